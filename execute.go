@@ -1,0 +1,392 @@
+package tool
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"runtime/debug"
+	"sort"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/miniopenclaw/tool/internal/jsonschema"
+	"github.com/miniopenclaw/tool/internal/jsontext"
+)
+
+// Execute calls the tool registered under name with args and returns what
+// the model should see. It never panics and never returns a Result with an
+// empty Kind when IsError is set. In order:
+//
+//   - An unknown name gives a [KindNotFound] result that lists close matches
+//     and the available tools.
+//   - Arguments are parsed strictly before any tool code runs: malformed
+//     JSON, trailing data, duplicate keys, invalid UTF-8 or lone
+//     surrogates, a top level that is not an object, input over the size
+//     or depth limit (see [WithArgumentLimits]), and, for tools built
+//     with [New], keys that match a property only when case is ignored,
+//     give a [KindInvalidArguments] result. Empty arguments count as {}.
+//   - The arguments are validated against the tool's schema, every
+//     violation is reported with its JSON pointer, what was expected and
+//     what came, and the received arguments are echoed (shortened) so the
+//     model can correct itself. Defaults from the schema are applied.
+//   - The tool runs under its time limit (its [Options.Timeout], else the
+//     registry's default), in a context whose cause is [ErrTimeout] when
+//     the limit runs out. A timeout gives a [KindTimeout] result; the end
+//     of the caller's own ctx gives [KindCanceled].
+//   - A tool still running a grace period after its context ended is
+//     abandoned: the call is reported and counted in [Stats]. Go cannot
+//     stop a goroutine, so the tool's goroutine keeps running until it
+//     returns; run untrusted or long work in a subprocess sandbox.
+//   - An error returned by the tool gives a [KindToolError] result carrying
+//     the error's message. A panic gives a [KindPanic] result with a short
+//     message and a correlation ID; the value and stack are logged.
+//   - Output longer than the result budget is cut, with a notice telling
+//     the model what was cut and how to ask for less.
+func (r *Registry) Execute(ctx context.Context, name string, args json.RawMessage) Result {
+	res, _ := r.call(ctx, name, args)
+	return res
+}
+
+// call is Execute that also returns the Go error behind a failed result:
+// nil for success, else an error for errors.Is/As (ErrNotFound,
+// *ArgumentError, ErrTimeout, *PanicError, the tool's own error, ...).
+func (r *Registry) call(ctx context.Context, name string, args []byte) (Result, error) {
+	r.mu.RLock()
+	e := r.tools[name]
+	r.mu.RUnlock()
+	if e == nil {
+		return r.notFound(name)
+	}
+	return r.run(ctx, e, args)
+}
+
+func (r *Registry) notFound(name string) (Result, error) {
+	names := make([]string, 0, 8)
+	for _, e := range r.entries() {
+		names = append(names, e.name)
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "unknown tool %q", shorten(name, 80))
+	if close := closeMatches(name, names, 3); len(close) > 0 {
+		b.WriteString("; did you mean ")
+		for i, c := range close {
+			if i > 0 {
+				b.WriteString(" or ")
+			}
+			fmt.Fprintf(&b, "%q", c)
+		}
+		b.WriteString("?")
+	}
+	switch {
+	case len(names) == 0:
+		b.WriteString("; no tools are available")
+	case len(names) <= 30:
+		b.WriteString("; available tools: ")
+		b.WriteString(strings.Join(names, ", "))
+	default:
+		fmt.Fprintf(&b, "; %d tools are available, including: %s", len(names), strings.Join(names[:30], ", "))
+	}
+	return errorResult(KindNotFound, b.String()), fmt.Errorf("%w: %q", ErrNotFound, name)
+}
+
+// run executes a registered tool; see Execute.
+func (r *Registry) run(ctx context.Context, e *entry, args []byte) (Result, error) {
+	if err := ctx.Err(); err != nil {
+		cause := context.Cause(ctx)
+		return errorResult(KindCanceled, fmt.Sprintf("call to tool %q was canceled before it started: %v", e.name, cause)), cause
+	}
+	lim := r.cfg.limits
+	if e.direct == nil {
+		checked, err := checkArgs(e, args, lim)
+		if err != nil {
+			return errorResult(KindInvalidArguments, err.Error()), err
+		}
+		args = checked
+	} else if len(args) > lim.maxBytes {
+		err := tooLarge(e.name, args, lim.maxBytes)
+		return errorResult(KindInvalidArguments, err.Error()), err
+	}
+
+	timeout := e.opts.Timeout
+	if timeout == 0 {
+		timeout = r.cfg.timeout
+	}
+	callCtx, cancel := ctx, context.CancelFunc(nil)
+	if timeout > 0 {
+		callCtx, cancel = context.WithTimeoutCause(ctx, timeout, ErrTimeout)
+	} else {
+		callCtx, cancel = context.WithCancel(ctx)
+	}
+	defer cancel()
+
+	done := make(chan callReturn, 1)
+	go r.invoke(callCtx, e, args, lim, done)
+
+	var ret callReturn
+	select {
+	case ret = <-done:
+	case <-callCtx.Done():
+		grace := time.NewTimer(r.cfg.grace)
+		select {
+		case ret = <-done:
+			grace.Stop()
+		case <-grace.C:
+			return r.abandon(ctx, callCtx, e, timeout, done)
+		}
+	}
+	return r.finish(ctx, callCtx, e, timeout, ret)
+}
+
+type callReturn struct {
+	res   Result
+	err   error
+	panic *PanicError
+}
+
+// invoke runs the tool and sends what it returned on done. It is the one
+// place where a tool's panic is recovered.
+func (r *Registry) invoke(ctx context.Context, e *entry, args []byte, lim argLimits, done chan<- callReturn) {
+	defer func() {
+		if v := recover(); v != nil {
+			p := &PanicError{Tool: e.name, Value: v, Stack: debug.Stack(), CorrelationID: correlationID()}
+			r.logger().LogAttrs(context.WithoutCancel(ctx), slog.LevelError, "tool panicked",
+				slog.String("tool", e.name), slog.String("correlation_id", p.CorrelationID),
+				slog.Any("panic", v), slog.String("stack", string(p.Stack)))
+			done <- callReturn{panic: p}
+		}
+	}()
+	var ret callReturn
+	if e.direct != nil {
+		ret.res, ret.err = e.direct.executeLimited(ctx, args, lim)
+	} else {
+		ret.res, ret.err = e.tool.Execute(ctx, args)
+	}
+	done <- ret
+}
+
+// finish turns what the tool returned into the Result the model sees.
+func (r *Registry) finish(ctx, callCtx context.Context, e *entry, timeout time.Duration, ret callReturn) (Result, error) {
+	if p := ret.panic; p != nil {
+		res := errorResult(KindPanic, fmt.Sprintf("tool %q failed with an internal error (correlation id %s); the details were logged", e.name, p.CorrelationID))
+		res.Metadata = map[string]any{"correlation_id": p.CorrelationID}
+		return res, p
+	}
+	res, err := ret.res, ret.err
+	if callCtx.Err() != nil && (err != nil || res.IsError) {
+		// The tool gave up because its context ended: say why.
+		return r.stopped(ctx, callCtx, e, timeout, res, "")
+	}
+	if err != nil && !res.IsError {
+		kind := KindToolError
+		var ae *ArgumentError
+		if errors.As(err, &ae) {
+			kind = KindInvalidArguments
+		}
+		res = Result{Error: err.Error(), IsError: true, Kind: kind, Metadata: res.Metadata}
+	}
+	if res.IsError {
+		if res.Kind == "" {
+			res.Kind = KindToolError
+		}
+		if res.Error == "" {
+			res.Error = fmt.Sprintf("tool %q failed without a message", e.name)
+		}
+		if err == nil {
+			err = toolFailure{msg: res.Error}
+		}
+		return res, err
+	}
+	return r.budget(e, res), nil
+}
+
+// toolFailure is the Go error behind a Result the tool itself marked as
+// an error.
+type toolFailure struct{ msg string }
+
+func (f toolFailure) Error() string { return f.msg }
+
+// stopped reports a call whose context ended before the tool finished.
+func (r *Registry) stopped(ctx, callCtx context.Context, e *entry, timeout time.Duration, res Result, extra string) (Result, error) {
+	if ctx.Err() == nil && errors.Is(context.Cause(callCtx), ErrTimeout) {
+		msg := fmt.Sprintf("tool %q timed out after %s%s; try a smaller or simpler request", e.name, timeout, extra)
+		return Result{Error: msg, IsError: true, Kind: KindTimeout, Metadata: res.Metadata}, fmt.Errorf("tool %q: %w after %s", e.name, ErrTimeout, timeout)
+	}
+	cause := context.Cause(ctx)
+	if cause == nil {
+		cause = context.Canceled
+	}
+	msg := fmt.Sprintf("call to tool %q was canceled%s: %v", e.name, extra, cause)
+	return Result{Error: msg, IsError: true, Kind: KindCanceled, Metadata: res.Metadata}, cause
+}
+
+// abandon reports a call whose tool did not return within the grace period
+// after its context ended, and keeps count of its goroutine until it does.
+func (r *Registry) abandon(ctx, callCtx context.Context, e *entry, timeout time.Duration, done <-chan callReturn) (Result, error) {
+	r.ignoredContext.Add(1)
+	r.stillRunning.Add(1)
+	r.logger().LogAttrs(context.WithoutCancel(ctx), slog.LevelWarn, "tool ignored its context; abandoning its goroutine",
+		slog.String("tool", e.name), slog.Duration("grace", r.cfg.grace))
+	go func() {
+		<-done
+		r.stillRunning.Add(-1)
+		r.logger().LogAttrs(context.Background(), slog.LevelInfo, "abandoned tool call returned", slog.String("tool", e.name))
+	}()
+	res, err := r.stopped(ctx, callCtx, e, timeout, Result{}, " and did not stop")
+	res.Metadata = map[string]any{"ignored_context": true}
+	return res, errors.Join(err, fmt.Errorf("tool %q: %w", e.name, ErrIgnoredContext))
+}
+
+// budget cuts Output to the tool's result budget.
+func (r *Registry) budget(e *entry, res Result) Result {
+	limit := e.opts.MaxOutputBytes
+	if limit == 0 {
+		limit = r.cfg.maxOutput
+	}
+	if limit <= 0 {
+		return res
+	}
+	if len(res.Structured) > limit {
+		res.Structured = nil
+		res.Metadata = withMeta(res.Metadata, "structured_dropped", true)
+	}
+	if len(res.Output) <= limit {
+		return res
+	}
+	cut := limit
+	for cut > 0 && !utf8.RuneStart(res.Output[cut]) {
+		cut--
+	}
+	total := len(res.Output)
+	res.Output = res.Output[:cut] + fmt.Sprintf(
+		"\n[output truncated: the tool returned %d bytes and only the first %d are shown; ask for less, for example with a narrower query, a filter or a smaller page]",
+		total, cut)
+	res.Metadata = withMeta(res.Metadata, "truncated_bytes", total-cut)
+	return res
+}
+
+func withMeta(m map[string]any, k string, v any) map[string]any {
+	if m == nil {
+		m = make(map[string]any, 1)
+	}
+	m[k] = v
+	return m
+}
+
+// checkArgs parses and validates args for a tool with a hand-written schema
+// and returns them with defaults applied.
+func checkArgs(e *entry, args []byte, lim argLimits) ([]byte, error) {
+	if len(args) > lim.maxBytes {
+		return nil, tooLarge(e.name, args, lim.maxBytes)
+	}
+	if isBlank(args) {
+		args = []byte("{}")
+	}
+	if i := jsontext.SkipSpace(args, 0); args[i] != '{' {
+		got := "a JSON " + jsontext.KindName(args[i])
+		if len(args) >= 3 && args[0] == 0xef && args[1] == 0xbb && args[2] == 0xbf {
+			got = "a byte order mark (U+FEFF) before the value"
+		}
+		return nil, &ArgumentError{Tool: e.name, Args: shortenArgs(args),
+			Violations: []Violation{{Expected: "a JSON object", Got: got}}}
+	}
+	out, vs, err := e.check.Validate(args, jsonschema.Limits{MaxBytes: lim.maxBytes, MaxDepth: lim.maxDepth})
+	if err != nil {
+		return nil, &ArgumentError{Tool: e.name, Args: shortenArgs(args),
+			Violations: []Violation{{Expected: "valid JSON", Got: err.Error()}}}
+	}
+	if len(vs) > 0 {
+		ae := &ArgumentError{Tool: e.name, Args: shortenArgs(args), Violations: make([]Violation, len(vs))}
+		for i, v := range vs {
+			ae.Violations[i] = Violation(v)
+		}
+		return nil, ae
+	}
+	return out, nil
+}
+
+func tooLarge(name string, args []byte, limit int) error {
+	return &ArgumentError{Tool: name, Args: shortenArgs(args), Violations: []Violation{{
+		Expected: fmt.Sprintf("arguments of at most %d bytes", limit),
+		Got:      fmt.Sprintf("%d bytes", len(args)),
+		Hint:     "send less data, for example a reference to it instead of its content",
+	}}}
+}
+
+func isBlank(b []byte) bool { return jsontext.SkipSpace(b, 0) == len(b) }
+
+// shortenArgs returns args as text of at most a few hundred bytes, for
+// echoing back to the model.
+func shortenArgs(args []byte) string {
+	return shorten(strings.ToValidUTF8(string(args[:min(len(args), 1024)]), "\uFFFD"), 300)
+}
+
+// shorten cuts s to at most n bytes at a rune boundary, marking the cut.
+func shorten(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	cut := n
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "…"
+}
+
+func correlationID() string {
+	return fmt.Sprintf("%016x", rand.Uint64())
+}
+
+// closeMatches returns up to n names close to name: the same name in
+// another case, or names within a small edit distance, closest first.
+func closeMatches(name string, names []string, n int) []string {
+	type cand struct {
+		name string
+		dist int
+	}
+	var cands []cand
+	lower := strings.ToLower(name)
+	limit := max(2, len(name)/3)
+	for _, c := range names {
+		d := editDistance(lower, strings.ToLower(c))
+		if d <= limit || strings.Contains(strings.ToLower(c), lower) && len(lower) >= 3 {
+			cands = append(cands, cand{c, d})
+		}
+	}
+	sort.SliceStable(cands, func(i, j int) bool { return cands[i].dist < cands[j].dist })
+	out := make([]string, 0, n)
+	for _, c := range cands {
+		if len(out) == n {
+			break
+		}
+		out = append(out, c.name)
+	}
+	return out
+}
+
+// editDistance is the Levenshtein distance between a and b, in bytes.
+func editDistance(a, b string) int {
+	if len(a) > 128 || len(b) > 128 {
+		return max(len(a), len(b))
+	}
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
+}

@@ -1,0 +1,3 @@
+module github.com/miniopenclaw/tool
+
+go 1.26

@@ -1,0 +1,445 @@
+package tool
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"slices"
+	"sort"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/miniopenclaw/tool/internal/jsonschema"
+)
+
+// Defaults of a [Registry] made by [NewRegistry] with no options.
+const (
+	DefaultTimeout      = 60 * time.Second
+	DefaultGracePeriod  = 2 * time.Second
+	DefaultMaxOutput    = 64 << 10
+	DefaultMaxArgsBytes = 1 << 20
+	DefaultMaxArgsDepth = 64
+)
+
+// A Registry holds tools by name and runs calls to them safely (see
+// [Registry.Execute]). It is safe for concurrent use. Make one with
+// [NewRegistry].
+type Registry struct {
+	cfg registryConfig
+
+	mu       sync.RWMutex
+	tools    map[string]*entry
+	sorted   []*entry // name order; nil when stale
+	defs     []byte   // cached Definitions; nil when stale
+	watchers map[int]func(string)
+	nextID   int
+
+	ignoredContext atomic.Uint64
+	stillRunning   atomic.Int64
+}
+
+// entry is a registered tool with what the registry derived from it once.
+type entry struct {
+	tool   Tool
+	name   string
+	opts   Options
+	def    []byte             // {"type":"function","function":{...}}
+	check  *jsonschema.Schema // validator for tools that do not check their own arguments
+	direct checkedTool        // set for tools built by New: they check arguments themselves
+}
+
+// checkedTool is implemented by tools built with New: they parse and
+// validate arguments themselves, with validation compiled from Go types.
+type checkedTool interface {
+	executeLimited(ctx context.Context, args []byte, lim argLimits) (Result, error)
+}
+
+// argLimits bounds the arguments a call accepts.
+type argLimits struct {
+	maxBytes int
+	maxDepth int
+}
+
+var defaultLimits = argLimits{maxBytes: DefaultMaxArgsBytes, maxDepth: DefaultMaxArgsDepth}
+
+type registryConfig struct {
+	logger    *slog.Logger
+	timeout   time.Duration
+	grace     time.Duration
+	maxOutput int
+	limits    argLimits
+}
+
+// A RegistryOption configures a [Registry] made by [NewRegistry].
+type RegistryOption func(*registryConfig)
+
+// WithLogger sets the logger that receives recovered panics (with their
+// stacks), tools that ignore their context, and other events the model is
+// not told in detail. The default is [slog.Default] at the time of logging.
+func WithLogger(l *slog.Logger) RegistryOption {
+	return func(c *registryConfig) { c.logger = l }
+}
+
+// WithDefaultTimeout sets the time limit of calls to tools whose
+// [Options.Timeout] is zero. The default is [DefaultTimeout]; zero or a
+// negative d means no registry-wide limit.
+func WithDefaultTimeout(d time.Duration) RegistryOption {
+	return func(c *registryConfig) { c.timeout = d }
+}
+
+// WithGracePeriod sets how long Execute waits for a tool after the call's
+// context has ended before it gives up on the tool, reports the call as
+// timed out or canceled, and counts it in [Stats]. The default is
+// [DefaultGracePeriod].
+func WithGracePeriod(d time.Duration) RegistryOption {
+	return func(c *registryConfig) { c.grace = max(d, 0) }
+}
+
+// WithDefaultMaxOutput sets the result-size budget of tools whose
+// [Options.MaxOutputBytes] is zero. The default is [DefaultMaxOutput];
+// zero or a negative n means no registry-wide budget.
+func WithDefaultMaxOutput(n int) RegistryOption {
+	return func(c *registryConfig) { c.maxOutput = n }
+}
+
+// WithArgumentLimits bounds the arguments of every call: at most maxBytes
+// bytes and at most maxDepth levels of nesting. Arguments over a limit are
+// refused before they are parsed. Zero keeps the default
+// ([DefaultMaxArgsBytes], [DefaultMaxArgsDepth]).
+func WithArgumentLimits(maxBytes, maxDepth int) RegistryOption {
+	return func(c *registryConfig) {
+		if maxBytes > 0 {
+			c.limits.maxBytes = maxBytes
+		}
+		if maxDepth > 0 {
+			c.limits.maxDepth = maxDepth
+		}
+	}
+}
+
+// NewRegistry returns an empty Registry configured by opts.
+func NewRegistry(opts ...RegistryOption) *Registry {
+	r := &Registry{
+		cfg: registryConfig{
+			timeout:   DefaultTimeout,
+			grace:     DefaultGracePeriod,
+			maxOutput: DefaultMaxOutput,
+			limits:    defaultLimits,
+		},
+		tools: make(map[string]*entry),
+	}
+	for _, opt := range opts {
+		opt(&r.cfg)
+	}
+	return r
+}
+
+func (r *Registry) logger() *slog.Logger {
+	if r.cfg.logger != nil {
+		return r.cfg.logger
+	}
+	return slog.Default()
+}
+
+// Register adds t to the registry. A tool already registered under the
+// same name is replaced, as the seed design asks; use
+// [Registry.RegisterUnique] to refuse duplicates instead.
+//
+// Register checks t before adding it and returns an error naming the tool
+// and the problem: an error wrapping [ErrInvalidName] if the name does not
+// match ^[a-zA-Z0-9_-]{1,64}$, or one wrapping [ErrInvalidSchema] if
+// Parameters is not an object schema that compiles. The schema is compiled
+// once, here; the tool's definition is rendered once, here.
+func (r *Registry) Register(t Tool) error {
+	e, err := newEntry(t)
+	if err != nil {
+		return err
+	}
+	r.mu.Lock()
+	r.tools[e.name] = e
+	r.changedLocked()
+	watchers := r.watchersLocked()
+	r.mu.Unlock()
+	notify(watchers, e.name)
+	return nil
+}
+
+// RegisterUnique is like [Registry.Register] but returns an error wrapping
+// [ErrDuplicate] if a tool of the same name is already registered, leaving
+// that tool in place.
+func (r *Registry) RegisterUnique(t Tool) error {
+	e, err := newEntry(t)
+	if err != nil {
+		return err
+	}
+	r.mu.Lock()
+	if _, dup := r.tools[e.name]; dup {
+		r.mu.Unlock()
+		return fmt.Errorf("register %q: %w", e.name, ErrDuplicate)
+	}
+	r.tools[e.name] = e
+	r.changedLocked()
+	watchers := r.watchersLocked()
+	r.mu.Unlock()
+	notify(watchers, e.name)
+	return nil
+}
+
+// Remove removes the tool with the given name and reports whether there
+// was one. Calls already running finish normally.
+func (r *Registry) Remove(name string) bool {
+	r.mu.Lock()
+	if _, ok := r.tools[name]; !ok {
+		r.mu.Unlock()
+		return false
+	}
+	delete(r.tools, name)
+	r.changedLocked()
+	watchers := r.watchersLocked()
+	r.mu.Unlock()
+	notify(watchers, name)
+	return true
+}
+
+// OnChange arranges for fn to be called with a tool's name after that tool
+// is registered, replaced or removed. fn runs synchronously in the
+// goroutine that made the change, after the registry's lock is released;
+// it may call the registry. The returned stop function unregisters fn.
+func (r *Registry) OnChange(fn func(name string)) (stop func()) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.watchers == nil {
+		r.watchers = make(map[int]func(string))
+	}
+	id := r.nextID
+	r.nextID++
+	r.watchers[id] = fn
+	return func() {
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		delete(r.watchers, id)
+	}
+}
+
+func (r *Registry) changedLocked() {
+	r.sorted = nil
+	r.defs = nil
+}
+
+func (r *Registry) watchersLocked() []func(string) {
+	if len(r.watchers) == 0 {
+		return nil
+	}
+	ids := make([]int, 0, len(r.watchers))
+	for id := range r.watchers {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	fns := make([]func(string), len(ids))
+	for i, id := range ids {
+		fns[i] = r.watchers[id]
+	}
+	return fns
+}
+
+func notify(watchers []func(string), name string) {
+	for _, fn := range watchers {
+		fn(name)
+	}
+}
+
+// Get returns the tool registered under name.
+func (r *Registry) Get(name string) (Tool, bool) {
+	r.mu.RLock()
+	e := r.tools[name]
+	r.mu.RUnlock()
+	if e == nil {
+		return nil, false
+	}
+	return e.tool, true
+}
+
+// Len returns the number of registered tools.
+func (r *Registry) Len() int {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	return len(r.tools)
+}
+
+// List returns the registered tools in name order. The order is stable so
+// that prompts built from it cache well.
+func (r *Registry) List() []Tool {
+	entries := r.entries()
+	tools := make([]Tool, len(entries))
+	for i, e := range entries {
+		tools[i] = e.tool
+	}
+	return tools
+}
+
+// entries returns the registered entries in name order. The slice is
+// shared: callers must not modify it.
+func (r *Registry) entries() []*entry {
+	r.mu.RLock()
+	s := r.sorted
+	r.mu.RUnlock()
+	if s != nil || r.Len() == 0 {
+		return s
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.sorted == nil {
+		s := make([]*entry, 0, len(r.tools))
+		for _, e := range r.tools {
+			s = append(s, e)
+		}
+		sort.Slice(s, func(i, j int) bool { return s[i].name < s[j].name })
+		r.sorted = s
+	}
+	return r.sorted
+}
+
+// Definitions returns the registered tools as the OpenAI Chat Completions
+// "tools" array, in name order:
+//
+//	[{"type":"function","function":{"name":…,"description":…,"parameters":{…}}}]
+//
+// Each tool's part is rendered once, at registration, and the whole array
+// is kept until the registry changes. The caller owns the returned slice.
+func (r *Registry) Definitions() json.RawMessage {
+	r.mu.RLock()
+	defs := r.defs
+	r.mu.RUnlock()
+	if defs == nil {
+		entries := r.entries()
+		n := 2
+		for _, e := range entries {
+			n += len(e.def) + 1
+		}
+		buf := make([]byte, 0, n)
+		buf = append(buf, '[')
+		for i, e := range entries {
+			if i > 0 {
+				buf = append(buf, ',')
+			}
+			buf = append(buf, e.def...)
+		}
+		buf = append(buf, ']')
+		r.mu.Lock()
+		if r.sorted != nil { // still current
+			r.defs = buf
+		}
+		r.mu.Unlock()
+		defs = buf
+	}
+	return bytes.Clone(defs)
+}
+
+// newEntry checks t and derives what the registry keeps about it.
+func newEntry(t Tool) (*entry, error) {
+	if t == nil {
+		return nil, fmt.Errorf("register: nil tool: %w", ErrInvalidName)
+	}
+	name := t.Name()
+	if !validName(name) {
+		return nil, fmt.Errorf("register %q: name must match ^[a-zA-Z0-9_-]{1,64}$: %w", name, ErrInvalidName)
+	}
+	e := &entry{tool: t, name: name, opts: OptionsOf(t)}
+	inner := t
+	for {
+		u, ok := inner.(interface{ unwrapTool() Tool })
+		if !ok {
+			break
+		}
+		inner = u.unwrapTool()
+	}
+	params := t.Parameters()
+	if ct, ok := inner.(checkedTool); ok {
+		e.direct = ct
+	} else {
+		s, err := compileObjectSchema(params)
+		if err != nil {
+			return nil, fmt.Errorf("register %q: %w: %v", name, ErrInvalidSchema, err)
+		}
+		e.check = s
+	}
+	def, err := renderDefinition(name, t.Description(), params)
+	if err != nil {
+		return nil, fmt.Errorf("register %q: %w: %v", name, ErrInvalidSchema, err)
+	}
+	e.def = def
+	return e, nil
+}
+
+// compileObjectSchema compiles a hand-written parameters schema and checks
+// that its root is an object schema.
+func compileObjectSchema(params []byte) (*jsonschema.Schema, error) {
+	if len(bytes.TrimSpace(params)) == 0 {
+		return nil, fmt.Errorf("parameters are empty; a tool without parameters uses {\"type\":\"object\"}")
+	}
+	var root struct {
+		Type json.RawMessage `json:"type"`
+	}
+	if err := json.Unmarshal(params, &root); err != nil {
+		return nil, fmt.Errorf("parameters are not a JSON object: %v", err)
+	}
+	if string(bytes.TrimSpace(root.Type)) != `"object"` {
+		return nil, fmt.Errorf(`parameters must be an object schema with "type":"object" at the root`)
+	}
+	return jsonschema.Compile(params)
+}
+
+func validName(name string) bool {
+	if len(name) == 0 || len(name) > 64 {
+		return false
+	}
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-') {
+			return false
+		}
+	}
+	return true
+}
+
+// renderDefinition renders one element of the OpenAI tools array.
+func renderDefinition(name, description string, params []byte) ([]byte, error) {
+	var compact bytes.Buffer
+	if err := json.Compact(&compact, params); err != nil {
+		return nil, err
+	}
+	var b bytes.Buffer
+	b.WriteString(`{"type":"function","function":{"name":`)
+	writeJSONString(&b, name)
+	b.WriteString(`,"description":`)
+	writeJSONString(&b, description)
+	b.WriteString(`,"parameters":`)
+	b.Write(compact.Bytes())
+	b.WriteString(`}}`)
+	return b.Bytes(), nil
+}
+
+func writeJSONString(b *bytes.Buffer, s string) {
+	enc := json.NewEncoder(b)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(s) // a string always encodes
+	b.Truncate(b.Len() - 1)
+}
+
+// Stats are counters a Registry keeps about calls that needed attention.
+type Stats struct {
+	// IgnoredContext counts calls whose tool was still running a grace
+	// period after the call's context ended, since the registry was made.
+	IgnoredContext uint64
+	// StillRunning is how many of those calls have not returned yet: each
+	// holds a goroutine that Go cannot stop.
+	StillRunning int64
+}
+
+// Stats returns the registry's counters.
+func (r *Registry) Stats() Stats {
+	return Stats{IgnoredContext: r.ignoredContext.Load(), StillRunning: r.stillRunning.Load()}
+}

@@ -1,0 +1,149 @@
+package tool
+
+import (
+	"context"
+	"encoding/json"
+	"time"
+)
+
+// A Tool is a capability a model can call by name with JSON arguments.
+//
+// Name identifies the tool; a [Registry] accepts names that match
+// ^[a-zA-Z0-9_-]{1,64}$, the set every model API accepts. Description tells
+// the model what the tool does and when to use it.
+//
+// Parameters returns a JSON Schema (draft 2020-12) whose root is an object
+// schema ({"type":"object",...}). It must return the same bytes on every call;
+// the Registry reads it once, at registration, and callers must not modify
+// the returned slice.
+//
+// Execute runs the tool. It may be called concurrently with itself, and it
+// must honour ctx: when ctx is done it should stop and return promptly. args
+// is a JSON object. When Execute is called through a [Registry], args have
+// already been parsed strictly and validated against Parameters, with
+// defaults applied; a tool called directly must not assume that.
+//
+// A failure the model should read is reported either as a Result with IsError
+// set, or as a non-nil error, which the Registry turns into an error Result
+// carrying the error's message. When Execute returns both an error and a
+// Result with IsError set, the Result is what the model sees and the error is
+// the cause kept for the program (see [Registry.Execute]).
+type Tool interface {
+	Name() string
+	Description() string
+	Parameters() json.RawMessage
+	Execute(ctx context.Context, args json.RawMessage) (Result, error)
+}
+
+// Annotations describe how a tool behaves, for people, policies and
+// protocol adapters (they mirror MCP's tool annotations). They are hints
+// from the tool's author, not guarantees.
+//
+// The zero value claims nothing: a tool that is not ReadOnly should be
+// treated as able to change state, whatever Destructive says.
+type Annotations struct {
+	// Title is a short human-readable name, such as "Search flights".
+	Title string
+	// ReadOnly reports that the tool does not change its environment.
+	ReadOnly bool
+	// Destructive reports that the tool may delete or overwrite data,
+	// as opposed to only adding to it. Meaningful when ReadOnly is false.
+	Destructive bool
+	// Idempotent reports that calling the tool again with the same
+	// arguments has no additional effect. Retries rely on it.
+	Idempotent bool
+	// OpenWorld reports that the tool reaches outside the program,
+	// for example the network or a third-party service.
+	OpenWorld bool
+}
+
+// Options are optional properties of a tool that the [Registry] and protocol
+// adapters read. A tool makes them known by implementing [Configured]; tools
+// built with [New] or wrapped with [With] do.
+//
+// The zero Options means "use the registry's defaults" for every field.
+type Options struct {
+	// Annotations describe the tool's behaviour.
+	Annotations Annotations
+
+	// OutputSchema is a JSON Schema for the structured content of the
+	// tool's results (Result.Structured). Nil means the tool has none.
+	OutputSchema json.RawMessage
+
+	// Timeout bounds each call. Zero means the registry's default
+	// (see [WithDefaultTimeout]); a negative value means no timeout of the
+	// tool's own, so only the caller's context bounds the call.
+	Timeout time.Duration
+
+	// MaxOutputBytes bounds Result.Output. Longer output is cut at a UTF-8
+	// boundary and a notice is appended that tells the model what was cut.
+	// Zero means the registry's default (see [WithDefaultMaxOutput]); a
+	// negative value means no limit.
+	MaxOutputBytes int
+}
+
+// Configured is implemented by tools that have [Options]. The Registry
+// and adapters discover it with a type assertion, the way database/sql
+// discovers optional driver interfaces. Options must return the same value
+// on every call.
+type Configured interface {
+	Tool
+	Options() Options
+}
+
+// An Option sets a field of [Options]. Options are given to [New] and [With].
+type Option func(*Options)
+
+// WithTimeout sets [Options.Timeout]: each call of the tool gets at most d,
+// after which it is reported as timed out. A negative d disables the tool's
+// own timeout.
+func WithTimeout(d time.Duration) Option {
+	return func(o *Options) { o.Timeout = d }
+}
+
+// WithMaxOutput sets [Options.MaxOutputBytes], the result-size budget of the
+// tool. A negative n disables the budget.
+func WithMaxOutput(n int) Option {
+	return func(o *Options) { o.MaxOutputBytes = n }
+}
+
+// WithAnnotations sets [Options.Annotations].
+func WithAnnotations(a Annotations) Option {
+	return func(o *Options) { o.Annotations = a }
+}
+
+// WithOutputSchema sets [Options.OutputSchema]. [New] derives the output
+// schema from its Out type; this option overrides it.
+func WithOutputSchema(schema json.RawMessage) Option {
+	return func(o *Options) { o.OutputSchema = schema }
+}
+
+// OptionsOf returns t's Options, or the zero Options if t does not
+// implement [Configured].
+func OptionsOf(t Tool) Options {
+	if c, ok := t.(Configured); ok {
+		return c.Options()
+	}
+	return Options{}
+}
+
+// With returns a tool that behaves like t, with opts applied on top of t's
+// own Options. It is how a hand-written tool gains a timeout, a result
+// budget or annotations without implementing [Configured] itself.
+func With(t Tool, opts ...Option) Tool {
+	o := OptionsOf(t)
+	for _, opt := range opts {
+		opt(&o)
+	}
+	return &configured{Tool: t, opts: o}
+}
+
+type configured struct {
+	Tool
+	opts Options
+}
+
+func (c *configured) Options() Options { return c.opts }
+
+// unwrapTool lets the Registry see through [With] to the tool it wraps.
+func (c *configured) unwrapTool() Tool { return c.Tool }
