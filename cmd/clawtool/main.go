@@ -1,0 +1,24 @@
+// Command clawtool lists, inspects, calls and serves tools.
+//
+// Usage:
+//
+//	clawtool list                         a table of the tools
+//	clawtool schema [--format F] [NAME…]  tool definitions as JSON
+//	clawtool call NAME [JSON | -]         call a tool and print its result
+//
+// Run "clawtool help" or "clawtool COMMAND -h" for every command and flag.
+package main
+
+import (
+	"context"
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
+}
