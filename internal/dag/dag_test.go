@@ -1,0 +1,100 @@
+package dag
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+func TestBuild(t *testing.T) {
+	for _, tt := range []struct {
+		name           string
+		ids            []string
+		deps           [][]string
+		wantDeps       [][]int
+		wantDependents [][]int
+	}{
+		{
+			name:           "independent",
+			ids:            []string{"a", "b", ""},
+			wantDeps:       [][]int{nil, nil, nil},
+			wantDependents: [][]int{nil, nil, nil},
+		},
+		{
+			name:           "diamond, forward reference and repeats",
+			ids:            []string{"d", "a", "b", "c"},
+			deps:           [][]string{{"b", "c", "b"}, nil, {"a"}, {"a"}},
+			wantDeps:       [][]int{{2, 3}, nil, {1}, {1}},
+			wantDependents: [][]int{nil, {2, 3}, {0}, {0}},
+		},
+		{
+			name:           "empty ID nobody depends on",
+			ids:            []string{"", "", "x"},
+			deps:           [][]string{{"x"}, {"x"}},
+			wantDeps:       [][]int{{2}, {2}, nil},
+			wantDependents: [][]int{nil, nil, {0, 1}},
+		},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			g, err := Build(tt.ids, tt.deps)
+			if err != nil {
+				t.Fatalf("Build: %v", err)
+			}
+			if diff := cmp.Diff(tt.wantDeps, g.Deps); diff != "" {
+				t.Errorf("Deps (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(tt.wantDependents, g.Dependents); diff != "" {
+				t.Errorf("Dependents (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestBuildErrors(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		ids  []string
+		deps [][]string
+		want string
+	}{
+		{"duplicate", []string{"a", "b", "a"}, nil, `duplicate call ID "a" (calls #0 and #2)`},
+		{"unknown", []string{"a", "b"}, [][]string{nil, {"zz"}}, `"b" depends on "zz", which is not in the batch`},
+		{"empty dependency", []string{"", "b"}, [][]string{nil, {""}}, `"b" depends on a call with an empty ID`},
+		{"empty caller", []string{"a", ""}, [][]string{nil, {"q"}}, `call #1 depends on "q"`},
+		{"self", []string{"a"}, [][]string{{"a"}}, `dependency cycle: "a" → "a"`},
+		{"two", []string{"a", "b"}, [][]string{{"b"}, {"a"}}, `dependency cycle: "a" → "b" → "a"`},
+		{"three behind a tail", []string{"t", "x", "y", "z"}, [][]string{{"z"}, {"y"}, {"z"}, {"x"}},
+			`dependency cycle: "x" → "y" → "z" → "x"`},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := Build(tt.ids, tt.deps)
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("Build error = %v, want it to contain %q", err, tt.want)
+			}
+		})
+	}
+}
+
+// TestBuildLongChain checks that a long chain and a long cycle need no
+// deep recursion.
+func TestBuildLongChain(t *testing.T) {
+	const n = 100000
+	ids := make([]string, n)
+	deps := make([][]string, n)
+	for i := range n {
+		ids[i] = fmt.Sprint(i)
+		if i > 0 {
+			deps[i] = []string{fmt.Sprint(i - 1)}
+		}
+	}
+	if _, err := Build(ids, deps); err != nil {
+		t.Fatalf("chain: %v", err)
+	}
+	deps[0] = []string{fmt.Sprint(n - 1)}
+	_, err := Build(ids, deps)
+	if err == nil || !strings.HasPrefix(err.Error(), `dependency cycle: "0" → "99999" → "99998"`) {
+		t.Fatalf("cycle: got %.80v", err)
+	}
+}
