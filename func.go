@@ -1,9 +1,14 @@
 package tool
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
+	"fmt"
+	"reflect"
+	"sync"
+
+	"github.com/miniopenclaw/tool/internal/schema"
 )
 
 // New returns a Tool that calls fn, the way http.HandlerFunc adapts a
@@ -12,20 +17,58 @@ import (
 //
 // The parameters schema is derived from In once, here (see the package
 // documentation for the rules and the struct-tag grammar); In must be a
-// struct type, or a pointer to one. Every call is parsed strictly,
-// validated and bound into In in a single pass compiled from the type, with
-// defaults applied, before fn runs; fn never sees arguments that do not
-// match the schema. New returns an error naming the field path when In or
-// Out contains something JSON cannot express (a channel, a function, a
-// complex number, a map whose keys are not strings, an interface with
-// methods) or a tag it cannot parse.
+// struct type, a pointer to one, or a map with string keys. Every call is
+// parsed strictly, validated and bound into In in one pass compiled from
+// the type, with defaults applied, before fn runs: fn never sees arguments
+// that do not match the schema. New returns an error naming the field path
+// when In or Out contains something JSON cannot express (a channel, a
+// function, a complex number, a map whose keys are not strings, an
+// interface with methods) or a tag it cannot use (a malformed number, a
+// pattern that does not compile, a default or enum value the field cannot
+// hold); the error wraps [ErrInvalidSchema]. A name that a [Registry]
+// would refuse gives an error wrapping [ErrInvalidName].
 //
-// Out becomes the Result: a string is the Output as it is; any other type is
-// marshalled to JSON and becomes both the Output and Result.Structured, and
-// its schema becomes Options.OutputSchema. An error from fn becomes an
-// error Result carrying the error's message.
+// Out becomes the Result. A string (or a type whose underlying type is
+// string) is the Output as it is. Any other type is marshalled to JSON as
+// the Output; when it marshals to a JSON object (a struct or a map), the
+// same JSON is Result.Structured and its schema is Options.OutputSchema.
+// An error from fn becomes an error Result carrying the error's message.
 func New[In, Out any](name, description string, fn func(context.Context, In) (Out, error), opts ...Option) (Tool, error) {
-	return nil, errors.New("not implemented yet")
+	if !validName(name) {
+		return nil, fmt.Errorf("new tool %q: name must match ^[a-zA-Z0-9_-]{1,64}$: %w", name, ErrInvalidName)
+	}
+	if fn == nil {
+		return nil, fmt.Errorf("new tool %q: nil function", name)
+	}
+	inType := reflect.TypeFor[In]()
+	in, err := schema.For(inType, false)
+	if err != nil {
+		return nil, fmt.Errorf("new tool %q: parameters (%s): %w: %v", name, inType, ErrInvalidSchema, err)
+	}
+	if !in.IsObject() {
+		return nil, fmt.Errorf("new tool %q: parameters (%s): %w: the argument type must be a struct, a pointer to a struct, or a map with string keys, because tool arguments are a JSON object", name, inType, ErrInvalidSchema)
+	}
+	t := &funcTool[In, Out]{name: name, description: description, fn: fn, in: in}
+	outType := reflect.TypeFor[Out]()
+	switch {
+	case outType.Kind() == reflect.String:
+		t.outString = true
+	case outType.Kind() == reflect.Interface:
+		// Unknown until run time: no output schema.
+	default:
+		out, err := schema.For(outType, true)
+		if err != nil {
+			return nil, fmt.Errorf("new tool %q: result (%s): %w: %v", name, outType, ErrInvalidSchema, err)
+		}
+		if out.IsObject() {
+			t.structured = true
+			t.opts.OutputSchema = out.Schema()
+		}
+	}
+	for _, opt := range opts {
+		opt(&t.opts)
+	}
+	return t, nil
 }
 
 // Must returns t, or panics if err is not nil. It is for tools built at
@@ -39,4 +82,78 @@ func Must(t Tool, err error) Tool {
 	return t
 }
 
-var _ = json.RawMessage(nil)
+// funcTool is the Tool New returns.
+type funcTool[In, Out any] struct {
+	name, description string
+	fn                func(context.Context, In) (Out, error)
+	in                *schema.Codec
+	opts              Options
+	outString         bool
+	structured        bool
+}
+
+func (t *funcTool[In, Out]) Name() string                { return t.name }
+func (t *funcTool[In, Out]) Description() string         { return t.description }
+func (t *funcTool[In, Out]) Parameters() json.RawMessage { return t.in.Schema() }
+func (t *funcTool[In, Out]) Options() Options            { return t.opts }
+
+// Execute parses, validates and binds args with the default limits, then
+// calls the function. Invalid arguments give an error Result of kind
+// [KindInvalidArguments] together with an [*ArgumentError]; the function
+// is not called.
+func (t *funcTool[In, Out]) Execute(ctx context.Context, args json.RawMessage) (Result, error) {
+	return t.executeLimited(ctx, args, defaultLimits)
+}
+
+func (t *funcTool[In, Out]) executeLimited(ctx context.Context, args []byte, lim argLimits) (Result, error) {
+	if len(args) > lim.maxBytes {
+		err := tooLarge(t.name, args, lim.maxBytes)
+		return errorResult(KindInvalidArguments, err.Error()), err
+	}
+	var in In
+	vs, err := t.in.Decode(args, reflect.ValueOf(&in).Elem(), lim.maxDepth)
+	if err != nil || len(vs) > 0 {
+		ae := &ArgumentError{Tool: t.name, Args: shortenArgs(args)}
+		if err != nil {
+			ae.Violations = []Violation{{Expected: "valid JSON", Got: err.Error()}}
+		} else {
+			ae.Violations = make([]Violation, len(vs))
+			for i, v := range vs {
+				ae.Violations[i] = Violation(v)
+			}
+		}
+		return errorResult(KindInvalidArguments, ae.Error()), ae
+	}
+	out, err := t.fn(ctx, in)
+	if err != nil {
+		return errorResult(KindToolError, err.Error()), err
+	}
+	return t.result(out)
+}
+
+var encodeBuffers = sync.Pool{New: func() any { return new(bytes.Buffer) }}
+
+// result turns fn's return value into a Result.
+func (t *funcTool[In, Out]) result(out Out) (Result, error) {
+	if t.outString {
+		if s, ok := any(out).(string); ok {
+			return Result{Output: s}, nil
+		}
+		return Result{Output: reflect.ValueOf(&out).Elem().String()}, nil
+	}
+	buf := encodeBuffers.Get().(*bytes.Buffer)
+	defer encodeBuffers.Put(buf)
+	buf.Reset()
+	enc := json.NewEncoder(buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(out); err != nil {
+		err = fmt.Errorf("tool %q returned a result that cannot be encoded as JSON: %w", t.name, err)
+		return errorResult(KindToolError, err.Error()), err
+	}
+	b := bytes.TrimRight(buf.Bytes(), "\n")
+	res := Result{Output: string(b)}
+	if t.structured && len(b) > 0 && b[0] == '{' {
+		res.Structured = json.RawMessage(res.Output)
+	}
+	return res, nil
+}

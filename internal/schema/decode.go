@@ -1,0 +1,1079 @@
+package schema
+
+import (
+	"encoding"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"math"
+	"reflect"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/miniopenclaw/tool/internal/jsontext"
+)
+
+// A Violation is one way in which a value failed its schema. It mirrors
+// the root package's Violation.
+type Violation struct {
+	Pointer  string
+	Expected string
+	Got      string
+	Hint     string
+}
+
+// decoder is the state of one Decode call.
+type decoder struct {
+	data     []byte
+	maxDepth int
+	viol     []Violation
+	path     []segment
+	buf      []byte
+}
+
+// segment is one step of the JSON pointer to the value being decoded.
+type segment struct {
+	key   string
+	index int // -1 for keys
+}
+
+// pointer returns the JSON pointer (RFC 6901) of the current value, with
+// extra appended when not empty.
+func (d *decoder) pointer(extra string) string {
+	var b strings.Builder
+	for _, s := range d.path {
+		b.WriteByte('/')
+		if s.index >= 0 {
+			b.WriteString(strconv.Itoa(s.index))
+		} else {
+			writePointerToken(&b, s.key)
+		}
+	}
+	if extra != "" {
+		b.WriteByte('/')
+		writePointerToken(&b, extra)
+	}
+	return b.String()
+}
+
+func writePointerToken(b *strings.Builder, tok string) {
+	for i := 0; i < len(tok); i++ {
+		switch tok[i] {
+		case '~':
+			b.WriteString("~0")
+		case '/':
+			b.WriteString("~1")
+		default:
+			b.WriteByte(tok[i])
+		}
+	}
+}
+
+func (d *decoder) violate(expected, got, hint string) {
+	d.viol = append(d.viol, Violation{Pointer: d.pointer(""), Expected: expected, Got: got, Hint: hint})
+}
+
+// mismatch records that the value at i is not what u allows and skips it.
+func (d *decoder) mismatch(i int, u *use, depth int) (int, error) {
+	end, err := jsontext.SkipValue(d.data, i, depth, d.maxDepth)
+	if err != nil {
+		return end, err
+	}
+	d.violate(expect(u), describe(d.data[i:end]), "")
+	return end, nil
+}
+
+// decode decodes the value at data[i] into v as u describes. Violations
+// are collected; a syntax error stops decoding.
+func (d *decoder) decode(i int, u *use, v reflect.Value, depth int) (int, error) {
+	data := d.data
+	i = jsontext.SkipSpace(data, i)
+	if i >= len(data) {
+		return i, jsontext.UnexpectedEnd(i)
+	}
+	c := data[i]
+	n := u.n
+	switch n.kind {
+	case kPointer:
+		if c == 'n' {
+			i, err := jsontext.ReadLiteral(data, i, "null")
+			if err == nil {
+				v.SetZero()
+			}
+			return i, err
+		}
+		p := reflect.New(n.typ.Elem())
+		i, err := d.decode(i, n.elem, p.Elem(), depth)
+		v.Set(p)
+		return i, err
+
+	case kString:
+		if c != '"' {
+			return d.mismatch(i, u, depth)
+		}
+		s, next, err := jsontext.ReadString(data, i, d.buf)
+		if err != nil {
+			return next, err
+		}
+		if d.checkString(u, s, i, next) {
+			v.SetString(string(s))
+		}
+		return next, nil
+
+	case kBool:
+		if u.stringOpt {
+			return d.quoted(i, u, v, depth)
+		}
+		switch c {
+		case 't':
+			next, err := jsontext.ReadLiteral(data, i, "true")
+			if err == nil && d.checkEnum(u, i, next, enumValue{b: true, isBool: true}) {
+				v.SetBool(true)
+			}
+			return next, err
+		case 'f':
+			next, err := jsontext.ReadLiteral(data, i, "false")
+			if err == nil && d.checkEnum(u, i, next, enumValue{isBool: true}) {
+				v.SetBool(false)
+			}
+			return next, err
+		}
+		return d.mismatch(i, u, depth)
+
+	case kInt, kUint, kFloat:
+		if u.stringOpt {
+			return d.quoted(i, u, v, depth)
+		}
+		if c != '-' && (c < '0' || c > '9') {
+			return d.mismatch(i, u, depth)
+		}
+		lit, next, err := jsontext.ReadNumber(data, i)
+		if err != nil {
+			return next, err
+		}
+		d.setNumber(u, v, lit, i, next)
+		return next, nil
+
+	case kNumber:
+		if c != '-' && (c < '0' || c > '9') {
+			return d.mismatch(i, u, depth)
+		}
+		lit, next, err := jsontext.ReadNumber(data, i)
+		if err != nil {
+			return next, err
+		}
+		if f, ok := d.checkNumber(u, lit, i, next); ok {
+			_ = f
+			v.SetString(string(lit))
+		}
+		return next, nil
+
+	case kBytes:
+		if c != '"' {
+			return d.mismatch(i, u, depth)
+		}
+		s, next, err := jsontext.ReadString(data, i, d.buf)
+		if err != nil {
+			return next, err
+		}
+		b := make([]byte, base64.StdEncoding.DecodedLen(len(s)))
+		m, err := base64.StdEncoding.Strict().Decode(b, s)
+		if err != nil || strings.ContainsAny(string(s), "\r\n") {
+			d.violate(expect(u), describe(data[i:next]), "")
+			return next, nil
+		}
+		v.SetBytes(b[:m])
+		return next, nil
+
+	case kSlice:
+		if c != '[' {
+			return d.mismatch(i, u, depth)
+		}
+		return d.decodeSlice(i, u, v, depth)
+
+	case kArray:
+		if c != '[' {
+			return d.mismatch(i, u, depth)
+		}
+		return d.decodeArray(i, u, v, depth)
+
+	case kMap:
+		if c != '{' {
+			return d.mismatch(i, u, depth)
+		}
+		return d.decodeMap(i, u, v, depth)
+
+	case kStruct:
+		if c != '{' {
+			return d.mismatch(i, u, depth)
+		}
+		return d.decodeStruct(i, n, v, depth)
+
+	case kAny:
+		x, next, err := d.decodeAny(i, depth)
+		if err == nil && x != nil {
+			v.Set(reflect.ValueOf(x))
+		}
+		return next, err
+
+	case kRaw:
+		next, err := jsontext.SkipValue(data, i, depth, d.maxDepth)
+		if err != nil {
+			return next, err
+		}
+		v.SetBytes(append([]byte(nil), data[i:next]...))
+		return next, nil
+
+	case kTime:
+		if c != '"' {
+			return d.mismatch(i, u, depth)
+		}
+		s, next, err := jsontext.ReadString(data, i, d.buf)
+		if err != nil {
+			return next, err
+		}
+		if err := v.Addr().Interface().(encoding.TextUnmarshaler).UnmarshalText(s); err != nil {
+			d.violate(expect(u), describe(data[i:next]), "")
+		}
+		return next, nil
+
+	case kText:
+		next, err := jsontext.SkipValue(data, i, depth, d.maxDepth)
+		if err != nil {
+			return next, err
+		}
+		if n.check != nil {
+			if vs := n.check.check(data[i:next], d.pointer("")); len(vs) > 0 {
+				d.viol = append(d.viol, vs...)
+				return next, nil
+			}
+		}
+		if c != '"' {
+			d.violate(expect(u), describe(data[i:next]), "")
+			return next, nil
+		}
+		s, _, err := jsontext.ReadString(data, i, d.buf)
+		if err != nil {
+			return next, err
+		}
+		if err := unmarshaler[encoding.TextUnmarshaler](v).UnmarshalText(s); err != nil {
+			d.violate(expect(u), describe(data[i:next]), shortMessage(err))
+		}
+		return next, nil
+
+	case kCustom:
+		next, err := jsontext.SkipValue(data, i, depth, d.maxDepth)
+		if err != nil {
+			return next, err
+		}
+		raw := data[i:next]
+		if n.check != nil {
+			if vs := n.check.check(raw, d.pointer("")); len(vs) > 0 {
+				d.viol = append(d.viol, vs...)
+				return next, nil
+			}
+		}
+		if err := unmarshaler[json.Unmarshaler](v).UnmarshalJSON(raw); err != nil {
+			d.violate(expect(u), describe(raw), shortMessage(err))
+		}
+		return next, nil
+	}
+	return i, fmt.Errorf("internal error: no decoder for kind %d", n.kind)
+}
+
+// unmarshaler returns v's implementation of I, through its address when
+// the method has a pointer receiver.
+func unmarshaler[I any](v reflect.Value) I {
+	if x, ok := v.Addr().Interface().(I); ok {
+		return x
+	}
+	return v.Interface().(I)
+}
+
+func shortMessage(err error) string {
+	msg := strings.ToValidUTF8(err.Error(), "\uFFFD")
+	if len(msg) > 120 {
+		msg = msg[:120] + "…"
+	}
+	return msg
+}
+
+// quoted decodes a number or boolean carried inside a string (the
+// ,string option).
+func (d *decoder) quoted(i int, u *use, v reflect.Value, depth int) (int, error) {
+	if d.data[i] != '"' {
+		return d.mismatch(i, u, depth)
+	}
+	s, next, err := jsontext.ReadString(d.data, i, d.buf)
+	if err != nil {
+		return next, err
+	}
+	bad := func() (int, error) {
+		d.violate(expect(u), describe(d.data[i:next]), "")
+		return next, nil
+	}
+	if u.n.kind == kBool {
+		switch string(s) {
+		case "true":
+			if d.checkEnum(u, i, next, enumValue{b: true, isBool: true}) {
+				v.SetBool(true)
+			}
+		case "false":
+			if d.checkEnum(u, i, next, enumValue{isBool: true}) {
+				v.SetBool(false)
+			}
+		default:
+			return bad()
+		}
+		return next, nil
+	}
+	lit := append([]byte(nil), s...)
+	if len(lit) == 0 {
+		return bad()
+	}
+	if u.n.kind != kFloat && !isPlainInt(lit, u.n.kind == kUint) {
+		return bad()
+	}
+	if end, err := readWholeNumber(lit); err != nil || end != len(lit) {
+		return bad()
+	}
+	d.setNumber(u, v, lit, i, next)
+	return next, nil
+}
+
+func isPlainInt(lit []byte, unsigned bool) bool {
+	for k, c := range lit {
+		if c == '-' && k == 0 && !unsigned && len(lit) > 1 {
+			continue
+		}
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return !(len(lit) > 1 && lit[0] == '0') && !(len(lit) > 2 && lit[0] == '-' && lit[1] == '0')
+}
+
+func readWholeNumber(lit []byte) (int, error) {
+	_, end, err := jsontext.ReadNumber(lit, 0)
+	return end, err
+}
+
+// setNumber checks a number literal against u and stores it in v.
+func (d *decoder) setNumber(u *use, v reflect.Value, lit []byte, i, next int) {
+	n := u.n
+	switch n.kind {
+	case kInt:
+		x, ok := parseInt(lit)
+		if !ok || n.bits < 64 && (x < -(1<<(n.bits-1)) || x > 1<<(n.bits-1)-1) {
+			d.violate(expect(u), describe(d.data[i:next]), "")
+			return
+		}
+		if d.checkNumberValue(u, float64(x), i, next, enumValue{f: float64(x)}) {
+			v.SetInt(x)
+		}
+	case kUint:
+		x, ok := parseUint(lit)
+		if !ok || n.bits < 64 && x > 1<<n.bits-1 {
+			d.violate(expect(u), describe(d.data[i:next]), "")
+			return
+		}
+		if d.checkNumberValue(u, float64(x), i, next, enumValue{f: float64(x)}) {
+			v.SetUint(x)
+		}
+	case kFloat:
+		f, err := strconv.ParseFloat(string(lit), n.bits)
+		if err != nil {
+			d.violate(expect(u), describe(d.data[i:next]), "")
+			return
+		}
+		if d.checkNumberValue(u, f, i, next, enumValue{f: f}) {
+			v.SetFloat(f)
+		}
+	}
+}
+
+// parseInt parses an integer literal; it accepts integral values written
+// with a fraction or exponent (3.0, 1e2) as JSON Schema's "integer" does.
+func parseInt(lit []byte) (int64, bool) {
+	neg := len(lit) > 0 && lit[0] == '-'
+	digits := lit
+	if neg {
+		digits = lit[1:]
+	}
+	if len(digits) > 0 && len(digits) <= 18 {
+		var x int64
+		plain := true
+		for _, c := range digits {
+			if c < '0' || c > '9' {
+				plain = false
+				break
+			}
+			x = x*10 + int64(c-'0')
+		}
+		if plain {
+			if neg {
+				x = -x
+			}
+			return x, true
+		}
+	}
+	f, err := strconv.ParseFloat(string(lit), 64)
+	if err != nil || f != math.Trunc(f) || f < -9.223372036854775808e18 || f >= 9.223372036854775808e18 {
+		if err == nil || !jsontext.IsInteger(lit) {
+			return 0, false
+		}
+		x, err := strconv.ParseInt(string(lit), 10, 64)
+		return x, err == nil
+	}
+	if isDigits(digits) {
+		x, err := strconv.ParseInt(string(lit), 10, 64)
+		return x, err == nil
+	}
+	return int64(f), true
+}
+
+func parseUint(lit []byte) (uint64, bool) {
+	if len(lit) > 0 && lit[0] == '-' {
+		x, ok := parseInt(lit)
+		return 0, ok && x == 0
+	}
+	if isDigits(lit) {
+		x, err := strconv.ParseUint(string(lit), 10, 64)
+		return x, err == nil
+	}
+	f, err := strconv.ParseFloat(string(lit), 64)
+	if err != nil || f != math.Trunc(f) || f < 0 || f >= 1.8446744073709551616e19 {
+		return 0, false
+	}
+	return uint64(f), true
+}
+
+func isDigits(b []byte) bool {
+	for _, c := range b {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return len(b) > 0
+}
+
+// checkNumber checks a json.Number literal.
+func (d *decoder) checkNumber(u *use, lit []byte, i, next int) (float64, bool) {
+	f, err := strconv.ParseFloat(string(lit), 64)
+	if err != nil {
+		f = math.Inf(1)
+		if lit[0] == '-' {
+			f = math.Inf(-1)
+		}
+	}
+	return f, d.checkNumberValue(u, f, i, next, enumValue{f: f})
+}
+
+// checkNumberValue checks bounds, multipleOf and enum; it records a
+// violation and returns false when the value fails.
+func (d *decoder) checkNumberValue(u *use, f float64, i, next int, ev enumValue) bool {
+	c := &u.c
+	if lo := c.min; lo != nil && (f < lo.v || lo.exclusive && f == lo.v) {
+		d.violate(expect(u), describe(d.data[i:next]), "")
+		return false
+	}
+	if hi := c.max; hi != nil && (f > hi.v || hi.exclusive && f == hi.v) {
+		d.violate(expect(u), describe(d.data[i:next]), "")
+		return false
+	}
+	if c.multipleOf > 0 && !isMultiple(f, c.multipleOf) {
+		d.violate(expect(u), describe(d.data[i:next]), "")
+		return false
+	}
+	return d.checkEnum(u, i, next, ev)
+}
+
+// isMultiple reports whether f is a multiple of m, tolerating the
+// rounding of decimal fractions in binary.
+func isMultiple(f, m float64) bool {
+	q := f / m
+	if math.IsInf(q, 0) {
+		return false
+	}
+	r := math.Round(q)
+	return math.Abs(q-r) < 1e-9*math.Max(1, math.Abs(q))
+}
+
+// checkString checks length, pattern, format and enum of a string.
+func (d *decoder) checkString(u *use, s []byte, i, next int) bool {
+	c := &u.c
+	if c.minLength >= 0 || c.maxLength >= 0 {
+		n := utf8.RuneCount(s)
+		if n < c.minLength || c.maxLength >= 0 && n > c.maxLength {
+			d.violate(expect(u), describe(d.data[i:next]), fmt.Sprintf("it has %d characters", n))
+			return false
+		}
+	}
+	if c.pattern != nil && !c.pattern.Match(s) {
+		d.violate(expect(u), describe(d.data[i:next]), "")
+		return false
+	}
+	if c.format != "" {
+		if known, ok := jsontext.CheckFormat(c.format, string(s)); known && !ok {
+			d.violate(expect(u), describe(d.data[i:next]), "")
+			return false
+		}
+	}
+	if u.enumSet != nil {
+		for _, e := range u.enumSet.strs {
+			if e == string(s) {
+				return true
+			}
+		}
+		d.violate(expect(u), describe(d.data[i:next]), closeEnum(string(s), u.enumSet.strs))
+		return false
+	}
+	return true
+}
+
+func (d *decoder) checkEnum(u *use, i, next int, ev enumValue) bool {
+	if u.enumSet == nil || u.enumSet.has(ev) {
+		return true
+	}
+	d.violate(expect(u), describe(d.data[i:next]), "")
+	return false
+}
+
+func closeEnum(s string, allowed []string) string {
+	for _, a := range allowed {
+		if strings.EqualFold(a, s) {
+			return fmt.Sprintf("did you mean %q?", a)
+		}
+	}
+	return ""
+}
+
+func (d *decoder) decodeSlice(i int, u *use, v reflect.Value, depth int) (int, error) {
+	if depth >= d.maxDepth {
+		return i, depthError(i, d.maxDepth)
+	}
+	data := d.data
+	start := i
+	n := u.n
+	i = jsontext.SkipSpace(data, i+1)
+	var s reflect.Value
+	count := 0
+	if i < len(data) && data[i] == ']' {
+		i++
+	} else {
+		s = reflect.MakeSlice(n.typ, 4, 4)
+		for {
+			if count == s.Len() {
+				ns := reflect.MakeSlice(n.typ, 2*count, 2*count)
+				reflect.Copy(ns, s)
+				s = ns
+			}
+			d.path = append(d.path, segment{index: count})
+			var err error
+			i, err = d.decode(i, n.elem, s.Index(count), depth+1)
+			d.path = d.path[:len(d.path)-1]
+			if err != nil {
+				return i, err
+			}
+			count++
+			i = jsontext.SkipSpace(data, i)
+			if i >= len(data) {
+				return i, jsontext.UnexpectedEnd(i)
+			}
+			if data[i] == ']' {
+				i++
+				break
+			}
+			if data[i] != ',' {
+				return i, jsontext.Unexpected(data, i, "',' or ']'")
+			}
+			i++
+		}
+	}
+	if !s.IsValid() {
+		s = reflect.MakeSlice(n.typ, 0, 0)
+	}
+	s = s.Slice(0, count)
+	if d.checkItems(u, s, count, start, i) {
+		v.Set(s)
+	}
+	return i, nil
+}
+
+func (d *decoder) decodeArray(i int, u *use, v reflect.Value, depth int) (int, error) {
+	if depth >= d.maxDepth {
+		return i, depthError(i, d.maxDepth)
+	}
+	data := d.data
+	start := i
+	n := u.n
+	i = jsontext.SkipSpace(data, i+1)
+	count := 0
+	if i < len(data) && data[i] == ']' {
+		i++
+	} else {
+		for {
+			var err error
+			if count < n.length {
+				d.path = append(d.path, segment{index: count})
+				i, err = d.decode(i, n.elem, v.Index(count), depth+1)
+				d.path = d.path[:len(d.path)-1]
+			} else {
+				i, err = jsontext.SkipValue(data, i, depth+1, d.maxDepth)
+			}
+			if err != nil {
+				return i, err
+			}
+			count++
+			i = jsontext.SkipSpace(data, i)
+			if i >= len(data) {
+				return i, jsontext.UnexpectedEnd(i)
+			}
+			if data[i] == ']' {
+				i++
+				break
+			}
+			if data[i] != ',' {
+				return i, jsontext.Unexpected(data, i, "',' or ']'")
+			}
+			i++
+		}
+	}
+	if count != n.length {
+		d.violate(expect(u), fmt.Sprintf("an array of %d items", count), "")
+		return i, nil
+	}
+	d.checkItems(u, v, count, start, i)
+	return i, nil
+}
+
+// checkItems checks minItems, maxItems and uniqueItems.
+func (d *decoder) checkItems(u *use, s reflect.Value, count, start, end int) bool {
+	c := &u.c
+	if count < c.minItems || c.maxItems >= 0 && count > c.maxItems {
+		d.violate(expect(u), fmt.Sprintf("an array of %d items", count), "")
+		return false
+	}
+	if c.uniqueItems {
+		seen := make(map[any]int, count)
+		for k := range count {
+			x := s.Index(k).Interface()
+			if j, dup := seen[x]; dup {
+				d.violate(expect(u), describe(d.data[start:end]), fmt.Sprintf("items %d and %d are equal", j, k))
+				return false
+			}
+			seen[x] = k
+		}
+	}
+	return true
+}
+
+func depthError(i, maxDepth int) error {
+	return &jsontext.SyntaxError{Offset: i, Msg: fmt.Sprintf("%s (more than %d levels)", jsontext.ErrDepth, maxDepth)}
+}
+
+func (d *decoder) decodeMap(i int, u *use, v reflect.Value, depth int) (int, error) {
+	if depth >= d.maxDepth {
+		return i, depthError(i, d.maxDepth)
+	}
+	data := d.data
+	n := u.n
+	m := reflect.MakeMap(n.typ)
+	keyType := n.typ.Key()
+	elemType := n.typ.Elem()
+	i = jsontext.SkipSpace(data, i+1)
+	count := 0
+	if i < len(data) && data[i] == '}' {
+		i++
+	} else {
+		for {
+			i = jsontext.SkipSpace(data, i)
+			if i >= len(data) {
+				return i, jsontext.UnexpectedEnd(i)
+			}
+			if data[i] != '"' {
+				return i, jsontext.Unexpected(data, i, "a string key")
+			}
+			keyBytes, next, err := jsontext.ReadString(data, i, d.buf)
+			if err != nil {
+				return next, err
+			}
+			key := string(keyBytes)
+			i = jsontext.SkipSpace(data, next)
+			if i >= len(data) {
+				return i, jsontext.UnexpectedEnd(i)
+			}
+			if data[i] != ':' {
+				return i, jsontext.Unexpected(data, i, "':'")
+			}
+			kv := reflect.ValueOf(key).Convert(keyType)
+			if m.MapIndex(kv).IsValid() {
+				d.path = append(d.path, segment{key: key, index: -1})
+				d.violate("each key once", fmt.Sprintf("a second %q", key), "")
+				d.path = d.path[:len(d.path)-1]
+				if i, err = jsontext.SkipValue(data, i+1, depth+1, d.maxDepth); err != nil {
+					return i, err
+				}
+			} else {
+				ev := reflect.New(elemType).Elem()
+				d.path = append(d.path, segment{key: key, index: -1})
+				i, err = d.decode(i+1, n.elem, ev, depth+1)
+				d.path = d.path[:len(d.path)-1]
+				if err != nil {
+					return i, err
+				}
+				m.SetMapIndex(kv, ev)
+				count++
+			}
+			i = jsontext.SkipSpace(data, i)
+			if i >= len(data) {
+				return i, jsontext.UnexpectedEnd(i)
+			}
+			if data[i] == '}' {
+				i++
+				break
+			}
+			if data[i] != ',' {
+				return i, jsontext.Unexpected(data, i, "',' or '}'")
+			}
+			i++
+		}
+	}
+	c := &u.c
+	if count < c.minProps || c.maxProps >= 0 && count > c.maxProps {
+		d.violate(expect(u), fmt.Sprintf("an object with %d properties", count), "")
+		return i, nil
+	}
+	v.Set(m)
+	return i, nil
+}
+
+func (d *decoder) decodeStruct(i int, n *node, v reflect.Value, depth int) (int, error) {
+	if depth >= d.maxDepth {
+		return i, depthError(i, d.maxDepth)
+	}
+	data := d.data
+	var seenSmall uint64
+	var seenBig []uint64
+	if len(n.fields) > 64 {
+		seenBig = make([]uint64, (len(n.fields)+63)/64)
+	}
+	var unknown []string
+	i = jsontext.SkipSpace(data, i+1)
+	if i < len(data) && data[i] == '}' {
+		i++
+	} else {
+		for {
+			i = jsontext.SkipSpace(data, i)
+			if i >= len(data) {
+				return i, jsontext.UnexpectedEnd(i)
+			}
+			if data[i] != '"' {
+				return i, jsontext.Unexpected(data, i, "a string key")
+			}
+			key, next, err := jsontext.ReadString(data, i, d.buf)
+			if err != nil {
+				return next, err
+			}
+			i = jsontext.SkipSpace(data, next)
+			if i >= len(data) {
+				return i, jsontext.UnexpectedEnd(i)
+			}
+			if data[i] != ':' {
+				return i, jsontext.Unexpected(data, i, "':'")
+			}
+			i++
+			f := n.byName[string(key)]
+			switch {
+			case f == nil:
+				name := string(key)
+				d.path = append(d.path, segment{key: name, index: -1})
+				if contains(unknown, name) {
+					d.violate("each key once", fmt.Sprintf("a second %q", name), "")
+				} else {
+					unknown = append(unknown, name)
+					d.violate("only the properties "+fieldNames(n), fmt.Sprintf("unknown property %q", shortKey(name)), suggest(name, n))
+				}
+				d.path = d.path[:len(d.path)-1]
+				if i, err = jsontext.SkipValue(data, i, depth+1, d.maxDepth); err != nil {
+					return i, err
+				}
+			case seen(seenSmall, seenBig, f.bit):
+				d.path = append(d.path, segment{key: f.name, index: -1})
+				d.violate("each key once", fmt.Sprintf("a second %q", f.name), "")
+				d.path = d.path[:len(d.path)-1]
+				if i, err = jsontext.SkipValue(data, i, depth+1, d.maxDepth); err != nil {
+					return i, err
+				}
+			default:
+				mark(&seenSmall, seenBig, f.bit)
+				d.path = append(d.path, segment{key: f.name, index: -1})
+				i, err = d.decode(i, f.u, fieldOf(v, f.index), depth+1)
+				d.path = d.path[:len(d.path)-1]
+				if err != nil {
+					return i, err
+				}
+			}
+			i = jsontext.SkipSpace(data, i)
+			if i >= len(data) {
+				return i, jsontext.UnexpectedEnd(i)
+			}
+			if data[i] == '}' {
+				i++
+				break
+			}
+			if data[i] != ',' {
+				return i, jsontext.Unexpected(data, i, "',' or '}'")
+			}
+			i++
+		}
+	}
+	for _, f := range n.fields {
+		if seen(seenSmall, seenBig, f.bit) {
+			continue
+		}
+		if dv := f.def; dv != nil {
+			dv.apply(fieldOf(v, f.index))
+			continue
+		}
+		if f.required {
+			d.violate(fmt.Sprintf("required property %q", f.name), "nothing", "")
+			last := &d.viol[len(d.viol)-1]
+			last.Pointer = d.pointer(f.name)
+			last.Expected = fmt.Sprintf("required property %q (%s)", f.name, expect(f.u))
+		}
+	}
+	return i, nil
+}
+
+func contains(s []string, x string) bool {
+	for _, e := range s {
+		if e == x {
+			return true
+		}
+	}
+	return false
+}
+
+func seen(small uint64, big []uint64, bit uint) bool {
+	if big != nil {
+		return big[bit/64]&(1<<(bit%64)) != 0
+	}
+	return small&(1<<bit) != 0
+}
+
+func mark(small *uint64, big []uint64, bit uint) {
+	if big != nil {
+		big[bit/64] |= 1 << (bit % 64)
+		return
+	}
+	*small |= 1 << bit
+}
+
+// fieldOf returns the field at index, allocating nil embedded pointers on
+// the way as encoding/json does.
+func fieldOf(v reflect.Value, index []int) reflect.Value {
+	if len(index) == 1 {
+		return v.Field(index[0])
+	}
+	for k, x := range index {
+		if k > 0 && v.Kind() == reflect.Pointer {
+			if v.IsNil() {
+				v.Set(reflect.New(v.Type().Elem()))
+			}
+			v = v.Elem()
+		}
+		v = v.Field(x)
+	}
+	return v
+}
+
+func fieldNames(n *node) string {
+	var b strings.Builder
+	for k, f := range n.fields {
+		if k == 20 {
+			fmt.Fprintf(&b, ", … %d more", len(n.fields)-20)
+			break
+		}
+		if k > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString(f.name)
+	}
+	if b.Len() == 0 {
+		return "none"
+	}
+	return b.String()
+}
+
+func shortKey(k string) string {
+	if len(k) > 60 {
+		cut := 60
+		for cut > 0 && !utf8.RuneStart(k[cut]) {
+			cut--
+		}
+		return k[:cut] + "…"
+	}
+	return k
+}
+
+// suggest returns a hint naming the property closest to an unknown key.
+func suggest(key string, n *node) string {
+	for _, f := range n.fields {
+		if strings.EqualFold(f.name, key) {
+			return fmt.Sprintf("did you mean %q? names are case-sensitive", f.name)
+		}
+	}
+	best, bestDist := "", 3
+	for _, f := range n.fields {
+		if dist := editDistance(strings.ToLower(key), strings.ToLower(f.name)); dist < bestDist {
+			best, bestDist = f.name, dist
+		}
+	}
+	if best != "" {
+		return fmt.Sprintf("did you mean %q?", best)
+	}
+	return ""
+}
+
+func editDistance(a, b string) int {
+	if len(a) > 64 || len(b) > 64 {
+		return 99
+	}
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
+}
+
+// decodeAny decodes any JSON value the way encoding/json fills an
+// interface: objects as map[string]any, arrays as []any, numbers as
+// float64.
+func (d *decoder) decodeAny(i, depth int) (any, int, error) {
+	data := d.data
+	i = jsontext.SkipSpace(data, i)
+	if i >= len(data) {
+		return nil, i, jsontext.UnexpectedEnd(i)
+	}
+	switch c := data[i]; c {
+	case '"':
+		s, next, err := jsontext.ReadString(data, i, d.buf)
+		return string(s), next, err
+	case 't':
+		next, err := jsontext.ReadLiteral(data, i, "true")
+		return true, next, err
+	case 'f':
+		next, err := jsontext.ReadLiteral(data, i, "false")
+		return false, next, err
+	case 'n':
+		next, err := jsontext.ReadLiteral(data, i, "null")
+		return nil, next, err
+	case '[':
+		if depth >= d.maxDepth {
+			return nil, i, depthError(i, d.maxDepth)
+		}
+		arr := []any{}
+		i = jsontext.SkipSpace(data, i+1)
+		if i < len(data) && data[i] == ']' {
+			return arr, i + 1, nil
+		}
+		for {
+			d.path = append(d.path, segment{index: len(arr)})
+			x, next, err := d.decodeAny(i, depth+1)
+			d.path = d.path[:len(d.path)-1]
+			if err != nil {
+				return nil, next, err
+			}
+			arr = append(arr, x)
+			i = jsontext.SkipSpace(data, next)
+			if i >= len(data) {
+				return nil, i, jsontext.UnexpectedEnd(i)
+			}
+			if data[i] == ']' {
+				return arr, i + 1, nil
+			}
+			if data[i] != ',' {
+				return nil, i, jsontext.Unexpected(data, i, "',' or ']'")
+			}
+			i++
+		}
+	case '{':
+		if depth >= d.maxDepth {
+			return nil, i, depthError(i, d.maxDepth)
+		}
+		obj := map[string]any{}
+		i = jsontext.SkipSpace(data, i+1)
+		if i < len(data) && data[i] == '}' {
+			return obj, i + 1, nil
+		}
+		for {
+			i = jsontext.SkipSpace(data, i)
+			if i >= len(data) {
+				return nil, i, jsontext.UnexpectedEnd(i)
+			}
+			if data[i] != '"' {
+				return nil, i, jsontext.Unexpected(data, i, "a string key")
+			}
+			kb, next, err := jsontext.ReadString(data, i, d.buf)
+			if err != nil {
+				return nil, next, err
+			}
+			key := string(kb)
+			i = jsontext.SkipSpace(data, next)
+			if i >= len(data) {
+				return nil, i, jsontext.UnexpectedEnd(i)
+			}
+			if data[i] != ':' {
+				return nil, i, jsontext.Unexpected(data, i, "':'")
+			}
+			d.path = append(d.path, segment{key: key, index: -1})
+			x, next, err := d.decodeAny(i+1, depth+1)
+			if err == nil {
+				if _, dup := obj[key]; dup {
+					d.violate("each key once", fmt.Sprintf("a second %q", key), "")
+				}
+			}
+			d.path = d.path[:len(d.path)-1]
+			if err != nil {
+				return nil, next, err
+			}
+			obj[key] = x
+			i = jsontext.SkipSpace(data, next)
+			if i >= len(data) {
+				return nil, i, jsontext.UnexpectedEnd(i)
+			}
+			if data[i] == '}' {
+				return obj, i + 1, nil
+			}
+			if data[i] != ',' {
+				return nil, i, jsontext.Unexpected(data, i, "',' or '}'")
+			}
+			i++
+		}
+	default:
+		lit, next, err := jsontext.ReadNumber(data, i)
+		if err != nil {
+			return nil, next, err
+		}
+		f, err := strconv.ParseFloat(string(lit), 64)
+		if err != nil {
+			d.violate("a number within the range of a 64-bit float", describe(lit), "")
+			return nil, next, nil
+		}
+		return f, next, nil
+	}
+}

@@ -1,0 +1,528 @@
+// Package schema derives JSON Schemas from Go types and compiles, from the
+// same type, a single-pass decoder that parses arguments strictly,
+// validates them against that schema, applies defaults and binds them.
+//
+// The schema and the decoder come from one description of the type (the
+// node tree built here), so a value that validates binds, and a value that
+// binds validates.
+package schema
+
+import (
+	"encoding"
+	"encoding/json"
+	"fmt"
+	"reflect"
+	"sort"
+	"strings"
+	"time"
+)
+
+// Hooks mirror the root package's Schemer, Enumer and FieldDescriber.
+type (
+	schemer        interface{ JSONSchema() json.RawMessage }
+	enumer         interface{ Enum() []any }
+	fieldDescriber interface {
+		FieldDescriptions() map[string]string
+	}
+)
+
+var (
+	jsonUnmarshalerType = reflect.TypeFor[json.Unmarshaler]()
+	textUnmarshalerType = reflect.TypeFor[encoding.TextUnmarshaler]()
+	jsonMarshalerType   = reflect.TypeFor[json.Marshaler]()
+	textMarshalerType   = reflect.TypeFor[encoding.TextMarshaler]()
+	schemerType         = reflect.TypeFor[schemer]()
+	enumerType          = reflect.TypeFor[enumer]()
+	describerType       = reflect.TypeFor[fieldDescriber]()
+	timeType            = reflect.TypeFor[time.Time]()
+	numberType          = reflect.TypeFor[json.Number]()
+	rawMessageType      = reflect.TypeFor[json.RawMessage]()
+)
+
+type kind uint8
+
+const (
+	kString kind = iota
+	kBool
+	kInt
+	kUint
+	kFloat
+	kNumber // json.Number
+	kBytes  // []byte as base64
+	kSlice
+	kArray
+	kMap
+	kStruct
+	kPointer
+	kAny    // interface{} with no methods: any JSON value
+	kRaw    // json.RawMessage: any JSON value, kept as text
+	kTime   // time.Time: an RFC 3339 string
+	kText   // encoding.TextUnmarshaler: a string
+	kCustom // json.Unmarshaler: any JSON value (or its own schema)
+)
+
+// node describes one Go type. Struct nodes are shared by every use of
+// their type, which is how recursive types are represented.
+type node struct {
+	kind kind
+	typ  reflect.Type
+	bits int // size of ints, uints and floats
+
+	elem   *use // pointer, slice, array and map element
+	length int  // array length
+
+	fields []*field // struct fields in declaration order
+	byName map[string]*field
+	doc    string // struct description from FieldDescriptions
+
+	enum   []json.RawMessage // from the Enum hook
+	custom json.RawMessage   // from the JSONSchema hook
+	check  customChecker     // compiled custom schema, if any
+
+	ref       string // "$ref" target when the struct is recursive
+	recursive bool
+	building  bool
+}
+
+// customChecker validates a JSON value against a schema supplied by a
+// type's JSONSchema hook.
+type customChecker interface {
+	check(raw []byte, ptr string) []Violation
+}
+
+// use is one use of a type: the type's node plus the keywords that use
+// carries (from a field's tags).
+type use struct {
+	n *node
+	c constraints
+
+	stringOpt bool     // the ,string option
+	enumSet   *enumSet // compiled enum, from c.enum or the node's
+}
+
+// field is one JSON property of a struct.
+type field struct {
+	name     string
+	goName   string // Go path, for messages: Outer.Inner.Name
+	index    []int
+	u        *use
+	required bool
+	def      *defValue // applied when the property is missing
+	bit      uint      // index in the struct's seen-set
+}
+
+// options of a build.
+type buildOptions struct {
+	output bool // describing Out: nil slices, maps and pointers marshal as null
+}
+
+type builder struct {
+	opts    buildOptions
+	nodes   map[reflect.Type]*node
+	stack   []reflect.Type
+	pending  []pendingUse   // uses whose enum, default or examples are compiled once all nodes exist
+	defaults []pendingField // fields whose defaults are compiled once all nodes exist
+	order    []*node        // struct nodes in the order they were found
+}
+
+type pendingField struct {
+	f    *field
+	path string
+}
+
+type pendingUse struct {
+	u    *use
+	path string
+}
+
+// An error from building names the Go path of the field at fault.
+type buildError struct {
+	path string
+	msg  string
+}
+
+func (e *buildError) Error() string {
+	if e.path == "" {
+		return e.msg
+	}
+	return e.path + ": " + e.msg
+}
+
+func errorf(path, format string, args ...any) error {
+	return &buildError{path: path, msg: fmt.Sprintf(format, args...)}
+}
+
+// typeUse builds the use of t at path with the given keywords. The
+// keywords of a pointer's use go to the value it points to: a pointer use
+// only adds null to what the value allows.
+func (b *builder) typeUse(t reflect.Type, c constraints, path string) (*use, error) {
+	if t.Kind() == reflect.Pointer {
+		inner, err := b.typeUse(t.Elem(), c, path)
+		if err != nil {
+			return nil, err
+		}
+		return &use{n: &node{kind: kPointer, typ: t, elem: inner}, c: newConstraints()}, nil
+	}
+	n, err := b.node(t, path)
+	if err != nil {
+		return nil, err
+	}
+	u := &use{n: n, c: c}
+	if len(c.enum) > 0 || len(n.enum) > 0 || c.def != nil || len(c.examples) > 0 {
+		b.pending = append(b.pending, pendingUse{u: u, path: path})
+	}
+	return u, nil
+}
+
+// node returns the node of t, building it once per type for structs.
+func (b *builder) node(t reflect.Type, path string) (*node, error) {
+	if n, ok := b.nodes[t]; ok {
+		if n.building {
+			n.recursive = true
+		}
+		return n, nil
+	}
+	n := &node{typ: t}
+	pt := reflect.PointerTo(t)
+	switch {
+	case t == timeType:
+		n.kind = kTime
+	case t == numberType:
+		n.kind = kNumber
+	case t == rawMessageType:
+		n.kind = kRaw
+	case t.Implements(jsonUnmarshalerType) || pt.Implements(jsonUnmarshalerType):
+		n.kind = kCustom
+	case t.Implements(textUnmarshalerType) || pt.Implements(textUnmarshalerType):
+		n.kind = kText
+	case b.opts.output && (t.Implements(jsonMarshalerType) || pt.Implements(jsonMarshalerType)):
+		n.kind = kCustom
+	case b.opts.output && (t.Implements(textMarshalerType) || pt.Implements(textMarshalerType)):
+		n.kind = kText
+	}
+	if t.Implements(schemerType) || pt.Implements(schemerType) {
+		raw := reflect.New(t).Interface().(schemer).JSONSchema()
+		if !json.Valid(raw) {
+			return nil, errorf(path, "the JSONSchema method of %s returned invalid JSON", t)
+		}
+		n.custom = compact(raw)
+		if n.kind != kCustom && n.kind != kText {
+			return nil, errorf(path, "%s has a JSONSchema method but decodes as a plain %s; implement UnmarshalJSON or UnmarshalText too, so that what it accepts is what it says", t, t.Kind())
+		}
+		chk, err := compileCustom(n.custom)
+		if err != nil {
+			return nil, errorf(path, "the JSONSchema method of %s: %v", t, err)
+		}
+		n.check = chk
+	}
+	if n.kind == kCustom || n.kind == kText || n.kind == kTime || n.kind == kNumber || n.kind == kRaw {
+		return n, nil
+	}
+	switch t.Kind() {
+	case reflect.String:
+		n.kind = kString
+	case reflect.Bool:
+		n.kind = kBool
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		n.kind, n.bits = kInt, t.Bits()
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
+		n.kind, n.bits = kUint, t.Bits()
+	case reflect.Float32, reflect.Float64:
+		n.kind, n.bits = kFloat, t.Bits()
+	case reflect.Slice:
+		if t.Elem().Kind() == reflect.Uint8 && !implementsAny(t.Elem()) {
+			n.kind = kBytes
+			break
+		}
+		n.kind = kSlice
+		elem, err := b.typeUse(t.Elem(), newConstraints(), path+"[]")
+		if err != nil {
+			return nil, err
+		}
+		n.elem = elem
+	case reflect.Array:
+		n.kind, n.length = kArray, t.Len()
+		elem, err := b.typeUse(t.Elem(), newConstraints(), path+"[]")
+		if err != nil {
+			return nil, err
+		}
+		n.elem = elem
+	case reflect.Map:
+		if t.Key().Kind() != reflect.String {
+			return nil, errorf(path, "map keys must be strings (JSON object keys), not %s", t.Key())
+		}
+		n.kind = kMap
+		elem, err := b.typeUse(t.Elem(), newConstraints(), path+"[key]")
+		if err != nil {
+			return nil, err
+		}
+		n.elem = elem
+	case reflect.Interface:
+		if t.NumMethod() > 0 {
+			return nil, errorf(path, "interface type %s cannot be decoded from JSON; use a concrete type or any", t)
+		}
+		n.kind = kAny
+	case reflect.Struct:
+		n.kind = kStruct
+		b.nodes[t] = n
+		b.order = append(b.order, n)
+		n.building = true
+		b.stack = append(b.stack, t)
+		err := b.structFields(n, t, path)
+		b.stack = b.stack[:len(b.stack)-1]
+		n.building = false
+		if err != nil {
+			return nil, err
+		}
+	case reflect.Chan:
+		return nil, errorf(path, "channel type %s cannot be expressed in JSON", t)
+	case reflect.Func:
+		return nil, errorf(path, "function type %s cannot be expressed in JSON", t)
+	case reflect.Complex64, reflect.Complex128:
+		return nil, errorf(path, "complex number type %s cannot be expressed in JSON", t)
+	default:
+		return nil, errorf(path, "type %s cannot be expressed in JSON", t)
+	}
+	if t.Implements(enumerType) || pt.Implements(enumerType) {
+		vals := reflect.New(t).Interface().(enumer).Enum()
+		if len(vals) == 0 {
+			return nil, errorf(path, "the Enum method of %s returned no values", t)
+		}
+		for _, v := range vals {
+			raw, err := marshalNoEscape(v)
+			if err != nil {
+				return nil, errorf(path, "the Enum method of %s: %v", t, err)
+			}
+			n.enum = append(n.enum, raw)
+		}
+	}
+	return n, nil
+}
+
+func implementsAny(t reflect.Type) bool {
+	pt := reflect.PointerTo(t)
+	for _, i := range []reflect.Type{jsonUnmarshalerType, textUnmarshalerType, jsonMarshalerType, textMarshalerType} {
+		if t.Implements(i) || pt.Implements(i) {
+			return true
+		}
+	}
+	return false
+}
+
+// candidate is a field found while flattening embedded structs.
+type candidate struct {
+	name   string
+	tagged bool
+	depth  int
+	index  []int
+	sf     reflect.StructField
+	goName string
+	opts   string
+}
+
+// structFields collects a struct's JSON properties the way encoding/json
+// does: exported fields, json tag names, embedded structs flattened with
+// the shallowest (then tagged) field winning.
+func (b *builder) structFields(n *node, t reflect.Type, path string) error {
+	var cands []candidate
+	type level struct {
+		t      reflect.Type
+		index  []int
+		goName string
+	}
+	current := []level{{t: t}}
+	visited := map[reflect.Type]bool{}
+	for depth := 0; len(current) > 0; depth++ {
+		var next []level
+		for _, lv := range current {
+			if visited[lv.t] {
+				continue
+			}
+			visited[lv.t] = true
+			for i := 0; i < lv.t.NumField(); i++ {
+				sf := lv.t.Field(i)
+				tag := sf.Tag.Get("json")
+				if tag == "-" {
+					continue
+				}
+				name, opts, _ := strings.Cut(tag, ",")
+				index := append(append([]int(nil), lv.index...), i)
+				goName := sf.Name
+				if lv.goName != "" {
+					goName = lv.goName + "." + sf.Name
+				}
+				ft := sf.Type
+				if sf.Anonymous {
+					et := ft
+					if et.Kind() == reflect.Pointer {
+						et = et.Elem()
+					}
+					if !sf.IsExported() && et.Kind() != reflect.Struct {
+						continue
+					}
+					if name == "" && et.Kind() == reflect.Struct && !implementsAny(et) && et != timeType {
+						if ft.Kind() == reflect.Pointer && !sf.IsExported() {
+							return errorf(joinPath(path, goName), "embedded pointer to unexported struct type %s cannot be set by a decoder", et)
+						}
+						next = append(next, level{t: et, index: index, goName: goName})
+						continue
+					}
+				} else if !sf.IsExported() {
+					continue
+				}
+				tagged := name != ""
+				if !validTagName(name) {
+					tagged, name = false, ""
+				}
+				if name == "" {
+					name = sf.Name
+				}
+				cands = append(cands, candidate{name: name, tagged: tagged, depth: depth, index: index, sf: sf, goName: goName, opts: opts})
+			}
+		}
+		current = next
+	}
+	// Dominant field per name, as encoding/json chooses it.
+	byName := map[string][]candidate{}
+	var order []string
+	for _, c := range cands {
+		if _, ok := byName[c.name]; !ok {
+			order = append(order, c.name)
+		}
+		byName[c.name] = append(byName[c.name], c)
+	}
+	var chosen []candidate
+	for _, name := range order {
+		cs := byName[name]
+		sort.SliceStable(cs, func(i, j int) bool {
+			if cs[i].depth != cs[j].depth {
+				return cs[i].depth < cs[j].depth
+			}
+			return cs[i].tagged && !cs[j].tagged
+		})
+		if len(cs) > 1 && cs[0].depth == cs[1].depth && cs[0].tagged == cs[1].tagged {
+			return errorf(joinPath(path, cs[0].goName), "JSON name %q is ambiguous: fields %s and %s both have it at the same depth, so a decoder binds neither", name, cs[0].goName, cs[1].goName)
+		}
+		chosen = append(chosen, cs[0])
+	}
+	sort.SliceStable(chosen, func(i, j int) bool { return lessIndex(chosen[i].index, chosen[j].index) })
+
+	var docs map[string]string
+	if t.Implements(describerType) || reflect.PointerTo(t).Implements(describerType) {
+		docs = reflect.New(t).Interface().(fieldDescriber).FieldDescriptions()
+		n.doc = docs[""]
+	}
+	n.byName = make(map[string]*field, len(chosen))
+	for i, c := range chosen {
+		fpath := joinPath(path, c.goName)
+		cons, err := parseTags(c.sf.Tag)
+		if err != nil {
+			return errorf(fpath, "%v", err)
+		}
+		if cons.description == "" && docs != nil {
+			cons.description = docs[c.sf.Name]
+		}
+		optional := false
+		stringOpt := false
+		for _, o := range strings.Split(c.opts, ",") {
+			switch o {
+			case "omitempty", "omitzero":
+				optional = true
+			case "string":
+				stringOpt = true
+			}
+		}
+		ft := c.sf.Type
+		asString := stringOpt || baseKind(ft) == reflect.String && !implementsAny(deref(ft))
+		if d, ok := c.sf.Tag.Lookup("default"); ok {
+			cons.def = valueTag(d, asString)
+		}
+		if e, ok := c.sf.Tag.Lookup("enum"); ok {
+			items, err := splitList(e, asString)
+			if err != nil {
+				return errorf(fpath, "enum tag: %v", err)
+			}
+			cons.enum = items
+		}
+		if e, ok := c.sf.Tag.Lookup("examples"); ok {
+			items, err := splitList(e, asString)
+			if err != nil {
+				return errorf(fpath, "examples tag: %v", err)
+			}
+			cons.examples = items
+		}
+		u, err := b.typeUse(ft, cons, fpath)
+		if err != nil {
+			return err
+		}
+		if stringOpt {
+			inner := u
+			for inner.n.kind == kPointer {
+				inner = inner.n.elem
+			}
+			switch inner.n.kind {
+			case kInt, kUint, kFloat, kBool:
+				inner.stringOpt = true
+			default:
+				// encoding/json ignores ,string on other kinds too.
+			}
+		}
+		f := &field{name: c.name, goName: c.goName, index: c.index, u: u, bit: uint(i)}
+		f.required = !optional && ft.Kind() != reflect.Pointer && cons.def == nil
+		if b.opts.output {
+			f.required = !optional
+		}
+		if cons.def != nil && !b.opts.output {
+			b.defaults = append(b.defaults, pendingField{f: f, path: fpath})
+		}
+		n.fields = append(n.fields, f)
+		n.byName[f.name] = f
+	}
+	return nil
+}
+
+func lessIndex(a, b []int) bool {
+	for i := range min(len(a), len(b)) {
+		if a[i] != b[i] {
+			return a[i] < b[i]
+		}
+	}
+	return len(a) < len(b)
+}
+
+func joinPath(path, name string) string {
+	if path == "" {
+		return name
+	}
+	return path + "." + name
+}
+
+func deref(t reflect.Type) reflect.Type {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	return t
+}
+
+func baseKind(t reflect.Type) reflect.Kind { return deref(t).Kind() }
+
+// validTagName reports whether encoding/json accepts name as a key name.
+func validTagName(name string) bool {
+	if name == "" {
+		return false
+	}
+	for _, c := range name {
+		switch {
+		case strings.ContainsRune("!#$%&()*+-./:;<=>?@[]^_{|}~ ", c):
+		case c == '\\' || c == '"' || c == '\'' || c == '`' || c == ',':
+			return false
+		case c < ' ':
+			return false
+		default:
+			if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c > 127) {
+				return false
+			}
+		}
+	}
+	return true
+}

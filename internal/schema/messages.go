@@ -1,0 +1,148 @@
+package schema
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/miniopenclaw/tool/internal/jsontext"
+)
+
+// expect says in plain words what u allows, for violation messages.
+func expect(u *use) string {
+	n, c := u.n, &u.c
+	if n.kind == kPointer {
+		return expect(n.elem) + ", or null"
+	}
+	if u.enumSet != nil {
+		var b strings.Builder
+		if len(u.enumSet.raw) == 1 {
+			b.WriteString("exactly ")
+		} else {
+			b.WriteString("one of ")
+		}
+		for k, r := range u.enumSet.raw {
+			if k > 0 {
+				b.WriteString(", ")
+			}
+			b.Write(r)
+		}
+		return b.String()
+	}
+	if u.stringOpt {
+		switch n.kind {
+		case kInt, kUint:
+			return "a string holding an integer, such as \"42\""
+		case kFloat:
+			return "a string holding a number, such as \"4.2\""
+		case kBool:
+			return `"true" or "false"`
+		}
+	}
+	switch n.kind {
+	case kString:
+		parts := []string{"a string"}
+		switch {
+		case c.minLength >= 0 && c.maxLength >= 0:
+			parts = append(parts, fmt.Sprintf("of %d to %d characters", c.minLength, c.maxLength))
+		case c.minLength >= 0:
+			parts = append(parts, fmt.Sprintf("of at least %d characters", c.minLength))
+		case c.maxLength >= 0:
+			parts = append(parts, fmt.Sprintf("of at most %d characters", c.maxLength))
+		}
+		if c.pattern != nil {
+			parts = append(parts, "matching "+c.patternText)
+		}
+		if known, _ := jsontext.CheckFormat(c.format, ""); known {
+			parts = append(parts, "in "+c.format+" format")
+		}
+		return strings.Join(parts, " ")
+	case kBool:
+		return "a boolean"
+	case kInt, kUint, kFloat, kNumber:
+		what := "a number"
+		if n.kind == kInt || n.kind == kUint {
+			what = "an integer"
+		}
+		lo, hi := effectiveBounds(u)
+		switch {
+		case lo != nil && hi != nil && !lo.exclusive && !hi.exclusive:
+			what += " between " + lo.text + " and " + hi.text
+		default:
+			if lo != nil {
+				what += map[bool]string{false: " ≥ ", true: " > "}[lo.exclusive] + lo.text
+			}
+			if hi != nil {
+				if lo != nil {
+					what += " and"
+				}
+				what += map[bool]string{false: " ≤ ", true: " < "}[hi.exclusive] + hi.text
+			}
+		}
+		if c.multipleOf > 0 {
+			what += " that is a multiple of " + c.multipleOfText
+		}
+		return what
+	case kBytes:
+		return "a base64 string"
+	case kSlice:
+		return "an array" + itemCount(c.minItems, c.maxItems) + map[bool]string{true: " with no two items equal"}[c.uniqueItems]
+	case kArray:
+		return "an array of exactly " + strconv.Itoa(n.length) + " items"
+	case kMap:
+		what := "an object"
+		switch {
+		case c.minProps >= 0 && c.maxProps >= 0:
+			what += fmt.Sprintf(" with %d to %d properties", c.minProps, c.maxProps)
+		case c.minProps >= 0:
+			what += fmt.Sprintf(" with at least %d properties", c.minProps)
+		case c.maxProps >= 0:
+			what += fmt.Sprintf(" with at most %d properties", c.maxProps)
+		}
+		return what
+	case kStruct:
+		return "an object"
+	case kTime:
+		return "a date-time string (RFC 3339, such as 2026-12-24T10:00:00Z)"
+	case kText:
+		return "a string in the form this parameter accepts"
+	case kCustom:
+		return "a value in the form this parameter accepts"
+	}
+	return "any JSON value"
+}
+
+func itemCount(lo, hi int) string {
+	switch {
+	case lo >= 0 && hi >= 0 && lo == hi:
+		return fmt.Sprintf(" of exactly %d items", lo)
+	case lo >= 0 && hi >= 0:
+		return fmt.Sprintf(" of %d to %d items", lo, hi)
+	case lo >= 0:
+		return fmt.Sprintf(" of at least %d items", lo)
+	case hi >= 0:
+		return fmt.Sprintf(" of at most %d items", hi)
+	}
+	return ""
+}
+
+// describe says what a raw JSON value is, shortened, for violation
+// messages: string "abc", number 12, null, object {"a":1,…}.
+func describe(raw []byte) string {
+	if len(raw) == 0 {
+		return "nothing"
+	}
+	kind := jsontext.KindName(raw[0])
+	if kind == "null" {
+		return "null"
+	}
+	text := strings.ToValidUTF8(string(raw), "\uFFFD")
+	if len(text) > 60 {
+		cut := 60
+		for cut > 0 && (text[cut]&0xC0) == 0x80 {
+			cut--
+		}
+		text = text[:cut] + "…"
+	}
+	return kind + " " + text
+}

@@ -1,0 +1,216 @@
+package schema
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"reflect"
+	"regexp"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+)
+
+// keywordTags are the struct tags that set a JSON Schema keyword of the
+// same name on a field's property schema.
+var keywordTags = []string{
+	"description", "title", "enum", "default", "examples",
+	"minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf",
+	"minLength", "maxLength", "pattern", "format",
+	"minItems", "maxItems", "uniqueItems",
+	"minProperties", "maxProperties", "deprecated",
+}
+
+// constraints are the keywords one use of a type carries.
+type constraints struct {
+	description string
+	title       string
+	deprecated  bool
+
+	enum     []json.RawMessage // canonical JSON of each allowed value
+	examples []json.RawMessage
+	def      json.RawMessage // the default, canonical JSON
+
+	min, max       *bound
+	multipleOf     float64
+	multipleOfText string
+
+	minLength, maxLength int // -1: unset
+	pattern              *regexp.Regexp
+	patternText          string
+	format               string
+
+	minItems, maxItems int // -1: unset
+	uniqueItems        bool
+
+	minProps, maxProps int // -1: unset
+}
+
+type bound struct {
+	v         float64
+	exclusive bool
+	text      string // as written in the tag, for the schema
+}
+
+func newConstraints() constraints {
+	return constraints{minLength: -1, maxLength: -1, minItems: -1, maxItems: -1, minProps: -1, maxProps: -1}
+}
+
+// parseTags reads the keyword tags of a struct field. It does not yet
+// check that they suit the field's type; see checkConstraints.
+func parseTags(tag reflect.StructTag) (constraints, error) {
+	c := newConstraints()
+	if d, ok := tag.Lookup("jsonschema"); ok {
+		if k, _, found := strings.Cut(d, "="); found && !strings.ContainsAny(k, " ,") {
+			return c, fmt.Errorf(`jsonschema tag %q: the whole tag is the description; use tags named after keywords, such as %s:"…"`, d, k)
+		}
+		c.description = d
+	}
+	if d, ok := tag.Lookup("description"); ok {
+		c.description = d
+	}
+	c.title = tag.Get("title")
+	if v, ok := tag.Lookup("deprecated"); ok {
+		b, err := strconv.ParseBool(v)
+		if err != nil {
+			return c, fmt.Errorf("deprecated tag %q: want true or false", v)
+		}
+		c.deprecated = b
+	}
+	var err error
+	num := func(name string) (*bound, error) {
+		v, ok := tag.Lookup(name)
+		if !ok {
+			return nil, nil
+		}
+		f, err := strconv.ParseFloat(v, 64)
+		if err != nil || math.IsInf(f, 0) || math.IsNaN(f) {
+			return nil, fmt.Errorf("%s tag %q: want a number", name, v)
+		}
+		return &bound{v: f, text: canonicalNumber(v)}, nil
+	}
+	if c.min, err = num("minimum"); err != nil {
+		return c, err
+	}
+	if c.max, err = num("maximum"); err != nil {
+		return c, err
+	}
+	if b, err := num("exclusiveMinimum"); err != nil {
+		return c, err
+	} else if b != nil {
+		if c.min != nil {
+			return c, fmt.Errorf("minimum and exclusiveMinimum tags: use one")
+		}
+		b.exclusive, c.min = true, b
+	}
+	if b, err := num("exclusiveMaximum"); err != nil {
+		return c, err
+	} else if b != nil {
+		if c.max != nil {
+			return c, fmt.Errorf("maximum and exclusiveMaximum tags: use one")
+		}
+		b.exclusive, c.max = true, b
+	}
+	if b, err := num("multipleOf"); err != nil {
+		return c, err
+	} else if b != nil {
+		if b.v <= 0 {
+			return c, fmt.Errorf("multipleOf tag %q: want a number greater than 0", b.text)
+		}
+		c.multipleOf, c.multipleOfText = b.v, b.text
+	}
+	if c.min != nil && c.max != nil && (c.min.v > c.max.v || c.min.v == c.max.v && (c.min.exclusive || c.max.exclusive)) {
+		return c, fmt.Errorf("the minimum %s is above the maximum %s: no value is allowed", c.min.text, c.max.text)
+	}
+	count := func(name string, dst *int) error {
+		v, ok := tag.Lookup(name)
+		if !ok {
+			return nil
+		}
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 0 {
+			return fmt.Errorf("%s tag %q: want a whole number ≥ 0", name, v)
+		}
+		*dst = n
+		return nil
+	}
+	for _, p := range []struct {
+		name string
+		dst  *int
+	}{
+		{"minLength", &c.minLength}, {"maxLength", &c.maxLength},
+		{"minItems", &c.minItems}, {"maxItems", &c.maxItems},
+		{"minProperties", &c.minProps}, {"maxProperties", &c.maxProps},
+	} {
+		if err := count(p.name, p.dst); err != nil {
+			return c, err
+		}
+	}
+	if c.minLength > c.maxLength && c.maxLength >= 0 || c.minItems > c.maxItems && c.maxItems >= 0 || c.minProps > c.maxProps && c.maxProps >= 0 {
+		return c, fmt.Errorf("a min… tag is above its max… tag: no value is allowed")
+	}
+	if v, ok := tag.Lookup("uniqueItems"); ok {
+		b, err := strconv.ParseBool(v)
+		if err != nil {
+			return c, fmt.Errorf("uniqueItems tag %q: want true or false", v)
+		}
+		c.uniqueItems = b
+	}
+	if v, ok := tag.Lookup("pattern"); ok {
+		re, err := regexp.Compile(v)
+		if err != nil {
+			return c, fmt.Errorf("pattern tag %q: %v", v, err)
+		}
+		c.pattern, c.patternText = re, v
+	}
+	c.format = tag.Get("format")
+	return c, nil
+}
+
+// canonicalNumber returns a number tag as JSON number text.
+func canonicalNumber(s string) string {
+	if f, err := strconv.ParseFloat(s, 64); err == nil {
+		return strconv.FormatFloat(f, 'g', -1, 64)
+	}
+	return s
+}
+
+// splitList splits a list tag: a JSON array when it starts with '[', else
+// comma-separated items.
+func splitList(v string, stringKind bool) ([]json.RawMessage, error) {
+	if strings.HasPrefix(strings.TrimSpace(v), "[") {
+		var items []json.RawMessage
+		if err := json.Unmarshal([]byte(v), &items); err != nil {
+			return nil, fmt.Errorf("%q is not a JSON array: %v", v, err)
+		}
+		return items, nil
+	}
+	parts := strings.Split(v, ",")
+	items := make([]json.RawMessage, len(parts))
+	for i, p := range parts {
+		if stringKind {
+			items[i] = quote(p)
+		} else {
+			items[i] = json.RawMessage(strings.TrimSpace(p))
+		}
+	}
+	return items, nil
+}
+
+// valueTag returns the JSON text of a default tag value: the raw text,
+// quoted, for string kinds; the text itself otherwise.
+func valueTag(v string, stringKind bool) json.RawMessage {
+	if stringKind {
+		return quote(v)
+	}
+	return json.RawMessage(strings.TrimSpace(v))
+}
+
+func quote(s string) json.RawMessage {
+	b, _ := json.Marshal(s) // strings always marshal
+	return b
+}
+
+// runeCount counts the code points of a string, as JSON Schema's
+// minLength and maxLength do.
+func runeCount(b []byte) int { return utf8.RuneCount(b) }
