@@ -143,4 +143,3 @@ func writeJSON(w io.Writer, v any) {
 	enc.SetIndent("", "  ")
 	_ = enc.Encode(v)
 }
-

@@ -117,9 +117,9 @@ type buildOptions struct {
 }
 
 type builder struct {
-	opts    buildOptions
-	nodes   map[reflect.Type]*node
-	stack   []reflect.Type
+	opts     buildOptions
+	nodes    map[reflect.Type]*node
+	stack    []reflect.Type
 	pending  []pendingUse   // uses whose enum, default or examples are compiled once all nodes exist
 	defaults []pendingField // fields whose defaults are compiled once all nodes exist
 	order    []*node        // struct nodes in the order they were found
