@@ -1,15 +1,53 @@
 // Package jsonschema compiles JSON Schema (draft 2020-12) documents and
-// validates JSON arguments against them, reporting every violation.
+// validates JSON arguments against them, reporting every violation in
+// words a language model can act on.
 //
-// PLACEHOLDER: this file fixes the API; the implementation is being written.
+// # What is supported
+//
+// Compile accepts the assertion and applicator keywords of draft 2020-12:
+// type, enum, const, the object keywords (properties, required,
+// additionalProperties, patternProperties, propertyNames, minProperties,
+// maxProperties, dependentRequired, dependentSchemas), the array keywords
+// (prefixItems, items, minItems, maxItems, uniqueItems, contains,
+// minContains, maxContains), the string keywords (minLength and maxLength
+// in Unicode code points, pattern, format), the numeric keywords (minimum,
+// maximum, exclusiveMinimum, exclusiveMaximum, multipleOf), allOf, anyOf,
+// oneOf, not, if/then/else, boolean schemas, $defs, and local references
+// ($ref to "#", to a JSON pointer such as "#/$defs/Item", or to an
+// $anchor). Draft 7 spellings that mean the same thing are accepted too:
+// definitions, dependencies, items as an array with additionalItems, and
+// draft 4 boolean exclusiveMinimum/exclusiveMaximum.
+//
+// Numbers are compared exactly, on their decimal text: 1.0 equals 1, 0.1
+// is a multiple of 0.01, and 1e400 is greater than any maximum that fits
+// in a float64.
+//
+// Patterns use Go's RE2 syntax (no lookaround, no backreferences); a
+// pattern RE2 cannot compile is a compile error naming it. The formats
+// date-time, date, time, email (a simple check), uuid, ipv4, ipv6 and uri
+// (absolute) are asserted; other formats are annotations.
+//
+// Annotations (title, description, examples, deprecated, readOnly, ...)
+// and unknown keywords are ignored. The keywords unevaluatedProperties,
+// unevaluatedItems, $dynamicRef and $recursiveRef, $id in a subschema, and
+// references outside the document are compile errors.
+//
+// # Hostile schemas
+//
+// Schemas may come from remote servers. Compile bounds the document's
+// size (MaxSchemaBytes), nesting (MaxSchemaDepth), number of values and
+// pattern lengths, and refuses $ref cycles that would apply schemas to the
+// same value forever. Validate bounds its work by the size of the
+// instance (ErrTooComplex) and never recurses deeper than the instance's
+// nesting allows.
+//
+// # Defaults
+//
+// When an instance is valid, Validate adds the default of every missing
+// property whose schema has one, in every object of the instance, and
+// returns compact JSON that keeps the original key order with the
+// defaults appended at the end of each object.
 package jsonschema
-
-import (
-	"encoding/json"
-	"errors"
-
-	"github.com/miniopenclaw/tool/internal/jsontext"
-)
 
 // Limits bound the input a Validate call accepts.
 type Limits struct {
@@ -25,39 +63,17 @@ type Violation struct {
 	Hint     string // optional suggestion
 }
 
+// String formats v on one line, as "/from: expected …, got …".
+func (v Violation) String() string {
+	s := pointerOrRoot(v.Pointer) + ": expected " + v.Expected + ", got " + v.Got
+	if v.Hint != "" {
+		s += " (" + v.Hint + ")"
+	}
+	return s
+}
+
 // A Schema is a compiled schema, safe for concurrent use.
 type Schema struct {
-	raw []byte
-}
-
-// Compile compiles a schema document. It reports a clear error for
-// documents that are not valid JSON, use an unsupported keyword, or refer
-// to anything outside the document.
-func Compile(doc []byte) (*Schema, error) {
-	var v map[string]any
-	if err := json.Unmarshal(doc, &v); err != nil {
-		return nil, err
-	}
-	if v["type"] != "object" {
-		return nil, errors.New(`the root must be an object schema ({"type":"object",...})`)
-	}
-	return &Schema{raw: doc}, nil
-}
-
-// Validate parses data strictly and validates it. It returns the instance
-// with defaults applied (data itself when nothing was added), the
-// violations found, or a *jsontext.SyntaxError when data is not strict JSON.
-func (s *Schema) Validate(data []byte, lim Limits) (out []byte, violations []Violation, err error) {
-	depth := lim.MaxDepth
-	if depth == 0 {
-		depth = 64
-	}
-	i, err := jsontext.SkipValue(data, 0, 0, depth)
-	if err != nil {
-		return nil, nil, err
-	}
-	if i = jsontext.SkipSpace(data, i); i != len(data) {
-		return nil, nil, jsontext.Unexpected(data, i, "end of input")
-	}
-	return data, nil, nil
+	root     *node
+	defaults bool // some schema has a default
 }

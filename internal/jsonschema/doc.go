@@ -1,0 +1,184 @@
+package jsonschema
+
+import (
+	"fmt"
+
+	"github.com/miniopenclaw/tool/internal/jsontext"
+)
+
+// Bounds on schema documents. Schemas can come from MCP servers over the
+// network, so compiling one must stay cheap whatever it contains.
+const (
+	// MaxSchemaBytes is the largest schema document Compile accepts.
+	MaxSchemaBytes = 4 << 20
+	// MaxSchemaDepth is the deepest nesting of JSON values Compile accepts.
+	MaxSchemaDepth   = 128
+	maxSchemaValues  = 200_000
+	maxPatternBytes  = 4096
+	maxTotalPatterns = 1 << 20
+	maxInPlaceDepth  = 256    // longest $ref/allOf/... chain at one instance location
+	maxInPlaceCount  = 10_000 // subschemas applied at one instance location
+)
+
+// A jval is one value of a parsed schema document.
+type jval struct {
+	kind  uint8
+	s     string // decoded string, or number literal
+	raw   []byte // the value's text in the document
+	elems []*jval
+	keys  []string
+	vals  []*jval
+}
+
+func (v *jval) get(key string) (*jval, bool) {
+	for i, k := range v.keys {
+		if k == key {
+			return v.vals[i], true
+		}
+	}
+	return nil, false
+}
+
+type docParser struct {
+	data  []byte
+	count int
+	buf   []byte
+}
+
+func parseDoc(data []byte) (*jval, error) {
+	if len(data) > MaxSchemaBytes {
+		return nil, &SchemaError{Msg: fmt.Sprintf("the schema is larger than %d bytes", MaxSchemaBytes)}
+	}
+	p := &docParser{data: data}
+	v, i, err := p.value(0, 0)
+	if err != nil {
+		return nil, err
+	}
+	if i = jsontext.SkipSpace(data, i); i != len(data) {
+		return nil, jsontext.Unexpected(data, i, "end of input")
+	}
+	return v, nil
+}
+
+func (p *docParser) value(i, depth int) (*jval, int, error) {
+	data := p.data
+	i = jsontext.SkipSpace(data, i)
+	if i >= len(data) {
+		return nil, i, jsontext.UnexpectedEnd(i)
+	}
+	p.count++
+	if p.count > maxSchemaValues {
+		return nil, i, &jsontext.SyntaxError{Offset: i, Msg: fmt.Sprintf("more than %d values in the schema", maxSchemaValues)}
+	}
+	start := i
+	var err error
+	switch c := data[i]; c {
+	case '"':
+		var s []byte
+		s, i, err = jsontext.ReadString(data, i, p.buf)
+		if err != nil {
+			return nil, i, err
+		}
+		return &jval{kind: kString, s: string(s), raw: data[start:i]}, i, nil
+	case 't', 'f', 'n':
+		word, kind := "null", kNull
+		switch c {
+		case 't':
+			word, kind = "true", kTrue
+		case 'f':
+			word, kind = "false", kFalse
+		}
+		if i, err = jsontext.ReadLiteral(data, i, word); err != nil {
+			return nil, i, err
+		}
+		return &jval{kind: kind, raw: data[start:i]}, i, nil
+	case '[', '{':
+		if depth >= MaxSchemaDepth {
+			return nil, i, &jsontext.SyntaxError{Offset: i, Msg: fmt.Sprintf("%s (more than %d levels)", jsontext.ErrDepth, MaxSchemaDepth)}
+		}
+		closer := byte(']')
+		v := &jval{kind: kArray}
+		if c == '{' {
+			closer, v.kind = '}', kObject
+		}
+		i = jsontext.SkipSpace(data, i+1)
+		if i < len(data) && data[i] == closer {
+			v.raw = data[start : i+1]
+			return v, i + 1, nil
+		}
+		var seen map[string]struct{}
+		for {
+			if c == '{' {
+				i = jsontext.SkipSpace(data, i)
+				if i >= len(data) {
+					return nil, i, jsontext.UnexpectedEnd(i)
+				}
+				if data[i] != '"' {
+					return nil, i, jsontext.Unexpected(data, i, "a string key")
+				}
+				keyAt := i
+				var k []byte
+				if k, i, err = jsontext.ReadString(data, i, p.buf); err != nil {
+					return nil, i, err
+				}
+				if len(v.keys) < dupScanLimit {
+					for _, prev := range v.keys {
+						if prev == string(k) {
+							return nil, keyAt, duplicateKey(keyAt, k)
+						}
+					}
+				} else {
+					if seen == nil {
+						seen = make(map[string]struct{}, 2*len(v.keys))
+						for _, prev := range v.keys {
+							seen[prev] = struct{}{}
+						}
+					}
+					if _, dup := seen[string(k)]; dup {
+						return nil, keyAt, duplicateKey(keyAt, k)
+					}
+					seen[string(k)] = struct{}{}
+				}
+				v.keys = append(v.keys, string(k))
+				i = jsontext.SkipSpace(data, i)
+				if i >= len(data) {
+					return nil, i, jsontext.UnexpectedEnd(i)
+				}
+				if data[i] != ':' {
+					return nil, i, jsontext.Unexpected(data, i, "':'")
+				}
+				i++
+			}
+			var e *jval
+			if e, i, err = p.value(i, depth+1); err != nil {
+				return nil, i, err
+			}
+			if c == '{' {
+				v.vals = append(v.vals, e)
+			} else {
+				v.elems = append(v.elems, e)
+			}
+			i = jsontext.SkipSpace(data, i)
+			if i >= len(data) {
+				return nil, i, jsontext.UnexpectedEnd(i)
+			}
+			if data[i] == closer {
+				v.raw = data[start : i+1]
+				return v, i + 1, nil
+			}
+			if data[i] != ',' {
+				return nil, i, jsontext.Unexpected(data, i, fmt.Sprintf("',' or '%c'", closer))
+			}
+			i++
+		}
+	default:
+		if c == '-' || (c >= '0' && c <= '9') {
+			var lit []byte
+			if lit, i, err = jsontext.ReadNumber(data, i); err != nil {
+				return nil, i, err
+			}
+			return &jval{kind: kNumber, s: string(lit), raw: lit}, i, nil
+		}
+		return nil, i, jsontext.Unexpected(data, i, "a value")
+	}
+}

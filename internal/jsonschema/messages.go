@@ -1,0 +1,463 @@
+package jsonschema
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+)
+
+// gotWidth is about how many characters of a value a message shows.
+const gotWidth = 60
+
+// got describes the value at tape index i for a violation's Got field,
+// prefixed with its JSON type when withType is set.
+func (v *validator) got(i int32, withType bool) string {
+	t := &v.tape[i]
+	text := shortJSON(v.data[t.start:t.end], gotWidth)
+	if !withType {
+		return text
+	}
+	switch t.kind {
+	case kNull:
+		return "null"
+	case kString:
+		return "string " + text
+	case kNumber:
+		return "number " + text
+	case kTrue, kFalse:
+		return "boolean " + text
+	case kObject:
+		return "object " + text
+	case kArray:
+		return "array " + text
+	}
+	return text
+}
+
+// shortJSON returns JSON text without insignificant whitespace, cut to
+// about n characters at a character boundary.
+func shortJSON(raw []byte, n int) string {
+	if len(raw) > 4*n+16 {
+		raw = raw[:4*n+16]
+	}
+	c := compact(raw)
+	if utf8.RuneCount(c) <= n {
+		return string(c)
+	}
+	i, count := 0, 0
+	for i < len(c) && count < n-1 {
+		_, size := utf8.DecodeRune(c[i:])
+		i += size
+		count++
+	}
+	return strings.ToValidUTF8(string(c[:i]), "\uFFFD") + "…"
+}
+
+func plural(n int64, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return strconv.FormatInt(n, 10) + " " + many
+}
+
+// countPhrase says how many of something are allowed: "at least 2 items",
+// "1 to 3 properties".
+func countPhrase(lo, hi int64, one, many string) string {
+	switch {
+	case lo >= 0 && hi >= 0 && lo == hi:
+		return "exactly " + plural(lo, one, many)
+	case lo > 0 && hi >= 0:
+		return fmt.Sprintf("%d to %s", lo, plural(hi, one, many))
+	case hi >= 0:
+		return "at most " + plural(hi, one, many)
+	case lo >= 0:
+		return "at least " + plural(lo, one, many)
+	}
+	return "any number of " + many
+}
+
+// describe says in plain words what schema n allows.
+func describe(n *node) string { return describeDepth(n, 0) }
+
+func describeList(alts []*node) string {
+	parts := make([]string, len(alts))
+	for i, m := range alts {
+		parts[i] = describeDepth(m, 1)
+	}
+	return strings.Join(parts, "; ")
+}
+
+// isPhrase turns a description into a predicate: "is a string".
+func isPhrase(n *node) string { return "is " + describeDepth(n, 1) }
+
+func describeDepth(n *node, depth int) string {
+	n = deref(n)
+	if n.boolean {
+		if n.accept {
+			return "any value"
+		}
+		return "nothing"
+	}
+	if n.hasConst {
+		return "exactly " + shortJSON(n.constVal.raw, gotWidth)
+	}
+	if n.enum != nil {
+		return enumPhrase(n.enum)
+	}
+	types := n.types
+	if types == 0 {
+		switch {
+		case n.pattern != nil || n.minLen >= 0 || n.maxLen >= 0 || n.format != fNone:
+			types = tString
+		case n.minimum != nil || n.maximum != nil || n.exclMin != nil || n.exclMax != nil || n.multipleOf != nil:
+			types = tNumber
+		case n.props != nil || n.required != nil || n.additional != nil || n.minProps >= 0 || n.maxProps >= 0:
+			types = tObject
+		case n.items != nil || n.prefixItems != nil || n.minItems >= 0 || n.maxItems >= 0 || n.contains != nil:
+			types = tArray
+		}
+	}
+	if types == 0 {
+		if depth < 2 {
+			switch {
+			case n.anyOf != nil:
+				return "one of: " + joinDescs(n.anyOf, depth+1)
+			case n.oneOf != nil:
+				return "exactly one of: " + joinDescs(n.oneOf, depth+1)
+			case len(n.allOf) == 1:
+				return describeDepth(n.allOf[0], depth+1)
+			case n.ref != nil:
+				return describeDepth(n.ref, depth+1)
+			}
+		}
+		if n.not != nil && depth < 2 {
+			return "anything except " + describeDepth(n.not, depth+1)
+		}
+		if n.anyOf != nil || n.oneOf != nil || n.allOf != nil || n.ref != nil || n.ifN != nil {
+			return "a value matching the schema at " + pointerOrRoot(n.loc)
+		}
+		return "any value"
+	}
+	var parts []string
+	if types&tString != 0 {
+		parts = append(parts, stringPhrase(n))
+	}
+	if types&tInteger != 0 && types&tNumber == 0 {
+		parts = append(parts, numberPhrase(n, "an integer"))
+	}
+	if types&tNumber != 0 {
+		parts = append(parts, numberPhrase(n, "a number"))
+	}
+	if types&tBoolean != 0 {
+		parts = append(parts, "a boolean")
+	}
+	if types&tObject != 0 {
+		parts = append(parts, objectPhrase(n, depth))
+	}
+	if types&tArray != 0 {
+		parts = append(parts, arrayPhrase(n, depth))
+	}
+	if types&tNull != 0 {
+		parts = append(parts, "null")
+	}
+	return joinOr(parts)
+}
+
+func joinDescs(alts []*node, depth int) string {
+	parts := make([]string, len(alts))
+	for i, m := range alts {
+		parts[i] = describeDepth(m, depth)
+	}
+	return strings.Join(parts, "; ")
+}
+
+func joinOr(parts []string) string {
+	switch len(parts) {
+	case 1:
+		return parts[0]
+	case 2:
+		return parts[0] + " or " + parts[1]
+	}
+	return strings.Join(parts[:len(parts)-1], ", ") + " or " + parts[len(parts)-1]
+}
+
+const maxListed = 20
+
+func enumPhrase(enum []*jval) string {
+	switch len(enum) {
+	case 0:
+		return "nothing (the list of allowed values is empty)"
+	case 1:
+		return "exactly " + shortJSON(enum[0].raw, gotWidth)
+	}
+	var b strings.Builder
+	b.WriteString("one of ")
+	for i, e := range enum {
+		if i == maxListed {
+			fmt.Fprintf(&b, ", … (%d more)", len(enum)-i)
+			break
+		}
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString(shortJSON(e.raw, gotWidth))
+	}
+	return b.String()
+}
+
+var formatNouns = map[uint8]string{
+	fDateTime: "a date-time string (RFC 3339, like 2026-12-24T09:30:00Z)",
+	fDate:     "a date string (YYYY-MM-DD)",
+	fTime:     "a time string (HH:MM:SS with a zone, like 09:30:00Z)",
+	fEmail:    "an email address",
+	fUUID:     "a UUID string",
+	fIPv4:     "an IPv4 address",
+	fIPv6:     "an IPv6 address",
+	fURI:      "an absolute URI",
+}
+
+func stringPhrase(n *node) string {
+	s := "a string"
+	if n.format != fNone {
+		s = formatNouns[n.format]
+	}
+	if n.minLen >= 0 || n.maxLen >= 0 {
+		lo := n.minLen
+		if lo == 0 {
+			lo = -1
+		}
+		s += " of " + countPhrase(lo, n.maxLen, "character", "characters")
+	}
+	if n.pattern != nil {
+		s += " matching " + n.patternSrc
+	}
+	return s
+}
+
+func numberPhrase(n *node, noun string) string {
+	var lower, upper string
+	if n.exclMin != nil {
+		lower = "greater than " + n.exclMin.lit
+	} else if n.minimum != nil {
+		lower = "at least " + n.minimum.lit
+	}
+	if n.exclMax != nil {
+		upper = "less than " + n.exclMax.lit
+	} else if n.maximum != nil {
+		upper = "at most " + n.maximum.lit
+	}
+	s := noun
+	switch {
+	case n.minimum != nil && n.maximum != nil && n.exclMin == nil && n.exclMax == nil:
+		s += " between " + n.minimum.lit + " and " + n.maximum.lit
+	case lower != "" && upper != "":
+		s += " " + lower + " and " + upper
+	case lower != "":
+		s += " " + lower
+	case upper != "":
+		s += " " + upper
+	}
+	if n.multipleOf != nil {
+		s += " that is a multiple of " + n.multipleOf.lit
+	}
+	return s
+}
+
+func objectPhrase(n *node, depth int) string {
+	s := "an object"
+	if depth == 0 {
+		return s
+	}
+	for _, p := range n.props {
+		pn := deref(p.n)
+		if pn.hasConst {
+			return s + " with " + strconv.Quote(p.name) + ": " + shortJSON(pn.constVal.raw, 30)
+		}
+		if len(pn.enum) == 1 {
+			return s + " with " + strconv.Quote(p.name) + ": " + shortJSON(pn.enum[0].raw, 30)
+		}
+	}
+	if len(n.required) > 0 && len(n.required) <= 5 {
+		return s + " with " + strings.Join(n.required, ", ")
+	}
+	return s
+}
+
+func arrayPhrase(n *node, depth int) string {
+	s := "an array"
+	if n.minItems >= 0 || n.maxItems >= 0 {
+		lo := n.minItems
+		if lo == 0 {
+			lo = -1
+		}
+		s += " of " + countPhrase(lo, n.maxItems, "item", "items")
+	}
+	if n.items != nil && n.prefixItems == nil && depth < 2 {
+		if d := describeDepth(n.items, depth+1); d != "any value" {
+			s += " (each item " + d + ")"
+		}
+	}
+	return s
+}
+
+func formatHint(n *node) string {
+	switch n.format {
+	case fDate:
+		return "use YYYY-MM-DD, like 2026-12-24"
+	case fDateTime:
+		return "use RFC 3339 with a zone, like 2026-12-24T09:30:00Z"
+	case fTime:
+		return "use HH:MM:SS with a zone, like 09:30:00Z"
+	}
+	return ""
+}
+
+// enumHint suggests an allowed string close to the one given.
+func (v *validator) enumHint(n *node, i int32) string {
+	t := &v.tape[i]
+	if t.kind != kString {
+		return ""
+	}
+	got := string(v.str(t))
+	var names []string
+	for _, e := range n.enum {
+		if e.kind == kString {
+			names = append(names, e.s)
+		}
+	}
+	if best, ok := closest(got, names); ok {
+		return fmt.Sprintf("did you mean %q?", best)
+	}
+	return ""
+}
+
+// unknownProperty reports member k of the object at i, which no
+// properties or patternProperties entry admits and additionalProperties
+// forbids.
+func (v *validator) unknownProperty(n *node, i, k int32) {
+	key := string(v.str(&v.tape[k]))
+	var allowed []string
+	for _, p := range n.props {
+		allowed = append(allowed, p.name)
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "no property %s", strconv.Quote(shorten(key, gotWidth)))
+	switch {
+	case len(allowed) == 0 && len(n.patternProps) == 0:
+		b.WriteString(" (this object takes no properties)")
+	default:
+		b.WriteString(" (allowed: ")
+		for j, a := range allowed {
+			if j == maxListed {
+				fmt.Fprintf(&b, ", … (%d more)", len(allowed)-j)
+				break
+			}
+			if j > 0 {
+				b.WriteString(", ")
+			}
+			b.WriteString(a)
+		}
+		for j, pp := range n.patternProps {
+			if j > 0 || len(allowed) > 0 {
+				b.WriteString(", ")
+			}
+			b.WriteString("names matching " + pp.src)
+		}
+		b.WriteString(")")
+	}
+	hint := ""
+	if best, ok := closest(key, allowed); ok {
+		hint = fmt.Sprintf("did you mean %q?", best)
+	}
+	v.add(k+1, b.String(), v.got(k+1, false), hint)
+	// Order the report by the key, not the value.
+	v.recs[len(v.recs)-1].off = v.tape[k].start
+}
+
+// missing reports that the object at i lacks property name.
+func (v *validator) missing(n *node, i int32, name, expected string) {
+	t := &v.tape[i]
+	hint := ""
+	var sent []string
+	for k := i + 1; k < t.next; k = v.tape[k+1].next {
+		key := string(v.str(&v.tape[k]))
+		if n.prop([]byte(key)) == nil {
+			sent = append(sent, key)
+		}
+	}
+	if len(sent) > 0 {
+		// A key close to the missing name that the schema does not know.
+		for _, s := range sent {
+			if best, ok := closest(s, []string{name}); ok && best == name {
+				hint = fmt.Sprintf("rename %q to %q", shorten(s, gotWidth), name)
+				break
+			}
+		}
+	}
+	ptr := v.pointer()
+	ptr = string(appendToken([]byte(ptr+"/"), []byte(name)))
+	v.recs = append(v.recs, vrec{off: t.end - 1, v: Violation{Pointer: ptr, Expected: expected, Got: "nothing", Hint: hint}})
+}
+
+func shorten(s string, n int) string {
+	if utf8.RuneCountInString(s) <= n {
+		return s
+	}
+	i, count := 0, 0
+	for i < len(s) && count < n-1 {
+		_, size := utf8.DecodeRuneInString(s[i:])
+		i += size
+		count++
+	}
+	return s[:i] + "…"
+}
+
+// closest returns the candidate that equals s ignoring case, or failing
+// that the nearest one within a small edit distance.
+func closest(s string, candidates []string) (string, bool) {
+	if s == "" || len(s) > 64 {
+		return "", false
+	}
+	for _, c := range candidates {
+		if c != s && strings.EqualFold(c, s) {
+			return c, true
+		}
+	}
+	best, bestD := "", 3
+	limit := 2
+	if utf8.RuneCountInString(s) <= 4 {
+		limit = 1
+	}
+	for _, c := range candidates {
+		if c == s || len(c) > 64 {
+			continue
+		}
+		if d := editDistance(strings.ToLower(s), strings.ToLower(c)); d <= limit && d < bestD {
+			best, bestD = c, d
+		}
+	}
+	return best, best != ""
+}
+
+// editDistance is the Levenshtein distance between two short strings.
+func editDistance(a, b string) int {
+	ra, rb := []rune(a), []rune(b)
+	prev := make([]int, len(rb)+1)
+	cur := make([]int, len(rb)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(ra); i++ {
+		cur[0] = i
+		for j := 1; j <= len(rb); j++ {
+			cost := 1
+			if ra[i-1] == rb[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(rb)]
+}

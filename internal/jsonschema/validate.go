@@ -1,0 +1,671 @@
+package jsonschema
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"sync"
+	"unicode/utf8"
+
+	"github.com/miniopenclaw/tool/internal/jsontext"
+)
+
+// ErrTooComplex is returned by Validate when checking an instance would
+// take more work than a budget proportional to the instance's size: a
+// schema that fans out (for example anyOf alternatives that recurse into
+// themselves) can otherwise make the work grow exponentially with depth.
+var ErrTooComplex = errors.New("the schema is too complex to check this value")
+
+// Work budget for one Validate call: subschema applications allowed.
+const (
+	baseSteps    = 1 << 20
+	stepsPerNode = 64
+)
+
+var validators = sync.Pool{New: func() any { return new(validator) }}
+
+// A validator holds the state of one Validate call.
+type validator struct {
+	parser
+	path     []pathSeg
+	recs     []vrec
+	steps    int
+	maxSteps int
+	tooMuch  bool
+	nb1, nb2 []byte // scratch for number digits
+	hashes   []uint64
+	nodeBuf  []*node
+	out      []byte
+}
+
+// A pathSeg is one step of the instance location: a member (key is the
+// tape index of its key) or an array element (key is -1).
+type pathSeg struct {
+	key int32
+	idx int32
+}
+
+type vrec struct {
+	off int32 // instance offset, for document order
+	v   Violation
+}
+
+// Validate parses data strictly and validates it against s. It returns
+// the instance with defaults applied (data itself when nothing was added,
+// or when the instance is invalid), every violation found in document
+// order, or an error: a *jsontext.SyntaxError when data is not strict JSON
+// (including duplicate keys, invalid UTF-8, lone surrogates, nesting deeper
+// than lim.MaxDepth and input longer than lim.MaxBytes), or ErrTooComplex.
+func (s *Schema) Validate(data []byte, lim Limits) (out []byte, violations []Violation, err error) {
+	if lim.MaxBytes > 0 && len(data) > lim.MaxBytes {
+		return nil, nil, &jsontext.SyntaxError{Offset: lim.MaxBytes,
+			Msg: fmt.Sprintf("input is %d bytes, more than the limit of %d", len(data), lim.MaxBytes)}
+	}
+	depth := lim.MaxDepth
+	if depth <= 0 {
+		depth = 64
+	}
+	v := validators.Get().(*validator)
+	defer v.release()
+	v.reset(data, depth)
+	if err := v.parse(); err != nil {
+		return nil, nil, err
+	}
+	v.path = v.path[:0]
+	v.recs = v.recs[:0]
+	v.steps, v.tooMuch = 0, false
+	v.maxSteps = baseSteps + stepsPerNode*len(v.tape)
+	if !v.eval(s.root, 0, true) {
+		if v.tooMuch {
+			return nil, nil, ErrTooComplex
+		}
+		return data, v.violations(), nil
+	}
+	if !s.defaults {
+		return data, nil, nil
+	}
+	out = v.applyDefaults(s.root)
+	if out == nil {
+		return data, nil, nil
+	}
+	// Defaults can break the instance (a default outside its own schema,
+	// maxProperties, oneOf...). Keep them only if the result still holds.
+	v.reset(out, depth+1)
+	if v.parse() != nil {
+		return data, nil, nil
+	}
+	v.recs = v.recs[:0]
+	v.steps = 0
+	v.maxSteps = baseSteps + stepsPerNode*len(v.tape)
+	if !v.eval(s.root, 0, false) {
+		return data, nil, nil
+	}
+	return out, nil, nil
+}
+
+func (v *validator) release() {
+	v.data = nil
+	if cap(v.tape) > 1<<16 || cap(v.arena) > 1<<20 {
+		return // do not keep large buffers alive
+	}
+	v.out = nil
+	clear(v.nodeBuf)
+	v.nodeBuf = v.nodeBuf[:0]
+	validators.Put(v)
+}
+
+// violations returns the recorded violations in document order, without
+// duplicates.
+func (v *validator) violations() []Violation {
+	slices.SortStableFunc(v.recs, func(a, b vrec) int { return int(a.off) - int(b.off) })
+	out := make([]Violation, 0, len(v.recs))
+	for i, r := range v.recs {
+		dup := false
+		for j := i - 1; j >= 0 && v.recs[j].off == r.off; j-- {
+			if v.recs[j].v == r.v {
+				dup = true
+				break
+			}
+		}
+		if !dup {
+			out = append(out, r.v)
+		}
+	}
+	return out
+}
+
+// pointer returns the JSON pointer of the current instance location.
+func (v *validator) pointer() string {
+	var b []byte
+	for _, s := range v.path {
+		b = append(b, '/')
+		if s.key < 0 {
+			b = strconv.AppendInt(b, int64(s.idx), 10)
+			continue
+		}
+		b = appendToken(b, v.str(&v.tape[s.key]))
+	}
+	return string(b)
+}
+
+func appendToken(b, tok []byte) []byte {
+	for _, c := range tok {
+		switch c {
+		case '~':
+			b = append(b, '~', '0')
+		case '/':
+			b = append(b, '~', '1')
+		default:
+			b = append(b, c)
+		}
+	}
+	return b
+}
+
+func (v *validator) pushKey(k int32) { v.path = append(v.path, pathSeg{key: k}) }
+func (v *validator) pushIdx(i int)   { v.path = append(v.path, pathSeg{key: -1, idx: int32(i)}) }
+func (v *validator) pop()            { v.path = v.path[:len(v.path)-1] }
+
+// add records a violation at the current location for the value at tape
+// index at.
+func (v *validator) add(at int32, expected, got, hint string) {
+	v.recs = append(v.recs, vrec{off: v.tape[at].start, v: Violation{Pointer: v.pointer(), Expected: expected, Got: got, Hint: hint}})
+}
+
+func (v *validator) typeOK(types uint8, t *tnode) bool {
+	switch t.kind {
+	case kNull:
+		return types&tNull != 0
+	case kTrue, kFalse:
+		return types&tBoolean != 0
+	case kObject:
+		return types&tObject != 0
+	case kArray:
+		return types&tArray != 0
+	case kString:
+		return types&tString != 0
+	case kNumber:
+		if types&tNumber != 0 {
+			return true
+		}
+		return types&tInteger != 0 && isIntegerLit(v.data[t.start:t.end])
+	}
+	return false
+}
+
+// eval applies n to the value at tape index i. With rep it records every
+// violation; without it, it stops at the first failure.
+func (v *validator) eval(n *node, i int32, rep bool) bool {
+	v.steps++
+	if v.steps > v.maxSteps {
+		v.tooMuch = true
+		return false
+	}
+	if v.tooMuch {
+		return false
+	}
+	if n.boolean {
+		if !n.accept && rep {
+			v.add(i, "no value here (the schema allows nothing)", v.got(i, true), "")
+		}
+		return n.accept
+	}
+	t := &v.tape[i]
+	if n.types != 0 && !v.typeOK(n.types, t) {
+		if rep {
+			v.add(i, describe(n), v.got(i, true), "")
+		}
+		return false
+	}
+	ok := true
+	if n.enum != nil {
+		found := false
+		for _, e := range n.enum {
+			v.steps++
+			if v.equal(i, e) {
+				found = true
+				break
+			}
+		}
+		if !found {
+			if !rep {
+				return false
+			}
+			v.add(i, describe(n), v.got(i, false), v.enumHint(n, i))
+			ok = false
+		}
+	}
+	if n.hasConst && !v.equal(i, n.constVal) {
+		if !rep {
+			return false
+		}
+		v.add(i, describe(n), v.got(i, false), "")
+		ok = false
+	}
+	switch t.kind {
+	case kString:
+		if ok && !v.stringOK(n, t) {
+			if !rep {
+				return false
+			}
+			v.add(i, describe(n), v.got(i, false), formatHint(n))
+			ok = false
+		}
+	case kNumber:
+		if ok && !v.numberOK(n, t) {
+			if !rep {
+				return false
+			}
+			v.add(i, describe(n), v.got(i, false), "")
+			ok = false
+		}
+	case kObject:
+		if !v.object(n, i, rep) {
+			if !rep {
+				return false
+			}
+			ok = false
+		}
+	case kArray:
+		if !v.array(n, i, rep) {
+			if !rep {
+				return false
+			}
+			ok = false
+		}
+	}
+	if n.ref != nil && !v.eval(n.ref, i, rep) {
+		if !rep {
+			return false
+		}
+		ok = false
+	}
+	for _, m := range n.allOf {
+		if !v.eval(m, i, rep) {
+			if !rep {
+				return false
+			}
+			ok = false
+		}
+	}
+	if n.anyOf != nil {
+		found := false
+		for _, m := range n.anyOf {
+			if v.eval(m, i, false) {
+				found = true
+				break
+			}
+		}
+		if !found {
+			if !rep {
+				return false
+			}
+			v.alternatives(n.anyOf, i)
+			ok = false
+		}
+	}
+	if n.oneOf != nil {
+		first, second := -1, -1
+		for k, m := range n.oneOf {
+			if v.eval(m, i, false) {
+				if first < 0 {
+					first = k
+				} else {
+					second = k
+					break
+				}
+			}
+		}
+		if first < 0 || second >= 0 {
+			if !rep {
+				return false
+			}
+			if first < 0 {
+				v.alternatives(n.oneOf, i)
+			} else {
+				v.add(i, "exactly one of: "+describeList(n.oneOf), fmt.Sprintf("%s, which matches both alternative %d (%s) and alternative %d (%s)",
+					v.got(i, false), first+1, describeDepth(n.oneOf[first], 1), second+1, describeDepth(n.oneOf[second], 1)), "")
+			}
+			ok = false
+		}
+	}
+	if n.not != nil && v.eval(n.not, i, false) {
+		if !rep {
+			return false
+		}
+		v.add(i, "anything except "+describeDepth(n.not, 1), v.got(i, true), "")
+		ok = false
+	}
+	if n.ifN != nil {
+		branch := n.elseN
+		if v.eval(n.ifN, i, false) {
+			branch = n.thenN
+		}
+		if branch != nil && !v.eval(branch, i, rep) {
+			if !rep {
+				return false
+			}
+			ok = false
+		}
+	}
+	if v.tooMuch {
+		return false
+	}
+	return ok
+}
+
+// alternatives reports an instance that matches none of alts: through the
+// one alternative it plausibly meant, or as a summary of all of them.
+func (v *validator) alternatives(alts []*node, i int32) {
+	only := -1
+	for k, m := range alts {
+		if v.plausible(m, i) {
+			if only >= 0 {
+				only = -2
+				break
+			}
+			only = k
+		}
+	}
+	if only >= 0 {
+		v.eval(alts[only], i, true)
+		return
+	}
+	v.add(i, "one of: "+describeList(alts), v.got(i, true), "")
+}
+
+// plausible reports whether alternative m was probably meant for the value
+// at i: its type admits the value and, for objects, no property with a
+// single allowed value (a discriminator) disagrees.
+func (v *validator) plausible(m *node, i int32) bool {
+	m = deref(m)
+	if m.boolean {
+		return m.accept
+	}
+	t := &v.tape[i]
+	if m.types != 0 && !v.typeOK(m.types, t) {
+		return false
+	}
+	if t.kind != kObject {
+		return true
+	}
+	for k := i + 1; k < t.next; k = v.tape[k+1].next {
+		pn := m.prop(v.str(&v.tape[k]))
+		if pn == nil {
+			continue
+		}
+		pn = deref(pn)
+		if pn.hasConst && !v.equal(k+1, pn.constVal) {
+			return false
+		}
+		if len(pn.enum) == 1 && !v.equal(k+1, pn.enum[0]) {
+			return false
+		}
+	}
+	return true
+}
+
+// deref follows a chain of schemas that are only a $ref.
+func deref(n *node) *node {
+	for k := 0; k < 32 && n.onlyRef && n.ref != nil; k++ {
+		n = n.ref
+	}
+	return n
+}
+
+func (v *validator) stringOK(n *node, t *tnode) bool {
+	s := v.str(t)
+	if n.minLen >= 0 || n.maxLen >= 0 {
+		l := int64(utf8.RuneCount(s))
+		if n.minLen >= 0 && l < n.minLen || n.maxLen >= 0 && l > n.maxLen {
+			return false
+		}
+	}
+	if n.pattern != nil {
+		v.steps += len(s) >> 6
+		if !n.pattern.Match(s) {
+			return false
+		}
+	}
+	if n.format != fNone && !checkFormat(n.format, s) {
+		return false
+	}
+	return true
+}
+
+func (v *validator) numberOK(n *node, t *tnode) bool {
+	lit := v.data[t.start:t.end]
+	if n.minimum != nil && n.minimum.cmpLit(lit, v.nb1) < 0 {
+		return false
+	}
+	if n.maximum != nil && n.maximum.cmpLit(lit, v.nb1) > 0 {
+		return false
+	}
+	if n.exclMin != nil && n.exclMin.cmpLit(lit, v.nb1) <= 0 {
+		return false
+	}
+	if n.exclMax != nil && n.exclMax.cmpLit(lit, v.nb1) >= 0 {
+		return false
+	}
+	if m := n.multipleOf; m != nil {
+		if m.isSm {
+			if x, ok := smallInt(lit); ok {
+				return x%m.small == 0
+			}
+		}
+		return isMultiple(parseDecimal(lit, v.nb1), m.d)
+	}
+	return true
+}
+
+func (v *validator) object(n *node, i int32, rep bool) bool {
+	t := v.tape[i]
+	ok := true
+	if n.minProps >= 0 && int64(t.n) < n.minProps || n.maxProps >= 0 && int64(t.n) > n.maxProps {
+		if !rep {
+			return false
+		}
+		v.add(i, "an object with "+countPhrase(n.minProps, n.maxProps, "property", "properties"), plural(int64(t.n), "property", "properties"), "")
+		ok = false
+	}
+	members := n.props != nil || n.patternProps != nil || n.additional != nil || n.propNames != nil
+	var found uint64
+	var foundBig []bool
+	if len(n.required) > 64 {
+		foundBig = make([]bool, len(n.required))
+	}
+	for k := i + 1; k < t.next; k = v.tape[k+1].next {
+		key := v.str(&v.tape[k])
+		if n.required != nil {
+			if r := n.requiredIndex(key); r >= 0 {
+				if foundBig != nil {
+					foundBig[r] = true
+				} else {
+					found |= 1 << r
+				}
+			}
+		}
+		if !members {
+			continue
+		}
+		val := k + 1
+		matched := false
+		if pn := n.prop(key); pn != nil {
+			matched = true
+			v.pushKey(k)
+			good := v.eval(pn, val, rep)
+			v.pop()
+			if !good {
+				if !rep {
+					return false
+				}
+				ok = false
+			}
+		}
+		for _, pp := range n.patternProps {
+			v.steps++
+			if !pp.re.Match(key) {
+				continue
+			}
+			matched = true
+			v.pushKey(k)
+			good := v.eval(pp.n, val, rep)
+			v.pop()
+			if !good {
+				if !rep {
+					return false
+				}
+				ok = false
+			}
+		}
+		if !matched && n.additional != nil {
+			if !rep && n.additional.boolean && !n.additional.accept {
+				return false
+			}
+			v.pushKey(k)
+			if n.additional.boolean && !n.additional.accept {
+				v.unknownProperty(n, i, k)
+				ok = false
+			} else if !v.eval(n.additional, val, rep) {
+				if !rep {
+					v.pop()
+					return false
+				}
+				ok = false
+			}
+			v.pop()
+		}
+		if n.propNames != nil && !v.eval(n.propNames, k, false) {
+			if !rep {
+				return false
+			}
+			v.pushKey(k)
+			v.add(k, "a property name that is "+describeDepth(n.propNames, 1), v.got(k, false), "")
+			v.pop()
+			ok = false
+		}
+	}
+	for r, name := range n.required {
+		var has bool
+		if foundBig != nil {
+			has = foundBig[r]
+		} else {
+			has = found&(1<<r) != 0
+		}
+		if !has {
+			if !rep {
+				return false
+			}
+			v.missing(n, i, name, "required property "+strconv.Quote(name))
+			ok = false
+		}
+	}
+	for _, d := range n.depRequired {
+		if v.member(i, d.prop) < 0 {
+			continue
+		}
+		for _, r := range d.req {
+			if v.member(i, r) < 0 {
+				if !rep {
+					return false
+				}
+				v.missing(n, i, r, fmt.Sprintf("required property %q (because %q is present)", r, d.prop))
+				ok = false
+			}
+		}
+	}
+	for _, d := range n.depSchemas {
+		if v.member(i, d.prop) >= 0 && !v.eval(d.n, i, rep) {
+			if !rep {
+				return false
+			}
+			ok = false
+		}
+	}
+	return ok
+}
+
+// member returns the tape index of the value of member name of the object
+// at i, or -1.
+func (v *validator) member(i int32, name string) int32 {
+	t := &v.tape[i]
+	for k := i + 1; k < t.next; k = v.tape[k+1].next {
+		v.steps++
+		if string(v.str(&v.tape[k])) == name {
+			return k + 1
+		}
+	}
+	return -1
+}
+
+func (v *validator) array(n *node, i int32, rep bool) bool {
+	t := v.tape[i]
+	ok := true
+	if n.minItems >= 0 && int64(t.n) < n.minItems || n.maxItems >= 0 && int64(t.n) > n.maxItems {
+		if !rep {
+			return false
+		}
+		v.add(i, "an array of "+countPhrase(n.minItems, n.maxItems, "item", "items"), plural(int64(t.n), "item", "items"), "")
+		ok = false
+	}
+	if n.prefixItems != nil || n.items != nil {
+		idx := 0
+		for k := i + 1; k < t.next; k = v.tape[k].next {
+			sn := n.items
+			if idx < len(n.prefixItems) {
+				sn = n.prefixItems[idx]
+			}
+			if sn != nil {
+				v.pushIdx(idx)
+				var good bool
+				if sn.boolean && !sn.accept {
+					good = false
+					if rep {
+						v.add(k, fmt.Sprintf("no item here (at most %s)", plural(int64(len(n.prefixItems)), "item", "items")), v.got(k, true), "")
+					}
+				} else {
+					good = v.eval(sn, k, rep)
+				}
+				v.pop()
+				if !good {
+					if !rep {
+						return false
+					}
+					ok = false
+				}
+			}
+			idx++
+		}
+	}
+	if n.contains != nil {
+		count := int64(0)
+		for k := i + 1; k < t.next; k = v.tape[k].next {
+			if v.eval(n.contains, k, false) {
+				count++
+			}
+		}
+		lo := n.minContains
+		if lo < 0 {
+			lo = 1
+		}
+		if count < lo || n.maxContains >= 0 && count > n.maxContains {
+			if !rep {
+				return false
+			}
+			v.add(i, fmt.Sprintf("an array with %s that %s", countPhrase(lo, n.maxContains, "item", "items"), isPhrase(n.contains)),
+				fmt.Sprintf("%d such items", count), "")
+			ok = false
+		}
+	}
+	if n.unique {
+		if a, b := v.duplicateItems(i); a >= 0 {
+			if !rep {
+				return false
+			}
+			v.add(i, "an array of unique items", fmt.Sprintf("items %d and %d are equal", a, b), "")
+			ok = false
+		}
+	}
+	return ok
+}
