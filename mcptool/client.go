@@ -1,0 +1,275 @@
+package mcptool
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os/exec"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/miniopenclaw/tool"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// Defaults of a [Client].
+const (
+	// DefaultMaxSchemaBytes bounds an imported tool's input or output
+	// schema; a larger schema is refused for that tool.
+	DefaultMaxSchemaBytes = 256 << 10
+	// DefaultMaxSchemaDepth bounds the nesting of an imported schema.
+	DefaultMaxSchemaDepth = 64
+	// DefaultTerminateDuration is how long closing a [Command] transport
+	// waits for the server process to exit after its standard input is
+	// closed, before it is sent SIGTERM (go-sdk's default is 5 s).
+	DefaultTerminateDuration = 200 * time.Millisecond
+	// resyncTimeout bounds one re-listing after notifications/tools/list_changed.
+	resyncTimeout = 30 * time.Second
+)
+
+// Command returns a transport that starts name with args and speaks MCP
+// over its standard input and output (the stdio transport). The process's
+// standard error is discarded; use [CommandTransport] to keep it. Closing
+// the connection closes the process's standard input and, if it has not
+// exited [DefaultTerminateDuration] later, terminates it.
+func Command(name string, args ...string) mcp.Transport {
+	return CommandTransport(exec.Command(name, args...))
+}
+
+// CommandTransport is like [Command] for a prepared command, so that its
+// environment, directory and standard error can be set. cmd must not have
+// been started.
+func CommandTransport(cmd *exec.Cmd) mcp.Transport {
+	return &mcp.CommandTransport{Command: cmd, TerminateDuration: DefaultTerminateDuration}
+}
+
+// URL returns a transport that speaks MCP Streamable HTTP to the endpoint
+// at url, such as "http://127.0.0.1:8080/mcp". It retries a broken
+// server-sent event stream at most twice.
+func URL(url string) mcp.Transport {
+	return &mcp.StreamableClientTransport{Endpoint: url, MaxRetries: 2}
+}
+
+// A Client is a connection to one MCP server whose tools can be imported
+// into a [tool.Registry] as [tool.Tool] values. Make one with [Connect].
+// It is safe for concurrent use.
+//
+// # Names
+//
+// An imported tool is registered as prefix+name (see [WithPrefix]). A
+// name outside the registry's set ^[a-zA-Z0-9_-]{1,64}$ (MCP allows dots,
+// longer names and more) is mapped into it: every other character
+// becomes '_', the name is cut to fit, and an underscore and eight hex
+// digits of a hash of the server's name are appended, so the mapping is
+// stable across connections and distinct names stay distinct. Each tool
+// keeps the server's own name, and calls go out under it.
+//
+// # Calls
+//
+// An imported tool validates its arguments against the server's input
+// schema before anything is sent (the [tool.Registry] also does, before
+// Execute is called). The call honours its context: when it ends,
+// go-sdk sends notifications/cancelled and Execute returns at once, so a
+// hung server costs at most the call's time limit ([WithCallTimeout], or
+// the registry's default) and a dead one gives an error at once. A result
+// with isError set becomes a Result with IsError set and the server's text
+// as its Error. Structured content is checked against the tool's output
+// schema here, since go-sdk's client does not check it; content that does
+// not match, or is missing, gives an error Result. Progress the server
+// reports reaches the caller's [tool.ProgressFunc] (see
+// [tool.WithProgress]).
+//
+// # Reconnecting
+//
+// A Client does not reconnect. When the server exits or the connection
+// breaks, the imported tools stay registered and every call to them gives
+// an error Result saying the connection is closed; [Client.Done] is
+// closed. To recover, [Connect] again and [Client.Import] into the same
+// registry: tools under the same names replace the old ones (a new Client
+// does not remove tools the old one imported, so remove those that
+// vanished, or start from a fresh registry).
+type Client struct {
+	cfg     clientConfig
+	session *mcp.ClientSession
+	done    chan struct{}
+
+	progress sync.Map // progress token (string) → context of the call
+	nextTok  atomic.Uint64
+
+	syncMu sync.Mutex // held while a registry is brought in sync
+
+	mu      sync.Mutex
+	imports []*importState
+	dirty   chan struct{} // list_changed seen; cap 1
+	stop    context.CancelFunc
+	wg      sync.WaitGroup
+	closed  bool
+}
+
+type clientConfig struct {
+	impl            mcp.Implementation
+	prefix          string
+	filter          func(name string) bool
+	timeout         time.Duration
+	logger          *slog.Logger
+	protocolVersion string
+	maxSchemaBytes  int
+	maxSchemaDepth  int
+}
+
+// A ClientOption configures a [Client] made by [Connect].
+type ClientOption func(*clientConfig)
+
+// WithPrefix prepends prefix to the name of every imported tool, the
+// specification's advice for clients that merge the tools of several
+// servers. prefix should itself match [a-zA-Z0-9_-]*, for example "fs_".
+func WithPrefix(prefix string) ClientOption {
+	return func(c *clientConfig) { c.prefix = prefix }
+}
+
+// WithFilter imports only the tools for which keep, given the server's
+// own name for the tool, returns true.
+func WithFilter(keep func(name string) bool) ClientOption {
+	return func(c *clientConfig) { c.filter = keep }
+}
+
+// WithCallTimeout sets the time limit of each call to an imported tool
+// (its [tool.Options.Timeout]). Zero, the default, leaves it to the
+// registry's default.
+func WithCallTimeout(d time.Duration) ClientOption {
+	return func(c *clientConfig) { c.timeout = d }
+}
+
+// WithClientImplementation sets the name and version the client reports
+// to servers (clientInfo). The default is "clawtool" and "dev".
+func WithClientImplementation(name, version string) ClientOption {
+	return func(c *clientConfig) { c.impl.Name, c.impl.Version = name, version }
+}
+
+// WithClientLogger sets the logger for protocol events, such as a tool
+// refused on re-import. The default discards them.
+func WithClientLogger(l *slog.Logger) ClientOption {
+	return func(c *clientConfig) { c.logger = l }
+}
+
+// WithProtocolVersion sets the protocol version to ask for. The default
+// asks for the newest (2026-07-28) with server/discover and falls back to
+// an initialize handshake at 2025-11-25; "2025-11-25" skips the probe,
+// which saves a round trip with servers known to be older.
+func WithProtocolVersion(v string) ClientOption {
+	return func(c *clientConfig) { c.protocolVersion = v }
+}
+
+// WithSchemaLimits bounds the size in bytes and the nesting depth of an
+// imported tool's schemas; a tool over a limit is not imported. Zero keeps
+// the default ([DefaultMaxSchemaBytes], [DefaultMaxSchemaDepth]).
+func WithSchemaLimits(maxBytes, maxDepth int) ClientOption {
+	return func(c *clientConfig) {
+		if maxBytes > 0 {
+			c.maxSchemaBytes = maxBytes
+		}
+		if maxDepth > 0 {
+			c.maxSchemaDepth = maxDepth
+		}
+	}
+}
+
+// Connect connects to the MCP server at the other end of t (see
+// [Command], [URL], or mcp.NewInMemoryTransports) and completes the
+// protocol handshake, which ctx bounds. The returned Client must be
+// closed.
+func Connect(ctx context.Context, t mcp.Transport, opts ...ClientOption) (*Client, error) {
+	cfg := clientConfig{
+		impl:           mcp.Implementation{Name: "clawtool", Version: "dev"},
+		maxSchemaBytes: DefaultMaxSchemaBytes,
+		maxSchemaDepth: DefaultMaxSchemaDepth,
+	}
+	for _, opt := range opts {
+		opt(&cfg)
+	}
+	c := &Client{cfg: cfg, done: make(chan struct{}), dirty: make(chan struct{}, 1)}
+	impl := cfg.impl
+	sdk := mcp.NewClient(&impl, &mcp.ClientOptions{
+		Logger: cfg.logger,
+		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) {
+			select {
+			case c.dirty <- struct{}{}:
+			default:
+			}
+		},
+		ProgressNotificationHandler: c.onProgress,
+	})
+	var sopts *mcp.ClientSessionOptions
+	if cfg.protocolVersion != "" {
+		sopts = &mcp.ClientSessionOptions{ProtocolVersion: cfg.protocolVersion}
+	}
+	session, err := sdk.Connect(ctx, t, sopts)
+	if err != nil {
+		return nil, fmt.Errorf("mcptool: connect: %w", err)
+	}
+	c.session = session
+	life, stop := context.WithCancel(context.Background())
+	c.stop = stop
+	c.wg.Go(func() {
+		_ = session.Wait()
+		close(c.done)
+	})
+	c.wg.Go(func() { c.resyncLoop(life) })
+	return c, nil
+}
+
+// Session returns the underlying go-sdk session, for the server's
+// identity and capabilities or for features this package does not wrap.
+func (c *Client) Session() *mcp.ClientSession { return c.session }
+
+// Done returns a channel that is closed when the connection has ended:
+// the server exited or hung up, or [Client.Close] was called.
+func (c *Client) Done() <-chan struct{} { return c.done }
+
+// Close ends the connection (for a [Command] transport, the process is
+// stopped as described there) and stops keeping registries in sync. The
+// imported tools stay registered; calls to them give error Results. Close
+// waits for the client's goroutines and is idempotent.
+func (c *Client) Close() error {
+	c.mu.Lock()
+	if c.closed {
+		c.mu.Unlock()
+		<-c.done
+		return nil
+	}
+	c.closed = true
+	c.mu.Unlock()
+	c.stop()
+	err := c.session.Close()
+	c.wg.Wait()
+	if errors.Is(err, context.Canceled) {
+		err = nil
+	}
+	return err
+}
+
+// onProgress relays notifications/progress to the call that asked for it.
+func (c *Client) onProgress(_ context.Context, req *mcp.ProgressNotificationClientRequest) {
+	if req.Params == nil {
+		return
+	}
+	tok, ok := req.Params.ProgressToken.(string)
+	if !ok {
+		return
+	}
+	if v, ok := c.progress.Load(tok); ok {
+		p := req.Params
+		tool.ReportProgress(v.(context.Context), p.Progress, p.Total, p.Message)
+	}
+}
+
+// progressToken returns a fresh progress token bound to ctx until release
+// is called.
+func (c *Client) progressToken(ctx context.Context) (tok string, release func()) {
+	tok = "clawtool-" + strconv.FormatUint(c.nextTok.Add(1), 10)
+	c.progress.Store(tok, ctx)
+	return tok, func() { c.progress.Delete(tok) }
+}

@@ -1,0 +1,394 @@
+package mcptool
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"slices"
+	"strings"
+
+	"github.com/miniopenclaw/tool"
+	"github.com/miniopenclaw/tool/internal/jsonschema"
+	"github.com/miniopenclaw/tool/internal/jsontext"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// Tools lists the server's tools (every page) and returns those the
+// client's filter keeps as [tool.Tool] values named as described on
+// [Client]. A tool that cannot be used (its schema is too large, too
+// deep, not valid JSON Schema, or its root is not an object schema) is left
+// out, and the returned error joins one error per such tool, naming it;
+// the other tools are returned all the same. A failure to list gives no
+// tools and that error.
+func (c *Client) Tools(ctx context.Context) ([]tool.Tool, error) {
+	var tools []tool.Tool
+	var errs []error
+	seen := make(map[string]string) // local name → remote name
+	for st, err := range c.session.Tools(ctx, nil) {
+		if err != nil {
+			return nil, fmt.Errorf("mcptool: tools/list: %w", err)
+		}
+		if st == nil || c.cfg.filter != nil && !c.cfg.filter(st.Name) {
+			continue
+		}
+		t, err := c.newRemoteTool(st)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		if other, dup := seen[t.name]; dup {
+			errs = append(errs, fmt.Errorf("mcptool: tool %q: its local name %q is taken by tool %q: %w", st.Name, t.name, other, tool.ErrDuplicate))
+			continue
+		}
+		seen[t.name] = st.Name
+		tools = append(tools, t)
+	}
+	return tools, errors.Join(errs...)
+}
+
+// Import registers the server's tools (see [Client.Tools]) in reg and
+// keeps reg in sync for as long as the client is open: on
+// notifications/tools/list_changed the client lists the tools again,
+// registers new and changed ones and removes those the server no longer
+// has. Import may be called for several registries.
+//
+// A tool that cannot be imported, or whose name is already taken in reg
+// by a tool this client did not import, is left out, and the returned
+// error joins one error per such tool (errors.Is finds
+// [tool.ErrInvalidSchema], [tool.ErrInvalidName] or [tool.ErrDuplicate]);
+// the other tools are registered all the same. The same applies on every
+// later re-import, where such errors are logged.
+func (c *Client) Import(ctx context.Context, reg *tool.Registry) error {
+	c.mu.Lock()
+	if c.closed {
+		c.mu.Unlock()
+		return errors.New("mcptool: import: client is closed")
+	}
+	st := &importState{reg: reg, owned: make(map[string]string)}
+	c.imports = append(c.imports, st)
+	c.mu.Unlock()
+	c.syncMu.Lock()
+	defer c.syncMu.Unlock()
+	return c.sync(ctx, st)
+}
+
+// importState is one registry a client keeps in sync.
+type importState struct {
+	reg   *tool.Registry
+	owned map[string]string // local name → fingerprint of what was registered
+}
+
+// sync makes st.reg hold the server's current tools.
+func (c *Client) sync(ctx context.Context, st *importState) error {
+	tools, err := c.Tools(ctx)
+	if tools == nil && err != nil {
+		return err
+	}
+	errs := []error{err}
+	want := make(map[string]bool, len(tools))
+	for _, t := range tools {
+		rt := t.(*remoteTool)
+		want[rt.name] = true
+		fp, had := st.owned[rt.name]
+		if had && fp == rt.fingerprint {
+			continue
+		}
+		var rerr error
+		if had {
+			rerr = st.reg.Register(rt)
+		} else {
+			rerr = st.reg.RegisterUnique(rt)
+		}
+		if rerr != nil {
+			errs = append(errs, fmt.Errorf("mcptool: tool %q: %w", rt.remote, rerr))
+			if !had {
+				continue
+			}
+			delete(st.owned, rt.name)
+			st.reg.Remove(rt.name)
+			continue
+		}
+		st.owned[rt.name] = rt.fingerprint
+	}
+	for name := range st.owned {
+		if !want[name] {
+			delete(st.owned, name)
+			st.reg.Remove(name)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// resyncLoop re-imports after each notifications/tools/list_changed until
+// ctx ends. Notifications that arrive during a re-import are folded into
+// one more.
+func (c *Client) resyncLoop(ctx context.Context) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-c.done:
+			return
+		case <-c.dirty:
+		}
+		c.mu.Lock()
+		imports := slices.Clone(c.imports)
+		c.mu.Unlock()
+		for _, st := range imports {
+			sctx, cancel := context.WithTimeout(ctx, resyncTimeout)
+			c.syncMu.Lock()
+			err := c.sync(sctx, st)
+			c.syncMu.Unlock()
+			cancel()
+			if err != nil && c.cfg.logger != nil {
+				c.cfg.logger.Warn("mcptool: re-import after tools/list_changed", "error", err)
+			}
+		}
+	}
+}
+
+// A remoteTool is a tool of an MCP server, imported as a tool.Tool.
+type remoteTool struct {
+	c           *Client
+	name        string // in our registry
+	remote      string // the server's name for it
+	description string
+	params      json.RawMessage
+	opts        tool.Options
+	in, out     *jsonschema.Schema // out is nil when the tool has no output schema
+	fingerprint string
+}
+
+// newRemoteTool checks an MCP tool description and builds the Tool.
+func (c *Client) newRemoteTool(st *mcp.Tool) (*remoteTool, error) {
+	name := localName(c.cfg.prefix, st.Name)
+	fail := func(format string, args ...any) error {
+		return fmt.Errorf("mcptool: tool %q: "+format, append([]any{st.Name}, args...)...)
+	}
+	params, err := c.checkSchema(st.InputSchema)
+	if err != nil {
+		return nil, fail("input schema: %w", err)
+	}
+	if params == nil {
+		return nil, fail("no input schema: %w", tool.ErrInvalidSchema)
+	}
+	var root struct {
+		Type any `json:"type"`
+	}
+	if json.Unmarshal(params, &root) != nil || root.Type != "object" {
+		return nil, fail(`input schema: the root must be an object schema ({"type":"object",...}): %w`, tool.ErrInvalidSchema)
+	}
+	in, err := jsonschema.Compile(params)
+	if err != nil {
+		return nil, fail("input schema: %w: %v", tool.ErrInvalidSchema, err)
+	}
+	t := &remoteTool{
+		c: c, name: name, remote: st.Name, description: st.Description, params: params, in: in,
+		opts: tool.Options{Annotations: toolAnnotations(st), Timeout: c.cfg.timeout},
+	}
+	if t.description == "" {
+		t.description = t.opts.Annotations.Title
+	}
+	out, err := c.checkSchema(st.OutputSchema)
+	if err != nil {
+		return nil, fail("output schema: %w", err)
+	}
+	if out != nil {
+		if t.out, err = jsonschema.Compile(out); err != nil {
+			return nil, fail("output schema: %w: %v", tool.ErrInvalidSchema, err)
+		}
+		t.opts.OutputSchema = out
+	}
+	fp, _ := json.Marshal(st)
+	t.fingerprint = string(fp)
+	return t, nil
+}
+
+// checkSchema returns an imported schema as JSON after checking its size
+// and depth; nil when there is none.
+func (c *Client) checkSchema(schema any) (json.RawMessage, error) {
+	if schema == nil {
+		return nil, nil
+	}
+	b, err := json.Marshal(schema)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", tool.ErrInvalidSchema, err)
+	}
+	if string(b) == "null" {
+		return nil, nil
+	}
+	if len(b) > c.cfg.maxSchemaBytes {
+		return nil, fmt.Errorf("%w: %d bytes, over the limit of %d", tool.ErrInvalidSchema, len(b), c.cfg.maxSchemaBytes)
+	}
+	if _, err := jsontext.SkipValue(b, 0, 0, c.cfg.maxSchemaDepth); err != nil {
+		return nil, fmt.Errorf("%w: nested deeper than %d levels", tool.ErrInvalidSchema, c.cfg.maxSchemaDepth)
+	}
+	return b, nil
+}
+
+func (t *remoteTool) Name() string                { return t.name }
+func (t *remoteTool) Description() string         { return t.description }
+func (t *remoteTool) Parameters() json.RawMessage { return t.params }
+func (t *remoteTool) Options() tool.Options       { return t.opts }
+
+// Execute calls the tool on the server; see [Client].
+func (t *remoteTool) Execute(ctx context.Context, args json.RawMessage) (tool.Result, error) {
+	if len(bytes.TrimSpace(args)) == 0 {
+		args = json.RawMessage("{}")
+	}
+	checked, vs, err := t.in.Validate(args, jsonschema.Limits{MaxBytes: tool.DefaultMaxArgsBytes})
+	if err != nil || len(vs) > 0 {
+		ae := &tool.ArgumentError{Tool: t.name, Args: shortText(string(args), 300)}
+		if err != nil {
+			ae.Violations = []tool.Violation{{Expected: "valid JSON", Got: err.Error()}}
+		}
+		for _, v := range vs {
+			ae.Violations = append(ae.Violations, tool.Violation(v))
+		}
+		return tool.Result{IsError: true, Kind: tool.KindInvalidArguments, Error: ae.Error()}, ae
+	}
+	tok, release := t.c.progressToken(ctx)
+	defer release()
+	params := &mcp.CallToolParams{Name: t.remote, Arguments: json.RawMessage(checked)}
+	params.SetProgressToken(tok)
+	res, err := t.c.session.CallTool(ctx, params)
+	if err != nil {
+		if ctx.Err() != nil {
+			return tool.Result{}, context.Cause(ctx)
+		}
+		return tool.Result{}, fmt.Errorf("MCP server: calling tool %q: %w", t.remote, err)
+	}
+	text := contentText(res.Content)
+	if res.IsError {
+		if text == "" {
+			text = fmt.Sprintf("tool %q failed without a message", t.remote)
+		}
+		return tool.Result{IsError: true, Kind: tool.KindToolError, Error: text}, nil
+	}
+	out := tool.Result{Output: text}
+	if res.StructuredContent != nil {
+		b, err := json.Marshal(res.StructuredContent)
+		if err != nil {
+			return tool.Result{}, fmt.Errorf("MCP server: tool %q: structured content: %w", t.remote, err)
+		}
+		out.Structured = b
+	}
+	if t.out != nil {
+		if err := t.checkOutput(out.Structured); err != nil {
+			return tool.Result{IsError: true, Kind: tool.KindToolError, Error: err.Error()}, err
+		}
+	}
+	if out.Output == "" && len(out.Structured) > 0 {
+		out.Output = string(out.Structured)
+	}
+	return out, nil
+}
+
+// checkOutput checks structured content against the output schema.
+func (t *remoteTool) checkOutput(structured json.RawMessage) error {
+	if len(structured) == 0 {
+		return fmt.Errorf("MCP server: tool %q declares an output schema but returned no structured content", t.remote)
+	}
+	_, vs, err := t.out.Validate(structured, jsonschema.Limits{})
+	if err != nil {
+		return fmt.Errorf("MCP server: tool %q returned structured content that is not valid JSON: %v", t.remote, err)
+	}
+	if len(vs) > 0 {
+		var b strings.Builder
+		fmt.Fprintf(&b, "MCP server: tool %q returned structured content that does not match its output schema:", t.remote)
+		for _, v := range vs {
+			b.WriteString("\n- ")
+			b.WriteString(tool.Violation(v).String())
+		}
+		return errors.New(b.String())
+	}
+	return nil
+}
+
+// contentText renders content blocks as text for the model: text as it
+// is, other blocks as a one-line description.
+func contentText(blocks []mcp.Content) string {
+	var parts []string
+	for _, b := range blocks {
+		switch b := b.(type) {
+		case *mcp.TextContent:
+			parts = append(parts, b.Text)
+		case *mcp.ImageContent:
+			parts = append(parts, fmt.Sprintf("[image %s, %d bytes]", b.MIMEType, len(b.Data)))
+		case *mcp.AudioContent:
+			parts = append(parts, fmt.Sprintf("[audio %s, %d bytes]", b.MIMEType, len(b.Data)))
+		case *mcp.ResourceLink:
+			s := fmt.Sprintf("[resource %s: %s]", b.Name, b.URI)
+			if b.Description != "" {
+				s += " " + b.Description
+			}
+			parts = append(parts, s)
+		case *mcp.EmbeddedResource:
+			r := b.Resource
+			switch {
+			case r == nil:
+			case r.Text != "":
+				parts = append(parts, r.Text)
+			default:
+				parts = append(parts, fmt.Sprintf("[resource %s %s, %d bytes]", r.URI, r.MIMEType, len(r.Blob)))
+			}
+		default:
+			if data, err := json.Marshal(b); err == nil {
+				parts = append(parts, string(data))
+			}
+		}
+	}
+	return strings.Join(parts, "\n")
+}
+
+// localName maps a server's tool name, with prefix, into the registry's
+// name set; see [Client].
+func localName(prefix, remote string) string {
+	name := prefix + remote
+	if validName(name) {
+		return name
+	}
+	h := fnv.New32a()
+	h.Write([]byte(remote))
+	suffix := fmt.Sprintf("_%08x", h.Sum32())
+	var b strings.Builder
+	for i := 0; i < len(name) && b.Len() < 64-len(suffix); i++ {
+		ch := name[i]
+		if isNameByte(ch) {
+			b.WriteByte(ch)
+		} else {
+			b.WriteByte('_')
+		}
+	}
+	return b.String() + suffix
+}
+
+func validName(name string) bool {
+	if len(name) == 0 || len(name) > 64 {
+		return false
+	}
+	for i := 0; i < len(name); i++ {
+		if !isNameByte(name[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+func isNameByte(c byte) bool {
+	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-'
+}
+
+// shortText cuts s to at most n bytes at a rune boundary.
+func shortText(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && s[n]&0xC0 == 0x80 {
+		n--
+	}
+	return s[:n] + "…"
+}

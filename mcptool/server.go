@@ -1,0 +1,246 @@
+package mcptool
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"sync"
+
+	"github.com/miniopenclaw/tool"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// A Server serves the tools of a [tool.Registry] to MCP clients over any
+// go-sdk transport: stdio ([Server.ServeStdio]), Streamable HTTP
+// ([Server.Handler]) or an in-memory pipe ([Server.Run]).
+//
+// Every tools/call goes through [tool.Registry.Execute]: arguments are
+// parsed strictly and validated, defaults applied, the tool runs under its
+// time limit and panic guard, and its output is cut to the result budget.
+// A failed call, invalid arguments included, comes back as a result with
+// isError set, never as a JSON-RPC error, so the model can read it and
+// correct itself (SEP-1303). A call to a name the server does not have is
+// a JSON-RPC error -32602, as the specification's example shows.
+//
+// The server follows the registry: a tool registered, replaced or removed
+// after NewServer is listed (or no longer listed) on the next tools/list,
+// and clients are told with notifications/tools/list_changed (on
+// 2026-07-28 sessions, on their subscriptions/listen stream). Tools are
+// listed in name order, in pages of [WithPageSize] tools.
+//
+// A Server is safe for concurrent use and may serve many sessions at
+// once. Call [Server.Close] to stop following the registry.
+type Server struct {
+	reg  *tool.Registry
+	sdk  *mcp.Server
+	cfg  serverConfig
+	stop func()
+
+	mu     sync.Mutex
+	closed bool
+
+	httpOnce sync.Once
+	http     http.Handler
+}
+
+type serverConfig struct {
+	impl     mcp.Implementation
+	pageSize int
+	logger   *slog.Logger
+}
+
+// A ServerOption configures a [Server] made by [NewServer].
+type ServerOption func(*serverConfig)
+
+// WithImplementation sets the name and version the server reports to
+// clients (serverInfo). The default is "clawtool" and "dev".
+func WithImplementation(name, version string) ServerOption {
+	return func(c *serverConfig) { c.impl.Name, c.impl.Version = name, version }
+}
+
+// WithPageSize sets how many tools one tools/list page holds; clients
+// follow nextCursor for the rest. Zero or a negative n keeps go-sdk's
+// default of 1000.
+func WithPageSize(n int) ServerOption {
+	return func(c *serverConfig) { c.pageSize = n }
+}
+
+// WithServerLogger sets the logger for protocol events such as a failed
+// notification. The default discards them.
+func WithServerLogger(l *slog.Logger) ServerOption {
+	return func(c *serverConfig) { c.logger = l }
+}
+
+// NewServer returns a Server for the tools of reg, configured by opts.
+// It declares the tools capability with listChanged: true and nothing
+// else (no prompts, resources or tasks).
+func NewServer(reg *tool.Registry, opts ...ServerOption) *Server {
+	cfg := serverConfig{impl: mcp.Implementation{Name: "clawtool", Version: "dev"}}
+	for _, opt := range opts {
+		opt(&cfg)
+	}
+	sdkOpts := &mcp.ServerOptions{
+		Logger:       cfg.logger,
+		PageSize:     cfg.pageSize,
+		Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{ListChanged: true}},
+	}
+	s := &Server{reg: reg, cfg: cfg}
+	impl := cfg.impl
+	s.sdk = mcp.NewServer(&impl, sdkOpts)
+	// Follow the registry first, then load it: a change that lands in
+	// between is applied twice, which is harmless, rather than lost.
+	s.stop = reg.OnChange(s.sync)
+	for _, t := range reg.List() {
+		s.sync(t.Name())
+	}
+	return s
+}
+
+// MCP returns the underlying go-sdk server, for adding prompts or
+// resources or for serving it with a transport this package does not
+// wrap. Tools must be changed through the registry, not here.
+func (s *Server) MCP() *mcp.Server { return s.sdk }
+
+// Run serves one session over t and returns when the client disconnects
+// or ctx is done.
+func (s *Server) Run(ctx context.Context, t mcp.Transport) error {
+	return s.sdk.Run(ctx, t)
+}
+
+// ServeStdio serves one session over the process's standard input and
+// output, the MCP stdio transport, and returns when standard input is
+// closed or ctx is done. Nothing but MCP messages is written to standard
+// output; log to standard error.
+func (s *Server) ServeStdio(ctx context.Context) error {
+	return s.sdk.Run(ctx, &mcp.StdioTransport{})
+}
+
+// Close stops following the registry. Sessions already connected keep
+// working with the tools they have. Close is idempotent.
+func (s *Server) Close() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.closed {
+		s.closed = true
+		s.stop()
+	}
+	return nil
+}
+
+// sync makes the go-sdk server's entry for name match the registry.
+func (s *Server) sync(name string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return
+	}
+	t, ok := s.reg.Get(name)
+	if !ok {
+		s.sdk.RemoveTools(name)
+		return
+	}
+	st, err := sdkTool(t)
+	if err != nil {
+		// The registry accepted the tool, so this is a bug in the
+		// conversion; keep serving the others.
+		s.logger().Error("mcptool: cannot serve tool", "tool", name, "error", err)
+		s.sdk.RemoveTools(name)
+		return
+	}
+	if err := s.addTool(st, s.handler(name, t)); err != nil {
+		s.logger().Error("mcptool: cannot serve tool", "tool", name, "error", err)
+		s.sdk.RemoveTools(name)
+	}
+}
+
+// addTool adds st to the go-sdk server, which panics on a tool it cannot
+// serve (for example an invalid x-mcp-header annotation).
+func (s *Server) addTool(st *mcp.Tool, h mcp.ToolHandler) (err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			err = fmt.Errorf("%v", v)
+		}
+	}()
+	s.sdk.AddTool(st, h)
+	return nil
+}
+
+func (s *Server) logger() *slog.Logger {
+	if s.cfg.logger != nil {
+		return s.cfg.logger
+	}
+	return slog.New(slog.DiscardHandler)
+}
+
+// handler returns the go-sdk handler for the tool registered as name.
+func (s *Server) handler(name string, t tool.Tool) mcp.ToolHandler {
+	wrap := outputWrapped(tool.OptionsOf(t).OutputSchema)
+	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		var args json.RawMessage
+		if req.Params != nil {
+			args = req.Params.Arguments
+		}
+		if tok := req.Params.GetProgressToken(); tok != nil && req.Session != nil {
+			ctx = tool.WithProgress(ctx, progressRelay(ctx, req.Session, tok))
+		}
+		res := s.reg.Execute(ctx, name, args)
+		if res.IsError && res.Kind == tool.KindNotFound {
+			// Removed between go-sdk's lookup and ours.
+			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("unknown tool %q", name)}
+		}
+		if res.IsError && res.Kind == tool.KindCanceled && ctx.Err() != nil {
+			// The client canceled the request: no response is due.
+			return nil, context.Cause(ctx)
+		}
+		return callResult(res, wrap), nil
+	}
+}
+
+// progressRelay returns a ProgressFunc that sends notifications/progress
+// for the request whose token is tok, dropping reports whose progress does
+// not grow (MCP requires it to increase with every notification).
+func progressRelay(ctx context.Context, ss *mcp.ServerSession, tok any) tool.ProgressFunc {
+	var mu sync.Mutex
+	last, sent := 0.0, false
+	return func(progress, total float64, message string) {
+		mu.Lock()
+		defer mu.Unlock()
+		if sent && progress <= last {
+			return
+		}
+		last, sent = progress, true
+		// The tool's context derives from the request's, so the
+		// notification travels on the request's own stream over HTTP.
+		_ = ss.NotifyProgress(ctx, &mcp.ProgressNotificationParams{
+			ProgressToken: tok, Progress: progress, Total: total, Message: message,
+		})
+	}
+}
+
+// callResult converts a Result into an MCP tools/call result. A structured
+// result comes back both as structuredContent and as its JSON text, for
+// clients that read only content.
+func callResult(res tool.Result, wrap bool) *mcp.CallToolResult {
+	if res.IsError {
+		return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: res.Error}}}
+	}
+	out := &mcp.CallToolResult{Content: []mcp.Content{}}
+	text := res.Output
+	if len(res.Structured) > 0 {
+		if text == "" {
+			text = string(res.Structured)
+		}
+		if wrap {
+			out.StructuredContent = map[string]json.RawMessage{wrapKey: res.Structured}
+		} else {
+			out.StructuredContent = res.Structured
+		}
+	}
+	if text != "" || len(res.Structured) == 0 {
+		out.Content = append(out.Content, &mcp.TextContent{Text: text})
+	}
+	return out
+}

@@ -1,0 +1,329 @@
+package mcptool_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/miniopenclaw/tool"
+	"github.com/miniopenclaw/tool/mcptool"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// The two protocol eras every server test runs in.
+var eras = []string{"2026-07-28", "2025-11-25"}
+
+// wait bounds every wait for something asynchronous; hitting it is a
+// failure, not a timing assertion.
+const wait = 10 * time.Second
+
+// connectRaw connects a go-sdk client to srv over in-memory transports,
+// asking for protocol version.
+func connectRaw(t *testing.T, srv *mcptool.Server, version string, opts *mcp.ClientOptions) *mcp.ClientSession {
+	t.Helper()
+	ct, st := mcp.NewInMemoryTransports()
+	ss, err := srv.MCP().Connect(t.Context(), st, nil)
+	if err != nil {
+		t.Fatalf("server Connect: %v", err)
+	}
+	t.Cleanup(func() { ss.Close() })
+	c := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "0"}, opts)
+	cs, err := c.Connect(t.Context(), ct, &mcp.ClientSessionOptions{ProtocolVersion: version})
+	if err != nil {
+		t.Fatalf("client Connect: %v", err)
+	}
+	t.Cleanup(func() { cs.Close() })
+	return cs
+}
+
+func TestServerListsTools(t *testing.T) {
+	for _, era := range eras {
+		t.Run(era, func(t *testing.T) {
+			srv := mcptool.NewServer(newRegistry(echo{}, add{}, words{}))
+			defer srv.Close()
+			cs := connectRaw(t, srv, era, nil)
+			res, err := cs.ListTools(t.Context(), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, _ := json.Marshal(res.Tools)
+			var gotAny, wantAny any
+			json.Unmarshal(got, &gotAny)
+			json.Unmarshal([]byte(`[
+			 {"name":"add","title":"Add","description":"Adds two integers.",
+			  "inputSchema":{"type":"object","properties":{"a":{"type":"integer"},"b":{"type":"integer"}},"required":["a","b"],"additionalProperties":false},
+			  "outputSchema":{"type":"object","properties":{"sum":{"type":"integer"}},"required":["sum"]},
+			  "annotations":{"title":"Add","readOnlyHint":true,"destructiveHint":false,"idempotentHint":true,"openWorldHint":false}},
+			 {"name":"echo","description":"Echoes the text back.",
+			  "inputSchema":{"type":"object","properties":{"text":{"type":"string","description":"what to echo"}},"required":["text"],"additionalProperties":false}},
+			 {"name":"words","description":"Splits text into words.",
+			  "inputSchema":{"type":"object","properties":{"text":{"type":"string","description":"what to echo"}},"required":["text"],"additionalProperties":false},
+			  "outputSchema":{"type":"object","properties":{"result":{"type":"array","items":{"type":"string"}}},"required":["result"],"additionalProperties":false}}
+			]`), &wantAny)
+			if diff := cmp.Diff(wantAny, gotAny); diff != "" {
+				t.Errorf("tools/list (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestServerPaginates(t *testing.T) {
+	r := tool.NewRegistry()
+	var want []string
+	for _, n := range []string{"t1", "t2", "t3", "t4", "t5"} {
+		r.Register(named(n))
+		want = append(want, n)
+	}
+	srv := mcptool.NewServer(r, mcptool.WithPageSize(2))
+	defer srv.Close()
+	for _, era := range eras {
+		t.Run(era, func(t *testing.T) {
+			cs := connectRaw(t, srv, era, nil)
+			var got []string
+			pages := 0
+			cursor := ""
+			for {
+				res, err := cs.ListTools(t.Context(), &mcp.ListToolsParams{Cursor: cursor})
+				if err != nil {
+					t.Fatal(err)
+				}
+				pages++
+				for _, tl := range res.Tools {
+					got = append(got, tl.Name)
+				}
+				if res.NextCursor == "" {
+					break
+				}
+				cursor = res.NextCursor
+			}
+			if diff := cmp.Diff(want, got); diff != "" || pages != 3 {
+				t.Errorf("pages = %d, want 3; names (-want +got):\n%s", pages, diff)
+			}
+			if _, err := cs.ListTools(t.Context(), &mcp.ListToolsParams{Cursor: "bogus"}); err == nil {
+				t.Error("ListTools with a bogus cursor: no error")
+			}
+		})
+	}
+}
+
+func TestServerCalls(t *testing.T) {
+	tests := []struct {
+		name       string
+		tool       string
+		args       string
+		isError    bool
+		text       string // substring of the first text block
+		structured string // JSON, "" for none
+	}{
+		{"text", "echo", `{"text":"hi"}`, false, "hi", ""},
+		{"structured", "add", `{"a":2,"b":40}`, false, `{"sum":42}`, `{"sum":42}`},
+		{"wrapped array", "words", `{"text":"a b"}`, false, `["a","b"]`, `{"result":["a","b"]}`},
+		{"wrong type", "add", `{"a":"x","b":1}`, true, "/a", ""},
+		{"missing property", "add", `{"a":1}`, true, "invalid arguments", ""},
+		{"unknown property", "echo", `{"text":"x","loud":true}`, true, "loud", ""},
+		{"tool error", "add", `{"a":-1,"b":-1}`, true, "both addends are negative", ""},
+	}
+	srv := mcptool.NewServer(newRegistry(echo{}, add{}, words{}))
+	defer srv.Close()
+	for _, era := range eras {
+		cs := connectRaw(t, srv, era, nil)
+		for _, tt := range tests {
+			t.Run(era+"/"+tt.name, func(t *testing.T) {
+				res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: tt.tool, Arguments: json.RawMessage(tt.args)})
+				if err != nil {
+					t.Fatalf("CallTool: %v (want a result)", err)
+				}
+				if res.IsError != tt.isError {
+					t.Errorf("IsError = %v, want %v", res.IsError, tt.isError)
+				}
+				if len(res.Content) == 0 {
+					t.Fatal("no content")
+				}
+				text := res.Content[0].(*mcp.TextContent).Text
+				if !strings.Contains(text, tt.text) {
+					t.Errorf("text = %q, want it to contain %q", text, tt.text)
+				}
+				var got []byte
+				if res.StructuredContent != nil {
+					got, _ = json.Marshal(res.StructuredContent)
+				}
+				if string(got) != tt.structured {
+					t.Errorf("structuredContent = %s, want %s", got, tt.structured)
+				}
+			})
+		}
+	}
+}
+
+func TestServerUnknownTool(t *testing.T) {
+	srv := mcptool.NewServer(newRegistry(echo{}))
+	defer srv.Close()
+	for _, era := range eras {
+		t.Run(era, func(t *testing.T) {
+			cs := connectRaw(t, srv, era, nil)
+			_, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "nope"})
+			var jerr *jsonrpc.Error
+			if !errors.As(err, &jerr) || jerr.Code != jsonrpc.CodeInvalidParams {
+				t.Errorf("CallTool(nope) error = %v, want a JSON-RPC error %d", err, jsonrpc.CodeInvalidParams)
+			}
+		})
+	}
+}
+
+// TestServerFollowsRegistry checks that registering, replacing and
+// removing tools reaches connected clients as list_changed notifications.
+func TestServerFollowsRegistry(t *testing.T) {
+	for _, era := range eras {
+		t.Run(era, func(t *testing.T) {
+			r := newRegistry(echo{})
+			srv := mcptool.NewServer(r)
+			defer srv.Close()
+			changed := make(chan struct{}, 10)
+			cs := connectRaw(t, srv, era, &mcp.ClientOptions{
+				ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) { changed <- struct{}{} },
+			})
+			names := func() []string {
+				var n []string
+				for tl, err := range cs.Tools(t.Context(), nil) {
+					if err != nil {
+						t.Fatal(err)
+					}
+					n = append(n, tl.Name)
+				}
+				return n
+			}
+			step := func(what string, change func(), want ...string) {
+				t.Helper()
+				change()
+				select {
+				case <-changed:
+				case <-time.After(wait):
+					t.Fatalf("%s: no notifications/tools/list_changed", what)
+				}
+				if diff := cmp.Diff(want, names()); diff != "" {
+					t.Errorf("%s: tools (-want +got):\n%s", what, diff)
+				}
+			}
+			step("register", func() { r.Register(add{}) }, "add", "echo")
+			step("remove", func() { r.Remove("echo") }, "add")
+			step("replace", func() { r.Register(tool.With(add{}, tool.WithTimeout(time.Minute))) }, "add")
+		})
+	}
+}
+
+func TestServerCancellation(t *testing.T) {
+	for _, era := range eras {
+		t.Run(era, func(t *testing.T) {
+			s := newSlow()
+			srv := mcptool.NewServer(newRegistry(s))
+			defer srv.Close()
+			cs := connectRaw(t, srv, era, nil)
+			ctx, cancel := context.WithCancel(t.Context())
+			errc := make(chan error, 1)
+			go func() {
+				_, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "slow"})
+				errc <- err
+			}()
+			<-s.started
+			cancel()
+			select {
+			case err := <-s.stopped:
+				if !errors.Is(err, context.Canceled) {
+					t.Errorf("tool's context ended with %v, want context.Canceled", err)
+				}
+			case <-time.After(wait):
+				t.Fatal("the tool's context was not canceled")
+			}
+			if err := <-errc; !errors.Is(err, context.Canceled) {
+				t.Errorf("CallTool error = %v, want context.Canceled", err)
+			}
+		})
+	}
+}
+
+func TestServerProgress(t *testing.T) {
+	for _, era := range eras {
+		t.Run(era, func(t *testing.T) {
+			s := newSlow()
+			close(s.release)
+			srv := mcptool.NewServer(newRegistry(s))
+			defer srv.Close()
+			notes := make(chan string, 10)
+			cs := connectRaw(t, srv, era, &mcp.ClientOptions{
+				ProgressNotificationHandler: func(_ context.Context, req *mcp.ProgressNotificationClientRequest) {
+					notes <- req.Params.ProgressToken.(string) + " " + req.Params.Message
+				},
+			})
+			params := &mcp.CallToolParams{Name: "slow"}
+			params.SetProgressToken("tok")
+			if _, err := cs.CallTool(t.Context(), params); err != nil {
+				t.Fatal(err)
+			}
+			// Notifications may trail the response; wait for them.
+			var got []string
+			for len(got) < 3 {
+				select {
+				case n := <-notes:
+					got = append(got, n)
+				case <-time.After(wait):
+					t.Fatalf("got %d progress notifications, want 3", len(got))
+				}
+			}
+			if diff := cmp.Diff([]string{"tok step 1", "tok step 2", "tok step 3"}, got); diff != "" {
+				t.Errorf("progress notifications (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestServerHTTP serves over Streamable HTTP on loopback and connects in
+// both eras: 2026-07-28 stateless and 2025-11-25 sessions.
+func TestServerHTTP(t *testing.T) {
+	r := newRegistry(echo{}, add{})
+	srv := mcptool.NewServer(r)
+	defer srv.Close()
+	hs := httptest.NewServer(srv)
+	defer hs.Close()
+	for _, era := range eras {
+		t.Run(era, func(t *testing.T) {
+			changed := make(chan struct{}, 10)
+			c := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "0"}, &mcp.ClientOptions{
+				ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) { changed <- struct{}{} },
+			})
+			cs, err := c.Connect(t.Context(), &mcp.StreamableClientTransport{Endpoint: hs.URL}, &mcp.ClientSessionOptions{ProtocolVersion: era})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer cs.Close()
+			if got := cs.InitializeResult().ProtocolVersion; got != era {
+				t.Errorf("negotiated %q, want %q", got, era)
+			}
+			stateless := cs.ID() == ""
+			if stateless != (era == "2026-07-28") {
+				t.Errorf("session id %q in era %s", cs.ID(), era)
+			}
+			res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "add", Arguments: map[string]any{"a": 1, "b": 2}})
+			if err != nil || res.IsError {
+				t.Fatalf("CallTool = %+v, %v", res, err)
+			}
+			res, err = cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "add", Arguments: map[string]any{"a": "x"}})
+			if err != nil || !res.IsError {
+				t.Errorf("CallTool with bad arguments = %+v, %v; want an isError result", res, err)
+			}
+			name := "late_" + strings.ReplaceAll(era, "-", "")
+			r.Register(named(name))
+			defer r.Remove(name)
+			select {
+			case <-changed:
+			case <-time.After(wait):
+				t.Fatal("no notifications/tools/list_changed")
+			}
+		})
+	}
+}
