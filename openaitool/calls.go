@@ -1,0 +1,252 @@
+package openaitool
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"strconv"
+
+	"github.com/miniopenclaw/tool"
+	"github.com/miniopenclaw/tool/internal/jsonobj"
+)
+
+// ErrMalformed is wrapped by the parsers when a response as a whole cannot
+// be read (it is not JSON, or was cut off), so that there is no call to
+// attach an error result to.
+var ErrMalformed = errors.New("malformed response")
+
+// ChatMessage is a Chat Completions message: a request's system, user,
+// assistant or tool message, or the message of a response's choice.
+type ChatMessage struct {
+	Role string `json:"role"`
+	// Content is the message text. An assistant message that only calls
+	// tools has none; it is sent as "".
+	Content string `json:"content"`
+	// ToolCalls are the calls of an assistant message.
+	ToolCalls []ChatToolCall `json:"tool_calls,omitempty"`
+	// ToolCallID is the call a role:"tool" message answers.
+	ToolCallID string `json:"tool_call_id,omitempty"`
+}
+
+// ChatToolCall is one element of an assistant message's "tool_calls".
+type ChatToolCall struct {
+	ID       string           `json:"id"`
+	Type     string           `json:"type"` // always "function"
+	Function ChatFunctionCall `json:"function"`
+}
+
+// ChatFunctionCall names the function and carries its arguments, which the
+// API sends as a string holding JSON.
+type ChatFunctionCall struct {
+	Name      string `json:"name"`
+	Arguments string `json:"arguments"`
+}
+
+// ChatCalls returns the tool calls in a Chat Completions response body
+// (those of its first choice's message) or in one assistant message, in
+// the order the model gave them, as [tool.Call]s ready for an executor.
+//
+// Problems with one call never fail the others, and never panic: a call
+// whose arguments are not a JSON object (malformed, cut off by a length
+// limit, double-encoded as a JSON string) keeps those arguments, so that
+// running it gives the model an invalid-arguments error result for that
+// call; a call to an unknown tool likewise gets a not-found result. A call
+// without an id gets a stable one derived from its position, name and
+// arguments ("call_" and 16 hex digits); a repeated id gets a suffix so
+// that the ids of one batch are unique. Missing arguments count as {}.
+//
+// ChatCalls returns an error wrapping [ErrMalformed] only when data as a
+// whole is not a response or message (not JSON, cut off, no choices).
+func ChatCalls(data []byte) ([]tool.Call, error) {
+	msg, err := chatMessage(data)
+	if err != nil {
+		return nil, err
+	}
+	var raw struct {
+		ToolCalls []json.RawMessage `json:"tool_calls"`
+	}
+	if err := json.Unmarshal(msg, &raw); err != nil {
+		return nil, fmt.Errorf("%w: tool_calls: %v", ErrMalformed, err)
+	}
+	calls := make([]tool.Call, 0, len(raw.ToolCalls))
+	for _, tc := range raw.ToolCalls {
+		var c struct {
+			ID       json.RawMessage `json:"id"`
+			Function struct {
+				Name      json.RawMessage `json:"name"`
+				Arguments json.RawMessage `json:"arguments"`
+			} `json:"function"`
+		}
+		_ = json.Unmarshal(tc, &c) // a malformed element gives a call with no name
+		call := tool.Call{ID: stringOf(c.ID), Name: stringOf(c.Function.Name), Args: argumentsOf(c.Function.Arguments)}
+		calls = append(calls, call)
+	}
+	return fixIDs(calls), nil
+}
+
+// chatMessage finds the assistant message in a response body or returns
+// data itself when it is a message.
+func chatMessage(data []byte) (json.RawMessage, error) {
+	o, err := jsonobj.Parse(data)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrMalformed, err)
+	}
+	choices, ok := o.Get("choices")
+	if !ok {
+		if o.Has("tool_calls") || o.Has("role") {
+			return data, nil
+		}
+		if e, ok := o.Get("error"); ok {
+			return nil, fmt.Errorf("%w: the response is an error: %s", ErrMalformed, shorten(compactJSON(e), 300))
+		}
+		return nil, fmt.Errorf("%w: neither a chat completion nor a message", ErrMalformed)
+	}
+	var list []struct {
+		Message json.RawMessage `json:"message"`
+	}
+	if err := json.Unmarshal(choices, &list); err != nil {
+		return nil, fmt.Errorf("%w: choices: %v", ErrMalformed, err)
+	}
+	if len(list) == 0 || jsonobj.Kind(list[0].Message) != "object" {
+		return nil, fmt.Errorf("%w: no message in choices", ErrMalformed)
+	}
+	return list[0].Message, nil
+}
+
+// ResponseItem is an item of a Responses API request's "input" or a
+// response's "output" that this package reads or writes: a function_call
+// (from the model) or a function_call_output (a result going back).
+type ResponseItem struct {
+	Type string `json:"type"`
+	// ID is the item's own id ("fc_…") of a function_call.
+	ID string `json:"id,omitempty"`
+	// CallID links a function_call_output to its function_call.
+	CallID    string `json:"call_id"`
+	Name      string `json:"name,omitempty"`
+	Arguments string `json:"arguments,omitempty"`
+	// Output is the result text of a function_call_output.
+	Output *string `json:"output,omitempty"`
+}
+
+// ResponsesCalls returns the function_call items of a Responses API
+// response body (its "output" array) or of an array of items, as
+// [tool.Call]s whose ID is the item's call_id (its id when call_id is
+// missing). Other items (messages, reasoning) are skipped. Malformed calls
+// are handled as in [ChatCalls].
+func ResponsesCalls(data []byte) ([]tool.Call, error) {
+	var items []json.RawMessage
+	switch jsonobj.Kind(data) {
+	case "object":
+		o, err := jsonobj.Parse(data)
+		if err != nil {
+			return nil, fmt.Errorf("%w: %v", ErrMalformed, err)
+		}
+		out, ok := o.Get("output")
+		if !ok {
+			if e, ok := o.Get("error"); ok && jsonobj.Kind(e) == "object" {
+				return nil, fmt.Errorf("%w: the response is an error: %s", ErrMalformed, shorten(compactJSON(e), 300))
+			}
+			return nil, fmt.Errorf("%w: no output in the response", ErrMalformed)
+		}
+		if err := json.Unmarshal(out, &items); err != nil {
+			return nil, fmt.Errorf("%w: output: %v", ErrMalformed, err)
+		}
+	case "array":
+		if err := json.Unmarshal(data, &items); err != nil {
+			return nil, fmt.Errorf("%w: %v", ErrMalformed, err)
+		}
+	default:
+		return nil, fmt.Errorf("%w: not a response", ErrMalformed)
+	}
+	var calls []tool.Call
+	for _, it := range items {
+		var c struct {
+			Type      string          `json:"type"`
+			ID        json.RawMessage `json:"id"`
+			CallID    json.RawMessage `json:"call_id"`
+			Name      json.RawMessage `json:"name"`
+			Arguments json.RawMessage `json:"arguments"`
+		}
+		if json.Unmarshal(it, &c) != nil || c.Type != "function_call" {
+			continue
+		}
+		id := stringOf(c.CallID)
+		if id == "" {
+			id = stringOf(c.ID)
+		}
+		calls = append(calls, tool.Call{ID: id, Name: stringOf(c.Name), Args: argumentsOf(c.Arguments)})
+	}
+	return fixIDs(calls), nil
+}
+
+// stringOf returns v's string value, or "" when v is not a JSON string.
+func stringOf(v json.RawMessage) string {
+	var s string
+	if json.Unmarshal(v, &s) != nil {
+		return ""
+	}
+	return s
+}
+
+// argumentsOf turns the "arguments" member into call arguments: the
+// content of a string; an object as it is (some servers send one); nothing
+// for null or a missing member; anything else as it is, for the registry
+// to refuse.
+func argumentsOf(v json.RawMessage) json.RawMessage {
+	v = bytes.TrimSpace(v)
+	switch jsonobj.Kind(v) {
+	case "string":
+		var s string
+		if json.Unmarshal(v, &s) != nil {
+			return v
+		}
+		return json.RawMessage(s)
+	case "null":
+		return nil
+	case "invalid":
+		if len(v) == 0 {
+			return nil
+		}
+	}
+	return v
+}
+
+// fixIDs gives calls without an id a stable one and makes repeated ids
+// unique.
+func fixIDs(calls []tool.Call) []tool.Call {
+	seen := make(map[string]bool, len(calls))
+	for i := range calls {
+		c := &calls[i]
+		if c.ID == "" {
+			c.ID = StableID(i, c.Name, c.Args)
+		}
+		if seen[c.ID] {
+			base := c.ID
+			for n := 2; seen[c.ID]; n++ {
+				c.ID = base + "_" + strconv.Itoa(n)
+			}
+		}
+		seen[c.ID] = true
+	}
+	return calls
+}
+
+// StableID returns the id given to a call that came without one: "call_"
+// and 16 hex digits of a hash of its position in the response, its name
+// and its arguments, so that parsing the same response twice gives the
+// same ids.
+func StableID(index int, name string, args []byte) string {
+	h := fnv.New64a()
+	fmt.Fprintf(h, "%d\x00%s\x00", index, name)
+	h.Write(args)
+	return fmt.Sprintf("call_%016x", h.Sum64())
+}
+
+func shorten(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
+}

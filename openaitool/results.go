@@ -1,0 +1,74 @@
+package openaitool
+
+import (
+	"encoding/json"
+
+	"github.com/miniopenclaw/tool"
+)
+
+// ResultText is the text a model reads for r: the Output of a success (""
+// when the tool succeeded with nothing to say), and "Error: " followed by
+// the message of a failure, because the OpenAI APIs have no error flag on
+// tool results.
+func ResultText(r tool.Result) string {
+	if r.IsError {
+		msg := r.Error
+		if msg == "" {
+			msg = "the tool failed without a message"
+		}
+		return "Error: " + msg
+	}
+	return r.Output
+}
+
+// ChatResult returns the role:"tool" message that answers the call with
+// the given id.
+func ChatResult(id string, r tool.Result) ChatMessage {
+	return ChatMessage{Role: "tool", ToolCallID: id, Content: ResultText(r)}
+}
+
+// ChatResults returns one role:"tool" message per outcome, in order, to
+// append after the assistant message that made the calls.
+func ChatResults(outcomes []tool.Outcome) []ChatMessage {
+	msgs := make([]ChatMessage, len(outcomes))
+	for i, o := range outcomes {
+		msgs[i] = ChatResult(o.ID, o.Result)
+	}
+	return msgs
+}
+
+// AssistantMessage returns the assistant message that made calls, as it
+// goes back into the conversation before their results. Use it rather than
+// the message as received when the calls were given ids by [ChatCalls].
+func AssistantMessage(content string, calls []tool.Call) ChatMessage {
+	m := ChatMessage{Role: "assistant", Content: content}
+	for _, c := range calls {
+		args := string(c.Args)
+		if !json.Valid(c.Args) {
+			// Send back what the model wrote, as a JSON string value.
+			args = string(c.Args)
+		}
+		if args == "" {
+			args = "{}"
+		}
+		m.ToolCalls = append(m.ToolCalls, ChatToolCall{ID: c.ID, Type: "function", Function: ChatFunctionCall{Name: c.Name, Arguments: args}})
+	}
+	return m
+}
+
+// ResponsesResult returns the function_call_output item that answers the
+// call with the given call_id.
+func ResponsesResult(callID string, r tool.Result) ResponseItem {
+	text := ResultText(r)
+	return ResponseItem{Type: "function_call_output", CallID: callID, Output: &text}
+}
+
+// ResponsesResults returns one function_call_output item per outcome, in
+// order, for the next request's "input".
+func ResponsesResults(outcomes []tool.Outcome) []ResponseItem {
+	items := make([]ResponseItem, len(outcomes))
+	for i, o := range outcomes {
+		items[i] = ResponsesResult(o.ID, o.Result)
+	}
+	return items
+}

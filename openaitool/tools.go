@@ -1,0 +1,342 @@
+package openaitool
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+
+	"github.com/miniopenclaw/tool"
+	"github.com/miniopenclaw/tool/internal/jsonobj"
+)
+
+// ChatTool is one element of a Chat Completions request's "tools" array:
+//
+//	{"type":"function","function":{"name":…,"description":…,"parameters":{…},"strict":true}}
+type ChatTool struct {
+	Type     string             `json:"type"` // always "function"
+	Function FunctionDefinition `json:"function"`
+}
+
+// FunctionDefinition is the "function" member of a [ChatTool].
+type FunctionDefinition struct {
+	Name        string          `json:"name"`
+	Description string          `json:"description,omitempty"`
+	Parameters  json.RawMessage `json:"parameters"`
+	// Strict is set only for tools sent in strict mode.
+	Strict bool `json:"strict,omitempty"`
+}
+
+// ResponsesTool is one element of a Responses API request's "tools" array,
+// the flat shape:
+//
+//	{"type":"function","name":…,"description":…,"parameters":{…},"strict":false}
+type ResponsesTool struct {
+	Type        string          `json:"type"` // always "function"
+	Name        string          `json:"name"`
+	Description string          `json:"description,omitempty"`
+	Parameters  json.RawMessage `json:"parameters"`
+	// Strict is always sent: the Responses API requires it.
+	Strict bool `json:"strict"`
+}
+
+// An Option configures [NewTools], [ChatTools] and [ResponsesTools].
+type Option func(*options)
+
+type options struct {
+	mode    StrictMode
+	perTool map[string]StrictMode
+}
+
+// WithStrict sets the strict mode of every tool. The default is
+// [StrictOff].
+func WithStrict(m StrictMode) Option {
+	return func(o *options) { o.mode = m }
+}
+
+// WithToolStrict sets the strict mode of the tool with the given name,
+// overriding [WithStrict] for it: for example StrictOff for one tool whose
+// schema is an open map.
+func WithToolStrict(name string, m StrictMode) Option {
+	return func(o *options) {
+		if o.perTool == nil {
+			o.perTool = make(map[string]StrictMode)
+		}
+		o.perTool[name] = m
+	}
+}
+
+// Tools is a list of tools converted once for the OpenAI APIs: their
+// definitions for Chat Completions and Responses, and what is needed to
+// undo strict mode's nullable rewrite in the model's arguments
+// ([Tools.Normalize]). A Tools is immutable and safe for concurrent use;
+// make a new one when the tool list changes (see [tool.Registry.OnChange]).
+type Tools struct {
+	list   []converted
+	byName map[string]*converted
+	chat   []byte
+	resp   []byte
+}
+
+type converted struct {
+	name, desc string
+	params     json.RawMessage
+	strict     bool
+	lossy      []string
+	fix        *strictResult // non-nil when null arguments need undoing
+}
+
+// NewTools converts tools in the order given (use [tool.Registry.List] for
+// a registry: it is in name order, which keeps prompts cacheable).
+//
+// Every tool goes through the same conversion however it was built (with
+// [tool.New], by hand, imported from MCP, wrapped with [tool.With]): the
+// strict rewrite reads only Parameters. With [StrictOn], NewTools returns
+// an error wrapping a [*StrictError] that names the first tool whose
+// schema cannot be made strict and the keyword at fault; with
+// [StrictAuto] such tools, and tools whose rewrite would lose something
+// (see [StrictSchema]), are sent without strict. NewTools also fails
+// for a nil tool or one whose Parameters are not a JSON object.
+func NewTools(tools []tool.Tool, opts ...Option) (*Tools, error) {
+	var o options
+	for _, opt := range opts {
+		opt(&o)
+	}
+	ts := &Tools{list: make([]converted, 0, len(tools)), byName: make(map[string]*converted, len(tools))}
+	for _, t := range tools {
+		if t == nil {
+			return nil, fmt.Errorf("openaitool: nil tool")
+		}
+		c, err := convert(t, o)
+		if err != nil {
+			return nil, err
+		}
+		ts.list = append(ts.list, c)
+	}
+	chat := make([]ChatTool, len(ts.list))
+	resp := make([]ResponsesTool, len(ts.list))
+	for i := range ts.list {
+		c := &ts.list[i]
+		ts.byName[c.name] = c
+		chat[i] = ChatTool{Type: "function", Function: FunctionDefinition{Name: c.name, Description: c.desc, Parameters: c.params, Strict: c.strict}}
+		resp[i] = ResponsesTool{Type: "function", Name: c.name, Description: c.desc, Parameters: c.params, Strict: c.strict}
+	}
+	var err error
+	if ts.chat, err = jsonobj.Marshal(chat); err != nil {
+		return nil, fmt.Errorf("openaitool: %w", err)
+	}
+	if ts.resp, err = jsonobj.Marshal(resp); err != nil {
+		return nil, fmt.Errorf("openaitool: %w", err)
+	}
+	return ts, nil
+}
+
+func convert(t tool.Tool, o options) (converted, error) {
+	name := t.Name()
+	mode := o.mode
+	if m, ok := o.perTool[name]; ok {
+		mode = m
+	}
+	params := t.Parameters()
+	var compact bytes.Buffer
+	if err := json.Compact(&compact, params); err != nil || jsonobj.Kind(params) != "object" {
+		return converted{}, fmt.Errorf("openaitool: tool %q: parameters are not a JSON object schema", name)
+	}
+	c := converted{name: name, desc: t.Description(), params: compact.Bytes()}
+	if mode == StrictOff {
+		return c, nil
+	}
+	r, err := strictRewrite(params)
+	if err != nil {
+		if mode == StrictAuto {
+			c.lossy = []string{err.Error()}
+			return c, nil
+		}
+		if se, ok := err.(*StrictError); ok {
+			se.Tool = name
+		}
+		return converted{}, fmt.Errorf("openaitool: %w", err)
+	}
+	if mode == StrictAuto && len(r.lossy) > 0 {
+		c.lossy = r.lossy
+		return c, nil
+	}
+	c.params, c.strict, c.lossy = r.schema, true, r.lossy
+	if r.plan != nil {
+		c.fix = r
+	}
+	return c, nil
+}
+
+// Chat returns the "tools" array for a Chat Completions request. The
+// caller owns the returned slice.
+func (ts *Tools) Chat() json.RawMessage { return bytes.Clone(ts.chat) }
+
+// Responses returns the "tools" array for a Responses API request. The
+// caller owns the returned slice.
+func (ts *Tools) Responses() json.RawMessage { return bytes.Clone(ts.resp) }
+
+// Strict reports whether the named tool is sent in strict mode, and lists
+// what its strict rewrite changed or, in [StrictAuto], why the tool is not
+// strict.
+func (ts *Tools) Strict(name string) (strict bool, notes []string) {
+	c, ok := ts.byName[name]
+	if !ok {
+		return false, nil
+	}
+	return c.strict, c.lossy
+}
+
+// Normalize undoes strict mode's rewrite in the arguments of calls, so
+// that tools see the arguments they would have got without strict mode:
+// a null sent for a property that strict mode made nullable (because it
+// was optional) is replaced by the property's default, or removed when it
+// has none, after which the registry validates the arguments against the
+// tool's own schema and applies its defaults as usual. Nulls for
+// properties that were nullable to begin with are left alone.
+//
+// Calls to tools that are not strict, or whose arguments are not a JSON
+// object, are returned unchanged (the registry reports malformed
+// arguments). Normalize does not modify calls; it returns a new slice when
+// it changes anything. [ChatCalls] and [ResponsesCalls] do not normalize:
+// call Normalize on their result, as package agent does.
+func (ts *Tools) Normalize(calls []tool.Call) []tool.Call {
+	var out []tool.Call
+	for i, c := range calls {
+		t, ok := ts.byName[c.Name]
+		if !ok || t.fix == nil {
+			continue
+		}
+		args, changed := t.fix.normalize(c.Args)
+		if !changed {
+			continue
+		}
+		if out == nil {
+			out = append([]tool.Call(nil), calls...)
+		}
+		out[i].Args = args
+	}
+	if out == nil {
+		return calls
+	}
+	return out
+}
+
+// normalize applies r's plan to args.
+func (r *strictResult) normalize(args json.RawMessage) (json.RawMessage, bool) {
+	return r.apply(r.plan, args, 0)
+}
+
+func (r *strictResult) apply(p *plan, v json.RawMessage, depth int) (json.RawMessage, bool) {
+	if p == nil || depth > maxSchemaDepth {
+		return v, false
+	}
+	if p.ref != "" {
+		return r.apply(r.defs[p.ref], v, depth+1)
+	}
+	switch jsonobj.Kind(v) {
+	case "object":
+		if p.props == nil {
+			for _, b := range p.anyOf {
+				if b.matchesObject(r, v) {
+					return r.apply(b, v, depth+1)
+				}
+			}
+			return v, false
+		}
+		o, err := jsonobj.Parse(v)
+		if err != nil {
+			return v, false
+		}
+		changed := false
+		out := make(jsonobj.Object, 0, len(o))
+		for _, m := range o {
+			pp := p.props[m.Key]
+			if pp == nil {
+				out = append(out, m)
+				continue
+			}
+			if pp.addedNull && string(bytes.TrimSpace(m.Value)) == "null" {
+				changed = true
+				if pp.def != nil {
+					out = append(out, jsonobj.Member{Key: m.Key, Value: pp.def})
+				}
+				continue
+			}
+			nv, ch := r.apply(pp.child, m.Value, depth+1)
+			changed = changed || ch
+			out = append(out, jsonobj.Member{Key: m.Key, Value: nv})
+		}
+		if !changed {
+			return v, false
+		}
+		b, err := out.MarshalJSON()
+		if err != nil {
+			return v, false
+		}
+		return b, true
+	case "array":
+		if p.items == nil {
+			return v, false
+		}
+		var elems []json.RawMessage
+		if json.Unmarshal(v, &elems) != nil {
+			return v, false
+		}
+		changed := false
+		for i, e := range elems {
+			ne, ch := r.apply(p.items, e, depth+1)
+			elems[i] = ne
+			changed = changed || ch
+		}
+		if !changed {
+			return v, false
+		}
+		return joinArray(elems), true
+	}
+	return v, false
+}
+
+// matchesObject reports whether p describes an object whose properties
+// include every key of v: how Normalize picks the anyOf branch an object
+// belongs to.
+func (p *plan) matchesObject(r *strictResult, v json.RawMessage) bool {
+	for range 8 {
+		if p == nil || p.ref == "" {
+			break
+		}
+		p = r.defs[p.ref]
+	}
+	if p == nil || p.props == nil {
+		return false
+	}
+	o, err := jsonobj.Parse(v)
+	if err != nil {
+		return false
+	}
+	for _, m := range o {
+		if p.props[m.Key] == nil {
+			return false
+		}
+	}
+	return true
+}
+
+// ChatTools returns the Chat Completions "tools" array for tools; it is
+// NewTools(tools, opts...).Chat().
+func ChatTools(tools []tool.Tool, opts ...Option) (json.RawMessage, error) {
+	ts, err := NewTools(tools, opts...)
+	if err != nil {
+		return nil, err
+	}
+	return ts.chat, nil
+}
+
+// ResponsesTools returns the Responses API "tools" array for tools; it is
+// NewTools(tools, opts...).Responses().
+func ResponsesTools(tools []tool.Tool, opts ...Option) (json.RawMessage, error) {
+	ts, err := NewTools(tools, opts...)
+	if err != nil {
+		return nil, err
+	}
+	return ts.resp, nil
+}
