@@ -140,11 +140,15 @@ func (g *generator) emit(described []*described) ([]byte, error) {
 		fname := t.decl.Name.Name
 		body.WriteString("\n")
 		writeComment(&body, fmt.Sprintf("%s holds the arguments of %s, one field per parameter.", t.argsType, fname))
-		fmt.Fprintf(&body, "type %s struct {\n", t.argsType)
-		for _, f := range t.fields {
-			fmt.Fprintf(&body, "\t%s %s %s\n", f.goName, typ(f.typ), tagLiteral(f.tag))
+		if len(t.fields) == 0 {
+			fmt.Fprintf(&body, "type %s struct{}\n", t.argsType)
+		} else {
+			fmt.Fprintf(&body, "type %s struct {\n", t.argsType)
+			for _, f := range t.fields {
+				fmt.Fprintf(&body, "\t%s %s %s\n", f.goName, typ(f.typ), tagLiteral(f.tag))
+			}
+			fmt.Fprintf(&body, "}\n")
 		}
-		fmt.Fprintf(&body, "}\n")
 
 		out := "string"
 		if t.out != nil {

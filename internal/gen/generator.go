@@ -89,7 +89,22 @@ func (g *generator) where(pos token.Pos) string {
 // run checks the package and returns its generated file, or nil when there
 // is nothing to generate.
 func (g *generator) run() ([]byte, Errors) {
+	parseErrs := make(map[string]bool) // files with a parse error reported
 	for _, e := range g.pkg.Errors {
+		if strings.HasPrefix(e.Msg, "# ") {
+			// The compiler's output, from the go command building export
+			// data: the parser and type checker report the same problems
+			// below, and type errors are tolerated (see next).
+			continue
+		}
+		if e.Kind == packages.ParseError {
+			// One per file: the parser's later errors follow from the first.
+			file, _, _ := strings.Cut(e.Pos, ":")
+			if parseErrs[file] {
+				continue
+			}
+			parseErrs[file] = true
+		}
 		if e.Kind == packages.TypeError && !strings.Contains(e.Msg, "could not import") {
 			// Tolerated: code that calls what this run generates does not
 			// type-check until the file exists. Signatures that matter are
@@ -349,8 +364,8 @@ func (g *generator) tool(fd *ast.FuncDecl, directive *ast.Comment, args string) 
 			continue
 		}
 		typ := p.Type()
-		if err := g.expressible(typ, p.Name(), make(map[types.Type]bool)); err != "" {
-			g.errorAt(p.Pos(), "parameter %s: %s", p.Name(), err)
+		if err := g.expressible(typ, "parameter "+p.Name(), make(map[types.Type]bool)); err != "" {
+			g.errorAt(p.Pos(), "%s", err)
 			continue
 		}
 		prop := snake(p.Name())
@@ -431,8 +446,8 @@ func (g *generator) tool(fd *ast.FuncDecl, directive *ast.Comment, args string) 
 		return
 	}
 	if t.out != nil {
-		if err := g.expressible(t.out, "result", make(map[types.Type]bool)); err != "" {
-			g.errorAt(fd.Pos(), "result of %s: %s", fd.Name.Name, err)
+		if err := g.expressible(t.out, "the result of "+fd.Name.Name, make(map[types.Type]bool)); err != "" {
+			g.errorAt(fd.Pos(), "%s", err)
 			return
 		}
 		g.roots = append(g.roots, t.out)
@@ -524,11 +539,11 @@ func (g *generator) expressible(t types.Type, path string, seen map[types.Type]b
 		switch {
 		case t.Kind() == types.Invalid:
 			if g.typeErr != "" {
-				return "its type does not type-check: " + g.typeErr
+				return "the type of " + path + " does not type-check: " + g.typeErr
 			}
-			return "its type does not type-check"
+			return "the type of " + path + " does not type-check"
 		case t.Info()&types.IsComplex != 0:
-			return fmt.Sprintf("%s has type %s: JSON has no complex numbers", path, t)
+			return fmt.Sprintf("%s has type %s: JSON has no complex numbers", path, types.TypeString(t, g.relativeTo))
 		case t.Kind() == types.UnsafePointer:
 			return fmt.Sprintf("%s has type unsafe.Pointer, which JSON cannot express", path)
 		}
@@ -536,9 +551,9 @@ func (g *generator) expressible(t types.Type, path string, seen map[types.Type]b
 	case *types.Pointer:
 		return g.expressible(t.Elem(), path, seen)
 	case *types.Slice:
-		return g.expressible(t.Elem(), path+"[]", seen)
+		return g.expressible(t.Elem(), path+"[i]", seen)
 	case *types.Array:
-		return g.expressible(t.Elem(), path+"[]", seen)
+		return g.expressible(t.Elem(), path+"[i]", seen)
 	case *types.Map:
 		if b, ok := t.Key().Underlying().(*types.Basic); !ok || b.Info()&types.IsString == 0 {
 			return fmt.Sprintf("%s has type %s: map keys must be strings", path, types.TypeString(t, g.relativeTo))
