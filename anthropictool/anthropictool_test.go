@@ -1,0 +1,209 @@
+package anthropictool
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"flag"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/miniopenclaw/tool"
+)
+
+var update = flag.Bool("update", false, "rewrite testdata/*.golden.json")
+
+func golden(t *testing.T, name string, v any) {
+	t.Helper()
+	got, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got = append(got, '\n')
+	path := filepath.Join("testdata", name+".golden.json")
+	if *update {
+		os.MkdirAll("testdata", 0o755)
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test -update to create it)", err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("%s differs (run go test -update and review the diff):\ngot:\n%s\nwant:\n%s", path, got, want)
+	}
+}
+
+type rawTool struct{ name, desc, params string }
+
+func (t rawTool) Name() string                { return t.name }
+func (t rawTool) Description() string         { return t.desc }
+func (t rawTool) Parameters() json.RawMessage { return json.RawMessage(t.params) }
+func (t rawTool) Execute(_ context.Context, args json.RawMessage) (tool.Result, error) {
+	return tool.Result{Output: string(args)}, nil
+}
+
+func testTools() []tool.Tool {
+	return []tool.Tool{
+		rawTool{"search_flights", "Searches flights between two airports.", `{"type":"object","properties":{"from":{"type":"string","pattern":"^[A-Z]{3}$"},"to":{"type":"string","pattern":"^[A-Z]{3}$"},"date":{"type":"string","format":"date"},"passengers":{"type":"integer","minimum":1,"maximum":9,"default":1},"cabin":{"type":"string","enum":["economy","business","first"]}},"required":["from","to","date"],"additionalProperties":false}`},
+		rawTool{"weather", "Current weather in a city.", `{"type":"object","properties":{"city":{"type":"string"}},"required":["city"]}`},
+	}
+}
+
+func TestGoldenDefinitions(t *testing.T) {
+	defs, err := Tools(testTools())
+	if err != nil {
+		t.Fatal(err)
+	}
+	golden(t, "definitions", json.RawMessage(defs))
+	if _, err := Tools([]tool.Tool{rawTool{"bad", "", `[]`}}); err == nil {
+		t.Error("Tools accepted a non-object schema")
+	}
+}
+
+const parallel = `{
+  "id": "msg_01Aq9w938a90dw8q",
+  "type": "message",
+  "role": "assistant",
+  "model": "claude-sonnet-4-5",
+  "content": [
+    {"type": "text", "text": "I'll check both cities."},
+    {"type": "tool_use", "id": "toolu_01A09q90qw90lq917835lq9", "name": "weather", "input": {"city": "Paris"}},
+    {"type": "tool_use", "id": "toolu_01B19r91rx91mr028946mr0", "name": "weather", "input": {"city": "Tokyo"}},
+    {"type": "tool_use", "id": "toolu_01C29s92sy92ns139057ns1", "name": "search_flights", "input": {"from": "CDG", "to": "HND", "date": "2026-12-24"}}
+  ],
+  "stop_reason": "tool_use",
+  "stop_sequence": null,
+  "usage": {"input_tokens": 472, "output_tokens": 120}
+}`
+
+const malformed = `{
+  "role": "assistant",
+  "content": [
+    {"type": "tool_use", "id": "toolu_string", "name": "weather", "input": "{\"city\":\"Paris\"}"},
+    {"type": "tool_use", "id": "toolu_number", "name": "weather", "input": 7},
+    {"type": "tool_use", "name": "weather", "input": {"city": "Oslo"}},
+    {"type": "tool_use", "id": "toolu_unknown", "name": "wether", "input": {"city": "Rome"}},
+    {"type": "tool_use", "id": "toolu_no_input", "name": "weather"},
+    {"type": "tool_use", "id": "toolu_dup", "name": "weather", "input": {"city": "Bern"}},
+    {"type": "tool_use", "id": "toolu_dup", "name": "weather", "input": {"city": "Graz"}},
+    {"type": "tool_use", "id": "toolu_bad_field", "name": "weather", "input": {"town": "Lyon"}},
+    "not a block",
+    {"type": "thinking", "thinking": "…", "signature": "abc"}
+  ]
+}`
+
+// outcomeJSON is what the goldens record of a call: the error text belongs
+// to the registry and is left out, so that the goldens pin this package.
+type outcomeJSON struct {
+	ID      string         `json:"id"`
+	Name    string         `json:"name"`
+	Args    string         `json:"args"`
+	Output  string         `json:"output,omitempty"`
+	IsError bool           `json:"is_error"`
+	Kind    tool.ErrorKind `json:"kind,omitempty"`
+}
+
+func run(t *testing.T, calls []tool.Call) ([]outcomeJSON, []tool.Outcome) {
+	r := tool.NewRegistry()
+	for _, tl := range testTools() {
+		if err := r.Register(tl); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var out []outcomeJSON
+	var outcomes []tool.Outcome
+	for _, c := range calls {
+		res := r.Execute(context.Background(), c.Name, c.Args)
+		out = append(out, outcomeJSON{c.ID, c.Name, string(c.Args), res.Output, res.IsError, res.Kind})
+		outcomes = append(outcomes, tool.Outcome{ID: c.ID, Result: res})
+	}
+	return out, outcomes
+}
+
+func TestGoldenCallsAndResults(t *testing.T) {
+	for _, tt := range []struct{ name, body string }{
+		{"calls_parallel", parallel},
+		{"calls_malformed", malformed},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			calls, err := Calls([]byte(tt.body))
+			if err != nil {
+				t.Fatal(err)
+			}
+			out, _ := run(t, calls)
+			golden(t, tt.name, out)
+		})
+	}
+}
+
+func TestGoldenResults(t *testing.T) {
+	golden(t, "results", Results([]tool.Outcome{
+		{ID: "toolu_1", Result: tool.Result{Output: `{"temp_c":18}`}},
+		{ID: "toolu_2", Result: tool.Result{}},
+		{ID: "toolu_3", Result: tool.Result{IsError: true, Kind: tool.KindInvalidArguments, Error: `invalid arguments for tool "search_flights": /to: expected a string matching ^[A-Z]{3}$, got "hnd"`}},
+	}))
+}
+
+func TestMalformedCallsGetErrorResults(t *testing.T) {
+	calls, err := Calls([]byte(malformed))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, _ := run(t, calls)
+	if len(out) != 8 {
+		t.Fatalf("%d calls, want 8", len(out))
+	}
+	for _, id := range []string{"toolu_string", "toolu_number", "toolu_unknown"} {
+		for _, o := range out {
+			if o.ID == id && !o.IsError {
+				t.Errorf("%s: %+v, want an error result", id, o)
+			}
+		}
+	}
+}
+
+func TestWholeResponseMalformed(t *testing.T) {
+	for _, body := range []string{``, `{"content":[{"type":"tool_use"`, `{}`, `"x"`, `{"type":"error","error":{"type":"overloaded_error"}}`} {
+		if _, err := Calls([]byte(body)); err == nil {
+			t.Errorf("Calls(%q) gave no error", body)
+		}
+	}
+}
+
+func TestText(t *testing.T) {
+	if got := Text([]byte(parallel)); got != "I'll check both cities." {
+		t.Errorf("Text = %q", got)
+	}
+}
+
+func TestEmptyOutputResult(t *testing.T) {
+	b, _ := json.Marshal(Result("t1", tool.Result{}))
+	if string(b) != `{"type":"tool_result","tool_use_id":"t1"}` {
+		t.Errorf("empty success = %s", b)
+	}
+}
+
+func FuzzCalls(f *testing.F) {
+	for _, s := range []string{parallel, malformed, `[]`, `[{"type":"tool_use","id":"a"},{"type":"tool_use","id":"a"},{"type":"tool_use","id":"a_2"}]`, `{"content":"hi"}`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		calls, err := Calls(data)
+		if err != nil {
+			return
+		}
+		seen := map[string]bool{}
+		for _, c := range calls {
+			if c.ID == "" || seen[c.ID] {
+				t.Fatalf("id %q empty or repeated", c.ID)
+			}
+			seen[c.ID] = true
+		}
+		_ = Text(data)
+	})
+}
