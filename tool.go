@@ -80,6 +80,26 @@ type Options struct {
 	// Zero means the registry's default (see [WithDefaultMaxOutput]); a
 	// negative value means no limit.
 	MaxOutputBytes int
+
+	// MaxInFlight bounds how many calls of the tool an [Executor] runs at
+	// once, for a tool that holds a scarce resource such as a browser.
+	// Zero means the default: one at a time for a tool whose Annotations
+	// say it is Destructive and not ReadOnly, otherwise no limit of the
+	// tool's own (the executor's parallelism still applies). A negative
+	// value means no limit.
+	MaxInFlight int
+
+	// Sequential makes an [Executor] run each call of the tool alone: the
+	// call starts when no other call of the batch is running, nothing else
+	// starts until it ends, and ready calls emitted after it do not
+	// overtake it.
+	Sequential bool
+
+	// Retry is how an [Executor] retries failed calls of the tool. The
+	// zero value means no retries. Retries happen only when
+	// Annotations.Idempotent is set and the error is marked with
+	// [Transient].
+	Retry RetryPolicy
 }
 
 // Configured is implemented by tools that have [Options]. The Registry

@@ -1,0 +1,588 @@
+package tool
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"runtime/debug"
+	"strconv"
+	"time"
+
+	"github.com/miniopenclaw/tool/internal/dag"
+)
+
+// DefaultMaxParallel is how many calls an [Executor] made without
+// [WithMaxParallel] runs at once.
+const DefaultMaxParallel = 16
+
+// KindSkipped: the call did not run because a call it depends on failed.
+const KindSkipped ErrorKind = "skipped"
+
+var (
+	// ErrSkipped is the cause of a call that did not run because a call
+	// it depends on failed.
+	ErrSkipped = errors.New("skipped")
+
+	// ErrInvalidBatch is wrapped by the error [Executor.Run] returns when
+	// the batch's dependency graph is unusable: a duplicate ID, a
+	// dependency on an empty or unknown ID, or a cycle.
+	ErrInvalidBatch = errors.New("invalid batch")
+)
+
+// An Executor runs batches of calls against a [Registry]: concurrently,
+// with bounded parallelism, in the order their dependencies allow, with
+// per-tool limits and retries, through a chain of [Middleware]. It is safe
+// for concurrent use; each [Executor.Run] is independent of the others,
+// except that per-tool limits count calls of one Run only.
+type Executor struct {
+	reg         *Registry
+	maxParallel int // 0: no limit
+	step        Step
+	batch       BatchStep
+}
+
+type executorConfig struct {
+	maxParallel int
+	middleware  []Middleware
+	batch       []BatchMiddleware
+	hooks       []Hooks
+}
+
+// An ExecutorOption configures an [Executor] made by [NewExecutor].
+type ExecutorOption func(*executorConfig)
+
+// WithMaxParallel sets how many calls of a batch run at once. Zero keeps
+// [DefaultMaxParallel]; a negative n means no limit.
+func WithMaxParallel(n int) ExecutorOption {
+	return func(c *executorConfig) { c.maxParallel = n }
+}
+
+// WithMiddleware adds middleware around every call. The first middleware
+// given, across all WithMiddleware options, is the outermost; see
+// [Middleware] for where the executor's own steps sit.
+func WithMiddleware(mw ...Middleware) ExecutorOption {
+	return func(c *executorConfig) { c.middleware = append(c.middleware, mw...) }
+}
+
+// WithBatchMiddleware adds middleware around every [Executor.Run]. The
+// first one given is the outermost.
+func WithBatchMiddleware(mw ...BatchMiddleware) ExecutorOption {
+	return func(c *executorConfig) { c.batch = append(c.batch, mw...) }
+}
+
+// WithHooks adds hooks called around every call. Hooks given in several
+// options run in the order given, each inside the previous one; they sit
+// inside the middleware and outside retries.
+func WithHooks(h Hooks) ExecutorOption {
+	return func(c *executorConfig) { c.hooks = append(c.hooks, h) }
+}
+
+// NewExecutor returns an Executor that runs calls against r, configured by
+// opts. NewExecutor(r) alone gives the defaults: [DefaultMaxParallel]
+// calls at once, no middleware, no hooks. r must not be nil.
+func NewExecutor(r *Registry, opts ...ExecutorOption) *Executor {
+	var cfg executorConfig
+	for _, opt := range opts {
+		opt(&cfg)
+	}
+	e := &Executor{reg: r}
+	switch {
+	case cfg.maxParallel == 0:
+		e.maxParallel = DefaultMaxParallel
+	case cfg.maxParallel > 0:
+		e.maxParallel = cfg.maxParallel
+	}
+	step := Step(r.call0)
+	step = e.retryMiddleware(step)
+	for i := len(cfg.hooks) - 1; i >= 0; i-- {
+		step = hooksMiddleware(cfg.hooks[i])(step)
+	}
+	for i := len(cfg.middleware) - 1; i >= 0; i-- {
+		step = cfg.middleware[i](step)
+	}
+	e.step = step
+	batch := BatchStep(e.run)
+	for i := len(cfg.batch) - 1; i >= 0; i-- {
+		batch = cfg.batch[i](batch)
+	}
+	e.batch = batch
+	return e
+}
+
+// call0 adapts Registry.call to a Step.
+func (r *Registry) call0(ctx context.Context, c Call) (Result, error) {
+	return r.call(ctx, c.Name, c.Args)
+}
+
+// Run runs calls and returns their outcomes in input order: outcomes[i] is
+// what became of calls[i], and its Result is never empty. Every call goes
+// through [Registry.Execute]'s safe path (parsing, validation, defaults,
+// time limit, panic guard, result budget); a failed call is an Outcome,
+// never a reason to stop its siblings.
+//
+// Scheduling:
+//   - At most the executor's parallelism limit of calls run at once (see
+//     [WithMaxParallel]), and each tool's [Options.MaxInFlight] and
+//     [Options.Sequential] are honoured. Among calls ready at the same
+//     time, earlier calls start first.
+//   - A call starts only after every call in its DependsOn, and every call
+//     whose output its arguments refer to, has finished. No goroutine
+//     exists for a call that is waiting.
+//   - A call whose dependency failed does not run; its Result is a
+//     [KindSkipped] error ("skipped: dependency "x" failed: …") and its Err
+//     wraps [ErrSkipped]. When several dependencies failed, the first in
+//     DependsOn order is named.
+//
+// Output passing: wherever a call's Args hold an object with the key
+// "$output", such as
+//
+//	{"$output": "call_1"}
+//	{"$output": "call_1", "pointer": "/items/0/id"}
+//
+// that object is replaced, before the arguments are validated, by the
+// output of the call with that ID: its structured content
+// (Result.Structured) as JSON when it has some, else its text output as a
+// JSON string. A pointer (RFC 6901) selects a part of the output; it needs
+// structured content, or text output that is JSON. A reference adds the
+// referred call to the call's dependencies (it need not be listed in
+// DependsOn). "$output" is reserved: an object with that key and anything
+// but a non-empty string ID and an optional string "pointer" gives the
+// call a [KindInvalidArguments] result, as does a pointer that selects
+// nothing.
+//
+// Errors: Run checks the dependency graph before anything runs. A
+// duplicate ID, a dependency on an empty or unknown ID, or a cycle makes
+// Run return an error wrapping [ErrInvalidBatch] that names the problem
+// (for a cycle, its IDs); no call runs, and every outcome carries that
+// error as a [KindInvalidArguments] result, so that each call can still be
+// answered.
+//
+// Cancellation: when ctx ends, running calls see their context end, calls
+// not yet started get a [KindCanceled] result without running, and Run
+// returns the outcomes with context.Cause(ctx) as soon as the running
+// calls have returned. A tool that ignores its context is abandoned after
+// the registry's grace period (see [WithGracePeriod]) and counted in
+// [Registry.Stats], so Run returns within that period even then. Middleware
+// and hooks must honour ctx for this to hold.
+func (e *Executor) Run(ctx context.Context, calls []Call) ([]Outcome, error) {
+	return e.batch(ctx, calls)
+}
+
+// limits are a call's per-tool scheduling constraints.
+type limits struct {
+	max        int // 0: none of the tool's own
+	sequential bool
+}
+
+// plan is what Run derives from a batch before anything runs.
+type plan struct {
+	calls  []Call
+	refs   [][]ref  // references per call; nil for most calls
+	refErr []error  // a malformed reference, per call; nil for most calls
+	deps   [][]int  // dependency indices per call; nil without dependencies
+	after  [][]int  // dependents per call
+	lims   []limits // per call
+}
+
+func (e *Executor) run(ctx context.Context, calls []Call) ([]Outcome, error) {
+	n := len(calls)
+	out := make([]Outcome, n)
+	for i := range calls {
+		out[i].ID = calls[i].ID
+	}
+	if n == 0 {
+		return out, nil
+	}
+	p, err := e.plan(calls)
+	if err != nil {
+		err = fmt.Errorf("%w: %v", ErrInvalidBatch, err)
+		for i := range out {
+			out[i].Result = errorResult(KindInvalidArguments, fmt.Sprintf("not run: the batch of tool calls was refused: %v", err))
+			out[i].Err = err
+		}
+		return out, err
+	}
+	s := scheduler{e: e, p: p, out: out}
+	return out, s.run(ctx)
+}
+
+// plan finds references, checks the graph and reads per-tool limits.
+func (e *Executor) plan(calls []Call) (*plan, error) {
+	n := len(calls)
+	p := &plan{calls: calls, lims: make([]limits, n)}
+	var ids []string
+	var deps [][]string
+	hasDeps := false
+	for i := range calls {
+		c := &calls[i]
+		if len(c.DependsOn) > 0 {
+			hasDeps = true
+		}
+		if !bytes.Contains(c.Args, refKey) {
+			continue
+		}
+		refs, err := findRefs(c.Args)
+		if err != nil {
+			if p.refErr == nil {
+				p.refErr = make([]error, n)
+			}
+			p.refErr[i] = &ArgumentError{Tool: c.Name, Args: shortenArgs(c.Args), Violations: []Violation{err.(refError).v}}
+			continue
+		}
+		if len(refs) == 0 {
+			continue
+		}
+		if p.refs == nil {
+			p.refs = make([][]ref, n)
+			deps = make([][]string, n)
+		}
+		p.refs[i] = refs
+		d := c.DependsOn
+		for _, r := range refs {
+			if !containsString(d, r.id) {
+				d = append(d[:len(d):len(d)], r.id)
+			}
+		}
+		deps[i] = d
+		hasDeps = true
+	}
+	if hasDeps || n > 1 {
+		ids = make([]string, n)
+		if deps == nil {
+			deps = make([][]string, n)
+		}
+		for i := range calls {
+			ids[i] = calls[i].ID
+			if deps[i] == nil {
+				deps[i] = calls[i].DependsOn
+			}
+		}
+		g, err := dag.Build(ids, deps)
+		if err != nil {
+			return nil, err
+		}
+		if hasDeps {
+			p.deps, p.after = g.Deps, g.Dependents
+		}
+	}
+	r := e.reg
+	r.mu.RLock()
+	for i := range calls {
+		if en := r.tools[calls[i].Name]; en != nil {
+			p.lims[i] = limitsOf(en.opts)
+		}
+	}
+	r.mu.RUnlock()
+	return p, nil
+}
+
+func limitsOf(o Options) limits {
+	l := limits{max: o.MaxInFlight, sequential: o.Sequential}
+	if l.max == 0 && o.Annotations.Destructive && !o.Annotations.ReadOnly {
+		l.max = 1
+	}
+	l.max = max(l.max, 0)
+	return l
+}
+
+func containsString(s []string, v string) bool {
+	for _, x := range s {
+		if x == v {
+			return true
+		}
+	}
+	return false
+}
+
+// scheduler runs one batch. Only the goroutine in run touches its fields;
+// call goroutines write their own outcome and report on done.
+type scheduler struct {
+	e   *Executor
+	p   *plan
+	out []Outcome
+
+	pending  []int32             // unfinished dependencies per call
+	ready    intHeap             // calls whose dependencies are done, by index
+	waiting  map[string]*intHeap // ready calls held back by their tool's limit
+	inFlight map[string]int      // running calls per limited tool
+	started  []bool
+	finished int
+	running  int
+	seq      bool // a sequential call is running
+	done     chan int
+}
+
+func (s *scheduler) run(ctx context.Context) error {
+	p := s.p
+	n := len(p.calls)
+	s.started = make([]bool, n)
+	width := n
+	if s.e.maxParallel > 0 {
+		width = min(n, s.e.maxParallel)
+	}
+	s.done = make(chan int, width)
+	if p.deps == nil {
+		s.ready = make(intHeap, n)
+		for i := range n {
+			s.ready[i] = i // sorted, hence a heap
+		}
+	} else {
+		s.pending = make([]int32, n)
+		for i := range n {
+			s.pending[i] = int32(len(p.deps[i]))
+			if s.pending[i] == 0 {
+				s.ready = append(s.ready, i)
+			}
+		}
+	}
+	for s.finished < n {
+		if ctx.Err() != nil {
+			return s.cancel(ctx)
+		}
+		s.dispatch(ctx)
+		select {
+		case i := <-s.done:
+			s.complete(i)
+		case <-ctx.Done():
+			return s.cancel(ctx)
+		}
+	}
+	return nil
+}
+
+// dispatch starts ready calls while slots allow.
+func (s *scheduler) dispatch(ctx context.Context) {
+	for !s.seq && len(s.ready) > 0 && (s.e.maxParallel <= 0 || s.running < s.e.maxParallel) {
+		i := s.ready[0]
+		l := s.p.lims[i]
+		if l.sequential {
+			if s.running > 0 {
+				return // a barrier: later calls do not overtake it
+			}
+			s.ready.pop()
+			s.seq = true
+			s.start(ctx, i)
+			return
+		}
+		s.ready.pop()
+		if l.max > 0 {
+			name := s.p.calls[i].Name
+			if s.inFlight == nil {
+				s.inFlight = make(map[string]int)
+				s.waiting = make(map[string]*intHeap)
+			}
+			if s.inFlight[name] >= l.max {
+				w := s.waiting[name]
+				if w == nil {
+					w = new(intHeap)
+					s.waiting[name] = w
+				}
+				w.push(i)
+				continue
+			}
+			s.inFlight[name]++
+		}
+		s.start(ctx, i)
+	}
+}
+
+func (s *scheduler) start(ctx context.Context, i int) {
+	s.started[i] = true
+	s.running++
+	go s.e.exec(ctx, s.p, i, s.out, s.done)
+}
+
+// complete records that call i returned and readies what it unblocks.
+func (s *scheduler) complete(i int) {
+	s.running--
+	l := s.p.lims[i]
+	if l.sequential {
+		s.seq = false
+	} else if l.max > 0 {
+		name := s.p.calls[i].Name
+		s.inFlight[name]--
+		if w := s.waiting[name]; w != nil && len(*w) > 0 {
+			s.ready.push(w.pop())
+		}
+	}
+	s.finish(i)
+}
+
+// finish counts call i as over and readies or skips its dependents.
+func (s *scheduler) finish(i int) {
+	s.finished++
+	if s.p.after == nil {
+		return
+	}
+	work := []int{i}
+	for len(work) > 0 {
+		j := work[len(work)-1]
+		work = work[:len(work)-1]
+		for _, d := range s.p.after[j] {
+			if s.pending[d]--; s.pending[d] > 0 {
+				continue
+			}
+			if s.skip(d) {
+				s.finished++
+				work = append(work, d)
+				continue
+			}
+			s.ready.push(d)
+		}
+	}
+}
+
+// skip gives call d a skipped outcome if one of its dependencies failed.
+func (s *scheduler) skip(d int) bool {
+	for _, j := range s.p.deps[d] {
+		dep := s.out[j]
+		if dep.Err == nil {
+			continue
+		}
+		name := callName(s.p.calls, j)
+		if dep.Result.Kind == KindSkipped {
+			s.out[d].Result = errorResult(KindSkipped, fmt.Sprintf("skipped: dependency %s did not run (%s)", name, dep.Result.Error))
+			s.out[d].Err = fmt.Errorf("%w: dependency %s did not run (%v)", ErrSkipped, name, dep.Err)
+		} else {
+			s.out[d].Result = errorResult(KindSkipped, fmt.Sprintf("skipped: dependency %s failed: %s", name, dep.Result.Error))
+			s.out[d].Err = fmt.Errorf("%w: dependency %s failed: %v", ErrSkipped, name, dep.Err)
+		}
+		return true
+	}
+	return false
+}
+
+// callName names calls[i] for messages: its quoted ID, or "call #i".
+func callName(calls []Call, i int) string {
+	if calls[i].ID == "" {
+		return "call #" + strconv.Itoa(i)
+	}
+	return strconv.Quote(calls[i].ID)
+}
+
+// cancel gives every call not yet started a canceled outcome and waits
+// for the running ones.
+func (s *scheduler) cancel(ctx context.Context) error {
+	cause := context.Cause(ctx)
+	for i := range s.p.calls {
+		if s.started[i] || s.out[i].Result.IsError {
+			continue
+		}
+		c := s.p.calls[i]
+		s.out[i].Result = errorResult(KindCanceled, fmt.Sprintf("call to tool %q was not started: the batch was canceled: %v", c.Name, cause))
+		s.out[i].Err = cause
+	}
+	for ; s.running > 0; s.running-- {
+		<-s.done
+	}
+	return cause
+}
+
+// exec runs call i through the middleware chain and reports on done.
+func (e *Executor) exec(ctx context.Context, p *plan, i int, out []Outcome, done chan<- int) {
+	c := p.calls[i]
+	start := time.Now()
+	var res Result
+	var err error
+	defer func() {
+		if v := recover(); v != nil {
+			pe := &PanicError{Tool: c.Name, Value: v, Stack: debug.Stack(), CorrelationID: correlationID()}
+			e.reg.logger().LogAttrs(context.WithoutCancel(ctx), slog.LevelError, "executor middleware panicked",
+				slog.String("tool", c.Name), slog.String("call_id", c.ID), slog.String("correlation_id", pe.CorrelationID),
+				slog.Any("panic", v), slog.String("stack", string(pe.Stack)))
+			res = errorResult(KindPanic, fmt.Sprintf("call to tool %q failed with an internal error (correlation id %s); the details were logged", c.Name, pe.CorrelationID))
+			res.Metadata = map[string]any{"correlation_id": pe.CorrelationID}
+			err = pe
+		}
+		out[i].Result, out[i].Err = res, err
+		done <- i
+	}()
+	if p.refErr != nil && p.refErr[i] != nil {
+		res, err = errorResult(KindInvalidArguments, p.refErr[i].Error()), p.refErr[i]
+		return
+	}
+	if p.refs != nil && p.refs[i] != nil {
+		args, aerr := substitute(i, c, p, out)
+		if aerr != nil {
+			res, err = errorResult(KindInvalidArguments, aerr.Error()), aerr
+			return
+		}
+		c.Args = args
+	}
+	if p.deps != nil && len(p.deps[i]) > len(c.DependsOn) {
+		c.DependsOn = make([]string, len(p.deps[i]))
+		for k, j := range p.deps[i] {
+			c.DependsOn[k] = p.calls[j].ID
+		}
+	}
+	res, err = e.step(ctx, c)
+	res, err = normalize(c, res, err)
+	if l := e.reg.logger(); l.Enabled(ctx, slog.LevelDebug) {
+		l.LogAttrs(ctx, slog.LevelDebug, "tool call finished", slog.String("tool", c.Name), slog.String("call_id", c.ID),
+			slog.Duration("duration", time.Since(start)), slog.String("kind", string(res.Kind)))
+	}
+}
+
+// intHeap is a min-heap of call indices.
+type intHeap []int
+
+func (h *intHeap) push(v int) {
+	*h = append(*h, v)
+	a := *h
+	for k := len(a) - 1; k > 0; {
+		parent := (k - 1) / 2
+		if a[parent] <= a[k] {
+			break
+		}
+		a[parent], a[k] = a[k], a[parent]
+		k = parent
+	}
+}
+
+func (h *intHeap) pop() int {
+	a := *h
+	top := a[0]
+	last := len(a) - 1
+	a[0] = a[last]
+	a = a[:last]
+	for k := 0; ; {
+		l := 2*k + 1
+		if l >= len(a) {
+			break
+		}
+		m := l
+		if r := l + 1; r < len(a) && a[r] < a[l] {
+			m = r
+		}
+		if a[k] <= a[m] {
+			break
+		}
+		a[k], a[m] = a[m], a[k]
+		k = m
+	}
+	*h = a
+	return top
+}
+
+// optionsOf returns the Options of the tool registered under name.
+func (r *Registry) optionsOf(name string) (Options, bool) {
+	r.mu.RLock()
+	e := r.tools[name]
+	r.mu.RUnlock()
+	if e == nil {
+		return Options{}, false
+	}
+	return e.opts, true
+}
+
+// timeoutOf returns the time limit of a call to a tool with opts; zero
+// means none.
+func (r *Registry) timeoutOf(opts Options) time.Duration {
+	t := opts.Timeout
+	if t == 0 {
+		t = r.cfg.timeout
+	}
+	return max(t, 0)
+}
