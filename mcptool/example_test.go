@@ -1,0 +1,96 @@
+package mcptool_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log"
+	"strings"
+
+	"github.com/miniopenclaw/tool"
+	"github.com/miniopenclaw/tool/mcptool"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// Serve a registry to an MCP client. Here the client is go-sdk's, over an
+// in-memory pipe; a real program would call srv.ServeStdio(ctx) or mount
+// srv on an HTTP mux at /mcp.
+func ExampleNewServer() {
+	ctx := context.Background()
+	reg := tool.NewRegistry()
+	if err := reg.Register(add{}); err != nil {
+		log.Fatal(err)
+	}
+	srv := mcptool.NewServer(reg)
+	defer srv.Close()
+
+	clientT, serverT := mcp.NewInMemoryTransports()
+	go srv.Run(ctx, serverT)
+
+	client := mcp.NewClient(&mcp.Implementation{Name: "example", Version: "1"}, nil)
+	cs, err := client.Connect(ctx, clientT, nil)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer cs.Close()
+	for t, err := range cs.Tools(ctx, nil) {
+		if err != nil {
+			log.Fatal(err)
+		}
+		fmt.Println("tool:", t.Name, "-", t.Description)
+	}
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "add", Arguments: map[string]any{"a": 2, "b": 40}})
+	if err != nil {
+		log.Fatal(err)
+	}
+	structured, _ := json.Marshal(res.StructuredContent)
+	fmt.Println("result:", string(structured))
+	res, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: "add", Arguments: map[string]any{"a": 2}})
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println("isError:", res.IsError)
+	msg, _, _ := strings.Cut(res.Content[0].(*mcp.TextContent).Text, ":")
+	fmt.Println(msg)
+	// Output:
+	// tool: add - Adds two integers.
+	// result: {"sum":42}
+	// isError: true
+	// invalid arguments for tool "add"
+}
+
+// Import the tools of an MCP server into a registry. The server here is
+// built with go-sdk and reached over an in-memory pipe; a real program
+// would connect with mcptool.Command("npx", "some-mcp-server") or
+// mcptool.URL("http://127.0.0.1:8080/mcp").
+func ExampleConnect() {
+	ctx := context.Background()
+	server := mcp.NewServer(&mcp.Implementation{Name: "weather", Version: "1"}, nil)
+	type in struct {
+		City string `json:"city" jsonschema:"the city"`
+	}
+	mcp.AddTool(server, &mcp.Tool{Name: "weather.today", Description: "Today's weather in a city."},
+		func(_ context.Context, _ *mcp.CallToolRequest, in in) (*mcp.CallToolResult, any, error) {
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "Sunny in " + in.City}}}, nil, nil
+		})
+	clientT, serverT := mcp.NewInMemoryTransports()
+	go server.Run(ctx, serverT)
+
+	c, err := mcptool.Connect(ctx, clientT, mcptool.WithPrefix("wx_"))
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer c.Close()
+	reg := tool.NewRegistry()
+	if err := c.Import(ctx, reg); err != nil {
+		log.Fatal(err)
+	}
+	for _, t := range reg.List() {
+		fmt.Println("tool:", t.Name())
+	}
+	res := reg.Execute(ctx, reg.List()[0].Name(), json.RawMessage(`{"city":"Lisbon"}`))
+	fmt.Println(res.Output)
+	// Output:
+	// tool: wx_weather_today_d4f4f7a0
+	// Sunny in Lisbon
+}
