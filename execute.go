@@ -99,23 +99,36 @@ func (r *Registry) run(ctx context.Context, e *entry, args []byte) (Result, erro
 		cause := context.Cause(ctx)
 		return errorResult(KindCanceled, fmt.Sprintf("call to tool %q was canceled before it started: %v", e.name, cause)), cause
 	}
-	lim := r.cfg.limits
+	// Arguments are checked, and results encoded, in the caller's
+	// goroutine, whose stack has already grown; only the tool itself runs
+	// in a goroutine of its own, so that a tool that ignores its context
+	// cannot hold the caller past the grace period.
+	var c pendingCall
 	if e.direct == nil {
-		checked, err := checkArgs(e, args, lim)
+		checked, err := checkArgs(e, args, r.cfg.limits)
 		if err != nil {
 			return errorResult(KindInvalidArguments, err.Error()), err
 		}
-		args = checked
-	} else if len(args) > lim.maxBytes {
-		err := tooLarge(e.name, args, lim.maxBytes)
-		return errorResult(KindInvalidArguments, err.Error()), err
+		c = &handCall{t: e.tool, args: checked}
+	} else {
+		var res Result
+		var err error
+		var p *PanicError
+		c, res, err, p = r.prepare(e, args)
+		if p != nil {
+			return panicked(e, p)
+		}
+		if c == nil {
+			return res, err
+		}
 	}
 
 	timeout := e.opts.Timeout
 	if timeout == 0 {
 		timeout = r.cfg.timeout
 	}
-	callCtx, cancel := ctx, context.CancelFunc(nil)
+	var callCtx context.Context
+	var cancel context.CancelFunc
 	if timeout > 0 {
 		callCtx, cancel = context.WithTimeoutCause(ctx, timeout, ErrTimeout)
 	} else {
@@ -123,59 +136,96 @@ func (r *Registry) run(ctx context.Context, e *entry, args []byte) (Result, erro
 	}
 	defer cancel()
 
-	done := make(chan callReturn, 1)
-	go r.invoke(callCtx, e, args, lim, done)
+	done := make(chan *PanicError, 1)
+	go r.invoke(callCtx, e, c, done)
 
-	var ret callReturn
+	var p *PanicError
 	select {
-	case ret = <-done:
+	case p = <-done:
 	case <-callCtx.Done():
 		grace := time.NewTimer(r.cfg.grace)
 		select {
-		case ret = <-done:
+		case p = <-done:
 			grace.Stop()
 		case <-grace.C:
 			return r.abandon(ctx, callCtx, e, timeout, done)
 		}
 	}
-	return r.finish(ctx, callCtx, e, timeout, ret)
+	if p != nil {
+		return panicked(e, p)
+	}
+	res, err, p := r.complete(e, c)
+	if p != nil {
+		return panicked(e, p)
+	}
+	return r.finish(ctx, callCtx, e, timeout, res, err)
 }
 
-type callReturn struct {
-	res   Result
-	err   error
-	panic *PanicError
+// handCall is one call of a tool with a hand-written schema.
+type handCall struct {
+	t    Tool
+	args []byte
+	res  Result
+	err  error
 }
 
-// invoke runs the tool and sends what it returned on done. It is the one
-// place where a tool's panic is recovered.
-func (r *Registry) invoke(ctx context.Context, e *entry, args []byte, lim argLimits, done chan<- callReturn) {
+func (c *handCall) run(ctx context.Context) { c.res, c.err = c.t.Execute(ctx, c.args) }
+func (c *handCall) finish() (Result, error) { return c.res, c.err }
+
+// invoke runs the tool and reports on done when it has returned, with the
+// panic it raised, if any.
+func (r *Registry) invoke(ctx context.Context, e *entry, c pendingCall, done chan<- *PanicError) {
 	defer func() {
 		if v := recover(); v != nil {
-			p := &PanicError{Tool: e.name, Value: v, Stack: debug.Stack(), CorrelationID: correlationID()}
-			r.logger().LogAttrs(context.WithoutCancel(ctx), slog.LevelError, "tool panicked",
-				slog.String("tool", e.name), slog.String("correlation_id", p.CorrelationID),
-				slog.Any("panic", v), slog.String("stack", string(p.Stack)))
-			done <- callReturn{panic: p}
+			done <- r.recovered(ctx, e, v)
 		}
 	}()
-	var ret callReturn
-	if e.direct != nil {
-		ret.res, ret.err = e.direct.executeLimited(ctx, args, lim)
-	} else {
-		ret.res, ret.err = e.tool.Execute(ctx, args)
-	}
-	done <- ret
+	c.run(ctx)
+	done <- nil
+}
+
+// prepare checks the arguments of a tool built with New. Decoding can run
+// code of the argument types (UnmarshalJSON, Enum), so it is guarded too.
+func (r *Registry) prepare(e *entry, args []byte) (c pendingCall, res Result, err error, p *PanicError) {
+	defer func() {
+		if v := recover(); v != nil {
+			p = r.recovered(context.Background(), e, v)
+		}
+	}()
+	c, res, err = e.direct.prepare(args, r.cfg.limits)
+	return c, res, err, nil
+}
+
+// complete builds the Result of a call that returned. Encoding a result
+// can run code of the result's types (MarshalJSON), so it is guarded too.
+func (r *Registry) complete(e *entry, c pendingCall) (res Result, err error, p *PanicError) {
+	defer func() {
+		if v := recover(); v != nil {
+			p = r.recovered(context.Background(), e, v)
+		}
+	}()
+	res, err = c.finish()
+	return res, err, nil
+}
+
+// recovered records a panic recovered from a tool: the model is told only
+// the correlation ID; the value and the stack go to the log.
+func (r *Registry) recovered(ctx context.Context, e *entry, v any) *PanicError {
+	p := &PanicError{Tool: e.name, Value: v, Stack: debug.Stack(), CorrelationID: correlationID()}
+	r.logger().LogAttrs(context.WithoutCancel(ctx), slog.LevelError, "tool panicked",
+		slog.String("tool", e.name), slog.String("correlation_id", p.CorrelationID),
+		slog.Any("panic", v), slog.String("stack", string(p.Stack)))
+	return p
+}
+
+func panicked(e *entry, p *PanicError) (Result, error) {
+	res := errorResult(KindPanic, fmt.Sprintf("tool %q failed with an internal error (correlation id %s); the details were logged", e.name, p.CorrelationID))
+	res.Metadata = map[string]any{"correlation_id": p.CorrelationID}
+	return res, p
 }
 
 // finish turns what the tool returned into the Result the model sees.
-func (r *Registry) finish(ctx, callCtx context.Context, e *entry, timeout time.Duration, ret callReturn) (Result, error) {
-	if p := ret.panic; p != nil {
-		res := errorResult(KindPanic, fmt.Sprintf("tool %q failed with an internal error (correlation id %s); the details were logged", e.name, p.CorrelationID))
-		res.Metadata = map[string]any{"correlation_id": p.CorrelationID}
-		return res, p
-	}
-	res, err := ret.res, ret.err
+func (r *Registry) finish(ctx, callCtx context.Context, e *entry, timeout time.Duration, res Result, err error) (Result, error) {
 	if callCtx.Err() != nil && (err != nil || res.IsError) {
 		// The tool gave up because its context ended: say why.
 		return r.stopped(ctx, callCtx, e, timeout, res, "")
@@ -225,7 +275,7 @@ func (r *Registry) stopped(ctx, callCtx context.Context, e *entry, timeout time.
 
 // abandon reports a call whose tool did not return within the grace period
 // after its context ended, and keeps count of its goroutine until it does.
-func (r *Registry) abandon(ctx, callCtx context.Context, e *entry, timeout time.Duration, done <-chan callReturn) (Result, error) {
+func (r *Registry) abandon(ctx, callCtx context.Context, e *entry, timeout time.Duration, done <-chan *PanicError) (Result, error) {
 	r.ignoredContext.Add(1)
 	r.stillRunning.Add(1)
 	r.logger().LogAttrs(context.WithoutCancel(ctx), slog.LevelWarn, "tool ignored its context; abandoning its goroutine",

@@ -102,16 +102,24 @@ func (t *funcTool[In, Out]) Options() Options            { return t.opts }
 // [KindInvalidArguments] together with an [*ArgumentError]; the function
 // is not called.
 func (t *funcTool[In, Out]) Execute(ctx context.Context, args json.RawMessage) (Result, error) {
-	return t.executeLimited(ctx, args, defaultLimits)
+	c, res, err := t.prepare(args, defaultLimits)
+	if c == nil {
+		return res, err
+	}
+	c.run(ctx)
+	return c.finish()
 }
 
-func (t *funcTool[In, Out]) executeLimited(ctx context.Context, args []byte, lim argLimits) (Result, error) {
+// prepare parses, validates and binds args. It returns the call to run,
+// or, when the arguments are invalid, an error Result and an
+// *ArgumentError.
+func (t *funcTool[In, Out]) prepare(args []byte, lim argLimits) (pendingCall, Result, error) {
 	if len(args) > lim.maxBytes {
 		err := tooLarge(t.name, args, lim.maxBytes)
-		return errorResult(KindInvalidArguments, err.Error()), err
+		return nil, errorResult(KindInvalidArguments, err.Error()), err
 	}
-	var in In
-	vs, err := t.in.Decode(args, reflect.ValueOf(&in).Elem(), lim.maxDepth)
+	in := new(In)
+	vs, err := t.in.Decode(args, reflect.ValueOf(in).Elem(), lim.maxDepth)
 	if err != nil || len(vs) > 0 {
 		ae := &ArgumentError{Tool: t.name, Args: shortenArgs(args)}
 		if err != nil {
@@ -122,13 +130,28 @@ func (t *funcTool[In, Out]) executeLimited(ctx context.Context, args []byte, lim
 				ae.Violations[i] = Violation(v)
 			}
 		}
-		return errorResult(KindInvalidArguments, ae.Error()), ae
+		return nil, errorResult(KindInvalidArguments, ae.Error()), ae
 	}
-	out, err := t.fn(ctx, in)
-	if err != nil {
-		return errorResult(KindToolError, err.Error()), err
+	return &funcCall[In, Out]{t: t, in: in}, Result{}, nil
+}
+
+// funcCall is one call of a funcTool. run and finish are separate so that
+// the registry can run the function in a goroutine of its own and encode
+// the result in the caller's.
+type funcCall[In, Out any] struct {
+	t   *funcTool[In, Out]
+	in  *In
+	out Out
+	err error
+}
+
+func (c *funcCall[In, Out]) run(ctx context.Context) { c.out, c.err = c.t.fn(ctx, *c.in) }
+
+func (c *funcCall[In, Out]) finish() (Result, error) {
+	if c.err != nil {
+		return errorResult(KindToolError, c.err.Error()), c.err
 	}
-	return t.result(out)
+	return c.t.result(c.out)
 }
 
 var encodeBuffers = sync.Pool{New: func() any { return new(bytes.Buffer) }}

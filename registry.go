@@ -53,8 +53,18 @@ type entry struct {
 
 // checkedTool is implemented by tools built with New: they parse and
 // validate arguments themselves, with validation compiled from Go types.
+// prepare returns the call to run, or an error Result and an
+// *ArgumentError when the arguments are invalid.
 type checkedTool interface {
-	executeLimited(ctx context.Context, args []byte, lim argLimits) (Result, error)
+	prepare(args []byte, lim argLimits) (c pendingCall, res Result, err error)
+}
+
+// A pendingCall is a call whose arguments have been checked. run calls the
+// tool; finish builds the Result from what it returned. The registry runs
+// them in different goroutines, run first.
+type pendingCall interface {
+	run(ctx context.Context)
+	finish() (Result, error)
 }
 
 // argLimits bounds the arguments a call accepts.
