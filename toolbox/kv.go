@@ -1,0 +1,296 @@
+package toolbox
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/miniopenclaw/tool"
+)
+
+// Limits of a [KV] store. The schema states them to the model, and Execute
+// enforces them for callers that skip the Registry.
+const (
+	kvMaxKeys       = 1000    // keys in the store
+	kvMaxKeyChars   = 256     // characters in a key or prefix
+	kvMaxValueChars = 16384   // characters in a value
+	kvMaxBytes      = 1 << 20 // bytes of all keys and values together
+	kvMaxListed     = 200     // keys shown by one list
+)
+
+// kvSchema is written by hand: the interface way of defining a tool. It
+// uses only keywords every model API understands; which fields an
+// operation needs is checked by Execute.
+var kvSchema = json.RawMessage(`{
+  "type": "object",
+  "properties": {
+    "op": {
+      "type": "string",
+      "enum": ["set", "get", "delete", "list"],
+      "description": "set stores value under key, replacing any old value; get returns the value of key; delete removes key; list shows the keys, in order, that start with prefix."
+    },
+    "key": {
+      "type": "string",
+      "minLength": 1,
+      "maxLength": 256,
+      "description": "The key, for set, get and delete."
+    },
+    "value": {
+      "type": "string",
+      "maxLength": 16384,
+      "description": "The text to store, for set."
+    },
+    "prefix": {
+      "type": "string",
+      "maxLength": 256,
+      "description": "For list: show only the keys that start with it. Empty or absent lists every key."
+    }
+  },
+  "required": ["op"],
+  "additionalProperties": false
+}`)
+
+// KV is a key-value store for text, served as the tool "kv": a model keeps
+// notes in it that must outlive one step of its work. It implements
+// [tool.Tool] and [tool.Configured] by hand, with a hand-written schema.
+//
+// The store lives in memory for as long as the KV value does, so a
+// long-running server (clawtool serving MCP, say) keeps it across calls and
+// a one-shot clawtool call starts empty. It holds at most 1000 keys and
+// 1 MiB of keys and values; keys have 1 to 256 characters and values up
+// to 16384. A KV is safe for concurrent use. Make one with [NewKV].
+type KV struct {
+	mu    sync.Mutex
+	data  map[string]string
+	bytes int // len of every key and value in data
+}
+
+// NewKV returns a KV with an empty store.
+func NewKV() *KV {
+	return &KV{data: make(map[string]string)}
+}
+
+// Name returns "kv".
+func (*KV) Name() string { return "kv" }
+
+// Description tells the model what the store is for and what it holds.
+func (*KV) Description() string {
+	return "A small key-value store for notes that must outlive one step of your work: set a key to some text, get it back, delete it, or list the keys. " +
+		"It holds up to 1000 keys and 1 MiB of text, and lasts as long as the program serving it."
+}
+
+// Parameters returns the hand-written schema. The slice is shared: callers
+// must not modify it.
+func (*KV) Parameters() json.RawMessage { return kvSchema }
+
+// Options reports that the store changes state (set and delete overwrite
+// and remove data), that repeating a call has no further effect, and a
+// short timeout: every operation is a map access.
+func (*KV) Options() tool.Options {
+	return tool.Options{
+		Annotations: tool.Annotations{Title: "Key-value store", Destructive: true, Idempotent: true},
+		Timeout:     5 * time.Second,
+	}
+}
+
+// kvArgs are the arguments of a call. Pointers tell a missing field from
+// an empty one.
+type kvArgs struct {
+	Op     *string `json:"op"`
+	Key    *string `json:"key"`
+	Value  *string `json:"value"`
+	Prefix *string `json:"prefix"`
+}
+
+// Execute runs one operation. Arguments that do not fit the operation give
+// a [*tool.ArgumentError]; a get of a missing key or a set that would
+// overflow the store gives an error for the model to read. Execute checks
+// its arguments itself, since it may be called without a Registry, but
+// only a Registry rejects duplicate keys and invalid UTF-8 in the JSON.
+func (kv *KV) Execute(ctx context.Context, args json.RawMessage) (tool.Result, error) {
+	if err := ctx.Err(); err != nil {
+		return tool.Result{}, err
+	}
+	in, err := decodeKVArgs(args)
+	if err != nil {
+		return tool.Result{}, err
+	}
+	switch *in.Op {
+	case "set":
+		return kv.set(*in.Key, *in.Value)
+	case "get":
+		return kv.get(*in.Key)
+	case "delete":
+		return kv.delete(*in.Key), nil
+	default: // "list"
+		prefix := ""
+		if in.Prefix != nil {
+			prefix = *in.Prefix
+		}
+		return kv.list(prefix), nil
+	}
+}
+
+// decodeKVArgs parses and checks args, so that Execute is safe to call
+// directly with anything.
+func decodeKVArgs(args json.RawMessage) (kvArgs, error) {
+	var in kvArgs
+	bad := func(v tool.Violation) error {
+		return &tool.ArgumentError{Tool: "kv", Violations: []tool.Violation{v}, Args: shorten(string(args), 300)}
+	}
+	if len(bytes.TrimSpace(args)) == 0 || bytes.TrimSpace(args)[0] != '{' {
+		return in, bad(tool.Violation{Expected: "a JSON object"})
+	}
+	dec := json.NewDecoder(bytes.NewReader(args))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&in); err != nil {
+		return in, bad(tool.Violation{Expected: "a JSON object with the properties op, key, value and prefix", Got: err.Error()})
+	}
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+		return in, bad(tool.Violation{Expected: "the end of the arguments after the object", Got: "more data"})
+	}
+	if in.Op == nil {
+		return in, bad(tool.Violation{Pointer: "/op", Expected: `one of "set", "get", "delete", "list"`, Got: "nothing"})
+	}
+	needKey, needValue := false, false
+	switch *in.Op {
+	case "set":
+		needKey, needValue = true, true
+	case "get", "delete":
+		needKey = true
+	case "list":
+	default:
+		return in, bad(tool.Violation{Pointer: "/op", Expected: `one of "set", "get", "delete", "list"`, Got: fmt.Sprintf("%q", shorten(*in.Op, 40))})
+	}
+	switch {
+	case needKey && in.Key == nil:
+		return in, bad(tool.Violation{Pointer: "/key", Expected: fmt.Sprintf("a key (op %q needs one)", *in.Op), Got: "nothing"})
+	case needValue && in.Value == nil:
+		return in, bad(tool.Violation{Pointer: "/value", Expected: `the text to store (op "set" needs it)`, Got: "nothing"})
+	case in.Key != nil && (*in.Key == "" || utf8.RuneCountInString(*in.Key) > kvMaxKeyChars):
+		return in, bad(tool.Violation{Pointer: "/key", Expected: fmt.Sprintf("a key of 1 to %d characters", kvMaxKeyChars), Got: fmt.Sprintf("%d characters", utf8.RuneCountInString(*in.Key))})
+	case in.Value != nil && utf8.RuneCountInString(*in.Value) > kvMaxValueChars:
+		return in, bad(tool.Violation{Pointer: "/value", Expected: fmt.Sprintf("at most %d characters", kvMaxValueChars), Got: fmt.Sprintf("%d characters", utf8.RuneCountInString(*in.Value)),
+			Hint: "store a summary, or split the text over several keys"})
+	case in.Prefix != nil && utf8.RuneCountInString(*in.Prefix) > kvMaxKeyChars:
+		return in, bad(tool.Violation{Pointer: "/prefix", Expected: fmt.Sprintf("at most %d characters", kvMaxKeyChars), Got: fmt.Sprintf("%d characters", utf8.RuneCountInString(*in.Prefix))})
+	}
+	return in, nil
+}
+
+func (kv *KV) set(key, value string) (tool.Result, error) {
+	kv.mu.Lock()
+	defer kv.mu.Unlock()
+	old, replacing := kv.data[key]
+	size := kv.bytes + len(key) + len(value)
+	if replacing {
+		size -= len(key) + len(old)
+	} else if len(kv.data) >= kvMaxKeys {
+		return tool.Result{}, fmt.Errorf("the store is full (%d keys); delete keys you no longer need, then set %q again", kvMaxKeys, shorten(key, 60))
+	}
+	if size > kvMaxBytes {
+		return tool.Result{}, fmt.Errorf("the store would hold %d bytes, over its limit of %d; delete keys you no longer need or store less", size, kvMaxBytes)
+	}
+	kv.data[key] = value
+	kv.bytes = size
+	verb := "stored"
+	if replacing {
+		verb = "replaced"
+	}
+	return tool.Result{Output: fmt.Sprintf("%s %q (%d characters)", verb, key, utf8.RuneCountInString(value))}, nil
+}
+
+func (kv *KV) get(key string) (tool.Result, error) {
+	kv.mu.Lock()
+	defer kv.mu.Unlock()
+	value, ok := kv.data[key]
+	if !ok {
+		return tool.Result{}, fmt.Errorf("no key %q; the store has %d keys (see them with {\"op\":\"list\"})", key, len(kv.data))
+	}
+	return tool.Result{Output: value}, nil
+}
+
+func (kv *KV) delete(key string) tool.Result {
+	kv.mu.Lock()
+	defer kv.mu.Unlock()
+	old, ok := kv.data[key]
+	if !ok {
+		return tool.Result{Output: fmt.Sprintf("no key %q; nothing to delete", key)}
+	}
+	delete(kv.data, key)
+	kv.bytes -= len(key) + len(old)
+	return tool.Result{Output: fmt.Sprintf("deleted %q", key)}
+}
+
+func (kv *KV) list(prefix string) tool.Result {
+	kv.mu.Lock()
+	keys := make([]string, 0, len(kv.data))
+	for k := range kv.data {
+		if strings.HasPrefix(k, prefix) {
+			keys = append(keys, k)
+		}
+	}
+	kv.mu.Unlock()
+	if len(keys) == 0 {
+		if prefix != "" {
+			return tool.Result{Output: fmt.Sprintf("no keys start with %q", prefix)}
+		}
+		return tool.Result{Output: "the store is empty"}
+	}
+	slices.Sort(keys)
+	var b strings.Builder
+	for i, k := range keys {
+		if i == kvMaxListed {
+			fmt.Fprintf(&b, "… and %d more; list with a longer prefix to see them", len(keys)-i)
+			break
+		}
+		if plain(k) {
+			b.WriteString(k)
+		} else {
+			b.WriteString(strconv.Quote(k))
+		}
+		b.WriteByte('\n')
+	}
+	return tool.Result{Output: strings.TrimSuffix(b.String(), "\n")}
+}
+
+// plain reports whether a key can be listed as it is: one line of
+// printable text that does not start with a quote or end in a space.
+func plain(k string) bool {
+	if k[0] == '"' || k[len(k)-1] == ' ' {
+		return false
+	}
+	for _, r := range k {
+		if !unicode.IsPrint(r) {
+			return false
+		}
+	}
+	return true
+}
+
+// shorten cuts s to at most n bytes at a rune boundary, marking the cut,
+// and replaces invalid UTF-8, for echoing input back in messages.
+func shorten(s string, n int) string {
+	if len(s) > 4*n {
+		s = s[:4*n]
+	}
+	s = strings.ToValidUTF8(s, "\uFFFD")
+	if len(s) <= n {
+		return s
+	}
+	cut := n
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "…"
+}

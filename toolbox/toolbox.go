@@ -1,0 +1,41 @@
+// Package toolbox holds the built-in tools that clawtool serves: small,
+// safe tools that are worth trying with a model and that show both ways of
+// defining a tool.
+//
+// [KV] implements [tool.Tool] by hand, with a hand-written JSON Schema and
+// state held in the tool. [Calc], [ConvertUnits] and [CurrentTime] are typed
+// function tools built with [tool.New], whose schemas are derived from Go
+// types and struct tags.
+//
+// Every tool here is safe for concurrent use, bounded in the input it
+// accepts and the work it does, and touches nothing outside the process:
+// no files, no network, no environment.
+package toolbox
+
+import (
+	"fmt"
+
+	"github.com/miniopenclaw/tool"
+)
+
+// Tools returns a new instance of every built-in tool, in name order:
+// calc, convert_units, current_time and kv. Each call returns a new [KV]
+// with its own, empty store.
+//
+// Tools panics only if a tool cannot be built, which the package's tests
+// rule out.
+func Tools() []tool.Tool {
+	return []tool.Tool{Calc(), ConvertUnits(), CurrentTime(), NewKV()}
+}
+
+// Register registers the tools of [Tools] in r with
+// [tool.Registry.RegisterUnique], so that it never replaces a tool r
+// already has. It stops at the first error, which names the tool.
+func Register(r *tool.Registry) error {
+	for _, t := range Tools() {
+		if err := r.RegisterUnique(t); err != nil {
+			return fmt.Errorf("toolbox: %w", err)
+		}
+	}
+	return nil
+}
