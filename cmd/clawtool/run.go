@@ -38,6 +38,7 @@ func commands() []command {
 		{"list", "[flags]", "print a table of the tools: name, flags, description", runList},
 		{"schema", "[--format F] [NAME...]", "print tool definitions as JSON", runSchema},
 		{"call", "[flags] NAME [JSON | -]", "call a tool with JSON arguments and print the result", runCall},
+		{"gen", "[flags] [packages]", "generate tools and descriptions from Go doc comments (go:generate)", genCommand},
 	}
 }
 
