@@ -49,20 +49,20 @@ type clockArgs struct {
 // A ClockReading is the result of the current_time tool.
 type ClockReading struct {
 	// Time is the time in the zone, in the requested format.
-	Time string `json:"time"`
+	Time string `json:"time" description:"The time in the zone, in the requested format."`
 	// Zone is the IANA name of the zone.
-	Zone string `json:"zone"`
+	Zone string `json:"zone" description:"The IANA name of the zone."`
 	// Abbreviation is the zone's abbreviation at that time, such as CET
 	// or CEST; some zones have only a numeric one, such as +03.
-	Abbreviation string `json:"abbreviation"`
+	Abbreviation string `json:"abbreviation" description:"The zone's abbreviation at that time, such as CET."`
 	// UTCOffset is the offset from UTC at that time, such as +01:00.
-	UTCOffset string `json:"utc_offset"`
+	UTCOffset string `json:"utc_offset" description:"The offset from UTC at that time, such as +01:00."`
 	// DST reports whether daylight saving time is in effect.
-	DST bool `json:"dst"`
+	DST bool `json:"dst" description:"Whether daylight saving time is in effect."`
 	// Weekday is the day of the week in the zone, such as Sunday.
-	Weekday string `json:"weekday"`
+	Weekday string `json:"weekday" description:"The day of the week in the zone."`
 	// Unix is the time in seconds since 1970-01-01 UTC.
-	Unix int64 `json:"unix"`
+	Unix int64 `json:"unix" description:"Seconds since 1970-01-01 UTC."`
 }
 
 // CurrentTime returns the tool "current_time": the current time, or a

@@ -207,7 +207,7 @@ func (kv *KV) set(key, value string) (tool.Result, error) {
 	if replacing {
 		verb = "replaced"
 	}
-	return tool.Result{Output: fmt.Sprintf("%s %q (%d characters)", verb, key, utf8.RuneCountInString(value))}, nil
+	return tool.Result{Output: fmt.Sprintf("%s %q (%s)", verb, key, count(utf8.RuneCountInString(value), "character"))}, nil
 }
 
 func (kv *KV) get(key string) (tool.Result, error) {
@@ -215,7 +215,7 @@ func (kv *KV) get(key string) (tool.Result, error) {
 	defer kv.mu.Unlock()
 	value, ok := kv.data[key]
 	if !ok {
-		return tool.Result{}, fmt.Errorf("no key %q; the store has %d keys (see them with {\"op\":\"list\"})", key, len(kv.data))
+		return tool.Result{}, fmt.Errorf("no key %q; the store has %s (see them with {\"op\":\"list\"})", key, count(len(kv.data), "key"))
 	}
 	return tool.Result{Output: value}, nil
 }
@@ -264,10 +264,18 @@ func (kv *KV) list(prefix string) tool.Result {
 	return tool.Result{Output: strings.TrimSuffix(b.String(), "\n")}
 }
 
+// count returns "1 key", "2 keys".
+func count(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return strconv.Itoa(n) + " " + noun + "s"
+}
+
 // plain reports whether a key can be listed as it is: one line of
 // printable text that does not start with a quote or end in a space.
 func plain(k string) bool {
-	if k[0] == '"' || k[len(k)-1] == ' ' {
+	if k[0] == '"' || k[0] == ' ' || k[len(k)-1] == ' ' {
 		return false
 	}
 	for _, r := range k {

@@ -152,11 +152,11 @@ type convertArgs struct {
 type Conversion struct {
 	// Value is the converted quantity, rounded to 12 significant digits
 	// (temperatures to 10 decimals).
-	Value float64 `json:"value"`
-	// Unit is the unit of Value.
-	Unit Unit `json:"unit"`
+	Value float64 `json:"value" description:"The converted quantity."`
+	// Unit is the unit of Value, the one asked for.
+	Unit string `json:"unit" description:"The unit of value."`
 	// Text says the same for people: "5 km = 3.10685596119 mi".
-	Text string `json:"text"`
+	Text string `json:"text" description:"The conversion as text, such as 5 km = 3.10685596119 mi."`
 }
 
 // ConvertUnits returns the tool "convert_units", which converts a value
@@ -200,7 +200,7 @@ func convert(ctx context.Context, in convertArgs) (Conversion, error) {
 	}
 	return Conversion{
 		Value: v,
-		Unit:  in.To,
+		Unit:  string(in.To),
 		Text:  fmt.Sprintf("%s %s = %s %s", formatNumber(in.Value), in.From, formatNumber(v), in.To),
 	}, nil
 }
