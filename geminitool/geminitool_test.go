@@ -1,0 +1,325 @@
+package geminitool
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/miniopenclaw/tool"
+)
+
+var update = flag.Bool("update", false, "rewrite testdata/*.golden.json")
+
+func golden(t *testing.T, name string, v any) {
+	t.Helper()
+	got, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got = append(got, '\n')
+	path := filepath.Join("testdata", name+".golden.json")
+	if *update {
+		os.MkdirAll("testdata", 0o755)
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test -update to create it)", err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("%s differs (run go test -update and review the diff):\ngot:\n%s\nwant:\n%s", path, got, want)
+	}
+}
+
+type rawTool struct{ name, desc, params string }
+
+func (t rawTool) Name() string                { return t.name }
+func (t rawTool) Description() string         { return t.desc }
+func (t rawTool) Parameters() json.RawMessage { return json.RawMessage(t.params) }
+func (t rawTool) Execute(_ context.Context, args json.RawMessage) (tool.Result, error) {
+	return tool.Result{Output: string(args)}, nil
+}
+
+func testTools() []tool.Tool {
+	return []tool.Tool{
+		rawTool{"now", "The current time.", `{"type":"object"}`},
+		rawTool{"search_flights", "Searches flights between two airports.", `{"type":"object","properties":{
+			"from":{"type":"string","pattern":"^[A-Z]{3}$"},"to":{"type":"string","pattern":"^[A-Z]{3}$"},
+			"date":{"type":"string","format":"date"},
+			"passengers":{"type":"integer","minimum":1,"maximum":9,"default":1},
+			"cabin":{"type":"string","enum":["economy","business","first"]},
+			"max_price":{"type":["number","null"],"exclusiveMinimum":0},
+			"airlines":{"type":"array","items":{"type":"string"},"uniqueItems":true},
+			"traveller":{"$ref":"#/$defs/Person","description":"Who travels."}},
+			"required":["from","to","date"],"additionalProperties":false,
+			"$defs":{"Person":{"type":"object","properties":{"name":{"type":"string"},"born":{"type":"string","format":"date-time"}},"required":["name"]}}}`},
+		rawTool{"weather", "Current weather in a city.", `{"type":"object","properties":{"city":{"type":"string"}},"required":["city"]}`},
+	}
+}
+
+func TestGoldenDefinitions(t *testing.T) {
+	defs, err := Tools(testTools())
+	if err != nil {
+		t.Fatal(err)
+	}
+	golden(t, "definitions", json.RawMessage(defs))
+}
+
+func convert(t *testing.T, s string) map[string]any {
+	t.Helper()
+	out, err := Schema(json.RawMessage(s))
+	if err != nil {
+		t.Fatalf("Schema(%s): %v", s, err)
+	}
+	var m map[string]any
+	if err := json.Unmarshal(out, &m); err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+func TestSchemaConversions(t *testing.T) {
+	for _, tt := range []struct {
+		name, in string
+		want     map[string]any // of property "p"
+	}{
+		{"type upper case", `{"type":"string"}`, map[string]any{"type": "STRING"}},
+		{"nullable type", `{"type":["integer","null"]}`, map[string]any{"type": "INTEGER", "nullable": true}},
+		{"anyOf with null", `{"anyOf":[{"type":"string"},{"type":"null"}]}`, map[string]any{"type": "STRING", "nullable": true}},
+		{"anyOf kept", `{"anyOf":[{"type":"string"},{"type":"integer"}]}`, map[string]any{"anyOf": []any{map[string]any{"type": "STRING"}, map[string]any{"type": "INTEGER"}}}},
+		{"oneOf as anyOf", `{"oneOf":[{"type":"string"},{"type":"integer"}]}`, map[string]any{"anyOf": []any{map[string]any{"type": "STRING"}, map[string]any{"type": "INTEGER"}}}},
+		{"enum", `{"enum":["a","b",null]}`, map[string]any{"type": "STRING", "enum": []any{"a", "b"}, "nullable": true}},
+		{"const", `{"const":"only"}`, map[string]any{"type": "STRING", "enum": []any{"only"}}},
+		{"examples", `{"type":"string","examples":["x","y"]}`, map[string]any{"type": "STRING", "example": "x"}},
+		{"formats kept", `{"type":"integer","format":"int64"}`, map[string]any{"type": "INTEGER", "format": "int64"}},
+		{"format moved", `{"type":"string","format":"email","description":"Mail."}`, map[string]any{"type": "STRING", "description": `Mail. Constraints: format="email".`}},
+		{"constraints moved", `{"type":"number","exclusiveMinimum":0,"multipleOf":0.5}`, map[string]any{"type": "NUMBER", "description": "Constraints: exclusiveMinimum=0, multipleOf=0.5."}},
+		{"kept keywords", `{"type":"string","minLength":1,"maxLength":5,"pattern":"^a","title":"T","default":"a"}`, map[string]any{"type": "STRING", "minLength": 1.0, "maxLength": 5.0, "pattern": "^a", "title": "T", "default": "a"}},
+		{"closed object", `{"type":"object","properties":{"a":{"type":"boolean"},"b":{"type":"number"}},"required":["a"],"additionalProperties":false}`,
+			map[string]any{"type": "OBJECT", "properties": map[string]any{"a": map[string]any{"type": "BOOLEAN"}, "b": map[string]any{"type": "NUMBER"}}, "required": []any{"a"}, "propertyOrdering": []any{"a", "b"}}},
+		{"array", `{"type":"array","items":{"type":"string"},"minItems":1}`, map[string]any{"type": "ARRAY", "items": map[string]any{"type": "STRING"}, "minItems": 1.0}},
+		{"annotations dropped", `{"type":"string","$comment":"c","readOnly":true,"deprecated":true}`, map[string]any{"type": "STRING", "description": "Deprecated."}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			m := convert(t, `{"type":"object","properties":{"p":`+tt.in+`}}`)
+			if diff := cmp.Diff(tt.want, m["properties"].(map[string]any)["p"]); diff != "" {
+				t.Errorf("(-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestSchemaRefsInlined(t *testing.T) {
+	m := convert(t, `{"type":"object","properties":{"a":{"$ref":"#/$defs/P"},"b":{"$ref":"#/definitions/Q","description":"B."}},
+		"$defs":{"P":{"type":"string","minLength":2}},"definitions":{"Q":{"type":"integer","description":"Q."}}}`)
+	want := map[string]any{
+		"a": map[string]any{"type": "STRING", "minLength": 2.0},
+		"b": map[string]any{"type": "INTEGER", "description": "B."},
+	}
+	if diff := cmp.Diff(want, m["properties"]); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+	if m["$defs"] != nil || m["definitions"] != nil {
+		t.Error("definitions left in the converted schema")
+	}
+}
+
+func TestSchemaRejections(t *testing.T) {
+	for _, tt := range []struct{ name, prop, keyword string }{
+		{"recursive ref", `{"$ref":"#/$defs/N"}`, "$ref"},
+		{"root recursion", `{"$ref":"#"}`, "$ref"},
+		{"remote ref", `{"$ref":"https://example.com/x.json"}`, "$ref"},
+		{"allOf", `{"allOf":[{"type":"string"}]}`, "allOf"},
+		{"not", `{"type":"string","not":{"const":"x"}}`, "not"},
+		{"if", `{"type":"string","if":{"const":"x"},"then":{}}`, "if"},
+		{"dependentRequired", `{"type":"object","properties":{"a":{"type":"string"}},"dependentRequired":{"a":["b"]}}`, "dependentRequired"},
+		{"prefixItems", `{"type":"array","prefixItems":[{"type":"string"}],"items":{"type":"string"}}`, "prefixItems"},
+		{"patternProperties", `{"type":"object","properties":{"a":{"type":"string"}},"patternProperties":{"^x":{}}}`, "patternProperties"},
+		{"open map", `{"type":"object","additionalProperties":{"type":"string"}}`, "additionalProperties"},
+		{"free-form object", `{"type":"object"}`, "properties"},
+		{"array without items", `{"type":"array"}`, "items"},
+		{"integer enum", `{"type":"integer","enum":[1,2]}`, "enum"},
+		{"number const", `{"const":3}`, "const"},
+		{"two types", `{"type":["string","integer"]}`, "type"},
+		{"any value", `{}`, "type"},
+		{"boolean schema", `true`, "true"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			s := `{"type":"object","properties":{"p":` + tt.prop + `},"$defs":{"N":{"type":"object","properties":{"next":{"$ref":"#/$defs/N"}}}}}`
+			_, err := Schema(json.RawMessage(s))
+			var se *SchemaError
+			if !errors.As(err, &se) {
+				t.Fatalf("Schema error = %v, want a *SchemaError", err)
+			}
+			if se.Keyword != tt.keyword || !strings.HasPrefix(se.Pointer, "/properties/p") {
+				t.Errorf("got keyword %q at %q, want %q under /properties/p", se.Keyword, se.Pointer, tt.keyword)
+			}
+		})
+	}
+	for _, root := range []string{`{"type":"string"}`, `[]`, `{"type":"object","anyOf":[{"type":"object","properties":{"a":{"type":"string"}}}]}`} {
+		if _, err := Schema(json.RawMessage(root)); err == nil {
+			t.Errorf("Schema(%s) accepted a bad root", root)
+		}
+	}
+}
+
+func TestDeclarationsNameTheTool(t *testing.T) {
+	_, err := Tools([]tool.Tool{rawTool{"kv_put", "", `{"type":"object","properties":{"meta":{"type":"object","additionalProperties":true}}}`}})
+	var se *SchemaError
+	if !errors.As(err, &se) || se.Tool != "kv_put" || !strings.Contains(err.Error(), `"kv_put"`) || !strings.Contains(err.Error(), `"additionalProperties"`) {
+		t.Errorf("error = %v", err)
+	}
+}
+
+const parallel = `{
+  "candidates": [{
+    "content": {
+      "role": "model",
+      "parts": [
+        {"functionCall": {"name": "weather", "args": {"city": "Paris"}}},
+        {"functionCall": {"name": "weather", "args": {"city": "Tokyo"}}},
+        {"functionCall": {"id": "fc-3", "name": "search_flights", "args": {"from": "CDG", "to": "HND", "date": "2026-12-24"}}}
+      ]
+    },
+    "finishReason": "STOP",
+    "index": 0
+  }],
+  "usageMetadata": {"promptTokenCount": 120, "candidatesTokenCount": 40, "totalTokenCount": 160},
+  "modelVersion": "gemini-2.5-flash"
+}`
+
+const malformed = `{
+  "role": "model",
+  "parts": [
+    {"functionCall": {"name": "weather", "args": "{\"city\":\"Paris\"}"}},
+    {"functionCall": {"name": "weather", "args": [1]}},
+    {"functionCall": {"name": "wether", "args": {"city": "Rome"}}},
+    {"functionCall": {"name": "weather"}},
+    {"functionCall": {"name": "weather", "args": {"city": "Oslo"}}},
+    {"functionCall": {"name": "weather", "args": {"city": "Oslo"}}},
+    {"functionCall": {"id": "same", "name": "weather", "args": {"city": "Bern"}}},
+    {"functionCall": {"id": "same", "name": "weather", "args": {"city": "Graz"}}},
+    {"functionCall": "nonsense"},
+    {"text": "thinking out loud", "thought": true}
+  ]
+}`
+
+type outcomeJSON struct {
+	ID      string         `json:"id"`
+	Name    string         `json:"name"`
+	Args    string         `json:"args"`
+	Output  string         `json:"output,omitempty"`
+	IsError bool           `json:"is_error"`
+	Kind    tool.ErrorKind `json:"kind,omitempty"`
+}
+
+func run(t *testing.T, calls []tool.Call) []outcomeJSON {
+	r := tool.NewRegistry()
+	for _, tl := range testTools() {
+		if err := r.Register(tl); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var out []outcomeJSON
+	for _, c := range calls {
+		res := r.Execute(context.Background(), c.Name, c.Args)
+		out = append(out, outcomeJSON{c.ID, c.Name, string(c.Args), res.Output, res.IsError, res.Kind})
+	}
+	return out
+}
+
+func TestGoldenCalls(t *testing.T) {
+	for _, tt := range []struct{ name, body string }{{"calls_parallel", parallel}, {"calls_malformed", malformed}} {
+		t.Run(tt.name, func(t *testing.T) {
+			calls, err := Calls([]byte(tt.body))
+			if err != nil {
+				t.Fatal(err)
+			}
+			golden(t, tt.name, run(t, calls))
+		})
+	}
+}
+
+func TestStableIDs(t *testing.T) {
+	a, _ := Calls([]byte(parallel))
+	b, _ := Calls([]byte(parallel))
+	if diff := cmp.Diff(a, b); diff != "" {
+		t.Errorf("ids differ between two parses (-first +second):\n%s", diff)
+	}
+	if a[0].ID == a[1].ID || !strings.HasPrefix(a[0].ID, StableIDPrefix) || a[2].ID != "fc-3" {
+		t.Errorf("ids = %q, %q, %q", a[0].ID, a[1].ID, a[2].ID)
+	}
+}
+
+func TestGoldenResults(t *testing.T) {
+	calls, _ := Calls([]byte(parallel))
+	outcomes := []tool.Outcome{
+		{ID: calls[0].ID, Result: tool.Result{Output: "18°C, cloudy"}},
+		{ID: calls[1].ID, Result: tool.Result{Output: `{"temp_c":9}`, Structured: json.RawMessage(`{"temp_c":9}`)}},
+		{ID: calls[2].ID, Result: tool.Result{IsError: true, Kind: tool.KindTimeout, Error: `tool "search_flights" timed out after 30s`}},
+	}
+	golden(t, "results", Results(calls, outcomes))
+}
+
+func TestWholeResponseMalformed(t *testing.T) {
+	for _, body := range []string{``, `{"candidates":[{"content":{"parts":[`, `{}`, `{"candidates":[]}`, `{"promptFeedback":{"blockReason":"SAFETY"}}`, `3`} {
+		if _, err := Calls([]byte(body)); err == nil {
+			t.Errorf("Calls(%q) gave no error", body)
+		}
+	}
+	// A candidate without content (finishReason MALFORMED_FUNCTION_CALL) has no calls.
+	calls, err := Calls([]byte(`{"candidates":[{"finishReason":"MALFORMED_FUNCTION_CALL"}]}`))
+	if err != nil || len(calls) != 0 {
+		t.Errorf("Calls = %v, %v; want no calls, no error", calls, err)
+	}
+}
+
+func TestText(t *testing.T) {
+	if got := Text([]byte(`{"candidates":[{"content":{"parts":[{"text":"hm","thought":true},{"text":"Hello"},{"text":" there"}]}}]}`)); got != "Hello there" {
+		t.Errorf("Text = %q", got)
+	}
+}
+
+func FuzzCalls(f *testing.F) {
+	for _, s := range []string{parallel, malformed, `[]`, `[{"functionCall":{"id":"a"}},{"functionCall":{"id":"a"}},{"functionCall":{"id":"a_2"}}]`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		calls, err := Calls(data)
+		if err != nil {
+			return
+		}
+		seen := map[string]bool{}
+		for _, c := range calls {
+			if c.ID == "" || seen[c.ID] {
+				t.Fatalf("id %q empty or repeated", c.ID)
+			}
+			seen[c.ID] = true
+		}
+		_ = Results(calls, nil)
+		_ = Text(data)
+	})
+}
+
+func FuzzSchema(f *testing.F) {
+	for _, tl := range testTools() {
+		f.Add([]byte(tl.Parameters()))
+	}
+	f.Add([]byte(`{"type":"object","properties":{"a":{"$ref":"#/$defs/a"}},"$defs":{"a":{"$ref":"#/$defs/b"},"b":{"$ref":"#/$defs/a"}}}`))
+	f.Fuzz(func(t *testing.T, schema []byte) {
+		out, err := Schema(schema)
+		if err == nil && !json.Valid(out) {
+			t.Fatalf("Schema(%s) = %s, not JSON", schema, out)
+		}
+	})
+}
