@@ -925,7 +925,7 @@ func suggest(key string, n *node) string {
 			return fmt.Sprintf("did you mean %q? names are case-sensitive", f.name)
 		}
 	}
-	best, bestDist := "", 3
+	best, bestDist := "", max(1, len(key)/3)+1
 	for _, f := range n.fields {
 		if dist := editDistance(strings.ToLower(key), strings.ToLower(f.name)); dist < bestDist {
 			best, bestDist = f.name, dist
