@@ -9,10 +9,11 @@
 # The peers listen on 127.0.0.1 only (see mcptool/peers_test.go).
 #
 # Usage: .ci/mcp-peers.sh [extra go test flags, e.g. -run Inspector -v]
+# MCP_PEERS_DIR overrides where the packages go.
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
-dir=$root/.ci/mcp-peers
+dir=${MCP_PEERS_DIR:-$root/.ci/mcp-peers}
 mkdir -p "$dir"
 printf '*\n' >"$dir/.gitignore"
 

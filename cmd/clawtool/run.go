@@ -38,6 +38,7 @@ func commands() []command {
 		{"list", "[flags]", "print a table of the tools: name, flags, description", runList},
 		{"schema", "[--format F] [NAME...]", "print tool definitions as JSON", runSchema},
 		{"call", "[flags] NAME [JSON | -]", "call a tool with JSON arguments and print the result", runCall},
+		{"serve", "[--http ADDR] [flags]", "serve the tools as an MCP server (stdio, or Streamable HTTP)", runServe},
 		{"gen", "[flags] [packages]", "generate tools and descriptions from Go doc comments (go:generate)", genCommand},
 	}
 }
@@ -109,10 +110,10 @@ func parseFlags(fs *flag.FlagSet, args []string) int {
 }
 
 // registryFlags are the flags every command that needs tools accepts.
-type registryFlags struct{}
+type registryFlags struct{ mcp *mcpFlags }
 
 func addRegistryFlags(fs *flag.FlagSet) *registryFlags {
-	return &registryFlags{}
+	return &registryFlags{mcp: addMCPFlags(fs)}
 }
 
 // build returns a registry holding the built-in tools and any tools the
@@ -122,7 +123,11 @@ func (rf *registryFlags) build(ctx context.Context, e *env) (r *tool.Registry, c
 	if err := registerBuiltins(r); err != nil {
 		return nil, nil, fmt.Errorf("built-in tools: %w", err)
 	}
-	return r, func() {}, nil
+	cleanup, err = rf.mcp.importInto(ctx, e, r)
+	if err != nil {
+		return nil, nil, err
+	}
+	return r, cleanup, nil
 }
 
 // flagsOf describes a tool's annotations as a short comma-separated list.
