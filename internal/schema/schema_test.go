@@ -70,20 +70,20 @@ type (
 	}
 
 	Tagged struct {
-		Query    string   `json:"query" description:"what to look for" minLength:"1" maxLength:"200" examples:"go generics,slog"`
-		Limit    int      `json:"limit" default:"10" minimum:"1" maximum:"100"`
-		Ratio    float64  `json:"ratio,omitempty" exclusiveMinimum:"0" exclusiveMaximum:"1" multipleOf:"0.25"`
-		Mode     string   `json:"mode,omitempty" enum:"fast,slow" default:"fast" title:"Mode"`
-		Code     string   `json:"code,omitempty" pattern:"^[A-Z]{3}$" format:"uuid" deprecated:"true"`
-		IDs      []int    `json:"ids,omitempty" minItems:"1" maxItems:"5" uniqueItems:"true"`
-		Labels   []string `json:"labels,omitempty" default:"[\"a\",\"b\"]"`
+		Query    string            `json:"query" description:"what to look for" minLength:"1" maxLength:"200" examples:"go generics,slog"`
+		Limit    int               `json:"limit" default:"10" minimum:"1" maximum:"100"`
+		Ratio    float64           `json:"ratio,omitempty" exclusiveMinimum:"0" exclusiveMaximum:"1" multipleOf:"0.25"`
+		Mode     string            `json:"mode,omitempty" enum:"fast,slow" default:"fast" title:"Mode"`
+		Code     string            `json:"code,omitempty" pattern:"^[A-Z]{3}$" format:"uuid" deprecated:"true"`
+		IDs      []int             `json:"ids,omitempty" minItems:"1" maxItems:"5" uniqueItems:"true"`
+		Labels   []string          `json:"labels,omitempty" default:"[\"a\",\"b\"]"`
 		Props    map[string]string `json:"props,omitempty" minProperties:"1" maxProperties:"3"`
-		Quoted   int      `json:"quoted,string,omitempty"`
-		Flag     bool     `json:"flag,string,omitempty"`
-		Commas   string   `json:"commas,omitempty" enum:"[\"a,b\",\"c\"]"`
-		Compat   string   `json:"compat,omitempty" jsonschema:"go-sdk style description"`
-		Skipped  string   `json:"-"`
-		Dash     string   `json:"-,"`
+		Quoted   int               `json:"quoted,string,omitempty"`
+		Flag     bool              `json:"flag,string,omitempty"`
+		Commas   string            `json:"commas,omitempty" enum:"[\"a,b\",\"c\"]"`
+		Compat   string            `json:"compat,omitempty" jsonschema:"go-sdk style description"`
+		Skipped  string            `json:"-"`
+		Dash     string            `json:"-,"`
 		untagged string
 		Untagged string
 	}
