@@ -1,0 +1,104 @@
+package mcptool
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/miniopenclaw/tool"
+	"github.com/miniopenclaw/tool/internal/jsonobj"
+)
+
+// Definition is a tool as MCP's tools/list describes it, in plain structs
+// with no SDK types, for code that needs the shape without a session (the
+// `clawtool schema --format mcp` output, other adapters, tests):
+//
+//	{"name":…,"title":…,"description":…,"inputSchema":{…},"outputSchema":{…},"annotations":{…}}
+//
+// It is the same description the [Server] serves.
+type Definition struct {
+	Name        string `json:"name"`
+	Title       string `json:"title,omitempty"`
+	Description string `json:"description,omitempty"`
+	// InputSchema is the tool's Parameters, an object schema.
+	InputSchema json.RawMessage `json:"inputSchema"`
+	// OutputSchema is the tool's output schema. MCP requires an object
+	// root, so a schema with another root is wrapped as
+	// {"type":"object","properties":{"result":SCHEMA},"required":["result"],"additionalProperties":false},
+	// as the Server does for structured results.
+	OutputSchema json.RawMessage `json:"outputSchema,omitempty"`
+	// Annotations is nil for a tool whose annotations claim nothing.
+	Annotations *Annotations `json:"annotations,omitempty"`
+}
+
+// Annotations are MCP's tool annotations. DestructiveHint and
+// OpenWorldHint are pointers because MCP reads their absence as true.
+type Annotations struct {
+	Title           string `json:"title,omitempty"`
+	ReadOnlyHint    bool   `json:"readOnlyHint,omitempty"`
+	DestructiveHint *bool  `json:"destructiveHint,omitempty"`
+	IdempotentHint  bool   `json:"idempotentHint,omitempty"`
+	OpenWorldHint   *bool  `json:"openWorldHint,omitempty"`
+}
+
+// DefinitionOf returns the MCP description of t, reading its title,
+// annotations and output schema from [tool.OptionsOf]. Annotations that
+// claim nothing (the zero [tool.Annotations]) give no annotations, which
+// MCP clients read as the cautious defaults; otherwise every hint is
+// stated. DefinitionOf returns an error naming the tool when its
+// parameters or output schema are not valid JSON.
+func DefinitionOf(t tool.Tool) (Definition, error) {
+	if t == nil {
+		return Definition{}, errors.New("mcptool: nil tool")
+	}
+	opts := tool.OptionsOf(t)
+	var in bytes.Buffer
+	if err := json.Compact(&in, t.Parameters()); err != nil {
+		return Definition{}, fmt.Errorf("mcptool: tool %q: parameters are not valid JSON", t.Name())
+	}
+	d := Definition{
+		Name:        t.Name(),
+		Title:       opts.Annotations.Title,
+		Description: t.Description(),
+		InputSchema: in.Bytes(),
+	}
+	if out := opts.OutputSchema; len(bytes.TrimSpace(out)) > 0 {
+		var b bytes.Buffer
+		if err := json.Compact(&b, out); err != nil {
+			return Definition{}, fmt.Errorf("mcptool: tool %q: output schema is not valid JSON", t.Name())
+		}
+		if outputWrapped(out) {
+			d.OutputSchema = json.RawMessage(`{"type":"object","properties":{"` + wrapKey + `":` + b.String() + `},"required":["` + wrapKey + `"],"additionalProperties":false}`)
+		} else {
+			d.OutputSchema = b.Bytes()
+		}
+	}
+	if a := opts.Annotations; a != (tool.Annotations{}) {
+		destructive, openWorld := a.Destructive, a.OpenWorld
+		d.Annotations = &Annotations{
+			Title:           a.Title,
+			ReadOnlyHint:    a.ReadOnly,
+			DestructiveHint: &destructive,
+			IdempotentHint:  a.Idempotent,
+			OpenWorldHint:   &openWorld,
+		}
+	}
+	return d, nil
+}
+
+// Definitions returns the MCP descriptions of tools as a JSON array, in
+// the order given (use [tool.Registry.List] for a registry); it is the
+// "tools" member of a tools/list result. It returns the first error of
+// [DefinitionOf].
+func Definitions(tools []tool.Tool) (json.RawMessage, error) {
+	defs := make([]Definition, 0, len(tools))
+	for _, t := range tools {
+		d, err := DefinitionOf(t)
+		if err != nil {
+			return nil, err
+		}
+		defs = append(defs, d)
+	}
+	return jsonobj.Marshal(defs)
+}

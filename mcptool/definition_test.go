@@ -1,0 +1,85 @@
+package mcptool
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/miniopenclaw/tool"
+)
+
+type defTool struct{ name, params string }
+
+func (t defTool) Name() string                { return t.name }
+func (t defTool) Description() string         { return "A test tool." }
+func (t defTool) Parameters() json.RawMessage { return json.RawMessage(t.params) }
+func (t defTool) Execute(context.Context, json.RawMessage) (tool.Result, error) {
+	return tool.Result{}, nil
+}
+
+func TestDefinitionOf(t *testing.T) {
+	base := defTool{"notes", `{"type":"object","properties":{"text":{"type":"string"}},"required":["text"]}`}
+	for _, tt := range []struct {
+		name string
+		t    tool.Tool
+		want string
+	}{
+		{"plain", base, `{"name":"notes","description":"A test tool.","inputSchema":{"type":"object","properties":{"text":{"type":"string"}},"required":["text"]}}`},
+		{"annotated", tool.With(base, tool.WithAnnotations(tool.Annotations{Title: "Notes", ReadOnly: true, Idempotent: true})),
+			`{"name":"notes","title":"Notes","description":"A test tool.","inputSchema":{"type":"object","properties":{"text":{"type":"string"}},"required":["text"]},"annotations":{"title":"Notes","readOnlyHint":true,"destructiveHint":false,"idempotentHint":true,"openWorldHint":false}}`},
+		{"object output", tool.With(base, tool.WithOutputSchema(json.RawMessage(`{"type":"object","properties":{"id":{"type":"integer"}}}`))),
+			`{"name":"notes","description":"A test tool.","inputSchema":{"type":"object","properties":{"text":{"type":"string"}},"required":["text"]},"outputSchema":{"type":"object","properties":{"id":{"type":"integer"}}}}`},
+		{"array output wrapped", tool.With(base, tool.WithOutputSchema(json.RawMessage(`{"type":"array","items":{"type":"string"}}`))),
+			`{"name":"notes","description":"A test tool.","inputSchema":{"type":"object","properties":{"text":{"type":"string"}},"required":["text"]},"outputSchema":{"type":"object","properties":{"result":{"type":"array","items":{"type":"string"}}},"required":["result"],"additionalProperties":false}}`},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			d, err := DefinitionOf(tt.t)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, _ := json.Marshal(d)
+			if string(got) != tt.want {
+				t.Errorf("DefinitionOf =\n%s\nwant\n%s", got, tt.want)
+			}
+			// The plain shape and the SDK shape the Server serves agree.
+			st, err := sdkTool(tt.t)
+			if err != nil {
+				t.Fatal(err)
+			}
+			sdk, _ := json.Marshal(st)
+			var a, b any
+			json.Unmarshal(got, &a)
+			json.Unmarshal(sdk, &b)
+			if diff := cmp.Diff(b, a); diff != "" {
+				t.Errorf("Definition and the served mcp.Tool differ (-sdk +plain):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestDefinitionsErrors(t *testing.T) {
+	if _, err := Definitions([]tool.Tool{defTool{"bad", `{`}}); err == nil {
+		t.Error("invalid parameters accepted")
+	}
+	if _, err := Definitions([]tool.Tool{nil}); err == nil {
+		t.Error("nil tool accepted")
+	}
+	out, err := Definitions(nil)
+	if err != nil || string(out) != "[]" {
+		t.Errorf("Definitions(nil) = %s, %v", out, err)
+	}
+}
+
+func ExampleDefinitions() {
+	notes := tool.With(defTool{"notes", `{"type":"object","properties":{"text":{"type":"string"}},"required":["text"]}`},
+		tool.WithAnnotations(tool.Annotations{Title: "Notes", Idempotent: true}))
+	out, err := Definitions([]tool.Tool{notes})
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println(string(out))
+	// Output:
+	// [{"name":"notes","title":"Notes","description":"A test tool.","inputSchema":{"type":"object","properties":{"text":{"type":"string"}},"required":["text"]},"annotations":{"title":"Notes","destructiveHint":false,"idempotentHint":true,"openWorldHint":false}}]
+}
