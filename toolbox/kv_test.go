@@ -185,3 +185,27 @@ func TestKVCanceled(t *testing.T) {
 		t.Errorf("Execute with a canceled context = %v, want context.Canceled", err)
 	}
 }
+
+// Execute called directly never panics, and a call it accepts left the
+// store's byte count true.
+func FuzzKVExecute(f *testing.F) {
+	for _, s := range []string{
+		`{"op":"set","key":"k","value":"v"}`, `{"op":"get","key":"k"}`, `{"op":"list","prefix":""}`,
+		`{"op":"delete","key":"k"}`, `{"op":"set","key":"k"}`, `{"op":null}`, `{"op":"set","key":"k","value":"v","op":"get"}`,
+		`[`, ``, "{\"op\":\"set\",\"key\":\"\xff\",\"value\":\"\"}", `{"op":"list"} x`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, args []byte) {
+		kv := NewKV()
+		_, _ = kv.Execute(context.Background(), json.RawMessage(`{"op":"set","key":"k","value":"v"}`))
+		_, _ = kv.Execute(context.Background(), json.RawMessage(args))
+		total := 0
+		for k, v := range kv.data {
+			total += len(k) + len(v)
+		}
+		if total != kv.bytes || len(kv.data) > kvMaxKeys || kv.bytes > kvMaxBytes {
+			t.Errorf("after Execute(%q): %d keys, %d bytes counted, %d held", args, len(kv.data), kv.bytes, total)
+		}
+	})
+}
