@@ -95,6 +95,7 @@ func (e *Error) Error() string {
 // problem.
 type Errors []*Error
 
+// Error returns the problems, one "file:line: message" per line.
 func (es Errors) Error() string {
 	var b strings.Builder
 	for i, e := range es {

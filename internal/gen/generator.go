@@ -50,7 +50,6 @@ type typeDecl struct {
 // A toolSpec is a //clawtool:tool function and what is generated for it.
 type toolSpec struct {
 	decl     *ast.FuncDecl
-	fn       *types.Func
 	name     string // the tool's name
 	desc     string // the tool's description
 	argsType string // the generated argument struct
@@ -302,7 +301,7 @@ func (g *generator) tool(fd *ast.FuncDecl, directive *ast.Comment, args string) 
 	if fn == nil {
 		return
 	}
-	t := &toolSpec{decl: fd, fn: fn, name: snake(fd.Name.Name)}
+	t := &toolSpec{decl: fd, name: snake(fd.Name.Name)}
 	for _, a := range strings.Fields(args) {
 		k, v, ok := strings.Cut(a, "=")
 		if !ok || k != "name" {
@@ -650,7 +649,12 @@ func (g *generator) describedStructs() []*described {
 			out = append(out, d)
 		}
 	}
-	slices.SortFunc(out, func(a, b *described) int { return cmp.Compare(a.decl.spec.Pos(), b.decl.spec.Pos()) })
+	// Source order by file name and offset: token.Pos alone orders files
+	// as they were parsed, which go/packages does concurrently.
+	slices.SortFunc(out, func(a, b *described) int {
+		pa, pb := g.pkg.Fset.Position(a.decl.spec.Pos()), g.pkg.Fset.Position(b.decl.spec.Pos())
+		return cmp.Or(strings.Compare(pa.Filename, pb.Filename), cmp.Compare(pa.Offset, pb.Offset))
+	})
 	return out
 }
 
