@@ -144,8 +144,16 @@ var cases = []testCase{
 	{"concurrent", checkConcurrent},
 }
 
-func (tc testCase) run(t tool.Tool, validArgs json.RawMessage) []error {
+func (tc testCase) run(t tool.Tool, validArgs json.RawMessage) (errs []error) {
 	c := &checker{name: tc.name, tool: t, valid: validArgs}
+	defer func() {
+		// Name, Description, Parameters or Options panicked: this check
+		// cannot go on, but the others can.
+		if v := recover(); v != nil {
+			c.errorf("the tool panicked outside Execute: %v; Name, Description, Parameters and Options must not panic", v)
+		}
+		errs = c.errs
+	}()
 	tc.check(c)
 	return c.errs
 }
@@ -240,7 +248,7 @@ func checkParameters(c *checker) {
 }
 
 func checkValidCall(c *checker) {
-	if r, ok := c.registry(c.tool); ok {
+	if r, ok := register(c.tool); ok {
 		o := r.execute(context.Background(), c.valid)
 		switch {
 		case o.hung:
@@ -288,7 +296,7 @@ func inconsistency(res tool.Result, err error) string {
 
 func checkMalformed(c *checker) {
 	inputs := malformedInputs(c.valid)
-	if r, ok := c.registry(c.tool); ok {
+	if r, ok := register(c.tool); ok {
 		for _, in := range inputs {
 			o := r.execute(context.Background(), in.args)
 			switch {
@@ -306,7 +314,7 @@ func checkMalformed(c *checker) {
 		}
 	}
 	w := &counting{Tool: c.tool}
-	if r, ok := c.registry(w); ok {
+	if r, ok := register(w); ok {
 		for _, in := range inputs {
 			before := w.calls.Load()
 			r.execute(context.Background(), in.args)
@@ -359,7 +367,7 @@ func checkCanceled(c *checker) {
 }
 
 func checkConcurrent(c *checker) {
-	r, registered := c.registry(c.tool)
+	r, registered := register(c.tool)
 	var (
 		mu       sync.Mutex
 		problems []string
@@ -459,9 +467,9 @@ type registered struct {
 	name string
 }
 
-// registry registers t in a fresh Registry. A tool the Registry refuses is
+// register registers t in a fresh Registry. A tool the Registry refuses is
 // reported by the name and parameters checks; the others skip it.
-func (c *checker) registry(t tool.Tool) (registered, bool) {
+func register(t tool.Tool) (registered, bool) {
 	r := newRegistry()
 	if err := r.Register(t); err != nil {
 		return registered{}, false

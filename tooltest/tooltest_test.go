@@ -25,7 +25,8 @@ type echo struct {
 	exec func(ctx context.Context, args json.RawMessage) (tool.Result, error)
 	// params, when set, replaces Parameters.
 	params func() json.RawMessage
-	desc   *string
+	// desc, when set, replaces Description.
+	desc func() string
 }
 
 const echoSchema = `{"type":"object","properties":{"text":{"type":"string"}},"required":["text"],"additionalProperties":false}`
@@ -39,7 +40,7 @@ func (e *echo) Name() string {
 
 func (e *echo) Description() string {
 	if e.desc != nil {
-		return *e.desc
+		return e.desc()
 	}
 	return "Returns its text."
 }
@@ -124,7 +125,6 @@ func TestRunGood(t *testing.T) {
 // Each broken tool must be reported by exactly the checks listed.
 func TestTestToolBroken(t *testing.T) {
 	var mu sync.Mutex
-	empty := " \n"
 	calls := 0
 	for _, tt := range []struct {
 		name  string
@@ -144,8 +144,13 @@ func TestTestToolBroken(t *testing.T) {
 		},
 		{
 			name: "blank description",
-			tool: &echo{desc: &empty},
+			tool: &echo{desc: func() string { return " \n" }},
 			want: []string{"description"},
+		},
+		{
+			name: "description panics",
+			tool: &echo{desc: func() string { panic("no description") }},
+			want: []string{"description", "parameters", "valid-args", "malformed-args", "concurrent"},
 		},
 		{
 			name: "schema is not an object schema",
