@@ -793,7 +793,11 @@ func (d *decoder) decodeStruct(i int, n *node, v reflect.Value, depth int) (int,
 					d.violate("each key once", fmt.Sprintf("a second %q", name), "")
 				} else {
 					unknown = append(unknown, name)
-					d.violate("only the properties "+fieldNames(n), fmt.Sprintf("unknown property %q", shortKey(name)), suggest(name, n))
+					expected := "only the properties " + fieldNames(n)
+					if len(n.fields) == 0 {
+						expected = "no properties at all"
+					}
+					d.violate(expected, fmt.Sprintf("unknown property %q", shortKey(name)), suggest(name, n))
 				}
 				d.path = d.path[:len(d.path)-1]
 				if i, err = jsontext.SkipValue(data, i, depth+1, d.maxDepth); err != nil {

@@ -1,0 +1,181 @@
+package tool_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/miniopenclaw/tool"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
+
+// rawTool is a hand-written tool with a fixed schema that echoes its
+// arguments.
+type rawTool struct {
+	name, desc string
+	schema     string
+	calls      int
+	mu         sync.Mutex
+	gotArgs    json.RawMessage
+}
+
+func (t *rawTool) Name() string                { return t.name }
+func (t *rawTool) Description() string         { return t.desc }
+func (t *rawTool) Parameters() json.RawMessage { return json.RawMessage(t.schema) }
+func (t *rawTool) Execute(ctx context.Context, args json.RawMessage) (tool.Result, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.calls++
+	t.gotArgs = append(json.RawMessage(nil), args...)
+	return tool.Result{Output: string(args)}, nil
+}
+
+func newRaw(name, schema string) *rawTool {
+	return &rawTool{name: name, desc: "Echoes its arguments.", schema: schema}
+}
+
+func TestRegisterReplacesAndUnique(t *testing.T) {
+	r := tool.NewRegistry()
+	first, second := newRaw("echo", `{"type":"object"}`), newRaw("echo", `{"type":"object"}`)
+	if err := r.Register(first); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Register(second); err != nil {
+		t.Fatalf("Register of a duplicate name = %v, want nil (replace)", err)
+	}
+	if got, _ := r.Get("echo"); got != tool.Tool(second) {
+		t.Errorf("Get after a replacing Register returned the old tool")
+	}
+	err := r.RegisterUnique(first)
+	if !errors.Is(err, tool.ErrDuplicate) {
+		t.Fatalf("RegisterUnique of a duplicate = %v, want an error wrapping ErrDuplicate", err)
+	}
+	if got, _ := r.Get("echo"); got != tool.Tool(second) {
+		t.Errorf("a refused RegisterUnique changed the registered tool")
+	}
+	if !r.Remove("echo") || r.Remove("echo") {
+		t.Errorf("Remove = false on a registered tool, or true on a removed one")
+	}
+	if _, ok := r.Get("echo"); ok || r.Len() != 0 {
+		t.Errorf("after Remove: Get ok = %v, Len = %d; want false, 0", ok, r.Len())
+	}
+}
+
+func TestRegisterRefuses(t *testing.T) {
+	for _, tt := range []struct {
+		name, tool, schema string
+		is                 error
+		want               string
+	}{
+		{"empty name", "", `{"type":"object"}`, tool.ErrInvalidName, "must match"},
+		{"dot in name", "fs.read", `{"type":"object"}`, tool.ErrInvalidName, `"fs.read"`},
+		{"long name", strings.Repeat("a", 65), `{"type":"object"}`, tool.ErrInvalidName, "must match"},
+		{"space in name", "read file", `{"type":"object"}`, tool.ErrInvalidName, "must match"},
+		{"not JSON", "t", `{"type":`, tool.ErrInvalidSchema, `register "t"`},
+		{"not an object schema", "t", `{"type":"string"}`, tool.ErrInvalidSchema, "object schema"},
+		{"empty schema", "t", ``, tool.ErrInvalidSchema, "empty"},
+		{"array root", "t", `[]`, tool.ErrInvalidSchema, "not a JSON object"},
+		{"bad pattern", "t", `{"type":"object","properties":{"a":{"type":"string","pattern":"(("}}}`, tool.ErrInvalidSchema, "pattern"},
+		{"remote ref", "t", `{"type":"object","properties":{"a":{"$ref":"https://example.com/s.json"}}}`, tool.ErrInvalidSchema, "$ref"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			err := tool.NewRegistry().Register(newRaw(tt.tool, tt.schema))
+			if !errors.Is(err, tt.is) {
+				t.Fatalf("Register = %v, want an error wrapping %v", err, tt.is)
+			}
+			if !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("Register error = %q, want it to contain %q", err, tt.want)
+			}
+		})
+	}
+}
+
+func TestListOrderAndDefinitionsGolden(t *testing.T) {
+	r := tool.NewRegistry()
+	for _, name := range []string{"zeta", "alpha", "mid-1", "Beta"} {
+		if err := r.Register(newRaw(name, `{"type":"object","properties":{"q":{"type":"string","description":"<query> & more"}}}`)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := r.Register(tool.Must(tool.New("search_flights", "Searches flights.", searchFlights))); err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, tl := range r.List() {
+		names = append(names, tl.Name())
+	}
+	if got, want := strings.Join(names, " "), "Beta alpha mid-1 search_flights zeta"; got != want {
+		t.Errorf("List order = %s, want %s", got, want)
+	}
+	defs := r.Definitions()
+	defs[0] = 'X' // the caller owns the result
+	var pretty bytes.Buffer
+	if err := json.Indent(&pretty, r.Definitions(), "", "  "); err != nil {
+		t.Fatalf("Definitions is not valid JSON: %v", err)
+	}
+	pretty.WriteByte('\n')
+	golden := filepath.Join("testdata", "definitions.golden.json")
+	if *update {
+		os.MkdirAll("testdata", 0o755)
+		os.WriteFile(golden, pretty.Bytes(), 0o644)
+	}
+	want, err := os.ReadFile(golden)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(pretty.Bytes(), want) {
+		t.Errorf("Definitions differs from %s (go test -update to accept):\n%s", golden, pretty.Bytes())
+	}
+}
+
+func TestOnChange(t *testing.T) {
+	r := tool.NewRegistry()
+	var got []string
+	stop := r.OnChange(func(name string) { got = append(got, name+fmt.Sprint(r.Len())) })
+	r.Register(newRaw("a", `{"type":"object"}`))
+	r.Register(newRaw("a", `{"type":"object"}`))
+	r.RegisterUnique(newRaw("a", `{"type":"object"}`)) // refused: no event
+	r.Register(newRaw("b", `{"type":"object"}`))
+	r.Remove("a")
+	r.Remove("zzz") // nothing removed: no event
+	stop()
+	r.Register(newRaw("c", `{"type":"object"}`))
+	if want := "a1 a1 b2 a1"; strings.Join(got, " ") != want {
+		t.Errorf("OnChange events = %q, want %q", strings.Join(got, " "), want)
+	}
+}
+
+// TestRegistryConcurrent registers, lists, exports and executes at once;
+// run with -race.
+func TestRegistryConcurrent(t *testing.T) {
+	r := tool.NewRegistry()
+	var wg sync.WaitGroup
+	for i := range 8 {
+		wg.Go(func() {
+			for j := range 50 {
+				name := fmt.Sprintf("t%d_%d", i, j%5)
+				r.Register(newRaw(name, `{"type":"object"}`))
+				r.Execute(context.Background(), name, []byte(`{}`))
+				r.List()
+				r.Definitions()
+				if j%7 == 0 {
+					r.Remove(name)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	var defs []any
+	if err := json.Unmarshal(r.Definitions(), &defs); err != nil || len(defs) != r.Len() {
+		t.Errorf("Definitions after concurrent use: %d entries, err %v; want %d", len(defs), err, r.Len())
+	}
+}
