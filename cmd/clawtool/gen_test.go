@@ -37,7 +37,6 @@ func genModule(t *testing.T, files map[string]string) string {
 	t.Chdir(dir)
 	t.Setenv("GOWORK", "off")
 	t.Setenv("GOFLAGS", "-mod=mod")
-	t.Setenv("GOPROXY", "off")
 	t.Setenv("GOTOOLCHAIN", "local")
 	return dir
 }

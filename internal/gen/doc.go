@@ -4,6 +4,7 @@ import (
 	"go/ast"
 	"go/doc/comment"
 	"go/token"
+	"go/types"
 	"regexp"
 	"strings"
 	"unicode"
@@ -67,8 +68,10 @@ func isDirective(t string) bool {
 
 // docText returns the doc comment g as plain text for a description:
 // directives dropped, paragraphs reflowed onto one line each and separated
-// by a blank line, lists and code kept as go doc prints them.
-func docText(g *ast.CommentGroup) string {
+// by a blank line, lists and code kept as go doc prints them, and doc links
+// to the package's own names ([Unit], [Report.City]) and to other
+// packages ([time.Duration]) written without their brackets.
+func docText(g *ast.CommentGroup, scope *types.Scope) string {
 	if g == nil {
 		return ""
 	}
@@ -76,7 +79,14 @@ func docText(g *ast.CommentGroup) string {
 	if strings.TrimSpace(text) == "" {
 		return ""
 	}
-	var p comment.Parser
+	p := comment.Parser{
+		LookupSym: func(recv, name string) bool {
+			if recv != "" {
+				name = recv
+			}
+			return scope != nil && scope.Lookup(name) != nil
+		},
+	}
 	pr := comment.Printer{TextWidth: -1}
 	return strings.TrimSpace(string(pr.Text(p.Parse(text))))
 }

@@ -627,13 +627,13 @@ func (g *generator) describedStructs() []*described {
 			continue
 		}
 		d := &described{named: named, decl: decl}
-		if text := docText(decl.doc); text != "" {
+		if text := docText(decl.doc, g.pkg.Types.Scope()); text != "" {
 			d.descs = append(d.descs, [2]string{"", text})
 		}
 		st := decl.spec.Type.(*ast.StructType)
 		for _, f := range st.Fields.List {
-			text := docText(f.Doc)
-			if c := docText(f.Comment); c != "" {
+			text := docText(f.Doc, g.pkg.Types.Scope())
+			if c := docText(f.Comment, g.pkg.Types.Scope()); c != "" {
 				text = strings.TrimSpace(text + " " + c)
 			}
 			if text == "" || reflect.StructTag(unquoteTag(f.Tag)).Get("json") == "-" {
