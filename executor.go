@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"runtime/debug"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/miniopenclaw/tool/internal/dag"
@@ -195,6 +196,11 @@ func (e *Executor) run(ctx context.Context, calls []Call) ([]Outcome, error) {
 	if n == 0 {
 		return out, nil
 	}
+	if n == 1 && len(calls[0].DependsOn) == 0 && !bytes.Contains(calls[0].Args, refKey) && ctx.Err() == nil {
+		// A lone call needs no graph and no scheduler: run it here.
+		e.exec(ctx, &plan{calls: calls}, 0, out)
+		return out, nil
+	}
 	p, err := e.plan(calls)
 	if err != nil {
 		err = fmt.Errorf("%w: %v", ErrInvalidBatch, err)
@@ -204,7 +210,7 @@ func (e *Executor) run(ctx context.Context, calls []Call) ([]Outcome, error) {
 		}
 		return out, err
 	}
-	s := scheduler{e: e, p: p, out: out}
+	s := &scheduler{e: e, p: p, out: out}
 	return out, s.run(ctx)
 }
 
@@ -296,13 +302,18 @@ func containsString(s []string, v string) bool {
 	return false
 }
 
-// scheduler runs one batch. Only the goroutine in run touches its fields;
-// call goroutines write their own outcome and report on done.
+// scheduler runs one batch. There is no dispatcher goroutine: the
+// goroutine that finishes a call updates the shared state under mu, takes
+// the next ready call for itself and starts goroutines for any others
+// that may start now, so a call costs no hand-off between goroutines and
+// no goroutine exists for a call that is waiting. Run's own goroutine
+// works the same way until it has nothing to take.
 type scheduler struct {
 	e   *Executor
 	p   *plan
-	out []Outcome
+	out []Outcome // each element is written by the goroutine running the call, or under mu
 
+	mu       sync.Mutex
 	pending  []int32             // unfinished dependencies per call
 	ready    intHeap             // calls whose dependencies are done, by index
 	waiting  map[string]*intHeap // ready calls held back by their tool's limit
@@ -311,18 +322,16 @@ type scheduler struct {
 	finished int
 	running  int
 	seq      bool // a sequential call is running
-	done     chan int
+	canceled bool
+	idle     chan struct{} // closed once no call runs and none will start
+	isIdle   bool
 }
 
 func (s *scheduler) run(ctx context.Context) error {
 	p := s.p
 	n := len(p.calls)
 	s.started = make([]bool, n)
-	width := n
-	if s.e.maxParallel > 0 {
-		width = min(n, s.e.maxParallel)
-	}
-	s.done = make(chan int, width)
+	s.idle = make(chan struct{})
 	if p.deps == nil {
 		s.ready = make(intHeap, n)
 		for i := range n {
@@ -337,34 +346,85 @@ func (s *scheduler) run(ctx context.Context) error {
 			}
 		}
 	}
-	for s.finished < n {
-		if ctx.Err() != nil {
-			return s.cancel(ctx)
+	s.mu.Lock()
+	var first []int
+	if ctx.Err() != nil {
+		s.cancelLocked(ctx)
+	} else {
+		first = s.take(nil)
+	}
+	s.mu.Unlock()
+	if len(first) > 0 {
+		for _, j := range first[1:] {
+			go s.work(ctx, j)
 		}
-		s.dispatch(ctx)
-		select {
-		case i := <-s.done:
-			s.complete(i)
-		case <-ctx.Done():
-			return s.cancel(ctx)
+		s.work(ctx, first[0])
+	}
+	select {
+	case <-s.idle:
+	case <-ctx.Done():
+		s.mu.Lock()
+		if !s.isIdle {
+			s.cancelLocked(ctx)
 		}
+		s.mu.Unlock()
+		<-s.idle
+	}
+	if s.canceled {
+		return context.Cause(ctx)
 	}
 	return nil
 }
 
-// dispatch starts ready calls while slots allow.
-func (s *scheduler) dispatch(ctx context.Context) {
+// work runs call i, then any calls it can take, until none is left for it.
+func (s *scheduler) work(ctx context.Context, i int) {
+	var buf [4]int
+	for {
+		s.e.exec(ctx, s.p, i, s.out)
+		s.mu.Lock()
+		if !s.canceled && ctx.Err() != nil {
+			s.cancelLocked(ctx) // before complete, so that dependents read as canceled, not skipped
+		}
+		s.complete(i)
+		next := buf[:0]
+		if !s.canceled {
+			next = s.take(next)
+		}
+		if s.running == 0 && (s.canceled || s.finished == len(s.p.calls)) {
+			s.setIdleLocked()
+		}
+		s.mu.Unlock()
+		if len(next) == 0 {
+			return
+		}
+		for _, j := range next[1:] {
+			go s.work(ctx, j)
+		}
+		i = next[0]
+	}
+}
+
+func (s *scheduler) setIdleLocked() {
+	if !s.isIdle {
+		s.isIdle = true
+		close(s.idle)
+	}
+}
+
+// take appends to dst the ready calls that may start now, in index order,
+// and counts them as running.
+func (s *scheduler) take(dst []int) []int {
 	for !s.seq && len(s.ready) > 0 && (s.e.maxParallel <= 0 || s.running < s.e.maxParallel) {
 		i := s.ready[0]
 		l := s.p.lims[i]
 		if l.sequential {
 			if s.running > 0 {
-				return // a barrier: later calls do not overtake it
+				break // a barrier: later calls do not overtake it
 			}
 			s.ready.pop()
 			s.seq = true
-			s.start(ctx, i)
-			return
+			s.start(i)
+			return append(dst, i)
 		}
 		s.ready.pop()
 		if l.max > 0 {
@@ -384,14 +444,15 @@ func (s *scheduler) dispatch(ctx context.Context) {
 			}
 			s.inFlight[name]++
 		}
-		s.start(ctx, i)
+		s.start(i)
+		dst = append(dst, i)
 	}
+	return dst
 }
 
-func (s *scheduler) start(ctx context.Context, i int) {
+func (s *scheduler) start(i int) {
 	s.started[i] = true
 	s.running++
-	go s.e.exec(ctx, s.p, i, s.out, s.done)
 }
 
 // complete records that call i returned and readies what it unblocks.
@@ -407,7 +468,9 @@ func (s *scheduler) complete(i int) {
 			s.ready.push(w.pop())
 		}
 	}
-	s.finish(i)
+	if !s.canceled {
+		s.finish(i)
+	}
 }
 
 // finish counts call i as over and readies or skips its dependents.
@@ -462,9 +525,10 @@ func callName(calls []Call, i int) string {
 	return strconv.Quote(calls[i].ID)
 }
 
-// cancel gives every call not yet started a canceled outcome and waits
-// for the running ones.
-func (s *scheduler) cancel(ctx context.Context) error {
+// cancelLocked gives every call not yet started a canceled outcome; no
+// call starts after it.
+func (s *scheduler) cancelLocked(ctx context.Context) {
+	s.canceled = true
 	cause := context.Cause(ctx)
 	for i := range s.p.calls {
 		if s.started[i] || s.out[i].Result.IsError {
@@ -474,14 +538,13 @@ func (s *scheduler) cancel(ctx context.Context) error {
 		s.out[i].Result = errorResult(KindCanceled, fmt.Sprintf("call to tool %q was not started: the batch was canceled: %v", c.Name, cause))
 		s.out[i].Err = cause
 	}
-	for ; s.running > 0; s.running-- {
-		<-s.done
+	if s.running == 0 {
+		s.setIdleLocked()
 	}
-	return cause
 }
 
-// exec runs call i through the middleware chain and reports on done.
-func (e *Executor) exec(ctx context.Context, p *plan, i int, out []Outcome, done chan<- int) {
+// exec runs call i through the middleware chain and records its outcome.
+func (e *Executor) exec(ctx context.Context, p *plan, i int, out []Outcome) {
 	c := p.calls[i]
 	start := time.Now()
 	var res Result
@@ -497,7 +560,6 @@ func (e *Executor) exec(ctx context.Context, p *plan, i int, out []Outcome, done
 			err = pe
 		}
 		out[i].Result, out[i].Err = res, err
-		done <- i
 	}()
 	if p.refErr != nil && p.refErr[i] != nil {
 		res, err = errorResult(KindInvalidArguments, p.refErr[i].Error()), p.refErr[i]

@@ -34,7 +34,7 @@ func init() {
 	}
 }
 
-func updating() bool {
+func updatingGoldens() bool {
 	f := flag.Lookup("update")
 	return f != nil && f.Value.String() == "true"
 }
@@ -118,8 +118,8 @@ func (t *scriptTool) Execute(ctx context.Context, args json.RawMessage) (tool.Re
 	return tool.Result{Output: a.Text}, nil
 }
 
-// toolSpec describes a scenario's tool.
-type toolSpec struct {
+// scriptSpec describes a scenario's tool.
+type scriptSpec struct {
 	Name        string `json:"name"`
 	Behavior    string `json:"behavior"`
 	MaxInFlight int    `json:"max_in_flight"`
@@ -134,7 +134,7 @@ type toolSpec struct {
 	} `json:"retry"`
 }
 
-func (s toolSpec) tool(t *testing.T) tool.Tool {
+func (s scriptSpec) tool(t *testing.T) tool.Tool {
 	opts := []tool.Option{
 		tool.WithMaxInFlight(s.MaxInFlight),
 		tool.WithAnnotations(tool.Annotations{ReadOnly: s.ReadOnly, Destructive: s.Destructive, Idempotent: s.Idempotent}),
@@ -182,33 +182,33 @@ type scenarioOptions struct {
 	HideTimes bool `json:"hide_times"`
 }
 
-// recorder is an outermost middleware that records when each call ran,
+// callRecorder is an outermost middleware that records when each call ran,
 // what it waited for, and how many calls ran at once.
-type recorder struct {
+type callRecorder struct {
 	t0    time.Time
 	known map[string]bool // tools whose calls count in the peaks; calls to unknown tools take no time
 
 	mu      sync.Mutex
-	spans   map[string]span
+	spans   map[string]callSpan
 	running int
 	peak    int
 	perTool map[string]int
 	peaks   map[string]int
 }
 
-type span struct {
+type callSpan struct {
 	start, end time.Duration
 	after      []string
 }
 
-func newRecorder() *recorder {
-	return &recorder{t0: time.Now(), known: map[string]bool{}, spans: map[string]span{}, perTool: map[string]int{}, peaks: map[string]int{}}
+func newCallRecorder() *callRecorder {
+	return &callRecorder{t0: time.Now(), known: map[string]bool{}, spans: map[string]callSpan{}, perTool: map[string]int{}, peaks: map[string]int{}}
 }
 
-func (r *recorder) middleware(next tool.Step) tool.Step {
+func (r *callRecorder) middleware(next tool.Step) tool.Step {
 	return func(ctx context.Context, c tool.Call) (tool.Result, error) {
 		r.mu.Lock()
-		r.spans[c.ID] = span{start: time.Since(r.t0), after: c.DependsOn}
+		r.spans[c.ID] = callSpan{start: time.Since(r.t0), after: c.DependsOn}
 		counted := r.known[c.Name]
 		if counted {
 			r.running++
@@ -234,7 +234,7 @@ func (r *recorder) middleware(next tool.Step) tool.Step {
 // TestExecutorScenarios runs testdata/executor/*.txtar. Each file has a
 // header saying what it pins, then sections:
 //
-//	-- tools --    JSON array of toolSpec
+//	-- tools --    JSON array of scriptSpec
 //	-- options --  optional scenarioOptions
 //	-- calls --    JSON array of callSpec
 //	-- want --     the outcomes, a timeline and counters (rewritten by -update)
@@ -258,7 +258,7 @@ func TestExecutorScenarios(t *testing.T) {
 			}
 			var got string
 			synctest.Test(t, func(t *testing.T) { got = runScenario(t, sections) })
-			if updating() {
+			if updatingGoldens() {
 				for i := range ar.Files {
 					if ar.Files[i].Name == "want" {
 						ar.Files = ar.Files[:i]
@@ -279,7 +279,7 @@ func TestExecutorScenarios(t *testing.T) {
 }
 
 func runScenario(t *testing.T, sections map[string][]byte) string {
-	var specs []toolSpec
+	var specs []scriptSpec
 	if err := json.Unmarshal(sections["tools"], &specs); err != nil {
 		t.Fatalf("tools: %v", err)
 	}
@@ -307,7 +307,7 @@ func runScenario(t *testing.T, sections map[string][]byte) string {
 	for i, c := range cs {
 		calls[i] = tool.Call{ID: c.ID, Name: c.Name, Args: c.Args, DependsOn: c.DependsOn}
 	}
-	rec := newRecorder()
+	rec := newCallRecorder()
 	for _, s := range specs {
 		rec.known[s.Name] = true
 	}
@@ -325,7 +325,7 @@ func runScenario(t *testing.T, sections map[string][]byte) string {
 	if so.HideTimes {
 		fmt.Fprintf(&b, "run: error: %v\n", runErr)
 	} else {
-		fmt.Fprintf(&b, "run: returned at %s, error: %v\n", ms(returned), runErr)
+		fmt.Fprintf(&b, "run: returned at %s, error: %v\n", fakeMS(returned), runErr)
 	}
 	rec.mu.Lock()
 	defer rec.mu.Unlock()
@@ -344,7 +344,7 @@ func runScenario(t *testing.T, sections map[string][]byte) string {
 			if so.HideTimes {
 				fmt.Fprintf(&b, "\n%s: ran", o.ID)
 			} else {
-				fmt.Fprintf(&b, "\n%s: ran %s → %s", o.ID, ms(s.start), ms(s.end))
+				fmt.Fprintf(&b, "\n%s: ran %s → %s", o.ID, fakeMS(s.start), fakeMS(s.end))
 			}
 			if len(s.after) > 0 {
 				fmt.Fprintf(&b, " after %s", strings.Join(s.after, ","))
@@ -363,22 +363,22 @@ func runScenario(t *testing.T, sections map[string][]byte) string {
 			fmt.Fprintf(&b, "  err: %v\n", o.Err)
 		}
 	}
-	drain(reg)
+	drainAbandoned(reg)
 	return b.String()
 }
 
-// drain waits, in a synctest bubble, until the registry has no abandoned
+// drainAbandoned waits, in a synctest bubble, until the registry has no abandoned
 // calls left, so that the bubble ends with no goroutine running.
-func drain(reg *tool.Registry) {
+func drainAbandoned(reg *tool.Registry) {
 	for reg.Stats().StillRunning > 0 {
 		time.Sleep(time.Second)
 	}
 	synctest.Wait()
 }
 
-func ms(d time.Duration) string { return fmt.Sprintf("%dms", d.Milliseconds()) }
+func fakeMS(d time.Duration) string { return fmt.Sprintf("%dms", d.Milliseconds()) }
 
-func newTestRegistry(t *testing.T, specs ...toolSpec) *tool.Registry {
+func newScriptRegistry(t *testing.T, specs ...scriptSpec) *tool.Registry {
 	t.Helper()
 	reg := tool.NewRegistry()
 	for _, s := range specs {
@@ -420,7 +420,7 @@ func TestRunInvalidBatch(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			var ran atomic.Int32
-			reg := newTestRegistry(t, toolSpec{Name: "work"})
+			reg := newScriptRegistry(t, scriptSpec{Name: "work"})
 			ex := tool.NewExecutor(reg, tool.WithMiddleware(func(next tool.Step) tool.Step {
 				return func(ctx context.Context, c tool.Call) (tool.Result, error) {
 					ran.Add(1)
@@ -449,7 +449,7 @@ func TestRunInvalidBatch(t *testing.T) {
 // TestHooks checks that Before can refuse a call, that After sees every
 // call that was started, and the order of middleware, hooks and retries.
 func TestHooks(t *testing.T) {
-	reg := newTestRegistry(t, toolSpec{Name: "work", Idempotent: true,
+	reg := newScriptRegistry(t, scriptSpec{Name: "work", Idempotent: true,
 		Retry: &struct {
 			MaxAttempts int    `json:"max_attempts"`
 			Backoff     string `json:"backoff"`
@@ -509,7 +509,7 @@ func TestHooks(t *testing.T) {
 // context reaches every call.
 func TestBatchMiddleware(t *testing.T) {
 	type key struct{}
-	reg := newTestRegistry(t, toolSpec{Name: "work"})
+	reg := newScriptRegistry(t, scriptSpec{Name: "work"})
 	var seen atomic.Int32
 	ex := tool.NewExecutor(reg,
 		tool.WithBatchMiddleware(func(next tool.BatchStep) tool.BatchStep {
@@ -536,7 +536,7 @@ func TestBatchMiddleware(t *testing.T) {
 // TestMiddlewarePanic checks that a panicking middleware gives a panic
 // outcome instead of crashing or hanging Run.
 func TestMiddlewarePanic(t *testing.T) {
-	reg := newTestRegistry(t, toolSpec{Name: "work"})
+	reg := newScriptRegistry(t, scriptSpec{Name: "work"})
 	ex := tool.NewExecutor(reg, tool.WithMiddleware(func(next tool.Step) tool.Step {
 		return func(ctx context.Context, c tool.Call) (tool.Result, error) { panic("boom") }
 	}))
@@ -550,7 +550,7 @@ func TestMiddlewarePanic(t *testing.T) {
 // TestStepNormalized checks that a middleware returning a bare error, or
 // an error Result without an error, still gives a well-formed outcome.
 func TestStepNormalized(t *testing.T) {
-	reg := newTestRegistry(t, toolSpec{Name: "work"})
+	reg := newScriptRegistry(t, scriptSpec{Name: "work"})
 	errBare := errors.New("bare")
 	ex := tool.NewExecutor(reg, tool.WithMiddleware(func(next tool.Step) tool.Step {
 		return func(ctx context.Context, c tool.Call) (tool.Result, error) {
@@ -611,7 +611,7 @@ func TestTransient(t *testing.T) {
 // calls adds only a few goroutines while it runs.
 func TestMaxParallelNoWaitingGoroutines(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		reg := newTestRegistry(t, toolSpec{Name: "work"})
+		reg := newScriptRegistry(t, scriptSpec{Name: "work"})
 		calls := make([]tool.Call, 1000)
 		for i := range calls {
 			calls[i] = tool.Call{ID: fmt.Sprint(i), Name: "work", Args: json.RawMessage(`{"ms":10}`)}
@@ -652,7 +652,7 @@ func TestMaxParallelNoWaitingGoroutines(t *testing.T) {
 // with goleak that no goroutine outlives Run.
 func TestRunNoLeak(t *testing.T) {
 	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
-	reg := newTestRegistry(t, toolSpec{Name: "work"}, toolSpec{Name: "echo", Behavior: "echo"})
+	reg := newScriptRegistry(t, scriptSpec{Name: "work"}, scriptSpec{Name: "echo", Behavior: "echo"})
 	calls := make([]tool.Call, 10000)
 	for i := range calls {
 		calls[i] = tool.Call{ID: fmt.Sprint(i), Name: "work"}
@@ -680,7 +680,7 @@ func TestRunNoLeak(t *testing.T) {
 func TestCancelReturnsPromptly(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		reg := tool.NewRegistry(tool.WithGracePeriod(time.Second))
-		if err := reg.Register(toolSpec{Name: "stubborn"}.tool(t)); err != nil {
+		if err := reg.Register(scriptSpec{Name: "stubborn"}.tool(t)); err != nil {
 			t.Fatal(err)
 		}
 		ctx, cancel := context.WithCancel(t.Context())
@@ -702,6 +702,6 @@ func TestCancelReturnsPromptly(t *testing.T) {
 		if st := reg.Stats(); st.IgnoredContext != 1 || st.StillRunning != 1 {
 			t.Errorf("Stats = %+v, want one abandoned call", st)
 		}
-		drain(reg)
+		drainAbandoned(reg)
 	})
 }
