@@ -352,6 +352,11 @@ func (g *generator) tool(fd *ast.FuncDecl, directive *ast.Comment, args string) 
 	byName := make(map[string]int)  // parameter or property name → index into t.fields
 	byField := make(map[string]int) // Go field name → parameter index
 	props := make(map[string]int)   // property name → parameter index
+	allNames := make(map[string]bool) // every parameter, also those in error
+	for i := range params.Len() {
+		allNames[params.At(i).Name()] = true
+		allNames[snake(params.At(i).Name())] = true
+	}
 	for i := first; i < params.Len(); i++ {
 		p := params.At(i)
 		if isContext(p.Type()) {
@@ -390,8 +395,10 @@ func (g *generator) tool(fd *ast.FuncDecl, directive *ast.Comment, args string) 
 		pd := &doc.params[k]
 		idx, ok := byName[pd.name]
 		if !ok {
-			if t.hasCtx && pd.name == params.At(0).Name() {
-				continue // the context parameter may be documented; it is no argument
+			if allNames[pd.name] {
+				// The context parameter, which may be documented but is no
+				// argument, or a parameter already reported as an error.
+				continue
 			}
 			g.errorLine(fd.Doc.Pos(), pd.line, fmt.Sprintf("doc comment describes parameter %q, but %s has no such parameter", pd.name, fd.Name.Name))
 			continue
