@@ -71,8 +71,9 @@ func (r *Registry) notFound(name string) (Result, error) {
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "unknown tool %q", shorten(name, 80))
+	b.WriteString(".")
 	if close := closeMatches(name, names, 3); len(close) > 0 {
-		b.WriteString("; did you mean ")
+		b.WriteString(" Did you mean ")
 		for i, c := range close {
 			if i > 0 {
 				b.WriteString(" or ")
@@ -83,12 +84,13 @@ func (r *Registry) notFound(name string) (Result, error) {
 	}
 	switch {
 	case len(names) == 0:
-		b.WriteString("; no tools are available")
+		b.WriteString(" No tools are available.")
 	case len(names) <= 30:
-		b.WriteString("; available tools: ")
+		b.WriteString(" Available tools: ")
 		b.WriteString(strings.Join(names, ", "))
+		b.WriteString(".")
 	default:
-		fmt.Fprintf(&b, "; %d tools are available, including: %s", len(names), strings.Join(names[:30], ", "))
+		fmt.Fprintf(&b, " %d tools are available, including: %s.", len(names), strings.Join(names[:30], ", "))
 	}
 	return errorResult(KindNotFound, b.String()), fmt.Errorf("%w: %q", ErrNotFound, name)
 }

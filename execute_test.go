@@ -120,9 +120,9 @@ func TestExecuteUnknownTool(t *testing.T) {
 		name string
 		want []string
 	}{
-		{"search_flight", []string{`unknown tool "search_flight"`, `did you mean "search_flights"`, "available tools: search_flights, search_hotels"}},
-		{"Search_Flights", []string{`did you mean "search_flights"`}},
-		{"delete_everything", []string{"available tools:"}},
+		{"search_flight", []string{`unknown tool "search_flight"`, `Did you mean "search_flights"?`, "Available tools: search_flights, search_hotels."}},
+		{"Search_Flights", []string{`Did you mean "search_flights"?`}},
+		{"delete_everything", []string{"Available tools:"}},
 	} {
 		res := r.Execute(context.Background(), tt.name, []byte(`{}`))
 		if !res.IsError || res.Kind != tool.KindNotFound {
