@@ -349,9 +349,9 @@ func (g *generator) tool(fd *ast.FuncDecl, directive *ast.Comment, args string) 
 	t.variadic = sig.Variadic()
 
 	// Parameters and their documentation.
-	byName := make(map[string]int)  // parameter or property name → index into t.fields
-	byField := make(map[string]int) // Go field name → parameter index
-	props := make(map[string]int)   // property name → parameter index
+	byName := make(map[string]int)    // parameter or property name → index into t.fields
+	byField := make(map[string]int)   // Go field name → parameter index
+	props := make(map[string]int)     // property name → parameter index
 	allNames := make(map[string]bool) // every parameter, also those in error
 	for i := range params.Len() {
 		allNames[params.At(i).Name()] = true
