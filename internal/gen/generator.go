@@ -387,10 +387,9 @@ func (g *generator) tool(fd *ast.FuncDecl, directive *ast.Comment, args string) 
 		byName[prop] = len(t.fields)
 		t.fields = append(t.fields, f)
 	}
-	t.fields = slices.Clip(t.fields)
 
 	documented := make(map[int]int) // field index → doc line
-	var docs = make([]*paramDoc, len(t.fields))
+	docs := make([]*paramDoc, len(t.fields)) // field index → its entry
 	for k := range doc.params {
 		pd := &doc.params[k]
 		idx, ok := byName[pd.name]
