@@ -388,7 +388,7 @@ func (g *generator) tool(fd *ast.FuncDecl, directive *ast.Comment, args string) 
 		t.fields = append(t.fields, f)
 	}
 
-	documented := make(map[int]int) // field index → doc line
+	documented := make(map[int]int)          // field index → doc line
 	docs := make([]*paramDoc, len(t.fields)) // field index → its entry
 	for k := range doc.params {
 		pd := &doc.params[k]
