@@ -1,0 +1,416 @@
+// Package agent runs the agent loop: it sends the conversation and a
+// registry's tool definitions to a model, runs the tool calls the model
+// asks for as one batch through a [tool.Executor], appends the results,
+// and repeats until the model answers without calling a tool or a step
+// limit is reached.
+//
+// It speaks plain net/http, with streaming off, to any OpenAI-compatible
+// Chat Completions endpoint (OpenAI, Ollama, vLLM, llama.cpp's server) and
+// to Anthropic's Messages API; see [OpenAI], [Anthropic] and [FromEnv].
+// The wire formats come from packages openaitool and anthropictool.
+//
+// A tool call that fails (unknown tool, arguments that do not match the
+// schema, a tool error, a timeout) is answered with an error result, which
+// lets the model correct itself on the next step; it never stops the loop.
+package agent
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/miniopenclaw/tool"
+	"github.com/miniopenclaw/tool/anthropictool"
+	"github.com/miniopenclaw/tool/internal/jsonobj"
+	"github.com/miniopenclaw/tool/openaitool"
+)
+
+// DefaultMaxSteps is how many model turns [Agent.Run] allows by default.
+const DefaultMaxSteps = 10
+
+// ErrMaxSteps is wrapped by the error [Agent.Run] returns when the model
+// was still calling tools after the step limit.
+var ErrMaxSteps = errors.New("step limit reached")
+
+// EventKind says what an [Event] reports.
+type EventKind string
+
+// The kinds of [Event].
+const (
+	// EventToolCall: the model asked for Call; it is about to run.
+	EventToolCall EventKind = "tool_call"
+	// EventToolResult: Call has run; Outcome is what became of it.
+	EventToolResult EventKind = "tool_result"
+	// EventText: the model said Text along with its tool calls, or as its
+	// final answer.
+	EventText EventKind = "text"
+)
+
+// An Event reports progress of [Agent.Run] to an observer set with
+// [WithObserver].
+type Event struct {
+	Kind EventKind
+	// Step counts model turns from 1.
+	Step    int
+	Call    tool.Call    // for EventToolCall and EventToolResult
+	Outcome tool.Outcome // for EventToolResult
+	Text    string       // for EventText
+}
+
+// An Option configures an [Agent].
+type Option func(*config)
+
+type config struct {
+	system   string
+	maxSteps int
+	strict   openaitool.StrictMode
+	observer func(Event)
+	exec     *tool.Executor
+}
+
+// WithSystem sets the system prompt.
+func WithSystem(prompt string) Option {
+	return func(c *config) { c.system = prompt }
+}
+
+// WithMaxSteps sets how many model turns one Run may take. The default is
+// [DefaultMaxSteps]; n < 1 means 1.
+func WithMaxSteps(n int) Option {
+	return func(c *config) { c.maxSteps = max(n, 1) }
+}
+
+// WithStrict sets OpenAI's strict mode for the tool definitions sent to a
+// Chat Completions model (see [openaitool.StrictMode]); the default is
+// [openaitool.StrictOff]. Nulls the model sends for fields strict mode
+// made nullable are turned back into defaults before the calls run
+// ([openaitool.Tools.Normalize]).
+func WithStrict(m openaitool.StrictMode) Option {
+	return func(c *config) { c.strict = m }
+}
+
+// WithObserver sets a function called, in the goroutine of Run, for each
+// [Event]: each tool call before its batch runs, each outcome after, and
+// the model's text.
+func WithObserver(fn func(Event)) Option {
+	return func(c *config) { c.observer = fn }
+}
+
+// WithExecutor sets the executor that runs each turn's calls. The default
+// is tool.NewExecutor(r) for the Agent's registry.
+func WithExecutor(e *tool.Executor) Option {
+	return func(c *config) { c.exec = e }
+}
+
+// An Agent runs conversations with a model that can call the tools of a
+// registry. It is safe for concurrent use; each Run is its own
+// conversation.
+type Agent struct {
+	model *Model
+	reg   *tool.Registry
+	cfg   config
+}
+
+// New returns an Agent for model m and the tools of r.
+func New(m *Model, r *tool.Registry, opts ...Option) *Agent {
+	cfg := config{maxSteps: DefaultMaxSteps}
+	for _, opt := range opts {
+		opt(&cfg)
+	}
+	if cfg.exec == nil {
+		cfg.exec = tool.NewExecutor(r)
+	}
+	return &Agent{model: m, reg: r, cfg: cfg}
+}
+
+// Run holds one conversation that starts with prompt and returns the
+// model's final answer: the text of its first reply without tool calls.
+// Each reply's tool calls run as one batch (concurrently, as the executor
+// allows), and their results go back to the model in the next request.
+// The tool list is read from the registry when Run starts.
+//
+// Run returns an error for a request the API refuses (an [*APIError]), a
+// response it cannot read, tool definitions that cannot be converted (for
+// example a schema that cannot be made strict under [openaitool.StrictOn]),
+// the end of ctx, and, wrapping [ErrMaxSteps] together with the last text
+// the model gave, a model still calling tools after the step limit.
+func (a *Agent) Run(ctx context.Context, prompt string) (string, error) {
+	conv, err := a.start(prompt)
+	if err != nil {
+		return "", err
+	}
+	last := ""
+	for step := 1; step <= a.cfg.maxSteps; step++ {
+		body, err := conv.request()
+		if err != nil {
+			return "", err
+		}
+		resp, err := a.model.post(ctx, body)
+		if err != nil {
+			return "", fmt.Errorf("step %d: %w", step, err)
+		}
+		text, calls, err := conv.reply(resp)
+		if err != nil {
+			return "", fmt.Errorf("step %d: %w", step, err)
+		}
+		if text != "" {
+			last = text
+			a.emit(Event{Kind: EventText, Step: step, Text: text})
+		}
+		if len(calls) == 0 {
+			return text, nil
+		}
+		for _, c := range calls {
+			a.emit(Event{Kind: EventToolCall, Step: step, Call: c})
+		}
+		outcomes, err := a.runBatch(ctx, calls)
+		if err != nil {
+			return "", fmt.Errorf("step %d: %w", step, err)
+		}
+		for i, o := range outcomes {
+			a.emit(Event{Kind: EventToolResult, Step: step, Call: calls[i], Outcome: o})
+		}
+		if err := conv.results(calls, outcomes); err != nil {
+			return "", err
+		}
+	}
+	return last, fmt.Errorf("%w: the model was still calling tools after %d steps", ErrMaxSteps, a.cfg.maxSteps)
+}
+
+// runBatch runs one turn's calls through the executor. A batch the
+// executor refuses as a whole (a cycle among "$output" references the
+// model wrote, say) still has an error result per call, which goes back to
+// the model; only the end of ctx stops the loop.
+func (a *Agent) runBatch(ctx context.Context, calls []tool.Call) ([]tool.Outcome, error) {
+	outcomes, err := a.cfg.exec.Run(ctx, calls)
+	if err != nil && (ctx.Err() != nil || len(outcomes) != len(calls)) {
+		return nil, err
+	}
+	return outcomes, nil
+}
+
+func (a *Agent) emit(e Event) {
+	if a.cfg.observer != nil {
+		a.cfg.observer(e)
+	}
+}
+
+// conversation is the provider-specific state of one Run.
+type conversation interface {
+	// request returns the body of the next request.
+	request() ([]byte, error)
+	// reply reads a response, appends the model's message to the
+	// conversation and returns its text and tool calls.
+	reply(body []byte) (string, []tool.Call, error)
+	// results appends the results of calls.
+	results(calls []tool.Call, outcomes []tool.Outcome) error
+}
+
+func (a *Agent) start(prompt string) (conversation, error) {
+	tools := a.reg.List()
+	switch a.model.api {
+	case ChatCompletions:
+		ts, err := openaitool.NewTools(tools, openaitool.WithStrict(a.cfg.strict))
+		if err != nil {
+			return nil, err
+		}
+		c := &chatConv{model: a.model, tools: ts, hasTools: len(tools) > 0}
+		if a.cfg.system != "" {
+			c.add(openaitool.ChatMessage{Role: "system", Content: a.cfg.system})
+		}
+		c.add(openaitool.ChatMessage{Role: "user", Content: prompt})
+		return c, nil
+	case Messages:
+		defs, err := anthropictool.ToolParams(tools)
+		if err != nil {
+			return nil, err
+		}
+		c := &messagesConv{model: a.model, tools: defs, system: a.cfg.system}
+		c.add(struct {
+			Role    string `json:"role"`
+			Content string `json:"content"`
+		}{"user", prompt})
+		return c, nil
+	}
+	return nil, fmt.Errorf("agent: unknown API %q", a.model.api)
+}
+
+// chatConv is a Chat Completions conversation.
+type chatConv struct {
+	model    *Model
+	tools    *openaitool.Tools
+	hasTools bool
+	messages []json.RawMessage
+}
+
+func (c *chatConv) add(v any) {
+	b, err := jsonobj.Marshal(v)
+	if err != nil {
+		panic(err) // our own structs always marshal
+	}
+	c.messages = append(c.messages, b)
+}
+
+func (c *chatConv) request() ([]byte, error) {
+	req := struct {
+		Model     string            `json:"model"`
+		Messages  []json.RawMessage `json:"messages"`
+		Tools     json.RawMessage   `json:"tools,omitempty"`
+		MaxTokens int               `json:"max_tokens,omitempty"`
+		Stream    bool              `json:"stream"`
+	}{Model: c.model.name, Messages: c.messages, MaxTokens: c.model.maxTokens}
+	if c.hasTools {
+		req.Tools = c.tools.Chat()
+	}
+	return jsonobj.Marshal(req)
+}
+
+func (c *chatConv) reply(body []byte) (string, []tool.Call, error) {
+	calls, err := openaitool.ChatCalls(body)
+	if err != nil {
+		return "", nil, err
+	}
+	var resp struct {
+		Choices []struct {
+			Message struct {
+				Content json.RawMessage `json:"content"`
+			} `json:"message"`
+		} `json:"choices"`
+	}
+	_ = json.Unmarshal(body, &resp) // ChatCalls has checked the shape
+	text := ""
+	if len(resp.Choices) > 0 {
+		text = contentText(resp.Choices[0].Message.Content)
+	}
+	c.add(openaitool.AssistantMessage(text, calls))
+	return text, c.tools.Normalize(calls), nil
+}
+
+// contentText reads a message's content: a string, null, or an array of
+// text parts.
+func contentText(raw json.RawMessage) string {
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		return s
+	}
+	var parts []struct{ Type, Text string }
+	if json.Unmarshal(raw, &parts) == nil {
+		for _, p := range parts {
+			s += p.Text
+		}
+	}
+	return s
+}
+
+func (c *chatConv) results(_ []tool.Call, outcomes []tool.Outcome) error {
+	for _, m := range openaitool.ChatResults(outcomes) {
+		c.add(m)
+	}
+	return nil
+}
+
+// messagesConv is an Anthropic Messages conversation.
+type messagesConv struct {
+	model    *Model
+	tools    []anthropictool.ToolParam
+	system   string
+	messages []json.RawMessage
+}
+
+func (c *messagesConv) add(v any) {
+	b, err := jsonobj.Marshal(v)
+	if err != nil {
+		panic(err) // our own values always marshal
+	}
+	c.messages = append(c.messages, b)
+}
+
+func (c *messagesConv) request() ([]byte, error) {
+	req := struct {
+		Model     string                    `json:"model"`
+		MaxTokens int                       `json:"max_tokens"`
+		System    string                    `json:"system,omitempty"`
+		Messages  []json.RawMessage         `json:"messages"`
+		Tools     []anthropictool.ToolParam `json:"tools,omitempty"`
+	}{Model: c.model.name, MaxTokens: c.model.maxTokens, System: c.system, Messages: c.messages, Tools: c.tools}
+	if req.MaxTokens <= 0 {
+		req.MaxTokens = DefaultMaxTokens
+	}
+	return jsonobj.Marshal(req)
+}
+
+func (c *messagesConv) reply(body []byte) (string, []tool.Call, error) {
+	calls, err := anthropictool.Calls(body)
+	if err != nil {
+		return "", nil, err
+	}
+	var resp struct {
+		Content json.RawMessage `json:"content"`
+	}
+	if err := json.Unmarshal(body, &resp); err != nil {
+		return "", nil, err
+	}
+	// The assistant turn goes back exactly as it came: thinking blocks
+	// must keep their signatures, and tool_use ids must match.
+	content := resp.Content
+	if len(calls) > 0 && (!sameIDs(content, calls) || !objectInputs(calls)) {
+		// A tool_use block came without an id or with an input that is
+		// not an object, which the API would refuse to read back: send
+		// back blocks that carry the ids the results will answer.
+		var blocks []anthropictool.ContentBlock
+		if text := anthropictool.Text(body); text != "" {
+			blocks = append(blocks, anthropictool.ContentBlock{Type: "text", Text: text})
+		}
+		for _, call := range calls {
+			input := call.Args
+			if jsonobj.Kind(input) != "object" {
+				input = json.RawMessage("{}")
+			}
+			blocks = append(blocks, anthropictool.ContentBlock{Type: "tool_use", ID: call.ID, Name: call.Name, Input: input})
+		}
+		b, err := jsonobj.Marshal(blocks)
+		if err != nil {
+			return "", nil, err
+		}
+		content = b
+	}
+	c.add(struct {
+		Role    string          `json:"role"`
+		Content json.RawMessage `json:"content"`
+	}{"assistant", content})
+	return anthropictool.Text(body), calls, nil
+}
+
+// sameIDs reports whether the tool_use blocks of content carry the ids of
+// calls, in order.
+func sameIDs(content json.RawMessage, calls []tool.Call) bool {
+	var blocks []struct{ Type, ID string }
+	if json.Unmarshal(content, &blocks) != nil {
+		return false
+	}
+	i := 0
+	for _, b := range blocks {
+		if b.Type != "tool_use" {
+			continue
+		}
+		if i >= len(calls) || calls[i].ID != b.ID {
+			return false
+		}
+		i++
+	}
+	return i == len(calls)
+}
+
+func objectInputs(calls []tool.Call) bool {
+	for _, c := range calls {
+		if len(c.Args) > 0 && jsonobj.Kind(c.Args) != "object" {
+			return false
+		}
+	}
+	return true
+}
+
+func (c *messagesConv) results(_ []tool.Call, outcomes []tool.Outcome) error {
+	c.add(anthropictool.Results(outcomes))
+	return nil
+}

@@ -1,0 +1,232 @@
+package agent
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"time"
+)
+
+// Defaults used when a Model is made without the corresponding setting.
+const (
+	DefaultOpenAIBaseURL    = "https://api.openai.com/v1"
+	DefaultAnthropicBaseURL = "https://api.anthropic.com/v1"
+	DefaultOpenAIModel      = "gpt-4.1-mini"
+	DefaultAnthropicModel   = "claude-sonnet-4-5"
+	DefaultMaxTokens        = 4096
+	anthropicVersion        = "2023-06-01"
+)
+
+// API names the wire protocol a [Model] speaks.
+type API string
+
+const (
+	// ChatCompletions is OpenAI's Chat Completions API, also served by
+	// Ollama, vLLM, llama.cpp's server and many gateways.
+	ChatCompletions API = "openai"
+	// Messages is Anthropic's Messages API.
+	Messages API = "anthropic"
+)
+
+// A Model is a model endpoint the agent loop talks to over plain net/http,
+// with streaming off. Make one with [OpenAI], [Anthropic] or [FromEnv]. A
+// Model is immutable and safe for concurrent use.
+type Model struct {
+	api       API
+	baseURL   string
+	apiKey    string
+	name      string
+	client    *http.Client
+	maxTokens int
+}
+
+// A ModelOption configures a [Model].
+type ModelOption func(*Model)
+
+// WithHTTPClient sets the HTTP client. The default is a client with a
+// 10-minute timeout per request.
+func WithHTTPClient(c *http.Client) ModelOption {
+	return func(m *Model) { m.client = c }
+}
+
+// WithMaxTokens sets the most tokens the model may generate per turn
+// (max_tokens; required by the Messages API, optional for Chat
+// Completions, where it is sent only when set). The default for Messages
+// is [DefaultMaxTokens].
+func WithMaxTokens(n int) ModelOption {
+	return func(m *Model) { m.maxTokens = n }
+}
+
+// WithBaseURL sets the API's base URL, such as http://127.0.0.1:11434/v1
+// for Ollama; the request path (/chat/completions or /messages) is
+// appended to it.
+func WithBaseURL(u string) ModelOption {
+	return func(m *Model) { m.baseURL = strings.TrimRight(u, "/") }
+}
+
+// OpenAI returns a Model that speaks Chat Completions to baseURL
+// ([DefaultOpenAIBaseURL] when empty) with the given API key (sent as a
+// bearer token; none when empty, as local servers need) and model name
+// ([DefaultOpenAIModel] when empty).
+func OpenAI(baseURL, apiKey, model string, opts ...ModelOption) *Model {
+	m := &Model{api: ChatCompletions, baseURL: DefaultOpenAIBaseURL, apiKey: apiKey, name: model}
+	if baseURL != "" {
+		m.baseURL = strings.TrimRight(baseURL, "/")
+	}
+	if m.name == "" {
+		m.name = DefaultOpenAIModel
+	}
+	return m.apply(opts)
+}
+
+// Anthropic returns a Model that speaks the Messages API with the given
+// API key and model name ([DefaultAnthropicModel] when empty).
+func Anthropic(apiKey, model string, opts ...ModelOption) *Model {
+	m := &Model{api: Messages, baseURL: DefaultAnthropicBaseURL, apiKey: apiKey, name: model, maxTokens: DefaultMaxTokens}
+	if m.name == "" {
+		m.name = DefaultAnthropicModel
+	}
+	return m.apply(opts)
+}
+
+func (m *Model) apply(opts []ModelOption) *Model {
+	for _, opt := range opts {
+		opt(m)
+	}
+	if m.client == nil {
+		m.client = &http.Client{Timeout: 10 * time.Minute}
+	}
+	return m
+}
+
+// API returns the protocol the model speaks.
+func (m *Model) API() API { return m.api }
+
+// Name returns the model name sent in requests.
+func (m *Model) Name() string { return m.name }
+
+// BaseURL returns the API's base URL.
+func (m *Model) BaseURL() string { return m.baseURL }
+
+// ErrNoEndpoint is wrapped by [FromEnv] when no model endpoint is
+// configured.
+var ErrNoEndpoint = errors.New("no model endpoint is configured")
+
+// EnvHelp says which environment variables configure a model endpoint;
+// [FromEnv]'s error for a missing endpoint includes it.
+const EnvHelp = `Set one of:
+  OPENAI_API_KEY                 for OpenAI (optionally OPENAI_MODEL, default ` + DefaultOpenAIModel + `)
+  OPENAI_BASE_URL + OPENAI_MODEL for an OpenAI-compatible server, e.g.
+                                 OPENAI_BASE_URL=http://127.0.0.1:11434/v1 OPENAI_MODEL=llama3.2 (Ollama);
+                                 OPENAI_API_KEY too if the server wants one
+  ANTHROPIC_API_KEY              for Anthropic (optionally ANTHROPIC_MODEL, default ` + DefaultAnthropicModel + `,
+                                 and ANTHROPIC_BASE_URL)`
+
+// FromEnv returns the Model that environment variables configure, read
+// with getenv (os.Getenv in programs). api selects the protocol; when it
+// is empty, OPENAI_BASE_URL or OPENAI_API_KEY select [ChatCompletions],
+// else ANTHROPIC_API_KEY selects [Messages]. model overrides
+// OPENAI_MODEL / ANTHROPIC_MODEL when not empty.
+//
+// FromEnv returns an error wrapping [ErrNoEndpoint] that includes
+// [EnvHelp] when nothing is configured, and an error saying to set
+// OPENAI_MODEL when OPENAI_BASE_URL points at a server other than
+// OpenAI's and no model is named.
+func FromEnv(getenv func(string) string, api API, model string, opts ...ModelOption) (*Model, error) {
+	oaBase, oaKey := getenv("OPENAI_BASE_URL"), getenv("OPENAI_API_KEY")
+	anKey := getenv("ANTHROPIC_API_KEY")
+	if api == "" {
+		switch {
+		case oaBase != "" || oaKey != "":
+			api = ChatCompletions
+		case anKey != "":
+			api = Messages
+		default:
+			return nil, fmt.Errorf("%w.\n%s", ErrNoEndpoint, EnvHelp)
+		}
+	}
+	switch api {
+	case ChatCompletions:
+		if oaBase == "" && oaKey == "" {
+			return nil, fmt.Errorf("%w for the OpenAI API.\n%s", ErrNoEndpoint, EnvHelp)
+		}
+		if model == "" {
+			model = getenv("OPENAI_MODEL")
+		}
+		if model == "" && oaBase != "" && strings.TrimRight(oaBase, "/") != DefaultOpenAIBaseURL {
+			return nil, fmt.Errorf("OPENAI_BASE_URL is %s but no model is named: set OPENAI_MODEL to a model that server serves", oaBase)
+		}
+		return OpenAI(oaBase, oaKey, model, opts...), nil
+	case Messages:
+		if anKey == "" {
+			return nil, fmt.Errorf("%w for the Anthropic API.\n%s", ErrNoEndpoint, EnvHelp)
+		}
+		if model == "" {
+			model = getenv("ANTHROPIC_MODEL")
+		}
+		if base := getenv("ANTHROPIC_BASE_URL"); base != "" {
+			opts = append([]ModelOption{WithBaseURL(base)}, opts...)
+		}
+		return Anthropic(anKey, model, opts...), nil
+	}
+	return nil, fmt.Errorf("unknown API %q: use %q or %q", api, ChatCompletions, Messages)
+}
+
+// An APIError is a response from the model API with a status other than
+// 200.
+type APIError struct {
+	StatusCode int
+	// Body is the start of the response body.
+	Body string
+}
+
+// Error reports the status and the body.
+func (e *APIError) Error() string {
+	return fmt.Sprintf("model API answered %d %s: %s", e.StatusCode, http.StatusText(e.StatusCode), e.Body)
+}
+
+// maxResponse bounds the response bodies the loop reads.
+const maxResponse = 32 << 20
+
+// post sends one request and returns the response body.
+func (m *Model) post(ctx context.Context, body []byte) ([]byte, error) {
+	path := "/chat/completions"
+	if m.api == Messages {
+		path = "/messages"
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, m.baseURL+path, bytes.NewReader(body))
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	switch m.api {
+	case ChatCompletions:
+		if m.apiKey != "" {
+			req.Header.Set("Authorization", "Bearer "+m.apiKey)
+		}
+	case Messages:
+		req.Header.Set("x-api-key", m.apiKey)
+		req.Header.Set("anthropic-version", anthropicVersion)
+	}
+	resp, err := m.client.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(io.LimitReader(resp.Body, maxResponse))
+	if err != nil {
+		return nil, fmt.Errorf("reading the model's response: %w", err)
+	}
+	if resp.StatusCode != http.StatusOK {
+		b := string(data)
+		if len(b) > 1000 {
+			b = b[:1000] + "…"
+		}
+		return nil, &APIError{StatusCode: resp.StatusCode, Body: b}
+	}
+	return data, nil
+}
