@@ -1,8 +1,11 @@
 package main
 
-import "github.com/miniopenclaw/tool"
+import (
+	"github.com/miniopenclaw/tool"
+	"github.com/miniopenclaw/tool/toolbox"
+)
 
-// registerBuiltins adds the built-in tools to r.
+// registerBuiltins adds the built-in tools (package toolbox) to r.
 func registerBuiltins(r *tool.Registry) error {
-	return nil
+	return toolbox.Register(r)
 }
