@@ -42,8 +42,8 @@ const (
 	EventToolCall EventKind = "tool_call"
 	// EventToolResult: Call has run; Outcome is what became of it.
 	EventToolResult EventKind = "tool_result"
-	// EventText: the model said Text along with its tool calls, or as its
-	// final answer.
+	// EventText: the model said Text along with its tool calls. (Its
+	// final answer is what Run returns.)
 	EventText EventKind = "text"
 )
 
@@ -153,12 +153,12 @@ func (a *Agent) Run(ctx context.Context, prompt string) (string, error) {
 		if err != nil {
 			return "", fmt.Errorf("step %d: %w", step, err)
 		}
+		if len(calls) == 0 {
+			return text, nil
+		}
 		if text != "" {
 			last = text
 			a.emit(Event{Kind: EventText, Step: step, Text: text})
-		}
-		if len(calls) == 0 {
-			return text, nil
 		}
 		for _, c := range calls {
 			a.emit(Event{Kind: EventToolCall, Step: step, Call: c})

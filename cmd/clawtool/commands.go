@@ -78,7 +78,7 @@ func runSchema(ctx context.Context, e *env, args []string) int {
 }
 
 // schemaFormats lists the formats renderSchema knows.
-func schemaFormats() []string { return []string{"openai"} }
+func schemaFormats() []string { return providerFormats() }
 
 // renderSchema renders tools in the given format.
 func renderSchema(format string, r *tool.Registry, tools []tool.Tool) ([]byte, error) {
@@ -92,7 +92,7 @@ func renderSchema(format string, r *tool.Registry, tools []tool.Tool) ([]byte, e
 		}
 		return sub.Definitions(), nil
 	}
-	return nil, fmt.Errorf("unknown format %q (known: %s)", format, strings.Join(schemaFormats(), ", "))
+	return renderDefinitions(format, tools)
 }
 
 func runCall(ctx context.Context, e *env, args []string) int {

@@ -40,6 +40,7 @@ func commands() []command {
 		{"call", "[flags] NAME [JSON | -]", "call a tool with JSON arguments and print the result", runCall},
 		{"serve", "[--http ADDR] [flags]", "serve the tools as an MCP server (stdio, or Streamable HTTP)", runServe},
 		{"gen", "[flags] [packages]", "generate tools and descriptions from Go doc comments (go:generate)", genCommand},
+		{"chat", `[flags] "PROMPT"`, "run the agent loop: a model (OPENAI_* or ANTHROPIC_API_KEY) calling the tools", runChat},
 	}
 }
 
