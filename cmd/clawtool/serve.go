@@ -25,6 +25,7 @@ is printed on standard error. With --mcp and --mcp-url, the tools of
 those servers are served too, so one clawtool serve can aggregate
 several MCP servers.`)
 	addr := fs.String("http", "", "serve Streamable HTTP on `ADDR` instead of stdio")
+	pageSize := fs.Int("page-size", 0, "list at most `N` tools per tools/list page (0: the default, 1000)")
 	rf := addRegistryFlags(fs)
 	if code := parseFlags(fs, args); code >= 0 {
 		return code
@@ -39,7 +40,7 @@ several MCP servers.`)
 		return exitToolError
 	}
 	defer cleanup()
-	srv := mcptool.NewServer(r)
+	srv := mcptool.NewServer(r, mcptool.WithPageSize(*pageSize))
 	defer srv.Close()
 
 	if *addr == "" {

