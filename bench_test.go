@@ -3,6 +3,7 @@ package tool_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"testing"
 	"time"
 
@@ -99,6 +100,99 @@ func BenchmarkExecuteTyped(b *testing.B) {
 	compare(b, baseline, func() {
 		if res := r.Execute(ctx, "search_flights", searchInput); res.IsError {
 			b.Fatal(res.Error)
+		}
+	})
+}
+
+// searchSchema is searchArgs written by hand, for the generic-validator
+// path.
+const searchSchema = `{"type":"object","properties":{
+	"from":{"type":"string","pattern":"^[A-Z]{3}$"},"to":{"type":"string","pattern":"^[A-Z]{3}$"},
+	"date":{"type":"string"},"passengers":{"type":"integer","default":1,"minimum":1,"maximum":9},
+	"cabin":{"type":"string","enum":["economy","business","first"]},"flexible":{"type":"boolean"},
+	"max_price":{"type":"number"},"airlines":{"type":"array","items":{"type":"string"}}},
+	"required":["from","to","date"],"additionalProperties":false}`
+
+// handSearch is search_flights as a hand-written tool: it decodes its
+// (already validated) arguments with encoding/json.
+type handSearch struct{}
+
+func (handSearch) Name() string                { return "search_flights" }
+func (handSearch) Description() string         { return "Searches flights." }
+func (handSearch) Parameters() json.RawMessage { return json.RawMessage(searchSchema) }
+func (handSearch) Execute(ctx context.Context, args json.RawMessage) (tool.Result, error) {
+	out, err := baselineCall(args)
+	return tool.Result{Output: string(out)}, err
+}
+
+// BenchmarkExecuteHandWritten measures the generic path: strict parse and
+// validation against a compiled hand-written schema, then the tool's own
+// encoding/json decode.
+func BenchmarkExecuteHandWritten(b *testing.B) {
+	r := tool.NewRegistry()
+	if err := r.Register(handSearch{}); err != nil {
+		b.Fatal(err)
+	}
+	ctx := context.Background()
+	compare(b, baseline, func() {
+		if res := r.Execute(ctx, "search_flights", searchInput); res.IsError {
+			b.Fatal(res.Error)
+		}
+	})
+}
+
+// BenchmarkExecuteManyTools compares Execute with 1 and with 10,000
+// registered tools; x-baseline is the ratio of the two.
+func BenchmarkExecuteManyTools(b *testing.B) {
+	small, large := tool.NewRegistry(), tool.NewRegistry()
+	search := tool.Must(tool.New("search_flights", "Searches flights.", searchFlights))
+	small.Register(search)
+	large.Register(search)
+	for i := range 10_000 {
+		large.Register(tool.Must(tool.New(fmt.Sprintf("tool_%05d", i), "Filler.", searchFlights)))
+	}
+	ctx := context.Background()
+	compare(b, func() { small.Execute(ctx, "search_flights", searchInput) },
+		func() { large.Execute(ctx, "search_flights", searchInput) })
+}
+
+// BenchmarkNew measures building the typed tool: schema inference,
+// decoder compilation and rendering. The baseline is one baseline call.
+func BenchmarkNew(b *testing.B) {
+	compare(b, baseline, func() {
+		if _, err := tool.New("search_flights", "Searches flights.", searchFlights); err != nil {
+			b.Fatal(err)
+		}
+	})
+}
+
+// BenchmarkDefinitions exports 1,000 tools against the floor: marshalling
+// the OpenAI-shaped list around schema bytes rendered once.
+func BenchmarkDefinitions(b *testing.B) {
+	r := tool.NewRegistry()
+	type function struct {
+		Name        string          `json:"name"`
+		Description string          `json:"description"`
+		Parameters  json.RawMessage `json:"parameters"`
+	}
+	type definition struct {
+		Type     string   `json:"type"`
+		Function function `json:"function"`
+	}
+	var floor []definition
+	for i := range 1000 {
+		t := tool.Must(tool.New(fmt.Sprintf("tool_%04d", i), "Searches flights for a given route and date.", searchFlights))
+		r.Register(t)
+		floor = append(floor, definition{"function", function{t.Name(), t.Description(), t.Parameters()}})
+	}
+	compare(b, func() {
+		if _, err := json.Marshal(floor); err != nil {
+			b.Fatal(err)
+		}
+	}, func() {
+		r.Register(tool.Must(tool.New("tool_0000", "Searches flights for a given route and date.", searchFlights))) // invalidate the cache: measure a fresh export
+		if len(r.Definitions()) == 0 {
+			b.Fatal("empty")
 		}
 	})
 }

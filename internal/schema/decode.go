@@ -2,6 +2,7 @@ package schema
 
 import (
 	"encoding"
+	"math/big"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
@@ -369,7 +370,7 @@ func (d *decoder) setNumber(u *use, v reflect.Value, lit []byte, i, next int) {
 			d.violate(expect(u), describe(d.data[i:next]), "")
 			return
 		}
-		if d.checkNumberValue(u, float64(x), i, next, enumValue{f: float64(x)}) {
+		if d.checkNumberValue(u, float64(x), lit, i, next, enumValue{f: float64(x)}) {
 			v.SetInt(x)
 		}
 	case kUint:
@@ -378,7 +379,7 @@ func (d *decoder) setNumber(u *use, v reflect.Value, lit []byte, i, next int) {
 			d.violate(expect(u), describe(d.data[i:next]), "")
 			return
 		}
-		if d.checkNumberValue(u, float64(x), i, next, enumValue{f: float64(x)}) {
+		if d.checkNumberValue(u, float64(x), lit, i, next, enumValue{f: float64(x)}) {
 			v.SetUint(x)
 		}
 	case kFloat:
@@ -387,7 +388,7 @@ func (d *decoder) setNumber(u *use, v reflect.Value, lit []byte, i, next int) {
 			d.violate(expect(u), describe(d.data[i:next]), "")
 			return
 		}
-		if d.checkNumberValue(u, f, i, next, enumValue{f: f}) {
+		if d.checkNumberValue(u, f, lit, i, next, enumValue{f: f}) {
 			v.SetFloat(f)
 		}
 	}
@@ -467,12 +468,12 @@ func (d *decoder) checkNumber(u *use, lit []byte, i, next int) (float64, bool) {
 			f = math.Inf(-1)
 		}
 	}
-	return f, d.checkNumberValue(u, f, i, next, enumValue{f: f})
+	return f, d.checkNumberValue(u, f, lit, i, next, enumValue{f: f})
 }
 
 // checkNumberValue checks bounds, multipleOf and enum; it records a
 // violation and returns false when the value fails.
-func (d *decoder) checkNumberValue(u *use, f float64, i, next int, ev enumValue) bool {
+func (d *decoder) checkNumberValue(u *use, f float64, lit []byte, i, next int, ev enumValue) bool {
 	c := &u.c
 	if lo := c.min; lo != nil && (f < lo.v || lo.exclusive && f == lo.v) {
 		d.violate(expect(u), describe(d.data[i:next]), "")
@@ -482,22 +483,25 @@ func (d *decoder) checkNumberValue(u *use, f float64, i, next int, ev enumValue)
 		d.violate(expect(u), describe(d.data[i:next]), "")
 		return false
 	}
-	if c.multipleOf > 0 && !isMultiple(f, c.multipleOf) {
+	if c.multipleOf > 0 && !isMultiple(lit, c.multipleOfRat) {
 		d.violate(expect(u), describe(d.data[i:next]), "")
 		return false
 	}
 	return d.checkEnum(u, i, next, ev)
 }
 
-// isMultiple reports whether f is a multiple of m, tolerating the
-// rounding of decimal fractions in binary.
-func isMultiple(f, m float64) bool {
-	q := f / m
-	if math.IsInf(q, 0) {
+// isMultiple reports whether the number written lit is a multiple of m,
+// in exact decimal arithmetic as JSON Schema asks (0.3 is a multiple of
+// 0.1, 1000000.0001 is not a multiple of 0.01).
+func isMultiple(lit []byte, m *big.Rat) bool {
+	if len(lit) > 400 {
+		return false // no sensible argument needs this; keep big.Rat cheap
+	}
+	x, ok := new(big.Rat).SetString(string(lit))
+	if !ok {
 		return false
 	}
-	r := math.Round(q)
-	return math.Abs(q-r) < 1e-9*math.Max(1, math.Abs(q))
+	return x.Quo(x, m).IsInt()
 }
 
 // checkString checks length, pattern, format and enum of a string.

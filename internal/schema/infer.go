@@ -318,6 +318,7 @@ type candidate struct {
 	sf     reflect.StructField
 	goName string
 	opts   string
+	owner  reflect.Type // the struct type that declares the field
 }
 
 // structFields collects a struct's JSON properties the way encoding/json
@@ -377,7 +378,7 @@ func (b *builder) structFields(n *node, t reflect.Type, path string) error {
 				if name == "" {
 					name = sf.Name
 				}
-				cands = append(cands, candidate{name: name, tagged: tagged, depth: depth, index: index, sf: sf, goName: goName, opts: opts})
+				cands = append(cands, candidate{name: name, tagged: tagged, depth: depth, index: index, sf: sf, goName: goName, opts: opts, owner: lv.t})
 			}
 		}
 		current = next
@@ -407,20 +408,19 @@ func (b *builder) structFields(n *node, t reflect.Type, path string) error {
 	}
 	sort.SliceStable(chosen, func(i, j int) bool { return lessIndex(chosen[i].index, chosen[j].index) })
 
-	var docs map[string]string
-	if t.Implements(describerType) || reflect.PointerTo(t).Implements(describerType) {
-		docs = reflect.New(t).Interface().(fieldDescriber).FieldDescriptions()
-		n.doc = docs[""]
-	}
+	n.doc = descriptionsOf(t)[""]
 	n.byName = make(map[string]*field, len(chosen))
 	for i, c := range chosen {
 		fpath := joinPath(path, c.goName)
-		cons, err := parseTags(c.sf.Tag)
+		tags := readTags(c.sf.Tag)
+		cons, err := parseTags(tags)
 		if err != nil {
 			return errorf(fpath, "%v", err)
 		}
-		if cons.description == "" && docs != nil {
-			cons.description = docs[c.sf.Name]
+		if cons.description == "" {
+			// The struct that declares the field describes it, also when
+			// the field is promoted from an embedded struct.
+			cons.description = descriptionsOf(c.owner)[c.sf.Name]
 		}
 		optional := false
 		stringOpt := false
@@ -433,18 +433,25 @@ func (b *builder) structFields(n *node, t reflect.Type, path string) error {
 			}
 		}
 		ft := c.sf.Type
-		asString := stringOpt || baseKind(ft) == reflect.String && !implementsAny(deref(ft))
-		if d, ok := c.sf.Tag.Lookup("default"); ok {
+		switch baseKind(ft) {
+		case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+			reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr,
+			reflect.Float32, reflect.Float64, reflect.Bool:
+		default:
+			stringOpt = false // encoding/json honours ,string on these kinds only
+		}
+		asString := stringOpt || baseKind(ft) == reflect.String && !implementsAny(deref(ft)) && deref(ft) != numberType
+		if d, ok := tags.Lookup("default"); ok {
 			cons.def = valueTag(d, asString)
 		}
-		if e, ok := c.sf.Tag.Lookup("enum"); ok {
+		if e, ok := tags.Lookup("enum"); ok {
 			items, err := splitList(e, asString)
 			if err != nil {
 				return errorf(fpath, "enum tag: %v", err)
 			}
 			cons.enum = items
 		}
-		if e, ok := c.sf.Tag.Lookup("examples"); ok {
+		if e, ok := tags.Lookup("examples"); ok {
 			items, err := splitList(e, asString)
 			if err != nil {
 				return errorf(fpath, "examples tag: %v", err)
@@ -479,6 +486,25 @@ func (b *builder) structFields(n *node, t reflect.Type, path string) error {
 		n.byName[f.name] = f
 	}
 	return nil
+}
+
+// descriptionsOf returns the descriptions a struct type supplies through
+// its FieldDescriptions method, or nil.
+// A method promoted from an embedded struct describes that struct, not t,
+// so it is ignored.
+func descriptionsOf(t reflect.Type) map[string]string {
+	if !t.Implements(describerType) && !reflect.PointerTo(t).Implements(describerType) {
+		return nil
+	}
+	docs := reflect.New(t).Interface().(fieldDescriber).FieldDescriptions()
+	for i := range t.NumField() {
+		if f := t.Field(i); f.Anonymous && deref(f.Type).Kind() == reflect.Struct {
+			if inner := descriptionsOf(deref(f.Type)); inner != nil && reflect.DeepEqual(inner, docs) {
+				return nil
+			}
+		}
+	}
+	return docs
 }
 
 func lessIndex(a, b []int) bool {

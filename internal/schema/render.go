@@ -55,9 +55,18 @@ func (o *object) num(k string, v string) { o.key(k).WriteString(v) }
 
 func (o *object) close() { o.r.b.WriteByte('}') }
 
+// writeString writes s as a JSON string, without HTML escaping.
 func writeString(b *bytes.Buffer, s string) {
-	raw, _ := marshalNoEscape(s)
-	b.Write(raw)
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c == '"' || c == '\\' || c >= 0x80 {
+			raw, _ := marshalNoEscape(s)
+			b.Write(raw)
+			return
+		}
+	}
+	b.WriteByte('"')
+	b.WriteString(s)
+	b.WriteByte('"')
 }
 
 func marshalNoEscape(v any) (json.RawMessage, error) {

@@ -98,6 +98,13 @@ type (
 		Note string `json:"note,omitempty"`
 	}
 
+	// DescribedEmbedding promotes the fields of Described, whose own
+	// FieldDescriptions describe them.
+	DescribedEmbedding struct {
+		Described
+		Nights int `json:"nights"`
+	}
+
 	Shadow struct {
 		Base
 		ID int `json:"id"` // shallower: wins over Base.ID
@@ -139,6 +146,7 @@ func TestSchemaGolden(t *testing.T) {
 		{"described", reflect.TypeFor[Described](), false},
 		{"shadow", reflect.TypeFor[Shadow](), false},
 		{"embedding", reflect.TypeFor[Embedding](), false},
+		{"described_embedding", reflect.TypeFor[DescribedEmbedding](), false},
 		{"pointer_root", reflect.TypeFor[*Tagged](), false},
 		{"map_root", reflect.TypeFor[map[string]float64](), false},
 		{"output", reflect.TypeFor[Output](), true},

@@ -2,6 +2,8 @@ package schema
 
 import (
 	"encoding/json"
+	"math/big"
+	"sync"
 	"fmt"
 	"math"
 	"reflect"
@@ -34,6 +36,7 @@ type constraints struct {
 	min, max       *bound
 	multipleOf     float64
 	multipleOfText string
+	multipleOfRat  *big.Rat
 
 	minLength, maxLength int // -1: unset
 	pattern              *regexp.Regexp
@@ -56,9 +59,89 @@ func newConstraints() constraints {
 	return constraints{minLength: -1, maxLength: -1, minItems: -1, maxItems: -1, minProps: -1, maxProps: -1}
 }
 
-// parseTags reads the keyword tags of a struct field. It does not yet
-// check that they suit the field's type; see checkConstraints.
-func parseTags(tag reflect.StructTag) (constraints, error) {
+// tagSet holds the keyword tags of one field, read in one pass over the
+// tag (reflect.StructTag.Lookup would scan it once per keyword).
+type tagSet struct {
+	keys, values []string
+}
+
+func readTags(tag reflect.StructTag) tagSet {
+	var ts tagSet
+	s := string(tag)
+	for s != "" {
+		i := 0
+		for i < len(s) && s[i] == ' ' {
+			i++
+		}
+		s = s[i:]
+		if s == "" {
+			break
+		}
+		i = 0
+		for i < len(s) && s[i] > ' ' && s[i] != ':' && s[i] != '"' && s[i] != 0x7f {
+			i++
+		}
+		if i == 0 || i+1 >= len(s) || s[i] != ':' || s[i+1] != '"' {
+			break
+		}
+		name := s[:i]
+		s = s[i+1:]
+		i = 1
+		for i < len(s) && s[i] != '"' {
+			if s[i] == '\\' {
+				i++
+			}
+			i++
+		}
+		if i >= len(s) {
+			break
+		}
+		qvalue := s[:i+1]
+		s = s[i+1:]
+		value, err := strconv.Unquote(qvalue)
+		if err != nil {
+			break
+		}
+		ts.keys = append(ts.keys, name)
+		ts.values = append(ts.values, value)
+	}
+	return ts
+}
+
+// Lookup returns the value of the first tag with the given key.
+func (ts tagSet) Lookup(key string) (string, bool) {
+	for i, k := range ts.keys {
+		if k == key {
+			return ts.values[i], true
+		}
+	}
+	return "", false
+}
+
+// Get returns the value of the tag with the given key, or "".
+func (ts tagSet) Get(key string) string {
+	v, _ := ts.Lookup(key)
+	return v
+}
+
+// patterns caches compiled pattern tags: tags are fixed source text, so
+// the cache is bounded by the program's own types.
+var patterns sync.Map // string -> *regexp.Regexp
+
+func compilePattern(p string) (*regexp.Regexp, error) {
+	if re, ok := patterns.Load(p); ok {
+		return re.(*regexp.Regexp), nil
+	}
+	re, err := regexp.Compile(p)
+	if err != nil {
+		return nil, err
+	}
+	patterns.Store(p, re)
+	return re, nil
+}
+
+// parseTags reads the keyword tags of a struct field.
+func parseTags(tag tagSet) (constraints, error) {
 	c := newConstraints()
 	if d, ok := tag.Lookup("jsonschema"); ok {
 		if k, _, found := strings.Cut(d, "="); found && !strings.ContainsAny(k, " ,") {
@@ -114,10 +197,15 @@ func parseTags(tag reflect.StructTag) (constraints, error) {
 	if b, err := num("multipleOf"); err != nil {
 		return c, err
 	} else if b != nil {
+		v := tag.Get("multipleOf")
 		if b.v <= 0 {
 			return c, fmt.Errorf("multipleOf tag %q: want a number greater than 0", b.text)
 		}
-		c.multipleOf, c.multipleOfText = b.v, b.text
+		r, ok := new(big.Rat).SetString(v)
+		if !ok {
+			return c, fmt.Errorf("multipleOf tag %q: want a number", v)
+		}
+		c.multipleOf, c.multipleOfText, c.multipleOfRat = b.v, b.text, r
 	}
 	if c.min != nil && c.max != nil && (c.min.v > c.max.v || c.min.v == c.max.v && (c.min.exclusive || c.max.exclusive)) {
 		return c, fmt.Errorf("the minimum %s is above the maximum %s: no value is allowed", c.min.text, c.max.text)
@@ -157,7 +245,7 @@ func parseTags(tag reflect.StructTag) (constraints, error) {
 		c.uniqueItems = b
 	}
 	if v, ok := tag.Lookup("pattern"); ok {
-		re, err := regexp.Compile(v)
+		re, err := compilePattern(v)
 		if err != nil {
 			return c, fmt.Errorf("pattern tag %q: %v", v, err)
 		}
