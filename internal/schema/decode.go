@@ -2,11 +2,11 @@ package schema
 
 import (
 	"encoding"
-	"math/big"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"math"
+	"math/big"
 	"reflect"
 	"strconv"
 	"strings"

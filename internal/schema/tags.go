@@ -2,14 +2,14 @@ package schema
 
 import (
 	"encoding/json"
-	"math/big"
-	"sync"
 	"fmt"
 	"math"
+	"math/big"
 	"reflect"
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"unicode/utf8"
 )
 
