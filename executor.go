@@ -146,7 +146,8 @@ func (r *Registry) call0(ctx context.Context, c Call) (Result, error) {
 // output of the call with that ID: its structured content
 // (Result.Structured) as JSON when it has some, else its text output as a
 // JSON string. A pointer (RFC 6901) selects a part of the output; it needs
-// structured content, or text output that is JSON. A reference adds the
+// structured content, or text output that is JSON ("pointer": "" takes a
+// whole text output such as 42 or [1,2] as JSON). A reference adds the
 // referred call to the call's dependencies (it need not be listed in
 // DependsOn). "$output" is reserved: an object with that key and anything
 // but a non-empty string ID and an optional string "pointer" gives the

@@ -223,7 +223,7 @@ func resolve(r ref, calls []Call, deps []int, out []Outcome) ([]byte, *resolveEr
 	res := out[j].Result
 	doc := []byte(res.Structured)
 	if len(bytes.TrimSpace(doc)) == 0 {
-		if !r.hasPointer || r.pointer == "" {
+		if !r.hasPointer {
 			return marshalString(res.Output), nil
 		}
 		doc = []byte(res.Output)

@@ -100,9 +100,15 @@ func runCall(ctx context.Context, e *env, args []string) int {
 second argument, or read from standard input when it is "-". With no
 arguments the tool gets {}. It prints the result as JSON:
 {"output":…,"error":…,"is_error":…}. The exit status is 0 when the tool ran
-and succeeded, 1 when the result is an error, and 2 for usage errors.`)
+and succeeded, 1 when the result is an error, and 2 for usage errors.
+Given a JSON array of calls instead of NAME (or --batch), it runs them as a
+batch, concurrently and in dependency order, and prints their outcomes.`)
 	rf := addRegistryFlags(fs)
+	bf := addBatchFlags(fs)
 	if code := parseFlags(fs, args); code >= 0 {
+		return code
+	}
+	if code, ok := bf.run(ctx, e, fs, rf); ok {
 		return code
 	}
 	if fs.NArg() < 1 || fs.NArg() > 2 {
