@@ -14,6 +14,7 @@ import (
 	"reflect"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -183,7 +184,7 @@ func (b *builder) node(t reflect.Type, path string) (*node, error) {
 		return n, nil
 	}
 	n := &node{typ: t}
-	pt := reflect.PointerTo(t)
+	tf := factsOf(t)
 	switch {
 	case t == timeType:
 		n.kind = kTime
@@ -191,16 +192,16 @@ func (b *builder) node(t reflect.Type, path string) (*node, error) {
 		n.kind = kNumber
 	case t == rawMessageType:
 		n.kind = kRaw
-	case t.Implements(jsonUnmarshalerType) || pt.Implements(jsonUnmarshalerType):
+	case tf.jsonUnmarshaler:
 		n.kind = kCustom
-	case t.Implements(textUnmarshalerType) || pt.Implements(textUnmarshalerType):
+	case tf.textUnmarshaler:
 		n.kind = kText
-	case b.opts.output && (t.Implements(jsonMarshalerType) || pt.Implements(jsonMarshalerType)):
+	case b.opts.output && tf.jsonMarshaler:
 		n.kind = kCustom
-	case b.opts.output && (t.Implements(textMarshalerType) || pt.Implements(textMarshalerType)):
+	case b.opts.output && tf.textMarshaler:
 		n.kind = kText
 	}
-	if t.Implements(schemerType) || pt.Implements(schemerType) {
+	if tf.schemer {
 		raw := reflect.New(t).Interface().(schemer).JSONSchema()
 		if !json.Valid(raw) {
 			return nil, errorf(path, "the JSONSchema method of %s returned invalid JSON", t)
@@ -283,7 +284,7 @@ func (b *builder) node(t reflect.Type, path string) (*node, error) {
 	default:
 		return nil, errorf(path, "type %s cannot be expressed in JSON", t)
 	}
-	if t.Implements(enumerType) || pt.Implements(enumerType) {
+	if tf.enumer {
 		vals := reflect.New(t).Interface().(enumer).Enum()
 		if len(vals) == 0 {
 			return nil, errorf(path, "the Enum method of %s returned no values", t)
@@ -300,13 +301,38 @@ func (b *builder) node(t reflect.Type, path string) (*node, error) {
 }
 
 func implementsAny(t reflect.Type) bool {
-	pt := reflect.PointerTo(t)
-	for _, i := range []reflect.Type{jsonUnmarshalerType, textUnmarshalerType, jsonMarshalerType, textMarshalerType} {
-		if t.Implements(i) || pt.Implements(i) {
-			return true
+	f := factsOf(t)
+	return f.jsonUnmarshaler || f.textUnmarshaler || f.jsonMarshaler || f.textMarshaler
+}
+
+// facts are which hook interfaces a type implements, with a value or a
+// pointer receiver.
+type facts struct {
+	jsonUnmarshaler, textUnmarshaler bool
+	jsonMarshaler, textMarshaler     bool
+	schemer, enumer, describer       bool
+}
+
+// typeFacts caches facts by type: they never change, and looking up
+// method sets is the largest cost of New otherwise.
+var typeFacts sync.Map // reflect.Type -> facts
+
+func factsOf(t reflect.Type) facts {
+	if f, ok := typeFacts.Load(t); ok {
+		return f.(facts)
+	}
+	var f facts
+	if t.NumMethod() > 0 || reflect.PointerTo(t).NumMethod() > 0 {
+		pt := reflect.PointerTo(t)
+		has := func(i reflect.Type) bool { return t.Implements(i) || pt.Implements(i) }
+		f = facts{
+			jsonUnmarshaler: has(jsonUnmarshalerType), textUnmarshaler: has(textUnmarshalerType),
+			jsonMarshaler: has(jsonMarshalerType), textMarshaler: has(textMarshalerType),
+			schemer: has(schemerType), enumer: has(enumerType), describer: has(describerType),
 		}
 	}
-	return false
+	typeFacts.Store(t, f)
+	return f
 }
 
 // candidate is a field found while flattening embedded structs.
@@ -325,7 +351,11 @@ type candidate struct {
 // does: exported fields, json tag names, embedded structs flattened with
 // the shallowest (then tagged) field winning.
 func (b *builder) structFields(n *node, t reflect.Type, path string) error {
-	var cands []candidate
+	cands := make([]candidate, 0, t.NumField())
+	top := make([]int, t.NumField()) // index storage for the fields of t itself
+	for i := range top {
+		top[i] = i
+	}
 	type level struct {
 		t      reflect.Type
 		index  []int
@@ -347,7 +377,12 @@ func (b *builder) structFields(n *node, t reflect.Type, path string) error {
 					continue
 				}
 				name, opts, _ := strings.Cut(tag, ",")
-				index := append(append([]int(nil), lv.index...), i)
+				var index []int
+				if len(lv.index) == 0 {
+					index = top[i : i+1 : i+1]
+				} else {
+					index = append(append(make([]int, 0, len(lv.index)+1), lv.index...), i)
+				}
 				goName := sf.Name
 				if lv.goName != "" {
 					goName = lv.goName + "." + sf.Name
@@ -410,6 +445,7 @@ func (b *builder) structFields(n *node, t reflect.Type, path string) error {
 
 	n.doc = descriptionsOf(t)[""]
 	n.byName = make(map[string]*field, len(chosen))
+	docs := map[reflect.Type]map[string]string{}
 	for i, c := range chosen {
 		fpath := joinPath(path, c.goName)
 		tags := readTags(c.sf.Tag)
@@ -420,11 +456,18 @@ func (b *builder) structFields(n *node, t reflect.Type, path string) error {
 		if cons.description == "" {
 			// The struct that declares the field describes it, also when
 			// the field is promoted from an embedded struct.
-			cons.description = descriptionsOf(c.owner)[c.sf.Name]
+			d, ok := docs[c.owner]
+			if !ok {
+				d = descriptionsOf(c.owner)
+				docs[c.owner] = d
+			}
+			cons.description = d[c.sf.Name]
 		}
 		optional := false
 		stringOpt := false
-		for _, o := range strings.Split(c.opts, ",") {
+		for rest := c.opts; rest != ""; {
+			var o string
+			o, rest, _ = strings.Cut(rest, ",")
 			switch o {
 			case "omitempty", "omitzero":
 				optional = true
@@ -493,7 +536,7 @@ func (b *builder) structFields(n *node, t reflect.Type, path string) error {
 // A method promoted from an embedded struct describes that struct, not t,
 // so it is ignored.
 func descriptionsOf(t reflect.Type) map[string]string {
-	if !t.Implements(describerType) && !reflect.PointerTo(t).Implements(describerType) {
+	if !factsOf(t).describer {
 		return nil
 	}
 	docs := reflect.New(t).Interface().(fieldDescriber).FieldDescriptions()

@@ -59,14 +59,16 @@ func newConstraints() constraints {
 	return constraints{minLength: -1, maxLength: -1, minItems: -1, maxItems: -1, minProps: -1, maxProps: -1}
 }
 
-// tagSet holds the keyword tags of one field, read in one pass over the
-// tag (reflect.StructTag.Lookup would scan it once per keyword).
+// tagSet holds the tags of one field, read in one pass over the tag
+// (reflect.StructTag.Lookup would scan it once per keyword).
 type tagSet struct {
 	keys, values []string
+	store        [2][8]string
 }
 
-func readTags(tag reflect.StructTag) tagSet {
-	var ts tagSet
+func readTags(tag reflect.StructTag) *tagSet {
+	ts := new(tagSet)
+	ts.keys, ts.values = ts.store[0][:0], ts.store[1][:0]
 	s := string(tag)
 	for s != "" {
 		i := 0
@@ -87,8 +89,10 @@ func readTags(tag reflect.StructTag) tagSet {
 		name := s[:i]
 		s = s[i+1:]
 		i = 1
+		escaped := false
 		for i < len(s) && s[i] != '"' {
 			if s[i] == '\\' {
+				escaped = true
 				i++
 			}
 			i++
@@ -96,12 +100,15 @@ func readTags(tag reflect.StructTag) tagSet {
 		if i >= len(s) {
 			break
 		}
-		qvalue := s[:i+1]
-		s = s[i+1:]
-		value, err := strconv.Unquote(qvalue)
-		if err != nil {
-			break
+		value := s[1:i]
+		if escaped {
+			v, err := strconv.Unquote(s[:i+1])
+			if err != nil {
+				break
+			}
+			value = v
 		}
+		s = s[i+1:]
 		ts.keys = append(ts.keys, name)
 		ts.values = append(ts.values, value)
 	}
@@ -109,7 +116,7 @@ func readTags(tag reflect.StructTag) tagSet {
 }
 
 // Lookup returns the value of the first tag with the given key.
-func (ts tagSet) Lookup(key string) (string, bool) {
+func (ts *tagSet) Lookup(key string) (string, bool) {
 	for i, k := range ts.keys {
 		if k == key {
 			return ts.values[i], true
@@ -119,7 +126,7 @@ func (ts tagSet) Lookup(key string) (string, bool) {
 }
 
 // Get returns the value of the tag with the given key, or "".
-func (ts tagSet) Get(key string) string {
+func (ts *tagSet) Get(key string) string {
 	v, _ := ts.Lookup(key)
 	return v
 }
@@ -141,7 +148,7 @@ func compilePattern(p string) (*regexp.Regexp, error) {
 }
 
 // parseTags reads the keyword tags of a struct field.
-func parseTags(tag tagSet) (constraints, error) {
+func parseTags(tag *tagSet) (constraints, error) {
 	c := newConstraints()
 	if d, ok := tag.Lookup("jsonschema"); ok {
 		if k, _, found := strings.Cut(d, "="); found && !strings.ContainsAny(k, " ,") {
