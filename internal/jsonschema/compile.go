@@ -186,7 +186,6 @@ type compiler struct {
 	regexps  map[string]*regexp.Regexp
 	reBytes  int
 	nodes    []*node
-	defaults bool
 }
 
 // Compile compiles a JSON Schema (draft 2020-12) document. The root may be
@@ -227,7 +226,19 @@ func Compile(doc []byte) (*Schema, error) {
 	if err := checkInPlace(c.nodes); err != nil {
 		return nil, err
 	}
-	return &Schema{root: rn, defaults: c.defaults}, nil
+	// A default that its own schema rejects would make every call that
+	// omits the property invalid; leave such defaults out.
+	defaults := false
+	for _, n := range c.nodes {
+		if n.def != nil {
+			if validates(n, n.def) {
+				defaults = true
+			} else {
+				n.def = nil
+			}
+		}
+	}
+	return &Schema{root: rn, defaults: defaults}, nil
 }
 
 func (c *compiler) errf(loc, format string, args ...any) error {
@@ -509,9 +520,6 @@ func (c *compiler) compile(v *jval, loc string, isRoot bool) (*node, error) {
 	}
 	if n.contains == nil {
 		n.minContains, n.maxContains = -1, -1
-	}
-	if n.def != nil {
-		c.defaults = true
 	}
 	return n, nil
 }

@@ -426,7 +426,10 @@ func closest(s string, candidates []string) (string, bool) {
 	}
 	best, bestD := "", 3
 	limit := 2
-	if utf8.RuneCountInString(s) <= 4 {
+	switch n := utf8.RuneCountInString(s); {
+	case n <= 2:
+		limit = 0
+	case n <= 5:
 		limit = 1
 	}
 	for _, c := range candidates {

@@ -104,6 +104,20 @@ func (s *Schema) Validate(data []byte, lim Limits) (out []byte, violations []Vio
 	return out, nil, nil
 }
 
+// validates reports whether data is strict JSON that n accepts.
+func validates(n *node, data []byte) bool {
+	v := validators.Get().(*validator)
+	defer v.release()
+	v.reset(data, MaxSchemaDepth)
+	if v.parse() != nil {
+		return false
+	}
+	v.path, v.recs = v.path[:0], v.recs[:0]
+	v.steps, v.tooMuch = 0, false
+	v.maxSteps = baseSteps + stepsPerNode*len(v.tape)
+	return v.eval(n, 0, false)
+}
+
 func (v *validator) release() {
 	v.data = nil
 	if cap(v.tape) > 1<<16 || cap(v.arena) > 1<<20 {

@@ -1,0 +1,84 @@
+package jsonschema
+
+import (
+	"encoding/json"
+	"testing"
+)
+
+func TestKeywords(t *testing.T) {
+	for _, tc := range keywordCases {
+		t.Run(tc.name, func(t *testing.T) {
+			s, err := Compile([]byte(tc.schema))
+			if err != nil {
+				t.Fatalf("Compile: %v", err)
+			}
+			for _, in := range tc.valid {
+				_, vs, err := s.Validate([]byte(in), Limits{})
+				if err != nil || len(vs) != 0 {
+					t.Errorf("%s: want valid, got err %v, violations %v", in, err, vs)
+				}
+			}
+			for _, in := range tc.bad {
+				_, vs, err := s.Validate([]byte(in), Limits{})
+				if err != nil || len(vs) == 0 {
+					t.Errorf("%s: want violations, got err %v, none", in, err)
+				}
+				for _, v := range vs {
+					if v.Expected == "" || v.Got == "" {
+						t.Errorf("%s: incomplete violation %+v", in, v)
+					}
+				}
+			}
+		})
+	}
+}
+
+func TestDefaults(t *testing.T) {
+	schema := `{"type":"object","properties":{
+		"passengers":{"type":"integer","default":1},
+		"cabin":{"$ref":"#/$defs/cabin"},
+		"opts":{"type":"object","properties":{"x":{"default":{"deep":[1, 2]}},"y":{"type":"string"}}},
+		"list":{"type":"array","items":{"type":"object","properties":{"n":{"default":0}}}},
+		"bad":{"type":"integer","minimum":1,"default":0}
+	},"$defs":{"cabin":{"type":"string","default":"economy"}}}`
+	s, err := Compile([]byte(schema))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct{ in, want string }{
+		{`{"passengers":2,"cabin":"first","bad":3}`, `{"passengers":2,"cabin":"first","bad":3}`},
+		{`{"cabin":"first","bad":3}`, `{"cabin":"first","bad":3,"passengers":1}`},
+		{` { "bad" : 3 , "opts" : { "y" : "a\u0041" } } `, `{"bad":3,"opts":{"y":"a\u0041","x":{"deep":[1,2]}},"passengers":1,"cabin":"economy"}`},
+		{`{"bad":3,"list":[{},{"n":5}],"passengers":1,"cabin":"x"}`, `{"bad":3,"list":[{"n":0},{"n":5}],"passengers":1,"cabin":"x"}`},
+		// The default of "bad" violates its own schema: it is left out.
+		{`{"cabin":"x"}`, `{"cabin":"x","passengers":1}`},
+	}
+	for _, tc := range tests {
+		in := []byte(tc.in)
+		out, vs, err := s.Validate(in, Limits{})
+		if err != nil || len(vs) > 0 {
+			t.Fatalf("%s: %v %v", tc.in, err, vs)
+		}
+		if string(out) != tc.want {
+			t.Errorf("%s:\n got %s\nwant %s", tc.in, out, tc.want)
+		}
+		if string(out) == tc.in && &out[0] != &in[0] {
+			t.Errorf("%s: unchanged output is a copy", tc.in)
+		}
+		if !json.Valid(out) {
+			t.Errorf("%s: output is not valid JSON", tc.in)
+		}
+	}
+	// Nothing added: the very same slice comes back.
+	in := []byte(`{"passengers":2,"cabin":"first","bad":3}`)
+	out, _, _ := s.Validate(in, Limits{})
+	if &out[0] != &in[0] {
+		t.Error("unchanged instance was copied")
+	}
+	// Invalid instances get no defaults.
+	in = []byte(`{"passengers":"x"}`)
+	out, vs, _ := s.Validate(in, Limits{})
+	if len(vs) == 0 || string(out) != string(in) {
+		t.Errorf("invalid instance: out %s, violations %v", out, vs)
+	}
+}
