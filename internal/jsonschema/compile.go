@@ -178,14 +178,14 @@ type pendingRef struct {
 }
 
 type compiler struct {
-	root     *jval
-	rootID   string
-	memo     map[*jval]*node
-	anchors  map[string]*jval
-	pending  []pendingRef
-	regexps  map[string]*regexp.Regexp
-	reBytes  int
-	nodes    []*node
+	root    *jval
+	rootID  string
+	memo    map[*jval]*node
+	anchors map[string]*jval
+	pending []pendingRef
+	regexps map[string]*regexp.Regexp
+	reBytes int
+	nodes   []*node
 }
 
 // Compile compiles a JSON Schema (draft 2020-12) document. The root may be
