@@ -90,6 +90,7 @@ func NewServer(reg *tool.Registry, opts ...ServerOption) *Server {
 	s := &Server{reg: reg, cfg: cfg}
 	impl := cfg.impl
 	s.sdk = mcp.NewServer(&impl, sdkOpts)
+	s.sdk.AddReceivingMiddleware(toolsOnly)
 	// Follow the registry first, then load it: a change that lands in
 	// between is applied twice, which is harmless, rather than lost.
 	s.stop = reg.OnChange(s.sync)
@@ -99,10 +100,25 @@ func NewServer(reg *tool.Registry, opts ...ServerOption) *Server {
 	return s
 }
 
-// MCP returns the underlying go-sdk server, for adding prompts or
-// resources or for serving it with a transport this package does not
-// wrap. Tools must be changed through the registry, not here.
+// MCP returns the underlying go-sdk server, for serving it with a
+// transport this package does not wrap. It serves tools only: prompts,
+// resources and completions are answered with "method not found", since
+// the server does not declare them. Tools must be changed through the
+// registry, not here.
 func (s *Server) MCP() *mcp.Server { return s.sdk }
+
+// toolsOnly refuses the requests of features the server does not declare,
+// which go-sdk would otherwise answer with empty results.
+func toolsOnly(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		switch method {
+		case "prompts/list", "prompts/get", "resources/list", "resources/read",
+			"resources/templates/list", "resources/subscribe", "resources/unsubscribe", "completion/complete":
+			return nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: fmt.Sprintf("method %q not found: this server has tools only", method)}
+		}
+		return next(ctx, method, req)
+	}
+}
 
 // Run serves one session over t and returns when the client disconnects
 // or ctx is done.
