@@ -240,19 +240,19 @@ func numberPhrase(n *node, noun string) string {
 	if n.exclMin != nil {
 		lower = "greater than " + n.exclMin.lit
 	} else if n.minimum != nil {
-		lower = "at least " + n.minimum.lit
+		lower = "of at least " + n.minimum.lit
 	}
 	if n.exclMax != nil {
 		upper = "less than " + n.exclMax.lit
 	} else if n.maximum != nil {
-		upper = "at most " + n.maximum.lit
+		upper = "of at most " + n.maximum.lit
 	}
 	s := noun
 	switch {
 	case n.minimum != nil && n.maximum != nil && n.exclMin == nil && n.exclMax == nil:
 		s += " between " + n.minimum.lit + " and " + n.maximum.lit
 	case lower != "" && upper != "":
-		s += " " + lower + " and " + upper
+		s += " " + lower + " and " + strings.TrimPrefix(upper, "of ")
 	case lower != "":
 		s += " " + lower
 	case upper != "":
@@ -443,24 +443,31 @@ func closest(s string, candidates []string) (string, bool) {
 	return best, best != ""
 }
 
-// editDistance is the Levenshtein distance between two short strings.
+// editDistance is the optimal string alignment distance between two
+// short strings: Levenshtein's, with a swap of neighbours counting as one
+// edit ("mdoe" is one edit from "mode").
 func editDistance(a, b string) int {
 	ra, rb := []rune(a), []rune(b)
-	prev := make([]int, len(rb)+1)
-	cur := make([]int, len(rb)+1)
-	for j := range prev {
-		prev[j] = j
+	rows := make([][]int, len(ra)+1)
+	for i := range rows {
+		rows[i] = make([]int, len(rb)+1)
+		rows[i][0] = i
+	}
+	for j := range rows[0] {
+		rows[0][j] = j
 	}
 	for i := 1; i <= len(ra); i++ {
-		cur[0] = i
 		for j := 1; j <= len(rb); j++ {
 			cost := 1
 			if ra[i-1] == rb[j-1] {
 				cost = 0
 			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+			d := min(rows[i-1][j]+1, rows[i][j-1]+1, rows[i-1][j-1]+cost)
+			if i > 1 && j > 1 && ra[i-1] == rb[j-2] && ra[i-2] == rb[j-1] {
+				d = min(d, rows[i-2][j-2]+1)
+			}
+			rows[i][j] = d
 		}
-		prev, cur = cur, prev
 	}
-	return prev[len(rb)]
+	return rows[len(ra)][len(rb)]
 }
