@@ -3,7 +3,6 @@ package mcptool
 import (
 	"bytes"
 	"encoding/json"
-	"fmt"
 
 	"github.com/miniopenclaw/tool"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -18,33 +17,24 @@ import (
 // and the value as {"result":VALUE}, in both protocol eras.
 const wrapKey = "result"
 
-// sdkTool returns the MCP description of t: name, title, description,
-// inputSchema, outputSchema and annotations.
+// sdkTool returns the MCP description of t (see [DefinitionOf]) as a
+// go-sdk tool.
 func sdkTool(t tool.Tool) (*mcp.Tool, error) {
-	opts := tool.OptionsOf(t)
-	in := json.RawMessage(bytes.Clone(t.Parameters()))
-	if !json.Valid(in) {
-		return nil, fmt.Errorf("tool %q: parameters are not valid JSON", t.Name())
+	d, err := DefinitionOf(t)
+	if err != nil {
+		return nil, err
 	}
-	st := &mcp.Tool{
-		Name:        t.Name(),
-		Title:       opts.Annotations.Title,
-		Description: t.Description(),
-		InputSchema: in,
-		Annotations: sdkAnnotations(opts.Annotations),
+	st := &mcp.Tool{Name: d.Name, Title: d.Title, Description: d.Description, InputSchema: d.InputSchema}
+	if d.OutputSchema != nil {
+		st.OutputSchema = d.OutputSchema
 	}
-	if out := opts.OutputSchema; len(bytes.TrimSpace(out)) > 0 {
-		if !json.Valid(out) {
-			return nil, fmt.Errorf("tool %q: output schema is not valid JSON", t.Name())
-		}
-		if outputWrapped(out) {
-			var b bytes.Buffer
-			b.WriteString(`{"type":"object","properties":{"` + wrapKey + `":`)
-			b.Write(out)
-			b.WriteString(`},"required":["` + wrapKey + `"],"additionalProperties":false}`)
-			st.OutputSchema = json.RawMessage(b.Bytes())
-		} else {
-			st.OutputSchema = json.RawMessage(bytes.Clone(out))
+	if a := d.Annotations; a != nil {
+		st.Annotations = &mcp.ToolAnnotations{
+			Title:           a.Title,
+			ReadOnlyHint:    a.ReadOnlyHint,
+			DestructiveHint: a.DestructiveHint,
+			IdempotentHint:  a.IdempotentHint,
+			OpenWorldHint:   a.OpenWorldHint,
 		}
 	}
 	return st, nil
@@ -64,25 +54,6 @@ func outputWrapped(schema json.RawMessage) bool {
 		return false
 	}
 	return root.Type != "object"
-}
-
-// sdkAnnotations maps our annotations to MCP's. Our zero value claims
-// nothing, so it maps to no annotations at all, which MCP clients read
-// as the cautious defaults (destructive and open-world). Otherwise every
-// hint is stated explicitly, including those that differ from MCP's
-// defaults (destructiveHint and openWorldHint default to true).
-func sdkAnnotations(a tool.Annotations) *mcp.ToolAnnotations {
-	if a == (tool.Annotations{}) {
-		return nil
-	}
-	destructive, openWorld := a.Destructive, a.OpenWorld
-	return &mcp.ToolAnnotations{
-		Title:           a.Title,
-		ReadOnlyHint:    a.ReadOnly,
-		DestructiveHint: &destructive,
-		IdempotentHint:  a.Idempotent,
-		OpenWorldHint:   &openWorld,
-	}
 }
 
 // toolAnnotations maps MCP annotations to ours, applying MCP's defaults
