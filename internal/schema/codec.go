@@ -168,6 +168,7 @@ func compileUse(u *use) error {
 				if !ok {
 					return fmt.Errorf("enum value %s: a ,string field takes string values", raw)
 				}
+				set.strs = append(set.strs, s)
 				if kind == kBool {
 					b, err := strconv.ParseBool(s)
 					if err != nil || (s != "true" && s != "false") {

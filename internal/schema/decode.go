@@ -8,6 +8,7 @@ import (
 	"math"
 	"math/big"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -234,8 +235,15 @@ func (d *decoder) decode(i int, u *use, v reflect.Value, depth int) (int, error)
 		if err != nil {
 			return next, err
 		}
-		if err := v.Addr().Interface().(encoding.TextUnmarshaler).UnmarshalText(s); err != nil {
+		// RFC 3339 first: time.Time's own parser also takes forms (a
+		// +24:00 offset, a comma before the fraction) that RFC 3339 and
+		// json.Marshal refuse.
+		if _, ok := jsontext.CheckFormat("date-time", s); !ok {
 			d.violate(expect(u), describe(data[i:next]), "")
+			return next, nil
+		}
+		if err := v.Addr().Interface().(encoding.TextUnmarshaler).UnmarshalText(s); err != nil {
+			d.violate(expect(u), describe(data[i:next]), "a leap second cannot be represented")
 		}
 		return next, nil
 
@@ -333,6 +341,10 @@ func (d *decoder) quoted(i int, u *use, v reflect.Value, depth int) (int, error)
 	if len(lit) == 0 {
 		return bad()
 	}
+	if u.enumSet != nil && !slices.Contains(u.enumSet.strs, string(lit)) {
+		// The schema lists the strings; compare the text, not the number.
+		return bad()
+	}
 	if u.n.kind != kFloat && !isPlainInt(lit, u.n.kind == kUint) {
 		return bad()
 	}
@@ -383,7 +395,12 @@ func (d *decoder) setNumber(u *use, v reflect.Value, lit []byte, i, next int) {
 			v.SetUint(x)
 		}
 	case kFloat:
-		f, err := strconv.ParseFloat(string(lit), n.bits)
+		// Constraints apply to the number written, as a generic validator
+		// sees it, not to its float32 rounding.
+		f, err := strconv.ParseFloat(string(lit), 64)
+		if err == nil && n.bits == 32 {
+			_, err = strconv.ParseFloat(string(lit), 32)
+		}
 		if err != nil {
 			d.violate(expect(u), describe(d.data[i:next]), "")
 			return
@@ -519,7 +536,7 @@ func (d *decoder) checkString(u *use, s []byte, i, next int) bool {
 		return false
 	}
 	if c.format != "" {
-		if known, ok := jsontext.CheckFormat(c.format, string(s)); known && !ok {
+		if known, ok := jsontext.CheckFormat(c.format, s); known && !ok {
 			d.violate(expect(u), describe(d.data[i:next]), "")
 			return false
 		}
@@ -660,17 +677,38 @@ func (d *decoder) checkItems(u *use, s reflect.Value, count, start, end int) boo
 		return false
 	}
 	if c.uniqueItems {
-		seen := make(map[any]int, count)
-		for k := range count {
-			x := s.Index(k).Interface()
-			if j, dup := seen[x]; dup {
-				d.violate(expect(u), describe(d.data[start:end]), fmt.Sprintf("items %d and %d are equal", j, k))
-				return false
-			}
-			seen[x] = k
+		if j, k, dup := duplicateItems(s, count); dup {
+			d.violate(expect(u), describe(d.data[start:end]), fmt.Sprintf("items %d and %d are equal", j, k))
+			return false
 		}
 	}
 	return true
+}
+
+// duplicateItems finds two equal items of s as JSON Schema compares them:
+// by value, so pointers are compared by what they point to and nested
+// arrays and objects by their contents.
+func duplicateItems(s reflect.Value, count int) (int, int, bool) {
+	et := s.Type().Elem()
+	plain := et.Comparable() && et.Kind() != reflect.Pointer && et.Kind() != reflect.Interface
+	seen := make(map[any]int, count)
+	for k := range count {
+		var key any
+		if plain {
+			key = s.Index(k).Interface()
+		} else {
+			b, err := json.Marshal(s.Index(k).Interface())
+			if err != nil {
+				continue
+			}
+			key = string(b)
+		}
+		if j, dup := seen[key]; dup {
+			return j, k, true
+		}
+		seen[key] = k
+	}
+	return 0, 0, false
 }
 
 func depthError(i, maxDepth int) error {

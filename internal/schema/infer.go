@@ -480,6 +480,13 @@ func (b *builder) structFields(n *node, t reflect.Type, path string) error {
 		case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
 			reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr,
 			reflect.Float32, reflect.Float64, reflect.Bool:
+			if stringOpt && (cons.min != nil || cons.max != nil || cons.multipleOf > 0) {
+				return errorf(fpath, "minimum, maximum and multipleOf cannot be stated for a number held in a string (the ,string option); drop the option or the tags")
+			}
+		case reflect.String:
+			if stringOpt {
+				return errorf(fpath, "the ,string option on a string field (a JSON string inside a string) is not supported; drop the option")
+			}
 		default:
 			stringOpt = false // encoding/json honours ,string on these kinds only
 		}

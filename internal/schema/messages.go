@@ -53,7 +53,7 @@ func expect(u *use) string {
 		if c.pattern != nil {
 			parts = append(parts, "matching "+c.patternText)
 		}
-		if known, _ := jsontext.CheckFormat(c.format, ""); known {
+		if known, _ := jsontext.CheckFormat(c.format, nil); known {
 			parts = append(parts, "in "+c.format+" format")
 		}
 		return strings.Join(parts, " ")

@@ -90,7 +90,15 @@ func compact(raw []byte) json.RawMessage {
 // document renders the schema of the root use, with $defs for recursive
 // types other than the root.
 func (r *renderer) document(u *use, defs []*node) []byte {
-	r.use(u, false, true)
+	root := u
+	if r.isObjectRoot(u) {
+		// A pointer to an object type decodes from an object only: the
+		// root does not allow null.
+		for root.n.kind == kPointer {
+			root = root.n.elem
+		}
+	}
+	r.use(root, false, true)
 	if len(defs) > 0 {
 		// Reopen the root object to append $defs.
 		r.b.Truncate(r.b.Len() - 1)
@@ -106,6 +114,13 @@ func (r *renderer) document(u *use, defs []*node) []byte {
 		r.b.WriteString("}}")
 	}
 	return bytes.Clone(r.b.Bytes())
+}
+
+func (r *renderer) isObjectRoot(u *use) bool {
+	for u.n.kind == kPointer {
+		u = u.n.elem
+	}
+	return !r.output && (u.n.kind == kStruct || u.n.kind == kMap)
 }
 
 func defName(ref string) string { return ref[len("#/$defs/"):] }
@@ -268,7 +283,11 @@ func (r *renderer) keywords(o *object, u *use, nullable bool) {
 			o.str("pattern", numTextPattern)
 		case kBool:
 			if u.enumSet == nil {
-				o.raw("enum", []byte(`["true","false"]`))
+				if nullable {
+					o.raw("enum", []byte(`["true","false",null]`))
+				} else {
+					o.raw("enum", []byte(`["true","false"]`))
+				}
 			}
 		}
 		return
