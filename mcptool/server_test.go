@@ -327,3 +327,50 @@ func TestServerHTTP(t *testing.T) {
 		})
 	}
 }
+
+// TestServerTypedTool serves a tool built with tool.New: its inferred
+// schemas are listed, its result is structured, and its arguments are
+// checked by the code compiled from its Go type.
+func TestServerTypedTool(t *testing.T) {
+	type in struct {
+		City  string `json:"city" description:"the city"`
+		Units string `json:"units,omitempty" enum:"c,f" default:"c"`
+	}
+	type out struct {
+		City string  `json:"city"`
+		Temp float64 `json:"temp"`
+	}
+	weather, err := tool.New("weather", "Reports the weather.", func(_ context.Context, in in) (out, error) {
+		temp := 21.5
+		if in.Units == "f" {
+			temp = 70.7
+		}
+		return out{in.City, temp}, nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := mcptool.NewServer(newRegistry(weather))
+	defer srv.Close()
+	for _, era := range eras {
+		t.Run(era, func(t *testing.T) {
+			cs := connectRaw(t, srv, era, nil)
+			res, err := cs.ListTools(t.Context(), nil)
+			if err != nil || len(res.Tools) != 1 || res.Tools[0].OutputSchema == nil {
+				t.Fatalf("ListTools = %+v, %v; want weather with an output schema", res, err)
+			}
+			call, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "weather", Arguments: map[string]any{"city": "Oslo"}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, _ := json.Marshal(call.StructuredContent)
+			if call.IsError || string(got) != `{"city":"Oslo","temp":21.5}` {
+				t.Errorf("weather(Oslo) = %s, isError %v", got, call.IsError)
+			}
+			call, err = cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "weather", Arguments: map[string]any{"city": "Oslo", "units": "k"}})
+			if err != nil || !call.IsError || !strings.Contains(call.Content[0].(*mcp.TextContent).Text, "/units") {
+				t.Errorf("weather(units k) = %+v, %v; want an isError result about /units", call, err)
+			}
+		})
+	}
+}
