@@ -8,6 +8,7 @@ import (
 	"io"
 	"strings"
 	"text/tabwriter"
+	"unicode/utf8"
 
 	"github.com/miniopenclaw/tool"
 )
@@ -31,11 +32,25 @@ func runList(ctx context.Context, e *env, args []string) int {
 	tw := tabwriter.NewWriter(e.stdout, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "NAME\tFLAGS\tDESCRIPTION")
 	for _, t := range r.List() {
-		desc, _, _ := strings.Cut(t.Description(), "\n")
-		fmt.Fprintf(tw, "%s\t%s\t%s\n", t.Name(), flagsOf(t), desc)
+		fmt.Fprintf(tw, "%s\t%s\t%s\n", t.Name(), flagsOf(t), summary(t.Description()))
 	}
 	tw.Flush()
 	return exitOK
+}
+
+// summary returns the first sentence of a description, cut to a width
+// that fits a table row.
+func summary(desc string) string {
+	desc, _, _ = strings.Cut(desc, "\n")
+	if i := strings.Index(desc, ". "); i >= 0 {
+		desc = desc[:i+1]
+	}
+	const width = 72
+	if utf8.RuneCountInString(desc) > width {
+		r := []rune(desc)
+		desc = strings.TrimRight(string(r[:width-1]), " ") + "…"
+	}
+	return desc
 }
 
 func runSchema(ctx context.Context, e *env, args []string) int {

@@ -21,7 +21,12 @@ func expect(u *use) string {
 		} else {
 			b.WriteString("one of ")
 		}
+		const shown = 20
 		for k, r := range u.enumSet.raw {
+			if k == shown {
+				fmt.Fprintf(&b, ", … (%d values in all; the schema lists them)", len(u.enumSet.raw))
+				break
+			}
 			if k > 0 {
 				b.WriteString(", ")
 			}
