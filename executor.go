@@ -304,11 +304,14 @@ func containsString(s []string, v string) bool {
 }
 
 // scheduler runs one batch. There is no dispatcher goroutine: the
-// goroutine that finishes a call updates the shared state under mu, takes
-// the next ready call for itself and starts goroutines for any others
-// that may start now, so a call costs no hand-off between goroutines and
-// no goroutine exists for a call that is waiting. Run's own goroutine
-// works the same way until it has nothing to take.
+// goroutine that finishes a call updates the shared state under mu, moves
+// the calls that may start now to the assigned queue (counting them as
+// running), starts one goroutine fewer than it assigned, and claims the
+// next assigned call itself. A started goroutine that finds the queue
+// empty (because a worker that was already running got there first)
+// returns at once, so a call costs no hand-off between goroutines when
+// calls are short, and no goroutine exists for a call that is waiting.
+// Run's own goroutine works the same way until it finds nothing to claim.
 type scheduler struct {
 	e   *Executor
 	p   *plan
@@ -322,7 +325,9 @@ type scheduler struct {
 	started  []bool
 	finished int
 	running  int
-	seq      bool // a sequential call is running
+	seq      bool  // a sequential call is running
+	assigned []int // calls counted as running, waiting for a worker from head on
+	head     int
 	canceled bool
 	idle     chan struct{} // closed once no call runs and none will start
 	isIdle   bool
@@ -348,19 +353,15 @@ func (s *scheduler) run(ctx context.Context) error {
 		}
 	}
 	s.mu.Lock()
-	var first []int
+	k := 0
 	if ctx.Err() != nil {
 		s.cancelLocked(ctx)
 	} else {
-		first = s.take(nil)
+		k = s.assign()
 	}
 	s.mu.Unlock()
-	if len(first) > 0 {
-		for _, j := range first[1:] {
-			go s.work(ctx, j)
-		}
-		s.work(ctx, first[0])
-	}
+	s.spawn(ctx, k-1)
+	s.work(ctx)
 	select {
 	case <-s.idle:
 	case <-ctx.Done():
@@ -377,31 +378,43 @@ func (s *scheduler) run(ctx context.Context) error {
 	return nil
 }
 
-// work runs call i, then any calls it can take, until none is left for it.
-func (s *scheduler) work(ctx context.Context, i int) {
-	var buf [4]int
+// spawn starts k more workers.
+func (s *scheduler) spawn(ctx context.Context, k int) {
+	for range k {
+		go s.work(ctx)
+	}
+}
+
+// work runs assigned calls until none is left. A worker spawned for a call
+// that another worker has already claimed finds nothing and returns at
+// once, so short calls mostly run on the goroutines that exist already.
+func (s *scheduler) work(ctx context.Context) {
 	for {
+		s.mu.Lock()
+		if s.head == len(s.assigned) {
+			s.mu.Unlock()
+			return
+		}
+		i := s.assigned[s.head]
+		s.head++
+		s.mu.Unlock()
+
 		s.e.exec(ctx, s.p, i, s.out)
+
 		s.mu.Lock()
 		if !s.canceled && ctx.Err() != nil {
 			s.cancelLocked(ctx) // before complete, so that dependents read as canceled, not skipped
 		}
 		s.complete(i)
-		next := buf[:0]
+		k := 0
 		if !s.canceled {
-			next = s.take(next)
+			k = s.assign()
 		}
 		if s.running == 0 && (s.canceled || s.finished == len(s.p.calls)) {
 			s.setIdleLocked()
 		}
 		s.mu.Unlock()
-		if len(next) == 0 {
-			return
-		}
-		for _, j := range next[1:] {
-			go s.work(ctx, j)
-		}
-		i = next[0]
+		s.spawn(ctx, k-1) // this worker takes one of them
 	}
 }
 
@@ -412,9 +425,13 @@ func (s *scheduler) setIdleLocked() {
 	}
 }
 
-// take appends to dst the ready calls that may start now, in index order,
-// and counts them as running.
-func (s *scheduler) take(dst []int) []int {
+// assign moves the ready calls that may start now, in index order, to the
+// assigned queue, counts them as running and returns how many it moved.
+func (s *scheduler) assign() int {
+	if s.head == len(s.assigned) {
+		s.assigned, s.head = s.assigned[:0], 0
+	}
+	n0 := len(s.assigned)
 	for !s.seq && len(s.ready) > 0 && (s.e.maxParallel <= 0 || s.running < s.e.maxParallel) {
 		i := s.ready[0]
 		l := s.p.lims[i]
@@ -425,7 +442,7 @@ func (s *scheduler) take(dst []int) []int {
 			s.ready.pop()
 			s.seq = true
 			s.start(i)
-			return append(dst, i)
+			return len(s.assigned) - n0
 		}
 		s.ready.pop()
 		if l.max > 0 {
@@ -446,14 +463,14 @@ func (s *scheduler) take(dst []int) []int {
 			s.inFlight[name]++
 		}
 		s.start(i)
-		dst = append(dst, i)
 	}
-	return dst
+	return len(s.assigned) - n0
 }
 
 func (s *scheduler) start(i int) {
 	s.started[i] = true
 	s.running++
+	s.assigned = append(s.assigned, i)
 }
 
 // complete records that call i returned and readies what it unblocks.
@@ -531,6 +548,11 @@ func callName(calls []Call, i int) string {
 func (s *scheduler) cancelLocked(ctx context.Context) {
 	s.canceled = true
 	cause := context.Cause(ctx)
+	for _, i := range s.assigned[s.head:] { // assigned, but no worker has it yet
+		s.started[i] = false
+		s.running--
+	}
+	s.assigned, s.head = s.assigned[:0], 0
 	for i := range s.p.calls {
 		if s.started[i] || s.out[i].Result.IsError {
 			continue
