@@ -377,7 +377,8 @@ func (g *typeGen) genStruct(depth int) *shape {
 			opts = append(opts, f.omit)
 		}
 		in := inner(sh)
-		if chance(g.e, 15) {
+		if chance(g.e, 15) && (in.k != gString && in.k != gNumber || chance(g.e, 10)) {
+			// ,string on a string or json.Number is refused by For.
 			f.strTag = true
 			opts = append(opts, "string")
 			switch in.k {
@@ -447,6 +448,9 @@ func (g *typeGen) constraints(f *fshape, in *shape) []string {
 	}
 	switch in.k {
 	case gInt, gUint, gFloat, gNumber:
+		if f.str && !chance(e, 5) {
+			break // For refuses bounds on a ,string number
+		}
 		integer := in.k == gInt || in.k == gUint
 		lo, hi := typeRange(in, -1000, 1000)
 		num := func() float64 {
@@ -474,12 +478,6 @@ func (g *typeGen) constraints(f *fshape, in *shape) []string {
 		}
 		if chance(e, 25) {
 			c.mult = pick(e, "1", "2", "3", "5", "0.5", "0.25", "0.1", "0.01")
-			if in.k == gFloat && in.bits == 32 && !*allowKnownBugs {
-				// Multiples of 0.1 are not float32 values, and bounds and
-				// enums of float32 fields are checked after rounding:
-				// TestBugPins/float32_maximum and float32_enum.
-				c.mult = pick(e, "1", "2", "0.5", "0.25")
-			}
 
 			tags = append(tags, tagKV("multipleOf", c.mult))
 		}
@@ -511,7 +509,7 @@ func (g *typeGen) constraints(f *fshape, in *shape) []string {
 			c.maxItems = max(c.minItems, 0) + e.intn(4)
 			tags = append(tags, tagKV("maxItems", strconv.Itoa(c.maxItems)))
 		}
-		if chance(e, 30) && uniqueOK(in.elem) {
+		if chance(e, 30) && (uniqueOK(in.elem, map[*shape]bool{}) || *allowKnownBugs) {
 			c.unique = true
 			tags = append(tags, tagKV("uniqueItems", "true"))
 		}
@@ -552,17 +550,30 @@ func (g *typeGen) constraints(f *fshape, in *shape) []string {
 	return tags
 }
 
-// uniqueOK reports whether the typed decoder can compare elements of sh
-// for uniqueItems. See exUniqueUnhashable for the others.
-func uniqueOK(sh *shape) bool {
-	switch sh.k {
-	case gString, gBool, gInt, gUint, gFloat, gNumber:
+var allowKnownBugs = flag.Bool("prop.knownbugs", false, "let TestAgreement generate the cases of known bugs pinned by TestBugPins")
+
+// uniqueOK reports whether uniqueItems on elements of shape sh avoids
+// the known bugs TestBugPins/unique_struct_any (a struct holding an any
+// panics) and unique_after_defaults (items compared after defaults).
+func uniqueOK(sh *shape, seen map[*shape]bool) bool {
+	if seen[sh] {
 		return true
 	}
-	return *allowKnownBugs
+	seen[sh] = true
+	switch sh.k {
+	case gAny:
+		return false
+	case gPtr, gArray, gSlice, gMap:
+		return uniqueOK(sh.elem, seen)
+	case gStruct:
+		for _, f := range sh.fields {
+			if f.c.hasDefault || !uniqueOK(f.sh, seen) {
+				return false
+			}
+		}
+	}
+	return true
 }
-
-var allowKnownBugs = flag.Bool("prop.knownbugs", false, "let TestAgreement generate the cases of known, reported bugs")
 
 // listTag writes an enum tag: comma-separated when that is unambiguous,
 // else a JSON array.
@@ -606,11 +617,6 @@ const (
 	exStringRange
 	exPrecision
 	exFormat
-	exStringBounds
-	exTimeOffset
-	exNullRoot
-	exStringEnum
-	exStringBoolNull
 )
 
 // valueGen writes JSON instances of a shape. With mutateAt > 0 the
@@ -636,9 +642,6 @@ func (g *valueGen) instance(sh *shape, mutate bool) string {
 		g.mutateAt = 0
 		v = g.textMutation(v)
 	}
-	if sh.k == gPtr && v == "null" {
-		g.ex |= exNullRoot
-	}
 	return v
 }
 
@@ -652,9 +655,6 @@ func (g *valueGen) value(sh *shape, c *cons, str bool, depth int) string {
 	switch sh.k {
 	case gPtr:
 		if chance(e, 15) {
-			if str && inner(sh).k == gBool {
-				g.ex |= exStringBoolNull
-			}
 			return "null"
 		}
 		return g.value(sh.elem, c, str, depth)
@@ -988,15 +988,6 @@ func (g *valueGen) anyValue(depth, limit int) string {
 func (g *valueGen) mutation(sh *shape, c *cons, str bool, depth int) string {
 	e := g.e
 	in := inner(sh)
-	if str && (c.lo != nil || c.hi != nil || c.mult != "") {
-		g.ex |= exStringBounds
-	}
-	if str && len(c.enum) > 0 {
-		g.ex |= exStringEnum
-	}
-	if str && in.k == gBool {
-		g.ex |= exStringBoolNull // the null may be written inside the pointer's use
-	}
 	wrong := func() string {
 		return pick(e, `"x"`, `""`, `1`, `-2.5`, `true`, `null`, `[]`, `{}`, `[1,"a"]`, `{"a":1}`, `"1"`, `"true"`)
 	}
@@ -1020,7 +1011,7 @@ func (g *valueGen) mutation(sh *shape, c *cons, str bool, depth int) string {
 		case gTime:
 			kind = "date-time"
 			v = jsonString(pick(e, formatEdges[:10]...))
-			g.ex |= exFormat | exTimeOffset
+			g.ex |= exFormat
 		case gSlice, gArray:
 			v, kind = g.arrayMutation(in, c, depth)
 		case gMap:
@@ -1137,12 +1128,6 @@ func (g *valueGen) classifyNumber(sh *shape, c *cons, str bool, lit string) {
 		if str {
 			g.ex |= exStringRange
 		}
-	}
-	if str && (c.lo != nil || c.hi != nil || c.mult != "") {
-		g.ex |= exStringBounds
-	}
-	if str && len(c.enum) > 0 {
-		g.ex |= exStringEnum
 	}
 }
 
@@ -1341,9 +1326,6 @@ func (g *valueGen) textMutation(v string) string {
 		i := e.intn(len(v) + 1)
 		out = v[:i] + string(rune(pick(e, '"', '{', '[', ',', '\\', 0))) + v[i:]
 	}
-	if strings.TrimSpace(out) == "null" {
-		g.ex |= exNullRoot
-	}
 	if g.hasFormat {
 		g.ex |= exFormat
 	}
@@ -1455,15 +1437,6 @@ var exceptions = []exception{
 		"time.Time's parser for the decoder, internal/jsonschema's own checkers, santhosh-tekuri's); they differ " +
 		"on edge cases such as a lowercase t or z, leap seconds, a +24:00 offset, a comma before the fraction, " +
 		"quoted or display-name e-mail addresses", nil, nil},
-	{exStringBounds, ",string bounds (bug)", "KNOWN BUG, reported: minimum/maximum/multipleOf tags on a ,string field " +
-		"are enforced by the decoder but not rendered in the schema (render.go returns after the pattern)", no, yes},
-	{exNullRoot, "null root (bug)", "KNOWN BUG, reported and pinned by TestBugPins/null_root: the schema of a pointer " +
-		"to a struct or map allows null at the root (\"type\":[\"object\",\"null\"]) but Decode refuses null there", no, yes},
-	{exStringEnum, ",string enum (bug)", "KNOWN BUG, reported and pinned by TestBugPins/string_enum: the enum of a " +
-		",string number is rendered as strings and compared as text by the validators, but the decoder compares " +
-		"numbers, so \"691.0\" passes an enum of \"691\"", yes, no},
-	{exStringBoolNull, ",string *bool null (bug)", "KNOWN BUG, pinned by TestBugPins/string_bool_null: a ,string *bool " +
-		"renders \"enum\":[\"true\",\"false\"] without null although its type allows null; the decoder takes null", yes, no},
 }
 
 func allowed(ex exClass, decoderOK, judgeOK bool) (string, bool) {
@@ -1527,100 +1500,151 @@ func checkType(t *testing.T, seed uint64, perType int, st *stats) (ok bool) {
 	tg := &typeGen{e: e}
 	sh := tg.genRoot()
 	st.types++
-	var c *schema.Codec
-	var err error
-	func() {
-		defer func() {
-			if r := recover(); r != nil {
-				t.Errorf("schema.For(%v) panicked: %v", sh.t, r)
-				ok = false
-			}
-		}()
-		c, err = schema.For(sh.t, false)
-	}()
-	if c == nil {
-		if err != nil {
-			st.refused++
-			if !refusalExpected(sh) {
-				t.Errorf("schema.For(%v) = %v, want a codec", sh.t, err)
-				return false
-			}
-		}
-		return ok || err != nil
-	}
-	doc := c.Schema()
-	gs, err := jsonschema.Compile(doc)
-	if err != nil {
-		t.Errorf("type %v: jsonschema.Compile(%s) = %v", sh.t, doc, err)
-		return false
-	}
-	osch, err := compileOracle(doc)
-	if err != nil {
-		t.Errorf("type %v: santhosh-tekuri Compile(%s) = %v", sh.t, doc, err)
-		return false
+	j, ok := newJudges(t, sh, st)
+	if j == nil {
+		return ok
 	}
 	vg := &valueGen{e: e}
 	bad := 0
 	for k := 0; k < perType && bad < 3; k++ {
 		data := []byte(vg.instance(sh, k%3 != 0))
-		st.instances++
-		var dv verdict
-		var bound reflect.Value
+		if !j.check(t, data, vg, st) {
+			bad++
+		}
+	}
+	if bad > 0 {
+		t.Logf("type #%d came from seed %d", st.types-1, seed)
+	}
+	return bad == 0
+}
+
+// judges holds a generated type's codec and its schema compiled by both
+// validators.
+type judges struct {
+	sh   *shape
+	c    *schema.Codec
+	doc  []byte
+	gs   *jsonschema.Schema
+	osch *oracle.Schema
+}
+
+// newJudges derives the codec of sh and compiles its schema. It returns
+// nil when For refused the type (ok reports whether that is allowed) or
+// when something failed (ok is false).
+func newJudges(t *testing.T, sh *shape, st *stats) (j *judges, ok bool) {
+	var c *schema.Codec
+	var err error
+	for _, output := range []bool{true, false} {
 		func() {
 			defer func() {
 				if r := recover(); r != nil {
-					dv = verdict{detail: fmt.Sprintf("PANIC: %v", r)}
-					bad++
-					t.Errorf("type %v\nschema %s\ninstance %q (%s)\nDecode panicked: %v", sh.t, doc, data, vg.mutated, r)
+					t.Errorf("schema.For(%v, %v) panicked: %v", sh.t, output, r)
+					c, err = nil, nil
 				}
 			}()
-			dv, bound = decodeVerdict(c, sh.t, data)
+			c, err = schema.For(sh.t, output)
 		}()
-		if dv.ok {
-			st.accepted++
+		if c == nil && err == nil {
+			return nil, false
 		}
-		gv := validateVerdict(gs, data)
-		report := func(judge string, jv verdict) {
-			if dv.ok == jv.ok {
-				return
-			}
-			if name, ok := allowed(vg.ex, dv.ok, jv.ok); ok {
-				st.excused[name]++
-				return
-			}
-			bad++
-			t.Errorf("disagreement (seed %d)\ntype %v\nschema %s\ninstance %q\nmutation: %s\ndecoder ok=%v %s\n%s ok=%v %s",
-				seed, sh.t, doc, data, vg.mutated, dv.ok, dv.detail, judge, jv.ok, jv.detail)
-		}
-		report("internal/jsonschema", gv)
-		if gv.syntax || dv.syntax {
-			// santhosh-tekuri reads JSON with encoding/json, which takes
-			// duplicate keys, invalid UTF-8 and lone surrogates.
-			st.oracleSkipped++
-		} else {
-			report("santhosh-tekuri", oracleVerdict(osch, data))
-		}
-		if dv.ok && gv.ok && remarshalSafe(sh, map[*shape]bool{}) {
-			// A value that binds, marshalled again, validates.
-			out, err := json.Marshal(bound.Interface())
-			if err != nil {
-				if vg.ex&exTimeOffset == 0 {
-					bad++
-					t.Errorf("type %v: instance %q bound, but json.Marshal of the bound value failed: %v", sh.t, data, err)
-				}
-				continue
-			}
-			if rv := validateVerdict(gs, out); !rv.ok {
-				if vg.ex&exPrecision != 0 {
-					st.excused["float64 precision"]++ // the float64 the value became is not the literal
-					continue
-				}
-				bad++
-				t.Errorf("type %v\nschema %s\ninstance %q bound, but its re-marshalled form %s does not validate: %s", sh.t, doc, data, out, rv.detail)
+		if output && c != nil {
+			// The output schema must compile too.
+			if _, err := jsonschema.Compile(c.Schema()); err != nil {
+				t.Errorf("type %v: output schema %s does not compile: %v", sh.t, c.Schema(), err)
+				return nil, false
 			}
 		}
 	}
-	return bad == 0
+	if c == nil {
+		st.refused++
+		if !refusalExpected(sh) {
+			t.Errorf("schema.For(%v) = %v, want a codec", sh.t, err)
+			return nil, false
+		}
+		return nil, true
+	}
+	if refusalExpected(sh) {
+		t.Errorf("schema.For(%v) succeeded, want an error (,string on a string, or with bounds)", sh.t)
+		return nil, false
+	}
+	j = &judges{sh: sh, c: c, doc: c.Schema()}
+	if !json.Valid(j.doc) {
+		t.Errorf("type %v: schema is not valid JSON: %s", sh.t, j.doc)
+		return nil, false
+	}
+	if j.gs, err = jsonschema.Compile(j.doc); err != nil {
+		t.Errorf("type %v: jsonschema.Compile(%s) = %v", sh.t, j.doc, err)
+		return nil, false
+	}
+	if j.osch, err = compileOracle(j.doc); err != nil {
+		t.Errorf("type %v: santhosh-tekuri Compile(%s) = %v", sh.t, j.doc, err)
+		return nil, false
+	}
+	return j, true
+}
+
+// check runs the three judges on one instance written by vg and reports
+// whether they agree (up to the exceptions vg marked).
+func (j *judges) check(t *testing.T, data []byte, vg *valueGen, st *stats) bool {
+	sh, doc := j.sh, j.doc
+	st.instances++
+	var dv verdict
+	var bound reflect.Value
+	panicked := false
+	func() {
+		defer func() {
+			if r := recover(); r != nil {
+				panicked = true
+				t.Errorf("type %v\nschema %s\ninstance %q (%s)\nDecode panicked: %v", sh.t, doc, data, vg.mutated, r)
+			}
+		}()
+		dv, bound = decodeVerdict(j.c, sh.t, data)
+	}()
+	if panicked {
+		return false
+	}
+	if dv.ok {
+		st.accepted++
+	}
+	good := true
+	gv := validateVerdict(j.gs, data)
+	report := func(judge string, jv verdict) {
+		if dv.ok == jv.ok {
+			return
+		}
+		if name, ok := allowed(vg.ex, dv.ok, jv.ok); ok {
+			st.excused[name]++
+			return
+		}
+		good = false
+		t.Errorf("disagreement\ntype %v\nschema %s\ninstance %q\nmutation: %s\ndecoder ok=%v %s\n%s ok=%v %s",
+			sh.t, doc, data, vg.mutated, dv.ok, dv.detail, judge, jv.ok, jv.detail)
+	}
+	report("internal/jsonschema", gv)
+	if gv.syntax || dv.syntax {
+		// santhosh-tekuri reads JSON with encoding/json, which takes
+		// duplicate keys, invalid UTF-8 and lone surrogates.
+		st.oracleSkipped++
+	} else {
+		report("santhosh-tekuri", oracleVerdict(j.osch, data))
+	}
+	if dv.ok && gv.ok && remarshalSafe(sh, map[*shape]bool{}) {
+		// A value that binds, marshalled again, validates.
+		out, err := json.Marshal(bound.Interface())
+		if err != nil {
+			t.Errorf("type %v: instance %q bound, but json.Marshal of the bound value failed: %v", sh.t, data, err)
+			return false
+		}
+		if rv := validateVerdict(j.gs, out); !rv.ok {
+			if vg.ex&exPrecision != 0 {
+				st.excused["float64 precision"]++ // the float64 the value became is not the literal
+				return good
+			}
+			t.Errorf("type %v\nschema %s\ninstance %q bound, but its re-marshalled form %s does not validate: %s", sh.t, doc, data, out, rv.detail)
+			return false
+		}
+	}
+	return good
 }
 
 // remarshalSafe reports whether encoding/json marshals every bound value
@@ -1648,14 +1672,6 @@ func remarshalSafe(sh *shape, seen map[*shape]bool) bool {
 					}
 				}
 			}
-			if f.str && f.sh.k == gPtr && inner(f.sh).k == gBool {
-				return false // TestBugPins/string_bool_null
-			}
-			if f.strTag && (inner(f.sh).k == gString || inner(f.sh).k == gNumber) {
-				// encoding/json double-quotes these; the decoder ignores
-				// ,string on them (TestBugPins/string_opt_on_strings).
-				return false
-			}
 			if !remarshalSafe(f.sh, seen) {
 				return false
 			}
@@ -1664,10 +1680,35 @@ func remarshalSafe(sh *shape, seen map[*shape]bool) bool {
 	return true
 }
 
-// refusalExpected reports whether For may refuse a generated type: only
-// when a tag does not suit the field (an enum or default on a kind that
-// cannot have one).
+// refusalExpected reports whether For must refuse a generated type: the
+// ,string option on a string or json.Number, or with minimum, maximum or
+// multipleOf (no schema can state those on a number held in a string).
 func refusalExpected(sh *shape) bool {
+	return refused(sh, map[*shape]bool{})
+}
+
+func refused(sh *shape, seen map[*shape]bool) bool {
+	if seen[sh] {
+		return false
+	}
+	seen[sh] = true
+	switch sh.k {
+	case gPtr, gSlice, gArray, gMap:
+		return refused(sh.elem, seen)
+	case gStruct:
+		for _, f := range sh.fields {
+			in := inner(f.sh)
+			if f.strTag && (in.k == gString || in.k == gNumber) {
+				return true
+			}
+			if f.str && (f.c.lo != nil || f.c.hi != nil || f.c.mult != "") {
+				return true
+			}
+			if refused(f.sh, seen) {
+				return true
+			}
+		}
+	}
 	return false
 }
 
@@ -1696,11 +1737,9 @@ func TestGeneratorHelpers(t *testing.T) {
 	}
 }
 
-// TestBugPins pins the disagreements the property test found that are
-// bugs rather than documented exceptions. Each subtest fails until its bug
-// is fixed; the property test meanwhile excuses (exceptions table) or
-// avoids (uniqueOK, float32 multipleOf) the cases, so that it keeps
-// guarding everything else.
+// TestBugPins pins the disagreements TestAgreement found that were bugs
+// rather than documented exceptions (all fixed in 0989c04 and f484540),
+// each with the smallest instance that showed it, as regression tests.
 func TestBugPins(t *testing.T) {
 	type (
 		Obj struct {
@@ -1739,52 +1778,76 @@ func TestBugPins(t *testing.T) {
 		When struct {
 			T time.Time `json:"t"`
 		}
+		HoldsAny struct {
+			X any `json:"x"`
+		}
+		UniqAnyS struct {
+			L []HoldsAny `json:"l" uniqueItems:"true"`
+		}
+		WithDef struct {
+			S string `json:"s" default:"a"`
+		}
+		UniqDef struct {
+			L []WithDef `json:"l" uniqueItems:"true"`
+		}
 	)
 	cases := []struct {
 		name, why string
 		typ       reflect.Type
 		output    bool
 		instance  string
+		refuse    bool // For refusing the type is a fix
 	}{
 		{"null_root", "the schema of a pointer to a struct allows null at the root, Decode refuses it; " +
 			"fix: render object roots without null (IsObject already says null is not allowed there)",
-			reflect.TypeFor[*Obj](), false, `null`},
+			reflect.TypeFor[*Obj](), false, `null`, false},
 		{"string_enum", "a ,string number's enum is rendered as strings but compared as numbers; " +
 			"fix: compare the text inside the quotes with the enum's strings in quoted()",
-			reflect.TypeFor[StrEnum](), false, `{"f":"691.0"}`},
+			reflect.TypeFor[StrEnum](), false, `{"f":"691.0"}`, false},
 		{"string_bounds", "minimum/maximum/multipleOf on a ,string number are enforced but not rendered; " +
 			"fix: refuse these tags on ,string fields in For (a pattern cannot state them), or stop enforcing them",
-			reflect.TypeFor[StrMin](), false, `{"n":"1"}`},
+			reflect.TypeFor[StrMin](), false, `{"n":"1"}`, true},
 		{"string_bool_null", "a ,string *bool renders \"enum\":[\"true\",\"false\"] without null; " +
 			"fix: in render.go keywords(), append null to that enum when nullable",
-			reflect.TypeFor[StrBool](), false, `{"b":null}`},
-		{"float32_multiple", "float32 multipleOf is checked on the literal (fixed in f484540); kept as a regression test",
-			reflect.TypeFor[F32Mult](), false, `{"f":8047.7}`},
+			reflect.TypeFor[StrBool](), false, `{"b":null}`, false},
+		{"float32_multiple", "float32 values were checked after rounding to float32, so 8047.7 was not a multiple of 0.1",
+			reflect.TypeFor[F32Mult](), false, `{"f":8047.7}`, false},
 		{"float32_maximum", "float32 values are checked after rounding to float32: float32(0.1) = 0.10000000149 > 0.1; " +
 			"fix: check bounds and enum on the literal (ParseFloat(lit, 64), as for float64), then store the float32",
-			reflect.TypeFor[F32Max](), false, `{"f":0.1}`},
-		{"float32_enum", "float32(0.7) is not the float64 0.7 of the enum", reflect.TypeFor[F32Enum](), false, `{"f":0.7}`},
+			reflect.TypeFor[F32Max](), false, `{"f":0.1}`, false},
+		{"float32_enum", "float32(0.7) is not the float64 0.7 of the enum", reflect.TypeFor[F32Enum](), false, `{"f":0.7}`, false},
 		{"unique_any", "uniqueItems puts elements in a map[any]int: []any elements that are slices or maps panic " +
 			"(hash of unhashable type); fix: compare the elements' canonical JSON (or reflect.DeepEqual) when the " +
 			"element type is not comparable",
-			reflect.TypeFor[UniqAny](), false, `{"l":[[1],[2]]}`},
-		{"unique_nested", "the same panic for [][]int", reflect.TypeFor[UniqNest](), false, `{"l":[[1],[2]]}`},
+			reflect.TypeFor[UniqAny](), false, `{"l":[[1],[2]]}`, false},
+		{"unique_nested", "the same panic for [][]int", reflect.TypeFor[UniqNest](), false, `{"l":[[1],[2]]}`, false},
+		{"unique_struct_any", "a struct holding an any is a comparable type, but comparing it panics when the any " +
+			"holds a slice or map (hash of unhashable type []interface {}); fix: compare such items by their JSON too " +
+			"(decide by the node tree whether an item can hold a slice or map, not by reflect.Type.Comparable)",
+			reflect.TypeFor[UniqAnyS](), false, `{"l":[{"x":[1]},{"x":[2]}]}`, false},
+		{"unique_after_defaults", "items are compared after defaults are applied, so [{\"s\":\"a\"},{}] has two " +
+			"equal items for the decoder and none for JSON Schema, which compares the instance as written; fix: compare " +
+			"the items' JSON text (canonical form) as it came, before defaults",
+			reflect.TypeFor[UniqDef](), false, `{"l":[{"s":"a"},{}]}`, false},
 		{"unique_pointers", "[]*int elements are compared as pointers, so [1,1] passes uniqueItems; " +
 			"fix: compare what the pointers point to (or the items' JSON)",
-			reflect.TypeFor[UniqPtr](), false, `{"l":[1,1]}`},
+			reflect.TypeFor[UniqPtr](), false, `{"l":[1,1]}`, false},
 		{"string_opt_on_strings", "encoding/json honours ,string on string fields (it writes \"\\\"ABC\\\"\"), " +
 			"the output schema describes a plain string; fix: in output mode, render a ,string string as a string " +
 			"holding a JSON string, or refuse ,string on strings in For",
-			reflect.TypeFor[StrStr](), true, ``},
+			reflect.TypeFor[StrStr](), true, ``, true},
 		{"date_time_offset", "time.Time's parser takes \"+24:00\" and \",5\" fractions that RFC 3339 and the generic " +
 			"validator refuse, and json.Marshal then fails on the bound value; fix: check the RFC 3339 grammar " +
 			"(jsonschema's isDate/isTime) before UnmarshalText, in one shared checker",
-			reflect.TypeFor[When](), false, `{"t":"2026-12-24T10:00:00+24:00"}`},
+			reflect.TypeFor[When](), false, `{"t":"2026-12-24T10:00:00+24:00"}`, false},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			c, err := schema.For(tc.typ, tc.output)
 			if err != nil {
+				if tc.refuse {
+					return
+				}
 				t.Fatalf("For: %v", err)
 			}
 			gs, err := jsonschema.Compile(c.Schema())
