@@ -554,7 +554,8 @@ var allowKnownBugs = flag.Bool("prop.knownbugs", false, "let TestAgreement gener
 
 // uniqueOK reports whether uniqueItems on elements of shape sh avoids
 // the known bugs TestBugPins/unique_struct_any (a struct holding an any
-// panics) and unique_after_defaults (items compared after defaults).
+// panics), unique_after_defaults and unique_absent_vs_empty (struct items
+// are compared as bound, not as written).
 func uniqueOK(sh *shape, seen map[*shape]bool) bool {
 	if seen[sh] {
 		return true
@@ -567,7 +568,7 @@ func uniqueOK(sh *shape, seen map[*shape]bool) bool {
 		return uniqueOK(sh.elem, seen)
 	case gStruct:
 		for _, f := range sh.fields {
-			if f.c.hasDefault || !uniqueOK(f.sh, seen) {
+			if !f.required || !uniqueOK(f.sh, seen) {
 				return false
 			}
 		}
@@ -1790,6 +1791,9 @@ func TestBugPins(t *testing.T) {
 		UniqDef struct {
 			L []WithDef `json:"l" uniqueItems:"true"`
 		}
+		UniqTree struct {
+			L []Tree `json:"l" uniqueItems:"true"`
+		}
 	)
 	cases := []struct {
 		name, why string
@@ -1829,6 +1833,9 @@ func TestBugPins(t *testing.T) {
 			"equal items for the decoder and none for JSON Schema, which compares the instance as written; fix: compare " +
 			"the items' JSON text (canonical form) as it came, before defaults",
 			reflect.TypeFor[UniqDef](), false, `{"l":[{"s":"a"},{}]}`, false},
+		{"unique_absent_vs_empty", "the same for an optional field left out and the field given as its zero value: " +
+			"{\"v\":4} and {\"v\":4,\"kids\":[]} bind to equal Trees (nil and empty slices compare equal by their JSON)",
+			reflect.TypeFor[UniqTree](), false, `{"l":[{"v":4},{"v":4,"kids":[]}]}`, false},
 		{"unique_pointers", "[]*int elements are compared as pointers, so [1,1] passes uniqueItems; " +
 			"fix: compare what the pointers point to (or the items' JSON)",
 			reflect.TypeFor[UniqPtr](), false, `{"l":[1,1]}`, false},
