@@ -37,15 +37,65 @@ import (
 const fixtureEnv = "MCPTOOL_PEER_FIXTURE"
 
 func TestMain(m *testing.M) {
-	if os.Getenv(fixtureEnv) == "stdio" {
+	switch os.Getenv(fixtureEnv) {
+	case "stdio":
 		srv := mcptool.NewServer(fixtures())
 		if err := srv.ServeStdio(context.Background()); err != nil {
 			fmt.Fprintln(os.Stderr, "fixture server:", err)
 			os.Exit(1)
 		}
 		os.Exit(0)
+	case "client":
+		if err := clientProbe(os.Getenv("MCPTOOL_PEER_URL")); err != nil {
+			fmt.Fprintln(os.Stderr, "client probe:", err)
+			os.Exit(1)
+		}
+		os.Exit(0)
 	}
 	os.Exit(m.Run())
+}
+
+// clientProbe imports the tools of server-everything at url, calls a few
+// and prints what happened as JSON. It runs inside a network namespace
+// with only loopback, next to the server (see TestPeerServerEverythingHTTP).
+func clientProbe(url string) error {
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	var c *mcptool.Client
+	for {
+		var err error
+		if c, err = mcptool.Connect(ctx, mcptool.URL(url)); err == nil {
+			break
+		}
+		select { // the server is still starting
+		case <-ctx.Done():
+			return err
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+	defer c.Close()
+	r := tool.NewRegistry()
+	if err := c.Import(ctx, r); err != nil {
+		return err
+	}
+	var progress []string
+	var mu sync.Mutex
+	pctx := tool.WithProgress(ctx, func(p, total float64, _ string) {
+		mu.Lock()
+		defer mu.Unlock()
+		progress = append(progress, fmt.Sprintf("%g/%g", p, total))
+	})
+	out := map[string]any{
+		"protocol":   c.Session().InitializeResult().ProtocolVersion,
+		"tools":      r.Len(),
+		"sum":        r.Execute(ctx, "get-sum", json.RawMessage(`{"a":2,"b":3}`)),
+		"structured": r.Execute(ctx, "get-structured-content", json.RawMessage(`{"location":"Chicago"}`)),
+		"long":       r.Execute(pctx, "trigger-long-running-operation", json.RawMessage(`{"duration":1,"steps":3}`)),
+	}
+	mu.Lock()
+	out["progress"] = progress
+	mu.Unlock()
+	return json.NewEncoder(os.Stdout).Encode(out)
 }
 
 // fixtures returns the tools the peers call: the test tools, plus those
@@ -419,6 +469,50 @@ func TestPeerServerEverything(t *testing.T) {
 	}
 	if res := r.Execute(t.Context(), "ev_echo", json.RawMessage(`{"message":"still alive"}`)); res.Output != "Echo: still alive" {
 		t.Errorf("after a canceled call: %+v", res)
+	}
+}
+
+// TestPeerServerEverythingHTTP imports server-everything's tools over
+// Streamable HTTP. server-everything listens on all interfaces, so the
+// server and our client (this test binary in client mode) run in a
+// network namespace that has only loopback (needs root and unshare).
+func TestPeerServerEverythingHTTP(t *testing.T) {
+	p := findPeers(t)
+	if os.Geteuid() != 0 {
+		t.Skip("needs root for unshare -n")
+	}
+	if _, err := exec.LookPath("unshare"); err != nil {
+		t.Skip(err)
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	script := fmt.Sprintf(`ip link set lo up || exit 1
+PORT=3001 node '%s' streamableHttp >/dev/null 2>&1 &
+server=$!
+env %s=client MCPTOOL_PEER_URL=http://127.0.0.1:3001/mcp '%s'
+rc=$?
+kill $server; wait $server 2>/dev/null
+exit $rc`, p.bin("peers", "mcp-server-everything"), fixtureEnv, exe)
+	out, errOut, code := run(t, "unshare", "-n", "sh", "-c", script)
+	if code != 0 {
+		t.Fatalf("exit %d\nstdout: %s\nstderr: %s", code, out, errOut)
+	}
+	var got struct {
+		Protocol              string
+		Tools                 int
+		Sum, Structured, Long tool.Result
+		Progress              []string
+	}
+	if err := json.Unmarshal([]byte(out), &got); err != nil {
+		t.Fatalf("output %q: %v", out, err)
+	}
+	t.Logf("protocol %s, %d tools, sum %q, structured %s, long %q, progress %v",
+		got.Protocol, got.Tools, got.Sum.Output, got.Structured.Structured, got.Long.Output, got.Progress)
+	if got.Tools < 10 || got.Sum.Output != "The sum of 2 and 3 is 5." || got.Structured.IsError || len(got.Structured.Structured) == 0 ||
+		got.Long.IsError || len(got.Progress) < 2 {
+		t.Errorf("unexpected: %+v", got)
 	}
 }
 
