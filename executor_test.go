@@ -705,3 +705,72 @@ func TestCancelReturnsPromptly(t *testing.T) {
 		drainAbandoned(reg)
 	})
 }
+
+// FuzzRunReferences feeds arbitrary arguments, which may hold references
+// to other calls' outputs, through Run. Run must not panic, must return one
+// outcome per call, and a tool must only ever receive arguments that are
+// one JSON object.
+func FuzzRunReferences(f *testing.F) {
+	for _, seed := range []string{
+		`{"x":{"$output":"data"}}`,
+		`{"x":{"$output":"data","pointer":"/items/0/id"}}`,
+		`{"x":{"$output":"text","pointer":""}}`,
+		`{"x":[{"$output":"data","pointer":"/a~1b/~0k"},{"$output":"text"}]}`,
+		`{"x":{"$output":"data","pointer":"/items/-"}}`,
+		`{"x":{"$output":"data","pointer":"items"}}`,
+		`{"x":{"$output":5}}`,
+		`{"x":{"$output":"data","extra":1}}`,
+		`{"$output":"data"}`,
+		`{"x":{"$output":"nope"}}`,
+		`{"x":{"$output":"self"}}`,
+		`{"x":{"$output":"data"}`,
+		`[{"$output":"data"}]`,
+		`{"x":{"\u0024output":"data"}}`,
+		`{"a":{"b":{"c":{"$output":"text"}}},"d":"$output"}`,
+	} {
+		f.Add(seed)
+	}
+	f.Fuzz(func(t *testing.T, args string) {
+		reg := tool.NewRegistry()
+		var got atomic.Value
+		echo := &scriptTool{name: "echo", behavior: "echo"}
+		if err := reg.Register(echo); err != nil {
+			t.Fatal(err)
+		}
+		check := tool.Middleware(func(next tool.Step) tool.Step {
+			return func(ctx context.Context, c tool.Call) (tool.Result, error) {
+				if c.ID == "self" {
+					got.Store(string(c.Args))
+				}
+				return next(ctx, c)
+			}
+		})
+		calls := []tool.Call{
+			{ID: "text", Name: "echo", Args: json.RawMessage(`{"t":"Oslo"}`)},
+			{ID: "data", Name: "echo", Args: json.RawMessage(`{"items":[{"id":"x-1"}],"a/b":{"~k":true}}`)},
+			{ID: "self", Name: "echo", Args: json.RawMessage(args)},
+		}
+		outs, err := tool.NewExecutor(reg, tool.WithMiddleware(check)).Run(context.Background(), calls)
+		if len(outs) != len(calls) {
+			t.Fatalf("%d outcomes for %d calls", len(outs), len(calls))
+		}
+		if err != nil {
+			if !errors.Is(err, tool.ErrInvalidBatch) {
+				t.Fatalf("Run error %v does not wrap ErrInvalidBatch", err)
+			}
+			return
+		}
+		if o := outs[2]; o.Err == nil {
+			sent, _ := got.Load().(string)
+			var v map[string]any
+			if json.Unmarshal([]byte(sent), &v) != nil && strings.TrimSpace(sent) != "" {
+				t.Fatalf("the tool received %q, which is not a JSON object", sent)
+			}
+		}
+		for i, o := range outs {
+			if o.Result.IsError && (o.Result.Kind == "" || o.Result.Error == "") {
+				t.Fatalf("outcome %d has an incomplete error result: %+v", i, o.Result)
+			}
+		}
+	})
+}
