@@ -198,9 +198,9 @@ func (s *Server) handler(name string, t tool.Tool) mcp.ToolHandler {
 		var args json.RawMessage
 		if req.Params != nil {
 			args = req.Params.Arguments
-		}
-		if tok := req.Params.GetProgressToken(); tok != nil && req.Session != nil {
-			ctx = tool.WithProgress(ctx, progressRelay(ctx, req.Session, tok))
+			if tok := req.Params.GetProgressToken(); tok != nil && req.Session != nil {
+				ctx = tool.WithProgress(ctx, progressRelay(ctx, req.Session, tok))
+			}
 		}
 		res := s.reg.Execute(ctx, name, args)
 		if res.IsError && res.Kind == tool.KindNotFound {
