@@ -10,6 +10,7 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -619,10 +620,13 @@ func TestMaxParallelNoWaitingGoroutines(t *testing.T) {
 				calls[i].DependsOn = []string{fmt.Sprint(i - 1)}
 			}
 		}
-		var peak atomic.Int64
-		var running atomic.Int64
+		var peak, running, goroutines atomic.Int64
+		base := int64(runtime.NumGoroutine())
 		ex := tool.NewExecutor(reg, tool.WithMaxParallel(2), tool.WithMiddleware(func(next tool.Step) tool.Step {
 			return func(ctx context.Context, c tool.Call) (tool.Result, error) {
+				if g := int64(runtime.NumGoroutine()) - base; g > goroutines.Load() {
+					goroutines.Store(g) // only an estimate under races; the bound below is loose
+				}
 				n := running.Add(1)
 				for {
 					p := peak.Load()
@@ -640,6 +644,11 @@ func TestMaxParallelNoWaitingGoroutines(t *testing.T) {
 		}
 		if peak.Load() != 2 {
 			t.Errorf("peak concurrency %d, want 2", peak.Load())
+		}
+		// Two running calls hold a worker each and the registry's goroutine
+		// each; the 998 waiting calls hold none.
+		if g := goroutines.Load(); g > 20 {
+			t.Errorf("up to %d more goroutines while the batch ran, want a handful", g)
 		}
 		// 1000 calls of 10ms, two at a time.
 		if got, want := time.Since(start), 5000*time.Millisecond; got != want {
