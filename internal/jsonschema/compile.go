@@ -7,6 +7,8 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 )
 
 // A SchemaError reports a problem in a schema document: a keyword this
@@ -143,6 +145,9 @@ type node struct {
 	def []byte // the "default" value, compact; nil when absent
 
 	onlyRef bool // the schema is {"$ref": ...} plus annotations
+
+	mark uint8 // checkInPlace: 1 while visiting, 2 when done
+	fan  int32 // checkInPlace: subschemas applied at one location
 }
 
 func (n *node) prop(key []byte) *node {
@@ -180,10 +185,9 @@ type pendingRef struct {
 type compiler struct {
 	root    *jval
 	rootID  string
-	memo    map[*jval]*node
+	slab    []node // nodes are allocated in chunks
 	anchors map[string]*jval
 	pending []pendingRef
-	regexps map[string]*regexp.Regexp
 	reBytes int
 	nodes   []*node
 }
@@ -206,7 +210,7 @@ func Compile(doc []byte) (*Schema, error) {
 		}
 		return nil, &SchemaError{Msg: "not valid JSON: " + err.Error()}
 	}
-	c := &compiler{root: root, memo: make(map[*jval]*node), regexps: make(map[string]*regexp.Regexp)}
+	c := &compiler{root: root}
 	if root.kind == kObject {
 		if id, ok := root.get("$id"); ok && id.kind == kString {
 			c.rootID = strings.TrimSuffix(id.s, "#")
@@ -245,6 +249,9 @@ func (c *compiler) errf(loc, format string, args ...any) error {
 	return &SchemaError{Pointer: loc, Msg: fmt.Sprintf(format, args...)}
 }
 
+// at returns the location of keyword key of the schema at loc.
+func at(loc, key string) string { return loc + "/" + escapeToken(key) }
+
 func escapeToken(s string) string {
 	if !strings.ContainsAny(s, "~/") {
 		return s
@@ -254,12 +261,16 @@ func escapeToken(s string) string {
 
 // compile compiles the schema v found at loc.
 func (c *compiler) compile(v *jval, loc string, isRoot bool) (*node, error) {
-	if n, ok := c.memo[v]; ok {
-		return n, nil
+	if v.node != nil {
+		return v.node, nil
 	}
-	n := &node{loc: loc, minProps: -1, maxProps: -1, minItems: -1, maxItems: -1,
-		minContains: -1, maxContains: -1, minLen: -1, maxLen: -1}
-	c.memo[v] = n
+	if len(c.slab) == cap(c.slab) {
+		c.slab = make([]node, 0, 8)
+	}
+	c.slab = append(c.slab, node{loc: loc, minProps: -1, maxProps: -1, minItems: -1, maxItems: -1,
+		minContains: -1, maxContains: -1, minLen: -1, maxLen: -1})
+	n := &c.slab[len(c.slab)-1]
+	v.node = n
 	c.nodes = append(c.nodes, n)
 	switch v.kind {
 	case kTrue, kFalse:
@@ -278,7 +289,6 @@ func (c *compiler) compile(v *jval, loc string, isRoot bool) (*node, error) {
 	annotationsOnly := true
 	for ki, key := range v.keys {
 		kv := v.vals[ki]
-		kloc := loc + "/" + escapeToken(key)
 		var err error
 		switch key {
 		case "$schema", "$comment", "title", "description", "examples", "deprecated", "readOnly", "writeOnly",
@@ -287,10 +297,10 @@ func (c *compiler) compile(v *jval, loc string, isRoot bool) (*node, error) {
 			continue
 		case "$id":
 			if kv.kind != kString {
-				return nil, c.errf(kloc, `"$id" must be a string`)
+				return nil, c.errf(at(loc, key), `"$id" must be a string`)
 			}
 			if !isRoot && !strings.HasPrefix(kv.s, "#") {
-				return nil, c.errf(kloc, `"$id" in a subschema (an embedded resource) is not supported; only the root may have one`)
+				return nil, c.errf(at(loc, key), `"$id" in a subschema (an embedded resource) is not supported; only the root may have one`)
 			}
 			if !isRoot {
 				c.addAnchor(strings.TrimPrefix(kv.s, "#"), v)
@@ -298,7 +308,7 @@ func (c *compiler) compile(v *jval, loc string, isRoot bool) (*node, error) {
 			continue
 		case "$anchor", "$dynamicAnchor":
 			if kv.kind != kString || kv.s == "" {
-				return nil, c.errf(kloc, "%q must be a non-empty string", key)
+				return nil, c.errf(at(loc, key), "%q must be a non-empty string", key)
 			}
 			c.addAnchor(kv.s, v)
 			continue
@@ -306,13 +316,13 @@ func (c *compiler) compile(v *jval, loc string, isRoot bool) (*node, error) {
 			n.def = compact(kv.raw)
 			continue
 		case "$dynamicRef", "$recursiveRef", "unevaluatedProperties", "unevaluatedItems":
-			return nil, c.errf(kloc, "keyword %q is not supported", key)
+			return nil, c.errf(at(loc, key), "keyword %q is not supported", key)
 		case "$defs", "definitions":
 			if kv.kind != kObject {
-				return nil, c.errf(kloc, "%q must be an object", key)
+				return nil, c.errf(at(loc, key), "%q must be an object", key)
 			}
 			for i, name := range kv.keys {
-				if _, err := c.compile(kv.vals[i], kloc+"/"+escapeToken(name), false); err != nil {
+				if _, err := c.compile(kv.vals[i], at(loc, key)+"/"+escapeToken(name), false); err != nil {
 					return nil, err
 				}
 			}
@@ -321,16 +331,16 @@ func (c *compiler) compile(v *jval, loc string, isRoot bool) (*node, error) {
 		switch key {
 		case "$ref":
 			if kv.kind != kString {
-				return nil, c.errf(kloc, `"$ref" must be a string`)
+				return nil, c.errf(at(loc, key), `"$ref" must be a string`)
 			}
 			n.refStr = kv.s
 			c.pending = append(c.pending, pendingRef{n: n, ref: kv.s})
 			continue
 		case "type":
-			n.types, err = c.types(kv, kloc)
+			n.types, err = c.types(kv, at(loc, key))
 		case "enum":
 			if kv.kind != kArray {
-				return nil, c.errf(kloc, `"enum" must be an array`)
+				return nil, c.errf(at(loc, key), `"enum" must be an array`)
 			}
 			n.enum = kv.elems
 			if n.enum == nil {
@@ -340,10 +350,10 @@ func (c *compiler) compile(v *jval, loc string, isRoot bool) (*node, error) {
 			n.hasConst, n.constVal = true, kv
 		case "properties":
 			if kv.kind != kObject {
-				return nil, c.errf(kloc, `"properties" must be an object`)
+				return nil, c.errf(at(loc, key), `"properties" must be an object`)
 			}
 			for i, name := range kv.keys {
-				pn, err := c.compile(kv.vals[i], kloc+"/"+escapeToken(name), false)
+				pn, err := c.compile(kv.vals[i], at(loc, key)+"/"+escapeToken(name), false)
 				if err != nil {
 					return nil, err
 				}
@@ -356,7 +366,7 @@ func (c *compiler) compile(v *jval, loc string, isRoot bool) (*node, error) {
 				}
 			}
 		case "required":
-			if n.required, err = c.strings(kv, kloc); err != nil {
+			if n.required, err = c.strings(kv, at(loc, key)); err != nil {
 				return nil, err
 			}
 			if len(n.required) > 8 {
@@ -369,10 +379,10 @@ func (c *compiler) compile(v *jval, loc string, isRoot bool) (*node, error) {
 			n.additional, err = sub(key, kv)
 		case "patternProperties":
 			if kv.kind != kObject {
-				return nil, c.errf(kloc, `"patternProperties" must be an object`)
+				return nil, c.errf(at(loc, key), `"patternProperties" must be an object`)
 			}
 			for i, src := range kv.keys {
-				ploc := kloc + "/" + escapeToken(src)
+				ploc := at(loc, key) + "/" + escapeToken(src)
 				re, err := c.regexp(src, ploc)
 				if err != nil {
 					return nil, err
@@ -386,20 +396,20 @@ func (c *compiler) compile(v *jval, loc string, isRoot bool) (*node, error) {
 		case "propertyNames":
 			n.propNames, err = sub(key, kv)
 		case "minProperties":
-			n.minProps, err = c.count(kv, kloc, key)
+			n.minProps, err = c.count(kv, at(loc, key), key)
 		case "maxProperties":
-			n.maxProps, err = c.count(kv, kloc, key)
+			n.maxProps, err = c.count(kv, at(loc, key), key)
 		case "dependentRequired":
-			err = c.dependentRequired(n, kv, kloc)
+			err = c.dependentRequired(n, kv, at(loc, key))
 		case "dependentSchemas":
-			err = c.dependentSchemas(n, kv, kloc)
+			err = c.dependentSchemas(n, kv, at(loc, key))
 		case "dependencies":
 			if kv.kind != kObject {
-				return nil, c.errf(kloc, `"dependencies" must be an object`)
+				return nil, c.errf(at(loc, key), `"dependencies" must be an object`)
 			}
 			for i, name := range kv.keys {
 				dv := kv.vals[i]
-				dloc := kloc + "/" + escapeToken(name)
+				dloc := at(loc, key) + "/" + escapeToken(name)
 				if dv.kind == kArray {
 					req, err := c.strings(dv, dloc)
 					if err != nil {
@@ -415,76 +425,76 @@ func (c *compiler) compile(v *jval, loc string, isRoot bool) (*node, error) {
 				n.depSchemas = append(n.depSchemas, depSchema{prop: name, n: dn})
 			}
 		case "prefixItems":
-			n.prefixItems, err = c.schemaArray(kv, kloc, key)
+			n.prefixItems, err = c.schemaArray(kv, at(loc, key), key)
 		case "items":
 			if kv.kind == kArray { // draft 7 tuple form
 				itemsArray = kv
-				n.prefixItems, err = c.schemaArray(kv, kloc, key)
+				n.prefixItems, err = c.schemaArray(kv, at(loc, key), key)
 			} else {
 				n.items, err = sub(key, kv)
 			}
 		case "additionalItems":
 			additionalItems = kv
 		case "minItems":
-			n.minItems, err = c.count(kv, kloc, key)
+			n.minItems, err = c.count(kv, at(loc, key), key)
 		case "maxItems":
-			n.maxItems, err = c.count(kv, kloc, key)
+			n.maxItems, err = c.count(kv, at(loc, key), key)
 		case "uniqueItems":
 			if kv.kind != kTrue && kv.kind != kFalse {
-				return nil, c.errf(kloc, `"uniqueItems" must be true or false`)
+				return nil, c.errf(at(loc, key), `"uniqueItems" must be true or false`)
 			}
 			n.unique = kv.kind == kTrue
 		case "contains":
 			n.contains, err = sub(key, kv)
 		case "minContains":
-			n.minContains, err = c.count(kv, kloc, key)
+			n.minContains, err = c.count(kv, at(loc, key), key)
 		case "maxContains":
-			n.maxContains, err = c.count(kv, kloc, key)
+			n.maxContains, err = c.count(kv, at(loc, key), key)
 		case "minLength":
-			n.minLen, err = c.count(kv, kloc, key)
+			n.minLen, err = c.count(kv, at(loc, key), key)
 		case "maxLength":
-			n.maxLen, err = c.count(kv, kloc, key)
+			n.maxLen, err = c.count(kv, at(loc, key), key)
 		case "pattern":
 			if kv.kind != kString {
-				return nil, c.errf(kloc, `"pattern" must be a string`)
+				return nil, c.errf(at(loc, key), `"pattern" must be a string`)
 			}
 			n.patternSrc = kv.s
-			n.pattern, err = c.regexp(kv.s, kloc)
+			n.pattern, err = c.regexp(kv.s, at(loc, key))
 		case "format":
 			if kv.kind != kString {
-				return nil, c.errf(kloc, `"format" must be a string`)
+				return nil, c.errf(at(loc, key), `"format" must be a string`)
 			}
 			n.format, n.formatName = formats[kv.s], kv.s
 			if n.format == fNone {
 				continue // an annotation only
 			}
 		case "minimum":
-			n.minimum, err = c.number(kv, kloc, key)
+			n.minimum, err = c.number(kv, at(loc, key), key)
 		case "maximum":
-			n.maximum, err = c.number(kv, kloc, key)
+			n.maximum, err = c.number(kv, at(loc, key), key)
 		case "exclusiveMinimum":
 			if kv.kind == kTrue || kv.kind == kFalse { // draft 4
 				exclMinBool = kv.kind == kTrue
 			} else {
-				n.exclMin, err = c.number(kv, kloc, key)
+				n.exclMin, err = c.number(kv, at(loc, key), key)
 			}
 		case "exclusiveMaximum":
 			if kv.kind == kTrue || kv.kind == kFalse {
 				exclMaxBool = kv.kind == kTrue
 			} else {
-				n.exclMax, err = c.number(kv, kloc, key)
+				n.exclMax, err = c.number(kv, at(loc, key), key)
 			}
 		case "multipleOf":
-			n.multipleOf, err = c.number(kv, kloc, key)
+			n.multipleOf, err = c.number(kv, at(loc, key), key)
 			if err == nil && n.multipleOf.d.sign() <= 0 {
-				err = c.errf(kloc, `"multipleOf" must be greater than 0`)
+				err = c.errf(at(loc, key), `"multipleOf" must be greater than 0`)
 			}
 		case "allOf":
-			n.allOf, err = c.schemaList(kv, kloc, key)
+			n.allOf, err = c.schemaList(kv, at(loc, key), key)
 		case "anyOf":
-			n.anyOf, err = c.schemaList(kv, kloc, key)
+			n.anyOf, err = c.schemaList(kv, at(loc, key), key)
 		case "oneOf":
-			n.oneOf, err = c.schemaList(kv, kloc, key)
+			n.oneOf, err = c.schemaList(kv, at(loc, key), key)
 		case "not":
 			n.not, err = sub(key, kv)
 		case "if":
@@ -676,9 +686,19 @@ func (c *compiler) dependentSchemas(n *node, v *jval, loc string) error {
 	return nil
 }
 
+// regexpCache keeps compiled patterns across Compile calls: registries
+// compile many schemas that share patterns, and a *regexp.Regexp is safe
+// for concurrent use. It stops growing at regexpCacheMax entries.
+var (
+	regexpCache  sync.Map // string → *regexp.Regexp
+	regexpCached atomic.Int32
+)
+
+const regexpCacheMax = 4096
+
 func (c *compiler) regexp(src, loc string) (*regexp.Regexp, error) {
-	if re, ok := c.regexps[src]; ok {
-		return re, nil
+	if re, ok := regexpCache.Load(src); ok {
+		return re.(*regexp.Regexp), nil
 	}
 	if len(src) > maxPatternBytes {
 		return nil, c.errf(loc, "the pattern is longer than %d bytes", maxPatternBytes)
@@ -696,7 +716,9 @@ func (c *compiler) regexp(src, loc string) (*regexp.Regexp, error) {
 		msg = strings.TrimPrefix(msg, "error parsing regexp: ")
 		return nil, c.errf(loc, "pattern %s is not supported: %s (patterns use RE2 syntax: no lookaround or backreferences)", shortJSON([]byte(strconv.Quote(src)), 80), msg)
 	}
-	c.regexps[src] = re
+	if regexpCached.Add(1) <= regexpCacheMax {
+		regexpCache.Store(src, re)
+	}
 	return re, nil
 }
 
@@ -745,8 +767,8 @@ func (c *compiler) resolve(n *node, ref string) (*node, error) {
 }
 
 func (c *compiler) memoLoc(v *jval) string {
-	if n, ok := c.memo[v]; ok {
-		return n.loc
+	if v.node != nil {
+		return v.node.loc
 	}
 	return ""
 }
@@ -756,12 +778,10 @@ func (c *compiler) memoLoc(v *jval) string {
 // would apply schemas to one value forever, or fan out so far that one
 // value would be checked against too many schemas.
 func checkInPlace(nodes []*node) error {
-	state := make(map[*node]int, len(nodes)) // 1: on the stack; 2: done
-	count := make(map[*node]int, len(nodes))
 	var stack []*node
 	var visit func(n *node) error
 	visit = func(n *node) error {
-		switch state[n] {
+		switch n.mark {
 		case 1:
 			// a cycle: report it from where it starts
 			i := len(stack) - 1
@@ -781,14 +801,14 @@ func checkInPlace(nodes []*node) error {
 		if len(stack) >= maxInPlaceDepth {
 			return &SchemaError{Pointer: n.loc, Msg: fmt.Sprintf("more than %d subschemas chained through $ref, allOf, anyOf, oneOf, not or if at one location", maxInPlaceDepth)}
 		}
-		state[n] = 1
+		n.mark = 1
 		stack = append(stack, n)
 		total := 1
 		err := eachInPlace(n, func(m *node) error {
 			if err := visit(m); err != nil {
 				return err
 			}
-			total += count[m]
+			total += int(m.fan)
 			if total > maxInPlaceCount {
 				total = maxInPlaceCount + 1
 			}
@@ -801,8 +821,8 @@ func checkInPlace(nodes []*node) error {
 			return &SchemaError{Pointer: n.loc, Msg: fmt.Sprintf("the schema applies more than %d subschemas to one value", maxInPlaceCount)}
 		}
 		stack = stack[:len(stack)-1]
-		state[n] = 2
-		count[n] = total
+		n.mark = 2
+		n.fan = int32(total)
 		return nil
 	}
 	for _, n := range nodes {

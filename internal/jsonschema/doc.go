@@ -2,6 +2,7 @@ package jsonschema
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/miniopenclaw/tool/internal/jsontext"
 )
@@ -28,6 +29,7 @@ type jval struct {
 	elems []*jval
 	keys  []string
 	vals  []*jval
+	node  *node // the schema compiled from this value, once it is
 }
 
 func (v *jval) get(key string) (*jval, bool) {
@@ -43,6 +45,32 @@ type docParser struct {
 	data  []byte
 	count int
 	buf   []byte
+	slab  []jval   // jvals are allocated in chunks
+	keys  []string // members of the open objects, as a stack
+	vals  []*jval
+	elems []*jval // elements of the open arrays, as a stack
+}
+
+// keywords interns the names of keywords, so that keys do not allocate.
+var keywords = func() map[string]string {
+	m := map[string]string{}
+	for _, k := range strings.Fields(`$schema $id $ref $defs definitions $anchor $dynamicAnchor $comment
+		title description default examples deprecated readOnly writeOnly type enum const properties
+		required additionalProperties patternProperties propertyNames minProperties maxProperties
+		dependentRequired dependentSchemas dependencies prefixItems items additionalItems minItems maxItems
+		uniqueItems contains minContains maxContains minLength maxLength pattern format minimum maximum
+		exclusiveMinimum exclusiveMaximum multipleOf allOf anyOf oneOf not if then else`) {
+		m[k] = k
+	}
+	return m
+}()
+
+func (p *docParser) newVal(kind uint8) *jval {
+	if len(p.slab) == cap(p.slab) {
+		p.slab = make([]jval, 0, min(max(len(p.data)/16, 8), 256))
+	}
+	p.slab = append(p.slab, jval{kind: kind})
+	return &p.slab[len(p.slab)-1]
 }
 
 func parseDoc(data []byte) (*jval, error) {
@@ -79,7 +107,9 @@ func (p *docParser) value(i, depth int) (*jval, int, error) {
 		if err != nil {
 			return nil, i, err
 		}
-		return &jval{kind: kString, s: string(s), raw: data[start:i]}, i, nil
+		v := p.newVal(kString)
+		v.s, v.raw = string(s), data[start:i]
+		return v, i, nil
 	case 't', 'f', 'n':
 		word, kind := "null", kNull
 		switch c {
@@ -91,13 +121,15 @@ func (p *docParser) value(i, depth int) (*jval, int, error) {
 		if i, err = jsontext.ReadLiteral(data, i, word); err != nil {
 			return nil, i, err
 		}
-		return &jval{kind: kind, raw: data[start:i]}, i, nil
+		v := p.newVal(kind)
+		v.raw = data[start:i]
+		return v, i, nil
 	case '[', '{':
 		if depth >= MaxSchemaDepth {
 			return nil, i, &jsontext.SyntaxError{Offset: i, Msg: fmt.Sprintf("%s (more than %d levels)", jsontext.ErrDepth, MaxSchemaDepth)}
 		}
 		closer := byte(']')
-		v := &jval{kind: kArray}
+		v := p.newVal(kArray)
 		if c == '{' {
 			closer, v.kind = '}', kObject
 		}
@@ -106,6 +138,7 @@ func (p *docParser) value(i, depth int) (*jval, int, error) {
 			v.raw = data[start : i+1]
 			return v, i + 1, nil
 		}
+		kbase, vbase, ebase := len(p.keys), len(p.vals), len(p.elems)
 		var seen map[string]struct{}
 		for {
 			if c == '{' {
@@ -121,16 +154,17 @@ func (p *docParser) value(i, depth int) (*jval, int, error) {
 				if k, i, err = jsontext.ReadString(data, i, p.buf); err != nil {
 					return nil, i, err
 				}
-				if len(v.keys) < dupScanLimit {
-					for _, prev := range v.keys {
+				keys := p.keys[kbase:]
+				if len(keys) < dupScanLimit {
+					for _, prev := range keys {
 						if prev == string(k) {
 							return nil, keyAt, duplicateKey(keyAt, k)
 						}
 					}
 				} else {
 					if seen == nil {
-						seen = make(map[string]struct{}, 2*len(v.keys))
-						for _, prev := range v.keys {
+						seen = make(map[string]struct{}, 2*len(keys))
+						for _, prev := range keys {
 							seen[prev] = struct{}{}
 						}
 					}
@@ -139,7 +173,11 @@ func (p *docParser) value(i, depth int) (*jval, int, error) {
 					}
 					seen[string(k)] = struct{}{}
 				}
-				v.keys = append(v.keys, string(k))
+				key, ok := keywords[string(k)]
+				if !ok {
+					key = string(k)
+				}
+				p.keys = append(p.keys, key)
 				i = jsontext.SkipSpace(data, i)
 				if i >= len(data) {
 					return nil, i, jsontext.UnexpectedEnd(i)
@@ -154,9 +192,9 @@ func (p *docParser) value(i, depth int) (*jval, int, error) {
 				return nil, i, err
 			}
 			if c == '{' {
-				v.vals = append(v.vals, e)
+				p.vals = append(p.vals, e)
 			} else {
-				v.elems = append(v.elems, e)
+				p.elems = append(p.elems, e)
 			}
 			i = jsontext.SkipSpace(data, i)
 			if i >= len(data) {
@@ -164,6 +202,16 @@ func (p *docParser) value(i, depth int) (*jval, int, error) {
 			}
 			if data[i] == closer {
 				v.raw = data[start : i+1]
+				if c == '{' {
+					v.keys = append([]string(nil), p.keys[kbase:]...)
+					v.vals = append([]*jval(nil), p.vals[vbase:]...)
+					clear(p.vals[vbase:])
+					p.keys, p.vals = p.keys[:kbase], p.vals[:vbase]
+				} else {
+					v.elems = append([]*jval(nil), p.elems[ebase:]...)
+					clear(p.elems[ebase:])
+					p.elems = p.elems[:ebase]
+				}
 				return v, i + 1, nil
 			}
 			if data[i] != ',' {
@@ -177,7 +225,9 @@ func (p *docParser) value(i, depth int) (*jval, int, error) {
 			if lit, i, err = jsontext.ReadNumber(data, i); err != nil {
 				return nil, i, err
 			}
-			return &jval{kind: kNumber, s: string(lit), raw: lit}, i, nil
+			v := p.newVal(kNumber)
+			v.s, v.raw = string(lit), lit
+			return v, i, nil
 		}
 		return nil, i, jsontext.Unexpected(data, i, "a value")
 	}
