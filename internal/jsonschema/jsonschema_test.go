@@ -2,6 +2,9 @@ package jsonschema
 
 import (
 	"encoding/json"
+	"fmt"
+	"strings"
+	"sync"
 	"testing"
 )
 
@@ -81,4 +84,64 @@ func TestDefaults(t *testing.T) {
 	if len(vs) == 0 || string(out) != string(in) {
 		t.Errorf("invalid instance: out %s, violations %v", out, vs)
 	}
+}
+
+func TestManyViolations(t *testing.T) {
+	s, err := Compile([]byte(`{"type":"object","additionalProperties":false}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	b.WriteString("{")
+	for i := range 1000 {
+		if i > 0 {
+			b.WriteString(",")
+		}
+		fmt.Fprintf(&b, `"k%d":%d`, i, i)
+	}
+	b.WriteString("}")
+	_, vs, err := s.Validate([]byte(b.String()), Limits{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(vs) != MaxViolations+1 {
+		t.Fatalf("got %d violations, want %d", len(vs), MaxViolations+1)
+	}
+	if vs[0].Pointer != "/k0" || vs[MaxViolations-1].Pointer != "/k99" {
+		t.Errorf("not in document order: %v ... %v", vs[0], vs[MaxViolations-1])
+	}
+	if last := vs[MaxViolations]; last.Got != "900 more problems" {
+		t.Errorf("last violation %+v", last)
+	}
+}
+
+// TestConcurrent validates from many goroutines at once (run with -race).
+func TestConcurrent(t *testing.T) {
+	s, err := Compile([]byte(flightsSchema))
+	if err != nil {
+		t.Fatal(err)
+	}
+	inputs := []string{flightsInput, `{"from":"SFO","to":"JFK","date":"2026-12-24"}`, `{"from":"sfo"}`, `{`}
+	var wg sync.WaitGroup
+	for g := range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range 200 {
+				in := inputs[(g+i)%len(inputs)]
+				out, vs, err := s.Validate([]byte(in), Limits{})
+				switch in {
+				case flightsInput:
+					if err != nil || len(vs) != 0 || string(out) != in {
+						t.Errorf("valid input: %s %v %v", out, vs, err)
+					}
+				case `{`:
+					if err == nil {
+						t.Error("no syntax error")
+					}
+				}
+			}
+		}()
+	}
+	wg.Wait()
 }

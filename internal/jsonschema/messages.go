@@ -80,13 +80,7 @@ func countPhrase(lo, hi int64, one, many string) string {
 // describe says in plain words what schema n allows.
 func describe(n *node) string { return describeDepth(n, 0) }
 
-func describeList(alts []*node) string {
-	parts := make([]string, len(alts))
-	for i, m := range alts {
-		parts[i] = describeDepth(m, 1)
-	}
-	return strings.Join(parts, "; ")
-}
+func describeList(alts []*node) string { return joinDescs(alts, 1) }
 
 // isPhrase turns a description into a predicate: "is a string".
 func isPhrase(n *node) string { return "is " + describeDepth(n, 1) }
@@ -165,9 +159,13 @@ func describeDepth(n *node, depth int) string {
 }
 
 func joinDescs(alts []*node, depth int) string {
-	parts := make([]string, len(alts))
+	parts := make([]string, 0, min(len(alts), maxListed+1))
 	for i, m := range alts {
-		parts[i] = describeDepth(m, depth)
+		if i == maxListed {
+			parts = append(parts, fmt.Sprintf("… (%d more)", len(alts)-i))
+			break
+		}
+		parts = append(parts, describeDepth(m, depth))
 	}
 	return strings.Join(parts, "; ")
 }
@@ -336,6 +334,10 @@ func (v *validator) enumHint(n *node, i int32) string {
 // properties or patternProperties entry admits and additionalProperties
 // forbids.
 func (v *validator) unknownProperty(n *node, i, k int32) {
+	if len(v.recs) >= MaxViolations {
+		v.dropped++
+		return
+	}
 	key := string(v.str(&v.tape[k]))
 	var allowed []string
 	for _, p := range n.props {
@@ -370,13 +372,16 @@ func (v *validator) unknownProperty(n *node, i, k int32) {
 	if best, ok := closest(key, allowed); ok {
 		hint = fmt.Sprintf("did you mean %q?", best)
 	}
-	v.add(k+1, b.String(), v.got(k+1, false), hint)
-	// Order the report by the key, not the value.
-	v.recs[len(v.recs)-1].off = v.tape[k].start
+	// Ordered by the key, not the value.
+	v.record(vrec{off: v.tape[k].start, v: Violation{Pointer: v.pointer(), Expected: b.String(), Got: v.got(k+1, false), Hint: hint}})
 }
 
 // missing reports that the object at i lacks property name.
 func (v *validator) missing(n *node, i int32, name, expected string) {
+	if len(v.recs) >= MaxViolations {
+		v.dropped++
+		return
+	}
 	t := &v.tape[i]
 	hint := ""
 	var sent []string
@@ -397,7 +402,7 @@ func (v *validator) missing(n *node, i int32, name, expected string) {
 	}
 	ptr := v.pointer()
 	ptr = string(appendToken([]byte(ptr+"/"), []byte(name)))
-	v.recs = append(v.recs, vrec{off: t.end - 1, v: Violation{Pointer: ptr, Expected: expected, Got: "nothing", Hint: hint}})
+	v.record(vrec{off: t.end - 1, v: Violation{Pointer: ptr, Expected: expected, Got: "nothing", Hint: hint}})
 }
 
 func shorten(s string, n int) string {

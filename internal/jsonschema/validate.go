@@ -17,6 +17,10 @@ import (
 // themselves) can otherwise make the work grow exponentially with depth.
 var ErrTooComplex = errors.New("the schema is too complex to check this value")
 
+// MaxViolations is the most violations Validate reports; past it, the
+// last one says how many more there were.
+const MaxViolations = 100
+
 // Work budget for one Validate call: subschema applications allowed.
 const (
 	baseSteps    = 1 << 20
@@ -30,6 +34,7 @@ type validator struct {
 	parser
 	path     []pathSeg
 	recs     []vrec
+	dropped  int // violations past MaxViolations
 	steps    int
 	maxSteps int
 	tooMuch  bool
@@ -73,7 +78,7 @@ func (s *Schema) Validate(data []byte, lim Limits) (out []byte, violations []Vio
 		return nil, nil, err
 	}
 	v.path = v.path[:0]
-	v.recs = v.recs[:0]
+	v.recs, v.dropped = v.recs[:0], 0
 	v.steps, v.tooMuch = 0, false
 	v.maxSteps = baseSteps + stepsPerNode*len(v.tape)
 	if !v.eval(s.root, 0, true) {
@@ -146,7 +151,23 @@ func (v *validator) violations() []Violation {
 			out = append(out, r.v)
 		}
 	}
+	if v.dropped > 0 {
+		out = append(out, Violation{
+			Expected: fmt.Sprintf("at most %d problems listed", MaxViolations),
+			Got:      plural(int64(v.dropped), "more problem", "more problems"),
+			Hint:     "fix the ones listed and try again",
+		})
+	}
 	return out
+}
+
+// record adds r unless MaxViolations are already recorded.
+func (v *validator) record(r vrec) {
+	if len(v.recs) >= MaxViolations {
+		v.dropped++
+		return
+	}
+	v.recs = append(v.recs, r)
 }
 
 // pointer returns the JSON pointer of the current instance location.
@@ -184,7 +205,11 @@ func (v *validator) pop()            { v.path = v.path[:len(v.path)-1] }
 // add records a violation at the current location for the value at tape
 // index at.
 func (v *validator) add(at int32, expected, got, hint string) {
-	v.recs = append(v.recs, vrec{off: v.tape[at].start, v: Violation{Pointer: v.pointer(), Expected: expected, Got: got, Hint: hint}})
+	if len(v.recs) >= MaxViolations {
+		v.dropped++
+		return
+	}
+	v.record(vrec{off: v.tape[at].start, v: Violation{Pointer: v.pointer(), Expected: expected, Got: got, Hint: hint}})
 }
 
 func (v *validator) typeOK(types uint8, t *tnode) bool {
