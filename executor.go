@@ -255,7 +255,16 @@ func (e *Executor) plan(calls []Call) (*plan, error) {
 		deps[i] = d
 		hasDeps = true
 	}
-	if hasDeps || n > 1 {
+	if !hasDeps && n <= 32 {
+		// Only duplicate IDs can be wrong; small batches need no map.
+		for i := 1; i < n; i++ {
+			for j := range i {
+				if id := calls[i].ID; id != "" && id == calls[j].ID {
+					return nil, fmt.Errorf("duplicate call ID %q (calls #%d and #%d)", id, j, i)
+				}
+			}
+		}
+	} else {
 		ids = make([]string, n)
 		if deps == nil {
 			deps = make([][]string, n)
