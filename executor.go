@@ -118,7 +118,8 @@ func (r *Registry) call0(ctx context.Context, c Call) (Result, error) {
 }
 
 // Run runs calls and returns their outcomes in input order: outcomes[i] is
-// what became of calls[i], and its Result is never empty. Every call goes
+// what became of calls[i]. A failed call's Result always has IsError set, a
+// Kind and a message for the model, and its Err is not nil. Every call goes
 // through [Registry.Execute]'s safe path (parsing, validation, defaults,
 // time limit, panic guard, result budget); a failed call is an Outcome,
 // never a reason to stop its siblings.
