@@ -1,6 +1,7 @@
 package schema
 
 import (
+	"bytes"
 	"encoding"
 	"encoding/base64"
 	"encoding/json"
@@ -579,6 +580,7 @@ func (d *decoder) decodeSlice(i int, u *use, v reflect.Value, depth int) (int, e
 	n := u.n
 	i = jsontext.SkipSpace(data, i+1)
 	var s reflect.Value
+	var spans []int // start and end of each item, for uniqueItems
 	count := 0
 	if i < len(data) && data[i] == ']' {
 		i++
@@ -592,7 +594,13 @@ func (d *decoder) decodeSlice(i int, u *use, v reflect.Value, depth int) (int, e
 			}
 			d.path = append(d.path, segment{index: count})
 			var err error
+			if u.c.uniqueItems {
+				spans = append(spans, jsontext.SkipSpace(data, i))
+			}
 			i, err = d.decode(i, n.elem, s.Index(count), depth+1)
+			if u.c.uniqueItems {
+				spans = append(spans, i)
+			}
 			d.path = d.path[:len(d.path)-1]
 			if err != nil {
 				return i, err
@@ -616,7 +624,7 @@ func (d *decoder) decodeSlice(i int, u *use, v reflect.Value, depth int) (int, e
 		s = reflect.MakeSlice(n.typ, 0, 0)
 	}
 	s = s.Slice(0, count)
-	if d.checkItems(u, s, count, start, i) {
+	if d.checkItems(u, count, spans, start, i) {
 		v.Set(s)
 	}
 	return i, nil
@@ -631,15 +639,22 @@ func (d *decoder) decodeArray(i int, u *use, v reflect.Value, depth int) (int, e
 	n := u.n
 	i = jsontext.SkipSpace(data, i+1)
 	count := 0
+	var spans []int
 	if i < len(data) && data[i] == ']' {
 		i++
 	} else {
 		for {
 			var err error
 			if count < n.length {
+				if u.c.uniqueItems {
+					spans = append(spans, jsontext.SkipSpace(data, i))
+				}
 				d.path = append(d.path, segment{index: count})
 				i, err = d.decode(i, n.elem, v.Index(count), depth+1)
 				d.path = d.path[:len(d.path)-1]
+				if u.c.uniqueItems {
+					spans = append(spans, i)
+				}
 			} else {
 				i, err = jsontext.SkipValue(data, i, depth+1, d.maxDepth)
 			}
@@ -665,19 +680,20 @@ func (d *decoder) decodeArray(i int, u *use, v reflect.Value, depth int) (int, e
 		d.violate(expect(u), fmt.Sprintf("an array of %d items", count), "")
 		return i, nil
 	}
-	d.checkItems(u, v, count, start, i)
+	d.checkItems(u, count, spans, start, i)
 	return i, nil
 }
 
-// checkItems checks minItems, maxItems and uniqueItems.
-func (d *decoder) checkItems(u *use, s reflect.Value, count, start, end int) bool {
+// checkItems checks minItems, maxItems and uniqueItems. spans holds the
+// start and end offsets of each item when uniqueItems is set.
+func (d *decoder) checkItems(u *use, count int, spans []int, start, end int) bool {
 	c := &u.c
 	if count < c.minItems || c.maxItems >= 0 && count > c.maxItems {
 		d.violate(expect(u), fmt.Sprintf("an array of %d items", count), "")
 		return false
 	}
 	if c.uniqueItems {
-		if j, k, dup := duplicateItems(s, count); dup {
+		if j, k, dup := duplicateItems(d.data, spans); dup {
 			d.violate(expect(u), describe(d.data[start:end]), fmt.Sprintf("items %d and %d are equal", j, k))
 			return false
 		}
@@ -685,30 +701,81 @@ func (d *decoder) checkItems(u *use, s reflect.Value, count, start, end int) boo
 	return true
 }
 
-// duplicateItems finds two equal items of s as JSON Schema compares them:
-// by value, so pointers are compared by what they point to and nested
-// arrays and objects by their contents.
-func duplicateItems(s reflect.Value, count int) (int, int, bool) {
-	et := s.Type().Elem()
-	plain := et.Comparable() && et.Kind() != reflect.Pointer && et.Kind() != reflect.Interface
-	seen := make(map[any]int, count)
-	for k := range count {
-		var key any
-		if plain {
-			key = s.Index(k).Interface()
-		} else {
-			b, err := json.Marshal(s.Index(k).Interface())
-			if err != nil {
-				continue
-			}
-			key = string(b)
+// duplicateItems finds two equal items as JSON Schema compares them: as
+// written, with objects compared regardless of key order and numbers by
+// value (1 equals 1.0), not as bound (where an absent field would equal
+// its zero value).
+func duplicateItems(data []byte, spans []int) (int, int, bool) {
+	seen := make(map[string]int, len(spans)/2)
+	for k := 0; k+1 < len(spans); k += 2 {
+		key, ok := canonicalJSON(data[spans[k]:spans[k+1]])
+		if !ok {
+			continue
 		}
 		if j, dup := seen[key]; dup {
-			return j, k, true
+			return j, k / 2, true
 		}
-		seen[key] = k
+		seen[key] = k / 2
 	}
 	return 0, 0, false
+}
+
+// canonicalJSON returns a form of a JSON value in which equal values are
+// equal strings: object keys sorted, numbers as exact rationals.
+func canonicalJSON(raw []byte) (string, bool) {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		return "", false
+	}
+	var b strings.Builder
+	writeCanonical(&b, v)
+	return b.String(), true
+}
+
+func writeCanonical(b *strings.Builder, v any) {
+	switch x := v.(type) {
+	case map[string]any:
+		keys := make([]string, 0, len(x))
+		for k := range x {
+			keys = append(keys, k)
+		}
+		slices.Sort(keys)
+		b.WriteByte('{')
+		for i, k := range keys {
+			if i > 0 {
+				b.WriteByte(',')
+			}
+			b.WriteString(strconv.Quote(k))
+			b.WriteByte(':')
+			writeCanonical(b, x[k])
+		}
+		b.WriteByte('}')
+	case []any:
+		b.WriteByte('[')
+		for i, e := range x {
+			if i > 0 {
+				b.WriteByte(',')
+			}
+			writeCanonical(b, e)
+		}
+		b.WriteByte(']')
+	case json.Number:
+		if len(x) <= 400 {
+			if r, ok := new(big.Rat).SetString(string(x)); ok {
+				b.WriteString(r.RatString())
+				return
+			}
+		}
+		b.WriteString(string(x))
+	case string:
+		b.WriteString(strconv.Quote(x))
+	case bool:
+		b.WriteString(strconv.FormatBool(x))
+	default:
+		b.WriteString("null")
+	}
 }
 
 func depthError(i, maxDepth int) error {
