@@ -374,3 +374,45 @@ func TestServerTypedTool(t *testing.T) {
 		})
 	}
 }
+
+// TestServerHTTPRefusesCrossOrigin checks the Origin and Host checks the
+// specification asks of HTTP servers.
+func TestServerHTTPRefusesCrossOrigin(t *testing.T) {
+	srv := mcptool.NewServer(newRegistry(echo{}))
+	defer srv.Close()
+	hs := httptest.NewServer(srv)
+	defer hs.Close()
+	body := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"x","version":"0"}}}`
+	tests := []struct {
+		name   string
+		header map[string]string
+		host   string
+		want   int
+	}{
+		{"same origin", map[string]string{}, "", 200},
+		{"cross-origin browser", map[string]string{"Origin": "https://evil.example", "Sec-Fetch-Site": "cross-site"}, "", 403},
+		{"DNS rebinding", map[string]string{}, "evil.example", 403},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			req := httptest.NewRequestWithContext(t.Context(), "POST", hs.URL, strings.NewReader(body))
+			req.RequestURI = ""
+			req.Header.Set("Content-Type", "application/json")
+			req.Header.Set("Accept", "application/json, text/event-stream")
+			for k, v := range tt.header {
+				req.Header.Set(k, v)
+			}
+			if tt.host != "" {
+				req.Host = tt.host
+			}
+			resp, err := hs.Client().Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp.Body.Close()
+			if resp.StatusCode != tt.want {
+				t.Errorf("status %d, want %d", resp.StatusCode, tt.want)
+			}
+		})
+	}
+}
