@@ -98,6 +98,7 @@ type node struct {
 	types uint8 // 0: any
 
 	enum     []*jval
+	enumSet  map[string]struct{} // for long enums of strings only
 	hasConst bool
 	constVal *jval
 
@@ -346,6 +347,7 @@ func (c *compiler) compile(v *jval, loc string, isRoot bool) (*node, error) {
 			if n.enum == nil {
 				n.enum = []*jval{}
 			}
+			n.enumSet = stringSet(n.enum)
 		case "const":
 			n.hasConst, n.constVal = true, kv
 		case "properties":
@@ -532,6 +534,22 @@ func (c *compiler) compile(v *jval, loc string, isRoot bool) (*node, error) {
 		n.minContains, n.maxContains = -1, -1
 	}
 	return n, nil
+}
+
+// stringSet returns the set of the values of a long enum of strings, or
+// nil.
+func stringSet(enum []*jval) map[string]struct{} {
+	if len(enum) <= 16 {
+		return nil
+	}
+	set := make(map[string]struct{}, len(enum))
+	for _, e := range enum {
+		if e.kind != kString {
+			return nil
+		}
+		set[e.s] = struct{}{}
+	}
+	return set
 }
 
 func (c *compiler) addAnchor(name string, v *jval) {

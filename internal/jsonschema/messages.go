@@ -322,6 +322,9 @@ func (v *validator) enumHint(n *node, i int32) string {
 	for _, e := range n.enum {
 		if e.kind == kString {
 			names = append(names, e.s)
+			if len(names) == maxCandidates {
+				break
+			}
 		}
 	}
 	if best, ok := closest(got, names); ok {
@@ -334,8 +337,7 @@ func (v *validator) enumHint(n *node, i int32) string {
 // properties or patternProperties entry admits and additionalProperties
 // forbids.
 func (v *validator) unknownProperty(n *node, i, k int32) {
-	if len(v.recs) >= MaxViolations {
-		v.dropped++
+	if !v.room() {
 		return
 	}
 	key := string(v.str(&v.tape[k]))
@@ -378,8 +380,7 @@ func (v *validator) unknownProperty(n *node, i, k int32) {
 
 // missing reports that the object at i lacks property name.
 func (v *validator) missing(n *node, i int32, name, expected string) {
-	if len(v.recs) >= MaxViolations {
-		v.dropped++
+	if !v.room() {
 		return
 	}
 	t := &v.tape[i]
@@ -418,11 +419,17 @@ func shorten(s string, n int) string {
 	return s[:i] + "…"
 }
 
+// maxCandidates bounds the work of a did-you-mean hint.
+const maxCandidates = 200
+
 // closest returns the candidate that equals s ignoring case, or failing
 // that the nearest one within a small edit distance.
 func closest(s string, candidates []string) (string, bool) {
 	if s == "" || len(s) > 64 {
 		return "", false
+	}
+	if len(candidates) > maxCandidates {
+		candidates = candidates[:maxCandidates]
 	}
 	for _, c := range candidates {
 		if c != s && strings.EqualFold(c, s) {

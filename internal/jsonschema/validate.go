@@ -202,13 +202,19 @@ func (v *validator) pushKey(k int32) { v.path = append(v.path, pathSeg{key: k}) 
 func (v *validator) pushIdx(i int)   { v.path = append(v.path, pathSeg{key: -1, idx: int32(i)}) }
 func (v *validator) pop()            { v.path = v.path[:len(v.path)-1] }
 
+// room reports whether another violation can be recorded, counting it
+// as dropped if not. Callers check it before building a message.
+func (v *validator) room() bool {
+	if len(v.recs) >= MaxViolations {
+		v.dropped++
+		return false
+	}
+	return true
+}
+
 // add records a violation at the current location for the value at tape
 // index at.
 func (v *validator) add(at int32, expected, got, hint string) {
-	if len(v.recs) >= MaxViolations {
-		v.dropped++
-		return
-	}
 	v.record(vrec{off: v.tape[at].start, v: Violation{Pointer: v.pointer(), Expected: expected, Got: got, Hint: hint}})
 }
 
@@ -246,32 +252,43 @@ func (v *validator) eval(n *node, i int32, rep bool) bool {
 	}
 	if n.boolean {
 		if !n.accept && rep {
-			v.add(i, "no value here (the schema allows nothing)", v.got(i, true), "")
+			if v.room() {
+				v.add(i, "no value here (the schema allows nothing)", v.got(i, true), "")
+			}
 		}
 		return n.accept
 	}
 	t := &v.tape[i]
 	if n.types != 0 && !v.typeOK(n.types, t) {
 		if rep {
-			v.add(i, describe(n), v.got(i, true), "")
+			if v.room() {
+				v.add(i, describe(n), v.got(i, true), "")
+			}
 		}
 		return false
 	}
 	ok := true
 	if n.enum != nil {
 		found := false
-		for _, e := range n.enum {
-			v.steps++
-			if v.equal(i, e) {
-				found = true
-				break
+		if n.enumSet != nil {
+			_, found = n.enumSet[string(v.str(t))]
+			found = found && t.kind == kString
+		} else {
+			for _, e := range n.enum {
+				v.steps++
+				if v.equal(i, e) {
+					found = true
+					break
+				}
 			}
 		}
 		if !found {
 			if !rep {
 				return false
 			}
-			v.add(i, describe(n), v.got(i, false), v.enumHint(n, i))
+			if v.room() {
+				v.add(i, describe(n), v.got(i, false), v.enumHint(n, i))
+			}
 			ok = false
 		}
 	}
@@ -279,7 +296,9 @@ func (v *validator) eval(n *node, i int32, rep bool) bool {
 		if !rep {
 			return false
 		}
-		v.add(i, describe(n), v.got(i, false), "")
+		if v.room() {
+			v.add(i, describe(n), v.got(i, false), "")
+		}
 		ok = false
 	}
 	switch t.kind {
@@ -288,7 +307,9 @@ func (v *validator) eval(n *node, i int32, rep bool) bool {
 			if !rep {
 				return false
 			}
-			v.add(i, describe(n), v.got(i, false), formatHint(n))
+			if v.room() {
+				v.add(i, describe(n), v.got(i, false), formatHint(n))
+			}
 			ok = false
 		}
 	case kNumber:
@@ -296,7 +317,9 @@ func (v *validator) eval(n *node, i int32, rep bool) bool {
 			if !rep {
 				return false
 			}
-			v.add(i, describe(n), v.got(i, false), "")
+			if v.room() {
+				v.add(i, describe(n), v.got(i, false), "")
+			}
 			ok = false
 		}
 	case kObject:
@@ -363,8 +386,10 @@ func (v *validator) eval(n *node, i int32, rep bool) bool {
 			if first < 0 {
 				v.alternatives(n.oneOf, i)
 			} else {
-				v.add(i, "exactly one of: "+describeList(n.oneOf), fmt.Sprintf("%s, which matches both alternative %d (%s) and alternative %d (%s)",
-					v.got(i, false), first+1, describeDepth(n.oneOf[first], 1), second+1, describeDepth(n.oneOf[second], 1)), "")
+				if v.room() {
+					v.add(i, "exactly one of: "+describeList(n.oneOf), fmt.Sprintf("%s, which matches both alternative %d (%s) and alternative %d (%s)",
+						v.got(i, false), first+1, describeDepth(n.oneOf[first], 1), second+1, describeDepth(n.oneOf[second], 1)), "")
+				}
 			}
 			ok = false
 		}
@@ -373,7 +398,9 @@ func (v *validator) eval(n *node, i int32, rep bool) bool {
 		if !rep {
 			return false
 		}
-		v.add(i, "anything except "+describeDepth(n.not, 1), v.got(i, true), "")
+		if v.room() {
+			v.add(i, "anything except "+describeDepth(n.not, 1), v.got(i, true), "")
+		}
 		ok = false
 	}
 	if n.ifN != nil {
@@ -411,7 +438,9 @@ func (v *validator) alternatives(alts []*node, i int32) {
 		v.eval(alts[only], i, true)
 		return
 	}
-	v.add(i, "one of: "+describeList(alts), v.got(i, true), "")
+	if v.room() {
+		v.add(i, "one of: "+describeList(alts), v.got(i, true), "")
+	}
 }
 
 // plausible reports whether alternative m was probably meant for the value
@@ -505,7 +534,9 @@ func (v *validator) object(n *node, i int32, rep bool) bool {
 		if !rep {
 			return false
 		}
-		v.add(i, "an object with "+countPhrase(n.minProps, n.maxProps, "property", "properties"), plural(int64(t.n), "property", "properties"), "")
+		if v.room() {
+			v.add(i, "an object with "+countPhrase(n.minProps, n.maxProps, "property", "properties"), plural(int64(t.n), "property", "properties"), "")
+		}
 		ok = false
 	}
 	members := n.props != nil || n.patternProps != nil || n.additional != nil || n.propNames != nil
@@ -580,7 +611,9 @@ func (v *validator) object(n *node, i int32, rep bool) bool {
 				return false
 			}
 			v.pushKey(k)
-			v.add(k, "a property name that is "+describeDepth(n.propNames, 1), v.got(k, false), "")
+			if v.room() {
+				v.add(k, "a property name that is "+describeDepth(n.propNames, 1), v.got(k, false), "")
+			}
 			v.pop()
 			ok = false
 		}
@@ -645,7 +678,9 @@ func (v *validator) array(n *node, i int32, rep bool) bool {
 		if !rep {
 			return false
 		}
-		v.add(i, "an array of "+countPhrase(n.minItems, n.maxItems, "item", "items"), plural(int64(t.n), "item", "items"), "")
+		if v.room() {
+			v.add(i, "an array of "+countPhrase(n.minItems, n.maxItems, "item", "items"), plural(int64(t.n), "item", "items"), "")
+		}
 		ok = false
 	}
 	if n.prefixItems != nil || n.items != nil {
@@ -661,7 +696,9 @@ func (v *validator) array(n *node, i int32, rep bool) bool {
 				if sn.boolean && !sn.accept {
 					good = false
 					if rep {
-						v.add(k, fmt.Sprintf("no item here (at most %s)", plural(int64(len(n.prefixItems)), "item", "items")), v.got(k, true), "")
+						if v.room() {
+							v.add(k, fmt.Sprintf("no item here (at most %s)", plural(int64(len(n.prefixItems)), "item", "items")), v.got(k, true), "")
+						}
 					}
 				} else {
 					good = v.eval(sn, k, rep)
@@ -692,8 +729,10 @@ func (v *validator) array(n *node, i int32, rep bool) bool {
 			if !rep {
 				return false
 			}
-			v.add(i, fmt.Sprintf("an array with %s that %s", countPhrase(lo, n.maxContains, "item", "items"), isPhrase(n.contains)),
-				fmt.Sprintf("%d such items", count), "")
+			if v.room() {
+				v.add(i, fmt.Sprintf("an array with %s that %s", countPhrase(lo, n.maxContains, "item", "items"), isPhrase(n.contains)),
+					fmt.Sprintf("%d such items", count), "")
+			}
 			ok = false
 		}
 	}
@@ -702,7 +741,9 @@ func (v *validator) array(n *node, i int32, rep bool) bool {
 			if !rep {
 				return false
 			}
-			v.add(i, "an array of unique items", fmt.Sprintf("items %d and %d are equal", a, b), "")
+			if v.room() {
+				v.add(i, "an array of unique items", fmt.Sprintf("items %d and %d are equal", a, b), "")
+			}
 			ok = false
 		}
 	}
