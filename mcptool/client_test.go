@@ -13,6 +13,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/miniopenclaw/tool"
 	"github.com/miniopenclaw/tool/mcptool"
+	"github.com/miniopenclaw/tool/tooltest"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -414,5 +415,20 @@ func TestRoundTrip(t *testing.T) {
 	res = r.Execute(t.Context(), "add", json.RawMessage(`{"a":-1,"b":-1}`))
 	if !res.IsError || res.Error != "both addends are negative" {
 		t.Errorf("add failing: %+v", res)
+	}
+}
+
+// TestRemoteToolConformance runs the tooltest checks on an imported tool:
+// the remote tool must keep the Tool contract like a local one.
+func TestRemoteToolConformance(t *testing.T) {
+	c := connect(t, remote(t))
+	tools, err := c.Tools(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tl := range tools {
+		if tl.Name() == "sum" {
+			tooltest.Run(t, func(*testing.T) tool.Tool { return tl }, json.RawMessage(`{"a":1,"b":2}`))
+		}
 	}
 }
