@@ -337,6 +337,15 @@ func TestPeerInspector(t *testing.T) {
 			if code != 5 || !strings.Contains(out+errOut, "invalid arguments") {
 				t.Errorf("tools/call add a=x: exit %d, want 5 (isError)\nstdout: %s\nstderr: %s", code, out, errOut)
 			}
+			// clawtool's own built-in tools, next to the imported fixtures.
+			out, errOut, code = run(t, p.inspector, append(tg.args, "--method", "tools/call", "--tool-name", "calc", "--tool-arg", "expression=6*7", "--format", "json")...)
+			if code != 0 || !strings.Contains(out, `"text":"42"`) {
+				t.Errorf("tools/call calc 6*7: exit %d\nstdout: %s\nstderr: %s", code, out, errOut)
+			}
+			out, errOut, code = run(t, p.inspector, append(tg.args, "--method", "tools/call", "--tool-name", "calc", "--tool-args-json", `{"expression":""}`, "--format", "json")...)
+			if code != 5 || !strings.Contains(out+errOut, "/expression") {
+				t.Errorf("tools/call calc with an empty expression: exit %d, want 5 (isError)\nstdout: %s\nstderr: %s", code, out, errOut)
+			}
 		})
 	}
 }
