@@ -86,6 +86,9 @@ func (m *mcpFlags) importInto(ctx context.Context, e *env, r *tool.Registry) (cl
 			cmd := exec.Command(argv[0], argv[1:]...)
 			stderr := &headBuffer{max: 4 << 10}
 			cmd.Stderr = stderr
+			// A grandchild (npx starts node) may hold stderr open after the
+			// server exits; do not let that hold up closing.
+			cmd.WaitDelay = time.Second
 			cctx, cancel := context.WithTimeout(ctx, mcpConnectTimeout)
 			defer cancel()
 			c, err := mcptool.Connect(cctx, mcptool.CommandTransport(cmd))
