@@ -118,6 +118,7 @@ type fshape struct {
 	str      bool   // the ,string option applies (number or boolean inside)
 	omit     string // "omitempty", "omitzero" or ""
 	strTag   bool   // the tag has ,string, whether or not it applies
+	minTag   bool   // a minimum tag was written, whether or not it applies
 	c        cons
 	required bool
 }
@@ -441,6 +442,7 @@ func (g *typeGen) constraints(f *fshape, in *shape) []string {
 		default:
 			tags = append(tags, pick(e, tagKV("minimum", "3"), tagKV("maxLength", "0"), tagKV("maxItems", "0")))
 		}
+		f.minTag = strings.Contains(tags[len(tags)-1], "minimum")
 		return tags
 	}
 	if !chance(e, 60) {
@@ -525,6 +527,10 @@ func (g *typeGen) constraints(f *fshape, in *shape) []string {
 	}
 	scalar := in.k == gString || in.k == gInt || in.k == gUint || in.k == gFloat || in.k == gBool || in.k == gNumber
 	vg := &valueGen{e: e}
+	vg.value(f.sh, c, f.str, 0)
+	if vg.impossible {
+		return tags
+	}
 	if scalar && chance(e, 30) {
 		// An enum of values that meet the other keywords.
 		var items []string
@@ -631,6 +637,9 @@ type valueGen struct {
 	// hasFormat is set when a value with an asserted format was written:
 	// text mutations may then break it in ways format checkers differ on.
 	hasFormat bool
+	// impossible is set when the keywords allow no value the generator
+	// can write, so that no enum or default is made of an invalid one.
+	impossible bool
 }
 
 func (g *valueGen) instance(sh *shape, mutate bool) string {
@@ -886,6 +895,7 @@ func (g *valueGen) number(sh *shape, c *cons, str bool) string {
 		kHi--
 	}
 	if kHi < kLo {
+		g.impossible = true
 		return "0" // no valid value near: the instance is simply invalid
 	}
 	span := kHi - kLo
@@ -1360,7 +1370,7 @@ func decodeVerdict(c *schema.Codec, t reflect.Type, data []byte) (v verdict, bou
 }
 
 func validateVerdict(s *jsonschema.Schema, data []byte) verdict {
-	if len(bytes.TrimSpace(data)) == 0 {
+	if len(bytes.Trim(data, " \t\r\n")) == 0 { // JSON whitespace only
 		data = []byte("{}") // as Registry.Execute and Decode read blank arguments
 	}
 	_, vs, err := s.Validate(data, jsonschema.Limits{MaxDepth: maxDepth})
@@ -1392,7 +1402,7 @@ func compileOracle(doc []byte) (*oracle.Schema, error) {
 }
 
 func oracleVerdict(s *oracle.Schema, data []byte) verdict {
-	if len(bytes.TrimSpace(data)) == 0 {
+	if len(bytes.Trim(data, " \t\r\n")) == 0 { // JSON whitespace only
 		data = []byte("{}")
 	}
 	x, err := oracle.UnmarshalJSON(bytes.NewReader(data))
@@ -1702,7 +1712,7 @@ func refused(sh *shape, seen map[*shape]bool) bool {
 			if f.strTag && (in.k == gString || in.k == gNumber) {
 				return true
 			}
-			if f.str && (f.c.lo != nil || f.c.hi != nil || f.c.mult != "") {
+			if f.str && (f.c.lo != nil || f.c.hi != nil || f.c.mult != "" || f.minTag) {
 				return true
 			}
 			if refused(f.sh, seen) {
