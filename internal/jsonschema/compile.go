@@ -148,7 +148,13 @@ type node struct {
 	onlyRef bool // the schema is {"$ref": ...} plus annotations
 
 	mark uint8 // checkInPlace: 1 while visiting, 2 when done
-	fan  int32 // checkInPlace: subschemas applied at one location
+
+	// Where defaults can apply, so that Validate skips the rest.
+	reachMark  uint8 // markDefaults: 1 while visiting, 2 when done
+	defHere    bool  // a property schema has a default
+	childReach bool  // a property or item schema has defReach
+	defReach   bool  // defHere or childReach, here or in place
+	fan        int32 // checkInPlace: subschemas applied at one location
 }
 
 func (n *node) prop(key []byte) *node {
@@ -242,6 +248,9 @@ func Compile(doc []byte) (*Schema, error) {
 				n.def = nil
 			}
 		}
+	}
+	if defaults {
+		markDefaults(rn, 0)
 	}
 	return &Schema{root: rn, defaults: defaults}, nil
 }
@@ -534,6 +543,48 @@ func (c *compiler) compile(v *jval, loc string, isRoot bool) (*node, error) {
 		n.minContains, n.maxContains = -1, -1
 	}
 	return n, nil
+}
+
+// markDefaults sets the default-reach flags of n and of the schemas below
+// it. A schema met again while it is being visited (recursion) is taken
+// to reach defaults, which costs only some pruning.
+func markDefaults(n *node, depth int) bool {
+	switch n.reachMark {
+	case 1:
+		return true
+	case 2:
+		return n.defReach
+	}
+	if depth > 10_000 {
+		return true
+	}
+	n.reachMark = 1
+	for _, p := range n.props {
+		if defaultOf(p.n) != nil {
+			n.defHere = true
+		}
+		if markDefaults(p.n, depth+1) {
+			n.childReach = true
+		}
+	}
+	for _, m := range n.prefixItems {
+		if markDefaults(m, depth+1) {
+			n.childReach = true
+		}
+	}
+	if n.items != nil && markDefaults(n.items, depth+1) {
+		n.childReach = true
+	}
+	r := n.defHere || n.childReach
+	_ = eachInPlace(n, func(m *node) error {
+		if markDefaults(m, depth+1) {
+			r = true
+		}
+		return nil
+	})
+	n.defReach = r
+	n.reachMark = 2
+	return r
 }
 
 // stringSet returns the set of the values of a long enum of strings, or

@@ -12,6 +12,9 @@ import "unicode/utf8"
 // matches.
 func (v *validator) applyDefaults(root *node) []byte {
 	v.nodeBuf = v.nodeBuf[:0]
+	if !root.defReach {
+		return nil
+	}
 	v.expand(root, 0, 0)
 	if !v.walk(0, len(v.nodeBuf), 0, false) {
 		return nil
@@ -79,6 +82,9 @@ func (v *validator) walk(lo, hi int, i int32, write bool) bool {
 			v.out = append(v.out, '{')
 		}
 		first := true
+		if !write && !v.anyChildReach(lo, hi) {
+			goto defaults
+		}
 		for k := i + 1; k < t.next; k = v.tape[k+1].next {
 			if write {
 				if !first {
@@ -92,8 +98,10 @@ func (v *validator) walk(lo, hi int, i int32, write bool) bool {
 			key := v.str(&v.tape[k])
 			mark := len(v.nodeBuf)
 			for j := lo; j < hi; j++ {
-				if pn := v.nodeBuf[j].prop(key); pn != nil {
-					v.expand(pn, k+1, 0)
+				if n := v.nodeBuf[j]; write || n.childReach {
+					if pn := n.prop(key); pn != nil && (write || pn.defReach) {
+						v.expand(pn, k+1, 0)
+					}
 				}
 			}
 			if v.walk(mark, len(v.nodeBuf), k+1, write) {
@@ -105,9 +113,13 @@ func (v *validator) walk(lo, hi int, i int32, write bool) bool {
 			}
 			v.nodeBuf = v.nodeBuf[:mark]
 		}
+	defaults:
 		var done []string
 		for j := lo; j < hi; j++ {
 			n := v.nodeBuf[j]
+			if !n.defHere {
+				continue
+			}
 			for _, p := range n.props {
 				d := defaultOf(p.n)
 				if d == nil || v.member(i, p.name) >= 0 {
@@ -146,6 +158,9 @@ func (v *validator) walk(lo, hi int, i int32, write bool) bool {
 		if write {
 			v.out = append(v.out, '[')
 		}
+		if !write && !v.anyChildReach(lo, hi) {
+			return false
+		}
 		idx := 0
 		for k := i + 1; k < t.next; k = v.tape[k].next {
 			if write && idx > 0 {
@@ -182,6 +197,17 @@ func (v *validator) walk(lo, hi int, i int32, write bool) bool {
 		}
 		return false
 	}
+}
+
+// anyChildReach reports whether a default can apply below the value to
+// which the schemas v.nodeBuf[lo:hi] apply.
+func (v *validator) anyChildReach(lo, hi int) bool {
+	for _, n := range v.nodeBuf[lo:hi] {
+		if n.childReach {
+			return true
+		}
+	}
+	return false
 }
 
 // appendJSONString appends s as a JSON string.

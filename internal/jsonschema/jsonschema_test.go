@@ -145,3 +145,53 @@ func TestConcurrent(t *testing.T) {
 	}
 	wg.Wait()
 }
+
+func TestDefaultsThroughApplicators(t *testing.T) {
+	tests := []struct{ name, schema, in, want string }{
+		{"oneOf variant",
+			`{"properties":{"s":{"oneOf":[{"properties":{"k":{"const":"a"},"x":{"default":1}},"required":["k"]},{"properties":{"k":{"const":"b"},"y":{"default":2}},"required":["k"]}]}}}`,
+			`{"s":{"k":"b"}}`, `{"s":{"k":"b","y":2}}`},
+		{"anyOf first match",
+			`{"anyOf":[{"required":["a"],"properties":{"b":{"default":"from-a"}}},{"properties":{"c":{"default":"from-any"}}}]}`,
+			`{"z":0}`, `{"z":0,"c":"from-any"}`},
+		{"if then",
+			`{"if":{"properties":{"k":{"const":"x"}},"required":["k"]},"then":{"properties":{"n":{"default":5}}},"else":{"properties":{"m":{"default":6}}}}`,
+			`{"k":"x"}`, `{"k":"x","n":5}`},
+		{"if else",
+			`{"if":{"properties":{"k":{"const":"x"}},"required":["k"]},"then":{"properties":{"n":{"default":5}}},"else":{"properties":{"m":{"default":6}}}}`,
+			`{}`, `{"m":6}`},
+		{"recursive tree",
+			`{"$defs":{"t":{"type":"object","properties":{"color":{"default":"red"},"kids":{"type":"array","items":{"$ref":"#/$defs/t"}}}}},"$ref":"#/$defs/t"}`,
+			`{"kids":[{"color":"blue","kids":[{}]}]}`, `{"kids":[{"color":"blue","kids":[{"color":"red"}]}],"color":"red"}`},
+		{"allOf twice, one default",
+			`{"allOf":[{"properties":{"a":{"default":1}}},{"properties":{"a":{"default":1}}}]}`,
+			`{}`, `{"a":1}`},
+		{"prefixItems",
+			`{"prefixItems":[{"properties":{"p":{"default":true}}}],"items":{"properties":{"q":{"default":false}}}}`,
+			`[{},{},3]`, `[{"p":true},{"q":false},3]`},
+		{"key escapes kept",
+			`{"properties":{"a\"b":{"default":"\u00e9\n"}}}`,
+			`{"c\u0041":1}`, `{"c\u0041":1,"a\"b":"\u00e9\n"}`},
+		{"defaults only in unused defs",
+			`{"$defs":{"u":{"properties":{"a":{"default":1}}}}}`,
+			`{}`, `{}`},
+		{"maxProperties would break",
+			`{"maxProperties":1,"properties":{"a":{"default":1},"b":{}}}`,
+			`{"b":2}`, `{"b":2}`},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			s, err := Compile([]byte(tc.schema))
+			if err != nil {
+				t.Fatal(err)
+			}
+			out, vs, err := s.Validate([]byte(tc.in), Limits{})
+			if err != nil || len(vs) > 0 {
+				t.Fatalf("%v %v", err, vs)
+			}
+			if string(out) != tc.want {
+				t.Errorf("got %s, want %s", out, tc.want)
+			}
+		})
+	}
+}
