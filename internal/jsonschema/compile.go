@@ -169,6 +169,17 @@ func (n *node) prop(key []byte) *node {
 	return nil
 }
 
+// foldMatch returns the declared property that equals key when case is
+// ignored, or "".
+func (n *node) foldMatch(key []byte) string {
+	for _, p := range n.props {
+		if len(p.name) == len(key) && strings.EqualFold(p.name, string(key)) {
+			return p.name
+		}
+	}
+	return ""
+}
+
 func (n *node) requiredIndex(key []byte) int {
 	if n.reqIndex != nil {
 		if i, ok := n.reqIndex[string(key)]; ok {

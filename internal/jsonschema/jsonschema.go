@@ -76,4 +76,19 @@ func (v Violation) String() string {
 type Schema struct {
 	root     *node
 	defaults bool // some schema has a default
+	fold     bool // see CaseSensitive
+}
+
+// CaseSensitive returns a copy of s whose Validate also rejects an object
+// key that is not a declared property (nor matched by patternProperties)
+// but equals one when case is ignored, such as "PATH" where the schema
+// declares "path". JSON Schema allows such a key unless
+// additionalProperties forbids it, but decoders that match names without
+// regard to case (encoding/json) would bind it to the declared field, so
+// a permission check on the declared name and the tool could see
+// different values.
+func (s *Schema) CaseSensitive() *Schema {
+	c := *s
+	c.fold = true
+	return &c
 }

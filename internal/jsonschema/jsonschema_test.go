@@ -195,3 +195,30 @@ func TestDefaultsThroughApplicators(t *testing.T) {
 		})
 	}
 }
+
+func TestCaseSensitive(t *testing.T) {
+	s, err := Compile([]byte(`{"type":"object","properties":{"path":{"type":"string"},"Mode":{}},"patternProperties":{"^X-":{}}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	strict := s.CaseSensitive()
+	for _, tc := range []struct {
+		in              string
+		plain, caseSens int // violations
+	}{
+		{`{"path":"a"}`, 0, 0},
+		{`{"PATH":"a"}`, 0, 1},
+		{`{"path":"a","Path":"b","mode":1,"x-y":2,"other":3}`, 0, 2},
+	} {
+		_, vs, _ := s.Validate([]byte(tc.in), Limits{})
+		_, vs2, _ := strict.Validate([]byte(tc.in), Limits{})
+		if len(vs) != tc.plain || len(vs2) != tc.caseSens {
+			t.Errorf("%s: got %v and %v", tc.in, vs, vs2)
+		}
+	}
+	_, vs, _ := strict.Validate([]byte(`{"PATH":"a"}`), Limits{})
+	want := Violation{Pointer: "/PATH", Expected: `no property "PATH" (property names are case-sensitive)`, Got: `"a"`, Hint: `did you mean "path"?`}
+	if len(vs) != 1 || vs[0] != want {
+		t.Errorf("got %+v, want %+v", vs, want)
+	}
+}

@@ -34,7 +34,8 @@ type validator struct {
 	parser
 	path     []pathSeg
 	recs     []vrec
-	dropped  int // violations past MaxViolations
+	dropped  int  // violations past MaxViolations
+	fold     bool // reject keys that match a property only ignoring case
 	steps    int
 	maxSteps int
 	tooMuch  bool
@@ -74,6 +75,7 @@ func (s *Schema) Validate(data []byte, lim Limits) (out []byte, violations []Vio
 	v := validators.Get().(*validator)
 	defer v.release()
 	v.reset(data, depth)
+	v.fold = s.fold
 	if err := v.parse(); err != nil {
 		return nil, nil, err
 	}
@@ -125,6 +127,7 @@ func validates(n *node, data []byte) bool {
 
 func (v *validator) release() {
 	v.data = nil
+	v.fold = false
 	if cap(v.tape) > 1<<16 || cap(v.arena) > 1<<20 {
 		return // do not keep large buffers alive
 	}
@@ -587,6 +590,22 @@ func (v *validator) object(n *node, i int32, rep bool) bool {
 					return false
 				}
 				ok = false
+			}
+		}
+		if !matched && v.fold && !(n.additional != nil && n.additional.boolean && !n.additional.accept) {
+			if name := n.foldMatch(key); name != "" {
+				if !rep {
+					return false
+				}
+				if v.room() {
+					v.pushKey(k)
+					v.add(k, fmt.Sprintf("no property %s (property names are case-sensitive)", strconv.Quote(shorten(string(key), gotWidth))),
+						v.got(val, false), fmt.Sprintf("did you mean %q?", name))
+					v.recs[len(v.recs)-1].off = v.tape[k].start
+					v.pop()
+				}
+				ok = false
+				continue
 			}
 		}
 		if !matched && n.additional != nil {
