@@ -257,7 +257,8 @@ func (c *chatConv) request() ([]byte, error) {
 		Messages  []json.RawMessage `json:"messages"`
 		Tools     json.RawMessage   `json:"tools,omitempty"`
 		MaxTokens int               `json:"max_tokens,omitempty"`
-		Stream    bool              `json:"stream"`
+		// No "stream": absent means off, and the SDKs' request types
+		// have no such field (they choose streaming by method).
 	}{Model: c.model.name, Messages: c.messages, MaxTokens: c.model.maxTokens}
 	if c.hasTools {
 		req.Tools = c.tools.Chat()
