@@ -45,6 +45,12 @@ func TestMain(m *testing.M) {
 			os.Exit(1)
 		}
 		os.Exit(0)
+	case "confclient": // run by the conformance suite as: COMMAND SERVER-URL
+		if err := conformanceClient(os.Args[len(os.Args)-1], os.Getenv("MCP_CONFORMANCE_SCENARIO")); err != nil {
+			fmt.Fprintln(os.Stderr, "conformance client:", err)
+			os.Exit(1)
+		}
+		os.Exit(0)
 	case "client":
 		if err := clientProbe(os.Getenv("MCPTOOL_PEER_URL")); err != nil {
 			fmt.Fprintln(os.Stderr, "client probe:", err)
@@ -53,6 +59,31 @@ func TestMain(m *testing.M) {
 		os.Exit(0)
 	}
 	os.Exit(m.Run())
+}
+
+// conformanceClient is our client as the conformance suite's client
+// scenarios drive it: connect to url, import the tools and, for
+// tools_call, call add_numbers.
+func conformanceClient(url, scenario string) error {
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	c, err := mcptool.Connect(ctx, mcptool.URL(url))
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	r := tool.NewRegistry()
+	if err := c.Import(ctx, r); err != nil {
+		return err
+	}
+	if scenario == "tools_call" {
+		res := r.Execute(ctx, "add_numbers", json.RawMessage(`{"a":5,"b":3}`))
+		fmt.Printf("add_numbers: %+v\n", res)
+		if res.IsError {
+			return errors.New(res.Error)
+		}
+	}
+	return nil
 }
 
 // clientProbe imports the tools of server-everything at url, calls a few
@@ -522,6 +553,40 @@ exit $rc`, p.bin("peers", "mcp-server-everything"), fixtureEnv, exe)
 	if got.Tools < 10 || got.Sum.Output != "The sum of 2 and 3 is 5." || got.Structured.IsError || len(got.Structured.Structured) == 0 ||
 		got.Long.IsError || len(got.Progress) < 2 {
 		t.Errorf("unexpected: %+v", got)
+	}
+}
+
+// TestPeerConformanceClient runs the conformance suite's client scenarios
+// against our Client. The suite's scenario servers listen on all
+// interfaces, so everything runs in a loopback-only network namespace.
+func TestPeerConformanceClient(t *testing.T) {
+	p := findPeers(t)
+	if os.Geteuid() != 0 {
+		t.Skip("needs root for unshare -n")
+	}
+	if _, err := exec.LookPath("unshare"); err != nil {
+		t.Skip(err)
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	client := filepath.Join(t.TempDir(), "client.sh")
+	os.WriteFile(client, []byte(fmt.Sprintf("#!/bin/sh\nexec env %s=confclient '%s' \"$@\"\n", fixtureEnv, exe)), 0o755)
+	for _, sc := range []string{"initialize", "tools_call"} {
+		t.Run(sc, func(t *testing.T) {
+			script := fmt.Sprintf("ip link set lo up && exec '%s' '%s' client --command '%s' --scenario %s -o '%s'",
+				p.node22, p.bin("peers", "conformance"), client, sc, t.TempDir())
+			out, errOut, code := run(t, "unshare", "-n", "sh", "-c", script)
+			if code != 0 {
+				t.Fatalf("exit %d\nstdout: %s\nstderr: %s", code, out, errOut)
+			}
+			for _, line := range strings.Split(out+errOut, "\n") {
+				if strings.Contains(line, "Passed") {
+					t.Log(strings.TrimSpace(line))
+				}
+			}
+		})
 	}
 }
 
