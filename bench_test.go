@@ -196,3 +196,18 @@ func BenchmarkDefinitions(b *testing.B) {
 		}
 	})
 }
+
+// BenchmarkExecuteTypedDirect calls the typed tool's own Execute, without
+// the registry: strict parsing, validation, defaults and binding, the
+// call and the encoding of the result, but no timeout context, no panic
+// guard and no goroutine of its own. The difference from
+// BenchmarkExecuteTyped is the price of those guarantees.
+func BenchmarkExecuteTypedDirect(b *testing.B) {
+	t := tool.Must(tool.New("search_flights", "Searches flights.", searchFlights))
+	ctx := context.Background()
+	compare(b, baseline, func() {
+		if res, _ := t.Execute(ctx, searchInput); res.IsError {
+			b.Fatal(res.Error)
+		}
+	})
+}

@@ -26,9 +26,9 @@ import (
 //   - Arguments are parsed strictly before any tool code runs: malformed
 //     JSON, trailing data, duplicate keys, invalid UTF-8 or lone
 //     surrogates, a top level that is not an object, input over the size
-//     or depth limit (see [WithArgumentLimits]), and, for tools built
-//     with [New], keys that match a property only when case is ignored,
-//     give a [KindInvalidArguments] result. Empty arguments count as {}.
+//     or depth limit (see [WithArgumentLimits]), and keys that match a
+//     property only when case is ignored give a [KindInvalidArguments]
+//     result. Empty arguments count as {}.
 //   - The arguments are validated against the tool's schema, every
 //     violation is reported with its JSON pointer, what was expected and
 //     what came, and the received arguments are echoed (shortened) so the

@@ -307,6 +307,16 @@ func TestExecuteHandWrittenSchema(t *testing.T) {
 	if res.Kind != tool.KindInvalidArguments || !strings.Contains(res.Error, "/text") || !strings.Contains(res.Error, "/extra") || echo.calls != 0 {
 		t.Errorf("Execute = %+v (calls %d), want both violations and no call", res, echo.calls)
 	}
+	// A schema that allows other properties still refuses a key that
+	// differs from a declared one only in case.
+	open := newRaw("open", `{"type":"object","properties":{"path":{"type":"string"}}}`)
+	r.Register(open)
+	if res := r.Execute(context.Background(), "open", []byte(`{"PATH":"/etc/passwd"}`)); res.Kind != tool.KindInvalidArguments || open.calls != 0 {
+		t.Errorf("Execute with a case-variant key = %+v (calls %d), want invalid_arguments and no call", res, open.calls)
+	}
+	if res := r.Execute(context.Background(), "open", []byte(`{"path":"a","other":1}`)); res.IsError {
+		t.Errorf("Execute with an allowed extra property = %+v, want success", res)
+	}
 	res = r.Execute(context.Background(), "echo", []byte(`{"text":"hi"}`))
 	if res.IsError {
 		t.Fatal(res.Error)

@@ -399,7 +399,15 @@ func compileObjectSchema(params []byte) (*jsonschema.Schema, error) {
 	if string(bytes.TrimSpace(root.Type)) != `"object"` {
 		return nil, fmt.Errorf(`parameters must be an object schema with "type":"object" at the root`)
 	}
-	return jsonschema.Compile(params)
+	s, err := jsonschema.Compile(params)
+	if err != nil {
+		return nil, err
+	}
+	// Hand-written tools often decode with encoding/json, which binds a
+	// key to a field ignoring case: refuse keys that differ from a
+	// declared property only in case, so that what was validated is what
+	// the tool reads.
+	return s.CaseSensitive(), nil
 }
 
 func validName(name string) bool {
