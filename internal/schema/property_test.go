@@ -1476,7 +1476,7 @@ func TestAgreement(t *testing.T) {
 	if seed == 0 {
 		seed = uint64(time.Now().UnixNano())
 	}
-	types, perType := 300, 60
+	types, perType := 200, 60
 	if testing.Short() {
 		types, perType = 80, 40
 	}
