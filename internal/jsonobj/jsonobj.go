@@ -57,7 +57,7 @@ func Parse(data []byte) (Object, error) {
 	if _, err := dec.Token(); err != nil {
 		return nil, err
 	}
-	if _, err := dec.Token(); err == nil {
+	if len(bytes.TrimLeft(data[dec.InputOffset():], " \t\r\n")) > 0 {
 		return nil, fmt.Errorf("data after the object")
 	}
 	return o, nil
