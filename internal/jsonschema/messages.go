@@ -460,13 +460,13 @@ func closest(s string, candidates []string) (string, bool) {
 // edit ("mdoe" is one edit from "mode").
 func editDistance(a, b string) int {
 	ra, rb := []rune(a), []rune(b)
-	rows := make([][]int, len(ra)+1)
-	for i := range rows {
-		rows[i] = make([]int, len(rb)+1)
-		rows[i][0] = i
+	w := len(rb) + 1
+	d := make([]int, (len(ra)+1)*w)
+	for i := 0; i <= len(ra); i++ {
+		d[i*w] = i
 	}
-	for j := range rows[0] {
-		rows[0][j] = j
+	for j := 0; j < w; j++ {
+		d[j] = j
 	}
 	for i := 1; i <= len(ra); i++ {
 		for j := 1; j <= len(rb); j++ {
@@ -474,12 +474,12 @@ func editDistance(a, b string) int {
 			if ra[i-1] == rb[j-1] {
 				cost = 0
 			}
-			d := min(rows[i-1][j]+1, rows[i][j-1]+1, rows[i-1][j-1]+cost)
+			x := min(d[(i-1)*w+j]+1, d[i*w+j-1]+1, d[(i-1)*w+j-1]+cost)
 			if i > 1 && j > 1 && ra[i-1] == rb[j-2] && ra[i-2] == rb[j-1] {
-				d = min(d, rows[i-2][j-2]+1)
+				x = min(x, d[(i-2)*w+j-2]+1)
 			}
-			rows[i][j] = d
+			d[i*w+j] = x
 		}
 	}
-	return rows[len(ra)][len(rb)]
+	return d[len(ra)*w+len(rb)]
 }

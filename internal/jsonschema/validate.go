@@ -40,7 +40,6 @@ type validator struct {
 	maxSteps int
 	tooMuch  bool
 	nb1, nb2 []byte // scratch for number digits
-	hashes   []uint64
 	nodeBuf  []*node
 	out      []byte
 }
@@ -98,7 +97,7 @@ func (s *Schema) Validate(data []byte, lim Limits) (out []byte, violations []Vio
 	}
 	// Defaults can break the instance (a default outside its own schema,
 	// maxProperties, oneOf...). Keep them only if the result still holds.
-	v.reset(out, depth+1)
+	v.reset(out, depth+MaxSchemaDepth)
 	if v.parse() != nil {
 		return data, nil, nil
 	}
@@ -132,6 +131,8 @@ func (v *validator) release() {
 		return // do not keep large buffers alive
 	}
 	v.out = nil
+	clear(v.recs)
+	v.recs = v.recs[:0]
 	clear(v.nodeBuf)
 	v.nodeBuf = v.nodeBuf[:0]
 	validators.Put(v)
@@ -567,7 +568,14 @@ func (v *validator) object(n *node, i int32, rep bool) bool {
 		if pn := n.prop(key); pn != nil {
 			matched = true
 			v.pushKey(k)
-			good := v.eval(pn, val, rep)
+			var good bool
+			if pn.boolean && !pn.accept {
+				if rep && v.room() {
+					v.add(k, "no property "+strconv.Quote(shorten(string(key), gotWidth)), v.got(val, false), "")
+				}
+			} else {
+				good = v.eval(pn, val, rep)
+			}
 			v.pop()
 			if !good {
 				if !rep {
