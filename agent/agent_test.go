@@ -432,43 +432,55 @@ func TestCanceledContext(t *testing.T) {
 	}
 }
 
-func TestFromEnv(t *testing.T) {
-	env := func(kv ...string) func(string) string {
-		m := map[string]string{}
-		for i := 0; i+1 < len(kv); i += 2 {
-			m[kv[i]] = kv[i+1]
-		}
-		return func(k string) string { return m[k] }
+func env(kv ...string) func(string) string {
+	m := map[string]string{}
+	for i := 0; i+1 < len(kv); i += 2 {
+		m[kv[i]] = kv[i+1]
 	}
+	return func(k string) string { return m[k] }
+}
+
+func TestFromEnv(t *testing.T) {
 	for _, tt := range []struct {
 		name      string
 		getenv    func(string) string
 		api       API
 		wantAPI   API
 		wantModel string
-		wantErr   string
 	}{
-		{"nothing", env(), "", "", "", "OPENAI_API_KEY"},
-		{"openai key", env("OPENAI_API_KEY", "k"), "", ChatCompletions, DefaultOpenAIModel, ""},
-		{"local server", env("OPENAI_BASE_URL", "http://127.0.0.1:11434/v1", "OPENAI_MODEL", "llama3.2"), "", ChatCompletions, "llama3.2", ""},
-		{"local server, no model", env("OPENAI_BASE_URL", "http://127.0.0.1:11434/v1"), "", "", "", "OPENAI_MODEL"},
-		{"anthropic", env("ANTHROPIC_API_KEY", "k", "ANTHROPIC_MODEL", "claude-x"), "", Messages, "claude-x", ""},
-		{"both, anthropic asked", env("OPENAI_API_KEY", "k", "ANTHROPIC_API_KEY", "k"), Messages, Messages, DefaultAnthropicModel, ""},
-		{"anthropic asked, no key", env("OPENAI_API_KEY", "k"), Messages, "", "", "ANTHROPIC_API_KEY"},
+		{"openai key", env("OPENAI_API_KEY", "k"), "", ChatCompletions, DefaultOpenAIModel},
+		{"local server", env("OPENAI_BASE_URL", "http://127.0.0.1:11434/v1", "OPENAI_MODEL", "llama3.2"), "", ChatCompletions, "llama3.2"},
+		{"anthropic", env("ANTHROPIC_API_KEY", "k", "ANTHROPIC_MODEL", "claude-x"), "", Messages, "claude-x"},
+		{"both, anthropic asked", env("OPENAI_API_KEY", "k", "ANTHROPIC_API_KEY", "k"), Messages, Messages, DefaultAnthropicModel},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			m, err := FromEnv(tt.getenv, tt.api, "")
-			if tt.wantErr != "" {
-				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
-					t.Errorf("err = %v, want one mentioning %s", err, tt.wantErr)
-				}
-				return
-			}
 			if err != nil {
 				t.Fatal(err)
 			}
 			if m.API() != tt.wantAPI || m.Name() != tt.wantModel {
 				t.Errorf("got %s %s, want %s %s", m.API(), m.Name(), tt.wantAPI, tt.wantModel)
+			}
+		})
+	}
+}
+
+func TestFromEnvErrors(t *testing.T) {
+	for _, tt := range []struct {
+		name    string
+		getenv  func(string) string
+		api     API
+		mention string
+	}{
+		{"nothing", env(), "", "OPENAI_API_KEY"},
+		{"local server, no model", env("OPENAI_BASE_URL", "http://127.0.0.1:11434/v1"), "", "OPENAI_MODEL"},
+		{"anthropic asked, no key", env("OPENAI_API_KEY", "k"), Messages, "ANTHROPIC_API_KEY"},
+		{"unknown API", env("OPENAI_API_KEY", "k"), "cohere", "unknown API"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := FromEnv(tt.getenv, tt.api, "")
+			if err == nil || !strings.Contains(err.Error(), tt.mention) {
+				t.Errorf("err = %v, want one mentioning %s", err, tt.mention)
 			}
 		})
 	}

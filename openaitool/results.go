@@ -1,10 +1,6 @@
 package openaitool
 
-import (
-	"encoding/json"
-
-	"github.com/miniopenclaw/tool"
-)
+import "github.com/miniopenclaw/tool"
 
 // ResultText is the text a model reads for r: the Output of a success (""
 // when the tool succeeded with nothing to say), and "Error: " followed by
@@ -43,11 +39,9 @@ func ChatResults(outcomes []tool.Outcome) []ChatMessage {
 func AssistantMessage(content string, calls []tool.Call) ChatMessage {
 	m := ChatMessage{Role: "assistant", Content: content}
 	for _, c := range calls {
+		// What the model wrote goes back as it was, even when it is not
+		// valid JSON: the error result for the call explains the problem.
 		args := string(c.Args)
-		if !json.Valid(c.Args) {
-			// Send back what the model wrote, as a JSON string value.
-			args = string(c.Args)
-		}
 		if args == "" {
 			args = "{}"
 		}

@@ -553,3 +553,16 @@ func TestStrictNullGetsDefaultBeforeExecute(t *testing.T) {
 		t.Errorf("result = %+v, want the tool to see {\"n\":3}", res)
 	}
 }
+
+// Models answer in schema key order, so the rewrite keeps the order of
+// properties (and of everything else) as written.
+func TestStrictKeepsKeyOrder(t *testing.T) {
+	out, _, err := StrictSchema(json.RawMessage(`{"type":"object","properties":{"zeta":{"type":"string"},"alpha":{"type":"string"},"mid":{"type":"integer"}},"required":["mid"]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `{"type":"object","properties":{"zeta":{"type":["string","null"]},"alpha":{"type":["string","null"]},"mid":{"type":"integer"}},"required":["zeta","alpha","mid"],"additionalProperties":false}`
+	if string(out) != want {
+		t.Errorf("StrictSchema =\n%s\nwant\n%s", out, want)
+	}
+}
