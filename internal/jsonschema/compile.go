@@ -221,14 +221,14 @@ type compiler struct {
 // *jsontext.SyntaxError. Documents over MaxSchemaBytes or nested deeper
 // than MaxSchemaDepth are refused.
 func Compile(doc []byte) (*Schema, error) {
-	root, err := parseDoc(doc)
+	root, schemas, err := parseDoc(doc)
 	if err != nil {
 		if _, ok := err.(*SchemaError); ok {
 			return nil, err
 		}
 		return nil, &SchemaError{Msg: "not valid JSON: " + err.Error()}
 	}
-	c := &compiler{root: root}
+	c := &compiler{root: root, slab: make([]node, 0, min(schemas, 256))}
 	if root.kind == kObject {
 		if id, ok := root.get("$id"); ok && id.kind == kString {
 			c.rootID = strings.TrimSuffix(id.s, "#")
@@ -286,7 +286,7 @@ func (c *compiler) compile(v *jval, loc string, isRoot bool) (*node, error) {
 		return v.node, nil
 	}
 	if len(c.slab) == cap(c.slab) {
-		c.slab = make([]node, 0, 8)
+		c.slab = make([]node, 0, 64)
 	}
 	c.slab = append(c.slab, node{loc: loc, minProps: -1, maxProps: -1, minItems: -1, maxItems: -1,
 		minContains: -1, maxContains: -1, minLen: -1, maxLen: -1})

@@ -42,13 +42,14 @@ func (v *jval) get(key string) (*jval, bool) {
 }
 
 type docParser struct {
-	data  []byte
-	count int
-	buf   []byte
-	slab  []jval   // jvals are allocated in chunks
-	keys  []string // members of the open objects, as a stack
-	vals  []*jval
-	elems []*jval // elements of the open arrays, as a stack
+	data    []byte
+	count   int
+	schemas int // objects and booleans: the most schemas there can be
+	buf     []byte
+	slab    []jval   // jvals are allocated in chunks
+	keys    []string // members of the open objects, as a stack
+	vals    []*jval
+	elems   []*jval // elements of the open arrays, as a stack
 }
 
 // keywords interns the names of keywords, so that keys do not allocate.
@@ -73,19 +74,19 @@ func (p *docParser) newVal(kind uint8) *jval {
 	return &p.slab[len(p.slab)-1]
 }
 
-func parseDoc(data []byte) (*jval, error) {
+func parseDoc(data []byte) (*jval, int, error) {
 	if len(data) > MaxSchemaBytes {
-		return nil, &SchemaError{Msg: fmt.Sprintf("the schema is larger than %d bytes", MaxSchemaBytes)}
+		return nil, 0, &SchemaError{Msg: fmt.Sprintf("the schema is larger than %d bytes", MaxSchemaBytes)}
 	}
 	p := &docParser{data: data}
 	v, i, err := p.value(0, 0)
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	if i = jsontext.SkipSpace(data, i); i != len(data) {
-		return nil, jsontext.Unexpected(data, i, "end of input")
+		return nil, 0, jsontext.Unexpected(data, i, "end of input")
 	}
-	return v, nil
+	return v, p.schemas, nil
 }
 
 func (p *docParser) value(i, depth int) (*jval, int, error) {
@@ -111,6 +112,9 @@ func (p *docParser) value(i, depth int) (*jval, int, error) {
 		v.s, v.raw = string(s), data[start:i]
 		return v, i, nil
 	case 't', 'f', 'n':
+		if c != 'n' {
+			p.schemas++
+		}
 		word, kind := "null", kNull
 		switch c {
 		case 't':
@@ -132,6 +136,7 @@ func (p *docParser) value(i, depth int) (*jval, int, error) {
 		v := p.newVal(kArray)
 		if c == '{' {
 			closer, v.kind = '}', kObject
+			p.schemas++
 		}
 		i = jsontext.SkipSpace(data, i+1)
 		if i < len(data) && data[i] == closer {
