@@ -511,7 +511,7 @@ func (g *typeGen) constraints(f *fshape, in *shape) []string {
 			c.maxItems = max(c.minItems, 0) + e.intn(4)
 			tags = append(tags, tagKV("maxItems", strconv.Itoa(c.maxItems)))
 		}
-		if chance(e, 30) && (uniqueOK(in.elem, map[*shape]bool{}) || *allowKnownBugs) {
+		if chance(e, 30) {
 			c.unique = true
 			tags = append(tags, tagKV("uniqueItems", "true"))
 		}
@@ -556,12 +556,10 @@ func (g *typeGen) constraints(f *fshape, in *shape) []string {
 	return tags
 }
 
-var allowKnownBugs = flag.Bool("prop.knownbugs", false, "let TestAgreement generate the cases of known bugs pinned by TestBugPins")
-
-// uniqueOK reports whether uniqueItems on elements of shape sh avoids
-// the known bugs TestBugPins/unique_struct_any (a struct holding an any
-// panics), unique_after_defaults and unique_absent_vs_empty (struct items
-// are compared as bound, not as written).
+// uniqueOK reports whether items of shape sh that differ as written also
+// differ once bound and marshalled again: not so for structs with optional
+// fields ({"v":1} and {"v":1,"kids":[]}, or a default written out) or any
+// values (1 and 1.0).
 func uniqueOK(sh *shape, seen map[*shape]bool) bool {
 	if seen[sh] {
 		return true
@@ -708,6 +706,9 @@ func (g *valueGen) value(sh *shape, c *cons, str bool, depth int) string {
 				seen[k] = true
 			}
 			items = append(items, v)
+		}
+		if len(items) < lo {
+			g.impossible = true // not enough distinct items
 		}
 		return "[" + strings.Join(items, ",") + "]"
 	case gArray:
@@ -1682,6 +1683,9 @@ func remarshalSafe(sh *shape, seen map[*shape]bool) bool {
 						return false
 					}
 				}
+			}
+			if in := inner(f.sh); f.c.unique && (in.k == gSlice || in.k == gArray) && !uniqueOK(in.elem, map[*shape]bool{}) {
+				return false
 			}
 			if !remarshalSafe(f.sh, seen) {
 				return false
