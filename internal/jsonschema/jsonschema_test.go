@@ -222,3 +222,22 @@ func TestCaseSensitive(t *testing.T) {
 		t.Errorf("got %+v, want %+v", vs, want)
 	}
 }
+
+func TestInvisibleCharactersAreEscaped(t *testing.T) {
+	s, err := Compile([]byte(`{"properties":{"name":{"type":"integer"}},"additionalProperties":false}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, vs, _ := s.Validate([]byte("{\"name\":\"a\u202eb\u200bc\",\"x\u202e\":1}"), Limits{})
+	if len(vs) != 2 {
+		t.Fatalf("got %v", vs)
+	}
+	for _, v := range vs {
+		if strings.ContainsAny(v.Expected+v.Got, "\u202e\u200b") {
+			t.Errorf("invisible characters in %+v", v)
+		}
+	}
+	if vs[0].Got != `string "a\u202Eb\u200Bc"` {
+		t.Errorf("got %s", vs[0].Got)
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 )
 
@@ -43,7 +44,7 @@ func shortJSON(raw []byte, n int) string {
 	}
 	c := compact(raw)
 	if utf8.RuneCount(c) <= n {
-		return string(c)
+		return visible(string(c))
 	}
 	i, count := 0, 0
 	for i < len(c) && count < n-1 {
@@ -51,7 +52,36 @@ func shortJSON(raw []byte, n int) string {
 		i += size
 		count++
 	}
-	return strings.ToValidUTF8(string(c[:i]), "\uFFFD") + "…"
+	return visible(strings.ToValidUTF8(string(c[:i]), "\uFFFD")) + "…"
+}
+
+// visible escapes the characters that would hide or reorder text in a
+// message: controls, and format characters such as U+202E (right-to-left
+// override) and U+200B (zero width space). They appear as \uXXXX.
+func visible(s string) string {
+	clean := true
+	for _, r := range s {
+		if unicode.IsControl(r) || unicode.Is(unicode.Cf, r) {
+			clean = false
+			break
+		}
+	}
+	if clean {
+		return s
+	}
+	var b strings.Builder
+	for _, r := range s {
+		if unicode.IsControl(r) || unicode.Is(unicode.Cf, r) {
+			if r > 0xffff {
+				fmt.Fprintf(&b, "\\U%08X", r)
+			} else {
+				fmt.Fprintf(&b, "\\u%04X", r)
+			}
+			continue
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
 }
 
 func plural(n int64, one, many string) string {
@@ -228,7 +258,7 @@ func stringPhrase(n *node) string {
 		s += " of " + countPhrase(lo, n.maxLen, "character", "characters")
 	}
 	if n.pattern != nil {
-		s += " matching " + n.patternSrc
+		s += " matching " + visible(shorten(n.patternSrc, 2*gotWidth))
 	}
 	return s
 }
@@ -360,13 +390,17 @@ func (v *validator) unknownProperty(n *node, i, k int32) {
 			if j > 0 {
 				b.WriteString(", ")
 			}
-			b.WriteString(a)
+			b.WriteString(visible(shorten(a, gotWidth)))
 		}
 		for j, pp := range n.patternProps {
+			if j == maxListed {
+				b.WriteString(", …")
+				break
+			}
 			if j > 0 || len(allowed) > 0 {
 				b.WriteString(", ")
 			}
-			b.WriteString("names matching " + pp.src)
+			b.WriteString("names matching " + visible(shorten(pp.src, gotWidth)))
 		}
 		b.WriteString(")")
 	}
