@@ -19,7 +19,7 @@ var ErrTooComplex = errors.New("the schema is too complex to check this value")
 
 // MaxViolations is the most violations Validate reports; past it, the
 // last one says how many more there were.
-const MaxViolations = 100
+const MaxViolations = 20
 
 // Work budget for one Validate call: subschema applications allowed.
 const (
