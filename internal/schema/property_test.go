@@ -1468,8 +1468,8 @@ func allowed(ex exClass, decoderOK, judgeOK bool) (string, bool) {
 // The test.
 
 type stats struct {
-	types, refused, instances, accepted, oracleSkipped int
-	excused                                            map[string]int
+	types, refused, instances, accepted, oracleSkipped, outputChecked int
+	excused                                                           map[string]int
 }
 
 func TestAgreement(t *testing.T) {
@@ -1494,8 +1494,8 @@ func TestAgreement(t *testing.T) {
 			t.Errorf("type #%d failed: rerun it alone with -prop.seed=%d -prop.types=1", i, typeSeed)
 		}
 	}
-	t.Logf("%d types (%d refused by For), %d instances, %d accepted by the decoder, %d not given to the oracle (not strict JSON)",
-		st.types, st.refused, st.instances, st.accepted, st.oracleSkipped)
+	t.Logf("%d types (%d refused by For), %d instances, %d accepted by the decoder, %d not given to the oracle (not strict JSON), "+
+		"%d bound values checked against the output schema", st.types, st.refused, st.instances, st.accepted, st.oracleSkipped, st.outputChecked)
 	for _, x := range exceptions {
 		if n := st.excused[x.name]; n > 0 {
 			t.Logf("exception %q excused %d disagreements", x.name, n)
@@ -1538,6 +1538,7 @@ type judges struct {
 	doc  []byte
 	gs   *jsonschema.Schema
 	osch *oracle.Schema
+	out  *jsonschema.Schema // the output schema: what encoding/json writes
 }
 
 // newJudges derives the codec of sh and compiles its schema. It returns
@@ -1546,6 +1547,7 @@ type judges struct {
 func newJudges(t *testing.T, sh *shape, st *stats) (j *judges, ok bool) {
 	var c *schema.Codec
 	var err error
+	var outSchema *jsonschema.Schema
 	for _, output := range []bool{true, false} {
 		func() {
 			defer func() {
@@ -1561,7 +1563,7 @@ func newJudges(t *testing.T, sh *shape, st *stats) (j *judges, ok bool) {
 		}
 		if output && c != nil {
 			// The output schema must compile too.
-			if _, err := jsonschema.Compile(c.Schema()); err != nil {
+			if outSchema, err = jsonschema.Compile(c.Schema()); err != nil {
 				t.Errorf("type %v: output schema %s does not compile: %v", sh.t, c.Schema(), err)
 				return nil, false
 			}
@@ -1579,7 +1581,7 @@ func newJudges(t *testing.T, sh *shape, st *stats) (j *judges, ok bool) {
 		t.Errorf("schema.For(%v) succeeded, want an error (,string on a string, or with bounds)", sh.t)
 		return nil, false
 	}
-	j = &judges{sh: sh, c: c, doc: c.Schema()}
+	j = &judges{sh: sh, c: c, doc: c.Schema(), out: outSchema}
 	if !json.Valid(j.doc) {
 		t.Errorf("type %v: schema is not valid JSON: %s", sh.t, j.doc)
 		return nil, false
@@ -1640,6 +1642,19 @@ func (j *judges) check(t *testing.T, data []byte, vg *valueGen, st *stats) bool 
 	} else {
 		report("santhosh-tekuri", oracleVerdict(j.osch, data))
 	}
+	if dv.ok && j.out != nil && unconstrained(sh, map[*shape]bool{}) {
+		// Whatever binds is a value of the type, and the output schema
+		// describes the shape encoding/json writes for any value of the
+		// type. (Keywords from tags are a promise about values that zero
+		// values need not keep, so only types without them are checked.)
+		if out, err := json.Marshal(bound.Interface()); err == nil {
+			st.outputChecked++
+			if rv := validateVerdict(j.out, out); !rv.ok && vg.ex&exPrecision == 0 {
+				t.Errorf("type %v\ninstance %q bound; json.Marshal wrote %s, which the output schema refuses: %s", sh.t, data, out, rv.detail)
+				good = false
+			}
+		}
+	}
 	if dv.ok && gv.ok && remarshalSafe(sh, map[*shape]bool{}) {
 		// A value that binds, marshalled again, validates.
 		out, err := json.Marshal(bound.Interface())
@@ -1657,6 +1672,32 @@ func (j *judges) check(t *testing.T, data []byte, vg *valueGen, st *stats) bool 
 		}
 	}
 	return good
+}
+
+// unconstrained reports whether no field of sh carries a keyword that
+// limits values.
+func unconstrained(sh *shape, seen map[*shape]bool) bool {
+	if seen[sh] {
+		return true
+	}
+	seen[sh] = true
+	switch sh.k {
+	case gPtr, gSlice, gArray, gMap:
+		return unconstrained(sh.elem, seen)
+	case gStruct:
+		if sh == treeShape || sh == embeddedShape {
+			return false
+		}
+		for _, f := range sh.fields {
+			c := f.c
+			if c.lo != nil || c.hi != nil || c.mult != "" || c.minLen >= 0 || c.maxLen >= 0 || c.pat != nil ||
+				c.format != "" || len(c.enum) > 0 || c.minItems >= 0 || c.maxItems >= 0 || c.unique ||
+				c.minProps >= 0 || c.maxProps >= 0 || !unconstrained(f.sh, seen) {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // remarshalSafe reports whether encoding/json marshals every bound value
