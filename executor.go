@@ -338,6 +338,7 @@ type scheduler struct {
 	seq      bool  // a sequential call is running
 	assigned []int // calls counted as running, waiting for a worker from head on
 	head     int
+	stack    []int // scratch space for finish
 	canceled bool
 	idle     chan struct{} // closed once no call runs and none will start
 	isIdle   bool
@@ -507,7 +508,7 @@ func (s *scheduler) finish(i int) {
 	if s.p.after == nil {
 		return
 	}
-	work := []int{i}
+	work := append(s.stack[:0], i)
 	for len(work) > 0 {
 		j := work[len(work)-1]
 		work = work[:len(work)-1]
@@ -523,6 +524,7 @@ func (s *scheduler) finish(i int) {
 			s.ready.push(d)
 		}
 	}
+	s.stack = work
 }
 
 // skip gives call d a skipped outcome if one of its dependencies failed.

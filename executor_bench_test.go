@@ -206,9 +206,9 @@ func BenchmarkExecutorOverhead(b *testing.B) {
 }
 
 // BenchmarkExecutor10k: one batch of 10,000 no-op calls. Reports heap
-// bytes allocated per call (B/call), and, from a run where all 10,000 calls
-// are in flight at once, the memory each in-flight call holds
-// (B/inflight: heap and goroutine stacks).
+// bytes allocated per call (B/call, against B/execute for Registry.Execute
+// alone), and, from a run where all 10,000 calls are in flight at once, the
+// memory each in-flight call holds (B/inflight: heap and goroutine stacks).
 func BenchmarkExecutor10k(b *testing.B) {
 	const n = 10000
 	calls := make([]tool.Call, n)
@@ -226,8 +226,16 @@ func BenchmarkExecutor10k(b *testing.B) {
 			k++
 		}
 		runtime.ReadMemStats(&after)
-		b.ReportMetric(float64(after.TotalAlloc-before.TotalAlloc)/float64(k*n), "B/call")
+		perCall := float64(after.TotalAlloc-before.TotalAlloc) / float64(k*n)
+		b.ReportMetric(perCall, "B/call")
 		b.ReportMetric(float64(after.Mallocs-before.Mallocs)/float64(k*n), "allocs/call")
+		// The same calls through Registry.Execute alone, for comparison.
+		runtime.ReadMemStats(&before)
+		for range n {
+			reg.Execute(context.Background(), "noop", nil)
+		}
+		runtime.ReadMemStats(&after)
+		b.ReportMetric(float64(after.TotalAlloc-before.TotalAlloc)/n, "B/execute")
 	})
 	b.Run("inflight", func(b *testing.B) {
 		gate := &gateTool{want: n, release: make(chan struct{}), full: make(chan struct{})}
