@@ -113,6 +113,13 @@ func (c *Codec) Decode(data []byte, v reflect.Value, maxDepth int) ([]Violation,
 	if end = jsontext.SkipSpace(data, end); end != len(data) {
 		return nil, jsontext.Unexpected(data, end, "the end of the input after the JSON value")
 	}
+	if d.dropped > 0 {
+		d.viol = append(d.viol, Violation{
+			Expected: fmt.Sprintf("at most %d problems listed", MaxViolations),
+			Got:      fmt.Sprintf("%d more problems", d.dropped),
+			Hint:     "fix the ones listed and try again",
+		})
+	}
 	return d.viol, nil
 }
 

@@ -26,13 +26,29 @@ type Violation struct {
 	Hint     string
 }
 
+// MaxViolations is the most violations Decode lists; past it, they are
+// counted in a last entry, so that a hostile input cannot make the report
+// grow with it.
+const MaxViolations = 20
+
 // decoder is the state of one Decode call.
 type decoder struct {
 	data     []byte
 	maxDepth int
 	viol     []Violation
+	dropped  int // violations past MaxViolations
 	path     []segment
 	buf      []byte
+}
+
+// full reports whether no more violations are listed, counting the one
+// the caller was about to record.
+func (d *decoder) full() bool {
+	if len(d.viol) < MaxViolations {
+		return false
+	}
+	d.dropped++
+	return true
 }
 
 // segment is one step of the JSON pointer to the value being decoded.
@@ -74,6 +90,9 @@ func writePointerToken(b *strings.Builder, tok string) {
 }
 
 func (d *decoder) violate(expected, got, hint string) {
+	if d.full() {
+		return
+	}
 	d.viol = append(d.viol, Violation{Pointer: d.pointer(""), Expected: expected, Got: got, Hint: hint})
 }
 
@@ -83,7 +102,9 @@ func (d *decoder) mismatch(i int, u *use, depth int) (int, error) {
 	if err != nil {
 		return end, err
 	}
-	d.violate(expect(u), describe(d.data[i:end]), "")
+	if !d.full() {
+		d.viol = append(d.viol, Violation{Pointer: d.pointer(""), Expected: expect(u), Got: describe(d.data[i:end])})
+	}
 	return end, nil
 }
 
@@ -898,9 +919,11 @@ func (d *decoder) decodeStruct(i int, n *node, v reflect.Value, depth int) (int,
 			case f == nil:
 				name := string(key)
 				d.path = append(d.path, segment{key: name, index: -1})
-				if contains(unknown, name) {
+				switch {
+				case d.full():
+				case contains(unknown, name):
 					d.violate("each key once", fmt.Sprintf("a second %q", name), "")
-				} else {
+				default:
 					unknown = append(unknown, name)
 					expected := "only the properties " + fieldNames(n)
 					if len(n.fields) == 0 {
@@ -950,11 +973,12 @@ func (d *decoder) decodeStruct(i int, n *node, v reflect.Value, depth int) (int,
 			dv.apply(fieldOf(v, f.index))
 			continue
 		}
-		if f.required {
-			d.violate(fmt.Sprintf("required property %q", f.name), "nothing", "")
-			last := &d.viol[len(d.viol)-1]
-			last.Pointer = d.pointer(f.name)
-			last.Expected = fmt.Sprintf("required property %q (%s)", f.name, expect(f.u))
+		if f.required && !d.full() {
+			d.viol = append(d.viol, Violation{
+				Pointer:  d.pointer(f.name),
+				Expected: fmt.Sprintf("required property %q (%s)", f.name, expect(f.u)),
+				Got:      "nothing",
+			})
 		}
 	}
 	return i, nil

@@ -476,6 +476,9 @@ func (b *builder) structFields(n *node, t reflect.Type, path string) error {
 			}
 		}
 		ft := c.sf.Type
+		if stringOpt && (implementsAny(deref(ft)) || deref(ft) == numberType) {
+			return errorf(fpath, "the ,string option on a type that decodes itself is not supported; drop the option")
+		}
 		switch baseKind(ft) {
 		case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
 			reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr,
