@@ -109,6 +109,13 @@ var messageCases = []struct {
 	{"anyOf plausible branch", shapeSchema, `{"shape":{"kind":"circle","r":1},"id":0}`, Limits{}},
 	{"date-time", shapeSchema, `{"shape":{"kind":"circle","r":1},"at":"2026-12-24 09:30"}`, Limits{}},
 	{"dependentRequired and propertyNames", shapeSchema, `{"shape":{"kind":"circle","r":1},"when":{"day":"2026-12-24","Zone":"UTC"}}`, Limits{}},
+	{"oneOf matches two", `{"oneOf":[{"type":"integer"},{"minimum":2}]}`, `3`, Limits{}},
+	{"not", `{"properties":{"name":{"not":{"const":"root"}}}}`, `{"name":"root"}`, Limits{}},
+	{"contains", `{"contains":{"type":"integer","minimum":10},"minContains":2}`, `[10,"a",3]`, Limits{}},
+	{"prefixItems closed", `{"prefixItems":[{"type":"number"},{"type":"number"}],"items":false}`, `[1,2,3]`, Limits{}},
+	{"property false", `{"properties":{"debug":false}}`, `{"debug":true}`, Limits{}},
+	{"multipleOf", `{"properties":{"price":{"type":"number","multipleOf":0.01,"exclusiveMinimum":0}}}`, `{"price":19.999}`, Limits{}},
+	{"minProperties", `{"type":"object","minProperties":1}`, `{}`, Limits{}},
 	{"pointer escaping", `{"type":"object","additionalProperties":{"type":"integer"}}`, `{"a/b":1,"c~d":"x","":"y"}`, Limits{}},
 }
 

@@ -112,9 +112,6 @@ func describe(n *node) string { return describeDepth(n, 0) }
 
 func describeList(alts []*node) string { return joinDescs(alts, 1) }
 
-// isPhrase turns a description into a predicate: "is a string".
-func isPhrase(n *node) string { return "is " + describeDepth(n, 1) }
-
 func describeDepth(n *node, depth int) string {
 	n = deref(n)
 	if n.boolean {
@@ -156,7 +153,7 @@ func describeDepth(n *node, depth int) string {
 			}
 		}
 		if n.not != nil && depth < 2 {
-			return "anything except " + describeDepth(n.not, depth+1)
+			return "anything except " + strings.TrimPrefix(describeDepth(n.not, depth+1), "exactly ")
 		}
 		if n.anyOf != nil || n.oneOf != nil || n.allOf != nil || n.ref != nil || n.ifN != nil {
 			return "a value matching the schema at " + pointerOrRoot(n.loc)

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"unicode/utf8"
 
@@ -403,7 +404,7 @@ func (v *validator) eval(n *node, i int32, rep bool) bool {
 			return false
 		}
 		if v.room() {
-			v.add(i, "anything except "+describeDepth(n.not, 1), v.got(i, true), "")
+			v.add(i, "anything except "+strings.TrimPrefix(describeDepth(n.not, 1), "exactly "), v.got(i, true), "")
 		}
 		ok = false
 	}
@@ -757,8 +758,8 @@ func (v *validator) array(n *node, i int32, rep bool) bool {
 				return false
 			}
 			if v.room() {
-				v.add(i, fmt.Sprintf("an array with %s that %s", countPhrase(lo, n.maxContains, "item", "items"), isPhrase(n.contains)),
-					fmt.Sprintf("%d such items", count), "")
+				v.add(i, fmt.Sprintf("an array with %s matching: %s", countPhrase(lo, n.maxContains, "item", "items"), describeDepth(n.contains, 1)),
+					plural(count, "matching item", "matching items"), "")
 			}
 			ok = false
 		}
