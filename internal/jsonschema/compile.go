@@ -768,13 +768,18 @@ func (c *compiler) dependentSchemas(n *node, v *jval, loc string) error {
 
 // regexpCache keeps compiled patterns across Compile calls: registries
 // compile many schemas that share patterns, and a *regexp.Regexp is safe
-// for concurrent use. It stops growing at regexpCacheMax entries.
+// for concurrent use. It keeps short patterns only and stops growing at
+// regexpCacheMax entries, so schemas from a hostile server cannot make it
+// hold much memory.
 var (
 	regexpCache  sync.Map // string → *regexp.Regexp
 	regexpCached atomic.Int32
 )
 
-const regexpCacheMax = 4096
+const (
+	regexpCacheMax    = 1024
+	regexpCacheMaxLen = 256
+)
 
 func (c *compiler) regexp(src, loc string) (*regexp.Regexp, error) {
 	if re, ok := regexpCache.Load(src); ok {
@@ -796,7 +801,7 @@ func (c *compiler) regexp(src, loc string) (*regexp.Regexp, error) {
 		msg = strings.TrimPrefix(msg, "error parsing regexp: ")
 		return nil, c.errf(loc, "pattern %s is not supported: %s (patterns use RE2 syntax: no lookaround or backreferences)", shortJSON([]byte(strconv.Quote(src)), 80), msg)
 	}
-	if regexpCached.Add(1) <= regexpCacheMax {
+	if len(src) <= regexpCacheMaxLen && regexpCached.Add(1) <= regexpCacheMax {
 		regexpCache.Store(src, re)
 	}
 	return re, nil
