@@ -19,6 +19,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"net/netip"
 	"reflect"
 	"regexp"
 	"slices"
@@ -100,7 +101,38 @@ const (
 	gMap
 	gPtr
 	gStruct
+	gRaw     // json.RawMessage
+	gAddr    // netip.Addr: UnmarshalText, no schema hook
+	gColor   // a string type with an Enum method
+	gCelsius // a float type with UnmarshalJSON and a JSONSchema method
 )
+
+// Color is a named string type that lists its values through Enum.
+type Color string
+
+// Enum lists the values of Color.
+func (Color) Enum() []any { return []any{"red", "green", "blue"} }
+
+// Celsius decodes itself and states what it accepts through JSONSchema.
+type Celsius float64
+
+// JSONSchema states the values UnmarshalJSON accepts.
+func (Celsius) JSONSchema() json.RawMessage {
+	return json.RawMessage(`{"type":"number","minimum":-273.15}`)
+}
+
+// UnmarshalJSON accepts numbers at or above absolute zero.
+func (c *Celsius) UnmarshalJSON(b []byte) error {
+	f, err := strconv.ParseFloat(string(b), 64)
+	if err != nil {
+		return err
+	}
+	if f < -273.15 {
+		return fmt.Errorf("%v is below absolute zero", f)
+	}
+	*c = Celsius(f)
+	return nil
+}
 
 type shape struct {
 	k      gkind
@@ -290,6 +322,11 @@ var scalarTypes = []struct {
 	{gBytes, reflect.TypeFor[[]byte](), 0},
 	{gTime, reflect.TypeFor[time.Time](), 0},
 	{gAny, reflect.TypeFor[any](), 0},
+	{gInt, reflect.TypeFor[time.Duration](), 64},
+	{gRaw, reflect.TypeFor[json.RawMessage](), 0},
+	{gAddr, reflect.TypeFor[netip.Addr](), 0},
+	{gColor, reflect.TypeFor[Color](), 0},
+	{gCelsius, reflect.TypeFor[Celsius](), 0},
 }
 
 func (g *typeGen) genShape(depth int) *shape {
@@ -378,7 +415,9 @@ func (g *typeGen) genStruct(depth int) *shape {
 			opts = append(opts, f.omit)
 		}
 		in := inner(sh)
-		if chance(g.e, 15) && (in.k != gString && in.k != gNumber || chance(g.e, 10)) {
+		if chance(g.e, 15) && (!selfDecoding(in) || chance(g.e, 10)) {
+			// For refuses ,string on strings and on types that decode
+			// themselves.
 			// ,string on a string or json.Number is refused by For.
 			f.strTag = true
 			opts = append(opts, "string")
@@ -550,7 +589,7 @@ func (g *typeGen) constraints(f *fshape, in *shape) []string {
 		v := vg.value(f.sh, c, f.str, 0)
 		if v != "null" {
 			c.hasDefault = true
-			tags = append(tags, tagKV("default", rawTag(v, in.k == gString && f.sh.k != gPtr || f.str || in.k == gString)))
+			tags = append(tags, tagKV("default", rawTag(v, f.str || in.k == gString || in.k == gColor)))
 		}
 	}
 	return tags
@@ -622,6 +661,7 @@ const (
 	exStringRange
 	exPrecision
 	exFormat
+	exTextHook
 )
 
 // valueGen writes JSON instances of a shape. With mutateAt > 0 the
@@ -635,13 +675,15 @@ type valueGen struct {
 	// hasFormat is set when a value with an asserted format was written:
 	// text mutations may then break it in ways format checkers differ on.
 	hasFormat bool
+	// hasTextHook is set when a netip.Addr was written (see exTextHook).
+	hasTextHook bool
 	// impossible is set when the keywords allow no value the generator
 	// can write, so that no enum or default is made of an invalid one.
 	impossible bool
 }
 
 func (g *valueGen) instance(sh *shape, mutate bool) string {
-	g.count, g.mutated, g.ex, g.mutateAt, g.hasFormat = 0, "", 0, 0, false
+	g.count, g.mutated, g.ex, g.mutateAt, g.hasFormat, g.hasTextHook = 0, "", 0, 0, false, false
 	if mutate {
 		g.mutateAt = 1 + g.e.intn(8)
 	}
@@ -649,6 +691,9 @@ func (g *valueGen) instance(sh *shape, mutate bool) string {
 	if mutate && g.mutated == "" {
 		g.mutateAt = 0
 		v = g.textMutation(v)
+	}
+	if mutate && contains(sh, gAddr, map[*shape]bool{}) {
+		g.ex |= exTextHook // a mutation may have written any string where an address goes
 	}
 	return v
 }
@@ -678,8 +723,15 @@ func (g *valueGen) value(sh *shape, c *cons, str bool, depth int) string {
 		g.hasFormat = true
 		t := time.Date(1970+e.intn(130), time.Month(1+e.intn(12)), 1+e.intn(28), e.intn(24), e.intn(60), e.intn(60), e.intn(2)*500_000_000, time.FixedZone("", (e.intn(25)-12)*3600))
 		return strconv.Quote(t.Format(time.RFC3339Nano))
-	case gAny:
+	case gAny, gRaw:
 		return g.anyValue(depth, 2)
+	case gAddr:
+		g.hasTextHook = true
+		return jsonString(pick(e, "127.0.0.1", "::1", "192.168.0.254", "2001:db8::1", ""))
+	case gColor:
+		return pick(e, `"red"`, `"green"`, `"blue"`)
+	case gCelsius:
+		return pick(e, "-273.15", "0", "21.5", "1e3", "-273")
 	case gSlice:
 		lo, hi := 0, 3
 		if c.minItems >= 0 {
@@ -1000,6 +1052,9 @@ func (g *valueGen) anyValue(depth, limit int) string {
 func (g *valueGen) mutation(sh *shape, c *cons, str bool, depth int) string {
 	e := g.e
 	in := inner(sh)
+	if in.k == gAddr {
+		g.ex |= exTextHook
+	}
 	wrong := func() string {
 		return pick(e, `"x"`, `""`, `1`, `-2.5`, `true`, `null`, `[]`, `{}`, `[1,"a"]`, `{"a":1}`, `"1"`, `"true"`)
 	}
@@ -1030,7 +1085,17 @@ func (g *valueGen) mutation(sh *shape, c *cons, str bool, depth int) string {
 			v, kind = g.mapMutation(in, c, depth)
 		case gStruct:
 			v, kind = g.structMutation(in, depth)
-		case gAny:
+		case gAddr:
+			kind = "address"
+			v = jsonString(pick(e, "999.1.1.1", "localhost", "1.2.3", "::g", " 127.0.0.1"))
+		case gColor:
+			kind = "named enum"
+			v = pick(e, `"purple"`, `"RED"`, `""`, `"red "`)
+		case gCelsius:
+			kind = "hooked number"
+			v = pick(e, "-273.16", "-300", `"21"`, "1e400", "-1e400")
+			g.ex |= exRange // 1e400: the method's ParseFloat refuses it, the schema states no maximum
+		case gAny, gRaw:
 			kind = "deep"
 			n := maxDepth - 2 - depth + e.intn(4)
 			v = strings.Repeat("[", max(n, 0)) + strings.Repeat("]", max(n, 0))
@@ -1341,6 +1406,9 @@ func (g *valueGen) textMutation(v string) string {
 	if g.hasFormat {
 		g.ex |= exFormat
 	}
+	if g.hasTextHook {
+		g.ex |= exTextHook
+	}
 	g.mutated = "text: " + strconv.Quote(out)
 	return out
 }
@@ -1449,6 +1517,9 @@ var exceptions = []exception{
 		"time.Time's parser for the decoder, internal/jsonschema's own checkers, santhosh-tekuri's); they differ " +
 		"on edge cases such as a lowercase t or z, leap seconds, a +24:00 offset, a comma before the fraction, " +
 		"quoted or display-name e-mail addresses", nil, nil},
+	{exTextHook, "UnmarshalText without a schema", "a type with its own UnmarshalText and no JSONSchema method " +
+		"(netip.Addr) is described as a string: the schema cannot know which strings the method takes; a type " +
+		"that states it (JSONSchema, as Celsius does) is held to full agreement", no, yes},
 }
 
 func allowed(ex exClass, decoderOK, judgeOK bool) (string, bool) {
@@ -1682,6 +1753,8 @@ func unconstrained(sh *shape, seen map[*shape]bool) bool {
 	}
 	seen[sh] = true
 	switch sh.k {
+	case gColor, gCelsius:
+		return false // their types state values: an enum, a minimum
 	case gPtr, gSlice, gArray, gMap:
 		return unconstrained(sh.elem, seen)
 	case gStruct:
@@ -1698,6 +1771,39 @@ func unconstrained(sh *shape, seen map[*shape]bool) bool {
 		}
 	}
 	return true
+}
+
+// selfDecoding reports whether For refuses ,string on values of shape sh:
+// strings (a JSON string inside a string) and types that decode
+// themselves (their hook, not the option, decides what they take).
+func selfDecoding(sh *shape) bool {
+	switch sh.k {
+	case gString, gNumber, gColor, gTime, gRaw, gAddr, gCelsius:
+		return true
+	}
+	return false
+}
+
+// contains reports whether sh holds a value of kind k anywhere.
+func contains(sh *shape, k gkind, seen map[*shape]bool) bool {
+	if sh.k == k {
+		return true
+	}
+	if seen[sh] {
+		return false
+	}
+	seen[sh] = true
+	switch sh.k {
+	case gPtr, gSlice, gArray, gMap:
+		return contains(sh.elem, k, seen)
+	case gStruct:
+		for _, f := range sh.fields {
+			if contains(f.sh, k, seen) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // remarshalSafe reports whether encoding/json marshals every bound value
@@ -1754,7 +1860,7 @@ func refused(sh *shape, seen map[*shape]bool) bool {
 	case gStruct:
 		for _, f := range sh.fields {
 			in := inner(f.sh)
-			if f.strTag && (in.k == gString || in.k == gNumber) {
+			if f.strTag && selfDecoding(in) {
 				return true
 			}
 			if f.str && (f.c.lo != nil || f.c.hi != nil || f.c.mult != "" || f.minTag) {
@@ -1849,6 +1955,9 @@ func TestBugPins(t *testing.T) {
 		UniqTree struct {
 			L []Tree `json:"l" uniqueItems:"true"`
 		}
+		StrHook struct {
+			C Celsius `json:"c,string"`
+		}
 	)
 	cases := []struct {
 		name, why string
@@ -1898,6 +2007,11 @@ func TestBugPins(t *testing.T) {
 			"the output schema describes a plain string; fix: in output mode, render a ,string string as a string " +
 			"holding a JSON string, or refuse ,string on strings in For",
 			reflect.TypeFor[StrStr](), true, ``, true},
+		{"string_opt_on_hooks", "encoding/json honours ,string on a number type with its own UnmarshalJSON (it " +
+			"writes \"21.5\" and reads \"21.5\", passing 21.5 to the method); the decoder passes the raw value to the " +
+			"method and the schemas describe a number; fix: refuse ,string on types with JSON or text hooks in For, " +
+			"as on strings",
+			reflect.TypeFor[StrHook](), true, ``, true},
 		{"date_time_offset", "time.Time's parser takes \"+24:00\" and \",5\" fractions that RFC 3339 and the generic " +
 			"validator refuse, and json.Marshal then fails on the bound value; fix: check the RFC 3339 grammar " +
 			"(jsonschema's isDate/isTime) before UnmarshalText, in one shared checker",
@@ -1919,7 +2033,11 @@ func TestBugPins(t *testing.T) {
 			instance := []byte(tc.instance)
 			if tc.output {
 				v := reflect.New(tc.typ).Elem()
-				v.Field(0).SetString("ABC")
+				if v.Field(0).Kind() == reflect.String {
+					v.Field(0).SetString("ABC")
+				} else {
+					v.Field(0).SetFloat(21.5)
+				}
 				instance, _ = json.Marshal(v.Interface())
 			} else {
 				var dv verdict
