@@ -22,6 +22,7 @@ type SchemaError struct {
 	Msg string
 }
 
+// Error formats the error as "invalid schema at POINTER: MESSAGE".
 func (e *SchemaError) Error() string {
 	if e.Pointer == "" {
 		return "invalid schema: " + e.Msg

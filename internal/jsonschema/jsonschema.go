@@ -41,12 +41,23 @@
 // instance (ErrTooComplex) and never recurses deeper than the instance's
 // nesting allows.
 //
+// # Reports
+//
+// Validate reports every violation (up to MaxViolations) in document
+// order: the JSON pointer of the value, what the schema allows in plain
+// words, what came, and sometimes a hint such as a close property name. A
+// failed anyOf or oneOf is one violation: that of the alternative the
+// value was plausibly meant for, or a summary of the alternatives.
+//
 // # Defaults
 //
 // When an instance is valid, Validate adds the default of every missing
-// property whose schema has one, in every object of the instance, and
-// returns compact JSON that keeps the original key order with the
-// defaults appended at the end of each object.
+// property whose schema has one, in every object of the instance reached
+// through properties, items, prefixItems, $ref, allOf, the taken if
+// branch and the matching anyOf or oneOf alternative. It returns compact
+// JSON that keeps the original key order with the defaults appended at
+// the end of each object. Defaults that fail their own schema are ignored,
+// and none are added if together they would make the instance invalid.
 package jsonschema
 
 // Limits bound the input a Validate call accepts.
