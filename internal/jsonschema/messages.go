@@ -326,6 +326,21 @@ func arrayPhrase(n *node, depth int) string {
 	return s
 }
 
+// stringHint suggests a fix for a string that fails n's string keywords:
+// the same text in other case or without surrounding space when that
+// passes, or how to write the format.
+func (v *validator) stringHint(n *node, t *tnode) string {
+	s := string(v.str(t))
+	if len(s) <= 256 {
+		for _, alt := range []string{strings.ToUpper(s), strings.ToLower(s), strings.TrimSpace(s)} {
+			if alt != s && v.stringOKText(n, alt) {
+				return fmt.Sprintf("did you mean %s?", visible(strconv.Quote(alt)))
+			}
+		}
+	}
+	return formatHint(n)
+}
+
 func formatHint(n *node) string {
 	switch n.format {
 	case fDate:

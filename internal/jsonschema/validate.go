@@ -313,7 +313,7 @@ func (v *validator) eval(n *node, i int32, rep bool) bool {
 				return false
 			}
 			if v.room() {
-				v.add(i, describe(n), v.got(i, false), formatHint(n))
+				v.add(i, describe(n), v.got(i, false), v.stringHint(n, t))
 			}
 			ok = false
 		}
@@ -505,6 +505,20 @@ func (v *validator) stringOK(n *node, t *tnode) bool {
 		return false
 	}
 	return true
+}
+
+// stringOKText is stringOK for a string that is not on the tape.
+func (v *validator) stringOKText(n *node, s string) bool {
+	if n.minLen >= 0 || n.maxLen >= 0 {
+		l := int64(utf8.RuneCountInString(s))
+		if n.minLen >= 0 && l < n.minLen || n.maxLen >= 0 && l > n.maxLen {
+			return false
+		}
+	}
+	if n.pattern != nil && !n.pattern.MatchString(s) {
+		return false
+	}
+	return n.format == fNone || checkFormat(n.format, []byte(s))
 }
 
 func (v *validator) numberOK(n *node, t *tnode) bool {
