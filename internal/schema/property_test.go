@@ -1512,7 +1512,9 @@ var exceptions = []exception{
 		"the Go type's range; the decoder refuses \"300\" for an int8", no, yes},
 	{exPrecision, "float64 precision", "the decoder compares numbers as float64 (or int64) values, the validators " +
 		"compare the exact decimal: literals with more than 15 significant digits, or beyond ±1e300, can round " +
-		"onto or off a bound, an integer or a multiple", nil, nil},
+		"onto or off a bound or an integer (0.99999999999999999999 binds as the integer 1 and passes minimum 1; " +
+		"9007199254740993 passes maximum 9007199254740992). multipleOf is exact (big.Rat on the literal). Making " +
+		"bounds and integer checks exact too would remove this exception", nil, nil},
 	{exFormat, "format checkers", "formats are checked by three implementations (jsontext.CheckFormat with " +
 		"time.Time's parser for the decoder, internal/jsonschema's own checkers, santhosh-tekuri's); they differ " +
 		"on edge cases such as a lowercase t or z, leap seconds, a +24:00 offset, a comma before the fraction, " +

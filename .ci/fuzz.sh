@@ -1,0 +1,10 @@
+#!/usr/bin/env bash
+# Short fuzzing sessions for the argument path and schema inference (issue 2).
+# Usage: .ci/fuzz.sh [fuzztime per target, default 20s]. Crashers are written
+# to testdata/fuzz/<Target>/ and then run as ordinary seeds by go test.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+t="${1:-20s}"
+go test -run '^$' -fuzz '^FuzzDecode$' -fuzztime "$t" ./internal/schema/
+go test -run '^$' -fuzz '^FuzzSchemaInference$' -fuzztime "$t" ./internal/schema/
+go test -run '^$' -fuzz '^FuzzExecuteArgs$' -fuzztime "$t" .
