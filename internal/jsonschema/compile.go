@@ -229,7 +229,7 @@ func Compile(doc []byte) (*Schema, error) {
 		}
 		return nil, &SchemaError{Msg: "not valid JSON: " + err.Error()}
 	}
-	c := &compiler{root: root, slab: make([]node, 0, min(schemas, 256))}
+	c := &compiler{root: root, slab: make([]node, 0, min(schemas, 256)), nodes: make([]*node, 0, min(schemas, 256))}
 	if root.kind == kObject {
 		if id, ok := root.get("$id"); ok && id.kind == kString {
 			c.rootID = strings.TrimSuffix(id.s, "#")
@@ -344,7 +344,7 @@ func (c *compiler) compile(v *jval, loc string, isRoot bool) (*node, error) {
 				return nil, c.errf(at(loc, key), "%q must be an object", key)
 			}
 			for i, name := range kv.keys {
-				if _, err := c.compile(kv.vals[i], at(loc, key)+"/"+escapeToken(name), false); err != nil {
+				if _, err := c.compile(kv.vals[i], loc+"/"+key+"/"+escapeToken(name), false); err != nil {
 					return nil, err
 				}
 			}
@@ -376,7 +376,7 @@ func (c *compiler) compile(v *jval, loc string, isRoot bool) (*node, error) {
 				return nil, c.errf(at(loc, key), `"properties" must be an object`)
 			}
 			for i, name := range kv.keys {
-				pn, err := c.compile(kv.vals[i], at(loc, key)+"/"+escapeToken(name), false)
+				pn, err := c.compile(kv.vals[i], loc+"/"+key+"/"+escapeToken(name), false)
 				if err != nil {
 					return nil, err
 				}

@@ -78,7 +78,7 @@ func parseDoc(data []byte) (*jval, int, error) {
 	if len(data) > MaxSchemaBytes {
 		return nil, 0, &SchemaError{Msg: fmt.Sprintf("the schema is larger than %d bytes", MaxSchemaBytes)}
 	}
-	p := &docParser{data: data}
+	p := &docParser{data: data, keys: make([]string, 0, 16), vals: make([]*jval, 0, 16)}
 	v, i, err := p.value(0, 0)
 	if err != nil {
 		return nil, 0, err
