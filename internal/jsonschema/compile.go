@@ -309,8 +309,8 @@ func (c *compiler) compile(v *jval, loc string, isRoot bool) (*node, error) {
 	var additionalItems *jval
 	var exclMinBool, exclMaxBool bool
 	annotationsOnly := true
-	for ki, key := range v.keys {
-		kv := v.vals[ki]
+	for _, m := range v.members {
+		key, kv := m.key, m.val
 		var err error
 		switch key {
 		case "$schema", "$comment", "title", "description", "examples", "deprecated", "readOnly", "writeOnly",
@@ -343,8 +343,8 @@ func (c *compiler) compile(v *jval, loc string, isRoot bool) (*node, error) {
 			if kv.kind != kObject {
 				return nil, c.errf(at(loc, key), "%q must be an object", key)
 			}
-			for i, name := range kv.keys {
-				if _, err := c.compile(kv.vals[i], loc+"/"+key+"/"+escapeToken(name), false); err != nil {
+			for _, d := range kv.members {
+				if _, err := c.compile(d.val, loc+"/"+key+"/"+escapeToken(d.key), false); err != nil {
 					return nil, err
 				}
 			}
@@ -375,8 +375,9 @@ func (c *compiler) compile(v *jval, loc string, isRoot bool) (*node, error) {
 			if kv.kind != kObject {
 				return nil, c.errf(at(loc, key), `"properties" must be an object`)
 			}
-			for i, name := range kv.keys {
-				pn, err := c.compile(kv.vals[i], loc+"/"+key+"/"+escapeToken(name), false)
+			for _, pm := range kv.members {
+				name := pm.key
+				pn, err := c.compile(pm.val, loc+"/"+key+"/"+escapeToken(name), false)
 				if err != nil {
 					return nil, err
 				}
@@ -404,13 +405,14 @@ func (c *compiler) compile(v *jval, loc string, isRoot bool) (*node, error) {
 			if kv.kind != kObject {
 				return nil, c.errf(at(loc, key), `"patternProperties" must be an object`)
 			}
-			for i, src := range kv.keys {
+			for _, pm := range kv.members {
+				src := pm.key
 				ploc := at(loc, key) + "/" + escapeToken(src)
 				re, err := c.regexp(src, ploc)
 				if err != nil {
 					return nil, err
 				}
-				pn, err := c.compile(kv.vals[i], ploc, false)
+				pn, err := c.compile(pm.val, ploc, false)
 				if err != nil {
 					return nil, err
 				}
@@ -430,8 +432,8 @@ func (c *compiler) compile(v *jval, loc string, isRoot bool) (*node, error) {
 			if kv.kind != kObject {
 				return nil, c.errf(at(loc, key), `"dependencies" must be an object`)
 			}
-			for i, name := range kv.keys {
-				dv := kv.vals[i]
+			for _, dm := range kv.members {
+				name, dv := dm.key, dm.val
 				dloc := at(loc, key) + "/" + escapeToken(name)
 				if dv.kind == kArray {
 					req, err := c.strings(dv, dloc)
@@ -743,8 +745,9 @@ func (c *compiler) dependentRequired(n *node, v *jval, loc string) error {
 	if v.kind != kObject {
 		return c.errf(loc, `"dependentRequired" must be an object`)
 	}
-	for i, name := range v.keys {
-		req, err := c.strings(v.vals[i], loc+"/"+escapeToken(name))
+	for _, m := range v.members {
+		name := m.key
+		req, err := c.strings(m.val, loc+"/"+escapeToken(name))
 		if err != nil {
 			return err
 		}
@@ -757,8 +760,9 @@ func (c *compiler) dependentSchemas(n *node, v *jval, loc string) error {
 	if v.kind != kObject {
 		return c.errf(loc, `"dependentSchemas" must be an object`)
 	}
-	for i, name := range v.keys {
-		dn, err := c.compile(v.vals[i], loc+"/"+escapeToken(name), false)
+	for _, m := range v.members {
+		name := m.key
+		dn, err := c.compile(m.val, loc+"/"+escapeToken(name), false)
 		if err != nil {
 			return err
 		}

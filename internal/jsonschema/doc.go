@@ -23,19 +23,24 @@ const (
 
 // A jval is one value of a parsed schema document.
 type jval struct {
-	kind  uint8
-	s     string // decoded string, or number literal
-	raw   []byte // the value's text in the document
-	elems []*jval
-	keys  []string
-	vals  []*jval
-	node  *node // the schema compiled from this value, once it is
+	kind    uint8
+	s       string // decoded string, or number literal
+	raw     []byte // the value's text in the document
+	elems   []*jval
+	members []member
+	node    *node // the schema compiled from this value, once it is
+}
+
+// A member is a key and its value in an object of a schema document.
+type member struct {
+	key string
+	val *jval
 }
 
 func (v *jval) get(key string) (*jval, bool) {
-	for i, k := range v.keys {
-		if k == key {
-			return v.vals[i], true
+	for _, m := range v.members {
+		if m.key == key {
+			return m.val, true
 		}
 	}
 	return nil, false
@@ -47,9 +52,8 @@ type docParser struct {
 	schemas int // objects and booleans: the most schemas there can be
 	buf     []byte
 	slab    []jval   // jvals are allocated in chunks
-	keys    []string // members of the open objects, as a stack
-	vals    []*jval
-	elems   []*jval // elements of the open arrays, as a stack
+	members []member // members of the open objects, as a stack
+	elems   []*jval  // elements of the open arrays, as a stack
 }
 
 // keywords interns the names of keywords, so that keys do not allocate.
@@ -78,7 +82,7 @@ func parseDoc(data []byte) (*jval, int, error) {
 	if len(data) > MaxSchemaBytes {
 		return nil, 0, &SchemaError{Msg: fmt.Sprintf("the schema is larger than %d bytes", MaxSchemaBytes)}
 	}
-	p := &docParser{data: data, keys: make([]string, 0, 16), vals: make([]*jval, 0, 16)}
+	p := &docParser{data: data, members: make([]member, 0, 16)}
 	v, i, err := p.value(0, 0)
 	if err != nil {
 		return nil, 0, err
@@ -143,7 +147,7 @@ func (p *docParser) value(i, depth int) (*jval, int, error) {
 			v.raw = data[start : i+1]
 			return v, i + 1, nil
 		}
-		kbase, vbase, ebase := len(p.keys), len(p.vals), len(p.elems)
+		mbase, ebase := len(p.members), len(p.elems)
 		var seen map[string]struct{}
 		for {
 			if c == '{' {
@@ -159,10 +163,10 @@ func (p *docParser) value(i, depth int) (*jval, int, error) {
 				if k, i, err = jsontext.ReadString(data, i, p.buf); err != nil {
 					return nil, i, err
 				}
-				keys := p.keys[kbase:]
+				keys := p.members[mbase:]
 				if len(keys) < dupScanLimit {
 					for _, prev := range keys {
-						if prev == string(k) {
+						if prev.key == string(k) {
 							return nil, keyAt, duplicateKey(keyAt, k)
 						}
 					}
@@ -170,7 +174,7 @@ func (p *docParser) value(i, depth int) (*jval, int, error) {
 					if seen == nil {
 						seen = make(map[string]struct{}, 2*len(keys))
 						for _, prev := range keys {
-							seen[prev] = struct{}{}
+							seen[prev.key] = struct{}{}
 						}
 					}
 					if _, dup := seen[string(k)]; dup {
@@ -182,7 +186,7 @@ func (p *docParser) value(i, depth int) (*jval, int, error) {
 				if !ok {
 					key = string(k)
 				}
-				p.keys = append(p.keys, key)
+				p.members = append(p.members, member{key: key})
 				i = jsontext.SkipSpace(data, i)
 				if i >= len(data) {
 					return nil, i, jsontext.UnexpectedEnd(i)
@@ -197,7 +201,7 @@ func (p *docParser) value(i, depth int) (*jval, int, error) {
 				return nil, i, err
 			}
 			if c == '{' {
-				p.vals = append(p.vals, e)
+				p.members[len(p.members)-1].val = e
 			} else {
 				p.elems = append(p.elems, e)
 			}
@@ -208,10 +212,9 @@ func (p *docParser) value(i, depth int) (*jval, int, error) {
 			if data[i] == closer {
 				v.raw = data[start : i+1]
 				if c == '{' {
-					v.keys = append([]string(nil), p.keys[kbase:]...)
-					v.vals = append([]*jval(nil), p.vals[vbase:]...)
-					clear(p.vals[vbase:])
-					p.keys, p.vals = p.keys[:kbase], p.vals[:vbase]
+					v.members = append([]member(nil), p.members[mbase:]...)
+					clear(p.members[mbase:])
+					p.members = p.members[:mbase]
 				} else {
 					v.elems = append([]*jval(nil), p.elems[ebase:]...)
 					clear(p.elems[ebase:])

@@ -26,7 +26,7 @@ func (v *validator) equal(i int32, e *jval) bool {
 		}
 		return true
 	case kObject:
-		if t.kind != kObject || int(t.n) != len(e.keys) {
+		if t.kind != kObject || int(t.n) != len(e.members) {
 			return false
 		}
 		for k := i + 1; k < t.next; k = v.tape[k+1].next {
