@@ -87,6 +87,9 @@ func (s *Schema) Validate(data []byte, lim Limits) (out []byte, violations []Vio
 		if v.tooMuch {
 			return nil, nil, ErrTooComplex
 		}
+		if len(v.recs) == 0 && v.dropped == 0 { // never reached: every failure reports
+			v.add(0, describe(s.root), v.got(0, true), "")
+		}
 		return data, v.violations(), nil
 	}
 	if !s.defaults {
