@@ -681,7 +681,7 @@ func (c *compiler) strings(v *jval, loc string) ([]string, error) {
 		}
 		for _, prev := range out {
 			if prev == e.s {
-				return nil, c.errf(loc+"/"+strconv.Itoa(i), "%q is listed twice", e.s)
+				return nil, c.errf(loc+"/"+strconv.Itoa(i), "%s is listed twice", quote(shorten(e.s, gotWidth)))
 			}
 			if len(out) > 64 {
 				break // large lists: duplicates are harmless
@@ -804,7 +804,7 @@ func (c *compiler) regexp(src, loc string) (*regexp.Regexp, error) {
 			msg = e.Unwrap().Error()
 		}
 		msg = strings.TrimPrefix(msg, "error parsing regexp: ")
-		return nil, c.errf(loc, "pattern %s is not supported: %s (patterns use RE2 syntax: no lookaround or backreferences)", shortJSON([]byte(strconv.Quote(src)), 80), msg)
+		return nil, c.errf(loc, "pattern %s is not supported: %s (patterns use RE2 syntax: no lookaround or backreferences)", quote(shorten(src, 80)), msg)
 	}
 	if len(src) <= regexpCacheMaxLen && regexpCached.Add(1) <= regexpCacheMax {
 		regexpCache.Store(src, re)
@@ -817,7 +817,7 @@ func (c *compiler) resolve(n *node, ref string) (*node, error) {
 	loc := n.loc + "/$ref"
 	base, frag, _ := strings.Cut(ref, "#")
 	if base != "" && base != c.rootID {
-		return nil, c.errf(loc, "reference %s is not local; only references within the document (starting with #) are supported", shortJSON([]byte(strconv.Quote(ref)), 80))
+		return nil, c.errf(loc, "reference %s is not local; only references within the document (starting with #) are supported", quote(shorten(ref, 80)))
 	}
 	if frag == "" {
 		return c.compile(c.root, "", true)
@@ -825,13 +825,13 @@ func (c *compiler) resolve(n *node, ref string) (*node, error) {
 	if !strings.HasPrefix(frag, "/") {
 		target, ok := c.anchors[frag]
 		if !ok {
-			return nil, c.errf(loc, "reference %s: no $anchor with that name", shortJSON([]byte(strconv.Quote(ref)), 80))
+			return nil, c.errf(loc, "reference %s: no $anchor with that name", quote(shorten(ref, 80)))
 		}
 		return c.compile(target, c.memoLoc(target), false)
 	}
 	unesc, err := url.PathUnescape(frag)
 	if err != nil {
-		return nil, c.errf(loc, "reference %s has a bad percent-escape", shortJSON([]byte(strconv.Quote(ref)), 80))
+		return nil, c.errf(loc, "reference %s has a bad percent-escape", quote(shorten(ref, 80)))
 	}
 	v := c.root
 	var b strings.Builder
@@ -847,7 +847,7 @@ func (c *compiler) resolve(n *node, ref string) (*node, error) {
 			}
 		}
 		if next == nil {
-			return nil, c.errf(loc, "reference %s points to nothing in the document", shortJSON([]byte(strconv.Quote(ref)), 80))
+			return nil, c.errf(loc, "reference %s points to nothing in the document", quote(shorten(ref, 80)))
 		}
 		v = next
 		b.WriteByte('/')
@@ -963,8 +963,10 @@ func compact(raw []byte) []byte {
 			out = append(out, c)
 			switch c {
 			case '\\':
-				i++
-				out = append(out, raw[i])
+				if i+1 < len(raw) { // raw may be cut after the backslash (shortJSON)
+					i++
+					out = append(out, raw[i])
+				}
 			case '"':
 				inStr = false
 			}

@@ -55,6 +55,10 @@ func shortJSON(raw []byte, n int) string {
 	return visible(strings.ToValidUTF8(string(c[:i]), "\uFFFD")) + "…"
 }
 
+// quote returns s as a JSON string with hidden characters made visible,
+// for messages.
+func quote(s string) string { return visible(string(appendJSONString(nil, s))) }
+
 // visible escapes the characters that would hide or reorder text in a
 // message: controls, and format characters such as U+202E (right-to-left
 // override) and U+200B (zero width space). They appear as \uXXXX.
@@ -297,10 +301,10 @@ func objectPhrase(n *node, depth int) string {
 	for _, p := range n.props {
 		pn := deref(p.n)
 		if pn.hasConst {
-			return s + " with " + strconv.Quote(p.name) + ": " + shortJSON(pn.constVal.raw, 30)
+			return s + " with " + quote(p.name) + ": " + shortJSON(pn.constVal.raw, 30)
 		}
 		if len(pn.enum) == 1 {
-			return s + " with " + strconv.Quote(p.name) + ": " + shortJSON(pn.enum[0].raw, 30)
+			return s + " with " + quote(p.name) + ": " + shortJSON(pn.enum[0].raw, 30)
 		}
 	}
 	if len(n.required) > 0 && len(n.required) <= 5 {
@@ -334,7 +338,7 @@ func (v *validator) stringHint(n *node, t *tnode) string {
 	if len(s) <= 256 {
 		for _, alt := range []string{strings.ToUpper(s), strings.ToLower(s), strings.TrimSpace(s)} {
 			if alt != s && v.stringOKText(n, alt) {
-				return fmt.Sprintf("did you mean %s?", visible(strconv.Quote(alt)))
+				return fmt.Sprintf("did you mean %s?", quote(alt))
 			}
 		}
 	}
@@ -370,7 +374,7 @@ func (v *validator) enumHint(n *node, i int32) string {
 		}
 	}
 	if best, ok := closest(got, names); ok {
-		return fmt.Sprintf("did you mean %q?", best)
+		return "did you mean " + quote(best) + "?"
 	}
 	return ""
 }
@@ -388,7 +392,7 @@ func (v *validator) unknownProperty(n *node, i, k int32) {
 		allowed = append(allowed, p.name)
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "no property %s", strconv.Quote(shorten(key, gotWidth)))
+	fmt.Fprintf(&b, "no property %s", quote(shorten(key, gotWidth)))
 	switch {
 	case len(allowed) == 0 && len(n.patternProps) == 0:
 		b.WriteString(" (this object takes no properties)")
@@ -418,7 +422,7 @@ func (v *validator) unknownProperty(n *node, i, k int32) {
 	}
 	hint := ""
 	if best, ok := closest(key, allowed); ok {
-		hint = fmt.Sprintf("did you mean %q?", best)
+		hint = "did you mean " + quote(best) + "?"
 	}
 	// Ordered by the key, not the value.
 	v.record(vrec{off: v.tape[k].start, v: Violation{Pointer: v.pointer(), Expected: b.String(), Got: v.got(k+1, false), Hint: hint}})
@@ -442,7 +446,7 @@ func (v *validator) missing(n *node, i int32, name, expected string) {
 		// A key close to the missing name that the schema does not know.
 		for _, s := range sent {
 			if best, ok := closest(s, []string{name}); ok && best == name {
-				hint = fmt.Sprintf("rename %q to %q", shorten(s, gotWidth), name)
+				hint = "rename " + quote(shorten(s, gotWidth)) + " to " + quote(name)
 				break
 			}
 		}

@@ -589,7 +589,7 @@ func (v *validator) object(n *node, i int32, rep bool) bool {
 			var good bool
 			if pn.boolean && !pn.accept {
 				if rep && v.room() {
-					v.add(k, "no property "+strconv.Quote(shorten(string(key), gotWidth)), v.got(val, false), "")
+					v.add(k, "no property "+quote(shorten(string(key), gotWidth)), v.got(val, false), "")
 				}
 			} else {
 				good = v.eval(pn, val, rep)
@@ -625,8 +625,8 @@ func (v *validator) object(n *node, i int32, rep bool) bool {
 				}
 				if v.room() {
 					v.pushKey(k)
-					v.add(k, fmt.Sprintf("no property %s (property names are case-sensitive)", strconv.Quote(shorten(string(key), gotWidth))),
-						v.got(val, false), fmt.Sprintf("did you mean %q?", name))
+					v.add(k, fmt.Sprintf("no property %s (property names are case-sensitive)", quote(shorten(string(key), gotWidth))),
+						v.got(val, false), "did you mean "+quote(name)+"?")
 					v.recs[len(v.recs)-1].off = v.tape[k].start
 					v.pop()
 				}
@@ -674,7 +674,7 @@ func (v *validator) object(n *node, i int32, rep bool) bool {
 			if !rep {
 				return false
 			}
-			v.missing(n, i, name, "required property "+strconv.Quote(name))
+			v.missing(n, i, name, "required property "+quote(name))
 			ok = false
 		}
 	}
@@ -687,7 +687,7 @@ func (v *validator) object(n *node, i int32, rep bool) bool {
 				if !rep {
 					return false
 				}
-				v.missing(n, i, r, fmt.Sprintf("required property %q (because %q is present)", r, d.prop))
+				v.missing(n, i, r, "required property "+quote(r)+" (because "+quote(d.prop)+" is present)")
 				ok = false
 			}
 		}
