@@ -316,12 +316,13 @@ func containsString(s []string, v string) bool {
 // scheduler runs one batch. There is no dispatcher goroutine: the
 // goroutine that finishes a call updates the shared state under mu, moves
 // the calls that may start now to the assigned queue (counting them as
-// running), starts one goroutine fewer than it assigned, and claims the
-// next assigned call itself. A started goroutine that finds the queue
-// empty (because a worker that was already running got there first)
-// returns at once, so a call costs no hand-off between goroutines when
-// calls are short, and no goroutine exists for a call that is waiting.
-// Run's own goroutine works the same way until it finds nothing to claim.
+// running) and claims the next assigned call itself. A worker that claims
+// a call while others are still unclaimed starts one more worker, unless
+// one is already starting; that one does the same. So the workers for a
+// wave of calls start one after another within microseconds, while short
+// calls are mostly claimed by the workers already running, and no
+// goroutine exists for a call that is waiting. Run's own goroutine works
+// the same way until it finds nothing to claim.
 type scheduler struct {
 	e   *Executor
 	p   *plan
@@ -338,6 +339,7 @@ type scheduler struct {
 	seq      bool  // a sequential call is running
 	assigned []int // calls counted as running, waiting for a worker from head on
 	head     int
+	starting bool  // a helper worker has been started and has not claimed yet
 	stack    []int // scratch space for finish
 	canceled bool
 	idle     chan struct{} // closed once no call runs and none will start
@@ -364,14 +366,12 @@ func (s *scheduler) run(ctx context.Context) error {
 		}
 	}
 	s.mu.Lock()
-	k := 0
 	if ctx.Err() != nil {
 		s.cancelLocked(ctx)
 	} else {
-		k = s.assign()
+		s.assign()
 	}
 	s.mu.Unlock()
-	s.spawn(ctx, k-1)
 	s.work(ctx)
 	select {
 	case <-s.idle:
@@ -389,27 +389,15 @@ func (s *scheduler) run(ctx context.Context) error {
 	return nil
 }
 
-// spawn starts k more workers.
-func (s *scheduler) spawn(ctx context.Context, k int) {
-	for range k {
-		go s.work(ctx)
-	}
-}
-
-// work runs assigned calls until none is left. A worker spawned for a call
-// that another worker has already claimed finds nothing and returns at
-// once, so short calls mostly run on the goroutines that exist already.
+// work runs assigned calls until none is left for it (see scheduler).
 func (s *scheduler) work(ctx context.Context) {
-	for {
-		s.mu.Lock()
-		if s.head == len(s.assigned) {
-			s.mu.Unlock()
-			return
+	s.mu.Lock()
+	i, helper := s.claimLocked()
+	s.mu.Unlock()
+	for i >= 0 {
+		if helper {
+			go s.helper(ctx)
 		}
-		i := s.assigned[s.head]
-		s.head++
-		s.mu.Unlock()
-
 		s.e.exec(ctx, s.p, i, s.out)
 
 		s.mu.Lock()
@@ -417,16 +405,39 @@ func (s *scheduler) work(ctx context.Context) {
 			s.cancelLocked(ctx) // before complete, so that dependents read as canceled, not skipped
 		}
 		s.complete(i)
-		k := 0
 		if !s.canceled {
-			k = s.assign()
+			s.assign()
 		}
 		if s.running == 0 && (s.canceled || s.finished == len(s.p.calls)) {
 			s.setIdleLocked()
 		}
+		i, helper = s.claimLocked()
 		s.mu.Unlock()
-		s.spawn(ctx, k-1) // this worker takes one of them
 	}
+}
+
+// claimLocked takes the next assigned call, or returns -1 when there is
+// none. helper reports that the caller must start one more worker for the
+// calls still unclaimed.
+func (s *scheduler) claimLocked() (i int, helper bool) {
+	if s.head == len(s.assigned) {
+		return -1, false
+	}
+	i = s.assigned[s.head]
+	s.head++
+	if s.head < len(s.assigned) && !s.starting {
+		s.starting = true
+		helper = true
+	}
+	return i, helper
+}
+
+// helper is a worker started by another.
+func (s *scheduler) helper(ctx context.Context) {
+	s.mu.Lock()
+	s.starting = false
+	s.mu.Unlock()
+	s.work(ctx)
 }
 
 func (s *scheduler) setIdleLocked() {
@@ -437,12 +448,11 @@ func (s *scheduler) setIdleLocked() {
 }
 
 // assign moves the ready calls that may start now, in index order, to the
-// assigned queue, counts them as running and returns how many it moved.
-func (s *scheduler) assign() int {
+// assigned queue and counts them as running.
+func (s *scheduler) assign() {
 	if s.head == len(s.assigned) {
 		s.assigned, s.head = s.assigned[:0], 0
 	}
-	n0 := len(s.assigned)
 	for !s.seq && len(s.ready) > 0 && (s.e.maxParallel <= 0 || s.running < s.e.maxParallel) {
 		i := s.ready[0]
 		l := s.p.lims[i]
@@ -453,7 +463,7 @@ func (s *scheduler) assign() int {
 			s.ready.pop()
 			s.seq = true
 			s.start(i)
-			return len(s.assigned) - n0
+			return
 		}
 		s.ready.pop()
 		if l.max > 0 {
@@ -475,7 +485,6 @@ func (s *scheduler) assign() int {
 		}
 		s.start(i)
 	}
-	return len(s.assigned) - n0
 }
 
 func (s *scheduler) start(i int) {

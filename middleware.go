@@ -219,7 +219,11 @@ func (e *Executor) retryMiddleware(next Step) Step {
 			// The last attempt was cut short by the limit on all attempts.
 			msg := fmt.Sprintf("tool %q timed out after %s (%d attempts); try a smaller or simpler request", c.Name, timeout, n)
 			res = Result{Error: msg, IsError: true, Kind: KindTimeout, Metadata: res.Metadata}
-			err = fmt.Errorf("tool %q: %w after %s (%d attempts)", c.Name, ErrTimeout, timeout, n)
+			terr := fmt.Errorf("tool %q: %w after %s (%d attempts)", c.Name, ErrTimeout, timeout, n)
+			if errors.Is(err, ErrIgnoredContext) {
+				terr = errors.Join(terr, fmt.Errorf("tool %q: %w", c.Name, ErrIgnoredContext))
+			}
+			err = terr
 		}
 		res.Metadata = maps.Clone(res.Metadata)
 		res.Metadata = withMeta(res.Metadata, "attempts", n)

@@ -37,11 +37,19 @@ func Build(ids []string, deps [][]string) (*Graph, error) {
 		index[id] = i
 	}
 	g := &Graph{Deps: make([][]int, n), Dependents: make([][]int, n)}
+	// Deps and Dependents share two backing arrays, so that a graph costs a
+	// few allocations whatever its size.
+	edges := 0
+	for i := 0; i < n && i < len(deps); i++ {
+		edges += len(deps[i])
+	}
+	depBuf := make([]int, 0, edges)
+	counts := make([]int, n) // dependents per node
 	for i := 0; i < n && i < len(deps); i++ {
 		if len(deps[i]) == 0 {
 			continue
 		}
-		list := make([]int, 0, len(deps[i]))
+		start := len(depBuf)
 		for _, d := range deps[i] {
 			if d == "" {
 				return nil, fmt.Errorf("%s depends on a call with an empty ID; a call that others depend on needs a unique ID", Name(ids, i))
@@ -50,11 +58,22 @@ func Build(ids []string, deps [][]string) (*Graph, error) {
 			if !ok {
 				return nil, fmt.Errorf("%s depends on %q, which is not in the batch", Name(ids, i), d)
 			}
-			if !contains(list, j) {
-				list = append(list, j)
+			if !contains(depBuf[start:], j) {
+				depBuf = append(depBuf, j)
+				counts[j]++
 			}
 		}
-		g.Deps[i] = list
+		g.Deps[i] = depBuf[start:len(depBuf):len(depBuf)]
+	}
+	afterBuf := make([]int, len(depBuf))
+	off := 0
+	for j, c := range counts {
+		if c > 0 {
+			g.Dependents[j] = afterBuf[off : off : off+c]
+			off += c
+		}
+	}
+	for i, list := range g.Deps {
 		for _, j := range list {
 			g.Dependents[j] = append(g.Dependents[j], i)
 		}
