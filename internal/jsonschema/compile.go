@@ -156,6 +156,7 @@ type node struct {
 	childReach bool  // a property or item schema has defReach
 	defReach   bool  // defHere or childReach, here or in place
 	fan        int32 // checkInPlace: subschemas applied at one location
+	id         int32 // checkInPlace: index in the order it returns
 }
 
 func (n *node) prop(key []byte) *node {
@@ -246,7 +247,11 @@ func Compile(doc []byte) (*Schema, error) {
 			return nil, err
 		}
 	}
-	if err := checkInPlace(c.nodes); err != nil {
+	order, err := checkInPlace(c.nodes)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkGrowth(order, rn); err != nil {
 		return nil, err
 	}
 	// A default that its own schema rejects would make every call that
@@ -867,7 +872,7 @@ func (c *compiler) memoLoc(v *jval) string {
 // anyOf, oneOf, not, if/then/else, dependentSchemas) form a cycle, which
 // would apply schemas to one value forever, or fan out so far that one
 // value would be checked against too many schemas.
-func checkInPlace(nodes []*node) error {
+func checkInPlace(nodes []*node) (order []*node, err error) {
 	var stack []*node
 	var visit func(n *node) error
 	visit = func(n *node) error {
@@ -913,12 +918,91 @@ func checkInPlace(nodes []*node) error {
 		stack = stack[:len(stack)-1]
 		n.mark = 2
 		n.fan = int32(total)
+		n.id = int32(len(order))
+		order = append(order, n)
 		return nil
 	}
 	for _, n := range nodes {
 		if err := visit(n); err != nil {
-			return err
+			return nil, err
 		}
+	}
+	return order, nil
+}
+
+// Bounds of checkGrowth.
+const (
+	growthDepth = 64  // instance depths checked
+	growthLimit = 1e9 // subschema applications to one value
+)
+
+// checkGrowth refuses schemas whose work grows exponentially with the
+// depth of the instance, such as {"$defs":{"t":{"allOf":[{"$ref":"#/$defs/u"},
+// {"$ref":"#/$defs/u"}]},"u":{"items":{"$ref":"#/$defs/t"}}}}, which
+// applies 2^k schemas to a value k arrays deep.
+//
+// It bounds, for each depth k, how many schemas can apply to one value k
+// levels into the instance: E_0 is a schema's in-place fan-out, and E_k
+// sums over the schemas applied in place the larger of what one object
+// member or one array item receives at depth k-1. The bound assumes that
+// every alternative is tried, so it is checked against a generous limit.
+// order lists the nodes with in-place children first (from checkInPlace).
+func checkGrowth(order []*node, root *node) error {
+	recursive := false
+	for _, n := range order {
+		if n.ref != nil {
+			recursive = true
+			break
+		}
+	}
+	if !recursive {
+		return nil // a tree: the work is bounded by its size
+	}
+	prev := make([]float64, len(order))
+	cur := make([]float64, len(order))
+	objSum := make([]float64, len(order))
+	arrSum := make([]float64, len(order))
+	for i, n := range order {
+		prev[i] = float64(n.fan)
+	}
+	for k := 1; k <= growthDepth; k++ {
+		for i, n := range order {
+			obj, arr := 0.0, 0.0
+			if !n.boolean {
+				var best float64
+				for _, p := range n.props {
+					best = max(best, prev[p.n.id])
+				}
+				if n.additional != nil {
+					best = max(best, prev[n.additional.id])
+				}
+				obj = best
+				for _, pp := range n.patternProps {
+					obj += prev[pp.n.id]
+				}
+				for _, m := range n.prefixItems {
+					arr = max(arr, prev[m.id])
+				}
+				if n.items != nil {
+					arr = max(arr, prev[n.items.id])
+				}
+				if n.contains != nil {
+					arr += prev[n.contains.id]
+				}
+			}
+			_ = eachInPlace(n, func(m *node) error {
+				obj += objSum[m.id]
+				arr += arrSum[m.id]
+				return nil
+			})
+			objSum[i], arrSum[i] = obj, arr
+			cur[i] = max(obj, arr)
+		}
+		if cur[root.id] > growthLimit {
+			return &SchemaError{Pointer: root.loc, Msg: fmt.Sprintf("the schema applies its subschemas to values nested %d levels deep more than %.0e times: "+
+				"its work grows exponentially with the depth of the value (look for anyOf, oneOf or allOf alternatives that lead back to the same schema)", k, growthLimit)}
+		}
+		prev, cur = cur, prev
 	}
 	return nil
 }

@@ -117,16 +117,34 @@ func TestFanOut(t *testing.T) {
 	if !errors.As(err, &se) || !strings.Contains(se.Msg, "more than") {
 		t.Fatalf("wide fan-out: got %v", err)
 	}
-	// Doubling per level of the instance: compiles, but validating a
-	// deep instance is cut off by the work budget instead of hanging.
-	s, err := Compile([]byte(`{"$defs":{"t":{"allOf":[{"$ref":"#/$defs/u"},{"$ref":"#/$defs/u"}]},"u":{"items":{"$ref":"#/$defs/t"}}},"$ref":"#/$defs/t"}`))
+	// Doubling per level of the instance: refused at compile time.
+	_, err = Compile([]byte(`{"$defs":{"t":{"allOf":[{"$ref":"#/$defs/u"},{"$ref":"#/$defs/u"}]},"u":{"items":{"$ref":"#/$defs/t"}}},"$ref":"#/$defs/t"}`))
+	if !errors.As(err, &se) || !strings.Contains(se.Msg, "exponentially") {
+		t.Fatalf("doubling per level: got %v", err)
+	}
+	// Slower growth (E_k = E_k-1 + E_k-5) passes that check, but validating
+	// a deep instance is cut off by the work budget instead of hanging.
+	s, err := Compile([]byte(`{"$defs":{"t":{"allOf":[{"items":{"$ref":"#/$defs/t"}},{"items":{"items":{"items":{"items":{"items":{"$ref":"#/$defs/t"}}}}}}]}},"$ref":"#/$defs/t"}`))
 	if err != nil {
 		t.Fatal(err)
 	}
-	deep := strings.Repeat("[", 60) + strings.Repeat("]", 60)
+	deep := strings.Repeat("[", 64) + strings.Repeat("]", 64)
 	_, _, err = s.Validate([]byte(deep), Limits{})
 	if !errors.Is(err, ErrTooComplex) {
-		t.Fatalf("deep doubling: got %v, want ErrTooComplex", err)
+		t.Fatalf("deep slow growth: got %v, want ErrTooComplex", err)
+	}
+	// Recursive schemas that do not fan out compile and validate.
+	for _, schema := range []string{
+		`{"$defs":{"v":{"anyOf":[{"type":["string","number","boolean","null"]},{"type":"array","items":{"$ref":"#/$defs/v"}},{"type":"object","additionalProperties":{"$ref":"#/$defs/v"}}]}},"$ref":"#/$defs/v"}`,
+		`{"type":"object","properties":{"left":{"$ref":"#"},"right":{"$ref":"#"},"value":{"type":"integer"}}}`,
+	} {
+		s, err := Compile([]byte(schema))
+		if err != nil {
+			t.Fatalf("%s: %v", schema, err)
+		}
+		if _, vs, err := s.Validate([]byte(deep), Limits{}); err != nil {
+			t.Fatalf("%s: %v %v", schema, vs, err)
+		}
 	}
 }
 
