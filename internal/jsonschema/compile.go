@@ -873,7 +873,8 @@ func (c *compiler) memoLoc(v *jval) string {
 // would apply schemas to one value forever, or fan out so far that one
 // value would be checked against too many schemas.
 func checkInPlace(nodes []*node) (order []*node, err error) {
-	var stack []*node
+	order = make([]*node, 0, len(nodes))
+	stack := make([]*node, 0, 16)
 	var visit func(n *node) error
 	visit = func(n *node) error {
 		switch n.mark {
