@@ -137,6 +137,9 @@ func FuzzDecode(f *testing.F) {
 		typ, c, gs := fuzzTypes[k], codecs[k], compiled[k]
 		dv, bound := decodeVerdict(c, typ, data)
 		gv := validateVerdict(gs, data)
+		if gv.panicked {
+			t.Fatal(gv.detail)
+		}
 		if dv.ok != gv.ok && !explained(data, dv, gv) {
 			t.Errorf("type %v\nschema %s\ninstance %q\ndecoder ok=%v %s\ninternal/jsonschema ok=%v %s", typ, c.Schema(), data, dv.ok, dv.detail, gv.ok, gv.detail)
 		}
