@@ -8,13 +8,13 @@ import (
 	"log/slog"
 	"math/rand/v2"
 	"runtime/debug"
-	"sort"
 	"strings"
 	"time"
 	"unicode/utf8"
 
 	"github.com/miniopenclaw/tool/internal/jsonschema"
 	"github.com/miniopenclaw/tool/internal/jsontext"
+	"github.com/miniopenclaw/tool/internal/suggest"
 )
 
 // Execute calls the tool registered under name with args and returns what
@@ -72,7 +72,7 @@ func (r *Registry) notFound(name string) (Result, error) {
 	var b strings.Builder
 	fmt.Fprintf(&b, "unknown tool %q", shorten(name, 80))
 	b.WriteString(".")
-	if close := closeMatches(name, names, 3); len(close) > 0 {
+	if close := suggest.Closest(name, names, 3); len(close) > 0 {
 		b.WriteString(" Did you mean ")
 		for i, c := range close {
 			if i > 0 {
@@ -390,55 +390,4 @@ func shorten(s string, n int) string {
 
 func correlationID() string {
 	return fmt.Sprintf("%016x", rand.Uint64())
-}
-
-// closeMatches returns up to n names close to name: the same name in
-// another case, or names within a small edit distance, closest first.
-func closeMatches(name string, names []string, n int) []string {
-	type cand struct {
-		name string
-		dist int
-	}
-	var cands []cand
-	lower := strings.ToLower(name)
-	limit := max(2, len(name)/3)
-	for _, c := range names {
-		d := editDistance(lower, strings.ToLower(c))
-		if d <= limit || strings.Contains(strings.ToLower(c), lower) && len(lower) >= 3 {
-			cands = append(cands, cand{c, d})
-		}
-	}
-	sort.SliceStable(cands, func(i, j int) bool { return cands[i].dist < cands[j].dist })
-	out := make([]string, 0, n)
-	for _, c := range cands {
-		if len(out) == n {
-			break
-		}
-		out = append(out, c.name)
-	}
-	return out
-}
-
-// editDistance is the Levenshtein distance between a and b, in bytes.
-func editDistance(a, b string) int {
-	if len(a) > 128 || len(b) > 128 {
-		return max(len(a), len(b))
-	}
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
 }

@@ -34,7 +34,7 @@ import (
 // same JSON is Result.Structured and its schema is Options.OutputSchema.
 // An error from fn becomes an error Result carrying the error's message.
 func New[In, Out any](name, description string, fn func(context.Context, In) (Out, error), opts ...Option) (Tool, error) {
-	if !validName(name) {
+	if !ValidName(name) {
 		return nil, fmt.Errorf("new tool %q: name must match ^[a-zA-Z0-9_-]{1,64}$: %w", name, ErrInvalidName)
 	}
 	if fn == nil {

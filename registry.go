@@ -354,7 +354,7 @@ func newEntry(t Tool) (*entry, error) {
 		return nil, fmt.Errorf("register: nil tool: %w", ErrInvalidName)
 	}
 	name := t.Name()
-	if !validName(name) {
+	if !ValidName(name) {
 		return nil, fmt.Errorf("register %q: name must match ^[a-zA-Z0-9_-]{1,64}$: %w", name, ErrInvalidName)
 	}
 	e := &entry{tool: t, name: name, opts: OptionsOf(t)}
@@ -410,7 +410,10 @@ func compileObjectSchema(params []byte) (*jsonschema.Schema, error) {
 	return s.CaseSensitive(), nil
 }
 
-func validName(name string) bool {
+// ValidName reports whether name is a tool name a Registry accepts: 1 to
+// 64 characters from a-z, A-Z, 0-9, _ and -, the set every model API
+// accepts.
+func ValidName(name string) bool {
 	if len(name) == 0 || len(name) > 64 {
 		return false
 	}

@@ -348,7 +348,7 @@ func contentText(blocks []mcp.Content) string {
 // name set; see [Client].
 func localName(prefix, remote string) string {
 	name := prefix + remote
-	if validName(name) {
+	if tool.ValidName(name) {
 		return name
 	}
 	h := fnv.New32a()
@@ -364,18 +364,6 @@ func localName(prefix, remote string) string {
 		}
 	}
 	return b.String() + suffix
-}
-
-func validName(name string) bool {
-	if len(name) == 0 || len(name) > 64 {
-		return false
-	}
-	for i := 0; i < len(name); i++ {
-		if !isNameByte(name[i]) {
-			return false
-		}
-	}
-	return true
 }
 
 func isNameByte(c byte) bool {

@@ -3,6 +3,8 @@ package mcptool
 import (
 	"strings"
 	"testing"
+
+	"github.com/miniopenclaw/tool"
 )
 
 func TestLocalName(t *testing.T) {
@@ -31,13 +33,13 @@ func FuzzLocalName(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, prefix, remote string) {
 		got := localName(prefix, remote)
-		if !validName(got) {
+		if !tool.ValidName(got) {
 			t.Fatalf("localName(%q, %q) = %q, outside ^[a-zA-Z0-9_-]{1,64}$", prefix, remote, got)
 		}
 		if again := localName(prefix, remote); again != got {
 			t.Fatalf("localName(%q, %q) is not stable: %q then %q", prefix, remote, got, again)
 		}
-		if validName(prefix+remote) && got != prefix+remote {
+		if tool.ValidName(prefix+remote) && got != prefix+remote {
 			t.Fatalf("localName(%q, %q) = %q, want the name unchanged", prefix, remote, got)
 		}
 	})

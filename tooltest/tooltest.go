@@ -186,23 +186,9 @@ func checkValidArgs(validArgs json.RawMessage) error {
 	return nil
 }
 
-// validName reports whether name matches ^[a-zA-Z0-9_-]{1,64}$.
-func validName(name string) bool {
-	if len(name) == 0 || len(name) > 64 {
-		return false
-	}
-	for i := 0; i < len(name); i++ {
-		c := name[i]
-		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-') {
-			return false
-		}
-	}
-	return true
-}
-
 func checkName(c *checker) {
 	name := c.tool.Name()
-	if !validName(name) {
+	if !tool.ValidName(name) {
 		c.errorf("Name() = %q; a tool name must match ^[a-zA-Z0-9_-]{1,64}$, the names every model API accepts", name)
 	}
 	if again := c.tool.Name(); again != name {

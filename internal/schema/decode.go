@@ -15,6 +15,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/miniopenclaw/tool/internal/jsontext"
+	suggestpkg "github.com/miniopenclaw/tool/internal/suggest"
 )
 
 // A Violation is one way in which a value failed its schema. It mirrors
@@ -1057,44 +1058,18 @@ func shortKey(k string) string {
 
 // suggest returns a hint naming the property closest to an unknown key.
 func suggest(key string, n *node) string {
-	for _, f := range n.fields {
-		if strings.EqualFold(f.name, key) {
-			return fmt.Sprintf("did you mean %q? names are case-sensitive", f.name)
-		}
+	names := make([]string, len(n.fields))
+	for i, f := range n.fields {
+		names[i] = f.name
 	}
-	best, bestDist := "", max(1, len(key)/3)+1
-	for _, f := range n.fields {
-		if dist := editDistance(strings.ToLower(key), strings.ToLower(f.name)); dist < bestDist {
-			best, bestDist = f.name, dist
-		}
+	close := suggestpkg.Closest(key, names, 1)
+	if len(close) == 0 {
+		return ""
 	}
-	if best != "" {
-		return fmt.Sprintf("did you mean %q?", best)
+	if strings.EqualFold(close[0], key) {
+		return fmt.Sprintf("did you mean %q? names are case-sensitive", close[0])
 	}
-	return ""
-}
-
-func editDistance(a, b string) int {
-	if len(a) > 64 || len(b) > 64 {
-		return 99
-	}
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
+	return fmt.Sprintf("did you mean %q?", close[0])
 }
 
 // decodeAny decodes any JSON value the way encoding/json fills an
