@@ -1204,11 +1204,11 @@ func (g *valueGen) classifyNumber(sh *shape, c *cons, str bool, lit string) {
 			outside = outside || err32 != nil || math.Abs(f) > math.MaxFloat32
 		}
 	}
-	if outside {
+	switch {
+	case outside && str:
+		g.ex |= exStringRange
+	case outside:
 		g.ex |= exRange
-		if str {
-			g.ex |= exStringRange
-		}
 	}
 }
 
@@ -1521,9 +1521,10 @@ var (
 func ptr[T any](v T) *T { return &v }
 
 var exceptions = []exception{
-	{exRange, "64-bit range", "an int, int64, uint, uint64 or float64 field's schema states no bounds (stating ±2^63 would put " +
-		"numbers the model never needs in every schema); the decoder refuses literals beyond the Go type's range, " +
-		"which the schema allows", no, yes, false},
+	{exRange, "64-bit range", "the schema of an int, int64, uint, uint64 or float64 field, of an any field (numbers " +
+		"decode to float64) and of a number type that parses a float64 in UnmarshalJSON states no bound at the " +
+		"type's range (±2^63 in every schema would be noise for the model); the decoder refuses literals beyond " +
+		"it, such as 9223372036854775808 or 1e400, which the schema allows", no, yes, false},
 	{exStringRange, ",string range", "a ,string number is described by a pattern on its digits, which cannot state " +
 		"the Go type's range; the decoder refuses \"300\" for an int8", no, yes, false},
 	{exPrecision, "float64 precision", "the decoder compares numbers as float64 (or int64) values, the validators " +
