@@ -593,117 +593,168 @@ func closeEnum(s string, allowed []string) string {
 	return ""
 }
 
-func (d *decoder) decodeSlice(i int, u *use, v reflect.Value, depth int) (int, error) {
+// object reads the object whose '{' is at data[i] and returns the offset
+// just past its '}'. It calls member for each member with the key and the
+// offset of the value; member returns the offset just past the value. The
+// key aliases the decoder's buffer: member must be done with it before it
+// decodes the value.
+func (d *decoder) object(i, depth int, member func(key []byte, at int) (int, error)) (int, error) {
 	if depth >= d.maxDepth {
 		return i, depthError(i, d.maxDepth)
 	}
 	data := d.data
+	i = jsontext.SkipSpace(data, i+1)
+	if i < len(data) && data[i] == '}' {
+		return i + 1, nil
+	}
+	for {
+		i = jsontext.SkipSpace(data, i)
+		if i >= len(data) {
+			return i, jsontext.UnexpectedEnd(i)
+		}
+		if data[i] != '"' {
+			return i, jsontext.Unexpected(data, i, "a string key")
+		}
+		key, next, err := jsontext.ReadString(data, i, d.buf)
+		if err != nil {
+			return next, err
+		}
+		i = jsontext.SkipSpace(data, next)
+		if i >= len(data) {
+			return i, jsontext.UnexpectedEnd(i)
+		}
+		if data[i] != ':' {
+			return i, jsontext.Unexpected(data, i, "':'")
+		}
+		if i, err = member(key, i+1); err != nil {
+			return i, err
+		}
+		i = jsontext.SkipSpace(data, i)
+		if i >= len(data) {
+			return i, jsontext.UnexpectedEnd(i)
+		}
+		if data[i] == '}' {
+			return i + 1, nil
+		}
+		if data[i] != ',' {
+			return i, jsontext.Unexpected(data, i, "',' or '}'")
+		}
+		i++
+	}
+}
+
+// array reads the array whose '[' is at data[i] and returns the offset
+// just past its ']'. It calls item for each item with its index and
+// offset; item returns the offset just past the item.
+func (d *decoder) array(i, depth int, item func(k, at int) (int, error)) (int, error) {
+	if depth >= d.maxDepth {
+		return i, depthError(i, d.maxDepth)
+	}
+	data := d.data
+	i = jsontext.SkipSpace(data, i+1)
+	if i < len(data) && data[i] == ']' {
+		return i + 1, nil
+	}
+	for k := 0; ; k++ {
+		var err error
+		if i, err = item(k, i); err != nil {
+			return i, err
+		}
+		i = jsontext.SkipSpace(data, i)
+		if i >= len(data) {
+			return i, jsontext.UnexpectedEnd(i)
+		}
+		if data[i] == ']' {
+			return i + 1, nil
+		}
+		if data[i] != ',' {
+			return i, jsontext.Unexpected(data, i, "',' or ']'")
+		}
+		i++
+	}
+}
+
+// element decodes one item or member value at data[at] into v, with seg
+// on the path for messages.
+func (d *decoder) element(seg segment, at int, u *use, v reflect.Value, depth int) (int, error) {
+	d.path = append(d.path, seg)
+	end, err := d.decode(at, u, v, depth)
+	d.path = d.path[:len(d.path)-1]
+	return end, err
+}
+
+// violateAt records a violation at the member key of the current value.
+func (d *decoder) violateAt(key, expected, got, hint string) {
+	d.path = append(d.path, segment{key: key, index: -1})
+	d.violate(expected, got, hint)
+	d.path = d.path[:len(d.path)-1]
+}
+
+func (d *decoder) decodeSlice(i int, u *use, v reflect.Value, depth int) (int, error) {
 	start := i
 	n := u.n
-	i = jsontext.SkipSpace(data, i+1)
 	var s reflect.Value
 	var spans []int // start and end of each item, for uniqueItems
 	count := 0
-	if i < len(data) && data[i] == ']' {
-		i++
-	} else {
-		s = reflect.MakeSlice(n.typ, 4, 4)
-		for {
-			if count == s.Len() {
-				ns := reflect.MakeSlice(n.typ, 2*count, 2*count)
-				reflect.Copy(ns, s)
-				s = ns
-			}
-			d.path = append(d.path, segment{index: count})
-			var err error
-			if u.c.uniqueItems {
-				spans = append(spans, jsontext.SkipSpace(data, i))
-			}
-			i, err = d.decode(i, n.elem, s.Index(count), depth+1)
-			if u.c.uniqueItems {
-				spans = append(spans, i)
-			}
-			d.path = d.path[:len(d.path)-1]
-			if err != nil {
-				return i, err
-			}
-			count++
-			i = jsontext.SkipSpace(data, i)
-			if i >= len(data) {
-				return i, jsontext.UnexpectedEnd(i)
-			}
-			if data[i] == ']' {
-				i++
-				break
-			}
-			if data[i] != ',' {
-				return i, jsontext.Unexpected(data, i, "',' or ']'")
-			}
-			i++
+	end, err := d.array(i, depth, func(k, at int) (int, error) {
+		if !s.IsValid() {
+			s = reflect.MakeSlice(n.typ, 4, 4)
+		} else if k == s.Len() {
+			ns := reflect.MakeSlice(n.typ, 2*k, 2*k)
+			reflect.Copy(ns, s)
+			s = ns
 		}
+		if u.c.uniqueItems {
+			spans = append(spans, jsontext.SkipSpace(d.data, at))
+		}
+		next, err := d.element(segment{index: k}, at, n.elem, s.Index(k), depth+1)
+		if u.c.uniqueItems {
+			spans = append(spans, next)
+		}
+		count = k + 1
+		return next, err
+	})
+	if err != nil {
+		return end, err
 	}
 	if !s.IsValid() {
 		s = reflect.MakeSlice(n.typ, 0, 0)
 	}
 	s = s.Slice(0, count)
-	if d.checkItems(u, count, spans, start, i) {
+	if d.checkItems(u, count, spans, start, end) {
 		v.Set(s)
 	}
-	return i, nil
+	return end, nil
 }
 
 func (d *decoder) decodeArray(i int, u *use, v reflect.Value, depth int) (int, error) {
-	if depth >= d.maxDepth {
-		return i, depthError(i, d.maxDepth)
-	}
-	data := d.data
 	start := i
 	n := u.n
-	i = jsontext.SkipSpace(data, i+1)
 	count := 0
 	var spans []int
-	if i < len(data) && data[i] == ']' {
-		i++
-	} else {
-		for {
-			var err error
-			if count < n.length {
-				if u.c.uniqueItems {
-					spans = append(spans, jsontext.SkipSpace(data, i))
-				}
-				d.path = append(d.path, segment{index: count})
-				i, err = d.decode(i, n.elem, v.Index(count), depth+1)
-				d.path = d.path[:len(d.path)-1]
-				if u.c.uniqueItems {
-					spans = append(spans, i)
-				}
-			} else {
-				i, err = jsontext.SkipValue(data, i, depth+1, d.maxDepth)
-			}
-			if err != nil {
-				return i, err
-			}
-			count++
-			i = jsontext.SkipSpace(data, i)
-			if i >= len(data) {
-				return i, jsontext.UnexpectedEnd(i)
-			}
-			if data[i] == ']' {
-				i++
-				break
-			}
-			if data[i] != ',' {
-				return i, jsontext.Unexpected(data, i, "',' or ']'")
-			}
-			i++
+	end, err := d.array(i, depth, func(k, at int) (int, error) {
+		count = k + 1
+		if k >= n.length {
+			return jsontext.SkipValue(d.data, at, depth+1, d.maxDepth)
 		}
+		if u.c.uniqueItems {
+			spans = append(spans, jsontext.SkipSpace(d.data, at))
+		}
+		next, err := d.element(segment{index: k}, at, n.elem, v.Index(k), depth+1)
+		if u.c.uniqueItems {
+			spans = append(spans, next)
+		}
+		return next, err
+	})
+	if err != nil {
+		return end, err
 	}
 	if count != n.length {
 		d.violate(expect(u), fmt.Sprintf("an array of %d items", count), "")
-		return i, nil
+		return end, nil
 	}
-	d.checkItems(u, count, spans, start, i)
-	return i, nil
+	d.checkItems(u, count, spans, start, end)
+	return end, nil
 }
 
 // checkItems checks minItems, maxItems and uniqueItems. spans holds the
@@ -805,166 +856,69 @@ func depthError(i, maxDepth int) error {
 }
 
 func (d *decoder) decodeMap(i int, u *use, v reflect.Value, depth int) (int, error) {
-	if depth >= d.maxDepth {
-		return i, depthError(i, d.maxDepth)
-	}
-	data := d.data
 	n := u.n
 	m := reflect.MakeMap(n.typ)
-	keyType := n.typ.Key()
-	elemType := n.typ.Elem()
-	i = jsontext.SkipSpace(data, i+1)
+	keyType, elemType := n.typ.Key(), n.typ.Elem()
 	count := 0
-	if i < len(data) && data[i] == '}' {
-		i++
-	} else {
-		for {
-			i = jsontext.SkipSpace(data, i)
-			if i >= len(data) {
-				return i, jsontext.UnexpectedEnd(i)
-			}
-			if data[i] != '"' {
-				return i, jsontext.Unexpected(data, i, "a string key")
-			}
-			keyBytes, next, err := jsontext.ReadString(data, i, d.buf)
-			if err != nil {
-				return next, err
-			}
-			key := string(keyBytes)
-			i = jsontext.SkipSpace(data, next)
-			if i >= len(data) {
-				return i, jsontext.UnexpectedEnd(i)
-			}
-			if data[i] != ':' {
-				return i, jsontext.Unexpected(data, i, "':'")
-			}
-			kv := reflect.ValueOf(key).Convert(keyType)
-			if m.MapIndex(kv).IsValid() {
-				d.path = append(d.path, segment{key: key, index: -1})
-				d.violate("each key once", fmt.Sprintf("a second %q", key), "")
-				d.path = d.path[:len(d.path)-1]
-				if i, err = jsontext.SkipValue(data, i+1, depth+1, d.maxDepth); err != nil {
-					return i, err
-				}
-			} else {
-				ev := reflect.New(elemType).Elem()
-				d.path = append(d.path, segment{key: key, index: -1})
-				i, err = d.decode(i+1, n.elem, ev, depth+1)
-				d.path = d.path[:len(d.path)-1]
-				if err != nil {
-					return i, err
-				}
-				m.SetMapIndex(kv, ev)
-				count++
-			}
-			i = jsontext.SkipSpace(data, i)
-			if i >= len(data) {
-				return i, jsontext.UnexpectedEnd(i)
-			}
-			if data[i] == '}' {
-				i++
-				break
-			}
-			if data[i] != ',' {
-				return i, jsontext.Unexpected(data, i, "',' or '}'")
-			}
-			i++
+	end, err := d.object(i, depth, func(keyBytes []byte, at int) (int, error) {
+		key := string(keyBytes)
+		kv := reflect.ValueOf(key).Convert(keyType)
+		if m.MapIndex(kv).IsValid() {
+			d.violateAt(key, "each key once", fmt.Sprintf("a second %q", key), "")
+			return jsontext.SkipValue(d.data, at, depth+1, d.maxDepth)
 		}
+		ev := reflect.New(elemType).Elem()
+		next, err := d.element(segment{key: key, index: -1}, at, n.elem, ev, depth+1)
+		m.SetMapIndex(kv, ev)
+		count++
+		return next, err
+	})
+	if err != nil {
+		return end, err
 	}
 	c := &u.c
 	if count < c.minProps || c.maxProps >= 0 && count > c.maxProps {
 		d.violate(expect(u), fmt.Sprintf("an object with %d properties", count), "")
-		return i, nil
+		return end, nil
 	}
 	v.Set(m)
-	return i, nil
+	return end, nil
 }
 
 func (d *decoder) decodeStruct(i int, n *node, v reflect.Value, depth int) (int, error) {
-	if depth >= d.maxDepth {
-		return i, depthError(i, d.maxDepth)
-	}
-	data := d.data
 	var seenSmall uint64
 	var seenBig []uint64
 	if len(n.fields) > 64 {
 		seenBig = make([]uint64, (len(n.fields)+63)/64)
 	}
 	var unknown []string
-	i = jsontext.SkipSpace(data, i+1)
-	if i < len(data) && data[i] == '}' {
-		i++
-	} else {
-		for {
-			i = jsontext.SkipSpace(data, i)
-			if i >= len(data) {
-				return i, jsontext.UnexpectedEnd(i)
-			}
-			if data[i] != '"' {
-				return i, jsontext.Unexpected(data, i, "a string key")
-			}
-			key, next, err := jsontext.ReadString(data, i, d.buf)
-			if err != nil {
-				return next, err
-			}
-			i = jsontext.SkipSpace(data, next)
-			if i >= len(data) {
-				return i, jsontext.UnexpectedEnd(i)
-			}
-			if data[i] != ':' {
-				return i, jsontext.Unexpected(data, i, "':'")
-			}
-			i++
-			f := n.byName[string(key)]
+	end, err := d.object(i, depth, func(key []byte, at int) (int, error) {
+		f := n.byName[string(key)]
+		switch {
+		case f == nil:
+			name := string(key)
 			switch {
-			case f == nil:
-				name := string(key)
-				d.path = append(d.path, segment{key: name, index: -1})
-				switch {
-				case d.full():
-				case contains(unknown, name):
-					d.violate("each key once", fmt.Sprintf("a second %q", name), "")
-				default:
-					unknown = append(unknown, name)
-					expected := "only the properties " + fieldNames(n)
-					if len(n.fields) == 0 {
-						expected = "no properties at all"
-					}
-					d.violate(expected, fmt.Sprintf("unknown property %q", shortKey(name)), suggest(name, n))
-				}
-				d.path = d.path[:len(d.path)-1]
-				if i, err = jsontext.SkipValue(data, i, depth+1, d.maxDepth); err != nil {
-					return i, err
-				}
-			case seen(seenSmall, seenBig, f.bit):
-				d.path = append(d.path, segment{key: f.name, index: -1})
-				d.violate("each key once", fmt.Sprintf("a second %q", f.name), "")
-				d.path = d.path[:len(d.path)-1]
-				if i, err = jsontext.SkipValue(data, i, depth+1, d.maxDepth); err != nil {
-					return i, err
-				}
+			case d.full():
+			case contains(unknown, name):
+				d.violateAt(name, "each key once", fmt.Sprintf("a second %q", name), "")
 			default:
-				mark(&seenSmall, seenBig, f.bit)
-				d.path = append(d.path, segment{key: f.name, index: -1})
-				i, err = d.decode(i, f.u, fieldOf(v, f.index), depth+1)
-				d.path = d.path[:len(d.path)-1]
-				if err != nil {
-					return i, err
+				unknown = append(unknown, name)
+				expected := "only the properties " + fieldNames(n)
+				if len(n.fields) == 0 {
+					expected = "no properties at all"
 				}
+				d.violateAt(name, expected, fmt.Sprintf("unknown property %q", shortKey(name)), suggest(name, n))
 			}
-			i = jsontext.SkipSpace(data, i)
-			if i >= len(data) {
-				return i, jsontext.UnexpectedEnd(i)
-			}
-			if data[i] == '}' {
-				i++
-				break
-			}
-			if data[i] != ',' {
-				return i, jsontext.Unexpected(data, i, "',' or '}'")
-			}
-			i++
+			return jsontext.SkipValue(d.data, at, depth+1, d.maxDepth)
+		case seen(seenSmall, seenBig, f.bit):
+			d.violateAt(f.name, "each key once", fmt.Sprintf("a second %q", f.name), "")
+			return jsontext.SkipValue(d.data, at, depth+1, d.maxDepth)
 		}
+		mark(&seenSmall, seenBig, f.bit)
+		return d.element(segment{key: f.name, index: -1}, at, f.u, fieldOf(v, f.index), depth+1)
+	})
+	if err != nil {
+		return end, err
 	}
 	for _, f := range n.fields {
 		if seen(seenSmall, seenBig, f.bit) {
@@ -982,7 +936,7 @@ func (d *decoder) decodeStruct(i int, n *node, v reflect.Value, depth int) (int,
 			})
 		}
 	}
-	return i, nil
+	return end, nil
 }
 
 func contains(s []string, x string) bool {
@@ -1095,87 +1049,29 @@ func (d *decoder) decodeAny(i, depth int) (any, int, error) {
 		next, err := jsontext.ReadLiteral(data, i, "null")
 		return nil, next, err
 	case '[':
-		if depth >= d.maxDepth {
-			return nil, i, depthError(i, d.maxDepth)
-		}
 		arr := []any{}
-		i = jsontext.SkipSpace(data, i+1)
-		if i < len(data) && data[i] == ']' {
-			return arr, i + 1, nil
-		}
-		for {
-			d.path = append(d.path, segment{index: len(arr)})
-			x, next, err := d.decodeAny(i, depth+1)
+		end, err := d.array(i, depth, func(k, at int) (int, error) {
+			d.path = append(d.path, segment{index: k})
+			x, next, err := d.decodeAny(at, depth+1)
 			d.path = d.path[:len(d.path)-1]
-			if err != nil {
-				return nil, next, err
-			}
 			arr = append(arr, x)
-			i = jsontext.SkipSpace(data, next)
-			if i >= len(data) {
-				return nil, i, jsontext.UnexpectedEnd(i)
-			}
-			if data[i] == ']' {
-				return arr, i + 1, nil
-			}
-			if data[i] != ',' {
-				return nil, i, jsontext.Unexpected(data, i, "',' or ']'")
-			}
-			i++
-		}
+			return next, err
+		})
+		return arr, end, err
 	case '{':
-		if depth >= d.maxDepth {
-			return nil, i, depthError(i, d.maxDepth)
-		}
 		obj := map[string]any{}
-		i = jsontext.SkipSpace(data, i+1)
-		if i < len(data) && data[i] == '}' {
-			return obj, i + 1, nil
-		}
-		for {
-			i = jsontext.SkipSpace(data, i)
-			if i >= len(data) {
-				return nil, i, jsontext.UnexpectedEnd(i)
-			}
-			if data[i] != '"' {
-				return nil, i, jsontext.Unexpected(data, i, "a string key")
-			}
-			kb, next, err := jsontext.ReadString(data, i, d.buf)
-			if err != nil {
-				return nil, next, err
-			}
+		end, err := d.object(i, depth, func(kb []byte, at int) (int, error) {
 			key := string(kb)
-			i = jsontext.SkipSpace(data, next)
-			if i >= len(data) {
-				return nil, i, jsontext.UnexpectedEnd(i)
-			}
-			if data[i] != ':' {
-				return nil, i, jsontext.Unexpected(data, i, "':'")
-			}
 			d.path = append(d.path, segment{key: key, index: -1})
-			x, next, err := d.decodeAny(i+1, depth+1)
-			if err == nil {
-				if _, dup := obj[key]; dup {
-					d.violate("each key once", fmt.Sprintf("a second %q", key), "")
-				}
+			x, next, err := d.decodeAny(at, depth+1)
+			if _, dup := obj[key]; dup && err == nil {
+				d.violate("each key once", fmt.Sprintf("a second %q", key), "")
 			}
 			d.path = d.path[:len(d.path)-1]
-			if err != nil {
-				return nil, next, err
-			}
 			obj[key] = x
-			i = jsontext.SkipSpace(data, next)
-			if i >= len(data) {
-				return nil, i, jsontext.UnexpectedEnd(i)
-			}
-			if data[i] == '}' {
-				return obj, i + 1, nil
-			}
-			if data[i] != ',' {
-				return nil, i, jsontext.Unexpected(data, i, "',' or '}'")
-			}
-			i++
-		}
+			return next, err
+		})
+		return obj, end, err
 	default:
 		lit, next, err := jsontext.ReadNumber(data, i)
 		if err != nil {
