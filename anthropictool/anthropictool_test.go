@@ -1,42 +1,13 @@
 package anthropictool
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
-	"flag"
-	"os"
-	"path/filepath"
 	"testing"
 
 	"github.com/miniopenclaw/tool"
+	"github.com/miniopenclaw/tool/internal/golden"
 )
-
-var update = flag.Bool("update", false, "rewrite testdata/*.golden.json")
-
-func golden(t *testing.T, name string, v any) {
-	t.Helper()
-	got, err := json.MarshalIndent(v, "", "  ")
-	if err != nil {
-		t.Fatal(err)
-	}
-	got = append(got, '\n')
-	path := filepath.Join("testdata", name+".golden.json")
-	if *update {
-		os.MkdirAll("testdata", 0o755)
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test -update to create it)", err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("%s differs (run go test -update and review the diff):\ngot:\n%s\nwant:\n%s", path, got, want)
-	}
-}
 
 type rawTool struct{ name, desc, params string }
 
@@ -59,7 +30,7 @@ func TestGoldenDefinitions(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	golden(t, "definitions", json.RawMessage(defs))
+	golden.JSON(t, "definitions", json.RawMessage(defs))
 	if _, err := Tools([]tool.Tool{rawTool{"bad", "", `[]`}}); err == nil {
 		t.Error("Tools accepted a non-object schema")
 	}
@@ -136,13 +107,13 @@ func TestGoldenCallsAndResults(t *testing.T) {
 				t.Fatal(err)
 			}
 			out, _ := run(t, calls)
-			golden(t, tt.name, out)
+			golden.JSON(t, tt.name, out)
 		})
 	}
 }
 
 func TestGoldenResults(t *testing.T) {
-	golden(t, "results", Results([]tool.Outcome{
+	golden.JSON(t, "results", Results([]tool.Outcome{
 		{ID: "toolu_1", Result: tool.Result{Output: `{"temp_c":18}`}},
 		{ID: "toolu_2", Result: tool.Result{}},
 		{ID: "toolu_3", Result: tool.Result{IsError: true, Kind: tool.KindInvalidArguments, Error: `invalid arguments for tool "search_flights": /to: expected a string matching ^[A-Z]{3}$, got "hnd"`}},

@@ -1,45 +1,16 @@
 package geminitool
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/miniopenclaw/tool"
+	"github.com/miniopenclaw/tool/internal/golden"
 )
-
-var update = flag.Bool("update", false, "rewrite testdata/*.golden.json")
-
-func golden(t *testing.T, name string, v any) {
-	t.Helper()
-	got, err := json.MarshalIndent(v, "", "  ")
-	if err != nil {
-		t.Fatal(err)
-	}
-	got = append(got, '\n')
-	path := filepath.Join("testdata", name+".golden.json")
-	if *update {
-		os.MkdirAll("testdata", 0o755)
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test -update to create it)", err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("%s differs (run go test -update and review the diff):\ngot:\n%s\nwant:\n%s", path, got, want)
-	}
-}
 
 type rawTool struct{ name, desc, params string }
 
@@ -72,7 +43,7 @@ func TestGoldenDefinitions(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	golden(t, "definitions", json.RawMessage(defs))
+	golden.JSON(t, "definitions", json.RawMessage(defs))
 }
 
 func convert(t *testing.T, s string) map[string]any {
@@ -245,7 +216,7 @@ func TestGoldenCalls(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			golden(t, tt.name, run(t, calls))
+			golden.JSON(t, tt.name, run(t, calls))
 		})
 	}
 }
@@ -268,7 +239,7 @@ func TestGoldenResults(t *testing.T) {
 		{ID: calls[1].ID, Result: tool.Result{Output: `{"temp_c":9}`, Structured: json.RawMessage(`{"temp_c":9}`)}},
 		{ID: calls[2].ID, Result: tool.Result{IsError: true, Kind: tool.KindTimeout, Error: `tool "search_flights" timed out after 30s`}},
 	}
-	golden(t, "results", Results(calls, outcomes))
+	golden.JSON(t, "results", Results(calls, outcomes))
 }
 
 func TestWholeResponseMalformed(t *testing.T) {

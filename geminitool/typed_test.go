@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/miniopenclaw/tool"
+	"github.com/miniopenclaw/tool/internal/golden"
 )
 
 type unit string
@@ -35,5 +36,5 @@ func TestGoldenTypedDefinitions(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	golden(t, "definitions_typed", json.RawMessage(defs))
+	golden.JSON(t, "definitions_typed", json.RawMessage(defs))
 }

@@ -4,42 +4,11 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"flag"
-	"os"
-	"path/filepath"
 	"testing"
 
 	"github.com/miniopenclaw/tool"
+	"github.com/miniopenclaw/tool/internal/golden"
 )
-
-var update = flag.Bool("update", false, "rewrite testdata/*.golden.json")
-
-// golden compares v, as indented JSON, with testdata/name.golden.json.
-func golden(t *testing.T, name string, v any) {
-	t.Helper()
-	got, err := json.MarshalIndent(v, "", "  ")
-	if err != nil {
-		t.Fatal(err)
-	}
-	got = append(got, '\n')
-	path := filepath.Join("testdata", name+".golden.json")
-	if *update {
-		if err := os.MkdirAll("testdata", 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test -update to create it)", err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("%s differs from the golden file (run go test -update and review the diff):\ngot:\n%s\nwant:\n%s", path, got, want)
-	}
-}
 
 // testTools are hand-written tools with schemas as a user or an MCP server
 // would write them.
@@ -86,7 +55,7 @@ func TestGoldenDefinitions(t *testing.T) {
 			if tt.api == "responses" {
 				out = ts.Responses()
 			}
-			golden(t, tt.name, rawJSON(out))
+			golden.JSON(t, tt.name, rawJSON(out))
 		})
 	}
 }
@@ -226,7 +195,7 @@ func TestGoldenCalls(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			golden(t, tt.name, runCalls(t, calls))
+			golden.JSON(t, tt.name, runCalls(t, calls))
 		})
 	}
 }
@@ -275,8 +244,8 @@ func testOutcomes() []tool.Outcome {
 }
 
 func TestGoldenResults(t *testing.T) {
-	golden(t, "results_chat", ChatResults(testOutcomes()))
-	golden(t, "results_responses", ResponsesResults(testOutcomes()))
+	golden.JSON(t, "results_chat", ChatResults(testOutcomes()))
+	golden.JSON(t, "results_responses", ResponsesResults(testOutcomes()))
 	calls, _ := ChatCalls([]byte(chatParallel))
-	golden(t, "assistant_message", AssistantMessage("", calls))
+	golden.JSON(t, "assistant_message", AssistantMessage("", calls))
 }

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/miniopenclaw/tool"
+	"github.com/miniopenclaw/tool/internal/golden"
 )
 
 // Cabin is a named string type with its own enum, as tool.New reads it.
@@ -58,7 +59,7 @@ func TestGoldenTypedDefinitions(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			golden(t, tt.name, json.RawMessage(ts.Chat()))
+			golden.JSON(t, tt.name, json.RawMessage(ts.Chat()))
 		})
 	}
 	// A typed tool's schema loses nothing in the rewrite: auto makes it strict.

@@ -1,0 +1,50 @@
+// Package golden compares what a test produces with a golden file under
+// testdata/, and rewrites the file instead when the tests run with
+// -update. It is for the provider adapters' tests, whose goldens are the
+// JSON they send and read.
+//
+// Importing it registers the -update flag, so a test package that uses it
+// must not register a flag of that name itself.
+package golden
+
+import (
+	"bytes"
+	"encoding/json"
+	"flag"
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+var update = flag.Bool("update", false, "rewrite testdata/*.golden.json")
+
+// JSON compares v, encoded as JSON indented by two spaces and ended by a
+// newline, with testdata/name.golden.json, and reports a difference with
+// t.Errorf. With -update it writes the file (and testdata/) instead. A
+// value that cannot be encoded, or a golden file that cannot be read or
+// written, stops the test with t.Fatal.
+func JSON(t testing.TB, name string, v any) {
+	t.Helper()
+	got, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got = append(got, '\n')
+	path := filepath.Join("testdata", name+".golden.json")
+	if *update {
+		if err := os.MkdirAll("testdata", 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test -update to create it)", err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("%s differs from the golden file (run go test -update and review the diff):\ngot:\n%s\nwant:\n%s", path, got, want)
+	}
+}
