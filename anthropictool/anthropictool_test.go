@@ -6,22 +6,14 @@ import (
 	"testing"
 
 	"github.com/miniopenclaw/tool"
+	"github.com/miniopenclaw/tool/internal/echotool"
 	"github.com/miniopenclaw/tool/internal/golden"
 )
 
-type rawTool struct{ name, desc, params string }
-
-func (t rawTool) Name() string                { return t.name }
-func (t rawTool) Description() string         { return t.desc }
-func (t rawTool) Parameters() json.RawMessage { return json.RawMessage(t.params) }
-func (t rawTool) Execute(_ context.Context, args json.RawMessage) (tool.Result, error) {
-	return tool.Result{Output: string(args)}, nil
-}
-
 func testTools() []tool.Tool {
 	return []tool.Tool{
-		rawTool{"search_flights", "Searches flights between two airports.", `{"type":"object","properties":{"from":{"type":"string","pattern":"^[A-Z]{3}$"},"to":{"type":"string","pattern":"^[A-Z]{3}$"},"date":{"type":"string","format":"date"},"passengers":{"type":"integer","minimum":1,"maximum":9,"default":1},"cabin":{"type":"string","enum":["economy","business","first"]}},"required":["from","to","date"],"additionalProperties":false}`},
-		rawTool{"weather", "Current weather in a city.", `{"type":"object","properties":{"city":{"type":"string"}},"required":["city"]}`},
+		echotool.New("search_flights", "Searches flights between two airports.", `{"type":"object","properties":{"from":{"type":"string","pattern":"^[A-Z]{3}$"},"to":{"type":"string","pattern":"^[A-Z]{3}$"},"date":{"type":"string","format":"date"},"passengers":{"type":"integer","minimum":1,"maximum":9,"default":1},"cabin":{"type":"string","enum":["economy","business","first"]}},"required":["from","to","date"],"additionalProperties":false}`),
+		echotool.New("weather", "Current weather in a city.", `{"type":"object","properties":{"city":{"type":"string"}},"required":["city"]}`),
 	}
 }
 
@@ -31,7 +23,7 @@ func TestGoldenDefinitions(t *testing.T) {
 		t.Fatal(err)
 	}
 	golden.JSON(t, "definitions", json.RawMessage(defs))
-	if _, err := Tools([]tool.Tool{rawTool{"bad", "", `[]`}}); err == nil {
+	if _, err := Tools([]tool.Tool{echotool.New("bad", "", `[]`)}); err == nil {
 		t.Error("Tools accepted a non-object schema")
 	}
 }

@@ -9,22 +9,14 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/miniopenclaw/tool"
+	"github.com/miniopenclaw/tool/internal/echotool"
 	"github.com/miniopenclaw/tool/internal/golden"
 )
 
-type rawTool struct{ name, desc, params string }
-
-func (t rawTool) Name() string                { return t.name }
-func (t rawTool) Description() string         { return t.desc }
-func (t rawTool) Parameters() json.RawMessage { return json.RawMessage(t.params) }
-func (t rawTool) Execute(_ context.Context, args json.RawMessage) (tool.Result, error) {
-	return tool.Result{Output: string(args)}, nil
-}
-
 func testTools() []tool.Tool {
 	return []tool.Tool{
-		rawTool{"now", "The current time.", `{"type":"object"}`},
-		rawTool{"search_flights", "Searches flights between two airports.", `{"type":"object","properties":{
+		echotool.New("now", "The current time.", `{"type":"object"}`),
+		echotool.New("search_flights", "Searches flights between two airports.", `{"type":"object","properties":{
 			"from":{"type":"string","pattern":"^[A-Z]{3}$"},"to":{"type":"string","pattern":"^[A-Z]{3}$"},
 			"date":{"type":"string","format":"date"},
 			"passengers":{"type":"integer","minimum":1,"maximum":9,"default":1},
@@ -33,8 +25,8 @@ func testTools() []tool.Tool {
 			"airlines":{"type":"array","items":{"type":"string"},"uniqueItems":true},
 			"traveller":{"$ref":"#/$defs/Person","description":"Who travels."}},
 			"required":["from","to","date"],"additionalProperties":false,
-			"$defs":{"Person":{"type":"object","properties":{"name":{"type":"string"},"born":{"type":"string","format":"date-time"}},"required":["name"]}}}`},
-		rawTool{"weather", "Current weather in a city.", `{"type":"object","properties":{"city":{"type":"string"}},"required":["city"]}`},
+			"$defs":{"Person":{"type":"object","properties":{"name":{"type":"string"},"born":{"type":"string","format":"date-time"}},"required":["name"]}}}`),
+		echotool.New("weather", "Current weather in a city.", `{"type":"object","properties":{"city":{"type":"string"}},"required":["city"]}`),
 	}
 }
 
@@ -145,7 +137,7 @@ func TestSchemaRejections(t *testing.T) {
 }
 
 func TestDeclarationsNameTheTool(t *testing.T) {
-	_, err := Tools([]tool.Tool{rawTool{"kv_put", "", `{"type":"object","properties":{"meta":{"type":"object","additionalProperties":true}}}`}})
+	_, err := Tools([]tool.Tool{echotool.New("kv_put", "", `{"type":"object","properties":{"meta":{"type":"object","additionalProperties":true}}}`)})
 	var se *SchemaError
 	if !errors.As(err, &se) || se.Tool != "kv_put" || !strings.Contains(err.Error(), `"kv_put"`) || !strings.Contains(err.Error(), `"additionalProperties"`) {
 		t.Errorf("error = %v", err)

@@ -1,29 +1,17 @@
 package interop
 
 import (
-	"context"
-	"encoding/json"
-
 	"github.com/miniopenclaw/tool"
+	"github.com/miniopenclaw/tool/internal/echotool"
 )
-
-// rawTool is a hand-written tool whose schema is given as text.
-type rawTool struct{ name, desc, params string }
-
-func (t rawTool) Name() string                { return t.name }
-func (t rawTool) Description() string         { return t.desc }
-func (t rawTool) Parameters() json.RawMessage { return json.RawMessage(t.params) }
-func (t rawTool) Execute(_ context.Context, args json.RawMessage) (tool.Result, error) {
-	return tool.Result{Output: string(args)}, nil
-}
 
 // sampleTools covers the schema features the converters rewrite:
 // optional fields, defaults, enums, nested objects, arrays, $defs/$ref,
 // nullable types and constraints some dialects lack.
 func sampleTools() []tool.Tool {
 	return []tool.Tool{
-		rawTool{"now", "The current time.", `{"type":"object"}`},
-		rawTool{"search_flights", "Searches flights between two airports.", `{"type":"object","properties":{
+		echotool.New("now", "The current time.", `{"type":"object"}`),
+		echotool.New("search_flights", "Searches flights between two airports.", `{"type":"object","properties":{
 			"from":{"type":"string","pattern":"^[A-Z]{3}$","description":"IATA code."},
 			"to":{"type":"string","pattern":"^[A-Z]{3}$"},
 			"date":{"type":"string","format":"date"},
@@ -33,8 +21,8 @@ func sampleTools() []tool.Tool {
 			"airlines":{"type":"array","items":{"type":"string"},"maxItems":5},
 			"traveller":{"$ref":"#/$defs/Person"}},
 			"required":["from","to","date"],"additionalProperties":false,
-			"$defs":{"Person":{"type":"object","properties":{"name":{"type":"string","minLength":1},"age":{"type":"integer"}},"required":["name"]}}}`},
-		rawTool{"weather", "Current weather in a city.", `{"type":"object","properties":{"city":{"type":"string"},"units":{"type":"string","enum":["metric","imperial"],"default":"metric"}},"required":["city"]}`},
+			"$defs":{"Person":{"type":"object","properties":{"name":{"type":"string","minLength":1},"age":{"type":"integer"}},"required":["name"]}}}`),
+		echotool.New("weather", "Current weather in a city.", `{"type":"object","properties":{"city":{"type":"string"},"units":{"type":"string","enum":["metric","imperial"],"default":"metric"}},"required":["city"]}`),
 	}
 }
 

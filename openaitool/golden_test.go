@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/miniopenclaw/tool"
+	"github.com/miniopenclaw/tool/internal/echotool"
 	"github.com/miniopenclaw/tool/internal/golden"
 )
 
@@ -14,7 +15,7 @@ import (
 // would write them.
 func testTools() []tool.Tool {
 	return []tool.Tool{
-		rawTool{"search_flights", "Searches flights between two airports.", `{
+		echotool.New("search_flights", "Searches flights between two airports.", `{
 			"type":"object",
 			"properties":{
 				"from":{"type":"string","pattern":"^[A-Z]{3}$","description":"IATA code of the departure airport."},
@@ -27,8 +28,8 @@ func testTools() []tool.Tool {
 				"airlines":{"type":"array","items":{"type":"string"}}
 			},
 			"required":["from","to","date"],
-			"additionalProperties":false}`},
-		rawTool{"weather", "Current weather in a city.", `{"type":"object","properties":{"city":{"type":"string","minLength":1}},"required":["city"]}`},
+			"additionalProperties":false}`),
+		echotool.New("weather", "Current weather in a city.", `{"type":"object","properties":{"city":{"type":"string","minLength":1}},"required":["city"]}`),
 	}
 }
 

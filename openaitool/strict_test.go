@@ -10,6 +10,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/miniopenclaw/tool"
+	"github.com/miniopenclaw/tool/internal/echotool"
 )
 
 // Each test below pins one rule of OpenAI's strict subset
@@ -376,23 +377,10 @@ func TestStrictHostileSchemaBounded(t *testing.T) {
 	strictErr(t, `{"type":"object","properties":{"a":`+deep+`},"required":["a"]}`)
 }
 
-// rawTool is a hand-written tool with a schema given as text, the way a
-// tool imported from MCP or another process arrives.
-type rawTool struct {
-	name, desc, params string
-}
-
-func (t rawTool) Name() string                { return t.name }
-func (t rawTool) Description() string         { return t.desc }
-func (t rawTool) Parameters() json.RawMessage { return json.RawMessage(t.params) }
-func (t rawTool) Execute(_ context.Context, args json.RawMessage) (tool.Result, error) {
-	return tool.Result{Output: string(args)}, nil
-}
-
 func TestStrictOnNamesToolAndKeyword(t *testing.T) {
 	_, err := NewTools([]tool.Tool{
-		rawTool{"fine", "", `{"type":"object","properties":{"a":{"type":"string"}}}`},
-		rawTool{"kv_put", "", `{"type":"object","properties":{"meta":{"type":"object","additionalProperties":true}}}`},
+		echotool.New("fine", "", `{"type":"object","properties":{"a":{"type":"string"}}}`),
+		echotool.New("kv_put", "", `{"type":"object","properties":{"meta":{"type":"object","additionalProperties":true}}}`),
 	}, WithStrict(StrictOn))
 	var se *StrictError
 	if !errors.As(err, &se) {
@@ -410,9 +398,9 @@ func TestStrictOnNamesToolAndKeyword(t *testing.T) {
 
 func TestStrictAuto(t *testing.T) {
 	ts, err := NewTools([]tool.Tool{
-		rawTool{"lossless", "", `{"type":"object","properties":{"a":{"type":"string","default":"x"}}}`},
-		rawTool{"lossy", "", `{"type":"object","properties":{"a":{"type":"string","minLength":2}}}`},
-		rawTool{"impossible", "", `{"type":"object","properties":{"a":{"type":"object"}}}`},
+		echotool.New("lossless", "", `{"type":"object","properties":{"a":{"type":"string","default":"x"}}}`),
+		echotool.New("lossy", "", `{"type":"object","properties":{"a":{"type":"string","minLength":2}}}`),
+		echotool.New("impossible", "", `{"type":"object","properties":{"a":{"type":"object"}}}`),
 	}, WithStrict(StrictAuto), WithToolStrict("lossless", StrictAuto))
 	if err != nil {
 		t.Fatal(err)
@@ -435,8 +423,8 @@ func TestStrictAuto(t *testing.T) {
 
 func TestStrictPerToolOverride(t *testing.T) {
 	ts, err := NewTools([]tool.Tool{
-		rawTool{"open", "", `{"type":"object","properties":{"m":{"type":"object"}}}`},
-		rawTool{"closed", "", `{"type":"object","properties":{"a":{"type":"string"}}}`},
+		echotool.New("open", "", `{"type":"object","properties":{"m":{"type":"object"}}}`),
+		echotool.New("closed", "", `{"type":"object","properties":{"a":{"type":"string"}}}`),
 	}, WithStrict(StrictOn), WithToolStrict("open", StrictOff))
 	if err != nil {
 		t.Fatal(err)
@@ -458,9 +446,9 @@ func TestStrictEveryConstructionPath(t *testing.T) {
 		t.Fatal(err)
 	}
 	paths := map[string]tool.Tool{
-		"hand-written": rawTool{"weather", "w", schema},
+		"hand-written": echotool.New("weather", "w", schema),
 		"imported":     importTool(t, `{"name":"weather","description":"w","inputSchema":`+schema+`}`),
-		"wrapped":      tool.With(rawTool{"weather", "w", schema}, tool.WithTimeout(1)),
+		"wrapped":      tool.With(echotool.New("weather", "w", schema), tool.WithTimeout(1)),
 	}
 	type in struct {
 		City string `json:"city"`
@@ -498,11 +486,11 @@ func importTool(t *testing.T, desc string) tool.Tool {
 	if err := json.Unmarshal([]byte(desc), &d); err != nil {
 		t.Fatal(err)
 	}
-	return rawTool{d.Name, d.Description, string(d.InputSchema)}
+	return echotool.New(d.Name, d.Description, string(d.InputSchema))
 }
 
 func TestNormalize(t *testing.T) {
-	ts, err := NewTools([]tool.Tool{rawTool{"t", "", `{"type":"object","properties":{
+	ts, err := NewTools([]tool.Tool{echotool.New("t", "", `{"type":"object","properties":{
 		"n":{"type":"integer","default":5},
 		"s":{"type":"string"},
 		"keep":{"type":["string","null"]},
@@ -510,7 +498,7 @@ func TestNormalize(t *testing.T) {
 		"obj":{"type":"object","properties":{"inner":{"type":"boolean","default":true}}},
 		"list":{"type":"array","items":{"$ref":"#/$defs/I"}}},
 		"required":["req"],
-		"$defs":{"I":{"type":"object","properties":{"w":{"type":"number","default":0.5}}}}}`}}, WithStrict(StrictOn))
+		"$defs":{"I":{"type":"object","properties":{"w":{"type":"number","default":0.5}}}}}`)}, WithStrict(StrictOn))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -536,7 +524,7 @@ func TestNormalize(t *testing.T) {
 // the tool receives the default.
 func TestStrictNullGetsDefaultBeforeExecute(t *testing.T) {
 	r := tool.NewRegistry()
-	if err := r.Register(rawTool{"count", "", `{"type":"object","properties":{"n":{"type":"integer","default":3}}}`}); err != nil {
+	if err := r.Register(echotool.New("count", "", `{"type":"object","properties":{"n":{"type":"integer","default":3}}}`)); err != nil {
 		t.Fatal(err)
 	}
 	ts, err := NewTools(r.List(), WithStrict(StrictOn))
