@@ -289,11 +289,13 @@ type typeGen struct {
 // pointer to one or a map.
 func (g *typeGen) genRoot() *shape {
 	g.budget = 4 + g.e.intn(20)
-	switch g.e.intn(10) {
-	case 0:
+	switch g.e.intn(20) {
+	case 0, 1:
 		s := g.genStruct(0)
 		return &shape{k: gPtr, t: reflect.PointerTo(s.t), elem: s}
-	case 1:
+	case 2:
+		return treeShape // a recursive root: "$ref":"#"
+	case 3, 4:
 		el := g.genShape(1)
 		return &shape{k: gMap, t: reflect.MapOf(reflect.TypeFor[string](), el.t), elem: el}
 	}
@@ -441,6 +443,15 @@ func (g *typeGen) genStruct(depth int) *shape {
 		sfs = append(sfs, sf)
 		fs = append(fs, f)
 	}
+	if used["emb_a"] && chance(g.e, 30) {
+		// A field at depth 0 named like a field of the embedded struct
+		// shadows it, as encoding/json decides.
+		st := scalarTypes[g.e.intn(len(scalarTypes))]
+		sh := &shape{k: st.k, t: st.t, bits: st.bits}
+		sfs = append(sfs, reflect.StructField{Name: "Shadow", Type: sh.t, Tag: `json:"emb_b,omitempty"`})
+		fs = slices.DeleteFunc(fs, func(f *fshape) bool { return f.name == "emb_b" })
+		fs = append(fs, &fshape{name: "emb_b", sh: sh, c: noCons(), omit: "omitempty"})
+	}
 	t := reflect.StructOf(sfs)
 	return &shape{k: gStruct, t: t, fields: fs}
 }
@@ -475,7 +486,7 @@ func (g *typeGen) constraints(f *fshape, in *shape) []string {
 		switch in.k {
 		case gInt, gUint, gFloat, gNumber:
 			tags = append(tags, pick(e, tagKV("minLength", "2"), tagKV("minItems", "1"), tagKV("pattern", "^x$")))
-		case gString:
+		case gString, gColor:
 			tags = append(tags, pick(e, tagKV("minimum", "3"), tagKV("minItems", "1"), tagKV("maxProperties", "0")))
 		case gSlice, gArray:
 			tags = append(tags, pick(e, tagKV("minimum", "3"), tagKV("maxLength", "0"), tagKV("pattern", "^x$")))
@@ -681,6 +692,8 @@ type valueGen struct {
 	hasTime bool
 	// hasTextHook is set when a netip.Addr was written (see exTextHook).
 	hasTextHook bool
+	// maxDepth is the judges' nesting limit (0: maxDepth).
+	maxDepth int
 	// impossible is set when the keywords allow no value the generator
 	// can write, so that no enum or default is made of an invalid one.
 	impossible bool
@@ -1101,7 +1114,11 @@ func (g *valueGen) mutation(sh *shape, c *cons, str bool, depth int) string {
 			g.ex |= exRange // 1e400: the method's ParseFloat refuses it, the schema states no maximum
 		case gAny, gRaw:
 			kind = "deep"
-			n := maxDepth - 2 - depth + e.intn(4)
+			limit := g.maxDepth
+			if limit == 0 {
+				limit = maxDepth
+			}
+			n := limit - 2 - depth + e.intn(4)
 			v = strings.Repeat("[", max(n, 0)) + strings.Repeat("]", max(n, 0))
 		default:
 			v = wrong()
@@ -1431,8 +1448,12 @@ type verdict struct {
 }
 
 func decodeVerdict(c *schema.Codec, t reflect.Type, data []byte) (v verdict, bound reflect.Value) {
+	return decodeVerdictDepth(c, t, data, maxDepth)
+}
+
+func decodeVerdictDepth(c *schema.Codec, t reflect.Type, data []byte, depth int) (v verdict, bound reflect.Value) {
 	x := reflect.New(t).Elem()
-	vs, err := c.Decode(data, x, maxDepth)
+	vs, err := c.Decode(data, x, depth)
 	switch {
 	case err != nil:
 		return verdict{detail: "syntax: " + err.Error(), syntax: true}, x
@@ -1446,7 +1467,11 @@ func decodeVerdict(c *schema.Codec, t reflect.Type, data []byte) (v verdict, bou
 	return verdict{ok: true}, x
 }
 
-func validateVerdict(s *jsonschema.Schema, data []byte) (v verdict) {
+func validateVerdict(s *jsonschema.Schema, data []byte) verdict {
+	return validateVerdictDepth(s, data, maxDepth)
+}
+
+func validateVerdictDepth(s *jsonschema.Schema, data []byte, depth int) (v verdict) {
 	defer func() {
 		if r := recover(); r != nil {
 			v = verdict{detail: fmt.Sprintf("PANIC in internal/jsonschema on %q: %v", data, r), panicked: true}
@@ -1455,7 +1480,7 @@ func validateVerdict(s *jsonschema.Schema, data []byte) (v verdict) {
 	if len(bytes.Trim(data, " \t\r\n")) == 0 { // JSON whitespace only
 		data = []byte("{}") // as Registry.Execute and Decode read blank arguments
 	}
-	_, vs, err := s.Validate(data, jsonschema.Limits{MaxDepth: maxDepth})
+	_, vs, err := s.Validate(data, jsonschema.Limits{MaxDepth: depth})
 	switch {
 	case err != nil:
 		return verdict{detail: "syntax: " + err.Error(), syntax: true}
@@ -1609,6 +1634,10 @@ func checkType(t *testing.T, seed uint64, perType int, st *stats) (ok bool) {
 		return ok
 	}
 	vg := &valueGen{e: e}
+	if chance(e, 25) {
+		j.depth = 1 + e.intn(6)
+	}
+	vg.maxDepth = j.depth
 	bad := 0
 	for k := 0; k < perType && bad < 3; k++ {
 		data := []byte(vg.instance(sh, k%3 != 0))
@@ -1631,6 +1660,9 @@ type judges struct {
 	gs   *jsonschema.Schema
 	osch *oracle.Schema
 	out  *jsonschema.Schema // the output schema: what encoding/json writes
+	// depth is the nesting limit both judges get: the registry passes
+	// one limit to both paths, so they must count levels the same way.
+	depth int
 }
 
 // newJudges derives the codec of sh and compiles its schema. It returns
@@ -1673,7 +1705,7 @@ func newJudges(t *testing.T, sh *shape, st *stats) (j *judges, ok bool) {
 		t.Errorf("schema.For(%v) succeeded, want an error (,string on a string, or with bounds)", sh.t)
 		return nil, false
 	}
-	j = &judges{sh: sh, c: c, doc: c.Schema(), out: outSchema}
+	j = &judges{sh: sh, c: c, doc: c.Schema(), out: outSchema, depth: maxDepth}
 	if !json.Valid(j.doc) {
 		t.Errorf("type %v: schema is not valid JSON: %s", sh.t, j.doc)
 		return nil, false
@@ -1704,7 +1736,7 @@ func (j *judges) check(t *testing.T, data []byte, vg *valueGen, st *stats) bool 
 				t.Errorf("type %v\nschema %s\ninstance %q (%s)\nDecode panicked: %v", sh.t, doc, data, vg.mutated, r)
 			}
 		}()
-		dv, bound = decodeVerdict(j.c, sh.t, data)
+		dv, bound = decodeVerdictDepth(j.c, sh.t, data, j.depth)
 	}()
 	if panicked {
 		return false
@@ -1713,7 +1745,7 @@ func (j *judges) check(t *testing.T, data []byte, vg *valueGen, st *stats) bool 
 		st.accepted++
 	}
 	good := true
-	gv := validateVerdict(j.gs, data)
+	gv := validateVerdictDepth(j.gs, data, j.depth)
 	if gv.panicked {
 		t.Errorf("type %v\nschema %s\n%s", sh.t, doc, gv.detail)
 		return false
@@ -2057,6 +2089,31 @@ func TestBugPins(t *testing.T) {
 		data := []byte(`{"x":"` + strings.Repeat("a", 254) + `\\n"}`)
 		if v := validateVerdict(s, data); v.panicked || v.ok {
 			t.Errorf("Validate(%s): %+v, want a violation", data, v)
+		}
+	})
+	t.Run("enum_hides_keywords", func(t *testing.T) {
+		// An enum value that breaks the field's other keywords is
+		// accepted by For, and the violation then names only the enum:
+		// "expected one of 1, 50, got 50". Fix: check enum values with
+		// the field's own decoder in For, as examples and defaults are,
+		// or say which keyword failed.
+		type T struct {
+			C string `json:"c" enum:"abc,b" maxLength:"2"`
+			N int    `json:"n" enum:"1,50" maximum:"10"`
+		}
+		c, err := schema.For(reflect.TypeFor[T](), false)
+		if err != nil {
+			return // refused: fixed
+		}
+		v := reflect.New(reflect.TypeFor[T]()).Elem()
+		vs, err := c.Decode([]byte(`{"c":"abc","n":50}`), v, maxDepth)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, x := range vs {
+			if !strings.Contains(x.Expected+x.Hint, "character") && !strings.Contains(x.Expected+x.Hint, "10") {
+				t.Errorf("%s: expected %s, got %s (%s): the message names the enum only, but the value is in it", x.Pointer, x.Expected, x.Got, x.Hint)
+			}
 		}
 	})
 	for _, tc := range cases {
