@@ -39,7 +39,7 @@ func Example() {
 	// [{"type":"function","function":{"name":"shout","description":"Upper-cases text.","parameters":{"type":"object","properties":{"text":{"type":"string","description":"the text to shout","minLength":1},"times":{"type":"integer","default":1,"minimum":1,"maximum":3}},"required":["text"],"additionalProperties":false}}}]
 	// "HI" false
 	// invalid_arguments
-	// invalid arguments for tool "shout": /times: expected an integer between 1 and 3, got number 5
+	// invalid arguments for tool "shout": /times: expected an integer between 1 and 3, got 5
 	// received: {"text":"hi","times":5}
 }
 
@@ -82,10 +82,10 @@ func ExampleRegistry_Execute() {
 	fmt.Println(res.Error)
 	// Output:
 	// invalid arguments for tool "search_flights" (5 problems):
-	// - /from: expected a string matching ^[A-Z]{3}$, got string "sfo"
-	// - /passengers: expected an integer between 1 and 9, got number 12
-	// - /cabin: expected one of "economy", "business", "first", got string "premium"
-	// - /Airlines: expected only the properties from, to, date, passengers, cabin, flexible, max_price, airlines, got unknown property "Airlines" (did you mean "airlines"? names are case-sensitive)
+	// - /from: expected a string matching ^[A-Z]{3}$, got "sfo"
+	// - /passengers: expected an integer between 1 and 9, got 12
+	// - /cabin: expected one of "economy", "business", "first", got "premium"
+	// - /Airlines: expected no property "Airlines" (allowed: from, to, date, passengers, cabin, flexible, max_price, airlines), got ["UA"] (did you mean "airlines"? names are case-sensitive)
 	// - /date: expected required property "date" (a string), got nothing
 	// received: {"from":"sfo","to":"JFK","passengers":12,"cabin":"premium","Airlines":["UA"]}
 	// unknown tool "search_flight". Did you mean "search_flights"? Available tools: search_flights.

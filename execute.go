@@ -346,6 +346,13 @@ func checkArgs(e *entry, args []byte, lim argLimits) ([]byte, error) {
 			Violations: []Violation{{Expected: "a JSON object", Got: got}}}
 	}
 	out, vs, err := e.check.Validate(args, jsonschema.Limits{MaxBytes: lim.maxBytes, MaxDepth: lim.maxDepth})
+	if errors.Is(err, jsonschema.ErrTooComplex) {
+		return nil, &ArgumentError{Tool: e.name, Args: shortenArgs(args), Violations: []Violation{{
+			Expected: "arguments this tool's schema can check within its work limit",
+			Got:      "arguments that need more work than that",
+			Hint:     "send fewer or less deeply nested values",
+		}}}
+	}
 	if err != nil {
 		return nil, &ArgumentError{Tool: e.name, Args: shortenArgs(args),
 			Violations: []Violation{{Expected: "valid JSON", Got: err.Error()}}}

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/miniopenclaw/tool/internal/suggest"
 )
 
 // gotWidth is about how many characters of a value a message shows.
@@ -368,9 +370,6 @@ func (v *validator) enumHint(n *node, i int32) string {
 	for _, e := range n.enum {
 		if e.kind == kString {
 			names = append(names, e.s)
-			if len(names) == maxCandidates {
-				break
-			}
 		}
 	}
 	if best, ok := closest(got, names); ok {
@@ -469,67 +468,11 @@ func shorten(s string, n int) string {
 	return s[:i] + "…"
 }
 
-// maxCandidates bounds the work of a did-you-mean hint.
-const maxCandidates = 200
-
 // closest returns the candidate that equals s ignoring case, or failing
 // that the nearest one within a small edit distance.
 func closest(s string, candidates []string) (string, bool) {
-	if s == "" || len(s) > 64 {
-		return "", false
+	if c := suggest.Closest(s, candidates, 1); len(c) > 0 {
+		return c[0], true
 	}
-	if len(candidates) > maxCandidates {
-		candidates = candidates[:maxCandidates]
-	}
-	for _, c := range candidates {
-		if c != s && strings.EqualFold(c, s) {
-			return c, true
-		}
-	}
-	best, bestD := "", 3
-	limit := 2
-	switch n := utf8.RuneCountInString(s); {
-	case n <= 2:
-		limit = 0
-	case n <= 5:
-		limit = 1
-	}
-	for _, c := range candidates {
-		if c == s || len(c) > 64 {
-			continue
-		}
-		if d := editDistance(strings.ToLower(s), strings.ToLower(c)); d <= limit && d < bestD {
-			best, bestD = c, d
-		}
-	}
-	return best, best != ""
-}
-
-// editDistance is the optimal string alignment distance between two
-// short strings: Levenshtein's, with a swap of neighbours counting as one
-// edit ("mdoe" is one edit from "mode").
-func editDistance(a, b string) int {
-	ra, rb := []rune(a), []rune(b)
-	w := len(rb) + 1
-	d := make([]int, (len(ra)+1)*w)
-	for i := 0; i <= len(ra); i++ {
-		d[i*w] = i
-	}
-	for j := 0; j < w; j++ {
-		d[j] = j
-	}
-	for i := 1; i <= len(ra); i++ {
-		for j := 1; j <= len(rb); j++ {
-			cost := 1
-			if ra[i-1] == rb[j-1] {
-				cost = 0
-			}
-			x := min(d[(i-1)*w+j]+1, d[i*w+j-1]+1, d[(i-1)*w+j-1]+cost)
-			if i > 1 && j > 1 && ra[i-1] == rb[j-2] && ra[i-2] == rb[j-1] {
-				x = min(x, d[(i-2)*w+j-2]+1)
-			}
-			d[i*w+j] = x
-		}
-	}
-	return d[len(ra)*w+len(rb)]
+	return "", false
 }

@@ -205,7 +205,7 @@ func (d *decoder) decode(i int, u *use, v reflect.Value, depth int) (int, error)
 		b := make([]byte, base64.StdEncoding.DecodedLen(len(s)))
 		m, err := base64.StdEncoding.Strict().Decode(b, s)
 		if err != nil || strings.ContainsAny(string(s), "\r\n") {
-			d.violate(expect(u), describe(data[i:next]), "")
+			d.violate(expect(u), value(data[i:next]), "")
 			return next, nil
 		}
 		v.SetBytes(b[:m])
@@ -262,11 +262,11 @@ func (d *decoder) decode(i int, u *use, v reflect.Value, depth int) (int, error)
 		// +24:00 offset, a comma before the fraction) that RFC 3339 and
 		// json.Marshal refuse.
 		if _, ok := jsontext.CheckFormat("date-time", s); !ok {
-			d.violate(expect(u), describe(data[i:next]), "")
+			d.violate(expect(u), value(data[i:next]), "")
 			return next, nil
 		}
 		if err := v.Addr().Interface().(encoding.TextUnmarshaler).UnmarshalText(s); err != nil {
-			d.violate(expect(u), describe(data[i:next]), "a leap second cannot be represented")
+			d.violate(expect(u), value(data[i:next]), "a leap second cannot be represented")
 		}
 		return next, nil
 
@@ -290,7 +290,7 @@ func (d *decoder) decode(i int, u *use, v reflect.Value, depth int) (int, error)
 			return next, err
 		}
 		if err := unmarshaler[encoding.TextUnmarshaler](v).UnmarshalText(s); err != nil {
-			d.violate(expect(u), describe(data[i:next]), shortMessage(err))
+			d.violate(expect(u), value(data[i:next]), shortMessage(err))
 		}
 		return next, nil
 
@@ -307,7 +307,7 @@ func (d *decoder) decode(i int, u *use, v reflect.Value, depth int) (int, error)
 			}
 		}
 		if err := unmarshaler[json.Unmarshaler](v).UnmarshalJSON(raw); err != nil {
-			d.violate(expect(u), describe(raw), shortMessage(err))
+			d.violate(expect(u), value(raw), shortMessage(err))
 		}
 		return next, nil
 	}
@@ -342,7 +342,7 @@ func (d *decoder) quoted(i int, u *use, v reflect.Value, depth int) (int, error)
 		return next, err
 	}
 	bad := func() (int, error) {
-		d.violate(expect(u), describe(d.data[i:next]), "")
+		d.violate(expect(u), value(d.data[i:next]), "")
 		return next, nil
 	}
 	if u.n.kind == kBool {
@@ -402,7 +402,7 @@ func (d *decoder) setNumber(u *use, v reflect.Value, lit []byte, i, next int) {
 	case kInt:
 		x, ok := parseInt(lit)
 		if !ok || n.bits < 64 && (x < -(1<<(n.bits-1)) || x > 1<<(n.bits-1)-1) {
-			d.violate(expect(u), describe(d.data[i:next]), "")
+			d.violate(expect(u), value(d.data[i:next]), "")
 			return
 		}
 		if d.checkNumberValue(u, float64(x), lit, i, next, enumValue{f: float64(x)}) {
@@ -411,7 +411,7 @@ func (d *decoder) setNumber(u *use, v reflect.Value, lit []byte, i, next int) {
 	case kUint:
 		x, ok := parseUint(lit)
 		if !ok || n.bits < 64 && x > 1<<n.bits-1 {
-			d.violate(expect(u), describe(d.data[i:next]), "")
+			d.violate(expect(u), value(d.data[i:next]), "")
 			return
 		}
 		if d.checkNumberValue(u, float64(x), lit, i, next, enumValue{f: float64(x)}) {
@@ -425,7 +425,7 @@ func (d *decoder) setNumber(u *use, v reflect.Value, lit []byte, i, next int) {
 			_, err = strconv.ParseFloat(string(lit), 32)
 		}
 		if err != nil {
-			d.violate(expect(u), describe(d.data[i:next]), "")
+			d.violate(expect(u), value(d.data[i:next]), "")
 			return
 		}
 		if d.checkNumberValue(u, f, lit, i, next, enumValue{f: f}) {
@@ -516,15 +516,15 @@ func (d *decoder) checkNumber(u *use, lit []byte, i, next int) (float64, bool) {
 func (d *decoder) checkNumberValue(u *use, f float64, lit []byte, i, next int, ev enumValue) bool {
 	c := &u.c
 	if lo := c.min; lo != nil && (f < lo.v || lo.exclusive && f == lo.v) {
-		d.violate(expect(u), describe(d.data[i:next]), "")
+		d.violate(expect(u), value(d.data[i:next]), "")
 		return false
 	}
 	if hi := c.max; hi != nil && (f > hi.v || hi.exclusive && f == hi.v) {
-		d.violate(expect(u), describe(d.data[i:next]), "")
+		d.violate(expect(u), value(d.data[i:next]), "")
 		return false
 	}
 	if c.multipleOf > 0 && !isMultiple(lit, c.multipleOfRat) {
-		d.violate(expect(u), describe(d.data[i:next]), "")
+		d.violate(expect(u), value(d.data[i:next]), "")
 		return false
 	}
 	return d.checkEnum(u, i, next, ev)
@@ -550,17 +550,17 @@ func (d *decoder) checkString(u *use, s []byte, i, next int) bool {
 	if c.minLength >= 0 || c.maxLength >= 0 {
 		n := utf8.RuneCount(s)
 		if n < c.minLength || c.maxLength >= 0 && n > c.maxLength {
-			d.violate(expect(u), describe(d.data[i:next]), fmt.Sprintf("it has %d characters", n))
+			d.violate(expect(u), value(d.data[i:next]), fmt.Sprintf("it has %d characters", n))
 			return false
 		}
 	}
 	if c.pattern != nil && !c.pattern.Match(s) {
-		d.violate(expect(u), describe(d.data[i:next]), "")
+		d.violate(expect(u), value(d.data[i:next]), "")
 		return false
 	}
 	if c.format != "" {
 		if known, ok := jsontext.CheckFormat(c.format, s); known && !ok {
-			d.violate(expect(u), describe(d.data[i:next]), "")
+			d.violate(expect(u), value(d.data[i:next]), "")
 			return false
 		}
 	}
@@ -570,7 +570,7 @@ func (d *decoder) checkString(u *use, s []byte, i, next int) bool {
 				return true
 			}
 		}
-		d.violate(expect(u), describe(d.data[i:next]), closeEnum(string(s), u.enumSet.strs))
+		d.violate(expect(u), value(d.data[i:next]), closeEnum(string(s), u.enumSet.strs))
 		return false
 	}
 	return true
@@ -580,7 +580,7 @@ func (d *decoder) checkEnum(u *use, i, next int, ev enumValue) bool {
 	if u.enumSet == nil || u.enumSet.has(ev) {
 		return true
 	}
-	d.violate(expect(u), describe(d.data[i:next]), "")
+	d.violate(expect(u), value(d.data[i:next]), "")
 	return false
 }
 
@@ -767,7 +767,7 @@ func (d *decoder) checkItems(u *use, count int, spans []int, start, end int) boo
 	}
 	if c.uniqueItems {
 		if j, k, dup := duplicateItems(d.data, spans); dup {
-			d.violate(expect(u), describe(d.data[start:end]), fmt.Sprintf("items %d and %d are equal", j, k))
+			d.violate(expect(u), value(d.data[start:end]), fmt.Sprintf("items %d and %d are equal", j, k))
 			return false
 		}
 	}
@@ -897,19 +897,23 @@ func (d *decoder) decodeStruct(i int, n *node, v reflect.Value, depth int) (int,
 		switch {
 		case f == nil:
 			name := string(key)
+			next, err := jsontext.SkipValue(d.data, at, depth+1, d.maxDepth)
+			if err != nil {
+				return next, err
+			}
 			switch {
 			case d.full():
 			case contains(unknown, name):
 				d.violateAt(name, "each key once", fmt.Sprintf("a second %q", name), "")
 			default:
 				unknown = append(unknown, name)
-				expected := "only the properties " + fieldNames(n)
+				expected := fmt.Sprintf("no property %q (allowed: %s)", shortKey(name), fieldNames(n))
 				if len(n.fields) == 0 {
-					expected = "no properties at all"
+					expected = fmt.Sprintf("no property %q (this object takes none)", shortKey(name))
 				}
-				d.violateAt(name, expected, fmt.Sprintf("unknown property %q", shortKey(name)), suggest(name, n))
+				d.violateAt(name, expected, value(d.data[jsontext.SkipSpace(d.data, at):next]), suggest(name, n))
 			}
-			return jsontext.SkipValue(d.data, at, depth+1, d.maxDepth)
+			return next, nil
 		case seen(seenSmall, seenBig, f.bit):
 			d.violateAt(f.name, "each key once", fmt.Sprintf("a second %q", f.name), "")
 			return jsontext.SkipValue(d.data, at, depth+1, d.maxDepth)
@@ -1079,7 +1083,7 @@ func (d *decoder) decodeAny(i, depth int) (any, int, error) {
 		}
 		f, err := strconv.ParseFloat(string(lit), 64)
 		if err != nil {
-			d.violate("a number within the range of a 64-bit float", describe(lit), "")
+			d.violate("a number within the range of a 64-bit float", value(lit), "")
 			return nil, next, nil
 		}
 		return f, next, nil

@@ -131,8 +131,8 @@ func itemCount(lo, hi int) string {
 	return ""
 }
 
-// describe says what a raw JSON value is, shortened, for violation
-// messages: string "abc", number 12, null, object {"a":1,…}.
+// describe says what a raw JSON value is, with its kind, for violations
+// of type: string "abc", number 12, null, object {"a":1,…}.
 func describe(raw []byte) string {
 	if len(raw) == 0 {
 		return "nothing"
@@ -140,6 +140,15 @@ func describe(raw []byte) string {
 	kind := jsontext.KindName(raw[0])
 	if kind == "null" {
 		return "null"
+	}
+	return kind + " " + value(raw)
+}
+
+// value shows a raw JSON value shortened to about 60 bytes, for
+// violations where its kind is right but it is not: "sfo", 12.
+func value(raw []byte) string {
+	if len(raw) == 0 {
+		return "nothing"
 	}
 	text := strings.ToValidUTF8(string(raw), "\uFFFD")
 	if len(text) > 60 {
@@ -149,5 +158,5 @@ func describe(raw []byte) string {
 		}
 		text = text[:cut] + "…"
 	}
-	return kind + " " + text
+	return text
 }
