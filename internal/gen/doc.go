@@ -153,7 +153,8 @@ func indentWidth(t string) int {
 }
 
 // parseFuncDoc reads a tool function's doc comment: its first paragraph and
-// its parameter lists. The grammar is in docs/gen.md.
+// its parameter lists. The grammar is in the README ("Describing tools with
+// doc comments").
 func parseFuncDoc(lines []docLine) (funcDoc, []lineError) {
 	var (
 		d    funcDoc
