@@ -22,11 +22,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"hash/fnv"
-	"strconv"
 
 	"github.com/miniopenclaw/tool"
 	"github.com/miniopenclaw/tool/internal/jsonobj"
+	"github.com/miniopenclaw/tool/internal/providercall"
 )
 
 // ToolParam is one element of a Messages request's "tools" array.
@@ -124,27 +123,9 @@ func Calls(data []byte) ([]tool.Call, error) {
 		if json.Unmarshal(b, &blk) != nil || blk.Type != "tool_use" {
 			continue
 		}
-		args := bytes.TrimSpace(blk.Input)
-		if len(args) == 0 || string(args) == "null" {
-			args = nil
-		}
-		calls = append(calls, tool.Call{ID: stringOf(blk.ID), Name: stringOf(blk.Name), Args: args})
+		calls = append(calls, tool.Call{ID: jsonobj.Unquote(blk.ID), Name: jsonobj.Unquote(blk.Name), Args: providercall.Arguments(blk.Input)})
 	}
-	seen := make(map[string]bool, len(calls))
-	for i := range calls {
-		c := &calls[i]
-		if c.ID == "" {
-			c.ID = StableID(i, c.Name, c.Args)
-		}
-		if seen[c.ID] {
-			base := c.ID
-			for n := 2; seen[c.ID]; n++ {
-				c.ID = base + "_" + strconv.Itoa(n)
-			}
-		}
-		seen[c.ID] = true
-	}
-	return calls, nil
+	return providercall.AssignIDs(calls, stableIDPrefix), nil
 }
 
 // contentOf finds the content array in a response, a message, or data
@@ -165,7 +146,7 @@ func contentOf(data []byte) ([]json.RawMessage, error) {
 		content, ok := o.Get("content")
 		if !ok {
 			if e, ok := o.Get("error"); ok {
-				return nil, fmt.Errorf("%w: the response is an error: %s", ErrMalformed, shorten(string(e), 300))
+				return nil, fmt.Errorf("%w: the response is an error: %s", ErrMalformed, providercall.Shorten(string(e), 300))
 			}
 			return nil, fmt.Errorf("%w: no content in the message", ErrMalformed)
 		}
@@ -197,11 +178,10 @@ func Text(data []byte) string {
 // "toolu_" and 16 hex digits of a hash of its position, name and input, so
 // that parsing the same response twice gives the same ids.
 func StableID(index int, name string, input []byte) string {
-	h := fnv.New64a()
-	fmt.Fprintf(h, "%d\x00%s\x00", index, name)
-	h.Write(input)
-	return fmt.Sprintf("toolu_%016x", h.Sum64())
+	return providercall.StableID(stableIDPrefix, index, name, input)
 }
+
+const stableIDPrefix = "toolu_"
 
 // Result returns the tool_result block that answers the tool_use with the
 // given id: the Output of a success (no content when it is empty), or the
@@ -209,10 +189,7 @@ func StableID(index int, name string, input []byte) string {
 func Result(id string, r tool.Result) ContentBlock {
 	b := ContentBlock{Type: "tool_result", ToolUseID: id, Content: r.Output}
 	if r.IsError {
-		b.Content, b.IsError = r.Error, true
-		if b.Content == "" {
-			b.Content = "the tool failed without a message"
-		}
+		b.Content, b.IsError = providercall.ErrorMessage(r), true
 	}
 	return b
 }
@@ -226,19 +203,4 @@ func Results(outcomes []tool.Outcome) Message {
 		m.Content[i] = Result(o.ID, o.Result)
 	}
 	return m
-}
-
-func stringOf(v json.RawMessage) string {
-	var s string
-	if json.Unmarshal(v, &s) != nil {
-		return ""
-	}
-	return s
-}
-
-func shorten(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return s[:n] + "…"
 }

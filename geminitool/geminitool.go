@@ -22,16 +22,14 @@
 package geminitool
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"hash/fnv"
-	"strconv"
 	"strings"
 
 	"github.com/miniopenclaw/tool"
 	"github.com/miniopenclaw/tool/internal/jsonobj"
+	"github.com/miniopenclaw/tool/internal/providercall"
 )
 
 // FunctionDeclaration declares one tool to Gemini.
@@ -128,10 +126,7 @@ const StableIDPrefix = "gemini_call_"
 // args, so that parsing the same response twice gives the same ids and
 // the ids of one batch are distinct.
 func StableID(index int, name string, args []byte) string {
-	h := fnv.New64a()
-	fmt.Fprintf(h, "%d\x00%s\x00", index, name)
-	h.Write(args)
-	return fmt.Sprintf("%s%016x", StableIDPrefix, h.Sum64())
+	return providercall.StableID(StableIDPrefix, index, name, args)
 }
 
 // Calls returns the functionCall parts of a generateContent response body
@@ -163,27 +158,9 @@ func Calls(data []byte) ([]tool.Call, error) {
 			Args json.RawMessage `json:"args"`
 		}
 		_ = json.Unmarshal(part.FunctionCall, &fc)
-		args := bytes.TrimSpace(fc.Args)
-		if len(args) == 0 || string(args) == "null" {
-			args = nil
-		}
-		calls = append(calls, tool.Call{ID: stringOf(fc.ID), Name: stringOf(fc.Name), Args: args})
+		calls = append(calls, tool.Call{ID: jsonobj.Unquote(fc.ID), Name: jsonobj.Unquote(fc.Name), Args: providercall.Arguments(fc.Args)})
 	}
-	seen := make(map[string]bool, len(calls))
-	for i := range calls {
-		c := &calls[i]
-		if c.ID == "" {
-			c.ID = StableID(i, c.Name, c.Args)
-		}
-		if seen[c.ID] {
-			base := c.ID
-			for n := 2; seen[c.ID]; n++ {
-				c.ID = base + "_" + strconv.Itoa(n)
-			}
-		}
-		seen[c.ID] = true
-	}
-	return calls, nil
+	return providercall.AssignIDs(calls, StableIDPrefix), nil
 }
 
 // partsOf finds the parts in a response, a content or data itself.
@@ -223,7 +200,7 @@ func partsOf(data []byte) ([]json.RawMessage, error) {
 			return nil, fmt.Errorf("%w: no candidates; prompt feedback: %s", ErrMalformed, compact(fb))
 		}
 		if e, ok := o.Get("error"); ok {
-			return nil, fmt.Errorf("%w: the response is an error: %s", ErrMalformed, shorten(compact(e), 300))
+			return nil, fmt.Errorf("%w: the response is an error: %s", ErrMalformed, providercall.Shorten(compact(e), 300))
 		}
 		return nil, fmt.Errorf("%w: neither a response nor a content", ErrMalformed)
 	}
@@ -259,11 +236,7 @@ func Text(data []byte) string {
 func Result(call tool.Call, r tool.Result) Part {
 	resp := jsonobj.Object{}
 	if r.IsError {
-		msg := r.Error
-		if msg == "" {
-			msg = "the tool failed without a message"
-		}
-		resp.Set("error", mustString(msg))
+		resp.Set("error", mustString(providercall.ErrorMessage(r)))
 	} else {
 		resp.Set("output", mustString(r.Output))
 		if len(r.Structured) > 0 && json.Valid(r.Structured) {
@@ -299,19 +272,4 @@ func Results(calls []tool.Call, outcomes []tool.Outcome) Content {
 		c.Parts[i] = Result(call, r)
 	}
 	return c
-}
-
-func stringOf(v json.RawMessage) string {
-	var s string
-	if json.Unmarshal(v, &s) != nil {
-		return ""
-	}
-	return s
-}
-
-func shorten(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return s[:n] + "…"
 }

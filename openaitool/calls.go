@@ -5,11 +5,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"hash/fnv"
-	"strconv"
 
 	"github.com/miniopenclaw/tool"
 	"github.com/miniopenclaw/tool/internal/jsonobj"
+	"github.com/miniopenclaw/tool/internal/providercall"
 )
 
 // ErrMalformed is wrapped by the parsers when a response as a whole cannot
@@ -80,10 +79,10 @@ func ChatCalls(data []byte) ([]tool.Call, error) {
 			} `json:"function"`
 		}
 		_ = json.Unmarshal(tc, &c) // a malformed element gives a call with no name
-		call := tool.Call{ID: stringOf(c.ID), Name: stringOf(c.Function.Name), Args: argumentsOf(c.Function.Arguments)}
+		call := tool.Call{ID: jsonobj.Unquote(c.ID), Name: jsonobj.Unquote(c.Function.Name), Args: argumentsOf(c.Function.Arguments)}
 		calls = append(calls, call)
 	}
-	return fixIDs(calls), nil
+	return providercall.AssignIDs(calls, stableIDPrefix), nil
 }
 
 // chatMessage finds the assistant message in a response body or returns
@@ -99,7 +98,7 @@ func chatMessage(data []byte) (json.RawMessage, error) {
 			return data, nil
 		}
 		if e, ok := o.Get("error"); ok {
-			return nil, fmt.Errorf("%w: the response is an error: %s", ErrMalformed, shorten(compactJSON(e), 300))
+			return nil, fmt.Errorf("%w: the response is an error: %s", ErrMalformed, providercall.Shorten(compactJSON(e), 300))
 		}
 		return nil, fmt.Errorf("%w: neither a chat completion nor a message", ErrMalformed)
 	}
@@ -146,7 +145,7 @@ func ResponsesCalls(data []byte) ([]tool.Call, error) {
 		out, ok := o.Get("output")
 		if !ok {
 			if e, ok := o.Get("error"); ok && jsonobj.Kind(e) == "object" {
-				return nil, fmt.Errorf("%w: the response is an error: %s", ErrMalformed, shorten(compactJSON(e), 300))
+				return nil, fmt.Errorf("%w: the response is an error: %s", ErrMalformed, providercall.Shorten(compactJSON(e), 300))
 			}
 			return nil, fmt.Errorf("%w: no output in the response", ErrMalformed)
 		}
@@ -172,22 +171,13 @@ func ResponsesCalls(data []byte) ([]tool.Call, error) {
 		if json.Unmarshal(it, &c) != nil || c.Type != "function_call" {
 			continue
 		}
-		id := stringOf(c.CallID)
+		id := jsonobj.Unquote(c.CallID)
 		if id == "" {
-			id = stringOf(c.ID)
+			id = jsonobj.Unquote(c.ID)
 		}
-		calls = append(calls, tool.Call{ID: id, Name: stringOf(c.Name), Args: argumentsOf(c.Arguments)})
+		calls = append(calls, tool.Call{ID: id, Name: jsonobj.Unquote(c.Name), Args: argumentsOf(c.Arguments)})
 	}
-	return fixIDs(calls), nil
-}
-
-// stringOf returns v's string value, or "" when v is not a JSON string.
-func stringOf(v json.RawMessage) string {
-	var s string
-	if json.Unmarshal(v, &s) != nil {
-		return ""
-	}
-	return s
+	return providercall.AssignIDs(calls, stableIDPrefix), nil
 }
 
 // argumentsOf turns the "arguments" member into call arguments: the
@@ -213,40 +203,12 @@ func argumentsOf(v json.RawMessage) json.RawMessage {
 	return v
 }
 
-// fixIDs gives calls without an id a stable one and makes repeated ids
-// unique.
-func fixIDs(calls []tool.Call) []tool.Call {
-	seen := make(map[string]bool, len(calls))
-	for i := range calls {
-		c := &calls[i]
-		if c.ID == "" {
-			c.ID = StableID(i, c.Name, c.Args)
-		}
-		if seen[c.ID] {
-			base := c.ID
-			for n := 2; seen[c.ID]; n++ {
-				c.ID = base + "_" + strconv.Itoa(n)
-			}
-		}
-		seen[c.ID] = true
-	}
-	return calls
-}
-
 // StableID returns the id given to a call that came without one: "call_"
 // and 16 hex digits of a hash of its position in the response, its name
 // and its arguments, so that parsing the same response twice gives the
 // same ids.
 func StableID(index int, name string, args []byte) string {
-	h := fnv.New64a()
-	fmt.Fprintf(h, "%d\x00%s\x00", index, name)
-	h.Write(args)
-	return fmt.Sprintf("call_%016x", h.Sum64())
+	return providercall.StableID(stableIDPrefix, index, name, args)
 }
 
-func shorten(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return s[:n] + "…"
-}
+const stableIDPrefix = "call_"

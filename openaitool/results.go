@@ -1,6 +1,9 @@
 package openaitool
 
-import "github.com/miniopenclaw/tool"
+import (
+	"github.com/miniopenclaw/tool"
+	"github.com/miniopenclaw/tool/internal/providercall"
+)
 
 // ResultText is the text a model reads for r: the Output of a success (""
 // when the tool succeeded with nothing to say), and "Error: " followed by
@@ -8,11 +11,7 @@ import "github.com/miniopenclaw/tool"
 // tool results.
 func ResultText(r tool.Result) string {
 	if r.IsError {
-		msg := r.Error
-		if msg == "" {
-			msg = "the tool failed without a message"
-		}
-		return "Error: " + msg
+		return "Error: " + providercall.ErrorMessage(r)
 	}
 	return r.Output
 }

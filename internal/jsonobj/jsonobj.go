@@ -163,6 +163,16 @@ func String(s string) ([]byte, error) {
 	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
 }
 
+// Unquote returns the string v holds, or "" when v is not a JSON string
+// (a number, null, malformed JSON, nothing at all).
+func Unquote(v json.RawMessage) string {
+	var s string
+	if json.Unmarshal(v, &s) != nil {
+		return ""
+	}
+	return s
+}
+
 // Marshal encodes v without HTML escaping and without a trailing newline.
 func Marshal(v any) ([]byte, error) {
 	var b bytes.Buffer

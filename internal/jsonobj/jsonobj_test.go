@@ -54,3 +54,11 @@ func TestStringAndKind(t *testing.T) {
 		}
 	}
 }
+
+func TestUnquote(t *testing.T) {
+	for in, want := range map[string]string{`"a\u0026b"`: "a&b", ` "x" `: "x", `7`: "", `null`: "", ``: "", `"x`: ""} {
+		if got := Unquote(json.RawMessage(in)); got != want {
+			t.Errorf("Unquote(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

@@ -1,0 +1,84 @@
+// Package providercall holds what the provider adapters (openaitool,
+// anthropictool, geminitool) do alike when they read the tool calls of a
+// model's response and answer them: ids for calls that came without one,
+// ids unique within a batch, the arguments of a call, the message of a
+// failure that carries none, and short excerpts of an error response.
+//
+// What differs between providers (where the calls are in a response, how
+// arguments are encoded, how a result goes back) stays in each adapter.
+package providercall
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"hash/fnv"
+	"strconv"
+
+	"github.com/miniopenclaw/tool"
+)
+
+// StableID returns the id given to a call that came without one: prefix
+// and 16 hex digits of an FNV-1a hash of the call's position in the
+// response, its name and its arguments, so that parsing the same response
+// twice gives the same ids.
+func StableID(prefix string, index int, name string, args []byte) string {
+	h := fnv.New64a()
+	fmt.Fprintf(h, "%d\x00%s\x00", index, name)
+	h.Write(args)
+	return fmt.Sprintf("%s%016x", prefix, h.Sum64())
+}
+
+// AssignIDs gives each call without an id StableID(prefix, …) of its
+// index, name and arguments, and makes repeated ids unique by adding "_2",
+// "_3", … (the first number that makes an id not seen before in calls),
+// so that every call of the batch has an id of its own. It changes calls
+// in place and returns it.
+func AssignIDs(calls []tool.Call, prefix string) []tool.Call {
+	seen := make(map[string]bool, len(calls))
+	for i := range calls {
+		c := &calls[i]
+		if c.ID == "" {
+			c.ID = StableID(prefix, i, c.Name, c.Args)
+		}
+		if seen[c.ID] {
+			base := c.ID
+			for n := 2; seen[c.ID]; n++ {
+				c.ID = base + "_" + strconv.Itoa(n)
+			}
+		}
+		seen[c.ID] = true
+	}
+	return calls
+}
+
+// Arguments returns a call's arguments as the provider sent them as a
+// JSON value, with white space around them trimmed: nil when they are
+// missing or null (a call without arguments, which the registry reads as
+// {}), and otherwise as they are, object or not, for the registry to
+// accept or refuse.
+func Arguments(v json.RawMessage) json.RawMessage {
+	v = bytes.TrimSpace(v)
+	if len(v) == 0 || string(v) == "null" {
+		return nil
+	}
+	return v
+}
+
+// ErrorMessage returns the message the model reads for a failed result:
+// r.Error, or "the tool failed without a message" when it is empty.
+func ErrorMessage(r tool.Result) string {
+	if r.Error == "" {
+		return "the tool failed without a message"
+	}
+	return r.Error
+}
+
+// Shorten returns s cut to n bytes, with "…" after it when it was longer,
+// for quoting an error response in a Go error.
+func Shorten(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
+}

@@ -1,0 +1,84 @@
+package providercall
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/miniopenclaw/tool"
+)
+
+func TestAssignIDs(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		in   []string
+		want []string
+	}{
+		{"kept", []string{"a", "b"}, []string{"a", "b"}},
+		{"repeated", []string{"a", "a", "a"}, []string{"a", "a_2", "a_3"}},
+		{"suffix already taken", []string{"a", "a_2", "a"}, []string{"a", "a_2", "a_3"}},
+		{"missing", []string{"", "x"}, []string{StableID("p_", 0, "f", nil), "x"}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			calls := make([]tool.Call, len(tt.in))
+			for i, id := range tt.in {
+				calls[i] = tool.Call{ID: id, Name: "f"}
+			}
+			var got []string
+			for _, c := range AssignIDs(calls, "p_") {
+				got = append(got, c.ID)
+			}
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("AssignIDs(%q) (-want +got):\n%s", tt.in, diff)
+			}
+		})
+	}
+}
+
+func TestStableID(t *testing.T) {
+	a := StableID("call_", 1, "weather", []byte(`{"city":"Paris"}`))
+	if b := StableID("call_", 1, "weather", []byte(`{"city":"Paris"}`)); a != b {
+		t.Errorf("StableID differs between calls: %q, %q", a, b)
+	}
+	if !strings.HasPrefix(a, "call_") || len(a) != len("call_")+16 {
+		t.Errorf("StableID = %q, want call_ and 16 hex digits", a)
+	}
+	for _, other := range []string{
+		StableID("call_", 2, "weather", []byte(`{"city":"Paris"}`)),
+		StableID("call_", 1, "weathe", []byte(`r{"city":"Paris"}`)),
+		StableID("call_", 1, "weather", []byte(`{"city":"Oslo"}`)),
+	} {
+		if other == a {
+			t.Errorf("StableID gave %q for another call too", a)
+		}
+	}
+}
+
+func TestArguments(t *testing.T) {
+	for _, tt := range []struct{ in, want string }{
+		{``, ``}, {` null `, ``}, {` {"a":1} `, `{"a":1}`}, {`"{}"`, `"{}"`}, {`7`, `7`}, {`nul`, `nul`},
+	} {
+		if got := Arguments(json.RawMessage(tt.in)); string(got) != tt.want {
+			t.Errorf("Arguments(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+	if got := Arguments(json.RawMessage(`null`)); got != nil {
+		t.Errorf("Arguments(null) = %#v, want nil", got)
+	}
+}
+
+func TestErrorMessageAndShorten(t *testing.T) {
+	if got := ErrorMessage(tool.Result{IsError: true}); got != "the tool failed without a message" {
+		t.Errorf("ErrorMessage(no message) = %q", got)
+	}
+	if got := ErrorMessage(tool.Result{IsError: true, Error: "boom"}); got != "boom" {
+		t.Errorf("ErrorMessage = %q, want boom", got)
+	}
+	if got := Shorten("abcdef", 3); got != "abc…" {
+		t.Errorf("Shorten = %q", got)
+	}
+	if got := Shorten("abc", 3); got != "abc" {
+		t.Errorf("Shorten = %q", got)
+	}
+}
