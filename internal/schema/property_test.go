@@ -1445,6 +1445,7 @@ type verdict struct {
 	detail   string
 	syntax   bool // the judge refused the text itself
 	panicked bool
+	out      []byte // internal/jsonschema: the instance with defaults applied
 }
 
 func decodeVerdict(c *schema.Codec, t reflect.Type, data []byte) (v verdict, bound reflect.Value) {
@@ -1480,7 +1481,7 @@ func validateVerdictDepth(s *jsonschema.Schema, data []byte, depth int) (v verdi
 	if len(bytes.Trim(data, " \t\r\n")) == 0 { // JSON whitespace only
 		data = []byte("{}") // as Registry.Execute and Decode read blank arguments
 	}
-	_, vs, err := s.Validate(data, jsonschema.Limits{MaxDepth: depth})
+	out, vs, err := s.Validate(data, jsonschema.Limits{MaxDepth: depth})
 	switch {
 	case err != nil:
 		return verdict{detail: "syntax: " + err.Error(), syntax: true}
@@ -1491,7 +1492,7 @@ func validateVerdictDepth(s *jsonschema.Schema, data []byte, depth int) (v verdi
 		}
 		return verdict{detail: b.String()}
 	}
-	return verdict{ok: true}
+	return verdict{ok: true, out: out}
 }
 
 func compileOracle(doc []byte) (*oracle.Schema, error) {
@@ -1784,6 +1785,22 @@ func (j *judges) check(t *testing.T, data []byte, vg *valueGen, st *stats) bool 
 				t.Errorf("type %v\ninstance %q bound; json.Marshal wrote %s, which the output schema refuses: %s", sh.t, data, out, rv.detail)
 				good = false
 			}
+		}
+	}
+	if dv.ok && gv.ok && vg.ex&exPrecision == 0 {
+		// Both apply defaults: the validator's output (the instance
+		// with the defaults written in) binds to the value Decode bound
+		// from the instance.
+		y, yb := decodeVerdictDepth(j.c, sh.t, gv.out, 1000) // defaults are not held to the input's limit
+		if !y.ok {
+			t.Errorf("type %v\nschema %s\ninstance %q\nthe validator's output with defaults %s does not decode: %s", sh.t, doc, data, gv.out, y.detail)
+			return false
+		}
+		if !reflect.DeepEqual(yb.Interface(), bound.Interface()) {
+			a, _ := json.Marshal(bound.Interface())
+			b, _ := json.Marshal(yb.Interface())
+			t.Errorf("type %v\nschema %s\ninstance %q\nDecode bound %s\nthe validator's output %s binds as %s", sh.t, doc, data, a, gv.out, b)
+			good = false
 		}
 	}
 	if dv.ok && gv.ok && remarshalSafe(sh, map[*shape]bool{}) {
