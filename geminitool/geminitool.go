@@ -197,10 +197,10 @@ func partsOf(data []byte) ([]json.RawMessage, error) {
 		}
 	} else if !o.Has("parts") {
 		if fb, ok := o.Get("promptFeedback"); ok {
-			return nil, fmt.Errorf("%w: no candidates; prompt feedback: %s", ErrMalformed, compact(fb))
+			return nil, fmt.Errorf("%w: no candidates; prompt feedback: %s", ErrMalformed, jsonobj.Compact(fb))
 		}
 		if e, ok := o.Get("error"); ok {
-			return nil, fmt.Errorf("%w: the response is an error: %s", ErrMalformed, providercall.Shorten(compact(e), 300))
+			return nil, fmt.Errorf("%w: the response is an error: %s", ErrMalformed, providercall.Shorten(jsonobj.Compact(e), 300))
 		}
 		return nil, fmt.Errorf("%w: neither a response nor a content", ErrMalformed)
 	}
@@ -236,9 +236,9 @@ func Text(data []byte) string {
 func Result(call tool.Call, r tool.Result) Part {
 	resp := jsonobj.Object{}
 	if r.IsError {
-		resp.Set("error", mustString(providercall.ErrorMessage(r)))
+		resp.Set("error", jsonobj.Quote(providercall.ErrorMessage(r)))
 	} else {
-		resp.Set("output", mustString(r.Output))
+		resp.Set("output", jsonobj.Quote(r.Output))
 		if len(r.Structured) > 0 && json.Valid(r.Structured) {
 			resp.Set("structured", r.Structured)
 		}

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/miniopenclaw/tool/internal/jsonobj"
+	"github.com/miniopenclaw/tool/internal/schemarewrite"
 )
 
 // A SchemaError reports a JSON Schema that Gemini's schema dialect cannot
@@ -93,7 +94,7 @@ func Schema(params json.RawMessage) (json.RawMessage, error) {
 			return nil, &SchemaError{Keyword: dk, Pointer: "/" + dk, Reason: "must be an object of schemas"}
 		}
 		for _, d := range defs {
-			c.defs["#/"+dk+"/"+escapePointer(d.Key)] = d.Value
+			c.defs["#/"+dk+"/"+schemarewrite.EscapePointer(d.Key)] = d.Value
 		}
 	}
 	c.defs["#"] = params
@@ -209,7 +210,7 @@ func (c *geminiConv) node(raw json.RawMessage, ptr string, depth int, root bool)
 	nullable := false
 
 	// The type.
-	types := typeList(o)
+	types := schemarewrite.Types(o)
 	if i := slices.Index(types, "null"); i >= 0 {
 		nullable = true
 		types = slices.Delete(types, i, i+1)
@@ -310,7 +311,7 @@ func (c *geminiConv) node(raw json.RawMessage, ptr string, depth int, root bool)
 		branches = nil
 	}
 	if gtype != "" {
-		out.Set("type", mustString(gtype))
+		out.Set("type", jsonobj.Quote(gtype))
 	}
 
 	for _, m := range o {
@@ -325,7 +326,7 @@ func (c *geminiConv) node(raw json.RawMessage, ptr string, depth int, root bool)
 			if slices.Contains(geminiFormats[gtype], f) {
 				out.Set(k, v)
 			} else {
-				constraints = append(constraints, "format="+compact(v))
+				constraints = append(constraints, "format="+jsonobj.Compact(v))
 			}
 		case k == "examples":
 			var ex []json.RawMessage
@@ -339,14 +340,14 @@ func (c *geminiConv) node(raw json.RawMessage, ptr string, depth int, root bool)
 		case geminiKept[k]:
 			out.Set(k, v)
 		case geminiMoved[k]:
-			constraints = append(constraints, k+"="+compact(v))
+			constraints = append(constraints, k+"="+jsonobj.Compact(v))
 		}
 	}
 	if len(enum) > 0 {
-		out.Set("enum", mustJSON(enum))
+		out.Set("enum", jsonobj.Strings(enum))
 	}
 	if len(branches) > 0 {
-		out.Set("anyOf", joinArray(branches))
+		out.Set("anyOf", jsonobj.Array(branches))
 	}
 
 	if gtype == "OBJECT" {
@@ -368,19 +369,7 @@ func (c *geminiConv) node(raw json.RawMessage, ptr string, depth int, root bool)
 	if nullable {
 		out.Set("nullable", json.RawMessage("true"))
 	}
-	if len(constraints) > 0 {
-		notes = append(notes, "Constraints: "+strings.Join(constraints, ", ")+".")
-	}
-	if len(notes) > 0 {
-		desc := ""
-		if d, ok := out.Get("description"); ok {
-			_ = json.Unmarshal(d, &desc)
-		}
-		if desc != "" {
-			desc += " "
-		}
-		out.Set("description", mustString(desc+strings.Join(notes, " ")))
-	}
+	schemarewrite.AddToDescription(&out, notes, constraints)
 	return out.MarshalJSON()
 }
 
@@ -403,7 +392,7 @@ func (c *geminiConv) object(o jsonobj.Object, out *jsonobj.Object, ptr string, d
 	}
 	conv := make(jsonobj.Object, 0, len(props))
 	for _, m := range props {
-		s, err := c.node(m.Value, ptr+"/properties/"+escapePointer(m.Key), depth+1, false)
+		s, err := c.node(m.Value, ptr+"/properties/"+schemarewrite.EscapePointer(m.Key), depth+1, false)
 		if err != nil {
 			return err
 		}
@@ -420,60 +409,11 @@ func (c *geminiConv) object(o jsonobj.Object, out *jsonobj.Object, ptr string, d
 			return &SchemaError{Keyword: "required", Pointer: ptr, Reason: "must be an array of property names"}
 		}
 		if len(req) > 0 {
-			out.Set("required", mustJSON(req))
+			out.Set("required", jsonobj.Strings(req))
 		}
 	}
 	if len(props) > 1 {
-		out.Set("propertyOrdering", mustJSON(props.Keys()))
+		out.Set("propertyOrdering", jsonobj.Strings(props.Keys()))
 	}
 	return nil
-}
-
-func typeList(o jsonobj.Object) []string {
-	t, ok := o.Get("type")
-	if !ok {
-		return nil
-	}
-	var one string
-	if json.Unmarshal(t, &one) == nil {
-		return []string{one}
-	}
-	var many []string
-	_ = json.Unmarshal(t, &many)
-	return many
-}
-
-func escapePointer(s string) string {
-	return strings.ReplaceAll(strings.ReplaceAll(s, "~", "~0"), "/", "~1")
-}
-
-func compact(v json.RawMessage) string {
-	var b bytes.Buffer
-	if json.Compact(&b, v) != nil {
-		return string(v)
-	}
-	return b.String()
-}
-
-func joinArray(vals []json.RawMessage) json.RawMessage {
-	var b bytes.Buffer
-	b.WriteByte('[')
-	for i, v := range vals {
-		if i > 0 {
-			b.WriteByte(',')
-		}
-		b.Write(v)
-	}
-	b.WriteByte(']')
-	return b.Bytes()
-}
-
-func mustString(s string) json.RawMessage {
-	b, _ := jsonobj.String(s)
-	return b
-}
-
-func mustJSON(v any) json.RawMessage {
-	b, _ := jsonobj.Marshal(v)
-	return b
 }

@@ -98,7 +98,7 @@ func chatMessage(data []byte) (json.RawMessage, error) {
 			return data, nil
 		}
 		if e, ok := o.Get("error"); ok {
-			return nil, fmt.Errorf("%w: the response is an error: %s", ErrMalformed, providercall.Shorten(compactJSON(e), 300))
+			return nil, fmt.Errorf("%w: the response is an error: %s", ErrMalformed, providercall.Shorten(jsonobj.Compact(e), 300))
 		}
 		return nil, fmt.Errorf("%w: neither a chat completion nor a message", ErrMalformed)
 	}
@@ -145,7 +145,7 @@ func ResponsesCalls(data []byte) ([]tool.Call, error) {
 		out, ok := o.Get("output")
 		if !ok {
 			if e, ok := o.Get("error"); ok && jsonobj.Kind(e) == "object" {
-				return nil, fmt.Errorf("%w: the response is an error: %s", ErrMalformed, providercall.Shorten(compactJSON(e), 300))
+				return nil, fmt.Errorf("%w: the response is an error: %s", ErrMalformed, providercall.Shorten(jsonobj.Compact(e), 300))
 			}
 			return nil, fmt.Errorf("%w: no output in the response", ErrMalformed)
 		}

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/miniopenclaw/tool/internal/jsonobj"
+	"github.com/miniopenclaw/tool/internal/schemarewrite"
 )
 
 // StrictMode says whether function definitions are sent with
@@ -196,7 +197,7 @@ func strictRewrite(params json.RawMessage) (*strictResult, error) {
 		}
 		var nodes []defNode
 		for _, d := range defs {
-			ptr := "/" + dk + "/" + escapePointer(d.Key)
+			ptr := "/" + dk + "/" + schemarewrite.EscapePointer(d.Key)
 			c.chars += len(d.Key)
 			c.defs["#"+ptr] = &plan{}
 			nodes = append(nodes, defNode{d.Key, ptr, d.Value})
@@ -334,7 +335,7 @@ func (c *strictConv) node(raw json.RawMessage, ptr string, level, depth int) (js
 			return nil, nil, &StrictError{Keyword: "$ref", Pointer: ptr, Reason: "a reference beside anyOf/oneOf is not supported"}
 		}
 		o.Delete("$ref")
-		o.Set("anyOf", json.RawMessage(`[{"$ref":`+string(mustString(s))+`}]`))
+		o.Set("anyOf", json.RawMessage(`[{"$ref":`+string(jsonobj.Quote(s))+`}]`))
 	}
 	if alt, ok := o.Get("oneOf"); ok {
 		if o.Has("anyOf") {
@@ -345,7 +346,7 @@ func (c *strictConv) node(raw json.RawMessage, ptr string, level, depth int) (js
 		c.lossy = append(c.lossy, fmt.Sprintf("%s: oneOf rewritten as anyOf", pointerName(ptr)))
 	}
 
-	types := typeSet(o)
+	types := schemarewrite.Types(o)
 	isObject := slices.Contains(types, "object") || o.Has("properties")
 	isArray := slices.Contains(types, "array") || o.Has("items")
 	if len(types) == 0 && !isObject && !isArray && !o.Has("anyOf") && !o.Has("enum") && !o.Has("const") {
@@ -368,7 +369,7 @@ func (c *strictConv) node(raw json.RawMessage, ptr string, level, depth int) (js
 		case k == "properties" || k == "required" || k == "additionalProperties" || k == "items" || k == "anyOf":
 			// handled below
 		case k == "default":
-			notes = append(notes, "Default: "+compactJSON(v)+".")
+			notes = append(notes, "Default: "+jsonobj.Compact(v)+".")
 		case k == "examples":
 			notes = append(notes, "Examples: "+listJSON(v)+".")
 		case k == "deprecated":
@@ -381,7 +382,7 @@ func (c *strictConv) node(raw json.RawMessage, ptr string, level, depth int) (js
 			}
 			out = append(out, m)
 		case k == "const":
-			c.chars += len(compactJSON(v))
+			c.chars += len(jsonobj.Compact(v))
 			out = append(out, m)
 		case k == "format":
 			var f string
@@ -389,14 +390,14 @@ func (c *strictConv) node(raw json.RawMessage, ptr string, level, depth int) (js
 			if strictFormats[f] {
 				out = append(out, m)
 			} else {
-				constraints = append(constraints, "format="+compactJSON(v))
+				constraints = append(constraints, "format="+jsonobj.Compact(v))
 				c.lossy = append(c.lossy, fmt.Sprintf("%s: format %q moved into the description", pointerName(ptr), f))
 			}
 		case k == "pattern":
 			var pat string
 			_ = json.Unmarshal(v, &pat)
 			if unsupportedRegexp(pat) {
-				constraints = append(constraints, "pattern="+compactJSON(v))
+				constraints = append(constraints, "pattern="+jsonobj.Compact(v))
 				c.lossy = append(c.lossy, fmt.Sprintf("%s: pattern with look-around or back-references moved into the description", pointerName(ptr)))
 			} else {
 				out = append(out, m)
@@ -404,7 +405,7 @@ func (c *strictConv) node(raw json.RawMessage, ptr string, level, depth int) (js
 		case strictKept[k]:
 			out = append(out, m)
 		case strictMoved[k]:
-			constraints = append(constraints, k+"="+compactJSON(v))
+			constraints = append(constraints, k+"="+jsonobj.Compact(v))
 			c.lossy = append(c.lossy, fmt.Sprintf("%s: %s moved into the description", pointerName(ptr), k))
 		case strictDropped[k]:
 		default:
@@ -429,7 +430,7 @@ func (c *strictConv) node(raw json.RawMessage, ptr string, level, depth int) (js
 			conv[i] = s
 			p.anyOf = append(p.anyOf, bp)
 		}
-		out.Set("anyOf", joinArray(conv))
+		out.Set("anyOf", jsonobj.Array(conv))
 	}
 
 	if isObject {
@@ -450,20 +451,7 @@ func (c *strictConv) node(raw json.RawMessage, ptr string, level, depth int) (js
 		p.items = ip
 	}
 
-	if len(constraints) > 0 {
-		notes = append(notes, "Constraints: "+strings.Join(constraints, ", ")+".")
-	}
-	if len(notes) > 0 {
-		desc := ""
-		if d, ok := out.Get("description"); ok {
-			_ = json.Unmarshal(d, &desc)
-		}
-		if desc != "" {
-			desc += " "
-		}
-		desc += strings.Join(notes, " ")
-		out.Set("description", mustString(desc))
-	}
+	schemarewrite.AddToDescription(&out, notes, constraints)
 	b, err := out.MarshalJSON()
 	if err != nil {
 		return nil, nil, &StrictError{Keyword: "type", Pointer: ptr, Reason: err.Error()}
@@ -504,7 +492,7 @@ func (c *strictConv) object(o jsonobj.Object, out *jsonobj.Object, p *plan, ptr 
 	for _, m := range props {
 		c.props++
 		c.chars += len(m.Key)
-		cptr := ptr + "/properties/" + escapePointer(m.Key)
+		cptr := ptr + "/properties/" + schemarewrite.EscapePointer(m.Key)
 		optional := !slices.Contains(required, m.Key)
 		s, cp, err := c.node(m.Value, cptr, level, depth+2)
 		if err != nil {
@@ -534,9 +522,9 @@ func (c *strictConv) object(o jsonobj.Object, out *jsonobj.Object, p *plan, ptr 
 		return err
 	}
 	out.Set("properties", b)
-	out.Set("required", mustJSON(props.Keys()))
+	out.Set("required", jsonobj.Strings(props.Keys()))
 	out.Set("additionalProperties", json.RawMessage("false"))
-	if !slices.Contains(typeSet(*out), "object") && !out.Has("type") {
+	if !slices.Contains(schemarewrite.Types(*out), "object") && !out.Has("type") {
 		// {"properties":…} without a type: say it is an object.
 		*out = append(jsonobj.Object{{Key: "type", Value: json.RawMessage(`"object"`)}}, *out...)
 	}
@@ -586,12 +574,12 @@ func makeNullable(s json.RawMessage) (json.RawMessage, bool) {
 			}
 			many = append(many, "null")
 		}
-		o.Set("type", mustJSON(many))
+		o.Set("type", jsonobj.Strings(many))
 		if e, ok := o.Get("enum"); ok {
 			var vals []json.RawMessage
 			if json.Unmarshal(e, &vals) == nil {
 				vals = append(vals, json.RawMessage("null"))
-				o.Set("enum", joinArray(vals))
+				o.Set("enum", jsonobj.Array(vals))
 			}
 		}
 		b, _ := o.MarshalJSON()
@@ -608,7 +596,7 @@ func makeNullable(s json.RawMessage) (json.RawMessage, bool) {
 				}
 			}
 			branches = append(branches, json.RawMessage(`{"type":"null"}`))
-			o.Set("anyOf", joinArray(branches))
+			o.Set("anyOf", jsonobj.Array(branches))
 			b, _ := o.MarshalJSON()
 			return b, false
 		}
@@ -617,7 +605,7 @@ func makeNullable(s json.RawMessage) (json.RawMessage, bool) {
 	desc, hasDesc := o.Get("description")
 	o.Delete("description")
 	inner, _ := o.MarshalJSON()
-	w := jsonobj.Object{{Key: "anyOf", Value: joinArray([]json.RawMessage{inner, json.RawMessage(`{"type":"null"}`)})}}
+	w := jsonobj.Object{{Key: "anyOf", Value: jsonobj.Array([]json.RawMessage{inner, json.RawMessage(`{"type":"null"}`)})}}
 	if hasDesc {
 		w.Set("description", desc)
 	}
@@ -639,20 +627,6 @@ func defaultOf(schema json.RawMessage) (json.RawMessage, bool) {
 		return nil, false
 	}
 	return b.Bytes(), true
-}
-
-func typeSet(o jsonobj.Object) []string {
-	t, ok := o.Get("type")
-	if !ok {
-		return nil
-	}
-	var one string
-	if json.Unmarshal(t, &one) == nil {
-		return []string{one}
-	}
-	var many []string
-	_ = json.Unmarshal(t, &many)
-	return many
 }
 
 func isEmptyObject(raw json.RawMessage) bool {
@@ -684,49 +658,14 @@ func pointerName(ptr string) string {
 	return ptr
 }
 
-func escapePointer(s string) string {
-	return strings.ReplaceAll(strings.ReplaceAll(s, "~", "~0"), "/", "~1")
-}
-
-func compactJSON(v json.RawMessage) string {
-	var b bytes.Buffer
-	if json.Compact(&b, v) != nil {
-		return string(v)
-	}
-	return b.String()
-}
-
 func listJSON(v json.RawMessage) string {
 	var vals []json.RawMessage
 	if json.Unmarshal(v, &vals) != nil {
-		return compactJSON(v)
+		return jsonobj.Compact(v)
 	}
 	parts := make([]string, len(vals))
 	for i, e := range vals {
-		parts[i] = compactJSON(e)
+		parts[i] = jsonobj.Compact(e)
 	}
 	return strings.Join(parts, ", ")
-}
-
-func joinArray(vals []json.RawMessage) json.RawMessage {
-	var b bytes.Buffer
-	b.WriteByte('[')
-	for i, v := range vals {
-		if i > 0 {
-			b.WriteByte(',')
-		}
-		b.Write(v)
-	}
-	b.WriteByte(']')
-	return b.Bytes()
-}
-
-func mustString(s string) json.RawMessage {
-	b, _ := jsonobj.String(s)
-	return b
-}
-
-func mustJSON(v any) json.RawMessage {
-	b, _ := jsonobj.Marshal(v)
-	return b
 }

@@ -291,7 +291,7 @@ func (r *strictResult) apply(p *plan, v json.RawMessage, depth int) (json.RawMes
 		if !changed {
 			return v, false
 		}
-		return joinArray(elems), true
+		return jsonobj.Array(elems), true
 	}
 	return v, false
 }

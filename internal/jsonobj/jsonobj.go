@@ -173,6 +173,45 @@ func Unquote(v json.RawMessage) string {
 	return s
 }
 
+// Quote is [String] for the callers that need no error: encoding a Go
+// string as JSON cannot fail (invalid UTF-8 becomes U+FFFD).
+func Quote(s string) json.RawMessage {
+	b, _ := String(s)
+	return b
+}
+
+// Strings encodes ss as a JSON array of strings, without HTML escaping;
+// a nil ss gives null, as with [Marshal].
+func Strings(ss []string) json.RawMessage {
+	b, _ := Marshal(ss)
+	return b
+}
+
+// Array joins vals, as they are, into a JSON array.
+func Array(vals []json.RawMessage) json.RawMessage {
+	var b bytes.Buffer
+	b.WriteByte('[')
+	for i, v := range vals {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.Write(v)
+	}
+	b.WriteByte(']')
+	return b.Bytes()
+}
+
+// Compact returns v without insignificant white space, as text for a
+// message or a description; v is returned as it is when it is not valid
+// JSON.
+func Compact(v json.RawMessage) string {
+	var b bytes.Buffer
+	if json.Compact(&b, v) != nil {
+		return string(v)
+	}
+	return b.String()
+}
+
 // Marshal encodes v without HTML escaping and without a trailing newline.
 func Marshal(v any) ([]byte, error) {
 	var b bytes.Buffer

@@ -62,3 +62,20 @@ func TestUnquote(t *testing.T) {
 		}
 	}
 }
+
+func TestEncodeHelpers(t *testing.T) {
+	for _, tt := range []struct{ name, got, want string }{
+		{"Quote", string(Quote("<a>\"")), `"<a>\""`},
+		{"Strings", string(Strings([]string{"a", "<b>"})), `["a","<b>"]`},
+		{"Strings nil", string(Strings(nil)), `null`},
+		{"Strings empty", string(Strings([]string{})), `[]`},
+		{"Array", string(Array([]json.RawMessage{json.RawMessage(`1`), json.RawMessage(`{"a": 2}`)})), `[1,{"a": 2}]`},
+		{"Array empty", string(Array(nil)), `[]`},
+		{"Compact", Compact(json.RawMessage(" { \"a\" : [1, 2] } ")), `{"a":[1,2]}`},
+		{"Compact invalid", Compact(json.RawMessage(`{a: 1}`)), `{a: 1}`},
+	} {
+		if tt.got != tt.want {
+			t.Errorf("%s = %s, want %s", tt.name, tt.got, tt.want)
+		}
+	}
+}
