@@ -136,7 +136,7 @@ func (handTool) Execute(_ context.Context, args json.RawMessage) (tool.Result, e
 	return tool.Result{Output: "ok"}, nil
 }
 
-func fuzzRegistry(tb testing.TB) (*tool.Registry, *jsonschema.Schema) {
+func fuzzRegistry(tb testing.TB, opts ...tool.RegistryOption) (*tool.Registry, *jsonschema.Schema) {
 	tb.Helper()
 	t, err := tool.New("search_flights", "Searches flights.", func(_ context.Context, in fuzzArgs) (string, error) {
 		fuzzCalls.Lock()
@@ -148,7 +148,7 @@ func fuzzRegistry(tb testing.TB) (*tool.Registry, *jsonschema.Schema) {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	r := tool.NewRegistry()
+	r := tool.NewRegistry(opts...)
 	if err := r.Register(t); err != nil {
 		tb.Fatal(err)
 	}
@@ -178,8 +178,23 @@ func FuzzExecuteArgs(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	r, s := fuzzRegistry(f)
+	// Tight limits: both paths must count bytes and levels alike.
+	tight, _ := fuzzRegistry(f, tool.WithArgumentLimits(200, 3))
 	ctx := context.Background()
 	f.Fuzz(func(t *testing.T, args []byte) {
+		fuzzCalls.Lock()
+		fuzzCalls.n, fuzzCalls.hand = 0, 0
+		fuzzCalls.Unlock()
+		tres := tight.Execute(ctx, "search_flights", args)
+		thres := tight.Execute(ctx, "search_flights_hand", args)
+		fuzzCalls.Lock()
+		typed, hand := fuzzCalls.n > 0, fuzzCalls.hand > 0
+		fuzzCalls.Unlock()
+		if typed != hand && !inexactNumbers(args) {
+			t.Errorf("Execute(%q) with limits of 200 bytes and 3 levels: the typed tool ran=%v (%s), the hand-written one ran=%v (%s)",
+				args, typed, tres.Error, hand, thres.Error)
+		}
+
 		fuzzCalls.Lock()
 		fuzzCalls.n, fuzzCalls.err, fuzzCalls.hand = 0, nil, 0
 		fuzzCalls.Unlock()
