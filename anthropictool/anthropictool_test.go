@@ -1,7 +1,6 @@
 package anthropictool
 
 import (
-	"context"
 	"encoding/json"
 	"testing"
 
@@ -60,34 +59,6 @@ const malformed = `{
   ]
 }`
 
-// outcomeJSON is what the goldens record of a call: the error text belongs
-// to the registry and is left out, so that the goldens pin this package.
-type outcomeJSON struct {
-	ID      string         `json:"id"`
-	Name    string         `json:"name"`
-	Args    string         `json:"args"`
-	Output  string         `json:"output,omitempty"`
-	IsError bool           `json:"is_error"`
-	Kind    tool.ErrorKind `json:"kind,omitempty"`
-}
-
-func run(t *testing.T, calls []tool.Call) ([]outcomeJSON, []tool.Outcome) {
-	r := tool.NewRegistry()
-	for _, tl := range testTools() {
-		if err := r.Register(tl); err != nil {
-			t.Fatal(err)
-		}
-	}
-	var out []outcomeJSON
-	var outcomes []tool.Outcome
-	for _, c := range calls {
-		res := r.Execute(context.Background(), c.Name, c.Args)
-		out = append(out, outcomeJSON{c.ID, c.Name, string(c.Args), res.Output, res.IsError, res.Kind})
-		outcomes = append(outcomes, tool.Outcome{ID: c.ID, Result: res})
-	}
-	return out, outcomes
-}
-
 func TestGoldenCallsAndResults(t *testing.T) {
 	for _, tt := range []struct{ name, body string }{
 		{"calls_parallel", parallel},
@@ -98,7 +69,7 @@ func TestGoldenCallsAndResults(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			out, _ := run(t, calls)
+			out := golden.RunCalls(t, testTools(), calls)
 			golden.JSON(t, tt.name, out)
 		})
 	}
@@ -117,7 +88,7 @@ func TestMalformedCallsGetErrorResults(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	out, _ := run(t, calls)
+	out := golden.RunCalls(t, testTools(), calls)
 	if len(out) != 8 {
 		t.Fatalf("%d calls, want 8", len(out))
 	}

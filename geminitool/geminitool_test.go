@@ -1,7 +1,6 @@
 package geminitool
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"strings"
@@ -177,30 +176,6 @@ const malformed = `{
   ]
 }`
 
-type outcomeJSON struct {
-	ID      string         `json:"id"`
-	Name    string         `json:"name"`
-	Args    string         `json:"args"`
-	Output  string         `json:"output,omitempty"`
-	IsError bool           `json:"is_error"`
-	Kind    tool.ErrorKind `json:"kind,omitempty"`
-}
-
-func run(t *testing.T, calls []tool.Call) []outcomeJSON {
-	r := tool.NewRegistry()
-	for _, tl := range testTools() {
-		if err := r.Register(tl); err != nil {
-			t.Fatal(err)
-		}
-	}
-	var out []outcomeJSON
-	for _, c := range calls {
-		res := r.Execute(context.Background(), c.Name, c.Args)
-		out = append(out, outcomeJSON{c.ID, c.Name, string(c.Args), res.Output, res.IsError, res.Kind})
-	}
-	return out
-}
-
 func TestGoldenCalls(t *testing.T) {
 	for _, tt := range []struct{ name, body string }{{"calls_parallel", parallel}, {"calls_malformed", malformed}} {
 		t.Run(tt.name, func(t *testing.T) {
@@ -208,7 +183,7 @@ func TestGoldenCalls(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			golden.JSON(t, tt.name, run(t, calls))
+			golden.JSON(t, tt.name, golden.RunCalls(t, testTools(), calls))
 		})
 	}
 }

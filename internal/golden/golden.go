@@ -1,7 +1,8 @@
 // Package golden compares what a test produces with a golden file under
 // testdata/, and rewrites the file instead when the tests run with
 // -update. It is for the provider adapters' tests, whose goldens are the
-// JSON they send and read.
+// JSON they send and read, and what becomes of the calls they parse when a
+// registry runs them ([RunCalls]).
 //
 // Importing it registers the -update flag, so a test package that uses it
 // must not register a flag of that name itself.
