@@ -10,6 +10,7 @@ import (
 	"github.com/miniopenclaw/tool"
 	"github.com/miniopenclaw/tool/internal/echotool"
 	"github.com/miniopenclaw/tool/internal/golden"
+	"github.com/miniopenclaw/tool/internal/providercall"
 )
 
 func testTools() []tool.Tool {
@@ -237,12 +238,8 @@ func FuzzCalls(f *testing.F) {
 		if err != nil {
 			return
 		}
-		seen := map[string]bool{}
-		for _, c := range calls {
-			if c.ID == "" || seen[c.ID] {
-				t.Fatalf("id %q empty or repeated", c.ID)
-			}
-			seen[c.ID] = true
+		if err := providercall.CheckIDs(calls); err != nil {
+			t.Fatal(err)
 		}
 		_ = Results(calls, nil)
 		_ = Text(data)

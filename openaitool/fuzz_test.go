@@ -5,18 +5,8 @@ import (
 	"testing"
 
 	"github.com/miniopenclaw/tool"
+	"github.com/miniopenclaw/tool/internal/providercall"
 )
-
-// checkCalls holds for every parse: ids are present and unique.
-func checkCalls(t *testing.T, calls []tool.Call) {
-	seen := map[string]bool{}
-	for _, c := range calls {
-		if c.ID == "" || seen[c.ID] {
-			t.Fatalf("call id %q is empty or repeated in %+v", c.ID, calls)
-		}
-		seen[c.ID] = true
-	}
-}
 
 func FuzzChatCalls(f *testing.F) {
 	for _, s := range []string{chatParallel, chatMalformed, ``, `{}`, `{"choices":[{"message":null}]}`,
@@ -29,7 +19,9 @@ func FuzzChatCalls(f *testing.F) {
 		if err != nil {
 			return
 		}
-		checkCalls(t, calls)
+		if err := providercall.CheckIDs(calls); err != nil {
+			t.Fatalf("%v in %+v", err, calls)
+		}
 		_ = AssistantMessage("", calls)
 	})
 }
@@ -43,7 +35,9 @@ func FuzzResponsesCalls(f *testing.F) {
 		if err != nil {
 			return
 		}
-		checkCalls(t, calls)
+		if err := providercall.CheckIDs(calls); err != nil {
+			t.Fatalf("%v in %+v", err, calls)
+		}
 	})
 }
 

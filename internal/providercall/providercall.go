@@ -52,6 +52,21 @@ func AssignIDs(calls []tool.Call, prefix string) []tool.Call {
 	return calls
 }
 
+// CheckIDs returns an error naming the first call whose id is empty or
+// repeats an earlier call's, and nil when every call has an id of its own,
+// as [AssignIDs] leaves them. The adapters' fuzz tests hold their parsers
+// to it.
+func CheckIDs(calls []tool.Call) error {
+	seen := make(map[string]bool, len(calls))
+	for i, c := range calls {
+		if c.ID == "" || seen[c.ID] {
+			return fmt.Errorf("call %d: id %q is empty or repeated", i, c.ID)
+		}
+		seen[c.ID] = true
+	}
+	return nil
+}
+
 // Arguments returns a call's arguments as the provider sent them as a
 // JSON value, with white space around them trimmed: nil when they are
 // missing or null (a call without arguments, which the registry reads as

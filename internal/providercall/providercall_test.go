@@ -25,8 +25,12 @@ func TestAssignIDs(t *testing.T) {
 			for i, id := range tt.in {
 				calls[i] = tool.Call{ID: id, Name: "f"}
 			}
+			calls = AssignIDs(calls, "p_")
+			if err := CheckIDs(calls); err != nil {
+				t.Errorf("AssignIDs(%q): %v", tt.in, err)
+			}
 			var got []string
-			for _, c := range AssignIDs(calls, "p_") {
+			for _, c := range calls {
 				got = append(got, c.ID)
 			}
 			if diff := cmp.Diff(tt.want, got); diff != "" {
@@ -80,5 +84,26 @@ func TestErrorMessageAndShorten(t *testing.T) {
 	}
 	if got := Shorten("abc", 3); got != "abc" {
 		t.Errorf("Shorten = %q", got)
+	}
+}
+
+func TestCheckIDs(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		ids  []string
+		ok   bool
+	}{
+		{"none", nil, true},
+		{"distinct", []string{"a", "b"}, true},
+		{"empty", []string{"a", ""}, false},
+		{"repeated", []string{"a", "b", "a"}, false},
+	} {
+		calls := make([]tool.Call, len(tt.ids))
+		for i, id := range tt.ids {
+			calls[i].ID = id
+		}
+		if err := CheckIDs(calls); (err == nil) != tt.ok {
+			t.Errorf("%s: CheckIDs(%q) = %v, want ok %v", tt.name, tt.ids, err, tt.ok)
+		}
 	}
 }
