@@ -216,9 +216,9 @@ func (a *Agent) start(prompt string) (conversation, error) {
 		}
 		c := &chatConv{model: a.model, tools: ts, hasTools: len(tools) > 0}
 		if a.cfg.system != "" {
-			c.add(openaitool.ChatMessage{Role: "system", Content: a.cfg.system})
+			c.messages.add(openaitool.ChatMessage{Role: "system", Content: a.cfg.system})
 		}
-		c.add(openaitool.ChatMessage{Role: "user", Content: prompt})
+		c.messages.add(openaitool.ChatMessage{Role: "user", Content: prompt})
 		return c, nil
 	case Messages:
 		defs, err := anthropictool.ToolParams(tools)
@@ -226,7 +226,7 @@ func (a *Agent) start(prompt string) (conversation, error) {
 			return nil, err
 		}
 		c := &messagesConv{model: a.model, tools: defs, system: a.cfg.system}
-		c.add(struct {
+		c.messages.add(struct {
 			Role    string `json:"role"`
 			Content string `json:"content"`
 		}{"user", prompt})
@@ -235,20 +235,25 @@ func (a *Agent) start(prompt string) (conversation, error) {
 	return nil, fmt.Errorf("agent: unknown API %q", a.model.api)
 }
 
+// transcript is a conversation's messages so far, each encoded once, in
+// the API's own shape.
+type transcript []json.RawMessage
+
+// add encodes v, a message of this package's own making, and appends it.
+func (t *transcript) add(v any) {
+	b, err := jsonobj.Marshal(v)
+	if err != nil {
+		panic(err) // our own values always marshal
+	}
+	*t = append(*t, b)
+}
+
 // chatConv is a Chat Completions conversation.
 type chatConv struct {
 	model    *Model
 	tools    *openaitool.Tools
 	hasTools bool
-	messages []json.RawMessage
-}
-
-func (c *chatConv) add(v any) {
-	b, err := jsonobj.Marshal(v)
-	if err != nil {
-		panic(err) // our own structs always marshal
-	}
-	c.messages = append(c.messages, b)
+	messages transcript
 }
 
 func (c *chatConv) request() ([]byte, error) {
@@ -283,7 +288,7 @@ func (c *chatConv) reply(body []byte) (string, []tool.Call, error) {
 	if len(resp.Choices) > 0 {
 		text = contentText(resp.Choices[0].Message.Content)
 	}
-	c.add(openaitool.AssistantMessage(text, calls))
+	c.messages.add(openaitool.AssistantMessage(text, calls))
 	return text, c.tools.Normalize(calls), nil
 }
 
@@ -305,7 +310,7 @@ func contentText(raw json.RawMessage) string {
 
 func (c *chatConv) results(_ []tool.Call, outcomes []tool.Outcome) error {
 	for _, m := range openaitool.ChatResults(outcomes) {
-		c.add(m)
+		c.messages.add(m)
 	}
 	return nil
 }
@@ -315,15 +320,7 @@ type messagesConv struct {
 	model    *Model
 	tools    []anthropictool.ToolParam
 	system   string
-	messages []json.RawMessage
-}
-
-func (c *messagesConv) add(v any) {
-	b, err := jsonobj.Marshal(v)
-	if err != nil {
-		panic(err) // our own values always marshal
-	}
-	c.messages = append(c.messages, b)
+	messages transcript
 }
 
 func (c *messagesConv) request() ([]byte, error) {
@@ -375,7 +372,7 @@ func (c *messagesConv) reply(body []byte) (string, []tool.Call, error) {
 		}
 		content = b
 	}
-	c.add(struct {
+	c.messages.add(struct {
 		Role    string          `json:"role"`
 		Content json.RawMessage `json:"content"`
 	}{"assistant", content})
@@ -412,6 +409,6 @@ func objectInputs(calls []tool.Call) bool {
 }
 
 func (c *messagesConv) results(_ []tool.Call, outcomes []tool.Outcome) error {
-	c.add(anthropictool.Results(outcomes))
+	c.messages.add(anthropictool.Results(outcomes))
 	return nil
 }
