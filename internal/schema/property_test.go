@@ -354,8 +354,8 @@ func (g *typeGen) genShape(depth int) *shape {
 		return &shape{k: gMap, t: reflect.MapOf(reflect.TypeFor[string](), el.t), elem: el}
 	case r < 88:
 		el := g.genShape(depth + 1)
-		if el.k == gPtr {
-			return el
+		if el.k == gPtr && chance(g.e, 70) {
+			return el // mostly one level of pointers; sometimes **T
 		}
 		return &shape{k: gPtr, t: reflect.PointerTo(el.t), elem: el}
 	case r < 96:
@@ -418,7 +418,8 @@ func (g *typeGen) genStruct(depth int) *shape {
 			opts = append(opts, f.omit)
 		}
 		in := inner(sh)
-		if chance(g.e, 15) && (!selfDecoding(in) || chance(g.e, 10)) {
+		if chance(g.e, 15) && (!selfDecoding(in) || chance(g.e, 10)) && !(sh.k == gPtr && sh.elem.k == gPtr) {
+			// ,string on **T: TestBugPins/string_opt_pointer_pointer.
 			// For refuses ,string on strings and on types that decode
 			// themselves.
 			// ,string on a string or json.Number is refused by For.
@@ -553,7 +554,15 @@ func (g *typeGen) constraints(f *fshape, in *shape) []string {
 			c.maxLen = 1 + e.intn(4)
 			tags = append(tags, tagKV("maxLength", strconv.Itoa(c.maxLen)))
 		}
-	case gSlice:
+	case gSlice, gArray:
+		if in.k == gArray {
+			// minItems/maxItems on an array: TestBugPins/array_item_tags.
+			if chance(e, 30) {
+				c.unique = true
+				tags = append(tags, tagKV("uniqueItems", "true"))
+			}
+			break
+		}
 		if chance(e, 50) {
 			c.minItems = e.intn(3)
 			tags = append(tags, tagKV("minItems", strconv.Itoa(c.minItems)))
@@ -782,8 +791,18 @@ func (g *valueGen) value(sh *shape, c *cons, str bool, depth int) string {
 		return "[" + strings.Join(items, ",") + "]"
 	case gArray:
 		items := make([]string, sh.n)
+		seen := map[string]bool{}
 		for i := range items {
-			items[i] = g.value(sh.elem, &cons{minLen: -1, maxLen: -1, minItems: -1, maxItems: -1, minProps: -1, maxProps: -1}, false, depth+1)
+			for try := 0; try < 5; try++ {
+				items[i] = g.value(sh.elem, &cons{minLen: -1, maxLen: -1, minItems: -1, maxItems: -1, minProps: -1, maxProps: -1}, false, depth+1)
+				if !c.unique || !seen[canonical(items[i])] {
+					break
+				}
+			}
+			if c.unique && seen[canonical(items[i])] {
+				g.impossible = true // not enough distinct items
+			}
+			seen[canonical(items[i])] = true
 		}
 		return "[" + strings.Join(items, ",") + "]"
 	case gMap:
@@ -2035,6 +2054,9 @@ func TestBugPins(t *testing.T) {
 		StrHook struct {
 			C Celsius `json:"c,string"`
 		}
+		StrPtrPtr struct {
+			P **uint16 `json:"p,string"`
+		}
 	)
 	cases := []struct {
 		name, why string
@@ -2089,6 +2111,10 @@ func TestBugPins(t *testing.T) {
 			"method and the schemas describe a number; fix: refuse ,string on types with JSON or text hooks in For, " +
 			"as on strings",
 			reflect.TypeFor[StrHook](), true, ``, true},
+		{"string_opt_pointer_pointer", "encoding/json applies ,string to T and *T only: it writes a **uint16 as 7550 " +
+			"and refuses \"7550\" for it; the decoder and both schemas apply the option through every pointer; " +
+			"fix: set stringOpt only when the field's type is T or *T, as encoding/json does (or refuse it on **T)",
+			reflect.TypeFor[StrPtrPtr](), true, ``, true},
 		{"date_time_offset", "time.Time's parser takes \"+24:00\" and \",5\" fractions that RFC 3339 and the generic " +
 			"validator refuse, and json.Marshal then fails on the bound value; fix: check the RFC 3339 grammar " +
 			"(jsonschema's isDate/isTime) before UnmarshalText, in one shared checker",
@@ -2133,6 +2159,32 @@ func TestBugPins(t *testing.T) {
 			}
 		}
 	})
+	t.Run("array_item_tags", func(t *testing.T) {
+		// minItems/maxItems tags on a Go array: the schema states the
+		// array's length (minItems = maxItems = N) and drops the tags,
+		// the decoder checks the tags too, so [] is refused for a [0]T
+		// with minItems 1 ("expected an array of exactly 0 items, got an
+		// array of 0 items"). Fix: refuse these tags on arrays in For (the
+		// length states them), or ignore them in decodeArray as the
+		// renderer does.
+		type T struct {
+			A [0]int `json:"a" minItems:"1"`
+			B [2]int `json:"b" maxItems:"1"`
+		}
+		c, err := schema.For(reflect.TypeFor[T](), false)
+		if err != nil {
+			return // refused: fixed
+		}
+		gs, err := jsonschema.Compile(c.Schema())
+		if err != nil {
+			t.Fatal(err)
+		}
+		data := []byte(`{"a":[],"b":[1,2]}`)
+		dv, _ := decodeVerdict(c, reflect.TypeFor[T](), data)
+		if gv := validateVerdict(gs, data); dv.ok != gv.ok {
+			t.Errorf("schema %s\ninstance %s: decoder ok=%v %s; validator ok=%v %s", c.Schema(), data, dv.ok, dv.detail, gv.ok, gv.detail)
+		}
+	})
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			c, err := schema.For(tc.typ, tc.output)
@@ -2149,10 +2201,15 @@ func TestBugPins(t *testing.T) {
 			instance := []byte(tc.instance)
 			if tc.output {
 				v := reflect.New(tc.typ).Elem()
-				if v.Field(0).Kind() == reflect.String {
-					v.Field(0).SetString("ABC")
-				} else {
-					v.Field(0).SetFloat(21.5)
+				switch f := v.Field(0); f.Kind() {
+				case reflect.String:
+					f.SetString("ABC")
+				case reflect.Pointer:
+					x := uint16(7550)
+					px := &x
+					f.Set(reflect.ValueOf(&px))
+				default:
+					f.SetFloat(21.5)
 				}
 				instance, _ = json.Marshal(v.Interface())
 			} else {
