@@ -152,15 +152,10 @@ func (o Object) MarshalJSON() ([]byte, error) {
 	return b.Bytes(), nil
 }
 
-// String encodes s as a JSON string without HTML escaping.
+// String encodes s as a JSON string without HTML escaping: [Marshal] for
+// a string.
 func String(s string) ([]byte, error) {
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(s); err != nil {
-		return nil, err
-	}
-	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
+	return Marshal(s)
 }
 
 // Unquote returns the string v holds, or "" when v is not a JSON string
