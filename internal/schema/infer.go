@@ -476,6 +476,9 @@ func (b *builder) structFields(n *node, t reflect.Type, path string) error {
 			}
 		}
 		ft := c.sf.Type
+		if ft.Kind() == reflect.Pointer && ft.Elem().Kind() == reflect.Pointer {
+			stringOpt = false // encoding/json honours ,string on T and *T only
+		}
 		if stringOpt && (implementsAny(deref(ft)) || deref(ft) == numberType) {
 			return errorf(fpath, "the ,string option on a type that decodes itself is not supported; drop the option")
 		}
@@ -514,6 +517,9 @@ func (b *builder) structFields(n *node, t reflect.Type, path string) error {
 		u, err := b.typeUse(ft, cons, fpath)
 		if err != nil {
 			return err
+		}
+		if arr := derefUse(u); arr.n.kind == kArray && (cons.minItems >= 0 && cons.minItems != arr.n.length || cons.maxItems >= 0 && cons.maxItems != arr.n.length) {
+			return errorf(fpath, "minItems and maxItems tags cannot change the length of a fixed-size array of %d items; drop them or use a slice", arr.n.length)
 		}
 		if stringOpt {
 			inner := u
@@ -574,6 +580,14 @@ func joinPath(path, name string) string {
 		return name
 	}
 	return path + "." + name
+}
+
+// derefUse returns the use a pointer use points to, through every pointer.
+func derefUse(u *use) *use {
+	for u.n.kind == kPointer {
+		u = u.n.elem
+	}
+	return u
 }
 
 func deref(t reflect.Type) reflect.Type {

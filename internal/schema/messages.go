@@ -9,13 +9,22 @@ import (
 )
 
 // expect says in plain words what u allows, for violation messages.
-func expect(u *use) string {
+func expect(u *use) (s string) {
 	n, c := u.n, &u.c
 	if n.kind == kPointer {
 		return expect(n.elem) + ", or null"
 	}
 	if u.enumSet != nil {
 		var b strings.Builder
+		defer func() {
+			// Other keywords still apply to the listed values: say so.
+			base := expect(&use{n: u.n, c: u.c, stringOpt: u.stringOpt})
+			if base != expect(&use{n: u.n, c: newConstraints(), stringOpt: u.stringOpt}) {
+				b.WriteString(", and ")
+				b.WriteString(base)
+				s = b.String()
+			}
+		}()
 		if len(u.enumSet.raw) == 1 {
 			b.WriteString("exactly ")
 		} else {
