@@ -418,16 +418,15 @@ func (g *typeGen) genStruct(depth int) *shape {
 			opts = append(opts, f.omit)
 		}
 		in := inner(sh)
-		if chance(g.e, 15) && (!selfDecoding(in) || chance(g.e, 10)) && !(sh.k == gPtr && sh.elem.k == gPtr) {
-			// ,string on **T: TestBugPins/string_opt_pointer_pointer.
+		ptrPtr := sh.k == gPtr && sh.elem.k == gPtr
+		if chance(g.e, 15) && (!selfDecoding(in) || ptrPtr || chance(g.e, 10)) {
 			// For refuses ,string on strings and on types that decode
-			// themselves.
-			// ,string on a string or json.Number is refused by For.
+			// themselves; encoding/json and the decoder ignore it on **T.
 			f.strTag = true
 			opts = append(opts, "string")
 			switch in.k {
 			case gInt, gUint, gFloat, gBool:
-				f.str = true
+				f.str = !ptrPtr
 			}
 		}
 		var tags []string
@@ -556,7 +555,16 @@ func (g *typeGen) constraints(f *fshape, in *shape) []string {
 		}
 	case gSlice, gArray:
 		if in.k == gArray {
-			// minItems/maxItems on an array: TestBugPins/array_item_tags.
+			// The array's length decides; For refuses item counts that
+			// differ from it.
+			if chance(e, 30) {
+				c.minItems = pick(e, in.n, in.n, e.intn(4))
+				tags = append(tags, tagKV("minItems", strconv.Itoa(c.minItems)))
+			}
+			if chance(e, 30) {
+				c.maxItems = pick(e, in.n, in.n, e.intn(4))
+				tags = append(tags, tagKV("maxItems", strconv.Itoa(c.maxItems)))
+			}
 			if chance(e, 30) {
 				c.unique = true
 				tags = append(tags, tagKV("uniqueItems", "true"))
@@ -1956,7 +1964,11 @@ func refused(sh *shape, seen map[*shape]bool) bool {
 	case gStruct:
 		for _, f := range sh.fields {
 			in := inner(f.sh)
-			if f.strTag && selfDecoding(in) {
+			ptrPtr := f.sh.k == gPtr && f.sh.elem.k == gPtr
+			if f.strTag && !ptrPtr && selfDecoding(in) {
+				return true
+			}
+			if in.k == gArray && (f.c.minItems >= 0 && f.c.minItems != in.n || f.c.maxItems >= 0 && f.c.maxItems != in.n) {
 				return true
 			}
 			if f.str && (f.c.lo != nil || f.c.hi != nil || f.c.mult != "" || f.minTag) {
