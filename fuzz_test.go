@@ -165,8 +165,9 @@ func fuzzRegistry(tb testing.TB, opts ...tool.RegistryOption) (*tool.Registry, *
 // FuzzExecuteArgs sends arbitrary argument bytes through Registry.Execute
 // to a typed tool, and to a hand-written tool with the same schema (the
 // generic validator's path). Execute must not panic; a failed call carries
-// a Kind; the hand-written tool runs exactly when the generic validator
-// accepts the arguments;
+// a Kind and a message without host paths or Go type syntax; the
+// hand-written tool runs exactly when the generic validator accepts the
+// arguments;
 // the function runs only with arguments that satisfy every keyword of its
 // struct (checked by hand in Go) and that the generic validator accepts;
 // and arguments the generic validator accepts do reach the function,
@@ -214,6 +215,11 @@ func FuzzExecuteArgs(f *testing.F) {
 		if res.IsError && res.Kind == "" {
 			t.Errorf("Execute(%q) = error result without a Kind: %+v", args, res)
 		}
+		for _, r := range []tool.Result{res, hres, tres, thres} {
+			if tok := leak(r.Error, args); tok != "" {
+				t.Errorf("Execute(%q): the message shows %q, which the model must not see: %s", args, tok, r.Error)
+			}
+		}
 		if res.IsError != !called {
 			t.Errorf("Execute(%q): IsError=%v but the function ran=%v (%+v)", args, res.IsError, called, res)
 		}
@@ -239,6 +245,18 @@ func FuzzExecuteArgs(f *testing.F) {
 			t.Errorf("Execute(%q): the function ran=%v, but the generic validator says valid=%v (%v %v)\n%s", args, called, valid, err, vs, res.Error)
 		}
 	})
+}
+
+// leak returns a token of msg that reveals the host or Go internals (a
+// path, a stack, Go type syntax), unless the arguments themselves hold it.
+func leak(msg string, args []byte) string {
+	for _, tok := range []string{".go:", "/work/", "goroutine ", "panic(", "reflect.", "interface {", "map[string]",
+		"[]uint8", "[]string", "int64", "uint16", "float32", "json.Number", "time.Time", "fuzzArgs", "tool_test", "*tool."} {
+		if strings.Contains(msg, tok) && !bytes.Contains(args, []byte(tok)) {
+			return tok
+		}
+	}
+	return ""
 }
 
 // inexactNumbers reports whether data holds a number literal, or a string
