@@ -595,7 +595,7 @@ func (g *typeGen) constraints(f *fshape, in *shape) []string {
 	}
 	scalar := in.k == gString || in.k == gInt || in.k == gUint || in.k == gFloat || in.k == gBool || in.k == gNumber
 	vg := &valueGen{e: e}
-	vg.value(f.sh, c, f.str, 0)
+	vg.value(in, c, f.str, 0) // inside any pointer, which might just write null
 	if vg.impossible {
 		return tags
 	}
