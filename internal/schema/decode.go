@@ -323,12 +323,39 @@ func unmarshaler[I any](v reflect.Value) I {
 	return v.Interface().(I)
 }
 
+// shortMessage keeps the plain-words tail of a type's own decoding error
+// ("IPv4 address too short" from `ParseAddr("1.2.3"): IPv4 address too
+// short`) for the model, and drops it when it still looks like code: the
+// model must not see Go syntax, and a third-party error may hold anything.
 func shortMessage(err error) string {
 	msg := strings.ToValidUTF8(err.Error(), "\uFFFD")
-	if len(msg) > 120 {
-		msg = msg[:120] + "…"
+	if i := strings.LastIndex(msg, ": "); i >= 0 {
+		msg = msg[i+2:]
+	}
+	if len(msg) > 120 || strings.ContainsAny(msg, "(){}[]*/\\\"`") || looksQualified(msg) {
+		return ""
 	}
 	return msg
+}
+
+// looksQualified reports whether s holds a Go qualified name such as
+// strconv.ParseFloat or *net.AddrError.
+func looksQualified(s string) bool {
+	for _, w := range strings.Fields(s) {
+		if i := strings.IndexByte(w, '.'); i > 0 && i < len(w)-1 && isIdent(w[:i]) && isIdent(strings.TrimRight(w[i+1:], ",;:")) {
+			return true
+		}
+	}
+	return false
+}
+
+func isIdent(s string) bool {
+	for i, c := range s {
+		if !(c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || i > 0 && c >= '0' && c <= '9') {
+			return false
+		}
+	}
+	return s != ""
 }
 
 // quoted decodes a number or boolean carried inside a string (the
