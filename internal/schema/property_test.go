@@ -2034,7 +2034,8 @@ func TestGeneratorHelpers(t *testing.T) {
 }
 
 // TestBugPins pins the disagreements TestAgreement found that were bugs
-// rather than documented exceptions (all fixed in 0989c04 and f484540),
+// rather than documented exceptions (all fixed now: f484540, 0989c04,
+// 7c12a9c, da28e5f, c5daaec, 1db1e3f, c160560),
 // each with the smallest instance that showed it, as regression tests.
 func TestBugPins(t *testing.T) {
 	type (
