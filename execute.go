@@ -107,7 +107,10 @@ func (r *Registry) run(ctx context.Context, e *entry, args []byte) (Result, erro
 	// cannot hold the caller past the grace period.
 	var c pendingCall
 	if e.direct == nil {
-		checked, err := checkArgs(e, args, r.cfg.limits)
+		checked, err, p := r.checkHandWritten(e, args)
+		if p != nil {
+			return panicked(e, p)
+		}
 		if err != nil {
 			return errorResult(KindInvalidArguments, err.Error()), err
 		}
@@ -196,6 +199,19 @@ func (r *Registry) prepare(e *entry, args []byte) (c pendingCall, res Result, er
 	}()
 	c, res, err = e.direct.prepare(args, r.cfg.limits)
 	return c, res, err, nil
+}
+
+// checkHandWritten validates the arguments of a tool with a hand-written
+// schema. A bug in the validator must not crash the caller either, so it is
+// guarded like the tool itself.
+func (r *Registry) checkHandWritten(e *entry, args []byte) (checked []byte, err error, p *PanicError) {
+	defer func() {
+		if v := recover(); v != nil {
+			p = r.recovered(context.Background(), e, v)
+		}
+	}()
+	checked, err = checkArgs(e, args, r.cfg.limits)
+	return checked, err, nil
 }
 
 // complete builds the Result of a call that returned. Encoding a result

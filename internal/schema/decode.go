@@ -486,6 +486,9 @@ func parseInt(lit []byte) (int64, bool) {
 			return x, true
 		}
 	}
+	if !exactInteger(lit) {
+		return 0, false
+	}
 	f, err := strconv.ParseFloat(string(lit), 64)
 	if err != nil || f != math.Trunc(f) || f < -9.223372036854775808e18 || f >= 9.223372036854775808e18 {
 		if err == nil || !jsontext.IsInteger(lit) {
@@ -510,11 +513,28 @@ func parseUint(lit []byte) (uint64, bool) {
 		x, err := strconv.ParseUint(string(lit), 10, 64)
 		return x, err == nil
 	}
+	if !exactInteger(lit) {
+		return 0, false
+	}
 	f, err := strconv.ParseFloat(string(lit), 64)
 	if err != nil || f != math.Trunc(f) || f < 0 || f >= 1.8446744073709551616e19 {
 		return 0, false
 	}
 	return uint64(f), true
+}
+
+// exactInteger reports whether a number literal is an integer in exact
+// decimal arithmetic: 3.0 and 1e2 are, 0.99999999999999999999 is not,
+// though it rounds to 1 as a float64.
+func exactInteger(lit []byte) bool {
+	if isDigits(lit) || len(lit) > 1 && lit[0] == '-' && isDigits(lit[1:]) {
+		return true
+	}
+	if len(lit) > 400 {
+		return false
+	}
+	r, ok := new(big.Rat).SetString(string(lit))
+	return ok && r.IsInt()
 }
 
 func isDigits(b []byte) bool {

@@ -227,3 +227,20 @@ func TestDecodeUniqueAndCounts(t *testing.T) {
 		}
 	}
 }
+
+func TestDecodeExactIntegers(t *testing.T) {
+	for _, tt := range []struct {
+		data string
+		ok   bool
+	}{
+		{`{"from":"SFO","to":"JFK","date":"d","passengers":2.0}`, true},
+		{`{"from":"SFO","to":"JFK","date":"d","passengers":2e0}`, true},
+		{`{"from":"SFO","to":"JFK","date":"d","passengers":0.99999999999999999999}`, false}, // rounds to 1 as a float64
+		{`{"from":"SFO","to":"JFK","date":"d","passengers":1.00000000000000000001}`, false},
+	} {
+		_, vs, err := decodeInto[flight](t, tt.data)
+		if got := err == nil && len(vs) == 0; got != tt.ok {
+			t.Errorf("Decode(%s) accepted = %v, want %v (%v)", tt.data, got, tt.ok, vs)
+		}
+	}
+}
