@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"maps"
 	"os"
@@ -24,21 +23,8 @@ import (
 	"golang.org/x/tools/txtar"
 
 	"github.com/miniopenclaw/tool"
+	"github.com/miniopenclaw/tool/internal/golden"
 )
-
-// The -update flag rewrites golden files. It is registered here only if no
-// other test file of the package has registered it already, so that the
-// package's tests can share one flag.
-func init() {
-	if flag.Lookup("update") == nil {
-		flag.Bool("update", false, "rewrite golden files under testdata/")
-	}
-}
-
-func updatingGoldens() bool {
-	f := flag.Lookup("update")
-	return f != nil && f.Value.String() == "true"
-}
 
 // scriptTool is a hand-written tool whose behaviour the arguments choose:
 //
@@ -259,7 +245,7 @@ func TestExecutorScenarios(t *testing.T) {
 			}
 			var got string
 			synctest.Test(t, func(t *testing.T) { got = runScenario(t, sections) })
-			if updatingGoldens() {
+			if golden.Updating() {
 				for i := range ar.Files {
 					if ar.Files[i].Name == "want" {
 						ar.Files = ar.Files[:i]

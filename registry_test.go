@@ -5,18 +5,15 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
 
 	"github.com/miniopenclaw/tool"
+	"github.com/miniopenclaw/tool/internal/golden"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
 
 // rawTool is a hand-written tool with a fixed schema that echoes its
 // arguments.
@@ -123,18 +120,7 @@ func TestListOrderAndDefinitionsGolden(t *testing.T) {
 		t.Fatalf("Definitions is not valid JSON: %v", err)
 	}
 	pretty.WriteByte('\n')
-	golden := filepath.Join("testdata", "definitions.golden.json")
-	if *update {
-		os.MkdirAll("testdata", 0o755)
-		os.WriteFile(golden, pretty.Bytes(), 0o644)
-	}
-	want, err := os.ReadFile(golden)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !bytes.Equal(pretty.Bytes(), want) {
-		t.Errorf("Definitions differs from %s (go test -update to accept):\n%s", golden, pretty.Bytes())
-	}
+	golden.File(t, filepath.Join("testdata", "definitions.golden.json"), pretty.Bytes())
 }
 
 func TestOnChange(t *testing.T) {

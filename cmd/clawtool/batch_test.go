@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -17,20 +16,8 @@ import (
 	"golang.org/x/tools/txtar"
 
 	"github.com/miniopenclaw/tool"
+	"github.com/miniopenclaw/tool/internal/golden"
 )
-
-// The -update flag rewrites golden files; it is registered only if another
-// test file of the package has not registered it already.
-func init() {
-	if flag.Lookup("update") == nil {
-		flag.Bool("update", false, "rewrite golden files under testdata/")
-	}
-}
-
-func updatingBatchGoldens() bool {
-	f := flag.Lookup("update")
-	return f != nil && f.Value.String() == "true"
-}
 
 // sleepTool waits args.ms milliseconds (honouring ctx) and returns
 // args.text, or fails with args.fail; its output is structured when
@@ -95,7 +82,7 @@ func TestRunBatch(t *testing.T) {
 				code, err := runBatch(t.Context(), r, []byte(sec["input"]), strings.TrimSpace(sec["flags"]) == "trace", &out)
 				got = fmt.Sprintf("exit %d, error: %v\n%s", code, err, out.String())
 			})
-			if updatingBatchGoldens() {
+			if golden.Updating() {
 				for i := range ar.Files {
 					if ar.Files[i].Name == "want" {
 						ar.Files = ar.Files[:i]

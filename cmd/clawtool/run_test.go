@@ -4,7 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"os"
+	"github.com/miniopenclaw/tool/internal/golden"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -46,20 +46,7 @@ func TestCLI(t *testing.T) {
 				t.Errorf("clawtool %s: exit %d, want %d\nstdout:\n%s\nstderr:\n%s", strings.Join(tt.args, " "), code, tt.code, &stdout, &stderr)
 			}
 			got := fmt.Sprintf("$ clawtool %s\n-- exit %d --\n-- stdout --\n%s-- stderr --\n%s", strings.Join(tt.args, " "), code, &stdout, &stderr)
-			golden := filepath.Join("testdata", "cli", tt.name+".golden")
-			if updatingBatchGoldens() {
-				os.MkdirAll(filepath.Dir(golden), 0o755)
-				if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
-			want, err := os.ReadFile(golden)
-			if err != nil {
-				t.Fatalf("%v (go test -update creates it)", err)
-			}
-			if got != string(want) {
-				t.Errorf("clawtool %s printed (want %s):\n%s", strings.Join(tt.args, " "), golden, got)
-			}
+			golden.File(t, filepath.Join("testdata", "cli", tt.name+".golden"), []byte(got))
 		})
 	}
 }
