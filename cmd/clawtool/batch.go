@@ -72,13 +72,12 @@ func (bf *batchFlags) run(ctx context.Context, e *env, fs *flag.FlagSet, rf *reg
 		}
 		return 0, false
 	}
-	r, cleanup, err := rf.build(ctx, e)
-	if err != nil {
-		fmt.Fprintf(e.stderr, "clawtool call: %v\n", err)
+	r, cleanup, ok := rf.open(ctx, e, "call")
+	if !ok {
 		return exitToolError, true
 	}
 	defer cleanup()
-	code, err = runBatch(ctx, r, input, *bf.trace, e.stdout)
+	code, err := runBatch(ctx, r, input, *bf.trace, e.stdout)
 	if err != nil {
 		fmt.Fprintf(e.stderr, "clawtool call: %v\n", err)
 	}

@@ -65,9 +65,8 @@ The model endpoint comes from the environment:
 		fmt.Fprintf(e.stderr, "clawtool chat: %v\n", err)
 		return exitUsage
 	}
-	r, cleanup, err := rf.build(ctx, e)
-	if err != nil {
-		fmt.Fprintf(e.stderr, "clawtool chat: %v\n", err)
+	r, cleanup, ok := rf.open(ctx, e, "chat")
+	if !ok {
 		return exitToolError
 	}
 	defer cleanup()

@@ -23,9 +23,8 @@ func runList(ctx context.Context, e *env, args []string) int {
 		fmt.Fprintf(e.stderr, "clawtool list: unexpected argument %q\n", fs.Arg(0))
 		return exitUsage
 	}
-	r, cleanup, err := rf.build(ctx, e)
-	if err != nil {
-		fmt.Fprintf(e.stderr, "clawtool list: %v\n", err)
+	r, cleanup, ok := rf.open(ctx, e, "list")
+	if !ok {
 		return exitToolError
 	}
 	defer cleanup()
@@ -60,9 +59,8 @@ func runSchema(ctx context.Context, e *env, args []string) int {
 	if code := parseFlags(fs, args); code >= 0 {
 		return code
 	}
-	r, cleanup, err := rf.build(ctx, e)
-	if err != nil {
-		fmt.Fprintf(e.stderr, "clawtool schema: %v\n", err)
+	r, cleanup, ok := rf.open(ctx, e, "schema")
+	if !ok {
 		return exitToolError
 	}
 	defer cleanup()
@@ -143,9 +141,8 @@ batch, concurrently and in dependency order, and prints their outcomes.`)
 			input = b
 		}
 	}
-	r, cleanup, err := rf.build(ctx, e)
-	if err != nil {
-		fmt.Fprintf(e.stderr, "clawtool call: %v\n", err)
+	r, cleanup, ok := rf.open(ctx, e, "call")
+	if !ok {
 		return exitToolError
 	}
 	defer cleanup()

@@ -131,6 +131,17 @@ func (rf *registryFlags) build(ctx context.Context, e *env) (r *tool.Registry, c
 	return r, cleanup, nil
 }
 
+// open is build for the command named c: it reports a failure on
+// e.stderr, and ok is false when the command must stop with exitToolError.
+func (rf *registryFlags) open(ctx context.Context, e *env, c string) (r *tool.Registry, cleanup func(), ok bool) {
+	r, cleanup, err := rf.build(ctx, e)
+	if err != nil {
+		fmt.Fprintf(e.stderr, "clawtool %s: %v\n", c, err)
+		return nil, nil, false
+	}
+	return r, cleanup, true
+}
+
 // flagsOf describes a tool's annotations as a short comma-separated list.
 func flagsOf(t tool.Tool) string {
 	a := tool.OptionsOf(t).Annotations

@@ -34,9 +34,8 @@ several MCP servers.`)
 		fmt.Fprintf(e.stderr, "clawtool serve: unexpected argument %q\n", fs.Arg(0))
 		return exitUsage
 	}
-	r, cleanup, err := rf.build(ctx, e)
-	if err != nil {
-		fmt.Fprintf(e.stderr, "clawtool serve: %v\n", err)
+	r, cleanup, ok := rf.open(ctx, e, "serve")
+	if !ok {
 		return exitToolError
 	}
 	defer cleanup()
