@@ -294,9 +294,9 @@ func (r *Registry) List() []Tool {
 // shared: callers must not modify it.
 func (r *Registry) entries() []*entry {
 	r.mu.RLock()
-	s := r.sorted
+	s, n := r.sorted, len(r.tools)
 	r.mu.RUnlock()
-	if s != nil || r.Len() == 0 {
+	if s != nil || n == 0 {
 		return s
 	}
 	r.mu.Lock()
