@@ -268,6 +268,12 @@ func (r *Registry) finish(ctx, callCtx context.Context, e *entry, timeout time.D
 		}
 		return res, err
 	}
+	for i, p := range res.Parts {
+		if why := p.problem(); why != "" {
+			err := fmt.Errorf("tool %q returned a malformed result: part %d: %s", e.name, i, why)
+			return Result{Error: err.Error(), IsError: true, Kind: KindToolError, Metadata: res.Metadata}, err
+		}
+	}
 	return r.budget(e, res), nil
 }
 

@@ -32,6 +32,8 @@ import (
 // string) is the Output as it is. Any other type is marshalled to JSON as
 // the Output; when it marshals to a JSON object (a struct or a map), the
 // same JSON is Result.Structured and its schema is Options.OutputSchema.
+// When Out is Result itself, fn's Result is the call's (so that fn can
+// return [Part]s or mark a failure with a Kind), with no output schema.
 // An error from fn becomes an error Result carrying the error's message.
 func New[In, Out any](name, description string, fn func(context.Context, In) (Out, error), opts ...Option) (Tool, error) {
 	if !ValidName(name) {
@@ -51,6 +53,8 @@ func New[In, Out any](name, description string, fn func(context.Context, In) (Ou
 	t := &funcTool[In, Out]{name: name, description: description, fn: fn, in: in}
 	outType := reflect.TypeFor[Out]()
 	switch {
+	case outType == reflect.TypeFor[Result]():
+		t.outResult = true // fn builds the Result itself
 	case outType.Kind() == reflect.String:
 		t.outString = true
 	case outType.Kind() == reflect.Interface:
@@ -89,6 +93,7 @@ type funcTool[In, Out any] struct {
 	in                *schema.Codec
 	opts              Options
 	outString         bool
+	outResult         bool
 	structured        bool
 }
 
@@ -158,6 +163,9 @@ var encodeBuffers = sync.Pool{New: func() any { return new(bytes.Buffer) }}
 
 // result turns fn's return value into a Result.
 func (t *funcTool[In, Out]) result(out Out) (Result, error) {
+	if t.outResult {
+		return any(out).(Result), nil
+	}
 	if t.outString {
 		if s, ok := any(out).(string); ok {
 			return Result{Output: s}, nil

@@ -1,6 +1,9 @@
 package tool
 
-import "encoding/json"
+import (
+	"encoding/json"
+	"strings"
+)
 
 // A Result is what a tool call gives back to the model.
 //
@@ -10,6 +13,9 @@ import "encoding/json"
 //
 // The JSON form is {"output":…,"error":…,"is_error":…} followed by the
 // optional fields when they are set.
+//
+// A tool that returns more than text (an image, audio, a resource) puts
+// the text in Output and the rest in Parts.
 type Result struct {
 	// Output is the text the model reads when the call succeeded. Tools
 	// built with [New] put a string result here as it is, and any other
@@ -29,11 +35,34 @@ type Result struct {
 	// to the tool's output schema (Options.OutputSchema).
 	Structured json.RawMessage `json:"structured,omitempty"`
 
+	// Parts are the pieces of a successful result that are not text
+	// (images, audio, resources), in order after Output. Providers and
+	// MCP clients that take them receive them as they are; others read
+	// [Result.Text]. The Parts of a failed result are not sent.
+	Parts []Part `json:"parts,omitempty"`
+
 	// Metadata holds facts about the call for the program, not the model:
 	// for example "correlation_id" for a recovered panic,
 	// "truncated_bytes" when the result budget cut Output, or "attempts"
 	// when a call was retried.
 	Metadata map[string]any `json:"metadata,omitempty"`
+}
+
+// Text returns what a reader of text only sees of a successful result:
+// Output, then each Part described by [Part.String], one per line.
+func (r Result) Text() string {
+	if len(r.Parts) == 0 {
+		return r.Output
+	}
+	var b strings.Builder
+	b.WriteString(r.Output)
+	for _, p := range r.Parts {
+		if b.Len() > 0 {
+			b.WriteByte('\n')
+		}
+		b.WriteString(p.String())
+	}
+	return b.String()
 }
 
 // An ErrorKind classifies why a call failed. New kinds may be added; treat
