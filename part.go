@@ -1,6 +1,7 @@
 package tool
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 )
@@ -14,12 +15,13 @@ import (
 //   - [PartImage] and [PartAudio]: MIMEType ("image/png", "audio/wav"…)
 //     and the raw bytes in Data.
 //   - [PartResource]: the resource's URI, its MIMEType, and its contents
-//     in Text or (for binary contents) in Data, not both.
+//     in Text or (for binary contents) in Data: one of them, not empty,
+//     because MCP cannot carry an empty embedded resource.
 //   - [PartResourceLink]: the URI and Name of a resource the model or the
 //     program can fetch; MIMEType and Description are optional.
 //
-// [Registry.Execute] turns a success carrying a Part that lacks a field its
-// type needs into a failure of kind [KindToolError], so that what reaches
+// [Registry.Execute] turns a success carrying a Part that [Part.Validate]
+// refuses into a failure of kind [KindToolError], so that what reaches
 // a provider or an MCP client is always well formed. Parts are not cut by
 // the result budget, which bounds text.
 //
@@ -96,7 +98,7 @@ func (p Part) String() string {
 	case PartImage, PartAudio:
 		return fmt.Sprintf("[%s %s, %d bytes]", p.Type, p.MIMEType, len(p.Data))
 	case PartResource:
-		if p.Data == nil {
+		if len(p.Data) == 0 {
 			return fmt.Sprintf("[resource %s %s]\n%s", p.URI, p.MIMEType, p.Text)
 		}
 		return fmt.Sprintf("[resource %s %s, %d bytes]", p.URI, p.MIMEType, len(p.Data))
@@ -110,7 +112,16 @@ func (p Part) String() string {
 	return fmt.Sprintf("[%s part]", p.Type)
 }
 
-// problem returns what makes p malformed, or "".
+// Validate reports what makes p malformed: a missing field its Type needs,
+// or a Type this package does not know. It returns nil for a well-formed
+// Part.
+func (p Part) Validate() error {
+	if why := p.problem(); why != "" {
+		return errors.New(why)
+	}
+	return nil
+}
+
 func (p Part) problem() string {
 	switch p.Type {
 	case PartImage, PartAudio:
@@ -124,8 +135,10 @@ func (p Part) problem() string {
 		switch {
 		case p.URI == "":
 			return "a resource needs a URI"
-		case p.Text != "" && p.Data != nil:
+		case p.Text != "" && len(p.Data) > 0:
 			return "a resource holds text or data, not both"
+		case p.Text == "" && len(p.Data) == 0:
+			return "a resource needs its contents in text or data (an empty resource is better sent as a link)"
 		}
 	case PartResourceLink:
 		switch {

@@ -36,7 +36,7 @@ func TestExecuteParts(t *testing.T) {
 		{"image", []tool.Part{tool.Image("image/png", png)}, ""},
 		{"audio", []tool.Part{tool.Audio("audio/wav", []byte("RIFF"))}, ""},
 		{"text resource", []tool.Part{tool.TextResource("file:///a.txt", "text/plain", "hello")}, ""},
-		{"empty text resource", []tool.Part{tool.TextResource("file:///a.txt", "text/plain", "")}, ""},
+		{"empty text resource", []tool.Part{tool.TextResource("file:///a.txt", "text/plain", "")}, "part 0: a resource needs its contents in text or data"},
 		{"blob resource", []tool.Part{tool.BlobResource("file:///a.bin", "application/octet-stream", []byte{0})}, ""},
 		{"link", []tool.Part{tool.ResourceLink("file:///a.txt", "a.txt")}, ""},
 		{"mixed", []tool.Part{tool.Image("image/png", png), tool.TextResource("x:y", "text/plain", "z")}, ""},
@@ -71,6 +71,13 @@ func TestExecuteParts(t *testing.T) {
 			}
 			if !res.IsError || res.Kind != tool.KindToolError || len(res.Parts) != 0 {
 				t.Fatalf("Execute = %+v; want a tool_error without parts", res)
+			}
+			var verr error
+			for _, p := range tt.parts {
+				verr = errors.Join(verr, p.Validate())
+			}
+			if verr == nil || !strings.Contains(res.Error, verr.Error()) {
+				t.Errorf("Validate of the parts = %v; want the message of the result %q", verr, res.Error)
 			}
 			want := `tool "show" returned a malformed result: `
 			if !strings.HasPrefix(res.Error, want) || !strings.Contains(res.Error, tt.wantErr) {

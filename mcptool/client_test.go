@@ -53,6 +53,24 @@ func remote(t *testing.T) *mcp.Server {
 		func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 			return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: "disk on fire"}}}, nil
 		})
+	s.AddTool(&mcp.Tool{Name: "media", Description: "Returns content of every kind.", InputSchema: object},
+		func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			return &mcp.CallToolResult{Content: []mcp.Content{
+				&mcp.TextContent{Text: "a picture"},
+				&mcp.ImageContent{MIMEType: "image/png", Data: []byte{1, 2, 3}},
+				&mcp.TextContent{Text: "and a note"},
+				&mcp.EmbeddedResource{Resource: &mcp.ResourceContents{URI: "test://n", MIMEType: "text/plain", Text: "note"}},
+				&mcp.ImageContent{Data: []byte{4}}, // no MIME type: described, not a Part
+				&mcp.ResourceLink{URI: "test://r", Name: "r"},
+			}}, nil
+		})
+	s.AddTool(&mcp.Tool{Name: "media_fails", Description: "Fails with a screenshot.", InputSchema: object},
+		func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{
+				&mcp.TextContent{Text: "page did not load"},
+				&mcp.ImageContent{MIMEType: "image/png", Data: []byte{1, 2}},
+			}}, nil
+		})
 	s.AddTool(&mcp.Tool{Name: "progress", Description: "Reports progress.", InputSchema: object},
 		func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 			tok := req.Params.GetProgressToken()
@@ -136,7 +154,7 @@ func TestImport(t *testing.T) {
 	for _, tl := range r.List() {
 		got = append(got, tl.Name())
 	}
-	want := []string{"r_echo", "r_fails", "r_files_read_v2_afe91f73", "r_lies", "r_progress", "r_sum", "r_tree"}
+	want := []string{"r_echo", "r_fails", "r_files_read_v2_afe91f73", "r_lies", "r_media", "r_media_fails", "r_progress", "r_sum", "r_tree"}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("imported tools (-want +got):\n%s", diff)
 	}
@@ -208,6 +226,13 @@ func TestRemoteCalls(t *testing.T) {
 		{"mapped name", "files_read_v2_afe91f73", `{"text":""}`, tool.Result{Output: "called as files.read/v2"}},
 		{"structured", "sum", `{"a":2,"b":3}`, tool.Result{Output: `{"sum":5}`, Structured: json.RawMessage(`{"sum":5}`)}},
 		{"isError", "fails", `{}`, tool.Result{IsError: true, Kind: tool.KindToolError, Error: "disk on fire"}},
+		{"content parts", "media", `{}`, tool.Result{Output: "a picture\nand a note\n[image , 1 bytes]", Parts: []tool.Part{
+			tool.Image("image/png", []byte{1, 2, 3}),
+			tool.TextResource("test://n", "text/plain", "note"),
+			tool.ResourceLink("test://r", "r"),
+		}}},
+		{"isError with an image", "media_fails", `{}`, tool.Result{IsError: true, Kind: tool.KindToolError,
+			Error: "page did not load\n[image image/png, 2 bytes]"}},
 		{"structured content breaks the schema", "lies", `{}`, tool.Result{IsError: true, Kind: tool.KindToolError,
 			Error: "MCP server: tool \"lies\" returned structured content that does not match its output schema:\n- /sum: expected an integer, got string \"many\""}},
 	}
@@ -397,7 +422,7 @@ func TestImportRefusesTakenNames(t *testing.T) {
 
 // TestRoundTrip imports the tools of our own server.
 func TestRoundTrip(t *testing.T) {
-	srv := mcptool.NewServer(newRegistry(add{}, words{}))
+	srv := mcptool.NewServer(newRegistry(add{}, words{}, media{}))
 	defer srv.Close()
 	c := connect(t, srv.MCP())
 	r := tool.NewRegistry()
@@ -415,6 +440,10 @@ func TestRoundTrip(t *testing.T) {
 	res = r.Execute(t.Context(), "add", json.RawMessage(`{"a":-1,"b":-1}`))
 	if !res.IsError || res.Error != "both addends are negative" {
 		t.Errorf("add failing: %+v", res)
+	}
+	res = r.Execute(t.Context(), "media", nil)
+	if diff := cmp.Diff(tool.Result{Output: "here:", Parts: mediaParts}, res); diff != "" {
+		t.Errorf("media (-want +got):\n%s", diff)
 	}
 }
 

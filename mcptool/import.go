@@ -261,14 +261,18 @@ func (t *remoteTool) Execute(ctx context.Context, args json.RawMessage) (tool.Re
 		}
 		return tool.Result{}, fmt.Errorf("MCP server: calling tool %q: %w", t.remote, err)
 	}
-	text := contentText(res.Content)
+	text, parts := contentParts(res.Content)
 	if res.IsError {
+		if len(parts) > 0 {
+			// A failure is read as text: describe whatever came with it.
+			text = tool.Result{Output: text, Parts: parts}.Text()
+		}
 		if text == "" {
 			text = fmt.Sprintf("tool %q failed without a message", t.remote)
 		}
 		return tool.Result{IsError: true, Kind: tool.KindToolError, Error: text}, nil
 	}
-	out := tool.Result{Output: text}
+	out := tool.Result{Output: text, Parts: parts}
 	if res.StructuredContent != nil {
 		b, err := json.Marshal(res.StructuredContent)
 		if err != nil {
@@ -308,40 +312,42 @@ func (t *remoteTool) checkOutput(structured json.RawMessage) error {
 	return nil
 }
 
-// contentText renders content blocks as text for the model: text as it
-// is, other blocks as a one-line description.
-func contentText(blocks []mcp.Content) string {
-	var parts []string
+// contentParts splits content blocks into the text for Output (text
+// blocks joined by newlines) and Parts for the rest. A block this package
+// does not know, or one too malformed to be a Part, is described in the
+// text rather than lost.
+func contentParts(blocks []mcp.Content) (string, []tool.Part) {
+	var text []string
+	var parts []tool.Part
 	for _, b := range blocks {
+		var p tool.Part
 		switch b := b.(type) {
 		case *mcp.TextContent:
-			parts = append(parts, b.Text)
+			text = append(text, b.Text)
+			continue
 		case *mcp.ImageContent:
-			parts = append(parts, fmt.Sprintf("[image %s, %d bytes]", b.MIMEType, len(b.Data)))
+			p = tool.Image(b.MIMEType, b.Data)
 		case *mcp.AudioContent:
-			parts = append(parts, fmt.Sprintf("[audio %s, %d bytes]", b.MIMEType, len(b.Data)))
+			p = tool.Audio(b.MIMEType, b.Data)
 		case *mcp.ResourceLink:
-			s := fmt.Sprintf("[resource %s: %s]", b.Name, b.URI)
-			if b.Description != "" {
-				s += " " + b.Description
-			}
-			parts = append(parts, s)
+			p = tool.Part{Type: tool.PartResourceLink, URI: b.URI, Name: b.Name, Description: b.Description, MIMEType: b.MIMEType}
 		case *mcp.EmbeddedResource:
-			r := b.Resource
-			switch {
-			case r == nil:
-			case r.Text != "":
-				parts = append(parts, r.Text)
-			default:
-				parts = append(parts, fmt.Sprintf("[resource %s %s, %d bytes]", r.URI, r.MIMEType, len(r.Blob)))
+			if r := b.Resource; r != nil {
+				p = tool.Part{Type: tool.PartResource, URI: r.URI, MIMEType: r.MIMEType, Text: r.Text, Data: r.Blob}
 			}
 		default:
 			if data, err := json.Marshal(b); err == nil {
-				parts = append(parts, string(data))
+				text = append(text, string(data))
 			}
+			continue
 		}
+		if p.Validate() != nil {
+			text = append(text, p.String())
+			continue
+		}
+		parts = append(parts, p)
 	}
-	return strings.Join(parts, "\n")
+	return strings.Join(text, "\n"), parts
 }
 
 // localName maps a server's tool name, with prefix, into the registry's

@@ -236,9 +236,10 @@ func progressRelay(ctx context.Context, ss *mcp.ServerSession, tok any) tool.Pro
 	}
 }
 
-// callResult converts a Result into an MCP tools/call result. A structured
-// result comes back both as structuredContent and as its JSON text, for
-// clients that read only content.
+// callResult converts a Result into an MCP tools/call result: a text
+// block for Output, then one block per Part. A structured result comes
+// back both as structuredContent and as its JSON text, for clients that
+// read only content.
 func callResult(res tool.Result, wrap bool) *mcp.CallToolResult {
 	if res.IsError {
 		return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: res.Error}}}
@@ -255,8 +256,32 @@ func callResult(res tool.Result, wrap bool) *mcp.CallToolResult {
 			out.StructuredContent = res.Structured
 		}
 	}
-	if text != "" || len(res.Structured) == 0 {
+	if text != "" || len(res.Structured) == 0 && len(res.Parts) == 0 {
 		out.Content = append(out.Content, &mcp.TextContent{Text: text})
 	}
+	for _, p := range res.Parts {
+		out.Content = append(out.Content, partContent(p))
+	}
 	return out
+}
+
+// partContent converts a Part, already checked by Execute, into an MCP
+// content block.
+func partContent(p tool.Part) mcp.Content {
+	switch p.Type {
+	case tool.PartImage:
+		return &mcp.ImageContent{MIMEType: p.MIMEType, Data: p.Data}
+	case tool.PartAudio:
+		return &mcp.AudioContent{MIMEType: p.MIMEType, Data: p.Data}
+	case tool.PartResource:
+		rc := &mcp.ResourceContents{URI: p.URI, MIMEType: p.MIMEType, Text: p.Text}
+		if len(p.Data) > 0 {
+			rc.Text, rc.Blob = "", p.Data
+		}
+		return &mcp.EmbeddedResource{Resource: rc}
+	case tool.PartResourceLink:
+		return &mcp.ResourceLink{URI: p.URI, Name: p.Name, Description: p.Description, MIMEType: p.MIMEType}
+	}
+	// A type added to package tool after this code: describe it.
+	return &mcp.TextContent{Text: p.String()}
 }

@@ -161,6 +161,36 @@ func TestServerCalls(t *testing.T) {
 	}
 }
 
+// TestServerParts checks that a result's parts reach the client as MCP
+// content blocks of the matching types, after the text, bytes intact.
+func TestServerParts(t *testing.T) {
+	srv := mcptool.NewServer(newRegistry(media{}))
+	defer srv.Close()
+	for _, era := range eras {
+		t.Run(era, func(t *testing.T) {
+			cs := connectRaw(t, srv, era, nil)
+			res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "media", Arguments: json.RawMessage(`{}`)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := []mcp.Content{
+				&mcp.TextContent{Text: "here:"},
+				&mcp.ImageContent{MIMEType: "image/png", Data: mediaParts[0].Data},
+				&mcp.AudioContent{MIMEType: "audio/wav", Data: mediaParts[1].Data},
+				&mcp.EmbeddedResource{Resource: &mcp.ResourceContents{URI: "test://notes.txt", MIMEType: "text/plain", Text: "line 1\nline 2"}},
+				&mcp.EmbeddedResource{Resource: &mcp.ResourceContents{URI: "test://data.bin", MIMEType: "application/octet-stream", Blob: []byte{0, 1, 2, 255}}},
+				&mcp.ResourceLink{URI: "test://report.pdf", Name: "report.pdf", MIMEType: "application/pdf", Description: "The report."},
+			}
+			if res.IsError {
+				t.Fatalf("IsError: %+v", res.Content)
+			}
+			if diff := cmp.Diff(want, res.Content); diff != "" {
+				t.Errorf("content (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
 func TestServerUnknownTool(t *testing.T) {
 	srv := mcptool.NewServer(newRegistry(echo{}))
 	defer srv.Close()

@@ -113,6 +113,26 @@ func (n named) Execute(context.Context, json.RawMessage) (tool.Result, error) {
 	return tool.Result{Output: string(n)}, nil
 }
 
+// media returns text followed by one part of every type.
+type media struct{}
+
+// mediaParts are the parts media returns: a 1×1 PNG, a WAV header, a text
+// and a binary resource, and a link.
+var mediaParts = []tool.Part{
+	tool.Image("image/png", []byte("\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\x00\x00\x00\x01\x00\x00\x00\x01")),
+	tool.Audio("audio/wav", []byte("RIFF$\x00\x00\x00WAVEfmt ")),
+	tool.TextResource("test://notes.txt", "text/plain", "line 1\nline 2"),
+	tool.BlobResource("test://data.bin", "application/octet-stream", []byte{0, 1, 2, 255}),
+	{Type: tool.PartResourceLink, URI: "test://report.pdf", Name: "report.pdf", MIMEType: "application/pdf", Description: "The report."},
+}
+
+func (media) Name() string                { return "media" }
+func (media) Description() string         { return "Returns text, an image, audio and resources." }
+func (media) Parameters() json.RawMessage { return json.RawMessage(`{"type":"object"}`) }
+func (media) Execute(context.Context, json.RawMessage) (tool.Result, error) {
+	return tool.Result{Output: "here:", Parts: mediaParts}, nil
+}
+
 func newRegistry(tools ...tool.Tool) *tool.Registry {
 	r := tool.NewRegistry()
 	for _, t := range tools {
