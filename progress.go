@@ -1,6 +1,9 @@
 package tool
 
-import "context"
+import (
+	"context"
+	"log/slog"
+)
 
 // A ProgressFunc receives progress reports from a running tool call:
 // progress is the amount of work done so far, total is the amount expected
@@ -32,4 +35,32 @@ func ReportProgress(ctx context.Context, progress, total float64, message string
 		return
 	}
 	fn(progress, total, message)
+}
+
+type clientLoggerKey struct{}
+
+// discardLogger is what ClientLogger returns when no caller listens.
+var discardLogger = slog.New(slog.DiscardHandler)
+
+// WithClientLogger returns a copy of ctx that carries l: a tool called
+// with the returned context logs to l through [ClientLogger]. Protocol
+// adapters use it to relay a tool's log messages to the remote caller,
+// for example as MCP notifications/message at the level the client chose.
+//
+// This is not the operator's log (see [WithLogger]): messages sent here
+// are for whoever made the call, and a tool should write nothing there it
+// would not show that caller.
+func WithClientLogger(ctx context.Context, l *slog.Logger) context.Context {
+	return context.WithValue(ctx, clientLoggerKey{}, l)
+}
+
+// ClientLogger returns the logger for messages to the caller of the tool
+// call that ctx belongs to, attached with [WithClientLogger]. It never
+// returns nil: when no caller listens, it returns a logger that discards
+// everything, cheaply (its Enabled is false at every level).
+func ClientLogger(ctx context.Context) *slog.Logger {
+	if l, _ := ctx.Value(clientLoggerKey{}).(*slog.Logger); l != nil {
+		return l
+	}
+	return discardLogger
 }

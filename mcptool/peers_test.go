@@ -34,6 +34,7 @@ import (
 
 	"github.com/miniopenclaw/tool"
 	"github.com/miniopenclaw/tool/mcptool"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // fixtureEnv makes the test binary serve the fixture tools over stdio
@@ -184,6 +185,55 @@ func fixtures() *tool.Registry {
 	} {
 		r.Register(tool.Must(tool.New(c.name, c.description, func(context.Context, struct{}) (tool.Result, error) { return c.res, nil })))
 	}
+	r.Register(tool.Must(tool.New("test_tool_with_logging", "Logs three messages at info level, 50 ms apart.",
+		func(ctx context.Context, _ struct{}) (string, error) {
+			for i, msg := range []string{"Tool execution started", "Tool processing data", "Tool execution completed"} {
+				if i > 0 {
+					time.Sleep(50 * time.Millisecond)
+				}
+				tool.ClientLogger(ctx).Info(msg)
+			}
+			return "Logging test completed", nil
+		})))
+	r.Register(tool.Must(tool.New("test_logging_tool", "Logs one message at info level.",
+		func(ctx context.Context, _ struct{}) (string, error) {
+			tool.ClientLogger(ctx).Info("logged")
+			return "ok", nil
+		})))
+	type promptIn struct {
+		Prompt string `json:"prompt" description:"The prompt to send to the LLM"`
+	}
+	r.Register(tool.Must(tool.New("test_sampling", "Asks the client's LLM to answer the prompt.",
+		func(ctx context.Context, in promptIn) (string, error) {
+			ss := mcptool.Session(ctx)
+			if c := ss.InitializeParams().Capabilities; c == nil || c.Sampling == nil {
+				return "", errors.New("the client does not support sampling")
+			}
+			res, err := ss.CreateMessage(ctx, &mcp.CreateMessageParams{MaxTokens: 100,
+				Messages: []*mcp.SamplingMessage{{Role: "user", Content: &mcp.TextContent{Text: in.Prompt}}}})
+			if err != nil {
+				return "", err
+			}
+			text, _ := res.Content.(*mcp.TextContent)
+			if text == nil {
+				return "", fmt.Errorf("the client answered with %T, not text", res.Content)
+			}
+			return "LLM response: " + text.Text, nil
+		})))
+	type messageIn struct {
+		Message string `json:"message" description:"The message to show the user"`
+	}
+	r.Register(tool.Must(tool.New("test_elicitation", "Asks the client's user for a username and an email address.",
+		func(ctx context.Context, in messageIn) (string, error) {
+			res, err := mcptool.Session(ctx).Elicit(ctx, &mcp.ElicitParams{Message: in.Message, RequestedSchema: json.RawMessage(`{"type":"object",
+				"properties":{"username":{"type":"string","description":"User's response"},"email":{"type":"string","description":"User's email address"}},
+				"required":["username","email"]}`)})
+			if err != nil {
+				return "", err
+			}
+			content, _ := json.Marshal(res.Content)
+			return fmt.Sprintf("User response: <action: %s, content: %s>", res.Action, content), nil
+		})))
 	// The conformance suite calls this to see list_changed reach a
 	// subscriptions/listen stream.
 	r.Register(fixed{"test_trigger_tool_change", "Adds or removes the tool test_dynamic_tool.", `{"type":"object"}`,
@@ -524,13 +574,17 @@ func TestPeerServerEverything(t *testing.T) {
 		{"ev_echo", `{"message":"hello"}`, "Echo: hello"},
 		{"ev_get-sum", `{"a":2,"b":3}`, "The sum of 2 and 3 is 5."},
 		{"ev_get-structured-content", `{"location":"New York"}`, `"temperature"`},
-		{"ev_get-tiny-image", `{}`, "[image image/png"},
+		{"ev_get-tiny-image", `{}`, "[image image/png"}, // a Part, seen in Text
 	}
 	for _, tt := range tests {
 		res := r.Execute(t.Context(), tt.tool, json.RawMessage(tt.args))
-		if res.IsError || !strings.Contains(res.Output, tt.want) {
+		if res.IsError || !strings.Contains(res.Text(), tt.want) {
 			t.Errorf("%s %s = %+v, want output containing %q", tt.tool, tt.args, res, tt.want)
 		}
+	}
+	img := r.Execute(t.Context(), "ev_get-tiny-image", json.RawMessage(`{}`))
+	if len(img.Parts) != 1 || img.Parts[0].Type != tool.PartImage || !bytes.HasPrefix(img.Parts[0].Data, []byte("\x89PNG")) {
+		t.Errorf("get-tiny-image parts = %v, want one PNG image", img.Parts)
 	}
 	if res := r.Execute(t.Context(), "ev_get-sum", json.RawMessage(`{"a":"two","b":3}`)); res.Kind != tool.KindInvalidArguments {
 		t.Errorf("get-sum with a string: %+v, want invalid_arguments (checked on our side)", res)
@@ -680,9 +734,7 @@ func TestPeerServerFilesystem(t *testing.T) {
 // TestPeerConformance runs the tools-related server scenarios of
 // @modelcontextprotocol/conformance against a Server on 127.0.0.1: 0.1.16
 // for 2025-11-25, 0.2.0-alpha.12 for 2026-07-28. Every check of the
-// required scenarios must pass except those in notApplicable. The
-// scenarios that need server-to-client requests (logging, sampling,
-// elicitation) are run and reported, not required.
+// scenarios must pass except those in notApplicable.
 func TestPeerConformance(t *testing.T) {
 	p := findPeers(t)
 	srv := mcptool.NewServer(fixtures())
@@ -692,22 +744,20 @@ func TestPeerConformance(t *testing.T) {
 	url := hs.URL + "/mcp"
 
 	suites := []struct {
-		name     string
-		bin      string
-		args     []string
-		required []string
-		reported []string
+		name      string
+		bin       string
+		args      []string
+		scenarios []string
 	}{
 		{"0.1.16", p.bin("peers", "conformance"), nil,
 			[]string{"server-initialize", "ping", "tools-list", "tools-call-simple-text", "tools-call-error",
 				"tools-call-with-progress", "json-schema-2020-12", "dns-rebinding-protection",
-				"tools-call-image", "tools-call-audio", "tools-call-embedded-resource", "tools-call-mixed-content"},
-			[]string{"tools-call-with-logging", "tools-call-sampling", "tools-call-elicitation"}},
+				"tools-call-image", "tools-call-audio", "tools-call-embedded-resource", "tools-call-mixed-content",
+				"tools-call-with-logging", "tools-call-sampling", "tools-call-elicitation"}},
 		{"0.2.0-alpha.12 2026-07-28", p.bin("conf-alpha", "conformance"), []string{"--spec-version", "2026-07-28"},
 			[]string{"server-stateless", "tools-list", "tools-call-simple-text", "tools-call-error", "tools-call-with-progress",
 				"json-schema-2020-12", "dns-rebinding-protection", "caching", "http-header-validation",
-				"tools-call-image", "tools-call-audio", "tools-call-embedded-resource", "tools-call-mixed-content"},
-			nil},
+				"tools-call-image", "tools-call-audio", "tools-call-embedded-resource", "tools-call-mixed-content"}},
 	}
 	summary := regexp.MustCompile(`Passed: (\d+)/(\d+), (\d+) failed`)
 	for _, s := range suites {
@@ -716,14 +766,11 @@ func TestPeerConformance(t *testing.T) {
 				t.Skip(err)
 			}
 			var report []string
-			for _, sc := range append(slices.Clone(s.required), s.reported...) {
+			for _, sc := range s.scenarios {
 				dir := t.TempDir()
 				args := append([]string{s.bin, "server", "--url", url, "--scenario", sc, "-o", dir}, s.args...)
 				out, errOut, code := run(t, p.node22, args...)
 				line := fmt.Sprintf("%-30s exit %d", sc, code)
-				if !slices.Contains(s.required, sc) {
-					line = fmt.Sprintf("%-30s exit %d (not required: the server makes no server-to-client requests)", sc, code)
-				}
 				if m := summary.FindStringSubmatch(out); m != nil {
 					line += fmt.Sprintf("  checks passed %s/%s", m[1], m[2])
 				}
@@ -738,7 +785,7 @@ func TestPeerConformance(t *testing.T) {
 					}
 				}
 				report = append(report, line)
-				if slices.Contains(s.required, sc) && (len(unexpected) > 0 || code != 0 && len(failed) == 0) {
+				if len(unexpected) > 0 || code != 0 && len(failed) == 0 {
 					t.Errorf("scenario %s: checks %v failed (exit %d):\n%s\n%s", sc, unexpected, code, out, errOut)
 				}
 			}
@@ -749,13 +796,16 @@ func TestPeerConformance(t *testing.T) {
 
 // notApplicable lists the conformance checks that fail by design, and why.
 var notApplicable = map[string]string{
-	"sep-2549-prompts-list-caching-hints":                    "the server has tools only and answers prompts/list with -32601",
-	"sep-2549-resources-list-caching-hints":                  "the server has tools only and answers resources/list with -32601",
-	"sep-2549-resources-templates-list-caching-hints":        "the server has tools only",
-	"sep-2575-server-rejects-undeclared-capability":          "needs a tool that uses sampling (a server-to-client request)",
-	"sep-2575-missing-capability-http-400":                   "needs a tool that uses sampling (a server-to-client request)",
-	"sep-2575-http-server-no-independent-requests-on-stream": "needs a tool that uses elicitation (a server-to-client request)",
-	"sep-2575-server-no-log-without-loglevel":                "needs a tool that logs (notifications/message)",
+	"sep-2549-prompts-list-caching-hints":             "the server has tools only and answers prompts/list with -32601",
+	"sep-2549-resources-list-caching-hints":           "the server has tools only and answers resources/list with -32601",
+	"sep-2549-resources-templates-list-caching-hints": "the server has tools only",
+	// In the 2026-07-28 protocol a tool asks the client for sampling or
+	// elicitation with multi round-trip requests (SEP-2322), which
+	// go-sdk v1.8.0 leaves to the server and this package does not offer:
+	// Session's requests fail there, as its documentation says.
+	"sep-2575-server-rejects-undeclared-capability":          "needs a sampling tool on multi round-trip requests (SEP-2322)",
+	"sep-2575-missing-capability-http-400":                   "needs a sampling tool on multi round-trip requests (SEP-2322)",
+	"sep-2575-http-server-no-independent-requests-on-stream": "needs an elicitation tool on multi round-trip requests (SEP-2322)",
 }
 
 // failedChecks returns the IDs of the failed checks in the checks.json

@@ -75,8 +75,9 @@ func WithServerLogger(l *slog.Logger) ServerOption {
 }
 
 // NewServer returns a Server for the tools of reg, configured by opts.
-// It declares the tools capability with listChanged: true and nothing
-// else (no prompts, resources or tasks).
+// It declares the tools capability with listChanged: true and logging
+// (what tools write to [tool.ClientLogger] goes to the client), and
+// nothing else (no prompts, resources or tasks).
 func NewServer(reg *tool.Registry, opts ...ServerOption) *Server {
 	cfg := serverConfig{impl: mcp.Implementation{Name: "clawtool", Version: "dev"}}
 	for _, opt := range opts {
@@ -85,7 +86,7 @@ func NewServer(reg *tool.Registry, opts ...ServerOption) *Server {
 	sdkOpts := &mcp.ServerOptions{
 		Logger:       cfg.logger,
 		PageSize:     cfg.pageSize,
-		Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{ListChanged: true}},
+		Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{ListChanged: true}, Logging: &mcp.LoggingCapabilities{}},
 	}
 	s := &Server{reg: reg, cfg: cfg}
 	impl := cfg.impl
@@ -202,6 +203,10 @@ func (s *Server) handler(name string, t tool.Tool) mcp.ToolHandler {
 				ctx = tool.WithProgress(ctx, progressRelay(ctx, req.Session, tok))
 			}
 		}
+		if req.Session != nil {
+			ctx = context.WithValue(ctx, sessionKey{}, req.Session)
+			ctx = tool.WithClientLogger(ctx, slog.New(clientLog(ctx, req.Session, name)))
+		}
 		res := s.reg.Execute(ctx, name, args)
 		if res.IsError && res.Kind == tool.KindNotFound {
 			// Removed between go-sdk's lookup and ours.
@@ -213,6 +218,55 @@ func (s *Server) handler(name string, t tool.Tool) mcp.ToolHandler {
 		}
 		return callResult(res, wrap), nil
 	}
+}
+
+type sessionKey struct{}
+
+// Session returns the MCP session of the client whose tools/call a tool is
+// serving, or nil when ctx does not belong to such a call. A tool uses it
+// for requests to the client, such as sampling (CreateMessage) or
+// elicitation (Elicit), after checking that the client declared the
+// capability; the request must use ctx, so that it ends with the call.
+//
+// Such requests work in 2025-11-25 sessions. In the 2026-07-28 protocol
+// a server asks the client for input with multi round-trip requests
+// (SEP-2322), which this package does not offer yet: go-sdk refuses the
+// request with an error, which the tool can return as its failure.
+func Session(ctx context.Context) *mcp.ServerSession {
+	ss, _ := ctx.Value(sessionKey{}).(*mcp.ServerSession)
+	return ss
+}
+
+// clientLog returns the handler behind [tool.ClientLogger] for the
+// request whose context is ctx: records become notifications/message from
+// logger name, sent only at or above the level the client set (with
+// logging/setLevel, or per request in the 2026-07-28 protocol), and not at
+// all when it set none.
+func clientLog(ctx context.Context, ss *mcp.ServerSession, name string) slog.Handler {
+	//lint:ignore SA1019 logging is deprecated by 2026-07-28 but still in use, and 2025-11-25 clients rely on it
+	h := mcp.NewLoggingHandler(ss, &mcp.LoggingHandlerOptions{LoggerName: name})
+	return requestHandler{ctx, h}
+}
+
+// requestHandler sends every record with the context of the request it
+// was made for, whatever context the tool logged with: that context holds
+// the level a 2026-07-28 client asked for and ties the notification to
+// the request's stream, and a tool that logs with Info rather than
+// InfoContext would otherwise lose both.
+type requestHandler struct {
+	ctx context.Context
+	h   slog.Handler
+}
+
+func (r requestHandler) Enabled(_ context.Context, l slog.Level) bool { return r.h.Enabled(r.ctx, l) }
+func (r requestHandler) Handle(_ context.Context, rec slog.Record) error {
+	return r.h.Handle(r.ctx, rec)
+}
+func (r requestHandler) WithAttrs(as []slog.Attr) slog.Handler {
+	return requestHandler{r.ctx, r.h.WithAttrs(as)}
+}
+func (r requestHandler) WithGroup(name string) slog.Handler {
+	return requestHandler{r.ctx, r.h.WithGroup(name)}
 }
 
 // progressRelay returns a ProgressFunc that sends notifications/progress

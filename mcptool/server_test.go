@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http/httptest"
 	"strings"
 	"testing"
@@ -444,5 +445,125 @@ func TestServerHTTPRefusesCrossOrigin(t *testing.T) {
 				t.Errorf("status %d, want %d", resp.StatusCode, tt.want)
 			}
 		})
+	}
+}
+
+// asker logs to its client, asks it for a completion (sampling) and for
+// input (elicitation), through the context of its call.
+type asker struct{}
+
+func (asker) Name() string                { return "asker" }
+func (asker) Description() string         { return "Asks the client." }
+func (asker) Parameters() json.RawMessage { return json.RawMessage(`{"type":"object"}`) }
+func (asker) Execute(ctx context.Context, _ json.RawMessage) (tool.Result, error) {
+	log := tool.ClientLogger(ctx)
+	log.Info("asking", "step", 1)
+	log.Debug("details nobody asked for")
+	ss := mcptool.Session(ctx)
+	if ss == nil {
+		return tool.Result{}, errors.New("no MCP session in the call's context")
+	}
+	msg, err := ss.CreateMessage(ctx, &mcp.CreateMessageParams{MaxTokens: 10,
+		Messages: []*mcp.SamplingMessage{{Role: "user", Content: &mcp.TextContent{Text: "say hi"}}}})
+	if err != nil {
+		return tool.Result{}, fmt.Errorf("sampling: %w", err)
+	}
+	el, err := ss.Elicit(ctx, &mcp.ElicitParams{Message: "name?",
+		RequestedSchema: json.RawMessage(`{"type":"object","properties":{"name":{"type":"string"}}}`)})
+	if err != nil {
+		return tool.Result{}, fmt.Errorf("elicitation: %w", err)
+	}
+	return tool.Result{Output: fmt.Sprintf("model said %q; user %s %v", msg.Content.(*mcp.TextContent).Text, el.Action, el.Content)}, nil
+}
+
+// TestServerTalksToClient checks what a tool can do with its caller in a
+// 2025-11-25 session: log at the level the client set (and nothing before
+// it set one), and send sampling and elicitation requests through
+// Session.
+func TestServerTalksToClient(t *testing.T) {
+	srv := mcptool.NewServer(newRegistry(asker{}))
+	defer srv.Close()
+	logs := make(chan *mcp.LoggingMessageParams, 10)
+	cs := connectRaw(t, srv, "2025-11-25", &mcp.ClientOptions{
+		LoggingMessageHandler: func(_ context.Context, req *mcp.LoggingMessageRequest) { logs <- req.Params },
+		CreateMessageHandler: func(context.Context, *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
+			return &mcp.CreateMessageResult{Role: "assistant", Model: "m", Content: &mcp.TextContent{Text: "hi"}}, nil
+		},
+		ElicitationHandler: func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+			return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"name": "Ada"}}, nil
+		},
+	})
+	if caps := cs.InitializeResult().Capabilities; caps.Logging == nil {
+		t.Errorf("capabilities %+v do not declare logging", caps)
+	}
+	call := func() string {
+		t.Helper()
+		res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "asker", Arguments: json.RawMessage(`{}`)})
+		if err != nil || res.IsError {
+			t.Fatalf("CallTool = %+v, %v", res, err)
+		}
+		return res.Content[0].(*mcp.TextContent).Text
+	}
+	if got, want := call(), `model said "hi"; user accept map[name:Ada]`; got != want {
+		t.Errorf("result = %q, want %q", got, want)
+	}
+	if err := cs.SetLoggingLevel(t.Context(), &mcp.SetLoggingLevelParams{Level: "info"}); err != nil {
+		t.Fatal(err)
+	}
+	call()
+	select {
+	case p := <-logs:
+		data, _ := json.Marshal(p.Data)
+		if p.Logger != "asker" || p.Level != "info" || !strings.Contains(string(data), `"msg":"asking","step":1`) {
+			t.Errorf("log message = logger %q level %q data %s", p.Logger, p.Level, data)
+		}
+	case <-time.After(wait):
+		t.Fatal("no log message after the client set a level")
+	}
+	select {
+	case p := <-logs:
+		// Only one message was at or above info; messages from the
+		// first call, before any level was set, must not have been sent.
+		t.Errorf("unexpected log message %+v", p)
+	case <-time.After(50 * time.Millisecond):
+	}
+}
+
+// TestServerLogsPerRequest checks logging in the 2026-07-28 protocol,
+// where each request carries the level it wants: messages at or above it
+// reach the client, and a request without one gets none.
+func TestServerLogsPerRequest(t *testing.T) {
+	r := newRegistry(tool.Must(tool.New("logs", "Logs twice.", func(ctx context.Context, _ struct{}) (string, error) {
+		tool.ClientLogger(ctx).Warn("careful")
+		tool.ClientLogger(ctx).Info("fyi")
+		return "ok", nil
+	})))
+	srv := mcptool.NewServer(r)
+	defer srv.Close()
+	logs := make(chan string, 10)
+	cs := connectRaw(t, srv, "2026-07-28", &mcp.ClientOptions{
+		LoggingMessageHandler: func(_ context.Context, req *mcp.LoggingMessageRequest) { logs <- string(req.Params.Level) },
+	})
+	for _, level := range []string{"", "warning"} {
+		params := &mcp.CallToolParams{Name: "logs", Arguments: json.RawMessage(`{}`)}
+		if level != "" {
+			params.Meta = mcp.Meta{mcp.MetaKeyLogLevel: level}
+		}
+		if res, err := cs.CallTool(t.Context(), params); err != nil || res.IsError {
+			t.Fatalf("CallTool = %+v, %v", res, err)
+		}
+	}
+	select {
+	case got := <-logs:
+		if got != "warning" {
+			t.Errorf("log level = %q, want warning", got)
+		}
+	case <-time.After(wait):
+		t.Fatal("no log message for the request that set a level")
+	}
+	select {
+	case got := <-logs:
+		t.Errorf("unexpected log message at %q", got)
+	case <-time.After(50 * time.Millisecond):
 	}
 }
