@@ -19,6 +19,7 @@ package anthropictool
 
 import (
 	"bytes"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -74,8 +75,9 @@ type Message struct {
 }
 
 // ContentBlock is a content block of the kinds this package reads or
-// writes: "text", "tool_use" and "tool_result". Fields that do not belong
-// to a block's type are left empty.
+// writes: "text", "tool_use", "tool_result", and the "image" and
+// "document" blocks inside a tool_result. Fields that do not belong to a
+// block's type are left empty.
 type ContentBlock struct {
 	Type string `json:"type"`
 	// Text is the text of a "text" block.
@@ -89,6 +91,32 @@ type ContentBlock struct {
 	ToolUseID string `json:"tool_use_id,omitempty"`
 	Content   string `json:"content,omitempty"`
 	IsError   bool   `json:"is_error,omitempty"`
+	// Blocks, when not empty, is the content of a "tool_result" block
+	// as an array of text, image and document blocks, sent in place of
+	// Content.
+	Blocks []ContentBlock `json:"-"`
+	// Source holds the data of an "image" or "document" block.
+	Source *Source `json:"source,omitempty"`
+}
+
+// Source is the data of an "image" or "document" block: Data in base64
+// with its media type.
+type Source struct {
+	Type      string `json:"type"` // "base64"
+	MediaType string `json:"media_type"`
+	Data      string `json:"data"`
+}
+
+// MarshalJSON writes b, with Blocks as its "content" when there are any.
+func (b ContentBlock) MarshalJSON() ([]byte, error) {
+	type plain ContentBlock // the fields, without this method
+	if len(b.Blocks) == 0 {
+		return json.Marshal(plain(b))
+	}
+	return json.Marshal(struct {
+		plain
+		Content []ContentBlock `json:"content"`
+	}{plain(b), b.Blocks})
 }
 
 // ErrMalformed is wrapped by [Calls] when a response as a whole cannot be
@@ -186,13 +214,45 @@ const stableIDPrefix = "toolu_"
 // Result returns the tool_result block that answers the tool_use with the
 // given id: the Output of a success (no content when it is empty), or the
 // Error of a failure with is_error set.
+//
+// A success with Parts has an array of blocks as its content: the Output
+// as a text block, then an image block for each image of a type the API
+// takes (JPEG, PNG, GIF, WebP), a document block for each PDF resource,
+// and a text block describing any other part (see [tool.Part.String]).
 func Result(id string, r tool.Result) ContentBlock {
 	b := ContentBlock{Type: "tool_result", ToolUseID: id, Content: r.Output}
 	if r.IsError {
 		b.Content, b.IsError = providercall.ErrorMessage(r), true
+		return b
+	}
+	if len(r.Parts) == 0 {
+		return b
+	}
+	if r.Output != "" {
+		b.Blocks = append(b.Blocks, ContentBlock{Type: "text", Text: r.Output})
+	}
+	for _, p := range r.Parts {
+		b.Blocks = append(b.Blocks, partBlock(p))
 	}
 	return b
 }
+
+// partBlock converts p into a block a tool_result can hold.
+func partBlock(p tool.Part) ContentBlock {
+	source := func() *Source {
+		return &Source{Type: "base64", MediaType: p.MIMEType, Data: base64.StdEncoding.EncodeToString(p.Data)}
+	}
+	switch {
+	case p.Type == tool.PartImage && imageTypes[p.MIMEType]:
+		return ContentBlock{Type: "image", Source: source()}
+	case p.Type == tool.PartResource && p.MIMEType == "application/pdf" && len(p.Data) > 0:
+		return ContentBlock{Type: "document", Source: source()}
+	}
+	return ContentBlock{Type: "text", Text: p.String()}
+}
+
+// imageTypes are the media types of the images the Messages API takes.
+var imageTypes = map[string]bool{"image/jpeg": true, "image/png": true, "image/gif": true, "image/webp": true}
 
 // Results returns the user message that answers a turn's tool calls: one
 // tool_result block per outcome, in order, all in one message, as the

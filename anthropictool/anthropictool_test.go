@@ -84,6 +84,24 @@ func TestGoldenResults(t *testing.T) {
 	}))
 }
 
+// TestGoldenResultsWithParts pins the tool_result content arrays of
+// results with parts: images and PDFs as blocks, the rest described, and
+// a failure's parts left out.
+func TestGoldenResultsWithParts(t *testing.T) {
+	png := []byte("\x89PNG")
+	golden.JSON(t, "results_parts", Results([]tool.Outcome{
+		{ID: "toolu_1", Result: tool.Result{Output: "the chart:", Parts: []tool.Part{tool.Image("image/png", png)}}},
+		{ID: "toolu_2", Result: tool.Result{Parts: []tool.Part{
+			tool.Image("image/bmp", png), // not a type the API takes
+			tool.BlobResource("file:///r.pdf", "application/pdf", []byte("%PDF-1.7")),
+			tool.TextResource("file:///n.txt", "text/plain", "a note"),
+			tool.Audio("audio/wav", []byte("RIFF")),
+			tool.ResourceLink("file:///big.csv", "big.csv"),
+		}}},
+		{ID: "toolu_3", Result: tool.Result{IsError: true, Kind: tool.KindToolError, Error: "page did not load", Parts: []tool.Part{tool.Image("image/png", png)}}},
+	}))
+}
+
 func TestMalformedCallsGetErrorResults(t *testing.T) {
 	calls, err := Calls([]byte(malformed))
 	if err != nil {

@@ -230,7 +230,8 @@ func Text(data []byte) string {
 }
 
 // Result returns the functionResponse part that answers call: response
-// {"output": Output} for a success, plus "structured" when the result
+// {"output": Text} for a success (Output, then any Parts described, see
+// [tool.Result.Text]), plus "structured" when the result
 // has structured content, and {"error": Error} for a failure. The id is
 // left out when it was made up by [Calls].
 func Result(call tool.Call, r tool.Result) Part {
@@ -238,7 +239,7 @@ func Result(call tool.Call, r tool.Result) Part {
 	if r.IsError {
 		resp.Set("error", jsonobj.Quote(providercall.ErrorMessage(r)))
 	} else {
-		resp.Set("output", jsonobj.Quote(r.Output))
+		resp.Set("output", jsonobj.Quote(r.Text()))
 		if len(r.Structured) > 0 && json.Valid(r.Structured) {
 			resp.Set("structured", r.Structured)
 		}

@@ -203,7 +203,7 @@ func TestStableIDs(t *testing.T) {
 func TestGoldenResults(t *testing.T) {
 	calls, _ := Calls([]byte(parallel))
 	outcomes := []tool.Outcome{
-		{ID: calls[0].ID, Result: tool.Result{Output: "18°C, cloudy"}},
+		{ID: calls[0].ID, Result: tool.Result{Output: "18°C, cloudy", Parts: []tool.Part{tool.Image("image/png", []byte("\x89PNG"))}}},
 		{ID: calls[1].ID, Result: tool.Result{Output: `{"temp_c":9}`, Structured: json.RawMessage(`{"temp_c":9}`)}},
 		{ID: calls[2].ID, Result: tool.Result{IsError: true, Kind: tool.KindTimeout, Error: `tool "search_flights" timed out after 30s`}},
 	}

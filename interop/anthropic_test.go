@@ -1,6 +1,7 @@
 package interop
 
 import (
+	"encoding/base64"
 	"encoding/json"
 	"testing"
 
@@ -54,6 +55,37 @@ func TestAnthropicResultMessage(t *testing.T) {
 		if tr == nil || tr.ToolUseID != o.ID || tr.IsError.Value != o.Result.IsError {
 			t.Errorf("block %d decoded as %+v", i, tr)
 		}
+	}
+}
+
+// TestAnthropicResultParts checks that a tool_result carrying parts
+// decodes in the SDK as text, image and document blocks, and that the SDK
+// writes it back unchanged.
+func TestAnthropicResultParts(t *testing.T) {
+	png := []byte("\x89PNG\r\n\x1a\n")
+	msg := anthropictool.Results([]tool.Outcome{{ID: "toolu_1", Result: tool.Result{Output: "chart and report:", Parts: []tool.Part{
+		tool.Image("image/png", png),
+		tool.BlobResource("file:///r.pdf", "application/pdf", []byte("%PDF-1.7")),
+	}}}})
+	b, _ := json.Marshal(msg)
+	var mp anthropic.MessageParam
+	roundTripAs(t, b, &mp, nil)
+	if mp.OfUser == nil || len(mp.OfUser.Content) != 1 || mp.OfUser.Content[0].OfToolResult == nil {
+		t.Fatalf("decoded as %+v, want a user message with one tool_result", mp)
+	}
+	content := mp.OfUser.Content[0].OfToolResult.Content
+	if len(content) != 3 {
+		t.Fatalf("tool_result content has %d blocks, want 3", len(content))
+	}
+	if c := content[0].OfText; c == nil || c.Text != "chart and report:" {
+		t.Errorf("block 0 = %+v, want the text", content[0])
+	}
+	if c := content[1].OfImage; c == nil || c.Source.OfBase64 == nil || c.Source.OfBase64.MediaType != "image/png" ||
+		c.Source.OfBase64.Data != base64.StdEncoding.EncodeToString(png) {
+		t.Errorf("block 1 = %+v, want a base64 PNG image", content[1])
+	}
+	if c := content[2].OfDocument; c == nil || c.Source.OfBase64 == nil || c.Source.OfBase64.Data != base64.StdEncoding.EncodeToString([]byte("%PDF-1.7")) {
+		t.Errorf("block 2 = %+v, want a base64 PDF document", content[2])
 	}
 }
 

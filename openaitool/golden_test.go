@@ -241,6 +241,7 @@ func testOutcomes() []tool.Outcome {
 		{ID: "call_1", Result: tool.Result{Output: `{"temp_c":18}`}},
 		{ID: "call_2", Result: tool.Result{}},
 		{ID: "call_3", Result: tool.Result{IsError: true, Kind: tool.KindInvalidArguments, Error: `invalid arguments for tool "search_flights": /to: expected a string matching ^[A-Z]{3}$, got "hnd"`}},
+		{ID: "call_4", Result: tool.Result{Output: "the map:", Parts: []tool.Part{tool.Image("image/png", []byte("\x89PNG"))}}},
 	}
 }
 

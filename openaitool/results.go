@@ -5,15 +5,16 @@ import (
 	"github.com/miniopenclaw/tool/internal/providercall"
 )
 
-// ResultText is the text a model reads for r: the Output of a success (""
-// when the tool succeeded with nothing to say), and "Error: " followed by
-// the message of a failure, because the OpenAI APIs have no error flag on
+// ResultText is the text a model reads for r: the [tool.Result.Text] of
+// a success (its Output, then its Parts described one per line; "" when
+// the tool succeeded with nothing to say), and "Error: " followed by the
+// message of a failure, because the OpenAI APIs have no error flag on
 // tool results.
 func ResultText(r tool.Result) string {
 	if r.IsError {
 		return "Error: " + providercall.ErrorMessage(r)
 	}
-	return r.Output
+	return r.Text()
 }
 
 // ChatResult returns the role:"tool" message that answers the call with

@@ -167,7 +167,7 @@ func (t *Telemetry) Middleware(next tool.Step) tool.Step {
 			metricAttrs = append(metricAttrs, et)
 			t.errors.Add(ctx, 1, metric.WithAttributes(metricAttrs...))
 		} else if t.content {
-			span.SetAttributes(keyResult.String(res.Output))
+			span.SetAttributes(keyResult.String(res.Text()))
 		}
 		set := metric.WithAttributes(metricAttrs...)
 		t.calls.Add(ctx, 1, set)

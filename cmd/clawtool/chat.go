@@ -101,7 +101,7 @@ func printEvent(w io.Writer, ev agent.Event) {
 		if res.IsError {
 			fmt.Fprintf(w, "[%d] ← %s error (%s): %s\n", ev.Step, ev.Call.Name, res.Kind, oneLine(res.Error, 300))
 		} else {
-			fmt.Fprintf(w, "[%d] ← %s: %s\n", ev.Step, ev.Call.Name, oneLine(res.Output, 300))
+			fmt.Fprintf(w, "[%d] ← %s: %s\n", ev.Step, ev.Call.Name, oneLine(res.Text(), 300))
 		}
 	case agent.EventText:
 		fmt.Fprintf(w, "[%d] model: %s\n", ev.Step, oneLine(ev.Text, 300))
