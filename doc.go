@@ -101,6 +101,12 @@
 // on and a [ErrorKind]. See Execute for the full list of checks. An
 // [Executor] runs many calls at once.
 //
+// A successful Result carries text in Output and, optionally, structured
+// content and [Part]s: images, audio and resources, which providers and
+// MCP clients that take them receive as they are ([Result.Text] describes
+// them for the others). While it runs, a tool can report progress with
+// [ReportProgress] and write messages for its caller with [ClientLogger].
+//
 // # Errors
 //
 // There are two channels. The model reads Result.Error. The program gets Go

@@ -13,10 +13,14 @@
 // isError set. Changes to the registry reach clients as
 // notifications/tools/list_changed.
 //
-// A tool reports progress with [tool.ReportProgress]; when the client
-// asked for progress (a progressToken), the reports reach it as
-// notifications/progress. A client's notifications/cancelled (or, on
-// 2026-07-28 HTTP, a closed response stream) cancels the tool's context.
+// Result.Parts (images, audio, resources) are sent as MCP content blocks
+// after the text. A tool reports progress with [tool.ReportProgress]; when
+// the client asked for progress (a progressToken), the reports reach it as
+// notifications/progress. What a tool writes to [tool.ClientLogger]
+// reaches the client as notifications/message at the level it chose, and
+// [Session] lets a tool ask the client for sampling or elicitation. A
+// client's notifications/cancelled (or, on 2026-07-28 HTTP, a closed
+// response stream) cancels the tool's context.
 //
 // # Importing a server's tools
 //
