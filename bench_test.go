@@ -104,6 +104,22 @@ func BenchmarkExecuteTyped(b *testing.B) {
 	})
 }
 
+// BenchmarkExecuteTypedInline is BenchmarkExecuteTyped with the tool
+// marked Inline: the same checks, timeout context and panic guard, run in
+// the caller's goroutine.
+func BenchmarkExecuteTypedInline(b *testing.B) {
+	r := tool.NewRegistry()
+	if err := r.Register(tool.Must(tool.New("search_flights", "Searches flights.", searchFlights, tool.WithInline()))); err != nil {
+		b.Fatal(err)
+	}
+	ctx := context.Background()
+	compare(b, baseline, func() {
+		if res := r.Execute(ctx, "search_flights", searchInput); res.IsError {
+			b.Fatal(res.Error)
+		}
+	})
+}
+
 // searchSchema is searchArgs written by hand, for the generic-validator
 // path.
 const searchSchema = `{"type":"object","properties":{

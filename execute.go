@@ -40,10 +40,14 @@ import (
 //   - A tool still running a grace period after its context ended is
 //     abandoned: the call is reported and counted in [Stats]. Go cannot
 //     stop a goroutine, so the tool's goroutine keeps running until it
-//     returns; run untrusted or long work in a subprocess sandbox.
+//     returns; run untrusted or long work in a subprocess sandbox. A tool
+//     with [Options.Inline] runs in the caller's goroutine instead and
+//     cannot be abandoned.
 //   - An error returned by the tool gives a [KindToolError] result carrying
 //     the error's message. A panic gives a [KindPanic] result with a short
 //     message and a correlation ID; the value and stack are logged.
+//   - A success carrying a [Part] that [Part.Validate] refuses gives a
+//     [KindToolError] result naming the part.
 //   - Output longer than the result budget is cut, with a notice telling
 //     the model what was cut and how to ask for less.
 func (r *Registry) Execute(ctx context.Context, name string, args json.RawMessage) Result {
@@ -103,8 +107,8 @@ func (r *Registry) run(ctx context.Context, e *entry, args []byte) (Result, erro
 	}
 	// Arguments are checked, and results encoded, in the caller's
 	// goroutine, whose stack has already grown; only the tool itself runs
-	// in a goroutine of its own, so that a tool that ignores its context
-	// cannot hold the caller past the grace period.
+	// in a goroutine of its own (unless it is Inline), so that a tool that
+	// ignores its context cannot hold the caller past the grace period.
 	var c pendingCall
 	if e.direct == nil {
 		checked, err, p := r.checkHandWritten(e, args)
@@ -142,18 +146,22 @@ func (r *Registry) run(ctx context.Context, e *entry, args []byte) (Result, erro
 	defer cancel()
 
 	done := make(chan *PanicError, 1)
-	go r.invoke(callCtx, e, c, done)
-
 	var p *PanicError
-	select {
-	case p = <-done:
-	case <-callCtx.Done():
-		grace := time.NewTimer(r.cfg.grace)
+	if e.opts.Inline {
+		r.invoke(callCtx, e, c, done)
+		p = <-done
+	} else {
+		go r.invoke(callCtx, e, c, done)
 		select {
 		case p = <-done:
-			grace.Stop()
-		case <-grace.C:
-			return r.abandon(ctx, callCtx, e, timeout, done)
+		case <-callCtx.Done():
+			grace := time.NewTimer(r.cfg.grace)
+			select {
+			case p = <-done:
+				grace.Stop()
+			case <-grace.C:
+				return r.abandon(ctx, callCtx, e, timeout, done)
+			}
 		}
 	}
 	if p != nil {

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"log/slog"
+	"runtime"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -325,4 +326,59 @@ func TestExecuteHandWrittenSchema(t *testing.T) {
 	if err := json.Unmarshal(echo.gotArgs, &got); err != nil || got["times"] != 1.0 {
 		t.Errorf("the tool got %s, want the default times=1 applied", echo.gotArgs)
 	}
+}
+
+// TestExecuteInline checks that an Inline tool keeps Execute's guarantees
+// (the timeout context, the panic guard, the caller's goroutine left
+// intact) and that, as documented, one that ignores its context holds its
+// caller until it returns instead of being abandoned.
+func TestExecuteInline(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		r := tool.NewRegistry(tool.WithGracePeriod(time.Second), tool.WithDefaultTimeout(2*time.Second),
+			tool.WithLogger(slog.New(slog.DiscardHandler)))
+		var caller, callee atomic.Pointer[string]
+		goid := func() *string { s := string(bytes.Fields(debugStack())[1]); return &s }
+		must(t, r.Register(tool.Must(tool.New("where", "Reports its goroutine.", func(ctx context.Context, _ struct{}) (string, error) {
+			callee.Store(goid())
+			return "here", nil
+		}, tool.WithInline()))))
+		must(t, r.Register(tool.Must(tool.New("waits", "Honors its context.", func(ctx context.Context, _ struct{}) (string, error) {
+			<-ctx.Done()
+			return "", context.Cause(ctx)
+		}, tool.WithInline()))))
+		must(t, r.Register(tool.Must(tool.New("boom", "Panics.", func(context.Context, struct{}) (string, error) {
+			panic("inline panic")
+		}, tool.WithInline()))))
+		must(t, r.Register(tool.Must(tool.New("stubborn", "Ignores its context.", func(ctx context.Context, _ struct{}) (string, error) {
+			time.Sleep(10 * time.Second)
+			return "late", nil
+		}, tool.WithInline()))))
+
+		caller.Store(goid())
+		if res := r.Execute(context.Background(), "where", nil); res.IsError || res.Output != "here" || *callee.Load() != *caller.Load() {
+			t.Errorf("where = %+v on goroutine %s, want success on the caller's goroutine %s", res, *callee.Load(), *caller.Load())
+		}
+		start := time.Now()
+		if res := r.Execute(context.Background(), "waits", nil); res.Kind != tool.KindTimeout || time.Since(start) != 2*time.Second {
+			t.Errorf("waits = %+v after %v, want a timeout after the 2s limit", res, time.Since(start))
+		}
+		if res := r.Execute(context.Background(), "boom", nil); res.Kind != tool.KindPanic {
+			t.Errorf("boom = %+v, want a recovered panic", res)
+		}
+		start = time.Now()
+		res := r.Execute(context.Background(), "stubborn", nil)
+		if d := time.Since(start); d != 10*time.Second || res.IsError || res.Output != "late" {
+			t.Errorf("stubborn = %+v after %v, want its late result, after 10s", res, d)
+		}
+		if s := r.Stats(); s.IgnoredContext != 0 || s.StillRunning != 0 {
+			t.Errorf("Stats = %+v, want nothing abandoned", s)
+		}
+	})
+}
+
+// debugStack returns the first line of the current goroutine's stack
+// trace, "goroutine N [running]:".
+func debugStack() []byte {
+	buf := make([]byte, 64)
+	return buf[:runtime.Stack(buf, false)]
 }

@@ -37,7 +37,7 @@ func Calc() tool.Tool {
 			"; round(x, n) rounds to n decimals. Uses 64-bit floating point; angles are in radians.",
 		calc,
 		tool.WithAnnotations(tool.Annotations{Title: "Calculator", ReadOnly: true, Idempotent: true}),
-		tool.WithTimeout(5*time.Second)))
+		tool.WithTimeout(5*time.Second), tool.WithInline()))
 }
 
 func calc(ctx context.Context, in calcArgs) (string, error) {

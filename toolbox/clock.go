@@ -86,7 +86,7 @@ func newClock(now func() time.Time) tool.Tool {
 			return readClock(now(), in)
 		},
 		tool.WithAnnotations(tool.Annotations{Title: "Current time", ReadOnly: true, Idempotent: true}),
-		tool.WithTimeout(5*time.Second)))
+		tool.WithTimeout(5*time.Second), tool.WithInline()))
 }
 
 func readClock(now time.Time, in clockArgs) (ClockReading, error) {

@@ -94,12 +94,13 @@ func (*KV) Description() string {
 func (*KV) Parameters() json.RawMessage { return kvSchema }
 
 // Options reports that the store changes state (set and delete overwrite
-// and remove data), that repeating a call has no further effect, and a
-// short timeout: every operation is a map access.
+// and remove data), that repeating a call has no further effect, a short
+// timeout, and that calls run inline: every operation is a map access.
 func (*KV) Options() tool.Options {
 	return tool.Options{
 		Annotations: tool.Annotations{Title: "Key-value store", Destructive: true, Idempotent: true},
 		Timeout:     5 * time.Second,
+		Inline:      true,
 	}
 }
 

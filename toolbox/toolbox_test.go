@@ -65,13 +65,14 @@ func TestRegister(t *testing.T) {
 	}
 }
 
-// The annotations and timeouts the tools declare.
+// The annotations and timeouts the tools declare; all four return at once,
+// so they run inline.
 func TestOptions(t *testing.T) {
 	want := map[string]tool.Options{
-		"calc":          {Annotations: tool.Annotations{Title: "Calculator", ReadOnly: true, Idempotent: true}, Timeout: 5 * time.Second},
-		"convert_units": {Annotations: tool.Annotations{Title: "Unit converter", ReadOnly: true, Idempotent: true}, Timeout: 5 * time.Second},
-		"current_time":  {Annotations: tool.Annotations{Title: "Current time", ReadOnly: true, Idempotent: true}, Timeout: 5 * time.Second},
-		"kv":            {Annotations: tool.Annotations{Title: "Key-value store", Destructive: true, Idempotent: true}, Timeout: 5 * time.Second},
+		"calc":          {Annotations: tool.Annotations{Title: "Calculator", ReadOnly: true, Idempotent: true}, Timeout: 5 * time.Second, Inline: true},
+		"convert_units": {Annotations: tool.Annotations{Title: "Unit converter", ReadOnly: true, Idempotent: true}, Timeout: 5 * time.Second, Inline: true},
+		"current_time":  {Annotations: tool.Annotations{Title: "Current time", ReadOnly: true, Idempotent: true}, Timeout: 5 * time.Second, Inline: true},
+		"kv":            {Annotations: tool.Annotations{Title: "Key-value store", Destructive: true, Idempotent: true}, Timeout: 5 * time.Second, Inline: true},
 	}
 	for _, tl := range Tools() {
 		got := tool.OptionsOf(tl)

@@ -187,7 +187,7 @@ func ConvertUnits() tool.Tool {
 			". Volumes are US customary (gal, qt, pt, cup, floz, tbsp, tsp); C, F and K are degrees Celsius, Fahrenheit and kelvin.",
 		convert,
 		tool.WithAnnotations(tool.Annotations{Title: "Unit converter", ReadOnly: true, Idempotent: true}),
-		tool.WithTimeout(5*time.Second)))
+		tool.WithTimeout(5*time.Second), tool.WithInline()))
 }
 
 func convert(ctx context.Context, in convertArgs) (Conversion, error) {

@@ -347,6 +347,63 @@ type candidate struct {
 	owner  reflect.Type // the struct type that declares the field
 }
 
+// dominantFields chooses, for each JSON name among cands, the field a
+// decoder binds it to, as encoding/json does: the shallowest, then the
+// tagged one; two at the same depth and taggedness are an error. The
+// fields come back in struct order.
+func dominantFields(cands []candidate, path string) ([]candidate, error) {
+	flat := true // no embedded struct was flattened: all at depth 0
+	for _, c := range cands {
+		if c.depth > 0 {
+			flat = false
+			break
+		}
+	}
+	if flat {
+		// The common case needs no grouping or sorting when no two
+		// fields share a name.
+		seen := make(map[string]struct{}, len(cands))
+		for _, c := range cands {
+			if _, dup := seen[c.name]; dup {
+				flat = false
+				break
+			}
+			seen[c.name] = struct{}{}
+		}
+		if flat {
+			return cands, nil
+		}
+	}
+	byName := map[string][]candidate{}
+	var order []string
+	for _, c := range cands {
+		if _, ok := byName[c.name]; !ok {
+			order = append(order, c.name)
+		}
+		byName[c.name] = append(byName[c.name], c)
+	}
+	chosen := make([]candidate, 0, len(order))
+	for _, name := range order {
+		cs := byName[name]
+		sort.SliceStable(cs, func(i, j int) bool {
+			if cs[i].depth != cs[j].depth {
+				return cs[i].depth < cs[j].depth
+			}
+			return cs[i].tagged && !cs[j].tagged
+		})
+		if len(cs) > 1 && cs[0].depth == cs[1].depth && cs[0].tagged == cs[1].tagged {
+			return nil, ambiguousName(path, name, cs[0], cs[1])
+		}
+		chosen = append(chosen, cs[0])
+	}
+	sort.SliceStable(chosen, func(i, j int) bool { return lessIndex(chosen[i].index, chosen[j].index) })
+	return chosen, nil
+}
+
+func ambiguousName(path, name string, a, b candidate) error {
+	return errorf(joinPath(path, a.goName), "JSON name %q is ambiguous: fields %s and %s both have it at the same depth, so a decoder binds neither", name, a.goName, b.goName)
+}
+
 // structFields collects a struct's JSON properties the way encoding/json
 // does: exported fields, json tag names, embedded structs flattened with
 // the shallowest (then tagged) field winning.
@@ -418,37 +475,21 @@ func (b *builder) structFields(n *node, t reflect.Type, path string) error {
 		}
 		current = next
 	}
-	// Dominant field per name, as encoding/json chooses it.
-	byName := map[string][]candidate{}
-	var order []string
-	for _, c := range cands {
-		if _, ok := byName[c.name]; !ok {
-			order = append(order, c.name)
-		}
-		byName[c.name] = append(byName[c.name], c)
+	chosen, err := dominantFields(cands, path)
+	if err != nil {
+		return err
 	}
-	var chosen []candidate
-	for _, name := range order {
-		cs := byName[name]
-		sort.SliceStable(cs, func(i, j int) bool {
-			if cs[i].depth != cs[j].depth {
-				return cs[i].depth < cs[j].depth
-			}
-			return cs[i].tagged && !cs[j].tagged
-		})
-		if len(cs) > 1 && cs[0].depth == cs[1].depth && cs[0].tagged == cs[1].tagged {
-			return errorf(joinPath(path, cs[0].goName), "JSON name %q is ambiguous: fields %s and %s both have it at the same depth, so a decoder binds neither", name, cs[0].goName, cs[1].goName)
-		}
-		chosen = append(chosen, cs[0])
-	}
-	sort.SliceStable(chosen, func(i, j int) bool { return lessIndex(chosen[i].index, chosen[j].index) })
 
 	n.doc = descriptionsOf(t)[""]
 	n.byName = make(map[string]*field, len(chosen))
+	fields := make([]field, len(chosen)) // one allocation for all of them
+	n.fields = make([]*field, 0, len(chosen))
 	docs := map[reflect.Type]map[string]string{}
 	for i, c := range chosen {
 		fpath := joinPath(path, c.goName)
-		tags := readTags(c.sf.Tag)
+		var tagStore tagSet
+		tags := &tagStore
+		readTags(tags, c.sf.Tag)
 		cons, err := parseTags(tags)
 		if err != nil {
 			return errorf(fpath, "%v", err)
@@ -533,7 +574,8 @@ func (b *builder) structFields(n *node, t reflect.Type, path string) error {
 				// encoding/json ignores ,string on other kinds too.
 			}
 		}
-		f := &field{name: c.name, goName: c.goName, index: c.index, u: u, bit: uint(i)}
+		f := &fields[i]
+		*f = field{name: c.name, goName: c.goName, index: c.index, u: u, bit: uint(i)}
 		f.required = !optional && ft.Kind() != reflect.Pointer && cons.def == nil
 		if b.opts.output {
 			f.required = !optional
@@ -606,15 +648,11 @@ func validTagName(name string) bool {
 	}
 	for _, c := range name {
 		switch {
-		case strings.ContainsRune("!#$%&()*+-./:;<=>?@[]^_{|}~ ", c):
-		case c == '\\' || c == '"' || c == '\'' || c == '`' || c == ',':
-			return false
-		case c < ' ':
-			return false
+		case c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c > 127:
+		case strings.ContainsRune("!#$%&()*+-./:;<=>?@[]^{|}~ ", c):
 		default:
-			if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c > 127) {
-				return false
-			}
+			// Backslash, quotes, comma, control characters.
+			return false
 		}
 	}
 	return true

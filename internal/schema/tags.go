@@ -62,13 +62,15 @@ func newConstraints() constraints {
 // tagSet holds the tags of one field, read in one pass over the tag
 // (reflect.StructTag.Lookup would scan it once per keyword).
 type tagSet struct {
-	keys, values []string
-	store        [2][8]string
+	n            int // tags held in keys and values
+	keys, values [8]string
+	more         []string // key, value, key, value… beyond the first 8
 }
 
-func readTags(tag reflect.StructTag) *tagSet {
-	ts := new(tagSet)
-	ts.keys, ts.values = ts.store[0][:0], ts.store[1][:0]
+// readTags reads tag into ts, which the caller provides so that it can
+// live on the caller's stack.
+func readTags(ts *tagSet, tag reflect.StructTag) {
+	ts.n, ts.more = 0, nil
 	s := string(tag)
 	for s != "" {
 		i := 0
@@ -109,17 +111,25 @@ func readTags(tag reflect.StructTag) *tagSet {
 			value = v
 		}
 		s = s[i+1:]
-		ts.keys = append(ts.keys, name)
-		ts.values = append(ts.values, value)
+		if ts.n < len(ts.keys) {
+			ts.keys[ts.n], ts.values[ts.n] = name, value
+			ts.n++
+		} else {
+			ts.more = append(ts.more, name, value)
+		}
 	}
-	return ts
 }
 
 // Lookup returns the value of the first tag with the given key.
 func (ts *tagSet) Lookup(key string) (string, bool) {
-	for i, k := range ts.keys {
+	for i, k := range ts.keys[:ts.n] {
 		if k == key {
 			return ts.values[i], true
+		}
+	}
+	for i := 0; i+1 < len(ts.more); i += 2 {
+		if ts.more[i] == key {
+			return ts.more[i+1], true
 		}
 	}
 	return "", false
@@ -145,6 +155,24 @@ func compilePattern(p string) (*regexp.Regexp, error) {
 	}
 	patterns.Store(p, re)
 	return re, nil
+}
+
+// countTags are the tags holding counts, in the order parseTags reads
+// them.
+var countTags = [...]string{"minLength", "maxLength", "minItems", "maxItems", "minProperties", "maxProperties"}
+
+// countTag reads the count tag name: its value, whether it is there, and
+// an error when it is not a whole number ≥ 0.
+func countTag(tag *tagSet, name string) (int, bool, error) {
+	v, ok := tag.Lookup(name)
+	if !ok {
+		return 0, false, nil
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 0 {
+		return 0, false, fmt.Errorf("%s tag %q: want a whole number ≥ 0", name, v)
+	}
+	return n, true, nil
 }
 
 // parseTags reads the keyword tags of a struct field.
@@ -217,28 +245,26 @@ func parseTags(tag *tagSet) (constraints, error) {
 	if c.min != nil && c.max != nil && (c.min.v > c.max.v || c.min.v == c.max.v && (c.min.exclusive || c.max.exclusive)) {
 		return c, fmt.Errorf("the minimum %s is above the maximum %s: no value is allowed", c.min.text, c.max.text)
 	}
-	count := func(name string, dst *int) error {
-		v, ok := tag.Lookup(name)
-		if !ok {
-			return nil
+	for i, name := range countTags {
+		n, ok, e := countTag(tag, name)
+		if e != nil {
+			return c, e
 		}
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 0 {
-			return fmt.Errorf("%s tag %q: want a whole number ≥ 0", name, v)
-		}
-		*dst = n
-		return nil
-	}
-	for _, p := range []struct {
-		name string
-		dst  *int
-	}{
-		{"minLength", &c.minLength}, {"maxLength", &c.maxLength},
-		{"minItems", &c.minItems}, {"maxItems", &c.maxItems},
-		{"minProperties", &c.minProps}, {"maxProperties", &c.maxProps},
-	} {
-		if err := count(p.name, p.dst); err != nil {
-			return c, err
+		if ok {
+			switch i {
+			case 0:
+				c.minLength = n
+			case 1:
+				c.maxLength = n
+			case 2:
+				c.minItems = n
+			case 3:
+				c.maxItems = n
+			case 4:
+				c.minProps = n
+			case 5:
+				c.maxProps = n
+			}
 		}
 	}
 	if c.minLength > c.maxLength && c.maxLength >= 0 || c.minItems > c.maxItems && c.maxItems >= 0 || c.minProps > c.maxProps && c.maxProps >= 0 {
