@@ -7,6 +7,7 @@ import (
 	"math"
 	"reflect"
 	"strconv"
+	"unicode/utf8"
 
 	"github.com/miniopenclaw/tool/internal/jsonschema"
 	"github.com/miniopenclaw/tool/internal/jsontext"
@@ -155,6 +156,24 @@ func (e *enumSet) has(v enumValue) bool {
 	return false
 }
 
+// plainString returns the string raw holds when raw is a JSON string
+// without escapes, as most enum values are, sparing a full decode.
+func plainString(raw []byte) (string, bool) {
+	if len(raw) < 2 || raw[0] != '"' || raw[len(raw)-1] != '"' {
+		return "", false
+	}
+	body := raw[1 : len(raw)-1]
+	for _, c := range body {
+		if c < 0x20 || c == '"' || c == '\\' {
+			return "", false
+		}
+	}
+	if !utf8.Valid(body) {
+		return "", false
+	}
+	return string(body), true
+}
+
 // compileUse compiles the enum and checks the examples of u.
 func compileUse(u *use) error {
 	items := u.c.enum
@@ -166,7 +185,9 @@ func compileUse(u *use) error {
 		for _, raw := range items {
 			raw = compact(raw)
 			var x any
-			if err := json.Unmarshal(raw, &x); err != nil {
+			if s, ok := plainString(raw); ok {
+				x = s
+			} else if err := json.Unmarshal(raw, &x); err != nil {
 				return fmt.Errorf("enum value %s is not valid JSON", raw)
 			}
 			kind := u.n.kind

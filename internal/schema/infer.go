@@ -175,6 +175,16 @@ func (b *builder) typeUse(t reflect.Type, c constraints, path string) (*use, err
 	return u, nil
 }
 
+// leafNodes holds the nodes of scalar types (strings, booleans, numbers
+// without hooks), which are the same wherever the type is used. It is
+// bounded by the program's own types.
+var leafNodes sync.Map // leafKey → *node
+
+type leafKey struct {
+	t      reflect.Type
+	output bool
+}
+
 // node returns the node of t, building it once per type for structs.
 func (b *builder) node(t reflect.Type, path string) (*node, error) {
 	if n, ok := b.nodes[t]; ok {
@@ -182,6 +192,10 @@ func (b *builder) node(t reflect.Type, path string) (*node, error) {
 			n.recursive = true
 		}
 		return n, nil
+	}
+	key := leafKey{t, b.opts.output}
+	if n, ok := leafNodes.Load(key); ok {
+		return n.(*node), nil
 	}
 	n := &node{typ: t}
 	tf := factsOf(t)
@@ -296,6 +310,11 @@ func (b *builder) node(t reflect.Type, path string) (*node, error) {
 			}
 			n.enum = append(n.enum, raw)
 		}
+	}
+	if !tf.schemer && !tf.enumer && (n.kind == kString || n.kind == kBool || n.kind == kInt || n.kind == kUint || n.kind == kFloat) {
+		// Nothing but the type decides such a node, and nothing changes
+		// it later: share it.
+		leafNodes.Store(key, n)
 	}
 	return n, nil
 }

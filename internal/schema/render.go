@@ -80,6 +80,9 @@ func marshalNoEscape(v any) (json.RawMessage, error) {
 }
 
 func compact(raw []byte) json.RawMessage {
+	if bytes.IndexAny(raw, " \t\r\n") < 0 {
+		return raw // nothing to remove
+	}
 	var b bytes.Buffer
 	if err := json.Compact(&b, raw); err != nil {
 		return raw

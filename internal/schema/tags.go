@@ -135,6 +135,21 @@ func (ts *tagSet) Lookup(key string) (string, bool) {
 	return "", false
 }
 
+// any reports whether one of the tags has a key in keys.
+func (ts *tagSet) any(keys map[string]bool) bool {
+	for _, k := range ts.keys[:ts.n] {
+		if keys[k] {
+			return true
+		}
+	}
+	for i := 0; i < len(ts.more); i += 2 {
+		if keys[ts.more[i]] {
+			return true
+		}
+	}
+	return false
+}
+
 // Get returns the value of the tag with the given key, or "".
 func (ts *tagSet) Get(key string) string {
 	v, _ := ts.Lookup(key)
@@ -175,9 +190,21 @@ func countTag(tag *tagSet, name string) (int, bool, error) {
 	return n, true, nil
 }
 
+// parsedTags are the tags parseTags reads; a field with none of them (as
+// most output fields, with a json tag only) skips it.
+var parsedTags = map[string]bool{
+	"jsonschema": true, "description": true, "title": true, "deprecated": true,
+	"minimum": true, "maximum": true, "exclusiveMinimum": true, "exclusiveMaximum": true, "multipleOf": true,
+	"minLength": true, "maxLength": true, "minItems": true, "maxItems": true, "minProperties": true, "maxProperties": true,
+	"uniqueItems": true, "pattern": true, "format": true,
+}
+
 // parseTags reads the keyword tags of a struct field.
 func parseTags(tag *tagSet) (constraints, error) {
 	c := newConstraints()
+	if !tag.any(parsedTags) {
+		return c, nil
+	}
 	if d, ok := tag.Lookup("jsonschema"); ok {
 		if k, _, found := strings.Cut(d, "="); found && !strings.ContainsAny(k, " ,") {
 			return c, fmt.Errorf(`jsonschema tag %q: the whole tag is the description; use tags named after keywords, such as %s:"…"`, d, k)
@@ -328,8 +355,14 @@ func valueTag(v string, stringKind bool) json.RawMessage {
 }
 
 func quote(s string) json.RawMessage {
-	b, _ := json.Marshal(s) // strings always marshal
-	return b
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c >= 0x80 || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+			b, _ := json.Marshal(s) // strings always marshal
+			return b
+		}
+	}
+	b := make([]byte, 0, len(s)+2) // nothing to escape
+	return append(append(append(b, '"'), s...), '"')
 }
 
 // runeCount counts the code points of a string, as JSON Schema's
