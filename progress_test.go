@@ -3,8 +3,10 @@ package tool_test
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"log/slog"
+	"os"
 	"strings"
 	"testing"
 
@@ -61,4 +63,34 @@ func TestProgressAndClientLogger(t *testing.T) {
 	if l := tool.ClientLogger(context.Background()); l == nil || l.Enabled(context.Background(), slog.LevelError) {
 		t.Errorf("ClientLogger without a logger = %v, want a non-nil logger that is never enabled", l)
 	}
+}
+
+// A host that wants a tool's messages for its caller attaches a logger to
+// the call's context; the tool writes to ClientLogger without knowing who
+// listens (clawtool serve sends them to MCP clients).
+func ExampleClientLogger() {
+	r := tool.NewRegistry()
+	err := r.Register(tool.Must(tool.New("index", "Indexes a folder.",
+		func(ctx context.Context, in struct {
+			Folder string `json:"folder"`
+		}) (string, error) {
+			tool.ClientLogger(ctx).Info("indexing", "folder", in.Folder)
+			return "indexed 3 files", nil
+		})))
+	if err != nil {
+		panic(err)
+	}
+	noTime := func(_ []string, a slog.Attr) slog.Attr {
+		if a.Key == slog.TimeKey {
+			return slog.Attr{}
+		}
+		return a
+	}
+	ctx := tool.WithClientLogger(context.Background(),
+		slog.New(slog.NewTextHandler(os.Stdout, &slog.HandlerOptions{ReplaceAttr: noTime})))
+	res := r.Execute(ctx, "index", json.RawMessage(`{"folder":"docs"}`))
+	fmt.Println(res.Output)
+	// Output:
+	// level=INFO msg=indexing folder=docs
+	// indexed 3 files
 }

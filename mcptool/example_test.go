@@ -94,3 +94,51 @@ func ExampleConnect() {
 	// tool: wx_weather_today_d4f4f7a0
 	// Sunny in Lisbon
 }
+
+// A tool served over MCP asks the client's model for a completion
+// (sampling) through Session. The client here is go-sdk's and answers
+// from a fixed string; Claude Desktop or an agent would ask its model.
+func ExampleSession() {
+	ctx := context.Background()
+	summarize := tool.Must(tool.New("summarize", "Summarizes a text with the client's model.",
+		func(ctx context.Context, in struct {
+			Text string `json:"text"`
+		}) (string, error) {
+			ss := mcptool.Session(ctx)
+			if ss == nil || ss.InitializeParams().Capabilities == nil || ss.InitializeParams().Capabilities.Sampling == nil {
+				return "", fmt.Errorf("the client cannot sample")
+			}
+			res, err := ss.CreateMessage(ctx, &mcp.CreateMessageParams{MaxTokens: 50,
+				Messages: []*mcp.SamplingMessage{{Role: "user", Content: &mcp.TextContent{Text: "Summarize: " + in.Text}}}})
+			if err != nil {
+				return "", err
+			}
+			return "summary: " + res.Content.(*mcp.TextContent).Text, nil
+		}))
+	reg := tool.NewRegistry()
+	if err := reg.Register(summarize); err != nil {
+		log.Fatal(err)
+	}
+	srv := mcptool.NewServer(reg)
+	defer srv.Close()
+	clientT, serverT := mcp.NewInMemoryTransports()
+	go srv.Run(ctx, serverT)
+
+	client := mcp.NewClient(&mcp.Implementation{Name: "example", Version: "1"}, &mcp.ClientOptions{
+		CreateMessageHandler: func(_ context.Context, req *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
+			return &mcp.CreateMessageResult{Role: "assistant", Model: "fixed", Content: &mcp.TextContent{Text: "short."}}, nil
+		},
+	})
+	cs, err := client.Connect(ctx, clientT, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer cs.Close()
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "summarize", Arguments: map[string]any{"text": "a long story"}})
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(res.Content[0].(*mcp.TextContent).Text)
+	// Output:
+	// summary: short.
+}
