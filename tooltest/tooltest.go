@@ -43,7 +43,8 @@
 //
 // Results returned by direct calls are also checked for consistency: a
 // successful Result has an empty Kind, an error Result carries a message,
-// and Structured, when set, is valid JSON.
+// Structured, when set, is valid JSON, and every Part of a successful
+// Result passes [tool.Part.Validate].
 //
 // # Limits
 //
@@ -276,6 +277,11 @@ func inconsistency(res tool.Result, err error) string {
 		return "an error Result with an empty Error; the model would read no message"
 	case len(res.Structured) > 0 && !json.Valid(res.Structured):
 		return fmt.Sprintf("a Result whose Structured is not valid JSON: %.100q", res.Structured)
+	}
+	for i, p := range res.Parts {
+		if err := p.Validate(); err != nil && !res.IsError {
+			return fmt.Sprintf("a successful Result whose part %d is malformed (%v); Registry.Execute would turn it into a tool_error", i, err)
+		}
 	}
 	return ""
 }

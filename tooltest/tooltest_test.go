@@ -225,6 +225,17 @@ func TestTestToolBroken(t *testing.T) {
 			want: []string{"valid-args", "malformed-args"},
 		},
 		{
+			name: "malformed part",
+			tool: &echo{exec: func(ctx context.Context, args json.RawMessage) (tool.Result, error) {
+				res, err := echoExecute(ctx, args)
+				if err == nil {
+					res.Parts = []tool.Part{tool.Image("", []byte{1})}
+				}
+				return res, err
+			}},
+			want: []string{"valid-args", "malformed-args"},
+		},
+		{
 			name: "ignores its context",
 			tool: &echo{exec: sleepIgnoringContext},
 			want: []string{"canceled-context"},
