@@ -18,7 +18,8 @@
 // the client asked for progress (a progressToken), the reports reach it as
 // notifications/progress. What a tool writes to [tool.ClientLogger]
 // reaches the client as notifications/message at the level it chose, and
-// [Session] lets a tool ask the client for sampling or elicitation. A
+// [RequestInput] lets a tool ask the client for sampling, elicitation or
+// roots, in both protocol eras. A
 // client's notifications/cancelled (or, on 2026-07-28 HTTP, a closed
 // response stream) cancels the tool's context.
 //

@@ -234,6 +234,20 @@ func fixtures() *tool.Registry {
 			content, _ := json.Marshal(res.Content)
 			return fmt.Sprintf("User response: <action: %s, content: %s>", res.Action, content), nil
 		})))
+	// Diagnostic tools of the 2026-07-28 stateless checks: they ask the
+	// client for input with multi round-trip requests.
+	ask := func(name string, req mcp.InputRequest) {
+		r.Register(tool.Must(tool.New(name, "Asks the client for input.", func(ctx context.Context, _ struct{}) (string, error) {
+			if mcptool.InputResponses(ctx) == nil {
+				return "", mcptool.RequestInput(ctx, mcp.InputRequestMap{"input": req}, "")
+			}
+			return "got the input", nil
+		})))
+	}
+	ask("test_missing_capability", &mcp.CreateMessageParams{MaxTokens: 10,
+		Messages: []*mcp.SamplingMessage{{Role: "user", Content: &mcp.TextContent{Text: "hello"}}}})
+	ask("test_streaming_elicitation", &mcp.ElicitParams{Message: "Your name?",
+		RequestedSchema: json.RawMessage(`{"type":"object","properties":{"name":{"type":"string"}}}`)})
 	// The conformance suite calls this to see list_changed reach a
 	// subscriptions/listen stream.
 	r.Register(fixed{"test_trigger_tool_change", "Adds or removes the tool test_dynamic_tool.", `{"type":"object"}`,
@@ -799,13 +813,6 @@ var notApplicable = map[string]string{
 	"sep-2549-prompts-list-caching-hints":             "the server has tools only and answers prompts/list with -32601",
 	"sep-2549-resources-list-caching-hints":           "the server has tools only and answers resources/list with -32601",
 	"sep-2549-resources-templates-list-caching-hints": "the server has tools only",
-	// In the 2026-07-28 protocol a tool asks the client for sampling or
-	// elicitation with multi round-trip requests (SEP-2322), which
-	// go-sdk v1.8.0 leaves to the server and this package does not offer:
-	// Session's requests fail there, as its documentation says.
-	"sep-2575-server-rejects-undeclared-capability":          "needs a sampling tool on multi round-trip requests (SEP-2322)",
-	"sep-2575-missing-capability-http-400":                   "needs a sampling tool on multi round-trip requests (SEP-2322)",
-	"sep-2575-http-server-no-independent-requests-on-stream": "needs an elicitation tool on multi round-trip requests (SEP-2322)",
 }
 
 // failedChecks returns the IDs of the failed checks in the checks.json

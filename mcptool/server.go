@@ -203,11 +203,20 @@ func (s *Server) handler(name string, t tool.Tool) mcp.ToolHandler {
 				ctx = tool.WithProgress(ctx, progressRelay(ctx, req.Session, tok))
 			}
 		}
+		slot := &inputSlot{ss: req.Session}
+		if req.Params != nil {
+			slot.responses, slot.state = req.Params.InputResponses, req.Params.RequestState
+		}
+		ctx = context.WithValue(ctx, inputKey{}, slot)
 		if req.Session != nil {
 			ctx = context.WithValue(ctx, sessionKey{}, req.Session)
 			ctx = tool.WithClientLogger(ctx, slog.New(clientLog(ctx, req.Session, name)))
 		}
 		res := s.reg.Execute(ctx, name, args)
+		if ans, err := slot.answer(); (ans != nil || err != nil) && res.IsError && res.Kind == tool.KindToolError {
+			// The tool asked the client for input (RequestInput).
+			return ans, err
+		}
 		if res.IsError && res.Kind == tool.KindNotFound {
 			// Removed between go-sdk's lookup and ours.
 			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("unknown tool %q", name)}
@@ -228,10 +237,10 @@ type sessionKey struct{}
 // elicitation (Elicit), after checking that the client declared the
 // capability; the request must use ctx, so that it ends with the call.
 //
-// Such requests work in 2025-11-25 sessions. In the 2026-07-28 protocol
-// a server asks the client for input with multi round-trip requests
-// (SEP-2322), which this package does not offer yet: go-sdk refuses the
-// request with an error, which the tool can return as its failure.
+// Such requests work in 2025-11-25 sessions only: the 2026-07-28 protocol
+// has no requests from server to client, and go-sdk refuses them with an
+// error. [RequestInput] works in both, and is the way to write a tool
+// that asks its client for input.
 func Session(ctx context.Context) *mcp.ServerSession {
 	ss, _ := ctx.Value(sessionKey{}).(*mcp.ServerSession)
 	return ss

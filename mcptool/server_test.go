@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -565,5 +566,91 @@ func TestServerLogsPerRequest(t *testing.T) {
 	case got := <-logs:
 		t.Errorf("unexpected log message at %q", got)
 	case <-time.After(50 * time.Millisecond):
+	}
+}
+
+// confirm asks the client's user to confirm, with a multi round-trip
+// request, then reports the answer and the state it carried.
+func confirm() tool.Tool {
+	return tool.Must(tool.New("confirm", "Asks the user to confirm.", func(ctx context.Context, in struct {
+		What string `json:"what"`
+	}) (string, error) {
+		answers := mcptool.InputResponses(ctx)
+		if answers == nil {
+			return "", mcptool.RequestInput(ctx, mcp.InputRequestMap{
+				"ok": &mcp.ElicitParams{Message: "Delete " + in.What + "?",
+					RequestedSchema: json.RawMessage(`{"type":"object","properties":{"sure":{"type":"boolean"}}}`)},
+			}, "asked about "+in.What)
+		}
+		el, ok := answers["ok"].(*mcp.ElicitResult)
+		if !ok {
+			return "", fmt.Errorf("no answer to the confirmation: %v", answers)
+		}
+		return fmt.Sprintf("%s (%s): %v", el.Action, mcptool.RequestState(ctx), el.Content["sure"]), nil
+	}))
+}
+
+// TestServerRequestsInput checks multi round-trip requests in both eras:
+// a 2026-07-28 client (go-sdk's, which fulfills them and calls again) and
+// a 2025-11-25 client (go-sdk's server sends them on the session and
+// calls the tool again), with the tool written once; and a client that
+// did not declare the capability gets MissingRequiredClientCapability.
+func TestServerRequestsInput(t *testing.T) {
+	srv := mcptool.NewServer(newRegistry(confirm()))
+	defer srv.Close()
+	for _, era := range eras {
+		t.Run(era, func(t *testing.T) {
+			var asked atomic.Int32
+			cs := connectRaw(t, srv, era, &mcp.ClientOptions{
+				ElicitationHandler: func(_ context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+					asked.Add(1)
+					if req.Params.Message != "Delete cache?" {
+						return nil, fmt.Errorf("unexpected message %q", req.Params.Message)
+					}
+					return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"sure": true}}, nil
+				},
+			})
+			res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "confirm", Arguments: map[string]any{"what": "cache"}})
+			if err != nil || res.IsError {
+				t.Fatalf("CallTool = %+v, %v", res, err)
+			}
+			if got, want := res.Content[0].(*mcp.TextContent).Text, "accept (asked about cache): true"; got != want {
+				t.Errorf("result = %q, want %q", got, want)
+			}
+			if n := asked.Load(); n != 1 {
+				t.Errorf("the client was asked %d times, want once", n)
+			}
+
+			bare := connectRaw(t, srv, era, nil) // declares no elicitation
+			_, err = bare.CallTool(t.Context(), &mcp.CallToolParams{Name: "confirm", Arguments: map[string]any{"what": "cache"}})
+			var rpc *jsonrpc.Error
+			if !errors.As(err, &rpc) || rpc.Code != mcp.CodeMissingRequiredClientCapabilities || !strings.Contains(string(rpc.Data), `"requiredCapabilities":{"elicitation":{}}`) {
+				t.Errorf("CallTool without the capability: %v (data %s), want -32021 naming elicitation", err, dataOf(rpc))
+			}
+		})
+	}
+}
+
+func dataOf(e *jsonrpc.Error) []byte {
+	if e == nil {
+		return nil
+	}
+	return e.Data
+}
+
+// TestRequestInputOutsideMCP checks that a tool asking for input when no
+// MCP client called it gets a plain error, and the MCP helpers report
+// nothing.
+func TestRequestInputOutsideMCP(t *testing.T) {
+	ctx := context.Background()
+	if err := mcptool.RequestInput(ctx, mcp.InputRequestMap{"x": &mcp.ElicitParams{Message: "?"}}, ""); err == nil || errors.Is(err, mcptool.ErrInputRequired) {
+		t.Errorf("RequestInput outside MCP = %v, want a plain error", err)
+	}
+	if mcptool.InputResponses(ctx) != nil || mcptool.RequestState(ctx) != "" || mcptool.Session(ctx) != nil {
+		t.Error("the MCP helpers report something outside a call")
+	}
+	res := newRegistry(confirm()).Execute(ctx, "confirm", json.RawMessage(`{"what":"x"}`))
+	if !res.IsError || !strings.Contains(res.Error, "outside a tools/call") {
+		t.Errorf("confirm called locally = %+v, want a tool error saying why", res)
 	}
 }

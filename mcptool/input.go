@@ -1,0 +1,169 @@
+package mcptool
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// ErrInputRequired is what [RequestInput] returns once it has recorded a
+// request: the tool returns it, and the call is answered with the input
+// requests instead of a result.
+var ErrInputRequired = errors.New("mcptool: the call needs input from the client")
+
+// A MissingCapabilityError is what [RequestInput] returns when the client
+// did not declare a capability the requests need. The tool returns it, and
+// the call is answered with the protocol's MissingRequiredClientCapability
+// error (-32021; HTTP status 400).
+type MissingCapabilityError struct {
+	// Missing names the capabilities, among "sampling", "elicitation" and
+	// "roots", in that order.
+	Missing []string
+}
+
+func (e *MissingCapabilityError) Error() string {
+	return fmt.Sprintf("mcptool: the client did not declare the %s capabilit%s this call needs",
+		strings.Join(e.Missing, " and "), map[bool]string{true: "ies", false: "y"}[len(e.Missing) > 1])
+}
+
+// inputSlot carries a call's input requests and responses between the
+// server's handler and the tool, through the tool's context.
+type inputSlot struct {
+	ss        *mcp.ServerSession
+	responses mcp.InputResponseMap
+	state     string
+
+	mu       sync.Mutex
+	over     bool                // the handler has answered the call
+	requests mcp.InputRequestMap // set by RequestInput
+	next     string              // state for the retry
+	missing  []string            // capabilities the client lacks
+}
+
+type inputKey struct{}
+
+// RequestInput asks the client for input the tool needs to finish the
+// call: a completion from the client's model (*mcp.CreateMessageParams),
+// an answer from its user (*mcp.ElicitParams) or its roots
+// (*mcp.ListRootsParams), under IDs the tool chooses. This is the
+// protocol's multi round-trip request (SEP-2322): the tool returns the
+// error RequestInput gives back, the client fulfills the requests and
+// calls the tool again with the same arguments, and the second call finds
+// the answers with [InputResponses] and state, an opaque string the tool
+// chose to carry between the two calls, with [RequestState]. The client
+// sees state, so it must not hold secrets or anything the tool would trust
+// without checking.
+//
+// A 2026-07-28 client does the round trip itself; for a 2025-11-25 client
+// go-sdk sends the requests on the session and calls the tool again on the
+// server. Either way the tool is written once.
+//
+// RequestInput returns [ErrInputRequired] after recording the requests,
+// a [*MissingCapabilityError] when the client did not declare a
+// capability they need, and an error saying so when ctx does not belong to
+// a tools/call served by this package.
+func RequestInput(ctx context.Context, requests mcp.InputRequestMap, state string) error {
+	slot, _ := ctx.Value(inputKey{}).(*inputSlot)
+	if slot == nil {
+		return errors.New("mcptool: RequestInput outside a tools/call served by mcptool")
+	}
+	if len(requests) == 0 {
+		return errors.New("mcptool: RequestInput with no requests")
+	}
+	missing := missingCapabilities(slot.ss, requests)
+	slot.mu.Lock()
+	defer slot.mu.Unlock()
+	switch {
+	case slot.over:
+		return errors.New("mcptool: RequestInput after the call was answered")
+	case len(missing) > 0:
+		slot.missing = missing
+		return &MissingCapabilityError{Missing: missing}
+	}
+	slot.requests, slot.next = requests, state
+	return ErrInputRequired
+}
+
+// InputResponses returns the client's answers to the requests a previous
+// call made with [RequestInput], by the IDs it gave them, or nil on a
+// first call. An answer is an *mcp.CreateMessageWithToolsResult (or
+// *mcp.CreateMessageResult), an *mcp.ElicitResult or an
+// *mcp.ListRootsResult.
+func InputResponses(ctx context.Context) mcp.InputResponseMap {
+	if slot, _ := ctx.Value(inputKey{}).(*inputSlot); slot != nil {
+		return slot.responses
+	}
+	return nil
+}
+
+// RequestState returns the state a previous call passed to
+// [RequestInput], as the client sent it back, or "".
+func RequestState(ctx context.Context) string {
+	if slot, _ := ctx.Value(inputKey{}).(*inputSlot); slot != nil {
+		return slot.state
+	}
+	return ""
+}
+
+// missingCapabilities lists the capabilities requests need that the
+// client of ss did not declare.
+func missingCapabilities(ss *mcp.ServerSession, requests mcp.InputRequestMap) []string {
+	var caps *mcp.ClientCapabilities
+	if ss != nil {
+		if p := ss.InitializeParams(); p != nil {
+			caps = p.Capabilities
+		}
+	}
+	if caps == nil {
+		caps = &mcp.ClientCapabilities{}
+	}
+	need := map[string]bool{}
+	for _, r := range requests {
+		switch r.(type) {
+		case *mcp.CreateMessageParams, *mcp.CreateMessageWithToolsParams:
+			need["sampling"] = caps.Sampling == nil
+		case *mcp.ElicitParams:
+			need["elicitation"] = caps.Elicitation == nil
+		case *mcp.ListRootsParams:
+			need["roots"] = caps.RootsV2 == nil
+		}
+	}
+	var missing []string
+	for _, name := range []string{"sampling", "elicitation", "roots"} {
+		if need[name] {
+			missing = append(missing, name)
+		}
+	}
+	return missing
+}
+
+// answer turns what a tool recorded with RequestInput into the answer
+// to its tools/call, or returns nil, nil when it recorded nothing. Later
+// calls of RequestInput fail.
+func (slot *inputSlot) answer() (*mcp.CallToolResult, error) {
+	slot.mu.Lock()
+	defer slot.mu.Unlock()
+	slot.over = true
+	switch {
+	case len(slot.missing) > 0:
+		// Written by hand: mcp.ClientCapabilities always marshals roots.
+		required := map[string]struct{}{}
+		for _, m := range slot.missing {
+			required[m] = struct{}{}
+		}
+		data, err := json.Marshal(map[string]any{"requiredCapabilities": required})
+		if err != nil {
+			return nil, err
+		}
+		return nil, &jsonrpc.Error{Code: mcp.CodeMissingRequiredClientCapabilities, Message: (&MissingCapabilityError{Missing: slot.missing}).Error(), Data: data}
+	case slot.requests != nil:
+		return &mcp.CallToolResult{InputRequests: slot.requests, RequestState: slot.next}, nil
+	}
+	return nil, nil
+}
