@@ -142,3 +142,55 @@ func ExampleSession() {
 	// Output:
 	// summary: short.
 }
+
+// A tool asks the client's user to confirm before it acts, with a multi
+// round-trip request: the first call returns the request, the client
+// answers it and calls again, and the second call reads the answer. The
+// client here is go-sdk's, which does the round trip by itself.
+func ExampleRequestInput() {
+	ctx := context.Background()
+	deleteFile := tool.Must(tool.New("delete_file", "Deletes a file after the user confirms.",
+		func(ctx context.Context, in struct {
+			Path string `json:"path"`
+		}) (string, error) {
+			answers := mcptool.InputResponses(ctx)
+			if answers == nil {
+				return "", mcptool.RequestInput(ctx, mcp.InputRequestMap{
+					"confirm": &mcp.ElicitParams{Message: "Delete " + in.Path + "?",
+						RequestedSchema: json.RawMessage(`{"type":"object","properties":{}}`)},
+				}, "")
+			}
+			if el, _ := answers["confirm"].(*mcp.ElicitResult); el == nil || el.Action != "accept" {
+				return in.Path + " kept", nil
+			}
+			return in.Path + " deleted", nil
+		}))
+	reg := tool.NewRegistry()
+	if err := reg.Register(deleteFile); err != nil {
+		log.Fatal(err)
+	}
+	srv := mcptool.NewServer(reg)
+	defer srv.Close()
+	clientT, serverT := mcp.NewInMemoryTransports()
+	go srv.Run(ctx, serverT)
+
+	client := mcp.NewClient(&mcp.Implementation{Name: "example", Version: "1"}, &mcp.ClientOptions{
+		ElicitationHandler: func(_ context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+			fmt.Println("user asked:", req.Params.Message)
+			return &mcp.ElicitResult{Action: "accept"}, nil
+		},
+	})
+	cs, err := client.Connect(ctx, clientT, nil)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer cs.Close()
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "delete_file", Arguments: map[string]any{"path": "/tmp/old.log"}})
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(res.Content[0].(*mcp.TextContent).Text)
+	// Output:
+	// user asked: Delete /tmp/old.log?
+	// /tmp/old.log deleted
+}
