@@ -172,22 +172,18 @@ func compilePattern(p string) (*regexp.Regexp, error) {
 	return re, nil
 }
 
-// countTags are the tags holding counts, in the order parseTags reads
-// them.
-var countTags = [...]string{"minLength", "maxLength", "minItems", "maxItems", "minProperties", "maxProperties"}
-
-// countTag reads the count tag name: its value, whether it is there, and
-// an error when it is not a whole number ≥ 0.
-func countTag(tag *tagSet, name string) (int, bool, error) {
+// countTag reads the count tag name, or returns absent when the field
+// has no such tag; a value that is not a whole number ≥ 0 is an error.
+func countTag(tag *tagSet, name string, absent int) (int, error) {
 	v, ok := tag.Lookup(name)
 	if !ok {
-		return 0, false, nil
+		return absent, nil
 	}
 	n, err := strconv.Atoi(v)
 	if err != nil || n < 0 {
-		return 0, false, fmt.Errorf("%s tag %q: want a whole number ≥ 0", name, v)
+		return absent, fmt.Errorf("%s tag %q: want a whole number ≥ 0", name, v)
 	}
-	return n, true, nil
+	return n, nil
 }
 
 // parsedTags are the tags parseTags reads; a field with none of them (as
@@ -272,27 +268,25 @@ func parseTags(tag *tagSet) (constraints, error) {
 	if c.min != nil && c.max != nil && (c.min.v > c.max.v || c.min.v == c.max.v && (c.min.exclusive || c.max.exclusive)) {
 		return c, fmt.Errorf("the minimum %s is above the maximum %s: no value is allowed", c.min.text, c.max.text)
 	}
-	for i, name := range countTags {
-		n, ok, e := countTag(tag, name)
-		if e != nil {
-			return c, e
-		}
-		if ok {
-			switch i {
-			case 0:
-				c.minLength = n
-			case 1:
-				c.maxLength = n
-			case 2:
-				c.minItems = n
-			case 3:
-				c.maxItems = n
-			case 4:
-				c.minProps = n
-			case 5:
-				c.maxProps = n
-			}
-		}
+	// One call per tag, not a loop over pointers into c, which would
+	// move c to the heap.
+	if c.minLength, err = countTag(tag, "minLength", c.minLength); err != nil {
+		return c, err
+	}
+	if c.maxLength, err = countTag(tag, "maxLength", c.maxLength); err != nil {
+		return c, err
+	}
+	if c.minItems, err = countTag(tag, "minItems", c.minItems); err != nil {
+		return c, err
+	}
+	if c.maxItems, err = countTag(tag, "maxItems", c.maxItems); err != nil {
+		return c, err
+	}
+	if c.minProps, err = countTag(tag, "minProperties", c.minProps); err != nil {
+		return c, err
+	}
+	if c.maxProps, err = countTag(tag, "maxProperties", c.maxProps); err != nil {
+		return c, err
 	}
 	if c.minLength > c.maxLength && c.maxLength >= 0 || c.minItems > c.maxItems && c.maxItems >= 0 || c.minProps > c.maxProps && c.maxProps >= 0 {
 		return c, fmt.Errorf("a min… tag is above its max… tag: no value is allowed")
