@@ -28,8 +28,11 @@ type MissingCapabilityError struct {
 }
 
 func (e *MissingCapabilityError) Error() string {
-	return fmt.Sprintf("mcptool: the client did not declare the %s capabilit%s this call needs",
-		strings.Join(e.Missing, " and "), map[bool]string{true: "ies", false: "y"}[len(e.Missing) > 1])
+	noun := "capability"
+	if len(e.Missing) > 1 {
+		noun = "capabilities"
+	}
+	return fmt.Sprintf("mcptool: the client did not declare the %s %s this call needs", strings.Join(e.Missing, " and "), noun)
 }
 
 // inputSlot carries a call's input requests and responses between the
@@ -43,7 +46,7 @@ type inputSlot struct {
 	over     bool                // the handler has answered the call
 	requests mcp.InputRequestMap // set by RequestInput
 	next     string              // state for the retry
-	missing  []string            // capabilities the client lacks
+	missing  *MissingCapabilityError
 }
 
 type inputKey struct{}
@@ -83,8 +86,8 @@ func RequestInput(ctx context.Context, requests mcp.InputRequestMap, state strin
 	case slot.over:
 		return errors.New("mcptool: RequestInput after the call was answered")
 	case len(missing) > 0:
-		slot.missing = missing
-		return &MissingCapabilityError{Missing: missing}
+		slot.missing = &MissingCapabilityError{Missing: missing}
+		return slot.missing
 	}
 	slot.requests, slot.next = requests, state
 	return ErrInputRequired
@@ -123,21 +126,24 @@ func missingCapabilities(ss *mcp.ServerSession, requests mcp.InputRequestMap) []
 	if caps == nil {
 		caps = &mcp.ClientCapabilities{}
 	}
-	need := map[string]bool{}
+	var sampling, elicitation, roots bool
 	for _, r := range requests {
 		switch r.(type) {
 		case *mcp.CreateMessageParams, *mcp.CreateMessageWithToolsParams:
-			need["sampling"] = caps.Sampling == nil
+			sampling = caps.Sampling == nil
 		case *mcp.ElicitParams:
-			need["elicitation"] = caps.Elicitation == nil
+			elicitation = caps.Elicitation == nil
 		case *mcp.ListRootsParams:
-			need["roots"] = caps.RootsV2 == nil
+			roots = caps.RootsV2 == nil
 		}
 	}
 	var missing []string
-	for _, name := range []string{"sampling", "elicitation", "roots"} {
-		if need[name] {
-			missing = append(missing, name)
+	for _, m := range []struct {
+		name    string
+		missing bool
+	}{{"sampling", sampling}, {"elicitation", elicitation}, {"roots", roots}} {
+		if m.missing {
+			missing = append(missing, m.name)
 		}
 	}
 	return missing
@@ -151,17 +157,17 @@ func (slot *inputSlot) answer() (*mcp.CallToolResult, error) {
 	defer slot.mu.Unlock()
 	slot.over = true
 	switch {
-	case len(slot.missing) > 0:
+	case slot.missing != nil:
 		// Written by hand: mcp.ClientCapabilities always marshals roots.
 		required := map[string]struct{}{}
-		for _, m := range slot.missing {
+		for _, m := range slot.missing.Missing {
 			required[m] = struct{}{}
 		}
 		data, err := json.Marshal(map[string]any{"requiredCapabilities": required})
 		if err != nil {
 			return nil, err
 		}
-		return nil, &jsonrpc.Error{Code: mcp.CodeMissingRequiredClientCapabilities, Message: (&MissingCapabilityError{Missing: slot.missing}).Error(), Data: data}
+		return nil, &jsonrpc.Error{Code: mcp.CodeMissingRequiredClientCapabilities, Message: slot.missing.Error(), Data: data}
 	case slot.requests != nil:
 		return &mcp.CallToolResult{InputRequests: slot.requests, RequestState: slot.next}, nil
 	}
