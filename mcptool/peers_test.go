@@ -837,12 +837,3 @@ func failedChecks(t *testing.T, dir string) []string {
 	}
 	return ids
 }
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
-}
