@@ -115,25 +115,12 @@ func ExampleSession() {
 			}
 			return "summary: " + res.Content.(*mcp.TextContent).Text, nil
 		}))
-	reg := tool.NewRegistry()
-	if err := reg.Register(summarize); err != nil {
-		log.Fatal(err)
-	}
-	srv := mcptool.NewServer(reg)
-	defer srv.Close()
-	clientT, serverT := mcp.NewInMemoryTransports()
-	go srv.Run(ctx, serverT)
-
-	client := mcp.NewClient(&mcp.Implementation{Name: "example", Version: "1"}, &mcp.ClientOptions{
+	cs, stop := serveInMemory(ctx, summarize, "2025-11-25", &mcp.ClientOptions{
 		CreateMessageHandler: func(_ context.Context, req *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
 			return &mcp.CreateMessageResult{Role: "assistant", Model: "fixed", Content: &mcp.TextContent{Text: "short."}}, nil
 		},
 	})
-	cs, err := client.Connect(ctx, clientT, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
-	if err != nil {
-		log.Fatal(err)
-	}
-	defer cs.Close()
+	defer stop()
 	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "summarize", Arguments: map[string]any{"text": "a long story"}})
 	if err != nil {
 		log.Fatal(err)
@@ -165,26 +152,13 @@ func ExampleRequestInput() {
 			}
 			return in.Path + " deleted", nil
 		}))
-	reg := tool.NewRegistry()
-	if err := reg.Register(deleteFile); err != nil {
-		log.Fatal(err)
-	}
-	srv := mcptool.NewServer(reg)
-	defer srv.Close()
-	clientT, serverT := mcp.NewInMemoryTransports()
-	go srv.Run(ctx, serverT)
-
-	client := mcp.NewClient(&mcp.Implementation{Name: "example", Version: "1"}, &mcp.ClientOptions{
+	cs, stop := serveInMemory(ctx, deleteFile, "", &mcp.ClientOptions{
 		ElicitationHandler: func(_ context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
 			fmt.Println("user asked:", req.Params.Message)
 			return &mcp.ElicitResult{Action: "accept"}, nil
 		},
 	})
-	cs, err := client.Connect(ctx, clientT, nil)
-	if err != nil {
-		log.Fatal(err)
-	}
-	defer cs.Close()
+	defer stop()
 	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "delete_file", Arguments: map[string]any{"path": "/tmp/old.log"}})
 	if err != nil {
 		log.Fatal(err)
@@ -193,4 +167,24 @@ func ExampleRequestInput() {
 	// Output:
 	// user asked: Delete /tmp/old.log?
 	// /tmp/old.log deleted
+}
+
+// serveInMemory serves t with a Server over an in-memory pipe, as
+// ExampleNewServer does step by step, and returns a go-sdk client session
+// on it (protocol version "" means the newest) and a function that closes
+// both.
+func serveInMemory(ctx context.Context, t tool.Tool, version string, opts *mcp.ClientOptions) (*mcp.ClientSession, func()) {
+	reg := tool.NewRegistry()
+	if err := reg.Register(t); err != nil {
+		log.Fatal(err)
+	}
+	srv := mcptool.NewServer(reg)
+	clientT, serverT := mcp.NewInMemoryTransports()
+	go srv.Run(ctx, serverT)
+	client := mcp.NewClient(&mcp.Implementation{Name: "example", Version: "1"}, opts)
+	cs, err := client.Connect(ctx, clientT, &mcp.ClientSessionOptions{ProtocolVersion: version})
+	if err != nil {
+		log.Fatal(err)
+	}
+	return cs, func() { cs.Close(); srv.Close() }
 }
