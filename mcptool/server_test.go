@@ -512,22 +512,32 @@ func TestServerTalksToClient(t *testing.T) {
 		t.Fatal(err)
 	}
 	call()
+	// Only one message was at or above info; messages from the first
+	// call, before any level was set, must not have been sent.
+	p := onlyOne(t, logs, "log message after the client set a level")
+	data, _ := json.Marshal(p.Data)
+	if p.Logger != "asker" || p.Level != "info" || !strings.Contains(string(data), `"msg":"asking","step":1`) {
+		t.Errorf("log message = logger %q level %q data %s", p.Logger, p.Level, data)
+	}
+}
+
+// onlyOne returns the first value on ch, failing the test when none comes
+// within the wait bound, and reports any other that follows it within
+// 50 ms.
+func onlyOne[T any](t *testing.T, ch <-chan T, what string) T {
+	t.Helper()
+	var first T
 	select {
-	case p := <-logs:
-		data, _ := json.Marshal(p.Data)
-		if p.Logger != "asker" || p.Level != "info" || !strings.Contains(string(data), `"msg":"asking","step":1`) {
-			t.Errorf("log message = logger %q level %q data %s", p.Logger, p.Level, data)
-		}
+	case first = <-ch:
 	case <-time.After(wait):
-		t.Fatal("no log message after the client set a level")
+		t.Fatalf("no %s", what)
 	}
 	select {
-	case p := <-logs:
-		// Only one message was at or above info; messages from the
-		// first call, before any level was set, must not have been sent.
-		t.Errorf("unexpected log message %+v", p)
+	case v := <-ch:
+		t.Errorf("unexpected second %s: %+v", what, v)
 	case <-time.After(50 * time.Millisecond):
 	}
+	return first
 }
 
 // TestServerLogsPerRequest checks logging in the 2026-07-28 protocol,
@@ -554,18 +564,8 @@ func TestServerLogsPerRequest(t *testing.T) {
 			t.Fatalf("CallTool = %+v, %v", res, err)
 		}
 	}
-	select {
-	case got := <-logs:
-		if got != "warning" {
-			t.Errorf("log level = %q, want warning", got)
-		}
-	case <-time.After(wait):
-		t.Fatal("no log message for the request that set a level")
-	}
-	select {
-	case got := <-logs:
-		t.Errorf("unexpected log message at %q", got)
-	case <-time.After(50 * time.Millisecond):
+	if got := onlyOne(t, logs, "log message for the request that set a level"); got != "warning" {
+		t.Errorf("log level = %q, want warning", got)
 	}
 }
 
