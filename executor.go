@@ -153,14 +153,22 @@ func (r *Registry) call0(ctx context.Context, c Call) (Result, error) {
 // DependsOn). "$output" is reserved: an object with that key and anything
 // but a non-empty string ID and an optional string "pointer" gives the
 // call a [KindInvalidArguments] result, as does a pointer that selects
-// nothing.
+// nothing. Substitution is bounded by the registry's argument limit (see
+// [WithArgumentLimits]): it stops, with a [KindInvalidArguments] result
+// naming the call and the limit, as soon as the arguments would grow past
+// the limit, or once the call's references have read more than 32 times
+// the limit of other calls' outputs (a reference reads an output from its
+// start to the end of the value its pointer selects). Arguments already
+// over the limit are not searched for references; the call is refused as
+// too large.
 //
-// Errors: Run checks the dependency graph before anything runs. A
-// duplicate ID, a dependency on an empty or unknown ID, or a cycle makes
-// Run return an error wrapping [ErrInvalidBatch] that names the problem
-// (for a cycle, its IDs); no call runs, and every outcome carries that
-// error as a [KindInvalidArguments] result, so that each call can still be
-// answered.
+// Errors: Run checks the dependency graph before anything runs, in time
+// linear in the size of the batch. A duplicate ID, a dependency on an
+// empty or unknown ID, or a cycle makes Run return an error wrapping
+// [ErrInvalidBatch] that names the problem (the first one found, in call
+// order; for a cycle, its IDs; IDs longer than 64 bytes are shortened); no
+// call runs, and every outcome carries that error as a
+// [KindInvalidArguments] result, so that each call can still be answered.
 //
 // Cancellation: when ctx ends, running calls see their context end, calls
 // not yet started get a [KindCanceled] result without running, and Run
@@ -206,9 +214,9 @@ func (e *Executor) run(ctx context.Context, calls []Call) ([]Outcome, error) {
 	p, err := e.plan(calls)
 	if err != nil {
 		err = fmt.Errorf("%w: %v", ErrInvalidBatch, err)
+		res := errorResult(KindInvalidArguments, "not run: the batch of tool calls was refused: "+err.Error())
 		for i := range out {
-			out[i].Result = errorResult(KindInvalidArguments, fmt.Sprintf("not run: the batch of tool calls was refused: %v", err))
-			out[i].Err = err
+			out[i].Result, out[i].Err = res, err
 		}
 		return out, err
 	}
@@ -216,19 +224,22 @@ func (e *Executor) run(ctx context.Context, calls []Call) ([]Outcome, error) {
 	return out, s.run(ctx)
 }
 
-// plan finds references, checks the graph and reads per-tool limits.
+// plan finds references, checks the graph and reads per-tool limits. It
+// runs in time linear in the size of the batch, and returns at the first
+// unknown ID.
 func (e *Executor) plan(calls []Call) (*plan, error) {
 	n := len(calls)
 	p := &plan{calls: calls, lims: make([]limits, n)}
-	var ids []string
-	var deps [][]string
+	maxArgs := e.reg.cfg.limits.maxBytes
 	hasDeps := false
 	for i := range calls {
 		c := &calls[i]
 		if len(c.DependsOn) > 0 {
 			hasDeps = true
 		}
-		if !bytes.Contains(c.Args, refKey) {
+		// Arguments over the limit are refused when the call runs; their
+		// references are not looked for.
+		if len(c.Args) > maxArgs || !bytes.Contains(c.Args, refKey) {
 			continue
 		}
 		refs, err := findRefs(c.Args)
@@ -244,16 +255,8 @@ func (e *Executor) plan(calls []Call) (*plan, error) {
 		}
 		if p.refs == nil {
 			p.refs = make([][]ref, n)
-			deps = make([][]string, n)
 		}
 		p.refs[i] = refs
-		d := c.DependsOn
-		for _, r := range refs {
-			if !containsString(d, r.id) {
-				d = append(d[:len(d):len(d)], r.id)
-			}
-		}
-		deps[i] = d
 		hasDeps = true
 	}
 	if !hasDeps && n <= 32 {
@@ -261,22 +264,36 @@ func (e *Executor) plan(calls []Call) (*plan, error) {
 		for i := 1; i < n; i++ {
 			for j := range i {
 				if id := calls[i].ID; id != "" && id == calls[j].ID {
-					return nil, fmt.Errorf("duplicate call ID %q (calls #%d and #%d)", id, j, i)
+					return nil, fmt.Errorf("duplicate call ID %s (calls #%d and #%d)", dag.Quote(id), j, i)
 				}
 			}
 		}
 	} else {
-		ids = make([]string, n)
-		if deps == nil {
-			deps = make([][]string, n)
-		}
+		ids := make([]string, n)
 		for i := range calls {
 			ids[i] = calls[i].ID
-			if deps[i] == nil {
-				deps[i] = calls[i].DependsOn
+		}
+		b, err := dag.NewBuilder(ids)
+		if err != nil {
+			return nil, err
+		}
+		for i := range calls {
+			for _, id := range calls[i].DependsOn {
+				if _, err := b.Add(i, id); err != nil {
+					return nil, err
+				}
+			}
+			if p.refs == nil {
+				continue
+			}
+			for k := range p.refs[i] {
+				r := &p.refs[i][k]
+				if r.call, err = b.Add(i, r.id); err != nil {
+					return nil, err
+				}
 			}
 		}
-		g, err := dag.Build(ids, deps)
+		g, err := b.Graph()
 		if err != nil {
 			return nil, err
 		}
@@ -302,15 +319,6 @@ func limitsOf(o Options) limits {
 	}
 	l.max = max(l.max, 0)
 	return l
-}
-
-func containsString(s []string, v string) bool {
-	for _, x := range s {
-		if x == v {
-			return true
-		}
-	}
-	return false
 }
 
 // scheduler runs one batch. There is no dispatcher goroutine: the
@@ -561,7 +569,7 @@ func callName(calls []Call, i int) string {
 	if calls[i].ID == "" {
 		return "call #" + strconv.Itoa(i)
 	}
-	return strconv.Quote(calls[i].ID)
+	return dag.Quote(calls[i].ID)
 }
 
 // cancelLocked gives every call not yet started a canceled outcome; no
@@ -610,7 +618,7 @@ func (e *Executor) exec(ctx context.Context, p *plan, i int, out []Outcome) {
 		return
 	}
 	if p.refs != nil && p.refs[i] != nil {
-		args, aerr := substitute(i, c, p, out)
+		args, aerr := substitute(i, p, out, e.reg.cfg.limits.maxBytes)
 		if aerr != nil {
 			res, err = errorResult(KindInvalidArguments, aerr.Error()), aerr
 			return

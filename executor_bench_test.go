@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"runtime"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -309,4 +310,37 @@ func (g *gateTool) Execute(ctx context.Context, _ json.RawMessage) (tool.Result,
 		return tool.Result{}, ctx.Err()
 	}
 	return tool.Result{Output: "ok"}, nil
+}
+
+// BenchmarkExecutorPlanScaling runs each batch shape of TestPlanLinear
+// (one call that refers to, or depends on, n others) at n = 1,000 and
+// n = 16,000 references, and reports the time per reference of each (the
+// fastest of the b.N runs, as the machine may be busy) and their ratio
+// (x_per_ref: 1 when planning is linear, 16 when quadratic):
+//
+//	go test -run '^$' -bench 'PlanScaling' -benchtime 5x .
+func BenchmarkExecutorPlanScaling(b *testing.B) {
+	reg := benchRegistry(b, fixedTool{name: "fixed", output: `{"v":1}`, structured: true})
+	ex := tool.NewExecutor(reg)
+	for _, tt := range planShapes {
+		b.Run(strings.ReplaceAll(tt.name, " ", "_"), func(b *testing.B) {
+			const small, large = 1000, 16000
+			batches := [2][]tool.Call{tt.batch(small), tt.batch(large)}
+			fastest := [2]time.Duration{time.Hour, time.Hour}
+			for b.Loop() {
+				for k, calls := range batches {
+					start := time.Now()
+					outs, _ := ex.Run(context.Background(), calls)
+					fastest[k] = min(fastest[k], time.Since(start))
+					if len(outs) != len(calls) {
+						b.Fatalf("%d outcomes for %d calls", len(outs), len(calls))
+					}
+				}
+			}
+			perRef := [2]float64{float64(fastest[0]) / small, float64(fastest[1]) / large}
+			b.ReportMetric(perRef[0], "ns/ref_1k")
+			b.ReportMetric(perRef[1], "ns/ref_16k")
+			b.ReportMetric(perRef[1]/perRef[0], "x_per_ref")
+		})
+	}
 }
