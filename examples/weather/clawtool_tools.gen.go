@@ -71,16 +71,17 @@ func NewConvertTemperatureTool(opts ...tool.Option) tool.Tool {
 }
 
 // RegisterTools registers the tools made from the package's clawtool:tool
-// functions in r: get_weather, convert_temperature. A tool already
-// registered under the same name is replaced, as with
-// [tool.Registry.Register]. RegisterTools stops at the first error and
-// returns it; the tools registered before it stay.
+// functions in r: get_weather, convert_temperature. It never replaces a
+// tool r already has: it registers with [tool.Registry.RegisterUnique], so
+// a name already taken is an error wrapping [tool.ErrDuplicate] that names
+// the tool. RegisterTools stops at the first error and returns it; the
+// tools registered before it stay.
 func RegisterTools(r *tool.Registry) error {
 	for _, t := range []tool.Tool{
 		NewGetWeatherTool(),
 		NewConvertTemperatureTool(),
 	} {
-		if err := r.Register(t); err != nil {
+		if err := r.RegisterUnique(t); err != nil {
 			return err
 		}
 	}
