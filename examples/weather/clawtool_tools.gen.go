@@ -44,7 +44,7 @@ type getWeatherArgs struct {
 // passed on to tool.New. It panics if tool.New refuses the tool, as it may
 // for a default that the parameter's type does not accept.
 func NewGetWeatherTool(opts ...tool.Option) tool.Tool {
-	return tool.Must(tool.New("get_weather", "GetWeather reports the current weather in a city.",
+	return tool.Must(tool.New("get_weather", "Reports the current weather in a city.",
 		func(ctx context.Context, args getWeatherArgs) (Report, error) {
 			return GetWeather(ctx, args.City, args.Unit)
 		}, opts...))
@@ -64,7 +64,7 @@ type convertTemperatureArgs struct {
 // refuses the tool, as it may for a default that the parameter's type does
 // not accept.
 func NewConvertTemperatureTool(opts ...tool.Option) tool.Tool {
-	return tool.Must(tool.New("convert_temperature", "ConvertTemperature converts a temperature between units, rounded to a tenth of a degree.",
+	return tool.Must(tool.New("convert_temperature", "Converts a temperature between units, rounded to a tenth of a degree.",
 		func(_ context.Context, args convertTemperatureArgs) (float64, error) {
 			return ConvertTemperature(args.Value, args.From, args.To)
 		}, opts...))

@@ -87,8 +87,8 @@ func TestGeneratedToolDescriptions(t *testing.T) {
 		name string
 		desc string
 	}{
-		{NewGetWeatherTool(), "get_weather", "GetWeather reports the current weather in a city."},
-		{NewConvertTemperatureTool(), "convert_temperature", "ConvertTemperature converts a temperature between units, rounded to a tenth of a degree."},
+		{NewGetWeatherTool(), "get_weather", "Reports the current weather in a city."},
+		{NewConvertTemperatureTool(), "convert_temperature", "Converts a temperature between units, rounded to a tenth of a degree."},
 	} {
 		if got := tt.tool.Name(); got != tt.name {
 			t.Errorf("Name() = %q, want %q", got, tt.name)
