@@ -231,35 +231,14 @@ func (e *Executor) plan(calls []Call) (*plan, error) {
 	n := len(calls)
 	p := &plan{calls: calls, lims: make([]limits, n)}
 	maxArgs := e.reg.cfg.limits.maxBytes
-	hasDeps := false
-	for i := range calls {
-		c := &calls[i]
-		if len(c.DependsOn) > 0 {
-			hasDeps = true
-		}
-		// Arguments over the limit are refused when the call runs; their
-		// references are not looked for.
-		if len(c.Args) > maxArgs || !bytes.Contains(c.Args, refKey) {
-			continue
-		}
-		refs, err := findRefs(c.Args)
-		if err != nil {
-			if p.refErr == nil {
-				p.refErr = make([]error, n)
-			}
-			p.refErr[i] = &ArgumentError{Tool: c.Name, Args: shortenArgs(c.Args), Violations: []Violation{err.(refError).v}}
-			continue
-		}
-		if len(refs) == 0 {
-			continue
-		}
-		if p.refs == nil {
-			p.refs = make([][]ref, n)
-		}
-		p.refs[i] = refs
-		hasDeps = true
+	// mayRefer reports whether c's arguments may hold references. Arguments
+	// over the limit are refused when the call runs; they are not searched.
+	mayRefer := func(c *Call) bool { return len(c.Args) <= maxArgs && bytes.Contains(c.Args, refKey) }
+	needGraph := n > 32
+	for i := 0; i < n && !needGraph; i++ {
+		needGraph = len(calls[i].DependsOn) > 0 || mayRefer(&calls[i])
 	}
-	if !hasDeps && n <= 32 {
+	if !needGraph {
 		// Only duplicate IDs can be wrong; small batches need no map.
 		for i := 1; i < n; i++ {
 			for j := range i {
@@ -277,21 +256,41 @@ func (e *Executor) plan(calls []Call) (*plan, error) {
 		if err != nil {
 			return nil, err
 		}
+		// Each call's dependencies are checked before the next call is
+		// read, so that an unknown ID ends planning at once.
+		hasDeps := false
 		for i := range calls {
-			for _, id := range calls[i].DependsOn {
+			c := &calls[i]
+			for _, id := range c.DependsOn {
 				if _, err := b.Add(i, id); err != nil {
+					return nil, err
+				}
+				hasDeps = true
+			}
+			if !mayRefer(c) {
+				continue
+			}
+			refs, err := findRefs(c.Args)
+			if err != nil {
+				if p.refErr == nil {
+					p.refErr = make([]error, n)
+				}
+				p.refErr[i] = &ArgumentError{Tool: c.Name, Args: shortenArgs(c.Args), Violations: []Violation{err.(refError).v}}
+				continue
+			}
+			if len(refs) == 0 {
+				continue
+			}
+			for k := range refs {
+				if refs[k].call, err = b.Add(i, refs[k].id); err != nil {
 					return nil, err
 				}
 			}
 			if p.refs == nil {
-				continue
+				p.refs = make([][]ref, n)
 			}
-			for k := range p.refs[i] {
-				r := &p.refs[i][k]
-				if r.call, err = b.Add(i, r.id); err != nil {
-					return nil, err
-				}
-			}
+			p.refs[i] = refs
+			hasDeps = true
 		}
 		g, err := b.Graph()
 		if err != nil {

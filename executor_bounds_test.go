@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"runtime"
 	"strings"
 	"testing"
@@ -72,6 +73,18 @@ var planShapes = []struct {
 		refs := refList(n, func(k int) string { return fmt.Sprintf(`{"$output":"c%d","pointer":"/v"}`, k) })
 		return append(calls, tool.Call{ID: "sink", Name: "fixed", Args: json.RawMessage(`{"x":` + refs + `}`)})
 	}},
+	{"fan-in through DependsOn", func(n int) []tool.Call {
+		calls := make([]tool.Call, n, n+1)
+		deps := make([]string, 0, 2*n)
+		for k := range calls {
+			calls[k] = tool.Call{ID: fmt.Sprintf("c%d", k), Name: "fixed"}
+			deps = append(deps, calls[k].ID)
+		}
+		for k := range calls { // each again, in reverse: repeats count once
+			deps = append(deps, calls[n-1-k].ID)
+		}
+		return append(calls, tool.Call{ID: "sink", Name: "fixed", DependsOn: deps})
+	}},
 	{"fan-in through DependsOn and references", func(n int) []tool.Call {
 		calls := make([]tool.Call, n, n+1)
 		deps := make([]string, n)
@@ -117,16 +130,41 @@ func TestPlanLinear(t *testing.T) {
 }
 
 // TestRunFirstUnknownID checks that a refused batch names the first
-// unknown ID of the first call that has one.
+// unknown ID, in call order and, within a call, DependsOn before
+// references, and that planning stops there: the references of later
+// calls are not read.
 func TestRunFirstUnknownID(t *testing.T) {
-	refs := refList(5000, func(k int) string { return fmt.Sprintf(`{"$output":"u%d"}`, k) })
-	calls := []tool.Call{
-		{ID: "a", Name: "fixed"},
-		{ID: "b", Name: "fixed", DependsOn: []string{"a", "u-dep"}, Args: json.RawMessage(`{"x":` + refs + `}`)},
-	}
-	_, err := tool.NewExecutor(tool.NewRegistry()).Run(t.Context(), calls)
-	if want := `invalid batch: "b" depends on "u-dep", which is not in the batch`; err == nil || err.Error() != want {
-		t.Fatalf("Run error = %v, want %q", err, want)
+	refs := json.RawMessage(`{"x":` + refList(20000, func(k int) string { return fmt.Sprintf(`{"$output":"u%d"}`, k) }) + `}`)
+	for _, tt := range []struct {
+		name  string
+		calls []tool.Call
+		want  string
+	}{
+		{"DependsOn before references", []tool.Call{
+			{ID: "a", Name: "fixed"},
+			{ID: "b", Name: "fixed", DependsOn: []string{"a", "u-dep"}, Args: refs},
+		}, `invalid batch: "b" depends on "u-dep", which is not in the batch`},
+		{"references of one call in order", []tool.Call{
+			{ID: "a", Name: "fixed"},
+			{ID: "b", Name: "fixed", DependsOn: []string{"a"}, Args: refs},
+		}, `invalid batch: "b" depends on "u0", which is not in the batch`},
+		{"later calls are not read", []tool.Call{
+			{ID: "a", Name: "fixed", DependsOn: []string{"u-first"}},
+			{ID: "b", Name: "fixed", Args: refs},
+			{ID: "c", Name: "fixed", Args: refs},
+		}, `invalid batch: "a" depends on "u-first", which is not in the batch`},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			var err error
+			got := allocated(func() { _, err = tool.NewExecutor(tool.NewRegistry()).Run(context.Background(), tt.calls) })
+			if err == nil || err.Error() != tt.want {
+				t.Fatalf("Run error = %v, want %q", err, tt.want)
+			}
+			// Reading the references of one call allocates about 1.5 MB.
+			if tt.name == "later calls are not read" && got > 256<<10 {
+				t.Errorf("refusing the batch allocated %d bytes, want at most 256 KiB: later calls were read", got)
+			}
+		})
 	}
 }
 
@@ -206,5 +244,21 @@ func TestSubstitutionCapped(t *testing.T) {
 				t.Errorf("the batch allocated %d bytes, want at most %d", got, tt.maxAlloc)
 			}
 		})
+	}
+}
+
+// TestSubstitutionNoLimit checks that references still work when the
+// registry's argument limit is as large as an int allows.
+func TestSubstitutionNoLimit(t *testing.T) {
+	reg := tool.NewRegistry(tool.WithArgumentLimits(math.MaxInt, 0))
+	if err := reg.Register(fixedTool{name: "fixed", output: `{"v":1}`, structured: true}); err != nil {
+		t.Fatal(err)
+	}
+	outs, err := tool.NewExecutor(reg).Run(t.Context(), []tool.Call{
+		{ID: "a", Name: "fixed"},
+		{ID: "b", Name: "fixed", Args: json.RawMessage(`{"x":{"$output":"a","pointer":"/v"}}`)},
+	})
+	if err != nil || outs[1].Err != nil {
+		t.Fatalf("Run = %v, outcome %+v; want success", err, outs[1])
 	}
 }

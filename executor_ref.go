@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 
@@ -259,14 +260,18 @@ func substitute(i int, p *plan, out []Outcome, limit int) ([]byte, error) {
 		})
 	}
 	b := make([]byte, 0, min(len(c.Args), limit))
-	budget := readFactor * limit
+	budget := math.MaxInt
+	if limit < math.MaxInt/readFactor {
+		budget = readFactor * limit
+	}
+	maxRead := budget
 	var texts map[int]*outputDoc
 	last := 0
 	for _, r := range p.refs[i] {
 		v, read, err := resolve(r, out[r.call].Result, &texts)
 		if budget -= read; budget < 0 {
 			return nil, fail(r.start, Violation{
-				Expected: fmt.Sprintf("references of call %s that read at most %d bytes of other calls' outputs in all (a pointer reads its output up to the value it selects)", callName(p.calls, i), readFactor*limit),
+				Expected: fmt.Sprintf("references of call %s that read at most %d bytes of other calls' outputs in all (a pointer reads its output up to the value it selects)", callName(p.calls, i), maxRead),
 				Got:      "more by this reference",
 				Hint:     "refer to fewer values",
 			})
