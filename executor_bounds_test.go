@@ -262,3 +262,30 @@ func TestSubstitutionNoLimit(t *testing.T) {
 		t.Fatalf("Run = %v, outcome %+v; want success", err, outs[1])
 	}
 }
+
+// TestLongPointersBounded checks that following a long pointer costs no
+// memory per step: 60 references, each a pointer of 5,000 steps into a
+// deeply nested output.
+func TestLongPointersBounded(t *testing.T) {
+	const depth = 5000
+	deep := strings.Repeat(`{"a":`, depth) + "7" + strings.Repeat("}", depth)
+	reg := tool.NewRegistry()
+	for _, x := range []tool.Tool{fixedTool{name: "src", output: deep, structured: true}, fixedTool{name: "fixed", output: "ok"}} {
+		if err := reg.Register(x); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ref := `{"$output":"src","pointer":"` + strings.Repeat("/a", depth) + `"}`
+	calls := []tool.Call{
+		{ID: "src", Name: "src"},
+		{ID: "sink", Name: "fixed", Args: json.RawMessage(`{"x":` + refList(60, func(int) string { return ref }) + `}`)},
+	}
+	var outs []tool.Outcome
+	got := allocated(func() { outs, _ = tool.NewExecutor(reg).Run(context.Background(), calls) })
+	if o := outs[1]; o.Err != nil {
+		t.Fatalf("sink = %+v, want success", o.Result)
+	}
+	if got > 8<<20 {
+		t.Errorf("the batch allocated %d bytes, want at most 8 MiB", got)
+	}
+}

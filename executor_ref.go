@@ -358,8 +358,9 @@ func marshalString(s string) []byte {
 func pointerGet(doc []byte, ptr string) (v []byte, end int, msg string) {
 	i := jsontext.SkipSpace(doc, 0)
 	rest := ptr
-	walked := ""
+	walked := "" // the part of ptr that has been followed
 	for rest != "" {
+		walked = ptr[:len(ptr)-len(rest)]
 		rest = rest[1:] // the leading '/'
 		tok := rest
 		if k := strings.IndexByte(rest, '/'); k >= 0 {
@@ -391,7 +392,6 @@ func pointerGet(doc []byte, ptr string) (v []byte, end int, msg string) {
 		default:
 			return nil, i, fmt.Sprintf("a %s at %q, which has no members", jsontext.KindName(doc[i]), walkedOrRoot(walked))
 		}
-		walked = shorten(walked+"/"+escapePointer(tok), 200)
 	}
 	end, err := jsontext.SkipValue(doc, i, 0, 10000)
 	if err != nil {
@@ -400,11 +400,13 @@ func pointerGet(doc []byte, ptr string) (v []byte, end int, msg string) {
 	return doc[i:end], end, ""
 }
 
+// walkedOrRoot names, for messages, the part of a pointer followed so
+// far, shortened.
 func walkedOrRoot(p string) string {
 	if p == "" {
 		return "/"
 	}
-	return p
+	return shorten(p, 200)
 }
 
 // memberValue returns the index of the value of member key in the object
