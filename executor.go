@@ -133,9 +133,11 @@ func (r *Registry) call0(ctx context.Context, c Call) (Result, error) {
 //     whose output its arguments refer to, has finished. No goroutine
 //     exists for a call that is waiting.
 //   - A call whose dependency failed does not run; its Result is a
-//     [KindSkipped] error ("skipped: dependency "x" failed: …") and its Err
-//     wraps [ErrSkipped]. When several dependencies failed, the first in
-//     DependsOn order is named.
+//     [KindSkipped] error ("skipped: dependency "x" failed: …", or, when x
+//     was itself skipped, "skipped: dependency "x" did not run because "a"
+//     failed: …", naming the call whose failure started it, with the first
+//     300 bytes of its message) and its Err wraps [ErrSkipped]. When
+//     several dependencies failed, the first in DependsOn order is named.
 //
 // Output passing: wherever a call's Args hold an object with the key
 // "$output", such as
@@ -346,8 +348,9 @@ type scheduler struct {
 	seq      bool  // a sequential call is running
 	assigned []int // calls counted as running, waiting for a worker from head on
 	head     int
-	starting bool  // a helper worker has been started and has not claimed yet
-	stack    []int // scratch space for finish
+	starting bool    // a helper worker has been started and has not claimed yet
+	stack    []int   // scratch space for finish
+	failed   []int32 // for a skipped call, the failed call that caused it; made on the first skip
 	canceled bool
 	idle     chan struct{} // closed once no call runs and none will start
 	isIdle   bool
@@ -544,24 +547,54 @@ func (s *scheduler) finish(i int) {
 }
 
 // skip gives call d a skipped outcome if one of its dependencies failed.
+// A dependency that was itself skipped is named with the call whose
+// failure skipped it, not with its own message, so that messages do not
+// nest along a chain of dependencies.
 func (s *scheduler) skip(d int) bool {
 	for _, j := range s.p.deps[d] {
 		dep := s.out[j]
 		if dep.Err == nil {
 			continue
 		}
-		name := callName(s.p.calls, j)
-		if dep.Result.Kind == KindSkipped {
-			s.out[d].Result = errorResult(KindSkipped, fmt.Sprintf("skipped: dependency %s did not run (%s)", name, dep.Result.Error))
-			s.out[d].Err = fmt.Errorf("%w: dependency %s did not run (%v)", ErrSkipped, name, dep.Err)
-		} else {
-			s.out[d].Result = errorResult(KindSkipped, fmt.Sprintf("skipped: dependency %s failed: %s", name, dep.Result.Error))
-			s.out[d].Err = fmt.Errorf("%w: dependency %s failed: %v", ErrSkipped, name, dep.Err)
+		if s.failed == nil {
+			s.failed = make([]int32, len(s.p.calls))
 		}
+		e := &skipError{dep: callName(s.p.calls, j)}
+		root := j
+		if dep.Result.Kind == KindSkipped {
+			root = int(s.failed[j])
+			e.failed = callName(s.p.calls, root)
+		}
+		s.failed[d] = int32(root)
+		e.cause = s.out[root].Err
+		s.out[d].Result = errorResult(KindSkipped, e.message(shorten(s.out[root].Result.Error, maxSkipCause)))
+		s.out[d].Err = e
 		return true
 	}
 	return false
 }
+
+// maxSkipCause is how many bytes of a failed call's message the results
+// of the calls it skipped repeat.
+const maxSkipCause = 300
+
+// A skipError is the Err of a skipped call. It unwraps to [ErrSkipped].
+type skipError struct {
+	dep    string // the dependency, named for messages
+	failed string // the failed call that skipped dep too, or "" when dep failed itself
+	cause  error  // the failed call's error
+}
+
+func (e *skipError) message(cause string) string {
+	if e.failed == "" {
+		return "skipped: dependency " + e.dep + " failed: " + cause
+	}
+	return "skipped: dependency " + e.dep + " did not run because " + e.failed + " failed: " + cause
+}
+
+func (e *skipError) Error() string { return e.message(e.cause.Error()) }
+
+func (e *skipError) Unwrap() error { return ErrSkipped }
 
 // callName names calls[i] for messages: its quoted ID, or "call #i".
 func callName(calls []Call, i int) string {

@@ -295,3 +295,51 @@ func TestLongPointersBounded(t *testing.T) {
 		t.Errorf("the batch allocated %d bytes, want at most 8 MiB", got)
 	}
 }
+
+// failTool fails every call with a fixed message.
+type failTool struct{ msg string }
+
+func (failTool) Name() string                { return "fail" }
+func (failTool) Description() string         { return "Always fails." }
+func (failTool) Parameters() json.RawMessage { return json.RawMessage(`{"type":"object"}`) }
+func (t failTool) Execute(context.Context, json.RawMessage) (tool.Result, error) {
+	return tool.Result{}, errors.New(t.msg)
+}
+
+// TestSkipChainBounded checks that when the first call of a long chain
+// fails, each skipped call's message names its own dependency and the
+// call that failed, without the messages of the calls between: the
+// outcomes' size grows linearly with the chain, not quadratically.
+func TestSkipChainBounded(t *testing.T) {
+	reg := tool.NewRegistry()
+	for _, x := range []tool.Tool{failTool{msg: "database unreachable " + strings.Repeat("!", 2000)}, fixedTool{name: "fixed", output: "ok"}} {
+		if err := reg.Register(x); err != nil {
+			t.Fatal(err)
+		}
+	}
+	const n = 2000
+	calls := make([]tool.Call, n)
+	calls[0] = tool.Call{ID: "c0", Name: "fail"}
+	for k := 1; k < n; k++ {
+		calls[k] = tool.Call{ID: fmt.Sprintf("c%d", k), Name: "fixed", DependsOn: []string{fmt.Sprintf("c%d", k-1)}}
+	}
+	outs, err := tool.NewExecutor(reg).Run(t.Context(), calls)
+	if err != nil {
+		t.Fatal(err)
+	}
+	total := 0
+	for i, o := range outs {
+		total += len(o.Result.Error)
+		if len(o.Err.Error()) > len(outs[0].Err.Error())+200 {
+			t.Fatalf("outcome %d: Err has %d bytes, more than the failed call's error and a line", i, len(o.Err.Error()))
+		}
+	}
+	if total > n*500 {
+		t.Errorf("the results' messages take %d bytes, want at most %d", total, n*500)
+	}
+	last := outs[n-1]
+	if want := `skipped: dependency "c1998" did not run because "c0" failed: database unreachable !!!`; !strings.HasPrefix(last.Result.Error, want) ||
+		last.Result.Kind != tool.KindSkipped || !errors.Is(last.Err, tool.ErrSkipped) {
+		t.Errorf("last outcome = %.200q (%.200v), want a skipped result starting %q, wrapping ErrSkipped", last.Result.Error, last.Err, want)
+	}
+}
