@@ -343,3 +343,24 @@ func TestSkipChainBounded(t *testing.T) {
 		t.Errorf("last outcome = %.200q (%.200v), want a skipped result starting %q, wrapping ErrSkipped", last.Result.Error, last.Err, want)
 	}
 }
+
+// TestSubstitutionLargeTextNotEncoded checks that a text output too large
+// for the argument limit is refused without being encoded as JSON.
+func TestSubstitutionLargeTextNotEncoded(t *testing.T) {
+	reg := tool.NewRegistry(tool.WithDefaultMaxOutput(-1))
+	for _, x := range []tool.Tool{fixedTool{name: "src", output: strings.Repeat("\x01", 2<<20)}, fixedTool{name: "fixed", output: "ok"}} {
+		if err := reg.Register(x); err != nil {
+			t.Fatal(err)
+		}
+	}
+	calls := []tool.Call{{ID: "src", Name: "src"}, {ID: "sink", Name: "fixed", Args: json.RawMessage(`{"x":{"$output":"src"}}`)}}
+	var outs []tool.Outcome
+	got := allocated(func() { outs, _ = tool.NewExecutor(reg).Run(context.Background(), calls) })
+	if want := "/x: expected arguments of at most 1048576 bytes"; !strings.Contains(outs[1].Result.Error, want) {
+		t.Errorf("sink result = %.300q, want it to contain %q", outs[1].Result.Error, want)
+	}
+	// Encoding would take 12 MiB: each control byte becomes \u0001.
+	if got > 4<<20 {
+		t.Errorf("the batch allocated %d bytes, want at most 4 MiB", got)
+	}
+}

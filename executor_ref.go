@@ -268,7 +268,11 @@ func substitute(i int, p *plan, out []Outcome, limit int) ([]byte, error) {
 	var texts map[int]*outputDoc
 	last := 0
 	for _, r := range p.refs[i] {
-		v, read, err := resolve(r, out[r.call].Result, &texts)
+		res := out[r.call].Result
+		if !r.hasPointer && !hasStructured(res) && len(b)+r.start-last+len(res.Output)+2 > limit {
+			return nil, tooLarge(r.start) // a text output too large to fit even unescaped is not encoded
+		}
+		v, read, err := resolve(r, res, &texts)
 		if budget -= read; budget < 0 {
 			return nil, fail(r.start, Violation{
 				Expected: fmt.Sprintf("references of call %s that read at most %d bytes of other calls' outputs in all (a pointer reads its output up to the value it selects)", callName(p.calls, i), maxRead),
@@ -308,7 +312,7 @@ type outputDoc struct {
 // text outputs prepared so far, by call.
 func resolve(r ref, res Result, texts *map[int]*outputDoc) (v []byte, read int, err *resolveError) {
 	doc := []byte(res.Structured)
-	if len(bytes.TrimSpace(doc)) == 0 {
+	if !hasStructured(res) {
 		if *texts == nil {
 			*texts = make(map[int]*outputDoc)
 		}
@@ -345,6 +349,10 @@ func resolve(r ref, res Result, texts *map[int]*outputDoc) (v []byte, read int, 
 	}
 	return v, read, nil
 }
+
+// hasStructured reports whether res has structured content, which
+// references read instead of its text.
+func hasStructured(res Result) bool { return len(bytes.TrimSpace(res.Structured)) > 0 }
 
 func marshalString(s string) []byte {
 	var b bytes.Buffer
