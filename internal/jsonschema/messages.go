@@ -427,6 +427,10 @@ func (v *validator) unknownProperty(n *node, i, k int32) {
 	v.record(vrec{off: v.tape[k].start, v: Violation{Pointer: v.pointer(), Expected: b.String(), Got: v.got(k+1, false), Hint: hint}})
 }
 
+// maxSuggestKeys bounds the keys of one object that a hint about a
+// missing property compares with its name.
+const maxSuggestKeys = 200
+
 // missing reports that the object at i lacks property name.
 func (v *validator) missing(n *node, i int32, name, expected string) {
 	if !v.room() {
@@ -434,21 +438,16 @@ func (v *validator) missing(n *node, i int32, name, expected string) {
 	}
 	t := &v.tape[i]
 	hint := ""
+	// A key close to the missing name that the schema does not know.
 	var sent []string
-	for k := i + 1; k < t.next; k = v.tape[k+1].next {
-		key := string(v.str(&v.tape[k]))
-		if n.prop([]byte(key)) == nil {
-			sent = append(sent, key)
+	for k := i + 1; k < t.next && len(sent) < maxSuggestKeys; k = v.tape[k+1].next {
+		key := v.str(&v.tape[k])
+		if len(key) <= 2*len(name)+8 && n.prop(key) == nil { // longer keys are not close
+			sent = append(sent, string(key))
 		}
 	}
-	if len(sent) > 0 {
-		// A key close to the missing name that the schema does not know.
-		for _, s := range sent {
-			if best, ok := closest(s, []string{name}); ok && best == name {
-				hint = "rename " + quote(shorten(s, gotWidth)) + " to " + quote(name)
-				break
-			}
-		}
+	if best, ok := closest(name, sent); ok {
+		hint = "rename " + quote(shorten(best, gotWidth)) + " to " + quote(name)
 	}
 	ptr := v.pointer()
 	ptr = string(appendToken([]byte(ptr+"/"), []byte(name)))

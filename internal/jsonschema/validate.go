@@ -3,6 +3,7 @@ package jsonschema
 import (
 	"errors"
 	"fmt"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -68,12 +69,18 @@ func (s *Schema) Validate(data []byte, lim Limits) (out []byte, violations []Vio
 		return nil, nil, &jsontext.SyntaxError{Offset: lim.MaxBytes,
 			Msg: fmt.Sprintf("input is %d bytes, more than the limit of %d", len(data), lim.MaxBytes)}
 	}
+	v := validators.Get().(*validator)
+	defer v.release()
+	return s.validate(v, data, lim)
+}
+
+// validate is Validate with the validator state given, so that tests can
+// read the work it counted.
+func (s *Schema) validate(v *validator, data []byte, lim Limits) (out []byte, violations []Violation, err error) {
 	depth := lim.MaxDepth
 	if depth <= 0 {
 		depth = 64
 	}
-	v := validators.Get().(*validator)
-	defer v.release()
 	v.reset(data, depth)
 	v.fold = s.fold
 	if err := v.parse(); err != nil {
@@ -126,6 +133,35 @@ func validates(n *node, data []byte) bool {
 	v.steps, v.tooMuch = 0, false
 	v.maxSteps = baseSteps + stepsPerNode*len(v.tape)
 	return v.eval(n, 0, false)
+}
+
+// spend charges n steps of work and reports whether the call is still
+// within its budget. Once it is not, every check fails fast and Validate
+// returns ErrTooComplex.
+func (v *validator) spend(n int) bool {
+	v.steps += n
+	if v.steps > v.maxSteps {
+		v.tooMuch = true
+	}
+	return !v.tooMuch
+}
+
+// Work of one regular expression match: a fixed cost for starting the
+// matcher plus one step per few bytes of input, so that many patterns
+// against many keys, or one pattern against long strings, are both
+// charged for what they cost.
+const (
+	matchSteps        = 8
+	matchBytesPerStep = 4
+)
+
+// match reports whether re matches s, charging the work to the budget. It
+// reports false, with v.tooMuch set, when the budget is spent.
+func (v *validator) match(re *regexp.Regexp, s []byte) bool {
+	if !v.spend(matchSteps + len(s)/matchBytesPerStep) {
+		return false
+	}
+	return re.Match(s)
 }
 
 func (v *validator) release() {
@@ -250,12 +286,7 @@ func (v *validator) typeOK(types uint8, t *tnode) bool {
 // eval applies n to the value at tape index i. With rep it records every
 // violation; without it, it stops at the first failure.
 func (v *validator) eval(n *node, i int32, rep bool) bool {
-	v.steps++
-	if v.steps > v.maxSteps {
-		v.tooMuch = true
-		return false
-	}
-	if v.tooMuch {
+	if !v.spend(1) {
 		return false
 	}
 	if n.boolean {
@@ -283,7 +314,9 @@ func (v *validator) eval(n *node, i int32, rep bool) bool {
 			found = found && t.kind == kString
 		} else {
 			for _, e := range n.enum {
-				v.steps++
+				if !v.spend(1) {
+					return false
+				}
 				if v.equal(i, e) {
 					found = true
 					break
@@ -467,6 +500,9 @@ func (v *validator) plausible(m *node, i int32) bool {
 		return true
 	}
 	for k := i + 1; k < t.next; k = v.tape[k+1].next {
+		if !v.spend(1) {
+			return false
+		}
 		pn := m.prop(v.str(&v.tape[k]))
 		if pn == nil {
 			continue
@@ -498,11 +534,8 @@ func (v *validator) stringOK(n *node, t *tnode) bool {
 			return false
 		}
 	}
-	if n.pattern != nil {
-		v.steps += len(s) >> 6
-		if !n.pattern.Match(s) {
-			return false
-		}
+	if n.pattern != nil && !v.match(n.pattern, s) {
+		return false
 	}
 	if n.format != fNone && !checkFormat(n.format, s) {
 		return false
@@ -544,7 +577,11 @@ func (v *validator) numberOK(n *node, t *tnode) bool {
 				return x%m.small == 0
 			}
 		}
-		return isMultiple(parseDecimal(lit, v.nb1), m.d)
+		d := parseDecimal(lit, v.nb1)
+		if !v.spend(multipleWork(d, m.d)) {
+			return false
+		}
+		return isMultiple(d, m.d)
 	}
 	return true
 }
@@ -568,6 +605,9 @@ func (v *validator) object(n *node, i int32, rep bool) bool {
 		foundBig = make([]bool, len(n.required))
 	}
 	for k := i + 1; k < t.next; k = v.tape[k+1].next {
+		if !v.spend(1) {
+			return false
+		}
 		key := v.str(&v.tape[k])
 		if n.required != nil {
 			if r := n.requiredIndex(key); r >= 0 {
@@ -603,8 +643,10 @@ func (v *validator) object(n *node, i int32, rep bool) bool {
 			}
 		}
 		for _, pp := range n.patternProps {
-			v.steps++
-			if !pp.re.Match(key) {
+			if !v.match(pp.re, key) {
+				if v.tooMuch {
+					return false
+				}
 				continue
 			}
 			matched = true
@@ -708,7 +750,9 @@ func (v *validator) object(n *node, i int32, rep bool) bool {
 func (v *validator) member(i int32, name string) int32 {
 	t := &v.tape[i]
 	for k := i + 1; k < t.next; k = v.tape[k+1].next {
-		v.steps++
+		if !v.spend(1) {
+			return -1
+		}
 		if string(v.str(&v.tape[k])) == name {
 			return k + 1
 		}
