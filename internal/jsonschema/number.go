@@ -329,6 +329,11 @@ func numEqual(a, b, buf1, buf2 []byte) bool {
 	return cmpDecimal(parseDecimal(a, buf1), parseDecimal(b, buf2)) == 0
 }
 
+// IsIntegerLiteral reports whether the JSON number lit has an integral
+// value, exactly in decimal (3.0 and 1e2 do; 0.99999999999999999999 does
+// not, though it rounds to 1 as a float64). Its work is linear in len(lit).
+func IsIntegerLiteral(lit []byte) bool { return isIntegerLit(lit) }
+
 // isIntegerLit reports whether a number literal has an integral value.
 func isIntegerLit(lit []byte) bool {
 	for _, c := range lit {

@@ -14,6 +14,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/miniopenclaw/tool/internal/jsonschema"
 	"github.com/miniopenclaw/tool/internal/jsontext"
 	suggestpkg "github.com/miniopenclaw/tool/internal/suggest"
 )
@@ -527,14 +528,7 @@ func parseUint(lit []byte) (uint64, bool) {
 // decimal arithmetic: 3.0 and 1e2 are, 0.99999999999999999999 is not,
 // though it rounds to 1 as a float64.
 func exactInteger(lit []byte) bool {
-	if isDigits(lit) || len(lit) > 1 && lit[0] == '-' && isDigits(lit[1:]) {
-		return true
-	}
-	if len(lit) > 400 {
-		return false
-	}
-	r, ok := new(big.Rat).SetString(string(lit))
-	return ok && r.IsInt()
+	return jsonschema.IsIntegerLiteral(lit)
 }
 
 func isDigits(b []byte) bool {
@@ -570,7 +564,7 @@ func (d *decoder) checkNumberValue(u *use, f float64, lit []byte, i, next int, e
 		d.violate(expect(u), value(d.data[i:next]), "")
 		return false
 	}
-	if c.multipleOf > 0 && !isMultiple(lit, c.multipleOfRat) {
+	if c.multipleOf > 0 && !isMultiple(lit, c.multipleOfLit) {
 		d.violate(expect(u), value(d.data[i:next]), "")
 		return false
 	}
@@ -579,16 +573,10 @@ func (d *decoder) checkNumberValue(u *use, f float64, lit []byte, i, next int, e
 
 // isMultiple reports whether the number written lit is a multiple of m,
 // in exact decimal arithmetic as JSON Schema asks (0.3 is a multiple of
-// 0.1, 1000000.0001 is not a multiple of 0.01).
-func isMultiple(lit []byte, m *big.Rat) bool {
-	if len(lit) > 400 {
-		return false // no sensible argument needs this; keep big.Rat cheap
-	}
-	x, ok := new(big.Rat).SetString(string(lit))
-	if !ok {
-		return false
-	}
-	return x.Quo(x, m).IsInt()
+// 0.1, 1000000.0001 is not a multiple of 0.01). Its work is linear in the
+// length of lit.
+func isMultiple(lit []byte, m string) bool {
+	return jsonschema.IsMultiple(lit, []byte(m))
 }
 
 // checkString checks length, pattern, format and enum of a string.

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"net/netip"
 	"reflect"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -241,6 +242,37 @@ func TestDecodeExactIntegers(t *testing.T) {
 		_, vs, err := decodeInto[flight](t, tt.data)
 		if got := err == nil && len(vs) == 0; got != tt.ok {
 			t.Errorf("Decode(%s) accepted = %v, want %v (%v)", tt.data, got, tt.ok, vs)
+		}
+	}
+}
+
+// TestDecodeMultipleOfLongLiteral checks that multipleOf stays exact for
+// literals of any length, and that the work is linear in the literal's
+// length: a 1 MB literal used to take gigabytes of big.Rat arithmetic (and
+// one over 400 bytes was refused outright).
+func TestDecodeMultipleOfLongLiteral(t *testing.T) {
+	type amount struct {
+		N json.Number `json:"n" multipleOf:"0.7"`
+	}
+	digits := strings.Repeat("1234567", 1<<20/7)
+	for _, tt := range []struct {
+		lit string
+		ok  bool
+	}{
+		{"7" + digits + ".7", true}, // 10 times it is divisible by 7
+		{"7" + digits + ".5", false},
+		{"1" + digits + "e-1", false},
+		{"0.7e1000000000", true},
+	} {
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		_, vs, err := decodeInto[amount](t, `{"n":`+tt.lit+`}`)
+		runtime.ReadMemStats(&after)
+		if got := err == nil && len(vs) == 0; got != tt.ok {
+			t.Errorf("Decode(%.20s…) accepted = %v, want %v (%v %v)", tt.lit, got, tt.ok, vs, err)
+		}
+		if got, limit := after.TotalAlloc-before.TotalAlloc, uint64(16*len(tt.lit)+1<<20); got > limit {
+			t.Errorf("Decode(%.20s…) allocated %d bytes, more than %d", tt.lit, got, limit)
 		}
 	}
 }
