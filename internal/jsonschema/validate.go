@@ -42,6 +42,7 @@ type validator struct {
 	maxSteps int
 	tooMuch  bool
 	nb1, nb2 []byte // scratch for number digits
+	foldBuf  []byte // scratch for folded keys
 	nodeBuf  []*node
 	out      []byte
 }
@@ -661,7 +662,12 @@ func (v *validator) object(n *node, i int32, rep bool) bool {
 			}
 		}
 		if !matched && v.fold && !(n.additional != nil && n.additional.boolean && !n.additional.accept) {
-			if name := n.foldMatch(key); name != "" {
+			var name string
+			name, v.foldBuf = n.foldMatch(key, v.foldBuf)
+			if !v.spend(1 + len(key)/matchBytesPerStep) {
+				return false
+			}
+			if name != "" {
 				if !rep {
 					return false
 				}
