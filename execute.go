@@ -408,10 +408,26 @@ func tooLarge(name string, args []byte, limit int) error {
 func isBlank(b []byte) bool { return jsontext.SkipSpace(b, 0) == len(b) }
 
 // shortenArgs returns args as text of at most a few hundred bytes, for
-// echoing back to the model.
+// echoing back to the model: invalid UTF-8 replaced, and control and other
+// hidden characters escaped (see visible), so that refused arguments
+// cannot put raw ESC, BEL or NUL bytes into a message.
 func shortenArgs(args []byte) string {
-	return shorten(strings.ToValidUTF8(string(args[:min(len(args), 1024)]), "\uFFFD"), 300)
+	const limit = 300
+	var b strings.Builder
+	for _, r := range strings.ToValidUTF8(string(args[:min(len(args), limit+4)]), "\uFFFD") {
+		c := visible(string(r))
+		if b.Len()+len(c) > limit {
+			b.WriteString("…")
+			break
+		}
+		b.WriteString(c)
+	}
+	return b.String()
 }
+
+// visible escapes control characters and characters that hide or reorder
+// text, for messages to a model.
+func visible(s string) string { return jsontext.Visible(s) }
 
 // shorten cuts s to at most n bytes at a rune boundary, marking the cut.
 func shorten(s string, n int) string {

@@ -206,13 +206,35 @@ func (v *validator) violations() []Violation {
 	return out
 }
 
+// MaxViolationText is the most bytes of each field of a Violation; a
+// longer one is cut, ending in "…". Values are shown shortened anyway; the
+// cap bounds what a schema's own text (long property names, long lists of
+// alternatives) adds.
+const MaxViolationText = 1000
+
 // record adds r unless MaxViolations are already recorded.
 func (v *validator) record(r vrec) {
 	if len(v.recs) >= MaxViolations {
 		v.dropped++
 		return
 	}
+	for _, f := range []*string{&r.v.Pointer, &r.v.Expected, &r.v.Got, &r.v.Hint} {
+		*f = capText(visible(capText(*f)))
+	}
 	v.recs = append(v.recs, r)
+}
+
+// capText cuts s to at most MaxViolationText bytes at a character
+// boundary, ending in "…".
+func capText(s string) string {
+	if len(s) <= MaxViolationText {
+		return s
+	}
+	cut := MaxViolationText - len("…")
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "…"
 }
 
 // pointer returns the JSON pointer of the current instance location.
@@ -229,18 +251,11 @@ func (v *validator) pointer() string {
 	return string(b)
 }
 
-func appendToken(b, tok []byte) []byte {
-	for _, c := range tok {
-		switch c {
-		case '~':
-			b = append(b, '~', '0')
-		case '/':
-			b = append(b, '~', '1')
-		default:
-			b = append(b, c)
-		}
-	}
-	return b
+// appendToken appends the pointer token of key, shortened and with hidden
+// characters escaped; only a prefix of a long key is read.
+func appendToken(b, key []byte) []byte {
+	const enough = 4*jsontext.MaxPointerToken + 4 // more runes than are kept
+	return jsontext.AppendPointerToken(b, string(key[:min(len(key), enough)]))
 }
 
 func (v *validator) pushKey(k int32) { v.path = append(v.path, pathSeg{key: k}) }
@@ -630,7 +645,7 @@ func (v *validator) object(n *node, i int32, rep bool) bool {
 			var good bool
 			if pn.boolean && !pn.accept {
 				if rep && v.room() {
-					v.add(k, "no property "+quote(shorten(string(key), gotWidth)), v.got(val, false), "")
+					v.add(k, "no property "+quote(shorten(keyText(key), gotWidth)), v.got(val, false), "")
 				}
 			} else {
 				good = v.eval(pn, val, rep)
@@ -673,7 +688,7 @@ func (v *validator) object(n *node, i int32, rep bool) bool {
 				}
 				if v.room() {
 					v.pushKey(k)
-					v.add(k, fmt.Sprintf("no property %s (property names are case-sensitive)", quote(shorten(string(key), gotWidth))),
+					v.add(k, fmt.Sprintf("no property %s (property names are case-sensitive)", quote(shorten(keyText(key), gotWidth))),
 						v.got(val, false), "did you mean "+quote(name)+"?")
 					v.recs[len(v.recs)-1].off = v.tape[k].start
 					v.pop()

@@ -115,11 +115,18 @@ func (c *Codec) Decode(data []byte, v reflect.Value, maxDepth int) ([]Violation,
 		return nil, jsontext.Unexpected(data, end, "the end of the input after the JSON value")
 	}
 	if d.dropped > 0 {
+		more := fmt.Sprintf("%d more problems", d.dropped)
+		if d.dropped == 1 {
+			more = "1 more problem"
+		}
 		d.viol = append(d.viol, Violation{
 			Expected: fmt.Sprintf("at most %d problems listed", MaxViolations),
-			Got:      fmt.Sprintf("%d more problems", d.dropped),
+			Got:      more,
 			Hint:     "fix the ones listed and try again",
 		})
+	}
+	for i := range d.viol {
+		d.viol[i].cap()
 	}
 	return d.viol, nil
 }

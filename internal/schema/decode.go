@@ -28,6 +28,26 @@ type Violation struct {
 	Hint     string
 }
 
+// cap bounds each field of v to jsonschema.MaxViolationText bytes and
+// escapes hidden characters in it (see jsontext.Visible): the text of a
+// type's own errors and of its schema's names is echoed here too.
+func (v *Violation) cap() {
+	for _, f := range []*string{&v.Pointer, &v.Expected, &v.Got, &v.Hint} {
+		*f = capText(jsontext.Visible(capText(*f)))
+	}
+}
+
+func capText(s string) string {
+	if len(s) <= jsonschema.MaxViolationText {
+		return s
+	}
+	cut := jsonschema.MaxViolationText - len("…")
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "…"
+}
+
 // MaxViolations is the most violations Decode lists; past it, they are
 // counted in a last entry, so that a hostile input cannot make the report
 // grow with it.
@@ -61,34 +81,24 @@ type segment struct {
 
 // pointer returns the JSON pointer (RFC 6901) of the current value, with
 // extra appended when not empty.
+// Keys are shortened and hidden characters escaped (see
+// jsontext.AppendPointerToken), so that the pointer of a long or hostile
+// key stays short and readable.
 func (d *decoder) pointer(extra string) string {
-	var b strings.Builder
+	var b []byte
 	for _, s := range d.path {
-		b.WriteByte('/')
+		b = append(b, '/')
 		if s.index >= 0 {
-			b.WriteString(strconv.Itoa(s.index))
+			b = strconv.AppendInt(b, int64(s.index), 10)
 		} else {
-			writePointerToken(&b, s.key)
+			b = jsontext.AppendPointerToken(b, s.key)
 		}
 	}
 	if extra != "" {
-		b.WriteByte('/')
-		writePointerToken(&b, extra)
+		b = append(b, '/')
+		b = jsontext.AppendPointerToken(b, extra)
 	}
-	return b.String()
-}
-
-func writePointerToken(b *strings.Builder, tok string) {
-	for i := 0; i < len(tok); i++ {
-		switch tok[i] {
-		case '~':
-			b.WriteString("~0")
-		case '/':
-			b.WriteString("~1")
-		default:
-			b.WriteByte(tok[i])
-		}
-	}
+	return string(b)
 }
 
 func (d *decoder) violate(expected, got, hint string) {
@@ -899,7 +909,7 @@ func (d *decoder) decodeMap(i int, u *use, v reflect.Value, depth int) (int, err
 		key := string(keyBytes)
 		kv := reflect.ValueOf(key).Convert(keyType)
 		if m.MapIndex(kv).IsValid() {
-			d.violateAt(key, "each key once", fmt.Sprintf("a second %q", key), "")
+			d.violateAt(key, "each key once", fmt.Sprintf("a second %q", shortKey(key)), "")
 			return jsontext.SkipValue(d.data, at, depth+1, d.maxDepth)
 		}
 		ev := reflect.New(elemType).Elem()
@@ -939,7 +949,7 @@ func (d *decoder) decodeStruct(i int, n *node, v reflect.Value, depth int) (int,
 			switch {
 			case d.full():
 			case contains(unknown, name):
-				d.violateAt(name, "each key once", fmt.Sprintf("a second %q", name), "")
+				d.violateAt(name, "each key once", fmt.Sprintf("a second %q", shortKey(name)), "")
 			default:
 				unknown = append(unknown, name)
 				expected := fmt.Sprintf("no property %q (allowed: %s)", shortKey(name), fieldNames(n))
@@ -1104,7 +1114,7 @@ func (d *decoder) decodeAny(i, depth int) (any, int, error) {
 			d.path = append(d.path, segment{key: key, index: -1})
 			x, next, err := d.decodeAny(at, depth+1)
 			if _, dup := obj[key]; dup && err == nil {
-				d.violate("each key once", fmt.Sprintf("a second %q", key), "")
+				d.violate("each key once", fmt.Sprintf("a second %q", shortKey(key)), "")
 			}
 			d.path = d.path[:len(d.path)-1]
 			obj[key] = x
