@@ -209,11 +209,11 @@ func TestCaseSensitive(t *testing.T) {
 		{`{"path":"a"}`, 0, 0},
 		{`{"PATH":"a"}`, 0, 1},
 		{`{"path":"a","Path":"b","mode":1,"x-y":2,"other":3}`, 0, 2},
-		{`{"path":"a","patĥ":"b"}`, 0, 0},           // ĥ does not fold to h
-		{`{"path":"a","path":"b"}`, 0, 0},           // an escape of the same name is a duplicate, refused by the parser
-		{`{"ſpath":"a"}`, 0, 0},                     // not the same length in letters
-		{"{\"pa\u0074H\":\"b\"}", 0, 1},             // escaped and in other case
-		{"{\"Key\":1}", 0, 0},                     // no property key here
+		{`{"path":"a","patĥ":"b"}`, 0, 0},   // ĥ does not fold to h
+		{`{"path":"a","path":"b"}`, 0, 0},   // an escape of the same name is a duplicate, refused by the parser
+		{`{"ſpath":"a"}`, 0, 0},             // not the same length in letters
+		{"{\"pa\u0074H\":\"b\"}", 0, 1},     // escaped and in other case
+		{"{\"Key\":1}", 0, 0},               // no property key here
 		{"{\"ſize\":1,\"Kelvin\":2}", 0, 2}, // ſ folds to s, K to k: 2 bytes for 1 and 3 for 1
 		{"{\"MODE\":1,\"mode\":1}", 0, 2},
 	} {
