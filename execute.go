@@ -33,10 +33,22 @@ import (
 //     violation is reported with its JSON pointer, what was expected and
 //     what came, and the received arguments are echoed (shortened) so the
 //     model can correct itself. Defaults from the schema are applied.
+//     Parsing and validation happen in the caller's goroutine before the
+//     time limit starts; their work is bounded instead, by the size and
+//     depth limits and by a budget proportional to the size of the
+//     arguments (every keyword's work is charged, regular expressions by
+//     the length of what they match): with the default 1 MiB cap, the
+//     most expensive schema and argument shapes we know of are refused
+//     after about half a second of one core, and typical calls take
+//     microseconds. Arguments that would need more work give a
+//     [KindInvalidArguments] result saying so.
 //   - The tool runs under its time limit (its [Options.Timeout], else the
 //     registry's default), in a context whose cause is [ErrTimeout] when
-//     the limit runs out. A timeout gives a [KindTimeout] result; the end
-//     of the caller's own ctx gives [KindCanceled].
+//     the limit runs out. The limit covers the tool's own run only, from
+//     the moment it is called to its return; a limit of a few
+//     milliseconds is not eaten by checking large arguments. A timeout
+//     gives a [KindTimeout] result; the end of the caller's own ctx gives
+//     [KindCanceled].
 //   - A tool still running a grace period after its context ended is
 //     abandoned: the call is reported and counted in [Stats]. Go cannot
 //     stop a goroutine, so the tool's goroutine keeps running until it

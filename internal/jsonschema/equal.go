@@ -5,6 +5,9 @@ import "hash/maphash"
 // equal reports whether the instance value at i equals the schema value e
 // (JSON equality: numbers by value, objects regardless of key order).
 func (v *validator) equal(i int32, e *jval) bool {
+	if !v.spend(1) {
+		return false
+	}
 	t := &v.tape[i]
 	switch e.kind {
 	case kNull, kTrue, kFalse:

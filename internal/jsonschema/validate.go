@@ -26,7 +26,7 @@ const MaxViolations = 20
 // Work budget for one Validate call: subschema applications allowed.
 const (
 	baseSteps    = 1 << 20
-	stepsPerNode = 64
+	stepsPerNode = 16
 )
 
 var validators = sync.Pool{New: func() any { return new(validator) }}
@@ -148,18 +148,24 @@ func (v *validator) spend(n int) bool {
 }
 
 // Work of one regular expression match: a fixed cost for starting the
-// matcher plus one step per few bytes of input, so that many patterns
-// against many keys, or one pattern against long strings, are both
-// charged for what they cost.
+// matcher, plus for each byte of input a cost that grows with the
+// pattern's length (Go's matchers do work per byte for each state they
+// track). Many patterns against many keys and one pattern against long
+// strings are both charged for what they cost.
 const (
 	matchSteps        = 8
-	matchBytesPerStep = 4
+	matchPatternBytes = 32 // pattern bytes that add a step per byte of input
 )
+
+// matchWork is the work of matching re against n bytes.
+func matchWork(re *regexp.Regexp, n int) int {
+	return matchSteps + n*(1+len(re.String())/matchPatternBytes)
+}
 
 // match reports whether re matches s, charging the work to the budget. It
 // reports false, with v.tooMuch set, when the budget is spent.
 func (v *validator) match(re *regexp.Regexp, s []byte) bool {
-	if !v.spend(matchSteps + len(s)/matchBytesPerStep) {
+	if !v.spend(matchWork(re, len(s))) {
 		return false
 	}
 	return re.Match(s)
@@ -679,7 +685,7 @@ func (v *validator) object(n *node, i int32, rep bool) bool {
 		if !matched && v.fold && !(n.additional != nil && n.additional.boolean && !n.additional.accept) {
 			var name string
 			name, v.foldBuf = n.foldMatch(key, v.foldBuf)
-			if !v.spend(1 + len(key)/matchBytesPerStep) {
+			if !v.spend(1 + len(key)/16) {
 				return false
 			}
 			if name != "" {
