@@ -266,3 +266,26 @@ func TestInvisibleCharactersAreEscaped(t *testing.T) {
 		t.Errorf("got %s", vs[0].Got)
 	}
 }
+
+// TestMessageGrammar checks that counts in messages agree with their
+// nouns.
+func TestMessageGrammar(t *testing.T) {
+	for _, tc := range []struct{ schema, instance, want string }{
+		{`{"minLength":1}`, `""`, "expected a string of at least 1 character, got \"\""},
+		{`{"minLength":1,"maxLength":1}`, `""`, "expected a string of exactly 1 character, got \"\""},
+		{`{"maxLength":1}`, `"ab"`, "expected a string of at most 1 character, got \"ab\""},
+		{`{"minItems":1}`, `[]`, "expected an array of at least 1 item, got 0 items"},
+		{`{"minProperties":2}`, `{"a":1}`, "expected an object with at least 2 properties, got 1 property"},
+		{`{"maxProperties":1}`, `{"a":1,"b":2}`, "expected an object with at most 1 property, got 2 properties"},
+		{`{"contains":{"const":1},"minContains":2}`, `[1]`, "expected an array with at least 2 items matching: exactly 1, got 1 matching item"},
+	} {
+		s, err := Compile([]byte(tc.schema))
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, vs, err := s.Validate([]byte(tc.instance), Limits{})
+		if err != nil || len(vs) != 1 || !strings.HasSuffix(vs[0].String(), tc.want) {
+			t.Errorf("%s against %s: got %v %v, want %q", tc.instance, tc.schema, vs, err, tc.want)
+		}
+	}
+}

@@ -440,7 +440,7 @@ func (d *decoder) setNumber(u *use, v reflect.Value, lit []byte, i, next int) {
 	case kInt:
 		x, ok := parseInt(lit)
 		if !ok || n.bits < 64 && (x < -(1<<(n.bits-1)) || x > 1<<(n.bits-1)-1) {
-			d.violate(expect(u), value(d.data[i:next]), "")
+			d.violate(expect(u), value(d.data[i:next]), outOfRange(u, lit))
 			return
 		}
 		if d.checkNumberValue(u, float64(x), lit, i, next, enumValue{f: float64(x)}) {
@@ -449,7 +449,7 @@ func (d *decoder) setNumber(u *use, v reflect.Value, lit []byte, i, next int) {
 	case kUint:
 		x, ok := parseUint(lit)
 		if !ok || n.bits < 64 && x > 1<<n.bits-1 {
-			d.violate(expect(u), value(d.data[i:next]), "")
+			d.violate(expect(u), value(d.data[i:next]), outOfRange(u, lit))
 			return
 		}
 		if d.checkNumberValue(u, float64(x), lit, i, next, enumValue{f: float64(x)}) {
@@ -463,13 +463,49 @@ func (d *decoder) setNumber(u *use, v reflect.Value, lit []byte, i, next int) {
 			_, err = strconv.ParseFloat(string(lit), 32)
 		}
 		if err != nil {
-			d.violate(expect(u), value(d.data[i:next]), "")
+			d.violate(expect(u), value(d.data[i:next]), outOfRange(u, lit))
 			return
 		}
 		if d.checkNumberValue(u, f, lit, i, next, enumValue{f: f}) {
 			v.SetFloat(f)
 		}
 	}
+}
+
+// outOfRange returns the hint for a number literal that a Go integer or
+// float of u's kind cannot hold: "out of range" with the range, when the
+// literal is a number of the right kind (an integer for integer kinds)
+// and the schema states no bound of its own (which the message names
+// already), else "".
+func outOfRange(u *use, lit []byte) string {
+	n := u.n
+	if u.c.min != nil || u.c.max != nil {
+		return ""
+	}
+	switch n.kind {
+	case kInt:
+		if !exactInteger(lit) {
+			return ""
+		}
+		hi := uint64(1)<<(n.bits-1) - 1
+		return fmt.Sprintf("out of range: this parameter holds integers from -%d to %d", hi+1, hi)
+	case kUint:
+		if !exactInteger(lit) {
+			return ""
+		}
+		hi := uint64(1)<<n.bits - 1
+		if n.bits == 64 {
+			hi = math.MaxUint64
+		}
+		return fmt.Sprintf("out of range: this parameter holds integers from 0 to %d", hi)
+	case kFloat:
+		hi := strconv.FormatFloat(math.MaxFloat64, 'g', -1, 64)
+		if n.bits == 32 {
+			hi = strconv.FormatFloat(math.MaxFloat32, 'g', -1, 32)
+		}
+		return fmt.Sprintf("out of range: this parameter holds numbers from -%s to %s", hi, hi)
+	}
+	return ""
 }
 
 // parseInt parses an integer literal; it accepts integral values written
@@ -595,7 +631,7 @@ func (d *decoder) checkString(u *use, s []byte, i, next int) bool {
 	if c.minLength >= 0 || c.maxLength >= 0 {
 		n := utf8.RuneCount(s)
 		if n < c.minLength || c.maxLength >= 0 && n > c.maxLength {
-			d.violate(expect(u), value(d.data[i:next]), fmt.Sprintf("it has %d characters", n))
+			d.violate(expect(u), value(d.data[i:next]), "it has "+plural(n, "character", "characters"))
 			return false
 		}
 	}
@@ -795,7 +831,7 @@ func (d *decoder) decodeArray(i int, u *use, v reflect.Value, depth int) (int, e
 		return end, err
 	}
 	if count != n.length {
-		d.violate(expect(u), fmt.Sprintf("an array of %d items", count), "")
+		d.violate(expect(u), "an array of "+plural(count, "item", "items"), "")
 		return end, nil
 	}
 	d.checkItems(u, count, spans, start, end)
@@ -807,7 +843,7 @@ func (d *decoder) decodeArray(i int, u *use, v reflect.Value, depth int) (int, e
 func (d *decoder) checkItems(u *use, count int, spans []int, start, end int) bool {
 	c := &u.c
 	if count < c.minItems || c.maxItems >= 0 && count > c.maxItems {
-		d.violate(expect(u), fmt.Sprintf("an array of %d items", count), "")
+		d.violate(expect(u), "an array of "+plural(count, "item", "items"), "")
 		return false
 	}
 	if c.uniqueItems {
@@ -923,7 +959,7 @@ func (d *decoder) decodeMap(i int, u *use, v reflect.Value, depth int) (int, err
 	}
 	c := &u.c
 	if count < c.minProps || c.maxProps >= 0 && count > c.maxProps {
-		d.violate(expect(u), fmt.Sprintf("an object with %d properties", count), "")
+		d.violate(expect(u), "an object with "+plural(count, "property", "properties"), "")
 		return end, nil
 	}
 	v.Set(m)
@@ -1128,7 +1164,8 @@ func (d *decoder) decodeAny(i, depth int) (any, int, error) {
 		}
 		f, err := strconv.ParseFloat(string(lit), 64)
 		if err != nil {
-			d.violate("a number within the range of a 64-bit float", value(lit), "")
+			d.violate("a number", value(lit), fmt.Sprintf("out of range: this parameter holds numbers from -%[1]s to %[1]s",
+				strconv.FormatFloat(math.MaxFloat64, 'g', -1, 64)))
 			return nil, next, nil
 		}
 		return f, next, nil

@@ -276,3 +276,51 @@ func TestDecodeMultipleOfLongLiteral(t *testing.T) {
 		}
 	}
 }
+
+// TestDecodeMessageGrammar checks counts in messages agree with their
+// nouns, and that a number a Go type cannot hold is called out of range
+// rather than not a number.
+func TestDecodeMessageGrammar(t *testing.T) {
+	type args struct {
+		One    string            `json:"one,omitempty" minLength:"1" maxLength:"1"`
+		Least  string            `json:"least,omitempty" minLength:"1"`
+		Most   string            `json:"most,omitempty" maxLength:"1"`
+		Items  []int             `json:"items,omitempty" minItems:"1"`
+		Pair   [1]int            `json:"pair,omitempty"`
+		Props  map[string]int    `json:"props,omitempty" minProperties:"1"`
+		F      float64           `json:"f,omitempty"`
+		F32    float32           `json:"f32,omitempty"`
+		I      int               `json:"i,omitempty"`
+		I8     int8              `json:"i8,omitempty"`
+		U      uint              `json:"u,omitempty"`
+		Frac   int               `json:"frac,omitempty"`
+		A      any               `json:"a,omitempty"`
+		Nested map[string]string `json:"nested,omitempty"`
+	}
+	for _, tt := range []struct {
+		data string
+		want Violation
+	}{
+		{`{"one":""}`, Violation{"/one", "a string of exactly 1 character", `""`, "it has 0 characters"}},
+		{`{"one":"ab"}`, Violation{"/one", "a string of exactly 1 character", `"ab"`, "it has 2 characters"}},
+		{`{"least":""}`, Violation{"/least", "a string of at least 1 character", `""`, "it has 0 characters"}},
+		{`{"most":"ab"}`, Violation{"/most", "a string of at most 1 character", `"ab"`, "it has 2 characters"}},
+		{`{"items":[]}`, Violation{"/items", "an array of at least 1 item", "an array of 0 items", ""}},
+		{`{"pair":[1,2]}`, Violation{"/pair", "an array of exactly 1 item", "an array of 2 items", ""}},
+		{`{"props":{}}`, Violation{"/props", "an object with at least 1 property", "an object with 0 properties", ""}},
+		{`{"f":1e400}`, Violation{"/f", "a number", "1e400", "out of range: this parameter holds numbers from -1.7976931348623157e+308 to 1.7976931348623157e+308"}},
+		{`{"f32":-1e39}`, Violation{"/f32", "a number between -3.4028235e+38 and 3.4028235e+38", "-1e39", "out of range: this parameter holds numbers from -3.4028235e+38 to 3.4028235e+38"}},
+		{`{"i":1e400}`, Violation{"/i", "an integer", "1e400", "out of range: this parameter holds integers from -9223372036854775808 to 9223372036854775807"}},
+		{`{"i":9223372036854775808}`, Violation{"/i", "an integer", "9223372036854775808", "out of range: this parameter holds integers from -9223372036854775808 to 9223372036854775807"}},
+		{`{"i8":128}`, Violation{"/i8", "an integer between -128 and 127", "128", "out of range: this parameter holds integers from -128 to 127"}},
+		{`{"u":-1}`, Violation{"/u", "an integer ≥ 0", "-1", "out of range: this parameter holds integers from 0 to 18446744073709551615"}},
+		{`{"frac":1.5}`, Violation{"/frac", "an integer", "1.5", ""}},
+		{`{"a":1e400}`, Violation{"/a", "a number", "1e400", "out of range: this parameter holds numbers from -1.7976931348623157e+308 to 1.7976931348623157e+308"}},
+		{"{\"nested\":{\"\\u001b\":1}}", Violation{"/nested/\\u001B", "a string", "number 1", ""}},
+	} {
+		_, vs, err := decodeInto[args](t, tt.data)
+		if err != nil || len(vs) != 1 || vs[0] != tt.want {
+			t.Errorf("Decode(%s) = %q, %v; want %q", tt.data, vs, err, tt.want)
+		}
+	}
+}
