@@ -246,11 +246,12 @@ func Compile(doc []byte) (*Schema, error) {
 	}
 	// A default that its own schema rejects would make every call that
 	// omits the property invalid; leave such defaults out.
-	defaults := false
+	defaults, defaultBytes := false, 0
 	for _, n := range c.nodes {
 		if n.def != nil {
 			if validates(n, n.def) {
 				defaults = true
+				defaultBytes += len(n.def)
 			} else {
 				n.def = nil
 			}
@@ -259,7 +260,7 @@ func Compile(doc []byte) (*Schema, error) {
 	if defaults {
 		markDefaults(rn, 0)
 	}
-	return &Schema{root: rn, defaults: defaults}, nil
+	return &Schema{root: rn, defaults: defaults, defaultBytes: defaultBytes}, nil
 }
 
 func (c *compiler) errf(loc, format string, args ...any) error {

@@ -43,6 +43,8 @@ type validator struct {
 	tooMuch  bool
 	nb1, nb2 []byte // scratch for number digits
 	foldBuf  []byte // scratch for folded keys
+	maxOut   int    // Limits.MaxBytes, for the instance with defaults
+	outOver  bool   // adding defaults would pass maxOut
 	nodeBuf  []*node
 	out      []byte
 }
@@ -103,7 +105,15 @@ func (s *Schema) validate(v *validator, data []byte, lim Limits) (out []byte, vi
 	if !s.defaults {
 		return data, nil, nil
 	}
+	v.maxOut, v.outOver = lim.MaxBytes, false
 	out = v.applyDefaults(s.root)
+	if v.outOver {
+		return data, []Violation{{
+			Expected: fmt.Sprintf("arguments that fit in %d bytes once the schema's defaults are added", lim.MaxBytes),
+			Got:      "arguments that would grow past that with the defaults of the properties they leave out",
+			Hint:     "send fewer items, or give those properties values of your own",
+		}}, nil
+	}
 	if out == nil {
 		return data, nil, nil
 	}

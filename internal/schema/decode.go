@@ -61,6 +61,10 @@ type decoder struct {
 	dropped  int // violations past MaxViolations
 	path     []segment
 	buf      []byte
+
+	maxBytes     int  // bound on the arguments with defaults; 0 for none
+	defaultBytes int  // bytes of the defaults applied so far
+	defaultsOver bool // a default was left out for passing maxBytes
 }
 
 // full reports whether no more violations are listed, counting the one
@@ -1010,6 +1014,11 @@ func (d *decoder) decodeStruct(i int, n *node, v reflect.Value, depth int) (int,
 			continue
 		}
 		if dv := f.def; dv != nil {
+			d.defaultBytes += len(dv.raw)
+			if d.maxBytes > 0 && len(d.data)+d.defaultBytes > d.maxBytes {
+				d.defaultsOver = true
+				continue
+			}
 			dv.apply(fieldOf(v, f.index))
 			continue
 		}
