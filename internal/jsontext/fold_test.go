@@ -78,3 +78,31 @@ func TestFoldNameEveryRune(t *testing.T) {
 		}
 	}
 }
+
+// FuzzFoldName checks EqualFoldName against FoldName, and both against
+// encoding/json binding a key to a field of that name.
+func FuzzFoldName(f *testing.F) {
+	for _, seed := range [][2]string{{"host", "ho\u017ft"}, {"key", "\u212aey"}, {"\u00e5", "\u212b"}, {"ss", "\u00df"}, {"A", "a"}} {
+		f.Add(seed[0], seed[1])
+	}
+	f.Fuzz(func(t *testing.T, name, key string) {
+		if !utf8.ValidString(name) || !utf8.ValidString(key) {
+			return
+		}
+		eq := EqualFoldName([]byte(name), []byte(key))
+		if fold := string(FoldName(nil, []byte(name))) == string(FoldName(nil, []byte(key))); fold != eq {
+			t.Fatalf("EqualFoldName(%q, %q) = %v, FoldName equal = %v", name, key, eq, fold)
+		}
+		for _, r := range name {
+			if !unicode.IsLetter(r) && !unicode.IsDigit(r) { // keep to names encoding/json takes as tags
+				return
+			}
+		}
+		if name == "" || name == key {
+			return
+		}
+		if binds := bindsTo(t, name, key); binds != eq {
+			t.Fatalf("encoding/json binds %q to %q: %v; EqualFoldName says %v", key, name, binds, eq)
+		}
+	})
+}
