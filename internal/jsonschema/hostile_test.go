@@ -101,8 +101,8 @@ func TestHostileSchemas(t *testing.T) {
 		{"1 MB number, 30-digit multipleOf", `{"multipleOf":123456789012345678901234567890}`, "", longNumber},
 		{"1000 patterns × 20000 keys", manyPatterns(1000), "", manyKeys(20000)},
 		{"long keys × patterns", manyPatterns(100), "", `{"` + strings.Repeat("p", 1<<20-8) + `":1}`},
-		{"enum of arrays × many arrays", `{"items":{"enum":[` + strings.TrimSuffix(strings.Repeat(`[1,2,3,4],`, 100), ",") + `]}}`, "", `[` + strings.TrimSuffix(strings.Repeat(`[1,2,3,5],`, 100000), ",") + `]`},
-		{"anyOf fan-out × many items", `{"items":{"$ref":"#/$defs/a"},"$defs":{"a":{"anyOf":[{"$ref":"#/$defs/b"},{"$ref":"#/$defs/b"}]},"b":{"anyOf":[{"$ref":"#/$defs/c"},{"$ref":"#/$defs/c"}]},"c":{"anyOf":[{"type":"string"},{"type":"string"}]}}}`, "", `[` + strings.TrimSuffix(strings.Repeat(`1,`, 500000), ",") + `]`},
+		{"enum of arrays × many arrays", `{"items":{"enum":[` + strings.TrimSuffix(strings.Repeat(`[1,2,3,4],`, 100), ",") + `]}}`, "", `[` + strings.TrimSuffix(strings.Repeat(`[1,2,3,5],`, 20000), ",") + `]`},
+		{"anyOf fan-out × many items", `{"items":{"$ref":"#/$defs/a"},"$defs":{"a":{"anyOf":[{"$ref":"#/$defs/b"},{"$ref":"#/$defs/b"}]},"b":{"anyOf":[{"$ref":"#/$defs/c"},{"$ref":"#/$defs/c"}]},"c":{"anyOf":[{"type":"string"},{"type":"string"}]}}}`, "", `[` + strings.TrimSuffix(strings.Repeat(`1,`, 100000), ",") + `]`},
 		{"dependentRequired × many keys", `{"dependentRequired":{` + deps(5000) + `}}`, "", manyKeys(20000)},
 	}
 	for _, tc := range tests {
