@@ -3,6 +3,7 @@ package jsonschema
 import (
 	"math/big"
 	"math/bits"
+	"strconv"
 )
 
 // A decimal is an exact JSON number: (-1)^neg × digits × 10^exp. digits has
@@ -327,6 +328,25 @@ func numEqual(a, b, buf1, buf2 []byte) bool {
 		return true
 	}
 	return cmpDecimal(parseDecimal(a, buf1), parseDecimal(b, buf2)) == 0
+}
+
+// CanonicalNumber returns a text for the JSON number lit that is the same
+// for every literal of the same value (1.0, 1 and 10e-1 alike), in time
+// and space linear in len(lit): unlike big.Rat, it never expands an
+// exponent such as 1e1000000 into its digits.
+func CanonicalNumber(lit []byte) string {
+	d := parseDecimal(lit, nil)
+	if d.isZero() {
+		return "0"
+	}
+	b := make([]byte, 0, len(d.digits)+24)
+	if d.neg {
+		b = append(b, '-')
+	}
+	b = append(b, d.digits...)
+	b = append(b, 'e')
+	b = strconv.AppendInt(b, d.exp, 10)
+	return string(b)
 }
 
 // IsIntegerLiteral reports whether the JSON number lit has an integral

@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
-	"math/big"
 	"reflect"
 	"slices"
 	"strconv"
@@ -920,13 +919,7 @@ func writeCanonical(b *strings.Builder, v any) {
 		}
 		b.WriteByte(']')
 	case json.Number:
-		if len(x) <= 400 {
-			if r, ok := new(big.Rat).SetString(string(x)); ok {
-				b.WriteString(r.RatString())
-				return
-			}
-		}
-		b.WriteString(string(x))
+		b.WriteString(jsonschema.CanonicalNumber([]byte(x)))
 	case string:
 		b.WriteString(strconv.Quote(x))
 	case bool:

@@ -2,6 +2,7 @@ package schema
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/netip"
 	"reflect"
 	"runtime"
@@ -322,5 +323,37 @@ func TestDecodeMessageGrammar(t *testing.T) {
 		if err != nil || len(vs) != 1 || vs[0] != tt.want {
 			t.Errorf("Decode(%s) = %q, %v; want %q", tt.data, vs, err, tt.want)
 		}
+	}
+}
+
+// TestDecodeUniqueItemsHugeExponents: uniqueItems compares numbers by
+// value without expanding their exponents (big.Rat turned each 1e1000000
+// into a million digits), and still finds equal ones written apart.
+func TestDecodeUniqueItemsHugeExponents(t *testing.T) {
+	type args struct {
+		Ns []json.Number `json:"ns" uniqueItems:"true"`
+	}
+	var b strings.Builder
+	b.WriteString(`{"ns":[`)
+	for i := range 200 {
+		if i > 0 {
+			b.WriteString(",")
+		}
+		fmt.Fprintf(&b, "%de1000000", i+1)
+	}
+	b.WriteString(`]}`)
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	_, vs, err := decodeInto[args](t, b.String())
+	runtime.ReadMemStats(&after)
+	if err != nil || len(vs) != 0 {
+		t.Errorf("distinct huge numbers: %v %v", vs, err)
+	}
+	if got := after.TotalAlloc - before.TotalAlloc; got > 4<<20 {
+		t.Errorf("allocated %d bytes for %d bytes of input", got, b.Len())
+	}
+	_, vs, err = decodeInto[args](t, `{"ns":[1e1000000,10.0e999999,2]}`)
+	if err != nil || len(vs) != 1 || vs[0].Hint != "items 0 and 1 are equal" {
+		t.Errorf("equal huge numbers: %v %v", vs, err)
 	}
 }
