@@ -107,6 +107,9 @@ func (s *Schema) validate(v *validator, data []byte, lim Limits) (out []byte, vi
 	}
 	v.maxOut, v.outOver = lim.MaxBytes, false
 	out = v.applyDefaults(s.root)
+	if v.tooMuch {
+		return nil, nil, ErrTooComplex
+	}
 	if v.outOver {
 		return data, []Violation{{
 			Expected: fmt.Sprintf("arguments that fit in %d bytes once the schema's defaults are added", lim.MaxBytes),

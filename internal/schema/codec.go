@@ -343,12 +343,15 @@ func compileDefault(f *field) (*defValue, error) {
 // JSONSchema method supplies.
 type customSchema struct{ s *jsonschema.Schema }
 
+// The schema is case-sensitive (see jsonschema.Schema.CaseSensitive): a
+// type that checks itself usually decodes with encoding/json, which binds
+// "HOST" or "hoſt" to a field named host.
 func compileCustom(raw []byte) (customChecker, error) {
 	s, err := jsonschema.Compile(raw)
 	if err != nil {
 		return nil, err
 	}
-	return customSchema{s}, nil
+	return customSchema{s.CaseSensitive()}, nil
 }
 
 func (c customSchema) check(raw []byte, ptr string) []Violation {

@@ -357,3 +357,39 @@ func TestDecodeUniqueItemsHugeExponents(t *testing.T) {
 		t.Errorf("equal huge numbers: %v %v", vs, err)
 	}
 }
+
+// endpoint decodes itself with encoding/json, which matches keys to field
+// names ignoring case, and states its schema through JSONSchema.
+type endpoint struct {
+	Host string `json:"host"`
+}
+
+func (endpoint) JSONSchema() json.RawMessage {
+	return json.RawMessage(`{"type":"object","properties":{"host":{"enum":["localhost"]}}}`)
+}
+
+func (e *endpoint) UnmarshalJSON(b []byte) error {
+	type plain endpoint
+	return json.Unmarshal(b, (*plain)(e))
+}
+
+// TestDecodeCustomSchemaCaseSensitive: the schema a type states for
+// itself refuses keys that its (encoding/json) decoder would bind to a
+// declared property though they are spelled otherwise.
+func TestDecodeCustomSchemaCaseSensitive(t *testing.T) {
+	type args struct {
+		To endpoint `json:"to"`
+	}
+	for _, data := range []string{
+		`{"to":{"host":"localhost","HOST":"evil.example"}}`,
+		"{\"to\":{\"host\":\"localhost\",\"ho\u017ft\":\"evil.example\"}}",
+	} {
+		got, vs, err := decodeInto[args](t, data)
+		if err != nil || len(vs) != 1 || !strings.Contains(vs[0].Expected, "case-sensitive") {
+			t.Errorf("Decode(%s) = %+v, %v, %v; want one violation about the case-variant key", data, got, vs, err)
+		}
+	}
+	if got, vs, err := decodeInto[args](t, `{"to":{"host":"localhost"}}`); err != nil || len(vs) != 0 || got.To.Host != "localhost" {
+		t.Errorf("valid endpoint: %+v %v %v", got, vs, err)
+	}
+}
