@@ -26,22 +26,26 @@ import (
 //   - Arguments are parsed strictly before any tool code runs: malformed
 //     JSON, trailing data, duplicate keys, invalid UTF-8 or lone
 //     surrogates, a top level that is not an object, input over the size
-//     or depth limit (see [WithArgumentLimits]), and keys that match a
-//     property only when case is ignored give a [KindInvalidArguments]
-//     result. Empty arguments count as {}.
+//     or depth limit (see [WithArgumentLimits]), and keys that
+//     encoding/json would bind to a declared property of a hand-written
+//     schema though they are spelled otherwise ("HOST", or "hoſt" whose
+//     U+017F folds to s) give a [KindInvalidArguments] result. Empty
+//     arguments count as {}.
 //   - The arguments are validated against the tool's schema, every
 //     violation is reported with its JSON pointer, what was expected and
 //     what came, and the received arguments are echoed (shortened) so the
-//     model can correct itself. Defaults from the schema are applied.
+//     model can correct itself; the message is at most
+//     [MaxArgumentErrorBytes] long, with control characters escaped.
+//     Defaults from the schema are applied.
 //     Parsing and validation happen in the caller's goroutine before the
 //     time limit starts; their work is bounded instead, by the size and
 //     depth limits and by a budget proportional to the size of the
 //     arguments (every keyword's work is charged, regular expressions by
 //     the length of what they match): with the default 1 MiB cap, the
-//     most expensive schema and argument shapes we know of are refused
-//     after about half a second of one core, and typical calls take
-//     microseconds. Arguments that would need more work give a
-//     [KindInvalidArguments] result saying so.
+//     most expensive shapes measured are refused after about half a
+//     second of one core, and typical calls take microseconds. Arguments
+//     that would need more work give a [KindInvalidArguments] result
+//     saying so.
 //   - The tool runs under its time limit (its [Options.Timeout], else the
 //     registry's default), in a context whose cause is [ErrTimeout] when
 //     the limit runs out. The limit covers the tool's own run only, from
