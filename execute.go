@@ -424,13 +424,17 @@ func tooLarge(name string, args []byte, limit int) error {
 func isBlank(b []byte) bool { return jsontext.SkipSpace(b, 0) == len(b) }
 
 // shortenArgs returns args as text of at most a few hundred bytes, for
-// echoing back to the model: invalid UTF-8 replaced, and control and other
-// hidden characters escaped (see visible), so that refused arguments
-// cannot put raw ESC, BEL or NUL bytes into a message.
+// echoing back to the model on one line: invalid UTF-8 replaced, line
+// breaks and tabs as spaces, and other control and hidden characters
+// escaped (see visible), so that refused arguments cannot put raw ESC, BEL
+// or NUL bytes into a message.
 func shortenArgs(args []byte) string {
 	const limit = 300
 	var b strings.Builder
 	for _, r := range strings.ToValidUTF8(string(args[:min(len(args), limit+4)]), "\uFFFD") {
+		if r == '\n' || r == '\r' || r == '\t' {
+			r = ' ' // JSON whitespace: keep the echo on one line
+		}
 		c := visible(string(r))
 		if b.Len()+len(c) > limit {
 			b.WriteString("…")
