@@ -187,7 +187,7 @@ func (v *validator) match(re *regexp.Regexp, s []byte) bool {
 func (v *validator) release() {
 	v.data = nil
 	v.fold = false
-	if cap(v.tape) > 1<<16 || cap(v.arena) > 1<<20 {
+	if cap(v.tape) > 1<<16 || cap(v.arena) > 1<<20 || cap(v.nb1)+cap(v.nb2)+cap(v.foldBuf) > 1<<16 {
 		return // do not keep large buffers alive
 	}
 	v.out = nil
