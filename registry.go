@@ -167,7 +167,7 @@ func (r *Registry) logger() *slog.Logger {
 // call's arguments outgrow the limit: that call is refused. The schema is compiled
 // once, here; the tool's definition is rendered once, here.
 func (r *Registry) Register(t Tool) error {
-	e, err := r.newEntry(t)
+	e, err := r.entryFor(t)
 	if err != nil {
 		return err
 	}
@@ -184,7 +184,7 @@ func (r *Registry) Register(t Tool) error {
 // [ErrDuplicate] if a tool of the same name is already registered, leaving
 // that tool in place.
 func (r *Registry) RegisterUnique(t Tool) error {
-	e, err := r.newEntry(t)
+	e, err := r.entryFor(t)
 	if err != nil {
 		return err
 	}

@@ -2,11 +2,11 @@ package tool
 
 import "fmt"
 
-// newEntry is the package's newEntry with the checks that depend on the
+// entryFor is newEntry with the checks that depend on the
 // registry's limits: the defaults of a tool's schema must fit in the
-// argument cap, since they are added to every call's arguments that
+// argument cap, since they are added to the arguments of every call that
 // leaves their properties out.
-func (r *Registry) newEntry(t Tool) (*entry, error) {
+func (r *Registry) entryFor(t Tool) (*entry, error) {
 	e, err := newEntry(t)
 	if err != nil {
 		return nil, err
