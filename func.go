@@ -101,6 +101,7 @@ func (t *funcTool[In, Out]) Name() string                { return t.name }
 func (t *funcTool[In, Out]) Description() string         { return t.description }
 func (t *funcTool[In, Out]) Parameters() json.RawMessage { return t.in.Schema() }
 func (t *funcTool[In, Out]) Options() Options            { return t.opts }
+func (t *funcTool[In, Out]) defaultBytes() int           { return t.in.DefaultBytes() }
 
 // Execute parses, validates and binds args with the default limits, then
 // calls the function. Invalid arguments give an error Result of kind
@@ -124,7 +125,7 @@ func (t *funcTool[In, Out]) prepare(args []byte, lim argLimits) (pendingCall, Re
 		return nil, errorResult(KindInvalidArguments, err.Error()), err
 	}
 	in := new(In)
-	vs, err := t.in.Decode(args, reflect.ValueOf(in).Elem(), lim.maxDepth)
+	vs, err := t.in.DecodeWithin(args, reflect.ValueOf(in).Elem(), lim.maxDepth, lim.maxBytes)
 	if err != nil || len(vs) > 0 {
 		ae := &ArgumentError{Tool: t.name, Args: shortenArgs(args)}
 		if err != nil {

@@ -183,10 +183,13 @@ func (r *Registry) logger() *slog.Logger {
 // Register checks t before adding it and returns an error naming the tool
 // and the problem: an error wrapping [ErrInvalidName] if the name does not
 // match ^[a-zA-Z0-9_-]{1,64}$, or one wrapping [ErrInvalidSchema] if
-// Parameters is not an object schema that compiles. The schema is compiled
+// Parameters is not an object schema that compiles or if its defaults
+// together are longer than the argument limit (see [WithArgumentLimits]).
+// A default that applies to every item of an array can still make one
+// call's arguments outgrow the limit: that call is refused. The schema is compiled
 // once, here; the tool's definition is rendered once, here.
 func (r *Registry) Register(t Tool) error {
-	e, err := newEntry(t)
+	e, err := r.entryFor(t)
 	if err != nil {
 		return err
 	}
@@ -209,7 +212,7 @@ func (r *Registry) Register(t Tool) error {
 // registered, leaving that tool in place (see "Duplicate names" at
 // [Registry]).
 func (r *Registry) RegisterUnique(t Tool) error {
-	e, err := newEntry(t)
+	e, err := r.entryFor(t)
 	if err != nil {
 		return err
 	}

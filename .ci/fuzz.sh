@@ -8,3 +8,5 @@ t="${1:-20s}"
 go test -run '^$' -fuzz '^FuzzDecode$' -fuzztime "$t" ./internal/schema/
 go test -run '^$' -fuzz '^FuzzSchemaInference$' -fuzztime "$t" ./internal/schema/
 go test -run '^$' -fuzz '^FuzzExecuteArgs$' -fuzztime "$t" .
+go test -run '^$' -fuzz '^FuzzValidate$' -fuzztime "$t" ./internal/jsonschema/
+go test -run '^$' -fuzz '^FuzzFoldName$' -fuzztime "$t" ./internal/jsontext/

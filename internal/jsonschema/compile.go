@@ -105,7 +105,8 @@ type node struct {
 
 	// objects
 	props        []prop
-	propIndex    map[string]*node // when there are many properties
+	propIndex    map[string]*node  // when there are many properties
+	foldIndex    map[string]string // folded name to name, with propIndex
 	required     []string
 	reqIndex     map[string]int
 	additional   *node
@@ -169,17 +170,6 @@ func (n *node) prop(key []byte) *node {
 		}
 	}
 	return nil
-}
-
-// foldMatch returns the declared property that equals key when case is
-// ignored, or "".
-func (n *node) foldMatch(key []byte) string {
-	for _, p := range n.props {
-		if len(p.name) == len(key) && strings.EqualFold(p.name, string(key)) {
-			return p.name
-		}
-	}
-	return ""
 }
 
 func (n *node) requiredIndex(key []byte) int {
@@ -256,11 +246,12 @@ func Compile(doc []byte) (*Schema, error) {
 	}
 	// A default that its own schema rejects would make every call that
 	// omits the property invalid; leave such defaults out.
-	defaults := false
+	defaults, defaultBytes := false, 0
 	for _, n := range c.nodes {
 		if n.def != nil {
 			if validates(n, n.def) {
 				defaults = true
+				defaultBytes += len(n.def)
 			} else {
 				n.def = nil
 			}
@@ -269,7 +260,7 @@ func Compile(doc []byte) (*Schema, error) {
 	if defaults {
 		markDefaults(rn, 0)
 	}
-	return &Schema{root: rn, defaults: defaults}, nil
+	return &Schema{root: rn, defaults: defaults, defaultBytes: defaultBytes}, nil
 }
 
 func (c *compiler) errf(loc, format string, args ...any) error {
@@ -393,6 +384,7 @@ func (c *compiler) compile(v *jval, loc string, isRoot bool) (*node, error) {
 				for _, p := range n.props {
 					n.propIndex[p.name] = p.n
 				}
+				n.foldIndex = foldIndex(n.props)
 			}
 		case "required":
 			if n.required, err = c.strings(kv, at(loc, key)); err != nil {

@@ -102,6 +102,11 @@ func FuzzValidate(f *testing.F) {
 			if v.Expected == "" || v.Got == "" {
 				t.Fatalf("incomplete violation %+v", v)
 			}
+			for _, field := range []string{v.Pointer, v.Expected, v.Got, v.Hint} {
+				if len(field) > MaxViolationText || strings.ContainsFunc(field, func(r rune) bool { return r < 0x20 || r == 0x7f }) {
+					t.Fatalf("violation field %q is too long or holds control characters", field)
+				}
+			}
 		}
 		if len(vs) > 0 {
 			if !bytes.Equal(out, in) {

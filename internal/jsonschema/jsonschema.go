@@ -58,6 +58,8 @@
 // JSON that keeps the original key order with the defaults appended at
 // the end of each object. Defaults that fail their own schema are ignored,
 // and none are added if together they would make the instance invalid.
+// When Limits.MaxBytes is set and the instance with its defaults would be
+// longer, Validate reports that as a violation instead.
 package jsonschema
 
 // Limits bound the input a Validate call accepts.
@@ -85,10 +87,17 @@ func (v Violation) String() string {
 
 // A Schema is a compiled schema, safe for concurrent use.
 type Schema struct {
-	root     *node
-	defaults bool // some schema has a default
-	fold     bool // see CaseSensitive
+	root         *node
+	defaults     bool // some schema has a default
+	defaultBytes int  // see DefaultBytes
+	fold         bool // see CaseSensitive
 }
+
+// DefaultBytes returns the total length of the compact JSON of the
+// defaults Validate may add (those that pass their own schema), each
+// counted once. A default reached through items may be added once per
+// item; Validate bounds that with Limits.MaxBytes.
+func (s *Schema) DefaultBytes() int { return s.defaultBytes }
 
 // CaseSensitive returns a copy of s whose Validate also rejects an object
 // key that is not a declared property (nor matched by patternProperties)

@@ -1588,7 +1588,7 @@ var exceptions = []exception{
 	{exPrecision, "float64 precision", "the decoder compares numbers as float64 (or int64) values, the validators " +
 		"compare the exact decimal: literals with more than 15 significant digits, or beyond ±1e300, can round " +
 		"onto or off a bound or an integer (0.99999999999999999999 binds as the integer 1 and passes minimum 1; " +
-		"9007199254740993 passes maximum 9007199254740992). multipleOf is exact (big.Rat on the literal). Making " +
+		"9007199254740993 passes maximum 9007199254740992). multipleOf is exact (decimal arithmetic on the literal). Making " +
 		"bounds and integer checks exact too would remove this exception", nil, nil, false},
 	{exTimeType, "time.Time narrower than RFC 3339", "a time.Time is described as format date-time, which RFC 3339 " +
 		"and both validators take with a lowercase t or z and with a leap second (23:59:60Z); time.Time's parser " +
