@@ -60,6 +60,8 @@
 // and none are added if together they would make the instance invalid.
 package jsonschema
 
+import santhosh "github.com/santhosh-tekuri/jsonschema/v6"
+
 // Limits bound the input a Validate call accepts.
 type Limits struct {
 	MaxBytes int // 0 means no limit
@@ -88,7 +90,14 @@ type Schema struct {
 	root     *node
 	defaults bool // some schema has a default
 	fold     bool // see CaseSensitive
+	ext      *santhosh.Schema
+	ignored  []*SchemaError
 }
+
+// Ignored returns the keywords of the schema that Compile could not honour
+// and ignores, such as a pattern that cannot be translated to RE2, each
+// with its location and the reason. It is empty for most schemas.
+func (s *Schema) Ignored() []*SchemaError { return s.ignored }
 
 // CaseSensitive returns a copy of s whose Validate also rejects an object
 // key that is not a declared property (nor matched by patternProperties)

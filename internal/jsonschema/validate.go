@@ -64,6 +64,9 @@ type vrec struct {
 // (including duplicate keys, invalid UTF-8, lone surrogates, nesting deeper
 // than lim.MaxDepth and input longer than lim.MaxBytes), or ErrTooComplex.
 func (s *Schema) Validate(data []byte, lim Limits) (out []byte, violations []Violation, err error) {
+	if s.ext != nil {
+		return s.validateExternal(data, lim)
+	}
 	if lim.MaxBytes > 0 && len(data) > lim.MaxBytes {
 		return nil, nil, &jsontext.SyntaxError{Offset: lim.MaxBytes,
 			Msg: fmt.Sprintf("input is %d bytes, more than the limit of %d", len(data), lim.MaxBytes)}
