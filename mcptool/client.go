@@ -118,6 +118,7 @@ type clientConfig struct {
 	protocolVersion string
 	maxSchemaBytes  int
 	maxSchemaDepth  int
+	assertFormat    bool
 }
 
 // A ClientOption configures a [Client] made by [Connect].
@@ -175,6 +176,14 @@ func WithSchemaLimits(maxBytes, maxDepth int) ClientOption {
 			c.maxSchemaDepth = maxDepth
 		}
 	}
+}
+
+// WithFormatAssertion makes the format keyword of imported schemas an
+// assertion for date-time, date, time, email, uuid, ipv4, ipv6 and uri.
+// By default format is an annotation, as draft 2020-12 says, since
+// servers often accept values their schema's format would refuse.
+func WithFormatAssertion() ClientOption {
+	return func(c *clientConfig) { c.assertFormat = true }
 }
 
 // Connect connects to the MCP server at the other end of t (see
