@@ -89,12 +89,12 @@ func remote(t *testing.T) *mcp.Server {
 
 // hostile lists tools whose schemas must be refused, one reason each.
 var hostile = map[string]string{
-	"huge":       `{"type":"object","description":"` + strings.Repeat("x", 300<<10) + `"}`,
-	"deep":       `{"type":"object","properties":{"a":` + strings.Repeat(`{"items":`, 100) + `{}` + strings.Repeat(`}`, 100) + `}}`,
-	"string":     `{"type":"string"}`,
-	"invalid":    `{"type":"object","properties":{"a":{"type":5}}}`,
-	"dangling":   `{"type":"object","properties":{"a":{"$ref":"#/$defs/missing"}}}`,
-	"cycle":      `{"type":"object","$defs":{"a":{"$ref":"#/$defs/b"},"b":{"$ref":"#/$defs/a"}},"properties":{"x":{"$ref":"#/$defs/a"}}}`,
+	"huge":     `{"type":"object","description":"` + strings.Repeat("x", 300<<10) + `"}`,
+	"deep":     `{"type":"object","properties":{"a":` + strings.Repeat(`{"items":`, 100) + `{}` + strings.Repeat(`}`, 100) + `}}`,
+	"string":   `{"type":"string"}`,
+	"invalid":  `{"type":"object","properties":{"a":{"type":5}}}`,
+	"dangling": `{"type":"object","properties":{"a":{"$ref":"#/$defs/missing"}}}`,
+	"cycle":    `{"type":"object","$defs":{"a":{"$ref":"#/$defs/b"},"b":{"$ref":"#/$defs/a"}},"properties":{"x":{"$ref":"#/$defs/a"}}}`,
 }
 
 // withHostileTools makes s list the hostile tools, plus one tool with a
