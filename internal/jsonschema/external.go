@@ -151,6 +151,20 @@ func (s *Schema) validateExternal(data []byte, lim Limits) ([]byte, []Violation,
 			out = append(out, x)
 		}
 	})
+	// A property with a violation of its own was not evaluated
+	// successfully, so unevaluatedProperties reports it too: keep the
+	// cause only.
+	out = slices.DeleteFunc(out, func(x Violation) bool {
+		if !strings.HasSuffix(x.Expected, unevaluatedSuffix) {
+			return false
+		}
+		for _, y := range out {
+			if y.Pointer == x.Pointer && y != x || strings.HasPrefix(y.Pointer, x.Pointer+"/") {
+				return true
+			}
+		}
+		return false
+	})
 	if len(out) == 0 {
 		out = append(out, Violation{Expected: "a value the schema accepts", Got: gotAny(inst, true)})
 	}
@@ -163,6 +177,8 @@ func (s *Schema) validateExternal(data []byte, lim Limits) ([]byte, []Violation,
 	}
 	return data, out, nil
 }
+
+const unevaluatedSuffix = " (no schema evaluates it)"
 
 // numberWork estimates what an exact fraction of the number literal lit
 // costs: its digits plus the size of its exponent.
@@ -228,7 +244,7 @@ func externalViolations(e *santhosh.ValidationError, inst any, room func() bool,
 			if n := len(e.InstanceLocation); n > 0 {
 				name = e.InstanceLocation[n-1]
 			}
-			exp = "no property " + quote(shorten(name, gotWidth)) + " (no schema evaluates it)"
+			exp = "no property " + quote(shorten(name, gotWidth)) + unevaluatedSuffix
 		case strings.HasSuffix(loc, "/unevaluatedItems") || strings.HasSuffix(loc, "/items"):
 			exp = "no item here"
 		}
@@ -293,15 +309,15 @@ func externalViolations(e *santhosh.ValidationError, inst any, room func() bool,
 	case *kind.Pattern:
 		f(Violation{Pointer: ptr, Expected: "a string matching " + quote(shorten(k.Want, gotWidth)), Got: got()})
 	case *kind.Minimum:
-		f(Violation{Pointer: ptr, Expected: "a number ≥ " + ratText(k.Want), Got: got()})
+		f(Violation{Pointer: ptr, Expected: "a number of at least " + ratText(k.Want), Got: got()})
 	case *kind.Maximum:
-		f(Violation{Pointer: ptr, Expected: "a number ≤ " + ratText(k.Want), Got: got()})
+		f(Violation{Pointer: ptr, Expected: "a number of at most " + ratText(k.Want), Got: got()})
 	case *kind.ExclusiveMinimum:
-		f(Violation{Pointer: ptr, Expected: "a number > " + ratText(k.Want), Got: got()})
+		f(Violation{Pointer: ptr, Expected: "a number greater than " + ratText(k.Want), Got: got()})
 	case *kind.ExclusiveMaximum:
-		f(Violation{Pointer: ptr, Expected: "a number < " + ratText(k.Want), Got: got()})
+		f(Violation{Pointer: ptr, Expected: "a number less than " + ratText(k.Want), Got: got()})
 	case *kind.MultipleOf:
-		f(Violation{Pointer: ptr, Expected: "a multiple of " + ratText(k.Want), Got: got()})
+		f(Violation{Pointer: ptr, Expected: "a number that is a multiple of " + ratText(k.Want), Got: got()})
 	default:
 		f(Violation{Pointer: ptr, Expected: "a value the schema accepts (" + shorten(e.ErrorKind.LocalizedString(printer), 200) + ")", Got: gotAny(val, true)})
 	}
