@@ -259,3 +259,29 @@ func TestEmbeddedResources(t *testing.T) {
 		t.Errorf("valid instance: %v", vs)
 	}
 }
+
+// FuzzTranslatePattern feeds arbitrary patterns to the translation: it
+// must not panic, must leave patterns without escapes, classes or groups
+// alone, and must give RE2 text that compiles or a clear error.
+func FuzzTranslatePattern(f *testing.F) {
+	for _, s := range []string{
+		`^\u0041$`, `\uD83D\uDE00`, `\u{1F600}`, `\cJ`, `\c`, `\0`, `\01`, `[\b]`, `[^]`, `[]`, `[]a]`,
+		`\p{Script=Greek}`, `\p{`, `\p{}`, `\P{L}`, `\s\S[\s\S][^\s]`, `(?=a)`, `(?<n>a)\k<n>`, `\1`,
+		`\`, `\u`, `\u{110000}`, `[\u0041-\u005a]`, `abc`, `a{2,3}`, `(?i)x`, `\/`,
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, src string) {
+		out, err := translatePattern(src)
+		if err != nil {
+			if err.Error() == "" {
+				t.Fatal("empty error")
+			}
+			return
+		}
+		if !strings.ContainsAny(src, `\[(`) && out != src {
+			t.Fatalf("%q became %q", src, out)
+		}
+		_, _ = compilePattern(src)
+	})
+}

@@ -83,7 +83,8 @@ const defaultBase = "https://schema.invalid/root.json"
 type resources struct {
 	base    string
 	rootDoc []byte
-	byURI   map[string]*jval
+	root    *jval            // the document, at defaultBase
+	byURI   map[string]*jval // the other resources; see lookup
 	anchors map[string]*jval   // URI#name → schema
 	dyn     map[string][]*jval // $dynamicAnchor name → schemas
 	loaded  map[string][]byte  // registered documents used
@@ -104,7 +105,26 @@ type dynLink struct {
 func (r *resources) init(root *jval, doc []byte) {
 	r.base = defaultBase
 	r.rootDoc = doc
-	r.byURI = map[string]*jval{defaultBase: root}
+	r.root = root
+}
+
+// lookup returns the resource uri, if it is known.
+func (r *resources) lookup(uri string) (*jval, bool) {
+	if uri == defaultBase {
+		return r.root, true
+	}
+	v, ok := r.byURI[uri]
+	return v, ok
+}
+
+func (r *resources) add(uri string, v *jval) {
+	if _, dup := r.lookup(uri); dup {
+		return
+	}
+	if r.byURI == nil {
+		r.byURI = make(map[string]*jval)
+	}
+	r.byURI[uri] = v
 }
 
 // enter registers schema v, which has $id id, as a resource and makes its
@@ -115,9 +135,7 @@ func (r *resources) enter(v *jval, id string) error {
 		return err
 	}
 	abs, _, _ = strings.Cut(abs, "#")
-	if _, dup := r.byURI[abs]; !dup {
-		r.byURI[abs] = v
-	}
+	r.add(abs, v)
 	r.base = abs
 	return nil
 }
@@ -200,7 +218,7 @@ func (c *compiler) resolve(pr pendingRef) (*node, error) {
 		return nil, bad("%v", err)
 	}
 	uri, frag, _ := strings.Cut(abs, "#")
-	rv, ok := c.res.byURI[uri]
+	rv, ok := c.res.lookup(uri)
 	if !ok {
 		if rv, err = c.load(uri, loc); err != nil {
 			return nil, err
@@ -294,7 +312,7 @@ func (c *compiler) load(uri, loc string) (*jval, error) {
 		}
 		c.res.needExternal(loc, "a reference to the meta-schema "+quote(uri))
 		v := &jval{kind: kTrue}
-		c.res.byURI[uri] = v
+		c.res.add(uri, v)
 		n, err := c.compile(v, metaLoc, false)
 		if err != nil {
 			return nil, err
@@ -314,7 +332,7 @@ func (c *compiler) load(uri, loc string) (*jval, error) {
 		c.res.loaded = make(map[string][]byte)
 	}
 	c.res.loaded[uri] = doc
-	c.res.byURI[uri] = root
+	c.res.add(uri, root)
 	if _, err := c.compileAt(root, uri, ""); err != nil {
 		if se, ok := err.(*SchemaError); ok {
 			se.Msg = "in registered schema " + quote(uri) + ": " + se.Msg
@@ -328,7 +346,7 @@ func (c *compiler) load(uri, loc string) (*jval, error) {
 // is registered, for the external validator to read.
 func (c *compiler) loadMeta(uri, loc string) error {
 	uri, _, _ = strings.Cut(uri, "#")
-	if _, ok := c.res.byURI[uri]; ok {
+	if _, ok := c.res.lookup(uri); ok {
 		return nil
 	}
 	v, err := c.load(uri, loc)
