@@ -83,8 +83,8 @@ const defaultBase = "https://schema.invalid/root.json"
 type resources struct {
 	base    string
 	rootDoc []byte
-	root    *jval            // the document, at defaultBase
-	byURI   map[string]*jval // the other resources; see lookup
+	root    *jval              // the document, at defaultBase
+	byURI   map[string]*jval   // the other resources; see lookup
 	anchors map[string]*jval   // URI#name → schema
 	dyn     map[string][]*jval // $dynamicAnchor name → schemas
 	loaded  map[string][]byte  // registered documents used
