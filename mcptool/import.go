@@ -172,6 +172,9 @@ func (c *Client) newRemoteTool(st *mcp.Tool) (*remoteTool, error) {
 	if err != nil {
 		return nil, fail("input schema: %w", err)
 	}
+	if params, err = c.bundle(params); err != nil {
+		return nil, fail("input schema: %w: %v", tool.ErrInvalidSchema, err)
+	}
 	if params == nil {
 		return nil, fail("no input schema: %w", tool.ErrInvalidSchema)
 	}
@@ -199,6 +202,9 @@ func (c *Client) newRemoteTool(st *mcp.Tool) (*remoteTool, error) {
 		return nil, fail("output schema: %w", err)
 	}
 	if out != nil {
+		if bundled, err := c.bundle(out); err == nil {
+			out = bundled
+		}
 		// The tool works without its output checked: import it anyway.
 		if t.out, err = jsonschema.CompileWith(out, schemaOpts); err != nil {
 			t.out = nil
@@ -211,6 +217,14 @@ func (c *Client) newRemoteTool(st *mcp.Tool) (*remoteTool, error) {
 	fp, _ := json.Marshal(st)
 	t.fingerprint = string(fp)
 	return t, nil
+}
+
+// bundle embeds the schemas of WithSchemaResources that schema uses.
+func (c *Client) bundle(schema json.RawMessage) (json.RawMessage, error) {
+	if c.resources == nil || schema == nil {
+		return schema, nil
+	}
+	return jsonschema.Bundle(schema, c.resources)
 }
 
 // warnIgnored logs the keywords of schema s of tool name that are ignored.

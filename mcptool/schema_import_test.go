@@ -96,3 +96,46 @@ func TestImportFormatAssertion(t *testing.T) {
 		t.Errorf("a valid date-time: %+v", res)
 	}
 }
+
+// TestImportSchemaResources checks that a $ref to a schema the host
+// registered in advance resolves, by embedding it, and that without it the
+// tool is left out with a clear error rather than anything fetched.
+func TestImportSchemaResources(t *testing.T) {
+	server := func() *mcp.Server {
+		s := mcp.NewServer(&mcp.Implementation{Name: "refs", Version: "0"}, nil)
+		s.AddTool(&mcp.Tool{Name: "move", InputSchema: json.RawMessage(`{"type":"object","properties":{"to":{"$ref":"https://schemas.example/point.json"}},"required":["to"]}`)},
+			func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+				return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "ok"}}}, nil
+			})
+		return s
+	}
+	r := tool.NewRegistry()
+	err := connect(t, server()).Import(t.Context(), r)
+	if err == nil || !strings.Contains(err.Error(), `no schema is registered under "https://schemas.example/point.json"; schemas are never fetched`) || r.Len() != 0 {
+		t.Fatalf("without the resource: Import error %v, %d tools; want the tool left out, saying why", err, r.Len())
+	}
+
+	point := json.RawMessage(`{"type":"object","properties":{"x":{"type":"number"},"y":{"type":"number"}},"required":["x","y"]}`)
+	c := connect(t, server(), mcptool.WithSchemaResources(map[string]json.RawMessage{"https://schemas.example/point.json": point}))
+	if err := c.Import(t.Context(), r); err != nil {
+		t.Fatal(err)
+	}
+	move, ok := r.Get("move")
+	if !ok {
+		t.Fatal("move not imported")
+	}
+	if !strings.Contains(string(move.Parameters()), `"$defs":{"https://schemas.example/point.json":{"$id":"https://schemas.example/point.json","type":"object"`) {
+		t.Errorf("the registered schema is not embedded: %s", move.Parameters())
+	}
+	if res := r.Execute(t.Context(), "move", json.RawMessage(`{"to":{"x":1,"y":2}}`)); res.IsError {
+		t.Errorf("valid call: %+v", res)
+	}
+	if res := r.Execute(t.Context(), "move", json.RawMessage(`{"to":{"x":1}}`)); !res.IsError || !strings.Contains(res.Error, `/to/y: expected required property "y"`) {
+		t.Errorf("invalid call: %+v", res)
+	}
+
+	ct, _ := mcp.NewInMemoryTransports()
+	if _, err := mcptool.Connect(t.Context(), ct, mcptool.WithSchemaResources(map[string]json.RawMessage{"point.json": point})); err == nil {
+		t.Error("a relative resource URI: no error")
+	}
+}

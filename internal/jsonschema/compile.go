@@ -237,6 +237,41 @@ func Compile(doc []byte) (*Schema, error) {
 // package documentation for schemas from elsewhere. Errors are those of
 // Compile.
 func CompileWith(doc []byte, opts Options) (*Schema, error) {
+	c, err := compileDoc(doc, opts)
+	if err != nil {
+		return nil, err
+	}
+	rn := c.root.node
+	if c.res.external != "" {
+		// Keywords this package does not evaluate itself: the checks above
+		// bound the work, and the other validator does it.
+		ext, err := c.compileExternal()
+		if err != nil {
+			return nil, err
+		}
+		return &Schema{root: rn, ext: ext, ignored: c.res.ignored}, nil
+	}
+	// A default that its own schema rejects would make every call that
+	// omits the property invalid; leave such defaults out.
+	defaults := false
+	for _, n := range c.nodes {
+		if n.def != nil {
+			if validates(n, n.def) {
+				defaults = true
+			} else {
+				n.def = nil
+			}
+		}
+	}
+	if defaults {
+		markDefaults(rn, 0)
+	}
+	return &Schema{root: rn, defaults: defaults, ignored: c.res.ignored}, nil
+}
+
+// compileDoc parses and compiles doc, resolving references and checking
+// the work the schema can cause; the schema's root is c.root.node.
+func compileDoc(doc []byte, opts Options) (*compiler, error) {
 	root, schemas, err := parseDoc(doc)
 	if err != nil {
 		if _, ok := err.(*SchemaError); ok {
@@ -271,31 +306,7 @@ func CompileWith(doc []byte, opts Options) (*Schema, error) {
 	if err := checkGrowth(order, rn); err != nil {
 		return nil, err
 	}
-	if c.res.external != "" {
-		// Keywords this package does not evaluate itself: the checks above
-		// bound the work, and the other validator does it.
-		ext, err := c.compileExternal()
-		if err != nil {
-			return nil, err
-		}
-		return &Schema{root: rn, ext: ext, ignored: c.res.ignored}, nil
-	}
-	// A default that its own schema rejects would make every call that
-	// omits the property invalid; leave such defaults out.
-	defaults := false
-	for _, n := range c.nodes {
-		if n.def != nil {
-			if validates(n, n.def) {
-				defaults = true
-			} else {
-				n.def = nil
-			}
-		}
-	}
-	if defaults {
-		markDefaults(rn, 0)
-	}
-	return &Schema{root: rn, defaults: defaults, ignored: c.res.ignored}, nil
+	return c, nil
 }
 
 func (c *compiler) errf(loc, format string, args ...any) error {

@@ -285,3 +285,51 @@ func FuzzTranslatePattern(f *testing.F) {
 		_, _ = compilePattern(src)
 	})
 }
+
+// TestBundle checks that Bundle embeds the registered schemas a document
+// uses, so that the result compiles, and validates the same, without them.
+func TestBundle(t *testing.T) {
+	r := &Resources{}
+	for uri, doc := range map[string]string{
+		"https://example.com/item.json":  `{"type":"object","properties":{"id":{"$ref":"id.json"}}}`,
+		"https://example.com/id.json":    `{"$id":"https://example.com/id.json","type":"integer","minimum":1}`,
+		"https://example.com/other.json": `{"type":"string"}`,
+		"https://example.com/wrong.json": `{"$id":"https://example.com/elsewhere.json"}`,
+		"https://example.com/yes.json":   `true`,
+	} {
+		if err := r.Add(uri, []byte(doc)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, tc := range []struct{ doc, want string }{
+		{`{"type":"array"}`, `{"type":"array"}`},
+		{`{"items":{"$ref":"https://example.com/item.json"}}`,
+			`{"items":{"$ref":"https://example.com/item.json"},"$defs":{"https://example.com/id.json":{"$id":"https://example.com/id.json","type":"integer","minimum":1},` +
+				`"https://example.com/item.json":{"$id":"https://example.com/item.json","type":"object","properties":{"id":{"$ref":"id.json"}}}}}`},
+		{`{"$defs":{"a":{"$ref":"https://example.com/yes.json"}}, "$ref":"#/$defs/a"}`,
+			`{"$defs":{"a":{"$ref":"https://example.com/yes.json"},"https://example.com/yes.json":{"$id":"https://example.com/yes.json","allOf":[true]}}, "$ref":"#/$defs/a"}`},
+	} {
+		got, err := Bundle([]byte(tc.doc), r)
+		if err != nil {
+			t.Errorf("%s: %v", tc.doc, err)
+			continue
+		}
+		if string(got) != tc.want {
+			t.Errorf("Bundle(%s) =\n%s\nwant\n%s", tc.doc, got, tc.want)
+		}
+		if _, err := CompileWith(got, Options{}); err != nil {
+			t.Errorf("the bundle of %s does not compile alone: %v", tc.doc, err)
+		}
+	}
+	s, _ := Bundle([]byte(`{"items":{"$ref":"https://example.com/item.json"}}`), r)
+	b, _ := CompileWith(s, Options{})
+	if _, vs, _ := b.Validate([]byte(`[{"id":1},{"id":0}]`), Limits{}); len(vs) != 1 || vs[0].Pointer != "/1/id" {
+		t.Errorf("bundle violations %v, want one at /1/id", vs)
+	}
+	if _, err := Bundle([]byte(`{"$ref":"https://example.com/wrong.json"}`), r); err == nil || !strings.Contains(err.Error(), "another URI") {
+		t.Errorf("registered schema with another $id: %v", err)
+	}
+	if _, err := Bundle([]byte(`{"$ref":"https://example.com/missing.json"}`), r); err == nil || !strings.Contains(err.Error(), "never fetched") {
+		t.Errorf("unregistered: %v", err)
+	}
+}

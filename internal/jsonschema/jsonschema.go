@@ -56,7 +56,8 @@
 // Schemas are never fetched. A reference resolves within the document
 // (embedded $id resources included) or to a schema the host registered
 // in advance with Resources.Add; any other is a compile error that says
-// so.
+// so. Bundle embeds the registered schemas a document uses, making it
+// whole for programs that only see the document.
 //
 // The keywords unevaluatedProperties and unevaluatedItems, $dynamicRef,
 // a reference to a standard meta-schema and a custom meta-schema in

@@ -3,6 +3,7 @@ package jsonschema
 import (
 	"fmt"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -370,4 +371,83 @@ func (c *compiler) linkDynamic() {
 			}
 		}
 	}
+}
+
+// Bundle returns doc with every registered schema it refers to, directly
+// or through another, embedded under its root's "$defs" (keyed by URI,
+// with the URI as "$id"), so that the result needs no Resources: other
+// programs that read it, such as a model's provider, can resolve every
+// reference too. doc comes back unchanged when it refers to none. Bundle
+// fails as CompileWith does, when doc's root is not an object, and when a
+// registered schema's own $id names another URI.
+func Bundle(doc []byte, r *Resources) ([]byte, error) {
+	c, err := compileDoc(doc, Options{Resources: r})
+	if err != nil {
+		return nil, err
+	}
+	if len(c.res.loaded) == 0 {
+		return doc, nil
+	}
+	if c.root.kind != kObject {
+		return nil, &SchemaError{Msg: "only a schema object can have registered schemas embedded"}
+	}
+	uris := make([]string, 0, len(c.res.loaded))
+	for uri := range c.res.loaded {
+		uris = append(uris, uri)
+	}
+	slices.Sort(uris)
+	var add []byte
+	for _, uri := range uris {
+		sub := c.res.byURI[uri]
+		if len(add) > 0 {
+			add = append(add, ',')
+		}
+		add = appendJSONString(add, uri)
+		add = append(add, ':')
+		raw := compact(sub.raw)
+		id, hasID := sub.get("$id")
+		switch {
+		case sub.kind != kObject:
+			add = append(add, `{"$id":`...)
+			add = appendJSONString(add, uri)
+			add = append(add, `,"allOf":[`...)
+			add = append(add, raw...)
+			add = append(add, "]}"...)
+		case !hasID:
+			add = append(add, `{"$id":`...)
+			add = appendJSONString(add, uri)
+			if len(sub.members) > 0 {
+				add = append(add, ',')
+			}
+			add = append(add, raw[1:]...)
+		default:
+			abs, err := resolveURI(uri, id.s)
+			if abs, _, _ = strings.Cut(abs, "#"); err != nil || abs != uri {
+				return nil, &SchemaError{Msg: fmt.Sprintf("registered schema %s has $id %s, another URI", quote(uri), quote(shorten(id.s, 120)))}
+			}
+			add = append(add, raw...)
+		}
+	}
+	// Insert into the root's $defs, or add one.
+	out := make([]byte, 0, len(doc)+len(add)+16)
+	if defs, ok := c.root.get("$defs"); ok && defs.kind == kObject {
+		end := cap(doc) - cap(defs.raw) + len(defs.raw) - 1 // its closing brace
+		out = append(out, doc[:end]...)
+		if len(defs.members) > 0 {
+			out = append(out, ',')
+		}
+		out = append(out, add...)
+		return append(out, doc[end:]...), nil
+	} else if ok {
+		return nil, &SchemaError{Pointer: "/$defs", Msg: `"$defs" must be an object`}
+	}
+	end := cap(doc) - cap(c.root.raw) + len(c.root.raw) - 1
+	out = append(out, doc[:end]...)
+	if len(c.root.members) > 0 {
+		out = append(out, ',')
+	}
+	out = append(out, `"$defs":{`...)
+	out = append(out, add...)
+	out = append(out, '}')
+	return append(out, doc[end:]...), nil
 }
