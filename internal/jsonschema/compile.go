@@ -216,6 +216,7 @@ type compiler struct {
 	reBytes int
 	nodes   []*node
 	res     resources
+	fanout  float64 // for the external validator: see checkGrowth
 }
 
 // Compile compiles a JSON Schema (draft 2020-12) document written for
@@ -249,7 +250,14 @@ func CompileWith(doc []byte, opts Options) (*Schema, error) {
 		if err != nil {
 			return nil, err
 		}
-		return &Schema{root: rn, ext: ext, ignored: c.res.ignored}, nil
+		patterns := 0
+		for _, n := range c.nodes {
+			patterns += len(n.patternProps)
+			if n.pattern != nil {
+				patterns++
+			}
+		}
+		return &Schema{root: rn, ext: ext, extFanout: c.fanout, extPatterns: patterns, extNames: propertyNames(c.nodes), ignored: c.res.ignored}, nil
 	}
 	// A default that its own schema rejects would make every call that
 	// omits the property invalid; leave such defaults out.
@@ -303,7 +311,7 @@ func compileDoc(doc []byte, opts Options) (*compiler, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := checkGrowth(order, rn); err != nil {
+	if c.fanout, err = checkGrowth(order, rn, c.res.external != ""); err != nil {
 		return nil, err
 	}
 	return c, nil
@@ -988,7 +996,10 @@ const (
 // member or one array item receives at depth k-1. The bound assumes that
 // every alternative is tried, so it is checked against a generous limit.
 // order lists the nodes with in-place children first (from checkInPlace).
-func checkGrowth(order []*node, root *node) error {
+//
+// With all set it also returns, for schemas that are not recursive too,
+// the most schemas applied to one value at any depth up to growthDepth.
+func checkGrowth(order []*node, root *node, all bool) (most float64, err error) {
 	recursive := false
 	for _, n := range order {
 		if n.ref != nil || n.dynRef != nil {
@@ -996,9 +1007,10 @@ func checkGrowth(order []*node, root *node) error {
 			break
 		}
 	}
-	if !recursive {
-		return nil // a tree: the work is bounded by its size
+	if !recursive && !all {
+		return 0, nil // a tree: the work is bounded by its size
 	}
+	most = float64(root.fan)
 	prev := make([]float64, len(order))
 	cur := make([]float64, len(order))
 	objSum := make([]float64, len(order))
@@ -1050,13 +1062,14 @@ func checkGrowth(order []*node, root *node) error {
 			objSum[i], arrSum[i] = obj, arr
 			cur[i] = max(obj, arr)
 		}
+		most = max(most, cur[root.id])
 		if cur[root.id] > growthLimit {
-			return &SchemaError{Pointer: root.loc, Msg: fmt.Sprintf("the schema applies its subschemas to values nested %d levels deep more than %.0e times: "+
+			return 0, &SchemaError{Pointer: root.loc, Msg: fmt.Sprintf("the schema applies its subschemas to values nested %d levels deep more than %.0e times: "+
 				"its work grows exponentially with the depth of the value (look for anyOf, oneOf or allOf alternatives that lead back to the same schema)", k, growthLimit)}
 		}
 		prev, cur = cur, prev
 	}
-	return nil
+	return most, nil
 }
 
 func eachInPlace(n *node, f func(*node) error) error {

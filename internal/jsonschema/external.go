@@ -32,6 +32,18 @@ import (
 // an exact fraction: 1e999999 alone would take megabytes.
 const maxNumberWork = 1 << 16
 
+// The work budget of one call to the external validator, in subschema
+// applications (a pattern reading 64 bytes counts as one). It is smaller
+// than this package's own (baseSteps, stepsPerNode): the external
+// validator takes about a microsecond for each, and the estimate is made
+// before it starts, from Compile's bound of the schemas that can apply to
+// one value, so it assumes the worst. A schema that applies at most 16
+// subschemas to a value validates instances of any size.
+const (
+	extBaseSteps     = 1 << 18
+	extStepsPerValue = 16
+)
+
 // compileExternal compiles the schema for the external validator, giving it
 // the document and the registered documents it uses, and nothing else.
 func (c *compiler) compileExternal() (*santhosh.Schema, error) {
@@ -117,6 +129,13 @@ func (s *Schema) validateExternal(data []byte, lim Limits) ([]byte, []Violation,
 	if err := v.parse(); err != nil {
 		return nil, nil, err
 	}
+	// The external validator has no budget of its own: bound its work
+	// before it starts, by what the schema can apply to each value
+	// (Compile's growth bound) and the patterns' reading of the text.
+	steps := float64(len(v.tape))*s.extFanout + float64(s.extPatterns)*float64(len(data))/64
+	if steps > float64(extBaseSteps+extStepsPerValue*len(v.tape)) {
+		return nil, nil, ErrTooComplex
+	}
 	work := 0
 	for i := range v.tape {
 		if t := &v.tape[i]; t.kind == kNumber {
@@ -126,19 +145,23 @@ func (s *Schema) validateExternal(data []byte, lim Limits) ([]byte, []Violation,
 			}
 		}
 	}
+	var out []Violation
+	if s.fold {
+		v.path = v.path[:0]
+		out = v.foldedKeys(s.extNames, 0, out)
+	}
 	inst, err := santhosh.UnmarshalJSON(bytes.NewReader(data))
 	if err != nil {
 		return nil, nil, &jsontext.SyntaxError{Msg: err.Error()}
 	}
 	err = s.ext.Validate(inst)
-	if err == nil {
+	if err == nil && len(out) == 0 {
 		return data, nil, nil
 	}
 	var ve *santhosh.ValidationError
-	if !errors.As(err, &ve) {
+	if err != nil && !errors.As(err, &ve) {
 		return nil, nil, err
 	}
-	var out []Violation
 	dropped := 0
 	externalViolations(ve, inst, func() bool {
 		if len(out) >= MaxViolations {
@@ -180,6 +203,62 @@ func (s *Schema) validateExternal(data []byte, lim Limits) ([]byte, []Violation,
 
 const unevaluatedSuffix = " (no schema evaluates it)"
 
+// foldedKeys appends to out a violation for each key of the instance (at
+// tape index i and below) that is not one of the property names of names
+// but equals one when case is ignored; see CaseSensitive. Which schema
+// applies to which object is only known to the external validator, so
+// every property name of the schema counts.
+func (v *validator) foldedKeys(names *node, i int32, out []Violation) []Violation {
+	t := &v.tape[i]
+	switch t.kind {
+	case kObject:
+		for k := i + 1; k < t.next; k = v.tape[k+1].next {
+			key := v.str(&v.tape[k])
+			v.pushKey(k)
+			if names.prop(key) == nil {
+				if name := names.foldMatch(key); name != "" && len(out) < MaxViolations {
+					out = append(out, Violation{Pointer: v.pointer(),
+						Expected: fmt.Sprintf("no property %s (property names are case-sensitive)", quote(shorten(string(key), gotWidth))),
+						Got:      v.got(k+1, false), Hint: "did you mean " + quote(name) + "?"})
+				}
+			}
+			out = v.foldedKeys(names, k+1, out)
+			v.pop()
+		}
+	case kArray:
+		idx := 0
+		for k := i + 1; k < t.next; k = v.tape[k].next {
+			v.pushIdx(idx)
+			out = v.foldedKeys(names, k, out)
+			v.pop()
+			idx++
+		}
+	}
+	return out
+}
+
+// propertyNames returns a node whose properties are every property name
+// the schema declares.
+func propertyNames(nodes []*node) *node {
+	n := &node{}
+	seen := map[string]bool{}
+	for _, m := range nodes {
+		for _, p := range m.props {
+			if !seen[p.name] {
+				seen[p.name] = true
+				n.props = append(n.props, prop{name: p.name, n: p.n})
+			}
+		}
+	}
+	if len(n.props) > 8 {
+		n.propIndex = make(map[string]*node, len(n.props))
+		for _, p := range n.props {
+			n.propIndex[p.name] = p.n
+		}
+	}
+	return n
+}
+
 // numberWork estimates what an exact fraction of the number literal lit
 // costs: its digits plus the size of its exponent.
 func numberWork(lit []byte) int {
@@ -198,6 +277,9 @@ func numberWork(lit []byte) int {
 // externalViolations calls f with a Violation for each failure in the
 // tree of e, in the words of this package's own messages.
 func externalViolations(e *santhosh.ValidationError, inst any, room func() bool, f func(Violation)) {
+	if e == nil {
+		return
+	}
 	switch e.ErrorKind.(type) {
 	case *kind.Schema, *kind.Group, *kind.AllOf, *kind.Reference:
 		if len(e.Causes) > 0 {

@@ -333,3 +333,61 @@ func TestBundle(t *testing.T) {
 		t.Errorf("unregistered: %v", err)
 	}
 }
+
+// TestExternalBudget checks that the external validator's work is bounded
+// before it starts, as this package's own validator bounds its steps: a
+// value that would be checked against thousands of schemas, times many
+// values, is refused with ErrTooComplex.
+func TestExternalBudget(t *testing.T) {
+	var b strings.Builder
+	b.WriteString(`{"$defs":{"b":{"type":"integer"}},"items":{"allOf":[`)
+	for i := range 2000 {
+		if i > 0 {
+			b.WriteString(",")
+		}
+		b.WriteString(`{"$ref":"#/$defs/b"}`)
+	}
+	b.WriteString(`]}`)
+	fast := b.String() + `}`
+	external := b.String() + `,"unevaluatedItems":false}`
+	few := "[" + strings.TrimSuffix(strings.Repeat("1,", 50), ",") + "]"
+	many := "[" + strings.TrimSuffix(strings.Repeat("1,", 1000), ",") + "]"
+	for _, doc := range []string{fast, external} {
+		s, err := CompileWith([]byte(doc), Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, vs, err := s.Validate([]byte(few), Limits{}); err != nil || len(vs) != 0 {
+			t.Errorf("external %v, 50 items: %v %v, want valid", s.ext != nil, vs, err)
+		}
+		if _, _, err := s.Validate([]byte(many), Limits{}); !errors.Is(err, ErrTooComplex) {
+			t.Errorf("external %v, 1000 items: %v, want ErrTooComplex", s.ext != nil, err)
+		}
+	}
+}
+
+// TestExternalCaseSensitive checks that CaseSensitive holds for schemas
+// the external validator evaluates.
+func TestExternalCaseSensitive(t *testing.T) {
+	s, err := CompileWith([]byte(`{"type":"object","properties":{"host":{"enum":["localhost"]},"list":{"items":{"properties":{"name":{}}}}},"unevaluatedProperties":{"type":"string"}}`), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := []byte(`{"host":"localhost","HOST":"evil.example","list":[{"NAME":"x","name":"y"}]}`)
+	if _, vs, err := s.Validate(in, Limits{}); err != nil || len(vs) != 0 {
+		t.Fatalf("JSON Schema allows the keys: %v %v", vs, err)
+	}
+	_, vs, err := s.CaseSensitive().Validate(in, Limits{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := ""
+	for _, v := range vs {
+		got += v.String() + "\n"
+	}
+	want := `/HOST: expected no property "HOST" (property names are case-sensitive), got "evil.example" (did you mean "host"?)` + "\n" +
+		`/list/0/NAME: expected no property "NAME" (property names are case-sensitive), got "x" (did you mean "name"?)` + "\n"
+	if got != want {
+		t.Errorf("violations:\n%swant:\n%s", got, want)
+	}
+}

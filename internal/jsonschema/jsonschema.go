@@ -65,13 +65,19 @@
 // instead of this package's validator, for the whole schema that uses
 // them. Compile still reads such a schema itself and applies the same
 // bounds (size, reference cycles, growth with the depth of the value,
-// counting each $dynamicRef as the largest of its possible targets);
-// Validate still parses the instance strictly within Limits first, and
-// refuses with ErrTooComplex an instance whose numbers add up to more
-// than 65,536 digits and exponent magnitudes; violations keep this
+// counting each $dynamicRef as the largest of its possible targets).
+// Validate still parses the instance strictly within Limits first; since
+// the external validator has no work budget of its own, Validate refuses
+// with ErrTooComplex, before it starts, an instance whose values times the
+// most subschemas Compile found can apply to one value exceed a budget
+// (2^18 applications plus 16 per value, so a schema that applies at most
+// 16 subschemas to a value takes instances of any size), or whose numbers
+// add up to more than 65,536 digits and exponent magnitudes. Violations keep this
 // package's form (pointer, expected, got) and MaxViolations, and a
 // property that fails its own schema is not also reported as
-// unevaluated. Such a schema adds no defaults and ignores CaseSensitive.
+// unevaluated. Such a schema adds no defaults; with CaseSensitive, a key is
+// checked against every property name the schema declares, since which
+// schema applies to which object is only known to the external validator.
 //
 // Compile and CompileWith pass every required test of the official
 // JSON-Schema-Test-Suite for draft 2020-12.
@@ -135,7 +141,11 @@ type Schema struct {
 	defaults bool // some schema has a default
 	fold     bool // see CaseSensitive
 	ext      *santhosh.Schema
-	ignored  []*SchemaError
+	// For ext: the most schemas applied to one value, and the patterns.
+	extFanout   float64
+	extPatterns int
+	extNames    *node // every property name, for CaseSensitive
+	ignored     []*SchemaError
 }
 
 // Ignored returns the keywords of the schema that Compile could not honour
