@@ -289,7 +289,7 @@ func compileDoc(doc []byte, opts Options) (*compiler, error) {
 	}
 	c := &compiler{opts: opts, root: root, slab: make([]node, 0, min(schemas, 256)), nodes: make([]*node, 0, min(schemas, 256))}
 	c.res.init(root, doc)
-	rn, err := c.compile(root, "", true)
+	rn, err := c.compile(root, "")
 	if err != nil {
 		return nil, err
 	}
@@ -332,7 +332,7 @@ func escapeToken(s string) string {
 }
 
 // compile compiles the schema v found at loc.
-func (c *compiler) compile(v *jval, loc string, isRoot bool) (*node, error) {
+func (c *compiler) compile(v *jval, loc string) (*node, error) {
 	if v.node != nil {
 		return v.node, nil
 	}
@@ -361,7 +361,7 @@ func (c *compiler) compile(v *jval, loc string, isRoot bool) (*node, error) {
 		defer func() { c.res.base = outer }()
 	}
 	sub := func(key string, sv *jval) (*node, error) {
-		return c.compile(sv, loc+"/"+escapeToken(key), false)
+		return c.compile(sv, loc+"/"+escapeToken(key))
 	}
 	var itemsArray *jval
 	var additionalItems *jval
@@ -412,7 +412,7 @@ func (c *compiler) compile(v *jval, loc string, isRoot bool) (*node, error) {
 			c.pending = append(c.pending, pendingRef{n: n, ref: kv.s, base: c.res.base, dynamic: true})
 			continue
 		case "unevaluatedProperties", "unevaluatedItems":
-			un, err := c.compile(kv, at(loc, key), false)
+			un, err := c.compile(kv, at(loc, key))
 			if err != nil {
 				return nil, err
 			}
@@ -428,7 +428,7 @@ func (c *compiler) compile(v *jval, loc string, isRoot bool) (*node, error) {
 				return nil, c.errf(at(loc, key), "%q must be an object", key)
 			}
 			for _, d := range kv.members {
-				if _, err := c.compile(d.val, loc+"/"+key+"/"+escapeToken(d.key), false); err != nil {
+				if _, err := c.compile(d.val, loc+"/"+key+"/"+escapeToken(d.key)); err != nil {
 					return nil, err
 				}
 			}
@@ -461,7 +461,7 @@ func (c *compiler) compile(v *jval, loc string, isRoot bool) (*node, error) {
 			}
 			for _, pm := range kv.members {
 				name := pm.key
-				pn, err := c.compile(pm.val, loc+"/"+key+"/"+escapeToken(name), false)
+				pn, err := c.compile(pm.val, loc+"/"+key+"/"+escapeToken(name))
 				if err != nil {
 					return nil, err
 				}
@@ -496,7 +496,7 @@ func (c *compiler) compile(v *jval, loc string, isRoot bool) (*node, error) {
 				if err != nil {
 					return nil, err
 				}
-				pn, err := c.compile(pm.val, ploc, false)
+				pn, err := c.compile(pm.val, ploc)
 				if err != nil {
 					return nil, err
 				}
@@ -530,7 +530,7 @@ func (c *compiler) compile(v *jval, loc string, isRoot bool) (*node, error) {
 					n.depRequired = append(n.depRequired, depRequired{prop: name, req: req})
 					continue
 				}
-				dn, err := c.compile(dv, dloc, false)
+				dn, err := c.compile(dv, dloc)
 				if err != nil {
 					return nil, err
 				}
@@ -638,7 +638,7 @@ func (c *compiler) compile(v *jval, loc string, isRoot bool) (*node, error) {
 		c.res.ignore(at(loc, "patternProperties"), "patternProperties and additionalProperties are ignored: a pattern cannot be translated to RE2")
 	}
 	if itemsArray != nil && additionalItems != nil {
-		an, err := c.compile(additionalItems, loc+"/additionalItems", false)
+		an, err := c.compile(additionalItems, loc+"/additionalItems")
 		if err != nil {
 			return nil, err
 		}
@@ -816,7 +816,7 @@ func (c *compiler) schemaArray(v *jval, loc, key string) ([]*node, error) {
 	}
 	out := make([]*node, len(v.elems))
 	for i, e := range v.elems {
-		n, err := c.compile(e, loc+"/"+strconv.Itoa(i), false)
+		n, err := c.compile(e, loc+"/"+strconv.Itoa(i))
 		if err != nil {
 			return nil, err
 		}
@@ -853,7 +853,7 @@ func (c *compiler) dependentSchemas(n *node, v *jval, loc string) error {
 	}
 	for _, m := range v.members {
 		name := m.key
-		dn, err := c.compile(m.val, loc+"/"+escapeToken(name), false)
+		dn, err := c.compile(m.val, loc+"/"+escapeToken(name))
 		if err != nil {
 			return err
 		}

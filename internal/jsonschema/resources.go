@@ -292,7 +292,7 @@ func (c *compiler) compileAt(v *jval, base, loc string) (*node, error) {
 	outer := c.res.base
 	c.res.base = base
 	defer func() { c.res.base = outer }()
-	return c.compile(v, loc, v == c.root)
+	return c.compile(v, loc)
 }
 
 func (c *compiler) docName(uri string) string {
@@ -314,7 +314,7 @@ func (c *compiler) load(uri, loc string) (*jval, error) {
 		c.res.needExternal(loc, "a reference to the meta-schema "+quote(uri))
 		v := &jval{kind: kTrue}
 		c.res.add(uri, v)
-		n, err := c.compile(v, metaLoc, false)
+		n, err := c.compile(v, metaLoc)
 		if err != nil {
 			return nil, err
 		}
