@@ -888,11 +888,16 @@ func (c *compiler) regexp(src, loc string) (*regexp.Regexp, error) {
 	if len(src) > maxPatternBytes {
 		return nil, c.errf(loc, "the pattern is longer than %d bytes", maxPatternBytes)
 	}
-	c.reBytes += len(src)
+	t, err := translatePattern(src)
+	// The RE2 text counts: translated classes such as \s are longer.
+	c.reBytes += max(len(src), len(t))
 	if c.reBytes > maxTotalPatterns {
 		return nil, c.errf(loc, "the patterns add up to more than %d bytes", maxTotalPatterns)
 	}
-	re, err := compilePattern(src)
+	var re *regexp.Regexp
+	if err == nil {
+		re, err = compileRE2(t)
+	}
 	if err != nil {
 		msg := fmt.Sprintf("pattern %s is not supported: %v", quote(shorten(src, 80)), err)
 		if c.opts.StrictPatterns {

@@ -391,3 +391,20 @@ func TestExternalCaseSensitive(t *testing.T) {
 		t.Errorf("violations:\n%swant:\n%s", got, want)
 	}
 }
+
+// TestPatternBytesTranslated checks that the bound on the patterns of one
+// schema counts their RE2 text, which translation makes longer.
+func TestPatternBytesTranslated(t *testing.T) {
+	var b strings.Builder
+	b.WriteString(`{"properties":{`)
+	for i := range 300 {
+		if i > 0 {
+			b.WriteString(",")
+		}
+		b.WriteString(`"p` + itoa(i) + `":{"pattern":"` + strings.Repeat(`\\s`, 1000) + itoa(i) + `"}`)
+	}
+	b.WriteString(`}}`)
+	if _, err := CompileWith([]byte(b.String()), Options{}); err == nil || !strings.Contains(err.Error(), "the patterns add up to more than") {
+		t.Errorf("300 patterns of 1,000 \\s: %v, want refused", err)
+	}
+}

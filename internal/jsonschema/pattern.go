@@ -230,6 +230,11 @@ func compilePattern(src string) (*regexp.Regexp, error) {
 	if err != nil {
 		return nil, err
 	}
+	return compileRE2(t)
+}
+
+// compileRE2 compiles a translated pattern, with a shorter error.
+func compileRE2(t string) (*regexp.Regexp, error) {
 	re, err := regexp.Compile(t)
 	if err != nil {
 		msg := err.Error()
