@@ -238,8 +238,8 @@ func Compile(doc []byte) (*Schema, error) {
 // package documentation for schemas from elsewhere. Errors are those of
 // Compile.
 func CompileWith(doc []byte, opts Options) (*Schema, error) {
-	c, err := compileDoc(doc, opts)
-	if err != nil {
+	var c compiler
+	if err := c.compileDoc(doc, opts); err != nil {
 		return nil, err
 	}
 	rn := c.root.node
@@ -278,27 +278,27 @@ func CompileWith(doc []byte, opts Options) (*Schema, error) {
 }
 
 // compileDoc parses and compiles doc, resolving references and checking
-// the work the schema can cause; the schema's root is c.root.node.
-func compileDoc(doc []byte, opts Options) (*compiler, error) {
+// the work the schema can cause; the schema's root is then c.root.node.
+func (c *compiler) compileDoc(doc []byte, opts Options) error {
 	root, schemas, err := parseDoc(doc)
 	if err != nil {
 		if _, ok := err.(*SchemaError); ok {
-			return nil, err
+			return err
 		}
-		return nil, &SchemaError{Msg: "not valid JSON: " + err.Error()}
+		return &SchemaError{Msg: "not valid JSON: " + err.Error()}
 	}
-	c := &compiler{opts: opts, root: root, slab: make([]node, 0, min(schemas, 256)), nodes: make([]*node, 0, min(schemas, 256))}
+	*c = compiler{opts: opts, root: root, slab: make([]node, 0, min(schemas, 256)), nodes: make([]*node, 0, min(schemas, 256))}
 	c.res.init(root, doc)
 	rn, err := c.compile(root, "")
 	if err != nil {
-		return nil, err
+		return err
 	}
 	for len(c.pending) > 0 {
 		pr := c.pending[len(c.pending)-1]
 		c.pending = c.pending[:len(c.pending)-1]
 		target, err := c.resolve(pr)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		if pr.dynamic {
 			pr.n.dynRef = append(pr.n.dynRef, target)
@@ -309,12 +309,12 @@ func compileDoc(doc []byte, opts Options) (*compiler, error) {
 	c.linkDynamic()
 	order, err := checkInPlace(c.nodes)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	if c.fanout, err = checkGrowth(order, rn, c.res.external != ""); err != nil {
-		return nil, err
+		return err
 	}
-	return c, nil
+	return nil
 }
 
 func (c *compiler) errf(loc, format string, args ...any) error {

@@ -381,8 +381,8 @@ func (c *compiler) linkDynamic() {
 // fails as CompileWith does, when doc's root is not an object, and when a
 // registered schema's own $id names another URI.
 func Bundle(doc []byte, r *Resources) ([]byte, error) {
-	c, err := compileDoc(doc, Options{Resources: r})
-	if err != nil {
+	var c compiler
+	if err := c.compileDoc(doc, Options{Resources: r}); err != nil {
 		return nil, err
 	}
 	if len(c.res.loaded) == 0 {
