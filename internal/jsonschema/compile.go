@@ -3,7 +3,6 @@ package jsonschema
 import (
 	"fmt"
 	"math"
-	"regexp"
 	"strconv"
 	"strings"
 	"sync"
@@ -73,7 +72,7 @@ type prop struct {
 
 type patternProp struct {
 	src string
-	re  *regexp.Regexp
+	re  *pattern
 	n   *node
 }
 
@@ -132,7 +131,7 @@ type node struct {
 	// strings
 	minLen     int64
 	maxLen     int64
-	pattern    *regexp.Regexp
+	pattern    *pattern
 	patternSrc string
 	format     uint8
 	formatName string
@@ -868,7 +867,7 @@ func (c *compiler) dependentSchemas(n *node, v *jval, loc string) error {
 // regexpCacheMax entries, so schemas from a hostile server cannot make it
 // hold much memory.
 var (
-	regexpCache  sync.Map // string → *regexp.Regexp
+	regexpCache  sync.Map // string → *pattern
 	regexpCached atomic.Int32
 )
 
@@ -881,22 +880,26 @@ const (
 // JavaScript syntax it may use (see translatePattern). A pattern that
 // cannot be translated is an error with StrictPatterns and otherwise
 // ignored: regexp records why and returns nil.
-func (c *compiler) regexp(src, loc string) (*regexp.Regexp, error) {
+func (c *compiler) regexp(src, loc string) (*pattern, error) {
 	if re, ok := regexpCache.Load(src); ok {
-		return re.(*regexp.Regexp), nil
+		return re.(*pattern), nil
 	}
 	if len(src) > maxPatternBytes {
 		return nil, c.errf(loc, "the pattern is longer than %d bytes", maxPatternBytes)
 	}
-	t, err := translatePattern(src)
+	t, err := translateAll(src)
 	// The RE2 text counts: translated classes such as \s are longer.
-	c.reBytes += max(len(src), len(t))
+	if err == nil {
+		c.reBytes += max(len(src), t.size())
+	} else {
+		c.reBytes += len(src)
+	}
 	if c.reBytes > maxTotalPatterns {
 		return nil, c.errf(loc, "the patterns add up to more than %d bytes", maxTotalPatterns)
 	}
-	var re *regexp.Regexp
+	var re *pattern
 	if err == nil {
-		re, err = compileRE2(t)
+		re, err = t.compile(src)
 	}
 	if err != nil {
 		msg := fmt.Sprintf("pattern %s is not supported: %v", quote(shorten(src, 80)), err)

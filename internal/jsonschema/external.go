@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"math/big"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -110,7 +109,7 @@ type matchAll string
 func (m matchAll) MatchString(string) bool { return true }
 func (m matchAll) String() string          { return string(m) }
 
-var _ santhosh.Regexp = (*regexp.Regexp)(nil)
+var _ santhosh.Regexp = (*pattern)(nil)
 
 // validateExternal is Validate for a schema the external validator
 // evaluates. It adds no defaults.

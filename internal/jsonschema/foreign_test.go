@@ -52,12 +52,55 @@ func TestTranslatePattern(t *testing.T) {
 	}
 }
 
+// TestLookaroundAtTheEnds checks the lookarounds that can be checked as
+// patterns of their own: lookaheads after a leading ^, lookbehinds before
+// a final $.
+func TestLookaroundAtTheEnds(t *testing.T) {
+	for _, tc := range []struct {
+		pattern     string
+		match, miss []string
+	}{
+		// zod's email pattern
+		{`^(?!\.)(?!.*\.\.)([A-Za-z0-9_'+\-\.]*)[A-Za-z0-9_+-]@([A-Za-z0-9][A-Za-z0-9\-]*\.)+[A-Za-z]{2,}$`,
+			[]string{"a.b@example.com", "x_y+z@mail.example.org"}, []string{".a@example.com", "a..b@example.com", "a@b"}},
+		{`^(?=.*\d)(?=.*[a-z]).{8,}$`, []string{"abcdefg1"}, []string{"abcdefgh", "12345678", "a1"}},
+		{`^[a-z-]+(?<!-)$`, []string{"a-b"}, []string{"a-", "-"}},
+		{`^(?=a)(?<=b)$`, nil, []string{"", "a", "b"}},
+		{`^\d+(?<=0)$`, []string{"10"}, []string{"11"}},
+		{`^(?:(?!x).)*$`, nil, nil}, // not at an end: refused below
+	} {
+		re, err := compilePattern(tc.pattern)
+		if tc.match == nil && tc.miss == nil {
+			if err == nil {
+				t.Errorf("%s: no error", tc.pattern)
+			}
+			continue
+		}
+		if err != nil {
+			t.Errorf("%s: %v", tc.pattern, err)
+			continue
+		}
+		for _, s := range tc.match {
+			if !re.MatchString(s) || !re.Match([]byte(s)) {
+				t.Errorf("%s does not match %q", tc.pattern, s)
+			}
+		}
+		for _, s := range tc.miss {
+			if re.MatchString(s) || re.Match([]byte(s)) {
+				t.Errorf("%s matches %q", tc.pattern, s)
+			}
+		}
+	}
+}
+
 func TestTranslatePatternRefuses(t *testing.T) {
 	for pattern, want := range map[string]string{
-		`^(?=a)`:         "lookaround",
-		`^(?!\.)x`:       "lookaround",
+		`a(?=b)`:         "lookaround",
+		`(?!x)y`:         "lookaround",
+		`^(?!a)b|c`:      "lookaround",
+		`^(?=(?!a))b`:    "lookaround",
 		`(?<=a)b`:        "lookaround",
-		`(?<!a)b`:        "lookaround",
+		`^a(?<!a)b$`:     "lookaround",
 		`(a)\1`:          "backreferences",
 		`(?<n>a)\k<n>`:   "backreferences",
 		`\p{Emoji}`:      "cannot be expressed",
@@ -75,7 +118,7 @@ func TestTranslatePatternRefuses(t *testing.T) {
 // TestIgnoredPattern checks that a pattern that cannot be translated
 // fails a strict Compile but is ignored, and reported, by CompileWith.
 func TestIgnoredPattern(t *testing.T) {
-	doc := []byte(`{"properties":{"a":{"type":"string","pattern":"^(?!x)","maxLength":3},"b":{"type":"object","patternProperties":{"(?=k)":{"type":"integer"}},"additionalProperties":false}}}`)
+	doc := []byte(`{"properties":{"a":{"type":"string","pattern":"x(?!y)","maxLength":3},"b":{"type":"object","patternProperties":{"(?=k)":{"type":"integer"}},"additionalProperties":false}}}`)
 	if _, err := Compile(doc); err == nil || !strings.Contains(err.Error(), "lookaround") {
 		t.Fatalf("Compile: %v, want a lookaround error", err)
 	}
@@ -88,7 +131,7 @@ func TestIgnoredPattern(t *testing.T) {
 		got = append(got, e.Error())
 	}
 	want := []string{
-		`invalid schema at /properties/a/pattern: pattern "^(?!x)" is not supported: lookaround ((?=, (?!, (?<=, (?<!) cannot be expressed in RE2; the keyword is ignored`,
+		`invalid schema at /properties/a/pattern: pattern "x(?!y)" is not supported: lookaround ((?=, (?!, (?<=, (?<!) cannot be expressed in RE2; the keyword is ignored`,
 		`invalid schema at /properties/b/patternProperties/(?=k): pattern "(?=k)" is not supported: lookaround ((?=, (?!, (?<=, (?<!) cannot be expressed in RE2; the keyword is ignored`,
 		`invalid schema at /properties/b/patternProperties: patternProperties and additionalProperties are ignored: a pattern cannot be translated to RE2`,
 	}
@@ -268,6 +311,7 @@ func FuzzTranslatePattern(f *testing.F) {
 		`^\u0041$`, `\uD83D\uDE00`, `\u{1F600}`, `\cJ`, `\c`, `\0`, `\01`, `[\b]`, `[^]`, `[]`, `[]a]`,
 		`\p{Script=Greek}`, `\p{`, `\p{}`, `\P{L}`, `\s\S[\s\S][^\s]`, `(?=a)`, `(?<n>a)\k<n>`, `\1`,
 		`\`, `\u`, `\u{110000}`, `[\u0041-\u005a]`, `abc`, `a{2,3}`, `(?i)x`, `\/`,
+		`^(?!\.)(?!.*\.\.)[a-z.]+$`, `^a(?<!b)$`, `^(?=a)|b$`, `^(?=(a)$`, `^(?=a))$`, `^[(?=]$`, `^\((?=a)$`,
 	} {
 		f.Add(s)
 	}

@@ -30,9 +30,12 @@
 // names, gc= and sc= prefixes) becomes RE2's \p{…}; \s and \S become
 // JavaScript's classes, which unlike RE2's include vertical tab and the
 // Unicode spaces (U+00A0, U+2000–U+200A, U+3000, U+FEFF, ...). \d, \w
-// and \b are ASCII in both. Lookaround, backreferences and other Unicode
-// properties cannot be expressed in RE2. With Compile such a pattern is a
-// compile error naming it.
+// and \b are ASCII in both. Lookaheads right after a leading ^ (zod's
+// email pattern starts ^(?!\.)(?!.*\.\.)) and lookbehinds right before a
+// final $ are checked as patterns of their own at that end of the string,
+// when the rest has no top-level alternation. Other lookaround,
+// backreferences and other Unicode properties cannot be expressed in RE2.
+// With Compile such a pattern is a compile error naming it.
 //
 // With Compile, the formats date-time, date, time, email (a simple check),
 // uuid, ipv4, ipv6 and uri (absolute) are asserted; other formats are

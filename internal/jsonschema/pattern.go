@@ -23,9 +23,12 @@ import (
 //   - \p{…} and \P{…} with a General_Category or Script (short or long
 //     name, or gc=/sc=/General_Category=/Script=) become RE2's \p{…}.
 //
-// Lookaround ((?=, (?!, (?<=, (?<!), backreferences (\1, \k<name>) and
-// Unicode properties RE2 does not know cannot be expressed and are
-// errors. The other syntax means the same in both (\d, \w and \b are
+// Lookaheads right after a leading ^, as in zod's email pattern
+// ^(?!\.)(?!.*\.\.)[...]+@...$, and lookbehinds right before a final $
+// are checked as patterns of their own at the start or the end of the
+// string, when the rest has no top-level alternation. Other lookaround
+// ((?=, (?!, (?<=, (?<!), backreferences (\1, \k<name>) and Unicode
+// properties RE2 does not know cannot be expressed and are errors. The other syntax means the same in both (\d, \w and \b are
 // ASCII in both; "." does not match "\n" in either, but JavaScript's also
 // refuses "\r", U+2028 and U+2029).
 func translatePattern(src string) (string, error) {
@@ -224,13 +227,202 @@ func unicodeProperty(prop string) (string, error) {
 	return val, nil
 }
 
+// A pattern is a compiled JSON Schema pattern: an RE2 expression, and the
+// lookarounds at its ends as expressions of their own.
+type pattern struct {
+	src    string
+	re     *regexp.Regexp
+	checks []check
+}
+
+// A check is a lookahead after a leading ^ (re is ^(?:X)) or a lookbehind
+// before a final $ (re is (?:X)$); not for a negative one.
+type check struct {
+	re  *regexp.Regexp
+	not bool
+}
+
+// Match reports whether b matches the pattern.
+func (p *pattern) Match(b []byte) bool {
+	for _, c := range p.checks {
+		if c.re.Match(b) == c.not {
+			return false
+		}
+	}
+	return p.re.Match(b)
+}
+
+// MatchString reports whether s matches the pattern.
+func (p *pattern) MatchString(s string) bool {
+	for _, c := range p.checks {
+		if c.re.MatchString(s) == c.not {
+			return false
+		}
+	}
+	return p.re.MatchString(s)
+}
+
+// String returns the pattern as the schema has it.
+func (p *pattern) String() string { return p.src }
+
+// patternText is a translated pattern, before RE2 compiles it.
+type patternText struct {
+	core   string
+	checks []checkText
+}
+
+type checkText struct {
+	re  string
+	not bool
+}
+
+func (t *patternText) size() int {
+	n := len(t.core)
+	for _, c := range t.checks {
+		n += len(c.re)
+	}
+	return n
+}
+
+// translateAll translates src, splitting off the lookarounds at its ends.
+func translateAll(src string) (*patternText, error) {
+	core, looks := splitLookaround(src)
+	t := &patternText{}
+	var err error
+	if t.core, err = translatePattern(core); err != nil {
+		return nil, err
+	}
+	for _, l := range looks {
+		inner, err := translatePattern(l.inner)
+		if err != nil {
+			return nil, err
+		}
+		re := "^(?:" + inner + ")"
+		if l.behind {
+			re = "(?:" + inner + ")$"
+		}
+		t.checks = append(t.checks, checkText{re: re, not: l.not})
+	}
+	return t, nil
+}
+
+func (t *patternText) compile(src string) (*pattern, error) {
+	p := &pattern{src: src}
+	var err error
+	if p.re, err = compileRE2(t.core); err != nil {
+		return nil, err
+	}
+	for _, c := range t.checks {
+		re, err := compileRE2(c.re)
+		if err != nil {
+			return nil, err
+		}
+		p.checks = append(p.checks, check{re: re, not: c.not})
+	}
+	return p, nil
+}
+
+type lookaround struct {
+	inner       string
+	behind, not bool
+}
+
+// splitLookaround returns src without the lookaheads right after a
+// leading ^ and the lookbehinds right before a final $, and those. It
+// returns src whole when there are none or when the rest has a top-level
+// alternation, which a lookaround at one end does not cover.
+func splitLookaround(src string) (string, []lookaround) {
+	if !strings.Contains(src, "(?") {
+		return src, nil
+	}
+	spans, alt := topLevelGroups(src)
+	var looks []lookaround
+	start, end := 0, len(src)
+	if strings.HasPrefix(src, "^") {
+		start = 1
+		for _, sp := range spans {
+			if sp[0] != start {
+				break
+			}
+			g := src[sp[0]:sp[1]]
+			if !strings.HasPrefix(g, "(?=") && !strings.HasPrefix(g, "(?!") {
+				break
+			}
+			looks = append(looks, lookaround{inner: g[3 : len(g)-1], not: g[2] == '!'})
+			start = sp[1]
+		}
+	}
+	if strings.HasSuffix(src, "$") && !strings.HasSuffix(src, `\$`) {
+		end = len(src) - 1
+		for k := len(spans) - 1; k >= 0; k-- {
+			sp := spans[k]
+			if sp[1] != end || sp[0] < start {
+				break
+			}
+			g := src[sp[0]:sp[1]]
+			if !strings.HasPrefix(g, "(?<=") && !strings.HasPrefix(g, "(?<!") {
+				break
+			}
+			looks = append(looks, lookaround{inner: g[4 : len(g)-1], behind: true, not: g[3] == '!'})
+			end = sp[0]
+		}
+	}
+	if len(looks) == 0 || alt {
+		return src, nil
+	}
+	core := src[start:end]
+	if start > 0 {
+		core = "^" + core
+	}
+	if end < len(src) {
+		core += "$"
+	}
+	return core, looks
+}
+
+// topLevelGroups returns the spans of the top-level groups of src and
+// whether it has a top-level alternation. Escapes and classes are skipped.
+func topLevelGroups(src string) (spans [][2]int, alt bool) {
+	depth, open := 0, 0
+	inClass := false
+	for i := 0; i < len(src); i++ {
+		switch c := src[i]; {
+		case c == '\\':
+			i++
+		case inClass:
+			if c == ']' {
+				inClass = false
+			}
+		case c == '[':
+			inClass = true
+		case c == '(':
+			if depth == 0 {
+				open = i
+			}
+			depth++
+		case c == ')':
+			if depth > 0 {
+				depth--
+				if depth == 0 {
+					spans = append(spans, [2]int{open, i + 1})
+				}
+			}
+		case c == '|':
+			if depth == 0 {
+				alt = true
+			}
+		}
+	}
+	return spans, alt
+}
+
 // compilePattern translates a JSON Schema pattern and compiles it.
-func compilePattern(src string) (*regexp.Regexp, error) {
-	t, err := translatePattern(src)
+func compilePattern(src string) (*pattern, error) {
+	t, err := translateAll(src)
 	if err != nil {
 		return nil, err
 	}
-	return compileRE2(t)
+	return t.compile(src)
 }
 
 // compileRE2 compiles a translated pattern, with a shorter error.
