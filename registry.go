@@ -401,7 +401,7 @@ func newEntry(t Tool) (*entry, error) {
 	if ct, ok := inner.(checkedTool); ok {
 		e.direct = ct
 	} else {
-		s, err := compileObjectSchema(params)
+		s, err := compileObjectSchema(params, e.opts.ForeignSchema)
 		if err != nil {
 			return nil, fmt.Errorf("register %q: %w: %v", name, ErrInvalidSchema, err)
 		}
@@ -415,9 +415,11 @@ func newEntry(t Tool) (*entry, error) {
 	return e, nil
 }
 
-// compileObjectSchema compiles a hand-written parameters schema and checks
-// that its root is an object schema.
-func compileObjectSchema(params []byte) (*jsonschema.Schema, error) {
+// compileObjectSchema compiles a parameters schema and checks that its
+// root is an object schema. A hand-written schema asserts formats and must
+// have patterns RE2 can read; a foreign one is read as draft 2020-12 says
+// by default (see Options.ForeignSchema).
+func compileObjectSchema(params []byte, foreign bool) (*jsonschema.Schema, error) {
 	if len(bytes.TrimSpace(params)) == 0 {
 		return nil, fmt.Errorf("parameters are empty; a tool without parameters uses {\"type\":\"object\"}")
 	}
@@ -430,7 +432,11 @@ func compileObjectSchema(params []byte) (*jsonschema.Schema, error) {
 	if string(bytes.TrimSpace(root.Type)) != `"object"` {
 		return nil, fmt.Errorf(`parameters must be an object schema with "type":"object" at the root`)
 	}
-	s, err := jsonschema.Compile(params)
+	opts := jsonschema.Options{AssertFormat: true, StrictPatterns: true}
+	if foreign {
+		opts = jsonschema.Options{}
+	}
+	s, err := jsonschema.CompileWith(params, opts)
 	if err != nil {
 		return nil, err
 	}

@@ -2,6 +2,7 @@ package mcptool
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -12,6 +13,7 @@ import (
 	"time"
 
 	"github.com/miniopenclaw/tool"
+	"github.com/miniopenclaw/tool/internal/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -107,6 +109,8 @@ type Client struct {
 	stop    context.CancelFunc
 	wg      sync.WaitGroup
 	closed  bool
+
+	resources *jsonschema.Resources // WithSchemaResources; nil if none
 }
 
 type clientConfig struct {
@@ -118,6 +122,8 @@ type clientConfig struct {
 	protocolVersion string
 	maxSchemaBytes  int
 	maxSchemaDepth  int
+	assertFormat    bool
+	resources       map[string]json.RawMessage
 }
 
 // A ClientOption configures a [Client] made by [Connect].
@@ -177,6 +183,24 @@ func WithSchemaLimits(maxBytes, maxDepth int) ClientOption {
 	}
 }
 
+// WithFormatAssertion makes the format keyword of imported schemas an
+// assertion for date-time, date, time, email, uuid, ipv4, ipv6 and uri.
+// By default format is an annotation, as draft 2020-12 says, since
+// servers often accept values their schema's format would refuse.
+func WithFormatAssertion() ClientOption {
+	return func(c *clientConfig) { c.assertFormat = true }
+}
+
+// WithSchemaResources registers schemas in advance, by absolute URI, for
+// the $ref of imported schemas to name: schemas are never fetched, and a
+// reference to anything else leaves the tool out. An imported schema that
+// uses them gets them embedded under its "$defs", so that the tool's
+// schema is whole wherever it is sent. Connect fails if a URI is not
+// absolute or a schema is not JSON.
+func WithSchemaResources(schemas map[string]json.RawMessage) ClientOption {
+	return func(c *clientConfig) { c.resources = schemas }
+}
+
 // Connect connects to the MCP server at the other end of t (see
 // [Command], [URL], or mcp.NewInMemoryTransports) and completes the
 // protocol handshake, which ctx bounds. The returned Client must be
@@ -191,6 +215,14 @@ func Connect(ctx context.Context, t mcp.Transport, opts ...ClientOption) (*Clien
 		opt(&cfg)
 	}
 	c := &Client{cfg: cfg, done: make(chan struct{}), dirty: make(chan struct{}, 1)}
+	if len(cfg.resources) > 0 {
+		c.resources = &jsonschema.Resources{}
+		for uri, doc := range cfg.resources {
+			if err := c.resources.Add(uri, doc); err != nil {
+				return nil, fmt.Errorf("mcptool: WithSchemaResources: %w", err)
+			}
+		}
+	}
 	impl := cfg.impl
 	sdk := mcp.NewClient(&impl, &mcp.ClientOptions{
 		Logger: cfg.logger,

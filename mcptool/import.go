@@ -172,6 +172,9 @@ func (c *Client) newRemoteTool(st *mcp.Tool) (*remoteTool, error) {
 	if err != nil {
 		return nil, fail("input schema: %w", err)
 	}
+	if params, err = c.bundle(params); err != nil {
+		return nil, fail("input schema: %w: %v", tool.ErrInvalidSchema, err)
+	}
 	if params == nil {
 		return nil, fail("no input schema: %w", tool.ErrInvalidSchema)
 	}
@@ -181,13 +184,15 @@ func (c *Client) newRemoteTool(st *mcp.Tool) (*remoteTool, error) {
 	if json.Unmarshal(params, &root) != nil || root.Type != "object" {
 		return nil, fail(`input schema: the root must be an object schema ({"type":"object",...}): %w`, tool.ErrInvalidSchema)
 	}
-	in, err := jsonschema.Compile(params)
+	schemaOpts := jsonschema.Options{AssertFormat: c.cfg.assertFormat}
+	in, err := jsonschema.CompileWith(params, schemaOpts)
 	if err != nil {
 		return nil, fail("input schema: %w: %v", tool.ErrInvalidSchema, err)
 	}
+	c.warnIgnored(st.Name, "input schema", in)
 	t := &remoteTool{
 		c: c, name: name, remote: st.Name, description: st.Description, params: params, in: in,
-		opts: tool.Options{Annotations: toolAnnotations(st), Timeout: c.cfg.timeout},
+		opts: tool.Options{Annotations: toolAnnotations(st), Timeout: c.cfg.timeout, ForeignSchema: true},
 	}
 	if t.description == "" {
 		t.description = t.opts.Annotations.Title
@@ -197,14 +202,42 @@ func (c *Client) newRemoteTool(st *mcp.Tool) (*remoteTool, error) {
 		return nil, fail("output schema: %w", err)
 	}
 	if out != nil {
-		if t.out, err = jsonschema.Compile(out); err != nil {
-			return nil, fail("output schema: %w: %v", tool.ErrInvalidSchema, err)
+		if bundled, err := c.bundle(out); err == nil {
+			out = bundled
+		}
+		// The tool works without its output checked: import it anyway.
+		if t.out, err = jsonschema.CompileWith(out, schemaOpts); err != nil {
+			t.out = nil
+			c.warn("mcptool: output schema cannot be compiled; the tool's output is not checked", "tool", st.Name, "error", err)
+		} else {
+			c.warnIgnored(st.Name, "output schema", t.out)
 		}
 		t.opts.OutputSchema = out
 	}
 	fp, _ := json.Marshal(st)
 	t.fingerprint = string(fp)
 	return t, nil
+}
+
+// bundle embeds the schemas of WithSchemaResources that schema uses.
+func (c *Client) bundle(schema json.RawMessage) (json.RawMessage, error) {
+	if c.resources == nil || schema == nil {
+		return schema, nil
+	}
+	return jsonschema.Bundle(schema, c.resources)
+}
+
+// warnIgnored logs the keywords of schema s of tool name that are ignored.
+func (c *Client) warnIgnored(name, which string, s *jsonschema.Schema) {
+	for _, e := range s.Ignored() {
+		c.warn("mcptool: "+which+": keyword ignored", "tool", name, "error", e)
+	}
+}
+
+func (c *Client) warn(msg string, args ...any) {
+	if c.cfg.logger != nil {
+		c.cfg.logger.Warn(msg, args...)
+	}
 }
 
 // checkSchema returns an imported schema as JSON after checking its size

@@ -3,7 +3,6 @@ package jsonschema
 import (
 	"errors"
 	"fmt"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -68,6 +67,9 @@ type vrec struct {
 // (including duplicate keys, invalid UTF-8, lone surrogates, nesting deeper
 // than lim.MaxDepth and input longer than lim.MaxBytes), or ErrTooComplex.
 func (s *Schema) Validate(data []byte, lim Limits) (out []byte, violations []Violation, err error) {
+	if s.ext != nil {
+		return s.validateExternal(data, lim)
+	}
 	if lim.MaxBytes > 0 && len(data) > lim.MaxBytes {
 		return nil, nil, &jsontext.SyntaxError{Offset: lim.MaxBytes,
 			Msg: fmt.Sprintf("input is %d bytes, more than the limit of %d", len(data), lim.MaxBytes)}
@@ -170,18 +172,23 @@ const (
 	matchPatternBytes = 32 // pattern bytes that add a step per byte of input
 )
 
-// matchWork is the work of matching re against n bytes.
-func matchWork(re *regexp.Regexp, n int) int {
-	return matchSteps + n*(1+len(re.String())/matchPatternBytes)
+// matchWork is the work of matching p against n bytes: every regular
+// expression of the pattern (its lookaround checks too) reads them.
+func matchWork(p *pattern, n int) int {
+	size := len(p.re.String())
+	for _, c := range p.checks {
+		size += len(c.re.String())
+	}
+	return matchSteps + n*(1+len(p.checks)+size/matchPatternBytes)
 }
 
-// match reports whether re matches s, charging the work to the budget. It
+// match reports whether p matches s, charging the work to the budget. It
 // reports false, with v.tooMuch set, when the budget is spent.
-func (v *validator) match(re *regexp.Regexp, s []byte) bool {
-	if !v.spend(matchWork(re, len(s))) {
+func (v *validator) match(p *pattern, s []byte) bool {
+	if !v.spend(matchWork(p, len(s))) {
 		return false
 	}
-	return re.Match(s)
+	return p.Match(s)
 }
 
 func (v *validator) release() {
