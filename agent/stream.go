@@ -156,8 +156,8 @@ type chatStream struct {
 }
 
 type streamedCall struct {
-	id, name string
-	args     strings.Builder
+	id         string
+	name, args strings.Builder
 }
 
 func (c *chatStream) event(_ string, data []byte) (bool, error) {
@@ -229,7 +229,7 @@ func (c *chatStream) call(index int, id string) *streamedCall {
 }
 
 func (sc *streamedCall) add(name, args string) {
-	sc.name += name
+	sc.name.WriteString(name)
 	sc.args.WriteString(args)
 }
 
@@ -256,7 +256,7 @@ func (c *chatStream) reply() ([]byte, error) {
 		msg.Content = &text
 	}
 	for _, sc := range c.calls {
-		msg.ToolCalls = append(msg.ToolCalls, toolCall{ID: sc.id, Type: "function", Function: function{sc.name, sc.args.String()}})
+		msg.ToolCalls = append(msg.ToolCalls, toolCall{ID: sc.id, Type: "function", Function: function{sc.name.String(), sc.args.String()}})
 	}
 	type choice struct {
 		Index        int    `json:"index"`
