@@ -14,7 +14,7 @@ import (
 	"github.com/miniopenclaw/tool"
 )
 
-// Benchmarks for issue 4. Each reports its goal as a ratio against a
+// Benchmarks of the executor. Each reports its goal as a ratio against a
 // baseline measured in the same run (b.ReportMetric), so the figures do not
 // depend on the machine:
 //

@@ -12,8 +12,8 @@ import (
 )
 
 // New returns a Tool that calls fn, the way http.HandlerFunc adapts a
-// function to http.Handler. It is the Go form of the seed design's @tool
-// decorator.
+// function to http.Handler. It is the Go form of the @tool decorator of
+// Python agent frameworks.
 //
 // The parameters schema is derived from In once, here (see the package
 // documentation for the rules and the struct-tag grammar); In must be a
@@ -33,7 +33,7 @@ import (
 // the Output; when it marshals to a JSON object (a struct or a map), the
 // same JSON is Result.Structured and its schema is Options.OutputSchema.
 // When Out is Result itself, fn's Result is the call's (so that fn can
-// return [Part]s or mark a failure with a Kind), with no output schema.
+// return parts ([Part]) or mark a failure with a Kind), with no output schema.
 // An error from fn becomes an error Result carrying the error's message.
 func New[In, Out any](name, description string, fn func(context.Context, In) (Out, error), opts ...Option) (Tool, error) {
 	if !ValidName(name) {

@@ -4,10 +4,15 @@
 // and repeats until the model answers without calling a tool or a step
 // limit is reached.
 //
-// It speaks plain net/http, with streaming off, to any OpenAI-compatible
-// Chat Completions endpoint (OpenAI, Ollama, vLLM, llama.cpp's server) and
-// to Anthropic's Messages API; see [OpenAI], [Anthropic] and [FromEnv].
-// The wire formats come from packages openaitool and anthropictool.
+// It speaks plain net/http to any OpenAI-compatible Chat Completions
+// endpoint (OpenAI, Ollama, vLLM, llama.cpp's server) and to Anthropic's
+// Messages API; see [OpenAI], [Anthropic] and [FromEnv]. The wire formats
+// come from packages openaitool and anthropictool. With [WithStream] the
+// model's replies stream (server-sent events) and their text reaches the
+// caller as it arrives.
+//
+// [Agent.Run] holds a conversation of one prompt; a [Session] holds one
+// that goes on over several prompts, each seeing the ones before.
 //
 // A tool call that fails (unknown tool, arguments that do not match the
 // schema, a tool error, a timeout) is answered with an error result, which
@@ -66,6 +71,7 @@ type config struct {
 	maxSteps int
 	strict   openaitool.StrictMode
 	observer func(Event)
+	onText   func(string)
 	exec     *tool.Executor
 }
 
@@ -94,6 +100,17 @@ func WithStrict(m openaitool.StrictMode) Option {
 // the model's text.
 func WithObserver(fn func(Event)) Option {
 	return func(c *config) { c.observer = fn }
+}
+
+// WithStream asks the model to stream its replies and calls fn, in the
+// goroutine of Run or Send, with each piece of the replies' text as it
+// arrives: the text that comes with tool calls as well as the final
+// answer. Everything else is as without streaming: the text is still
+// reported as [EventText] and the answer returned whole. A server that
+// answers a streaming request with a plain JSON reply is read as such, and
+// fn gets that reply's text in one piece.
+func WithStream(fn func(text string)) Option {
+	return func(c *config) { c.onText = fn }
 }
 
 // WithExecutor sets the executor that runs each turn's calls. The default
@@ -135,23 +152,70 @@ func New(m *Model, r *tool.Registry, opts ...Option) *Agent {
 // the end of ctx, and, wrapping [ErrMaxSteps] together with the last text
 // the model gave, a model still calling tools after the step limit.
 func (a *Agent) Run(ctx context.Context, prompt string) (string, error) {
-	conv, err := a.start(prompt)
-	if err != nil {
-		return "", err
-	}
-	last := ""
-	for step := 1; step <= a.cfg.maxSteps; step++ {
-		body, err := conv.request()
+	return a.NewSession().Send(ctx, prompt)
+}
+
+// A Session is a conversation that goes on over several prompts: each
+// [Session.Send] adds a prompt to the messages so far, and the model sees
+// them all. A Session is not safe for concurrent use.
+type Session struct {
+	a    *Agent
+	conv conversation
+}
+
+// NewSession starts a conversation with no messages yet. The tool list is
+// read from the registry when the first prompt is sent.
+func (a *Agent) NewSession() *Session { return &Session{a: a} }
+
+// Send adds prompt to the conversation and runs the loop as [Agent.Run]
+// does, returning the model's answer, which stays in the conversation for
+// the next prompt. It returns the errors Run returns; after an error the
+// conversation is as it was before Send, so the same prompt may be sent
+// again.
+func (s *Session) Send(ctx context.Context, prompt string) (string, error) {
+	if s.conv == nil {
+		conv, err := s.a.start()
 		if err != nil {
 			return "", err
 		}
-		resp, err := a.model.post(ctx, body)
+		s.conv = conv
+	}
+	h := s.conv.history()
+	mark := len(*h)
+	answer, err := s.a.turn(ctx, s.conv, prompt)
+	if err != nil {
+		clear((*h)[mark:])
+		*h = (*h)[:mark]
+	}
+	return answer, err
+}
+
+// turn adds prompt to conv and runs the loop until the model answers.
+func (a *Agent) turn(ctx context.Context, conv conversation, prompt string) (string, error) {
+	conv.prompt(prompt)
+	stream := a.cfg.onText != nil
+	last := ""
+	for step := 1; step <= a.cfg.maxSteps; step++ {
+		body, err := conv.request(stream)
+		if err != nil {
+			return "", err
+		}
+		var resp []byte
+		streamed := false
+		if stream {
+			resp, streamed, err = a.model.stream(ctx, body, a.cfg.onText)
+		} else {
+			resp, err = a.model.post(ctx, body)
+		}
 		if err != nil {
 			return "", fmt.Errorf("step %d: %w", step, err)
 		}
 		text, calls, err := conv.reply(resp)
 		if err != nil {
 			return "", fmt.Errorf("step %d: %w", step, err)
+		}
+		if stream && !streamed && text != "" {
+			a.cfg.onText(text) // the server did not stream: all at once
 		}
 		if len(calls) == 0 {
 			return text, nil
@@ -195,18 +259,23 @@ func (a *Agent) emit(e Event) {
 	}
 }
 
-// conversation is the provider-specific state of one Run.
+// conversation is the provider-specific state of one Session.
 type conversation interface {
-	// request returns the body of the next request.
-	request() ([]byte, error)
+	// prompt appends a user message.
+	prompt(text string)
+	// request returns the body of the next request, asking for a
+	// streamed reply when stream is set.
+	request(stream bool) ([]byte, error)
 	// reply reads a response, appends the model's message to the
 	// conversation and returns its text and tool calls.
 	reply(body []byte) (string, []tool.Call, error)
 	// results appends the results of calls.
 	results(calls []tool.Call, outcomes []tool.Outcome) error
+	// history returns the messages so far, to cut back after a failure.
+	history() *transcript
 }
 
-func (a *Agent) start(prompt string) (conversation, error) {
+func (a *Agent) start() (conversation, error) {
 	tools := a.reg.List()
 	switch a.model.api {
 	case ChatCompletions:
@@ -218,19 +287,13 @@ func (a *Agent) start(prompt string) (conversation, error) {
 		if a.cfg.system != "" {
 			c.messages.add(openaitool.ChatMessage{Role: "system", Content: a.cfg.system})
 		}
-		c.messages.add(openaitool.ChatMessage{Role: "user", Content: prompt})
 		return c, nil
 	case Messages:
 		defs, err := anthropictool.ToolParams(tools)
 		if err != nil {
 			return nil, err
 		}
-		c := &messagesConv{model: a.model, tools: defs, system: a.cfg.system}
-		c.messages.add(struct {
-			Role    string `json:"role"`
-			Content string `json:"content"`
-		}{"user", prompt})
-		return c, nil
+		return &messagesConv{model: a.model, tools: defs, system: a.cfg.system}, nil
 	}
 	return nil, fmt.Errorf("agent: unknown API %q", a.model.api)
 }
@@ -256,15 +319,21 @@ type chatConv struct {
 	messages transcript
 }
 
-func (c *chatConv) request() ([]byte, error) {
+func (c *chatConv) prompt(text string) {
+	c.messages.add(openaitool.ChatMessage{Role: "user", Content: text})
+}
+
+func (c *chatConv) history() *transcript { return &c.messages }
+
+func (c *chatConv) request(stream bool) ([]byte, error) {
 	req := struct {
 		Model     string            `json:"model"`
 		Messages  []json.RawMessage `json:"messages"`
 		Tools     json.RawMessage   `json:"tools,omitempty"`
 		MaxTokens int               `json:"max_tokens,omitempty"`
-		// No "stream": absent means off, and the SDKs' request types
-		// have no such field (they choose streaming by method).
-	}{Model: c.model.name, Messages: c.messages, MaxTokens: c.model.maxTokens}
+		// Absent means off, as the SDKs send it when not streaming.
+		Stream bool `json:"stream,omitempty"`
+	}{Model: c.model.name, Messages: c.messages, MaxTokens: c.model.maxTokens, Stream: stream}
 	if c.hasTools {
 		req.Tools = c.tools.Chat()
 	}
@@ -323,14 +392,24 @@ type messagesConv struct {
 	messages transcript
 }
 
-func (c *messagesConv) request() ([]byte, error) {
+func (c *messagesConv) prompt(text string) {
+	c.messages.add(struct {
+		Role    string `json:"role"`
+		Content string `json:"content"`
+	}{"user", text})
+}
+
+func (c *messagesConv) history() *transcript { return &c.messages }
+
+func (c *messagesConv) request(stream bool) ([]byte, error) {
 	req := struct {
 		Model     string                    `json:"model"`
 		MaxTokens int                       `json:"max_tokens"`
 		System    string                    `json:"system,omitempty"`
 		Messages  []json.RawMessage         `json:"messages"`
 		Tools     []anthropictool.ToolParam `json:"tools,omitempty"`
-	}{Model: c.model.name, MaxTokens: c.model.maxTokens, System: c.system, Messages: c.messages, Tools: c.tools}
+		Stream    bool                      `json:"stream,omitempty"`
+	}{Model: c.model.name, MaxTokens: c.model.maxTokens, System: c.system, Messages: c.messages, Tools: c.tools, Stream: stream}
 	if req.MaxTokens <= 0 {
 		req.MaxTokens = DefaultMaxTokens
 	}

@@ -237,7 +237,7 @@ func normalize(t *testing.T, raw []byte) any {
 
 func model(t *testing.T, api API, srv *httptest.Server) *Model {
 	if api == Messages {
-		return Anthropic("test-key", "claude-sonnet-4-5", WithBaseURL(srv.URL+"/v1"), WithMaxTokens(1024))
+		return Anthropic("test-key", "claude-sonnet-4-5", WithBaseURL(srv.URL), WithMaxTokens(1024))
 	}
 	return OpenAI(srv.URL+"/v1", "test-key", "gpt-4.1-mini")
 }

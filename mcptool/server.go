@@ -15,7 +15,8 @@ import (
 
 // A Server serves the tools of a [tool.Registry] to MCP clients over any
 // go-sdk transport: stdio ([Server.ServeStdio]), Streamable HTTP
-// ([Server.Handler]) or an in-memory pipe ([Server.Run]).
+// ([Server.ServeHTTP]: a Server is an [http.Handler]) or an in-memory
+// pipe ([Server.Run]).
 //
 // Every tools/call goes through [tool.Registry.Execute]: arguments are
 // parsed strictly and validated, defaults applied, the tool runs under its

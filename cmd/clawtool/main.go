@@ -5,8 +5,12 @@
 //	clawtool list                         a table of the tools
 //	clawtool schema [--format F] [NAME…]  tool definitions as JSON
 //	clawtool call NAME [JSON | -]         call a tool and print its result
+//	clawtool serve [--http ADDR]          serve the tools over MCP
+//	clawtool chat ["PROMPT"]              talk to a model that calls the tools
+//	clawtool version                      the module and Go versions
 //
-// Run "clawtool help" or "clawtool COMMAND -h" for every command and flag.
+// Flags may come before or after a command's arguments. Run
+// "clawtool help" or "clawtool COMMAND -h" for every command and flag.
 package main
 
 import (

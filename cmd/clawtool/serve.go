@@ -27,12 +27,11 @@ several MCP servers.`)
 	addr := fs.String("http", "", "serve Streamable HTTP on `ADDR` instead of stdio")
 	pageSize := fs.Int("page-size", 0, "list at most `N` tools per tools/list page (0: the default, 1000)")
 	rf := addRegistryFlags(fs)
-	if code := parseFlags(fs, args); code >= 0 {
+	if code := parseFlags(fs, args, e.stdout); code >= 0 {
 		return code
 	}
 	if fs.NArg() > 0 {
-		fmt.Fprintf(e.stderr, "clawtool serve: unexpected argument %q\n", fs.Arg(0))
-		return exitUsage
+		return usageError(fs, "unexpected argument %q", fs.Arg(0))
 	}
 	r, cleanup, ok := rf.open(ctx, e, "serve")
 	if !ok {

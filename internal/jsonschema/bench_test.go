@@ -8,7 +8,7 @@ import (
 	"time"
 )
 
-// The search_flights workload of the performance anchors: its schema, a
+// The search_flights benchmark workload: its schema, a
 // valid call, and the baseline of decoding that call into a generic map.
 
 // BenchmarkValidateFlights validates the search_flights call and reports

@@ -1,6 +1,6 @@
 package schema_test
 
-// The agreement property of issue 2: a value that validates always binds
+// The agreement property: a value that validates always binds
 // into In, and a value that binds always validates. Types are generated at
 // run time with reflect.StructOf, instances are generated from the types
 // (valid ones and mutated ones), and three judges must agree on every
@@ -2206,7 +2206,7 @@ func TestBugPins(t *testing.T) {
 		// A type's own UnmarshalText or UnmarshalJSON error becomes the
 		// violation's hint word for word: "ParseAddr(\"1.2.3\"): IPv4
 		// address too short", "strconv.ParseFloat: parsing \"1e400\":
-		// value out of range". Issue 2 asks for no Go syntax in messages
+		// value out of range". Messages to a model carry no Go syntax
 		// (and a third-party error may hold anything, paths included).
 		// Fix: leave the hook's error to the log, or keep only the text
 		// after the last ": " when it has no Go syntax left.
