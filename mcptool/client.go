@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"os/exec"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -29,22 +28,6 @@ const (
 	// resyncTimeout bounds one re-listing after notifications/tools/list_changed.
 	resyncTimeout = 30 * time.Second
 )
-
-// Command returns a transport that starts name with args and speaks MCP
-// over its standard input and output (the stdio transport). The process's
-// standard error is discarded; use [CommandTransport] to keep it. Closing
-// the connection closes the process's standard input and, if it has not
-// exited [DefaultTerminateDuration] later, terminates it.
-func Command(name string, args ...string) mcp.Transport {
-	return CommandTransport(exec.Command(name, args...))
-}
-
-// CommandTransport is like [Command] for a prepared command, so that its
-// environment, directory and standard error can be set. cmd must not have
-// been started.
-func CommandTransport(cmd *exec.Cmd) mcp.Transport {
-	return &mcp.CommandTransport{Command: cmd, TerminateDuration: DefaultTerminateDuration}
-}
 
 // URL returns a transport that speaks MCP Streamable HTTP to the endpoint
 // at url, such as "http://127.0.0.1:8080/mcp". It retries a broken
@@ -189,6 +172,9 @@ func Connect(ctx context.Context, t mcp.Transport, opts ...ClientOption) (*Clien
 	}
 	for _, opt := range opts {
 		opt(&cfg)
+	}
+	if ct, ok := t.(*commandTransport); ok && ct.logger == nil {
+		ct.logger = cfg.logger
 	}
 	c := &Client{cfg: cfg, done: make(chan struct{}), dirty: make(chan struct{}, 1)}
 	impl := cfg.impl
