@@ -101,6 +101,7 @@ type clientConfig struct {
 	protocolVersion string
 	maxSchemaBytes  int
 	maxSchemaDepth  int
+	maxInFlight     int
 }
 
 // A ClientOption configures a [Client] made by [Connect].
@@ -124,6 +125,18 @@ func WithFilter(keep func(name string) bool) ClientOption {
 // registry's default.
 func WithCallTimeout(d time.Duration) ClientOption {
 	return func(c *clientConfig) { c.timeout = d }
+}
+
+// WithMaxInFlight sets how many calls of each imported tool an
+// [tool.Executor] batch runs at once ([tool.Options.MaxInFlight]): 1 runs
+// each tool's calls one at a time, a negative n sets no limit. By default
+// a batch of calls to imported tools runs in parallel, except for a tool
+// whose server says destructiveHint true (and not readOnlyHint), whose
+// calls run one at a time. Tools that claim nothing are not held back,
+// although MCP reads them as destructive: the server did not say so, and
+// a batch of remote calls is expected to run at once.
+func WithMaxInFlight(n int) ClientOption {
+	return func(c *clientConfig) { c.maxInFlight = n }
 }
 
 // WithClientImplementation sets the name and version the client reports

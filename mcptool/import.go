@@ -158,6 +158,7 @@ type remoteTool struct {
 	description string
 	params      json.RawMessage
 	opts        tool.Options
+	hints       *Annotations       // as the server sent them
 	in, out     *jsonschema.Schema // out is nil when the tool has no output schema
 	fingerprint string
 }
@@ -187,7 +188,12 @@ func (c *Client) newRemoteTool(st *mcp.Tool) (*remoteTool, error) {
 	}
 	t := &remoteTool{
 		c: c, name: name, remote: st.Name, description: st.Description, params: params, in: in,
-		opts: tool.Options{Annotations: toolAnnotations(st), Timeout: c.cfg.timeout},
+		hints: statedHints(st.Annotations),
+		opts: tool.Options{
+			Annotations: toolAnnotations(st),
+			Timeout:     c.cfg.timeout,
+			MaxInFlight: maxInFlight(st.Annotations, c.cfg.maxInFlight),
+		},
 	}
 	if t.description == "" {
 		t.description = t.opts.Annotations.Title

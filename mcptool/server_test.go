@@ -61,7 +61,7 @@ func TestServerListsTools(t *testing.T) {
 			 {"name":"add","title":"Add","description":"Adds two integers.",
 			  "inputSchema":{"type":"object","properties":{"a":{"type":"integer"},"b":{"type":"integer"}},"required":["a","b"],"additionalProperties":false},
 			  "outputSchema":{"type":"object","properties":{"sum":{"type":"integer"}},"required":["sum"]},
-			  "annotations":{"title":"Add","readOnlyHint":true,"destructiveHint":false,"idempotentHint":true,"openWorldHint":false}},
+			  "annotations":{"title":"Add","readOnlyHint":true,"idempotentHint":true}},
 			 {"name":"echo","description":"Echoes the text back.",
 			  "inputSchema":{"type":"object","properties":{"text":{"type":"string","description":"what to echo"}},"required":["text"],"additionalProperties":false}},
 			 {"name":"words","description":"Splits text into words.",
