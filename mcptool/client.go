@@ -21,6 +21,14 @@ const (
 	DefaultMaxSchemaBytes = 256 << 10
 	// DefaultMaxSchemaDepth bounds the nesting of an imported schema.
 	DefaultMaxSchemaDepth = 64
+	// DefaultMaxTools bounds how many tools one listing of a server's
+	// tools reads (the filter's choices included).
+	DefaultMaxTools = 1000
+	// DefaultMaxPages bounds how many tools/list pages one listing reads.
+	DefaultMaxPages = 100
+	// DefaultMaxDescriptionBytes bounds an imported tool's description,
+	// which is sent to the model with every request; a longer one is cut.
+	DefaultMaxDescriptionBytes = 16 << 10
 	// DefaultTerminateDuration is how long closing a [Command] transport
 	// waits for the server process to exit after its standard input is
 	// closed, before it is sent SIGTERM (go-sdk's default is 5 s).
@@ -102,6 +110,9 @@ type clientConfig struct {
 	maxSchemaBytes  int
 	maxSchemaDepth  int
 	maxInFlight     int
+	maxTools        int
+	maxPages        int
+	maxDescription  int
 }
 
 // A ClientOption configures a [Client] made by [Connect].
@@ -173,6 +184,31 @@ func WithSchemaLimits(maxBytes, maxDepth int) ClientOption {
 	}
 }
 
+// ErrImportLimit is wrapped by the errors of [Client.Tools] and
+// [Client.Import] that report a limit of [WithImportLimits] reached: the
+// tools within the limits are imported all the same.
+var ErrImportLimit = errors.New("mcptool: import limit reached")
+
+// WithImportLimits bounds what one listing of a server's tools reads: at
+// most maxTools tools, over at most maxPages tools/list pages, and a
+// description of at most maxDescriptionBytes bytes per tool (a longer
+// one is cut, with a notice for the model). The listing also stops when
+// the server repeats a cursor. Zero keeps a default ([DefaultMaxTools],
+// [DefaultMaxPages], [DefaultMaxDescriptionBytes]).
+func WithImportLimits(maxTools, maxPages, maxDescriptionBytes int) ClientOption {
+	return func(c *clientConfig) {
+		if maxTools > 0 {
+			c.maxTools = maxTools
+		}
+		if maxPages > 0 {
+			c.maxPages = maxPages
+		}
+		if maxDescriptionBytes > 0 {
+			c.maxDescription = maxDescriptionBytes
+		}
+	}
+}
+
 // Connect connects to the MCP server at the other end of t (see
 // [Command], [URL], or mcp.NewInMemoryTransports) and completes the
 // protocol handshake, which ctx bounds. The returned Client must be
@@ -182,6 +218,9 @@ func Connect(ctx context.Context, t mcp.Transport, opts ...ClientOption) (*Clien
 		impl:           mcp.Implementation{Name: "clawtool", Version: "dev"},
 		maxSchemaBytes: DefaultMaxSchemaBytes,
 		maxSchemaDepth: DefaultMaxSchemaDepth,
+		maxTools:       DefaultMaxTools,
+		maxPages:       DefaultMaxPages,
+		maxDescription: DefaultMaxDescriptionBytes,
 	}
 	for _, opt := range opts {
 		opt(&cfg)

@@ -23,30 +23,62 @@ import (
 // out, and the returned error joins one error per such tool, naming it;
 // the other tools are returned all the same. A failure to list gives no
 // tools and that error.
+//
+// Listing is bounded (see [WithImportLimits]): it stops after
+// [DefaultMaxTools] tools or [DefaultMaxPages] pages, or when the server
+// repeats a cursor, and returns what it has with an error that says so
+// and wraps [ErrImportLimit]. A description longer than
+// [DefaultMaxDescriptionBytes] is cut, with a notice, and so reported.
 func (c *Client) Tools(ctx context.Context) ([]tool.Tool, error) {
 	var tools []tool.Tool
 	var errs []error
 	seen := make(map[string]string) // local name → remote name
-	for st, err := range c.session.Tools(ctx, nil) {
+	cursors := make(map[string]bool)
+	listed := 0
+	params := &mcp.ListToolsParams{}
+	for page := 1; ; page++ {
+		res, err := c.session.ListTools(ctx, params)
 		if err != nil {
 			return nil, fmt.Errorf("mcptool: tools/list: %w", err)
 		}
-		if st == nil || c.cfg.filter != nil && !c.cfg.filter(st.Name) {
-			continue
+		for _, st := range res.Tools {
+			if listed == c.cfg.maxTools {
+				errs = append(errs, fmt.Errorf("mcptool: tools/list: the server lists more than %d tools; the rest are left out: %w", c.cfg.maxTools, ErrImportLimit))
+				return tools, errors.Join(errs...)
+			}
+			listed++
+			if st == nil || c.cfg.filter != nil && !c.cfg.filter(st.Name) {
+				continue
+			}
+			t, err := c.newRemoteTool(st)
+			if err != nil {
+				errs = append(errs, err)
+				continue
+			}
+			if t.cut {
+				errs = append(errs, fmt.Errorf("mcptool: tool %q: its description of %d bytes is cut to %d: %w", st.Name, len(st.Description), c.cfg.maxDescription, ErrImportLimit))
+			}
+			if other, dup := seen[t.name]; dup {
+				errs = append(errs, fmt.Errorf("mcptool: tool %q: its local name %q is taken by tool %q: %w", st.Name, t.name, other, tool.ErrDuplicate))
+				continue
+			}
+			seen[t.name] = st.Name
+			tools = append(tools, t)
 		}
-		t, err := c.newRemoteTool(st)
-		if err != nil {
-			errs = append(errs, err)
-			continue
+		next := res.NextCursor
+		switch {
+		case next == "":
+			return tools, errors.Join(errs...)
+		case cursors[next]:
+			errs = append(errs, fmt.Errorf("mcptool: tools/list: the server repeated the cursor %q; the listing stops there: %w", shortText(next, 60), ErrImportLimit))
+			return tools, errors.Join(errs...)
+		case page == c.cfg.maxPages:
+			errs = append(errs, fmt.Errorf("mcptool: tools/list: the server lists more than %d pages; the rest are left out: %w", c.cfg.maxPages, ErrImportLimit))
+			return tools, errors.Join(errs...)
 		}
-		if other, dup := seen[t.name]; dup {
-			errs = append(errs, fmt.Errorf("mcptool: tool %q: its local name %q is taken by tool %q: %w", st.Name, t.name, other, tool.ErrDuplicate))
-			continue
-		}
-		seen[t.name] = st.Name
-		tools = append(tools, t)
+		cursors[next] = true
+		params = &mcp.ListToolsParams{Cursor: next}
 	}
-	return tools, errors.Join(errs...)
 }
 
 // Import registers the server's tools (see [Client.Tools]) in reg and
@@ -159,6 +191,7 @@ type remoteTool struct {
 	params      json.RawMessage
 	opts        tool.Options
 	hints       *Annotations       // as the server sent them
+	cut         bool               // the description was cut to the limit
 	in, out     *jsonschema.Schema // out is nil when the tool has no output schema
 	fingerprint string
 }
@@ -197,6 +230,10 @@ func (c *Client) newRemoteTool(st *mcp.Tool) (*remoteTool, error) {
 	}
 	if t.description == "" {
 		t.description = t.opts.Annotations.Title
+	}
+	if len(t.description) > c.cfg.maxDescription {
+		t.description = shortText(t.description, c.cfg.maxDescription) + " [description cut: it was longer than the client's limit]"
+		t.cut = true
 	}
 	out, err := c.checkSchema(st.OutputSchema)
 	if err != nil {
