@@ -56,10 +56,10 @@ func (c *Client) Tools(ctx context.Context) ([]tool.Tool, error) {
 				continue
 			}
 			if t.cut {
-				errs = append(errs, fmt.Errorf("mcptool: tool %q: its description of %d bytes is cut to %d: %w", st.Name, len(st.Description), c.cfg.maxDescription, ErrImportLimit))
+				errs = append(errs, &ToolError{Tool: st.Name, Err: fmt.Errorf("its description of %d bytes is cut to %d: %w", len(st.Description), c.cfg.maxDescription, ErrImportLimit)})
 			}
 			if other, dup := seen[t.name]; dup {
-				errs = append(errs, fmt.Errorf("mcptool: tool %q: its local name %q is taken by tool %q: %w", st.Name, t.name, other, tool.ErrDuplicate))
+				errs = append(errs, &ToolError{Tool: st.Name, Err: fmt.Errorf("its local name %q is taken by tool %q: %w", t.name, other, tool.ErrDuplicate)})
 				continue
 			}
 			seen[t.name] = st.Name
@@ -88,10 +88,11 @@ func (c *Client) Tools(ctx context.Context) ([]tool.Tool, error) {
 // has. Import may be called for several registries.
 //
 // A tool that cannot be imported, or whose name is already taken in reg
-// by a tool this client did not import, is left out, and the returned
-// error joins one error per such tool (errors.Is finds
-// [tool.ErrInvalidSchema], [tool.ErrInvalidName] or [tool.ErrDuplicate]);
-// the other tools are registered all the same. The same applies on every
+// by a tool this client did not import, is left out, never displacing
+// the tool there, and the returned error joins one [*ToolError] per such
+// tool (errors.Is finds [tool.ErrInvalidSchema], [tool.ErrInvalidName],
+// [tool.ErrDuplicate] or [ErrImportLimit]); the other tools are
+// registered all the same. The same applies on every
 // later re-import, where such errors are logged.
 func (c *Client) Import(ctx context.Context, reg *tool.Registry) error {
 	c.mu.Lock()
@@ -106,6 +107,16 @@ func (c *Client) Import(ctx context.Context, reg *tool.Registry) error {
 	defer c.syncMu.Unlock()
 	return c.sync(ctx, st)
 }
+
+// A ToolError reports one tool of a server that [Client.Tools] or
+// [Client.Import] left out, or imported in part (a cut description).
+type ToolError struct {
+	Tool string // the server's name for the tool
+	Err  error  // why; errors.Is finds the causes listed on Import
+}
+
+func (e *ToolError) Error() string { return fmt.Sprintf("mcptool: tool %q: %v", e.Tool, e.Err) }
+func (e *ToolError) Unwrap() error { return e.Err }
 
 // importState is one registry a client keeps in sync.
 type importState struct {
@@ -135,7 +146,7 @@ func (c *Client) sync(ctx context.Context, st *importState) error {
 			rerr = st.reg.RegisterUnique(rt)
 		}
 		if rerr != nil {
-			errs = append(errs, fmt.Errorf("mcptool: tool %q: %w", rt.remote, rerr))
+			errs = append(errs, &ToolError{Tool: rt.remote, Err: rerr})
 			if !had {
 				continue
 			}
@@ -200,7 +211,7 @@ type remoteTool struct {
 func (c *Client) newRemoteTool(st *mcp.Tool) (*remoteTool, error) {
 	name := localName(c.cfg.prefix, st.Name)
 	fail := func(format string, args ...any) error {
-		return fmt.Errorf("mcptool: tool %q: "+format, append([]any{st.Name}, args...)...)
+		return &ToolError{Tool: st.Name, Err: fmt.Errorf(format, args...)}
 	}
 	params, err := c.checkSchema(st.InputSchema)
 	if err != nil {
