@@ -51,6 +51,22 @@ func TestMain(m *testing.M) {
 			func(_ context.Context, _ *mcp.CallToolRequest, in in) (*mcp.CallToolResult, any, error) {
 				return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "remote: " + in.Text}}}, nil, nil
 			})
+		type gated struct {
+			Gate string `json:"gate"`
+		}
+		mcp.AddTool(s, &mcp.Tool{Name: "remote_wait", Description: "Waits until the file gate exists."},
+			func(ctx context.Context, _ *mcp.CallToolRequest, in gated) (*mcp.CallToolResult, any, error) {
+				for {
+					if _, err := os.Stat(in.Gate); err == nil {
+						return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "opened"}}}, nil, nil
+					}
+					select {
+					case <-ctx.Done():
+						return nil, nil, ctx.Err()
+					case <-time.After(10 * time.Millisecond):
+					}
+				}
+			})
 		if err := s.Run(context.Background(), &mcp.StdioTransport{}); err != nil {
 			os.Exit(1)
 		}
