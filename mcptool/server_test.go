@@ -415,6 +415,7 @@ func TestServerHTTPRefusesCrossOrigin(t *testing.T) {
 	hs := httptest.NewServer(srv)
 	defer hs.Close()
 	body := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"x","version":"0"}}}`
+	port := hs.URL[strings.LastIndex(hs.URL, ":")+1:]
 	tests := []struct {
 		name   string
 		header map[string]string
@@ -424,6 +425,14 @@ func TestServerHTTPRefusesCrossOrigin(t *testing.T) {
 		{"same origin", map[string]string{}, "", 200},
 		{"cross-origin browser", map[string]string{"Origin": "https://evil.example", "Sec-Fetch-Site": "cross-site"}, "", 403},
 		{"DNS rebinding", map[string]string{}, "evil.example", 403},
+		{"DNS rebinding, trailing dot", map[string]string{}, "evil.example.", 403},
+		{"DNS rebinding, localhost subdomain", map[string]string{}, "localhost.evil.example", 403},
+		// Host names are case-insensitive and may end in a dot.
+		{"LOCALHOST", map[string]string{}, "LOCALHOST:" + port, 200},
+		{"localhost.", map[string]string{}, "localhost.:" + port, 200},
+		{"LocalHost. without a port", map[string]string{}, "LocalHost.", 200},
+		{"127.0.0.1.", map[string]string{}, "127.0.0.1.:" + port, 200},
+		{"same origin, upper case", map[string]string{"Origin": "http://localhost:" + port}, "LOCALHOST:" + port, 200},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
