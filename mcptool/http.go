@@ -62,7 +62,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // route sends r to the handler of its protocol era.
 func (h *httpHandlers) route(w http.ResponseWriter, r *http.Request) {
 	if statelessRequest(r) {
-		h.stateless.ServeHTTP(w, r)
+		h.stateless.ServeHTTP(w, shieldArguments(r))
 	} else {
 		h.sessions.ServeHTTP(w, r)
 	}

@@ -219,6 +219,9 @@ func (s *Server) handler(name string, t tool.Tool) mcp.ToolHandler {
 		var args json.RawMessage
 		if req.Params != nil {
 			args = req.Params.Arguments
+			if shielded, ok := ctx.Value(argumentsKey{}).(json.RawMessage); ok {
+				args = shielded // see shieldArguments
+			}
 			if tok := req.Params.GetProgressToken(); tok != nil && req.Session != nil {
 				ctx = tool.WithProgress(ctx, progressRelay(ctx, req.Session, tok))
 			}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http/httptest"
 	"strings"
 	"sync/atomic"
@@ -661,5 +662,39 @@ func TestRequestInputOutsideMCP(t *testing.T) {
 	res := newRegistry(confirm()).Execute(ctx, "confirm", json.RawMessage(`{"what":"x"}`))
 	if !res.IsError || !strings.Contains(res.Error, "outside a tools/call") {
 		t.Errorf("confirm called locally = %+v, want a tool error saying why", res)
+	}
+}
+
+// TestServerHTTPHugeNumber sends a 2026-07-28 tools/call whose arguments
+// hold a number beyond float64: the model gets an error result naming
+// it, not a protocol error.
+func TestServerHTTPHugeNumber(t *testing.T) {
+	srv := mcptool.NewServer(newRegistry(echo{}))
+	defer srv.Close()
+	hs := httptest.NewServer(srv)
+	defer hs.Close()
+	meta := `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientInfo":{"name":"x","version":"0"},"io.modelcontextprotocol/clientCapabilities":{}}`
+	for _, tt := range []struct{ args, want string }{
+		{`{"text":1e400}`, `/text: expected a string, got number 1e400`},
+		{`{"text":"a","n":-1e999}`, `expected no property \"n\"`},
+		{`{"text":"fine"}`, `"text":"fine"`},
+	} {
+		body := `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"echo","arguments":` + tt.args + `,` + meta + `}}`
+		req := httptest.NewRequestWithContext(t.Context(), "POST", hs.URL, strings.NewReader(body))
+		req.RequestURI = ""
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		req.Header.Set("Mcp-Protocol-Version", "2026-07-28")
+		req.Header.Set("Mcp-Method", "tools/call")
+		req.Header.Set("Mcp-Name", "echo")
+		resp, err := hs.Client().Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != 200 || !strings.Contains(string(got), tt.want) {
+			t.Errorf("arguments %s: %d %s\nwant 200 and %s", tt.args, resp.StatusCode, got, tt.want)
+		}
 	}
 }
