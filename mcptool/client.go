@@ -77,8 +77,9 @@ func URL(url string) mcp.Transport {
 //
 // A Client does not reconnect. When the server exits or the connection
 // breaks, the imported tools stay registered and every call to them gives
-// an error Result saying the connection is closed; [Client.Done] is
-// closed. To recover, [Connect] again and [Client.Import] into the same
+// an error Result saying the connection is closed (for a [Command]
+// server, with its exit status and the end of its standard error);
+// [Client.Done] is closed. To recover, [Connect] again and [Client.Import] into the same
 // registry: tools under the same names replace the old ones (a new Client
 // does not remove tools the old one imported, so remove those that
 // vanished, or start from a fresh registry).

@@ -20,9 +20,12 @@ func runServe(ctx context.Context, e *env, args []string) int {
 (the stdio transport) by default, or over Streamable HTTP at
 http://ADDR/mcp with --http. ADDR defaults to host 127.0.0.1 when it
 gives only a port (":8080" or "8080"); port 0 picks a free port. The URL
-is printed on standard error. With --mcp and --mcp-url, the tools of
-those servers are served too, so one clawtool serve can aggregate
-several MCP servers.`)
+is printed on standard error; binding an address that is not loopback
+prints a warning, since the server has no authentication. With --mcp
+and --mcp-url, the tools of those servers are served too, so one
+clawtool serve can aggregate several MCP servers: serve answers at once
+and connects to them in the background, and their tools reach the
+client with notifications/tools/list_changed as they arrive.`)
 	addr := fs.String("http", "", "serve Streamable HTTP on `ADDR` instead of stdio")
 	pageSize := fs.Int("page-size", 0, "list at most `N` tools per tools/list page (0: the default, 1000)")
 	rf := addRegistryFlags(fs)
