@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/http"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -39,9 +40,14 @@ const (
 
 // URL returns a transport that speaks MCP Streamable HTTP to the endpoint
 // at url, such as "http://127.0.0.1:8080/mcp". It retries a broken
-// server-sent event stream at most twice.
+// server-sent event stream at most twice. Input requests without params
+// in its results (see [Command]) are read as having empty params.
 func URL(url string) mcp.Transport {
-	return &mcp.StreamableClientTransport{Endpoint: url, MaxRetries: 2}
+	return &mcp.StreamableClientTransport{
+		Endpoint:   url,
+		MaxRetries: 2,
+		HTTPClient: &http.Client{Transport: inputParamsTransport{http.DefaultTransport}},
+	}
 }
 
 // A Client is a connection to one MCP server whose tools can be imported

@@ -30,7 +30,9 @@ const (
 //
 // A line the server writes that is not a JSON-RPC message (a banner some
 // servers print on start) is skipped, and logged to the client's logger
-// ([WithClientLogger]). When the server ends on its own, calls fail with
+// ([WithClientLogger]). A request without params, or a result's input
+// request without params (mcp-go servers send roots/list that way), is
+// read as having empty params. When the server ends on its own, calls fail with
 // an error that names the command and gives its exit status and the last
 // lines of its standard error.
 func Command(name string, args ...string) mcp.Transport {

@@ -76,17 +76,20 @@ func stdioFixture(mode string) int {
 	return 0
 }
 
-// rootsServer is a JSON-RPC loop that sends roots/list without params.
+// rootsServer is a JSON-RPC loop that speaks 2026-07-28 (server/discover)
+// and answers the first tools/call of "roots" with an input request for
+// roots/list without params, as mcp-go servers send it; the retry,
+// carrying the client's answer, gets that answer back as text.
 func rootsServer() int {
 	in := bufio.NewScanner(os.Stdin)
 	out := json.NewEncoder(os.Stdout)
-	var callID json.RawMessage
 	for in.Scan() {
 		var msg struct {
 			ID     json.RawMessage `json:"id"`
 			Method string          `json:"method"`
-			Result json.RawMessage `json:"result"`
-			Error  json.RawMessage `json:"error"`
+			Params struct {
+				InputResponses json.RawMessage `json:"inputResponses"`
+			} `json:"params"`
 		}
 		if json.Unmarshal(in.Bytes(), &msg) != nil {
 			return 1
@@ -94,20 +97,16 @@ func rootsServer() int {
 		reply := func(result any) {
 			out.Encode(map[string]any{"jsonrpc": "2.0", "id": msg.ID, "result": result})
 		}
+		info := map[string]any{"name": "roots", "version": "0"}
 		switch {
-		case msg.Method == "initialize":
-			reply(map[string]any{"protocolVersion": "2025-11-25", "capabilities": map[string]any{"tools": map[string]any{}}, "serverInfo": map[string]any{"name": "roots", "version": "0"}})
+		case msg.Method == "server/discover":
+			reply(map[string]any{"supportedVersions": []string{"2026-07-28"}, "capabilities": map[string]any{"tools": map[string]any{}}, "serverInfo": info})
 		case msg.Method == "tools/list":
 			reply(map[string]any{"tools": []any{map[string]any{"name": "roots", "inputSchema": map[string]any{"type": "object"}}}})
+		case msg.Method == "tools/call" && msg.Params.InputResponses == nil:
+			reply(map[string]any{"resultType": "input_required", "inputRequests": map[string]any{"r1": map[string]any{"method": "roots/list"}}})
 		case msg.Method == "tools/call":
-			callID = msg.ID
-			out.Encode(map[string]any{"jsonrpc": "2.0", "id": "roots-1", "method": "roots/list"})
-		case string(msg.ID) == `"roots-1"`:
-			answer := string(msg.Result)
-			if msg.Error != nil {
-				answer = "error: " + string(msg.Error)
-			}
-			out.Encode(map[string]any{"jsonrpc": "2.0", "id": callID, "result": map[string]any{"content": []any{map[string]any{"type": "text", "text": answer}}}})
+			reply(map[string]any{"content": []any{map[string]any{"type": "text", "text": string(msg.Params.InputResponses)}}})
 		case msg.ID != nil && msg.Method != "":
 			reply(map[string]any{})
 		}

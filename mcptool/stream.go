@@ -33,8 +33,9 @@ const maxSkipLogs = 10
 //   - Served, a line that is not JSON-RPC gets a JSON-RPC error (-32700
 //     or -32600) and the connection carries on; as a client, such a line
 //     (a banner a server prints on start) is skipped and logged.
-//   - A request without params gets {} (go-sdk v1.8.0 fails roots/list
-//     without params, which mcp-go servers send).
+//   - A request without params gets {}, and so does an input request
+//     without params in a result (go-sdk v1.8.0 fails roots/list without
+//     params, which mcp-go servers send; see fillInputParams).
 type streamConn struct {
 	server bool
 	logger *slog.Logger
@@ -146,6 +147,9 @@ func (c *streamConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 			continue
 		}
 		line := bytes.TrimSpace(in.line)
+		if !c.server {
+			line = fillInputParams(line)
+		}
 		msg, err := jsonrpc.DecodeMessage(line)
 		if _, ok := msg.(*jsonrpc.Response); ok && err == nil && !isResponse(line) {
 			err = errors.New("a message needs a method, a result or an error")
