@@ -49,10 +49,15 @@ type streamConn struct {
 
 	writeMu sync.Mutex
 
-	mu      sync.Mutex
-	pending map[jsonrpc.ID]bool // requests read and not yet answered (server only)
-	drained chan struct{}       // closed when pending empties after the input ended
-	skipped int                 // lines skipped and logged
+	inputErr error // how the input ended; read and set by Read only
+
+	mu         sync.Mutex
+	pending    map[jsonrpc.ID]bool // requests read and not yet answered (server only)
+	asked      map[jsonrpc.ID]bool // the server's requests to the client, unanswered
+	inputEnded bool                // the input ended: nothing more will come
+	orphans    []jsonrpc.ID        // asked after the input ended: answered by drain
+	wake       chan struct{}       // cap 1: something drain waits for happened
+	skipped    int                 // lines skipped and logged
 
 	closeOnce sync.Once
 	closed    chan struct{}
@@ -78,6 +83,8 @@ func newStreamConn(r io.Reader, w io.Writer, closer func() error, server bool, l
 		w:        w,
 		closer:   closer,
 		pending:  make(map[jsonrpc.ID]bool),
+		asked:    make(map[jsonrpc.ID]bool),
+		wake:     make(chan struct{}, 1),
 		closed:   make(chan struct{}),
 	}
 	// Reads block until the other side writes or hangs up, so they run on
@@ -128,9 +135,15 @@ func (c *streamConn) SessionID() string { return "" }
 
 // Read returns the next JSON-RPC message. After the input ends, a served
 // connection waits until every request it returned has been answered (or
-// the connection is closed) before it returns the end.
+// the connection is closed) before it returns the end; meanwhile, each
+// request the server sent the client, which can no longer answer, is
+// answered with an error in the client's stead, so that nothing waits for
+// it.
 func (c *streamConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 	for {
+		if c.inputErr != nil {
+			return c.drain(ctx)
+		}
 		var in lineOrErr
 		select {
 		case <-ctx.Done():
@@ -140,7 +153,14 @@ func (c *streamConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 		case in = <-c.incoming:
 		}
 		if in.err != nil {
-			return nil, c.end(ctx, in.err)
+			c.mu.Lock()
+			c.inputErr, c.inputEnded = in.err, true
+			for id := range c.asked {
+				c.orphans = append(c.orphans, id)
+			}
+			clear(c.asked)
+			c.mu.Unlock()
+			continue
 		}
 		if in.tooLong {
 			c.refuse(nil, jsonrpc.CodeParseError, fmt.Sprintf("Parse error: a message is one line of at most %d bytes", MaxLineBytes), in.line)
@@ -158,48 +178,62 @@ func (c *streamConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 			c.refuseLine(line, err)
 			continue
 		}
-		if req, ok := msg.(*jsonrpc.Request); ok {
-			if len(req.Params) == 0 || string(req.Params) == "null" {
-				req.Params = json.RawMessage("{}")
+		switch m := msg.(type) {
+		case *jsonrpc.Request:
+			if len(m.Params) == 0 || string(m.Params) == "null" {
+				m.Params = json.RawMessage("{}")
 			}
-			if c.server && req.IsCall() {
+			// A subscriptions/listen stream lasts as long as the session:
+			// its answer is not awaited.
+			if c.server && m.IsCall() && m.Method != "subscriptions/listen" {
 				c.mu.Lock()
-				c.pending[req.ID] = true
+				c.pending[m.ID] = true
 				c.mu.Unlock()
 			}
+		case *jsonrpc.Response:
+			c.mu.Lock()
+			delete(c.asked, m.ID)
+			c.mu.Unlock()
 		}
 		return msg, nil
 	}
 }
 
-// end returns the error that reports the end of the input, once every
-// request read has been answered.
-func (c *streamConn) end(ctx context.Context, err error) error {
-	if c.server {
+// drain is Read after the input ended: it answers the server's requests
+// to the client in the client's stead until every request read has been
+// answered, then returns the end of the input.
+func (c *streamConn) drain(ctx context.Context) (jsonrpc.Message, error) {
+	for c.server {
 		c.mu.Lock()
-		var wait chan struct{}
-		if len(c.pending) > 0 {
-			wait = make(chan struct{})
-			c.drained = wait
+		if len(c.orphans) > 0 {
+			id := c.orphans[0]
+			c.orphans = c.orphans[1:]
+			c.mu.Unlock()
+			return &jsonrpc.Response{ID: id, Error: &jsonrpc.Error{
+				Code: jsonrpc.CodeInternalError, Message: "the client closed its input: no answer will come"}}, nil
+		}
+		if len(c.pending) == 0 {
+			c.mu.Unlock()
+			break
 		}
 		c.mu.Unlock()
-		if wait != nil {
-			select {
-			case <-wait:
-			case <-c.closed:
-			case <-ctx.Done():
-			}
+		select {
+		case <-c.wake:
+		case <-c.closed:
+			return nil, io.EOF
+		case <-ctx.Done():
+			return nil, ctx.Err()
 		}
 	}
 	select {
 	case <-c.closed:
-		return io.EOF
+		return nil, io.EOF
 	default:
 	}
 	if c.ended != nil {
-		return c.ended(err)
+		return nil, c.ended(c.inputErr)
 	}
-	return err
+	return nil, c.inputErr
 }
 
 // refuseLine answers (server) or logs (client) a line that is not a
@@ -265,17 +299,31 @@ func (c *streamConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 		return mcp.ErrConnectionClosed
 	default:
 	}
+	req, _ := msg.(*jsonrpc.Request)
+	if c.server && req != nil && req.IsCall() {
+		// Before writing: the answer may come at once.
+		c.mu.Lock()
+		if c.inputEnded {
+			c.orphans = append(c.orphans, req.ID)
+		} else {
+			c.asked[req.ID] = true
+		}
+		c.mu.Unlock()
+	}
 	c.writeMu.Lock()
 	_, err = c.w.Write(data)
 	c.writeMu.Unlock()
-	if resp, ok := msg.(*jsonrpc.Response); ok && c.server {
+	if !c.server {
+		return err
+	}
+	if resp, ok := msg.(*jsonrpc.Response); ok {
 		c.mu.Lock()
 		delete(c.pending, resp.ID)
-		if c.drained != nil && len(c.pending) == 0 {
-			close(c.drained)
-			c.drained = nil
-		}
 		c.mu.Unlock()
+	}
+	select {
+	case c.wake <- struct{}{}:
+	default:
 	}
 	return err
 }

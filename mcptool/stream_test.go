@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"slices"
 	"strings"
@@ -12,6 +13,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/miniopenclaw/tool"
 	"github.com/miniopenclaw/tool/mcptool"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // endSignal is a reader that closes ended when its input is used up.
@@ -124,5 +126,70 @@ func TestServeIOAnswersEveryRequest(t *testing.T) {
 	}
 	if diff := cmp.Diff(sortAnswers(want), sortAnswers(got)); diff != "" {
 		t.Errorf("responses (-want +got):\n%s\noutput:\n%s", diff, out.String())
+	}
+}
+
+// TestServeIOEndsWithListen closes the input of a 2026-07-28 session
+// whose client listens for notifications: the listen stream, which lasts
+// as long as the session, does not hold ServeIO up, and the requests
+// before the end are answered.
+func TestServeIOEndsWithListen(t *testing.T) {
+	srv := mcptool.NewServer(newRegistry(echo{}))
+	defer srv.Close()
+	meta := `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientInfo":{"name":"x","version":"0"},"io.modelcontextprotocol/clientCapabilities":{}}`
+	in := strings.Join([]string{
+		`{"jsonrpc":"2.0","id":1,"method":"server/discover","params":{` + meta + `}}`,
+		`{"jsonrpc":"2.0","id":2,"method":"subscriptions/listen","params":{"notifications":{"toolsListChanged":true},` + meta + `}}`,
+		`{"jsonrpc":"2.0","id":3,"method":"tools/list","params":{` + meta + `}}`,
+	}, "\n")
+	var out bytes.Buffer
+	ctx, cancel := context.WithTimeout(t.Context(), wait)
+	defer cancel()
+	if err := srv.ServeIO(ctx, strings.NewReader(in), &out); err != nil {
+		t.Fatalf("ServeIO: %v\noutput:\n%s", err, out.String())
+	}
+	for _, want := range []string{`"id":1,"result"`, `"id":3,"result"`} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("no %s in the output:\n%s", want, out.String())
+		}
+	}
+}
+
+// sampler asks its client for a completion once the server's input has
+// ended, when no answer can come.
+type sampler struct{ ended <-chan struct{} }
+
+func (sampler) Name() string                { return "sampler" }
+func (sampler) Description() string         { return "Asks the client's model." }
+func (sampler) Parameters() json.RawMessage { return json.RawMessage(`{"type":"object"}`) }
+func (s sampler) Execute(ctx context.Context, _ json.RawMessage) (tool.Result, error) {
+	<-s.ended
+	_, err := mcptool.Session(ctx).CreateMessage(ctx, &mcp.CreateMessageParams{
+		MaxTokens: 10, Messages: []*mcp.SamplingMessage{{Role: "user", Content: &mcp.TextContent{Text: "hi"}}},
+	})
+	return tool.Result{Output: fmt.Sprintf("asked: %v", err)}, nil
+}
+
+// TestServeIOAnswersForGoneClient closes the input while a call is about
+// to ask the client for something: the request is answered with an error
+// in the client's stead, and the call ends without waiting for its time
+// limit.
+func TestServeIOAnswersForGoneClient(t *testing.T) {
+	ended := make(chan struct{})
+	srv := mcptool.NewServer(newRegistry(sampler{ended}))
+	defer srv.Close()
+	in := strings.Join([]string{
+		`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{"sampling":{}},"clientInfo":{"name":"raw","version":"0"}}}`,
+		`{"jsonrpc":"2.0","method":"notifications/initialized"}`,
+		`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"sampler","arguments":{}}}`,
+	}, "\n")
+	var out bytes.Buffer
+	ctx, cancel := context.WithTimeout(t.Context(), wait) // well under the call's 60 s limit
+	defer cancel()
+	if err := srv.ServeIO(ctx, &endSignal{r: strings.NewReader(in), ended: ended}, &out); err != nil {
+		t.Fatalf("ServeIO: %v\noutput:\n%s", err, out.String())
+	}
+	if !strings.Contains(out.String(), `"id":2,"result"`) || !strings.Contains(out.String(), "the client closed its input") {
+		t.Errorf("the call's answer does not say the client is gone:\n%s", out.String())
 	}
 }
