@@ -10,6 +10,7 @@ import (
 
 	"github.com/miniopenclaw/tool"
 	"github.com/miniopenclaw/tool/mcptool"
+	"go.uber.org/goleak"
 )
 
 // syncBuffer is a bytes.Buffer safe for concurrent writes.
@@ -84,5 +85,27 @@ func TestCommandRootsWithoutParams(t *testing.T) {
 	res := reg.Execute(t.Context(), "roots", []byte(`{}`))
 	if res.IsError || !strings.Contains(res.Output, `"roots":[]`) {
 		t.Errorf("roots/list without params: %+v, want the client's empty roots", res)
+	}
+}
+
+// TestCommandLeavesNoGoroutine checks that closing a Command client ends
+// everything it started, the process included.
+func TestCommandLeavesNoGoroutine(t *testing.T) {
+	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+	ctx, cancel := context.WithTimeout(t.Context(), wait)
+	defer cancel()
+	c, err := mcptool.Connect(ctx, mcptool.CommandTransport(fixtureCmd(t, "banner")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	reg := tool.NewRegistry()
+	if err := c.Import(ctx, reg); err != nil {
+		t.Fatal(err)
+	}
+	if res := reg.Execute(ctx, "echo", []byte(`{"text":"x"}`)); res.IsError {
+		t.Error(res.Error)
+	}
+	if err := c.Close(); err != nil {
+		t.Errorf("Close: %v", err)
 	}
 }

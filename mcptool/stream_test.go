@@ -14,6 +14,7 @@ import (
 	"github.com/miniopenclaw/tool"
 	"github.com/miniopenclaw/tool/mcptool"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"go.uber.org/goleak"
 )
 
 // endSignal is a reader that closes ended when its input is used up.
@@ -192,4 +193,18 @@ func TestServeIOAnswersForGoneClient(t *testing.T) {
 	if !strings.Contains(out.String(), `"id":2,"result"`) || !strings.Contains(out.String(), "the client closed its input") {
 		t.Errorf("the call's answer does not say the client is gone:\n%s", out.String())
 	}
+}
+
+// TestServeIOLeavesNoGoroutine checks that nothing ServeIO started
+// outlives it once its input has ended.
+func TestServeIOLeavesNoGoroutine(t *testing.T) {
+	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+	srv := mcptool.NewServer(newRegistry(echo{}))
+	in := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"0"}}}` + "\n" +
+		`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"echo","arguments":{"text":"x"}}}`
+	var out bytes.Buffer
+	if err := srv.ServeIO(t.Context(), strings.NewReader(in), &out); err != nil {
+		t.Fatal(err)
+	}
+	srv.Close()
 }
