@@ -42,7 +42,8 @@ func Command(name string, args ...string) mcp.Transport {
 // CommandTransport is like [Command] for a prepared command, so that its
 // environment, directory and standard error can be set. cmd must not have
 // been started. What it writes to standard error still goes to
-// cmd.Stderr, if set.
+// cmd.Stderr, if set; cmd.WaitDelay, if zero, is set to one second, so
+// that a grandchild holding standard error open cannot hold up the end.
 func CommandTransport(cmd *exec.Cmd) mcp.Transport {
 	return &commandTransport{cmd: cmd}
 }

@@ -118,7 +118,8 @@ func addRegistryFlags(fs *flag.FlagSet) *registryFlags {
 }
 
 // build returns a registry holding the built-in tools (unless
-// --no-builtins) and any tools the flags add. The caller must call cleanup when done.
+// --no-builtins) and any tools the flags add. The caller must call
+// cleanup when done.
 func (rf *registryFlags) build(ctx context.Context, e *env) (r *tool.Registry, cleanup func(), err error) {
 	r, err = rf.mcp.base()
 	if err != nil {
