@@ -159,12 +159,13 @@ func addRegistryFlags(fs *flag.FlagSet) *registryFlags {
 	return &registryFlags{mcp: addMCPFlags(fs)}
 }
 
-// build returns a registry holding the built-in tools and any tools the
-// flags add. The caller must call cleanup when done.
+// build returns a registry holding the built-in tools (unless
+// --no-builtins) and any tools the flags add. The caller must call
+// cleanup when done.
 func (rf *registryFlags) build(ctx context.Context, e *env) (r *tool.Registry, cleanup func(), err error) {
-	r = tool.NewRegistry()
-	if err := registerBuiltins(r); err != nil {
-		return nil, nil, fmt.Errorf("built-in tools: %w", err)
+	r, err = rf.mcp.base()
+	if err != nil {
+		return nil, nil, err
 	}
 	cleanup, err = rf.mcp.importInto(ctx, e, r)
 	if err != nil {
