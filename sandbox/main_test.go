@@ -1,0 +1,11 @@
+package sandbox
+
+import (
+	"os"
+	"testing"
+)
+
+func TestMain(m *testing.M) {
+	Main()
+	os.Exit(m.Run())
+}
