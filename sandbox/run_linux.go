@@ -169,4 +169,3 @@ func run(ctx context.Context, p Policy, argv []string, stdin io.Reader) (*Result
 	}
 	return r, nil
 }
-
