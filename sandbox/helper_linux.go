@@ -177,12 +177,15 @@ func buildRoot(c *helperConfig) error {
 		readOnly bool
 	}
 	var trees []tree
-	clone := func(path string, readOnly bool) error {
+	clone := func(path string, readOnly bool, devices ...bool) error {
 		fd, err := unix.OpenTree(unix.AT_FDCWD, path, unix.OPEN_TREE_CLONE|unix.OPEN_TREE_CLOEXEC|unix.AT_RECURSIVE)
 		if err != nil {
 			return stageError("open "+path+" (the sandbox user must be able to reach it)", err)
 		}
-		attr := &unix.MountAttr{Attr_set: unix.MOUNT_ATTR_NOSUID | unix.MOUNT_ATTR_NODEV}
+		attr := &unix.MountAttr{Attr_set: unix.MOUNT_ATTR_NOSUID}
+		if len(devices) == 0 {
+			attr.Attr_set |= unix.MOUNT_ATTR_NODEV
+		}
 		if readOnly {
 			attr.Attr_set |= unix.MOUNT_ATTR_RDONLY
 		}
@@ -204,7 +207,7 @@ func buildRoot(c *helperConfig) error {
 	}
 	devices := []string{"null", "zero", "full", "random", "urandom"}
 	for _, d := range devices {
-		if err := clone("/dev/"+d, false); err != nil {
+		if err := clone("/dev/"+d, false, true); err != nil {
 			return err
 		}
 	}

@@ -184,7 +184,7 @@ func classifyFailure(stderr []byte) Outcome {
 	s := strings.ToLower(string(stderr))
 	switch {
 	case strings.Contains(s, "out of memory"), strings.Contains(s, "cannot allocate memory"),
-		strings.Contains(s, "memoryerror"):
+		strings.Contains(s, "memoryerror"), strings.Contains(s, "failed to allocate"):
 		return MemoryLimit
 	case strings.Contains(s, "fork") && strings.Contains(s, "resource temporarily unavailable"),
 		strings.Contains(s, "cannot fork"), strings.Contains(s, "pthread_create failed"),
