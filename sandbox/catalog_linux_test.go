@@ -214,7 +214,7 @@ type catalogRow struct {
 	// private /tmp works but never reaches the host); hostEffect says
 	// whether their effect must then show on the host.
 	allowed, hostEffect bool
-	timeout time.Duration
+	timeout             time.Duration
 }
 
 func fixed(args ...string) func(*testing.T, *fixture) ([]string, func() bool) {
