@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net"
@@ -323,5 +324,18 @@ func init() {
 			return "", fmt.Errorf("%s: %w", strings.TrimSpace(string(out)), errAttack)
 		}
 		return strings.TrimSpace(string(out)), nil
+	}
+}
+
+func init() {
+	// agent runs a sandboxed "sleep" attack, as an agent process would run
+	// a tool, and waits; the test kills it.
+	attacks["agent"] = func(a []string) (string, error) {
+		p := Policy{
+			Workspace: a[0], ReadOnly: []string{a[1]},
+			Env: append(append([]string{}, DefaultEnv...), attackEnv+"=1", markEnv+"="+os.Getenv(markEnv)),
+		}
+		_, err := Run(context.Background(), p, a[2], "sleep")
+		return "run returned", err
 	}
 }

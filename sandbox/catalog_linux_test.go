@@ -457,3 +457,13 @@ func trim(b []byte) string {
 	}
 	return string(b)
 }
+
+func startAgent(t *testing.T, f *fixture, mark string) *exec.Cmd {
+	t.Helper()
+	cmd := exec.Command(f.attacker, "agent", f.ws, f.bin, f.attacker)
+	cmd.Env = append(os.Environ(), attackEnv+"=1", markEnv+"="+mark)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	return cmd
+}

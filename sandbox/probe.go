@@ -58,3 +58,7 @@ func (r Report) String() string {
 	}
 	return b.String()
 }
+
+// probeForRun is the report runs check their policy against; tests replace
+// it to stand for a host without some layer.
+var probeForRun = Probe

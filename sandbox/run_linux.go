@@ -24,7 +24,7 @@ func run(ctx context.Context, p Policy, argv []string, stdin io.Reader) (*Result
 	}
 	env, _ := p.environ()
 	layers := p.layers()
-	if err := Probe().check(layers); err != nil {
+	if err := probeForRun().check(layers); err != nil {
 		return nil, err
 	}
 	if err := ctx.Err(); err != nil {
