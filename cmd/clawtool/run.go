@@ -41,6 +41,7 @@ func commands() []command {
 		{"serve", "[--http ADDR] [flags]", "serve the tools as an MCP server (stdio, or Streamable HTTP)", runServe},
 		{"gen", "[flags] [packages]", "generate tools and descriptions from Go doc comments (go:generate)", genCommand},
 		{"chat", `[flags] "PROMPT"`, "run the agent loop: a model (OPENAI_* or ANTHROPIC_API_KEY) calling the tools", runChat},
+		{"sandbox", "probe | run [flags] -- CMD ARGS", "show the sandbox layers, or run a command in the sandbox", runSandbox},
 	}
 }
 
@@ -111,10 +112,13 @@ func parseFlags(fs *flag.FlagSet, args []string) int {
 }
 
 // registryFlags are the flags every command that needs tools accepts.
-type registryFlags struct{ mcp *mcpFlags }
+type registryFlags struct {
+	mcp *mcpFlags
+	ws  *workspaceFlags
+}
 
 func addRegistryFlags(fs *flag.FlagSet) *registryFlags {
-	return &registryFlags{mcp: addMCPFlags(fs)}
+	return &registryFlags{mcp: addMCPFlags(fs), ws: addWorkspaceFlags(fs)}
 }
 
 // build returns a registry holding the built-in tools and any tools the
@@ -124,11 +128,16 @@ func (rf *registryFlags) build(ctx context.Context, e *env) (r *tool.Registry, c
 	if err := registerBuiltins(r); err != nil {
 		return nil, nil, fmt.Errorf("built-in tools: %w", err)
 	}
-	cleanup, err = rf.mcp.importInto(ctx, e, r)
+	wsCleanup, err := rf.ws.registerInto(r)
 	if err != nil {
 		return nil, nil, err
 	}
-	return r, cleanup, nil
+	mcpCleanup, err := rf.mcp.importInto(ctx, e, r)
+	if err != nil {
+		wsCleanup()
+		return nil, nil, err
+	}
+	return r, func() { mcpCleanup(); wsCleanup() }, nil
 }
 
 // open is build for the command named c: it reports a failure on

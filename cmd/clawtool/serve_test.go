@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/miniopenclaw/tool/sandbox"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -21,6 +22,7 @@ import (
 const mcpServerEnv = "CLAWTOOL_TEST_MCP_SERVER"
 
 func TestMain(m *testing.M) {
+	sandbox.Main()
 	if os.Getenv(mcpServerEnv) == "1" {
 		s := mcp.NewServer(&mcp.Implementation{Name: "test-remote", Version: "0"}, nil)
 		type in struct {
