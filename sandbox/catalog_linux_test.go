@@ -57,6 +57,7 @@ type fixture struct {
 
 func newFixture(t *testing.T) *fixture {
 	t.Helper()
+	requireSandbox(t)
 	base, err := os.MkdirTemp("", "clawtool-sbx-")
 	if err != nil {
 		t.Fatal(err)

@@ -92,6 +92,12 @@ func helper() error {
 			return err
 		}
 	}
+	if c.has(LayerUTSNS) {
+		// The host's name stays the host's.
+		if err := unix.Sethostname([]byte("sandbox")); err != nil {
+			return stageError("set host name", err)
+		}
+	}
 	dir := "/tmp"
 	if c.Workspace != "" {
 		dir = c.Workspace

@@ -14,6 +14,7 @@ import (
 )
 
 func TestRunEcho(t *testing.T) {
+	requireSandbox(t)
 	r, err := Run(context.Background(), Policy{}, "echo", "hello")
 	if err != nil {
 		t.Fatal(err)
@@ -27,6 +28,7 @@ func TestRunEcho(t *testing.T) {
 }
 
 func TestRunExitCodesAndStreams(t *testing.T) {
+	requireSandbox(t)
 	r, err := Run(context.Background(), Policy{}, "sh", "-c", "echo out; echo err >&2; exit 7")
 	if err != nil {
 		t.Fatal(err)
@@ -54,6 +56,7 @@ func TestLayersInPlace(t *testing.T) {
 }
 
 func TestRunRefusesMissingLayer(t *testing.T) {
+	requireSandbox(t)
 	old := probeForRun
 	t.Cleanup(func() { probeForRun = old })
 	probeForRun = func() Report {
@@ -85,6 +88,7 @@ func TestRunRefusesMissingLayer(t *testing.T) {
 }
 
 func TestProbeReportsEveryLayer(t *testing.T) {
+	requireSandbox(t)
 	rep := Probe()
 	for _, l := range append(RequiredLayers, LayerNetNS) {
 		if !rep.Has(l) {
@@ -97,6 +101,7 @@ func TestProbeReportsEveryLayer(t *testing.T) {
 }
 
 func TestRunRefusesBadInput(t *testing.T) {
+	requireSandbox(t)
 	if _, err := Run(context.Background(), Policy{}); err == nil {
 		t.Error("Run with no command succeeded")
 	}
@@ -115,6 +120,7 @@ func TestRunRefusesBadInput(t *testing.T) {
 }
 
 func TestCmdDropIn(t *testing.T) {
+	requireSandbox(t)
 	cmd := CommandContext(context.Background(), Policy{}, "sh", "-c", "cat; exit 3")
 	cmd.Stdin = strings.NewReader("from stdin")
 	out, err := cmd.Output()
@@ -131,6 +137,7 @@ func TestCmdDropIn(t *testing.T) {
 }
 
 func TestSetupFailureIsAnError(t *testing.T) {
+	requireSandbox(t)
 	_, err := Run(context.Background(), Policy{Workspace: "/nonexistent-clawtool-ws"}, "true")
 	if err == nil || !strings.Contains(err.Error(), "setting up the sandbox failed") {
 		t.Fatalf("Run with a missing workspace = %v", err)
