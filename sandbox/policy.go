@@ -199,7 +199,9 @@ type Policy struct {
 	// always maps its own id.
 	UID int
 	// Without lists layers this policy knowingly runs without. Any other
-	// layer of [RequiredLayers] the host lacks makes the run fail.
+	// layer of [RequiredLayers] the host lacks makes the run fail. Doing
+	// without [LayerUserNS] drops every namespace; the command then runs as
+	// the unprivileged UID on the host.
 	Without []Layer
 }
 
@@ -264,7 +266,20 @@ func (p Policy) layers() []Layer {
 		}
 		out = append(out, l)
 	}
-	return slices.DeleteFunc(out, func(l Layer) bool { return slices.Contains(p.Without, l) })
+	noUserNS := slices.Contains(p.Without, LayerUserNS)
+	return slices.DeleteFunc(out, func(l Layer) bool {
+		// The other namespaces are built inside the user namespace: without
+		// it they would be the host's.
+		return slices.Contains(p.Without, l) || noUserNS && namespaceLayer(l)
+	})
+}
+
+func namespaceLayer(l Layer) bool {
+	switch l {
+	case LayerMountNS, LayerPIDNS, LayerNetNS, LayerIPCNS, LayerUTSNS:
+		return true
+	}
+	return false
 }
 
 // environ returns the run's environment, refusing secret-looking names and

@@ -52,6 +52,12 @@ func TestPolicyLayers(t *testing.T) {
 	if slices.Contains(host, LayerNetNS) {
 		t.Errorf("network host layers %v include %s", host, LayerNetNS)
 	}
+	noNS := Policy{Without: []Layer{LayerUserNS}}.layers()
+	for _, l := range noNS {
+		if namespaceLayer(l) {
+			t.Errorf("without a user namespace the layers %v still include %s", noNS, l)
+		}
+	}
 	without := Policy{Without: []Layer{LayerLandlock}}.layers()
 	if slices.Contains(without, LayerLandlock) {
 		t.Errorf("layers %v still include the layer the policy does without", without)

@@ -95,6 +95,9 @@ func sysProcAttr(cloneflags uintptr, uid int) *syscall.SysProcAttr {
 		Pdeathsig: syscall.SIGKILL,
 	}
 	if cloneflags&syscall.CLONE_NEWUSER == 0 {
+		if os.Geteuid() == 0 {
+			attr.Credential = &syscall.Credential{Uid: uint32(uid), Gid: uint32(uid), Groups: []uint32{}}
+		}
 		return attr
 	}
 	attr.Cloneflags = cloneflags

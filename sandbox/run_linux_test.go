@@ -189,3 +189,28 @@ func waitFor(cond func() bool) bool {
 	}
 	return false
 }
+
+// TestWithoutUserNamespace checks that doing without the user namespace
+// drops every namespace and runs the command as the unprivileged user, with
+// Landlock and seccomp still in place.
+func TestWithoutUserNamespace(t *testing.T) {
+	requireSandbox(t)
+	p := Policy{Without: []Layer{LayerUserNS}}
+	r, err := Run(context.Background(), p, "sh", "-c", "id -u; grep -E '^(Seccomp|NoNewPrivs):' /proc/self/status | tr -s '\\t' ' '; cat /etc/shadow")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"65534\n", "NoNewPrivs: 1", "Seccomp: 2"} {
+		if !strings.Contains(string(r.Stdout), want) {
+			t.Errorf("stdout %q lacks %q", r.Stdout, want)
+		}
+	}
+	if r.OK() || !strings.Contains(string(r.Stderr), "Permission denied") {
+		t.Errorf("reading /etc/shadow: %s, stderr %q", r.Summary(), r.Stderr)
+	}
+	for _, l := range r.Layers {
+		if namespaceLayer(l) || l == LayerUserNS {
+			t.Errorf("layers %v include a namespace", r.Layers)
+		}
+	}
+}
