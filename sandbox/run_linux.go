@@ -75,7 +75,10 @@ func run(ctx context.Context, p Policy, argv []string, stdin io.Reader) (*Result
 	budget := &outputBudget{left: cfg.Limits.Output}
 	stdout, stderr := &capped{b: budget}, &capped{b: budget}
 	cmd.Args = []string{"clawtool-sandbox"}
-	cmd.Env = []string{helperEnv + "=1"}
+	// The helper is short-lived and single-threaded in what it does: fewer
+	// runtime threads and no collector make it start faster. The command
+	// gets the policy's environment, not this one.
+	cmd.Env = []string{helperEnv + "=1", "GOMAXPROCS=1", "GOGC=off"}
 	cmd.Stdin = stdin
 	cmd.Stdout, cmd.Stderr = stdout, stderr
 	cmd.ExtraFiles = []*os.File{cfgR, errW}

@@ -7,7 +7,7 @@ import (
 
 // requireSandbox stops a test that needs root and every layer: it fails in
 // CI, where both are present, and skips elsewhere with the reason.
-func requireSandbox(t *testing.T) {
+func requireSandbox(t testing.TB) {
 	t.Helper()
 	reason := ""
 	if os.Geteuid() != 0 {

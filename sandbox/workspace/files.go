@@ -26,44 +26,8 @@ type ReadArgs struct {
 func (ts *Toolset) readFile() tool.Tool {
 	return tool.Must(tool.New("read_file",
 		fmt.Sprintf("Reads a text file in the workspace. Returns at most %d bytes.", MaxReadBytes),
-		func(ctx context.Context, in ReadArgs) (string, error) {
-			rel, err := local(in.Path)
-			if err != nil {
-				return "", err
-			}
-			// O_NONBLOCK: a FIFO must not block the call.
-			f, err := ts.root.OpenFile(rel, os.O_RDONLY|syscall.O_NONBLOCK, 0)
-			if err != nil {
-				return "", err
-			}
-			defer f.Close()
-			st, err := f.Stat()
-			if err != nil {
-				return "", err
-			}
-			if !st.Mode().IsRegular() {
-				return "", fmt.Errorf("%s is not a regular file (%s)", in.Path, kind(st.Mode()))
-			}
-			b, err := io.ReadAll(io.LimitReader(f, MaxReadBytes+1))
-			if err != nil {
-				return "", err
-			}
-			cut := len(b) > MaxReadBytes
-			if cut {
-				b = b[:MaxReadBytes]
-				for len(b) > 0 && !utf8.Valid(b) && len(b) > MaxReadBytes-utf8.UTFMax {
-					b = b[:len(b)-1]
-				}
-			}
-			if !utf8.Valid(b) || bytes.IndexByte(b, 0) >= 0 {
-				return "", fmt.Errorf("%s is not a text file", in.Path)
-			}
-			out := string(b)
-			if cut {
-				out += fmt.Sprintf("\n[file cut at %d of %d bytes]", MaxReadBytes, st.Size())
-			}
-			return out, nil
-		}, tool.WithAnnotations(tool.Annotations{Title: "Read file", ReadOnly: true, Idempotent: true})))
+		func(ctx context.Context, in ReadArgs) (string, error) { return ts.readText(in.Path) },
+		tool.WithAnnotations(tool.Annotations{Title: "Read file", ReadOnly: true, Idempotent: true})))
 }
 
 func kind(m fs.FileMode) string {
@@ -329,3 +293,43 @@ func (ts *Toolset) grep() tool.Tool {
 }
 
 func bytesIndexNUL(b []byte) bool { return bytes.IndexByte(b, 0) >= 0 }
+
+// readText reads the text file p of the workspace, through the os.Root.
+func (ts *Toolset) readText(p string) (string, error) {
+	rel, err := local(p)
+	if err != nil {
+		return "", err
+	}
+	// O_NONBLOCK: a FIFO must not block the call.
+	f, err := ts.root.OpenFile(rel, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return "", err
+	}
+	if !st.Mode().IsRegular() {
+		return "", fmt.Errorf("%s is not a regular file (%s)", p, kind(st.Mode()))
+	}
+	b, err := io.ReadAll(io.LimitReader(f, MaxReadBytes+1))
+	if err != nil {
+		return "", err
+	}
+	cut := len(b) > MaxReadBytes
+	if cut {
+		b = b[:MaxReadBytes]
+		for len(b) > 0 && !utf8.Valid(b) && len(b) > MaxReadBytes-utf8.UTFMax {
+			b = b[:len(b)-1]
+		}
+	}
+	if !utf8.Valid(b) || bytes.IndexByte(b, 0) >= 0 {
+		return "", fmt.Errorf("%s is not a text file", p)
+	}
+	out := string(b)
+	if cut {
+		out += fmt.Sprintf("\n[file cut at %d of %d bytes]", MaxReadBytes, st.Size())
+	}
+	return out, nil
+}
