@@ -6,6 +6,8 @@ import (
 
 	"github.com/miniopenclaw/tool"
 	"github.com/miniopenclaw/tool/sandbox"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/trace"
 )
 
 // ExecArgs are exec's arguments.
@@ -41,6 +43,13 @@ func (ts *Toolset) execTool() tool.Tool {
 			for i, l := range r.Layers {
 				layers[i] = string(l)
 			}
+			// The span of the call (see package oteltool), if any, records
+			// what confined the command and how it ended.
+			trace.SpanFromContext(ctx).SetAttributes(
+				attribute.StringSlice("sandbox.layers", layers),
+				attribute.String("sandbox.outcome", string(r.Outcome)),
+				attribute.Int("sandbox.exit_code", r.ExitCode),
+			)
 			res := tool.Result{
 				Output: r.Text(),
 				Metadata: map[string]any{

@@ -3,12 +3,16 @@
 package workspace
 
 import (
+	"context"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/miniopenclaw/tool/sandbox"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 )
 
 // sandboxWorkspace returns a workspace the sandbox user can reach and write.
@@ -79,5 +83,28 @@ func TestExecToolShellWhenAllowed(t *testing.T) {
 	e := &env{ts: ts}
 	if r := e.call(t, "exec", ExecArgs{Shell: "echo $((1+2))"}); r.IsError || !strings.HasPrefix(r.Output, "3\n") {
 		t.Errorf("exec shell = %+v", r)
+	}
+}
+
+func TestExecRecordsLayersOnSpan(t *testing.T) {
+	ts, err := New(sandbox.Policy{Workspace: sandboxWorkspace(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ts.Close()
+	rec := tracetest.NewSpanRecorder()
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))
+	defer tp.Shutdown(context.Background())
+	ctx, span := tp.Tracer("test").Start(context.Background(), "execute_tool exec")
+	if _, err := ts.Tools()[0].Execute(ctx, json.RawMessage(`{"argv":["true"]}`)); err != nil {
+		t.Fatal(err)
+	}
+	span.End()
+	got := map[string]string{}
+	for _, kv := range rec.Ended()[0].Attributes() {
+		got[string(kv.Key)] = kv.Value.Emit()
+	}
+	if !strings.Contains(got["sandbox.layers"], "landlock") || got["sandbox.outcome"] != "exited" || got["sandbox.exit_code"] != "0" {
+		t.Errorf("span attributes %v", got)
 	}
 }

@@ -221,11 +221,11 @@ func (ts *Toolset) grep() tool.Tool {
 				return "", err
 			}
 			var (
-				b            strings.Builder
-				matches      int
-				files, bytes int
-				stop         = errors.New("stop")
-				note         string
+				b           strings.Builder
+				matches     int
+				files, read int
+				stop        = errors.New("stop")
+				note        string
 			)
 			err = fs.WalkDir(ts.root.FS(), start, func(p string, d fs.DirEntry, err error) error {
 				if err != nil {
@@ -249,7 +249,7 @@ func (ts *Toolset) grep() tool.Tool {
 					}
 				}
 				files++
-				if files > MaxGrepFiles || bytes > MaxGrepBytes {
+				if files > MaxGrepFiles || read > MaxGrepBytes {
 					note = fmt.Sprintf("[search stopped after %d files / %d bytes]", MaxGrepFiles, MaxGrepBytes)
 					return stop
 				}
@@ -258,12 +258,12 @@ func (ts *Toolset) grep() tool.Tool {
 					return nil
 				}
 				defer f.Close()
-				sc := bufio.NewScanner(io.LimitReader(f, int64(MaxGrepBytes-bytes)))
+				sc := bufio.NewScanner(io.LimitReader(f, int64(MaxGrepBytes-read)))
 				sc.Buffer(make([]byte, 64<<10), 1<<20)
 				for n := 1; sc.Scan(); n++ {
 					line := sc.Bytes()
-					bytes += len(line) + 1
-					if bytes0 := bytesIndexNUL(line); bytes0 {
+					read += len(line) + 1
+					if bytes.IndexByte(line, 0) >= 0 {
 						return nil // binary file
 					}
 					if !re.Match(line) {
@@ -291,8 +291,6 @@ func (ts *Toolset) grep() tool.Tool {
 			return b.String() + note, nil
 		}, tool.WithAnnotations(tool.Annotations{Title: "Search files", ReadOnly: true, Idempotent: true})))
 }
-
-func bytesIndexNUL(b []byte) bool { return bytes.IndexByte(b, 0) >= 0 }
 
 // readText reads the text file p of the workspace, through the os.Root.
 func (ts *Toolset) readText(p string) (string, error) {
