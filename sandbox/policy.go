@@ -104,8 +104,8 @@ type Limits struct {
 	// 512 MiB.
 	Memory int64
 	// Processes bounds the number of processes and threads the run may
-	// have at once (RLIMIT_NPROC, counted per sandbox user id on the host).
-	// Default 256.
+	// have at once (RLIMIT_NPROC, counted inside the run's user namespace,
+	// or per host user id for a policy without one). Default 256.
 	Processes int
 	// FileSize is the largest file the run may write (RLIMIT_FSIZE).
 	// Default 64 MiB.
