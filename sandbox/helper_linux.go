@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
+	"sync/atomic"
 	"syscall"
 
 	"golang.org/x/sys/unix"
@@ -17,6 +18,10 @@ import (
 // helperEnv marks the re-executed binary as the sandbox helper. It is the
 // helper's whole environment; the command gets the policy's environment.
 const helperEnv = "CLAWTOOL_SANDBOX_HELPER"
+
+// mainCalled records that the program called Main, without which the
+// re-executed binary would run the program again instead of the helper.
+var mainCalled atomic.Bool
 
 // Descriptors the supervisor hands the helper.
 const (
@@ -57,6 +62,7 @@ func (c *helperConfig) has(l Layer) bool {
 func Main() {
 	probeMain()
 	if os.Getenv(helperEnv) != "1" {
+		mainCalled.Store(true)
 		return
 	}
 	// Credentials, Landlock, seccomp and no_new_privs are per thread: build

@@ -324,5 +324,9 @@ func (e *LayerError) Error() string {
 	return fmt.Sprintf("sandbox: refusing to run: layer %s is unavailable on this host: %s", e.Layer, e.Reason)
 }
 
+// ErrNoMain is returned by Run, and reported by Probe, when the program did
+// not call [Main] first: the binary could not serve as its own helper.
+var ErrNoMain = errors.New("sandbox: sandbox.Main was not called at the top of main (or TestMain)")
+
 // ErrUnsupported is returned on platforms without a sandbox backend.
 var ErrUnsupported = errors.New("sandbox: no sandbox backend for this platform")

@@ -52,6 +52,9 @@ func probe() Report {
 // probeNamespaces starts the helper in every namespace the sandbox uses,
 // in probe mode: it exits at once.
 func probeNamespaces() error {
+	if !mainCalled.Load() {
+		return ErrNoMain
+	}
 	cmd := exec.Command("/proc/self/exe")
 	cmd.Args = []string{"clawtool-sandbox-probe"}
 	cmd.Env = []string{helperEnv + "=probe"}

@@ -19,6 +19,9 @@ func run(ctx context.Context, p Policy, argv []string, stdin io.Reader) (*Result
 	if len(argv) == 0 || argv[0] == "" {
 		return nil, errors.New("sandbox: no command")
 	}
+	if !mainCalled.Load() {
+		return nil, ErrNoMain
+	}
 	if err := p.Validate(); err != nil {
 		return nil, err
 	}

@@ -214,3 +214,11 @@ func TestWithoutUserNamespace(t *testing.T) {
 		}
 	}
 }
+
+func TestRunNeedsMain(t *testing.T) {
+	mainCalled.Store(false)
+	defer mainCalled.Store(true)
+	if _, err := Run(context.Background(), Policy{}, "true"); !errors.Is(err, ErrNoMain) {
+		t.Errorf("Run without Main = %v, want ErrNoMain", err)
+	}
+}
