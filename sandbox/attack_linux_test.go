@@ -209,6 +209,26 @@ var attacks = map[string]func(args []string) (string, error){
 			}
 		}
 	},
+	"interfaces": func([]string) (string, error) {
+		// Succeeds when an interface other than loopback is visible: a way
+		// out exists.
+		b, err := os.ReadFile("/proc/net/dev")
+		if err != nil {
+			return "", err
+		}
+		var names []string
+		for _, l := range strings.Split(string(b), "\n")[2:] {
+			if n, _, ok := strings.Cut(l, ":"); ok {
+				names = append(names, strings.TrimSpace(n))
+			}
+		}
+		for _, n := range names {
+			if n != "lo" {
+				return "interfaces " + strings.Join(names, ","), nil
+			}
+		}
+		return "", fmt.Errorf("only %v: network is unreachable", names)
+	},
 	"sleep": func(a []string) (string, error) {
 		time.Sleep(time.Hour)
 		return "", nil

@@ -311,6 +311,7 @@ func catalog() []catalogRow {
 			addr, accepted := listenTCP(t)
 			return []string{"tcp", addr}, accepted
 		}, want: wantNoNet},
+		{id: "A20", name: "an interface with a route out", setup: fixed("interfaces"), want: []string{"network is unreachable"}},
 		{id: "A21", name: "MPTCP connect to a host loopback listener", setup: func(t *testing.T, f *fixture) ([]string, func() bool) {
 			addr, accepted := listenTCP(t)
 			_, port, _ := net.SplitHostPort(addr)

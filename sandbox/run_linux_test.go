@@ -181,7 +181,7 @@ func TestAgentDeathKillsRun(t *testing.T) {
 
 // waitFor polls cond a bounded number of times.
 func waitFor(cond func() bool) bool {
-	for range 500 {
+	for range 3000 {
 		if cond() {
 			return true
 		}

@@ -3,6 +3,7 @@ package workspace
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -368,4 +369,31 @@ func FuzzPaths(f *testing.F) {
 			t.Fatalf("write_file(%q) changed a protected file", p)
 		}
 	})
+}
+
+func TestBoundsCutResults(t *testing.T) {
+	e := newEnv(t, sandbox.Policy{})
+	os.WriteFile(filepath.Join(e.ws, "many.txt"), []byte(strings.Repeat("match\n", MaxMatches+50)), 0o644)
+	r := e.call(t, "grep", GrepArgs{Pattern: "match", Include: "many.txt"})
+	if n := strings.Count(r.Output, "many.txt:"); n != MaxMatches || !strings.Contains(r.Output, "[cut at 200 matches]") {
+		t.Errorf("grep kept %d matches (want %d) and said %q", n, MaxMatches, r.Output[max(0, len(r.Output)-40):])
+	}
+	dir := filepath.Join(e.ws, "big")
+	os.Mkdir(dir, 0o755)
+	for i := range MaxEntries + 5 {
+		os.WriteFile(filepath.Join(dir, fmt.Sprintf("f%04d", i)), nil, 0o644)
+	}
+	r = e.call(t, "list_dir", ListArgs{Path: "big"})
+	if n := strings.Count(r.Output, "\n"); n != MaxEntries+1 || !strings.Contains(r.Output, "[listing cut at 1000 entries]") {
+		t.Errorf("list_dir printed %d lines", n)
+	}
+	r = e.call(t, "glob", GlobArgs{Pattern: "big/*"})
+	if n := strings.Count(r.Output, "big/"); n != MaxEntries || !strings.Contains(r.Output, "[cut at 1000 paths]") {
+		t.Errorf("glob kept %d paths", n)
+	}
+	long := strings.Repeat("x", 1000)
+	os.WriteFile(filepath.Join(e.ws, "long.txt"), []byte(long+"\n"), 0o644)
+	if r := e.call(t, "grep", GrepArgs{Pattern: "x+", Include: "long.txt"}); len(r.Output) > 400 {
+		t.Errorf("grep printed a %d-byte line", len(r.Output))
+	}
 }
