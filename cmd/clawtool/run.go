@@ -42,6 +42,7 @@ func commands() []command {
 		{"gen", "[flags] [packages]", "generate tools and descriptions from Go doc comments (go:generate)", genCommand},
 		{"chat", `[flags] ["PROMPT" | -]`, "talk to a model (OPENAI_* or ANTHROPIC_*) that calls the tools; no PROMPT: a session", runChat},
 		{"version", "", "print the version of clawtool and of the Go it was built with", runVersion},
+		{"sandbox", "probe | run [flags] -- CMD ARGS", "show the sandbox layers, or run a command in the sandbox", runSandbox},
 	}
 }
 
@@ -153,10 +154,13 @@ func usageError(fs *flag.FlagSet, format string, args ...any) int {
 }
 
 // registryFlags are the flags every command that needs tools accepts.
-type registryFlags struct{ mcp *mcpFlags }
+type registryFlags struct {
+	mcp *mcpFlags
+	ws  *workspaceFlags
+}
 
 func addRegistryFlags(fs *flag.FlagSet) *registryFlags {
-	return &registryFlags{mcp: addMCPFlags(fs)}
+	return &registryFlags{mcp: addMCPFlags(fs), ws: addWorkspaceFlags(fs)}
 }
 
 // build returns a registry holding the built-in tools (unless
@@ -167,11 +171,16 @@ func (rf *registryFlags) build(ctx context.Context, e *env) (r *tool.Registry, c
 	if err != nil {
 		return nil, nil, err
 	}
-	cleanup, err = rf.mcp.importInto(ctx, e, r)
+	wsCleanup, err := rf.ws.registerInto(r)
 	if err != nil {
 		return nil, nil, err
 	}
-	return r, cleanup, nil
+	mcpCleanup, err := rf.mcp.importInto(ctx, e, r)
+	if err != nil {
+		wsCleanup()
+		return nil, nil, err
+	}
+	return r, func() { mcpCleanup(); wsCleanup() }, nil
 }
 
 // open is build for the command named c: it reports a failure on
