@@ -53,7 +53,12 @@ func newHTTPHandlers(sdk *mcp.Server) *httpHandlers {
 // local servers to 127.0.0.1.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s.httpOnce.Do(func() {
-		s.http = http.NewCrossOriginProtection().Handler(http.HandlerFunc(newHTTPHandlers(s.sdk).route))
+		h := newHTTPHandlers(s.sdk)
+		s.http = http.NewCrossOriginProtection().Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if !s.serveDirect(w, r) {
+				h.route(w, r)
+			}
+		}))
 	})
 	s.http.ServeHTTP(w, r)
 }

@@ -1,6 +1,7 @@
 package mcptool
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -44,6 +45,8 @@ type Server struct {
 
 	httpOnce sync.Once
 	http     http.Handler
+
+	direct sync.Map // name → *directTool, the tools ServeHTTP may call itself
 }
 
 type serverConfig struct {
@@ -154,6 +157,7 @@ func (s *Server) sync(name string) {
 	if s.closed {
 		return
 	}
+	s.direct.Delete(name)
 	t, ok := s.reg.Get(name)
 	if !ok {
 		s.sdk.RemoveTools(name)
@@ -170,6 +174,11 @@ func (s *Server) sync(name string) {
 	if err := s.addTool(st, s.handler(name, t)); err != nil {
 		s.logger().Error("mcptool: cannot serve tool", "tool", name, "error", err)
 		s.sdk.RemoveTools(name)
+		return
+	}
+	if in, _ := st.InputSchema.(json.RawMessage); !bytes.Contains(in, []byte(`"x-mcp-header"`)) {
+		// Parameters mirrored in headers are go-sdk's to check.
+		s.direct.Store(name, &directTool{t: t, wrap: outputWrapped(tool.OptionsOf(t).OutputSchema)})
 	}
 }
 
@@ -212,21 +221,29 @@ func (s *Server) handler(name string, t tool.Tool) mcp.ToolHandler {
 			ctx = context.WithValue(ctx, sessionKey{}, req.Session)
 			ctx = tool.WithClientLogger(ctx, slog.New(clientLog(ctx, req.Session, name)))
 		}
-		res := s.reg.Execute(ctx, name, args)
-		if ans, err := slot.answer(); (ans != nil || err != nil) && res.IsError && res.Kind == tool.KindToolError {
-			// The tool asked the client for input (RequestInput).
-			return ans, err
-		}
-		if res.IsError && res.Kind == tool.KindNotFound {
-			// Removed between go-sdk's lookup and ours.
-			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("unknown tool %q", name)}
-		}
-		if res.IsError && res.Kind == tool.KindCanceled && ctx.Err() != nil {
-			// The client canceled the request: no response is due.
-			return nil, context.Cause(ctx)
-		}
-		return callResult(res, wrap), nil
+		return s.execute(ctx, name, args, wrap, slot)
 	}
+}
+
+// execute runs the tool registered as name for a tools/call whose
+// context, carrying slot, is ctx, and returns the call's answer: a
+// result, a JSON-RPC error, or the context's error when the client
+// canceled the call.
+func (s *Server) execute(ctx context.Context, name string, args json.RawMessage, wrap bool, slot *inputSlot) (*mcp.CallToolResult, error) {
+	res := s.reg.Execute(ctx, name, args)
+	if ans, err := slot.answer(); (ans != nil || err != nil) && res.IsError && res.Kind == tool.KindToolError {
+		// The tool asked the client for input (RequestInput).
+		return ans, err
+	}
+	if res.IsError && res.Kind == tool.KindNotFound {
+		// Removed between go-sdk's lookup and ours.
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("unknown tool %q", name)}
+	}
+	if res.IsError && res.Kind == tool.KindCanceled && ctx.Err() != nil {
+		// The client canceled the request: no response is due.
+		return nil, context.Cause(ctx)
+	}
+	return callResult(res, wrap), nil
 }
 
 type sessionKey struct{}

@@ -59,6 +59,7 @@ type cell struct {
 	elapsed  time.Duration
 	p50, p99 time.Duration
 	dials    int64
+	cpu      time.Duration // the server process's CPU time while measured
 }
 
 func main() {
@@ -86,22 +87,23 @@ func main() {
 	}
 
 	urls := map[string]string{}
+	pids := map[string]int{}
 	for _, s := range servers {
-		url, stop, err := start(s)
+		url, pid, stop, err := start(s)
 		if err != nil {
 			log.Fatalf("%s: %v", s.name, err)
 		}
 		defer stop()
-		urls[s.name] = url
+		urls[s.name], pids[s.name] = url, pid
 	}
 
 	fmt.Printf("%d CPUs, %v per cell after %v warm-up, per-call contexts canceled on return: %v\n\n",
 		runtimeCPUs(), *duration, *warmup, *cancelEach)
-	fmt.Printf("| sessions | server | calls/s | p50 | p99 | TCP dials | calls/s vs %s | p99 vs %s |\n|---|---|---|---|---|---|---|---|\n", *baseline, *baseline)
+	fmt.Printf("| sessions | server | calls/s | p50 | p99 | server CPU per call | TCP dials | calls/s vs %s | p99 vs %s | CPU per call vs %s |\n|---|---|---|---|---|---|---|---|---|---|\n", *baseline, *baseline, *baseline)
 	for _, n := range counts {
 		var cells []cell
 		for _, s := range servers {
-			c, err := run(urls[s.name], n, *warmup, *duration, *cancelEach)
+			c, err := run(urls[s.name], pids[s.name], n, *warmup, *duration, *cancelEach)
 			if err != nil {
 				log.Fatalf("%s, %d sessions: %v", s.name, n, err)
 			}
@@ -111,13 +113,16 @@ func main() {
 		i := slices.IndexFunc(cells, func(c cell) bool { return c.server == *baseline })
 		for _, c := range cells {
 			rate := float64(c.calls) / c.elapsed.Seconds()
-			ratio, p99ratio := "", ""
+			perCall := c.cpu / time.Duration(c.calls)
+			ratio, p99ratio, cpuRatio := "", "", ""
 			if i >= 0 {
 				b := cells[i]
 				ratio = fmt.Sprintf("%.2f×", rate/(float64(b.calls)/b.elapsed.Seconds()))
 				p99ratio = fmt.Sprintf("%.2f×", float64(c.p99)/float64(b.p99))
+				cpuRatio = fmt.Sprintf("%.2f×", float64(perCall)/float64(b.cpu/time.Duration(b.calls)))
 			}
-			fmt.Printf("| %d | %s | %.0f | %s | %s | %d | %s | %s |\n", n, c.server, rate, ms(c.p50), ms(c.p99), c.dials, ratio, p99ratio)
+			fmt.Printf("| %d | %s | %.0f | %s | %s | %.0f µs | %d | %s | %s | %s |\n", n, c.server, rate, ms(c.p50), ms(c.p99),
+				float64(perCall)/float64(time.Microsecond), c.dials, ratio, p99ratio, cpuRatio)
 		}
 	}
 }
@@ -137,10 +142,10 @@ func ms(d time.Duration) string { return fmt.Sprintf("%.2f ms", float64(d)/float
 
 // start runs the server of s on a free loopback port and waits until it
 // accepts connections.
-func start(s serverSpec) (url string, stop func(), err error) {
+func start(s serverSpec) (url string, pid int, stop func(), err error) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
-		return "", nil, err
+		return "", 0, nil, err
 	}
 	addr := ln.Addr().String()
 	ln.Close()
@@ -152,7 +157,7 @@ func start(s serverSpec) (url string, stop func(), err error) {
 	cmd.Stderr = os.Stderr
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := cmd.Start(); err != nil {
-		return "", nil, err
+		return "", 0, nil, err
 	}
 	stop = func() {
 		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGTERM)
@@ -166,16 +171,37 @@ func start(s serverSpec) (url string, stop func(), err error) {
 		}
 		if time.Now().After(deadline) {
 			stop()
-			return "", nil, fmt.Errorf("not listening on %s: %v", addr, err)
+			return "", 0, nil, fmt.Errorf("not listening on %s: %v", addr, err)
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	return "http://" + addr + "/mcp", stop, nil
+	return "http://" + addr + "/mcp", cmd.Process.Pid, stop, nil
 }
+
+// cpuTime returns the CPU time (user and system) process pid has used,
+// from /proc (Linux), or 0 when it cannot be read.
+func cpuTime(pid int) time.Duration {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0
+	}
+	// The fields after the command name, which is in parentheses.
+	i := strings.LastIndexByte(string(b), ')')
+	f := strings.Fields(string(b[i+1:]))
+	if len(f) < 13 {
+		return 0
+	}
+	utime, _ := strconv.ParseInt(f[11], 10, 64)
+	stime, _ := strconv.ParseInt(f[12], 10, 64)
+	return time.Duration(utime+stime) * time.Second / clockTicks
+}
+
+// clockTicks is USER_HZ, the unit of CPU times in /proc: 100 on Linux.
+const clockTicks = 100
 
 // run connects n sessions to url and has each call calc in a loop: for
 // warmup unmeasured, then for d measured.
-func run(url string, n int, warmup, d time.Duration, cancelEach bool) (cell, error) {
+func run(url string, pid, n int, warmup, d time.Duration, cancelEach bool) (cell, error) {
 	var dials atomic.Int64
 	dialer := &net.Dialer{}
 	tr := &http.Transport{
@@ -232,6 +258,7 @@ func run(url string, n int, warmup, d time.Duration, cancelEach bool) (cell, err
 	errs := make([]error, n)
 	var wg sync.WaitGroup
 	dialsBefore := int64(-1)
+	var cpuBefore time.Duration
 	var once sync.Once
 	for i, cs := range sessions {
 		wg.Go(func() {
@@ -241,7 +268,7 @@ func run(url string, n int, warmup, d time.Duration, cancelEach bool) (cell, err
 					return
 				}
 				if t0.After(measureFrom) {
-					once.Do(func() { dialsBefore = dials.Load() })
+					once.Do(func() { dialsBefore, cpuBefore = dials.Load(), cpuTime(pid) })
 				}
 				if err := call(cs); err != nil {
 					errs[i] = err
@@ -254,6 +281,7 @@ func run(url string, n int, warmup, d time.Duration, cancelEach bool) (cell, err
 		})
 	}
 	wg.Wait()
+	cpuAfter := cpuTime(pid)
 	for _, err := range errs {
 		if err != nil {
 			return cell{}, err
@@ -274,5 +302,6 @@ func run(url string, n int, warmup, d time.Duration, cancelEach bool) (cell, err
 		p50:      all[len(all)/2],
 		p99:      all[len(all)*99/100],
 		dials:    dials.Load() - dialsBefore,
+		cpu:      cpuAfter - cpuBefore,
 	}, nil
 }
