@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 
@@ -193,5 +194,112 @@ func TestServerHTTPKeepsConnections(t *testing.T) {
 	}
 	if n := dials.Load() - before; n > 1 {
 		t.Errorf("%d calls opened %d connections, want at most 1", calls, n)
+	}
+}
+
+// recordingListener records what the server writes on each connection,
+// one entry per write.
+type recordingListener struct {
+	net.Listener
+	mu     sync.Mutex
+	writes [][]byte
+}
+
+func (l *recordingListener) Accept() (net.Conn, error) {
+	c, err := l.Listener.Accept()
+	if err != nil {
+		return nil, err
+	}
+	return &recordingConn{Conn: c, l: l}, nil
+}
+
+type recordingConn struct {
+	net.Conn
+	l *recordingListener
+}
+
+func (c *recordingConn) Write(p []byte) (int, error) {
+	c.l.mu.Lock()
+	c.l.writes = append(c.l.writes, bytes.Clone(p))
+	c.l.mu.Unlock()
+	return c.Conn.Write(p)
+}
+
+// TestServerHTTPEndsStreamsInOneWrite checks the event streams go-sdk
+// writes: the event carrying a call's response leaves in the same write as
+// the end of the body, so a client that cancels the call's context on
+// return has read the whole body and keeps its connection, while a
+// progress notification before it is flushed at once, on its own.
+func TestServerHTTPEndsStreamsInOneWrite(t *testing.T) {
+	sl := newSlow()
+	close(sl.release)
+	srv := mcptool.NewServer(newRegistry(echo{}, sl))
+	defer srv.Close()
+	hs := httptest.NewUnstartedServer(srv)
+	rl := &recordingListener{Listener: hs.Listener}
+	hs.Listener = rl
+	hs.Start()
+	defer hs.Close()
+
+	for _, tt := range []struct {
+		era      string
+		tool     string
+		progress bool
+	}{
+		{"2025-11-25", "echo", false},
+		{"2025-11-25", "slow", true},
+		{"2026-07-28", "slow", true}, // a progress token: served by go-sdk
+	} {
+		t.Run(tt.era+" "+tt.tool, func(t *testing.T) {
+			c := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "0"}, &mcp.ClientOptions{
+				ProgressNotificationHandler: func(context.Context, *mcp.ProgressNotificationClientRequest) {},
+			})
+			cs, err := c.Connect(t.Context(), &mcp.StreamableClientTransport{Endpoint: hs.URL}, &mcp.ClientSessionOptions{ProtocolVersion: tt.era})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer cs.Close()
+			rl.mu.Lock()
+			rl.writes = nil
+			rl.mu.Unlock()
+			params := &mcp.CallToolParams{Name: tt.tool, Arguments: map[string]any{"text": "hi"}}
+			if tt.progress {
+				params.Arguments = map[string]any{}
+				params.SetProgressToken("p")
+			}
+			if res, err := cs.CallTool(t.Context(), params); err != nil || res.IsError {
+				t.Fatalf("CallTool = %+v, %v", res, err)
+			}
+			if tt.tool == "slow" {
+				<-sl.started
+				<-sl.stopped
+			}
+			rl.mu.Lock()
+			defer rl.mu.Unlock()
+			var sawResult, sawProgress bool
+			for _, w := range rl.writes {
+				if !bytes.Contains(w, []byte("text/event-stream")) && !bytes.Contains(w, []byte("data: ")) {
+					continue
+				}
+				result := bytes.Contains(w, []byte(`"result":`))
+				progress := bytes.Contains(w, []byte(`notifications/progress`))
+				switch {
+				case result && progress:
+					t.Errorf("a progress notification waited for the result: %q", w)
+				case result:
+					sawResult = true
+					// The end of a chunked body, or a body whose length
+					// the headers give.
+					if !bytes.HasSuffix(w, []byte("\r\n0\r\n\r\n")) && !bytes.Contains(w, []byte("\r\nContent-Length: ")) {
+						t.Errorf("the response event and the end of the body left in different writes; the response's write: %q", w)
+					}
+				case progress:
+					sawProgress = true
+				}
+			}
+			if !sawResult || sawProgress != tt.progress {
+				t.Errorf("saw a result: %v, progress: %v; want a result and progress %v; writes: %q", sawResult, sawProgress, tt.progress, rl.writes)
+			}
+		})
 	}
 }

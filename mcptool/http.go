@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 
+	"github.com/miniopenclaw/tool/internal/jsontext"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -65,6 +66,11 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 // route sends r to the handler of its protocol era.
 func (h *httpHandlers) route(w http.ResponseWriter, r *http.Request) {
+	if r.Method == http.MethodPost {
+		if body, ok := readBody(r); ok && !batch(body) {
+			w = &finalFlushWriter{ResponseWriter: w}
+		}
+	}
 	if statelessRequest(r) {
 		h.stateless.ServeHTTP(w, r)
 	} else {
@@ -108,4 +114,63 @@ func statelessRequest(r *http.Request) bool {
 type readCloser struct {
 	io.Reader
 	io.Closer
+}
+
+// batch reports whether a request body is a JSON-RPC batch (an array).
+func batch(body []byte) bool {
+	i := jsontext.SkipSpace(body, 0)
+	return i < len(body) && body[i] == '['
+}
+
+// A finalFlushWriter is the ResponseWriter of a POST that carries one
+// message. It does not flush after the event that carries a JSON-RPC
+// response, the last event of the stream: that event then leaves with the
+// end of the body, in one write, so a client that cancels the call's
+// context as soon as it has the response has already read the whole body
+// and can reuse the connection. (go-sdk's client drains the stream after
+// delivering the response, and a cancellation that wins that race closes
+// the connection.) Notifications and requests before it are flushed as
+// they are written.
+type finalFlushWriter struct {
+	http.ResponseWriter
+	held bool // the last write was a response event
+}
+
+func (w *finalFlushWriter) Write(p []byte) (int, error) {
+	w.held = responseEvent(p)
+	return w.ResponseWriter.Write(p)
+}
+
+// Flush flushes unless the last write was a response event.
+func (w *finalFlushWriter) Flush() {
+	if !w.held {
+		_ = http.NewResponseController(w.ResponseWriter).Flush()
+	}
+}
+
+// Unwrap gives http.ResponseController the underlying writer.
+func (w *finalFlushWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// responseEvent reports whether p is one whole SSE event whose data is a
+// JSON-RPC response (a result or an error, no method).
+func responseEvent(p []byte) bool {
+	_, data, ok := bytes.Cut(p, []byte("\ndata: "))
+	if !ok && bytes.HasPrefix(p, []byte("data: ")) {
+		data, ok = p[len("data: "):], true
+	}
+	data, found := bytes.CutSuffix(data, []byte("\n\n"))
+	if !ok || !found || bytes.IndexByte(data, '\n') >= 0 {
+		return false
+	}
+	var response, request bool
+	members(data, func(key string, _ []byte) bool {
+		switch key {
+		case "result", "error":
+			response = true
+		case "method":
+			request = true
+		}
+		return true
+	})
+	return response && !request
 }
