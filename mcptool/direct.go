@@ -58,7 +58,7 @@ type directCall struct {
 // is as it came, for go-sdk to serve.
 func (s *Server) serveDirect(w http.ResponseWriter, r *http.Request) bool {
 	h := r.Header
-	if r.Method != http.MethodPost || h.Get(headerProtocolVersion) != statelessVersion ||
+	if s.sdkShared.Load() || r.Method != http.MethodPost || h.Get(headerProtocolVersion) != statelessVersion ||
 		h.Get(headerMethod) != "tools/call" || h.Get(headerName) == "" ||
 		len(h.Values(headerSessionID)) > 0 || len(h.Values(headerLastEventID)) > 0 ||
 		!jsonContent(h.Get("Content-Type")) || !acceptsBoth(h.Values("Accept")) || !hostAllowed(r) {

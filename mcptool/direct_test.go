@@ -5,6 +5,8 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -299,6 +301,69 @@ func TestServerHTTPEndsStreamsInOneWrite(t *testing.T) {
 			}
 			if !sawResult || sawProgress != tt.progress {
 				t.Errorf("saw a result: %v, progress: %v; want a result and progress %v; writes: %q", sawResult, sawProgress, tt.progress, rl.writes)
+			}
+		})
+	}
+}
+
+// contentTypes records the Content-Type of the responses to tools/call
+// POSTs that pass through it.
+type contentTypes struct {
+	mu    sync.Mutex
+	types []string
+}
+
+func (c *contentTypes) RoundTrip(r *http.Request) (*http.Response, error) {
+	var body []byte
+	if r.GetBody != nil {
+		if b, err := r.GetBody(); err == nil {
+			body, _ = io.ReadAll(b)
+		}
+	}
+	resp, err := http.DefaultTransport.RoundTrip(r)
+	if err == nil && bytes.Contains(body, []byte(`"method":"tools/call"`)) {
+		c.mu.Lock()
+		c.types = append(c.types, resp.Header.Get("Content-Type"))
+		c.mu.Unlock()
+	}
+	return resp, err
+}
+
+// TestServerHTTPJSONResponse checks how calls are answered in both eras,
+// with and without WithJSONResponse: a 2025-11-25 call with an event
+// stream by default, and every call with one JSON body under the option.
+func TestServerHTTPJSONResponse(t *testing.T) {
+	for _, tt := range []struct {
+		era  string
+		opts []mcptool.ServerOption
+		want string
+	}{
+		{"2025-11-25", nil, "text/event-stream"},
+		{"2026-07-28", nil, "application/json"},
+		{"2025-11-25", []mcptool.ServerOption{mcptool.WithJSONResponse()}, "application/json"},
+		{"2026-07-28", []mcptool.ServerOption{mcptool.WithJSONResponse()}, "application/json"},
+	} {
+		t.Run(fmt.Sprintf("%s %d options", tt.era, len(tt.opts)), func(t *testing.T) {
+			srv := mcptool.NewServer(newRegistry(echo{}), tt.opts...)
+			defer srv.Close()
+			hs := httptest.NewServer(srv)
+			defer hs.Close()
+			rec := &contentTypes{}
+			c := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "0"}, nil)
+			cs, err := c.Connect(t.Context(), &mcp.StreamableClientTransport{Endpoint: hs.URL, HTTPClient: &http.Client{Transport: rec}},
+				&mcp.ClientSessionOptions{ProtocolVersion: tt.era})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer cs.Close()
+			res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"text": "hi"}})
+			if err != nil || res.IsError {
+				t.Fatalf("CallTool = %+v, %v", res, err)
+			}
+			rec.mu.Lock()
+			defer rec.mu.Unlock()
+			if len(rec.types) != 1 || rec.types[0] != tt.want {
+				t.Errorf("tools/call answered as %q, want [%s]", rec.types, tt.want)
 			}
 		})
 	}

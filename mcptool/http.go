@@ -25,14 +25,15 @@ type httpHandlers struct {
 	sessions  http.Handler // 2025-11-25 and earlier: initialize, Mcp-Session-Id
 }
 
-func newHTTPHandlers(sdk *mcp.Server) *httpHandlers {
+func newHTTPHandlers(sdk *mcp.Server, jsonResponse bool) *httpHandlers {
 	get := func(*http.Request) *mcp.Server { return sdk }
 	return &httpHandlers{
 		stateless: mcp.NewStreamableHTTPHandler(get, &mcp.StreamableHTTPOptions{
 			Stateless:                    true,
 			PropagateRequestCancellation: true, // a closed response stream is a cancellation
+			JSONResponse:                 jsonResponse,
 		}),
-		sessions: mcp.NewStreamableHTTPHandler(get, nil),
+		sessions: mcp.NewStreamableHTTPHandler(get, &mcp.StreamableHTTPOptions{JSONResponse: jsonResponse}),
 	}
 }
 
@@ -48,13 +49,21 @@ func newHTTPHandlers(sdk *mcp.Server) *httpHandlers {
 // request (a legacy initialize, a request carrying Mcp-Session-Id, a GET
 // or DELETE of a session) is served with 2025-11-25 sessions.
 //
+// A POST that carries one call is answered with a single application/json
+// body when nothing but the response can come of it (a 2026-07-28
+// tools/call without a progress token or a log level), and otherwise with
+// an event stream whose last event, the response, leaves together with
+// the end of the body; [WithJSONResponse] makes every answer JSON. Either
+// way a client that cancels each call's context as soon as the call
+// returns keeps its connection.
+//
 // Cross-origin browser requests are refused with 403 (the specification
 // requires servers to validate Origin), and so is a request that reaches
 // a loopback listener under a non-loopback Host name (DNS rebinding). Bind
 // local servers to 127.0.0.1.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s.httpOnce.Do(func() {
-		h := newHTTPHandlers(s.sdk)
+		h := newHTTPHandlers(s.sdk, s.cfg.jsonResponse)
 		s.http = http.NewCrossOriginProtection().Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			if !s.serveDirect(w, r) {
 				h.route(w, r)

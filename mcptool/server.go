@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net/http"
 	"sync"
+	"sync/atomic"
 
 	"github.com/miniopenclaw/tool"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -46,13 +47,15 @@ type Server struct {
 	httpOnce sync.Once
 	http     http.Handler
 
-	direct sync.Map // name → *directTool, the tools ServeHTTP may call itself
+	direct    sync.Map    // name → *directTool, the tools ServeHTTP may call itself
+	sdkShared atomic.Bool // MCP was called: serve HTTP through go-sdk only
 }
 
 type serverConfig struct {
-	impl     mcp.Implementation
-	pageSize int
-	logger   *slog.Logger
+	impl         mcp.Implementation
+	pageSize     int
+	logger       *slog.Logger
+	jsonResponse bool
 }
 
 // A ServerOption configures a [Server] made by [NewServer].
@@ -69,6 +72,18 @@ func WithImplementation(name, version string) ServerOption {
 // default of 1000.
 func WithPageSize(n int) ServerOption {
 	return func(c *serverConfig) { c.pageSize = n }
+}
+
+// WithJSONResponse makes [Server.ServeHTTP] answer every POST with one
+// application/json body rather than an event stream, in both protocol
+// eras. Notifications about a call, such as its progress, then cannot
+// travel with its response: a 2025-11-25 session receives them on its GET
+// stream, if it opened one, and a 2026-07-28 call does not receive them.
+// Without this option, a call that may send notifications (a 2026-07-28
+// call with a progress token or a log level, any 2025-11-25 call) is
+// answered with an event stream, and every other call with JSON.
+func WithJSONResponse() ServerOption {
+	return func(c *serverConfig) { c.jsonResponse = true }
 }
 
 // WithServerLogger sets the logger for protocol events such as a failed
@@ -109,7 +124,15 @@ func NewServer(reg *tool.Registry, opts ...ServerOption) *Server {
 // resources and completions are answered with "method not found", since
 // the server does not declare them. Tools must be changed through the
 // registry, not here.
-func (s *Server) MCP() *mcp.Server { return s.sdk }
+//
+// Once MCP has been called, [Server.ServeHTTP] serves every request
+// through go-sdk, the 2026-07-28 tools/call requests it otherwise answers
+// itself included, so that middleware added to the returned server sees
+// them all.
+func (s *Server) MCP() *mcp.Server {
+	s.sdkShared.Store(true)
+	return s.sdk
+}
 
 // toolsOnly refuses the requests of features the server does not declare,
 // which go-sdk would otherwise answer with empty results.

@@ -26,6 +26,7 @@ those servers are served too, so one clawtool serve can aggregate
 several MCP servers.`)
 	addr := fs.String("http", "", "serve Streamable HTTP on `ADDR` instead of stdio")
 	pageSize := fs.Int("page-size", 0, "list at most `N` tools per tools/list page (0: the default, 1000)")
+	jsonResponse := fs.Bool("json-response", false, "with --http, answer every request with one JSON body, never an event stream (progress is then not streamed)")
 	rf := addRegistryFlags(fs)
 	if code := parseFlags(fs, args); code >= 0 {
 		return code
@@ -39,7 +40,11 @@ several MCP servers.`)
 		return exitToolError
 	}
 	defer cleanup()
-	srv := mcptool.NewServer(r, mcptool.WithPageSize(*pageSize))
+	opts := []mcptool.ServerOption{mcptool.WithPageSize(*pageSize)}
+	if *jsonResponse {
+		opts = append(opts, mcptool.WithJSONResponse())
+	}
+	srv := mcptool.NewServer(r, opts...)
 	defer srv.Close()
 
 	if *addr == "" {
