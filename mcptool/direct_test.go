@@ -368,3 +368,19 @@ func TestServerHTTPJSONResponse(t *testing.T) {
 		})
 	}
 }
+
+// TestServerHTTPDirectOffAfterMCP checks that once the go-sdk server has
+// been handed out with MCP, whose middleware must see every request,
+// ServeHTTP answers no call itself.
+func TestServerHTTPDirectOffAfterMCP(t *testing.T) {
+	srv := mcptool.NewServer(newRegistry(echo{}))
+	defer srv.Close()
+	body := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"text":"hi"},` + meta2026 + `}}`
+	if _, ct, _ := post(t, srv.ServeHTTP, "echo", body, nil); ct != "application/json" {
+		t.Fatalf("before MCP: Content-Type %q, want a direct application/json answer", ct)
+	}
+	srv.MCP()
+	if _, ct, _ := post(t, srv.ServeHTTP, "echo", body, nil); ct != "text/event-stream" {
+		t.Errorf("after MCP: Content-Type %q, want go-sdk's text/event-stream", ct)
+	}
+}
