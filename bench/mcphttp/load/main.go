@@ -7,12 +7,15 @@
 //
 // Usage:
 //
-//	load -server 'NAME=COMMAND ARGS' ... [-sessions 1,16,64] [-duration 3s]
+//	load -server 'NAME=COMMAND ARGS' ... [-sessions 1,16,64] [-duration 1s] [-rounds 3]
 //
 // COMMAND ARGS is split on spaces; the token {addr} in it is replaced by a
 // free 127.0.0.1 port, and the server must serve MCP at http://{addr}/mcp.
-// The servers take turns within each session count, so that they see the
-// same machine load.
+// The servers take turns within each session count, for -rounds rounds,
+// so that they see the same machine load. Besides calls per second and
+// latency it reports the server process's CPU time per call (from /proc),
+// which a machine shared with other work distorts least, and the TCP
+// connections the client had to open while measuring.
 package main
 
 import (
@@ -60,13 +63,26 @@ type cell struct {
 	p50, p99 time.Duration
 	dials    int64
 	cpu      time.Duration // the server process's CPU time while measured
+	lat      []time.Duration
+}
+
+// add merges the measurements of another round into c.
+func (c *cell) add(o cell) {
+	c.calls += o.calls
+	c.elapsed += o.elapsed
+	c.dials += o.dials
+	c.cpu += o.cpu
+	c.lat = append(c.lat, o.lat...)
+	slices.Sort(c.lat)
+	c.p50, c.p99 = c.lat[len(c.lat)/2], c.lat[len(c.lat)*99/100]
 }
 
 func main() {
 	var servers serverList
 	flag.Var(&servers, "server", "a server under test, as `NAME=COMMAND ARGS` ({addr} is replaced); repeatable")
 	sessionsFlag := flag.String("sessions", "1,16,64", "comma-separated `COUNTS` of concurrent sessions")
-	duration := flag.Duration("duration", 3*time.Second, "measure each cell for `D`")
+	duration := flag.Duration("duration", 3*time.Second, "measure each server for `D` per round")
+	rounds := flag.Int("rounds", 1, "measure each session count in `R` rounds, the servers taking turns in each")
 	warmup := flag.Duration("warmup", 500*time.Millisecond, "call for `D` before measuring")
 	baseline := flag.String("baseline", "", "report ratios to the server `NAME` (default: the last one)")
 	cancelEach := flag.Bool("cancel-each", true, "give each call a context of its own, canceled when the call returns")
@@ -97,18 +113,20 @@ func main() {
 		urls[s.name], pids[s.name] = url, pid
 	}
 
-	fmt.Printf("%d CPUs, %v per cell after %v warm-up, per-call contexts canceled on return: %v\n\n",
-		runtimeCPUs(), *duration, *warmup, *cancelEach)
+	fmt.Printf("%d CPUs, %d round(s) of %v per server after %v warm-up, per-call contexts canceled on return: %v\n\n",
+		runtimeCPUs(), *rounds, *duration, *warmup, *cancelEach)
 	fmt.Printf("| sessions | server | calls/s | p50 | p99 | server CPU per call | TCP dials | calls/s vs %s | p99 vs %s | CPU per call vs %s |\n|---|---|---|---|---|---|---|---|---|---|\n", *baseline, *baseline, *baseline)
 	for _, n := range counts {
-		var cells []cell
-		for _, s := range servers {
-			c, err := run(urls[s.name], pids[s.name], n, *warmup, *duration, *cancelEach)
-			if err != nil {
-				log.Fatalf("%s, %d sessions: %v", s.name, n, err)
+		cells := make([]cell, len(servers))
+		for range *rounds {
+			for j, s := range servers {
+				c, err := run(urls[s.name], pids[s.name], n, *warmup, *duration, *cancelEach)
+				if err != nil {
+					log.Fatalf("%s, %d sessions: %v", s.name, n, err)
+				}
+				cells[j].server = s.name
+				cells[j].add(c)
 			}
-			c.server = s.name
-			cells = append(cells, c)
 		}
 		i := slices.IndexFunc(cells, func(c cell) bool { return c.server == *baseline })
 		for _, c := range cells {
@@ -288,7 +306,6 @@ func run(url string, pid, n int, warmup, d time.Duration, cancelEach bool) (cell
 		}
 	}
 	all := slices.Concat(lat...)
-	slices.Sort(all)
 	if len(all) == 0 {
 		return cell{}, fmt.Errorf("no calls measured")
 	}
@@ -299,8 +316,7 @@ func run(url string, pid, n int, warmup, d time.Duration, cancelEach bool) (cell
 		sessions: n,
 		calls:    len(all),
 		elapsed:  d,
-		p50:      all[len(all)/2],
-		p99:      all[len(all)*99/100],
+		lat:      all,
 		dials:    dials.Load() - dialsBefore,
 		cpu:      cpuAfter - cpuBefore,
 	}, nil
