@@ -14,6 +14,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/miniopenclaw/tool/mcptool"
@@ -383,4 +384,46 @@ func TestServerHTTPDirectOffAfterMCP(t *testing.T) {
 	if _, ct, _ := post(t, srv.ServeHTTP, "echo", body, nil); ct != "text/event-stream" {
 		t.Errorf("after MCP: Content-Type %q, want go-sdk's text/event-stream", ct)
 	}
+}
+
+// BenchmarkServeHTTPCall measures a 2026-07-28 tools/call through
+// ServeHTTP (the direct path) against the same request through go-sdk's
+// handler alone, interleaved in chunks so both see the same machine, and
+// reports the ratio (direct/sdk).
+func BenchmarkServeHTTPCall(b *testing.B) {
+	srv := mcptool.NewServer(newRegistry(echo{}))
+	defer srv.Close()
+	body := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"text":"hi"},` + meta2026 + `}}`
+	serve := func(h func(http.ResponseWriter, *http.Request)) {
+		r := httptest.NewRequest(http.MethodPost, "/mcp", strings.NewReader(body))
+		r.Header.Set("Content-Type", "application/json")
+		r.Header.Set("Accept", "application/json, text/event-stream")
+		r.Header.Set("Mcp-Protocol-Version", "2026-07-28")
+		r.Header.Set("Mcp-Method", "tools/call")
+		r.Header.Set("Mcp-Name", "echo")
+		w := httptest.NewRecorder()
+		h(w, r)
+		if w.Code != http.StatusOK {
+			b.Fatalf("status %d: %s", w.Code, w.Body)
+		}
+	}
+	const chunk = 64
+	var direct, sdk time.Duration
+	b.ReportAllocs()
+	for done := 0; done < b.N; done += chunk {
+		n := min(chunk, b.N-done)
+		t0 := time.Now()
+		for range n {
+			serve(srv.ServeHTTP)
+		}
+		t1 := time.Now()
+		for range n {
+			serve(srv.ServeHTTPViaSDK)
+		}
+		direct += t1.Sub(t0)
+		sdk += time.Since(t1)
+	}
+	b.ReportMetric(float64(direct.Nanoseconds())/float64(b.N), "direct-ns/call")
+	b.ReportMetric(float64(sdk.Nanoseconds())/float64(b.N), "sdk-ns/call")
+	b.ReportMetric(float64(direct)/float64(sdk), "direct/sdk")
 }
