@@ -85,6 +85,7 @@ func main() {
 	rounds := flag.Int("rounds", 1, "measure each session count in `R` rounds, the servers taking turns in each")
 	warmup := flag.Duration("warmup", 500*time.Millisecond, "call for `D` before measuring")
 	baseline := flag.String("baseline", "", "report ratios to the server `NAME` (default: the last one)")
+	protocol := flag.String("protocol", "", "ask for protocol `VERSION` (default: the client's latest, 2026-07-28)")
 	cancelEach := flag.Bool("cancel-each", true, "give each call a context of its own, canceled when the call returns")
 	flag.Parse()
 	if len(servers) == 0 {
@@ -113,14 +114,14 @@ func main() {
 		urls[s.name], pids[s.name] = url, pid
 	}
 
-	fmt.Printf("%d CPUs, %d round(s) of %v per server after %v warm-up, per-call contexts canceled on return: %v\n\n",
-		runtimeCPUs(), *rounds, *duration, *warmup, *cancelEach)
+	fmt.Printf("%d CPUs, %d round(s) of %v per server after %v warm-up, protocol %q, per-call contexts canceled on return: %v\n\n",
+		runtimeCPUs(), *rounds, *duration, *warmup, *protocol, *cancelEach)
 	fmt.Printf("| sessions | server | calls/s | p50 | p99 | server CPU per call | TCP dials | calls/s vs %s | p99 vs %s | CPU per call vs %s |\n|---|---|---|---|---|---|---|---|---|---|\n", *baseline, *baseline, *baseline)
 	for _, n := range counts {
 		cells := make([]cell, len(servers))
 		for range *rounds {
 			for j, s := range servers {
-				c, err := run(urls[s.name], pids[s.name], n, *warmup, *duration, *cancelEach)
+				c, err := run(urls[s.name], pids[s.name], n, *warmup, *duration, *protocol, *cancelEach)
 				if err != nil {
 					log.Fatalf("%s, %d sessions: %v", s.name, n, err)
 				}
@@ -219,7 +220,7 @@ const clockTicks = 100
 
 // run connects n sessions to url and has each call calc in a loop: for
 // warmup unmeasured, then for d measured.
-func run(url string, pid, n int, warmup, d time.Duration, cancelEach bool) (cell, error) {
+func run(url string, pid, n int, warmup, d time.Duration, protocol string, cancelEach bool) (cell, error) {
 	var dials atomic.Int64
 	dialer := &net.Dialer{}
 	tr := &http.Transport{
@@ -236,7 +237,7 @@ func run(url string, pid, n int, warmup, d time.Duration, cancelEach bool) (cell
 	sessions := make([]*mcp.ClientSession, n)
 	for i := range sessions {
 		c := mcp.NewClient(&mcp.Implementation{Name: "mcphttp-load", Version: "1"}, nil)
-		cs, err := c.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url, HTTPClient: hc}, nil)
+		cs, err := c.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url, HTTPClient: hc}, &mcp.ClientSessionOptions{ProtocolVersion: protocol})
 		if err != nil {
 			return cell{}, fmt.Errorf("connect: %w", err)
 		}
