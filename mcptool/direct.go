@@ -12,7 +12,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/miniopenclaw/tool"
 	"github.com/miniopenclaw/tool/internal/jsontext"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -41,7 +40,6 @@ const (
 
 // A directTool is what the direct path needs of one served tool.
 type directTool struct {
-	t    tool.Tool
 	wrap bool // see outputWrapped
 }
 
@@ -76,7 +74,6 @@ func (s *Server) serveDirect(w http.ResponseWriter, r *http.Request) bool {
 	if !ok {
 		return false
 	}
-	dt := v.(*directTool)
 	caps, ok := decodeCapabilities(call.caps)
 	if !ok {
 		return false
@@ -84,7 +81,7 @@ func (s *Server) serveDirect(w http.ResponseWriter, r *http.Request) bool {
 
 	ctx := r.Context()
 	slot := &inputSlot{caps: caps}
-	res, err := s.execute(context.WithValue(ctx, inputKey{}, slot), call.name, call.args, dt.wrap, slot)
+	res, err := s.execute(context.WithValue(ctx, inputKey{}, slot), call.name, call.args, v.(*directTool).wrap, slot)
 	if err != nil {
 		var jerr *jsonrpc.Error
 		if !errors.As(err, &jerr) {

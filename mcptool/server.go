@@ -201,7 +201,7 @@ func (s *Server) sync(name string) {
 	}
 	if in, _ := st.InputSchema.(json.RawMessage); !bytes.Contains(in, []byte(`"x-mcp-header"`)) {
 		// Parameters mirrored in headers are go-sdk's to check.
-		s.direct.Store(name, &directTool{t: t, wrap: outputWrapped(tool.OptionsOf(t).OutputSchema)})
+		s.direct.Store(name, &directTool{wrap: outputWrapped(tool.OptionsOf(t).OutputSchema)})
 	}
 }
 
