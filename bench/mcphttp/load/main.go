@@ -60,7 +60,8 @@ type cell struct {
 	sessions int
 	calls    int
 	elapsed  time.Duration
-	p50, p99 time.Duration
+	p50, p90 time.Duration
+	p99      time.Duration
 	dials    int64
 	cpu      time.Duration // the server process's CPU time while measured
 	lat      []time.Duration
@@ -74,7 +75,7 @@ func (c *cell) add(o cell) {
 	c.cpu += o.cpu
 	c.lat = append(c.lat, o.lat...)
 	slices.Sort(c.lat)
-	c.p50, c.p99 = c.lat[len(c.lat)/2], c.lat[len(c.lat)*99/100]
+	c.p50, c.p90, c.p99 = c.lat[len(c.lat)/2], c.lat[len(c.lat)*9/10], c.lat[len(c.lat)*99/100]
 }
 
 func main() {
@@ -116,7 +117,7 @@ func main() {
 
 	fmt.Printf("%d CPUs, %d round(s) of %v per server after %v warm-up, protocol %q, per-call contexts canceled on return: %v\n\n",
 		runtimeCPUs(), *rounds, *duration, *warmup, *protocol, *cancelEach)
-	fmt.Printf("| sessions | server | calls/s | p50 | p99 | server CPU per call | TCP dials | calls/s vs %s | p99 vs %s | CPU per call vs %s |\n|---|---|---|---|---|---|---|---|---|---|\n", *baseline, *baseline, *baseline)
+	fmt.Printf("| sessions | server | calls/s | p50 | p90 | p99 | server CPU per call | TCP dials | calls/s vs %s | p99 vs %s | CPU per call vs %s |\n|---|---|---|---|---|---|---|---|---|---|---|\n", *baseline, *baseline, *baseline)
 	for _, n := range counts {
 		cells := make([]cell, len(servers))
 		for range *rounds {
@@ -140,7 +141,7 @@ func main() {
 				p99ratio = fmt.Sprintf("%.2f×", float64(c.p99)/float64(b.p99))
 				cpuRatio = fmt.Sprintf("%.2f×", float64(perCall)/float64(b.cpu/time.Duration(b.calls)))
 			}
-			fmt.Printf("| %d | %s | %.0f | %s | %s | %.0f µs | %d | %s | %s | %s |\n", n, c.server, rate, ms(c.p50), ms(c.p99),
+			fmt.Printf("| %d | %s | %.0f | %s | %s | %s | %.0f µs | %d | %s | %s | %s |\n", n, c.server, rate, ms(c.p50), ms(c.p90), ms(c.p99),
 				float64(perCall)/float64(time.Microsecond), c.dials, ratio, p99ratio, cpuRatio)
 		}
 	}
