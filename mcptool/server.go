@@ -279,8 +279,10 @@ type sessionKey struct{}
 //
 // Such requests work in 2025-11-25 sessions only: the 2026-07-28 protocol
 // has no requests from server to client, and go-sdk refuses them with an
-// error. [RequestInput] works in both, and is the way to write a tool
-// that asks its client for input.
+// error. A 2026-07-28 call has no session, and Session may return nil for
+// it (it does for the calls [Server.ServeHTTP] answers itself).
+// [RequestInput] works in both, and is the way to write a tool that asks
+// its client for input.
 func Session(ctx context.Context) *mcp.ServerSession {
 	ss, _ := ctx.Value(sessionKey{}).(*mcp.ServerSession)
 	return ss
