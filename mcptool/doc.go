@@ -6,7 +6,8 @@
 // [NewServer] serves a registry's tools to any MCP client: over stdio
 // ([Server.ServeStdio]), over Streamable HTTP ([Server] is an
 // http.Handler that speaks the stateless 2026-07-28 revision and
-// 2025-11-25 sessions on one endpoint), or over any go-sdk transport
+// 2025-11-25 sessions on one endpoint, and answers the common 2026-07-28
+// tools/call itself, with one JSON body), or over any go-sdk transport
 // ([Server.Run]). Calls go through [tool.Registry.Execute], so they get
 // its strict parsing, validation, defaults, time limits, panic guard and
 // result budget; failures, invalid arguments included, are results with

@@ -39,6 +39,7 @@ func (e *MissingCapabilityError) Error() string {
 // server's handler and the tool, through the tool's context.
 type inputSlot struct {
 	ss        *mcp.ServerSession
+	caps      *mcp.ClientCapabilities // when ss is nil: the request's own
 	responses mcp.InputResponseMap
 	state     string
 
@@ -79,7 +80,7 @@ func RequestInput(ctx context.Context, requests mcp.InputRequestMap, state strin
 	if len(requests) == 0 {
 		return errors.New("mcptool: RequestInput with no requests")
 	}
-	missing := missingCapabilities(slot.ss, requests)
+	missing := missingCapabilities(slot.ss, slot.caps, requests)
 	slot.mu.Lock()
 	defer slot.mu.Unlock()
 	switch {
@@ -115,9 +116,8 @@ func RequestState(ctx context.Context) string {
 }
 
 // missingCapabilities lists the capabilities requests need that the
-// client of ss did not declare.
-func missingCapabilities(ss *mcp.ServerSession, requests mcp.InputRequestMap) []string {
-	var caps *mcp.ClientCapabilities
+// client of ss (or, without a session, caps) did not declare.
+func missingCapabilities(ss *mcp.ServerSession, caps *mcp.ClientCapabilities, requests mcp.InputRequestMap) []string {
 	if ss != nil {
 		if p := ss.InitializeParams(); p != nil {
 			caps = p.Capabilities

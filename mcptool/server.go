@@ -1,6 +1,7 @@
 package mcptool
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -10,6 +11,7 @@ import (
 	"net/http"
 	"os"
 	"sync"
+	"sync/atomic"
 
 	"github.com/miniopenclaw/tool"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -48,12 +50,16 @@ type Server struct {
 
 	httpOnce sync.Once
 	http     http.Handler
+
+	direct    sync.Map    // name → *directTool, the tools ServeHTTP may call itself
+	sdkShared atomic.Bool // MCP was called: serve HTTP through go-sdk only
 }
 
 type serverConfig struct {
-	impl     mcp.Implementation
-	pageSize int
-	logger   *slog.Logger
+	impl         mcp.Implementation
+	pageSize     int
+	logger       *slog.Logger
+	jsonResponse bool
 }
 
 // A ServerOption configures a [Server] made by [NewServer].
@@ -70,6 +76,18 @@ func WithImplementation(name, version string) ServerOption {
 // default of 1000.
 func WithPageSize(n int) ServerOption {
 	return func(c *serverConfig) { c.pageSize = n }
+}
+
+// WithJSONResponse makes [Server.ServeHTTP] answer every POST with one
+// application/json body rather than an event stream, in both protocol
+// eras. Notifications about a call, such as its progress, then cannot
+// travel with its response: a 2025-11-25 session receives them on its GET
+// stream, if it opened one, and a 2026-07-28 call does not receive them.
+// Without this option, a call that may send notifications (a 2026-07-28
+// call with a progress token or a log level, any 2025-11-25 call) is
+// answered with an event stream, and every other call with JSON.
+func WithJSONResponse() ServerOption {
+	return func(c *serverConfig) { c.jsonResponse = true }
 }
 
 // WithServerLogger sets the logger for protocol events such as a failed
@@ -110,7 +128,15 @@ func NewServer(reg *tool.Registry, opts ...ServerOption) *Server {
 // resources and completions are answered with "method not found", since
 // the server does not declare them. Tools must be changed through the
 // registry, not here.
-func (s *Server) MCP() *mcp.Server { return s.sdk }
+//
+// Once MCP has been called, [Server.ServeHTTP] serves every request
+// through go-sdk, the 2026-07-28 tools/call requests it otherwise answers
+// itself included, so that middleware added to the returned server sees
+// them all.
+func (s *Server) MCP() *mcp.Server {
+	s.sdkShared.Store(true)
+	return s.sdk
+}
 
 // toolsOnly refuses the requests of features the server does not declare,
 // which go-sdk would otherwise answer with empty results.
@@ -175,6 +201,7 @@ func (s *Server) sync(name string) {
 	if s.closed {
 		return
 	}
+	s.direct.Delete(name)
 	t, ok := s.reg.Get(name)
 	if !ok {
 		s.sdk.RemoveTools(name)
@@ -191,6 +218,11 @@ func (s *Server) sync(name string) {
 	if err := s.addTool(st, s.handler(name, t)); err != nil {
 		s.logger().Error("mcptool: cannot serve tool", "tool", name, "error", err)
 		s.sdk.RemoveTools(name)
+		return
+	}
+	if in, _ := st.InputSchema.(json.RawMessage); !bytes.Contains(in, []byte(`"x-mcp-header"`)) {
+		// Parameters mirrored in headers are go-sdk's to check.
+		s.direct.Store(name, &directTool{wrap: outputWrapped(tool.OptionsOf(t).OutputSchema)})
 	}
 }
 
@@ -236,21 +268,29 @@ func (s *Server) handler(name string, t tool.Tool) mcp.ToolHandler {
 			ctx = context.WithValue(ctx, sessionKey{}, req.Session)
 			ctx = tool.WithClientLogger(ctx, slog.New(clientLog(ctx, req.Session, name)))
 		}
-		res := s.reg.Execute(ctx, name, args)
-		if ans, err := slot.answer(); (ans != nil || err != nil) && res.IsError && res.Kind == tool.KindToolError {
-			// The tool asked the client for input (RequestInput).
-			return ans, err
-		}
-		if res.IsError && res.Kind == tool.KindNotFound {
-			// Removed between go-sdk's lookup and ours.
-			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("unknown tool %q", name)}
-		}
-		if res.IsError && res.Kind == tool.KindCanceled && ctx.Err() != nil {
-			// The client canceled the request: no response is due.
-			return nil, context.Cause(ctx)
-		}
-		return callResult(res, wrap), nil
+		return s.execute(ctx, name, args, wrap, slot)
 	}
+}
+
+// execute runs the tool registered as name for a tools/call whose
+// context, carrying slot, is ctx, and returns the call's answer: a
+// result, a JSON-RPC error, or the context's error when the client
+// canceled the call.
+func (s *Server) execute(ctx context.Context, name string, args json.RawMessage, wrap bool, slot *inputSlot) (*mcp.CallToolResult, error) {
+	res := s.reg.Execute(ctx, name, args)
+	if ans, err := slot.answer(); (ans != nil || err != nil) && res.IsError && res.Kind == tool.KindToolError {
+		// The tool asked the client for input (RequestInput).
+		return ans, err
+	}
+	if res.IsError && res.Kind == tool.KindNotFound {
+		// Removed between go-sdk's lookup and ours.
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("unknown tool %q", name)}
+	}
+	if res.IsError && res.Kind == tool.KindCanceled && ctx.Err() != nil {
+		// The client canceled the request: no response is due.
+		return nil, context.Cause(ctx)
+	}
+	return callResult(res, wrap), nil
 }
 
 type sessionKey struct{}
@@ -263,8 +303,10 @@ type sessionKey struct{}
 //
 // Such requests work in 2025-11-25 sessions only: the 2026-07-28 protocol
 // has no requests from server to client, and go-sdk refuses them with an
-// error. [RequestInput] works in both, and is the way to write a tool
-// that asks its client for input.
+// error. A 2026-07-28 call has no session, and Session may return nil for
+// it (it does for the calls [Server.ServeHTTP] answers itself).
+// [RequestInput] works in both, and is the way to write a tool that asks
+// its client for input.
 func Session(ctx context.Context) *mcp.ServerSession {
 	ss, _ := ctx.Value(sessionKey{}).(*mcp.ServerSession)
 	return ss

@@ -28,6 +28,7 @@ and connects to them in the background, and their tools reach the
 client with notifications/tools/list_changed as they arrive.`)
 	addr := fs.String("http", "", "serve Streamable HTTP on `ADDR` instead of stdio")
 	pageSize := fs.Int("page-size", 0, "list at most `N` tools per tools/list page (0: the default, 1000)")
+	jsonResponse := fs.Bool("json-response", false, "with --http, answer every request with one JSON body, never an event stream (progress is then not streamed)")
 	rf := addRegistryFlags(fs)
 	if code := parseFlags(fs, args, e.stdout); code >= 0 {
 		return code
@@ -44,7 +45,11 @@ client with notifications/tools/list_changed as they arrive.`)
 		fmt.Fprintf(e.stderr, "clawtool serve: %v\n", err)
 		return exitToolError
 	}
-	srv := mcptool.NewServer(r, mcptool.WithPageSize(*pageSize))
+	opts := []mcptool.ServerOption{mcptool.WithPageSize(*pageSize)}
+	if *jsonResponse {
+		opts = append(opts, mcptool.WithJSONResponse())
+	}
+	srv := mcptool.NewServer(r, opts...)
 	defer srv.Close()
 	cleanup, err := rf.mcp.importInBackground(ctx, e, r)
 	if err != nil {

@@ -1,0 +1,325 @@
+// Command load is the load generator of the MCP over HTTP benchmark. It
+// starts each server under test in a process of its own, connects N
+// concurrent go-sdk client sessions to it over Streamable HTTP, has every
+// session call the trivial tool calc in a loop for a fixed time, and
+// prints calls per second and the p50 and p99 latency of a call per
+// server and session count, with ratios to a baseline server.
+//
+// Usage:
+//
+//	load -server 'NAME=COMMAND ARGS' ... [-sessions 1,16,64] [-duration 1s] [-rounds 3]
+//
+// COMMAND ARGS is split on spaces; the token {addr} in it is replaced by a
+// free 127.0.0.1 port, and the server must serve MCP at http://{addr}/mcp.
+// The servers take turns within each session count, for -rounds rounds,
+// so that they see the same machine load. Besides calls per second and
+// latency it reports the server process's CPU time per call (from /proc),
+// which a machine shared with other work distorts least, and the TCP
+// connections the client had to open while measuring.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"log"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+type serverSpec struct {
+	name string
+	argv []string
+}
+
+type serverList []serverSpec
+
+func (l *serverList) String() string { return fmt.Sprint(*l) }
+func (l *serverList) Set(s string) error {
+	name, cmd, ok := strings.Cut(s, "=")
+	if !ok || name == "" || strings.TrimSpace(cmd) == "" {
+		return fmt.Errorf("want NAME=COMMAND, got %q", s)
+	}
+	*l = append(*l, serverSpec{name, strings.Fields(cmd)})
+	return nil
+}
+
+type cell struct {
+	server   string
+	sessions int
+	calls    int
+	elapsed  time.Duration
+	p50, p90 time.Duration
+	p99      time.Duration
+	dials    int64
+	cpu      time.Duration // the server process's CPU time while measured
+	lat      []time.Duration
+}
+
+// add merges the measurements of another round into c.
+func (c *cell) add(o cell) {
+	c.calls += o.calls
+	c.elapsed += o.elapsed
+	c.dials += o.dials
+	c.cpu += o.cpu
+	c.lat = append(c.lat, o.lat...)
+	slices.Sort(c.lat)
+	c.p50, c.p90, c.p99 = c.lat[len(c.lat)/2], c.lat[len(c.lat)*9/10], c.lat[len(c.lat)*99/100]
+}
+
+func main() {
+	var servers serverList
+	flag.Var(&servers, "server", "a server under test, as `NAME=COMMAND ARGS` ({addr} is replaced); repeatable")
+	sessionsFlag := flag.String("sessions", "1,16,64", "comma-separated `COUNTS` of concurrent sessions")
+	duration := flag.Duration("duration", 3*time.Second, "measure each server for `D` per round")
+	rounds := flag.Int("rounds", 1, "measure each session count in `R` rounds, the servers taking turns in each")
+	warmup := flag.Duration("warmup", 500*time.Millisecond, "call for `D` before measuring")
+	baseline := flag.String("baseline", "", "report ratios to the server `NAME` (default: the last one)")
+	protocol := flag.String("protocol", "", "ask for protocol `VERSION` (default: the client's latest, 2026-07-28)")
+	cancelEach := flag.Bool("cancel-each", true, "give each call a context of its own, canceled when the call returns")
+	flag.Parse()
+	if len(servers) == 0 {
+		log.Fatal("no -server given")
+	}
+	var counts []int
+	for f := range strings.SplitSeq(*sessionsFlag, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || n < 1 {
+			log.Fatalf("bad session count %q", f)
+		}
+		counts = append(counts, n)
+	}
+	if *baseline == "" {
+		*baseline = servers[len(servers)-1].name
+	}
+
+	urls := map[string]string{}
+	pids := map[string]int{}
+	for _, s := range servers {
+		url, pid, stop, err := start(s)
+		if err != nil {
+			log.Fatalf("%s: %v", s.name, err)
+		}
+		defer stop()
+		urls[s.name], pids[s.name] = url, pid
+	}
+
+	fmt.Printf("%d CPUs, %d round(s) of %v per server after %v warm-up, protocol %q, per-call contexts canceled on return: %v\n\n",
+		runtimeCPUs(), *rounds, *duration, *warmup, *protocol, *cancelEach)
+	fmt.Printf("| sessions | server | calls/s | p50 | p90 | p99 | server CPU per call | TCP dials | calls/s vs %s | p99 vs %s | CPU per call vs %s |\n|---|---|---|---|---|---|---|---|---|---|---|\n", *baseline, *baseline, *baseline)
+	for _, n := range counts {
+		cells := make([]cell, len(servers))
+		for range *rounds {
+			for j, s := range servers {
+				c, err := run(urls[s.name], pids[s.name], n, *warmup, *duration, *protocol, *cancelEach)
+				if err != nil {
+					log.Fatalf("%s, %d sessions: %v", s.name, n, err)
+				}
+				cells[j].server = s.name
+				cells[j].add(c)
+			}
+		}
+		i := slices.IndexFunc(cells, func(c cell) bool { return c.server == *baseline })
+		for _, c := range cells {
+			rate := float64(c.calls) / c.elapsed.Seconds()
+			perCall := c.cpu / time.Duration(c.calls)
+			ratio, p99ratio, cpuRatio := "", "", ""
+			if i >= 0 {
+				b := cells[i]
+				ratio = fmt.Sprintf("%.2f×", rate/(float64(b.calls)/b.elapsed.Seconds()))
+				p99ratio = fmt.Sprintf("%.2f×", float64(c.p99)/float64(b.p99))
+				cpuRatio = fmt.Sprintf("%.2f×", float64(perCall)/float64(b.cpu/time.Duration(b.calls)))
+			}
+			fmt.Printf("| %d | %s | %.0f | %s | %s | %s | %.0f µs | %d | %s | %s | %s |\n", n, c.server, rate, ms(c.p50), ms(c.p90), ms(c.p99),
+				float64(perCall)/float64(time.Microsecond), c.dials, ratio, p99ratio, cpuRatio)
+		}
+	}
+}
+
+func runtimeCPUs() int {
+	n := 0
+	if b, err := os.ReadFile("/proc/cpuinfo"); err == nil {
+		n = strings.Count(string(b), "\nprocessor")
+		if strings.HasPrefix(string(b), "processor") {
+			n++
+		}
+	}
+	return n
+}
+
+func ms(d time.Duration) string { return fmt.Sprintf("%.2f ms", float64(d)/float64(time.Millisecond)) }
+
+// start runs the server of s on a free loopback port and waits until it
+// accepts connections.
+func start(s serverSpec) (url string, pid int, stop func(), err error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", 0, nil, err
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	argv := make([]string, len(s.argv))
+	for i, a := range s.argv {
+		argv[i] = strings.ReplaceAll(a, "{addr}", addr)
+	}
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.Stderr = os.Stderr
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		return "", 0, nil, err
+	}
+	stop = func() {
+		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGTERM)
+		_ = cmd.Wait()
+	}
+	for deadline := time.Now().Add(20 * time.Second); ; {
+		c, err := net.DialTimeout("tcp", addr, time.Second)
+		if err == nil {
+			c.Close()
+			break
+		}
+		if time.Now().After(deadline) {
+			stop()
+			return "", 0, nil, fmt.Errorf("not listening on %s: %v", addr, err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	return "http://" + addr + "/mcp", cmd.Process.Pid, stop, nil
+}
+
+// cpuTime returns the CPU time (user and system) process pid has used,
+// from /proc (Linux), or 0 when it cannot be read.
+func cpuTime(pid int) time.Duration {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0
+	}
+	// The fields after the command name, which is in parentheses.
+	i := strings.LastIndexByte(string(b), ')')
+	f := strings.Fields(string(b[i+1:]))
+	if len(f) < 13 {
+		return 0
+	}
+	utime, _ := strconv.ParseInt(f[11], 10, 64)
+	stime, _ := strconv.ParseInt(f[12], 10, 64)
+	return time.Duration(utime+stime) * time.Second / clockTicks
+}
+
+// clockTicks is USER_HZ, the unit of CPU times in /proc: 100 on Linux.
+const clockTicks = 100
+
+// run connects n sessions to url and has each call calc in a loop: for
+// warmup unmeasured, then for d measured.
+func run(url string, pid, n int, warmup, d time.Duration, protocol string, cancelEach bool) (cell, error) {
+	var dials atomic.Int64
+	dialer := &net.Dialer{}
+	tr := &http.Transport{
+		MaxIdleConns:        2 * n,
+		MaxIdleConnsPerHost: 2 * n,
+		DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
+			dials.Add(1)
+			return dialer.DialContext(ctx, network, addr)
+		},
+	}
+	defer tr.CloseIdleConnections()
+	hc := &http.Client{Transport: tr}
+	ctx := context.Background()
+	sessions := make([]*mcp.ClientSession, n)
+	for i := range sessions {
+		c := mcp.NewClient(&mcp.Implementation{Name: "mcphttp-load", Version: "1"}, nil)
+		cs, err := c.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url, HTTPClient: hc}, &mcp.ClientSessionOptions{ProtocolVersion: protocol})
+		if err != nil {
+			return cell{}, fmt.Errorf("connect: %w", err)
+		}
+		defer cs.Close()
+		sessions[i] = cs
+	}
+	params := &mcp.CallToolParams{Name: "calc", Arguments: map[string]any{"expression": "2+3"}}
+	call := func(cs *mcp.ClientSession) error {
+		cctx := ctx
+		if cancelEach {
+			var cancel context.CancelFunc
+			cctx, cancel = context.WithTimeout(ctx, 30*time.Second)
+			defer cancel()
+		}
+		res, err := cs.CallTool(cctx, params)
+		if err != nil {
+			return err
+		}
+		if res.IsError || len(res.Content) != 1 {
+			return fmt.Errorf("unexpected result %+v", res)
+		}
+		if tc, ok := res.Content[0].(*mcp.TextContent); !ok || tc.Text != "5" {
+			return fmt.Errorf("unexpected content %+v", res.Content[0])
+		}
+		return nil
+	}
+	for _, cs := range sessions {
+		if err := call(cs); err != nil {
+			return cell{}, err
+		}
+	}
+
+	begin := time.Now()
+	measureFrom := begin.Add(warmup)
+	end := measureFrom.Add(d)
+	lat := make([][]time.Duration, n)
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	dialsBefore := int64(-1)
+	var cpuBefore time.Duration
+	var once sync.Once
+	for i, cs := range sessions {
+		wg.Go(func() {
+			for {
+				t0 := time.Now()
+				if t0.After(end) {
+					return
+				}
+				if t0.After(measureFrom) {
+					once.Do(func() { dialsBefore, cpuBefore = dials.Load(), cpuTime(pid) })
+				}
+				if err := call(cs); err != nil {
+					errs[i] = err
+					return
+				}
+				if t0.After(measureFrom) {
+					lat[i] = append(lat[i], time.Since(t0))
+				}
+			}
+		})
+	}
+	wg.Wait()
+	cpuAfter := cpuTime(pid)
+	for _, err := range errs {
+		if err != nil {
+			return cell{}, err
+		}
+	}
+	all := slices.Concat(lat...)
+	if len(all) == 0 {
+		return cell{}, fmt.Errorf("no calls measured")
+	}
+	if dialsBefore < 0 {
+		dialsBefore = dials.Load()
+	}
+	return cell{
+		sessions: n,
+		calls:    len(all),
+		elapsed:  d,
+		lat:      all,
+		dials:    dials.Load() - dialsBefore,
+		cpu:      cpuAfter - cpuBefore,
+	}, nil
+}
