@@ -41,6 +41,8 @@ func commands() []command {
 		{"serve", "[--http ADDR] [flags]", "serve the tools as an MCP server (stdio, or Streamable HTTP)", runServe},
 		{"gen", "[flags] [packages]", "generate tools and descriptions from Go doc comments (go:generate)", genCommand},
 		{"chat", `[flags] "PROMPT"`, "run the agent loop: a model (OPENAI_* or ANTHROPIC_API_KEY) calling the tools", runChat},
+		{"worker", "--nats URL [flags]", "serve the tools to every clawtool on a NATS bus, sharing calls with other workers", runWorker},
+		{"nats-server", "[--addr ADDR] [--jetstream DIR]", "run an embedded NATS server for a one-machine setup", runNATSServer},
 	}
 }
 
@@ -111,10 +113,13 @@ func parseFlags(fs *flag.FlagSet, args []string) int {
 }
 
 // registryFlags are the flags every command that needs tools accepts.
-type registryFlags struct{ mcp *mcpFlags }
+type registryFlags struct {
+	mcp  *mcpFlags
+	nats *natsFlags
+}
 
 func addRegistryFlags(fs *flag.FlagSet) *registryFlags {
-	return &registryFlags{mcp: addMCPFlags(fs)}
+	return &registryFlags{mcp: addMCPFlags(fs), nats: addNATSFlags(fs)}
 }
 
 // build returns a registry holding the built-in tools and any tools the
@@ -128,7 +133,12 @@ func (rf *registryFlags) build(ctx context.Context, e *env) (r *tool.Registry, c
 	if err != nil {
 		return nil, nil, err
 	}
-	return r, cleanup, nil
+	natsCleanup, err := rf.nats.importInto(ctx, e, r)
+	if err != nil {
+		cleanup()
+		return nil, nil, err
+	}
+	return r, func() { natsCleanup(); cleanup() }, nil
 }
 
 // open is build for the command named c: it reports a failure on
