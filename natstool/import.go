@@ -172,7 +172,7 @@ type Importer struct {
 	reg *tool.Registry
 	cfg importConfig
 
-	inbox  string // prefix of reply subjects, ends with '.'
+	inbox   string // prefix of reply subjects, ends with '.'
 	replies *nats.Subscription
 	changes *nats.Subscription
 
