@@ -86,6 +86,10 @@ const (
 	KindCanceled ErrorKind = "canceled"
 	// KindDenied: a policy refused the call; the tool did not run.
 	KindDenied ErrorKind = "denied"
+	// KindUnavailable: nothing could run the call right now, for example
+	// no worker serves a remote tool; the tool did not run, and the same
+	// call may succeed later.
+	KindUnavailable ErrorKind = "unavailable"
 )
 
 // errorResult returns a failed Result with the given kind and message.

@@ -43,6 +43,8 @@ func commands() []command {
 		{"chat", `[flags] ["PROMPT" | -]`, "talk to a model (OPENAI_* or ANTHROPIC_*) that calls the tools; no PROMPT: a session", runChat},
 		{"version", "", "print the version of clawtool and of the Go it was built with", runVersion},
 		{"sandbox", "probe | run [flags] -- CMD ARGS", "show the sandbox layers, or run a command in the sandbox", runSandbox},
+		{"worker", "--nats URL [flags]", "serve the tools to every clawtool on a NATS bus, sharing calls with other workers", runWorker},
+		{"nats-server", "[--addr ADDR] [--jetstream DIR]", "run an embedded NATS server for a one-machine setup", runNATSServer},
 	}
 }
 
@@ -155,12 +157,13 @@ func usageError(fs *flag.FlagSet, format string, args ...any) int {
 
 // registryFlags are the flags every command that needs tools accepts.
 type registryFlags struct {
-	mcp *mcpFlags
-	ws  *workspaceFlags
+	mcp  *mcpFlags
+	ws   *workspaceFlags
+	nats *natsFlags
 }
 
 func addRegistryFlags(fs *flag.FlagSet) *registryFlags {
-	return &registryFlags{mcp: addMCPFlags(fs), ws: addWorkspaceFlags(fs)}
+	return &registryFlags{mcp: addMCPFlags(fs), ws: addWorkspaceFlags(fs), nats: addNATSFlags(fs)}
 }
 
 // build returns a registry holding the built-in tools (unless
@@ -180,7 +183,13 @@ func (rf *registryFlags) build(ctx context.Context, e *env) (r *tool.Registry, c
 		wsCleanup()
 		return nil, nil, err
 	}
-	return r, func() { mcpCleanup(); wsCleanup() }, nil
+	natsCleanup, err := rf.nats.importInto(ctx, e, r)
+	if err != nil {
+		mcpCleanup()
+		wsCleanup()
+		return nil, nil, err
+	}
+	return r, func() { natsCleanup(); mcpCleanup(); wsCleanup() }, nil
 }
 
 // open is build for the command named c: it reports a failure on

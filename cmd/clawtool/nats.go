@@ -1,0 +1,172 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"log/slog"
+	"net"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/miniopenclaw/tool"
+	"github.com/miniopenclaw/tool/natstool"
+	"github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats.go"
+)
+
+// natsFlags are the --nats flags: import every tool served on a NATS bus.
+type natsFlags struct {
+	url    string
+	prefix string
+}
+
+func addNATSFlags(fs *flag.FlagSet) *natsFlags {
+	n := &natsFlags{}
+	fs.StringVar(&n.url, "nats", "", "add the tools every clawtool worker serves on the NATS server at `URL` (nats://127.0.0.1:4222)")
+	fs.StringVar(&n.prefix, "nats-prefix", "", "put `PREFIX` before the names of tools imported with --nats")
+	return n
+}
+
+// natsConnect connects to url as the named client, retrying while the
+// server is not up yet, and keeps reconnecting for as long as it runs.
+func natsConnect(url, name string) (*nats.Conn, error) {
+	return nats.Connect(url,
+		nats.Name(name),
+		nats.RetryOnFailedConnect(true),
+		nats.MaxReconnects(-1),
+		nats.ReconnectWait(250*time.Millisecond),
+		nats.Timeout(5*time.Second),
+	)
+}
+
+// discardLogger drops the importer's own log lines: importInto reports
+// what matters on stderr.
+var discardLogger = slog.New(slog.DiscardHandler)
+
+// importInto imports the bus's tools into r. Tools whose names are taken
+// by local tools are left out, and reported in one line.
+func (n *natsFlags) importInto(ctx context.Context, e *env, r *tool.Registry) (cleanup func(), err error) {
+	if n.url == "" {
+		return func() {}, nil
+	}
+	nc, err := natsConnect(n.url, "clawtool")
+	if err != nil {
+		return nil, fmt.Errorf("NATS %s: %w", n.url, err)
+	}
+	opts := []natstool.ImportOption{natstool.WithPrefix(n.prefix), natstool.WithImportLogger(discardLogger)}
+	im, err := natstool.Import(ctx, nc, r, opts...)
+	if err != nil {
+		nc.Close()
+		return nil, fmt.Errorf("NATS %s: %w", n.url, err)
+	}
+	if err := im.Sync(ctx); err != nil {
+		var dups []string
+		for _, line := range strings.Split(err.Error(), "\n") {
+			if strings.Contains(line, tool.ErrDuplicate.Error()) {
+				dups = append(dups, line)
+				continue
+			}
+			fmt.Fprintf(e.stderr, "clawtool: warning: NATS %s: %s\n", n.url, line)
+		}
+		if len(dups) > 0 {
+			fmt.Fprintf(e.stderr, "clawtool: NATS %s: %d tools have the names of tools already here and were left out (use --nats-prefix to keep both)\n", n.url, len(dups))
+		}
+	}
+	return func() {
+		im.Close()
+		nc.Close()
+	}, nil
+}
+
+func runWorker(ctx context.Context, e *env, args []string) int {
+	fs := newFlags(e, "worker", "--nats URL [flags]", `Worker serves the tools (the built-in ones and those added with --mcp) to
+every clawtool on a NATS bus, as a NATS micro service. Start as many
+workers of one service as you like, on as many machines: they share the
+calls, and when one goes away the others carry on. It runs until it is
+interrupted.`)
+	url := fs.String("nats", "", "the NATS server's `URL` (required), e.g. nats://127.0.0.1:4222")
+	name := fs.String("name", natstool.DefaultServiceName, "the service's `NAME`: workers with the same name share its calls")
+	inFlight := fs.Int("max-in-flight", natstool.DefaultMaxInFlight, "run at most `N` calls at once")
+	rf := addRegistryFlags(fs)
+	if code := parseFlags(fs, args, e.stdout); code >= 0 {
+		return code
+	}
+	if *url == "" {
+		fmt.Fprintln(e.stderr, "clawtool worker: --nats URL is required")
+		return exitUsage
+	}
+	if rf.nats.url != "" {
+		fmt.Fprintln(e.stderr, "clawtool worker: serve tools from the bus on the bus? --nats is the bus to serve on; drop the other")
+		return exitUsage
+	}
+	r, cleanup, ok := rf.open(ctx, e, "worker")
+	if !ok {
+		return exitToolError
+	}
+	defer cleanup()
+	nc, err := natsConnect(*url, "clawtool worker "+*name)
+	if err != nil {
+		fmt.Fprintf(e.stderr, "clawtool worker: %v\n", err)
+		return exitToolError
+	}
+	defer nc.Close()
+	svc, err := natstool.Serve(nc, r, natstool.WithServiceName(*name), natstool.WithMaxInFlight(*inFlight, -1))
+	if err != nil {
+		fmt.Fprintf(e.stderr, "clawtool worker: %v\n", err)
+		return exitToolError
+	}
+	fmt.Fprintf(e.stderr, "clawtool: worker of service %s serving %d tools on %s\n", *name, r.Len(), *url)
+	<-ctx.Done()
+	if err := svc.Stop(); err != nil {
+		fmt.Fprintf(e.stderr, "clawtool worker: %v\n", err)
+	}
+	return exitOK
+}
+
+func runNATSServer(ctx context.Context, e *env, args []string) int {
+	fs := newFlags(e, "nats-server", "[--addr ADDR] [--jetstream DIR]", `Nats-server runs a NATS server inside clawtool, for a one-machine setup
+where nothing else is installed: workers and clients connect to the URL it
+prints on standard error. It listens on 127.0.0.1:4222 unless --addr says
+otherwise, and runs until it is interrupted. For production, run a real
+nats-server cluster instead; clawtool speaks to it the same way.`)
+	addr := fs.String("addr", "127.0.0.1:4222", "listen on `ADDR` (host:port; port 0 picks a free one)")
+	jsDir := fs.String("jetstream", "", "enable JetStream (large results, durable jobs) with its store in `DIR`")
+	if code := parseFlags(fs, args, e.stdout); code >= 0 {
+		return code
+	}
+	host, portText, err := net.SplitHostPort(loopbackDefault(*addr))
+	if err != nil {
+		fmt.Fprintf(e.stderr, "clawtool nats-server: --addr: %v\n", err)
+		return exitUsage
+	}
+	port, err := strconv.Atoi(portText)
+	if err != nil || port < 0 || port > 65535 {
+		fmt.Fprintf(e.stderr, "clawtool nats-server: --addr: bad port %q\n", portText)
+		return exitUsage
+	}
+	if port == 0 {
+		port = server.RANDOM_PORT
+	}
+	opts := &server.Options{Host: host, Port: port, NoSigs: true, NoLog: true, JetStream: *jsDir != "", StoreDir: *jsDir}
+	s, err := server.NewServer(opts)
+	if err != nil {
+		fmt.Fprintf(e.stderr, "clawtool nats-server: %v\n", err)
+		return exitToolError
+	}
+	go s.Start()
+	if !s.ReadyForConnections(10 * time.Second) {
+		s.Shutdown()
+		fmt.Fprintln(e.stderr, "clawtool nats-server: the server did not start (is the port taken?)")
+		return exitToolError
+	}
+	if ip := net.ParseIP(host); ip == nil || !ip.IsLoopback() {
+		fmt.Fprintf(e.stderr, "clawtool: WARNING: the NATS server listens on %s without authentication: anyone who reaches it can call every tool\n", host)
+	}
+	fmt.Fprintf(e.stderr, "clawtool: NATS server at %s\n", s.ClientURL())
+	<-ctx.Done()
+	s.Shutdown()
+	s.WaitForShutdown()
+	return exitOK
+}

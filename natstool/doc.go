@@ -1,0 +1,42 @@
+// Package natstool carries tool calls over NATS, so that tools served by
+// many worker processes, on many machines, are found and called by name
+// from any registry.
+//
+// # Serving
+//
+// [Serve] makes a [tool.Registry] a NATS micro service: one endpoint per
+// tool, in a queue group named after the service, so that N workers that
+// serve the same tools share the calls and a worker that goes away leaves
+// the others to carry on. Every endpoint's metadata holds the tool's
+// [Definition]; the service answers $SRV.PING, $SRV.INFO and $SRV.STATS
+// like every micro service, so the nats command line tool lists it too.
+// Calls run through [tool.Registry.Execute]: its strict parsing,
+// validation, time limits and panic guard apply on the worker.
+//
+// # Importing
+//
+// [Import] finds the services on a connection and registers their tools
+// in a local registry, where they are called like any other tool, and
+// keeps the registry in sync as services start, change and stop. See
+// [Importer] for how names are chosen and what each failure becomes.
+//
+// # Failure
+//
+// A call no worker receives fails at once, as [tool.KindUnavailable]. A
+// worker that dies during a call stops sending heartbeats, and the call
+// fails as unavailable after [WithWorkerTimeout], well within its own time
+// limit; that error is marked [tool.Transient], so an [tool.Executor]
+// retries an idempotent tool on another worker. The NATS client reconnects
+// on its own after a server restart or the loss of one server of a
+// cluster; calls in flight then fail clearly and later calls succeed.
+//
+// # Wire protocol
+//
+// A call is a NATS request on the tool's subject (PREFIX.SERVICE.TOOL)
+// whose body is the JSON arguments and whose HeaderTimeout header says how
+// many milliseconds the caller has left. Its reply subject receives, in
+// order: heartbeats and progress reports (header [HeaderKind]), then the
+// JSON [tool.Result]. A result larger than the server's max payload goes
+// through a JetStream object store ([WithObjectStore]); the reply then
+// names the object ([HeaderObject], [HeaderBucket]).
+package natstool

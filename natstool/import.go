@@ -1,0 +1,743 @@
+package natstool
+
+import (
+	"cmp"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/miniopenclaw/tool"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/nats-io/nats.go/micro"
+)
+
+// Defaults and limits of an [Importer].
+const (
+	DefaultDiscoveryWait  = 2 * time.Second
+	DefaultDiscoveryQuiet = 250 * time.Millisecond
+	DefaultResync         = 15 * time.Second
+	DefaultWorkerTimeout  = 5 * time.Second
+	DefaultCallTimeout    = 60 * time.Second
+
+	// MaxServices bounds the $SRV.INFO replies one scan reads, and
+	// MaxTools the tools an importer registers.
+	MaxServices = 10000
+	MaxTools    = 10000
+	// MaxDescriptionBytes bounds an imported tool's description; a longer
+	// one is cut at a rune boundary, with a mark.
+	MaxDescriptionBytes = 16 << 10
+	// MaxSchemaBytes bounds an imported tool's input or output schema; a
+	// tool with a larger one is left out.
+	MaxSchemaBytes = 256 << 10
+	// DefaultMaxResultBytes bounds a result read from the object store.
+	DefaultMaxResultBytes = 64 << 20
+)
+
+// An ImportOption configures an [Importer].
+type ImportOption func(*importConfig)
+
+type importConfig struct {
+	prefix         string
+	filter         func(service, tool string) bool
+	wait, quiet    time.Duration
+	resync         time.Duration
+	workerTimeout  time.Duration
+	callTimeout    time.Duration
+	maxResultBytes int64
+	headers        func(context.Context) nats.Header
+	retry          tool.RetryPolicy
+	logger         *slog.Logger
+}
+
+// WithPrefix puts prefix before the name of every imported tool.
+func WithPrefix(prefix string) ImportOption {
+	return func(c *importConfig) { c.prefix = prefix }
+}
+
+// WithFilter keeps only the tools for which keep returns true, given the
+// service's name and the tool's name on the service.
+func WithFilter(keep func(service, tool string) bool) ImportOption {
+	return func(c *importConfig) { c.filter = keep }
+}
+
+// WithDiscovery sets how long a scan waits for $SRV.INFO replies: at most
+// wait in all ([DefaultDiscoveryWait]), and no longer than quiet
+// ([DefaultDiscoveryQuiet]) after the latest reply. A service that answers
+// later is found by its announcement or by the next periodic scan.
+func WithDiscovery(wait, quiet time.Duration) ImportOption {
+	return func(c *importConfig) {
+		if wait > 0 {
+			c.wait = wait
+		}
+		if quiet > 0 {
+			c.quiet = quiet
+		}
+	}
+}
+
+// WithResync sets the period of the full scans that find services which
+// appeared or vanished without an announcement, such as a worker that was
+// killed ([DefaultResync] by default; negative disables them).
+func WithResync(d time.Duration) ImportOption {
+	return func(c *importConfig) {
+		if d != 0 {
+			c.resync = d
+		}
+	}
+}
+
+// WithWorkerTimeout sets how long a call waits without hearing from its
+// worker (no heartbeat, progress or result) before it takes the worker for
+// dead and fails as unavailable ([DefaultWorkerTimeout]). Keep it a few
+// times the workers' heartbeat.
+func WithWorkerTimeout(d time.Duration) ImportOption {
+	return func(c *importConfig) {
+		if d > 0 {
+			c.workerTimeout = d
+		}
+	}
+}
+
+// WithCallTimeout bounds calls whose context has no deadline
+// ([DefaultCallTimeout]).
+func WithCallTimeout(d time.Duration) ImportOption {
+	return func(c *importConfig) {
+		if d > 0 {
+			c.callTimeout = d
+		}
+	}
+}
+
+// WithMaxResultBytes bounds a result read from a worker's object store
+// ([DefaultMaxResultBytes]).
+func WithMaxResultBytes(n int64) ImportOption {
+	return func(c *importConfig) {
+		if n > 0 {
+			c.maxResultBytes = n
+		}
+	}
+}
+
+// WithRetry sets the retry policy of imported tools that their service
+// says are idempotent; others are never retried. The default is
+// tool.RetryPolicy{MaxAttempts: 3}: an [tool.Executor] tries such a call
+// up to three times when it fails as unavailable, and NATS gives each
+// attempt to whichever worker is there. The zero policy turns retries off.
+func WithRetry(p tool.RetryPolicy) ImportOption {
+	return func(c *importConfig) { c.retry = p }
+}
+
+// WithCallHeaders sets a function whose headers are added to every call's
+// request: for example the principal the call is made for, which the
+// worker restores with [WithCallContext].
+func WithCallHeaders(fn func(ctx context.Context) nats.Header) ImportOption {
+	return func(c *importConfig) { c.headers = fn }
+}
+
+// WithImportLogger sets the logger for tools left out and scans that
+// failed. The default is [slog.Default].
+func WithImportLogger(l *slog.Logger) ImportOption {
+	return func(c *importConfig) { c.logger = l }
+}
+
+// An Importer keeps the tools that [Service]s offer on a NATS connection
+// registered in a [tool.Registry], as ordinary tools.
+//
+// It finds services with $SRV.INFO, listens on [ChangeSubject] for
+// services that start, change or stop, and scans again periodically to
+// notice workers that vanished without a word. Each tool is registered
+// under prefix+name (see [WithPrefix]); when services with different names
+// offer the same name, the first service in name order keeps it and the
+// other tool is left out with an error wrapping [tool.ErrDuplicate]. An
+// importer never replaces a tool it did not register.
+//
+// A call is checked against the tool's schema by the local registry, then
+// sent as a request to the tool's subject: NATS gives it to one worker of
+// the service's queue group. The time the call has left travels with it
+// (HeaderTimeout). A remote result keeps its kind, structured content and
+// parts. A call that no worker receives, that finds every worker busy, or
+// whose worker stops answering is a [tool.KindUnavailable] result whose
+// error is marked [tool.Transient], so an [tool.Executor] retries it on
+// another worker when the tool is idempotent.
+type Importer struct {
+	nc  *nats.Conn
+	reg *tool.Registry
+	cfg importConfig
+
+	inbox   string // prefix of reply subjects, ends with '.'
+	replies *nats.Subscription
+	changes *nats.Subscription
+
+	mu        sync.Mutex
+	pending   map[string]*pendingCall
+	seq       uint64
+	instances map[string]*instance // by micro service instance id
+	owned     map[string]string    // local name → fingerprint
+	closed    bool
+
+	syncMu sync.Mutex // one reconciliation at a time
+	kick   chan string
+	done   chan struct{}
+	wg     sync.WaitGroup
+}
+
+// instance is what one micro service instance said about itself.
+type instance struct {
+	service, version, id string
+	tools                []remoteDef
+}
+
+type remoteDef struct {
+	Definition
+	subject string
+}
+
+// pendingCall is a call waiting for its result.
+type pendingCall struct {
+	events chan *nats.Msg // heartbeats and progress; dropped when full
+	result chan *nats.Msg // the result or a no-responders status
+}
+
+// Import starts an [Importer] for reg on nc: it scans for services,
+// registers their tools, and keeps reg in sync until [Importer.Close].
+// Tools left out are logged; [Importer.Sync] returns them as errors. An
+// error from Import means nothing was started.
+func Import(ctx context.Context, nc *nats.Conn, reg *tool.Registry, opts ...ImportOption) (*Importer, error) {
+	cfg := importConfig{
+		wait: DefaultDiscoveryWait, quiet: DefaultDiscoveryQuiet, resync: DefaultResync,
+		workerTimeout: DefaultWorkerTimeout, callTimeout: DefaultCallTimeout, maxResultBytes: DefaultMaxResultBytes,
+		retry: tool.RetryPolicy{MaxAttempts: 3},
+	}
+	for _, o := range opts {
+		o(&cfg)
+	}
+	im := &Importer{
+		nc: nc, reg: reg, cfg: cfg,
+		inbox:     nc.NewRespInbox() + ".",
+		pending:   make(map[string]*pendingCall),
+		instances: make(map[string]*instance),
+		owned:     make(map[string]string),
+		kick:      make(chan string, 64),
+		done:      make(chan struct{}),
+	}
+	var err error
+	if im.replies, err = nc.Subscribe(im.inbox+"*", im.onReply); err != nil {
+		return nil, fmt.Errorf("natstool: %w", err)
+	}
+	if im.changes, err = nc.Subscribe(ChangeSubject, im.onAnnouncement); err != nil {
+		im.replies.Unsubscribe()
+		return nil, fmt.Errorf("natstool: %w", err)
+	}
+	if err := im.Sync(ctx); err != nil {
+		im.logger().Warn("natstool: some tools were not imported", "err", err)
+	}
+	im.wg.Add(1)
+	go im.loop()
+	return im, nil
+}
+
+func (im *Importer) logger() *slog.Logger {
+	if im.cfg.logger != nil {
+		return im.cfg.logger
+	}
+	return slog.Default()
+}
+
+// Close stops keeping the registry in sync and removes the tools the
+// importer registered. Calls in flight end with an unavailable result.
+func (im *Importer) Close() error {
+	im.mu.Lock()
+	if im.closed {
+		im.mu.Unlock()
+		return nil
+	}
+	im.closed = true
+	im.mu.Unlock()
+	close(im.done)
+	im.wg.Wait()
+	// Deliver what calls canceled on their way out published.
+	im.nc.FlushTimeout(5 * time.Second)
+	err := errors.Join(im.changes.Unsubscribe(), im.replies.Unsubscribe())
+	im.syncMu.Lock()
+	im.mu.Lock()
+	for name := range im.owned {
+		im.reg.Remove(name)
+	}
+	im.owned = map[string]string{}
+	for _, pc := range im.pending {
+		select {
+		case pc.result <- nil:
+		default:
+		}
+	}
+	im.mu.Unlock()
+	im.syncMu.Unlock()
+	if errors.Is(err, nats.ErrConnectionClosed) {
+		err = nil
+	}
+	return err
+}
+
+// Sync scans for services now and brings the registry up to date. It
+// returns one error per tool left out (errors.Is finds
+// [tool.ErrDuplicate], [tool.ErrInvalidSchema] or [tool.ErrInvalidName]),
+// or the error that stopped the scan.
+func (im *Importer) Sync(ctx context.Context) error {
+	found, err := im.scan(ctx)
+	if err != nil {
+		return err
+	}
+	im.syncMu.Lock()
+	defer im.syncMu.Unlock()
+	im.mu.Lock()
+	im.instances = found
+	im.mu.Unlock()
+	return im.reconcile()
+}
+
+// loop handles announcements and periodic scans.
+func (im *Importer) loop() {
+	defer im.wg.Done()
+	var tick <-chan time.Time
+	if im.cfg.resync > 0 {
+		t := time.NewTicker(im.cfg.resync)
+		defer t.Stop()
+		tick = t.C
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() {
+		<-im.done
+		cancel()
+	}()
+	for {
+		var err error
+		select {
+		case <-im.done:
+			return
+		case <-tick:
+			err = im.Sync(ctx)
+		case payload := <-im.kick:
+			err = im.announced(ctx, payload)
+		}
+		if err != nil && ctx.Err() == nil {
+			im.logger().Warn("natstool: resync", "err", err)
+		}
+	}
+}
+
+// onAnnouncement queues an announcement for the loop.
+func (im *Importer) onAnnouncement(m *nats.Msg) {
+	select {
+	case im.kick <- string(m.Data):
+	default:
+		// The queue is full of announcements: a full scan will see
+		// everything they say.
+		select {
+		case im.kick <- "":
+		default:
+		}
+	}
+}
+
+// announced updates one instance after its announcement, or scans again
+// when the announcement cannot be read.
+func (im *Importer) announced(ctx context.Context, payload string) error {
+	var a Announcement
+	if payload == "" || json.Unmarshal([]byte(payload), &a) != nil || a.ID == "" || a.Service == "" {
+		return im.Sync(ctx)
+	}
+	if a.Stopped {
+		im.syncMu.Lock()
+		defer im.syncMu.Unlock()
+		im.mu.Lock()
+		delete(im.instances, a.ID)
+		im.mu.Unlock()
+		return im.reconcile()
+	}
+	subject, err := micro.ControlSubject(micro.InfoVerb, a.Service, a.ID)
+	if err != nil {
+		return nil // not a name a service can have: ignore
+	}
+	rctx, cancel := context.WithTimeout(ctx, im.cfg.wait)
+	defer cancel()
+	msg, err := im.nc.RequestWithContext(rctx, subject, nil)
+	var inst *instance
+	if err == nil {
+		inst, _ = im.parseInfo(msg.Data)
+	}
+	im.syncMu.Lock()
+	defer im.syncMu.Unlock()
+	im.mu.Lock()
+	delete(im.instances, a.Replaces)
+	if inst != nil {
+		im.instances[inst.id] = inst
+	}
+	im.mu.Unlock()
+	if rerr := im.reconcile(); err == nil {
+		err = rerr
+	} else {
+		err = fmt.Errorf("natstool: info of service %s instance %s: %w", a.Service, a.ID, err)
+	}
+	return err
+}
+
+// scan asks every service for its INFO and returns the clawtool services.
+func (im *Importer) scan(ctx context.Context) (map[string]*instance, error) {
+	inbox := im.nc.NewRespInbox()
+	ch := make(chan *nats.Msg, 256)
+	sub, err := im.nc.ChanSubscribe(inbox, ch)
+	if err != nil {
+		return nil, fmt.Errorf("natstool: scan: %w", err)
+	}
+	defer sub.Unsubscribe()
+	subject, _ := micro.ControlSubject(micro.InfoVerb, "", "")
+	if err := im.nc.PublishRequest(subject, inbox, nil); err != nil {
+		return nil, fmt.Errorf("natstool: scan: %w", err)
+	}
+	found := make(map[string]*instance)
+	total := time.NewTimer(im.cfg.wait)
+	defer total.Stop()
+	var quiet <-chan time.Time
+	for n := 0; n < MaxServices; n++ {
+		select {
+		case <-ctx.Done():
+			return nil, fmt.Errorf("natstool: scan: %w", context.Cause(ctx))
+		case <-total.C:
+			return found, nil
+		case <-quiet:
+			return found, nil
+		case m := <-ch:
+			if m.Header.Get("Status") == "503" {
+				return found, nil // no service at all
+			}
+			if inst, ok := im.parseInfo(m.Data); ok {
+				found[inst.id] = inst
+			}
+			quiet = time.After(im.cfg.quiet)
+		}
+	}
+	return found, nil
+}
+
+// parseInfo reads a $SRV.INFO reply; ok is false for services that are
+// not clawtool services.
+func (im *Importer) parseInfo(data []byte) (*instance, bool) {
+	var info micro.Info
+	if json.Unmarshal(data, &info) != nil || info.Metadata[MetadataProtocol] == "" || info.ID == "" {
+		return nil, false
+	}
+	inst := &instance{service: info.Name, version: info.Version, id: info.ID}
+	for _, ep := range info.Endpoints {
+		raw := ep.Metadata[MetadataTool]
+		if raw == "" {
+			continue
+		}
+		var d Definition
+		if err := json.Unmarshal([]byte(raw), &d); err != nil || d.Name == "" {
+			im.logger().Warn("natstool: a tool definition cannot be read", "service", info.Name, "endpoint", ep.Name)
+			continue
+		}
+		inst.tools = append(inst.tools, remoteDef{Definition: d, subject: ep.Subject})
+	}
+	return inst, true
+}
+
+// reconcile makes the registry hold the tools of the known instances.
+// The caller holds syncMu.
+func (im *Importer) reconcile() error {
+	im.mu.Lock()
+	if im.closed {
+		im.mu.Unlock()
+		return nil
+	}
+	insts := make([]*instance, 0, len(im.instances))
+	for _, in := range im.instances {
+		insts = append(insts, in)
+	}
+	im.mu.Unlock()
+	// Service name order, then the highest version, then id: the first
+	// definition of a name wins.
+	slices.SortFunc(insts, func(a, b *instance) int {
+		return cmp.Or(strings.Compare(a.service, b.service), -compareVersions(a.version, b.version), strings.Compare(a.id, b.id))
+	})
+	var errs []error
+	want := make(map[string]*remoteTool)
+	for _, in := range insts {
+		for _, d := range in.tools {
+			if im.cfg.filter != nil && !im.cfg.filter(in.service, d.Name) {
+				continue
+			}
+			t, err := im.newRemoteTool(in.service, d)
+			if err != nil {
+				errs = append(errs, err)
+				continue
+			}
+			if other, dup := want[t.name]; dup {
+				if other.service != in.service {
+					errs = append(errs, fmt.Errorf("natstool: tool %q of service %s: its name is taken by the tool of service %s: %w", d.Name, in.service, other.service, tool.ErrDuplicate))
+				}
+				continue
+			}
+			if len(want) == MaxTools {
+				errs = append(errs, fmt.Errorf("natstool: more than %d tools: tool %q of service %s and later ones left out", MaxTools, d.Name, in.service))
+				break
+			}
+			want[t.name] = t
+		}
+	}
+	for name, t := range want {
+		fp, had := im.owned[name]
+		if had && fp == t.fingerprint {
+			continue
+		}
+		var err error
+		if had {
+			err = im.reg.Register(t)
+		} else {
+			err = im.reg.RegisterUnique(t)
+		}
+		if err != nil {
+			errs = append(errs, fmt.Errorf("natstool: tool %q of service %s: %w", t.remote, t.service, err))
+			if had {
+				im.reg.Remove(name)
+				delete(im.owned, name)
+			}
+			continue
+		}
+		im.owned[name] = t.fingerprint
+	}
+	for name := range im.owned {
+		if want[name] == nil {
+			im.reg.Remove(name)
+			delete(im.owned, name)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// compareVersions compares dotted version numbers numerically, falling
+// back to text for parts that are not numbers.
+func compareVersions(a, b string) int {
+	as, bs := strings.Split(a, "."), strings.Split(b, ".")
+	for i := 0; i < max(len(as), len(bs)); i++ {
+		var x, y string
+		if i < len(as) {
+			x = as[i]
+		}
+		if i < len(bs) {
+			y = bs[i]
+		}
+		xn, xerr := strconv.Atoi(x)
+		yn, yerr := strconv.Atoi(y)
+		if xerr == nil && yerr == nil {
+			if c := cmp.Compare(xn, yn); c != 0 {
+				return c
+			}
+			continue
+		}
+		if c := strings.Compare(x, y); c != 0 {
+			return c
+		}
+	}
+	return 0
+}
+
+// onReply routes a message on a reply subject to its call.
+func (im *Importer) onReply(m *nats.Msg) {
+	token := strings.TrimPrefix(m.Subject, im.inbox)
+	im.mu.Lock()
+	pc := im.pending[token]
+	im.mu.Unlock()
+	if pc == nil {
+		return // the call is over
+	}
+	kind := m.Header.Get(HeaderKind)
+	if kind == kindHeartbeat || kind == kindProgress {
+		select {
+		case pc.events <- m:
+		default:
+		}
+		return
+	}
+	select {
+	case pc.result <- m:
+	default:
+	}
+}
+
+// A remoteTool is a tool of a NATS service, imported as a tool.Tool.
+type remoteTool struct {
+	im          *Importer
+	name        string // in the registry
+	remote      string // on the service
+	service     string
+	subject     string
+	description string
+	params      json.RawMessage
+	opts        tool.Options
+	fingerprint string
+}
+
+func (im *Importer) newRemoteTool(service string, d remoteDef) (*remoteTool, error) {
+	name := im.cfg.prefix + d.Name
+	if !tool.ValidName(name) {
+		return nil, fmt.Errorf("natstool: tool %q of service %s: %q is not a valid tool name: %w", d.Name, service, name, tool.ErrInvalidName)
+	}
+	if len(d.InputSchema) > MaxSchemaBytes || len(d.OutputSchema) > MaxSchemaBytes {
+		return nil, fmt.Errorf("natstool: tool %q of service %s: its schema is larger than %d bytes: %w", d.Name, service, MaxSchemaBytes, tool.ErrInvalidSchema)
+	}
+	desc := d.Description
+	if len(desc) > MaxDescriptionBytes {
+		n := MaxDescriptionBytes
+		for n > 0 && desc[n]&0xC0 == 0x80 {
+			n--
+		}
+		desc = desc[:n] + "…"
+	}
+	fp, _ := json.Marshal(d.Definition)
+	var retry tool.RetryPolicy
+	if d.Annotations.Idempotent {
+		retry = im.cfg.retry
+	}
+	return &remoteTool{
+		im: im, name: name, remote: d.Name, service: service, subject: d.subject,
+		description: desc, params: d.InputSchema,
+		opts: tool.Options{
+			Annotations:  d.toolAnnotations(),
+			OutputSchema: d.OutputSchema,
+			Retry:        retry,
+			// The worker enforces the tool's own limit; the caller's
+			// registry default (or context) bounds the wait here.
+		},
+		fingerprint: service + "\x00" + d.subject + "\x00" + string(fp),
+	}, nil
+}
+
+func (t *remoteTool) Name() string                { return t.name }
+func (t *remoteTool) Description() string         { return t.description }
+func (t *remoteTool) Parameters() json.RawMessage { return t.params }
+func (t *remoteTool) Options() tool.Options       { return t.opts }
+
+// unavailable is the result of a call that no worker ran to the end.
+func (t *remoteTool) unavailable(format string, args ...any) (tool.Result, error) {
+	msg := fmt.Sprintf(format, args...)
+	return tool.Result{IsError: true, Kind: tool.KindUnavailable, Error: msg}, tool.Transient(errors.New(msg))
+}
+
+// Execute sends the call to a worker of the tool's service; see [Importer].
+func (t *remoteTool) Execute(ctx context.Context, args json.RawMessage) (tool.Result, error) {
+	im := t.im
+	if _, ok := ctx.Deadline(); !ok {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, im.cfg.callTimeout)
+		defer cancel()
+	}
+	deadline, _ := ctx.Deadline()
+	pc := &pendingCall{events: make(chan *nats.Msg, 16), result: make(chan *nats.Msg, 1)}
+	im.mu.Lock()
+	if im.closed {
+		im.mu.Unlock()
+		return t.unavailable("tool %q is no longer imported", t.name)
+	}
+	im.seq++
+	token := strconv.FormatUint(im.seq, 36)
+	im.pending[token] = pc
+	im.mu.Unlock()
+	defer func() {
+		im.mu.Lock()
+		delete(im.pending, token)
+		im.mu.Unlock()
+	}()
+
+	msg := &nats.Msg{Subject: t.subject, Reply: im.inbox + token, Data: args, Header: nats.Header{}}
+	if im.cfg.headers != nil {
+		for k, vs := range im.cfg.headers(ctx) {
+			msg.Header[k] = vs
+		}
+	}
+	msg.Header.Set(HeaderTimeout, formatTimeout(time.Until(deadline)))
+	if err := im.nc.PublishMsg(msg); err != nil {
+		return t.unavailable("tool %q could not be sent to a worker: %v", t.name, err)
+	}
+	watchdog := time.NewTimer(im.cfg.workerTimeout)
+	defer watchdog.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			// Tell the worker, so that it stops too.
+			im.nc.Publish(cancelSubject(t.subject[:strings.LastIndexByte(t.subject, '.')]), []byte(msg.Reply))
+			return tool.Result{}, context.Cause(ctx)
+		case <-watchdog.C:
+			return t.unavailable("the worker running tool %q stopped answering (nothing heard for %s); it may have died", t.name, im.cfg.workerTimeout)
+		case m := <-pc.events:
+			watchdog.Reset(im.cfg.workerTimeout)
+			if m.Header.Get(HeaderKind) == kindProgress {
+				var p progressReport
+				if json.Unmarshal(m.Data, &p) == nil {
+					tool.ReportProgress(ctx, p.Progress, p.Total, p.Message)
+				}
+			}
+		case m := <-pc.result:
+			return t.finish(ctx, m)
+		}
+	}
+}
+
+// finish reads the message that ends a call.
+func (t *remoteTool) finish(ctx context.Context, m *nats.Msg) (tool.Result, error) {
+	switch {
+	case m == nil:
+		return t.unavailable("tool %q is no longer imported", t.name)
+	case m.Header.Get("Status") == "503":
+		return t.unavailable("no worker of service %s is serving tool %q right now; try again later", t.service, t.name)
+	case m.Header.Get(HeaderKind) == kindBusy:
+		return t.unavailable("every worker of service %s that received the call to tool %q was busy; try again later", t.service, t.name)
+	case m.Header.Get(micro.ErrorCodeHeader) != "":
+		return tool.Result{}, fmt.Errorf("service %s, tool %q: %s %s", t.service, t.name, m.Header.Get(micro.ErrorCodeHeader), m.Header.Get(micro.ErrorHeader))
+	}
+	body := m.Data
+	if key := m.Header.Get(HeaderObject); key != "" {
+		var err error
+		if body, err = t.fetchObject(ctx, m.Header.Get(HeaderBucket), key); err != nil {
+			return tool.Result{}, err
+		}
+	}
+	var res tool.Result
+	if err := json.Unmarshal(body, &res); err != nil {
+		return tool.Result{}, fmt.Errorf("service %s, tool %q: the worker's result cannot be read: %v", t.service, t.name, err)
+	}
+	return res, nil
+}
+
+// fetchObject reads, then deletes, a large result from the object store.
+func (t *remoteTool) fetchObject(ctx context.Context, bucket, key string) ([]byte, error) {
+	fail := func(err error) ([]byte, error) {
+		return nil, fmt.Errorf("service %s, tool %q: reading the large result %s/%s: %w", t.service, t.name, bucket, key, err)
+	}
+	js, err := jetstream.New(t.im.nc)
+	if err != nil {
+		return fail(err)
+	}
+	store, err := js.ObjectStore(ctx, bucket)
+	if err != nil {
+		return fail(err)
+	}
+	defer store.Delete(context.WithoutCancel(ctx), key)
+	info, err := store.GetInfo(ctx, key)
+	if err != nil {
+		return fail(err)
+	}
+	if int64(info.Size) > t.im.cfg.maxResultBytes {
+		return fail(fmt.Errorf("%d bytes, more than the limit of %d", info.Size, t.im.cfg.maxResultBytes))
+	}
+	return store.GetBytes(ctx, key)
+}

@@ -1,0 +1,588 @@
+package natstool_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/miniopenclaw/tool"
+	"github.com/miniopenclaw/tool/natstool"
+	"github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+	"go.uber.org/goleak"
+)
+
+func TestMain(m *testing.M) {
+	goleak.VerifyTestMain(m)
+}
+
+// startServer runs an embedded NATS server on a random loopback port.
+func startServer(t testing.TB, jetStream bool) *server.Server {
+	t.Helper()
+	opts := &server.Options{Host: "127.0.0.1", Port: -1, NoLog: true, NoSigs: true, JetStream: jetStream}
+	if jetStream {
+		opts.StoreDir = t.TempDir()
+	}
+	s, err := server.NewServer(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	go s.Start()
+	if !s.ReadyForConnections(20 * time.Second) {
+		t.Fatal("nats-server did not start")
+	}
+	t.Cleanup(func() {
+		s.Shutdown()
+		s.WaitForShutdown()
+	})
+	return s
+}
+
+func connect(t testing.TB, s *server.Server) *nats.Conn {
+	t.Helper()
+	nc, err := nats.Connect(s.ClientURL(), nats.MaxReconnects(-1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(nc.Close)
+	return nc
+}
+
+var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
+
+// importOpts are fast settings for tests: short discovery and no
+// periodic scans unless a test asks for them.
+func importOpts(extra ...natstool.ImportOption) []natstool.ImportOption {
+	return append([]natstool.ImportOption{
+		natstool.WithDiscovery(5*time.Second, 300*time.Millisecond),
+		natstool.WithResync(-1),
+		natstool.WithImportLogger(quiet),
+	}, extra...)
+}
+
+func importInto(t testing.TB, nc *nats.Conn, reg *tool.Registry, opts ...natstool.ImportOption) *natstool.Importer {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	im, err := natstool.Import(ctx, nc, reg, importOpts(opts...)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { im.Close() })
+	return im
+}
+
+func serve(t testing.TB, nc *nats.Conn, reg *tool.Registry, opts ...natstool.ServeOption) *natstool.Service {
+	t.Helper()
+	svc, err := natstool.Serve(nc, reg, append([]natstool.ServeOption{natstool.WithServiceLogger(quiet)}, opts...)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { svc.Stop() })
+	return svc
+}
+
+type AddArgs struct {
+	A int `json:"a" description:"first term"`
+	B int `json:"b" description:"second term" maximum:"100"`
+}
+
+// counting returns a worker registry with an "add" tool that counts its
+// calls in n.
+func counting(t testing.TB, n *atomic.Int64, opts ...tool.Option) *tool.Registry {
+	t.Helper()
+	add := tool.Must(tool.New("add", "Adds two integers.", func(ctx context.Context, in AddArgs) (int, error) {
+		n.Add(1)
+		return in.A + in.B, nil
+	}, append([]tool.Option{tool.WithAnnotations(tool.Annotations{ReadOnly: true, Idempotent: true})}, opts...)...))
+	reg := tool.NewRegistry(tool.WithLogger(quiet))
+	if err := reg.Register(add); err != nil {
+		t.Fatal(err)
+	}
+	return reg
+}
+
+// waitFor polls cond until it holds or the test's bound (a failure, not
+// a timing assertion) runs out.
+func waitFor(t testing.TB, what string, cond func() bool) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	for !cond() {
+		select {
+		case <-ctx.Done():
+			t.Fatalf("gave up waiting for %s", what)
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+}
+
+func TestServeAndImport(t *testing.T) {
+	s := startServer(t, false)
+	var calls atomic.Int64
+	worker := counting(t, &calls)
+	serve(t, connect(t, s), worker)
+
+	local := tool.NewRegistry(tool.WithLogger(quiet))
+	importInto(t, connect(t, s), local, natstool.WithPrefix("w_"))
+
+	got, ok := local.Get("w_add")
+	if !ok {
+		t.Fatalf("w_add not imported; registry has %d tools", local.Len())
+	}
+	want, _ := worker.Get("add")
+	if got.Description() != want.Description() || string(got.Parameters()) != string(want.Parameters()) {
+		t.Errorf("imported definition differs:\n got %s %s\nwant %s %s", got.Description(), got.Parameters(), want.Description(), want.Parameters())
+	}
+	if a := tool.OptionsOf(got).Annotations; !a.ReadOnly || !a.Idempotent || a.Destructive {
+		t.Errorf("annotations = %+v, want read-only and idempotent", a)
+	}
+
+	res := local.Execute(context.Background(), "w_add", json.RawMessage(`{"a":2,"b":40}`))
+	if res.IsError || res.Output != "42" {
+		t.Fatalf("call: %+v", res)
+	}
+	// Invalid arguments are refused by the local registry: the worker's
+	// tool never runs.
+	res = local.Execute(context.Background(), "w_add", json.RawMessage(`{"a":2,"b":400}`))
+	if res.Kind != tool.KindInvalidArguments || !strings.Contains(res.Error, "/b") {
+		t.Fatalf("invalid call: %+v", res)
+	}
+	if n := calls.Load(); n != 1 {
+		t.Errorf("worker ran %d calls, want 1", n)
+	}
+}
+
+func TestCallsShareWorkers(t *testing.T) {
+	s := startServer(t, false)
+	var counts [3]atomic.Int64
+	for i := range counts {
+		serve(t, connect(t, s), counting(t, &counts[i]))
+	}
+	local := tool.NewRegistry(tool.WithLogger(quiet))
+	importInto(t, connect(t, s), local)
+	const calls = 300
+	var wg sync.WaitGroup
+	for i := range calls {
+		wg.Go(func() {
+			res := local.Execute(context.Background(), "add", json.RawMessage(fmt.Sprintf(`{"a":%d,"b":1}`, i)))
+			if res.IsError || res.Output != fmt.Sprint(i+1) {
+				t.Errorf("call %d: %+v", i, res)
+			}
+		})
+	}
+	wg.Wait()
+	var total int64
+	for i := range counts {
+		n := counts[i].Load()
+		total += n
+		// NATS picks a queue member at random: each of 3 gets about 100 of
+		// 300; fewer than 30 is many standard deviations away.
+		if n < 30 {
+			t.Errorf("worker %d served %d of %d calls", i, n, calls)
+		}
+	}
+	if total != calls {
+		t.Errorf("workers ran %d calls, want %d", total, calls)
+	}
+}
+
+func TestResyncFollowsChanges(t *testing.T) {
+	s := startServer(t, false)
+	var n atomic.Int64
+	worker := counting(t, &n)
+	svc := serve(t, connect(t, s), worker)
+	local := tool.NewRegistry(tool.WithLogger(quiet))
+	importInto(t, connect(t, s), local)
+	if _, ok := local.Get("add"); !ok {
+		t.Fatal("add not imported")
+	}
+
+	echo := tool.Must(tool.New("echo", "Echoes its text.", func(ctx context.Context, in struct {
+		Text string `json:"text"`
+	}) (string, error) {
+		return in.Text, nil
+	}))
+	if err := worker.Register(echo); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "echo to be imported", func() bool { _, ok := local.Get("echo"); return ok })
+	if res := local.Execute(context.Background(), "echo", json.RawMessage(`{"text":"hi"}`)); res.Output != "hi" {
+		t.Fatalf("echo: %+v", res)
+	}
+
+	// A changed description reaches the importer.
+	echo2 := tool.Must(tool.New("echo", "Echoes its text back, unchanged.", func(ctx context.Context, in struct {
+		Text string `json:"text"`
+	}) (string, error) {
+		return in.Text, nil
+	}))
+	worker.Register(echo2)
+	waitFor(t, "the new description", func() bool {
+		t, ok := local.Get("echo")
+		return ok && t.Description() == "Echoes its text back, unchanged."
+	})
+
+	worker.Remove("add")
+	waitFor(t, "add to be removed", func() bool { _, ok := local.Get("add"); return !ok })
+
+	svc.Stop()
+	waitFor(t, "every tool to be removed", func() bool { return local.Len() == 0 })
+}
+
+// A tool the importer did not register is never replaced.
+func TestImportNeverDisplaces(t *testing.T) {
+	s := startServer(t, false)
+	var n atomic.Int64
+	serve(t, connect(t, s), counting(t, &n))
+	local := tool.NewRegistry(tool.WithLogger(quiet))
+	mine := tool.Must(tool.New("add", "Mine.", func(ctx context.Context, in AddArgs) (int, error) { return -1, nil }))
+	local.Register(mine)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	im, err := natstool.Import(ctx, connect(t, s), local, importOpts()...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer im.Close()
+	if err := im.Sync(ctx); !errors.Is(err, tool.ErrDuplicate) {
+		t.Fatalf("Sync = %v, want ErrDuplicate", err)
+	}
+	if got, _ := local.Get("add"); got.Description() != "Mine." {
+		t.Fatal("the local tool was replaced")
+	}
+	im.Close()
+	if _, ok := local.Get("add"); !ok {
+		t.Fatal("Close removed a tool the importer did not register")
+	}
+}
+
+func TestDeadlineTravels(t *testing.T) {
+	s := startServer(t, false)
+	left := make(chan time.Duration, 1)
+	slow := tool.Must(tool.New("wait", "Waits until its context ends.", func(ctx context.Context, in struct{}) (string, error) {
+		dl, ok := ctx.Deadline()
+		if !ok {
+			left <- -1
+		} else {
+			left <- time.Until(dl)
+		}
+		<-ctx.Done()
+		return "", ctx.Err()
+	}, tool.WithTimeout(-1)))
+	worker := tool.NewRegistry(tool.WithLogger(quiet), tool.WithDefaultTimeout(-1))
+	worker.Register(slow)
+	serve(t, connect(t, s), worker)
+	local := tool.NewRegistry(tool.WithLogger(quiet))
+	importInto(t, connect(t, s), local)
+
+	ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
+	defer cancel()
+	res := local.Execute(ctx, "wait", nil)
+	if !res.IsError {
+		t.Fatalf("call succeeded: %+v", res)
+	}
+	d := <-left
+	if d <= 0 || d > 500*time.Millisecond {
+		t.Fatalf("worker's deadline was %v away, want within the caller's 500ms", d)
+	}
+}
+
+func TestNoWorkerIsUnavailable(t *testing.T) {
+	s := startServer(t, false)
+	var n atomic.Int64
+	wnc := connect(t, s)
+	serve(t, wnc, counting(t, &n))
+	local := tool.NewRegistry(tool.WithLogger(quiet))
+	importInto(t, connect(t, s), local)
+	wnc.Close() // the worker vanishes without an announcement
+	// Wait until the server has seen the worker go.
+	probe := connect(t, s)
+	waitFor(t, "the worker's subscriptions to go", func() bool {
+		_, err := probe.Request("clawtool.tool.clawtool.add", nil, time.Second)
+		return errors.Is(err, nats.ErrNoResponders)
+	})
+	res := local.Execute(context.Background(), "add", json.RawMessage(`{"a":1,"b":2}`))
+	if res.Kind != tool.KindUnavailable || !strings.Contains(res.Error, "no worker") {
+		t.Fatalf("got %+v, want unavailable", res)
+	}
+}
+
+func TestLargeResults(t *testing.T) {
+	s := startServer(t, true)
+	big := strings.Repeat("x", 3<<20) // the server's max payload is 1 MiB
+	blob := tool.Must(tool.New("blob", "Returns 3 MiB of text.", func(ctx context.Context, in struct{}) (string, error) {
+		return big, nil
+	}, tool.WithMaxOutput(-1)))
+	worker := tool.NewRegistry(tool.WithLogger(quiet))
+	worker.Register(blob)
+
+	wnc := connect(t, s)
+	js, err := jetstream.New(wnc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	store, err := js.CreateObjectStore(ctx, jetstream.ObjectStoreConfig{Bucket: "results", TTL: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	t.Run("object store", func(t *testing.T) {
+		svc := serve(t, wnc, worker, natstool.WithServiceName("withstore"), natstool.WithObjectStore(store))
+		defer svc.Stop()
+		local := tool.NewRegistry(tool.WithLogger(quiet), tool.WithDefaultMaxOutput(-1))
+		importInto(t, connect(t, s), local, natstool.WithFilter(func(service, _ string) bool { return service == "withstore" }))
+		res := local.Execute(ctx, "blob", nil)
+		if res.IsError || len(res.Output) != len(big) {
+			t.Fatalf("got %d bytes, error %q; want %d bytes", len(res.Output), res.Error, len(big))
+		}
+		// The importer deleted the object after reading it.
+		n := 0
+		lister, err := store.List(ctx)
+		if err == nil {
+			n = len(lister)
+		} else if !errors.Is(err, jetstream.ErrNoObjectsFound) {
+			t.Fatal(err)
+		}
+		if n != 0 {
+			t.Errorf("%d objects left in the store", n)
+		}
+	})
+	t.Run("no object store", func(t *testing.T) {
+		svc := serve(t, wnc, worker, natstool.WithServiceName("nostore"))
+		defer svc.Stop()
+		local := tool.NewRegistry(tool.WithLogger(quiet), tool.WithDefaultMaxOutput(-1))
+		importInto(t, connect(t, s), local, natstool.WithFilter(func(service, _ string) bool { return service == "nostore" }))
+		res := local.Execute(ctx, "blob", nil)
+		if !res.IsError || !strings.Contains(res.Error, "no object store") || !strings.Contains(res.Error, "bytes") {
+			t.Fatalf("got %+v, want an error naming the size and the missing store", res.Error)
+		}
+	})
+}
+
+// blocking returns a registry whose "hold" tool signals started and then
+// waits for its context.
+func blocking(started chan<- string, id string) *tool.Registry {
+	hold := tool.Must(tool.New("hold", "Holds until canceled.", func(ctx context.Context, in struct{}) (string, error) {
+		started <- id
+		<-ctx.Done()
+		return "", ctx.Err()
+	}, tool.WithAnnotations(tool.Annotations{Idempotent: true, ReadOnly: true}),
+		tool.WithRetry(tool.RetryPolicy{MaxAttempts: 3, Backoff: time.Millisecond})))
+	reg := tool.NewRegistry(tool.WithLogger(quiet))
+	reg.Register(hold)
+	return reg
+}
+
+// A worker that dies during a call: the call fails as unavailable once
+// the heartbeats stop, long before its own time limit.
+func TestWorkerDiesMidCall(t *testing.T) {
+	s := startServer(t, false)
+	started := make(chan string, 4)
+	wnc := connect(t, s)
+	serve(t, wnc, blocking(started, "a"), natstool.WithHeartbeat(50*time.Millisecond))
+	local := tool.NewRegistry(tool.WithLogger(quiet))
+	importInto(t, connect(t, s), local, natstool.WithWorkerTimeout(300*time.Millisecond))
+
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	done := make(chan tool.Result, 1)
+	go func() { done <- local.Execute(ctx, "hold", nil) }()
+	<-started
+	wnc.Close()
+	res := <-done
+	if res.Kind != tool.KindUnavailable || !strings.Contains(res.Error, "stopped answering") {
+		t.Fatalf("got %+v, want unavailable", res)
+	}
+	if ctx.Err() != nil {
+		t.Fatal("the call ran to its own time limit")
+	}
+}
+
+// An idempotent call whose worker dies is retried by the Executor on
+// another worker.
+func TestExecutorRetriesOnAnotherWorker(t *testing.T) {
+	s := startServer(t, false)
+	started := make(chan string, 4)
+	anc := connect(t, s)
+	serve(t, anc, blocking(started, "a"), natstool.WithHeartbeat(50*time.Millisecond))
+	local := tool.NewRegistry(tool.WithLogger(quiet))
+	importInto(t, connect(t, s), local, natstool.WithWorkerTimeout(300*time.Millisecond))
+
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	ex := tool.NewExecutor(local)
+	done := make(chan []tool.Outcome, 1)
+	go func() {
+		outs, _ := ex.Run(ctx, []tool.Call{{ID: "1", Name: "hold"}})
+		done <- outs
+	}()
+	if id := <-started; id != "a" {
+		t.Fatalf("first attempt ran on %s", id)
+	}
+	// Worker b joins, then a dies: the retry can only reach b.
+	serve(t, connect(t, s), blocking(started, "b"), natstool.WithHeartbeat(50*time.Millisecond))
+	anc.Close()
+	select {
+	case id := <-started:
+		if id != "b" {
+			t.Fatalf("retry ran on %s, want b", id)
+		}
+	case outs := <-done:
+		t.Fatalf("no retry: %+v", outs[0].Result)
+	}
+	cancel()
+	outs := <-done
+	if a := outs[0].Result.Metadata["attempts"]; fmt.Sprint(a) != "2" {
+		t.Errorf("attempts = %v, want 2 (outcome %+v)", a, outs[0].Result)
+	}
+}
+
+type principalKey struct{}
+
+func TestHeadersCarryThePrincipal(t *testing.T) {
+	s := startServer(t, false)
+	whoami := tool.Must(tool.New("whoami", "Says who the call is for.", func(ctx context.Context, in struct{}) (string, error) {
+		who, _ := ctx.Value(principalKey{}).(string)
+		return who, nil
+	}))
+	worker := tool.NewRegistry(tool.WithLogger(quiet))
+	worker.Register(whoami)
+	serve(t, connect(t, s), worker, natstool.WithCallContext(func(ctx context.Context, h nats.Header) (context.Context, error) {
+		who := h.Get("Principal")
+		if who == "mallory" {
+			return nil, errors.New("mallory may not call tools here")
+		}
+		return context.WithValue(ctx, principalKey{}, who), nil
+	}))
+	local := tool.NewRegistry(tool.WithLogger(quiet))
+	importInto(t, connect(t, s), local, natstool.WithCallHeaders(func(ctx context.Context) nats.Header {
+		who, _ := ctx.Value(principalKey{}).(string)
+		return nats.Header{"Principal": []string{who}}
+	}))
+	ctx := context.WithValue(context.Background(), principalKey{}, "alice")
+	if res := local.Execute(ctx, "whoami", nil); res.Output != "alice" {
+		t.Fatalf("got %+v, want alice", res)
+	}
+	ctx = context.WithValue(context.Background(), principalKey{}, "mallory")
+	if res := local.Execute(ctx, "whoami", nil); res.Kind != tool.KindDenied || !strings.Contains(res.Error, "may not") {
+		t.Fatalf("got %+v, want denied", res)
+	}
+}
+
+func TestResultsKeepTheirShape(t *testing.T) {
+	s := startServer(t, false)
+	worker := tool.NewRegistry(tool.WithLogger(quiet))
+	worker.Register(tool.Must(tool.New("fail", "Fails.", func(ctx context.Context, in struct{}) (string, error) {
+		return "", errors.New("disk full")
+	})))
+	worker.Register(tool.Must(tool.New("boom", "Panics.", func(ctx context.Context, in struct{}) (string, error) {
+		panic("boom")
+	})))
+	worker.Register(tool.Must(tool.New("chart", "Draws.", func(ctx context.Context, in struct{}) (tool.Result, error) {
+		tool.ReportProgress(ctx, 1, 2, "half")
+		return tool.Result{Output: "a chart", Parts: []tool.Part{tool.Image("image/png", []byte{0x89, 'P', 'N', 'G'})}}, nil
+	})))
+	serve(t, connect(t, s), worker)
+	local := tool.NewRegistry(tool.WithLogger(quiet))
+	importInto(t, connect(t, s), local)
+
+	ctx := context.Background()
+	if res := local.Execute(ctx, "fail", nil); res.Kind != tool.KindToolError || res.Error != "disk full" {
+		t.Errorf("fail: %+v", res)
+	}
+	if res := local.Execute(ctx, "boom", nil); res.Kind != tool.KindPanic {
+		t.Errorf("boom: %+v", res)
+	}
+	var reports []string
+	var mu sync.Mutex
+	pctx := tool.WithProgress(ctx, func(p, total float64, msg string) {
+		mu.Lock()
+		reports = append(reports, fmt.Sprint(p, "/", total, " ", msg))
+		mu.Unlock()
+	})
+	res := local.Execute(pctx, "chart", nil)
+	if res.IsError || res.Output != "a chart" || len(res.Parts) != 1 || res.Parts[0].MIMEType != "image/png" || string(res.Parts[0].Data) != "\x89PNG" {
+		t.Errorf("chart: %+v", res)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(reports) != 1 || reports[0] != "1/2 half" {
+		t.Errorf("progress reports = %q", reports)
+	}
+}
+
+// A worker whose waiting line is full answers at once as busy.
+func TestBusyWorker(t *testing.T) {
+	s := startServer(t, false)
+	started := make(chan string, 4)
+	serve(t, connect(t, s), blocking(started, "a"), natstool.WithMaxInFlight(1, 0))
+	local := tool.NewRegistry(tool.WithLogger(quiet))
+	importInto(t, connect(t, s), local)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan tool.Result, 1)
+	go func() { done <- local.Execute(ctx, "hold", nil) }()
+	select {
+	case <-started:
+	case res := <-done:
+		t.Fatalf("first call: %+v", res)
+	}
+	res := local.Execute(context.Background(), "hold", nil)
+	if res.Kind != tool.KindUnavailable || !strings.Contains(res.Error, "busy") {
+		t.Errorf("second call: %+v, want unavailable (busy)", res)
+	}
+	cancel()
+	<-done
+}
+
+// A caller that gives up stops the call on the worker too.
+func TestCancelReachesWorker(t *testing.T) {
+	s := startServer(t, false)
+	started := make(chan string, 1)
+	stopped := make(chan error, 1)
+	hold := tool.Must(tool.New("hold", "Holds until canceled.", func(ctx context.Context, in struct{}) (string, error) {
+		started <- "a"
+		<-ctx.Done()
+		stopped <- context.Cause(ctx)
+		return "", ctx.Err()
+	}))
+	worker := tool.NewRegistry(tool.WithLogger(quiet))
+	worker.Register(hold)
+	serve(t, connect(t, s), worker)
+	local := tool.NewRegistry(tool.WithLogger(quiet))
+	importInto(t, connect(t, s), local)
+
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan tool.Result, 1)
+	go func() { done <- local.Execute(ctx, "hold", nil) }()
+	select {
+	case <-started:
+	case res := <-done:
+		t.Fatalf("call: %+v", res)
+	}
+	cancel()
+	if res := <-done; res.Kind != tool.KindCanceled {
+		t.Errorf("caller got %+v, want canceled", res)
+	}
+	bound, stop := context.WithTimeout(context.Background(), 20*time.Second)
+	defer stop()
+	select {
+	case err := <-stopped:
+		if err == nil || !strings.Contains(err.Error(), "caller canceled") {
+			t.Errorf("the worker's context ended with %v", err)
+		}
+	case <-bound.Done():
+		t.Fatal("the worker's call went on after the caller gave up")
+	}
+}

@@ -1,0 +1,518 @@
+package natstool
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/miniopenclaw/tool"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/nats-io/nats.go/micro"
+	"github.com/nats-io/nuid"
+)
+
+// Defaults of a [Service].
+const (
+	DefaultServiceName   = "clawtool"
+	DefaultSubjectPrefix = "clawtool.tool"
+	DefaultMaxInFlight   = 64
+	DefaultMaxWaiting    = 1024
+	DefaultHeartbeat     = time.Second
+)
+
+// A ServeOption configures a [Service].
+type ServeOption func(*serveConfig)
+
+type serveConfig struct {
+	name, version, description string
+	prefix                     string
+	maxInFlight, maxWaiting    int
+	heartbeat                  time.Duration
+	store                      jetstream.ObjectStore
+	bucket                     string
+	callContext                func(context.Context, nats.Header) (context.Context, error)
+	logger                     *slog.Logger
+}
+
+// WithServiceName sets the micro service's name ([DefaultServiceName] by
+// default). Workers that serve the same tools use the same name: they form
+// one queue group and share the calls. Names are letters, digits, '-'
+// and '_'.
+func WithServiceName(name string) ServeOption {
+	return func(c *serveConfig) { c.name = name }
+}
+
+// WithVersion sets the service's semantic version ("0.0.0" by default).
+// When workers of one service disagree about a tool's definition, an
+// importer takes the definition of the highest version.
+func WithVersion(v string) ServeOption {
+	return func(c *serveConfig) { c.version = v }
+}
+
+// WithDescription sets the service's description.
+func WithDescription(d string) ServeOption {
+	return func(c *serveConfig) { c.description = d }
+}
+
+// WithSubjectPrefix sets the prefix of the endpoints' subjects
+// ([DefaultSubjectPrefix] by default): tool T of service S is served on
+// PREFIX.S.T.
+func WithSubjectPrefix(p string) ServeOption {
+	return func(c *serveConfig) { c.prefix = p }
+}
+
+// WithMaxInFlight bounds the calls this worker runs at once
+// ([DefaultMaxInFlight] by default) and the calls it keeps waiting for a
+// turn ([DefaultMaxWaiting]). A call that finds the waiting line full is
+// answered at once as unavailable, so that the caller may try another
+// worker. Waiting calls count against their own deadline.
+func WithMaxInFlight(running, waiting int) ServeOption {
+	return func(c *serveConfig) {
+		if running > 0 {
+			c.maxInFlight = running
+		}
+		if waiting >= 0 {
+			c.maxWaiting = waiting
+		}
+	}
+}
+
+// WithHeartbeat sets how often the worker tells the caller that a call is
+// still waiting or running ([DefaultHeartbeat] by default). An importer
+// that hears nothing for a few heartbeats takes the worker for dead.
+func WithHeartbeat(d time.Duration) ServeOption {
+	return func(c *serveConfig) {
+		if d > 0 {
+			c.heartbeat = d
+		}
+	}
+}
+
+// WithObjectStore lets results larger than the NATS server's max payload
+// travel through a JetStream object store: the worker puts the result
+// there and the importer reads and deletes it. Give the bucket a TTL so
+// that results whose caller went away do not pile up. Without it, such a
+// result is replaced by an error result that says so; it is never cut.
+func WithObjectStore(store jetstream.ObjectStore) ServeOption {
+	return func(c *serveConfig) { c.store = store }
+}
+
+// WithCallContext sets a function that derives each call's context from
+// its request headers: for example, to restore the principal an importer
+// set with [WithCallHeaders]. An error refuses the call with that error's
+// message (kind denied).
+func WithCallContext(fn func(ctx context.Context, h nats.Header) (context.Context, error)) ServeOption {
+	return func(c *serveConfig) { c.callContext = fn }
+}
+
+// WithServiceLogger sets the logger for events such as a failed resync of
+// the service's endpoints. The default is [slog.Default].
+func WithServiceLogger(l *slog.Logger) ServeOption {
+	return func(c *serveConfig) { c.logger = l }
+}
+
+// A Service serves the tools of a [tool.Registry] as a NATS micro service:
+// one endpoint per tool, in a queue group named after the service, so that
+// every worker process serving the same service shares the calls. Each
+// endpoint's metadata holds the tool's [Definition] under [MetadataTool];
+// the service answers $SRV.PING, $SRV.INFO and $SRV.STATS as every micro
+// service does.
+//
+// Every call runs through [tool.Registry.Execute], with a context that
+// ends when the caller's time (HeaderTimeout) runs out. While a call waits
+// for a turn or runs, the worker sends heartbeats and the tool's progress
+// reports to the caller.
+//
+// When the registry changes, the service's endpoints are rebuilt and the
+// change is announced on [ChangeSubject].
+type Service struct {
+	nc  *nats.Conn
+	reg *tool.Registry
+	cfg serveConfig
+
+	running chan struct{} // a token per running call
+	waiting chan struct{} // a token per call received and not answered
+	base    context.Context
+	cancel  context.CancelFunc
+
+	mu        sync.Mutex
+	svc       micro.Service
+	stopped   bool
+	inFlight  map[string]context.CancelFunc // by reply subject
+	cancelSub *nats.Subscription
+	stopWatch func()
+	dirty     chan struct{}
+	loopDone  chan struct{}
+	calls     sync.WaitGroup
+}
+
+// Serve starts serving reg's tools on nc. Stop the service with
+// [Service.Stop]; closing nc stops it too, without the announcement.
+func Serve(nc *nats.Conn, reg *tool.Registry, opts ...ServeOption) (*Service, error) {
+	cfg := serveConfig{
+		name: DefaultServiceName, version: "0.0.0", prefix: DefaultSubjectPrefix,
+		maxInFlight: DefaultMaxInFlight, maxWaiting: DefaultMaxWaiting, heartbeat: DefaultHeartbeat,
+	}
+	for _, o := range opts {
+		o(&cfg)
+	}
+	if cfg.store != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		st, err := cfg.store.Status(ctx)
+		cancel()
+		if err != nil {
+			return nil, fmt.Errorf("natstool: object store: %w", err)
+		}
+		cfg.bucket = st.Bucket()
+	}
+	s := &Service{
+		nc: nc, reg: reg, cfg: cfg,
+		running:  make(chan struct{}, cfg.maxInFlight),
+		waiting:  make(chan struct{}, cfg.maxInFlight+cfg.maxWaiting),
+		dirty:    make(chan struct{}, 1),
+		loopDone: make(chan struct{}),
+	}
+	s.base, s.cancel = context.WithCancel(context.Background())
+	s.inFlight = make(map[string]context.CancelFunc)
+	var err error
+	s.cancelSub, err = nc.Subscribe(cancelSubject(cfg.prefix+"."+cfg.name), s.onCancel)
+	if err != nil {
+		s.cancel()
+		return nil, fmt.Errorf("natstool: %w", err)
+	}
+	s.stopWatch = reg.OnChange(func(string) {
+		select {
+		case s.dirty <- struct{}{}:
+		default:
+		}
+	})
+	svc, err := s.build()
+	if err != nil {
+		s.stopWatch()
+		s.cancelSub.Unsubscribe()
+		s.cancel()
+		close(s.loopDone)
+		return nil, err
+	}
+	s.svc = svc
+	s.announce(Announcement{Service: cfg.name, ID: svc.Info().ID})
+	go s.watch()
+	return s, nil
+}
+
+// ID returns the micro service instance's current id. It changes when the
+// registry changes and the endpoints are rebuilt.
+func (s *Service) ID() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.svc.Info().ID
+}
+
+// Stop stops serving: the endpoints are drained, importers are told, and
+// Stop waits for the calls already received to be answered, each within
+// its own time limit. When the connection is closed, nobody can receive
+// those answers, so the calls are canceled instead. It is safe to call
+// more than once.
+func (s *Service) Stop() error {
+	s.mu.Lock()
+	if s.stopped {
+		s.mu.Unlock()
+		return nil
+	}
+	s.stopped = true
+	svc := s.svc
+	s.mu.Unlock()
+	s.stopWatch()
+	close(s.dirty)
+	<-s.loopDone
+	err := svc.Stop()
+	if s.nc.IsClosed() {
+		s.cancel()
+	}
+	// Callers may still cancel the calls Stop waits for.
+	s.calls.Wait()
+	s.cancelSub.Unsubscribe()
+	s.cancel()
+	s.announce(Announcement{Service: s.cfg.name, ID: svc.Info().ID, Stopped: true})
+	return err
+}
+
+// watch rebuilds the endpoints after the registry changed, folding changes
+// that arrive close together into one rebuild.
+func (s *Service) watch() {
+	defer close(s.loopDone)
+	for range s.dirty {
+		time.Sleep(20 * time.Millisecond) // let a burst of registrations finish
+		select {
+		case _, ok := <-s.dirty:
+			if !ok {
+				return
+			}
+		default:
+		}
+		svc, err := s.build()
+		if err != nil {
+			s.logger().Error("natstool: could not rebuild the service after a registry change; the previous tools stay served", "service", s.cfg.name, "err", err)
+			continue
+		}
+		s.mu.Lock()
+		if s.stopped {
+			s.mu.Unlock()
+			svc.Stop()
+			return
+		}
+		old := s.svc
+		s.svc = svc
+		s.mu.Unlock()
+		// The new endpoints are subscribed before the old ones go, so no
+		// call finds nobody serving its tool.
+		old.Stop()
+		s.announce(Announcement{Service: s.cfg.name, ID: svc.Info().ID, Replaces: old.Info().ID})
+	}
+}
+
+func (s *Service) logger() *slog.Logger {
+	if s.cfg.logger != nil {
+		return s.cfg.logger
+	}
+	return slog.Default()
+}
+
+// build makes a micro service with an endpoint per registered tool.
+func (s *Service) build() (micro.Service, error) {
+	tools := s.reg.List()
+	type endpoint struct {
+		name, subject, meta string
+	}
+	eps := make([]endpoint, 0, len(tools))
+	size := 0
+	for _, t := range tools {
+		b, err := json.Marshal(definitionOf(t))
+		if err != nil {
+			return nil, fmt.Errorf("natstool: tool %q: %w", t.Name(), err)
+		}
+		ep := endpoint{name: t.Name(), subject: s.cfg.prefix + "." + s.cfg.name + "." + t.Name(), meta: string(b)}
+		size += len(ep.meta) + 2*len(ep.subject) + 64
+		eps = append(eps, ep)
+	}
+	if limit := int(s.nc.MaxPayload()); size > limit-4096 {
+		return nil, fmt.Errorf("natstool: the definitions of %d tools take about %d bytes, more than fits in one $SRV.INFO reply (the server's max payload is %d bytes): serve them as several services", len(eps), size, limit)
+	}
+	svc, err := micro.AddService(s.nc, micro.Config{
+		Name:        s.cfg.name,
+		Version:     s.cfg.version,
+		Description: s.cfg.description,
+		QueueGroup:  s.cfg.name,
+		Metadata:    map[string]string{MetadataProtocol: protocolVersion},
+	})
+	if err != nil {
+		return nil, fmt.Errorf("natstool: %w", err)
+	}
+	for _, ep := range eps {
+		err := svc.AddEndpoint(ep.name, s.handler(ep.name),
+			micro.WithEndpointSubject(ep.subject),
+			micro.WithEndpointMetadata(map[string]string{MetadataTool: ep.meta}))
+		if err != nil {
+			svc.Stop()
+			return nil, fmt.Errorf("natstool: endpoint for tool %q: %w", ep.name, err)
+		}
+	}
+	// Make sure the server has the subscriptions before anyone is told
+	// about them: a scan right after Serve returns must find them.
+	if err := s.nc.FlushTimeout(10 * time.Second); err != nil {
+		svc.Stop()
+		return nil, fmt.Errorf("natstool: %w", err)
+	}
+	return svc, nil
+}
+
+// announce tells importers that an instance started, changed or stopped.
+func (s *Service) announce(a Announcement) {
+	b, _ := json.Marshal(a)
+	if err := s.nc.Publish(ChangeSubject, b); err != nil && !errors.Is(err, nats.ErrConnectionClosed) {
+		s.logger().Warn("natstool: could not announce a change", "service", s.cfg.name, "err", err)
+	}
+}
+
+// handler receives the calls of one tool. It returns at once so that the
+// endpoint's subscription keeps receiving; the call runs in a goroutine
+// of its own once a running slot is free.
+func (s *Service) handler(name string) micro.Handler {
+	return micro.HandlerFunc(func(req micro.Request) {
+		select {
+		case s.waiting <- struct{}{}:
+		default:
+			s.reply(req.Reply(), kindBusy, nil)
+			return
+		}
+		s.calls.Add(1)
+		go s.serveCall(name, req)
+	})
+}
+
+// serveCall runs one call and sends its result.
+func (s *Service) serveCall(name string, req micro.Request) {
+	defer func() {
+		<-s.waiting
+		s.calls.Done()
+	}()
+	reply := req.Reply()
+	if reply == "" {
+		return // nobody to answer: a publish, not a request
+	}
+	h := nats.Header(req.Headers())
+	ctx := s.base
+	left, ok, err := parseTimeout(h.Get(HeaderTimeout))
+	if err != nil {
+		s.result(req, name, tool.Result{IsError: true, Kind: tool.KindInvalidArguments, Error: err.Error()})
+		return
+	}
+	if ok {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeoutCause(ctx, left, fmt.Errorf("%w: the caller's time ran out", tool.ErrTimeout))
+		defer cancel()
+	}
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	s.mu.Lock()
+	s.inFlight[reply] = func() { cancel(errors.New("the caller canceled the call")) }
+	s.mu.Unlock()
+	defer func() {
+		s.mu.Lock()
+		delete(s.inFlight, reply)
+		s.mu.Unlock()
+	}()
+	if s.cfg.callContext != nil {
+		c, err := s.cfg.callContext(ctx, h)
+		if err != nil {
+			s.result(req, name, tool.Result{IsError: true, Kind: tool.KindDenied, Error: err.Error()})
+			return
+		}
+		ctx = c
+	}
+	stopBeats := s.heartbeats(reply)
+	ctx = tool.WithProgress(ctx, s.progress(reply))
+	var res tool.Result
+	select {
+	case s.running <- struct{}{}:
+		res = s.reg.Execute(ctx, name, req.Data())
+		<-s.running
+	case <-ctx.Done():
+		kind := tool.KindCanceled
+		if errors.Is(context.Cause(ctx), tool.ErrTimeout) {
+			kind = tool.KindTimeout
+		}
+		res = tool.Result{IsError: true, Kind: kind, Error: fmt.Sprintf("tool %q did not start: every slot of the worker was busy until the call's time ran out", name)}
+	}
+	stopBeats()
+	s.result(req, name, res)
+}
+
+// onCancel cancels the call whose reply subject the message names, if
+// this worker runs it.
+func (s *Service) onCancel(m *nats.Msg) {
+	s.mu.Lock()
+	cancel := s.inFlight[string(m.Data)]
+	s.mu.Unlock()
+	if cancel != nil {
+		cancel()
+	}
+}
+
+// heartbeats sends a heartbeat to reply every interval until stop is
+// called; stop returns after the last one was sent, so that a heartbeat
+// never follows the result.
+func (s *Service) heartbeats(reply string) (stop func()) {
+	done := make(chan struct{})
+	finished := make(chan struct{})
+	go func() {
+		defer close(finished)
+		t := time.NewTicker(s.cfg.heartbeat)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-t.C:
+				s.reply(reply, kindHeartbeat, nil)
+			}
+		}
+	}()
+	return func() {
+		close(done)
+		<-finished
+	}
+}
+
+// progress returns a ProgressFunc that relays reports to the caller, at
+// most one every 20 ms (reports in between are dropped, except that the
+// latest is never older than that).
+func (s *Service) progress(reply string) tool.ProgressFunc {
+	var mu sync.Mutex
+	var last time.Time
+	return func(progress, total float64, message string) {
+		mu.Lock()
+		now := time.Now()
+		if now.Sub(last) < 20*time.Millisecond {
+			mu.Unlock()
+			return
+		}
+		last = now
+		mu.Unlock()
+		b, _ := json.Marshal(progressReport{Progress: progress, Total: total, Message: message})
+		s.reply(reply, kindProgress, b)
+	}
+}
+
+// reply publishes a message of the given kind on a call's reply subject.
+func (s *Service) reply(subject, kind string, body []byte) {
+	msg := &nats.Msg{Subject: subject, Data: body, Header: nats.Header{HeaderKind: []string{kind}}}
+	if err := s.nc.PublishMsg(msg); err != nil && !errors.Is(err, nats.ErrConnectionClosed) {
+		s.logger().Debug("natstool: could not reply", "kind", kind, "err", err)
+	}
+}
+
+// result sends a call's result, through the object store when it is too
+// large for one message.
+func (s *Service) result(req micro.Request, name string, res tool.Result) {
+	body, err := json.Marshal(res)
+	if err != nil {
+		body, _ = json.Marshal(tool.Result{IsError: true, Kind: tool.KindToolError, Error: fmt.Sprintf("tool %q returned a result that cannot be encoded: %v", name, err)})
+	}
+	hdr := micro.Headers{HeaderKind: []string{kindResult}}
+	if limit := int(s.nc.MaxPayload()) - 1024; len(body) > limit {
+		body, hdr = s.largeResult(name, body, limit)
+	}
+	if err := req.Respond(body, micro.WithHeaders(hdr)); err != nil && !errors.Is(err, nats.ErrConnectionClosed) {
+		s.logger().Warn("natstool: could not send a result", "tool", name, "err", err)
+	}
+}
+
+// largeResult puts an encoded result that does not fit in a message into
+// the object store, and returns the reply that points at it.
+func (s *Service) largeResult(name string, body []byte, limit int) ([]byte, micro.Headers) {
+	hdr := micro.Headers{HeaderKind: []string{kindResult}}
+	fail := func(why string) ([]byte, micro.Headers) {
+		b, _ := json.Marshal(tool.Result{IsError: true, Kind: tool.KindToolError,
+			Error: fmt.Sprintf("the result of tool %q is %d bytes, more than one NATS message carries (%d bytes), and %s", name, len(body), limit, why)})
+		return b, hdr
+	}
+	if s.cfg.store == nil {
+		return fail("the worker has no object store for large results")
+	}
+	key := "result-" + nuid.Next()
+	ctx, cancel := context.WithTimeout(s.base, 30*time.Second)
+	defer cancel()
+	if _, err := s.cfg.store.PutBytes(ctx, key, body); err != nil {
+		return fail("storing it failed: " + strings.TrimSpace(err.Error()))
+	}
+	hdr[HeaderObject] = []string{key}
+	hdr[HeaderBucket] = []string{s.cfg.bucket}
+	return nil, hdr
+}
