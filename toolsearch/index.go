@@ -1,0 +1,455 @@
+// Package toolsearch finds the tools of a [tool.Registry] that answer a
+// request, so that a model with thousands of tools at hand is shown the
+// few it needs.
+//
+// An [Index] ranks tools for a natural-language query with BM25 over each
+// tool's name, title, description, parameter names and descriptions and
+// annotations, with identifiers split at underscores and camelCase
+// boundaries, light stemming and a small table of synonyms; or it matches
+// a regular expression (RE2 syntax) against the same text. It follows the
+// registry: tools registered, replaced or removed are found, found anew or
+// no longer found as soon as the change returns.
+//
+// [NewTool] makes the meta-tool a model calls to search; the agent
+// package uses it to load tools on demand (see agent.WithDeferred).
+package toolsearch
+
+import (
+	"cmp"
+	"encoding/json"
+	"math"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/miniopenclaw/tool"
+)
+
+// Limits on the work one query or one tool may cause.
+const (
+	// MaxQueryBytes bounds a query: longer text is cut, at a character
+	// boundary, before it is read.
+	MaxQueryBytes = 1024
+	// MaxQueryTerms bounds the words of a query that count.
+	MaxQueryTerms = 32
+	// MaxPatternBytes bounds a regular expression given to
+	// [Index.SearchRegexp].
+	MaxPatternBytes = 256
+	// MaxResults bounds the matches one search returns.
+	MaxResults = 50
+	// maxDocTerms bounds the words of one tool that are indexed.
+	maxDocTerms = 512
+	// maxDescBytes bounds the part of a description that is indexed.
+	maxDescBytes = 8 << 10
+	// maxParams bounds the parameters of one tool that are indexed.
+	maxParams = 64
+)
+
+// Weights of a word by where it appears in a tool.
+const (
+	weightName       = 3
+	weightTitle      = 2
+	weightDesc       = 1
+	weightParamName  = 0.6
+	weightParamDesc  = 0.4
+	weightAnnotation = 0.3
+)
+
+// BM25 parameters.
+const (
+	bm25K1 = 1.2
+	bm25B  = 0.75
+)
+
+// A Match is a tool found by a search.
+type Match struct {
+	Name string
+	// Tool is the tool as it was registered when the index last saw it.
+	Tool tool.Tool
+	// Score orders matches: higher is better. Scores compare only within
+	// one search.
+	Score float64
+}
+
+// An Index finds the tools of a registry by query. It is safe for
+// concurrent use. Make one with [New].
+type Index struct {
+	reg  *tool.Registry
+	stop func()
+
+	update sync.Mutex // serializes updates: read the registry, then apply
+
+	mu       sync.RWMutex
+	termIDs  map[string]uint32
+	postings [][]posting // by term id; sorted by slot
+	docs     []doc       // by slot
+	free     []uint32    // empty slots
+	byName   map[string]uint32
+	totalLen float64 // sum of the live documents' lengths
+}
+
+// A posting says how much a term weighs in one tool.
+type posting struct {
+	slot uint32
+	tf   float32
+}
+
+// doc is one indexed tool.
+type doc struct {
+	tool   tool.Tool // nil for an empty slot
+	name   string
+	title  string
+	desc   string
+	params string // parameter names and descriptions, one per line
+	length float32
+	terms  []uint32 // distinct term ids
+}
+
+// New returns an Index of the tools of r that follows r's changes until
+// [Index.Close] is called.
+func New(r *tool.Registry) *Index {
+	ix := &Index{reg: r, termIDs: make(map[string]uint32), byName: make(map[string]uint32)}
+	ix.stop = r.OnChange(ix.refresh)
+	for _, t := range r.List() {
+		ix.refresh(t.Name())
+	}
+	return ix
+}
+
+// Close stops following the registry. The index keeps answering with
+// the tools it holds.
+func (ix *Index) Close() { ix.stop() }
+
+// Len returns the number of indexed tools.
+func (ix *Index) Len() int {
+	ix.mu.RLock()
+	defer ix.mu.RUnlock()
+	return len(ix.byName)
+}
+
+// refresh re-reads the tool called name from the registry. Reading and
+// applying happen under ix.update, so that the last of several racing
+// refreshes of a name applies the registry's latest state.
+func (ix *Index) refresh(name string) {
+	ix.update.Lock()
+	defer ix.update.Unlock()
+	t, ok := ix.reg.Get(name)
+	if !ok {
+		ix.mu.Lock()
+		ix.removeLocked(name)
+		ix.mu.Unlock()
+		return
+	}
+	d, tf := analyze(t)
+	ix.mu.Lock()
+	ix.removeLocked(name)
+	ix.addLocked(d, tf)
+	ix.mu.Unlock()
+}
+
+func (ix *Index) removeLocked(name string) {
+	slot, ok := ix.byName[name]
+	if !ok {
+		return
+	}
+	d := &ix.docs[slot]
+	for _, id := range d.terms {
+		p := ix.postings[id]
+		if i, found := slices.BinarySearchFunc(p, slot, cmpSlot); found {
+			ix.postings[id] = slices.Delete(p, i, i+1)
+		}
+	}
+	ix.totalLen -= float64(d.length)
+	*d = doc{}
+	delete(ix.byName, name)
+	ix.free = append(ix.free, slot)
+}
+
+func (ix *Index) addLocked(d doc, tf map[string]float32) {
+	var slot uint32
+	if n := len(ix.free); n > 0 {
+		slot = ix.free[n-1]
+		ix.free = ix.free[:n-1]
+	} else {
+		slot = uint32(len(ix.docs))
+		ix.docs = append(ix.docs, doc{})
+	}
+	d.terms = make([]uint32, 0, len(tf))
+	for t, w := range tf {
+		id, ok := ix.termIDs[t]
+		if !ok {
+			id = uint32(len(ix.postings))
+			ix.termIDs[t] = id
+			ix.postings = append(ix.postings, nil)
+		}
+		d.terms = append(d.terms, id)
+		p := ix.postings[id]
+		i, _ := slices.BinarySearchFunc(p, slot, cmpSlot)
+		ix.postings[id] = slices.Insert(p, i, posting{slot, w})
+	}
+	ix.docs[slot] = d
+	ix.byName[d.name] = slot
+	ix.totalLen += float64(d.length)
+}
+
+func cmpSlot(p posting, slot uint32) int { return cmp.Compare(p.slot, slot) }
+
+// analyze reads what the index keeps of t and the weight of each of its
+// terms.
+func analyze(t tool.Tool) (doc, map[string]float32) {
+	opts := tool.OptionsOf(t)
+	d := doc{tool: t, name: t.Name(), title: opts.Annotations.Title, desc: t.Description()}
+	if len(d.desc) > maxDescBytes {
+		d.desc = cutUTF8(d.desc, maxDescBytes)
+	}
+	tf := make(map[string]float32)
+	var buf []string
+	add := func(text string, w float32) {
+		buf = appendTerms(buf[:0], text, maxDocTerms)
+		for _, t := range buf {
+			if _, ok := tf[t]; ok || len(tf) < maxDocTerms {
+				tf[t] += w
+				d.length += w
+			}
+		}
+	}
+	add(d.name, weightName)
+	add(d.title, weightTitle)
+	add(d.desc, weightDesc)
+	var params strings.Builder
+	eachParam(t.Parameters(), func(name, desc string) {
+		params.WriteString(name)
+		params.WriteByte('\n')
+		if desc != "" {
+			params.WriteString(desc)
+			params.WriteByte('\n')
+		}
+		add(name, weightParamName)
+		add(desc, weightParamDesc)
+	})
+	d.params = params.String()
+	a := opts.Annotations
+	for _, on := range []struct {
+		set   bool
+		words string
+	}{{a.ReadOnly, "read only"}, {a.Destructive, "destructive"}, {a.Idempotent, "idempotent"}, {a.OpenWorld, "open world"}} {
+		if on.set {
+			add(on.words, weightAnnotation)
+		}
+	}
+	return d, tf
+}
+
+// eachParam calls fn for the properties of a JSON Schema, nested ones
+// included, up to maxParams of them.
+func eachParam(schema json.RawMessage, fn func(name, desc string)) {
+	type node struct {
+		Description string                     `json:"description"`
+		Properties  map[string]json.RawMessage `json:"properties"`
+		Items       json.RawMessage            `json:"items"`
+	}
+	n := 0
+	var walk func(raw json.RawMessage, depth int)
+	walk = func(raw json.RawMessage, depth int) {
+		var s node
+		if depth > 3 || len(raw) == 0 || json.Unmarshal(raw, &s) != nil {
+			return
+		}
+		names := make([]string, 0, len(s.Properties))
+		for name := range s.Properties {
+			names = append(names, name)
+		}
+		slices.Sort(names) // the same terms and text whatever the map order
+		for _, name := range names {
+			if n >= maxParams {
+				return
+			}
+			n++
+			var p node
+			_ = json.Unmarshal(s.Properties[name], &p)
+			fn(name, cutUTF8(p.Description, 1024))
+			walk(s.Properties[name], depth+1)
+		}
+		walk(s.Items, depth+1)
+	}
+	walk(schema, 0)
+}
+
+// Search returns up to limit tools that match query, best first, for a
+// query in natural language ("send a message to a channel") or made of
+// identifiers ("slack_post_message"). limit is capped at [MaxResults];
+// limit <= 0 means 5. A tool matches when it shares a term with the query
+// or with a synonym of a query term. Ties are broken by name.
+func (ix *Index) Search(query string, limit int) []Match {
+	limit = clampLimit(limit)
+	q := queryTerms(query)
+	ix.mu.RLock()
+	defer ix.mu.RUnlock()
+	n := len(ix.byName)
+	if n == 0 || len(q) == 0 {
+		return nil
+	}
+	avg := ix.totalLen / float64(n)
+	acc := accumulators.Get().(*accumulator)
+	defer accumulators.Put(acc)
+	acc.reset(len(ix.docs))
+	for _, qt := range q {
+		id, ok := ix.termIDs[qt.term]
+		if !ok {
+			continue
+		}
+		p := ix.postings[id]
+		df := float64(len(p))
+		idf := math.Log(1 + (float64(n)-df+0.5)/(df+0.5))
+		for _, e := range p {
+			tf := float64(e.tf)
+			norm := 1 - bm25B + bm25B*float64(ix.docs[e.slot].length)/avg
+			acc.add(e.slot, qt.weight*idf*tf*(bm25K1+1)/(tf+bm25K1*norm))
+		}
+	}
+	matches := make([]Match, 0, min(limit, len(acc.touched)))
+	for _, slot := range acc.touched {
+		m := Match{Name: ix.docs[slot].name, Tool: ix.docs[slot].tool, Score: acc.score[slot]}
+		matches = keepBest(matches, m, limit)
+	}
+	sortMatches(matches)
+	return matches
+}
+
+// SearchRegexp returns up to limit tools whose name, title, description,
+// parameter names or parameter descriptions match the regular expression
+// pattern (RE2 syntax; "(?i)" makes it ignore case). A match in the name
+// ranks first, then the title, the description and the parameters; ties
+// are broken by name. limit is capped at [MaxResults]; limit <= 0 means
+// 5. It fails for a pattern over [MaxPatternBytes] or one that does not
+// compile.
+func (ix *Index) SearchRegexp(pattern string, limit int) ([]Match, error) {
+	limit = clampLimit(limit)
+	if len(pattern) > MaxPatternBytes {
+		return nil, &PatternError{Pattern: cutUTF8(pattern, 64) + "…", Reason: "longer than " + strconv.Itoa(MaxPatternBytes) + " bytes"}
+	}
+	re, err := regexp.Compile(pattern)
+	if err != nil {
+		return nil, &PatternError{Pattern: pattern, Reason: strings.TrimPrefix(err.Error(), "error parsing regexp: ")}
+	}
+	ix.mu.RLock()
+	defer ix.mu.RUnlock()
+	var matches []Match
+	for i := range ix.docs {
+		d := &ix.docs[i]
+		if d.tool == nil {
+			continue
+		}
+		score := 0.0
+		for _, f := range []struct {
+			text  string
+			score float64
+		}{{d.name, 8}, {d.title, 4}, {d.desc, 2}, {d.params, 1}} {
+			if f.text != "" && re.MatchString(f.text) {
+				score += f.score
+			}
+		}
+		if score > 0 {
+			matches = keepBest(matches, Match{Name: d.name, Tool: d.tool, Score: score}, limit)
+		}
+	}
+	sortMatches(matches)
+	return matches, nil
+}
+
+// A PatternError reports a regular expression [Index.SearchRegexp] cannot
+// use.
+type PatternError struct {
+	Pattern string
+	Reason  string
+}
+
+func (e *PatternError) Error() string {
+	return "toolsearch: pattern " + strconv.Quote(e.Pattern) + ": " + e.Reason
+}
+
+func clampLimit(limit int) int {
+	if limit <= 0 {
+		return 5
+	}
+	return min(limit, MaxResults)
+}
+
+// better reports whether a ranks before b.
+func better(a, b Match) bool {
+	if a.Score != b.Score {
+		return a.Score > b.Score
+	}
+	return a.Name < b.Name
+}
+
+// keepBest adds m to best, a list of at most limit matches, dropping the
+// worst when it is full. limit is small, so a linear scan beats a heap.
+func keepBest(best []Match, m Match, limit int) []Match {
+	if len(best) < limit {
+		return append(best, m)
+	}
+	worst := 0
+	for i := 1; i < len(best); i++ {
+		if better(best[worst], best[i]) {
+			worst = i
+		}
+	}
+	if better(m, best[worst]) {
+		best[worst] = m
+	}
+	return best
+}
+
+func sortMatches(ms []Match) {
+	slices.SortFunc(ms, func(a, b Match) int {
+		if better(a, b) {
+			return -1
+		}
+		if better(b, a) {
+			return 1
+		}
+		return 0
+	})
+}
+
+// accumulator holds the scores of one search, by slot.
+type accumulator struct {
+	score   []float64
+	touched []uint32
+}
+
+var accumulators = sync.Pool{New: func() any { return new(accumulator) }}
+
+func (a *accumulator) reset(n int) {
+	for _, s := range a.touched {
+		if int(s) < len(a.score) {
+			a.score[s] = 0
+		}
+	}
+	a.touched = a.touched[:0]
+	if len(a.score) < n {
+		a.score = make([]float64, n)
+	}
+}
+
+func (a *accumulator) add(slot uint32, s float64) {
+	if a.score[slot] == 0 {
+		a.touched = append(a.touched, slot)
+	}
+	a.score[slot] += s
+}
+
+func cutUTF8(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8RuneStart(s[n]) {
+		n--
+	}
+	return s[:n]
+}
+
+func utf8RuneStart(b byte) bool { return b&0xC0 != 0x80 }
