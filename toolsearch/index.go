@@ -15,9 +15,8 @@
 package toolsearch
 
 import (
-	"cmp"
-	"encoding/json"
 	"math"
+	"math/bits"
 	"regexp"
 	"slices"
 	"strconv"
@@ -25,6 +24,7 @@ import (
 	"sync"
 
 	"github.com/miniopenclaw/tool"
+	"github.com/miniopenclaw/tool/internal/jsontext"
 )
 
 // Limits on the work one query or one tool may cause.
@@ -60,8 +60,14 @@ const (
 // BM25 parameters.
 const (
 	bm25K1 = 1.2
-	bm25B  = 0.75
+	bm25B  = 0.3
 )
+
+// coverageBoost is how much more a tool scores for matching every word
+// of a query (or a synonym of it) than for matching none: strong enough
+// that a tool answering more of the query's words nearly always ranks
+// above one that answers fewer of them many times.
+const coverageBoost = 16
 
 // A Match is a tool found by a search.
 type Match struct {
@@ -83,7 +89,7 @@ type Index struct {
 
 	mu       sync.RWMutex
 	termIDs  map[string]uint32
-	postings [][]posting // by term id; sorted by slot
+	postings [][]posting // by term id, in no order
 	docs     []doc       // by slot
 	free     []uint32    // empty slots
 	byName   map[string]uint32
@@ -105,6 +111,7 @@ type doc struct {
 	params string // parameter names and descriptions, one per line
 	length float32
 	terms  []uint32 // distinct term ids
+	pos    []uint32 // pos[k]: where this tool is in the postings of terms[k]
 }
 
 // New returns an Index of the tools of r that follows r's changes until
@@ -155,11 +162,18 @@ func (ix *Index) removeLocked(name string) {
 		return
 	}
 	d := &ix.docs[slot]
-	for _, id := range d.terms {
+	for k, id := range d.terms {
+		// Move the list's last posting into this one's place, and tell
+		// its tool where it went.
 		p := ix.postings[id]
-		if i, found := slices.BinarySearchFunc(p, slot, cmpSlot); found {
-			ix.postings[id] = slices.Delete(p, i, i+1)
+		i, last := d.pos[k], len(p)-1
+		if int(i) != last {
+			moved := p[last]
+			p[i] = moved
+			md := &ix.docs[moved.slot]
+			md.pos[slices.Index(md.terms, id)] = i
 		}
+		ix.postings[id] = p[:last]
 	}
 	ix.totalLen -= float64(d.length)
 	*d = doc{}
@@ -177,6 +191,7 @@ func (ix *Index) addLocked(d doc, tf map[string]float32) {
 		ix.docs = append(ix.docs, doc{})
 	}
 	d.terms = make([]uint32, 0, len(tf))
+	d.pos = make([]uint32, 0, len(tf))
 	for t, w := range tf {
 		id, ok := ix.termIDs[t]
 		if !ok {
@@ -185,16 +200,13 @@ func (ix *Index) addLocked(d doc, tf map[string]float32) {
 			ix.postings = append(ix.postings, nil)
 		}
 		d.terms = append(d.terms, id)
-		p := ix.postings[id]
-		i, _ := slices.BinarySearchFunc(p, slot, cmpSlot)
-		ix.postings[id] = slices.Insert(p, i, posting{slot, w})
+		d.pos = append(d.pos, uint32(len(ix.postings[id])))
+		ix.postings[id] = append(ix.postings[id], posting{slot, w})
 	}
 	ix.docs[slot] = d
 	ix.byName[d.name] = slot
 	ix.totalLen += float64(d.length)
 }
-
-func cmpSlot(p posting, slot uint32) int { return cmp.Compare(p.slot, slot) }
 
 // analyze reads what the index keeps of t and the weight of each of its
 // terms.
@@ -243,38 +255,102 @@ func analyze(t tool.Tool) (doc, map[string]float32) {
 }
 
 // eachParam calls fn for the properties of a JSON Schema, nested ones
-// included, up to maxParams of them.
-func eachParam(schema json.RawMessage, fn func(name, desc string)) {
-	type node struct {
-		Description string                     `json:"description"`
-		Properties  map[string]json.RawMessage `json:"properties"`
-		Items       json.RawMessage            `json:"items"`
+// (under "properties" and "items") included, parents first, up to
+// maxParams of them. It reads the schema in one pass without decoding it
+// into values, and stops at what it cannot read.
+func eachParam(schema []byte, fn func(name, desc string)) {
+	w := paramWalker{data: schema, fn: fn}
+	w.schema(0, 0, "")
+}
+
+type paramWalker struct {
+	data []byte
+	n    int // properties reported
+	fn   func(name, desc string)
+}
+
+const maxSchemaDepth = 4
+
+// schema reads the schema at data[i], reports it as property name (if
+// name is not empty), then walks its properties and items. It returns the
+// index just past the schema.
+func (w *paramWalker) schema(i, depth int, name string) (next int, ok bool) {
+	i = jsontext.SkipSpace(w.data, i)
+	if i >= len(w.data) || w.data[i] != '{' || depth > maxSchemaDepth {
+		next, err := jsontext.SkipValue(w.data, i, 0, 64)
+		return next, err == nil
 	}
-	n := 0
-	var walk func(raw json.RawMessage, depth int)
-	walk = func(raw json.RawMessage, depth int) {
-		var s node
-		if depth > 3 || len(raw) == 0 || json.Unmarshal(raw, &s) != nil {
-			return
-		}
-		names := make([]string, 0, len(s.Properties))
-		for name := range s.Properties {
-			names = append(names, name)
-		}
-		slices.Sort(names) // the same terms and text whatever the map order
-		for _, name := range names {
-			if n >= maxParams {
-				return
+	desc := ""
+	props, items := -1, -1
+	next, ok = w.members(i, func(key []byte, at int) (int, bool) {
+		switch string(key) {
+		case "description":
+			if w.data[at] == '"' {
+				s, next, err := jsontext.ReadString(w.data, at, nil)
+				desc = cutUTF8(string(s), 1024)
+				return next, err == nil
 			}
-			n++
-			var p node
-			_ = json.Unmarshal(s.Properties[name], &p)
-			fn(name, cutUTF8(p.Description, 1024))
-			walk(s.Properties[name], depth+1)
+		case "properties":
+			props = at
+		case "items":
+			items = at
 		}
-		walk(s.Items, depth+1)
+		next, err := jsontext.SkipValue(w.data, at, 0, 64)
+		return next, err == nil
+	})
+	if !ok {
+		return next, false
 	}
-	walk(schema, 0)
+	if name != "" {
+		if w.n >= maxParams {
+			return next, false
+		}
+		w.n++
+		w.fn(name, desc)
+	}
+	if props >= 0 && w.data[props] == '{' {
+		if _, ok := w.members(props, func(key []byte, at int) (int, bool) {
+			return w.schema(at, depth+1, string(key))
+		}); !ok {
+			return next, false
+		}
+	}
+	if items >= 0 {
+		if _, ok := w.schema(items, depth+1, ""); !ok {
+			return next, false
+		}
+	}
+	return next, true
+}
+
+// members calls member for each member of the object at data[i] with its
+// key and the index of its value; member returns the index just past the
+// value. members returns the index just past the object.
+func (w *paramWalker) members(i int, member func(key []byte, at int) (int, bool)) (next int, ok bool) {
+	data := w.data
+	i = jsontext.SkipSpace(data, i+1) // past '{'
+	for i < len(data) && data[i] != '}' {
+		key, next, err := jsontext.ReadString(data, i, nil)
+		if err != nil {
+			return i, false
+		}
+		i = jsontext.SkipSpace(data, next)
+		if i >= len(data) || data[i] != ':' {
+			return i, false
+		}
+		i = jsontext.SkipSpace(data, i+1)
+		if i >= len(data) {
+			return i, false
+		}
+		if i, ok = member(key, i); !ok {
+			return i, false
+		}
+		i = jsontext.SkipSpace(data, i)
+		if i < len(data) && data[i] == ',' {
+			i = jsontext.SkipSpace(data, i+1)
+		}
+	}
+	return i + 1, i < len(data)
 }
 
 // Search returns up to limit tools that match query, best first, for a
@@ -306,12 +382,19 @@ func (ix *Index) Search(query string, limit int) []Match {
 		for _, e := range p {
 			tf := float64(e.tf)
 			norm := 1 - bm25B + bm25B*float64(ix.docs[e.slot].length)/avg
-			acc.add(e.slot, qt.weight*idf*tf*(bm25K1+1)/(tf+bm25K1*norm))
+			acc.add(e.slot, qt.weight*idf*tf*(bm25K1+1)/(tf+bm25K1*norm), qt.concept)
 		}
+	}
+	concepts := 0
+	for _, qt := range q {
+		concepts = max(concepts, qt.concept+1)
 	}
 	matches := make([]Match, 0, min(limit, len(acc.touched)))
 	for _, slot := range acc.touched {
-		m := Match{Name: ix.docs[slot].name, Tool: ix.docs[slot].tool, Score: acc.score[slot]}
+		// A tool that answers more of the query's words ranks higher
+		// than one that answers one word many times.
+		covered := float64(bits.OnesCount64(acc.concepts[slot])) / float64(concepts)
+		m := Match{Name: ix.docs[slot].name, Tool: ix.docs[slot].tool, Score: acc.score[slot] * (1 + coverageBoost*covered)}
 		matches = keepBest(matches, m, limit)
 	}
 	sortMatches(matches)
@@ -417,8 +500,9 @@ func sortMatches(ms []Match) {
 
 // accumulator holds the scores of one search, by slot.
 type accumulator struct {
-	score   []float64
-	touched []uint32
+	score    []float64
+	concepts []uint64 // bit i: the tool matched query word i or a synonym
+	touched  []uint32
 }
 
 var accumulators = sync.Pool{New: func() any { return new(accumulator) }}
@@ -427,19 +511,22 @@ func (a *accumulator) reset(n int) {
 	for _, s := range a.touched {
 		if int(s) < len(a.score) {
 			a.score[s] = 0
+			a.concepts[s] = 0
 		}
 	}
 	a.touched = a.touched[:0]
 	if len(a.score) < n {
 		a.score = make([]float64, n)
+		a.concepts = make([]uint64, n)
 	}
 }
 
-func (a *accumulator) add(slot uint32, s float64) {
+func (a *accumulator) add(slot uint32, s float64, concept int) {
 	if a.score[slot] == 0 {
 		a.touched = append(a.touched, slot)
 	}
 	a.score[slot] += s
+	a.concepts[slot] |= 1 << (concept % 64)
 }
 
 func cutUTF8(s string, n int) string {

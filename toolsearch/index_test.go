@@ -2,6 +2,7 @@ package toolsearch
 
 import (
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -20,6 +21,7 @@ func TestAppendTerms(t *testing.T) {
 		{"HTTPServer get-by-ID", []string{"http", "server", "get", "id"}},
 		{"Creates a new issue in the repository.", []string{"creat", "new", "issu", "repository"}},
 		{"creating created create", []string{"creat", "creat", "creat"}},
+		{"meetings meeting", []string{"meet", "meet"}},
 		{"queries query boxes matches running stopped", []string{"query", "query", "box", "match", "run", "stop"}},
 		{"s3 ec2Instances v2", []string{"s3", "ec2", "instanc", "v2"}},
 		{"Wetter für München", []string{"wetter", "für", "münchen"}},
@@ -181,4 +183,81 @@ func TestSearchRegexp(t *testing.T) {
 			t.Errorf("SearchRegexp(%.20q): err = %v, want a *PatternError", bad, err)
 		}
 	}
+}
+
+func TestEachParam(t *testing.T) {
+	tests := []struct {
+		schema string
+		want   []string
+	}{
+		{`{"type":"object","properties":{"city":{"type":"string","description":"City name"},"units":{"enum":["c","f"]}}}`, []string{"city: City name", "units: "}},
+		{`{"type":"object","properties":{"filter":{"type":"object","description":"Filter","properties":{"owner":{"description":"Who"}}}}}`, []string{"filter: Filter", "owner: Who"}},
+		{`{"type":"object","properties":{"tags":{"type":"array","items":{"type":"object","properties":{"key":{"description":"Tag key"}}}}}}`, []string{"tags: ", "key: Tag key"}},
+		{`{"properties":{"a":{"description":"esc\"aped \u00e9"}}}`, []string{`a: esc"aped é`}},
+		{`{"properties":{"a":{"description":"x"}`, nil}, // cut short
+		{`{"properties":{"a":{"description":7}}}`, []string{"a: "}},
+		{`{"properties":[1,2]}`, nil},
+		{`not json`, nil},
+		{``, nil},
+	}
+	for _, tt := range tests {
+		var got []string
+		eachParam([]byte(tt.schema), func(name, desc string) { got = append(got, name+": "+desc) })
+		if !slices.Equal(got, tt.want) {
+			t.Errorf("eachParam(%s) = %q, want %q", tt.schema, got, tt.want)
+		}
+	}
+}
+
+func TestEachParamBounded(t *testing.T) {
+	var b strings.Builder
+	b.WriteString(`{"type":"object","properties":{`)
+	for i := range 1000 {
+		if i > 0 {
+			b.WriteString(",")
+		}
+		fmt.Fprintf(&b, `"p%d":{"type":"string"}`, i)
+	}
+	b.WriteString(`}}`)
+	n := 0
+	eachParam([]byte(b.String()), func(string, string) { n++ })
+	if n != maxParams {
+		t.Errorf("reported %d parameters, want the cap %d", n, maxParams)
+	}
+	deep := strings.Repeat(`{"properties":{"a":`, 20) + `{}` + strings.Repeat(`}}`, 20)
+	n = 0
+	eachParam([]byte(deep), func(string, string) { n++ })
+	if n != maxSchemaDepth {
+		t.Errorf("reported %d nested parameters, want %d", n, maxSchemaDepth)
+	}
+}
+
+func FuzzSearch(f *testing.F) {
+	f.Add(`{"type":"object","properties":{"a":{"description":"b"}}}`, "find a b", "a|b")
+	f.Add(`{"properties":{"x":{"items":{"properties":{"y":{}}}}}}`, "HTTPServer get_by_id", "(?i)x")
+	f.Add(`{`, "", "(")
+	f.Fuzz(func(t *testing.T, schema, query, pattern string) {
+		n := 0
+		eachParam([]byte(schema), func(string, string) { n++ })
+		if n > maxParams {
+			t.Fatalf("%d parameters", n)
+		}
+		r := tool.NewRegistry()
+		if r.Register(echotool.New("t", query, schema)) != nil {
+			_ = r.Register(echotool.New("t", query, `{"type":"object"}`))
+		}
+		ix := New(r)
+		defer ix.Close()
+		for _, m := range ix.Search(query, 5) {
+			if m.Name != "t" || m.Score <= 0 {
+				t.Fatalf("match %+v", m)
+			}
+		}
+		if _, err := ix.SearchRegexp(pattern, 5); err != nil {
+			var pe *PatternError
+			if !errors.As(err, &pe) {
+				t.Fatalf("error %v", err)
+			}
+		}
+	})
 }

@@ -64,8 +64,9 @@ func term(word string) string {
 }
 
 // stem strips common English suffixes from a lower-case word so that
-// "creates", "creating" and "created" share the term "creat", and
-// "queries" and "query" share "query". It is deliberately light: it
+// "creates", "creating" and "created" share the term "creat",
+// "meetings" and "meeting" share "meet", and "queries" and "query" share
+// "query". It is deliberately light: it
 // conflates inflections, not derivations.
 func stem(w string) string {
 	if len(w) <= 3 || !isLetters(w) {
@@ -80,6 +81,8 @@ func stem(w string) string {
 		w = w[:len(w)-2]
 	case strings.HasSuffix(w, "s") && !strings.HasSuffix(w, "ss") && !strings.HasSuffix(w, "us") && !strings.HasSuffix(w, "is"):
 		w = w[:len(w)-1]
+	}
+	switch {
 	case strings.HasSuffix(w, "ing") && len(w) > 5:
 		w = undouble(w[:len(w)-3])
 	case strings.HasSuffix(w, "ed") && len(w) > 4:
@@ -116,7 +119,8 @@ var stopwords = setOf(`a about above after all also an and any are as at be been
 	do does did for from has have having he her here how i if in into is it its itself just me my no nor not
 	of on once only or other our out over own same she should so some such than that the their them then there
 	these they this those through to too under until up very was we were what when where which while who whom
-	why will with would you your yours please want need like let lets using use used via given e g eg ie etc`)
+	why will with would you your yours please want need like let lets using use used via given e g eg ie etc
+	called named some any thing things right now much many really`)
 
 func setOf(words string) map[string]bool {
 	m := make(map[string]bool)
