@@ -9,6 +9,11 @@
 // to Anthropic's Messages API; see [OpenAI], [Anthropic] and [FromEnv].
 // The wire formats come from packages openaitool and anthropictool.
 //
+// A registry with more tools than a threshold is not sent whole: the
+// model gets the tools set to be always loaded and a tool_search tool, and
+// the tools it finds become callable for the rest of the conversation
+// (see [WithToolSearch]).
+//
 // A tool call that fails (unknown tool, arguments that do not match the
 // schema, a tool error, a timeout) is answered with an error result, which
 // lets the model correct itself on the next step; it never stops the loop.
@@ -19,11 +24,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
+	"sync"
 
 	"github.com/miniopenclaw/tool"
 	"github.com/miniopenclaw/tool/anthropictool"
 	"github.com/miniopenclaw/tool/internal/jsonobj"
 	"github.com/miniopenclaw/tool/openaitool"
+	"github.com/miniopenclaw/tool/toolsearch"
 )
 
 // DefaultMaxSteps is how many model turns [Agent.Run] allows by default.
@@ -67,6 +75,7 @@ type config struct {
 	strict   openaitool.StrictMode
 	observer func(Event)
 	exec     *tool.Executor
+	loading  toolsearch.Loading
 }
 
 // WithSystem sets the system prompt.
@@ -102,6 +111,17 @@ func WithExecutor(e *tool.Executor) Option {
 	return func(c *config) { c.exec = e }
 }
 
+// WithToolSearch sets which tools are sent to the model on every turn and
+// which are deferred: left out of the request until the model finds them
+// with the tool_search tool ([toolsearch.NewTool]), after which they stay
+// callable for the rest of the conversation. The default, the zero
+// [toolsearch.Loading], defers every tool when the registry holds more
+// than [toolsearch.DefaultThreshold]; Loading{Threshold: -1} never defers
+// a tool by count.
+func WithToolSearch(l toolsearch.Loading) Option {
+	return func(c *config) { c.loading = l }
+}
+
 // An Agent runs conversations with a model that can call the tools of a
 // registry. It is safe for concurrent use; each Run is its own
 // conversation.
@@ -109,6 +129,9 @@ type Agent struct {
 	model *Model
 	reg   *tool.Registry
 	cfg   config
+
+	mu    sync.Mutex
+	index *toolsearch.Index // made by the first Run that defers tools
 }
 
 // New returns an Agent for model m and the tools of r.
@@ -123,6 +146,29 @@ func New(m *Model, r *tool.Registry, opts ...Option) *Agent {
 	return &Agent{model: m, reg: r, cfg: cfg}
 }
 
+// Close releases the search index an Agent that defers tools keeps
+// following its registry. The Agent remains usable; a later Run that
+// defers tools makes a new index.
+func (a *Agent) Close() {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.index != nil {
+		a.index.Close()
+		a.index = nil
+	}
+}
+
+// searchIndex returns the Agent's index of its registry, made when first
+// needed.
+func (a *Agent) searchIndex() *toolsearch.Index {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.index == nil {
+		a.index = toolsearch.New(a.reg)
+	}
+	return a.index
+}
+
 // Run holds one conversation that starts with prompt and returns the
 // model's final answer: the text of its first reply without tool calls.
 // Each reply's tool calls run as one batch (concurrently, as the executor
@@ -135,7 +181,8 @@ func New(m *Model, r *tool.Registry, opts ...Option) *Agent {
 // the end of ctx, and, wrapping [ErrMaxSteps] together with the last text
 // the model gave, a model still calling tools after the step limit.
 func (a *Agent) Run(ctx context.Context, prompt string) (string, error) {
-	conv, err := a.start(prompt)
+	tools, search := a.plan()
+	conv, err := a.start(prompt, tools)
 	if err != nil {
 		return "", err
 	}
@@ -163,7 +210,7 @@ func (a *Agent) Run(ctx context.Context, prompt string) (string, error) {
 		for _, c := range calls {
 			a.emit(Event{Kind: EventToolCall, Step: step, Call: c})
 		}
-		outcomes, err := a.runBatch(ctx, calls)
+		outcomes, err := a.runBatch(ctx, calls, search)
 		if err != nil {
 			return "", fmt.Errorf("step %d: %w", step, err)
 		}
@@ -173,20 +220,110 @@ func (a *Agent) Run(ctx context.Context, prompt string) (string, error) {
 		if err := conv.results(calls, outcomes); err != nil {
 			return "", err
 		}
+		if search != nil {
+			if more := search.found(calls, outcomes); len(more) > 0 {
+				tools = append(tools, more...)
+				if err := conv.setTools(tools); err != nil {
+					return "", err
+				}
+			}
+		}
 	}
 	return last, fmt.Errorf("%w: the model was still calling tools after %d steps", ErrMaxSteps, a.cfg.maxSteps)
 }
 
-// runBatch runs one turn's calls through the executor. A batch the
+// runBatch runs one turn's calls through the executor, and calls of the
+// tool_search tool, when tools are deferred, through search. A batch the
 // executor refuses as a whole (a cycle among "$output" references the
 // model wrote, say) still has an error result per call, which goes back to
 // the model; only the end of ctx stops the loop.
-func (a *Agent) runBatch(ctx context.Context, calls []tool.Call) ([]tool.Outcome, error) {
-	outcomes, err := a.cfg.exec.Run(ctx, calls)
-	if err != nil && (ctx.Err() != nil || len(outcomes) != len(calls)) {
-		return nil, err
+func (a *Agent) runBatch(ctx context.Context, calls []tool.Call, search *deferral) ([]tool.Outcome, error) {
+	var searches []int // indexes of calls of the search tool
+	if search != nil {
+		for i, c := range calls {
+			if c.Name == toolsearch.ToolName {
+				searches = append(searches, i)
+			}
+		}
 	}
-	return outcomes, nil
+	rest := calls
+	if len(searches) > 0 {
+		rest = make([]tool.Call, 0, len(calls)-len(searches))
+		for i, c := range calls {
+			if !slices.Contains(searches, i) {
+				rest = append(rest, c)
+			}
+		}
+	}
+	var outcomes []tool.Outcome
+	if len(rest) > 0 {
+		var err error
+		outcomes, err = a.cfg.exec.Run(ctx, rest)
+		if err != nil && (ctx.Err() != nil || len(outcomes) != len(rest)) {
+			return nil, err
+		}
+	}
+	if len(searches) == 0 {
+		return outcomes, nil
+	}
+	all := make([]tool.Outcome, 0, len(calls))
+	for i, c := range calls {
+		if slices.Contains(searches, i) {
+			all = append(all, tool.Outcome{ID: c.ID, Result: search.reg.Execute(ctx, c.Name, c.Args)})
+		} else {
+			all = append(all, outcomes[0])
+			outcomes = outcomes[1:]
+		}
+	}
+	return all, nil
+}
+
+// plan returns the tools to send from the start of a Run, and, when some
+// are deferred, what finds and loads them.
+func (a *Agent) plan() ([]tool.Tool, *deferral) {
+	all := a.reg.List()
+	loaded, deferred := a.cfg.loading.Split(all)
+	if len(deferred) == 0 {
+		return all, nil
+	}
+	d := &deferral{reg: tool.NewRegistry(), deferred: make(map[string]tool.Tool, len(deferred))}
+	for _, t := range deferred {
+		d.deferred[t.Name()] = t
+	}
+	meta := toolsearch.NewTool(a.searchIndex(), func(name string) bool {
+		_, ok := d.deferred[name]
+		return ok
+	})
+	if err := d.reg.Register(meta); err != nil {
+		panic(err) // the meta-tool is ours and valid
+	}
+	return append(slices.Clip(loaded), meta), d
+}
+
+// deferral is the state of deferred tools in one Run: the registry that
+// runs the search tool, and the deferred tools not loaded yet. Its search
+// tool reads the deferred map; both run in the goroutine of Run.
+type deferral struct {
+	reg      *tool.Registry
+	deferred map[string]tool.Tool
+}
+
+// found returns the deferred tools that the searches among calls found,
+// and counts them as loaded.
+func (d *deferral) found(calls []tool.Call, outcomes []tool.Outcome) []tool.Tool {
+	var more []tool.Tool
+	for i, c := range calls {
+		if c.Name != toolsearch.ToolName {
+			continue
+		}
+		for _, name := range toolsearch.Loaded(outcomes[i].Result) {
+			if t, ok := d.deferred[name]; ok {
+				more = append(more, t)
+				delete(d.deferred, name)
+			}
+		}
+	}
+	return more
 }
 
 func (a *Agent) emit(e Event) {
@@ -204,28 +341,27 @@ type conversation interface {
 	reply(body []byte) (string, []tool.Call, error)
 	// results appends the results of calls.
 	results(calls []tool.Call, outcomes []tool.Outcome) error
+	// setTools sets the tools the following requests offer.
+	setTools(tools []tool.Tool) error
 }
 
-func (a *Agent) start(prompt string) (conversation, error) {
-	tools := a.reg.List()
+func (a *Agent) start(prompt string, tools []tool.Tool) (conversation, error) {
 	switch a.model.api {
 	case ChatCompletions:
-		ts, err := openaitool.NewTools(tools, openaitool.WithStrict(a.cfg.strict))
-		if err != nil {
+		c := &chatConv{model: a.model, strict: a.cfg.strict}
+		if err := c.setTools(tools); err != nil {
 			return nil, err
 		}
-		c := &chatConv{model: a.model, tools: ts, hasTools: len(tools) > 0}
 		if a.cfg.system != "" {
 			c.messages.add(openaitool.ChatMessage{Role: "system", Content: a.cfg.system})
 		}
 		c.messages.add(openaitool.ChatMessage{Role: "user", Content: prompt})
 		return c, nil
 	case Messages:
-		defs, err := anthropictool.ToolParams(tools)
-		if err != nil {
+		c := &messagesConv{model: a.model, system: a.cfg.system}
+		if err := c.setTools(tools); err != nil {
 			return nil, err
 		}
-		c := &messagesConv{model: a.model, tools: defs, system: a.cfg.system}
 		c.messages.add(struct {
 			Role    string `json:"role"`
 			Content string `json:"content"`
@@ -251,9 +387,19 @@ func (t *transcript) add(v any) {
 // chatConv is a Chat Completions conversation.
 type chatConv struct {
 	model    *Model
+	strict   openaitool.StrictMode
 	tools    *openaitool.Tools
 	hasTools bool
 	messages transcript
+}
+
+func (c *chatConv) setTools(tools []tool.Tool) error {
+	ts, err := openaitool.NewTools(tools, openaitool.WithStrict(c.strict))
+	if err != nil {
+		return err
+	}
+	c.tools, c.hasTools = ts, len(tools) > 0
+	return nil
 }
 
 func (c *chatConv) request() ([]byte, error) {
@@ -321,6 +467,15 @@ type messagesConv struct {
 	tools    []anthropictool.ToolParam
 	system   string
 	messages transcript
+}
+
+func (c *messagesConv) setTools(tools []tool.Tool) error {
+	defs, err := anthropictool.ToolParams(tools)
+	if err != nil {
+		return err
+	}
+	c.tools = defs
+	return nil
 }
 
 func (c *messagesConv) request() ([]byte, error) {

@@ -359,6 +359,34 @@ func (w *paramWalker) members(i int, member func(key []byte, at int) (int, bool)
 // limit <= 0 means 5. A tool matches when it shares a term with the query
 // or with a synonym of a query term. Ties are broken by name.
 func (ix *Index) Search(query string, limit int) []Match {
+	return ix.search(query, limit, nil)
+}
+
+// A Query is a search with all its settings, for [Index.Find].
+type Query struct {
+	// Text is the query: words, or a regular expression when Regexp is
+	// set.
+	Text string
+	// Regexp selects [Index.SearchRegexp] over [Index.Search].
+	Regexp bool
+	// Limit bounds the matches, as for Search.
+	Limit int
+	// Visible, when not nil, reports whether a tool may be found: a
+	// search never returns a tool for which it reports false, and such
+	// tools do not take the places of others within Limit.
+	Visible func(name string) bool
+}
+
+// Find runs q. It fails only for a regular expression SearchRegexp
+// refuses.
+func (ix *Index) Find(q Query) ([]Match, error) {
+	if q.Regexp {
+		return ix.searchRegexp(q.Text, q.Limit, q.Visible)
+	}
+	return ix.search(q.Text, q.Limit, q.Visible), nil
+}
+
+func (ix *Index) search(query string, limit int, visible func(string) bool) []Match {
 	limit = clampLimit(limit)
 	q := queryTerms(query)
 	ix.mu.RLock()
@@ -391,6 +419,9 @@ func (ix *Index) Search(query string, limit int) []Match {
 	}
 	matches := make([]Match, 0, min(limit, len(acc.touched)))
 	for _, slot := range acc.touched {
+		if visible != nil && !visible(ix.docs[slot].name) {
+			continue
+		}
 		// A tool that answers more of the query's words ranks higher
 		// than one that answers one word many times.
 		covered := float64(bits.OnesCount64(acc.concepts[slot])) / float64(concepts)
@@ -409,6 +440,10 @@ func (ix *Index) Search(query string, limit int) []Match {
 // 5. It fails for a pattern over [MaxPatternBytes] or one that does not
 // compile.
 func (ix *Index) SearchRegexp(pattern string, limit int) ([]Match, error) {
+	return ix.searchRegexp(pattern, limit, nil)
+}
+
+func (ix *Index) searchRegexp(pattern string, limit int, visible func(string) bool) ([]Match, error) {
 	limit = clampLimit(limit)
 	if len(pattern) > MaxPatternBytes {
 		return nil, &PatternError{Pattern: cutUTF8(pattern, 64) + "…", Reason: "longer than " + strconv.Itoa(MaxPatternBytes) + " bytes"}
@@ -422,7 +457,7 @@ func (ix *Index) SearchRegexp(pattern string, limit int) ([]Match, error) {
 	var matches []Match
 	for i := range ix.docs {
 		d := &ix.docs[i]
-		if d.tool == nil {
+		if d.tool == nil || visible != nil && !visible(d.name) {
 			continue
 		}
 		score := 0.0
