@@ -12,7 +12,10 @@
 // A registry with more tools than a threshold is not sent whole: the
 // model gets the tools set to be always loaded and a tool_search tool, and
 // the tools it finds become callable for the rest of the conversation
-// (see [WithToolSearch]).
+// (see [WithToolSearch]). On Chat Completions the found definitions are
+// appended to the request's tools; on the Messages API every tool is sent
+// with defer_loading and the search answers with tool_reference blocks,
+// or Anthropic's own search runs on the server ([WithServerToolSearch]).
 //
 // A tool call that fails (unknown tool, arguments that do not match the
 // schema, a tool error, a timeout) is answered with an error result, which
@@ -76,6 +79,7 @@ type config struct {
 	observer func(Event)
 	exec     *tool.Executor
 	loading  toolsearch.Loading
+	server   string // Anthropic server tool search type, or ""
 }
 
 // WithSystem sets the system prompt.
@@ -120,6 +124,17 @@ func WithExecutor(e *tool.Executor) Option {
 // a tool by count.
 func WithToolSearch(l toolsearch.Loading) Option {
 	return func(c *config) { c.loading = l }
+}
+
+// WithServerToolSearch makes a Messages API conversation whose tools are
+// deferred use Anthropic's server-side tool search of type typ
+// ([anthropictool.ToolSearchRegex] or [anthropictool.ToolSearchBM25])
+// instead of this package's search: the API itself finds and loads the
+// deferred tools. The default is the client-side search of package
+// toolsearch, whose results the API loads from tool_reference blocks.
+// Chat Completions conversations ignore it.
+func WithServerToolSearch(typ string) Option {
+	return func(c *config) { c.server = typ }
 }
 
 // An Agent runs conversations with a model that can call the tools of a
@@ -182,7 +197,7 @@ func (a *Agent) searchIndex() *toolsearch.Index {
 // the model gave, a model still calling tools after the step limit.
 func (a *Agent) Run(ctx context.Context, prompt string) (string, error) {
 	tools, search := a.plan()
-	conv, err := a.start(prompt, tools)
+	conv, err := a.start(prompt, tools, search)
 	if err != nil {
 		return "", err
 	}
@@ -222,8 +237,7 @@ func (a *Agent) Run(ctx context.Context, prompt string) (string, error) {
 		}
 		if search != nil {
 			if more := search.found(calls, outcomes); len(more) > 0 {
-				tools = append(tools, more...)
-				if err := conv.setTools(tools); err != nil {
+				if err := conv.load(more); err != nil {
 					return "", err
 				}
 			}
@@ -239,7 +253,7 @@ func (a *Agent) Run(ctx context.Context, prompt string) (string, error) {
 // the model; only the end of ctx stops the loop.
 func (a *Agent) runBatch(ctx context.Context, calls []tool.Call, search *deferral) ([]tool.Outcome, error) {
 	var searches []int // indexes of calls of the search tool
-	if search != nil {
+	if search != nil && search.reg != nil {
 		for i, c := range calls {
 			if c.Name == toolsearch.ToolName {
 				searches = append(searches, i)
@@ -286,26 +300,33 @@ func (a *Agent) plan() ([]tool.Tool, *deferral) {
 	if len(deferred) == 0 {
 		return all, nil
 	}
-	d := &deferral{reg: tool.NewRegistry(), deferred: make(map[string]tool.Tool, len(deferred))}
+	d := &deferral{all: all, deferred: make(map[string]tool.Tool, len(deferred))}
 	for _, t := range deferred {
 		d.deferred[t.Name()] = t
 	}
-	meta := toolsearch.NewTool(a.searchIndex(), func(name string) bool {
+	if a.model.api == Messages && a.cfg.server != "" {
+		d.server = a.cfg.server
+		return loaded, d
+	}
+	d.meta = toolsearch.NewTool(a.searchIndex(), func(name string) bool {
 		_, ok := d.deferred[name]
 		return ok
 	})
-	if err := d.reg.Register(meta); err != nil {
+	d.reg = tool.NewRegistry()
+	if err := d.reg.Register(d.meta); err != nil {
 		panic(err) // the meta-tool is ours and valid
 	}
-	return append(slices.Clip(loaded), meta), d
+	return append(slices.Clip(loaded), d.meta), d
 }
 
-// deferral is the state of deferred tools in one Run: the registry that
-// runs the search tool, and the deferred tools not loaded yet. Its search
-// tool reads the deferred map; both run in the goroutine of Run.
+// deferral is the state of deferred tools in one Run. It is used in the
+// goroutine of Run only, as is the search tool that reads it.
 type deferral struct {
-	reg      *tool.Registry
-	deferred map[string]tool.Tool
+	all      []tool.Tool          // the registry's tools when the Run started
+	deferred map[string]tool.Tool // deferred tools not found yet
+	meta     tool.Tool            // the search tool, or nil for a server search
+	reg      *tool.Registry       // runs meta
+	server   string               // the server search type, or ""
 }
 
 // found returns the deferred tools that the searches among calls found,
@@ -341,11 +362,12 @@ type conversation interface {
 	reply(body []byte) (string, []tool.Call, error)
 	// results appends the results of calls.
 	results(calls []tool.Call, outcomes []tool.Outcome) error
-	// setTools sets the tools the following requests offer.
-	setTools(tools []tool.Tool) error
+	// load makes found deferred tools callable in the following
+	// requests.
+	load(found []tool.Tool) error
 }
 
-func (a *Agent) start(prompt string, tools []tool.Tool) (conversation, error) {
+func (a *Agent) start(prompt string, tools []tool.Tool, d *deferral) (conversation, error) {
 	switch a.model.api {
 	case ChatCompletions:
 		c := &chatConv{model: a.model, strict: a.cfg.strict}
@@ -359,7 +381,13 @@ func (a *Agent) start(prompt string, tools []tool.Tool) (conversation, error) {
 		return c, nil
 	case Messages:
 		c := &messagesConv{model: a.model, system: a.cfg.system}
-		if err := c.setTools(tools); err != nil {
+		var err error
+		if d == nil {
+			err = c.setTools(tools)
+		} else {
+			err = c.setDeferred(d)
+		}
+		if err != nil {
 			return nil, err
 		}
 		c.messages.add(struct {
@@ -388,8 +416,8 @@ func (t *transcript) add(v any) {
 type chatConv struct {
 	model    *Model
 	strict   openaitool.StrictMode
+	list     []tool.Tool
 	tools    *openaitool.Tools
-	hasTools bool
 	messages transcript
 }
 
@@ -398,8 +426,14 @@ func (c *chatConv) setTools(tools []tool.Tool) error {
 	if err != nil {
 		return err
 	}
-	c.tools, c.hasTools = ts, len(tools) > 0
+	c.list, c.tools = tools, ts
 	return nil
+}
+
+// load appends found to the tools offered, after the others, so that
+// the start of the request stays the same for prompt caching.
+func (c *chatConv) load(found []tool.Tool) error {
+	return c.setTools(append(c.list, found...))
 }
 
 func (c *chatConv) request() ([]byte, error) {
@@ -411,7 +445,7 @@ func (c *chatConv) request() ([]byte, error) {
 		// No "stream": absent means off, and the SDKs' request types
 		// have no such field (they choose streaming by method).
 	}{Model: c.model.name, Messages: c.messages, MaxTokens: c.model.maxTokens}
-	if c.hasTools {
+	if len(c.list) > 0 {
 		req.Tools = c.tools.Chat()
 	}
 	return jsonobj.Marshal(req)
@@ -464,27 +498,60 @@ func (c *chatConv) results(_ []tool.Call, outcomes []tool.Outcome) error {
 // messagesConv is an Anthropic Messages conversation.
 type messagesConv struct {
 	model    *Model
-	tools    []anthropictool.ToolParam
+	tools    json.RawMessage // nil for none
+	native   bool            // search results go back as tool_reference blocks
 	system   string
 	messages transcript
 }
 
 func (c *messagesConv) setTools(tools []tool.Tool) error {
-	defs, err := anthropictool.ToolParams(tools)
+	if len(tools) == 0 {
+		return nil
+	}
+	defs, err := anthropictool.Tools(tools)
+	c.tools = defs
+	return err
+}
+
+// setDeferred sends every tool of d, the deferred ones with
+// defer_loading, and the search: the API loads what the search finds,
+// and the tools array stays the same for the whole conversation.
+func (c *messagesConv) setDeferred(d *deferral) error {
+	params, err := anthropictool.DeferredToolParams(d.all, func(name string) bool {
+		_, ok := d.deferred[name]
+		return ok
+	})
 	if err != nil {
 		return err
 	}
-	c.tools = defs
-	return nil
+	tools := make([]any, 0, len(params)+1)
+	for _, p := range params {
+		tools = append(tools, p)
+	}
+	if d.meta != nil {
+		meta, err := anthropictool.ToolParams([]tool.Tool{d.meta})
+		if err != nil {
+			return err
+		}
+		tools = append(tools, meta[0])
+		c.native = true
+	} else {
+		tools = append(tools, anthropictool.ServerSearchTool(d.server))
+	}
+	c.tools, err = jsonobj.Marshal(tools)
+	return err
 }
+
+// load has nothing to do: the API loads found tools itself.
+func (c *messagesConv) load([]tool.Tool) error { return nil }
 
 func (c *messagesConv) request() ([]byte, error) {
 	req := struct {
-		Model     string                    `json:"model"`
-		MaxTokens int                       `json:"max_tokens"`
-		System    string                    `json:"system,omitempty"`
-		Messages  []json.RawMessage         `json:"messages"`
-		Tools     []anthropictool.ToolParam `json:"tools,omitempty"`
+		Model     string            `json:"model"`
+		MaxTokens int               `json:"max_tokens"`
+		System    string            `json:"system,omitempty"`
+		Messages  []json.RawMessage `json:"messages"`
+		Tools     json.RawMessage   `json:"tools,omitempty"`
 	}{Model: c.model.name, MaxTokens: c.model.maxTokens, System: c.system, Messages: c.messages, Tools: c.tools}
 	if req.MaxTokens <= 0 {
 		req.MaxTokens = DefaultMaxTokens
@@ -563,7 +630,15 @@ func objectInputs(calls []tool.Call) bool {
 	return true
 }
 
-func (c *messagesConv) results(_ []tool.Call, outcomes []tool.Outcome) error {
-	c.messages.add(anthropictool.Results(outcomes))
+func (c *messagesConv) results(calls []tool.Call, outcomes []tool.Outcome) error {
+	msg := anthropictool.Results(outcomes)
+	if c.native {
+		for i, call := range calls {
+			if call.Name == toolsearch.ToolName && !outcomes[i].Result.IsError && i < len(msg.Content) {
+				msg.Content[i] = anthropictool.ToolReferences(outcomes[i].ID, toolsearch.Loaded(outcomes[i].Result))
+			}
+		}
+	}
+	c.messages.add(msg)
 	return nil
 }

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/miniopenclaw/tool"
+	"github.com/miniopenclaw/tool/anthropictool"
 	"github.com/miniopenclaw/tool/internal/echotool"
 	"github.com/miniopenclaw/tool/toolsearch"
 )
@@ -67,4 +68,38 @@ func TestToolSearch(t *testing.T) {
 			}
 		})
 	}
+}
+
+func TestServerToolSearch(t *testing.T) {
+	srv, check := replay(t, "anthropic_server_tool_search", Messages)
+	var rec record
+	a := New(model(t, Messages, srv), bigRegistry(t), WithObserver(rec.observe),
+		WithToolSearch(toolsearch.Loading{Always: []string{"convert_temperature"}}),
+		WithServerToolSearch(anthropictool.ToolSearchBM25))
+	defer a.Close()
+	answer, err := a.Run(context.Background(), "What is the weather in Paris?")
+	check()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if answer != "It is 18°C in Paris." {
+		t.Errorf("answer = %q", answer)
+	}
+	res := rec.results()
+	if len(res) != 1 || res[0].Result.Output != "Paris: 18°C" {
+		t.Errorf("results = %+v, want the weather call's only", res)
+	}
+}
+
+func TestToolSearchBelowThreshold(t *testing.T) {
+	a := New(OpenAI("http://127.0.0.1:1/v1", "k", "m"), registry(t, weather{}))
+	tools, d := a.plan()
+	if d != nil || len(tools) != 2 {
+		t.Errorf("a registry of 2 tools is deferred: %d tools sent, deferral %v", len(tools), d)
+	}
+	a = New(OpenAI("http://127.0.0.1:1/v1", "k", "m"), bigRegistry(t), WithToolSearch(toolsearch.Loading{Threshold: -1}))
+	if tools, d := a.plan(); d != nil || len(tools) != bigRegistry(t).Len() {
+		t.Errorf("Threshold -1 deferred tools: %d sent", len(tools))
+	}
+	a.Close() // no index was made; Close is harmless
 }
