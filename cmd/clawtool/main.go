@@ -5,6 +5,7 @@
 //	clawtool list                         a table of the tools
 //	clawtool schema [--format F] [NAME…]  tool definitions as JSON
 //	clawtool call NAME [JSON | -]         call a tool and print its result
+//	clawtool search QUERY...              the tools that best match a query, with scores
 //
 // Run "clawtool help" or "clawtool COMMAND -h" for every command and flag.
 package main
