@@ -18,10 +18,12 @@ import (
 	"math"
 	"math/bits"
 	"regexp"
+	"regexp/syntax"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
+	"unicode/utf8"
 
 	"github.com/miniopenclaw/tool"
 	"github.com/miniopenclaw/tool/internal/jsontext"
@@ -452,6 +454,7 @@ func (ix *Index) searchRegexp(pattern string, limit int, visible func(string) bo
 	if err != nil {
 		return nil, &PatternError{Pattern: pattern, Reason: strings.TrimPrefix(err.Error(), "error parsing regexp: ")}
 	}
+	lit, fold := requiredLiteral(pattern)
 	ix.mu.RLock()
 	defer ix.mu.RUnlock()
 	var matches []Match
@@ -465,7 +468,9 @@ func (ix *Index) searchRegexp(pattern string, limit int, visible func(string) bo
 			text  string
 			score float64
 		}{{d.name, 8}, {d.title, 4}, {d.desc, 2}, {d.params, 1}} {
-			if f.text != "" && re.MatchString(f.text) {
+			// A text without the literal every match contains cannot
+			// match: skip the regular expression, the slow part.
+			if f.text != "" && (lit == "" || contains(f.text, lit, fold)) && re.MatchString(f.text) {
 				score += f.score
 			}
 		}
@@ -475,6 +480,80 @@ func (ix *Index) searchRegexp(pattern string, limit int, visible func(string) bo
 	}
 	sortMatches(matches)
 	return matches, nil
+}
+
+// requiredLiteral returns a string every match of pattern contains, and
+// whether it is to be compared ignoring ASCII case; "" when it finds none
+// worth looking for.
+func requiredLiteral(pattern string) (lit string, fold bool) {
+	re, err := syntax.Parse(pattern, syntax.Perl)
+	if err != nil {
+		return "", false
+	}
+	var walk func(re *syntax.Regexp, depth int) (string, bool)
+	walk = func(re *syntax.Regexp, depth int) (string, bool) {
+		if depth > 32 {
+			return "", false
+		}
+		switch re.Op {
+		case syntax.OpLiteral:
+			return string(re.Rune), re.Flags&syntax.FoldCase != 0
+		case syntax.OpCapture, syntax.OpPlus:
+			return walk(re.Sub[0], depth+1)
+		case syntax.OpRepeat:
+			if re.Min >= 1 {
+				return walk(re.Sub[0], depth+1)
+			}
+		case syntax.OpConcat:
+			best, bestFold := "", false
+			for _, sub := range re.Sub {
+				if l, f := walk(sub, depth+1); len(l) > len(best) {
+					best, bestFold = l, f
+				}
+			}
+			return best, bestFold
+		}
+		return "", false
+	}
+	lit, fold = walk(re.Simplify(), 0)
+	if len(lit) < 2 || fold && !isASCII(lit) {
+		return "", false // too short to pay, or case folding beyond ASCII
+	}
+	if fold {
+		lit = strings.ToLower(lit)
+	}
+	return lit, fold
+}
+
+// contains reports whether s contains lit, ignoring ASCII case when fold
+// is set (lit is then lower-case ASCII).
+func contains(s, lit string, fold bool) bool {
+	if !fold {
+		return strings.Contains(s, lit)
+	}
+	first := lit[0]
+	upper := first
+	if 'a' <= first && first <= 'z' {
+		upper -= 'a' - 'A'
+	}
+	for i := 0; i+len(lit) <= len(s); i++ {
+		if c := s[i]; c != first && c != upper {
+			continue
+		}
+		if strings.EqualFold(s[i:i+len(lit)], lit) {
+			return true
+		}
+	}
+	return false
+}
+
+func isASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf {
+			return false
+		}
+	}
+	return true
 }
 
 // A PatternError reports a regular expression [Index.SearchRegexp] cannot

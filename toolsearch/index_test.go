@@ -3,6 +3,7 @@ package toolsearch
 import (
 	"errors"
 	"fmt"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -260,4 +261,78 @@ func FuzzSearch(f *testing.F) {
 			}
 		}
 	})
+}
+
+func TestRequiredLiteral(t *testing.T) {
+	tests := []struct {
+		pattern string
+		lit     string
+		fold    bool
+	}{
+		{"slack", "slack", false},
+		{"(?i)slack.*message", "message", true},
+		{"^github_(create|update)_issue$", "github_", false}, // the longest
+		{"(?i)Slack", "slack", true},
+		{"a|b", "", false},
+		{"x", "", false},          // too short
+		{"(?i)straße", "", false}, // folding beyond ASCII
+		{"(ab)+cd", "ab", false},
+		{"(abc){0,2}d", "", false},
+	}
+	for _, tt := range tests {
+		lit, fold := requiredLiteral(tt.pattern)
+		if lit != tt.lit || fold != tt.fold {
+			t.Errorf("requiredLiteral(%q) = %q, %v; want %q, %v", tt.pattern, lit, fold, tt.lit, tt.fold)
+		}
+	}
+	for _, tt := range []struct {
+		s, lit string
+		fold   bool
+		want   bool
+	}{
+		{"Post a Message", "message", true, true},
+		{"Post a Message", "message", false, false},
+		{"MESS", "message", true, false},
+		{"xmessage", "message", true, true},
+	} {
+		if got := contains(tt.s, tt.lit, tt.fold); got != tt.want {
+			t.Errorf("contains(%q, %q, %v) = %v", tt.s, tt.lit, tt.fold, got)
+		}
+	}
+}
+
+// TestSearchRegexpPrefilter checks that skipping texts without a
+// pattern's required literal changes no result: the index agrees with
+// matching every field of every tool.
+func TestSearchRegexpPrefilter(t *testing.T) {
+	tools := evalTools(t)
+	ix := New(testRegistry(t, tools...))
+	defer ix.Close()
+	for _, pattern := range []string{`(?i)slack.*message`, `^github_`, `(?i)ISSUE`, `(ab)+|message`, `(?i)pull[ _]request`, `calendar|event`, `(?i)e(mail)+s?\b`, `Repository owner`} {
+		re := regexp.MustCompile(pattern)
+		var want []Match
+		for _, tl := range tools {
+			d, _ := analyze(tl)
+			score := 0.0
+			for _, f := range []struct {
+				text  string
+				score float64
+			}{{d.name, 8}, {d.title, 4}, {d.desc, 2}, {d.params, 1}} {
+				if f.text != "" && re.MatchString(f.text) {
+					score += f.score
+				}
+			}
+			if score > 0 {
+				want = keepBest(want, Match{Name: d.name, Score: score}, MaxResults)
+			}
+		}
+		sortMatches(want)
+		got, err := ix.SearchRegexp(pattern, MaxResults)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(names(got), names(want)) || len(got) == 0 {
+			t.Errorf("%s: index found %q, matching every tool %q", pattern, names(got), names(want))
+		}
+	}
 }
