@@ -60,8 +60,13 @@ type evalQuery struct {
 
 func evalQueries(t testing.TB) []evalQuery {
 	t.Helper()
+	return readQueries(t, "testdata/queries.txt")
+}
+
+func readQueries(t testing.TB, path string) []evalQuery {
+	t.Helper()
 	var qs []evalQuery
-	for _, line := range dataLines(t, "testdata/queries.txt") {
+	for _, line := range dataLines(t, path) {
 		text, answers, ok := strings.Cut(line, "|")
 		if !ok {
 			t.Fatalf("queries.txt: no answers: %q", line)
@@ -223,6 +228,9 @@ func TestEvaluationSet(t *testing.T) {
 	base := substringSearch(tools)
 	t.Logf("substring: all         %v", evaluate(qs, base, nil))
 	t.Logf("substring: paraphrases %v", evaluate(para, base, nil))
+	held := readQueries(t, "testdata/queries_heldout.txt")
+	t.Logf("index:     held out    %v", evaluate(held, search, nil)) // no misses shown: they must not guide tuning
+	t.Logf("substring: held out    %v", evaluate(held, base, nil))
 	if all.recall5 < goalRecall5 || all.mrr < goalMRR {
 		t.Errorf("quality below goals (recall@5 ≥ %.2f, MRR ≥ %.2f): %v", goalRecall5, goalMRR, all)
 	}
