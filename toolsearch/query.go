@@ -187,6 +187,33 @@ song music track jazz
 translate translation
 compress zip archive
 extract unzip unpack
+diff difference compare changed
+commit snapshot version
+apply port cherry
+problem issue bug
+review reviewer approve approval
+ping notify alert
+everyone member user
+colleague team group
+decline accept respond rsvp invite
+figures numbers data values
+status state progress
+remind reminder todo task
+signup register registration
+collection table
+article page text scrape crawl extract
+current latest live present
+pound gbp sterling currency
+ethereum eth crypto coin
+walking walk bike cycling transit directions
+tail log output
+manifest yaml deploy apply
+alerting monitor alert
+multiply times plus divide calculate
+train rail railway station
+resume play start
+talk lecture video
+language translate translation
 `
 
 // synonyms maps a term to the other terms of its groups.
