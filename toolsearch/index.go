@@ -10,8 +10,10 @@
 // registry: tools registered, replaced or removed are found, found anew or
 // no longer found as soon as the change returns.
 //
-// [NewTool] makes the meta-tool a model calls to search; the agent
-// package uses it to load tools on demand (see agent.WithDeferred).
+// [NewTool] makes the meta-tool a model calls to search, and [Loading]
+// says which tools are sent from the start and which wait to be found;
+// the agent package uses both to load tools on demand (see
+// agent.WithToolSearch).
 package toolsearch
 
 import (
@@ -375,7 +377,9 @@ type Query struct {
 	Limit int
 	// Visible, when not nil, reports whether a tool may be found: a
 	// search never returns a tool for which it reports false, and such
-	// tools do not take the places of others within Limit.
+	// tools do not take the places of others within Limit. It is called
+	// while the index is locked for reading and must not call the
+	// Index.
 	Visible func(name string) bool
 }
 

@@ -73,11 +73,11 @@ func (s *searchTool) Execute(_ context.Context, args json.RawMessage) (tool.Resu
 	if err != nil {
 		return tool.Result{}, fmt.Errorf("%v; fix the pattern or search with words (regexp false)", err)
 	}
-	return Result(matches), nil
+	return answer(matches), nil
 }
 
-// Result returns what the meta-tool answers for matches: see [NewTool].
-func Result(matches []Match) tool.Result {
+// answer returns what the meta-tool answers for matches: see [NewTool].
+func answer(matches []Match) tool.Result {
 	out := struct {
 		Tools []Definition `json:"tools"`
 		Note  string       `json:"note,omitempty"`
