@@ -43,7 +43,7 @@ func indexBytesPerTool(t testing.TB, tools []tool.Tool) float64 {
 	ix := New(r)
 	after := heapInUse()
 	runtime.KeepAlive(ix)
-	return float64(after-before) / float64(len(tools))
+	return (float64(after) - float64(before)) / float64(len(tools))
 }
 
 // TestMemoryPerTool checks that an index of 10,000 tools costs at most
