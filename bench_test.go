@@ -10,7 +10,8 @@ import (
 	"github.com/miniopenclaw/tool"
 )
 
-// searchArgs is the workload of shared/research/perf-anchors.md.
+// searchArgs is the benchmark workload: the arguments of a flight search
+// tool, with patterns, an enum, a default and a range.
 type searchArgs struct {
 	From       string   `json:"from" pattern:"^[A-Z]{3}$" description:"IATA code of the departure airport"`
 	To         string   `json:"to" pattern:"^[A-Z]{3}$" description:"IATA code of the arrival airport"`

@@ -5,8 +5,7 @@
 // # Defining tools
 //
 // A [Tool] has a name, a description, a JSON Schema for its parameters and
-// an Execute method. There are two ways to define one, as in the seed
-// design:
+// an Execute method. There are two ways to define one:
 //
 //   - Implement the [Tool] interface on a type of your own. This suits tools
 //     with state (a store, a client, a cache). Add [Options] (annotations, a
@@ -30,7 +29,7 @@
 //
 // # Schemas from Go types
 //
-// Types map to JSON Schema as the seed design's table says: strings to
+// Types map to JSON Schema as follows: strings to
 // "string", all integer kinds to "integer" (with their range when it is
 // narrower than 64 bits, and minimum 0 when unsigned), floats to "number",
 // bool to "boolean", slices and arrays to "array" (arrays with exactly their
@@ -102,7 +101,7 @@
 // [Executor] runs many calls at once.
 //
 // A successful Result carries text in Output and, optionally, structured
-// content and [Part]s: images, audio and resources, which providers and
+// content and parts ([Part]): images, audio and resources, which providers and
 // MCP clients that take them receive as they are ([Result.Text] describes
 // them for the others). While it runs, a tool can report progress with
 // [ReportProgress] and write messages for its caller with [ClientLogger].

@@ -90,25 +90,51 @@ type ArgumentError struct {
 }
 
 // Error formats the problems for a model to act on: one line per
-// violation, then the received arguments.
+// violation, then the received arguments. The message is at most
+// [MaxArgumentErrorBytes] long, whatever the arguments: each field of a
+// violation is cut to [MaxViolationFieldBytes], the violations past the
+// cap are counted rather than listed, and control characters and other
+// characters that would hide or reorder text are escaped as \uXXXX.
 func (e *ArgumentError) Error() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "invalid arguments for tool %q", e.Tool)
+	fmt.Fprintf(&b, "invalid arguments for tool %q", shorten(e.Tool, 80))
+	received := ""
+	if e.Args != "" {
+		received = "\nreceived: " + shorten(visible(shorten(e.Args, 1000)), 1000)
+	}
+	room := MaxArgumentErrorBytes - len(received) - 80 // 80: the "more problems" line
 	if len(e.Violations) == 1 {
 		b.WriteString(": ")
-		b.WriteString(e.Violations[0].String())
+		b.WriteString(e.Violations[0].safe().String())
 	} else {
 		fmt.Fprintf(&b, " (%d problems):", len(e.Violations))
-		for _, v := range e.Violations {
+		for i, v := range e.Violations {
+			line := v.safe().String()
+			if b.Len()+len(line)+3 > room {
+				fmt.Fprintf(&b, "\n- … %d more not shown (the message is cut at %d bytes)", len(e.Violations)-i, MaxArgumentErrorBytes)
+				break
+			}
 			b.WriteString("\n- ")
-			b.WriteString(v.String())
+			b.WriteString(line)
 		}
 	}
-	if e.Args != "" {
-		b.WriteString("\nreceived: ")
-		b.WriteString(e.Args)
+	b.WriteString(received)
+	return shorten(b.String(), MaxArgumentErrorBytes-len("…"))
+}
+
+// Bounds on the message of an [ArgumentError].
+const (
+	MaxArgumentErrorBytes  = 8 << 10 // the whole message
+	MaxViolationFieldBytes = 1000    // each field of each violation
+)
+
+// safe returns v with each field cut to MaxViolationFieldBytes and hidden
+// characters escaped.
+func (v Violation) safe() Violation {
+	for _, f := range []*string{&v.Pointer, &v.Expected, &v.Got, &v.Hint} {
+		*f = shorten(visible(shorten(*f, MaxViolationFieldBytes)), MaxViolationFieldBytes)
 	}
-	return b.String()
+	return v
 }
 
 // Unwrap returns [ErrInvalidArguments].

@@ -26,17 +26,33 @@ import (
 //   - Arguments are parsed strictly before any tool code runs: malformed
 //     JSON, trailing data, duplicate keys, invalid UTF-8 or lone
 //     surrogates, a top level that is not an object, input over the size
-//     or depth limit (see [WithArgumentLimits]), and keys that match a
-//     property only when case is ignored give a [KindInvalidArguments]
-//     result. Empty arguments count as {}.
+//     or depth limit (see [WithArgumentLimits]), and keys that
+//     encoding/json would bind to a declared property of a hand-written
+//     schema though they are spelled otherwise ("HOST", or "hoſt" whose
+//     U+017F folds to s) give a [KindInvalidArguments] result. Empty
+//     arguments count as {}.
 //   - The arguments are validated against the tool's schema, every
 //     violation is reported with its JSON pointer, what was expected and
 //     what came, and the received arguments are echoed (shortened) so the
-//     model can correct itself. Defaults from the schema are applied.
+//     model can correct itself; the message is at most
+//     [MaxArgumentErrorBytes] long, with control characters escaped.
+//     Defaults from the schema are applied.
+//     Parsing and validation happen in the caller's goroutine before the
+//     time limit starts; their work is bounded instead, by the size and
+//     depth limits and by a budget proportional to the size of the
+//     arguments (every keyword's work is charged, regular expressions by
+//     the length of what they match): with the default 1 MiB cap, the
+//     most expensive shapes measured are refused after about half a
+//     second of one core, and typical calls take microseconds. Arguments
+//     that would need more work give a [KindInvalidArguments] result
+//     saying so.
 //   - The tool runs under its time limit (its [Options.Timeout], else the
 //     registry's default), in a context whose cause is [ErrTimeout] when
-//     the limit runs out. A timeout gives a [KindTimeout] result; the end
-//     of the caller's own ctx gives [KindCanceled].
+//     the limit runs out. The limit covers the tool's own run only, from
+//     the moment it is called to its return; a limit of a few
+//     milliseconds is not eaten by checking large arguments. A timeout
+//     gives a [KindTimeout] result; the end of the caller's own ctx gives
+//     [KindCanceled].
 //   - A tool still running a grace period after its context ended is
 //     abandoned: the call is reported and counted in [Stats]. Go cannot
 //     stop a goroutine, so the tool's goroutine keeps running until it
@@ -408,10 +424,30 @@ func tooLarge(name string, args []byte, limit int) error {
 func isBlank(b []byte) bool { return jsontext.SkipSpace(b, 0) == len(b) }
 
 // shortenArgs returns args as text of at most a few hundred bytes, for
-// echoing back to the model.
+// echoing back to the model on one line: invalid UTF-8 replaced, line
+// breaks and tabs as spaces, and other control and hidden characters
+// escaped (see visible), so that refused arguments cannot put raw ESC, BEL
+// or NUL bytes into a message.
 func shortenArgs(args []byte) string {
-	return shorten(strings.ToValidUTF8(string(args[:min(len(args), 1024)]), "\uFFFD"), 300)
+	const limit = 300
+	var b strings.Builder
+	for _, r := range strings.ToValidUTF8(string(args[:min(len(args), limit+4)]), "\uFFFD") {
+		if r == '\n' || r == '\r' || r == '\t' {
+			r = ' ' // JSON whitespace: keep the echo on one line
+		}
+		c := visible(string(r))
+		if b.Len()+len(c) > limit {
+			b.WriteString("…")
+			break
+		}
+		b.WriteString(c)
+	}
+	return b.String()
 }
+
+// visible escapes control characters and characters that hide or reorder
+// text, for messages to a model.
+func visible(s string) string { return jsontext.Visible(s) }
 
 // shorten cuts s to at most n bytes at a rune boundary, marking the cut.
 func shorten(s string, n int) string {

@@ -33,8 +33,8 @@ func countingSearch(t *testing.T) (*tool.Registry, *atomic.Int64) {
 	return r, &calls
 }
 
-// TestExecuteCatalogB runs the argument-path rows of Catalog B
-// (shared/research/sandbox.md §6): each gives an invalid_arguments result
+// TestExecuteCatalogB runs a catalogue of hostile and malformed arguments
+// (rows B1, B2, …): each gives an invalid_arguments result
 // with a clear message and the function is never called.
 func TestExecuteCatalogB(t *testing.T) {
 	for _, tt := range []struct {

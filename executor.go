@@ -133,9 +133,11 @@ func (r *Registry) call0(ctx context.Context, c Call) (Result, error) {
 //     whose output its arguments refer to, has finished. No goroutine
 //     exists for a call that is waiting.
 //   - A call whose dependency failed does not run; its Result is a
-//     [KindSkipped] error ("skipped: dependency "x" failed: …") and its Err
-//     wraps [ErrSkipped]. When several dependencies failed, the first in
-//     DependsOn order is named.
+//     [KindSkipped] error ("skipped: dependency "x" failed: …", or, when x
+//     was itself skipped, "skipped: dependency "x" did not run because "a"
+//     failed: …", naming the call whose failure started it, with the first
+//     300 bytes of its message) and its Err wraps [ErrSkipped]. When
+//     several dependencies failed, the first in DependsOn order is named.
 //
 // Output passing: wherever a call's Args hold an object with the key
 // "$output", such as
@@ -153,14 +155,22 @@ func (r *Registry) call0(ctx context.Context, c Call) (Result, error) {
 // DependsOn). "$output" is reserved: an object with that key and anything
 // but a non-empty string ID and an optional string "pointer" gives the
 // call a [KindInvalidArguments] result, as does a pointer that selects
-// nothing.
+// nothing. Substitution is bounded by the registry's argument limit (see
+// [WithArgumentLimits]): it stops, with a [KindInvalidArguments] result
+// naming the call and the limit, as soon as the arguments would grow past
+// the limit, or once the call's references have read more than 32 times
+// the limit of other calls' outputs (a reference reads an output from its
+// start to the end of the value its pointer selects). Arguments already
+// over the limit are not searched for references; the call is refused as
+// too large.
 //
-// Errors: Run checks the dependency graph before anything runs. A
-// duplicate ID, a dependency on an empty or unknown ID, or a cycle makes
-// Run return an error wrapping [ErrInvalidBatch] that names the problem
-// (for a cycle, its IDs); no call runs, and every outcome carries that
-// error as a [KindInvalidArguments] result, so that each call can still be
-// answered.
+// Errors: Run checks the dependency graph before anything runs, in time
+// linear in the size of the batch. A duplicate ID, a dependency on an
+// empty or unknown ID, or a cycle makes Run return an error wrapping
+// [ErrInvalidBatch] that names the problem (the first one found, in call
+// order; for a cycle, its IDs; IDs longer than 64 bytes are shortened); no
+// call runs, and every outcome carries that error as a
+// [KindInvalidArguments] result, so that each call can still be answered.
 //
 // Cancellation: when ctx ends, running calls see their context end, calls
 // not yet started get a [KindCanceled] result without running, and Run
@@ -206,9 +216,9 @@ func (e *Executor) run(ctx context.Context, calls []Call) ([]Outcome, error) {
 	p, err := e.plan(calls)
 	if err != nil {
 		err = fmt.Errorf("%w: %v", ErrInvalidBatch, err)
+		res := errorResult(KindInvalidArguments, "not run: the batch of tool calls was refused: "+err.Error())
 		for i := range out {
-			out[i].Result = errorResult(KindInvalidArguments, fmt.Sprintf("not run: the batch of tool calls was refused: %v", err))
-			out[i].Err = err
+			out[i].Result, out[i].Err = res, err
 		}
 		return out, err
 	}
@@ -216,67 +226,75 @@ func (e *Executor) run(ctx context.Context, calls []Call) ([]Outcome, error) {
 	return out, s.run(ctx)
 }
 
-// plan finds references, checks the graph and reads per-tool limits.
+// plan finds references, checks the graph and reads per-tool limits. It
+// runs in time linear in the size of the batch, and returns at the first
+// unknown ID.
 func (e *Executor) plan(calls []Call) (*plan, error) {
 	n := len(calls)
 	p := &plan{calls: calls, lims: make([]limits, n)}
-	var ids []string
-	var deps [][]string
-	hasDeps := false
-	for i := range calls {
-		c := &calls[i]
-		if len(c.DependsOn) > 0 {
-			hasDeps = true
-		}
-		if !bytes.Contains(c.Args, refKey) {
-			continue
-		}
-		refs, err := findRefs(c.Args)
-		if err != nil {
-			if p.refErr == nil {
-				p.refErr = make([]error, n)
-			}
-			p.refErr[i] = &ArgumentError{Tool: c.Name, Args: shortenArgs(c.Args), Violations: []Violation{err.(refError).v}}
-			continue
-		}
-		if len(refs) == 0 {
-			continue
-		}
-		if p.refs == nil {
-			p.refs = make([][]ref, n)
-			deps = make([][]string, n)
-		}
-		p.refs[i] = refs
-		d := c.DependsOn
-		for _, r := range refs {
-			if !containsString(d, r.id) {
-				d = append(d[:len(d):len(d)], r.id)
-			}
-		}
-		deps[i] = d
-		hasDeps = true
+	maxArgs := e.reg.cfg.limits.maxBytes
+	// mayRefer reports whether c's arguments may hold references. Arguments
+	// over the limit are refused when the call runs; they are not searched.
+	mayRefer := func(c *Call) bool { return len(c.Args) <= maxArgs && bytes.Contains(c.Args, refKey) }
+	needGraph := n > 32
+	for i := 0; i < n && !needGraph; i++ {
+		needGraph = len(calls[i].DependsOn) > 0 || mayRefer(&calls[i])
 	}
-	if !hasDeps && n <= 32 {
+	if !needGraph {
 		// Only duplicate IDs can be wrong; small batches need no map.
 		for i := 1; i < n; i++ {
 			for j := range i {
 				if id := calls[i].ID; id != "" && id == calls[j].ID {
-					return nil, fmt.Errorf("duplicate call ID %q (calls #%d and #%d)", id, j, i)
+					return nil, fmt.Errorf("duplicate call ID %s (calls #%d and #%d)", dag.Quote(id), j, i)
 				}
 			}
 		}
 	} else {
-		ids = make([]string, n)
-		if deps == nil {
-			deps = make([][]string, n)
-		}
+		ids := make([]string, n)
 		for i := range calls {
 			ids[i] = calls[i].ID
-			if deps[i] == nil {
-				deps[i] = calls[i].DependsOn
-			}
 		}
-		g, err := dag.Build(ids, deps)
+		b, err := dag.NewBuilder(ids)
+		if err != nil {
+			return nil, err
+		}
+		// Each call's dependencies are checked before the next call is
+		// read, so that an unknown ID ends planning at once.
+		hasDeps := false
+		for i := range calls {
+			c := &calls[i]
+			for _, id := range c.DependsOn {
+				if _, err := b.Add(i, id); err != nil {
+					return nil, err
+				}
+				hasDeps = true
+			}
+			if !mayRefer(c) {
+				continue
+			}
+			refs, err := findRefs(c.Args)
+			if err != nil {
+				if p.refErr == nil {
+					p.refErr = make([]error, n)
+				}
+				p.refErr[i] = &ArgumentError{Tool: c.Name, Args: shortenArgs(c.Args), Violations: []Violation{err.(refError).v}}
+				continue
+			}
+			if len(refs) == 0 {
+				continue
+			}
+			for k := range refs {
+				if refs[k].call, err = b.Add(i, refs[k].id); err != nil {
+					return nil, err
+				}
+			}
+			if p.refs == nil {
+				p.refs = make([][]ref, n)
+			}
+			p.refs[i] = refs
+			hasDeps = true
+		}
+		g, err := b.Graph()
 		if err != nil {
 			return nil, err
 		}
@@ -302,15 +320,6 @@ func limitsOf(o Options) limits {
 	}
 	l.max = max(l.max, 0)
 	return l
-}
-
-func containsString(s []string, v string) bool {
-	for _, x := range s {
-		if x == v {
-			return true
-		}
-	}
-	return false
 }
 
 // scheduler runs one batch. There is no dispatcher goroutine: the
@@ -339,8 +348,9 @@ type scheduler struct {
 	seq      bool  // a sequential call is running
 	assigned []int // calls counted as running, waiting for a worker from head on
 	head     int
-	starting bool  // a helper worker has been started and has not claimed yet
-	stack    []int // scratch space for finish
+	starting bool    // a helper worker has been started and has not claimed yet
+	stack    []int   // scratch space for finish
+	failed   []int32 // for a skipped call, the failed call that caused it; made on the first skip
 	canceled bool
 	idle     chan struct{} // closed once no call runs and none will start
 	isIdle   bool
@@ -537,31 +547,61 @@ func (s *scheduler) finish(i int) {
 }
 
 // skip gives call d a skipped outcome if one of its dependencies failed.
+// A dependency that was itself skipped is named with the call whose
+// failure skipped it, not with its own message, so that messages do not
+// nest along a chain of dependencies.
 func (s *scheduler) skip(d int) bool {
 	for _, j := range s.p.deps[d] {
 		dep := s.out[j]
 		if dep.Err == nil {
 			continue
 		}
-		name := callName(s.p.calls, j)
-		if dep.Result.Kind == KindSkipped {
-			s.out[d].Result = errorResult(KindSkipped, fmt.Sprintf("skipped: dependency %s did not run (%s)", name, dep.Result.Error))
-			s.out[d].Err = fmt.Errorf("%w: dependency %s did not run (%v)", ErrSkipped, name, dep.Err)
-		} else {
-			s.out[d].Result = errorResult(KindSkipped, fmt.Sprintf("skipped: dependency %s failed: %s", name, dep.Result.Error))
-			s.out[d].Err = fmt.Errorf("%w: dependency %s failed: %v", ErrSkipped, name, dep.Err)
+		if s.failed == nil {
+			s.failed = make([]int32, len(s.p.calls))
 		}
+		e := &skipError{dep: callName(s.p.calls, j)}
+		root := j
+		if dep.Result.Kind == KindSkipped {
+			root = int(s.failed[j])
+			e.failed = callName(s.p.calls, root)
+		}
+		s.failed[d] = int32(root)
+		e.cause = s.out[root].Err
+		s.out[d].Result = errorResult(KindSkipped, e.message(shorten(s.out[root].Result.Error, maxSkipCause)))
+		s.out[d].Err = e
 		return true
 	}
 	return false
 }
+
+// maxSkipCause is how many bytes of a failed call's message the results
+// of the calls it skipped repeat.
+const maxSkipCause = 300
+
+// A skipError is the Err of a skipped call. It unwraps to [ErrSkipped].
+type skipError struct {
+	dep    string // the dependency, named for messages
+	failed string // the failed call that skipped dep too, or "" when dep failed itself
+	cause  error  // the failed call's error
+}
+
+func (e *skipError) message(cause string) string {
+	if e.failed == "" {
+		return "skipped: dependency " + e.dep + " failed: " + cause
+	}
+	return "skipped: dependency " + e.dep + " did not run because " + e.failed + " failed: " + cause
+}
+
+func (e *skipError) Error() string { return e.message(e.cause.Error()) }
+
+func (e *skipError) Unwrap() error { return ErrSkipped }
 
 // callName names calls[i] for messages: its quoted ID, or "call #i".
 func callName(calls []Call, i int) string {
 	if calls[i].ID == "" {
 		return "call #" + strconv.Itoa(i)
 	}
-	return strconv.Quote(calls[i].ID)
+	return dag.Quote(calls[i].ID)
 }
 
 // cancelLocked gives every call not yet started a canceled outcome; no
@@ -610,7 +650,7 @@ func (e *Executor) exec(ctx context.Context, p *plan, i int, out []Outcome) {
 		return
 	}
 	if p.refs != nil && p.refs[i] != nil {
-		args, aerr := substitute(i, c, p, out)
+		args, aerr := substitute(i, p, out, e.reg.cfg.limits.maxBytes)
 		if aerr != nil {
 			res, err = errorResult(KindInvalidArguments, aerr.Error()), aerr
 			return

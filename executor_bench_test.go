@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"runtime"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -13,7 +14,7 @@ import (
 	"github.com/miniopenclaw/tool"
 )
 
-// Benchmarks for issue 4. Each reports its goal as a ratio against a
+// Benchmarks of the executor. Each reports its goal as a ratio against a
 // baseline measured in the same run (b.ReportMetric), so the figures do not
 // depend on the machine:
 //
@@ -309,4 +310,47 @@ func (g *gateTool) Execute(ctx context.Context, _ json.RawMessage) (tool.Result,
 		return tool.Result{}, ctx.Err()
 	}
 	return tool.Result{Output: "ok"}, nil
+}
+
+// BenchmarkExecutorPlanScaling runs each batch shape of TestPlanLinear
+// (one call that refers to, or depends on, n others) at n = 1,000 and
+// n = 16,000, and reports the CPU time per reference of each (process CPU
+// time, so that time spent waiting for a busy machine does not count;
+// wall-clock time where the system cannot tell) and their ratio
+// (x_per_ref: 1 when the batch's cost is linear, 16 when quadratic):
+//
+//	go test -run '^$' -bench 'PlanScaling' -benchtime 10x .
+//
+// The cost includes running the n calls, each a no-op through
+// Registry.Execute.
+func BenchmarkExecutorPlanScaling(b *testing.B) {
+	reg := benchRegistry(b, fixedTool{name: "fixed", output: `{"v":1}`, structured: true})
+	ex := tool.NewExecutor(reg)
+	now := func() time.Duration {
+		if d, ok := cpuTime(); ok {
+			return d
+		}
+		return time.Duration(time.Now().UnixNano())
+	}
+	for _, tt := range planShapes {
+		b.Run(strings.ReplaceAll(tt.name, " ", "_"), func(b *testing.B) {
+			const small, large = 1000, 16000
+			batches := [2][]tool.Call{tt.batch(small), tt.batch(large)}
+			var spent [2]time.Duration
+			for b.Loop() {
+				for k, calls := range batches {
+					start := now()
+					outs, _ := ex.Run(context.Background(), calls)
+					spent[k] += now() - start
+					if len(outs) != len(calls) {
+						b.Fatalf("%d outcomes for %d calls", len(outs), len(calls))
+					}
+				}
+			}
+			perRef := [2]float64{float64(spent[0]) / float64(b.N*small), float64(spent[1]) / float64(b.N*large)}
+			b.ReportMetric(perRef[0], "cpu-ns/ref_1k")
+			b.ReportMetric(perRef[1], "cpu-ns/ref_16k")
+			b.ReportMetric(perRef[1]/perRef[0], "x_per_ref")
+		})
+	}
 }

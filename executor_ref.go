@@ -3,7 +3,9 @@ package tool
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 
@@ -15,8 +17,8 @@ var refKey = []byte(`"$output"`)
 
 // A ref is a reference to another call's output inside a call's Args.
 type ref struct {
-	start, end int    // byte span of the reference object in Args
-	at         string // JSON pointer of the reference within Args
+	start, end int // byte span of the reference object in Args
+	call       int // index in the batch of the call it refers to; set by plan
 	id         string
 	pointer    string
 	hasPointer bool
@@ -30,10 +32,14 @@ func (e refError) Error() string { return e.v.String() }
 const refDepth = 64
 
 // findRefs returns the references in args in document order. Malformed
-// JSON gives no references and no error: the registry reports it.
+// JSON gives no references and no error: the registry reports it. It
+// reads args once, whatever their nesting.
 func findRefs(args []byte) ([]ref, error) {
-	f := refFinder{data: args}
-	i, err := f.value(0, 0, "")
+	f := refFinder{data: args, target: -1}
+	if n := bytes.Count(args, refKey); n > 0 {
+		f.refs = make([]ref, 0, n) // an upper bound: one slice, not a growing one
+	}
+	i, err := f.value(0, 0)
 	if err != nil {
 		if _, ok := err.(refError); ok {
 			return nil, err
@@ -46,13 +52,49 @@ func findRefs(args []byte) ([]ref, error) {
 	return f.refs, nil
 }
 
-type refFinder struct {
-	data []byte
-	refs []ref
-	buf  []byte
+// pointerTo returns the JSON pointer of the object that starts at
+// args[target], for messages. args are arguments findRefs accepted.
+func pointerTo(args []byte, target int) string {
+	f := refFinder{data: args, target: target}
+	f.value(0, 0)
+	return f.at
 }
 
-func (f *refFinder) value(i, depth int, at string) (int, error) {
+// A refFinder walks arguments for references, keeping the path to where
+// it is so that a message can name it.
+type refFinder struct {
+	data   []byte
+	refs   []ref
+	path   []pathSegment
+	target int    // pointerTo's object; -1 for findRefs
+	at     string // the pointer to target, once found
+}
+
+// A pathSegment is a step on the path from the root: an object member's
+// key, or an array index when key is nil.
+type pathSegment struct {
+	key   []byte
+	index int
+}
+
+// errFound stops the walk of pointerTo.
+var errFound = errors.New("found")
+
+// pointer returns the path as a JSON pointer, each step shortened.
+func (f *refFinder) pointer() string {
+	var b strings.Builder
+	for _, s := range f.path {
+		b.WriteByte('/')
+		if s.key == nil {
+			b.WriteString(strconv.Itoa(s.index))
+		} else {
+			b.WriteString(shorten(escapePointer(string(s.key)), 60))
+		}
+	}
+	return b.String()
+}
+
+func (f *refFinder) value(i, depth int) (int, error) {
 	d := f.data
 	i = jsontext.SkipSpace(d, i)
 	if i >= len(d) {
@@ -63,15 +105,18 @@ func (f *refFinder) value(i, depth int, at string) (int, error) {
 	}
 	switch d[i] {
 	case '{':
-		return f.object(i, depth, at)
+		return f.object(i, depth)
 	case '[':
 		i = jsontext.SkipSpace(d, i+1)
 		if i < len(d) && d[i] == ']' {
 			return i + 1, nil
 		}
+		f.path = append(f.path, pathSegment{})
+		top := len(f.path) - 1
 		for k := 0; ; k++ {
+			f.path[top].index = k
 			var err error
-			if i, err = f.value(i, depth+1, at+"/"+strconv.Itoa(k)); err != nil {
+			if i, err = f.value(i, depth+1); err != nil {
 				return i, err
 			}
 			i = jsontext.SkipSpace(d, i)
@@ -79,6 +124,7 @@ func (f *refFinder) value(i, depth int, at string) (int, error) {
 				return i, jsontext.UnexpectedEnd(i)
 			}
 			if d[i] == ']' {
+				f.path = f.path[:top]
 				return i + 1, nil
 			}
 			if d[i] != ',' {
@@ -91,39 +137,63 @@ func (f *refFinder) value(i, depth int, at string) (int, error) {
 	}
 }
 
-// object reads the object at d[i], recording it as a reference when it
-// has the key "$output" and looking for references inside it otherwise.
-func (f *refFinder) object(start, depth int, at string) (int, error) {
-	d := f.data
-	type member struct {
-		key        string
-		valueStart int
+// object reads the object at d[start], recording it as a reference when
+// it has the key "$output" and the references inside it otherwise. It
+// looks into each member as it reads it, and forgets what it found inside
+// once the object turns out to be a reference, so that every byte is read
+// once.
+func (f *refFinder) object(start, depth int) (int, error) {
+	if start == f.target {
+		f.at = f.pointer()
+		return start, errFound
 	}
-	var members []member
+	d := f.data
 	i := jsontext.SkipSpace(d, start+1)
 	if i < len(d) && d[i] == '}' {
 		return i + 1, nil
 	}
-	isRef := false
+	mark := len(f.refs)
+	r := ref{start: start}
+	isRef, ok := false, true
+	f.path = append(f.path, pathSegment{})
+	top := len(f.path) - 1
 	for {
 		i = jsontext.SkipSpace(d, i)
 		if i >= len(d) || d[i] != '"' {
 			return i, jsontext.Unexpected(d, i, "a string key")
 		}
-		key, next, err := jsontext.ReadString(d, i, f.buf)
+		key, next, err := jsontext.ReadString(d, i, nil)
 		if err != nil {
 			return next, err
 		}
-		k := string(key)
-		isRef = isRef || k == "$output"
+		f.path[top].key = key
+		var field *string // where a reference keeps this member
+		switch string(key) {
+		case "$output":
+			isRef, field = true, &r.id
+		case "pointer":
+			r.hasPointer, field = true, &r.pointer
+		default:
+			ok = false
+		}
 		i = jsontext.SkipSpace(d, next)
 		if i >= len(d) || d[i] != ':' {
 			return i, jsontext.Unexpected(d, i, "':'")
 		}
 		i = jsontext.SkipSpace(d, i+1)
-		members = append(members, member{k, i})
-		if i, err = jsontext.SkipValue(d, i, depth+1, refDepth); err != nil {
-			return i, err
+		if i < len(d) && d[i] == '"' {
+			var v []byte
+			if v, i, err = jsontext.ReadString(d, i, nil); err != nil {
+				return i, err
+			}
+			if field != nil {
+				*field = string(v)
+			}
+		} else {
+			ok = ok && field == nil
+			if i, err = f.value(i, depth+1); err != nil {
+				return i, err
+			}
 		}
 		i = jsontext.SkipSpace(d, i)
 		if i >= len(d) {
@@ -138,45 +208,20 @@ func (f *refFinder) object(start, depth int, at string) (int, error) {
 		}
 		i++
 	}
-	if isRef {
-		r := ref{start: start, end: i, at: at}
-		ok := true
-		for _, m := range members {
-			var s string
-			if d[m.valueStart] != '"' {
-				ok = false
-				break
-			}
-			v, _, err := jsontext.ReadString(d, m.valueStart, nil)
-			if err != nil {
-				ok = false
-				break
-			}
-			s = string(v)
-			switch m.key {
-			case "$output":
-				r.id = s
-			case "pointer":
-				r.pointer, r.hasPointer = s, true
-			default:
-				ok = false
-			}
-		}
-		if !ok || r.id == "" || r.hasPointer && r.pointer != "" && r.pointer[0] != '/' {
-			return i, refError{Violation{
-				Pointer:  at,
-				Expected: `a reference {"$output":"<call ID>"} with an optional "pointer":"/json/pointer" and no other keys ("$output" is reserved for references)`,
-				Got:      shorten(string(d[start:i]), 120),
-			}}
-		}
-		f.refs = append(f.refs, r)
+	f.path = f.path[:top]
+	if !isRef {
 		return i, nil
 	}
-	for _, m := range members {
-		if _, err := f.value(m.valueStart, depth+1, at+"/"+escapePointer(m.key)); err != nil {
-			return i, err
-		}
+	f.refs = f.refs[:mark] // a reference holds no references
+	r.end = i
+	if !ok || r.id == "" || r.hasPointer && r.pointer != "" && r.pointer[0] != '/' {
+		return i, refError{Violation{
+			Pointer:  f.pointer(),
+			Expected: `a reference {"$output":"<call ID>"} with an optional "pointer":"/json/pointer" and no other keys ("$output" is reserved for references)`,
+			Got:      shorten(strings.ToValidUTF8(string(d[start:min(i, start+1024)]), "\uFFFD"), 120),
+		}}
 	}
+	f.refs = append(f.refs, r)
 	return i, nil
 }
 
@@ -187,62 +232,127 @@ func escapePointer(s string) string {
 	return strings.ReplaceAll(strings.ReplaceAll(s, "~", "~0"), "/", "~1")
 }
 
-// substitute returns c's arguments with every reference replaced by the
-// output it names. The referred calls have all finished.
-func substitute(i int, c Call, p *plan, out []Outcome) ([]byte, error) {
-	refs := p.refs[i]
-	var b bytes.Buffer
-	b.Grow(len(c.Args))
-	last := 0
-	for _, r := range refs {
-		v, err := resolve(r, p.calls, p.deps[i], out)
-		if err != nil {
-			return nil, &ArgumentError{Tool: c.Name, Args: shortenArgs(c.Args), Violations: []Violation{{
-				Pointer: r.at, Expected: err.expected, Got: err.got,
-			}}}
+// readFactor bounds the reading that references cause: resolving one
+// call's references may read at most readFactor times the argument limit
+// of other calls' outputs, where a reference reads its output from the
+// start to the end of the value it selects.
+const readFactor = 32
+
+// substitute returns the arguments of call i with every reference
+// replaced by the output it names. The referred calls have all finished.
+// It stops, with an error naming the call and the limit, as soon as the
+// arguments would grow past limit bytes or the references have read more
+// than readFactor × limit bytes of outputs, so that its work is bounded by
+// the limit and not by what the references would expand to.
+func substitute(i int, p *plan, out []Outcome, limit int) ([]byte, error) {
+	c := p.calls[i]
+	fail := func(at int, v Violation) error {
+		if at >= 0 {
+			v.Pointer = pointerTo(c.Args, at)
 		}
-		b.Write(c.Args[last:r.start])
-		b.Write(v)
+		return &ArgumentError{Tool: c.Name, Args: shortenArgs(c.Args), Violations: []Violation{v}}
+	}
+	tooLarge := func(at int) error {
+		return fail(at, Violation{
+			Expected: fmt.Sprintf("arguments of at most %d bytes once the outputs that call %s refers to are substituted", limit, callName(p.calls, i)),
+			Got:      "more",
+			Hint:     `refer to a smaller part of an output with "pointer", or to fewer outputs`,
+		})
+	}
+	b := make([]byte, 0, min(len(c.Args), limit))
+	budget := math.MaxInt
+	if limit < math.MaxInt/readFactor {
+		budget = readFactor * limit
+	}
+	maxRead := budget
+	var texts map[int]*outputDoc
+	last := 0
+	for _, r := range p.refs[i] {
+		res := out[r.call].Result
+		if !r.hasPointer && !hasStructured(res) && len(b)+r.start-last+len(res.Output)+2 > limit {
+			return nil, tooLarge(r.start) // a text output too large to fit even unescaped is not encoded
+		}
+		v, read, err := resolve(r, res, &texts)
+		if budget -= read; budget < 0 {
+			return nil, fail(r.start, Violation{
+				Expected: fmt.Sprintf("references of call %s that read at most %d bytes of other calls' outputs in all (a pointer reads its output up to the value it selects)", callName(p.calls, i), maxRead),
+				Got:      "more by this reference",
+				Hint:     "refer to fewer values",
+			})
+		}
+		if err != nil {
+			return nil, fail(r.start, Violation{Expected: err.expected, Got: err.got})
+		}
+		if len(b)+r.start-last+len(v) > limit {
+			return nil, tooLarge(r.start)
+		}
+		b = append(b, c.Args[last:r.start]...)
+		b = append(b, v...)
 		last = r.end
 	}
-	b.Write(c.Args[last:])
-	return b.Bytes(), nil
+	if len(b)+len(c.Args)-last > limit {
+		return nil, tooLarge(-1)
+	}
+	return append(b, c.Args[last:]...), nil
 }
 
 type resolveError struct{ expected, got string }
 
-// resolve returns the JSON value r refers to.
-func resolve(r ref, calls []Call, deps []int, out []Outcome) ([]byte, *resolveError) {
-	j := -1
-	for _, k := range deps {
-		if calls[k].ID == r.id {
-			j = k
-			break
-		}
-	}
-	res := out[j].Result
+// An outputDoc is a call's text output prepared for the references that
+// read it, so that each is prepared once per call to substitute.
+type outputDoc struct {
+	quoted []byte // the output as a JSON string; nil until needed
+	doc    []byte // the output as a JSON document, for pointers
+	parsed bool   // doc has been checked
+	valid  bool   // doc is valid JSON
+}
+
+// resolve returns the JSON value r refers to in res, the output of the
+// call it names, and how many bytes of the output it read. texts holds the
+// text outputs prepared so far, by call.
+func resolve(r ref, res Result, texts *map[int]*outputDoc) (v []byte, read int, err *resolveError) {
 	doc := []byte(res.Structured)
-	if len(bytes.TrimSpace(doc)) == 0 {
-		if !r.hasPointer {
-			return marshalString(res.Output), nil
+	if !hasStructured(res) {
+		if *texts == nil {
+			*texts = make(map[int]*outputDoc)
 		}
-		doc = []byte(res.Output)
-		if !json.Valid(doc) {
-			return nil, &resolveError{
-				expected: fmt.Sprintf("JSON output from call %q to apply pointer %q to", r.id, r.pointer),
+		t := (*texts)[r.call]
+		if t == nil {
+			t = new(outputDoc)
+			(*texts)[r.call] = t
+		}
+		if !r.hasPointer {
+			if t.quoted == nil {
+				t.quoted, read = marshalString(res.Output), len(res.Output)
+			}
+			return t.quoted, read, nil
+		}
+		if !t.parsed {
+			t.doc, t.parsed, read = []byte(res.Output), true, len(res.Output)
+			t.valid = json.Valid(t.doc)
+		}
+		if !t.valid {
+			return nil, read, &resolveError{
+				expected: fmt.Sprintf("JSON output from call %q to apply pointer %q to", shorten(r.id, 64), shorten(r.pointer, 64)),
 				got:      "text output: " + shorten(res.Output, 80),
 			}
 		}
+		doc = t.doc
 	}
-	v, err := pointerGet(doc, r.pointer)
-	if err != "" {
-		return nil, &resolveError{
-			expected: fmt.Sprintf("a value at pointer %q in the output of call %q", r.pointer, r.id),
-			got:      err,
+	v, end, msg := pointerGet(doc, r.pointer)
+	read += end
+	if msg != "" {
+		return nil, read, &resolveError{
+			expected: fmt.Sprintf("a value at pointer %q in the output of call %q", shorten(r.pointer, 64), shorten(r.id, 64)),
+			got:      msg,
 		}
 	}
-	return v, nil
+	return v, read, nil
 }
+
+// hasStructured reports whether res has structured content, which
+// references read instead of its text.
+func hasStructured(res Result) bool { return len(bytes.TrimSpace(res.Structured)) > 0 }
 
 func marshalString(s string) []byte {
 	var b bytes.Buffer
@@ -251,12 +361,14 @@ func marshalString(s string) []byte {
 }
 
 // pointerGet returns the value at the JSON pointer ptr in the JSON
-// document doc, or a description of why there is none.
-func pointerGet(doc []byte, ptr string) ([]byte, string) {
+// document doc and the index just past it, or a description of why there
+// is none and how far it read.
+func pointerGet(doc []byte, ptr string) (v []byte, end int, msg string) {
 	i := jsontext.SkipSpace(doc, 0)
 	rest := ptr
-	walked := ""
+	walked := "" // the part of ptr that has been followed
 	for rest != "" {
+		walked = ptr[:len(ptr)-len(rest)]
 		rest = rest[1:] // the leading '/'
 		tok := rest
 		if k := strings.IndexByte(rest, '/'); k >= 0 {
@@ -266,78 +378,80 @@ func pointerGet(doc []byte, ptr string) ([]byte, string) {
 		}
 		tok = strings.ReplaceAll(strings.ReplaceAll(tok, "~1", "/"), "~0", "~")
 		if i >= len(doc) {
-			return nil, "no value"
+			return nil, i, "no value"
 		}
 		switch doc[i] {
 		case '{':
 			next, ok := memberValue(doc, i, tok)
 			if !ok {
-				return nil, fmt.Sprintf("no member %q at %q", tok, walkedOrRoot(walked))
+				return nil, next, fmt.Sprintf("no member %q at %q", shorten(tok, 64), walkedOrRoot(walked))
 			}
 			i = next
 		case '[':
 			n, err := strconv.Atoi(tok)
 			if err != nil || n < 0 || strconv.Itoa(n) != tok {
-				return nil, fmt.Sprintf("an array at %q, which %q cannot index", walkedOrRoot(walked), tok)
+				return nil, i, fmt.Sprintf("an array at %q, which %q cannot index", walkedOrRoot(walked), shorten(tok, 64))
 			}
 			next, ok := elementValue(doc, i, n)
 			if !ok {
-				return nil, fmt.Sprintf("an array at %q with no element %d", walkedOrRoot(walked), n)
+				return nil, next, fmt.Sprintf("an array at %q with no element %d", walkedOrRoot(walked), n)
 			}
 			i = next
 		default:
-			return nil, fmt.Sprintf("a %s at %q, which has no members", jsontext.KindName(doc[i]), walkedOrRoot(walked))
+			return nil, i, fmt.Sprintf("a %s at %q, which has no members", jsontext.KindName(doc[i]), walkedOrRoot(walked))
 		}
-		walked += "/" + escapePointer(tok)
 	}
 	end, err := jsontext.SkipValue(doc, i, 0, 10000)
 	if err != nil {
-		return nil, "malformed JSON"
+		return nil, end, "malformed JSON"
 	}
-	return doc[i:end], ""
+	return doc[i:end], end, ""
 }
 
+// walkedOrRoot names, for messages, the part of a pointer followed so
+// far, shortened.
 func walkedOrRoot(p string) string {
 	if p == "" {
 		return "/"
 	}
-	return p
+	return shorten(p, 200)
 }
 
 // memberValue returns the index of the value of member key in the object
-// at doc[i].
+// at doc[i], or, when there is none, how far it read.
 func memberValue(doc []byte, i int, key string) (int, bool) {
 	i = jsontext.SkipSpace(doc, i+1)
 	for i < len(doc) && doc[i] == '"' {
 		k, next, err := jsontext.ReadString(doc, i, nil)
 		if err != nil {
-			return 0, false
+			return next, false
 		}
 		i = jsontext.SkipSpace(doc, next)
 		if i >= len(doc) || doc[i] != ':' {
-			return 0, false
+			return i, false
 		}
 		i = jsontext.SkipSpace(doc, i+1)
 		if string(k) == key {
 			return i, true
 		}
 		if i, err = jsontext.SkipValue(doc, i, 0, 10000); err != nil {
-			return 0, false
+			return i, false
 		}
 		i = jsontext.SkipSpace(doc, i)
 		if i >= len(doc) || doc[i] != ',' {
-			return 0, false
+			return i, false
 		}
 		i = jsontext.SkipSpace(doc, i+1)
 	}
-	return 0, false
+	return i, false
 }
 
-// elementValue returns the index of element n of the array at doc[i].
+// elementValue returns the index of element n of the array at doc[i], or,
+// when there is none, how far it read.
 func elementValue(doc []byte, i, n int) (int, bool) {
 	i = jsontext.SkipSpace(doc, i+1)
 	if i < len(doc) && doc[i] == ']' {
-		return 0, false
+		return i, false
 	}
 	for k := 0; i < len(doc); k++ {
 		if k == n {
@@ -345,13 +459,13 @@ func elementValue(doc []byte, i, n int) (int, bool) {
 		}
 		var err error
 		if i, err = jsontext.SkipValue(doc, i, 0, 10000); err != nil {
-			return 0, false
+			return i, false
 		}
 		i = jsontext.SkipSpace(doc, i)
 		if i >= len(doc) || doc[i] != ',' {
-			return 0, false
+			return i, false
 		}
 		i = jsontext.SkipSpace(doc, i+1)
 	}
-	return 0, false
+	return i, false
 }

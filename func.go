@@ -12,8 +12,8 @@ import (
 )
 
 // New returns a Tool that calls fn, the way http.HandlerFunc adapts a
-// function to http.Handler. It is the Go form of the seed design's @tool
-// decorator.
+// function to http.Handler. It is the Go form of the @tool decorator of
+// Python agent frameworks.
 //
 // The parameters schema is derived from In once, here (see the package
 // documentation for the rules and the struct-tag grammar); In must be a
@@ -33,7 +33,7 @@ import (
 // the Output; when it marshals to a JSON object (a struct or a map), the
 // same JSON is Result.Structured and its schema is Options.OutputSchema.
 // When Out is Result itself, fn's Result is the call's (so that fn can
-// return [Part]s or mark a failure with a Kind), with no output schema.
+// return parts ([Part]) or mark a failure with a Kind), with no output schema.
 // An error from fn becomes an error Result carrying the error's message.
 func New[In, Out any](name, description string, fn func(context.Context, In) (Out, error), opts ...Option) (Tool, error) {
 	if !ValidName(name) {
@@ -101,6 +101,7 @@ func (t *funcTool[In, Out]) Name() string                { return t.name }
 func (t *funcTool[In, Out]) Description() string         { return t.description }
 func (t *funcTool[In, Out]) Parameters() json.RawMessage { return t.in.Schema() }
 func (t *funcTool[In, Out]) Options() Options            { return t.opts }
+func (t *funcTool[In, Out]) defaultBytes() int           { return t.in.DefaultBytes() }
 
 // Execute parses, validates and binds args with the default limits, then
 // calls the function. Invalid arguments give an error Result of kind
@@ -124,7 +125,7 @@ func (t *funcTool[In, Out]) prepare(args []byte, lim argLimits) (pendingCall, Re
 		return nil, errorResult(KindInvalidArguments, err.Error()), err
 	}
 	in := new(In)
-	vs, err := t.in.Decode(args, reflect.ValueOf(in).Elem(), lim.maxDepth)
+	vs, err := t.in.DecodeWithin(args, reflect.ValueOf(in).Elem(), lim.maxDepth, lim.maxBytes)
 	if err != nil || len(vs) > 0 {
 		ae := &ArgumentError{Tool: t.name, Args: shortenArgs(args)}
 		if err != nil {

@@ -20,7 +20,7 @@ import (
 )
 
 // fuzzArgs is the argument type of the tool FuzzExecuteArgs calls: the
-// search_flights workload of issue 2 and a few more kinds and keywords.
+// search_flights benchmark workload and a few more kinds and keywords.
 type fuzzArgs struct {
 	From       string           `json:"from" pattern:"^[A-Z]{3}$"`
 	To         string           `json:"to" pattern:"^[A-Z]{3}$"`
@@ -280,8 +280,8 @@ func inexactNumbers(data []byte) bool {
 	return false
 }
 
-// executeSeeds are the argument-path rows of Catalog B (shared research,
-// sandbox.md §6) written for search_flights, and valid calls.
+// executeSeeds are hostile and malformed arguments (the catalogue of
+// TestExecuteCatalogB) written for search_flights, and valid calls.
 var executeSeeds = []string{
 	`{"from":"SFO","to":"JFK","date":"2026-12-24","passengers":2,"cabin":"business","airlines":["UA","DL"]}`,
 	`{"from":"SFO","to":"JFK","date":"2026-12-24"}`,
@@ -328,7 +328,7 @@ var executeSeeds = []string{
 	"{\"from\":\"SFO\",\"to\":\"JFK\",\"date\":\"2026-12-24\",\"note\":\"\u202eabc\u200b\"}", // B17
 }
 
-// TestExecuteArgsLarge covers the Catalog B rows too large for a fuzz seed:
+// TestExecuteArgsLarge covers the catalogue rows too large for a fuzz seed:
 // arguments over the size cap (B23), many properties under it (B24) and
 // 100 000 levels of nesting (B22) are refused before the function runs,
 // with a message short enough to send back to the model.

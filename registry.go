@@ -27,6 +27,27 @@ const (
 // A Registry holds tools by name and runs calls to them safely (see
 // [Registry.Execute]). It is safe for concurrent use. Make one with
 // [NewRegistry].
+//
+// # Duplicate names
+//
+// A registry holds one tool per name. What happens when a second tool
+// comes with a name already taken depends on who adds it:
+//
+//   - [Registry.Register] is the program adding one tool of its own
+//     choice: it replaces the tool of the same name, logs the replacement
+//     as a warning naming the tool (see [WithLogger]), and tells the
+//     [Registry.OnChange] watchers as for any change.
+//   - [Registry.RegisterUnique] refuses: it returns an error wrapping
+//     [ErrDuplicate] that names the tool, and leaves the registered tool
+//     in place.
+//   - Everything that adds tools in bulk on the program's behalf never
+//     displaces a tool the program already has: toolbox.Register, the
+//     RegisterTools functions that clawtool gen writes, and MCP import
+//     (mcptool) all use RegisterUnique and report [ErrDuplicate] naming
+//     the tool. Tools added before the refused one stay registered.
+//
+// To replace a tool on purpose, [Registry.Remove] it first or call
+// Register with the new one.
 type Registry struct {
 	cfg registryConfig
 
@@ -155,33 +176,43 @@ func (r *Registry) logger() *slog.Logger {
 }
 
 // Register adds t to the registry. A tool already registered under the
-// same name is replaced, as the seed design asks; use
-// [Registry.RegisterUnique] to refuse duplicates instead.
+// same name is replaced, and the replacement is logged as a warning; use
+// [Registry.RegisterUnique] to refuse duplicates instead (see "Duplicate
+// names" at [Registry]).
 //
 // Register checks t before adding it and returns an error naming the tool
 // and the problem: an error wrapping [ErrInvalidName] if the name does not
 // match ^[a-zA-Z0-9_-]{1,64}$, or one wrapping [ErrInvalidSchema] if
-// Parameters is not an object schema that compiles. The schema is compiled
+// Parameters is not an object schema that compiles or if its defaults
+// together are longer than the argument limit (see [WithArgumentLimits]).
+// A default that applies to every item of an array can still make one
+// call's arguments outgrow the limit: that call is refused. The schema is compiled
 // once, here; the tool's definition is rendered once, here.
 func (r *Registry) Register(t Tool) error {
-	e, err := newEntry(t)
+	e, err := r.entryFor(t)
 	if err != nil {
 		return err
 	}
 	r.mu.Lock()
+	_, replaced := r.tools[e.name]
 	r.tools[e.name] = e
 	r.changedLocked()
 	watchers := r.watchersLocked()
 	r.mu.Unlock()
+	if replaced {
+		r.logger().LogAttrs(context.Background(), slog.LevelWarn, "tool replaced: a tool of the same name was already registered",
+			slog.String("tool", e.name))
+	}
 	notify(watchers, e.name)
 	return nil
 }
 
 // RegisterUnique is like [Registry.Register] but returns an error wrapping
-// [ErrDuplicate] if a tool of the same name is already registered, leaving
-// that tool in place.
+// [ErrDuplicate], naming the tool, if a tool of the same name is already
+// registered, leaving that tool in place (see "Duplicate names" at
+// [Registry]).
 func (r *Registry) RegisterUnique(t Tool) error {
-	e, err := newEntry(t)
+	e, err := r.entryFor(t)
 	if err != nil {
 		return err
 	}
@@ -370,7 +401,7 @@ func newEntry(t Tool) (*entry, error) {
 	if ct, ok := inner.(checkedTool); ok {
 		e.direct = ct
 	} else {
-		s, err := compileObjectSchema(params)
+		s, err := compileObjectSchema(params, e.opts.ForeignSchema)
 		if err != nil {
 			return nil, fmt.Errorf("register %q: %w: %v", name, ErrInvalidSchema, err)
 		}
@@ -384,9 +415,11 @@ func newEntry(t Tool) (*entry, error) {
 	return e, nil
 }
 
-// compileObjectSchema compiles a hand-written parameters schema and checks
-// that its root is an object schema.
-func compileObjectSchema(params []byte) (*jsonschema.Schema, error) {
+// compileObjectSchema compiles a parameters schema and checks that its
+// root is an object schema. A hand-written schema asserts formats and must
+// have patterns RE2 can read; a foreign one is read as draft 2020-12 says
+// by default (see Options.ForeignSchema).
+func compileObjectSchema(params []byte, foreign bool) (*jsonschema.Schema, error) {
 	if len(bytes.TrimSpace(params)) == 0 {
 		return nil, fmt.Errorf("parameters are empty; a tool without parameters uses {\"type\":\"object\"}")
 	}
@@ -399,7 +432,11 @@ func compileObjectSchema(params []byte) (*jsonschema.Schema, error) {
 	if string(bytes.TrimSpace(root.Type)) != `"object"` {
 		return nil, fmt.Errorf(`parameters must be an object schema with "type":"object" at the root`)
 	}
-	s, err := jsonschema.Compile(params)
+	opts := jsonschema.Options{AssertFormat: true, StrictPatterns: true}
+	if foreign {
+		opts = jsonschema.Options{}
+	}
+	s, err := jsonschema.CompileWith(params, opts)
 	if err != nil {
 		return nil, err
 	}

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -40,11 +41,25 @@ func newRaw(name, schema string) *rawTool {
 	return &rawTool{name: name, desc: "Echoes its arguments.", schema: schema}
 }
 
+// TestRegisterReplacesAndUnique checks the registry's duplicate-name rule:
+// Register replaces and logs a warning naming the tool, RegisterUnique
+// refuses and leaves the registered tool in place.
 func TestRegisterReplacesAndUnique(t *testing.T) {
-	r := tool.NewRegistry()
+	var logged bytes.Buffer
+	r := tool.NewRegistry(tool.WithLogger(slog.New(slog.NewTextHandler(&logged, &slog.HandlerOptions{
+		ReplaceAttr: func(_ []string, a slog.Attr) slog.Attr {
+			if a.Key == slog.TimeKey {
+				return slog.Attr{}
+			}
+			return a
+		},
+	}))))
 	first, second := newRaw("echo", `{"type":"object"}`), newRaw("echo", `{"type":"object"}`)
 	if err := r.Register(first); err != nil {
 		t.Fatal(err)
+	}
+	if logged.Len() != 0 {
+		t.Errorf("registering a new name logged %q, want nothing", logged.String())
 	}
 	if err := r.Register(second); err != nil {
 		t.Fatalf("Register of a duplicate name = %v, want nil (replace)", err)
@@ -52,12 +67,19 @@ func TestRegisterReplacesAndUnique(t *testing.T) {
 	if got, _ := r.Get("echo"); got != tool.Tool(second) {
 		t.Errorf("Get after a replacing Register returned the old tool")
 	}
+	if want := "level=WARN msg=\"tool replaced: a tool of the same name was already registered\" tool=echo\n"; logged.String() != want {
+		t.Errorf("a replacing Register logged %q, want %q", logged.String(), want)
+	}
+	logged.Reset()
 	err := r.RegisterUnique(first)
-	if !errors.Is(err, tool.ErrDuplicate) {
-		t.Fatalf("RegisterUnique of a duplicate = %v, want an error wrapping ErrDuplicate", err)
+	if !errors.Is(err, tool.ErrDuplicate) || !strings.Contains(err.Error(), `"echo"`) {
+		t.Fatalf("RegisterUnique of a duplicate = %v, want an error naming the tool, wrapping ErrDuplicate", err)
 	}
 	if got, _ := r.Get("echo"); got != tool.Tool(second) {
 		t.Errorf("a refused RegisterUnique changed the registered tool")
+	}
+	if logged.Len() != 0 {
+		t.Errorf("a refused RegisterUnique logged %q, want nothing", logged.String())
 	}
 	if !r.Remove("echo") || r.Remove("echo") {
 		t.Errorf("Remove = false on a registered tool, or true on a removed one")

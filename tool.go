@@ -70,6 +70,14 @@ type Options struct {
 	// tool's results (Result.Structured). Nil means the tool has none.
 	OutputSchema json.RawMessage
 
+	// ForeignSchema says the tool's Parameters schema was written
+	// elsewhere (by an MCP server, say) rather than for this program. The
+	// registry then reads it as JSON Schema draft 2020-12 does by default:
+	// format is an annotation, not an assertion, and a pattern that
+	// cannot be translated to Go's RE2 syntax is ignored rather than
+	// refusing the tool.
+	ForeignSchema bool
+
 	// Timeout bounds each call. Zero means the registry's default
 	// (see [WithDefaultTimeout]); a negative value means no timeout of the
 	// tool's own, so only the caller's context bounds the call.

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Short fuzzing sessions for the argument path and schema inference (issue 2).
+# Short fuzzing sessions for the argument path, schema inference and streamed replies.
 # Usage: .ci/fuzz.sh [fuzztime per target, default 20s]. Crashers are written
 # to testdata/fuzz/<Target>/ and then run as ordinary seeds by go test.
 set -euo pipefail
@@ -8,3 +8,6 @@ t="${1:-20s}"
 go test -run '^$' -fuzz '^FuzzDecode$' -fuzztime "$t" ./internal/schema/
 go test -run '^$' -fuzz '^FuzzSchemaInference$' -fuzztime "$t" ./internal/schema/
 go test -run '^$' -fuzz '^FuzzExecuteArgs$' -fuzztime "$t" .
+go test -run '^$' -fuzz '^FuzzValidate$' -fuzztime "$t" ./internal/jsonschema/
+go test -run '^$' -fuzz '^FuzzFoldName$' -fuzztime "$t" ./internal/jsontext/
+go test -run '^$' -fuzz '^FuzzStreamEvents$' -fuzztime "$t" ./agent/

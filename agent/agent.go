@@ -4,10 +4,15 @@
 // and repeats until the model answers without calling a tool or a step
 // limit is reached.
 //
-// It speaks plain net/http, with streaming off, to any OpenAI-compatible
-// Chat Completions endpoint (OpenAI, Ollama, vLLM, llama.cpp's server) and
-// to Anthropic's Messages API; see [OpenAI], [Anthropic] and [FromEnv].
-// The wire formats come from packages openaitool and anthropictool.
+// It speaks plain net/http to any OpenAI-compatible Chat Completions
+// endpoint (OpenAI, Ollama, vLLM, llama.cpp's server) and to Anthropic's
+// Messages API; see [OpenAI], [Anthropic] and [FromEnv]. The wire formats
+// come from packages openaitool and anthropictool. With [WithStream] the
+// model's replies stream (server-sent events) and their text reaches the
+// caller as it arrives.
+//
+// [Agent.Run] holds a conversation of one prompt; a [Session] holds one
+// that goes on over several prompts, each seeing the ones before.
 //
 // A registry with more tools than a threshold is not sent whole: the
 // model gets the tools set to be always loaded and a tool_search tool, and
@@ -77,6 +82,7 @@ type config struct {
 	maxSteps int
 	strict   openaitool.StrictMode
 	observer func(Event)
+	onText   func(string)
 	exec     *tool.Executor
 	loading  toolsearch.Loading
 	server   string // Anthropic server tool search type, or ""
@@ -109,6 +115,17 @@ func WithObserver(fn func(Event)) Option {
 	return func(c *config) { c.observer = fn }
 }
 
+// WithStream asks the model to stream its replies and calls fn, in the
+// goroutine of Run or Send, with each piece of the replies' text as it
+// arrives: the text that comes with tool calls as well as the final
+// answer. Everything else is as without streaming: the text is still
+// reported as [EventText] and the answer returned whole. A server that
+// answers a streaming request with a plain JSON reply is read as such, and
+// fn gets that reply's text in one piece.
+func WithStream(fn func(text string)) Option {
+	return func(c *config) { c.onText = fn }
+}
+
 // WithExecutor sets the executor that runs each turn's calls. The default
 // is tool.NewExecutor(r) for the Agent's registry.
 func WithExecutor(e *tool.Executor) Option {
@@ -138,15 +155,15 @@ func WithServerToolSearch(typ string) Option {
 }
 
 // An Agent runs conversations with a model that can call the tools of a
-// registry. It is safe for concurrent use; each Run is its own
-// conversation.
+// registry. It is safe for concurrent use; each Run and each [Session] is
+// its own conversation.
 type Agent struct {
 	model *Model
 	reg   *tool.Registry
 	cfg   config
 
 	mu    sync.Mutex
-	index *toolsearch.Index // made by the first Run that defers tools
+	index *toolsearch.Index // made by the first Session that defers tools
 }
 
 // New returns an Agent for model m and the tools of r.
@@ -162,8 +179,9 @@ func New(m *Model, r *tool.Registry, opts ...Option) *Agent {
 }
 
 // Close releases the search index an Agent that defers tools keeps
-// following its registry. The Agent remains usable; a later Run that
-// defers tools makes a new index.
+// following its registry. The Agent remains usable; a later Run or
+// Session that defers tools makes a new index, and a Session started
+// before Close searches the tools its index held then.
 func (a *Agent) Close() {
 	a.mu.Lock()
 	defer a.mu.Unlock()
@@ -196,24 +214,78 @@ func (a *Agent) searchIndex() *toolsearch.Index {
 // the end of ctx, and, wrapping [ErrMaxSteps] together with the last text
 // the model gave, a model still calling tools after the step limit.
 func (a *Agent) Run(ctx context.Context, prompt string) (string, error) {
-	tools, search := a.plan()
-	conv, err := a.start(prompt, tools, search)
-	if err != nil {
-		return "", err
-	}
-	last := ""
-	for step := 1; step <= a.cfg.maxSteps; step++ {
-		body, err := conv.request()
+	return a.NewSession().Send(ctx, prompt)
+}
+
+// A Session is a conversation that goes on over several prompts: each
+// [Session.Send] adds a prompt to the messages so far, and the model sees
+// them all. A Session is not safe for concurrent use.
+//
+// When tools are deferred (see [WithToolSearch]), the tools found by a
+// search stay callable for the rest of the Session, over later prompts.
+type Session struct {
+	a      *Agent
+	conv   conversation
+	search *deferral // nil when no tool is deferred
+}
+
+// NewSession starts a conversation with no messages yet. The tool list is
+// read from the registry, and the tools to defer chosen, when the first
+// prompt is sent.
+func (a *Agent) NewSession() *Session { return &Session{a: a} }
+
+// Send adds prompt to the conversation and runs the loop as [Agent.Run]
+// does, returning the model's answer, which stays in the conversation for
+// the next prompt. It returns the errors Run returns; after an error the
+// conversation is as it was before Send, so the same prompt may be sent
+// again: tools found during the failed Send are deferred again.
+func (s *Session) Send(ctx context.Context, prompt string) (string, error) {
+	if s.conv == nil {
+		tools, search := s.a.plan()
+		conv, err := s.a.start(tools, search)
 		if err != nil {
 			return "", err
 		}
-		resp, err := a.model.post(ctx, body)
+		s.conv, s.search = conv, search
+	}
+	restoreConv := s.conv.checkpoint()
+	restoreSearch := s.search.checkpoint()
+	answer, err := s.a.turn(ctx, s.conv, s.search, prompt)
+	if err != nil {
+		restoreConv()
+		restoreSearch()
+	}
+	return answer, err
+}
+
+// turn adds prompt to conv and runs the loop until the model answers.
+// search, when not nil, runs the model's searches and records the tools
+// they load.
+func (a *Agent) turn(ctx context.Context, conv conversation, search *deferral, prompt string) (string, error) {
+	conv.prompt(prompt)
+	stream := a.cfg.onText != nil
+	last := ""
+	for step := 1; step <= a.cfg.maxSteps; step++ {
+		body, err := conv.request(stream)
+		if err != nil {
+			return "", err
+		}
+		var resp []byte
+		streamed := false
+		if stream {
+			resp, streamed, err = a.model.stream(ctx, body, a.cfg.onText)
+		} else {
+			resp, err = a.model.post(ctx, body)
+		}
 		if err != nil {
 			return "", fmt.Errorf("step %d: %w", step, err)
 		}
 		text, calls, err := conv.reply(resp)
 		if err != nil {
 			return "", fmt.Errorf("step %d: %w", step, err)
+		}
+		if stream && !streamed && text != "" {
+			a.cfg.onText(text) // the server did not stream: all at once
 		}
 		if len(calls) == 0 {
 			return text, nil
@@ -292,8 +364,8 @@ func (a *Agent) runBatch(ctx context.Context, calls []tool.Call, search *deferra
 	return all, nil
 }
 
-// plan returns the tools to send from the start of a Run, and, when some
-// are deferred, what finds and loads them.
+// plan returns the tools to send from the start of a Session, and, when
+// some are deferred, what finds and loads them.
 func (a *Agent) plan() ([]tool.Tool, *deferral) {
 	all := a.reg.List()
 	loaded, deferred := a.cfg.loading.Split(all)
@@ -319,11 +391,13 @@ func (a *Agent) plan() ([]tool.Tool, *deferral) {
 	return append(slices.Clip(loaded), d.meta), d
 }
 
-// deferral is the state of deferred tools in one Run. It is used in the
-// goroutine of Run only, as is the search tool that reads it.
+// deferral is the state of deferred tools in one Session. Like the
+// Session, it is used by one goroutine at a time, as is the search tool
+// that reads it.
 type deferral struct {
-	all      []tool.Tool          // the registry's tools when the Run started
+	all      []tool.Tool          // the registry's tools when the Session started
 	deferred map[string]tool.Tool // deferred tools not found yet
+	loaded   []tool.Tool          // deferred tools found, in the order found
 	meta     tool.Tool            // the search tool, or nil for a server search
 	reg      *tool.Registry       // runs meta
 	server   string               // the server search type, or ""
@@ -344,7 +418,24 @@ func (d *deferral) found(calls []tool.Call, outcomes []tool.Outcome) []tool.Tool
 			}
 		}
 	}
+	d.loaded = append(d.loaded, more...)
 	return more
+}
+
+// checkpoint returns a function that defers again the tools found after
+// it was made. It is nil-safe: with no deferral there is nothing to undo.
+func (d *deferral) checkpoint() (restore func()) {
+	if d == nil {
+		return func() {}
+	}
+	n := len(d.loaded)
+	return func() {
+		for _, t := range d.loaded[n:] {
+			d.deferred[t.Name()] = t
+		}
+		clear(d.loaded[n:])
+		d.loaded = d.loaded[:n]
+	}
 }
 
 func (a *Agent) emit(e Event) {
@@ -353,10 +444,13 @@ func (a *Agent) emit(e Event) {
 	}
 }
 
-// conversation is the provider-specific state of one Run.
+// conversation is the provider-specific state of one Session.
 type conversation interface {
-	// request returns the body of the next request.
-	request() ([]byte, error)
+	// prompt appends a user message.
+	prompt(text string)
+	// request returns the body of the next request, asking for a
+	// streamed reply when stream is set.
+	request(stream bool) ([]byte, error)
 	// reply reads a response, appends the model's message to the
 	// conversation and returns its text and tool calls.
 	reply(body []byte) (string, []tool.Call, error)
@@ -365,9 +459,12 @@ type conversation interface {
 	// load makes found deferred tools callable in the following
 	// requests.
 	load(found []tool.Tool) error
+	// checkpoint returns a function that puts the conversation back as
+	// it is now: its messages and the tools it offers.
+	checkpoint() (restore func())
 }
 
-func (a *Agent) start(prompt string, tools []tool.Tool, d *deferral) (conversation, error) {
+func (a *Agent) start(tools []tool.Tool, d *deferral) (conversation, error) {
 	switch a.model.api {
 	case ChatCompletions:
 		c := &chatConv{model: a.model, strict: a.cfg.strict}
@@ -377,7 +474,6 @@ func (a *Agent) start(prompt string, tools []tool.Tool, d *deferral) (conversati
 		if a.cfg.system != "" {
 			c.messages.add(openaitool.ChatMessage{Role: "system", Content: a.cfg.system})
 		}
-		c.messages.add(openaitool.ChatMessage{Role: "user", Content: prompt})
 		return c, nil
 	case Messages:
 		c := &messagesConv{model: a.model, system: a.cfg.system}
@@ -390,10 +486,6 @@ func (a *Agent) start(prompt string, tools []tool.Tool, d *deferral) (conversati
 		if err != nil {
 			return nil, err
 		}
-		c.messages.add(struct {
-			Role    string `json:"role"`
-			Content string `json:"content"`
-		}{"user", prompt})
 		return c, nil
 	}
 	return nil, fmt.Errorf("agent: unknown API %q", a.model.api)
@@ -410,6 +502,12 @@ func (t *transcript) add(v any) {
 		panic(err) // our own values always marshal
 	}
 	*t = append(*t, b)
+}
+
+// truncate cuts the transcript back to its first n messages.
+func (t *transcript) truncate(n int) {
+	clear((*t)[n:])
+	*t = (*t)[:n]
 }
 
 // chatConv is a Chat Completions conversation.
@@ -436,15 +534,27 @@ func (c *chatConv) load(found []tool.Tool) error {
 	return c.setTools(append(c.list, found...))
 }
 
-func (c *chatConv) request() ([]byte, error) {
+func (c *chatConv) prompt(text string) {
+	c.messages.add(openaitool.ChatMessage{Role: "user", Content: text})
+}
+
+func (c *chatConv) checkpoint() func() {
+	n, list, tools := len(c.messages), c.list, c.tools
+	return func() {
+		c.messages.truncate(n)
+		c.list, c.tools = list, tools
+	}
+}
+
+func (c *chatConv) request(stream bool) ([]byte, error) {
 	req := struct {
 		Model     string            `json:"model"`
 		Messages  []json.RawMessage `json:"messages"`
 		Tools     json.RawMessage   `json:"tools,omitempty"`
 		MaxTokens int               `json:"max_tokens,omitempty"`
-		// No "stream": absent means off, and the SDKs' request types
-		// have no such field (they choose streaming by method).
-	}{Model: c.model.name, Messages: c.messages, MaxTokens: c.model.maxTokens}
+		// Absent means off, as the SDKs send it when not streaming.
+		Stream bool `json:"stream,omitempty"`
+	}{Model: c.model.name, Messages: c.messages, MaxTokens: c.model.maxTokens, Stream: stream}
 	if len(c.list) > 0 {
 		req.Tools = c.tools.Chat()
 	}
@@ -542,17 +652,33 @@ func (c *messagesConv) setDeferred(d *deferral) error {
 	return err
 }
 
-// load has nothing to do: the API loads found tools itself.
+// load has nothing to do: the API loads found tools itself, from the
+// search results in the messages.
 func (c *messagesConv) load([]tool.Tool) error { return nil }
 
-func (c *messagesConv) request() ([]byte, error) {
+func (c *messagesConv) prompt(text string) {
+	c.messages.add(struct {
+		Role    string `json:"role"`
+		Content string `json:"content"`
+	}{"user", text})
+}
+
+// checkpoint restores the messages only: the tools array never changes,
+// and the tools a search loaded go with the messages that loaded them.
+func (c *messagesConv) checkpoint() func() {
+	n := len(c.messages)
+	return func() { c.messages.truncate(n) }
+}
+
+func (c *messagesConv) request(stream bool) ([]byte, error) {
 	req := struct {
 		Model     string            `json:"model"`
 		MaxTokens int               `json:"max_tokens"`
 		System    string            `json:"system,omitempty"`
 		Messages  []json.RawMessage `json:"messages"`
 		Tools     json.RawMessage   `json:"tools,omitempty"`
-	}{Model: c.model.name, MaxTokens: c.model.maxTokens, System: c.system, Messages: c.messages, Tools: c.tools}
+		Stream    bool              `json:"stream,omitempty"`
+	}{Model: c.model.name, MaxTokens: c.model.maxTokens, System: c.system, Messages: c.messages, Tools: c.tools, Stream: stream}
 	if req.MaxTokens <= 0 {
 		req.MaxTokens = DefaultMaxTokens
 	}

@@ -63,3 +63,39 @@ func Example() {
 	// result: 12:00
 	// answer: It is noon.
 }
+
+// ExampleSession holds a conversation over two prompts, with the model's
+// text streamed as it arrives, against a stand-in for an Anthropic
+// Messages server that streams one word per event and remembers the
+// user's name from the earlier turn it is sent again.
+func ExampleSession() {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var req struct{ Messages []json.RawMessage }
+		json.NewDecoder(r.Body).Decode(&req)
+		reply := "Hello, Ada."
+		if len(req.Messages) > 1 { // the first prompt and answer came back
+			reply = "You are Ada."
+		}
+		w.Header().Set("Content-Type", "text/event-stream")
+		fmt.Fprint(w, "event: content_block_start\ndata: {\"type\":\"content_block_start\",\"index\":0,\"content_block\":{\"type\":\"text\",\"text\":\"\"}}\n\n")
+		for _, word := range strings.SplitAfter(reply, " ") {
+			fmt.Fprintf(w, "event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"text_delta\",\"text\":%q}}\n\n", word)
+		}
+		fmt.Fprint(w, "event: message_stop\ndata: {\"type\":\"message_stop\"}\n\n")
+	}))
+	defer srv.Close()
+
+	m := agent.Anthropic("key", "", agent.WithBaseURL(srv.URL)) // the base without /v1
+	s := agent.New(m, tool.NewRegistry(), agent.WithStream(func(text string) {
+		fmt.Printf("[%s]", text)
+	})).NewSession()
+	for _, prompt := range []string{"I am Ada.", "Who am I?"} {
+		if _, err := s.Send(context.Background(), prompt); err != nil {
+			log.Fatal(err)
+		}
+		fmt.Println()
+	}
+	// Output:
+	// [Hello, ][Ada.]
+	// [You ][are ][Ada.]
+}

@@ -14,7 +14,7 @@ import (
 // Defaults used when a Model is made without the corresponding setting.
 const (
 	DefaultOpenAIBaseURL    = "https://api.openai.com/v1"
-	DefaultAnthropicBaseURL = "https://api.anthropic.com/v1"
+	DefaultAnthropicBaseURL = "https://api.anthropic.com"
 	DefaultOpenAIModel      = "gpt-4.1-mini"
 	DefaultAnthropicModel   = "claude-sonnet-4-5"
 	DefaultMaxTokens        = 4096
@@ -33,7 +33,7 @@ const (
 )
 
 // A Model is a model endpoint the agent loop talks to over plain net/http,
-// with streaming off. Make one with [OpenAI], [Anthropic] or [FromEnv]. A
+// streaming its replies when the agent asks for it ([WithStream]). Make one with [OpenAI], [Anthropic] or [FromEnv]. A
 // Model is immutable and safe for concurrent use.
 type Model struct {
 	api       API
@@ -61,15 +61,22 @@ func WithMaxTokens(n int) ModelOption {
 	return func(m *Model) { m.maxTokens = n }
 }
 
-// WithBaseURL sets the API's base URL, such as http://127.0.0.1:11434/v1
-// for Ollama; the request path (/chat/completions or /messages) is
-// appended to it.
+// WithBaseURL sets the API's base URL, which means what it means to the
+// provider's own SDKs and their OPENAI_BASE_URL and ANTHROPIC_BASE_URL
+// variables:
+//
+//   - for Chat Completions the base includes the version, as in
+//     https://api.openai.com/v1 or http://127.0.0.1:11434/v1 (Ollama), and
+//     requests go to base + "/chat/completions";
+//   - for the Messages API the base is the host without the version, as in
+//     https://api.anthropic.com, and requests go to base + "/v1/messages".
 func WithBaseURL(u string) ModelOption {
 	return func(m *Model) { m.baseURL = strings.TrimRight(u, "/") }
 }
 
 // OpenAI returns a Model that speaks Chat Completions to baseURL
-// ([DefaultOpenAIBaseURL] when empty) with the given API key (sent as a
+// ([DefaultOpenAIBaseURL] when empty; it includes the version, see
+// [WithBaseURL]) with the given API key (sent as a
 // bearer token; none when empty, as local servers need) and model name
 // ([DefaultOpenAIModel] when empty).
 func OpenAI(baseURL, apiKey, model string, opts ...ModelOption) *Model {
@@ -84,7 +91,8 @@ func OpenAI(baseURL, apiKey, model string, opts ...ModelOption) *Model {
 }
 
 // Anthropic returns a Model that speaks the Messages API with the given
-// API key and model name ([DefaultAnthropicModel] when empty).
+// API key and model name ([DefaultAnthropicModel] when empty), at
+// [DefaultAnthropicBaseURL] unless [WithBaseURL] says otherwise.
 func Anthropic(apiKey, model string, opts ...ModelOption) *Model {
 	m := &Model{api: Messages, baseURL: DefaultAnthropicBaseURL, apiKey: apiKey, name: model, maxTokens: DefaultMaxTokens}
 	if m.name == "" {
@@ -123,14 +131,18 @@ const EnvHelp = `Set one of:
   OPENAI_BASE_URL + OPENAI_MODEL for an OpenAI-compatible server, e.g.
                                  OPENAI_BASE_URL=http://127.0.0.1:11434/v1 OPENAI_MODEL=llama3.2 (Ollama);
                                  OPENAI_API_KEY too if the server wants one
-  ANTHROPIC_API_KEY              for Anthropic (optionally ANTHROPIC_MODEL, default ` + DefaultAnthropicModel + `,
-                                 and ANTHROPIC_BASE_URL)`
+  ANTHROPIC_API_KEY              for Anthropic (optionally ANTHROPIC_MODEL, default ` + DefaultAnthropicModel + `)
+A base URL means what it means to the providers' SDKs: OPENAI_BASE_URL includes
+/v1 (default ` + DefaultOpenAIBaseURL + `); ANTHROPIC_BASE_URL does not (default
+` + DefaultAnthropicBaseURL + `; requests go to ANTHROPIC_BASE_URL/v1/messages).`
 
 // FromEnv returns the Model that environment variables configure, read
 // with getenv (os.Getenv in programs). api selects the protocol; when it
 // is empty, OPENAI_BASE_URL or OPENAI_API_KEY select [ChatCompletions],
 // else ANTHROPIC_API_KEY selects [Messages]. model overrides
-// OPENAI_MODEL / ANTHROPIC_MODEL when not empty.
+// OPENAI_MODEL / ANTHROPIC_MODEL when not empty. OPENAI_BASE_URL and
+// ANTHROPIC_BASE_URL set the base URL as the providers' SDKs read them:
+// with /v1 for OpenAI, without it for Anthropic (see [WithBaseURL]).
 //
 // FromEnv returns an error wrapping [ErrNoEndpoint] that includes
 // [EnvHelp] when nothing is configured, and an error saying to set
@@ -189,14 +201,15 @@ func (e *APIError) Error() string {
 	return fmt.Sprintf("model API answered %d %s: %s", e.StatusCode, http.StatusText(e.StatusCode), e.Body)
 }
 
-// maxResponse bounds the response bodies the loop reads.
+// maxResponse bounds the response bodies the loop reads, streamed or not.
 const maxResponse = 32 << 20
 
-// post sends one request and returns the response body.
-func (m *Model) post(ctx context.Context, body []byte) ([]byte, error) {
+// send sends one request and returns the response when its status is 200;
+// any other status is an [*APIError].
+func (m *Model) send(ctx context.Context, body []byte) (*http.Response, error) {
 	path := "/chat/completions"
 	if m.api == Messages {
-		path = "/messages"
+		path = "/v1/messages"
 	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, m.baseURL+path, bytes.NewReader(body))
 	if err != nil {
@@ -216,17 +229,34 @@ func (m *Model) post(ctx context.Context, body []byte) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	defer resp.Body.Close()
-	data, err := io.ReadAll(io.LimitReader(resp.Body, maxResponse))
-	if err != nil {
-		return nil, fmt.Errorf("reading the model's response: %w", err)
-	}
 	if resp.StatusCode != http.StatusOK {
+		defer resp.Body.Close()
+		data, _ := io.ReadAll(io.LimitReader(resp.Body, 1000))
 		b := string(data)
-		if len(b) > 1000 {
-			b = b[:1000] + "…"
+		if len(b) == 1000 {
+			b += "…"
 		}
 		return nil, &APIError{StatusCode: resp.StatusCode, Body: b}
 	}
+	return resp, nil
+}
+
+// post sends one request and returns the response body.
+func (m *Model) post(ctx context.Context, body []byte) ([]byte, error) {
+	resp, err := m.send(ctx, body)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(io.LimitReader(resp.Body, maxResponse+1))
+	if err != nil {
+		return nil, fmt.Errorf("reading the model's response: %w", err)
+	}
+	if len(data) > maxResponse {
+		return nil, errTooLarge
+	}
 	return data, nil
 }
+
+// errTooLarge is the error for a response larger than maxResponse.
+var errTooLarge = fmt.Errorf("the model's response is larger than %d MiB", maxResponse>>20)

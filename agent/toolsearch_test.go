@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/miniopenclaw/tool"
@@ -102,4 +104,127 @@ func TestToolSearchBelowThreshold(t *testing.T) {
 		t.Errorf("Threshold -1 deferred tools: %d sent", len(tools))
 	}
 	a.Close() // no index was made; Close is harmless
+}
+
+// chatStreamCall is a streamed Chat Completions reply that calls name.
+func chatStreamCall(id, name, args string) []string {
+	return []string{
+		chatChunk(`{"role":"assistant","tool_calls":[{"index":0,"id":"` + id + `","type":"function","function":{"name":"` + name + `","arguments":` + strconv.Quote(args) + `}}]}`),
+		chatFinish("tool_calls"),
+		data("[DONE]"),
+	}
+}
+
+// chatStreamText is a streamed Chat Completions reply of text only.
+func chatStreamText(text string) []string {
+	return []string{chatChunk(`{"role":"assistant","content":"` + text + `"}`), chatFinish("stop"), data("[DONE]")}
+}
+
+// toolNames returns the names in a Chat Completions request's tools.
+func toolNames(req map[string]any) []string {
+	var names []string
+	tools, _ := req["tools"].([]any)
+	for _, t := range tools {
+		names = append(names, t.(map[string]any)["function"].(map[string]any)["name"].(string))
+	}
+	return names
+}
+
+// A tool found by a search on a Session's first prompt stays callable on
+// the next prompt, without a new search, with the replies streamed.
+func TestToolSearchInSession(t *testing.T) {
+	srv := newSSEServer(t,
+		chatStreamCall("call_1", toolsearch.ToolName, `{"query":"weather in a city"}`),
+		chatStreamCall("call_2", "weather", `{"city":"Paris"}`),
+		chatStreamText("18°C in Paris."),
+		chatStreamCall("call_3", "weather", `{"city":"Tokyo"}`),
+		chatStreamText("9°C in Tokyo."),
+	)
+	var rec record
+	var streamed strings.Builder
+	a := New(model(t, ChatCompletions, srv.Server), bigRegistry(t), WithObserver(rec.observe),
+		WithStream(func(s string) { streamed.WriteString(s) }),
+		WithToolSearch(toolsearch.Loading{Always: []string{"convert_temperature"}}))
+	defer a.Close()
+	s := a.NewSession()
+	for _, tt := range []struct{ prompt, answer string }{
+		{"What is the weather in Paris?", "18°C in Paris."},
+		{"And in Tokyo?", "9°C in Tokyo."},
+	} {
+		answer, err := s.Send(context.Background(), tt.prompt)
+		if err != nil {
+			t.Fatalf("Send(%q): %v", tt.prompt, err)
+		}
+		if answer != tt.answer {
+			t.Errorf("Send(%q) = %q, want %q", tt.prompt, answer, tt.answer)
+		}
+	}
+	if got := streamed.String(); got != "18°C in Paris.9°C in Tokyo." {
+		t.Errorf("streamed text = %q", got)
+	}
+	if got, want := toolNames(srv.request(t, 0)), []string{"convert_temperature", toolsearch.ToolName}; !slices.Equal(got, want) {
+		t.Errorf("first request's tools = %q, want %q", got, want)
+	}
+	loaded := []string{"convert_temperature", toolsearch.ToolName, "weather"}
+	for _, i := range []int{1, 2, 3, 4} {
+		if got := toolNames(srv.request(t, i)); !slices.Equal(got, loaded) {
+			t.Errorf("request %d's tools = %q, want %q", i, got, loaded)
+		}
+	}
+	res := rec.results()
+	if len(res) != 3 {
+		t.Fatalf("got %d results, want the search's and two weather calls'", len(res))
+	}
+	if got := toolsearch.Loaded(res[0].Result); !slices.Equal(got, []string{"weather"}) {
+		t.Errorf("search found %q, want weather", got)
+	}
+	for i, want := range []string{"", "Paris: 18°C", "Tokyo: 9°C"} {
+		if i > 0 && (res[i].Result.IsError || res[i].Result.Output != want) {
+			t.Errorf("result %d = %+v, want %q", i, res[i].Result, want)
+		}
+	}
+}
+
+// A Send that fails after a search found a tool leaves the Session as it
+// was: the tool is deferred again, not offered in the next request, and
+// the next search finds it again.
+func TestToolSearchSessionForgetsAFailedPrompt(t *testing.T) {
+	srv := newSSEServer(t,
+		chatStreamCall("call_1", toolsearch.ToolName, `{"query":"weather in a city"}`),
+		nil, // an empty stream: the Send fails
+		chatStreamCall("call_2", toolsearch.ToolName, `{"query":"weather in a city"}`),
+		chatStreamCall("call_3", "weather", `{"city":"Lima"}`),
+		chatStreamText("22°C in Lima."),
+	)
+	var rec record
+	a := New(model(t, ChatCompletions, srv.Server), bigRegistry(t), WithObserver(rec.observe),
+		WithStream(func(string) {}),
+		WithToolSearch(toolsearch.Loading{Always: []string{"convert_temperature"}}))
+	defer a.Close()
+	s := a.NewSession()
+	if _, err := s.Send(context.Background(), "What is the weather in Paris?"); err == nil {
+		t.Fatal("Send over an empty stream succeeded")
+	}
+	answer, err := s.Send(context.Background(), "What is the weather in Lima?")
+	if err != nil || answer != "22°C in Lima." {
+		t.Fatalf("second Send = %q, %v", answer, err)
+	}
+	if got, want := toolNames(srv.request(t, 2)), []string{"convert_temperature", toolsearch.ToolName}; !slices.Equal(got, want) {
+		t.Errorf("tools after the failed Send = %q, want %q", got, want)
+	}
+	if msgs := fmt.Sprint(srv.request(t, 2)["messages"]); strings.Contains(msgs, "Paris") {
+		t.Errorf("the request after the failed Send carries its prompt: %s", msgs)
+	}
+	res := rec.results()
+	if len(res) != 3 {
+		t.Fatalf("got %d results, want two searches' and the weather's", len(res))
+	}
+	for i := range 2 {
+		if got := toolsearch.Loaded(res[i].Result); !slices.Equal(got, []string{"weather"}) {
+			t.Errorf("search %d found %q, want weather", i+1, got)
+		}
+	}
+	if res[2].Result.IsError || res[2].Result.Output != "Lima: 22°C" {
+		t.Errorf("weather result = %+v", res[2].Result)
+	}
 }

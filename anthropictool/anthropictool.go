@@ -8,7 +8,7 @@
 //   - Definitions out: [Tools] gives the request's "tools" array,
 //     {name, description, input_schema} per tool.
 //   - Tool calls in: [Calls] reads the tool_use blocks of a response into
-//     [tool.Call]s for an executor.
+//     [tool.Call] values for an executor.
 //   - Results back: [Results] gives the one user message that carries a
 //     tool_result block per outcome, with is_error set for failures.
 //
@@ -76,7 +76,8 @@ func Tools(tools []tool.Tool) (json.RawMessage, error) {
 	return jsonobj.Marshal(params)
 }
 
-// Message is a Messages API message: {"role":…,"content":[blocks]}.
+// Message is a Messages API message: {"role":…,"content":[…]}, its
+// content a string or an array of content blocks.
 type Message struct {
 	Role    string         `json:"role"`
 	Content []ContentBlock `json:"content"`
@@ -136,7 +137,7 @@ func (b ContentBlock) MarshalJSON() ([]byte, error) {
 var ErrMalformed = errors.New("malformed response")
 
 // Calls returns the tool_use blocks of a Messages response body, of an
-// assistant message, or of a content array, in order, as [tool.Call]s
+// assistant message, or of a content array, in order, as [tool.Call] values
 // whose ID is the block's id.
 //
 // Problems with one block never fail the others, and never panic: a block

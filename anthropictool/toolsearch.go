@@ -14,7 +14,7 @@ const (
 )
 
 // A ServerTool is the definition of a tool the API runs itself, in a
-// request's "tools" array next to [ToolParam]s.
+// request's "tools" array next to [ToolParam] values.
 type ServerTool struct {
 	Type string `json:"type"`
 	Name string `json:"name"`

@@ -10,7 +10,7 @@
 //     to Gemini's OpenAPI-subset dialect by [Schema] (or refused with a
 //     [*SchemaError] naming the keyword).
 //   - Tool calls in: [Calls] reads the functionCall parts of a response
-//     into [tool.Call]s. Gemini often sends calls without ids; they get
+//     into [tool.Call] values. Gemini often sends calls without ids; they get
 //     stable ones ([StableID]).
 //   - Results back: [Results] gives the user content of functionResponse
 //     parts, {"output": …} for a success and {"error": …} for a failure, as
@@ -131,7 +131,7 @@ func StableID(index int, name string, args []byte) string {
 
 // Calls returns the functionCall parts of a generateContent response body
 // (its first candidate's content), of a [Content], or of an array of
-// parts, in order, as [tool.Call]s.
+// parts, in order, as [tool.Call] values.
 //
 // A call without an id gets [StableID]; a repeated id gets a suffix. A
 // call whose args are not a JSON object keeps them, so that running it

@@ -2,16 +2,18 @@ package mcptool
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
-	"os/exec"
+	"net/http"
 	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/miniopenclaw/tool"
+	"github.com/miniopenclaw/tool/internal/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -22,6 +24,14 @@ const (
 	DefaultMaxSchemaBytes = 256 << 10
 	// DefaultMaxSchemaDepth bounds the nesting of an imported schema.
 	DefaultMaxSchemaDepth = 64
+	// DefaultMaxTools bounds how many tools one listing of a server's
+	// tools reads (the filter's choices included).
+	DefaultMaxTools = 1000
+	// DefaultMaxPages bounds how many tools/list pages one listing reads.
+	DefaultMaxPages = 100
+	// DefaultMaxDescriptionBytes bounds an imported tool's description,
+	// which is sent to the model with every request; a longer one is cut.
+	DefaultMaxDescriptionBytes = 16 << 10
 	// DefaultTerminateDuration is how long closing a [Command] transport
 	// waits for the server process to exit after its standard input is
 	// closed, before it is sent SIGTERM (go-sdk's default is 5 s).
@@ -30,27 +40,16 @@ const (
 	resyncTimeout = 30 * time.Second
 )
 
-// Command returns a transport that starts name with args and speaks MCP
-// over its standard input and output (the stdio transport). The process's
-// standard error is discarded; use [CommandTransport] to keep it. Closing
-// the connection closes the process's standard input and, if it has not
-// exited [DefaultTerminateDuration] later, terminates it.
-func Command(name string, args ...string) mcp.Transport {
-	return CommandTransport(exec.Command(name, args...))
-}
-
-// CommandTransport is like [Command] for a prepared command, so that its
-// environment, directory and standard error can be set. cmd must not have
-// been started.
-func CommandTransport(cmd *exec.Cmd) mcp.Transport {
-	return &mcp.CommandTransport{Command: cmd, TerminateDuration: DefaultTerminateDuration}
-}
-
 // URL returns a transport that speaks MCP Streamable HTTP to the endpoint
 // at url, such as "http://127.0.0.1:8080/mcp". It retries a broken
-// server-sent event stream at most twice.
+// server-sent event stream at most twice. Input requests without params
+// in its results (see [Command]) are read as having empty params.
 func URL(url string) mcp.Transport {
-	return &mcp.StreamableClientTransport{Endpoint: url, MaxRetries: 2}
+	return &mcp.StreamableClientTransport{
+		Endpoint:   url,
+		MaxRetries: 2,
+		HTTPClient: &http.Client{Transport: inputParamsTransport{http.DefaultTransport}},
+	}
 }
 
 // A Client is a connection to one MCP server whose tools can be imported
@@ -86,8 +85,9 @@ func URL(url string) mcp.Transport {
 //
 // A Client does not reconnect. When the server exits or the connection
 // breaks, the imported tools stay registered and every call to them gives
-// an error Result saying the connection is closed; [Client.Done] is
-// closed. To recover, [Connect] again and [Client.Import] into the same
+// an error Result saying the connection is closed (for a [Command]
+// server, with its exit status and the end of its standard error);
+// [Client.Done] is closed. To recover, [Connect] again and [Client.Import] into the same
 // registry: tools under the same names replace the old ones (a new Client
 // does not remove tools the old one imported, so remove those that
 // vanished, or start from a fresh registry).
@@ -107,6 +107,8 @@ type Client struct {
 	stop    context.CancelFunc
 	wg      sync.WaitGroup
 	closed  bool
+
+	resources *jsonschema.Resources // WithSchemaResources; nil if none
 }
 
 type clientConfig struct {
@@ -118,6 +120,12 @@ type clientConfig struct {
 	protocolVersion string
 	maxSchemaBytes  int
 	maxSchemaDepth  int
+	assertFormat    bool
+	resources       map[string]json.RawMessage
+	maxInFlight     int
+	maxTools        int
+	maxPages        int
+	maxDescription  int
 }
 
 // A ClientOption configures a [Client] made by [Connect].
@@ -141,6 +149,18 @@ func WithFilter(keep func(name string) bool) ClientOption {
 // registry's default.
 func WithCallTimeout(d time.Duration) ClientOption {
 	return func(c *clientConfig) { c.timeout = d }
+}
+
+// WithMaxInFlight sets how many calls of each imported tool an
+// [tool.Executor] batch runs at once ([tool.Options.MaxInFlight]): 1 runs
+// each tool's calls one at a time, a negative n sets no limit. By default
+// a batch of calls to imported tools runs in parallel, except for a tool
+// whose server says destructiveHint true (and not readOnlyHint), whose
+// calls run one at a time. Tools that claim nothing are not held back,
+// although MCP reads them as destructive: the server did not say so, and
+// a batch of remote calls is expected to run at once.
+func WithMaxInFlight(n int) ClientOption {
+	return func(c *clientConfig) { c.maxInFlight = n }
 }
 
 // WithClientImplementation sets the name and version the client reports
@@ -177,6 +197,49 @@ func WithSchemaLimits(maxBytes, maxDepth int) ClientOption {
 	}
 }
 
+// WithFormatAssertion makes the format keyword of imported schemas an
+// assertion for date-time, date, time, email, uuid, ipv4, ipv6 and uri.
+// By default format is an annotation, as draft 2020-12 says, since
+// servers often accept values their schema's format would refuse.
+func WithFormatAssertion() ClientOption {
+	return func(c *clientConfig) { c.assertFormat = true }
+}
+
+// WithSchemaResources registers schemas in advance, by absolute URI, for
+// the $ref of imported schemas to name: schemas are never fetched, and a
+// reference to anything else leaves the tool out. An imported schema that
+// uses them gets them embedded under its "$defs", so that the tool's
+// schema is whole wherever it is sent. Connect fails if a URI is not
+// absolute or a schema is not JSON.
+func WithSchemaResources(schemas map[string]json.RawMessage) ClientOption {
+	return func(c *clientConfig) { c.resources = schemas }
+}
+
+// ErrImportLimit is wrapped by the errors of [Client.Tools] and
+// [Client.Import] that report a limit of [WithImportLimits] reached: the
+// tools within the limits are imported all the same.
+var ErrImportLimit = errors.New("mcptool: import limit reached")
+
+// WithImportLimits bounds what one listing of a server's tools reads: at
+// most maxTools tools, over at most maxPages tools/list pages, and a
+// description of at most maxDescriptionBytes bytes per tool (a longer
+// one is cut, with a notice for the model). The listing also stops when
+// the server repeats a cursor. Zero keeps a default ([DefaultMaxTools],
+// [DefaultMaxPages], [DefaultMaxDescriptionBytes]).
+func WithImportLimits(maxTools, maxPages, maxDescriptionBytes int) ClientOption {
+	return func(c *clientConfig) {
+		if maxTools > 0 {
+			c.maxTools = maxTools
+		}
+		if maxPages > 0 {
+			c.maxPages = maxPages
+		}
+		if maxDescriptionBytes > 0 {
+			c.maxDescription = maxDescriptionBytes
+		}
+	}
+}
+
 // Connect connects to the MCP server at the other end of t (see
 // [Command], [URL], or mcp.NewInMemoryTransports) and completes the
 // protocol handshake, which ctx bounds. The returned Client must be
@@ -186,11 +249,25 @@ func Connect(ctx context.Context, t mcp.Transport, opts ...ClientOption) (*Clien
 		impl:           mcp.Implementation{Name: "clawtool", Version: "dev"},
 		maxSchemaBytes: DefaultMaxSchemaBytes,
 		maxSchemaDepth: DefaultMaxSchemaDepth,
+		maxTools:       DefaultMaxTools,
+		maxPages:       DefaultMaxPages,
+		maxDescription: DefaultMaxDescriptionBytes,
 	}
 	for _, opt := range opts {
 		opt(&cfg)
 	}
+	if ct, ok := t.(*commandTransport); ok && ct.logger == nil {
+		ct.logger = cfg.logger
+	}
 	c := &Client{cfg: cfg, done: make(chan struct{}), dirty: make(chan struct{}, 1)}
+	if len(cfg.resources) > 0 {
+		c.resources = &jsonschema.Resources{}
+		for uri, doc := range cfg.resources {
+			if err := c.resources.Add(uri, doc); err != nil {
+				return nil, fmt.Errorf("mcptool: WithSchemaResources: %w", err)
+			}
+		}
+	}
 	impl := cfg.impl
 	sdk := mcp.NewClient(&impl, &mcp.ClientOptions{
 		Logger: cfg.logger,

@@ -89,17 +89,17 @@ func remote(t *testing.T) *mcp.Server {
 
 // hostile lists tools whose schemas must be refused, one reason each.
 var hostile = map[string]string{
-	"huge":       `{"type":"object","description":"` + strings.Repeat("x", 300<<10) + `"}`,
-	"deep":       `{"type":"object","properties":{"a":` + strings.Repeat(`{"items":`, 100) + `{}` + strings.Repeat(`}`, 100) + `}}`,
-	"string":     `{"type":"string"}`,
-	"invalid":    `{"type":"object","properties":{"a":{"type":5}}}`,
-	"dangling":   `{"type":"object","properties":{"a":{"$ref":"#/$defs/missing"}}}`,
-	"cycle":      `{"type":"object","$defs":{"a":{"$ref":"#/$defs/b"},"b":{"$ref":"#/$defs/a"}},"properties":{"x":{"$ref":"#/$defs/a"}}}`,
-	"bad_output": `{"type":"object"}`, // with an output schema that is not a schema
+	"huge":     `{"type":"object","description":"` + strings.Repeat("x", 300<<10) + `"}`,
+	"deep":     `{"type":"object","properties":{"a":` + strings.Repeat(`{"items":`, 100) + `{}` + strings.Repeat(`}`, 100) + `}}`,
+	"string":   `{"type":"string"}`,
+	"invalid":  `{"type":"object","properties":{"a":{"type":5}}}`,
+	"dangling": `{"type":"object","properties":{"a":{"$ref":"#/$defs/missing"}}}`,
+	"cycle":    `{"type":"object","$defs":{"a":{"$ref":"#/$defs/b"},"b":{"$ref":"#/$defs/a"}},"properties":{"x":{"$ref":"#/$defs/a"}}}`,
 }
 
 // withHostileTools makes s list the hostile tools, plus one tool with a
-// legitimately recursive schema, after its own.
+// legitimately recursive schema and one with an output schema that does
+// not compile, after its own.
 func withHostileTools(s *mcp.Server) {
 	s.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
 		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
@@ -112,12 +112,11 @@ func withHostileTools(s *mcp.Server) {
 						}
 					}
 				}) {
-					t := &mcp.Tool{Name: name, InputSchema: json.RawMessage(hostile[name])}
-					if name == "bad_output" {
-						t.OutputSchema = json.RawMessage(`{"type":"object","minProperties":"two"}`)
-					}
-					lr.Tools = append(lr.Tools, t)
+					lr.Tools = append(lr.Tools, &mcp.Tool{Name: name, InputSchema: json.RawMessage(hostile[name])})
 				}
+				// An output schema that is not a schema only turns output checking off.
+				lr.Tools = append(lr.Tools, &mcp.Tool{Name: "bad_output", InputSchema: json.RawMessage(`{"type":"object"}`),
+					OutputSchema: json.RawMessage(`{"type":"object","minProperties":"two"}`)})
 				lr.Tools = append(lr.Tools, &mcp.Tool{Name: "tree", Description: "Recursive.",
 					InputSchema: json.RawMessage(`{"type":"object","$defs":{"node":{"type":"object","properties":{"kids":{"type":"array","items":{"$ref":"#/$defs/node"}}}}},"properties":{"root":{"$ref":"#/$defs/node"}}}`)})
 			}
@@ -154,7 +153,7 @@ func TestImport(t *testing.T) {
 	for _, tl := range r.List() {
 		got = append(got, tl.Name())
 	}
-	want := []string{"r_echo", "r_fails", "r_files_read_v2_afe91f73", "r_lies", "r_media", "r_media_fails", "r_progress", "r_sum", "r_tree"}
+	want := []string{"r_bad_output", "r_echo", "r_fails", "r_files_read_v2_afe91f73", "r_lies", "r_media", "r_media_fails", "r_progress", "r_sum", "r_tree"}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("imported tools (-want +got):\n%s", diff)
 	}

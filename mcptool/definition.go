@@ -43,11 +43,15 @@ type Annotations struct {
 }
 
 // DefinitionOf returns the MCP description of t, reading its title,
-// annotations and output schema from [tool.OptionsOf]. Annotations that
-// claim nothing (the zero [tool.Annotations]) give no annotations, which
-// MCP clients read as the cautious defaults; otherwise every hint is
-// stated. DefinitionOf returns an error naming the tool when its
-// parameters or output schema are not valid JSON.
+// annotations and output schema from [tool.OptionsOf]. A hint is sent only
+// when the tool's author stated it (set it to true): a tool annotated with
+// only a Title, or only ReadOnly, claims nothing else, and clients apply
+// MCP's defaults to the hints left out (destructive and open-world unless
+// read-only). Annotations that claim nothing (the zero [tool.Annotations])
+// give no annotations. A tool imported with [Client.Import] is described
+// with the annotations its server sent, unchanged. DefinitionOf returns an
+// error naming the tool when its parameters or output schema are not
+// valid JSON.
 func DefinitionOf(t tool.Tool) (Definition, error) {
 	if t == nil {
 		return Definition{}, errors.New("mcptool: nil tool")
@@ -74,14 +78,16 @@ func DefinitionOf(t tool.Tool) (Definition, error) {
 			d.OutputSchema = b.Bytes()
 		}
 	}
-	if a := opts.Annotations; a != (tool.Annotations{}) {
-		destructive, openWorld := a.Destructive, a.OpenWorld
-		d.Annotations = &Annotations{
-			Title:           a.Title,
-			ReadOnlyHint:    a.ReadOnly,
-			DestructiveHint: &destructive,
-			IdempotentHint:  a.Idempotent,
-			OpenWorldHint:   &openWorld,
+	if rt, ok := t.(*remoteTool); ok {
+		// An imported tool is described with the hints its server sent.
+		d.Annotations = rt.hints
+	} else if a := opts.Annotations; a != (tool.Annotations{}) {
+		d.Annotations = &Annotations{Title: a.Title, ReadOnlyHint: a.ReadOnly, IdempotentHint: a.Idempotent}
+		if a.Destructive {
+			d.Annotations.DestructiveHint = &a.Destructive
+		}
+		if a.OpenWorld {
+			d.Annotations.OpenWorldHint = &a.OpenWorld
 		}
 	}
 	return d, nil

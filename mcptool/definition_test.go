@@ -28,7 +28,17 @@ func TestDefinitionOf(t *testing.T) {
 	}{
 		{"plain", base, `{"name":"notes","description":"A test tool.","inputSchema":{"type":"object","properties":{"text":{"type":"string"}},"required":["text"]}}`},
 		{"annotated", tool.With(base, tool.WithAnnotations(tool.Annotations{Title: "Notes", ReadOnly: true, Idempotent: true})),
-			`{"name":"notes","title":"Notes","description":"A test tool.","inputSchema":{"type":"object","properties":{"text":{"type":"string"}},"required":["text"]},"annotations":{"title":"Notes","readOnlyHint":true,"destructiveHint":false,"idempotentHint":true,"openWorldHint":false}}`},
+			`{"name":"notes","title":"Notes","description":"A test tool.","inputSchema":{"type":"object","properties":{"text":{"type":"string"}},"required":["text"]},"annotations":{"title":"Notes","readOnlyHint":true,"idempotentHint":true}}`},
+		{"title only", tool.With(base, tool.WithAnnotations(tool.Annotations{Title: "Notes"})),
+			`{"name":"notes","title":"Notes","description":"A test tool.","inputSchema":{"type":"object","properties":{"text":{"type":"string"}},"required":["text"]},"annotations":{"title":"Notes"}}`},
+		{"read-only only", tool.With(base, tool.WithAnnotations(tool.Annotations{ReadOnly: true})),
+			`{"name":"notes","description":"A test tool.","inputSchema":{"type":"object","properties":{"text":{"type":"string"}},"required":["text"]},"annotations":{"readOnlyHint":true}}`},
+		{"destructive and open-world", tool.With(base, tool.WithAnnotations(tool.Annotations{Destructive: true, OpenWorld: true})),
+			`{"name":"notes","description":"A test tool.","inputSchema":{"type":"object","properties":{"text":{"type":"string"}},"required":["text"]},"annotations":{"destructiveHint":true,"openWorldHint":true}}`},
+		{"imported, as its server stated", &remoteTool{name: "notes", description: "A test tool.", params: json.RawMessage(base.params),
+			opts:  tool.Options{Annotations: tool.Annotations{Destructive: false, OpenWorld: true}},
+			hints: &Annotations{DestructiveHint: new(false)}},
+			`{"name":"notes","description":"A test tool.","inputSchema":{"type":"object","properties":{"text":{"type":"string"}},"required":["text"]},"annotations":{"destructiveHint":false}}`},
 		{"object output", tool.With(base, tool.WithOutputSchema(json.RawMessage(`{"type":"object","properties":{"id":{"type":"integer"}}}`))),
 			`{"name":"notes","description":"A test tool.","inputSchema":{"type":"object","properties":{"text":{"type":"string"}},"required":["text"]},"outputSchema":{"type":"object","properties":{"id":{"type":"integer"}}}}`},
 		{"array output wrapped", tool.With(base, tool.WithOutputSchema(json.RawMessage(`{"type":"array","items":{"type":"string"}}`))),
@@ -52,6 +62,15 @@ func TestDefinitionOf(t *testing.T) {
 			var a, b any
 			json.Unmarshal(got, &a)
 			json.Unmarshal(sdk, &b)
+			// go-sdk always writes readOnlyHint and idempotentHint; false
+			// is MCP's default for both, so it claims nothing.
+			if an, _ := b.(map[string]any)["annotations"].(map[string]any); an != nil {
+				for _, k := range []string{"readOnlyHint", "idempotentHint"} {
+					if an[k] == false {
+						delete(an, k)
+					}
+				}
+			}
 			if diff := cmp.Diff(b, a); diff != "" {
 				t.Errorf("Definition and the served mcp.Tool differ (-sdk +plain):\n%s", diff)
 			}
@@ -81,5 +100,5 @@ func ExampleDefinitions() {
 	}
 	fmt.Println(string(out))
 	// Output:
-	// [{"name":"notes","title":"Notes","description":"A test tool.","inputSchema":{"type":"object","properties":{"text":{"type":"string"}},"required":["text"]},"annotations":{"title":"Notes","destructiveHint":false,"idempotentHint":true,"openWorldHint":false}}]
+	// [{"name":"notes","title":"Notes","description":"A test tool.","inputSchema":{"type":"object","properties":{"text":{"type":"string"}},"required":["text"]},"annotations":{"title":"Notes","idempotentHint":true}}]
 }

@@ -27,10 +27,12 @@
 //
 // [Connect] connects to an MCP server, started as a process ([Command]) or
 // reached by URL ([URL]); [Client.Import] registers its tools in a
-// registry as ordinary [tool.Tool] values and keeps them in sync. See
-// [Client] for how names are mapped, how calls, errors, structured
-// content and progress are handled, and what happens when the server goes
-// away.
+// registry as ordinary [tool.Tool] values and keeps them in sync, within
+// the bounds of [WithImportLimits]. See [Client] for how names are
+// mapped, how calls, errors, structured content and progress are
+// handled, and what happens when the server goes away. In a
+// [tool.Executor] batch, calls to imported tools run in parallel unless
+// the server says a tool is destructive ([WithMaxInFlight]).
 //
 // # Security
 //

@@ -49,19 +49,20 @@ func newHTTPHandlers(sdk *mcp.Server) *httpHandlers {
 //
 // Cross-origin browser requests are refused with 403 (the specification
 // requires servers to validate Origin), and so is a request that reaches
-// a loopback listener under a non-loopback Host name (DNS rebinding). Bind
-// local servers to 127.0.0.1.
+// a loopback listener under a non-loopback Host name (DNS rebinding);
+// Host names are compared as DNS does, without regard to case or a
+// trailing dot. Bind local servers to 127.0.0.1.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s.httpOnce.Do(func() {
 		s.http = http.NewCrossOriginProtection().Handler(http.HandlerFunc(newHTTPHandlers(s.sdk).route))
 	})
-	s.http.ServeHTTP(w, r)
+	s.http.ServeHTTP(w, canonicalHost(r))
 }
 
 // route sends r to the handler of its protocol era.
 func (h *httpHandlers) route(w http.ResponseWriter, r *http.Request) {
 	if statelessRequest(r) {
-		h.stateless.ServeHTTP(w, r)
+		h.stateless.ServeHTTP(w, shieldArguments(r))
 	} else {
 		h.sessions.ServeHTTP(w, r)
 	}

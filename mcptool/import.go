@@ -23,30 +23,62 @@ import (
 // out, and the returned error joins one error per such tool, naming it;
 // the other tools are returned all the same. A failure to list gives no
 // tools and that error.
+//
+// Listing is bounded (see [WithImportLimits]): it stops after
+// [DefaultMaxTools] tools or [DefaultMaxPages] pages, or when the server
+// repeats a cursor, and returns what it has with an error that says so
+// and wraps [ErrImportLimit]. A description longer than
+// [DefaultMaxDescriptionBytes] is cut, with a notice, and so reported.
 func (c *Client) Tools(ctx context.Context) ([]tool.Tool, error) {
 	var tools []tool.Tool
 	var errs []error
 	seen := make(map[string]string) // local name → remote name
-	for st, err := range c.session.Tools(ctx, nil) {
+	cursors := make(map[string]bool)
+	listed := 0
+	params := &mcp.ListToolsParams{}
+	for page := 1; ; page++ {
+		res, err := c.session.ListTools(ctx, params)
 		if err != nil {
 			return nil, fmt.Errorf("mcptool: tools/list: %w", err)
 		}
-		if st == nil || c.cfg.filter != nil && !c.cfg.filter(st.Name) {
-			continue
+		for _, st := range res.Tools {
+			if listed == c.cfg.maxTools {
+				errs = append(errs, fmt.Errorf("mcptool: tools/list: the server lists more than %d tools; the rest are left out: %w", c.cfg.maxTools, ErrImportLimit))
+				return tools, errors.Join(errs...)
+			}
+			listed++
+			if st == nil || c.cfg.filter != nil && !c.cfg.filter(st.Name) {
+				continue
+			}
+			t, err := c.newRemoteTool(st)
+			if err != nil {
+				errs = append(errs, err)
+				continue
+			}
+			if t.cut {
+				errs = append(errs, &ToolError{Tool: st.Name, Err: fmt.Errorf("its description of %d bytes is cut to %d: %w", len(st.Description), c.cfg.maxDescription, ErrImportLimit)})
+			}
+			if other, dup := seen[t.name]; dup {
+				errs = append(errs, &ToolError{Tool: st.Name, Err: fmt.Errorf("its local name %q is taken by tool %q: %w", t.name, other, tool.ErrDuplicate)})
+				continue
+			}
+			seen[t.name] = st.Name
+			tools = append(tools, t)
 		}
-		t, err := c.newRemoteTool(st)
-		if err != nil {
-			errs = append(errs, err)
-			continue
+		next := res.NextCursor
+		switch {
+		case next == "":
+			return tools, errors.Join(errs...)
+		case cursors[next]:
+			errs = append(errs, fmt.Errorf("mcptool: tools/list: the server repeated the cursor %q; the listing stops there: %w", shortText(next, 60), ErrImportLimit))
+			return tools, errors.Join(errs...)
+		case page == c.cfg.maxPages:
+			errs = append(errs, fmt.Errorf("mcptool: tools/list: the server lists more than %d pages; the rest are left out: %w", c.cfg.maxPages, ErrImportLimit))
+			return tools, errors.Join(errs...)
 		}
-		if other, dup := seen[t.name]; dup {
-			errs = append(errs, fmt.Errorf("mcptool: tool %q: its local name %q is taken by tool %q: %w", st.Name, t.name, other, tool.ErrDuplicate))
-			continue
-		}
-		seen[t.name] = st.Name
-		tools = append(tools, t)
+		cursors[next] = true
+		params = &mcp.ListToolsParams{Cursor: next}
 	}
-	return tools, errors.Join(errs...)
 }
 
 // Import registers the server's tools (see [Client.Tools]) in reg and
@@ -56,10 +88,11 @@ func (c *Client) Tools(ctx context.Context) ([]tool.Tool, error) {
 // has. Import may be called for several registries.
 //
 // A tool that cannot be imported, or whose name is already taken in reg
-// by a tool this client did not import, is left out, and the returned
-// error joins one error per such tool (errors.Is finds
-// [tool.ErrInvalidSchema], [tool.ErrInvalidName] or [tool.ErrDuplicate]);
-// the other tools are registered all the same. The same applies on every
+// by a tool this client did not import, is left out, never displacing
+// the tool there, and the returned error joins one [*ToolError] per such
+// tool (errors.Is finds [tool.ErrInvalidSchema], [tool.ErrInvalidName],
+// [tool.ErrDuplicate] or [ErrImportLimit]); the other tools are
+// registered all the same. The same applies on every
 // later re-import, where such errors are logged.
 func (c *Client) Import(ctx context.Context, reg *tool.Registry) error {
 	c.mu.Lock()
@@ -74,6 +107,16 @@ func (c *Client) Import(ctx context.Context, reg *tool.Registry) error {
 	defer c.syncMu.Unlock()
 	return c.sync(ctx, st)
 }
+
+// A ToolError reports one tool of a server that [Client.Tools] or
+// [Client.Import] left out, or imported in part (a cut description).
+type ToolError struct {
+	Tool string // the server's name for the tool
+	Err  error  // why; errors.Is finds the causes listed on Import
+}
+
+func (e *ToolError) Error() string { return fmt.Sprintf("mcptool: tool %q: %v", e.Tool, e.Err) }
+func (e *ToolError) Unwrap() error { return e.Err }
 
 // importState is one registry a client keeps in sync.
 type importState struct {
@@ -103,7 +146,7 @@ func (c *Client) sync(ctx context.Context, st *importState) error {
 			rerr = st.reg.RegisterUnique(rt)
 		}
 		if rerr != nil {
-			errs = append(errs, fmt.Errorf("mcptool: tool %q: %w", rt.remote, rerr))
+			errs = append(errs, &ToolError{Tool: rt.remote, Err: rerr})
 			if !had {
 				continue
 			}
@@ -158,6 +201,8 @@ type remoteTool struct {
 	description string
 	params      json.RawMessage
 	opts        tool.Options
+	hints       *Annotations       // as the server sent them
+	cut         bool               // the description was cut to the limit
 	in, out     *jsonschema.Schema // out is nil when the tool has no output schema
 	fingerprint string
 }
@@ -166,11 +211,14 @@ type remoteTool struct {
 func (c *Client) newRemoteTool(st *mcp.Tool) (*remoteTool, error) {
 	name := localName(c.cfg.prefix, st.Name)
 	fail := func(format string, args ...any) error {
-		return fmt.Errorf("mcptool: tool %q: "+format, append([]any{st.Name}, args...)...)
+		return &ToolError{Tool: st.Name, Err: fmt.Errorf(format, args...)}
 	}
 	params, err := c.checkSchema(st.InputSchema)
 	if err != nil {
 		return nil, fail("input schema: %w", err)
+	}
+	if params, err = c.bundle(params); err != nil {
+		return nil, fail("input schema: %w: %v", tool.ErrInvalidSchema, err)
 	}
 	if params == nil {
 		return nil, fail("no input schema: %w", tool.ErrInvalidSchema)
@@ -181,30 +229,70 @@ func (c *Client) newRemoteTool(st *mcp.Tool) (*remoteTool, error) {
 	if json.Unmarshal(params, &root) != nil || root.Type != "object" {
 		return nil, fail(`input schema: the root must be an object schema ({"type":"object",...}): %w`, tool.ErrInvalidSchema)
 	}
-	in, err := jsonschema.Compile(params)
+	schemaOpts := jsonschema.Options{AssertFormat: c.cfg.assertFormat}
+	in, err := jsonschema.CompileWith(params, schemaOpts)
 	if err != nil {
 		return nil, fail("input schema: %w: %v", tool.ErrInvalidSchema, err)
 	}
+	c.warnIgnored(st.Name, "input schema", in)
 	t := &remoteTool{
 		c: c, name: name, remote: st.Name, description: st.Description, params: params, in: in,
-		opts: tool.Options{Annotations: toolAnnotations(st), Timeout: c.cfg.timeout},
+		hints: statedHints(st.Annotations),
+		opts: tool.Options{
+			Annotations:   toolAnnotations(st),
+			Timeout:       c.cfg.timeout,
+			MaxInFlight:   maxInFlight(st.Annotations, c.cfg.maxInFlight),
+			ForeignSchema: true,
+		},
 	}
 	if t.description == "" {
 		t.description = t.opts.Annotations.Title
+	}
+	if len(t.description) > c.cfg.maxDescription {
+		t.description = shortText(t.description, c.cfg.maxDescription) + " [description cut: it was longer than the client's limit]"
+		t.cut = true
 	}
 	out, err := c.checkSchema(st.OutputSchema)
 	if err != nil {
 		return nil, fail("output schema: %w", err)
 	}
 	if out != nil {
-		if t.out, err = jsonschema.Compile(out); err != nil {
-			return nil, fail("output schema: %w: %v", tool.ErrInvalidSchema, err)
+		if bundled, err := c.bundle(out); err == nil {
+			out = bundled
+		}
+		// The tool works without its output checked: import it anyway.
+		if t.out, err = jsonschema.CompileWith(out, schemaOpts); err != nil {
+			t.out = nil
+			c.warn("mcptool: output schema cannot be compiled; the tool's output is not checked", "tool", st.Name, "error", err)
+		} else {
+			c.warnIgnored(st.Name, "output schema", t.out)
 		}
 		t.opts.OutputSchema = out
 	}
 	fp, _ := json.Marshal(st)
 	t.fingerprint = string(fp)
 	return t, nil
+}
+
+// bundle embeds the schemas of WithSchemaResources that schema uses.
+func (c *Client) bundle(schema json.RawMessage) (json.RawMessage, error) {
+	if c.resources == nil || schema == nil {
+		return schema, nil
+	}
+	return jsonschema.Bundle(schema, c.resources)
+}
+
+// warnIgnored logs the keywords of schema s of tool name that are ignored.
+func (c *Client) warnIgnored(name, which string, s *jsonschema.Schema) {
+	for _, e := range s.Ignored() {
+		c.warn("mcptool: "+which+": keyword ignored", "tool", name, "error", e)
+	}
+}
+
+func (c *Client) warn(msg string, args ...any) {
+	if c.cfg.logger != nil {
+		c.cfg.logger.Warn(msg, args...)
+	}
 }
 
 // checkSchema returns an imported schema as JSON after checking its size

@@ -41,7 +41,10 @@ import (
 // instead of running tests, so it can stand in for an MCP server process.
 const fixtureEnv = "MCPTOOL_PEER_FIXTURE"
 
-func TestMain(m *testing.M) {
+func init() { peerFixture = runPeerFixture }
+
+// runPeerFixture plays the part fixtureEnv names, if any, and exits.
+func runPeerFixture() {
 	switch os.Getenv(fixtureEnv) {
 	case "stdio":
 		srv := mcptool.NewServer(fixtures())
@@ -63,7 +66,6 @@ func TestMain(m *testing.M) {
 		}
 		os.Exit(0)
 	}
-	os.Exit(m.Run())
 }
 
 // conformanceClient is our client as the conformance suite's client

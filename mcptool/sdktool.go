@@ -79,3 +79,32 @@ func toolAnnotations(st *mcp.Tool) tool.Annotations {
 	}
 	return a
 }
+
+// statedHints returns the hints a server sent, as sent; nil for none.
+func statedHints(ma *mcp.ToolAnnotations) *Annotations {
+	if ma == nil {
+		return nil
+	}
+	return &Annotations{
+		Title:           ma.Title,
+		ReadOnlyHint:    ma.ReadOnlyHint,
+		DestructiveHint: ma.DestructiveHint,
+		IdempotentHint:  ma.IdempotentHint,
+		OpenWorldHint:   ma.OpenWorldHint,
+	}
+}
+
+// maxInFlight is the executor's per-tool limit for an imported tool: no
+// limit of its own (a batch of remote calls runs in parallel) unless the
+// server says the tool is destructive and not read-only, in which case
+// the default (one call at a time) applies. The host's choice, n, when
+// not zero, overrides both.
+func maxInFlight(ma *mcp.ToolAnnotations, n int) int {
+	switch {
+	case n != 0:
+		return n
+	case ma != nil && ma.DestructiveHint != nil && *ma.DestructiveHint && !ma.ReadOnlyHint:
+		return 0
+	}
+	return -1
+}

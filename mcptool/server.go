@@ -3,9 +3,12 @@ package mcptool
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net/http"
+	"os"
 	"sync"
 
 	"github.com/miniopenclaw/tool"
@@ -15,7 +18,8 @@ import (
 
 // A Server serves the tools of a [tool.Registry] to MCP clients over any
 // go-sdk transport: stdio ([Server.ServeStdio]), Streamable HTTP
-// ([Server.Handler]) or an in-memory pipe ([Server.Run]).
+// ([Server.ServeHTTP]: a Server is an [http.Handler]) or an in-memory
+// pipe ([Server.Run]).
 //
 // Every tools/call goes through [tool.Registry.Execute]: arguments are
 // parsed strictly and validated, defaults applied, the tool runs under its
@@ -128,11 +132,28 @@ func (s *Server) Run(ctx context.Context, t mcp.Transport) error {
 }
 
 // ServeStdio serves one session over the process's standard input and
-// output, the MCP stdio transport, and returns when standard input is
-// closed or ctx is done. Nothing but MCP messages is written to standard
-// output; log to standard error.
+// output, the MCP stdio transport, as [Server.ServeIO] does. Nothing but
+// MCP messages is written to standard output; log to standard error.
 func (s *Server) ServeStdio(ctx context.Context) error {
-	return s.sdk.Run(ctx, &mcp.StdioTransport{})
+	return s.ServeIO(ctx, os.Stdin, os.Stdout)
+}
+
+// ServeIO serves one session of the MCP stdio transport (one JSON-RPC
+// message per line) reading r and writing w, and returns nil when r ends,
+// or ctx.Err() when ctx is done. It closes neither.
+//
+// Every request read gets its response before ServeIO returns, even when
+// r ends right after the request (as with "clawtool serve <
+// requests.jsonl"). A line that is not a JSON-RPC message gets a JSON-RPC
+// error (-32700 for invalid JSON, -32600 for anything else, batches
+// included) and the session carries on; so does a line longer than
+// [MaxLineBytes], which is not buffered.
+func (s *Server) ServeIO(ctx context.Context, r io.Reader, w io.Writer) error {
+	err := s.sdk.Run(ctx, &ioTransport{r: r, w: w, logger: s.cfg.logger})
+	if errors.Is(err, io.EOF) {
+		return nil
+	}
+	return err
 }
 
 // Close stops following the registry. Sessions already connected keep
@@ -199,6 +220,9 @@ func (s *Server) handler(name string, t tool.Tool) mcp.ToolHandler {
 		var args json.RawMessage
 		if req.Params != nil {
 			args = req.Params.Arguments
+			if shielded, ok := ctx.Value(argumentsKey{}).(json.RawMessage); ok {
+				args = shielded // see shieldArguments
+			}
 			if tok := req.Params.GetProgressToken(); tok != nil && req.Session != nil {
 				ctx = tool.WithProgress(ctx, progressRelay(ctx, req.Session, tok))
 			}

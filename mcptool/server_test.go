@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http/httptest"
 	"strings"
 	"sync/atomic"
@@ -61,7 +62,7 @@ func TestServerListsTools(t *testing.T) {
 			 {"name":"add","title":"Add","description":"Adds two integers.",
 			  "inputSchema":{"type":"object","properties":{"a":{"type":"integer"},"b":{"type":"integer"}},"required":["a","b"],"additionalProperties":false},
 			  "outputSchema":{"type":"object","properties":{"sum":{"type":"integer"}},"required":["sum"]},
-			  "annotations":{"title":"Add","readOnlyHint":true,"destructiveHint":false,"idempotentHint":true,"openWorldHint":false}},
+			  "annotations":{"title":"Add","readOnlyHint":true,"idempotentHint":true}},
 			 {"name":"echo","description":"Echoes the text back.",
 			  "inputSchema":{"type":"object","properties":{"text":{"type":"string","description":"what to echo"}},"required":["text"],"additionalProperties":false}},
 			 {"name":"words","description":"Splits text into words.",
@@ -415,6 +416,7 @@ func TestServerHTTPRefusesCrossOrigin(t *testing.T) {
 	hs := httptest.NewServer(srv)
 	defer hs.Close()
 	body := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"x","version":"0"}}}`
+	port := hs.URL[strings.LastIndex(hs.URL, ":")+1:]
 	tests := []struct {
 		name   string
 		header map[string]string
@@ -424,6 +426,14 @@ func TestServerHTTPRefusesCrossOrigin(t *testing.T) {
 		{"same origin", map[string]string{}, "", 200},
 		{"cross-origin browser", map[string]string{"Origin": "https://evil.example", "Sec-Fetch-Site": "cross-site"}, "", 403},
 		{"DNS rebinding", map[string]string{}, "evil.example", 403},
+		{"DNS rebinding, trailing dot", map[string]string{}, "evil.example.", 403},
+		{"DNS rebinding, localhost subdomain", map[string]string{}, "localhost.evil.example", 403},
+		// Host names are case-insensitive and may end in a dot.
+		{"LOCALHOST", map[string]string{}, "LOCALHOST:" + port, 200},
+		{"localhost.", map[string]string{}, "localhost.:" + port, 200},
+		{"LocalHost. without a port", map[string]string{}, "LocalHost.", 200},
+		{"127.0.0.1.", map[string]string{}, "127.0.0.1.:" + port, 200},
+		{"same origin, upper case", map[string]string{"Origin": "http://localhost:" + port}, "LOCALHOST:" + port, 200},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -652,5 +662,39 @@ func TestRequestInputOutsideMCP(t *testing.T) {
 	res := newRegistry(confirm()).Execute(ctx, "confirm", json.RawMessage(`{"what":"x"}`))
 	if !res.IsError || !strings.Contains(res.Error, "outside a tools/call") {
 		t.Errorf("confirm called locally = %+v, want a tool error saying why", res)
+	}
+}
+
+// TestServerHTTPHugeNumber sends a 2026-07-28 tools/call whose arguments
+// hold a number beyond float64: the model gets an error result naming
+// it, not a protocol error.
+func TestServerHTTPHugeNumber(t *testing.T) {
+	srv := mcptool.NewServer(newRegistry(echo{}))
+	defer srv.Close()
+	hs := httptest.NewServer(srv)
+	defer hs.Close()
+	meta := `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientInfo":{"name":"x","version":"0"},"io.modelcontextprotocol/clientCapabilities":{}}`
+	for _, tt := range []struct{ args, want string }{
+		{`{"text":1e400}`, `/text: expected a string, got number 1e400`},
+		{`{"text":"a","n":-1e999}`, `expected no property \"n\"`},
+		{`{"text":"fine"}`, `"text":"fine"`},
+	} {
+		body := `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"echo","arguments":` + tt.args + `,` + meta + `}}`
+		req := httptest.NewRequestWithContext(t.Context(), "POST", hs.URL, strings.NewReader(body))
+		req.RequestURI = ""
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		req.Header.Set("Mcp-Protocol-Version", "2026-07-28")
+		req.Header.Set("Mcp-Method", "tools/call")
+		req.Header.Set("Mcp-Name", "echo")
+		resp, err := hs.Client().Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != 200 || !strings.Contains(string(got), tt.want) {
+			t.Errorf("arguments %s: %d %s\nwant 200 and %s", tt.args, resp.StatusCode, got, tt.want)
+		}
 	}
 }

@@ -45,7 +45,7 @@ type ChatFunctionCall struct {
 
 // ChatCalls returns the tool calls in a Chat Completions response body
 // (those of its first choice's message) or in one assistant message, in
-// the order the model gave them, as [tool.Call]s ready for an executor.
+// the order the model gave them, as [tool.Call] values ready for an executor.
 //
 // Problems with one call never fail the others, and never panic: a call
 // whose arguments are not a JSON object (malformed, cut off by a length
@@ -131,7 +131,7 @@ type ResponseItem struct {
 
 // ResponsesCalls returns the function_call items of a Responses API
 // response body (its "output" array) or of an array of items, as
-// [tool.Call]s whose ID is the item's call_id (its id when call_id is
+// [tool.Call] values whose ID is the item's call_id (its id when call_id is
 // missing). Other items (messages, reasoning) are skipped. Malformed calls
 // are handled as in [ChatCalls].
 func ResponsesCalls(data []byte) ([]tool.Call, error) {

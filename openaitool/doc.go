@@ -10,7 +10,7 @@
 //     [tool.Registry.List]) once; [Tools.Chat] and [Tools.Responses] give
 //     the request's "tools" array.
 //   - Tool calls in: [ChatCalls] and [ResponsesCalls] read a response into
-//     [tool.Call]s for an executor; [Tools.Normalize] undoes strict mode's
+//     [tool.Call] values for an executor; [Tools.Normalize] undoes strict mode's
 //     nullable rewrite in their arguments.
 //   - Results back: [ChatResults] gives the role:"tool" messages and
 //     [ResponsesResults] the function_call_output items for the outcomes.

@@ -13,8 +13,9 @@ import (
 	"github.com/miniopenclaw/tool/internal/echotool"
 )
 
-// Each test below pins one rule of OpenAI's strict subset
-// (shared/research/python-anchors.md §3) or one of our documented choices.
+// Each test below pins one rule of OpenAI's strict subset (as OpenAI's
+// structured outputs documentation states it) or one of our documented
+// choices.
 
 func strict(t *testing.T, schema string) (map[string]any, []string) {
 	t.Helper()

@@ -51,7 +51,7 @@ func (ts *Tools) ResponsesDeferred(deferred func(name string) bool, search ToolS
 
 // ToolSearchCalls returns the tool_search_call items of a Responses API
 // response body (its "output" array) or of an array of items that the
-// client is to run (execution "client"), as [tool.Call]s named
+// client is to run (execution "client"), as [tool.Call] values named
 // "tool_search" whose ID is the item's call_id and whose Args are its
 // arguments. Other items are skipped; errors are as for [ResponsesCalls].
 func ToolSearchCalls(data []byte) ([]tool.Call, error) {

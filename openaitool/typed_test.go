@@ -20,7 +20,7 @@ type person struct {
 	Age  *int   `json:"age,omitempty"`
 }
 
-// flightQuery is the search_flights workload of the perf anchors, as a
+// flightQuery is the search_flights benchmark workload, as a
 // typed tool's input.
 type flightQuery struct {
 	From       string   `json:"from" pattern:"^[A-Z]{3}$" description:"IATA code of the departure airport."`

@@ -30,7 +30,10 @@ func Tools() []tool.Tool {
 
 // Register registers the tools of [Tools] in r with
 // [tool.Registry.RegisterUnique], so that it never replaces a tool r
-// already has. It stops at the first error, which names the tool.
+// already has: a name already taken is an error wrapping
+// [tool.ErrDuplicate] (the rule is set out at [tool.Registry]). It stops at
+// the first error, which names the tool; the tools registered before it
+// stay.
 func Register(r *tool.Registry) error {
 	for _, t := range Tools() {
 		if err := r.RegisterUnique(t); err != nil {

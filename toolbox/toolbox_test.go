@@ -65,6 +65,27 @@ func TestRegister(t *testing.T) {
 	}
 }
 
+// TestRegisterKeepsExisting checks that Register never displaces a tool the
+// program registered: it refuses with an error naming the tool, and the
+// program's tool stays.
+func TestRegisterKeepsExisting(t *testing.T) {
+	r := tool.NewRegistry()
+	mine := tool.Must(tool.New("kv", "The program's own store.", func(context.Context, struct{}) (string, error) { return "mine", nil }))
+	if err := r.Register(mine); err != nil {
+		t.Fatal(err)
+	}
+	err := Register(r)
+	if !errors.Is(err, tool.ErrDuplicate) || err.Error() != `toolbox: register "kv": duplicate tool name` {
+		t.Errorf("Register = %v, want an error naming kv, wrapping ErrDuplicate", err)
+	}
+	if got, _ := r.Get("kv"); got != mine {
+		t.Errorf("Register displaced the program's kv tool")
+	}
+	if r.Len() != 4 {
+		t.Errorf("the registry has %d tools, want 4: the three before kv and the program's kv", r.Len())
+	}
+}
+
 // The annotations and timeouts the tools declare; all four return at once,
 // so they run inline.
 func TestOptions(t *testing.T) {

@@ -44,9 +44,9 @@ func (bf *batchFlags) run(ctx context.Context, e *env, fs *flag.FlagSet, rf *reg
 		}
 		var err error
 		if *bf.file == "-" {
-			input, err = io.ReadAll(io.LimitReader(e.stdin, 64<<20))
+			input, err = readInput(e.stdin, maxBatchBytes, "a batch")
 		} else {
-			input, err = os.ReadFile(*bf.file)
+			input, err = readBatchFile(*bf.file)
 		}
 		if err != nil {
 			fmt.Fprintf(e.stderr, "clawtool call: %v\n", err)
@@ -55,9 +55,9 @@ func (bf *batchFlags) run(ctx context.Context, e *env, fs *flag.FlagSet, rf *reg
 	case fs.NArg() == 1 && strings.HasPrefix(strings.TrimSpace(fs.Arg(0)), "["):
 		input = []byte(fs.Arg(0))
 	case fs.NArg() == 1 && fs.Arg(0) == "-":
-		b, err := io.ReadAll(io.LimitReader(e.stdin, 64<<20))
+		b, err := readInput(e.stdin, maxBatchBytes, "a batch")
 		if err != nil {
-			fmt.Fprintf(e.stderr, "clawtool call: reading standard input: %v\n", err)
+			fmt.Fprintf(e.stderr, "clawtool call: %v\n", err)
 			return exitUsage, true
 		}
 		if !bytes.HasPrefix(bytes.TrimSpace(b), []byte("[")) {
@@ -82,6 +82,27 @@ func (bf *batchFlags) run(ctx context.Context, e *env, fs *flag.FlagSet, rf *reg
 		fmt.Fprintf(e.stderr, "clawtool call: %v\n", err)
 	}
 	return code, true
+}
+
+// maxBatchBytes bounds the JSON of one batch.
+const maxBatchBytes = 64 << 20
+
+// readBatchFile reads a batch from the named file, refusing more than
+// maxBatchBytes.
+func readBatchFile(name string) ([]byte, error) {
+	f, err := os.Open(name)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, maxBatchBytes+1))
+	if err != nil {
+		return nil, err
+	}
+	if len(b) > maxBatchBytes {
+		return nil, fmt.Errorf("%s holds more than %s, the most a batch may hold", name, byteSize(maxBatchBytes))
+	}
+	return b, nil
 }
 
 // batchCall is the JSON form of one call in a batch.

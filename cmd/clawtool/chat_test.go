@@ -3,12 +3,16 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 )
 
 func TestChatWithoutEndpointSaysWhatToSet(t *testing.T) {
@@ -26,7 +30,7 @@ func TestChatWithoutEndpointSaysWhatToSet(t *testing.T) {
 }
 
 func TestChatUsage(t *testing.T) {
-	for _, args := range [][]string{{}, {"-strict", "maybe", "hi"}, {"-nope"}} {
+	for _, args := range [][]string{{"-strict"}, {"-strict", "maybe", "hi"}, {"-nope"}, {"hi", "-max-steps", "x"}} {
 		var stdout, stderr bytes.Buffer
 		e := &env{stdin: strings.NewReader(""), stdout: &stdout, stderr: &stderr}
 		if code := chat(context.Background(), e, args, func(string) string { return "" }); code != exitUsage {
@@ -64,5 +68,154 @@ func TestChatRunsTheLoop(t *testing.T) {
 		if !strings.Contains(stderr.String(), want) {
 			t.Errorf("stderr does not show %q:\n%s", want, stderr.String())
 		}
+	}
+}
+
+// signalWriter is a stdout that tells, once, when what has been written
+// so far contains want.
+type signalWriter struct {
+	mu   sync.Mutex
+	buf  bytes.Buffer
+	want string
+	seen chan struct{}
+	once sync.Once
+}
+
+func (w *signalWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.buf.Write(p)
+	if strings.Contains(w.buf.String(), w.want) {
+		w.once.Do(func() { close(w.seen) })
+	}
+	return len(p), nil
+}
+
+func (w *signalWriter) String() string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.buf.String()
+}
+
+// Without a prompt, chat is a session: each line of input is a prompt,
+// the second request carries the first exchange, the model's text is on
+// stdout before its stream ends, and /exit ends the session.
+func TestChatSession(t *testing.T) {
+	for _, api := range []string{"openai", "anthropic"} {
+		t.Run(api, func(t *testing.T) {
+			stdout := &signalWriter{want: "Hello, ", seen: make(chan struct{})}
+			var mu sync.Mutex
+			var requests []map[string]any
+			released := true
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				var req map[string]any
+				if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
+					t.Error(err)
+				}
+				mu.Lock()
+				requests = append(requests, req)
+				n := len(requests)
+				mu.Unlock()
+				w.Header().Set("Content-Type", "text/event-stream")
+				send := func(text string) {
+					if api == "anthropic" {
+						fmt.Fprintf(w, "event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"text_delta\",\"text\":%q}}\n\n", text)
+					} else {
+						fmt.Fprintf(w, "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":%q}}]}\n\n", text)
+					}
+					w.(http.Flusher).Flush()
+				}
+				if api == "anthropic" {
+					io.WriteString(w, "event: content_block_start\ndata: {\"type\":\"content_block_start\",\"index\":0,\"content_block\":{\"type\":\"text\",\"text\":\"\"}}\n\n")
+				}
+				if n == 1 {
+					send("Hello, ")
+					// Wait for the text to reach stdout. Not a measure of
+					// speed: the guard only keeps a client that does not
+					// stream from hanging the test.
+					select {
+					case <-stdout.seen:
+					case <-r.Context().Done():
+					case <-time.After(time.Minute):
+						mu.Lock()
+						released = false
+						mu.Unlock()
+					}
+					send("Ada.")
+				} else {
+					send("Your name is Ada.")
+				}
+				if api == "anthropic" {
+					io.WriteString(w, "event: message_delta\ndata: {\"type\":\"message_delta\",\"delta\":{\"stop_reason\":\"end_turn\"}}\n\nevent: message_stop\ndata: {\"type\":\"message_stop\"}\n\n")
+				} else {
+					io.WriteString(w, "data: {\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"stop\"}]}\n\ndata: [DONE]\n\n")
+				}
+			}))
+			defer srv.Close()
+			getenv := func(k string) string {
+				return map[string]string{
+					"OPENAI_BASE_URL": srv.URL + "/v1", "OPENAI_MODEL": "local", // with /v1, as OpenAI's SDKs read it
+					"ANTHROPIC_API_KEY": "k", "ANTHROPIC_BASE_URL": srv.URL, // without /v1, as Anthropic's SDKs read it
+				}[k]
+			}
+			var stderr bytes.Buffer
+			e := &env{stdin: strings.NewReader("I am Ada.\n\nWhat is my name?\n/exit\nNever sent.\n"), stdout: stdout, stderr: &stderr}
+			if code := chat(context.Background(), e, []string{"--api", api}, getenv); code != exitOK {
+				t.Fatalf("exit %d; stderr:\n%s", code, &stderr)
+			}
+			if got, want := stdout.String(), "Hello, Ada.\nYour name is Ada.\n"; got != want {
+				t.Errorf("stdout = %q, want %q", got, want)
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			if !released {
+				t.Error("the first piece of the answer was not on stdout before the stream ended")
+			}
+			if len(requests) != 2 {
+				t.Fatalf("%d requests, want 2 (the line after /exit is not sent)", len(requests))
+			}
+			var got []string
+			for _, m := range requests[1]["messages"].([]any) {
+				m := m.(map[string]any)
+				content := m["content"]
+				if blocks, ok := content.([]any); ok { // Messages: the assistant's blocks
+					content = blocks[0].(map[string]any)["text"]
+				}
+				got = append(got, fmt.Sprintf("%s: %v", m["role"], content))
+			}
+			want := []string{"user: I am Ada.", "assistant: Hello, Ada.", "user: What is my name?"}
+			if fmt.Sprint(got) != fmt.Sprint(want) {
+				t.Errorf("second request's messages = %q, want %q", got, want)
+			}
+			if requests[0]["stream"] != true {
+				t.Errorf("the request does not ask for a stream: %v", requests[0])
+			}
+		})
+	}
+}
+
+// A session goes on after a prompt that fails, and exits 1 at the end.
+func TestChatSessionGoesOnAfterAFailure(t *testing.T) {
+	var n atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		if n.Add(1) == 1 {
+			http.Error(w, "overloaded", http.StatusServiceUnavailable)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, `{"choices":[{"message":{"role":"assistant","content":"Hi."},"finish_reason":"stop"}]}`)
+	}))
+	defer srv.Close()
+	getenv := func(k string) string {
+		return map[string]string{"OPENAI_BASE_URL": srv.URL + "/v1", "OPENAI_MODEL": "local"}[k]
+	}
+	var stdout, stderr bytes.Buffer
+	e := &env{stdin: strings.NewReader("one\ntwo\n"), stdout: &stdout, stderr: &stderr}
+	if code := chat(context.Background(), e, []string{"-stream=false"}, getenv); code != exitToolError {
+		t.Errorf("exit %d, want %d", code, exitToolError)
+	}
+	if stdout.String() != "Hi.\n" || !strings.Contains(stderr.String(), "503") {
+		t.Errorf("stdout %q, stderr %q; want the second answer and the first error", &stdout, &stderr)
 	}
 }

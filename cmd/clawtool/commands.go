@@ -11,23 +11,32 @@ import (
 	"unicode/utf8"
 
 	"github.com/miniopenclaw/tool"
+	"github.com/miniopenclaw/tool/internal/suggest"
 )
 
 func runList(ctx context.Context, e *env, args []string) int {
-	fs := newFlags(e, "list", "[flags]", "List prints a table of the available tools: name, behaviour flags\n(read-only, destructive, idempotent, open-world) and description.")
+	fs := newFlags(e, "list", "[flags]", `List prints a table of the available tools: name, behaviour flags
+(read-only, destructive, idempotent, open-world) and description. With
+--json it prints a JSON array instead, one object per tool:
+{"name":…,"title":…,"description":…,"read_only":…,"destructive":…,
+"idempotent":…,"open_world":…}, with the whole description.`)
+	asJSON := fs.Bool("json", false, "print a JSON array of the tools instead of a table")
 	rf := addRegistryFlags(fs)
-	if code := parseFlags(fs, args); code >= 0 {
+	if code := parseFlags(fs, args, e.stdout); code >= 0 {
 		return code
 	}
 	if fs.NArg() > 0 {
-		fmt.Fprintf(e.stderr, "clawtool list: unexpected argument %q\n", fs.Arg(0))
-		return exitUsage
+		return usageError(fs, "unexpected argument %q", fs.Arg(0))
 	}
 	r, cleanup, ok := rf.open(ctx, e, "list")
 	if !ok {
 		return exitToolError
 	}
 	defer cleanup()
+	if *asJSON {
+		writeJSON(e.stdout, listEntries(r.List()))
+		return exitOK
+	}
 	tw := tabwriter.NewWriter(e.stdout, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "NAME\tFLAGS\tDESCRIPTION")
 	for _, t := range r.List() {
@@ -35,6 +44,29 @@ func runList(ctx context.Context, e *env, args []string) int {
 	}
 	tw.Flush()
 	return exitOK
+}
+
+// A listEntry is one tool in the output of "clawtool list --json".
+type listEntry struct {
+	Name        string `json:"name"`
+	Title       string `json:"title,omitempty"`
+	Description string `json:"description"`
+	ReadOnly    bool   `json:"read_only"`
+	Destructive bool   `json:"destructive"`
+	Idempotent  bool   `json:"idempotent"`
+	OpenWorld   bool   `json:"open_world"`
+}
+
+func listEntries(tools []tool.Tool) []listEntry {
+	out := make([]listEntry, 0, len(tools))
+	for _, t := range tools {
+		a := tool.OptionsOf(t).Annotations
+		out = append(out, listEntry{
+			Name: t.Name(), Title: a.Title, Description: t.Description(),
+			ReadOnly: a.ReadOnly, Destructive: a.Destructive, Idempotent: a.Idempotent, OpenWorld: a.OpenWorld,
+		})
+	}
+	return out
 }
 
 // summary returns the first sentence of a description, cut to a width
@@ -56,7 +88,7 @@ func runSchema(ctx context.Context, e *env, args []string) int {
 	fs := newFlags(e, "schema", "[--format F] [NAME...]", "Schema prints the definitions of the named tools (all tools when no name is\ngiven) as JSON, in the shape a model API expects.")
 	format := fs.String("format", "openai", "definition format: "+strings.Join(schemaFormats(), ", "))
 	rf := addRegistryFlags(fs)
-	if code := parseFlags(fs, args); code >= 0 {
+	if code := parseFlags(fs, args, e.stdout); code >= 0 {
 		return code
 	}
 	r, cleanup, ok := rf.open(ctx, e, "schema")
@@ -70,7 +102,7 @@ func runSchema(ctx context.Context, e *env, args []string) int {
 		for _, name := range fs.Args() {
 			t, ok := r.Get(name)
 			if !ok {
-				fmt.Fprintf(e.stderr, "clawtool schema: unknown tool %q\n", name)
+				fmt.Fprintf(e.stderr, "clawtool schema: %s\n", unknownTool(name, r))
 				return exitUsage
 			}
 			tools = append(tools, t)
@@ -88,6 +120,29 @@ func runSchema(ctx context.Context, e *env, args []string) int {
 	e.stdout.Write(out)
 	fmt.Fprintln(e.stdout)
 	return exitOK
+}
+
+// unknownTool says that r has no tool called name, suggesting the names
+// close to it, as the registry's own error for an unknown tool does.
+func unknownTool(name string, r *tool.Registry) string {
+	var names []string
+	for _, t := range r.List() {
+		names = append(names, t.Name())
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "unknown tool %q", name)
+	if close := suggest.Closest(name, names, 3); len(close) > 0 {
+		b.WriteString("; did you mean ")
+		for i, c := range close {
+			if i > 0 {
+				b.WriteString(" or ")
+			}
+			fmt.Fprintf(&b, "%q", c)
+		}
+		b.WriteString("?")
+	}
+	fmt.Fprintf(&b, " (run clawtool list to see the %d tools)", len(names))
+	return b.String()
 }
 
 // schemaFormats lists the formats renderSchema knows.
@@ -118,24 +173,26 @@ Given a JSON array of calls instead of NAME (or --batch), it runs them as a
 batch, concurrently and in dependency order, and prints their outcomes.`)
 	rf := addRegistryFlags(fs)
 	bf := addBatchFlags(fs)
-	if code := parseFlags(fs, args); code >= 0 {
+	if code := parseFlags(fs, args, e.stdout); code >= 0 {
 		return code
 	}
 	if code, ok := bf.run(ctx, e, fs, rf); ok {
 		return code
 	}
-	if fs.NArg() < 1 || fs.NArg() > 2 {
-		fs.Usage()
-		return exitUsage
+	switch {
+	case fs.NArg() == 0:
+		return usageError(fs, "missing NAME: give the name of the tool to call, or a JSON array of calls")
+	case fs.NArg() > 2:
+		return usageError(fs, "too many arguments: want NAME and one JSON object, got %d arguments (quote the JSON)", fs.NArg())
 	}
 	name := fs.Arg(0)
 	input := []byte("{}")
 	if fs.NArg() == 2 {
 		input = []byte(fs.Arg(1))
 		if fs.Arg(1) == "-" {
-			b, err := io.ReadAll(io.LimitReader(e.stdin, 64<<20))
+			b, err := readInput(e.stdin, tool.DefaultMaxArgsBytes, "a tool's arguments")
 			if err != nil {
-				fmt.Fprintf(e.stderr, "clawtool call: reading standard input: %v\n", err)
+				fmt.Fprintf(e.stderr, "clawtool call: %v\n", err)
 				return exitUsage
 			}
 			input = b
@@ -152,6 +209,31 @@ batch, concurrently and in dependency order, and prints their outcomes.`)
 		return exitToolError
 	}
 	return exitOK
+}
+
+// readInput reads all of standard input, refusing more than limit bytes
+// (the most that what describes may hold) with an error that states the
+// limit.
+func readInput(stdin io.Reader, limit int64, what string) ([]byte, error) {
+	b, err := io.ReadAll(io.LimitReader(stdin, limit+1))
+	if err != nil {
+		return nil, fmt.Errorf("reading standard input: %w", err)
+	}
+	if int64(len(b)) > limit {
+		return nil, fmt.Errorf("standard input holds more than %s, the most %s may hold", byteSize(limit), what)
+	}
+	return b, nil
+}
+
+// byteSize writes n bytes in the largest binary unit that divides it.
+func byteSize(n int64) string {
+	switch {
+	case n >= 1<<20 && n%(1<<20) == 0:
+		return fmt.Sprintf("%d MiB", n>>20)
+	case n >= 1<<10 && n%(1<<10) == 0:
+		return fmt.Sprintf("%d KiB", n>>10)
+	}
+	return fmt.Sprintf("%d bytes", n)
 }
 
 // writeJSON writes v as indented JSON without HTML escaping.

@@ -45,11 +45,8 @@ func runGen(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(flags.Output(), "Usage: clawtool gen [flags] [packages]\n\n%s\n\nFlags:\n", genAbout)
 		flags.PrintDefaults()
 	}
-	if err := flags.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return exitOK
-		}
-		return exitUsage
+	if code := parseFlags(flags, args, stdout); code >= 0 {
+		return code
 	}
 
 	wd, err := os.Getwd()

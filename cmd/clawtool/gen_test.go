@@ -133,13 +133,13 @@ func TestGenUsage(t *testing.T) {
 	for _, tt := range []struct {
 		args []string
 		code int
-		in   string // a substring of stderr
+		in   string // a substring of stdout (for -h) or stderr
 	}{
 		{[]string{"-h"}, exitOK, "Usage: clawtool gen [flags] [packages]"},
 		{[]string{"-nosuchflag"}, exitUsage, "flag provided but not defined"},
 	} {
-		code, _, stderr := runGenArgs(tt.args...)
-		if code != tt.code || !strings.Contains(stderr, tt.in) {
+		code, stdout, stderr := runGenArgs(tt.args...)
+		if code != tt.code || !strings.Contains(stdout+stderr, tt.in) {
 			t.Errorf("gen %v = %d, stderr %q; want %d and %q", tt.args, code, stderr, tt.code, tt.in)
 		}
 	}

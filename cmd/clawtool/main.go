@@ -6,8 +6,12 @@
 //	clawtool schema [--format F] [NAME…]  tool definitions as JSON
 //	clawtool call NAME [JSON | -]         call a tool and print its result
 //	clawtool search QUERY...              the tools that best match a query, with scores
+//	clawtool serve [--http ADDR]          serve the tools over MCP
+//	clawtool chat ["PROMPT"]              talk to a model that calls the tools
+//	clawtool version                      the module and Go versions
 //
-// Run "clawtool help" or "clawtool COMMAND -h" for every command and flag.
+// Flags may come before or after a command's arguments. Run
+// "clawtool help" or "clawtool COMMAND -h" for every command and flag.
 package main
 
 import (
@@ -15,9 +19,14 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+
+	"github.com/miniopenclaw/tool/sandbox"
 )
 
 func main() {
+	// The sandbox re-executes this binary as its helper; in the helper this
+	// never returns.
+	sandbox.Main()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	code := run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
 	stop()

@@ -41,7 +41,9 @@ func commands() []command {
 		{"search", "[flags] QUERY...", "print the tools that best match a query, with scores", runSearch},
 		{"serve", "[--http ADDR] [flags]", "serve the tools as an MCP server (stdio, or Streamable HTTP)", runServe},
 		{"gen", "[flags] [packages]", "generate tools and descriptions from Go doc comments (go:generate)", genCommand},
-		{"chat", `[flags] "PROMPT"`, "run the agent loop: a model (OPENAI_* or ANTHROPIC_API_KEY) calling the tools", runChat},
+		{"chat", `[flags] ["PROMPT" | -]`, "talk to a model (OPENAI_* or ANTHROPIC_*) that calls the tools; no PROMPT: a session", runChat},
+		{"version", "", "print the version of clawtool and of the Go it was built with", runVersion},
+		{"sandbox", "probe | run [flags] -- CMD ARGS", "show the sandbox layers, or run a command in the sandbox", runSandbox},
 	}
 }
 
@@ -49,10 +51,13 @@ func commands() []command {
 func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	e := &env{stdin: stdin, stdout: stdout, stderr: stderr}
 	if len(args) == 0 {
+		fmt.Fprintf(stderr, "clawtool: no command given\n\n")
 		usage(stderr)
 		return exitUsage
 	}
 	switch args[0] {
+	case "-version", "--version":
+		return runVersion(ctx, e, args[1:])
 	case "help", "-h", "-help", "--help":
 		if len(args) > 1 {
 			return run(ctx, []string{args[1], "-h"}, stdin, stdout, stderr)
@@ -65,7 +70,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 			return c.run(ctx, e, args[1:])
 		}
 	}
-	fmt.Fprintf(stderr, "clawtool: unknown command %q\n", args[0])
+	fmt.Fprintf(stderr, "clawtool: unknown command %q\n\n", args[0])
 	usage(stderr)
 	return exitUsage
 }
@@ -75,10 +80,11 @@ func usage(w io.Writer) {
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, "Usage:")
 	for _, c := range commands() {
-		fmt.Fprintf(w, "  clawtool %s %s\n        %s\n", c.name, c.args, c.summary)
+		fmt.Fprintf(w, "  %s\n        %s\n", strings.TrimSpace("clawtool "+c.name+" "+c.args), c.summary)
 	}
 	fmt.Fprintln(w)
-	fmt.Fprintln(w, `Run "clawtool COMMAND -h" for a command's flags.`)
+	fmt.Fprintln(w, `Run "clawtool COMMAND -h" for a command's flags. Flags may come before or`)
+	fmt.Fprintln(w, `after a command's arguments; every argument after "--" is taken as is.`)
 }
 
 // newFlags returns a flag set for a command that reports errors on e.stderr.
@@ -86,7 +92,7 @@ func newFlags(e *env, c string, synopsis, about string) *flag.FlagSet {
 	fs := flag.NewFlagSet(c, flag.ContinueOnError)
 	fs.SetOutput(e.stderr)
 	fs.Usage = func() {
-		fmt.Fprintf(fs.Output(), "Usage: clawtool %s %s\n\n%s\n", c, synopsis, about)
+		fmt.Fprintf(fs.Output(), "Usage: %s\n\n%s\n", strings.TrimSpace("clawtool "+c+" "+synopsis), about)
 		var hasFlags bool
 		fs.VisitAll(func(*flag.Flag) { hasFlags = true })
 		if hasFlags {
@@ -97,39 +103,85 @@ func newFlags(e *env, c string, synopsis, about string) *flag.FlagSet {
 	return fs
 }
 
-// parseFlags parses args and returns the exit code to use when the command
-// must stop: exitOK after -h, exitUsage after a bad flag, or -1 to go on.
-func parseFlags(fs *flag.FlagSet, args []string) int {
-	err := fs.Parse(args)
-	switch {
-	case err == nil:
-		return -1
-	case errors.Is(err, flag.ErrHelp):
-		return exitOK
-	default:
-		return exitUsage
+// parseFlags parses args, in which flags may come before, between or after
+// the positional arguments (everything after "--" is positional); fs.Args
+// then returns the positional arguments in order. It returns the exit code
+// to use when the command must stop: exitOK after -h, which prints the
+// command's usage to stdout, exitUsage after a bad flag, which is reported
+// on fs.Output() before the usage, or -1 to go on.
+func parseFlags(fs *flag.FlagSet, args []string, stdout io.Writer) int {
+	out, usage := fs.Output(), fs.Usage
+	// The flag package would print its error and the usage itself; quiet
+	// it, and say what was wrong in clawtool's own words below.
+	fs.SetOutput(io.Discard)
+	fs.Usage = func() {}
+	defer func() { fs.SetOutput(out); fs.Usage = usage }()
+	var positional []string
+	for {
+		err := fs.Parse(args)
+		switch {
+		case errors.Is(err, flag.ErrHelp):
+			fs.SetOutput(stdout)
+			usage()
+			return exitOK
+		case err != nil:
+			fmt.Fprintf(out, "clawtool %s: %v\n\n", fs.Name(), err)
+			fs.SetOutput(out)
+			usage()
+			return exitUsage
+		}
+		rest := fs.Args()
+		if n := len(args) - len(rest); n > 0 && args[n-1] == "--" {
+			positional = append(positional, rest...)
+			break
+		}
+		if len(rest) == 0 {
+			break
+		}
+		positional = append(positional, rest[0])
+		args = rest[1:]
 	}
+	// Parse again so that fs.Args reports every positional argument.
+	_ = fs.Parse(append([]string{"--"}, positional...))
+	return -1
+}
+
+// usageError reports a wrong command line: what was wrong, then the
+// command's usage, on fs.Output(). It returns exitUsage.
+func usageError(fs *flag.FlagSet, format string, args ...any) int {
+	fmt.Fprintf(fs.Output(), "clawtool %s: %s\n\n", fs.Name(), fmt.Sprintf(format, args...))
+	fs.Usage()
+	return exitUsage
 }
 
 // registryFlags are the flags every command that needs tools accepts.
-type registryFlags struct{ mcp *mcpFlags }
-
-func addRegistryFlags(fs *flag.FlagSet) *registryFlags {
-	return &registryFlags{mcp: addMCPFlags(fs)}
+type registryFlags struct {
+	mcp *mcpFlags
+	ws  *workspaceFlags
 }
 
-// build returns a registry holding the built-in tools and any tools the
-// flags add. The caller must call cleanup when done.
+func addRegistryFlags(fs *flag.FlagSet) *registryFlags {
+	return &registryFlags{mcp: addMCPFlags(fs), ws: addWorkspaceFlags(fs)}
+}
+
+// build returns a registry holding the built-in tools (unless
+// --no-builtins) and any tools the flags add. The caller must call
+// cleanup when done.
 func (rf *registryFlags) build(ctx context.Context, e *env) (r *tool.Registry, cleanup func(), err error) {
-	r = tool.NewRegistry()
-	if err := registerBuiltins(r); err != nil {
-		return nil, nil, fmt.Errorf("built-in tools: %w", err)
-	}
-	cleanup, err = rf.mcp.importInto(ctx, e, r)
+	r, err = rf.mcp.base()
 	if err != nil {
 		return nil, nil, err
 	}
-	return r, cleanup, nil
+	wsCleanup, err := rf.ws.registerInto(r)
+	if err != nil {
+		return nil, nil, err
+	}
+	mcpCleanup, err := rf.mcp.importInto(ctx, e, r)
+	if err != nil {
+		wsCleanup()
+		return nil, nil, err
+	}
+	return r, func() { mcpCleanup(); wsCleanup() }, nil
 }
 
 // open is build for the command named c: it reports a failure on

@@ -3,11 +3,16 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
+	"flag"
 	"fmt"
-	"github.com/miniopenclaw/tool/internal/golden"
 	"path/filepath"
+	"runtime/debug"
 	"strings"
 	"testing"
+
+	"github.com/miniopenclaw/tool"
+	"github.com/miniopenclaw/tool/internal/golden"
 )
 
 // TestCLI runs clawtool commands on the built-in tools and compares what
@@ -38,6 +43,16 @@ func TestCLI(t *testing.T) {
 		{"call_no_name", []string{"call"}, "", exitUsage},
 		{"call_help", []string{"call", "-h"}, "", exitOK},
 		{"call_bad_flag", []string{"call", "--nope", "calc"}, "", exitUsage},
+		{"call_too_many", []string{"call", "calc", "{}", "{}"}, "", exitUsage},
+		{"call_stdin_over_cap", []string{"call", "calc", "-"}, `{"expression":"` + strings.Repeat("1", tool.DefaultMaxArgsBytes) + `"}`, exitUsage},
+		{"call_flag_after_args", []string{"call", "calc", `{"expression":"6*7"}`, "--mcp-url", "ftp://x"}, "", exitUsage},
+		{"call_double_dash", []string{"call", "calc", "--", "--trace"}, "", exitToolError},
+		{"schema_flags_after_name", []string{"schema", "calc", "--format", "mcp"}, "", exitOK},
+		{"schema_suggests", []string{"schema", "calcc"}, "", exitUsage},
+		{"schema_bad_format", []string{"schema", "calc", "--format", "cohere"}, "", exitUsage},
+		{"list_json", []string{"list", "--json"}, "", exitOK},
+		{"version_extra_arg", []string{"version", "now"}, "", exitUsage},
+		{"help_chat", []string{"help", "chat"}, "", exitOK},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			var stdout, stderr bytes.Buffer
@@ -48,5 +63,122 @@ func TestCLI(t *testing.T) {
 			got := fmt.Sprintf("$ clawtool %s\n-- exit %d --\n-- stdout --\n%s-- stderr --\n%s", strings.Join(tt.args, " "), code, &stdout, &stderr)
 			golden.File(t, filepath.Join("testdata", "cli", tt.name+".golden"), []byte(got))
 		})
+	}
+}
+
+// Flags may come before, between and after positional arguments, and
+// "--" ends the flags.
+func TestParseFlags(t *testing.T) {
+	for _, tt := range []struct {
+		args       []string
+		format     string
+		json       bool
+		positional []string
+		code       int
+	}{
+		{[]string{"calc", "--format", "mcp"}, "mcp", false, []string{"calc"}, -1},
+		{[]string{"--format=mcp", "calc", "kv", "-json"}, "mcp", true, []string{"calc", "kv"}, -1},
+		{[]string{"calc", "-", "--json"}, "openai", true, []string{"calc", "-"}, -1},
+		{[]string{"calc", "--", "--json", "-x"}, "openai", false, []string{"calc", "--json", "-x"}, -1},
+		{[]string{"--", "--format"}, "openai", false, []string{"--format"}, -1},
+		{[]string{"calc", "--format"}, "openai", false, nil, exitUsage},
+		{[]string{"calc", "-h"}, "openai", false, nil, exitOK},
+		{nil, "openai", false, []string{}, -1},
+	} {
+		var stdout, stderr bytes.Buffer
+		fs := flag.NewFlagSet("test", flag.ContinueOnError)
+		fs.SetOutput(&stderr)
+		fs.Usage = func() { fmt.Fprintln(fs.Output(), "usage") }
+		format := fs.String("format", "openai", "")
+		asJSON := fs.Bool("json", false, "")
+		code := parseFlags(fs, tt.args, &stdout)
+		if code != tt.code {
+			t.Errorf("parseFlags(%q) = %d, want %d; stderr: %s", tt.args, code, tt.code, &stderr)
+			continue
+		}
+		switch code {
+		case exitOK:
+			if stdout.String() != "usage\n" || stderr.Len() != 0 {
+				t.Errorf("parseFlags(%q): -h printed %q on stdout and %q on stderr, want the usage on stdout", tt.args, &stdout, &stderr)
+			}
+			continue
+		case exitUsage:
+			if !strings.HasPrefix(stderr.String(), "clawtool test: flag needs an argument") || !strings.HasSuffix(stderr.String(), "usage\n") {
+				t.Errorf("parseFlags(%q): stderr %q, want what was wrong, then the usage", tt.args, &stderr)
+			}
+			continue
+		}
+		if *format != tt.format || *asJSON != tt.json || fmt.Sprint(fs.Args()) != fmt.Sprint(tt.positional) {
+			t.Errorf("parseFlags(%q): format %q json %v args %q; want %q %v %q", tt.args, *format, *asJSON, fs.Args(), tt.format, tt.json, tt.positional)
+		}
+	}
+}
+
+func TestVersionText(t *testing.T) {
+	for _, tt := range []struct {
+		bi   *debug.BuildInfo
+		want string
+	}{
+		{&debug.BuildInfo{GoVersion: "go1.26.8", Main: debug.Module{Path: "github.com/miniopenclaw/tool", Version: "v1.2.0"}},
+			"clawtool v1.2.0 (go1.26.8 linux/amd64)"},
+		{&debug.BuildInfo{GoVersion: "go1.26.8", Main: debug.Module{Version: "(devel)"}, Settings: []debug.BuildSetting{
+			{Key: "vcs.revision", Value: "0123456789abcdef0123"}, {Key: "vcs.modified", Value: "true"}}},
+			"clawtool (devel) commit 0123456789ab, modified (go1.26.8 linux/amd64)"},
+		{&debug.BuildInfo{GoVersion: "go1.26.8"}, "clawtool (devel) (go1.26.8 linux/amd64)"},
+	} {
+		if got := versionText(tt.bi, "linux/amd64"); got != tt.want {
+			t.Errorf("versionText = %q, want %q", got, tt.want)
+		}
+	}
+	var stdout, stderr bytes.Buffer
+	for _, args := range [][]string{{"version"}, {"--version"}} {
+		stdout.Reset()
+		if code := run(context.Background(), args, strings.NewReader(""), &stdout, &stderr); code != exitOK || !strings.HasPrefix(stdout.String(), "clawtool ") || !strings.Contains(stdout.String(), "go1.") {
+			t.Errorf("clawtool %s: exit %d, stdout %q, stderr %q", args[0], code, &stdout, &stderr)
+		}
+	}
+}
+
+// list --json prints every tool with its whole description and flags.
+func TestListJSON(t *testing.T) {
+	var stdout, stderr bytes.Buffer
+	if code := run(context.Background(), []string{"list", "--json"}, strings.NewReader(""), &stdout, &stderr); code != exitOK {
+		t.Fatalf("exit %d: %s", code, &stderr)
+	}
+	var got []listEntry
+	if err := json.Unmarshal(stdout.Bytes(), &got); err != nil {
+		t.Fatal(err)
+	}
+	r := tool.NewRegistry()
+	if err := registerBuiltins(r); err != nil {
+		t.Fatal(err)
+	}
+	want := r.List()
+	if len(got) != len(want) {
+		t.Fatalf("%d tools listed, want %d", len(got), len(want))
+	}
+	for i, w := range want {
+		a := tool.OptionsOf(w).Annotations
+		if got[i].Name != w.Name() || got[i].Description != w.Description() || got[i].ReadOnly != a.ReadOnly || got[i].Destructive != a.Destructive {
+			t.Errorf("entry %d = %+v, want %s", i, got[i], w.Name())
+		}
+	}
+}
+
+func TestReadInput(t *testing.T) {
+	for _, tt := range []struct {
+		in      string
+		limit   int64
+		wantErr string
+	}{
+		{"abcd", 4, ""},
+		{"abcde", 4, "more than 4 bytes, the most a test may hold"},
+		{strings.Repeat("x", 2<<10+1), 2 << 10, "more than 2 KiB"},
+		{strings.Repeat("x", 3<<20+1), 3 << 20, "more than 3 MiB"},
+	} {
+		b, err := readInput(strings.NewReader(tt.in), tt.limit, "a test")
+		if tt.wantErr == "" && (err != nil || string(b) != tt.in) || tt.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tt.wantErr)) {
+			t.Errorf("readInput(%d bytes, %d) = %d bytes, %v; want error %q", len(tt.in), tt.limit, len(b), err, tt.wantErr)
+		}
 	}
 }

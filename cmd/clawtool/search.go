@@ -15,7 +15,7 @@ func runSearch(ctx context.Context, e *env, args []string) int {
 	limit := fs.Int("n", 10, fmt.Sprintf("print at most `N` tools (at most %d)", toolsearch.MaxResults))
 	regexp := fs.Bool("regexp", false, "match QUERY as a regular expression (RE2) against names, descriptions and parameters")
 	rf := addRegistryFlags(fs)
-	if code := parseFlags(fs, args); code >= 0 {
+	if code := parseFlags(fs, args, e.stdout); code >= 0 {
 		return code
 	}
 	query := strings.Join(fs.Args(), " ")

@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/miniopenclaw/tool/mcptool"
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // serveEndpoint is the path of the Streamable HTTP endpoint.
@@ -21,30 +20,41 @@ func runServe(ctx context.Context, e *env, args []string) int {
 (the stdio transport) by default, or over Streamable HTTP at
 http://ADDR/mcp with --http. ADDR defaults to host 127.0.0.1 when it
 gives only a port (":8080" or "8080"); port 0 picks a free port. The URL
-is printed on standard error. With --mcp and --mcp-url, the tools of
-those servers are served too, so one clawtool serve can aggregate
-several MCP servers.`)
+is printed on standard error; binding an address that is not loopback
+prints a warning, since the server has no authentication. With --mcp
+and --mcp-url, the tools of those servers are served too, so one
+clawtool serve can aggregate several MCP servers: serve answers at once
+and connects to them in the background, and their tools reach the
+client with notifications/tools/list_changed as they arrive.`)
 	addr := fs.String("http", "", "serve Streamable HTTP on `ADDR` instead of stdio")
 	pageSize := fs.Int("page-size", 0, "list at most `N` tools per tools/list page (0: the default, 1000)")
 	rf := addRegistryFlags(fs)
-	if code := parseFlags(fs, args); code >= 0 {
+	if code := parseFlags(fs, args, e.stdout); code >= 0 {
 		return code
 	}
 	if fs.NArg() > 0 {
-		fmt.Fprintf(e.stderr, "clawtool serve: unexpected argument %q\n", fs.Arg(0))
-		return exitUsage
+		return usageError(fs, "unexpected argument %q", fs.Arg(0))
 	}
-	r, cleanup, ok := rf.open(ctx, e, "serve")
-	if !ok {
+	// Serve at once and import in the background: a client that waits
+	// a few seconds for its first answer must not time out because a
+	// server it never heard of starts slowly. Imported tools reach it
+	// with notifications/tools/list_changed.
+	r, err := rf.mcp.base()
+	if err != nil {
+		fmt.Fprintf(e.stderr, "clawtool serve: %v\n", err)
 		return exitToolError
 	}
-	defer cleanup()
 	srv := mcptool.NewServer(r, mcptool.WithPageSize(*pageSize))
 	defer srv.Close()
+	cleanup, err := rf.mcp.importInBackground(ctx, e, r)
+	if err != nil {
+		fmt.Fprintf(e.stderr, "clawtool serve: %v\n", err)
+		return exitUsage
+	}
+	defer cleanup()
 
 	if *addr == "" {
-		t := &mcp.IOTransport{Reader: io.NopCloser(e.stdin), Writer: nopWriteCloser{e.stdout}}
-		if err := srv.Run(ctx, t); err != nil && !errors.Is(err, context.Canceled) && !errors.Is(err, io.EOF) {
+		if err := srv.ServeIO(ctx, e.stdin, e.stdout); err != nil && !errors.Is(err, context.Canceled) {
 			fmt.Fprintf(e.stderr, "clawtool serve: %v\n", err)
 			return exitToolError
 		}
@@ -58,8 +68,18 @@ several MCP servers.`)
 	}
 	mux := http.NewServeMux()
 	mux.Handle(serveEndpoint, srv)
-	hs := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	hs := &http.Server{
+		Handler:           bodyDeadline(mux, httpBodyTimeout),
+		ReadHeaderTimeout: httpHeaderTimeout,
+		IdleTimeout:       httpIdleTimeout,
+		// No ReadTimeout or WriteTimeout: they would cut the server-sent
+		// event streams that notifications and long calls travel on.
+	}
 	fmt.Fprintf(e.stderr, "clawtool: serving MCP at http://%s%s\n", ln.Addr(), serveEndpoint)
+	if !loopback(ln.Addr()) {
+		fmt.Fprintf(e.stderr, "clawtool: WARNING: %s is not a loopback address and this server has no authentication:\n"+
+			"clawtool: WARNING: anyone who can reach it can call every tool it serves. Bind 127.0.0.1, or put it behind authentication.\n", ln.Addr())
+	}
 	errc := make(chan error, 1)
 	go func() { errc <- hs.Serve(ln) }()
 	select {
@@ -89,7 +109,60 @@ func loopbackDefault(addr string) string {
 	return net.JoinHostPort(host, port)
 }
 
-// nopWriteCloser keeps the session from closing the command's stdout.
-type nopWriteCloser struct{ io.Writer }
+// Deadlines of serve --http, variables for the tests.
+var (
+	// httpHeaderTimeout bounds reading a request's headers.
+	httpHeaderTimeout = 10 * time.Second
+	// httpBodyTimeout bounds reading a request's body, from the end of
+	// its headers.
+	httpBodyTimeout = 30 * time.Second
+	// httpIdleTimeout bounds how long a keep-alive connection waits for
+	// its next request.
+	httpIdleTimeout = 2 * time.Minute
+)
 
-func (nopWriteCloser) Close() error { return nil }
+// bodyDeadline bounds reading each request's body by d. The deadline is
+// lifted as soon as the body has been read, so the response (a
+// server-sent event stream, for one) can last as long as it needs; a
+// request without a body gets none.
+func bodyDeadline(h http.Handler, d time.Duration) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Body != nil && r.Body != http.NoBody {
+			rc := http.NewResponseController(w)
+			if rc.SetReadDeadline(time.Now().Add(d)) == nil {
+				r.Body = &deadlineBody{ReadCloser: r.Body, lift: func() { _ = rc.SetReadDeadline(time.Time{}) }}
+			}
+		}
+		h.ServeHTTP(w, r)
+	})
+}
+
+// deadlineBody lifts the read deadline once the body ends or is closed.
+type deadlineBody struct {
+	io.ReadCloser
+	lift   func()
+	lifted bool
+}
+
+func (b *deadlineBody) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	if err == io.EOF && !b.lifted {
+		b.lifted = true
+		b.lift()
+	}
+	return n, err
+}
+
+func (b *deadlineBody) Close() error {
+	if !b.lifted {
+		b.lifted = true
+		b.lift()
+	}
+	return b.ReadCloser.Close()
+}
+
+// loopback reports whether addr is a loopback address.
+func loopback(addr net.Addr) bool {
+	tcp, ok := addr.(*net.TCPAddr)
+	return ok && tcp.IP.IsLoopback()
+}

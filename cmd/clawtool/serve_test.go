@@ -8,11 +8,14 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/miniopenclaw/tool/sandbox"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -20,7 +23,27 @@ import (
 // remote_echo, over stdio, for the --mcp tests.
 const mcpServerEnv = "CLAWTOOL_TEST_MCP_SERVER"
 
+// asCLIEnv makes the test binary clawtool itself, for --mcp "clawtool
+// serve"; gateEnv makes the test MCP server wait for the file it names
+// before it serves, a server slow to start.
+const (
+	asCLIEnv = "CLAWTOOL_TEST_AS_CLI"
+	gateEnv  = "CLAWTOOL_TEST_GATE"
+)
+
 func TestMain(m *testing.M) {
+	sandbox.Main()
+	if os.Getenv(asCLIEnv) == "1" {
+		os.Exit(run(context.Background(), os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+	}
+	if gate := os.Getenv(gateEnv); gate != "" {
+		for {
+			if _, err := os.Stat(gate); err == nil {
+				break
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
 	if os.Getenv(mcpServerEnv) == "1" {
 		s := mcp.NewServer(&mcp.Implementation{Name: "test-remote", Version: "0"}, nil)
 		type in struct {
@@ -29,6 +52,22 @@ func TestMain(m *testing.M) {
 		mcp.AddTool(s, &mcp.Tool{Name: "remote_echo", Description: "Echoes text, remotely."},
 			func(_ context.Context, _ *mcp.CallToolRequest, in in) (*mcp.CallToolResult, any, error) {
 				return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "remote: " + in.Text}}}, nil, nil
+			})
+		type gated struct {
+			Gate string `json:"gate"`
+		}
+		mcp.AddTool(s, &mcp.Tool{Name: "remote_wait", Description: "Waits until the file gate exists."},
+			func(ctx context.Context, _ *mcp.CallToolRequest, in gated) (*mcp.CallToolResult, any, error) {
+				for {
+					if _, err := os.Stat(in.Gate); err == nil {
+						return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "opened"}}}, nil, nil
+					}
+					select {
+					case <-ctx.Done():
+						return nil, nil, ctx.Err()
+					case <-time.After(10 * time.Millisecond):
+					}
+				}
 			})
 		if err := s.Run(context.Background(), &mcp.StdioTransport{}); err != nil {
 			os.Exit(1)
@@ -69,63 +108,279 @@ func TestMCPFlagsAddTools(t *testing.T) {
 	}
 }
 
+// wait bounds every wait for serve; hitting it is a failure, not a
+// timing assertion.
+const wait = 20 * time.Second
+
+// clawtoolCommand returns the --mcp value that runs this test binary as
+// clawtool with args.
+func clawtoolCommand(t *testing.T, args string) string {
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fmt.Sprintf("env %s=1 '%s' %s", asCLIEnv, exe, args)
+}
+
+// TestServeImportsInBackground starts serve with a server that does not
+// start until the test lets it: serve answers at once, and the server's
+// tools come later with list_changed.
+func TestServeImportsInBackground(t *testing.T) {
+	gate := filepath.Join(t.TempDir(), "gate")
+	s := startServe(t, io.Discard, "--mcp", fmt.Sprintf("env %s=%s %s", gateEnv, gate, remoteServer(t)))
+	s.roundTrip(initReq) // before the fix, no answer until the import was done
+	s.send(initialized)
+	if names := toolNames(s.roundTrip(`{"jsonrpc":"2.0","id":2,"method":"tools/list"}`)); slices.Contains(names, "remote_echo") {
+		t.Fatalf("tools/list before the server started: %v", names)
+	}
+	if err := os.WriteFile(gate, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	s.waitChanged()
+	for !slices.Contains(toolNames(s.roundTrip(`{"jsonrpc":"2.0","id":3,"method":"tools/list"}`)), "remote_echo") {
+		s.waitChanged()
+	}
+	if code := s.close(); code != exitOK {
+		t.Errorf("serve exited %d", code)
+	}
+}
+
+// TestPrefixAndNoBuiltins aggregates clawtool serve into clawtool list:
+// names the built-ins already hold are reported on one line, and
+// --no-builtins or --prefix leave nothing to report.
+func TestPrefixAndNoBuiltins(t *testing.T) {
+	inner := clawtoolCommand(t, "serve")
+	for _, tt := range []struct {
+		name       string
+		args       []string
+		wantTools  []string
+		wantStderr string // a substring; "" means stderr must be empty
+		wantCode   int
+	}{
+		{"plain", []string{"--mcp", inner}, []string{"calc", "convert_units", "current_time", "kv"},
+			`4 of its tools left out, their names are taken: calc, convert_units, current_time, kv (use --prefix or --no-builtins)`, exitOK},
+		{"no builtins", []string{"--no-builtins", "--mcp", inner}, []string{"calc", "convert_units", "current_time", "kv"}, "", exitOK},
+		{"prefix", []string{"--prefix", "inner_", "--mcp", inner},
+			[]string{"calc", "convert_units", "current_time", "inner_calc", "inner_convert_units", "inner_current_time", "inner_kv", "kv"}, "", exitOK},
+		{"two prefixes", []string{"--no-builtins", "--prefix", "a_", "--mcp", inner, "--prefix", "b_", "--mcp", inner},
+			[]string{"a_calc", "a_convert_units", "a_current_time", "a_kv", "b_calc", "b_convert_units", "b_current_time", "b_kv"}, "", exitOK},
+		{"prefix after", []string{"--mcp", inner, "--prefix", "x_"}, nil, `--prefix "x_" must come before`, exitToolError},
+		{"bad prefix", []string{"--prefix", "a.b", "--mcp", inner}, nil, `a prefix is made of letters`, exitUsage},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			var out, errOut bytes.Buffer
+			code := run(t.Context(), append([]string{"list"}, tt.args...), nil, &out, &errOut)
+			if code != tt.wantCode {
+				t.Errorf("exit %d, want %d; stderr: %s", code, tt.wantCode, errOut.String())
+			}
+			if tt.wantStderr == "" && errOut.Len() > 0 || !strings.Contains(errOut.String(), tt.wantStderr) {
+				t.Errorf("stderr:\n%s\nwant it to contain %q", errOut.String(), tt.wantStderr)
+			}
+			if tt.wantCode != exitUsage && strings.Count(errOut.String(), "\n") > 1 {
+				t.Errorf("stderr has more than one line:\n%s", errOut.String())
+			}
+			var names []string
+			for i, line := range strings.Split(strings.TrimSpace(out.String()), "\n") {
+				if i > 0 {
+					names = append(names, strings.Fields(line)[0])
+				}
+			}
+			if diff := cmp.Diff(tt.wantTools, names); diff != "" {
+				t.Errorf("tools (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// stdioSession is a raw JSON-RPC client of clawtool serve over pipes.
+type stdioSession struct {
+	t       *testing.T
+	in      *io.PipeWriter
+	lines   chan map[string]any
+	done    chan int
+	changed int // notifications/tools/list_changed seen
+}
+
+// startServe runs clawtool serve with args over pipes.
+func startServe(t *testing.T, stderr io.Writer, args ...string) *stdioSession {
+	t.Helper()
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	s := &stdioSession{t: t, in: inW, lines: make(chan map[string]any, 16), done: make(chan int, 1)}
+	go func() {
+		s.done <- run(t.Context(), append([]string{"serve"}, args...), inR, outW, stderr)
+		outW.Close()
+	}()
+	go func() {
+		defer close(s.lines)
+		sc := bufio.NewScanner(outR)
+		sc.Buffer(nil, 1<<20)
+		for sc.Scan() {
+			var m map[string]any
+			if err := json.Unmarshal(sc.Bytes(), &m); err != nil {
+				m = map[string]any{"not json": sc.Text()}
+			}
+			s.lines <- m
+		}
+	}()
+	return s
+}
+
+// send writes one line.
+func (s *stdioSession) send(line string) {
+	s.t.Helper()
+	if _, err := io.WriteString(s.in, line+"\n"); err != nil {
+		s.t.Fatal(err)
+	}
+}
+
+// next returns the next message that is not a notification, counting
+// the list_changed notifications it passes.
+func (s *stdioSession) next() map[string]any {
+	s.t.Helper()
+	for {
+		select {
+		case m, ok := <-s.lines:
+			if !ok {
+				s.t.Fatal("serve closed its output")
+			}
+			if m["method"] == "notifications/tools/list_changed" {
+				s.changed++
+				continue
+			}
+			if _, isNote := m["method"]; isNote && m["id"] == nil {
+				continue
+			}
+			return m
+		case <-time.After(wait):
+			s.t.Fatal("no answer from serve")
+		}
+	}
+}
+
+// roundTrip sends a request and returns its response.
+func (s *stdioSession) roundTrip(req string) map[string]any {
+	s.t.Helper()
+	s.send(req)
+	return s.next()
+}
+
+// waitChanged waits for a notifications/tools/list_changed.
+func (s *stdioSession) waitChanged() {
+	s.t.Helper()
+	for seen := s.changed; s.changed == seen; {
+		select {
+		case m, ok := <-s.lines:
+			if !ok {
+				s.t.Fatal("serve closed its output")
+			}
+			if m["method"] == "notifications/tools/list_changed" {
+				s.changed++
+			}
+		case <-time.After(wait):
+			s.t.Fatal("no notifications/tools/list_changed")
+		}
+	}
+}
+
+// toolNames lists the tools of a tools/list response.
+func toolNames(list map[string]any) []string {
+	var names []string
+	r, _ := list["result"].(map[string]any)
+	tools, _ := r["tools"].([]any)
+	for _, tl := range tools {
+		names = append(names, tl.(map[string]any)["name"].(string))
+	}
+	return names
+}
+
+// close closes serve's input and returns its exit code.
+func (s *stdioSession) close() int {
+	s.t.Helper()
+	s.in.Close()
+	select {
+	case code := <-s.done:
+		return code
+	case <-time.After(wait):
+		s.t.Fatal("serve did not return after stdin closed")
+	}
+	return -1
+}
+
+const (
+	initReq     = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"0"}}}`
+	initialized = `{"jsonrpc":"2.0","method":"notifications/initialized"}`
+)
+
 // TestServeStdio speaks raw JSON-RPC to clawtool serve over stdio, with
 // a second server's tools added by --mcp.
 func TestServeStdio(t *testing.T) {
-	inR, inW := io.Pipe()
-	outR, outW := io.Pipe()
-	done := make(chan int, 1)
-	go func() {
-		done <- run(t.Context(), []string{"serve", "--mcp", remoteServer(t)}, inR, outW, io.Discard)
-		outW.Close()
-	}()
-	lines := bufio.NewScanner(outR)
-	lines.Buffer(nil, 1<<20)
-	roundTrip := func(req string) map[string]any {
-		t.Helper()
-		if _, err := io.WriteString(inW, req+"\n"); err != nil {
-			t.Fatal(err)
-		}
-		if strings.Contains(req, `"id"`) && lines.Scan() {
-			var resp map[string]any
-			if err := json.Unmarshal(lines.Bytes(), &resp); err != nil {
-				t.Fatalf("response %q: %v", lines.Text(), err)
-			}
-			return resp
-		}
-		return nil
+	s := startServe(t, io.Discard, "--mcp", remoteServer(t))
+	s.roundTrip(initReq)
+	s.send(initialized)
+	// The import runs in the background; its tools come with list_changed.
+	for !slices.Contains(toolNames(s.roundTrip(`{"jsonrpc":"2.0","id":2,"method":"tools/list"}`)), "remote_echo") {
+		s.waitChanged()
 	}
-	roundTrip(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"0"}}}`)
-	roundTrip(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
-	list := roundTrip(`{"jsonrpc":"2.0","id":2,"method":"tools/list"}`)
-	var names []string
-	for _, tl := range list["result"].(map[string]any)["tools"].([]any) {
-		names = append(names, tl.(map[string]any)["name"].(string))
-	}
-	if !strings.Contains(strings.Join(names, " "), "remote_echo") {
-		t.Errorf("tools/list: %v, want remote_echo among them", names)
-	}
-	call := roundTrip(`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"remote_echo","arguments":{"text":"x"}}}`)
+	call := s.roundTrip(`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"remote_echo","arguments":{"text":"x"}}}`)
 	want := map[string]any{"content": []any{map[string]any{"type": "text", "text": "remote: x"}}}
 	if diff := cmp.Diff(want, call["result"]); diff != "" {
 		t.Errorf("tools/call remote_echo (-want +got):\n%s", diff)
 	}
-	bad := roundTrip(`{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"remote_echo","arguments":{"text":7}}}`)
+	bad := s.roundTrip(`{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"remote_echo","arguments":{"text":7}}}`)
 	if r, _ := bad["result"].(map[string]any); r == nil || r["isError"] != true {
 		t.Errorf("tools/call with a wrong type: %v, want an isError result", bad)
 	}
-	unknown := roundTrip(`{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"nope","arguments":{}}}`)
+	unknown := s.roundTrip(`{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"nope","arguments":{}}}`)
 	if e, _ := unknown["error"].(map[string]any); e == nil || e["code"] != float64(-32602) {
 		t.Errorf("tools/call nope: %v, want error -32602", unknown)
 	}
-	inW.Close()
-	select {
-	case code := <-done:
-		if code != exitOK {
-			t.Errorf("serve exited %d after stdin closed", code)
+	if code := s.close(); code != exitOK {
+		t.Errorf("serve exited %d after stdin closed", code)
+	}
+}
+
+// TestServeFromFile gives serve every request at once with its input
+// closed after the last (clawtool serve < requests.jsonl), malformed
+// lines among them: every request gets its answer, and serve exits 0.
+func TestServeFromFile(t *testing.T) {
+	in := strings.Join([]string{
+		initReq,
+		initialized,
+		`{"jsonrpc":"2.0","id":2,"method":"tools/list"}`,
+		`not JSON at all`,
+		`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"calc","arguments":{"expr":"6*7"}}}`,
+		`{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"calc","arguments":{"expr":"1+"}}}`,
+		`{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"current_time","arguments":{}}}`,
+		`{"jsonrpc":"2.0","id":6,"method":"ping"}`,
+		`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"calc","arguments":{"expr":"2+2"}}}`,
+	}, "\n") + "\n"
+	var out, errOut bytes.Buffer
+	code := run(t.Context(), []string{"serve"}, strings.NewReader(in), &out, &errOut)
+	if code != exitOK {
+		t.Errorf("serve < requests: exit %d, stderr: %s", code, errOut.String())
+	}
+	var ids []string
+	for line := range strings.Lines(out.String()) {
+		var m struct {
+			ID    any `json:"id"`
+			Error *struct {
+				Code int `json:"code"`
+			} `json:"error"`
 		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("serve did not return after stdin closed")
+		if err := json.Unmarshal([]byte(line), &m); err != nil {
+			t.Fatalf("serve wrote %q: %v", line, err)
+		}
+		id := fmt.Sprint(m.ID)
+		if m.Error != nil {
+			id += fmt.Sprint(" error ", m.Error.Code)
+		}
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	want := []string{"1", "2", "3", "4", "5", "6", "7", "<nil> error -32700"}
+	if diff := cmp.Diff(want, ids); diff != "" {
+		t.Errorf("answers (-want +got):\n%s\noutput:\n%s", diff, out.String())
 	}
 }
 

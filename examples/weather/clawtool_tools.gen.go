@@ -44,7 +44,7 @@ type getWeatherArgs struct {
 // passed on to tool.New. It panics if tool.New refuses the tool, as it may
 // for a default that the parameter's type does not accept.
 func NewGetWeatherTool(opts ...tool.Option) tool.Tool {
-	return tool.Must(tool.New("get_weather", "GetWeather reports the current weather in a city.",
+	return tool.Must(tool.New("get_weather", "Reports the current weather in a city.",
 		func(ctx context.Context, args getWeatherArgs) (Report, error) {
 			return GetWeather(ctx, args.City, args.Unit)
 		}, opts...))
@@ -64,23 +64,24 @@ type convertTemperatureArgs struct {
 // refuses the tool, as it may for a default that the parameter's type does
 // not accept.
 func NewConvertTemperatureTool(opts ...tool.Option) tool.Tool {
-	return tool.Must(tool.New("convert_temperature", "ConvertTemperature converts a temperature between units, rounded to a tenth of a degree.",
+	return tool.Must(tool.New("convert_temperature", "Converts a temperature between units, rounded to a tenth of a degree.",
 		func(_ context.Context, args convertTemperatureArgs) (float64, error) {
 			return ConvertTemperature(args.Value, args.From, args.To)
 		}, opts...))
 }
 
 // RegisterTools registers the tools made from the package's clawtool:tool
-// functions in r: get_weather, convert_temperature. A tool already
-// registered under the same name is replaced, as with
-// [tool.Registry.Register]. RegisterTools stops at the first error and
-// returns it; the tools registered before it stay.
+// functions in r: get_weather, convert_temperature. It never replaces a
+// tool r already has: it registers with [tool.Registry.RegisterUnique], so
+// a name already taken is an error wrapping [tool.ErrDuplicate] that names
+// the tool. RegisterTools stops at the first error and returns it; the
+// tools registered before it stay.
 func RegisterTools(r *tool.Registry) error {
 	for _, t := range []tool.Tool{
 		NewGetWeatherTool(),
 		NewConvertTemperatureTool(),
 	} {
-		if err := r.Register(t); err != nil {
+		if err := r.RegisterUnique(t); err != nil {
 			return err
 		}
 	}

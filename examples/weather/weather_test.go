@@ -3,7 +3,9 @@ package weather
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -85,8 +87,8 @@ func TestGeneratedToolDescriptions(t *testing.T) {
 		name string
 		desc string
 	}{
-		{NewGetWeatherTool(), "get_weather", "GetWeather reports the current weather in a city."},
-		{NewConvertTemperatureTool(), "convert_temperature", "ConvertTemperature converts a temperature between units, rounded to a tenth of a degree."},
+		{NewGetWeatherTool(), "get_weather", "Reports the current weather in a city."},
+		{NewConvertTemperatureTool(), "convert_temperature", "Converts a temperature between units, rounded to a tenth of a degree."},
 	} {
 		if got := tt.tool.Name(); got != tt.name {
 			t.Errorf("Name() = %q, want %q", got, tt.name)
@@ -130,6 +132,24 @@ func TestRegisterTools(t *testing.T) {
 		if !tt.wantErr && res.Output != tt.output {
 			t.Errorf("Execute(%s, %s).Output = %s, want %s", tt.name, tt.args, res.Output, tt.output)
 		}
+	}
+}
+
+// TestRegisterToolsKeepsExisting checks that RegisterTools never displaces
+// a tool the program registered: it refuses with an error naming the
+// tool, and the program's tool stays.
+func TestRegisterToolsKeepsExisting(t *testing.T) {
+	r := tool.NewRegistry()
+	mine := tool.Must(tool.New("get_weather", "The program's own forecast.", func(context.Context, struct{}) (string, error) { return "mine", nil }))
+	if err := r.Register(mine); err != nil {
+		t.Fatal(err)
+	}
+	err := RegisterTools(r)
+	if !errors.Is(err, tool.ErrDuplicate) || !strings.Contains(err.Error(), `"get_weather"`) {
+		t.Errorf("RegisterTools = %v, want an error naming get_weather, wrapping ErrDuplicate", err)
+	}
+	if got, _ := r.Get("get_weather"); got != mine {
+		t.Errorf("RegisterTools displaced the program's get_weather tool")
 	}
 }
 

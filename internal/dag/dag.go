@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 )
 
 // A Graph is a checked, acyclic dependency graph over nodes 0..n-1.
@@ -22,9 +23,42 @@ type Graph struct {
 // nodes whose IDs are listed in deps[i] (deps may be shorter than ids).
 // Empty IDs are allowed as long as nothing depends on them; repeated
 // dependencies count once. Build returns an error naming the problem: a
-// duplicate ID, a dependency on an empty or unknown ID, or a cycle, whose
-// IDs it lists in order, each depending on the next ("a" → "b" → "a").
+// duplicate ID, a dependency on an empty or unknown ID (the first one, in
+// node order), or a cycle, whose IDs it lists in order, each depending on
+// the next ("a" → "b" → "a"). It runs in time linear in the number of
+// nodes and dependencies.
 func Build(ids []string, deps [][]string) (*Graph, error) {
+	b, err := NewBuilder(ids)
+	if err != nil {
+		return nil, err
+	}
+	for i := 0; i < len(ids) && i < len(deps); i++ {
+		for _, d := range deps[i] {
+			if _, err := b.Add(i, d); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return b.Graph()
+}
+
+// A Builder builds a [Graph] one dependency at a time, checking each as it
+// is added, so that a caller learns of the first unknown ID at once. Every
+// operation takes constant time, apart from [NewBuilder] and
+// [Builder.Graph], which are linear in the size of the graph.
+type Builder struct {
+	ids   []string
+	index map[string]int
+	edges []int    // every dependency, node by node
+	span  [][2]int // the part of edges that holds each node's dependencies
+	seen  []int    // seen[j] == cur+1: j is already a dependency of cur
+	cur   int      // the node whose dependencies are being added
+}
+
+// NewBuilder starts a graph whose node i has ID ids[i], or returns an
+// error naming the first duplicate ID. Empty IDs are allowed as long as
+// nothing depends on them.
+func NewBuilder(ids []string) (*Builder, error) {
 	n := len(ids)
 	index := make(map[string]int, n)
 	for i, id := range ids {
@@ -32,40 +66,60 @@ func Build(ids []string, deps [][]string) (*Graph, error) {
 			continue
 		}
 		if j, dup := index[id]; dup {
-			return nil, fmt.Errorf("duplicate call ID %q (calls #%d and #%d)", id, j, i)
+			return nil, fmt.Errorf("duplicate call ID %s (calls #%d and #%d)", Quote(id), j, i)
 		}
 		index[id] = i
 	}
+	return &Builder{ids: ids, index: index, span: make([][2]int, n), seen: make([]int, n)}, nil
+}
+
+// Add records that node i depends on the node with ID id and returns that
+// node, or returns an error when id is empty or not in the graph. A
+// repeated dependency counts once. Nodes must be given in increasing
+// order: once Add was called for node i, it must not be called for a node
+// before i.
+func (b *Builder) Add(i int, id string) (int, error) {
+	if i < b.cur {
+		panic(fmt.Sprintf("dag: Add(%d) after Add(%d)", i, b.cur))
+	}
+	if id == "" {
+		return -1, fmt.Errorf("%s depends on a call with an empty ID; a call that others depend on needs a unique ID", Name(b.ids, i))
+	}
+	j, ok := b.index[id]
+	if !ok {
+		return -1, fmt.Errorf("%s depends on %s, which is not in the batch", Name(b.ids, i), Quote(id))
+	}
+	if b.span[i][1] == 0 { // i's first dependency: its list starts here
+		b.span[i] = [2]int{len(b.edges), len(b.edges)}
+	}
+	b.cur = i
+	if b.seen[j] != i+1 {
+		b.seen[j] = i + 1
+		b.edges = append(b.edges, j)
+		b.span[i][1]++
+	}
+	return j, nil
+}
+
+// Graph returns the graph built so far, or an error naming a cycle, whose
+// IDs it lists in order, each depending on the next ("a" → "b" → "a").
+// The Builder must not be used afterwards.
+func (b *Builder) Graph() (*Graph, error) {
+	n := len(b.ids)
 	g := &Graph{Deps: make([][]int, n), Dependents: make([][]int, n)}
 	// Deps and Dependents share two backing arrays, so that a graph costs a
 	// few allocations whatever its size.
-	edges := 0
-	for i := 0; i < n && i < len(deps); i++ {
-		edges += len(deps[i])
-	}
-	depBuf := make([]int, 0, edges)
-	counts := make([]int, n) // dependents per node
-	for i := 0; i < n && i < len(deps); i++ {
-		if len(deps[i]) == 0 {
-			continue
-		}
-		start := len(depBuf)
-		for _, d := range deps[i] {
-			if d == "" {
-				return nil, fmt.Errorf("%s depends on a call with an empty ID; a call that others depend on needs a unique ID", Name(ids, i))
-			}
-			j, ok := index[d]
-			if !ok {
-				return nil, fmt.Errorf("%s depends on %q, which is not in the batch", Name(ids, i), d)
-			}
-			if !contains(depBuf[start:], j) {
-				depBuf = append(depBuf, j)
+	counts := b.seen // dependents per node; seen is no longer needed
+	clear(counts)
+	for i, s := range b.span {
+		if s[1] > s[0] {
+			g.Deps[i] = b.edges[s[0]:s[1]:s[1]]
+			for _, j := range g.Deps[i] {
 				counts[j]++
 			}
 		}
-		g.Deps[i] = depBuf[start:len(depBuf):len(depBuf)]
 	}
-	afterBuf := make([]int, len(depBuf))
+	afterBuf := make([]int, len(b.edges))
 	off := 0
 	for j, c := range counts {
 		if c > 0 {
@@ -82,7 +136,7 @@ func Build(ids []string, deps [][]string) (*Graph, error) {
 		const show = 10
 		names := make([]string, 0, show+2)
 		for _, i := range cycle[:min(len(cycle), show)] {
-			names = append(names, Name(ids, i))
+			names = append(names, Name(b.ids, i))
 		}
 		if len(cycle) > show {
 			names = append(names, fmt.Sprintf("… (%d calls in all)", len(cycle)))
@@ -93,22 +147,30 @@ func Build(ids []string, deps [][]string) (*Graph, error) {
 	return g, nil
 }
 
-// Name names node i for messages: its quoted ID, or "call #i" when the ID
-// is empty.
+// maxQuoted is how many bytes of an ID a message quotes.
+const maxQuoted = 64
+
+// Name names node i for messages: its quoted ID (see [Quote]), or "call
+// #i" when the ID is empty.
 func Name(ids []string, i int) string {
 	if ids[i] == "" {
 		return "call #" + strconv.Itoa(i)
 	}
-	return strconv.Quote(ids[i])
+	return Quote(ids[i])
 }
 
-func contains(s []int, v int) bool {
-	for _, x := range s {
-		if x == v {
-			return true
-		}
+// Quote quotes id for messages, cut to its first 64 bytes (at a character
+// boundary, marked with "…") when it is longer, so that a message stays
+// short whatever the ID.
+func Quote(id string) string {
+	if len(id) <= maxQuoted {
+		return strconv.Quote(id)
 	}
-	return false
+	cut := maxQuoted
+	for cut > 0 && !utf8.RuneStart(id[cut]) {
+		cut--
+	}
+	return strconv.Quote(id[:cut] + "…")
 }
 
 // findCycle returns the nodes of one cycle, in dependency order starting

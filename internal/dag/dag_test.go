@@ -98,3 +98,48 @@ func TestBuildLongChain(t *testing.T) {
 		t.Fatalf("cycle: got %.80v", err)
 	}
 }
+
+// TestBuilderAdd checks that Add returns the node an ID names, counts a
+// repeat once, and reports the first unknown ID at once.
+func TestBuilderAdd(t *testing.T) {
+	b, err := NewBuilder([]string{"a", "b", "c"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		node int
+		id   string
+		want int
+	}{{1, "a", 0}, {1, "a", 0}, {2, "b", 1}, {2, "a", 0}, {2, "b", 1}} {
+		if got, err := b.Add(tt.node, tt.id); err != nil || got != tt.want {
+			t.Errorf("Add(%d, %q) = %d, %v; want %d", tt.node, tt.id, got, err, tt.want)
+		}
+	}
+	if _, err := b.Add(2, "zz"); err == nil || err.Error() != `"c" depends on "zz", which is not in the batch` {
+		t.Errorf("Add of an unknown ID: error %v", err)
+	}
+	g, err := b.Graph()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([][]int{nil, {0}, {1, 0}}, g.Deps); diff != "" {
+		t.Errorf("Deps (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([][]int{{1, 2}, {2}, nil}, g.Dependents); diff != "" {
+		t.Errorf("Dependents (-want +got):\n%s", diff)
+	}
+}
+
+func TestQuote(t *testing.T) {
+	for _, tt := range []struct{ id, want string }{
+		{"call_1", `"call_1"`},
+		{"tab\there", `"tab\there"`},
+		{strings.Repeat("x", 64), `"` + strings.Repeat("x", 64) + `"`},
+		{strings.Repeat("x", 65), `"` + strings.Repeat("x", 64) + `…"`},
+		{strings.Repeat("x", 63) + "é", `"` + strings.Repeat("x", 63) + `…"`}, // not cut inside a character
+	} {
+		if got := Quote(tt.id); got != tt.want {
+			t.Errorf("Quote(%.20q…) = %s, want %s", tt.id, got, tt.want)
+		}
+	}
+}

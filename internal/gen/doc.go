@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"strings"
 	"unicode"
+	"unicode/utf8"
 )
 
 // A docLine is one line of a doc comment without its comment markers, and
@@ -95,6 +96,32 @@ func docText(g *ast.CommentGroup, scope *types.Scope) string {
 type funcDoc struct {
 	summary string // the first paragraph, its lines joined by spaces
 	params  []paramDoc
+}
+
+// description turns the first paragraph of a tool function's doc comment
+// into the tool's description, a sentence for a model, which knows the
+// tool by its tool name and not by the Go function's name: Go's
+// convention of starting with the function's name ("GetWeather reports
+// the current weather in a city.") is dropped, with an "is" after it
+// ("Ping is a no-op." gives "A no-op."), and the next word capitalised
+// ("Reports the current weather in a city."); a period is added when the
+// paragraph ends without one (or "!" or "?"). A paragraph that is the
+// function's name alone is kept as written.
+func description(funcName, summary string) string {
+	if rest, ok := strings.CutPrefix(summary, funcName+" "); ok {
+		rest = strings.TrimSpace(rest)
+		if after, ok := strings.CutPrefix(rest+" ", "is "); ok {
+			rest = strings.TrimSpace(after)
+		}
+		if rest != "" {
+			r, size := utf8.DecodeRuneInString(rest)
+			summary = string(unicode.ToUpper(r)) + rest[size:]
+		}
+	}
+	if summary != "" && !strings.ContainsAny(summary[len(summary)-1:], ".!?") {
+		summary += "."
+	}
+	return summary
 }
 
 // A paramDoc is one entry of a doc comment's parameter list.
@@ -207,7 +234,7 @@ func parseFuncDoc(lines []docLine) (funcDoc, []lineError) {
 
 	for k := range d.params {
 		p := &d.params[k]
-		p.optional = strings.Contains(strings.ToLower(p.text), "(optional)")
+		p.optional = indexASCIIFold(p.text, "(optional)") >= 0
 		def, ok, err := findDefault(p.text)
 		if err != "" {
 			errs = append(errs, lineError{p.line, "parameter " + p.name + ": " + err})
@@ -219,11 +246,11 @@ func parseFuncDoc(lines []docLine) (funcDoc, []lineError) {
 }
 
 // findDefault returns X from the first "(default: X)" in text, matched
-// without case. X ends at the first ")" outside quotes and brackets, so
-// JSON values such as ["a", "b"] or "a)b" may be written as they are.
+// without ASCII case. X ends at the first ")" outside quotes and brackets,
+// so JSON values such as ["a", "b"] or "a)b" may be written as they are.
 func findDefault(text string) (value string, ok bool, errMsg string) {
 	const marker = "(default:"
-	at := strings.Index(strings.ToLower(text), marker)
+	at := indexASCIIFold(text, marker)
 	if at < 0 {
 		return "", false, ""
 	}
@@ -258,4 +285,29 @@ func findDefault(text string) (value string, ok bool, errMsg string) {
 		}
 	}
 	return "", false, `"(default:" has no closing ")"`
+}
+
+// indexASCIIFold returns the index of the first instance of marker, which
+// is ASCII, in s, comparing ASCII letters without case, or -1. Unlike
+// strings.ToLower, it keeps s's byte offsets (the lower case of some
+// characters is longer or shorter than they are), and unlike Unicode
+// folding it does not read the Kelvin sign as a k.
+func indexASCIIFold(s, marker string) int {
+	for i := 0; i+len(marker) <= len(s); i++ {
+		k := 0
+		for k < len(marker) && lowerASCII(s[i+k]) == lowerASCII(marker[k]) {
+			k++
+		}
+		if k == len(marker) {
+			return i
+		}
+	}
+	return -1
+}
+
+func lowerASCII(c byte) byte {
+	if 'A' <= c && c <= 'Z' {
+		return c + 'a' - 'A'
+	}
+	return c
 }

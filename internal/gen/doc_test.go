@@ -81,6 +81,21 @@ func TestParseFuncDoc(t *testing.T) {
 			}},
 		},
 		{
+			name: "non-ASCII text whose lower case is longer",
+			doc:  "F.\n\nParameters:\n  - a: ȺȺȺȺȺȺȺȺȺȺȺȺ (default: 1)",
+			want: funcDoc{summary: "F.", params: []paramDoc{{name: "a", text: "ȺȺȺȺȺȺȺȺȺȺȺȺ (default: 1)", line: 4, def: "1", hasDef: true}}},
+		},
+		{
+			name: "non-ASCII text whose lower case is shorter",
+			doc:  "F.\n\nParameters:\n  - a: \u212a\u212a\u212a\u212a (default: 5)",
+			want: funcDoc{summary: "F.", params: []paramDoc{{name: "a", text: "\u212a\u212a\u212a\u212a (default: 5)", line: 4, def: "5", hasDef: true}}},
+		},
+		{
+			name: "a marker only Unicode folding matches is no marker",
+			doc:  "F.\n\nParameters:\n  - a: (\u212aefault: 5) (De\u017fault: 6) (Optional)",
+			want: funcDoc{summary: "F.", params: []paramDoc{{name: "a", text: "(\u212aefault: 5) (De\u017fault: 6) (Optional)", line: 4, optional: true}}},
+		},
+		{
 			name: "a URL in a continuation is no entry",
 			doc:  "F.\n\nParameters:\n  - url: where, e.g.\n    http://x.example",
 			want: funcDoc{summary: "F.", params: []paramDoc{{name: "url", text: "where, e.g. http://x.example", line: 4}}},
@@ -95,6 +110,26 @@ func TestParseFuncDoc(t *testing.T) {
 				t.Errorf("parseFuncDoc(%q) mismatch (-want +got):\n%s", tt.doc, diff)
 			}
 		})
+	}
+}
+
+func TestDescription(t *testing.T) {
+	for _, tt := range []struct{ fn, summary, want string }{
+		{"GetWeather", "GetWeather reports the current weather in a city.", "Reports the current weather in a city."},
+		{"GetWeather", "GetWeather  returns the weather", "Returns the weather."},
+		{"GetWeather", "Reports the weather!", "Reports the weather!"},
+		{"GetWeather", "Is it raining?", "Is it raining?"},
+		{"GetWeather", "GetWeatherNow reports it.", "GetWeatherNow reports it."}, // another name
+		{"Ping", "Ping is a no-op", "A no-op."},
+		{"Ping", "Ping isolates nothing.", "Isolates nothing."},
+		{"GetWeather", "GetWeather.", "GetWeather."},
+		{"GetWeather", "GetWeather is", "GetWeather is."},
+		{"GetWeather", "GetWeather", "GetWeather."},
+		{"Ölstand", "Ölstand élève le niveau", "Élève le niveau."},
+	} {
+		if got := description(tt.fn, tt.summary); got != tt.want {
+			t.Errorf("description(%q, %q) = %q, want %q", tt.fn, tt.summary, got, tt.want)
+		}
 	}
 }
 
@@ -117,8 +152,10 @@ func TestParseFuncDocErrors(t *testing.T) {
 	}
 }
 
-// FuzzParseFuncDoc checks that no doc comment makes the parser panic, and
-// that every entry it returns names an identifier.
+// FuzzParseFuncDoc checks that no doc comment makes the parser panic, that
+// every entry it returns names an identifier, and that a default it reads
+// is what follows a "(default:" marker in the entry's text. Crashers it
+// found are kept in testdata/fuzz/FuzzParseFuncDoc.
 func FuzzParseFuncDoc(f *testing.F) {
 	for _, s := range []string{
 		"F.\n\nParameters:\n  - a: x (default: 1)",
@@ -135,6 +172,9 @@ func FuzzParseFuncDoc(f *testing.F) {
 		for _, p := range d.params {
 			if p.name == "" || strings.ContainsAny(p.name, " :\t") {
 				t.Errorf("entry name %q is not an identifier", p.name)
+			}
+			if p.hasDef && !followsMarker(p.text, p.def) {
+				t.Errorf("entry %q: default %q does not follow a (default: marker", p.text, p.def)
 			}
 		}
 	})
@@ -161,4 +201,26 @@ func TestNames(t *testing.T) {
 			t.Errorf("unexported(%q) = %q, want %q", tt.in, got, tt.unexported)
 		}
 	}
+}
+
+// followsMarker reports whether def follows "(default:", in any ASCII
+// case, and white space somewhere in text.
+func followsMarker(text, def string) bool {
+	const marker = "(default:"
+	for i := 0; i+len(marker) <= len(text); i++ {
+		if strings.EqualFold(text[i:i+len(marker)], marker) && isASCII(text[i:i+len(marker)]) &&
+			strings.HasPrefix(strings.TrimSpace(text[i+len(marker):]), def) {
+			return true
+		}
+	}
+	return false
+}
+
+func isASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= 0x80 {
+			return false
+		}
+	}
+	return true
 }

@@ -204,14 +204,14 @@ func (g *generator) emit(described []*described) ([]byte, error) {
 		}
 		body.WriteString("\n")
 		writeComment(&body, fmt.Sprintf("RegisterTools registers the tools made from the package's clawtool:tool functions in r: %s. "+
-			"A tool already registered under the same name is replaced, as with [%s.Registry.Register]. "+
-			"RegisterTools stops at the first error and returns it; the tools registered before it stay.", strings.Join(names, ", "), toolName))
+			"It never replaces a tool r already has: it registers with [%s.Registry.RegisterUnique], so a name already taken is an error wrapping [%s.ErrDuplicate] that names the tool. "+
+			"RegisterTools stops at the first error and returns it; the tools registered before it stay.", strings.Join(names, ", "), toolName, toolName))
 		fmt.Fprintf(&body, "func RegisterTools(r *%s.Registry) error {\n", toolName)
 		fmt.Fprintf(&body, "\tfor _, t := range []%s.Tool{\n", toolName)
 		for _, t := range g.tools {
 			fmt.Fprintf(&body, "\t\t%s(),\n", t.ctor)
 		}
-		fmt.Fprintf(&body, "\t} {\n\t\tif err := r.Register(t); err != nil {\n\t\t\treturn err\n\t\t}\n\t}\n\treturn nil\n}\n")
+		fmt.Fprintf(&body, "\t} {\n\t\tif err := r.RegisterUnique(t); err != nil {\n\t\t\treturn err\n\t\t}\n\t}\n\treturn nil\n}\n")
 	}
 
 	var src bytes.Buffer

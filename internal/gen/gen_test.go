@@ -49,7 +49,9 @@ func Must(t Tool, err error) Tool { return t }
 
 type Registry struct{}
 
-func (r *Registry) Register(t Tool) error { return nil }
+func (r *Registry) RegisterUnique(t Tool) error { return nil }
+
+var ErrDuplicate error
 
 type FieldDescriber interface {
 	FieldDescriptions() map[string]string

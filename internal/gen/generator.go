@@ -334,7 +334,7 @@ func (g *generator) tool(fd *ast.FuncDecl, directive *ast.Comment, args string) 
 	for _, e := range lerrs {
 		g.errorLine(fd.Doc.Pos(), e.line, e.msg)
 	}
-	t.desc = doc.summary
+	t.desc = description(fd.Name.Name, doc.summary)
 	if t.desc == "" {
 		g.errorAt(fd.Pos(), "tool function %s has no doc comment: its first paragraph is the tool's description", fd.Name.Name)
 	}

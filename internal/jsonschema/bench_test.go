@@ -2,11 +2,13 @@ package jsonschema
 
 import (
 	"encoding/json"
+	"fmt"
+	"strings"
 	"testing"
 	"time"
 )
 
-// The search_flights workload of the performance anchors: its schema, a
+// The search_flights benchmark workload: its schema, a
 // valid call, and the baseline of decoding that call into a generic map.
 
 // BenchmarkValidateFlights validates the search_flights call and reports
@@ -60,6 +62,63 @@ func BenchmarkCompileFlights(b *testing.B) {
 // stopped, so it counts in neither ns/op nor allocs/op.
 func ratioLoop(b *testing.B, data []byte, f func()) {
 	b.Helper()
+	ratioLoopTo(b, "x-unmarshal", f, func() {
+		var m map[string]any
+		if err := json.Unmarshal(data, &m); err != nil {
+			b.Fatal(err)
+		}
+	})
+}
+
+// BenchmarkValidateHostile validates instances built to be expensive, as
+// a ratio to encoding/json's Valid on the same bytes ("x-valid"): the
+// ratio stays small because the work is linear in the input or stopped
+// by the work budget.
+func BenchmarkValidateHostile(b *testing.B) {
+	long := "7" + strings.Repeat("1234567", 1<<20/7) + ".7"
+	var patterns, keys strings.Builder
+	patterns.WriteString(`{"type":"object","patternProperties":{`)
+	keys.WriteString(`{`)
+	for i := range 1000 {
+		if i > 0 {
+			patterns.WriteString(",")
+		}
+		fmt.Fprintf(&patterns, `"^p%d$":{"type":"integer"}`, i)
+	}
+	for i := range 20000 {
+		if i > 0 {
+			keys.WriteString(",")
+		}
+		fmt.Fprintf(&keys, `"k%d":0`, i)
+	}
+	patterns.WriteString(`}}`)
+	keys.WriteString(`}`)
+	for _, bc := range []struct{ name, schema, instance string }{
+		{"multipleOf_1MB_number", `{"multipleOf":0.7}`, long},
+		{"1000_patterns_x_20000_keys", patterns.String(), keys.String()},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			s, err := Compile([]byte(bc.schema))
+			if err != nil {
+				b.Fatal(err)
+			}
+			data := []byte(bc.instance)
+			ratioLoopTo(b, "x-valid", func() {
+				if _, _, err := s.Validate(data, Limits{}); err != nil && err != ErrTooComplex {
+					b.Fatal(err)
+				}
+			}, func() {
+				if !json.Valid(data) {
+					b.Fatal("invalid")
+				}
+			})
+		})
+	}
+}
+
+// ratioLoopTo is ratioLoop with the baseline given, reported as metric.
+func ratioLoopTo(b *testing.B, metric string, f, baseline func()) {
+	b.Helper()
 	b.ReportAllocs()
 	b.ResetTimer()
 	var spent, base time.Duration
@@ -73,15 +132,12 @@ func ratioLoop(b *testing.B, data []byte, f func()) {
 		b.StopTimer()
 		t0 = time.Now()
 		for range n {
-			var m map[string]any
-			if err := json.Unmarshal(data, &m); err != nil {
-				b.Fatal(err)
-			}
+			baseline()
 		}
 		base += time.Since(t0)
 		b.StartTimer()
 		done += n
 	}
 	b.ReportMetric(float64(base.Nanoseconds())/float64(b.N), "baseline-ns/op")
-	b.ReportMetric(float64(spent)/float64(base), "x-unmarshal")
+	b.ReportMetric(float64(spent)/float64(base), metric)
 }

@@ -114,7 +114,7 @@ var keywordCases = []struct {
 		[]string{`{"path":1}`, `{"path":1,"pаth":"x"}`}, []string{`{"pаth":"x"}`, `{"path":"x"}`}},
 }
 
-// flightsSchema is the search_flights tool of the performance anchors.
+// flightsSchema is the search_flights tool of the benchmarks.
 const flightsSchema = `{
   "type": "object",
   "properties": {

@@ -3,8 +3,6 @@ package jsonschema
 import (
 	"fmt"
 	"math"
-	"net/url"
-	"regexp"
 	"strconv"
 	"strings"
 	"sync"
@@ -74,7 +72,7 @@ type prop struct {
 
 type patternProp struct {
 	src string
-	re  *regexp.Regexp
+	re  *pattern
 	n   *node
 }
 
@@ -105,7 +103,8 @@ type node struct {
 
 	// objects
 	props        []prop
-	propIndex    map[string]*node // when there are many properties
+	propIndex    map[string]*node  // when there are many properties
+	foldIndex    map[string]string // folded name to name, with propIndex
 	required     []string
 	reqIndex     map[string]int
 	additional   *node
@@ -126,10 +125,14 @@ type node struct {
 	minContains int64
 	maxContains int64
 
+	// evaluated by the external validator only; here for the checks of
+	// Compile
+	unevalProps, unevalItems *node
+
 	// strings
 	minLen     int64
 	maxLen     int64
-	pattern    *regexp.Regexp
+	pattern    *pattern
 	patternSrc string
 	format     uint8
 	formatName string
@@ -140,6 +143,7 @@ type node struct {
 	// applicators at the same instance location
 	ref                 *node
 	refStr              string
+	dynRef              []*node // $dynamicRef: every schema it may resolve to
 	allOf, anyOf, oneOf []*node
 	not                 *node
 	ifN, thenN, elseN   *node
@@ -171,17 +175,6 @@ func (n *node) prop(key []byte) *node {
 	return nil
 }
 
-// foldMatch returns the declared property that equals key when case is
-// ignored, or "".
-func (n *node) foldMatch(key []byte) string {
-	for _, p := range n.props {
-		if len(p.name) == len(key) && strings.EqualFold(p.name, string(key)) {
-			return p.name
-		}
-	}
-	return ""
-}
-
 func (n *node) requiredIndex(key []byte) int {
 	if n.reqIndex != nil {
 		if i, ok := n.reqIndex[string(key)]; ok {
@@ -198,69 +191,71 @@ func (n *node) requiredIndex(key []byte) int {
 }
 
 type pendingRef struct {
-	n   *node
-	ref string
+	n       *node
+	ref     string
+	base    string // the base URI the reference is resolved against
+	dynamic bool   // a $dynamicRef
 }
 
 type compiler struct {
+	opts    Options
 	root    *jval
-	rootID  string
 	slab    []node // nodes are allocated in chunks
-	anchors map[string]*jval
 	pending []pendingRef
 	reBytes int
 	nodes   []*node
+	res     resources
+	fanout  float64 // for the external validator: see checkGrowth
 }
 
-// Compile compiles a JSON Schema (draft 2020-12) document. The root may be
-// any schema; callers that need an object schema check that themselves.
+// Compile compiles a JSON Schema (draft 2020-12) document written for
+// this program, as CompileWith does with formats asserted and patterns
+// that cannot be translated to RE2 refused. The root may be any schema;
+// callers that need an object schema check that themselves.
 //
-// It returns a *SchemaError for a keyword it does not support (such as
-// unevaluatedProperties or $dynamicRef), a keyword with a malformed value,
-// a pattern that Go's regexp package cannot compile, a reference to
-// anything outside the document, or a $ref cycle that would apply schemas
-// to the same value forever. Documents that are not strict JSON give a
-// *jsontext.SyntaxError. Documents over MaxSchemaBytes or nested deeper
-// than MaxSchemaDepth are refused.
+// It returns a *SchemaError for a keyword with a malformed value, a
+// pattern it cannot translate, a reference it cannot resolve, or a $ref
+// cycle that would apply schemas to the same value forever. Documents
+// that are not strict JSON give a *SchemaError wrapping the syntax error.
+// Documents over MaxSchemaBytes or nested deeper than MaxSchemaDepth are
+// refused.
 func Compile(doc []byte) (*Schema, error) {
-	root, schemas, err := parseDoc(doc)
-	if err != nil {
-		if _, ok := err.(*SchemaError); ok {
+	return CompileWith(doc, Options{AssertFormat: true, StrictPatterns: true})
+}
+
+// CompileWith compiles a JSON Schema document as opts say; see the
+// package documentation for schemas from elsewhere. Errors are those of
+// Compile.
+func CompileWith(doc []byte, opts Options) (*Schema, error) {
+	var c compiler
+	if err := c.compileDoc(doc, opts); err != nil {
+		return nil, err
+	}
+	rn := c.root.node
+	if c.res.external != "" {
+		// Keywords this package does not evaluate itself: the checks above
+		// bound the work, and the other validator does it.
+		ext, err := c.compileExternal()
+		if err != nil {
 			return nil, err
 		}
-		return nil, &SchemaError{Msg: "not valid JSON: " + err.Error()}
-	}
-	c := &compiler{root: root, slab: make([]node, 0, min(schemas, 256)), nodes: make([]*node, 0, min(schemas, 256))}
-	if root.kind == kObject {
-		if id, ok := root.get("$id"); ok && id.kind == kString {
-			c.rootID = strings.TrimSuffix(id.s, "#")
+		patterns := 0
+		for _, n := range c.nodes {
+			patterns += len(n.patternProps)
+			if n.pattern != nil {
+				patterns++
+			}
 		}
-	}
-	rn, err := c.compile(root, "", true)
-	if err != nil {
-		return nil, err
-	}
-	for len(c.pending) > 0 {
-		pr := c.pending[len(c.pending)-1]
-		c.pending = c.pending[:len(c.pending)-1]
-		if pr.n.ref, err = c.resolve(pr.n, pr.ref); err != nil {
-			return nil, err
-		}
-	}
-	order, err := checkInPlace(c.nodes)
-	if err != nil {
-		return nil, err
-	}
-	if err := checkGrowth(order, rn); err != nil {
-		return nil, err
+		return &Schema{root: rn, ext: ext, extFanout: c.fanout, extPatterns: patterns, extNames: propertyNames(c.nodes), ignored: c.res.ignored}, nil
 	}
 	// A default that its own schema rejects would make every call that
 	// omits the property invalid; leave such defaults out.
-	defaults := false
+	defaults, defaultBytes := false, 0
 	for _, n := range c.nodes {
 		if n.def != nil {
 			if validates(n, n.def) {
 				defaults = true
+				defaultBytes += len(n.def)
 			} else {
 				n.def = nil
 			}
@@ -269,7 +264,47 @@ func Compile(doc []byte) (*Schema, error) {
 	if defaults {
 		markDefaults(rn, 0)
 	}
-	return &Schema{root: rn, defaults: defaults}, nil
+	return &Schema{root: rn, defaults: defaults, defaultBytes: defaultBytes, ignored: c.res.ignored}, nil
+}
+
+// compileDoc parses and compiles doc, resolving references and checking
+// the work the schema can cause; the schema's root is then c.root.node.
+func (c *compiler) compileDoc(doc []byte, opts Options) error {
+	root, schemas, err := parseDoc(doc)
+	if err != nil {
+		if _, ok := err.(*SchemaError); ok {
+			return err
+		}
+		return &SchemaError{Msg: "not valid JSON: " + err.Error()}
+	}
+	*c = compiler{opts: opts, root: root, slab: make([]node, 0, min(schemas, 256)), nodes: make([]*node, 0, min(schemas, 256))}
+	c.res.init(root, doc)
+	rn, err := c.compile(root, "")
+	if err != nil {
+		return err
+	}
+	for len(c.pending) > 0 {
+		pr := c.pending[len(c.pending)-1]
+		c.pending = c.pending[:len(c.pending)-1]
+		target, err := c.resolve(pr)
+		if err != nil {
+			return err
+		}
+		if pr.dynamic {
+			pr.n.dynRef = append(pr.n.dynRef, target)
+		} else {
+			pr.n.ref = target
+		}
+	}
+	c.linkDynamic()
+	order, err := checkInPlace(c.nodes)
+	if err != nil {
+		return err
+	}
+	if c.fanout, err = checkGrowth(order, rn, c.res.external != ""); err != nil {
+		return err
+	}
+	return nil
 }
 
 func (c *compiler) errf(loc, format string, args ...any) error {
@@ -287,7 +322,7 @@ func escapeToken(s string) string {
 }
 
 // compile compiles the schema v found at loc.
-func (c *compiler) compile(v *jval, loc string, isRoot bool) (*node, error) {
+func (c *compiler) compile(v *jval, loc string) (*node, error) {
 	if v.node != nil {
 		return v.node, nil
 	}
@@ -307,18 +342,36 @@ func (c *compiler) compile(v *jval, loc string, isRoot bool) (*node, error) {
 	default:
 		return nil, c.errf(loc, "a schema must be an object or a boolean, not %s", kindWord(v.kind))
 	}
+	// An $id starts a resource with its own base URI for the schemas in it.
+	if id, ok := v.get("$id"); ok && id.kind == kString && !strings.HasPrefix(id.s, "#") {
+		outer := c.res.base
+		if err := c.res.enter(v, id.s); err != nil {
+			return nil, c.errf(at(loc, "$id"), "%v", err)
+		}
+		defer func() { c.res.base = outer }()
+	}
 	sub := func(key string, sv *jval) (*node, error) {
-		return c.compile(sv, loc+"/"+escapeToken(key), false)
+		return c.compile(sv, loc+"/"+escapeToken(key))
 	}
 	var itemsArray *jval
 	var additionalItems *jval
 	var exclMinBool, exclMaxBool bool
+	skipPatterns := false // a patternProperties pattern is ignored
 	annotationsOnly := true
 	for _, m := range v.members {
 		key, kv := m.key, m.val
 		var err error
 		switch key {
-		case "$schema", "$comment", "title", "description", "examples", "deprecated", "readOnly", "writeOnly",
+		case "$schema":
+			if kv.kind == kString && !knownDialect(kv.s) {
+				// A custom meta-schema may turn vocabularies off.
+				c.res.needExternal(at(loc, key), "its meta-schema "+quote(shorten(kv.s, 80)))
+				if err := c.loadMeta(kv.s, at(loc, key)); err != nil {
+					return nil, err
+				}
+			}
+			continue
+		case "$comment", "title", "description", "examples", "deprecated", "readOnly", "writeOnly",
 			"contentEncoding", "contentMediaType", "contentSchema", "$vocabulary", "$recursiveAnchor", "discriminator",
 			"nullable", "x-nullable":
 			continue
@@ -326,30 +379,46 @@ func (c *compiler) compile(v *jval, loc string, isRoot bool) (*node, error) {
 			if kv.kind != kString {
 				return nil, c.errf(at(loc, key), `"$id" must be a string`)
 			}
-			if !isRoot && !strings.HasPrefix(kv.s, "#") {
-				return nil, c.errf(at(loc, key), `"$id" in a subschema (an embedded resource) is not supported; only the root may have one`)
-			}
-			if !isRoot {
-				c.addAnchor(strings.TrimPrefix(kv.s, "#"), v)
+			if strings.HasPrefix(kv.s, "#") && kv.s != "#" { // a draft 7 anchor
+				c.res.addAnchor(strings.TrimPrefix(kv.s, "#"), v, false)
 			}
 			continue
 		case "$anchor", "$dynamicAnchor":
 			if kv.kind != kString || kv.s == "" {
 				return nil, c.errf(at(loc, key), "%q must be a non-empty string", key)
 			}
-			c.addAnchor(kv.s, v)
+			c.res.addAnchor(kv.s, v, key == "$dynamicAnchor")
 			continue
 		case "default":
 			n.def = compact(kv.raw)
 			continue
-		case "$dynamicRef", "$recursiveRef", "unevaluatedProperties", "unevaluatedItems":
-			return nil, c.errf(at(loc, key), "keyword %q is not supported", key)
+		case "$recursiveRef":
+			return nil, c.errf(at(loc, key), "keyword %q (draft 2019-09) is not supported; use $dynamicRef", key)
+		case "$dynamicRef":
+			if kv.kind != kString {
+				return nil, c.errf(at(loc, key), `"$dynamicRef" must be a string`)
+			}
+			c.res.needExternal(at(loc, key), "$dynamicRef")
+			c.pending = append(c.pending, pendingRef{n: n, ref: kv.s, base: c.res.base, dynamic: true})
+			continue
+		case "unevaluatedProperties", "unevaluatedItems":
+			un, err := c.compile(kv, at(loc, key))
+			if err != nil {
+				return nil, err
+			}
+			if key == "unevaluatedProperties" {
+				n.unevalProps = un
+			} else {
+				n.unevalItems = un
+			}
+			c.res.needExternal(at(loc, key), key)
+			continue
 		case "$defs", "definitions":
 			if kv.kind != kObject {
 				return nil, c.errf(at(loc, key), "%q must be an object", key)
 			}
 			for _, d := range kv.members {
-				if _, err := c.compile(d.val, loc+"/"+key+"/"+escapeToken(d.key), false); err != nil {
+				if _, err := c.compile(d.val, loc+"/"+key+"/"+escapeToken(d.key)); err != nil {
 					return nil, err
 				}
 			}
@@ -361,7 +430,7 @@ func (c *compiler) compile(v *jval, loc string, isRoot bool) (*node, error) {
 				return nil, c.errf(at(loc, key), `"$ref" must be a string`)
 			}
 			n.refStr = kv.s
-			c.pending = append(c.pending, pendingRef{n: n, ref: kv.s})
+			c.pending = append(c.pending, pendingRef{n: n, ref: kv.s, base: c.res.base})
 			continue
 		case "type":
 			n.types, err = c.types(kv, at(loc, key))
@@ -382,7 +451,7 @@ func (c *compiler) compile(v *jval, loc string, isRoot bool) (*node, error) {
 			}
 			for _, pm := range kv.members {
 				name := pm.key
-				pn, err := c.compile(pm.val, loc+"/"+key+"/"+escapeToken(name), false)
+				pn, err := c.compile(pm.val, loc+"/"+key+"/"+escapeToken(name))
 				if err != nil {
 					return nil, err
 				}
@@ -393,6 +462,7 @@ func (c *compiler) compile(v *jval, loc string, isRoot bool) (*node, error) {
 				for _, p := range n.props {
 					n.propIndex[p.name] = p.n
 				}
+				n.foldIndex = foldIndex(n.props)
 			}
 		case "required":
 			if n.required, err = c.strings(kv, at(loc, key)); err != nil {
@@ -417,9 +487,12 @@ func (c *compiler) compile(v *jval, loc string, isRoot bool) (*node, error) {
 				if err != nil {
 					return nil, err
 				}
-				pn, err := c.compile(pm.val, ploc, false)
+				pn, err := c.compile(pm.val, ploc)
 				if err != nil {
 					return nil, err
+				}
+				if re == nil {
+					skipPatterns = true
 				}
 				n.patternProps = append(n.patternProps, patternProp{src: src, re: re, n: pn})
 			}
@@ -448,7 +521,7 @@ func (c *compiler) compile(v *jval, loc string, isRoot bool) (*node, error) {
 					n.depRequired = append(n.depRequired, depRequired{prop: name, req: req})
 					continue
 				}
-				dn, err := c.compile(dv, dloc, false)
+				dn, err := c.compile(dv, dloc)
 				if err != nil {
 					return nil, err
 				}
@@ -490,9 +563,16 @@ func (c *compiler) compile(v *jval, loc string, isRoot bool) (*node, error) {
 			}
 			n.patternSrc = kv.s
 			n.pattern, err = c.regexp(kv.s, at(loc, key))
+			if err == nil && n.pattern == nil {
+				n.patternSrc = ""
+				continue
+			}
 		case "format":
 			if kv.kind != kString {
 				return nil, c.errf(at(loc, key), `"format" must be a string`)
+			}
+			if !c.opts.AssertFormat {
+				continue // an annotation only (the draft 2020-12 default)
 			}
 			n.format, n.formatName = formats[kv.s], kv.s
 			if n.format == fNone {
@@ -542,8 +622,14 @@ func (c *compiler) compile(v *jval, loc string, isRoot bool) (*node, error) {
 		annotationsOnly = false
 	}
 	n.onlyRef = n.refStr != "" && annotationsOnly
+	if skipPatterns {
+		// Which keys the patterns match is unknown, so which keys are
+		// additional is too: ignore both keywords.
+		n.patternProps, n.additional = nil, nil
+		c.res.ignore(at(loc, "patternProperties"), "patternProperties and additionalProperties are ignored: a pattern cannot be translated to RE2")
+	}
 	if itemsArray != nil && additionalItems != nil {
-		an, err := c.compile(additionalItems, loc+"/additionalItems", false)
+		an, err := c.compile(additionalItems, loc+"/additionalItems")
 		if err != nil {
 			return nil, err
 		}
@@ -620,15 +706,6 @@ func stringSet(enum []*jval) map[string]struct{} {
 		set[e.s] = struct{}{}
 	}
 	return set
-}
-
-func (c *compiler) addAnchor(name string, v *jval) {
-	if c.anchors == nil {
-		c.anchors = make(map[string]*jval)
-	}
-	if _, dup := c.anchors[name]; !dup {
-		c.anchors[name] = v
-	}
 }
 
 func kindWord(k uint8) string {
@@ -730,7 +807,7 @@ func (c *compiler) schemaArray(v *jval, loc, key string) ([]*node, error) {
 	}
 	out := make([]*node, len(v.elems))
 	for i, e := range v.elems {
-		n, err := c.compile(e, loc+"/"+strconv.Itoa(i), false)
+		n, err := c.compile(e, loc+"/"+strconv.Itoa(i))
 		if err != nil {
 			return nil, err
 		}
@@ -767,7 +844,7 @@ func (c *compiler) dependentSchemas(n *node, v *jval, loc string) error {
 	}
 	for _, m := range v.members {
 		name := m.key
-		dn, err := c.compile(m.val, loc+"/"+escapeToken(name), false)
+		dn, err := c.compile(m.val, loc+"/"+escapeToken(name))
 		if err != nil {
 			return err
 		}
@@ -782,7 +859,7 @@ func (c *compiler) dependentSchemas(n *node, v *jval, loc string) error {
 // regexpCacheMax entries, so schemas from a hostile server cannot make it
 // hold much memory.
 var (
-	regexpCache  sync.Map // string → *regexp.Regexp
+	regexpCache  sync.Map // string → *pattern
 	regexpCached atomic.Int32
 )
 
@@ -791,81 +868,43 @@ const (
 	regexpCacheMaxLen = 256
 )
 
-func (c *compiler) regexp(src, loc string) (*regexp.Regexp, error) {
+// regexp compiles pattern src, found at loc, after translating the
+// JavaScript syntax it may use (see translatePattern). A pattern that
+// cannot be translated is an error with StrictPatterns and otherwise
+// ignored: regexp records why and returns nil.
+func (c *compiler) regexp(src, loc string) (*pattern, error) {
 	if re, ok := regexpCache.Load(src); ok {
-		return re.(*regexp.Regexp), nil
+		return re.(*pattern), nil
 	}
 	if len(src) > maxPatternBytes {
 		return nil, c.errf(loc, "the pattern is longer than %d bytes", maxPatternBytes)
 	}
-	c.reBytes += len(src)
+	t, err := translateAll(src)
+	// The RE2 text counts: translated classes such as \s are longer.
+	if err == nil {
+		c.reBytes += max(len(src), t.size())
+	} else {
+		c.reBytes += len(src)
+	}
 	if c.reBytes > maxTotalPatterns {
 		return nil, c.errf(loc, "the patterns add up to more than %d bytes", maxTotalPatterns)
 	}
-	re, err := regexp.Compile(src)
+	var re *pattern
+	if err == nil {
+		re, err = t.compile(src)
+	}
 	if err != nil {
-		msg := err.Error()
-		if e, ok := err.(interface{ Unwrap() error }); ok && e.Unwrap() != nil {
-			msg = e.Unwrap().Error()
+		msg := fmt.Sprintf("pattern %s is not supported: %v", quote(shorten(src, 80)), err)
+		if c.opts.StrictPatterns {
+			return nil, c.errf(loc, "%s", msg)
 		}
-		msg = strings.TrimPrefix(msg, "error parsing regexp: ")
-		return nil, c.errf(loc, "pattern %s is not supported: %s (patterns use RE2 syntax: no lookaround or backreferences)", quote(shorten(src, 80)), msg)
+		c.res.ignore(loc, msg+"; the keyword is ignored")
+		return nil, nil
 	}
 	if len(src) <= regexpCacheMaxLen && regexpCached.Add(1) <= regexpCacheMax {
 		regexpCache.Store(src, re)
 	}
 	return re, nil
-}
-
-// resolve finds the target of a local reference made by n.
-func (c *compiler) resolve(n *node, ref string) (*node, error) {
-	loc := n.loc + "/$ref"
-	base, frag, _ := strings.Cut(ref, "#")
-	if base != "" && base != c.rootID {
-		return nil, c.errf(loc, "reference %s is not local; only references within the document (starting with #) are supported", quote(shorten(ref, 80)))
-	}
-	if frag == "" {
-		return c.compile(c.root, "", true)
-	}
-	if !strings.HasPrefix(frag, "/") {
-		target, ok := c.anchors[frag]
-		if !ok {
-			return nil, c.errf(loc, "reference %s: no $anchor with that name", quote(shorten(ref, 80)))
-		}
-		return c.compile(target, c.memoLoc(target), false)
-	}
-	unesc, err := url.PathUnescape(frag)
-	if err != nil {
-		return nil, c.errf(loc, "reference %s has a bad percent-escape", quote(shorten(ref, 80)))
-	}
-	v := c.root
-	var b strings.Builder
-	for _, tok := range strings.Split(unesc[1:], "/") {
-		tok = strings.ReplaceAll(strings.ReplaceAll(tok, "~1", "/"), "~0", "~")
-		var next *jval
-		switch v.kind {
-		case kObject:
-			next, _ = v.get(tok)
-		case kArray:
-			if i, err := strconv.Atoi(tok); err == nil && i >= 0 && i < len(v.elems) && strconv.Itoa(i) == tok {
-				next = v.elems[i]
-			}
-		}
-		if next == nil {
-			return nil, c.errf(loc, "reference %s points to nothing in the document", quote(shorten(ref, 80)))
-		}
-		v = next
-		b.WriteByte('/')
-		b.WriteString(escapeToken(tok))
-	}
-	return c.compile(v, b.String(), v == c.root)
-}
-
-func (c *compiler) memoLoc(v *jval) string {
-	if v.node != nil {
-		return v.node.loc
-	}
-	return ""
 }
 
 // checkInPlace refuses schemas whose in-place applicators ($ref, allOf,
@@ -913,6 +952,15 @@ func checkInPlace(nodes []*node) (order []*node, err error) {
 		if err != nil {
 			return err
 		}
+		// A $dynamicRef resolves to one of its targets.
+		most := 0
+		for _, m := range n.dynRef {
+			if err := visit(m); err != nil {
+				return err
+			}
+			most = max(most, int(m.fan))
+		}
+		total = min(total+most, maxInPlaceCount+1)
 		if total > maxInPlaceCount {
 			return &SchemaError{Pointer: n.loc, Msg: fmt.Sprintf("the schema applies more than %d subschemas to one value", maxInPlaceCount)}
 		}
@@ -948,17 +996,21 @@ const (
 // member or one array item receives at depth k-1. The bound assumes that
 // every alternative is tried, so it is checked against a generous limit.
 // order lists the nodes with in-place children first (from checkInPlace).
-func checkGrowth(order []*node, root *node) error {
+//
+// With all set it also returns, for schemas that are not recursive too,
+// the most schemas applied to one value at any depth up to growthDepth.
+func checkGrowth(order []*node, root *node, all bool) (most float64, err error) {
 	recursive := false
 	for _, n := range order {
-		if n.ref != nil {
+		if n.ref != nil || n.dynRef != nil {
 			recursive = true
 			break
 		}
 	}
-	if !recursive {
-		return nil // a tree: the work is bounded by its size
+	if !recursive && !all {
+		return 0, nil // a tree: the work is bounded by its size
 	}
+	most = float64(root.fan)
 	prev := make([]float64, len(order))
 	cur := make([]float64, len(order))
 	objSum := make([]float64, len(order))
@@ -990,22 +1042,34 @@ func checkGrowth(order []*node, root *node) error {
 				if n.contains != nil {
 					arr += prev[n.contains.id]
 				}
+				if n.unevalProps != nil {
+					obj += prev[n.unevalProps.id]
+				}
+				if n.unevalItems != nil {
+					arr += prev[n.unevalItems.id]
+				}
 			}
 			_ = eachInPlace(n, func(m *node) error {
 				obj += objSum[m.id]
 				arr += arrSum[m.id]
 				return nil
 			})
+			var dynObj, dynArr float64 // a $dynamicRef resolves to one of its targets
+			for _, m := range n.dynRef {
+				dynObj, dynArr = max(dynObj, objSum[m.id]), max(dynArr, arrSum[m.id])
+			}
+			obj, arr = obj+dynObj, arr+dynArr
 			objSum[i], arrSum[i] = obj, arr
 			cur[i] = max(obj, arr)
 		}
+		most = max(most, cur[root.id])
 		if cur[root.id] > growthLimit {
-			return &SchemaError{Pointer: root.loc, Msg: fmt.Sprintf("the schema applies its subschemas to values nested %d levels deep more than %.0e times: "+
+			return 0, &SchemaError{Pointer: root.loc, Msg: fmt.Sprintf("the schema applies its subschemas to values nested %d levels deep more than %.0e times: "+
 				"its work grows exponentially with the depth of the value (look for anyOf, oneOf or allOf alternatives that lead back to the same schema)", k, growthLimit)}
 		}
 		prev, cur = cur, prev
 	}
-	return nil
+	return most, nil
 }
 
 func eachInPlace(n *node, f func(*node) error) error {

@@ -14,12 +14,12 @@ func TestCompileErrors(t *testing.T) {
 		pointer      string // want a *SchemaError with this pointer
 		msg          string // and this text in its message
 	}{
-		{"unevaluatedProperties", `{"properties":{"a":{"unevaluatedProperties":false}}}`, "/properties/a/unevaluatedProperties", `keyword "unevaluatedProperties" is not supported`},
-		{"unevaluatedItems", `{"unevaluatedItems":false}`, "/unevaluatedItems", "not supported"},
-		{"dynamicRef", `{"$defs":{"a":{"$dynamicRef":"#x"}}}`, "/$defs/a/$dynamicRef", "not supported"},
+		{"unevaluatedProperties not a schema", `{"properties":{"a":{"unevaluatedProperties":1}}}`, "/properties/a/unevaluatedProperties", `a schema must be an object or a boolean`},
+		{"dynamicRef to nothing", `{"$defs":{"a":{"$dynamicRef":"#x"}}}`, "/$defs/a/$dynamicRef", `no $anchor "x" in the document`},
 		{"recursiveRef", `{"items":{"$recursiveRef":"#"}}`, "/items/$recursiveRef", "not supported"},
-		{"remote ref", `{"properties":{"a":{"$ref":"https://example.com/s.json"}}}`, "/properties/a/$ref", "not local"},
-		{"relative ref", `{"$ref":"other.json#/a"}`, "/$ref", "not local"},
+		{"remote ref", `{"properties":{"a":{"$ref":"https://example.com/s.json"}}}`, "/properties/a/$ref", `no schema is registered under "https://example.com/s.json"; schemas are never fetched`},
+		{"relative ref", `{"$ref":"other.json#/a"}`, "/$ref", "never fetched"},
+		{"ref past an embedded id", `{"$defs":{"a":{"$id":"https://example.com/a","$ref":"#/$defs/b"}},"$ref":"#/$defs/a"}`, "/$defs/a/$ref", `points to nothing in "https://example.com/a"`},
 		{"dangling ref", `{"$ref":"#/$defs/nope"}`, "/$ref", "points to nothing"},
 		{"dangling anchor", `{"$ref":"#nope"}`, "/$ref", "no $anchor"},
 		{"self ref", `{"$ref":"#"}`, "", "refers to itself"},
@@ -39,7 +39,7 @@ func TestCompileErrors(t *testing.T) {
 		{"bad properties", `{"properties":[]}`, "/properties", "must be an object"},
 		{"schema not object", `{"items":5}`, "/items", "must be an object or a boolean"},
 		{"empty anyOf", `{"anyOf":[]}`, "/anyOf", "non-empty array"},
-		{"nested id", `{"$defs":{"a":{"$id":"https://example.com/a"}}}`, "/$defs/a/$id", "not supported"},
+		{"bad id", `{"$defs":{"a":{"$id":"http://[::1"}}}`, "/$defs/a/$id", "not a URI reference"},
 		{"not json", `{"type":}`, "", "not valid JSON"},
 		{"duplicate key", `{"type":"string","type":"integer"}`, "", "duplicate key"},
 		{"trailing data", `{} {}`, "", "not valid JSON"},

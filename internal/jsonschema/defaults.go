@@ -21,6 +21,9 @@ func (v *validator) applyDefaults(root *node) []byte {
 	}
 	v.out = make([]byte, 0, len(v.data)+64)
 	v.walk(0, len(v.nodeBuf), 0, true)
+	if v.outOver {
+		return nil
+	}
 	return v.out
 }
 
@@ -74,6 +77,9 @@ func defaultOf(n *node) []byte {
 // apply. Without write it reports whether any default would be added;
 // with write it appends the value, defaults included, to v.out.
 func (v *validator) walk(lo, hi int, i int32, write bool) bool {
+	if v.outOver {
+		return false
+	}
 	t := v.tape[i]
 	switch t.kind {
 	case kObject:
@@ -147,6 +153,10 @@ func (v *validator) walk(lo, hi int, i int32, write bool) bool {
 				v.out = appendJSONString(v.out, p.name)
 				v.out = append(v.out, ':')
 				v.out = append(v.out, d...)
+				if v.maxOut > 0 && len(v.out) > v.maxOut {
+					v.outOver = true
+					return added
+				}
 			}
 		}
 		if write {

@@ -5,6 +5,9 @@ import "hash/maphash"
 // equal reports whether the instance value at i equals the schema value e
 // (JSON equality: numbers by value, objects regardless of key order).
 func (v *validator) equal(i int32, e *jval) bool {
+	if !v.spend(1) {
+		return false
+	}
 	t := &v.tape[i]
 	switch e.kind {
 	case kNull, kTrue, kFalse:
@@ -42,7 +45,9 @@ func (v *validator) equal(i int32, e *jval) bool {
 
 // equalTape reports whether the instance values at a and b are equal.
 func (v *validator) equalTape(a, b int32) bool {
-	v.steps++
+	if !v.spend(1) {
+		return false
+	}
 	ta, tb := &v.tape[a], &v.tape[b]
 	if ta.kind != tb.kind || ta.n != tb.n {
 		return false
@@ -66,7 +71,9 @@ func (v *validator) equalTape(a, b int32) bool {
 			key := v.str(&v.tape[x])
 			found := false
 			for y := b + 1; y < tb.next; y = v.tape[y+1].next {
-				v.steps++
+				if !v.spend(1) {
+					return false
+				}
 				if string(v.str(&v.tape[y])) == string(key) {
 					if !v.equalTape(x+1, y+1) {
 						return false
@@ -149,6 +156,9 @@ func (v *validator) duplicateItems(i int32) (int, int) {
 	type item struct {
 		at  int32
 		idx int
+	}
+	if !v.spend(int(t.next - i)) { // hashing visits every value once
+		return -1, -1
 	}
 	seen := make(map[uint64][]item, t.n)
 	idx := 0

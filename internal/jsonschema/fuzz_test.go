@@ -27,6 +27,10 @@ func FuzzCompile(f *testing.F) {
 		`{"pattern":"(?=a)"}`, `{"type":["string",{}]}`, `{"minimum":1e999999999}`,
 		`{"multipleOf":1e-400}`, `{"$ref":"#/$defs/%ZZ"}`, `{"enum":[]}`, `{"items":[true,false]}`,
 		`{"$anchor":"a","$ref":"#a"}`, `{"not":{"not":{"not":{}}}}`, `{"dependencies":{"a":5}}`,
+		`{"$id":"https://a.example/b","$defs":{"x":{"$id":"c","$anchor":"q"}},"$ref":"c#q"}`,
+		`{"unevaluatedProperties":false,"properties":{"a":true},"anyOf":[{"properties":{"d":{}}}]}`,
+		`{"$dynamicAnchor":"m","items":{"$dynamicRef":"#m"}}`, `{"$ref":"https://json-schema.org/draft/2020-12/schema"}`,
+		`{"unevaluatedItems":{"pattern":"\u0041\s"},"prefixItems":[true]}`,
 	} {
 		f.Add([]byte(s))
 	}
@@ -101,6 +105,11 @@ func FuzzValidate(f *testing.F) {
 		for _, v := range vs {
 			if v.Expected == "" || v.Got == "" {
 				t.Fatalf("incomplete violation %+v", v)
+			}
+			for _, field := range []string{v.Pointer, v.Expected, v.Got, v.Hint} {
+				if len(field) > MaxViolationText || strings.ContainsFunc(field, func(r rune) bool { return r < 0x20 || r == 0x7f }) {
+					t.Fatalf("violation field %q is too long or holds control characters", field)
+				}
 			}
 		}
 		if len(vs) > 0 {

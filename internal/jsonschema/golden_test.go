@@ -12,8 +12,8 @@ import (
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata")
 
-// fileSchema is a file tool like the ones Catalog B of the sandbox research
-// attacks: a path, a mode and a count.
+// fileSchema is a file tool like the ones hostile arguments attack: a
+// path, a mode and a count.
 const fileSchema = `{
   "type": "object",
   "properties": {
@@ -49,7 +49,7 @@ const shapeSchema = `{
 }`
 
 // messageCases are realistic bad (and a few good) arguments: every row of
-// Catalog B that concerns the arguments path, and the seven rejections of
+// the catalogue of hostile arguments (B1, B2, …), and the seven rejections of
 // the search_flights acceptance table.
 var messageCases = []struct {
 	name, schema, in string

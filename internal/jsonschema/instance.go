@@ -249,5 +249,5 @@ func (p *parser) checkDuplicate(obj, k, keyAt, n int, seen map[string]struct{}) 
 }
 
 func duplicateKey(at int, key []byte) error {
-	return &jsontext.SyntaxError{Offset: at, Msg: fmt.Sprintf("duplicate key %q", key)}
+	return &jsontext.SyntaxError{Offset: at, Msg: fmt.Sprintf("duplicate key %q", jsontext.ShortKey(key))}
 }

@@ -197,7 +197,7 @@ func TestDefaultsThroughApplicators(t *testing.T) {
 }
 
 func TestCaseSensitive(t *testing.T) {
-	s, err := Compile([]byte(`{"type":"object","properties":{"path":{"type":"string"},"Mode":{}},"patternProperties":{"^X-":{}}}`))
+	s, err := Compile([]byte(`{"type":"object","properties":{"path":{"type":"string"},"Mode":{},"size":{},"kelvin":{}},"patternProperties":{"^X-":{}}}`))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -209,6 +209,13 @@ func TestCaseSensitive(t *testing.T) {
 		{`{"path":"a"}`, 0, 0},
 		{`{"PATH":"a"}`, 0, 1},
 		{`{"path":"a","Path":"b","mode":1,"x-y":2,"other":3}`, 0, 2},
+		{`{"path":"a","patĥ":"b"}`, 0, 0},   // ĥ does not fold to h
+		{`{"path":"a","path":"b"}`, 0, 0},   // an escape of the same name is a duplicate, refused by the parser
+		{`{"ſpath":"a"}`, 0, 0},             // not the same length in letters
+		{"{\"pa\u0074H\":\"b\"}", 0, 1},     // escaped and in other case
+		{"{\"Key\":1}", 0, 0},               // no property key here
+		{"{\"ſize\":1,\"Kelvin\":2}", 0, 2}, // ſ folds to s, K to k: 2 bytes for 1 and 3 for 1
+		{"{\"MODE\":1,\"mode\":1}", 0, 2},
 	} {
 		_, vs, _ := s.Validate([]byte(tc.in), Limits{})
 		_, vs2, _ := strict.Validate([]byte(tc.in), Limits{})
@@ -220,6 +227,24 @@ func TestCaseSensitive(t *testing.T) {
 	want := Violation{Pointer: "/PATH", Expected: `no property "PATH" (property names are case-sensitive)`, Got: `"a"`, Hint: `did you mean "path"?`}
 	if len(vs) != 1 || vs[0] != want {
 		t.Errorf("got %+v, want %+v", vs, want)
+	}
+
+	// Many properties: the folded names are looked up in an index.
+	var b strings.Builder
+	b.WriteString(`{"type":"object","properties":{"host":{"enum":["localhost"]}`)
+	for i := range 20 {
+		fmt.Fprintf(&b, `,"p%d":{}`, i)
+	}
+	b.WriteString(`}}`)
+	for _, schema := range []string{`{"type":"object","properties":{"host":{"enum":["localhost"]}}}`, b.String()} {
+		s, err := Compile([]byte(schema))
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, vs, err := s.CaseSensitive().Validate([]byte("{\"host\":\"localhost\",\"hoſt\":\"evil.example\"}"), Limits{})
+		if err != nil || len(vs) != 1 || vs[0].Hint != `did you mean "host"?` {
+			t.Errorf("hoſt next to host: got %v %v, want a violation naming host", vs, err)
+		}
 	}
 }
 
@@ -239,5 +264,28 @@ func TestInvisibleCharactersAreEscaped(t *testing.T) {
 	}
 	if vs[0].Got != `string "a\u202Eb\u200Bc"` {
 		t.Errorf("got %s", vs[0].Got)
+	}
+}
+
+// TestMessageGrammar checks that counts in messages agree with their
+// nouns.
+func TestMessageGrammar(t *testing.T) {
+	for _, tc := range []struct{ schema, instance, want string }{
+		{`{"minLength":1}`, `""`, "expected a string of at least 1 character, got \"\""},
+		{`{"minLength":1,"maxLength":1}`, `""`, "expected a string of exactly 1 character, got \"\""},
+		{`{"maxLength":1}`, `"ab"`, "expected a string of at most 1 character, got \"ab\""},
+		{`{"minItems":1}`, `[]`, "expected an array of at least 1 item, got 0 items"},
+		{`{"minProperties":2}`, `{"a":1}`, "expected an object with at least 2 properties, got 1 property"},
+		{`{"maxProperties":1}`, `{"a":1,"b":2}`, "expected an object with at most 1 property, got 2 properties"},
+		{`{"contains":{"const":1},"minContains":2}`, `[1]`, "expected an array with at least 2 items matching: exactly 1, got 1 matching item"},
+	} {
+		s, err := Compile([]byte(tc.schema))
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, vs, err := s.Validate([]byte(tc.instance), Limits{})
+		if err != nil || len(vs) != 1 || !strings.HasSuffix(vs[0].String(), tc.want) {
+			t.Errorf("%s against %s: got %v %v, want %q", tc.instance, tc.schema, vs, err, tc.want)
+		}
 	}
 }

@@ -4,9 +4,9 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
-	"unicode"
 	"unicode/utf8"
 
+	"github.com/miniopenclaw/tool/internal/jsontext"
 	"github.com/miniopenclaw/tool/internal/suggest"
 )
 
@@ -64,31 +64,7 @@ func quote(s string) string { return visible(string(appendJSONString(nil, s))) }
 // visible escapes the characters that would hide or reorder text in a
 // message: controls, and format characters such as U+202E (right-to-left
 // override) and U+200B (zero width space). They appear as \uXXXX.
-func visible(s string) string {
-	clean := true
-	for _, r := range s {
-		if unicode.IsControl(r) || unicode.Is(unicode.Cf, r) {
-			clean = false
-			break
-		}
-	}
-	if clean {
-		return s
-	}
-	var b strings.Builder
-	for _, r := range s {
-		if unicode.IsControl(r) || unicode.Is(unicode.Cf, r) {
-			if r > 0xffff {
-				fmt.Fprintf(&b, "\\U%08X", r)
-			} else {
-				fmt.Fprintf(&b, "\\u%04X", r)
-			}
-			continue
-		}
-		b.WriteRune(r)
-	}
-	return b.String()
-}
+func visible(s string) string { return jsontext.Visible(s) }
 
 func plural(n int64, one, many string) string {
 	if n == 1 {
@@ -336,8 +312,8 @@ func arrayPhrase(n *node, depth int) string {
 // the same text in other case or without surrounding space when that
 // passes, or how to write the format.
 func (v *validator) stringHint(n *node, t *tnode) string {
-	s := string(v.str(t))
-	if len(s) <= 256 {
+	if raw := v.str(t); len(raw) <= 256 {
+		s := string(raw)
 		for _, alt := range []string{strings.ToUpper(s), strings.ToLower(s), strings.TrimSpace(s)} {
 			if alt != s && v.stringOKText(n, alt) {
 				return fmt.Sprintf("did you mean %s?", quote(alt))
@@ -365,14 +341,17 @@ func (v *validator) enumHint(n *node, i int32) string {
 	if t.kind != kString {
 		return ""
 	}
-	got := string(v.str(t))
+	got := v.str(t)
+	if len(got) > 64 { // no suggestion for long strings
+		return ""
+	}
 	var names []string
 	for _, e := range n.enum {
 		if e.kind == kString {
 			names = append(names, e.s)
 		}
 	}
-	if best, ok := closest(got, names); ok {
+	if best, ok := closest(string(got), names); ok {
 		return "did you mean " + quote(best) + "?"
 	}
 	return ""
@@ -385,7 +364,7 @@ func (v *validator) unknownProperty(n *node, i, k int32) {
 	if !v.room() {
 		return
 	}
-	key := string(v.str(&v.tape[k]))
+	key := keyText(v.str(&v.tape[k]))
 	var allowed []string
 	for _, p := range n.props {
 		allowed = append(allowed, p.name)
@@ -427,6 +406,10 @@ func (v *validator) unknownProperty(n *node, i, k int32) {
 	v.record(vrec{off: v.tape[k].start, v: Violation{Pointer: v.pointer(), Expected: b.String(), Got: v.got(k+1, false), Hint: hint}})
 }
 
+// maxSuggestKeys bounds the keys of one object that a hint about a
+// missing property compares with its name.
+const maxSuggestKeys = 200
+
 // missing reports that the object at i lacks property name.
 func (v *validator) missing(n *node, i int32, name, expected string) {
 	if !v.room() {
@@ -434,25 +417,26 @@ func (v *validator) missing(n *node, i int32, name, expected string) {
 	}
 	t := &v.tape[i]
 	hint := ""
+	// A key close to the missing name that the schema does not know.
 	var sent []string
-	for k := i + 1; k < t.next; k = v.tape[k+1].next {
-		key := string(v.str(&v.tape[k]))
-		if n.prop([]byte(key)) == nil {
-			sent = append(sent, key)
+	for k := i + 1; k < t.next && len(sent) < maxSuggestKeys; k = v.tape[k+1].next {
+		key := v.str(&v.tape[k])
+		if len(key) <= 2*len(name)+8 && n.prop(key) == nil { // longer keys are not close
+			sent = append(sent, string(key))
 		}
 	}
-	if len(sent) > 0 {
-		// A key close to the missing name that the schema does not know.
-		for _, s := range sent {
-			if best, ok := closest(s, []string{name}); ok && best == name {
-				hint = "rename " + quote(shorten(s, gotWidth)) + " to " + quote(name)
-				break
-			}
-		}
+	if best, ok := closest(name, sent); ok {
+		hint = "rename " + quote(shorten(best, gotWidth)) + " to " + quote(name)
 	}
 	ptr := v.pointer()
 	ptr = string(appendToken([]byte(ptr+"/"), []byte(name)))
 	v.record(vrec{off: t.end - 1, v: Violation{Pointer: ptr, Expected: expected, Got: "nothing", Hint: hint}})
+}
+
+// keyText returns key, or for a long key a prefix long enough for
+// shorten(…, gotWidth) and too long for a suggestion.
+func keyText(key []byte) string {
+	return string(key[:min(len(key), 4*gotWidth+4)])
 }
 
 func shorten(s string, n int) string {

@@ -2,6 +2,8 @@ package jsonschema
 
 import (
 	"math/big"
+	"math/bits"
+	"strconv"
 )
 
 // A decimal is an exact JSON number: (-1)^neg × digits × 10^exp. digits has
@@ -166,7 +168,10 @@ func cmpMagnitude(a, b decimal) int {
 	return 0
 }
 
-// isMultiple reports whether v is an integer multiple of m (m > 0).
+// isMultiple reports whether v is an integer multiple of m (m > 0). Its
+// work is linear in the digits of v when m has at most 18 significant
+// digits, and proportional to the product of their digit counts
+// otherwise; multipleWork says how much.
 func isMultiple(v, m decimal) bool {
 	if v.isZero() {
 		return true
@@ -176,17 +181,89 @@ func isMultiple(v, m decimal) bool {
 	if v.exp < m.exp {
 		return false
 	}
-	a, ok1 := new(big.Int).SetString(string(v.digits), 10)
-	b, ok2 := new(big.Int).SetString(string(m.digits), 10)
-	if !ok1 || !ok2 || b.Sign() == 0 {
+	k := v.exp - m.exp // v/m = a×10^k / b
+	if len(m.digits) <= 18 {
+		b := uint64(0)
+		for _, c := range m.digits {
+			b = b*10 + uint64(c-'0')
+		}
+		r := uint64(0)
+		for _, c := range v.digits { // r*10+9 < 10*b < 2^64
+			r = (r*10 + uint64(c-'0')) % b
+		}
+		return r == 0 || mulMod(r, powMod(10, k, b), b) == 0
+	}
+	// Long divisor: reduce a modulo b a chunk of 18 digits at a time, so
+	// that no big number longer than b is ever built.
+	b, ok := new(big.Int).SetString(string(m.digits), 10)
+	if !ok {
 		return false
 	}
-	r := new(big.Int).Mod(a, b)
-	if k := v.exp - m.exp; k > 0 && r.Sign() != 0 {
+	r, chunk := new(big.Int), new(big.Int)
+	scale := big.NewInt(1e18)
+	digits := v.digits
+	for len(digits) > 0 {
+		n := len(digits) % 18
+		if n == 0 {
+			n = 18
+		}
+		x := uint64(0)
+		for _, c := range digits[:n] {
+			x = x*10 + uint64(c-'0')
+		}
+		digits = digits[n:]
+		if n == 18 {
+			r.Mul(r, scale)
+		} else {
+			r.Mul(r, new(big.Int).Exp(big.NewInt(10), big.NewInt(int64(n)), nil))
+		}
+		r.Add(r, chunk.SetUint64(x)).Mod(r, b)
+	}
+	if r.Sign() != 0 && k > 0 {
 		t := new(big.Int).Exp(big.NewInt(10), big.NewInt(k), b)
 		r.Mul(r, t).Mod(r, b)
 	}
 	return r.Sign() == 0
+}
+
+// multipleWork estimates the work of isMultiple(v, m), in validator steps.
+func multipleWork(v, m decimal) int {
+	w := 1 + len(v.digits)>>4
+	if len(m.digits) > 18 {
+		w *= 1 + len(m.digits)>>3
+	}
+	return w
+}
+
+// mulMod returns x×y mod m without overflow.
+func mulMod(x, y, m uint64) uint64 {
+	hi, lo := bits.Mul64(x, y)
+	_, r := bits.Div64(hi%m, lo, m)
+	return r
+}
+
+// powMod returns x^k mod m (m > 0) by repeated squaring.
+func powMod(x uint64, k int64, m uint64) uint64 {
+	r, x := 1%m, x%m
+	for ; k > 0; k >>= 1 {
+		if k&1 == 1 {
+			r = mulMod(r, x, m)
+		}
+		x = mulMod(x, x, m)
+	}
+	return r
+}
+
+// IsMultiple reports whether the JSON number lit is an integer multiple of
+// the JSON number of (which must be greater than 0), exactly in decimal:
+// 0.3 is a multiple of 0.1 and 1000000.0001 is not a multiple of 0.01. Its
+// work is linear in len(lit) when of has at most 18 significant digits.
+func IsMultiple(lit, of []byte) bool {
+	m := parseDecimal(of, nil)
+	if m.sign() <= 0 {
+		return false
+	}
+	return isMultiple(parseDecimal(lit, nil), m)
 }
 
 // smallInt returns the value of an integer literal of at most 18 digits
@@ -252,6 +329,30 @@ func numEqual(a, b, buf1, buf2 []byte) bool {
 	}
 	return cmpDecimal(parseDecimal(a, buf1), parseDecimal(b, buf2)) == 0
 }
+
+// CanonicalNumber returns a text for the JSON number lit that is the same
+// for every literal of the same value (1.0, 1 and 10e-1 alike), in time
+// and space linear in len(lit): unlike big.Rat, it never expands an
+// exponent such as 1e1000000 into its digits.
+func CanonicalNumber(lit []byte) string {
+	d := parseDecimal(lit, nil)
+	if d.isZero() {
+		return "0"
+	}
+	b := make([]byte, 0, len(d.digits)+24)
+	if d.neg {
+		b = append(b, '-')
+	}
+	b = append(b, d.digits...)
+	b = append(b, 'e')
+	b = strconv.AppendInt(b, d.exp, 10)
+	return string(b)
+}
+
+// IsIntegerLiteral reports whether the JSON number lit has an integral
+// value, exactly in decimal (3.0 and 1e2 do; 0.99999999999999999999 does
+// not, though it rounds to 1 as a float64). Its work is linear in len(lit).
+func IsIntegerLiteral(lit []byte) bool { return isIntegerLit(lit) }
 
 // isIntegerLit reports whether a number literal has an integral value.
 func isIntegerLit(lit []byte) bool {

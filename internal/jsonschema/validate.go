@@ -25,7 +25,7 @@ const MaxViolations = 20
 // Work budget for one Validate call: subschema applications allowed.
 const (
 	baseSteps    = 1 << 20
-	stepsPerNode = 64
+	stepsPerNode = 16
 )
 
 var validators = sync.Pool{New: func() any { return new(validator) }}
@@ -41,6 +41,9 @@ type validator struct {
 	maxSteps int
 	tooMuch  bool
 	nb1, nb2 []byte // scratch for number digits
+	foldBuf  []byte // scratch for folded keys
+	maxOut   int    // Limits.MaxBytes, for the instance with defaults
+	outOver  bool   // adding defaults would pass maxOut
 	nodeBuf  []*node
 	out      []byte
 }
@@ -64,16 +67,25 @@ type vrec struct {
 // (including duplicate keys, invalid UTF-8, lone surrogates, nesting deeper
 // than lim.MaxDepth and input longer than lim.MaxBytes), or ErrTooComplex.
 func (s *Schema) Validate(data []byte, lim Limits) (out []byte, violations []Violation, err error) {
+	if s.ext != nil {
+		return s.validateExternal(data, lim)
+	}
 	if lim.MaxBytes > 0 && len(data) > lim.MaxBytes {
 		return nil, nil, &jsontext.SyntaxError{Offset: lim.MaxBytes,
 			Msg: fmt.Sprintf("input is %d bytes, more than the limit of %d", len(data), lim.MaxBytes)}
 	}
+	v := validators.Get().(*validator)
+	defer v.release()
+	return s.validate(v, data, lim)
+}
+
+// validate is Validate with the validator state given, so that tests can
+// read the work it counted.
+func (s *Schema) validate(v *validator, data []byte, lim Limits) (out []byte, violations []Violation, err error) {
 	depth := lim.MaxDepth
 	if depth <= 0 {
 		depth = 64
 	}
-	v := validators.Get().(*validator)
-	defer v.release()
 	v.reset(data, depth)
 	v.fold = s.fold
 	if err := v.parse(); err != nil {
@@ -95,7 +107,18 @@ func (s *Schema) Validate(data []byte, lim Limits) (out []byte, violations []Vio
 	if !s.defaults {
 		return data, nil, nil
 	}
+	v.maxOut, v.outOver = lim.MaxBytes, false
 	out = v.applyDefaults(s.root)
+	if v.tooMuch {
+		return nil, nil, ErrTooComplex
+	}
+	if v.outOver {
+		return data, []Violation{{
+			Expected: fmt.Sprintf("arguments that fit in %d bytes once the schema's defaults are added", lim.MaxBytes),
+			Got:      "arguments that would grow past that with the defaults of the properties they leave out",
+			Hint:     "send fewer items, or give those properties values of your own",
+		}}, nil
+	}
 	if out == nil {
 		return data, nil, nil
 	}
@@ -128,10 +151,50 @@ func validates(n *node, data []byte) bool {
 	return v.eval(n, 0, false)
 }
 
+// spend charges n steps of work and reports whether the call is still
+// within its budget. Once it is not, every check fails fast and Validate
+// returns ErrTooComplex.
+func (v *validator) spend(n int) bool {
+	v.steps += n
+	if v.steps > v.maxSteps {
+		v.tooMuch = true
+	}
+	return !v.tooMuch
+}
+
+// Work of one regular expression match: a fixed cost for starting the
+// matcher, plus for each byte of input a cost that grows with the
+// pattern's length (Go's matchers do work per byte for each state they
+// track). Many patterns against many keys and one pattern against long
+// strings are both charged for what they cost.
+const (
+	matchSteps        = 8
+	matchPatternBytes = 32 // pattern bytes that add a step per byte of input
+)
+
+// matchWork is the work of matching p against n bytes: every regular
+// expression of the pattern (its lookaround checks too) reads them.
+func matchWork(p *pattern, n int) int {
+	size := len(p.re.String())
+	for _, c := range p.checks {
+		size += len(c.re.String())
+	}
+	return matchSteps + n*(1+len(p.checks)+size/matchPatternBytes)
+}
+
+// match reports whether p matches s, charging the work to the budget. It
+// reports false, with v.tooMuch set, when the budget is spent.
+func (v *validator) match(p *pattern, s []byte) bool {
+	if !v.spend(matchWork(p, len(s))) {
+		return false
+	}
+	return p.Match(s)
+}
+
 func (v *validator) release() {
 	v.data = nil
 	v.fold = false
-	if cap(v.tape) > 1<<16 || cap(v.arena) > 1<<20 {
+	if cap(v.tape) > 1<<16 || cap(v.arena) > 1<<20 || cap(v.nb1)+cap(v.nb2)+cap(v.foldBuf) > 1<<16 {
 		return // do not keep large buffers alive
 	}
 	v.out = nil
@@ -169,13 +232,35 @@ func (v *validator) violations() []Violation {
 	return out
 }
 
+// MaxViolationText is the most bytes of each field of a Violation; a
+// longer one is cut, ending in "…". Values are shown shortened anyway; the
+// cap bounds what a schema's own text (long property names, long lists of
+// alternatives) adds.
+const MaxViolationText = 1000
+
 // record adds r unless MaxViolations are already recorded.
 func (v *validator) record(r vrec) {
 	if len(v.recs) >= MaxViolations {
 		v.dropped++
 		return
 	}
+	for _, f := range []*string{&r.v.Pointer, &r.v.Expected, &r.v.Got, &r.v.Hint} {
+		*f = capText(visible(capText(*f)))
+	}
 	v.recs = append(v.recs, r)
+}
+
+// capText cuts s to at most MaxViolationText bytes at a character
+// boundary, ending in "…".
+func capText(s string) string {
+	if len(s) <= MaxViolationText {
+		return s
+	}
+	cut := MaxViolationText - len("…")
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "…"
 }
 
 // pointer returns the JSON pointer of the current instance location.
@@ -192,18 +277,11 @@ func (v *validator) pointer() string {
 	return string(b)
 }
 
-func appendToken(b, tok []byte) []byte {
-	for _, c := range tok {
-		switch c {
-		case '~':
-			b = append(b, '~', '0')
-		case '/':
-			b = append(b, '~', '1')
-		default:
-			b = append(b, c)
-		}
-	}
-	return b
+// appendToken appends the pointer token of key, shortened and with hidden
+// characters escaped; only a prefix of a long key is read.
+func appendToken(b, key []byte) []byte {
+	const enough = 4*jsontext.MaxPointerToken + 4 // more runes than are kept
+	return jsontext.AppendPointerToken(b, string(key[:min(len(key), enough)]))
 }
 
 func (v *validator) pushKey(k int32) { v.path = append(v.path, pathSeg{key: k}) }
@@ -250,12 +328,7 @@ func (v *validator) typeOK(types uint8, t *tnode) bool {
 // eval applies n to the value at tape index i. With rep it records every
 // violation; without it, it stops at the first failure.
 func (v *validator) eval(n *node, i int32, rep bool) bool {
-	v.steps++
-	if v.steps > v.maxSteps {
-		v.tooMuch = true
-		return false
-	}
-	if v.tooMuch {
+	if !v.spend(1) {
 		return false
 	}
 	if n.boolean {
@@ -283,7 +356,9 @@ func (v *validator) eval(n *node, i int32, rep bool) bool {
 			found = found && t.kind == kString
 		} else {
 			for _, e := range n.enum {
-				v.steps++
+				if !v.spend(1) {
+					return false
+				}
 				if v.equal(i, e) {
 					found = true
 					break
@@ -467,6 +542,9 @@ func (v *validator) plausible(m *node, i int32) bool {
 		return true
 	}
 	for k := i + 1; k < t.next; k = v.tape[k+1].next {
+		if !v.spend(1) {
+			return false
+		}
 		pn := m.prop(v.str(&v.tape[k]))
 		if pn == nil {
 			continue
@@ -498,11 +576,8 @@ func (v *validator) stringOK(n *node, t *tnode) bool {
 			return false
 		}
 	}
-	if n.pattern != nil {
-		v.steps += len(s) >> 6
-		if !n.pattern.Match(s) {
-			return false
-		}
+	if n.pattern != nil && !v.match(n.pattern, s) {
+		return false
 	}
 	if n.format != fNone && !checkFormat(n.format, s) {
 		return false
@@ -544,7 +619,11 @@ func (v *validator) numberOK(n *node, t *tnode) bool {
 				return x%m.small == 0
 			}
 		}
-		return isMultiple(parseDecimal(lit, v.nb1), m.d)
+		d := parseDecimal(lit, v.nb1)
+		if !v.spend(multipleWork(d, m.d)) {
+			return false
+		}
+		return isMultiple(d, m.d)
 	}
 	return true
 }
@@ -568,6 +647,9 @@ func (v *validator) object(n *node, i int32, rep bool) bool {
 		foundBig = make([]bool, len(n.required))
 	}
 	for k := i + 1; k < t.next; k = v.tape[k+1].next {
+		if !v.spend(1) {
+			return false
+		}
 		key := v.str(&v.tape[k])
 		if n.required != nil {
 			if r := n.requiredIndex(key); r >= 0 {
@@ -589,7 +671,7 @@ func (v *validator) object(n *node, i int32, rep bool) bool {
 			var good bool
 			if pn.boolean && !pn.accept {
 				if rep && v.room() {
-					v.add(k, "no property "+quote(shorten(string(key), gotWidth)), v.got(val, false), "")
+					v.add(k, "no property "+quote(shorten(keyText(key), gotWidth)), v.got(val, false), "")
 				}
 			} else {
 				good = v.eval(pn, val, rep)
@@ -603,8 +685,10 @@ func (v *validator) object(n *node, i int32, rep bool) bool {
 			}
 		}
 		for _, pp := range n.patternProps {
-			v.steps++
-			if !pp.re.Match(key) {
+			if !v.match(pp.re, key) {
+				if v.tooMuch {
+					return false
+				}
 				continue
 			}
 			matched = true
@@ -619,13 +703,18 @@ func (v *validator) object(n *node, i int32, rep bool) bool {
 			}
 		}
 		if !matched && v.fold && !(n.additional != nil && n.additional.boolean && !n.additional.accept) {
-			if name := n.foldMatch(key); name != "" {
+			var name string
+			name, v.foldBuf = n.foldMatch(key, v.foldBuf)
+			if !v.spend(1 + len(key)/16) {
+				return false
+			}
+			if name != "" {
 				if !rep {
 					return false
 				}
 				if v.room() {
 					v.pushKey(k)
-					v.add(k, fmt.Sprintf("no property %s (property names are case-sensitive)", quote(shorten(string(key), gotWidth))),
+					v.add(k, fmt.Sprintf("no property %s (property names are case-sensitive)", quote(shorten(keyText(key), gotWidth))),
 						v.got(val, false), "did you mean "+quote(name)+"?")
 					v.recs[len(v.recs)-1].off = v.tape[k].start
 					v.pop()
@@ -708,7 +797,9 @@ func (v *validator) object(n *node, i int32, rep bool) bool {
 func (v *validator) member(i int32, name string) int32 {
 	t := &v.tape[i]
 	for k := i + 1; k < t.next; k = v.tape[k+1].next {
-		v.steps++
+		if !v.spend(1) {
+			return -1
+		}
 		if string(v.str(&v.tape[k])) == name {
 			return k + 1
 		}

@@ -344,7 +344,7 @@ func SkipValue(data []byte, i, depth, maxDepth int) (next int, err error) {
 				seen = make(map[string]struct{})
 			}
 			if _, dup := seen[string(key)]; dup {
-				return keyAt, errAt(keyAt, "duplicate key %q", key)
+				return keyAt, errAt(keyAt, "duplicate key %q", ShortKey(key))
 			}
 			seen[string(key)] = struct{}{}
 			i = SkipSpace(data, i)

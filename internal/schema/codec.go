@@ -19,6 +19,8 @@ type Codec struct {
 	typ    reflect.Type
 	root   *use
 	schema []byte
+
+	defaultBytes int
 }
 
 // For derives the Codec of t. With output set, it describes what
@@ -61,16 +63,23 @@ func For(t reflect.Type, output bool) (*Codec, error) {
 			return nil, errorf(p.path, "%v", err)
 		}
 	}
+	defaultBytes := 0
 	for _, p := range b.defaults {
 		dv, err := compileDefault(p.f)
 		if err != nil {
 			return nil, errorf(p.path, "%v", err)
 		}
 		p.f.def = dv
+		defaultBytes += len(dv.raw)
 	}
 	r := &renderer{root: rootNode, output: output}
-	return &Codec{typ: t, root: root, schema: r.document(root, defs)}, nil
+	return &Codec{typ: t, root: root, schema: r.document(root, defs), defaultBytes: defaultBytes}, nil
 }
+
+// DefaultBytes returns the total length of the JSON of the defaults of the
+// type's fields, each counted once. A default of a field of a slice's
+// element type may be applied once per element; DecodeWithin bounds that.
+func (c *Codec) DefaultBytes() int { return c.defaultBytes }
 
 // Schema returns the JSON Schema of the type. The caller must not modify it.
 func (c *Codec) Schema() []byte { return c.schema }
@@ -92,11 +101,18 @@ func (c *Codec) IsObject() bool {
 // valid JSON, is nested deeper than maxDepth, or has trailing data.
 // Blank data counts as {}.
 func (c *Codec) Decode(data []byte, v reflect.Value, maxDepth int) ([]Violation, error) {
+	return c.DecodeWithin(data, v, maxDepth, 0)
+}
+
+// DecodeWithin is Decode that also bounds the defaults it applies: when
+// maxBytes > 0 and the length of data plus that of the JSON of the
+// defaults applied would pass maxBytes, it returns a violation saying so.
+func (c *Codec) DecodeWithin(data []byte, v reflect.Value, maxDepth, maxBytes int) ([]Violation, error) {
 	i := jsontext.SkipSpace(data, 0)
 	if i == len(data) {
 		data, i = []byte("{}"), 0
 	}
-	d := decoder{data: data, maxDepth: maxDepth}
+	d := decoder{data: data, maxDepth: maxDepth, maxBytes: maxBytes}
 	if c.IsObject() && data[i] != '{' {
 		end, err := jsontext.SkipValue(data, i, 0, maxDepth)
 		if err != nil {
@@ -114,12 +130,26 @@ func (c *Codec) Decode(data []byte, v reflect.Value, maxDepth int) ([]Violation,
 	if end = jsontext.SkipSpace(data, end); end != len(data) {
 		return nil, jsontext.Unexpected(data, end, "the end of the input after the JSON value")
 	}
+	if d.defaultsOver && len(d.viol) < MaxViolations {
+		d.viol = append(d.viol, Violation{
+			Expected: fmt.Sprintf("arguments that fit in %d bytes once the defaults are added", maxBytes),
+			Got:      "arguments that would grow past that with the defaults of the properties they leave out",
+			Hint:     "send fewer items, or give those properties values of your own",
+		})
+	}
 	if d.dropped > 0 {
+		more := fmt.Sprintf("%d more problems", d.dropped)
+		if d.dropped == 1 {
+			more = "1 more problem"
+		}
 		d.viol = append(d.viol, Violation{
 			Expected: fmt.Sprintf("at most %d problems listed", MaxViolations),
-			Got:      fmt.Sprintf("%d more problems", d.dropped),
+			Got:      more,
 			Hint:     "fix the ones listed and try again",
 		})
+	}
+	for i := range d.viol {
+		d.viol[i].cap()
 	}
 	return d.viol, nil
 }
@@ -313,12 +343,15 @@ func compileDefault(f *field) (*defValue, error) {
 // JSONSchema method supplies.
 type customSchema struct{ s *jsonschema.Schema }
 
+// The schema is case-sensitive (see jsonschema.Schema.CaseSensitive): a
+// type that checks itself usually decodes with encoding/json, which binds
+// "HOST" or "hoſt" to a field named host.
 func compileCustom(raw []byte) (customChecker, error) {
 	s, err := jsonschema.Compile(raw)
 	if err != nil {
 		return nil, err
 	}
-	return customSchema{s}, nil
+	return customSchema{s.CaseSensitive()}, nil
 }
 
 func (c customSchema) check(raw []byte, ptr string) []Violation {

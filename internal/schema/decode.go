@@ -7,13 +7,13 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
-	"math/big"
 	"reflect"
 	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
 
+	"github.com/miniopenclaw/tool/internal/jsonschema"
 	"github.com/miniopenclaw/tool/internal/jsontext"
 	suggestpkg "github.com/miniopenclaw/tool/internal/suggest"
 )
@@ -25,6 +25,26 @@ type Violation struct {
 	Expected string
 	Got      string
 	Hint     string
+}
+
+// cap bounds each field of v to jsonschema.MaxViolationText bytes and
+// escapes hidden characters in it (see jsontext.Visible): the text of a
+// type's own errors and of its schema's names is echoed here too.
+func (v *Violation) cap() {
+	for _, f := range []*string{&v.Pointer, &v.Expected, &v.Got, &v.Hint} {
+		*f = capText(jsontext.Visible(capText(*f)))
+	}
+}
+
+func capText(s string) string {
+	if len(s) <= jsonschema.MaxViolationText {
+		return s
+	}
+	cut := jsonschema.MaxViolationText - len("…")
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "…"
 }
 
 // MaxViolations is the most violations Decode lists; past it, they are
@@ -40,6 +60,10 @@ type decoder struct {
 	dropped  int // violations past MaxViolations
 	path     []segment
 	buf      []byte
+
+	maxBytes     int  // bound on the arguments with defaults; 0 for none
+	defaultBytes int  // bytes of the defaults applied so far
+	defaultsOver bool // a default was left out for passing maxBytes
 }
 
 // full reports whether no more violations are listed, counting the one
@@ -60,34 +84,24 @@ type segment struct {
 
 // pointer returns the JSON pointer (RFC 6901) of the current value, with
 // extra appended when not empty.
+// Keys are shortened and hidden characters escaped (see
+// jsontext.AppendPointerToken), so that the pointer of a long or hostile
+// key stays short and readable.
 func (d *decoder) pointer(extra string) string {
-	var b strings.Builder
+	var b []byte
 	for _, s := range d.path {
-		b.WriteByte('/')
+		b = append(b, '/')
 		if s.index >= 0 {
-			b.WriteString(strconv.Itoa(s.index))
+			b = strconv.AppendInt(b, int64(s.index), 10)
 		} else {
-			writePointerToken(&b, s.key)
+			b = jsontext.AppendPointerToken(b, s.key)
 		}
 	}
 	if extra != "" {
-		b.WriteByte('/')
-		writePointerToken(&b, extra)
+		b = append(b, '/')
+		b = jsontext.AppendPointerToken(b, extra)
 	}
-	return b.String()
-}
-
-func writePointerToken(b *strings.Builder, tok string) {
-	for i := 0; i < len(tok); i++ {
-		switch tok[i] {
-		case '~':
-			b.WriteString("~0")
-		case '/':
-			b.WriteString("~1")
-		default:
-			b.WriteByte(tok[i])
-		}
-	}
+	return string(b)
 }
 
 func (d *decoder) violate(expected, got, hint string) {
@@ -429,7 +443,7 @@ func (d *decoder) setNumber(u *use, v reflect.Value, lit []byte, i, next int) {
 	case kInt:
 		x, ok := parseInt(lit)
 		if !ok || n.bits < 64 && (x < -(1<<(n.bits-1)) || x > 1<<(n.bits-1)-1) {
-			d.violate(expect(u), value(d.data[i:next]), "")
+			d.violate(expect(u), value(d.data[i:next]), outOfRange(u, lit))
 			return
 		}
 		if d.checkNumberValue(u, float64(x), lit, i, next, enumValue{f: float64(x)}) {
@@ -438,7 +452,7 @@ func (d *decoder) setNumber(u *use, v reflect.Value, lit []byte, i, next int) {
 	case kUint:
 		x, ok := parseUint(lit)
 		if !ok || n.bits < 64 && x > 1<<n.bits-1 {
-			d.violate(expect(u), value(d.data[i:next]), "")
+			d.violate(expect(u), value(d.data[i:next]), outOfRange(u, lit))
 			return
 		}
 		if d.checkNumberValue(u, float64(x), lit, i, next, enumValue{f: float64(x)}) {
@@ -452,13 +466,49 @@ func (d *decoder) setNumber(u *use, v reflect.Value, lit []byte, i, next int) {
 			_, err = strconv.ParseFloat(string(lit), 32)
 		}
 		if err != nil {
-			d.violate(expect(u), value(d.data[i:next]), "")
+			d.violate(expect(u), value(d.data[i:next]), outOfRange(u, lit))
 			return
 		}
 		if d.checkNumberValue(u, f, lit, i, next, enumValue{f: f}) {
 			v.SetFloat(f)
 		}
 	}
+}
+
+// outOfRange returns the hint for a number literal that a Go integer or
+// float of u's kind cannot hold: "out of range" with the range, when the
+// literal is a number of the right kind (an integer for integer kinds)
+// and the schema states no bound of its own (which the message names
+// already), else "".
+func outOfRange(u *use, lit []byte) string {
+	n := u.n
+	if u.c.min != nil || u.c.max != nil {
+		return ""
+	}
+	switch n.kind {
+	case kInt:
+		if !exactInteger(lit) {
+			return ""
+		}
+		hi := uint64(1)<<(n.bits-1) - 1
+		return fmt.Sprintf("out of range: this parameter holds integers from -%d to %d", hi+1, hi)
+	case kUint:
+		if !exactInteger(lit) {
+			return ""
+		}
+		hi := uint64(1)<<n.bits - 1
+		if n.bits == 64 {
+			hi = math.MaxUint64
+		}
+		return fmt.Sprintf("out of range: this parameter holds integers from 0 to %d", hi)
+	case kFloat:
+		hi := strconv.FormatFloat(math.MaxFloat64, 'g', -1, 64)
+		if n.bits == 32 {
+			hi = strconv.FormatFloat(math.MaxFloat32, 'g', -1, 32)
+		}
+		return fmt.Sprintf("out of range: this parameter holds numbers from -%s to %s", hi, hi)
+	}
+	return ""
 }
 
 // parseInt parses an integer literal; it accepts integral values written
@@ -527,14 +577,7 @@ func parseUint(lit []byte) (uint64, bool) {
 // decimal arithmetic: 3.0 and 1e2 are, 0.99999999999999999999 is not,
 // though it rounds to 1 as a float64.
 func exactInteger(lit []byte) bool {
-	if isDigits(lit) || len(lit) > 1 && lit[0] == '-' && isDigits(lit[1:]) {
-		return true
-	}
-	if len(lit) > 400 {
-		return false
-	}
-	r, ok := new(big.Rat).SetString(string(lit))
-	return ok && r.IsInt()
+	return jsonschema.IsIntegerLiteral(lit)
 }
 
 func isDigits(b []byte) bool {
@@ -570,7 +613,7 @@ func (d *decoder) checkNumberValue(u *use, f float64, lit []byte, i, next int, e
 		d.violate(expect(u), value(d.data[i:next]), "")
 		return false
 	}
-	if c.multipleOf > 0 && !isMultiple(lit, c.multipleOfRat) {
+	if c.multipleOf > 0 && !isMultiple(lit, c.multipleOfLit) {
 		d.violate(expect(u), value(d.data[i:next]), "")
 		return false
 	}
@@ -579,16 +622,10 @@ func (d *decoder) checkNumberValue(u *use, f float64, lit []byte, i, next int, e
 
 // isMultiple reports whether the number written lit is a multiple of m,
 // in exact decimal arithmetic as JSON Schema asks (0.3 is a multiple of
-// 0.1, 1000000.0001 is not a multiple of 0.01).
-func isMultiple(lit []byte, m *big.Rat) bool {
-	if len(lit) > 400 {
-		return false // no sensible argument needs this; keep big.Rat cheap
-	}
-	x, ok := new(big.Rat).SetString(string(lit))
-	if !ok {
-		return false
-	}
-	return x.Quo(x, m).IsInt()
+// 0.1, 1000000.0001 is not a multiple of 0.01). Its work is linear in the
+// length of lit.
+func isMultiple(lit []byte, m string) bool {
+	return jsonschema.IsMultiple(lit, []byte(m))
 }
 
 // checkString checks length, pattern, format and enum of a string.
@@ -597,7 +634,7 @@ func (d *decoder) checkString(u *use, s []byte, i, next int) bool {
 	if c.minLength >= 0 || c.maxLength >= 0 {
 		n := utf8.RuneCount(s)
 		if n < c.minLength || c.maxLength >= 0 && n > c.maxLength {
-			d.violate(expect(u), value(d.data[i:next]), fmt.Sprintf("it has %d characters", n))
+			d.violate(expect(u), value(d.data[i:next]), "it has "+plural(n, "character", "characters"))
 			return false
 		}
 	}
@@ -797,7 +834,7 @@ func (d *decoder) decodeArray(i int, u *use, v reflect.Value, depth int) (int, e
 		return end, err
 	}
 	if count != n.length {
-		d.violate(expect(u), fmt.Sprintf("an array of %d items", count), "")
+		d.violate(expect(u), "an array of "+plural(count, "item", "items"), "")
 		return end, nil
 	}
 	d.checkItems(u, count, spans, start, end)
@@ -809,7 +846,7 @@ func (d *decoder) decodeArray(i int, u *use, v reflect.Value, depth int) (int, e
 func (d *decoder) checkItems(u *use, count int, spans []int, start, end int) bool {
 	c := &u.c
 	if count < c.minItems || c.maxItems >= 0 && count > c.maxItems {
-		d.violate(expect(u), fmt.Sprintf("an array of %d items", count), "")
+		d.violate(expect(u), "an array of "+plural(count, "item", "items"), "")
 		return false
 	}
 	if c.uniqueItems {
@@ -882,13 +919,7 @@ func writeCanonical(b *strings.Builder, v any) {
 		}
 		b.WriteByte(']')
 	case json.Number:
-		if len(x) <= 400 {
-			if r, ok := new(big.Rat).SetString(string(x)); ok {
-				b.WriteString(r.RatString())
-				return
-			}
-		}
-		b.WriteString(string(x))
+		b.WriteString(jsonschema.CanonicalNumber([]byte(x)))
 	case string:
 		b.WriteString(strconv.Quote(x))
 	case bool:
@@ -911,7 +942,7 @@ func (d *decoder) decodeMap(i int, u *use, v reflect.Value, depth int) (int, err
 		key := string(keyBytes)
 		kv := reflect.ValueOf(key).Convert(keyType)
 		if m.MapIndex(kv).IsValid() {
-			d.violateAt(key, "each key once", fmt.Sprintf("a second %q", key), "")
+			d.violateAt(key, "each key once", fmt.Sprintf("a second %q", shortKey(key)), "")
 			return jsontext.SkipValue(d.data, at, depth+1, d.maxDepth)
 		}
 		ev := reflect.New(elemType).Elem()
@@ -925,7 +956,7 @@ func (d *decoder) decodeMap(i int, u *use, v reflect.Value, depth int) (int, err
 	}
 	c := &u.c
 	if count < c.minProps || c.maxProps >= 0 && count > c.maxProps {
-		d.violate(expect(u), fmt.Sprintf("an object with %d properties", count), "")
+		d.violate(expect(u), "an object with "+plural(count, "property", "properties"), "")
 		return end, nil
 	}
 	v.Set(m)
@@ -951,7 +982,7 @@ func (d *decoder) decodeStruct(i int, n *node, v reflect.Value, depth int) (int,
 			switch {
 			case d.full():
 			case contains(unknown, name):
-				d.violateAt(name, "each key once", fmt.Sprintf("a second %q", name), "")
+				d.violateAt(name, "each key once", fmt.Sprintf("a second %q", shortKey(name)), "")
 			default:
 				unknown = append(unknown, name)
 				expected := fmt.Sprintf("no property %q (allowed: %s)", shortKey(name), fieldNames(n))
@@ -976,6 +1007,11 @@ func (d *decoder) decodeStruct(i int, n *node, v reflect.Value, depth int) (int,
 			continue
 		}
 		if dv := f.def; dv != nil {
+			d.defaultBytes += len(dv.raw)
+			if d.maxBytes > 0 && len(d.data)+d.defaultBytes > d.maxBytes {
+				d.defaultsOver = true
+				continue
+			}
 			dv.apply(fieldOf(v, f.index))
 			continue
 		}
@@ -1116,7 +1152,7 @@ func (d *decoder) decodeAny(i, depth int) (any, int, error) {
 			d.path = append(d.path, segment{key: key, index: -1})
 			x, next, err := d.decodeAny(at, depth+1)
 			if _, dup := obj[key]; dup && err == nil {
-				d.violate("each key once", fmt.Sprintf("a second %q", key), "")
+				d.violate("each key once", fmt.Sprintf("a second %q", shortKey(key)), "")
 			}
 			d.path = d.path[:len(d.path)-1]
 			obj[key] = x
@@ -1130,7 +1166,8 @@ func (d *decoder) decodeAny(i, depth int) (any, int, error) {
 		}
 		f, err := strconv.ParseFloat(string(lit), 64)
 		if err != nil {
-			d.violate("a number within the range of a 64-bit float", value(lit), "")
+			d.violate("a number", value(lit), fmt.Sprintf("out of range: this parameter holds numbers from -%[1]s to %[1]s",
+				strconv.FormatFloat(math.MaxFloat64, 'g', -1, 64)))
 			return nil, next, nil
 		}
 		return f, next, nil

@@ -2,8 +2,10 @@ package schema
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/netip"
 	"reflect"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -242,5 +244,152 @@ func TestDecodeExactIntegers(t *testing.T) {
 		if got := err == nil && len(vs) == 0; got != tt.ok {
 			t.Errorf("Decode(%s) accepted = %v, want %v (%v)", tt.data, got, tt.ok, vs)
 		}
+	}
+}
+
+// TestDecodeMultipleOfLongLiteral checks that multipleOf stays exact for
+// literals of any length, and that the work is linear in the literal's
+// length: a 1 MB literal used to take gigabytes of big.Rat arithmetic (and
+// one over 400 bytes was refused outright).
+func TestDecodeMultipleOfLongLiteral(t *testing.T) {
+	type amount struct {
+		N json.Number `json:"n" multipleOf:"0.7"`
+	}
+	digits := strings.Repeat("1234567", 1<<20/7)
+	for _, tt := range []struct {
+		lit string
+		ok  bool
+	}{
+		{"7" + digits + ".7", true}, // 10 times it is divisible by 7
+		{"7" + digits + ".5", false},
+		{"1" + digits + "e-1", false},
+		{"0.7e1000000000", true},
+	} {
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		_, vs, err := decodeInto[amount](t, `{"n":`+tt.lit+`}`)
+		runtime.ReadMemStats(&after)
+		if got := err == nil && len(vs) == 0; got != tt.ok {
+			t.Errorf("Decode(%.20s…) accepted = %v, want %v (%v %v)", tt.lit, got, tt.ok, vs, err)
+		}
+		if got, limit := after.TotalAlloc-before.TotalAlloc, uint64(16*len(tt.lit)+1<<20); got > limit {
+			t.Errorf("Decode(%.20s…) allocated %d bytes, more than %d", tt.lit, got, limit)
+		}
+	}
+}
+
+// TestDecodeMessageGrammar checks counts in messages agree with their
+// nouns, and that a number a Go type cannot hold is called out of range
+// rather than not a number.
+func TestDecodeMessageGrammar(t *testing.T) {
+	type args struct {
+		One    string            `json:"one,omitempty" minLength:"1" maxLength:"1"`
+		Least  string            `json:"least,omitempty" minLength:"1"`
+		Most   string            `json:"most,omitempty" maxLength:"1"`
+		Items  []int             `json:"items,omitempty" minItems:"1"`
+		Pair   [1]int            `json:"pair,omitempty"`
+		Props  map[string]int    `json:"props,omitempty" minProperties:"1"`
+		F      float64           `json:"f,omitempty"`
+		F32    float32           `json:"f32,omitempty"`
+		I      int               `json:"i,omitempty"`
+		I8     int8              `json:"i8,omitempty"`
+		U      uint              `json:"u,omitempty"`
+		Frac   int               `json:"frac,omitempty"`
+		A      any               `json:"a,omitempty"`
+		Nested map[string]string `json:"nested,omitempty"`
+	}
+	for _, tt := range []struct {
+		data string
+		want Violation
+	}{
+		{`{"one":""}`, Violation{"/one", "a string of exactly 1 character", `""`, "it has 0 characters"}},
+		{`{"one":"ab"}`, Violation{"/one", "a string of exactly 1 character", `"ab"`, "it has 2 characters"}},
+		{`{"least":""}`, Violation{"/least", "a string of at least 1 character", `""`, "it has 0 characters"}},
+		{`{"most":"ab"}`, Violation{"/most", "a string of at most 1 character", `"ab"`, "it has 2 characters"}},
+		{`{"items":[]}`, Violation{"/items", "an array of at least 1 item", "an array of 0 items", ""}},
+		{`{"pair":[1,2]}`, Violation{"/pair", "an array of exactly 1 item", "an array of 2 items", ""}},
+		{`{"props":{}}`, Violation{"/props", "an object with at least 1 property", "an object with 0 properties", ""}},
+		{`{"f":1e400}`, Violation{"/f", "a number", "1e400", "out of range: this parameter holds numbers from -1.7976931348623157e+308 to 1.7976931348623157e+308"}},
+		{`{"f32":-1e39}`, Violation{"/f32", "a number between -3.4028235e+38 and 3.4028235e+38", "-1e39", "out of range: this parameter holds numbers from -3.4028235e+38 to 3.4028235e+38"}},
+		{`{"i":1e400}`, Violation{"/i", "an integer", "1e400", "out of range: this parameter holds integers from -9223372036854775808 to 9223372036854775807"}},
+		{`{"i":9223372036854775808}`, Violation{"/i", "an integer", "9223372036854775808", "out of range: this parameter holds integers from -9223372036854775808 to 9223372036854775807"}},
+		{`{"i8":128}`, Violation{"/i8", "an integer between -128 and 127", "128", "out of range: this parameter holds integers from -128 to 127"}},
+		{`{"u":-1}`, Violation{"/u", "an integer ≥ 0", "-1", "out of range: this parameter holds integers from 0 to 18446744073709551615"}},
+		{`{"frac":1.5}`, Violation{"/frac", "an integer", "1.5", ""}},
+		{`{"a":1e400}`, Violation{"/a", "a number", "1e400", "out of range: this parameter holds numbers from -1.7976931348623157e+308 to 1.7976931348623157e+308"}},
+		{"{\"nested\":{\"\\u001b\":1}}", Violation{"/nested/\\u001B", "a string", "number 1", ""}},
+	} {
+		_, vs, err := decodeInto[args](t, tt.data)
+		if err != nil || len(vs) != 1 || vs[0] != tt.want {
+			t.Errorf("Decode(%s) = %q, %v; want %q", tt.data, vs, err, tt.want)
+		}
+	}
+}
+
+// TestDecodeUniqueItemsHugeExponents: uniqueItems compares numbers by
+// value without expanding their exponents (big.Rat turned each 1e1000000
+// into a million digits), and still finds equal ones written apart.
+func TestDecodeUniqueItemsHugeExponents(t *testing.T) {
+	type args struct {
+		Ns []json.Number `json:"ns" uniqueItems:"true"`
+	}
+	var b strings.Builder
+	b.WriteString(`{"ns":[`)
+	for i := range 200 {
+		if i > 0 {
+			b.WriteString(",")
+		}
+		fmt.Fprintf(&b, "%de1000000", i+1)
+	}
+	b.WriteString(`]}`)
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	_, vs, err := decodeInto[args](t, b.String())
+	runtime.ReadMemStats(&after)
+	if err != nil || len(vs) != 0 {
+		t.Errorf("distinct huge numbers: %v %v", vs, err)
+	}
+	if got := after.TotalAlloc - before.TotalAlloc; got > 4<<20 {
+		t.Errorf("allocated %d bytes for %d bytes of input", got, b.Len())
+	}
+	_, vs, err = decodeInto[args](t, `{"ns":[1e1000000,10.0e999999,2]}`)
+	if err != nil || len(vs) != 1 || vs[0].Hint != "items 0 and 1 are equal" {
+		t.Errorf("equal huge numbers: %v %v", vs, err)
+	}
+}
+
+// endpoint decodes itself with encoding/json, which matches keys to field
+// names ignoring case, and states its schema through JSONSchema.
+type endpoint struct {
+	Host string `json:"host"`
+}
+
+func (endpoint) JSONSchema() json.RawMessage {
+	return json.RawMessage(`{"type":"object","properties":{"host":{"enum":["localhost"]}}}`)
+}
+
+func (e *endpoint) UnmarshalJSON(b []byte) error {
+	type plain endpoint
+	return json.Unmarshal(b, (*plain)(e))
+}
+
+// TestDecodeCustomSchemaCaseSensitive: the schema a type states for
+// itself refuses keys that its (encoding/json) decoder would bind to a
+// declared property though they are spelled otherwise.
+func TestDecodeCustomSchemaCaseSensitive(t *testing.T) {
+	type args struct {
+		To endpoint `json:"to"`
+	}
+	for _, data := range []string{
+		`{"to":{"host":"localhost","HOST":"evil.example"}}`,
+		"{\"to\":{\"host\":\"localhost\",\"ho\u017ft\":\"evil.example\"}}",
+	} {
+		got, vs, err := decodeInto[args](t, data)
+		if err != nil || len(vs) != 1 || !strings.Contains(vs[0].Expected, "case-sensitive") {
+			t.Errorf("Decode(%s) = %+v, %v, %v; want one violation about the case-variant key", data, got, vs, err)
+		}
+	}
+	if got, vs, err := decodeInto[args](t, `{"to":{"host":"localhost"}}`); err != nil || len(vs) != 0 || got.To.Host != "localhost" {
+		t.Errorf("valid endpoint: %+v %v %v", got, vs, err)
 	}
 }

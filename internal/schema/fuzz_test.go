@@ -229,8 +229,9 @@ func inexact(lit string) bool {
 		f == 0 && strings.ContainsAny(strings.TrimLeft(lit, "-0."), "123456789")
 }
 
-// catalogB holds the argument-path rows of Catalog B (shared research,
-// sandbox.md §6) that are about the bytes of the arguments, as fuzz seeds.
+// catalogB holds the rows of the catalogue of hostile arguments (see
+// TestExecuteCatalogB in package tool) that are about the bytes of the
+// arguments, as fuzz seeds.
 var catalogB = []string{
 	`{"name": "a.txt",`,                 // B1 truncated
 	`{"name":"abc" "flag":true}`,        // B1 malformed

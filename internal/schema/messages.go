@@ -56,13 +56,8 @@ func expect(u *use) (s string) {
 	switch n.kind {
 	case kString:
 		parts := []string{"a string"}
-		switch {
-		case c.minLength >= 0 && c.maxLength >= 0:
-			parts = append(parts, fmt.Sprintf("of %d to %d characters", c.minLength, c.maxLength))
-		case c.minLength >= 0:
-			parts = append(parts, fmt.Sprintf("of at least %d characters", c.minLength))
-		case c.maxLength >= 0:
-			parts = append(parts, fmt.Sprintf("of at most %d characters", c.maxLength))
+		if s := countPhrase(c.minLength, c.maxLength, "character", "characters"); s != "" {
+			parts = append(parts, "of "+s)
 		}
 		if c.pattern != nil {
 			parts = append(parts, "matching "+c.patternText)
@@ -102,16 +97,11 @@ func expect(u *use) (s string) {
 	case kSlice:
 		return "an array" + itemCount(c.minItems, c.maxItems) + map[bool]string{true: " with no two items equal"}[c.uniqueItems]
 	case kArray:
-		return "an array of exactly " + strconv.Itoa(n.length) + " items"
+		return "an array of exactly " + plural(n.length, "item", "items")
 	case kMap:
 		what := "an object"
-		switch {
-		case c.minProps >= 0 && c.maxProps >= 0:
-			what += fmt.Sprintf(" with %d to %d properties", c.minProps, c.maxProps)
-		case c.minProps >= 0:
-			what += fmt.Sprintf(" with at least %d properties", c.minProps)
-		case c.maxProps >= 0:
-			what += fmt.Sprintf(" with at most %d properties", c.maxProps)
+		if s := countPhrase(c.minProps, c.maxProps, "property", "properties"); s != "" {
+			what += " with " + s
 		}
 		return what
 	case kStruct:
@@ -127,17 +117,35 @@ func expect(u *use) (s string) {
 }
 
 func itemCount(lo, hi int) string {
-	switch {
-	case lo >= 0 && hi >= 0 && lo == hi:
-		return fmt.Sprintf(" of exactly %d items", lo)
-	case lo >= 0 && hi >= 0:
-		return fmt.Sprintf(" of %d to %d items", lo, hi)
-	case lo >= 0:
-		return fmt.Sprintf(" of at least %d items", lo)
-	case hi >= 0:
-		return fmt.Sprintf(" of at most %d items", hi)
+	if s := countPhrase(lo, hi, "item", "items"); s != "" {
+		return " of " + s
 	}
 	return ""
+}
+
+// countPhrase says how many of something are allowed, lo and hi being -1
+// when unbounded: "exactly 1 item", "1 to 3 properties", "at least 2
+// characters", or "" for no bound.
+func countPhrase(lo, hi int, one, many string) string {
+	switch {
+	case lo >= 0 && hi >= 0 && lo == hi:
+		return "exactly " + plural(lo, one, many)
+	case lo >= 0 && hi >= 0:
+		return fmt.Sprintf("%d to %s", lo, plural(hi, one, many))
+	case lo >= 0:
+		return "at least " + plural(lo, one, many)
+	case hi >= 0:
+		return "at most " + plural(hi, one, many)
+	}
+	return ""
+}
+
+// plural returns "1 item" or "n items".
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return strconv.Itoa(n) + " " + many
 }
 
 // describe says what a raw JSON value is, with its kind, for violations

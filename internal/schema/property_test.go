@@ -1,6 +1,6 @@
 package schema_test
 
-// The agreement property of issue 2: a value that validates always binds
+// The agreement property: a value that validates always binds
 // into In, and a value that binds always validates. Types are generated at
 // run time with reflect.StructOf, instances are generated from the types
 // (valid ones and mutated ones), and three judges must agree on every
@@ -1588,7 +1588,7 @@ var exceptions = []exception{
 	{exPrecision, "float64 precision", "the decoder compares numbers as float64 (or int64) values, the validators " +
 		"compare the exact decimal: literals with more than 15 significant digits, or beyond ±1e300, can round " +
 		"onto or off a bound or an integer (0.99999999999999999999 binds as the integer 1 and passes minimum 1; " +
-		"9007199254740993 passes maximum 9007199254740992). multipleOf is exact (big.Rat on the literal). Making " +
+		"9007199254740993 passes maximum 9007199254740992). multipleOf is exact (decimal arithmetic on the literal). Making " +
 		"bounds and integer checks exact too would remove this exception", nil, nil, false},
 	{exTimeType, "time.Time narrower than RFC 3339", "a time.Time is described as format date-time, which RFC 3339 " +
 		"and both validators take with a lowercase t or z and with a leap second (23:59:60Z); time.Time's parser " +
@@ -2206,7 +2206,7 @@ func TestBugPins(t *testing.T) {
 		// A type's own UnmarshalText or UnmarshalJSON error becomes the
 		// violation's hint word for word: "ParseAddr(\"1.2.3\"): IPv4
 		// address too short", "strconv.ParseFloat: parsing \"1e400\":
-		// value out of range". Issue 2 asks for no Go syntax in messages
+		// value out of range". Messages to a model carry no Go syntax
 		// (and a third-party error may hold anything, paths included).
 		// Fix: leave the hook's error to the log, or keep only the text
 		// after the last ": " when it has no Go syntax left.

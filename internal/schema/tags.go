@@ -4,13 +4,14 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
-	"math/big"
 	"reflect"
 	"regexp"
 	"strconv"
 	"strings"
 	"sync"
 	"unicode/utf8"
+
+	"github.com/miniopenclaw/tool/internal/jsontext"
 )
 
 // keywordTags are the struct tags that set a JSON Schema keyword of the
@@ -36,7 +37,7 @@ type constraints struct {
 	min, max       *bound
 	multipleOf     float64
 	multipleOfText string
-	multipleOfRat  *big.Rat
+	multipleOfLit  string // exact, as JSON: the tag when it is JSON, else multipleOfText
 
 	minLength, maxLength int // -1: unset
 	pattern              *regexp.Regexp
@@ -259,11 +260,11 @@ func parseTags(tag *tagSet) (constraints, error) {
 		if b.v <= 0 {
 			return c, fmt.Errorf("multipleOf tag %q: want a number greater than 0", b.text)
 		}
-		r, ok := new(big.Rat).SetString(v)
-		if !ok {
-			return c, fmt.Errorf("multipleOf tag %q: want a number", v)
+		lit := b.text
+		if l, next, err := jsontext.ReadNumber([]byte(v), 0); err == nil && next == len(v) {
+			lit = string(l)
 		}
-		c.multipleOf, c.multipleOfText, c.multipleOfRat = b.v, b.text, r
+		c.multipleOf, c.multipleOfText, c.multipleOfLit = b.v, b.text, lit
 	}
 	if c.min != nil && c.max != nil && (c.min.v > c.max.v || c.min.v == c.max.v && (c.min.exclusive || c.max.exclusive)) {
 		return c, fmt.Errorf("the minimum %s is above the maximum %s: no value is allowed", c.min.text, c.max.text)

@@ -1,0 +1,124 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/miniopenclaw/tool"
+	"github.com/miniopenclaw/tool/sandbox"
+	"github.com/miniopenclaw/tool/sandbox/workspace"
+)
+
+// runSandbox is "clawtool sandbox probe|run".
+func runSandbox(ctx context.Context, e *env, args []string) int {
+	const about = `Sandbox shows the sandbox a command would get and runs commands in it.
+
+  clawtool sandbox probe
+        print the sandbox layers this host offers
+  clawtool sandbox run [--workspace DIR] [--net none|host] [--timeout 30s] -- CMD ARGS
+        run CMD in the sandbox, print its output and how it ended; the exit
+        status is 0 only when CMD exited with status 0`
+	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
+		fmt.Fprintln(e.stderr, "Usage: clawtool sandbox probe | run [flags] -- CMD ARGS\n\n"+about)
+		if len(args) == 0 {
+			return exitUsage
+		}
+		return exitOK
+	}
+	switch args[0] {
+	case "probe":
+		rep := sandbox.Probe()
+		fmt.Fprint(e.stdout, rep)
+		for _, l := range sandbox.RequiredLayers {
+			if !rep.Has(l) {
+				return exitToolError
+			}
+		}
+		return exitOK
+	case "run":
+		return runSandboxRun(ctx, e, args[1:])
+	}
+	fmt.Fprintf(e.stderr, "clawtool sandbox: unknown subcommand %q (want probe or run)\n", args[0])
+	return exitUsage
+}
+
+func runSandboxRun(ctx context.Context, e *env, args []string) int {
+	fs := newFlags(e, "sandbox run", "[flags] -- CMD ARGS", "Run runs CMD in the sandbox as the exec tool would, prints its output (control\ncharacters escaped) and how it ended, and exits with status 0 only when CMD\nexited with status 0.")
+	ws := fs.String("workspace", "", "the directory the command may write and starts in")
+	netw := fs.String("net", "none", "network: none, or host")
+	timeout := fs.Duration("timeout", 30*time.Second, "kill the command after this long")
+	if code := parseFlags(fs, args, e.stdout); code >= 0 {
+		return code
+	}
+	argv := fs.Args()
+	if len(argv) == 0 {
+		fmt.Fprintln(e.stderr, "clawtool sandbox run: no command given after --")
+		return exitUsage
+	}
+	p := sandbox.Policy{Network: sandbox.Network(*netw)}
+	if *ws != "" {
+		abs, err := filepath.Abs(*ws)
+		if err != nil {
+			fmt.Fprintf(e.stderr, "clawtool sandbox run: %v\n", err)
+			return exitUsage
+		}
+		p.Workspace = abs
+	}
+	ctx, cancel := context.WithTimeout(ctx, *timeout)
+	defer cancel()
+	r, err := sandbox.Run(ctx, p, argv...)
+	if err != nil {
+		fmt.Fprintf(e.stderr, "clawtool sandbox run: %v\n", err)
+		var le *sandbox.LayerError
+		if errors.As(err, &le) || errors.Is(err, os.ErrNotExist) {
+			return exitToolError
+		}
+		return exitToolError
+	}
+	fmt.Fprint(e.stdout, sandbox.Sanitize(r.Stdout))
+	if len(r.Stderr) > 0 {
+		fmt.Fprint(e.stderr, sandbox.Sanitize(r.Stderr))
+	}
+	fmt.Fprintf(e.stderr, "clawtool sandbox: %s (outcome %s, %s, layers %v)\n", r.Summary(), r.Outcome, r.Duration.Round(time.Millisecond), r.Layers)
+	if r.Truncated {
+		fmt.Fprintln(e.stderr, "clawtool sandbox: output was cut at the output limit")
+	}
+	if !r.OK() {
+		return exitToolError
+	}
+	return exitOK
+}
+
+// workspaceFlags add --workspace to the commands that build a registry.
+type workspaceFlags struct{ dir string }
+
+func addWorkspaceFlags(fs *flag.FlagSet) *workspaceFlags {
+	w := &workspaceFlags{}
+	fs.StringVar(&w.dir, "workspace", "", "add the exec and file tools (read_file, write_file, edit_file, list_dir, glob, grep) confined to `DIR`")
+	return w
+}
+
+// registerInto adds the workspace tools to r when --workspace was given.
+func (w *workspaceFlags) registerInto(r *tool.Registry) (cleanup func(), err error) {
+	if w == nil || w.dir == "" {
+		return func() {}, nil
+	}
+	abs, err := filepath.Abs(w.dir)
+	if err != nil {
+		return nil, err
+	}
+	ts, err := workspace.New(sandbox.Policy{Workspace: abs})
+	if err != nil {
+		return nil, err
+	}
+	if err := ts.Register(r); err != nil {
+		ts.Close()
+		return nil, err
+	}
+	return func() { ts.Close() }, nil
+}

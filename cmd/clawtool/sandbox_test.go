@@ -1,0 +1,57 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/miniopenclaw/tool/sandbox"
+)
+
+func TestSandboxCommand(t *testing.T) {
+	base, err := os.MkdirTemp("", "clawtool-cli-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(base) })
+	ws := filepath.Join(base, "ws")
+	os.Mkdir(ws, 0o755)
+	os.Chmod(base, 0o755)
+	if os.Geteuid() == 0 {
+		os.Chown(ws, sandbox.DefaultUID, sandbox.DefaultUID)
+	}
+	os.WriteFile(filepath.Join(ws, "a.txt"), []byte("from the workspace\n"), 0o644)
+
+	tests := []struct {
+		name      string
+		args      []string
+		code      int
+		stdout    string
+		stderr    string
+		notStdout string
+	}{
+		{"probe", []string{"sandbox", "probe"}, exitOK, "ok      landlock", "", ""},
+		{"run ok", []string{"sandbox", "run", "--workspace", ws, "--", "cat", "a.txt"}, exitOK, "from the workspace\n", "exited with status 0", ""},
+		{"run fails", []string{"sandbox", "run", "--", "sh", "-c", "printf '\\033[2J'; exit 5"}, exitToolError, `\x1b[2J`, "exited with status 5", "\x1b"},
+		{"run times out", []string{"sandbox", "run", "--timeout", "200ms", "--", "sleep", "30"}, exitToolError, "", "outcome timed_out", ""},
+		{"run no network", []string{"sandbox", "run", "--net", "none", "--", "sh", "-c", "tail -n +3 /proc/net/dev | cut -d: -f1 | tr -d ' '"}, exitOK, "lo\n", "", "eth"},
+		{"run missing command", []string{"sandbox", "run", "--", "no-such-command-xyz"}, exitToolError, "", "not found", ""},
+		{"run no command", []string{"sandbox", "run"}, exitUsage, "", "no command", ""},
+		{"unknown", []string{"sandbox", "frob"}, exitUsage, "", "unknown subcommand", ""},
+		{"call read_file", []string{"call", "--workspace", ws, "read_file", `{"path":"a.txt"}`}, exitOK, `"output": "from the workspace\n"`, "", ""},
+		{"call read_file escape", []string{"call", "--workspace", ws, "read_file", `{"path":"../../etc/passwd"}`}, exitToolError, "escapes the workspace", "", "root:"},
+		{"call exec", []string{"call", "--workspace", ws, "exec", `{"argv":["cat","a.txt"]}`}, exitOK, "from the workspace", "", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var out, errOut bytes.Buffer
+			code := run(t.Context(), tt.args, nil, &out, &errOut)
+			if code != tt.code || !strings.Contains(out.String(), tt.stdout) || !strings.Contains(errOut.String(), tt.stderr) ||
+				(tt.notStdout != "" && strings.Contains(out.String(), tt.notStdout)) {
+				t.Errorf("clawtool %v: exit %d (want %d)\nstdout: %q\nstderr: %q", tt.args, code, tt.code, out.String(), errOut.String())
+			}
+		})
+	}
+}

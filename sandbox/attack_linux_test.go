@@ -1,0 +1,361 @@
+package sandbox
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+)
+
+// The test binary doubles as the attacker: TestMain hands it to attackMain
+// when attackEnv is set. An attack prints "OK <detail>" and exits 0 when it
+// worked, or "BLOCKED <error>" and exits 3 when the system stopped it.
+const attackEnv = "SBX_ATTACK"
+
+// markEnv carries the test process's marker into every attacker, so that a
+// scan of /proc can find any process a test left behind.
+const markEnv = "SBX_MARK"
+
+func attackMain(args []string) int {
+	if len(args) == 0 {
+		fmt.Println("BLOCKED no attack named")
+		return 2
+	}
+	fn, ok := attacks[args[0]]
+	if !ok {
+		fmt.Println("BLOCKED unknown attack", args[0])
+		return 2
+	}
+	detail, err := fn(args[1:])
+	if err != nil {
+		fmt.Printf("BLOCKED %v\n", err)
+		return 3
+	}
+	fmt.Printf("OK %s\n", detail)
+	return 0
+}
+
+var attacks = map[string]func(args []string) (string, error){
+	"read": func(a []string) (string, error) {
+		b, err := os.ReadFile(a[0])
+		return fmt.Sprintf("read %d bytes", len(b)), err
+	},
+	"write": func(a []string) (string, error) {
+		return "wrote", os.WriteFile(a[0], []byte("pwned\n"), 0o644)
+	},
+	"append": func(a []string) (string, error) {
+		f, err := os.OpenFile(a[0], os.O_WRONLY|os.O_APPEND, 0)
+		if err != nil {
+			return "", err
+		}
+		defer f.Close()
+		_, err = f.WriteString("pwned\n")
+		return "appended", err
+	},
+	"writesize": func(a []string) (string, error) {
+		n, _ := strconv.Atoi(a[1])
+		f, err := os.Create(a[0])
+		if err != nil {
+			return "", err
+		}
+		defer f.Close()
+		chunk := make([]byte, 64<<10)
+		for written := 0; written < n; written += len(chunk) {
+			if _, err := f.Write(chunk); err != nil {
+				return "", fmt.Errorf("after %d bytes: %w", written, err)
+			}
+		}
+		return "wrote " + a[1], nil
+	},
+	"manyfiles": func(a []string) (string, error) {
+		n, _ := strconv.Atoi(a[0])
+		dir, err := os.MkdirTemp("", "many")
+		if err != nil {
+			return "", err
+		}
+		defer os.RemoveAll(dir)
+		for i := range n {
+			f, err := os.Create(fmt.Sprintf("%s/f%d", dir, i))
+			if err != nil {
+				return "", fmt.Errorf("after %d files: %w", i, err)
+			}
+			f.Close()
+		}
+		return "created " + a[0], nil
+	},
+	"openmany": func(a []string) (string, error) {
+		n, _ := strconv.Atoi(a[0])
+		var fs []*os.File
+		defer func() {
+			for _, f := range fs {
+				f.Close()
+			}
+		}()
+		for i := range n {
+			f, err := os.Open("/dev/null")
+			if err != nil {
+				return "", fmt.Errorf("after %d: %w", i, err)
+			}
+			fs = append(fs, f)
+		}
+		return "opened " + a[0], nil
+	},
+	"mknod": func(a []string) (string, error) {
+		return "made node", unix.Mknod(a[0], unix.S_IFCHR|0o666, int(unix.Mkdev(1, 1)))
+	},
+	"remount": func([]string) (string, error) {
+		return "remounted / read-write", unix.Mount("", "/", "", unix.MS_REMOUNT|unix.MS_BIND, "")
+	},
+	"nesteduserns": func(a []string) (string, error) {
+		cmd := exec.Command(a[0])
+		cmd.SysProcAttr = &syscall.SysProcAttr{Cloneflags: syscall.CLONE_NEWUSER | syscall.CLONE_NEWNS}
+		return "created a user namespace", cmd.Run()
+	},
+	"tcp": func(a []string) (string, error) {
+		c, err := net.DialTimeout("tcp", a[0], 2*time.Second)
+		if err != nil {
+			return "", err
+		}
+		c.Write([]byte("x"))
+		c.Close()
+		return "connected", nil
+	},
+	"mptcp": func(a []string) (string, error) {
+		fd, err := unix.Socket(unix.AF_INET, unix.SOCK_STREAM, unix.IPPROTO_MPTCP)
+		if err != nil {
+			return "", err
+		}
+		defer unix.Close(fd)
+		port, _ := strconv.Atoi(a[0])
+		return "connected over MPTCP", unix.Connect(fd, &unix.SockaddrInet4{Port: port, Addr: [4]byte{127, 0, 0, 1}})
+	},
+	"udp": func(a []string) (string, error) {
+		c, err := net.Dial("udp", a[0])
+		if err != nil {
+			return "", err
+		}
+		defer c.Close()
+		_, err = c.Write([]byte("exfiltrated"))
+		return "sent a datagram", err
+	},
+	"netlink": func([]string) (string, error) {
+		fd, err := unix.Socket(unix.AF_NETLINK, unix.SOCK_RAW, unix.NETLINK_ROUTE)
+		if err == nil {
+			unix.Close(fd)
+		}
+		return "opened a netlink socket", err
+	},
+	"listen": func([]string) (string, error) {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return "", err
+		}
+		l.Close()
+		return "listening", nil
+	},
+	"unix": func(a []string) (string, error) {
+		c, err := net.Dial("unix", a[0])
+		if err != nil {
+			return "", err
+		}
+		c.Write([]byte("x"))
+		c.Close()
+		return "connected to " + a[0], nil
+	},
+	"spawn": func(a []string) (string, error) {
+		n, _ := strconv.Atoi(a[0])
+		var procs []*os.Process
+		defer func() {
+			for _, p := range procs {
+				p.Kill()
+				p.Wait()
+			}
+		}()
+		for i := range n {
+			p, err := os.StartProcess("/bin/sleep", []string{"sleep", "60"}, &os.ProcAttr{})
+			if err != nil {
+				return "", fmt.Errorf("after %d processes: %w", i, err)
+			}
+			procs = append(procs, p)
+		}
+		return fmt.Sprintf("spawned %d", n), nil
+	},
+	"alloc": func(a []string) (string, error) {
+		n, _ := strconv.Atoi(a[0])
+		b := make([]byte, n<<20)
+		for i := 0; i < len(b); i += 4096 {
+			b[i] = 1
+		}
+		return fmt.Sprintf("allocated %d MiB", n), nil
+	},
+	"spin": func(a []string) (string, error) {
+		d, _ := time.ParseDuration(a[0])
+		var ru unix.Rusage
+		for {
+			unix.Getrusage(unix.RUSAGE_SELF, &ru)
+			if time.Duration(ru.Utime.Nano()+ru.Stime.Nano()) >= d {
+				return "spun " + a[0], nil
+			}
+			for range 1_000_000 {
+			}
+		}
+	},
+	"interfaces": func([]string) (string, error) {
+		// Succeeds when an interface other than loopback is visible: a way
+		// out exists.
+		b, err := os.ReadFile("/proc/net/dev")
+		if err != nil {
+			return "", err
+		}
+		var names []string
+		for _, l := range strings.Split(string(b), "\n")[2:] {
+			if n, _, ok := strings.Cut(l, ":"); ok {
+				names = append(names, strings.TrimSpace(n))
+			}
+		}
+		for _, n := range names {
+			if n != "lo" {
+				return "interfaces " + strings.Join(names, ","), nil
+			}
+		}
+		return "", fmt.Errorf("only %v: network is unreachable", names)
+	},
+	"sleep": func(a []string) (string, error) {
+		time.Sleep(time.Hour)
+		return "", nil
+	},
+	"flood": func([]string) (string, error) {
+		line := []byte(strings.Repeat("y", 1023) + "\n")
+		for {
+			if _, err := os.Stdout.Write(line); err != nil {
+				return "", err
+			}
+		}
+	},
+	"background": func(a []string) (string, error) {
+		// Leave a daemonised child holding stdout, then exit.
+		cmd := exec.Command("/proc/self/exe", "sleep", a[0])
+		cmd.Stdout = os.Stdout
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+		if err := cmd.Start(); err != nil {
+			return "", err
+		}
+		return fmt.Sprintf("left pid %d behind", cmd.Process.Pid), nil
+	},
+	"env": func(a []string) (string, error) {
+		if v, ok := os.LookupEnv(a[0]); ok {
+			return "saw " + a[0] + "=" + v, nil
+		}
+		return "", fmt.Errorf("%s not in the environment", a[0])
+	},
+	"procenv": func(a []string) (string, error) {
+		b, err := os.ReadFile("/proc/" + a[0] + "/environ")
+		return fmt.Sprintf("read %d bytes of the agent's environment", len(b)), err
+	},
+	"kill0": func(a []string) (string, error) {
+		pid, _ := strconv.Atoi(a[0])
+		return "signalled the agent", unix.Kill(pid, 0)
+	},
+	"ptrace": func(a []string) (string, error) {
+		pid, _ := strconv.Atoi(a[0])
+		// SEIZE does not stop the tracee; the tracer's exit detaches.
+		_, _, errno := unix.Syscall6(unix.SYS_PTRACE, unix.PTRACE_SEIZE, uintptr(pid), 0, 0, 0, 0)
+		if errno != 0 {
+			return "", errno
+		}
+		return "attached to the agent", nil
+	},
+	"syscalls": func([]string) (string, error) {
+		// Each call either reaches the kernel (any errno but EPERM, or
+		// success) or is denied with EPERM by the filter.
+		var p [120]byte
+		calls := []struct {
+			name string
+			fn   func() syscall.Errno
+		}{
+			{"io_uring_setup", func() syscall.Errno {
+				_, _, e := unix.Syscall(unix.SYS_IO_URING_SETUP, 1, uintptr(unsafe.Pointer(&p)), 0)
+				return e
+			}},
+			{"bpf", func() syscall.Errno { _, _, e := unix.Syscall(unix.SYS_BPF, 1<<20, 0, 0); return e }},
+			{"userfaultfd", func() syscall.Errno { _, _, e := unix.Syscall(unix.SYS_USERFAULTFD, 1<<20, 0, 0); return e }},
+			{"perf_event_open", func() syscall.Errno {
+				_, _, e := unix.Syscall6(unix.SYS_PERF_EVENT_OPEN, 0, 0, ^uintptr(0), ^uintptr(0), 0, 0)
+				return e
+			}},
+			{"keyctl", func() syscall.Errno { _, _, e := unix.Syscall(unix.SYS_KEYCTL, 1<<20, 0, 0); return e }},
+			{"setns", func() syscall.Errno { _, _, e := unix.Syscall(unix.SYS_SETNS, ^uintptr(0), 0, 0); return e }},
+			{"kexec_load", func() syscall.Errno { _, _, e := unix.Syscall6(unix.SYS_KEXEC_LOAD, 0, 0, 0, 1<<30, 0, 0); return e }},
+		}
+		var reached, denied []string
+		for _, c := range calls {
+			if e := c.fn(); e == unix.EPERM {
+				denied = append(denied, c.name)
+			} else {
+				reached = append(reached, c.name)
+			}
+		}
+		if len(reached) > 0 {
+			return "reached " + strings.Join(reached, ","), nil
+		}
+		return "", fmt.Errorf("all denied: %s: %w", strings.Join(denied, ","), unix.EPERM)
+	},
+	"tty": func([]string) (string, error) {
+		f, err := os.OpenFile("/dev/tty", os.O_RDWR, 0)
+		if err != nil {
+			return "", err
+		}
+		f.Close()
+		return "opened the controlling terminal", nil
+	},
+	"status": func([]string) (string, error) {
+		b, err := os.ReadFile("/proc/self/status")
+		if err != nil {
+			return "", err
+		}
+		var keep []string
+		for _, l := range strings.Split(string(b), "\n") {
+			for _, k := range []string{"CapEff:", "CapPrm:", "CapBnd:", "CapAmb:", "NoNewPrivs:", "Seccomp:", "Groups:"} {
+				if strings.HasPrefix(l, k) {
+					keep = append(keep, strings.Join(strings.Fields(l), " "))
+				}
+			}
+		}
+		m, _ := os.ReadFile("/proc/self/uid_map")
+		return strings.Join(keep, ";") + ";uid_map " + strings.Join(strings.Fields(string(m)), " "), nil
+	},
+}
+
+var errAttack = errors.New("attack failed")
+
+func init() {
+	attacks["execread"] = func(a []string) (string, error) {
+		out, err := exec.Command(a[0], "read", a[1]).CombinedOutput()
+		if err != nil {
+			return "", fmt.Errorf("%s: %w", strings.TrimSpace(string(out)), errAttack)
+		}
+		return strings.TrimSpace(string(out)), nil
+	}
+}
+
+func init() {
+	// agent runs a sandboxed "sleep" attack, as an agent process would run
+	// a tool, and waits; the test kills it.
+	attacks["agent"] = func(a []string) (string, error) {
+		p := Policy{
+			Workspace: a[0], ReadOnly: []string{a[1]},
+			Env: append(append([]string{}, DefaultEnv...), attackEnv+"=1", markEnv+"="+os.Getenv(markEnv)),
+		}
+		_, err := Run(context.Background(), p, a[2], "sleep")
+		return "run returned", err
+	}
+}

@@ -1,0 +1,471 @@
+package sandbox
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// testMark is this test process's marker, carried in the environment of
+// every attacker it starts.
+func testMark() string { return "clawtool-sbx-" + strconv.Itoa(os.Getpid()) }
+
+// marked lists the processes whose environment carries mark.
+func marked(mark string) []int {
+	var pids []int
+	ents, _ := os.ReadDir("/proc")
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil || pid == os.Getpid() {
+			continue
+		}
+		env, err := os.ReadFile("/proc/" + e.Name() + "/environ")
+		if err == nil && bytes.Contains(env, []byte(markEnv+"="+mark+"\x00")) {
+			pids = append(pids, pid)
+		}
+	}
+	return pids
+}
+
+func leftovers(mark string) int { return len(marked(mark)) }
+
+func killLeftovers(mark string) {
+	for _, pid := range marked(mark) {
+		syscall.Kill(pid, syscall.SIGKILL)
+	}
+}
+
+// A fixture is the file system the catalog attacks: a workspace owned by
+// the sandbox user, a world-writable directory outside it, and a directory
+// holding the attacker (this test binary).
+type fixture struct {
+	base, bin, ws, outside string
+	attacker               string
+	mark                   string
+}
+
+func newFixture(t *testing.T) *fixture {
+	t.Helper()
+	requireSandbox(t)
+	base, err := os.MkdirTemp("", "clawtool-sbx-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(base) })
+	outside, err := os.MkdirTemp("/var/tmp", "clawtool-outside-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(outside) })
+	f := &fixture{base: base, bin: filepath.Join(base, "bin"), ws: filepath.Join(base, "ws"), outside: outside, mark: testMark()}
+	f.attacker = filepath.Join(f.bin, "attacker")
+	for _, d := range []string{f.bin, f.ws} {
+		if err := os.Mkdir(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	must(t, os.Chmod(base, 0o755))
+	must(t, os.Chmod(outside, 0o777))
+	must(t, os.Chown(f.ws, DefaultUID, DefaultUID))
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Link(self, f.attacker); err != nil {
+		copyFile(t, self, f.attacker, 0o755)
+	}
+	return f
+}
+
+func must(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+func copyFile(t *testing.T, from, to string, mode os.FileMode) {
+	t.Helper()
+	src, err := os.Open(from)
+	must(t, err)
+	defer src.Close()
+	dst, err := os.OpenFile(to, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, mode)
+	must(t, err)
+	_, err = io.Copy(dst, src)
+	must(t, err)
+	must(t, dst.Close())
+	must(t, os.Chmod(to, mode))
+}
+
+func (f *fixture) policy() Policy {
+	return Policy{
+		Workspace: f.ws,
+		ReadOnly:  []string{f.bin},
+		Env:       append(append([]string{}, DefaultEnv...), attackEnv+"=1", markEnv+"="+f.mark),
+		Limits:    Limits{WaitDelay: 500 * time.Millisecond},
+	}
+}
+
+func (f *fixture) sandboxed(t *testing.T, ctx context.Context, p Policy, args ...string) *Result {
+	t.Helper()
+	r, err := Run(ctx, p, append([]string{f.attacker}, args...)...)
+	if err != nil {
+		t.Fatalf("sandboxed %v: %v", args, err)
+	}
+	return r
+}
+
+// A control says how the positive control runs the attack without the
+// sandbox.
+type control int
+
+const (
+	asRoot           control = iota // as this (root) test process
+	asNobodyRootGrp                 // uid 65534 keeping group root, as S6 leaked
+	asNobody                        // uid 65534, no supplementary groups
+	asRootPrivateMnt                // root in a private mount namespace
+	noControl                       // the attack is only to keep running
+)
+
+// unsandboxed runs the attack without the sandbox and returns its output.
+func (f *fixture) unsandboxed(t *testing.T, how control, args ...string) string {
+	t.Helper()
+	cmd := exec.Command(f.attacker, args...)
+	cmd.Env = append(os.Environ(), attackEnv+"=1", markEnv+"="+f.mark)
+	cmd.WaitDelay = 500 * time.Millisecond
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Pdeathsig: syscall.SIGKILL}
+	switch how {
+	case asNobodyRootGrp:
+		cmd.SysProcAttr.Credential = &syscall.Credential{Uid: DefaultUID, Gid: DefaultUID, Groups: []uint32{0}}
+	case asNobody:
+		cmd.SysProcAttr.Credential = &syscall.Credential{Uid: DefaultUID, Gid: DefaultUID, Groups: []uint32{}}
+	case asRootPrivateMnt:
+		cmd.SysProcAttr.Cloneflags = syscall.CLONE_NEWNS
+	}
+	out, _ := cmd.Output()
+	return string(out)
+}
+
+// listenTCP starts a loopback listener and returns its address and a
+// function reporting whether anything connected to it.
+func listenTCP(t *testing.T) (string, func() bool) {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	must(t, err)
+	t.Cleanup(func() { l.Close() })
+	return l.Addr().String(), acceptedAny(l)
+}
+
+func acceptedAny(l net.Listener) func() bool {
+	var got atomic.Bool
+	return func() bool {
+		if got.Load() {
+			return true
+		}
+		type deadliner interface{ SetDeadline(time.Time) error }
+		l.(deadliner).SetDeadline(time.Now().Add(100 * time.Millisecond))
+		c, err := l.Accept()
+		if err == nil {
+			c.Close()
+			got.Store(true)
+		}
+		return got.Load()
+	}
+}
+
+func exists(path string) func() bool {
+	return func() bool { _, err := os.Lstat(path); return err == nil }
+}
+
+func fileHas(path, s string) func() bool {
+	return func() bool { b, _ := os.ReadFile(path); return strings.Contains(string(b), s) }
+}
+
+var seq atomic.Int64
+
+func unique(prefix string) string { return fmt.Sprintf("%s-%d-%d", prefix, os.Getpid(), seq.Add(1)) }
+
+// A catalogRow is one attack of the catalog: the attack run without the
+// sandbox must work (positive control) and show its effect on the host; run
+// in the sandbox it must fail with one of the wanted errors (or end with
+// the wanted outcome) and leave no effect on the host.
+type catalogRow struct {
+	id, name string
+	control  control
+	policy   func(*Policy)
+	// setup prepares one run and returns the attack's arguments and a check
+	// of its effect on the host (nil when it has none to look at).
+	setup func(t *testing.T, f *fixture) (args []string, effect func() bool)
+	// want are error texts one of which the sandboxed attack must report.
+	want []string
+	// outcome, when set, is the outcome the sandboxed run must have instead.
+	outcome Outcome
+	// allowed rows must work in the sandbox too (the workspace is writable;
+	// private /tmp works but never reaches the host); hostEffect says
+	// whether their effect must then show on the host.
+	allowed, hostEffect bool
+	timeout             time.Duration
+}
+
+func fixed(args ...string) func(*testing.T, *fixture) ([]string, func() bool) {
+	return func(*testing.T, *fixture) ([]string, func() bool) { return args, nil }
+}
+
+var (
+	wantDenied = []string{"permission denied", "operation not permitted", "read-only file system", "no such file"}
+	wantEPERM  = []string{"operation not permitted"}
+	wantNoNet  = []string{"network is unreachable", "operation not permitted", "permission denied"}
+)
+
+func catalog() []catalogRow {
+	pid := strconv.Itoa(os.Getpid())
+	return []catalogRow{
+		{id: "A1", name: "read /etc/shadow", setup: fixed("read", "/etc/shadow"), want: []string{"permission denied"}},
+		{id: "A2", name: "read a world-readable file outside the policy", setup: func(t *testing.T, f *fixture) ([]string, func() bool) {
+			p := filepath.Join(f.outside, unique("ww"))
+			must(t, os.WriteFile(p, []byte("data"), 0o644))
+			return []string{"read", p}, nil
+		}, want: []string{"permission denied", "no such file"}},
+		{id: "A3", name: "read a group-root file through inherited groups", control: asNobodyRootGrp, setup: func(t *testing.T, f *fixture) ([]string, func() bool) {
+			p := filepath.Join(f.ws, unique("grp-secret"))
+			must(t, os.WriteFile(p, []byte("secret"), 0o640))
+			must(t, os.Chown(p, 0, 0))
+			return []string{"read", p}, nil
+		}, want: []string{"permission denied"}},
+		{id: "A4", name: "write into a world-writable directory outside the workspace", setup: func(t *testing.T, f *fixture) ([]string, func() bool) {
+			p := filepath.Join(f.outside, unique("pwned"))
+			return []string{"write", p}, exists(p)
+		}, want: []string{"read-only file system", "permission denied"}},
+		{id: "A5", name: "write /dev/shm", setup: func(t *testing.T, f *fixture) ([]string, func() bool) {
+			p := "/dev/shm/" + unique("sbx")
+			t.Cleanup(func() { os.Remove(p) })
+			return []string{"write", p}, exists(p)
+		}, want: []string{"no such file", "permission denied"}},
+		{id: "A5", name: "write /tmp stays private", allowed: true, setup: func(t *testing.T, f *fixture) ([]string, func() bool) {
+			p := "/tmp/" + unique("sbx")
+			t.Cleanup(func() { os.Remove(p) })
+			return []string{"write", p}, exists(p)
+		}},
+		{id: "A9", name: "write through a workspace symlink to outside", setup: func(t *testing.T, f *fixture) ([]string, func() bool) {
+			target := filepath.Join(f.outside, unique("f"))
+			link := filepath.Join(f.ws, unique("ln"))
+			must(t, os.Symlink(target, link))
+			return []string{"write", link}, exists(target)
+		}, want: []string{"read-only file system", "permission denied"}},
+		{id: "A9", name: "read through a workspace symlink to /etc/shadow", setup: func(t *testing.T, f *fixture) ([]string, func() bool) {
+			link := filepath.Join(f.ws, unique("ln"))
+			must(t, os.Symlink("/etc/shadow", link))
+			return []string{"read", link}, nil
+		}, want: []string{"permission denied"}},
+		{id: "A12", name: "mknod a memory device in the workspace", setup: func(t *testing.T, f *fixture) ([]string, func() bool) {
+			p := filepath.Join(f.ws, unique("mem"))
+			return []string{"mknod", p}, exists(p)
+		}, want: wantEPERM},
+		{id: "A13", name: "exec a setuid-root copy to read /etc/shadow", control: asNobody, setup: func(t *testing.T, f *fixture) ([]string, func() bool) {
+			p := filepath.Join(f.bin, unique("suid"))
+			copyFile(t, f.attacker, p, 0o755)
+			must(t, os.Chmod(p, os.ModeSetuid|0o755))
+			return []string{"execread", p, "/etc/shadow"}, nil
+		}, want: []string{"permission denied"}},
+		{id: "A14", name: "remount / read-write", control: asRootPrivateMnt, setup: fixed("remount"), want: wantEPERM},
+		{id: "A15", name: "nested user namespace", setup: fixed("nesteduserns", "/bin/true"), want: wantEPERM},
+		{id: "A16", name: "add a git hook", setup: protectedSetup(".git/hooks/pre-commit", "write"), want: []string{"read-only file system"}},
+		{id: "A16", name: "change .git/config", setup: protectedSetup(".git/config", "append"), want: []string{"read-only file system"}},
+		{id: "A16", name: "change .bashrc", setup: protectedSetup(".bashrc", "append"), want: []string{"read-only file system"}},
+		{id: "A16", name: "change .mcp.json", setup: protectedSetup(".mcp.json", "append"), want: []string{"read-only file system"}},
+		{id: "A16", name: "add .vscode/settings.json", setup: protectedSetup(".vscode/settings.json", "write"), want: []string{"read-only file system"}},
+		{id: "A16", name: "write .git/objects stays allowed", allowed: true, hostEffect: true, setup: func(t *testing.T, f *fixture) ([]string, func() bool) {
+			protectedSetup(".git/config", "append")(t, f)
+			p := filepath.Join(f.ws, ".git", "objects", unique("obj"))
+			must(t, os.MkdirAll(filepath.Dir(p), 0o755))
+			must(t, os.Chown(filepath.Dir(p), DefaultUID, DefaultUID))
+			return []string{"write", p}, exists(p)
+		}},
+		{id: "A17", name: "fill the disk past the file size limit", policy: func(p *Policy) { p.Limits.FileSize = 1 << 20 }, setup: func(t *testing.T, f *fixture) ([]string, func() bool) {
+			p := filepath.Join(f.ws, unique("big"))
+			return []string{"writesize", p, strconv.Itoa(3 << 20)}, func() bool {
+				st, err := os.Stat(p)
+				return err == nil && st.Size() > 1<<20
+			}
+		}, want: []string{"file too large"}},
+		{id: "A17", name: "fill the private /tmp", policy: func(p *Policy) { p.Limits.Tmp = 1 << 20 }, setup: func(t *testing.T, f *fixture) ([]string, func() bool) {
+			p := "/tmp/" + unique("big")
+			t.Cleanup(func() { os.Remove(p) })
+			return []string{"writesize", p, strconv.Itoa(3 << 20)}, exists(p)
+		}, want: []string{"no space left"}},
+		{id: "A18", name: "exhaust the private /tmp's inodes", policy: func(p *Policy) { p.Limits.Tmp = 1 << 20 }, setup: func(t *testing.T, f *fixture) ([]string, func() bool) {
+			return []string{"manyfiles", "3000"}, nil
+		}, want: []string{"no space left"}},
+		{id: "A19", name: "TCP connect to a host loopback listener", setup: func(t *testing.T, f *fixture) ([]string, func() bool) {
+			addr, accepted := listenTCP(t)
+			return []string{"tcp", addr}, accepted
+		}, want: wantNoNet},
+		{id: "A20", name: "an interface with a route out", setup: fixed("interfaces"), want: []string{"network is unreachable"}},
+		{id: "A21", name: "MPTCP connect to a host loopback listener", setup: func(t *testing.T, f *fixture) ([]string, func() bool) {
+			addr, accepted := listenTCP(t)
+			_, port, _ := net.SplitHostPort(addr)
+			return []string{"mptcp", port}, accepted
+		}, want: wantNoNet},
+		{id: "A22", name: "UDP datagram to a host loopback listener", setup: func(t *testing.T, f *fixture) ([]string, func() bool) {
+			c, err := net.ListenPacket("udp", "127.0.0.1:0")
+			must(t, err)
+			t.Cleanup(func() { c.Close() })
+			var got atomic.Bool
+			return []string{"udp", c.LocalAddr().String()}, func() bool {
+				c.SetReadDeadline(time.Now().Add(100 * time.Millisecond))
+				buf := make([]byte, 64)
+				if _, _, err := c.ReadFrom(buf); err == nil {
+					got.Store(true)
+				}
+				return got.Load()
+			}
+		}, want: wantNoNet},
+		{id: "A23", name: "netlink socket", setup: fixed("netlink"), want: wantEPERM},
+		{id: "A24", name: "connect to a host daemon socket under /run", setup: func(t *testing.T, f *fixture) ([]string, func() bool) {
+			p := "/run/" + unique("sbx") + ".sock"
+			l, err := net.Listen("unix", p)
+			must(t, err)
+			t.Cleanup(func() { l.Close(); os.Remove(p) })
+			must(t, os.Chmod(p, 0o777))
+			return []string{"unix", p}, acceptedAny(l)
+		}, want: []string{"no such file"}},
+		{id: "A26", name: "open a TCP listener", setup: fixed("listen"), want: wantEPERM},
+		{id: "A27", name: "spawn loop", policy: func(p *Policy) { p.Limits.Processes = 40 }, setup: fixed("spawn", "100"), want: []string{"resource temporarily unavailable"}},
+		{id: "A28", name: "allocate 512 MiB", policy: func(p *Policy) { p.Limits.Memory = 128 << 20 }, setup: fixed("alloc", "512"), outcome: MemoryLimit},
+		{id: "A29", name: "spin the CPU", policy: func(p *Policy) { p.Limits.CPU = time.Second }, setup: fixed("spin", "1200ms"), outcome: CPULimit},
+		{id: "A30", name: "sleep past the deadline", control: noControl, setup: fixed("sleep"), outcome: TimedOut, timeout: 300 * time.Millisecond},
+		{id: "A31", name: "endless output", control: noControl, policy: func(p *Policy) { p.Limits.Output = 64 << 10 }, setup: fixed("flood"), outcome: OutputLimit},
+		{id: "A33", name: "leave a daemonised child holding stdout", allowed: true, setup: func(t *testing.T, f *fixture) ([]string, func() bool) {
+			t.Cleanup(func() { killLeftovers(f.mark) })
+			return []string{"background", "1000"}, func() bool {
+				defer killLeftovers(f.mark)
+				return leftovers(f.mark) > 0
+			}
+		}},
+		{id: "A37", name: "exhaust descriptors", policy: func(p *Policy) { p.Limits.OpenFiles = 64 }, setup: fixed("openmany", "1000"), want: []string{"too many open files"}},
+		{id: "A38", name: "read a secret from the environment", setup: func(t *testing.T, f *fixture) ([]string, func() bool) {
+			t.Setenv("SBX_HOST_SECRET", "hunter2")
+			return []string{"env", "SBX_HOST_SECRET"}, nil
+		}, want: []string{"not in the environment"}},
+		{id: "A39", name: "read the agent's /proc environ", setup: fixed("procenv", pid), want: []string{"no such file"}},
+		{id: "A40", name: "ptrace the agent", setup: fixed("ptrace", pid), want: []string{"no such process", "operation not permitted"}},
+		{id: "A41", name: "signal the agent", setup: fixed("kill0", pid), want: []string{"no such process"}},
+		{id: "A43", name: "kernel attack surface (io_uring, bpf, userfaultfd, perf, keyctl, setns, kexec)", setup: fixed("syscalls"), want: wantEPERM},
+		{id: "A44", name: "open the controlling terminal", control: noControl, setup: fixed("tty"), want: []string{"no such file", "no such device"}},
+	}
+}
+
+// protectedSetup creates the protected layout in the workspace and returns
+// an attack on rel with op.
+func protectedSetup(rel, op string) func(*testing.T, *fixture) ([]string, func() bool) {
+	return func(t *testing.T, f *fixture) ([]string, func() bool) {
+		for _, d := range []string{".git/hooks", ".vscode"} {
+			must(t, os.MkdirAll(filepath.Join(f.ws, d), 0o755))
+		}
+		for _, file := range []string{".git/config", ".bashrc", ".mcp.json"} {
+			must(t, os.WriteFile(filepath.Join(f.ws, file), []byte("original\n"), 0o644))
+		}
+		filepath.Walk(f.ws, func(p string, _ os.FileInfo, _ error) error { return os.Lchown(p, DefaultUID, DefaultUID) })
+		p := filepath.Join(f.ws, rel)
+		if op == "append" {
+			return []string{op, p}, fileHas(p, "pwned")
+		}
+		os.Remove(p)
+		return []string{op, p}, exists(p)
+	}
+}
+
+func TestCatalogA(t *testing.T) {
+	f := newFixture(t)
+	for _, row := range catalog() {
+		t.Run(row.id+" "+row.name, func(t *testing.T) {
+			// Positive control: without the sandbox the attack works.
+			if row.control != noControl {
+				args, effect := row.setup(t, f)
+				out := f.unsandboxed(t, row.control, args...)
+				if !strings.HasPrefix(out, "OK") {
+					t.Fatalf("positive control: attack %v did not work without the sandbox: %q", args, out)
+				}
+				if effect != nil && !effect() {
+					t.Fatalf("positive control: attack %v reported %q but left no effect on the host", args, out)
+				}
+			}
+
+			args, effect := row.setup(t, f)
+			p := f.policy()
+			if row.policy != nil {
+				row.policy(&p)
+			}
+			timeout := row.timeout
+			if timeout == 0 {
+				timeout = time.Minute
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), timeout)
+			defer cancel()
+			r := f.sandboxed(t, ctx, p, args...)
+			out := string(r.Stdout)
+			switch {
+			case row.outcome != "":
+				if r.Outcome != row.outcome {
+					t.Errorf("outcome %s (%s), want %s; stdout %q stderr %q", r.Outcome, r.Summary(), row.outcome, out, trim(r.Stderr))
+				}
+			case row.allowed:
+				if !strings.HasPrefix(out, "OK") {
+					t.Errorf("allowed attack failed in the sandbox: %q %q", out, trim(r.Stderr))
+				}
+			default:
+				if !strings.HasPrefix(out, "BLOCKED") || !containsAny(strings.ToLower(out), row.want) {
+					t.Errorf("sandboxed: %q (stderr %q, %s), want BLOCKED with one of %q", out, trim(r.Stderr), r.Summary(), row.want)
+				}
+			}
+			if effect != nil && row.hostEffect {
+				if !effect() {
+					t.Errorf("host-side check: the allowed attack %v left no effect on the host", args)
+				}
+			} else if effect != nil && effect() {
+				t.Errorf("host-side check: the sandboxed attack %v changed the host", args)
+			}
+			if n := leftovers(f.mark); n > 0 {
+				killLeftovers(f.mark)
+				t.Errorf("%d processes left behind", n)
+			}
+		})
+	}
+}
+
+func containsAny(s string, subs []string) bool {
+	for _, sub := range subs {
+		if strings.Contains(s, sub) {
+			return true
+		}
+	}
+	return false
+}
+
+func trim(b []byte) string {
+	if len(b) > 300 {
+		return string(b[:300]) + "..."
+	}
+	return string(b)
+}
+
+func startAgent(t *testing.T, f *fixture, mark string) *exec.Cmd {
+	t.Helper()
+	cmd := exec.Command(f.attacker, "agent", f.ws, f.bin, f.attacker)
+	cmd.Env = append(os.Environ(), attackEnv+"=1", markEnv+"="+mark)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	return cmd
+}

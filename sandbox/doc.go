@@ -1,0 +1,36 @@
+// Package sandbox runs commands with no more authority than a tool call
+// needs.
+//
+// A [Policy] says what a run may touch: a workspace directory it may write,
+// further paths it may read, protected paths inside the workspace that stay
+// read-only, the network (none by default), the environment (never the
+// caller's) and resource [Limits]. [Run] starts a command under a policy and
+// returns a classified [Result]: exit status or signal, timed out, output
+// limit, CPU, memory or process limit, with stdout and stderr kept apart and
+// capped.
+//
+// On Linux the sandbox needs no other program. The calling binary is
+// re-executed as a helper that builds the sandbox and then executes the
+// command, so a program that uses this package must call [Main] early, at
+// the top of main (or of TestMain in tests):
+//
+//	func main() {
+//		sandbox.Main()
+//		...
+//	}
+//
+// [Main] returns at once in the normal process and never returns in the
+// helper.
+//
+// The helper applies, in this order: user, mount, PID, network, IPC and UTS
+// namespaces, with the namespace root mapped to an unprivileged host user
+// and supplementary groups dropped; a read-only root with a private /tmp,
+// tmpfs over /run, /var/run and $XDG_RUNTIME_DIR, a minimal /dev and a fresh
+// /proc; the workspace bound read-write and its protected paths re-bound
+// read-only; every capability dropped; no_new_privs; Landlock; a seccomp
+// filter; resource limits; descriptors above 2 closed; a clean environment.
+//
+// The sandbox fails closed: [Probe] reports which layers the host offers,
+// and a run whose policy needs a missing one fails with a [*LayerError]
+// before anything runs. There is no fallback to an unsandboxed run.
+package sandbox

@@ -1,0 +1,31 @@
+//go:build linux
+
+package sandbox
+
+import (
+	"fmt"
+	"os"
+	"testing"
+
+	"go.uber.org/goleak"
+)
+
+func TestMain(m *testing.M) {
+	Main()
+	if os.Getenv(attackEnv) == "1" {
+		os.Exit(attackMain(os.Args[1:]))
+	}
+	code := m.Run()
+	if n := leftovers(testMark()); n > 0 {
+		fmt.Fprintf(os.Stderr, "%d processes carrying this test's marker are still running\n", n)
+		killLeftovers(testMark())
+		code = 1
+	}
+	if code == 0 {
+		if err := goleak.Find(); err != nil {
+			fmt.Fprintln(os.Stderr, "goleak:", err)
+			code = 1
+		}
+	}
+	os.Exit(code)
+}

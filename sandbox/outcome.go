@@ -1,0 +1,195 @@
+package sandbox
+
+import (
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+	"unicode/utf8"
+)
+
+// An Outcome classifies how a run ended.
+type Outcome string
+
+const (
+	// Exited means the command exited by itself; see Result.ExitCode.
+	Exited Outcome = "exited"
+	// Signaled means a signal the sandbox did not send ended the command.
+	Signaled Outcome = "signaled"
+	// TimedOut means the run's context ended first and the run was killed.
+	TimedOut Outcome = "timed_out"
+	// OutputLimit means the run wrote more than Limits.Output bytes and
+	// was killed.
+	OutputLimit Outcome = "output_limit"
+	// CPULimit means the run used up Limits.CPU and the kernel killed it.
+	CPULimit Outcome = "cpu_limit"
+	// MemoryLimit means an allocation failed at Limits.Memory and the
+	// command failed because of it (read from its exit and error output).
+	MemoryLimit Outcome = "memory_limit"
+	// PIDsLimit means creating a process failed at Limits.Processes and
+	// the command failed because of it (read from its exit and error
+	// output).
+	PIDsLimit Outcome = "pids_limit"
+)
+
+// A Result is what a finished run gives back.
+type Result struct {
+	// Outcome classifies how the run ended.
+	Outcome Outcome
+	// ExitCode is the command's exit status, or -1 when a signal ended it.
+	ExitCode int
+	// Signal names the signal that ended the command ("killed"), if any.
+	Signal string
+	// Stdout and Stderr are the bytes the command wrote, as written, each
+	// cut when the run reached Limits.Output. Use [Result.Text] or
+	// [Sanitize] before showing them to a model or a terminal.
+	Stdout, Stderr []byte
+	// Truncated reports that output was cut at Limits.Output.
+	Truncated bool
+	// Duration is the wall time from start to reaping.
+	Duration time.Duration
+	// CPU is the user and system CPU time the run used.
+	CPU time.Duration
+	// Layers are the sandbox layers that were active, in the order they
+	// were applied.
+	Layers []Layer
+}
+
+// OK reports whether the command exited by itself with status 0.
+func (r *Result) OK() bool { return r.Outcome == Exited && r.ExitCode == 0 }
+
+// Summary is one line saying how the run ended, for a person or a model,
+// such as "exited with status 0" or "killed: output limit of 1048576 bytes
+// reached".
+func (r *Result) Summary() string {
+	switch r.Outcome {
+	case Exited:
+		return fmt.Sprintf("exited with status %d", r.ExitCode)
+	case Signaled:
+		return "killed by signal " + r.Signal
+	case TimedOut:
+		return fmt.Sprintf("killed: timed out after %s", r.Duration.Round(time.Millisecond))
+	case OutputLimit:
+		return "killed: output limit reached"
+	case CPULimit:
+		return fmt.Sprintf("killed: CPU limit reached after %s of CPU time", r.CPU.Round(time.Millisecond))
+	case MemoryLimit:
+		return fmt.Sprintf("failed: memory limit reached (exit status %d)", r.ExitCode)
+	case PIDsLimit:
+		return fmt.Sprintf("failed: process limit reached (exit status %d)", r.ExitCode)
+	}
+	return string(r.Outcome)
+}
+
+// Text renders the run for a model: the sanitized stdout, then the
+// sanitized stderr under a "stderr:" line, then the summary line.
+func (r *Result) Text() string {
+	var b strings.Builder
+	b.WriteString(Sanitize(r.Stdout))
+	if len(r.Stderr) > 0 {
+		if b.Len() > 0 && !strings.HasSuffix(b.String(), "\n") {
+			b.WriteByte('\n')
+		}
+		b.WriteString("stderr:\n")
+		b.WriteString(Sanitize(r.Stderr))
+	}
+	if b.Len() > 0 && !strings.HasSuffix(b.String(), "\n") {
+		b.WriteByte('\n')
+	}
+	if r.Truncated {
+		b.WriteString("[output cut at the output limit]\n")
+	}
+	b.WriteString("[" + r.Summary() + "]")
+	return b.String()
+}
+
+// Sanitize turns command output into plain text that is safe to show to a
+// model or a terminal: newlines and tabs stay, every other control
+// character (ANSI escape sequences included, since they start with ESC)
+// becomes a visible \xNN escape, a carriage return becomes \r, and invalid
+// UTF-8 becomes U+FFFD.
+func Sanitize(b []byte) string {
+	var sb strings.Builder
+	sb.Grow(len(b))
+	for len(b) > 0 {
+		r, n := utf8.DecodeRune(b)
+		switch {
+		case r == utf8.RuneError && n <= 1:
+			sb.WriteRune(utf8.RuneError)
+		case r == '\n' || r == '\t':
+			sb.WriteRune(r)
+		case r == '\r':
+			sb.WriteString(`\r`)
+		case r < 0x20 || r == 0x7f:
+			fmt.Fprintf(&sb, `\x%02x`, r)
+		case r >= 0x80 && r < 0xa0, r == 0x2028, r == 0x2029, r >= 0x202a && r <= 0x202e, r >= 0x2066 && r <= 0x2069:
+			// C1 controls, line separators and bidirectional overrides.
+			fmt.Fprintf(&sb, `\u%04x`, r)
+		default:
+			sb.WriteRune(r)
+		}
+		b = b[n:]
+	}
+	return sb.String()
+}
+
+// outputBudget is shared by a run's stdout and stderr: together they keep
+// at most limit bytes, and the first write past it calls overflow once.
+type outputBudget struct {
+	mu       sync.Mutex
+	left     int
+	over     bool
+	overflow func()
+}
+
+// capped is one stream writing into an outputBudget.
+type capped struct {
+	b   *outputBudget
+	buf []byte
+}
+
+// Write keeps what fits in the budget and reports success for all of p, so
+// that the copying goroutine keeps draining the pipe until the run dies.
+func (c *capped) Write(p []byte) (int, error) {
+	c.b.mu.Lock()
+	keep := min(len(p), c.b.left)
+	c.buf = append(c.buf, p[:keep]...)
+	c.b.left -= keep
+	fire := keep < len(p) && !c.b.over
+	if fire {
+		c.b.over = true
+	}
+	c.b.mu.Unlock()
+	if fire && c.b.overflow != nil {
+		c.b.overflow()
+	}
+	return len(p), nil
+}
+
+func (c *capped) bytes() []byte {
+	c.b.mu.Lock()
+	defer c.b.mu.Unlock()
+	return c.buf
+}
+
+func (b *outputBudget) exceeded() bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.over
+}
+
+// classifyFailure reads the cause of a failed exit from the error output
+// when a limit, rather than the command, is the likely cause.
+func classifyFailure(stderr []byte) Outcome {
+	s := strings.ToLower(string(stderr))
+	switch {
+	case strings.Contains(s, "out of memory"), strings.Contains(s, "cannot allocate memory"),
+		strings.Contains(s, "memoryerror"), strings.Contains(s, "failed to allocate"):
+		return MemoryLimit
+	case strings.Contains(s, "fork") && strings.Contains(s, "resource temporarily unavailable"),
+		strings.Contains(s, "cannot fork"), strings.Contains(s, "pthread_create failed"),
+		strings.Contains(s, "newosproc"):
+		return PIDsLimit
+	}
+	return Exited
+}

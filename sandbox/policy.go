@@ -1,0 +1,332 @@
+package sandbox
+
+import (
+	"errors"
+	"fmt"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+)
+
+// Network says what network a sandboxed run may reach.
+type Network string
+
+const (
+	// NetworkNone gives the run a network namespace of its own with only a
+	// loopback interface that is down, and lets it create unix sockets
+	// only. It is the default.
+	NetworkNone Network = "none"
+	// NetworkHost shares the host's network: the run may open TCP and UDP
+	// sockets (IPv4 and IPv6) and unix sockets, nothing else.
+	NetworkHost Network = "host"
+)
+
+// A Layer names one mechanism of the Linux backend. [Probe] reports which
+// layers the host offers; a run whose policy needs a layer the host lacks
+// fails with a [*LayerError] naming it.
+type Layer string
+
+const (
+	// LayerUserNS is a user namespace with the namespace root mapped to an
+	// unprivileged host id, supplementary groups dropped, and every
+	// capability dropped before the command starts.
+	LayerUserNS Layer = "userns"
+	// LayerMountNS is a mount namespace with a read-only root, a private
+	// /tmp, tmpfs over daemon-socket directories, a minimal /dev, a fresh
+	// /proc and the workspace bound read-write.
+	LayerMountNS Layer = "mountns"
+	// LayerPIDNS is a PID namespace: the command is its init, so the whole
+	// process tree dies when it exits or is killed.
+	LayerPIDNS Layer = "pidns"
+	// LayerNetNS is a network namespace with no route out. Only
+	// [NetworkNone] uses it.
+	LayerNetNS Layer = "netns"
+	// LayerIPCNS and LayerUTSNS isolate System V IPC and the host name.
+	LayerIPCNS Layer = "ipcns"
+	LayerUTSNS Layer = "utsns"
+	// LayerNoNewPrivs sets no_new_privs: setuid binaries gain nothing.
+	LayerNoNewPrivs Layer = "no_new_privs"
+	// LayerLandlock is a Landlock ruleset (ABI 6 or later): reads limited to
+	// the system and read-only paths, writes to the workspace and /tmp, no
+	// TCP bind or connect under [NetworkNone], and signals and abstract unix
+	// sockets scoped to the sandbox.
+	LayerLandlock Layer = "landlock"
+	// LayerSeccomp is a seccomp filter denying kernel interfaces a tool does
+	// not need (ptrace, bpf, io_uring, mount, nested user namespaces, ...)
+	// and socket families outside the policy.
+	LayerSeccomp Layer = "seccomp"
+	// LayerRlimits are resource limits: CPU, file size, open files, core
+	// dumps, processes and data segment.
+	LayerRlimits Layer = "rlimits"
+)
+
+// RequiredLayers are the layers every run needs, in the order the helper
+// applies them; [NetworkNone] adds [LayerNetNS]. A policy may name some of
+// them in Policy.Without to run knowingly without them.
+var RequiredLayers = []Layer{
+	LayerUserNS, LayerMountNS, LayerPIDNS, LayerIPCNS, LayerUTSNS,
+	LayerNoNewPrivs, LayerLandlock, LayerSeccomp, LayerRlimits,
+}
+
+// DefaultProtected are the workspace paths that stay read-only although the
+// workspace is writable: files that other programs execute or trust later
+// (git hooks and config, shell start-up files, editor and agent settings).
+var DefaultProtected = []string{
+	".git/hooks", ".git/config", ".gitmodules", ".gitconfig",
+	".bashrc", ".bash_profile", ".zshrc", ".profile",
+	".mcp.json", ".ripgreprc", ".vscode", ".idea",
+	".claude/commands", ".claude/agents",
+}
+
+// SystemReadOnly are the host paths a run may read and execute besides the
+// workspace and Policy.ReadOnly: what programs and their dynamic linker
+// need. Paths missing on the host are ignored.
+var SystemReadOnly = []string{"/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/etc"}
+
+// DefaultEnv are the variables a run gets when Policy.Env is nil. They are
+// fixed values, not copied from the caller's environment.
+var DefaultEnv = []string{
+	"PATH=/usr/local/bin:/usr/bin:/bin:/usr/local/sbin:/usr/sbin:/sbin",
+	"LANG=C.UTF-8",
+	"HOME=/tmp",
+	"TMPDIR=/tmp",
+}
+
+// Limits bound what one run may consume. A zero field takes its default,
+// listed with each field.
+type Limits struct {
+	// CPU is the CPU time the run may use (RLIMIT_CPU); it is killed when
+	// it reaches it. Default 30s.
+	CPU time.Duration
+	// Memory bounds the data segment of each process (RLIMIT_DATA), which
+	// caps heap allocation for Go, C and Python programs alike. Default
+	// 512 MiB.
+	Memory int64
+	// Processes bounds the number of processes and threads the run may
+	// have at once (RLIMIT_NPROC, counted inside the run's user namespace,
+	// or per host user id for a policy without one). Default 256.
+	Processes int
+	// FileSize is the largest file the run may write (RLIMIT_FSIZE).
+	// Default 64 MiB.
+	FileSize int64
+	// OpenFiles is the number of descriptors a process may hold
+	// (RLIMIT_NOFILE). Default 256.
+	OpenFiles int
+	// Tmp is the size of the private /tmp. Default 64 MiB.
+	Tmp int64
+	// Output is the number of bytes of stdout and stderr together the run
+	// may write; the run is killed when it writes more and its outcome is
+	// [OutputLimit]. Default 1 MiB.
+	Output int
+	// WaitDelay bounds how long the supervisor waits for output after the
+	// run's process is gone, for a descendant that still holds a pipe.
+	// Default 2s.
+	WaitDelay time.Duration
+}
+
+// Default limits; see [Limits] for what each bounds.
+const (
+	DefaultCPU       = 30 * time.Second
+	DefaultMemory    = 512 << 20
+	DefaultProcesses = 256
+	DefaultFileSize  = 64 << 20
+	DefaultOpenFiles = 256
+	DefaultTmp       = 64 << 20
+	DefaultOutput    = 1 << 20
+	DefaultWaitDelay = 2 * time.Second
+)
+
+func (l Limits) withDefaults() Limits {
+	def := func(v *int64, d int64) {
+		if *v <= 0 {
+			*v = d
+		}
+	}
+	def(&l.Memory, DefaultMemory)
+	def(&l.FileSize, DefaultFileSize)
+	def(&l.Tmp, DefaultTmp)
+	if l.CPU <= 0 {
+		l.CPU = DefaultCPU
+	}
+	if l.Processes <= 0 {
+		l.Processes = DefaultProcesses
+	}
+	if l.OpenFiles <= 0 {
+		l.OpenFiles = DefaultOpenFiles
+	}
+	if l.Output <= 0 {
+		l.Output = DefaultOutput
+	}
+	if l.WaitDelay <= 0 {
+		l.WaitDelay = DefaultWaitDelay
+	}
+	return l
+}
+
+// A Policy describes what a sandboxed run may touch. The zero Policy runs
+// with no workspace (the working directory is the private /tmp), no
+// network, [DefaultEnv] and default [Limits].
+type Policy struct {
+	// Workspace is a host directory the run may read and write, and its
+	// working directory. It must be absolute. The sandbox user (see UID)
+	// must be able to reach and write it.
+	Workspace string
+	// ReadOnly are further absolute host paths the run may read and
+	// execute, besides [SystemReadOnly].
+	ReadOnly []string
+	// Protected are paths relative to Workspace that stay read-only. Nil
+	// means [DefaultProtected]; an empty non-nil slice protects nothing.
+	// Paths that do not exist when the run starts are not protected, and a
+	// protected path that is a symbolic link makes the run fail.
+	Protected []string
+	// Network is the network the run may reach; empty means [NetworkNone].
+	Network Network
+	// DenyUnixSockets forbids creating unix sockets too, so the run can
+	// open no socket at all.
+	DenyUnixSockets bool
+	// Env is the run's whole environment as NAME=value pairs; the caller's
+	// environment is never inherited. Nil means [DefaultEnv]. A name
+	// containing KEY, SECRET, TOKEN or PASSWORD (in any case) is refused.
+	Env []string
+	// AllowShell lets tools built on this policy run a shell command line
+	// (sh -c); otherwise they take an argument vector only.
+	AllowShell bool
+	// Limits bound the run's resources.
+	Limits Limits
+	// UID is the host user id the sandbox's root is mapped to when the
+	// caller is root. Zero means 65534 (nobody). A caller that is not root
+	// always maps its own id.
+	UID int
+	// Without lists layers this policy knowingly runs without. Any other
+	// layer of [RequiredLayers] the host lacks makes the run fail. Doing
+	// without [LayerUserNS] drops every namespace; the command then runs as
+	// the unprivileged UID on the host.
+	Without []Layer
+}
+
+// DefaultUID is the host user id the sandbox root maps to when the caller
+// is root and Policy.UID is zero.
+const DefaultUID = 65534
+
+// secretWords are the name fragments that mark a variable as a secret.
+var secretWords = []string{"KEY", "SECRET", "TOKEN", "PASSWORD"}
+
+// Validate reports the first problem that makes p unusable: relative or
+// overlapping paths, protected paths that escape the workspace, unknown
+// network or layer names, or a secret-looking environment variable.
+func (p Policy) Validate() error {
+	if p.Workspace != "" && !filepath.IsAbs(p.Workspace) {
+		return fmt.Errorf("sandbox: workspace %q is not an absolute path", p.Workspace)
+	}
+	for _, ro := range p.ReadOnly {
+		if !filepath.IsAbs(ro) {
+			return fmt.Errorf("sandbox: read-only path %q is not absolute", ro)
+		}
+	}
+	for _, pr := range p.protected() {
+		if !filepath.IsLocal(pr) {
+			return fmt.Errorf("sandbox: protected path %q is not inside the workspace", pr)
+		}
+	}
+	switch p.Network {
+	case "", NetworkNone, NetworkHost:
+	default:
+		return fmt.Errorf("sandbox: unknown network %q (want %q or %q)", p.Network, NetworkNone, NetworkHost)
+	}
+	for _, l := range p.Without {
+		if !slices.Contains(RequiredLayers, l) && l != LayerNetNS {
+			return fmt.Errorf("sandbox: unknown layer %q", l)
+		}
+	}
+	_, err := p.environ()
+	return err
+}
+
+func (p Policy) protected() []string {
+	if p.Protected == nil {
+		return DefaultProtected
+	}
+	return p.Protected
+}
+
+func (p Policy) network() Network {
+	if p.Network == "" {
+		return NetworkNone
+	}
+	return p.Network
+}
+
+// layers returns the layers p needs, in the order they are applied.
+func (p Policy) layers() []Layer {
+	var out []Layer
+	for _, l := range RequiredLayers {
+		if l == LayerIPCNS && p.network() == NetworkNone {
+			out = append(out, LayerNetNS)
+		}
+		out = append(out, l)
+	}
+	noUserNS := slices.Contains(p.Without, LayerUserNS)
+	return slices.DeleteFunc(out, func(l Layer) bool {
+		// The other namespaces are built inside the user namespace: without
+		// it they would be the host's.
+		return slices.Contains(p.Without, l) || noUserNS && namespaceLayer(l)
+	})
+}
+
+func namespaceLayer(l Layer) bool {
+	switch l {
+	case LayerMountNS, LayerPIDNS, LayerNetNS, LayerIPCNS, LayerUTSNS:
+		return true
+	}
+	return false
+}
+
+// environ returns the run's environment, refusing secret-looking names and
+// malformed entries.
+func (p Policy) environ() ([]string, error) {
+	env := p.Env
+	if env == nil {
+		env = DefaultEnv
+	}
+	out := make([]string, 0, len(env))
+	for _, kv := range env {
+		name, _, ok := strings.Cut(kv, "=")
+		if !ok || name == "" || strings.ContainsRune(kv, 0) {
+			return nil, fmt.Errorf("sandbox: environment entry %q is not NAME=value", kv)
+		}
+		if w, bad := secretName(name); bad {
+			return nil, fmt.Errorf("sandbox: environment variable %s is refused: names containing %s are never passed to a sandbox", name, w)
+		}
+		out = append(out, kv)
+	}
+	return out, nil
+}
+
+func secretName(name string) (string, bool) {
+	up := strings.ToUpper(name)
+	for _, w := range secretWords {
+		if strings.Contains(up, w) {
+			return w, true
+		}
+	}
+	return "", false
+}
+
+// A LayerError reports that a run was refused because the host lacks a
+// layer its policy needs. Nothing ran.
+type LayerError struct {
+	Layer  Layer
+	Reason string
+}
+
+func (e *LayerError) Error() string {
+	return fmt.Sprintf("sandbox: refusing to run: layer %s is unavailable on this host: %s", e.Layer, e.Reason)
+}
+
+// ErrNoMain is returned by Run, and reported by Probe, when the program did
+// not call [Main] first: the binary could not serve as its own helper.
+var ErrNoMain = errors.New("sandbox: sandbox.Main was not called at the top of main (or TestMain)")
+
+// ErrUnsupported is returned on platforms without a sandbox backend.
+var ErrUnsupported = errors.New("sandbox: no sandbox backend for this platform")

@@ -1,0 +1,84 @@
+package sandbox
+
+import (
+	"errors"
+	"slices"
+	"strings"
+	"testing"
+)
+
+func TestPolicyValidate(t *testing.T) {
+	tests := []struct {
+		name    string
+		p       Policy
+		wantErr string
+	}{
+		{"zero policy", Policy{}, ""},
+		{"relative workspace", Policy{Workspace: "ws"}, "not an absolute path"},
+		{"relative read-only", Policy{ReadOnly: []string{"usr"}}, "not absolute"},
+		{"protected escapes", Policy{Workspace: "/w", Protected: []string{"../x"}}, "not inside the workspace"},
+		{"protected absolute", Policy{Workspace: "/w", Protected: []string{"/etc"}}, "not inside the workspace"},
+		{"unknown network", Policy{Network: "bridge"}, "unknown network"},
+		{"unknown layer", Policy{Without: []Layer{"magic"}}, "unknown layer"},
+		{"api key refused", Policy{Env: []string{"OPENAI_API_KEY=x"}}, "OPENAI_API_KEY is refused"},
+		{"lower-case secret refused", Policy{Env: []string{"db_password=x"}}, "refused"},
+		{"token refused", Policy{Env: []string{"GITHUB_TOKEN=x"}}, "refused"},
+		{"secret refused", Policy{Env: []string{"MY_SECRET=x"}}, "refused"},
+		{"malformed env", Policy{Env: []string{"NOEQUALS"}}, "not NAME=value"},
+		{"allowed env", Policy{Env: []string{"PATH=/bin", "LANG=C"}}, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := tt.p.Validate()
+			if tt.wantErr == "" {
+				if err != nil {
+					t.Fatalf("Validate() = %v, want nil", err)
+				}
+				return
+			}
+			if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+				t.Fatalf("Validate() = %v, want an error containing %q", err, tt.wantErr)
+			}
+		})
+	}
+}
+
+func TestPolicyLayers(t *testing.T) {
+	none := Policy{}.layers()
+	if !slices.Contains(none, LayerNetNS) {
+		t.Errorf("network none layers %v lack %s", none, LayerNetNS)
+	}
+	host := Policy{Network: NetworkHost}.layers()
+	if slices.Contains(host, LayerNetNS) {
+		t.Errorf("network host layers %v include %s", host, LayerNetNS)
+	}
+	noNS := Policy{Without: []Layer{LayerUserNS}}.layers()
+	for _, l := range noNS {
+		if namespaceLayer(l) {
+			t.Errorf("without a user namespace the layers %v still include %s", noNS, l)
+		}
+	}
+	without := Policy{Without: []Layer{LayerLandlock}}.layers()
+	if slices.Contains(without, LayerLandlock) {
+		t.Errorf("layers %v still include the layer the policy does without", without)
+	}
+}
+
+func TestLimitsDefaults(t *testing.T) {
+	l := Limits{}.withDefaults()
+	if l.Output != 1<<20 || l.CPU != DefaultCPU || l.Memory != DefaultMemory || l.Processes != DefaultProcesses ||
+		l.FileSize != DefaultFileSize || l.OpenFiles != DefaultOpenFiles || l.Tmp != DefaultTmp || l.WaitDelay != DefaultWaitDelay {
+		t.Errorf("Limits{}.withDefaults() = %+v", l)
+	}
+	if got := (Limits{Output: 10}).withDefaults().Output; got != 10 {
+		t.Errorf("explicit Output replaced: %d", got)
+	}
+}
+
+func TestLayerErrorNamesLayer(t *testing.T) {
+	var err error = &LayerError{Layer: LayerLandlock, Reason: "ABI 3 < 6"}
+	var le *LayerError
+	if !errors.As(err, &le) || !strings.Contains(err.Error(), "landlock") {
+		t.Errorf("error %q does not name the layer", err)
+	}
+}

@@ -1,0 +1,84 @@
+package sandbox
+
+import (
+	"context"
+	"errors"
+	"io"
+)
+
+// Run runs the command argv (argv[0] is looked up in the PATH of the
+// policy's environment) under p and waits for it. Its standard input is
+// empty. ctx bounds the run: when it is done the whole process tree is
+// killed and the Result's Outcome is [TimedOut].
+//
+// Run returns an error, and runs nothing, when p is invalid or needs a layer
+// the host lacks (a [*LayerError]); it returns an error too when the sandbox
+// could not be built or the command could not be started. Otherwise the
+// Result says how the command ended, whatever that was.
+func Run(ctx context.Context, p Policy, argv ...string) (*Result, error) {
+	return run(ctx, p, argv, nil)
+}
+
+// A Cmd is a command to run in the sandbox, shaped like [os/exec.Cmd] so
+// that a tool's own subprocess can move into the sandbox with one changed
+// call:
+//
+//	cmd := sandbox.CommandContext(ctx, policy, "git", "status")
+//	out, err := cmd.Output()
+type Cmd struct {
+	// Policy is what the command may touch.
+	Policy Policy
+	// Args holds the command name followed by its arguments.
+	Args []string
+	// Stdin is the command's standard input; nil means empty.
+	Stdin io.Reader
+	// Result is how the run ended, set by Run and Output.
+	Result *Result
+
+	ctx context.Context
+}
+
+// CommandContext returns a Cmd that runs name with args under p, bounded by
+// ctx.
+func CommandContext(ctx context.Context, p Policy, name string, args ...string) *Cmd {
+	return &Cmd{Policy: p, Args: append([]string{name}, args...), ctx: ctx}
+}
+
+// Run runs the command and waits for it. It returns nil when the command
+// exited with status 0, an [*ExitError] carrying the Result when it ended
+// any other way, and another error when it could not run at all.
+func (c *Cmd) Run() error {
+	if c.Result != nil {
+		return errors.New("sandbox: Cmd already ran")
+	}
+	ctx := c.ctx
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	r, err := run(ctx, c.Policy, c.Args, c.Stdin)
+	if err != nil {
+		return err
+	}
+	c.Result = r
+	if !r.OK() {
+		return &ExitError{Result: r}
+	}
+	return nil
+}
+
+// Output runs the command and returns its standard output (capped at
+// Limits.Output), with the error of [Cmd.Run].
+func (c *Cmd) Output() ([]byte, error) {
+	err := c.Run()
+	if c.Result == nil {
+		return nil, err
+	}
+	return c.Result.Stdout, err
+}
+
+// An ExitError reports a command that ran but did not exit with status 0.
+type ExitError struct {
+	*Result
+}
+
+func (e *ExitError) Error() string { return "sandbox: command " + e.Summary() }

@@ -1,0 +1,224 @@
+package sandbox
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+func TestRunEcho(t *testing.T) {
+	requireSandbox(t)
+	r, err := Run(context.Background(), Policy{}, "echo", "hello")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !r.OK() || string(r.Stdout) != "hello\n" {
+		t.Fatalf("result %+v stdout %q stderr %q", r, r.Stdout, r.Stderr)
+	}
+	if !slices.Equal(r.Layers, Policy{}.layers()) {
+		t.Errorf("result layers %v, want %v", r.Layers, Policy{}.layers())
+	}
+}
+
+func TestRunExitCodesAndStreams(t *testing.T) {
+	requireSandbox(t)
+	r, err := Run(context.Background(), Policy{}, "sh", "-c", "echo out; echo err >&2; exit 7")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Outcome != Exited || r.ExitCode != 7 || string(r.Stdout) != "out\n" || string(r.Stderr) != "err\n" {
+		t.Errorf("got outcome %s code %d stdout %q stderr %q", r.Outcome, r.ExitCode, r.Stdout, r.Stderr)
+	}
+}
+
+// TestLayersInPlace checks what the command itself sees: no capabilities in
+// any set, no_new_privs, a seccomp filter, no supplementary groups, and its
+// root mapped to the unprivileged host id.
+func TestLayersInPlace(t *testing.T) {
+	f := newFixture(t)
+	r := f.sandboxed(t, context.Background(), f.policy(), "status")
+	out := string(r.Stdout)
+	for _, want := range []string{
+		"CapEff: 0000000000000000", "CapPrm: 0000000000000000", "CapBnd: 0000000000000000", "CapAmb: 0000000000000000",
+		"NoNewPrivs: 1", "Seccomp: 2", "Groups:;", "uid_map 0 65534 1",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("status %q lacks %q", out, want)
+		}
+	}
+}
+
+func TestRunRefusesMissingLayer(t *testing.T) {
+	requireSandbox(t)
+	old := probeForRun
+	t.Cleanup(func() { probeForRun = old })
+	probeForRun = func() Report {
+		r := Probe()
+		out := Report{}
+		for _, s := range r.Layers {
+			if s.Layer == LayerLandlock {
+				s.Available, s.Detail = false, "kernel Landlock ABI 0"
+			}
+			out.Layers = append(out.Layers, s)
+		}
+		return out
+	}
+	dir := t.TempDir()
+	marker := filepath.Join(dir, "ran")
+	_, err := Run(context.Background(), Policy{ReadOnly: []string{dir}}, "touch", marker)
+	var le *LayerError
+	if !errors.As(err, &le) || le.Layer != LayerLandlock {
+		t.Fatalf("Run = %v, want a *LayerError naming landlock", err)
+	}
+	if _, err := os.Stat(marker); err == nil {
+		t.Error("the command ran although the policy was refused")
+	}
+	// A policy that knowingly does without the layer runs.
+	r, err := Run(context.Background(), Policy{Without: []Layer{LayerLandlock}}, "true")
+	if err != nil || !r.OK() || slices.Contains(r.Layers, LayerLandlock) {
+		t.Fatalf("Run without landlock = %+v, %v", r, err)
+	}
+}
+
+func TestProbeReportsEveryLayer(t *testing.T) {
+	requireSandbox(t)
+	rep := Probe()
+	for _, l := range append(RequiredLayers, LayerNetNS) {
+		if !rep.Has(l) {
+			t.Errorf("layer %s missing on this host: %s", l, rep)
+		}
+	}
+	if !strings.Contains(rep.String(), "ok      landlock") {
+		t.Errorf("String() = %q", rep.String())
+	}
+}
+
+func TestRunRefusesBadInput(t *testing.T) {
+	requireSandbox(t)
+	if _, err := Run(context.Background(), Policy{}); err == nil {
+		t.Error("Run with no command succeeded")
+	}
+	if _, err := Run(context.Background(), Policy{Env: []string{"AWS_SECRET_ACCESS_KEY=x"}}, "true"); err == nil {
+		t.Error("Run with a secret in the environment succeeded")
+	}
+	_, err := Run(context.Background(), Policy{}, "no-such-command-xyz")
+	if !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("Run of a missing command = %v, want os.ErrNotExist", err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := Run(ctx, Policy{}, "true"); !errors.Is(err, context.Canceled) {
+		t.Errorf("Run with a done context = %v", err)
+	}
+}
+
+func TestCmdDropIn(t *testing.T) {
+	requireSandbox(t)
+	cmd := CommandContext(context.Background(), Policy{}, "sh", "-c", "cat; exit 3")
+	cmd.Stdin = strings.NewReader("from stdin")
+	out, err := cmd.Output()
+	var ee *ExitError
+	if !errors.As(err, &ee) || ee.ExitCode != 3 || string(out) != "from stdin" {
+		t.Fatalf("Output = %q, %v; want the input back and exit status 3", out, err)
+	}
+	if err := cmd.Run(); err == nil {
+		t.Error("a Cmd ran twice")
+	}
+	if err := CommandContext(context.Background(), Policy{}, "true").Run(); err != nil {
+		t.Errorf("true: %v", err)
+	}
+}
+
+func TestSetupFailureIsAnError(t *testing.T) {
+	requireSandbox(t)
+	_, err := Run(context.Background(), Policy{Workspace: "/nonexistent-clawtool-ws"}, "true")
+	if err == nil || !strings.Contains(err.Error(), "setting up the sandbox failed") {
+		t.Fatalf("Run with a missing workspace = %v", err)
+	}
+}
+
+// TestAgentDeathKillsRun runs an agent (this test binary) that starts a
+// sandboxed sleep, kills the agent, and checks the sleep is gone.
+func TestAgentDeathKillsRun(t *testing.T) {
+	f := newFixture(t)
+	mark := testMark() + "-agent"
+	agent := startAgent(t, f, mark)
+	// Wait for the sandboxed sleep itself: a process carrying the mark
+	// whose command line ends in "sleep".
+	sleeping := func() bool {
+		for _, pid := range marked(mark) {
+			cl, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
+			if strings.HasSuffix(string(cl), "\x00sleep\x00") {
+				return true
+			}
+		}
+		return false
+	}
+	if !waitFor(sleeping) {
+		agent.Process.Kill()
+		agent.Wait()
+		t.Fatalf("the agent's sandboxed command never started")
+	}
+	agent.Process.Signal(syscall.SIGKILL)
+	agent.Wait()
+	if !waitFor(func() bool { return len(marked(mark)) == 0 }) {
+		for _, pid := range marked(mark) {
+			st, _ := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+			cl, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
+			t.Logf("left: %d %q\n%s", pid, cl, st)
+		}
+		killLeftovers(mark)
+		t.Fatal("the sandboxed command outlived the agent")
+	}
+}
+
+// waitFor polls cond a bounded number of times.
+func waitFor(cond func() bool) bool {
+	for range 3000 {
+		if cond() {
+			return true
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	return false
+}
+
+// TestWithoutUserNamespace checks that doing without the user namespace
+// drops every namespace and runs the command as the unprivileged user, with
+// Landlock and seccomp still in place.
+func TestWithoutUserNamespace(t *testing.T) {
+	requireSandbox(t)
+	p := Policy{Without: []Layer{LayerUserNS}}
+	r, err := Run(context.Background(), p, "sh", "-c", "id -u; grep -E '^(Seccomp|NoNewPrivs):' /proc/self/status | tr -s '\\t' ' '; cat /etc/shadow")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"65534\n", "NoNewPrivs: 1", "Seccomp: 2"} {
+		if !strings.Contains(string(r.Stdout), want) {
+			t.Errorf("stdout %q lacks %q", r.Stdout, want)
+		}
+	}
+	if r.OK() || !strings.Contains(string(r.Stderr), "Permission denied") {
+		t.Errorf("reading /etc/shadow: %s, stderr %q", r.Summary(), r.Stderr)
+	}
+	for _, l := range r.Layers {
+		if namespaceLayer(l) || l == LayerUserNS {
+			t.Errorf("layers %v include a namespace", r.Layers)
+		}
+	}
+}
+
+func TestRunNeedsMain(t *testing.T) {
+	mainCalled.Store(false)
+	defer mainCalled.Store(true)
+	if _, err := Run(context.Background(), Policy{}, "true"); !errors.Is(err, ErrNoMain) {
+		t.Errorf("Run without Main = %v, want ErrNoMain", err)
+	}
+}

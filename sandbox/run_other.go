@@ -1,0 +1,18 @@
+//go:build !linux
+
+package sandbox
+
+import (
+	"context"
+	"io"
+)
+
+// Main does nothing on this platform.
+func Main() {}
+
+// Probe reports no layers on this platform.
+func Probe() Report { return Report{} }
+
+func run(ctx context.Context, p Policy, argv []string, stdin io.Reader) (*Result, error) {
+	return nil, ErrUnsupported
+}

@@ -1,0 +1,70 @@
+package workspace
+
+import (
+	"context"
+	"errors"
+
+	"github.com/miniopenclaw/tool"
+	"github.com/miniopenclaw/tool/sandbox"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/trace"
+)
+
+// ExecArgs are exec's arguments.
+type ExecArgs struct {
+	Argv  []string `json:"argv,omitempty" maxItems:"1024" description:"The command and its arguments, such as [\"ls\", \"-la\"]. No shell is involved: quotes, globs and ; are passed as they are."`
+	Shell string   `json:"shell,omitempty" maxLength:"65536" description:"A shell command line, run with sh -c. Only accepted when the workspace allows a shell; give argv otherwise."`
+}
+
+func (ts *Toolset) execTool() tool.Tool {
+	desc := "Runs a command in the workspace, inside a sandbox with no network, and returns its output and how it ended. Give argv (the command and its arguments)."
+	if ts.policy.AllowShell {
+		desc += " Or give shell, a command line for sh -c."
+	}
+	return tool.Must(tool.New("exec", desc,
+		func(ctx context.Context, in ExecArgs) (tool.Result, error) {
+			argv := in.Argv
+			switch {
+			case in.Shell != "" && len(argv) > 0:
+				return tool.Result{}, errors.New("give argv or shell, not both")
+			case in.Shell != "":
+				if !ts.policy.AllowShell {
+					return tool.Result{}, errors.New("shell command lines are not allowed here; give argv, the command and its arguments")
+				}
+				argv = []string{"/bin/sh", "-c", in.Shell}
+			case len(argv) == 0 || argv[0] == "":
+				return tool.Result{}, errors.New("argv is empty; give the command and its arguments")
+			}
+			r, err := sandbox.Run(ctx, ts.policy, argv...)
+			if err != nil {
+				return tool.Result{}, err
+			}
+			layers := make([]string, len(r.Layers))
+			for i, l := range r.Layers {
+				layers[i] = string(l)
+			}
+			// The span of the call (see package oteltool), if any, records
+			// what confined the command and how it ended.
+			trace.SpanFromContext(ctx).SetAttributes(
+				attribute.StringSlice("sandbox.layers", layers),
+				attribute.String("sandbox.outcome", string(r.Outcome)),
+				attribute.Int("sandbox.exit_code", r.ExitCode),
+			)
+			res := tool.Result{
+				Output: r.Text(),
+				Metadata: map[string]any{
+					"outcome":        string(r.Outcome),
+					"exit_code":      r.ExitCode,
+					"sandbox_layers": layers,
+					"duration_ms":    r.Duration.Milliseconds(),
+				},
+			}
+			if !r.OK() {
+				res.IsError = true
+				res.Kind = tool.KindToolError
+				res.Error = r.Text()
+				res.Output = ""
+			}
+			return res, nil
+		}, tool.WithAnnotations(tool.Annotations{Title: "Run command", Destructive: true})))
+}

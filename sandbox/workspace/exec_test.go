@@ -1,0 +1,110 @@
+//go:build linux
+
+package workspace
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/miniopenclaw/tool/sandbox"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+)
+
+// sandboxWorkspace returns a workspace the sandbox user can reach and write.
+func sandboxWorkspace(t *testing.T) string {
+	t.Helper()
+	base, err := os.MkdirTemp("", "clawtool-ws-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(base) })
+	ws := filepath.Join(base, "ws")
+	if err := os.Mkdir(ws, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	os.Chmod(base, 0o755)
+	if os.Geteuid() == 0 {
+		os.Chown(ws, sandbox.DefaultUID, sandbox.DefaultUID)
+	}
+	return ws
+}
+
+func TestExecTool(t *testing.T) {
+	ws := sandboxWorkspace(t)
+	ts, err := New(sandbox.Policy{Workspace: ws})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ts.Close()
+	e := &env{ws: ws, ts: ts}
+
+	r := e.call(t, "exec", ExecArgs{Argv: []string{"sh", "-c", "echo made > out.txt; cat out.txt; printf '\\033[31mred'"}})
+	if r.IsError || !strings.Contains(r.Output, "made\n") || !strings.Contains(r.Output, `\x1b[31mred`) || !strings.Contains(r.Output, "[exited with status 0]") {
+		t.Errorf("exec = %+v", r)
+	}
+	if b, _ := os.ReadFile(filepath.Join(ws, "out.txt")); string(b) != "made\n" {
+		t.Errorf("the command's file in the workspace: %q", b)
+	}
+	if layers, _ := r.Metadata["sandbox_layers"].([]string); len(layers) == 0 || r.Metadata["outcome"] != "exited" {
+		t.Errorf("metadata %v lacks the layers or outcome", r.Metadata)
+	}
+
+	// Arguments are data: no shell sees them.
+	r = e.call(t, "exec", ExecArgs{Argv: []string{"echo", "a; touch pwned", "$(id)"}})
+	if r.IsError || !strings.Contains(r.Output, "a; touch pwned $(id)") {
+		t.Errorf("exec echo = %+v", r)
+	}
+	if _, err := os.Stat(filepath.Join(ws, "pwned")); err == nil {
+		t.Error("an argument was run as a shell command")
+	}
+
+	r = e.call(t, "exec", ExecArgs{Argv: []string{"sh", "-c", "exit 4"}})
+	if !r.IsError || r.Metadata["exit_code"] != 4 || !strings.Contains(r.Error, "exited with status 4") {
+		t.Errorf("failing exec = %+v", r)
+	}
+	for _, args := range []ExecArgs{{Shell: "echo hi"}, {}, {Argv: []string{"x"}, Shell: "y"}} {
+		if r := e.call(t, "exec", args); !r.IsError {
+			t.Errorf("exec(%+v) = %+v, want refusal", args, r)
+		}
+	}
+}
+
+func TestExecToolShellWhenAllowed(t *testing.T) {
+	ts, err := New(sandbox.Policy{Workspace: sandboxWorkspace(t), AllowShell: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ts.Close()
+	e := &env{ts: ts}
+	if r := e.call(t, "exec", ExecArgs{Shell: "echo $((1+2))"}); r.IsError || !strings.HasPrefix(r.Output, "3\n") {
+		t.Errorf("exec shell = %+v", r)
+	}
+}
+
+func TestExecRecordsLayersOnSpan(t *testing.T) {
+	ts, err := New(sandbox.Policy{Workspace: sandboxWorkspace(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ts.Close()
+	rec := tracetest.NewSpanRecorder()
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))
+	defer tp.Shutdown(context.Background())
+	ctx, span := tp.Tracer("test").Start(context.Background(), "execute_tool exec")
+	if _, err := ts.Tools()[0].Execute(ctx, json.RawMessage(`{"argv":["true"]}`)); err != nil {
+		t.Fatal(err)
+	}
+	span.End()
+	got := map[string]string{}
+	for _, kv := range rec.Ended()[0].Attributes() {
+		got[string(kv.Key)] = kv.Value.Emit()
+	}
+	if !strings.Contains(got["sandbox.layers"], "landlock") || got["sandbox.outcome"] != "exited" || got["sandbox.exit_code"] != "0" {
+		t.Errorf("span attributes %v", got)
+	}
+}

@@ -1,0 +1,123 @@
+// Package workspace provides ready tools confined to one directory: exec
+// runs a command in the [sandbox], and read_file, write_file, edit_file,
+// list_dir, glob and grep work on files.
+//
+// The file tools resolve every path the model gives inside the workspace
+// with [os.Root], in the same operation that opens the file, so there is no
+// window between a check and a use: "..", absolute paths and symbolic links
+// that lead out of the workspace are refused. The tools that write refuse
+// to follow symbolic links at all, and refuse the policy's protected paths
+// (such as .git/hooks or .bashrc), which stay read-only inside the sandbox
+// too.
+//
+// Every tool bounds its work: reads, listings, matches and output are
+// capped, and a capped result says so.
+package workspace
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/miniopenclaw/tool"
+	"github.com/miniopenclaw/tool/sandbox"
+)
+
+// Bounds on the work one call may do.
+const (
+	// MaxReadBytes is the most read_file returns of one file.
+	MaxReadBytes = 256 << 10
+	// MaxWriteBytes is the largest content write_file and edit_file write.
+	MaxWriteBytes = 1 << 20
+	// MaxEntries bounds list_dir and glob results.
+	MaxEntries = 1000
+	// MaxMatches bounds grep's matching lines.
+	MaxMatches = 200
+	// MaxGrepBytes and MaxGrepFiles bound what one grep reads.
+	MaxGrepBytes = 64 << 20
+	MaxGrepFiles = 20000
+)
+
+// A Toolset is the tools of one workspace. It holds the workspace open;
+// Close releases it. Its tools are safe for concurrent use.
+type Toolset struct {
+	policy sandbox.Policy
+	root   *os.Root
+	tools  []tool.Tool
+}
+
+// New opens the workspace of p (which must name one) and builds its tools.
+// The exec tool runs commands under p; the file tools honour its protected
+// paths.
+func New(p sandbox.Policy) (*Toolset, error) {
+	if p.Workspace == "" {
+		return nil, errors.New("workspace: the policy names no workspace")
+	}
+	if err := p.Validate(); err != nil {
+		return nil, err
+	}
+	root, err := os.OpenRoot(p.Workspace)
+	if err != nil {
+		return nil, fmt.Errorf("workspace: %w", err)
+	}
+	ts := &Toolset{policy: p, root: root}
+	ts.tools = []tool.Tool{
+		ts.execTool(), ts.readFile(), ts.writeFile(), ts.editFile(),
+		ts.listDir(), ts.glob(), ts.grep(),
+	}
+	return ts, nil
+}
+
+// Tools returns the tools in this order: exec, read_file, write_file,
+// edit_file, list_dir, glob, grep.
+func (ts *Toolset) Tools() []tool.Tool { return ts.tools }
+
+// Register registers every tool in r with [tool.Registry.RegisterUnique].
+func (ts *Toolset) Register(r *tool.Registry) error {
+	for _, t := range ts.tools {
+		if err := r.RegisterUnique(t); err != nil {
+			return fmt.Errorf("workspace: %w", err)
+		}
+	}
+	return nil
+}
+
+// Close releases the workspace. Calls after Close fail.
+func (ts *Toolset) Close() error { return ts.root.Close() }
+
+// local checks a path argument and returns it relative to the workspace:
+// empty and "." mean the workspace itself; an absolute path or one that
+// climbs out is refused before any I/O.
+func local(path string) (string, error) {
+	if path == "" || path == "." {
+		return ".", nil
+	}
+	if strings.ContainsRune(path, 0) {
+		return "", errors.New("the path contains a NUL byte")
+	}
+	if filepath.IsAbs(path) {
+		return "", fmt.Errorf("path %q is absolute; give a path relative to the workspace", path)
+	}
+	clean := filepath.Clean(path)
+	if !filepath.IsLocal(clean) {
+		return "", fmt.Errorf("path %q escapes the workspace", path)
+	}
+	return clean, nil
+}
+
+// protectedBy returns the protected path that covers rel, if any.
+func (ts *Toolset) protectedBy(rel string) (string, bool) {
+	prot := ts.policy.Protected
+	if prot == nil {
+		prot = sandbox.DefaultProtected
+	}
+	for _, p := range prot {
+		p = filepath.Clean(p)
+		if rel == p || strings.HasPrefix(rel, p+string(filepath.Separator)) {
+			return p, true
+		}
+	}
+	return "", false
+}
