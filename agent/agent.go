@@ -14,6 +14,14 @@
 // [Agent.Run] holds a conversation of one prompt; a [Session] holds one
 // that goes on over several prompts, each seeing the ones before.
 //
+// A registry with more tools than a threshold is not sent whole: the
+// model gets the tools set to be always loaded and a tool_search tool, and
+// the tools it finds become callable for the rest of the conversation
+// (see [WithToolSearch]). On Chat Completions the found definitions are
+// appended to the request's tools; on the Messages API every tool is sent
+// with defer_loading and the search answers with tool_reference blocks,
+// or Anthropic's own search runs on the server ([WithServerToolSearch]).
+//
 // A tool call that fails (unknown tool, arguments that do not match the
 // schema, a tool error, a timeout) is answered with an error result, which
 // lets the model correct itself on the next step; it never stops the loop.
@@ -24,11 +32,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
+	"sync"
 
 	"github.com/miniopenclaw/tool"
 	"github.com/miniopenclaw/tool/anthropictool"
 	"github.com/miniopenclaw/tool/internal/jsonobj"
 	"github.com/miniopenclaw/tool/openaitool"
+	"github.com/miniopenclaw/tool/toolsearch"
 )
 
 // DefaultMaxSteps is how many model turns [Agent.Run] allows by default.
@@ -73,6 +84,8 @@ type config struct {
 	observer func(Event)
 	onText   func(string)
 	exec     *tool.Executor
+	loading  toolsearch.Loading
+	server   string // Anthropic server tool search type, or ""
 }
 
 // WithSystem sets the system prompt.
@@ -119,13 +132,38 @@ func WithExecutor(e *tool.Executor) Option {
 	return func(c *config) { c.exec = e }
 }
 
+// WithToolSearch sets which tools are sent to the model on every turn and
+// which are deferred: left out of the request until the model finds them
+// with the tool_search tool ([toolsearch.NewTool]), after which they stay
+// callable for the rest of the conversation. The default, the zero
+// [toolsearch.Loading], defers every tool when the registry holds more
+// than [toolsearch.DefaultThreshold]; Loading{Threshold: -1} never defers
+// a tool by count.
+func WithToolSearch(l toolsearch.Loading) Option {
+	return func(c *config) { c.loading = l }
+}
+
+// WithServerToolSearch makes a Messages API conversation whose tools are
+// deferred use Anthropic's server-side tool search of type typ
+// ([anthropictool.ToolSearchRegex] or [anthropictool.ToolSearchBM25])
+// instead of this package's search: the API itself finds and loads the
+// deferred tools. The default is the client-side search of package
+// toolsearch, whose results the API loads from tool_reference blocks.
+// Chat Completions conversations ignore it.
+func WithServerToolSearch(typ string) Option {
+	return func(c *config) { c.server = typ }
+}
+
 // An Agent runs conversations with a model that can call the tools of a
-// registry. It is safe for concurrent use; each Run is its own
-// conversation.
+// registry. It is safe for concurrent use; each Run and each [Session] is
+// its own conversation.
 type Agent struct {
 	model *Model
 	reg   *tool.Registry
 	cfg   config
+
+	mu    sync.Mutex
+	index *toolsearch.Index // made by the first Session that defers tools
 }
 
 // New returns an Agent for model m and the tools of r.
@@ -138,6 +176,30 @@ func New(m *Model, r *tool.Registry, opts ...Option) *Agent {
 		cfg.exec = tool.NewExecutor(r)
 	}
 	return &Agent{model: m, reg: r, cfg: cfg}
+}
+
+// Close releases the search index an Agent that defers tools keeps
+// following its registry. The Agent remains usable; a later Run or
+// Session that defers tools makes a new index, and a Session started
+// before Close searches the tools its index held then.
+func (a *Agent) Close() {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.index != nil {
+		a.index.Close()
+		a.index = nil
+	}
+}
+
+// searchIndex returns the Agent's index of its registry, made when first
+// needed.
+func (a *Agent) searchIndex() *toolsearch.Index {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.index == nil {
+		a.index = toolsearch.New(a.reg)
+	}
+	return a.index
 }
 
 // Run holds one conversation that starts with prompt and returns the
@@ -158,40 +220,48 @@ func (a *Agent) Run(ctx context.Context, prompt string) (string, error) {
 // A Session is a conversation that goes on over several prompts: each
 // [Session.Send] adds a prompt to the messages so far, and the model sees
 // them all. A Session is not safe for concurrent use.
+//
+// When tools are deferred (see [WithToolSearch]), the tools found by a
+// search stay callable for the rest of the Session, over later prompts.
 type Session struct {
-	a    *Agent
-	conv conversation
+	a      *Agent
+	conv   conversation
+	search *deferral // nil when no tool is deferred
 }
 
 // NewSession starts a conversation with no messages yet. The tool list is
-// read from the registry when the first prompt is sent.
+// read from the registry, and the tools to defer chosen, when the first
+// prompt is sent.
 func (a *Agent) NewSession() *Session { return &Session{a: a} }
 
 // Send adds prompt to the conversation and runs the loop as [Agent.Run]
 // does, returning the model's answer, which stays in the conversation for
 // the next prompt. It returns the errors Run returns; after an error the
 // conversation is as it was before Send, so the same prompt may be sent
-// again.
+// again: tools found during the failed Send are deferred again.
 func (s *Session) Send(ctx context.Context, prompt string) (string, error) {
 	if s.conv == nil {
-		conv, err := s.a.start()
+		tools, search := s.a.plan()
+		conv, err := s.a.start(tools, search)
 		if err != nil {
 			return "", err
 		}
-		s.conv = conv
+		s.conv, s.search = conv, search
 	}
-	h := s.conv.history()
-	mark := len(*h)
-	answer, err := s.a.turn(ctx, s.conv, prompt)
+	restoreConv := s.conv.checkpoint()
+	restoreSearch := s.search.checkpoint()
+	answer, err := s.a.turn(ctx, s.conv, s.search, prompt)
 	if err != nil {
-		clear((*h)[mark:])
-		*h = (*h)[:mark]
+		restoreConv()
+		restoreSearch()
 	}
 	return answer, err
 }
 
 // turn adds prompt to conv and runs the loop until the model answers.
-func (a *Agent) turn(ctx context.Context, conv conversation, prompt string) (string, error) {
+// search, when not nil, runs the model's searches and records the tools
+// they load.
+func (a *Agent) turn(ctx context.Context, conv conversation, search *deferral, prompt string) (string, error) {
 	conv.prompt(prompt)
 	stream := a.cfg.onText != nil
 	last := ""
@@ -227,7 +297,7 @@ func (a *Agent) turn(ctx context.Context, conv conversation, prompt string) (str
 		for _, c := range calls {
 			a.emit(Event{Kind: EventToolCall, Step: step, Call: c})
 		}
-		outcomes, err := a.runBatch(ctx, calls)
+		outcomes, err := a.runBatch(ctx, calls, search)
 		if err != nil {
 			return "", fmt.Errorf("step %d: %w", step, err)
 		}
@@ -237,20 +307,135 @@ func (a *Agent) turn(ctx context.Context, conv conversation, prompt string) (str
 		if err := conv.results(calls, outcomes); err != nil {
 			return "", err
 		}
+		if search != nil {
+			if more := search.found(calls, outcomes); len(more) > 0 {
+				if err := conv.load(more); err != nil {
+					return "", err
+				}
+			}
+		}
 	}
 	return last, fmt.Errorf("%w: the model was still calling tools after %d steps", ErrMaxSteps, a.cfg.maxSteps)
 }
 
-// runBatch runs one turn's calls through the executor. A batch the
+// runBatch runs one turn's calls through the executor, and calls of the
+// tool_search tool, when tools are deferred, through search. A batch the
 // executor refuses as a whole (a cycle among "$output" references the
 // model wrote, say) still has an error result per call, which goes back to
 // the model; only the end of ctx stops the loop.
-func (a *Agent) runBatch(ctx context.Context, calls []tool.Call) ([]tool.Outcome, error) {
-	outcomes, err := a.cfg.exec.Run(ctx, calls)
-	if err != nil && (ctx.Err() != nil || len(outcomes) != len(calls)) {
-		return nil, err
+func (a *Agent) runBatch(ctx context.Context, calls []tool.Call, search *deferral) ([]tool.Outcome, error) {
+	var searches []int // indexes of calls of the search tool
+	if search != nil && search.reg != nil {
+		for i, c := range calls {
+			if c.Name == toolsearch.ToolName {
+				searches = append(searches, i)
+			}
+		}
 	}
-	return outcomes, nil
+	rest := calls
+	if len(searches) > 0 {
+		rest = make([]tool.Call, 0, len(calls)-len(searches))
+		for i, c := range calls {
+			if !slices.Contains(searches, i) {
+				rest = append(rest, c)
+			}
+		}
+	}
+	var outcomes []tool.Outcome
+	if len(rest) > 0 {
+		var err error
+		outcomes, err = a.cfg.exec.Run(ctx, rest)
+		if err != nil && (ctx.Err() != nil || len(outcomes) != len(rest)) {
+			return nil, err
+		}
+	}
+	if len(searches) == 0 {
+		return outcomes, nil
+	}
+	all := make([]tool.Outcome, 0, len(calls))
+	for i, c := range calls {
+		if slices.Contains(searches, i) {
+			all = append(all, tool.Outcome{ID: c.ID, Result: search.reg.Execute(ctx, c.Name, c.Args)})
+		} else {
+			all = append(all, outcomes[0])
+			outcomes = outcomes[1:]
+		}
+	}
+	return all, nil
+}
+
+// plan returns the tools to send from the start of a Session, and, when
+// some are deferred, what finds and loads them.
+func (a *Agent) plan() ([]tool.Tool, *deferral) {
+	all := a.reg.List()
+	loaded, deferred := a.cfg.loading.Split(all)
+	if len(deferred) == 0 {
+		return all, nil
+	}
+	d := &deferral{all: all, deferred: make(map[string]tool.Tool, len(deferred))}
+	for _, t := range deferred {
+		d.deferred[t.Name()] = t
+	}
+	if a.model.api == Messages && a.cfg.server != "" {
+		d.server = a.cfg.server
+		return loaded, d
+	}
+	d.meta = toolsearch.NewTool(a.searchIndex(), func(name string) bool {
+		_, ok := d.deferred[name]
+		return ok
+	})
+	d.reg = tool.NewRegistry()
+	if err := d.reg.Register(d.meta); err != nil {
+		panic(err) // the meta-tool is ours and valid
+	}
+	return append(slices.Clip(loaded), d.meta), d
+}
+
+// deferral is the state of deferred tools in one Session. Like the
+// Session, it is used by one goroutine at a time, as is the search tool
+// that reads it.
+type deferral struct {
+	all      []tool.Tool          // the registry's tools when the Session started
+	deferred map[string]tool.Tool // deferred tools not found yet
+	loaded   []tool.Tool          // deferred tools found, in the order found
+	meta     tool.Tool            // the search tool, or nil for a server search
+	reg      *tool.Registry       // runs meta
+	server   string               // the server search type, or ""
+}
+
+// found returns the deferred tools that the searches among calls found,
+// and counts them as loaded.
+func (d *deferral) found(calls []tool.Call, outcomes []tool.Outcome) []tool.Tool {
+	var more []tool.Tool
+	for i, c := range calls {
+		if c.Name != toolsearch.ToolName {
+			continue
+		}
+		for _, name := range toolsearch.Loaded(outcomes[i].Result) {
+			if t, ok := d.deferred[name]; ok {
+				more = append(more, t)
+				delete(d.deferred, name)
+			}
+		}
+	}
+	d.loaded = append(d.loaded, more...)
+	return more
+}
+
+// checkpoint returns a function that defers again the tools found after
+// it was made. It is nil-safe: with no deferral there is nothing to undo.
+func (d *deferral) checkpoint() (restore func()) {
+	if d == nil {
+		return func() {}
+	}
+	n := len(d.loaded)
+	return func() {
+		for _, t := range d.loaded[n:] {
+			d.deferred[t.Name()] = t
+		}
+		clear(d.loaded[n:])
+		d.loaded = d.loaded[:n]
+	}
 }
 
 func (a *Agent) emit(e Event) {
@@ -271,29 +456,37 @@ type conversation interface {
 	reply(body []byte) (string, []tool.Call, error)
 	// results appends the results of calls.
 	results(calls []tool.Call, outcomes []tool.Outcome) error
-	// history returns the messages so far, to cut back after a failure.
-	history() *transcript
+	// load makes found deferred tools callable in the following
+	// requests.
+	load(found []tool.Tool) error
+	// checkpoint returns a function that puts the conversation back as
+	// it is now: its messages and the tools it offers.
+	checkpoint() (restore func())
 }
 
-func (a *Agent) start() (conversation, error) {
-	tools := a.reg.List()
+func (a *Agent) start(tools []tool.Tool, d *deferral) (conversation, error) {
 	switch a.model.api {
 	case ChatCompletions:
-		ts, err := openaitool.NewTools(tools, openaitool.WithStrict(a.cfg.strict))
-		if err != nil {
+		c := &chatConv{model: a.model, strict: a.cfg.strict}
+		if err := c.setTools(tools); err != nil {
 			return nil, err
 		}
-		c := &chatConv{model: a.model, tools: ts, hasTools: len(tools) > 0}
 		if a.cfg.system != "" {
 			c.messages.add(openaitool.ChatMessage{Role: "system", Content: a.cfg.system})
 		}
 		return c, nil
 	case Messages:
-		defs, err := anthropictool.ToolParams(tools)
+		c := &messagesConv{model: a.model, system: a.cfg.system}
+		var err error
+		if d == nil {
+			err = c.setTools(tools)
+		} else {
+			err = c.setDeferred(d)
+		}
 		if err != nil {
 			return nil, err
 		}
-		return &messagesConv{model: a.model, tools: defs, system: a.cfg.system}, nil
+		return c, nil
 	}
 	return nil, fmt.Errorf("agent: unknown API %q", a.model.api)
 }
@@ -311,19 +504,47 @@ func (t *transcript) add(v any) {
 	*t = append(*t, b)
 }
 
+// truncate cuts the transcript back to its first n messages.
+func (t *transcript) truncate(n int) {
+	clear((*t)[n:])
+	*t = (*t)[:n]
+}
+
 // chatConv is a Chat Completions conversation.
 type chatConv struct {
 	model    *Model
+	strict   openaitool.StrictMode
+	list     []tool.Tool
 	tools    *openaitool.Tools
-	hasTools bool
 	messages transcript
+}
+
+func (c *chatConv) setTools(tools []tool.Tool) error {
+	ts, err := openaitool.NewTools(tools, openaitool.WithStrict(c.strict))
+	if err != nil {
+		return err
+	}
+	c.list, c.tools = tools, ts
+	return nil
+}
+
+// load appends found to the tools offered, after the others, so that
+// the start of the request stays the same for prompt caching.
+func (c *chatConv) load(found []tool.Tool) error {
+	return c.setTools(append(c.list, found...))
 }
 
 func (c *chatConv) prompt(text string) {
 	c.messages.add(openaitool.ChatMessage{Role: "user", Content: text})
 }
 
-func (c *chatConv) history() *transcript { return &c.messages }
+func (c *chatConv) checkpoint() func() {
+	n, list, tools := len(c.messages), c.list, c.tools
+	return func() {
+		c.messages.truncate(n)
+		c.list, c.tools = list, tools
+	}
+}
 
 func (c *chatConv) request(stream bool) ([]byte, error) {
 	req := struct {
@@ -334,7 +555,7 @@ func (c *chatConv) request(stream bool) ([]byte, error) {
 		// Absent means off, as the SDKs send it when not streaming.
 		Stream bool `json:"stream,omitempty"`
 	}{Model: c.model.name, Messages: c.messages, MaxTokens: c.model.maxTokens, Stream: stream}
-	if c.hasTools {
+	if len(c.list) > 0 {
 		req.Tools = c.tools.Chat()
 	}
 	return jsonobj.Marshal(req)
@@ -387,10 +608,53 @@ func (c *chatConv) results(_ []tool.Call, outcomes []tool.Outcome) error {
 // messagesConv is an Anthropic Messages conversation.
 type messagesConv struct {
 	model    *Model
-	tools    []anthropictool.ToolParam
+	tools    json.RawMessage // nil for none
+	native   bool            // search results go back as tool_reference blocks
 	system   string
 	messages transcript
 }
+
+func (c *messagesConv) setTools(tools []tool.Tool) error {
+	if len(tools) == 0 {
+		return nil
+	}
+	defs, err := anthropictool.Tools(tools)
+	c.tools = defs
+	return err
+}
+
+// setDeferred sends every tool of d, the deferred ones with
+// defer_loading, and the search: the API loads what the search finds,
+// and the tools array stays the same for the whole conversation.
+func (c *messagesConv) setDeferred(d *deferral) error {
+	params, err := anthropictool.DeferredToolParams(d.all, func(name string) bool {
+		_, ok := d.deferred[name]
+		return ok
+	})
+	if err != nil {
+		return err
+	}
+	tools := make([]any, 0, len(params)+1)
+	for _, p := range params {
+		tools = append(tools, p)
+	}
+	if d.meta != nil {
+		meta, err := anthropictool.ToolParams([]tool.Tool{d.meta})
+		if err != nil {
+			return err
+		}
+		tools = append(tools, meta[0])
+		c.native = true
+	} else {
+		tools = append(tools, anthropictool.ServerSearchTool(d.server))
+	}
+	c.tools, err = jsonobj.Marshal(tools)
+	return err
+}
+
+// load has nothing to do: the API loads found tools itself, from the
+// search results in the messages.
+func (c *messagesConv) load([]tool.Tool) error { return nil }
 
 func (c *messagesConv) prompt(text string) {
 	c.messages.add(struct {
@@ -399,16 +663,21 @@ func (c *messagesConv) prompt(text string) {
 	}{"user", text})
 }
 
-func (c *messagesConv) history() *transcript { return &c.messages }
+// checkpoint restores the messages only: the tools array never changes,
+// and the tools a search loaded go with the messages that loaded them.
+func (c *messagesConv) checkpoint() func() {
+	n := len(c.messages)
+	return func() { c.messages.truncate(n) }
+}
 
 func (c *messagesConv) request(stream bool) ([]byte, error) {
 	req := struct {
-		Model     string                    `json:"model"`
-		MaxTokens int                       `json:"max_tokens"`
-		System    string                    `json:"system,omitempty"`
-		Messages  []json.RawMessage         `json:"messages"`
-		Tools     []anthropictool.ToolParam `json:"tools,omitempty"`
-		Stream    bool                      `json:"stream,omitempty"`
+		Model     string            `json:"model"`
+		MaxTokens int               `json:"max_tokens"`
+		System    string            `json:"system,omitempty"`
+		Messages  []json.RawMessage `json:"messages"`
+		Tools     json.RawMessage   `json:"tools,omitempty"`
+		Stream    bool              `json:"stream,omitempty"`
 	}{Model: c.model.name, MaxTokens: c.model.maxTokens, System: c.system, Messages: c.messages, Tools: c.tools, Stream: stream}
 	if req.MaxTokens <= 0 {
 		req.MaxTokens = DefaultMaxTokens
@@ -487,7 +756,15 @@ func objectInputs(calls []tool.Call) bool {
 	return true
 }
 
-func (c *messagesConv) results(_ []tool.Call, outcomes []tool.Outcome) error {
-	c.messages.add(anthropictool.Results(outcomes))
+func (c *messagesConv) results(calls []tool.Call, outcomes []tool.Outcome) error {
+	msg := anthropictool.Results(outcomes)
+	if c.native {
+		for i, call := range calls {
+			if call.Name == toolsearch.ToolName && !outcomes[i].Result.IsError && i < len(msg.Content) {
+				msg.Content[i] = anthropictool.ToolReferences(outcomes[i].ID, toolsearch.Loaded(outcomes[i].Result))
+			}
+		}
+	}
+	c.messages.add(msg)
 	return nil
 }

@@ -12,6 +12,11 @@
 //   - Results back: [Results] gives the one user message that carries a
 //     tool_result block per outcome, with is_error set for failures.
 //
+// For registries too large to send whole, [DeferredToolParams] marks
+// tools with defer_loading; the model finds them with a
+// [ServerSearchTool] the API runs (regex or BM25), or with a search tool
+// of the program's own whose results are [ToolReferences].
+//
 // The parsers never panic and never drop a call: a tool_use whose input is
 // not a JSON object, or that names an unknown tool, is returned as it is,
 // and running it gives the model an error result for that call.
@@ -34,6 +39,9 @@ type ToolParam struct {
 	Name        string          `json:"name"`
 	Description string          `json:"description,omitempty"`
 	InputSchema json.RawMessage `json:"input_schema"`
+	// DeferLoading keeps the tool out of the model's context until a
+	// tool search finds it (see [DeferredToolParams]).
+	DeferLoading bool `json:"defer_loading,omitempty"`
 }
 
 // ToolParams converts tools, in the order given (use
@@ -76,8 +84,8 @@ type Message struct {
 }
 
 // ContentBlock is a content block of the kinds this package reads or
-// writes: "text", "tool_use", "tool_result", and the "image" and
-// "document" blocks inside a tool_result. Fields that do not belong to a
+// writes: "text", "tool_use", "tool_result", and the "image",
+// "document" and "tool_reference" blocks inside a tool_result. Fields that do not belong to a
 // block's type are left empty.
 type ContentBlock struct {
 	Type string `json:"type"`
@@ -98,6 +106,9 @@ type ContentBlock struct {
 	Blocks []ContentBlock `json:"-"`
 	// Source holds the data of an "image" or "document" block.
 	Source *Source `json:"source,omitempty"`
+	// ToolName names the tool of a "tool_reference" block, inside the
+	// tool_result of a tool search (see [ToolReferences]).
+	ToolName string `json:"tool_name,omitempty"`
 }
 
 // Source is the data of an "image" or "document" block: Data in base64

@@ -135,29 +135,9 @@ type ResponseItem struct {
 // missing). Other items (messages, reasoning) are skipped. Malformed calls
 // are handled as in [ChatCalls].
 func ResponsesCalls(data []byte) ([]tool.Call, error) {
-	var items []json.RawMessage
-	switch jsonobj.Kind(data) {
-	case "object":
-		o, err := jsonobj.Parse(data)
-		if err != nil {
-			return nil, fmt.Errorf("%w: %v", ErrMalformed, err)
-		}
-		out, ok := o.Get("output")
-		if !ok {
-			if e, ok := o.Get("error"); ok && jsonobj.Kind(e) == "object" {
-				return nil, fmt.Errorf("%w: the response is an error: %s", ErrMalformed, providercall.Shorten(jsonobj.Compact(e), 300))
-			}
-			return nil, fmt.Errorf("%w: no output in the response", ErrMalformed)
-		}
-		if err := json.Unmarshal(out, &items); err != nil {
-			return nil, fmt.Errorf("%w: output: %v", ErrMalformed, err)
-		}
-	case "array":
-		if err := json.Unmarshal(data, &items); err != nil {
-			return nil, fmt.Errorf("%w: %v", ErrMalformed, err)
-		}
-	default:
-		return nil, fmt.Errorf("%w: not a response", ErrMalformed)
+	items, err := outputItems(data)
+	if err != nil {
+		return nil, err
 	}
 	var calls []tool.Call
 	for _, it := range items {

@@ -15,6 +15,15 @@
 //   - Results back: [ChatResults] gives the role:"tool" messages and
 //     [ResponsesResults] the function_call_output items for the outcomes.
 //
+// # Tool search
+//
+// For registries too large to send whole, [Tools.ResponsesDeferred] marks
+// tools with defer_loading next to the Responses API's tool_search tool.
+// Run on the client ([ClientToolSearch]), the model's searches come back
+// as tool_search_call items ([ToolSearchCalls]), answered with the found
+// tools' definitions in a [ToolSearchOutput] item. Chat Completions has no
+// such form: send the meta-tool of package toolsearch instead.
+//
 // # Strict mode
 //
 // OpenAI's strict mode ("strict": true) makes the model follow a tool's

@@ -37,6 +37,9 @@ type ResponsesTool struct {
 	Parameters  json.RawMessage `json:"parameters"`
 	// Strict is always sent: the Responses API requires it.
 	Strict bool `json:"strict"`
+	// DeferLoading keeps the tool out of the model's context until the
+	// model finds it with tool search (see [Tools.ResponsesDeferred]).
+	DeferLoading bool `json:"defer_loading,omitempty"`
 }
 
 // An Option configures [NewTools], [ChatTools] and [ResponsesTools].

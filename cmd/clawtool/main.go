@@ -5,6 +5,7 @@
 //	clawtool list                         a table of the tools
 //	clawtool schema [--format F] [NAME…]  tool definitions as JSON
 //	clawtool call NAME [JSON | -]         call a tool and print its result
+//	clawtool search QUERY...              the tools that best match a query, with scores
 //	clawtool serve [--http ADDR]          serve the tools over MCP
 //	clawtool chat ["PROMPT"]              talk to a model that calls the tools
 //	clawtool version                      the module and Go versions

@@ -38,6 +38,7 @@ func commands() []command {
 		{"list", "[flags]", "print a table of the tools: name, flags, description", runList},
 		{"schema", "[--format F] [NAME...]", "print tool definitions as JSON", runSchema},
 		{"call", "[flags] NAME [JSON | -]", "call a tool with JSON arguments and print the result", runCall},
+		{"search", "[flags] QUERY...", "print the tools that best match a query, with scores", runSearch},
 		{"serve", "[--http ADDR] [flags]", "serve the tools as an MCP server (stdio, or Streamable HTTP)", runServe},
 		{"gen", "[flags] [packages]", "generate tools and descriptions from Go doc comments (go:generate)", genCommand},
 		{"chat", `[flags] ["PROMPT" | -]`, "talk to a model (OPENAI_* or ANTHROPIC_*) that calls the tools; no PROMPT: a session", runChat},

@@ -1,0 +1,49 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/miniopenclaw/tool/toolsearch"
+)
+
+func runSearch(ctx context.Context, e *env, args []string) int {
+	fs := newFlags(e, "search", "[flags] QUERY...", "Search prints the tools that best match QUERY, best first, with their scores:\n"+
+		"the ranking a model's tool_search gets when a registry is too large to send whole.")
+	limit := fs.Int("n", 10, fmt.Sprintf("print at most `N` tools (at most %d)", toolsearch.MaxResults))
+	regexp := fs.Bool("regexp", false, "match QUERY as a regular expression (RE2) against names, descriptions and parameters")
+	rf := addRegistryFlags(fs)
+	if code := parseFlags(fs, args, e.stdout); code >= 0 {
+		return code
+	}
+	query := strings.Join(fs.Args(), " ")
+	if strings.TrimSpace(query) == "" {
+		fmt.Fprintln(e.stderr, "clawtool search: no query; usage: clawtool search [flags] QUERY...")
+		return exitUsage
+	}
+	r, cleanup, ok := rf.open(ctx, e, "search")
+	if !ok {
+		return exitToolError
+	}
+	defer cleanup()
+	ix := toolsearch.New(r)
+	defer ix.Close()
+	matches, err := ix.Find(toolsearch.Query{Text: query, Regexp: *regexp, Limit: *limit})
+	if err != nil {
+		fmt.Fprintf(e.stderr, "clawtool search: %v\n", err)
+		return exitUsage
+	}
+	if len(matches) == 0 {
+		fmt.Fprintln(e.stderr, "clawtool search: no tool matches")
+		return exitToolError
+	}
+	tw := tabwriter.NewWriter(e.stdout, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "RANK\tSCORE\tNAME\tDESCRIPTION")
+	for i, m := range matches {
+		fmt.Fprintf(tw, "%d\t%.2f\t%s\t%s\n", i+1, m.Score, m.Name, summary(m.Tool.Description()))
+	}
+	tw.Flush()
+	return exitOK
+}

@@ -1,0 +1,147 @@
+package toolsearch
+
+import (
+	"fmt"
+	"runtime"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/miniopenclaw/tool"
+	"github.com/miniopenclaw/tool/internal/echotool"
+)
+
+// manyTools returns n tools made from the evaluation set: copies of its
+// tools, each named and described as if served by a different server.
+func manyTools(t testing.TB, n int) []tool.Tool {
+	base := evalTools(t)
+	out := make([]tool.Tool, 0, n)
+	for i := 0; len(out) < n; i++ {
+		b := base[i%len(base)]
+		copyNo := i / len(base)
+		out = append(out, echotool.New(fmt.Sprintf("%s_%d", b.Name(), copyNo),
+			fmt.Sprintf("%s (server %d)", b.Description(), copyNo), string(b.Parameters())))
+	}
+	return out
+}
+
+// heapInUse returns the bytes of live heap objects after a collection.
+func heapInUse() uint64 {
+	runtime.GC()
+	runtime.GC()
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	return m.HeapAlloc
+}
+
+// indexBytesPerTool measures what an index of tools adds to the heap,
+// per tool: the registry and the tools themselves are not counted.
+func indexBytesPerTool(t testing.TB, tools []tool.Tool) float64 {
+	r := testRegistry(t, tools...)
+	r.Definitions() // the registry's own caches, before measuring
+	before := heapInUse()
+	ix := New(r)
+	after := heapInUse()
+	runtime.KeepAlive(ix)
+	return (float64(after) - float64(before)) / float64(len(tools))
+}
+
+// TestMemoryPerTool checks that an index of 10,000 tools costs at most
+// 2 KiB a tool.
+func TestMemoryPerTool(t *testing.T) {
+	per := indexBytesPerTool(t, manyTools(t, 10000))
+	t.Logf("%.0f bytes a tool", per)
+	if per > 2048 {
+		t.Errorf("index holds %.0f bytes a tool, want at most 2048", per)
+	}
+}
+
+// BenchmarkSearch runs the evaluation queries over 10,000 tools, with the
+// index and with the plain substring baseline, and reports the median
+// latency of each and their ratio.
+func BenchmarkSearch(b *testing.B) {
+	tools := manyTools(b, 10000)
+	ix := New(testRegistry(b, tools...))
+	base := substringSearch(tools)
+	qs := evalQueries(b)
+	var idx, sub []time.Duration
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; b.Loop(); i++ {
+		q := qs[i%len(qs)].text
+		start := time.Now()
+		ix.Search(q, 10)
+		mid := time.Now()
+		if i%16 == 0 { // the baseline is slow: sample it
+			base(q)
+			sub = append(sub, time.Since(mid))
+		}
+		idx = append(idx, mid.Sub(start))
+	}
+	p50, p99 := percentile(idx, 50), percentile(idx, 99)
+	b.ReportMetric(float64(p50.Microseconds()), "p50-µs")
+	b.ReportMetric(float64(p99.Microseconds()), "p99-µs")
+	if len(sub) > 0 {
+		bp50 := percentile(sub, 50)
+		b.ReportMetric(float64(bp50.Microseconds()), "substring-p50-µs")
+		b.ReportMetric(float64(bp50)/float64(max(p50, 1)), "x-faster")
+	}
+}
+
+// BenchmarkSearchRegexp matches a pattern against 10,000 tools.
+func BenchmarkSearchRegexp(b *testing.B) {
+	ix := New(testRegistry(b, manyTools(b, 10000)...))
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := ix.SearchRegexp(`(?i)slack.*message`, 10); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkRegister replaces tools of a 10,000-tool registry, with and
+// without an index following it, and reports what the index adds to a
+// registration.
+func BenchmarkRegister(b *testing.B) {
+	tools := manyTools(b, 10000)
+	plain := testRegistry(b, tools...)
+	indexed := testRegistry(b, tools...)
+	ix := New(indexed)
+	defer ix.Close()
+	var with, without time.Duration
+	b.ResetTimer()
+	for i := 0; b.Loop(); i++ {
+		t := tools[i%len(tools)]
+		start := time.Now()
+		if err := plain.Register(t); err != nil {
+			b.Fatal(err)
+		}
+		mid := time.Now()
+		if err := indexed.Register(t); err != nil {
+			b.Fatal(err)
+		}
+		with += time.Since(mid)
+		without += mid.Sub(start)
+	}
+	n := float64(b.N)
+	b.ReportMetric(float64((with-without).Nanoseconds())/n/1e3, "index-µs/op")
+	b.ReportMetric(float64(without.Nanoseconds())/n/1e3, "registry-µs/op")
+}
+
+// BenchmarkMemory reports the bytes an index of 10,000 tools holds per
+// tool. It measures once, whatever b.N.
+func BenchmarkMemory(b *testing.B) {
+	per := indexBytesPerTool(b, manyTools(b, 10000))
+	for b.Loop() {
+	}
+	b.ReportMetric(per, "B/tool")
+}
+
+func percentile(ds []time.Duration, p int) time.Duration {
+	if len(ds) == 0 {
+		return 0
+	}
+	s := slices.Clone(ds)
+	slices.Sort(s)
+	return s[min(len(s)-1, len(s)*p/100)]
+}

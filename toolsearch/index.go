@@ -1,0 +1,660 @@
+// Package toolsearch finds the tools of a [tool.Registry] that answer a
+// request, so that a model with thousands of tools at hand is shown the
+// few it needs.
+//
+// An [Index] ranks tools for a natural-language query with BM25 over each
+// tool's name, title, description, parameter names and descriptions and
+// annotations, with identifiers split at underscores and camelCase
+// boundaries, light stemming and a small table of synonyms; or it matches
+// a regular expression (RE2 syntax) against the same text. It follows the
+// registry: tools registered, replaced or removed are found, found anew or
+// no longer found as soon as the change returns.
+//
+// [NewTool] makes the meta-tool a model calls to search, and [Loading]
+// says which tools are sent from the start and which wait to be found;
+// the agent package uses both to load tools on demand (see
+// agent.WithToolSearch).
+package toolsearch
+
+import (
+	"math"
+	"math/bits"
+	"regexp"
+	"regexp/syntax"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"unicode/utf8"
+
+	"github.com/miniopenclaw/tool"
+	"github.com/miniopenclaw/tool/internal/jsontext"
+)
+
+// Limits on the work one query or one tool may cause.
+const (
+	// MaxQueryBytes bounds a query: longer text is cut, at a character
+	// boundary, before it is read.
+	MaxQueryBytes = 1024
+	// MaxQueryTerms bounds the words of a query that count.
+	MaxQueryTerms = 32
+	// MaxPatternBytes bounds a regular expression given to
+	// [Index.SearchRegexp].
+	MaxPatternBytes = 256
+	// MaxResults bounds the matches one search returns.
+	MaxResults = 50
+	// maxDocTerms bounds the words of one tool that are indexed.
+	maxDocTerms = 512
+	// maxDescBytes bounds the part of a description that is indexed.
+	maxDescBytes = 8 << 10
+	// maxParams bounds the parameters of one tool that are indexed.
+	maxParams = 64
+)
+
+// Weights of a word by where it appears in a tool.
+const (
+	weightName       = 3
+	weightTitle      = 2
+	weightDesc       = 1
+	weightParamName  = 0.6
+	weightParamDesc  = 0.4
+	weightAnnotation = 0.3
+)
+
+// BM25 parameters.
+const (
+	bm25K1 = 1.2
+	bm25B  = 0.3
+)
+
+// coverageBoost is how much more a tool scores for matching every word
+// of a query (or a synonym of it) than for matching none: strong enough
+// that a tool answering more of the query's words nearly always ranks
+// above one that answers fewer of them many times.
+const coverageBoost = 16
+
+// A Match is a tool found by a search.
+type Match struct {
+	Name string
+	// Tool is the tool as it was registered when the index last saw it.
+	Tool tool.Tool
+	// Score orders matches: higher is better. Scores compare only within
+	// one search.
+	Score float64
+}
+
+// An Index finds the tools of a registry by query. It is safe for
+// concurrent use. Make one with [New].
+type Index struct {
+	reg  *tool.Registry
+	stop func()
+
+	update sync.Mutex // serializes updates: read the registry, then apply
+
+	mu       sync.RWMutex
+	termIDs  map[string]uint32
+	postings [][]posting // by term id, in no order
+	docs     []doc       // by slot
+	free     []uint32    // empty slots
+	byName   map[string]uint32
+	totalLen float64 // sum of the live documents' lengths
+}
+
+// A posting says how much a term weighs in one tool.
+type posting struct {
+	slot uint32
+	tf   float32
+}
+
+// doc is one indexed tool.
+type doc struct {
+	tool   tool.Tool // nil for an empty slot
+	name   string
+	title  string
+	desc   string
+	params string // parameter names and descriptions, one per line
+	length float32
+	terms  []uint32 // distinct term ids
+	pos    []uint32 // pos[k]: where this tool is in the postings of terms[k]
+}
+
+// New returns an Index of the tools of r that follows r's changes until
+// [Index.Close] is called.
+func New(r *tool.Registry) *Index {
+	ix := &Index{reg: r, termIDs: make(map[string]uint32), byName: make(map[string]uint32)}
+	ix.stop = r.OnChange(ix.refresh)
+	for _, t := range r.List() {
+		ix.refresh(t.Name())
+	}
+	return ix
+}
+
+// Close stops following the registry. The index keeps answering with
+// the tools it holds.
+func (ix *Index) Close() { ix.stop() }
+
+// Len returns the number of indexed tools.
+func (ix *Index) Len() int {
+	ix.mu.RLock()
+	defer ix.mu.RUnlock()
+	return len(ix.byName)
+}
+
+// refresh re-reads the tool called name from the registry. Reading and
+// applying happen under ix.update, so that the last of several racing
+// refreshes of a name applies the registry's latest state.
+func (ix *Index) refresh(name string) {
+	ix.update.Lock()
+	defer ix.update.Unlock()
+	t, ok := ix.reg.Get(name)
+	if !ok {
+		ix.mu.Lock()
+		ix.removeLocked(name)
+		ix.mu.Unlock()
+		return
+	}
+	d, tf := analyze(t)
+	ix.mu.Lock()
+	ix.removeLocked(name)
+	ix.addLocked(d, tf)
+	ix.mu.Unlock()
+}
+
+func (ix *Index) removeLocked(name string) {
+	slot, ok := ix.byName[name]
+	if !ok {
+		return
+	}
+	d := &ix.docs[slot]
+	for k, id := range d.terms {
+		// Move the list's last posting into this one's place, and tell
+		// its tool where it went.
+		p := ix.postings[id]
+		i, last := d.pos[k], len(p)-1
+		if int(i) != last {
+			moved := p[last]
+			p[i] = moved
+			md := &ix.docs[moved.slot]
+			md.pos[slices.Index(md.terms, id)] = i
+		}
+		ix.postings[id] = p[:last]
+	}
+	ix.totalLen -= float64(d.length)
+	*d = doc{}
+	delete(ix.byName, name)
+	ix.free = append(ix.free, slot)
+}
+
+func (ix *Index) addLocked(d doc, tf map[string]float32) {
+	var slot uint32
+	if n := len(ix.free); n > 0 {
+		slot = ix.free[n-1]
+		ix.free = ix.free[:n-1]
+	} else {
+		slot = uint32(len(ix.docs))
+		ix.docs = append(ix.docs, doc{})
+	}
+	d.terms = make([]uint32, 0, len(tf))
+	d.pos = make([]uint32, 0, len(tf))
+	for t, w := range tf {
+		id, ok := ix.termIDs[t]
+		if !ok {
+			id = uint32(len(ix.postings))
+			ix.termIDs[t] = id
+			ix.postings = append(ix.postings, nil)
+		}
+		d.terms = append(d.terms, id)
+		d.pos = append(d.pos, uint32(len(ix.postings[id])))
+		ix.postings[id] = append(ix.postings[id], posting{slot, w})
+	}
+	ix.docs[slot] = d
+	ix.byName[d.name] = slot
+	ix.totalLen += float64(d.length)
+}
+
+// analyze reads what the index keeps of t and the weight of each of its
+// terms.
+func analyze(t tool.Tool) (doc, map[string]float32) {
+	opts := tool.OptionsOf(t)
+	d := doc{tool: t, name: t.Name(), title: opts.Annotations.Title, desc: t.Description()}
+	if len(d.desc) > maxDescBytes {
+		d.desc = cutUTF8(d.desc, maxDescBytes)
+	}
+	tf := make(map[string]float32)
+	var buf []string
+	add := func(text string, w float32) {
+		buf = appendTerms(buf[:0], text, maxDocTerms)
+		for _, t := range buf {
+			if _, ok := tf[t]; ok || len(tf) < maxDocTerms {
+				tf[t] += w
+				d.length += w
+			}
+		}
+	}
+	add(d.name, weightName)
+	add(d.title, weightTitle)
+	add(d.desc, weightDesc)
+	var params strings.Builder
+	eachParam(t.Parameters(), func(name, desc string) {
+		params.WriteString(name)
+		params.WriteByte('\n')
+		if desc != "" {
+			params.WriteString(desc)
+			params.WriteByte('\n')
+		}
+		add(name, weightParamName)
+		add(desc, weightParamDesc)
+	})
+	d.params = params.String()
+	a := opts.Annotations
+	for _, on := range []struct {
+		set   bool
+		words string
+	}{{a.ReadOnly, "read only"}, {a.Destructive, "destructive"}, {a.Idempotent, "idempotent"}, {a.OpenWorld, "open world"}} {
+		if on.set {
+			add(on.words, weightAnnotation)
+		}
+	}
+	return d, tf
+}
+
+// eachParam calls fn for the properties of a JSON Schema, nested ones
+// (under "properties" and "items") included, parents first, up to
+// maxParams of them. It reads the schema in one pass without decoding it
+// into values, and stops at what it cannot read.
+func eachParam(schema []byte, fn func(name, desc string)) {
+	w := paramWalker{data: schema, fn: fn}
+	w.schema(0, 0, "")
+}
+
+type paramWalker struct {
+	data []byte
+	n    int // properties reported
+	fn   func(name, desc string)
+}
+
+const maxSchemaDepth = 4
+
+// schema reads the schema at data[i], reports it as property name (if
+// name is not empty), then walks its properties and items. It returns the
+// index just past the schema.
+func (w *paramWalker) schema(i, depth int, name string) (next int, ok bool) {
+	i = jsontext.SkipSpace(w.data, i)
+	if i >= len(w.data) || w.data[i] != '{' || depth > maxSchemaDepth {
+		next, err := jsontext.SkipValue(w.data, i, 0, 64)
+		return next, err == nil
+	}
+	desc := ""
+	props, items := -1, -1
+	next, ok = w.members(i, func(key []byte, at int) (int, bool) {
+		switch string(key) {
+		case "description":
+			if w.data[at] == '"' {
+				s, next, err := jsontext.ReadString(w.data, at, nil)
+				desc = cutUTF8(string(s), 1024)
+				return next, err == nil
+			}
+		case "properties":
+			props = at
+		case "items":
+			items = at
+		}
+		next, err := jsontext.SkipValue(w.data, at, 0, 64)
+		return next, err == nil
+	})
+	if !ok {
+		return next, false
+	}
+	if name != "" {
+		if w.n >= maxParams {
+			return next, false
+		}
+		w.n++
+		w.fn(name, desc)
+	}
+	if props >= 0 && w.data[props] == '{' {
+		if _, ok := w.members(props, func(key []byte, at int) (int, bool) {
+			return w.schema(at, depth+1, string(key))
+		}); !ok {
+			return next, false
+		}
+	}
+	if items >= 0 {
+		if _, ok := w.schema(items, depth+1, ""); !ok {
+			return next, false
+		}
+	}
+	return next, true
+}
+
+// members calls member for each member of the object at data[i] with its
+// key and the index of its value; member returns the index just past the
+// value. members returns the index just past the object.
+func (w *paramWalker) members(i int, member func(key []byte, at int) (int, bool)) (next int, ok bool) {
+	data := w.data
+	i = jsontext.SkipSpace(data, i+1) // past '{'
+	for i < len(data) && data[i] != '}' {
+		key, next, err := jsontext.ReadString(data, i, nil)
+		if err != nil {
+			return i, false
+		}
+		i = jsontext.SkipSpace(data, next)
+		if i >= len(data) || data[i] != ':' {
+			return i, false
+		}
+		i = jsontext.SkipSpace(data, i+1)
+		if i >= len(data) {
+			return i, false
+		}
+		if i, ok = member(key, i); !ok {
+			return i, false
+		}
+		i = jsontext.SkipSpace(data, i)
+		if i < len(data) && data[i] == ',' {
+			i = jsontext.SkipSpace(data, i+1)
+		}
+	}
+	return i + 1, i < len(data)
+}
+
+// Search returns up to limit tools that match query, best first, for a
+// query in natural language ("send a message to a channel") or made of
+// identifiers ("slack_post_message"). limit is capped at [MaxResults];
+// limit <= 0 means 5. A tool matches when it shares a term with the query
+// or with a synonym of a query term. Ties are broken by name.
+func (ix *Index) Search(query string, limit int) []Match {
+	return ix.search(query, limit, nil)
+}
+
+// A Query is a search with all its settings, for [Index.Find].
+type Query struct {
+	// Text is the query: words, or a regular expression when Regexp is
+	// set.
+	Text string
+	// Regexp selects [Index.SearchRegexp] over [Index.Search].
+	Regexp bool
+	// Limit bounds the matches, as for Search.
+	Limit int
+	// Visible, when not nil, reports whether a tool may be found: a
+	// search never returns a tool for which it reports false, and such
+	// tools do not take the places of others within Limit. It is called
+	// while the index is locked for reading and must not call the
+	// Index.
+	Visible func(name string) bool
+}
+
+// Find runs q. It fails only for a regular expression SearchRegexp
+// refuses.
+func (ix *Index) Find(q Query) ([]Match, error) {
+	if q.Regexp {
+		return ix.searchRegexp(q.Text, q.Limit, q.Visible)
+	}
+	return ix.search(q.Text, q.Limit, q.Visible), nil
+}
+
+func (ix *Index) search(query string, limit int, visible func(string) bool) []Match {
+	limit = clampLimit(limit)
+	q := queryTerms(query)
+	ix.mu.RLock()
+	defer ix.mu.RUnlock()
+	n := len(ix.byName)
+	if n == 0 || len(q) == 0 {
+		return nil
+	}
+	avg := ix.totalLen / float64(n)
+	acc := accumulators.Get().(*accumulator)
+	defer accumulators.Put(acc)
+	acc.reset(len(ix.docs))
+	for _, qt := range q {
+		id, ok := ix.termIDs[qt.term]
+		if !ok {
+			continue
+		}
+		p := ix.postings[id]
+		df := float64(len(p))
+		idf := math.Log(1 + (float64(n)-df+0.5)/(df+0.5))
+		for _, e := range p {
+			tf := float64(e.tf)
+			norm := 1 - bm25B + bm25B*float64(ix.docs[e.slot].length)/avg
+			acc.add(e.slot, qt.weight*idf*tf*(bm25K1+1)/(tf+bm25K1*norm), qt.concept)
+		}
+	}
+	concepts := 0
+	for _, qt := range q {
+		concepts = max(concepts, qt.concept+1)
+	}
+	matches := make([]Match, 0, min(limit, len(acc.touched)))
+	for _, slot := range acc.touched {
+		if visible != nil && !visible(ix.docs[slot].name) {
+			continue
+		}
+		// A tool that answers more of the query's words ranks higher
+		// than one that answers one word many times.
+		covered := float64(bits.OnesCount64(acc.concepts[slot])) / float64(concepts)
+		m := Match{Name: ix.docs[slot].name, Tool: ix.docs[slot].tool, Score: acc.score[slot] * (1 + coverageBoost*covered)}
+		matches = keepBest(matches, m, limit)
+	}
+	sortMatches(matches)
+	return matches
+}
+
+// SearchRegexp returns up to limit tools whose name, title, description,
+// parameter names or parameter descriptions match the regular expression
+// pattern (RE2 syntax; "(?i)" makes it ignore case). A match in the name
+// ranks first, then the title, the description and the parameters; ties
+// are broken by name. limit is capped at [MaxResults]; limit <= 0 means
+// 5. It fails for a pattern over [MaxPatternBytes] or one that does not
+// compile.
+func (ix *Index) SearchRegexp(pattern string, limit int) ([]Match, error) {
+	return ix.searchRegexp(pattern, limit, nil)
+}
+
+func (ix *Index) searchRegexp(pattern string, limit int, visible func(string) bool) ([]Match, error) {
+	limit = clampLimit(limit)
+	if len(pattern) > MaxPatternBytes {
+		return nil, &PatternError{Pattern: cutUTF8(pattern, 64) + "…", Reason: "longer than " + strconv.Itoa(MaxPatternBytes) + " bytes"}
+	}
+	re, err := regexp.Compile(pattern)
+	if err != nil {
+		return nil, &PatternError{Pattern: pattern, Reason: strings.TrimPrefix(err.Error(), "error parsing regexp: ")}
+	}
+	lit, fold := requiredLiteral(pattern)
+	ix.mu.RLock()
+	defer ix.mu.RUnlock()
+	var matches []Match
+	for i := range ix.docs {
+		d := &ix.docs[i]
+		if d.tool == nil || visible != nil && !visible(d.name) {
+			continue
+		}
+		score := 0.0
+		for _, f := range []struct {
+			text  string
+			score float64
+		}{{d.name, 8}, {d.title, 4}, {d.desc, 2}, {d.params, 1}} {
+			// A text without the literal every match contains cannot
+			// match: skip the regular expression, the slow part.
+			if f.text != "" && (lit == "" || contains(f.text, lit, fold)) && re.MatchString(f.text) {
+				score += f.score
+			}
+		}
+		if score > 0 {
+			matches = keepBest(matches, Match{Name: d.name, Tool: d.tool, Score: score}, limit)
+		}
+	}
+	sortMatches(matches)
+	return matches, nil
+}
+
+// requiredLiteral returns a string every match of pattern contains, and
+// whether it is to be compared ignoring ASCII case; "" when it finds none
+// worth looking for.
+func requiredLiteral(pattern string) (lit string, fold bool) {
+	re, err := syntax.Parse(pattern, syntax.Perl)
+	if err != nil {
+		return "", false
+	}
+	var walk func(re *syntax.Regexp, depth int) (string, bool)
+	walk = func(re *syntax.Regexp, depth int) (string, bool) {
+		if depth > 32 {
+			return "", false
+		}
+		switch re.Op {
+		case syntax.OpLiteral:
+			return string(re.Rune), re.Flags&syntax.FoldCase != 0
+		case syntax.OpCapture, syntax.OpPlus:
+			return walk(re.Sub[0], depth+1)
+		case syntax.OpRepeat:
+			if re.Min >= 1 {
+				return walk(re.Sub[0], depth+1)
+			}
+		case syntax.OpConcat:
+			best, bestFold := "", false
+			for _, sub := range re.Sub {
+				if l, f := walk(sub, depth+1); len(l) > len(best) {
+					best, bestFold = l, f
+				}
+			}
+			return best, bestFold
+		}
+		return "", false
+	}
+	lit, fold = walk(re.Simplify(), 0)
+	if len(lit) < 2 || fold && !isASCII(lit) {
+		return "", false // too short to pay, or case folding beyond ASCII
+	}
+	if fold {
+		lit = strings.ToLower(lit)
+	}
+	return lit, fold
+}
+
+// contains reports whether s contains lit, ignoring ASCII case when fold
+// is set (lit is then lower-case ASCII).
+func contains(s, lit string, fold bool) bool {
+	if !fold {
+		return strings.Contains(s, lit)
+	}
+	first := lit[0]
+	upper := first
+	if 'a' <= first && first <= 'z' {
+		upper -= 'a' - 'A'
+	}
+	for i := 0; i+len(lit) <= len(s); i++ {
+		if c := s[i]; c != first && c != upper {
+			continue
+		}
+		if strings.EqualFold(s[i:i+len(lit)], lit) {
+			return true
+		}
+	}
+	return false
+}
+
+func isASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf {
+			return false
+		}
+	}
+	return true
+}
+
+// A PatternError reports a regular expression [Index.SearchRegexp] cannot
+// use.
+type PatternError struct {
+	Pattern string
+	Reason  string
+}
+
+func (e *PatternError) Error() string {
+	return "toolsearch: pattern " + strconv.Quote(e.Pattern) + ": " + e.Reason
+}
+
+func clampLimit(limit int) int {
+	if limit <= 0 {
+		return 5
+	}
+	return min(limit, MaxResults)
+}
+
+// better reports whether a ranks before b.
+func better(a, b Match) bool {
+	if a.Score != b.Score {
+		return a.Score > b.Score
+	}
+	return a.Name < b.Name
+}
+
+// keepBest adds m to best, a list of at most limit matches, dropping the
+// worst when it is full. limit is small, so a linear scan beats a heap.
+func keepBest(best []Match, m Match, limit int) []Match {
+	if len(best) < limit {
+		return append(best, m)
+	}
+	worst := 0
+	for i := 1; i < len(best); i++ {
+		if better(best[worst], best[i]) {
+			worst = i
+		}
+	}
+	if better(m, best[worst]) {
+		best[worst] = m
+	}
+	return best
+}
+
+func sortMatches(ms []Match) {
+	slices.SortFunc(ms, func(a, b Match) int {
+		if better(a, b) {
+			return -1
+		}
+		if better(b, a) {
+			return 1
+		}
+		return 0
+	})
+}
+
+// accumulator holds the scores of one search, by slot.
+type accumulator struct {
+	score    []float64
+	concepts []uint64 // bit i: the tool matched query word i or a synonym
+	touched  []uint32
+}
+
+var accumulators = sync.Pool{New: func() any { return new(accumulator) }}
+
+func (a *accumulator) reset(n int) {
+	for _, s := range a.touched {
+		if int(s) < len(a.score) {
+			a.score[s] = 0
+			a.concepts[s] = 0
+		}
+	}
+	a.touched = a.touched[:0]
+	if len(a.score) < n {
+		a.score = make([]float64, n)
+		a.concepts = make([]uint64, n)
+	}
+}
+
+func (a *accumulator) add(slot uint32, s float64, concept int) {
+	if a.score[slot] == 0 {
+		a.touched = append(a.touched, slot)
+	}
+	a.score[slot] += s
+	a.concepts[slot] |= 1 << (concept % 64)
+}
+
+func cutUTF8(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8RuneStart(s[n]) {
+		n--
+	}
+	return s[:n]
+}
+
+func utf8RuneStart(b byte) bool { return b&0xC0 != 0x80 }
