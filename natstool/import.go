@@ -148,7 +148,7 @@ func WithImportLogger(l *slog.Logger) ImportOption {
 	return func(c *importConfig) { c.logger = l }
 }
 
-// An Importer keeps the tools that [Service]s offer on a NATS connection
+// An Importer keeps the tools that services ([Service]) offer on a NATS connection
 // registered in a [tool.Registry], as ordinary tools.
 //
 // It finds services with $SRV.INFO, listens on [ChangeSubject] for
