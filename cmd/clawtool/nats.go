@@ -86,27 +86,24 @@ every clawtool on a NATS bus, as a NATS micro service. Start as many
 workers of one service as you like, on as many machines: they share the
 calls, and when one goes away the others carry on. It runs until it is
 interrupted.`)
-	url := fs.String("nats", "", "the NATS server's `URL` (required), e.g. nats://127.0.0.1:4222")
 	name := fs.String("name", natstool.DefaultServiceName, "the service's `NAME`: workers with the same name share its calls")
 	inFlight := fs.Int("max-in-flight", natstool.DefaultMaxInFlight, "run at most `N` calls at once")
 	rf := addRegistryFlags(fs)
 	if code := parseFlags(fs, args, e.stdout); code >= 0 {
 		return code
 	}
-	if *url == "" {
-		fmt.Fprintln(e.stderr, "clawtool worker: --nats URL is required")
-		return exitUsage
-	}
-	if rf.nats.url != "" {
-		fmt.Fprintln(e.stderr, "clawtool worker: serve tools from the bus on the bus? --nats is the bus to serve on; drop the other")
-		return exitUsage
+	// --nats names the bus to serve on; the worker does not import from it.
+	url := rf.nats.url
+	rf.nats.url = ""
+	if url == "" {
+		return usageError(fs, "--nats URL is required: the NATS server to serve on")
 	}
 	r, cleanup, ok := rf.open(ctx, e, "worker")
 	if !ok {
 		return exitToolError
 	}
 	defer cleanup()
-	nc, err := natsConnect(*url, "clawtool worker "+*name)
+	nc, err := natsConnect(url, "clawtool worker "+*name)
 	if err != nil {
 		fmt.Fprintf(e.stderr, "clawtool worker: %v\n", err)
 		return exitToolError
@@ -117,7 +114,7 @@ interrupted.`)
 		fmt.Fprintf(e.stderr, "clawtool worker: %v\n", err)
 		return exitToolError
 	}
-	fmt.Fprintf(e.stderr, "clawtool: worker of service %s serving %d tools on %s\n", *name, r.Len(), *url)
+	fmt.Fprintf(e.stderr, "clawtool: worker of service %s serving %d tools on %s\n", *name, r.Len(), url)
 	<-ctx.Done()
 	if err := svc.Stop(); err != nil {
 		fmt.Fprintf(e.stderr, "clawtool worker: %v\n", err)
