@@ -12,6 +12,7 @@ import (
 	"os"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/miniopenclaw/tool"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -60,6 +61,8 @@ type serverConfig struct {
 	pageSize     int
 	logger       *slog.Logger
 	jsonResponse bool
+	pending      <-chan struct{}
+	pendingWait  time.Duration
 }
 
 // A ServerOption configures a [Server] made by [NewServer].
@@ -90,6 +93,18 @@ func WithJSONResponse() ServerOption {
 	return func(c *serverConfig) { c.jsonResponse = true }
 }
 
+// WithToolsPending is for a server whose registry is still being filled,
+// for example by imports that run in the background: until pending is
+// closed, but no longer than maxWait after NewServer, tools/list and
+// tools/call wait for it. Everything else (initialize, ping) is answered
+// at once, so a client's first request never waits on a slow import, and
+// a client that lists the tools once still sees them all. Tools that
+// arrive later are announced with notifications/tools/list_changed as
+// always.
+func WithToolsPending(pending <-chan struct{}, maxWait time.Duration) ServerOption {
+	return func(c *serverConfig) { c.pending, c.pendingWait = pending, maxWait }
+}
+
 // WithServerLogger sets the logger for protocol events such as a failed
 // notification. The default discards them.
 func WithServerLogger(l *slog.Logger) ServerOption {
@@ -114,6 +129,9 @@ func NewServer(reg *tool.Registry, opts ...ServerOption) *Server {
 	impl := cfg.impl
 	s.sdk = mcp.NewServer(&impl, sdkOpts)
 	s.sdk.AddReceivingMiddleware(toolsOnly)
+	if cfg.pending != nil {
+		s.sdk.AddReceivingMiddleware(waitForTools(cfg.pending, time.Now().Add(cfg.pendingWait)))
+	}
 	// Follow the registry first, then load it: a change that lands in
 	// between is applied twice, which is harmless, rather than lost.
 	s.stop = reg.OnChange(s.sync)
@@ -140,6 +158,29 @@ func (s *Server) MCP() *mcp.Server {
 
 // toolsOnly refuses the requests of features the server does not declare,
 // which go-sdk would otherwise answer with empty results.
+// waitForTools holds tools/list and tools/call until pending is closed or
+// the time until has come; see WithToolsPending.
+func waitForTools(pending <-chan struct{}, until time.Time) mcp.Middleware {
+	return func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			if method == "tools/list" || method == "tools/call" {
+				select {
+				case <-pending:
+				default:
+					t := time.NewTimer(time.Until(until))
+					select {
+					case <-pending:
+					case <-t.C:
+					case <-ctx.Done():
+					}
+					t.Stop()
+				}
+			}
+			return next(ctx, method, req)
+		}
+	}
+}
+
 func toolsOnly(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 		switch method {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -696,5 +697,50 @@ func TestServerHTTPHugeNumber(t *testing.T) {
 		if resp.StatusCode != 200 || !strings.Contains(string(got), tt.want) {
 			t.Errorf("arguments %s: %d %s\nwant 200 and %s", tt.args, resp.StatusCode, got, tt.want)
 		}
+	}
+}
+
+// TestToolsPending: while the registry is still being filled, tools/list
+// waits for it (and ping does not), so a client that lists once sees
+// every tool.
+func TestToolsPending(t *testing.T) {
+	r := tool.NewRegistry()
+	pending := make(chan struct{})
+	srv := mcptool.NewServer(r, mcptool.WithToolsPending(pending, time.Hour))
+	defer srv.Close()
+	// Middleware added later runs first: it sees the request arrive
+	// before the wait.
+	arrived := make(chan struct{}, 1)
+	srv.MCP().AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			if method == "tools/list" {
+				arrived <- struct{}{}
+			}
+			return next(ctx, method, req)
+		}
+	})
+	c := connect(t, srv.MCP())
+	if err := c.Session().Ping(t.Context(), nil); err != nil {
+		t.Fatalf("ping while pending: %v", err)
+	}
+	listed := make(chan []string, 1)
+	go func() {
+		res, err := c.Session().ListTools(t.Context(), nil)
+		var names []string
+		if err == nil {
+			for _, tl := range res.Tools {
+				names = append(names, tl.Name)
+			}
+		}
+		listed <- names
+	}()
+	<-arrived
+	echo := tool.Must(tool.New("late", "Arrives late.", func(ctx context.Context, in struct{}) (string, error) { return "", nil }))
+	if err := r.Register(echo); err != nil {
+		t.Fatal(err)
+	}
+	close(pending)
+	if names := <-listed; !slices.Contains(names, "late") {
+		t.Fatalf("tools/list = %v, want it to wait for the tool registered before pending closed", names)
 	}
 }

@@ -124,16 +124,17 @@ func (m *mcpFlags) importInto(ctx context.Context, e *env, r *tool.Registry) (cl
 // connected one after another while the caller goes on, so a server that
 // starts slowly holds nothing up, and their tools appear in r as they
 // arrive. A server that cannot be reached is reported on stderr and left
-// out. cleanup stops what is still connecting and disconnects the rest.
-func (m *mcpFlags) importInBackground(ctx context.Context, e *env, r *tool.Registry) (cleanup func(), err error) {
+// out. done is closed when every server has been tried. cleanup stops
+// what is still connecting and disconnects the rest.
+func (m *mcpFlags) importInBackground(ctx context.Context, e *env, r *tool.Registry) (cleanup func(), done <-chan struct{}, err error) {
 	if err := m.check(); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	var clients []*mcptool.Client
-	done := make(chan struct{})
+	finished := make(chan struct{})
 	go func() {
-		defer close(done)
+		defer close(finished)
 		for _, s := range m.servers {
 			c, err := m.connect(ctx, e, r, s)
 			if ctx.Err() != nil {
@@ -151,9 +152,9 @@ func (m *mcpFlags) importInBackground(ctx context.Context, e *env, r *tool.Regis
 	}()
 	return func() {
 		cancel()
-		<-done
+		<-finished
 		closeAll(clients)
-	}, nil
+	}, finished, nil
 }
 
 // connect connects to one server and imports its tools into r under their

@@ -193,6 +193,32 @@ func (rf *registryFlags) build(ctx context.Context, e *env) (r *tool.Registry, c
 	return r, func() { natsCleanup(); mcpCleanup(); wsCleanup() }, nil
 }
 
+// buildInBackground is build for a server: the built-in, workspace and
+// NATS tools are in r when it returns, and the MCP servers are imported
+// in the background; pending is closed when every one has been tried.
+func (rf *registryFlags) buildInBackground(ctx context.Context, e *env) (r *tool.Registry, pending <-chan struct{}, cleanup func(), err error) {
+	r, err = rf.mcp.base()
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	wsCleanup, err := rf.ws.registerInto(r)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	natsCleanup, err := rf.nats.importInto(ctx, e, r)
+	if err != nil {
+		wsCleanup()
+		return nil, nil, nil, err
+	}
+	mcpCleanup, pending, err := rf.mcp.importInBackground(ctx, e, r)
+	if err != nil {
+		natsCleanup()
+		wsCleanup()
+		return nil, nil, nil, err
+	}
+	return r, pending, func() { mcpCleanup(); natsCleanup(); wsCleanup() }, nil
+}
+
 // open is build for the command named c: it reports a failure on
 // e.stderr, and ok is false when the command must stop with exitToolError.
 func (rf *registryFlags) open(ctx context.Context, e *env, c string) (r *tool.Registry, cleanup func(), ok bool) {

@@ -36,27 +36,23 @@ client with notifications/tools/list_changed as they arrive.`)
 	if fs.NArg() > 0 {
 		return usageError(fs, "unexpected argument %q", fs.Arg(0))
 	}
-	// Serve at once and import in the background: a client that waits
-	// a few seconds for its first answer must not time out because a
-	// server it never heard of starts slowly. Imported tools reach it
-	// with notifications/tools/list_changed.
-	r, err := rf.mcp.base()
+	// Serve at once and import MCP servers in the background: a client
+	// that waits a few seconds for its first answer must not time out
+	// because a server it never heard of starts slowly. tools/list and
+	// tools/call wait for the imports (bounded), and tools that arrive
+	// later reach the client with notifications/tools/list_changed.
+	r, pending, cleanup, err := rf.buildInBackground(ctx, e)
 	if err != nil {
 		fmt.Fprintf(e.stderr, "clawtool serve: %v\n", err)
 		return exitToolError
 	}
-	opts := []mcptool.ServerOption{mcptool.WithPageSize(*pageSize)}
+	defer cleanup()
+	opts := []mcptool.ServerOption{mcptool.WithPageSize(*pageSize), mcptool.WithToolsPending(pending, mcpConnectTimeout)}
 	if *jsonResponse {
 		opts = append(opts, mcptool.WithJSONResponse())
 	}
 	srv := mcptool.NewServer(r, opts...)
 	defer srv.Close()
-	cleanup, err := rf.mcp.importInBackground(ctx, e, r)
-	if err != nil {
-		fmt.Fprintf(e.stderr, "clawtool serve: %v\n", err)
-		return exitUsage
-	}
-	defer cleanup()
 
 	if *addr == "" {
 		if err := srv.ServeIO(ctx, e.stdin, e.stdout); err != nil && !errors.Is(err, context.Canceled) {
