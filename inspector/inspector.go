@@ -127,8 +127,11 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "inspector: refused: the request comes from another origin", http.StatusForbidden)
 		return
 	}
-	if r.Header.Get("Sec-Fetch-Site") == "cross-site" {
-		http.Error(w, "inspector: refused: cross-site request", http.StatusForbidden)
+	// Browsers say where a request comes from: only the page itself
+	// ("same-origin") and the user ("none": a typed or bookmarked URL)
+	// may use the inspector; another port of this host is "same-site".
+	if s := r.Header.Get("Sec-Fetch-Site"); s == "cross-site" || s == "same-site" {
+		http.Error(w, "inspector: refused: "+s+" request", http.StatusForbidden)
 		return
 	}
 	switch {

@@ -68,6 +68,8 @@ func TestSafety(t *testing.T) {
 		{"other Origin", "GET", "/api/tools", "", map[string]string{"Cookie": cookie, "Origin": "http://evil.example"}, 403, "origin"},
 		{"Origin on another port", "GET", "/api/tools", "", map[string]string{"Cookie": cookie, "Origin": "http://127.0.0.1:9999"}, 403, "origin"},
 		{"cross-site fetch", "GET", "/api/tools", "", map[string]string{"Cookie": cookie, "Sec-Fetch-Site": "cross-site"}, 403, "cross-site"},
+		{"same-site fetch", "GET", "/api/tools", "", map[string]string{"Cookie": cookie, "Sec-Fetch-Site": "same-site"}, 403, "same-site"},
+		{"same-origin fetch", "GET", "/api/tools", "", map[string]string{"Cookie": cookie, "Sec-Fetch-Site": "same-origin"}, 200, "order"},
 		{"tools without token", "GET", "/api/tools", "", nil, 403, "token"},
 		{"call with cookie only", "POST", "/api/call", `{"name":"slow"}`, map[string]string{"Cookie": cookie, "Content-Type": "application/json"}, 403, TokenHeader},
 		{"call from other Origin", "POST", "/api/call", `{"name":"slow"}`, map[string]string{TokenHeader: testToken, "Content-Type": "application/json", "Origin": "http://evil.example"}, 403, "origin"},
