@@ -231,6 +231,11 @@ fetch(%q, {mode: "no-cors", credentials: "include"}).finally(() => { document.bo
 	if q != "99" {
 		t.Errorf("the form's quantity is %q after editing the JSON, want 99", q)
 	}
+	var shown string
+	eval(`document.getElementById("f/pizza/size").selectedOptions[0].textContent`, &shown)
+	if got := shown; got != `"huge" (not allowed)` {
+		t.Errorf("the size select shows %q, want the value the schema does not allow", got)
+	}
 	run("run invalid", chromedp.Click(chromedp.CSS("#run")), chromedp.WaitVisible(chromedp.CSS(`[data-pointer="/quantity"] .violation`)), shot("04-violations"))
 	for _, p := range []string{"/customer", "/pizza/size", "/pizza/toppings/0", "/quantity"} {
 		var msg string

@@ -2,6 +2,7 @@ package inspector
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -11,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/miniopenclaw/tool"
+	"go.uber.org/goleak"
 )
 
 const testToken = "0123456789abcdef0123"
@@ -190,6 +192,7 @@ func readEvents(t *testing.T, body string) []event {
 }
 
 func TestCall(t *testing.T) {
+	defer goleak.VerifyNone(t)
 	h := newTestHandler(t)
 	tests := []struct {
 		name, body string
@@ -279,6 +282,7 @@ func TestCallEventsBounded(t *testing.T) {
 }
 
 func TestBatch(t *testing.T) {
+	defer goleak.VerifyNone(t)
 	h := newTestHandler(t)
 	w := do(h, "POST", "/api/batch", sixCalls, apiHeaders)
 	var tl timelineJSON
@@ -374,4 +378,34 @@ func FuzzTrace(f *testing.F) {
 			t.Fatalf("%d rows", len(tl.Rows))
 		}
 	})
+}
+
+// TestCallClientGone checks that a call whose browser went away ends with
+// the request, as canceled, and leaves nothing running.
+func TestCallClientGone(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	r := tool.NewRegistry()
+	started := make(chan struct{})
+	if err := r.Register(&rawTool{name: "wait", desc: "Waits for its caller to give up.", schema: `{"type":"object"}`,
+		fn: func(ctx context.Context, _ json.RawMessage) (tool.Result, error) {
+			close(started)
+			<-ctx.Done()
+			return tool.Result{}, ctx.Err()
+		}}); err != nil {
+		t.Fatal(err)
+	}
+	h := New(r, WithToken(testToken))
+	ctx, cancel := context.WithCancel(context.Background())
+	req := httptest.NewRequest("POST", "/api/call", strings.NewReader(`{"name":"wait"}`)).WithContext(ctx)
+	req.Host = "127.0.0.1:7777"
+	for k, v := range apiHeaders {
+		req.Header.Set(k, v)
+	}
+	w := httptest.NewRecorder()
+	go func() { <-started; cancel() }()
+	h.ServeHTTP(w, req)
+	evs := readEvents(t, w.Body.String())
+	if w.Code != 200 || len(evs) != 1 || evs[0].data["kind"] != "canceled" {
+		t.Errorf("%d, events %+v: want one result of kind canceled", w.Code, evs)
+	}
 }
