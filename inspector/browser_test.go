@@ -270,6 +270,21 @@ fetch(%q, {mode: "no-cors", credentials: "include"}).finally(() => { document.bo
 		t.Errorf("progress*10+log events = %d, want 33", n)
 	}
 
+	// A recursive schema, through $ref: the form opens a level per item.
+	run("tree", chromedp.Click(chromedp.CSS(`#tools li[data-name="tree"]`)), chromedp.WaitVisible(chromedp.CSS(`[id="f/root/label"]`)),
+		chromedp.SendKeys(chromedp.CSS(`[id="f/root/label"]`), "top"),
+		chromedp.Click(chromedp.CSS(`[data-pointer="/root/children"] > button.add`)),
+		chromedp.WaitVisible(chromedp.CSS(`[id="f/root/children/0/label"]`)),
+		chromedp.SendKeys(chromedp.CSS(`[id="f/root/children/0/label"]`), "leaf"))
+	eval(`document.getElementById("raw-args").value`, &raw)
+	if got := canonical(t, raw); got != `{"root":{"children":[{"label":"leaf"}],"label":"top"}}` {
+		t.Errorf("tree arguments %s", got)
+	}
+	run("run tree", chromedp.Click(chromedp.CSS("#run")), chromedp.WaitVisible(chromedp.CSS("#result .okmark")))
+	if got := text("#result pre.output"); got != "node node" {
+		t.Errorf("tree result %q", got)
+	}
+
 	// Definitions in every format the handler knows.
 	run("definitions", chromedp.Click(chromedp.CSS(`nav button[data-tab="definitions"]`)), chromedp.WaitVisible(chromedp.CSS(`pre.definition[data-format="openai"]`)))
 

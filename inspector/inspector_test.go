@@ -409,3 +409,52 @@ func TestCallClientGone(t *testing.T) {
 		t.Errorf("%d, events %+v: want one result of kind canceled", w.Code, evs)
 	}
 }
+
+// TestCallStreams checks that progress reaches the client while the tool
+// still runs: the tool does not finish until the client has read its
+// first progress event.
+func TestCallStreams(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	r := tool.NewRegistry()
+	release := make(chan struct{})
+	if err := r.Register(&rawTool{name: "gate", desc: "Reports progress, then waits to be released.", schema: `{"type":"object"}`,
+		fn: func(ctx context.Context, _ json.RawMessage) (tool.Result, error) {
+			tool.ReportProgress(ctx, 1, 2, "half way")
+			select {
+			case <-release:
+			case <-ctx.Done():
+				return tool.Result{}, ctx.Err()
+			}
+			return tool.Result{Output: "released"}, nil
+		}}); err != nil {
+		t.Fatal(err)
+	}
+	h := New(r, WithToken(testToken))
+	srv := httptest.NewServer(h)
+	defer srv.Close()
+	req, _ := http.NewRequest("POST", srv.URL+"/api/call", strings.NewReader(`{"name":"gate"}`))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set(TokenHeader, testToken)
+	resp, err := srv.Client().Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	rd := bufio.NewReader(resp.Body)
+	var lines []string
+	for len(lines) < 2 {
+		line, err := rd.ReadString('\n')
+		if err != nil {
+			t.Fatalf("reading the stream before the tool ends: %v (got %q)", err, lines)
+		}
+		lines = append(lines, strings.TrimSpace(line))
+	}
+	if lines[0] != "event: progress" || !strings.Contains(lines[1], `"message":"half way"`) {
+		t.Fatalf("first event %q, want the progress report", lines)
+	}
+	close(release)
+	rest, _ := io.ReadAll(rd)
+	if !strings.Contains(string(rest), "event: result") || !strings.Contains(string(rest), `"output":"released"`) {
+		t.Errorf("after the release: %q", rest)
+	}
+}

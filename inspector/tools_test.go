@@ -8,6 +8,7 @@ import (
 	"image"
 	"image/color"
 	"image/png"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -47,6 +48,21 @@ const orderSchema = `{
 	},
 	"required": ["customer", "pizza"],
 	"additionalProperties": false
+}`
+
+// treeSchema is recursive, through a local reference.
+const treeSchema = `{
+	"type": "object",
+	"properties": {"root": {"$ref": "#/$defs/node"}},
+	"required": ["root"],
+	"$defs": {"node": {
+		"type": "object",
+		"properties": {
+			"label": {"type": "string"},
+			"children": {"type": "array", "items": {"$ref": "#/$defs/node"}}
+		},
+		"required": ["label"]
+	}}
 }`
 
 // testPNG is a small picture: a red square with a blue stripe.
@@ -138,6 +154,10 @@ func testRegistry(t testing.TB) *tool.Registry {
 				}
 				return tool.Result{Output: "fine"}, nil
 			}}, tool.WithAnnotations(tool.Annotations{Idempotent: true}), tool.WithRetry(tool.RetryPolicy{MaxAttempts: 3, Backoff: time.Millisecond, MaxBackoff: time.Millisecond})),
+		&rawTool{name: "tree", desc: "Counts the nodes of a tree.", schema: treeSchema,
+			fn: func(ctx context.Context, args json.RawMessage) (tool.Result, error) {
+				return tool.Result{Output: strings.TrimSpace(strings.Repeat("node ", strings.Count(string(args), `"label"`)))}, nil
+			}},
 		tool.With(&rawTool{name: "sleepy", desc: "Waits until its time limit runs out.", schema: `{"type":"object"}`,
 			fn: func(ctx context.Context, args json.RawMessage) (tool.Result, error) {
 				<-ctx.Done()
