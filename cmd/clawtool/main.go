@@ -8,6 +8,7 @@
 //	clawtool search QUERY...              the tools that best match a query, with scores
 //	clawtool serve [--http ADDR]          serve the tools over MCP
 //	clawtool chat ["PROMPT"]              talk to a model that calls the tools
+//	clawtool inspect [--addr ADDR]        a web page to try the tools and watch batches
 //	clawtool version                      the module and Go versions
 //
 // Flags may come before or after a command's arguments. Run

@@ -46,6 +46,7 @@ func commands() []command {
 		{"sandbox", "probe | run [flags] -- CMD ARGS", "show the sandbox layers, or run a command in the sandbox", runSandbox},
 		{"worker", "--nats URL [flags]", "serve the tools to every clawtool on a NATS bus, sharing calls with other workers", runWorker},
 		{"nats-server", "[--addr ADDR] [--jetstream DIR]", "run an embedded NATS server for a one-machine setup", runNATSServer},
+		{"inspect", "[--addr ADDR] [flags]", "serve a web page to try the tools by hand and watch batches on a timeline", runInspect},
 	}
 }
 

@@ -28,6 +28,7 @@ and connects to them in the background, and their tools reach the
 client with notifications/tools/list_changed as they arrive.`)
 	addr := fs.String("http", "", "serve Streamable HTTP on `ADDR` instead of stdio")
 	pageSize := fs.Int("page-size", 0, "list at most `N` tools per tools/list page (0: the default, 1000)")
+	ui := fs.Bool("ui", false, "with --http, also serve the inspector page at /ui/ (its URL, with a token, is printed; see clawtool inspect)")
 	jsonResponse := fs.Bool("json-response", false, "with --http, answer every request with one JSON body, never an event stream (progress is then not streamed)")
 	rf := addRegistryFlags(fs)
 	if code := parseFlags(fs, args, e.stdout); code >= 0 {
@@ -69,6 +70,9 @@ client with notifications/tools/list_changed as they arrive.`)
 	}
 	mux := http.NewServeMux()
 	mux.Handle(serveEndpoint, srv)
+	if *ui {
+		mountInspector(e, mux, r, ln.Addr())
+	}
 	hs := &http.Server{
 		Handler:           bodyDeadline(mux, httpBodyTimeout),
 		ReadHeaderTimeout: httpHeaderTimeout,
