@@ -281,7 +281,7 @@ type entry struct {
 	closers []func() // run by close, last first
 	// cancelStart ends a start in progress.
 	cancelStart context.CancelFunc
-	started chan struct{}
+	started     chan struct{}
 }
 
 func (h *Host) newEntry(name, kind string, c *Config, fp string, load func(context.Context, *entry) error) *entry {
