@@ -67,6 +67,7 @@ type Host struct {
 	onReload func(error)
 	timeout  time.Duration
 	debounce time.Duration
+	cacheDir string
 
 	applyMu sync.Mutex // one Apply at a time
 
@@ -95,6 +96,12 @@ func WithConnectTimeout(d time.Duration) Option { return func(h *Host) { h.timeo
 // WithDebounce sets how long [Host.Watch] waits after the file last
 // changed before it reloads; zero means DefaultDebounce.
 func WithDebounce(d time.Duration) Option { return func(h *Host) { h.debounce = d } }
+
+// WithCacheDir keeps the compiled code of WebAssembly modules in dir, so
+// that a module is compiled once for every entry and restart that uses
+// it, and once across processes that share dir. Empty, the default,
+// compiles each module entry in memory.
+func WithCacheDir(dir string) Option { return func(h *Host) { h.cacheDir = dir } }
 
 // NewHost returns a Host that loads tools into reg.
 func NewHost(reg *tool.Registry, opts ...Option) *Host {

@@ -41,7 +41,7 @@ func (e *entry) startModule(ctx context.Context, m Module) error {
 	if pages == 0 {
 		pages = DefaultModulePages
 	}
-	rt, err := wasm.NewRuntime(ctx, wasm.Options{MemoryPages: pages})
+	rt, err := wasm.NewRuntime(ctx, wasm.Options{MemoryPages: pages, CacheDir: e.h.cacheDir})
 	if err != nil {
 		return err
 	}
