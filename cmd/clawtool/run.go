@@ -45,6 +45,7 @@ func commands() []command {
 		{"version", "", "print the version of clawtool and of the Go it was built with", runVersion},
 		{"sandbox", "probe | run [flags] -- CMD ARGS", "show the sandbox layers, or run a command in the sandbox", runSandbox},
 		{"worker", "--nats URL [flags]", "serve the tools to every clawtool on a NATS bus, sharing calls with other workers", runWorker},
+		{"plugins", "--config FILE [--json]", "load the MCP servers and WebAssembly modules of a configuration file and show each one's state", runPlugins},
 		{"nats-server", "[--addr ADDR] [--jetstream DIR]", "run an embedded NATS server for a one-machine setup", runNATSServer},
 	}
 }
@@ -158,13 +159,14 @@ func usageError(fs *flag.FlagSet, format string, args ...any) int {
 
 // registryFlags are the flags every command that needs tools accepts.
 type registryFlags struct {
-	mcp  *mcpFlags
-	ws   *workspaceFlags
-	nats *natsFlags
+	mcp    *mcpFlags
+	ws     *workspaceFlags
+	nats   *natsFlags
+	config *configFlags
 }
 
 func addRegistryFlags(fs *flag.FlagSet) *registryFlags {
-	return &registryFlags{mcp: addMCPFlags(fs), ws: addWorkspaceFlags(fs), nats: addNATSFlags(fs)}
+	return &registryFlags{mcp: addMCPFlags(fs), ws: addWorkspaceFlags(fs), nats: addNATSFlags(fs), config: addConfigFlags(fs)}
 }
 
 // build returns a registry holding the built-in tools (unless
@@ -190,7 +192,14 @@ func (rf *registryFlags) build(ctx context.Context, e *env) (r *tool.Registry, c
 		wsCleanup()
 		return nil, nil, err
 	}
-	return r, func() { natsCleanup(); mcpCleanup(); wsCleanup() }, nil
+	configCleanup, err := rf.config.importInto(ctx, e, r)
+	if err != nil {
+		natsCleanup()
+		mcpCleanup()
+		wsCleanup()
+		return nil, nil, err
+	}
+	return r, func() { configCleanup(); natsCleanup(); mcpCleanup(); wsCleanup() }, nil
 }
 
 // open is build for the command named c: it reports a failure on

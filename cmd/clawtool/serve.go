@@ -57,6 +57,7 @@ client with notifications/tools/list_changed as they arrive.`)
 		return exitUsage
 	}
 	defer cleanup()
+	defer rf.config.importInBackground(ctx, e, r)()
 
 	if *addr == "" {
 		if err := srv.ServeIO(ctx, e.stdin, e.stdout); err != nil && !errors.Is(err, context.Canceled) {
