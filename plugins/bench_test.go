@@ -27,6 +27,12 @@ func BenchmarkModuleCall(b *testing.B) {
 	file := filepath.Join(dir, "config.json")
 	os.WriteFile(file, []byte(`{"wasmModules": {"text": {"path": "`+path+`", "tools": [{"name": "upper", "description": "d",
 	  "inputSchema": {"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]}}]}}}`), 0o600)
+	benchmarkCalls(b, file)
+}
+
+// benchmarkCalls loads the file, whose module serves "upper", and
+// reports the p50 of calls to it and to a native tool doing the same.
+func benchmarkCalls(b *testing.B, file string) {
 	reg := tool.NewRegistry()
 	h := NewHost(reg)
 	defer h.Close()
@@ -138,4 +144,35 @@ func BenchmarkReload10(b *testing.B) {
 	}
 	b.ReportMetric(float64(len(starts(t, log))-before)/float64(i), "starts/reload")
 	b.ReportMetric(float64(total.Milliseconds())/float64(i), "write-to-new-tools-ms")
+}
+
+// helloModule is the smallest WASI command that answers: it writes
+// "HELLO" to standard output, ignoring its input. It measures what a
+// call costs the host, without a language runtime's start.
+func helloModule() []byte {
+	sec := func(id byte, body ...byte) []byte { return append([]byte{id, byte(len(body))}, body...) }
+	str := func(s string) []byte { return append([]byte{byte(len(s))}, s...) }
+	cat := func(parts ...[]byte) []byte { return slices.Concat(parts...) }
+	types := sec(1, 2, 0x60, 4, 0x7f, 0x7f, 0x7f, 0x7f, 1, 0x7f, 0x60, 0, 0)
+	imports := sec(2, cat([]byte{1}, str("wasi_snapshot_preview1"), str("fd_write"), []byte{0, 0})...)
+	funcs := sec(3, 1, 1)
+	memory := sec(5, 1, 0, 1)
+	exports := sec(7, cat([]byte{2}, str("memory"), []byte{2, 0}, str("_start"), []byte{0, 1})...)
+	body := []byte{0, 0x41, 1, 0x41, 0, 0x41, 1, 0x41, 8, 0x10, 0, 0x1a, 0x0b}
+	code := sec(10, cat([]byte{1, byte(len(body))}, body)...)
+	iovec := []byte{16, 0, 0, 0, 5, 0, 0, 0}
+	data := sec(11, cat([]byte{2},
+		[]byte{0, 0x41, 0, 0x0b, byte(len(iovec))}, iovec,
+		[]byte{0, 0x41, 16, 0x0b, 5}, []byte("HELLO"))...)
+	return cat([]byte("\x00asm\x01\x00\x00\x00"), types, imports, funcs, memory, exports, code, data)
+}
+
+// BenchmarkMinimalModuleCall is BenchmarkModuleCall for helloModule:
+// the cost of a call to a module in the host, p50, against a native tool.
+func BenchmarkMinimalModuleCall(b *testing.B) {
+	dir := b.TempDir()
+	os.WriteFile(filepath.Join(dir, "hello.wasm"), helloModule(), 0o600)
+	file := filepath.Join(dir, "config.json")
+	os.WriteFile(file, []byte(`{"wasmModules": {"hello": {"path": "hello.wasm", "tools": [{"name": "upper", "description": "d"}]}}}`), 0o600)
+	benchmarkCalls(b, file)
 }
