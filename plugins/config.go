@@ -20,6 +20,10 @@ import (
 // MaxConfigBytes bounds a configuration file.
 const MaxConfigBytes = 4 << 20
 
+// minSecret is the length under which an expanded value is not redacted:
+// hiding every "1" or "on" would make messages unreadable.
+const minSecret = 4
+
 // A Config is a parsed configuration file. Its shape is the "mcpServers"
 // file of the desktop agent hosts, extended:
 //
@@ -48,8 +52,8 @@ type Config struct {
 	// the package keeps it for the host and does not read it.
 	Permissions string `json:"permissions,omitempty"`
 
-	// secrets are the values environment references expanded to in env
-	// and headers; Redact hides them.
+	// secrets are the values environment references expanded to in env,
+	// headers, args and url; Redact hides them.
 	secrets []string
 }
 
@@ -174,8 +178,9 @@ func (c *Config) RegistryOptions() []tool.RegistryOption {
 	return opts
 }
 
-// Redact replaces, in s, every value that an environment reference in an
-// "env" or "headers" value expanded to with "[redacted]".
+// Redact replaces, in s, every value of four bytes or more that an
+// environment reference in "env", "headers", "args" or "url" expanded to
+// with "[redacted]".
 func (c *Config) Redact(s string) string {
 	for _, v := range c.secrets {
 		s = strings.ReplaceAll(s, v, "[redacted]")
@@ -225,7 +230,8 @@ func resolve(dir, p string) string {
 // workspace) is replaced with the variable's value as lookup finds it;
 // "$$" is a literal "$". A reference to a variable that is not set is an
 // error naming the variable, never its value. The values references in
-// env and headers expand to are secrets: [Config.Redact] hides them.
+// env, headers, args and url expand to are secrets: [Config.Redact]
+// hides them, and Parse's errors never show them.
 func Parse(data []byte, lookup func(string) (string, bool)) (*Config, error) {
 	var raw struct {
 		Config
@@ -364,13 +370,16 @@ type expander struct {
 
 func (x *expander) server(s *Server) error {
 	var err error
-	for _, p := range []*string{&s.Command, &s.Cwd, &s.URL} {
+	for _, p := range []*string{&s.Command, &s.Cwd} {
 		if *p, err = x.expand(*p, false); err != nil {
 			return err
 		}
 	}
+	if s.URL, err = x.expand(s.URL, true); err != nil {
+		return err
+	}
 	for i := range s.Args {
-		if s.Args[i], err = x.expand(s.Args[i], false); err != nil {
+		if s.Args[i], err = x.expand(s.Args[i], true); err != nil {
 			return err
 		}
 	}
@@ -434,7 +443,7 @@ func (x *expander) expand(s string, secret bool) (string, error) {
 			if !ok {
 				return "", fmt.Errorf("environment variable %s is not set", name)
 			}
-			if secret && len(v) > 0 {
+			if secret && len(v) >= minSecret {
 				x.secrets = append(x.secrets, v)
 			}
 			b.WriteString(v)

@@ -50,6 +50,16 @@ func TestParseHostFormats(t *testing.T) {
 		t.Errorf("Redact = %q", got)
 	}
 
+	// A reference in args is a secret too; a short value is not hidden.
+	ac, err := Parse([]byte(`{"mcpServers": {"x": {"command": "srv", "args": ["--token", "${GH_TOKEN}", "--level", "${LEVEL}"]}}}`),
+		lookup(map[string]string{"GH_TOKEN": "ghp_secret123", "LEVEL": "2"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := ac.Redact(strings.Join(ac.Servers["x"].Args, " ")); got != "--token [redacted] --level 2" {
+		t.Errorf("Redact(args) = %q", got)
+	}
+
 	// The editors' "servers" key reads the same.
 	vs, err := Parse([]byte(`{"servers": {"x": {"command": "srv", "args": ["--stdio"]}}}`), vars)
 	if err != nil {

@@ -25,9 +25,9 @@
 //	}
 //
 // See [Config], [Server] and [Module] for every field. ${NAME} is replaced
-// with the environment variable's value; the values substituted in "env"
-// and "headers" are secrets, which never appear in errors, [Status] or
-// logs ([Config.Redact]).
+// with the environment variable's value; the values substituted in "env",
+// "headers", "args" and "url" are secrets, which never appear in errors,
+// [Status] or logs ([Config.Redact]).
 //
 // # Loading and reloading
 //

@@ -535,6 +535,16 @@ func (e *entry) startServer(ctx context.Context, s Server) error {
 	default:
 		return err
 	}
+	// A server that ends on its own is reported; its tools stay and give
+	// error Results saying why, until the configuration changes it.
+	go func() {
+		<-c.Done()
+		e.mu.Lock()
+		defer e.mu.Unlock()
+		if !e.closed {
+			e.state, e.err = Failed, "the server exited or hung up; its tools give errors until its entry in the configuration changes"
+		}
+	}()
 	return nil
 }
 

@@ -50,7 +50,7 @@ func TestApplyLoadsEachEntryOnItsOwn(t *testing.T) {
 	exits := fixture(t, "", "x")
 	exits.Env["PLUGINS_FIXTURE_EXIT"] = "1"
 	exits.Args = append(exits.Args, "--token", "s3cr3t-value")
-	exits.Env["TOKEN"] = "s3cr3t-value"
+	exits.Env["TOKEN"] = "s3cr3t-value" // (set by hand here; Parse collects secrets from ${...})
 	c := &Config{
 		Servers: map[string]Server{
 			"good":    withPrefix(fixture(t, "", "echo"), "g_"),
