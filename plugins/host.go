@@ -171,8 +171,9 @@ func (h *Host) Reload(ctx context.Context, file string) error {
 
 // Apply makes the registry hold the tools of c: entries that are new
 // start, entries whose settings changed (including the values their
-// environment references expand to, and a module's file) restart,
-// entries no longer named are closed, and the others are left alone.
+// environment references expand to, and a module's file) or that failed
+// restart, entries no longer named are closed, and the others are left
+// alone.
 // The entries start concurrently; Apply returns when each has loaded or
 // failed (see [Host.Status]), or ctx is done.
 func (h *Host) Apply(ctx context.Context, c *Config) {
@@ -196,7 +197,7 @@ func (h *Host) Apply(ctx context.Context, c *Config) {
 	}
 	var stale, fresh []*entry
 	for name, old := range h.entries {
-		if w, ok := want[name]; !ok || w.fp != old.fp || w.kind != old.kind {
+		if w, ok := want[name]; !ok || w.fp != old.fp || w.kind != old.kind || old.failed() {
 			stale = append(stale, old)
 			delete(h.entries, name)
 		}
@@ -304,6 +305,14 @@ func (e *entry) what() string {
 		return fmt.Sprintf("module %q", e.name)
 	}
 	return fmt.Sprintf("MCP server %q", e.name)
+}
+
+// failed reports whether the entry failed, to be retried on the next
+// Apply.
+func (e *entry) failed() bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.state == Failed
 }
 
 func (e *entry) status() Status {

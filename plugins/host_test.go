@@ -43,6 +43,7 @@ func eventually(t *testing.T, what string, cond func() bool) {
 func TestApplyLoadsEachEntryOnItsOwn(t *testing.T) {
 	defer goleak.VerifyNone(t)
 	dir := t.TempDir()
+	log := filepath.Join(dir, "starts")
 	junk := filepath.Join(dir, "junk.wasm")
 	if err := os.WriteFile(junk, []byte("\x00asm not really"), 0o600); err != nil {
 		t.Fatal(err)
@@ -53,7 +54,7 @@ func TestApplyLoadsEachEntryOnItsOwn(t *testing.T) {
 	exits.Env["TOKEN"] = "s3cr3t-value" // (set by hand here; Parse collects secrets from ${...})
 	c := &Config{
 		Servers: map[string]Server{
-			"good":    withPrefix(fixture(t, "", "echo"), "g_"),
+			"good":    withPrefix(fixture(t, log, "echo"), "g_"),
 			"missing": {Command: filepath.Join(dir, "no-such-server")},
 			"exits":   exits,
 		},
@@ -98,6 +99,27 @@ func TestApplyLoadsEachEntryOnItsOwn(t *testing.T) {
 	res := reg.Execute(t.Context(), "g_echo", json.RawMessage(`{"text":"hi"}`))
 	if res.IsError || res.Output != "echo:hi" {
 		t.Errorf("g_echo: %+v", res)
+	}
+
+	// Applied again, the failed entries are tried again and the good one
+	// is left alone; once its module is there, "absent" loads.
+	if err := os.Rename(junk, filepath.Join(dir, "absent.wasm")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "absent.wasm"), helloModule(), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	h.Apply(t.Context(), c)
+	for _, s := range h.Status() {
+		if want := map[string]State{"good": Ready, "absent": Ready}[s.Name]; want != "" && s.State != want {
+			t.Errorf("after the second Apply, %s: %+v", s.Name, s)
+		}
+	}
+	if n := len(starts(t, log)); n != 1 {
+		t.Errorf("the good server started %d times, want once", n)
+	}
+	if want := []string{"g_echo", "g_wait", "t"}; !slices.Equal(names(reg), want) {
+		t.Errorf("registry holds %v, want %v", names(reg), want)
 	}
 	h.Close()
 	if n := reg.Len(); n != 0 {
