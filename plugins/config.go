@@ -178,9 +178,11 @@ func (c *Config) RegistryOptions() []tool.RegistryOption {
 	return opts
 }
 
-// Redact replaces, in s, every value of four bytes or more that an
-// environment reference in "env", "headers", "args" or "url" expanded to
-// with "[redacted]".
+// Redact hides the secrets in s: every value of four bytes or more that
+// an environment reference in "env", "headers", "args" or "url" expanded
+// to is replaced with a marker, as in
+//
+//	Authorization: Bearer [redacted]
 func (c *Config) Redact(s string) string {
 	for _, v := range c.secrets {
 		s = strings.ReplaceAll(s, v, "[redacted]")
