@@ -11,3 +11,4 @@ go test -run '^$' -fuzz '^FuzzExecuteArgs$' -fuzztime "$t" .
 go test -run '^$' -fuzz '^FuzzValidate$' -fuzztime "$t" ./internal/jsonschema/
 go test -run '^$' -fuzz '^FuzzFoldName$' -fuzztime "$t" ./internal/jsontext/
 go test -run '^$' -fuzz '^FuzzStreamEvents$' -fuzztime "$t" ./agent/
+go test -run '^$' -fuzz '^FuzzParse$' -fuzztime "$t" ./plugins/

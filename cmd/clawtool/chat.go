@@ -74,6 +74,7 @@ The model endpoint comes from the environment:
 		fmt.Fprintf(e.stderr, "clawtool chat: %v\n", err)
 		return exitUsage
 	}
+	rf.config.watch = true // a long session follows the configuration file
 	r, cleanup, ok := rf.open(ctx, e, "chat")
 	if !ok {
 		return exitToolError

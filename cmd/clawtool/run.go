@@ -45,6 +45,7 @@ func commands() []command {
 		{"version", "", "print the version of clawtool and of the Go it was built with", runVersion},
 		{"sandbox", "probe | run [flags] -- CMD ARGS", "show the sandbox layers, or run a command in the sandbox", runSandbox},
 		{"worker", "--nats URL [flags]", "serve the tools to every clawtool on a NATS bus, sharing calls with other workers", runWorker},
+		{"plugins", "--config FILE [--json]", "load the MCP servers and WebAssembly modules of a configuration file and show each one's state", runPlugins},
 		{"nats-server", "[--addr ADDR] [--jetstream DIR]", "run an embedded NATS server for a one-machine setup", runNATSServer},
 		{"inspect", "[--addr ADDR] [flags]", "serve a web page to try the tools by hand and watch batches on a timeline", runInspect},
 	}
@@ -159,65 +160,91 @@ func usageError(fs *flag.FlagSet, format string, args ...any) int {
 
 // registryFlags are the flags every command that needs tools accepts.
 type registryFlags struct {
-	mcp  *mcpFlags
-	ws   *workspaceFlags
-	nats *natsFlags
+	mcp    *mcpFlags
+	ws     *workspaceFlags
+	nats   *natsFlags
+	config *configFlags
 }
 
 func addRegistryFlags(fs *flag.FlagSet) *registryFlags {
-	return &registryFlags{mcp: addMCPFlags(fs), ws: addWorkspaceFlags(fs), nats: addNATSFlags(fs)}
+	return &registryFlags{mcp: addMCPFlags(fs), ws: addWorkspaceFlags(fs), nats: addNATSFlags(fs), config: addConfigFlags(fs)}
 }
 
 // build returns a registry holding the built-in tools (unless
 // --no-builtins) and any tools the flags add. The caller must call
 // cleanup when done.
 func (rf *registryFlags) build(ctx context.Context, e *env) (r *tool.Registry, cleanup func(), err error) {
+	var undo cleanups
 	r, err = rf.mcp.base()
+	if err == nil {
+		err = undo.add(rf.ws.registerInto(r))
+	}
+	if err == nil {
+		err = undo.add(rf.mcp.importInto(ctx, e, r))
+	}
+	if err == nil {
+		err = undo.add(rf.nats.importInto(ctx, e, r))
+	}
+	if err == nil {
+		err = undo.add(rf.config.importInto(ctx, e, r))
+	}
 	if err != nil {
+		undo.run()
 		return nil, nil, err
 	}
-	wsCleanup, err := rf.ws.registerInto(r)
-	if err != nil {
-		return nil, nil, err
-	}
-	mcpCleanup, err := rf.mcp.importInto(ctx, e, r)
-	if err != nil {
-		wsCleanup()
-		return nil, nil, err
-	}
-	natsCleanup, err := rf.nats.importInto(ctx, e, r)
-	if err != nil {
-		mcpCleanup()
-		wsCleanup()
-		return nil, nil, err
-	}
-	return r, func() { natsCleanup(); mcpCleanup(); wsCleanup() }, nil
+	return r, undo.run, nil
 }
 
 // buildInBackground is build for a server: the built-in, workspace and
-// NATS tools are in r when it returns, and the MCP servers are imported
-// in the background; pending is closed when every one has been tried.
+// NATS tools are in r when it returns, while the MCP servers and the
+// configuration file's entries load in the background; pending is closed
+// when every one has been tried.
 func (rf *registryFlags) buildInBackground(ctx context.Context, e *env) (r *tool.Registry, pending <-chan struct{}, cleanup func(), err error) {
+	var undo cleanups
 	r, err = rf.mcp.base()
+	if err == nil {
+		err = undo.add(rf.ws.registerInto(r))
+	}
+	if err == nil {
+		err = undo.add(rf.nats.importInto(ctx, e, r))
+	}
+	var imported <-chan struct{}
+	if err == nil {
+		var c func()
+		c, imported, err = rf.mcp.importInBackground(ctx, e, r)
+		undo.add(c, err)
+	}
 	if err != nil {
+		undo.run()
 		return nil, nil, nil, err
 	}
-	wsCleanup, err := rf.ws.registerInto(r)
-	if err != nil {
-		return nil, nil, nil, err
+	c, loaded := rf.config.importInBackground(ctx, e, r)
+	undo.add(c, nil)
+	both := make(chan struct{})
+	go func() {
+		<-imported
+		<-loaded
+		close(both)
+	}()
+	return r, both, undo.run, nil
+}
+
+// cleanups are the cleanup functions of what a command set up, run in
+// reverse order.
+type cleanups []func()
+
+// add keeps cleanup when err is nil, and returns err.
+func (u *cleanups) add(cleanup func(), err error) error {
+	if err == nil && cleanup != nil {
+		*u = append(*u, cleanup)
 	}
-	natsCleanup, err := rf.nats.importInto(ctx, e, r)
-	if err != nil {
-		wsCleanup()
-		return nil, nil, nil, err
+	return err
+}
+
+func (u cleanups) run() {
+	for i := len(u) - 1; i >= 0; i-- {
+		u[i]()
 	}
-	mcpCleanup, pending, err := rf.mcp.importInBackground(ctx, e, r)
-	if err != nil {
-		natsCleanup()
-		wsCleanup()
-		return nil, nil, nil, err
-	}
-	return r, pending, func() { mcpCleanup(); natsCleanup(); wsCleanup() }, nil
 }
 
 // open is build for the command named c: it reports a failure on

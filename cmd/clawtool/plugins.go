@@ -1,0 +1,183 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/miniopenclaw/tool"
+	"github.com/miniopenclaw/tool/plugins"
+)
+
+// configFlags is --config: the tools of the MCP servers and WebAssembly
+// modules a configuration file names.
+type configFlags struct {
+	file  string
+	watch bool // reload the file when it changes (serve, chat)
+}
+
+func addConfigFlags(fs *flag.FlagSet) *configFlags {
+	c := &configFlags{}
+	fs.StringVar(&c.file, "config", "", "add the tools of the MCP servers and WebAssembly modules the configuration `FILE` names (the hosts' mcpServers JSON; see clawtool plugins -h)")
+	return c
+}
+
+// newHost returns a host loading into r that reports on e.stderr.
+func (c *configFlags) newHost(e *env, r *tool.Registry, opts ...plugins.Option) *plugins.Host {
+	logger := slog.New(slog.NewTextHandler(e.stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	opts = append([]plugins.Option{plugins.WithLogger(logger), plugins.WithCacheDir(wasmCacheDir())}, opts...)
+	return plugins.NewHost(r, opts...)
+}
+
+// importInto loads the file's entries into r, waiting for them; an entry
+// that fails is reported on stderr and left out, a file that cannot be
+// read is an error. With watch set, the file is then reloaded whenever it
+// changes, until cleanup.
+func (c *configFlags) importInto(ctx context.Context, e *env, r *tool.Registry) (cleanup func(), err error) {
+	if c.file == "" {
+		return func() {}, nil
+	}
+	h := c.newHost(e, r)
+	if err := h.Reload(ctx, c.file); err != nil {
+		h.Close()
+		return nil, err
+	}
+	if !c.watch {
+		return func() { h.Close() }, nil
+	}
+	return c.watchFrom(ctx, e, h, nil), nil
+}
+
+// importInBackground is importInto without waiting, and watching: serve
+// answers at once and the tools reach its clients with list_changed as
+// they load and as the file changes. loaded is closed once the file's
+// entries have been tried the first time.
+func (c *configFlags) importInBackground(ctx context.Context, e *env, r *tool.Registry) (cleanup func(), loaded <-chan struct{}) {
+	done := make(chan struct{})
+	if c.file == "" {
+		close(done)
+		return func() {}, done
+	}
+	h := c.newHost(e, r)
+	return c.watchFrom(ctx, e, h, func() {
+		h.Reload(ctx, c.file)
+		close(done)
+	}), done
+}
+
+// watchFrom runs first, if not nil, then h.Watch until cleanup, which
+// closes h.
+func (c *configFlags) watchFrom(ctx context.Context, e *env, h *plugins.Host, first func()) (cleanup func()) {
+	ctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		if first != nil {
+			first()
+		}
+		if err := h.Watch(ctx, c.file); err != nil {
+			fmt.Fprintf(e.stderr, "clawtool: %v\n", err)
+		}
+	}()
+	return func() {
+		cancel()
+		<-done
+		h.Close()
+	}
+}
+
+// wasmCacheDir is where compiled WebAssembly modules are kept across runs,
+// or "" when there is no cache directory.
+func wasmCacheDir() string {
+	dir, err := os.UserCacheDir()
+	if err != nil {
+		return ""
+	}
+	dir = filepath.Join(dir, "clawtool", "wasm")
+	if os.MkdirAll(dir, 0o700) != nil {
+		return ""
+	}
+	return dir
+}
+
+func runPlugins(ctx context.Context, e *env, args []string) int {
+	fs := newFlags(e, "plugins", "--config FILE [--json]", `Plugins loads every MCP server and WebAssembly module the configuration
+file names, prints each one's state (ready or failed, with the reason),
+kind and number of tools, and stops them again. It exits with status 1
+when the file cannot be read or an entry failed.
+
+The file is the "mcpServers" JSON of the desktop agent hosts and editors
+({"mcpServers": {NAME: {"command", "args", "env"} or {"url", "headers"}}}),
+which may add per server "prefix", "tools" and "excludeTools" (name
+patterns) and "timeout"; "wasmModules" ({NAME: {"path", "tools",
+"workspace", "env", "memoryPages", "timeout"}}); "defaults" ({"timeout",
+"maxOutput"}); and "sandboxPolicy" and "permissions" file names. ${NAME}
+is replaced with the environment variable's value. With --config, list,
+call, schema, search, chat and serve add the file's tools; serve and chat
+reload it when it changes.`)
+	file := fs.String("config", "", "the configuration `FILE`")
+	asJSON := fs.Bool("json", false, "print a JSON array of the entries instead of a table")
+	if code := parseFlags(fs, args, e.stdout); code >= 0 {
+		return code
+	}
+	if *file == "" {
+		return usageError(fs, "--config FILE is required")
+	}
+	if fs.NArg() > 0 {
+		return usageError(fs, "unexpected argument %q", fs.Arg(0))
+	}
+	h := plugins.NewHost(tool.NewRegistry(), plugins.WithCacheDir(wasmCacheDir()))
+	defer h.Close()
+	if err := h.Reload(ctx, *file); err != nil {
+		fmt.Fprintf(e.stderr, "clawtool plugins: %v\n", err)
+		return exitToolError
+	}
+	st := h.Status()
+	code := exitOK
+	for _, s := range st {
+		if s.State != plugins.Ready {
+			code = exitToolError
+		}
+	}
+	if *asJSON {
+		type entry struct {
+			Name  string `json:"name"`
+			Kind  string `json:"kind"`
+			State string `json:"state"`
+			Tools int    `json:"tools"`
+			Error string `json:"error,omitempty"`
+		}
+		out := make([]entry, 0, len(st))
+		for _, s := range st {
+			out = append(out, entry{s.Name, s.Kind, string(s.State), s.Tools, s.Err})
+		}
+		writeJSON(e.stdout, out)
+		return code
+	}
+	tw := tabwriter.NewWriter(e.stdout, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "NAME\tKIND\tSTATE\tTOOLS\tERROR")
+	for _, s := range st {
+		msg := "-"
+		if s.Err != "" {
+			msg, _, _ = strings.Cut(s.Err, "\n")
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\n", s.Name, s.Kind, s.State, s.Tools, msg)
+	}
+	tw.Flush()
+	if c := h.Config(); c != nil && (c.SandboxPolicy != "" || c.Permissions != "") {
+		fmt.Fprintf(e.stdout, "\nsandbox policy: %s\npermissions: %s\n", orDash(c.SandboxPolicy), orDash(c.Permissions))
+	}
+	return code
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}

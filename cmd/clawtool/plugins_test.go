@@ -1,0 +1,116 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// writePluginsConfig writes a configuration naming the test MCP server
+// as "remote" (with prefix, when given) and, if missing, a server whose
+// command does not exist.
+func writePluginsConfig(t *testing.T, file, prefix string, missing bool) {
+	t.Helper()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	servers := map[string]any{
+		"remote": map[string]any{"command": exe, "args": []string{"-test.run=^$"}, "env": map[string]string{mcpServerEnv: "1"}, "prefix": prefix},
+	}
+	if missing {
+		servers["gone"] = map[string]any{"command": "/nonexistent/mcp-server"}
+	}
+	b, _ := json.Marshal(map[string]any{"mcpServers": servers, "permissions": "perm.json"})
+	tmp := file + ".tmp"
+	if err := os.WriteFile(tmp, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(tmp, file); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestPluginsCommand(t *testing.T) {
+	t.Setenv("XDG_CACHE_HOME", t.TempDir())
+	file := filepath.Join(t.TempDir(), "config.json")
+	writePluginsConfig(t, file, "", true)
+	var out, errOut bytes.Buffer
+	code := run(t.Context(), []string{"plugins", "--config", file}, nil, &out, &errOut)
+	if code != exitToolError {
+		t.Errorf("plugins with a failed entry: exit %d, want %d", code, exitToolError)
+	}
+	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+	if len(lines) < 3 ||
+		!strings.HasPrefix(lines[1], "gone ") || !strings.Contains(lines[1], "failed") || !strings.Contains(lines[1], "/nonexistent/mcp-server") ||
+		!strings.HasPrefix(lines[2], "remote ") || !strings.Contains(lines[2], "ready") || !strings.Contains(lines[2], " 2 ") ||
+		!strings.Contains(out.String(), "permissions: perm.json") {
+		t.Errorf("plugins printed:\n%s\nstderr: %s", out.String(), errOut.String())
+	}
+
+	out.Reset()
+	code = run(t.Context(), []string{"plugins", "--json"}, nil, &out, io.Discard)
+	if code != exitUsage {
+		t.Errorf("plugins without --config: exit %d, want %d", code, exitUsage)
+	}
+}
+
+func TestConfigFlag(t *testing.T) {
+	t.Setenv("XDG_CACHE_HOME", t.TempDir())
+	file := filepath.Join(t.TempDir(), "config.json")
+	writePluginsConfig(t, file, "r_", true)
+	var out, errOut bytes.Buffer
+	code := run(t.Context(), []string{"call", "--config", file, "r_remote_echo", `{"text":"hi"}`}, nil, &out, &errOut)
+	if code != exitOK || !strings.Contains(out.String(), "remote: hi") {
+		t.Errorf("call --config: exit %d\nstdout: %s\nstderr: %s", code, out.String(), errOut.String())
+	}
+	if !strings.Contains(errOut.String(), "failed to load") || !strings.Contains(errOut.String(), "/nonexistent/mcp-server") {
+		t.Errorf("the failed entry is not reported on stderr: %s", errOut.String())
+	}
+
+	out.Reset()
+	code = run(t.Context(), []string{"list", "--no-builtins", "--config", file}, nil, &out, io.Discard)
+	if code != exitOK || !strings.Contains(out.String(), "r_remote_echo") {
+		t.Errorf("list --config: exit %d\n%s", code, out.String())
+	}
+
+	if err := os.WriteFile(file, []byte("{"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	errOut.Reset()
+	code = run(t.Context(), []string{"list", "--config", file}, nil, io.Discard, &errOut)
+	if code != exitToolError || !strings.Contains(errOut.String(), "not a valid configuration") {
+		t.Errorf("list --config with a malformed file: exit %d, stderr %s", code, errOut.String())
+	}
+}
+
+// TestServeConfigGateway serves the tools of a configuration file and
+// follows its changes: the client gets list_changed and the new names.
+func TestServeConfigGateway(t *testing.T) {
+	t.Setenv("XDG_CACHE_HOME", t.TempDir())
+	file := filepath.Join(t.TempDir(), "config.json")
+	writePluginsConfig(t, file, "a_", false)
+	s := startServe(t, io.Discard, "--no-builtins", "--config", file)
+	s.roundTrip(initReq)
+	s.send(initialized)
+	list := func() []string { return toolNames(s.roundTrip(`{"jsonrpc":"2.0","id":2,"method":"tools/list"}`)) }
+	for !slices.Contains(list(), "a_remote_echo") {
+		s.waitChanged()
+	}
+	writePluginsConfig(t, file, "b_", false)
+	for names := list(); !slices.Contains(names, "b_remote_echo") || slices.Contains(names, "a_remote_echo"); names = list() {
+		s.waitChanged()
+	}
+	res := s.roundTrip(`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"b_remote_echo","arguments":{"text":"x"}}}`)
+	if b, _ := json.Marshal(res); !strings.Contains(string(b), "remote: x") {
+		t.Errorf("tools/call after the reload: %s", b)
+	}
+	if code := s.close(); code != exitOK {
+		t.Errorf("serve exit %d", code)
+	}
+}

@@ -1,0 +1,467 @@
+package plugins
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/miniopenclaw/tool"
+)
+
+// MaxConfigBytes bounds a configuration file.
+const MaxConfigBytes = 4 << 20
+
+// minSecret is the length under which an expanded value is not redacted:
+// hiding every "1" or "on" would make messages unreadable.
+const minSecret = 4
+
+// A Config is a parsed configuration file. Its shape is the "mcpServers"
+// file of the desktop agent hosts, extended:
+//
+//	{
+//	  "mcpServers": {NAME: Server, ...},
+//	  "wasmModules": {NAME: Module, ...},
+//	  "defaults": Defaults,
+//	  "sandboxPolicy": "FILE",
+//	  "permissions": "FILE"
+//	}
+//
+// "servers" is read as "mcpServers" too (the editors' name for it). Keys
+// the package does not know are ignored, so a host's whole settings file
+// can be read as it is.
+type Config struct {
+	// Servers are the MCP servers, by name.
+	Servers map[string]Server `json:"mcpServers"`
+	// Modules are the WebAssembly tool modules, by name.
+	Modules map[string]Module `json:"wasmModules,omitempty"`
+	// Defaults apply to the registry the tools are loaded into.
+	Defaults Defaults `json:"defaults,omitzero"`
+	// SandboxPolicy names a sandbox policy file for the host to apply; the
+	// package keeps it for the host and does not read it.
+	SandboxPolicy string `json:"sandboxPolicy,omitempty"`
+	// Permissions names a permissions policy file for the host to apply;
+	// the package keeps it for the host and does not read it.
+	Permissions string `json:"permissions,omitempty"`
+
+	// secrets are the values environment references expanded to in env,
+	// headers, args and url; Redact hides them.
+	secrets []string
+}
+
+// A Server is one MCP server: a command to start (stdio) or a URL
+// (Streamable HTTP), exactly as the agent hosts write them, plus a name
+// prefix and a tool filter.
+type Server struct {
+	// Command and Args start a server that speaks MCP on its standard
+	// input and output.
+	Command string   `json:"command,omitempty"`
+	Args    []string `json:"args,omitempty"`
+	// Env is added to the environment the command inherits.
+	Env map[string]string `json:"env,omitempty"`
+	// Cwd is the command's working directory; empty means the current one.
+	Cwd string `json:"cwd,omitempty"`
+	// URL is the server's Streamable HTTP endpoint, instead of a command.
+	URL string `json:"url,omitempty"`
+	// Headers are sent with every HTTP request to URL.
+	Headers map[string]string `json:"headers,omitempty"`
+	// Type is the hosts' transport hint ("stdio", "http",
+	// "streamable-http" or "sse"); Command or URL decides in the end.
+	Type string `json:"type,omitempty"`
+	// Disabled leaves the server out.
+	Disabled bool `json:"disabled,omitempty"`
+	// Prefix is prepended to the names of the server's tools.
+	Prefix string `json:"prefix,omitempty"`
+	// Tools, if not empty, keeps only the tools whose server-side names
+	// match one of these patterns (path.Match syntax, e.g. "read_*").
+	Tools []string `json:"tools,omitempty"`
+	// ExcludeTools leaves out the tools whose names match one of these
+	// patterns; it applies after Tools.
+	ExcludeTools []string `json:"excludeTools,omitempty"`
+	// Timeout bounds each call to one of the server's tools, as a Go
+	// duration ("30s"); empty means the registry's default.
+	Timeout Duration `json:"timeout,omitzero"`
+}
+
+// A Module is a WebAssembly (WASI preview 1) module and the tools it
+// serves. See the package documentation for the module ABI.
+type Module struct {
+	// Path is the .wasm file, relative to the configuration file.
+	Path string `json:"path"`
+	// Tools are the module's tools; at least one.
+	Tools []ToolSpec `json:"tools"`
+	// Prefix is prepended to the names of the module's tools.
+	Prefix string `json:"prefix,omitempty"`
+	// Env is the module's whole environment (names containing KEY,
+	// SECRET, TOKEN or PASSWORD are refused).
+	Env map[string]string `json:"env,omitempty"`
+	// Workspace is a directory, relative to the configuration file, that
+	// the module sees read-only at "/"; empty means no file system.
+	Workspace string `json:"workspace,omitempty"`
+	// MemoryPages caps the module's memory in 64 KiB pages; zero means
+	// 256 (16 MiB).
+	MemoryPages uint32 `json:"memoryPages,omitempty"`
+	// Timeout is the deadline of one call; zero means
+	// DefaultModuleTimeout.
+	Timeout Duration `json:"timeout,omitzero"`
+	// Disabled leaves the module out.
+	Disabled bool `json:"disabled,omitempty"`
+}
+
+// A ToolSpec defines one tool of a module.
+type ToolSpec struct {
+	Name        string `json:"name"`
+	Description string `json:"description"`
+	// InputSchema is the JSON Schema of the arguments, an object schema;
+	// empty means {"type":"object"}. Arguments that do not match are
+	// refused before the module runs.
+	InputSchema json.RawMessage `json:"inputSchema,omitempty"`
+	// ReadOnly, Destructive, Idempotent and OpenWorld are the tool's
+	// annotations.
+	ReadOnly    bool `json:"readOnly,omitempty"`
+	Destructive bool `json:"destructive,omitempty"`
+	Idempotent  bool `json:"idempotent,omitempty"`
+	OpenWorld   bool `json:"openWorld,omitempty"`
+}
+
+// Defaults are registry settings (see [Config.RegistryOptions]).
+type Defaults struct {
+	// Timeout is the registry's default time limit of a call.
+	Timeout Duration `json:"timeout,omitzero"`
+	// MaxOutput is the registry's default result budget, in bytes.
+	MaxOutput int `json:"maxOutput,omitempty"`
+}
+
+// A Duration is a time.Duration written as a Go duration string ("30s")
+// or a number of milliseconds.
+type Duration time.Duration
+
+// UnmarshalJSON reads "30s" or 30000 (milliseconds).
+func (d *Duration) UnmarshalJSON(b []byte) error {
+	var s string
+	if err := json.Unmarshal(b, &s); err == nil {
+		v, err := time.ParseDuration(s)
+		if err != nil {
+			return err
+		}
+		*d = Duration(v)
+		return nil
+	}
+	var ms float64
+	if err := json.Unmarshal(b, &ms); err != nil {
+		return fmt.Errorf("a duration is a string such as \"30s\" or a number of milliseconds")
+	}
+	*d = Duration(time.Duration(ms * float64(time.Millisecond)))
+	return nil
+}
+
+// MarshalJSON writes the duration as a Go duration string.
+func (d Duration) MarshalJSON() ([]byte, error) { return json.Marshal(time.Duration(d).String()) }
+
+// RegistryOptions returns the registry options the defaults ask for.
+func (c *Config) RegistryOptions() []tool.RegistryOption {
+	var opts []tool.RegistryOption
+	if c.Defaults.Timeout > 0 {
+		opts = append(opts, tool.WithDefaultTimeout(time.Duration(c.Defaults.Timeout)))
+	}
+	if c.Defaults.MaxOutput > 0 {
+		opts = append(opts, tool.WithDefaultMaxOutput(c.Defaults.MaxOutput))
+	}
+	return opts
+}
+
+// Redact hides the secrets in s: every value of four bytes or more that
+// an environment reference in "env", "headers", "args" or "url" expanded
+// to is replaced with a marker, as in
+//
+//	Authorization: Bearer [redacted]
+func (c *Config) Redact(s string) string {
+	for _, v := range c.secrets {
+		s = strings.ReplaceAll(s, v, "[redacted]")
+	}
+	return s
+}
+
+// ReadFile reads and parses a configuration file (see [Parse]); relative
+// paths in it are resolved against the file's directory.
+func ReadFile(name string) (*Config, error) {
+	f, err := os.Open(name)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	var buf bytes.Buffer
+	if _, err := buf.ReadFrom(io.LimitReader(f, MaxConfigBytes+1)); err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	if buf.Len() > MaxConfigBytes {
+		return nil, fmt.Errorf("%s: longer than %d bytes", name, MaxConfigBytes)
+	}
+	c, err := Parse(buf.Bytes(), os.LookupEnv)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	dir := filepath.Dir(name)
+	for n, m := range c.Modules {
+		m.Path = resolve(dir, m.Path)
+		if m.Workspace != "" {
+			m.Workspace = resolve(dir, m.Workspace)
+		}
+		c.Modules[n] = m
+	}
+	return c, nil
+}
+
+func resolve(dir, p string) string {
+	if filepath.IsAbs(p) {
+		return p
+	}
+	return filepath.Join(dir, p)
+}
+
+// Parse parses a configuration. Every ${NAME} in a string value of a
+// server or module (command, args, env, cwd, url, headers, path,
+// workspace) is replaced with the variable's value as lookup finds it;
+// "$$" is a literal "$". A reference to a variable that is not set is an
+// error naming the variable, never its value. The values references in
+// env, headers, args and url expand to are secrets: [Config.Redact]
+// hides them, and Parse's errors never show them.
+func Parse(data []byte, lookup func(string) (string, bool)) (*Config, error) {
+	var raw struct {
+		Config
+		Editors map[string]Server `json:"servers"`
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	if err := dec.Decode(&raw); err != nil {
+		return nil, fmt.Errorf("not a valid configuration: %w", err)
+	}
+	if dec.More() {
+		return nil, errors.New("not a valid configuration: text after the JSON object")
+	}
+	c := raw.Config
+	if c.Servers == nil {
+		c.Servers = raw.Editors
+	} else {
+		for n, s := range raw.Editors {
+			if _, dup := c.Servers[n]; dup {
+				return nil, fmt.Errorf("server %q is named in both mcpServers and servers", n)
+			}
+			c.Servers[n] = s
+		}
+	}
+	x := &expander{lookup: lookup}
+	var errs []error
+	for _, n := range sortedKeys(c.Servers) {
+		s := c.Servers[n]
+		if err := x.server(&s); err != nil {
+			errs = append(errs, fmt.Errorf("server %q: %w", n, err))
+			continue
+		}
+		if err := s.check(); err != nil {
+			errs = append(errs, fmt.Errorf("server %q: %w", n, err))
+		}
+		c.Servers[n] = s
+	}
+	for _, n := range sortedKeys(c.Modules) {
+		if _, dup := c.Servers[n]; dup {
+			errs = append(errs, fmt.Errorf("module %q: a server has the same name", n))
+		}
+		m := c.Modules[n]
+		if err := x.module(&m); err != nil {
+			errs = append(errs, fmt.Errorf("module %q: %w", n, err))
+			continue
+		}
+		if err := m.check(); err != nil {
+			errs = append(errs, fmt.Errorf("module %q: %w", n, err))
+		}
+		c.Modules[n] = m
+	}
+	if c.Defaults.Timeout < 0 || c.Defaults.MaxOutput < 0 {
+		errs = append(errs, errors.New("defaults: timeout and maxOutput must not be negative"))
+	}
+	c.secrets = x.secrets
+	// Longest first, so that a secret containing another is hidden whole.
+	sort.Slice(c.secrets, func(i, j int) bool { return len(c.secrets[i]) > len(c.secrets[j]) })
+	if err := errors.Join(errs...); err != nil {
+		return nil, errors.New(c.Redact(err.Error()))
+	}
+	return &c, nil
+}
+
+func (s *Server) check() error {
+	switch {
+	case s.Command == "" && s.URL == "":
+		return errors.New(`neither "command" nor "url" is set`)
+	case s.Command != "" && s.URL != "":
+		return errors.New(`both "command" and "url" are set`)
+	case s.URL != "" && !strings.HasPrefix(s.URL, "http://") && !strings.HasPrefix(s.URL, "https://"):
+		return errors.New(`"url" is not an http:// or https:// URL`)
+	case s.Type == "sse":
+		return errors.New(`"type": "sse" (the old HTTP+SSE transport) is not supported; use the server's Streamable HTTP endpoint`)
+	}
+	if err := checkPrefix(s.Prefix); err != nil {
+		return err
+	}
+	for _, p := range slices.Concat(s.Tools, s.ExcludeTools) {
+		if _, err := path.Match(p, ""); err != nil {
+			return fmt.Errorf("tool pattern %q: %w", p, err)
+		}
+	}
+	if s.Timeout < 0 {
+		return errors.New("timeout must not be negative")
+	}
+	return nil
+}
+
+func (m *Module) check() error {
+	if m.Path == "" {
+		return errors.New(`"path" is not set`)
+	}
+	if len(m.Tools) == 0 {
+		return errors.New(`"tools" is empty: a module serves at least one tool`)
+	}
+	if err := checkPrefix(m.Prefix); err != nil {
+		return err
+	}
+	seen := map[string]bool{}
+	for _, t := range m.Tools {
+		if !tool.ValidName(m.Prefix + t.Name) {
+			return fmt.Errorf("tool %q: a name is 1 to 64 letters, digits, _ and -", m.Prefix+t.Name)
+		}
+		if seen[t.Name] {
+			return fmt.Errorf("tool %q is defined twice", t.Name)
+		}
+		seen[t.Name] = true
+	}
+	if m.Timeout < 0 {
+		return errors.New("timeout must not be negative")
+	}
+	return nil
+}
+
+func checkPrefix(p string) error {
+	for i := 0; i < len(p); i++ {
+		if c := p[i]; !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-') {
+			return fmt.Errorf("prefix %q: a prefix is made of letters, digits, _ and -", p)
+		}
+	}
+	return nil
+}
+
+// keeps reports whether the server's filter keeps the tool it calls name.
+func (s *Server) keeps(name string) bool {
+	match := func(ps []string) bool {
+		return slices.ContainsFunc(ps, func(p string) bool { ok, _ := path.Match(p, name); return ok })
+	}
+	return (len(s.Tools) == 0 || match(s.Tools)) && !match(s.ExcludeTools)
+}
+
+// expander expands ${NAME} references and collects the secrets.
+type expander struct {
+	lookup  func(string) (string, bool)
+	secrets []string
+}
+
+func (x *expander) server(s *Server) error {
+	var err error
+	for _, p := range []*string{&s.Command, &s.Cwd} {
+		if *p, err = x.expand(*p, false); err != nil {
+			return err
+		}
+	}
+	if s.URL, err = x.expand(s.URL, true); err != nil {
+		return err
+	}
+	for i := range s.Args {
+		if s.Args[i], err = x.expand(s.Args[i], true); err != nil {
+			return err
+		}
+	}
+	if s.Env, err = x.expandMap(s.Env, "env"); err != nil {
+		return err
+	}
+	s.Headers, err = x.expandMap(s.Headers, "headers")
+	return err
+}
+
+func (x *expander) module(m *Module) error {
+	var err error
+	for _, p := range []*string{&m.Path, &m.Workspace} {
+		if *p, err = x.expand(*p, false); err != nil {
+			return err
+		}
+	}
+	m.Env, err = x.expandMap(m.Env, "env")
+	return err
+}
+
+func (x *expander) expandMap(m map[string]string, what string) (map[string]string, error) {
+	if m == nil {
+		return nil, nil
+	}
+	out := make(map[string]string, len(m))
+	for k, v := range m {
+		e, err := x.expand(v, true)
+		if err != nil {
+			return nil, fmt.Errorf("%s %q: %w", what, k, err)
+		}
+		out[k] = e
+	}
+	return out, nil
+}
+
+// expand replaces the references in s. With secret, the values substituted
+// are remembered as secrets.
+func (x *expander) expand(s string, secret bool) (string, error) {
+	if !strings.Contains(s, "$") {
+		return s, nil
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		switch {
+		case s[i] != '$':
+			b.WriteByte(s[i])
+		case strings.HasPrefix(s[i:], "$$"):
+			b.WriteByte('$')
+			i++
+		case strings.HasPrefix(s[i:], "${"):
+			end := strings.IndexByte(s[i:], '}')
+			if end < 0 {
+				return "", errors.New("unterminated ${ in a value")
+			}
+			name := s[i+2 : i+end]
+			if name == "" {
+				return "", errors.New("empty ${} in a value")
+			}
+			v, ok := x.lookup(name)
+			if !ok {
+				return "", fmt.Errorf("environment variable %s is not set", name)
+			}
+			if secret && len(v) >= minSecret {
+				x.secrets = append(x.secrets, v)
+			}
+			b.WriteString(v)
+			i += end
+		default:
+			b.WriteByte('$')
+		}
+	}
+	return b.String(), nil
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}

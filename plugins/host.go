@@ -1,0 +1,612 @@
+package plugins
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"os"
+	"os/exec"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/miniopenclaw/tool"
+	"github.com/miniopenclaw/tool/mcptool"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// DefaultConnectTimeout bounds the start of one server or module: the
+// process start, the MCP handshake and the first tools/list, or reading
+// and compiling the module.
+const DefaultConnectTimeout = 30 * time.Second
+
+// A State is where an entry of the configuration is.
+type State string
+
+// The states of an entry.
+const (
+	Loading State = "loading" // starting, or compiling
+	Ready   State = "ready"   // its tools are registered
+	Failed  State = "failed"  // it could not be loaded; Status.Err says why
+)
+
+// Kinds of entries.
+const (
+	KindServer = "mcp"  // an MCP server
+	KindModule = "wasm" // a WebAssembly module
+)
+
+// Status describes one entry of the configuration.
+type Status struct {
+	Name  string // its name in the configuration
+	Kind  string // KindServer or KindModule
+	State State
+	Tools int    // tools it has in the registry
+	Err   string // why it failed, or what it left out; secrets redacted
+}
+
+// A Host loads the entries of a [Config] into a [tool.Registry] and keeps
+// them there: each entry loads on its own, so one that fails is reported
+// in [Host.Status] and the others load all the same; [Host.Apply] with a
+// new configuration restarts only the entries that changed, closes the
+// removed ones and starts the new ones, changing the registry in place
+// (an mcptool server in front of it tells its clients with
+// notifications/tools/list_changed). A call in flight on an entry that
+// is closed ends at once with an error Result (kind unavailable) saying
+// so.
+//
+// A Host is safe for concurrent use. Close closes every entry.
+type Host struct {
+	reg      *tool.Registry
+	logger   *slog.Logger
+	onReload func(error)
+	timeout  time.Duration
+	debounce time.Duration
+	cacheDir string
+
+	applyMu sync.Mutex // one Apply at a time
+
+	mu      sync.Mutex
+	cfg     *Config // the configuration applied last
+	cfgErr  error   // why the last reload was refused; nil if it was not
+	entries map[string]*entry
+	closed  bool
+}
+
+// An Option configures a Host.
+type Option func(*Host)
+
+// WithLogger logs what the host does (entries that fail, tools left out,
+// reloads refused) to l, with secrets redacted. The default discards it.
+func WithLogger(l *slog.Logger) Option { return func(h *Host) { h.logger = l } }
+
+// WithReloadFunc calls fn after each [Host.Reload], with nil when the
+// configuration was applied or the reason it was refused.
+func WithReloadFunc(fn func(err error)) Option { return func(h *Host) { h.onReload = fn } }
+
+// WithConnectTimeout sets the time limit of starting one entry; zero
+// means DefaultConnectTimeout.
+func WithConnectTimeout(d time.Duration) Option { return func(h *Host) { h.timeout = d } }
+
+// WithDebounce sets how long [Host.Watch] waits after the file last
+// changed before it reloads; zero means DefaultDebounce.
+func WithDebounce(d time.Duration) Option { return func(h *Host) { h.debounce = d } }
+
+// WithCacheDir keeps the compiled code of WebAssembly modules in dir, so
+// that a module is compiled once for every entry and restart that uses
+// it, and once across processes that share dir. Empty, the default,
+// compiles each module entry in memory.
+func WithCacheDir(dir string) Option { return func(h *Host) { h.cacheDir = dir } }
+
+// NewHost returns a Host that loads tools into reg.
+func NewHost(reg *tool.Registry, opts ...Option) *Host {
+	h := &Host{reg: reg, logger: slog.New(slog.DiscardHandler), entries: map[string]*entry{}}
+	for _, o := range opts {
+		o(h)
+	}
+	if h.timeout <= 0 {
+		h.timeout = DefaultConnectTimeout
+	}
+	if h.debounce <= 0 {
+		h.debounce = DefaultDebounce
+	}
+	return h
+}
+
+// Config returns the configuration applied last, or nil.
+func (h *Host) Config() *Config {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.cfg
+}
+
+// ConfigError returns why the last reload was refused (the last good
+// configuration stays applied), or nil.
+func (h *Host) ConfigError() error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.cfgErr
+}
+
+// Status returns the state of every entry, by name.
+func (h *Host) Status() []Status {
+	h.mu.Lock()
+	es := make([]*entry, 0, len(h.entries))
+	for _, e := range h.entries {
+		es = append(es, e)
+	}
+	h.mu.Unlock()
+	out := make([]Status, 0, len(es))
+	for _, e := range es {
+		out = append(out, e.status())
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
+
+// Reload reads the configuration file and applies it (see [Host.Apply]).
+// A file that cannot be read or parsed changes nothing: the last good
+// configuration stays, and the error, which says why, is returned,
+// logged and kept for [Host.ConfigError].
+func (h *Host) Reload(ctx context.Context, file string) error {
+	c, err := ReadFile(file)
+	h.mu.Lock()
+	h.cfgErr = err
+	h.mu.Unlock()
+	if err != nil {
+		h.logger.Warn("plugins: configuration not applied; the last good one stays", "error", err)
+	} else {
+		h.Apply(ctx, c)
+	}
+	if h.onReload != nil {
+		h.onReload(err)
+	}
+	return err
+}
+
+// Apply makes the registry hold the tools of c: entries that are new
+// start, entries whose settings changed (including the values their
+// environment references expand to, and a module's file) or that failed
+// restart, entries no longer named are closed, and the others are left
+// alone.
+// The entries start concurrently; Apply returns when each has loaded or
+// failed (see [Host.Status]), or ctx is done.
+func (h *Host) Apply(ctx context.Context, c *Config) {
+	h.applyMu.Lock()
+	defer h.applyMu.Unlock()
+	want := map[string]*entry{}
+	for name, s := range c.Servers {
+		if !s.Disabled {
+			want[name] = h.newEntry(name, KindServer, c, fingerprint(s, c.Defaults), func(ctx context.Context, e *entry) error { return e.startServer(ctx, s) })
+		}
+	}
+	for name, m := range c.Modules {
+		if !m.Disabled {
+			want[name] = h.newEntry(name, KindModule, c, moduleFingerprint(m, c.Defaults), func(ctx context.Context, e *entry) error { return e.startModule(ctx, m) })
+		}
+	}
+	h.mu.Lock()
+	if h.closed {
+		h.mu.Unlock()
+		return
+	}
+	var stale, fresh []*entry
+	for name, old := range h.entries {
+		if w, ok := want[name]; !ok || w.fp != old.fp || w.kind != old.kind || old.failed() {
+			stale = append(stale, old)
+			delete(h.entries, name)
+		}
+	}
+	for name, w := range want {
+		if _, ok := h.entries[name]; !ok {
+			h.entries[name] = w
+			fresh = append(fresh, w)
+		}
+	}
+	h.cfg = c
+	h.mu.Unlock()
+	// Close first, so that a restarted entry's tools can take their
+	// names again.
+	var wg sync.WaitGroup
+	for _, e := range stale {
+		wg.Go(e.close)
+	}
+	wg.Wait()
+	for _, e := range fresh {
+		wg.Go(func() { e.start(ctx) })
+	}
+	wg.Wait()
+}
+
+// Close closes every entry, removing their tools from the registry, and
+// stops the processes. Later Apply calls do nothing.
+func (h *Host) Close() error {
+	h.mu.Lock()
+	h.closed = true
+	es := h.entries
+	h.entries = map[string]*entry{}
+	h.mu.Unlock()
+	var wg sync.WaitGroup
+	for _, e := range es {
+		wg.Go(e.close)
+	}
+	wg.Wait()
+	return nil
+}
+
+// fingerprint identifies an entry's settings: a change restarts it.
+func fingerprint(v any, d Defaults) string {
+	b, _ := json.Marshal(struct {
+		V any
+		D Defaults
+	}{v, d})
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:])
+}
+
+func moduleFingerprint(m Module, d Defaults) string {
+	f, err := os.Open(m.Path)
+	sum := sha256.New()
+	if err == nil {
+		_, _ = sum.Write([]byte(fingerprint(m, d)))
+		_, err = copyN(sum, f, maxModuleBytes+1)
+		f.Close()
+	}
+	if err != nil {
+		return fingerprint(struct {
+			M   Module
+			Err string
+		}{m, err.Error()}, d)
+	}
+	return hex.EncodeToString(sum.Sum(nil))
+}
+
+// errRemoved ends the calls in flight on an entry that is closed.
+var errRemoved = errors.New("removed from the configuration")
+
+// An entry is one server or module of the configuration, loaded.
+type entry struct {
+	h        *Host
+	name     string
+	kind     string
+	fp       string
+	redact   func(string) string
+	defaults Defaults
+	load     func(context.Context, *entry) error
+
+	mu      sync.Mutex
+	state   State
+	err     string
+	closed  bool
+	owned   map[string]bool // names it registered in h.reg
+	calls   map[uint64]context.CancelCauseFunc
+	nextID  uint64
+	closers []func() // run by close, last first
+	// cancelStart ends a start in progress.
+	cancelStart context.CancelFunc
+	started     chan struct{}
+}
+
+func (h *Host) newEntry(name, kind string, c *Config, fp string, load func(context.Context, *entry) error) *entry {
+	return &entry{
+		h: h, name: name, kind: kind, fp: fp, redact: c.Redact, defaults: c.Defaults, load: load,
+		state: Loading, owned: map[string]bool{}, calls: map[uint64]context.CancelCauseFunc{},
+		started: make(chan struct{}),
+	}
+}
+
+func (e *entry) what() string {
+	if e.kind == KindModule {
+		return fmt.Sprintf("module %q", e.name)
+	}
+	return fmt.Sprintf("MCP server %q", e.name)
+}
+
+// failed reports whether the entry failed, to be retried on the next
+// Apply.
+func (e *entry) failed() bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.state == Failed
+}
+
+func (e *entry) status() Status {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return Status{Name: e.name, Kind: e.kind, State: e.state, Tools: len(e.owned), Err: e.err}
+}
+
+// start loads the entry, bounded by the host's connect timeout.
+func (e *entry) start(ctx context.Context) {
+	defer close(e.started)
+	ctx, cancel := context.WithTimeout(ctx, e.h.timeout)
+	defer cancel()
+	e.mu.Lock()
+	e.cancelStart = cancel
+	e.mu.Unlock()
+	err := e.load(ctx, e)
+	e.mu.Lock()
+	closed := e.closed
+	if err != nil {
+		e.state, e.err = Failed, e.redact(err.Error())
+	} else if e.state == Loading {
+		e.state = Ready
+	}
+	msg := e.err
+	e.mu.Unlock()
+	if err != nil && !closed {
+		e.h.logger.Warn("plugins: "+e.what()+" failed to load; the others load all the same", "error", msg)
+		e.shutdown()
+	}
+}
+
+// warn records and logs a problem that left part of the entry out.
+func (e *entry) warn(err error) {
+	msg := e.redact(err.Error())
+	e.mu.Lock()
+	if e.err == "" {
+		e.err = msg
+	}
+	e.mu.Unlock()
+	e.h.logger.Warn("plugins: "+e.what()+": part of it left out", "error", msg)
+}
+
+// onClose arranges for fn to run when the entry closes.
+func (e *entry) onClose(fn func()) {
+	e.mu.Lock()
+	e.closers = append(e.closers, fn)
+	e.mu.Unlock()
+}
+
+// close removes the entry's tools, ends its calls in flight and releases
+// what it holds.
+func (e *entry) close() {
+	e.mu.Lock()
+	e.closed = true
+	for _, cancel := range e.calls {
+		cancel(errRemoved)
+	}
+	if e.cancelStart != nil {
+		e.cancelStart()
+	}
+	e.mu.Unlock()
+	// Wait for a start in progress: what it holds is released below.
+	<-e.started
+	e.shutdown()
+}
+
+// shutdown removes the entry's tools and runs its closers.
+func (e *entry) shutdown() {
+	e.mu.Lock()
+	names := e.owned
+	e.owned = map[string]bool{}
+	closers := e.closers
+	e.closers = nil
+	e.mu.Unlock()
+	for name := range names {
+		if t, ok := e.h.reg.Get(name); ok {
+			if g, ok := t.(*gated); ok && g.e == e {
+				e.h.reg.Remove(name)
+			}
+		}
+	}
+	for i := len(closers) - 1; i >= 0; i-- {
+		closers[i]()
+	}
+}
+
+// put registers t (in the entry's gate) under its name, or removes the
+// entry's tool of that name when t is nil. A name another entry or the
+// program already uses is left to it, and reported.
+func (e *entry) put(name string, t tool.Tool) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.closed {
+		return
+	}
+	reg := e.h.reg
+	if t == nil {
+		if e.owned[name] {
+			delete(e.owned, name)
+			reg.Remove(name)
+		}
+		return
+	}
+	g := &gated{Tool: t, e: e}
+	var err error
+	if e.owned[name] {
+		err = reg.Register(g)
+	} else {
+		err = reg.RegisterUnique(g)
+	}
+	if err != nil {
+		if e.owned[name] {
+			delete(e.owned, name)
+			reg.Remove(name)
+		}
+		e.mu.Unlock()
+		e.warn(fmt.Errorf("tool %q left out: %w", name, err))
+		e.mu.Lock()
+		return
+	}
+	e.owned[name] = true
+}
+
+// track registers a call in flight; ok is false when the entry is closed.
+func (e *entry) track(cancel context.CancelCauseFunc) (id uint64, ok bool) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.closed {
+		return 0, false
+	}
+	e.nextID++
+	e.calls[e.nextID] = cancel
+	return e.nextID, true
+}
+
+func (e *entry) untrack(id uint64) {
+	e.mu.Lock()
+	delete(e.calls, id)
+	e.mu.Unlock()
+}
+
+// A gated tool is a tool of an entry: its calls end when the entry
+// closes, and the configuration's defaults apply to it.
+type gated struct {
+	tool.Tool
+	e *entry
+}
+
+// Options returns the tool's options, with the configuration's default
+// time limit and result budget where the tool sets none.
+func (g *gated) Options() tool.Options {
+	o := tool.OptionsOf(g.Tool)
+	if o.Timeout == 0 {
+		o.Timeout = time.Duration(g.e.defaults.Timeout)
+	}
+	if o.MaxOutputBytes == 0 {
+		o.MaxOutputBytes = g.e.defaults.MaxOutput
+	}
+	return o
+}
+
+// Execute calls the tool; when the entry closes meanwhile, the call ends
+// with an error Result of kind unavailable.
+func (g *gated) Execute(ctx context.Context, args json.RawMessage) (tool.Result, error) {
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	id, ok := g.e.track(cancel)
+	if !ok {
+		return g.removed(), nil
+	}
+	defer g.e.untrack(id)
+	res, err := g.Tool.Execute(ctx, args)
+	if errors.Is(context.Cause(ctx), errRemoved) {
+		return g.removed(), nil
+	}
+	return res, err
+}
+
+func (g *gated) removed() tool.Result {
+	return tool.Result{IsError: true, Kind: tool.KindUnavailable, Error: fmt.Sprintf(
+		"tool %q is gone: its %s was removed from the configuration or restarted while the call ran; list the tools again before retrying",
+		g.Name(), g.e.what())}
+}
+
+// startServer connects to the MCP server and imports its tools into a
+// registry of the entry's own, which the entry mirrors into the host's.
+func (e *entry) startServer(ctx context.Context, s Server) error {
+	opts := []mcptool.ClientOption{
+		mcptool.WithPrefix(s.Prefix),
+		mcptool.WithFilter(s.keeps),
+		mcptool.WithClientLogger(slog.New(redactingHandler{e.h.logger.Handler(), e.redact})),
+		mcptool.WithCallTimeout(time.Duration(s.Timeout)),
+	}
+	var t mcp.Transport
+	if s.URL != "" {
+		t = urlTransport(s.URL, s.Headers)
+	} else {
+		cmd := exec.Command(s.Command, s.Args...)
+		cmd.Dir = s.Cwd
+		if len(s.Env) > 0 {
+			cmd.Env = os.Environ()
+			for _, k := range sortedKeys(s.Env) {
+				cmd.Env = append(cmd.Env, k+"="+s.Env[k])
+			}
+		}
+		t = mcptool.CommandTransport(cmd)
+	}
+	c, err := mcptool.Connect(ctx, t, opts...)
+	if err != nil {
+		return err
+	}
+	e.onClose(func() { c.Close() })
+	own := tool.NewRegistry()
+	stop := own.OnChange(func(name string) {
+		t, ok := own.Get(name)
+		if !ok {
+			t = nil
+		}
+		e.put(name, t)
+	})
+	e.onClose(stop)
+	err = c.Import(ctx, own)
+	switch {
+	case err == nil:
+	case errors.Is(err, tool.ErrInvalidSchema) || errors.Is(err, tool.ErrInvalidName) ||
+		errors.Is(err, tool.ErrDuplicate) || errors.Is(err, mcptool.ErrImportLimit):
+		e.warn(err)
+	default:
+		return err
+	}
+	// A server that ends on its own is reported; its tools stay and give
+	// error Results saying why, until the configuration changes it.
+	go func() {
+		<-c.Done()
+		e.mu.Lock()
+		defer e.mu.Unlock()
+		if !e.closed {
+			e.state, e.err = Failed, "the server exited or hung up; its tools give errors until its entry in the configuration changes"
+		}
+	}()
+	return nil
+}
+
+// urlTransport is mcptool.URL with headers sent on every request.
+func urlTransport(url string, headers map[string]string) mcp.Transport {
+	t := mcptool.URL(url)
+	st, ok := t.(*mcp.StreamableClientTransport)
+	if !ok || len(headers) == 0 {
+		return t
+	}
+	base := st.HTTPClient.Transport
+	st.HTTPClient = &http.Client{Transport: headerTransport{base: base, headers: headers}}
+	return st
+}
+
+type headerTransport struct {
+	base    http.RoundTripper
+	headers map[string]string
+}
+
+func (h headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	for k, v := range h.headers {
+		r.Header.Set(k, v)
+	}
+	return h.base.RoundTrip(r)
+}
+
+// redactingHandler redacts secrets from log messages and string values.
+type redactingHandler struct {
+	h      slog.Handler
+	redact func(string) string
+}
+
+func (r redactingHandler) Enabled(ctx context.Context, l slog.Level) bool { return r.h.Enabled(ctx, l) }
+
+func (r redactingHandler) Handle(ctx context.Context, rec slog.Record) error {
+	out := slog.NewRecord(rec.Time, rec.Level, r.redact(rec.Message), rec.PC)
+	rec.Attrs(func(a slog.Attr) bool {
+		out.AddAttrs(slog.String(a.Key, r.redact(a.Value.String())))
+		return true
+	})
+	return r.h.Handle(ctx, out)
+}
+
+func (r redactingHandler) WithAttrs(as []slog.Attr) slog.Handler {
+	red := make([]slog.Attr, len(as))
+	for i, a := range as {
+		red[i] = slog.String(a.Key, r.redact(a.Value.String()))
+	}
+	return redactingHandler{r.h.WithAttrs(red), r.redact}
+}
+
+func (r redactingHandler) WithGroup(name string) slog.Handler {
+	return redactingHandler{r.h.WithGroup(name), r.redact}
+}

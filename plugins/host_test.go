@@ -1,0 +1,304 @@
+package plugins
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/miniopenclaw/tool"
+	"github.com/miniopenclaw/tool/mcptool"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"go.uber.org/goleak"
+)
+
+// names returns the names of the tools in reg.
+func names(reg *tool.Registry) []string {
+	var out []string
+	for _, t := range reg.List() {
+		out = append(out, t.Name())
+	}
+	return out
+}
+
+// eventually polls cond until it holds, failing the test after a bound
+// on the number of polls (generous: a busy machine starts processes
+// slowly).
+func eventually(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	for range 3000 {
+		if cond() {
+			return
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	t.Fatalf("never happened: %s", what)
+}
+
+func TestApplyLoadsEachEntryOnItsOwn(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	dir := t.TempDir()
+	log := filepath.Join(dir, "starts")
+	junk := filepath.Join(dir, "junk.wasm")
+	if err := os.WriteFile(junk, []byte("\x00asm not really"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	exits := fixture(t, "", "x")
+	exits.Env["PLUGINS_FIXTURE_EXIT"] = "1"
+	exits.Args = append(exits.Args, "--token", "s3cr3t-value")
+	exits.Env["TOKEN"] = "s3cr3t-value" // (set by hand here; Parse collects secrets from ${...})
+	c := &Config{
+		Servers: map[string]Server{
+			"good":    withPrefix(fixture(t, log, "echo"), "g_"),
+			"missing": {Command: filepath.Join(dir, "no-such-server")},
+			"exits":   exits,
+		},
+		Modules: map[string]Module{
+			"broken": {Path: junk, Tools: []ToolSpec{{Name: "t"}}},
+			"absent": {Path: filepath.Join(dir, "absent.wasm"), Tools: []ToolSpec{{Name: "t"}}},
+		},
+		secrets: []string{"s3cr3t-value"},
+	}
+	reg := tool.NewRegistry()
+	h := NewHost(reg)
+	defer h.Close()
+	h.Apply(t.Context(), c)
+
+	got := map[string]Status{}
+	for _, s := range h.Status() {
+		got[s.Name] = s
+	}
+	if s := got["good"]; s.State != Ready || s.Tools != 2 || s.Kind != KindServer {
+		t.Errorf("good: %+v, want ready with 2 tools", s)
+	}
+	for name, reason := range map[string]string{
+		"missing": "no-such-server",
+		"exits":   "exited",
+		"broken":  "compile",
+		"absent":  "no such file",
+	} {
+		s := got[name]
+		if s.State != Failed || !strings.Contains(s.Err, reason) {
+			t.Errorf("%s: %+v, want failed with %q in the reason", name, s, reason)
+		}
+		if strings.Contains(s.Err, "s3cr3t") {
+			t.Errorf("%s: the reason shows a secret: %s", name, s.Err)
+		}
+	}
+	if !strings.Contains(got["exits"].Err, "[redacted]") {
+		t.Errorf("exits: the reason %q does not quote the redacted arguments", got["exits"].Err)
+	}
+	if want := []string{"g_echo", "g_wait"}; !slices.Equal(names(reg), want) {
+		t.Errorf("registry holds %v, want %v", names(reg), want)
+	}
+	res := reg.Execute(t.Context(), "g_echo", json.RawMessage(`{"text":"hi"}`))
+	if res.IsError || res.Output != "echo:hi" {
+		t.Errorf("g_echo: %+v", res)
+	}
+
+	// Applied again, the failed entries are tried again and the good one
+	// is left alone; once its module is there, "absent" loads.
+	if err := os.Rename(junk, filepath.Join(dir, "absent.wasm")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "absent.wasm"), helloModule(), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	h.Apply(t.Context(), c)
+	for _, s := range h.Status() {
+		if want := map[string]State{"good": Ready, "absent": Ready}[s.Name]; want != "" && s.State != want {
+			t.Errorf("after the second Apply, %s: %+v", s.Name, s)
+		}
+	}
+	if n := len(starts(t, log)); n != 1 {
+		t.Errorf("the good server started %d times, want once", n)
+	}
+	if want := []string{"g_echo", "g_wait", "t"}; !slices.Equal(names(reg), want) {
+		t.Errorf("registry holds %v, want %v", names(reg), want)
+	}
+	h.Close()
+	if n := reg.Len(); n != 0 {
+		t.Errorf("after Close the registry holds %v", names(reg))
+	}
+}
+
+func withPrefix(s Server, p string) Server { s.Prefix = p; return s }
+
+// writeConfig writes c to file as a whole (a new file renamed over the
+// old, as editors do).
+func writeConfig(t *testing.T, file string, c any) {
+	t.Helper()
+	b, ok := c.([]byte)
+	if !ok {
+		var err error
+		if b, err = json.Marshal(c); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tmp := file + ".tmp"
+	if err := os.WriteFile(tmp, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(tmp, file); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestWatchReloads changes the file while an MCP client is connected to a
+// server over the registry: a server is added, one changed and one
+// removed (with a call in flight on it), then a malformed edit is made.
+func TestWatchReloads(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	dir := t.TempDir()
+	file := filepath.Join(dir, "config.json")
+	log := filepath.Join(dir, "starts")
+	servers := map[string]Server{
+		"a": withPrefix(fixture(t, log, "one"), "a_"),
+		"b": withPrefix(fixture(t, log, "one"), "b_"),
+		"c": withPrefix(fixture(t, log, "one"), "c_"),
+	}
+	writeConfig(t, file, map[string]any{"mcpServers": servers})
+
+	reg := tool.NewRegistry()
+	var mu sync.Mutex
+	var reloadErrs []error
+	h := NewHost(reg, WithDebounce(50*time.Millisecond), WithReloadFunc(func(err error) {
+		mu.Lock()
+		reloadErrs = append(reloadErrs, err)
+		mu.Unlock()
+	}))
+	lastReload := func() (int, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		if len(reloadErrs) == 0 {
+			return 0, nil
+		}
+		return len(reloadErrs), reloadErrs[len(reloadErrs)-1]
+	}
+
+	// An MCP client of a server in front of the registry.
+	srv := mcptool.NewServer(reg)
+	defer srv.Close()
+	ct, st := mcp.NewInMemoryTransports()
+	ctx, cancel := context.WithCancel(t.Context())
+	served := make(chan error, 1)
+	go func() { served <- srv.Run(ctx, st) }()
+	changed := make(chan struct{}, 100)
+	client := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "0"}, &mcp.ClientOptions{
+		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) { changed <- struct{}{} },
+	})
+	cs, err := client.Connect(ctx, ct, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	listed := func() []string {
+		res, err := cs.ListTools(ctx, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, t := range res.Tools {
+			out = append(out, t.Name)
+		}
+		slices.Sort(out)
+		return out
+	}
+
+	watched := make(chan error, 1)
+	go func() { watched <- h.Watch(ctx, file) }()
+	eventually(t, "the first load", func() bool { n, _ := lastReload(); return n >= 1 && len(names(reg)) == 6 })
+	if want := []string{"a_one", "a_wait", "b_one", "b_wait", "c_one", "c_wait"}; !slices.Equal(listed(), want) {
+		t.Fatalf("client lists %v, want %v", listed(), want)
+	}
+	first := starts(t, log)
+	if len(first) != 3 {
+		t.Fatalf("%d starts, want 3", len(first))
+	}
+
+	// A call in flight on c, which is about to be removed.
+	inflight := make(chan tool.Result, 1)
+	go func() {
+		res := reg.Execute(ctx, "c_wait", json.RawMessage(`{}`))
+		inflight <- res
+	}()
+	eventually(t, "the call on c in flight", func() bool {
+		h.mu.Lock()
+		e := h.entries["c"]
+		h.mu.Unlock()
+		e.mu.Lock()
+		defer e.mu.Unlock()
+		return len(e.calls) == 1
+	})
+	drain(changed)
+
+	// b changes (another tool), c goes, d comes; a stays as it is.
+	servers["b"] = withPrefix(fixture(t, log, "two"), "b_")
+	delete(servers, "c")
+	servers["d"] = withPrefix(fixture(t, log, "one"), "d_")
+	writeConfig(t, file, map[string]any{"mcpServers": servers})
+	want := []string{"a_one", "a_wait", "b_two", "b_wait", "d_one", "d_wait"}
+	eventually(t, "the reload", func() bool { return slices.Equal(names(reg), want) })
+	select {
+	case <-changed:
+	case <-time.After(time.Minute):
+		t.Fatal("no notifications/tools/list_changed after the reload")
+	}
+	eventually(t, "the client to see the new tools", func() bool { return slices.Equal(listed(), want) })
+	res := <-inflight
+	if !res.IsError || res.Kind != tool.KindUnavailable || !strings.Contains(res.Error, "removed from the configuration") {
+		t.Errorf("the call in flight on the removed server ended with %+v", res)
+	}
+	all := starts(t, log)
+	if len(all) != 5 {
+		t.Errorf("%d starts after the reload, want 5 (b again, and d)", len(all))
+	}
+	// a's process is the one first started; b's and c's first ones are gone.
+	if running := slices.DeleteFunc(slices.Clone(first), func(pid int) bool { return !alive(pid) }); len(running) != 1 {
+		t.Errorf("%d of the first three servers still run, want 1 (a, unchanged)", len(running))
+	}
+
+	// A malformed edit keeps the last good configuration.
+	n, _ := lastReload()
+	writeConfig(t, file, []byte(`{"mcpServers": {"a": `))
+	eventually(t, "the malformed edit to be read", func() bool { m, err := lastReload(); return m > n && err != nil })
+	if _, err := lastReload(); !strings.Contains(err.Error(), "not a valid configuration") {
+		t.Errorf("reload error %q does not say why", err)
+	}
+	if h.ConfigError() == nil {
+		t.Error("ConfigError is nil after a malformed edit")
+	}
+	if !slices.Equal(names(reg), want) || len(starts(t, log)) != 5 {
+		t.Errorf("a malformed edit changed the tools (%v) or started servers", names(reg))
+	}
+	if st := h.Status(); len(st) != 3 || st[0].State != Ready {
+		t.Errorf("status after a malformed edit: %+v", st)
+	}
+
+	cancel()
+	if err := <-watched; err != nil {
+		t.Error(err)
+	}
+	h.Close()
+	cs.Close()
+	<-served
+	for _, pid := range starts(t, log) {
+		if alive(pid) {
+			t.Errorf("server process %d is still running after Close", pid)
+		}
+	}
+}
+
+func drain(c chan struct{}) {
+	for {
+		select {
+		case <-c:
+		default:
+			return
+		}
+	}
+}

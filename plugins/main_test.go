@@ -1,0 +1,148 @@
+package plugins
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/miniopenclaw/tool"
+	"github.com/miniopenclaw/tool/mcptool"
+)
+
+// The test binary is re-executed as a small MCP server over stdio when
+// fixtureEnv is set; it serves one echo tool per name in fixtureEnv
+// (comma-separated), plus "wait", which returns only when its call is
+// cancelled. With startLogEnv set, it first appends its PID to that file,
+// so the tests count starts and find the processes.
+const (
+	fixtureEnv  = "PLUGINS_FIXTURE_TOOLS"
+	startLogEnv = "PLUGINS_START_LOG"
+)
+
+func TestMain(m *testing.M) {
+	if names, ok := os.LookupEnv(fixtureEnv); ok {
+		os.Exit(fixtureServer(names))
+	}
+	code := m.Run()
+	if moduleDir != "" {
+		os.RemoveAll(moduleDir)
+	}
+	os.Exit(code)
+}
+
+func fixtureServer(names string) int {
+	if log := os.Getenv(startLogEnv); log != "" {
+		f, err := os.OpenFile(log, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o600)
+		if err != nil {
+			return 1
+		}
+		fmt.Fprintln(f, os.Getpid())
+		f.Close()
+	}
+	if os.Getenv("PLUGINS_FIXTURE_EXIT") != "" {
+		fmt.Fprintln(os.Stderr, "fixture exits at once; its arguments:", strings.Join(os.Args[1:], " "))
+		return 3
+	}
+	reg := tool.NewRegistry()
+	for _, n := range strings.Split(names, ",") {
+		if n == "" {
+			continue
+		}
+		reg.Register(tool.Must(tool.New(n, "Echoes its text.", func(_ context.Context, in struct {
+			Text string `json:"text"`
+		}) (string, error) {
+			return n + ":" + in.Text, nil
+		})))
+	}
+	reg.Register(tool.Must(tool.New("wait", "Returns when cancelled.", func(ctx context.Context, _ struct{}) (string, error) {
+		<-ctx.Done()
+		return "", ctx.Err()
+	})))
+	if err := mcptool.NewServer(reg).ServeStdio(context.Background()); err != nil {
+		return 1
+	}
+	return 0
+}
+
+// fixture is a Server entry that runs the fixture with the given tools.
+func fixture(t *testing.T, log string, tools ...string) Server {
+	t.Helper()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := map[string]string{fixtureEnv: strings.Join(tools, ",")}
+	if log != "" {
+		env[startLogEnv] = log
+	}
+	return Server{Command: exe, Args: []string{"-test.run=^$"}, Env: env}
+}
+
+// starts reads the PIDs a start log holds.
+func starts(t *testing.T, log string) []int {
+	t.Helper()
+	b, err := os.ReadFile(log)
+	if os.IsNotExist(err) {
+		return nil
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	var pids []int
+	for _, l := range strings.Fields(string(b)) {
+		pid, err := strconv.Atoi(l)
+		if err != nil {
+			t.Fatal(err)
+		}
+		pids = append(pids, pid)
+	}
+	return pids
+}
+
+// alive reports whether a process with that PID still exists (and is not
+// a zombie).
+func alive(pid int) bool {
+	b, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "stat"))
+	if err != nil {
+		return false
+	}
+	_, rest, _ := strings.Cut(string(b), ") ")
+	return !strings.HasPrefix(rest, "Z")
+}
+
+// The example module, built once from testdata/toolmod.
+var (
+	moduleOnce sync.Once
+	moduleDir  string
+	modulePath string
+	moduleErr  error
+)
+
+// toolModule returns the path of the example module, building it with the
+// go command on first use.
+func toolModule(t *testing.T) string {
+	t.Helper()
+	moduleOnce.Do(func() {
+		moduleDir, moduleErr = os.MkdirTemp("", "plugins-toolmod")
+		if moduleErr != nil {
+			return
+		}
+		modulePath = filepath.Join(moduleDir, "toolmod.wasm")
+		cmd := exec.Command("go", "build", "-o", modulePath, ".")
+		cmd.Dir = filepath.Join("testdata", "toolmod")
+		cmd.Env = append(os.Environ(), "GOOS=wasip1", "GOARCH=wasm")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			moduleErr = fmt.Errorf("building testdata/toolmod: %v\n%s", err, out)
+		}
+	})
+	if moduleErr != nil {
+		t.Fatal(moduleErr)
+	}
+	return modulePath
+}

@@ -1,0 +1,74 @@
+//go:build peers
+
+// Tests against the real MCP servers installed from npm by
+// .ci/mcp-peers.sh, which sets MCP_PEERS_DIR:
+//
+//	MCP_PEERS_DIR=.ci/mcp-peers go test -tags peers ./plugins/...
+
+package plugins
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/miniopenclaw/tool"
+)
+
+// TestPeerClaudeDesktopConfig loads a configuration file as Claude
+// Desktop users write it, naming server-everything and
+// server-filesystem through npx, unchanged; npx finds the packages
+// installed in the working directory.
+func TestPeerClaudeDesktopConfig(t *testing.T) {
+	dir := os.Getenv("MCP_PEERS_DIR")
+	if dir == "" {
+		t.Skip("MCP_PEERS_DIR is not set; run .ci/mcp-peers.sh")
+	}
+	dir, _ = filepath.Abs(dir)
+	t.Chdir(filepath.Join(dir, "peers"))
+	root := t.TempDir()
+	if err := os.WriteFile(filepath.Join(root, "note.txt"), []byte("plugins were here"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	rootJSON, _ := json.Marshal(root)
+	file := filepath.Join(t.TempDir(), "claude_desktop_config.json")
+	config := `{
+  "mcpServers": {
+    "everything": {
+      "command": "npx",
+      "args": ["-y", "@modelcontextprotocol/server-everything"]
+    },
+    "filesystem": {
+      "command": "npx",
+      "args": ["-y", "@modelcontextprotocol/server-filesystem", ` + string(rootJSON) + `]
+    }
+  }
+}`
+	if err := os.WriteFile(file, []byte(config), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	reg := tool.NewRegistry()
+	h := NewHost(reg)
+	defer h.Close()
+	if err := h.Reload(t.Context(), file); err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range h.Status() {
+		if s.State != Ready || s.Tools == 0 {
+			t.Errorf("%s: %+v", s.Name, s)
+		}
+	}
+	if !slices.ContainsFunc(names(reg), func(n string) bool { return n == "echo" }) {
+		t.Fatalf("no echo tool among %v", names(reg))
+	}
+	if res := reg.Execute(t.Context(), "echo", json.RawMessage(`{"message":"hello peers"}`)); res.IsError || !strings.Contains(res.Output, "hello peers") {
+		t.Errorf("echo: %+v", res)
+	}
+	arg, _ := json.Marshal(map[string]string{"path": filepath.Join(root, "note.txt")})
+	if res := reg.Execute(t.Context(), "read_text_file", arg); res.IsError || !strings.Contains(res.Output, "plugins were here") {
+		t.Errorf("read_text_file: %+v", res)
+	}
+}
