@@ -1,0 +1,41 @@
+package policy
+
+import (
+	"context"
+	"slices"
+)
+
+// A Principal is who a call is made for: a user, the roles it holds, and
+// attributes a policy may test (a tenant, a team). The host sets it on the
+// context with [WithPrincipal]; transports set it from what they verified.
+type Principal struct {
+	// ID identifies the user. In Cedar it is the entity User::"ID".
+	ID string
+	// Roles are the user's roles or groups. In Cedar each is a parent
+	// entity Role::"name" of the user, so that a policy may say
+	// principal in Role::"admin"; roles inherit from the roles given with
+	// [WithRoleParents].
+	Roles []string
+	// Attrs are the user's attributes, principal.<name> in Cedar. Values
+	// are JSON-like: string, bool, integers, float64 (as decimal when it
+	// has at most four decimal places), []any, map[string]any.
+	Attrs map[string]any
+}
+
+type principalKey struct{}
+
+// WithPrincipal returns a context that carries p: calls made with it are
+// decided for p.
+func WithPrincipal(ctx context.Context, p Principal) context.Context {
+	p.Roles = slices.Clone(p.Roles)
+	return context.WithValue(ctx, principalKey{}, p)
+}
+
+// PrincipalFrom returns the principal ctx carries, and whether it carries
+// one. A call whose context carries none is decided for the anonymous
+// principal, the Cedar entity Anonymous::"", which no policy scoped to
+// User or Role entities matches.
+func PrincipalFrom(ctx context.Context) (Principal, bool) {
+	p, ok := ctx.Value(principalKey{}).(Principal)
+	return p, ok
+}
