@@ -56,7 +56,9 @@ type Decision struct {
 	Principal Principal
 	Tool      string
 	// Args is the canonical encoding of the checked arguments: keys
-	// sorted, no insignificant space.
+	// sorted, no insignificant space. Args and Digest are set when the
+	// decision needs them: for Ask, and for every decision when the
+	// Authorizer keeps an audit log.
 	Args json.RawMessage
 	// Digest binds the call: a hex SHA-256 of the principal, the tool and
 	// the canonical arguments. An approval is valid for this digest only.
@@ -331,10 +333,18 @@ func (e *entities) Get(uid cedar.EntityUID) (cedar.Entity, bool) {
 	return r, ok
 }
 
-func (a *Authorizer) userEntity(p Principal, ok bool) cedar.Entity {
+var anonymous = cedar.Entity{UID: cedar.NewEntityUID("Anonymous", "")}
+
+// principalEntity returns the Cedar entity of the principal ctx carries.
+func principalEntity(ctx context.Context) cedar.Entity {
+	c, ok := ctx.Value(principalKey{}).(*carried)
 	if !ok {
-		return cedar.Entity{UID: cedar.NewEntityUID("Anonymous", "")}
+		return anonymous
 	}
+	return c.userEntity()
+}
+
+func userEntity(p Principal) cedar.Entity {
 	parents := make([]cedar.EntityUID, len(p.Roles))
 	for i, r := range p.Roles {
 		parents[i] = cedar.NewEntityUID("Role", cedar.String(r))
@@ -356,18 +366,15 @@ var callAction = cedar.NewEntityUID("Action", "call")
 func (a *Authorizer) Decide(ctx context.Context, req tool.AccessRequest) Decision {
 	p, ok := PrincipalFrom(ctx)
 	d := Decision{Principal: p, Tool: req.Name}
-	args, canon, err := decodeArgs(req.Args)
+	argRec, err := argsRecord(req.Args)
 	if err != nil {
 		d.Effect = Deny
 		d.Reason = fmt.Sprintf("call to tool %q was refused: its arguments could not be read", req.Name)
 		return d
 	}
-	d.Args = canon
-	d.Digest = digest(p, ok, req.Name, canon)
-	argRec, _ := cedarValue(args, 0)
 	now := a.now()
 	c := a.set.Load()
-	ents := &entities{user: a.userEntity(p, ok), tool: a.toolEntity(req.Name, req.Options), roles: a.roles}
+	ents := &entities{user: principalEntity(ctx), tool: a.toolEntity(req.Name, req.Options), roles: a.roles}
 	cr := cedar.Request{
 		Principal: ents.user.UID,
 		Action:    callAction,
@@ -409,7 +416,20 @@ func (a *Authorizer) Decide(ctx context.Context, req tool.AccessRequest) Decisio
 		d.Policies = asks
 		d.Reason = fmt.Sprintf("call to tool %q needs a person's approval", req.Name)
 	}
+	if d.Effect == Ask || a.audit != nil {
+		d.bind(p, ok, req.Args)
+	}
 	return d
+}
+
+// bind fills in the canonical arguments and the call's digest.
+func (d *Decision) bind(p Principal, ok bool, args []byte) {
+	_, canon, err := decodeArgs(args)
+	if err != nil {
+		canon = args
+	}
+	d.Args = canon
+	d.Digest = digest(p, ok, d.Tool, canon)
 }
 
 // digest binds a call to its principal, tool and canonical arguments.
@@ -505,8 +525,7 @@ func (a *Authorizer) record(ctx context.Context, d Decision, took time.Duration)
 // permit may apply to some arguments, and no forbid applies whatever the
 // arguments.
 func (a *Authorizer) CanList(ctx context.Context, name string, opts tool.Options) bool {
-	p, ok := PrincipalFrom(ctx)
-	ents := &entities{user: a.userEntity(p, ok), tool: a.toolEntity(name, opts), roles: a.roles}
+	ents := &entities{user: principalEntity(ctx), tool: a.toolEntity(name, opts), roles: a.roles}
 	return a.set.Load().listable(name, ents)
 }
 
@@ -537,14 +556,12 @@ func (c *compiled) listable(name string, ents *entities) bool {
 
 // View returns the tools of reg the principal in ctx may see (see
 // [Authorizer.CanList]): their Definitions for the model, List and
-// Execute. Calls through it are still decided one by one when reg was
-// made with this Authorizer.
+// Execute. It follows reloads of the policies. Calls through it are
+// still decided one by one when reg was made with this Authorizer.
 func (a *Authorizer) View(ctx context.Context, reg *tool.Registry) *tool.View {
-	p, ok := PrincipalFrom(ctx)
-	user := a.userEntity(p, ok)
-	c := a.set.Load()
+	user := principalEntity(ctx)
 	return reg.View(func(name string, opts tool.Options) bool {
-		return c.listable(name, &entities{user: user, tool: a.toolEntity(name, opts), roles: a.roles})
+		return a.set.Load().listable(name, &entities{user: user, tool: a.toolEntity(name, opts), roles: a.roles})
 	})
 }
 

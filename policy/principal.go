@@ -3,6 +3,9 @@ package policy
 import (
 	"context"
 	"slices"
+	"sync"
+
+	"github.com/cedar-policy/cedar-go"
 )
 
 // A Principal is who a call is made for: a user, the roles it holds, and
@@ -28,7 +31,20 @@ type principalKey struct{}
 // decided for p.
 func WithPrincipal(ctx context.Context, p Principal) context.Context {
 	p.Roles = slices.Clone(p.Roles)
-	return context.WithValue(ctx, principalKey{}, p)
+	return context.WithValue(ctx, principalKey{}, &carried{p: p})
+}
+
+// carried is the principal a context carries, with its Cedar entity
+// built once, on first use.
+type carried struct {
+	p      Principal
+	once   sync.Once
+	entity cedar.Entity
+}
+
+func (c *carried) userEntity() cedar.Entity {
+	c.once.Do(func() { c.entity = userEntity(c.p) })
+	return c.entity
 }
 
 // PrincipalFrom returns the principal ctx carries, and whether it carries
@@ -36,6 +52,9 @@ func WithPrincipal(ctx context.Context, p Principal) context.Context {
 // principal, the Cedar entity Anonymous::"", which no policy scoped to
 // User or Role entities matches.
 func PrincipalFrom(ctx context.Context) (Principal, bool) {
-	p, ok := ctx.Value(principalKey{}).(Principal)
-	return p, ok
+	c, ok := ctx.Value(principalKey{}).(*carried)
+	if !ok {
+		return Principal{}, false
+	}
+	return c.p, true
 }
