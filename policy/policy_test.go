@@ -39,7 +39,7 @@ when { context.args has path && context.args.path like "secrets/*" };
 
 @id("search-english")
 permit (principal in Role::"viewer", action == Action::"call", resource == Tool::"search")
-when { context.args.opts.lang == "en" && context.args.limit <= 20 };
+when { context.args has opts && context.args.opts.lang == "en" && context.args.limit <= 20 };
 
 @id("no-reset")
 forbid (principal, action, resource == Tool::"admin_reset")
