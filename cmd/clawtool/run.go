@@ -46,6 +46,8 @@ func commands() []command {
 		{"sandbox", "probe | run [flags] -- CMD ARGS", "show the sandbox layers, or run a command in the sandbox", runSandbox},
 		{"worker", "--nats URL [flags]", "serve the tools to every clawtool on a NATS bus, sharing calls with other workers", runWorker},
 		{"nats-server", "[--addr ADDR] [--jetstream DIR]", "run an embedded NATS server for a one-machine setup", runNATSServer},
+		{"policy", "check POLICY | explain --policy FILE --as USER[:ROLE,...] TOOL [JSON]", "validate Cedar policies against the tools, or explain a decision", runPolicy},
+		{"audit", "verify FILE", "check the hash chain of an audit log", runAudit},
 	}
 }
 
@@ -161,17 +163,19 @@ type registryFlags struct {
 	mcp  *mcpFlags
 	ws   *workspaceFlags
 	nats *natsFlags
+
+	policy *policyFlags
 }
 
 func addRegistryFlags(fs *flag.FlagSet) *registryFlags {
-	return &registryFlags{mcp: addMCPFlags(fs), ws: addWorkspaceFlags(fs), nats: addNATSFlags(fs)}
+	return &registryFlags{mcp: addMCPFlags(fs), ws: addWorkspaceFlags(fs), nats: addNATSFlags(fs), policy: addPolicyFlags(fs)}
 }
 
 // build returns a registry holding the built-in tools (unless
 // --no-builtins) and any tools the flags add. The caller must call
 // cleanup when done.
 func (rf *registryFlags) build(ctx context.Context, e *env) (r *tool.Registry, cleanup func(), err error) {
-	r, err = rf.mcp.base()
+	r, err = rf.mcp.base(rf.policy)
 	if err != nil {
 		return nil, nil, err
 	}

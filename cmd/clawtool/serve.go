@@ -40,7 +40,7 @@ client with notifications/tools/list_changed as they arrive.`)
 	// a few seconds for its first answer must not time out because a
 	// server it never heard of starts slowly. Imported tools reach it
 	// with notifications/tools/list_changed.
-	r, err := rf.mcp.base()
+	r, err := rf.mcp.base(rf.policy)
 	if err != nil {
 		fmt.Fprintf(e.stderr, "clawtool serve: %v\n", err)
 		return exitToolError

@@ -1,0 +1,63 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestPolicyCommands(t *testing.T) {
+	roles := filepath.Join("testdata", "policy", "roles.cedar")
+	audit := filepath.Join(t.TempDir(), "audit.jsonl")
+	as := func(who string) []string {
+		return []string{"--policy", roles, "--roles-in", "operator:analyst", "--as", who, "--audit", audit}
+	}
+	tests := []struct {
+		name string
+		args []string
+		code int
+		want []string // substrings of stdout
+	}{
+		{"check ok", []string{"policy", "check", roles}, exitOK, []string{"ok (4 tools)"}},
+		{"check typo", []string{"policy", "check", filepath.Join("testdata", "policy", "typo.cedar")}, exitToolError, []string{"attribute `operation`", "not found"}},
+		{"explain ask", append([]string{"policy", "explain", "kv", `{"op":"delete","key":"draft"}`}, as("ann:operator")[:6]...), exitOK,
+			[]string{"decision:  ask", "operator-notes-delete"}},
+		{"explain forbid", append([]string{"policy", "explain", "kv", `{"op":"set","key":"admin/x","value":"v"}`}, as("ann:operator")[:6]...), exitOK,
+			[]string{"decision:  deny", "no-admin-keys", "keys under admin/ are reserved"}},
+		{"explain inherited", append([]string{"policy", "explain", "calc", `{"expression":"1"}`}, as("ann:operator")[:6]...), exitOK,
+			[]string{"decision:  allow", "analyst-read"}},
+		{"explain anonymous", []string{"policy", "explain", "--policy", roles, "calc", `{"expression":"1"}`}, exitOK,
+			[]string{"decision:  deny", "denied by default"}},
+		{"call allowed", append([]string{"call", "calc", `{"expression":"1+2"}`}, as("bob:analyst")...), exitOK, []string{`"output": "3"`}},
+		{"call denied", append([]string{"call", "kv", `{"op":"set","key":"a","value":"v"}`}, as("bob:analyst")...), exitToolError, []string{`"kind": "denied"`}},
+		{"call ask", append([]string{"call", "kv", `{"op":"delete","key":"a"}`}, as("ann:operator")...), exitToolError, []string{`"approval_request"`, `"effect": "ask"`}},
+		{"as without policy", []string{"call", "calc", `{"expression":"1"}`, "--as", "bob"}, exitToolError, nil},
+		{"audit verify", []string{"audit", "verify", audit}, exitOK, []string{"ok, 3 records"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var stdout, stderr bytes.Buffer
+			code := run(context.Background(), tt.args, strings.NewReader(""), &stdout, &stderr)
+			if code != tt.code {
+				t.Errorf("exit %d, want %d\nstdout: %s\nstderr: %s", code, tt.code, stdout.String(), stderr.String())
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(stdout.String(), w) {
+					t.Errorf("stdout lacks %q:\n%s", w, stdout.String())
+				}
+			}
+		})
+	}
+	data, err := os.ReadFile(audit)
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(audit, bytes.Replace(data, []byte(`"principal":"bob"`), []byte(`"principal":"eve"`), 1), 0o600)
+	var stdout bytes.Buffer
+	if code := run(context.Background(), []string{"audit", "verify", audit}, strings.NewReader(""), &stdout, &stdout); code != exitToolError || !strings.Contains(stdout.String(), "line 1") {
+		t.Errorf("tampered log: exit %d: %s", code, stdout.String())
+	}
+}
