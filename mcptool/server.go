@@ -60,6 +60,7 @@ type serverConfig struct {
 	pageSize     int
 	logger       *slog.Logger
 	jsonResponse bool
+	filter       func(ctx context.Context, name string) bool
 }
 
 // A ServerOption configures a [Server] made by [NewServer].
@@ -114,6 +115,9 @@ func NewServer(reg *tool.Registry, opts ...ServerOption) *Server {
 	impl := cfg.impl
 	s.sdk = mcp.NewServer(&impl, sdkOpts)
 	s.sdk.AddReceivingMiddleware(toolsOnly)
+	if cfg.filter != nil {
+		s.sdk.AddReceivingMiddleware(filterTools(cfg.filter))
+	}
 	// Follow the registry first, then load it: a change that lands in
 	// between is applied twice, which is harmless, rather than lost.
 	s.stop = reg.OnChange(s.sync)

@@ -20,7 +20,8 @@ type policyFlags struct {
 	as        string
 	rolesIn   string
 	audit     string
-	attrTypes string
+
+	loaded *asPrincipal // what options made, for listFilter
 }
 
 func addPolicyFlags(fs *flag.FlagSet) *policyFlags {
@@ -87,7 +88,27 @@ func (pf *policyFlags) options() ([]tool.RegistryOption, error) {
 	if err != nil {
 		return nil, err
 	}
-	return []tool.RegistryOption{tool.WithAuthorizer(asPrincipal{a: a, p: p, set: ok})}, nil
+	pf.loaded = &asPrincipal{a: a, p: p, set: ok}
+	return []tool.RegistryOption{tool.WithAuthorizer(*pf.loaded)}, nil
+}
+
+// listFilter returns what an MCP server lists under --policy: the tools
+// of r the caller may call; nil without --policy.
+func (pf *policyFlags) listFilter(r *tool.Registry) func(ctx context.Context, name string) bool {
+	ap := pf.loaded
+	if ap == nil {
+		return nil
+	}
+	return func(ctx context.Context, name string) bool {
+		t, ok := r.Get(name)
+		if !ok {
+			return false
+		}
+		if _, has := policy.PrincipalFrom(ctx); !has && ap.set {
+			ctx = policy.WithPrincipal(ctx, ap.p)
+		}
+		return ap.a.CanList(ctx, name, tool.OptionsOf(t))
+	}
 }
 
 // asPrincipal decides calls whose context carries no principal as the

@@ -9,6 +9,35 @@ import (
 	"testing"
 )
 
+func TestPolicyServeLists(t *testing.T) {
+	roles := filepath.Join("testdata", "policy", "roles.cedar")
+	session := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"0"}}}
+{"jsonrpc":"2.0","method":"notifications/initialized"}
+{"jsonrpc":"2.0","id":2,"method":"tools/list"}
+{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"calc","arguments":{"expression":"1+1"}}}
+`
+	for _, tt := range []struct {
+		as     []string
+		listed bool
+	}{
+		{[]string{"--as", "bob:analyst"}, true},
+		{nil, false},
+	} {
+		var stdout, stderr bytes.Buffer
+		args := append([]string{"serve", "--policy", roles}, tt.as...)
+		if code := run(context.Background(), args, strings.NewReader(session), &stdout, &stderr); code != exitOK {
+			t.Fatalf("%v: exit %d: %s", args, code, stderr.String())
+		}
+		out := stdout.String()
+		if got := strings.Contains(out, `"name":"calc"`); got != tt.listed {
+			t.Errorf("%v: calc listed = %v:\n%s", args, got, out)
+		}
+		if denied := strings.Contains(out, "no permission covers this call"); denied == tt.listed {
+			t.Errorf("%v: call denied = %v:\n%s", args, denied, out)
+		}
+	}
+}
+
 func TestPolicyCommands(t *testing.T) {
 	roles := filepath.Join("testdata", "policy", "roles.cedar")
 	audit := filepath.Join(t.TempDir(), "audit.jsonl")

@@ -49,6 +49,9 @@ client with notifications/tools/list_changed as they arrive.`)
 	if *jsonResponse {
 		opts = append(opts, mcptool.WithJSONResponse())
 	}
+	if keep := rf.policy.listFilter(r); keep != nil {
+		opts = append(opts, mcptool.WithToolFilter(keep))
+	}
 	srv := mcptool.NewServer(r, opts...)
 	defer srv.Close()
 	cleanup, err := rf.mcp.importInBackground(ctx, e, r)
