@@ -16,10 +16,10 @@ import (
 
 // policyFlags are the permission flags of the commands that call tools.
 type policyFlags struct {
-	file      string
-	as        string
-	rolesIn   string
-	audit     string
+	file    string
+	as      string
+	rolesIn string
+	audit   string
 
 	loaded *asPrincipal // what options made, for listFilter
 }
