@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"time"
 )
 
 // An Authorizer decides whether a call may run. A [Registry] made with
@@ -27,6 +28,16 @@ import (
 // and is logged like a tool's panic.
 type Authorizer interface {
 	Authorize(ctx context.Context, req AccessRequest) error
+}
+
+// An OutcomeRecorder is an [Authorizer] that also hears how each call it
+// let run ended, for an audit trail: a [Registry] calls Outcome with the
+// call's Result (what the model saw) and how long the call took, from the
+// tool's start to its Result, once per allowed call, after the call. A
+// panic in Outcome is recovered and logged.
+type OutcomeRecorder interface {
+	Authorizer
+	Outcome(ctx context.Context, req AccessRequest, res Result, took time.Duration)
 }
 
 // An AccessRequest is what an [Authorizer] decides on: one call, with
@@ -53,22 +64,24 @@ func WithAuthorizer(a Authorizer) RegistryOption {
 
 // authorize consults the registry's Authorizer about a checked call.
 // It returns a denied Result and its error when the call is refused.
-func (r *Registry) authorize(ctx context.Context, e *entry, c pendingCall) (res Result, err error, refused bool) {
+func (r *Registry) authorize(ctx context.Context, e *entry, c pendingCall) (req AccessRequest, res Result, err error, refused bool) {
 	defer func() {
 		if v := recover(); v != nil {
 			p := r.recovered(ctx, e, v)
 			res = errorResult(KindDenied, fmt.Sprintf("call to tool %q was refused: its permission check failed (correlation id %s)", e.name, p.CorrelationID))
 			err, refused = fmt.Errorf("%w: %w", ErrDenied, p), true
+			req = AccessRequest{}
 		}
 	}()
 	args, aerr := c.checkedArgs()
 	if aerr != nil {
-		return errorResult(KindDenied, fmt.Sprintf("call to tool %q was refused: its arguments could not be shown to the permission check", e.name)),
+		return req, errorResult(KindDenied, fmt.Sprintf("call to tool %q was refused: its arguments could not be shown to the permission check", e.name)),
 			fmt.Errorf("%w: encoding checked arguments: %w", ErrDenied, aerr), true
 	}
-	derr := r.cfg.authorizer.Authorize(ctx, AccessRequest{Tool: e.tool, Name: e.name, Options: e.opts, Args: args})
+	req = AccessRequest{Tool: e.tool, Name: e.name, Options: e.opts, Args: args}
+	derr := r.cfg.authorizer.Authorize(ctx, req)
 	if derr == nil {
-		return Result{}, nil, false
+		return req, Result{}, nil, false
 	}
 	res = errorResult(KindDenied, derr.Error())
 	var m interface{ ResultMetadata() map[string]any }
@@ -76,7 +89,17 @@ func (r *Registry) authorize(ctx context.Context, e *entry, c pendingCall) (res 
 		res.Metadata = m.ResultMetadata()
 	}
 	if errors.Is(derr, ErrDenied) {
-		return res, derr, true
+		return req, res, derr, true
 	}
-	return res, fmt.Errorf("%w: %w", ErrDenied, derr), true
+	return req, res, fmt.Errorf("%w: %w", ErrDenied, derr), true
+}
+
+// recordOutcome tells an OutcomeRecorder how a call ended.
+func (r *Registry) recordOutcome(ctx context.Context, e *entry, rec OutcomeRecorder, req AccessRequest, res Result, took time.Duration) {
+	defer func() {
+		if v := recover(); v != nil {
+			r.recovered(ctx, e, v)
+		}
+	}()
+	rec.Outcome(ctx, req, res, took)
 }

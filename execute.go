@@ -159,11 +159,23 @@ func (r *Registry) run(ctx context.Context, e *entry, args []byte) (Result, erro
 		}
 	}
 	if r.cfg.authorizer != nil {
-		if res, err, refused := r.authorize(ctx, e, c); refused {
+		req, res, err, refused := r.authorize(ctx, e, c)
+		if refused {
+			return res, err
+		}
+		if rec, ok := r.cfg.authorizer.(OutcomeRecorder); ok {
+			start := time.Now()
+			res, err := r.runChecked(ctx, e, c)
+			r.recordOutcome(ctx, e, rec, req, res, time.Since(start))
 			return res, err
 		}
 	}
+	return r.runChecked(ctx, e, c)
+}
 
+// runChecked runs a call whose arguments have been checked and that may
+// run; see Execute.
+func (r *Registry) runChecked(ctx context.Context, e *entry, c pendingCall) (Result, error) {
 	timeout := e.opts.Timeout
 	if timeout == 0 {
 		timeout = r.cfg.timeout

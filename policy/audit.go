@@ -14,6 +14,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/miniopenclaw/tool"
 )
 
 // An AuditRecord is one decision as the audit log keeps it: one line of
@@ -22,8 +24,12 @@ import (
 // without its hash field, so that editing, removing or reordering
 // records breaks the chain ([VerifyAudit]).
 type AuditRecord struct {
-	Seq       uint64    `json:"seq"`
-	Time      time.Time `json:"time"`
+	Seq  uint64    `json:"seq"`
+	Time time.Time `json:"time"`
+	// Event is "decision" for a decision, made before the call runs, and
+	// "outcome" for how an allowed call ended; an outcome shares its
+	// decision's CallDigest.
+	Event     string    `json:"event"`
 	Principal string    `json:"principal"`
 	Roles     []string  `json:"roles,omitempty"`
 	Tool      string    `json:"tool"`
@@ -32,12 +38,16 @@ type AuditRecord struct {
 	ArgsDigest string `json:"args_digest"`
 	// CallDigest binds principal, tool and arguments, as approvals do.
 	CallDigest string   `json:"call_digest"`
-	Effect     Effect   `json:"effect"`
+	Effect     Effect   `json:"effect,omitempty"`
 	Policies   []string `json:"policies,omitempty"`
 	Approved   bool     `json:"approved,omitempty"`
 	Reason     string   `json:"reason,omitempty"`
 	// DecisionNanos is how long the decision took.
-	DecisionNanos int64  `json:"decision_ns"`
+	DecisionNanos int64 `json:"decision_ns,omitempty"`
+	// Outcome is, for an outcome, "ok" or the failed Result's Kind.
+	Outcome string `json:"outcome,omitempty"`
+	// DurationNanos is, for an outcome, how long the call took.
+	DurationNanos int64  `json:"duration_ns,omitempty"`
 	Prev          string `json:"prev"`
 	Hash          string `json:"hash"`
 }
@@ -92,13 +102,31 @@ func (l *AuditLog) Close() error {
 func (l *AuditLog) Record(d Decision, took time.Duration) error {
 	ad := sha256.Sum256(d.Args)
 	rec := AuditRecord{
-		Time: l.now().UTC(), Principal: d.Principal.ID, Roles: d.Principal.Roles, Tool: d.Tool,
+		Event: "decision", Time: l.now().UTC(), Principal: d.Principal.ID, Roles: d.Principal.Roles, Tool: d.Tool,
 		ArgsDigest: hex.EncodeToString(ad[:]), CallDigest: d.Digest, Effect: d.Effect,
 		Policies: d.Policies, Approved: d.Approved, DecisionNanos: took.Nanoseconds(),
 	}
 	if d.Effect != Allow {
 		rec.Reason = d.Reason
 	}
+	return l.append(rec)
+}
+
+// RecordOutcome appends a record of how the call d allowed ended: res is
+// what the model saw, took how long the call took.
+func (l *AuditLog) RecordOutcome(d Decision, res tool.Result, took time.Duration) error {
+	ad := sha256.Sum256(d.Args)
+	rec := AuditRecord{
+		Event: "outcome", Time: l.now().UTC(), Principal: d.Principal.ID, Roles: d.Principal.Roles, Tool: d.Tool,
+		ArgsDigest: hex.EncodeToString(ad[:]), CallDigest: d.Digest, Outcome: "ok", DurationNanos: took.Nanoseconds(),
+	}
+	if res.IsError {
+		rec.Outcome = string(res.Kind)
+	}
+	return l.append(rec)
+}
+
+func (l *AuditLog) append(rec AuditRecord) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	rec.Seq = l.seq + 1

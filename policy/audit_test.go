@@ -33,27 +33,33 @@ func TestAuditRecordsEveryDecision(t *testing.T) {
 	var logs bytes.Buffer
 	log := auditedCalls(t, policy.WithLogger(slog.New(slog.NewTextHandler(&logs, nil))))
 	lines := strings.Split(strings.TrimSuffix(string(log), "\n"), "\n")
-	if len(lines) != 4 {
+	if len(lines) != 5 {
 		t.Fatalf("%d records:\n%s", len(lines), log)
 	}
-	wantEffects := []policy.Effect{policy.Allow, policy.Deny, policy.Ask, policy.Deny}
+	want := []string{"decision allow", "outcome ok", "decision deny", "decision ask", "decision deny"}
+	var digests []string
 	for i, line := range lines {
 		var rec policy.AuditRecord
 		if err := json.Unmarshal([]byte(line), &rec); err != nil {
 			t.Fatal(err)
 		}
-		if rec.Effect != wantEffects[i] || rec.Seq != uint64(i+1) || len(rec.ArgsDigest) != 64 {
-			t.Errorf("record %d = %+v", i, rec)
+		got := rec.Event + " " + string(rec.Effect) + rec.Outcome
+		if got != want[i] || rec.Seq != uint64(i+1) || len(rec.ArgsDigest) != 64 || len(rec.CallDigest) != 64 {
+			t.Errorf("record %d = %+v, want %s", i, rec, want[i])
 		}
+		digests = append(digests, rec.CallDigest)
 		if strings.Contains(line, "docs/a") {
 			t.Errorf("record %d holds the arguments: %s", i, line)
 		}
 	}
+	if digests[0] != digests[1] || digests[0] == digests[2] {
+		t.Errorf("an outcome must share its decision's digest, and only it: %v", digests)
+	}
 	sum, err := policy.VerifyAudit(bytes.NewReader(log))
-	if err != nil || sum.Records != 4 {
+	if err != nil || sum.Records != 5 {
 		t.Errorf("verify = %+v, %v", sum, err)
 	}
-	if n := strings.Count(logs.String(), "tool call decision"); n != 4 {
+	if n := strings.Count(logs.String(), "tool call decision"); n != 4 || strings.Count(logs.String(), "tool call outcome") != 1 {
 		t.Errorf("%d decisions logged:\n%s", n, logs.String())
 	}
 }
@@ -66,12 +72,12 @@ func TestAuditTampering(t *testing.T) {
 	tests := []struct {
 		name, log, want string
 	}{
-		{"edited effect", strings.Replace(string(log), `"effect":"deny"`, `"effect":"allow"`, 1), "line 2: audit log chain broken: the record does not match its hash"},
+		{"edited effect", strings.Replace(string(log), `"effect":"deny"`, `"effect":"allow"`, 1), "line 3: audit log chain broken: the record does not match its hash"},
 		{"edited principal", strings.Replace(string(log), `"principal":"bob"`, `"principal":"eve"`, 1), "line 1: audit log chain broken: the record does not match its hash"},
 		{"added field", strings.Replace(string(log), `{"seq":3,`, `{"seq":3,"note":"x",`, 1), "line 3: audit log chain broken: not a record"},
-		{"removed record", join(lines[0], lines[2], lines[3]), "line 2: audit log chain broken: it does not follow"},
-		{"reordered records", join(lines[0], lines[2], lines[1], lines[3]), "line 2: audit log chain broken: it does not follow"},
-		{"cut mid-line", string(log[:len(log)-10]), "line 4: audit log chain broken: last line has no newline"},
+		{"removed record", join(lines[0], lines[2], lines[3], lines[4]), "line 2: audit log chain broken: it does not follow"},
+		{"reordered records", join(lines[0], lines[2], lines[1], lines[3], lines[4]), "line 2: audit log chain broken: it does not follow"},
+		{"cut mid-line", string(log[:len(log)-10]), "line 5: audit log chain broken: last line has no newline"},
 		{"garbage", "not json\n", "line 1: audit log chain broken: not a record"},
 	}
 	for _, tt := range tests {
@@ -103,7 +109,7 @@ func TestAuditFileContinuesChain(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	if sum, err := policy.VerifyAudit(f); err != nil || sum.Records != 2 {
+	if sum, err := policy.VerifyAudit(f); err != nil || sum.Records != 4 { // two decisions and their outcomes
 		t.Errorf("verify = %+v, %v", sum, err)
 	}
 	// A file that does not verify is not appended to.

@@ -400,6 +400,9 @@ func (a *Authorizer) Decide(ctx context.Context, req tool.AccessRequest) Decisio
 		if d.Reason == "" {
 			d.Reason = fmt.Sprintf("you may not call tool %q with these arguments; no permission covers this call", req.Name)
 		}
+		if a.audit != nil {
+			d.bind(p, ok, req.Args)
+		}
 		return d
 	}
 	d.Effect = Allow
@@ -501,6 +504,31 @@ func (a *Authorizer) Authorize(ctx context.Context, req tool.AccessRequest) erro
 	}
 	a.record(ctx, d, a.now().Sub(start))
 	return err
+}
+
+// Outcome records how a call the Authorizer let run ended, in the audit
+// log and the log (see [WithAudit], [WithLogger]); the registry calls it.
+func (a *Authorizer) Outcome(ctx context.Context, req tool.AccessRequest, res tool.Result, took time.Duration) {
+	if a.audit == nil && a.logger == nil {
+		return
+	}
+	p, ok := PrincipalFrom(ctx)
+	d := Decision{Principal: p, Tool: req.Name}
+	d.bind(p, ok, req.Args)
+	kind := "ok"
+	if res.IsError {
+		kind = string(res.Kind)
+	}
+	if a.logger != nil {
+		a.logger.LogAttrs(ctx, slog.LevelInfo, "tool call outcome",
+			slog.String("principal", p.ID), slog.String("tool", req.Name), slog.String("outcome", kind),
+			slog.Duration("took", took), slog.String("digest", d.Digest))
+	}
+	if a.audit != nil {
+		if err := a.audit.RecordOutcome(d, res, took); err != nil && a.logger != nil {
+			a.logger.LogAttrs(ctx, slog.LevelError, "audit record failed", slog.String("error", err.Error()))
+		}
+	}
 }
 
 func (a *Authorizer) record(ctx context.Context, d Decision, took time.Duration) {

@@ -9,6 +9,7 @@ import (
 	"os"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/miniopenclaw/tool"
 	"github.com/miniopenclaw/tool/policy"
@@ -124,6 +125,14 @@ func (ap asPrincipal) Authorize(ctx context.Context, req tool.AccessRequest) err
 		ctx = policy.WithPrincipal(ctx, ap.p)
 	}
 	return ap.a.Authorize(ctx, req)
+}
+
+// Outcome records how an allowed call ended, for the same principal.
+func (ap asPrincipal) Outcome(ctx context.Context, req tool.AccessRequest, res tool.Result, took time.Duration) {
+	if _, ok := policy.PrincipalFrom(ctx); !ok && ap.set {
+		ctx = policy.WithPrincipal(ctx, ap.p)
+	}
+	ap.a.Outcome(ctx, req, res, took)
 }
 
 // runPolicy is "clawtool policy check|explain".

@@ -64,7 +64,7 @@ func TestPolicyCommands(t *testing.T) {
 		{"call denied", append([]string{"call", "kv", `{"op":"set","key":"a","value":"v"}`}, as("bob:analyst")...), exitToolError, []string{`"kind": "denied"`}},
 		{"call ask", append([]string{"call", "kv", `{"op":"delete","key":"a"}`}, as("ann:operator")...), exitToolError, []string{`"approval_request"`, `"effect": "ask"`}},
 		{"as without policy", []string{"call", "calc", `{"expression":"1"}`, "--as", "bob"}, exitToolError, nil},
-		{"audit verify", []string{"audit", "verify", audit}, exitOK, []string{"ok, 3 records"}},
+		{"audit verify", []string{"audit", "verify", audit}, exitOK, []string{"ok, 4 records"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
