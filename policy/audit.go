@@ -29,10 +29,10 @@ type AuditRecord struct {
 	// Event is "decision" for a decision, made before the call runs, and
 	// "outcome" for how an allowed call ended; an outcome shares its
 	// decision's CallDigest.
-	Event     string    `json:"event"`
-	Principal string    `json:"principal"`
-	Roles     []string  `json:"roles,omitempty"`
-	Tool      string    `json:"tool"`
+	Event     string   `json:"event"`
+	Principal string   `json:"principal"`
+	Roles     []string `json:"roles,omitempty"`
+	Tool      string   `json:"tool"`
 	// ArgsDigest is the hex SHA-256 of the canonical arguments; the
 	// arguments themselves are not recorded.
 	ArgsDigest string `json:"args_digest"`
