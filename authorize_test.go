@@ -6,8 +6,10 @@ import (
 	"errors"
 	"log/slog"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/miniopenclaw/tool"
 )
@@ -156,5 +158,52 @@ func TestViewShowsAndRunsOnlyKeptTools(t *testing.T) {
 	}
 	if err := v.Require("read", "write"); err != nil {
 		t.Errorf("Require = %v", err)
+	}
+}
+
+// outcomes allows every call and records how each ended.
+type outcomes struct {
+	mu    sync.Mutex
+	kinds []string
+}
+
+func (o *outcomes) Authorize(ctx context.Context, req tool.AccessRequest) error {
+	if strings.Contains(string(req.Args), "deny") {
+		return errors.New("no")
+	}
+	return nil
+}
+
+func (o *outcomes) Outcome(ctx context.Context, req tool.AccessRequest, res tool.Result, took time.Duration) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	k := "ok"
+	if res.IsError {
+		k = string(res.Kind)
+	}
+	if took < 0 {
+		k += " negative duration"
+	}
+	o.kinds = append(o.kinds, req.Name+" "+k)
+}
+
+func TestOutcomeRecorder(t *testing.T) {
+	o := &outcomes{}
+	reg := tool.NewRegistry(tool.WithAuthorizer(o))
+	reg.Register(tool.Must(tool.New("t", "t", func(ctx context.Context, a struct {
+		Fail string `json:"fail,omitempty"`
+	}) (string, error) {
+		if a.Fail != "" {
+			return "", errors.New("failed")
+		}
+		return "ok", nil
+	})))
+	reg.Execute(context.Background(), "t", nil)
+	reg.Execute(context.Background(), "t", json.RawMessage(`{"fail":"yes"}`))
+	reg.Execute(context.Background(), "t", json.RawMessage(`{"fail":"deny"}`)) // refused: no outcome
+	reg.Execute(context.Background(), "t", json.RawMessage(`{"nope":1}`))      // invalid: never authorized
+	tool.NewExecutor(reg).Run(context.Background(), []tool.Call{{ID: "1", Name: "t"}})
+	if got := strings.Join(o.kinds, ";"); got != "t ok;t tool_error;t ok" {
+		t.Errorf("outcomes = %s", got)
 	}
 }
