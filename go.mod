@@ -5,6 +5,7 @@ go 1.26.0
 require (
 	github.com/cedar-policy/cedar-go v1.9.1
 	github.com/elastic/go-seccomp-bpf v1.6.0
+	github.com/golang-jwt/jwt/v5 v5.3.1
 	github.com/google/go-cmp v0.7.0
 	github.com/landlock-lsm/go-landlock v0.11.2
 	github.com/modelcontextprotocol/go-sdk v1.8.0
