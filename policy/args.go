@@ -3,6 +3,8 @@ package policy
 import (
 	"encoding/json"
 	"errors"
+	"path"
+	"strings"
 
 	"github.com/cedar-policy/cedar-go"
 )
@@ -12,8 +14,8 @@ var errBadArgs = errors.New("malformed arguments")
 // argsRecord converts checked arguments, a JSON object the registry has
 // already parsed strictly, to a Cedar record in one pass, by the rules of
 // cedarValue. Nesting deeper than maxValueDepth is refused.
-func argsRecord(args []byte) (cedar.Record, error) {
-	p := argParser{b: args}
+func argsRecord(args []byte, paths map[string]bool) (cedar.Record, error) {
+	p := argParser{b: args, paths: paths}
 	p.space()
 	if p.i == len(p.b) {
 		return cedar.NewRecord(nil), nil
@@ -30,8 +32,9 @@ func argsRecord(args []byte) (cedar.Record, error) {
 }
 
 type argParser struct {
-	b []byte
-	i int
+	b     []byte
+	i     int
+	paths map[string]bool // keys whose string values are paths to clean
 }
 
 func (p *argParser) space() {
@@ -75,6 +78,9 @@ func (p *argParser) value(depth int) (v cedar.Value, ok bool, err error) {
 				return nil, false, err
 			}
 			if ok {
+				if str, isStr := v.(cedar.String); isStr && p.paths[k] {
+					v = cedar.String(cleanPath(string(str)))
+				}
 				m[cedar.String(k)] = v
 			}
 			p.space()
@@ -175,4 +181,16 @@ func (p *argParser) str() (string, error) {
 		}
 	}
 	return "", errBadArgs
+}
+
+// cleanPath returns the path a file tool resolves p to, lexically:
+// backslashes read as slashes, "." and ".." resolved, repeated slashes
+// merged. A relative path that climbs out of its root keeps its leading
+// "../", so a condition such as like "docs/*" cannot be dodged with
+// "docs/../secrets/k", and one on "../*" can refuse escapes.
+func cleanPath(p string) string {
+	if p == "" {
+		return p
+	}
+	return path.Clean(strings.ReplaceAll(p, "\\", "/"))
 }

@@ -112,6 +112,25 @@ func WithLogger(l *slog.Logger) Option {
 	return func(a *Authorizer) { a.logger = l }
 }
 
+// WithPathArguments names the arguments that hold file paths (such as
+// "path", "file", "dir"), at any depth. Policies see their values as a
+// file tool resolves them, lexically cleaned: "docs/../secrets/k" is
+// "secrets/k", "docs//a/./b" is "docs/a/b", backslashes are slashes, and a
+// path that climbs out of its root keeps its leading "../". The tool
+// still receives the value as sent. Symbolic links are not resolved here:
+// confine the tool itself (an os.Root, the sandbox) so that a link cannot
+// lead where its name does not.
+func WithPathArguments(names ...string) Option {
+	return func(a *Authorizer) {
+		if a.paths == nil {
+			a.paths = map[string]bool{}
+		}
+		for _, n := range names {
+			a.paths[n] = true
+		}
+	}
+}
+
 // WithClock sets the clock decisions, approvals and rate limits read;
 // the default is time.Now.
 func WithClock(now func() time.Time) Option {
@@ -157,6 +176,7 @@ type Authorizer struct {
 	logger    *slog.Logger
 	now       func() time.Time
 	tools     sync.Map // tool name → *toolEntity
+	paths     map[string]bool
 }
 
 // New returns an Authorizer for the Cedar policies in src; name is the
@@ -366,7 +386,7 @@ var callAction = cedar.NewEntityUID("Action", "call")
 func (a *Authorizer) Decide(ctx context.Context, req tool.AccessRequest) Decision {
 	p, ok := PrincipalFrom(ctx)
 	d := Decision{Principal: p, Tool: req.Name}
-	argRec, err := argsRecord(req.Args)
+	argRec, err := argsRecord(req.Args, a.paths)
 	if err != nil {
 		d.Effect = Deny
 		d.Reason = fmt.Sprintf("call to tool %q was refused: its arguments could not be read", req.Name)

@@ -487,3 +487,39 @@ func TestConcurrentCallsAndReload(t *testing.T) {
 	}
 	wg.Wait()
 }
+
+func TestPathArguments(t *testing.T) {
+	a := newTestAuthorizer(t, policy.WithPathArguments("path"))
+	reg, ran := testRegistry(t, a)
+	ctx := policy.WithPrincipal(context.Background(), bob)
+	tests := []struct {
+		path string
+		kind tool.ErrorKind
+	}{
+		{"docs/a", ""},
+		{"docs/./a", ""},
+		{"docs//a", ""},
+		{"docs/../secrets/k", tool.KindDenied}, // the forbid on secrets/* sees the cleaned path
+		{"docs/x/../../secrets/k", tool.KindDenied},
+		{`docs\..\secrets\k`, tool.KindDenied},
+		{"./secrets/k", tool.KindDenied},
+		{"docs/../../etc/passwd", tool.KindDenied}, // "../etc/passwd": no permit covers it
+	}
+	for _, tt := range tests {
+		t.Run(tt.path, func(t *testing.T) {
+			args, _ := json.Marshal(map[string]string{"path": tt.path, "content": "x"})
+			if res := reg.Execute(ctx, "write_file", args); res.Kind != tt.kind {
+				t.Errorf("kind = %q, want %q: %s", res.Kind, tt.kind, res.Error)
+			}
+		})
+	}
+	if v, _ := ran.Load("write_file"); v.(*atomic.Int64).Load() != 3 {
+		t.Errorf("write_file ran %d times, want 3", v.(*atomic.Int64).Load())
+	}
+	// Without the option, the dodge works: the reason the option exists.
+	plain := newTestAuthorizer(t)
+	reg2, _ := testRegistry(t, plain)
+	if res := reg2.Execute(ctx, "write_file", json.RawMessage(`{"path":"docs/../secrets/k","content":"x"}`)); res.IsError {
+		t.Errorf("without WithPathArguments: %+v", res)
+	}
+}
