@@ -1,13 +1,16 @@
 package main
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -21,6 +24,7 @@ type policyFlags struct {
 	as      string
 	rolesIn string
 	audit   string
+	approve bool
 
 	loaded *asPrincipal // what options made, for listFilter
 }
@@ -31,6 +35,7 @@ func addPolicyFlags(fs *flag.FlagSet) *policyFlags {
 	fs.StringVar(&pf.as, "as", "", "with --policy, make calls as `USER[:ROLE,...]` (default: the anonymous principal)")
 	fs.StringVar(&pf.rolesIn, "roles-in", "", "with --policy, role inheritance as `ROLE:PARENT,...` (admin:editor,editor:viewer)")
 	fs.StringVar(&pf.audit, "audit", "", "with --policy, append every decision to the hash-chained audit log `FILE`")
+	fs.BoolVar(&pf.approve, "approve", false, "with --policy, ask on the terminal whether to run a call that needs an approval")
 	return pf
 }
 
@@ -53,8 +58,8 @@ func (pf *policyFlags) principal() (policy.Principal, bool, error) {
 // authorizer loads --policy; nil when it is not given.
 func (pf *policyFlags) authorizer() (*policy.Authorizer, error) {
 	if pf.file == "" {
-		if pf.as != "" || pf.audit != "" || pf.rolesIn != "" {
-			return nil, errors.New("--as, --roles-in and --audit need --policy")
+		if pf.as != "" || pf.audit != "" || pf.rolesIn != "" || pf.approve {
+			return nil, errors.New("--as, --roles-in, --audit and --approve need --policy")
 		}
 		return nil, nil
 	}
@@ -69,6 +74,9 @@ func (pf *policyFlags) authorizer() (*policy.Authorizer, error) {
 		}
 	}
 	opts := []policy.Option{policy.WithRoleParents(parents)}
+	if pf.approve {
+		opts = append(opts, policy.WithApprover(terminalApprover{}))
+	}
 	if pf.audit != "" {
 		l, err := policy.OpenAuditFile(pf.audit)
 		if err != nil {
@@ -133,6 +141,49 @@ func (ap asPrincipal) Outcome(ctx context.Context, req tool.AccessRequest, res t
 		ctx = policy.WithPrincipal(ctx, ap.p)
 	}
 	ap.a.Outcome(ctx, req, res, took)
+}
+
+// openTerminal opens the terminal approvals are asked on; a variable for
+// the tests.
+var openTerminal = func() (io.ReadWriteCloser, error) { return os.OpenFile("/dev/tty", os.O_RDWR, 0) }
+
+// terminalApprover asks the person at the terminal about each call that
+// needs an approval. Standard input and output may carry the program's
+// data, so it uses the terminal itself.
+type terminalApprover struct{}
+
+func (terminalApprover) Approve(ctx context.Context, req policy.ApprovalRequest) (bool, error) {
+	tty, err := openTerminal()
+	if err != nil {
+		return false, fmt.Errorf("no terminal to ask for an approval: %w", err)
+	}
+	defer tty.Close()
+	fmt.Fprintf(tty, "clawtool: %s asks to call %s with %s\nclawtool: allow this call once? [y/N] ",
+		orAnonymous(req.Principal), req.Tool, visibleText(string(req.Args), 2000))
+	line, err := bufio.NewReader(io.LimitReader(tty, 1024)).ReadString('\n')
+	if err != nil && line == "" {
+		return false, fmt.Errorf("reading the answer: %w", err)
+	}
+	answer := strings.ToLower(strings.TrimSpace(line))
+	return answer == "y" || answer == "yes", nil
+}
+
+func orAnonymous(id string) string {
+	if id == "" {
+		return "the anonymous caller"
+	}
+	return id
+}
+
+// visibleText escapes control characters and cuts s to n bytes, so that
+// a model's arguments cannot rewrite the prompt on the terminal.
+func visibleText(s string, n int) string {
+	q := strconv.QuoteToGraphic(s)
+	q = q[1 : len(q)-1]
+	if len(q) > n {
+		q = q[:n] + "…"
+	}
+	return q
 }
 
 // runPolicy is "clawtool policy check|explain".

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -88,5 +89,43 @@ func TestPolicyCommands(t *testing.T) {
 	var stdout bytes.Buffer
 	if code := run(context.Background(), []string{"audit", "verify", audit}, strings.NewReader(""), &stdout, &stdout); code != exitToolError || !strings.Contains(stdout.String(), "line 1") {
 		t.Errorf("tampered log: exit %d: %s", code, stdout.String())
+	}
+}
+
+// fakeTerminal answers approval prompts and keeps what was shown.
+type fakeTerminal struct {
+	in    *strings.Reader
+	shown *bytes.Buffer
+}
+
+func (f fakeTerminal) Read(p []byte) (int, error)  { return f.in.Read(p) }
+func (f fakeTerminal) Write(p []byte) (int, error) { return f.shown.Write(p) }
+func (f fakeTerminal) Close() error                { return nil }
+
+func TestCallApprove(t *testing.T) {
+	roles := filepath.Join("testdata", "policy", "roles.cedar")
+	old := openTerminal
+	defer func() { openTerminal = old }()
+	for _, tt := range []struct {
+		answer string
+		code   int
+	}{
+		{"y\n", exitOK},
+		{"n\n", exitToolError},
+		{"", exitToolError},
+	} {
+		shown := &bytes.Buffer{}
+		openTerminal = func() (io.ReadWriteCloser, error) {
+			return fakeTerminal{strings.NewReader(tt.answer), shown}, nil
+		}
+		var stdout, stderr bytes.Buffer
+		args := []string{"call", "--policy", roles, "--roles-in", "operator:analyst", "--as", "ann:operator", "--approve",
+			"kv", `{"op":"delete","key":"a\u001b[2J"}`}
+		if code := run(context.Background(), args, strings.NewReader(""), &stdout, &stderr); code != tt.code {
+			t.Errorf("answer %q: exit %d, want %d: %s %s", tt.answer, code, tt.code, stdout.String(), stderr.String())
+		}
+		if !strings.Contains(shown.String(), "ann asks to call kv") || strings.Contains(shown.String(), "\x1b") {
+			t.Errorf("prompt = %q", shown.String())
+		}
 	}
 }
