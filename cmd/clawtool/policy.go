@@ -9,9 +9,11 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/signal"
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/miniopenclaw/tool"
@@ -99,6 +101,37 @@ func (pf *policyFlags) options() ([]tool.RegistryOption, error) {
 	}
 	pf.loaded = &asPrincipal{a: a, p: p, set: ok}
 	return []tool.RegistryOption{tool.WithAuthorizer(*pf.loaded)}, nil
+}
+
+// reloadOnHangup reloads --policy whenever the process gets SIGHUP, until
+// ctx ends, reporting each reload on w; a file that does not parse leaves
+// the policies in force. It does nothing without --policy.
+func (pf *policyFlags) reloadOnHangup(ctx context.Context, w io.Writer) {
+	if pf.loaded == nil {
+		return
+	}
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	go func() {
+		defer signal.Stop(hup)
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-hup:
+				pf.reload(w)
+			}
+		}
+	}()
+}
+
+// reload reloads --policy and says how it went.
+func (pf *policyFlags) reload(w io.Writer) {
+	if err := pf.loaded.a.ReloadFile(pf.file); err != nil {
+		fmt.Fprintf(w, "clawtool: policy reload failed, the previous policies stay in force: %v\n", err)
+		return
+	}
+	fmt.Fprintf(w, "clawtool: policies reloaded from %s\n", pf.file)
 }
 
 // listFilter returns what an MCP server lists under --policy: the tools

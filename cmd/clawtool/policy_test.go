@@ -129,3 +129,30 @@ func TestCallApprove(t *testing.T) {
 		}
 	}
 }
+
+func TestPolicyReload(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "p.cedar")
+	os.WriteFile(file, []byte(`permit (principal, action, resource == Tool::"calc");`), 0o600)
+	pf := &policyFlags{file: file}
+	r, err := (&mcpFlags{}).base(pf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	call := func() bool { return !r.Execute(context.Background(), "calc", []byte(`{"expression":"1"}`)).IsError }
+	if !call() {
+		t.Fatal("calc denied before the reload")
+	}
+	var out bytes.Buffer
+	os.WriteFile(file, []byte(`permit (principal, action, resource == Tool::"kv");`), 0o600)
+	pf.reload(&out)
+	if call() || !strings.Contains(out.String(), "reloaded") {
+		t.Errorf("after reload: calc allowed %v; %s", call(), out.String())
+	}
+	out.Reset()
+	os.WriteFile(file, []byte(`permit (principal,`), 0o600)
+	pf.reload(&out)
+	if call() || !strings.Contains(out.String(), "previous policies stay") {
+		t.Errorf("after a bad reload: calc allowed %v; %s", call(), out.String())
+	}
+}

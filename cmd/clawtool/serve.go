@@ -56,6 +56,7 @@ client with notifications/tools/list_changed as they arrive.`)
 	if keep := rf.policy.listFilter(r); keep != nil {
 		opts = append(opts, mcptool.WithToolFilter(keep))
 	}
+	rf.policy.reloadOnHangup(ctx, e.stderr)
 	srv := mcptool.NewServer(r, opts...)
 	defer srv.Close()
 	cleanup, err := rf.mcp.importInBackground(ctx, e, r)
