@@ -6,7 +6,6 @@ import (
 	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"iter"
 	"log/slog"
@@ -489,6 +488,7 @@ type DeniedError struct {
 	meta     map[string]any
 }
 
+// Error returns the message the model reads.
 func (e *DeniedError) Error() string { return e.msg }
 
 // Unwrap returns [tool.ErrDenied].
@@ -627,5 +627,3 @@ func Only(reg *tool.Registry, names ...string) (*tool.View, error) {
 	}
 	return v, nil
 }
-
-var errNoApprover = errors.New("no approver")
