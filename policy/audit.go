@@ -37,11 +37,15 @@ type AuditRecord struct {
 	// arguments themselves are not recorded.
 	ArgsDigest string `json:"args_digest"`
 	// CallDigest binds principal, tool and arguments, as approvals do.
-	CallDigest string   `json:"call_digest"`
-	Effect     Effect   `json:"effect,omitempty"`
-	Policies   []string `json:"policies,omitempty"`
-	Approved   bool     `json:"approved,omitempty"`
-	Reason     string   `json:"reason,omitempty"`
+	CallDigest string `json:"call_digest"`
+	// Args are the canonical arguments with secret fields redacted, in
+	// decision records of an Authorizer made WithAuditArguments; else
+	// absent.
+	Args     json.RawMessage `json:"args,omitempty"`
+	Effect   Effect          `json:"effect,omitempty"`
+	Policies []string        `json:"policies,omitempty"`
+	Approved bool            `json:"approved,omitempty"`
+	Reason   string          `json:"reason,omitempty"`
 	// DecisionNanos is how long the decision took.
 	DecisionNanos int64 `json:"decision_ns,omitempty"`
 	// Outcome is, for an outcome, "ok" or the failed Result's Kind.
@@ -109,6 +113,7 @@ func (l *AuditLog) Record(d Decision, took time.Duration) error {
 	if d.Effect != Allow {
 		rec.Reason = d.Reason
 	}
+	rec.Args = d.auditArgs
 	return l.append(rec)
 }
 
@@ -229,4 +234,42 @@ func readLine(br *bufio.Reader) ([]byte, error) {
 			return nil, err
 		}
 	}
+}
+
+// redactedValue replaces the value of a secret field in audited arguments.
+const redactedValue = "[redacted]"
+
+// redact returns the canonical encoding of args with the values of the
+// fields named in secret, at any depth, replaced by redactedValue.
+func redact(args []byte, secret map[string]bool) json.RawMessage {
+	m, _, err := decodeArgs(args)
+	if err != nil {
+		return nil
+	}
+	var walk func(v any, depth int) any
+	walk = func(v any, depth int) any {
+		if depth > maxValueDepth {
+			return redactedValue
+		}
+		switch v := v.(type) {
+		case map[string]any:
+			for k, e := range v {
+				if secret[k] {
+					v[k] = redactedValue
+				} else {
+					v[k] = walk(e, depth+1)
+				}
+			}
+		case []any:
+			for i, e := range v {
+				v[i] = walk(e, depth+1)
+			}
+		}
+		return v
+	}
+	out, err := json.Marshal(walk(m, 0))
+	if err != nil {
+		return nil
+	}
+	return out
 }

@@ -119,3 +119,20 @@ func TestAuditFileContinuesChain(t *testing.T) {
 		t.Errorf("open tampered: %v", err)
 	}
 }
+
+func TestAuditArgumentsRedacted(t *testing.T) {
+	var buf bytes.Buffer
+	a := newTestAuthorizer(t, policy.WithAudit(policy.NewAuditLog(&buf)), policy.WithAuditArguments("content"))
+	reg, _ := testRegistry(t, a)
+	ctx := policy.WithPrincipal(context.Background(), bob)
+	reg.Execute(ctx, "write_file", json.RawMessage(`{"path":"docs/a","content":"hunter2"}`))
+	if strings.Contains(buf.String(), "hunter2") {
+		t.Errorf("the secret is in the audit log:\n%s", buf.String())
+	}
+	if !strings.Contains(buf.String(), `"args":{"content":"[redacted]","path":"docs/a"}`) {
+		t.Errorf("the arguments are not recorded:\n%s", buf.String())
+	}
+	if _, err := policy.VerifyAudit(bytes.NewReader(buf.Bytes())); err != nil {
+		t.Error(err)
+	}
+}

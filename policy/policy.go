@@ -64,6 +64,8 @@ type Decision struct {
 	Digest string
 	// Approved reports that the call was allowed by an approval.
 	Approved bool
+
+	auditArgs json.RawMessage // the redacted arguments the audit log keeps
 }
 
 // An Option configures an [Authorizer].
@@ -103,6 +105,20 @@ func WithApprovalTTL(d time.Duration) Option {
 // WithAudit records every decision [Authorizer.Authorize] makes in l.
 func WithAudit(l *AuditLog) Option {
 	return func(a *Authorizer) { a.audit = l }
+}
+
+// WithAuditArguments makes the audit log keep each decision's arguments
+// (canonical, in the record's args field), with the values of the fields
+// named in secret, at any depth, replaced by "[redacted]". Without it the
+// log keeps only a digest of the arguments.
+func WithAuditArguments(secret ...string) Option {
+	return func(a *Authorizer) {
+		a.auditArgs = true
+		a.secret = map[string]bool{}
+		for _, s := range secret {
+			a.secret[s] = true
+		}
+	}
 }
 
 // WithLogger logs every decision [Authorizer.Authorize] makes to l, at
@@ -176,6 +192,8 @@ type Authorizer struct {
 	now       func() time.Time
 	tools     sync.Map // tool name → *toolEntity
 	paths     map[string]bool
+	auditArgs bool
+	secret    map[string]bool
 }
 
 // New returns an Authorizer for the Cedar policies in src; name is the
@@ -521,6 +539,9 @@ func (a *Authorizer) Authorize(ctx context.Context, req tool.AccessRequest) erro
 			d.Reason = fmt.Sprintf("rate limit reached for tool %q; retry after %s", d.Tool, wait.Round(time.Millisecond))
 			err = &DeniedError{Decision: d, msg: d.Reason, meta: map[string]any{"effect": string(Deny), "retry_after": wait}}
 		}
+	}
+	if a.audit != nil && a.auditArgs {
+		d.auditArgs = redact(req.Args, a.secret)
 	}
 	a.record(ctx, d, a.now().Sub(start))
 	return err
