@@ -109,8 +109,8 @@ func WithAudit(l *AuditLog) Option {
 
 // WithAuditArguments makes the audit log keep each decision's arguments
 // (canonical, in the record's args field), with the values of the fields
-// named in secret, at any depth, replaced by "[redacted]". Without it the
-// log keeps only a digest of the arguments.
+// named in secret, at any depth, replaced by the word redacted in square
+// brackets. Without it the log keeps only a digest of the arguments.
 func WithAuditArguments(secret ...string) Option {
 	return func(a *Authorizer) {
 		a.auditArgs = true
