@@ -3,10 +3,12 @@ package policy
 import (
 	"encoding/json"
 	"fmt"
+	"reflect"
 	"regexp"
 	"slices"
 	"strings"
 
+	"github.com/cedar-policy/cedar-go/x/exp/ast"
 	"github.com/cedar-policy/cedar-go/x/exp/schema"
 	"github.com/cedar-policy/cedar-go/x/exp/schema/validate"
 
@@ -140,7 +142,9 @@ func (p Problem) String() string {
 // reports a policy that names a tool tools lacks, and any condition Cedar
 // cannot type: an argument the tool does not have, or one compared as the
 // wrong type. A condition on an argument only some tools have must guard
-// it with has. A parse error is returned as the error.
+// it with has. It also reports a permit shadowed by a forbid without
+// conditions whose scope covers the permit's. A parse error is returned
+// as the error.
 func Check(name string, src []byte, tools []tool.Tool, principalAttrs string) ([]Problem, error) {
 	c, err := compile(name, src)
 	if err != nil {
@@ -198,5 +202,48 @@ func Check(name string, src []byte, tools []tool.Tool, principalAttrs string) ([
 			}
 		}
 	}
+	problems = append(problems, shadowed(c)...)
 	return problems, nil
+}
+
+// shadowed reports permits that can never take effect because a forbid
+// without conditions covers their whole scope.
+func shadowed(c *compiled) []Problem {
+	var problems []Problem
+	for _, p := range c.rules {
+		if p.forbid {
+			continue
+		}
+		for _, f := range c.rules {
+			if !f.forbid || len(f.ast.Conditions) > 0 {
+				continue
+			}
+			if covers(f.ast.Principal, p.ast.Principal) && covers(f.ast.Action, p.ast.Action) && covers(f.ast.Resource, p.ast.Resource) {
+				problems = append(problems, Problem{Policy: string(p.id), Line: p.p.Position().Line,
+					Message: fmt.Sprintf("this permit can never apply: forbid %s (line %d), which has no conditions, covers every call it could allow", f.id, f.p.Position().Line)})
+				break
+			}
+		}
+	}
+	return problems
+}
+
+// covers reports whether every entity scope q matches is matched by
+// scope f too, as far as can be told without the entity hierarchy.
+func covers(f, q ast.IsScopeNode) bool {
+	if _, all := f.(ast.ScopeTypeAll); all {
+		return true
+	}
+	if reflect.DeepEqual(f, q) {
+		return true
+	}
+	if in, ok := f.(ast.ScopeTypeIn); ok {
+		switch q := q.(type) {
+		case ast.ScopeTypeEq:
+			return q.Entity == in.Entity
+		case ast.ScopeTypeIsIn:
+			return q.Entity == in.Entity
+		}
+	}
+	return false
 }

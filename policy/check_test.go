@@ -16,6 +16,12 @@ func TestCheck(t *testing.T) {
 	if len(problems) != 0 {
 		t.Errorf("the test policies have problems: %v", problems)
 	}
+	// A conditional forbid shadows nothing.
+	problems, _ = policy.Check("ok.cedar", []byte(`permit (principal, action, resource == Tool::"read_file");
+forbid (principal, action, resource) when { context.args has path && context.args.path like "secrets/*" };`), reg.List(), "")
+	if len(problems) != 0 {
+		t.Errorf("problems = %v", problems)
+	}
 	tests := []struct {
 		name, src, want string
 	}{
@@ -24,6 +30,11 @@ func TestCheck(t *testing.T) {
 		{"wrong type", `@id("p") permit (principal, action, resource == Tool::"search") when { context.args.limit like "1*" };`, "for tool search"},
 		{"nested argument", `permit (principal, action, resource == Tool::"search") when { context.args.opts.language == "en" };`, "language"},
 		{"unguarded argument on every tool", `forbid (principal, action, resource) when { context.args.path like "secrets/*" };`, "for tool admin_reset"},
+		{"shadowed permit", `@id("w") permit (principal in Role::"editor", action, resource == Tool::"write_file");
+@id("nobody-writes") forbid (principal, action, resource == Tool::"write_file");`, "this permit can never apply: forbid nobody-writes"},
+		{"shadowed by role", `@id("w") permit (principal == User::"bob", action, resource);
+@id("no-editors") forbid (principal in Role::"x", action, resource);
+@id("no-bob") forbid (principal in User::"bob", action, resource);`, "forbid no-bob"},
 		{"unknown principal attribute", `permit (principal, action, resource) when { principal.team == "x" };`, "team"},
 	}
 	for _, tt := range tests {
