@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/binary"
@@ -258,6 +259,7 @@ type rule struct {
 // compiled is one loaded policy set, with rules indexed by tool.
 type compiled struct {
 	rules  []*rule
+	clock  bool // some policy may read context.now or context.hour
 	byID   map[cedar.PolicyID]*rule
 	byTool sync.Map // tool name → ruleSet
 }
@@ -280,7 +282,11 @@ func compile(name string, src []byte) (*compiled, error) {
 	if err != nil {
 		return nil, fmt.Errorf("policy %s: %w", name, err)
 	}
-	c := &compiled{byID: map[cedar.PolicyID]*rule{}}
+	// Policies rarely read the time; the context carries it only when
+	// the text could refer to it (a conservative test: the words, or an
+	// escape that could spell them, appear).
+	c := &compiled{byID: map[cedar.PolicyID]*rule{}, clock: bytes.Contains(src, []byte("now")) ||
+		bytes.Contains(src, []byte("hour")) || bytes.Contains(src, []byte(`\u`))}
 	for i, p := range list {
 		ann := p.Annotations()
 		r := &rule{id: cedar.PolicyID(fmt.Sprintf("policy%d", i)), p: p, ast: (*ast.Policy)(p.AST()), forbid: p.Effect() == cedar.Forbid}
@@ -416,11 +422,15 @@ func (a *Authorizer) Decide(ctx context.Context, req tool.AccessRequest) Decisio
 		Principal: ents.user.UID,
 		Action:    callAction,
 		Resource:  ents.tool.UID,
-		Context: cedar.NewRecord(cedar.RecordMap{
+	}
+	if c.clock {
+		cr.Context = cedar.NewRecord(cedar.RecordMap{
 			"args": argRec,
 			"now":  cedar.NewDatetime(now),
 			"hour": cedar.Long(now.UTC().Hour()),
-		}),
+		})
+	} else {
+		cr.Context = cedar.NewRecord(cedar.RecordMap{"args": argRec})
 	}
 	dec, diag := cedar.Authorize(c.forTool(req.Name), ents, cr)
 	for _, e := range diag.Errors {

@@ -523,3 +523,30 @@ func TestPathArguments(t *testing.T) {
 		t.Errorf("without WithPathArguments: %+v", res)
 	}
 }
+
+func TestTimeConditions(t *testing.T) {
+	at := func(h int) func() time.Time {
+		return func() time.Time { return time.Date(2026, 1, 1, h, 0, 0, 0, time.UTC) }
+	}
+	for _, tt := range []struct {
+		src  string
+		hour int
+		ok   bool
+	}{
+		{`permit (principal, action, resource) when { context.hour >= 9 && context.hour < 17 };`, 10, true},
+		{`permit (principal, action, resource) when { context.hour >= 9 && context.hour < 17 };`, 20, false},
+		{`permit (principal, action, resource) when { context.now < datetime("2026-01-01T12:00:00Z") };`, 10, true},
+		{`permit (principal, action, resource) when { context.now < datetime("2026-01-01T12:00:00Z") };`, 13, false},
+		{`permit (principal, action, resource) when { context["ho\u{75}r"] == 10 };`, 10, true},
+	} {
+		a, err := policy.New("time.cedar", []byte(tt.src), policy.WithClock(at(tt.hour)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		reg, _ := testRegistry(t, a)
+		res := reg.Execute(policy.WithPrincipal(context.Background(), carol), "admin_reset", nil)
+		if res.IsError == tt.ok {
+			t.Errorf("%s at %d:00: %+v", tt.src, tt.hour, res)
+		}
+	}
+}

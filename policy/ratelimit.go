@@ -3,6 +3,7 @@ package policy
 import (
 	"math"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -11,6 +12,7 @@ import (
 const maxBuckets = 100000
 
 type rateLimits struct {
+	any     atomic.Bool // some limit is set: the common case without limits takes no lock
 	mu      sync.Mutex
 	rules   map[string]rate // tool name or "*" → rate
 	buckets map[[2]string]*bucket
@@ -40,6 +42,7 @@ func (a *Authorizer) LimitRate(toolName string, perSecond float64, burst int) {
 	l := a.limits
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	defer func() { l.any.Store(len(l.rules) > 0) }()
 	if perSecond <= 0 {
 		delete(l.rules, toolName)
 		return
@@ -50,6 +53,9 @@ func (a *Authorizer) LimitRate(toolName string, perSecond float64, burst int) {
 // take spends a token of principal's bucket for toolName, or returns how
 // long until one is available.
 func (l *rateLimits) take(principal, toolName string, now time.Time) (time.Duration, bool) {
+	if !l.any.Load() {
+		return 0, false
+	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if len(l.rules) == 0 {
