@@ -75,18 +75,29 @@ func (r *Registry) Execute(ctx context.Context, name string, args json.RawMessag
 // nil for success, else an error for errors.Is/As (ErrNotFound,
 // *ArgumentError, ErrTimeout, *PanicError, the tool's own error, ...).
 func (r *Registry) call(ctx context.Context, name string, args []byte) (Result, error) {
-	r.mu.RLock()
-	e := r.tools[name]
-	r.mu.RUnlock()
+	e := r.lookup(name)
 	if e == nil {
 		return r.notFound(name)
 	}
 	return r.run(ctx, e, args)
 }
 
+// lookup returns the entry registered under name, or nil.
+func (r *Registry) lookup(name string) *entry {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	return r.tools[name]
+}
+
 func (r *Registry) notFound(name string) (Result, error) {
+	return r.notFoundAmong(name, r.entries())
+}
+
+// notFoundAmong reports an unknown tool, suggesting and listing the
+// tools of entries.
+func (r *Registry) notFoundAmong(name string, entries []*entry) (Result, error) {
 	names := make([]string, 0, 8)
-	for _, e := range r.entries() {
+	for _, e := range entries {
 		names = append(names, e.name)
 	}
 	var b strings.Builder
@@ -147,7 +158,24 @@ func (r *Registry) run(ctx context.Context, e *entry, args []byte) (Result, erro
 			return res, err
 		}
 	}
+	if r.cfg.authorizer != nil {
+		req, res, err, refused := r.authorize(ctx, e, c)
+		if refused {
+			return res, err
+		}
+		if rec, ok := r.cfg.authorizer.(OutcomeRecorder); ok {
+			start := time.Now()
+			res, err := r.runChecked(ctx, e, c)
+			r.recordOutcome(ctx, e, rec, req, res, time.Since(start))
+			return res, err
+		}
+	}
+	return r.runChecked(ctx, e, c)
+}
 
+// runChecked runs a call whose arguments have been checked and that may
+// run; see Execute.
+func (r *Registry) runChecked(ctx context.Context, e *entry, c pendingCall) (Result, error) {
 	timeout := e.opts.Timeout
 	if timeout == 0 {
 		timeout = r.cfg.timeout
@@ -198,8 +226,9 @@ type handCall struct {
 	err  error
 }
 
-func (c *handCall) run(ctx context.Context) { c.res, c.err = c.t.Execute(ctx, c.args) }
-func (c *handCall) finish() (Result, error) { return c.res, c.err }
+func (c *handCall) run(ctx context.Context)      { c.res, c.err = c.t.Execute(ctx, c.args) }
+func (c *handCall) finish() (Result, error)      { return c.res, c.err }
+func (c *handCall) checkedArgs() ([]byte, error) { return c.args, nil }
 
 // invoke runs the tool and reports on done when it has returned, with the
 // panic it raised, if any.

@@ -153,6 +153,8 @@ type funcCall[In, Out any] struct {
 
 func (c *funcCall[In, Out]) run(ctx context.Context) { c.out, c.err = c.t.fn(ctx, *c.in) }
 
+func (c *funcCall[In, Out]) checkedArgs() ([]byte, error) { return json.Marshal(c.in) }
+
 func (c *funcCall[In, Out]) finish() (Result, error) {
 	if c.err != nil {
 		return errorResult(KindToolError, c.err.Error()), c.err

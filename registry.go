@@ -86,6 +86,7 @@ type checkedTool interface {
 type pendingCall interface {
 	run(ctx context.Context)
 	finish() (Result, error)
+	checkedArgs() ([]byte, error) // the arguments as the tool receives them, for an Authorizer
 }
 
 // argLimits bounds the arguments a call accepts.
@@ -102,6 +103,8 @@ type registryConfig struct {
 	grace     time.Duration
 	maxOutput int
 	limits    argLimits
+
+	authorizer Authorizer
 }
 
 // A RegistryOption configures a [Registry] made by [NewRegistry].

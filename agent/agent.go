@@ -86,6 +86,7 @@ type config struct {
 	exec     *tool.Executor
 	loading  toolsearch.Loading
 	server   string // Anthropic server tool search type, or ""
+	keep     func(tool.Tool) bool
 }
 
 // WithSystem sets the system prompt.
@@ -368,6 +369,9 @@ func (a *Agent) runBatch(ctx context.Context, calls []tool.Call, search *deferra
 // some are deferred, what finds and loads them.
 func (a *Agent) plan() ([]tool.Tool, *deferral) {
 	all := a.reg.List()
+	if a.cfg.keep != nil {
+		all = slices.DeleteFunc(slices.Clone(all), func(t tool.Tool) bool { return !a.cfg.keep(t) })
+	}
 	loaded, deferred := a.cfg.loading.Split(all)
 	if len(deferred) == 0 {
 		return all, nil

@@ -63,6 +63,7 @@ type serverConfig struct {
 	jsonResponse bool
 	pending      <-chan struct{}
 	pendingWait  time.Duration
+	filter       func(ctx context.Context, name string) bool
 }
 
 // A ServerOption configures a [Server] made by [NewServer].
@@ -131,6 +132,9 @@ func NewServer(reg *tool.Registry, opts ...ServerOption) *Server {
 	s.sdk.AddReceivingMiddleware(toolsOnly)
 	if cfg.pending != nil {
 		s.sdk.AddReceivingMiddleware(waitForTools(cfg.pending, time.Now().Add(cfg.pendingWait)))
+	}
+	if cfg.filter != nil {
+		s.sdk.AddReceivingMiddleware(filterTools(cfg.filter))
 	}
 	// Follow the registry first, then load it: a change that lands in
 	// between is applied twice, which is harmless, rather than lost.

@@ -9,6 +9,7 @@ import (
 	"os"
 	"strings"
 
+	"github.com/miniopenclaw/tool"
 	"github.com/miniopenclaw/tool/agent"
 	"github.com/miniopenclaw/tool/openaitool"
 )
@@ -83,6 +84,9 @@ The model endpoint comes from the environment:
 
 	out := &chatOutput{stdout: e.stdout, stderr: e.stderr, streaming: *stream}
 	opts := []agent.Option{agent.WithStrict(mode), agent.WithMaxSteps(*maxSteps), agent.WithSystem(*system), agent.WithObserver(out.event)}
+	if keep := rf.policy.listFilter(r); keep != nil {
+		opts = append(opts, agent.WithToolFilter(func(t tool.Tool) bool { return keep(ctx, t.Name()) }))
+	}
 	if *stream {
 		opts = append(opts, agent.WithStream(out.text))
 	}

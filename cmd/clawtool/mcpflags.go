@@ -87,9 +87,13 @@ func (m *mcpFlags) check() error {
 }
 
 // base returns a new registry holding the built-in tools, unless
-// --no-builtins was given.
-func (m *mcpFlags) base() (*tool.Registry, error) {
-	r := tool.NewRegistry()
+// --no-builtins was given, deciding calls as pf's --policy says.
+func (m *mcpFlags) base(pf *policyFlags) (*tool.Registry, error) {
+	opts, err := pf.options()
+	if err != nil {
+		return nil, err
+	}
+	r := tool.NewRegistry(opts...)
 	if m.noBuiltins {
 		return r, nil
 	}

@@ -48,6 +48,8 @@ func commands() []command {
 		{"plugins", "--config FILE [--json]", "load the MCP servers and WebAssembly modules of a configuration file and show each one's state", runPlugins},
 		{"nats-server", "[--addr ADDR] [--jetstream DIR]", "run an embedded NATS server for a one-machine setup", runNATSServer},
 		{"inspect", "[--addr ADDR] [flags]", "serve a web page to try the tools by hand and watch batches on a timeline", runInspect},
+		{"policy", "check POLICY | explain --policy FILE --as USER[:ROLE,...] TOOL [JSON]", "validate Cedar policies against the tools, or explain a decision", runPolicy},
+		{"audit", "verify FILE", "check the hash chain of an audit log", runAudit},
 	}
 }
 
@@ -164,10 +166,11 @@ type registryFlags struct {
 	ws     *workspaceFlags
 	nats   *natsFlags
 	config *configFlags
+	policy *policyFlags
 }
 
 func addRegistryFlags(fs *flag.FlagSet) *registryFlags {
-	return &registryFlags{mcp: addMCPFlags(fs), ws: addWorkspaceFlags(fs), nats: addNATSFlags(fs), config: addConfigFlags(fs)}
+	return &registryFlags{mcp: addMCPFlags(fs), ws: addWorkspaceFlags(fs), nats: addNATSFlags(fs), config: addConfigFlags(fs), policy: addPolicyFlags(fs)}
 }
 
 // build returns a registry holding the built-in tools (unless
@@ -175,7 +178,7 @@ func addRegistryFlags(fs *flag.FlagSet) *registryFlags {
 // cleanup when done.
 func (rf *registryFlags) build(ctx context.Context, e *env) (r *tool.Registry, cleanup func(), err error) {
 	var undo cleanups
-	r, err = rf.mcp.base()
+	r, err = rf.mcp.base(rf.policy)
 	if err == nil {
 		err = undo.add(rf.ws.registerInto(r))
 	}
@@ -201,7 +204,7 @@ func (rf *registryFlags) build(ctx context.Context, e *env) (r *tool.Registry, c
 // when every one has been tried.
 func (rf *registryFlags) buildInBackground(ctx context.Context, e *env) (r *tool.Registry, pending <-chan struct{}, cleanup func(), err error) {
 	var undo cleanups
-	r, err = rf.mcp.base()
+	r, err = rf.mcp.base(rf.policy)
 	if err == nil {
 		err = undo.add(rf.ws.registerInto(r))
 	}

@@ -31,11 +31,15 @@ client with notifications/tools/list_changed as they arrive.`)
 	ui := fs.Bool("ui", false, "with --http, also serve the inspector page at /ui/ (its URL, with a token, is printed; see clawtool inspect)")
 	jsonResponse := fs.Bool("json-response", false, "with --http, answer every request with one JSON body, never an event stream (progress is then not streamed)")
 	rf := addRegistryFlags(fs)
+	af := addAuthFlags(fs)
 	if code := parseFlags(fs, args, e.stdout); code >= 0 {
 		return code
 	}
 	if fs.NArg() > 0 {
 		return usageError(fs, "unexpected argument %q", fs.Arg(0))
+	}
+	if *addr == "" && (af.key != "" || af.issuer != "" || af.audience != "") {
+		return usageError(fs, "--auth-key, --auth-issuer and --auth-audience need --http")
 	}
 	// Serve at once and import MCP servers in the background: a client
 	// that waits a few seconds for its first answer must not time out
@@ -52,6 +56,10 @@ client with notifications/tools/list_changed as they arrive.`)
 	if *jsonResponse {
 		opts = append(opts, mcptool.WithJSONResponse())
 	}
+	if keep := rf.policy.listFilter(r); keep != nil {
+		opts = append(opts, mcptool.WithToolFilter(keep))
+	}
+	rf.policy.reloadOnHangup(ctx, e.stderr)
 	srv := mcptool.NewServer(r, opts...)
 	defer srv.Close()
 
@@ -69,7 +77,13 @@ client with notifications/tools/list_changed as they arrive.`)
 		return exitUsage
 	}
 	mux := http.NewServeMux()
-	mux.Handle(serveEndpoint, srv)
+	endpoint, err := af.protect(mux, srv, "http://"+ln.Addr().String())
+	if err != nil {
+		ln.Close()
+		fmt.Fprintf(e.stderr, "clawtool serve: %v\n", err)
+		return exitUsage
+	}
+	mux.Handle(serveEndpoint, endpoint)
 	if *ui {
 		mountInspector(e, mux, r, ln.Addr())
 	}
@@ -81,7 +95,7 @@ client with notifications/tools/list_changed as they arrive.`)
 		// event streams that notifications and long calls travel on.
 	}
 	fmt.Fprintf(e.stderr, "clawtool: serving MCP at http://%s%s\n", ln.Addr(), serveEndpoint)
-	if !loopback(ln.Addr()) {
+	if !loopback(ln.Addr()) && af.key == "" {
 		fmt.Fprintf(e.stderr, "clawtool: WARNING: %s is not a loopback address and this server has no authentication:\n"+
 			"clawtool: WARNING: anyone who can reach it can call every tool it serves. Bind 127.0.0.1, or put it behind authentication.\n", ln.Addr())
 	}

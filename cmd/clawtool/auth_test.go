@@ -1,0 +1,75 @@
+package main
+
+import (
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/golang-jwt/jwt/v5"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+type bearerTransport struct{ token string }
+
+func (b bearerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set("Authorization", "Bearer "+b.token)
+	return http.DefaultTransport.RoundTrip(r)
+}
+
+// TestServeHTTPAuth serves the built-in tools over HTTP behind JWT bearer
+// tokens and a policy: a request without a token gets a 401 challenge,
+// and a token's principal sees only the tools the policy lets it call.
+func TestServeHTTPAuth(t *testing.T) {
+	secret := []byte("a secret of at least thirty-two bytes")
+	keyFile := filepath.Join(t.TempDir(), "key")
+	os.WriteFile(keyFile, secret, 0o600)
+	addr := startHTTP(t, "--policy", filepath.Join("testdata", "policy", "roles.cedar"), "--roles-in", "operator:analyst",
+		"--auth-key", keyFile, "--auth-issuer", "https://issuer.test", "--auth-audience", "clawtool")
+	url := "http://" + addr + "/mcp"
+
+	resp, err := http.Post(url, "application/json", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if ch := resp.Header.Get("WWW-Authenticate"); resp.StatusCode != http.StatusUnauthorized || !strings.Contains(ch, "/.well-known/oauth-protected-resource") {
+		t.Errorf("no token: %d %q", resp.StatusCode, ch)
+	}
+	meta, err := http.Get("http://" + addr + "/.well-known/oauth-protected-resource")
+	if err != nil || meta.StatusCode != http.StatusOK {
+		t.Fatalf("metadata: %v %v", err, meta)
+	}
+	meta.Body.Close()
+
+	tok, err := jwt.NewWithClaims(jwt.SigningMethodHS256, jwt.MapClaims{
+		"sub": "bob", "roles": []string{"analyst"}, "iss": "https://issuer.test", "aud": "clawtool", "exp": time.Now().Add(time.Hour).Unix(),
+	}).SignedString(secret)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "t", Version: "0"}, nil).Connect(t.Context(),
+		&mcp.StreamableClientTransport{Endpoint: url, HTTPClient: &http.Client{Transport: bearerTransport{tok}}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	res, err := cs.ListTools(t.Context(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, tl := range res.Tools {
+		names = append(names, tl.Name)
+	}
+	if got := strings.Join(names, ","); got != "calc,convert_units,current_time,kv" {
+		t.Errorf("bob lists %s", got)
+	}
+	r, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "kv", Arguments: map[string]any{"op": "set", "key": "a", "value": "v"}})
+	if err != nil || !r.IsError {
+		t.Errorf("analyst set a note: %v %+v", err, r)
+	}
+}

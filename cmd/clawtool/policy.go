@@ -1,0 +1,383 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/miniopenclaw/tool"
+	"github.com/miniopenclaw/tool/policy"
+)
+
+// policyFlags are the permission flags of the commands that call tools.
+type policyFlags struct {
+	file    string
+	as      string
+	rolesIn string
+	audit   string
+	approve bool
+
+	loaded *asPrincipal // what options made, for listFilter
+}
+
+func addPolicyFlags(fs *flag.FlagSet) *policyFlags {
+	pf := &policyFlags{}
+	fs.StringVar(&pf.file, "policy", "", "decide every call by the Cedar policies in `FILE` (default: every call is allowed)")
+	fs.StringVar(&pf.as, "as", "", "with --policy, make calls as `USER[:ROLE,...]` (default: the anonymous principal)")
+	fs.StringVar(&pf.rolesIn, "roles-in", "", "with --policy, role inheritance as `ROLE:PARENT,...` (admin:editor,editor:viewer)")
+	fs.StringVar(&pf.audit, "audit", "", "with --policy, append every decision to the hash-chained audit log `FILE`")
+	fs.BoolVar(&pf.approve, "approve", false, "with --policy, ask on the terminal whether to run a call that needs an approval")
+	return pf
+}
+
+// principal parses --as.
+func (pf *policyFlags) principal() (policy.Principal, bool, error) {
+	if pf.as == "" {
+		return policy.Principal{}, false, nil
+	}
+	id, roles, _ := strings.Cut(pf.as, ":")
+	if id == "" {
+		return policy.Principal{}, false, fmt.Errorf("--as %q: the user is empty", pf.as)
+	}
+	p := policy.Principal{ID: id}
+	if roles != "" {
+		p.Roles = strings.Split(roles, ",")
+	}
+	return p, true, nil
+}
+
+// authorizer loads --policy; nil when it is not given.
+func (pf *policyFlags) authorizer() (*policy.Authorizer, error) {
+	if pf.file == "" {
+		if pf.as != "" || pf.audit != "" || pf.rolesIn != "" || pf.approve {
+			return nil, errors.New("--as, --roles-in, --audit and --approve need --policy")
+		}
+		return nil, nil
+	}
+	parents := map[string][]string{}
+	if pf.rolesIn != "" {
+		for _, pair := range strings.Split(pf.rolesIn, ",") {
+			child, parent, ok := strings.Cut(pair, ":")
+			if !ok || child == "" || parent == "" {
+				return nil, fmt.Errorf("--roles-in: %q is not ROLE:PARENT", pair)
+			}
+			parents[child] = append(parents[child], parent)
+		}
+	}
+	opts := []policy.Option{policy.WithRoleParents(parents)}
+	if pf.approve {
+		opts = append(opts, policy.WithApprover(terminalApprover{}))
+	}
+	if pf.audit != "" {
+		l, err := policy.OpenAuditFile(pf.audit)
+		if err != nil {
+			return nil, err
+		}
+		opts = append(opts, policy.WithAudit(l))
+	}
+	return policy.Load(pf.file, opts...)
+}
+
+// options returns the registry options --policy asks for.
+func (pf *policyFlags) options() ([]tool.RegistryOption, error) {
+	a, err := pf.authorizer()
+	if err != nil || a == nil {
+		return nil, err
+	}
+	p, ok, err := pf.principal()
+	if err != nil {
+		return nil, err
+	}
+	pf.loaded = &asPrincipal{a: a, p: p, set: ok}
+	return []tool.RegistryOption{tool.WithAuthorizer(*pf.loaded)}, nil
+}
+
+// reloadOnHangup reloads --policy whenever the process gets SIGHUP, until
+// ctx ends, reporting each reload on w; a file that does not parse leaves
+// the policies in force. It does nothing without --policy.
+func (pf *policyFlags) reloadOnHangup(ctx context.Context, w io.Writer) {
+	if pf.loaded == nil {
+		return
+	}
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	go func() {
+		defer signal.Stop(hup)
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-hup:
+				pf.reload(w)
+			}
+		}
+	}()
+}
+
+// reload reloads --policy and says how it went.
+func (pf *policyFlags) reload(w io.Writer) {
+	if err := pf.loaded.a.ReloadFile(pf.file); err != nil {
+		fmt.Fprintf(w, "clawtool: policy reload failed, the previous policies stay in force: %v\n", err)
+		return
+	}
+	fmt.Fprintf(w, "clawtool: policies reloaded from %s\n", pf.file)
+}
+
+// listFilter returns what an MCP server lists under --policy: the tools
+// of r the caller may call; nil without --policy.
+func (pf *policyFlags) listFilter(r *tool.Registry) func(ctx context.Context, name string) bool {
+	ap := pf.loaded
+	if ap == nil {
+		return nil
+	}
+	return func(ctx context.Context, name string) bool {
+		t, ok := r.Get(name)
+		if !ok {
+			return false
+		}
+		if _, has := policy.PrincipalFrom(ctx); !has && ap.set {
+			ctx = policy.WithPrincipal(ctx, ap.p)
+		}
+		return ap.a.CanList(ctx, name, tool.OptionsOf(t))
+	}
+}
+
+// asPrincipal decides calls whose context carries no principal as the
+// one --as names: over stdio the principal comes from the command line.
+type asPrincipal struct {
+	a   *policy.Authorizer
+	p   policy.Principal
+	set bool
+}
+
+func (ap asPrincipal) Authorize(ctx context.Context, req tool.AccessRequest) error {
+	if _, ok := policy.PrincipalFrom(ctx); !ok && ap.set {
+		ctx = policy.WithPrincipal(ctx, ap.p)
+	}
+	return ap.a.Authorize(ctx, req)
+}
+
+// Outcome records how an allowed call ended, for the same principal.
+func (ap asPrincipal) Outcome(ctx context.Context, req tool.AccessRequest, res tool.Result, took time.Duration) {
+	if _, ok := policy.PrincipalFrom(ctx); !ok && ap.set {
+		ctx = policy.WithPrincipal(ctx, ap.p)
+	}
+	ap.a.Outcome(ctx, req, res, took)
+}
+
+// openTerminal opens the terminal approvals are asked on; a variable for
+// the tests.
+var openTerminal = func() (io.ReadWriteCloser, error) { return os.OpenFile("/dev/tty", os.O_RDWR, 0) }
+
+// terminalApprover asks the person at the terminal about each call that
+// needs an approval. Standard input and output may carry the program's
+// data, so it uses the terminal itself.
+type terminalApprover struct{}
+
+func (terminalApprover) Approve(ctx context.Context, req policy.ApprovalRequest) (bool, error) {
+	tty, err := openTerminal()
+	if err != nil {
+		return false, fmt.Errorf("no terminal to ask for an approval: %w", err)
+	}
+	defer tty.Close()
+	fmt.Fprintf(tty, "clawtool: %s asks to call %s with %s\nclawtool: allow this call once? [y/N] ",
+		orAnonymous(req.Principal), req.Tool, visibleText(string(req.Args), 2000))
+	line, err := bufio.NewReader(io.LimitReader(tty, 1024)).ReadString('\n')
+	if err != nil && line == "" {
+		return false, fmt.Errorf("reading the answer: %w", err)
+	}
+	answer := strings.ToLower(strings.TrimSpace(line))
+	return answer == "y" || answer == "yes", nil
+}
+
+func orAnonymous(id string) string {
+	if id == "" {
+		return "the anonymous caller"
+	}
+	return id
+}
+
+// visibleText escapes control characters and cuts s to n bytes, so that
+// a model's arguments cannot rewrite the prompt on the terminal.
+func visibleText(s string, n int) string {
+	q := strconv.QuoteToGraphic(s)
+	q = q[1 : len(q)-1]
+	if len(q) > n {
+		q = q[:n] + "…"
+	}
+	return q
+}
+
+// runPolicy is "clawtool policy check|explain".
+func runPolicy(ctx context.Context, e *env, args []string) int {
+	if len(args) == 0 || (args[0] != "check" && args[0] != "explain") {
+		fmt.Fprintln(e.stderr, "Usage:\n  clawtool policy check [flags] POLICY\n  clawtool policy explain --policy FILE --as USER[:ROLE,...] [flags] TOOL [JSON]")
+		if len(args) > 0 && (args[0] == "-h" || args[0] == "--help" || args[0] == "-help") {
+			return exitOK
+		}
+		return exitUsage
+	}
+	if args[0] == "check" {
+		return runPolicyCheck(ctx, e, args[1:])
+	}
+	return runPolicyExplain(ctx, e, args[1:])
+}
+
+func runPolicyCheck(ctx context.Context, e *env, args []string) int {
+	fs := newFlags(e, "policy check", "[flags] POLICY",
+		"Parses the Cedar policies in POLICY and validates them against a Cedar schema made from\n"+
+			"the tools' definitions: conditions on arguments a tool lacks or compares as the wrong type,\n"+
+			"unguarded optional arguments and unknown tools are reported, one per line.")
+	attrs := fs.String("principal-attrs", "", "the principal's attributes as a Cedar record body, such as `tenant?: String`")
+	rf := addRegistryFlags(fs)
+	if code := parseFlags(fs, args, e.stdout); code >= 0 {
+		return code
+	}
+	if fs.NArg() != 1 {
+		return usageError(fs, "want one POLICY file")
+	}
+	src, err := os.ReadFile(fs.Arg(0))
+	if err != nil {
+		fmt.Fprintf(e.stderr, "clawtool policy check: %v\n", err)
+		return exitUsage
+	}
+	r, cleanup, ok := rf.open(ctx, e, "policy check")
+	if !ok {
+		return exitToolError
+	}
+	defer cleanup()
+	problems, err := policy.Check(fs.Arg(0), src, r.List(), *attrs)
+	if err != nil {
+		fmt.Fprintf(e.stderr, "clawtool policy check: %v\n", err)
+		return exitToolError
+	}
+	for _, p := range problems {
+		fmt.Fprintf(e.stdout, "%s: %s\n", fs.Arg(0), p)
+	}
+	if len(problems) > 0 {
+		return exitToolError
+	}
+	fmt.Fprintf(e.stdout, "%s: ok (%d tools)\n", fs.Arg(0), r.Len())
+	return exitOK
+}
+
+// refuseAll records the checked arguments of a call and refuses it, so
+// that explain sees what the policies would see without running the tool.
+type refuseAll struct{ args *json.RawMessage }
+
+func (r refuseAll) Authorize(ctx context.Context, req tool.AccessRequest) error {
+	*r.args = slices.Clone(req.Args)
+	return errors.New("explained, not run")
+}
+
+func runPolicyExplain(ctx context.Context, e *env, args []string) int {
+	fs := newFlags(e, "policy explain", "--policy FILE --as USER[:ROLE,...] [flags] TOOL [JSON]",
+		"Prints the decision the policies make for a call, the policies that made it, and the\n"+
+			"arguments they saw (after strict parsing, validation and defaults). The tool does not run.")
+	rf := addRegistryFlags(fs)
+	if code := parseFlags(fs, args, e.stdout); code >= 0 {
+		return code
+	}
+	if fs.NArg() < 1 || fs.NArg() > 2 {
+		return usageError(fs, "want TOOL and optional JSON arguments")
+	}
+	if rf.policy.file == "" {
+		return usageError(fs, "--policy is required")
+	}
+	a, err := rf.policy.authorizer()
+	if err != nil {
+		fmt.Fprintf(e.stderr, "clawtool policy explain: %v\n", err)
+		return exitUsage
+	}
+	p, hasP, err := rf.policy.principal()
+	if err != nil {
+		return usageError(fs, "%v", err)
+	}
+	file := rf.policy.file
+	rf.policy.file = "" // the registry below runs no policy: it only checks arguments
+	rf.policy.as, rf.policy.audit, rf.policy.rolesIn = "", "", ""
+	r, cleanup, ok := rf.open(ctx, e, "policy explain")
+	if !ok {
+		return exitToolError
+	}
+	defer cleanup()
+	name := fs.Arg(0)
+	t, found := r.Get(name)
+	if !found {
+		fmt.Fprintf(e.stderr, "clawtool policy explain: %s\n", r.Execute(ctx, name, nil).Error)
+		return exitToolError
+	}
+	var checked json.RawMessage
+	probe := tool.NewRegistry(tool.WithAuthorizer(refuseAll{&checked}))
+	probe.Register(t)
+	input := json.RawMessage(`{}`)
+	if fs.NArg() == 2 {
+		input = json.RawMessage(fs.Arg(1))
+	}
+	if res := probe.Execute(ctx, name, input); res.Kind != tool.KindDenied {
+		fmt.Fprintf(e.stderr, "clawtool policy explain: %s\n", res.Error)
+		return exitToolError
+	}
+	if hasP {
+		ctx = policy.WithPrincipal(ctx, p)
+	}
+	d := a.Decide(ctx, tool.AccessRequest{Tool: t, Name: name, Options: tool.OptionsOf(t), Args: checked})
+	who := "anonymous"
+	if hasP {
+		who = p.ID
+		if len(p.Roles) > 0 {
+			who += " (roles " + strings.Join(p.Roles, ", ") + ")"
+		}
+	}
+	fmt.Fprintf(e.stdout, "decision:  %s\n", d.Effect)
+	fmt.Fprintf(e.stdout, "principal: %s\n", who)
+	fmt.Fprintf(e.stdout, "tool:      %s\n", name)
+	fmt.Fprintf(e.stdout, "arguments: %s\n", checked)
+	if len(d.Policies) == 0 {
+		fmt.Fprintf(e.stdout, "policies:  none applied (denied by default)\n")
+	} else {
+		fmt.Fprintf(e.stdout, "policies:  %s (%s)\n", strings.Join(d.Policies, ", "), file)
+	}
+	if d.Effect != policy.Allow {
+		fmt.Fprintf(e.stdout, "message:   %s\n", d.Reason)
+	}
+	for _, err := range d.Errors {
+		fmt.Fprintf(e.stdout, "skipped:   %s\n", err)
+	}
+	return exitOK
+}
+
+// runAudit is "clawtool audit verify FILE".
+func runAudit(ctx context.Context, e *env, args []string) int {
+	if len(args) != 2 || args[0] != "verify" {
+		fmt.Fprintln(e.stderr, "Usage: clawtool audit verify FILE\n\nChecks the hash chain of an audit log written with --audit: an edited, removed or\nreordered record is reported with its line number.")
+		if len(args) == 1 && (args[0] == "-h" || args[0] == "--help" || args[0] == "-help") {
+			return exitOK
+		}
+		return exitUsage
+	}
+	f, err := os.Open(args[1])
+	if err != nil {
+		fmt.Fprintf(e.stderr, "clawtool audit verify: %v\n", err)
+		return exitUsage
+	}
+	defer f.Close()
+	sum, err := policy.VerifyAudit(f)
+	if err != nil {
+		fmt.Fprintf(e.stdout, "%s: BROKEN after %d good records: %v\n", args[1], sum.Records, err)
+		return exitToolError
+	}
+	fmt.Fprintf(e.stdout, "%s: ok, %d records, head %s\n", args[1], sum.Records, sum.Head)
+	return exitOK
+}

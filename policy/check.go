@@ -1,0 +1,249 @@
+package policy
+
+import (
+	"encoding/json"
+	"fmt"
+	"reflect"
+	"regexp"
+	"slices"
+	"strings"
+
+	"github.com/cedar-policy/cedar-go/x/exp/ast"
+	"github.com/cedar-policy/cedar-go/x/exp/schema"
+	"github.com/cedar-policy/cedar-go/x/exp/schema/validate"
+
+	"github.com/miniopenclaw/tool"
+)
+
+// Schema returns the Cedar schema of calls to t, in Cedar's schema
+// syntax: the User, Role, Anonymous and Tool entity types, and the call
+// action whose context.args is t's arguments as a Cedar record. JSON
+// Schema types map to Cedar types: string to String, integer to Long,
+// boolean to Bool, an array with typed items to a Set, an object with
+// properties to a record; a property is required when the schema
+// requires it or gives it a default. Properties of other types (number,
+// any, unions) are left out, so a condition on them fails the check.
+// principalAttrs is the body of the User entity's record, such as
+// `tenant?: String`; empty means no attributes.
+func Schema(t tool.Tool, principalAttrs string) string {
+	var b strings.Builder
+	b.WriteString("entity Role in [Role];\n")
+	fmt.Fprintf(&b, "entity User in [Role] { %s };\n", principalAttrs)
+	b.WriteString("entity Anonymous;\n")
+	b.WriteString("entity Tool { name: String, title: String, readOnly: Bool, destructive: Bool, idempotent: Bool, openWorld: Bool };\n")
+	b.WriteString("action call appliesTo { principal: [User, Anonymous], resource: [Tool], context: { args: ")
+	var s jsonSchema
+	_ = json.Unmarshal(t.Parameters(), &s)
+	b.WriteString(cedarRecord(&s, 0))
+	b.WriteString(", now: datetime, hour: Long } };\n")
+	return b.String()
+}
+
+// jsonSchema is the part of a JSON Schema the Cedar schema is made from.
+type jsonSchema struct {
+	Type       json.RawMessage        `json:"type"`
+	Properties map[string]*jsonSchema `json:"properties"`
+	Required   []string               `json:"required"`
+	Items      *jsonSchema            `json:"items"`
+	Default    json.RawMessage        `json:"default"`
+}
+
+func (s *jsonSchema) typeName() string {
+	var t string
+	if json.Unmarshal(s.Type, &t) == nil {
+		return t
+	}
+	var ts []string // ["string","null"]: a nullable value is a value or absent
+	if json.Unmarshal(s.Type, &ts) == nil {
+		ts = slices.DeleteFunc(ts, func(t string) bool { return t == "null" })
+		if len(ts) == 1 {
+			return ts[0]
+		}
+	}
+	return ""
+}
+
+var identifier = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+
+// cedarType returns s as a Cedar type, or "" when Cedar cannot type it.
+func cedarType(s *jsonSchema, depth int) string {
+	if s == nil || depth > maxValueDepth {
+		return ""
+	}
+	switch s.typeName() {
+	case "string":
+		return "String"
+	case "integer":
+		return "Long"
+	case "boolean":
+		return "Bool"
+	case "array":
+		if it := cedarType(s.Items, depth+1); it != "" {
+			return "Set<" + it + ">"
+		}
+	case "object":
+		if s.Properties != nil {
+			return cedarRecord(s, depth)
+		}
+	}
+	return ""
+}
+
+func cedarRecord(s *jsonSchema, depth int) string {
+	names := make([]string, 0, len(s.Properties))
+	for n := range s.Properties {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	var fields []string
+	for _, n := range names {
+		p := s.Properties[n]
+		typ := cedarType(p, depth+1)
+		if typ == "" {
+			continue
+		}
+		name := n
+		if !identifier.MatchString(n) {
+			q, _ := json.Marshal(n)
+			name = string(q)
+		}
+		opt := "?"
+		if slices.Contains(s.Required, n) || len(p.Default) > 0 && string(p.Default) != "null" {
+			opt = ""
+		}
+		fields = append(fields, name+opt+": "+typ)
+	}
+	return "{ " + strings.Join(fields, ", ") + " }"
+}
+
+// A Problem is one thing [Check] found wrong with a policy.
+type Problem struct {
+	// Policy is the id of the policy (its @id, else policyN by position).
+	Policy string
+	// Line is the policy's line in its file.
+	Line int
+	// Tool names the tool the problem shows with, if one.
+	Tool string
+	// Message says what is wrong.
+	Message string
+}
+
+func (p Problem) String() string {
+	s := fmt.Sprintf("line %d: policy %s: ", p.Line, p.Policy)
+	if p.Tool != "" {
+		s += "for tool " + p.Tool + ": "
+	}
+	return s + p.Message
+}
+
+// Check parses the policies in src and validates them against the Cedar
+// schema of each tool (see [Schema]) they may apply to: a policy whose
+// resource is Tool::"x" against x's, any other against every tool's. It
+// reports a policy that names a tool tools lacks, and any condition Cedar
+// cannot type: an argument the tool does not have, or one compared as the
+// wrong type. A condition on an argument only some tools have must guard
+// it with has. It also reports a permit shadowed by a forbid without
+// conditions whose scope covers the permit's. A parse error is returned
+// as the error.
+func Check(name string, src []byte, tools []tool.Tool, principalAttrs string) ([]Problem, error) {
+	c, err := compile(name, src)
+	if err != nil {
+		return nil, err
+	}
+	byName := map[string]tool.Tool{}
+	for _, t := range tools {
+		byName[t.Name()] = t
+	}
+	validators := map[string]*validate.Validator{}
+	validator := func(t tool.Tool) (*validate.Validator, error) {
+		if v, ok := validators[t.Name()]; ok {
+			return v, nil
+		}
+		var s schema.Schema
+		if err := s.UnmarshalCedar([]byte(Schema(t, principalAttrs))); err != nil {
+			return nil, err
+		}
+		rs, err := s.Resolve()
+		if err != nil {
+			return nil, err
+		}
+		v := validate.New(rs)
+		validators[t.Name()] = v
+		return v, nil
+	}
+	var problems []Problem
+	for _, r := range c.rules {
+		line := r.p.Position().Line
+		targets := tools
+		if r.only != "" {
+			t, ok := byName[r.only]
+			if !ok {
+				problems = append(problems, Problem{Policy: string(r.id), Line: line, Message: fmt.Sprintf("no tool is named %q", r.only)})
+				continue
+			}
+			targets = []tool.Tool{t}
+		}
+		seen := map[string]bool{}
+		for _, t := range targets {
+			v, err := validator(t)
+			if err != nil {
+				problems = append(problems, Problem{Policy: string(r.id), Line: line, Tool: t.Name(), Message: "cannot make a schema: " + err.Error()})
+				continue
+			}
+			if err := v.Policy(string(r.id), r.ast); err != nil {
+				for _, e := range strings.Split(err.Error(), "\n") {
+					e = strings.TrimPrefix(e, fmt.Sprintf("for policy `%s`, ", r.id))
+					if seen[e] && r.only == "" {
+						continue // one report per problem for a policy over every tool
+					}
+					seen[e] = true
+					problems = append(problems, Problem{Policy: string(r.id), Line: line, Tool: t.Name(), Message: e})
+				}
+			}
+		}
+	}
+	problems = append(problems, shadowed(c)...)
+	return problems, nil
+}
+
+// shadowed reports permits that can never take effect because a forbid
+// without conditions covers their whole scope.
+func shadowed(c *compiled) []Problem {
+	var problems []Problem
+	for _, p := range c.rules {
+		if p.forbid {
+			continue
+		}
+		for _, f := range c.rules {
+			if !f.forbid || len(f.ast.Conditions) > 0 {
+				continue
+			}
+			if covers(f.ast.Principal, p.ast.Principal) && covers(f.ast.Action, p.ast.Action) && covers(f.ast.Resource, p.ast.Resource) {
+				problems = append(problems, Problem{Policy: string(p.id), Line: p.p.Position().Line,
+					Message: fmt.Sprintf("this permit can never apply: forbid %s (line %d), which has no conditions, covers every call it could allow", f.id, f.p.Position().Line)})
+				break
+			}
+		}
+	}
+	return problems
+}
+
+// covers reports whether every entity scope q matches is matched by
+// scope f too, as far as can be told without the entity hierarchy.
+func covers(f, q ast.IsScopeNode) bool {
+	if _, all := f.(ast.ScopeTypeAll); all {
+		return true
+	}
+	if reflect.DeepEqual(f, q) {
+		return true
+	}
+	if in, ok := f.(ast.ScopeTypeIn); ok {
+		switch q := q.(type) {
+		case ast.ScopeTypeEq:
+			return q.Entity == in.Entity
+		case ast.ScopeTypeIsIn:
+			return q.Entity == in.Entity
+		}
+	}
+	return false
+}

@@ -1,0 +1,660 @@
+package policy
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"iter"
+	"log/slog"
+	"os"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/cedar-policy/cedar-go"
+	"github.com/cedar-policy/cedar-go/x/exp/ast"
+	"github.com/cedar-policy/cedar-go/x/exp/eval"
+
+	"github.com/miniopenclaw/tool"
+)
+
+// An Effect is what a decision says of a call.
+type Effect string
+
+// The three effects. A call is denied unless some permit applies and no
+// forbid does; it needs an approval when a permit annotated
+// @effect("ask") applies (see [Authorizer]).
+const (
+	Allow Effect = "allow"
+	Deny  Effect = "deny"
+	Ask   Effect = "ask"
+)
+
+// A Decision is the answer to one call, with what led to it.
+type Decision struct {
+	// Effect is the answer.
+	Effect Effect
+	// Policies are the ids of the policies that decided: the forbids that
+	// applied for Deny, the asking permits for Ask, the permits for Allow.
+	// It is empty when nothing applied and the call was denied by default.
+	Policies []string
+	// Reason is the message for the model when the call is not allowed.
+	// It is the deciding forbid's @reason annotation when it has one, else
+	// a generic message; it never names policies.
+	Reason string
+	// Errors are the policies that could not be evaluated for this call
+	// (a condition on an attribute the call lacks, say), with why. Cedar
+	// skips such policies.
+	Errors []string
+	// Principal and Tool are who called what.
+	Principal Principal
+	Tool      string
+	// Args is the canonical encoding of the checked arguments: keys
+	// sorted, no insignificant space. Args and Digest are set when the
+	// decision needs them: for Ask, and for every decision when the
+	// Authorizer keeps an audit log.
+	Args json.RawMessage
+	// Digest binds the call: a hex SHA-256 of the principal, the tool and
+	// the canonical arguments. An approval is valid for this digest only.
+	Digest string
+	// Approved reports that the call was allowed by an approval.
+	Approved bool
+
+	auditArgs json.RawMessage // the redacted arguments the audit log keeps
+}
+
+// An Option configures an [Authorizer].
+type Option func(*Authorizer)
+
+// WithRoleParents declares role inheritance: parents[r] are the roles
+// role r is a member of, so that a principal holding r is also in each of
+// them (principal in Role::"staff" holds for an "admin" whose role is in
+// "staff"). Cycles are harmless.
+func WithRoleParents(parents map[string][]string) Option {
+	return func(a *Authorizer) {
+		for r, ps := range parents {
+			uid := cedar.NewEntityUID("Role", cedar.String(r))
+			set := make([]cedar.EntityUID, len(ps))
+			for i, p := range ps {
+				set[i] = cedar.NewEntityUID("Role", cedar.String(p))
+			}
+			a.roles[uid] = cedar.Entity{UID: uid, Parents: cedar.NewEntityUIDSet(set...)}
+		}
+	}
+}
+
+// WithApprover sets who answers calls that need an approval. Without
+// one, such a call is refused with an approval request in its result's
+// Metadata["approval_request"] (an [ApprovalRequest]); once the host
+// grants it with [Authorizer.Grant], the same call, unchanged, runs once.
+func WithApprover(ap Approver) Option {
+	return func(a *Authorizer) { a.approver = ap }
+}
+
+// WithApprovalTTL sets how long an approval request, and a granted
+// approval, stays valid. The default is [DefaultApprovalTTL].
+func WithApprovalTTL(d time.Duration) Option {
+	return func(a *Authorizer) { a.approvals.ttl = d }
+}
+
+// WithAudit records every decision [Authorizer.Authorize] makes in l.
+func WithAudit(l *AuditLog) Option {
+	return func(a *Authorizer) { a.audit = l }
+}
+
+// WithAuditArguments makes the audit log keep each decision's arguments
+// (canonical, in the record's args field), with the values of the fields
+// named in secret, at any depth, replaced by the word redacted in square
+// brackets. Without it the log keeps only a digest of the arguments.
+func WithAuditArguments(secret ...string) Option {
+	return func(a *Authorizer) {
+		a.auditArgs = true
+		a.secret = map[string]bool{}
+		for _, s := range secret {
+			a.secret[s] = true
+		}
+	}
+}
+
+// WithLogger logs every decision [Authorizer.Authorize] makes to l, at
+// Info for allowed calls and Warn for the others.
+func WithLogger(l *slog.Logger) Option {
+	return func(a *Authorizer) { a.logger = l }
+}
+
+// WithPathArguments names the arguments that hold file paths (such as
+// "path", "file", "dir"), at any depth. Policies see their values as a
+// file tool resolves them, lexically cleaned: "docs/../secrets/k" is
+// "secrets/k", "docs//a/./b" is "docs/a/b", backslashes are slashes, and a
+// path that climbs out of its root keeps its leading "../". The tool
+// still receives the value as sent. Symbolic links are not resolved here:
+// confine the tool itself (an os.Root, the sandbox) so that a link cannot
+// lead where its name does not.
+func WithPathArguments(names ...string) Option {
+	return func(a *Authorizer) {
+		if a.paths == nil {
+			a.paths = map[string]bool{}
+		}
+		for _, n := range names {
+			a.paths[n] = true
+		}
+	}
+}
+
+// WithClock sets the clock decisions, approvals and rate limits read;
+// the default is time.Now.
+func WithClock(now func() time.Time) Option {
+	return func(a *Authorizer) { a.now = now }
+}
+
+// An Authorizer decides calls by Cedar policies. It implements
+// [tool.Authorizer]: give it to a registry with [tool.WithAuthorizer] and
+// every call the registry runs is decided by it, for the [Principal] in
+// the call's context.
+//
+// # The Cedar model
+//
+//   - principal: User::"id", whose parents are Role::"r" for each of its
+//     roles (and their parents, see [WithRoleParents]); its attributes are
+//     the principal's Attrs. Without a principal: Anonymous::"".
+//   - action: Action::"call".
+//   - resource: Tool::"name", with attributes name, title, readOnly,
+//     destructive, idempotent and openWorld (the tool's annotations).
+//   - context: args, the call's arguments after strict parsing,
+//     validation and defaults (a record; see [Principal] for how values
+//     convert); now, the time as a datetime; hour, the UTC hour (0-23).
+//
+// Cedar's rules hold: a call is denied unless some permit applies, and
+// any forbid that applies wins. A permit annotated @effect("ask") asks
+// for an approval instead of allowing: when an asking permit applies and
+// no forbid does, the call needs an approval even if another permit
+// allows it (deny, then ask, then allow). A forbid annotated
+// @reason("…") gives the message the model reads when it refuses a call;
+// @id("…") names a policy in decisions and audit records.
+//
+// A tool is listed for a principal ([Authorizer.CanList],
+// [Authorizer.View]) when some permit may apply to some arguments and no
+// forbid applies whatever the arguments, so a principal sees exactly the
+// tools it could call.
+type Authorizer struct {
+	set       atomic.Pointer[compiled]
+	roles     map[cedar.EntityUID]cedar.Entity
+	approver  Approver
+	approvals *approvals
+	limits    *rateLimits
+	audit     *AuditLog
+	logger    *slog.Logger
+	now       func() time.Time
+	tools     sync.Map // tool name → *toolEntity
+	paths     map[string]bool
+	auditArgs bool
+	secret    map[string]bool
+}
+
+// New returns an Authorizer for the Cedar policies in src; name is the
+// file name used in error positions.
+func New(name string, src []byte, opts ...Option) (*Authorizer, error) {
+	a := &Authorizer{
+		roles:     map[cedar.EntityUID]cedar.Entity{},
+		approvals: newApprovals(),
+		limits:    newRateLimits(),
+		now:       time.Now,
+	}
+	for _, opt := range opts {
+		opt(a)
+	}
+	if err := a.Reload(name, src); err != nil {
+		return nil, err
+	}
+	return a, nil
+}
+
+// Load returns an Authorizer for the Cedar policy file at path.
+func Load(path string, opts ...Option) (*Authorizer, error) {
+	src, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("policy: %w", err)
+	}
+	return New(path, src, opts...)
+}
+
+// Reload replaces the policies with those in src, atomically: a call is
+// decided entirely by the old policies or entirely by the new ones. On
+// error the old policies stay.
+func (a *Authorizer) Reload(name string, src []byte) error {
+	c, err := compile(name, src)
+	if err != nil {
+		return err
+	}
+	a.set.Store(c)
+	return nil
+}
+
+// ReloadFile is [Authorizer.Reload] from a file.
+func (a *Authorizer) ReloadFile(path string) error {
+	src, err := os.ReadFile(path)
+	if err != nil {
+		return fmt.Errorf("policy: %w", err)
+	}
+	return a.Reload(path, src)
+}
+
+// A rule is one parsed policy.
+type rule struct {
+	id     cedar.PolicyID
+	p      *cedar.Policy
+	ast    *ast.Policy
+	ask    bool
+	reason string
+	forbid bool
+	only   string // the tool a resource == Tool::"x" scope names, else ""
+}
+
+// compiled is one loaded policy set, with rules indexed by tool.
+type compiled struct {
+	rules  []*rule
+	clock  bool // some policy may read context.now or context.hour
+	byID   map[cedar.PolicyID]*rule
+	byTool sync.Map // tool name → ruleSet
+}
+
+type ruleSet []*rule
+
+// All lets Cedar evaluate a ruleSet.
+func (s ruleSet) All() iter.Seq2[cedar.PolicyID, *cedar.Policy] {
+	return func(yield func(cedar.PolicyID, *cedar.Policy) bool) {
+		for _, r := range s {
+			if !yield(r.id, r.p) {
+				return
+			}
+		}
+	}
+}
+
+func compile(name string, src []byte) (*compiled, error) {
+	list, err := cedar.NewPolicyListFromBytes(name, src)
+	if err != nil {
+		return nil, fmt.Errorf("policy %s: %w", name, err)
+	}
+	// Policies rarely read the time; the context carries it only when
+	// the text could refer to it (a conservative test: the words, or an
+	// escape that could spell them, appear).
+	c := &compiled{byID: map[cedar.PolicyID]*rule{}, clock: bytes.Contains(src, []byte("now")) ||
+		bytes.Contains(src, []byte("hour")) || bytes.Contains(src, []byte(`\u`))}
+	for i, p := range list {
+		ann := p.Annotations()
+		r := &rule{id: cedar.PolicyID(fmt.Sprintf("policy%d", i)), p: p, ast: (*ast.Policy)(p.AST()), forbid: p.Effect() == cedar.Forbid}
+		if id, ok := ann["id"]; ok {
+			r.id = cedar.PolicyID(id)
+		}
+		if _, dup := c.byID[r.id]; dup {
+			return nil, fmt.Errorf("policy %s: %s: two policies have the id %q", name, pos(p), r.id)
+		}
+		if eff, ok := ann["effect"]; ok {
+			if eff != "ask" || r.forbid {
+				return nil, fmt.Errorf("policy %s: %s: @effect(%q): only a permit may carry @effect, and only \"ask\"", name, pos(p), eff)
+			}
+			r.ask = true
+		}
+		r.reason = string(ann["reason"])
+		if eq, ok := r.ast.Resource.(ast.ScopeTypeEq); ok && eq.Entity.Type == "Tool" {
+			r.only = string(eq.Entity.ID)
+		}
+		c.rules = append(c.rules, r)
+		c.byID[r.id] = r
+	}
+	return c, nil
+}
+
+func pos(p *cedar.Policy) string {
+	ps := p.Position()
+	return fmt.Sprintf("line %d", ps.Line)
+}
+
+// forTool returns the rules that can apply to the tool: all but those
+// scoped to another tool by name.
+func (c *compiled) forTool(name string) ruleSet {
+	if s, ok := c.byTool.Load(name); ok {
+		return s.(ruleSet)
+	}
+	var s ruleSet
+	for _, r := range c.rules {
+		if r.only == "" || r.only == name {
+			s = append(s, r)
+		}
+	}
+	c.byTool.Store(name, s)
+	return s
+}
+
+// toolEntity caches the Cedar entity of a tool.
+type toolEntity struct {
+	ann    tool.Annotations
+	entity cedar.Entity
+}
+
+func (a *Authorizer) toolEntity(name string, opts tool.Options) cedar.Entity {
+	if v, ok := a.tools.Load(name); ok && v.(*toolEntity).ann == opts.Annotations {
+		return v.(*toolEntity).entity
+	}
+	an := opts.Annotations
+	e := cedar.Entity{
+		UID: cedar.NewEntityUID("Tool", cedar.String(name)),
+		Attributes: cedar.NewRecord(cedar.RecordMap{
+			"name":        cedar.String(name),
+			"title":       cedar.String(an.Title),
+			"readOnly":    cedar.Boolean(an.ReadOnly),
+			"destructive": cedar.Boolean(an.Destructive),
+			"idempotent":  cedar.Boolean(an.Idempotent),
+			"openWorld":   cedar.Boolean(an.OpenWorld),
+		}),
+	}
+	a.tools.Store(name, &toolEntity{ann: an, entity: e})
+	return e
+}
+
+// entities answers Cedar's entity lookups for one request.
+type entities struct {
+	user, tool cedar.Entity
+	roles      map[cedar.EntityUID]cedar.Entity
+}
+
+func (e *entities) Get(uid cedar.EntityUID) (cedar.Entity, bool) {
+	switch uid {
+	case e.user.UID:
+		return e.user, true
+	case e.tool.UID:
+		return e.tool, true
+	}
+	r, ok := e.roles[uid]
+	return r, ok
+}
+
+var anonymous = cedar.Entity{UID: cedar.NewEntityUID("Anonymous", "")}
+
+// principalEntity returns the Cedar entity of the principal ctx carries.
+func principalEntity(ctx context.Context) cedar.Entity {
+	c, ok := ctx.Value(principalKey{}).(*carried)
+	if !ok {
+		return anonymous
+	}
+	return c.userEntity()
+}
+
+func userEntity(p Principal) cedar.Entity {
+	parents := make([]cedar.EntityUID, len(p.Roles))
+	for i, r := range p.Roles {
+		parents[i] = cedar.NewEntityUID("Role", cedar.String(r))
+	}
+	e := cedar.Entity{UID: cedar.NewEntityUID("User", cedar.String(p.ID)), Parents: cedar.NewEntityUIDSet(parents...)}
+	if len(p.Attrs) > 0 {
+		if v, ok := cedarValue(p.Attrs, 0); ok {
+			e.Attributes = v.(cedar.Record)
+		}
+	}
+	return e
+}
+
+var callAction = cedar.NewEntityUID("Action", "call")
+
+// Decide returns the policies' answer to a call, without consulting
+// approvals or rate limits and without recording anything. It is what
+// [Authorizer.Authorize] starts from and what policy explain prints.
+func (a *Authorizer) Decide(ctx context.Context, req tool.AccessRequest) Decision {
+	p, ok := PrincipalFrom(ctx)
+	d := Decision{Principal: p, Tool: req.Name}
+	argRec, err := argsRecord(req.Args, a.paths)
+	if err != nil {
+		d.Effect = Deny
+		d.Reason = fmt.Sprintf("call to tool %q was refused: its arguments could not be read", req.Name)
+		return d
+	}
+	now := a.now()
+	c := a.set.Load()
+	ents := &entities{user: principalEntity(ctx), tool: a.toolEntity(req.Name, req.Options), roles: a.roles}
+	cr := cedar.Request{
+		Principal: ents.user.UID,
+		Action:    callAction,
+		Resource:  ents.tool.UID,
+	}
+	if c.clock {
+		cr.Context = cedar.NewRecord(cedar.RecordMap{
+			"args": argRec,
+			"now":  cedar.NewDatetime(now),
+			"hour": cedar.Long(now.UTC().Hour()),
+		})
+	} else {
+		cr.Context = cedar.NewRecord(cedar.RecordMap{"args": argRec})
+	}
+	dec, diag := cedar.Authorize(c.forTool(req.Name), ents, cr)
+	for _, e := range diag.Errors {
+		d.Errors = append(d.Errors, e.String())
+	}
+	if dec == cedar.Deny {
+		d.Effect = Deny
+		for _, r := range diag.Reasons {
+			d.Policies = append(d.Policies, string(r.PolicyID))
+			if rr := c.byID[r.PolicyID]; d.Reason == "" && rr != nil && rr.reason != "" {
+				d.Reason = rr.reason
+			}
+		}
+		if d.Reason == "" {
+			d.Reason = fmt.Sprintf("you may not call tool %q with these arguments; no permission covers this call", req.Name)
+		}
+		if a.audit != nil {
+			d.bind(p, ok, req.Args)
+		}
+		return d
+	}
+	d.Effect = Allow
+	var asks []string
+	for _, r := range diag.Reasons {
+		id := string(r.PolicyID)
+		d.Policies = append(d.Policies, id)
+		if rr := c.byID[r.PolicyID]; rr != nil && rr.ask {
+			asks = append(asks, id)
+		}
+	}
+	if len(asks) > 0 {
+		d.Effect = Ask
+		d.Policies = asks
+		d.Reason = fmt.Sprintf("call to tool %q needs a person's approval", req.Name)
+	}
+	if d.Effect == Ask || a.audit != nil {
+		d.bind(p, ok, req.Args)
+	}
+	return d
+}
+
+// bind fills in the canonical arguments and the call's digest.
+func (d *Decision) bind(p Principal, ok bool, args []byte) {
+	_, canon, err := decodeArgs(args)
+	if err != nil {
+		canon = args
+	}
+	d.Args = canon
+	d.Digest = digest(p, ok, d.Tool, canon)
+}
+
+// digest binds a call to its principal, tool and canonical arguments.
+func digest(p Principal, ok bool, name string, args []byte) string {
+	h := sha256.New()
+	field := func(s string) {
+		var n [8]byte
+		binary.BigEndian.PutUint64(n[:], uint64(len(s)))
+		h.Write(n[:])
+		h.Write([]byte(s))
+	}
+	field("clawtool call v1")
+	if ok {
+		field("user")
+		field(p.ID)
+		roles := slices.Clone(p.Roles)
+		slices.Sort(roles)
+		field(strings.Join(roles, "\x00"))
+	} else {
+		field("anonymous")
+	}
+	field(name)
+	field(string(args))
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// A DeniedError is the error [Authorizer.Authorize] returns for a call it
+// refuses. Its message is the one the model reads. It matches
+// [tool.ErrDenied].
+type DeniedError struct {
+	// Decision is the decision behind the refusal.
+	Decision Decision
+	msg      string
+	meta     map[string]any
+}
+
+// Error returns the message the model reads.
+func (e *DeniedError) Error() string { return e.msg }
+
+// Unwrap returns [tool.ErrDenied].
+func (e *DeniedError) Unwrap() error { return tool.ErrDenied }
+
+// ResultMetadata is what the refused call's Result.Metadata carries: the
+// effect, and the approval request or retry time when there is one.
+func (e *DeniedError) ResultMetadata() map[string]any { return e.meta }
+
+// Authorize decides a call for the principal in ctx and records the
+// decision (see [WithAudit], [WithLogger]). A call that needs an approval
+// runs when an approval for exactly this call is granted and unused (the
+// approval is then used up), or when the [Approver] approves it now;
+// otherwise it is refused with an approval request. A call allowed by
+// the policies is refused when its principal is over a rate limit (see
+// [Authorizer.LimitRate]), with a message saying when to retry.
+func (a *Authorizer) Authorize(ctx context.Context, req tool.AccessRequest) error {
+	start := a.now()
+	d := a.Decide(ctx, req)
+	var err error
+	switch d.Effect {
+	case Deny:
+		err = &DeniedError{Decision: d, msg: d.Reason, meta: map[string]any{"effect": string(Deny)}}
+	case Ask:
+		err = a.ask(ctx, &d)
+	}
+	if err == nil {
+		if wait, limited := a.limits.take(d.Principal.ID, d.Tool, a.now()); limited {
+			d.Effect = Deny
+			d.Reason = fmt.Sprintf("rate limit reached for tool %q; retry after %s", d.Tool, wait.Round(time.Millisecond))
+			err = &DeniedError{Decision: d, msg: d.Reason, meta: map[string]any{"effect": string(Deny), "retry_after": wait}}
+		}
+	}
+	if a.audit != nil && a.auditArgs {
+		d.auditArgs = redact(req.Args, a.secret)
+	}
+	a.record(ctx, d, a.now().Sub(start))
+	return err
+}
+
+// Outcome records how a call the Authorizer let run ended, in the audit
+// log and the log (see [WithAudit], [WithLogger]); the registry calls it.
+func (a *Authorizer) Outcome(ctx context.Context, req tool.AccessRequest, res tool.Result, took time.Duration) {
+	if a.audit == nil && a.logger == nil {
+		return
+	}
+	p, ok := PrincipalFrom(ctx)
+	d := Decision{Principal: p, Tool: req.Name}
+	d.bind(p, ok, req.Args)
+	kind := "ok"
+	if res.IsError {
+		kind = string(res.Kind)
+	}
+	if a.logger != nil {
+		a.logger.LogAttrs(ctx, slog.LevelInfo, "tool call outcome",
+			slog.String("principal", p.ID), slog.String("tool", req.Name), slog.String("outcome", kind),
+			slog.Duration("took", took), slog.String("digest", d.Digest))
+	}
+	if a.audit != nil {
+		if err := a.audit.RecordOutcome(d, res, took); err != nil && a.logger != nil {
+			a.logger.LogAttrs(ctx, slog.LevelError, "audit record failed", slog.String("error", err.Error()))
+		}
+	}
+}
+
+func (a *Authorizer) record(ctx context.Context, d Decision, took time.Duration) {
+	if a.logger != nil {
+		level := slog.LevelInfo
+		if d.Effect != Allow {
+			level = slog.LevelWarn
+		}
+		a.logger.LogAttrs(ctx, level, "tool call decision",
+			slog.String("principal", d.Principal.ID), slog.String("tool", d.Tool),
+			slog.String("effect", string(d.Effect)), slog.Any("policies", d.Policies),
+			slog.Bool("approved", d.Approved), slog.String("digest", d.Digest))
+	}
+	if a.audit != nil {
+		if err := a.audit.Record(d, took); err != nil && a.logger != nil {
+			a.logger.LogAttrs(ctx, slog.LevelError, "audit record failed", slog.String("error", err.Error()))
+		}
+	}
+}
+
+// CanList reports whether the principal in ctx may see the tool: some
+// permit may apply to some arguments, and no forbid applies whatever the
+// arguments.
+func (a *Authorizer) CanList(ctx context.Context, name string, opts tool.Options) bool {
+	ents := &entities{user: principalEntity(ctx), tool: a.toolEntity(name, opts), roles: a.roles}
+	return a.set.Load().listable(name, ents)
+}
+
+func (c *compiled) listable(name string, ents *entities) bool {
+	env := eval.Env{
+		Entities:  ents,
+		Principal: ents.user.UID,
+		Action:    callAction,
+		Resource:  ents.tool.UID,
+		Context:   eval.Variable("context"),
+	}
+	permitted := false
+	for _, r := range c.forTool(name) {
+		residual, keep := eval.PartialPolicy(env, r.ast)
+		if !keep {
+			continue
+		}
+		if r.forbid {
+			if len(residual.Conditions) == 0 {
+				return false
+			}
+			continue
+		}
+		permitted = true
+	}
+	return permitted
+}
+
+// View returns the tools of reg the principal in ctx may see (see
+// [Authorizer.CanList]): their Definitions for the model, List and
+// Execute. It follows reloads of the policies. Calls through it are
+// still decided one by one when reg was made with this Authorizer.
+func (a *Authorizer) View(ctx context.Context, reg *tool.Registry) *tool.View {
+	user := principalEntity(ctx)
+	return reg.View(func(name string, opts tool.Options) bool {
+		return a.set.Load().listable(name, &entities{user: user, tool: a.toolEntity(name, opts), roles: a.roles})
+	})
+}
+
+// Only returns the view of reg limited to names, for a skill or role that
+// needs exactly those tools. It returns an error naming the first of
+// names that reg lacks.
+func Only(reg *tool.Registry, names ...string) (*tool.View, error) {
+	set := make(map[string]bool, len(names))
+	for _, n := range names {
+		set[n] = true
+	}
+	v := reg.View(func(name string, _ tool.Options) bool { return set[name] })
+	if err := v.Require(names...); err != nil {
+		return nil, err
+	}
+	return v, nil
+}

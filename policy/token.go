@@ -1,0 +1,173 @@
+package policy
+
+import (
+	"context"
+	"crypto/ecdsa"
+	"crypto/ed25519"
+	"crypto/rsa"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/golang-jwt/jwt/v5"
+)
+
+// ErrInvalidToken is wrapped by a [TokenVerifier] for a token it does
+// not accept: malformed, forged, expired, or for another audience.
+var ErrInvalidToken = errors.New("invalid token")
+
+// A TokenVerifier turns a bearer token into the principal it was issued
+// for, as an OAuth 2.1 resource server does.
+type TokenVerifier interface {
+	VerifyToken(ctx context.Context, token string) (Principal, error)
+}
+
+// maxTokenBytes bounds the bearer tokens read.
+const maxTokenBytes = 16 << 10
+
+// A JWTVerifier verifies JSON Web Tokens signed with keys it knows (a
+// static key set; fetching keys from a JWKS URL is left to the program,
+// which may refresh Keys by replacing the verifier). A token is accepted
+// when its signature verifies with the key its "kid" header names (the key
+// under "" when it names none), its algorithm fits that key (HMAC for a
+// []byte, RS/PS for an RSA key, ES for an ECDSA key, EdDSA for Ed25519),
+// it has not expired ("exp" is required), it is not used before "nbf",
+// and its "iss" and "aud" are Issuer and Audience. The principal's ID is
+// the "sub" claim, its roles the RolesClaim claim (a list of strings),
+// and its attributes the claims named in AttrClaims.
+type JWTVerifier struct {
+	Keys       map[string]any
+	Issuer     string
+	Audience   string
+	RolesClaim string // default "roles"
+	AttrClaims []string
+	Leeway     time.Duration
+	Now        func() time.Time // default time.Now
+}
+
+// VerifyToken implements [TokenVerifier].
+func (v *JWTVerifier) VerifyToken(ctx context.Context, token string) (Principal, error) {
+	if len(token) > maxTokenBytes {
+		return Principal{}, fmt.Errorf("%w: longer than %d bytes", ErrInvalidToken, maxTokenBytes)
+	}
+	if v.Issuer == "" || v.Audience == "" {
+		return Principal{}, fmt.Errorf("%w: the verifier has no issuer or audience configured", ErrInvalidToken)
+	}
+	opts := []jwt.ParserOption{
+		jwt.WithIssuer(v.Issuer), jwt.WithAudience(v.Audience), jwt.WithExpirationRequired(),
+		jwt.WithLeeway(v.Leeway), jwt.WithValidMethods([]string{"HS256", "HS384", "HS512", "RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "ES256", "ES384", "ES512", "EdDSA"}),
+	}
+	if v.Now != nil {
+		opts = append(opts, jwt.WithTimeFunc(v.Now))
+	}
+	claims := jwt.MapClaims{}
+	_, err := jwt.NewParser(opts...).ParseWithClaims(token, claims, func(t *jwt.Token) (any, error) {
+		kid, _ := t.Header["kid"].(string)
+		key, ok := v.Keys[kid]
+		if !ok {
+			return nil, fmt.Errorf("unknown key %q", kid)
+		}
+		var fits bool
+		switch key.(type) {
+		case []byte:
+			_, fits = t.Method.(*jwt.SigningMethodHMAC)
+		case *rsa.PublicKey:
+			_, fits = t.Method.(*jwt.SigningMethodRSA)
+			if !fits {
+				_, fits = t.Method.(*jwt.SigningMethodRSAPSS)
+			}
+		case *ecdsa.PublicKey:
+			_, fits = t.Method.(*jwt.SigningMethodECDSA)
+		case ed25519.PublicKey:
+			_, fits = t.Method.(*jwt.SigningMethodEd25519)
+		}
+		if !fits {
+			return nil, fmt.Errorf("algorithm %s does not fit key %q", t.Method.Alg(), kid)
+		}
+		return key, nil
+	})
+	if err != nil {
+		return Principal{}, fmt.Errorf("%w: %v", ErrInvalidToken, err)
+	}
+	sub, _ := claims["sub"].(string)
+	if sub == "" {
+		return Principal{}, fmt.Errorf("%w: no subject", ErrInvalidToken)
+	}
+	p := Principal{ID: sub}
+	rc := v.RolesClaim
+	if rc == "" {
+		rc = "roles"
+	}
+	if roles, ok := claims[rc].([]any); ok {
+		for _, r := range roles {
+			if s, ok := r.(string); ok {
+				p.Roles = append(p.Roles, s)
+			}
+		}
+	}
+	for _, name := range v.AttrClaims {
+		if val, ok := claims[name]; ok {
+			if p.Attrs == nil {
+				p.Attrs = map[string]any{}
+			}
+			p.Attrs[name] = val
+		}
+	}
+	return p, nil
+}
+
+// RequireToken returns HTTP middleware for a resource server: a request
+// whose Authorization header carries a bearer token v accepts goes on
+// with the token's principal on its context ([PrincipalFrom]); any other
+// gets 401 Unauthorized with a WWW-Authenticate challenge that points to
+// the protected-resource metadata at metadataURL (RFC 9728), and the
+// next handler is not called.
+func RequireToken(v TokenVerifier, metadataURL string) func(http.Handler) http.Handler {
+	return func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			scheme, token, _ := strings.Cut(r.Header.Get("Authorization"), " ")
+			var p Principal
+			err := fmt.Errorf("%w: no bearer token", ErrInvalidToken)
+			if strings.EqualFold(scheme, "Bearer") && token != "" {
+				p, err = v.VerifyToken(r.Context(), strings.TrimSpace(token))
+			}
+			if err != nil {
+				challenge := fmt.Sprintf("Bearer resource_metadata=%q", metadataURL)
+				if token != "" {
+					challenge += `, error="invalid_token"`
+				}
+				w.Header().Set("WWW-Authenticate", challenge)
+				http.Error(w, "unauthorized: a valid bearer token is required", http.StatusUnauthorized)
+				return
+			}
+			next.ServeHTTP(w, r.WithContext(WithPrincipal(r.Context(), p)))
+		})
+	}
+}
+
+// ResourceMetadata is the OAuth 2.0 protected resource metadata of RFC
+// 9728, served by [ResourceMetadata.ServeHTTP] at
+// /.well-known/oauth-protected-resource.
+type ResourceMetadata struct {
+	Resource             string   `json:"resource"`
+	AuthorizationServers []string `json:"authorization_servers,omitempty"`
+	ScopesSupported      []string `json:"scopes_supported,omitempty"`
+	BearerMethods        []string `json:"bearer_methods_supported,omitempty"`
+}
+
+// ServeHTTP answers GET with the metadata as JSON.
+func (m ResourceMetadata) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodGet && r.Method != http.MethodHead {
+		w.Header().Set("Allow", "GET, HEAD")
+		http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
+		return
+	}
+	if m.BearerMethods == nil {
+		m.BearerMethods = []string{"header"}
+	}
+	w.Header().Set("Content-Type", "application/json")
+	_ = json.NewEncoder(w).Encode(m)
+}
