@@ -20,6 +20,7 @@ import (
 type natsFlags struct {
 	url    string
 	prefix string
+	extra  []natstool.ImportOption // set by the other flags, such as --as (natspolicy.go)
 }
 
 func addNATSFlags(fs *flag.FlagSet) *natsFlags {
@@ -56,6 +57,7 @@ func (n *natsFlags) importInto(ctx context.Context, e *env, r *tool.Registry) (c
 		return nil, fmt.Errorf("NATS %s: %w", n.url, err)
 	}
 	opts := []natstool.ImportOption{natstool.WithPrefix(n.prefix), natstool.WithImportLogger(discardLogger)}
+	opts = append(opts, n.extra...)
 	im, err := natstool.Import(ctx, nc, r, opts...)
 	if err != nil {
 		nc.Close()
@@ -109,7 +111,7 @@ interrupted.`)
 		return exitToolError
 	}
 	defer nc.Close()
-	svc, err := natstool.Serve(nc, r, natstool.WithServiceName(*name), natstool.WithMaxInFlight(*inFlight, -1))
+	svc, err := natstool.Serve(nc, r, append(rf.policy.serveOptions(), natstool.WithServiceName(*name), natstool.WithMaxInFlight(*inFlight, -1))...)
 	if err != nil {
 		fmt.Fprintf(e.stderr, "clawtool worker: %v\n", err)
 		return exitToolError

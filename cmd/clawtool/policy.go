@@ -27,6 +27,9 @@ type policyFlags struct {
 	rolesIn string
 	audit   string
 	approve bool
+	// forward is set when calls may leave the process (--nats): then --as
+	// is meaningful without --policy, as the principal the calls carry.
+	forward bool
 
 	loaded *asPrincipal // what options made, for listFilter
 }
@@ -60,8 +63,12 @@ func (pf *policyFlags) principal() (policy.Principal, bool, error) {
 // authorizer loads --policy; nil when it is not given.
 func (pf *policyFlags) authorizer() (*policy.Authorizer, error) {
 	if pf.file == "" {
+		if pf.as != "" && pf.forward {
+			_, _, err := pf.principal()
+			return nil, err
+		}
 		if pf.as != "" || pf.audit != "" || pf.rolesIn != "" || pf.approve {
-			return nil, errors.New("--as, --roles-in, --audit and --approve need --policy")
+			return nil, errors.New("--as, --roles-in, --audit and --approve need --policy (--as alone also works with --nats)")
 		}
 		return nil, nil
 	}

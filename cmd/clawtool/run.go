@@ -178,6 +178,7 @@ func addRegistryFlags(fs *flag.FlagSet) *registryFlags {
 // cleanup when done.
 func (rf *registryFlags) build(ctx context.Context, e *env) (r *tool.Registry, cleanup func(), err error) {
 	var undo cleanups
+	rf.forwardPrincipal()
 	r, err = rf.mcp.base(rf.policy)
 	if err == nil {
 		err = undo.add(rf.ws.registerInto(r))
@@ -204,6 +205,7 @@ func (rf *registryFlags) build(ctx context.Context, e *env) (r *tool.Registry, c
 // when every one has been tried.
 func (rf *registryFlags) buildInBackground(ctx context.Context, e *env) (r *tool.Registry, pending <-chan struct{}, cleanup func(), err error) {
 	var undo cleanups
+	rf.forwardPrincipal()
 	r, err = rf.mcp.base(rf.policy)
 	if err == nil {
 		err = undo.add(rf.ws.registerInto(r))
