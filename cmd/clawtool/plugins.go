@@ -4,6 +4,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -19,6 +20,11 @@ import (
 type configFlags struct {
 	file  string
 	watch bool // reload the file when it changes (serve, chat)
+
+	// reloaded, if set, is called after each reload (configpolicy.go),
+	// and stderr is where it reports.
+	reloaded func(h *plugins.Host, err error)
+	stderr   io.Writer
 }
 
 func addConfigFlags(fs *flag.FlagSet) *configFlags {
@@ -31,7 +37,13 @@ func addConfigFlags(fs *flag.FlagSet) *configFlags {
 func (c *configFlags) newHost(e *env, r *tool.Registry, opts ...plugins.Option) *plugins.Host {
 	logger := slog.New(slog.NewTextHandler(e.stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	opts = append([]plugins.Option{plugins.WithLogger(logger), plugins.WithCacheDir(wasmCacheDir())}, opts...)
-	return plugins.NewHost(r, opts...)
+	var h *plugins.Host
+	if c.reloaded != nil {
+		c.stderr = e.stderr
+		opts = append(opts, plugins.WithReloadFunc(func(err error) { c.reloaded(h, err) }))
+	}
+	h = plugins.NewHost(r, opts...)
+	return h
 }
 
 // importInto loads the file's entries into r, waiting for them; an entry

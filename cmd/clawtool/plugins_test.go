@@ -27,6 +27,10 @@ func writePluginsConfig(t *testing.T, file, prefix string, missing bool) {
 		servers["gone"] = map[string]any{"command": "/nonexistent/mcp-server"}
 	}
 	b, _ := json.Marshal(map[string]any{"mcpServers": servers, "permissions": "perm.json"})
+	// The permissions the configuration names apply (configpolicy.go): let every call through.
+	if err := os.WriteFile(filepath.Join(filepath.Dir(file), "perm.json"), []byte("permit (principal, action, resource);\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	tmp := file + ".tmp"
 	if err := os.WriteFile(tmp, b, 0o600); err != nil {
 		t.Fatal(err)

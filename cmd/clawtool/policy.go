@@ -13,6 +13,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -30,6 +31,10 @@ type policyFlags struct {
 	// forward is set when calls may leave the process (--nats): then --as
 	// is meaningful without --policy, as the principal the calls carry.
 	forward bool
+	// fromConfig is set when file is the --config file's "permissions".
+	fromConfig bool
+	reloadMu   sync.Mutex // serializes reloads, which may change file
+	lastSource []byte     // with fromConfig, the policy text loaded last
 
 	loaded *asPrincipal // what options made, for listFilter
 }
@@ -134,6 +139,8 @@ func (pf *policyFlags) reloadOnHangup(ctx context.Context, w io.Writer) {
 
 // reload reloads --policy and says how it went.
 func (pf *policyFlags) reload(w io.Writer) {
+	pf.reloadMu.Lock()
+	defer pf.reloadMu.Unlock()
 	if err := pf.loaded.a.ReloadFile(pf.file); err != nil {
 		fmt.Fprintf(w, "clawtool: policy reload failed, the previous policies stay in force: %v\n", err)
 		return

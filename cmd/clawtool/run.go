@@ -179,6 +179,7 @@ func addRegistryFlags(fs *flag.FlagSet) *registryFlags {
 func (rf *registryFlags) build(ctx context.Context, e *env) (r *tool.Registry, cleanup func(), err error) {
 	var undo cleanups
 	rf.forwardPrincipal()
+	rf.permissionsFromConfig()
 	r, err = rf.mcp.base(rf.policy)
 	if err == nil {
 		err = undo.add(rf.ws.registerInto(r))
@@ -206,6 +207,7 @@ func (rf *registryFlags) build(ctx context.Context, e *env) (r *tool.Registry, c
 func (rf *registryFlags) buildInBackground(ctx context.Context, e *env) (r *tool.Registry, pending <-chan struct{}, cleanup func(), err error) {
 	var undo cleanups
 	rf.forwardPrincipal()
+	rf.permissionsFromConfig()
 	r, err = rf.mcp.base(rf.policy)
 	if err == nil {
 		err = undo.add(rf.ws.registerInto(r))

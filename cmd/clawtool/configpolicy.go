@@ -1,0 +1,82 @@
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/miniopenclaw/tool/plugins"
+)
+
+// The permissions of a configuration file: when --config names a file
+// whose "permissions" names a Cedar policy file (relative to the
+// configuration file's directory) and --policy is not given, that file is
+// applied as --policy would be, with --as, --roles-in, --audit and
+// --approve. Each time the configuration file is reloaded (serve and chat
+// follow its changes), the policy file it names is reloaded too. A
+// configuration that no longer names one, or a policy file that does not
+// parse, leaves the policies in force: permissions are never dropped by
+// an edit. A file that starts naming permissions only after the command
+// started is reported; they apply from the next start.
+
+// permissionsFromConfig sets --policy from the configuration file's
+// "permissions" when --policy is not given. A configuration file that
+// cannot be read is left to the plugins host, which reports it.
+func (rf *registryFlags) permissionsFromConfig() {
+	if rf.config.file == "" || rf.policy.file != "" {
+		return
+	}
+	c, err := plugins.ReadFile(rf.config.file)
+	if err != nil || c.Permissions == "" {
+		rf.config.reloaded = rf.permissionsReloaded
+		return
+	}
+	rf.policy.file = permissionsPath(rf.config.file, c.Permissions)
+	rf.policy.fromConfig = true
+	rf.policy.lastSource, _ = os.ReadFile(rf.policy.file)
+	rf.config.reloaded = rf.permissionsReloaded
+}
+
+// permissionsPath resolves p, named in the configuration file config,
+// against config's directory.
+func permissionsPath(config, p string) string {
+	if filepath.IsAbs(p) {
+		return p
+	}
+	return filepath.Join(filepath.Dir(config), p)
+}
+
+// permissionsReloaded follows a reload of the configuration file: it
+// reloads the permissions it names, reporting on the command's stderr.
+func (rf *registryFlags) permissionsReloaded(h *plugins.Host, err error) {
+	w := rf.config.stderr
+	if err != nil || w == nil {
+		return // the host reports a configuration that was refused
+	}
+	c := h.Config()
+	switch {
+	case c == nil:
+		return
+	case !rf.policy.fromConfig || rf.policy.loaded == nil:
+		if c.Permissions != "" {
+			fmt.Fprintf(w, "clawtool: %s now names permissions %s: they apply from the next start\n", rf.config.file, c.Permissions)
+		}
+		return
+	case c.Permissions == "":
+		fmt.Fprintf(w, "clawtool: %s no longer names permissions; those of %s stay in force until the next start\n", rf.config.file, rf.policy.file)
+		return
+	}
+	file := permissionsPath(rf.config.file, c.Permissions)
+	src, _ := os.ReadFile(file)
+	pf := rf.policy
+	pf.reloadMu.Lock()
+	same := file == pf.file && src != nil && bytes.Equal(src, pf.lastSource)
+	if !same {
+		pf.file, pf.lastSource = file, src
+	}
+	pf.reloadMu.Unlock()
+	if !same {
+		pf.reload(w)
+	}
+}
