@@ -117,6 +117,7 @@ const maxCallBytes = tool.DefaultMaxArgsBytes + 4096
 type callRequest struct {
 	Name string          `json:"name"`
 	Args json.RawMessage `json:"args"`
+	As   *callAs         `json:"as,omitempty"` // see WithCallAs
 }
 
 // violation is one tool.Violation for the page.
@@ -151,6 +152,23 @@ func (h *Handler) call(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, fmt.Sprintf("no tool %q", req.Name))
 		return
 	}
+	callCtx := r.Context()
+	if req.As != nil {
+		if h.callAs == nil {
+			writeError(w, http.StatusBadRequest, `"as" needs a policy: start the inspector with --policy`)
+			return
+		}
+		if msg := req.As.check(); msg != "" {
+			writeError(w, http.StatusBadRequest, msg)
+			return
+		}
+		c, err := h.callAs(callCtx, req.As.ID, req.As.Roles)
+		if err != nil {
+			writeError(w, http.StatusBadRequest, `"as": `+err.Error())
+			return
+		}
+		callCtx = c
+	}
 	args := req.Args
 	if len(bytes.TrimSpace(args)) == 0 || string(bytes.TrimSpace(args)) == "null" {
 		args = json.RawMessage("{}")
@@ -176,7 +194,7 @@ func (h *Handler) call(w http.ResponseWriter, r *http.Request) {
 			dropped.Add(1)
 		}
 	}
-	ctx := tool.WithProgress(r.Context(), func(progress, total float64, message string) {
+	ctx := tool.WithProgress(callCtx, func(progress, total float64, message string) {
 		send(sseEvent{"progress", map[string]any{"progress": progress, "total": total, "message": message}})
 	})
 	ctx = tool.WithClientLogger(ctx, slog.New(&eventHandler{send: send, level: slog.LevelDebug}))

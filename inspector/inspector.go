@@ -17,9 +17,11 @@
 package inspector
 
 import (
+	"context"
 	"crypto/rand"
 	"crypto/subtle"
 	"encoding/hex"
+	"io"
 	"net"
 	"net/http"
 	"net/url"
@@ -45,6 +47,8 @@ type Handler struct {
 	hosts     []string
 	mux       *http.ServeMux
 	maxEvents int
+	callAs    func(ctx context.Context, id string, roles []string) (context.Context, error)
+	openAudit func() (io.ReadSeekCloser, error)
 }
 
 // An Option configures a [Handler].
@@ -105,6 +109,8 @@ func New(r *tool.Registry, opts ...Option) *Handler {
 	h.mux.HandleFunc("POST /api/call", h.call)
 	h.mux.HandleFunc("POST /api/batch", h.batch)
 	h.mux.HandleFunc("POST /api/trace", h.trace)
+	h.mux.HandleFunc("GET /api/access", h.access)
+	h.mux.HandleFunc("GET /api/audit", h.audit)
 	return h
 }
 

@@ -44,7 +44,7 @@ other web sites and other host names. It runs until it is interrupted.`)
 		fmt.Fprintf(e.stderr, "clawtool inspect: %v\n", err)
 		return exitUsage
 	}
-	h := newInspector(r)
+	h := newInspector(r, rf.policy.inspectorOptions()...)
 	hs := &http.Server{
 		Handler:           bodyDeadline(h, httpBodyTimeout),
 		ReadHeaderTimeout: httpHeaderTimeout,
@@ -72,8 +72,8 @@ other web sites and other host names. It runs until it is interrupted.`)
 
 // mountInspector serves the inspector for r under /ui/ on mux, for serve
 // --http --ui, and prints its URL.
-func mountInspector(e *env, mux *http.ServeMux, r *tool.Registry, addr net.Addr) {
-	h := newInspector(r)
+func mountInspector(e *env, mux *http.ServeMux, r *tool.Registry, addr net.Addr, opts ...inspector.Option) {
+	h := newInspector(r, opts...)
 	mux.Handle("/ui/", http.StripPrefix("/ui", h))
 	fmt.Fprintf(e.stderr, "clawtool: inspector at %s\n", h.URL("http://"+addr.String()+"/ui/"))
 }
@@ -88,8 +88,8 @@ func warnExposed(e *env, addr net.Addr) {
 }
 
 // newInspector returns the inspector for r with the definition formats of
-// clawtool schema and the source of each tool.
-func newInspector(r *tool.Registry) *inspector.Handler {
+// clawtool schema and the source of each tool, and opts.
+func newInspector(r *tool.Registry, opts ...inspector.Option) *inspector.Handler {
 	builtins := map[string]bool{}
 	br := tool.NewRegistry()
 	if registerBuiltins(br) == nil {
@@ -97,7 +97,7 @@ func newInspector(r *tool.Registry) *inspector.Handler {
 			builtins[t.Name()] = true
 		}
 	}
-	return inspector.New(r,
+	return inspector.New(r, append([]inspector.Option{
 		inspector.WithDefinitions(providerFormats(), renderDefinitions),
 		inspector.WithSource(func(name string) string {
 			t, ok := r.Get(name)
@@ -105,7 +105,7 @@ func newInspector(r *tool.Registry) *inspector.Handler {
 				return ""
 			}
 			return toolSource(t, builtins[name])
-		}))
+		})}, opts...)...)
 }
 
 // toolSource says where a tool comes from, from the package of its type.

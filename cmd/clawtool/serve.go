@@ -85,7 +85,7 @@ client with notifications/tools/list_changed as they arrive.`)
 	}
 	mux.Handle(serveEndpoint, endpoint)
 	if *ui {
-		mountInspector(e, mux, r, ln.Addr())
+		mountInspector(e, mux, r, ln.Addr(), rf.policy.inspectorOptions()...)
 	}
 	hs := &http.Server{
 		Handler:           bodyDeadline(mux, httpBodyTimeout),
