@@ -128,7 +128,8 @@ The file is the "mcpServers" JSON of the desktop agent hosts and editors
 which may add per server "prefix", "tools" and "excludeTools" (name
 patterns) and "timeout"; "wasmModules" ({NAME: {"path", "tools",
 "workspace", "env", "memoryPages", "timeout"}}); "defaults" ({"timeout",
-"maxOutput"}); and "sandboxPolicy" and "permissions" file names. ${NAME}
+"maxOutput"}); and "sandboxPolicy" and "permissions" file names
+("permissions", a Cedar policy file, applies as --policy would). ${NAME}
 is replaced with the environment variable's value. With --config, list,
 call, schema, search, chat and serve add the file's tools; serve and chat
 reload it when it changes.`)
