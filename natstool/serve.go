@@ -301,7 +301,7 @@ func (s *Service) build() (micro.Service, error) {
 		size += len(ep.meta) + 2*len(ep.subject) + 64
 		eps = append(eps, ep)
 	}
-	if limit := int(s.nc.MaxPayload()); size > limit-4096 {
+	if limit := s.maxPayload(); size > limit-4096 {
 		return nil, fmt.Errorf("natstool: the definitions of %d tools take about %d bytes, more than fits in one $SRV.INFO reply (the server's max payload is %d bytes): serve them as several services", len(eps), size, limit)
 	}
 	svc, err := micro.AddService(s.nc, micro.Config{
@@ -330,6 +330,16 @@ func (s *Service) build() (micro.Service, error) {
 		return nil, fmt.Errorf("natstool: %w", err)
 	}
 	return svc, nil
+}
+
+// maxPayload is the server's max payload, or the NATS default of 1 MiB
+// while a connection made with nats.RetryOnFailedConnect has not reached
+// a server yet (it reports 0 then).
+func (s *Service) maxPayload() int {
+	if n := s.nc.MaxPayload(); n > 0 {
+		return int(n)
+	}
+	return 1 << 20
 }
 
 // announce tells importers that an instance started, changed or stopped.
@@ -486,7 +496,7 @@ func (s *Service) result(req micro.Request, name string, res tool.Result) {
 		body, _ = json.Marshal(tool.Result{IsError: true, Kind: tool.KindToolError, Error: fmt.Sprintf("tool %q returned a result that cannot be encoded: %v", name, err)})
 	}
 	hdr := micro.Headers{HeaderKind: []string{kindResult}}
-	if limit := int(s.nc.MaxPayload()) - 1024; len(body) > limit {
+	if limit := s.maxPayload() - 1024; len(body) > limit {
 		body, hdr = s.largeResult(name, body, limit)
 	}
 	if err := req.Respond(body, micro.WithHeaders(hdr)); err != nil && !errors.Is(err, nats.ErrConnectionClosed) {

@@ -86,21 +86,28 @@ every clawtool on a NATS bus, as a NATS micro service. Start as many
 workers of one service as you like, on as many machines: they share the
 calls, and when one goes away the others carry on. It runs until it is
 interrupted.`)
-	url := fs.String("nats", "", "the NATS server's `URL` (required), e.g. nats://127.0.0.1:4222")
 	name := fs.String("name", natstool.DefaultServiceName, "the service's `NAME`: workers with the same name share its calls")
 	inFlight := fs.Int("max-in-flight", natstool.DefaultMaxInFlight, "run at most `N` calls at once")
 	rf := addRegistryFlags(fs)
+	fs.Lookup("nats").Usage = "serve on the NATS server at `URL` (required), e.g. nats://127.0.0.1:4222"
+	fs.Lookup("nats-prefix").Usage = "not for worker: a worker serves its tools under their own names"
 	if code := parseFlags(fs, args, e.stdout); code >= 0 {
 		return code
 	}
+	// The registry flags define --nats; for a worker it names the bus to
+	// serve on, not one to import from.
+	url := &rf.nats.url
 	if *url == "" {
 		fmt.Fprintln(e.stderr, "clawtool worker: --nats URL is required")
 		return exitUsage
 	}
-	if rf.nats.url != "" {
-		fmt.Fprintln(e.stderr, "clawtool worker: serve tools from the bus on the bus? --nats is the bus to serve on; drop the other")
+	if rf.nats.prefix != "" {
+		fmt.Fprintln(e.stderr, "clawtool worker: --nats-prefix is for importing tools; a worker serves its tools under their own names")
 		return exitUsage
 	}
+	busURL := *url
+	*url = ""
+	url = &busURL
 	r, cleanup, ok := rf.open(ctx, e, "worker")
 	if !ok {
 		return exitToolError
