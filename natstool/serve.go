@@ -38,6 +38,7 @@ type serveConfig struct {
 	bucket                     string
 	callContext                func(context.Context, nats.Header) (context.Context, error)
 	logger                     *slog.Logger
+	jobs                       *Jobs
 }
 
 // WithServiceName sets the micro service's name ([DefaultServiceName] by
@@ -149,6 +150,7 @@ type Service struct {
 	stopWatch func()
 	dirty     chan struct{}
 	loopDone  chan struct{}
+	jobWorker *JobWorker
 	calls     sync.WaitGroup
 }
 
@@ -201,6 +203,17 @@ func Serve(nc *nats.Conn, reg *tool.Registry, opts ...ServeOption) (*Service, er
 		return nil, err
 	}
 	s.svc = svc
+	if cfg.jobs != nil {
+		s.jobWorker, err = cfg.jobs.Work(reg, cfg.name+"/"+svc.Info().ID, cfg.maxInFlight)
+		if err != nil {
+			s.stopWatch()
+			svc.Stop()
+			s.cancelSub.Unsubscribe()
+			s.cancel()
+			close(s.loopDone)
+			return nil, err
+		}
+	}
 	s.announce(Announcement{Service: cfg.name, ID: svc.Info().ID})
 	go s.watch()
 	return s, nil
@@ -231,6 +244,9 @@ func (s *Service) Stop() error {
 	s.stopWatch()
 	close(s.dirty)
 	<-s.loopDone
+	if s.jobWorker != nil {
+		s.jobWorker.Stop()
+	}
 	err := svc.Stop()
 	if s.nc.IsClosed() {
 		s.cancel()

@@ -88,6 +88,7 @@ calls, and when one goes away the others carry on. It runs until it is
 interrupted.`)
 	name := fs.String("name", natstool.DefaultServiceName, "the service's `NAME`: workers with the same name share its calls")
 	inFlight := fs.Int("max-in-flight", natstool.DefaultMaxInFlight, "run at most `N` calls at once")
+	jobs := fs.Bool("jobs", false, "also take durable jobs from the JetStream work queue (the server needs JetStream)")
 	rf := addRegistryFlags(fs)
 	fs.Lookup("nats").Usage = "serve on the NATS server at `URL` (required), e.g. nats://127.0.0.1:4222"
 	fs.Lookup("nats-prefix").Usage = "not for worker: a worker serves its tools under their own names"
@@ -119,7 +120,18 @@ interrupted.`)
 		return exitToolError
 	}
 	defer nc.Close()
-	svc, err := natstool.Serve(nc, r, natstool.WithServiceName(*name), natstool.WithMaxInFlight(*inFlight, -1))
+	serveOpts := []natstool.ServeOption{natstool.WithServiceName(*name), natstool.WithMaxInFlight(*inFlight, -1)}
+	if *jobs {
+		jctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+		j, err := natstool.OpenJobs(jctx, nc)
+		cancel()
+		if err != nil {
+			fmt.Fprintf(e.stderr, "clawtool worker: --jobs: %v\n", err)
+			return exitToolError
+		}
+		serveOpts = append(serveOpts, natstool.WithJobs(j))
+	}
+	svc, err := natstool.Serve(nc, r, serveOpts...)
 	if err != nil {
 		fmt.Fprintf(e.stderr, "clawtool worker: %v\n", err)
 		return exitToolError
