@@ -615,6 +615,9 @@ func (im *Importer) newRemoteTool(service string, d remoteDef) (*remoteTool, err
 			Annotations:  d.toolAnnotations(),
 			OutputSchema: d.OutputSchema,
 			Retry:        retry,
+			// Execute always honors its context, so the goroutine of its
+			// own that Registry.Execute gives other tools saves nothing.
+			Inline: true,
 			// The worker enforces the tool's own limit; the caller's
 			// registry default (or context) bounds the wait here.
 		},

@@ -452,27 +452,27 @@ func (s *Service) onCancel(m *nats.Msg) {
 }
 
 // heartbeats sends a heartbeat to reply every interval until stop is
-// called; stop returns after the last one was sent, so that a heartbeat
-// never follows the result.
+// called; once stop returns, no heartbeat follows, so that none comes
+// after the result. A timer rather than a goroutine: most calls end before
+// the first heartbeat, and stopping then costs no goroutine switch.
 func (s *Service) heartbeats(reply string) (stop func()) {
-	done := make(chan struct{})
-	finished := make(chan struct{})
-	go func() {
-		defer close(finished)
-		t := time.NewTicker(s.cfg.heartbeat)
-		defer t.Stop()
-		for {
-			select {
-			case <-done:
-				return
-			case <-t.C:
-				s.reply(reply, kindHeartbeat, nil)
-			}
+	var mu sync.Mutex
+	stopped := false
+	var t *time.Timer
+	t = time.AfterFunc(s.cfg.heartbeat, func() {
+		mu.Lock()
+		defer mu.Unlock()
+		if stopped {
+			return
 		}
-	}()
+		s.reply(reply, kindHeartbeat, nil)
+		t.Reset(s.cfg.heartbeat)
+	})
 	return func() {
-		close(done)
-		<-finished
+		mu.Lock()
+		stopped = true
+		t.Stop()
+		mu.Unlock()
 	}
 }
 
