@@ -73,6 +73,7 @@ type jobsConfig struct {
 	ackWait                 time.Duration
 	maxDeliver              int
 	ttl                     time.Duration
+	replicas                int
 	logger                  *slog.Logger
 }
 
@@ -119,6 +120,17 @@ func WithJobTTL(d time.Duration) JobsOption {
 	}
 }
 
+// WithJobReplicas sets how many servers of a JetStream cluster keep the
+// work queue and the job records (1 by default; 3 survives the loss of a
+// server). It takes effect when they are created or updated.
+func WithJobReplicas(n int) JobsOption {
+	return func(c *jobsConfig) {
+		if n > 0 {
+			c.replicas = n
+		}
+	}
+}
+
 // WithJobsLogger sets the logger of workers' job events. The default is
 // [slog.Default].
 func WithJobsLogger(l *slog.Logger) JobsOption {
@@ -147,7 +159,7 @@ type Jobs struct {
 func OpenJobs(ctx context.Context, nc *nats.Conn, opts ...JobsOption) (*Jobs, error) {
 	cfg := jobsConfig{
 		stream: DefaultJobStream, bucket: DefaultJobBucket, subject: DefaultJobSubject,
-		ackWait: DefaultAckWait, maxDeliver: DefaultMaxDeliver, ttl: DefaultJobTTL,
+		ackWait: DefaultAckWait, maxDeliver: DefaultMaxDeliver, ttl: DefaultJobTTL, replicas: 1,
 	}
 	for _, o := range opts {
 		o(&cfg)
@@ -162,11 +174,12 @@ func OpenJobs(ctx context.Context, nc *nats.Conn, opts ...JobsOption) (*Jobs, er
 		Retention:  jetstream.WorkQueuePolicy,
 		MaxAge:     cfg.ttl,
 		Duplicates: min(cfg.ttl, 10*time.Minute),
+		Replicas:   cfg.replicas,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("natstool: jobs: stream %s: %w", cfg.stream, err)
 	}
-	kv, err := js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{Bucket: cfg.bucket, TTL: cfg.ttl, History: 1})
+	kv, err := js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{Bucket: cfg.bucket, TTL: cfg.ttl, History: 1, Replicas: cfg.replicas})
 	if err != nil {
 		return nil, fmt.Errorf("natstool: jobs: bucket %s: %w", cfg.bucket, err)
 	}

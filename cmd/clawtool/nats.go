@@ -89,6 +89,7 @@ interrupted.`)
 	name := fs.String("name", natstool.DefaultServiceName, "the service's `NAME`: workers with the same name share its calls")
 	inFlight := fs.Int("max-in-flight", natstool.DefaultMaxInFlight, "run at most `N` calls at once")
 	jobs := fs.Bool("jobs", false, "also take durable jobs from the JetStream work queue (the server needs JetStream)")
+	ackWait := fs.Duration("jobs-ack-wait", natstool.DefaultAckWait, "with --jobs: give a job to another worker when its worker has been silent for `D`")
 	rf := addRegistryFlags(fs)
 	fs.Lookup("nats").Usage = "serve on the NATS server at `URL` (required), e.g. nats://127.0.0.1:4222"
 	fs.Lookup("nats-prefix").Usage = "not for worker: a worker serves its tools under their own names"
@@ -123,7 +124,7 @@ interrupted.`)
 	serveOpts := []natstool.ServeOption{natstool.WithServiceName(*name), natstool.WithMaxInFlight(*inFlight, -1)}
 	if *jobs {
 		jctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-		j, err := natstool.OpenJobs(jctx, nc)
+		j, err := natstool.OpenJobs(jctx, nc, natstool.WithAckWait(*ackWait, 0))
 		cancel()
 		if err != nil {
 			fmt.Fprintf(e.stderr, "clawtool worker: --jobs: %v\n", err)

@@ -350,3 +350,67 @@ func TestProcessesSurviveFailures(t *testing.T) {
 	}
 	natsProc.kill()
 }
+
+// TestProcessJobSurvivesWorkerKill kills with SIGKILL the worker process
+// that holds a durable job: the job goes to the other worker and is
+// completed once.
+func TestProcessJobSurvivesWorkerKill(t *testing.T) {
+	tmp := t.TempDir()
+	natsProc, line := startCLI(t, "NATS server at", nil, "nats-server", "--addr", "127.0.0.1:0", "--jetstream", filepath.Join(tmp, "js"))
+	url := line[strings.Index(line, "nats://"):]
+	mcpServer := "env -u " + asCLIEnv + " " + strings.TrimPrefix(remoteServer(t), "env ")
+	worker := func() *proc {
+		w, _ := startCLI(t, "serving", nil, "worker", "--nats", url, "--jobs", "--jobs-ack-wait", "1s", "--mcp", mcpServer)
+		return w
+	}
+	first := worker()
+	pids := append([]int{natsProc.cmd.Process.Pid, first.cmd.Process.Pid}, children(first.cmd.Process.Pid)...)
+	defer noLeftovers(t, pids)
+
+	nc, err := nats.Connect(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), wait)
+	defer cancel()
+	jobs, err := natstool.OpenJobs(ctx, nc, natstool.WithAckWait(time.Second, 0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	gate := filepath.Join(tmp, "gate")
+	args, _ := json.Marshal(map[string]string{"gate": gate})
+	id, err := jobs.Submit(ctx, "remote_wait", args, natstool.WithIdempotencyKey("render-1"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	until(t, "the first worker to take the job", func() bool {
+		job, err := jobs.Job(ctx, id)
+		return err == nil && job.State == natstool.JobRunning
+	})
+	second := worker()
+	pids = append(pids, second.cmd.Process.Pid)
+	pids = append(pids, children(second.cmd.Process.Pid)...)
+	first.kill()
+	if err := os.WriteFile(gate, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	res, err := jobs.Wait(ctx, id)
+	if err != nil || res.IsError || res.Output != "opened" {
+		t.Fatalf("job result: %+v, %v", res, err)
+	}
+	job, err := jobs.Job(ctx, id)
+	if err != nil || job.State != natstool.JobDone || job.Attempts != 2 {
+		t.Fatalf("record: %+v, %v; want done on the second attempt", job, err)
+	}
+	// Resubmitting returns the finished job; nothing runs again.
+	again, err := jobs.Submit(ctx, "remote_wait", args, natstool.WithIdempotencyKey("render-1"))
+	if err != nil || again != id {
+		t.Fatalf("resubmit: %s, %v; want %s", again, err, id)
+	}
+	if job2, _ := jobs.Job(ctx, id); job2.Attempts != 2 || !job2.Updated.Equal(job.Updated) {
+		t.Fatalf("the resubmission touched the job: %+v", job2)
+	}
+	second.kill()
+	natsProc.kill()
+}
