@@ -511,11 +511,15 @@ func (s *Service) result(req micro.Request, name string, res tool.Result) {
 	if err != nil {
 		body, _ = json.Marshal(tool.Result{IsError: true, Kind: tool.KindToolError, Error: fmt.Sprintf("tool %q returned a result that cannot be encoded: %v", name, err)})
 	}
-	hdr := micro.Headers{HeaderKind: []string{kindResult}}
+	// A result that fits goes without headers: a reply without
+	// HeaderKind is a result, and headers cost both sides a parse.
+	var opts []micro.RespondOpt
 	if limit := s.maxPayload() - 1024; len(body) > limit {
+		var hdr micro.Headers
 		body, hdr = s.largeResult(name, body, limit)
+		opts = append(opts, micro.WithHeaders(hdr))
 	}
-	if err := req.Respond(body, micro.WithHeaders(hdr)); err != nil && !errors.Is(err, nats.ErrConnectionClosed) {
+	if err := req.Respond(body, opts...); err != nil && !errors.Is(err, nats.ErrConnectionClosed) {
 		s.logger().Warn("natstool: could not send a result", "tool", name, "err", err)
 	}
 }
