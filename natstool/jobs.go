@@ -110,8 +110,9 @@ func WithAckWait(d time.Duration, maxDeliver int) JobsOption {
 	}
 }
 
-// WithJobTTL sets how long job records are kept ([DefaultJobTTL]); an
-// idempotency key is remembered as long as its job's record.
+// WithJobTTL sets how long job records are kept, and how long a job may
+// wait in the queue for a worker ([DefaultJobTTL]); an idempotency key is
+// remembered as long as its job's record.
 func WithJobTTL(d time.Duration) JobsOption {
 	return func(c *jobsConfig) {
 		if d > 0 {
@@ -194,10 +195,11 @@ type submitConfig struct {
 	timeout time.Duration
 }
 
-// WithIdempotencyKey makes the job's id a function of key: submitting
-// again with the same key (while the first job's record is kept) returns
-// the first job's id and runs nothing, so its [Jobs.Wait] returns the
-// first result.
+// WithIdempotencyKey makes the job's id a function of the tool's name and
+// key: submitting the same tool again with the same key (while the first
+// job's record is kept, see [WithJobTTL]) returns the first job's id and
+// runs nothing, so [Jobs.Wait] returns the first result. The arguments of
+// the later submissions are ignored.
 func WithIdempotencyKey(key string) SubmitOption {
 	return func(c *submitConfig) { c.key = key }
 }
@@ -258,7 +260,7 @@ func (j *Jobs) Job(ctx context.Context, id string) (Job, error) {
 }
 
 // ProgressSubject is the subject the job's progress reports are published
-// on, as JSON {"progress","total","message"}.
+// on, as JSON {"progress","total","message"}, at most one every 20 ms.
 func (j *Jobs) ProgressSubject(id string) string { return j.cfg.subject + ".progress." + id }
 
 // Wait waits until the job is done and returns its result. Meanwhile the
@@ -420,7 +422,18 @@ func (w *JobWorker) run(ctx context.Context, msg jetstream.Msg) {
 		runCtx, c = context.WithTimeoutCause(runCtx, time.Duration(req.TimeoutMs)*time.Millisecond, fmt.Errorf("%w: the job's time ran out", tool.ErrTimeout))
 		defer c()
 	}
+	var progressMu sync.Mutex
+	var lastReport time.Time
 	runCtx = tool.WithProgress(runCtx, func(progress, total float64, message string) {
+		// At most one report every 20 ms, as for calls.
+		progressMu.Lock()
+		now := time.Now()
+		if now.Sub(lastReport) < 20*time.Millisecond {
+			progressMu.Unlock()
+			return
+		}
+		lastReport = now
+		progressMu.Unlock()
 		b, _ := json.Marshal(progressReport{Progress: progress, Total: total, Message: message})
 		j.nc.Publish(j.ProgressSubject(req.ID), b)
 	})
