@@ -327,10 +327,15 @@ func TestProcessesSurviveFailures(t *testing.T) {
 		until(t, "every call to reach a worker", func() bool { return requestsServed(nc, "remote_wait")-base == calls })
 
 		natsProc.kill()
+		// While the server is down, a new call fails at once.
+		until(t, "the importer to notice", func() bool { return !nc.IsConnected() })
+		if res := local.Execute(context.Background(), "remote_echo", json.RawMessage(`{"text":"x"}`)); res.Kind != tool.KindUnavailable || !strings.Contains(res.Error, "connection to the NATS server is") {
+			t.Errorf("a call while the server is down: %+v", res)
+		}
 		for range calls {
 			select {
 			case res := <-results:
-				if res.Kind != tool.KindUnavailable || !strings.Contains(res.Error, "stopped answering") {
+				if res.Kind != tool.KindUnavailable || !strings.Contains(res.Error, "connection to the NATS server was lost") {
 					t.Errorf("in-flight call ended with %+v, want unavailable", res)
 				}
 			case <-time.After(time.Minute + wait):
