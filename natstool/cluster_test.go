@@ -4,12 +4,14 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net"
 	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/miniopenclaw/tool"
+	"github.com/miniopenclaw/tool/natstool"
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
 )
@@ -142,5 +144,59 @@ func TestClusterLosesANode(t *testing.T) {
 		if counts[i].Load() == before[i] {
 			t.Errorf("worker %d served nothing after the loss", i)
 		}
+	}
+}
+
+// A worker may start before its server: a connection made with
+// RetryOnFailedConnect knows no max payload until it connects, and Serve
+// must neither refuse the registry nor treat every result as too large.
+func TestServeBeforeTheServerIsUp(t *testing.T) {
+	s := startServer(t, false)
+	port := s.Addr().(*net.TCPAddr).Port
+	s.Shutdown()
+	s.WaitForShutdown()
+
+	wnc, err := nats.Connect(fmt.Sprintf("nats://127.0.0.1:%d", port), nats.RetryOnFailedConnect(true),
+		nats.MaxReconnects(-1), nats.ReconnectWait(20*time.Millisecond))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer wnc.Close()
+	if wnc.IsConnected() {
+		t.Fatal("connected with no server")
+	}
+	var n atomic.Int64
+	type served struct {
+		svc *natstool.Service
+		err error
+	}
+	serving := make(chan served, 1)
+	worker := counting(t, &n)
+	go func() {
+		svc, err := natstool.Serve(wnc, worker, natstool.WithServiceLogger(quiet))
+		serving <- served{svc, err}
+	}()
+	opts := &server.Options{Host: "127.0.0.1", Port: port, NoLog: true, NoSigs: true}
+	s2, err := server.NewServer(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	go s2.Start()
+	t.Cleanup(func() {
+		s2.Shutdown()
+		s2.WaitForShutdown()
+	})
+	if !s2.ReadyForConnections(20 * time.Second) {
+		t.Fatal("nats-server did not start")
+	}
+	sv := <-serving
+	if sv.err != nil {
+		t.Fatalf("Serve: %v", sv.err)
+	}
+	defer sv.svc.Stop()
+	local := tool.NewRegistry(tool.WithLogger(quiet))
+	importInto(t, connect(t, s2), local)
+	if res := local.Execute(context.Background(), "add", json.RawMessage(`{"a":1,"b":2}`)); res.IsError || res.Output != "3" {
+		t.Fatalf("call: %+v", res)
 	}
 }
