@@ -98,7 +98,9 @@ func WithJobNames(stream, bucket, subject string) JobsOption {
 // at work before it is given to another worker ([DefaultAckWait]); a
 // worker says so every third of it. maxDeliver bounds the workers a job is
 // given to ([DefaultMaxDeliver]); the last one records the outcome
-// whatever it is. Both take effect when the work queue is created.
+// whatever it is. A job whose every worker died is not delivered again:
+// its record stays queued or running, and [Jobs.Wait] ends only with its
+// context. Both take effect when a worker starts consuming.
 func WithAckWait(d time.Duration, maxDeliver int) JobsOption {
 	return func(c *jobsConfig) {
 		if d > 0 {
