@@ -86,6 +86,7 @@ type Container struct {
 	mu     sync.Mutex
 	closed bool
 	live   map[string]bool      // containers made and not yet removed
+	images map[string]bool      // images found in the engine
 	warm   map[string]*warmSlot // warm containers by image and policy
 }
 
@@ -113,7 +114,7 @@ func NewContainer(ctx context.Context, opts ContainerOptions) (*Container, error
 	if err != nil {
 		return nil, fmt.Errorf("sandbox: container engine: %w", err)
 	}
-	c := &Container{opts: opts, cli: cli, label: processLabel(os.Getpid()), live: map[string]bool{}, warm: map[string]*warmSlot{}}
+	c := &Container{opts: opts, cli: cli, label: processLabel(os.Getpid()), live: map[string]bool{}, images: map[string]bool{}, warm: map[string]*warmSlot{}}
 	if err := c.check(ctx); err != nil {
 		cli.Close()
 		return nil, err
@@ -243,12 +244,23 @@ func (c *Container) image(ctx context.Context, p Policy) (string, error) {
 	if img == "" {
 		return "", errors.New("sandbox: refusing to run: neither the policy nor the container backend names an image")
 	}
+	c.mu.Lock()
+	seen := c.images[img]
+	c.mu.Unlock()
+	if seen {
+		// Checked before; an image removed since makes creating the
+		// container fail, which fails the run just as well.
+		return img, nil
+	}
 	if _, err := c.cli.ImageInspect(ctx, img); err != nil {
 		if errdefs.IsNotFound(err) {
 			return "", fmt.Errorf("sandbox: refusing to run: image %q is not in the container engine (it is never pulled implicitly): %w", img, os.ErrNotExist)
 		}
 		return "", fmt.Errorf("sandbox: image %q: %w", img, err)
 	}
+	c.mu.Lock()
+	c.images[img] = true
+	c.mu.Unlock()
 	return img, nil
 }
 
@@ -662,10 +674,15 @@ func (c *Container) runWarm(ctx context.Context, p Policy, img string, env, argv
 	// are gone; the wrapper kills leftovers, so the inspect loop below only
 	// runs for a call whose descendants hold the stream after it exited.
 	var ins client.ExecInspectResult
+	copied, poll := k.copied, 50*time.Millisecond
 	for {
 		select {
-		case <-k.copied:
-		case <-time.After(50 * time.Millisecond):
+		case <-copied:
+			// The exec may still show as running for a moment after its
+			// stream ended: look now, then again soon, never in a tight
+			// loop.
+			copied, poll = nil, 5*time.Millisecond
+		case <-time.After(poll):
 		}
 		ins, err = c.cli.ExecInspect(bg, ex.ID, client.ExecInspectOptions{})
 		if err != nil {

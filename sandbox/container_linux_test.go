@@ -271,3 +271,59 @@ func TestContainerOrphanCleanup(t *testing.T) {
 		t.Errorf("second cleanup removed %d (%v), want 0", n, err)
 	}
 }
+
+// BenchmarkBackends measures the per-call latency of a no-op command, in
+// one run and interleaved so that every backend sees the same machine
+// load: a plain fork and exec, the native backend, a warm container (exec)
+// and a fresh container per call. It reports p50 and p90 of each and the
+// ratio of the warm container's p50 to the native backend's.
+func BenchmarkBackends(b *testing.B) {
+	requireSandbox(b)
+	warm := requireEngine(b, true)
+	ctx := context.Background()
+	// Not requireEngine: its check after Close would see warm's container.
+	fresh, err := NewContainer(ctx, ContainerOptions{Image: testImage, Owner: testOwner})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer fresh.Close()
+	runs := []struct {
+		name string
+		run  func() error
+		ds   []time.Duration
+	}{
+		{name: "fork+exec", run: func() error { return exec.Command("/bin/true").Run() }},
+		{name: "native", run: func() error { return okRun(Native.Run(ctx, Policy{}, []string{"/bin/true"}, nil)) }},
+		{name: "warm", run: func() error { return okRun(warm.Run(ctx, Policy{}, []string{"true"}, nil)) }},
+		{name: "fresh", run: func() error { return okRun(fresh.Run(ctx, Policy{}, []string{"true"}, nil)) }},
+	}
+	// The warm container starts on the first call; that start is not a
+	// call's latency.
+	if err := runs[2].run(); err != nil {
+		b.Fatal(err)
+	}
+	for b.Loop() {
+		for i := range runs {
+			start := time.Now()
+			if err := runs[i].run(); err != nil {
+				b.Fatalf("%s: %v", runs[i].name, err)
+			}
+			runs[i].ds = append(runs[i].ds, time.Since(start))
+		}
+	}
+	for _, r := range runs {
+		b.ReportMetric(percentile(r.ds, 0.5), r.name+"-p50-ms")
+		b.ReportMetric(percentile(r.ds, 0.9), r.name+"-p90-ms")
+	}
+	b.ReportMetric(percentile(runs[2].ds, 0.5)/percentile(runs[1].ds, 0.5), "warm/native-p50")
+}
+
+func okRun(r *Result, err error) error {
+	if err != nil {
+		return err
+	}
+	if !r.OK() {
+		return errors.New(r.Summary() + ": " + string(r.Stderr))
+	}
+	return nil
+}
