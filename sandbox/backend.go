@@ -8,9 +8,9 @@ import (
 
 // A Backend runs commands under a [Policy] and classifies how they ended.
 // [Native] is the Linux sandbox of [Run]; a [*Container] runs commands in
-// containers of a Docker-compatible engine. Both honour the same Policy,
-// the same [Limits] and the same [Outcome]s, so code written against a
-// Backend does not care which one it has.
+// containers of a Docker-compatible engine. Both honour the same Policy
+// and the same [Limits] and classify runs the same way (see [Outcome]), so
+// code written against a Backend does not care which one it has.
 type Backend interface {
 	// Run runs argv under p with stdin (nil means empty) and waits for it,
 	// with the contract of the package-level [Run].
