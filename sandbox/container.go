@@ -417,7 +417,36 @@ type call struct {
 	budget         *outputBudget
 	stdout, stderr *capped
 	killedFor      atomic.Value
-	copied         chan struct{}
+
+	// Kills run in goroutines of their own: the output copier must keep
+	// draining the stream while the engine kills, or the engine can block
+	// on writing to it. finish waits for them.
+	mu       sync.Mutex
+	finished bool
+	kills    sync.WaitGroup
+	copied   chan struct{}
+}
+
+// goKill runs kill in a goroutine that finish waits for; after finish it
+// does nothing.
+func (k *call) goKill(kill func()) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if k.finished {
+		return
+	}
+	k.kills.Add(1)
+	go func() {
+		defer k.kills.Done()
+		kill()
+	}()
+}
+
+func (k *call) finish() {
+	k.mu.Lock()
+	k.finished = true
+	k.mu.Unlock()
+	k.kills.Wait()
 }
 
 func newCall(limit int) *call {
@@ -508,9 +537,10 @@ func (c *Container) runFresh(ctx context.Context, p Policy, img string, env, arg
 	}
 	k := newCall(l.Output)
 	k.pump(att.HijackedResponse, stdin)
+	defer k.finish()
 	kill := func(why Outcome) {
 		if k.killedFor.CompareAndSwap(nil, why) {
-			c.cli.ContainerKill(bg, id, client.ContainerKillOptions{Signal: "KILL"})
+			k.goKill(func() { c.cli.ContainerKill(bg, id, client.ContainerKillOptions{Signal: "KILL"}) })
 		}
 	}
 	k.budget.mu.Lock()
@@ -659,9 +689,11 @@ func (c *Container) runWarm(ctx context.Context, p Policy, img string, env, argv
 	}
 	k := newCall(l.Output)
 	k.pump(att.HijackedResponse, stdin)
+	defer k.finish()
+	id := s.id
 	kill := func(why Outcome) {
 		if k.killedFor.CompareAndSwap(nil, why) {
-			c.killCall(bg, s.id, user)
+			k.goKill(func() { c.killCall(bg, id, user) })
 		}
 	}
 	k.budget.mu.Lock()
