@@ -2,6 +2,8 @@ package sandbox
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -35,6 +37,10 @@ const (
 	// container: "HOST/PID/START", where START tells a reused process id
 	// apart on Linux.
 	LabelProcess = "io.clawtool.process"
+	// LabelBackend is a random value per [*Container]: Close removes every
+	// container carrying its value, including one whose creation a
+	// cancelled call did not see finish.
+	LabelBackend = "io.clawtool.backend"
 )
 
 // ContainerOptions configure a [*Container].
@@ -82,6 +88,7 @@ type Container struct {
 	opts  ContainerOptions
 	cli   *client.Client
 	label string // LabelProcess value of this process
+	id    string // LabelBackend value of this backend
 
 	mu     sync.Mutex
 	closed bool
@@ -114,7 +121,9 @@ func NewContainer(ctx context.Context, opts ContainerOptions) (*Container, error
 	if err != nil {
 		return nil, fmt.Errorf("sandbox: container engine: %w", err)
 	}
-	c := &Container{opts: opts, cli: cli, label: processLabel(os.Getpid()), live: map[string]bool{}, images: map[string]bool{}, warm: map[string]*warmSlot{}}
+	var rnd [12]byte
+	rand.Read(rnd[:])
+	c := &Container{opts: opts, cli: cli, label: processLabel(os.Getpid()), id: hex.EncodeToString(rnd[:]), live: map[string]bool{}, images: map[string]bool{}, warm: map[string]*warmSlot{}}
 	if err := c.check(ctx); err != nil {
 		cli.Close()
 		return nil, err
@@ -164,6 +173,17 @@ func (c *Container) Close() error {
 	var errs []error
 	for _, id := range ids {
 		errs = append(errs, c.remove(id))
+	}
+	// Containers whose creation a cancelled call never saw finish.
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	list, err := c.cli.ContainerList(ctx, client.ContainerListOptions{
+		All:     true,
+		Filters: make(client.Filters).Add("label", LabelBackend+"="+c.id),
+	})
+	errs = append(errs, err)
+	for _, item := range list.Items {
+		errs = append(errs, c.remove(item.ID))
 	}
 	errs = append(errs, c.cli.Close())
 	return errors.Join(errs...)
@@ -309,7 +329,7 @@ func (c *Container) create(p Policy, img string, env, cmd []string, stdin bool) 
 			Env:             env,
 			User:            fmt.Sprintf("%d:%d", uid, uid),
 			WorkingDir:      work,
-			Labels:          map[string]string{LabelOwner: c.opts.Owner, LabelProcess: c.label},
+			Labels:          map[string]string{LabelOwner: c.opts.Owner, LabelProcess: c.label, LabelBackend: c.id},
 			AttachStdout:    true,
 			AttachStderr:    true,
 			AttachStdin:     stdin,

@@ -47,14 +47,14 @@ func requireEngine(t testing.TB, warm bool) *Container {
 		if err := c.Close(); err != nil {
 			t.Error(err)
 		}
-		assertNoContainers(t, c.label)
+		assertNoContainers(t, c.id)
 	})
 	return c
 }
 
 // assertNoContainers checks, through a client of its own, that no
-// container of this test process is left.
-func assertNoContainers(t testing.TB, label string) {
+// container of the backend with LabelBackend value id is left.
+func assertNoContainers(t testing.TB, id string) {
 	t.Helper()
 	cli, err := client.New(client.FromEnv)
 	if err != nil {
@@ -62,7 +62,7 @@ func assertNoContainers(t testing.TB, label string) {
 	}
 	defer cli.Close()
 	list, err := cli.ContainerList(context.Background(), client.ContainerListOptions{
-		All: true, Filters: make(client.Filters).Add("label", LabelProcess+"="+label),
+		All: true, Filters: make(client.Filters).Add("label", LabelBackend+"="+id),
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -280,13 +280,8 @@ func TestContainerOrphanCleanup(t *testing.T) {
 func BenchmarkBackends(b *testing.B) {
 	requireSandbox(b)
 	warm := requireEngine(b, true)
+	fresh := requireEngine(b, false)
 	ctx := context.Background()
-	// Not requireEngine: its check after Close would see warm's container.
-	fresh, err := NewContainer(ctx, ContainerOptions{Image: testImage, Owner: testOwner})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer fresh.Close()
 	runs := []struct {
 		name string
 		run  func() error
