@@ -322,3 +322,42 @@ func okRun(r *Result, err error) error {
 	}
 	return nil
 }
+
+// TestContainerClassify: an engine reports an exit status and an OOM
+// flag; they map onto the outcomes the native backend gives.
+func TestContainerClassify(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		status  int
+		oom     bool
+		killed  Outcome
+		stderr  string
+		outcome Outcome
+		code    int
+		signal  string
+	}{
+		{name: "ok", status: 0, outcome: Exited},
+		{name: "failure", status: 3, outcome: Exited, code: 3},
+		{name: "fork failure", status: 2, stderr: "sh: can't fork: Resource temporarily unavailable", outcome: PIDsLimit, code: 2},
+		{name: "allocation failure", status: 1, stderr: "fatal error: out of memory", outcome: MemoryLimit, code: 1},
+		{name: "oom kill", status: 137, oom: true, outcome: MemoryLimit, code: -1, signal: "killed"},
+		{name: "sigkill", status: 137, outcome: Signaled, code: -1, signal: "killed"},
+		{name: "sigterm", status: 143, outcome: Signaled, code: -1, signal: "terminated"},
+		{name: "cpu limit", status: 128 + 24, outcome: CPULimit, code: -1, signal: "CPU time limit exceeded"},
+		{name: "timed out", status: 137, killed: TimedOut, outcome: TimedOut, code: -1, signal: "killed"},
+		{name: "output limit", status: 137, killed: OutputLimit, outcome: OutputLimit, code: -1, signal: "killed"},
+		{name: "status above signals", status: 255, outcome: Exited, code: 255},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			k := newCall(1 << 10)
+			k.stderr.Write([]byte(tc.stderr))
+			if tc.killed != "" {
+				k.killedFor.Store(tc.killed)
+			}
+			r := k.result(Policy{}, time.Now(), tc.status, tc.oom)
+			if r.Outcome != tc.outcome || r.ExitCode != tc.code || r.Signal != tc.signal {
+				t.Errorf("status %d oom %v: got %s %d %q, want %s %d %q", tc.status, tc.oom, r.Outcome, r.ExitCode, r.Signal, tc.outcome, tc.code, tc.signal)
+			}
+		})
+	}
+}
