@@ -30,6 +30,15 @@
 // on its own after a server restart or the loss of one server of a
 // cluster; calls in flight then fail clearly and later calls succeed.
 //
+// # Durable jobs
+//
+// For long-running tools, [Jobs] is a JetStream work queue of calls:
+// [Jobs.Submit] returns a job id at once, any worker that consumes the
+// queue ([WithJobs] or [Jobs.Work]) runs the call, and the outcome is kept
+// in a key-value bucket for [Jobs.Wait] and [Jobs.Job]. A job whose worker
+// dies is delivered to another after the ack wait, and is completed once;
+// [WithIdempotencyKey] makes a resubmitted call return the first job.
+//
 // # Wire protocol
 //
 // A call is a NATS request on the tool's subject (PREFIX.SERVICE.TOOL)

@@ -615,6 +615,9 @@ func (im *Importer) newRemoteTool(service string, d remoteDef) (*remoteTool, err
 			Annotations:  d.toolAnnotations(),
 			OutputSchema: d.OutputSchema,
 			Retry:        retry,
+			// Execute always honors its context, so the goroutine of its
+			// own that Registry.Execute gives other tools saves nothing.
+			Inline: true,
 			// The worker enforces the tool's own limit; the caller's
 			// registry default (or context) bounds the wait here.
 		},
@@ -658,6 +661,11 @@ func (t *remoteTool) Execute(ctx context.Context, args json.RawMessage) (tool.Re
 		im.mu.Unlock()
 	}()
 
+	if !im.nc.IsConnected() {
+		// The client would buffer the request until it reconnects; say
+		// at once that no worker can be reached instead.
+		return t.unavailable("tool %q cannot be called: the connection to the NATS server is %s; try again later", t.name, strings.ToLower(im.nc.Status().String()))
+	}
 	msg := &nats.Msg{Subject: t.subject, Reply: im.inbox + token, Data: args, Header: nats.Header{}}
 	if im.cfg.headers != nil {
 		for k, vs := range im.cfg.headers(ctx) {
@@ -677,6 +685,9 @@ func (t *remoteTool) Execute(ctx context.Context, args json.RawMessage) (tool.Re
 			im.nc.Publish(cancelSubject(t.subject[:strings.LastIndexByte(t.subject, '.')]), []byte(msg.Reply))
 			return tool.Result{}, context.Cause(ctx)
 		case <-watchdog.C:
+			if !im.nc.IsConnected() {
+				return t.unavailable("the connection to the NATS server was lost during the call to tool %q (nothing heard for %s); whether the worker finished it is unknown", t.name, im.cfg.workerTimeout)
+			}
 			return t.unavailable("the worker running tool %q stopped answering (nothing heard for %s); it may have died", t.name, im.cfg.workerTimeout)
 		case m := <-pc.events:
 			watchdog.Reset(im.cfg.workerTimeout)

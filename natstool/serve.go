@@ -38,6 +38,7 @@ type serveConfig struct {
 	bucket                     string
 	callContext                func(context.Context, nats.Header) (context.Context, error)
 	logger                     *slog.Logger
+	jobs                       *Jobs
 }
 
 // WithServiceName sets the micro service's name ([DefaultServiceName] by
@@ -149,6 +150,7 @@ type Service struct {
 	stopWatch func()
 	dirty     chan struct{}
 	loopDone  chan struct{}
+	jobWorker *JobWorker
 	calls     sync.WaitGroup
 }
 
@@ -201,6 +203,17 @@ func Serve(nc *nats.Conn, reg *tool.Registry, opts ...ServeOption) (*Service, er
 		return nil, err
 	}
 	s.svc = svc
+	if cfg.jobs != nil {
+		s.jobWorker, err = cfg.jobs.Work(reg, cfg.name+"/"+svc.Info().ID, cfg.maxInFlight)
+		if err != nil {
+			s.stopWatch()
+			svc.Stop()
+			s.cancelSub.Unsubscribe()
+			s.cancel()
+			close(s.loopDone)
+			return nil, err
+		}
+	}
 	s.announce(Announcement{Service: cfg.name, ID: svc.Info().ID})
 	go s.watch()
 	return s, nil
@@ -231,6 +244,9 @@ func (s *Service) Stop() error {
 	s.stopWatch()
 	close(s.dirty)
 	<-s.loopDone
+	if s.jobWorker != nil {
+		s.jobWorker.Stop()
+	}
 	err := svc.Stop()
 	if s.nc.IsClosed() {
 		s.cancel()
@@ -301,7 +317,7 @@ func (s *Service) build() (micro.Service, error) {
 		size += len(ep.meta) + 2*len(ep.subject) + 64
 		eps = append(eps, ep)
 	}
-	if limit := int(s.nc.MaxPayload()); size > limit-4096 {
+	if limit := s.maxPayload(); size > limit-4096 {
 		return nil, fmt.Errorf("natstool: the definitions of %d tools take about %d bytes, more than fits in one $SRV.INFO reply (the server's max payload is %d bytes): serve them as several services", len(eps), size, limit)
 	}
 	svc, err := micro.AddService(s.nc, micro.Config{
@@ -330,6 +346,16 @@ func (s *Service) build() (micro.Service, error) {
 		return nil, fmt.Errorf("natstool: %w", err)
 	}
 	return svc, nil
+}
+
+// maxPayload is the server's max payload, or the NATS default of 1 MiB
+// while a connection made with nats.RetryOnFailedConnect has not reached
+// a server yet (it reports 0 then).
+func (s *Service) maxPayload() int {
+	if n := s.nc.MaxPayload(); n > 0 {
+		return int(n)
+	}
+	return 1 << 20
 }
 
 // announce tells importers that an instance started, changed or stopped.
@@ -426,27 +452,27 @@ func (s *Service) onCancel(m *nats.Msg) {
 }
 
 // heartbeats sends a heartbeat to reply every interval until stop is
-// called; stop returns after the last one was sent, so that a heartbeat
-// never follows the result.
+// called; once stop returns, no heartbeat follows, so that none comes
+// after the result. A timer rather than a goroutine: most calls end before
+// the first heartbeat, and stopping then costs no goroutine switch.
 func (s *Service) heartbeats(reply string) (stop func()) {
-	done := make(chan struct{})
-	finished := make(chan struct{})
-	go func() {
-		defer close(finished)
-		t := time.NewTicker(s.cfg.heartbeat)
-		defer t.Stop()
-		for {
-			select {
-			case <-done:
-				return
-			case <-t.C:
-				s.reply(reply, kindHeartbeat, nil)
-			}
+	var mu sync.Mutex
+	stopped := false
+	var t *time.Timer
+	t = time.AfterFunc(s.cfg.heartbeat, func() {
+		mu.Lock()
+		defer mu.Unlock()
+		if stopped {
+			return
 		}
-	}()
+		s.reply(reply, kindHeartbeat, nil)
+		t.Reset(s.cfg.heartbeat)
+	})
 	return func() {
-		close(done)
-		<-finished
+		mu.Lock()
+		stopped = true
+		t.Stop()
+		mu.Unlock()
 	}
 }
 
@@ -485,11 +511,15 @@ func (s *Service) result(req micro.Request, name string, res tool.Result) {
 	if err != nil {
 		body, _ = json.Marshal(tool.Result{IsError: true, Kind: tool.KindToolError, Error: fmt.Sprintf("tool %q returned a result that cannot be encoded: %v", name, err)})
 	}
-	hdr := micro.Headers{HeaderKind: []string{kindResult}}
-	if limit := int(s.nc.MaxPayload()) - 1024; len(body) > limit {
+	// A result that fits goes without headers: a reply without
+	// HeaderKind is a result, and headers cost both sides a parse.
+	var opts []micro.RespondOpt
+	if limit := s.maxPayload() - 1024; len(body) > limit {
+		var hdr micro.Headers
 		body, hdr = s.largeResult(name, body, limit)
+		opts = append(opts, micro.WithHeaders(hdr))
 	}
-	if err := req.Respond(body, micro.WithHeaders(hdr)); err != nil && !errors.Is(err, nats.ErrConnectionClosed) {
+	if err := req.Respond(body, opts...); err != nil && !errors.Is(err, nats.ErrConnectionClosed) {
 		s.logger().Warn("natstool: could not send a result", "tool", name, "err", err)
 	}
 }

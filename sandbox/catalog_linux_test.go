@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -117,9 +118,9 @@ func (f *fixture) policy() Policy {
 	}
 }
 
-func (f *fixture) sandboxed(t *testing.T, ctx context.Context, p Policy, args ...string) *Result {
+func (f *fixture) sandboxed(t *testing.T, ctx context.Context, b Backend, p Policy, args ...string) *Result {
 	t.Helper()
-	r, err := Run(ctx, p, append([]string{f.attacker}, args...)...)
+	r, err := b.Run(ctx, p, append([]string{f.attacker}, args...), nil)
 	if err != nil {
 		t.Fatalf("sandboxed %v: %v", args, err)
 	}
@@ -216,7 +217,25 @@ type catalogRow struct {
 	// whether their effect must then show on the host.
 	allowed, hostEffect bool
 	timeout             time.Duration
+	// container, when set, runs the row against the container backends
+	// too, with its overrides.
+	container *containerCase
 }
+
+// A containerCase adapts a catalog row to the container backend: the
+// container's root is the image, not the host's, so some attacks fail
+// with another error (an outside path does not exist rather than being
+// read-only), and the network namespace has a loopback of its own. Zero
+// fields keep the row's own.
+type containerCase struct {
+	want    []string
+	outcome Outcome
+	policy  func(*Policy)
+	timeout time.Duration
+}
+
+// inContainer marks a row that applies to the container backend as it is.
+var inContainer = &containerCase{}
 
 func fixed(args ...string) func(*testing.T, *fixture) ([]string, func() bool) {
 	return func(*testing.T, *fixture) ([]string, func() bool) { return args, nil }
@@ -231,28 +250,28 @@ var (
 func catalog() []catalogRow {
 	pid := strconv.Itoa(os.Getpid())
 	return []catalogRow{
-		{id: "A1", name: "read /etc/shadow", setup: fixed("read", "/etc/shadow"), want: []string{"permission denied"}},
+		{id: "A1", name: "read /etc/shadow", setup: fixed("read", "/etc/shadow"), want: []string{"permission denied"}, container: &containerCase{want: []string{"no such file"}}},
 		{id: "A2", name: "read a world-readable file outside the policy", setup: func(t *testing.T, f *fixture) ([]string, func() bool) {
 			p := filepath.Join(f.outside, unique("ww"))
 			must(t, os.WriteFile(p, []byte("data"), 0o644))
 			return []string{"read", p}, nil
-		}, want: []string{"permission denied", "no such file"}},
+		}, want: []string{"permission denied", "no such file"}, container: inContainer},
 		{id: "A3", name: "read a group-root file through inherited groups", control: asNobodyRootGrp, setup: func(t *testing.T, f *fixture) ([]string, func() bool) {
 			p := filepath.Join(f.ws, unique("grp-secret"))
 			must(t, os.WriteFile(p, []byte("secret"), 0o640))
 			must(t, os.Chown(p, 0, 0))
 			return []string{"read", p}, nil
-		}, want: []string{"permission denied"}},
+		}, want: []string{"permission denied"}, container: inContainer},
 		{id: "A4", name: "write into a world-writable directory outside the workspace", setup: func(t *testing.T, f *fixture) ([]string, func() bool) {
 			p := filepath.Join(f.outside, unique("pwned"))
 			return []string{"write", p}, exists(p)
-		}, want: []string{"read-only file system", "permission denied"}},
+		}, want: []string{"read-only file system", "permission denied"}, container: &containerCase{want: []string{"no such file"}}},
 		{id: "A5", name: "write /dev/shm", setup: func(t *testing.T, f *fixture) ([]string, func() bool) {
 			p := "/dev/shm/" + unique("sbx")
 			t.Cleanup(func() { os.Remove(p) })
 			return []string{"write", p}, exists(p)
 		}, want: []string{"no such file", "permission denied"}},
-		{id: "A5", name: "write /tmp stays private", allowed: true, setup: func(t *testing.T, f *fixture) ([]string, func() bool) {
+		{id: "A5", name: "write /tmp stays private", allowed: true, container: inContainer, setup: func(t *testing.T, f *fixture) ([]string, func() bool) {
 			p := "/tmp/" + unique("sbx")
 			t.Cleanup(func() { os.Remove(p) })
 			return []string{"write", p}, exists(p)
@@ -262,56 +281,56 @@ func catalog() []catalogRow {
 			link := filepath.Join(f.ws, unique("ln"))
 			must(t, os.Symlink(target, link))
 			return []string{"write", link}, exists(target)
-		}, want: []string{"read-only file system", "permission denied"}},
+		}, want: []string{"read-only file system", "permission denied"}, container: &containerCase{want: []string{"no such file"}}},
 		{id: "A9", name: "read through a workspace symlink to /etc/shadow", setup: func(t *testing.T, f *fixture) ([]string, func() bool) {
 			link := filepath.Join(f.ws, unique("ln"))
 			must(t, os.Symlink("/etc/shadow", link))
 			return []string{"read", link}, nil
-		}, want: []string{"permission denied"}},
+		}, want: []string{"permission denied"}, container: &containerCase{want: []string{"no such file"}}},
 		{id: "A12", name: "mknod a memory device in the workspace", setup: func(t *testing.T, f *fixture) ([]string, func() bool) {
 			p := filepath.Join(f.ws, unique("mem"))
 			return []string{"mknod", p}, exists(p)
-		}, want: wantEPERM},
+		}, want: wantEPERM, container: inContainer},
 		{id: "A13", name: "exec a setuid-root copy to read /etc/shadow", control: asNobody, setup: func(t *testing.T, f *fixture) ([]string, func() bool) {
 			p := filepath.Join(f.bin, unique("suid"))
 			copyFile(t, f.attacker, p, 0o755)
 			must(t, os.Chmod(p, os.ModeSetuid|0o755))
 			return []string{"execread", p, "/etc/shadow"}, nil
 		}, want: []string{"permission denied"}},
-		{id: "A14", name: "remount / read-write", control: asRootPrivateMnt, setup: fixed("remount"), want: wantEPERM},
-		{id: "A15", name: "nested user namespace", setup: fixed("nesteduserns", "/bin/true"), want: wantEPERM},
-		{id: "A16", name: "add a git hook", setup: protectedSetup(".git/hooks/pre-commit", "write"), want: []string{"read-only file system"}},
-		{id: "A16", name: "change .git/config", setup: protectedSetup(".git/config", "append"), want: []string{"read-only file system"}},
-		{id: "A16", name: "change .bashrc", setup: protectedSetup(".bashrc", "append"), want: []string{"read-only file system"}},
-		{id: "A16", name: "change .mcp.json", setup: protectedSetup(".mcp.json", "append"), want: []string{"read-only file system"}},
-		{id: "A16", name: "add .vscode/settings.json", setup: protectedSetup(".vscode/settings.json", "write"), want: []string{"read-only file system"}},
+		{id: "A14", name: "remount / read-write", control: asRootPrivateMnt, setup: fixed("remount"), want: wantEPERM, container: inContainer},
+		{id: "A15", name: "nested user namespace", setup: fixed("nesteduserns", "/bin/true"), want: wantEPERM, container: inContainer},
+		{id: "A16", name: "add a git hook", setup: protectedSetup(".git/hooks/pre-commit", "write"), want: []string{"read-only file system"}, container: inContainer},
+		{id: "A16", name: "change .git/config", setup: protectedSetup(".git/config", "append"), want: []string{"read-only file system"}, container: inContainer},
+		{id: "A16", name: "change .bashrc", setup: protectedSetup(".bashrc", "append"), want: []string{"read-only file system"}, container: inContainer},
+		{id: "A16", name: "change .mcp.json", setup: protectedSetup(".mcp.json", "append"), want: []string{"read-only file system"}, container: inContainer},
+		{id: "A16", name: "add .vscode/settings.json", setup: protectedSetup(".vscode/settings.json", "write"), want: []string{"read-only file system"}, container: inContainer},
 		{id: "A16", name: "write .git/objects stays allowed", allowed: true, hostEffect: true, setup: func(t *testing.T, f *fixture) ([]string, func() bool) {
 			protectedSetup(".git/config", "append")(t, f)
 			p := filepath.Join(f.ws, ".git", "objects", unique("obj"))
 			must(t, os.MkdirAll(filepath.Dir(p), 0o755))
 			must(t, os.Chown(filepath.Dir(p), DefaultUID, DefaultUID))
 			return []string{"write", p}, exists(p)
-		}},
+		}, container: inContainer},
 		{id: "A17", name: "fill the disk past the file size limit", policy: func(p *Policy) { p.Limits.FileSize = 1 << 20 }, setup: func(t *testing.T, f *fixture) ([]string, func() bool) {
 			p := filepath.Join(f.ws, unique("big"))
 			return []string{"writesize", p, strconv.Itoa(3 << 20)}, func() bool {
 				st, err := os.Stat(p)
 				return err == nil && st.Size() > 1<<20
 			}
-		}, want: []string{"file too large"}},
+		}, want: []string{"file too large"}, container: inContainer},
 		{id: "A17", name: "fill the private /tmp", policy: func(p *Policy) { p.Limits.Tmp = 1 << 20 }, setup: func(t *testing.T, f *fixture) ([]string, func() bool) {
 			p := "/tmp/" + unique("big")
 			t.Cleanup(func() { os.Remove(p) })
 			return []string{"writesize", p, strconv.Itoa(3 << 20)}, exists(p)
-		}, want: []string{"no space left"}},
+		}, want: []string{"no space left"}, container: inContainer},
 		{id: "A18", name: "exhaust the private /tmp's inodes", policy: func(p *Policy) { p.Limits.Tmp = 1 << 20 }, setup: func(t *testing.T, f *fixture) ([]string, func() bool) {
 			return []string{"manyfiles", "3000"}, nil
-		}, want: []string{"no space left"}},
+		}, want: []string{"no space left"}, container: inContainer},
 		{id: "A19", name: "TCP connect to a host loopback listener", setup: func(t *testing.T, f *fixture) ([]string, func() bool) {
 			addr, accepted := listenTCP(t)
 			return []string{"tcp", addr}, accepted
-		}, want: wantNoNet},
-		{id: "A20", name: "an interface with a route out", setup: fixed("interfaces"), want: []string{"network is unreachable"}},
+		}, want: wantNoNet, container: &containerCase{want: []string{"connection refused"}}},
+		{id: "A20", name: "an interface with a route out", setup: fixed("interfaces"), want: []string{"network is unreachable"}, container: inContainer},
 		{id: "A21", name: "MPTCP connect to a host loopback listener", setup: func(t *testing.T, f *fixture) ([]string, func() bool) {
 			addr, accepted := listenTCP(t)
 			_, port, _ := net.SplitHostPort(addr)
@@ -339,30 +358,36 @@ func catalog() []catalogRow {
 			t.Cleanup(func() { l.Close(); os.Remove(p) })
 			must(t, os.Chmod(p, 0o777))
 			return []string{"unix", p}, acceptedAny(l)
-		}, want: []string{"no such file"}},
+		}, want: []string{"no such file"}, container: inContainer},
+		{id: "A24", name: "connect to the container engine's socket", setup: func(t *testing.T, f *fixture) ([]string, func() bool) {
+			requireEngineSocket(t)
+			return []string{"unix", "/var/run/docker.sock"}, nil
+		}, want: []string{"no such file"}, container: inContainer},
 		{id: "A26", name: "open a TCP listener", setup: fixed("listen"), want: wantEPERM},
-		{id: "A27", name: "spawn loop", policy: func(p *Policy) { p.Limits.Processes = 40 }, setup: fixed("spawn", "100"), want: []string{"resource temporarily unavailable"}},
-		{id: "A28", name: "allocate 512 MiB", policy: func(p *Policy) { p.Limits.Memory = 128 << 20 }, setup: fixed("alloc", "512"), outcome: MemoryLimit},
-		{id: "A29", name: "spin the CPU", policy: func(p *Policy) { p.Limits.CPU = time.Second }, setup: fixed("spin", "1200ms"), outcome: CPULimit},
-		{id: "A30", name: "sleep past the deadline", control: noControl, setup: fixed("sleep"), outcome: TimedOut, timeout: 300 * time.Millisecond},
-		{id: "A31", name: "endless output", control: noControl, policy: func(p *Policy) { p.Limits.Output = 64 << 10 }, setup: fixed("flood"), outcome: OutputLimit},
-		{id: "A33", name: "leave a daemonised child holding stdout", allowed: true, setup: func(t *testing.T, f *fixture) ([]string, func() bool) {
+		{id: "A27", name: "spawn loop", policy: func(p *Policy) { p.Limits.Processes = 40 }, setup: fixed("spawn", "100"), want: []string{"resource temporarily unavailable"}, container: inContainer},
+		{id: "A28", name: "allocate 512 MiB", policy: func(p *Policy) { p.Limits.Memory = 128 << 20 }, setup: fixed("alloc", "512"), outcome: MemoryLimit, container: inContainer},
+		{id: "A29", name: "spin the CPU", policy: func(p *Policy) { p.Limits.CPU = time.Second }, setup: fixed("spin", "1200ms"), outcome: CPULimit,
+			// The container row: a spin is killed at the deadline.
+			container: &containerCase{policy: func(p *Policy) { p.Limits.CPU = time.Minute }, outcome: TimedOut, timeout: 2 * time.Second}},
+		{id: "A30", name: "sleep past the deadline", control: noControl, setup: fixed("sleep"), outcome: TimedOut, timeout: 300 * time.Millisecond, container: &containerCase{timeout: time.Second}},
+		{id: "A31", name: "endless output", control: noControl, policy: func(p *Policy) { p.Limits.Output = 64 << 10 }, setup: fixed("flood"), outcome: OutputLimit, container: inContainer},
+		{id: "A33", name: "leave a daemonised child holding stdout", allowed: true, container: inContainer, setup: func(t *testing.T, f *fixture) ([]string, func() bool) {
 			t.Cleanup(func() { killLeftovers(f.mark) })
 			return []string{"background", "1000"}, func() bool {
 				defer killLeftovers(f.mark)
 				return leftovers(f.mark) > 0
 			}
 		}},
-		{id: "A37", name: "exhaust descriptors", policy: func(p *Policy) { p.Limits.OpenFiles = 64 }, setup: fixed("openmany", "1000"), want: []string{"too many open files"}},
+		{id: "A37", name: "exhaust descriptors", policy: func(p *Policy) { p.Limits.OpenFiles = 64 }, setup: fixed("openmany", "1000"), want: []string{"too many open files"}, container: inContainer},
 		{id: "A38", name: "read a secret from the environment", setup: func(t *testing.T, f *fixture) ([]string, func() bool) {
 			t.Setenv("SBX_HOST_SECRET", "hunter2")
 			return []string{"env", "SBX_HOST_SECRET"}, nil
-		}, want: []string{"not in the environment"}},
-		{id: "A39", name: "read the agent's /proc environ", setup: fixed("procenv", pid), want: []string{"no such file"}},
-		{id: "A40", name: "ptrace the agent", setup: fixed("ptrace", pid), want: []string{"no such process", "operation not permitted"}},
-		{id: "A41", name: "signal the agent", setup: fixed("kill0", pid), want: []string{"no such process"}},
+		}, want: []string{"not in the environment"}, container: inContainer},
+		{id: "A39", name: "read the agent's /proc environ", setup: fixed("procenv", pid), want: []string{"no such file"}, container: inContainer},
+		{id: "A40", name: "ptrace the agent", setup: fixed("ptrace", pid), want: []string{"no such process", "operation not permitted"}, container: inContainer},
+		{id: "A41", name: "signal the agent", setup: fixed("kill0", pid), want: []string{"no such process"}, container: inContainer},
 		{id: "A43", name: "kernel attack surface (io_uring, bpf, userfaultfd, perf, keyctl, setns, kexec)", setup: fixed("syscalls"), want: wantEPERM},
-		{id: "A44", name: "open the controlling terminal", control: noControl, setup: fixed("tty"), want: []string{"no such file", "no such device"}},
+		{id: "A44", name: "open the controlling terminal", control: noControl, setup: fixed("tty"), want: []string{"no such file", "no such device"}, container: inContainer},
 	}
 }
 
@@ -389,58 +414,88 @@ func protectedSetup(rel, op string) func(*testing.T, *fixture) ([]string, func()
 func TestCatalogA(t *testing.T) {
 	f := newFixture(t)
 	for _, row := range catalog() {
-		t.Run(row.id+" "+row.name, func(t *testing.T) {
-			// Positive control: without the sandbox the attack works.
-			if row.control != noControl {
-				args, effect := row.setup(t, f)
-				out := f.unsandboxed(t, row.control, args...)
-				if !strings.HasPrefix(out, "OK") {
-					t.Fatalf("positive control: attack %v did not work without the sandbox: %q", args, out)
-				}
-				if effect != nil && !effect() {
-					t.Fatalf("positive control: attack %v reported %q but left no effect on the host", args, out)
-				}
-			}
+		t.Run(row.id+" "+row.name, func(t *testing.T) { f.attack(t, row, Native) })
+	}
+}
 
-			args, effect := row.setup(t, f)
-			p := f.policy()
-			if row.policy != nil {
-				row.policy(&p)
+// attack runs one catalog row against backend b: the positive control
+// without any sandbox, then the sandboxed attack and the host-side check.
+func (f *fixture) attack(t *testing.T, row catalogRow, b Backend) {
+	// Positive control: without the sandbox the attack works.
+	if row.control != noControl {
+		args, effect := row.setup(t, f)
+		out := f.unsandboxed(t, row.control, args...)
+		if !strings.HasPrefix(out, "OK") {
+			t.Fatalf("positive control: attack %v did not work without the sandbox: %q", args, out)
+		}
+		if effect != nil && !effect() {
+			t.Fatalf("positive control: attack %v reported %q but left no effect on the host", args, out)
+		}
+	}
+
+	args, effect := row.setup(t, f)
+	p := f.policy()
+	if row.policy != nil {
+		row.policy(&p)
+	}
+	timeout := row.timeout
+	want, outcome := row.want, row.outcome
+	if _, ok := b.(*Container); ok {
+		f.containerPolicy(&p)
+		c := row.container
+		if c.policy != nil {
+			c.policy(&p)
+		}
+		if c.timeout != 0 {
+			timeout = c.timeout
+		}
+		if c.want != nil {
+			want = c.want
+		}
+		if c.outcome != "" {
+			outcome = c.outcome
+		}
+	}
+	if timeout == 0 {
+		timeout = time.Minute
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	if _, ok := b.(*Container); ok {
+		// The workspace is at ContainerWorkspace inside a container.
+		args = slices.Clone(args)
+		for i, a := range args {
+			if rel, ok := strings.CutPrefix(a, f.ws+"/"); ok {
+				args[i] = ContainerWorkspace + "/" + rel
 			}
-			timeout := row.timeout
-			if timeout == 0 {
-				timeout = time.Minute
-			}
-			ctx, cancel := context.WithTimeout(context.Background(), timeout)
-			defer cancel()
-			r := f.sandboxed(t, ctx, p, args...)
-			out := string(r.Stdout)
-			switch {
-			case row.outcome != "":
-				if r.Outcome != row.outcome {
-					t.Errorf("outcome %s (%s), want %s; stdout %q stderr %q", r.Outcome, r.Summary(), row.outcome, out, trim(r.Stderr))
-				}
-			case row.allowed:
-				if !strings.HasPrefix(out, "OK") {
-					t.Errorf("allowed attack failed in the sandbox: %q %q", out, trim(r.Stderr))
-				}
-			default:
-				if !strings.HasPrefix(out, "BLOCKED") || !containsAny(strings.ToLower(out), row.want) {
-					t.Errorf("sandboxed: %q (stderr %q, %s), want BLOCKED with one of %q", out, trim(r.Stderr), r.Summary(), row.want)
-				}
-			}
-			if effect != nil && row.hostEffect {
-				if !effect() {
-					t.Errorf("host-side check: the allowed attack %v left no effect on the host", args)
-				}
-			} else if effect != nil && effect() {
-				t.Errorf("host-side check: the sandboxed attack %v changed the host", args)
-			}
-			if n := leftovers(f.mark); n > 0 {
-				killLeftovers(f.mark)
-				t.Errorf("%d processes left behind", n)
-			}
-		})
+		}
+	}
+	r := f.sandboxed(t, ctx, b, p, args...)
+	out := string(r.Stdout)
+	switch {
+	case outcome != "":
+		if r.Outcome != outcome {
+			t.Errorf("outcome %s (%s), want %s; stdout %q stderr %q", r.Outcome, r.Summary(), outcome, out, trim(r.Stderr))
+		}
+	case row.allowed:
+		if !strings.HasPrefix(out, "OK") {
+			t.Errorf("allowed attack failed in the sandbox: %q %q", out, trim(r.Stderr))
+		}
+	default:
+		if !strings.HasPrefix(out, "BLOCKED") || !containsAny(strings.ToLower(out), want) {
+			t.Errorf("sandboxed: %q (stderr %q, %s), want BLOCKED with one of %q", out, trim(r.Stderr), r.Summary(), want)
+		}
+	}
+	if effect != nil && row.hostEffect {
+		if !effect() {
+			t.Errorf("host-side check: the allowed attack %v left no effect on the host", args)
+		}
+	} else if effect != nil && effect() {
+		t.Errorf("host-side check: the sandboxed attack %v changed the host", args)
+	}
+	if n := leftovers(f.mark); n > 0 {
+		killLeftovers(f.mark)
+		t.Errorf("%d processes left behind", n)
 	}
 }
 

@@ -33,4 +33,9 @@
 // The sandbox fails closed: [Probe] reports which layers the host offers,
 // and a run whose policy needs a missing one fails with a [*LayerError]
 // before anything runs. There is no fallback to an unsandboxed run.
+//
+// The same policies run in containers too: a [*Container] is a second
+// [Backend], beside [Native], that runs each command in a container of a
+// Docker-compatible engine, fresh per call or warm per session, with the
+// same limits and the same classification of how the run ended.
 package sandbox

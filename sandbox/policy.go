@@ -198,6 +198,10 @@ type Policy struct {
 	// caller is root. Zero means 65534 (nobody). A caller that is not root
 	// always maps its own id.
 	UID int
+	// Image is the container image a container backend runs the command
+	// in; empty means the backend's own image. The native backend refuses
+	// a policy that names an image.
+	Image string
 	// Without lists layers this policy knowingly runs without. Any other
 	// layer of [RequiredLayers] the host lacks makes the run fail. Doing
 	// without [LayerUserNS] drops every namespace; the command then runs as

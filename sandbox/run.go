@@ -16,7 +16,7 @@ import (
 // could not be built or the command could not be started. Otherwise the
 // Result says how the command ended, whatever that was.
 func Run(ctx context.Context, p Policy, argv ...string) (*Result, error) {
-	return run(ctx, p, argv, nil)
+	return Native.Run(ctx, p, argv, nil)
 }
 
 // A Cmd is a command to run in the sandbox, shaped like [os/exec.Cmd] so
@@ -32,6 +32,8 @@ type Cmd struct {
 	Args []string
 	// Stdin is the command's standard input; nil means empty.
 	Stdin io.Reader
+	// Backend runs the command; nil means [Native].
+	Backend Backend
 	// Result is how the run ended, set by Run and Output.
 	Result *Result
 
@@ -55,7 +57,11 @@ func (c *Cmd) Run() error {
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	r, err := run(ctx, c.Policy, c.Args, c.Stdin)
+	b := c.Backend
+	if b == nil {
+		b = Native
+	}
+	r, err := b.Run(ctx, c.Policy, c.Args, c.Stdin)
 	if err != nil {
 		return err
 	}

@@ -43,7 +43,7 @@ func TestRunExitCodesAndStreams(t *testing.T) {
 // root mapped to the unprivileged host id.
 func TestLayersInPlace(t *testing.T) {
 	f := newFixture(t)
-	r := f.sandboxed(t, context.Background(), f.policy(), "status")
+	r := f.sandboxed(t, context.Background(), Native, f.policy(), "status")
 	out := string(r.Stdout)
 	for _, want := range []string{
 		"CapEff: 0000000000000000", "CapPrm: 0000000000000000", "CapBnd: 0000000000000000", "CapAmb: 0000000000000000",

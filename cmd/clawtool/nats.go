@@ -90,7 +90,11 @@ calls, and when one goes away the others carry on. It runs until it is
 interrupted.`)
 	name := fs.String("name", natstool.DefaultServiceName, "the service's `NAME`: workers with the same name share its calls")
 	inFlight := fs.Int("max-in-flight", natstool.DefaultMaxInFlight, "run at most `N` calls at once")
+	jobs := fs.Bool("jobs", false, "also take durable jobs from the JetStream work queue (the server needs JetStream)")
+	ackWait := fs.Duration("jobs-ack-wait", natstool.DefaultAckWait, "with --jobs: give a job to another worker when its worker has been silent for `D`")
 	rf := addRegistryFlags(fs)
+	fs.Lookup("nats").Usage = "serve on the NATS server at `URL` (required), e.g. nats://127.0.0.1:4222"
+	fs.Lookup("nats-prefix").Usage = "not for worker: a worker serves its tools under their own names"
 	if code := parseFlags(fs, args, e.stdout); code >= 0 {
 		return code
 	}
@@ -99,6 +103,9 @@ interrupted.`)
 	rf.nats.url = ""
 	if url == "" {
 		return usageError(fs, "--nats URL is required: the NATS server to serve on")
+	}
+	if rf.nats.prefix != "" {
+		return usageError(fs, "--nats-prefix is for importing tools; a worker serves its tools under their own names")
 	}
 	r, cleanup, ok := rf.open(ctx, e, "worker")
 	if !ok {
@@ -111,7 +118,19 @@ interrupted.`)
 		return exitToolError
 	}
 	defer nc.Close()
-	svc, err := natstool.Serve(nc, r, append(rf.policy.serveOptions(), natstool.WithServiceName(*name), natstool.WithMaxInFlight(*inFlight, -1))...)
+	serveOpts := []natstool.ServeOption{natstool.WithServiceName(*name), natstool.WithMaxInFlight(*inFlight, -1)}
+	serveOpts = append(serveOpts, rf.policy.serveOptions()...)
+	if *jobs {
+		jctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+		j, err := natstool.OpenJobs(jctx, nc, natstool.WithAckWait(*ackWait, 0))
+		cancel()
+		if err != nil {
+			fmt.Fprintf(e.stderr, "clawtool worker: --jobs: %v\n", err)
+			return exitToolError
+		}
+		serveOpts = append(serveOpts, natstool.WithJobs(j))
+	}
+	svc, err := natstool.Serve(nc, r, serveOpts...)
 	if err != nil {
 		fmt.Fprintf(e.stderr, "clawtool worker: %v\n", err)
 		return exitToolError

@@ -20,9 +20,10 @@ func runSandbox(ctx context.Context, e *env, args []string) int {
 
   clawtool sandbox probe
         print the sandbox layers this host offers
-  clawtool sandbox run [--workspace DIR] [--net none|host] [--timeout 30s] -- CMD ARGS
-        run CMD in the sandbox, print its output and how it ended; the exit
-        status is 0 only when CMD exited with status 0`
+  clawtool sandbox run [--workspace DIR] [--image IMAGE] [--net none|host] [--timeout 30s] -- CMD ARGS
+        run CMD in the sandbox (in a container of IMAGE with --image), print
+        its output and how it ended; the exit status is 0 only when CMD
+        exited with status 0`
 	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
 		fmt.Fprintln(e.stderr, "Usage: clawtool sandbox probe | run [flags] -- CMD ARGS\n\n"+about)
 		if len(args) == 0 {
@@ -52,6 +53,7 @@ func runSandboxRun(ctx context.Context, e *env, args []string) int {
 	ws := fs.String("workspace", "", "the directory the command may write and starts in")
 	netw := fs.String("net", "none", "network: none, or host")
 	timeout := fs.Duration("timeout", 30*time.Second, "kill the command after this long")
+	image := fs.String("image", "", "run in a fresh container of `IMAGE` on the Docker-compatible engine at $DOCKER_HOST or the default socket, instead of the native sandbox")
 	if code := parseFlags(fs, args, e.stdout); code >= 0 {
 		return code
 	}
@@ -71,7 +73,17 @@ func runSandboxRun(ctx context.Context, e *env, args []string) int {
 	}
 	ctx, cancel := context.WithTimeout(ctx, *timeout)
 	defer cancel()
-	r, err := sandbox.Run(ctx, p, argv...)
+	var backend sandbox.Backend = sandbox.Native
+	if *image != "" {
+		c, err := sandbox.NewContainer(ctx, sandbox.ContainerOptions{Image: *image})
+		if err != nil {
+			fmt.Fprintf(e.stderr, "clawtool sandbox run: %v\n", err)
+			return exitToolError
+		}
+		defer c.Close()
+		backend = c
+	}
+	r, err := backend.Run(ctx, p, argv, nil)
 	if err != nil {
 		fmt.Fprintf(e.stderr, "clawtool sandbox run: %v\n", err)
 		var le *sandbox.LayerError
@@ -94,31 +106,48 @@ func runSandboxRun(ctx context.Context, e *env, args []string) int {
 	return exitOK
 }
 
-// workspaceFlags add --workspace to the commands that build a registry.
-type workspaceFlags struct{ dir string }
+// workspaceFlags add --workspace and --image to the commands that build a
+// registry.
+type workspaceFlags struct{ dir, image string }
 
 func addWorkspaceFlags(fs *flag.FlagSet) *workspaceFlags {
 	w := &workspaceFlags{}
 	fs.StringVar(&w.dir, "workspace", "", "add the exec and file tools (read_file, write_file, edit_file, list_dir, glob, grep) confined to `DIR`")
+	fs.StringVar(&w.image, "image", "", "with --workspace, run exec's commands in a warm container of `IMAGE` (Docker-compatible engine at $DOCKER_HOST or the default socket) instead of the native sandbox")
 	return w
 }
 
 // registerInto adds the workspace tools to r when --workspace was given.
 func (w *workspaceFlags) registerInto(r *tool.Registry) (cleanup func(), err error) {
 	if w == nil || w.dir == "" {
+		if w != nil && w.image != "" {
+			return nil, errors.New("--image needs --workspace")
+		}
 		return func() {}, nil
 	}
 	abs, err := filepath.Abs(w.dir)
 	if err != nil {
 		return nil, err
 	}
-	ts, err := workspace.New(sandbox.Policy{Workspace: abs})
+	var opts []workspace.Option
+	closeBackend := func() {}
+	if w.image != "" {
+		c, err := sandbox.NewContainer(context.Background(), sandbox.ContainerOptions{Image: w.image, Warm: true})
+		if err != nil {
+			return nil, err
+		}
+		opts = append(opts, workspace.WithBackend(c))
+		closeBackend = func() { c.Close() }
+	}
+	ts, err := workspace.New(sandbox.Policy{Workspace: abs}, opts...)
 	if err != nil {
+		closeBackend()
 		return nil, err
 	}
 	if err := ts.Register(r); err != nil {
 		ts.Close()
+		closeBackend()
 		return nil, err
 	}
-	return func() { ts.Close() }, nil
+	return func() { ts.Close(); closeBackend() }, nil
 }

@@ -55,3 +55,47 @@ func TestSandboxCommand(t *testing.T) {
 		})
 	}
 }
+
+// containerImage is the test image .ci/docker-engine.sh builds.
+const containerImage = "clawtool-test/busybox:1"
+
+func TestSandboxCommandContainer(t *testing.T) {
+	c, err := sandbox.NewContainer(t.Context(), sandbox.ContainerOptions{Image: containerImage})
+	if err == nil {
+		_, err = c.Run(t.Context(), sandbox.Policy{}, []string{"true"}, nil)
+		c.Close()
+	}
+	if err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatal(err)
+		}
+		t.Skip(err, " (run .ci/docker-engine.sh)")
+	}
+	ws := t.TempDir()
+	os.Chmod(ws, 0o777)
+	os.WriteFile(filepath.Join(ws, "a.txt"), []byte("from the workspace\n"), 0o644)
+	img := containerImage
+	tests := []struct {
+		name, stdout, stderr string
+		args                 []string
+		code                 int
+	}{
+		{"run ok", "from the workspace\n", "exited with status 0", []string{"sandbox", "run", "--image", img, "--workspace", ws, "--", "cat", "a.txt"}, exitOK},
+		{"run in the image", "nobody\n", "", []string{"sandbox", "run", "--image", img, "--", "sh", "-c", "cat /etc/passwd | grep -c nobody >/dev/null && id -un"}, exitOK},
+		{"run network", "lo\n", "", []string{"sandbox", "run", "--image", img, "--", "sh", "-c", "tail -n +3 /proc/net/dev | cut -d: -f1 | tr -d ' '"}, exitOK},
+		{"run times out", "", "outcome timed_out", []string{"sandbox", "run", "--image", img, "--timeout", "500ms", "--", "sleep", "30"}, exitToolError},
+		{"run missing image", "", "not in the container engine", []string{"sandbox", "run", "--image", "clawtool-test/none:0", "--", "true"}, exitToolError},
+		{"call exec", "/workspace", "", []string{"call", "--workspace", ws, "--image", img, "exec", `{"argv":["pwd"]}`}, exitOK},
+		{"call exec id", "65534", "", []string{"call", "--workspace", ws, "--image", img, "exec", `{"argv":["id","-u"]}`}, exitOK},
+		{"image needs workspace", "", "--image needs --workspace", []string{"call", "--image", img, "exec", `{"argv":["pwd"]}`}, exitToolError},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var out, errOut bytes.Buffer
+			code := run(t.Context(), tt.args, nil, &out, &errOut)
+			if code != tt.code || !strings.Contains(out.String(), tt.stdout) || !strings.Contains(errOut.String(), tt.stderr) {
+				t.Errorf("clawtool %v: exit %d (want %d)\nstdout: %q\nstderr: %q", tt.args, code, tt.code, out.String(), errOut.String())
+			}
+		})
+	}
+}

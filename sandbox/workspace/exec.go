@@ -5,7 +5,6 @@ import (
 	"errors"
 
 	"github.com/miniopenclaw/tool"
-	"github.com/miniopenclaw/tool/sandbox"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/trace"
 )
@@ -35,7 +34,7 @@ func (ts *Toolset) execTool() tool.Tool {
 			case len(argv) == 0 || argv[0] == "":
 				return tool.Result{}, errors.New("argv is empty; give the command and its arguments")
 			}
-			r, err := sandbox.Run(ctx, ts.policy, argv...)
+			r, err := ts.backend.Run(ctx, ts.policy, argv, nil)
 			if err != nil {
 				return tool.Result{}, err
 			}

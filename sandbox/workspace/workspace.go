@@ -43,15 +43,27 @@ const (
 // A Toolset is the tools of one workspace. It holds the workspace open;
 // Close releases it. Its tools are safe for concurrent use.
 type Toolset struct {
-	policy sandbox.Policy
-	root   *os.Root
-	tools  []tool.Tool
+	policy  sandbox.Policy
+	backend sandbox.Backend
+	root    *os.Root
+	tools   []tool.Tool
+}
+
+// An Option configures a [Toolset].
+type Option func(*Toolset)
+
+// WithBackend makes the exec tool run commands with b, such as a
+// [*sandbox.Container], instead of [sandbox.Native]. The file tools work on
+// the workspace directory itself, which is the directory b's commands see
+// (at [sandbox.ContainerWorkspace] in a container).
+func WithBackend(b sandbox.Backend) Option {
+	return func(ts *Toolset) { ts.backend = b }
 }
 
 // New opens the workspace of p (which must name one) and builds its tools.
 // The exec tool runs commands under p; the file tools honour its protected
 // paths.
-func New(p sandbox.Policy) (*Toolset, error) {
+func New(p sandbox.Policy, opts ...Option) (*Toolset, error) {
 	if p.Workspace == "" {
 		return nil, errors.New("workspace: the policy names no workspace")
 	}
@@ -62,7 +74,10 @@ func New(p sandbox.Policy) (*Toolset, error) {
 	if err != nil {
 		return nil, fmt.Errorf("workspace: %w", err)
 	}
-	ts := &Toolset{policy: p, root: root}
+	ts := &Toolset{policy: p, backend: sandbox.Native, root: root}
+	for _, o := range opts {
+		o(ts)
+	}
 	ts.tools = []tool.Tool{
 		ts.execTool(), ts.readFile(), ts.writeFile(), ts.editFile(),
 		ts.listDir(), ts.glob(), ts.grep(),

@@ -1,0 +1,243 @@
+package natstool_test
+
+import (
+	"context"
+	"encoding/json"
+	"sort"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/miniopenclaw/tool"
+	"github.com/miniopenclaw/tool/natstool"
+	"github.com/nats-io/nats.go"
+)
+
+// BenchmarkRemoteCall measures a call of an imported tool against its
+// baseline, a raw NATS request/reply of the same payload to a responder
+// that answers with the same result bytes, and against the same call run
+// by the worker's registry in process, all interleaved in the same loop so
+// that they see the same machine.
+func BenchmarkRemoteCall(b *testing.B) {
+	s := startServer(b, false)
+	var n atomic.Int64
+	worker := counting(b, &n)
+	serve(b, connect(b, s), worker)
+	local := tool.NewRegistry(tool.WithLogger(quiet))
+	nc := connect(b, s)
+	importInto(b, nc, local)
+
+	args := json.RawMessage(`{"a":2,"b":40}`)
+	reply, _ := json.Marshal(tool.Result{Output: "42"})
+	rnc := connect(b, s)
+	sub, err := rnc.Subscribe("bench.raw", func(m *nats.Msg) { m.Respond(reply) })
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer sub.Unsubscribe()
+	rnc.Flush()
+	ctx := context.Background()
+	for range 100 { // warm both paths
+		nc.Request("bench.raw", args, 5*time.Second)
+		local.Execute(ctx, "add", args)
+	}
+
+	var raw, remote, inproc time.Duration
+	b.ResetTimer()
+	for range b.N {
+		t := time.Now()
+		if res := worker.Execute(ctx, "add", args); res.Output != "42" {
+			b.Fatalf("%+v", res)
+		}
+		inproc += time.Since(t)
+		t0 := time.Now()
+		if _, err := nc.Request("bench.raw", args, 5*time.Second); err != nil {
+			b.Fatal(err)
+		}
+		t1 := time.Now()
+		if res := local.Execute(ctx, "add", args); res.Output != "42" {
+			b.Fatalf("%+v", res)
+		}
+		remote += time.Since(t1)
+		raw += t1.Sub(t0)
+	}
+	b.ReportMetric(float64(raw.Nanoseconds())/float64(b.N), "raw-ns/call")
+	b.ReportMetric(float64(remote.Nanoseconds())/float64(b.N), "remote-ns/call")
+	b.ReportMetric(float64(inproc.Nanoseconds())/float64(b.N), "inproc-ns/call")
+	b.ReportMetric(float64(remote)/float64(raw), "x-raw")
+	// What is left once the raw round trip and the worker's own
+	// Registry.Execute are paid: the local checks, the wire encoding, the
+	// call bookkeeping on both sides.
+	b.ReportMetric(float64(remote)/float64(raw+inproc), "x-raw+execute")
+}
+
+// BenchmarkWorkerScaling measures the throughput of a tool that waits
+// 10 ms, on workers that run at most 8 calls each, with 1, 2 and 4
+// workers; scaling-Nw is the throughput of N workers over N times that of
+// one (1 is linear).
+func BenchmarkWorkerScaling(b *testing.B) {
+	s := startServer(b, false)
+	sleeper := func() *tool.Registry {
+		reg := tool.NewRegistry(tool.WithLogger(quiet))
+		reg.Register(tool.Must(tool.New("nap", "Waits 10 ms.", func(ctx context.Context, in struct{}) (string, error) {
+			time.Sleep(10 * time.Millisecond)
+			return "ok", nil
+		})))
+		return reg
+	}
+	throughput := func(workers int) float64 {
+		var svcs []*natstool.Service
+		for range workers {
+			svc, err := natstool.Serve(connect(b, s), sleeper(), natstool.WithServiceLogger(quiet), natstool.WithMaxInFlight(8, 1024))
+			if err != nil {
+				b.Fatal(err)
+			}
+			svcs = append(svcs, svc)
+		}
+		defer func() {
+			for _, svc := range svcs {
+				svc.Stop()
+			}
+		}()
+		local := tool.NewRegistry(tool.WithLogger(quiet))
+		im := importInto(b, connect(b, s), local)
+		defer im.Close()
+		// Twice as many callers as slots keep every worker's line full
+		// although NATS spreads the calls at random.
+		callers := 16 * workers
+		calls := int64(b.N * 50 * workers)
+		var next atomic.Int64
+		var wg sync.WaitGroup
+		start := time.Now()
+		for range callers {
+			wg.Go(func() {
+				for next.Add(1) <= calls {
+					if res := local.Execute(context.Background(), "nap", nil); res.IsError {
+						b.Errorf("%+v", res)
+						return
+					}
+				}
+			})
+		}
+		wg.Wait()
+		return float64(calls) / time.Since(start).Seconds()
+	}
+	b.ResetTimer()
+	one := throughput(1)
+	two := throughput(2)
+	four := throughput(4)
+	b.ReportMetric(one, "calls/s-1w")
+	b.ReportMetric(two, "calls/s-2w")
+	b.ReportMetric(four, "calls/s-4w")
+	b.ReportMetric(two/(2*one), "scaling-2w")
+	b.ReportMetric(four/(4*one), "scaling-4w")
+}
+
+// BenchmarkWorkerLoss kills one of three workers (its connection drops,
+// as with kill -9) while 24 calls are in flight, and measures the time
+// from the kill until the lost calls end (with heartbeats every 100 ms and
+// a worker timeout of 500 ms), and until every new call succeeds: the time
+// from the kill to the sending of the last new call that failed, while a
+// caller keeps calling. Figures are the worst of b.N rounds.
+func BenchmarkWorkerLoss(b *testing.B) {
+	s := startServer(b, false)
+	var worstLost, worstNew, lostCalls time.Duration
+	var lost int
+	for range b.N {
+		release := make(chan struct{})
+		started := make(chan struct{}, 64)
+		reg := func() *tool.Registry {
+			reg := tool.NewRegistry(tool.WithLogger(quiet))
+			reg.Register(tool.Must(tool.New("hold", "Holds until released.", func(ctx context.Context, in struct{}) (string, error) {
+				started <- struct{}{}
+				select {
+				case <-release:
+					return "ok", nil
+				case <-ctx.Done():
+					return "", ctx.Err()
+				}
+			})))
+			var n atomic.Int64
+			add, _ := counting(b, &n).Get("add")
+			reg.Register(add)
+			return reg
+		}
+		var conns []*nats.Conn
+		var svcs []*natstool.Service
+		for range 3 {
+			nc := connect(b, s)
+			svc, err := natstool.Serve(nc, reg(), natstool.WithServiceLogger(quiet), natstool.WithHeartbeat(100*time.Millisecond))
+			if err != nil {
+				b.Fatal(err)
+			}
+			conns, svcs = append(conns, nc), append(svcs, svc)
+		}
+		local := tool.NewRegistry(tool.WithLogger(quiet))
+		im := importInto(b, connect(b, s), local, natstool.WithWorkerTimeout(500*time.Millisecond))
+
+		type outcome struct {
+			res tool.Result
+			at  time.Time
+		}
+		const inFlight = 24
+		outcomes := make(chan outcome, inFlight)
+		for range inFlight {
+			go func() {
+				ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+				defer cancel()
+				res := local.Execute(ctx, "hold", nil)
+				outcomes <- outcome{res, time.Now()}
+			}()
+		}
+		for range inFlight {
+			<-started
+		}
+		var lastFail atomic.Int64 // when the latest new call that failed was sent, unix nanos
+		stop := make(chan struct{})
+		var caller sync.WaitGroup
+		caller.Go(func() {
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				sent := time.Now()
+				if res := local.Execute(context.Background(), "add", json.RawMessage(`{"a":1,"b":1}`)); res.IsError {
+					lastFail.Store(sent.UnixNano())
+				}
+			}
+		})
+		killed := time.Now()
+		conns[0].Close()
+		close(release) // the calls of the live workers end now
+		var lostHere []time.Duration
+		for range inFlight {
+			o := <-outcomes
+			if o.res.IsError {
+				lostHere = append(lostHere, o.at.Sub(killed))
+			}
+		}
+		close(stop)
+		caller.Wait()
+		sort.Slice(lostHere, func(i, j int) bool { return lostHere[i] < lostHere[j] })
+		if len(lostHere) > 0 {
+			worstLost = max(worstLost, lostHere[len(lostHere)-1])
+			lostCalls += lostHere[len(lostHere)/2]
+			lost++
+		}
+		if f := lastFail.Load(); f != 0 {
+			worstNew = max(worstNew, time.Unix(0, f).Sub(killed))
+		}
+		im.Close()
+		for _, svc := range svcs {
+			svc.Stop()
+		}
+	}
+	b.ReportMetric(float64(worstLost.Milliseconds()), "ms-lost-call-ends-max")
+	if lost > 0 {
+		b.ReportMetric(float64(lostCalls.Milliseconds())/float64(lost), "ms-lost-call-ends-p50")
+	}
+	b.ReportMetric(float64(worstNew.Microseconds())/1000, "ms-until-new-calls-succeed")
+}

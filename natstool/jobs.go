@@ -1,0 +1,488 @@
+package natstool
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/miniopenclaw/tool"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/nats-io/nuid"
+)
+
+// Defaults of [Jobs].
+const (
+	DefaultJobStream  = "CLAWTOOL_JOBS"
+	DefaultJobBucket  = "clawtool_jobs"
+	DefaultJobSubject = "clawtool.job"
+	DefaultAckWait    = 30 * time.Second
+	DefaultMaxDeliver = 5
+	DefaultJobTTL     = 24 * time.Hour
+
+	// MaxIdempotencyKeyBytes bounds an idempotency key.
+	MaxIdempotencyKeyBytes = 1024
+)
+
+// JobState is where a job is in its life.
+type JobState string
+
+// States of a job.
+const (
+	JobQueued  JobState = "queued"
+	JobRunning JobState = "running"
+	JobDone    JobState = "done"
+)
+
+// A Job is the record of a submitted call, kept in the jobs' key-value
+// bucket under its ID.
+type Job struct {
+	ID    string   `json:"id"`
+	Tool  string   `json:"tool"`
+	State JobState `json:"state"`
+	// Attempts counts the workers that took the job; more than one means
+	// a worker died or stalled holding it and the job was redelivered.
+	Attempts int `json:"attempts,omitempty"`
+	// Worker names the worker that runs or ran the job.
+	Worker string `json:"worker,omitempty"`
+	// Result is set once State is JobDone.
+	Result    *tool.Result `json:"result,omitempty"`
+	Submitted time.Time    `json:"submitted"`
+	Updated   time.Time    `json:"updated"`
+}
+
+// jobRequest is the message on the work queue.
+type jobRequest struct {
+	ID        string          `json:"id"`
+	Tool      string          `json:"tool"`
+	Args      json.RawMessage `json:"args,omitempty"`
+	TimeoutMs int64           `json:"timeout_ms,omitempty"`
+}
+
+// A JobsOption configures [Jobs].
+type JobsOption func(*jobsConfig)
+
+type jobsConfig struct {
+	stream, bucket, subject string
+	ackWait                 time.Duration
+	maxDeliver              int
+	ttl                     time.Duration
+	replicas                int
+	logger                  *slog.Logger
+}
+
+// WithJobNames sets the JetStream stream, the key-value bucket and the
+// subject prefix of the jobs ([DefaultJobStream], [DefaultJobBucket],
+// [DefaultJobSubject]). Empty strings keep the defaults.
+func WithJobNames(stream, bucket, subject string) JobsOption {
+	return func(c *jobsConfig) {
+		if stream != "" {
+			c.stream = stream
+		}
+		if bucket != "" {
+			c.bucket = bucket
+		}
+		if subject != "" {
+			c.subject = subject
+		}
+	}
+}
+
+// WithAckWait sets how long a job waits for its worker to say it is still
+// at work before it is given to another worker ([DefaultAckWait]); a
+// worker says so every third of it. maxDeliver bounds the workers a job is
+// given to ([DefaultMaxDeliver]); the last one records the outcome
+// whatever it is. A job whose every worker died is not delivered again:
+// its record stays queued or running, and [Jobs.Wait] ends only with its
+// context. Both take effect when a worker starts consuming.
+func WithAckWait(d time.Duration, maxDeliver int) JobsOption {
+	return func(c *jobsConfig) {
+		if d > 0 {
+			c.ackWait = d
+		}
+		if maxDeliver > 0 {
+			c.maxDeliver = maxDeliver
+		}
+	}
+}
+
+// WithJobTTL sets how long job records are kept, and how long a job may
+// wait in the queue for a worker ([DefaultJobTTL]); an idempotency key is
+// remembered as long as its job's record.
+func WithJobTTL(d time.Duration) JobsOption {
+	return func(c *jobsConfig) {
+		if d > 0 {
+			c.ttl = d
+		}
+	}
+}
+
+// WithJobReplicas sets how many servers of a JetStream cluster keep the
+// work queue and the job records (1 by default; 3 survives the loss of a
+// server). It takes effect when they are created or updated.
+func WithJobReplicas(n int) JobsOption {
+	return func(c *jobsConfig) {
+		if n > 0 {
+			c.replicas = n
+		}
+	}
+}
+
+// WithJobsLogger sets the logger of workers' job events. The default is
+// [slog.Default].
+func WithJobsLogger(l *slog.Logger) JobsOption {
+	return func(c *jobsConfig) { c.logger = l }
+}
+
+// Jobs is a durable queue of tool calls on JetStream, for long-running
+// tools: [Jobs.Submit] puts a call on a work queue stream and returns its
+// job id at once; any worker consuming the queue ([Jobs.Work] or
+// [WithJobs]) takes it; the outcome is stored in a key-value bucket, where
+// [Jobs.Wait] and [Jobs.Job] read it. A worker reports that it is still at
+// work while the call runs; one that dies or stalls for the ack wait
+// ([WithAckWait]) leaves the job to be delivered to another, and only the
+// worker that holds the job last may record its outcome, so a job is
+// completed once. Progress reports travel on [Jobs.ProgressSubject].
+type Jobs struct {
+	nc     *nats.Conn
+	js     jetstream.JetStream
+	stream jetstream.Stream
+	kv     jetstream.KeyValue
+	cfg    jobsConfig
+}
+
+// OpenJobs creates the jobs' stream and bucket on nc's JetStream, or binds
+// to them when they exist.
+func OpenJobs(ctx context.Context, nc *nats.Conn, opts ...JobsOption) (*Jobs, error) {
+	cfg := jobsConfig{
+		stream: DefaultJobStream, bucket: DefaultJobBucket, subject: DefaultJobSubject,
+		ackWait: DefaultAckWait, maxDeliver: DefaultMaxDeliver, ttl: DefaultJobTTL, replicas: 1,
+	}
+	for _, o := range opts {
+		o(&cfg)
+	}
+	js, err := jetstream.New(nc)
+	if err != nil {
+		return nil, fmt.Errorf("natstool: jobs: %w", err)
+	}
+	stream, err := js.CreateOrUpdateStream(ctx, jetstream.StreamConfig{
+		Name:       cfg.stream,
+		Subjects:   []string{cfg.subject + ".run.>"},
+		Retention:  jetstream.WorkQueuePolicy,
+		MaxAge:     cfg.ttl,
+		Duplicates: min(cfg.ttl, 10*time.Minute),
+		Replicas:   cfg.replicas,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("natstool: jobs: stream %s: %w", cfg.stream, err)
+	}
+	kv, err := js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{Bucket: cfg.bucket, TTL: cfg.ttl, History: 1, Replicas: cfg.replicas})
+	if err != nil {
+		return nil, fmt.Errorf("natstool: jobs: bucket %s: %w", cfg.bucket, err)
+	}
+	return &Jobs{nc: nc, js: js, stream: stream, kv: kv, cfg: cfg}, nil
+}
+
+// A SubmitOption configures one [Jobs.Submit].
+type SubmitOption func(*submitConfig)
+
+type submitConfig struct {
+	key     string
+	timeout time.Duration
+}
+
+// WithIdempotencyKey makes the job's id a function of the tool's name and
+// key: submitting the same tool again with the same key (while the first
+// job's record is kept, see [WithJobTTL]) returns the first job's id and
+// runs nothing, so [Jobs.Wait] returns the first result. The arguments of
+// the later submissions are ignored.
+func WithIdempotencyKey(key string) SubmitOption {
+	return func(c *submitConfig) { c.key = key }
+}
+
+// WithJobTimeout bounds the job's run on a worker, on top of the tool's
+// own limit.
+func WithJobTimeout(d time.Duration) SubmitOption {
+	return func(c *submitConfig) { c.timeout = d }
+}
+
+// Submit queues a call of the tool name with args and returns its job id.
+// The worker's registry validates the arguments when it runs the call; an
+// invalid call is a job whose result says so.
+func (j *Jobs) Submit(ctx context.Context, name string, args json.RawMessage, opts ...SubmitOption) (string, error) {
+	var sc submitConfig
+	for _, o := range opts {
+		o(&sc)
+	}
+	if !tool.ValidName(name) {
+		return "", fmt.Errorf("natstool: submit: %q is not a valid tool name: %w", name, tool.ErrInvalidName)
+	}
+	if len(sc.key) > MaxIdempotencyKeyBytes {
+		return "", fmt.Errorf("natstool: submit: the idempotency key is %d bytes, more than %d", len(sc.key), MaxIdempotencyKeyBytes)
+	}
+	id := "j" + nuid.Next()
+	if sc.key != "" {
+		sum := sha256.Sum256([]byte(name + "\x00" + sc.key))
+		id = "k" + hex.EncodeToString(sum[:16])
+	}
+	now := time.Now().UTC()
+	rec, _ := json.Marshal(Job{ID: id, Tool: name, State: JobQueued, Submitted: now, Updated: now})
+	if _, err := j.kv.Create(ctx, id, rec); err != nil {
+		if sc.key != "" && errors.Is(err, jetstream.ErrKeyExists) {
+			return id, nil // submitted before: the first job stands
+		}
+		return "", fmt.Errorf("natstool: submit: %w", err)
+	}
+	req, _ := json.Marshal(jobRequest{ID: id, Tool: name, Args: args, TimeoutMs: sc.timeout.Milliseconds()})
+	// The message id lets JetStream drop a publish retried after a lost ack.
+	if _, err := j.js.Publish(ctx, j.cfg.subject+".run."+name, req, jetstream.WithMsgID(id)); err != nil {
+		j.kv.Delete(context.WithoutCancel(ctx), id)
+		return "", fmt.Errorf("natstool: submit: %w", err)
+	}
+	return id, nil
+}
+
+// Job returns the job's record.
+func (j *Jobs) Job(ctx context.Context, id string) (Job, error) {
+	e, err := j.kv.Get(ctx, id)
+	if err != nil {
+		return Job{}, fmt.Errorf("natstool: job %s: %w", id, err)
+	}
+	var job Job
+	if err := json.Unmarshal(e.Value(), &job); err != nil {
+		return Job{}, fmt.Errorf("natstool: job %s: the record cannot be read: %w", id, err)
+	}
+	return job, nil
+}
+
+// ProgressSubject is the subject the job's progress reports are published
+// on, as JSON {"progress","total","message"}, at most one every 20 ms.
+func (j *Jobs) ProgressSubject(id string) string { return j.cfg.subject + ".progress." + id }
+
+// Wait waits until the job is done and returns its result. Meanwhile the
+// job's progress reports go to ctx's [tool.ProgressFunc], if any. It
+// returns ctx's error if ctx ends first; the job goes on.
+func (j *Jobs) Wait(ctx context.Context, id string) (tool.Result, error) {
+	sub, err := j.nc.Subscribe(j.ProgressSubject(id), func(m *nats.Msg) {
+		var p progressReport
+		if json.Unmarshal(m.Data, &p) == nil {
+			tool.ReportProgress(ctx, p.Progress, p.Total, p.Message)
+		}
+	})
+	if err != nil {
+		return tool.Result{}, fmt.Errorf("natstool: job %s: %w", id, err)
+	}
+	defer sub.Unsubscribe()
+	w, err := j.kv.Watch(ctx, id)
+	if err != nil {
+		return tool.Result{}, fmt.Errorf("natstool: job %s: %w", id, err)
+	}
+	defer w.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return tool.Result{}, context.Cause(ctx)
+		case e, ok := <-w.Updates():
+			if !ok {
+				return tool.Result{}, fmt.Errorf("natstool: job %s: the watch ended", id)
+			}
+			if e == nil {
+				continue // the initial values were all delivered
+			}
+			if e.Operation() != jetstream.KeyValuePut {
+				return tool.Result{}, fmt.Errorf("natstool: job %s: the record was removed", id)
+			}
+			var job Job
+			if json.Unmarshal(e.Value(), &job) == nil && job.State == JobDone && job.Result != nil {
+				return *job.Result, nil
+			}
+		}
+	}
+}
+
+// A JobWorker consumes jobs for one registry; see [Jobs.Work].
+type JobWorker struct {
+	jobs   *Jobs
+	reg    *tool.Registry
+	name   string
+	cons   jetstream.Consumer
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+}
+
+// Work starts taking jobs from the queue and running them through reg,
+// at most slots at once. Every worker of a queue shares one durable
+// consumer, so each job goes to one of them. A worker whose registry lacks
+// a job's tool hands it back for another worker, until the last delivery,
+// which records the unknown tool. name identifies the worker in job
+// records. Stop it with [JobWorker.Stop].
+func (j *Jobs) Work(reg *tool.Registry, name string, slots int) (*JobWorker, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	cons, err := j.stream.CreateOrUpdateConsumer(ctx, jetstream.ConsumerConfig{
+		Durable:       "workers",
+		AckPolicy:     jetstream.AckExplicitPolicy,
+		AckWait:       j.cfg.ackWait,
+		MaxDeliver:    j.cfg.maxDeliver,
+		MaxAckPending: -1,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("natstool: jobs: consumer: %w", err)
+	}
+	w := &JobWorker{jobs: j, reg: reg, name: name, cons: cons}
+	var base context.Context
+	base, w.cancel = context.WithCancel(context.Background())
+	for range max(slots, 1) {
+		w.wg.Go(func() { w.slot(base) })
+	}
+	return w, nil
+}
+
+// Stop stops taking jobs and cancels the jobs running; they are not
+// acknowledged, so they go to another worker after the ack wait.
+func (w *JobWorker) Stop() {
+	w.cancel()
+	w.wg.Wait()
+}
+
+func (j *Jobs) logger() *slog.Logger {
+	if j.cfg.logger != nil {
+		return j.cfg.logger
+	}
+	return slog.Default()
+}
+
+// slot takes one job at a time until ctx ends.
+func (w *JobWorker) slot(ctx context.Context) {
+	for ctx.Err() == nil {
+		fctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		msg, err := w.cons.Next(jetstream.FetchContext(fctx))
+		cancel()
+		if err != nil {
+			if ctx.Err() == nil && !errors.Is(err, nats.ErrTimeout) && !errors.Is(err, context.DeadlineExceeded) {
+				// The server is away: do not spin.
+				select {
+				case <-ctx.Done():
+				case <-time.After(250 * time.Millisecond):
+				}
+			}
+			continue
+		}
+		w.run(ctx, msg)
+	}
+}
+
+// run runs one delivered job and records its outcome.
+func (w *JobWorker) run(ctx context.Context, msg jetstream.Msg) {
+	j := w.jobs
+	var req jobRequest
+	if err := json.Unmarshal(msg.Data(), &req); err != nil || req.ID == "" {
+		msg.Term() // not a job: nobody can run it
+		return
+	}
+	meta, _ := msg.Metadata()
+	lastTry := meta != nil && int(meta.NumDelivered) >= j.cfg.maxDeliver
+	e, err := j.kv.Get(ctx, req.ID)
+	if err != nil {
+		if errors.Is(err, jetstream.ErrKeyNotFound) {
+			msg.Term() // the record expired or was removed
+		}
+		return // otherwise it comes back after the ack wait
+	}
+	var job Job
+	if json.Unmarshal(e.Value(), &job) != nil {
+		msg.Term()
+		return
+	}
+	if job.State == JobDone {
+		msg.Ack() // done before, the ack was lost
+		return
+	}
+	if _, ok := w.reg.Get(req.Tool); !ok && !lastTry {
+		msg.NakWithDelay(j.cfg.ackWait / 10)
+		return
+	}
+	// Take the job: the revision makes sure that of two workers that
+	// both believe they hold it, only the later one can record it.
+	job.State, job.Worker, job.Attempts, job.Updated = JobRunning, w.name, job.Attempts+1, time.Now().UTC()
+	rec, _ := json.Marshal(job)
+	rev, err := j.kv.Update(ctx, req.ID, rec, e.Revision())
+	if err != nil {
+		return // another worker took it meanwhile, or the server is away
+	}
+
+	runCtx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	if req.TimeoutMs > 0 {
+		var c context.CancelFunc
+		runCtx, c = context.WithTimeoutCause(runCtx, time.Duration(req.TimeoutMs)*time.Millisecond, fmt.Errorf("%w: the job's time ran out", tool.ErrTimeout))
+		defer c()
+	}
+	var progressMu sync.Mutex
+	var lastReport time.Time
+	runCtx = tool.WithProgress(runCtx, func(progress, total float64, message string) {
+		// At most one report every 20 ms, as for calls.
+		progressMu.Lock()
+		now := time.Now()
+		if now.Sub(lastReport) < 20*time.Millisecond {
+			progressMu.Unlock()
+			return
+		}
+		lastReport = now
+		progressMu.Unlock()
+		b, _ := json.Marshal(progressReport{Progress: progress, Total: total, Message: message})
+		j.nc.Publish(j.ProgressSubject(req.ID), b)
+	})
+	stopBeats := make(chan struct{})
+	beatsDone := make(chan struct{})
+	go func() {
+		defer close(beatsDone)
+		t := time.NewTicker(j.cfg.ackWait / 3)
+		defer t.Stop()
+		for {
+			select {
+			case <-stopBeats:
+				return
+			case <-t.C:
+				msg.InProgress()
+			}
+		}
+	}()
+	res := w.reg.Execute(runCtx, req.Tool, req.Args)
+	close(stopBeats)
+	<-beatsDone
+	if ctx.Err() != nil {
+		return // stopping: leave the job to another worker
+	}
+
+	job.State, job.Result, job.Updated = JobDone, &res, time.Now().UTC()
+	rec, err = json.Marshal(job)
+	if err == nil && len(rec) > int(j.nc.MaxPayload())-1024 {
+		err = fmt.Errorf("the result is %d bytes, more than a job record holds", len(rec))
+	}
+	if err != nil {
+		job.Result = &tool.Result{IsError: true, Kind: tool.KindToolError, Error: fmt.Sprintf("tool %q: %v", req.Tool, err)}
+		rec, _ = json.Marshal(job)
+	}
+	if _, err := j.kv.Update(context.WithoutCancel(ctx), req.ID, rec, rev); err != nil {
+		// Someone else holds the job now; their outcome counts.
+		j.logger().Warn("natstool: a job's result was not recorded", "job", req.ID, "err", err)
+		return
+	}
+	actx, acancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	defer acancel()
+	msg.DoubleAck(actx)
+}
+
+// WithJobs makes the service also take jobs from jobs' queue, running up
+// to the service's in-flight limit of them at once, besides its calls.
+// [Service.Stop] stops taking them.
+func WithJobs(jobs *Jobs) ServeOption {
+	return func(c *serveConfig) { c.jobs = jobs }
+}

@@ -1,0 +1,809 @@
+package sandbox
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/containerd/errdefs"
+	"github.com/moby/moby/api/pkg/stdcopy"
+	"github.com/moby/moby/api/types/container"
+	"github.com/moby/moby/api/types/mount"
+	"github.com/moby/moby/client"
+)
+
+// ContainerWorkspace is where a container backend mounts Policy.Workspace
+// inside the container; it is the command's working directory.
+const ContainerWorkspace = "/workspace"
+
+// Labels every container of a container backend carries.
+const (
+	// LabelOwner names the owner given in ContainerOptions.Owner.
+	LabelOwner = "io.clawtool.owner"
+	// LabelProcess identifies the host process that created the
+	// container: "HOST/PID/START", where START tells a reused process id
+	// apart on Linux.
+	LabelProcess = "io.clawtool.process"
+	// LabelBackend is a random value per [*Container]: Close removes every
+	// container carrying its value, including one whose creation a
+	// cancelled call did not see finish.
+	LabelBackend = "io.clawtool.backend"
+)
+
+// ContainerOptions configure a [*Container].
+type ContainerOptions struct {
+	// Image is the image a run uses when its policy names none.
+	Image string
+	// Warm keeps one running container per image and policy and runs
+	// each call in it with exec, instead of a fresh container per call.
+	// Calls in one warm container run one at a time, and when a call ends
+	// every process it left is killed. A warm container's image needs sh
+	// and sleep.
+	Warm bool
+	// Owner is the value of [LabelOwner] on every container. Empty means
+	// "clawtool". [Container.Cleanup] removes only the owner's orphans.
+	Owner string
+	// Host is the engine's address, such as unix:///run/podman/podman.sock.
+	// Empty means $DOCKER_HOST, or the engine's default socket.
+	Host string
+	// CPUs is the number of CPUs a container may use at once. Zero means 1.
+	CPUs float64
+}
+
+// A Container is a [Backend] that runs each command in a container of a
+// Docker-compatible engine (Docker, or Podman's compatible socket).
+//
+// A container gets: the policy's workspace bound read-write at
+// [ContainerWorkspace] with its protected paths bound read-only over it;
+// Policy.ReadOnly bound read-only at the same paths; a read-only root
+// file system with a tmpfs /tmp of Limits.Tmp bytes; no network (only a
+// loopback interface) unless the policy asks for the host's; every
+// capability dropped; no_new_privs; the engine's default seccomp profile;
+// the unprivileged user Policy.UID (default [DefaultUID]); memory, process
+// and CPU limits from the cgroup and the other [Limits] as resource
+// limits; an init process that reaps orphans; and the policy's environment
+// only (plus the image's own ENV and the engine's HOSTNAME).
+//
+// The engine reports a command killed by signal N as exit status 128+N;
+// a Container classifies such a status as the signal. A memory-limit kill
+// is read from the engine's OOM flag.
+//
+// A Container never falls back to the host: no reachable engine, a missing
+// image or a limit the engine cannot enforce is an error naming it.
+// Close removes every container it made.
+type Container struct {
+	opts  ContainerOptions
+	cli   *client.Client
+	label string // LabelProcess value of this process
+	id    string // LabelBackend value of this backend
+
+	mu     sync.Mutex
+	closed bool
+	live   map[string]bool      // containers made and not yet removed
+	images map[string]bool      // images found in the engine
+	warm   map[string]*warmSlot // warm containers by image and policy
+}
+
+type warmSlot struct {
+	mu sync.Mutex // held for the whole of a call
+	id string
+}
+
+// NewContainer connects to the engine, checks that it can enforce every
+// limit (memory, processes, CPU quota, seccomp), and removes containers an
+// earlier process of the same owner on this host left behind (see
+// [Container.Cleanup]).
+func NewContainer(ctx context.Context, opts ContainerOptions) (*Container, error) {
+	if opts.Owner == "" {
+		opts.Owner = "clawtool"
+	}
+	if opts.CPUs <= 0 {
+		opts.CPUs = 1
+	}
+	copts := []client.Opt{client.FromEnv}
+	if opts.Host != "" {
+		copts = append(copts, client.WithHost(opts.Host))
+	}
+	cli, err := client.New(copts...)
+	if err != nil {
+		return nil, fmt.Errorf("sandbox: container engine: %w", err)
+	}
+	var rnd [12]byte
+	rand.Read(rnd[:])
+	c := &Container{opts: opts, cli: cli, label: processLabel(os.Getpid()), id: hex.EncodeToString(rnd[:]), live: map[string]bool{}, images: map[string]bool{}, warm: map[string]*warmSlot{}}
+	if err := c.check(ctx); err != nil {
+		cli.Close()
+		return nil, err
+	}
+	if _, err := c.Cleanup(ctx); err != nil {
+		cli.Close()
+		return nil, err
+	}
+	return c, nil
+}
+
+func (c *Container) check(ctx context.Context) error {
+	if _, err := c.cli.Ping(ctx, client.PingOptions{NegotiateAPIVersion: true}); err != nil {
+		return fmt.Errorf("sandbox: refusing to run: no container engine reachable at %s: %w", c.cli.DaemonHost(), err)
+	}
+	info, err := c.cli.Info(ctx, client.InfoOptions{})
+	if err != nil {
+		return fmt.Errorf("sandbox: container engine info: %w", err)
+	}
+	missing := func(what string) error {
+		return fmt.Errorf("sandbox: refusing to run: the container engine at %s cannot enforce %s", c.cli.DaemonHost(), what)
+	}
+	switch in := info.Info; {
+	case !in.MemoryLimit:
+		return missing("a memory limit")
+	case !in.PidsLimit:
+		return missing("a process (pids) limit")
+	case !in.CPUCfsQuota || !in.CPUCfsPeriod:
+		return missing("a CPU quota")
+	case !slices.ContainsFunc(in.SecurityOptions, func(s string) bool { return strings.Contains(s, "name=seccomp") }):
+		return missing("a seccomp profile")
+	}
+	return nil
+}
+
+// Close removes every container c made, running or not, and closes the
+// connection. Runs after Close fail.
+func (c *Container) Close() error {
+	c.mu.Lock()
+	c.closed = true
+	ids := make([]string, 0, len(c.live))
+	for id := range c.live {
+		ids = append(ids, id)
+	}
+	c.warm = map[string]*warmSlot{}
+	c.mu.Unlock()
+	var errs []error
+	for _, id := range ids {
+		errs = append(errs, c.remove(id))
+	}
+	// Containers whose creation a cancelled call never saw finish.
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	list, err := c.cli.ContainerList(ctx, client.ContainerListOptions{
+		All:     true,
+		Filters: make(client.Filters).Add("label", LabelBackend+"="+c.id),
+	})
+	errs = append(errs, err)
+	for _, item := range list.Items {
+		errs = append(errs, c.remove(item.ID))
+	}
+	errs = append(errs, c.cli.Close())
+	return errors.Join(errs...)
+}
+
+// Cleanup removes the containers of c's owner that a process on this host
+// made and that outlived it (a crash, a kill), and returns how many it
+// removed. Containers of live processes are left alone.
+func (c *Container) Cleanup(ctx context.Context) (int, error) {
+	list, err := c.cli.ContainerList(ctx, client.ContainerListOptions{
+		All:     true,
+		Filters: make(client.Filters).Add("label", LabelOwner+"="+c.opts.Owner),
+	})
+	if err != nil {
+		return 0, fmt.Errorf("sandbox: list containers: %w", err)
+	}
+	host, _ := os.Hostname()
+	n := 0
+	for _, item := range list.Items {
+		h, pid, ok := parseProcessLabel(item.Labels[LabelProcess])
+		if !ok || h != host || processLabel(pid) == item.Labels[LabelProcess] {
+			continue
+		}
+		if _, err := c.cli.ContainerRemove(ctx, item.ID, client.ContainerRemoveOptions{Force: true}); err != nil && !errdefs.IsNotFound(err) {
+			return n, fmt.Errorf("sandbox: remove orphaned container %.12s: %w", item.ID, err)
+		}
+		n++
+	}
+	return n, nil
+}
+
+// processLabel is "HOST/PID/START" for a running process, or "" when
+// the process is gone.
+func processLabel(pid int) string {
+	host, _ := os.Hostname()
+	start, ok := processStart(pid)
+	if !ok {
+		return ""
+	}
+	return host + "/" + strconv.Itoa(pid) + "/" + start
+}
+
+func parseProcessLabel(s string) (host string, pid int, ok bool) {
+	parts := strings.Split(s, "/")
+	if len(parts) != 3 {
+		return "", 0, false
+	}
+	pid, err := strconv.Atoi(parts[1])
+	return parts[0], pid, err == nil && pid > 0
+}
+
+// processStart returns a token that changes when pid is reused: its start
+// time on Linux. ok is false when no such process runs.
+func processStart(pid int) (string, bool) {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		if p, err := os.FindProcess(pid); err == nil && p.Signal(syscall.Signal(0)) == nil {
+			return "", true
+		}
+		return "", false
+	}
+	// Fields after the command name, which is in parentheses and may
+	// contain spaces; the start time is field 22.
+	_, rest, _ := strings.Cut(string(b), ") ")
+	f := strings.Fields(rest)
+	if len(f) < 20 {
+		return "", true
+	}
+	return f[19], true
+}
+
+// image resolves the policy's image and checks the engine has it.
+func (c *Container) image(ctx context.Context, p Policy) (string, error) {
+	img := p.Image
+	if img == "" {
+		img = c.opts.Image
+	}
+	if img == "" {
+		return "", errors.New("sandbox: refusing to run: neither the policy nor the container backend names an image")
+	}
+	c.mu.Lock()
+	seen := c.images[img]
+	c.mu.Unlock()
+	if seen {
+		// Checked before; an image removed since makes creating the
+		// container fail, which fails the run just as well.
+		return img, nil
+	}
+	if _, err := c.cli.ImageInspect(ctx, img); err != nil {
+		if errdefs.IsNotFound(err) {
+			return "", fmt.Errorf("sandbox: refusing to run: image %q is not in the container engine (it is never pulled implicitly): %w", img, os.ErrNotExist)
+		}
+		return "", fmt.Errorf("sandbox: image %q: %w", img, err)
+	}
+	c.mu.Lock()
+	c.images[img] = true
+	c.mu.Unlock()
+	return img, nil
+}
+
+// create builds the container configuration for p running cmd.
+func (c *Container) create(p Policy, img string, env, cmd []string, stdin bool) (client.ContainerCreateOptions, error) {
+	l := p.Limits.withDefaults()
+	uid := p.UID
+	if uid <= 0 {
+		uid = DefaultUID
+	}
+	work := "/tmp"
+	var mounts []mount.Mount
+	if p.Workspace != "" {
+		ws := filepath.Clean(p.Workspace)
+		work = ContainerWorkspace
+		mounts = append(mounts, mount.Mount{Type: mount.TypeBind, Source: ws, Target: ContainerWorkspace})
+		for _, rel := range p.protected() {
+			rel = filepath.Clean(rel)
+			st, err := os.Lstat(filepath.Join(ws, rel))
+			switch {
+			case errors.Is(err, os.ErrNotExist):
+				continue
+			case err != nil:
+				return client.ContainerCreateOptions{}, fmt.Errorf("sandbox: protected path %s: %w", rel, err)
+			case st.Mode()&os.ModeSymlink != 0:
+				return client.ContainerCreateOptions{}, fmt.Errorf("sandbox: protected path %s is a symbolic link", rel)
+			}
+			mounts = append(mounts, mount.Mount{Type: mount.TypeBind, Source: filepath.Join(ws, rel), Target: ContainerWorkspace + "/" + filepath.ToSlash(rel), ReadOnly: true})
+		}
+	}
+	for _, ro := range p.ReadOnly {
+		ro = filepath.Clean(ro)
+		mounts = append(mounts, mount.Mount{Type: mount.TypeBind, Source: ro, Target: filepath.ToSlash(ro), ReadOnly: true})
+	}
+	network := container.NetworkMode("none")
+	if p.network() == NetworkHost {
+		network = "host"
+	}
+	pids := int64(l.Processes)
+	cpu := int64((l.CPU + time.Second - 1) / time.Second)
+	initProc := true
+	return client.ContainerCreateOptions{
+		Config: &container.Config{
+			Image:           img,
+			Cmd:             cmd,
+			Env:             env,
+			User:            fmt.Sprintf("%d:%d", uid, uid),
+			WorkingDir:      work,
+			Labels:          map[string]string{LabelOwner: c.opts.Owner, LabelProcess: c.label, LabelBackend: c.id},
+			AttachStdout:    true,
+			AttachStderr:    true,
+			AttachStdin:     stdin,
+			OpenStdin:       stdin,
+			StdinOnce:       stdin,
+			NetworkDisabled: network == "none",
+		},
+		HostConfig: &container.HostConfig{
+			Mounts:         mounts,
+			NetworkMode:    network,
+			ReadonlyRootfs: true,
+			Tmpfs:          map[string]string{"/tmp": fmt.Sprintf("rw,nosuid,nodev,size=%d,nr_inodes=%d,mode=1777", l.Tmp, max(l.Tmp/4096, 1024))},
+			CapDrop:        []string{"ALL"},
+			SecurityOpt:    []string{"no-new-privileges:true"},
+			Init:           &initProc,
+			LogConfig:      container.LogConfig{Type: "none"},
+			IpcMode:        "private",
+			Resources: container.Resources{
+				Memory:     l.Memory,
+				MemorySwap: l.Memory,
+				PidsLimit:  &pids,
+				NanoCPUs:   int64(c.opts.CPUs * 1e9),
+				Ulimits: []*container.Ulimit{
+					{Name: "cpu", Soft: cpu, Hard: cpu},
+					{Name: "fsize", Soft: l.FileSize, Hard: l.FileSize},
+					{Name: "nofile", Soft: int64(l.OpenFiles), Hard: int64(l.OpenFiles)},
+					{Name: "core", Soft: 0, Hard: 0},
+				},
+			},
+		},
+	}, nil
+}
+
+func (c *Container) track(id string) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed {
+		return errors.New("sandbox: container backend is closed")
+	}
+	c.live[id] = true
+	return nil
+}
+
+// remove force-removes a container with a context of its own, so that a
+// cancelled call still cleans up.
+func (c *Container) remove(id string) error {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	_, err := c.cli.ContainerRemove(ctx, id, client.ContainerRemoveOptions{Force: true, RemoveVolumes: true})
+	c.mu.Lock()
+	delete(c.live, id)
+	c.mu.Unlock()
+	if err != nil && !errdefs.IsNotFound(err) {
+		return fmt.Errorf("sandbox: remove container %.12s: %w", id, err)
+	}
+	return nil
+}
+
+// Run runs argv under p in a container, with the contract of [Run]:
+// stdout and stderr are capped at Limits.Output together, ctx bounds the
+// run, and the Result classifies how it ended.
+func (c *Container) Run(ctx context.Context, p Policy, argv []string, stdin io.Reader) (*Result, error) {
+	if len(argv) == 0 || argv[0] == "" {
+		return nil, errors.New("sandbox: no command")
+	}
+	if err := p.Validate(); err != nil {
+		return nil, err
+	}
+	env, _ := p.environ()
+	c.mu.Lock()
+	closed := c.closed
+	c.mu.Unlock()
+	if closed {
+		return nil, errors.New("sandbox: container backend is closed")
+	}
+	img, err := c.image(ctx, p)
+	if err != nil {
+		return nil, err
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if c.opts.Warm {
+		return c.runWarm(ctx, p, img, env, argv, stdin)
+	}
+	return c.runFresh(ctx, p, img, env, argv, stdin)
+}
+
+// ContainerLayers are the layers a container run reports in Result.Layers:
+// the native layers whose container counterpart the engine applies.
+var ContainerLayers = []Layer{
+	LayerUserNS, LayerMountNS, LayerPIDNS, LayerNetNS, LayerIPCNS, LayerUTSNS,
+	LayerNoNewPrivs, LayerSeccomp, LayerRlimits,
+}
+
+func containerLayers(p Policy) []Layer {
+	if p.network() == NetworkNone {
+		return ContainerLayers
+	}
+	return slices.DeleteFunc(slices.Clone(ContainerLayers), func(l Layer) bool { return l == LayerNetNS })
+}
+
+// a call is one command's streams and the reason the backend killed it.
+type call struct {
+	budget         *outputBudget
+	stdout, stderr *capped
+	killedFor      atomic.Value
+
+	// Kills run in goroutines of their own: the output copier must keep
+	// draining the stream while the engine kills, or the engine can block
+	// on writing to it. finish waits for them.
+	mu       sync.Mutex
+	finished bool
+	kills    sync.WaitGroup
+	copied   chan struct{}
+}
+
+// goKill runs kill in a goroutine that finish waits for; after finish it
+// does nothing.
+func (k *call) goKill(kill func()) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if k.finished {
+		return
+	}
+	k.kills.Add(1)
+	go func() {
+		defer k.kills.Done()
+		kill()
+	}()
+}
+
+func (k *call) finish() {
+	k.mu.Lock()
+	k.finished = true
+	k.mu.Unlock()
+	k.kills.Wait()
+}
+
+func newCall(limit int) *call {
+	b := &outputBudget{left: limit}
+	return &call{budget: b, stdout: &capped{b: b}, stderr: &capped{b: b}, copied: make(chan struct{})}
+}
+
+// pump copies the engine's multiplexed stream into the capped buffers and
+// stdin into the command.
+func (k *call) pump(h client.HijackedResponse, stdin io.Reader) {
+	if stdin != nil {
+		go func() {
+			io.Copy(h.Conn, stdin)
+			h.CloseWrite()
+		}()
+	}
+	go func() {
+		defer close(k.copied)
+		stdcopy.StdCopy(k.stdout, k.stderr, h.Reader)
+	}()
+}
+
+func (k *call) result(p Policy, start time.Time, status int, oom bool) *Result {
+	r := &Result{
+		Stdout:    k.stdout.bytes(),
+		Stderr:    k.stderr.bytes(),
+		Truncated: k.budget.exceeded(),
+		Duration:  time.Since(start),
+		Layers:    containerLayers(p),
+		ExitCode:  status,
+	}
+	if status > 128 && status <= 128+64 {
+		r.Signal = syscall.Signal(status - 128).String()
+	}
+	switch why, _ := k.killedFor.Load().(Outcome); {
+	case why != "":
+		r.Outcome = why
+	case oom:
+		r.Outcome = MemoryLimit
+	case status == 128+24: // SIGXCPU at Limits.CPU
+		r.Outcome = CPULimit
+	case r.Signal != "":
+		r.Outcome = Signaled
+		r.ExitCode = -1
+	case status != 0:
+		r.Outcome = classifyFailure(r.Stderr)
+	default:
+		r.Outcome = Exited
+	}
+	if r.Outcome != Exited && r.Signal != "" {
+		r.ExitCode = -1
+	}
+	return r
+}
+
+// drain waits for the output stream to end, at most d after the command
+// is gone, then closes it.
+func (k *call) drain(h client.HijackedResponse, d time.Duration) {
+	select {
+	case <-k.copied:
+	case <-time.After(d):
+	}
+	h.Close()
+	<-k.copied
+}
+
+func (c *Container) runFresh(ctx context.Context, p Policy, img string, env, argv []string, stdin io.Reader) (*Result, error) {
+	opts, err := c.create(p, img, env, argv, stdin != nil)
+	if err != nil {
+		return nil, err
+	}
+	l := p.Limits.withDefaults()
+	bg := context.WithoutCancel(ctx)
+	start := time.Now()
+	created, err := c.cli.ContainerCreate(ctx, opts)
+	if err != nil {
+		return nil, fmt.Errorf("sandbox: create container: %w", err)
+	}
+	id := created.ID
+	if err := c.track(id); err != nil {
+		c.remove(id)
+		return nil, err
+	}
+	defer c.remove(id)
+	att, err := c.cli.ContainerAttach(ctx, id, client.ContainerAttachOptions{Stream: true, Stdout: true, Stderr: true, Stdin: stdin != nil})
+	if err != nil {
+		return nil, fmt.Errorf("sandbox: attach to container: %w", err)
+	}
+	k := newCall(l.Output)
+	k.pump(att.HijackedResponse, stdin)
+	defer k.finish()
+	kill := func(why Outcome) {
+		if k.killedFor.CompareAndSwap(nil, why) {
+			k.goKill(func() { c.cli.ContainerKill(bg, id, client.ContainerKillOptions{Signal: "KILL"}) })
+		}
+	}
+	k.budget.mu.Lock()
+	k.budget.overflow = func() { kill(OutputLimit) }
+	k.budget.mu.Unlock()
+	if _, err := c.cli.ContainerStart(ctx, id, client.ContainerStartOptions{}); err != nil {
+		att.Close()
+		<-k.copied
+		if ctx.Err() != nil {
+			return nil, fmt.Errorf("sandbox: %w before the command started", ctx.Err())
+		}
+		if msg := err.Error(); strings.Contains(msg, "not found") || strings.Contains(msg, "no such file") {
+			return nil, fmt.Errorf("sandbox: command %q: %w (%s)", argv[0], os.ErrNotExist, msg)
+		}
+		return nil, fmt.Errorf("sandbox: start container: %w", err)
+	}
+	stop := context.AfterFunc(ctx, func() { kill(TimedOut) })
+	defer stop()
+	wait := c.cli.ContainerWait(bg, id, client.ContainerWaitOptions{Condition: container.WaitConditionNotRunning})
+	select {
+	case <-wait.Result:
+	case err := <-wait.Error:
+		att.Close()
+		<-k.copied
+		return nil, fmt.Errorf("sandbox: wait for container: %w", err)
+	}
+	k.drain(att.HijackedResponse, l.WaitDelay)
+	ins, err := c.cli.ContainerInspect(bg, id, client.ContainerInspectOptions{})
+	if err != nil {
+		return nil, fmt.Errorf("sandbox: inspect container: %w", err)
+	}
+	st := ins.Container.State
+	if st.ExitCode == 127 && k.killedFor.Load() == nil {
+		// The init process reports a command it could not execute.
+		if msg := string(k.stderr.bytes()); strings.Contains(msg, "exec "+argv[0]+" failed") {
+			return nil, fmt.Errorf("sandbox: command %q: %w (%s)", argv[0], os.ErrNotExist, strings.TrimSpace(msg))
+		}
+	}
+	return k.result(p, start, st.ExitCode, st.OOMKilled), nil
+}
+
+// warmKey identifies the warm container a policy and image share.
+func warmKey(img string, opts client.ContainerCreateOptions) string {
+	b, _ := json.Marshal(opts)
+	return img + "\x00" + string(b)
+}
+
+// slot returns the warm container for opts, starting one if needed.
+func (c *Container) slot(ctx context.Context, opts client.ContainerCreateOptions) (*warmSlot, error) {
+	key := warmKey(opts.Config.Image, opts)
+	c.mu.Lock()
+	s, ok := c.warm[key]
+	if !ok {
+		s = &warmSlot{}
+		c.warm[key] = s
+	}
+	c.mu.Unlock()
+	s.mu.Lock()
+	if s.id != "" {
+		return s, nil
+	}
+	// The keeper runs as root (without capabilities) so that the calls,
+	// run as the sandbox user, cannot kill it when they kill leftovers.
+	opts.Config.Cmd = []string{"sleep", "2147483647"}
+	opts.Config.User = "0:0"
+	opts.Config.Env = nil // each call gets the policy's environment
+	opts.Config.AttachStdout, opts.Config.AttachStderr = false, false
+	created, err := c.cli.ContainerCreate(ctx, opts)
+	if err == nil {
+		if err = c.track(created.ID); err != nil {
+			c.remove(created.ID)
+		} else if _, err = c.cli.ContainerStart(ctx, created.ID, client.ContainerStartOptions{}); err != nil {
+			c.remove(created.ID)
+		}
+	}
+	if err != nil {
+		s.mu.Unlock()
+		return nil, fmt.Errorf("sandbox: start warm container: %w", err)
+	}
+	s.id = created.ID
+	return s, nil
+}
+
+// retire removes a warm container that can no longer be trusted (after
+// an OOM kill its flag stays set); the next call starts a new one.
+func (c *Container) retire(s *warmSlot) {
+	if s.id != "" {
+		c.remove(s.id)
+		s.id = ""
+	}
+}
+
+// warmWrapper runs the command and then kills whatever it left behind.
+// kill -1 reaches every process of the sandbox user except init and the
+// shell itself.
+const warmWrapper = `command -v "$1" >/dev/null 2>&1 || { echo "clawtool-sandbox: $1: command not found" >&2; exit 127; }; "$@"; s=$?; kill -9 -1 2>/dev/null; exit $s`
+
+func (c *Container) runWarm(ctx context.Context, p Policy, img string, env, argv []string, stdin io.Reader) (*Result, error) {
+	opts, err := c.create(p, img, env, nil, false)
+	if err != nil {
+		return nil, err
+	}
+	user := opts.Config.User
+	l := p.Limits.withDefaults()
+	bg := context.WithoutCancel(ctx)
+	s, err := c.slot(ctx, opts)
+	if err != nil {
+		return nil, err
+	}
+	locked := true
+	defer func() {
+		if locked {
+			s.mu.Unlock()
+		}
+	}()
+	start := time.Now()
+	execOpts := client.ExecCreateOptions{
+		User:         user,
+		Env:          env,
+		WorkingDir:   opts.Config.WorkingDir,
+		Cmd:          append([]string{"/bin/sh", "-c", warmWrapper, "sh"}, argv...),
+		AttachStdout: true,
+		AttachStderr: true,
+		AttachStdin:  stdin != nil,
+	}
+	ex, err := c.cli.ExecCreate(ctx, s.id, execOpts)
+	if err != nil && ctx.Err() == nil {
+		// The warm container may have died (the host killed it, say):
+		// start a new one once.
+		c.retire(s)
+		s.mu.Unlock()
+		if s, err = c.slot(ctx, opts); err != nil {
+			locked = false
+			return nil, err
+		}
+		ex, err = c.cli.ExecCreate(ctx, s.id, execOpts)
+	}
+	if err != nil {
+		c.retire(s)
+		return nil, fmt.Errorf("sandbox: exec in warm container: %w", err)
+	}
+	att, err := c.cli.ExecAttach(ctx, ex.ID, client.ExecAttachOptions{})
+	if err != nil {
+		c.retire(s)
+		return nil, fmt.Errorf("sandbox: exec in warm container: %w", err)
+	}
+	k := newCall(l.Output)
+	k.pump(att.HijackedResponse, stdin)
+	defer k.finish()
+	id := s.id
+	kill := func(why Outcome) {
+		if k.killedFor.CompareAndSwap(nil, why) {
+			k.goKill(func() { c.killCall(bg, id, user) })
+		}
+	}
+	k.budget.mu.Lock()
+	k.budget.overflow = func() { kill(OutputLimit) }
+	k.budget.mu.Unlock()
+	stop := context.AfterFunc(ctx, func() { kill(TimedOut) })
+	defer stop()
+
+	// The stream ends when the command and everything holding its output
+	// are gone; the wrapper kills leftovers, so the inspect loop below only
+	// runs for a call whose descendants hold the stream after it exited.
+	var ins client.ExecInspectResult
+	copied, poll := k.copied, 50*time.Millisecond
+	for {
+		select {
+		case <-copied:
+			// The exec may still show as running for a moment after its
+			// stream ended: look now, then again soon, never in a tight
+			// loop.
+			copied, poll = nil, 5*time.Millisecond
+		case <-time.After(poll):
+		}
+		ins, err = c.cli.ExecInspect(bg, ex.ID, client.ExecInspectOptions{})
+		if err != nil {
+			att.Close()
+			<-k.copied
+			c.retire(s)
+			return nil, fmt.Errorf("sandbox: inspect exec: %w", err)
+		}
+		if !ins.Running {
+			break
+		}
+	}
+	k.drain(att.HijackedResponse, l.WaitDelay)
+	oom := false
+	if ins.ExitCode == 128+9 && k.killedFor.Load() == nil && c.oomKilled(bg, s.id) {
+		// The engine does not flag an OOM kill of an exec; the cgroup's
+		// own counter says. The container is retired so that the counter
+		// read after the next kill is that call's.
+		oom = true
+		c.retire(s)
+	}
+	if ins.ExitCode == 127 && k.killedFor.Load() == nil && strings.HasPrefix(string(k.stderr.bytes()), "clawtool-sandbox: ") {
+		return nil, fmt.Errorf("sandbox: command %q: %w", argv[0], os.ErrNotExist)
+	}
+	return k.result(p, start, ins.ExitCode, oom), nil
+}
+
+// killCall kills every process of the sandbox user in the warm container
+// but its init, which is the call's whole process tree: calls in one warm
+// container run one at a time.
+func (c *Container) killCall(ctx context.Context, id, user string) {
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	ex, err := c.cli.ExecCreate(ctx, id, client.ExecCreateOptions{User: user, Cmd: []string{"/bin/sh", "-c", "kill -9 -1"}, AttachStdout: true})
+	if err != nil {
+		return
+	}
+	att, err := c.cli.ExecAttach(ctx, ex.ID, client.ExecAttachOptions{})
+	if err != nil {
+		return
+	}
+	defer att.Close()
+	io.Copy(io.Discard, att.Reader)
+}
+
+// oomKilled reports whether the memory cgroup of a warm container has
+// killed a process for memory, reading its counter (cgroup v2
+// memory.events or v1 memory.oom_control) from inside.
+func (c *Container) oomKilled(ctx context.Context, id string) bool {
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	ex, err := c.cli.ExecCreate(ctx, id, client.ExecCreateOptions{
+		Cmd:          []string{"/bin/sh", "-c", "cat /sys/fs/cgroup/memory.events /sys/fs/cgroup/memory/memory.oom_control 2>/dev/null"},
+		AttachStdout: true,
+	})
+	if err != nil {
+		return false
+	}
+	att, err := c.cli.ExecAttach(ctx, ex.ID, client.ExecAttachOptions{})
+	if err != nil {
+		return false
+	}
+	defer att.Close()
+	var out strings.Builder
+	stdcopy.StdCopy(&out, io.Discard, io.LimitReader(att.Reader, 64<<10))
+	for _, line := range strings.Split(out.String(), "\n") {
+		if n, ok := strings.CutPrefix(line, "oom_kill "); ok && strings.TrimSpace(n) != "0" {
+			return true
+		}
+	}
+	return false
+}

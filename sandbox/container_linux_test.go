@@ -1,0 +1,363 @@
+package sandbox
+
+import (
+	"context"
+	"debug/elf"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/moby/moby/client"
+)
+
+// testImage is the image .ci/docker-engine.sh builds from busybox-static.
+const testImage = "clawtool-test/busybox:1"
+
+// testOwner labels this test binary's containers, apart from anything
+// else using the engine.
+const testOwner = "clawtool-sandbox-test"
+
+// requireEngine returns a container backend on the engine found through
+// DOCKER_HOST or the default socket. Without an engine or the test image
+// it fails in CI, where .ci/docker-engine.sh provides both, and skips
+// elsewhere with the reason.
+func requireEngine(t testing.TB, warm bool) *Container {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	c, err := NewContainer(ctx, ContainerOptions{Image: testImage, Warm: warm, Owner: testOwner})
+	if err == nil {
+		if _, err = c.image(ctx, Policy{}); err != nil {
+			c.Close()
+		}
+	}
+	if err != nil {
+		reason := err.Error() + " (run .ci/docker-engine.sh)"
+		if os.Getenv("CI") == "true" {
+			t.Fatal(reason)
+		}
+		t.Skip(reason)
+	}
+	t.Cleanup(func() {
+		if err := c.Close(); err != nil {
+			t.Error(err)
+		}
+		assertNoContainers(t, c.id)
+	})
+	return c
+}
+
+// assertNoContainers checks, through a client of its own, that no
+// container of the backend with LabelBackend value id is left.
+func assertNoContainers(t testing.TB, id string) {
+	t.Helper()
+	cli, err := client.New(client.FromEnv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cli.Close()
+	list, err := cli.ContainerList(context.Background(), client.ContainerListOptions{
+		All: true, Filters: make(client.Filters).Add("label", LabelBackend+"="+id),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := len(list.Items); n > 0 {
+		t.Errorf("%d containers left after Close", n)
+	}
+}
+
+func requireEngineSocket(t *testing.T) {
+	t.Helper()
+	if _, err := os.Stat("/var/run/docker.sock"); err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatal("no engine socket: ", err)
+		}
+		t.Skip("no engine socket: ", err)
+	}
+}
+
+// containerPolicy adds what the attacker (this test binary) needs to run
+// in the busybox image: the host's libraries when it is dynamically linked
+// (as under -race).
+func (f *fixture) containerPolicy(p *Policy) {
+	ef, err := elf.Open(f.attacker)
+	if err != nil {
+		return
+	}
+	defer ef.Close()
+	for _, prog := range ef.Progs {
+		if prog.Type == elf.PT_INTERP {
+			for _, dir := range []string{"/lib", "/lib64", "/usr/lib", "/usr/lib64"} {
+				if real, err := filepath.EvalSymlinks(dir); err == nil {
+					_ = real
+					p.ReadOnly = append(p.ReadOnly, dir)
+				}
+			}
+			return
+		}
+	}
+}
+
+func TestCatalogAContainer(t *testing.T) {
+	for _, mode := range []struct {
+		name string
+		warm bool
+	}{{"fresh", false}, {"warm", true}} {
+		t.Run(mode.name, func(t *testing.T) {
+			c := requireEngine(t, mode.warm)
+			f := newFixture(t)
+			for _, row := range catalog() {
+				if row.container == nil {
+					continue
+				}
+				t.Run(row.id+" "+row.name, func(t *testing.T) { f.attack(t, row, c) })
+			}
+		})
+	}
+}
+
+func TestContainerRun(t *testing.T) {
+	for _, mode := range []struct {
+		name string
+		warm bool
+	}{{"fresh", false}, {"warm", true}} {
+		t.Run(mode.name, func(t *testing.T) {
+			c := requireEngine(t, mode.warm)
+			ws := t.TempDir()
+			os.Chown(ws, DefaultUID, DefaultUID)
+			os.WriteFile(filepath.Join(ws, "a.txt"), []byte("from the workspace\n"), 0o644)
+			for _, tc := range []struct {
+				name    string
+				p       Policy
+				argv    []string
+				stdin   string
+				timeout time.Duration
+				outcome Outcome
+				code    int
+				stdout  string
+				stderr  string
+			}{
+				{name: "ok", argv: []string{"echo", "hi"}, outcome: Exited, stdout: "hi\n"},
+				{name: "status", argv: []string{"sh", "-c", "echo oops >&2; exit 7"}, outcome: Exited, code: 7, stderr: "oops\n"},
+				{name: "workspace", p: Policy{Workspace: ws}, argv: []string{"cat", "a.txt"}, outcome: Exited, stdout: "from the workspace\n"},
+				{name: "stdin", argv: []string{"cat"}, stdin: "piped", outcome: Exited, stdout: "piped"},
+				{name: "user", argv: []string{"id", "-u"}, outcome: Exited, stdout: "65534\n"},
+				{name: "environment", p: Policy{Env: []string{"A=1"}}, argv: []string{"env"}, outcome: Exited, stdout: "A=1\n"},
+				{name: "signal", argv: []string{"sh", "-c", "kill -TERM $$"}, outcome: Signaled, code: -1},
+				{name: "timeout", argv: []string{"sleep", "60"}, timeout: 500 * time.Millisecond, outcome: TimedOut, code: -1},
+				{name: "output limit", p: Policy{Limits: Limits{Output: 4096}}, argv: []string{"yes"}, outcome: OutputLimit, code: -1},
+			} {
+				t.Run(tc.name, func(t *testing.T) {
+					ctx := context.Background()
+					if tc.timeout > 0 {
+						var cancel context.CancelFunc
+						ctx, cancel = context.WithTimeout(ctx, tc.timeout)
+						defer cancel()
+					}
+					cmd := CommandContext(ctx, tc.p, tc.argv[0], tc.argv[1:]...)
+					cmd.Backend = c
+					if tc.stdin != "" {
+						cmd.Stdin = strings.NewReader(tc.stdin)
+					}
+					err := cmd.Run()
+					r := cmd.Result
+					if r == nil {
+						t.Fatalf("no result: %v", err)
+					}
+					if r.Outcome != tc.outcome || r.ExitCode != tc.code {
+						t.Errorf("got %s %d (%s), want %s %d; stderr %q", r.Outcome, r.ExitCode, r.Summary(), tc.outcome, tc.code, r.Stderr)
+					}
+					if tc.stdout != "" {
+						out := string(r.Stdout)
+						if tc.name == "environment" {
+							// The engine adds HOSTNAME and the image its PATH.
+							if !strings.Contains(out, "A=1\n") || strings.Contains(out, "LANG=") {
+								t.Errorf("environment %q: want A=1 and nothing of DefaultEnv", out)
+							}
+						} else if out != tc.stdout {
+							t.Errorf("stdout %q, want %q", out, tc.stdout)
+						}
+					}
+					if tc.stderr != "" && string(r.Stderr) != tc.stderr {
+						t.Errorf("stderr %q, want %q", r.Stderr, tc.stderr)
+					}
+					if tc.outcome == OutputLimit && (!r.Truncated || len(r.Stdout) != 4096) {
+						t.Errorf("output limit: truncated %v, %d bytes kept, want 4096", r.Truncated, len(r.Stdout))
+					}
+				})
+			}
+		})
+	}
+}
+
+// TestContainerFailsClosed: whatever is missing, nothing runs and the error
+// names it.
+func TestContainerFailsClosed(t *testing.T) {
+	ctx := context.Background()
+	if _, err := NewContainer(ctx, ContainerOptions{Host: "unix://" + filepath.Join(t.TempDir(), "none.sock")}); err == nil || !strings.Contains(err.Error(), "no container engine reachable") {
+		t.Errorf("no engine: %v, want an error naming the missing engine", err)
+	}
+	if _, err := Native.Run(ctx, Policy{Image: testImage}, []string{"true"}, nil); err == nil || !strings.Contains(err.Error(), "image") {
+		t.Errorf("native backend with an image: %v, want a refusal", err)
+	}
+	c := requireEngine(t, false)
+	_, err := c.Run(ctx, Policy{Image: "clawtool-test/no-such-image:1"}, []string{"true"}, nil)
+	if !errors.Is(err, os.ErrNotExist) || !strings.Contains(err.Error(), "no-such-image") {
+		t.Errorf("missing image: %v, want an error naming it", err)
+	}
+	for _, warm := range []bool{false, true} {
+		c := requireEngine(t, warm)
+		if _, err := c.Run(ctx, Policy{}, []string{"no-such-command-xyz"}, nil); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("warm=%v missing command: %v, want os.ErrNotExist", warm, err)
+		}
+	}
+}
+
+const orphanEnv = "SBX_ORPHAN"
+
+// TestContainerOrphanCleanup kills a process with SIGKILL while its
+// container runs a call, then shows that a new backend of the same owner
+// removes the orphan.
+func TestContainerOrphanCleanup(t *testing.T) {
+	if os.Getenv(orphanEnv) == "1" {
+		c, err := NewContainer(context.Background(), ContainerOptions{Image: testImage, Owner: testOwner + "-orphan"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.Run(context.Background(), Policy{}, []string{"sleep", "3600"}, nil) // killed here
+		t.Fatal("the call returned")
+	}
+	c := requireEngine(t, false)
+	self, err := os.Executable()
+	must(t, err)
+	cmd := exec.Command(self, "-test.run=^TestContainerOrphanCleanup$")
+	cmd.Env = append(os.Environ(), orphanEnv+"=1")
+	must(t, cmd.Start())
+	label := processLabel(cmd.Process.Pid)
+	cli := c.cli
+	filter := make(client.Filters).Add("label", LabelProcess+"="+label)
+	running := func() int {
+		list, err := cli.ContainerList(context.Background(), client.ContainerListOptions{All: true, Filters: filter})
+		must(t, err)
+		return len(list.Items)
+	}
+	// Wait, bounded by steps rather than time, for the call to start.
+	for i := 0; i < 600 && running() == 0; i++ {
+		time.Sleep(50 * time.Millisecond)
+	}
+	if running() == 0 {
+		cmd.Process.Kill()
+		cmd.Wait()
+		t.Fatal("the child never started its container")
+	}
+	must(t, cmd.Process.Signal(syscall.SIGKILL))
+	cmd.Wait()
+	if running() != 1 {
+		t.Fatal("the killed process's container is gone already: nothing to clean up")
+	}
+	again, err := NewContainer(context.Background(), ContainerOptions{Image: testImage, Owner: testOwner + "-orphan"})
+	must(t, err)
+	defer again.Close()
+	if n := running(); n != 0 {
+		t.Errorf("%d orphaned containers left after a new start's cleanup", n)
+	}
+	if n, err := again.Cleanup(context.Background()); n != 0 || err != nil {
+		t.Errorf("second cleanup removed %d (%v), want 0", n, err)
+	}
+}
+
+// BenchmarkBackends measures the per-call latency of a no-op command, in
+// one run and interleaved so that every backend sees the same machine
+// load: a plain fork and exec, the native backend, a warm container (exec)
+// and a fresh container per call. It reports p50 and p90 of each and the
+// ratio of the warm container's p50 to the native backend's.
+func BenchmarkBackends(b *testing.B) {
+	requireSandbox(b)
+	warm := requireEngine(b, true)
+	fresh := requireEngine(b, false)
+	ctx := context.Background()
+	runs := []struct {
+		name string
+		run  func() error
+		ds   []time.Duration
+	}{
+		{name: "fork+exec", run: func() error { return exec.Command("/bin/true").Run() }},
+		{name: "native", run: func() error { return okRun(Native.Run(ctx, Policy{}, []string{"/bin/true"}, nil)) }},
+		{name: "warm", run: func() error { return okRun(warm.Run(ctx, Policy{}, []string{"true"}, nil)) }},
+		{name: "fresh", run: func() error { return okRun(fresh.Run(ctx, Policy{}, []string{"true"}, nil)) }},
+	}
+	// The warm container starts on the first call; that start is not a
+	// call's latency.
+	if err := runs[2].run(); err != nil {
+		b.Fatal(err)
+	}
+	for b.Loop() {
+		for i := range runs {
+			start := time.Now()
+			if err := runs[i].run(); err != nil {
+				b.Fatalf("%s: %v", runs[i].name, err)
+			}
+			runs[i].ds = append(runs[i].ds, time.Since(start))
+		}
+	}
+	for _, r := range runs {
+		b.ReportMetric(percentile(r.ds, 0.5), r.name+"-p50-ms")
+		b.ReportMetric(percentile(r.ds, 0.9), r.name+"-p90-ms")
+	}
+	b.ReportMetric(percentile(runs[2].ds, 0.5)/percentile(runs[1].ds, 0.5), "warm/native-p50")
+}
+
+func okRun(r *Result, err error) error {
+	if err != nil {
+		return err
+	}
+	if !r.OK() {
+		return errors.New(r.Summary() + ": " + string(r.Stderr))
+	}
+	return nil
+}
+
+// TestContainerClassify: an engine reports an exit status and an OOM
+// flag; they map onto the outcomes the native backend gives.
+func TestContainerClassify(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		status  int
+		oom     bool
+		killed  Outcome
+		stderr  string
+		outcome Outcome
+		code    int
+		signal  string
+	}{
+		{name: "ok", status: 0, outcome: Exited},
+		{name: "failure", status: 3, outcome: Exited, code: 3},
+		{name: "fork failure", status: 2, stderr: "sh: can't fork: Resource temporarily unavailable", outcome: PIDsLimit, code: 2},
+		{name: "allocation failure", status: 1, stderr: "fatal error: out of memory", outcome: MemoryLimit, code: 1},
+		{name: "oom kill", status: 137, oom: true, outcome: MemoryLimit, code: -1, signal: "killed"},
+		{name: "sigkill", status: 137, outcome: Signaled, code: -1, signal: "killed"},
+		{name: "sigterm", status: 143, outcome: Signaled, code: -1, signal: "terminated"},
+		{name: "cpu limit", status: 128 + 24, outcome: CPULimit, code: -1, signal: "CPU time limit exceeded"},
+		{name: "timed out", status: 137, killed: TimedOut, outcome: TimedOut, code: -1, signal: "killed"},
+		{name: "output limit", status: 137, killed: OutputLimit, outcome: OutputLimit, code: -1, signal: "killed"},
+		{name: "status above signals", status: 255, outcome: Exited, code: 255},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			k := newCall(1 << 10)
+			k.stderr.Write([]byte(tc.stderr))
+			if tc.killed != "" {
+				k.killedFor.Store(tc.killed)
+			}
+			r := k.result(Policy{}, time.Now(), tc.status, tc.oom)
+			if r.Outcome != tc.outcome || r.ExitCode != tc.code || r.Signal != tc.signal {
+				t.Errorf("status %d oom %v: got %s %d %q, want %s %d %q", tc.status, tc.oom, r.Outcome, r.ExitCode, r.Signal, tc.outcome, tc.code, tc.signal)
+			}
+		})
+	}
+}
