@@ -358,20 +358,7 @@ func (r *Registry) Definitions() json.RawMessage {
 	defs := r.defs
 	r.mu.RUnlock()
 	if defs == nil {
-		entries := r.entries()
-		n := 2
-		for _, e := range entries {
-			n += len(e.def) + 1
-		}
-		buf := make([]byte, 0, n)
-		buf = append(buf, '[')
-		for i, e := range entries {
-			if i > 0 {
-				buf = append(buf, ',')
-			}
-			buf = append(buf, e.def...)
-		}
-		buf = append(buf, ']')
+		buf := definitionsOf(r.entries())
 		r.mu.Lock()
 		if r.sorted != nil { // still current
 			r.defs = buf
@@ -503,4 +490,22 @@ type Stats struct {
 // Stats returns the registry's counters.
 func (r *Registry) Stats() Stats {
 	return Stats{IgnoredContext: r.ignoredContext.Load(), StillRunning: r.stillRunning.Load()}
+}
+
+// definitionsOf joins the rendered definitions of entries into a JSON
+// array.
+func definitionsOf(entries []*entry) []byte {
+	n := 2
+	for _, e := range entries {
+		n += len(e.def) + 1
+	}
+	buf := make([]byte, 0, n)
+	buf = append(buf, '[')
+	for i, e := range entries {
+		if i > 0 {
+			buf = append(buf, ',')
+		}
+		buf = append(buf, e.def...)
+	}
+	return append(buf, ']')
 }

@@ -62,20 +62,7 @@ func (v *View) Get(name string) (Tool, bool) {
 // Definitions returns the tools in the view in the form of
 // [Registry.Definitions].
 func (v *View) Definitions() json.RawMessage {
-	entries := v.entries()
-	n := 2
-	for _, e := range entries {
-		n += len(e.def) + 1
-	}
-	buf := make([]byte, 0, n)
-	buf = append(buf, '[')
-	for i, e := range entries {
-		if i > 0 {
-			buf = append(buf, ',')
-		}
-		buf = append(buf, e.def...)
-	}
-	return append(buf, ']')
+	return definitionsOf(v.entries())
 }
 
 // Execute runs a call as [Registry.Execute] does, except that a tool
