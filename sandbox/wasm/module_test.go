@@ -3,6 +3,8 @@ package wasm
 import (
 	"bytes"
 	"encoding/binary"
+	"maps"
+	"slices"
 )
 
 // This file assembles the small WebAssembly modules the tests run, so that
@@ -88,8 +90,11 @@ func module(body []byte, data map[int][]byte) []byte {
 	exports := vec(cat(name("memory"), []byte{0x02, 0x00}), cat(name("_start"), []byte{0x00, 0x04}))
 	code := cat(vec([]byte{0x01, 0x7f}), body, end) // one i32 local
 	codes := vec(cat(uleb(uint64(len(code))), code))
+	// Segments in offset order: the same module must have the same bytes
+	// (the compilation cache is keyed by them).
 	var segs [][]byte
-	for off, b := range data {
+	for _, off := range slices.Sorted(maps.Keys(data)) {
+		b := data[off]
 		segs = append(segs, cat([]byte{0x00}, i32(int64(off)), end, uleb(uint64(len(b))), b))
 	}
 	return cat([]byte("\x00asm\x01\x00\x00\x00"),
