@@ -37,11 +37,16 @@ func TestMain(m *testing.M) {
 		os.Exit(run(context.Background(), os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 	}
 	if gate := os.Getenv(gateEnv); gate != "" {
-		for {
+		// Wait for the gate, but not past a test that failed before
+		// opening it: give up when the parent is gone or after a bound.
+		parent := os.Getppid()
+		for giveUp := time.Now().Add(2 * time.Minute); ; time.Sleep(10 * time.Millisecond) {
 			if _, err := os.Stat(gate); err == nil {
 				break
 			}
-			time.Sleep(10 * time.Millisecond)
+			if os.Getppid() != parent || time.Now().After(giveUp) {
+				os.Exit(3)
+			}
 		}
 	}
 	if os.Getenv(mcpServerEnv) == "1" {
