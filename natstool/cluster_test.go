@@ -31,18 +31,7 @@ func startCluster(t *testing.T, n int) []*server.Server {
 		if seed != "" {
 			opts.Routes = server.RoutesFromStr(seed)
 		}
-		s, err := server.NewServer(opts)
-		if err != nil {
-			t.Fatal(err)
-		}
-		go s.Start()
-		if !s.ReadyForConnections(20 * time.Second) {
-			t.Fatal("nats-server did not start")
-		}
-		t.Cleanup(func() {
-			s.Shutdown()
-			s.WaitForShutdown()
-		})
+		s := runServer(t, opts)
 		if seed == "" {
 			seed = "nats://" + s.ClusterAddr().String()
 		}

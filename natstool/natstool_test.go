@@ -32,6 +32,13 @@ func startServer(t testing.TB, jetStream bool) *server.Server {
 	if jetStream {
 		opts.StoreDir = t.TempDir()
 	}
+	return runServer(t, opts)
+}
+
+// runServer starts an embedded NATS server with opts, waits until it takes
+// connections, and shuts it down when the test ends.
+func runServer(t testing.TB, opts *server.Options) *server.Server {
+	t.Helper()
 	s, err := server.NewServer(opts)
 	if err != nil {
 		t.Fatal(err)

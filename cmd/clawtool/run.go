@@ -178,12 +178,7 @@ func addRegistryFlags(fs *flag.FlagSet) *registryFlags {
 // cleanup when done.
 func (rf *registryFlags) build(ctx context.Context, e *env) (r *tool.Registry, cleanup func(), err error) {
 	var undo cleanups
-	rf.forwardPrincipal()
-	rf.permissionsFromConfig()
-	r, err = rf.mcp.base(rf.policy)
-	if err == nil {
-		err = undo.add(rf.ws.registerInto(r))
-	}
+	r, err = rf.start(&undo)
 	if err == nil {
 		err = undo.add(rf.mcp.importInto(ctx, e, r))
 	}
@@ -200,18 +195,26 @@ func (rf *registryFlags) build(ctx context.Context, e *env) (r *tool.Registry, c
 	return r, undo.run, nil
 }
 
+// start does what build and buildInBackground share: it applies the
+// principal and permissions the flags name, and returns a registry with
+// the built-in tools (unless --no-builtins) and the workspace tools.
+func (rf *registryFlags) start(undo *cleanups) (*tool.Registry, error) {
+	rf.forwardPrincipal()
+	rf.permissionsFromConfig()
+	r, err := rf.mcp.base(rf.policy)
+	if err == nil {
+		err = undo.add(rf.ws.registerInto(r))
+	}
+	return r, err
+}
+
 // buildInBackground is build for a server: the built-in, workspace and
 // NATS tools are in r when it returns, while the MCP servers and the
 // configuration file's entries load in the background; pending is closed
 // when every one has been tried.
 func (rf *registryFlags) buildInBackground(ctx context.Context, e *env) (r *tool.Registry, pending <-chan struct{}, cleanup func(), err error) {
 	var undo cleanups
-	rf.forwardPrincipal()
-	rf.permissionsFromConfig()
-	r, err = rf.mcp.base(rf.policy)
-	if err == nil {
-		err = undo.add(rf.ws.registerInto(r))
-	}
+	r, err = rf.start(&undo)
 	if err == nil {
 		err = undo.add(rf.nats.importInto(ctx, e, r))
 	}
