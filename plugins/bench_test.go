@@ -16,13 +16,23 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// BenchmarkModuleCall calls the example module's upper tool (compiled
-// once, instantiated per call) and, as the baseline in the same run, a
-// native typed tool doing the same, both through Registry.Execute. It
-// reports the p50 of each and their ratio.
+// BenchmarkModuleCall calls the example command module's upper tool
+// (compiled once, instantiated per call) and, as the baseline in the same
+// run, a native typed tool doing the same, both through
+// Registry.Execute. It reports the p50 of each and their ratio.
 func BenchmarkModuleCall(b *testing.B) {
-	t := &testing.T{}
-	path := toolModule(t)
+	path := toolModule(b)
+	dir := b.TempDir()
+	file := filepath.Join(dir, "config.json")
+	os.WriteFile(file, []byte(`{"wasmModules": {"text": {"path": "`+path+`", "tools": [{"name": "upper", "description": "d",
+	  "inputSchema": {"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]}}]}}}`), 0o600)
+	benchmarkCalls(b, file)
+}
+
+// BenchmarkReactorCall is BenchmarkModuleCall for the example reactor
+// module: one warm instance, called through its exports.
+func BenchmarkReactorCall(b *testing.B) {
+	path := reactorModule(b)
 	dir := b.TempDir()
 	file := filepath.Join(dir, "config.json")
 	os.WriteFile(file, []byte(`{"wasmModules": {"text": {"path": "`+path+`", "tools": [{"name": "upper", "description": "d",

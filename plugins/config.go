@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/miniopenclaw/tool"
+	"github.com/miniopenclaw/tool/sandbox"
 )
 
 // MaxConfigBytes bounds a configuration file.
@@ -45,9 +46,16 @@ type Config struct {
 	Modules map[string]Module `json:"wasmModules,omitempty"`
 	// Defaults apply to the registry the tools are loaded into.
 	Defaults Defaults `json:"defaults,omitzero"`
-	// SandboxPolicy names a sandbox policy file for the host to apply; the
-	// package keeps it for the host and does not read it.
+	// SandboxPolicy names a sandbox policy file (see [ReadPolicy]),
+	// relative to the configuration file. Its paths and limits bound every
+	// WebAssembly module; a stdio MCP server cannot run under it, so such
+	// a server fails to load unless it sets "unsandboxed" (see
+	// [Server.Unsandboxed]).
 	SandboxPolicy string `json:"sandboxPolicy,omitempty"`
+	// Sandbox is the policy SandboxPolicy names, as [ReadFile] read it;
+	// nil when SandboxPolicy is empty. A Config made otherwise that sets
+	// SandboxPolicy but not Sandbox has the file read by [Host.Apply].
+	Sandbox *sandbox.Policy `json:"-"`
 	// Permissions names a permissions policy file for the host to apply;
 	// the package keeps it for the host and does not read it.
 	Permissions string `json:"permissions,omitempty"`
@@ -89,6 +97,11 @@ type Server struct {
 	// Timeout bounds each call to one of the server's tools, as a Go
 	// duration ("30s"); empty means the registry's default.
 	Timeout Duration `json:"timeout,omitzero"`
+	// Unsandboxed runs a stdio server outside the sandbox although the
+	// configuration names a "sandboxPolicy", knowingly: without it, such
+	// a server fails to load, since the sandbox cannot keep a server's
+	// pipes open.
+	Unsandboxed bool `json:"unsandboxed,omitempty"`
 }
 
 // A Module is a WebAssembly (WASI preview 1) module and the tools it
@@ -114,7 +127,25 @@ type Module struct {
 	Timeout Duration `json:"timeout,omitzero"`
 	// Disabled leaves the module out.
 	Disabled bool `json:"disabled,omitempty"`
+	// ABI is how the module is called: ABICommand (a process per call,
+	// arguments on standard input) or ABIReactor (instantiated once and
+	// kept warm, called through exported functions). Empty means
+	// ABIReactor when the module exports clawtool_call, ABICommand
+	// otherwise. See the package documentation.
+	ABI string `json:"abi,omitempty"`
+	// Instances is how many warm instances of a reactor module serve
+	// calls at once; zero means 1, at most MaxInstances.
+	Instances int `json:"instances,omitempty"`
 }
+
+// The WebAssembly tool ABIs (Module.ABI).
+const (
+	ABICommand = "command"
+	ABIReactor = "reactor"
+)
+
+// MaxInstances bounds Module.Instances.
+const MaxInstances = 16
 
 // A ToolSpec defines one tool of a module.
 type ToolSpec struct {
@@ -210,6 +241,12 @@ func ReadFile(name string) (*Config, error) {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
 	dir := filepath.Dir(name)
+	if c.SandboxPolicy != "" {
+		c.SandboxPolicy = resolve(dir, c.SandboxPolicy)
+		if c.Sandbox, err = ReadPolicy(c.SandboxPolicy); err != nil {
+			return nil, fmt.Errorf("%s: sandboxPolicy: %w", name, err)
+		}
+	}
 	for n, m := range c.Modules {
 		m.Path = resolve(dir, m.Path)
 		if m.Workspace != "" {
@@ -343,6 +380,14 @@ func (m *Module) check() error {
 	}
 	if m.Timeout < 0 {
 		return errors.New("timeout must not be negative")
+	}
+	switch m.ABI {
+	case "", ABICommand, ABIReactor:
+	default:
+		return fmt.Errorf(`"abi" %q: want %q or %q`, m.ABI, ABICommand, ABIReactor)
+	}
+	if m.Instances < 0 || m.Instances > MaxInstances {
+		return fmt.Errorf(`"instances" must be between 0 and %d`, MaxInstances)
 	}
 	return nil
 }

@@ -17,6 +17,7 @@ import (
 
 	"github.com/miniopenclaw/tool"
 	"github.com/miniopenclaw/tool/mcptool"
+	"github.com/miniopenclaw/tool/sandbox"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -179,15 +180,38 @@ func (h *Host) Reload(ctx context.Context, file string) error {
 func (h *Host) Apply(ctx context.Context, c *Config) {
 	h.applyMu.Lock()
 	defer h.applyMu.Unlock()
+	// The sandbox policy bounds the entries; one that cannot be read
+	// fails them all, never loads them unsandboxed.
+	policy, perr := c.Sandbox, error(nil)
+	if policy == nil && c.SandboxPolicy != "" {
+		policy, perr = ReadPolicy(c.SandboxPolicy)
+		if perr != nil {
+			perr = fmt.Errorf("sandboxPolicy: %w", perr)
+		}
+	}
+	d := settings{c.Defaults, policy}
 	want := map[string]*entry{}
 	for name, s := range c.Servers {
 		if !s.Disabled {
-			want[name] = h.newEntry(name, KindServer, c, fingerprint(s, c.Defaults), func(ctx context.Context, e *entry) error { return e.startServer(ctx, s) })
+			want[name] = h.newEntry(name, KindServer, c, fingerprint(s, d), func(ctx context.Context, e *entry) error {
+				if perr != nil {
+					return perr
+				}
+				if policy != nil && s.URL == "" && !s.Unsandboxed {
+					return errUnsandboxable
+				}
+				return e.startServer(ctx, s)
+			})
 		}
 	}
 	for name, m := range c.Modules {
 		if !m.Disabled {
-			want[name] = h.newEntry(name, KindModule, c, moduleFingerprint(m, c.Defaults), func(ctx context.Context, e *entry) error { return e.startModule(ctx, m) })
+			want[name] = h.newEntry(name, KindModule, c, moduleFingerprint(m, d), func(ctx context.Context, e *entry) error {
+				if perr != nil {
+					return perr
+				}
+				return e.startModule(ctx, m, policy)
+			})
 		}
 	}
 	h.mu.Lock()
@@ -239,17 +263,23 @@ func (h *Host) Close() error {
 	return nil
 }
 
+// settings are what bounds every entry: a change restarts them all.
+type settings struct {
+	Defaults Defaults
+	Policy   *sandbox.Policy
+}
+
 // fingerprint identifies an entry's settings: a change restarts it.
-func fingerprint(v any, d Defaults) string {
+func fingerprint(v any, d settings) string {
 	b, _ := json.Marshal(struct {
 		V any
-		D Defaults
+		D settings
 	}{v, d})
 	sum := sha256.Sum256(b)
 	return hex.EncodeToString(sum[:])
 }
 
-func moduleFingerprint(m Module, d Defaults) string {
+func moduleFingerprint(m Module, d settings) string {
 	f, err := os.Open(m.Path)
 	sum := sha256.New()
 	if err == nil {

@@ -116,33 +116,44 @@ func alive(pid int) bool {
 	return !strings.HasPrefix(rest, "Z")
 }
 
-// The example module, built once from testdata/toolmod.
+// The example modules, each built once: testdata/toolmod (a command)
+// and testdata/reactormod (a reactor).
 var (
-	moduleOnce sync.Once
-	moduleDir  string
-	modulePath string
-	moduleErr  error
+	moduleMu  sync.Mutex
+	moduleDir string
+	modules   = map[string]string{} // name → path of the .wasm
 )
 
-// toolModule returns the path of the example module, building it with the
-// go command on first use.
-func toolModule(t *testing.T) string {
+// toolModule returns the path of the example command module, building it
+// with the go command on first use.
+func toolModule(t testing.TB) string { return exampleModule(t, "toolmod") }
+
+// reactorModule returns the path of the example reactor module.
+func reactorModule(t testing.TB) string {
+	return exampleModule(t, "reactormod", "-buildmode=c-shared")
+}
+
+func exampleModule(t testing.TB, name string, flags ...string) string {
 	t.Helper()
-	moduleOnce.Do(func() {
-		moduleDir, moduleErr = os.MkdirTemp("", "plugins-toolmod")
-		if moduleErr != nil {
-			return
-		}
-		modulePath = filepath.Join(moduleDir, "toolmod.wasm")
-		cmd := exec.Command("go", "build", "-o", modulePath, ".")
-		cmd.Dir = filepath.Join("testdata", "toolmod")
-		cmd.Env = append(os.Environ(), "GOOS=wasip1", "GOARCH=wasm")
-		if out, err := cmd.CombinedOutput(); err != nil {
-			moduleErr = fmt.Errorf("building testdata/toolmod: %v\n%s", err, out)
-		}
-	})
-	if moduleErr != nil {
-		t.Fatal(moduleErr)
+	moduleMu.Lock()
+	defer moduleMu.Unlock()
+	if p, ok := modules[name]; ok {
+		return p
 	}
-	return modulePath
+	if moduleDir == "" {
+		dir, err := os.MkdirTemp("", "plugins-modules")
+		if err != nil {
+			t.Fatal(err)
+		}
+		moduleDir = dir
+	}
+	p := filepath.Join(moduleDir, name+".wasm")
+	cmd := exec.Command("go", append(append([]string{"build"}, flags...), "-o", p, ".")...)
+	cmd.Dir = filepath.Join("testdata", name)
+	cmd.Env = append(os.Environ(), "GOOS=wasip1", "GOARCH=wasm")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("building testdata/%s: %v\n%s", name, err, out)
+	}
+	modules[name] = p
+	return p
 }

@@ -9,6 +9,7 @@ import (
 	"hash"
 	"io"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -32,16 +33,24 @@ const (
 )
 
 // startModule compiles the module and registers its tools.
-func (e *entry) startModule(ctx context.Context, m Module) error {
+func (e *entry) startModule(ctx context.Context, m Module, policy *sandbox.Policy) error {
+	if m.MemoryPages == 0 {
+		m.MemoryPages = DefaultModulePages
+	}
+	timeout := time.Duration(m.Timeout)
+	if timeout == 0 {
+		timeout = DefaultModuleTimeout
+	}
+	output := e.defaults.MaxOutput
+	readOnly, err := modulePolicy(policy, &m, &output, &timeout)
+	if err != nil {
+		return err
+	}
 	bin, err := readBounded(m.Path, maxModuleBytes)
 	if err != nil {
 		return err
 	}
-	pages := m.MemoryPages
-	if pages == 0 {
-		pages = DefaultModulePages
-	}
-	rt, err := wasm.NewRuntime(ctx, wasm.Options{MemoryPages: pages, CacheDir: e.h.cacheDir})
+	rt, err := wasm.NewRuntime(ctx, wasm.Options{MemoryPages: m.MemoryPages, CacheDir: e.h.cacheDir})
 	if err != nil {
 		return err
 	}
@@ -57,9 +66,21 @@ func (e *entry) startModule(ctx context.Context, m Module) error {
 	if err := (sandbox.Policy{Env: env}).Validate(); err != nil {
 		return err
 	}
-	timeout := time.Duration(m.Timeout)
-	if timeout == 0 {
-		timeout = DefaultModuleTimeout
+	abi, err := moduleABI(m.ABI, mod.Exports())
+	if err != nil {
+		return err
+	}
+	cfg := wasm.Config{Env: env, Workspace: m.Workspace, ReadOnly: readOnly, Output: output}
+	var pool *reactor
+	if abi == ABIReactor {
+		cfg.Args = []string{e.name}
+		pool = newReactor(mod, cfg, max(m.Instances, 1), m.MemoryPages)
+		e.onClose(pool.close)
+		// One instance now: the module's start-up is paid at load, and a
+		// module that fails to start fails here.
+		if err := pool.warm(ctx); err != nil {
+			return err
+		}
 	}
 	for _, spec := range m.Tools {
 		params := spec.InputSchema
@@ -68,8 +89,7 @@ func (e *entry) startModule(ctx context.Context, m Module) error {
 		}
 		t := &moduleTool{
 			name: m.Prefix + spec.Name, remote: spec.Name, module: e.name, description: spec.Description,
-			params: params, mod: mod, env: env, workspace: m.Workspace, timeout: timeout,
-			output: e.defaults.MaxOutput,
+			params: params, mod: mod, cfg: cfg, reactor: pool, timeout: timeout,
 			opts: tool.Options{ForeignSchema: true, Annotations: tool.Annotations{
 				ReadOnly: spec.ReadOnly, Destructive: spec.Destructive, Idempotent: spec.Idempotent, OpenWorld: spec.OpenWorld,
 			}},
@@ -77,6 +97,30 @@ func (e *entry) startModule(ctx context.Context, m Module) error {
 		e.put(t.name, t)
 	}
 	return nil
+}
+
+// The exports of the reactor ABI.
+const (
+	exportAlloc = "clawtool_alloc"
+	exportCall  = "clawtool_call"
+)
+
+// moduleABI checks the module's exports against the ABI asked for, or
+// picks the ABI from them when none is.
+func moduleABI(abi string, exports []string) (string, error) {
+	has := func(name string) bool { return slices.Contains(exports, name) }
+	reactor := has(exportAlloc) && has(exportCall)
+	switch {
+	case abi == "" && reactor, abi == ABIReactor && reactor:
+		return ABIReactor, nil
+	case abi == ABIReactor:
+		return "", fmt.Errorf(`"abi": %q, but the module does not export both %s and %s`, ABIReactor, exportAlloc, exportCall)
+	case has("_start"):
+		return ABICommand, nil
+	case abi == ABICommand:
+		return "", fmt.Errorf(`"abi": %q, but the module does not export _start (a reactor, built with -buildmode=c-shared, exports %s and %s)`, ABICommand, exportAlloc, exportCall)
+	}
+	return "", fmt.Errorf("the module exports neither _start (a WASI command) nor %s and %s (a reactor)", exportAlloc, exportCall)
 }
 
 func readBounded(name string, max int64) ([]byte, error) {
@@ -105,10 +149,9 @@ type moduleTool struct {
 	params                            json.RawMessage
 	opts                              tool.Options
 	mod                               *wasm.Module
-	env                               []string
-	workspace                         string
+	cfg                               wasm.Config // Args, Stdin set per call
+	reactor                           *reactor    // nil for a command module
 	timeout                           time.Duration
-	output                            int
 }
 
 func (t *moduleTool) Name() string                { return t.name }
@@ -119,50 +162,59 @@ func (t *moduleTool) Options() tool.Options       { return t.opts }
 // errModuleDeadline is the cause of a module run stopped at its deadline.
 var errModuleDeadline = errors.New("module deadline")
 
-// Execute runs the module as "MODULE TOOL" with the arguments on its
-// standard input, under the module's limits.
+// Execute calls the tool under the module's limits: through the warm
+// instance of a reactor, or by running a command module as
+// "MODULE TOOL" with the arguments on its standard input.
 func (t *moduleTool) Execute(ctx context.Context, args json.RawMessage) (tool.Result, error) {
 	if len(bytes.TrimSpace(args)) == 0 {
 		args = json.RawMessage("{}")
 	}
 	rctx, cancel := context.WithTimeoutCause(ctx, t.timeout, errModuleDeadline)
 	defer cancel()
-	res, err := t.mod.Run(rctx, wasm.Config{
-		Args:      []string{t.module, t.remote},
-		Env:       t.env,
-		Workspace: t.workspace,
-		Stdin:     bytes.NewReader(args),
-		Output:    t.output,
-	})
+	if t.reactor != nil {
+		return t.callReactor(ctx, rctx, args)
+	}
+	c := t.cfg
+	c.Args = []string{t.module, t.remote}
+	c.Stdin = bytes.NewReader(args)
+	res, err := t.mod.Run(rctx, c)
 	if err != nil {
 		return tool.Result{}, fmt.Errorf("module %q: %w", t.module, err)
-	}
-	fail := func(kind tool.ErrorKind, format string, a ...any) (tool.Result, error) {
-		msg := fmt.Sprintf("module %q, tool %q: ", t.module, t.remote) + fmt.Sprintf(format, a...)
-		return tool.Result{IsError: true, Kind: kind, Error: msg}, nil
 	}
 	switch res.Outcome {
 	case sandbox.TimedOut:
 		if ctx.Err() != nil {
 			return tool.Result{}, context.Cause(ctx)
 		}
-		return fail(tool.KindTimeout, "stopped at its deadline of %s", t.timeout)
+		return t.fail(tool.KindTimeout, "stopped at its deadline of %s", t.timeout)
 	case sandbox.OutputLimit:
-		return fail(tool.KindToolError, "stopped: it wrote more output than the limit allows")
+		return t.fail(tool.KindToolError, "stopped: it wrote more output than the limit allows")
 	case sandbox.MemoryLimit:
-		return fail(tool.KindToolError, "ran out of memory at its limit")
+		return t.fail(tool.KindToolError, "ran out of memory at its limit")
 	case sandbox.Signaled:
-		return fail(tool.KindToolError, "trapped: %s", res.Signal)
+		return t.fail(tool.KindToolError, "trapped: %s", res.Signal)
 	}
 	if res.ExitCode != 0 {
-		msg := strings.TrimSpace(string(res.Stderr))
-		if len(msg) > maxStderrQuoted {
-			msg = "…" + msg[len(msg)-maxStderrQuoted:]
-		}
+		msg := quoteStderr(res.Stderr)
 		if msg == "" {
 			msg = fmt.Sprintf("exited with status %d", res.ExitCode)
 		}
-		return fail(tool.KindToolError, "%s", msg)
+		return t.fail(tool.KindToolError, "%s", msg)
 	}
 	return tool.Result{Output: string(res.Stdout)}, nil
+}
+
+// fail is an error Result naming the module and the tool.
+func (t *moduleTool) fail(kind tool.ErrorKind, format string, a ...any) (tool.Result, error) {
+	msg := fmt.Sprintf("module %q, tool %q: ", t.module, t.remote) + fmt.Sprintf(format, a...)
+	return tool.Result{IsError: true, Kind: kind, Error: msg}, nil
+}
+
+// quoteStderr is the end of a module's standard error, for a message.
+func quoteStderr(b []byte) string {
+	msg := strings.TrimSpace(string(b))
+	if len(msg) > maxStderrQuoted {
+		msg = "…" + msg[len(msg)-maxStderrQuoted:]
+	}
+	return msg
 }

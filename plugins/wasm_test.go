@@ -81,3 +81,95 @@ func TestModuleTools(t *testing.T) {
 		})
 	}
 }
+
+// reactorTools are the example reactor's tools, as a configuration
+// lists them.
+const reactorTools = `[
+	{"name": "upper", "description": "Upper-cases text.",
+	 "inputSchema": {"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"], "additionalProperties": false}},
+	{"name": "count", "description": "Calls served by this instance."},
+	{"name": "spin", "description": "Never returns."},
+	{"name": "read", "description": "Reads a file.", "inputSchema": {"type": "object", "properties": {"path": {"type": "string"}}}},
+	{"name": "big", "description": "A result of n bytes.", "inputSchema": {"type": "object", "properties": {"n": {"type": "integer"}}}},
+	{"name": "garbage", "description": "A result that is not JSON."}
+]`
+
+// loadConfig applies the configuration text (written to a file in a
+// temporary directory, so relative paths are relative to it) and returns
+// the registry and the host.
+func loadConfig(t *testing.T, text string) (*tool.Registry, *Host) {
+	t.Helper()
+	file := filepath.Join(t.TempDir(), "config.json")
+	writeConfig(t, file, []byte(text))
+	reg := tool.NewRegistry()
+	h := NewHost(reg)
+	t.Cleanup(func() { h.Close() })
+	if err := h.Reload(t.Context(), file); err != nil {
+		t.Fatal(err)
+	}
+	return reg, h
+}
+
+func call(t *testing.T, reg *tool.Registry, name, args string) tool.Result {
+	t.Helper()
+	return reg.Execute(t.Context(), name, json.RawMessage(args))
+}
+
+func TestReactorModule(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	reg, h := loadConfig(t, `{
+	  "defaults": {"maxOutput": 4096},
+	  "wasmModules": {
+	    "r": {"path": "`+reactorModule(t)+`", "prefix": "r_", "timeout": "500ms", "tools": `+reactorTools+`}
+	  }
+	}`)
+	if st := h.Status(); len(st) != 1 || st[0].State != Ready || st[0].Tools != 6 {
+		t.Fatalf("status: %+v", st)
+	}
+	want := func(res tool.Result, kind tool.ErrorKind, text string) {
+		t.Helper()
+		if res.Kind != kind || res.IsError != (kind != "") || !strings.Contains(res.Output+res.Error, text) {
+			t.Fatalf("got %+v, want kind %q and %q in it", res, kind, text)
+		}
+	}
+	want(call(t, reg, "r_upper", `{"text":"hello, reactor"}`), "", "HELLO, REACTOR")
+	// The instance is kept: its state persists between calls.
+	want(call(t, reg, "r_count", `{}`), "", "2")
+	// Arguments that do not match the schema never reach the module: the
+	// count goes on from 2 to 3, not 4.
+	want(call(t, reg, "r_upper", `{"text":5}`), tool.KindInvalidArguments, "text")
+	want(call(t, reg, "r_upper", `{"text":"a","rm":true}`), tool.KindInvalidArguments, "rm")
+	want(call(t, reg, "r_count", `{}`), "", "3")
+	// A host file is not there for the module.
+	host, err := os.ReadFile("/etc/hostname")
+	if err != nil || len(strings.TrimSpace(string(host))) == 0 {
+		host = []byte("root:x:0:0")
+	}
+	res := call(t, reg, "r_read", `{"path":"/etc/hostname"}`)
+	want(res, tool.KindToolError, `module "r", tool "read"`)
+	if strings.Contains(res.Error, strings.TrimSpace(string(host))) {
+		t.Fatalf("the module read a host file: %q", res.Error)
+	}
+	// A result past the limit is refused, not read; the instance stays.
+	want(call(t, reg, "r_big", `{"n":4000}`), "", strings.Repeat("x", 4000))
+	want(call(t, reg, "r_big", `{"n":5000}`), tool.KindToolError, "result of 5013 bytes is larger than the limit of 4096 bytes")
+	want(call(t, reg, "r_garbage", `{}`), tool.KindToolError, `malformed result`)
+	want(call(t, reg, "r_count", `{}`), "", "8")
+	// A spinning call is stopped at its deadline and its instance closed:
+	// the next call works, on a fresh instance.
+	want(call(t, reg, "r_spin", `{}`), tool.KindTimeout, "stopped at its deadline of 500ms")
+	want(call(t, reg, "r_upper", `{"text":"again"}`), "", "AGAIN")
+	want(call(t, reg, "r_count", `{}`), "", "2")
+}
+
+func TestModuleABIChecked(t *testing.T) {
+	_, h := loadConfig(t, `{
+	  "wasmModules": {
+	    "asCommand": {"path": "`+reactorModule(t)+`", "abi": "command", "tools": [{"name": "upper"}]}
+	  }
+	}`)
+	st := h.Status()
+	if len(st) != 1 || st[0].State != Failed || !strings.Contains(st[0].Err, `"abi": "command", but the module does not export _start`) {
+		t.Fatalf("status: %+v", st)
+	}
+}

@@ -20,8 +20,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
-	"strings"
 	"sync"
 	"time"
 
@@ -117,8 +115,12 @@ type Config struct {
 	// containing KEY, SECRET, TOKEN or PASSWORD are refused.
 	Env []string
 	// Workspace is a host directory the module sees read-only at "/".
-	// Empty means no file system.
+	// Empty means none.
 	Workspace string
+	// ReadOnly are further host directories (absolute paths) the module
+	// sees read-only, each at its own path. A path that is not a
+	// directory is refused: a module sees directories, not single files.
+	ReadOnly []string
 	// Stdin is the module's standard input; nil means empty.
 	Stdin io.Reader
 	// Output bounds stdout and stderr together; the run is stopped when
@@ -126,7 +128,7 @@ type Config struct {
 	Output int
 }
 
-var errOutputLimit = errors.New("output limit reached")
+var errOutputLimit = ErrOutputLimit
 
 // Run instantiates the module and runs its _start function. It returns an
 // error only when the run could not start; how the module ended is in the
@@ -134,12 +136,11 @@ var errOutputLimit = errors.New("output limit reached")
 // output_limit, memory_limit when it failed allocating at the page limit, or
 // signaled for a trap (Signal holds the trap).
 func (m *Module) Run(ctx context.Context, c Config) (*sandbox.Result, error) {
-	if err := (sandbox.Policy{Env: c.Env}).Validate(); err != nil {
+	mc, roots, err := m.moduleConfig(c)
+	if err != nil {
 		return nil, err
 	}
-	if c.Env == nil {
-		c.Env = []string{}
-	}
+	defer closeAll(roots)
 	limit := c.Output
 	if limit <= 0 {
 		limit = sandbox.DefaultOutput
@@ -148,24 +149,7 @@ func (m *Module) Run(ctx context.Context, c Config) (*sandbox.Result, error) {
 	defer cancel(nil)
 	out := &budget{left: limit, stop: func() { cancel(errOutputLimit) }}
 	stdout, stderr := &stream{b: out}, &stream{b: out}
-	mc := wazero.NewModuleConfig().
-		WithName("").
-		WithArgs(c.Args...).
-		WithStdout(stdout).
-		WithStderr(stderr).
-		WithStdin(orEmpty(c.Stdin))
-	for _, kv := range c.Env {
-		k, v, _ := strings.Cut(kv, "=")
-		mc = mc.WithEnv(k, v)
-	}
-	if c.Workspace != "" {
-		root, err := os.OpenRoot(c.Workspace)
-		if err != nil {
-			return nil, fmt.Errorf("wasm: workspace: %w", err)
-		}
-		defer root.Close()
-		mc = mc.WithFSConfig(wazero.NewFSConfig().WithFSMount(root.FS(), "/"))
-	}
+	mc = mc.WithStdout(stdout).WithStderr(stderr)
 	start := time.Now()
 	mod, err := m.r.rt.InstantiateModule(ctx, m.cm, mc)
 	if mod != nil {
@@ -225,23 +209,31 @@ type stream struct {
 }
 
 func (s *stream) Write(p []byte) (int, error) {
+	keep, first := s.b.take(len(p))
 	s.b.mu.Lock()
-	keep := min(len(p), s.b.left)
 	s.buf = append(s.buf, p[:keep]...)
-	s.b.left -= keep
-	over := keep < len(p)
-	first := over && !s.b.over
-	if over {
-		s.b.over = true
-	}
 	s.b.mu.Unlock()
 	if first {
 		s.b.stop()
 	}
-	if over {
+	if keep < len(p) {
 		return keep, errOutputLimit
 	}
 	return len(p), nil
+}
+
+// take counts n bytes written against the budget: keep is how many fit,
+// first is true when this write is the first to go past it.
+func (b *budget) take(n int) (keep int, first bool) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	keep = min(n, b.left)
+	b.left -= keep
+	if keep < n {
+		first = !b.over
+		b.over = true
+	}
+	return keep, first
 }
 
 func (s *stream) bytes() []byte {

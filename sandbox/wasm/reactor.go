@@ -1,0 +1,273 @@
+package wasm
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/miniopenclaw/tool/sandbox"
+	"github.com/tetratelabs/wazero"
+	"github.com/tetratelabs/wazero/api"
+	"github.com/tetratelabs/wazero/sys"
+)
+
+// Exports returns the names of the functions the module exports, sorted.
+func (m *Module) Exports() []string {
+	var out []string
+	for name := range m.cm.ExportedFunctions() {
+		out = append(out, name)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// ErrOutputLimit is the error of an [Instance.Call] stopped because the
+// module wrote more to its standard output and error than the limit.
+var ErrOutputLimit = errors.New("wasm: output limit reached")
+
+// An Instance is a module instantiated once and kept, so that its exported
+// functions can be called any number of times: a WASI reactor, whose
+// _initialize function (when it exports one) runs when it is
+// instantiated, instead of a command's _start. Its memory and any other
+// state persist from one call to the next.
+//
+// Calls are made one at a time: an Instance serializes them. A call that
+// fails in any way (its context ends, it traps, it writes past the output
+// limit, it exits) closes the Instance, and every later call fails at
+// once; make a new one.
+type Instance struct {
+	mod    api.Module
+	mem    api.Memory
+	roots  []*os.Root
+	out    *budget
+	stderr *stream // what the current call wrote to stderr
+	limit  int
+
+	mu     sync.Mutex // one call at a time
+	closed bool
+}
+
+// Instantiate instantiates the module as a reactor, with c's arguments,
+// environment, files and output limit (c.Stdin is ignored: a reactor
+// reads no input). The output limit applies to each call. ctx bounds the
+// instantiation, including _initialize. Close releases the Instance.
+func (m *Module) Instantiate(ctx context.Context, c Config) (*Instance, error) {
+	mc, roots, err := m.moduleConfig(c)
+	if err != nil {
+		return nil, err
+	}
+	limit := c.Output
+	if limit <= 0 {
+		limit = sandbox.DefaultOutput
+	}
+	i := &Instance{roots: roots, limit: limit, out: &budget{left: limit, stop: func() {}}}
+	i.stderr = &stream{b: i.out}
+	starts := []string{}
+	if _, ok := m.cm.ExportedFunctions()["_initialize"]; ok {
+		starts = append(starts, "_initialize")
+	}
+	mc = mc.WithStdout(sink{i.out}).WithStderr(i.stderr).WithStartFunctions(starts...)
+	mod, err := m.r.rt.InstantiateModule(ctx, m.cm, mc)
+	if err != nil {
+		if mod != nil {
+			mod.Close(context.Background())
+		}
+		i.closeRoots()
+		var exit *sys.ExitError
+		if errors.As(err, &exit) && ctx.Err() != nil {
+			return nil, fmt.Errorf("wasm: instantiate: %w", context.Cause(ctx))
+		}
+		return nil, fmt.Errorf("wasm: instantiate: %w", err)
+	}
+	i.mod, i.mem = mod, mod.Memory()
+	if i.mem == nil {
+		i.Close()
+		return nil, errors.New("wasm: instantiate: the module exports no memory")
+	}
+	return i, nil
+}
+
+// sink takes a reactor's standard output: it is dropped, and only counts
+// against the call's output limit.
+type sink struct{ b *budget }
+
+func (s sink) Write(p []byte) (int, error) {
+	keep, first := s.b.take(len(p))
+	if first {
+		s.b.stop()
+	}
+	if keep < len(p) {
+		return keep, ErrOutputLimit
+	}
+	return len(p), nil
+}
+
+// moduleConfig is the wazero configuration of a run or instance of c;
+// the roots it opened are the caller's to close.
+func (m *Module) moduleConfig(c Config) (wazero.ModuleConfig, []*os.Root, error) {
+	if err := (sandbox.Policy{Env: c.Env}).Validate(); err != nil {
+		return nil, nil, err
+	}
+	if c.Env == nil {
+		c.Env = []string{}
+	}
+	mc := wazero.NewModuleConfig().WithName("").WithArgs(c.Args...).WithStdin(orEmpty(c.Stdin))
+	for _, kv := range c.Env {
+		k, v, _ := strings.Cut(kv, "=")
+		mc = mc.WithEnv(k, v)
+	}
+	var roots []*os.Root
+	fsc := wazero.NewFSConfig()
+	mount := func(dir, guest string) error {
+		root, err := os.OpenRoot(dir)
+		if err != nil {
+			return err
+		}
+		roots = append(roots, root)
+		fsc = fsc.WithFSMount(root.FS(), guest)
+		return nil
+	}
+	if c.Workspace != "" {
+		if err := mount(c.Workspace, "/"); err != nil {
+			closeAll(roots)
+			return nil, nil, fmt.Errorf("wasm: workspace: %w", err)
+		}
+	}
+	for _, dir := range c.ReadOnly {
+		if err := checkMount(dir); err != nil {
+			closeAll(roots)
+			return nil, nil, err
+		}
+		if err := mount(dir, dir); err != nil {
+			closeAll(roots)
+			return nil, nil, fmt.Errorf("wasm: read-only path: %w", err)
+		}
+	}
+	if len(roots) > 0 {
+		mc = mc.WithFSConfig(fsc)
+	}
+	return mc, roots, nil
+}
+
+// checkMount refuses a read-only path that is not an absolute path to a
+// directory.
+func checkMount(dir string) error {
+	if !filepath.IsAbs(dir) {
+		return fmt.Errorf("wasm: read-only path %q is not absolute", dir)
+	}
+	fi, err := os.Stat(dir)
+	if err != nil {
+		return fmt.Errorf("wasm: read-only path: %w", err)
+	}
+	if !fi.IsDir() {
+		return fmt.Errorf("wasm: read-only path %q is not a directory: a module sees directories, not single files", dir)
+	}
+	return nil
+}
+
+func closeAll(roots []*os.Root) {
+	for _, r := range roots {
+		r.Close()
+	}
+}
+
+// Call calls the exported function name with params and returns its
+// results. ctx bounds the call: when it ends, the call stops and the
+// Instance is closed. The error says why a call failed: ctx's cause, or
+// an error wrapping [ErrOutputLimit], a trap or the module's exit.
+func (i *Instance) Call(ctx context.Context, name string, params ...uint64) ([]uint64, error) {
+	i.mu.Lock()
+	defer i.mu.Unlock()
+	if i.closed {
+		return nil, errors.New("wasm: instance is closed")
+	}
+	f := i.mod.ExportedFunction(name)
+	if f == nil {
+		return nil, fmt.Errorf("wasm: the module exports no function %q", name)
+	}
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	i.out.mu.Lock()
+	i.out.left, i.out.over, i.out.stop = i.limit, false, func() { cancel(ErrOutputLimit) }
+	i.stderr.buf = i.stderr.buf[:0]
+	i.out.mu.Unlock()
+	res, err := f.Call(ctx, params...)
+	if err == nil {
+		return res, nil
+	}
+	i.closeLocked()
+	if cause := context.Cause(ctx); cause != nil {
+		return nil, fmt.Errorf("wasm: call %s: %w", name, cause)
+	}
+	return nil, fmt.Errorf("wasm: call %s: %w", name, err)
+}
+
+// Stderr returns what the last call wrote to its standard error (within
+// the output limit; standard output is counted, then dropped).
+func (i *Instance) Stderr() []byte {
+	i.mu.Lock()
+	defer i.mu.Unlock()
+	return slices.Clone(i.stderr.bytes())
+}
+
+// Read returns a copy of n bytes of the instance's memory at ptr; ok is
+// false when they are not all inside it.
+func (i *Instance) Read(ptr, n uint32) (b []byte, ok bool) {
+	i.mu.Lock()
+	defer i.mu.Unlock()
+	if i.closed {
+		return nil, false
+	}
+	v, ok := i.mem.Read(ptr, n)
+	if !ok {
+		return nil, false
+	}
+	return slices.Clone(v), true
+}
+
+// Write copies b into the instance's memory at ptr; ok is false when it
+// does not fit.
+func (i *Instance) Write(ptr uint32, b []byte) (ok bool) {
+	i.mu.Lock()
+	defer i.mu.Unlock()
+	return !i.closed && i.mem.Write(ptr, b)
+}
+
+// MemorySize is the size of the instance's memory in bytes.
+func (i *Instance) MemorySize() uint32 {
+	i.mu.Lock()
+	defer i.mu.Unlock()
+	if i.closed {
+		return 0
+	}
+	return i.mem.Size()
+}
+
+// Close releases the instance. It waits for a call in progress.
+func (i *Instance) Close() error {
+	i.mu.Lock()
+	defer i.mu.Unlock()
+	i.closeLocked()
+	return nil
+}
+
+func (i *Instance) closeLocked() {
+	if i.closed {
+		return
+	}
+	i.closed = true
+	if i.mod != nil {
+		i.mod.Close(context.Background())
+	}
+	i.closeRoots()
+}
+
+func (i *Instance) closeRoots() {
+	closeAll(i.roots)
+	i.roots = nil
+}
