@@ -115,6 +115,8 @@ func TestParseErrors(t *testing.T) {
 		{"module tool name", `{"wasmModules": {"m": {"path": "m.wasm", "tools": [{"name": "a b"}]}}}`, `tool "a b"`},
 		{"same name", `{"mcpServers": {"m": {"command": "x"}}, "wasmModules": {"m": {"path": "m.wasm", "tools": [{"name": "t"}]}}}`, "a server has the same name"},
 		{"bad duration", `{"defaults": {"timeout": "soon"}}`, "not a valid configuration"},
+		{"bad abi", `{"wasmModules": {"m": {"path": "m.wasm", "abi": "library", "tools": [{"name": "t"}]}}}`, `"abi" "library": want "command" or "reactor"`},
+		{"instances", `{"wasmModules": {"m": {"path": "m.wasm", "instances": 99, "tools": [{"name": "t"}]}}}`, `"instances" must be between 0 and 16`},
 		{"secret in url", `{"mcpServers": {"a": {"url": "ftp://${SECRET}", "headers": {"X": "${SECRET}"}}}}`, "not an http"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

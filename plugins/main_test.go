@@ -157,3 +157,17 @@ func exampleModule(t testing.TB, name string, flags ...string) string {
 	modules[name] = p
 	return p
 }
+
+// compileCache is a directory of compiled code shared by the tests' hosts,
+// so that each example module is compiled once.
+func compileCache(t testing.TB) string {
+	t.Helper()
+	exampleModule(t, "toolmod") // makes moduleDir
+	moduleMu.Lock()
+	defer moduleMu.Unlock()
+	dir := filepath.Join(moduleDir, "cache")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}

@@ -91,7 +91,8 @@ const reactorTools = `[
 	{"name": "spin", "description": "Never returns."},
 	{"name": "read", "description": "Reads a file.", "inputSchema": {"type": "object", "properties": {"path": {"type": "string"}}}},
 	{"name": "big", "description": "A result of n bytes.", "inputSchema": {"type": "object", "properties": {"n": {"type": "integer"}}}},
-	{"name": "garbage", "description": "A result that is not JSON."}
+	{"name": "garbage", "description": "A result that is not JSON."},
+	{"name": "hold", "description": "Keeps n bytes.", "inputSchema": {"type": "object", "properties": {"n": {"type": "integer"}}}}
 ]`
 
 // loadConfig applies the configuration text (written to a file in a
@@ -102,7 +103,7 @@ func loadConfig(t *testing.T, text string) (*tool.Registry, *Host) {
 	file := filepath.Join(t.TempDir(), "config.json")
 	writeConfig(t, file, []byte(text))
 	reg := tool.NewRegistry()
-	h := NewHost(reg)
+	h := NewHost(reg, WithCacheDir(compileCache(t)))
 	t.Cleanup(func() { h.Close() })
 	if err := h.Reload(t.Context(), file); err != nil {
 		t.Fatal(err)
@@ -123,7 +124,7 @@ func TestReactorModule(t *testing.T) {
 	    "r": {"path": "`+reactorModule(t)+`", "prefix": "r_", "timeout": "500ms", "tools": `+reactorTools+`}
 	  }
 	}`)
-	if st := h.Status(); len(st) != 1 || st[0].State != Ready || st[0].Tools != 6 {
+	if st := h.Status(); len(st) != 1 || st[0].State != Ready || st[0].Tools != 7 {
 		t.Fatalf("status: %+v", st)
 	}
 	want := func(res tool.Result, kind tool.ErrorKind, text string) {
@@ -171,5 +172,29 @@ func TestModuleABIChecked(t *testing.T) {
 	st := h.Status()
 	if len(st) != 1 || st[0].State != Failed || !strings.Contains(st[0].Err, `"abi": "command", but the module does not export _start`) {
 		t.Fatalf("status: %+v", st)
+	}
+}
+
+// TestReactorRecycled checks that an instance whose memory grew past
+// three quarters of the limit is replaced after its call, before it runs
+// out: a module keeping 2 MiB more on every call never fails, and starts
+// afresh (its count back to 1) within a bounded number of calls.
+func TestReactorRecycled(t *testing.T) {
+	reg, _ := loadConfig(t, `{
+	  "wasmModules": {
+	    "r": {"path": "`+reactorModule(t)+`", "memoryPages": 512, "tools": `+reactorTools+`}
+	  }
+	}`)
+	for i := 1; ; i++ {
+		res := call(t, reg, "hold", `{"n":2097152}`)
+		if res.IsError {
+			t.Fatalf("call %d: %+v", i, res)
+		}
+		if res.Output == "1" && i > 1 {
+			return // a fresh instance
+		}
+		if i == 32 {
+			t.Fatalf("after %d calls keeping 2 MiB each in 32 MiB, the instance was never recycled", i)
+		}
 	}
 }

@@ -13,8 +13,9 @@
 //
 // It serves the tools of testdata/toolmod (upper, spin, read) and three
 // more for the tests: count (how many calls this instance has served,
-// showing that state persists), big (a result of {"n": bytes}) and
-// garbage (a result that is not JSON).
+// showing that state persists), big (a result of {"n": bytes}), garbage
+// (a result that is not JSON) and hold (keeps {"n": bytes} more memory,
+// for good).
 //
 // Build it with:
 //
@@ -33,9 +34,10 @@ import (
 func main() {}
 
 var (
-	in     []byte // the buffer of the call being made
-	out    []byte // the result of the last call
-	served int
+	in     []byte   // the buffer of the call being made
+	out    []byte   // the result of the last call
+	served int      // calls this instance served
+	held   [][]byte // what hold keeps
 )
 
 //go:wasmexport clawtool_alloc
@@ -76,6 +78,13 @@ func call(ptr, nameLen, argsLen uint32) uint64 {
 		return reply(map[string]string{"output": string(b)})
 	case "big":
 		return reply(map[string]string{"output": strings.Repeat("x", a.N)})
+	case "hold":
+		b := make([]byte, a.N)
+		for i := range b {
+			b[i] = byte(i)
+		}
+		held = append(held, b)
+		return reply(map[string]string{"output": strconv.Itoa(len(held))})
 	case "garbage":
 		out = []byte("this is not JSON")
 		return uint64(addr(out))<<32 | uint64(len(out))
