@@ -31,10 +31,10 @@ func TestReadPolicy(t *testing.T) {
 	}
 	for text, want := range map[string]string{
 		`{"workspace": "w", "readonly": ["/x"], "netwrk": "none"}`: `unknown field "netwrk"`,
-		`{"limits": {"memory": -1}}`:                                "must not be negative",
-		`{"env": ["API_KEY=x"]}`:                                    "API_KEY is refused",
-		`{"network": "everywhere"}`:                                 "unknown network",
-		`{} {}`:                                                     "text after the JSON object",
+		`{"limits": {"memory": -1}}`:                               "must not be negative",
+		`{"env": ["API_KEY=x"]}`:                                   "API_KEY is refused",
+		`{"network": "everywhere"}`:                                "unknown network",
+		`{} {}`:                                                    "text after the JSON object",
 	} {
 		if _, err := ReadPolicy(write(text)); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%s: error %v, want %q in it", text, err, want)
