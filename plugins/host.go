@@ -31,9 +31,10 @@ type State string
 
 // The states of an entry.
 const (
-	Loading State = "loading" // starting, or compiling
-	Ready   State = "ready"   // its tools are registered
-	Failed  State = "failed"  // it could not be loaded; Status.Err says why
+	Loading    State = "loading"    // starting, or compiling
+	Ready      State = "ready"      // its tools are registered
+	Restarting State = "restarting" // its server exited; it is being restarted, and its tools are unavailable meanwhile
+	Failed     State = "failed"     // it could not be loaded, or its server was given up; Status.Err says why
 )
 
 // Kinds of entries.
@@ -49,6 +50,38 @@ type Status struct {
 	State State
 	Tools int    // tools it has in the registry
 	Err   string // why it failed, or what it left out; secrets redacted
+	// Restarts counts the restarts in a row of a server that exited (see
+	// [RestartPolicy]); it starts again from zero once the server has
+	// stayed up.
+	Restarts int
+}
+
+// A RestartPolicy says how a [Host] restarts an MCP server that ended on
+// its own (its process exited, or its connection broke): after Delay,
+// then after a delay that doubles with each restart in a row, up to
+// MaxDelay. A server that stays up for Stable starts the count again.
+// After Attempts restarts in a row the host gives up: the entry is
+// Failed until the configuration changes or the file reloads. While a
+// server is down its tools stay listed, and a call to them gives an
+// error Result of kind unavailable at once.
+type RestartPolicy struct {
+	Attempts        int
+	Delay, MaxDelay time.Duration
+	Stable          time.Duration
+}
+
+// DefaultRestart is the RestartPolicy of a Host made without
+// [WithRestart]: five restarts in a row, 0.5 s apart at first, at most
+// 30 s, the count starting again after a minute up.
+var DefaultRestart = RestartPolicy{Attempts: 5, Delay: 500 * time.Millisecond, MaxDelay: 30 * time.Second, Stable: time.Minute}
+
+// delay is the wait before the n-th restart in a row (n ≥ 1).
+func (p RestartPolicy) delay(n int) time.Duration {
+	d := p.Delay
+	for i := 1; i < n && d < p.MaxDelay; i++ {
+		d *= 2
+	}
+	return min(d, p.MaxDelay)
 }
 
 // A Host loads the entries of a [Config] into a [tool.Registry] and keeps
@@ -59,7 +92,7 @@ type Status struct {
 // (an mcptool server in front of it tells its clients with
 // notifications/tools/list_changed). A call in flight on an entry that
 // is closed ends at once with an error Result (kind unavailable) saying
-// so.
+// so. A server that ends on its own is restarted (see [RestartPolicy]).
 //
 // A Host is safe for concurrent use. Close closes every entry.
 type Host struct {
@@ -69,6 +102,10 @@ type Host struct {
 	timeout  time.Duration
 	debounce time.Duration
 	cacheDir string
+	restart  RestartPolicy
+	// now and sleep are the clock of restarts; tests replace them.
+	now   func() time.Time
+	sleep func(ctx context.Context, d time.Duration) error
 
 	applyMu sync.Mutex // one Apply at a time
 
@@ -104,9 +141,13 @@ func WithDebounce(d time.Duration) Option { return func(h *Host) { h.debounce = 
 // compiles each module entry in memory.
 func WithCacheDir(dir string) Option { return func(h *Host) { h.cacheDir = dir } }
 
+// WithRestart sets how servers that end on their own are restarted. A
+// zero field takes DefaultRestart's; Attempts below zero never restarts.
+func WithRestart(p RestartPolicy) Option { return func(h *Host) { h.restart = p } }
+
 // NewHost returns a Host that loads tools into reg.
 func NewHost(reg *tool.Registry, opts ...Option) *Host {
-	h := &Host{reg: reg, logger: slog.New(slog.DiscardHandler), entries: map[string]*entry{}}
+	h := &Host{reg: reg, logger: slog.New(slog.DiscardHandler), entries: map[string]*entry{}, now: time.Now, sleep: sleep}
 	for _, o := range opts {
 		o(h)
 	}
@@ -116,7 +157,35 @@ func NewHost(reg *tool.Registry, opts ...Option) *Host {
 	if h.debounce <= 0 {
 		h.debounce = DefaultDebounce
 	}
+	r, d := &h.restart, DefaultRestart
+	switch {
+	case r.Attempts == 0:
+		r.Attempts = d.Attempts
+	case r.Attempts < 0:
+		r.Attempts = 0
+	}
+	if r.Delay <= 0 {
+		r.Delay = d.Delay
+	}
+	if r.MaxDelay <= 0 {
+		r.MaxDelay = max(d.MaxDelay, r.Delay)
+	}
+	if r.Stable <= 0 {
+		r.Stable = d.Stable
+	}
 	return h
+}
+
+// sleep waits for d, or until ctx is done.
+func sleep(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }
 
 // Config returns the configuration applied last, or nil.
@@ -320,13 +389,23 @@ type entry struct {
 	// cancelStart ends a start in progress.
 	cancelStart context.CancelFunc
 	started     chan struct{}
+
+	// A server's connection and restarts: life ends when the entry
+	// closes, bg runs the watch that restarts it.
+	life      context.Context
+	endLife   context.CancelFunc
+	bg        sync.WaitGroup
+	closeConn func() // closes the current connection
+	upSince   time.Time
+	restarts  int
 }
 
 func (h *Host) newEntry(name, kind string, c *Config, fp string, load func(context.Context, *entry) error) *entry {
+	life, end := context.WithCancel(context.Background())
 	return &entry{
 		h: h, name: name, kind: kind, fp: fp, redact: c.Redact, defaults: c.Defaults, load: load,
 		state: Loading, owned: map[string]bool{}, calls: map[uint64]context.CancelCauseFunc{},
-		started: make(chan struct{}),
+		started: make(chan struct{}), life: life, endLife: end,
 	}
 }
 
@@ -348,7 +427,7 @@ func (e *entry) failed() bool {
 func (e *entry) status() Status {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	return Status{Name: e.name, Kind: e.kind, State: e.state, Tools: len(e.owned), Err: e.err}
+	return Status{Name: e.name, Kind: e.kind, State: e.state, Tools: len(e.owned), Err: e.err, Restarts: e.restarts}
 }
 
 // start loads the entry, bounded by the host's connect timeout.
@@ -405,8 +484,11 @@ func (e *entry) close() {
 		e.cancelStart()
 	}
 	e.mu.Unlock()
-	// Wait for a start in progress: what it holds is released below.
+	// Wait for a start in progress, and a restart: what they hold is
+	// released below.
 	<-e.started
+	e.endLife()
+	e.bg.Wait()
 	e.shutdown()
 }
 
@@ -417,6 +499,10 @@ func (e *entry) shutdown() {
 	e.owned = map[string]bool{}
 	closers := e.closers
 	e.closers = nil
+	if e.closeConn != nil {
+		closers = append(closers, e.closeConn)
+		e.closeConn = nil
+	}
 	e.mu.Unlock()
 	for name := range names {
 		if t, ok := e.h.reg.Get(name); ok {
@@ -515,11 +601,32 @@ func (g *gated) Execute(ctx context.Context, args json.RawMessage) (tool.Result,
 		return g.removed(), nil
 	}
 	defer g.e.untrack(id)
+	if res, down := g.e.down(g.Name()); down {
+		return res, nil
+	}
 	res, err := g.Tool.Execute(ctx, args)
 	if errors.Is(context.Cause(ctx), errRemoved) {
 		return g.removed(), nil
 	}
 	return res, err
+}
+
+// down returns the Result of a call to the entry's tool name while its
+// server is restarting or was given up; down is false otherwise.
+func (e *entry) down(name string) (res tool.Result, down bool) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	var why string
+	switch e.state {
+	case Restarting:
+		why = "is restarting"
+	case Failed:
+		why = "was given up after restarting too often"
+	default:
+		return tool.Result{}, false
+	}
+	return tool.Result{IsError: true, Kind: tool.KindUnavailable, Error: fmt.Sprintf(
+		"tool %q is unavailable: its %s ended and %s (%s); try again later", name, e.what(), why, e.err)}, true
 }
 
 func (g *gated) removed() tool.Result {
@@ -528,9 +635,36 @@ func (g *gated) removed() tool.Result {
 		g.Name(), g.e.what())}
 }
 
-// startServer connects to the MCP server and imports its tools into a
-// registry of the entry's own, which the entry mirrors into the host's.
+// startServer connects to the MCP server and imports its tools, then
+// watches the connection: a server that ends on its own is restarted
+// (see [RestartPolicy]).
 func (e *entry) startServer(ctx context.Context, s Server) error {
+	c, err := e.connect(ctx, s)
+	if err != nil {
+		return err
+	}
+	e.mu.Lock()
+	e.upSince = e.h.now()
+	e.mu.Unlock()
+	e.bg.Go(func() {
+		for c != nil {
+			select {
+			case <-c.Done():
+			case <-e.life.Done():
+				return
+			}
+			c = e.restart(s)
+		}
+	})
+	return nil
+}
+
+// connect starts one connection to the server and imports its tools into
+// a registry of the connection's own, which the entry mirrors into the
+// host's; tools the entry had that the server no longer serves are
+// removed. The connection closes when the entry closes or the next
+// connection replaces it.
+func (e *entry) connect(ctx context.Context, s Server) (*mcptool.Client, error) {
 	opts := []mcptool.ClientOption{
 		mcptool.WithPrefix(s.Prefix),
 		mcptool.WithFilter(s.keeps),
@@ -553,9 +687,8 @@ func (e *entry) startServer(ctx context.Context, s Server) error {
 	}
 	c, err := mcptool.Connect(ctx, t, opts...)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	e.onClose(func() { c.Close() })
 	own := tool.NewRegistry()
 	stop := own.OnChange(func(name string) {
 		t, ok := own.Get(name)
@@ -564,7 +697,9 @@ func (e *entry) startServer(ctx context.Context, s Server) error {
 		}
 		e.put(name, t)
 	})
-	e.onClose(stop)
+	if !e.setConn(func() { stop(); c.Close() }) {
+		return nil, errRemoved
+	}
 	err = c.Import(ctx, own)
 	switch {
 	case err == nil:
@@ -572,19 +707,94 @@ func (e *entry) startServer(ctx context.Context, s Server) error {
 		errors.Is(err, tool.ErrDuplicate) || errors.Is(err, mcptool.ErrImportLimit):
 		e.warn(err)
 	default:
-		return err
+		return nil, err
 	}
-	// A server that ends on its own is reported; its tools stay and give
-	// error Results saying why, until the configuration changes it.
-	go func() {
-		<-c.Done()
-		e.mu.Lock()
-		defer e.mu.Unlock()
-		if !e.closed {
-			e.state, e.err = Failed, "the server exited or hung up; its tools give errors until its entry in the configuration changes"
+	e.mu.Lock()
+	var gone []string
+	for name := range e.owned {
+		if _, ok := own.Get(name); !ok {
+			gone = append(gone, name)
 		}
-	}()
-	return nil
+	}
+	e.mu.Unlock()
+	for _, name := range gone {
+		e.put(name, nil)
+	}
+	return c, nil
+}
+
+// setConn closes the entry's current connection and makes closeConn the
+// way to close the new one; it is false, and closes it at once, when the
+// entry is closed.
+func (e *entry) setConn(closeConn func()) bool {
+	e.mu.Lock()
+	old, closed := e.closeConn, e.closed
+	if !closed {
+		e.closeConn = closeConn
+	}
+	e.mu.Unlock()
+	if old != nil {
+		old()
+	}
+	if closed {
+		closeConn()
+	}
+	return !closed
+}
+
+// restart restarts a server that ended on its own, after a delay that
+// doubles with each restart in a row; it returns the new connection, or
+// nil when the entry closed or the restarts in a row reached the limit
+// (the entry is then Failed until the configuration changes or reloads).
+// Meanwhile the entry is Restarting and calls to its tools give an
+// unavailable Result at once.
+func (e *entry) restart(s Server) *mcptool.Client {
+	h, p := e.h, e.h.restart
+	e.mu.Lock()
+	if e.closed {
+		e.mu.Unlock()
+		return nil
+	}
+	if h.now().Sub(e.upSince) >= p.Stable {
+		e.restarts = 0
+	}
+	why := "the server exited or hung up"
+	e.mu.Unlock()
+	for {
+		e.mu.Lock()
+		if e.closed {
+			e.mu.Unlock()
+			return nil
+		}
+		if e.restarts >= p.Attempts {
+			e.state = Failed
+			e.err = fmt.Sprintf("%s; not restarted again after %d restarts in a row: its tools are unavailable until its entry in the configuration changes or the file reloads", why, e.restarts)
+			msg := e.err
+			e.mu.Unlock()
+			h.logger.Warn("plugins: "+e.what()+" given up", "error", msg)
+			return nil
+		}
+		e.restarts++
+		n, delay := e.restarts, p.delay(e.restarts)
+		e.state = Restarting
+		e.err = fmt.Sprintf("%s; restart %d of %d in %s", why, n, p.Attempts, delay)
+		msg := e.err
+		e.mu.Unlock()
+		h.logger.Warn("plugins: "+e.what()+" restarting", "error", msg)
+		if h.sleep(e.life, delay) != nil {
+			return nil
+		}
+		ctx, cancel := context.WithTimeout(e.life, h.timeout)
+		c, err := e.connect(ctx, s)
+		cancel()
+		if err == nil {
+			e.mu.Lock()
+			e.state, e.err, e.upSince = Ready, "", h.now()
+			e.mu.Unlock()
+			return c
+		}
+		why = "restart failed: " + e.redact(err.Error())
+	}
 }
 
 // urlTransport is mcptool.URL with headers sent on every request.

@@ -9,20 +9,27 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/miniopenclaw/tool"
 	"github.com/miniopenclaw/tool/mcptool"
+	"github.com/miniopenclaw/tool/sandbox/wasm"
 )
 
 // The test binary is re-executed as a small MCP server over stdio when
 // fixtureEnv is set; it serves one echo tool per name in fixtureEnv
 // (comma-separated), plus "wait", which returns only when its call is
 // cancelled. With startLogEnv set, it first appends its PID to that file,
-// so the tests count starts and find the processes.
+// so the tests count starts and find the processes. With exitAfterEnv
+// set to N, the call after the N-th to an echo tool exits the process
+// (status 4) instead of answering; with maxStartsEnv set to M, a start
+// after the M-th in the start log exits at once (status 5).
 const (
-	fixtureEnv  = "PLUGINS_FIXTURE_TOOLS"
-	startLogEnv = "PLUGINS_START_LOG"
+	fixtureEnv   = "PLUGINS_FIXTURE_TOOLS"
+	startLogEnv  = "PLUGINS_START_LOG"
+	exitAfterEnv = "PLUGINS_FIXTURE_EXIT_AFTER"
+	maxStartsEnv = "PLUGINS_FIXTURE_MAX_STARTS"
 )
 
 func TestMain(m *testing.M) {
@@ -44,7 +51,18 @@ func fixtureServer(names string) int {
 		}
 		fmt.Fprintln(f, os.Getpid())
 		f.Close()
+		if m, err := strconv.Atoi(os.Getenv(maxStartsEnv)); err == nil {
+			if b, _ := os.ReadFile(log); len(strings.Fields(string(b))) > m {
+				fmt.Fprintln(os.Stderr, "fixture: started too often")
+				return 5
+			}
+		}
 	}
+	exitAfter, err := strconv.Atoi(os.Getenv(exitAfterEnv))
+	if err != nil {
+		exitAfter = -1
+	}
+	var calls atomic.Int64
 	if os.Getenv("PLUGINS_FIXTURE_EXIT") != "" {
 		fmt.Fprintln(os.Stderr, "fixture exits at once; its arguments:", strings.Join(os.Args[1:], " "))
 		return 3
@@ -57,6 +75,9 @@ func fixtureServer(names string) int {
 		reg.Register(tool.Must(tool.New(n, "Echoes its text.", func(_ context.Context, in struct {
 			Text string `json:"text"`
 		}) (string, error) {
+			if c := calls.Add(1); exitAfter >= 0 && c > int64(exitAfter) {
+				os.Exit(4)
+			}
 			return n + ":" + in.Text, nil
 		})))
 	}
@@ -159,14 +180,37 @@ func exampleModule(t testing.TB, name string, flags ...string) string {
 }
 
 // compileCache is a directory of compiled code shared by the tests' hosts,
-// so that each example module is compiled once.
+// holding the example modules compiled, so that each is compiled once
+// (which takes long under the race detector) and not by several entries
+// at once.
 func compileCache(t testing.TB) string {
 	t.Helper()
-	exampleModule(t, "toolmod") // makes moduleDir
+	mods := []string{toolModule(t), reactorModule(t)}
 	moduleMu.Lock()
 	defer moduleMu.Unlock()
 	dir := filepath.Join(moduleDir, "cache")
-	if err := os.MkdirAll(dir, 0o700); err != nil {
+	if _, err := os.Stat(dir); err == nil {
+		return dir
+	}
+	tmp := dir + ".tmp"
+	if err := os.MkdirAll(tmp, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	rt, err := wasm.NewRuntime(context.Background(), wasm.Options{CacheDir: tmp})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rt.Close(context.Background())
+	for _, m := range mods {
+		bin, err := os.ReadFile(m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := rt.Compile(context.Background(), bin); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Rename(tmp, dir); err != nil {
 		t.Fatal(err)
 	}
 	return dir

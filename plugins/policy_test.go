@@ -68,7 +68,7 @@ func TestSandboxPolicyModules(t *testing.T) {
 		}
 	}
 	policy := filepath.Join(dir, "policy.json")
-	if err := os.WriteFile(policy, []byte(`{"workspace": "work", "limits": {"output": 100, "cpu": "400ms"}}`), 0o600); err != nil {
+	if err := os.WriteFile(policy, []byte(`{"workspace": "work", "limits": {"output": 100, "cpu": "2s"}}`), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	mod := reactorModule(t)
@@ -105,7 +105,7 @@ func TestSandboxPolicyModules(t *testing.T) {
 		{"big", `{"n":50}`, "", strings.Repeat("x", 50)},
 		{"big", `{"n":500}`, tool.KindToolError, "larger than the limit of 100 bytes"},
 		// Its CPU limit is below the module's timeout.
-		{"spin", `{}`, tool.KindTimeout, "stopped at its deadline of 400ms"},
+		{"spin", `{}`, tool.KindTimeout, "stopped at its deadline of 2s"},
 	} {
 		res := call(t, reg, tc.tool, tc.args)
 		if res.Kind != tc.kind || !strings.Contains(res.Output+res.Error, tc.want) || strings.Contains(res.Output+res.Error, "hello from outside") {

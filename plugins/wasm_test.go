@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/miniopenclaw/tool"
 	"go.uber.org/goleak"
@@ -24,7 +25,7 @@ func moduleHost(t *testing.T) *tool.Registry {
 	file := filepath.Join(dir, "config.json")
 	writeConfig(t, file, []byte(`{
 	  "wasmModules": {
-	    "text": {"path": "`+toolModule(t)+`", "prefix": "t_", "timeout": "300ms", "workspace": "`+ws+`",
+	    "text": {"path": "`+toolModule(t)+`", "prefix": "t_", "timeout": "2s", "workspace": "`+ws+`",
 	      "tools": [
 	        {"name": "upper", "description": "Upper-cases text.",
 	         "inputSchema": {"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"], "additionalProperties": false}},
@@ -34,7 +35,7 @@ func moduleHost(t *testing.T) *tool.Registry {
 	  }
 	}`))
 	reg := tool.NewRegistry()
-	h := NewHost(reg)
+	h := NewHost(reg, WithCacheDir(compileCache(t)), WithConnectTimeout(3*time.Minute)) // ok-wallclock: a failure bound
 	t.Cleanup(func() { h.Close() })
 	if err := h.Reload(t.Context(), file); err != nil {
 		t.Fatal(err)
@@ -62,7 +63,7 @@ func TestModuleTools(t *testing.T) {
 		{"valid call", "t_upper", `{"text":"hello, wasm"}`, "", "HELLO, WASM"},
 		{"invalid arguments", "t_upper", `{"text":5}`, tool.KindInvalidArguments, "text"},
 		{"unknown argument", "t_upper", `{"text":"a","rm":true}`, tool.KindInvalidArguments, "rm"},
-		{"spinning module", "t_spin", `{}`, tool.KindTimeout, "stopped at its deadline of 300ms"},
+		{"spinning module", "t_spin", `{}`, tool.KindTimeout, "stopped at its deadline of 2s"},
 		{"host file", "t_read", `{"path":"/etc/hostname"}`, tool.KindToolError, "module \"text\""},
 		{"workspace file", "t_read", `{"path":"/hello.txt"}`, "", "hello from the workspace"},
 		{"out of the workspace", "t_read", `{"path":"/../../../../etc/hostname"}`, tool.KindToolError, "module \"text\""},
@@ -103,7 +104,7 @@ func loadConfig(t *testing.T, text string) (*tool.Registry, *Host) {
 	file := filepath.Join(t.TempDir(), "config.json")
 	writeConfig(t, file, []byte(text))
 	reg := tool.NewRegistry()
-	h := NewHost(reg, WithCacheDir(compileCache(t)))
+	h := NewHost(reg, WithCacheDir(compileCache(t)), WithConnectTimeout(3*time.Minute)) // ok-wallclock: a failure bound
 	t.Cleanup(func() { h.Close() })
 	if err := h.Reload(t.Context(), file); err != nil {
 		t.Fatal(err)
@@ -121,7 +122,7 @@ func TestReactorModule(t *testing.T) {
 	reg, h := loadConfig(t, `{
 	  "defaults": {"maxOutput": 4096},
 	  "wasmModules": {
-	    "r": {"path": "`+reactorModule(t)+`", "prefix": "r_", "timeout": "500ms", "tools": `+reactorTools+`}
+	    "r": {"path": "`+reactorModule(t)+`", "prefix": "r_", "timeout": "2s", "tools": `+reactorTools+`}
 	  }
 	}`)
 	if st := h.Status(); len(st) != 1 || st[0].State != Ready || st[0].Tools != 7 {
@@ -158,7 +159,7 @@ func TestReactorModule(t *testing.T) {
 	want(call(t, reg, "r_count", `{}`), "", "8")
 	// A spinning call is stopped at its deadline and its instance closed:
 	// the next call works, on a fresh instance.
-	want(call(t, reg, "r_spin", `{}`), tool.KindTimeout, "stopped at its deadline of 500ms")
+	want(call(t, reg, "r_spin", `{}`), tool.KindTimeout, "stopped at its deadline of 2s")
 	want(call(t, reg, "r_upper", `{"text":"again"}`), "", "AGAIN")
 	want(call(t, reg, "r_count", `{}`), "", "2")
 }

@@ -126,13 +126,17 @@ when the file cannot be read or an entry failed.
 The file is the "mcpServers" JSON of the desktop agent hosts and editors
 ({"mcpServers": {NAME: {"command", "args", "env"} or {"url", "headers"}}}),
 which may add per server "prefix", "tools" and "excludeTools" (name
-patterns) and "timeout"; "wasmModules" ({NAME: {"path", "tools",
-"workspace", "env", "memoryPages", "timeout"}}); "defaults" ({"timeout",
-"maxOutput"}); and "sandboxPolicy" and "permissions" file names
-("permissions", a Cedar policy file, applies as --policy would). ${NAME}
-is replaced with the environment variable's value. With --config, list,
-call, schema, search, chat and serve add the file's tools; serve and chat
-reload it when it changes.`)
+patterns), "timeout" and "unsandboxed"; "wasmModules" ({NAME: {"path",
+"tools", "abi" (command or reactor), "instances", "workspace", "env",
+"memoryPages", "timeout"}}); "defaults" ({"timeout", "maxOutput"}); and
+"sandboxPolicy" and "permissions" file names ("sandboxPolicy" bounds the
+modules' files and limits, and stdio servers load under it only when
+marked "unsandboxed"; "permissions", a Cedar policy file, applies as
+--policy would). ${NAME} is replaced with the environment variable's
+value. A server that exits is restarted, with backoff; STATE shows
+"restarting" meanwhile. With --config, list, call, schema, search, chat
+and serve add the file's tools; serve and chat reload it when it
+changes.`)
 	file := fs.String("config", "", "the configuration `FILE`")
 	asJSON := fs.Bool("json", false, "print a JSON array of the entries instead of a table")
 	if code := parseFlags(fs, args, e.stdout); code >= 0 {
@@ -159,15 +163,16 @@ reload it when it changes.`)
 	}
 	if *asJSON {
 		type entry struct {
-			Name  string `json:"name"`
-			Kind  string `json:"kind"`
-			State string `json:"state"`
-			Tools int    `json:"tools"`
-			Error string `json:"error,omitempty"`
+			Name     string `json:"name"`
+			Kind     string `json:"kind"`
+			State    string `json:"state"`
+			Tools    int    `json:"tools"`
+			Error    string `json:"error,omitempty"`
+			Restarts int    `json:"restarts,omitempty"`
 		}
 		out := make([]entry, 0, len(st))
 		for _, s := range st {
-			out = append(out, entry{s.Name, s.Kind, string(s.State), s.Tools, s.Err})
+			out = append(out, entry{s.Name, s.Kind, string(s.State), s.Tools, s.Err, s.Restarts})
 		}
 		writeJSON(e.stdout, out)
 		return code

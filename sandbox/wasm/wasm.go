@@ -6,9 +6,15 @@
 // (checked like [sandbox.Policy.Env]) and a workspace, which the module sees
 // read-only at "/" through an [os.Root], so that no symbolic link leads out
 // of it (wazero's own directory mounts follow links out, and are never
-// used). Memory is capped by a page limit, the run stops when its context is
-// done, and output is capped: a module that writes more than the limit is
-// stopped.
+// used); further directories may be granted read-only at their own
+// paths. Memory is capped by a page limit, the run stops when its context
+// is done, and output is capped: a module that writes more than the limit
+// is stopped.
+//
+// A module runs as a WASI command ([Module.Run]: instantiated, run from
+// _start to its end, discarded) or as a reactor ([Module.Instantiate]:
+// instantiated once, its exported functions called any number of times,
+// its memory kept between calls).
 //
 // Compiled code is cached on disk when a cache directory is given, so a
 // second process does not compile the same module again.
