@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/miniopenclaw/tool"
+	"go.uber.org/goleak"
 )
 
 func TestReadPolicy(t *testing.T) {
@@ -134,6 +135,7 @@ func TestSandboxPolicyMemory(t *testing.T) {
 // sandbox policy, with a reason naming the field, unless it is marked
 // unsandboxed.
 func TestSandboxPolicyServers(t *testing.T) {
+	defer goleak.VerifyNone(t)
 	dir := t.TempDir()
 	policy := filepath.Join(dir, "policy.json")
 	if err := os.WriteFile(policy, []byte(`{"workspace": "."}`), 0o600); err != nil {

@@ -174,4 +174,10 @@ func TestRestartGivesUp(t *testing.T) {
 	if res.Kind != tool.KindUnavailable || !strings.Contains(res.Error, "given up") {
 		t.Errorf("a call after giving up: %+v", res)
 	}
+	h.Close()
+	for _, pid := range starts(t, log) {
+		if alive(pid) {
+			t.Errorf("process %d is still running", pid)
+		}
+	}
 }
