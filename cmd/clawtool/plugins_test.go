@@ -118,3 +118,39 @@ func TestServeConfigGateway(t *testing.T) {
 		t.Errorf("serve exit %d", code)
 	}
 }
+
+// TestPluginsSandboxPolicy checks that the configuration's sandbox policy
+// reaches the command: a stdio server is refused under it, with the
+// reason, unless it is marked unsandboxed.
+func TestPluginsSandboxPolicy(t *testing.T) {
+	t.Setenv("XDG_CACHE_HOME", t.TempDir())
+	dir := t.TempDir()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "sandbox.json"), []byte(`{"workspace": "."}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	server := func(unsandboxed bool) map[string]any {
+		return map[string]any{"command": exe, "args": []string{"-test.run=^$"}, "env": map[string]string{mcpServerEnv: "1"}, "unsandboxed": unsandboxed}
+	}
+	b, _ := json.Marshal(map[string]any{"sandboxPolicy": "sandbox.json", "mcpServers": map[string]any{
+		"boxed": server(false), "free": server(true),
+	}})
+	file := filepath.Join(dir, "config.json")
+	if err := os.WriteFile(file, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	code := run(t.Context(), []string{"plugins", "--config", file, "--json"}, nil, &out, io.Discard)
+	var st []struct{ Name, State, Error string }
+	if err := json.Unmarshal(out.Bytes(), &st); err != nil {
+		t.Fatalf("%v: %s", err, out.String())
+	}
+	if code != exitToolError || len(st) != 2 ||
+		st[0].Name != "boxed" || st[0].State != "failed" || !strings.Contains(st[0].Error, `"sandboxPolicy" cannot be applied to a stdio MCP server`) ||
+		st[1].Name != "free" || st[1].State != "ready" {
+		t.Errorf("exit %d, entries %+v", code, st)
+	}
+}
