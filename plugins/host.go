@@ -1,6 +1,7 @@
 package plugins
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -11,8 +12,10 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"reflect"
 	"sort"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/miniopenclaw/tool"
@@ -533,7 +536,18 @@ func (e *entry) put(name string, t tool.Tool) {
 		}
 		return
 	}
+	if e.owned[name] {
+		// A restarted server's tool that has not changed keeps its place:
+		// only the connection it calls through is new.
+		if old, ok := reg.Get(name); ok {
+			if g, ok := old.(*gated); ok && g.e == e && sameDefinition(g.Tool, t) {
+				g.impl.Store(&t)
+				return
+			}
+		}
+	}
 	g := &gated{Tool: t, e: e}
+	g.impl.Store(&t)
 	var err error
 	if e.owned[name] {
 		err = reg.Register(g)
@@ -571,11 +585,21 @@ func (e *entry) untrack(id uint64) {
 	e.mu.Unlock()
 }
 
+// sameDefinition reports whether a and b define the same tool.
+func sameDefinition(a, b tool.Tool) bool {
+	return a.Name() == b.Name() && a.Description() == b.Description() &&
+		bytes.Equal(a.Parameters(), b.Parameters()) && reflect.DeepEqual(tool.OptionsOf(a), tool.OptionsOf(b))
+}
+
 // A gated tool is a tool of an entry: its calls end when the entry
-// closes, and the configuration's defaults apply to it.
+// closes, and the configuration's defaults apply to it. Its definition
+// is the tool it was registered with; its calls go to impl, the same
+// tool or, after its server restarted, the same tool on the new
+// connection.
 type gated struct {
 	tool.Tool
-	e *entry
+	e    *entry
+	impl atomic.Pointer[tool.Tool]
 }
 
 // Options returns the tool's options, with the configuration's default
@@ -604,7 +628,7 @@ func (g *gated) Execute(ctx context.Context, args json.RawMessage) (tool.Result,
 	if res, down := g.e.down(g.Name()); down {
 		return res, nil
 	}
-	res, err := g.Tool.Execute(ctx, args)
+	res, err := (*g.impl.Load()).Execute(ctx, args)
 	if errors.Is(context.Cause(ctx), errRemoved) {
 		return g.removed(), nil
 	}

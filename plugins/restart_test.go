@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -68,6 +69,8 @@ func TestRestartExitedServer(t *testing.T) {
 	h.Apply(t.Context(), &Config{Servers: map[string]Server{"s": srv}})
 	status := func() Status { return h.Status()[0] }
 	echo := func() tool.Result { return call(t, reg, "s_echo", `{"text":"hi"}`) }
+	var changes atomic.Int64
+	defer reg.OnChange(func(string) { changes.Add(1) })()
 	answers := func(when string) {
 		t.Helper()
 		if res := echo(); res.IsError || res.Output != "echo:hi" {
@@ -126,6 +129,12 @@ func TestRestartExitedServer(t *testing.T) {
 	}
 	restarted("third restart", 4)
 	answers("fourth process")
+
+	// The tools did not change: the restarts left the registry as it was
+	// (no list_changed for the clients).
+	if n := changes.Load(); n != 0 {
+		t.Errorf("%d registry changes from restarts of an unchanged server", n)
+	}
 
 	// A server restarting when its entry is removed is not started again.
 	exits("fourth exit", 2*time.Second)
