@@ -1,7 +1,9 @@
 package plugins
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -9,6 +11,7 @@ import (
 	"time"
 
 	"github.com/miniopenclaw/tool"
+	"github.com/miniopenclaw/tool/sandbox/wasm"
 	"go.uber.org/goleak"
 )
 
@@ -197,5 +200,61 @@ func TestReactorRecycled(t *testing.T) {
 		if i == 32 {
 			t.Fatalf("after %d calls keeping 2 MiB each in 32 MiB, the instance was never recycled", i)
 		}
+	}
+}
+
+// TestReactorPool checks the pool of warm instances: at most its size
+// exist at once, a call beyond them waits (and gives up when its context
+// ends), and a released instance serves the next call.
+func TestReactorPool(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	rt, err := wasm.NewRuntime(t.Context(), wasm.Options{CacheDir: compileCache(t), MemoryPages: DefaultModulePages})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rt.Close(context.Background())
+	bin, err := os.ReadFile(reactorModule(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	mod, err := rt.Compile(t.Context(), bin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := newReactor(mod, wasm.Config{}, 2, DefaultModulePages)
+	defer r.close()
+	a, err := r.acquire(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := r.acquire(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a == b {
+		t.Fatal("one instance served two calls at once")
+	}
+	done, cancel := context.WithCancel(t.Context())
+	cancel()
+	if _, err := r.acquire(done); err == nil {
+		t.Fatal("a third instance of a pool of two")
+	}
+	r.release(a, true)
+	c, err := r.acquire(t.Context())
+	if err != nil || c != a {
+		t.Fatalf("after a release: %p, %v; want the released instance %p", c, err, a)
+	}
+	// Released as not to be kept, an instance is closed.
+	r.release(b, false)
+	if b.MemorySize() != 0 {
+		t.Error("an instance released as broken is still open")
+	}
+	r.release(c, true)
+	r.close()
+	if _, err := r.acquire(t.Context()); !errors.Is(err, errReactorClosed) {
+		t.Errorf("acquire after close: %v", err)
+	}
+	if c.MemorySize() != 0 {
+		t.Error("an idle instance outlived the pool")
 	}
 }
