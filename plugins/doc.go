@@ -10,12 +10,12 @@
 //	{
 //	  "mcpServers": {
 //	    "files": {"command": "npx", "args": ["-y", "@modelcontextprotocol/server-filesystem", "/srv/docs"],
-//	              "prefix": "fs_", "tools": ["read_*", "list_directory"]},
+//	              "prefix": "fs_", "tools": ["read_*", "list_directory"], "unsandboxed": true},
 //	    "search": {"url": "https://search.example/mcp",
 //	               "headers": {"Authorization": "Bearer ${SEARCH_TOKEN}"}}
 //	  },
 //	  "wasmModules": {
-//	    "text": {"path": "toolmod.wasm", "timeout": "2s", "memoryPages": 256,
+//	    "text": {"path": "reactormod.wasm", "abi": "reactor", "timeout": "2s", "memoryPages": 256,
 //	             "tools": [{"name": "upper", "description": "Upper-cases text.",
 //	                        "inputSchema": {"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]}}]}
 //	  },
