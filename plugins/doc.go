@@ -82,8 +82,9 @@
 // that runs past its timeout is stopped with a timeout Result; output
 // past the result budget stops it.
 //
-// "command", the default: a WASI preview 1 command (a _start function),
-// instantiated afresh for each call, so no state survives a call:
+// "command" (any module that does not export clawtool_call): a WASI
+// preview 1 command (a _start function), instantiated afresh for each
+// call, so no state survives a call:
 //
 //   - its arguments (argv) are the module's name in the configuration and
 //     the tool's name as the module defines it, so one module can serve
