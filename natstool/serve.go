@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/miniopenclaw/tool"
@@ -155,6 +156,10 @@ type Service struct {
 	beatsDone chan struct{}
 	jobWorker *JobWorker
 	calls     sync.WaitGroup
+
+	jobs    chan job       // unbuffered: to a runner that waits for a call
+	idle    atomic.Int64   // runners waiting for a call
+	runners sync.WaitGroup // every runner
 }
 
 // A call is one call a worker received and has not answered yet.
@@ -201,6 +206,7 @@ func Serve(nc *nats.Conn, reg *tool.Registry, opts ...ServeOption) (*Service, er
 		dirty:     make(chan struct{}, 1),
 		loopDone:  make(chan struct{}),
 		beatsDone: make(chan struct{}),
+		jobs:      make(chan job),
 	}
 	s.base, s.cancel = context.WithCancel(context.Background())
 	s.inFlight = make(map[string]*call)
@@ -279,6 +285,7 @@ func (s *Service) Stop() error {
 	s.cancelSub.Unsubscribe()
 	s.cancel()
 	<-s.beatsDone
+	s.runners.Wait()
 	s.announce(Announcement{Service: s.cfg.name, ID: svc.Info().ID, Stopped: true})
 	return err
 }
@@ -392,7 +399,7 @@ func (s *Service) announce(a Announcement) {
 
 // handler receives the calls of one tool. It returns at once so that the
 // endpoint's subscription keeps receiving; the call runs in a goroutine
-// of its own once a running slot is free.
+// of the service's pool (see runner) once a running slot is free.
 func (s *Service) handler(name string) micro.Handler {
 	return micro.HandlerFunc(func(req micro.Request) {
 		select {
@@ -402,8 +409,42 @@ func (s *Service) handler(name string) micro.Handler {
 			return
 		}
 		s.calls.Add(1)
-		go s.serveCall(name, req)
+		j := job{name, req}
+		select {
+		case s.jobs <- j: // an idle runner takes it
+		default:
+			s.runners.Add(1)
+			go s.runner(j)
+		}
 	})
+}
+
+// A job is a call received and handed to a runner.
+type job struct {
+	name string
+	req  micro.Request
+}
+
+// runner serves j, then waits for more calls while fewer than the
+// running limit of runners wait. A goroutine that lives on keeps the
+// stack that decoding, validating and encoding grew: a fresh goroutine
+// per call spent more time growing its stack than the call took.
+func (s *Service) runner(j job) {
+	defer s.runners.Done()
+	for {
+		s.serveCall(j.name, j.req)
+		if s.idle.Add(1) > int64(s.cfg.maxInFlight) {
+			s.idle.Add(-1)
+			return
+		}
+		select {
+		case j = <-s.jobs:
+			s.idle.Add(-1)
+		case <-s.base.Done():
+			s.idle.Add(-1)
+			return
+		}
+	}
 }
 
 // serveCall runs one call and sends its result. The call costs one
