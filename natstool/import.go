@@ -181,7 +181,7 @@ type Importer struct {
 	mu        sync.Mutex
 	pending   map[string]*pendingCall
 	seq       uint64
-	tick      atomic.Uint64 // watchdog ticks so far
+	tick      atomic.Uint64        // watchdog ticks so far
 	instances map[string]*instance // by micro service instance id
 	owned     map[string]string    // local name → fingerprint
 	closed    bool
@@ -224,7 +224,7 @@ var (
 // watchdogTicks is how many ticks of the watchdog make a worker
 // timeout: a call is given up between one and 1+1/watchdogTicks worker
 // timeouts after its worker was last heard from.
-const watchdogTicks = 4
+const watchdogTicks = 10
 
 // Import starts an [Importer] for reg on nc: it scans for services,
 // registers their tools, and keeps reg in sync until [Importer.Close].

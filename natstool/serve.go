@@ -201,8 +201,8 @@ func Serve(nc *nats.Conn, reg *tool.Registry, opts ...ServeOption) (*Service, er
 	}
 	s := &Service{
 		nc: nc, reg: reg, cfg: cfg,
-		running:  make(chan struct{}, cfg.maxInFlight),
-		waiting:  make(chan struct{}, cfg.maxInFlight+cfg.maxWaiting),
+		running:   make(chan struct{}, cfg.maxInFlight),
+		waiting:   make(chan struct{}, cfg.maxInFlight+cfg.maxWaiting),
 		dirty:     make(chan struct{}, 1),
 		loopDone:  make(chan struct{}),
 		beatsDone: make(chan struct{}),
