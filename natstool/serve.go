@@ -232,7 +232,11 @@ func Serve(nc *nats.Conn, reg *tool.Registry, opts ...ServeOption) (*Service, er
 	}
 	s.svc = svc
 	if cfg.jobs != nil {
-		s.jobWorker, err = cfg.jobs.Work(reg, cfg.name+"/"+svc.Info().ID, cfg.maxInFlight)
+		jobContext := cfg.jobs.cfg.jobContext
+		if jobContext == nil {
+			jobContext = cfg.callContext
+		}
+		s.jobWorker, err = cfg.jobs.work(reg, cfg.name+"/"+svc.Info().ID, cfg.maxInFlight, jobContext)
 		if err != nil {
 			s.stopWatch()
 			svc.Stop()
