@@ -1,6 +1,7 @@
 package natstool_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"slices"
@@ -22,7 +23,10 @@ import (
 // The two alternate call by call, with the worker's own Registry.Execute
 // of the call in process between them, so that all three see the same
 // machine; the figures are medians (p50) of the per-call times, which a
-// loaded machine disturbs less than means. allocs-* count the
+// loaded machine disturbs less than means. x-direct is a request sent
+// straight to the worker's endpoint with the timeout header, as the
+// importer sends it, but without the importer: the worker's share of the
+// overhead; the rest of x-raw is the importer's. allocs-* count the
 // allocations of one call in the whole process: caller, server and
 // responder or worker.
 func BenchmarkRemoteCall(b *testing.B) {
@@ -60,6 +64,13 @@ func BenchmarkRemoteCall(b *testing.B) {
 			b.Fatalf("%+v", res)
 		}
 	}
+	direct := &nats.Msg{Subject: "clawtool.tool.clawtool.add", Data: args,
+		Header: nats.Header{natstool.HeaderTimeout: []string{"60000"}}}
+	straight := func() {
+		if m, err := nc.RequestMsg(direct, 5*time.Second); err != nil || !bytes.Equal(m.Data, reply) {
+			b.Fatalf("%v %s", err, m.Data)
+		}
+	}
 	inproc := func() {
 		if res := worker.Execute(ctx, "add", args); res.Output != "42" {
 			b.Fatalf("%+v", res)
@@ -68,6 +79,7 @@ func BenchmarkRemoteCall(b *testing.B) {
 	for range 200 { // warm every path
 		raw()
 		remote()
+		straight()
 		inproc()
 	}
 	allocsRaw := testing.AllocsPerRun(500, raw)
@@ -76,6 +88,7 @@ func BenchmarkRemoteCall(b *testing.B) {
 	rawT := make([]time.Duration, 0, b.N)
 	remoteT := make([]time.Duration, 0, b.N)
 	inprocT := make([]time.Duration, 0, b.N)
+	directT := make([]time.Duration, 0, b.N)
 	var rawSum, remoteSum time.Duration
 	b.ResetTimer()
 	for range b.N {
@@ -86,6 +99,8 @@ func BenchmarkRemoteCall(b *testing.B) {
 		t2 := time.Now()
 		remote()
 		t3 := time.Now()
+		straight()
+		directT = append(directT, time.Since(t3))
 		inprocT = append(inprocT, t1.Sub(t0))
 		rawT = append(rawT, t2.Sub(t1))
 		remoteT = append(remoteT, t3.Sub(t2))
@@ -98,6 +113,7 @@ func BenchmarkRemoteCall(b *testing.B) {
 	b.ReportMetric(float64(remoteP.Nanoseconds()), "remote-p50-ns")
 	b.ReportMetric(float64(inprocP.Nanoseconds()), "inproc-p50-ns")
 	b.ReportMetric(float64(remoteP)/float64(rawP), "x-raw")
+	b.ReportMetric(float64(median(directT))/float64(rawP), "x-direct")
 	b.ReportMetric(float64(remoteSum)/float64(rawSum), "x-raw-mean")
 	// What is left once the raw round trip and the worker's own
 	// Registry.Execute are paid: the local checks, the wire encoding, the
