@@ -98,8 +98,10 @@ func WithResync(d time.Duration) ImportOption {
 
 // WithWorkerTimeout sets how long a call waits without hearing from its
 // worker (no heartbeat, progress or result) before it takes the worker for
-// dead and fails as unavailable ([DefaultWorkerTimeout]). Keep it a few
-// times the workers' heartbeat.
+// dead and fails as unavailable ([DefaultWorkerTimeout]): at least that
+// long, and at most a tenth more, as one watchdog for the importer checks
+// every call ten times per worker timeout. Keep it a few times the
+// workers' heartbeat.
 func WithWorkerTimeout(d time.Duration) ImportOption {
 	return func(c *importConfig) {
 		if d > 0 {

@@ -87,8 +87,11 @@ func WithMaxInFlight(running, waiting int) ServeOption {
 }
 
 // WithHeartbeat sets how often the worker tells the caller that a call is
-// still waiting or running ([DefaultHeartbeat] by default). An importer
-// that hears nothing for a few heartbeats takes the worker for dead.
+// still waiting or running ([DefaultHeartbeat] by default): one ticker
+// for the service beats every call in flight at each tick, so a call
+// hears its first heartbeat within one interval, and a call that ends
+// sooner costs nothing for them. An importer that hears nothing for a
+// few heartbeats takes the worker for dead.
 func WithHeartbeat(d time.Duration) ServeOption {
 	return func(c *serveConfig) {
 		if d > 0 {
