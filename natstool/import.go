@@ -777,7 +777,7 @@ func (t *remoteTool) finish(ctx context.Context, m *nats.Msg) (tool.Result, erro
 		}
 	}
 	var res tool.Result
-	if err := json.Unmarshal(body, &res); err != nil {
+	if err := decodeResult(body, &res); err != nil {
 		return tool.Result{}, fmt.Errorf("service %s, tool %q: the worker's result cannot be read: %v", t.service, t.name, err)
 	}
 	return res, nil

@@ -636,6 +636,7 @@ func (s *Service) result(req micro.Request, name string, res tool.Result) {
 
 // A resultEncoder encodes results into a buffer it keeps between calls.
 type resultEncoder struct {
+	raw []byte // for the plain results appendResult writes
 	buf bytes.Buffer
 	enc *json.Encoder
 }
@@ -648,6 +649,10 @@ var encoders = sync.Pool{New: func() any {
 
 // encode returns res as JSON; the bytes are good until release.
 func (e *resultEncoder) encode(res tool.Result) ([]byte, error) {
+	var ok bool
+	if e.raw, ok = appendResult(e.raw[:0], &res); ok {
+		return e.raw, nil
+	}
 	e.buf.Reset()
 	if err := e.enc.Encode(res); err != nil {
 		return nil, err
@@ -658,7 +663,7 @@ func (e *resultEncoder) encode(res tool.Result) ([]byte, error) {
 // release returns e to the pool, unless one large result grew its
 // buffer: a pool of large buffers would hold on to memory for nothing.
 func (e *resultEncoder) release() {
-	if e.buf.Cap() <= 64<<10 {
+	if e.buf.Cap() <= 64<<10 && cap(e.raw) <= 64<<10 {
 		encoders.Put(e)
 	}
 }
