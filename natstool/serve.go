@@ -160,7 +160,7 @@ type Service struct {
 	jobWorker *JobWorker
 	calls     sync.WaitGroup
 
-	jobs    chan job       // unbuffered: to a runner that waits for a call
+	handoff chan received  // unbuffered: to a runner that waits for a call
 	idle    atomic.Int64   // runners waiting for a call
 	runners sync.WaitGroup // every runner
 }
@@ -209,7 +209,7 @@ func Serve(nc *nats.Conn, reg *tool.Registry, opts ...ServeOption) (*Service, er
 		dirty:     make(chan struct{}, 1),
 		loopDone:  make(chan struct{}),
 		beatsDone: make(chan struct{}),
-		jobs:      make(chan job),
+		handoff:   make(chan received),
 	}
 	s.base, s.cancel = context.WithCancel(context.Background())
 	s.inFlight = make(map[string]*call)
@@ -416,36 +416,36 @@ func (s *Service) handler(name string) micro.Handler {
 			return
 		}
 		s.calls.Add(1)
-		j := job{name, req}
+		c := received{name, req}
 		select {
-		case s.jobs <- j: // an idle runner takes it
+		case s.handoff <- c: // an idle runner takes it
 		default:
 			s.runners.Add(1)
-			go s.runner(j)
+			go s.runner(c)
 		}
 	})
 }
 
-// A job is a call received and handed to a runner.
-type job struct {
+// received is a call received and handed to a runner.
+type received struct {
 	name string
 	req  micro.Request
 }
 
-// runner serves j, then waits for more calls while fewer than the
+// runner serves c, then waits for more calls while fewer than the
 // running limit of runners wait. A goroutine that lives on keeps the
 // stack that decoding, validating and encoding grew: a fresh goroutine
 // per call spent more time growing its stack than the call took.
-func (s *Service) runner(j job) {
+func (s *Service) runner(c received) {
 	defer s.runners.Done()
 	for {
-		s.serveCall(j.name, j.req)
+		s.serveCall(c.name, c.req)
 		if s.idle.Add(1) > int64(s.cfg.maxInFlight) {
 			s.idle.Add(-1)
 			return
 		}
 		select {
-		case j = <-s.jobs:
+		case c = <-s.handoff:
 			s.idle.Add(-1)
 		case <-s.base.Done():
 			s.idle.Add(-1)
