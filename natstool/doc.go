@@ -38,6 +38,11 @@
 // in a key-value bucket for [Jobs.Wait] and [Jobs.Job]. A job whose worker
 // dies is delivered to another after the ack wait, and is completed once;
 // [WithIdempotencyKey] makes a resubmitted call return the first job.
+// [WithJobHeaders] puts the submitter's principal (policy.Headers) on the
+// job, and [WithJobContext], or the service's [WithCallContext], restores
+// it on the worker, so that the worker's policy decides the job for whoever
+// submitted it. A job whose tool the worker lacks is handed back to the
+// others, and after its last delivery ends as unavailable.
 //
 // # Wire protocol
 //

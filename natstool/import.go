@@ -7,10 +7,12 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/miniopenclaw/tool"
@@ -96,8 +98,10 @@ func WithResync(d time.Duration) ImportOption {
 
 // WithWorkerTimeout sets how long a call waits without hearing from its
 // worker (no heartbeat, progress or result) before it takes the worker for
-// dead and fails as unavailable ([DefaultWorkerTimeout]). Keep it a few
-// times the workers' heartbeat.
+// dead and fails as unavailable ([DefaultWorkerTimeout]): at least that
+// long, and at most a tenth more, as one watchdog for the importer checks
+// every call ten times per worker timeout. Keep it a few times the
+// workers' heartbeat.
 func WithWorkerTimeout(d time.Duration) ImportOption {
 	return func(c *importConfig) {
 		if d > 0 {
@@ -179,6 +183,7 @@ type Importer struct {
 	mu        sync.Mutex
 	pending   map[string]*pendingCall
 	seq       uint64
+	tick      atomic.Uint64        // watchdog ticks so far
 	instances map[string]*instance // by micro service instance id
 	owned     map[string]string    // local name → fingerprint
 	closed    bool
@@ -202,9 +207,26 @@ type remoteDef struct {
 
 // pendingCall is a call waiting for its result.
 type pendingCall struct {
-	events chan *nats.Msg // heartbeats and progress; dropped when full
-	result chan *nats.Msg // the result or a no-responders status
+	// msgs carries, to the caller, progress reports, then the message
+	// that ends the call: the result (or a no-responders status), or one
+	// of the sentinels below. onReply keeps at most one progress report
+	// in it, so the result and a sentinel always find room.
+	msgs chan *nats.Msg
+	// heard is the watchdog tick at which the worker was last heard
+	// from. A heartbeat only sets it: it wakes nobody.
+	heard atomic.Uint64
 }
+
+// Messages that end a call without a word from its worker.
+var (
+	closedMsg = new(nats.Msg) // the importer was closed
+	silentMsg = new(nats.Msg) // nothing heard for the worker timeout
+)
+
+// watchdogTicks is how many ticks of the watchdog make a worker
+// timeout: a call is given up between one and 1+1/watchdogTicks worker
+// timeouts after its worker was last heard from.
+const watchdogTicks = 10
 
 // Import starts an [Importer] for reg on nc: it scans for services,
 // registers their tools, and keeps reg in sync until [Importer.Close].
@@ -239,8 +261,9 @@ func Import(ctx context.Context, nc *nats.Conn, reg *tool.Registry, opts ...Impo
 	if err := im.Sync(ctx); err != nil {
 		im.logger().Warn("natstool: some tools were not imported", "err", err)
 	}
-	im.wg.Add(1)
+	im.wg.Add(2)
 	go im.loop()
+	go im.watchdog()
 	return im, nil
 }
 
@@ -274,7 +297,7 @@ func (im *Importer) Close() error {
 	im.owned = map[string]string{}
 	for _, pc := range im.pending {
 		select {
-		case pc.result <- nil:
+		case pc.msgs <- closedMsg:
 		default:
 		}
 	}
@@ -331,6 +354,33 @@ func (im *Importer) loop() {
 		if err != nil && ctx.Err() == nil {
 			im.logger().Warn("natstool: resync", "err", err)
 		}
+	}
+}
+
+// watchdog gives up the calls whose worker has not been heard from for
+// the worker timeout. One ticker for the importer rather than a timer per
+// call: a call only notes the tick at which it last heard its worker.
+func (im *Importer) watchdog() {
+	defer im.wg.Done()
+	t := time.NewTicker(max(im.cfg.workerTimeout/watchdogTicks, time.Millisecond))
+	defer t.Stop()
+	for {
+		select {
+		case <-im.done:
+			return
+		case <-t.C:
+		}
+		now := im.tick.Add(1)
+		im.mu.Lock()
+		for _, pc := range im.pending {
+			if now-pc.heard.Load() > watchdogTicks {
+				select {
+				case pc.msgs <- silentMsg:
+				default:
+				}
+			}
+		}
+		im.mu.Unlock()
 	}
 }
 
@@ -551,7 +601,8 @@ func compareVersions(a, b string) int {
 	return 0
 }
 
-// onReply routes a message on a reply subject to its call.
+// onReply routes a message on a reply subject to its call. It is the
+// only sender of progress and results on the calls' channels.
 func (im *Importer) onReply(m *nats.Msg) {
 	token := strings.TrimPrefix(m.Subject, im.inbox)
 	im.mu.Lock()
@@ -560,16 +611,17 @@ func (im *Importer) onReply(m *nats.Msg) {
 	if pc == nil {
 		return // the call is over
 	}
-	kind := m.Header.Get(HeaderKind)
-	if kind == kindHeartbeat || kind == kindProgress {
-		select {
-		case pc.events <- m:
-		default:
-		}
+	pc.heard.Store(im.tick.Load())
+	switch m.Header.Get(HeaderKind) {
+	case kindHeartbeat:
 		return
+	case kindProgress:
+		if len(pc.msgs) > 0 {
+			return // the caller has not taken the previous one yet
+		}
 	}
 	select {
-	case pc.result <- m:
+	case pc.msgs <- m:
 	default:
 	}
 }
@@ -645,7 +697,7 @@ func (t *remoteTool) Execute(ctx context.Context, args json.RawMessage) (tool.Re
 		defer cancel()
 	}
 	deadline, _ := ctx.Deadline()
-	pc := &pendingCall{events: make(chan *nats.Msg, 16), result: make(chan *nats.Msg, 1)}
+	pc := &pendingCall{msgs: make(chan *nats.Msg, 3)}
 	im.mu.Lock()
 	if im.closed {
 		im.mu.Unlock()
@@ -653,6 +705,7 @@ func (t *remoteTool) Execute(ctx context.Context, args json.RawMessage) (tool.Re
 	}
 	im.seq++
 	token := strconv.FormatUint(im.seq, 36)
+	pc.heard.Store(im.tick.Load())
 	im.pending[token] = pc
 	im.mu.Unlock()
 	defer func() {
@@ -666,38 +719,34 @@ func (t *remoteTool) Execute(ctx context.Context, args json.RawMessage) (tool.Re
 		// at once that no worker can be reached instead.
 		return t.unavailable("tool %q cannot be called: the connection to the NATS server is %s; try again later", t.name, strings.ToLower(im.nc.Status().String()))
 	}
-	msg := &nats.Msg{Subject: t.subject, Reply: im.inbox + token, Data: args, Header: nats.Header{}}
+	var hdr nats.Header
 	if im.cfg.headers != nil {
-		for k, vs := range im.cfg.headers(ctx) {
-			msg.Header[k] = vs
-		}
+		hdr = im.cfg.headers(ctx)
 	}
-	msg.Header.Set(HeaderTimeout, formatTimeout(time.Until(deadline)))
+	if hdr == nil {
+		hdr = make(nats.Header, 1)
+	} else {
+		hdr = maps.Clone(hdr)
+	}
+	hdr[HeaderTimeout] = []string{formatTimeout(time.Until(deadline))}
+	msg := &nats.Msg{Subject: t.subject, Reply: im.inbox + token, Data: args, Header: hdr}
 	if err := im.nc.PublishMsg(msg); err != nil {
 		return t.unavailable("tool %q could not be sent to a worker: %v", t.name, err)
 	}
-	watchdog := time.NewTimer(im.cfg.workerTimeout)
-	defer watchdog.Stop()
 	for {
 		select {
 		case <-ctx.Done():
 			// Tell the worker, so that it stops too.
 			im.nc.Publish(cancelSubject(t.subject[:strings.LastIndexByte(t.subject, '.')]), []byte(msg.Reply))
 			return tool.Result{}, context.Cause(ctx)
-		case <-watchdog.C:
-			if !im.nc.IsConnected() {
-				return t.unavailable("the connection to the NATS server was lost during the call to tool %q (nothing heard for %s); whether the worker finished it is unknown", t.name, im.cfg.workerTimeout)
-			}
-			return t.unavailable("the worker running tool %q stopped answering (nothing heard for %s); it may have died", t.name, im.cfg.workerTimeout)
-		case m := <-pc.events:
-			watchdog.Reset(im.cfg.workerTimeout)
+		case m := <-pc.msgs:
 			if m.Header.Get(HeaderKind) == kindProgress {
 				var p progressReport
 				if json.Unmarshal(m.Data, &p) == nil {
 					tool.ReportProgress(ctx, p.Progress, p.Total, p.Message)
 				}
+				continue
 			}
-		case m := <-pc.result:
 			return t.finish(ctx, m)
 		}
 	}
@@ -706,8 +755,13 @@ func (t *remoteTool) Execute(ctx context.Context, args json.RawMessage) (tool.Re
 // finish reads the message that ends a call.
 func (t *remoteTool) finish(ctx context.Context, m *nats.Msg) (tool.Result, error) {
 	switch {
-	case m == nil:
+	case m == closedMsg:
 		return t.unavailable("tool %q is no longer imported", t.name)
+	case m == silentMsg:
+		if !t.im.nc.IsConnected() {
+			return t.unavailable("the connection to the NATS server was lost during the call to tool %q (nothing heard for %s); whether the worker finished it is unknown", t.name, t.im.cfg.workerTimeout)
+		}
+		return t.unavailable("the worker running tool %q stopped answering (nothing heard for %s); it may have died", t.name, t.im.cfg.workerTimeout)
 	case m.Header.Get("Status") == "503":
 		return t.unavailable("no worker of service %s is serving tool %q right now; try again later", t.service, t.name)
 	case m.Header.Get(HeaderKind) == kindBusy:
@@ -723,7 +777,7 @@ func (t *remoteTool) finish(ctx context.Context, m *nats.Msg) (tool.Result, erro
 		}
 	}
 	var res tool.Result
-	if err := json.Unmarshal(body, &res); err != nil {
+	if err := decodeResult(body, &res); err != nil {
 		return tool.Result{}, fmt.Errorf("service %s, tool %q: the worker's result cannot be read: %v", t.service, t.name, err)
 	}
 	return res, nil

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"sync"
 	"time"
 
@@ -75,6 +76,8 @@ type jobsConfig struct {
 	ttl                     time.Duration
 	replicas                int
 	logger                  *slog.Logger
+	headers                 func(context.Context) nats.Header
+	jobContext              func(context.Context, nats.Header) (context.Context, error)
 }
 
 // WithJobNames sets the JetStream stream, the key-value bucket and the
@@ -132,6 +135,28 @@ func WithJobReplicas(n int) JobsOption {
 			c.replicas = n
 		}
 	}
+}
+
+// WithJobHeaders sets a function whose headers [Jobs.Submit] puts on each
+// job's message, given Submit's context: for example the principal the
+// job is submitted for (policy.Headers), which workers restore with
+// [WithJobContext]. The headers travel with the job to whichever worker
+// takes it, however long it waits.
+func WithJobHeaders(fn func(ctx context.Context) nats.Header) JobsOption {
+	return func(c *jobsConfig) { c.headers = fn }
+}
+
+// WithJobContext sets a function that derives the context a worker runs
+// each job with from the headers of the job's message: for example, to
+// restore with policy.FromHeaders the principal [WithJobHeaders] sent, so
+// that the worker's registry decides the job for whoever submitted it.
+// An error is the job's outcome, a result of kind denied with the error's
+// message, recorded like any other. A [Service] started with [WithJobs]
+// uses its [WithCallContext] for the jobs it takes when the [Jobs] it was
+// given has none. The headers are a claim: see policy.Headers for when a
+// worker may trust them.
+func WithJobContext(fn func(ctx context.Context, h nats.Header) (context.Context, error)) JobsOption {
+	return func(c *jobsConfig) { c.jobContext = fn }
 }
 
 // WithJobsLogger sets the logger of workers' job events. The default is
@@ -240,8 +265,12 @@ func (j *Jobs) Submit(ctx context.Context, name string, args json.RawMessage, op
 		return "", fmt.Errorf("natstool: submit: %w", err)
 	}
 	req, _ := json.Marshal(jobRequest{ID: id, Tool: name, Args: args, TimeoutMs: sc.timeout.Milliseconds()})
+	msg := &nats.Msg{Subject: j.cfg.subject + ".run." + name, Data: req}
+	if j.cfg.headers != nil {
+		msg.Header = maps.Clone(j.cfg.headers(ctx))
+	}
 	// The message id lets JetStream drop a publish retried after a lost ack.
-	if _, err := j.js.Publish(ctx, j.cfg.subject+".run."+name, req, jetstream.WithMsgID(id)); err != nil {
+	if _, err := j.js.PublishMsg(ctx, msg, jetstream.WithMsgID(id)); err != nil {
 		j.kv.Delete(context.WithoutCancel(ctx), id)
 		return "", fmt.Errorf("natstool: submit: %w", err)
 	}
@@ -308,21 +337,39 @@ func (j *Jobs) Wait(ctx context.Context, id string) (tool.Result, error) {
 
 // A JobWorker consumes jobs for one registry; see [Jobs.Work].
 type JobWorker struct {
-	jobs   *Jobs
-	reg    *tool.Registry
-	name   string
-	cons   jetstream.Consumer
-	cancel context.CancelFunc
-	wg     sync.WaitGroup
+	jobs       *Jobs
+	reg        *tool.Registry
+	name       string
+	jobContext func(context.Context, nats.Header) (context.Context, error)
+	cons       jetstream.Consumer
+	cancel     context.CancelFunc
+	wg         sync.WaitGroup
 }
 
 // Work starts taking jobs from the queue and running them through reg,
 // at most slots at once. Every worker of a queue shares one durable
-// consumer, so each job goes to one of them. A worker whose registry lacks
-// a job's tool hands it back for another worker, until the last delivery,
-// which records the unknown tool. name identifies the worker in job
-// records. Stop it with [JobWorker.Stop].
+// consumer, so each job goes to one of them. name identifies the worker in
+// job records. Stop it with [JobWorker.Stop].
+//
+// A worker whose registry lacks a job's tool hands the job back, to be
+// offered again after a tenth of the ack wait: the workers of one queue
+// may serve different tools (say, during a rolling upgrade that adds a
+// tool). Each worker has one request for a job waiting at a time, and
+// JetStream answers the oldest first, so the offers of a job go round the
+// workers in turn. They are bounded by the maximum deliveries
+// ([WithAckWait]): a worker that lacks the tool at the last one records
+// the job as done, with a result of kind unavailable that says no worker
+// that took it serves the tool. So a job for a tool no worker serves
+// (never did, or was removed since the submission) fails after about
+// maxDeliver tenths of the ack wait rather than waiting for ever. Keep
+// maxDeliver above the number of workers of the queue that lack a tool,
+// or give such a tool a queue of its own ([WithJobNames]).
 func (j *Jobs) Work(reg *tool.Registry, name string, slots int) (*JobWorker, error) {
+	return j.work(reg, name, slots, j.cfg.jobContext)
+}
+
+// work is Work with the function that derives each job's context.
+func (j *Jobs) work(reg *tool.Registry, name string, slots int, jobContext func(context.Context, nats.Header) (context.Context, error)) (*JobWorker, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	cons, err := j.stream.CreateOrUpdateConsumer(ctx, jetstream.ConsumerConfig{
@@ -335,12 +382,10 @@ func (j *Jobs) Work(reg *tool.Registry, name string, slots int) (*JobWorker, err
 	if err != nil {
 		return nil, fmt.Errorf("natstool: jobs: consumer: %w", err)
 	}
-	w := &JobWorker{jobs: j, reg: reg, name: name, cons: cons}
+	w := &JobWorker{jobs: j, reg: reg, name: name, cons: cons, jobContext: jobContext}
 	var base context.Context
 	base, w.cancel = context.WithCancel(context.Background())
-	for range max(slots, 1) {
-		w.wg.Go(func() { w.slot(base) })
-	}
+	w.wg.Go(func() { w.fetch(base, max(slots, 1)) })
 	return w, nil
 }
 
@@ -358,13 +403,27 @@ func (j *Jobs) logger() *slog.Logger {
 	return slog.Default()
 }
 
-// slot takes one job at a time until ctx ends.
-func (w *JobWorker) slot(ctx context.Context) {
-	for ctx.Err() == nil {
+// fetch takes a job whenever one of the worker's slots is free, and runs
+// it in a goroutine of its own, until ctx ends. One pull at a time per
+// worker rather than one per slot: JetStream hands a job to the oldest
+// pull waiting, so a job one worker handed back goes to another worker
+// next, instead of to the other slots of the worker that handed it back.
+func (w *JobWorker) fetch(ctx context.Context, slots int) {
+	free := make(chan struct{}, slots)
+	for range slots {
+		free <- struct{}{}
+	}
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-free:
+		}
 		fctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 		msg, err := w.cons.Next(jetstream.FetchContext(fctx))
 		cancel()
 		if err != nil {
+			free <- struct{}{}
 			if ctx.Err() == nil && !errors.Is(err, nats.ErrTimeout) && !errors.Is(err, context.DeadlineExceeded) {
 				// The server is away: do not spin.
 				select {
@@ -374,7 +433,10 @@ func (w *JobWorker) slot(ctx context.Context) {
 			}
 			continue
 		}
-		w.run(ctx, msg)
+		w.wg.Go(func() {
+			defer func() { free <- struct{}{} }()
+			w.run(ctx, msg)
+		})
 	}
 }
 
@@ -404,7 +466,9 @@ func (w *JobWorker) run(ctx context.Context, msg jetstream.Msg) {
 		msg.Ack() // done before, the ack was lost
 		return
 	}
-	if _, ok := w.reg.Get(req.Tool); !ok && !lastTry {
+	_, served := w.reg.Get(req.Tool)
+	if !served && !lastTry {
+		j.logger().Debug("natstool: a job's tool is not served here; handing the job back for another worker", "job", req.ID, "tool", req.Tool, "worker", w.name, "delivery", deliveries(meta))
 		msg.NakWithDelay(j.cfg.ackWait / 10)
 		return
 	}
@@ -417,12 +481,54 @@ func (w *JobWorker) run(ctx context.Context, msg jetstream.Msg) {
 		return // another worker took it meanwhile, or the server is away
 	}
 
+	var res tool.Result
+	if served {
+		res = w.execute(ctx, msg, req)
+		if ctx.Err() != nil {
+			return // stopping: leave the job to another worker
+		}
+	} else {
+		res = tool.Result{IsError: true, Kind: tool.KindUnavailable, Error: fmt.Sprintf(
+			"no worker that took job %s serves tool %q: it was offered %d times; the tool may never have been served, or was removed after the job was submitted",
+			req.ID, req.Tool, deliveries(meta))}
+	}
+	job.State, job.Result, job.Updated = JobDone, &res, time.Now().UTC()
+	rec, err = json.Marshal(job)
+	if err == nil && len(rec) > int(j.nc.MaxPayload())-1024 {
+		err = fmt.Errorf("the result is %d bytes, more than a job record holds", len(rec))
+	}
+	if err != nil {
+		job.Result = &tool.Result{IsError: true, Kind: tool.KindToolError, Error: fmt.Sprintf("tool %q: %v", req.Tool, err)}
+		rec, _ = json.Marshal(job)
+	}
+	if _, err := j.kv.Update(context.WithoutCancel(ctx), req.ID, rec, rev); err != nil {
+		// Someone else holds the job now; their outcome counts.
+		j.logger().Warn("natstool: a job's result was not recorded", "job", req.ID, "err", err)
+		return
+	}
+	actx, acancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	defer acancel()
+	msg.DoubleAck(actx)
+}
+
+// execute runs a job the worker took, under the job's time limit, for
+// the principal its headers name when the worker restores one, telling
+// JetStream every third of the ack wait that the job is still at work.
+func (w *JobWorker) execute(ctx context.Context, msg jetstream.Msg, req jobRequest) tool.Result {
+	j := w.jobs
 	runCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	if req.TimeoutMs > 0 {
 		var c context.CancelFunc
 		runCtx, c = context.WithTimeoutCause(runCtx, time.Duration(req.TimeoutMs)*time.Millisecond, fmt.Errorf("%w: the job's time ran out", tool.ErrTimeout))
 		defer c()
+	}
+	if w.jobContext != nil {
+		c, err := w.jobContext(runCtx, nats.Header(msg.Headers()))
+		if err != nil {
+			return tool.Result{IsError: true, Kind: tool.KindDenied, Error: err.Error()}
+		}
+		runCtx = c
 	}
 	var progressMu sync.Mutex
 	var lastReport time.Time
@@ -457,32 +563,21 @@ func (w *JobWorker) run(ctx context.Context, msg jetstream.Msg) {
 	res := w.reg.Execute(runCtx, req.Tool, req.Args)
 	close(stopBeats)
 	<-beatsDone
-	if ctx.Err() != nil {
-		return // stopping: leave the job to another worker
-	}
+	return res
+}
 
-	job.State, job.Result, job.Updated = JobDone, &res, time.Now().UTC()
-	rec, err = json.Marshal(job)
-	if err == nil && len(rec) > int(j.nc.MaxPayload())-1024 {
-		err = fmt.Errorf("the result is %d bytes, more than a job record holds", len(rec))
+// deliveries is how many times the job was delivered, as far as known.
+func deliveries(meta *jetstream.MsgMetadata) uint64 {
+	if meta == nil {
+		return 0
 	}
-	if err != nil {
-		job.Result = &tool.Result{IsError: true, Kind: tool.KindToolError, Error: fmt.Sprintf("tool %q: %v", req.Tool, err)}
-		rec, _ = json.Marshal(job)
-	}
-	if _, err := j.kv.Update(context.WithoutCancel(ctx), req.ID, rec, rev); err != nil {
-		// Someone else holds the job now; their outcome counts.
-		j.logger().Warn("natstool: a job's result was not recorded", "job", req.ID, "err", err)
-		return
-	}
-	actx, acancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
-	defer acancel()
-	msg.DoubleAck(actx)
+	return meta.NumDelivered
 }
 
 // WithJobs makes the service also take jobs from jobs' queue, running up
 // to the service's in-flight limit of them at once, besides its calls.
-// [Service.Stop] stops taking them.
+// The jobs run with jobs' [WithJobContext], or else the service's
+// [WithCallContext]. [Service.Stop] stops taking them.
 func WithJobs(jobs *Jobs) ServeOption {
 	return func(c *serveConfig) { c.jobs = jobs }
 }

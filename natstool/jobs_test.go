@@ -3,6 +3,7 @@ package natstool_test
 import (
 	"context"
 	"encoding/json"
+	"log/slog"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/miniopenclaw/tool"
 	"github.com/miniopenclaw/tool/natstool"
+	"github.com/miniopenclaw/tool/policy"
 	"github.com/nats-io/nats.go"
 )
 
@@ -177,3 +179,150 @@ func TestJobIdempotencyKey(t *testing.T) {
 		t.Error("an oversized idempotency key was accepted")
 	}
 }
+
+// A job runs on the worker for the principal that submitted it: the
+// worker's policy permits only alice, so her job runs and the others'
+// are recorded as denied. The principal travels in the job message's
+// policy header, set by WithJobHeaders and restored either by the
+// service's WithCallContext or by the queue's own WithJobContext.
+func TestJobRunsForItsPrincipal(t *testing.T) {
+	restore := func(ctx context.Context, h nats.Header) (context.Context, error) {
+		return policy.FromHeaders(ctx, h)
+	}
+	for _, how := range []string{"service call context", "job context"} {
+		t.Run(how, func(t *testing.T) {
+			s := startServer(t, true)
+			a, err := policy.New("jobs.cedar", []byte(`permit (principal == User::"alice", action == Action::"call", resource == Tool::"add");`))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var n atomic.Int64
+			add, _ := counting(t, &n).Get("add")
+			worker := tool.NewRegistry(tool.WithLogger(quiet), tool.WithAuthorizer(a))
+			worker.Register(add)
+			wnc := connect(t, s)
+			if how == "service call context" {
+				serve(t, wnc, worker, natstool.WithCallContext(restore), natstool.WithJobs(openJobs(t, wnc)))
+			} else {
+				w, err := openJobs(t, wnc, natstool.WithJobContext(restore)).Work(worker, "w", 4)
+				if err != nil {
+					t.Fatal(err)
+				}
+				t.Cleanup(w.Stop)
+			}
+			jobs := openJobs(t, connect(t, s), natstool.WithJobHeaders(func(ctx context.Context) nats.Header {
+				return policy.Headers(ctx)
+			}))
+
+			submit := func(ctx context.Context) (string, tool.Result) {
+				t.Helper()
+				id, err := jobs.Submit(ctx, "add", json.RawMessage(`{"a":40,"b":2}`))
+				if err != nil {
+					t.Fatal(err)
+				}
+				return id, waitJob(t, jobs, ctx, id)
+			}
+			alice := policy.WithPrincipal(context.Background(), policy.Principal{ID: "alice"})
+			if _, res := submit(alice); res.IsError || res.Output != "42" {
+				t.Fatalf("alice's job: %+v", res)
+			}
+			mallory := policy.WithPrincipal(context.Background(), policy.Principal{ID: "mallory", Roles: []string{"admin"}})
+			for name, ctx := range map[string]context.Context{"mallory": mallory, "nobody": context.Background()} {
+				id, res := submit(ctx)
+				if res.Kind != tool.KindDenied {
+					t.Fatalf("%s's job: %+v, want denied", name, res)
+				}
+				job, err := jobs.Job(context.Background(), id)
+				if err != nil || job.State != natstool.JobDone || job.Result == nil || job.Result.Kind != tool.KindDenied {
+					t.Fatalf("%s's job record: %+v, %v; want done and denied", name, job, err)
+				}
+			}
+			if got := n.Load(); got != 1 {
+				t.Fatalf("the tool ran %d times, want once (alice's job)", got)
+			}
+		})
+	}
+}
+
+// A job for a tool that no worker serves is offered a bounded number of
+// times, then recorded as unavailable.
+func TestJobForAToolNoWorkerServes(t *testing.T) {
+	s := startServer(t, true)
+	opts := []natstool.JobsOption{natstool.WithAckWait(200*time.Millisecond, 3)}
+	var n atomic.Int64
+	wnc := connect(t, s)
+	serve(t, wnc, counting(t, &n), natstool.WithJobs(openJobs(t, wnc, opts...)))
+	jobs := openJobs(t, connect(t, s), opts...)
+	ctx := context.Background()
+	id, err := jobs.Submit(ctx, "render", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := waitJob(t, jobs, ctx, id)
+	if res.Kind != tool.KindUnavailable || !strings.Contains(res.Error, `serves tool "render"`) || !strings.Contains(res.Error, "offered 3 times") {
+		t.Fatalf("result: %+v", res)
+	}
+	job, err := jobs.Job(ctx, id)
+	if err != nil || job.State != natstool.JobDone || job.Attempts != 1 || job.Result == nil || job.Result.Kind != tool.KindUnavailable {
+		t.Fatalf("record: %+v, %v", job, err)
+	}
+}
+
+// A worker that lacks a job's tool hands the job back, and a worker that
+// serves the tool runs it.
+func TestJobHandedToAWorkerThatServesItsTool(t *testing.T) {
+	s := startServer(t, true)
+	declined := make(chan struct{}, 1)
+	logger := slog.New(signalHandler{msg: "handing the job back", ch: declined})
+	opts := []natstool.JobsOption{natstool.WithAckWait(time.Second, 50)}
+	var n atomic.Int64
+	anc := connect(t, s)
+	serve(t, anc, counting(t, &n), natstool.WithServiceName("a"),
+		natstool.WithJobs(openJobs(t, anc, append(opts, natstool.WithJobsLogger(logger))...)))
+	jobs := openJobs(t, connect(t, s), opts...)
+	ctx := context.Background()
+	id, err := jobs.Submit(ctx, "render", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bound, cancel := context.WithTimeout(ctx, 20*time.Second) // ok-wallclock
+	defer cancel()
+	select {
+	case <-declined:
+	case <-bound.Done():
+		t.Fatal("worker a never handed the job back")
+	}
+	b := tool.NewRegistry(tool.WithLogger(quiet))
+	b.Register(tool.Must(tool.New("render", "Renders.", func(ctx context.Context, in struct{}) (string, error) {
+		return "rendered by b", nil
+	})))
+	bnc := connect(t, s)
+	serve(t, bnc, b, natstool.WithServiceName("b"), natstool.WithJobs(openJobs(t, bnc, opts...)))
+	if res := waitJob(t, jobs, ctx, id); res.Output != "rendered by b" {
+		t.Fatalf("result: %+v", res)
+	}
+	job, err := jobs.Job(ctx, id)
+	if err != nil || !strings.HasPrefix(job.Worker, "b/") || job.Attempts != 1 {
+		t.Fatalf("record: %+v, %v; want one attempt, by b", job, err)
+	}
+}
+
+// signalHandler is a slog handler that signals ch when a record whose
+// message contains msg is logged, at any level.
+type signalHandler struct {
+	msg string
+	ch  chan struct{}
+}
+
+func (h signalHandler) Enabled(context.Context, slog.Level) bool { return true }
+func (h signalHandler) Handle(_ context.Context, r slog.Record) error {
+	if strings.Contains(r.Message, h.msg) {
+		select {
+		case h.ch <- struct{}{}:
+		default:
+		}
+	}
+	return nil
+}
+func (h signalHandler) WithAttrs([]slog.Attr) slog.Handler { return h }
+func (h signalHandler) WithGroup(string) slog.Handler      { return h }

@@ -594,3 +594,101 @@ func TestCancelReachesWorker(t *testing.T) {
 		t.Fatal("the worker's call went on after the caller gave up")
 	}
 }
+
+// A call that runs for many worker timeouts succeeds: the service's
+// heartbeats keep it alive, one per interval, and none follows its
+// result. A monitor on the reply subjects counts them; the tool returns
+// only once the caller has been sent more heartbeats than fit in one
+// worker timeout.
+func TestHeartbeatsKeepALongCallAlive(t *testing.T) {
+	s := startServer(t, false)
+	const beat, workerTimeout = 20 * time.Millisecond, 100 * time.Millisecond
+	const beats = int(2*workerTimeout/beat) + 1 // more than two worker timeouts of them
+
+	type event struct{ subject, kind string }
+	events := make(chan event, 1024)
+	mon := connect(t, s)
+	if _, err := mon.Subscribe("_INBOX.>", func(m *nats.Msg) {
+		kind := m.Header.Get(natstool.HeaderKind)
+		if kind == "" {
+			kind = "result"
+		}
+		if string(m.Data) == "marker" {
+			kind = "marker"
+		}
+		events <- event{m.Subject, kind}
+	}); err != nil {
+		t.Fatal(err)
+	}
+	mon.Flush()
+
+	release := make(chan struct{})
+	worker := tool.NewRegistry(tool.WithLogger(quiet))
+	worker.Register(tool.Must(tool.New("long", "Runs until released.", func(ctx context.Context, in struct{}) (string, error) {
+		select {
+		case <-release:
+			return "done", nil
+		case <-ctx.Done():
+			return "", ctx.Err()
+		}
+	})))
+	wnc := connect(t, s)
+	serve(t, wnc, worker, natstool.WithHeartbeat(beat))
+	local := tool.NewRegistry(tool.WithLogger(quiet))
+	importInto(t, connect(t, s), local, natstool.WithWorkerTimeout(workerTimeout))
+
+	done := make(chan tool.Result, 1)
+	go func() { done <- local.Execute(context.Background(), "long", nil) }()
+	var releaseOnce sync.Once
+	releaseTool := func() { releaseOnce.Do(func() { close(release) }) }
+	defer releaseTool() // a failed test does not wait for the call's time limit
+	// The call's reply subject is the one of the first heartbeat; other
+	// messages on inboxes (discovery) are not the call's.
+	var reply string
+	for n := 0; n < beats; {
+		select {
+		case e := <-events:
+			if reply == "" && e.kind == "heartbeat" {
+				reply = e.subject
+			}
+			if e.subject != reply {
+				continue
+			}
+			if e.kind != "heartbeat" {
+				t.Fatalf("before the tool returned: %+v", e)
+			}
+			n++
+		case res := <-done:
+			t.Fatalf("the call ended before its tool returned: %+v", res)
+		}
+	}
+	releaseTool()
+	if res := <-done; res.IsError || res.Output != "done" {
+		t.Fatalf("result: %+v", res)
+	}
+	// A marker from the worker's connection arrives after everything the
+	// worker sent before it: no heartbeat may come between the result and
+	// the marker.
+	if err := wnc.Publish(reply, []byte("marker")); err != nil {
+		t.Fatal(err)
+	}
+	sawResult := false
+	for e := range events {
+		if e.subject != reply {
+			continue
+		}
+		switch e.kind {
+		case "result":
+			sawResult = true
+		case "heartbeat":
+			if sawResult {
+				t.Fatal("a heartbeat followed the result")
+			}
+		case "marker":
+			if !sawResult {
+				t.Fatal("the monitor saw no result")
+			}
+			return
+		}
+	}
+}

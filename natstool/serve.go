@@ -1,6 +1,7 @@
 package natstool
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -8,6 +9,7 @@ import (
 	"log/slog"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/miniopenclaw/tool"
@@ -85,8 +87,11 @@ func WithMaxInFlight(running, waiting int) ServeOption {
 }
 
 // WithHeartbeat sets how often the worker tells the caller that a call is
-// still waiting or running ([DefaultHeartbeat] by default). An importer
-// that hears nothing for a few heartbeats takes the worker for dead.
+// still waiting or running ([DefaultHeartbeat] by default): one ticker
+// for the service beats every call in flight at each tick, so a call
+// hears its first heartbeat within one interval, and a call that ends
+// sooner costs nothing for them. An importer that hears nothing for a
+// few heartbeats takes the worker for dead.
 func WithHeartbeat(d time.Duration) ServeOption {
 	return func(c *serveConfig) {
 		if d > 0 {
@@ -145,14 +150,38 @@ type Service struct {
 	mu        sync.Mutex
 	svc       micro.Service
 	stopped   bool
-	inFlight  map[string]context.CancelFunc // by reply subject
+	inFlight  map[string]*call // by reply subject
+	abandon   bool             // cancel every call: nobody can receive its result
 	cancelSub *nats.Subscription
 	stopWatch func()
 	dirty     chan struct{}
 	loopDone  chan struct{}
+	beatsDone chan struct{}
 	jobWorker *JobWorker
 	calls     sync.WaitGroup
+
+	handoff chan received  // unbuffered: to a runner that waits for a call
+	idle    atomic.Int64   // runners waiting for a call
+	runners sync.WaitGroup // every runner
 }
+
+// A call is one call a worker received and has not answered yet.
+type call struct {
+	s      *Service
+	reply  string
+	cancel context.CancelCauseFunc
+
+	mu   sync.Mutex // guards last
+	last time.Time  // of the latest progress report sent
+}
+
+// Causes of the end of a call's context, made once rather than per call.
+var (
+	errCallerTimeout  = fmt.Errorf("%w: the caller's time ran out", tool.ErrTimeout)
+	errCallerCanceled = errors.New("the caller canceled the call")
+	errAbandoned      = errors.New("the worker's connection to NATS was closed: nobody can receive the result")
+	errCallDone       = errors.New("the call is over")
+)
 
 // Serve starts serving reg's tools on nc. Stop the service with
 // [Service.Stop]; closing nc stops it too, without the announcement.
@@ -175,13 +204,15 @@ func Serve(nc *nats.Conn, reg *tool.Registry, opts ...ServeOption) (*Service, er
 	}
 	s := &Service{
 		nc: nc, reg: reg, cfg: cfg,
-		running:  make(chan struct{}, cfg.maxInFlight),
-		waiting:  make(chan struct{}, cfg.maxInFlight+cfg.maxWaiting),
-		dirty:    make(chan struct{}, 1),
-		loopDone: make(chan struct{}),
+		running:   make(chan struct{}, cfg.maxInFlight),
+		waiting:   make(chan struct{}, cfg.maxInFlight+cfg.maxWaiting),
+		dirty:     make(chan struct{}, 1),
+		loopDone:  make(chan struct{}),
+		beatsDone: make(chan struct{}),
+		handoff:   make(chan received),
 	}
 	s.base, s.cancel = context.WithCancel(context.Background())
-	s.inFlight = make(map[string]context.CancelFunc)
+	s.inFlight = make(map[string]*call)
 	var err error
 	s.cancelSub, err = nc.Subscribe(cancelSubject(cfg.prefix+"."+cfg.name), s.onCancel)
 	if err != nil {
@@ -204,7 +235,11 @@ func Serve(nc *nats.Conn, reg *tool.Registry, opts ...ServeOption) (*Service, er
 	}
 	s.svc = svc
 	if cfg.jobs != nil {
-		s.jobWorker, err = cfg.jobs.Work(reg, cfg.name+"/"+svc.Info().ID, cfg.maxInFlight)
+		jobContext := cfg.jobs.cfg.jobContext
+		if jobContext == nil {
+			jobContext = cfg.callContext
+		}
+		s.jobWorker, err = cfg.jobs.work(reg, cfg.name+"/"+svc.Info().ID, cfg.maxInFlight, jobContext)
 		if err != nil {
 			s.stopWatch()
 			svc.Stop()
@@ -216,6 +251,7 @@ func Serve(nc *nats.Conn, reg *tool.Registry, opts ...ServeOption) (*Service, er
 	}
 	s.announce(Announcement{Service: cfg.name, ID: svc.Info().ID})
 	go s.watch()
+	go s.heartbeats()
 	return s, nil
 }
 
@@ -249,12 +285,14 @@ func (s *Service) Stop() error {
 	}
 	err := svc.Stop()
 	if s.nc.IsClosed() {
-		s.cancel()
+		s.cancelAll()
 	}
 	// Callers may still cancel the calls Stop waits for.
 	s.calls.Wait()
 	s.cancelSub.Unsubscribe()
 	s.cancel()
+	<-s.beatsDone
+	s.runners.Wait()
 	s.announce(Announcement{Service: s.cfg.name, ID: svc.Info().ID, Stopped: true})
 	return err
 }
@@ -368,7 +406,7 @@ func (s *Service) announce(a Announcement) {
 
 // handler receives the calls of one tool. It returns at once so that the
 // endpoint's subscription keeps receiving; the call runs in a goroutine
-// of its own once a running slot is free.
+// of the service's pool (see runner) once a running slot is free.
 func (s *Service) handler(name string) micro.Handler {
 	return micro.HandlerFunc(func(req micro.Request) {
 		select {
@@ -378,11 +416,48 @@ func (s *Service) handler(name string) micro.Handler {
 			return
 		}
 		s.calls.Add(1)
-		go s.serveCall(name, req)
+		c := received{name, req}
+		select {
+		case s.handoff <- c: // an idle runner takes it
+		default:
+			s.runners.Add(1)
+			go s.runner(c)
+		}
 	})
 }
 
-// serveCall runs one call and sends its result.
+// received is a call received and handed to a runner.
+type received struct {
+	name string
+	req  micro.Request
+}
+
+// runner serves c, then waits for more calls while fewer than the
+// running limit of runners wait. A goroutine that lives on keeps the
+// stack that decoding, validating and encoding grew: a fresh goroutine
+// per call spent more time growing its stack than the call took.
+func (s *Service) runner(c received) {
+	defer s.runners.Done()
+	for {
+		s.serveCall(c.name, c.req)
+		if s.idle.Add(1) > int64(s.cfg.maxInFlight) {
+			s.idle.Add(-1)
+			return
+		}
+		select {
+		case c = <-s.handoff:
+			s.idle.Add(-1)
+		case <-s.base.Done():
+			s.idle.Add(-1)
+			return
+		}
+	}
+}
+
+// serveCall runs one call and sends its result. The call costs one
+// context (the caller's deadline, canceled by the caller or by Stop) and
+// no timer of its own: the service's one heartbeat ticker covers every
+// call in flight.
 func (s *Service) serveCall(name string, req micro.Request) {
 	defer func() {
 		<-s.waiting
@@ -393,112 +468,143 @@ func (s *Service) serveCall(name string, req micro.Request) {
 		return // nobody to answer: a publish, not a request
 	}
 	h := nats.Header(req.Headers())
-	ctx := s.base
 	left, ok, err := parseTimeout(h.Get(HeaderTimeout))
 	if err != nil {
 		s.result(req, name, tool.Result{IsError: true, Kind: tool.KindInvalidArguments, Error: err.Error()})
 		return
 	}
+	// The root is Background rather than s.base: a child of a shared
+	// context costs every call a turn at its lock. Stop cancels the calls
+	// one by one instead (cancelAll).
+	c := &call{s: s, reply: reply}
+	ctx, cancel := context.WithCancelCause(context.Background())
+	c.cancel = cancel
+	defer cancel(errCallDone)
 	if ok {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeoutCause(ctx, left, fmt.Errorf("%w: the caller's time ran out", tool.ErrTimeout))
-		defer cancel()
+		var stop context.CancelFunc
+		ctx, stop = context.WithTimeoutCause(ctx, left, errCallerTimeout)
+		defer stop()
 	}
-	ctx, cancel := context.WithCancelCause(ctx)
-	defer cancel(nil)
 	s.mu.Lock()
-	s.inFlight[reply] = func() { cancel(errors.New("the caller canceled the call")) }
-	s.mu.Unlock()
-	defer func() {
-		s.mu.Lock()
-		delete(s.inFlight, reply)
-		s.mu.Unlock()
-	}()
-	if s.cfg.callContext != nil {
-		c, err := s.cfg.callContext(ctx, h)
-		if err != nil {
-			s.result(req, name, tool.Result{IsError: true, Kind: tool.KindDenied, Error: err.Error()})
-			return
-		}
-		ctx = c
+	s.inFlight[reply] = c
+	if s.abandon {
+		c.cancel(errAbandoned)
 	}
-	stopBeats := s.heartbeats(reply)
-	ctx = tool.WithProgress(ctx, s.progress(reply))
-	var res tool.Result
+	s.mu.Unlock()
+	res := s.run(ctx, c, name, req.Data(), h)
+	// Out of the heartbeats' map before the result goes: no heartbeat
+	// follows a result.
+	s.mu.Lock()
+	delete(s.inFlight, reply)
+	s.mu.Unlock()
+	s.result(req, name, res)
+}
+
+// run runs one call once a running slot is free.
+func (s *Service) run(ctx context.Context, c *call, name string, args []byte, h nats.Header) tool.Result {
+	if s.cfg.callContext != nil {
+		cctx, err := s.cfg.callContext(ctx, h)
+		if err != nil {
+			return tool.Result{IsError: true, Kind: tool.KindDenied, Error: err.Error()}
+		}
+		ctx = cctx
+	}
+	ctx = tool.WithProgress(ctx, c.progress)
 	select {
 	case s.running <- struct{}{}:
-		res = s.reg.Execute(ctx, name, req.Data())
+		res := s.reg.Execute(ctx, name, args)
 		<-s.running
+		return res
+	default:
+	}
+	select {
+	case s.running <- struct{}{}:
+		res := s.reg.Execute(ctx, name, args)
+		<-s.running
+		return res
 	case <-ctx.Done():
 		kind := tool.KindCanceled
 		if errors.Is(context.Cause(ctx), tool.ErrTimeout) {
 			kind = tool.KindTimeout
 		}
-		res = tool.Result{IsError: true, Kind: kind, Error: fmt.Sprintf("tool %q did not start: every slot of the worker was busy until the call's time ran out", name)}
+		return tool.Result{IsError: true, Kind: kind, Error: fmt.Sprintf("tool %q did not start: every slot of the worker was busy until the call's time ran out", name)}
 	}
-	stopBeats()
-	s.result(req, name, res)
 }
 
 // onCancel cancels the call whose reply subject the message names, if
 // this worker runs it.
 func (s *Service) onCancel(m *nats.Msg) {
 	s.mu.Lock()
-	cancel := s.inFlight[string(m.Data)]
+	c := s.inFlight[string(m.Data)]
 	s.mu.Unlock()
-	if cancel != nil {
-		cancel()
+	if c != nil {
+		c.cancel(errCallerCanceled)
 	}
 }
 
-// heartbeats sends a heartbeat to reply every interval until stop is
-// called; once stop returns, no heartbeat follows, so that none comes
-// after the result. A timer rather than a goroutine: most calls end before
-// the first heartbeat, and stopping then costs no goroutine switch.
-func (s *Service) heartbeats(reply string) (stop func()) {
-	var mu sync.Mutex
-	stopped := false
-	var t *time.Timer
-	t = time.AfterFunc(s.cfg.heartbeat, func() {
-		mu.Lock()
-		defer mu.Unlock()
-		if stopped {
-			return
-		}
-		s.reply(reply, kindHeartbeat, nil)
-		t.Reset(s.cfg.heartbeat)
-	})
-	return func() {
-		mu.Lock()
-		stopped = true
-		t.Stop()
-		mu.Unlock()
+// cancelAll cancels every call in flight, and those about to start.
+func (s *Service) cancelAll() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.abandon = true
+	for _, c := range s.inFlight {
+		c.cancel(errAbandoned)
 	}
 }
 
-// progress returns a ProgressFunc that relays reports to the caller, at
-// most one every 20 ms (reports in between are dropped, except that the
-// latest is never older than that).
-func (s *Service) progress(reply string) tool.ProgressFunc {
-	var mu sync.Mutex
-	var last time.Time
-	return func(progress, total float64, message string) {
-		mu.Lock()
-		now := time.Now()
-		if now.Sub(last) < 20*time.Millisecond {
-			mu.Unlock()
+// heartbeats tells the caller of every call in flight, once per
+// heartbeat interval, that its call is still waiting or running, until
+// the service stops. One ticker for the service rather than a timer per
+// call: most calls end long before the first heartbeat, and then cost
+// nothing. A call hears its first heartbeat within one interval; one that
+// happens to be in flight at a tick hears one however short it is. The
+// heartbeats go out under s.mu, which a call takes to leave inFlight
+// before its result goes, so none follows a result.
+func (s *Service) heartbeats() {
+	defer close(s.beatsDone)
+	t := time.NewTicker(s.cfg.heartbeat)
+	defer t.Stop()
+	for {
+		select {
+		case <-s.base.Done():
 			return
+		case <-t.C:
 		}
-		last = now
-		mu.Unlock()
-		b, _ := json.Marshal(progressReport{Progress: progress, Total: total, Message: message})
-		s.reply(reply, kindProgress, b)
+		s.mu.Lock()
+		for reply := range s.inFlight {
+			s.reply(reply, kindHeartbeat, nil)
+		}
+		s.mu.Unlock()
 	}
+}
+
+// progress relays a progress report to the caller, at most one every
+// 20 ms (reports in between are dropped, except that the latest is never
+// older than that). It is the call's [tool.ProgressFunc].
+func (c *call) progress(progress, total float64, message string) {
+	c.mu.Lock()
+	now := time.Now()
+	if now.Sub(c.last) < 20*time.Millisecond {
+		c.mu.Unlock()
+		return
+	}
+	c.last = now
+	c.mu.Unlock()
+	b, _ := json.Marshal(progressReport{Progress: progress, Total: total, Message: message})
+	c.s.reply(c.reply, kindProgress, b)
+}
+
+// kindHeaders are the headers of each kind of message on a reply
+// subject, built once: publishing only reads them.
+var kindHeaders = map[string]nats.Header{
+	kindHeartbeat: {HeaderKind: []string{kindHeartbeat}},
+	kindProgress:  {HeaderKind: []string{kindProgress}},
+	kindBusy:      {HeaderKind: []string{kindBusy}},
 }
 
 // reply publishes a message of the given kind on a call's reply subject.
 func (s *Service) reply(subject, kind string, body []byte) {
-	msg := &nats.Msg{Subject: subject, Data: body, Header: nats.Header{HeaderKind: []string{kind}}}
+	msg := &nats.Msg{Subject: subject, Data: body, Header: kindHeaders[kind]}
 	if err := s.nc.PublishMsg(msg); err != nil && !errors.Is(err, nats.ErrConnectionClosed) {
 		s.logger().Debug("natstool: could not reply", "kind", kind, "err", err)
 	}
@@ -507,7 +613,9 @@ func (s *Service) reply(subject, kind string, body []byte) {
 // result sends a call's result, through the object store when it is too
 // large for one message.
 func (s *Service) result(req micro.Request, name string, res tool.Result) {
-	body, err := json.Marshal(res)
+	enc := encoders.Get().(*resultEncoder)
+	defer enc.release()
+	body, err := enc.encode(res)
 	if err != nil {
 		body, _ = json.Marshal(tool.Result{IsError: true, Kind: tool.KindToolError, Error: fmt.Sprintf("tool %q returned a result that cannot be encoded: %v", name, err)})
 	}
@@ -519,8 +627,44 @@ func (s *Service) result(req micro.Request, name string, res tool.Result) {
 		body, hdr = s.largeResult(name, body, limit)
 		opts = append(opts, micro.WithHeaders(hdr))
 	}
+	// Publishing copies body into the connection's buffer, so the
+	// encoder's buffer is free again once Respond returns.
 	if err := req.Respond(body, opts...); err != nil && !errors.Is(err, nats.ErrConnectionClosed) {
 		s.logger().Warn("natstool: could not send a result", "tool", name, "err", err)
+	}
+}
+
+// A resultEncoder encodes results into a buffer it keeps between calls.
+type resultEncoder struct {
+	raw []byte // for the plain results appendResult writes
+	buf bytes.Buffer
+	enc *json.Encoder
+}
+
+var encoders = sync.Pool{New: func() any {
+	e := new(resultEncoder)
+	e.enc = json.NewEncoder(&e.buf)
+	return e
+}}
+
+// encode returns res as JSON; the bytes are good until release.
+func (e *resultEncoder) encode(res tool.Result) ([]byte, error) {
+	var ok bool
+	if e.raw, ok = appendResult(e.raw[:0], &res); ok {
+		return e.raw, nil
+	}
+	e.buf.Reset()
+	if err := e.enc.Encode(res); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(e.buf.Bytes(), []byte("\n")), nil
+}
+
+// release returns e to the pool, unless one large result grew its
+// buffer: a pool of large buffers would hold on to memory for nothing.
+func (e *resultEncoder) release() {
+	if e.buf.Cap() <= 64<<10 && cap(e.raw) <= 64<<10 {
+		encoders.Put(e)
 	}
 }
 

@@ -1,0 +1,172 @@
+package natstool
+
+import (
+	"bytes"
+	"encoding/json"
+	"unicode/utf8"
+
+	"github.com/miniopenclaw/tool"
+)
+
+// Most results are text: output, error, is_error and kind, and nothing
+// else. encoding/json spends more time finding its way around the Result
+// type by reflection than on those few bytes, in a round trip that costs
+// tens of microseconds in all, so such results are encoded and decoded by
+// hand here. Any other result, and any string that would need escaping,
+// goes through encoding/json; the bytes are the same either way (see
+// FuzzResultJSON).
+
+// appendResult appends res as encoding/json writes it (with HTML
+// escaping, as json.Marshal does), and reports false, having appended
+// nothing, when res is not plain text that needs no escaping.
+func appendResult(b []byte, res *tool.Result) ([]byte, bool) {
+	if len(res.Structured) > 0 || len(res.Parts) > 0 || len(res.Metadata) > 0 ||
+		!plain(res.Output) || !plain(res.Error) || !plain(string(res.Kind)) {
+		return b, false
+	}
+	b = append(b, `{"output":"`...)
+	b = append(b, res.Output...)
+	b = append(b, `","error":"`...)
+	b = append(b, res.Error...)
+	b = append(b, `","is_error":`...)
+	if res.IsError {
+		b = append(b, "true"...)
+	} else {
+		b = append(b, "false"...)
+	}
+	if res.Kind != "" {
+		b = append(b, `,"kind":"`...)
+		b = append(b, res.Kind...)
+		b = append(b, '"')
+	}
+	return append(b, '}'), true
+}
+
+// plain reports whether s is valid UTF-8 that encoding/json writes as it
+// is, between quotes: no control characters, no quote or backslash, none
+// of the characters it escapes for HTML (<, >, &) and no U+2028 or
+// U+2029.
+func plain(s string) bool {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			if c < 0x20 || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+				return false
+			}
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && size == 1 || r == '\u2028' || r == '\u2029' {
+			return false
+		}
+		i += size - 1
+	}
+	return true
+}
+
+// decodeResult decodes a result as json.Unmarshal does.
+func decodeResult(data []byte, res *tool.Result) error {
+	if decodePlain(data, res) {
+		return nil
+	}
+	*res = tool.Result{}
+	return json.Unmarshal(data, res)
+}
+
+// decodePlain decodes data into res when it is an object whose members
+// are only "output", "error" and "kind" with strings that hold no escape
+// and "is_error" with true or false, and reports whether it did. When it
+// reports false, res may hold part of data.
+func decodePlain(data []byte, res *tool.Result) bool {
+	*res = tool.Result{}
+	d := data
+	d = skipSpace(d)
+	if len(d) == 0 || d[0] != '{' {
+		return false
+	}
+	d = skipSpace(d[1:])
+	if len(d) > 0 && d[0] == '}' {
+		return len(skipSpace(d[1:])) == 0
+	}
+	for {
+		var key string
+		var ok bool
+		if key, d, ok = plainString(d); !ok {
+			return false
+		}
+		d = skipSpace(d)
+		if len(d) == 0 || d[0] != ':' {
+			return false
+		}
+		d = skipSpace(d[1:])
+		switch key {
+		case "output", "error", "kind":
+			var v string
+			if v, d, ok = plainString(d); !ok {
+				return false
+			}
+			switch key {
+			case "output":
+				res.Output = v
+			case "error":
+				res.Error = v
+			default:
+				res.Kind = tool.ErrorKind(v)
+			}
+		case "is_error":
+			switch {
+			case bytes.HasPrefix(d, []byte("true")):
+				res.IsError, d = true, d[4:]
+			case bytes.HasPrefix(d, []byte("false")):
+				res.IsError, d = false, d[5:]
+			default:
+				return false
+			}
+		default:
+			return false // another member, or another case of one
+		}
+		d = skipSpace(d)
+		if len(d) == 0 {
+			return false
+		}
+		switch d[0] {
+		case ',':
+			d = skipSpace(d[1:])
+		case '}':
+			return len(skipSpace(d[1:])) == 0
+		default:
+			return false
+		}
+	}
+}
+
+// plainString reads a JSON string at the start of d that holds no
+// escape, no control character and only valid UTF-8, and returns it and
+// what follows.
+func plainString(d []byte) (s string, rest []byte, ok bool) {
+	if len(d) == 0 || d[0] != '"' {
+		return "", d, false
+	}
+	end := bytes.IndexByte(d[1:], '"')
+	if end < 0 {
+		return "", d, false
+	}
+	v := d[1 : 1+end]
+	for _, c := range v {
+		if c < 0x20 || c == '\\' {
+			return "", d, false
+		}
+	}
+	if !utf8.Valid(v) {
+		return "", d, false
+	}
+	return string(v), d[2+end:], true
+}
+
+// skipSpace skips JSON white space.
+func skipSpace(d []byte) []byte {
+	for len(d) > 0 && (d[0] == ' ' || d[0] == '\t' || d[0] == '\n' || d[0] == '\r') {
+		d = d[1:]
+	}
+	return d
+}

@@ -1,0 +1,94 @@
+package natstool
+
+import (
+	"bytes"
+	"encoding/json"
+	"reflect"
+	"testing"
+
+	"github.com/miniopenclaw/tool"
+)
+
+// The hand-written codec of plain results agrees with encoding/json:
+// what it encodes is byte for byte what json.Marshal writes, and what it
+// decodes is what json.Unmarshal reads, error or not.
+func FuzzResultJSON(f *testing.F) {
+	for _, s := range []struct {
+		output, errText, kind string
+		isError               bool
+	}{
+		{"42", "", "", false},
+		{"", "boom", "tool_error", true},
+		{"héllo wörld ✓", "", "", false},
+		{"a<b", "", "", false},
+		{`say "hi"`, "", "", false},
+		{"line\nbreak", "", "", false},
+		{"\u2028", "", "", false},
+		{"\xff", "", "", false},
+		{"", "", "denied", true},
+	} {
+		f.Add(s.output, s.errText, s.kind, s.isError)
+	}
+	f.Fuzz(func(t *testing.T, output, errText, kind string, isError bool) {
+		res := tool.Result{Output: output, Error: errText, Kind: tool.ErrorKind(kind), IsError: isError}
+		want, err := json.Marshal(res)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, ok := appendResult(nil, &res); ok && !bytes.Equal(got, want) {
+			t.Fatalf("appendResult = %s, json.Marshal = %s", got, want)
+		}
+		var fromJSON, fromUs tool.Result
+		if err := json.Unmarshal(want, &fromJSON); err != nil {
+			t.Fatal(err)
+		}
+		if err := decodeResult(want, &fromUs); err != nil || !reflect.DeepEqual(fromUs, fromJSON) {
+			t.Fatalf("decodeResult(%s) = %+v, %v; json.Unmarshal: %+v", want, fromUs, err, fromJSON)
+		}
+		// Arbitrary bytes too: the output used as a whole document.
+		checkDecode(t, []byte(output))
+	})
+}
+
+// checkDecode compares decodeResult with json.Unmarshal on data.
+func checkDecode(t *testing.T, data []byte) {
+	t.Helper()
+	var fromJSON, fromUs tool.Result
+	errJSON := json.Unmarshal(data, &fromJSON)
+	errUs := decodeResult(data, &fromUs)
+	if (errJSON == nil) != (errUs == nil) {
+		t.Fatalf("decodeResult(%q): error %v, json.Unmarshal: %v", data, errUs, errJSON)
+	}
+	if errJSON == nil && !reflect.DeepEqual(fromUs, fromJSON) {
+		t.Fatalf("decodeResult(%q) = %+v, json.Unmarshal: %+v", data, fromUs, fromJSON)
+	}
+}
+
+// Documents the plain path must leave to encoding/json, and ones it must
+// read the same.
+func TestDecodeResultAgreesWithJSON(t *testing.T) {
+	for _, doc := range []string{
+		`{"output":"42","error":"","is_error":false}`,
+		` { "output" : "42" , "is_error" : true , "kind" : "timeout" } `,
+		`{}`,
+		`{"Output":"case folded"}`,
+		`{"output":"a","output":"b"}`,
+		`{"output":"esc\u00e9"}`,
+		`{"output":"x","structured":{"a":1}}`,
+		`{"output":"x","parts":[{"type":"text","text":"t"}]}`,
+		`{"output":"x","metadata":{"k":"v"}}`,
+		`{"output":null}`,
+		`{"is_error":null}`,
+		`{"is_error":1}`,
+		`{"output":"x"} trailing`,
+		`{"output":"x",}`,
+		`{"output":"x"`,
+		`[]`,
+		``,
+		`{"output":"` + "\xff" + `"}`,
+		`{"output":"tab` + "\t" + `"}`,
+		`{"is_error":truex}`,
+	} {
+		checkDecode(t, []byte(doc))
+	}
+}
