@@ -38,8 +38,8 @@ client with notifications/tools/list_changed as they arrive.`)
 	if fs.NArg() > 0 {
 		return usageError(fs, "unexpected argument %q", fs.Arg(0))
 	}
-	if *addr == "" && (af.key != "" || af.issuer != "" || af.audience != "") {
-		return usageError(fs, "--auth-key, --auth-issuer and --auth-audience need --http")
+	if *addr == "" && af.set() {
+		return usageError(fs, "--auth-key, --auth-jwks, --auth-issuer and --auth-audience need --http")
 	}
 	// Serve at once and import MCP servers in the background: a client
 	// that waits a few seconds for its first answer must not time out
@@ -95,7 +95,7 @@ client with notifications/tools/list_changed as they arrive.`)
 		// event streams that notifications and long calls travel on.
 	}
 	fmt.Fprintf(e.stderr, "clawtool: serving MCP at http://%s%s\n", ln.Addr(), serveEndpoint)
-	if !loopback(ln.Addr()) && af.key == "" {
+	if !loopback(ln.Addr()) && af.key == "" && af.jwks == "" {
 		fmt.Fprintf(e.stderr, "clawtool: WARNING: %s is not a loopback address and this server has no authentication:\n"+
 			"clawtool: WARNING: anyone who can reach it can call every tool it serves. Bind 127.0.0.1, or put it behind authentication.\n", ln.Addr())
 	}
