@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"crypto/ed25519"
 	"encoding/base64"
 	"encoding/json"
@@ -140,5 +141,30 @@ func TestAuthJWKSFlags(t *testing.T) {
 	v, err := (&authFlags{jwks: "https://as.test/jwks", issuer: "i", audience: "a"}).verifier()
 	if err != nil || v.Source == nil || v.Keys != nil {
 		t.Errorf("--auth-jwks alone: %v %+v", err, v)
+	}
+}
+
+// TestServeApproveByClient asks the MCP client's user, by elicitation,
+// about a call that needs an approval.
+func TestServeApproveByClient(t *testing.T) {
+	addr := startHTTP(t, "--policy", filepath.Join("testdata", "policy", "roles.cedar"), "--roles-in", "operator:analyst",
+		"--as", "ann:operator", "--approve-by-client")
+	var asked []string
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "t", Version: "0"}, &mcp.ClientOptions{
+		ElicitationHandler: func(_ context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+			asked = append(asked, req.Params.Message)
+			return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"approve": true}}, nil
+		},
+	}).Connect(t.Context(), &mcp.StreamableClientTransport{Endpoint: "http://" + addr + "/mcp"}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "kv", Arguments: map[string]any{"op": "delete", "key": "a"}})
+	if err != nil || res.IsError {
+		t.Fatalf("approved delete: %v %+v", err, res)
+	}
+	if len(asked) != 1 || !strings.Contains(asked[0], `ann asks to call "kv"`) {
+		t.Errorf("asked %q", asked)
 	}
 }

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/miniopenclaw/tool"
+	"github.com/miniopenclaw/tool/mcptool"
 	"github.com/miniopenclaw/tool/policy"
 )
 
@@ -28,6 +29,8 @@ type policyFlags struct {
 	rolesIn string
 	audit   string
 	approve bool
+	// byClient is serve's --approve-by-client: ask the MCP client's user.
+	byClient bool
 	// forward is set when calls may leave the process (--nats): then --as
 	// is meaningful without --policy, as the principal the calls carry.
 	forward bool
@@ -72,7 +75,7 @@ func (pf *policyFlags) authorizer() (*policy.Authorizer, error) {
 			_, _, err := pf.principal()
 			return nil, err
 		}
-		if pf.as != "" || pf.audit != "" || pf.rolesIn != "" || pf.approve {
+		if pf.as != "" || pf.audit != "" || pf.rolesIn != "" || pf.approve || pf.byClient {
 			return nil, errors.New("--as, --roles-in, --audit and --approve need --policy (--as alone also works with --nats)")
 		}
 		return nil, nil
@@ -88,7 +91,14 @@ func (pf *policyFlags) authorizer() (*policy.Authorizer, error) {
 		}
 	}
 	opts := []policy.Option{policy.WithRoleParents(parents)}
-	if pf.approve {
+	switch {
+	case pf.byClient:
+		var fallback policy.Approver
+		if pf.approve {
+			fallback = terminalApprover{}
+		}
+		opts = append(opts, policy.WithApprover(mcptool.ElicitApprover{Fallback: fallback}))
+	case pf.approve:
 		opts = append(opts, policy.WithApprover(terminalApprover{}))
 	}
 	if pf.audit != "" {
