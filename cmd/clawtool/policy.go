@@ -192,6 +192,24 @@ func (pf *policyFlags) listFilter(r *tool.Registry) func(ctx context.Context, na
 	}
 }
 
+// listable returns the tools of r the flags' principal may list: all of
+// them without --policy, else those its policies let it call for some
+// arguments (what serve lists to it).
+func (rf *registryFlags) listable(ctx context.Context, r *tool.Registry) []tool.Tool {
+	all := r.List()
+	keep := rf.policy.listFilter(r)
+	if keep == nil {
+		return all
+	}
+	out := all[:0:0]
+	for _, t := range all {
+		if keep(ctx, t.Name()) {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
 // asPrincipal decides calls whose context carries no principal as the
 // one --as names: over stdio the principal comes from the command line.
 type asPrincipal struct {
