@@ -38,10 +38,17 @@ var approvalSchema = json.RawMessage(`{"type":"object","properties":{"approve":{
 // with approve false, or declining, refuses the call. When the user
 // cancels, does not answer within Timeout, or the client cannot be asked
 // (it did not declare the elicitation capability, the call did not come
-// through an MCP session, as with 2026-07-28 calls, which have no requests
-// from server to client), Fallback is asked instead when it is set; else
-// the call is refused with an approval request that the host may still
-// grant ([policy.ErrApprovalUnavailable]).
+// through this package's [Server]), Fallback is asked instead when it is
+// set; else the call is refused with an approval request that the host
+// may still grant ([policy.ErrApprovalUnavailable]).
+//
+// A 2025-11-25 session is asked with an elicitation/create request while
+// the call waits. A 2026-07-28 call, which has no requests from server to
+// client, is answered with the elicitation as a multi round-trip input
+// request (see [RequestInput]); the client calls again with the user's
+// answer, which counts only if the call is the same (principal, tool and
+// arguments: the request state is the call's digest). Timeout does not
+// apply there: the client holds the question.
 //
 // Trust: the person asked is the client's user, who may be the principal
 // itself. Elicitation keeps a model from acting without its user's say;
@@ -52,16 +59,20 @@ type ElicitApprover struct {
 	Fallback policy.Approver // asked when the client cannot be; may be nil
 }
 
+// approvalInputID names the approval among a call's input requests.
+const approvalInputID = "clawtool_approval"
+
 // Approve implements [policy.Approver].
 func (e ElicitApprover) Approve(ctx context.Context, req policy.ApprovalRequest) (bool, error) {
 	ss := Session(ctx)
-	var caps *mcp.ClientCapabilities
+	var init *mcp.InitializeParams
 	if ss != nil {
-		if p := ss.InitializeParams(); p != nil {
-			caps = p.Capabilities
-		}
+		init = ss.InitializeParams()
 	}
-	if caps == nil || caps.Elicitation == nil {
+	if init == nil || init.ProtocolVersion >= statelessVersion {
+		return e.roundTrip(ctx, req)
+	}
+	if init.Capabilities == nil || init.Capabilities.Elicitation == nil {
 		return e.fallback(ctx, req, errors.New("the client cannot be asked: it did not declare elicitation"))
 	}
 	timeout := e.Timeout
@@ -77,6 +88,11 @@ func (e ElicitApprover) Approve(ctx context.Context, req policy.ApprovalRequest)
 	case err != nil:
 		return e.fallback(ctx, req, fmt.Errorf("asking the client: %w", err))
 	}
+	return e.answer(ctx, req, res)
+}
+
+// answer turns the user's answer into the approver's.
+func (e ElicitApprover) answer(ctx context.Context, req policy.ApprovalRequest, res *mcp.ElicitResult) (bool, error) {
 	switch res.Action {
 	case "accept":
 		ok, _ := res.Content["approve"].(bool)
@@ -85,6 +101,29 @@ func (e ElicitApprover) Approve(ctx context.Context, req policy.ApprovalRequest)
 		return false, nil
 	}
 	return e.fallback(ctx, req, fmt.Errorf("the client's user answered %q", res.Action))
+}
+
+// roundTrip asks a client without a session (a 2026-07-28 call) with a
+// multi round-trip request: the call is answered with the elicitation,
+// and the client calls again with the user's answer. The request state
+// is the call's digest, so an answer counts only for a call with the same
+// principal, tool and arguments.
+func (e ElicitApprover) roundTrip(ctx context.Context, req policy.ApprovalRequest) (bool, error) {
+	slot, _ := ctx.Value(inputKey{}).(*inputSlot)
+	if slot == nil {
+		return e.fallback(ctx, req, errors.New("the call did not come from an MCP client"))
+	}
+	if res, ok := slot.responses[approvalInputID].(*mcp.ElicitResult); ok && slot.state == req.Digest {
+		return e.answer(ctx, req, res)
+	}
+	requests := mcp.InputRequestMap{approvalInputID: &mcp.ElicitParams{Message: approvalMessage(req), RequestedSchema: approvalSchema}}
+	if len(missingCapabilities(slot.ss, slot.caps, requests)) > 0 {
+		return e.fallback(ctx, req, errors.New("the client cannot be asked: it did not declare elicitation"))
+	}
+	if err := RequestInput(ctx, requests, req.Digest); !errors.Is(err, ErrInputRequired) {
+		return e.fallback(ctx, req, err)
+	}
+	return false, fmt.Errorf("%w: the client was asked with a multi round-trip request", policy.ErrApprovalUnavailable)
 }
 
 func (e ElicitApprover) fallback(ctx context.Context, req policy.ApprovalRequest, why error) (bool, error) {

@@ -44,10 +44,19 @@ func approverServer(t *testing.T, ap policy.Approver) (*mcptool.Server, *policy.
 }
 
 func TestElicitApprover(t *testing.T) {
+	for _, era := range eras {
+		t.Run(era, func(t *testing.T) { testElicitApprover(t, era) })
+	}
+}
+
+// testElicitApprover: in a 2025-11-25 session the client is asked while
+// the call waits; a 2026-07-28 client gets a multi round-trip request,
+// answers it and calls again (go-sdk's client does it).
+func testElicitApprover(t *testing.T, era string) {
 	srv, _, ran := approverServer(t, mcptool.ElicitApprover{})
 	var asked []string
 	var answer atomic.Value
-	cs := connectRaw(t, srv, "2025-11-25", &mcp.ClientOptions{
+	cs := connectRaw(t, srv, era, &mcp.ClientOptions{
 		ElicitationHandler: func(_ context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
 			asked = append(asked, req.Params.Message)
 			raw, _ := json.Marshal(req.Params.RequestedSchema)
@@ -73,7 +82,7 @@ func TestElicitApprover(t *testing.T) {
 
 	answer.Store(&mcp.ElicitResult{Action: "accept", Content: map[string]any{"approve": true}})
 	if res := call("notes/a\x1b[2J.txt"); res.IsError || text(res) != "removed notes/a\x1b[2J.txt" || ran.Load() != 1 {
-		t.Fatalf("approved call: %+v (ran %d)", res, ran.Load())
+		t.Fatalf("approved call: %+v %q (ran %d, asked %q)", res, text(res), ran.Load(), asked)
 	}
 	if len(asked) != 1 || !strings.Contains(asked[0], `"remove"`) || !strings.Contains(asked[0], `notes/a\\u001b[2J.txt`) {
 		t.Errorf("question %q does not name the tool and the escaped arguments", asked)
@@ -157,5 +166,33 @@ func TestElicitApproverTimeout(t *testing.T) {
 	res, err = cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "remove", Arguments: map[string]any{"path": "x"}})
 	if err != nil || res.IsError || ran.Load() != 1 {
 		t.Errorf("granted call: %v %+v (ran %d)", err, res, ran.Load())
+	}
+}
+
+// TestElicitApproverRoundTripBound: in a 2026-07-28 call, an approval
+// answer counts only with the state of the same call; an answer carried
+// over to a call with other arguments makes the client be asked again.
+func TestElicitApproverRoundTripBound(t *testing.T) {
+	srv, a, ran := approverServer(t, mcptool.ElicitApprover{})
+	var asked []string
+	cs := connectRaw(t, srv, "2026-07-28", &mcp.ClientOptions{
+		ElicitationHandler: func(_ context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+			asked = append(asked, req.Params.Message)
+			return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"approve": true}}, nil
+		},
+	})
+	digestA := a.Decide(context.Background(), tool.AccessRequest{Name: "remove", Args: json.RawMessage(`{"path":"a"}`)}).Digest
+	if digestA == "" {
+		t.Fatal("no digest for the asking call")
+	}
+	res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{
+		Name: "remove", Arguments: map[string]any{"path": "b"}, RequestState: digestA,
+		InputResponses: mcp.InputResponseMap{"clawtool_approval": &mcp.ElicitResult{Action: "accept", Content: map[string]any{"approve": true}}},
+	})
+	if err != nil || res.IsError || ran.Load() != 1 {
+		t.Fatalf("call: %v %+v (ran %d)", err, res, ran.Load())
+	}
+	if len(asked) != 1 || !strings.Contains(asked[0], `{\"path\":\"b\"}`) {
+		t.Errorf("the carried-over answer was taken for another call: asked %q", asked)
 	}
 }
