@@ -30,13 +30,29 @@ type KeySource interface {
 
 // Defaults of a [JWKS].
 const (
-	DefaultJWKSMaxBytes   = 1 << 20
-	DefaultJWKSTimeout    = 10 * time.Second
-	DefaultJWKSRefresh    = time.Hour
+	// DefaultJWKSMaxBytes bounds the body of one fetch.
+	DefaultJWKSMaxBytes = 1 << 20
+	// DefaultJWKSTimeout bounds one fetch.
+	DefaultJWKSTimeout = 10 * time.Second
+	// DefaultJWKSRefresh is how long a fetched set is used.
+	DefaultJWKSRefresh = time.Hour
+	// DefaultJWKSMinRefresh is the least time between two fetches.
 	DefaultJWKSMinRefresh = time.Minute
 	// maxJWKSKeys bounds the keys kept from one set.
 	maxJWKSKeys = 100
 )
+
+// jwksClient fetches key sets when a JWKS has no Client: it follows at
+// most 5 redirects, and none from https to http.
+var jwksClient = &http.Client{CheckRedirect: func(req *http.Request, via []*http.Request) error {
+	if len(via) >= 5 {
+		return errors.New("more than 5 redirects")
+	}
+	if via[0].URL.Scheme == "https" && req.URL.Scheme != "https" {
+		return errors.New("a redirect from https to " + req.URL.Scheme)
+	}
+	return nil
+}}
 
 // ErrUnknownKey is wrapped by [JWKS.Key] when the set has no usable key
 // for the kid asked for.
@@ -66,7 +82,7 @@ var ErrUnknownKey = errors.New("unknown key")
 // used only for tokens signed with that algorithm.
 type JWKS struct {
 	URL        string
-	Client     *http.Client  // default http.DefaultClient
+	Client     *http.Client  // default: 5 redirects at most, none from https to http
 	MaxBytes   int64         // default DefaultJWKSMaxBytes
 	Timeout    time.Duration // default DefaultJWKSTimeout
 	Refresh    time.Duration // default DefaultJWKSRefresh
@@ -169,7 +185,7 @@ func (s *JWKS) fetch(ctx context.Context) error {
 		limit = DefaultJWKSMaxBytes
 	}
 	if client == nil {
-		client = http.DefaultClient
+		client = jwksClient
 	}
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
