@@ -69,7 +69,8 @@ var ErrUnknownKey = errors.New("unknown key")
 // server sent an ETag. A token naming a kid the set lacks makes it fetch
 // at once, to pick up a rotated key, but at most once per MinRefresh, so
 // a stream of tokens with made-up kids cannot make it fetch on each.
-// Concurrent callers share one fetch.
+// Concurrent callers share one fetch; while a set is being refreshed,
+// the keys it holds are used without waiting.
 //
 // A fetch reads at most MaxBytes of the body and gives up after Timeout
 // (or when the caller's context ends). A fetch that fails (the server
@@ -113,7 +114,7 @@ func (s *JWKS) Key(ctx context.Context, kid, alg string) (any, error) {
 		k, known := s.keys[kid]
 		stale := s.keys == nil || !now.Before(s.expires)
 		mayFetch := s.tried.IsZero() || now.Sub(s.tried) >= s.minRefresh()
-		if s.fetching != nil && !waited && (!known || stale) {
+		if s.fetching != nil && !waited && !known {
 			wait := s.fetching
 			s.mu.Unlock()
 			select {

@@ -364,3 +364,41 @@ func TestJWKSRefreshInterval(t *testing.T) {
 		}
 	})
 }
+
+// TestJWKSStaleKeyDuringRefresh: while a stale set is being refreshed,
+// a known key is used at once rather than after the fetch.
+func TestJWKSStaleKeyDuringRefresh(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		pub, _, _ := ed25519.GenerateKey(nil)
+		srv := &jwksServer{}
+		srv.set(keySet(edJWK("a", pub)))
+		hold := make(chan struct{})
+		var held atomic.Bool
+		slow := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if held.Load() {
+				<-hold
+			}
+			srv.ServeHTTP(w, r)
+		})
+		src := &policy.JWKS{URL: "http://jwks.test/keys", Client: &http.Client{Transport: handlerTransport{slow}}, Refresh: time.Hour}
+		ctx := context.Background()
+		if _, err := src.Key(ctx, "a", "EdDSA"); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(time.Hour)
+		held.Store(true)
+		refreshed := make(chan error)
+		go func() { _, err := src.Key(ctx, "a", "EdDSA"); refreshed <- err }()
+		synctest.Wait() // the refresh is under way, held by the server
+		if _, err := src.Key(ctx, "a", "EdDSA"); err != nil {
+			t.Errorf("stale key during the refresh: %v", err)
+		}
+		close(hold)
+		if err := <-refreshed; err != nil {
+			t.Error(err)
+		}
+		if n := srv.requests.Load(); n != 2 {
+			t.Errorf("%d fetches, want 2", n)
+		}
+	})
+}
