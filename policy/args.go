@@ -335,3 +335,16 @@ func resolveIn(root *os.Root, p string) (string, error) {
 	}
 	return path.Join(done...), nil
 }
+
+// PolicyArgs returns the arguments of a call to the tool name as the
+// policies see them in context.args: args, the checked arguments (a JSON
+// object), with the path arguments cleaned or resolved ([WithPathArguments],
+// [WithPathRoot]) and the values Cedar cannot hold left out, in Cedar's
+// JSON form. Its error is the refusal [Authorizer.Decide] would give.
+func (a *Authorizer) PolicyArgs(name string, args json.RawMessage) (json.RawMessage, error) {
+	rec, err := argsRecord(args, a.paths, a.pathRootFor(name))
+	if err != nil {
+		return nil, errors.New(argsReason(name, err))
+	}
+	return rec.MarshalJSON()
+}

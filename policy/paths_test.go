@@ -103,9 +103,14 @@ func TestPathRootSymlinks(t *testing.T) {
 	if res := reg.Execute(ctx, "other", json.RawMessage(`{"path":"docs/x/k"}`)); res.IsError {
 		t.Errorf("other tool: %s", res.Error)
 	}
-	// What the policy saw, for explain and audit: the resolved path.
-	d := a.Decide(ctx, tool.AccessRequest{Name: "write_file", Args: json.RawMessage(`{"path":"docs/ok/f"}`)})
-	if d.Effect != policy.Allow {
-		t.Errorf("decide docs/ok/f: %+v", d)
+	// What the policy saw, for explain: the resolved path.
+	if seen, err := a.PolicyArgs("write_file", json.RawMessage(`{"path":"docs/ok/f","content":"x"}`)); err != nil || string(seen) != `{"content":"x","path":"docs/sub/f"}` {
+		t.Errorf("PolicyArgs docs/ok/f = %s, %v", seen, err)
+	}
+	if seen, err := a.PolicyArgs("other", json.RawMessage(`{"path":"docs/ok/f"}`)); err != nil || string(seen) != `{"path":"docs/ok/f"}` {
+		t.Errorf("PolicyArgs for a tool outside the root = %s, %v", seen, err)
+	}
+	if _, err := a.PolicyArgs("write_file", json.RawMessage(`{"path":"docs/out/f"}`)); err == nil || !strings.Contains(err.Error(), "leads outside") {
+		t.Errorf("PolicyArgs docs/out/f: %v", err)
 	}
 }

@@ -401,6 +401,12 @@ func runPolicyExplain(ctx context.Context, e *env, args []string) int {
 	fmt.Fprintf(e.stdout, "principal: %s\n", who)
 	fmt.Fprintf(e.stdout, "tool:      %s\n", name)
 	fmt.Fprintf(e.stdout, "arguments: %s\n", checked)
+	if rf.policy.ws != nil && rf.policy.ws.dir != "" {
+		// Paths resolved in the workspace: show what the policies saw.
+		if seen, err := a.PolicyArgs(name, checked); err == nil {
+			fmt.Fprintf(e.stdout, "seen as:   %s\n", seen)
+		}
+	}
 	if len(d.Policies) == 0 {
 		fmt.Fprintf(e.stdout, "policies:  none applied (denied by default)\n")
 	} else {

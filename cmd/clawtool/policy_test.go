@@ -188,4 +188,9 @@ func TestPolicyWorkspaceSymlink(t *testing.T) {
 			t.Errorf("read_file %s: %q, want %q", tt.path, out, tt.want)
 		}
 	}
+	var stdout, stderr bytes.Buffer
+	run(context.Background(), []string{"policy", "explain", "--workspace", ws, "--policy", pol, "read_file", `{"path":"docs/x/k"}`}, nil, &stdout, &stderr)
+	if out := stdout.String(); !strings.Contains(out, `seen as:   {"path":"secrets/k"}`) || !strings.Contains(out, "decision:  deny") {
+		t.Errorf("explain: %s%s", out, stderr.String())
+	}
 }
