@@ -20,7 +20,8 @@
 // notifications/progress. What a tool writes to [tool.ClientLogger]
 // reaches the client as notifications/message at the level it chose, and
 // [RequestInput] lets a tool ask the client for sampling, elicitation or
-// roots, in both protocol eras. A
+// roots, in both protocol eras; an [ElicitApprover] puts a call that
+// needs a person's approval (package policy) to the client's user. A
 // client's notifications/cancelled (or, on 2026-07-28 HTTP, a closed
 // response stream) cancels the tool's context.
 //

@@ -323,8 +323,9 @@ func (s *Server) handler(name string, t tool.Tool) mcp.ToolHandler {
 // canceled the call.
 func (s *Server) execute(ctx context.Context, name string, args json.RawMessage, wrap bool, slot *inputSlot) (*mcp.CallToolResult, error) {
 	res := s.reg.Execute(ctx, name, args)
-	if ans, err := slot.answer(); (ans != nil || err != nil) && res.IsError && res.Kind == tool.KindToolError {
-		// The tool asked the client for input (RequestInput).
+	if ans, err := slot.answer(); (ans != nil || err != nil) && res.IsError && (res.Kind == tool.KindToolError || res.Kind == tool.KindDenied) {
+		// The tool asked the client for input (RequestInput), or an
+		// ElicitApprover asked its user to approve the call.
 		return ans, err
 	}
 	if res.IsError && res.Kind == tool.KindNotFound {

@@ -33,8 +33,13 @@ type ApprovalRequest struct {
 
 // An Approver answers approval requests as they arise: a terminal
 // prompt, an MCP elicitation to the client, a callback. Approve returns
-// true to let the call run now. An error refuses the call and is logged;
-// the model is told only that no approval was obtained.
+// true to let the call run now, and false when the person asked refused
+// it. An error wrapping [ErrApprovalUnavailable] means no one could be
+// asked (the client cannot be asked, the person did not answer in time):
+// the call is then refused with an approval request, as without an
+// Approver, which the host may still grant. Any other error refuses the
+// call and is logged; the model is told only that no approval was
+// obtained.
 type Approver interface {
 	Approve(ctx context.Context, req ApprovalRequest) (bool, error)
 }
@@ -46,6 +51,10 @@ type ApproverFunc func(ctx context.Context, req ApprovalRequest) (bool, error)
 func (f ApproverFunc) Approve(ctx context.Context, req ApprovalRequest) (bool, error) {
 	return f(ctx, req)
 }
+
+// ErrApprovalUnavailable is wrapped by an [Approver] that could not ask
+// anyone about a call.
+var ErrApprovalUnavailable = errors.New("no one could be asked to approve the call")
 
 // Errors of [Authorizer.Grant].
 var (
@@ -109,6 +118,12 @@ func (a *Authorizer) ask(ctx context.Context, d *Decision) error {
 			d.Effect, d.Approved = Allow, true
 			return nil
 		}
+		if errors.Is(err, ErrApprovalUnavailable) {
+			if a.logger != nil {
+				a.logger.InfoContext(ctx, "no approver could be asked; the call waits for a grant", "tool", d.Tool, "reason", err)
+			}
+			return a.pend(d, req, now)
+		}
 		d.Effect = Deny
 		if err != nil {
 			if a.logger != nil {
@@ -120,6 +135,12 @@ func (a *Authorizer) ask(ctx context.Context, d *Decision) error {
 		}
 		return &DeniedError{Decision: *d, msg: d.Reason, meta: map[string]any{"effect": string(Deny)}}
 	}
+	return a.pend(d, req, now)
+}
+
+// pend keeps req waiting for a grant and returns the refusal that
+// carries it.
+func (a *Authorizer) pend(d *Decision, req ApprovalRequest, now time.Time) error {
 	a.approvals.mu.Lock()
 	a.approvals.sweepLocked(now)
 	full := len(a.approvals.pending) >= maxApprovals

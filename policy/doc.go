@@ -33,5 +33,9 @@
 // Cedar schema made from the tools' definitions. [AuditLog] keeps every
 // decision in a hash-chained JSON Lines file that [VerifyAudit] checks.
 // [Authorizer.View] shows a principal only the tools it could call, and
-// [Only] limits a registry to the tools a skill needs.
+// [Only] limits a registry to the tools a skill needs. Over HTTP,
+// [RequireToken] takes the principal from a bearer token a [JWTVerifier]
+// accepts, with static keys or a [JWKS] fetched from the authorization
+// server. [WithPathRoot] makes path conditions see where symbolic links
+// lead inside a workspace.
 package policy

@@ -133,9 +133,8 @@ func WithLogger(l *slog.Logger) Option {
 // file tool resolves them, lexically cleaned: "docs/../secrets/k" is
 // "secrets/k", "docs//a/./b" is "docs/a/b", backslashes are slashes, and a
 // path that climbs out of its root keeps its leading "../". The tool
-// still receives the value as sent. Symbolic links are not resolved here:
-// confine the tool itself (an os.Root, the sandbox) so that a link cannot
-// lead where its name does not.
+// still receives the value as sent. Symbolic links are not resolved
+// unless [WithPathRoot] names the directory the tool works in.
 func WithPathArguments(names ...string) Option {
 	return func(a *Authorizer) {
 		if a.paths == nil {
@@ -193,8 +192,11 @@ type Authorizer struct {
 	now       func() time.Time
 	tools     sync.Map // tool name → *toolEntity
 	paths     map[string]bool
-	auditArgs bool
-	secret    map[string]bool
+	// pathRoot and pathRootTools are WithPathRoot's (args.go).
+	pathRoot      *os.Root
+	pathRootTools map[string]bool
+	auditArgs     bool
+	secret        map[string]bool
 }
 
 // New returns an Authorizer for the Cedar policies in src; name is the
@@ -409,10 +411,10 @@ var callAction = cedar.NewEntityUID("Action", "call")
 func (a *Authorizer) Decide(ctx context.Context, req tool.AccessRequest) Decision {
 	p, ok := PrincipalFrom(ctx)
 	d := Decision{Principal: p, Tool: req.Name}
-	argRec, err := argsRecord(req.Args, a.paths)
+	argRec, err := argsRecord(req.Args, a.paths, a.pathRootFor(req.Name))
 	if err != nil {
 		d.Effect = Deny
-		d.Reason = fmt.Sprintf("call to tool %q was refused: its arguments could not be read", req.Name)
+		d.Reason = argsReason(req.Name, err)
 		return d
 	}
 	now := a.now()

@@ -28,9 +28,9 @@ type TokenVerifier interface {
 // maxTokenBytes bounds the bearer tokens read.
 const maxTokenBytes = 16 << 10
 
-// A JWTVerifier verifies JSON Web Tokens signed with keys it knows (a
-// static key set; fetching keys from a JWKS URL is left to the program,
-// which may refresh Keys by replacing the verifier). A token is accepted
+// A JWTVerifier verifies JSON Web Tokens signed with keys it knows: the
+// static set Keys, then Source (such as a [JWKS] fetched from the
+// authorization server) for a kid Keys lacks. A token is accepted
 // when its signature verifies with the key its "kid" header names (the key
 // under "" when it names none), its algorithm fits that key (HMAC for a
 // []byte, RS/PS for an RSA key, ES for an ECDSA key, EdDSA for Ed25519),
@@ -40,6 +40,7 @@ const maxTokenBytes = 16 << 10
 // and its attributes the claims named in AttrClaims.
 type JWTVerifier struct {
 	Keys       map[string]any
+	Source     KeySource // consulted for a kid Keys lacks; may be nil
 	Issuer     string
 	Audience   string
 	RolesClaim string // default "roles"
@@ -67,6 +68,13 @@ func (v *JWTVerifier) VerifyToken(ctx context.Context, token string) (Principal,
 	_, err := jwt.NewParser(opts...).ParseWithClaims(token, claims, func(t *jwt.Token) (any, error) {
 		kid, _ := t.Header["kid"].(string)
 		key, ok := v.Keys[kid]
+		if !ok && v.Source != nil {
+			k, err := v.Source.Key(ctx, kid, t.Method.Alg())
+			if err != nil {
+				return nil, err
+			}
+			key, ok = k, true
+		}
 		if !ok {
 			return nil, fmt.Errorf("unknown key %q", kid)
 		}

@@ -7,6 +7,7 @@ import (
 	"flag"
 	"fmt"
 	"net/http"
+	"net/url"
 	"os"
 
 	"github.com/miniopenclaw/tool/policy"
@@ -18,27 +19,45 @@ const metadataPath = "/.well-known/oauth-protected-resource"
 
 // authFlags are serve's bearer-token settings for --http.
 type authFlags struct {
-	key, issuer, audience string
+	key, jwks, issuer, audience string
 }
 
 func addAuthFlags(fs *flag.FlagSet) *authFlags {
 	af := &authFlags{}
 	fs.StringVar(&af.key, "auth-key", "", "with --http, require JWT bearer tokens signed with the key in `FILE` (a PEM public key, or the raw HMAC secret); the token's sub and roles claims are the principal")
-	fs.StringVar(&af.issuer, "auth-issuer", "", "with --auth-key, the `ISSUER` tokens must name (iss); also listed as the authorization server")
-	fs.StringVar(&af.audience, "auth-audience", "", "with --auth-key, the `AUDIENCE` tokens must name (aud)")
+	fs.StringVar(&af.jwks, "auth-jwks", "", "with --http, require JWT bearer tokens signed with a key of the JSON Web Key Set at `URL` (the authorization server's jwks_uri; fetched when needed, refreshed hourly or as its Cache-Control says, and at once, at most once a minute, for a token naming a new kid)")
+	fs.StringVar(&af.issuer, "auth-issuer", "", "with --auth-key or --auth-jwks, the `ISSUER` tokens must name (iss); also listed as the authorization server")
+	fs.StringVar(&af.audience, "auth-audience", "", "with --auth-key or --auth-jwks, the `AUDIENCE` tokens must name (aud)")
 	return af
 }
 
-// verifier returns the token verifier the flags ask for, nil without --auth-key.
+// set reports whether any --auth flag was given.
+func (af *authFlags) set() bool {
+	return af.key != "" || af.jwks != "" || af.issuer != "" || af.audience != ""
+}
+
+// verifier returns the token verifier the flags ask for, nil without
+// --auth-key and --auth-jwks.
 func (af *authFlags) verifier() (*policy.JWTVerifier, error) {
-	if af.key == "" {
+	if af.key == "" && af.jwks == "" {
 		if af.issuer != "" || af.audience != "" {
-			return nil, errors.New("--auth-issuer and --auth-audience need --auth-key")
+			return nil, errors.New("--auth-issuer and --auth-audience need --auth-key or --auth-jwks")
 		}
 		return nil, nil
 	}
 	if af.issuer == "" || af.audience == "" {
-		return nil, errors.New("--auth-key needs --auth-issuer and --auth-audience")
+		return nil, errors.New("--auth-key and --auth-jwks need --auth-issuer and --auth-audience")
+	}
+	v := &policy.JWTVerifier{Issuer: af.issuer, Audience: af.audience}
+	if af.jwks != "" {
+		u, err := url.Parse(af.jwks)
+		if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
+			return nil, fmt.Errorf("--auth-jwks %q: not an http or https URL", af.jwks)
+		}
+		v.Source = &policy.JWKS{URL: af.jwks}
+	}
+	if af.key == "" {
+		return v, nil
 	}
 	data, err := os.ReadFile(af.key)
 	if err != nil {
@@ -52,7 +71,8 @@ func (af *authFlags) verifier() (*policy.JWTVerifier, error) {
 	} else if len(data) < 32 {
 		return nil, fmt.Errorf("--auth-key %s: an HMAC secret must be at least 32 bytes", af.key)
 	}
-	return &policy.JWTVerifier{Keys: map[string]any{"": key}, Issuer: af.issuer, Audience: af.audience}, nil
+	v.Keys = map[string]any{"": key}
+	return v, nil
 }
 
 // protect puts the MCP endpoint behind bearer tokens when the flags ask

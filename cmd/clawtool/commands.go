@@ -19,7 +19,9 @@ func runList(ctx context.Context, e *env, args []string) int {
 (read-only, destructive, idempotent, open-world) and description. With
 --json it prints a JSON array instead, one object per tool:
 {"name":…,"title":…,"description":…,"read_only":…,"destructive":…,
-"idempotent":…,"open_world":…}, with the whole description.`)
+"idempotent":…,"open_world":…}, with the whole description. With --policy,
+it lists only the tools the --as principal may call (for some arguments),
+as an MCP server under the same policy would list them.`)
 	asJSON := fs.Bool("json", false, "print a JSON array of the tools instead of a table")
 	rf := addRegistryFlags(fs)
 	if code := parseFlags(fs, args, e.stdout); code >= 0 {
@@ -33,13 +35,14 @@ func runList(ctx context.Context, e *env, args []string) int {
 		return exitToolError
 	}
 	defer cleanup()
+	tools := rf.listable(ctx, r)
 	if *asJSON {
-		writeJSON(e.stdout, listEntries(r.List()))
+		writeJSON(e.stdout, listEntries(tools))
 		return exitOK
 	}
 	tw := tabwriter.NewWriter(e.stdout, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "NAME\tFLAGS\tDESCRIPTION")
-	for _, t := range r.List() {
+	for _, t := range tools {
 		fmt.Fprintf(tw, "%s\t%s\t%s\n", t.Name(), flagsOf(t), summary(t.Description()))
 	}
 	tw.Flush()
@@ -85,7 +88,7 @@ func summary(desc string) string {
 }
 
 func runSchema(ctx context.Context, e *env, args []string) int {
-	fs := newFlags(e, "schema", "[--format F] [NAME...]", "Schema prints the definitions of the named tools (all tools when no name is\ngiven) as JSON, in the shape a model API expects.")
+	fs := newFlags(e, "schema", "[--format F] [NAME...]", "Schema prints the definitions of the named tools (all tools when no name is\ngiven) as JSON, in the shape a model API expects. With --policy, only the\ntools the --as principal may call are shown; another name is unknown.")
 	format := fs.String("format", "openai", "definition format: "+strings.Join(schemaFormats(), ", "))
 	rf := addRegistryFlags(fs)
 	if code := parseFlags(fs, args, e.stdout); code >= 0 {
@@ -96,13 +99,17 @@ func runSchema(ctx context.Context, e *env, args []string) int {
 		return exitToolError
 	}
 	defer cleanup()
-	tools := r.List()
+	tools := rf.listable(ctx, r)
 	if fs.NArg() > 0 {
+		seen := tool.NewRegistry() // the tools the principal may see, by name
+		for _, t := range tools {
+			seen.Register(t)
+		}
 		tools = tools[:0:0]
 		for _, name := range fs.Args() {
-			t, ok := r.Get(name)
+			t, ok := seen.Get(name)
 			if !ok {
-				fmt.Fprintf(e.stderr, "clawtool schema: %s\n", unknownTool(name, r))
+				fmt.Fprintf(e.stderr, "clawtool schema: %s\n", unknownTool(name, seen))
 				return exitUsage
 			}
 			tools = append(tools, t)

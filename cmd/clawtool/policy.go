@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/miniopenclaw/tool"
+	"github.com/miniopenclaw/tool/mcptool"
 	"github.com/miniopenclaw/tool/policy"
 )
 
@@ -28,6 +29,8 @@ type policyFlags struct {
 	rolesIn string
 	audit   string
 	approve bool
+	// byClient is serve's --approve-by-client: ask the MCP client's user.
+	byClient bool
 	// forward is set when calls may leave the process (--nats): then --as
 	// is meaningful without --policy, as the principal the calls carry.
 	forward bool
@@ -37,7 +40,14 @@ type policyFlags struct {
 	lastSource []byte     // with fromConfig, the policy text loaded last
 
 	loaded *asPrincipal // what options made, for listFilter
+	// ws is the command's --workspace: its file tools' path arguments
+	// are resolved in it, as the tools resolve them.
+	ws *workspaceFlags
 }
+
+// workspaceFileTools are the workspace tools whose "path" argument names
+// a file or directory of the workspace.
+var workspaceFileTools = []string{"read_file", "write_file", "edit_file", "list_dir", "glob", "grep"}
 
 func addPolicyFlags(fs *flag.FlagSet) *policyFlags {
 	pf := &policyFlags{}
@@ -72,7 +82,7 @@ func (pf *policyFlags) authorizer() (*policy.Authorizer, error) {
 			_, _, err := pf.principal()
 			return nil, err
 		}
-		if pf.as != "" || pf.audit != "" || pf.rolesIn != "" || pf.approve {
+		if pf.as != "" || pf.audit != "" || pf.rolesIn != "" || pf.approve || pf.byClient {
 			return nil, errors.New("--as, --roles-in, --audit and --approve need --policy (--as alone also works with --nats)")
 		}
 		return nil, nil
@@ -88,8 +98,23 @@ func (pf *policyFlags) authorizer() (*policy.Authorizer, error) {
 		}
 	}
 	opts := []policy.Option{policy.WithRoleParents(parents)}
-	if pf.approve {
+	switch {
+	case pf.byClient:
+		var fallback policy.Approver
+		if pf.approve {
+			fallback = terminalApprover{}
+		}
+		opts = append(opts, policy.WithApprover(mcptool.ElicitApprover{Fallback: fallback}))
+	case pf.approve:
 		opts = append(opts, policy.WithApprover(terminalApprover{}))
+	}
+	if pf.ws != nil && pf.ws.dir != "" {
+		// Policies see the workspace tools' paths where their links lead.
+		root, err := os.OpenRoot(pf.ws.dir)
+		if err != nil {
+			return nil, fmt.Errorf("--workspace: %w", err)
+		}
+		opts = append(opts, policy.WithPathArguments("path"), policy.WithPathRoot(root, workspaceFileTools...))
 	}
 	if pf.audit != "" {
 		l, err := policy.OpenAuditFile(pf.audit)
@@ -165,6 +190,24 @@ func (pf *policyFlags) listFilter(r *tool.Registry) func(ctx context.Context, na
 		}
 		return ap.a.CanList(ctx, name, tool.OptionsOf(t))
 	}
+}
+
+// listable returns the tools of r the flags' principal may list: all of
+// them without --policy, else those its policies let it call for some
+// arguments (what serve lists to it).
+func (rf *registryFlags) listable(ctx context.Context, r *tool.Registry) []tool.Tool {
+	all := r.List()
+	keep := rf.policy.listFilter(r)
+	if keep == nil {
+		return all
+	}
+	out := all[:0:0]
+	for _, t := range all {
+		if keep(ctx, t.Name()) {
+			out = append(out, t)
+		}
+	}
+	return out
 }
 
 // asPrincipal decides calls whose context carries no principal as the
@@ -358,6 +401,12 @@ func runPolicyExplain(ctx context.Context, e *env, args []string) int {
 	fmt.Fprintf(e.stdout, "principal: %s\n", who)
 	fmt.Fprintf(e.stdout, "tool:      %s\n", name)
 	fmt.Fprintf(e.stdout, "arguments: %s\n", checked)
+	if rf.policy.ws != nil && rf.policy.ws.dir != "" {
+		// Paths resolved in the workspace: show what the policies saw.
+		if seen, err := a.PolicyArgs(name, checked); err == nil {
+			fmt.Fprintf(e.stdout, "seen as:   %s\n", seen)
+		}
+	}
 	if len(d.Policies) == 0 {
 		fmt.Fprintf(e.stdout, "policies:  none applied (denied by default)\n")
 	} else {

@@ -156,3 +156,41 @@ func TestPolicyReload(t *testing.T) {
 		t.Errorf("after a bad reload: calc allowed %v; %s", call(), out.String())
 	}
 }
+
+// TestPolicyWorkspaceSymlink: with --workspace, a path condition sees
+// where a link in the workspace leads, and a link out of it is refused.
+func TestPolicyWorkspaceSymlink(t *testing.T) {
+	dir := t.TempDir()
+	ws := filepath.Join(dir, "ws")
+	os.MkdirAll(filepath.Join(ws, "docs"), 0o755)
+	os.MkdirAll(filepath.Join(ws, "secrets"), 0o755)
+	os.WriteFile(filepath.Join(ws, "docs", "a"), []byte("doc a"), 0o600)
+	os.WriteFile(filepath.Join(ws, "secrets", "k"), []byte("secret k"), 0o600)
+	os.WriteFile(filepath.Join(dir, "outside"), []byte("outside"), 0o600)
+	if err := os.Symlink("../secrets", filepath.Join(ws, "docs", "x")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("../../outside", filepath.Join(ws, "docs", "out")); err != nil {
+		t.Fatal(err)
+	}
+	pol := filepath.Join(dir, "docs.cedar")
+	os.WriteFile(pol, []byte(`permit (principal, action, resource == Tool::"read_file") when { context.args.path like "docs/*" };`), 0o600)
+	for _, tt := range []struct {
+		path, want string
+	}{
+		{"docs/a", "doc a"},
+		{"docs/x/k", "no permission covers this call"},
+		{"docs/out", "leads outside the workspace through a symbolic link"},
+	} {
+		var stdout, stderr bytes.Buffer
+		run(context.Background(), []string{"call", "--workspace", ws, "--policy", pol, "read_file", `{"path":"` + tt.path + `"}`}, nil, &stdout, &stderr)
+		if out := stdout.String() + stderr.String(); !strings.Contains(out, tt.want) {
+			t.Errorf("read_file %s: %q, want %q", tt.path, out, tt.want)
+		}
+	}
+	var stdout, stderr bytes.Buffer
+	run(context.Background(), []string{"policy", "explain", "--workspace", ws, "--policy", pol, "read_file", `{"path":"docs/x/k"}`}, nil, &stdout, &stderr)
+	if out := stdout.String(); !strings.Contains(out, `seen as:   {"path":"secrets/k"}`) || !strings.Contains(out, "decision:  deny") {
+		t.Errorf("explain: %s%s", out, stderr.String())
+	}
+}

@@ -170,7 +170,9 @@ type registryFlags struct {
 }
 
 func addRegistryFlags(fs *flag.FlagSet) *registryFlags {
-	return &registryFlags{mcp: addMCPFlags(fs), ws: addWorkspaceFlags(fs), nats: addNATSFlags(fs), config: addConfigFlags(fs), policy: addPolicyFlags(fs)}
+	rf := &registryFlags{mcp: addMCPFlags(fs), ws: addWorkspaceFlags(fs), nats: addNATSFlags(fs), config: addConfigFlags(fs), policy: addPolicyFlags(fs)}
+	rf.policy.ws = rf.ws
+	return rf
 }
 
 // build returns a registry holding the built-in tools (unless

@@ -51,6 +51,11 @@ func TestCLI(t *testing.T) {
 		{"schema_suggests", []string{"schema", "calcc"}, "", exitUsage},
 		{"schema_bad_format", []string{"schema", "calc", "--format", "cohere"}, "", exitUsage},
 		{"list_json", []string{"list", "--json"}, "", exitOK},
+		{"list_policy_viewer", []string{"list", "--policy", "testdata/policy/readonly.cedar", "--as", "vic:viewer"}, "", exitOK},
+		{"list_policy_anonymous", []string{"list", "--json", "--policy", "testdata/policy/roles.cedar"}, "", exitOK},
+		{"schema_policy_viewer", []string{"schema", "--format", "mcp", "--policy", "testdata/policy/readonly.cedar", "--as", "vic:viewer"}, "", exitOK},
+		{"search_policy_viewer", []string{"search", "--policy", "testdata/policy/readonly.cedar", "--as", "vic:viewer", "notes", "key", "value", "time"}, "", exitOK},
+		{"schema_policy_hidden", []string{"schema", "--policy", "testdata/policy/readonly.cedar", "--as", "vic:viewer", "kv"}, "", exitUsage},
 		{"version_extra_arg", []string{"version", "now"}, "", exitUsage},
 		{"help_chat", []string{"help", "chat"}, "", exitOK},
 	} {

@@ -6,12 +6,14 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/miniopenclaw/tool"
 	"github.com/miniopenclaw/tool/toolsearch"
 )
 
 func runSearch(ctx context.Context, e *env, args []string) int {
 	fs := newFlags(e, "search", "[flags] QUERY...", "Search prints the tools that best match QUERY, best first, with their scores:\n"+
-		"the ranking a model's tool_search gets when a registry is too large to send whole.")
+		"the ranking a model's tool_search gets when a registry is too large to send whole.\n"+
+		"With --policy, only the tools the --as principal may call are searched.")
 	limit := fs.Int("n", 10, fmt.Sprintf("print at most `N` tools (at most %d)", toolsearch.MaxResults))
 	regexp := fs.Bool("regexp", false, "match QUERY as a regular expression (RE2) against names, descriptions and parameters")
 	rf := addRegistryFlags(fs)
@@ -28,6 +30,14 @@ func runSearch(ctx context.Context, e *env, args []string) int {
 		return exitToolError
 	}
 	defer cleanup()
+	if rf.policy.loaded != nil {
+		// Search what the principal may see, as the agent loop does.
+		visible := tool.NewRegistry()
+		for _, t := range rf.listable(ctx, r) {
+			visible.Register(t)
+		}
+		r = visible
+	}
 	ix := toolsearch.New(r)
 	defer ix.Close()
 	matches, err := ix.Find(toolsearch.Query{Text: query, Regexp: *regexp, Limit: *limit})

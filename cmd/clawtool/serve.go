@@ -31,6 +31,7 @@ client with notifications/tools/list_changed as they arrive.`)
 	ui := fs.Bool("ui", false, "with --http, also serve the inspector page at /ui/ (its URL, with a token, is printed; see clawtool inspect)")
 	jsonResponse := fs.Bool("json-response", false, "with --http, answer every request with one JSON body, never an event stream (progress is then not streamed)")
 	rf := addRegistryFlags(fs)
+	fs.BoolVar(&rf.policy.byClient, "approve-by-client", false, "with --policy, ask the MCP client's user (an elicitation) whether to run a call that needs an approval, when the client declared elicitation; else --approve's terminal, else the call waits for a grant")
 	af := addAuthFlags(fs)
 	if code := parseFlags(fs, args, e.stdout); code >= 0 {
 		return code
@@ -38,8 +39,8 @@ client with notifications/tools/list_changed as they arrive.`)
 	if fs.NArg() > 0 {
 		return usageError(fs, "unexpected argument %q", fs.Arg(0))
 	}
-	if *addr == "" && (af.key != "" || af.issuer != "" || af.audience != "") {
-		return usageError(fs, "--auth-key, --auth-issuer and --auth-audience need --http")
+	if *addr == "" && af.set() {
+		return usageError(fs, "--auth-key, --auth-jwks, --auth-issuer and --auth-audience need --http")
 	}
 	// Serve at once and import MCP servers in the background: a client
 	// that waits a few seconds for its first answer must not time out
@@ -95,7 +96,7 @@ client with notifications/tools/list_changed as they arrive.`)
 		// event streams that notifications and long calls travel on.
 	}
 	fmt.Fprintf(e.stderr, "clawtool: serving MCP at http://%s%s\n", ln.Addr(), serveEndpoint)
-	if !loopback(ln.Addr()) && af.key == "" {
+	if !loopback(ln.Addr()) && af.key == "" && af.jwks == "" {
 		fmt.Fprintf(e.stderr, "clawtool: WARNING: %s is not a loopback address and this server has no authentication:\n"+
 			"clawtool: WARNING: anyone who can reach it can call every tool it serves. Bind 127.0.0.1, or put it behind authentication.\n", ln.Addr())
 	}

@@ -1,0 +1,198 @@
+package mcptool_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/miniopenclaw/tool"
+	"github.com/miniopenclaw/tool/mcptool"
+	"github.com/miniopenclaw/tool/policy"
+)
+
+const askPolicy = `
+@id("ask-remove")
+@effect("ask")
+permit (principal, action == Action::"call", resource == Tool::"remove");
+`
+
+// approverServer serves a tool "remove" that needs an approval, with an
+// ElicitApprover, and counts the calls that ran.
+func approverServer(t *testing.T, ap policy.Approver) (*mcptool.Server, *policy.Authorizer, *atomic.Int32) {
+	t.Helper()
+	a, err := policy.New("ask.cedar", []byte(askPolicy), policy.WithApprover(ap))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ran atomic.Int32
+	r := tool.NewRegistry(tool.WithAuthorizer(a))
+	r.Register(tool.Must(tool.New("remove", "Removes a file.", func(ctx context.Context, in struct {
+		Path string `json:"path"`
+	}) (string, error) {
+		ran.Add(1)
+		return "removed " + in.Path, nil
+	})))
+	srv := mcptool.NewServer(r)
+	t.Cleanup(func() { srv.Close() })
+	return srv, a, &ran
+}
+
+func TestElicitApprover(t *testing.T) {
+	for _, era := range eras {
+		t.Run(era, func(t *testing.T) { testElicitApprover(t, era) })
+	}
+}
+
+// testElicitApprover: in a 2025-11-25 session the client is asked while
+// the call waits; a 2026-07-28 client gets a multi round-trip request,
+// answers it and calls again (go-sdk's client does it).
+func testElicitApprover(t *testing.T, era string) {
+	srv, _, ran := approverServer(t, mcptool.ElicitApprover{})
+	var asked []string
+	var answer atomic.Value
+	cs := connectRaw(t, srv, era, &mcp.ClientOptions{
+		ElicitationHandler: func(_ context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+			asked = append(asked, req.Params.Message)
+			raw, _ := json.Marshal(req.Params.RequestedSchema)
+			var schema struct {
+				Properties map[string]struct{ Type string }
+				Required   []string
+			}
+			if json.Unmarshal(raw, &schema); schema.Properties["approve"].Type != "boolean" || len(schema.Required) != 1 {
+				t.Errorf("requested schema %s has no required boolean approve", raw)
+			}
+			return answer.Load().(*mcp.ElicitResult), nil
+		},
+	})
+	call := func(path string) *mcp.CallToolResult {
+		t.Helper()
+		res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "remove", Arguments: map[string]any{"path": path}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res
+	}
+	text := func(res *mcp.CallToolResult) string { return res.Content[0].(*mcp.TextContent).Text }
+
+	answer.Store(&mcp.ElicitResult{Action: "accept", Content: map[string]any{"approve": true}})
+	if res := call("notes/a\x1b[2J.txt"); res.IsError || text(res) != "removed notes/a\x1b[2J.txt" || ran.Load() != 1 {
+		t.Fatalf("approved call: %+v %q (ran %d, asked %q)", res, text(res), ran.Load(), asked)
+	}
+	if len(asked) != 1 || !strings.Contains(asked[0], `"remove"`) || !strings.Contains(asked[0], `notes/a\\u001b[2J.txt`) {
+		t.Errorf("question %q does not name the tool and the escaped arguments", asked)
+	}
+	// The approval was for that call, once: the same call asks again.
+	answer.Store(&mcp.ElicitResult{Action: "decline"})
+	if res := call("notes/a\x1b[2J.txt"); !res.IsError || !strings.Contains(text(res), "not approved") || ran.Load() != 1 {
+		t.Errorf("declined call: %+v (ran %d)", res, ran.Load())
+	}
+	answer.Store(&mcp.ElicitResult{Action: "accept", Content: map[string]any{"approve": false}})
+	if res := call("b"); !res.IsError || !strings.Contains(text(res), "not approved") || ran.Load() != 1 {
+		t.Errorf("accepted with approve false: %+v (ran %d)", res, ran.Load())
+	}
+	// Cancel: nobody decided, so the call waits for a grant as without
+	// an approver.
+	answer.Store(&mcp.ElicitResult{Action: "cancel"})
+	if res := call("c"); !res.IsError || !strings.Contains(text(res), "approval request") || ran.Load() != 1 {
+		t.Errorf("canceled: %+v (ran %d)", res, ran.Load())
+	}
+	if len(asked) != 4 {
+		t.Errorf("the client was asked %d times, want 4", len(asked))
+	}
+}
+
+func TestElicitApproverWithoutCapability(t *testing.T) {
+	var fellBack atomic.Int32
+	for _, tc := range []struct {
+		name     string
+		fallback policy.Approver
+		want     string
+		ran      int32
+	}{
+		{"no fallback", nil, "approval request", 0},
+		{"fallback approves", policy.ApproverFunc(func(context.Context, policy.ApprovalRequest) (bool, error) {
+			fellBack.Add(1)
+			return true, nil
+		}), "removed", 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			srv, _, ran := approverServer(t, mcptool.ElicitApprover{Fallback: tc.fallback})
+			for _, era := range eras {
+				cs := connectRaw(t, srv, era, nil) // no elicitation declared
+				res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "remove", Arguments: map[string]any{"path": "x"}})
+				if err != nil || !strings.Contains(res.Content[0].(*mcp.TextContent).Text, tc.want) {
+					t.Errorf("%s: %v %+v, want %q", era, err, res, tc.want)
+				}
+			}
+			if ran.Load() != 2*tc.ran {
+				t.Errorf("ran %d times, want %d", ran.Load(), 2*tc.ran)
+			}
+		})
+	}
+	if fellBack.Load() != 2 {
+		t.Errorf("fallback asked %d times, want 2", fellBack.Load())
+	}
+}
+
+func TestElicitApproverTimeout(t *testing.T) {
+	release := make(chan struct{})
+	defer close(release)
+	srv, a, ran := approverServer(t, mcptool.ElicitApprover{Timeout: 20 * time.Millisecond})
+	cs := connectRaw(t, srv, "2025-11-25", &mcp.ClientOptions{
+		ElicitationHandler: func(ctx context.Context, _ *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+			select { // the user never answers
+			case <-ctx.Done():
+			case <-release:
+			}
+			return nil, errors.New("no answer")
+		},
+	})
+	res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "remove", Arguments: map[string]any{"path": "x"}})
+	if err != nil || !res.IsError || !strings.Contains(res.Content[0].(*mcp.TextContent).Text, "approval request") || ran.Load() != 0 {
+		t.Fatalf("unanswered: %v %+v (ran %d)", err, res, ran.Load())
+	}
+	// The request is pending: the host grants it and the same call runs.
+	text := res.Content[0].(*mcp.TextContent).Text
+	id := strings.Fields(text[strings.Index(text, "approval request ")+len("approval request "):])[0]
+	if err := a.Grant(id); err != nil {
+		t.Fatalf("grant %q: %v", id, err)
+	}
+	res, err = cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "remove", Arguments: map[string]any{"path": "x"}})
+	if err != nil || res.IsError || ran.Load() != 1 {
+		t.Errorf("granted call: %v %+v (ran %d)", err, res, ran.Load())
+	}
+}
+
+// TestElicitApproverRoundTripBound: in a 2026-07-28 call, an approval
+// answer counts only with the state of the same call; an answer carried
+// over to a call with other arguments makes the client be asked again.
+func TestElicitApproverRoundTripBound(t *testing.T) {
+	srv, a, ran := approverServer(t, mcptool.ElicitApprover{})
+	var asked []string
+	cs := connectRaw(t, srv, "2026-07-28", &mcp.ClientOptions{
+		ElicitationHandler: func(_ context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+			asked = append(asked, req.Params.Message)
+			return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"approve": true}}, nil
+		},
+	})
+	digestA := a.Decide(context.Background(), tool.AccessRequest{Name: "remove", Args: json.RawMessage(`{"path":"a"}`)}).Digest
+	if digestA == "" {
+		t.Fatal("no digest for the asking call")
+	}
+	res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{
+		Name: "remove", Arguments: map[string]any{"path": "b"}, RequestState: digestA,
+		InputResponses: mcp.InputResponseMap{"clawtool_approval": &mcp.ElicitResult{Action: "accept", Content: map[string]any{"approve": true}}},
+	})
+	if err != nil || res.IsError || ran.Load() != 1 {
+		t.Fatalf("call: %v %+v (ran %d)", err, res, ran.Load())
+	}
+	if len(asked) != 1 || !strings.Contains(asked[0], `{\"path\":\"b\"}`) {
+		t.Errorf("the carried-over answer was taken for another call: asked %q", asked)
+	}
+}
