@@ -19,7 +19,6 @@ import (
 
 	"github.com/cedar-policy/cedar-go"
 	"github.com/cedar-policy/cedar-go/x/exp/ast"
-	"github.com/cedar-policy/cedar-go/x/exp/eval"
 
 	"github.com/miniopenclaw/tool"
 )
@@ -195,6 +194,7 @@ type Authorizer struct {
 	paths     map[string]bool
 	auditArgs bool
 	secret    map[string]bool
+	cacheSize int
 }
 
 // New returns an Authorizer for the Cedar policies in src; name is the
@@ -205,6 +205,7 @@ func New(name string, src []byte, opts ...Option) (*Authorizer, error) {
 		approvals: newApprovals(),
 		limits:    newRateLimits(),
 		now:       time.Now,
+		cacheSize: DefaultCacheSize,
 	}
 	for _, opt := range opts {
 		opt(a)
@@ -232,6 +233,7 @@ func (a *Authorizer) Reload(name string, src []byte) error {
 	if err != nil {
 		return err
 	}
+	c.cache = newVerdicts(a.cacheSize)
 	a.set.Store(c)
 	return nil
 }
@@ -254,6 +256,10 @@ type rule struct {
 	reason string
 	forbid bool
 	only   string // the tool a resource == Tool::"x" scope names, else ""
+	// context reports that the policy's conditions mention context: only
+	// such a policy can make a decision depend on the call's arguments or
+	// its time.
+	context bool
 }
 
 // compiled is one loaded policy set, with rules indexed by tool.
@@ -262,6 +268,7 @@ type compiled struct {
 	clock  bool // some policy may read context.now or context.hour
 	byID   map[cedar.PolicyID]*rule
 	byTool sync.Map // tool name → ruleSet
+	cache  *verdicts
 }
 
 type ruleSet []*rule
@@ -303,6 +310,7 @@ func compile(name string, src []byte) (*compiled, error) {
 			r.ask = true
 		}
 		r.reason = string(ann["reason"])
+		r.context = readsContext(r.ast)
 		if eq, ok := r.ast.Resource.(ast.ScopeTypeEq); ok && eq.Entity.Type == "Tool" {
 			r.only = string(eq.Entity.ID)
 		}
@@ -333,15 +341,17 @@ func (c *compiled) forTool(name string) ruleSet {
 	return s
 }
 
-// toolEntity caches the Cedar entity of a tool.
+// toolEntity caches the Cedar entity of a tool. Everything of a tool that
+// Cedar sees but its name is in ann: a cached verdict is valid for a tool
+// whose ann is the verdict's.
 type toolEntity struct {
 	ann    tool.Annotations
 	entity cedar.Entity
 }
 
-func (a *Authorizer) toolEntity(name string, opts tool.Options) cedar.Entity {
+func (a *Authorizer) toolEntity(name string, opts tool.Options) *toolEntity {
 	if v, ok := a.tools.Load(name); ok && v.(*toolEntity).ann == opts.Annotations {
-		return v.(*toolEntity).entity
+		return v.(*toolEntity)
 	}
 	an := opts.Annotations
 	e := cedar.Entity{
@@ -355,8 +365,9 @@ func (a *Authorizer) toolEntity(name string, opts tool.Options) cedar.Entity {
 			"openWorld":   cedar.Boolean(an.OpenWorld),
 		}),
 	}
-	a.tools.Store(name, &toolEntity{ann: an, entity: e})
-	return e
+	te := &toolEntity{ann: an, entity: e}
+	a.tools.Store(name, te)
+	return te
 }
 
 // entities answers Cedar's entity lookups for one request.
@@ -378,15 +389,6 @@ func (e *entities) Get(uid cedar.EntityUID) (cedar.Entity, bool) {
 
 var anonymous = cedar.Entity{UID: cedar.NewEntityUID("Anonymous", "")}
 
-// principalEntity returns the Cedar entity of the principal ctx carries.
-func principalEntity(ctx context.Context) cedar.Entity {
-	c, ok := ctx.Value(principalKey{}).(*carried)
-	if !ok {
-		return anonymous
-	}
-	return c.userEntity()
-}
-
 func userEntity(p Principal) cedar.Entity {
 	parents := make([]cedar.EntityUID, len(p.Roles))
 	for i, r := range p.Roles {
@@ -407,23 +409,38 @@ var callAction = cedar.NewEntityUID("Action", "call")
 // approvals or rate limits and without recording anything. It is what
 // [Authorizer.Authorize] starts from and what policy explain prints.
 func (a *Authorizer) Decide(ctx context.Context, req tool.AccessRequest) Decision {
-	p, ok := PrincipalFrom(ctx)
-	d := Decision{Principal: p, Tool: req.Name}
+	d := a.decide(ctx, req)
+	d.Policies = slices.Clone(d.Policies)
+	return d
+}
+
+// decide is Decide, with d.Policies possibly shared with the cache: the
+// caller copies it before it leaves the package.
+func (a *Authorizer) decide(ctx context.Context, req tool.AccessRequest) Decision {
+	who := subject(ctx)
+	d := Decision{Principal: who.p, Tool: req.Name}
+	c := a.set.Load()
+	v := a.verdict(c, who, req.Name, req.Options)
+	if v.static {
+		d.Effect, d.Policies, d.Reason = v.effect, v.policies, v.reason
+		if d.Effect == Ask || a.audit != nil {
+			d.bind(who.p, who.ok, req.Args)
+		}
+		return d
+	}
 	argRec, err := argsRecord(req.Args, a.paths)
 	if err != nil {
 		d.Effect = Deny
 		d.Reason = fmt.Sprintf("call to tool %q was refused: its arguments could not be read", req.Name)
 		return d
 	}
-	now := a.now()
-	c := a.set.Load()
-	ents := &entities{user: principalEntity(ctx), tool: a.toolEntity(req.Name, req.Options), roles: a.roles}
 	cr := cedar.Request{
-		Principal: ents.user.UID,
+		Principal: v.ents.user.UID,
 		Action:    callAction,
-		Resource:  ents.tool.UID,
+		Resource:  v.ents.tool.UID,
 	}
 	if c.clock {
+		now := a.now()
 		cr.Context = cedar.NewRecord(cedar.RecordMap{
 			"args": argRec,
 			"now":  cedar.NewDatetime(now),
@@ -432,7 +449,7 @@ func (a *Authorizer) Decide(ctx context.Context, req tool.AccessRequest) Decisio
 	} else {
 		cr.Context = cedar.NewRecord(cedar.RecordMap{"args": argRec})
 	}
-	dec, diag := cedar.Authorize(c.forTool(req.Name), ents, cr)
+	dec, diag := cedar.Authorize(v.rules, v.ents, cr)
 	for _, e := range diag.Errors {
 		d.Errors = append(d.Errors, e.String())
 	}
@@ -445,10 +462,10 @@ func (a *Authorizer) Decide(ctx context.Context, req tool.AccessRequest) Decisio
 			}
 		}
 		if d.Reason == "" {
-			d.Reason = fmt.Sprintf("you may not call tool %q with these arguments; no permission covers this call", req.Name)
+			d.Reason = deniedReason(req.Name)
 		}
 		if a.audit != nil {
-			d.bind(p, ok, req.Args)
+			d.bind(who.p, who.ok, req.Args)
 		}
 		return d
 	}
@@ -464,10 +481,10 @@ func (a *Authorizer) Decide(ctx context.Context, req tool.AccessRequest) Decisio
 	if len(asks) > 0 {
 		d.Effect = Ask
 		d.Policies = asks
-		d.Reason = fmt.Sprintf("call to tool %q needs a person's approval", req.Name)
+		d.Reason = askReason(req.Name)
 	}
 	if d.Effect == Ask || a.audit != nil {
-		d.bind(p, ok, req.Args)
+		d.bind(who.p, who.ok, req.Args)
 	}
 	return d
 }
@@ -534,17 +551,24 @@ func (e *DeniedError) ResultMetadata() map[string]any { return e.meta }
 // the policies is refused when its principal is over a rate limit (see
 // [Authorizer.LimitRate]), with a message saying when to retry.
 func (a *Authorizer) Authorize(ctx context.Context, req tool.AccessRequest) error {
-	start := a.now()
-	d := a.Decide(ctx, req)
+	observed := a.audit != nil || a.logger != nil
+	var start time.Time
+	if observed {
+		start = a.now()
+	}
+	d := a.decide(ctx, req)
 	var err error
 	switch d.Effect {
 	case Deny:
+		d.Policies = slices.Clone(d.Policies)
 		err = &DeniedError{Decision: d, msg: d.Reason, meta: map[string]any{"effect": string(Deny)}}
 	case Ask:
+		d.Policies = slices.Clone(d.Policies)
 		err = a.ask(ctx, &d)
 	}
-	if err == nil {
+	if err == nil && a.limits.active() {
 		if wait, limited := a.limits.take(d.Principal.ID, d.Tool, a.now()); limited {
+			d.Policies = slices.Clone(d.Policies)
 			d.Effect = Deny
 			d.Reason = fmt.Sprintf("rate limit reached for tool %q; retry after %s", d.Tool, wait.Round(time.Millisecond))
 			err = &DeniedError{Decision: d, msg: d.Reason, meta: map[string]any{"effect": string(Deny), "retry_after": wait}}
@@ -553,7 +577,9 @@ func (a *Authorizer) Authorize(ctx context.Context, req tool.AccessRequest) erro
 	if a.audit != nil && a.auditArgs {
 		d.auditArgs = redact(req.Args, a.secret)
 	}
-	a.record(ctx, d, a.now().Sub(start))
+	if observed {
+		a.record(ctx, d, a.now().Sub(start))
+	}
 	return err
 }
 
@@ -604,33 +630,7 @@ func (a *Authorizer) record(ctx context.Context, d Decision, took time.Duration)
 // permit may apply to some arguments, and no forbid applies whatever the
 // arguments.
 func (a *Authorizer) CanList(ctx context.Context, name string, opts tool.Options) bool {
-	ents := &entities{user: principalEntity(ctx), tool: a.toolEntity(name, opts), roles: a.roles}
-	return a.set.Load().listable(name, ents)
-}
-
-func (c *compiled) listable(name string, ents *entities) bool {
-	env := eval.Env{
-		Entities:  ents,
-		Principal: ents.user.UID,
-		Action:    callAction,
-		Resource:  ents.tool.UID,
-		Context:   eval.Variable("context"),
-	}
-	permitted := false
-	for _, r := range c.forTool(name) {
-		residual, keep := eval.PartialPolicy(env, r.ast)
-		if !keep {
-			continue
-		}
-		if r.forbid {
-			if len(residual.Conditions) == 0 {
-				return false
-			}
-			continue
-		}
-		permitted = true
-	}
-	return permitted
+	return a.verdict(a.set.Load(), subject(ctx), name, opts).listable
 }
 
 // View returns the tools of reg the principal in ctx may see (see
@@ -638,9 +638,9 @@ func (c *compiled) listable(name string, ents *entities) bool {
 // Execute. It follows reloads of the policies. Calls through it are
 // still decided one by one when reg was made with this Authorizer.
 func (a *Authorizer) View(ctx context.Context, reg *tool.Registry) *tool.View {
-	user := principalEntity(ctx)
+	who := subject(ctx)
 	return reg.View(func(name string, opts tool.Options) bool {
-		return a.set.Load().listable(name, &entities{user: user, tool: a.toolEntity(name, opts), roles: a.roles})
+		return a.verdict(a.set.Load(), who, name, opts).listable
 	})
 }
 
