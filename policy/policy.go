@@ -424,15 +424,21 @@ func (a *Authorizer) decide(ctx context.Context, req tool.AccessRequest) Decisio
 	if v.static {
 		d.Effect, d.Policies, d.Reason = v.effect, v.policies, v.reason
 		if d.Effect == Ask || a.audit != nil {
-			d.bind(who.p, who.ok, req.Args)
+			raw, err := req.Arguments()
+			if err != nil {
+				return unreadable(d)
+			}
+			d.bind(who.p, who.ok, raw)
 		}
 		return d
 	}
-	argRec, err := argsRecord(req.Args, a.paths)
+	raw, err := req.Arguments()
 	if err != nil {
-		d.Effect = Deny
-		d.Reason = fmt.Sprintf("call to tool %q was refused: its arguments could not be read", req.Name)
-		return d
+		return unreadable(d)
+	}
+	argRec, err := argsRecord(raw, a.paths)
+	if err != nil {
+		return unreadable(d)
 	}
 	cr := cedar.Request{
 		Principal: v.ents.user.UID,
@@ -465,7 +471,7 @@ func (a *Authorizer) decide(ctx context.Context, req tool.AccessRequest) Decisio
 			d.Reason = deniedReason(req.Name)
 		}
 		if a.audit != nil {
-			d.bind(who.p, who.ok, req.Args)
+			d.bind(who.p, who.ok, raw)
 		}
 		return d
 	}
@@ -484,10 +490,29 @@ func (a *Authorizer) decide(ctx context.Context, req tool.AccessRequest) Decisio
 		d.Reason = askReason(req.Name)
 	}
 	if d.Effect == Ask || a.audit != nil {
-		d.bind(who.p, who.ok, req.Args)
+		d.bind(who.p, who.ok, raw)
 	}
 	return d
 }
+
+// unreadable turns d into the refusal of a call whose arguments cannot be
+// read.
+func unreadable(d Decision) Decision {
+	d.Effect, d.Policies = Deny, nil
+	d.Reason = fmt.Sprintf("call to tool %q was refused: its arguments could not be read", d.Tool)
+	return d
+}
+
+// DefersArgs reports that the Authorizer reads a call's arguments only
+// through [tool.AccessRequest.Arguments], and only when a policy that may
+// apply reads them, a call needs an approval, or the audit log keeps
+// them: a registry need not encode them for the other calls.
+func (a *Authorizer) DefersArgs() bool { return true }
+
+// RecordsOutcomes reports whether [Authorizer.Outcome] records anything:
+// whether the Authorizer has an audit log or a logger. A registry neither
+// times nor reports the calls of an Authorizer that does not.
+func (a *Authorizer) RecordsOutcomes() bool { return a.audit != nil || a.logger != nil }
 
 // bind fills in the canonical arguments and the call's digest.
 func (d *Decision) bind(p Principal, ok bool, args []byte) {
@@ -551,10 +576,13 @@ func (e *DeniedError) ResultMetadata() map[string]any { return e.meta }
 // the policies is refused when its principal is over a rate limit (see
 // [Authorizer.LimitRate]), with a message saying when to retry.
 func (a *Authorizer) Authorize(ctx context.Context, req tool.AccessRequest) error {
-	observed := a.audit != nil || a.logger != nil
+	observed := a.RecordsOutcomes()
 	var start time.Time
 	if observed {
 		start = a.now()
+		// Encode the arguments now, before the tool runs and may change
+		// what it was given, so that the outcome's digest is the call's.
+		_, _ = req.Arguments()
 	}
 	d := a.decide(ctx, req)
 	var err error
@@ -575,7 +603,8 @@ func (a *Authorizer) Authorize(ctx context.Context, req tool.AccessRequest) erro
 		}
 	}
 	if a.audit != nil && a.auditArgs {
-		d.auditArgs = redact(req.Args, a.secret)
+		raw, _ := req.Arguments()
+		d.auditArgs = redact(raw, a.secret)
 	}
 	if observed {
 		a.record(ctx, d, a.now().Sub(start))
@@ -591,7 +620,8 @@ func (a *Authorizer) Outcome(ctx context.Context, req tool.AccessRequest, res to
 	}
 	p, ok := PrincipalFrom(ctx)
 	d := Decision{Principal: p, Tool: req.Name}
-	d.bind(p, ok, req.Args)
+	raw, _ := req.Arguments()
+	d.bind(p, ok, raw)
 	kind := "ok"
 	if res.IsError {
 		kind = string(res.Kind)
