@@ -1,0 +1,160 @@
+package policy
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/cedar-policy/cedar-go"
+
+	"github.com/miniopenclaw/tool"
+)
+
+// TestCacheBounded sends a stream of principals, each never seen before,
+// and checks that the verdicts kept stay within the bound, and that a
+// call with a cached verdict allocates nothing.
+func TestCacheBounded(t *testing.T) {
+	a, err := New("p.cedar", []byte(`permit (principal, action, resource) when { principal has n && principal.n > 5 };`), WithCacheSize(64))
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts := tool.Options{Annotations: tool.Annotations{ReadOnly: true}}
+	for i := range 5000 {
+		ctx := WithPrincipal(context.Background(), Principal{ID: fmt.Sprint("u", i), Attrs: map[string]any{"n": i % 10}})
+		if got, want := a.CanList(ctx, "t", opts), i%10 > 5; got != want {
+			t.Fatalf("principal %d: listed %v", i, got)
+		}
+		if n := a.set.Load().cache.len(); n > 64 {
+			t.Fatalf("after %d principals, %d verdicts are kept", i+1, n)
+		}
+	}
+	ctx := WithPrincipal(context.Background(), Principal{ID: "u", Attrs: map[string]any{"n": 6}})
+	req := tool.AccessRequest{Name: "t", Options: opts, Args: []byte(`{}`)}
+	if err := a.Authorize(ctx, req); err != nil {
+		t.Fatal(err)
+	}
+	if n := testing.AllocsPerRun(100, func() { _ = a.Authorize(ctx, req) }); n != 0 {
+		t.Errorf("a cached decision allocates %v times", n)
+	}
+
+	none, err := New("p.cedar", []byte(`permit (principal, action, resource);`), WithCacheSize(0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !none.CanList(ctx, "t", opts) || none.set.Load().cache.len() != 0 {
+		t.Errorf("WithCacheSize(0) kept %d verdicts", none.set.Load().cache.len())
+	}
+}
+
+// reference decides a call as the Authorizer did before it cached
+// anything: every policy, evaluated by Cedar with the whole context.
+func reference(a *Authorizer, p Principal, ok bool, req tool.AccessRequest) Decision {
+	c := a.set.Load()
+	d := Decision{Principal: p, Tool: req.Name}
+	user := anonymous
+	if ok {
+		user = userEntity(p)
+	}
+	argRec, err := argsRecord(req.Args, a.paths)
+	if err != nil {
+		return unreadable(d)
+	}
+	now := a.now()
+	ents := &entities{user: user, tool: a.toolEntity(req.Name, req.Options).entity, roles: a.roles}
+	cr := cedar.Request{Principal: user.UID, Action: callAction, Resource: ents.tool.UID, Context: cedar.NewRecord(cedar.RecordMap{
+		"args": argRec, "now": cedar.NewDatetime(now), "hour": cedar.Long(now.UTC().Hour()),
+	})}
+	dec, diag := cedar.Authorize(ruleSet(c.rules), ents, cr)
+	for _, e := range diag.Errors {
+		d.Errors = append(d.Errors, e.String())
+	}
+	var asks []string
+	for _, r := range diag.Reasons {
+		d.Policies = append(d.Policies, string(r.PolicyID))
+		rr := c.byID[r.PolicyID]
+		if dec == cedar.Deny && d.Reason == "" && rr.reason != "" {
+			d.Reason = rr.reason
+		}
+		if rr.ask {
+			asks = append(asks, string(r.PolicyID))
+		}
+	}
+	switch {
+	case dec == cedar.Deny:
+		d.Effect = Deny
+		if d.Reason == "" {
+			d.Reason = deniedReason(req.Name)
+		}
+	case len(asks) > 0:
+		d.Effect, d.Policies, d.Reason = Ask, asks, askReason(req.Name)
+	default:
+		d.Effect = Allow
+	}
+	return d
+}
+
+// TestCachedDecisionsMatchCedar compares, over random policy sets,
+// principals, tools and arguments, the Authorizer's decisions (first
+// when nothing is cached, then from its cache) with Cedar's evaluation of
+// the whole policy set: effect, deciding policies, reason and errors.
+func TestCachedDecisionsMatchCedar(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	pscopes := []string{"principal", `principal in Role::"r0"`, `principal in Role::"r1"`, `principal == User::"u2"`, `principal is User`}
+	rscopes := []string{"resource", `resource == Tool::"t0"`, `resource == Tool::"t1"`, `resource is Tool`, `resource in Tool::"t2"`}
+	conds := []string{
+		"", `when { context.args.mode == "a" }`, `when { context.args.flag }`, `when { resource.readOnly }`,
+		`unless { context.args.mode == "b" }`, `when { principal.tenant == "x" }`, `when { principal has tenant && principal.tenant == "x" }`,
+		`when { context.args.n > 3 } when { principal has tenant }`, `when { principal has tenant } when { context.args.n > 3 }`,
+		`when { context.args.missing == 1 }`, `when { resource.destructive || context.args.flag }`,
+		`when { principal has level && principal.level > 2 && context.args has n }`, `when { context.hour >= 0 }`,
+		`when { principal.tenant == "x" } when { false }`, `when { context.args.n > 3 } when { false }`,
+	}
+	users := []struct {
+		p  Principal
+		ok bool
+	}{
+		{Principal{ID: "u0", Roles: []string{"r0"}}, true},
+		{Principal{ID: "u1", Roles: []string{"r1"}, Attrs: map[string]any{"tenant": "x"}}, true},
+		{Principal{ID: "u2", Roles: []string{"r2"}, Attrs: map[string]any{"tenant": "y", "level": 3}}, true},
+		{Principal{ID: "u2", Roles: []string{"r0"}, Attrs: map[string]any{"tenant": "x", "level": 1}}, true},
+		{Principal{}, false},
+	}
+	argSets := []string{`{}`, `{"mode":"a","flag":true,"n":5}`, `{"mode":"b","flag":false,"n":1}`, `{"mode":"c","n":4}`, `{"flag":true}`}
+	for round := range 150 {
+		var b strings.Builder
+		for i := range 1 + rng.IntN(7) {
+			effect := []string{"permit", "forbid", `@effect("ask") permit`}[rng.IntN(3)]
+			fmt.Fprintf(&b, "@id(\"p%d\") @reason(%q) %s (%s, action, %s) %s;\n", i, []string{"", "because"}[rng.IntN(2)], effect,
+				pscopes[rng.IntN(len(pscopes))], rscopes[rng.IntN(len(rscopes))], conds[rng.IntN(len(conds))])
+		}
+		src := b.String()
+		a, err := New("random.cedar", []byte(src), WithRoleParents(map[string][]string{"r2": {"r1"}}),
+			WithClock(func() time.Time { return time.Date(2026, 1, 1, 9, 0, 0, 0, time.UTC) }))
+		if err != nil {
+			t.Fatalf("round %d: %v\n%s", round, err, src)
+		}
+		for pass := range 2 {
+			for _, u := range users {
+				ctx := context.Background()
+				if u.ok {
+					ctx = WithPrincipal(ctx, u.p)
+				}
+				for ti := range 3 {
+					name := fmt.Sprint("t", ti)
+					opts := tool.Options{Annotations: tool.Annotations{ReadOnly: ti != 1, Destructive: ti == 2}}
+					for _, args := range argSets {
+						req := tool.AccessRequest{Name: name, Options: opts, Args: []byte(args)}
+						got, want := a.Decide(ctx, req), reference(a, u.p, u.ok, req)
+						if got.Effect != want.Effect || !slices.Equal(got.Policies, want.Policies) || got.Reason != want.Reason || !slices.Equal(got.Errors, want.Errors) {
+							t.Fatalf("round %d pass %d: %+v %s %s:\n got %+v\nwant %+v\npolicies:\n%s", round, pass, u.p, name, args, got, want, src)
+						}
+					}
+				}
+			}
+		}
+	}
+}
