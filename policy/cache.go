@@ -106,17 +106,173 @@ func (a *Authorizer) verdict(c *compiled, who *carried, name string, opts tool.O
 		return v
 	}
 	te := a.toolEntity(name, opts)
-	v := c.judge(&entities{user: who.userEntity(), tool: te.entity, roles: a.roles}, name)
-	v.te = te
+	v := c.judge(&entities{user: who.userEntity(), tool: te.entity, roles: a.roles}, te, name, c.plans.get(k.principal))
 	c.cache.put(k, v)
 	return v
+}
+
+// How a policy's partial evaluation depends on the tool.
+const (
+	onTool  = iota // on the tool's name or identity: evaluated per tool
+	onAttrs        // only on the tool's attributes other than its name
+	onNone         // not at all: the same for every tool
+)
+
+// toolDependence says what of the tool a policy's scope and conditions
+// can see. Entity literals of type Tool count as the tool: the entities a
+// call sees hold only the called tool.
+func toolDependence(p *ast.Policy) int {
+	dep := onNone
+	switch s := p.Resource.(type) {
+	case ast.ScopeTypeAll:
+	case ast.ScopeTypeIs:
+		if s.Type == "Tool" {
+			dep = onAttrs
+		}
+	default:
+		return onTool
+	}
+	for _, cond := range p.Conditions {
+		ast.Inspect(ast.NewNode(cond.Body), func(n ast.IsNode) bool {
+			if dep == onTool {
+				return false
+			}
+			var op ast.StrOpNode
+			switch n := n.(type) {
+			case ast.NodeTypeAccess:
+				op = n.StrOpNode
+			case ast.NodeTypeHas:
+				op = n.StrOpNode
+			case ast.NodeTypeVariable:
+				if n.Name == "resource" {
+					dep = onTool
+				}
+				return false
+			case ast.NodeValue:
+				if mentionsTool(n.Value) {
+					dep = onTool
+				}
+				return false
+			default:
+				return true
+			}
+			if v, ok := op.Arg.(ast.NodeTypeVariable); ok && v.Name == "resource" {
+				if op.Value == "name" {
+					dep = onTool
+				} else {
+					dep = onAttrs
+				}
+				return false
+			}
+			return true
+		})
+	}
+	return dep
+}
+
+func mentionsTool(v cedar.Value) bool {
+	switch v := v.(type) {
+	case cedar.EntityUID:
+		return v.Type == "Tool"
+	case cedar.Set:
+		for e := range v.All() {
+			if mentionsTool(e) {
+				return true
+			}
+		}
+	case cedar.Record:
+		for _, e := range v.All() {
+			if mentionsTool(e) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// A plan keeps, for one principal and one policy generation, the partial
+// evaluations of the policies that do not depend on the tool's name: one
+// per policy, or per policy and tool attributes, rather than one per tool.
+type plan struct {
+	mu sync.Mutex
+	m  map[planKey]partial
+}
+
+type planKey struct {
+	rule int
+	ann  tool.Annotations
+}
+
+// partial is the outcome of a partial evaluation of a policy.
+type partial struct {
+	keep  bool // the policy may apply
+	conds bool // it still has conditions: it reads the context, or fails
+}
+
+func (p *plan) eval(env eval.Env, r *rule, ann tool.Annotations) partial {
+	if p == nil || r.dep == onTool {
+		return partialOf(env, r)
+	}
+	k := planKey{rule: r.index}
+	if r.dep == onAttrs {
+		k.ann = ann
+	}
+	p.mu.Lock()
+	res, ok := p.m[k]
+	p.mu.Unlock()
+	if ok {
+		return res
+	}
+	res = partialOf(env, r)
+	p.mu.Lock()
+	p.m[k] = res
+	p.mu.Unlock()
+	return res
+}
+
+func partialOf(env eval.Env, r *rule) partial {
+	residual, keep := eval.PartialPolicy(env, r.ast)
+	return partial{keep: keep, conds: keep && len(residual.Conditions) > 0}
+}
+
+// plans is a bounded map of plans by principal.
+type plans struct {
+	mu  sync.Mutex
+	m   map[[sha256.Size]byte]*plan
+	max int
+}
+
+func newPlans(n int) *plans {
+	return &plans{m: map[[sha256.Size]byte]*plan{}, max: n}
+}
+
+// get returns the plan of a principal, a new one if it has none; nil
+// when plans are not kept.
+func (ps *plans) get(k [sha256.Size]byte) *plan {
+	if ps == nil || ps.max == 0 {
+		return nil
+	}
+	ps.mu.Lock()
+	defer ps.mu.Unlock()
+	if p := ps.m[k]; p != nil {
+		return p
+	}
+	if len(ps.m) >= ps.max {
+		for old := range ps.m {
+			delete(ps.m, old)
+			break
+		}
+	}
+	p := &plan{m: map[planKey]partial{}}
+	ps.m[k] = p
+	return p
 }
 
 var contextVariable = eval.Variable("context")
 
 // judge evaluates the policies that may apply to a call of the tool by
 // the principal with the context unknown.
-func (c *compiled) judge(ents *entities, name string) *verdict {
+func (c *compiled) judge(ents *entities, te *toolEntity, name string, pl *plan) *verdict {
 	env := eval.Env{
 		Entities:  ents,
 		Principal: ents.user.UID,
@@ -124,12 +280,12 @@ func (c *compiled) judge(ents *entities, name string) *verdict {
 		Resource:  ents.tool.UID,
 		Context:   contextVariable,
 	}
-	v := &verdict{ents: ents, static: true}
+	v := &verdict{te: te, ents: ents, static: true}
 	permitted, blocked := false, false
 	var forbids, permits, asks []string
 	for _, r := range c.forTool(name) {
-		residual, keep := eval.PartialPolicy(env, r.ast)
-		if !keep {
+		res := pl.eval(env, r, te.ann)
+		if !res.keep {
 			// Partial evaluation stops at the first condition it finds
 			// false; a call evaluates the conditions before it too, and
 			// one that reads the context may fail there, which Cedar
@@ -141,7 +297,7 @@ func (c *compiled) judge(ents *entities, name string) *verdict {
 			continue
 		}
 		v.rules = append(v.rules, r)
-		if len(residual.Conditions) > 0 { // depends on the context, or fails
+		if res.conds { // depends on the context, or fails
 			v.static = false
 			permitted = permitted || !r.forbid
 			continue
@@ -272,3 +428,6 @@ func valueKey(v cedar.Value) []byte {
 	}
 	return b.Bytes()
 }
+
+// maxPlans bounds the plans kept, one per principal.
+const maxPlans = 1000

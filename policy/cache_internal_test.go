@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/cedar-policy/cedar-go"
+	"github.com/cedar-policy/cedar-go/x/exp/eval"
 
 	"github.com/miniopenclaw/tool"
 )
@@ -97,10 +98,36 @@ func reference(a *Authorizer, p Principal, ok bool, req tool.AccessRequest) Deci
 	return d
 }
 
+// referenceListable is whether a principal may list a tool as the
+// Authorizer decided it before it cached anything: some permit may apply,
+// by partial evaluation of every policy, and no forbid applies whatever
+// the context.
+func referenceListable(a *Authorizer, p Principal, ok bool, name string, opts tool.Options) bool {
+	user := anonymous
+	if ok {
+		user = userEntity(p)
+	}
+	ents := &entities{user: user, tool: a.toolEntity(name, opts).entity, roles: a.roles}
+	env := eval.Env{Entities: ents, Principal: user.UID, Action: callAction, Resource: ents.tool.UID, Context: eval.Variable("context")}
+	permitted := false
+	for _, r := range a.set.Load().rules {
+		residual, keep := eval.PartialPolicy(env, r.ast)
+		switch {
+		case !keep:
+		case r.forbid && len(residual.Conditions) == 0:
+			return false
+		case !r.forbid:
+			permitted = true
+		}
+	}
+	return permitted
+}
+
 // TestCachedDecisionsMatchCedar compares, over random policy sets,
 // principals, tools and arguments, the Authorizer's decisions (first
 // when nothing is cached, then from its cache) with Cedar's evaluation of
-// the whole policy set: effect, deciding policies, reason and errors.
+// the whole policy set: effect, deciding policies, reason and errors; and
+// its listings with partial evaluation of the whole set.
 func TestCachedDecisionsMatchCedar(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
 	pscopes := []string{"principal", `principal in Role::"r0"`, `principal in Role::"r1"`, `principal == User::"u2"`, `principal is User`}
@@ -112,6 +139,8 @@ func TestCachedDecisionsMatchCedar(t *testing.T) {
 		`when { context.args.missing == 1 }`, `when { resource.destructive || context.args.flag }`,
 		`when { principal has level && principal.level > 2 && context.args has n }`, `when { context.hour >= 0 }`,
 		`when { principal.tenant == "x" } when { false }`, `when { context.args.n > 3 } when { false }`,
+		`when { resource.name == "t3" }`, `when { Tool::"t3".readOnly }`, `when { resource == Tool::"t2" }`,
+		`when { [Tool::"t0"].contains(resource) || context.args.flag }`, `when { resource has title && resource.title == "" }`,
 	}
 	users := []struct {
 		p  Principal
@@ -143,9 +172,12 @@ func TestCachedDecisionsMatchCedar(t *testing.T) {
 				if u.ok {
 					ctx = WithPrincipal(ctx, u.p)
 				}
-				for ti := range 3 {
+				for _, ti := range rng.Perm(4) { // t0 and t3 differ only in name
 					name := fmt.Sprint("t", ti)
 					opts := tool.Options{Annotations: tool.Annotations{ReadOnly: ti != 1, Destructive: ti == 2}}
+					if got, want := a.CanList(ctx, name, opts), referenceListable(a, u.p, u.ok, name, opts); got != want {
+						t.Fatalf("round %d pass %d: %+v %s: listed %v, want %v; policies:\n%s", round, pass, u.p, name, got, want, src)
+					}
 					for _, args := range argSets {
 						req := tool.AccessRequest{Name: name, Options: opts, Args: []byte(args)}
 						got, want := a.Decide(ctx, req), reference(a, u.p, u.ok, req)

@@ -234,6 +234,7 @@ func (a *Authorizer) Reload(name string, src []byte) error {
 		return err
 	}
 	c.cache = newVerdicts(a.cacheSize)
+	c.plans = newPlans(min(a.cacheSize, maxPlans))
 	a.set.Store(c)
 	return nil
 }
@@ -260,6 +261,8 @@ type rule struct {
 	// such a policy can make a decision depend on the call's arguments or
 	// its time.
 	context bool
+	index   int // in compiled.rules
+	dep     int // what of the tool it depends on: onTool, onAttrs, onNone
 }
 
 // compiled is one loaded policy set, with rules indexed by tool.
@@ -269,6 +272,7 @@ type compiled struct {
 	byID   map[cedar.PolicyID]*rule
 	byTool sync.Map // tool name → ruleSet
 	cache  *verdicts
+	plans  *plans
 }
 
 type ruleSet []*rule
@@ -311,6 +315,8 @@ func compile(name string, src []byte) (*compiled, error) {
 		}
 		r.reason = string(ann["reason"])
 		r.context = readsContext(r.ast)
+		r.index = len(c.rules)
+		r.dep = toolDependence(r.ast)
 		if eq, ok := r.ast.Resource.(ast.ScopeTypeEq); ok && eq.Entity.Type == "Tool" {
 			r.only = string(eq.Entity.ID)
 		}
