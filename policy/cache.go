@@ -118,11 +118,29 @@ const (
 	onNone         // not at all: the same for every tool
 )
 
+// toolAttrs are the attributes of a tool entity that a plan may key on,
+// as bits of a mask.
+var toolAttrs = map[cedar.String]uint8{"title": 1, "readOnly": 2, "destructive": 4, "idempotent": 8, "openWorld": 16}
+
+// masked returns ann with only the attributes in mask.
+func masked(ann tool.Annotations, mask uint8) tool.Annotations {
+	var m tool.Annotations
+	if mask&1 != 0 {
+		m.Title = ann.Title
+	}
+	m.ReadOnly = mask&2 != 0 && ann.ReadOnly
+	m.Destructive = mask&4 != 0 && ann.Destructive
+	m.Idempotent = mask&8 != 0 && ann.Idempotent
+	m.OpenWorld = mask&16 != 0 && ann.OpenWorld
+	return m
+}
+
 // toolDependence says what of the tool a policy's scope and conditions
-// can see. Entity literals of type Tool count as the tool: the entities a
-// call sees hold only the called tool.
-func toolDependence(p *ast.Policy) int {
-	dep := onNone
+// can see, and for onAttrs, which attributes (a mask of toolAttrs).
+// Entity literals of type Tool count as the tool: the entities a call
+// sees hold only the called tool. So does any attribute not in toolAttrs.
+func toolDependence(p *ast.Policy) (dep int, mask uint8) {
+	dep = onNone
 	switch s := p.Resource.(type) {
 	case ast.ScopeTypeAll:
 	case ast.ScopeTypeIs:
@@ -130,7 +148,7 @@ func toolDependence(p *ast.Policy) int {
 			dep = onAttrs
 		}
 	default:
-		return onTool
+		return onTool, 0
 	}
 	for _, cond := range p.Conditions {
 		ast.Inspect(ast.NewNode(cond.Body), func(n ast.IsNode) bool {
@@ -157,17 +175,17 @@ func toolDependence(p *ast.Policy) int {
 				return true
 			}
 			if v, ok := op.Arg.(ast.NodeTypeVariable); ok && v.Name == "resource" {
-				if op.Value == "name" {
-					dep = onTool
+				if bit, ok := toolAttrs[op.Value]; ok {
+					dep, mask = onAttrs, mask|bit
 				} else {
-					dep = onAttrs
+					dep = onTool // its name, or an attribute this code does not know
 				}
 				return false
 			}
 			return true
 		})
 	}
-	return dep
+	return dep, mask
 }
 
 func mentionsTool(v cedar.Value) bool {
@@ -213,10 +231,7 @@ func (p *plan) eval(env eval.Env, r *rule, ann tool.Annotations) partial {
 	if p == nil || r.dep == onTool {
 		return partialOf(env, r)
 	}
-	k := planKey{rule: r.index}
-	if r.dep == onAttrs {
-		k.ann = ann
-	}
+	k := planKey{rule: r.index, ann: masked(ann, r.mask)}
 	p.mu.Lock()
 	res, ok := p.m[k]
 	p.mu.Unlock()
@@ -225,7 +240,9 @@ func (p *plan) eval(env eval.Env, r *rule, ann tool.Annotations) partial {
 	}
 	res = partialOf(env, r)
 	p.mu.Lock()
-	p.m[k] = res
+	if len(p.m) < maxPlanEntries {
+		p.m[k] = res
+	}
 	p.mu.Unlock()
 	return res
 }
@@ -429,5 +446,10 @@ func valueKey(v cedar.Value) []byte {
 	return b.Bytes()
 }
 
-// maxPlans bounds the plans kept, one per principal.
-const maxPlans = 1000
+// maxPlans bounds the plans kept, one per principal, and
+// maxPlanEntries the partial evaluations one plan keeps: an entry per
+// policy and set of values of the tool attributes it reads.
+const (
+	maxPlans       = 256
+	maxPlanEntries = 1024
+)

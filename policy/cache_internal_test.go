@@ -33,6 +33,31 @@ func TestCacheBounded(t *testing.T) {
 			t.Fatalf("after %d principals, %d verdicts are kept", i+1, n)
 		}
 	}
+	// One plan per principal, each bounded, even when a policy reads an
+	// attribute every tool has its own value of.
+	titles, err := New("p.cedar", []byte(`permit (principal, action, resource) when { resource.title like "a*" };`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 3 * maxPlans {
+		ctx := WithPrincipal(context.Background(), Principal{ID: fmt.Sprint("u", i%(2*maxPlans))})
+		for j := range 4 {
+			titles.CanList(ctx, fmt.Sprint("t", i, j), tool.Options{Annotations: tool.Annotations{Title: fmt.Sprint("a", i, j)}})
+		}
+	}
+	ctx0 := WithPrincipal(context.Background(), Principal{ID: "many"})
+	for j := range 2 * maxPlanEntries {
+		titles.CanList(ctx0, fmt.Sprint("t", j), tool.Options{Annotations: tool.Annotations{Title: fmt.Sprint("a", j)}})
+	}
+	ps := titles.set.Load().plans
+	if len(ps.m) > maxPlans {
+		t.Errorf("%d plans kept", len(ps.m))
+	}
+	for _, p := range ps.m {
+		if len(p.m) > maxPlanEntries {
+			t.Errorf("a plan keeps %d entries", len(p.m))
+		}
+	}
 	ctx := WithPrincipal(context.Background(), Principal{ID: "u", Attrs: map[string]any{"n": 6}})
 	req := tool.AccessRequest{Name: "t", Options: opts, Args: []byte(`{}`)}
 	if err := a.Authorize(ctx, req); err != nil {

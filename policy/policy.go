@@ -261,8 +261,9 @@ type rule struct {
 	// such a policy can make a decision depend on the call's arguments or
 	// its time.
 	context bool
-	index   int // in compiled.rules
-	dep     int // what of the tool it depends on: onTool, onAttrs, onNone
+	index   int   // in compiled.rules
+	dep     int   // what of the tool it depends on: onTool, onAttrs, onNone
+	mask    uint8 // for onAttrs, the attributes it reads
 }
 
 // compiled is one loaded policy set, with rules indexed by tool.
@@ -316,7 +317,7 @@ func compile(name string, src []byte) (*compiled, error) {
 		r.reason = string(ann["reason"])
 		r.context = readsContext(r.ast)
 		r.index = len(c.rules)
-		r.dep = toolDependence(r.ast)
+		r.dep, r.mask = toolDependence(r.ast)
 		if eq, ok := r.ast.Resource.(ast.ScopeTypeEq); ok && eq.Entity.Type == "Tool" {
 			r.only = string(eq.Entity.ID)
 		}
