@@ -47,6 +47,7 @@ type verdict struct {
 	// is not static: those whose scope matches and whose conditions partial
 	// evaluation could not settle without the context, in policy order.
 	rules ruleSet
+	use   contextUse // what of the context rules read
 }
 
 type verdictKey struct {
@@ -338,6 +339,7 @@ func (c *compiled) judge(ents *entities, te *toolEntity, name string, pl *plan) 
 	v.listable = permitted && !blocked
 	if !v.static {
 		v.reason = ""
+		v.use = union(v.rules)
 		return v
 	}
 	v.rules = nil

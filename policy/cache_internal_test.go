@@ -164,6 +164,8 @@ func TestCachedDecisionsMatchCedar(t *testing.T) {
 		`when { context.args.missing == 1 }`, `when { resource.destructive || context.args.flag }`,
 		`when { principal has level && principal.level > 2 && context.args has n }`, `when { context.hour >= 0 }`,
 		`when { principal.tenant == "x" } when { false }`, `when { context.args.n > 3 } when { false }`,
+		`when { context.args == {"flag": true} }`, `when { context has now && context.args has mode && context.args.mode == "a" }`,
+		`when { context.args.z.deep.contains(2) }`,
 		`when { resource.name == "t3" }`, `when { Tool::"t3".readOnly }`, `when { resource == Tool::"t2" }`,
 		`when { [Tool::"t0"].contains(resource) || context.args.flag }`, `when { resource has title && resource.title == "" }`,
 	}
@@ -177,7 +179,9 @@ func TestCachedDecisionsMatchCedar(t *testing.T) {
 		{Principal{ID: "u2", Roles: []string{"r0"}, Attrs: map[string]any{"tenant": "x", "level": 1}}, true},
 		{Principal{}, false},
 	}
-	argSets := []string{`{}`, `{"mode":"a","flag":true,"n":5}`, `{"mode":"b","flag":false,"n":1}`, `{"mode":"c","n":4}`, `{"flag":true}`}
+	argSets := []string{`{}`, `{"mode":"a","flag":true,"n":5}`, `{"mode":"b","flag":false,"n":1}`, `{"mode":"c","n":4}`, `{"flag":true}`,
+		`{"mo\u0064e":"a","n":5}`, ` { "n" : 5 , "z" : {"deep": [1, 2, {"a": null}], "s": "x\"y"} } `, `{"x":[1,{"y":tru}],"mode":"a"}`,
+		`{"mode":"a","x":"\q"}`, `{"mode":"a","x":1e400,"flag":true}`, `[1]`, `{"mode":"a",}`}
 	for round := range 150 {
 		var b strings.Builder
 		for i := range 1 + rng.IntN(7) {

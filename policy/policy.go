@@ -1,7 +1,6 @@
 package policy
 
 import (
-	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/binary"
@@ -264,12 +263,12 @@ type rule struct {
 	index   int   // in compiled.rules
 	dep     int   // what of the tool it depends on: onTool, onAttrs, onNone
 	mask    uint8 // for onAttrs, the attributes it reads
+	use     contextUse
 }
 
 // compiled is one loaded policy set, with rules indexed by tool.
 type compiled struct {
 	rules  []*rule
-	clock  bool // some policy may read context.now or context.hour
 	byID   map[cedar.PolicyID]*rule
 	byTool sync.Map // tool name → ruleSet
 	cache  *verdicts
@@ -294,11 +293,7 @@ func compile(name string, src []byte) (*compiled, error) {
 	if err != nil {
 		return nil, fmt.Errorf("policy %s: %w", name, err)
 	}
-	// Policies rarely read the time; the context carries it only when
-	// the text could refer to it (a conservative test: the words, or an
-	// escape that could spell them, appear).
-	c := &compiled{byID: map[cedar.PolicyID]*rule{}, clock: bytes.Contains(src, []byte("now")) ||
-		bytes.Contains(src, []byte("hour")) || bytes.Contains(src, []byte(`\u`))}
+	c := &compiled{byID: map[cedar.PolicyID]*rule{}}
 	for i, p := range list {
 		ann := p.Annotations()
 		r := &rule{id: cedar.PolicyID(fmt.Sprintf("policy%d", i)), p: p, ast: (*ast.Policy)(p.AST()), forbid: p.Effect() == cedar.Forbid}
@@ -316,6 +311,7 @@ func compile(name string, src []byte) (*compiled, error) {
 		}
 		r.reason = string(ann["reason"])
 		r.context = readsContext(r.ast)
+		r.use = useOf(r.ast)
 		r.index = len(c.rules)
 		r.dep, r.mask = toolDependence(r.ast)
 		if eq, ok := r.ast.Resource.(ast.ScopeTypeEq); ok && eq.Entity.Type == "Tool" {
@@ -429,6 +425,12 @@ func (a *Authorizer) decide(ctx context.Context, req tool.AccessRequest) Decisio
 	c := a.set.Load()
 	v := a.verdict(c, who, req.Name, req.Options)
 	if v.static {
+		// The arguments do not matter, but arguments given by the caller
+		// rather than encoded by a registry from checked values must still
+		// be readable.
+		if len(req.Args) > 0 && !wellFormed(req.Args) {
+			return unreadable(d)
+		}
 		d.Effect, d.Policies, d.Reason = v.effect, v.policies, v.reason
 		if d.Effect == Ask || a.audit != nil {
 			raw, err := req.Arguments()
@@ -443,6 +445,14 @@ func (a *Authorizer) decide(ctx context.Context, req tool.AccessRequest) Decisio
 	if err != nil {
 		return unreadable(d)
 	}
+	// Only the arguments the policies read go into the context.
+	if !v.use.all {
+		bp := selectBuffers.Get().(*[]byte)
+		defer selectBuffers.Put(bp)
+		if raw, err = selectArgs(raw, v.use.args, bp); err != nil {
+			return unreadable(d)
+		}
+	}
 	argRec, err := argsRecord(raw, a.paths)
 	if err != nil {
 		return unreadable(d)
@@ -452,7 +462,7 @@ func (a *Authorizer) decide(ctx context.Context, req tool.AccessRequest) Decisio
 		Action:    callAction,
 		Resource:  v.ents.tool.UID,
 	}
-	if c.clock {
+	if v.use.time {
 		now := a.now()
 		cr.Context = cedar.NewRecord(cedar.RecordMap{
 			"args": argRec,
