@@ -180,6 +180,22 @@ func WithClock(now func() time.Time) Option {
 // [Authorizer.View]) when some permit may apply to some arguments and no
 // forbid applies whatever the arguments, so a principal sees exactly the
 // tools it could call.
+//
+// # Caching
+//
+// What the policies say of a principal and a tool before the arguments
+// are known is kept (see [WithCacheSize]), keyed by everything of the
+// principal Cedar sees (its id, its set of roles, its attributes as Cedar
+// values) and the tool's name, and checked against the tool's attributes
+// on each use; a reload starts afresh. When no policy that may apply to
+// the pair reads the context, the kept answer is the decision, and a call
+// is decided without reading its arguments (arguments a caller gives
+// rather than a registry are still checked to be readable); otherwise the
+// call evaluates, with Cedar, the policies whose answer depends on it,
+// and its context holds only the arguments they read, and the time only
+// if one reads it. Approvals, rate limits, the audit log and the logger
+// act on every call as they would without the cache; the decisions are
+// those of Cedar over the whole policy set.
 type Authorizer struct {
 	set       atomic.Pointer[compiled]
 	roles     map[cedar.EntityUID]cedar.Entity
