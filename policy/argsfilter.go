@@ -12,9 +12,9 @@ import (
 type contextUse struct {
 	// args are the names of the arguments read (context.args.name or
 	// context.args has name), sorted; nil with all.
-	args []string
-	all  bool // the arguments are read as a whole: all of them are needed
-	time bool // something other than args is read: now, hour
+	args  []string
+	all   bool // the arguments are read as a whole: all of them are needed
+	other bool // something other than args is read (now, hour): build all the rest
 }
 
 // useOf returns what of the context a policy's conditions read.
@@ -35,7 +35,7 @@ func useOf(p *ast.Policy) contextUse {
 				op, has = n.StrOpNode, true
 			case ast.NodeTypeVariable:
 				if n.Name == "context" {
-					u.all, u.time = true, true
+					u.all, u.other = true, true
 				}
 				return false
 			default:
@@ -48,7 +48,7 @@ func useOf(p *ast.Policy) contextUse {
 			if isContext(op.Arg) {
 				switch {
 				case op.Value != "args":
-					u.time = true
+					u.other = true
 				case !has:
 					u.all = true // context.args, other than to read one argument
 				}
@@ -65,7 +65,7 @@ func union(rules ruleSet) contextUse {
 	var u contextUse
 	for _, r := range rules {
 		u.all = u.all || r.use.all
-		u.time = u.time || r.use.time
+		u.other = u.other || r.use.other
 		u.args = append(u.args, r.use.args...)
 	}
 	if u.all {

@@ -478,7 +478,7 @@ func (a *Authorizer) decide(ctx context.Context, req tool.AccessRequest) Decisio
 		Action:    callAction,
 		Resource:  v.ents.tool.UID,
 	}
-	if v.use.time {
+	if v.use.other {
 		now := a.now()
 		cr.Context = cedar.NewRecord(cedar.RecordMap{
 			"args": argRec,
