@@ -30,11 +30,19 @@ type Authorizer interface {
 	Authorize(ctx context.Context, req AccessRequest) error
 }
 
+// An Authorizer that decides many calls without reading their arguments
+// may have a method DefersArgs() bool that returns true, always: the
+// registry then leaves [AccessRequest.Args] nil, and the Authorizer reads
+// the arguments with [AccessRequest.Arguments], which encodes them only
+// when asked.
+//
 // An OutcomeRecorder is an [Authorizer] that also hears how each call it
 // let run ended, for an audit trail: a [Registry] calls Outcome with the
 // call's Result (what the model saw) and how long the call took, from the
 // tool's start to its Result, once per allowed call, after the call. A
-// panic in Outcome is recovered and logged.
+// panic in Outcome is recovered and logged. A recorder that has a method
+// RecordsOutcomes() bool that returns false is neither called nor timed;
+// it must return the same answer every time.
 type OutcomeRecorder interface {
 	Authorizer
 	Outcome(ctx context.Context, req AccessRequest, res Result, took time.Duration)
@@ -52,8 +60,43 @@ type AccessRequest struct {
 	// Args is the JSON object of arguments as the tool will receive them:
 	// parsed strictly, validated, with defaults applied. For a tool built
 	// with [New] it is the JSON encoding of the bound argument value. The
-	// Authorizer must not modify it.
+	// Authorizer must not modify it. It is nil for an Authorizer that
+	// defers the arguments (see [Authorizer]); use Arguments.
 	Args json.RawMessage
+
+	call pendingCall // encodes the arguments when Args is deferred
+}
+
+// Arguments returns the call's checked arguments as Args describes them:
+// Args itself when it is set, else their encoding, made on first use and
+// kept, so that every caller of Arguments for one call sees the same
+// bytes. An Authorizer that reads the arguments after the tool has run
+// (in Outcome) should have read them once in Authorize: a tool may change
+// values it was given (a map, a slice) as it runs.
+func (r AccessRequest) Arguments() (json.RawMessage, error) {
+	if r.Args != nil || r.call == nil {
+		return r.Args, nil
+	}
+	return r.call.checkedArgs()
+}
+
+// defersArgs reports whether a reads a call's arguments only through
+// AccessRequest.Arguments.
+func defersArgs(a Authorizer) bool {
+	d, ok := a.(interface{ DefersArgs() bool })
+	return ok && d.DefersArgs()
+}
+
+// recorderOf returns a's OutcomeRecorder when it records outcomes.
+func recorderOf(a Authorizer) (OutcomeRecorder, bool) {
+	rec, ok := a.(OutcomeRecorder)
+	if !ok {
+		return nil, false
+	}
+	if q, ok := a.(interface{ RecordsOutcomes() bool }); ok && !q.RecordsOutcomes() {
+		return nil, false
+	}
+	return rec, true
 }
 
 // WithAuthorizer makes every call the Registry runs subject to a's
@@ -73,12 +116,15 @@ func (r *Registry) authorize(ctx context.Context, e *entry, c pendingCall) (req 
 			req = AccessRequest{}
 		}
 	}()
-	args, aerr := c.checkedArgs()
-	if aerr != nil {
-		return req, errorResult(KindDenied, fmt.Sprintf("call to tool %q was refused: its arguments could not be shown to the permission check", e.name)),
-			fmt.Errorf("%w: encoding checked arguments: %w", ErrDenied, aerr), true
+	req = AccessRequest{Tool: e.tool, Name: e.name, Options: e.opts, call: c}
+	if !defersArgs(r.cfg.authorizer) {
+		args, aerr := c.checkedArgs()
+		if aerr != nil {
+			return req, errorResult(KindDenied, fmt.Sprintf("call to tool %q was refused: its arguments could not be shown to the permission check", e.name)),
+				fmt.Errorf("%w: encoding checked arguments: %w", ErrDenied, aerr), true
+		}
+		req.Args = args
 	}
-	req = AccessRequest{Tool: e.tool, Name: e.name, Options: e.opts, Args: args}
 	derr := r.cfg.authorizer.Authorize(ctx, req)
 	if derr == nil {
 		return req, Result{}, nil, false

@@ -149,11 +149,18 @@ type funcCall[In, Out any] struct {
 	in  *In
 	out Out
 	err error
+
+	argsOnce sync.Once // the arguments are encoded for an Authorizer once, before the call runs
+	args     []byte
+	argsErr  error
 }
 
 func (c *funcCall[In, Out]) run(ctx context.Context) { c.out, c.err = c.t.fn(ctx, *c.in) }
 
-func (c *funcCall[In, Out]) checkedArgs() ([]byte, error) { return json.Marshal(c.in) }
+func (c *funcCall[In, Out]) checkedArgs() ([]byte, error) {
+	c.argsOnce.Do(func() { c.args, c.argsErr = json.Marshal(c.in) })
+	return c.args, c.argsErr
+}
 
 func (c *funcCall[In, Out]) finish() (Result, error) {
 	if c.err != nil {

@@ -1,7 +1,6 @@
 package policy
 
 import (
-	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/binary"
@@ -19,7 +18,6 @@ import (
 
 	"github.com/cedar-policy/cedar-go"
 	"github.com/cedar-policy/cedar-go/x/exp/ast"
-	"github.com/cedar-policy/cedar-go/x/exp/eval"
 
 	"github.com/miniopenclaw/tool"
 )
@@ -181,6 +179,22 @@ func WithClock(now func() time.Time) Option {
 // [Authorizer.View]) when some permit may apply to some arguments and no
 // forbid applies whatever the arguments, so a principal sees exactly the
 // tools it could call.
+//
+// # Caching
+//
+// What the policies say of a principal and a tool before the arguments
+// are known is kept (see [WithCacheSize]), keyed by everything of the
+// principal Cedar sees (its id, its set of roles, its attributes as Cedar
+// values) and the tool's name, and checked against the tool's attributes
+// on each use; a reload starts afresh. When no policy that may apply to
+// the pair reads the context, the kept answer is the decision, and a call
+// is decided without reading its arguments (arguments a caller gives
+// rather than a registry are still checked to be readable); otherwise the
+// call evaluates, with Cedar, the policies whose answer depends on it,
+// and its context holds only the arguments they read, and the time only
+// if one reads it. Approvals, rate limits, the audit log and the logger
+// act on every call as they would without the cache; the decisions are
+// those of Cedar over the whole policy set.
 type Authorizer struct {
 	set       atomic.Pointer[compiled]
 	roles     map[cedar.EntityUID]cedar.Entity
@@ -197,6 +211,7 @@ type Authorizer struct {
 	pathRootTools map[string]bool
 	auditArgs     bool
 	secret        map[string]bool
+	cacheSize     int
 }
 
 // New returns an Authorizer for the Cedar policies in src; name is the
@@ -207,6 +222,7 @@ func New(name string, src []byte, opts ...Option) (*Authorizer, error) {
 		approvals: newApprovals(),
 		limits:    newRateLimits(),
 		now:       time.Now,
+		cacheSize: DefaultCacheSize,
 	}
 	for _, opt := range opts {
 		opt(a)
@@ -234,6 +250,8 @@ func (a *Authorizer) Reload(name string, src []byte) error {
 	if err != nil {
 		return err
 	}
+	c.cache = newVerdicts(a.cacheSize)
+	c.plans = newPlans(min(a.cacheSize, maxPlans))
 	a.set.Store(c)
 	return nil
 }
@@ -256,14 +274,23 @@ type rule struct {
 	reason string
 	forbid bool
 	only   string // the tool a resource == Tool::"x" scope names, else ""
+	// context reports that the policy's conditions mention context: only
+	// such a policy can make a decision depend on the call's arguments or
+	// its time.
+	context bool
+	index   int   // in compiled.rules
+	dep     int   // what of the tool it depends on: onTool, onAttrs, onNone
+	mask    uint8 // for onAttrs, the attributes it reads
+	use     contextUse
 }
 
 // compiled is one loaded policy set, with rules indexed by tool.
 type compiled struct {
 	rules  []*rule
-	clock  bool // some policy may read context.now or context.hour
 	byID   map[cedar.PolicyID]*rule
 	byTool sync.Map // tool name → ruleSet
+	cache  *verdicts
+	plans  *plans
 }
 
 type ruleSet []*rule
@@ -284,11 +311,7 @@ func compile(name string, src []byte) (*compiled, error) {
 	if err != nil {
 		return nil, fmt.Errorf("policy %s: %w", name, err)
 	}
-	// Policies rarely read the time; the context carries it only when
-	// the text could refer to it (a conservative test: the words, or an
-	// escape that could spell them, appear).
-	c := &compiled{byID: map[cedar.PolicyID]*rule{}, clock: bytes.Contains(src, []byte("now")) ||
-		bytes.Contains(src, []byte("hour")) || bytes.Contains(src, []byte(`\u`))}
+	c := &compiled{byID: map[cedar.PolicyID]*rule{}}
 	for i, p := range list {
 		ann := p.Annotations()
 		r := &rule{id: cedar.PolicyID(fmt.Sprintf("policy%d", i)), p: p, ast: (*ast.Policy)(p.AST()), forbid: p.Effect() == cedar.Forbid}
@@ -305,6 +328,10 @@ func compile(name string, src []byte) (*compiled, error) {
 			r.ask = true
 		}
 		r.reason = string(ann["reason"])
+		r.context = readsContext(r.ast)
+		r.use = useOf(r.ast)
+		r.index = len(c.rules)
+		r.dep, r.mask = toolDependence(r.ast)
 		if eq, ok := r.ast.Resource.(ast.ScopeTypeEq); ok && eq.Entity.Type == "Tool" {
 			r.only = string(eq.Entity.ID)
 		}
@@ -335,15 +362,17 @@ func (c *compiled) forTool(name string) ruleSet {
 	return s
 }
 
-// toolEntity caches the Cedar entity of a tool.
+// toolEntity caches the Cedar entity of a tool. Everything of a tool that
+// Cedar sees but its name is in ann: a cached verdict is valid for a tool
+// whose ann is the verdict's.
 type toolEntity struct {
 	ann    tool.Annotations
 	entity cedar.Entity
 }
 
-func (a *Authorizer) toolEntity(name string, opts tool.Options) cedar.Entity {
+func (a *Authorizer) toolEntity(name string, opts tool.Options) *toolEntity {
 	if v, ok := a.tools.Load(name); ok && v.(*toolEntity).ann == opts.Annotations {
-		return v.(*toolEntity).entity
+		return v.(*toolEntity)
 	}
 	an := opts.Annotations
 	e := cedar.Entity{
@@ -357,8 +386,9 @@ func (a *Authorizer) toolEntity(name string, opts tool.Options) cedar.Entity {
 			"openWorld":   cedar.Boolean(an.OpenWorld),
 		}),
 	}
-	a.tools.Store(name, &toolEntity{ann: an, entity: e})
-	return e
+	te := &toolEntity{ann: an, entity: e}
+	a.tools.Store(name, te)
+	return te
 }
 
 // entities answers Cedar's entity lookups for one request.
@@ -380,15 +410,6 @@ func (e *entities) Get(uid cedar.EntityUID) (cedar.Entity, bool) {
 
 var anonymous = cedar.Entity{UID: cedar.NewEntityUID("Anonymous", "")}
 
-// principalEntity returns the Cedar entity of the principal ctx carries.
-func principalEntity(ctx context.Context) cedar.Entity {
-	c, ok := ctx.Value(principalKey{}).(*carried)
-	if !ok {
-		return anonymous
-	}
-	return c.userEntity()
-}
-
 func userEntity(p Principal) cedar.Entity {
 	parents := make([]cedar.EntityUID, len(p.Roles))
 	for i, r := range p.Roles {
@@ -409,23 +430,64 @@ var callAction = cedar.NewEntityUID("Action", "call")
 // approvals or rate limits and without recording anything. It is what
 // [Authorizer.Authorize] starts from and what policy explain prints.
 func (a *Authorizer) Decide(ctx context.Context, req tool.AccessRequest) Decision {
-	p, ok := PrincipalFrom(ctx)
-	d := Decision{Principal: p, Tool: req.Name}
-	argRec, err := argsRecord(req.Args, a.paths, a.pathRootFor(req.Name))
+	d := a.decide(ctx, req)
+	d.Policies = slices.Clone(d.Policies)
+	return d
+}
+
+// decide is Decide, with d.Policies possibly shared with the cache: the
+// caller copies it before it leaves the package.
+func (a *Authorizer) decide(ctx context.Context, req tool.AccessRequest) Decision {
+	who := subject(ctx)
+	d := Decision{Principal: who.p, Tool: req.Name}
+	c := a.set.Load()
+	v := a.verdict(c, who, req.Name, req.Options)
+	root := a.pathRootFor(req.Name)
+	// A tool whose paths resolve in a workspace always has them resolved,
+	// so a path that leads out is refused whatever the policies say.
+	if v.static && root == nil {
+		// The arguments do not matter, but arguments given by the caller
+		// rather than encoded by a registry from checked values must still
+		// be readable.
+		if len(req.Args) > 0 && !wellFormed(req.Args) {
+			return unreadable(d)
+		}
+		d.Effect, d.Policies, d.Reason = v.effect, v.policies, v.reason
+		if d.Effect == Ask || a.audit != nil {
+			raw, err := req.Arguments()
+			if err != nil {
+				return unreadable(d)
+			}
+			d.bind(who.p, who.ok, raw)
+		}
+		return d
+	}
+	raw, err := req.Arguments()
 	if err != nil {
-		d.Effect = Deny
+		return unreadable(d)
+	}
+	// Only the arguments the policies read go into the context (all of
+	// them when paths resolve in a workspace, so every path is checked).
+	if !v.use.all && root == nil {
+		bp := selectBuffers.Get().(*[]byte)
+		defer selectBuffers.Put(bp)
+		if raw, err = selectArgs(raw, v.use.args, bp); err != nil {
+			return unreadable(d)
+		}
+	}
+	argRec, err := argsRecord(raw, a.paths, root)
+	if err != nil {
+		d = unreadable(d)
 		d.Reason = argsReason(req.Name, err)
 		return d
 	}
-	now := a.now()
-	c := a.set.Load()
-	ents := &entities{user: principalEntity(ctx), tool: a.toolEntity(req.Name, req.Options), roles: a.roles}
 	cr := cedar.Request{
-		Principal: ents.user.UID,
+		Principal: v.ents.user.UID,
 		Action:    callAction,
-		Resource:  ents.tool.UID,
+		Resource:  v.ents.tool.UID,
 	}
-	if c.clock {
+	if v.use.other {
+		now := a.now()
 		cr.Context = cedar.NewRecord(cedar.RecordMap{
 			"args": argRec,
 			"now":  cedar.NewDatetime(now),
@@ -434,7 +496,7 @@ func (a *Authorizer) Decide(ctx context.Context, req tool.AccessRequest) Decisio
 	} else {
 		cr.Context = cedar.NewRecord(cedar.RecordMap{"args": argRec})
 	}
-	dec, diag := cedar.Authorize(c.forTool(req.Name), ents, cr)
+	dec, diag := cedar.Authorize(v.rules, v.ents, cr)
 	for _, e := range diag.Errors {
 		d.Errors = append(d.Errors, e.String())
 	}
@@ -447,10 +509,10 @@ func (a *Authorizer) Decide(ctx context.Context, req tool.AccessRequest) Decisio
 			}
 		}
 		if d.Reason == "" {
-			d.Reason = fmt.Sprintf("you may not call tool %q with these arguments; no permission covers this call", req.Name)
+			d.Reason = deniedReason(req.Name)
 		}
 		if a.audit != nil {
-			d.bind(p, ok, req.Args)
+			d.bind(who.p, who.ok, raw)
 		}
 		return d
 	}
@@ -466,13 +528,32 @@ func (a *Authorizer) Decide(ctx context.Context, req tool.AccessRequest) Decisio
 	if len(asks) > 0 {
 		d.Effect = Ask
 		d.Policies = asks
-		d.Reason = fmt.Sprintf("call to tool %q needs a person's approval", req.Name)
+		d.Reason = askReason(req.Name)
 	}
 	if d.Effect == Ask || a.audit != nil {
-		d.bind(p, ok, req.Args)
+		d.bind(who.p, who.ok, raw)
 	}
 	return d
 }
+
+// unreadable turns d into the refusal of a call whose arguments cannot be
+// read.
+func unreadable(d Decision) Decision {
+	d.Effect, d.Policies = Deny, nil
+	d.Reason = fmt.Sprintf("call to tool %q was refused: its arguments could not be read", d.Tool)
+	return d
+}
+
+// DefersArgs reports that the Authorizer reads a call's arguments only
+// through [tool.AccessRequest.Arguments], and only when a policy that may
+// apply reads them, a call needs an approval, or the audit log keeps
+// them: a registry need not encode them for the other calls.
+func (a *Authorizer) DefersArgs() bool { return true }
+
+// RecordsOutcomes reports whether [Authorizer.Outcome] records anything:
+// whether the Authorizer has an audit log or a logger. A registry neither
+// times nor reports the calls of an Authorizer that does not.
+func (a *Authorizer) RecordsOutcomes() bool { return a.audit != nil || a.logger != nil }
 
 // bind fills in the canonical arguments and the call's digest.
 func (d *Decision) bind(p Principal, ok bool, args []byte) {
@@ -536,26 +617,39 @@ func (e *DeniedError) ResultMetadata() map[string]any { return e.meta }
 // the policies is refused when its principal is over a rate limit (see
 // [Authorizer.LimitRate]), with a message saying when to retry.
 func (a *Authorizer) Authorize(ctx context.Context, req tool.AccessRequest) error {
-	start := a.now()
-	d := a.Decide(ctx, req)
+	observed := a.RecordsOutcomes()
+	var start time.Time
+	if observed {
+		start = a.now()
+		// Encode the arguments now, before the tool runs and may change
+		// what it was given, so that the outcome's digest is the call's.
+		_, _ = req.Arguments()
+	}
+	d := a.decide(ctx, req)
 	var err error
 	switch d.Effect {
 	case Deny:
+		d.Policies = slices.Clone(d.Policies)
 		err = &DeniedError{Decision: d, msg: d.Reason, meta: map[string]any{"effect": string(Deny)}}
 	case Ask:
+		d.Policies = slices.Clone(d.Policies)
 		err = a.ask(ctx, &d)
 	}
-	if err == nil {
+	if err == nil && a.limits.active() {
 		if wait, limited := a.limits.take(d.Principal.ID, d.Tool, a.now()); limited {
+			d.Policies = slices.Clone(d.Policies)
 			d.Effect = Deny
 			d.Reason = fmt.Sprintf("rate limit reached for tool %q; retry after %s", d.Tool, wait.Round(time.Millisecond))
 			err = &DeniedError{Decision: d, msg: d.Reason, meta: map[string]any{"effect": string(Deny), "retry_after": wait}}
 		}
 	}
 	if a.audit != nil && a.auditArgs {
-		d.auditArgs = redact(req.Args, a.secret)
+		raw, _ := req.Arguments()
+		d.auditArgs = redact(raw, a.secret)
 	}
-	a.record(ctx, d, a.now().Sub(start))
+	if observed {
+		a.record(ctx, d, a.now().Sub(start))
+	}
 	return err
 }
 
@@ -567,7 +661,8 @@ func (a *Authorizer) Outcome(ctx context.Context, req tool.AccessRequest, res to
 	}
 	p, ok := PrincipalFrom(ctx)
 	d := Decision{Principal: p, Tool: req.Name}
-	d.bind(p, ok, req.Args)
+	raw, _ := req.Arguments()
+	d.bind(p, ok, raw)
 	kind := "ok"
 	if res.IsError {
 		kind = string(res.Kind)
@@ -606,33 +701,7 @@ func (a *Authorizer) record(ctx context.Context, d Decision, took time.Duration)
 // permit may apply to some arguments, and no forbid applies whatever the
 // arguments.
 func (a *Authorizer) CanList(ctx context.Context, name string, opts tool.Options) bool {
-	ents := &entities{user: principalEntity(ctx), tool: a.toolEntity(name, opts), roles: a.roles}
-	return a.set.Load().listable(name, ents)
-}
-
-func (c *compiled) listable(name string, ents *entities) bool {
-	env := eval.Env{
-		Entities:  ents,
-		Principal: ents.user.UID,
-		Action:    callAction,
-		Resource:  ents.tool.UID,
-		Context:   eval.Variable("context"),
-	}
-	permitted := false
-	for _, r := range c.forTool(name) {
-		residual, keep := eval.PartialPolicy(env, r.ast)
-		if !keep {
-			continue
-		}
-		if r.forbid {
-			if len(residual.Conditions) == 0 {
-				return false
-			}
-			continue
-		}
-		permitted = true
-	}
-	return permitted
+	return a.verdict(a.set.Load(), subject(ctx), name, opts).listable
 }
 
 // View returns the tools of reg the principal in ctx may see (see
@@ -640,9 +709,9 @@ func (c *compiled) listable(name string, ents *entities) bool {
 // Execute. It follows reloads of the policies. Calls through it are
 // still decided one by one when reg was made with this Authorizer.
 func (a *Authorizer) View(ctx context.Context, reg *tool.Registry) *tool.View {
-	user := principalEntity(ctx)
+	who := subject(ctx)
 	return reg.View(func(name string, opts tool.Options) bool {
-		return a.set.Load().listable(name, &entities{user: user, tool: a.toolEntity(name, opts), roles: a.roles})
+		return a.verdict(a.set.Load(), who, name, opts).listable
 	})
 }
 

@@ -2,6 +2,7 @@ package policy
 
 import (
 	"context"
+	"crypto/sha256"
 	"slices"
 	"sync"
 
@@ -31,20 +32,49 @@ type principalKey struct{}
 // decided for p.
 func WithPrincipal(ctx context.Context, p Principal) context.Context {
 	p.Roles = slices.Clone(p.Roles)
-	return context.WithValue(ctx, principalKey{}, &carried{p: p})
+	return context.WithValue(ctx, principalKey{}, &carried{p: p, ok: true})
 }
 
 // carried is the principal a context carries, with its Cedar entity
-// built once, on first use.
+// and its cache key built once, on first use. The anonymous principal is
+// a carried with ok false.
 type carried struct {
 	p      Principal
+	ok     bool
 	once   sync.Once
 	entity cedar.Entity
+	key    [sha256.Size]byte
+}
+
+func (c *carried) build() {
+	c.once.Do(func() {
+		if c.ok {
+			c.entity = userEntity(c.p)
+		} else {
+			c.entity = anonymous
+		}
+		c.key = principalCacheKey(c.p, c.ok, c.entity)
+	})
 }
 
 func (c *carried) userEntity() cedar.Entity {
-	c.once.Do(func() { c.entity = userEntity(c.p) })
+	c.build()
 	return c.entity
+}
+
+func (c *carried) cacheKey() [sha256.Size]byte {
+	c.build()
+	return c.key
+}
+
+var anonymousCarried = &carried{}
+
+// subject returns the principal ctx carries, or the anonymous one.
+func subject(ctx context.Context) *carried {
+	if c, ok := ctx.Value(principalKey{}).(*carried); ok {
+		return c
+	}
+	return anonymousCarried
 }
 
 // PrincipalFrom returns the principal ctx carries, and whether it carries

@@ -50,6 +50,9 @@ func (a *Authorizer) LimitRate(toolName string, perSecond float64, burst int) {
 	l.rules[toolName] = rate{perSecond: perSecond, burst: math.Max(1, float64(burst))}
 }
 
+// active reports whether some limit is set.
+func (l *rateLimits) active() bool { return l.any.Load() }
+
 // take spends a token of principal's bucket for toolName, or returns how
 // long until one is available.
 func (l *rateLimits) take(principal, toolName string, now time.Time) (time.Duration, bool) {

@@ -233,6 +233,11 @@ func (ap asPrincipal) Outcome(ctx context.Context, req tool.AccessRequest, res t
 	ap.a.Outcome(ctx, req, res, took)
 }
 
+// DefersArgs and RecordsOutcomes pass on the Authorizer's answers, so a
+// call under --as costs what it costs without it.
+func (ap asPrincipal) DefersArgs() bool      { return ap.a.DefersArgs() }
+func (ap asPrincipal) RecordsOutcomes() bool { return ap.a.RecordsOutcomes() }
+
 // openTerminal opens the terminal approvals are asked on; a variable for
 // the tests.
 var openTerminal = func() (io.ReadWriteCloser, error) { return os.OpenFile("/dev/tty", os.O_RDWR, 0) }

@@ -1,0 +1,255 @@
+package policy
+
+import (
+	"encoding/json"
+	"slices"
+	"sync"
+
+	"github.com/cedar-policy/cedar-go/x/exp/ast"
+)
+
+// contextUse is what of the context a set of policies reads.
+type contextUse struct {
+	// args are the names of the arguments read (context.args.name or
+	// context.args has name), sorted; nil with all.
+	args  []string
+	all   bool // the arguments are read as a whole: all of them are needed
+	other bool // something other than args is read (now, hour): build all the rest
+}
+
+// useOf returns what of the context a policy's conditions read.
+func useOf(p *ast.Policy) contextUse {
+	var u contextUse
+	isContext := func(n ast.IsNode) bool {
+		v, ok := n.(ast.NodeTypeVariable)
+		return ok && v.Name == "context"
+	}
+	for _, cond := range p.Conditions {
+		ast.Inspect(ast.NewNode(cond.Body), func(n ast.IsNode) bool {
+			var op ast.StrOpNode
+			var has bool
+			switch n := n.(type) {
+			case ast.NodeTypeAccess:
+				op = n.StrOpNode
+			case ast.NodeTypeHas:
+				op, has = n.StrOpNode, true
+			case ast.NodeTypeVariable:
+				if n.Name == "context" {
+					u.all, u.other = true, true
+				}
+				return false
+			default:
+				return true
+			}
+			if inner, ok := op.Arg.(ast.NodeTypeAccess); ok && inner.Value == "args" && isContext(inner.Arg) {
+				u.args = append(u.args, string(op.Value)) // context.args.name, context.args has name
+				return false
+			}
+			if isContext(op.Arg) {
+				switch {
+				case op.Value != "args":
+					u.other = true
+				case !has:
+					u.all = true // context.args, other than to read one argument
+				}
+				return false
+			}
+			return true
+		})
+	}
+	return u
+}
+
+// union returns what of the context the policies read.
+func union(rules ruleSet) contextUse {
+	var u contextUse
+	for _, r := range rules {
+		u.all = u.all || r.use.all
+		u.other = u.other || r.use.other
+		u.args = append(u.args, r.use.args...)
+	}
+	if u.all {
+		u.args = nil
+		return u
+	}
+	slices.Sort(u.args)
+	u.args = slices.Compact(u.args)
+	if u.args == nil {
+		u.args = []string{} // none: distinct from all
+	}
+	return u
+}
+
+var selectBuffers = sync.Pool{New: func() any { return new([]byte) }}
+
+// selectArgs returns the JSON object args with only the members named in
+// names, in their order, written in *buf; or args itself when it is not
+// an object, for argsRecord to refuse. It refuses, as argsRecord would, a malformed member it drops:
+// dropping members changes what a policy can read only for members no
+// policy reads.
+func selectArgs(args []byte, names []string, bufp *[]byte) ([]byte, error) {
+	p := argParser{b: args}
+	p.space()
+	if p.i == len(p.b) || p.b[p.i] != '{' {
+		return args, nil
+	}
+	p.i++
+	buf := append((*bufp)[:0], '{')
+	defer func() { *bufp = buf[:0] }()
+	p.space()
+	if p.i < len(p.b) && p.b[p.i] == '}' {
+		buf = append(buf, '}')
+		return buf, nil
+	}
+	for {
+		p.space()
+		start := p.i
+		key, escaped, err := p.rawStr()
+		if err != nil {
+			return nil, err
+		}
+		p.space()
+		if p.i >= len(p.b) || p.b[p.i] != ':' {
+			return nil, errBadArgs
+		}
+		p.i++
+		if err := p.skip(1); err != nil {
+			return nil, err
+		}
+		if wanted(key, escaped, names) {
+			if len(buf) > 1 {
+				buf = append(buf, ',')
+			}
+			buf = append(buf, args[start:p.i]...)
+		}
+		p.space()
+		if p.i >= len(p.b) {
+			return nil, errBadArgs
+		}
+		if p.b[p.i] == '}' {
+			buf = append(buf, '}')
+			return buf, nil
+		}
+		if p.b[p.i] != ',' {
+			return nil, errBadArgs
+		}
+		p.i++
+	}
+}
+
+func wanted(key []byte, escaped bool, names []string) bool {
+	if escaped {
+		var k string
+		if err := json.Unmarshal(key, &k); err != nil {
+			return false
+		}
+		return slices.Contains(names, k)
+	}
+	raw := key[1 : len(key)-1]
+	for _, n := range names {
+		if string(raw) == n {
+			return true
+		}
+	}
+	return false
+}
+
+// rawStr scans a JSON string as str does and returns its bytes, quotes
+// included, and whether it has escapes.
+func (p *argParser) rawStr() ([]byte, bool, error) {
+	if p.i >= len(p.b) || p.b[p.i] != '"' {
+		return nil, false, errBadArgs
+	}
+	start := p.i
+	escaped := false
+	for p.i++; p.i < len(p.b); p.i++ {
+		switch p.b[p.i] {
+		case '\\':
+			escaped = true
+			p.i++
+		case '"':
+			p.i++
+			raw := p.b[start:p.i]
+			if escaped && !json.Valid(raw) {
+				return nil, false, errBadArgs
+			}
+			return raw, escaped, nil
+		}
+	}
+	return nil, false, errBadArgs
+}
+
+// skip scans one JSON value as value does, refusing what value refuses,
+// without building it.
+func (p *argParser) skip(depth int) error {
+	if depth > maxValueDepth {
+		return errBadArgs
+	}
+	p.space()
+	if p.i >= len(p.b) {
+		return errBadArgs
+	}
+	switch c := p.b[p.i]; {
+	case c == '{' || c == '[':
+		end := byte('}')
+		if c == '[' {
+			end = ']'
+		}
+		p.i++
+		p.space()
+		if p.i < len(p.b) && p.b[p.i] == end {
+			p.i++
+			return nil
+		}
+		for {
+			if c == '{' {
+				p.space()
+				if _, _, err := p.rawStr(); err != nil {
+					return err
+				}
+				p.space()
+				if p.i >= len(p.b) || p.b[p.i] != ':' {
+					return errBadArgs
+				}
+				p.i++
+			}
+			if err := p.skip(depth + 1); err != nil {
+				return err
+			}
+			p.space()
+			if p.i >= len(p.b) {
+				return errBadArgs
+			}
+			if p.b[p.i] == end {
+				p.i++
+				return nil
+			}
+			if p.b[p.i] != ',' {
+				return errBadArgs
+			}
+			p.i++
+		}
+	case c == '"':
+		_, _, err := p.rawStr()
+		return err
+	case c == 't' && p.lit("true"), c == 'f' && p.lit("false"), c == 'n' && p.lit("null"):
+		return nil
+	case c == '-' || c >= '0' && c <= '9':
+		for p.i < len(p.b) && (p.b[p.i] == '-' || p.b[p.i] == '+' || p.b[p.i] == '.' || p.b[p.i] == 'e' || p.b[p.i] == 'E' || p.b[p.i] >= '0' && p.b[p.i] <= '9') {
+			p.i++
+		}
+		return nil
+	}
+	return errBadArgs
+}
+
+// wellFormed reports whether argsRecord would accept args, without
+// building anything.
+func wellFormed(args []byte) bool {
+	p := argParser{b: args}
+	p.space()
+	if p.i == len(p.b) {
+		return true
+	}
+	return p.b[p.i] == '{' && p.skip(0) == nil
+}
