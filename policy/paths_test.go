@@ -114,3 +114,45 @@ func TestPathRootSymlinks(t *testing.T) {
 		t.Errorf("PolicyArgs docs/out/f: %v", err)
 	}
 }
+
+// TestPathRootUnconditionalPermit checks that a policy which permits a
+// tool whatever its arguments (a decision the Authorizer caches) still has
+// the tool's paths resolved in the workspace, so a link leading out is
+// refused on every call, the first and the cached ones alike.
+func TestPathRootUnconditionalPermit(t *testing.T) {
+	dir := t.TempDir()
+	ws := filepath.Join(dir, "ws")
+	if err := os.MkdirAll(filepath.Join(dir, "outside"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(ws, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("../outside", filepath.Join(ws, "out")); err != nil {
+		t.Fatal(err)
+	}
+	root, err := os.OpenRoot(ws)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer root.Close()
+	a, err := policy.New("all.cedar", []byte(`permit (principal, action, resource);`),
+		policy.WithPathArguments("path"), policy.WithPathRoot(root, "write_file"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	reg := tool.NewRegistry(tool.WithAuthorizer(a))
+	type args struct {
+		Path string `json:"path"`
+	}
+	reg.Register(tool.Must(tool.New("write_file", "Writes.", func(ctx context.Context, in args) (string, error) { return "ok", nil })))
+	for i := range 3 {
+		if res := reg.Execute(context.Background(), "write_file", json.RawMessage(`{"path":"in/f"}`)); res.IsError {
+			t.Fatalf("call %d inside: %s", i, res.Error)
+		}
+		res := reg.Execute(context.Background(), "write_file", json.RawMessage(`{"path":"out/f"}`))
+		if res.Kind != tool.KindDenied || !strings.Contains(res.Error, "leads outside the workspace") {
+			t.Fatalf("call %d through the link: %q (%s), want denied", i, res.Error, res.Kind)
+		}
+	}
+}

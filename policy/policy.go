@@ -443,9 +443,21 @@ func (a *Authorizer) decide(ctx context.Context, req tool.AccessRequest) Decisio
 	c := a.set.Load()
 	v := a.verdict(c, who, req.Name, req.Options)
 	root := a.pathRootFor(req.Name)
-	// A tool whose paths resolve in a workspace always has them resolved,
-	// so a path that leads out is refused whatever the policies say.
-	if v.static && root == nil {
+	if v.static {
+		// A tool whose paths resolve in a workspace always has them
+		// resolved, so a path that leads out is refused whatever the
+		// policies say.
+		if root != nil {
+			raw, err := req.Arguments()
+			if err != nil {
+				return unreadable(d)
+			}
+			if _, err := argsRecord(raw, a.paths, root); err != nil {
+				d = unreadable(d)
+				d.Reason = argsReason(req.Name, err)
+				return d
+			}
+		}
 		// The arguments do not matter, but arguments given by the caller
 		// rather than encoded by a registry from checked values must still
 		// be readable.
