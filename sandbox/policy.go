@@ -328,8 +328,10 @@ func (e *LayerError) Error() string {
 	return fmt.Sprintf("sandbox: refusing to run: layer %s is unavailable on this host: %s", e.Layer, e.Reason)
 }
 
-// ErrNoMain is returned by Run, and reported by Probe, when the program did
-// not call [Main] first: the binary could not serve as its own helper.
+// ErrNoMain was returned by Run when the program had not called Main, which
+// the helper no longer needs: it is never returned now.
+//
+// Deprecated: the helper runs while the program initialises.
 var ErrNoMain = errors.New("sandbox: sandbox.Main was not called at the top of main (or TestMain)")
 
 // ErrUnsupported is returned on platforms without a sandbox backend.

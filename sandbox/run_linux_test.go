@@ -214,11 +214,3 @@ func TestWithoutUserNamespace(t *testing.T) {
 		}
 	}
 }
-
-func TestRunNeedsMain(t *testing.T) {
-	mainCalled.Store(false)
-	defer mainCalled.Store(true)
-	if _, err := Run(context.Background(), Policy{}, "true"); !errors.Is(err, ErrNoMain) {
-		t.Errorf("Run without Main = %v, want ErrNoMain", err)
-	}
-}
