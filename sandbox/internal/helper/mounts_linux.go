@@ -11,25 +11,25 @@ const newRoot = "/tmp/.sandbox-root"
 
 // Mount API flags (linux/mount.h, linux/fcntl.h, linux/openat2.h).
 const (
-	openTreeClone         = 1
-	openTreeCloexec       = syscall.O_CLOEXEC
-	atEmptyPath           = 0x1000
-	atRecursive           = 0x8000
-	atFdcwd               = -100
-	mountAttrRdonly       = 0x1
-	mountAttrNosuid       = 0x2
-	mountAttrNodev        = 0x4
-	moveMountFEmptyPath   = 0x4
-	moveMountTEmptyPath   = 0x40
-	resolveNoMagiclinks   = 0x02
-	resolveNoSymlinks     = 0x04
-	resolveBeneath        = 0x08
-	oPath                 = 0x200000
-	mountAttrSize         = 32
-	openHowSize           = 24
-	mountPointDirMode     = 0o755
-	mountPointFileMode    = 0o644
-	stagingDirectoryMode  = 0o700
+	openTreeClone        = 1
+	openTreeCloexec      = syscall.O_CLOEXEC
+	atEmptyPath          = 0x1000
+	atRecursive          = 0x8000
+	atFdcwd              = -100
+	mountAttrRdonly      = 0x1
+	mountAttrNosuid      = 0x2
+	mountAttrNodev       = 0x4
+	moveMountFEmptyPath  = 0x4
+	moveMountTEmptyPath  = 0x40
+	resolveNoMagiclinks  = 0x02
+	resolveNoSymlinks    = 0x04
+	resolveBeneath       = 0x08
+	oPath                = 0x200000
+	mountAttrSize        = 32
+	openHowSize          = 24
+	mountPointDirMode    = 0o755
+	mountPointFileMode   = 0o644
+	stagingDirectoryMode = 0o700
 )
 
 type mountAttr struct {
