@@ -104,3 +104,38 @@ func BenchmarkSpawnLayers(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkSpawnSplit shows where the time of one full-stack run goes, from
+// timestamps the supervisor and the helper take at each step (p50 of each
+// step, in milliseconds): starting the helper (clone into the namespaces,
+// the user namespace's id maps, execve of the binary), the Go runtime's
+// start until the helper's init, reading the configuration, the mounts,
+// dropping capabilities, Landlock, seccomp, the rlimits, and the command's
+// exec, run, exit and reaping.
+func BenchmarkSpawnSplit(b *testing.B) {
+	requireSandbox(b)
+	names := []string{"start-helper", "runtime-start", "config", "mounts", "capabilities", "landlock", "seccomp", "rlimits", "lookup", "exec+run+reap"}
+	steps := make([][]time.Duration, len(names))
+	traceSpawn = func(stamps []uint64) {
+		if len(stamps) != len(names)+1 {
+			b.Errorf("%d timestamps, want %d", len(stamps), len(names)+1)
+			return
+		}
+		for i := range names {
+			steps[i] = append(steps[i], time.Duration(stamps[i+1]-stamps[i]))
+		}
+	}
+	defer func() { traceSpawn = nil }()
+	ctx := context.Background()
+	for b.Loop() {
+		r, err := Run(ctx, Policy{}, "/bin/true")
+		if err != nil || !r.OK() {
+			b.Fatalf("%v %+v", err, r)
+		}
+	}
+	for i, n := range names {
+		if len(steps[i]) > 0 {
+			b.ReportMetric(percentile(steps[i], 0.5), n+"-ms")
+		}
+	}
+}

@@ -49,6 +49,14 @@ func run(ctx context.Context, p Policy, argv []string, stdin io.Reader) (*Result
 		return nil, err
 	}
 	defer cfgW.Close()
+	// A configuration that fits the pipe is written before the helper
+	// starts, so the helper never waits for it; a larger one after.
+	var werr error
+	early := len(raw) <= pipeCapacity
+	if early {
+		_, werr = cfgW.Write(raw)
+		cfgW.Close()
+	}
 	errR, errW, err := os.Pipe()
 	if err != nil {
 		cfgR.Close()
@@ -120,8 +128,10 @@ func run(ctx context.Context, p Policy, argv []string, stdin io.Reader) (*Result
 	stop := context.AfterFunc(ctx, func() { kill(TimedOut) })
 	defer stop()
 
-	_, werr := cfgW.Write(raw)
-	cfgW.Close()
+	if !early {
+		_, werr = cfgW.Write(raw)
+		cfgW.Close()
+	}
 	setup, _ := io.ReadAll(io.LimitReader(errR, 4096))
 	waitErr := cmd.Wait()
 	// Reap anything left in the process group (runs without a PID namespace).
@@ -183,6 +193,9 @@ func run(ctx context.Context, p Policy, argv []string, stdin io.Reader) (*Result
 	}
 	return r, nil
 }
+
+// pipeCapacity is what a pipe holds by default on Linux.
+const pipeCapacity = 64 << 10
 
 // helperConfig reduces a run to what the helper has to do.
 func helperConfig(p Policy, argv, env []string, layers []Layer, limits Limits) (*helper.Config, error) {
