@@ -46,6 +46,8 @@ func probe() Report {
 		add(LayerSeccomp, false, "the kernel does not offer seccomp filters")
 	}
 	add(LayerRlimits, true, "RLIMIT_CPU, FSIZE, NOFILE, CORE, NPROC and DATA")
+	cg := hostCgroups()
+	add(LayerCgroup, cg.version != 0, cg.detail)
 	return r
 }
 

@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"syscall"
@@ -38,6 +39,19 @@ func run(ctx context.Context, p Policy, argv []string, stdin io.Reader) (*Result
 	cfg, err := helperConfig(p, argv, env, layers, limits)
 	if err != nil {
 		return nil, err
+	}
+	var lf *leaf
+	if cg := hostCgroups(); cg.version != 0 && !slices.Contains(p.Without, LayerCgroup) {
+		// The probe found the cgroup usable: failing to make the leaf now
+		// fails the run rather than running without it.
+		if lf, err = cg.newLeaf(limits); err != nil {
+			return nil, fmt.Errorf("sandbox: cgroup: %w", err)
+		}
+		defer lf.remove()
+		layers = append([]Layer{LayerCgroup}, layers...)
+		// The leaf bounds the whole run's memory and tasks; the per-process
+		// rlimits would only fire first and hide which limit was hit.
+		cfg.Data, cfg.NProc = 0, 0
 	}
 	raw := cfg.Encode()
 	if len(raw) > helper.MaxConfig {
@@ -111,7 +125,12 @@ func run(ctx context.Context, p Policy, argv []string, stdin io.Reader) (*Result
 
 	start := time.Now()
 	t0 := monotonic()
-	err = cmd.Start()
+	reaped := func() {}
+	if lf != nil {
+		reaped, err = lf.start(cmd, cmd.SysProcAttr, hostCgroups())
+	} else {
+		err = cmd.Start()
+	}
 	t1 := monotonic()
 	cfgR.Close()
 	errW.Close()
@@ -119,6 +138,9 @@ func run(ctx context.Context, p Policy, argv []string, stdin io.Reader) (*Result
 		cmd.ExtraFiles[2].Close()
 	}
 	if err != nil {
+		if reaped != nil {
+			reaped()
+		}
 		return nil, fmt.Errorf("sandbox: start helper: %w", err)
 	}
 	budget.mu.Lock()
@@ -134,6 +156,7 @@ func run(ctx context.Context, p Policy, argv []string, stdin io.Reader) (*Result
 	}
 	setup, _ := io.ReadAll(io.LimitReader(errR, 4096))
 	waitErr := cmd.Wait()
+	reaped()
 	// Reap anything left in the process group (runs without a PID namespace).
 	syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
 	elapsed := time.Since(start)
@@ -178,14 +201,24 @@ func run(ctx context.Context, p Policy, argv []string, stdin io.Reader) (*Result
 	if ws.Signaled() {
 		r.Signal = ws.Signal().String()
 	}
+	var oom, pidsMax bool
+	if lf != nil {
+		r.Cgroup = "v" + strconv.Itoa(lf.version)
+		oom, pidsMax = lf.outcome()
+	}
+	failed := ws.Signaled() || r.ExitCode != 0
 	switch why, _ := killedFor.Load().(Outcome); {
 	case why != "":
 		r.Outcome = why
+	case failed && oom:
+		r.Outcome = MemoryLimit
 	case ws.Signaled() && (ws.Signal() == syscall.SIGXCPU || ws.Signal() == syscall.SIGKILL) &&
 		r.CPU >= limits.CPU.Truncate(time.Second)-100*time.Millisecond:
 		r.Outcome = CPULimit
 	case ws.Signaled():
 		r.Outcome = Signaled
+	case failed && pidsMax:
+		r.Outcome = PIDsLimit
 	case r.ExitCode != 0:
 		r.Outcome = classifyFailure(r.Stderr)
 	default:
