@@ -57,6 +57,11 @@ type Result struct {
 	// Cgroup is the cgroup version of the run's leaf ("v1" or "v2"), or
 	// empty when the run had none (see [LayerCgroup]).
 	Cgroup string
+	// ProtectedCreated lists the protected paths (Policy.Protected) that
+	// did not exist when the run started and exist after it: the sandbox
+	// cannot keep a run from creating them (see Policy.Protected), so it
+	// reports them for the program to inspect or remove.
+	ProtectedCreated []string
 }
 
 // OK reports whether the command exited by itself with status 0.
@@ -102,6 +107,9 @@ func (r *Result) Text() string {
 	}
 	if r.Truncated {
 		b.WriteString("[output cut at the output limit]\n")
+	}
+	if len(r.ProtectedCreated) > 0 {
+		b.WriteString("[the run created protected paths that did not exist before: " + Sanitize([]byte(strings.Join(r.ProtectedCreated, ", "))) + "]\n")
 	}
 	b.WriteString("[" + r.Summary() + "]")
 	return b.String()

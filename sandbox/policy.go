@@ -189,8 +189,17 @@ type Policy struct {
 	ReadOnly []string
 	// Protected are paths relative to Workspace that stay read-only. Nil
 	// means [DefaultProtected]; an empty non-nil slice protects nothing.
-	// Paths that do not exist when the run starts are not protected, and a
-	// protected path that is a symbolic link makes the run fail.
+	// A protected path that is a symbolic link makes the run fail.
+	//
+	// A path that does not exist when the run starts cannot be protected:
+	// a read-only mount needs an existing file or directory to cover, and
+	// making one would change the user's workspace (Landlock cannot deny a
+	// name beneath a writable directory either). So a run in a workspace
+	// without .git can create .git/hooks/pre-commit, which a later git init
+	// keeps. The run's Result lists such paths in ProtectedCreated, and the
+	// workspace file tools refuse protected paths whether or not they
+	// exist; give a workspace its .git (or an empty .vscode ...) before
+	// running commands in it to have them protected.
 	Protected []string
 	// Network is the network the run may reach; empty means [NetworkNone].
 	Network Network

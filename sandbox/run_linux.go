@@ -40,6 +40,7 @@ func run(ctx context.Context, p Policy, argv []string, stdin io.Reader) (*Result
 	if err != nil {
 		return nil, err
 	}
+	missing := missingProtected(cfg.Workspace, cfg.Protected)
 	var lf *leaf
 	if cg := hostCgroups(); cg.version != 0 && !slices.Contains(p.Without, LayerCgroup) {
 		// The probe found the cgroup usable: failing to make the leaf now
@@ -201,6 +202,7 @@ func run(ctx context.Context, p Policy, argv []string, stdin io.Reader) (*Result
 	if ws.Signaled() {
 		r.Signal = ws.Signal().String()
 	}
+	r.ProtectedCreated = createdProtected(cfg.Workspace, missing)
 	var oom, pidsMax bool
 	if lf != nil {
 		r.Cgroup = "v" + strconv.Itoa(lf.version)
@@ -282,4 +284,29 @@ func monotonic() uint64 {
 	var ts unix.Timespec
 	unix.ClockGettime(unix.CLOCK_MONOTONIC, &ts)
 	return uint64(ts.Nano())
+}
+
+// missingProtected lists the protected paths absent from the workspace.
+func missingProtected(ws string, protected []string) []string {
+	if ws == "" {
+		return nil
+	}
+	var out []string
+	for _, p := range protected {
+		if _, err := os.Lstat(filepath.Join(ws, p)); errors.Is(err, os.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// createdProtected lists those of missing that exist now.
+func createdProtected(ws string, missing []string) []string {
+	var out []string
+	for _, p := range missing {
+		if _, err := os.Lstat(filepath.Join(ws, p)); err == nil {
+			out = append(out, p)
+		}
+	}
+	return out
 }
