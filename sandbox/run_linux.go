@@ -86,10 +86,11 @@ func run(ctx context.Context, p Policy, argv []string, stdin io.Reader) (*Result
 	budget := &outputBudget{left: limits.Output}
 	stdout, stderr := &capped{b: budget}, &capped{b: budget}
 	cmd.Args = []string{"clawtool-sandbox"}
-	// The helper is short-lived and single-threaded in what it does: fewer
-	// runtime threads and no collector make it start faster. The command
-	// gets the policy's environment, not this one.
-	cmd.Env = []string{helperEnv + "=1", "GOMAXPROCS=1", "GOGC=off"}
+	// The helper is short-lived and single-threaded in what it does: one
+	// processor, no collector and no preemption signals (nothing else runs
+	// in it) make it start faster. The command gets the policy's
+	// environment, not this one.
+	cmd.Env = []string{helperEnv + "=1", "GOMAXPROCS=1", "GOGC=off", "GODEBUG=asyncpreemptoff=1"}
 	cmd.Stdin = stdin
 	cmd.Stdout, cmd.Stderr = stdout, stderr
 	cmd.ExtraFiles = []*os.File{cfgR, errW}

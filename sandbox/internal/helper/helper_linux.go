@@ -1,7 +1,6 @@
 package helper
 
 import (
-	"runtime"
 	"syscall"
 	"unsafe"
 )
@@ -14,11 +13,12 @@ func init() {
 		syscall.Exit(0)
 	case "1":
 		// Credentials, Landlock, seccomp and no_new_privs are per thread:
-		// build everything on this one and execute the command from it.
-		runtime.LockOSThread()
+		// the helper builds everything on this one and executes the
+		// command from it. The runtime keeps the goroutine running package
+		// initialisation locked to the main thread, so no LockOSThread
+		// (which would start the runtime's template thread).
 		err := run()
-		msg := []byte(err.Error())
-		syscall.Write(ErrorFD, msg)
+		write(ErrorFD, []byte(err.Error()))
 		syscall.Exit(ExitSetup)
 	}
 }
@@ -70,7 +70,7 @@ func run() error {
 	}
 	if c.Has(UTSNS) {
 		// The host's name stays the host's.
-		if err := syscall.Sethostname([]byte("sandbox")); err != nil {
+		if err := sethostname("sandbox"); err != nil {
 			return fail("set host name", err)
 		}
 	}
@@ -78,7 +78,7 @@ func run() error {
 	if c.Workspace != "" {
 		dir = c.Workspace
 	}
-	if err := syscall.Chdir(dir); err != nil {
+	if err := chdir(dir); err != nil {
 		return fail("enter "+dir, err)
 	}
 	trace()
@@ -145,14 +145,14 @@ func readConfig() ([]byte, error) {
 			}
 			buf = append(buf, 0)[:len(buf)]
 		}
-		n, err := syscall.Read(ConfigFD, buf[len(buf):cap(buf)])
+		n, err := read(ConfigFD, buf[len(buf):cap(buf)])
 		switch {
 		case err == syscall.EINTR:
 			continue
 		case err != nil:
 			return nil, err
 		case n == 0:
-			syscall.Close(ConfigFD)
+			closeFD(ConfigFD)
 			return buf, nil
 		}
 		buf = buf[:len(buf)+n]
@@ -171,7 +171,7 @@ func writeTime(fd int, ns uint64) {
 	for i := range b {
 		b[i] = byte(ns >> (8 * i))
 	}
-	syscall.Write(fd, b[:])
+	write(fd, b[:])
 }
 
 func cstrs(ss []string) ([]*byte, error) {
@@ -212,7 +212,7 @@ func lookPath(file string, env []string) (string, error) {
 		}
 		p := dir + "/" + file
 		var st syscall.Stat_t
-		if syscall.Stat(p, &st) == nil && st.Mode&syscall.S_IFMT == syscall.S_IFREG && syscall.Access(p, 1 /* X_OK */) == nil {
+		if stat(p, &st, false) == nil && st.Mode&syscall.S_IFMT == syscall.S_IFREG && access(p, 1 /* X_OK */) == nil {
 			return p, nil
 		}
 		if !more {

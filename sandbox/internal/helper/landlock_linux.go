@@ -20,18 +20,18 @@ func applyLandlock(c *Config) error {
 		return fail("create ruleset", e)
 	}
 	ruleset := int(r)
-	defer syscall.Close(ruleset)
+	defer closeFD(ruleset)
 	add := func(path string, dirRights, fileRights uint64, must bool) error {
-		fd, err := syscall.Open(path, oPath|syscall.O_CLOEXEC, 0)
+		fd, err := openat(atFDCWD, path, oPath, 0)
 		if err != nil {
 			if !must && err == syscall.ENOENT {
 				return nil
 			}
 			return fail(path, err)
 		}
-		defer syscall.Close(fd)
+		defer closeFD(fd)
 		var st syscall.Stat_t
-		if err := syscall.Fstat(fd, &st); err != nil {
+		if err := fstat(fd, &st); err != nil {
 			return fail(path, err)
 		}
 		rule := struct {

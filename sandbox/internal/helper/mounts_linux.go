@@ -15,7 +15,6 @@ const (
 	openTreeCloexec      = syscall.O_CLOEXEC
 	atEmptyPath          = 0x1000
 	atRecursive          = 0x8000
-	atFdcwd              = -100
 	mountAttrRdonly      = 0x1
 	mountAttrNosuid      = 0x2
 	mountAttrNodev       = 0x4
@@ -47,7 +46,7 @@ func openTree(dirfd int, path string, flags uintptr) (int, error) {
 	if err != nil {
 		return -1, err
 	}
-	fd, _, e := syscall.Syscall(sysOpenTree, uintptr(dirfd), uintptr(unsafe.Pointer(p)), flags)
+	fd, _, e := syscall.RawSyscall(sysOpenTree, uintptr(dirfd), uintptr(unsafe.Pointer(p)), flags)
 	if e != 0 {
 		return -1, e
 	}
@@ -60,7 +59,7 @@ func mountSetattr(dirfd int, path string, flags uintptr, set uint64) error {
 		return err
 	}
 	attr := mountAttr{set: set}
-	if _, _, e := syscall.Syscall6(sysMountSetattr, uintptr(dirfd), uintptr(unsafe.Pointer(p)), flags,
+	if _, _, e := syscall.RawSyscall6(sysMountSetattr, uintptr(dirfd), uintptr(unsafe.Pointer(p)), flags,
 		uintptr(unsafe.Pointer(&attr)), mountAttrSize, 0); e != 0 {
 		return e
 	}
@@ -73,7 +72,7 @@ func moveMount(fromfd int, tofd int, to string, flags uintptr) error {
 	if err != nil {
 		return err
 	}
-	if _, _, e := syscall.Syscall6(sysMoveMount, uintptr(fromfd), uintptr(unsafe.Pointer(from)),
+	if _, _, e := syscall.RawSyscall6(sysMoveMount, uintptr(fromfd), uintptr(unsafe.Pointer(from)),
 		uintptr(tofd), uintptr(unsafe.Pointer(t)), flags, 0); e != 0 {
 		return e
 	}
@@ -85,7 +84,7 @@ func openat2(dirfd int, path string, how *openHow) (int, error) {
 	if err != nil {
 		return -1, err
 	}
-	fd, _, e := syscall.Syscall6(sysOpenat2, uintptr(dirfd), uintptr(unsafe.Pointer(p)),
+	fd, _, e := syscall.RawSyscall6(sysOpenat2, uintptr(dirfd), uintptr(unsafe.Pointer(p)),
 		uintptr(unsafe.Pointer(how)), openHowSize, 0, 0)
 	if e != 0 {
 		return -1, e
@@ -98,7 +97,7 @@ func openat2(dirfd int, path string, how *openHow) (int, error) {
 // daemon-socket directories; a minimal /dev; a fresh /proc; the workspace
 // read-write with its protected paths read-only; the read-only paths.
 func buildRoot(c *Config) error {
-	if err := syscall.Mount("", "/", "", syscall.MS_REC|syscall.MS_PRIVATE, ""); err != nil {
+	if err := mount("", "/", "", syscall.MS_REC|syscall.MS_PRIVATE, ""); err != nil {
 		return fail("make mounts private", err)
 	}
 	// Clone the trees to bind before /tmp is covered: they may live there.
@@ -108,7 +107,7 @@ func buildRoot(c *Config) error {
 	}
 	var trees []tree
 	clone := func(path string, attr uint64) error {
-		fd, err := openTree(atFdcwd, path, openTreeClone|openTreeCloexec|atRecursive)
+		fd, err := openTree(atFDCWD, path, openTreeClone|openTreeCloexec|atRecursive)
 		if err != nil {
 			return fail("open "+path+" (the sandbox user must be able to reach it)", err)
 		}
@@ -134,20 +133,20 @@ func buildRoot(c *Config) error {
 		}
 	}
 
-	if err := syscall.Mount("sandbox", "/tmp", "tmpfs", syscall.MS_NOSUID|syscall.MS_NODEV, "size=64k,mode=0700"); err != nil {
+	if err := mount("sandbox", "/tmp", "tmpfs", syscall.MS_NOSUID|syscall.MS_NODEV, "size=64k,mode=0700"); err != nil {
 		return fail("mount staging tmpfs", err)
 	}
-	if err := syscall.Mkdir(newRoot, stagingDirectoryMode); err != nil {
+	if err := mkdir(newRoot, stagingDirectoryMode); err != nil {
 		return fail("staging directory", err)
 	}
-	if err := syscall.Mount("/", newRoot, "", syscall.MS_BIND|syscall.MS_REC, ""); err != nil {
+	if err := mount("/", newRoot, "", syscall.MS_BIND|syscall.MS_REC, ""); err != nil {
 		return fail("bind root", err)
 	}
-	if err := mountSetattr(atFdcwd, newRoot, atRecursive, mountAttrRdonly|mountAttrNosuid|mountAttrNodev); err != nil {
+	if err := mountSetattr(atFDCWD, newRoot, atRecursive, mountAttrRdonly|mountAttrNosuid|mountAttrNodev); err != nil {
 		return fail("make root read-only", err)
 	}
 	tmpfs := func(dir, opts string, flags uintptr) error {
-		if err := syscall.Mount("tmpfs", newRoot+dir, "tmpfs", flags|syscall.MS_NOSUID|syscall.MS_NODEV, opts); err != nil {
+		if err := mount("tmpfs", newRoot+dir, "tmpfs", flags|syscall.MS_NOSUID|syscall.MS_NODEV, opts); err != nil {
 			return fail("mount tmpfs on "+dir, err)
 		}
 		return nil
@@ -161,7 +160,7 @@ func buildRoot(c *Config) error {
 	}
 	for _, d := range c.HideDirs {
 		var st syscall.Stat_t
-		if syscall.Lstat(newRoot+d, &st) != nil || st.Mode&syscall.S_IFMT != syscall.S_IFDIR {
+		if stat(newRoot+d, &st, true) != nil || st.Mode&syscall.S_IFMT != syscall.S_IFDIR {
 			continue // missing, or a symbolic link into a directory hidden already
 		}
 		if err := tmpfs(d, "size=64k,mode=0755", syscall.MS_NOEXEC); err != nil {
@@ -172,11 +171,11 @@ func buildRoot(c *Config) error {
 		return err
 	}
 	for _, link := range [][2]string{{"/proc/self/fd", "fd"}, {"/proc/self/fd/0", "stdin"}, {"/proc/self/fd/1", "stdout"}, {"/proc/self/fd/2", "stderr"}} {
-		if err := syscall.Symlink(link[0], newRoot+"/dev/"+link[1]); err != nil {
+		if err := symlink(link[0], newRoot+"/dev/"+link[1]); err != nil {
 			return fail("/dev/"+link[1], err)
 		}
 	}
-	if err := syscall.Mount("proc", newRoot+"/proc", "proc", syscall.MS_NOSUID|syscall.MS_NODEV|syscall.MS_NOEXEC, ""); err != nil {
+	if err := mount("proc", newRoot+"/proc", "proc", syscall.MS_NOSUID|syscall.MS_NODEV|syscall.MS_NOEXEC, ""); err != nil {
 		return fail("mount /proc", err)
 	}
 	for _, t := range trees {
@@ -184,23 +183,23 @@ func buildRoot(c *Config) error {
 		if err := mountPoint(t.fd, target); err != nil {
 			return fail("mount point for "+t.path, err)
 		}
-		if err := moveMount(t.fd, atFdcwd, target, moveMountFEmptyPath); err != nil {
+		if err := moveMount(t.fd, atFDCWD, target, moveMountFEmptyPath); err != nil {
 			return fail("bind "+t.path, err)
 		}
-		syscall.Close(t.fd)
+		closeFD(t.fd)
 	}
 	if c.Workspace != "" {
 		if err := protect(newRoot+c.Workspace, c.Protected); err != nil {
 			return err
 		}
 	}
-	if err := syscall.Chdir(newRoot); err != nil {
+	if err := chdir(newRoot); err != nil {
 		return fail("enter new root", err)
 	}
-	if err := syscall.PivotRoot(".", "."); err != nil {
+	if err := pivotRoot(".", "."); err != nil {
 		return fail("pivot_root", err)
 	}
-	if err := syscall.Unmount(".", syscall.MNT_DETACH); err != nil {
+	if err := unmount(".", syscall.MNT_DETACH); err != nil {
 		return fail("detach old root", err)
 	}
 	return nil
@@ -223,11 +222,11 @@ func itoa(v uint64) string {
 // tree fd it will receive. It can only create it on a tmpfs of the sandbox.
 func mountPoint(fd int, target string) error {
 	var st syscall.Stat_t
-	if err := syscall.Fstat(fd, &st); err != nil {
+	if err := fstat(fd, &st); err != nil {
 		return err
 	}
 	var tst syscall.Stat_t
-	if syscall.Lstat(target, &tst) == nil {
+	if stat(target, &tst, true) == nil {
 		return nil
 	}
 	if st.Mode&syscall.S_IFMT == syscall.S_IFDIR {
@@ -236,11 +235,11 @@ func mountPoint(fd int, target string) error {
 	if err := mkdirAll(dirname(target)); err != nil {
 		return err
 	}
-	f, err := syscall.Open(target, syscall.O_CREAT|syscall.O_WRONLY|syscall.O_CLOEXEC, mountPointFileMode)
+	f, err := openat(atFDCWD, target, syscall.O_CREAT|syscall.O_WRONLY, mountPointFileMode)
 	if err != nil {
 		return err
 	}
-	return syscall.Close(f)
+	return closeFD(f)
 }
 
 func dirname(p string) string {
@@ -254,7 +253,7 @@ func dirname(p string) string {
 
 func mkdirAll(p string) error {
 	var st syscall.Stat_t
-	if syscall.Stat(p, &st) == nil {
+	if stat(p, &st, false) == nil {
 		if st.Mode&syscall.S_IFMT == syscall.S_IFDIR {
 			return nil
 		}
@@ -265,7 +264,7 @@ func mkdirAll(p string) error {
 			return err
 		}
 	}
-	if err := syscall.Mkdir(p, mountPointDirMode); err != nil && err != syscall.EEXIST {
+	if err := mkdir(p, mountPointDirMode); err != nil && err != syscall.EEXIST {
 		return err
 	}
 	return nil
@@ -274,11 +273,11 @@ func mkdirAll(p string) error {
 // protect re-binds each existing protected path under ws read-only. A path
 // reached through a symbolic link is refused rather than protected.
 func protect(ws string, paths []string) error {
-	wsfd, err := syscall.Open(ws, oPath|syscall.O_DIRECTORY|syscall.O_CLOEXEC, 0)
+	wsfd, err := openat(atFDCWD, ws, oPath|syscall.O_DIRECTORY, 0)
 	if err != nil {
 		return fail("open workspace", err)
 	}
-	defer syscall.Close(wsfd)
+	defer closeFD(wsfd)
 	for _, p := range paths {
 		fd, err := openat2(wsfd, p, &openHow{
 			flags:   oPath | syscall.O_CLOEXEC | syscall.O_NOFOLLOW,
@@ -293,21 +292,21 @@ func protect(ws string, paths []string) error {
 			return fail("protect "+p, err)
 		}
 		var st syscall.Stat_t
-		if err := syscall.Fstat(fd, &st); err != nil || st.Mode&syscall.S_IFMT == syscall.S_IFLNK {
-			syscall.Close(fd)
+		if err := fstat(fd, &st); err != nil || st.Mode&syscall.S_IFMT == syscall.S_IFLNK {
+			closeFD(fd)
 			return fail("protect "+p, textError("the protected path is a symbolic link"))
 		}
 		tree, err := openTree(fd, "", openTreeClone|openTreeCloexec|atRecursive|atEmptyPath)
 		if err != nil {
-			syscall.Close(fd)
+			closeFD(fd)
 			return fail("protect "+p, err)
 		}
 		err = mountSetattr(tree, "", atEmptyPath|atRecursive, mountAttrRdonly|mountAttrNosuid|mountAttrNodev)
 		if err == nil {
 			err = moveMount(tree, fd, "", moveMountFEmptyPath|moveMountTEmptyPath)
 		}
-		syscall.Close(tree)
-		syscall.Close(fd)
+		closeFD(tree)
+		closeFD(fd)
 		if err != nil {
 			return fail("protect "+p, err)
 		}
