@@ -24,6 +24,10 @@
 // /proc; the workspace bound read-write and its protected paths re-bound
 // read-only; every capability dropped; no_new_privs; Landlock; a seccomp
 // filter; resource limits; descriptors above 2 closed; a clean environment.
+// When the host has a writable cgroup (v2 delegating memory and pids, or
+// the v1 memory and pids hierarchies) the helper is also started in a
+// cgroup leaf of its own that bounds the whole run's memory and tasks, and
+// is emptied and removed after the run ([LayerCgroup]).
 //
 // The sandbox fails closed: [Probe] reports which layers the host offers,
 // and a run whose policy needs a missing one fails with a [*LayerError]
