@@ -156,3 +156,28 @@ func BenchmarkSpawnSplit(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkCgroupLeaf times what the cgroup layer adds to a run outside the
+// helper: making the leaf with its limits, then removing it.
+func BenchmarkCgroupLeaf(b *testing.B) {
+	requireSandbox(b)
+	cg := hostCgroups()
+	if cg.version == 0 {
+		b.Skip(cg.detail)
+	}
+	l := Limits{}.withDefaults()
+	var ds []time.Duration
+	for b.Loop() {
+		start := time.Now()
+		lf, err := cg.newLeaf(l)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := lf.remove(); err != nil {
+			b.Fatal(err)
+		}
+		ds = append(ds, time.Since(start))
+	}
+	b.ReportMetric(percentile(ds, 0.5), "p50-ms")
+	b.ReportMetric(percentile(ds, 0.9), "p90-ms")
+}
