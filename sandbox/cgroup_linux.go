@@ -170,7 +170,14 @@ func writableCgroup(dir string, controllers ...string) error {
 		}
 	}
 	probe := filepath.Join(dir, fmt.Sprintf("%s%d-probe", leafPrefix, os.Getpid()))
-	if err := os.Mkdir(probe, 0o755); err != nil {
+	err := os.Mkdir(probe, 0o755)
+	if errors.Is(err, os.ErrExist) {
+		// Left by a crashed process that had this process's id.
+		if err = removeLeaf(probe); err == nil {
+			err = os.Mkdir(probe, 0o755)
+		}
+	}
+	if err != nil {
 		return err
 	}
 	return unix.Rmdir(probe)
@@ -368,7 +375,8 @@ func removeLeaf(dir string) error {
 }
 
 // removeStaleLeaves removes the leaves under parent whose creating process
-// is gone.
+// is gone. It runs before this process makes any leaf, so leaves named
+// with this process's id were left by an earlier process that had it.
 func removeStaleLeaves(parent string) {
 	ents, _ := os.ReadDir(parent)
 	for _, e := range ents {
@@ -378,7 +386,7 @@ func removeStaleLeaves(parent string) {
 		}
 		pidText, _, _ := strings.Cut(rest, "-")
 		pid, err := strconv.Atoi(pidText)
-		if err != nil || pid == os.Getpid() || unix.Kill(pid, 0) == nil {
+		if err != nil || pid != os.Getpid() && unix.Kill(pid, 0) == nil {
 			continue
 		}
 		removeLeaf(filepath.Join(parent, e.Name()))

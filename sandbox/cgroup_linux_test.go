@@ -3,6 +3,7 @@ package sandbox
 import (
 	"context"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -183,4 +184,38 @@ func TestFindCgroups(t *testing.T) {
 	if got.version != 0 || !strings.Contains(got.detail, "RLIMIT_DATA") {
 		t.Errorf("read-only host: %+v", got)
 	}
+}
+
+// TestStaleLeavesRemoved makes the leaf a crashed process would leave, with
+// a process still in it, and checks that the next process's scan kills the
+// process and removes the leaf.
+func TestStaleLeavesRemoved(t *testing.T) {
+	cg := requireCgroup(t)
+	gone := exec.Command("/bin/true")
+	must(t, gone.Run())
+	parent := cg.parent
+	if cg.version == 1 {
+		parent = cg.pids
+	}
+	stale := filepath.Join(parent, leafPrefix+strconv.Itoa(gone.Process.Pid)+"-1")
+	must(t, os.Mkdir(stale, 0o755))
+	t.Cleanup(func() { removeLeaf(stale) })
+	sleeper := exec.Command("/bin/sleep", "60")
+	must(t, sleeper.Start())
+	defer sleeper.Wait()
+	must(t, os.WriteFile(filepath.Join(stale, "cgroup.procs"), []byte(strconv.Itoa(sleeper.Process.Pid)), 0))
+	removeStaleLeaves(parent)
+	if _, err := os.Stat(stale); !os.IsNotExist(err) {
+		t.Errorf("stale leaf %s still there: %v", stale, err)
+	}
+	if !waitFor(func() bool { return processGone(sleeper.Process.Pid) }) {
+		sleeper.Process.Kill()
+		t.Error("the process in the stale leaf was not killed")
+	}
+}
+
+// processGone reports whether pid has exited (a zombie counts).
+func processGone(pid int) bool {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	return err != nil || strings.Contains(string(b), ") Z ")
 }
