@@ -241,6 +241,36 @@ var attacks = map[string]func(args []string) (string, error){
 			}
 		}
 	},
+	"allocmany": func(a []string) (string, error) {
+		// N processes each allocate M MiB and hold it until all have: what
+		// a per-process RLIMIT_DATA lets through.
+		n, _ := strconv.Atoi(a[0])
+		var cmds []*exec.Cmd
+		for range n {
+			cmd := exec.Command("/proc/self/exe", "allochold", a[1])
+			cmd.Stderr = os.Stderr
+			if err := cmd.Start(); err != nil {
+				return "", err
+			}
+			cmds = append(cmds, cmd)
+		}
+		var first error
+		for _, cmd := range cmds {
+			if err := cmd.Wait(); err != nil && first == nil {
+				first = err
+			}
+		}
+		return fmt.Sprintf("%d processes allocated %s MiB each", n, a[1]), first
+	},
+	"allochold": func(a []string) (string, error) {
+		n, _ := strconv.Atoi(a[0])
+		b := make([]byte, n<<20)
+		for i := 0; i < len(b); i += 4096 {
+			b[i] = 1
+		}
+		time.Sleep(time.Second)
+		return fmt.Sprintf("held %d MiB", len(b)>>20), nil
+	},
 	"background": func(a []string) (string, error) {
 		// Leave a daemonised child holding stdout, then exit.
 		cmd := exec.Command("/proc/self/exe", "sleep", a[0])

@@ -11,16 +11,11 @@
 //
 // On Linux the sandbox needs no other program. The calling binary is
 // re-executed as a helper that builds the sandbox and then executes the
-// command, so a program that uses this package must call [Main] early, at
-// the top of main (or of TestMain in tests):
-//
-//	func main() {
-//		sandbox.Main()
-//		...
-//	}
-//
-// [Main] returns at once in the normal process and never returns in the
-// helper.
+// command. The helper runs from the initialisation of a small internal
+// package, before the program's heavier packages are initialised and long
+// before main: a program that links this package serves as its own helper
+// without calling anything, and the helper starts in little more than the
+// time the Go runtime takes to start.
 //
 // The helper applies, in this order: user, mount, PID, network, IPC and UTS
 // namespaces, with the namespace root mapped to an unprivileged host user
@@ -29,6 +24,10 @@
 // /proc; the workspace bound read-write and its protected paths re-bound
 // read-only; every capability dropped; no_new_privs; Landlock; a seccomp
 // filter; resource limits; descriptors above 2 closed; a clean environment.
+// When the host has a writable cgroup (v2 delegating memory and pids, or
+// the v1 memory and pids hierarchies) the helper is also started in a
+// cgroup leaf of its own that bounds the whole run's memory and tasks, and
+// is emptied and removed after the run ([LayerCgroup]).
 //
 // The sandbox fails closed: [Probe] reports which layers the host offers,
 // and a run whose policy needs a missing one fails with a [*LayerError]

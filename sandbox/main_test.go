@@ -11,7 +11,6 @@ import (
 )
 
 func TestMain(m *testing.M) {
-	Main()
 	if os.Getenv(attackEnv) == "1" {
 		os.Exit(attackMain(os.Args[1:]))
 	}

@@ -23,12 +23,13 @@ const (
 	OutputLimit Outcome = "output_limit"
 	// CPULimit means the run used up Limits.CPU and the kernel killed it.
 	CPULimit Outcome = "cpu_limit"
-	// MemoryLimit means an allocation failed at Limits.Memory and the
-	// command failed because of it (read from its exit and error output).
+	// MemoryLimit means the run reached Limits.Memory: the run's cgroup
+	// counted an OOM kill, or, without a cgroup, an allocation failed and
+	// the command failed because of it (read from its error output).
 	MemoryLimit Outcome = "memory_limit"
 	// PIDsLimit means creating a process failed at Limits.Processes and
-	// the command failed because of it (read from its exit and error
-	// output).
+	// the command failed: the run's cgroup counted a refused fork, or,
+	// without a cgroup, the command's error output says so.
 	PIDsLimit Outcome = "pids_limit"
 )
 
@@ -53,6 +54,14 @@ type Result struct {
 	// Layers are the sandbox layers that were active, in the order they
 	// were applied.
 	Layers []Layer
+	// Cgroup is the cgroup version of the run's leaf ("v1" or "v2"), or
+	// empty when the run had none (see [LayerCgroup]).
+	Cgroup string
+	// ProtectedCreated lists the protected paths (Policy.Protected) that
+	// did not exist when the run started and exist after it: the sandbox
+	// cannot keep a run from creating them (see Policy.Protected), so it
+	// reports them for the program to inspect or remove.
+	ProtectedCreated []string
 }
 
 // OK reports whether the command exited by itself with status 0.
@@ -98,6 +107,9 @@ func (r *Result) Text() string {
 	}
 	if r.Truncated {
 		b.WriteString("[output cut at the output limit]\n")
+	}
+	if len(r.ProtectedCreated) > 0 {
+		b.WriteString("[the run created protected paths that did not exist before: " + Sanitize([]byte(strings.Join(r.ProtectedCreated, ", "))) + "]\n")
 	}
 	b.WriteString("[" + r.Summary() + "]")
 	return b.String()

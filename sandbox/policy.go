@@ -59,6 +59,14 @@ const (
 	// LayerRlimits are resource limits: CPU, file size, open files, core
 	// dumps, processes and data segment.
 	LayerRlimits Layer = "rlimits"
+	// LayerCgroup is a cgroup leaf per run, made under the process's own
+	// cgroup, bounding the whole run's memory and tasks (cgroup v2 when the
+	// host delegates memory and pids there, else the v1 memory and pids
+	// hierarchies when they are writable). It is not required: a run uses
+	// it when [Probe] finds it, and [Limits] fall back to RLIMIT_DATA and
+	// RLIMIT_NPROC otherwise; Result.Cgroup says which applied. A policy
+	// may name it in Policy.Without to do without it.
+	LayerCgroup Layer = "cgroup"
 )
 
 // RequiredLayers are the layers every run needs, in the order the helper
@@ -99,13 +107,17 @@ type Limits struct {
 	// CPU is the CPU time the run may use (RLIMIT_CPU); it is killed when
 	// it reaches it. Default 30s.
 	CPU time.Duration
-	// Memory bounds the data segment of each process (RLIMIT_DATA), which
-	// caps heap allocation for Go, C and Python programs alike. Default
-	// 512 MiB.
+	// Memory bounds the memory of the whole run (every process, page
+	// cache and kernel memory included) when the run has a cgroup leaf
+	// ([LayerCgroup]): the kernel's OOM killer ends the run at the limit
+	// and its outcome is [MemoryLimit]. Without a cgroup it bounds the data
+	// segment of each process (RLIMIT_DATA), which caps heap allocation
+	// for Go, C and Python programs alike. Default 512 MiB.
 	Memory int64
 	// Processes bounds the number of processes and threads the run may
-	// have at once (RLIMIT_NPROC, counted inside the run's user namespace,
-	// or per host user id for a policy without one). Default 256.
+	// have at once: the cgroup's pids.max when the run has a cgroup leaf,
+	// else RLIMIT_NPROC (counted inside the run's user namespace, or per
+	// host user id for a policy without one). Default 256.
 	Processes int
 	// FileSize is the largest file the run may write (RLIMIT_FSIZE).
 	// Default 64 MiB.
@@ -177,8 +189,17 @@ type Policy struct {
 	ReadOnly []string
 	// Protected are paths relative to Workspace that stay read-only. Nil
 	// means [DefaultProtected]; an empty non-nil slice protects nothing.
-	// Paths that do not exist when the run starts are not protected, and a
-	// protected path that is a symbolic link makes the run fail.
+	// A protected path that is a symbolic link makes the run fail.
+	//
+	// A path that does not exist when the run starts cannot be protected:
+	// a read-only mount needs an existing file or directory to cover, and
+	// making one would change the user's workspace (Landlock cannot deny a
+	// name beneath a writable directory either). So a run in a workspace
+	// without .git can create .git/hooks/pre-commit, which a later git init
+	// keeps. The run's Result lists such paths in ProtectedCreated, and the
+	// workspace file tools refuse protected paths whether or not they
+	// exist; give a workspace its .git (or an empty .vscode ...) before
+	// running commands in it to have them protected.
 	Protected []string
 	// Network is the network the run may reach; empty means [NetworkNone].
 	Network Network
@@ -239,7 +260,7 @@ func (p Policy) Validate() error {
 		return fmt.Errorf("sandbox: unknown network %q (want %q or %q)", p.Network, NetworkNone, NetworkHost)
 	}
 	for _, l := range p.Without {
-		if !slices.Contains(RequiredLayers, l) && l != LayerNetNS {
+		if !slices.Contains(RequiredLayers, l) && l != LayerNetNS && l != LayerCgroup {
 			return fmt.Errorf("sandbox: unknown layer %q", l)
 		}
 	}
@@ -328,8 +349,10 @@ func (e *LayerError) Error() string {
 	return fmt.Sprintf("sandbox: refusing to run: layer %s is unavailable on this host: %s", e.Layer, e.Reason)
 }
 
-// ErrNoMain is returned by Run, and reported by Probe, when the program did
-// not call [Main] first: the binary could not serve as its own helper.
+// ErrNoMain was returned by Run when the program had not called Main, which
+// the helper no longer needs: it is never returned now.
+//
+// Deprecated: the helper runs while the program initialises.
 var ErrNoMain = errors.New("sandbox: sandbox.Main was not called at the top of main (or TestMain)")
 
 // ErrUnsupported is returned on platforms without a sandbox backend.

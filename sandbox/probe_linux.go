@@ -46,15 +46,14 @@ func probe() Report {
 		add(LayerSeccomp, false, "the kernel does not offer seccomp filters")
 	}
 	add(LayerRlimits, true, "RLIMIT_CPU, FSIZE, NOFILE, CORE, NPROC and DATA")
+	cg := hostCgroups()
+	add(LayerCgroup, cg.version != 0, cg.detail)
 	return r
 }
 
 // probeNamespaces starts the helper in every namespace the sandbox uses,
 // in probe mode: it exits at once.
 func probeNamespaces() error {
-	if !mainCalled.Load() {
-		return ErrNoMain
-	}
 	cmd := exec.Command("/proc/self/exe")
 	cmd.Args = []string{"clawtool-sandbox-probe"}
 	cmd.Env = []string{helperEnv + "=probe"}
@@ -64,13 +63,6 @@ func probeNamespaces() error {
 		return fmt.Errorf("cannot create the sandbox namespaces: %v %s", err, strings.TrimSpace(string(out)))
 	}
 	return nil
-}
-
-// probeMain is the helper's probe mode.
-func probeMain() {
-	if os.Getenv(helperEnv) == "probe" {
-		os.Exit(0)
-	}
 }
 
 func namespaceFlags(n Network) uintptr {

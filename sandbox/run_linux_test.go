@@ -22,8 +22,12 @@ func TestRunEcho(t *testing.T) {
 	if !r.OK() || string(r.Stdout) != "hello\n" {
 		t.Fatalf("result %+v stdout %q stderr %q", r, r.Stdout, r.Stderr)
 	}
-	if !slices.Equal(r.Layers, Policy{}.layers()) {
-		t.Errorf("result layers %v, want %v", r.Layers, Policy{}.layers())
+	want := Policy{}.layers()
+	if Probe().Has(LayerCgroup) {
+		want = append([]Layer{LayerCgroup}, want...)
+	}
+	if !slices.Equal(r.Layers, want) {
+		t.Errorf("result layers %v, want %v", r.Layers, want)
 	}
 }
 
@@ -215,10 +219,30 @@ func TestWithoutUserNamespace(t *testing.T) {
 	}
 }
 
-func TestRunNeedsMain(t *testing.T) {
-	mainCalled.Store(false)
-	defer mainCalled.Store(true)
-	if _, err := Run(context.Background(), Policy{}, "true"); !errors.Is(err, ErrNoMain) {
-		t.Errorf("Run without Main = %v, want ErrNoMain", err)
+// TestProtectedCreatedIsReported runs in a workspace without .git: the run
+// can create .git/hooks/pre-commit (a read-only mount needs something to
+// cover), and the result names the protected path it created. An existing
+// protected directory stays read-only.
+func TestProtectedCreatedIsReported(t *testing.T) {
+	f := newFixture(t)
+	must(t, os.MkdirAll(filepath.Join(f.ws, ".vscode"), 0o755))
+	must(t, os.Chown(filepath.Join(f.ws, ".vscode"), DefaultUID, DefaultUID))
+	p := f.policy()
+	p.Env = DefaultEnv
+	r, err := Run(context.Background(), p, "sh", "-c", "mkdir -p .git/hooks && echo x > .git/hooks/pre-commit; echo y > .vscode/settings.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(f.ws, ".vscode", "settings.json")); err == nil {
+		t.Error("the run wrote into the existing protected .vscode")
+	}
+	if _, err := os.Stat(filepath.Join(f.ws, ".git", "hooks", "pre-commit")); err != nil {
+		t.Fatalf("the run could not create .git/hooks (the documented limit changed?): %v, %s %q", err, r.Summary(), r.Stderr)
+	}
+	if !slices.Equal(r.ProtectedCreated, []string{".git/hooks", ".git/config"}) && !slices.Equal(r.ProtectedCreated, []string{".git/hooks"}) {
+		t.Errorf("ProtectedCreated = %q, want .git/hooks", r.ProtectedCreated)
+	}
+	if !strings.Contains(r.Text(), "created protected paths that did not exist before: .git/hooks") {
+		t.Errorf("Text() = %q", r.Text())
 	}
 }

@@ -7,7 +7,9 @@ import (
 	"io"
 )
 
-// Main does nothing on this platform.
+// Main does nothing.
+//
+// Deprecated: programs no longer need to call Main.
 func Main() {}
 
 // Probe reports no layers on this platform.

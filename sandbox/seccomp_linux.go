@@ -1,7 +1,11 @@
 package sandbox
 
 import (
+	"encoding/binary"
+	"sync"
+
 	seccomp "github.com/elastic/go-seccomp-bpf"
+	"golang.org/x/net/bpf"
 	"golang.org/x/sys/unix"
 )
 
@@ -22,15 +26,15 @@ var deniedSyscalls = []string{
 	"name_to_handle_at", "open_by_handle_at", "lookup_dcookie", "vhangup", "personality",
 }
 
-// applySeccomp loads the sandbox's filter on this thread. Everything not
-// listed is allowed; the filter narrows the kernel surface, while the
-// namespaces, Landlock and capabilities do the confining.
-func applySeccomp(c *helperConfig) error {
+// seccompPolicy is the sandbox's filter. Everything not listed is allowed;
+// the filter narrows the kernel surface, while the namespaces, Landlock and
+// capabilities do the confining.
+func seccompPolicy(denyUnix bool, network Network) seccomp.Policy {
 	socket := seccomp.NameWithConditions{Name: "socket"}
-	if !c.DenyUnix {
+	if !denyUnix {
 		socket.Conditions = append(socket.Conditions, seccomp.Condition{Argument: 0, Operation: seccomp.NotEqual, Value: unix.AF_UNIX})
 	}
-	if c.Network == NetworkHost {
+	if network == NetworkHost {
 		socket.Conditions = append(socket.Conditions,
 			seccomp.Condition{Argument: 0, Operation: seccomp.NotEqual, Value: unix.AF_INET},
 			seccomp.Condition{Argument: 0, Operation: seccomp.NotEqual, Value: unix.AF_INET6})
@@ -50,12 +54,43 @@ func applySeccomp(c *helperConfig) error {
 	// clone3 passes its flags in memory a filter cannot read: make it look
 	// absent, so that C libraries fall back to clone, which is filtered.
 	clone3 := seccomp.SyscallGroup{Action: seccomp.ActionErrno | seccomp.Action(unix.ENOSYS), Names: []string{"clone3"}}
-	filter := seccomp.Filter{
-		NoNewPrivs: true,
-		Policy: seccomp.Policy{
-			DefaultAction: seccomp.ActionAllow,
-			Syscalls:      []seccomp.SyscallGroup{deny, conditional, clone3},
-		},
+	return seccomp.Policy{
+		DefaultAction: seccomp.ActionAllow,
+		Syscalls:      []seccomp.SyscallGroup{deny, conditional, clone3},
 	}
-	return seccomp.LoadFilter(filter)
+}
+
+type seccompKey struct {
+	denyUnix bool
+	network  Network
+}
+
+// seccompPrograms caches the assembled filters: there are four.
+var seccompPrograms sync.Map // seccompKey -> []byte
+
+// seccompProgram returns the filter for a run, assembled here so that the
+// helper only loads it: an array of struct sock_filter in the machine's
+// byte order.
+func seccompProgram(denyUnix bool, network Network) ([]byte, error) {
+	key := seccompKey{denyUnix, network}
+	if b, ok := seccompPrograms.Load(key); ok {
+		return b.([]byte), nil
+	}
+	p := seccompPolicy(denyUnix, network)
+	insts, err := p.Assemble()
+	if err != nil {
+		return nil, err
+	}
+	raw, err := bpf.Assemble(insts)
+	if err != nil {
+		return nil, err
+	}
+	b := make([]byte, 0, 8*len(raw))
+	for _, in := range raw {
+		b = binary.NativeEndian.AppendUint16(b, in.Op)
+		b = append(b, in.Jt, in.Jf)
+		b = binary.NativeEndian.AppendUint32(b, in.K)
+	}
+	seccompPrograms.Store(key, b)
+	return b, nil
 }

@@ -58,6 +58,12 @@ func (ts *Toolset) execTool() tool.Tool {
 					"duration_ms":    r.Duration.Milliseconds(),
 				},
 			}
+			if r.Cgroup != "" {
+				res.Metadata["sandbox_cgroup"] = r.Cgroup
+			}
+			if len(r.ProtectedCreated) > 0 {
+				res.Metadata["protected_created"] = r.ProtectedCreated
+			}
 			if !r.OK() {
 				res.IsError = true
 				res.Kind = tool.KindToolError

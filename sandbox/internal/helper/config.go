@@ -1,0 +1,251 @@
+// Package helper is the sandbox's helper process: the re-executed binary
+// that builds the sandbox and executes the command in it.
+//
+// The helper runs from this package's init function, so that a program
+// linking package sandbox serves as its own helper without calling
+// anything. The package imports nothing but syscall and unsafe: Go
+// initialises a package as soon as its imports are initialised (in import
+// path order among those that are ready), so the helper starts before the
+// initialisation of the heavy packages of the program (HTTP, TLS, container
+// clients, telemetry ...), which it then never reaches.
+//
+// The supervisor, in package sandbox, describes the sandbox in a [Config]
+// it sends to the helper over a pipe, already reduced to what the helper
+// has to do: paths to bind, rights to grant, a seccomp program assembled
+// beforehand, limits as numbers.
+package helper
+
+// Env marks the re-executed binary as the helper: "1" builds the sandbox
+// described on ConfigFD and executes the command; "probe" exits 0 at once.
+const Env = "CLAWTOOL_SANDBOX_HELPER"
+
+// Descriptors the supervisor hands the helper.
+const (
+	ConfigFD = 3 // read end of a pipe carrying the encoded Config
+	ErrorFD  = 4 // write end of a pipe for a setup error; closed by exec
+	TraceFD  = 5 // write end of a pipe for stage timestamps (Config.Trace only)
+)
+
+// MaxConfig bounds the encoded configuration the helper reads.
+const MaxConfig = 1 << 20
+
+// ExitSetup is the helper's exit status when building the sandbox failed.
+const ExitSetup = 125
+
+// Layer bits of Config.Layers.
+const (
+	UserNS   = 1 << iota // drop capabilities (the namespace root has them all)
+	MountNS              // build the root and pivot into it
+	UTSNS                // set the host name
+	Landlock             // restrict with a Landlock ruleset
+	Seccomp              // load Config.Seccomp
+	Rlimits              // set the resource limits
+)
+
+// Landlock access rights (linux/landlock.h), ABI 6.
+const (
+	AccessExecute   = 1 << 0
+	AccessWriteFile = 1 << 1
+	AccessReadFile  = 1 << 2
+	AccessReadDir   = 1 << 3
+	AccessRemoveDir = 1 << 4
+	AccessRemoveFil = 1 << 5
+	AccessMakeChar  = 1 << 6
+	AccessMakeDir   = 1 << 7
+	AccessMakeReg   = 1 << 8
+	AccessMakeSock  = 1 << 9
+	AccessMakeFifo  = 1 << 10
+	AccessMakeBlock = 1 << 11
+	AccessMakeSym   = 1 << 12
+	AccessRefer     = 1 << 13
+	AccessTruncate  = 1 << 14
+	AccessIoctlDev  = 1 << 15
+
+	// HandledFS are the file system rights the sandbox's ruleset handles:
+	// every right of ABI 6, so what no rule grants is denied.
+	HandledFS = 1<<16 - 1
+	// HandledNet are TCP bind and connect, handled (and so denied) under
+	// the network "none".
+	HandledNet = 1<<0 | 1<<1
+	// Scoped confines abstract unix sockets and signals to the sandbox.
+	Scoped = 1<<0 | 1<<1
+
+	// ReadDirs are the rights on read-only directories: read, list and
+	// execute; ReadFiles the same on a file.
+	ReadDirs  = AccessExecute | AccessReadFile | AccessReadDir
+	ReadFiles = AccessExecute | AccessReadFile
+	// WriteDirs are the rights on the workspace and /tmp: reading and
+	// every kind of writing, but no refer (cross-directory links and
+	// renames) and no device ioctls.
+	WriteDirs = ReadDirs | AccessWriteFile | AccessRemoveDir | AccessRemoveFil | AccessMakeChar | AccessMakeDir |
+		AccessMakeReg | AccessMakeSock | AccessMakeFifo | AccessMakeBlock | AccessMakeSym | AccessTruncate
+	// WriteFiles are the rights on the writable devices.
+	WriteFiles = AccessExecute | AccessReadFile | AccessWriteFile | AccessTruncate
+)
+
+// Config is what the supervisor tells the helper to build.
+type Config struct {
+	Argv, Env []string
+	// Workspace is bound read-write and is the working directory; empty
+	// means none (the working directory is /tmp).
+	Workspace string
+	// ReadOnly are bound read-only; Protected (relative to Workspace) are
+	// re-bound read-only over the workspace; HideDirs get an empty tmpfs.
+	ReadOnly, Protected, HideDirs []string
+	// Layers is a set of the layer bits.
+	Layers uint64
+	// LandlockRead are granted ReadDirs (or ReadFiles) when they exist;
+	// the workspace and /tmp WriteDirs; /dev/null, zero and full
+	// WriteFiles. NoTCP handles (denies) TCP bind and connect.
+	LandlockRead []string
+	NoTCP        bool
+	// Seccomp is the filter as struct sock_filter entries, in the
+	// machine's byte order.
+	Seccomp []byte
+	// Limits; zero NProc or Data leaves that limit unset.
+	CPU, FileSize, OpenFiles, NProc, Data uint64
+	// Tmp is the size of the private /tmp in bytes.
+	Tmp uint64
+	// Trace makes the helper write a timestamp (CLOCK_MONOTONIC, 8 bytes,
+	// little endian) to TraceFD after each stage, in the order of the
+	// Stages.
+	Trace bool
+}
+
+// Stages name the timestamps a tracing helper writes, in order.
+var Stages = []string{"start", "config", "mounts", "capabilities", "landlock", "seccomp", "rlimits", "exec"}
+
+// Has reports whether c asks for the layer bit l.
+func (c *Config) Has(l uint64) bool { return c.Layers&l != 0 }
+
+const configVersion = 1
+
+// Encode returns c in the form Decode reads.
+func (c *Config) Encode() []byte {
+	var e encoder
+	e.num(configVersion)
+	e.strs(c.Argv)
+	e.strs(c.Env)
+	e.str(c.Workspace)
+	e.strs(c.ReadOnly)
+	e.strs(c.Protected)
+	e.strs(c.HideDirs)
+	e.num(c.Layers)
+	e.strs(c.LandlockRead)
+	e.flag(c.NoTCP)
+	e.str(string(c.Seccomp))
+	for _, v := range []uint64{c.CPU, c.FileSize, c.OpenFiles, c.NProc, c.Data, c.Tmp} {
+		e.num(v)
+	}
+	e.flag(c.Trace)
+	return e.b
+}
+
+// Decode parses what Encode wrote. It reports false, and no Config, for
+// malformed or truncated input.
+func Decode(b []byte) (*Config, bool) {
+	d := decoder{b: b}
+	if d.num() != configVersion {
+		return nil, false
+	}
+	c := &Config{}
+	c.Argv = d.strs()
+	c.Env = d.strs()
+	c.Workspace = d.str()
+	c.ReadOnly = d.strs()
+	c.Protected = d.strs()
+	c.HideDirs = d.strs()
+	c.Layers = d.num()
+	c.LandlockRead = d.strs()
+	c.NoTCP = d.num() == 1
+	c.Seccomp = []byte(d.str())
+	for _, v := range []*uint64{&c.CPU, &c.FileSize, &c.OpenFiles, &c.NProc, &c.Data, &c.Tmp} {
+		*v = d.num()
+	}
+	c.Trace = d.num() == 1
+	if d.bad || len(d.b) != 0 {
+		return nil, false
+	}
+	return c, true
+}
+
+type encoder struct{ b []byte }
+
+func (e *encoder) num(v uint64) {
+	for v >= 0x80 {
+		e.b = append(e.b, byte(v)|0x80)
+		v >>= 7
+	}
+	e.b = append(e.b, byte(v))
+}
+
+func (e *encoder) flag(v bool) {
+	if v {
+		e.num(1)
+	} else {
+		e.num(0)
+	}
+}
+
+func (e *encoder) str(s string) {
+	e.num(uint64(len(s)))
+	e.b = append(e.b, s...)
+}
+
+func (e *encoder) strs(ss []string) {
+	e.num(uint64(len(ss)))
+	for _, s := range ss {
+		e.str(s)
+	}
+}
+
+type decoder struct {
+	b   []byte
+	bad bool
+}
+
+func (d *decoder) num() uint64 {
+	var v uint64
+	for shift := uint(0); shift < 64; shift += 7 {
+		if len(d.b) == 0 {
+			d.bad = true
+			return 0
+		}
+		c := d.b[0]
+		d.b = d.b[1:]
+		v |= uint64(c&0x7f) << shift
+		if c < 0x80 {
+			return v
+		}
+	}
+	d.bad = true
+	return 0
+}
+
+func (d *decoder) str() string {
+	n := d.num()
+	if d.bad || n > uint64(len(d.b)) {
+		d.bad = true
+		return ""
+	}
+	s := string(d.b[:n])
+	d.b = d.b[n:]
+	return s
+}
+
+func (d *decoder) strs() []string {
+	n := d.num()
+	if d.bad || n > uint64(len(d.b)) { // each string takes at least one byte
+		d.bad = true
+		return nil
+	}
+	var out []string
+	for range n {
+		s := d.str()
+		if d.bad {
+			return nil
+		}
+		out = append(out, s)
+	}
+	return out
+}

@@ -1,0 +1,315 @@
+package helper
+
+import (
+	"syscall"
+	"unsafe"
+)
+
+// newRoot is where the helper assembles the root before pivot_root; it lives
+// on a tmpfs mounted over /tmp in the helper's private mount namespace.
+const newRoot = "/tmp/.sandbox-root"
+
+// Mount API flags (linux/mount.h, linux/fcntl.h, linux/openat2.h).
+const (
+	openTreeClone        = 1
+	openTreeCloexec      = syscall.O_CLOEXEC
+	atEmptyPath          = 0x1000
+	atRecursive          = 0x8000
+	mountAttrRdonly      = 0x1
+	mountAttrNosuid      = 0x2
+	mountAttrNodev       = 0x4
+	moveMountFEmptyPath  = 0x4
+	moveMountTEmptyPath  = 0x40
+	resolveNoMagiclinks  = 0x02
+	resolveNoSymlinks    = 0x04
+	resolveBeneath       = 0x08
+	oPath                = 0x200000
+	mountAttrSize        = 32
+	openHowSize          = 24
+	mountPointDirMode    = 0o755
+	mountPointFileMode   = 0o644
+	stagingDirectoryMode = 0o700
+)
+
+type mountAttr struct {
+	set, clr, propagation, usernsFD uint64
+}
+
+type openHow struct {
+	flags, mode, resolve uint64
+}
+
+func ptr(s string) (*byte, error) { return syscall.BytePtrFromString(s) }
+
+func openTree(dirfd int, path string, flags uintptr) (int, error) {
+	p, err := ptr(path)
+	if err != nil {
+		return -1, err
+	}
+	fd, _, e := syscall.RawSyscall(sysOpenTree, uintptr(dirfd), uintptr(unsafe.Pointer(p)), flags)
+	if e != 0 {
+		return -1, e
+	}
+	return int(fd), nil
+}
+
+func mountSetattr(dirfd int, path string, flags uintptr, set uint64) error {
+	p, err := ptr(path)
+	if err != nil {
+		return err
+	}
+	attr := mountAttr{set: set}
+	if _, _, e := syscall.RawSyscall6(sysMountSetattr, uintptr(dirfd), uintptr(unsafe.Pointer(p)), flags,
+		uintptr(unsafe.Pointer(&attr)), mountAttrSize, 0); e != 0 {
+		return e
+	}
+	return nil
+}
+
+func moveMount(fromfd int, tofd int, to string, flags uintptr) error {
+	from, _ := ptr("")
+	t, err := ptr(to)
+	if err != nil {
+		return err
+	}
+	if _, _, e := syscall.RawSyscall6(sysMoveMount, uintptr(fromfd), uintptr(unsafe.Pointer(from)),
+		uintptr(tofd), uintptr(unsafe.Pointer(t)), flags, 0); e != 0 {
+		return e
+	}
+	return nil
+}
+
+func openat2(dirfd int, path string, how *openHow) (int, error) {
+	p, err := ptr(path)
+	if err != nil {
+		return -1, err
+	}
+	fd, _, e := syscall.RawSyscall6(sysOpenat2, uintptr(dirfd), uintptr(unsafe.Pointer(p)),
+		uintptr(unsafe.Pointer(how)), openHowSize, 0, 0)
+	if e != 0 {
+		return -1, e
+	}
+	return int(fd), nil
+}
+
+// buildRoot assembles the sandbox's file system and pivots into it: a
+// read-only, nosuid, nodev copy of the host root; a private /tmp; tmpfs over
+// daemon-socket directories; a minimal /dev; a fresh /proc; the workspace
+// read-write with its protected paths read-only; the read-only paths.
+func buildRoot(c *Config) error {
+	if err := mount("", "/", "", syscall.MS_REC|syscall.MS_PRIVATE, ""); err != nil {
+		return fail("make mounts private", err)
+	}
+	// Clone the trees to bind before /tmp is covered: they may live there.
+	type tree struct {
+		fd   int
+		path string
+	}
+	var trees []tree
+	clone := func(path string, attr uint64) error {
+		fd, err := openTree(atFDCWD, path, openTreeClone|openTreeCloexec|atRecursive)
+		if err != nil {
+			return fail("open "+path+" (the sandbox user must be able to reach it)", err)
+		}
+		if err := mountSetattr(fd, "", atEmptyPath|atRecursive, attr); err != nil {
+			return fail("restrict "+path, err)
+		}
+		trees = append(trees, tree{fd, path})
+		return nil
+	}
+	if c.Workspace != "" {
+		if err := clone(c.Workspace, mountAttrNosuid|mountAttrNodev); err != nil {
+			return err
+		}
+	}
+	for _, p := range c.ReadOnly {
+		if err := clone(p, mountAttrRdonly|mountAttrNosuid|mountAttrNodev); err != nil {
+			return err
+		}
+	}
+	for _, d := range []string{"null", "zero", "full", "random", "urandom"} {
+		if err := clone("/dev/"+d, mountAttrNosuid); err != nil {
+			return err
+		}
+	}
+
+	if err := mount("sandbox", "/tmp", "tmpfs", syscall.MS_NOSUID|syscall.MS_NODEV, "size=64k,mode=0700"); err != nil {
+		return fail("mount staging tmpfs", err)
+	}
+	if err := mkdir(newRoot, stagingDirectoryMode); err != nil {
+		return fail("staging directory", err)
+	}
+	if err := mount("/", newRoot, "", syscall.MS_BIND|syscall.MS_REC, ""); err != nil {
+		return fail("bind root", err)
+	}
+	if err := mountSetattr(atFDCWD, newRoot, atRecursive, mountAttrRdonly|mountAttrNosuid|mountAttrNodev); err != nil {
+		return fail("make root read-only", err)
+	}
+	tmpfs := func(dir, opts string, flags uintptr) error {
+		if err := mount("tmpfs", newRoot+dir, "tmpfs", flags|syscall.MS_NOSUID|syscall.MS_NODEV, opts); err != nil {
+			return fail("mount tmpfs on "+dir, err)
+		}
+		return nil
+	}
+	inodes := c.Tmp / 4096
+	if inodes < 1024 {
+		inodes = 1024
+	}
+	if err := tmpfs("/tmp", "size="+itoa(c.Tmp)+",nr_inodes="+itoa(inodes)+",mode=1777", 0); err != nil {
+		return err
+	}
+	for _, d := range c.HideDirs {
+		var st syscall.Stat_t
+		if stat(newRoot+d, &st, true) != nil || st.Mode&syscall.S_IFMT != syscall.S_IFDIR {
+			continue // missing, or a symbolic link into a directory hidden already
+		}
+		if err := tmpfs(d, "size=64k,mode=0755", syscall.MS_NOEXEC); err != nil {
+			return err
+		}
+	}
+	if err := tmpfs("/dev", "size=64k,mode=0755", syscall.MS_NOEXEC); err != nil {
+		return err
+	}
+	for _, link := range [][2]string{{"/proc/self/fd", "fd"}, {"/proc/self/fd/0", "stdin"}, {"/proc/self/fd/1", "stdout"}, {"/proc/self/fd/2", "stderr"}} {
+		if err := symlink(link[0], newRoot+"/dev/"+link[1]); err != nil {
+			return fail("/dev/"+link[1], err)
+		}
+	}
+	if err := mount("proc", newRoot+"/proc", "proc", syscall.MS_NOSUID|syscall.MS_NODEV|syscall.MS_NOEXEC, ""); err != nil {
+		return fail("mount /proc", err)
+	}
+	for _, t := range trees {
+		target := newRoot + t.path
+		if err := mountPoint(t.fd, target); err != nil {
+			return fail("mount point for "+t.path, err)
+		}
+		if err := moveMount(t.fd, atFDCWD, target, moveMountFEmptyPath); err != nil {
+			return fail("bind "+t.path, err)
+		}
+		closeFD(t.fd)
+	}
+	if c.Workspace != "" {
+		if err := protect(newRoot+c.Workspace, c.Protected); err != nil {
+			return err
+		}
+	}
+	if err := chdir(newRoot); err != nil {
+		return fail("enter new root", err)
+	}
+	if err := pivotRoot(".", "."); err != nil {
+		return fail("pivot_root", err)
+	}
+	if err := unmount(".", syscall.MNT_DETACH); err != nil {
+		return fail("detach old root", err)
+	}
+	return nil
+}
+
+func itoa(v uint64) string {
+	var b [20]byte
+	i := len(b)
+	for {
+		i--
+		b[i] = byte('0' + v%10)
+		v /= 10
+		if v == 0 {
+			return string(b[i:])
+		}
+	}
+}
+
+// mountPoint makes sure target exists as a directory or a file, like the
+// tree fd it will receive. It can only create it on a tmpfs of the sandbox.
+func mountPoint(fd int, target string) error {
+	var st syscall.Stat_t
+	if err := fstat(fd, &st); err != nil {
+		return err
+	}
+	var tst syscall.Stat_t
+	if stat(target, &tst, true) == nil {
+		return nil
+	}
+	if st.Mode&syscall.S_IFMT == syscall.S_IFDIR {
+		return mkdirAll(target)
+	}
+	if err := mkdirAll(dirname(target)); err != nil {
+		return err
+	}
+	f, err := openat(atFDCWD, target, syscall.O_CREAT|syscall.O_WRONLY, mountPointFileMode)
+	if err != nil {
+		return err
+	}
+	return closeFD(f)
+}
+
+func dirname(p string) string {
+	for i := len(p) - 1; i > 0; i-- {
+		if p[i] == '/' {
+			return p[:i]
+		}
+	}
+	return "/"
+}
+
+func mkdirAll(p string) error {
+	var st syscall.Stat_t
+	if stat(p, &st, false) == nil {
+		if st.Mode&syscall.S_IFMT == syscall.S_IFDIR {
+			return nil
+		}
+		return syscall.ENOTDIR
+	}
+	if parent := dirname(p); parent != p && parent != "/" {
+		if err := mkdirAll(parent); err != nil {
+			return err
+		}
+	}
+	if err := mkdir(p, mountPointDirMode); err != nil && err != syscall.EEXIST {
+		return err
+	}
+	return nil
+}
+
+// protect re-binds each existing protected path under ws read-only. A path
+// reached through a symbolic link is refused rather than protected.
+func protect(ws string, paths []string) error {
+	wsfd, err := openat(atFDCWD, ws, oPath|syscall.O_DIRECTORY, 0)
+	if err != nil {
+		return fail("open workspace", err)
+	}
+	defer closeFD(wsfd)
+	for _, p := range paths {
+		fd, err := openat2(wsfd, p, &openHow{
+			flags:   oPath | syscall.O_CLOEXEC | syscall.O_NOFOLLOW,
+			resolve: resolveBeneath | resolveNoSymlinks | resolveNoMagiclinks,
+		})
+		switch {
+		case err == syscall.ENOENT, err == syscall.ENOTDIR:
+			continue
+		case err == syscall.ELOOP:
+			return fail("protect "+p, textError("the protected path is, or passes through, a symbolic link"))
+		case err != nil:
+			return fail("protect "+p, err)
+		}
+		var st syscall.Stat_t
+		if err := fstat(fd, &st); err != nil || st.Mode&syscall.S_IFMT == syscall.S_IFLNK {
+			closeFD(fd)
+			return fail("protect "+p, textError("the protected path is a symbolic link"))
+		}
+		tree, err := openTree(fd, "", openTreeClone|openTreeCloexec|atRecursive|atEmptyPath)
+		if err != nil {
+			closeFD(fd)
+			return fail("protect "+p, err)
+		}
+		err = mountSetattr(tree, "", atEmptyPath|atRecursive, mountAttrRdonly|mountAttrNosuid|mountAttrNodev)
+		if err == nil {
+			err = moveMount(tree, fd, "", moveMountFEmptyPath|moveMountTEmptyPath)
+		}
+		closeFD(tree)
+		closeFD(fd)
+		if err != nil {
+			return fail("protect "+p, err)
+		}
+	}
+	return nil
+}

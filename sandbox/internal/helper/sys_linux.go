@@ -1,0 +1,185 @@
+package helper
+
+import (
+	"syscall"
+	"unsafe"
+)
+
+// The helper makes every system call raw. A call through syscall.Syscall
+// lets the runtime hand the processor to another thread when the call
+// lasts more than a few microseconds, and with GOMAXPROCS=1 that starts a
+// new thread; mounts last longer than that. The helper has nothing else to
+// run, so it keeps its one thread.
+
+// atFDCWD is AT_FDCWD; cwdArg passes it to a raw call.
+const atFDCWD = -100
+
+func errnoErr(e syscall.Errno) error {
+	if e == 0 {
+		return nil
+	}
+	return e
+}
+
+func sys(trap uintptr, a ...uintptr) (uintptr, error) {
+	var args [6]uintptr
+	copy(args[:], a)
+	r, _, e := syscall.RawSyscall6(trap, args[0], args[1], args[2], args[3], args[4], args[5])
+	return r, errnoErr(e)
+}
+
+func p(b *byte) uintptr { return uintptr(unsafe.Pointer(b)) }
+
+func openat(dirfd int, path string, flags int, mode uint32) (int, error) {
+	s, err := ptr(path)
+	if err != nil {
+		return -1, err
+	}
+	for {
+		fd, err := sys(syscall.SYS_OPENAT, uintptr(dirfd), p(s), uintptr(flags|syscall.O_CLOEXEC), uintptr(mode))
+		if err == syscall.EINTR {
+			continue
+		}
+		if err != nil {
+			return -1, err
+		}
+		return int(fd), nil
+	}
+}
+
+func closeFD(fd int) error {
+	_, err := sys(syscall.SYS_CLOSE, uintptr(fd))
+	return err
+}
+
+func fstat(fd int, st *syscall.Stat_t) error {
+	_, err := sys(syscall.SYS_FSTAT, uintptr(fd), uintptr(unsafe.Pointer(st)))
+	return err
+}
+
+// stat is stat(2), or lstat(2) when nofollow is set.
+func stat(path string, st *syscall.Stat_t, nofollow bool) error {
+	flags := oPath
+	if nofollow {
+		flags |= syscall.O_NOFOLLOW
+	}
+	fd, err := openat(atFDCWD, path, flags, 0)
+	if err != nil {
+		return err
+	}
+	defer closeFD(fd)
+	return fstat(fd, st)
+}
+
+func mkdir(path string, mode uint32) error {
+	s, err := ptr(path)
+	if err != nil {
+		return err
+	}
+	_, err = sys(syscall.SYS_MKDIRAT, cwdArg(), p(s), uintptr(mode))
+	return err
+}
+
+func symlink(target, link string) error {
+	t, err := ptr(target)
+	if err != nil {
+		return err
+	}
+	l, err := ptr(link)
+	if err != nil {
+		return err
+	}
+	_, err = sys(syscall.SYS_SYMLINKAT, p(t), cwdArg(), p(l))
+	return err
+}
+
+func mount(source, target, fstype string, flags uintptr, data string) error {
+	var src, typ, dat *byte
+	var err error
+	if source != "" {
+		if src, err = ptr(source); err != nil {
+			return err
+		}
+	}
+	if fstype != "" {
+		if typ, err = ptr(fstype); err != nil {
+			return err
+		}
+	}
+	if data != "" {
+		if dat, err = ptr(data); err != nil {
+			return err
+		}
+	}
+	tgt, err := ptr(target)
+	if err != nil {
+		return err
+	}
+	_, err = sys(syscall.SYS_MOUNT, p(src), p(tgt), p(typ), flags, p(dat))
+	return err
+}
+
+func unmount(target string, flags uintptr) error {
+	t, err := ptr(target)
+	if err != nil {
+		return err
+	}
+	_, err = sys(syscall.SYS_UMOUNT2, p(t), flags)
+	return err
+}
+
+func pivotRoot(newRoot, putOld string) error {
+	n, err := ptr(newRoot)
+	if err != nil {
+		return err
+	}
+	o, err := ptr(putOld)
+	if err != nil {
+		return err
+	}
+	_, err = sys(syscall.SYS_PIVOT_ROOT, p(n), p(o))
+	return err
+}
+
+func chdir(path string) error {
+	s, err := ptr(path)
+	if err != nil {
+		return err
+	}
+	_, err = sys(syscall.SYS_CHDIR, p(s))
+	return err
+}
+
+func sethostname(name string) error {
+	b := []byte(name)
+	_, err := sys(syscall.SYS_SETHOSTNAME, uintptr(unsafe.Pointer(&b[0])), uintptr(len(b)))
+	return err
+}
+
+func access(path string, mode uint32) error {
+	s, err := ptr(path)
+	if err != nil {
+		return err
+	}
+	_, err = sys(syscall.SYS_FACCESSAT, cwdArg(), p(s), uintptr(mode))
+	return err
+}
+
+func read(fd int, b []byte) (int, error) {
+	if len(b) == 0 {
+		return 0, nil
+	}
+	n, err := sys(syscall.SYS_READ, uintptr(fd), uintptr(unsafe.Pointer(&b[0])), uintptr(len(b)))
+	return int(n), err
+}
+
+func write(fd int, b []byte) {
+	if len(b) > 0 {
+		sys(syscall.SYS_WRITE, uintptr(fd), uintptr(unsafe.Pointer(&b[0])), uintptr(len(b)))
+	}
+}
+
+func cwdArg() uintptr {
+	fd := atFDCWD
+	return uintptr(fd)
+}
