@@ -173,29 +173,18 @@ func (p *argParser) lit(s string) bool {
 
 // str parses a JSON string; escapes are decoded by encoding/json.
 func (p *argParser) str() (string, error) {
-	if p.i >= len(p.b) || p.b[p.i] != '"' {
+	raw, escaped, err := p.rawStr()
+	if err != nil {
+		return "", err
+	}
+	if !escaped {
+		return string(raw[1 : len(raw)-1]), nil
+	}
+	var s string
+	if err := json.Unmarshal(raw, &s); err != nil {
 		return "", errBadArgs
 	}
-	start := p.i
-	escaped := false
-	for p.i++; p.i < len(p.b); p.i++ {
-		switch p.b[p.i] {
-		case '\\':
-			escaped = true
-			p.i++
-		case '"':
-			p.i++
-			if !escaped {
-				return string(p.b[start+1 : p.i-1]), nil
-			}
-			var s string
-			if err := json.Unmarshal(p.b[start:p.i], &s); err != nil {
-				return "", errBadArgs
-			}
-			return s, nil
-		}
-	}
-	return "", errBadArgs
+	return s, nil
 }
 
 // cleanPath returns the path a file tool resolves p to, lexically:
