@@ -478,6 +478,10 @@ func (a *Authorizer) decide(ctx context.Context, req tool.AccessRequest) Decisio
 	if err != nil {
 		return unreadable(d)
 	}
+	// The call is bound to all its arguments, whatever the policies read:
+	// an approval or an audit record for one call must not fit another
+	// that differs only in an argument no policy reads.
+	all := raw
 	// Only the arguments the policies read go into the context (all of
 	// them when paths resolve in a workspace, so every path is checked).
 	if !v.use.all && root == nil {
@@ -524,7 +528,7 @@ func (a *Authorizer) decide(ctx context.Context, req tool.AccessRequest) Decisio
 			d.Reason = deniedReason(req.Name)
 		}
 		if a.audit != nil {
-			d.bind(who.p, who.ok, raw)
+			d.bind(who.p, who.ok, all)
 		}
 		return d
 	}
@@ -543,7 +547,7 @@ func (a *Authorizer) decide(ctx context.Context, req tool.AccessRequest) Decisio
 		d.Reason = askReason(req.Name)
 	}
 	if d.Effect == Ask || a.audit != nil {
-		d.bind(who.p, who.ok, raw)
+		d.bind(who.p, who.ok, all)
 	}
 	return d
 }
