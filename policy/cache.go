@@ -48,6 +48,9 @@ type verdict struct {
 	// evaluation could not settle without the context, in policy order.
 	rules ruleSet
 	use   contextUse // what of the context rules read
+	// fast decides calls without Cedar when the residual conditions of
+	// rules are all within what it supports; else nil (see residual.go).
+	fast *fastProg
 }
 
 type verdictKey struct {
@@ -226,6 +229,9 @@ type planKey struct {
 type partial struct {
 	keep  bool // the policy may apply
 	conds bool // it still has conditions: it reads the context, or fails
+	// residual is the policy with what the principal and the tool settle
+	// evaluated, when keep.
+	residual *ast.Policy
 }
 
 func (p *plan) eval(env eval.Env, r *rule, ann tool.Annotations) partial {
@@ -250,7 +256,10 @@ func (p *plan) eval(env eval.Env, r *rule, ann tool.Annotations) partial {
 
 func partialOf(env eval.Env, r *rule) partial {
 	residual, keep := eval.PartialPolicy(env, r.ast)
-	return partial{keep: keep, conds: keep && len(residual.Conditions) > 0}
+	if !keep {
+		return partial{}
+	}
+	return partial{keep: true, conds: len(residual.Conditions) > 0, residual: residual}
 }
 
 // plans is a bounded map of plans by principal.
@@ -301,6 +310,7 @@ func (c *compiled) judge(ents *entities, te *toolEntity, name string, pl *plan) 
 	v := &verdict{te: te, ents: ents, static: true}
 	permitted, blocked := false, false
 	var forbids, permits, asks []string
+	var residuals []*ast.Policy // of v.rules; nil for one the fast path cannot take
 	for _, r := range c.forTool(name) {
 		res := pl.eval(env, r, te.ann)
 		if !res.keep {
@@ -310,11 +320,13 @@ func (c *compiled) judge(ents *entities, te *toolEntity, name string, pl *plan) 
 			// reports as an error. Keep such a policy for the call.
 			if r.context && len(r.ast.Conditions) > 1 {
 				v.rules = append(v.rules, r)
+				residuals = append(residuals, neverResidual(env, r))
 				v.static = false
 			}
 			continue
 		}
 		v.rules = append(v.rules, r)
+		residuals = append(residuals, res.residual)
 		if res.conds { // depends on the context, or fails
 			v.static = false
 			permitted = permitted || !r.forbid
@@ -340,6 +352,7 @@ func (c *compiled) judge(ents *entities, te *toolEntity, name string, pl *plan) 
 	if !v.static {
 		v.reason = ""
 		v.use = union(v.rules)
+		v.fast = compileFast(v.rules, residuals)
 		return v
 	}
 	v.rules = nil
@@ -357,6 +370,31 @@ func (c *compiled) judge(ents *entities, te *toolEntity, name string, pl *plan) 
 		v.effect, v.reason = Deny, deniedReason(name)
 	}
 	return v
+}
+
+// neverResidual returns, for a policy partial evaluation found cannot
+// apply, what a call still evaluates of it: the residuals of the
+// conditions before the first one that is false whatever the context,
+// followed by a condition that is false. Cedar evaluates no condition
+// when the scope does not match; then only the false condition remains.
+func neverResidual(env eval.Env, r *rule) *ast.Policy {
+	prefix := *r.ast
+	var kept *ast.Policy
+	for j := range len(r.ast.Conditions) + 1 {
+		prefix.Conditions = r.ast.Conditions[:j]
+		res, keep := eval.PartialPolicy(env, &prefix)
+		if !keep {
+			break
+		}
+		kept = res
+	}
+	never := ast.ConditionType{Condition: ast.ConditionWhen, Body: ast.NodeValue{Value: cedar.False}}
+	if kept == nil {
+		return &ast.Policy{Conditions: []ast.ConditionType{never}}
+	}
+	out := *kept
+	out.Conditions = append(slices.Clip(kept.Conditions), never)
+	return &out
 }
 
 func deniedReason(name string) string {

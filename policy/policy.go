@@ -482,6 +482,14 @@ func (a *Authorizer) decide(ctx context.Context, req tool.AccessRequest) Decisio
 	// an approval or an audit record for one call must not fit another
 	// that differs only in an argument no policy reads.
 	all := raw
+	if v.fast != nil && root == nil {
+		if fd, ok := a.decideFast(v, d, raw); ok {
+			if fd.Effect == Ask || a.audit != nil {
+				fd.bind(who.p, who.ok, all)
+			}
+			return fd
+		}
+	}
 	// Only the arguments the policies read go into the context (all of
 	// them when paths resolve in a workspace, so every path is checked).
 	if !v.use.all && root == nil {
