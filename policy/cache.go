@@ -50,7 +50,9 @@ type verdict struct {
 	use   contextUse // what of the context rules read
 	// fast decides calls without Cedar when the residual conditions of
 	// rules are all within what it supports; else nil (see residual.go).
-	fast *fastProg
+	// It is compiled on the first call that needs it, not for listings.
+	fastOnce sync.Once
+	fast     *fastProg
 }
 
 type verdictKey struct {
@@ -229,9 +231,6 @@ type planKey struct {
 type partial struct {
 	keep  bool // the policy may apply
 	conds bool // it still has conditions: it reads the context, or fails
-	// residual is the policy with what the principal and the tool settle
-	// evaluated, when keep.
-	residual *ast.Policy
 }
 
 func (p *plan) eval(env eval.Env, r *rule, ann tool.Annotations) partial {
@@ -256,10 +255,7 @@ func (p *plan) eval(env eval.Env, r *rule, ann tool.Annotations) partial {
 
 func partialOf(env eval.Env, r *rule) partial {
 	residual, keep := eval.PartialPolicy(env, r.ast)
-	if !keep {
-		return partial{}
-	}
-	return partial{keep: true, conds: len(residual.Conditions) > 0, residual: residual}
+	return partial{keep: keep, conds: keep && len(residual.Conditions) > 0}
 }
 
 // plans is a bounded map of plans by principal.
@@ -310,7 +306,6 @@ func (c *compiled) judge(ents *entities, te *toolEntity, name string, pl *plan) 
 	v := &verdict{te: te, ents: ents, static: true}
 	permitted, blocked := false, false
 	var forbids, permits, asks []string
-	var residuals []*ast.Policy // of v.rules; nil for one the fast path cannot take
 	for _, r := range c.forTool(name) {
 		res := pl.eval(env, r, te.ann)
 		if !res.keep {
@@ -320,13 +315,11 @@ func (c *compiled) judge(ents *entities, te *toolEntity, name string, pl *plan) 
 			// reports as an error. Keep such a policy for the call.
 			if r.context && len(r.ast.Conditions) > 1 {
 				v.rules = append(v.rules, r)
-				residuals = append(residuals, neverResidual(env, r))
 				v.static = false
 			}
 			continue
 		}
 		v.rules = append(v.rules, r)
-		residuals = append(residuals, res.residual)
 		if res.conds { // depends on the context, or fails
 			v.static = false
 			permitted = permitted || !r.forbid
@@ -352,7 +345,6 @@ func (c *compiled) judge(ents *entities, te *toolEntity, name string, pl *plan) 
 	if !v.static {
 		v.reason = ""
 		v.use = union(v.rules)
-		v.fast = compileFast(v.rules, residuals)
 		return v
 	}
 	v.rules = nil

@@ -2,6 +2,7 @@ package policy
 
 import (
 	"encoding/json"
+	"math/bits"
 	"strconv"
 
 	"github.com/cedar-policy/cedar-go"
@@ -25,8 +26,12 @@ import (
 // Cedar's errors, only its successful values, on strings, longs and
 // booleans.
 
-// maxFastArgs bounds the distinct arguments a fast program reads.
-const maxFastArgs = 8
+// maxFastArgs bounds the distinct arguments a fast program reads, and
+// maxFastRules the rules it evaluates.
+const (
+	maxFastArgs  = 8
+	maxFastRules = 64
+)
 
 // A fastProg decides one verdict's calls from their arguments.
 type fastProg struct {
@@ -37,6 +42,7 @@ type fastProg struct {
 // A fastRule is one of the verdict's rules, with its residual conditions.
 type fastRule struct {
 	r     *rule
+	id    []string   // r's id alone
 	conds []fastCond // all must hold; none: the rule applies
 }
 
@@ -115,17 +121,35 @@ type fnode struct {
 	kids []fnode
 }
 
+// fastFor returns v's fast program, compiling it on first use; nil when
+// v has none.
+func fastFor(v *verdict) *fastProg {
+	v.fastOnce.Do(func() { v.fast = compileFast(v) })
+	return v.fast
+}
+
 // compileFast compiles the residual policies of a verdict's rules, in
-// order; it returns nil when one of them is outside what the fast path
-// supports.
-func compileFast(rules ruleSet, residuals []*ast.Policy) *fastProg {
+// order: what partial evaluation leaves of each for the verdict's
+// principal and tool. It returns nil when one of them is outside what the
+// fast path supports.
+func compileFast(v *verdict) *fastProg {
+	if v.static || len(v.rules) > maxFastRules {
+		return nil
+	}
+	env := eval.Env{
+		Entities:  v.ents,
+		Principal: v.ents.user.UID,
+		Action:    callAction,
+		Resource:  v.ents.tool.UID,
+		Context:   contextVariable,
+	}
 	p := &fastProg{}
-	for i, r := range rules {
-		res := residuals[i]
-		if res == nil {
-			return nil
+	for _, r := range v.rules {
+		res, keep := eval.PartialPolicy(env, r.ast)
+		if !keep {
+			res = neverResidual(env, r)
 		}
-		fr := fastRule{r: r}
+		fr := fastRule{r: r, id: []string{string(r.id)}}
 		for _, c := range res.Conditions {
 			n, ok := p.compile(c.Body)
 			if !ok {
@@ -479,8 +503,9 @@ func (p *argParser) fastValue() (fval, bool) {
 }
 
 // decide decides a call from its arguments as Cedar would over the
-// verdict's rules; ok is false when Cedar must decide.
-func (p *fastProg) decide(args *[maxFastArgs]fval) (forbids, permits []*rule, ok bool) {
+// verdict's rules: bit i of the result is set when rule i applies. ok is
+// false when Cedar must decide.
+func (p *fastProg) decide(args *[maxFastArgs]fval) (applied uint64, ok bool) {
 	for i := range p.rules {
 		fr := &p.rules[i]
 		applies := true
@@ -488,23 +513,18 @@ func (p *fastProg) decide(args *[maxFastArgs]fval) (forbids, permits []*rule, ok
 			c := &fr.conds[j]
 			v, ok := c.body.eval(args)
 			if !ok || v.k != fBool {
-				return nil, nil, false
+				return 0, false
 			}
 			if v.b != c.when {
 				applies = false
 				break
 			}
 		}
-		if !applies {
-			continue
-		}
-		if fr.r.forbid {
-			forbids = append(forbids, fr.r)
-		} else {
-			permits = append(permits, fr.r)
+		if applies {
+			applied |= 1 << i
 		}
 	}
-	return forbids, permits, true
+	return applied, true
 }
 
 // decideFast is decide's answer from v's fast program, when it has one
@@ -512,43 +532,67 @@ func (p *fastProg) decide(args *[maxFastArgs]fval) (forbids, permits []*rule, ok
 // Cedar's answer over v.rules would give, in the same order. It does not
 // bind the call.
 func (a *Authorizer) decideFast(v *verdict, d Decision, args []byte) (Decision, bool) {
-	var vals [maxFastArgs]fval
-	if !v.fast.read(args, a.paths, &vals) {
+	p := fastFor(v)
+	if p == nil {
 		return d, false
 	}
-	forbids, permits, ok := v.fast.decide(&vals)
+	var vals [maxFastArgs]fval
+	if !p.read(args, a.paths, &vals) {
+		return d, false
+	}
+	applied, ok := p.decide(&vals)
 	if !ok {
 		return d, false
 	}
-	if len(forbids) > 0 {
-		d.Effect = Deny
-		for _, r := range forbids {
-			d.Policies = append(d.Policies, string(r.id))
-			if d.Reason == "" {
+	// The deciding policies, in order: the forbids that apply, else the
+	// asking permits, else the permits.
+	var forbids, asks, permits uint64
+	for i := range p.rules {
+		if applied&(1<<i) == 0 {
+			continue
+		}
+		switch r := p.rules[i].r; {
+		case r.forbid:
+			forbids |= 1 << i
+		case r.ask:
+			asks |= 1 << i
+		}
+		permits |= 1 << i
+	}
+	switch {
+	case forbids != 0:
+		d.Effect, d.Policies = Deny, p.ids(forbids)
+		for i := range p.rules {
+			if r := p.rules[i].r; forbids&(1<<i) != 0 && r.reason != "" {
 				d.Reason = r.reason
+				break
 			}
 		}
 		if d.Reason == "" {
 			d.Reason = deniedReason(d.Tool)
 		}
-		return d, true
-	}
-	if len(permits) == 0 {
+	case asks != 0:
+		d.Effect, d.Policies, d.Reason = Ask, p.ids(asks), askReason(d.Tool)
+	case permits != 0:
+		d.Effect, d.Policies = Allow, p.ids(permits)
+	default:
 		d.Effect, d.Reason = Deny, deniedReason(d.Tool)
-		return d, true
-	}
-	d.Effect = Allow
-	for _, r := range permits {
-		if r.ask {
-			d.Policies = append(d.Policies, string(r.id))
-		}
-	}
-	if len(d.Policies) > 0 {
-		d.Effect, d.Reason = Ask, askReason(d.Tool)
-		return d, true
-	}
-	for _, r := range permits {
-		d.Policies = append(d.Policies, string(r.id))
 	}
 	return d, true
+}
+
+// ids returns the ids of the rules in set, in order. A single rule's is
+// shared: the caller copies Decision.Policies before it leaves the
+// package.
+func (p *fastProg) ids(set uint64) []string {
+	if set&(set-1) == 0 {
+		return p.rules[bits.TrailingZeros64(set)].id
+	}
+	var ids []string
+	for i := range p.rules {
+		if set&(1<<i) != 0 {
+			ids = append(ids, p.rules[i].id[0])
+		}
+	}
+	return ids
 }
