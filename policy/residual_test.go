@@ -244,3 +244,35 @@ func TestFastPathTable(t *testing.T) {
 		}
 	}
 }
+
+// TestFastPathBounds: a verdict whose policies read more arguments, or
+// are more, than a fast program holds is left to Cedar, which decides it.
+func TestFastPathBounds(t *testing.T) {
+	var many, wide strings.Builder
+	for i := range maxFastRules + 1 {
+		fmt.Fprintf(&many, "permit (principal, action, resource) when { context.args.a == \"%d\" };\n", i)
+	}
+	wide.WriteString("permit (principal, action, resource) when { true")
+	for i := range maxFastArgs + 1 {
+		fmt.Fprintf(&wide, " && context.args.a%d == 1", i)
+	}
+	wide.WriteString(" };\n")
+	for _, tc := range []struct{ name, src, args string }{
+		{"rules", many.String(), `{"a":"3"}`},
+		{"arguments", wide.String(), `{"a0":1,"a1":1,"a2":1,"a3":1,"a4":1,"a5":1,"a6":1,"a7":1,"a8":1}`},
+	} {
+		a, err := New("p.cedar", []byte(tc.src))
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx := WithPrincipal(context.Background(), Principal{ID: "u"})
+		req := tool.AccessRequest{Name: "t", Args: []byte(tc.args)}
+		if d := a.Decide(ctx, req); d.Effect != Allow {
+			t.Errorf("%s: %+v", tc.name, d)
+		}
+		v := a.verdict(a.set.Load(), subject(ctx), "t", req.Options)
+		if _, answered := a.decideFast(v, Decision{Tool: "t"}, req.Args); answered {
+			t.Errorf("%s: the fast path answered beyond its bounds", tc.name)
+		}
+	}
+}
