@@ -50,7 +50,7 @@ func New[In, Out any](name, description string, fn func(context.Context, In) (Ou
 	if !in.IsObject() {
 		return nil, fmt.Errorf("new tool %q: parameters (%s): %w: the argument type must be a struct, a pointer to a struct, or a map with string keys, because tool arguments are a JSON object", name, inType, ErrInvalidSchema)
 	}
-	t := &funcTool[In, Out]{name: name, description: description, fn: fn, in: in}
+	t := &funcTool[In, Out]{name: name, description: description, fn: fn, in: in, enc: newArgsEncoder(inType)}
 	outType := reflect.TypeFor[Out]()
 	switch {
 	case outType == reflect.TypeFor[Result]():
@@ -91,6 +91,7 @@ type funcTool[In, Out any] struct {
 	name, description string
 	fn                func(context.Context, In) (Out, error)
 	in                *schema.Codec
+	enc               *argsEncoder // encodes In for an Authorizer, when it can; else json.Marshal
 	opts              Options
 	outString         bool
 	outResult         bool
@@ -158,7 +159,15 @@ type funcCall[In, Out any] struct {
 func (c *funcCall[In, Out]) run(ctx context.Context) { c.out, c.err = c.t.fn(ctx, *c.in) }
 
 func (c *funcCall[In, Out]) checkedArgs() ([]byte, error) {
-	c.argsOnce.Do(func() { c.args, c.argsErr = json.Marshal(c.in) })
+	c.argsOnce.Do(func() {
+		if c.t.enc != nil {
+			if b, ok := c.t.enc.encode(reflect.ValueOf(c.in).Elem(), make([]byte, 0, 64)); ok {
+				c.args = b
+				return
+			}
+		}
+		c.args, c.argsErr = json.Marshal(c.in)
+	})
 	return c.args, c.argsErr
 }
 

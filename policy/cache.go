@@ -48,6 +48,11 @@ type verdict struct {
 	// evaluation could not settle without the context, in policy order.
 	rules ruleSet
 	use   contextUse // what of the context rules read
+	// fast decides calls without Cedar when the residual conditions of
+	// rules are all within what it supports; else nil (see residual.go).
+	// It is compiled on the first call that needs it, not for listings.
+	fastOnce sync.Once
+	fast     *fastProg
 }
 
 type verdictKey struct {
@@ -357,6 +362,31 @@ func (c *compiled) judge(ents *entities, te *toolEntity, name string, pl *plan) 
 		v.effect, v.reason = Deny, deniedReason(name)
 	}
 	return v
+}
+
+// neverResidual returns, for a policy partial evaluation found cannot
+// apply, what a call still evaluates of it: the residuals of the
+// conditions before the first one that is false whatever the context,
+// followed by a condition that is false. Cedar evaluates no condition
+// when the scope does not match; then only the false condition remains.
+func neverResidual(env eval.Env, r *rule) *ast.Policy {
+	prefix := *r.ast
+	var kept *ast.Policy
+	for j := range len(r.ast.Conditions) + 1 {
+		prefix.Conditions = r.ast.Conditions[:j]
+		res, keep := eval.PartialPolicy(env, &prefix)
+		if !keep {
+			break
+		}
+		kept = res
+	}
+	never := ast.ConditionType{Condition: ast.ConditionWhen, Body: ast.NodeValue{Value: cedar.False}}
+	if kept == nil {
+		return &ast.Policy{Conditions: []ast.ConditionType{never}}
+	}
+	out := *kept
+	out.Conditions = append(slices.Clip(kept.Conditions), never)
+	return &out
 }
 
 func deniedReason(name string) string {

@@ -53,8 +53,8 @@ type Decision struct {
 	// Principal and Tool are who called what.
 	Principal Principal
 	Tool      string
-	// Args is the canonical encoding of the checked arguments: keys
-	// sorted, no insignificant space. Args and Digest are set when the
+	// Args is the canonical encoding of all the checked arguments, not
+	// only those the policies read: keys sorted, no insignificant space. Args and Digest are set when the
 	// decision needs them: for Ask, and for every decision when the
 	// Authorizer keeps an audit log.
 	Args json.RawMessage
@@ -189,12 +189,20 @@ func WithClock(now func() time.Time) Option {
 // on each use; a reload starts afresh. When no policy that may apply to
 // the pair reads the context, the kept answer is the decision, and a call
 // is decided without reading its arguments (arguments a caller gives
-// rather than a registry are still checked to be readable); otherwise the
-// call evaluates, with Cedar, the policies whose answer depends on it,
-// and its context holds only the arguments they read, and the time only
-// if one reads it. Approvals, rate limits, the audit log and the logger
-// act on every call as they would without the cache; the decisions are
-// those of Cedar over the whole policy set.
+// rather than a registry are still checked to be readable). Otherwise,
+// when what partial evaluation leaves of those policies stays within a
+// small subset of Cedar (top-level arguments compared with string, long
+// and boolean literals, like, has, &&, ||, !, if-then-else, contains on
+// literal sets), the call is decided from its arguments' JSON by a
+// compiled form of it, and handed to Cedar whenever any step would be an
+// error or read a value the compiled form does not model; else the call
+// evaluates, with Cedar, the policies whose answer depends on it, and its
+// context holds only the arguments they read, and the time only if one
+// reads it. Approvals, rate limits, the audit log and the logger act on
+// every call as they would without the cache, and an approval or an
+// audit record is bound to all of a call's arguments whatever the
+// policies read; the decisions are those of Cedar over the whole policy
+// set.
 type Authorizer struct {
 	set       atomic.Pointer[compiled]
 	roles     map[cedar.EntityUID]cedar.Entity
@@ -212,6 +220,7 @@ type Authorizer struct {
 	auditArgs     bool
 	secret        map[string]bool
 	cacheSize     int
+	cedarOnly     bool // tests and benchmarks: never the fast path
 }
 
 // New returns an Authorizer for the Cedar policies in src; name is the
@@ -478,6 +487,18 @@ func (a *Authorizer) decide(ctx context.Context, req tool.AccessRequest) Decisio
 	if err != nil {
 		return unreadable(d)
 	}
+	// The call is bound to all its arguments, whatever the policies read:
+	// an approval or an audit record for one call must not fit another
+	// that differs only in an argument no policy reads.
+	all := raw
+	if root == nil && !a.cedarOnly {
+		if fd, ok := a.decideFast(v, d, raw); ok {
+			if fd.Effect == Ask || a.audit != nil {
+				fd.bind(who.p, who.ok, all)
+			}
+			return fd
+		}
+	}
 	// Only the arguments the policies read go into the context (all of
 	// them when paths resolve in a workspace, so every path is checked).
 	if !v.use.all && root == nil {
@@ -524,7 +545,7 @@ func (a *Authorizer) decide(ctx context.Context, req tool.AccessRequest) Decisio
 			d.Reason = deniedReason(req.Name)
 		}
 		if a.audit != nil {
-			d.bind(who.p, who.ok, raw)
+			d.bind(who.p, who.ok, all)
 		}
 		return d
 	}
@@ -543,7 +564,7 @@ func (a *Authorizer) decide(ctx context.Context, req tool.AccessRequest) Decisio
 		d.Reason = askReason(req.Name)
 	}
 	if d.Effect == Ask || a.audit != nil {
-		d.bind(who.p, who.ok, raw)
+		d.bind(who.p, who.ok, all)
 	}
 	return d
 }

@@ -1,0 +1,598 @@
+package policy
+
+import (
+	"encoding/json"
+	"math/bits"
+	"strconv"
+
+	"github.com/cedar-policy/cedar-go"
+	"github.com/cedar-policy/cedar-go/x/exp/ast"
+	"github.com/cedar-policy/cedar-go/x/exp/eval"
+)
+
+// This file decides calls whose policies, once the principal and the tool
+// are known, depend only on top-level arguments through a small set of
+// operations, without Cedar: the residual conditions partial evaluation
+// leaves are compiled to a tree of fnodes that reads the arguments from
+// their JSON directly.
+//
+// Equivalence with Cedar rests on one rule: the fast path answers only
+// when every step it takes is one whose result it knows to be Cedar's.
+// Any step whose Cedar result would be an error (a missing attribute, an
+// operand of the wrong type), or whose value the fast path does not
+// model exactly (a record, a set, a number that is not a plain integer),
+// makes the whole decision fall back to Cedar, which then decides and
+// reports it as it always has. The fast path therefore never has to model
+// Cedar's errors, only its successful values, on strings, longs and
+// booleans.
+
+// maxFastArgs bounds the distinct arguments a fast program reads, and
+// maxFastRules the rules it evaluates.
+const (
+	maxFastArgs  = 8
+	maxFastRules = 64
+)
+
+// A fastProg decides one verdict's calls from their arguments.
+type fastProg struct {
+	names []string // the arguments read, by slot
+	rules []fastRule
+}
+
+// A fastRule is one of the verdict's rules, with its residual conditions.
+type fastRule struct {
+	r     *rule
+	id    []string   // r's id alone
+	conds []fastCond // all must hold; none: the rule applies
+}
+
+type fastCond struct {
+	when bool // when, or unless
+	body fnode
+}
+
+// fkind is the kind of a value the fast path holds.
+type fkind uint8
+
+const (
+	fAbsent fkind = iota // not in context.args
+	fBool
+	fLong
+	fString
+	// fOther is present, or maybe present, but not a value the fast path
+	// models (a record, a set, a number that is not a plain integer,
+	// which Cedar may hold as a decimal or leave out): using it, even with
+	// has, falls back.
+	fOther
+	fSet // only from literals: a set of strings, longs and booleans
+)
+
+type fval struct {
+	k   fkind
+	b   bool
+	n   int64
+	s   string
+	set []fval
+}
+
+func (v fval) scalar() bool { return v.k == fBool || v.k == fLong || v.k == fString }
+
+// equal is Cedar's == on two scalars: false for different types.
+func (v fval) equal(w fval) bool {
+	if v.k != w.k {
+		return false
+	}
+	switch v.k {
+	case fBool:
+		return v.b == w.b
+	case fLong:
+		return v.n == w.n
+	}
+	return v.s == w.s
+}
+
+// fop is the operation of an fnode.
+type fop uint8
+
+const (
+	opLit fop = iota
+	opArg     // context.args.NAME
+	opHas     // context.args has NAME
+	opAnd
+	opOr
+	opNot
+	opIf
+	opEq
+	opNe
+	opLt
+	opLe
+	opGt
+	opGe
+	opLike
+	opContains // a.contains(b)
+	opError    // an error partial evaluation found: Cedar's, if reached
+)
+
+type fnode struct {
+	op   fop
+	slot int // opArg, opHas
+	lit  fval
+	pat  cedar.Pattern
+	kids []fnode
+}
+
+// fastFor returns v's fast program, compiling it on first use; nil when
+// v has none.
+func fastFor(v *verdict) *fastProg {
+	v.fastOnce.Do(func() { v.fast = compileFast(v) })
+	return v.fast
+}
+
+// compileFast compiles the residual policies of a verdict's rules, in
+// order: what partial evaluation leaves of each for the verdict's
+// principal and tool. It returns nil when one of them is outside what the
+// fast path supports.
+func compileFast(v *verdict) *fastProg {
+	if v.static || len(v.rules) > maxFastRules {
+		return nil
+	}
+	env := eval.Env{
+		Entities:  v.ents,
+		Principal: v.ents.user.UID,
+		Action:    callAction,
+		Resource:  v.ents.tool.UID,
+		Context:   contextVariable,
+	}
+	p := &fastProg{}
+	for _, r := range v.rules {
+		res, keep := eval.PartialPolicy(env, r.ast)
+		if !keep {
+			res = neverResidual(env, r)
+		}
+		fr := fastRule{r: r, id: []string{string(r.id)}}
+		for _, c := range res.Conditions {
+			n, ok := p.compile(c.Body)
+			if !ok {
+				return nil
+			}
+			fr.conds = append(fr.conds, fastCond{when: bool(c.Condition), body: n})
+		}
+		p.rules = append(p.rules, fr)
+	}
+	return p
+}
+
+// isContextArgs reports whether n is context.args.
+func isContextArgs(n ast.IsNode) bool {
+	acc, ok := n.(ast.NodeTypeAccess)
+	if !ok || acc.Value != "args" {
+		return false
+	}
+	v, ok := acc.Arg.(ast.NodeTypeVariable)
+	return ok && v.Name == "context"
+}
+
+func (p *fastProg) slot(name string) (int, bool) {
+	for i, n := range p.names {
+		if n == name {
+			return i, true
+		}
+	}
+	if len(p.names) == maxFastArgs {
+		return 0, false
+	}
+	p.names = append(p.names, name)
+	return len(p.names) - 1, true
+}
+
+func litOf(v cedar.Value) (fval, bool) {
+	switch v := v.(type) {
+	case cedar.String:
+		return fval{k: fString, s: string(v)}, true
+	case cedar.Long:
+		return fval{k: fLong, n: int64(v)}, true
+	case cedar.Boolean:
+		return fval{k: fBool, b: bool(v)}, true
+	case cedar.Set:
+		set := fval{k: fSet}
+		for e := range v.All() {
+			ev, ok := litOf(e)
+			if !ok || !ev.scalar() {
+				return fval{}, false
+			}
+			set.set = append(set.set, ev)
+		}
+		return set, true
+	}
+	return fval{}, false
+}
+
+func (p *fastProg) compile(n ast.IsNode) (fnode, bool) {
+	bin := func(op fop, b ast.BinaryNode) (fnode, bool) {
+		l, ok := p.compile(b.Left)
+		if !ok {
+			return fnode{}, false
+		}
+		r, ok := p.compile(b.Right)
+		if !ok {
+			return fnode{}, false
+		}
+		return fnode{op: op, kids: []fnode{l, r}}, true
+	}
+	switch n := n.(type) {
+	case ast.NodeValue:
+		v, ok := litOf(n.Value)
+		return fnode{op: opLit, lit: v}, ok
+	case ast.NodeTypeAccess:
+		if !isContextArgs(n.Arg) {
+			return fnode{}, false
+		}
+		s, ok := p.slot(string(n.Value))
+		return fnode{op: opArg, slot: s}, ok
+	case ast.NodeTypeHas:
+		if !isContextArgs(n.Arg) {
+			return fnode{}, false
+		}
+		s, ok := p.slot(string(n.Value))
+		return fnode{op: opHas, slot: s}, ok
+	case ast.NodeTypeAnd:
+		return bin(opAnd, n.BinaryNode)
+	case ast.NodeTypeOr:
+		return bin(opOr, n.BinaryNode)
+	case ast.NodeTypeNot:
+		a, ok := p.compile(n.Arg)
+		return fnode{op: opNot, kids: []fnode{a}}, ok
+	case ast.NodeTypeIfThenElse:
+		c, ok1 := p.compile(n.If)
+		t, ok2 := p.compile(n.Then)
+		e, ok3 := p.compile(n.Else)
+		return fnode{op: opIf, kids: []fnode{c, t, e}}, ok1 && ok2 && ok3
+	case ast.NodeTypeEquals:
+		return bin(opEq, n.BinaryNode)
+	case ast.NodeTypeNotEquals:
+		return bin(opNe, n.BinaryNode)
+	case ast.NodeTypeLessThan:
+		return bin(opLt, n.BinaryNode)
+	case ast.NodeTypeLessThanOrEqual:
+		return bin(opLe, n.BinaryNode)
+	case ast.NodeTypeGreaterThan:
+		return bin(opGt, n.BinaryNode)
+	case ast.NodeTypeGreaterThanOrEqual:
+		return bin(opGe, n.BinaryNode)
+	case ast.NodeTypeLike:
+		a, ok := p.compile(n.Arg)
+		return fnode{op: opLike, pat: n.Value, kids: []fnode{a}}, ok
+	case ast.NodeTypeContains:
+		return bin(opContains, n.BinaryNode)
+	case ast.NodeTypeExtensionCall:
+		// Partial evaluation puts an error it found where the expression
+		// that failed was: a call that reaches it is Cedar's to decide.
+		if _, isErr := eval.ToPartialError(n); isErr {
+			return fnode{op: opError}, true
+		}
+	}
+	return fnode{}, false
+}
+
+// eval evaluates n on the arguments; ok is false when Cedar must decide.
+func (n *fnode) eval(args *[maxFastArgs]fval) (fval, bool) {
+	switch n.op {
+	case opLit:
+		return n.lit, true
+	case opError:
+		return fval{}, false
+	case opArg:
+		v := args[n.slot]
+		if !v.scalar() { // absent: Cedar's error; other: not modelled
+			return fval{}, false
+		}
+		return v, true
+	case opHas:
+		switch args[n.slot].k {
+		case fAbsent:
+			return fval{k: fBool}, true
+		case fOther:
+			return fval{}, false // a number Cedar may leave out
+		}
+		return fval{k: fBool, b: true}, true
+	case opAnd, opOr:
+		l, ok := n.kids[0].eval(args)
+		if !ok || l.k != fBool {
+			return fval{}, false
+		}
+		if l.b == (n.op == opOr) {
+			return l, true // short circuit, as Cedar
+		}
+		r, ok := n.kids[1].eval(args)
+		if !ok || r.k != fBool {
+			return fval{}, false
+		}
+		return r, true
+	case opNot:
+		a, ok := n.kids[0].eval(args)
+		if !ok || a.k != fBool {
+			return fval{}, false
+		}
+		return fval{k: fBool, b: !a.b}, true
+	case opIf:
+		c, ok := n.kids[0].eval(args)
+		if !ok || c.k != fBool {
+			return fval{}, false
+		}
+		if c.b {
+			return n.kids[1].eval(args)
+		}
+		return n.kids[2].eval(args)
+	case opLike:
+		a, ok := n.kids[0].eval(args)
+		if !ok || a.k != fString {
+			return fval{}, false
+		}
+		return fval{k: fBool, b: n.pat.Match(cedar.String(a.s))}, true
+	}
+	l, ok := n.kids[0].eval(args)
+	if !ok {
+		return fval{}, false
+	}
+	r, ok := n.kids[1].eval(args)
+	if !ok || !r.scalar() {
+		return fval{}, false
+	}
+	switch n.op {
+	case opContains:
+		if l.k != fSet {
+			return fval{}, false
+		}
+		for _, e := range l.set {
+			if e.equal(r) {
+				return fval{k: fBool, b: true}, true
+			}
+		}
+		return fval{k: fBool}, true
+	case opEq, opNe:
+		if !l.scalar() {
+			return fval{}, false
+		}
+		return fval{k: fBool, b: l.equal(r) == (n.op == opEq)}, true
+	}
+	// Ordering: only longs are modelled (Cedar also orders datetimes,
+	// durations and decimals, which the fast path never holds).
+	if l.k != fLong || r.k != fLong {
+		return fval{}, false
+	}
+	var b bool
+	switch n.op {
+	case opLt:
+		b = l.n < r.n
+	case opLe:
+		b = l.n <= r.n
+	case opGt:
+		b = l.n > r.n
+	default:
+		b = l.n >= r.n
+	}
+	return fval{k: fBool, b: b}, true
+}
+
+// read reads the arguments p reads from args, a JSON object, as
+// argsRecord would make them (path arguments cleaned), checking the
+// others as selectArgs does. ok is false when Cedar must decide: args is
+// not an object, is malformed, or repeats an argument p reads.
+func (p *fastProg) read(args []byte, paths map[string]bool, out *[maxFastArgs]fval) bool {
+	ps := argParser{b: args}
+	ps.space()
+	if ps.i == len(ps.b) {
+		return true // no arguments: an empty record
+	}
+	if ps.b[ps.i] != '{' {
+		return false
+	}
+	ps.i++
+	ps.space()
+	if ps.i < len(ps.b) && ps.b[ps.i] == '}' {
+		ps.i++
+		ps.space()
+		return ps.i == len(ps.b)
+	}
+	var seen [maxFastArgs]bool
+	for {
+		ps.space()
+		key, escaped, err := ps.rawStr()
+		if err != nil {
+			return false
+		}
+		ps.space()
+		if ps.i >= len(ps.b) || ps.b[ps.i] != ':' {
+			return false
+		}
+		ps.i++
+		slot := p.slotOf(key, escaped)
+		if slot < 0 {
+			if ps.skip(1) != nil {
+				return false
+			}
+		} else {
+			if seen[slot] {
+				return false
+			}
+			seen[slot] = true
+			v, ok := ps.fastValue()
+			if !ok {
+				return false
+			}
+			if v.k == fString && paths[p.names[slot]] {
+				v.s = cleanPath(v.s)
+			}
+			out[slot] = v
+		}
+		ps.space()
+		if ps.i >= len(ps.b) {
+			return false
+		}
+		if ps.b[ps.i] == '}' {
+			ps.i++
+			ps.space()
+			return ps.i == len(ps.b)
+		}
+		if ps.b[ps.i] != ',' {
+			return false
+		}
+		ps.i++
+	}
+}
+
+// slotOf returns the slot of the argument whose JSON-quoted key is key,
+// or -1.
+func (p *fastProg) slotOf(key []byte, escaped bool) int {
+	k := key[1 : len(key)-1]
+	if escaped {
+		var s string
+		if json.Unmarshal(key, &s) != nil {
+			return -1
+		}
+		k = []byte(s)
+	}
+	for i, n := range p.names {
+		if string(k) == n {
+			return i
+		}
+	}
+	return -1
+}
+
+// fastValue reads one member's value as argParser.value does at depth 1.
+func (p *argParser) fastValue() (fval, bool) {
+	p.space()
+	if p.i >= len(p.b) {
+		return fval{}, false
+	}
+	switch c := p.b[p.i]; {
+	case c == '"':
+		raw, escaped, err := p.rawStr()
+		if err != nil {
+			return fval{}, false
+		}
+		if !escaped {
+			return fval{k: fString, s: string(raw[1 : len(raw)-1])}, true
+		}
+		var s string
+		if json.Unmarshal(raw, &s) != nil {
+			return fval{}, false
+		}
+		return fval{k: fString, s: s}, true
+	case c == 't' && p.lit("true"):
+		return fval{k: fBool, b: true}, true
+	case c == 'f' && p.lit("false"):
+		return fval{k: fBool}, true
+	case c == 'n' && p.lit("null"):
+		return fval{k: fAbsent}, true // left out of the record
+	case c == '-' || c >= '0' && c <= '9':
+		start := p.i
+		if p.skip(1) != nil {
+			return fval{}, false
+		}
+		if n, err := strconv.ParseInt(string(p.b[start:p.i]), 10, 64); err == nil {
+			return fval{k: fLong, n: n}, true
+		}
+		return fval{k: fOther}, true
+	}
+	if p.skip(1) != nil {
+		return fval{}, false
+	}
+	return fval{k: fOther}, true
+}
+
+// decide decides a call from its arguments as Cedar would over the
+// verdict's rules: bit i of the result is set when rule i applies. ok is
+// false when Cedar must decide.
+func (p *fastProg) decide(args *[maxFastArgs]fval) (applied uint64, ok bool) {
+	for i := range p.rules {
+		fr := &p.rules[i]
+		applies := true
+		for j := range fr.conds {
+			c := &fr.conds[j]
+			v, ok := c.body.eval(args)
+			if !ok || v.k != fBool {
+				return 0, false
+			}
+			if v.b != c.when {
+				applies = false
+				break
+			}
+		}
+		if applies {
+			applied |= 1 << i
+		}
+	}
+	return applied, true
+}
+
+// decideFast is decide's answer from v's fast program, when it has one
+// for these arguments: the effect, the deciding policies and the reason
+// Cedar's answer over v.rules would give, in the same order. It does not
+// bind the call.
+func (a *Authorizer) decideFast(v *verdict, d Decision, args []byte) (Decision, bool) {
+	p := fastFor(v)
+	if p == nil {
+		return d, false
+	}
+	var vals [maxFastArgs]fval
+	if !p.read(args, a.paths, &vals) {
+		return d, false
+	}
+	applied, ok := p.decide(&vals)
+	if !ok {
+		return d, false
+	}
+	// The deciding policies, in order: the forbids that apply, else the
+	// asking permits, else the permits.
+	var forbids, asks, permits uint64
+	for i := range p.rules {
+		if applied&(1<<i) == 0 {
+			continue
+		}
+		switch r := p.rules[i].r; {
+		case r.forbid:
+			forbids |= 1 << i
+		case r.ask:
+			asks |= 1 << i
+		}
+		permits |= 1 << i
+	}
+	switch {
+	case forbids != 0:
+		d.Effect, d.Policies = Deny, p.ids(forbids)
+		for i := range p.rules {
+			if r := p.rules[i].r; forbids&(1<<i) != 0 && r.reason != "" {
+				d.Reason = r.reason
+				break
+			}
+		}
+		if d.Reason == "" {
+			d.Reason = deniedReason(d.Tool)
+		}
+	case asks != 0:
+		d.Effect, d.Policies, d.Reason = Ask, p.ids(asks), askReason(d.Tool)
+	case permits != 0:
+		d.Effect, d.Policies = Allow, p.ids(permits)
+	default:
+		d.Effect, d.Reason = Deny, deniedReason(d.Tool)
+	}
+	return d, true
+}
+
+// ids returns the ids of the rules in set, in order. A single rule's is
+// shared: the caller copies Decision.Policies before it leaves the
+// package.
+func (p *fastProg) ids(set uint64) []string {
+	if set&(set-1) == 0 {
+		return p.rules[bits.TrailingZeros64(set)].id
+	}
+	var ids []string
+	for i := range p.rules {
+		if set&(1<<i) != 0 {
+			ids = append(ids, p.rules[i].id[0])
+		}
+	}
+	return ids
+}

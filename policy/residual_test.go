@@ -1,0 +1,278 @@
+package policy
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/miniopenclaw/tool"
+)
+
+// randomExpr returns a random Cedar expression over context.args, mostly
+// within what the fast path supports, sometimes outside it (nested
+// arguments, decimals, the principal, the time), so that both the fast
+// path and its fallback are exercised.
+func randomExpr(rng *rand.Rand, depth int) string {
+	if depth <= 0 || rng.IntN(3) == 0 {
+		return "(" + randomLeaf(rng) + ")"
+	}
+	sub := func() string { return randomExpr(rng, depth-1) }
+	switch rng.IntN(5) {
+	case 0:
+		return "(" + sub() + " && " + sub() + ")"
+	case 1:
+		return "(" + sub() + " || " + sub() + ")"
+	case 2:
+		return "!(" + sub() + ")"
+	case 3:
+		return "(if " + sub() + " then " + sub() + " else " + sub() + ")"
+	}
+	return "(" + sub() + " == " + sub() + ")"
+}
+
+// randomLeaf returns a random comparison, test or boolean: mostly
+// well-typed for arguments of the usual types (a, b and path strings, n
+// a long, f a boolean), sometimes not, sometimes outside the fast path.
+func randomLeaf(rng *rand.Rand) string {
+	args := []string{"a", "b", "n", "f", "o", "path"}
+	pick := func(xs ...string) string { return xs[rng.IntN(len(xs))] }
+	str := func() string {
+		return pick("context.args.a", "context.args.b", "context.args.path", `"x"`, `"docs/a"`, `""`, `"a*b"`, `"secrets/k"`)
+	}
+	long := func() string { return pick("context.args.n", fmt.Sprint(rng.IntN(7)-2)) }
+	switch rng.IntN(20) {
+	case 0, 1, 2:
+		return "context.args has " + pick(args...)
+	case 3, 4:
+		return pick("context.args.a", "context.args.path", "context.args.b") + pick(` like "docs/*"`, ` like "*"`, ` like "x"`, ` like "a\*b"`, ` like "*/*"`, ` like "*secret*"`)
+	case 5:
+		return "[" + pick(`"x"`, `"docs/a"`, `""`, "1", "true") + ", " + pick(`"a*b"`, "3", "-2", "false", "context.args.a") + "].contains(" + pick(str(), long()) + ")"
+	case 6, 7:
+		return pick("context.args.f", "true", "false")
+	case 8, 9, 10:
+		return str() + pick(" == ", " != ") + str()
+	case 11, 12, 13, 14:
+		return long() + pick(" == ", " != ", " < ", " <= ", " > ", " >= ") + long()
+	case 15: // outside the fast path
+		return pick(`context.args.o.x == 1`, `context.args.n == decimal("2.5")`, `principal.tenant == context.args.a`,
+			`context.hour >= 0`, `context.args.n + 1 > 2`, `context.args.o has x`, `context.args.n.lessThan(decimal("1.0"))`,
+			`[1, [2]].contains(context.args.n)`, `context.args.b in [User::"u0"]`, `[context.args.a].contains("x")`)
+	}
+	// Anything, typed or not.
+	any := func() string { return pick(str(), long(), "context.args.f", "context.args.o", "true") }
+	return any() + pick(" == ", " != ", " < ", " >= ") + any()
+}
+
+// randomArgs returns a random JSON object of arguments: scalars the fast
+// path reads, values it leaves to Cedar (records, arrays, decimals,
+// numbers Cedar leaves out), nulls, escaped keys, and now and then a
+// repeated key or malformed input.
+func randomArgs(rng *rand.Rand) string {
+	strs := []string{`"x"`, `"docs/a"`, `"docs/../secrets/k"`, `""`, `"a*b"`, `"x\"y"`, `"\u0078"`, `"secrets/k"`, `"my-secret"`}
+	longs := []string{`0`, `1`, `-2`, `3`, `4`}
+	odd := []string{`2.0`, `2.5`, `1.234567`, `1e3`, `9223372036854775808`, `null`, `{"x":1}`, `[1,2]`, `[]`, `{}`, `"1"`, `true`}
+	typed := map[string][]string{`"a"`: strs, `"b"`: strs, `"path"`: strs, `"n"`: longs, `"f"`: {`true`, `false`}, `"o"`: {`{"x":1}`, `{}`}}
+	keys := []string{`"a"`, `"b"`, `"n"`, `"f"`, `"o"`, `"path"`, `"\u0061"`, `"other"`}
+	var b strings.Builder
+	b.WriteString("{")
+	for i, k := range keys {
+		if rng.IntN(3) == 0 {
+			continue
+		}
+		if b.Len() > 1 {
+			b.WriteString(", ")
+		}
+		vals := typed[k]
+		if vals == nil || rng.IntN(8) == 0 {
+			vals = odd
+		}
+		if i == 6 { // \u0061 is a, repeated
+			vals = strs
+		}
+		fmt.Fprintf(&b, "%s:%s", k, vals[rng.IntN(len(vals))])
+	}
+	b.WriteString("}")
+	switch rng.IntN(40) {
+	case 0:
+		return `{"a":"x",}`
+	case 1:
+		return `{"a":"x"} trailing`
+	case 2:
+		return ``
+	case 3:
+		return `[1]`
+	}
+	return b.String()
+}
+
+// fastDifferential checks, for one seed, that a random policy set's
+// decisions equal Cedar's over the whole set and the whole context (see
+// reference), and, for each call the fast path answers, that its answer
+// is that decision. It returns how many calls the fast path answered and
+// how many it could have been asked.
+func fastDifferential(t testing.TB, seed uint64) (fast, total int) {
+	rng := rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
+	var b strings.Builder
+	for i := range 1 + rng.IntN(4) {
+		effect := []string{"permit", "forbid", `@effect("ask") permit`}[rng.IntN(3)]
+		pscope := []string{"principal", `principal in Role::"r0"`, `principal == User::"u1"`}[rng.IntN(3)]
+		rscope := []string{"resource", `resource == Tool::"t0"`, `resource == Tool::"t1"`}[rng.IntN(3)]
+		var conds string
+		for range rng.IntN(3) {
+			conds += fmt.Sprintf(" %s { %s }", []string{"when", "unless"}[rng.IntN(2)], randomExpr(rng, 2))
+		}
+		if rng.IntN(6) == 0 {
+			conds += ` when { principal has tenant }`
+		}
+		fmt.Fprintf(&b, "@id(\"p%d\") @reason(%q) %s (%s, action, %s)%s;\n", i, []string{"", "because"}[rng.IntN(2)], effect, pscope, rscope, conds)
+	}
+	src := b.String()
+	a, err := New("random.cedar", []byte(src), WithPathArguments("path"),
+		WithClock(func() time.Time { return time.Date(2026, 1, 1, 9, 0, 0, 0, time.UTC) }))
+	if err != nil {
+		t.Fatalf("seed %d: %v\n%s", seed, err, src)
+	}
+	users := []Principal{{ID: "u0", Roles: []string{"r0"}}, {ID: "u1", Attrs: map[string]any{"tenant": "x"}}}
+	for range 20 {
+		args := randomArgs(rng)
+		for _, u := range users {
+			ctx := WithPrincipal(context.Background(), u)
+			for _, name := range []string{"t0", "t1"} {
+				req := tool.AccessRequest{Name: name, Args: []byte(args)}
+				want := reference(a, u, true, req)
+				got := a.Decide(ctx, req)
+				if got.Effect != want.Effect || !slices.Equal(got.Policies, want.Policies) || got.Reason != want.Reason || !slices.Equal(got.Errors, want.Errors) {
+					t.Fatalf("seed %d: %s %s %s:\n got %+v\nwant %+v\npolicies:\n%s", seed, u.ID, name, args, got, want, src)
+				}
+				v := a.verdict(a.set.Load(), subject(ctx), name, req.Options)
+				if v.static {
+					continue
+				}
+				total++
+				if fastFor(v) == nil {
+					continue
+				}
+				fd, ok := a.decideFast(v, Decision{Principal: u, Tool: name}, req.Args)
+				if !ok {
+					continue
+				}
+				fast++
+				if fd.Effect != want.Effect || !slices.Equal(fd.Policies, want.Policies) || fd.Reason != want.Reason || len(want.Errors) > 0 {
+					t.Fatalf("seed %d: fast path, %s %s %s:\n got %+v\nwant %+v\npolicies:\n%s", seed, u.ID, name, args, fd, want, src)
+				}
+			}
+		}
+	}
+	return fast, total
+}
+
+// TestFastPathMatchesCedar runs the differential check over many seeds
+// and checks that the fast path answered a good share of the calls, so
+// that the comparison is not vacuous.
+func TestFastPathMatchesCedar(t *testing.T) {
+	seeds := 600
+	if testing.Short() {
+		seeds = 100
+	}
+	var fast, total int
+	for seed := range uint64(seeds) {
+		f, n := fastDifferential(t, seed)
+		fast, total = fast+f, total+n
+	}
+	t.Logf("the fast path answered %d of %d calls that depend on the arguments", fast, total)
+	if fast < total/4 {
+		t.Errorf("the fast path answered only %d of %d calls", fast, total)
+	}
+}
+
+// FuzzFastPathMatchesCedar is the differential check driven by the
+// fuzzer's seed; its corpus runs with the tests.
+func FuzzFastPathMatchesCedar(f *testing.F) {
+	for _, s := range []uint64{1, 7, 42, 1000, 123456789} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, seed uint64) { fastDifferential(t, seed) })
+}
+
+// TestFastPathTable pins the fast path's answer, and that it answers, on
+// hand-picked cases at the edge of what it models.
+func TestFastPathTable(t *testing.T) {
+	for _, tc := range []struct {
+		cond, args string
+		fast       bool // the fast path answers
+		effect     Effect
+	}{
+		{`context.args.n < 3`, `{"n":2}`, true, Allow},
+		{`context.args.n < 3`, `{"n":2.0}`, false, Allow}, // Cedar: Long 2; the fast path leaves 2.0 to Cedar
+		{`context.args.n < 3`, `{"n":"2"}`, false, Deny},  // a type error: Cedar skips the policy
+		{`context.args.n < 3`, `{}`, false, Deny},         // no such attribute
+		{`context.args has n`, `{"n":null}`, true, Deny},
+		{`context.args has n`, `{"n":1.234567}`, false, Deny}, // Cedar leaves the number out
+		{`context.args has n`, `{"n":[1]}`, false, Allow},
+		{`context.args.a == "x"`, `{"\u0061":"x"}`, true, Allow},
+		{`context.args.a == "x"`, `{"a":"\u0078"}`, true, Allow},
+		{`context.args.a == "x"`, `{"a":"y","a":"x"}`, false, Allow}, // a repeated key: Cedar keeps the last
+		{`context.args.a == 1`, `{"a":"1"}`, true, Deny},
+		{`context.args.path like "docs/*"`, `{"path":"docs/../secrets/k"}`, true, Deny},
+		{`context.args.path like "secrets/*"`, `{"path":"docs/../secrets/k"}`, true, Allow},
+		{`context.args.f || context.args.missing`, `{"f":true}`, true, Allow},
+		{`context.args.f && context.args.missing`, `{"f":false}`, true, Deny},
+		{`context.args.f && context.args.missing`, `{"f":true}`, false, Deny},
+		{`if context.args.f then context.args.n > 1 else false`, `{"f":true,"n":2}`, true, Allow},
+		{`["a","b"].contains(context.args.a)`, `{"a":"b"}`, true, Allow},
+		{`["a",1].contains(context.args.a)`, `{"a":1}`, true, Allow},
+		{`context.args.o.x == 1`, `{"o":{"x":1}}`, false, Allow},
+	} {
+		src := fmt.Sprintf(`@id("p") permit (principal, action, resource) when { %s };`, tc.cond)
+		a, err := New("p.cedar", []byte(src), WithPathArguments("path"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx := WithPrincipal(context.Background(), Principal{ID: "u"})
+		req := tool.AccessRequest{Name: "t", Args: []byte(tc.args)}
+		if d := a.Decide(ctx, req); d.Effect != tc.effect {
+			t.Errorf("%s on %s: %s, want %s", tc.cond, tc.args, d.Effect, tc.effect)
+		}
+		v := a.verdict(a.set.Load(), subject(ctx), "t", req.Options)
+		_, answered := a.decideFast(v, Decision{Tool: "t"}, req.Args)
+		if answered != tc.fast {
+			t.Errorf("%s on %s: the fast path answered: %v, want %v", tc.cond, tc.args, answered, tc.fast)
+		}
+	}
+}
+
+// TestFastPathBounds: a verdict whose policies read more arguments, or
+// are more, than a fast program holds is left to Cedar, which decides it.
+func TestFastPathBounds(t *testing.T) {
+	var many, wide strings.Builder
+	for i := range maxFastRules + 1 {
+		fmt.Fprintf(&many, "permit (principal, action, resource) when { context.args.a == \"%d\" };\n", i)
+	}
+	wide.WriteString("permit (principal, action, resource) when { true")
+	for i := range maxFastArgs + 1 {
+		fmt.Fprintf(&wide, " && context.args.a%d == 1", i)
+	}
+	wide.WriteString(" };\n")
+	for _, tc := range []struct{ name, src, args string }{
+		{"rules", many.String(), `{"a":"3"}`},
+		{"arguments", wide.String(), `{"a0":1,"a1":1,"a2":1,"a3":1,"a4":1,"a5":1,"a6":1,"a7":1,"a8":1}`},
+	} {
+		a, err := New("p.cedar", []byte(tc.src))
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx := WithPrincipal(context.Background(), Principal{ID: "u"})
+		req := tool.AccessRequest{Name: "t", Args: []byte(tc.args)}
+		if d := a.Decide(ctx, req); d.Effect != Allow {
+			t.Errorf("%s: %+v", tc.name, d)
+		}
+		v := a.verdict(a.set.Load(), subject(ctx), "t", req.Options)
+		if _, answered := a.decideFast(v, Decision{Tool: "t"}, req.Args); answered {
+			t.Errorf("%s: the fast path answered beyond its bounds", tc.name)
+		}
+	}
+}
