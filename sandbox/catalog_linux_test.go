@@ -475,7 +475,7 @@ func (f *fixture) attack(t *testing.T, row catalogRow, b Backend) {
 	switch {
 	case outcome != "":
 		if r.Outcome != outcome {
-			t.Errorf("outcome %s (%s), want %s; stdout %q stderr %q", r.Outcome, r.Summary(), outcome, out, trim(r.Stderr))
+			t.Errorf("outcome %s (%s, CPU %v), want %s; stdout %q stderr %q", r.Outcome, r.Summary(), r.CPU, outcome, out, trim(r.Stderr))
 		}
 	case row.allowed:
 		if !strings.HasPrefix(out, "OK") {
