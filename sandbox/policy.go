@@ -349,11 +349,5 @@ func (e *LayerError) Error() string {
 	return fmt.Sprintf("sandbox: refusing to run: layer %s is unavailable on this host: %s", e.Layer, e.Reason)
 }
 
-// ErrNoMain was returned by Run when the program had not called Main, which
-// the helper no longer needs: it is never returned now.
-//
-// Deprecated: the helper runs while the program initialises.
-var ErrNoMain = errors.New("sandbox: sandbox.Main was not called at the top of main (or TestMain)")
-
 // ErrUnsupported is returned on platforms without a sandbox backend.
 var ErrUnsupported = errors.New("sandbox: no sandbox backend for this platform")

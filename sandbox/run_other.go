@@ -7,11 +7,6 @@ import (
 	"io"
 )
 
-// Main does nothing.
-//
-// Deprecated: programs no longer need to call Main.
-func Main() {}
-
 // Probe reports no layers on this platform.
 func Probe() Report { return Report{} }
 

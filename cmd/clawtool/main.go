@@ -20,14 +20,9 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
-
-	"github.com/miniopenclaw/tool/sandbox"
 )
 
 func main() {
-	// The sandbox re-executes this binary as its helper; in the helper this
-	// never returns.
-	sandbox.Main()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	code := run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
 	stop()

@@ -15,7 +15,6 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/miniopenclaw/tool/sandbox"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -32,7 +31,6 @@ const (
 )
 
 func TestMain(m *testing.M) {
-	sandbox.Main()
 	if os.Getenv(asCLIEnv) == "1" {
 		os.Exit(run(context.Background(), os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 	}

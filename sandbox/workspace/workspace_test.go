@@ -17,7 +17,6 @@ import (
 )
 
 func TestMain(m *testing.M) {
-	sandbox.Main()
 	goleak.VerifyTestMain(m)
 }
 
