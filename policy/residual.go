@@ -8,6 +8,7 @@ import (
 	"github.com/cedar-policy/cedar-go"
 	"github.com/cedar-policy/cedar-go/x/exp/ast"
 	"github.com/cedar-policy/cedar-go/x/exp/eval"
+	"github.com/miniopenclaw/tool"
 )
 
 // This file decides calls whose policies, once the principal and the tool
@@ -441,6 +442,38 @@ func (p *fastProg) read(args []byte, paths map[string]bool, out *[maxFastArgs]fv
 	}
 }
 
+// readChecked reads the arguments p reads through req.Argument, as read
+// would make them from req's JSON. ok is false when Argument declines one
+// of them (or p reads none, when only read checks the JSON): the caller
+// then reads them with read.
+func (p *fastProg) readChecked(req tool.AccessRequest, paths map[string]bool, out *[maxFastArgs]fval) bool {
+	if len(p.names) == 0 {
+		return false
+	}
+	for slot, name := range p.names {
+		v, ok := req.Argument(name)
+		if !ok {
+			return false
+		}
+		switch v.Kind {
+		case tool.ArgumentAbsent:
+			out[slot] = fval{k: fAbsent}
+		case tool.ArgumentString:
+			if paths[name] {
+				v.String = cleanPath(v.String)
+			}
+			out[slot] = fval{k: fString, s: v.String}
+		case tool.ArgumentInt64:
+			out[slot] = fval{k: fLong, n: v.Int64}
+		case tool.ArgumentBool:
+			out[slot] = fval{k: fBool, b: v.Bool}
+		default:
+			return false
+		}
+	}
+	return true
+}
+
 // slotOf returns the slot of the argument whose JSON-quoted key is key,
 // or -1.
 func (p *fastProg) slotOf(key []byte, escaped bool) int {
@@ -528,17 +561,22 @@ func (p *fastProg) decide(args *[maxFastArgs]fval) (applied uint64, ok bool) {
 }
 
 // decideFast is decide's answer from v's fast program, when it has one
-// for these arguments: the effect, the deciding policies and the reason
-// Cedar's answer over v.rules would give, in the same order. It does not
-// bind the call.
-func (a *Authorizer) decideFast(v *verdict, d Decision, args []byte) (Decision, bool) {
+// for req's arguments: the effect, the deciding policies and the reason
+// Cedar's answer over v.rules would give, in the same order. It reads the
+// arguments through [tool.AccessRequest.Argument] when it can, else from
+// their JSON. It does not bind the call.
+func (a *Authorizer) decideFast(v *verdict, d Decision, req tool.AccessRequest) (Decision, bool) {
 	p := fastFor(v)
 	if p == nil {
 		return d, false
 	}
 	var vals [maxFastArgs]fval
-	if !p.read(args, a.paths, &vals) {
-		return d, false
+	if !p.readChecked(req, a.paths, &vals) {
+		vals = [maxFastArgs]fval{}
+		args, err := req.Arguments()
+		if err != nil || !p.read(args, a.paths, &vals) {
+			return d, false
+		}
 	}
 	applied, ok := p.decide(&vals)
 	if !ok {
