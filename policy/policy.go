@@ -489,15 +489,15 @@ func (a *Authorizer) decide(ctx context.Context, req tool.AccessRequest) Decisio
 	// read only some of them, without their encoding: the binding then
 	// encodes them all, when there is one.
 	if root == nil && !a.cedarOnly {
-		if fd, ok := a.decideFast(v, d, req); ok {
-			if fd.Effect == Ask || a.audit != nil {
+		if a.decideFast(v, &d, &req) {
+			if d.Effect == Ask || a.audit != nil {
 				all, err := req.Arguments()
 				if err != nil {
 					return unreadable(d)
 				}
-				fd.bind(who.p, who.ok, all)
+				d.bind(who.p, who.ok, all)
 			}
-			return fd
+			return d
 		}
 	}
 	raw, err := req.Arguments()

@@ -169,7 +169,8 @@ func fastDifferential(t testing.TB, seed uint64) (fast, total int) {
 				if fastFor(v) == nil {
 					continue
 				}
-				fd, ok := a.decideFast(v, Decision{Principal: u, Tool: name}, req)
+				fd := Decision{Principal: u, Tool: name}
+				ok := a.decideFast(v, &fd, &req)
 				if !ok {
 					continue
 				}
@@ -251,7 +252,7 @@ func TestFastPathTable(t *testing.T) {
 			t.Errorf("%s on %s: %s, want %s", tc.cond, tc.args, d.Effect, tc.effect)
 		}
 		v := a.verdict(a.set.Load(), subject(ctx), "t", req.Options)
-		_, answered := a.decideFast(v, Decision{Tool: "t"}, req)
+		answered := a.decideFast(v, &Decision{Tool: "t"}, &req)
 		if answered != tc.fast {
 			t.Errorf("%s on %s: the fast path answered: %v, want %v", tc.cond, tc.args, answered, tc.fast)
 		}
@@ -284,7 +285,7 @@ func TestFastPathBounds(t *testing.T) {
 			t.Errorf("%s: %+v", tc.name, d)
 		}
 		v := a.verdict(a.set.Load(), subject(ctx), "t", req.Options)
-		if _, answered := a.decideFast(v, Decision{Tool: "t"}, req); answered {
+		if answered := a.decideFast(v, &Decision{Tool: "t"}, &req); answered {
 			t.Errorf("%s: the fast path answered beyond its bounds", tc.name)
 		}
 	}

@@ -87,10 +87,11 @@ func typedDifferential(t testing.TB, seed uint64) (checked, total int) {
 					continue
 				}
 				var vals [maxFastArgs]fval
-				if !p.readChecked(req, a.paths, &vals) {
+				if !p.readChecked(&req, a.paths, &vals) {
 					continue
 				}
-				fd, ok := a.decideFast(v, Decision{Principal: u, Tool: name}, req)
+				fd := Decision{Principal: u, Tool: name}
+				ok := a.decideFast(v, &fd, &req)
 				if !ok {
 					continue
 				}
@@ -171,7 +172,7 @@ func TestFastPathReadsChecked(t *testing.T) {
 		}
 		v := a.verdict(a.set.Load(), subject(ctx), req.Name, req.Options)
 		var vals [maxFastArgs]fval
-		if got := fastFor(v).readChecked(req, a.paths, &vals); got != tc.checked {
+		if got := fastFor(v).readChecked(&req, a.paths, &vals); got != tc.checked {
 			t.Errorf("%s: read through the accessor: %v, want %v", tc.name, got, tc.checked)
 		}
 	}
