@@ -443,9 +443,9 @@ func (p *fastProg) read(args []byte, paths map[string]bool, out *[maxFastArgs]fv
 }
 
 // readChecked reads the arguments p reads through req.Argument, as read
-// would make them from req's JSON. ok is false when Argument declines one
-// of them (or p reads none, when only read checks the JSON): the caller
-// then reads them with read.
+// would make them from req's JSON. It reports false when Argument
+// declines one of them, or when p reads none (then only read checks the
+// JSON); the caller then reads them with read.
 func (p *fastProg) readChecked(req *tool.AccessRequest, paths map[string]bool, out *[maxFastArgs]fval) bool {
 	if len(p.names) == 0 {
 		return false
