@@ -3,9 +3,11 @@ package tool
 import (
 	"encoding"
 	"encoding/json"
+	"math"
 	"reflect"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 )
 
 // An argsEncoder encodes a tool's bound arguments for an Authorizer
@@ -21,6 +23,7 @@ type argsEncoder struct {
 
 type encField struct {
 	index int
+	name  string // the member's name
 	key   string // `"name":`
 	kind  reflect.Kind
 	omit  bool // omitempty or omitzero: left out when zero
@@ -69,7 +72,7 @@ func newArgsEncoder(t reflect.Type) *argsEncoder {
 			return nil
 		}
 		seen[name] = true
-		ef := encField{index: i, key: strconv.Quote(name) + ":", kind: f.Type.Kind()}
+		ef := encField{index: i, name: name, key: strconv.Quote(name) + ":", kind: f.Type.Kind()}
 		for o := range strings.SplitSeq(opts, ",") {
 			switch o {
 			case "":
@@ -145,4 +148,51 @@ func (e *argsEncoder) encode(v reflect.Value, b []byte) ([]byte, bool) {
 		}
 	}
 	return append(b, '}'), true
+}
+
+// argument returns the member name of v's encoding as decoding it would
+// give it (see AccessRequest.Argument). It reports false for a value
+// whose decoding differs from the field's: a string that is not valid
+// UTF-8, an unsigned integer beyond int64.
+func (e *argsEncoder) argument(v reflect.Value, name string) (ArgumentValue, bool) {
+	for i := range e.fields {
+		f := &e.fields[i]
+		if f.name != name {
+			continue
+		}
+		fv := v.Field(f.index)
+		if f.omit && fv.IsZero() {
+			return ArgumentValue{}, true
+		}
+		switch f.kind {
+		case reflect.String:
+			s := fv.String()
+			if !validUTF8(s) {
+				return ArgumentValue{}, false
+			}
+			return ArgumentValue{Kind: ArgumentString, String: s}, true
+		case reflect.Bool:
+			return ArgumentValue{Kind: ArgumentBool, Bool: fv.Bool()}, true
+		case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+			return ArgumentValue{Kind: ArgumentInt64, Int64: fv.Int()}, true
+		default:
+			u := fv.Uint()
+			if u > math.MaxInt64 {
+				return ArgumentValue{}, false
+			}
+			return ArgumentValue{Kind: ArgumentInt64, Int64: int64(u)}, true
+		}
+	}
+	return ArgumentValue{}, true // no field has that name
+}
+
+// validUTF8 is utf8.ValidString, without its call for the ASCII strings
+// most arguments are.
+func validUTF8(s string) bool {
+	for i := range len(s) {
+		if s[i] >= utf8.RuneSelf {
+			return utf8.ValidString(s[i:])
+		}
+	}
+	return true
 }

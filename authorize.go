@@ -80,6 +80,68 @@ func (r AccessRequest) Arguments() (json.RawMessage, error) {
 	return r.call.checkedArgs()
 }
 
+// Argument returns the value of the top-level argument name: the member
+// name has in the JSON object [AccessRequest.Arguments] returns, read
+// from the call's bound arguments without encoding or parsing them. ok
+// reports whether Argument can say; when it is false, v is the zero
+// ArgumentValue and the caller reads the argument from Arguments instead.
+//
+// When ok is true, v is exactly what decoding Arguments would give for
+// that member: an object without the member (an unknown name, a field
+// left out by omitempty or omitzero, or one tagged "-") is
+// [ArgumentAbsent]; a string is the string decoding gives, whatever
+// escapes its encoding used; an integer is an int64 of the same value.
+// Names are matched exactly, as JSON object keys, never by case. And when
+// ok is true, Arguments does not fail for the call.
+//
+// Argument says (ok is true) only for a call of a tool made with [New]
+// whose argument type is a struct of string, boolean and integer fields
+// with plain json tags (names of ASCII letters, digits, '_' and '-';
+// options omitempty and omitzero; no embedded fields and no methods that
+// change the encoding), and then for every name except two values of
+// those fields: a string that is not valid UTF-8 (encoding/json replaces
+// its bytes) and an unsigned integer above the largest int64. It does not
+// say for any other call: a tool with a hand-written schema, another
+// argument type (a map, a pointer, a struct with a nested, float, slice
+// or custom-encoded field), or an AccessRequest not made by a [Registry].
+//
+// A bound struct is passed to the tool by value, so the answer is the
+// same before and after the tool runs. Argument does not allocate.
+func (r AccessRequest) Argument(name string) (v ArgumentValue, ok bool) {
+	if r.call == nil {
+		return ArgumentValue{}, false
+	}
+	return r.call.argument(name)
+}
+
+// An ArgumentValue is one top-level argument of a call, as
+// [AccessRequest.Argument] reads it. The zero ArgumentValue is an
+// argument the call does not have.
+type ArgumentValue struct {
+	// Kind says which of the other fields holds the value.
+	Kind ArgumentKind
+	// String is the value of an [ArgumentString].
+	String string
+	// Int64 is the value of an [ArgumentInt64].
+	Int64 int64
+	// Bool is the value of an [ArgumentBool].
+	Bool bool
+}
+
+// An ArgumentKind is the JSON type of an [ArgumentValue].
+type ArgumentKind uint8
+
+const (
+	// ArgumentAbsent is an argument the JSON object does not have.
+	ArgumentAbsent ArgumentKind = iota
+	// ArgumentString is a JSON string.
+	ArgumentString
+	// ArgumentInt64 is a JSON number that is an integer within int64.
+	ArgumentInt64
+	// ArgumentBool is true or false.
+	ArgumentBool
+)
+
 // defersArgs reports whether a reads a call's arguments only through
 // AccessRequest.Arguments.
 func defersArgs(a Authorizer) bool {

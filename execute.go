@@ -230,6 +230,10 @@ func (c *handCall) run(ctx context.Context)      { c.res, c.err = c.t.Execute(ct
 func (c *handCall) finish() (Result, error)      { return c.res, c.err }
 func (c *handCall) checkedArgs() ([]byte, error) { return c.args, nil }
 
+// argument leaves a hand-written tool's arguments to Arguments: they are
+// the caller's JSON, which only a parse can read.
+func (c *handCall) argument(string) (ArgumentValue, bool) { return ArgumentValue{}, false }
+
 // invoke runs the tool and reports on done when it has returned, with the
 // panic it raised, if any.
 func (r *Registry) invoke(ctx context.Context, e *entry, c pendingCall, done chan<- *PanicError) {

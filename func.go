@@ -171,6 +171,13 @@ func (c *funcCall[In, Out]) checkedArgs() ([]byte, error) {
 	return c.args, c.argsErr
 }
 
+func (c *funcCall[In, Out]) argument(name string) (ArgumentValue, bool) {
+	if c.t.enc == nil {
+		return ArgumentValue{}, false
+	}
+	return c.t.enc.argument(reflect.ValueOf(c.in).Elem(), name)
+}
+
 func (c *funcCall[In, Out]) finish() (Result, error) {
 	if c.err != nil {
 		return errorResult(KindToolError, c.err.Error()), c.err

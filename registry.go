@@ -86,7 +86,8 @@ type checkedTool interface {
 type pendingCall interface {
 	run(ctx context.Context)
 	finish() (Result, error)
-	checkedArgs() ([]byte, error) // the arguments as the tool receives them, for an Authorizer
+	checkedArgs() ([]byte, error)               // the arguments as the tool receives them, for an Authorizer
+	argument(name string) (ArgumentValue, bool) // one of them, for AccessRequest.Argument
 }
 
 // argLimits bounds the arguments a call accepts.

@@ -483,22 +483,28 @@ func (a *Authorizer) decide(ctx context.Context, req tool.AccessRequest) Decisio
 		}
 		return d
 	}
+	// The call is bound to all its arguments, whatever the policies read:
+	// an approval or an audit record for one call must not fit another
+	// that differs only in an argument no policy reads. The fast path may
+	// read only some of them, without their encoding: the binding then
+	// encodes them all, when there is one.
+	if root == nil && !a.cedarOnly {
+		if a.decideFast(v, &d, &req) {
+			if d.Effect == Ask || a.audit != nil {
+				all, err := req.Arguments()
+				if err != nil {
+					return unreadable(d)
+				}
+				d.bind(who.p, who.ok, all)
+			}
+			return d
+		}
+	}
 	raw, err := req.Arguments()
 	if err != nil {
 		return unreadable(d)
 	}
-	// The call is bound to all its arguments, whatever the policies read:
-	// an approval or an audit record for one call must not fit another
-	// that differs only in an argument no policy reads.
 	all := raw
-	if root == nil && !a.cedarOnly {
-		if fd, ok := a.decideFast(v, d, raw); ok {
-			if fd.Effect == Ask || a.audit != nil {
-				fd.bind(who.p, who.ok, all)
-			}
-			return fd
-		}
-	}
 	// Only the arguments the policies read go into the context (all of
 	// them when paths resolve in a workspace, so every path is checked).
 	if !v.use.all && root == nil {

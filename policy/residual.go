@@ -8,6 +8,7 @@ import (
 	"github.com/cedar-policy/cedar-go"
 	"github.com/cedar-policy/cedar-go/x/exp/ast"
 	"github.com/cedar-policy/cedar-go/x/exp/eval"
+	"github.com/miniopenclaw/tool"
 )
 
 // This file decides calls whose policies, once the principal and the tool
@@ -72,7 +73,7 @@ type fval struct {
 	b   bool
 	n   int64
 	s   string
-	set []fval
+	set *[]fval // fSet's members; a pointer keeps fval, copied at every step, small
 }
 
 func (v fval) scalar() bool { return v.k == fBool || v.k == fLong || v.k == fString }
@@ -194,15 +195,15 @@ func litOf(v cedar.Value) (fval, bool) {
 	case cedar.Boolean:
 		return fval{k: fBool, b: bool(v)}, true
 	case cedar.Set:
-		set := fval{k: fSet}
+		var members []fval
 		for e := range v.All() {
 			ev, ok := litOf(e)
 			if !ok || !ev.scalar() {
 				return fval{}, false
 			}
-			set.set = append(set.set, ev)
+			members = append(members, ev)
 		}
-		return set, true
+		return fval{k: fSet, set: &members}, true
 	}
 	return fval{}, false
 }
@@ -343,7 +344,7 @@ func (n *fnode) eval(args *[maxFastArgs]fval) (fval, bool) {
 		if l.k != fSet {
 			return fval{}, false
 		}
-		for _, e := range l.set {
+		for _, e := range *l.set {
 			if e.equal(r) {
 				return fval{k: fBool, b: true}, true
 			}
@@ -441,6 +442,38 @@ func (p *fastProg) read(args []byte, paths map[string]bool, out *[maxFastArgs]fv
 	}
 }
 
+// readChecked reads the arguments p reads through req.Argument, as read
+// would make them from req's JSON. It reports false when Argument
+// declines one of them, or when p reads none (then only read checks the
+// JSON); the caller then reads them with read.
+func (p *fastProg) readChecked(req *tool.AccessRequest, paths map[string]bool, out *[maxFastArgs]fval) bool {
+	if len(p.names) == 0 {
+		return false
+	}
+	for slot, name := range p.names {
+		v, ok := req.Argument(name)
+		if !ok {
+			return false
+		}
+		switch v.Kind {
+		case tool.ArgumentAbsent:
+			out[slot] = fval{k: fAbsent}
+		case tool.ArgumentString:
+			if paths[name] {
+				v.String = cleanPath(v.String)
+			}
+			out[slot] = fval{k: fString, s: v.String}
+		case tool.ArgumentInt64:
+			out[slot] = fval{k: fLong, n: v.Int64}
+		case tool.ArgumentBool:
+			out[slot] = fval{k: fBool, b: v.Bool}
+		default:
+			return false
+		}
+	}
+	return true
+}
+
 // slotOf returns the slot of the argument whose JSON-quoted key is key,
 // or -1.
 func (p *fastProg) slotOf(key []byte, escaped bool) int {
@@ -527,22 +560,28 @@ func (p *fastProg) decide(args *[maxFastArgs]fval) (applied uint64, ok bool) {
 	return applied, true
 }
 
-// decideFast is decide's answer from v's fast program, when it has one
-// for these arguments: the effect, the deciding policies and the reason
-// Cedar's answer over v.rules would give, in the same order. It does not
-// bind the call.
-func (a *Authorizer) decideFast(v *verdict, d Decision, args []byte) (Decision, bool) {
+// decideFast fills in d with decide's answer from v's fast program, when
+// it has one for req's arguments: the effect, the deciding policies and
+// the reason Cedar's answer over v.rules would give, in the same order.
+// It reads the arguments through [tool.AccessRequest.Argument] when it
+// can, else from their JSON. It reports false, and leaves d as it was,
+// when Cedar must decide. It does not bind the call.
+func (a *Authorizer) decideFast(v *verdict, d *Decision, req *tool.AccessRequest) bool {
 	p := fastFor(v)
 	if p == nil {
-		return d, false
+		return false
 	}
 	var vals [maxFastArgs]fval
-	if !p.read(args, a.paths, &vals) {
-		return d, false
+	if !p.readChecked(req, a.paths, &vals) {
+		vals = [maxFastArgs]fval{}
+		args, err := req.Arguments()
+		if err != nil || !p.read(args, a.paths, &vals) {
+			return false
+		}
 	}
 	applied, ok := p.decide(&vals)
 	if !ok {
-		return d, false
+		return false
 	}
 	// The deciding policies, in order: the forbids that apply, else the
 	// asking permits, else the permits.
@@ -578,7 +617,7 @@ func (a *Authorizer) decideFast(v *verdict, d Decision, args []byte) (Decision, 
 	default:
 		d.Effect, d.Reason = Deny, deniedReason(d.Tool)
 	}
-	return d, true
+	return true
 }
 
 // ids returns the ids of the rules in set, in order. A single rule's is

@@ -109,13 +109,9 @@ func randomArgs(rng *rand.Rand) string {
 	return b.String()
 }
 
-// fastDifferential checks, for one seed, that a random policy set's
-// decisions equal Cedar's over the whole set and the whole context (see
-// reference), and, for each call the fast path answers, that its answer
-// is that decision. It returns how many calls the fast path answered and
-// how many it could have been asked.
-func fastDifferential(t testing.TB, seed uint64) (fast, total int) {
-	rng := rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
+// randomPolicies returns a random set of one to four policies over the
+// tools t0 and t1, their conditions from randomExpr.
+func randomPolicies(rng *rand.Rand) string {
 	var b strings.Builder
 	for i := range 1 + rng.IntN(4) {
 		effect := []string{"permit", "forbid", `@effect("ask") permit`}[rng.IntN(3)]
@@ -130,12 +126,29 @@ func fastDifferential(t testing.TB, seed uint64) (fast, total int) {
 		}
 		fmt.Fprintf(&b, "@id(\"p%d\") @reason(%q) %s (%s, action, %s)%s;\n", i, []string{"", "because"}[rng.IntN(2)], effect, pscope, rscope, conds)
 	}
-	src := b.String()
+	return b.String()
+}
+
+// randomAuthorizer returns an Authorizer of random policies, with path a
+// path argument and a fixed clock.
+func randomAuthorizer(t testing.TB, seed uint64, rng *rand.Rand) (*Authorizer, string) {
+	src := randomPolicies(rng)
 	a, err := New("random.cedar", []byte(src), WithPathArguments("path"),
 		WithClock(func() time.Time { return time.Date(2026, 1, 1, 9, 0, 0, 0, time.UTC) }))
 	if err != nil {
 		t.Fatalf("seed %d: %v\n%s", seed, err, src)
 	}
+	return a, src
+}
+
+// fastDifferential checks, for one seed, that a random policy set's
+// decisions equal Cedar's over the whole set and the whole context (see
+// reference), and, for each call the fast path answers, that its answer
+// is that decision. It returns how many calls the fast path answered and
+// how many it could have been asked.
+func fastDifferential(t testing.TB, seed uint64) (fast, total int) {
+	rng := rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
+	a, src := randomAuthorizer(t, seed, rng)
 	users := []Principal{{ID: "u0", Roles: []string{"r0"}}, {ID: "u1", Attrs: map[string]any{"tenant": "x"}}}
 	for range 20 {
 		args := randomArgs(rng)
@@ -156,7 +169,8 @@ func fastDifferential(t testing.TB, seed uint64) (fast, total int) {
 				if fastFor(v) == nil {
 					continue
 				}
-				fd, ok := a.decideFast(v, Decision{Principal: u, Tool: name}, req.Args)
+				fd := Decision{Principal: u, Tool: name}
+				ok := a.decideFast(v, &fd, &req)
 				if !ok {
 					continue
 				}
@@ -238,7 +252,7 @@ func TestFastPathTable(t *testing.T) {
 			t.Errorf("%s on %s: %s, want %s", tc.cond, tc.args, d.Effect, tc.effect)
 		}
 		v := a.verdict(a.set.Load(), subject(ctx), "t", req.Options)
-		_, answered := a.decideFast(v, Decision{Tool: "t"}, req.Args)
+		answered := a.decideFast(v, &Decision{Tool: "t"}, &req)
 		if answered != tc.fast {
 			t.Errorf("%s on %s: the fast path answered: %v, want %v", tc.cond, tc.args, answered, tc.fast)
 		}
@@ -271,7 +285,7 @@ func TestFastPathBounds(t *testing.T) {
 			t.Errorf("%s: %+v", tc.name, d)
 		}
 		v := a.verdict(a.set.Load(), subject(ctx), "t", req.Options)
-		if _, answered := a.decideFast(v, Decision{Tool: "t"}, req.Args); answered {
+		if answered := a.decideFast(v, &Decision{Tool: "t"}, &req); answered {
 			t.Errorf("%s: the fast path answered beyond its bounds", tc.name)
 		}
 	}
