@@ -198,6 +198,7 @@ func run(ctx context.Context, p Policy, argv []string, stdin io.Reader) (*Result
 		CPU:       st.UserTime() + st.SystemTime(),
 		Layers:    layers,
 		ExitCode:  st.ExitCode(),
+		Mode:      ModeNative,
 	}
 	ws := st.Sys().(syscall.WaitStatus)
 	if ws.Signaled() {
@@ -209,24 +210,12 @@ func run(ctx context.Context, p Policy, argv []string, stdin io.Reader) (*Result
 		r.Cgroup = "v" + strconv.Itoa(lf.version)
 		oom, pidsMax = lf.outcome()
 	}
-	failed := ws.Signaled() || r.ExitCode != 0
-	switch why, _ := killedFor.Load().(Outcome); {
-	case why != "":
-		r.Outcome = why
-	case failed && oom:
-		r.Outcome = MemoryLimit
-	case ws.Signaled() && (ws.Signal() == syscall.SIGXCPU || ws.Signal() == syscall.SIGKILL) &&
-		r.CPU >= limits.CPU.Truncate(time.Second)-100*time.Millisecond:
-		r.Outcome = CPULimit
-	case ws.Signaled():
-		r.Outcome = Signaled
-	case failed && pidsMax:
-		r.Outcome = PIDsLimit
-	case r.ExitCode != 0:
-		r.Outcome = classifyFailure(r.Stderr)
-	default:
-		r.Outcome = Exited
+	sig := 0
+	if ws.Signaled() {
+		sig = int(ws.Signal())
 	}
+	why, _ := killedFor.Load().(Outcome)
+	r.Outcome = classify(why, r.ExitCode, sig, r.CPU, limits.CPU, oom, pidsMax, r.Stderr)
 	return r, nil
 }
 
