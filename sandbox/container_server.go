@@ -514,6 +514,10 @@ func (c *Container) runServer(ctx context.Context, p Policy, s *warmSlot, workdi
 	started := false
 	for {
 		t, pl, err := cc.r.Next()
+		if errors.Is(err, callserver.ErrFrame) {
+			c.retire(s)
+			return nil, fmt.Errorf("sandbox: call server: %w", err), false
+		}
 		if err != nil {
 			if !started && k.killedFor.Load() == nil && ctx.Err() == nil {
 				return nil, fmt.Errorf("%w: %v", errServerGone, err), true
