@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 )
 
 var validRequests = []Request{
@@ -23,9 +24,7 @@ func TestRequestRoundTrip(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%+v: %v", q, err)
 		}
-		if diff := cmp.Diff(q, got, cmp.Comparer(func(a, b []string) bool {
-			return strings.Join(a, "\x00") == strings.Join(b, "\x00") && len(a) == len(b)
-		})); diff != "" {
+		if diff := cmp.Diff(q, got, cmpopts.EquateEmpty()); diff != "" {
 			t.Errorf("round trip (-sent +decoded):\n%s", diff)
 		}
 	}
