@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net"
 	"os"
 	"path/filepath"
@@ -31,7 +32,9 @@ import (
 // The call server of a warm container (see package callserver) is this
 // program's own binary, bind-mounted read-only under serverDir with the
 // dynamic loader and the shared libraries it needs, so that it runs in any
-// image, one without a libc or a shell included. The host listens on a
+// image, one without a libc or a shell included. serverDir is a tmpfs
+// only root may enter: the calls, run as the sandbox user, can neither
+// read nor run what is in it. The host listens on a
 // unix socket in a private directory bound read-only at serverDir/run;
 // the server connects to it once, and the host then closes the listener
 // and removes the directory: no socket is left for a call to reach.
@@ -359,6 +362,11 @@ func (c *Container) startServer(ctx context.Context, opts client.ContainerCreate
 	hc.Mounts = append(slices.Clone(hc.Mounts), img.mounts...)
 	hc.Mounts = append(hc.Mounts, mount.Mount{Type: mount.TypeBind, Source: dir, Target: serverDir + "/run", ReadOnly: true})
 	hc.CapAdd = serverCapabilities
+	// The server's files sit in a directory of root's that calls cannot
+	// enter: a call cannot read or run this program, and never sees the
+	// socket's directory.
+	hc.Tmpfs = maps.Clone(hc.Tmpfs)
+	hc.Tmpfs[serverDir] = fmt.Sprintf("mode=0700,size=64k,nr_inodes=%d,noexec,nosuid,nodev", maxServerLibraries+16)
 
 	created, err := c.cli.ContainerCreate(ctx, opts)
 	if err != nil {

@@ -376,3 +376,27 @@ func TestCallServerStdinFlowControl(t *testing.T) {
 		t.Error("the server went away")
 	}
 }
+
+// TestCallServerFilesHidden: a call can neither read nor run the server's
+// binary, and cannot reach the directory the socket was in.
+func TestCallServerFilesHidden(t *testing.T) {
+	c := requireEngineWith(t, ContainerOptions{Warm: true})
+	for _, argv := range [][]string{
+		{"cat", serverDir + "/server"},
+		{"ls", serverDir},
+		{"ls", serverDir + "/run"},
+		{serverDir + "/server"},
+	} {
+		r, err := c.Run(context.Background(), Policy{}, argv, nil)
+		if err == nil && r.OK() {
+			t.Errorf("%v: %s %q, want a refusal", argv, r.Summary(), trim(r.Stdout))
+			continue
+		}
+		if err == nil && !strings.Contains(strings.ToLower(string(r.Stderr)), "permission denied") {
+			t.Errorf("%v: %s, stderr %q, want permission denied", argv, r.Summary(), r.Stderr)
+		}
+		if err != nil && !strings.Contains(err.Error(), "permission denied") {
+			t.Errorf("%v: %v, want permission denied", argv, err)
+		}
+	}
+}
