@@ -62,7 +62,14 @@ type ContainerOptions struct {
 	// times out or floods its output, every process of the container but
 	// its init and the server is killed, and the server reaps them all
 	// before it reports the call's end, so nothing a call started is
-	// left for the next one.
+	// left for the next one. (Concurrent calls would kill each other's
+	// processes, and the container's OOM and fork counters, read before
+	// and after a call, would no longer say whose call hit the limit;
+	// calls that should run in parallel need containers of their own,
+	// such as another Container.) The container's resource limits
+	// (RLIMIT_CPU, FSIZE, NOFILE, CORE) apply to the server and each call
+	// inherits them, its CPU time counting from zero; a server that has
+	// used half of Limits.CPU itself is replaced after the call.
 	//
 	// When the server cannot run (this program is not a Linux binary of
 	// the engine's architecture, the engine cannot see this host's files,
@@ -94,15 +101,22 @@ type ContainerOptions struct {
 // Policy.ReadOnly bound read-only at the same paths; a read-only root
 // file system with a tmpfs /tmp of Limits.Tmp bytes; no network (only a
 // loopback interface) unless the policy asks for the host's; every
-// capability dropped; no_new_privs; the engine's default seccomp profile;
-// the unprivileged user Policy.UID (default [DefaultUID]); memory, process
-// and CPU limits from the cgroup and the other [Limits] as resource
-// limits; an init process that reaps orphans; and the policy's environment
-// only (plus the image's own ENV and the engine's HOSTNAME).
+// capability dropped (a warm container's call server keeps three, which no
+// call gets: see ContainerOptions.Warm); no_new_privs; the engine's
+// default seccomp profile; the unprivileged user Policy.UID (default
+// [DefaultUID]); memory, process and CPU limits from the cgroup and the
+// other [Limits] as resource limits; an init process that reaps orphans;
+// and the policy's environment only (plus the image's own ENV and the
+// engine's HOSTNAME).
 //
-// The engine reports a command killed by signal N as exit status 128+N;
-// a Container classifies such a status as the signal. A memory-limit kill
-// is read from the engine's OOM flag.
+// Result.Mode says how a call ran: [ModeFresh], [ModeWarmServer] or
+// [ModeWarmExec]. In a fresh container or through the engine's exec, the
+// engine reports a command killed by signal N as exit status 128+N and a
+// Container classifies such a status as the signal; a memory-limit kill is
+// read from the engine's OOM flag (or, for an exec, the cgroup's counter).
+// The call server reports the command's own wait status and CPU time, and
+// the container cgroup's OOM and refused-fork counters across the call, so
+// its results are classified exactly as the native backend's.
 //
 // A Container never falls back to the host: no reachable engine, a missing
 // image or a limit the engine cannot enforce is an error naming it.

@@ -308,8 +308,8 @@ func TestContainerOrphanCleanup(t *testing.T) {
 // load: a plain fork and exec, the native backend, a warm container
 // through its call server, a warm container with the engine's exec (the
 // fallback) and a fresh container per call. It reports p50 and p90 of
-// each and the ratios of the warm containers' p50 to the native
-// backend's.
+// each, the ratios of the warm containers' p50 to the native backend's,
+// and the call server's p50 over a plain fork and exec on the host.
 func BenchmarkBackends(b *testing.B) {
 	requireSandbox(b)
 	warm := requireEngineWith(b, ContainerOptions{Warm: true})
@@ -359,6 +359,7 @@ func BenchmarkBackends(b *testing.B) {
 	native := percentile(runs[1].ds, 0.5)
 	b.ReportMetric(percentile(runs[2].ds, 0.5)/native, "warm-server/native-p50")
 	b.ReportMetric(percentile(runs[3].ds, 0.5)/native, "warm-exec/native-p50")
+	b.ReportMetric(percentile(runs[2].ds, 0.5)/percentile(runs[0].ds, 0.5), "warm-server/fork+exec-p50")
 }
 
 func okRun(r *Result, err error) error {
