@@ -488,14 +488,16 @@ func (c *Container) runServer(ctx context.Context, p Policy, s *warmSlot, workdi
 	if err := cc.send(callserver.Run, payload); err != nil {
 		return nil, fmt.Errorf("%w: %v", errServerGone, err), true
 	}
-	k := newCall(l.Output)
-	defer k.finish()
+	// The watchdog is stopped after k.finish has waited for the kill
+	// that may have set it (deferred calls run last first).
 	var watchdog atomic.Pointer[time.Timer]
 	defer func() {
 		if t := watchdog.Load(); t != nil {
 			t.Stop()
 		}
 	}()
+	k := newCall(l.Output)
+	defer k.finish()
 	kill := func(why Outcome) {
 		if k.killedFor.CompareAndSwap(nil, why) {
 			k.goKill(func() {
