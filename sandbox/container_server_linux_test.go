@@ -400,3 +400,20 @@ func TestCallServerFilesHidden(t *testing.T) {
 		}
 	}
 }
+
+// TestCallServerRefusesOversizedCalls: a command line and environment
+// over the frame bound is refused before anything is sent.
+func TestCallServerRefusesOversizedCalls(t *testing.T) {
+	hostEnd, srvEnd := socketPairConns(t)
+	s := &warmSlot{}
+	s.srv.Store(&callConn{conn: hostEnd, r: callserver.NewReader(hostEnd)})
+	big := strings.Repeat("x", callserver.MaxFrame)
+	_, err, retry := (&Container{}).runServer(context.Background(), Policy{}, s, "/tmp", []string{"A=" + big}, []string{"true"}, nil)
+	if err == nil || retry || !strings.Contains(err.Error(), "too large") {
+		t.Errorf("runServer: %v (retry %v), want a refusal", err, retry)
+	}
+	hostEnd.Close()
+	if b, _ := io.ReadAll(srvEnd); len(b) > 0 {
+		t.Errorf("the server got %d bytes", len(b))
+	}
+}
