@@ -419,11 +419,16 @@ func nearCPULimit() bool {
 	if syscall.Getrlimit(syscall.RLIMIT_CPU, &lim) != nil || syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
 		return false
 	}
-	if lim.Cur > 1<<32 {
-		return false // unlimited, or as good as
+	return halfUsed(time.Duration(ru.Utime.Nano()+ru.Stime.Nano()), lim.Cur)
+}
+
+// halfUsed reports whether used is at least half of a limit of seconds
+// seconds; a limit above 2^32 seconds (RLIM_INFINITY included) never is.
+func halfUsed(used time.Duration, seconds uint64) bool {
+	if seconds > 1<<32 {
+		return false
 	}
-	used := time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-	return used >= time.Duration(lim.Cur)*time.Second/2
+	return used >= time.Duration(seconds)*time.Second/2
 }
 
 // counter reads one "key N" line of a cgroup file.

@@ -117,3 +117,22 @@ func TestMergeEnvAndLookPath(t *testing.T) {
 		}
 	}
 }
+
+func TestHalfUsed(t *testing.T) {
+	for _, tc := range []struct {
+		used    time.Duration
+		seconds uint64
+		want    bool
+	}{
+		{0, 30, false},
+		{14 * time.Second, 30, false},
+		{15 * time.Second, 30, true},
+		{time.Second, 1, true},
+		{time.Hour, 1 << 33, false},
+		{time.Hour, ^uint64(0), false},
+	} {
+		if got := halfUsed(tc.used, tc.seconds); got != tc.want {
+			t.Errorf("halfUsed(%s, %d) = %v, want %v", tc.used, tc.seconds, got, tc.want)
+		}
+	}
+}
