@@ -517,9 +517,6 @@ func (c *Container) runServer(ctx context.Context, p Policy, s *warmSlot, workdi
 	done := make(chan struct{})
 	defer close(done)
 	acks := make(chan struct{}, 1)
-	if stdin != nil {
-		go pumpStdin(cc, seqb, stdin, acks, done)
-	}
 
 	started := false
 	for {
@@ -544,7 +541,15 @@ func (c *Container) runServer(ctx context.Context, p Policy, s *warmSlot, workdi
 		}
 		switch t {
 		case callserver.Started:
+			if started {
+				break
+			}
 			started = true
+			// Input is read only once the command runs: a call retried
+			// because its server was gone has consumed none of it.
+			if stdin != nil {
+				go pumpStdin(cc, seqb, stdin, acks, done)
+			}
 		case callserver.Stdout:
 			k.stdout.Write(rest)
 		case callserver.Stderr:
