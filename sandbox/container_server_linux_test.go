@@ -1,6 +1,8 @@
 package sandbox
 
 import (
+	"archive/tar"
+	"bytes"
 	"context"
 	"debug/elf"
 	"encoding/binary"
@@ -415,5 +417,49 @@ func TestCallServerRefusesOversizedCalls(t *testing.T) {
 	hostEnd.Close()
 	if b, _ := io.ReadAll(srvEnd); len(b) > 0 {
 		t.Errorf("the server got %d bytes", len(b))
+	}
+}
+
+// TestCallServerImageWithoutShell: the call server needs nothing of the
+// image, where the exec fallback needs its sh. The image here holds one
+// static busybox and an echo link to it, nothing else.
+func TestCallServerImageWithoutShell(t *testing.T) {
+	busybox, err := exec.LookPath("busybox")
+	if err != nil {
+		t.Skip("busybox is not installed (.ci/docker-engine.sh installs busybox-static)")
+	}
+	const img = "clawtool-test/nosh:1"
+	cli, err := client.New(client.FromEnv)
+	must(t, err)
+	// Registered before the backends, so it runs after they are closed.
+	t.Cleanup(func() {
+		cli.ImageRemove(context.Background(), img, client.ImageRemoveOptions{Force: true})
+		cli.Close()
+	})
+	server := requireEngineWith(t, ContainerOptions{Warm: true})
+	execOnly := requireEngineWith(t, ContainerOptions{Warm: true, WarmExec: true})
+
+	var buf bytes.Buffer
+	tw := tar.NewWriter(&buf)
+	bin, err := os.ReadFile(busybox)
+	must(t, err)
+	must(t, tw.WriteHeader(&tar.Header{Name: "bin/", Typeflag: tar.TypeDir, Mode: 0o755}))
+	must(t, tw.WriteHeader(&tar.Header{Name: "bin/busybox", Typeflag: tar.TypeReg, Mode: 0o755, Size: int64(len(bin))}))
+	_, err = tw.Write(bin)
+	must(t, err)
+	must(t, tw.WriteHeader(&tar.Header{Name: "bin/echo", Typeflag: tar.TypeSymlink, Linkname: "busybox", Mode: 0o777}))
+	must(t, tw.Close())
+	res, err := cli.ImageImport(context.Background(), client.ImageImportSource{Source: &buf, SourceName: "-"}, img, client.ImageImportOptions{Changes: []string{"ENV PATH=/bin"}})
+	must(t, err)
+	io.Copy(io.Discard, res)
+	res.Close()
+
+	p := Policy{Image: img}
+	r, err := server.Run(context.Background(), p, []string{"echo", "no shell here"}, nil)
+	if err != nil || !r.OK() || string(r.Stdout) != "no shell here\n" || r.Mode != ModeWarmServer {
+		t.Errorf("call server: %v %+v", err, r)
+	}
+	if r, err := execOnly.Run(context.Background(), p, []string{"echo", "no shell here"}, nil); err == nil && r.OK() {
+		t.Errorf("exec without sh: %s %q, want a failure (the test would prove nothing)", r.Summary(), r.Stdout)
 	}
 }
