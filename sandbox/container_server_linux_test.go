@@ -463,3 +463,48 @@ func TestCallServerImageWithoutShell(t *testing.T) {
 		t.Errorf("exec without sh: %s %q, want a failure (the test would prove nothing)", r.Summary(), r.Stdout)
 	}
 }
+
+// TestCallServerDiesMidCall: a call whose container dies under it ends
+// with an error saying so (not a hang, not a result pretending the
+// command ran), and the next call gets a new container.
+func TestCallServerDiesMidCall(t *testing.T) {
+	c := requireEngineWith(t, ContainerOptions{Warm: true})
+	ws := t.TempDir()
+	must(t, os.Chown(ws, DefaultUID, DefaultUID))
+	p := Policy{Workspace: ws}
+	errc := make(chan error, 1)
+	go func() {
+		_, err := c.Run(context.Background(), p, []string{"sh", "-c", "touch started; sleep 60"}, nil)
+		errc <- err
+	}()
+	// Wait, bounded by steps, for the command to run.
+	for i := 0; i < 600; i++ {
+		if _, err := os.Stat(filepath.Join(ws, "started")); err == nil {
+			break
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	// The engine's list, not the slot, names the container: the slot is
+	// the running call's.
+	list, err := c.cli.ContainerList(context.Background(), client.ContainerListOptions{
+		Filters: make(client.Filters).Add("label", LabelBackend+"="+c.id),
+	})
+	must(t, err)
+	if len(list.Items) != 1 {
+		t.Fatalf("%d running containers, want the warm one", len(list.Items))
+	}
+	_, err = c.cli.ContainerKill(context.Background(), list.Items[0].ID, client.ContainerKillOptions{Signal: "KILL"})
+	must(t, err)
+	select {
+	case err := <-errc:
+		if err == nil || !strings.Contains(err.Error(), "died during the call") {
+			t.Errorf("call: %v, want an error saying the server died", err)
+		}
+	case <-time.After(30 * time.Second): // ok-wallclock
+		t.Fatal("the call did not end when its container died")
+	}
+	r, err := c.Run(context.Background(), p, []string{"echo", "again"}, nil)
+	if err != nil || !r.OK() || r.Mode != ModeWarmServer {
+		t.Errorf("next call: %v %+v", err, r)
+	}
+}
