@@ -471,6 +471,9 @@ func (f *fixture) attack(t *testing.T, row catalogRow, b Backend) {
 		}
 	}
 	r := f.sandboxed(t, ctx, b, p, args...)
+	if c, ok := b.(*Container); ok && (r.Mode != c.wantMode() || r.Fallback != "") {
+		t.Errorf("mode %s (fallback %q), want %s", r.Mode, r.Fallback, c.wantMode())
+	}
 	out := string(r.Stdout)
 	switch {
 	case outcome != "":

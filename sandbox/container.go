@@ -47,12 +47,42 @@ const (
 type ContainerOptions struct {
 	// Image is the image a run uses when its policy names none.
 	Image string
-	// Warm keeps one running container per image and policy and runs
-	// each call in it with exec, instead of a fresh container per call.
-	// Calls in one warm container run one at a time, and when a call ends
-	// every process it left is killed. A warm container's image needs sh
-	// and sleep.
+	// Warm keeps one running container per image and policy, instead of
+	// a fresh container per call, and runs each call in it through a call
+	// server: this program's own binary, mounted read-only into the
+	// container with its loader and libraries and running as the
+	// container's main process, forks and executes each command there
+	// (about a millisecond, where an engine exec costs tens). The server
+	// keeps root's CAP_SETUID, CAP_SETGID and CAP_KILL to start a call as
+	// the sandbox user and to kill its processes; the call itself runs
+	// with no capability, no_new_privs, in a session of its own, with the
+	// policy's environment added to the image's.
+	//
+	// Calls in one warm container run one at a time: when a call ends,
+	// times out or floods its output, every process of the container but
+	// its init and the server is killed, and the server reaps them all
+	// before it reports the call's end, so nothing a call started is
+	// left for the next one. (Concurrent calls would kill each other's
+	// processes, and the container's OOM and fork counters, read before
+	// and after a call, would no longer say whose call hit the limit;
+	// calls that should run in parallel need containers of their own,
+	// such as another Container.) The container's resource limits
+	// (RLIMIT_CPU, FSIZE, NOFILE, CORE) apply to the server and each call
+	// inherits them, its CPU time counting from zero; a server that has
+	// used half of Limits.CPU itself is replaced after the call.
+	//
+	// When the server cannot run (this program is not a Linux binary of
+	// the engine's architecture, the engine cannot see this host's files,
+	// a user-namespace remapped engine cannot reach the socket ...), the
+	// warm container falls back to running each call with the engine's
+	// exec, and every Result says so (Mode [ModeWarmExec], Fallback the
+	// reason); that mode needs sh, kill and sleep in the image. Nothing
+	// ever falls back to the host.
 	Warm bool
+	// WarmExec makes a warm container run every call with the engine's
+	// exec instead of the call server, as its fallback does: slower, but
+	// nothing of this program enters the container.
+	WarmExec bool
 	// Owner is the value of [LabelOwner] on every container. Empty means
 	// "clawtool". [Container.Cleanup] removes only the owner's orphans.
 	Owner string
@@ -71,15 +101,22 @@ type ContainerOptions struct {
 // Policy.ReadOnly bound read-only at the same paths; a read-only root
 // file system with a tmpfs /tmp of Limits.Tmp bytes; no network (only a
 // loopback interface) unless the policy asks for the host's; every
-// capability dropped; no_new_privs; the engine's default seccomp profile;
-// the unprivileged user Policy.UID (default [DefaultUID]); memory, process
-// and CPU limits from the cgroup and the other [Limits] as resource
-// limits; an init process that reaps orphans; and the policy's environment
-// only (plus the image's own ENV and the engine's HOSTNAME).
+// capability dropped (a warm container's call server keeps three, which no
+// call gets: see ContainerOptions.Warm); no_new_privs; the engine's
+// default seccomp profile; the unprivileged user Policy.UID (default
+// [DefaultUID]); memory, process and CPU limits from the cgroup and the
+// other [Limits] as resource limits; an init process that reaps orphans;
+// and the policy's environment only (plus the image's own ENV and the
+// engine's HOSTNAME).
 //
-// The engine reports a command killed by signal N as exit status 128+N;
-// a Container classifies such a status as the signal. A memory-limit kill
-// is read from the engine's OOM flag.
+// Result.Mode says how a call ran: [ModeFresh], [ModeWarmServer] or
+// [ModeWarmExec]. In a fresh container or through the engine's exec, the
+// engine reports a command killed by signal N as exit status 128+N and a
+// Container classifies such a status as the signal; a memory-limit kill is
+// read from the engine's OOM flag (or, for an exec, the cgroup's counter).
+// The call server reports the command's own wait status and CPU time, and
+// the container cgroup's OOM and refused-fork counters across the call, so
+// its results are classified exactly as the native backend's.
 //
 // A Container never falls back to the host: no reachable engine, a missing
 // image or a limit the engine cannot enforce is an error naming it.
@@ -90,6 +127,15 @@ type Container struct {
 	label string // LabelProcess value of this process
 	id    string // LabelBackend value of this backend
 
+	engineArch string // the engine's architecture, as its info names it
+
+	// The call server's files, resolved once; serverExe replaces
+	// os.Executable in tests.
+	serverExe  string
+	serverOnce sync.Once
+	server     *serverImage
+	serverErr  error
+
 	mu     sync.Mutex
 	closed bool
 	live   map[string]bool      // containers made and not yet removed
@@ -97,9 +143,13 @@ type Container struct {
 	warm   map[string]*warmSlot // warm containers by image and policy
 }
 
+// A warmSlot is one warm container; its mutex is held for the whole of a
+// call.
 type warmSlot struct {
-	mu sync.Mutex // held for the whole of a call
-	id string
+	mu       sync.Mutex
+	id       string                   // the container, "" when none runs
+	srv      atomic.Pointer[callConn] // its call server; nil when calls use exec
+	fallback string                   // why calls use exec although the server is wanted
 }
 
 // NewContainer connects to the engine, checks that it can enforce every
@@ -146,6 +196,7 @@ func (c *Container) check(ctx context.Context) error {
 	missing := func(what string) error {
 		return fmt.Errorf("sandbox: refusing to run: the container engine at %s cannot enforce %s", c.cli.DaemonHost(), what)
 	}
+	c.engineArch = info.Info.Architecture
 	switch in := info.Info; {
 	case !in.MemoryLimit:
 		return missing("a memory limit")
@@ -167,6 +218,12 @@ func (c *Container) Close() error {
 	ids := make([]string, 0, len(c.live))
 	for id := range c.live {
 		ids = append(ids, id)
+	}
+	for _, s := range c.warm {
+		// Without taking s.mu: a call running now fails.
+		if cc := s.conn(); cc != nil {
+			cc.conn.Close()
+		}
 	}
 	c.warm = map[string]*warmSlot{}
 	c.mu.Unlock()
@@ -599,7 +656,9 @@ func (c *Container) runFresh(ctx context.Context, p Policy, img string, env, arg
 			return nil, fmt.Errorf("sandbox: command %q: %w (%s)", argv[0], os.ErrNotExist, strings.TrimSpace(msg))
 		}
 	}
-	return k.result(p, start, st.ExitCode, st.OOMKilled), nil
+	r := k.result(p, start, st.ExitCode, st.OOMKilled)
+	r.Mode = ModeFresh
+	return r, nil
 }
 
 // warmKey identifies the warm container a policy and image share.
@@ -608,8 +667,8 @@ func warmKey(img string, opts client.ContainerCreateOptions) string {
 	return img + "\x00" + string(b)
 }
 
-// slot returns the warm container for opts, starting one if needed.
-func (c *Container) slot(ctx context.Context, opts client.ContainerCreateOptions) (*warmSlot, error) {
+// slot returns the warm slot for opts, locked.
+func (c *Container) slot(opts client.ContainerCreateOptions) *warmSlot {
 	key := warmKey(opts.Config.Image, opts)
 	c.mu.Lock()
 	s, ok := c.warm[key]
@@ -619,15 +678,40 @@ func (c *Container) slot(ctx context.Context, opts client.ContainerCreateOptions
 	}
 	c.mu.Unlock()
 	s.mu.Lock()
-	if s.id != "" {
-		return s, nil
+	return s
+}
+
+// conn returns the slot's server connection for Close, which does not
+// hold the slot's lock.
+func (s *warmSlot) conn() *callConn {
+	return s.srv.Load()
+}
+
+// start starts the slot's container: with the call server unless the
+// options or an earlier failure say exec, falling back to exec (and
+// recording why) when the server cannot start. A cancelled ctx is an
+// error, never a reason to fall back.
+func (c *Container) start(ctx context.Context, s *warmSlot, opts client.ContainerCreateOptions) error {
+	if !c.opts.WarmExec && s.fallback == "" {
+		id, cc, err := c.startServer(ctx, opts)
+		if err == nil {
+			s.id = id
+			s.srv.Store(cc)
+			return nil
+		}
+		if ctx.Err() != nil {
+			return fmt.Errorf("sandbox: start warm container: %w", ctx.Err())
+		}
+		s.fallback = fmt.Sprintf("the call server could not start in image %s, so each call runs with the engine's exec: %v", opts.Config.Image, err)
 	}
 	// The keeper runs as root (without capabilities) so that the calls,
 	// run as the sandbox user, cannot kill it when they kill leftovers.
-	opts.Config.Cmd = []string{"sleep", "2147483647"}
-	opts.Config.User = "0:0"
-	opts.Config.Env = nil // each call gets the policy's environment
-	opts.Config.AttachStdout, opts.Config.AttachStderr = false, false
+	cfg := *opts.Config
+	opts.Config = &cfg
+	cfg.Cmd = []string{"sleep", "2147483647"}
+	cfg.User = "0:0"
+	cfg.Env = nil // each call gets the policy's environment
+	cfg.AttachStdout, cfg.AttachStderr = false, false
 	created, err := c.cli.ContainerCreate(ctx, opts)
 	if err == nil {
 		if err = c.track(created.ID); err != nil {
@@ -637,19 +721,60 @@ func (c *Container) slot(ctx context.Context, opts client.ContainerCreateOptions
 		}
 	}
 	if err != nil {
-		s.mu.Unlock()
-		return nil, fmt.Errorf("sandbox: start warm container: %w", err)
+		return fmt.Errorf("sandbox: start warm container: %w", err)
 	}
 	s.id = created.ID
-	return s, nil
+	return nil
 }
 
 // retire removes a warm container that can no longer be trusted (after
-// an OOM kill its flag stays set); the next call starts a new one.
+// an OOM kill its flag stays set; a call server that broke the protocol
+// or left a process); the next call starts a new one.
 func (c *Container) retire(s *warmSlot) {
+	if cc := s.conn(); cc != nil {
+		cc.conn.Close()
+		s.srv.Store(nil)
+	}
 	if s.id != "" {
 		c.remove(s.id)
 		s.id = ""
+	}
+}
+
+func (c *Container) runWarm(ctx context.Context, p Policy, img string, env, argv []string, stdin io.Reader) (*Result, error) {
+	opts, err := c.create(p, img, env, nil, false)
+	if err != nil {
+		return nil, err
+	}
+	s := c.slot(opts)
+	defer s.mu.Unlock()
+	for attempt := 0; ; attempt++ {
+		if s.id == "" {
+			if err := c.start(ctx, s, opts); err != nil {
+				return nil, err
+			}
+		}
+		var (
+			r     *Result
+			retry bool
+		)
+		if s.conn() != nil {
+			r, err, retry = c.runServer(ctx, p, s, opts.Config.WorkingDir, env, argv, stdin)
+		} else {
+			r, err, retry = c.runExec(ctx, p, s, opts, env, argv, stdin)
+			if r != nil {
+				r.Fallback = s.fallback
+			}
+		}
+		if retry {
+			// The warm container died between calls (the host killed
+			// it, say): start a new one, once.
+			c.retire(s)
+			if attempt == 0 && ctx.Err() == nil {
+				continue
+			}
+		}
+		return r, err
 	}
 }
 
@@ -658,24 +783,13 @@ func (c *Container) retire(s *warmSlot) {
 // shell itself.
 const warmWrapper = `command -v "$1" >/dev/null 2>&1 || { echo "clawtool-sandbox: $1: command not found" >&2; exit 127; }; "$@"; s=$?; kill -9 -1 2>/dev/null; exit $s`
 
-func (c *Container) runWarm(ctx context.Context, p Policy, img string, env, argv []string, stdin io.Reader) (*Result, error) {
-	opts, err := c.create(p, img, env, nil, false)
-	if err != nil {
-		return nil, err
-	}
+// runExec runs one call in the slot's container with the engine's exec.
+// retry reports that the exec could not be created (the container is
+// gone) and nothing ran.
+func (c *Container) runExec(ctx context.Context, p Policy, s *warmSlot, opts client.ContainerCreateOptions, env, argv []string, stdin io.Reader) (*Result, error, bool) {
 	user := opts.Config.User
 	l := p.Limits.withDefaults()
 	bg := context.WithoutCancel(ctx)
-	s, err := c.slot(ctx, opts)
-	if err != nil {
-		return nil, err
-	}
-	locked := true
-	defer func() {
-		if locked {
-			s.mu.Unlock()
-		}
-	}()
 	start := time.Now()
 	execOpts := client.ExecCreateOptions{
 		User:         user,
@@ -687,25 +801,13 @@ func (c *Container) runWarm(ctx context.Context, p Policy, img string, env, argv
 		AttachStdin:  stdin != nil,
 	}
 	ex, err := c.cli.ExecCreate(ctx, s.id, execOpts)
-	if err != nil && ctx.Err() == nil {
-		// The warm container may have died (the host killed it, say):
-		// start a new one once.
-		c.retire(s)
-		s.mu.Unlock()
-		if s, err = c.slot(ctx, opts); err != nil {
-			locked = false
-			return nil, err
-		}
-		ex, err = c.cli.ExecCreate(ctx, s.id, execOpts)
-	}
 	if err != nil {
-		c.retire(s)
-		return nil, fmt.Errorf("sandbox: exec in warm container: %w", err)
+		return nil, fmt.Errorf("sandbox: exec in warm container: %w", err), ctx.Err() == nil
 	}
 	att, err := c.cli.ExecAttach(ctx, ex.ID, client.ExecAttachOptions{})
 	if err != nil {
 		c.retire(s)
-		return nil, fmt.Errorf("sandbox: exec in warm container: %w", err)
+		return nil, fmt.Errorf("sandbox: exec in warm container: %w", err), false
 	}
 	k := newCall(l.Output)
 	k.pump(att.HijackedResponse, stdin)
@@ -741,7 +843,7 @@ func (c *Container) runWarm(ctx context.Context, p Policy, img string, env, argv
 			att.Close()
 			<-k.copied
 			c.retire(s)
-			return nil, fmt.Errorf("sandbox: inspect exec: %w", err)
+			return nil, fmt.Errorf("sandbox: inspect exec: %w", err), false
 		}
 		if !ins.Running {
 			break
@@ -757,9 +859,11 @@ func (c *Container) runWarm(ctx context.Context, p Policy, img string, env, argv
 		c.retire(s)
 	}
 	if ins.ExitCode == 127 && k.killedFor.Load() == nil && strings.HasPrefix(string(k.stderr.bytes()), "clawtool-sandbox: ") {
-		return nil, fmt.Errorf("sandbox: command %q: %w", argv[0], os.ErrNotExist)
+		return nil, fmt.Errorf("sandbox: command %q: %w", argv[0], os.ErrNotExist), false
 	}
-	return k.result(p, start, ins.ExitCode, oom), nil
+	r := k.result(p, start, ins.ExitCode, oom)
+	r.Mode = ModeWarmExec
+	return r, nil, false
 }
 
 // killCall kills every process of the sandbox user in the warm container

@@ -4,6 +4,7 @@ import (
 	"context"
 	"debug/elf"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -28,9 +29,16 @@ const testOwner = "clawtool-sandbox-test"
 // elsewhere with the reason.
 func requireEngine(t testing.TB, warm bool) *Container {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	return requireEngineWith(t, ContainerOptions{Warm: warm})
+}
+
+// requireEngineWith is requireEngine with opts (Image and Owner are set).
+func requireEngineWith(t testing.TB, opts ContainerOptions) *Container {
+	t.Helper()
+	opts.Image, opts.Owner = testImage, testOwner
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second) // ok-wallclock
 	defer cancel()
-	c, err := NewContainer(ctx, ContainerOptions{Image: testImage, Warm: warm, Owner: testOwner})
+	c, err := NewContainer(ctx, opts)
 	if err == nil {
 		if _, err = c.image(ctx, Policy{}); err != nil {
 			c.Close()
@@ -104,13 +112,34 @@ func (f *fixture) containerPolicy(p *Policy) {
 	}
 }
 
+// containerModes are the ways a container backend runs calls, each with
+// the Mode its results must report: the warm server must not fall back in
+// the test image.
+var containerModes = []struct {
+	name string
+	opts ContainerOptions
+	mode Mode
+}{
+	{"fresh", ContainerOptions{}, ModeFresh},
+	{"warm", ContainerOptions{Warm: true}, ModeWarmServer},
+	{"warm-exec", ContainerOptions{Warm: true, WarmExec: true}, ModeWarmExec},
+}
+
+// wantMode is the Mode every result of c must report.
+func (c *Container) wantMode() Mode {
+	switch {
+	case !c.opts.Warm:
+		return ModeFresh
+	case c.opts.WarmExec:
+		return ModeWarmExec
+	}
+	return ModeWarmServer
+}
+
 func TestCatalogAContainer(t *testing.T) {
-	for _, mode := range []struct {
-		name string
-		warm bool
-	}{{"fresh", false}, {"warm", true}} {
+	for _, mode := range containerModes {
 		t.Run(mode.name, func(t *testing.T) {
-			c := requireEngine(t, mode.warm)
+			c := requireEngineWith(t, mode.opts)
 			f := newFixture(t)
 			for _, row := range catalog() {
 				if row.container == nil {
@@ -123,12 +152,9 @@ func TestCatalogAContainer(t *testing.T) {
 }
 
 func TestContainerRun(t *testing.T) {
-	for _, mode := range []struct {
-		name string
-		warm bool
-	}{{"fresh", false}, {"warm", true}} {
+	for _, mode := range containerModes {
 		t.Run(mode.name, func(t *testing.T) {
-			c := requireEngine(t, mode.warm)
+			c := requireEngineWith(t, mode.opts)
 			ws := t.TempDir()
 			os.Chown(ws, DefaultUID, DefaultUID)
 			os.WriteFile(filepath.Join(ws, "a.txt"), []byte("from the workspace\n"), 0o644)
@@ -152,6 +178,8 @@ func TestContainerRun(t *testing.T) {
 				{name: "signal", argv: []string{"sh", "-c", "kill -TERM $$"}, outcome: Signaled, code: -1},
 				{name: "timeout", argv: []string{"sleep", "60"}, timeout: 500 * time.Millisecond, outcome: TimedOut, code: -1},
 				{name: "output limit", p: Policy{Limits: Limits{Output: 4096}}, argv: []string{"yes"}, outcome: OutputLimit, code: -1},
+				{name: "large stdin", argv: []string{"wc", "-c"}, stdin: strings.Repeat("x", 200<<10), outcome: Exited, stdout: "204800\n"},
+				{name: "stdin unread", argv: []string{"true"}, stdin: strings.Repeat("x", 200<<10), outcome: Exited},
 			} {
 				t.Run(tc.name, func(t *testing.T) {
 					ctx := context.Background()
@@ -169,6 +197,9 @@ func TestContainerRun(t *testing.T) {
 					r := cmd.Result
 					if r == nil {
 						t.Fatalf("no result: %v", err)
+					}
+					if r.Mode != mode.mode || r.Fallback != "" {
+						t.Errorf("mode %s (fallback %q), want %s", r.Mode, r.Fallback, mode.mode)
 					}
 					if r.Outcome != tc.outcome || r.ExitCode != tc.code {
 						t.Errorf("got %s %d (%s), want %s %d; stderr %q", r.Outcome, r.ExitCode, r.Summary(), tc.outcome, tc.code, r.Stderr)
@@ -211,10 +242,10 @@ func TestContainerFailsClosed(t *testing.T) {
 	if !errors.Is(err, os.ErrNotExist) || !strings.Contains(err.Error(), "no-such-image") {
 		t.Errorf("missing image: %v, want an error naming it", err)
 	}
-	for _, warm := range []bool{false, true} {
-		c := requireEngine(t, warm)
+	for _, mode := range containerModes {
+		c := requireEngineWith(t, mode.opts)
 		if _, err := c.Run(ctx, Policy{}, []string{"no-such-command-xyz"}, nil); !errors.Is(err, os.ErrNotExist) {
-			t.Errorf("warm=%v missing command: %v, want os.ErrNotExist", warm, err)
+			t.Errorf("%s missing command: %v, want os.ErrNotExist", mode.name, err)
 		}
 	}
 }
@@ -274,14 +305,26 @@ func TestContainerOrphanCleanup(t *testing.T) {
 
 // BenchmarkBackends measures the per-call latency of a no-op command, in
 // one run and interleaved so that every backend sees the same machine
-// load: a plain fork and exec, the native backend, a warm container (exec)
-// and a fresh container per call. It reports p50 and p90 of each and the
-// ratio of the warm container's p50 to the native backend's.
+// load: a plain fork and exec, the native backend, a warm container
+// through its call server, a warm container with the engine's exec (the
+// fallback) and a fresh container per call. It reports p50 and p90 of
+// each, the ratios of the warm containers' p50 to the native backend's,
+// and the call server's p50 over a plain fork and exec on the host.
 func BenchmarkBackends(b *testing.B) {
 	requireSandbox(b)
-	warm := requireEngine(b, true)
+	warm := requireEngineWith(b, ContainerOptions{Warm: true})
+	warmExec := requireEngineWith(b, ContainerOptions{Warm: true, WarmExec: true})
 	fresh := requireEngine(b, false)
 	ctx := context.Background()
+	inMode := func(c *Container) func() error {
+		return func() error {
+			r, err := c.Run(ctx, Policy{}, []string{"true"}, nil)
+			if err == nil && r.Mode != c.wantMode() {
+				err = fmt.Errorf("ran in mode %s (%s), want %s", r.Mode, r.Fallback, c.wantMode())
+			}
+			return okRun(r, err)
+		}
+	}
 	runs := []struct {
 		name string
 		run  func() error
@@ -289,13 +332,16 @@ func BenchmarkBackends(b *testing.B) {
 	}{
 		{name: "fork+exec", run: func() error { return exec.Command("/bin/true").Run() }},
 		{name: "native", run: func() error { return okRun(Native.Run(ctx, Policy{}, []string{"/bin/true"}, nil)) }},
-		{name: "warm", run: func() error { return okRun(warm.Run(ctx, Policy{}, []string{"true"}, nil)) }},
-		{name: "fresh", run: func() error { return okRun(fresh.Run(ctx, Policy{}, []string{"true"}, nil)) }},
+		{name: "warm-server", run: inMode(warm)},
+		{name: "warm-exec", run: inMode(warmExec)},
+		{name: "fresh", run: inMode(fresh)},
 	}
-	// The warm container starts on the first call; that start is not a
+	// A warm container starts on its first call; that start is not a
 	// call's latency.
-	if err := runs[2].run(); err != nil {
-		b.Fatal(err)
+	for _, i := range []int{2, 3} {
+		if err := runs[i].run(); err != nil {
+			b.Fatal(err)
+		}
 	}
 	for b.Loop() {
 		for i := range runs {
@@ -310,7 +356,10 @@ func BenchmarkBackends(b *testing.B) {
 		b.ReportMetric(percentile(r.ds, 0.5), r.name+"-p50-ms")
 		b.ReportMetric(percentile(r.ds, 0.9), r.name+"-p90-ms")
 	}
-	b.ReportMetric(percentile(runs[2].ds, 0.5)/percentile(runs[1].ds, 0.5), "warm/native-p50")
+	native := percentile(runs[1].ds, 0.5)
+	b.ReportMetric(percentile(runs[2].ds, 0.5)/native, "warm-server/native-p50")
+	b.ReportMetric(percentile(runs[3].ds, 0.5)/native, "warm-exec/native-p50")
+	b.ReportMetric(percentile(runs[2].ds, 0.5)/percentile(runs[0].ds, 0.5), "warm-server/fork+exec-p50")
 }
 
 func okRun(r *Result, err error) error {

@@ -3,6 +3,7 @@ package sandbox
 import (
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestSanitize(t *testing.T) {
@@ -76,5 +77,39 @@ func TestResultText(t *testing.T) {
 	}
 	if strings.ContainsRune(got, 0x1b) {
 		t.Errorf("Text() kept a raw ESC: %q", got)
+	}
+}
+
+func TestClassify(t *testing.T) {
+	for _, c := range []struct {
+		name      string
+		killed    Outcome
+		code, sig int
+		cpu, lim  time.Duration
+		oom, pids bool
+		stderr    string
+		want      Outcome
+	}{
+		{name: "clean exit", want: Exited},
+		{name: "failed exit", code: 1, want: Exited},
+		{name: "supervisor's kill wins", killed: TimedOut, sig: sigKILL, cpu: time.Second, lim: time.Second, oom: true, want: TimedOut},
+		{name: "OOM before the CPU", sig: sigKILL, cpu: time.Second, lim: time.Second, oom: true, want: MemoryLimit},
+		{name: "kernel kill at the CPU limit", sig: sigKILL, cpu: time.Second, lim: time.Second, want: CPULimit},
+		// rusage is precise, the kernel's check counts ticks: 0.88 s was
+		// seen at a 1 s kill on a loaded machine.
+		{name: "kernel kill, precise CPU under the limit", sig: sigKILL, cpu: 880 * time.Millisecond, lim: time.Second, want: CPULimit},
+		{name: "SIGXCPU", sig: sigXCPU, cpu: 1500 * time.Millisecond, lim: 1500 * time.Millisecond, want: CPULimit},
+		{name: "limit rounded up like the rlimit", sig: sigKILL, cpu: 1100 * time.Millisecond, lim: 1500 * time.Millisecond, want: CPULimit},
+		{name: "SIGKILL early in the run", sig: sigKILL, cpu: 300 * time.Millisecond, lim: time.Second, want: Signaled},
+		{name: "other signal", sig: 11, cpu: time.Second, lim: time.Second, want: Signaled},
+		{name: "fork refused", code: 1, pids: true, want: PIDsLimit},
+		{name: "allocation failed", code: 2, stderr: "fatal error: out of memory", want: MemoryLimit},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			got := classify(c.killed, c.code, c.sig, c.cpu, c.lim, c.oom, c.pids, []byte(c.stderr))
+			if got != c.want {
+				t.Errorf("classify = %s, want %s", got, c.want)
+			}
+		})
 	}
 }

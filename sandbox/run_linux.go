@@ -198,6 +198,7 @@ func run(ctx context.Context, p Policy, argv []string, stdin io.Reader) (*Result
 		CPU:       st.UserTime() + st.SystemTime(),
 		Layers:    layers,
 		ExitCode:  st.ExitCode(),
+		Mode:      ModeNative,
 	}
 	ws := st.Sys().(syscall.WaitStatus)
 	if ws.Signaled() {
@@ -209,39 +210,13 @@ func run(ctx context.Context, p Policy, argv []string, stdin io.Reader) (*Result
 		r.Cgroup = "v" + strconv.Itoa(lf.version)
 		oom, pidsMax = lf.outcome()
 	}
-	failed := ws.Signaled() || r.ExitCode != 0
-	switch why, _ := killedFor.Load().(Outcome); {
-	case why != "":
-		r.Outcome = why
-	case failed && oom:
-		r.Outcome = MemoryLimit
-	case ws.Signaled() && (ws.Signal() == syscall.SIGXCPU || ws.Signal() == syscall.SIGKILL) &&
-		r.CPU >= cpuKillFloor(limits.CPU):
-		r.Outcome = CPULimit
-	case ws.Signaled():
-		r.Outcome = Signaled
-	case failed && pidsMax:
-		r.Outcome = PIDsLimit
-	case r.ExitCode != 0:
-		r.Outcome = classifyFailure(r.Stderr)
-	default:
-		r.Outcome = Exited
+	sig := 0
+	if ws.Signaled() {
+		sig = int(ws.Signal())
 	}
+	why, _ := killedFor.Load().(Outcome)
+	r.Outcome = classify(why, r.ExitCode, sig, r.CPU, limits.CPU, oom, pidsMax, r.Stderr)
 	return r, nil
-}
-
-// cpuKillFloor is the least CPU time a run killed by the kernel for
-// RLIMIT_CPU reports. The kernel checks the limit against tick-sampled CPU
-// time, while the reaped process's rusage is the precise figure; on a busy
-// machine a process preempted between ticks is charged more ticks than it
-// ran, so the precise figure at the kill was measured here as low as 0.88 of
-// the limit at load 5 (40 runs of a 1 s limit), lower on a busier machine. No other SIGKILL reaches the run unasked (its supervisor's own
-// kills are recorded before this classification, and an OOM kill is read
-// from the cgroup first), so half the limit is a floor that only a signal
-// sent for another reason, early in the run, stays under. The limit is
-// rounded up to whole seconds, as the rlimit is.
-func cpuKillFloor(limit time.Duration) time.Duration {
-	return (limit + time.Second - 1).Truncate(time.Second) / 2
 }
 
 // pipeCapacity is what a pipe holds by default on Linux.

@@ -96,7 +96,10 @@ func runSandboxRun(ctx context.Context, e *env, args []string) int {
 	if len(r.Stderr) > 0 {
 		fmt.Fprint(e.stderr, sandbox.Sanitize(r.Stderr))
 	}
-	fmt.Fprintf(e.stderr, "clawtool sandbox: %s (outcome %s, %s, layers %v)\n", r.Summary(), r.Outcome, r.Duration.Round(time.Millisecond), r.Layers)
+	fmt.Fprintf(e.stderr, "clawtool sandbox: %s (outcome %s, mode %s, %s, layers %v)\n", r.Summary(), r.Outcome, r.Mode, r.Duration.Round(time.Millisecond), r.Layers)
+	if r.Fallback != "" {
+		fmt.Fprintf(e.stderr, "clawtool sandbox: fell back: %s\n", r.Fallback)
+	}
 	if r.Truncated {
 		fmt.Fprintln(e.stderr, "clawtool sandbox: output was cut at the output limit")
 	}
@@ -113,7 +116,7 @@ type workspaceFlags struct{ dir, image string }
 func addWorkspaceFlags(fs *flag.FlagSet) *workspaceFlags {
 	w := &workspaceFlags{}
 	fs.StringVar(&w.dir, "workspace", "", "add the exec and file tools (read_file, write_file, edit_file, list_dir, glob, grep) confined to `DIR`")
-	fs.StringVar(&w.image, "image", "", "with --workspace, run exec's commands in a warm container of `IMAGE` (Docker-compatible engine at $DOCKER_HOST or the default socket) instead of the native sandbox")
+	fs.StringVar(&w.image, "image", "", "with --workspace, run exec's commands in a warm container of `IMAGE` (Docker-compatible engine at $DOCKER_HOST or the default socket) instead of the native sandbox, each command forked by a call server inside it")
 	return w
 }
 

@@ -33,7 +33,7 @@ func TestSandboxCommand(t *testing.T) {
 		notStdout string
 	}{
 		{"probe", []string{"sandbox", "probe"}, exitOK, "ok      landlock", "", ""},
-		{"run ok", []string{"sandbox", "run", "--workspace", ws, "--", "cat", "a.txt"}, exitOK, "from the workspace\n", "exited with status 0", ""},
+		{"run ok", []string{"sandbox", "run", "--workspace", ws, "--", "cat", "a.txt"}, exitOK, "from the workspace\n", "mode native", ""},
 		{"run fails", []string{"sandbox", "run", "--", "sh", "-c", "printf '\\033[2J'; exit 5"}, exitToolError, `\x1b[2J`, "exited with status 5", "\x1b"},
 		{"run times out", []string{"sandbox", "run", "--timeout", "200ms", "--", "sleep", "30"}, exitToolError, "", "outcome timed_out", ""},
 		{"run no network", []string{"sandbox", "run", "--net", "none", "--", "sh", "-c", "tail -n +3 /proc/net/dev | cut -d: -f1 | tr -d ' '"}, exitOK, "lo\n", "", "eth"},
@@ -80,12 +80,14 @@ func TestSandboxCommandContainer(t *testing.T) {
 		args                 []string
 		code                 int
 	}{
-		{"run ok", "from the workspace\n", "exited with status 0", []string{"sandbox", "run", "--image", img, "--workspace", ws, "--", "cat", "a.txt"}, exitOK},
+		{"run ok", "from the workspace\n", "mode fresh", []string{"sandbox", "run", "--image", img, "--workspace", ws, "--", "cat", "a.txt"}, exitOK},
 		{"run in the image", "nobody\n", "", []string{"sandbox", "run", "--image", img, "--", "sh", "-c", "cat /etc/passwd | grep -c nobody >/dev/null && id -un"}, exitOK},
 		{"run network", "lo\n", "", []string{"sandbox", "run", "--image", img, "--", "sh", "-c", "tail -n +3 /proc/net/dev | cut -d: -f1 | tr -d ' '"}, exitOK},
 		{"run times out", "", "outcome timed_out", []string{"sandbox", "run", "--image", img, "--timeout", "500ms", "--", "sleep", "30"}, exitToolError},
 		{"run missing image", "", "not in the container engine", []string{"sandbox", "run", "--image", "clawtool-test/none:0", "--", "true"}, exitToolError},
-		{"call exec", "/workspace", "", []string{"call", "--workspace", ws, "--image", img, "exec", `{"argv":["pwd"]}`}, exitOK},
+		// pwd is a shell builtin, not a program, in the test image.
+		{"call exec", "/workspace", "", []string{"call", "--workspace", ws, "--image", img, "exec", `{"argv":["sh","-c","pwd"]}`}, exitOK},
+		{"call exec in the call server", `"sandbox_mode": "warm_server"`, "", []string{"call", "--workspace", ws, "--image", img, "exec", `{"argv":["true"]}`}, exitOK},
 		{"call exec id", "65534", "", []string{"call", "--workspace", ws, "--image", img, "exec", `{"argv":["id","-u"]}`}, exitOK},
 		{"image needs workspace", "", "--image needs --workspace", []string{"call", "--image", img, "exec", `{"argv":["pwd"]}`}, exitToolError},
 	}

@@ -48,6 +48,7 @@ func (ts *Toolset) execTool() tool.Tool {
 				attribute.StringSlice("sandbox.layers", layers),
 				attribute.String("sandbox.outcome", string(r.Outcome)),
 				attribute.Int("sandbox.exit_code", r.ExitCode),
+				attribute.String("sandbox.mode", string(r.Mode)),
 			)
 			res := tool.Result{
 				Output: r.Text(),
@@ -57,6 +58,12 @@ func (ts *Toolset) execTool() tool.Tool {
 					"sandbox_layers": layers,
 					"duration_ms":    r.Duration.Milliseconds(),
 				},
+			}
+			if r.Mode != "" {
+				res.Metadata["sandbox_mode"] = string(r.Mode)
+			}
+			if r.Fallback != "" {
+				res.Metadata["sandbox_fallback"] = r.Fallback
 			}
 			if r.Cgroup != "" {
 				res.Metadata["sandbox_cgroup"] = r.Cgroup

@@ -5,6 +5,7 @@ package workspace
 import (
 	"context"
 	"encoding/json"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -52,6 +53,9 @@ func TestExecTool(t *testing.T) {
 	}
 	if layers, _ := r.Metadata["sandbox_layers"].([]string); len(layers) == 0 || r.Metadata["outcome"] != "exited" {
 		t.Errorf("metadata %v lacks the layers or outcome", r.Metadata)
+	}
+	if _, fell := r.Metadata["sandbox_fallback"]; r.Metadata["sandbox_mode"] != "native" || fell {
+		t.Errorf("metadata %v: want sandbox_mode native and no sandbox_fallback", r.Metadata)
 	}
 
 	// Arguments are data: no shell sees them.
@@ -106,5 +110,38 @@ func TestExecRecordsLayersOnSpan(t *testing.T) {
 	}
 	if !strings.Contains(got["sandbox.layers"], "landlock") || got["sandbox.outcome"] != "exited" || got["sandbox.exit_code"] != "0" {
 		t.Errorf("span attributes %v", got)
+	}
+}
+
+// modeBackend returns a fixed Result, as a container backend that fell
+// back would.
+type modeBackend struct{ r sandbox.Result }
+
+func (b modeBackend) Run(context.Context, sandbox.Policy, []string, io.Reader) (*sandbox.Result, error) {
+	r := b.r
+	return &r, nil
+}
+
+func TestExecReportsModeAndFallback(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		r        sandbox.Result
+		fallback any
+	}{
+		{"server", sandbox.Result{Outcome: sandbox.Exited, Mode: sandbox.ModeWarmServer}, nil},
+		{"fallback", sandbox.Result{Outcome: sandbox.Exited, Mode: sandbox.ModeWarmExec, Fallback: "no server here"}, "no server here"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ts, err := New(sandbox.Policy{Workspace: t.TempDir()}, WithBackend(modeBackend{tc.r}))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer ts.Close()
+			e := &env{ts: ts}
+			r := e.call(t, "exec", ExecArgs{Argv: []string{"true"}})
+			if r.Metadata["sandbox_mode"] != string(tc.r.Mode) || r.Metadata["sandbox_fallback"] != tc.fallback {
+				t.Errorf("metadata %v: want sandbox_mode %s and sandbox_fallback %v", r.Metadata, tc.r.Mode, tc.fallback)
+			}
+		})
 	}
 }
