@@ -48,7 +48,8 @@ func randomLeaf(rng *rand.Rand) string {
 	case 0, 1, 2:
 		return "context.args has " + pick(args...)
 	case 3, 4:
-		return pick("context.args.a", "context.args.path", "context.args.b") + pick(` like "docs/*"`, ` like "*"`, ` like "x"`, ` like "a\*b"`, ` like "*/*"`, ` like "*secret*"`)
+		return pick("context.args.a", "context.args.path", "context.args.b") + pick(` like "docs/*"`, ` like "*"`, ` like "x"`, ` like "a\*b"`, ` like "*/*"`, ` like "*secret*"`,
+			` like ""`, ` like "*/k"`, ` like "a*b"`, ` like "*a\*b*"`, ` like "docs*k"`, ` like "*s*k"`)
 	case 5:
 		return "[" + pick(`"x"`, `"docs/a"`, `""`, "1", "true") + ", " + pick(`"a*b"`, "3", "-2", "false", "context.args.a") + "].contains(" + pick(str(), long()) + ")"
 	case 6, 7:
