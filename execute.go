@@ -163,7 +163,7 @@ func (r *Registry) run(ctx context.Context, e *entry, args []byte) (Result, erro
 		if refused {
 			return res, err
 		}
-		if rec, ok := recorderOf(r.cfg.authorizer); ok {
+		if rec := r.cfg.recorder; rec != nil {
 			start := time.Now()
 			res, err := r.runChecked(ctx, e, c)
 			r.recordOutcome(ctx, e, rec, req, res, time.Since(start))

@@ -439,14 +439,14 @@ var callAction = cedar.NewEntityUID("Action", "call")
 // approvals or rate limits and without recording anything. It is what
 // [Authorizer.Authorize] starts from and what policy explain prints.
 func (a *Authorizer) Decide(ctx context.Context, req tool.AccessRequest) Decision {
-	d := a.decide(ctx, req)
+	d := a.decide(ctx, &req)
 	d.Policies = slices.Clone(d.Policies)
 	return d
 }
 
 // decide is Decide, with d.Policies possibly shared with the cache: the
 // caller copies it before it leaves the package.
-func (a *Authorizer) decide(ctx context.Context, req tool.AccessRequest) Decision {
+func (a *Authorizer) decide(ctx context.Context, req *tool.AccessRequest) Decision {
 	who := subject(ctx)
 	d := Decision{Principal: who.p, Tool: req.Name}
 	c := a.set.Load()
@@ -489,7 +489,7 @@ func (a *Authorizer) decide(ctx context.Context, req tool.AccessRequest) Decisio
 	// read only some of them, without their encoding: the binding then
 	// encodes them all, when there is one.
 	if root == nil && !a.cedarOnly {
-		if a.decideFast(v, &d, &req) {
+		if a.decideFast(v, &d, req) {
 			if d.Effect == Ask || a.audit != nil {
 				all, err := req.Arguments()
 				if err != nil {
@@ -664,7 +664,7 @@ func (a *Authorizer) Authorize(ctx context.Context, req tool.AccessRequest) erro
 		// what it was given, so that the outcome's digest is the call's.
 		_, _ = req.Arguments()
 	}
-	d := a.decide(ctx, req)
+	d := a.decide(ctx, &req)
 	var err error
 	switch d.Effect {
 	case Deny:
