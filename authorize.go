@@ -167,29 +167,28 @@ func WithAuthorizer(a Authorizer) RegistryOption {
 	return func(c *registryConfig) { c.authorizer = a }
 }
 
-// authorize consults the registry's Authorizer about a checked call.
-// It returns a denied Result and its error when the call is refused.
-func (r *Registry) authorize(ctx context.Context, e *entry, c pendingCall) (req AccessRequest, res Result, err error, refused bool) {
+// authorize consults the registry's Authorizer about req, a checked
+// call, setting req.Args unless the Authorizer defers them. It returns a
+// denied Result and its error when the call is refused.
+func (r *Registry) authorize(ctx context.Context, e *entry, req *AccessRequest) (res Result, err error, refused bool) {
 	defer func() {
 		if v := recover(); v != nil {
 			p := r.recovered(ctx, e, v)
 			res = errorResult(KindDenied, fmt.Sprintf("call to tool %q was refused: its permission check failed (correlation id %s)", e.name, p.CorrelationID))
 			err, refused = fmt.Errorf("%w: %w", ErrDenied, p), true
-			req = AccessRequest{}
 		}
 	}()
-	req = AccessRequest{Tool: e.tool, Name: e.name, Options: e.opts, call: c}
 	if !r.cfg.defersArgs {
-		args, aerr := c.checkedArgs()
+		args, aerr := req.call.checkedArgs()
 		if aerr != nil {
-			return req, errorResult(KindDenied, fmt.Sprintf("call to tool %q was refused: its arguments could not be shown to the permission check", e.name)),
+			return errorResult(KindDenied, fmt.Sprintf("call to tool %q was refused: its arguments could not be shown to the permission check", e.name)),
 				fmt.Errorf("%w: encoding checked arguments: %w", ErrDenied, aerr), true
 		}
 		req.Args = args
 	}
-	derr := r.cfg.authorizer.Authorize(ctx, req)
+	derr := r.cfg.authorizer.Authorize(ctx, *req)
 	if derr == nil {
-		return req, Result{}, nil, false
+		return Result{}, nil, false
 	}
 	res = errorResult(KindDenied, derr.Error())
 	var m interface{ ResultMetadata() map[string]any }
@@ -197,9 +196,9 @@ func (r *Registry) authorize(ctx context.Context, e *entry, c pendingCall) (req 
 		res.Metadata = m.ResultMetadata()
 	}
 	if errors.Is(derr, ErrDenied) {
-		return req, res, derr, true
+		return res, derr, true
 	}
-	return req, res, fmt.Errorf("%w: %w", ErrDenied, derr), true
+	return res, fmt.Errorf("%w: %w", ErrDenied, derr), true
 }
 
 // recordOutcome tells an OutcomeRecorder how a call ended.

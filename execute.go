@@ -159,8 +159,8 @@ func (r *Registry) run(ctx context.Context, e *entry, args []byte) (Result, erro
 		}
 	}
 	if r.cfg.authorizer != nil {
-		req, res, err, refused := r.authorize(ctx, e, c)
-		if refused {
+		req := AccessRequest{Tool: e.tool, Name: e.name, Options: e.opts, call: c}
+		if res, err, refused := r.authorize(ctx, e, &req); refused {
 			return res, err
 		}
 		if rec := r.cfg.recorder; rec != nil {

@@ -106,12 +106,12 @@ func (c *verdicts) len() int {
 // verdict returns the verdict of the current policies on who and the
 // tool, from the cache when the tool's Cedar entity is the one the cached
 // verdict was made for.
-func (a *Authorizer) verdict(c *compiled, who *carried, name string, opts tool.Options) *verdict {
+func (a *Authorizer) verdict(c *compiled, who *carried, name string, ann tool.Annotations) *verdict {
 	k := verdictKey{principal: who.cacheKey(), tool: name}
-	if v := c.cache.get(k); v != nil && v.te.ann == opts.Annotations {
+	if v := c.cache.get(k); v != nil && v.te.ann == ann {
 		return v
 	}
-	te := a.toolEntity(name, opts)
+	te := a.toolEntity(name, ann)
 	v := c.judge(&entities{user: who.userEntity(), tool: te.entity, roles: a.roles}, te, name, c.plans.get(k.principal))
 	c.cache.put(k, v)
 	return v

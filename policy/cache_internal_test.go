@@ -90,7 +90,7 @@ func reference(a *Authorizer, p Principal, ok bool, req tool.AccessRequest) Deci
 		return unreadable(d)
 	}
 	now := a.now()
-	ents := &entities{user: user, tool: a.toolEntity(req.Name, req.Options).entity, roles: a.roles}
+	ents := &entities{user: user, tool: a.toolEntity(req.Name, req.Options.Annotations).entity, roles: a.roles}
 	cr := cedar.Request{Principal: user.UID, Action: callAction, Resource: ents.tool.UID, Context: cedar.NewRecord(cedar.RecordMap{
 		"args": argRec, "now": cedar.NewDatetime(now), "hour": cedar.Long(now.UTC().Hour()),
 	})}
@@ -132,7 +132,7 @@ func referenceListable(a *Authorizer, p Principal, ok bool, name string, opts to
 	if ok {
 		user = userEntity(p)
 	}
-	ents := &entities{user: user, tool: a.toolEntity(name, opts).entity, roles: a.roles}
+	ents := &entities{user: user, tool: a.toolEntity(name, opts.Annotations).entity, roles: a.roles}
 	env := eval.Env{Entities: ents, Principal: user.UID, Action: callAction, Resource: ents.tool.UID, Context: eval.Variable("context")}
 	permitted := false
 	for _, r := range a.set.Load().rules {

@@ -24,7 +24,7 @@ func likeOfSource(t *testing.T, pat string) likeMatcher {
 	if err != nil {
 		t.Fatalf("%s: %v", pat, err)
 	}
-	v := a.verdict(a.set.Load(), anonymousCarried, "t", tool.Options{})
+	v := a.verdict(a.set.Load(), anonymousCarried, "t", tool.Annotations{})
 	p := fastFor(v)
 	if p == nil || len(p.rules) != 1 || len(p.rules[0].conds) != 1 || p.rules[0].conds[0].body.op != opLike {
 		t.Fatalf("%s: no fast program with one like", pat)

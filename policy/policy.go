@@ -379,11 +379,10 @@ type toolEntity struct {
 	entity cedar.Entity
 }
 
-func (a *Authorizer) toolEntity(name string, opts tool.Options) *toolEntity {
-	if v, ok := a.tools.Load(name); ok && v.(*toolEntity).ann == opts.Annotations {
+func (a *Authorizer) toolEntity(name string, an tool.Annotations) *toolEntity {
+	if v, ok := a.tools.Load(name); ok && v.(*toolEntity).ann == an {
 		return v.(*toolEntity)
 	}
-	an := opts.Annotations
 	e := cedar.Entity{
 		UID: cedar.NewEntityUID("Tool", cedar.String(name)),
 		Attributes: cedar.NewRecord(cedar.RecordMap{
@@ -450,7 +449,7 @@ func (a *Authorizer) decide(ctx context.Context, req *tool.AccessRequest) Decisi
 	who := subject(ctx)
 	d := Decision{Principal: who.p, Tool: req.Name}
 	c := a.set.Load()
-	v := a.verdict(c, who, req.Name, req.Options)
+	v := a.verdict(c, who, req.Name, req.Options.Annotations)
 	root := a.pathRootFor(req.Name)
 	if v.static {
 		// A tool whose paths resolve in a workspace always has them
@@ -740,7 +739,7 @@ func (a *Authorizer) record(ctx context.Context, d Decision, took time.Duration)
 // permit may apply to some arguments, and no forbid applies whatever the
 // arguments.
 func (a *Authorizer) CanList(ctx context.Context, name string, opts tool.Options) bool {
-	return a.verdict(a.set.Load(), subject(ctx), name, opts).listable
+	return a.verdict(a.set.Load(), subject(ctx), name, opts.Annotations).listable
 }
 
 // View returns the tools of reg the principal in ctx may see (see
@@ -750,7 +749,7 @@ func (a *Authorizer) CanList(ctx context.Context, name string, opts tool.Options
 func (a *Authorizer) View(ctx context.Context, reg *tool.Registry) *tool.View {
 	who := subject(ctx)
 	return reg.View(func(name string, opts tool.Options) bool {
-		return a.verdict(a.set.Load(), who, name, opts).listable
+		return a.verdict(a.set.Load(), who, name, opts.Annotations).listable
 	})
 }
 
