@@ -438,16 +438,17 @@ var callAction = cedar.NewEntityUID("Action", "call")
 // approvals or rate limits and without recording anything. It is what
 // [Authorizer.Authorize] starts from and what policy explain prints.
 func (a *Authorizer) Decide(ctx context.Context, req tool.AccessRequest) Decision {
-	d := a.decide(ctx, &req)
+	var d Decision
+	a.decide(ctx, &req, &d)
 	d.Policies = slices.Clone(d.Policies)
 	return d
 }
 
-// decide is Decide, with d.Policies possibly shared with the cache: the
-// caller copies it before it leaves the package.
-func (a *Authorizer) decide(ctx context.Context, req *tool.AccessRequest) Decision {
+// decide is Decide, into d, with d.Policies possibly shared with the
+// cache: the caller copies it before it leaves the package.
+func (a *Authorizer) decide(ctx context.Context, req *tool.AccessRequest, d *Decision) {
 	who := subject(ctx)
-	d := Decision{Principal: who.p, Tool: req.Name}
+	*d = Decision{Principal: who.p, Tool: req.Name}
 	c := a.set.Load()
 	v := a.verdict(c, who, req.Name, req.Options.Annotations)
 	root := a.pathRootFor(req.Name)
@@ -458,29 +459,32 @@ func (a *Authorizer) decide(ctx context.Context, req *tool.AccessRequest) Decisi
 		if root != nil {
 			raw, err := req.Arguments()
 			if err != nil {
-				return unreadable(d)
+				*d = unreadable(*d)
+				return
 			}
 			if _, err := argsRecord(raw, a.paths, root); err != nil {
-				d = unreadable(d)
+				*d = unreadable(*d)
 				d.Reason = argsReason(req.Name, err)
-				return d
+				return
 			}
 		}
 		// The arguments do not matter, but arguments given by the caller
 		// rather than encoded by a registry from checked values must still
 		// be readable.
 		if len(req.Args) > 0 && !wellFormed(req.Args) {
-			return unreadable(d)
+			*d = unreadable(*d)
+			return
 		}
 		d.Effect, d.Policies, d.Reason = v.effect, v.policies, v.reason
 		if d.Effect == Ask || a.audit != nil {
 			raw, err := req.Arguments()
 			if err != nil {
-				return unreadable(d)
+				*d = unreadable(*d)
+				return
 			}
 			d.bind(who.p, who.ok, raw)
 		}
-		return d
+		return
 	}
 	// The call is bound to all its arguments, whatever the policies read:
 	// an approval or an audit record for one call must not fit another
@@ -488,20 +492,28 @@ func (a *Authorizer) decide(ctx context.Context, req *tool.AccessRequest) Decisi
 	// read only some of them, without their encoding: the binding then
 	// encodes them all, when there is one.
 	if root == nil && !a.cedarOnly {
-		if a.decideFast(v, &d, req) {
+		if a.decideFast(v, d, req) {
 			if d.Effect == Ask || a.audit != nil {
 				all, err := req.Arguments()
 				if err != nil {
-					return unreadable(d)
+					*d = unreadable(*d)
+					return
 				}
 				d.bind(who.p, who.ok, all)
 			}
-			return d
+			return
 		}
 	}
+	a.decideCedar(c, who, v, root, req, d)
+}
+
+// decideCedar is decide's answer from Cedar, for a verdict that is not
+// static, on a call the fast path left to Cedar.
+func (a *Authorizer) decideCedar(c *compiled, who *carried, v *verdict, root *os.Root, req *tool.AccessRequest, d *Decision) {
 	raw, err := req.Arguments()
 	if err != nil {
-		return unreadable(d)
+		*d = unreadable(*d)
+		return
 	}
 	all := raw
 	// Only the arguments the policies read go into the context (all of
@@ -510,14 +522,15 @@ func (a *Authorizer) decide(ctx context.Context, req *tool.AccessRequest) Decisi
 		bp := selectBuffers.Get().(*[]byte)
 		defer selectBuffers.Put(bp)
 		if raw, err = selectArgs(raw, v.use.args, bp); err != nil {
-			return unreadable(d)
+			*d = unreadable(*d)
+			return
 		}
 	}
 	argRec, err := argsRecord(raw, a.paths, root)
 	if err != nil {
-		d = unreadable(d)
+		*d = unreadable(*d)
 		d.Reason = argsReason(req.Name, err)
-		return d
+		return
 	}
 	cr := cedar.Request{
 		Principal: v.ents.user.UID,
@@ -552,7 +565,7 @@ func (a *Authorizer) decide(ctx context.Context, req *tool.AccessRequest) Decisi
 		if a.audit != nil {
 			d.bind(who.p, who.ok, all)
 		}
-		return d
+		return
 	}
 	d.Effect = Allow
 	var asks []string
@@ -571,7 +584,6 @@ func (a *Authorizer) decide(ctx context.Context, req *tool.AccessRequest) Decisi
 	if d.Effect == Ask || a.audit != nil {
 		d.bind(who.p, who.ok, all)
 	}
-	return d
 }
 
 // unreadable turns d into the refusal of a call whose arguments cannot be
@@ -663,7 +675,8 @@ func (a *Authorizer) Authorize(ctx context.Context, req tool.AccessRequest) erro
 		// what it was given, so that the outcome's digest is the call's.
 		_, _ = req.Arguments()
 	}
-	d := a.decide(ctx, &req)
+	var d Decision
+	a.decide(ctx, &req, &d)
 	var err error
 	switch d.Effect {
 	case Deny:
