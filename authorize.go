@@ -34,7 +34,7 @@ type Authorizer interface {
 // may have a method DefersArgs() bool that returns true, always: the
 // registry then leaves [AccessRequest.Args] nil, and the Authorizer reads
 // the arguments with [AccessRequest.Arguments], which encodes them only
-// when asked.
+// when asked. [NewRegistry] asks once, not at every call.
 //
 // An OutcomeRecorder is an [Authorizer] that also hears how each call it
 // let run ended, for an audit trail: a [Registry] calls Outcome with the
@@ -42,7 +42,7 @@ type Authorizer interface {
 // tool's start to its Result, once per allowed call, after the call. A
 // panic in Outcome is recovered and logged. A recorder that has a method
 // RecordsOutcomes() bool that returns false is neither called nor timed;
-// it must return the same answer every time.
+// it must return the same answer every time, as [NewRegistry] asks once.
 type OutcomeRecorder interface {
 	Authorizer
 	Outcome(ctx context.Context, req AccessRequest, res Result, took time.Duration)
@@ -73,7 +73,7 @@ type AccessRequest struct {
 // bytes. An Authorizer that reads the arguments after the tool has run
 // (in Outcome) should have read them once in Authorize: a tool may change
 // values it was given (a map, a slice) as it runs.
-func (r AccessRequest) Arguments() (json.RawMessage, error) {
+func (r *AccessRequest) Arguments() (json.RawMessage, error) {
 	if r.Args != nil || r.call == nil {
 		return r.Args, nil
 	}
@@ -107,7 +107,7 @@ func (r AccessRequest) Arguments() (json.RawMessage, error) {
 //
 // A bound struct is passed to the tool by value, so the answer is the
 // same before and after the tool runs. Argument does not allocate.
-func (r AccessRequest) Argument(name string) (v ArgumentValue, ok bool) {
+func (r *AccessRequest) Argument(name string) (v ArgumentValue, ok bool) {
 	if r.call == nil {
 		return ArgumentValue{}, false
 	}
@@ -167,29 +167,28 @@ func WithAuthorizer(a Authorizer) RegistryOption {
 	return func(c *registryConfig) { c.authorizer = a }
 }
 
-// authorize consults the registry's Authorizer about a checked call.
-// It returns a denied Result and its error when the call is refused.
-func (r *Registry) authorize(ctx context.Context, e *entry, c pendingCall) (req AccessRequest, res Result, err error, refused bool) {
+// authorize consults the registry's Authorizer about req, a checked
+// call, setting req.Args unless the Authorizer defers them. It returns a
+// denied Result and its error when the call is refused.
+func (r *Registry) authorize(ctx context.Context, e *entry, req *AccessRequest) (res Result, err error, refused bool) {
 	defer func() {
 		if v := recover(); v != nil {
 			p := r.recovered(ctx, e, v)
 			res = errorResult(KindDenied, fmt.Sprintf("call to tool %q was refused: its permission check failed (correlation id %s)", e.name, p.CorrelationID))
 			err, refused = fmt.Errorf("%w: %w", ErrDenied, p), true
-			req = AccessRequest{}
 		}
 	}()
-	req = AccessRequest{Tool: e.tool, Name: e.name, Options: e.opts, call: c}
-	if !defersArgs(r.cfg.authorizer) {
-		args, aerr := c.checkedArgs()
+	if !r.cfg.defersArgs {
+		args, aerr := req.call.checkedArgs()
 		if aerr != nil {
-			return req, errorResult(KindDenied, fmt.Sprintf("call to tool %q was refused: its arguments could not be shown to the permission check", e.name)),
+			return errorResult(KindDenied, fmt.Sprintf("call to tool %q was refused: its arguments could not be shown to the permission check", e.name)),
 				fmt.Errorf("%w: encoding checked arguments: %w", ErrDenied, aerr), true
 		}
 		req.Args = args
 	}
-	derr := r.cfg.authorizer.Authorize(ctx, req)
+	derr := r.cfg.authorizer.Authorize(ctx, *req)
 	if derr == nil {
-		return req, Result{}, nil, false
+		return Result{}, nil, false
 	}
 	res = errorResult(KindDenied, derr.Error())
 	var m interface{ ResultMetadata() map[string]any }
@@ -197,9 +196,9 @@ func (r *Registry) authorize(ctx context.Context, e *entry, c pendingCall) (req 
 		res.Metadata = m.ResultMetadata()
 	}
 	if errors.Is(derr, ErrDenied) {
-		return req, res, derr, true
+		return res, derr, true
 	}
-	return req, res, fmt.Errorf("%w: %w", ErrDenied, derr), true
+	return res, fmt.Errorf("%w: %w", ErrDenied, derr), true
 }
 
 // recordOutcome tells an OutcomeRecorder how a call ended.

@@ -159,11 +159,11 @@ func (r *Registry) run(ctx context.Context, e *entry, args []byte) (Result, erro
 		}
 	}
 	if r.cfg.authorizer != nil {
-		req, res, err, refused := r.authorize(ctx, e, c)
-		if refused {
+		req := AccessRequest{Tool: e.tool, Name: e.name, Options: e.opts, call: c}
+		if res, err, refused := r.authorize(ctx, e, &req); refused {
 			return res, err
 		}
-		if rec, ok := recorderOf(r.cfg.authorizer); ok {
+		if rec := r.cfg.recorder; rec != nil {
 			start := time.Now()
 			res, err := r.runChecked(ctx, e, c)
 			r.recordOutcome(ctx, e, rec, req, res, time.Since(start))

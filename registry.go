@@ -106,6 +106,11 @@ type registryConfig struct {
 	limits    argLimits
 
 	authorizer Authorizer
+	// What NewRegistry learned of authorizer, whose answers do not
+	// change: whether it defers the arguments, and itself as an
+	// OutcomeRecorder when it records outcomes, else nil.
+	defersArgs bool
+	recorder   OutcomeRecorder
 }
 
 // A RegistryOption configures a [Registry] made by [NewRegistry].
@@ -168,6 +173,12 @@ func NewRegistry(opts ...RegistryOption) *Registry {
 	}
 	for _, opt := range opts {
 		opt(&r.cfg)
+	}
+	if a := r.cfg.authorizer; a != nil {
+		r.cfg.defersArgs = defersArgs(a)
+		if rec, ok := recorderOf(a); ok {
+			r.cfg.recorder = rec
+		}
 	}
 	return r
 }

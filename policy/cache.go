@@ -25,8 +25,10 @@ const DefaultCacheSize = 10000
 // each new one. A verdict is what the policies say of a principal and a
 // tool before the call's arguments are known: whether the tool is listed,
 // and, when no policy that could apply reads the context, the decision
-// itself. Zero keeps none, so every call and listing evaluates the
-// policies afresh. Caching never changes a decision: see [Authorizer].
+// itself. Besides these, a context made with [WithPrincipal] keeps the
+// verdict of its latest call or listing. Zero keeps none, so every call
+// and listing evaluates the policies afresh. Caching never changes a
+// decision: see [Authorizer].
 func WithCacheSize(n int) Option {
 	return func(a *Authorizer) { a.cacheSize = max(n, 0) }
 }
@@ -53,6 +55,11 @@ type verdict struct {
 	// It is compiled on the first call that needs it, not for listings.
 	fastOnce sync.Once
 	fast     *fastProg
+	// set and name are the generation and the tool it was made for, so
+	// that a principal's context can keep its latest verdict (see
+	// carried.last) and know when it fits a call.
+	set  *compiled
+	name string
 }
 
 type verdictKey struct {
@@ -97,23 +104,35 @@ func (c *verdicts) put(k verdictKey, v *verdict) {
 	c.mu.Unlock()
 }
 
+// keeps reports whether c keeps verdicts.
+func (c *verdicts) keeps() bool { return c != nil && c.max > 0 }
+
 func (c *verdicts) len() int {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
 	return len(c.m)
 }
 
-// verdict returns the verdict of the current policies on who and the
-// tool, from the cache when the tool's Cedar entity is the one the cached
-// verdict was made for.
-func (a *Authorizer) verdict(c *compiled, who *carried, name string, opts tool.Options) *verdict {
-	k := verdictKey{principal: who.cacheKey(), tool: name}
-	if v := c.cache.get(k); v != nil && v.te.ann == opts.Annotations {
+// verdict returns the verdict of the policies of generation c on who and
+// the tool, from the cache when the tool's Cedar entity is the one the
+// cached verdict was made for. The verdict of who's latest call is kept
+// on who as well, so that a principal calling one tool again finds it
+// without the cache's lookup; only when the cache keeps verdicts.
+func (a *Authorizer) verdict(c *compiled, who *carried, name string, ann tool.Annotations) *verdict {
+	if v := who.last.Load(); v != nil && v.set == c && v.name == name && v.te.ann == ann {
 		return v
 	}
-	te := a.toolEntity(name, opts)
-	v := c.judge(&entities{user: who.userEntity(), tool: te.entity, roles: a.roles}, te, name, c.plans.get(k.principal))
-	c.cache.put(k, v)
+	k := verdictKey{principal: who.cacheKey(), tool: name}
+	v := c.cache.get(k)
+	if v == nil || v.te.ann != ann {
+		te := a.toolEntity(name, ann)
+		v = c.judge(&entities{user: who.userEntity(), tool: te.entity, roles: a.roles}, te, name, c.plans.get(k.principal))
+		v.set = c
+		c.cache.put(k, v)
+	}
+	if c.cache.keeps() {
+		who.last.Store(v)
+	}
 	return v
 }
 
@@ -303,7 +322,7 @@ func (c *compiled) judge(ents *entities, te *toolEntity, name string, pl *plan) 
 		Resource:  ents.tool.UID,
 		Context:   contextVariable,
 	}
-	v := &verdict{te: te, ents: ents, static: true}
+	v := &verdict{te: te, ents: ents, static: true, name: name}
 	permitted, blocked := false, false
 	var forbids, permits, asks []string
 	for _, r := range c.forTool(name) {

@@ -90,7 +90,7 @@ func reference(a *Authorizer, p Principal, ok bool, req tool.AccessRequest) Deci
 		return unreadable(d)
 	}
 	now := a.now()
-	ents := &entities{user: user, tool: a.toolEntity(req.Name, req.Options).entity, roles: a.roles}
+	ents := &entities{user: user, tool: a.toolEntity(req.Name, req.Options.Annotations).entity, roles: a.roles}
 	cr := cedar.Request{Principal: user.UID, Action: callAction, Resource: ents.tool.UID, Context: cedar.NewRecord(cedar.RecordMap{
 		"args": argRec, "now": cedar.NewDatetime(now), "hour": cedar.Long(now.UTC().Hour()),
 	})}
@@ -132,7 +132,7 @@ func referenceListable(a *Authorizer, p Principal, ok bool, name string, opts to
 	if ok {
 		user = userEntity(p)
 	}
-	ents := &entities{user: user, tool: a.toolEntity(name, opts).entity, roles: a.roles}
+	ents := &entities{user: user, tool: a.toolEntity(name, opts.Annotations).entity, roles: a.roles}
 	env := eval.Env{Entities: ents, Principal: user.UID, Action: callAction, Resource: ents.tool.UID, Context: eval.Variable("context")}
 	permitted := false
 	for _, r := range a.set.Load().rules {
@@ -216,6 +216,65 @@ func TestCachedDecisionsMatchCedar(t *testing.T) {
 					}
 				}
 			}
+		}
+	}
+}
+
+// TestLatestVerdictFits checks that the verdict a principal's context
+// keeps of its latest call is used only for a call it fits: one context
+// goes through calls of another tool, with other annotations, to another
+// Authorizer, after a reload, and to an Authorizer that keeps no
+// verdicts, each answered as a fresh context would be.
+func TestLatestVerdictFits(t *testing.T) {
+	src := `permit (principal, action, resource == Tool::"a") when { resource.readOnly };
+forbid (principal, action, resource == Tool::"b");`
+	first, err := New("p.cedar", []byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	other, err := New("p.cedar", []byte(`permit (principal, action, resource);`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	none, err := New("p.cedar", []byte(`forbid (principal, action, resource == Tool::"a");`), WithCacheSize(0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ro := tool.Options{Annotations: tool.Annotations{ReadOnly: true}}
+	ctx := WithPrincipal(context.Background(), Principal{ID: "u"})
+	steps := []struct {
+		name   string
+		a      *Authorizer
+		tool   string
+		opts   tool.Options
+		reload string // policies to load before the call
+		want   Effect
+	}{
+		{"first call", first, "a", ro, "", Allow},
+		{"same tool again", first, "a", ro, "", Allow},
+		{"other annotations", first, "a", tool.Options{}, "", Deny},
+		{"back to read-only", first, "a", ro, "", Allow},
+		{"other tool", first, "b", ro, "", Deny},
+		{"other Authorizer", other, "b", ro, "", Allow},
+		{"back to the first", first, "b", ro, "", Deny},
+		{"after a reload", first, "b", ro, `permit (principal, action, resource);`, Allow},
+		{"no cache", none, "a", ro, "", Deny},
+		{"no cache, again", none, "a", ro, "", Deny},
+	}
+	for _, st := range steps {
+		if st.reload != "" {
+			if err := st.a.Reload("p.cedar", []byte(st.reload)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		req := tool.AccessRequest{Name: st.tool, Options: st.opts, Args: []byte(`{}`)}
+		got := st.a.Decide(ctx, req)
+		fresh := st.a.Decide(WithPrincipal(context.Background(), Principal{ID: "u"}), req)
+		if got.Effect != st.want || fresh.Effect != st.want {
+			t.Errorf("%s: %s, a fresh context %s, want %s", st.name, got.Effect, fresh.Effect, st.want)
+		}
+		if v := subject(ctx).last.Load(); st.a == none && v != nil && v.set == none.set.Load() {
+			t.Errorf("%s: an Authorizer that keeps no verdicts left one on the context", st.name)
 		}
 	}
 }

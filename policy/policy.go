@@ -379,11 +379,10 @@ type toolEntity struct {
 	entity cedar.Entity
 }
 
-func (a *Authorizer) toolEntity(name string, opts tool.Options) *toolEntity {
-	if v, ok := a.tools.Load(name); ok && v.(*toolEntity).ann == opts.Annotations {
+func (a *Authorizer) toolEntity(name string, an tool.Annotations) *toolEntity {
+	if v, ok := a.tools.Load(name); ok && v.(*toolEntity).ann == an {
 		return v.(*toolEntity)
 	}
-	an := opts.Annotations
 	e := cedar.Entity{
 		UID: cedar.NewEntityUID("Tool", cedar.String(name)),
 		Attributes: cedar.NewRecord(cedar.RecordMap{
@@ -439,18 +438,19 @@ var callAction = cedar.NewEntityUID("Action", "call")
 // approvals or rate limits and without recording anything. It is what
 // [Authorizer.Authorize] starts from and what policy explain prints.
 func (a *Authorizer) Decide(ctx context.Context, req tool.AccessRequest) Decision {
-	d := a.decide(ctx, req)
+	var d Decision
+	a.decide(ctx, &req, &d)
 	d.Policies = slices.Clone(d.Policies)
 	return d
 }
 
-// decide is Decide, with d.Policies possibly shared with the cache: the
-// caller copies it before it leaves the package.
-func (a *Authorizer) decide(ctx context.Context, req tool.AccessRequest) Decision {
+// decide is Decide, into d, with d.Policies possibly shared with the
+// cache: the caller copies it before it leaves the package.
+func (a *Authorizer) decide(ctx context.Context, req *tool.AccessRequest, d *Decision) {
 	who := subject(ctx)
-	d := Decision{Principal: who.p, Tool: req.Name}
+	*d = Decision{Principal: who.p, Tool: req.Name}
 	c := a.set.Load()
-	v := a.verdict(c, who, req.Name, req.Options)
+	v := a.verdict(c, who, req.Name, req.Options.Annotations)
 	root := a.pathRootFor(req.Name)
 	if v.static {
 		// A tool whose paths resolve in a workspace always has them
@@ -459,29 +459,32 @@ func (a *Authorizer) decide(ctx context.Context, req tool.AccessRequest) Decisio
 		if root != nil {
 			raw, err := req.Arguments()
 			if err != nil {
-				return unreadable(d)
+				*d = unreadable(*d)
+				return
 			}
 			if _, err := argsRecord(raw, a.paths, root); err != nil {
-				d = unreadable(d)
+				*d = unreadable(*d)
 				d.Reason = argsReason(req.Name, err)
-				return d
+				return
 			}
 		}
 		// The arguments do not matter, but arguments given by the caller
 		// rather than encoded by a registry from checked values must still
 		// be readable.
 		if len(req.Args) > 0 && !wellFormed(req.Args) {
-			return unreadable(d)
+			*d = unreadable(*d)
+			return
 		}
 		d.Effect, d.Policies, d.Reason = v.effect, v.policies, v.reason
 		if d.Effect == Ask || a.audit != nil {
 			raw, err := req.Arguments()
 			if err != nil {
-				return unreadable(d)
+				*d = unreadable(*d)
+				return
 			}
 			d.bind(who.p, who.ok, raw)
 		}
-		return d
+		return
 	}
 	// The call is bound to all its arguments, whatever the policies read:
 	// an approval or an audit record for one call must not fit another
@@ -489,20 +492,28 @@ func (a *Authorizer) decide(ctx context.Context, req tool.AccessRequest) Decisio
 	// read only some of them, without their encoding: the binding then
 	// encodes them all, when there is one.
 	if root == nil && !a.cedarOnly {
-		if a.decideFast(v, &d, &req) {
+		if a.decideFast(v, d, req) {
 			if d.Effect == Ask || a.audit != nil {
 				all, err := req.Arguments()
 				if err != nil {
-					return unreadable(d)
+					*d = unreadable(*d)
+					return
 				}
 				d.bind(who.p, who.ok, all)
 			}
-			return d
+			return
 		}
 	}
+	a.decideCedar(c, who, v, root, req, d)
+}
+
+// decideCedar is decide's answer from Cedar, for a verdict that is not
+// static, on a call the fast path left to Cedar.
+func (a *Authorizer) decideCedar(c *compiled, who *carried, v *verdict, root *os.Root, req *tool.AccessRequest, d *Decision) {
 	raw, err := req.Arguments()
 	if err != nil {
-		return unreadable(d)
+		*d = unreadable(*d)
+		return
 	}
 	all := raw
 	// Only the arguments the policies read go into the context (all of
@@ -511,14 +522,15 @@ func (a *Authorizer) decide(ctx context.Context, req tool.AccessRequest) Decisio
 		bp := selectBuffers.Get().(*[]byte)
 		defer selectBuffers.Put(bp)
 		if raw, err = selectArgs(raw, v.use.args, bp); err != nil {
-			return unreadable(d)
+			*d = unreadable(*d)
+			return
 		}
 	}
 	argRec, err := argsRecord(raw, a.paths, root)
 	if err != nil {
-		d = unreadable(d)
+		*d = unreadable(*d)
 		d.Reason = argsReason(req.Name, err)
-		return d
+		return
 	}
 	cr := cedar.Request{
 		Principal: v.ents.user.UID,
@@ -553,7 +565,7 @@ func (a *Authorizer) decide(ctx context.Context, req tool.AccessRequest) Decisio
 		if a.audit != nil {
 			d.bind(who.p, who.ok, all)
 		}
-		return d
+		return
 	}
 	d.Effect = Allow
 	var asks []string
@@ -572,7 +584,6 @@ func (a *Authorizer) decide(ctx context.Context, req tool.AccessRequest) Decisio
 	if d.Effect == Ask || a.audit != nil {
 		d.bind(who.p, who.ok, all)
 	}
-	return d
 }
 
 // unreadable turns d into the refusal of a call whose arguments cannot be
@@ -664,7 +675,8 @@ func (a *Authorizer) Authorize(ctx context.Context, req tool.AccessRequest) erro
 		// what it was given, so that the outcome's digest is the call's.
 		_, _ = req.Arguments()
 	}
-	d := a.decide(ctx, req)
+	var d Decision
+	a.decide(ctx, &req, &d)
 	var err error
 	switch d.Effect {
 	case Deny:
@@ -740,7 +752,7 @@ func (a *Authorizer) record(ctx context.Context, d Decision, took time.Duration)
 // permit may apply to some arguments, and no forbid applies whatever the
 // arguments.
 func (a *Authorizer) CanList(ctx context.Context, name string, opts tool.Options) bool {
-	return a.verdict(a.set.Load(), subject(ctx), name, opts).listable
+	return a.verdict(a.set.Load(), subject(ctx), name, opts.Annotations).listable
 }
 
 // View returns the tools of reg the principal in ctx may see (see
@@ -750,7 +762,7 @@ func (a *Authorizer) CanList(ctx context.Context, name string, opts tool.Options
 func (a *Authorizer) View(ctx context.Context, reg *tool.Registry) *tool.View {
 	who := subject(ctx)
 	return reg.View(func(name string, opts tool.Options) bool {
-		return a.verdict(a.set.Load(), who, name, opts).listable
+		return a.verdict(a.set.Load(), who, name, opts.Annotations).listable
 	})
 }
 

@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"slices"
 	"sync"
+	"sync/atomic"
 
 	"github.com/cedar-policy/cedar-go"
 )
@@ -44,6 +45,9 @@ type carried struct {
 	once   sync.Once
 	entity cedar.Entity
 	key    [sha256.Size]byte
+	// last is the verdict of the principal's latest call, which
+	// Authorizer.verdict checks before its cache.
+	last atomic.Pointer[verdict]
 }
 
 func (c *carried) build() {

@@ -118,7 +118,7 @@ type fnode struct {
 	op   fop
 	slot int // opArg, opHas
 	lit  fval
-	pat  cedar.Pattern
+	like likeMatcher // opLike
 	kids []fnode
 }
 
@@ -262,7 +262,7 @@ func (p *fastProg) compile(n ast.IsNode) (fnode, bool) {
 		return bin(opGe, n.BinaryNode)
 	case ast.NodeTypeLike:
 		a, ok := p.compile(n.Arg)
-		return fnode{op: opLike, pat: n.Value, kids: []fnode{a}}, ok
+		return fnode{op: opLike, like: compileLike(n.Value), kids: []fnode{a}}, ok
 	case ast.NodeTypeContains:
 		return bin(opContains, n.BinaryNode)
 	case ast.NodeTypeExtensionCall:
@@ -273,6 +273,58 @@ func (p *fastProg) compile(n ast.IsNode) (fnode, bool) {
 		}
 	}
 	return fnode{}, false
+}
+
+// test evaluates n where Cedar requires a boolean: b is n's value, and
+// ok is false when Cedar must decide or the value is not a boolean. It
+// is eval followed by that check, without copying values for the
+// operations that give booleans.
+func (n *fnode) test(args *[maxFastArgs]fval) (b, ok bool) {
+	switch n.op {
+	case opHas:
+		switch args[n.slot].k {
+		case fAbsent:
+			return false, true
+		case fOther:
+			return false, false // a number Cedar may leave out
+		}
+		return true, true
+	case opAnd, opOr:
+		l, ok := n.kids[0].test(args)
+		if !ok {
+			return false, false
+		}
+		if l == (n.op == opOr) {
+			return l, true // short circuit, as Cedar
+		}
+		return n.kids[1].test(args)
+	case opNot:
+		a, ok := n.kids[0].test(args)
+		if !ok {
+			return false, false
+		}
+		return !a, true
+	case opLike:
+		if k := &n.kids[0]; k.op == opArg {
+			// eval of k, then like's check that it is a string: an
+			// argument that is not a string is Cedar's to decide.
+			v := &args[k.slot]
+			if v.k != fString {
+				return false, false
+			}
+			return n.like.match(v.s), true
+		}
+		a, ok := n.kids[0].eval(args)
+		if !ok || a.k != fString {
+			return false, false
+		}
+		return n.like.match(a.s), true
+	}
+	v, ok := n.eval(args)
+	if !ok || v.k != fBool {
+		return false, false
+	}
+	return v.b, true
 }
 
 // eval evaluates n on the arguments; ok is false when Cedar must decide.
@@ -288,48 +340,21 @@ func (n *fnode) eval(args *[maxFastArgs]fval) (fval, bool) {
 			return fval{}, false
 		}
 		return v, true
-	case opHas:
-		switch args[n.slot].k {
-		case fAbsent:
-			return fval{k: fBool}, true
-		case fOther:
-			return fval{}, false // a number Cedar may leave out
-		}
-		return fval{k: fBool, b: true}, true
-	case opAnd, opOr:
-		l, ok := n.kids[0].eval(args)
-		if !ok || l.k != fBool {
+	case opHas, opAnd, opOr, opNot, opLike:
+		b, ok := n.test(args)
+		if !ok {
 			return fval{}, false
 		}
-		if l.b == (n.op == opOr) {
-			return l, true // short circuit, as Cedar
-		}
-		r, ok := n.kids[1].eval(args)
-		if !ok || r.k != fBool {
-			return fval{}, false
-		}
-		return r, true
-	case opNot:
-		a, ok := n.kids[0].eval(args)
-		if !ok || a.k != fBool {
-			return fval{}, false
-		}
-		return fval{k: fBool, b: !a.b}, true
+		return fval{k: fBool, b: b}, true
 	case opIf:
-		c, ok := n.kids[0].eval(args)
-		if !ok || c.k != fBool {
+		c, ok := n.kids[0].test(args)
+		if !ok {
 			return fval{}, false
 		}
-		if c.b {
+		if c {
 			return n.kids[1].eval(args)
 		}
 		return n.kids[2].eval(args)
-	case opLike:
-		a, ok := n.kids[0].eval(args)
-		if !ok || a.k != fString {
-			return fval{}, false
-		}
-		return fval{k: fBool, b: n.pat.Match(cedar.String(a.s))}, true
 	}
 	l, ok := n.kids[0].eval(args)
 	if !ok {
@@ -544,11 +569,11 @@ func (p *fastProg) decide(args *[maxFastArgs]fval) (applied uint64, ok bool) {
 		applies := true
 		for j := range fr.conds {
 			c := &fr.conds[j]
-			v, ok := c.body.eval(args)
-			if !ok || v.k != fBool {
+			b, ok := c.body.test(args)
+			if !ok {
 				return 0, false
 			}
-			if v.b != c.when {
+			if b != c.when {
 				applies = false
 				break
 			}

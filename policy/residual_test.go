@@ -48,7 +48,8 @@ func randomLeaf(rng *rand.Rand) string {
 	case 0, 1, 2:
 		return "context.args has " + pick(args...)
 	case 3, 4:
-		return pick("context.args.a", "context.args.path", "context.args.b") + pick(` like "docs/*"`, ` like "*"`, ` like "x"`, ` like "a\*b"`, ` like "*/*"`, ` like "*secret*"`)
+		return pick("context.args.a", "context.args.path", "context.args.b") + pick(` like "docs/*"`, ` like "*"`, ` like "x"`, ` like "a\*b"`, ` like "*/*"`, ` like "*secret*"`,
+			` like ""`, ` like "*/k"`, ` like "a*b"`, ` like "*a\*b*"`, ` like "docs*k"`, ` like "*s*k"`)
 	case 5:
 		return "[" + pick(`"x"`, `"docs/a"`, `""`, "1", "true") + ", " + pick(`"a*b"`, "3", "-2", "false", "context.args.a") + "].contains(" + pick(str(), long()) + ")"
 	case 6, 7:
@@ -161,7 +162,7 @@ func fastDifferential(t testing.TB, seed uint64) (fast, total int) {
 				if got.Effect != want.Effect || !slices.Equal(got.Policies, want.Policies) || got.Reason != want.Reason || !slices.Equal(got.Errors, want.Errors) {
 					t.Fatalf("seed %d: %s %s %s:\n got %+v\nwant %+v\npolicies:\n%s", seed, u.ID, name, args, got, want, src)
 				}
-				v := a.verdict(a.set.Load(), subject(ctx), name, req.Options)
+				v := a.verdict(a.set.Load(), subject(ctx), name, req.Options.Annotations)
 				if v.static {
 					continue
 				}
@@ -251,7 +252,7 @@ func TestFastPathTable(t *testing.T) {
 		if d := a.Decide(ctx, req); d.Effect != tc.effect {
 			t.Errorf("%s on %s: %s, want %s", tc.cond, tc.args, d.Effect, tc.effect)
 		}
-		v := a.verdict(a.set.Load(), subject(ctx), "t", req.Options)
+		v := a.verdict(a.set.Load(), subject(ctx), "t", req.Options.Annotations)
 		answered := a.decideFast(v, &Decision{Tool: "t"}, &req)
 		if answered != tc.fast {
 			t.Errorf("%s on %s: the fast path answered: %v, want %v", tc.cond, tc.args, answered, tc.fast)
@@ -284,7 +285,7 @@ func TestFastPathBounds(t *testing.T) {
 		if d := a.Decide(ctx, req); d.Effect != Allow {
 			t.Errorf("%s: %+v", tc.name, d)
 		}
-		v := a.verdict(a.set.Load(), subject(ctx), "t", req.Options)
+		v := a.verdict(a.set.Load(), subject(ctx), "t", req.Options.Annotations)
 		if answered := a.decideFast(v, &Decision{Tool: "t"}, &req); answered {
 			t.Errorf("%s: the fast path answered beyond its bounds", tc.name)
 		}
