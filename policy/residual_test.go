@@ -185,29 +185,39 @@ func fastDifferential(t testing.TB, seed uint64) (fast, total int) {
 	return fast, total
 }
 
-// TestFastPathMatchesCedar runs the differential check over many seeds
-// and checks that the fast path answered a good share of the calls, so
-// that the comparison is not vacuous.
-func TestFastPathMatchesCedar(t *testing.T) {
-	seeds := 600
+// differentialSeeds seed the fuzz targets of the differential checks.
+var differentialSeeds = []uint64{1, 7, 42, 1000, 123456789}
+
+// runDifferential runs a differential check (fast path vs Cedar) over
+// seeds seeds (short in -short mode) and checks that the fast path
+// answered at least a quarter of the calls that depend on the arguments,
+// so that the comparison is not vacuous. check returns how many calls
+// the fast path answered and how many it could have.
+func runDifferential(t *testing.T, seeds, short int, what string, check func(testing.TB, uint64) (int, int)) {
+	t.Helper()
 	if testing.Short() {
-		seeds = 100
+		seeds = short
 	}
-	var fast, total int
+	var answered, total int
 	for seed := range uint64(seeds) {
-		f, n := fastDifferential(t, seed)
-		fast, total = fast+f, total+n
+		a, n := check(t, seed)
+		answered, total = answered+a, total+n
 	}
-	t.Logf("the fast path answered %d of %d calls that depend on the arguments", fast, total)
-	if fast < total/4 {
-		t.Errorf("the fast path answered only %d of %d calls", fast, total)
+	t.Logf("the fast path answered %d of %d calls that depend on the arguments%s", answered, total, what)
+	if answered < total/4 {
+		t.Errorf("the fast path answered only %d of %d calls%s", answered, total, what)
 	}
+}
+
+// TestFastPathMatchesCedar runs the differential check over many seeds.
+func TestFastPathMatchesCedar(t *testing.T) {
+	runDifferential(t, 600, 100, "", fastDifferential)
 }
 
 // FuzzFastPathMatchesCedar is the differential check driven by the
 // fuzzer's seed; its corpus runs with the tests.
 func FuzzFastPathMatchesCedar(f *testing.F) {
-	for _, s := range []uint64{1, 7, 42, 1000, 123456789} {
+	for _, s := range differentialSeeds {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, seed uint64) { fastDifferential(t, seed) })
