@@ -26,9 +26,14 @@ func init() {
 	// The server never returns to the program's initialisation. Whatever
 	// ends it, killing every other process of the container (init, the
 	// engine's tini, excepted) is the last thing it does; tini then exits
-	// with it and the container stops.
-	err := serve()
-	syscall.Kill(-1, syscall.SIGKILL)
+	// with it and the container stops. It does so only when it reached its
+	// host and is the child of its PID namespace's init, as in the
+	// container: the program started by mistake with the server's
+	// environment on a host, as root, must not kill every process it may.
+	connected, err := serve()
+	if connected && os.Getppid() == 1 {
+		syscall.Kill(-1, syscall.SIGKILL)
+	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "clawtool call server:", err)
 		os.Exit(1)
@@ -94,19 +99,19 @@ func (c *call) kill() {
 	}
 }
 
-func serve() error {
+func serve() (connected bool, err error) {
 	sock, token := os.Getenv(SocketEnv), os.Getenv(TokenEnv)
 	if sock == "" || token == "" {
-		return errors.New("no socket or token in the environment")
+		return false, errors.New("no socket or token in the environment")
 	}
 	if err := checkCapabilities(); err != nil {
-		return err
+		return false, err
 	}
 	spawnSpareThreads()
 	// Orphans of a call become the server's children, so that it can
 	// reap them and know when every process of a call is gone.
 	if _, _, e := syscall.RawSyscall(syscall.SYS_PRCTL, prSetChildSubreaper, 1, 0); e != 0 {
-		return fmt.Errorf("child subreaper: %w", e)
+		return false, fmt.Errorf("child subreaper: %w", e)
 	}
 	s := &server{}
 	for _, kv := range os.Environ() {
@@ -115,9 +120,8 @@ func serve() error {
 			s.base = append(s.base, kv)
 		}
 	}
-	var err error
 	if s.devnull, err = os.Open(os.DevNull); err != nil {
-		return err
+		return false, err
 	}
 	s.oom = openCounter("oom_kill", "/sys/fs/cgroup/memory.events", "/sys/fs/cgroup/memory/memory.oom_control")
 	s.pidsMax = openCounter("max", "/sys/fs/cgroup/pids.events", "/sys/fs/cgroup/pids/pids.events")
@@ -129,13 +133,13 @@ func serve() error {
 	}
 	conn, err := net.DialUnix("unix", nil, &net.UnixAddr{Name: sock, Net: "unix"})
 	if err != nil {
-		return err
+		return false, err
 	}
 	s.conn = conn
 	if err := s.send(Hello, EncodeHello(token)); err != nil {
-		return err
+		return true, err
 	}
-	return s.loop()
+	return true, s.loop()
 }
 
 // loop reads the host's frames until the connection ends.
