@@ -228,6 +228,7 @@ type catalogRow struct {
 // read-only), and the network namespace has a loopback of its own. Zero
 // fields keep the row's own.
 type containerCase struct {
+	args    []string // the command's arguments, when not the row's
 	want    []string
 	outcome Outcome
 	policy  func(*Policy)
@@ -368,7 +369,10 @@ func catalog() []catalogRow {
 		{id: "A28", name: "allocate 512 MiB", policy: func(p *Policy) { p.Limits.Memory = 128 << 20 }, setup: fixed("alloc", "512"), outcome: MemoryLimit, container: inContainer},
 		{id: "A29", name: "spin the CPU", policy: func(p *Policy) { p.Limits.CPU = time.Second }, setup: fixed("spin", "1200ms"), outcome: CPULimit,
 			// The container row: a spin is killed at the deadline.
-			container: &containerCase{policy: func(p *Policy) { p.Limits.CPU = time.Minute }, outcome: TimedOut, timeout: 2 * time.Second}},
+			// It spins for longer than the deadline, however idle the
+			// machine: a 1.2 s spin ends before a 2 s deadline when the
+			// machine is quiet.
+			container: &containerCase{args: []string{"spin", "1m"}, policy: func(p *Policy) { p.Limits.CPU = 2 * time.Minute }, outcome: TimedOut, timeout: 2 * time.Second}},
 		{id: "A30", name: "sleep past the deadline", control: noControl, setup: fixed("sleep"), outcome: TimedOut, timeout: 300 * time.Millisecond, container: &containerCase{timeout: time.Second}},
 		{id: "A31", name: "endless output", control: noControl, policy: func(p *Policy) { p.Limits.Output = 64 << 10 }, setup: fixed("flood"), outcome: OutputLimit, container: inContainer},
 		{id: "A33", name: "leave a daemonised child holding stdout", allowed: true, container: inContainer, setup: func(t *testing.T, f *fixture) ([]string, func() bool) {
@@ -448,6 +452,9 @@ func (f *fixture) attack(t *testing.T, row catalogRow, b Backend) {
 		}
 		if c.timeout != 0 {
 			timeout = c.timeout
+		}
+		if c.args != nil {
+			args = c.args
 		}
 		if c.want != nil {
 			want = c.want
