@@ -639,18 +639,18 @@ func (im *Importer) onReply(m *nats.Msg) {
 
 // A remoteTool is a tool of a NATS service, imported as a tool.Tool.
 type remoteTool struct {
-	im          *Importer
-	name        string // in the registry
-	remote      string // on the service
-	service     string
-	subject     string
+	im      *Importer
+	name    string // in the registry
+	remote  string // on the service
+	service string
+	subject string
 	// replyDeadline says that the service reads the deadline from the
 	// reply subject (protocol 2 and later) rather than from HeaderTimeout.
 	replyDeadline bool
 	description   string
-	params      json.RawMessage
-	opts        tool.Options
-	fingerprint string
+	params        json.RawMessage
+	opts          tool.Options
+	fingerprint   string
 }
 
 func (im *Importer) newRemoteTool(service string, protocol int, d remoteDef) (*remoteTool, error) {
