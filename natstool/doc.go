@@ -47,10 +47,26 @@
 // # Wire protocol
 //
 // A call is a NATS request on the tool's subject (PREFIX.SERVICE.TOOL)
-// whose body is the JSON arguments and whose HeaderTimeout header says how
-// many milliseconds the caller has left. Its reply subject receives, in
-// order: heartbeats and progress reports (header [HeaderKind]), then the
-// JSON [tool.Result]. A result larger than the server's max payload goes
-// through a JetStream object store ([WithObjectStore]); the reply then
-// names the object ([HeaderObject], [HeaderBucket]).
+// whose body is the JSON arguments. Its reply subject receives, in order:
+// heartbeats and progress reports (header [HeaderKind]), then the JSON
+// [tool.Result], without headers. A result larger than the server's max
+// payload goes through a JetStream object store ([WithObjectStore]); the
+// reply then names the object ([HeaderObject], [HeaderBucket]).
+//
+// The milliseconds the caller has left travel with the request. A service
+// says which protocol it speaks in its metadata ([MetadataProtocol]):
+//
+//   - Protocol 1: in the [HeaderTimeout] header.
+//   - Protocol 2 (this package's workers): at the end of the reply
+//     subject's last token, after [ReplyTimeoutMark], as in
+//     _INBOX.k3Xz.7f~t30000, so that a plain call carries no NATS headers
+//     at all. Such a worker still honours HeaderTimeout, which wins when a
+//     request has both.
+//
+// An importer sends the deadline in the reply subject only when every
+// instance it found of the tool's service speaks protocol 2 or later, since
+// a call may reach any worker of the queue group; otherwise in the header.
+// Other headers an importer sends ([WithCallHeaders]) travel as headers
+// whatever the protocol. A deadline a worker cannot read ends the call
+// with an error of kind invalid_arguments, and the tool does not run.
 package natstool

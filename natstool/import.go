@@ -166,7 +166,8 @@ func WithImportLogger(l *slog.Logger) ImportOption {
 // A call is checked against the tool's schema by the local registry, then
 // sent as a request to the tool's subject: NATS gives it to one worker of
 // the service's queue group. The time the call has left travels with it
-// (HeaderTimeout). A remote result keeps its kind, structured content and
+// (at the end of the reply subject, see [ReplyTimeoutMark], or in
+// [HeaderTimeout] for services of protocol 1). A remote result keeps its kind, structured content and
 // parts. A call that no worker receives, that finds every worker busy, or
 // whose worker stops answering is a [tool.KindUnavailable] result whose
 // error is marked [tool.Transient], so an [tool.Executor] retries it on
@@ -197,6 +198,7 @@ type Importer struct {
 // instance is what one micro service instance said about itself.
 type instance struct {
 	service, version, id string
+	protocol             int // its MetadataProtocol
 	tools                []remoteDef
 }
 
@@ -485,7 +487,7 @@ func (im *Importer) parseInfo(data []byte) (*instance, bool) {
 	if json.Unmarshal(data, &info) != nil || info.Metadata[MetadataProtocol] == "" || info.ID == "" {
 		return nil, false
 	}
-	inst := &instance{service: info.Name, version: info.Version, id: info.ID}
+	inst := &instance{service: info.Name, version: info.Version, id: info.ID, protocol: protocolOf(info.Metadata[MetadataProtocol])}
 	for _, ep := range info.Endpoints {
 		raw := ep.Metadata[MetadataTool]
 		if raw == "" {
@@ -519,6 +521,15 @@ func (im *Importer) reconcile() error {
 	slices.SortFunc(insts, func(a, b *instance) int {
 		return cmp.Or(strings.Compare(a.service, b.service), -compareVersions(a.version, b.version), strings.Compare(a.id, b.id))
 	})
+	// The workers of a service share its calls, so a call may reach any
+	// of them: during a rolling upgrade, the service speaks the oldest
+	// protocol among its instances.
+	protocols := make(map[string]int)
+	for _, in := range insts {
+		if p, seen := protocols[in.service]; !seen || in.protocol < p {
+			protocols[in.service] = in.protocol
+		}
+	}
 	var errs []error
 	want := make(map[string]*remoteTool)
 	for _, in := range insts {
@@ -526,7 +537,7 @@ func (im *Importer) reconcile() error {
 			if im.cfg.filter != nil && !im.cfg.filter(in.service, d.Name) {
 				continue
 			}
-			t, err := im.newRemoteTool(in.service, d)
+			t, err := im.newRemoteTool(in.service, protocols[in.service], d)
 			if err != nil {
 				errs = append(errs, err)
 				continue
@@ -628,18 +639,21 @@ func (im *Importer) onReply(m *nats.Msg) {
 
 // A remoteTool is a tool of a NATS service, imported as a tool.Tool.
 type remoteTool struct {
-	im          *Importer
-	name        string // in the registry
-	remote      string // on the service
-	service     string
-	subject     string
-	description string
-	params      json.RawMessage
-	opts        tool.Options
-	fingerprint string
+	im      *Importer
+	name    string // in the registry
+	remote  string // on the service
+	service string
+	subject string
+	// replyDeadline says that the service reads the deadline from the
+	// reply subject (protocol 2 and later) rather than from HeaderTimeout.
+	replyDeadline bool
+	description   string
+	params        json.RawMessage
+	opts          tool.Options
+	fingerprint   string
 }
 
-func (im *Importer) newRemoteTool(service string, d remoteDef) (*remoteTool, error) {
+func (im *Importer) newRemoteTool(service string, protocol int, d remoteDef) (*remoteTool, error) {
 	name := im.cfg.prefix + d.Name
 	if !tool.ValidName(name) {
 		return nil, fmt.Errorf("natstool: tool %q of service %s: %q is not a valid tool name: %w", d.Name, service, name, tool.ErrInvalidName)
@@ -662,7 +676,8 @@ func (im *Importer) newRemoteTool(service string, d remoteDef) (*remoteTool, err
 	}
 	return &remoteTool{
 		im: im, name: name, remote: d.Name, service: service, subject: d.subject,
-		description: desc, params: d.InputSchema,
+		replyDeadline: protocol >= 2,
+		description:   desc, params: d.InputSchema,
 		opts: tool.Options{
 			Annotations:  d.toolAnnotations(),
 			OutputSchema: d.OutputSchema,
@@ -673,7 +688,7 @@ func (im *Importer) newRemoteTool(service string, d remoteDef) (*remoteTool, err
 			// The worker enforces the tool's own limit; the caller's
 			// registry default (or context) bounds the wait here.
 		},
-		fingerprint: service + "\x00" + d.subject + "\x00" + string(fp),
+		fingerprint: service + "\x00" + d.subject + "\x00" + strconv.Itoa(protocol) + "\x00" + string(fp),
 	}, nil
 }
 
@@ -697,6 +712,7 @@ func (t *remoteTool) Execute(ctx context.Context, args json.RawMessage) (tool.Re
 		defer cancel()
 	}
 	deadline, _ := ctx.Deadline()
+	left := timeoutMs(time.Until(deadline))
 	pc := &pendingCall{msgs: make(chan *nats.Msg, 3)}
 	im.mu.Lock()
 	if im.closed {
@@ -704,7 +720,14 @@ func (t *remoteTool) Execute(ctx context.Context, args json.RawMessage) (tool.Re
 		return t.unavailable("tool %q is no longer imported", t.name)
 	}
 	im.seq++
-	token := strconv.FormatUint(im.seq, 36)
+	// The token is the reply subject's last token, whole: onReply finds
+	// the call by it without reading the deadline back.
+	var buf [32]byte
+	b := strconv.AppendUint(buf[:0], im.seq, 36)
+	if t.replyDeadline {
+		b = strconv.AppendInt(append(b, ReplyTimeoutMark...), left, 10)
+	}
+	token := string(b)
 	pc.heard.Store(im.tick.Load())
 	im.pending[token] = pc
 	im.mu.Unlock()
@@ -723,12 +746,20 @@ func (t *remoteTool) Execute(ctx context.Context, args json.RawMessage) (tool.Re
 	if im.cfg.headers != nil {
 		hdr = im.cfg.headers(ctx)
 	}
-	if hdr == nil {
-		hdr = make(nats.Header, 1)
-	} else {
+	if !t.replyDeadline {
+		if hdr == nil {
+			hdr = make(nats.Header, 1)
+		} else {
+			hdr = maps.Clone(hdr)
+		}
+		hdr[HeaderTimeout] = []string{strconv.FormatInt(left, 10)}
+	} else if len(hdr) == 0 {
+		hdr = nil // no headers at all: the worker parses none
+	} else if _, set := hdr[HeaderTimeout]; set {
+		// It would win over the reply subject's deadline on the worker.
 		hdr = maps.Clone(hdr)
+		delete(hdr, HeaderTimeout)
 	}
-	hdr[HeaderTimeout] = []string{formatTimeout(time.Until(deadline))}
 	msg := &nats.Msg{Subject: t.subject, Reply: im.inbox + token, Data: args, Header: hdr}
 	if err := im.nc.PublishMsg(msg); err != nil {
 		return t.unavailable("tool %q could not be sent to a worker: %v", t.name, err)

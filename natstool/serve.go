@@ -131,7 +131,8 @@ func WithServiceLogger(l *slog.Logger) ServeOption {
 // service does.
 //
 // Every call runs through [tool.Registry.Execute], with a context that
-// ends when the caller's time (HeaderTimeout) runs out. While a call waits
+// ends when the caller's time runs out: the time at the end of the reply
+// subject ([ReplyTimeoutMark]), or in [HeaderTimeout], which wins. While a call waits
 // for a turn or runs, the worker sends heartbeats and the tool's progress
 // reports to the caller.
 //
@@ -468,7 +469,16 @@ func (s *Service) serveCall(name string, req micro.Request) {
 		return // nobody to answer: a publish, not a request
 	}
 	h := nats.Header(req.Headers())
-	left, ok, err := parseTimeout(h.Get(HeaderTimeout))
+	// The header, when there is one, wins: a protocol 1 caller's call
+	// means what it meant to a protocol 1 worker.
+	var left time.Duration
+	var ok bool
+	var err error
+	if v := h.Get(HeaderTimeout); v != "" {
+		left, ok, err = parseTimeout(v)
+	} else {
+		left, ok, err = parseReplyTimeout(reply)
+	}
 	if err != nil {
 		s.result(req, name, tool.Result{IsError: true, Kind: tool.KindInvalidArguments, Error: err.Error()})
 		return

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/miniopenclaw/tool"
@@ -14,7 +15,10 @@ import (
 const (
 	// HeaderTimeout carries the time the caller has left for a call, in
 	// milliseconds. The worker runs the call with a context that ends
-	// then, whatever its own clock says.
+	// then, whatever its own clock says. Importers send it to services of
+	// protocol 1 only; see [ReplyTimeoutMark] for later ones. A worker
+	// honours it whatever its protocol, and when a request has both, the
+	// header wins and the reply subject is not read.
 	HeaderTimeout = "Clawtool-Timeout-Ms"
 
 	// HeaderKind says what a message on a call's reply subject is: see
@@ -29,6 +33,22 @@ const (
 	// HeaderObject.
 	HeaderBucket = "Clawtool-Result-Bucket"
 )
+
+// ReplyTimeoutMark ends the last token of a call's reply subject, and is
+// followed by the time the caller has left for the call, in decimal
+// milliseconds (at most 13 digits, more than 0 and at most a year): a reply
+// subject INBOX.7f~t30000 gives the call 30 s. It is how an importer
+// sends the deadline to services of protocol 2 and later, so that a call
+// needs no NATS headers at all, which cost both sides a parse and
+// allocations. A worker reads it only from the last token, after the
+// mark's last occurrence, and only when the request has no
+// [HeaderTimeout]; a number that is missing, malformed, zero or too large
+// makes the call's result an error of kind invalid_arguments. A reply
+// subject without the mark gives the call no deadline from its caller,
+// as a request without HeaderTimeout did in protocol 1. The mark is not
+// in the alphabet of NATS inboxes (letters and digits), so a requester
+// that does not know it never sends it by chance.
+const ReplyTimeoutMark = "~t"
 
 // Kinds of message on a call's reply subject.
 const (
@@ -45,11 +65,23 @@ const (
 	MetadataTool = "clawtool.tool"
 
 	// MetadataProtocol holds the version of this package's wire
-	// protocol, on the service.
+	// protocol, on the service: a decimal number. Version 1 sends the
+	// caller's deadline in [HeaderTimeout]; version 2 at the end of the
+	// reply subject ([ReplyTimeoutMark]), and still honours the header.
 	MetadataProtocol = "clawtool.protocol"
 
-	protocolVersion = "1"
+	protocolVersion = "2"
 )
+
+// protocolOf reads a service's MetadataProtocol; a value that is not a
+// number counts as 1, the only protocol whose services may not say.
+func protocolOf(v string) int {
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 1 {
+		return 1
+	}
+	return n
+}
 
 // cancelSubject is where the workers of the service whose subjects start
 // with base hear of calls whose callers gave up; the message is the call's
@@ -121,11 +153,20 @@ func (d *Definition) toolAnnotations() tool.Annotations {
 	return tool.Annotations{Title: a.Title, ReadOnly: a.ReadOnly, Destructive: a.Destructive, Idempotent: a.Idempotent, OpenWorld: a.OpenWorld}
 }
 
-// formatTimeout renders the time left before deadline for HeaderTimeout;
-// at least 1 ms, so that an exhausted budget still reads as a limit.
-func formatTimeout(left time.Duration) string {
-	return strconv.FormatInt(max(left.Milliseconds(), 1), 10)
+// timeoutMs is the time left before a deadline as sent to a worker, in
+// HeaderTimeout or after ReplyTimeoutMark: at least 1 ms, so that an
+// exhausted budget still reads as a limit, and at most the year a worker
+// accepts.
+func timeoutMs(left time.Duration) int64 {
+	return min(max(left.Milliseconds(), 1), maxTimeoutMs)
 }
+
+// maxTimeoutMs bounds the time a caller may give a call: a year.
+const maxTimeoutMs = int64(24*time.Hour/time.Millisecond) * 365
+
+// maxTimeoutDigits bounds the digits after [ReplyTimeoutMark]: enough
+// for maxTimeoutMs, and with a leading zero or two to spare.
+const maxTimeoutDigits = 13
 
 // parseTimeout reads HeaderTimeout; ok is false when it is absent.
 func parseTimeout(v string) (d time.Duration, ok bool, err error) {
@@ -133,8 +174,43 @@ func parseTimeout(v string) (d time.Duration, ok bool, err error) {
 		return 0, false, nil
 	}
 	ms, err := strconv.ParseInt(v, 10, 64)
-	if err != nil || ms <= 0 || ms > int64(24*time.Hour/time.Millisecond)*365 {
+	if err != nil || ms <= 0 || ms > maxTimeoutMs {
 		return 0, false, fmt.Errorf("header %s: %q is not a positive number of milliseconds", HeaderTimeout, v)
+	}
+	return time.Duration(ms) * time.Millisecond, true, nil
+}
+
+// parseReplyTimeout reads the time left that ends the last token of a
+// reply subject after [ReplyTimeoutMark]; ok is false when there is no
+// mark. It reads at most maxTimeoutDigits bytes after the mark, so its
+// work is bounded whatever the subject's length.
+func parseReplyTimeout(reply string) (d time.Duration, ok bool, err error) {
+	last := reply[strings.LastIndexByte(reply, '.')+1:]
+	i := strings.LastIndex(last, ReplyTimeoutMark)
+	if i < 0 {
+		return 0, false, nil
+	}
+	digits := last[i+len(ReplyTimeoutMark):]
+	fail := func() (time.Duration, bool, error) {
+		shown := digits
+		if len(shown) > maxTimeoutDigits+3 {
+			shown = shown[:maxTimeoutDigits+3] + "…"
+		}
+		return 0, false, fmt.Errorf("reply subject: %q after the deadline mark %q is not a positive number of milliseconds of at most %d digits", shown, ReplyTimeoutMark, maxTimeoutDigits)
+	}
+	if len(digits) == 0 || len(digits) > maxTimeoutDigits {
+		return fail()
+	}
+	var ms int64
+	for j := 0; j < len(digits); j++ {
+		c := digits[j]
+		if c < '0' || c > '9' {
+			return fail()
+		}
+		ms = ms*10 + int64(c-'0') // 13 digits cannot overflow
+	}
+	if ms <= 0 || ms > maxTimeoutMs {
+		return fail()
 	}
 	return time.Duration(ms) * time.Millisecond, true, nil
 }
