@@ -2,8 +2,6 @@ package sandbox
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -171,9 +169,7 @@ func NewContainer(ctx context.Context, opts ContainerOptions) (*Container, error
 	if err != nil {
 		return nil, fmt.Errorf("sandbox: container engine: %w", err)
 	}
-	var rnd [12]byte
-	rand.Read(rnd[:])
-	c := &Container{opts: opts, cli: cli, label: processLabel(os.Getpid()), id: hex.EncodeToString(rnd[:]), live: map[string]bool{}, images: map[string]bool{}, warm: map[string]*warmSlot{}}
+	c := &Container{opts: opts, cli: cli, label: processLabel(os.Getpid()), id: randomHex(12), live: map[string]bool{}, images: map[string]bool{}, warm: map[string]*warmSlot{}}
 	if err := c.check(ctx); err != nil {
 		cli.Close()
 		return nil, err
@@ -341,13 +337,18 @@ func (c *Container) image(ctx context.Context, p Policy) (string, error) {
 	return img, nil
 }
 
+// containerUID is the user a container's command runs as.
+func (p Policy) containerUID() int {
+	if p.UID <= 0 {
+		return DefaultUID
+	}
+	return p.UID
+}
+
 // create builds the container configuration for p running cmd.
 func (c *Container) create(p Policy, img string, env, cmd []string, stdin bool) (client.ContainerCreateOptions, error) {
 	l := p.Limits.withDefaults()
-	uid := p.UID
-	if uid <= 0 {
-		uid = DefaultUID
-	}
+	uid := p.containerUID()
 	work := "/tmp"
 	var mounts []mount.Mount
 	if p.Workspace != "" {
@@ -762,9 +763,6 @@ func (c *Container) runWarm(ctx context.Context, p Policy, img string, env, argv
 			r, err, retry = c.runServer(ctx, p, s, opts.Config.WorkingDir, env, argv, stdin)
 		} else {
 			r, err, retry = c.runExec(ctx, p, s, opts, env, argv, stdin)
-			if r != nil {
-				r.Fallback = s.fallback
-			}
 		}
 		if retry {
 			// The warm container died between calls (the host killed
@@ -862,7 +860,7 @@ func (c *Container) runExec(ctx context.Context, p Policy, s *warmSlot, opts cli
 		return nil, fmt.Errorf("sandbox: command %q: %w", argv[0], os.ErrNotExist), false
 	}
 	r := k.result(p, start, ins.ExitCode, oom)
-	r.Mode = ModeWarmExec
+	r.Mode, r.Fallback = ModeWarmExec, s.fallback
 	return r, nil, false
 }
 

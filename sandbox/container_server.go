@@ -303,26 +303,6 @@ func randomHex(n int) string {
 	return hex.EncodeToString(b)
 }
 
-// boundedBuffer keeps the first max bytes written to it.
-type boundedBuffer struct {
-	mu  sync.Mutex
-	b   []byte
-	max int
-}
-
-func (w *boundedBuffer) Write(p []byte) (int, error) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	w.b = append(w.b, p[:min(len(p), w.max-len(w.b))]...)
-	return len(p), nil
-}
-
-func (w *boundedBuffer) String() string {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return strings.TrimSpace(string(w.b))
-}
-
 // startServer starts a warm container for opts whose main process is the
 // call server, and returns it once the server has connected and proved
 // it is the one started. Any failure removes the container and says why.
@@ -385,7 +365,7 @@ func (c *Container) startServer(ctx context.Context, opts client.ContainerCreate
 	if err != nil {
 		return fail(fmt.Errorf("attach: %w", err))
 	}
-	stderr := &boundedBuffer{max: 2048}
+	stderr := &capped{b: &outputBudget{left: 2048}}
 	copied := make(chan struct{})
 	go func() {
 		defer close(copied)
@@ -427,7 +407,7 @@ func (c *Container) startServer(ctx context.Context, opts client.ContainerCreate
 		case <-copied:
 		case <-time.After(time.Second): // ok-wallclock
 		}
-		return fail(fmt.Errorf("the server exited with status %d before connecting: %s", res.StatusCode, stderr.String()))
+		return fail(fmt.Errorf("the server exited with status %d before connecting: %s", res.StatusCode, strings.TrimSpace(string(stderr.bytes()))))
 	case err := <-wait.Error:
 		ln.Close()
 		<-acc
@@ -439,7 +419,7 @@ func (c *Container) startServer(ctx context.Context, opts client.ContainerCreate
 	case <-timer.C:
 		ln.Close()
 		<-acc
-		return fail(fmt.Errorf("the server did not connect within %s: %s", serverStartTimeout, stderr.String()))
+		return fail(fmt.Errorf("the server did not connect within %s: %s", serverStartTimeout, strings.TrimSpace(string(stderr.bytes()))))
 	}
 	ln.Close()
 	cc := &callConn{conn: conn, r: callserver.NewReader(conn)}
@@ -472,10 +452,7 @@ var errServerGone = errors.New("sandbox: the warm container's call server is gon
 func (c *Container) runServer(ctx context.Context, p Policy, s *warmSlot, workdir string, env, argv []string, stdin io.Reader) (r *Result, err error, retry bool) {
 	cc := s.conn()
 	l := p.Limits.withDefaults()
-	uid := p.UID
-	if uid <= 0 {
-		uid = DefaultUID
-	}
+	uid := p.containerUID()
 	cc.seq++
 	seq := cc.seq
 	req := callserver.Request{Seq: seq, UID: uint32(uid), GID: uint32(uid), Stdin: stdin != nil, Dir: workdir, Argv: argv, Env: env}
@@ -518,12 +495,17 @@ func (c *Container) runServer(ctx context.Context, p Policy, s *warmSlot, workdi
 	defer close(done)
 	acks := make(chan struct{}, 1)
 
+	// broken ends the call on a protocol error: the server is not to be
+	// trusted with another call.
+	broken := func(err error) (*Result, error, bool) {
+		c.retire(s)
+		return nil, fmt.Errorf("sandbox: call server: %w", err), false
+	}
 	started := false
 	for {
 		t, pl, err := cc.r.Next()
 		if errors.Is(err, callserver.ErrFrame) {
-			c.retire(s)
-			return nil, fmt.Errorf("sandbox: call server: %w", err), false
+			return broken(err)
 		}
 		if err != nil {
 			if !started && k.killedFor.Load() == nil && ctx.Err() == nil {
@@ -536,8 +518,7 @@ func (c *Container) runServer(ctx context.Context, p Policy, s *warmSlot, workdi
 			err = fmt.Errorf("%w: frame of call %d during call %d", callserver.ErrFrame, fseq, seq)
 		}
 		if err != nil {
-			c.retire(s)
-			return nil, fmt.Errorf("sandbox: call server: %w", err), false
+			return broken(err)
 		}
 		switch t {
 		case callserver.Started:
@@ -562,8 +543,7 @@ func (c *Container) runServer(ctx context.Context, p Policy, s *warmSlot, workdi
 		case callserver.Failed:
 			_, reason, msg, err := callserver.DecodeFailed(pl)
 			if err != nil {
-				c.retire(s)
-				return nil, fmt.Errorf("sandbox: call server: %w", err), false
+				return broken(err)
 			}
 			if reason == callserver.FailedNotFound {
 				return nil, fmt.Errorf("sandbox: command %q: %w (%s)", argv[0], os.ErrNotExist, msg), false
@@ -572,8 +552,7 @@ func (c *Container) runServer(ctx context.Context, p Policy, s *warmSlot, workdi
 		case callserver.Exited:
 			e, err := callserver.DecodeExit(pl)
 			if err != nil {
-				c.retire(s)
-				return nil, fmt.Errorf("sandbox: call server: %w", err), false
+				return broken(err)
 			}
 			if e.Flags&(callserver.ExitLeftover|callserver.ExitRetire) != 0 {
 				c.retire(s)
@@ -596,8 +575,7 @@ func (c *Container) runServer(ctx context.Context, p Policy, s *warmSlot, workdi
 			r.Outcome = classify(why, r.ExitCode, sig, r.CPU, l.CPU, e.Flags&callserver.ExitOOM != 0, e.Flags&callserver.ExitPIDsMax != 0, r.Stderr)
 			return r, nil, false
 		default:
-			c.retire(s)
-			return nil, fmt.Errorf("sandbox: call server: %w: unknown frame type %q", callserver.ErrFrame, t), false
+			return broken(fmt.Errorf("%w: unknown frame type %q", callserver.ErrFrame, t))
 		}
 	}
 }
