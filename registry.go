@@ -176,9 +176,7 @@ func NewRegistry(opts ...RegistryOption) *Registry {
 	}
 	if a := r.cfg.authorizer; a != nil {
 		r.cfg.defersArgs = defersArgs(a)
-		if rec, ok := recorderOf(a); ok {
-			r.cfg.recorder = rec
-		}
+		r.cfg.recorder, _ = recorderOf(a)
 	}
 	return r
 }

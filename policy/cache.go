@@ -127,7 +127,6 @@ func (a *Authorizer) verdict(c *compiled, who *carried, name string, ann tool.An
 	if v == nil || v.te.ann != ann {
 		te := a.toolEntity(name, ann)
 		v = c.judge(&entities{user: who.userEntity(), tool: te.entity, roles: a.roles}, te, name, c.plans.get(k.principal))
-		v.set = c
 		c.cache.put(k, v)
 	}
 	if c.cache.keeps() {
@@ -322,7 +321,7 @@ func (c *compiled) judge(ents *entities, te *toolEntity, name string, pl *plan) 
 		Resource:  ents.tool.UID,
 		Context:   contextVariable,
 	}
-	v := &verdict{te: te, ents: ents, static: true, name: name}
+	v := &verdict{te: te, ents: ents, static: true, name: name, set: c}
 	permitted, blocked := false, false
 	var forbids, permits, asks []string
 	for _, r := range c.forTool(name) {

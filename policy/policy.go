@@ -491,7 +491,9 @@ func (a *Authorizer) decide(ctx context.Context, req *tool.AccessRequest, d *Dec
 	// that differs only in an argument no policy reads. The fast path may
 	// read only some of them, without their encoding: the binding then
 	// encodes them all, when there is one.
-	if root == nil && !a.cedarOnly {
+	// Without a cache each verdict serves one call: compiling its fast
+	// program would cost more than the Cedar evaluation it replaces.
+	if root == nil && !a.cedarOnly && c.cache.keeps() {
 		if a.decideFast(v, d, req) {
 			if d.Effect == Ask || a.audit != nil {
 				all, err := req.Arguments()

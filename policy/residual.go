@@ -38,6 +38,9 @@ const (
 type fastProg struct {
 	names []string // the arguments read, by slot
 	rules []fastRule
+	// forbids and asks are the bits of the rules that are forbids and
+	// asking permits.
+	forbids, asks uint64
 }
 
 // A fastRule is one of the verdict's rules, with its residual conditions.
@@ -157,6 +160,12 @@ func compileFast(v *verdict) *fastProg {
 				return nil
 			}
 			fr.conds = append(fr.conds, fastCond{when: bool(c.Condition), body: n})
+		}
+		switch {
+		case r.forbid:
+			p.forbids |= 1 << len(p.rules)
+		case r.ask:
+			p.asks |= 1 << len(p.rules)
 		}
 		p.rules = append(p.rules, fr)
 	}
@@ -526,15 +535,8 @@ func (p *argParser) fastValue() (fval, bool) {
 	}
 	switch c := p.b[p.i]; {
 	case c == '"':
-		raw, escaped, err := p.rawStr()
+		s, err := p.str()
 		if err != nil {
-			return fval{}, false
-		}
-		if !escaped {
-			return fval{k: fString, s: string(raw[1 : len(raw)-1])}, true
-		}
-		var s string
-		if json.Unmarshal(raw, &s) != nil {
 			return fval{}, false
 		}
 		return fval{k: fString, s: s}, true
@@ -609,20 +611,8 @@ func (a *Authorizer) decideFast(v *verdict, d *Decision, req *tool.AccessRequest
 		return false
 	}
 	// The deciding policies, in order: the forbids that apply, else the
-	// asking permits, else the permits.
-	var forbids, asks, permits uint64
-	for i := range p.rules {
-		if applied&(1<<i) == 0 {
-			continue
-		}
-		switch r := p.rules[i].r; {
-		case r.forbid:
-			forbids |= 1 << i
-		case r.ask:
-			asks |= 1 << i
-		}
-		permits |= 1 << i
-	}
+	// asking permits, else every rule that applies (all permits then).
+	forbids, asks, permits := applied&p.forbids, applied&p.asks, applied
 	switch {
 	case forbids != 0:
 		d.Effect, d.Policies = Deny, p.ids(forbids)
