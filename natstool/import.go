@@ -722,12 +722,14 @@ func (t *remoteTool) Execute(ctx context.Context, args json.RawMessage) (tool.Re
 	im.seq++
 	// The token is the reply subject's last token, whole: onReply finds
 	// the call by it without reading the deadline back.
-	var buf [32]byte
-	b := strconv.AppendUint(buf[:0], im.seq, 36)
+	// The reply subject is made in one allocation, the token a part of it.
+	var buf [96]byte
+	b := strconv.AppendUint(append(buf[:0], im.inbox...), im.seq, 36)
 	if t.replyDeadline {
 		b = strconv.AppendInt(append(b, ReplyTimeoutMark...), left, 10)
 	}
-	token := string(b)
+	reply := string(b)
+	token := reply[len(im.inbox):]
 	pc.heard.Store(im.tick.Load())
 	im.pending[token] = pc
 	im.mu.Unlock()
@@ -760,7 +762,7 @@ func (t *remoteTool) Execute(ctx context.Context, args json.RawMessage) (tool.Re
 		hdr = maps.Clone(hdr)
 		delete(hdr, HeaderTimeout)
 	}
-	msg := &nats.Msg{Subject: t.subject, Reply: im.inbox + token, Data: args, Header: hdr}
+	msg := &nats.Msg{Subject: t.subject, Reply: reply, Data: args, Header: hdr}
 	if err := im.nc.PublishMsg(msg); err != nil {
 		return t.unavailable("tool %q could not be sent to a worker: %v", t.name, err)
 	}

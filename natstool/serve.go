@@ -469,16 +469,7 @@ func (s *Service) serveCall(name string, req micro.Request) {
 		return // nobody to answer: a publish, not a request
 	}
 	h := nats.Header(req.Headers())
-	// The header, when there is one, wins: a protocol 1 caller's call
-	// means what it meant to a protocol 1 worker.
-	var left time.Duration
-	var ok bool
-	var err error
-	if v := h.Get(HeaderTimeout); v != "" {
-		left, ok, err = parseTimeout(v)
-	} else {
-		left, ok, err = parseReplyTimeout(reply)
-	}
+	left, ok, err := callTimeout(h, reply)
 	if err != nil {
 		s.result(req, name, tool.Result{IsError: true, Kind: tool.KindInvalidArguments, Error: err.Error()})
 		return

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/miniopenclaw/tool"
+	"github.com/nats-io/nats.go"
 )
 
 // Headers of the messages between an importer and a worker. Their values
@@ -167,6 +168,17 @@ const maxTimeoutMs = int64(24*time.Hour/time.Millisecond) * 365
 // maxTimeoutDigits bounds the digits after [ReplyTimeoutMark]: enough
 // for maxTimeoutMs, and with a leading zero or two to spare.
 const maxTimeoutDigits = 13
+
+// callTimeout reads the time a call's caller has left: from HeaderTimeout
+// when the request has one, which wins so that a protocol 1 caller's call
+// means what it meant to a protocol 1 worker, else from the end of the
+// reply subject; ok is false when neither says.
+func callTimeout(h nats.Header, reply string) (d time.Duration, ok bool, err error) {
+	if v := h.Get(HeaderTimeout); v != "" {
+		return parseTimeout(v)
+	}
+	return parseReplyTimeout(reply)
+}
 
 // parseTimeout reads HeaderTimeout; ok is false when it is absent.
 func parseTimeout(v string) (d time.Duration, ok bool, err error) {
