@@ -167,7 +167,7 @@ func (e *argsEncoder) argument(v reflect.Value, name string) (ArgumentValue, boo
 		switch f.kind {
 		case reflect.String:
 			s := fv.String()
-			if !validUTF8(s) {
+			if !utf8.ValidString(s) {
 				return ArgumentValue{}, false
 			}
 			return ArgumentValue{Kind: ArgumentString, String: s}, true
@@ -184,15 +184,4 @@ func (e *argsEncoder) argument(v reflect.Value, name string) (ArgumentValue, boo
 		}
 	}
 	return ArgumentValue{}, true // no field has that name
-}
-
-// validUTF8 is utf8.ValidString, without its call for the ASCII strings
-// most arguments are.
-func validUTF8(s string) bool {
-	for i := range len(s) {
-		if s[i] >= utf8.RuneSelf {
-			return utf8.ValidString(s[i:])
-		}
-	}
-	return true
 }

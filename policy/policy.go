@@ -476,14 +476,7 @@ func (a *Authorizer) decide(ctx context.Context, req *tool.AccessRequest, d *Dec
 			return
 		}
 		d.Effect, d.Policies, d.Reason = v.effect, v.policies, v.reason
-		if d.Effect == Ask || a.audit != nil {
-			raw, err := req.Arguments()
-			if err != nil {
-				*d = unreadable(*d)
-				return
-			}
-			d.bind(who.p, who.ok, raw)
-		}
+		a.bindCall(who, req, d)
 		return
 	}
 	// The call is bound to all its arguments, whatever the policies read:
@@ -495,18 +488,26 @@ func (a *Authorizer) decide(ctx context.Context, req *tool.AccessRequest, d *Dec
 	// program would cost more than the Cedar evaluation it replaces.
 	if root == nil && !a.cedarOnly && c.cache.keeps() {
 		if a.decideFast(v, d, req) {
-			if d.Effect == Ask || a.audit != nil {
-				all, err := req.Arguments()
-				if err != nil {
-					*d = unreadable(*d)
-					return
-				}
-				d.bind(who.p, who.ok, all)
-			}
+			a.bindCall(who, req, d)
 			return
 		}
 	}
 	a.decideCedar(c, who, v, root, req, d)
+}
+
+// bindCall binds a decision that did not need the call's encoded
+// arguments to all of them, when an approval (ask) or the audit log needs
+// the binding: encoding them is left until then.
+func (a *Authorizer) bindCall(who *carried, req *tool.AccessRequest, d *Decision) {
+	if d.Effect != Ask && a.audit == nil {
+		return
+	}
+	all, err := req.Arguments()
+	if err != nil {
+		*d = unreadable(*d)
+		return
+	}
+	d.bind(who.p, who.ok, all)
 }
 
 // decideCedar is decide's answer from Cedar, for a verdict that is not
