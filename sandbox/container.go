@@ -421,13 +421,19 @@ func (c *Container) create(p Policy, img string, env, cmd []string, stdin bool) 
 	}, nil
 }
 
+// track records a container just created as this backend's, for Close to
+// remove; on a backend already closed it removes the container at once.
 func (c *Container) track(id string) error {
 	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.closed {
+	closed := c.closed
+	if !closed {
+		c.live[id] = true
+	}
+	c.mu.Unlock()
+	if closed {
+		c.remove(id)
 		return errors.New("sandbox: container backend is closed")
 	}
-	c.live[id] = true
 	return nil
 }
 
@@ -527,6 +533,21 @@ func (k *call) finish() {
 	k.kills.Wait()
 }
 
+// killer returns the call's kill: the first cause wins and is recorded,
+// and do runs once, off the caller's goroutine (see goKill); an output
+// overflow kills the call for OutputLimit.
+func (k *call) killer(do func()) func(why Outcome) {
+	kill := func(why Outcome) {
+		if k.killedFor.CompareAndSwap(nil, why) {
+			k.goKill(do)
+		}
+	}
+	k.budget.mu.Lock()
+	k.budget.overflow = func() { kill(OutputLimit) }
+	k.budget.mu.Unlock()
+	return kill
+}
+
 func newCall(limit int) *call {
 	b := &outputBudget{left: limit}
 	return &call{budget: b, stdout: &capped{b: b}, stderr: &capped{b: b}, copied: make(chan struct{})}
@@ -605,7 +626,6 @@ func (c *Container) runFresh(ctx context.Context, p Policy, img string, env, arg
 	}
 	id := created.ID
 	if err := c.track(id); err != nil {
-		c.remove(id)
 		return nil, err
 	}
 	defer c.remove(id)
@@ -616,14 +636,7 @@ func (c *Container) runFresh(ctx context.Context, p Policy, img string, env, arg
 	k := newCall(l.Output)
 	k.pump(att.HijackedResponse, stdin)
 	defer k.finish()
-	kill := func(why Outcome) {
-		if k.killedFor.CompareAndSwap(nil, why) {
-			k.goKill(func() { c.cli.ContainerKill(bg, id, client.ContainerKillOptions{Signal: "KILL"}) })
-		}
-	}
-	k.budget.mu.Lock()
-	k.budget.overflow = func() { kill(OutputLimit) }
-	k.budget.mu.Unlock()
+	kill := k.killer(func() { c.cli.ContainerKill(bg, id, client.ContainerKillOptions{Signal: "KILL"}) })
 	if _, err := c.cli.ContainerStart(ctx, id, client.ContainerStartOptions{}); err != nil {
 		att.Close()
 		<-k.copied
@@ -715,10 +728,10 @@ func (c *Container) start(ctx context.Context, s *warmSlot, opts client.Containe
 	cfg.AttachStdout, cfg.AttachStderr = false, false
 	created, err := c.cli.ContainerCreate(ctx, opts)
 	if err == nil {
-		if err = c.track(created.ID); err != nil {
-			c.remove(created.ID)
-		} else if _, err = c.cli.ContainerStart(ctx, created.ID, client.ContainerStartOptions{}); err != nil {
-			c.remove(created.ID)
+		if err = c.track(created.ID); err == nil {
+			if _, err = c.cli.ContainerStart(ctx, created.ID, client.ContainerStartOptions{}); err != nil {
+				c.remove(created.ID)
+			}
 		}
 	}
 	if err != nil {
@@ -811,14 +824,7 @@ func (c *Container) runExec(ctx context.Context, p Policy, s *warmSlot, opts cli
 	k.pump(att.HijackedResponse, stdin)
 	defer k.finish()
 	id := s.id
-	kill := func(why Outcome) {
-		if k.killedFor.CompareAndSwap(nil, why) {
-			k.goKill(func() { c.killCall(bg, id, user) })
-		}
-	}
-	k.budget.mu.Lock()
-	k.budget.overflow = func() { kill(OutputLimit) }
-	k.budget.mu.Unlock()
+	kill := k.killer(func() { c.killCall(bg, id, user) })
 	stop := context.AfterFunc(ctx, func() { kill(TimedOut) })
 	defer stop()
 

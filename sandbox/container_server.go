@@ -354,7 +354,6 @@ func (c *Container) startServer(ctx context.Context, opts client.ContainerCreate
 	}
 	id := created.ID
 	if err := c.track(id); err != nil {
-		c.remove(id)
 		return "", nil, err
 	}
 	fail := func(err error) (string, *callConn, error) {
@@ -475,19 +474,12 @@ func (c *Container) runServer(ctx context.Context, p Policy, s *warmSlot, workdi
 	}()
 	k := newCall(l.Output)
 	defer k.finish()
-	kill := func(why Outcome) {
-		if k.killedFor.CompareAndSwap(nil, why) {
-			k.goKill(func() {
-				cc.send(callserver.Kill, seqb)
-				// A server that does not answer the kill loses its
-				// connection, which ends the call below.
-				watchdog.Store(time.AfterFunc(l.WaitDelay+serverKillGrace, func() { cc.conn.Close() }))
-			})
-		}
-	}
-	k.budget.mu.Lock()
-	k.budget.overflow = func() { kill(OutputLimit) }
-	k.budget.mu.Unlock()
+	kill := k.killer(func() {
+		cc.send(callserver.Kill, seqb)
+		// A server that does not answer the kill loses its connection,
+		// which ends the call below.
+		watchdog.Store(time.AfterFunc(l.WaitDelay+serverKillGrace, func() { cc.conn.Close() }))
+	})
 	stop := context.AfterFunc(ctx, func() { kill(TimedOut) })
 	defer stop()
 

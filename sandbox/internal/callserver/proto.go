@@ -26,10 +26,12 @@
 package callserver
 
 import (
+	"bufio"
 	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 )
 
@@ -95,9 +97,10 @@ type Reader struct {
 	buf []byte
 }
 
-// NewReader returns a Reader of r. It reads exactly the frames' bytes, so
-// r needs no buffering of its own to stay in step.
-func NewReader(r io.Reader) *Reader { return &Reader{r: r} }
+// NewReader returns a Reader of r. It buffers what it reads from r (a
+// frame's header and payload usually arrive in one read rather than two),
+// so it must be r's only reader.
+func NewReader(r io.Reader) *Reader { return &Reader{r: bufio.NewReaderSize(r, 64<<10)} }
 
 // Next reads one frame and returns its type and payload. The payload is
 // valid until the next call. A frame declaring more than [MaxFrame] bytes
@@ -216,10 +219,8 @@ func DecodeRequest(p []byte) (Request, error) {
 	case !strings.HasPrefix(q.Dir, "/"):
 		return Request{}, fmt.Errorf("%w: working directory %q is not absolute", ErrFrame, q.Dir)
 	}
-	for _, s := range append(append([]string{q.Dir}, q.Argv...), q.Env...) {
-		if strings.IndexByte(s, 0) >= 0 {
-			return Request{}, fmt.Errorf("%w: a string holds a NUL byte", ErrFrame)
-		}
+	if hasNUL(q.Dir) || slices.ContainsFunc(q.Argv, hasNUL) || slices.ContainsFunc(q.Env, hasNUL) {
+		return Request{}, fmt.Errorf("%w: a string holds a NUL byte", ErrFrame)
 	}
 	for _, kv := range q.Env {
 		if i := strings.IndexByte(kv, '='); i <= 0 {
@@ -429,3 +430,6 @@ func (d *decoder) strs() []string {
 	}
 	return out
 }
+
+// hasNUL reports whether s holds a NUL byte, which no C string can.
+func hasNUL(s string) bool { return strings.IndexByte(s, 0) >= 0 }
