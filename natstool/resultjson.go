@@ -8,20 +8,23 @@ import (
 	"github.com/miniopenclaw/tool"
 )
 
-// Most results are text: output, error, is_error and kind, and nothing
-// else. encoding/json spends more time finding its way around the Result
-// type by reflection than on those few bytes, in a round trip that costs
-// tens of microseconds in all, so such results are encoded and decoded by
-// hand here. Any other result, and any string that would need escaping,
-// goes through encoding/json; the bytes are the same either way (see
-// FuzzResultJSON).
+// Most results are text (output, error, is_error and kind) and, from typed
+// tools, structured content: nothing else. encoding/json spends more time
+// finding its way around the Result type by reflection than on those few
+// bytes, in a round trip that costs tens of microseconds in all, so such
+// results are encoded and decoded by hand here. Any other result, any
+// string that would need escaping and any structured content that
+// encoding/json would rewrite goes through encoding/json; the bytes are the
+// same either way (see FuzzResultJSON).
 
 // appendResult appends res as encoding/json writes it (with HTML
 // escaping, as json.Marshal does), and reports false, having appended
-// nothing, when res is not plain text that needs no escaping.
+// nothing, when res is not plain text that needs no escaping with, at
+// most, structured content that encoding/json writes as it is.
 func appendResult(b []byte, res *tool.Result) ([]byte, bool) {
-	if len(res.Structured) > 0 || len(res.Parts) > 0 || len(res.Metadata) > 0 ||
-		!plain(res.Output) || !plain(res.Error) || !plain(string(res.Kind)) {
+	if len(res.Parts) > 0 || len(res.Metadata) > 0 ||
+		!plain(res.Output) || !plain(res.Error) || !plain(string(res.Kind)) ||
+		len(res.Structured) > 0 && !verbatim(res.Structured) {
 		return b, false
 	}
 	b = append(b, `{"output":"`...)
@@ -39,7 +42,34 @@ func appendResult(b []byte, res *tool.Result) ([]byte, bool) {
 		b = append(b, res.Kind...)
 		b = append(b, '"')
 	}
+	if len(res.Structured) > 0 {
+		b = append(b, `,"structured":`...)
+		b = append(b, res.Structured...)
+	}
 	return append(b, '}'), true
+}
+
+// verbatim reports whether encoding/json writes v, a json.RawMessage, as
+// it is: v is valid JSON, compact (no white space outside its strings),
+// valid UTF-8, and holds none of the characters it escapes for HTML (<, >,
+// &) and no U+2028 or U+2029. Its work is two passes over v.
+func verbatim(v []byte) bool {
+	inString := false
+	for i := 0; i < len(v); i++ {
+		switch c := v[i]; {
+		case c == '<' || c == '>' || c == '&':
+			return false
+		case inString && c == '\\':
+			i++ // the escaped character, whatever it is
+		case c == '"':
+			inString = !inString
+		case !inString && (c == ' ' || c == '\t' || c == '\n' || c == '\r'):
+			return false
+		case c == 0xE2 && i+2 < len(v) && v[i+1] == 0x80 && (v[i+2] == 0xA8 || v[i+2] == 0xA9):
+			return false
+		}
+	}
+	return utf8.Valid(v) && json.Valid(v)
 }
 
 // plain reports whether s is valid UTF-8 that encoding/json writes as it
@@ -74,9 +104,10 @@ func decodeResult(data []byte, res *tool.Result) error {
 }
 
 // decodePlain decodes data into res when it is an object whose members
-// are only "output", "error" and "kind" with strings that hold no escape
-// and "is_error" with true or false, and reports whether it did. When it
-// reports false, res may hold part of data.
+// are only "output", "error" and "kind" with strings that hold no escape,
+// "is_error" with true or false and "structured" with any valid JSON value,
+// and reports whether it did. When it reports false, res may hold part of
+// data.
 func decodePlain(data []byte, res *tool.Result) bool {
 	*res = tool.Result{}
 	d := data
@@ -122,6 +153,13 @@ func decodePlain(data []byte, res *tool.Result) bool {
 			default:
 				return false
 			}
+		case "structured":
+			n := valueEnd(d)
+			if n == 0 || !json.Valid(d[:n]) {
+				return false
+			}
+			// As json.RawMessage keeps it: the bytes as they are, copied.
+			res.Structured, d = append(json.RawMessage(nil), d[:n]...), d[n:]
 		default:
 			return false // another member, or another case of one
 		}
@@ -161,6 +199,43 @@ func plainString(d []byte) (s string, rest []byte, ok bool) {
 		return "", d, false
 	}
 	return string(v), d[2+end:], true
+}
+
+// valueEnd returns the length of the JSON value at the start of d, found
+// by matching brackets and quotes without checking what lies between them
+// (the caller validates that part), or 0 when d does not start with a
+// whole value. Its work is one pass over d.
+func valueEnd(d []byte) int {
+	depth, inString := 0, false
+	for i := 0; i < len(d); i++ {
+		c := d[i]
+		switch {
+		case inString:
+			switch c {
+			case '\\':
+				i++
+			case '"':
+				inString = false
+				if depth == 0 {
+					return i + 1
+				}
+			}
+		case c == '"':
+			inString = true
+		case c == '{' || c == '[':
+			depth++
+		case c == '}' || c == ']':
+			if depth == 0 {
+				return i // the end of the enclosing object: a scalar ended here
+			}
+			if depth--; depth == 0 {
+				return i + 1
+			}
+		case depth == 0 && (c == ',' || c == ' ' || c == '\t' || c == '\n' || c == '\r'):
+			return i // a scalar ends here
+		}
+	}
+	return 0
 }
 
 // skipSpace skips JSON white space.

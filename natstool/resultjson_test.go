@@ -14,28 +14,39 @@ import (
 // decodes is what json.Unmarshal reads, error or not.
 func FuzzResultJSON(f *testing.F) {
 	for _, s := range []struct {
-		output, errText, kind string
-		isError               bool
+		output, errText, kind, structured string
+		isError                           bool
 	}{
-		{"42", "", "", false},
-		{"", "boom", "tool_error", true},
-		{"héllo wörld ✓", "", "", false},
-		{"a<b", "", "", false},
-		{`say "hi"`, "", "", false},
-		{"line\nbreak", "", "", false},
-		{"\u2028", "", "", false},
-		{"\xff", "", "", false},
-		{"", "", "denied", true},
+		{"42", "", "", "42", false},
+		{"", "boom", "tool_error", "", true},
+		{"héllo wörld ✓", "", "", `{"a":"héllo wörld","b":[1,2.5e3,null,true]}`, false},
+		{"a<b", "", "", `"a<b"`, false},
+		{`say "hi"`, "", "", `{"q":"say \"hi\" \\ \u003c"}`, false},
+		{"line\nbreak", "", "", "{ \"a\" : 1 }", false},
+		{"\u2028", "", "", `"\u2028` + "\u2028" + `"`, false},
+		{"\xff", "", "", `"\xff"`, false},
+		{"", "", "denied", `{"a":`, true},
+		{"x", "", "", `[[[{"a":[]}]],{}]`, false},
+		{"x", "", "", `null`, false},
 	} {
-		f.Add(s.output, s.errText, s.kind, s.isError)
+		f.Add(s.output, s.errText, s.kind, s.structured, s.isError)
 	}
-	f.Fuzz(func(t *testing.T, output, errText, kind string, isError bool) {
-		res := tool.Result{Output: output, Error: errText, Kind: tool.ErrorKind(kind), IsError: isError}
+	f.Fuzz(func(t *testing.T, output, errText, kind, structured string, isError bool) {
+		res := tool.Result{Output: output, Error: errText, Kind: tool.ErrorKind(kind), IsError: isError, Structured: json.RawMessage(structured)}
+		got, ok := appendResult(nil, &res)
 		want, err := json.Marshal(res)
 		if err != nil {
-			t.Fatal(err)
+			if ok {
+				t.Fatalf("appendResult wrote %s for a result json.Marshal refuses: %v", got, err)
+			}
+			// The structured content is not JSON; the rest still has to agree.
+			res.Structured = nil
+			if want, err = json.Marshal(res); err != nil {
+				t.Fatal(err)
+			}
+			got, ok = appendResult(nil, &res)
 		}
-		if got, ok := appendResult(nil, &res); ok && !bytes.Equal(got, want) {
+		if ok && !bytes.Equal(got, want) {
 			t.Fatalf("appendResult = %s, json.Marshal = %s", got, want)
 		}
 		var fromJSON, fromUs tool.Result
@@ -45,8 +56,10 @@ func FuzzResultJSON(f *testing.F) {
 		if err := decodeResult(want, &fromUs); err != nil || !reflect.DeepEqual(fromUs, fromJSON) {
 			t.Fatalf("decodeResult(%s) = %+v, %v; json.Unmarshal: %+v", want, fromUs, err, fromJSON)
 		}
-		// Arbitrary bytes too: the output used as a whole document.
+		// Arbitrary bytes too: the output used as a whole document, and the
+		// structured content as the value of its member.
 		checkDecode(t, []byte(output))
+		checkDecode(t, []byte(`{"output":"x","structured":`+structured+`}`))
 	})
 }
 
@@ -88,6 +101,21 @@ func TestDecodeResultAgreesWithJSON(t *testing.T) {
 		`{"output":"` + "\xff" + `"}`,
 		`{"output":"tab` + "\t" + `"}`,
 		`{"is_error":truex}`,
+		`{"structured":42}`,
+		`{"structured":42,"output":"a"}`,
+		`{"structured": {"a" : [1, "}]"] } ,"output":"a"}`,
+		`{"structured":"a\"b}"}`,
+		`{"structured":null}`,
+		`{"structured":1,"structured":2}`,
+		`{"structured":}`,
+		`{"structured":]}`,
+		`{"structured":42`,
+		`{"structured":{"a":1}`,
+		`{"structured":{"a":01}}`,
+		`{"structured":[1,]}`,
+		`{"structured":tru}`,
+		`{"structured":"` + "\xff" + `"}`,
+		`{"Structured":1}`,
 	} {
 		checkDecode(t, []byte(doc))
 	}

@@ -2,6 +2,7 @@ package natstool
 
 import (
 	"bytes"
+	"container/heap"
 	"context"
 	"encoding/json"
 	"errors"
@@ -161,19 +162,66 @@ type Service struct {
 	jobWorker *JobWorker
 	calls     sync.WaitGroup
 
+	deadlines deadlineQueue // guarded by mu
+	expiry    *time.Timer   // at the earliest deadline; guarded by mu
+
 	handoff chan received  // unbuffered: to a runner that waits for a call
 	idle    atomic.Int64   // runners waiting for a call
 	runners sync.WaitGroup // every runner
 }
 
-// A call is one call a worker received and has not answered yet.
+// A call is one call a worker received and has not answered yet. When the
+// caller set a deadline, the call is also the context its tool runs in:
+// the call's own cancelable context, reporting that deadline, which the
+// service enforces (see Service.expire) rather than a timer per call.
 type call struct {
-	s      *Service
-	reply  string
-	cancel context.CancelCauseFunc
+	context.Context
+	s        *Service
+	reply    string
+	cancel   context.CancelCauseFunc
+	deadline time.Time // the caller's; zero when it set none
+	slot     int       // in Service.deadlines; -1 when not there
 
 	mu   sync.Mutex // guards last
 	last time.Time  // of the latest progress report sent
+}
+
+// Deadline returns the caller's deadline.
+func (c *call) Deadline() (time.Time, bool) { return c.deadline, !c.deadline.IsZero() }
+
+// Err returns [context.DeadlineExceeded] once the caller's deadline has
+// ended the call, as a context made by [context.WithDeadline] would; its
+// cause wraps [tool.ErrTimeout] either way.
+func (c *call) Err() error {
+	err := c.Context.Err()
+	if err != nil && context.Cause(c.Context) == errCallerTimeout {
+		return context.DeadlineExceeded
+	}
+	return err
+}
+
+// deadlineQueue holds the calls with a deadline, earliest first
+// (container/heap).
+type deadlineQueue []*call
+
+func (q deadlineQueue) Len() int           { return len(q) }
+func (q deadlineQueue) Less(i, j int) bool { return q[i].deadline.Before(q[j].deadline) }
+func (q deadlineQueue) Swap(i, j int) {
+	q[i], q[j] = q[j], q[i]
+	q[i].slot, q[j].slot = i, j
+}
+func (q *deadlineQueue) Push(x any) {
+	c := x.(*call)
+	c.slot = len(*q)
+	*q = append(*q, c)
+}
+func (q *deadlineQueue) Pop() any {
+	old := *q
+	c := old[len(old)-1]
+	old[len(old)-1] = nil
+	*q = old[:len(old)-1]
+	c.slot = -1
+	return c
 }
 
 // Causes of the end of a call's context, made once rather than per call.
@@ -294,6 +342,11 @@ func (s *Service) Stop() error {
 	s.cancel()
 	<-s.beatsDone
 	s.runners.Wait()
+	s.mu.Lock()
+	if s.expiry != nil {
+		s.expiry.Stop()
+	}
+	s.mu.Unlock()
 	s.announce(Announcement{Service: s.cfg.name, ID: svc.Info().ID, Stopped: true})
 	return err
 }
@@ -456,9 +509,9 @@ func (s *Service) runner(c received) {
 }
 
 // serveCall runs one call and sends its result. The call costs one
-// context (the caller's deadline, canceled by the caller or by Stop) and
-// no timer of its own: the service's one heartbeat ticker covers every
-// call in flight.
+// context (canceled by the caller, by Stop or at the caller's deadline)
+// and no timer of its own: the service's one heartbeat ticker covers
+// every call in flight, and its one expiry timer every deadline.
 func (s *Service) serveCall(name string, req micro.Request) {
 	defer func() {
 		<-s.waiting
@@ -477,17 +530,19 @@ func (s *Service) serveCall(name string, req micro.Request) {
 	// The root is Background rather than s.base: a child of a shared
 	// context costs every call a turn at its lock. Stop cancels the calls
 	// one by one instead (cancelAll).
-	c := &call{s: s, reply: reply}
-	ctx, cancel := context.WithCancelCause(context.Background())
-	c.cancel = cancel
-	defer cancel(errCallDone)
+	c := &call{s: s, reply: reply, slot: -1}
+	c.Context, c.cancel = context.WithCancelCause(context.Background())
+	defer c.cancel(errCallDone)
+	ctx := c.Context
 	if ok {
-		var stop context.CancelFunc
-		ctx, stop = context.WithTimeoutCause(ctx, left, errCallerTimeout)
-		defer stop()
+		c.deadline = time.Now().Add(left)
+		ctx = c
 	}
 	s.mu.Lock()
 	s.inFlight[reply] = c
+	if ok {
+		s.schedule(c)
+	}
 	if s.abandon {
 		c.cancel(errAbandoned)
 	}
@@ -497,8 +552,45 @@ func (s *Service) serveCall(name string, req micro.Request) {
 	// follows a result.
 	s.mu.Lock()
 	delete(s.inFlight, reply)
+	if c.slot >= 0 {
+		// The expiry timer stays set: when it fires with nothing due, it
+		// sets itself for the next deadline.
+		heap.Remove(&s.deadlines, c.slot)
+	}
 	s.mu.Unlock()
 	s.result(req, name, res)
+}
+
+// schedule adds c to the calls whose deadline the service enforces,
+// setting the expiry timer when c's deadline is the earliest. s.mu is
+// held.
+func (s *Service) schedule(c *call) {
+	heap.Push(&s.deadlines, c)
+	if c.slot != 0 {
+		return
+	}
+	if s.expiry == nil {
+		s.expiry = time.AfterFunc(time.Until(c.deadline), s.expire)
+	} else {
+		s.expiry.Reset(time.Until(c.deadline))
+	}
+}
+
+// expire ends the calls whose caller's deadline has passed, with a cause
+// wrapping [tool.ErrTimeout], and sets the timer for the next deadline.
+func (s *Service) expire() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	now := time.Now()
+	for len(s.deadlines) > 0 {
+		c := s.deadlines[0]
+		if c.deadline.After(now) {
+			s.expiry.Reset(c.deadline.Sub(now))
+			return
+		}
+		heap.Pop(&s.deadlines)
+		c.cancel(errCallerTimeout)
+	}
 }
 
 // run runs one call once a running slot is free.
