@@ -189,12 +189,11 @@ func (r *Registry) runChecked(ctx context.Context, e *entry, c pendingCall) (Res
 	}
 	defer cancel()
 
-	done := make(chan *PanicError, 1)
 	var p *PanicError
 	if e.opts.Inline {
-		r.invoke(callCtx, e, c, done)
-		p = <-done
+		p = r.guarded(callCtx, e, c)
 	} else {
+		done := make(chan *PanicError, 1)
 		go r.invoke(callCtx, e, c, done)
 		select {
 		case p = <-done:
@@ -237,13 +236,18 @@ func (c *handCall) argument(string) (ArgumentValue, bool) { return ArgumentValue
 // invoke runs the tool and reports on done when it has returned, with the
 // panic it raised, if any.
 func (r *Registry) invoke(ctx context.Context, e *entry, c pendingCall, done chan<- *PanicError) {
+	done <- r.guarded(ctx, e, c)
+}
+
+// guarded runs the tool and returns the panic it raised, if any.
+func (r *Registry) guarded(ctx context.Context, e *entry, c pendingCall) (p *PanicError) {
 	defer func() {
 		if v := recover(); v != nil {
-			done <- r.recovered(ctx, e, v)
+			p = r.recovered(ctx, e, v)
 		}
 	}()
 	c.run(ctx)
-	done <- nil
+	return nil
 }
 
 // prepare checks the arguments of a tool built with New. Decoding can run
