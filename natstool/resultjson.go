@@ -6,6 +6,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/miniopenclaw/tool"
+	"github.com/miniopenclaw/tool/internal/jsontext"
 )
 
 // Most results are text (output, error, is_error and kind) and, from typed
@@ -154,8 +155,12 @@ func decodePlain(data []byte, res *tool.Result) bool {
 				return false
 			}
 		case "structured":
-			n := valueEnd(d)
-			if n == 0 || !json.Valid(d[:n]) {
+			// The project's strict reader finds the value's end; what it
+			// refuses (such as a duplicate key) is left to encoding/json,
+			// and json.Valid keeps what it accepts within encoding/json's
+			// rules. The depth limit is encoding/json's.
+			n, err := jsontext.SkipValue(d, 0, 0, 10000)
+			if err != nil || !json.Valid(d[:n]) {
 				return false
 			}
 			// As json.RawMessage keeps it: the bytes as they are, copied.
@@ -199,43 +204,6 @@ func plainString(d []byte) (s string, rest []byte, ok bool) {
 		return "", d, false
 	}
 	return string(v), d[2+end:], true
-}
-
-// valueEnd returns the length of the JSON value at the start of d, found
-// by matching brackets and quotes without checking what lies between them
-// (the caller validates that part), or 0 when d does not start with a
-// whole value. Its work is one pass over d.
-func valueEnd(d []byte) int {
-	depth, inString := 0, false
-	for i := 0; i < len(d); i++ {
-		c := d[i]
-		switch {
-		case inString:
-			switch c {
-			case '\\':
-				i++
-			case '"':
-				inString = false
-				if depth == 0 {
-					return i + 1
-				}
-			}
-		case c == '"':
-			inString = true
-		case c == '{' || c == '[':
-			depth++
-		case c == '}' || c == ']':
-			if depth == 0 {
-				return i // the end of the enclosing object: a scalar ended here
-			}
-			if depth--; depth == 0 {
-				return i + 1
-			}
-		case depth == 0 && (c == ',' || c == ' ' || c == '\t' || c == '\n' || c == '\r'):
-			return i // a scalar ends here
-		}
-	}
-	return 0
 }
 
 // skipSpace skips JSON white space.
