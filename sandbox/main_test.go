@@ -18,6 +18,9 @@ func TestMain(m *testing.M) {
 	// Spares are this process's children but carry no marker; released
 	// here so that the goroutine check sees none of their starts.
 	ReleaseSpares()
+	if testing.Verbose() {
+		fmt.Fprintf(os.Stderr, "spares served %d runs\n", sparesServed.Load())
+	}
 	if n := leftovers(testMark()); n > 0 {
 		fmt.Fprintf(os.Stderr, "%d processes carrying this test's marker are still running\n", n)
 		killLeftovers(testMark())

@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -257,6 +258,10 @@ const maxSpareShapes = 4
 // reaped; a variable so that a test can shorten it.
 var spareIdle = 30 * time.Second
 
+// spareStarted, when set (by a test), is called with the process id of
+// each spare that starts waiting, under the pool's lock.
+var spareStarted func(pid int)
+
 // The spare pool holds at most one spare per shape, for at most
 // maxSpareShapes shapes. A run of a shape claims its spare, or waits for
 // the one being started, and starts the next in the background; a run of a
@@ -391,6 +396,9 @@ func (p *sparePool) startLocked(sh helperShape, s *spareSlot) {
 			return
 		}
 		s.h = h
+		if spareStarted != nil {
+			spareStarted(h.cmd.Process.Pid)
+		}
 		s.timer = time.AfterFunc(spareIdle, func() {
 			p.mu.Lock()
 			defer p.mu.Unlock()
@@ -462,5 +470,9 @@ func claimSpare(sh helperShape, lf *leaf, raw []byte) *helperProc {
 	}
 	h.cfgW.Close()
 	h.cfgW = nil
+	sparesServed.Add(1)
 	return h
 }
+
+// sparesServed counts the runs spares served (the tests report it).
+var sparesServed atomic.Int64

@@ -134,11 +134,27 @@ func TestSpareIdleReaped(t *testing.T) {
 	served := traceSpares(t)
 	defer func(d time.Duration) { spareIdle = d }(spareIdle)
 	spareIdle = 20 * time.Millisecond
+	started := make(chan int, 1)
+	// Read under the pool's lock, so set and reset under it.
+	setStarted := func(f func(int)) {
+		spares.lockInit()
+		spareStarted = f
+		spares.mu.Unlock()
+	}
+	setStarted(func(pid int) {
+		select {
+		case started <- pid:
+		default:
+		}
+	})
+	defer setStarted(nil)
 	if _, err := Run(context.Background(), Policy{}, "true"); err != nil {
 		t.Fatal(err)
 	}
 	var pid int
-	if !waitFor(func() bool { pid = waitingSpare(); return pid != 0 }) {
+	select {
+	case pid = <-started:
+	case <-time.After(30 * time.Second): // ok-wallclock
 		t.Fatal("no spare after the first run")
 	}
 	// Reaped: no longer in /proc at all, not even as a zombie.
