@@ -95,7 +95,8 @@ func BenchmarkSpawn(b *testing.B) {
 }
 
 // BenchmarkSpawnLayers shows how the spawn cost splits: each step adds
-// layers, and a plain fork and exec of the same command is the floor.
+// layers, and a plain fork and exec of the same command is the floor. The
+// runs start cold (no spares), as every run did before spares.
 func BenchmarkSpawnLayers(b *testing.B) {
 	requireSandbox(b)
 	steps := []struct {
@@ -125,7 +126,7 @@ func BenchmarkSpawnLayers(b *testing.B) {
 			var ds []time.Duration
 			for b.Loop() {
 				start := time.Now()
-				r, err := Run(ctx, s.p, "/bin/true")
+				r, err := runSandbox(ctx, s.p, []string{"/bin/true"}, nil, false)
 				if err != nil || !r.OK() {
 					b.Fatalf("%v %+v", err, r)
 				}
