@@ -84,8 +84,9 @@ func runSandbox(ctx context.Context, p Policy, argv []string, stdin io.Reader, u
 	// A spare serves a run whose shape it has, whose standard input is not
 	// a file of the caller's (handed over at the clone) and whose
 	// configuration fits the pipe (so that sending it cannot block).
+	var setupStart []byte
 	if useSpares && stdinFile == nil && len(raw) <= pipeCapacity {
-		h = claimSpare(sh, lf, raw)
+		h, setupStart = claimSpare(ctx, sh, lf, raw)
 	}
 	spare := h != nil
 	if h == nil {
@@ -96,7 +97,7 @@ func runSandbox(ctx context.Context, p Policy, argv []string, stdin io.Reader, u
 		if len(raw) <= pipeCapacity {
 			early = raw
 		}
-		h, reaped, err = startHelper(sh, stdinFile, lf, early)
+		h, reaped, err = startHelper(sh, stdinFile, lf, early, false)
 		if err != nil {
 			return nil, fmt.Errorf("sandbox: start helper: %w", err)
 		}
@@ -123,6 +124,7 @@ func runSandbox(ctx context.Context, p Policy, argv []string, stdin io.Reader, u
 		h.cfgW = nil
 	}
 	setup, _ := io.ReadAll(io.LimitReader(h.errR, 4096))
+	setup = append(setupStart, setup...)
 	waitErr := cmd.Wait()
 	await(limits.WaitDelay)
 	reaped()

@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"context"
 	"errors"
 	"io"
 	"os"
@@ -11,6 +12,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/miniopenclaw/tool/sandbox/internal/helper"
 	"golang.org/x/sys/unix"
 )
 
@@ -53,7 +55,7 @@ type helperProc struct {
 // (see leaf.start); early, when not nil, is the configuration, written and
 // closed before the helper starts. The returned function must be called
 // once the helper is reaped; it is not nil when err is.
-func startHelper(sh helperShape, stdin *os.File, lf *leaf, early []byte) (h *helperProc, reaped func(), err error) {
+func startHelper(sh helperShape, stdin *os.File, lf *leaf, early []byte, spare bool) (h *helperProc, reaped func(), err error) {
 	reaped = func() {}
 	hp := &helperProc{shape: sh}
 	h = hp
@@ -111,7 +113,11 @@ func startHelper(sh helperShape, stdin *os.File, lf *leaf, early []byte) (h *hel
 	// processor, no collector and no preemption signals (nothing else runs
 	// in it) make it start faster. The command gets the policy's
 	// environment, not this one.
-	cmd.Env = []string{helperEnv + "=1", "GOMAXPROCS=1", "GOGC=off", "GODEBUG=asyncpreemptoff=1"}
+	mode := "1"
+	if spare {
+		mode = "spare" // acknowledges its configuration (see claimSpare)
+	}
+	cmd.Env = []string{helperEnv + "=" + mode, "GOMAXPROCS=1", "GOGC=off", "GODEBUG=asyncpreemptoff=1"}
 	if stdin != nil {
 		cmd.Stdin = stdin
 	}
@@ -387,7 +393,7 @@ func (p *sparePool) startLocked(sh helperShape, s *spareSlot) {
 	p.busy++
 	gen := p.gen
 	go func() {
-		h, _, err := startHelper(sh, nil, nil, nil)
+		h, _, err := startHelper(sh, nil, nil, nil, true)
 		p.mu.Lock()
 		defer p.mu.Unlock()
 		s.starting = nil
@@ -449,16 +455,25 @@ func setSpares(on bool) bool {
 func releaseSpares() { spares.release() }
 
 // claimSpare claims the spare of shape sh and hands it the run: it moves
-// the spare into the run's leaf (when there is one) and sends it the
-// configuration raw, which fits the pipe. It returns nil when there is no
-// spare or the spare is unusable: dead (killed from outside, or its
-// forking thread ended), or not movable into the leaf. An unusable spare
-// is discarded and the run starts cold, in the leaf: a run never goes
-// without the leaf the probe promised.
-func claimSpare(sh helperShape, lf *leaf, raw []byte) *helperProc {
-	h := spares.claim(sh)
+// the spare into the run's leaf (when there is one), sends it the
+// configuration raw, which fits the pipe, and waits for the spare to
+// acknowledge it. It returns nil when there is no spare or the spare is
+// unusable: dead (killed from outside, or its forking thread ended), or
+// not movable into the leaf. An unusable spare is discarded and the run
+// starts cold, in the leaf: a run never goes without the leaf the probe
+// promised.
+//
+// Only the acknowledgement makes a spare's life certain: a spare killed
+// just before the claim is still there, movable and writable until the
+// kernel has finished it, but dies in its read without consuming the
+// configuration, so the claim reads end of file instead of helper.Ack.
+// Nothing of the run has been read from its stdin or run by then, so the
+// cold start loses nothing. setup returns what the spare wrote instead of
+// the acknowledgement, the start of a setup error.
+func claimSpare(ctx context.Context, sh helperShape, lf *leaf, raw []byte) (h *helperProc, setup []byte) {
+	h = spares.claim(sh)
 	if h == nil {
-		return nil
+		return nil, nil
 	}
 	ok := !h.exited()
 	if ok && lf != nil {
@@ -470,14 +485,23 @@ func claimSpare(sh helperShape, lf *leaf, raw []byte) *helperProc {
 		_, err := h.cfgW.Write(raw)
 		ok = err == nil
 	}
+	if ok {
+		h.cfgW.Close()
+		h.cfgW = nil
+		stop := context.AfterFunc(ctx, h.kill)
+		var b [1]byte
+		n, _ := h.errR.Read(b[:])
+		ok = stop() && n == 1
+		if ok && b[0] != helper.Ack {
+			setup = b[:]
+		}
+	}
 	if !ok {
 		h.discard()
-		return nil
+		return nil, nil
 	}
-	h.cfgW.Close()
-	h.cfgW = nil
 	sparesServed.Add(1)
-	return h
+	return h, setup
 }
 
 // sparesServed counts the runs spares served (the tests report it).

@@ -12,16 +12,19 @@ import (
 	"time"
 )
 
-// traceSpares records, for each run from here to the test's end, whether a
-// spare served it. Tracing is part of a spare's shape, so the spares
-// released first are not claimed by the traced runs.
+// traceSpares turns spares on (whatever CLAWTOOL_SANDBOX_SPARE says) and
+// records, for each run from here to the test's end, whether a spare
+// served it. Tracing is part of a spare's shape, and the spares are
+// released first anyway.
 func traceSpares(t *testing.T) *[]bool {
 	t.Helper()
+	was := SetSpares(true)
 	ReleaseSpares()
 	var served []bool
 	traceSpawn = func(tr spawnTrace) { served = append(served, tr.spare) }
 	t.Cleanup(func() {
 		traceSpawn = nil
+		SetSpares(was)
 		ReleaseSpares()
 	})
 	return &served
@@ -278,5 +281,62 @@ func TestLeafEnterV2(t *testing.T) {
 	cmd.Wait()
 	if err := lf.enter(cmd.Process.Pid); err == nil {
 		t.Error("moving a reaped process succeeded")
+	}
+}
+
+// TestSpareOutcomes runs each case twice, cold and then from a spare, and
+// checks that both end the same way: the output cap kills the run, the
+// context's deadline kills it, a failing exit keeps its status and
+// streams, and a setup failure is an error.
+func TestSpareOutcomes(t *testing.T) {
+	requireSandbox(t)
+	cases := []struct {
+		name    string
+		p       Policy
+		timeout time.Duration
+		argv    []string
+		want    Outcome
+		stdout  string
+		errText string
+	}{
+		{name: "output limit", p: Policy{Limits: Limits{Output: 1000}}, argv: []string{"sh", "-c", "yes"}, want: OutputLimit},
+		{name: "timed out", timeout: 300 * time.Millisecond, argv: []string{"sleep", "30"}, want: TimedOut}, // ok-wallclock
+		{name: "exit status", argv: []string{"sh", "-c", "echo out; echo err >&2; exit 7"}, want: Exited, stdout: "out\n"},
+		{name: "not found", argv: []string{"no-such-command-clawtool"}, errText: errNotFound},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			served := traceSpares(t)
+			for i := range 2 {
+				ctx := context.Background()
+				if c.timeout > 0 {
+					var cancel context.CancelFunc
+					ctx, cancel = context.WithTimeout(ctx, c.timeout)
+					defer cancel()
+				}
+				r, err := Run(ctx, c.p, c.argv...)
+				if c.errText != "" {
+					if err == nil || !strings.Contains(err.Error(), c.errText) {
+						t.Fatalf("run %d: %v, want an error with %q", i, err, c.errText)
+					}
+					continue
+				}
+				if err != nil {
+					t.Fatalf("run %d: %v", i, err)
+				}
+				if r.Outcome != c.want || string(r.Stdout) != c.stdout && c.stdout != "" {
+					t.Errorf("run %d: %s, stdout %q; want %s %q", i, r.Summary(), r.Stdout, c.want, c.stdout)
+				}
+				if c.want == OutputLimit && (!r.Truncated || len(r.Stdout) != 1000) {
+					t.Errorf("run %d: truncated %v with %d bytes, want 1000", i, r.Truncated, len(r.Stdout))
+				}
+				if c.want == Exited && (r.ExitCode != 7 || string(r.Stderr) != "err\n") {
+					t.Errorf("run %d: exit %d stderr %q", i, r.ExitCode, r.Stderr)
+				}
+			}
+			if want := []bool{false, true}; !equalBools(*served, want) {
+				t.Errorf("served by a spare: %v, want %v", *served, want)
+			}
+		})
 	}
 }
