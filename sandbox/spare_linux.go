@@ -276,8 +276,13 @@ var spareStarted func(pid int)
 // The next spare starts at the claim, beside the run, rather than after
 // the run's setup or after its reaping: the run then bears the cost of its
 // successor itself, and runs back to back find their spare started. In
-// BenchmarkSpawn at load 3 the p50 ratio to bwrap was 0.65 so, 0.90 when
-// the spare started after the setup and 0.79 after the reaping.
+// BenchmarkSpawn at load 3-4 the p50 ratio to bwrap was 0.56-0.72 so, and
+// 0.75-0.81 when the spare started after the setup or after the reaping
+// (runs back to back found it still starting). With think time between
+// runs (BenchmarkSpawnSplit/spare-paused) starting after the reaping was
+// better, 4.8-5.7 ms p50 against 6.2-11.7, since then nothing of the next
+// spare runs beside the run; it would suit an agent's pace, at the cost of
+// bursts.
 //
 // Every spare is forked from a goroutine of its own that is never locked
 // to its thread, so the thread outlives the spare in practice: the
