@@ -22,8 +22,8 @@ import (
 // layers the policy turns off), the host id the sandbox root maps to (or
 // that the helper runs as without a user namespace), whether the command's
 // standard input is a pipe (a Reader) or /dev/null, and whether the helper
-// has a trace pipe. The helper's environment and arguments are constant.
-// What is not in the shape is sent in the configuration after the claim,
+// has a trace pipe. The helper's arguments are constant, and its
+// environment only says whether it is a spare. What is not in the shape is sent in the configuration after the claim,
 // and the cgroup leaf is joined at the claim.
 type helperShape struct {
 	flags uintptr
@@ -53,7 +53,8 @@ type helperProc struct {
 // hand over as the command's standard input (only when sh.stdin is false;
 // nil means /dev/null). With lf the helper is started inside the leaf
 // (see leaf.start); early, when not nil, is the configuration, written and
-// closed before the helper starts. The returned function must be called
+// closed before the helper starts. A spare helper acknowledges its
+// configuration (see claimSpare). The returned function must be called
 // once the helper is reaped; it is not nil when err is.
 func startHelper(sh helperShape, stdin *os.File, lf *leaf, early []byte, spare bool) (h *helperProc, reaped func(), err error) {
 	reaped = func() {}

@@ -113,7 +113,7 @@ func TestSpareKilledFromOutside(t *testing.T) {
 	for i := range 3 {
 		if i == 1 {
 			var pid int
-			if !waitFor(func() bool { pid = waitingSpare(); return pid != 0 }) {
+			if !waitFor(func() bool { pid = waitingSpare(); return pid != 0 }) { // ok-wallclock: waitFor polls for at most 30 s
 				t.Fatal("no spare after the first run")
 			}
 			if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
@@ -165,7 +165,7 @@ func TestSpareIdleReaped(t *testing.T) {
 		_, err := os.Stat("/proc/" + strconv.Itoa(pid))
 		return waitingSpare() == 0 && os.IsNotExist(err)
 	}
-	if !waitFor(gone) {
+	if !waitFor(gone) { // ok-wallclock: waitFor polls for at most 30 s
 		t.Fatalf("the idle spare %d was not reaped", pid)
 	}
 	if _, err := Run(context.Background(), Policy{}, "true"); err != nil {
