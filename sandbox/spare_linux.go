@@ -38,11 +38,10 @@ type helperShape struct {
 // configuration the helper is blocked reading it, with nothing of the
 // run's applied and no untrusted input read.
 type helperProc struct {
-	shape helperShape
 	cmd   *exec.Cmd
 	cfgW  *os.File // nil once the configuration was sent
 	errR  *os.File
-	trace *os.File // nil unless shape.trace
+	trace *os.File // nil unless the shape traces
 	// stdinW is nil when the command's stdin is /dev/null or a file of
 	// the caller's; stdoutR and stderrR are always pipes.
 	stdinW, stdoutR, stderrR *os.File
@@ -58,7 +57,7 @@ type helperProc struct {
 // once the helper is reaped; it is not nil when err is.
 func startHelper(sh helperShape, stdin *os.File, lf *leaf, early []byte, spare bool) (h *helperProc, reaped func(), err error) {
 	reaped = func() {}
-	hp := &helperProc{shape: sh}
+	hp := &helperProc{}
 	h = hp
 	var child []*os.File // the helper's ends, closed here once it started
 	defer func() {
@@ -365,10 +364,10 @@ func (p *sparePool) evictLocked() {
 		return
 	}
 	var oldest helperShape
-	var min uint64 = ^uint64(0)
+	least := ^uint64(0)
 	for sh, s := range p.slots {
-		if s.used < min {
-			oldest, min = sh, s.used
+		if s.used < least {
+			oldest, least = sh, s.used
 		}
 	}
 	s := p.slots[oldest]
