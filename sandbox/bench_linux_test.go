@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"slices"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -37,18 +38,22 @@ func percentile(ds []time.Duration, q float64) float64 {
 
 // BenchmarkSpawn runs a no-op command with the full Linux stack and, in the
 // same iteration, under bubblewrap with equivalent isolation, and reports
-// both p50 and p90 and the ratio of the p50s. bubblewrap makes no cgroup, so
-// the compared run does without one; the same iteration also runs the full
-// stack with its cgroup leaf, reported apart (cgroup-*).
+// both p50 and p90 and the ratio of the p50s. The sandbox run is served by
+// a spare helper (started in the background by the run before); the same
+// iteration also runs the same policy cold (spares bypassed, cold-*), so
+// both are measured under the same load. bubblewrap makes no cgroup, so the
+// compared runs do without one; the iteration also runs the full stack with
+// its cgroup leaf, from a spare, reported apart (cgroup-*).
 func BenchmarkSpawn(b *testing.B) {
 	requireSandbox(b)
 	bwrap := lookBwrap(b)
 	ctx := context.Background()
 	withCgroup := Probe().Has(LayerCgroup)
-	var ours, theirs, leaf []time.Duration
+	noCgroup := Policy{Without: []Layer{LayerCgroup}}
+	var ours, theirs, cold, leaf []time.Duration
 	for b.Loop() {
 		start := time.Now()
-		r, err := Run(ctx, Policy{Without: []Layer{LayerCgroup}}, "/bin/true")
+		r, err := Run(ctx, noCgroup, "/bin/true")
 		if err != nil || !r.OK() {
 			b.Fatalf("sandbox: %v %+v", err, r)
 		}
@@ -58,6 +63,12 @@ func BenchmarkSpawn(b *testing.B) {
 			b.Fatalf("bwrap: %v %s", err, out)
 		}
 		theirs = append(theirs, time.Since(start))
+		start = time.Now()
+		r, err = runSandbox(ctx, noCgroup, []string{"/bin/true"}, nil, false)
+		if err != nil || !r.OK() {
+			b.Fatalf("sandbox cold: %v %+v", err, r)
+		}
+		cold = append(cold, time.Since(start))
 		if withCgroup {
 			start = time.Now()
 			r, err := Run(ctx, Policy{}, "/bin/true")
@@ -67,11 +78,15 @@ func BenchmarkSpawn(b *testing.B) {
 			leaf = append(leaf, time.Since(start))
 		}
 	}
+	ReleaseSpares()
 	b.ReportMetric(percentile(ours, 0.5), "sandbox-p50-ms")
 	b.ReportMetric(percentile(ours, 0.9), "sandbox-p90-ms")
 	b.ReportMetric(percentile(theirs, 0.5), "bwrap-p50-ms")
 	b.ReportMetric(percentile(theirs, 0.9), "bwrap-p90-ms")
 	b.ReportMetric(percentile(ours, 0.5)/percentile(theirs, 0.5), "p50-ratio")
+	b.ReportMetric(percentile(cold, 0.5), "cold-p50-ms")
+	b.ReportMetric(percentile(cold, 0.9), "cold-p90-ms")
+	b.ReportMetric(percentile(cold, 0.5)/percentile(theirs, 0.5), "cold-p50-ratio")
 	if withCgroup {
 		b.ReportMetric(percentile(leaf, 0.5), "cgroup-p50-ms")
 		b.ReportMetric(percentile(leaf, 0.9), "cgroup-p90-ms")
@@ -80,7 +95,8 @@ func BenchmarkSpawn(b *testing.B) {
 }
 
 // BenchmarkSpawnLayers shows how the spawn cost splits: each step adds
-// layers, and a plain fork and exec of the same command is the floor.
+// layers, and a plain fork and exec of the same command is the floor. The
+// runs start cold (no spares), as every run did before spares.
 func BenchmarkSpawnLayers(b *testing.B) {
 	requireSandbox(b)
 	steps := []struct {
@@ -110,7 +126,7 @@ func BenchmarkSpawnLayers(b *testing.B) {
 			var ds []time.Duration
 			for b.Loop() {
 				start := time.Now()
-				r, err := Run(ctx, s.p, "/bin/true")
+				r, err := runSandbox(ctx, s.p, []string{"/bin/true"}, nil, false)
 				if err != nil || !r.OK() {
 					b.Fatalf("%v %+v", err, r)
 				}
@@ -124,37 +140,108 @@ func BenchmarkSpawnLayers(b *testing.B) {
 
 // BenchmarkSpawnSplit shows where the time of one full-stack run goes, from
 // timestamps the supervisor and the helper take at each step (p50 of each
-// step, in milliseconds): starting the helper (clone into the namespaces,
-// the user namespace's id maps, execve of the binary), the Go runtime's
-// start until the helper's init, reading the configuration, the mounts,
-// dropping capabilities, Landlock, seccomp, the rlimits, and the command's
-// exec, run, exit and reaping.
+// step, in milliseconds), for runs back to back, cold and from spares.
+//
+// cold: starting the helper (clone into the namespaces, the user
+// namespace's id maps, execve of the binary), the Go runtime's start until
+// the helper's init, reading the configuration, the mounts, dropping
+// capabilities, Landlock, seccomp, the rlimits, the lookup of the command,
+// and the command's exec, run, exit and reaping.
+//
+// spare: the same two first steps, taken by the spare before the run
+// (prestart-*: off the run's path but not free), then from the claim until
+// the helper read its configuration (claim+config; it includes waiting for
+// a spare whose runtime had not started yet, counted in unready-%), and
+// the same steps after; run-ms is claim to reap.
+//
+// spare-paused: spare runs 20 ms apart (think time, outside the timed
+// loop), so that each claim finds its spare idle and nothing else of the
+// sandbox runs beside the run: the best case, as between an agent's calls.
+//
+// All report the CPU per run of this process (cpu-self-ms: the forks,
+// the copies) and of its reaped children (cpu-children-ms: the helpers
+// and commands, a spare's pre-start included); the spares left at the end
+// are released and reaped before the count.
 func BenchmarkSpawnSplit(b *testing.B) {
 	requireSandbox(b)
-	names := []string{"start-helper", "runtime-start", "config", "mounts", "capabilities", "landlock", "seccomp", "rlimits", "lookup", "exec+run+reap"}
-	steps := make([][]time.Duration, len(names))
-	traceSpawn = func(stamps []uint64) {
-		if len(stamps) != len(names)+1 {
-			b.Errorf("%d timestamps, want %d", len(stamps), len(names)+1)
-			return
-		}
-		for i := range names {
-			steps[i] = append(steps[i], time.Duration(stamps[i+1]-stamps[i]))
-		}
+	steps := []string{"mounts", "capabilities", "landlock", "seccomp", "rlimits", "lookup"}
+	for _, mode := range []string{"cold", "spare", "spare-paused"} {
+		spare := mode != "cold"
+		b.Run(mode, func(b *testing.B) {
+			ReleaseSpares()
+			m := map[string][]time.Duration{}
+			unready, runs := 0, 0
+			traceSpawn = func(t spawnTrace) {
+				if t.spare != spare {
+					return // the first run of the spares is cold
+				}
+				if len(t.helper) != 8 {
+					b.Errorf("%d helper timestamps, want 8", len(t.helper))
+					return
+				}
+				h := t.helper
+				d := func(name string, from, to uint64) { m[name] = append(m[name], time.Duration(to-from)) }
+				pre := ""
+				if t.spare {
+					pre = "prestart-"
+					d("claim+config", t.claim, h[1])
+					d("run", t.claim, t.reaped)
+					runs++
+					if h[0] > t.claim {
+						unready++
+					}
+				} else {
+					d("config", h[0], h[1])
+					d("run", t.start[0], t.reaped)
+				}
+				d(pre+"start-helper", t.start[0], t.start[1])
+				d(pre+"runtime-start", t.start[1], h[0])
+				for i, n := range steps {
+					d(n, h[i+1], h[i+2])
+				}
+				d("exec+run+reap", h[7], t.reaped)
+			}
+			defer func() { traceSpawn = nil }()
+			ctx := context.Background()
+			self0, children0 := cpuTimes()
+			for b.Loop() {
+				r, err := runSandbox(ctx, Policy{Without: []Layer{LayerCgroup}}, []string{"/bin/true"}, nil, spare)
+				if err != nil || !r.OK() {
+					b.Fatalf("%v %+v", err, r)
+				}
+				if mode == "spare-paused" {
+					// Think time: the next spare is ready and idle at the
+					// claim, as between an agent's tool calls.
+					b.StopTimer()
+					time.Sleep(20 * time.Millisecond)
+					b.StartTimer()
+				}
+			}
+			ReleaseSpares()
+			self1, children1 := cpuTimes()
+			for n, ds := range m {
+				b.ReportMetric(percentile(ds, 0.5), n+"-ms")
+			}
+			b.ReportMetric(percentile(m["run"], 0.9), "run-p90-ms")
+			if spare {
+				if runs > 0 {
+					b.ReportMetric(100*float64(unready)/float64(runs), "unready-%")
+				}
+			}
+			b.ReportMetric(float64(self1-self0)/float64(b.N)/1e6, "cpu-self-ms")
+			b.ReportMetric(float64(children1-children0)/float64(b.N)/1e6, "cpu-children-ms")
+		})
 	}
-	defer func() { traceSpawn = nil }()
-	ctx := context.Background()
-	for b.Loop() {
-		r, err := Run(ctx, Policy{Without: []Layer{LayerCgroup}}, "/bin/true")
-		if err != nil || !r.OK() {
-			b.Fatalf("%v %+v", err, r)
-		}
-	}
-	for i, n := range names {
-		if len(steps[i]) > 0 {
-			b.ReportMetric(percentile(steps[i], 0.5), n+"-ms")
-		}
-	}
+}
+
+// cpuTimes returns the user and system CPU of this process and of its
+// reaped children, in nanoseconds.
+func cpuTimes() (self, children int64) {
+	var s, c syscall.Rusage
+	syscall.Getrusage(syscall.RUSAGE_SELF, &s)
+	syscall.Getrusage(syscall.RUSAGE_CHILDREN, &c)
+	ns := func(r syscall.Rusage) int64 { return r.Utime.Nano() + r.Stime.Nano() }
+	return ns(s), ns(c)
 }
 
 // BenchmarkCgroupLeaf times what the cgroup layer adds to a run outside the

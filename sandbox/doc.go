@@ -29,6 +29,27 @@
 // cgroup leaf of its own that bounds the whole run's memory and tasks, and
 // is emptied and removed after the run ([LayerCgroup]).
 //
+// A run need not wait for the helper to start. After a run, the helper of
+// the next run with the same shape (the same namespaces, the same sandbox
+// user, the same kind of standard input) is already started in the
+// background: a spare, cloned into fresh namespaces with its id maps, its
+// Go runtime up, blocked reading its configuration before anything of a
+// run reached it. The next such run claims it, moves it into its cgroup
+// leaf, sends the configuration and pays only the mounts, Landlock,
+// seccomp, the limits and the exec; the claim starts the following spare.
+// Every spare serves exactly one run, with pipes of its own, so nothing of
+// one run reaches the next. A program keeps at most one spare for each of
+// its four most recently used shapes; a spare idle for 30 seconds is
+// killed, and a spare dies with the program. The first run of a shape, a
+// run whose spare died, a run whose standard input is a file and one whose
+// configuration exceeds a pipe's 64 KiB start the helper themselves, as
+// without spares. A spare costs the CPU of starting
+// a helper whether or not a run comes; the environment variable
+// CLAWTOOL_SANDBOX_SPARE=0 or [SetSpares] turns spares off, and
+// [ReleaseSpares] kills the idle ones. A spare is started with the
+// program's state of the moment (working directory, umask, resource
+// limits), not the claiming run's.
+//
 // The sandbox fails closed: [Probe] reports which layers the host offers,
 // and a run whose policy needs a missing one fails with a [*LayerError]
 // before anything runs. There is no fallback to an unsandboxed run.

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -21,6 +20,12 @@ import (
 )
 
 func run(ctx context.Context, p Policy, argv []string, stdin io.Reader) (*Result, error) {
+	return runSandbox(ctx, p, argv, stdin, true)
+}
+
+// runSandbox is run; useSpares false starts the helper cold even when
+// spares are on (the benchmarks compare both in one process).
+func runSandbox(ctx context.Context, p Policy, argv []string, stdin io.Reader, useSpares bool) (*Result, error) {
 	if len(argv) == 0 || argv[0] == "" {
 		return nil, errors.New("sandbox: no command")
 	}
@@ -58,53 +63,6 @@ func run(ctx context.Context, p Policy, argv []string, stdin io.Reader) (*Result
 	if len(raw) > helper.MaxConfig {
 		return nil, errors.New("sandbox: the command, environment and paths are too large")
 	}
-
-	cfgR, cfgW, err := os.Pipe()
-	if err != nil {
-		return nil, err
-	}
-	defer cfgW.Close()
-	// A configuration that fits the pipe is written before the helper
-	// starts, so the helper never waits for it; a larger one after.
-	var werr error
-	early := len(raw) <= pipeCapacity
-	if early {
-		_, werr = cfgW.Write(raw)
-		cfgW.Close()
-	}
-	errR, errW, err := os.Pipe()
-	if err != nil {
-		cfgR.Close()
-		return nil, err
-	}
-	defer errR.Close()
-
-	var (
-		killedFor atomic.Value // Outcome the supervisor killed the run for
-		cmd       = exec.Command("/proc/self/exe")
-	)
-	budget := &outputBudget{left: limits.Output}
-	stdout, stderr := &capped{b: budget}, &capped{b: budget}
-	cmd.Args = []string{"clawtool-sandbox"}
-	// The helper is short-lived and single-threaded in what it does: one
-	// processor, no collector and no preemption signals (nothing else runs
-	// in it) make it start faster. The command gets the policy's
-	// environment, not this one.
-	cmd.Env = []string{helperEnv + "=1", "GOMAXPROCS=1", "GOGC=off", "GODEBUG=asyncpreemptoff=1"}
-	cmd.Stdin = stdin
-	cmd.Stdout, cmd.Stderr = stdout, stderr
-	cmd.ExtraFiles = []*os.File{cfgR, errW}
-	var traceR *os.File
-	if traceSpawn != nil {
-		var traceW *os.File
-		if traceR, traceW, err = os.Pipe(); err != nil {
-			return nil, err
-		}
-		defer traceR.Close()
-		defer traceW.Close()
-		cmd.ExtraFiles = append(cmd.ExtraFiles, traceW)
-	}
-	cmd.WaitDelay = limits.WaitDelay
 	flags := uintptr(0)
 	if slices.Contains(layers, LayerUserNS) {
 		flags = namespaceFlags(p.network())
@@ -112,63 +70,75 @@ func run(ctx context.Context, p Policy, argv []string, stdin io.Reader) (*Result
 			flags &^= syscall.CLONE_NEWNET
 		}
 	}
-	cmd.SysProcAttr = sysProcAttr(flags, sandboxUID(p.UID))
+	stdinFile, _ := stdin.(*os.File)
+	sh := helperShape{flags: flags, uid: sandboxUID(p.UID), stdin: stdin != nil && stdinFile == nil, trace: traceSpawn != nil}
 
+	var (
+		killedFor atomic.Value // Outcome the supervisor killed the run for
+		h         *helperProc
+		werr      error
+		reaped    = func() {}
+	)
+	start := time.Now()
+	claim := monotonic()
+	// A spare serves a run whose shape it has, whose standard input is not
+	// a file of the caller's (handed over at the clone) and whose
+	// configuration fits the pipe (so that sending it cannot block).
+	var setupStart []byte
+	if useSpares && stdinFile == nil && len(raw) <= pipeCapacity {
+		h, setupStart = claimSpare(ctx, sh, lf, raw)
+	}
+	spare := h != nil
+	if h == nil {
+		// A cold start. A configuration that fits the pipe is written
+		// before the helper starts, so the helper never waits for it; a
+		// larger one after.
+		var early []byte
+		if len(raw) <= pipeCapacity {
+			early = raw
+		}
+		h, reaped, err = startHelper(sh, stdinFile, lf, early, false)
+		if err != nil {
+			return nil, fmt.Errorf("sandbox: start helper: %w", err)
+		}
+	}
+	defer h.closeAll()
+	cmd := h.cmd
+	budget := &outputBudget{left: limits.Output}
+	stdout, stderr := &capped{b: budget}, &capped{b: budget}
 	kill := func(why Outcome) {
 		killedFor.CompareAndSwap(nil, why)
-		if cmd.Process != nil {
-			// The command is init of its PID namespace: killing it kills
-			// every process in the namespace. The process group catches the
-			// rest when the policy runs without a PID namespace.
-			syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-			cmd.Process.Kill()
-		}
-	}
-
-	start := time.Now()
-	t0 := monotonic()
-	reaped := func() {}
-	if lf != nil {
-		reaped, err = lf.start(cmd, cmd.SysProcAttr, hostCgroups())
-	} else {
-		err = cmd.Start()
-	}
-	t1 := monotonic()
-	cfgR.Close()
-	errW.Close()
-	if traceR != nil {
-		cmd.ExtraFiles[2].Close()
-	}
-	if err != nil {
-		if reaped != nil {
-			reaped()
-		}
-		return nil, fmt.Errorf("sandbox: start helper: %w", err)
+		h.kill()
 	}
 	budget.mu.Lock()
 	budget.overflow = func() { kill(OutputLimit) }
 	budget.mu.Unlock()
+	await := h.copyStreams(stdin, stdout, stderr)
 
 	stop := context.AfterFunc(ctx, func() { kill(TimedOut) })
 	defer stop()
 
-	if !early {
-		_, werr = cfgW.Write(raw)
-		cfgW.Close()
+	if h.cfgW != nil {
+		_, werr = h.cfgW.Write(raw)
+		h.cfgW.Close()
+		h.cfgW = nil
 	}
-	setup, _ := io.ReadAll(io.LimitReader(errR, 4096))
+	setup, _ := io.ReadAll(io.LimitReader(h.errR, 4096))
+	setup = append(setupStart, setup...)
 	waitErr := cmd.Wait()
+	await(limits.WaitDelay)
 	reaped()
 	// Reap anything left in the process group (runs without a PID namespace).
 	syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
 	elapsed := time.Since(start)
-	if traceR != nil {
-		stamps, _ := io.ReadAll(traceR)
-		trace := []uint64{t0, t1}
+	if h.trace != nil && traceSpawn != nil {
+		stamps, _ := io.ReadAll(h.trace)
+		tr := spawnTrace{spare: spare, start: [2]uint64{h.t0, h.t1}, claim: claim}
 		for ; len(stamps) >= 8; stamps = stamps[8:] {
-			trace = append(trace, binary.LittleEndian.Uint64(stamps))
+			tr.helper = append(tr.helper, binary.LittleEndian.Uint64(stamps))
 		}
-		traceSpawn(append(trace, monotonic()))
+		tr.reaped = monotonic()
+		traceSpawn(tr)
 	}
 
 	if len(setup) > 0 {
@@ -266,9 +236,18 @@ func helperConfig(p Policy, argv, env []string, layers []Layer, limits Limits) (
 }
 
 // traceSpawn, when set (by a benchmark), receives the monotonic clock at
-// each step of a run: before and after starting the helper, at each of the
-// helper's helper.Stages, and after the run was reaped.
-var traceSpawn func(stamps []uint64)
+// each step of a run.
+var traceSpawn func(spawnTrace)
+
+// A spawnTrace holds the monotonic clock at each step of a run.
+type spawnTrace struct {
+	spare bool      // the run claimed a spare
+	start [2]uint64 // before and after the helper's clone and exec
+	// claim is when the run began; for a spare, long after start.
+	claim  uint64
+	helper []uint64 // at each of the helper's helper.Stages
+	reaped uint64   // after the run was reaped
+}
 
 func monotonic() uint64 {
 	var ts unix.Timespec

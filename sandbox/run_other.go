@@ -13,3 +13,7 @@ func Probe() Report { return Report{} }
 func run(ctx context.Context, p Policy, argv []string, stdin io.Reader) (*Result, error) {
 	return nil, ErrUnsupported
 }
+
+func setSpares(bool) bool { return false }
+
+func releaseSpares() {}

@@ -16,8 +16,16 @@
 package helper
 
 // Env marks the re-executed binary as the helper: "1" builds the sandbox
-// described on ConfigFD and executes the command; "probe" exits 0 at once.
+// described on ConfigFD and executes the command; "spare" does the same
+// and, once it has read the whole configuration, writes the byte Ack to
+// ErrorFD; "probe" exits 0 at once.
 const Env = "CLAWTOOL_SANDBOX_HELPER"
+
+// Ack is what a spare helper writes to ErrorFD when it has read its
+// configuration: a spare the supervisor claims may have been killed
+// before, and its death is only certain as the absence of this byte. No
+// setup error starts with it.
+const Ack = 0x06
 
 // Descriptors the supervisor hands the helper.
 const (

@@ -11,13 +11,13 @@ func init() {
 		return
 	case "probe":
 		syscall.Exit(0)
-	case "1":
+	case "1", "spare":
 		// Credentials, Landlock, seccomp and no_new_privs are per thread:
 		// the helper builds everything on this one and executes the
 		// command from it. The runtime keeps the goroutine running package
 		// initialisation locked to the main thread, so no LockOSThread
 		// (which would start the runtime's template thread).
-		err := run()
+		err := run(mode == "spare")
 		write(ErrorFD, []byte(err.Error()))
 		syscall.Exit(ExitSetup)
 	}
@@ -41,7 +41,7 @@ type textError string
 
 func (e textError) Error() string { return string(e) }
 
-func run() error {
+func run(ack bool) error {
 	started := monotonic()
 	var c *Config
 	trace := func() {}
@@ -49,6 +49,9 @@ func run() error {
 		raw, err := readConfig()
 		if err != nil {
 			return fail("read configuration", err)
+		}
+		if ack {
+			write(ErrorFD, []byte{Ack})
 		}
 		var ok bool
 		if c, ok = Decode(raw); !ok {

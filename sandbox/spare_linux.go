@@ -1,0 +1,513 @@
+package sandbox
+
+import (
+	"context"
+	"errors"
+	"io"
+	"os"
+	"os/exec"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/miniopenclaw/tool/sandbox/internal/helper"
+	"golang.org/x/sys/unix"
+)
+
+// A helperShape is everything a helper is fixed to when it is cloned, so
+// everything two runs must share for one to use a helper started for the
+// other: the namespaces (the clone flags: network none or allowed, the
+// layers the policy turns off), the host id the sandbox root maps to (or
+// that the helper runs as without a user namespace), whether the command's
+// standard input is a pipe (a Reader) or /dev/null, and whether the helper
+// has a trace pipe. The helper's arguments are constant, and its
+// environment only says whether it is a spare. What is not in the shape is sent in the configuration after the claim,
+// and the cgroup leaf is joined at the claim.
+type helperShape struct {
+	flags uintptr
+	uid   int
+	stdin bool
+	trace bool
+}
+
+// A helperProc is a started helper and the parent's ends of its pipes,
+// each made for it alone: the configuration, the setup error, the trace,
+// and the command's standard streams. Until a run writes the
+// configuration the helper is blocked reading it, with nothing of the
+// run's applied and no untrusted input read.
+type helperProc struct {
+	cmd   *exec.Cmd
+	cfgW  *os.File // nil once the configuration was sent
+	errR  *os.File
+	trace *os.File // nil unless the shape traces
+	// stdinW is nil when the command's stdin is /dev/null or a file of
+	// the caller's; stdoutR and stderrR are always pipes.
+	stdinW, stdoutR, stderrR *os.File
+	t0, t1                   uint64 // monotonic clock around the clone and exec
+}
+
+// startHelper starts a helper of shape sh. stdin is the caller's file to
+// hand over as the command's standard input (only when sh.stdin is false;
+// nil means /dev/null). With lf the helper is started inside the leaf
+// (see leaf.start); early, when not nil, is the configuration, written and
+// closed before the helper starts. A spare helper acknowledges its
+// configuration (see claimSpare). The returned function must be called
+// once the helper is reaped; it is not nil when err is.
+func startHelper(sh helperShape, stdin *os.File, lf *leaf, early []byte, spare bool) (h *helperProc, reaped func(), err error) {
+	reaped = func() {}
+	hp := &helperProc{}
+	h = hp
+	var child []*os.File // the helper's ends, closed here once it started
+	defer func() {
+		for _, f := range child {
+			f.Close()
+		}
+		if err != nil {
+			hp.closeAll()
+		}
+	}()
+	pipe := func() (r, w *os.File) {
+		if err != nil {
+			return nil, nil
+		}
+		r, w, err = os.Pipe()
+		return r, w
+	}
+	cfgR, cfgW := pipe()
+	h.cfgW = cfgW
+	errR, errW := pipe()
+	h.errR = errR
+	outR, outW := pipe()
+	h.stdoutR = outR
+	errOutR, errOutW := pipe()
+	h.stderrR = errOutR
+	child = append(child, cfgR, errW, outW, errOutW)
+	if sh.stdin {
+		var inR *os.File
+		inR, h.stdinW = pipe()
+		child = append(child, inR)
+		stdin = inR
+	}
+	var traceW *os.File
+	if sh.trace {
+		h.trace, traceW = pipe()
+		child = append(child, traceW)
+	}
+	if err != nil {
+		return nil, reaped, err
+	}
+	if early != nil {
+		_, err = h.cfgW.Write(early)
+		h.cfgW.Close()
+		h.cfgW = nil
+		if err != nil {
+			return nil, reaped, err
+		}
+	}
+
+	cmd := exec.Command("/proc/self/exe")
+	cmd.Args = []string{"clawtool-sandbox"}
+	// The helper is short-lived and single-threaded in what it does: one
+	// processor, no collector and no preemption signals (nothing else runs
+	// in it) make it start faster. The command gets the policy's
+	// environment, not this one.
+	mode := "1"
+	if spare {
+		mode = "spare" // acknowledges its configuration (see claimSpare)
+	}
+	cmd.Env = []string{helperEnv + "=" + mode, "GOMAXPROCS=1", "GOGC=off", "GODEBUG=asyncpreemptoff=1"}
+	if stdin != nil {
+		cmd.Stdin = stdin
+	}
+	// Files, not writers: os/exec starts no goroutine, and the run copies
+	// the streams itself from the moment it owns the helper.
+	cmd.Stdout, cmd.Stderr = outW, errOutW
+	cmd.ExtraFiles = []*os.File{cfgR, errW}
+	if traceW != nil {
+		cmd.ExtraFiles = append(cmd.ExtraFiles, traceW)
+	}
+	cmd.SysProcAttr = sysProcAttr(sh.flags, sh.uid)
+	h.cmd = cmd
+	h.t0 = monotonic()
+	if lf != nil {
+		reaped, err = lf.start(cmd, cmd.SysProcAttr, hostCgroups())
+		if reaped == nil {
+			reaped = func() {}
+		}
+	} else {
+		err = cmd.Start()
+	}
+	h.t1 = monotonic()
+	if err != nil {
+		reaped()
+		return nil, func() {}, err
+	}
+	return h, reaped, nil
+}
+
+// closeAll closes the parent's ends of the helper's pipes.
+func (h *helperProc) closeAll() {
+	for _, f := range []*os.File{h.cfgW, h.errR, h.trace, h.stdinW, h.stdoutR, h.stderrR} {
+		if f != nil {
+			f.Close()
+		}
+	}
+}
+
+// kill kills the helper, or the command it became, with its namespace or
+// process group.
+func (h *helperProc) kill() {
+	// The command is init of its PID namespace: killing it kills every
+	// process in the namespace. The process group catches the rest when the
+	// policy runs without a PID namespace.
+	syscall.Kill(-h.cmd.Process.Pid, syscall.SIGKILL)
+	h.cmd.Process.Kill()
+}
+
+// discard kills an unclaimed helper, reaps it and closes its pipes.
+func (h *helperProc) discard() {
+	h.kill()
+	h.cmd.Wait()
+	h.closeAll()
+}
+
+// exited reports whether the helper has ended (without reaping it).
+func (h *helperProc) exited() bool {
+	var info unix.Siginfo
+	err := unix.Waitid(unix.P_PID, h.cmd.Process.Pid, &info, unix.WEXITED|unix.WNOHANG|unix.WNOWAIT, nil)
+	if err != nil {
+		return !errors.Is(err, unix.EINTR)
+	}
+	// Linux sets si_signo to SIGCHLD when it found the child waitable and
+	// leaves it zero when WNOHANG found nothing.
+	return info.Signo != 0
+}
+
+// copyStreams starts copying the command's standard streams: stdin into
+// the helper's pipe (when the shape has one), its stdout and stderr into
+// the capped buffers. await waits for the copies the way os/exec does
+// with a WaitDelay: after delay it closes the pipes and waits for the
+// copies to notice.
+func (h *helperProc) copyStreams(stdin io.Reader, stdout, stderr io.Writer) (await func(delay time.Duration)) {
+	n := 2
+	done := make(chan struct{}, 3)
+	if h.stdinW != nil {
+		n++
+		in := h.stdinW
+		go func() {
+			if stdin != nil {
+				io.Copy(in, stdin)
+			}
+			in.Close()
+			done <- struct{}{}
+		}()
+	}
+	for _, c := range []struct {
+		w io.Writer
+		r *os.File
+	}{{stdout, h.stdoutR}, {stderr, h.stderrR}} {
+		go func() {
+			io.Copy(c.w, c.r)
+			c.r.Close()
+			done <- struct{}{}
+		}()
+	}
+	return func(delay time.Duration) {
+		wait := func() {
+			for ; n > 0; n-- {
+				<-done
+			}
+		}
+		t := time.NewTimer(delay)
+		defer t.Stop()
+		for n > 0 {
+			select {
+			case <-done:
+				n--
+			case <-t.C:
+				h.closeStreams()
+				wait()
+			}
+		}
+		h.closeStreams()
+	}
+}
+
+// closeStreams closes the parent's ends of the command's standard streams.
+func (h *helperProc) closeStreams() {
+	for _, f := range []*os.File{h.stdinW, h.stdoutR, h.stderrR} {
+		if f != nil {
+			f.Close()
+		}
+	}
+}
+
+// enter moves the process pid, with all its threads, into the leaf: under
+// v1 into both hierarchies, under v2 into the leaf.
+func (lf *leaf) enter(pid int) error {
+	b := []byte(strconv.Itoa(pid))
+	for _, dir := range uniq(lf.memory, lf.pids) {
+		if err := os.WriteFile(dir+"/cgroup.procs", b, 0); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// maxSpareShapes bounds the shapes that keep a spare: the least recently
+// used shape loses its spare to a new one.
+const maxSpareShapes = 4
+
+// spareIdle is how long a spare waits for a run before it is killed and
+// reaped; a variable so that a test can shorten it.
+var spareIdle = 30 * time.Second
+
+// spareStarted, when set (by a test), is called with the process id of
+// each spare that starts waiting, under the pool's lock.
+var spareStarted func(pid int)
+
+// The spare pool holds at most one spare per shape, for at most
+// maxSpareShapes shapes. A run of a shape claims its spare, or waits for
+// the one being started, and starts the next in the background; a run of a
+// shape with neither starts cold and starts the shape's first spare.
+//
+// The next spare starts at the claim, beside the run, rather than after
+// the run's setup or after its reaping: the run then bears the cost of its
+// successor itself, and runs back to back find their spare started. In
+// BenchmarkSpawn at load 3-4 the p50 ratio to bwrap was 0.56-0.72 so, and
+// 0.75-0.81 when the spare started after the setup or after the reaping
+// (runs back to back found it still starting). With think time between
+// runs (BenchmarkSpawnSplit/spare-paused) starting after the reaping was
+// better, 4.8-5.7 ms p50 against 6.2-11.7, since then nothing of the next
+// spare runs beside the run; it would suit an agent's pace, at the cost of
+// bursts.
+//
+// Every spare is forked from a goroutine of its own that is never locked
+// to its thread, so the thread outlives the spare in practice: the
+// spare's Pdeathsig fires when the forking thread ends, which the Go
+// runtime does only for a thread locked by a goroutine that ended. Should
+// some other code of the program do that on a thread that forked a spare,
+// the spare dies, the claim sees it and the run starts cold.
+type sparePool struct {
+	mu    sync.Mutex
+	ready bool // env read
+	off   bool
+	slots map[helperShape]*spareSlot
+	seq   uint64
+	gen   uint64 // bumped by release: older starts discard their spare
+	busy  int    // starts and discards under way, for release to wait on
+	idle  *sync.Cond
+}
+
+type spareSlot struct {
+	h        *helperProc   // the ready spare, or nil
+	timer    *time.Timer   // kills h when it idles too long
+	starting chan struct{} // closed when the start under way ends; nil when none
+	used     uint64        // pool.seq at the last claim, for the LRU
+}
+
+var spares sparePool
+
+func (p *sparePool) lockInit() {
+	p.mu.Lock()
+	if !p.ready {
+		p.ready = true
+		p.off = os.Getenv(SpareEnv) == "0"
+		p.slots = map[helperShape]*spareSlot{}
+		p.idle = sync.NewCond(&p.mu)
+	}
+}
+
+// claim returns the spare of shape sh, or nil when there is none (or
+// spares are off); either way it starts the shape's next spare in the
+// background. A spare being started is waited for: its fork and exec are
+// under way and already cost what a cold start would.
+func (p *sparePool) claim(sh helperShape) *helperProc {
+	p.lockInit()
+	defer p.mu.Unlock()
+	if p.off {
+		return nil
+	}
+	s := p.slots[sh]
+	if s == nil {
+		s = &spareSlot{}
+		p.evictLocked()
+		p.slots[sh] = s
+	}
+	if ch := s.starting; s.h == nil && ch != nil {
+		p.mu.Unlock()
+		<-ch
+		p.mu.Lock()
+		if p.slots[sh] != s {
+			return nil // released or evicted meanwhile
+		}
+	}
+	h := s.h
+	s.h = nil
+	if h != nil {
+		s.timer.Stop()
+	}
+	p.seq++
+	s.used = p.seq
+	if s.starting == nil && !p.off {
+		p.startLocked(sh, s)
+	}
+	return h
+}
+
+// evictLocked makes room for one more shape, discarding the least
+// recently used shape's spare.
+func (p *sparePool) evictLocked() {
+	if len(p.slots) < maxSpareShapes {
+		return
+	}
+	var oldest helperShape
+	least := ^uint64(0)
+	for sh, s := range p.slots {
+		if s.used < least {
+			oldest, least = sh, s.used
+		}
+	}
+	s := p.slots[oldest]
+	delete(p.slots, oldest)
+	if s.h != nil {
+		s.timer.Stop()
+		p.discardLocked(s.h)
+		s.h = nil
+	}
+}
+
+// discardLocked discards h in the background, counted in busy.
+func (p *sparePool) discardLocked(h *helperProc) {
+	p.busy++
+	go func() {
+		h.discard()
+		p.mu.Lock()
+		p.busy--
+		p.idle.Broadcast()
+		p.mu.Unlock()
+	}()
+}
+
+// startLocked starts the next spare of slot s in the background.
+func (p *sparePool) startLocked(sh helperShape, s *spareSlot) {
+	ch := make(chan struct{})
+	s.starting = ch
+	p.busy++
+	gen := p.gen
+	go func() {
+		h, _, err := startHelper(sh, nil, nil, nil, true)
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		s.starting = nil
+		close(ch)
+		p.busy--
+		p.idle.Broadcast()
+		if err != nil {
+			return // the next claim starts cold and tries again
+		}
+		if gen != p.gen || p.off || p.slots[sh] != s {
+			p.discardLocked(h)
+			return
+		}
+		s.h = h
+		if spareStarted != nil {
+			spareStarted(h.cmd.Process.Pid)
+		}
+		s.timer = time.AfterFunc(spareIdle, func() {
+			p.mu.Lock()
+			defer p.mu.Unlock()
+			if s.h == h {
+				s.h = nil
+				p.discardLocked(h)
+			}
+		})
+	}()
+}
+
+// release discards every idle spare and waits until no start or discard
+// is under way; the starts under way discard their spares.
+func (p *sparePool) release() {
+	p.lockInit()
+	defer p.mu.Unlock()
+	p.gen++
+	for sh, s := range p.slots {
+		if s.h != nil {
+			s.timer.Stop()
+			p.discardLocked(s.h)
+			s.h = nil
+		}
+		delete(p.slots, sh)
+	}
+	for p.busy > 0 {
+		p.idle.Wait()
+	}
+}
+
+func setSpares(on bool) bool {
+	spares.lockInit()
+	was := !spares.off
+	spares.off = !on
+	spares.mu.Unlock()
+	if !on {
+		spares.release()
+	}
+	return was
+}
+
+func releaseSpares() { spares.release() }
+
+// claimSpare claims the spare of shape sh and hands it the run: it moves
+// the spare into the run's leaf (when there is one), sends it the
+// configuration raw, which fits the pipe, and waits for the spare to
+// acknowledge it. It returns nil when there is no spare or the spare is
+// unusable: dead (killed from outside, or its forking thread ended), or
+// not movable into the leaf. An unusable spare is discarded and the run
+// starts cold, in the leaf: a run never goes without the leaf the probe
+// promised.
+//
+// Only the acknowledgement makes a spare's life certain: a spare killed
+// just before the claim is still there, movable and writable until the
+// kernel has finished it, but dies in its read without consuming the
+// configuration, so the claim reads end of file instead of helper.Ack.
+// Nothing of the run has been read from its stdin or run by then, so the
+// cold start loses nothing. setup returns what the spare wrote instead of
+// the acknowledgement, the start of a setup error.
+func claimSpare(ctx context.Context, sh helperShape, lf *leaf, raw []byte) (h *helperProc, setup []byte) {
+	h = spares.claim(sh)
+	if h == nil {
+		return nil, nil
+	}
+	ok := !h.exited()
+	if ok && lf != nil {
+		// Before the configuration: the command and every process it
+		// starts are in the leaf from their first instruction.
+		ok = lf.enter(h.cmd.Process.Pid) == nil
+	}
+	if ok {
+		_, err := h.cfgW.Write(raw)
+		ok = err == nil
+	}
+	if ok {
+		h.cfgW.Close()
+		h.cfgW = nil
+		stop := context.AfterFunc(ctx, h.kill)
+		var b [1]byte
+		n, _ := h.errR.Read(b[:])
+		ok = stop() && n == 1
+		if ok && b[0] != helper.Ack {
+			setup = b[:]
+		}
+	}
+	if !ok {
+		h.discard()
+		return nil, nil
+	}
+	sparesServed.Add(1)
+	return h, setup
+}
+
+// sparesServed counts the runs spares served (the tests report it).
+var sparesServed atomic.Int64

@@ -1,0 +1,342 @@
+package sandbox
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// traceSpares turns spares on (whatever CLAWTOOL_SANDBOX_SPARE says) and
+// records, for each run from here to the test's end, whether a spare
+// served it. Tracing is part of a spare's shape, and the spares are
+// released first anyway.
+func traceSpares(t *testing.T) *[]bool {
+	t.Helper()
+	was := SetSpares(true)
+	ReleaseSpares()
+	var served []bool
+	traceSpawn = func(tr spawnTrace) { served = append(served, tr.spare) }
+	t.Cleanup(func() {
+		traceSpawn = nil
+		SetSpares(was)
+		ReleaseSpares()
+	})
+	return &served
+}
+
+// waitingSpare returns the process id of the one idle spare, or 0.
+func waitingSpare() int {
+	spares.lockInit()
+	defer spares.mu.Unlock()
+	for _, s := range spares.slots {
+		if s.h != nil {
+			return s.h.cmd.Process.Pid
+		}
+	}
+	return 0
+}
+
+// TestSpareFreshNamespaces runs the same policy three times: the first run
+// starts cold, the next two claim spares. Each run's namespaces differ
+// from the run before it (whose namespaces were still alive when the spare
+// was made, so their numbers cannot have been reused), a file one run
+// leaves in /tmp is not in the next, the standard streams are the run's
+// own, and under a cgroup the command is in the run's leaf.
+func TestSpareFreshNamespaces(t *testing.T) {
+	requireSandbox(t)
+	served := traceSpares(t)
+	script := `for n in user mnt pid net ipc uts; do readlink /proc/self/ns/$n; done
+ls /tmp/earlier-run 2>/dev/null && echo SEEN
+echo x > /tmp/earlier-run
+cat
+grep -E "$1" /proc/self/cgroup >&2`
+	withCgroup := Probe().Has(LayerCgroup)
+	pattern := ":(memory|pids):"
+	if hostCgroups().version == 2 {
+		pattern = "^0::"
+	}
+	var prev []string
+	for i := range 3 {
+		cmd := CommandContext(context.Background(), Policy{}, "sh", "-c", script, "sh", pattern)
+		in := "stdin of run " + strconv.Itoa(i)
+		cmd.Stdin = strings.NewReader(in)
+		out, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("run %d: %v", i, err)
+		}
+		lines := strings.Split(strings.TrimSuffix(string(out), "\n"), "\n")
+		if len(lines) != 7 || lines[6] != in {
+			t.Fatalf("run %d: stdout %q, want 6 namespaces and %q", i, out, in)
+		}
+		ns := lines[:6]
+		for j, n := range ns {
+			if prev != nil && n == prev[j] {
+				t.Errorf("run %d shares namespace %s with the run before", i, n)
+			}
+		}
+		prev = ns
+		if withCgroup {
+			stderr := string(cmd.Result.Stderr)
+			if strings.Count(stderr, leafPrefix) < strings.Count(stderr, "\n") || !strings.Contains(stderr, leafPrefix) {
+				t.Errorf("run %d: the command is not in the run's leaf: %q", i, stderr)
+			}
+		}
+	}
+	if want := []bool{false, true, true}; !equalBools(*served, want) {
+		t.Errorf("served by a spare: %v, want %v", *served, want)
+	}
+}
+
+func equalBools(a, b []bool) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// TestSpareKilledFromOutside kills the waiting spare: the next run finds
+// it dead, starts cold and succeeds; the run after claims a new spare.
+func TestSpareKilledFromOutside(t *testing.T) {
+	requireSandbox(t)
+	served := traceSpares(t)
+	for i := range 3 {
+		if i == 1 {
+			var pid int
+			if !waitFor(func() bool { pid = waitingSpare(); return pid != 0 }) { // ok-wallclock: waitFor polls for at most 30 s
+				t.Fatal("no spare after the first run")
+			}
+			if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+				t.Fatal(err)
+			}
+		}
+		r, err := Run(context.Background(), Policy{}, "sh", "-c", "echo ok")
+		if err != nil || !r.OK() || string(r.Stdout) != "ok\n" {
+			t.Fatalf("run %d: %v %+v", i, err, r)
+		}
+	}
+	if want := []bool{false, false, true}; !equalBools(*served, want) {
+		t.Errorf("served by a spare: %v, want %v", *served, want)
+	}
+}
+
+// TestSpareIdleReaped shortens the idle time: the spare the run armed is
+// killed and reaped, and the next run starts cold.
+func TestSpareIdleReaped(t *testing.T) {
+	requireSandbox(t)
+	served := traceSpares(t)
+	defer func(d time.Duration) { spareIdle = d }(spareIdle)
+	spareIdle = 20 * time.Millisecond
+	started := make(chan int, 1)
+	// Read under the pool's lock, so set and reset under it.
+	setStarted := func(f func(int)) {
+		spares.lockInit()
+		spareStarted = f
+		spares.mu.Unlock()
+	}
+	setStarted(func(pid int) {
+		select {
+		case started <- pid:
+		default:
+		}
+	})
+	defer setStarted(nil)
+	if _, err := Run(context.Background(), Policy{}, "true"); err != nil {
+		t.Fatal(err)
+	}
+	var pid int
+	select {
+	case pid = <-started:
+	case <-time.After(30 * time.Second): // ok-wallclock
+		t.Fatal("no spare after the first run")
+	}
+	// Reaped: no longer in /proc at all, not even as a zombie.
+	gone := func() bool {
+		_, err := os.Stat("/proc/" + strconv.Itoa(pid))
+		return waitingSpare() == 0 && os.IsNotExist(err)
+	}
+	if !waitFor(gone) { // ok-wallclock: waitFor polls for at most 30 s
+		t.Fatalf("the idle spare %d was not reaped", pid)
+	}
+	if _, err := Run(context.Background(), Policy{}, "true"); err != nil {
+		t.Fatal(err)
+	}
+	if want := []bool{false, false}; !equalBools(*served, want) {
+		t.Errorf("served by a spare: %v, want %v", *served, want)
+	}
+}
+
+// TestSparesOff turns spares off: every run starts cold and no spare
+// waits; turned back on, the second run of a shape claims one.
+func TestSparesOff(t *testing.T) {
+	requireSandbox(t)
+	served := traceSpares(t)
+	was := SetSpares(false)
+	defer SetSpares(was)
+	for range 2 {
+		if _, err := Run(context.Background(), Policy{}, "true"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if pid := waitingSpare(); pid != 0 {
+		t.Errorf("spare %d waits with spares off", pid)
+	}
+	SetSpares(true)
+	for range 2 {
+		if _, err := Run(context.Background(), Policy{}, "true"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if want := []bool{false, false, false, true}; !equalBools(*served, want) {
+		t.Errorf("served by a spare: %v, want %v", *served, want)
+	}
+}
+
+// TestSpareShapes checks that a run only claims a spare of its own shape:
+// another network, another user, and a command reading a pipe rather
+// than /dev/null each start cold; at most maxSpareShapes shapes keep one.
+func TestSpareShapes(t *testing.T) {
+	requireSandbox(t)
+	served := traceSpares(t)
+	shapes := []struct {
+		p     Policy
+		stdin bool
+	}{
+		{Policy{}, false},
+		{Policy{Network: NetworkHost}, false},
+		{Policy{UID: DefaultUID - 1}, false},
+		{Policy{}, true},
+		{Policy{Without: []Layer{LayerUserNS}}, false},
+	}
+	run := func(i int) {
+		var stdin *strings.Reader
+		if shapes[i].stdin {
+			stdin = strings.NewReader("in")
+		}
+		cmd := CommandContext(context.Background(), shapes[i].p, "cat")
+		if stdin != nil {
+			cmd.Stdin = stdin
+		}
+		out, err := cmd.Output()
+		if err != nil || string(out) != map[bool]string{false: "", true: "in"}[shapes[i].stdin] {
+			t.Fatalf("shape %d: %q %v", i, out, err)
+		}
+	}
+	for i := range shapes {
+		run(i)
+	}
+	spares.lockInit()
+	n := len(spares.slots)
+	spares.mu.Unlock()
+	if n != maxSpareShapes {
+		t.Errorf("%d shapes keep a spare, want %d", n, maxSpareShapes)
+	}
+	// The most recent shapes claim theirs; the first was evicted.
+	for _, i := range []int{4, 3, 0} {
+		run(i)
+	}
+	want := []bool{false, false, false, false, false, true, true, false}
+	if !equalBools(*served, want) {
+		t.Errorf("served by a spare: %v, want %v", *served, want)
+	}
+}
+
+// TestLeafEnterV2 moves a running process into a cgroup v2 leaf, as a
+// claim does with a spare, on the v2 hierarchy this host has.
+func TestLeafEnterV2(t *testing.T) {
+	requireSandbox(t)
+	mounts, _ := os.ReadFile("/proc/self/mountinfo")
+	self, _ := os.ReadFile("/proc/self/cgroup")
+	v2 := findCgroups(self, mounts, func(string, ...string) error { return nil })
+	if v2.version != 2 {
+		t.Skip("no cgroup v2 hierarchy mounted")
+	}
+	dir := filepath.Join(v2.parent, leafPrefix+strconv.Itoa(os.Getpid())+"-v2enter")
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Skip(err)
+	}
+	lf := &leaf{version: 2, memory: dir, pids: dir}
+	t.Cleanup(func() { lf.remove() })
+	cmd := exec.Command("/bin/sleep", "60")
+	must(t, cmd.Start())
+	defer cmd.Wait()
+	defer cmd.Process.Kill()
+	must(t, lf.enter(cmd.Process.Pid))
+	in, _ := os.ReadFile("/proc/" + strconv.Itoa(cmd.Process.Pid) + "/cgroup")
+	if !strings.Contains(string(in), "/"+filepath.Base(dir)+"\n") {
+		t.Errorf("the process is not in the leaf: %q", in)
+	}
+	// A process that is gone cannot be moved: the claim falls back.
+	cmd.Process.Kill()
+	cmd.Wait()
+	if err := lf.enter(cmd.Process.Pid); err == nil {
+		t.Error("moving a reaped process succeeded")
+	}
+}
+
+// TestSpareOutcomes runs each case twice, cold and then from a spare, and
+// checks that both end the same way: the output cap kills the run, the
+// context's deadline kills it, a failing exit keeps its status and
+// streams, and a setup failure is an error.
+func TestSpareOutcomes(t *testing.T) {
+	requireSandbox(t)
+	cases := []struct {
+		name    string
+		p       Policy
+		timeout time.Duration
+		argv    []string
+		want    Outcome
+		stdout  string
+		errText string
+	}{
+		{name: "output limit", p: Policy{Limits: Limits{Output: 1000}}, argv: []string{"sh", "-c", "yes"}, want: OutputLimit},
+		{name: "timed out", timeout: 300 * time.Millisecond, argv: []string{"sleep", "30"}, want: TimedOut}, // ok-wallclock
+		{name: "exit status", argv: []string{"sh", "-c", "echo out; echo err >&2; exit 7"}, want: Exited, stdout: "out\n"},
+		{name: "not found", argv: []string{"no-such-command-clawtool"}, errText: errNotFound},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			served := traceSpares(t)
+			for i := range 2 {
+				ctx := context.Background()
+				if c.timeout > 0 {
+					var cancel context.CancelFunc
+					ctx, cancel = context.WithTimeout(ctx, c.timeout)
+					defer cancel()
+				}
+				r, err := Run(ctx, c.p, c.argv...)
+				if c.errText != "" {
+					if err == nil || !strings.Contains(err.Error(), c.errText) {
+						t.Fatalf("run %d: %v, want an error with %q", i, err, c.errText)
+					}
+					continue
+				}
+				if err != nil {
+					t.Fatalf("run %d: %v", i, err)
+				}
+				if r.Outcome != c.want || string(r.Stdout) != c.stdout && c.stdout != "" {
+					t.Errorf("run %d: %s, stdout %q; want %s %q", i, r.Summary(), r.Stdout, c.want, c.stdout)
+				}
+				if c.want == OutputLimit && (!r.Truncated || len(r.Stdout) != 1000) {
+					t.Errorf("run %d: truncated %v with %d bytes, want 1000", i, r.Truncated, len(r.Stdout))
+				}
+				if c.want == Exited && (r.ExitCode != 7 || string(r.Stderr) != "err\n") {
+					t.Errorf("run %d: exit %d stderr %q", i, r.ExitCode, r.Stderr)
+				}
+			}
+			if want := []bool{false, true}; !equalBools(*served, want) {
+				t.Errorf("served by a spare: %v, want %v", *served, want)
+			}
+		})
+	}
+}
