@@ -44,8 +44,7 @@
 // run whose spare died, a run whose standard input is a file and one whose
 // configuration exceeds a pipe's 64 KiB start the helper themselves, as
 // without spares. A spare costs the CPU of starting
-// a helper whether or not a run comes, and about 0.5% of a core while it
-// waits (its Go runtime's monitor thread); the environment variable
+// a helper whether or not a run comes (waiting, it uses no CPU); the environment variable
 // CLAWTOOL_SANDBOX_SPARE=0 or [SetSpares] turns spares off, and
 // [ReleaseSpares] kills the idle ones. A spare is started with the
 // program's state of the moment (working directory, umask, resource

@@ -165,12 +165,20 @@ func access(path string, mode uint32) error {
 	return err
 }
 
+// read reads from fd, blocking. Unlike the helper's other system calls it
+// tells the runtime that it may block (syscall.Syscall, not RawSyscall): a
+// spare helper waits in it for its run, and a goroutine the runtime
+// believes running keeps its monitor thread waking every 10 ms to look at
+// it, about 0.4% of a core per idle spare; told, the runtime lets the
+// monitor sleep. The goroutine stays locked to the main thread (package
+// initialisation), so what the helper sets per thread afterwards is still
+// set on the thread that executes the command.
 func read(fd int, b []byte) (int, error) {
 	if len(b) == 0 {
 		return 0, nil
 	}
-	n, err := sys(syscall.SYS_READ, uintptr(fd), uintptr(unsafe.Pointer(&b[0])), uintptr(len(b)))
-	return int(n), err
+	n, _, e := syscall.Syscall(syscall.SYS_READ, uintptr(fd), uintptr(unsafe.Pointer(&b[0])), uintptr(len(b)))
+	return int(n), errnoErr(e)
 }
 
 func write(fd int, b []byte) {
