@@ -155,12 +155,13 @@ func decodePlain(data []byte, res *tool.Result) bool {
 				return false
 			}
 		case "structured":
-			// The project's strict reader finds the value's end; what it
-			// refuses (such as a duplicate key) is left to encoding/json,
-			// and json.Valid keeps what it accepts within encoding/json's
-			// rules. The depth limit is encoding/json's.
+			// The project's strict reader finds the value's end and checks
+			// it in the same pass: what it accepts, encoding/json accepts
+			// too (it is the stricter: invalid UTF-8, lone surrogates and
+			// duplicate keys are errors), and what it refuses is left to
+			// encoding/json. The depth limit is encoding/json's.
 			n, err := jsontext.SkipValue(d, 0, 0, 10000)
-			if err != nil || !json.Valid(d[:n]) {
+			if err != nil {
 				return false
 			}
 			// As json.RawMessage keeps it: the bytes as they are, copied.
