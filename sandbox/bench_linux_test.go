@@ -175,8 +175,8 @@ func BenchmarkSpawnSplit(b *testing.B) {
 				if t.spare != spare {
 					return // the first run of the spares is cold
 				}
-				if len(t.helper) != 8 {
-					b.Errorf("%d helper timestamps, want 8", len(t.helper))
+				if len(t.helper) != 9 {
+					b.Errorf("%d helper timestamps, want 9", len(t.helper))
 					return
 				}
 				h := t.helper
@@ -184,22 +184,23 @@ func BenchmarkSpawnSplit(b *testing.B) {
 				pre := ""
 				if t.spare {
 					pre = "prestart-"
-					d("claim+config", t.claim, h[1])
+					d("claim+config", t.claim, h[2])
 					d("run", t.claim, t.reaped)
 					runs++
-					if h[0] > t.claim {
+					if h[1] > t.claim {
 						unready++
 					}
 				} else {
-					d("config", h[0], h[1])
+					d("config", h[1], h[2])
 					d("run", t.start[0], t.reaped)
 				}
 				d(pre+"start-helper", t.start[0], t.start[1])
 				d(pre+"runtime-start", t.start[1], h[0])
+				d(pre+"prepare-root", h[0], h[1])
 				for i, n := range steps {
-					d(n, h[i+1], h[i+2])
+					d(n, h[i+2], h[i+3])
 				}
-				d("exec+run+reap", h[7], t.reaped)
+				d("exec+run+reap", h[8], t.reaped)
 			}
 			defer func() { traceSpawn = nil }()
 			ctx := context.Background()

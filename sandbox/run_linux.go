@@ -71,7 +71,7 @@ func runSandbox(ctx context.Context, p Policy, argv []string, stdin io.Reader, u
 		}
 	}
 	stdinFile, _ := stdin.(*os.File)
-	sh := helperShape{flags: flags, uid: sandboxUID(p.UID), stdin: stdin != nil && stdinFile == nil, trace: traceSpawn != nil}
+	sh := helperShape{flags: flags, mounts: cfg.Has(helper.MountNS), uid: sandboxUID(p.UID), stdin: stdin != nil && stdinFile == nil, trace: traceSpawn != nil}
 
 	var (
 		killedFor atomic.Value // Outcome the supervisor killed the run for
@@ -198,7 +198,7 @@ func helperConfig(p Policy, argv, env []string, layers []Layer, limits Limits) (
 		Argv:      argv,
 		Env:       env,
 		Protected: p.protected(),
-		HideDirs:  []string{"/run", "/var/run"},
+		HideDirs:  slices.Clone(helper.AlwaysHidden),
 		NoTCP:     p.network() == NetworkNone,
 		Tmp:       uint64(limits.Tmp),
 		CPU:       uint64((limits.CPU + time.Second - 1) / time.Second),

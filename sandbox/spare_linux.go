@@ -19,17 +19,21 @@ import (
 // A helperShape is everything a helper is fixed to when it is cloned, so
 // everything two runs must share for one to use a helper started for the
 // other: the namespaces (the clone flags: network none or allowed, the
-// layers the policy turns off), the host id the sandbox root maps to (or
-// that the helper runs as without a user namespace), whether the command's
-// standard input is a pipe (a Reader) or /dev/null, and whether the helper
-// has a trace pipe. The helper's arguments are constant, and its
-// environment only says whether it is a spare. What is not in the shape is sent in the configuration after the claim,
-// and the cgroup leaf is joined at the claim.
+// layers the policy turns off), whether the helper builds a root (a spare
+// of such a shape has assembled the policy-independent part of it before
+// the claim), the host id the sandbox root maps to (or that the helper runs
+// as without a user namespace), whether the command's standard input is a
+// pipe (a Reader) or /dev/null, and whether the helper has a trace pipe.
+// The helper's arguments are constant, and its environment only says
+// whether it is a spare and whether it builds a root. What is not in the
+// shape is sent in the configuration after the claim, and the cgroup leaf
+// is joined at the claim.
 type helperShape struct {
-	flags uintptr
-	uid   int
-	stdin bool
-	trace bool
+	flags  uintptr
+	mounts bool // the helper builds a root (helper.PrepareRootEnv)
+	uid    int
+	stdin  bool
+	trace  bool
 }
 
 // A helperProc is a started helper and the parent's ends of its pipes,
@@ -118,6 +122,9 @@ func startHelper(sh helperShape, stdin *os.File, lf *leaf, early []byte, spare b
 		mode = "spare" // acknowledges its configuration (see claimSpare)
 	}
 	cmd.Env = []string{helperEnv + "=" + mode, "GOMAXPROCS=1", "GOGC=off", "GODEBUG=asyncpreemptoff=1"}
+	if sh.mounts {
+		cmd.Env = append(cmd.Env, helper.PrepareRootEnv+"=1")
+	}
 	if stdin != nil {
 		cmd.Stdin = stdin
 	}

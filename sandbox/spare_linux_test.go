@@ -5,11 +5,14 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/miniopenclaw/tool/sandbox/internal/helper"
 )
 
 // traceSpares turns spares on (whatever CLAWTOOL_SANDBOX_SPARE says) and
@@ -339,4 +342,125 @@ func TestSpareOutcomes(t *testing.T) {
 			}
 		})
 	}
+}
+
+// blockedInConfigRead waits until process pid is in a read of the helper's
+// configuration descriptor, which a spare reaches only after it prepared
+// its root, and reports whether it got there.
+func blockedInConfigRead(pid int) bool {
+	want := "0 0x" + strconv.FormatInt(helper.ConfigFD, 16) + " " // read(ConfigFD, ...)
+	for range 5000 {
+		b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/syscall")
+		if err != nil {
+			return false
+		}
+		if strings.HasPrefix(string(b), want) {
+			return true
+		}
+		time.Sleep(time.Millisecond) // ok-wallclock: bounds a wait that only fails when the spare never gets there
+	}
+	return false
+}
+
+// TestSpareRootPreparedBeforeClaim checks that a spare builds the part of
+// the root no policy changes before it is claimed, so that the run that
+// claims it only adds its own mounts: the helper's "prepare" timestamp is
+// earlier than the claim. Inside, nothing of the staging remains: the
+// helper's copy of the host tree (which is not read-only) was detached
+// with the old root.
+func TestSpareRootPreparedBeforeClaim(t *testing.T) {
+	requireSandbox(t)
+	was := SetSpares(true)
+	ReleaseSpares()
+	var traces []spawnTrace
+	traceSpawn = func(tr spawnTrace) { traces = append(traces, tr) }
+	t.Cleanup(func() {
+		traceSpawn = nil
+		SetSpares(was)
+		ReleaseSpares()
+	})
+	p := Policy{} // no workspace, so that /tmp holds no mount point for it
+	script := `grep -c -e sandbox-host -e sandbox-root /proc/self/mountinfo; ls -a /tmp`
+	for i := range 2 {
+		if i == 1 {
+			pid := waitingSpare()
+			if pid == 0 || !blockedInConfigRead(pid) {
+				t.Fatalf("no spare waiting for its configuration (pid %d)", pid)
+			}
+		}
+		r, err := Run(context.Background(), p, "sh", "-c", script)
+		if err != nil {
+			t.Fatalf("run %d: %v", i, err)
+		}
+		if got := string(r.Stdout); got != "0\n.\n..\n" {
+			t.Errorf("run %d: staging mounts seen, or /tmp not empty: %q", i, got)
+		}
+	}
+	if len(traces) != 2 || traces[0].spare || !traces[1].spare {
+		t.Fatalf("traces %+v, want a cold run then a spare's", traces)
+	}
+	stages := helper.Stages
+	for _, tr := range traces {
+		if len(tr.helper) != len(stages) {
+			t.Fatalf("%d timestamps, want %d (%v)", len(tr.helper), len(stages), stages)
+		}
+	}
+	prepared := traces[1].helper[slices.Index(stages, "prepare")]
+	if claim := traces[1].claim; prepared >= claim {
+		t.Errorf("the spare prepared its root %v after the claim", time.Duration(prepared-claim))
+	}
+}
+
+// TestPolicyPathsThroughSymlinks binds a workspace and a read-only path
+// named through absolute symbolic links into the host's /tmp, which the
+// helper's staging covers by the time the policy arrives: they are looked
+// up in the host's tree as it was, cold and from a spare.
+func TestPolicyPathsThroughSymlinks(t *testing.T) {
+	requireSandbox(t)
+	served := traceSpares(t)
+	dir := reachableDir(t)
+	for _, d := range []string{"ws", "ro"} {
+		if err := os.Mkdir(filepath.Join(dir, d), 0o777); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Symlink(filepath.Join(dir, d), filepath.Join(dir, d+"-link")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	os.Chmod(filepath.Join(dir, "ws"), 0o777) // the sandbox user writes there
+	if err := os.WriteFile(filepath.Join(dir, "ro", "f"), []byte("read-only data"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	p := Policy{Workspace: filepath.Join(dir, "ws-link"), ReadOnly: []string{filepath.Join(dir, "ro-link")}}
+	for i := range 2 {
+		name := "out" + strconv.Itoa(i)
+		r, err := Run(context.Background(), p, "sh", "-c", `cat "$1/f" && echo run > `+name+` && ! echo x > "$1/g"`, "sh", p.ReadOnly[0])
+		if err != nil {
+			t.Fatalf("run %d: %v", i, err)
+		}
+		if !r.OK() || string(r.Stdout) != "read-only data" {
+			t.Errorf("run %d: %s, stdout %q stderr %q", i, r.Summary(), r.Stdout, r.Stderr)
+		}
+		if b, err := os.ReadFile(filepath.Join(dir, "ws", name)); err != nil || string(b) != "run\n" {
+			t.Errorf("run %d: the workspace file on the host: %q, %v", i, b, err)
+		}
+		if _, err := os.Stat(filepath.Join(dir, "ro", "g")); err == nil {
+			t.Errorf("run %d wrote into the read-only path", i)
+		}
+	}
+	if want := []bool{false, true}; !equalBools(*served, want) {
+		t.Errorf("served by a spare: %v, want %v", *served, want)
+	}
+}
+
+// reachableDir returns a new temporary directory that the sandbox user
+// can reach and list.
+func reachableDir(t *testing.T) string {
+	dir := t.TempDir()
+	for _, d := range []string{filepath.Dir(dir), dir} {
+		if err := os.Chmod(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
 }

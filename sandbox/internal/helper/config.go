@@ -21,6 +21,13 @@ package helper
 // ErrorFD; "probe" exits 0 at once.
 const Env = "CLAWTOOL_SANDBOX_HELPER"
 
+// PrepareRootEnv, set to "1" beside Env, makes the helper assemble the
+// part of the sandbox's root that is the same for every run (a read-only
+// copy of the host root, a minimal /dev, /proc, tmpfs over AlwaysHidden)
+// before it reads its configuration, which must then ask for MountNS; the
+// rest is added after. A spare so does that work before it is claimed.
+const PrepareRootEnv = "CLAWTOOL_SANDBOX_PREPARE_ROOT"
+
 // Ack is what a spare helper writes to ErrorFD when it has read its
 // configuration: a spare the supervisor claims may have been killed
 // before, and its death is only certain as the absence of this byte. No
@@ -98,7 +105,8 @@ type Config struct {
 	// means none (the working directory is /tmp).
 	Workspace string
 	// ReadOnly are bound read-only; Protected (relative to Workspace) are
-	// re-bound read-only over the workspace; HideDirs get an empty tmpfs.
+	// re-bound read-only over the workspace; HideDirs get an empty tmpfs
+	// (AlwaysHidden get one whatever HideDirs says).
 	ReadOnly, Protected, HideDirs []string
 	// Layers is a set of the layer bits.
 	Layers uint64
@@ -121,7 +129,7 @@ type Config struct {
 }
 
 // Stages name the timestamps a tracing helper writes, in order.
-var Stages = []string{"start", "config", "mounts", "capabilities", "landlock", "seccomp", "rlimits", "exec"}
+var Stages = []string{"start", "prepare", "config", "mounts", "capabilities", "landlock", "seccomp", "rlimits", "exec"}
 
 // Has reports whether c asks for the layer bit l.
 func (c *Config) Has(l uint64) bool { return c.Layers&l != 0 }

@@ -43,6 +43,14 @@ func (e textError) Error() string { return string(e) }
 
 func run(ack bool) error {
 	started := monotonic()
+	// The part of the root that is the same for every run is built before
+	// the configuration is read: a spare does it before it is claimed.
+	var root *preparedRoot
+	var rootErr error
+	if v, _ := syscall.Getenv(PrepareRootEnv); v == "1" {
+		root, rootErr = prepareRoot()
+	}
+	prepared := monotonic()
 	var c *Config
 	trace := func() {}
 	{
@@ -60,14 +68,21 @@ func run(ack bool) error {
 		if c.Trace {
 			trace = func() { writeTime(TraceFD, monotonic()) }
 			writeTime(TraceFD, started)
+			writeTime(TraceFD, prepared)
 			trace()
 		}
+	}
+	if rootErr != nil {
+		return rootErr
 	}
 	if len(c.Argv) == 0 {
 		return textError("no command")
 	}
-	if c.Has(MountNS) {
-		if err := buildRoot(c); err != nil {
+	if c.Has(MountNS) != (root != nil) {
+		return textError("the configuration and " + PrepareRootEnv + " disagree on the mount namespace")
+	}
+	if root != nil {
+		if err := finishRoot(c, root); err != nil {
 			return err
 		}
 	}

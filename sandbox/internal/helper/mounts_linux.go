@@ -23,6 +23,7 @@ const (
 	resolveNoMagiclinks  = 0x02
 	resolveNoSymlinks    = 0x04
 	resolveBeneath       = 0x08
+	resolveInRoot        = 0x10
 	oPath                = 0x200000
 	mountAttrSize        = 32
 	openHowSize          = 24
@@ -92,65 +93,116 @@ func openat2(dirfd int, path string, how *openHow) (int, error) {
 	return int(fd), nil
 }
 
-// buildRoot assembles the sandbox's file system and pivots into it: a
-// read-only, nosuid, nodev copy of the host root; a private /tmp; tmpfs over
-// daemon-socket directories; a minimal /dev; a fresh /proc; the workspace
-// read-write with its protected paths read-only; the read-only paths.
-func buildRoot(c *Config) error {
+// hostCopy is where prepareRoot keeps an unmodified copy of the host's
+// mount tree, in the staging tmpfs beside newRoot: the trees a policy
+// binds are looked up in it after the claim, when /tmp is covered.
+const hostCopy = "/tmp/.sandbox-host"
+
+// AlwaysHidden are the daemon-socket directories every sandbox covers with
+// an empty tmpfs; prepareRoot covers them before the configuration arrives,
+// and Config.HideDirs adds the others.
+var AlwaysHidden = []string{"/run", "/var/run"}
+
+// A preparedRoot is the part of the sandbox's file system that does not
+// depend on the policy, assembled by prepareRoot under newRoot, and the
+// handle finishRoot looks the policy's paths up through.
+type preparedRoot struct {
+	host int // O_PATH descriptor of hostCopy's root
+}
+
+// prepareRoot assembles everything of the root that is the same for every
+// run, so that a spare does it before it is claimed: a read-only, nosuid,
+// nodev copy of the host root at newRoot; tmpfs over AlwaysHidden; a
+// minimal /dev; a fresh /proc. It also keeps a copy of the host's tree at
+// hostCopy, since the staging tmpfs covers the host's /tmp, where a
+// workspace may live. Nothing of a run has been read yet: the copies are of
+// the mount tree the helper's namespace got at its clone, as before.
+func prepareRoot() (*preparedRoot, error) {
 	if err := mount("", "/", "", syscall.MS_REC|syscall.MS_PRIVATE, ""); err != nil {
-		return fail("make mounts private", err)
+		return nil, fail("make mounts private", err)
 	}
-	// Clone the trees to bind before /tmp is covered: they may live there.
-	type tree struct {
-		fd   int
-		path string
+	// Clone what is needed of the host before /tmp is covered.
+	host, err := openTree(atFDCWD, "/", openTreeClone|openTreeCloexec|atRecursive)
+	if err != nil {
+		return nil, fail("copy the host's mount tree", err)
 	}
-	var trees []tree
-	clone := func(path string, attr uint64) error {
-		fd, err := openTree(atFDCWD, path, openTreeClone|openTreeCloexec|atRecursive)
-		if err != nil {
-			return fail("open "+path+" (the sandbox user must be able to reach it)", err)
+	defer closeFD(host)
+	var devices []int
+	defer func() {
+		for _, fd := range devices {
+			closeFD(fd)
 		}
-		if err := mountSetattr(fd, "", atEmptyPath|atRecursive, attr); err != nil {
-			return fail("restrict "+path, err)
-		}
-		trees = append(trees, tree{fd, path})
-		return nil
-	}
-	if c.Workspace != "" {
-		if err := clone(c.Workspace, mountAttrNosuid|mountAttrNodev); err != nil {
-			return err
-		}
-	}
-	for _, p := range c.ReadOnly {
-		if err := clone(p, mountAttrRdonly|mountAttrNosuid|mountAttrNodev); err != nil {
-			return err
-		}
-	}
+	}()
 	for _, d := range []string{"null", "zero", "full", "random", "urandom"} {
-		if err := clone("/dev/"+d, mountAttrNosuid); err != nil {
-			return err
+		fd, err := cloneTree(atFDCWD, "/dev/"+d, "/dev/"+d, mountAttrNosuid)
+		if err != nil {
+			return nil, err
 		}
+		devices = append(devices, fd)
 	}
 
 	if err := mount("sandbox", "/tmp", "tmpfs", syscall.MS_NOSUID|syscall.MS_NODEV, "size=64k,mode=0700"); err != nil {
-		return fail("mount staging tmpfs", err)
+		return nil, fail("mount staging tmpfs", err)
 	}
 	if err := mkdir(newRoot, stagingDirectoryMode); err != nil {
-		return fail("staging directory", err)
+		return nil, fail("staging directory", err)
 	}
 	if err := mount("/", newRoot, "", syscall.MS_BIND|syscall.MS_REC, ""); err != nil {
-		return fail("bind root", err)
+		return nil, fail("bind root", err)
 	}
 	if err := mountSetattr(atFDCWD, newRoot, atRecursive, mountAttrRdonly|mountAttrNosuid|mountAttrNodev); err != nil {
-		return fail("make root read-only", err)
+		return nil, fail("make root read-only", err)
 	}
-	tmpfs := func(dir, opts string, flags uintptr) error {
-		if err := mount("tmpfs", newRoot+dir, "tmpfs", flags|syscall.MS_NOSUID|syscall.MS_NODEV, opts); err != nil {
-			return fail("mount tmpfs on "+dir, err)
+	// Attached after the bind above, so that the new root holds no copy of
+	// it; detached with the old root by finishRoot's pivot.
+	if err := mkdir(hostCopy, stagingDirectoryMode); err != nil {
+		return nil, fail("staging directory", err)
+	}
+	if err := moveMount(host, atFDCWD, hostCopy, moveMountFEmptyPath); err != nil {
+		return nil, fail("keep the host's mount tree", err)
+	}
+	hostFD, err := openat(atFDCWD, hostCopy, oPath|syscall.O_DIRECTORY|syscall.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, fail("open the host's mount tree", err)
+	}
+	pr := &preparedRoot{host: hostFD}
+	if err := hideDirs(AlwaysHidden); err != nil {
+		pr.close()
+		return nil, err
+	}
+	if err := tmpfs("/dev", "size=64k,mode=0755", syscall.MS_NOEXEC); err != nil {
+		pr.close()
+		return nil, err
+	}
+	for _, link := range [][2]string{{"/proc/self/fd", "fd"}, {"/proc/self/fd/0", "stdin"}, {"/proc/self/fd/1", "stdout"}, {"/proc/self/fd/2", "stderr"}} {
+		if err := symlink(link[0], newRoot+"/dev/"+link[1]); err != nil {
+			pr.close()
+			return nil, fail("/dev/"+link[1], err)
 		}
-		return nil
 	}
+	if err := mount("proc", newRoot+"/proc", "proc", syscall.MS_NOSUID|syscall.MS_NODEV|syscall.MS_NOEXEC, ""); err != nil {
+		pr.close()
+		return nil, fail("mount /proc", err)
+	}
+	for i, d := range []string{"null", "zero", "full", "random", "urandom"} {
+		if err := attachTree(devices[i], "/dev/"+d); err != nil {
+			pr.close()
+			return nil, err
+		}
+	}
+	return pr, nil
+}
+
+func (pr *preparedRoot) close() { closeFD(pr.host) }
+
+// finishRoot adds what the policy asks for to the prepared root and pivots
+// into it: the private /tmp of the policy's size; tmpfs over the other
+// HideDirs; the workspace read-write with its protected paths read-only;
+// the read-only paths. The policy's paths are looked up in the host's
+// tree as the helper's namespace got it, absolute symbolic links resolved
+// in that tree.
+func finishRoot(c *Config, pr *preparedRoot) error {
+	defer pr.close()
 	inodes := c.Tmp / 4096
 	if inodes < 1024 {
 		inodes = 1024
@@ -158,35 +210,43 @@ func buildRoot(c *Config) error {
 	if err := tmpfs("/tmp", "size="+itoa(c.Tmp)+",nr_inodes="+itoa(inodes)+",mode=1777", 0); err != nil {
 		return err
 	}
+	var more []string
 	for _, d := range c.HideDirs {
-		var st syscall.Stat_t
-		if stat(newRoot+d, &st, true) != nil || st.Mode&syscall.S_IFMT != syscall.S_IFDIR {
-			continue // missing, or a symbolic link into a directory hidden already
+		if !contains(AlwaysHidden, d) {
+			more = append(more, d)
 		}
-		if err := tmpfs(d, "size=64k,mode=0755", syscall.MS_NOEXEC); err != nil {
+	}
+	if err := hideDirs(more); err != nil {
+		return err
+	}
+	bind := func(path string, attr uint64) error {
+		rel := path
+		for len(rel) > 0 && rel[0] == '/' {
+			rel = rel[1:]
+		}
+		if rel == "" {
+			rel = "."
+		}
+		fd, err := openat2(pr.host, rel, &openHow{flags: oPath | syscall.O_CLOEXEC, resolve: resolveInRoot})
+		if err != nil {
+			return fail("open "+path+" (the sandbox user must be able to reach it)", err)
+		}
+		tree, err := cloneTree(fd, "", path, attr)
+		closeFD(fd)
+		if err != nil {
+			return err
+		}
+		return attachTree(tree, path)
+	}
+	if c.Workspace != "" {
+		if err := bind(c.Workspace, mountAttrNosuid|mountAttrNodev); err != nil {
 			return err
 		}
 	}
-	if err := tmpfs("/dev", "size=64k,mode=0755", syscall.MS_NOEXEC); err != nil {
-		return err
-	}
-	for _, link := range [][2]string{{"/proc/self/fd", "fd"}, {"/proc/self/fd/0", "stdin"}, {"/proc/self/fd/1", "stdout"}, {"/proc/self/fd/2", "stderr"}} {
-		if err := symlink(link[0], newRoot+"/dev/"+link[1]); err != nil {
-			return fail("/dev/"+link[1], err)
+	for _, p := range c.ReadOnly {
+		if err := bind(p, mountAttrRdonly|mountAttrNosuid|mountAttrNodev); err != nil {
+			return err
 		}
-	}
-	if err := mount("proc", newRoot+"/proc", "proc", syscall.MS_NOSUID|syscall.MS_NODEV|syscall.MS_NOEXEC, ""); err != nil {
-		return fail("mount /proc", err)
-	}
-	for _, t := range trees {
-		target := newRoot + t.path
-		if err := mountPoint(t.fd, target); err != nil {
-			return fail("mount point for "+t.path, err)
-		}
-		if err := moveMount(t.fd, atFDCWD, target, moveMountFEmptyPath); err != nil {
-			return fail("bind "+t.path, err)
-		}
-		closeFD(t.fd)
 	}
 	if c.Workspace != "" {
 		if err := protect(newRoot+c.Workspace, c.Protected); err != nil {
@@ -203,6 +263,72 @@ func buildRoot(c *Config) error {
 		return fail("detach old root", err)
 	}
 	return nil
+}
+
+// cloneTree returns a detached copy of the mount tree at path (relative to
+// dirfd; empty: dirfd itself) with the mount attributes attr set on every
+// mount of it; name is the path for errors.
+func cloneTree(dirfd int, path, name string, attr uint64) (int, error) {
+	flags := uintptr(openTreeClone | openTreeCloexec | atRecursive)
+	if path == "" {
+		flags |= atEmptyPath
+	}
+	fd, err := openTree(dirfd, path, flags)
+	if err != nil {
+		return -1, fail("open "+name+" (the sandbox user must be able to reach it)", err)
+	}
+	if err := mountSetattr(fd, "", atEmptyPath|atRecursive, attr); err != nil {
+		closeFD(fd)
+		return -1, fail("restrict "+name, err)
+	}
+	return fd, nil
+}
+
+// attachTree mounts the detached tree fd at path in the new root, making
+// the mount point on a tmpfs of the sandbox when it is missing, and closes
+// fd.
+func attachTree(fd int, path string) error {
+	defer closeFD(fd)
+	target := newRoot + path
+	if err := mountPoint(fd, target); err != nil {
+		return fail("mount point for "+path, err)
+	}
+	if err := moveMount(fd, atFDCWD, target, moveMountFEmptyPath); err != nil {
+		return fail("bind "+path, err)
+	}
+	return nil
+}
+
+// tmpfs mounts an empty tmpfs over dir in the new root.
+func tmpfs(dir, opts string, flags uintptr) error {
+	if err := mount("tmpfs", newRoot+dir, "tmpfs", flags|syscall.MS_NOSUID|syscall.MS_NODEV, opts); err != nil {
+		return fail("mount tmpfs on "+dir, err)
+	}
+	return nil
+}
+
+// hideDirs covers each directory of dirs that exists in the new root with
+// an empty, noexec tmpfs.
+func hideDirs(dirs []string) error {
+	for _, d := range dirs {
+		var st syscall.Stat_t
+		if stat(newRoot+d, &st, true) != nil || st.Mode&syscall.S_IFMT != syscall.S_IFDIR {
+			continue // missing, or a symbolic link into a directory hidden already
+		}
+		if err := tmpfs(d, "size=64k,mode=0755", syscall.MS_NOEXEC); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func contains(list []string, s string) bool {
+	for _, v := range list {
+		if v == s {
+			return true
+		}
+	}
+	return false
 }
 
 func itoa(v uint64) string {
