@@ -60,6 +60,7 @@ type Registry struct {
 
 	ignoredContext atomic.Uint64
 	stillRunning   atomic.Int64
+	sweeper        sweeper // of ExecuteHere's calls
 }
 
 // entry is a registered tool with what the registry derived from it once.
