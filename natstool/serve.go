@@ -164,7 +164,8 @@ type Service struct {
 	calls     sync.WaitGroup
 
 	deadlines deadlineQueue // guarded by mu
-	expiry    *time.Timer   // at the earliest deadline; guarded by mu
+	expiry    *time.Timer   // at or before the earliest deadline; guarded by mu
+	expiryAt  time.Time     // when expiry fires; zero when it is not set; guarded by mu
 
 	handoff chan received  // unbuffered: to a runner that waits for a call
 	idle    atomic.Int64   // runners waiting for a call
@@ -604,13 +605,18 @@ func (c *call) abandoned(res tool.Result) {
 }
 
 // schedule adds c to the calls whose deadline the service enforces,
-// setting the expiry timer when c's deadline is the earliest. s.mu is
-// held.
+// setting the expiry timer unless it is set to fire by c's deadline
+// already. s.mu is held.
 func (s *Service) schedule(c *call) {
 	heap.Push(&s.deadlines, c)
-	if c.slot != 0 {
+	if !s.expiryAt.IsZero() && !c.deadline.Before(s.expiryAt) {
+		// The timer fires no later than c's deadline: if nothing is due
+		// then, it sets itself for the next deadline. Calls made one after
+		// another (each gone before the next comes, each due later) cost
+		// no timer operation at all.
 		return
 	}
+	s.expiryAt = c.deadline
 	if s.expiry == nil {
 		s.expiry = time.AfterFunc(time.Until(c.deadline), s.expire)
 	} else {
@@ -627,12 +633,14 @@ func (s *Service) expire() {
 	for len(s.deadlines) > 0 {
 		c := s.deadlines[0]
 		if c.deadline.After(now) {
+			s.expiryAt = c.deadline
 			s.expiry.Reset(c.deadline.Sub(now))
 			return
 		}
 		heap.Pop(&s.deadlines)
 		c.cancel(errCallerTimeout)
 	}
+	s.expiryAt = time.Time{}
 }
 
 // run runs one call once a running slot is free. kept is false when the
