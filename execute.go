@@ -240,13 +240,20 @@ func (r *Registry) runChecked(ctx context.Context, e *entry, c pendingCall, aban
 		timeout = r.cfg.timeout
 	}
 	var callCtx context.Context
-	var cancel context.CancelFunc
-	if timeout > 0 {
+	switch {
+	case timeout > 0 && e.opts.SharedTimer:
+		lc := r.limits.start(ctx, timeout)
+		defer r.limits.done(lc)
+		callCtx = lc
+	case timeout > 0:
+		var cancel context.CancelFunc
 		callCtx, cancel = context.WithTimeoutCause(ctx, timeout, ErrTimeout)
-	} else {
+		defer cancel()
+	default:
+		var cancel context.CancelFunc
 		callCtx, cancel = context.WithCancel(ctx)
+		defer cancel()
 	}
-	defer cancel()
 
 	var p *PanicError
 	if abandoned != nil {
