@@ -91,17 +91,20 @@ func (r *Registry) Execute(ctx context.Context, name string, args json.RawMessag
 // "ignored_context"). That happens at most a quarter of the grace period
 // (or 5 ms) later than Execute would have returned: one watcher per
 // registry checks these calls a few times per grace period, rather than
-// a timer per call. The caller's goroutine is still inside the
-// tool: ExecuteHere returns only when the tool does, with ok false and a
-// zero Result, which must be discarded, since the call was already
-// answered through abandoned. The caller answers its own caller from
-// abandoned and replaces the goroutine it lost; the goroutine should end
-// once ExecuteHere returns.
+// a timer per call. The caller's goroutine is still inside the tool:
+// ExecuteHere returns only when the tool does, with ok false and a zero
+// Result, which must be discarded, since the call was already answered
+// through abandoned. The caller answers its own caller from abandoned
+// and replaces the goroutine it lost; the goroutine should end once
+// ExecuteHere returns. Otherwise abandoned is never called and ok is
+// true: res is what Execute would have returned. A tool that is Inline
+// is watched the same way here. A nil abandoned makes ExecuteHere the
+// same as Execute, ok always true.
 //
-// Otherwise abandoned is never called and ok is true: res is what
-// Execute would have returned. A tool that is Inline is watched the same
-// way here. A nil abandoned makes ExecuteHere the same as Execute, ok
-// always true.
+// When ctx has a deadline no later than the tool's time limit, the tool
+// runs in ctx itself rather than in a context derived from it, which
+// saves making one (Execute makes one and cancels it when the tool
+// returns): the caller ends ctx once ExecuteHere has returned.
 func (r *Registry) ExecuteHere(ctx context.Context, name string, args json.RawMessage, abandoned func(Result)) (res Result, ok bool) {
 	e := r.lookup(name)
 	if e == nil {
@@ -241,6 +244,11 @@ func (r *Registry) runChecked(ctx context.Context, e *entry, c pendingCall, aban
 	}
 	var callCtx context.Context
 	switch {
+	case abandoned != nil && deadlineBy(ctx, timeout):
+		// ExecuteHere: ctx ends first, and its caller ends it after the
+		// call; a context derived from it would only cost a registration
+		// in ctx.
+		callCtx = ctx
 	case timeout > 0 && e.opts.SharedTimer:
 		lc := r.limits.start(ctx, timeout)
 		defer r.limits.done(lc)
@@ -410,6 +418,13 @@ func (r *Registry) sweep() {
 		}
 		due = due[:0]
 	}
+}
+
+// deadlineBy reports whether ctx has a deadline no later than timeout
+// from now; a timeout of zero or less is no limit.
+func deadlineBy(ctx context.Context, timeout time.Duration) bool {
+	d, ok := ctx.Deadline()
+	return ok && (timeout <= 0 || !d.After(time.Now().Add(timeout)))
 }
 
 // handCall is one call of a tool with a hand-written schema.

@@ -602,3 +602,49 @@ func TestExecuteHereConcurrent(t *testing.T) {
 		}
 	})
 }
+
+// TestExecuteHereRunsInTheCallersContext checks that, when the caller's
+// deadline comes before the tool's limit, the tool gets the caller's
+// context itself, and otherwise one that ends at its limit.
+func TestExecuteHereRunsInTheCallersContext(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		r := tool.NewRegistry(tool.WithDefaultTimeout(2*time.Second), tool.WithLogger(slog.New(slog.DiscardHandler)))
+		var got context.Context
+		must(t, r.Register(tool.Must(tool.New("keep", "Keeps its context.", func(ctx context.Context, _ struct{}) (string, error) {
+			got = ctx
+			return "ok", nil
+		}))))
+		for _, tt := range []struct {
+			name     string
+			caller   time.Duration // the caller's deadline; 0: none
+			same     bool
+			deadline time.Duration // the tool's, from the call
+		}{
+			{"earlier deadline", time.Second, true, time.Second},
+			{"the same deadline", 2 * time.Second, true, 2 * time.Second},
+			{"later deadline", 3 * time.Second, false, 2 * time.Second},
+			{"no deadline", 0, false, 2 * time.Second},
+		} {
+			ctx, cancel := context.WithCancel(context.Background())
+			if tt.caller > 0 {
+				ctx, cancel = context.WithTimeout(context.Background(), tt.caller)
+			}
+			start := time.Now()
+			res, ok := r.ExecuteHere(ctx, "keep", nil, func(tool.Result) {})
+			if !ok || res.IsError {
+				t.Fatalf("%s: ExecuteHere = %+v, %v", tt.name, res, ok)
+			}
+			if (got == ctx) != tt.same {
+				t.Errorf("%s: the tool got the caller's context: %v, want %v", tt.name, got == ctx, tt.same)
+			}
+			if d, _ := got.Deadline(); d.Sub(start) != tt.deadline {
+				t.Errorf("%s: the tool's deadline is %v from the call", tt.name, d.Sub(start))
+			}
+			if !tt.same && got.Err() == nil {
+				t.Errorf("%s: the context made for the call was not ended after it", tt.name)
+			}
+			cancel()
+		}
+		time.Sleep(tool.DefaultGracePeriod) // the watcher of ExecuteHere's calls ends when idle
+	})
+}
