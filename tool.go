@@ -101,8 +101,9 @@ type Options struct {
 
 	// SharedTimer has the registry end the tool's calls at their time
 	// limit with one timer it shares among calls, rather than a
-	// context.WithTimeout per call, whose timer of its own costs one to
-	// three µs a call between network round trips (see BENCHMARKS.md).
+	// context.WithTimeout per call, whose timer of its own costs about a
+	// µs in a tight loop and up to three between network round trips
+	// (see BENCHMARKS.md).
 	// The tool's context is the same to the tool: Deadline reports the
 	// limit (or the caller's earlier deadline), and when the limit
 	// passes, Done is closed, Err is [context.DeadlineExceeded] and
