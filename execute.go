@@ -91,7 +91,8 @@ func (r *Registry) Execute(ctx context.Context, name string, args json.RawMessag
 // "ignored_context"). That happens at most a quarter of the grace period
 // (or 5 ms) later than Execute would have returned: one watcher per
 // registry checks these calls a few times per grace period, rather than
-// a timer per call. The caller's goroutine is still inside the tool:
+// a timer per call. abandoned runs on that watcher's goroutine, one call
+// after another: it should hand the result on and return, not block. The caller's goroutine is still inside the tool:
 // ExecuteHere returns only when the tool does, with ok false and a zero
 // Result, which must be discarded, since the call was already answered
 // through abandoned. The caller answers its own caller from abandoned
