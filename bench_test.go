@@ -121,6 +121,23 @@ func BenchmarkExecuteTypedInline(b *testing.B) {
 	})
 }
 
+// BenchmarkExecuteTypedHere is BenchmarkExecuteTyped through
+// ExecuteHere: the tool is not Inline, but runs in the caller's goroutine
+// all the same, watched by the registry's one watcher of such calls.
+func BenchmarkExecuteTypedHere(b *testing.B) {
+	r := tool.NewRegistry()
+	if err := r.Register(tool.Must(tool.New("search_flights", "Searches flights.", searchFlights))); err != nil {
+		b.Fatal(err)
+	}
+	ctx := context.Background()
+	abandoned := func(res tool.Result) { panic(res.Error) }
+	compare(b, baseline, func() {
+		if res, ok := r.ExecuteHere(ctx, "search_flights", searchInput, abandoned); !ok || res.IsError {
+			b.Fatal(res.Error)
+		}
+	})
+}
+
 // searchSchema is searchArgs written by hand, for the generic-validator
 // path.
 const searchSchema = `{"type":"object","properties":{

@@ -9,6 +9,8 @@ import (
 	"math/rand/v2"
 	"runtime/debug"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 	"unicode/utf8"
 
@@ -71,6 +73,57 @@ func (r *Registry) Execute(ctx context.Context, name string, args json.RawMessag
 	return res
 }
 
+// ExecuteHere is [Registry.Execute] for a caller that can give up its
+// goroutine, such as a server with its own pool of goroutines: it runs
+// the tool in the calling goroutine even when the tool is not
+// [Options.Inline], which saves the goroutine Execute starts for the tool
+// and the wake-up of the caller when the tool returns.
+//
+// Everything else is as in Execute: the arguments are parsed and
+// validated first, the tool runs under its time limit with the panic
+// guard, and its result is checked and cut to the result budget. The
+// difference is in who gives up on a tool that ignores its context. When
+// the tool is still running a grace period (see [WithGracePeriod]) after
+// its context ended, the call is abandoned as Execute abandons it (logged
+// and counted in [Stats], StillRunning until the tool returns), and
+// abandoned is called, once, from another goroutine, with the Result
+// Execute would have returned ([KindTimeout] or [KindCanceled], metadata
+// "ignored_context"). That happens at most a quarter of the grace period
+// (or 5 ms) later than Execute would have returned: one watcher per
+// registry checks these calls a few times per grace period, rather than
+// a timer per call. abandoned runs on that watcher's goroutine, one call
+// after another: it should hand the result on and return, not block. The caller's goroutine is still inside the tool:
+// ExecuteHere returns only when the tool does, with ok false and a zero
+// Result, which must be discarded, since the call was already answered
+// through abandoned. The caller answers its own caller from abandoned
+// and replaces the goroutine it lost; the goroutine should end once
+// ExecuteHere returns. Otherwise abandoned is never called and ok is
+// true: res is what Execute would have returned. A tool that is Inline
+// is watched the same way here. A nil abandoned makes ExecuteHere the
+// same as Execute, ok always true.
+//
+// When ctx has a deadline no later than the tool's time limit, the tool
+// runs in ctx itself rather than in a context derived from it, which
+// saves making one (Execute makes one and cancels it when the tool
+// returns): the caller ends ctx once ExecuteHere has returned.
+func (r *Registry) ExecuteHere(ctx context.Context, name string, args json.RawMessage, abandoned func(Result)) (res Result, ok bool) {
+	e := r.lookup(name)
+	if e == nil {
+		res, _ = r.notFound(name)
+		return res, true
+	}
+	res, err := r.run(ctx, e, args, abandoned)
+	if err == errAnsweredElsewhere {
+		return Result{}, false
+	}
+	return res, true
+}
+
+// errAnsweredElsewhere is what runChecked returns for a call of
+// ExecuteHere whose tool was abandoned: its result went to the abandoned
+// callback.
+var errAnsweredElsewhere = errors.New("the call was abandoned and answered through the callback")
+
 // call is Execute that also returns the Go error behind a failed result:
 // nil for success, else an error for errors.Is/As (ErrNotFound,
 // *ArgumentError, ErrTimeout, *PanicError, the tool's own error, ...).
@@ -79,7 +132,7 @@ func (r *Registry) call(ctx context.Context, name string, args []byte) (Result, 
 	if e == nil {
 		return r.notFound(name)
 	}
-	return r.run(ctx, e, args)
+	return r.run(ctx, e, args, nil)
 }
 
 // lookup returns the entry registered under name, or nil.
@@ -126,8 +179,9 @@ func (r *Registry) notFoundAmong(name string, entries []*entry) (Result, error) 
 	return errorResult(KindNotFound, b.String()), fmt.Errorf("%w: %q", ErrNotFound, name)
 }
 
-// run executes a registered tool; see Execute.
-func (r *Registry) run(ctx context.Context, e *entry, args []byte) (Result, error) {
+// run executes a registered tool; see Execute. With a non-nil
+// abandoned, the tool runs in the caller's goroutine; see ExecuteHere.
+func (r *Registry) run(ctx context.Context, e *entry, args []byte, abandoned func(Result)) (Result, error) {
 	if err := ctx.Err(); err != nil {
 		cause := context.Cause(ctx)
 		return errorResult(KindCanceled, fmt.Sprintf("call to tool %q was canceled before it started: %v", e.name, cause)), cause
@@ -165,32 +219,58 @@ func (r *Registry) run(ctx context.Context, e *entry, args []byte) (Result, erro
 		}
 		if rec := r.cfg.recorder; rec != nil {
 			start := time.Now()
-			res, err := r.runChecked(ctx, e, c)
-			r.recordOutcome(ctx, e, rec, req, res, time.Since(start))
+			if abandoned != nil {
+				answer := abandoned
+				abandoned = func(res Result) {
+					r.recordOutcome(ctx, e, rec, req, res, time.Since(start))
+					answer(res)
+				}
+			}
+			res, err := r.runChecked(ctx, e, c, abandoned)
+			if err != errAnsweredElsewhere {
+				r.recordOutcome(ctx, e, rec, req, res, time.Since(start))
+			}
 			return res, err
 		}
 	}
-	return r.runChecked(ctx, e, c)
+	return r.runChecked(ctx, e, c, abandoned)
 }
 
 // runChecked runs a call whose arguments have been checked and that may
-// run; see Execute.
-func (r *Registry) runChecked(ctx context.Context, e *entry, c pendingCall) (Result, error) {
+// run; see Execute, and ExecuteHere for a non-nil abandoned.
+func (r *Registry) runChecked(ctx context.Context, e *entry, c pendingCall, abandoned func(Result)) (Result, error) {
 	timeout := e.opts.Timeout
 	if timeout == 0 {
 		timeout = r.cfg.timeout
 	}
 	var callCtx context.Context
-	var cancel context.CancelFunc
-	if timeout > 0 {
+	switch {
+	case abandoned != nil && deadlineBy(ctx, timeout):
+		// ExecuteHere: ctx ends first, and its caller ends it after the
+		// call; a context derived from it would only cost a registration
+		// in ctx.
+		callCtx = ctx
+	case timeout > 0 && e.opts.SharedTimer:
+		lc := r.limits.start(ctx, timeout)
+		defer r.limits.done(lc)
+		callCtx = lc
+	case timeout > 0:
+		var cancel context.CancelFunc
 		callCtx, cancel = context.WithTimeoutCause(ctx, timeout, ErrTimeout)
-	} else {
+		defer cancel()
+	default:
+		var cancel context.CancelFunc
 		callCtx, cancel = context.WithCancel(ctx)
+		defer cancel()
 	}
-	defer cancel()
 
 	var p *PanicError
-	if e.opts.Inline {
+	if abandoned != nil {
+		var err error
+		if p, err = r.runHere(ctx, callCtx, e, c, timeout, abandoned); err != nil {
+			return Result{}, err
+		}
+	} else if e.opts.Inline {
 		p = r.guarded(callCtx, e, c)
 	} else {
 		done := make(chan *PanicError, 1)
@@ -215,6 +295,137 @@ func (r *Registry) runChecked(ctx context.Context, e *entry, c pendingCall) (Res
 		return panicked(e, p)
 	}
 	return r.finish(ctx, callCtx, e, timeout, res, err)
+}
+
+// States of a call that ExecuteHere runs in its caller's goroutine.
+const (
+	hereRunning int32 = iota
+	hereReturned
+	hereAbandoned
+)
+
+// A hereCall is a call that ExecuteHere runs in its caller's goroutine,
+// watched by the registry's sweeper.
+type hereCall struct {
+	ctx, callCtx context.Context
+	e            *entry
+	timeout      time.Duration
+	abandoned    func(Result)
+
+	state    atomic.Int32
+	answered chan struct{} // closed once abandoned has returned; set before state becomes hereAbandoned
+
+	slot  int    // in sweeper.calls; -1 when not there; guarded by sweeper.mu
+	ended uint64 // the sweeper's tick that first saw callCtx ended; guarded by sweeper.mu
+}
+
+// sweepTicks is how many ticks of the sweeper make a grace period: a
+// call is abandoned between one grace period and a quarter more after
+// its context ended.
+const sweepTicks = 4
+
+// A sweeper watches the calls that ExecuteHere runs in their callers'
+// goroutines, and abandons those whose tool is still running a grace
+// period after the call's context ended. One sweeper per registry, a
+// goroutine that ticks only while such calls are made, rather than a
+// timer or a context callback per call: either cost more than the rest
+// of a small call's checks.
+type sweeper struct {
+	mu      sync.Mutex
+	calls   []*hereCall
+	running bool   // the sweeper's goroutine runs
+	busy    bool   // a call started since the last tick
+	tick    uint64 // ticks so far
+}
+
+// runHere runs the tool in the caller's goroutine; see ExecuteHere. It
+// returns errAnsweredElsewhere when the sweeper abandoned the call (and
+// answered it through abandoned) before the tool returned.
+func (r *Registry) runHere(ctx, callCtx context.Context, e *entry, c pendingCall, timeout time.Duration, abandoned func(Result)) (*PanicError, error) {
+	h := &hereCall{ctx: ctx, callCtx: callCtx, e: e, timeout: timeout, abandoned: abandoned}
+	w := &r.sweeper
+	w.mu.Lock()
+	h.slot = len(w.calls)
+	w.calls = append(w.calls, h)
+	w.busy = true
+	if !w.running {
+		w.running = true
+		go r.sweep()
+	}
+	w.mu.Unlock()
+	p := r.guarded(callCtx, e, c)
+	w.mu.Lock()
+	if h.slot >= 0 {
+		w.drop(h)
+	}
+	w.mu.Unlock()
+	if !h.state.CompareAndSwap(hereRunning, hereReturned) {
+		<-h.answered
+		r.returned(e)
+		return nil, errAnsweredElsewhere
+	}
+	return p, nil
+}
+
+// drop removes h from the calls watched. w.mu is held.
+func (w *sweeper) drop(h *hereCall) {
+	last := len(w.calls) - 1
+	w.calls[h.slot] = w.calls[last]
+	w.calls[h.slot].slot = h.slot
+	w.calls[last] = nil
+	w.calls = w.calls[:last]
+	h.slot = -1
+}
+
+// sweep abandons, at each tick, the calls of ExecuteHere whose context
+// ended at least a grace period ago and whose tool has not returned. It
+// ends after a tick that found no call and saw none start.
+func (r *Registry) sweep() {
+	w := &r.sweeper
+	t := time.NewTicker(max(r.cfg.grace/sweepTicks, time.Millisecond))
+	defer t.Stop()
+	var due []*hereCall
+	for range t.C {
+		w.mu.Lock()
+		w.tick++
+		if len(w.calls) == 0 && !w.busy {
+			w.running = false
+			w.mu.Unlock()
+			return
+		}
+		w.busy = false
+		for i := 0; i < len(w.calls); {
+			h := w.calls[i]
+			switch {
+			case h.callCtx.Err() == nil:
+			case h.ended == 0:
+				h.ended = w.tick
+			case w.tick-h.ended >= sweepTicks:
+				h.answered = make(chan struct{})
+				if h.state.CompareAndSwap(hereRunning, hereAbandoned) {
+					w.drop(h)
+					due = append(due, h)
+					continue // another call is in slot i now
+				}
+			}
+			i++
+		}
+		w.mu.Unlock()
+		for i, h := range due {
+			res, _ := r.abandoned(h.ctx, h.callCtx, h.e, h.timeout)
+			h.abandoned(res)
+			close(h.answered)
+			due[i] = nil
+		}
+		due = due[:0]
+	}
+}
+
+// deadlineBy reports whether ctx has a deadline no later than timeout
+// from now; a timeout of zero or less is no limit.
+func deadlineBy(ctx context.Context, timeout time.Duration) bool {
+	d, ok := ctx.Deadline()
+	return ok && (timeout <= 0 || !d.After(time.Now().Add(timeout)))
 }
 
 // handCall is one call of a tool with a hand-written schema.
@@ -361,18 +572,31 @@ func (r *Registry) stopped(ctx, callCtx context.Context, e *entry, timeout time.
 // abandon reports a call whose tool did not return within the grace period
 // after its context ended, and keeps count of its goroutine until it does.
 func (r *Registry) abandon(ctx, callCtx context.Context, e *entry, timeout time.Duration, done <-chan *PanicError) (Result, error) {
+	res, err := r.abandoned(ctx, callCtx, e, timeout)
+	go func() {
+		<-done
+		r.returned(e)
+	}()
+	return res, err
+}
+
+// abandoned counts and logs a call whose tool did not return within the
+// grace period after its context ended, and returns the call's result.
+// The caller calls returned when the tool does.
+func (r *Registry) abandoned(ctx, callCtx context.Context, e *entry, timeout time.Duration) (Result, error) {
 	r.ignoredContext.Add(1)
 	r.stillRunning.Add(1)
 	r.logger().LogAttrs(context.WithoutCancel(ctx), slog.LevelWarn, "tool ignored its context; abandoning its goroutine",
 		slog.String("tool", e.name), slog.Duration("grace", r.cfg.grace))
-	go func() {
-		<-done
-		r.stillRunning.Add(-1)
-		r.logger().LogAttrs(context.Background(), slog.LevelInfo, "abandoned tool call returned", slog.String("tool", e.name))
-	}()
 	res, err := r.stopped(ctx, callCtx, e, timeout, Result{}, " and did not stop")
 	res.Metadata = map[string]any{"ignored_context": true}
 	return res, errors.Join(err, fmt.Errorf("tool %q: %w", e.name, ErrIgnoredContext))
+}
+
+// returned records that the tool of an abandoned call returned.
+func (r *Registry) returned(e *entry) {
+	r.stillRunning.Add(-1)
+	r.logger().LogAttrs(context.Background(), slog.LevelInfo, "abandoned tool call returned", slog.String("tool", e.name))
 }
 
 // budget cuts Output to the tool's result budget.

@@ -6,8 +6,10 @@ import (
 	"encoding/json"
 	"errors"
 	"log/slog"
+	"reflect"
 	"runtime"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"testing/synctest"
@@ -381,4 +383,268 @@ func TestExecuteInline(t *testing.T) {
 func debugStack() []byte {
 	buf := make([]byte, 64)
 	return buf[:runtime.Stack(buf, false)]
+}
+
+// recorder is an OutcomeRecorder that allows every call and keeps the
+// kinds of the outcomes it is told.
+type recorder struct {
+	mu    sync.Mutex
+	kinds []tool.ErrorKind
+}
+
+func (*recorder) Authorize(context.Context, tool.AccessRequest) error { return nil }
+func (r *recorder) Outcome(_ context.Context, _ tool.AccessRequest, res tool.Result, _ time.Duration) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.kinds = append(r.kinds, res.Kind)
+}
+
+// TestExecuteHere checks that ExecuteHere gives what Execute gives, at
+// the same moment, for every outcome, with the tool run on the caller's
+// goroutine; and that a tool ignoring its context is abandoned through
+// the callback when Execute would have returned (up to a quarter of the
+// grace period later), while ExecuteHere itself returns, with ok false,
+// when the tool does.
+func TestExecuteHere(t *testing.T) {
+	type want struct {
+		kind      tool.ErrorKind
+		output    string
+		after     time.Duration // from the call to its answer
+		abandoned bool          // answered through the callback
+		returns   time.Duration // from the call to ExecuteHere's return, when abandoned
+	}
+	for _, tt := range []struct {
+		name     string
+		tool     string
+		args     string
+		cancelAt time.Duration // the caller cancels its ctx then; 0: never
+		nilCB    bool          // ExecuteHere with a nil callback
+		record   bool          // with an OutcomeRecorder
+		inline   bool          // Execute cannot abandon the tool: it answers later
+		want     want
+	}{
+		{name: "success", tool: "where", want: want{output: "here"}},
+		{name: "invalid arguments", tool: "where", args: `{"x":1}`, want: want{kind: tool.KindInvalidArguments}},
+		{name: "unknown tool", tool: "nope", want: want{kind: tool.KindNotFound}},
+		{name: "panic", tool: "boom", want: want{kind: tool.KindPanic}},
+		{name: "tool error", tool: "fails", want: want{kind: tool.KindToolError}},
+		{name: "timeout honored", tool: "waits", want: want{kind: tool.KindTimeout, after: 2 * time.Second}},
+		{name: "caller canceled", tool: "waits", cancelAt: time.Second, want: want{kind: tool.KindCanceled, after: time.Second}},
+		{name: "returns within the grace period", tool: "slowpoke", want: want{output: "late", after: 2500 * time.Millisecond}},
+		{name: "ignores its context", tool: "stubborn",
+			want: want{kind: tool.KindTimeout, after: 3 * time.Second, abandoned: true, returns: 10 * time.Second}},
+		{name: "ignores its caller's cancel", tool: "stubborn", cancelAt: time.Second,
+			want: want{kind: tool.KindCanceled, after: 2 * time.Second, abandoned: true, returns: 10 * time.Second}},
+		{name: "ignores its context, recorded", tool: "stubborn", record: true,
+			want: want{kind: tool.KindTimeout, after: 3 * time.Second, abandoned: true, returns: 10 * time.Second}},
+		{name: "inline tool ignoring its context", tool: "stubborn-inline", inline: true,
+			want: want{kind: tool.KindTimeout, after: 3 * time.Second, abandoned: true, returns: 10 * time.Second}},
+		{name: "nil callback is Execute", tool: "stubborn", nilCB: true, want: want{kind: tool.KindTimeout, after: 3 * time.Second}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				var rec recorder
+				opts := []tool.RegistryOption{tool.WithGracePeriod(time.Second), tool.WithDefaultTimeout(2 * time.Second),
+					tool.WithLogger(slog.New(slog.DiscardHandler))}
+				if tt.record {
+					opts = append(opts, tool.WithAuthorizer(&rec))
+				}
+				r := tool.NewRegistry(opts...)
+				var caller, callee atomic.Pointer[string]
+				goid := func() *string { s := string(bytes.Fields(debugStack())[1]); return &s }
+				must(t, r.Register(tool.Must(tool.New("where", "Reports its goroutine.", func(ctx context.Context, _ struct{}) (string, error) {
+					callee.Store(goid())
+					return "here", nil
+				}))))
+				must(t, r.Register(tool.Must(tool.New("waits", "Honors its context.", func(ctx context.Context, _ struct{}) (string, error) {
+					<-ctx.Done()
+					return "", context.Cause(ctx)
+				}))))
+				must(t, r.Register(tool.Must(tool.New("boom", "Panics.", func(context.Context, struct{}) (string, error) {
+					panic("here panic")
+				}))))
+				must(t, r.Register(tool.Must(tool.New("fails", "Fails.", func(context.Context, struct{}) (string, error) {
+					return "", errors.New("no")
+				}))))
+				must(t, r.Register(tool.Must(tool.New("slowpoke", "Returns half a grace period late.", func(ctx context.Context, _ struct{}) (string, error) {
+					time.Sleep(2500 * time.Millisecond)
+					return "late", nil
+				}))))
+				stubborn := func(ctx context.Context, _ struct{}) (string, error) {
+					time.Sleep(10 * time.Second)
+					return "late", nil
+				}
+				must(t, r.Register(tool.Must(tool.New("stubborn", "Ignores its context.", stubborn))))
+				must(t, r.Register(tool.Must(tool.New("stubborn-inline", "Ignores its context.", stubborn, tool.WithInline()))))
+
+				ctx, cancel := context.WithCancel(context.Background())
+				defer cancel()
+				if tt.cancelAt > 0 {
+					time.AfterFunc(tt.cancelAt, cancel)
+				}
+				type answer struct {
+					res tool.Result
+					at  time.Duration
+				}
+				var viaCallback []answer
+				start := time.Now()
+				cb := func(res tool.Result) { viaCallback = append(viaCallback, answer{res, time.Since(start)}) }
+				if tt.nilCB {
+					cb = nil
+				}
+				caller.Store(goid())
+				res, ok := r.ExecuteHere(ctx, tt.tool, json.RawMessage(tt.args), cb)
+				returned := time.Since(start)
+				got := answer{res, returned}
+				if tt.want.abandoned {
+					if ok || len(viaCallback) != 1 || !reflect.DeepEqual(res, tool.Result{}) {
+						t.Fatalf("ExecuteHere = %+v, %v with %d callbacks, want a zero result, false, after one callback", res, ok, len(viaCallback))
+					}
+					got = viaCallback[0]
+					if returned != tt.want.returns {
+						t.Errorf("ExecuteHere returned after %v, want %v, when the tool did", returned, tt.want.returns)
+					}
+					if got.res.Metadata["ignored_context"] != true || !strings.Contains(got.res.Error, "did not stop") {
+						t.Errorf("abandoned with %+v, want it to say the tool did not stop", got.res)
+					}
+				} else if !ok || len(viaCallback) != 0 {
+					t.Fatalf("ExecuteHere gave ok %v with %d callbacks, want true and none", ok, len(viaCallback))
+				}
+				// The registry's watcher of ExecuteHere's calls abandons
+				// them up to a quarter of the grace period late.
+				late := time.Duration(0)
+				if tt.want.abandoned {
+					late = time.Second / 4
+				}
+				if got.res.Kind != tt.want.kind || got.res.Output != tt.want.output || got.at < tt.want.after || got.at > tt.want.after+late {
+					t.Errorf("answer %+v after %v, want kind %q output %q after %v (+%v)", got.res, got.at, tt.want.kind, tt.want.output, tt.want.after, late)
+				}
+				if tt.tool == "where" && tt.args == "" && *callee.Load() != *caller.Load() {
+					t.Errorf("the tool ran on goroutine %s, want the caller's %s", *callee.Load(), *caller.Load())
+				}
+				if s := r.Stats(); (s.IgnoredContext == 1) != (tt.want.abandoned || tt.nilCB) || s.IgnoredContext > 1 {
+					t.Errorf("Stats = %+v, want 1 ignored if abandoned, else 0", s)
+				}
+				synctest.Wait()
+				if s := r.Stats(); s.StillRunning != 0 && !tt.nilCB {
+					t.Errorf("Stats after the return = %+v, want nothing still running", s)
+				}
+				if tt.record && (len(rec.kinds) != 1 || rec.kinds[0] != tt.want.kind) {
+					t.Errorf("outcomes recorded: %v, want one, %q", rec.kinds, tt.want.kind)
+				}
+
+				if tt.inline {
+					return // Execute waits for an Inline tool (TestExecuteInline)
+				}
+				// Execute gives the same answer at the same moment.
+				ctx2, cancel2 := context.WithCancel(context.Background())
+				defer cancel2()
+				if tt.cancelAt > 0 {
+					time.AfterFunc(tt.cancelAt, cancel2)
+				}
+				start = time.Now()
+				want := r.Execute(ctx2, tt.tool, json.RawMessage(tt.args))
+				if want.Kind != got.res.Kind || want.Output != got.res.Output || time.Since(start) != tt.want.after {
+					t.Errorf("Execute = %+v after %v; ExecuteHere answered %+v after %v", want, time.Since(start), got.res, got.at)
+				}
+				time.Sleep(20 * time.Second) // let an abandoned tool of Execute return
+			})
+		})
+	}
+}
+
+// TestExecuteHereConcurrent runs calls of ExecuteHere at once, every
+// other one of a tool that ignores its context: each of those is answered
+// once through its callback, the others return their results, and the
+// registry's watcher ends once no call is left.
+func TestExecuteHereConcurrent(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		r := tool.NewRegistry(tool.WithGracePeriod(time.Second), tool.WithDefaultTimeout(2*time.Second),
+			tool.WithLogger(slog.New(slog.DiscardHandler)))
+		must(t, r.Register(tool.Must(tool.New("stubborn", "Ignores its context.", func(ctx context.Context, _ struct{}) (string, error) {
+			time.Sleep(10 * time.Second)
+			return "late", nil
+		}))))
+		must(t, r.Register(tool.Must(tool.New("waits", "Honors its context.", func(ctx context.Context, _ struct{}) (string, error) {
+			<-ctx.Done()
+			return "", context.Cause(ctx)
+		}))))
+		const calls = 40
+		var callbacks, kept, lost atomic.Int64
+		var wg sync.WaitGroup
+		for i := range calls {
+			name := "waits"
+			if i%2 == 0 {
+				name = "stubborn"
+			}
+			wg.Go(func() {
+				res, ok := r.ExecuteHere(context.Background(), name, nil, func(res tool.Result) {
+					if res.Kind == tool.KindTimeout && res.Metadata["ignored_context"] == true {
+						callbacks.Add(1)
+					}
+				})
+				switch {
+				case ok && name == "waits" && res.Kind == tool.KindTimeout:
+					kept.Add(1)
+				case !ok && name == "stubborn":
+					lost.Add(1)
+				default:
+					t.Errorf("%s: ExecuteHere = %+v, %v", name, res, ok)
+				}
+			})
+		}
+		wg.Wait()
+		if callbacks.Load() != calls/2 || kept.Load() != calls/2 || lost.Load() != calls/2 {
+			t.Errorf("callbacks %d, kept %d, lost %d; want %d each", callbacks.Load(), kept.Load(), lost.Load(), calls/2)
+		}
+		if s := r.Stats(); s.IgnoredContext != calls/2 || s.StillRunning != 0 {
+			t.Errorf("Stats = %+v, want %d ignored, none still running", s, calls/2)
+		}
+	})
+}
+
+// TestExecuteHereRunsInTheCallersContext checks that, when the caller's
+// deadline comes before the tool's limit, the tool gets the caller's
+// context itself, and otherwise one that ends at its limit.
+func TestExecuteHereRunsInTheCallersContext(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		r := tool.NewRegistry(tool.WithDefaultTimeout(2*time.Second), tool.WithLogger(slog.New(slog.DiscardHandler)))
+		var got context.Context
+		must(t, r.Register(tool.Must(tool.New("keep", "Keeps its context.", func(ctx context.Context, _ struct{}) (string, error) {
+			got = ctx
+			return "ok", nil
+		}))))
+		for _, tt := range []struct {
+			name     string
+			caller   time.Duration // the caller's deadline; 0: none
+			same     bool
+			deadline time.Duration // the tool's, from the call
+		}{
+			{"earlier deadline", time.Second, true, time.Second},
+			{"the same deadline", 2 * time.Second, true, 2 * time.Second},
+			{"later deadline", 3 * time.Second, false, 2 * time.Second},
+			{"no deadline", 0, false, 2 * time.Second},
+		} {
+			ctx, cancel := context.WithCancel(context.Background())
+			if tt.caller > 0 {
+				ctx, cancel = context.WithTimeout(context.Background(), tt.caller)
+			}
+			start := time.Now()
+			res, ok := r.ExecuteHere(ctx, "keep", nil, func(tool.Result) {})
+			if !ok || res.IsError {
+				t.Fatalf("%s: ExecuteHere = %+v, %v", tt.name, res, ok)
+			}
+			if (got == ctx) != tt.same {
+				t.Errorf("%s: the tool got the caller's context: %v, want %v", tt.name, got == ctx, tt.same)
+			}
+			if d, _ := got.Deadline(); d.Sub(start) != tt.deadline {
+				t.Errorf("%s: the tool's deadline is %v from the call", tt.name, d.Sub(start))
+			}
+			if !tt.same && got.Err() == nil {
+				t.Errorf("%s: the context made for the call was not ended after it", tt.name)
+			}
+			cancel()
+		}
+		time.Sleep(tool.DefaultGracePeriod) // the watcher of ExecuteHere's calls ends when idle
+	})
 }

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"reflect"
+	"strconv"
 	"sync"
 
 	"github.com/miniopenclaw/tool/internal/schema"
@@ -69,6 +70,12 @@ func New[In, Out any](name, description string, fn func(context.Context, In) (Ou
 			t.opts.OutputSchema = out.Schema()
 		}
 	}
+	switch outType {
+	case reflect.TypeFor[bool](), reflect.TypeFor[int](), reflect.TypeFor[int8](), reflect.TypeFor[int16](),
+		reflect.TypeFor[int32](), reflect.TypeFor[int64](), reflect.TypeFor[uint](), reflect.TypeFor[uint8](),
+		reflect.TypeFor[uint16](), reflect.TypeFor[uint32](), reflect.TypeFor[uint64](), reflect.TypeFor[uintptr]():
+		t.outScalar = true // no methods: encoding/json writes them as strconv does
+	}
 	for _, opt := range opts {
 		opt(&t.opts)
 	}
@@ -95,6 +102,7 @@ type funcTool[In, Out any] struct {
 	opts              Options
 	outString         bool
 	outResult         bool
+	outScalar         bool // Out is bool or a predeclared integer type: written with strconv
 	structured        bool
 }
 
@@ -198,6 +206,11 @@ func (t *funcTool[In, Out]) result(out Out) (Result, error) {
 		}
 		return Result{Output: reflect.ValueOf(&out).Elem().String()}, nil
 	}
+	if t.outScalar {
+		if out, ok := scalarJSON(any(out)); ok {
+			return Result{Output: out}, nil
+		}
+	}
 	buf := encodeBuffers.Get().(*bytes.Buffer)
 	defer encodeBuffers.Put(buf)
 	buf.Reset()
@@ -213,4 +226,37 @@ func (t *funcTool[In, Out]) result(out Out) (Result, error) {
 		res.Structured = json.RawMessage(res.Output)
 	}
 	return res, nil
+}
+
+// scalarJSON returns v as encoding/json writes it, for a bool or a value
+// of a predeclared integer type, whose encoding is strconv's; ok is false
+// for anything else.
+func scalarJSON(v any) (s string, ok bool) {
+	switch v := v.(type) {
+	case bool:
+		return strconv.FormatBool(v), true
+	case int:
+		return strconv.FormatInt(int64(v), 10), true
+	case int8:
+		return strconv.FormatInt(int64(v), 10), true
+	case int16:
+		return strconv.FormatInt(int64(v), 10), true
+	case int32:
+		return strconv.FormatInt(int64(v), 10), true
+	case int64:
+		return strconv.FormatInt(v, 10), true
+	case uint:
+		return strconv.FormatUint(uint64(v), 10), true
+	case uint8:
+		return strconv.FormatUint(uint64(v), 10), true
+	case uint16:
+		return strconv.FormatUint(uint64(v), 10), true
+	case uint32:
+		return strconv.FormatUint(uint64(v), 10), true
+	case uint64:
+		return strconv.FormatUint(v, 10), true
+	case uintptr:
+		return strconv.FormatUint(uint64(v), 10), true
+	}
+	return "", false
 }

@@ -60,6 +60,8 @@ type Registry struct {
 
 	ignoredContext atomic.Uint64
 	stillRunning   atomic.Int64
+	sweeper        sweeper // of ExecuteHere's calls
+	limits         limiter // of tools with Options.SharedTimer
 }
 
 // entry is a registered tool with what the registry derived from it once.

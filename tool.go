@@ -99,6 +99,22 @@ type Options struct {
 	// pure computations, or that always honor their context.
 	Inline bool
 
+	// SharedTimer has the registry end the tool's calls at their time
+	// limit with one timer it shares among calls, rather than a
+	// context.WithTimeout per call, whose timer of its own costs about a
+	// µs in a tight loop and up to three between network round trips
+	// (see BENCHMARKS.md).
+	// The tool's context is the same to the tool: Deadline reports the
+	// limit (or the caller's earlier deadline), and when the limit
+	// passes, Done is closed, Err is [context.DeadlineExceeded] and
+	// [context.Cause] is [ErrTimeout]. What differs is a context the tool
+	// derives from it: when the limit ends the call, that one ends with
+	// [context.Canceled] and the cause ErrTimeout, not with
+	// DeadlineExceeded. Set it on tools that wait on their context's Done
+	// and read its cause, not the Err of contexts they derive, such as the
+	// tools natstool imports.
+	SharedTimer bool
+
 	// MaxInFlight bounds how many calls of the tool an [Executor] runs at
 	// once, for a tool that holds a scarce resource such as a browser.
 	// Zero means the default: one at a time for a tool whose Annotations
@@ -149,6 +165,12 @@ func WithMaxOutput(n int) Option {
 // caller's goroutine. Use it only for tools that return promptly.
 func WithInline() Option {
 	return func(o *Options) { o.Inline = true }
+}
+
+// WithSharedTimer sets [Options.SharedTimer]: the registry ends the
+// tool's calls at their time limit with a timer shared among calls.
+func WithSharedTimer() Option {
+	return func(o *Options) { o.SharedTimer = true }
 }
 
 // WithAnnotations sets [Options.Annotations].

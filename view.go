@@ -74,7 +74,7 @@ func (v *View) Execute(ctx context.Context, name string, args json.RawMessage) R
 		res, _ := v.reg.notFoundAmong(name, v.entries())
 		return res
 	}
-	res, _ := v.reg.run(ctx, e, args)
+	res, _ := v.reg.run(ctx, e, args, nil)
 	return res
 }
 

@@ -13,8 +13,8 @@ import (
 
 // The service's one expiry timer ends each call at its caller's
 // deadline, in deadline order whatever the order of arrival, and never
-// ends a call that left the queue first (as serveCall removes a call
-// that finished).
+// ends a call that left the queue first (as a call that finished leaves
+// it); the timer is reset only for a call due before it fires.
 func TestServiceExpiresCallsAtTheirDeadlines(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		s := &Service{}
@@ -62,9 +62,40 @@ func TestServiceExpiresCallsAtTheirDeadlines(t *testing.T) {
 			t.Errorf("a call removed from the queue was ended: %v", context.Cause(finished))
 		}
 		s.mu.Lock()
-		if n := len(s.deadlines); n != 0 {
-			t.Errorf("%d calls left in the queue", n)
+		if n := len(s.deadlines); n != 0 || !s.expiryAt.IsZero() {
+			t.Errorf("%d calls left in the queue, timer set for %v", n, s.expiryAt)
 		}
+		s.mu.Unlock()
+
+		// Calls one after another: the timer set for the first, which
+		// finished, is not reset for the second, due later; it fires for
+		// nothing, then sets itself for the second's deadline.
+		start = time.Now()
+		first := newCall(10 * time.Millisecond)
+		s.mu.Lock()
+		heap.Remove(&s.deadlines, first.slot)
+		s.mu.Unlock()
+		second := newCall(20 * time.Millisecond)
+		defer first.cancel(errCallDone)
+		defer second.cancel(errCallDone)
+		s.mu.Lock()
+		if !s.expiryAt.Equal(start.Add(10 * time.Millisecond)) {
+			t.Errorf("the timer is set for %v, want still the first call's deadline", s.expiryAt.Sub(start))
+		}
+		s.mu.Unlock()
+		time.Sleep(15 * time.Millisecond)
+		synctest.Wait()
+		s.mu.Lock()
+		if first.Err() != nil || second.Err() != nil || !s.expiryAt.Equal(start.Add(20*time.Millisecond)) {
+			t.Errorf("at 15 ms: first %v, second %v, timer at %v; want both running, the timer at 20 ms", first.Err(), second.Err(), s.expiryAt.Sub(start))
+		}
+		s.mu.Unlock()
+		time.Sleep(10 * time.Millisecond)
+		synctest.Wait()
+		if !errors.Is(context.Cause(second), tool.ErrTimeout) {
+			t.Errorf("at 25 ms, the call due at 20 ms: cause %v", context.Cause(second))
+		}
+		s.mu.Lock()
 		s.expiry.Stop()
 		s.mu.Unlock()
 	})

@@ -685,6 +685,10 @@ func (im *Importer) newRemoteTool(service string, protocol int, d remoteDef) (*r
 			// Execute always honors its context, so the goroutine of its
 			// own that Registry.Execute gives other tools saves nothing.
 			Inline: true,
+			// It waits on its context's Done and reads the cause: the
+			// registry's one shared timer ends it as well as a timer of
+			// its own per call would, for less.
+			SharedTimer: true,
 			// The worker enforces the tool's own limit; the caller's
 			// registry default (or context) bounds the wait here.
 		},

@@ -22,7 +22,10 @@ import (
 )
 
 func TestMain(m *testing.M) {
-	goleak.VerifyTestMain(m)
+	// The registry's watcher of ExecuteHere's calls ends on its own,
+	// half a grace period after the last call (the core's synctest tests
+	// check that it ends); the workers' registries may just have made one.
+	goleak.VerifyTestMain(m, goleak.IgnoreTopFunction("github.com/miniopenclaw/tool.(*Registry).sweep"))
 }
 
 // startServer runs an embedded NATS server on a random loopback port.
@@ -690,5 +693,58 @@ func TestHeartbeatsKeepALongCallAlive(t *testing.T) {
 			}
 			return
 		}
+	}
+}
+
+// A tool that ignores its context holds the goroutine it runs on (the
+// worker runs tools on its pool's goroutines, tool.Registry.ExecuteHere),
+// but not the call: the worker answers at the end of the grace period,
+// gives back the running slot, and serves the next call on another
+// goroutine; Stop does not wait for the stuck tool.
+func TestStubbornToolIsAbandoned(t *testing.T) {
+	s := startServer(t, false)
+	release := make(chan struct{})
+	started := make(chan struct{}, 1)
+	worker := tool.NewRegistry(tool.WithLogger(quiet), tool.WithGracePeriod(100*time.Millisecond))
+	must := func(err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	must(worker.Register(tool.Must(tool.New("stubborn", "Ignores its context.", func(ctx context.Context, in struct{}) (string, error) {
+		started <- struct{}{}
+		<-release
+		return "late", nil
+	}, tool.WithTimeout(200*time.Millisecond)))))
+	var n atomic.Int64
+	add, _ := counting(t, &n).Get("add")
+	must(worker.Register(add))
+	svc := serve(t, connect(t, s), worker, natstool.WithMaxInFlight(1, 0))
+	local := tool.NewRegistry(tool.WithLogger(quiet))
+	importInto(t, connect(t, s), local)
+	defer close(release)
+
+	res := local.Execute(context.Background(), "stubborn", nil)
+	if res.Kind != tool.KindTimeout || !strings.Contains(res.Error, "did not stop") {
+		t.Fatalf("stubborn = %+v, want the worker's timeout saying the tool did not stop", res)
+	}
+	<-started
+	if st := worker.Stats(); st.IgnoredContext != 1 || st.StillRunning != 1 {
+		t.Errorf("worker Stats = %+v, want 1 ignored, 1 still running", st)
+	}
+	// The only running slot is free again, on a new goroutine.
+	if res := local.Execute(context.Background(), "add", json.RawMessage(`{"a":1,"b":2}`)); res.IsError || res.Output != "3" {
+		t.Errorf("add after the abandoned call = %+v, want 3", res)
+	}
+	stopped := make(chan error, 1)
+	go func() { stopped <- svc.Stop() }()
+	select {
+	case err := <-stopped:
+		if err != nil {
+			t.Errorf("Stop: %v", err)
+		}
+	case <-time.After(20 * time.Second): // ok-wallclock
+		t.Fatal("Stop waited for a tool the registry abandoned")
 	}
 }

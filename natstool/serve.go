@@ -131,7 +131,8 @@ func WithServiceLogger(l *slog.Logger) ServeOption {
 // the service answers $SRV.PING, $SRV.INFO and $SRV.STATS as every micro
 // service does.
 //
-// Every call runs through [tool.Registry.Execute], with a context that
+// Every call runs through [tool.Registry.ExecuteHere], on a goroutine of
+// the service's pool, with a context that
 // ends when the caller's time runs out: the time at the end of the reply
 // subject ([ReplyTimeoutMark]), or in [HeaderTimeout], which wins. While a call waits
 // for a turn or runs, the worker sends heartbeats and the tool's progress
@@ -163,7 +164,8 @@ type Service struct {
 	calls     sync.WaitGroup
 
 	deadlines deadlineQueue // guarded by mu
-	expiry    *time.Timer   // at the earliest deadline; guarded by mu
+	expiry    *time.Timer   // at or before the earliest deadline; guarded by mu
+	expiryAt  time.Time     // when expiry fires; zero when it is not set; guarded by mu
 
 	handoff chan received  // unbuffered: to a runner that waits for a call
 	idle    atomic.Int64   // runners waiting for a call
@@ -177,6 +179,8 @@ type Service struct {
 type call struct {
 	context.Context
 	s        *Service
+	name     string // the tool's
+	req      micro.Request
 	reply    string
 	cancel   context.CancelCauseFunc
 	deadline time.Time // the caller's; zero when it set none
@@ -490,12 +494,21 @@ type received struct {
 // running limit of runners wait. A goroutine that lives on keeps the
 // stack that decoding, validating and encoding grew: a fresh goroutine
 // per call spent more time growing its stack than the call took.
+//
+// The tool runs on the runner itself ([tool.Registry.ExecuteHere]). A
+// tool that ignores its context past the registry's grace period keeps
+// its runner: the registry abandons the call, the call is answered and
+// counted off without the runner (call.abandoned), and the runner ends
+// when the tool returns. The next call that finds no idle runner starts
+// a new one.
 func (s *Service) runner(c received) {
-	defer s.runners.Done()
 	for {
-		s.serveCall(c.name, c.req)
+		if !s.serveCall(c.name, c.req) {
+			return // lost to a tool that ignored its context; counted off already
+		}
 		if s.idle.Add(1) > int64(s.cfg.maxInFlight) {
 			s.idle.Add(-1)
+			s.runners.Done()
 			return
 		}
 		select {
@@ -503,6 +516,7 @@ func (s *Service) runner(c received) {
 			s.idle.Add(-1)
 		case <-s.base.Done():
 			s.idle.Add(-1)
+			s.runners.Done()
 			return
 		}
 	}
@@ -511,28 +525,28 @@ func (s *Service) runner(c received) {
 // serveCall runs one call and sends its result. The call costs one
 // context (canceled by the caller, by Stop or at the caller's deadline)
 // and no timer of its own: the service's one heartbeat ticker covers
-// every call in flight, and its one expiry timer every deadline.
-func (s *Service) serveCall(name string, req micro.Request) {
-	defer func() {
-		<-s.waiting
-		s.calls.Done()
-	}()
+// every call in flight, and its one expiry timer every deadline. It
+// returns false when the registry abandoned the call's tool, which still
+// runs on this goroutine: the call was answered and counted off by
+// call.abandoned.
+func (s *Service) serveCall(name string, req micro.Request) bool {
 	reply := req.Reply()
 	if reply == "" {
-		return // nobody to answer: a publish, not a request
+		s.done()
+		return true // nobody to answer: a publish, not a request
 	}
 	h := nats.Header(req.Headers())
 	left, ok, err := callTimeout(h, reply)
 	if err != nil {
 		s.result(req, name, tool.Result{IsError: true, Kind: tool.KindInvalidArguments, Error: err.Error()})
-		return
+		s.done()
+		return true
 	}
 	// The root is Background rather than s.base: a child of a shared
 	// context costs every call a turn at its lock. Stop cancels the calls
 	// one by one instead (cancelAll).
-	c := &call{s: s, reply: reply, slot: -1}
+	c := &call{s: s, reply: reply, slot: -1, name: name, req: req}
 	c.Context, c.cancel = context.WithCancelCause(context.Background())
-	defer c.cancel(errCallDone)
 	ctx := c.Context
 	if ok {
 		c.deadline = time.Now().Add(left)
@@ -547,28 +561,62 @@ func (s *Service) serveCall(name string, req micro.Request) {
 		c.cancel(errAbandoned)
 	}
 	s.mu.Unlock()
-	res := s.run(ctx, c, name, req.Data(), h)
+	res, kept := s.run(ctx, c, name, req.Data(), h)
+	if !kept {
+		return false
+	}
+	c.answer(res)
+	return true
+}
+
+// done counts off a call received by the handler and now answered.
+func (s *Service) done() {
+	<-s.waiting
+	s.calls.Done()
+}
+
+// answer sends the result of a call that ran, or could not run, and
+// counts the call off.
+func (c *call) answer(res tool.Result) {
+	s := c.s
+	c.cancel(errCallDone)
 	// Out of the heartbeats' map before the result goes: no heartbeat
 	// follows a result.
 	s.mu.Lock()
-	delete(s.inFlight, reply)
+	delete(s.inFlight, c.reply)
 	if c.slot >= 0 {
 		// The expiry timer stays set: when it fires with nothing due, it
 		// sets itself for the next deadline.
 		heap.Remove(&s.deadlines, c.slot)
 	}
 	s.mu.Unlock()
-	s.result(req, name, res)
+	s.result(c.req, c.name, res)
+	s.done()
+}
+
+// abandoned answers a call whose tool the registry abandoned: it ignored
+// its context for the grace period after the call's end, and holds the
+// call's runner. The call gives back its running slot and its runner's
+// place in the pool. It is the callback of [tool.Registry.ExecuteHere].
+func (c *call) abandoned(res tool.Result) {
+	<-c.s.running
+	c.answer(res)
+	c.s.runners.Done()
 }
 
 // schedule adds c to the calls whose deadline the service enforces,
-// setting the expiry timer when c's deadline is the earliest. s.mu is
-// held.
+// setting the expiry timer unless it is set to fire by c's deadline
+// already. s.mu is held.
 func (s *Service) schedule(c *call) {
 	heap.Push(&s.deadlines, c)
-	if c.slot != 0 {
+	if !s.expiryAt.IsZero() && !c.deadline.Before(s.expiryAt) {
+		// The timer fires no later than c's deadline: if nothing is due
+		// then, it sets itself for the next deadline. Calls made one after
+		// another (each gone before the next comes, each due later) cost
+		// no timer operation at all.
 		return
 	}
+	s.expiryAt = c.deadline
 	if s.expiry == nil {
 		s.expiry = time.AfterFunc(time.Until(c.deadline), s.expire)
 	} else {
@@ -585,43 +633,46 @@ func (s *Service) expire() {
 	for len(s.deadlines) > 0 {
 		c := s.deadlines[0]
 		if c.deadline.After(now) {
+			s.expiryAt = c.deadline
 			s.expiry.Reset(c.deadline.Sub(now))
 			return
 		}
 		heap.Pop(&s.deadlines)
 		c.cancel(errCallerTimeout)
 	}
+	s.expiryAt = time.Time{}
 }
 
-// run runs one call once a running slot is free.
-func (s *Service) run(ctx context.Context, c *call, name string, args []byte, h nats.Header) tool.Result {
+// run runs one call once a running slot is free. kept is false when the
+// registry abandoned the tool, which ignored its context: then the call
+// was answered by c.abandoned, and res means nothing.
+func (s *Service) run(ctx context.Context, c *call, name string, args []byte, h nats.Header) (res tool.Result, kept bool) {
 	if s.cfg.callContext != nil {
 		cctx, err := s.cfg.callContext(ctx, h)
 		if err != nil {
-			return tool.Result{IsError: true, Kind: tool.KindDenied, Error: err.Error()}
+			return tool.Result{IsError: true, Kind: tool.KindDenied, Error: err.Error()}, true
 		}
 		ctx = cctx
 	}
 	ctx = tool.WithProgress(ctx, c.progress)
 	select {
 	case s.running <- struct{}{}:
-		res := s.reg.Execute(ctx, name, args)
-		<-s.running
-		return res
 	default:
-	}
-	select {
-	case s.running <- struct{}{}:
-		res := s.reg.Execute(ctx, name, args)
-		<-s.running
-		return res
-	case <-ctx.Done():
-		kind := tool.KindCanceled
-		if errors.Is(context.Cause(ctx), tool.ErrTimeout) {
-			kind = tool.KindTimeout
+		select {
+		case s.running <- struct{}{}:
+		case <-ctx.Done():
+			kind := tool.KindCanceled
+			if errors.Is(context.Cause(ctx), tool.ErrTimeout) {
+				kind = tool.KindTimeout
+			}
+			return tool.Result{IsError: true, Kind: kind, Error: fmt.Sprintf("tool %q did not start: every slot of the worker was busy until the call's time ran out", name)}, true
 		}
-		return tool.Result{IsError: true, Kind: kind, Error: fmt.Sprintf("tool %q did not start: every slot of the worker was busy until the call's time ran out", name)}
 	}
+	res, kept = s.reg.ExecuteHere(ctx, name, args, c.abandoned)
+	if kept {
+		<-s.running
+	}
+	return res, kept
 }
 
 // onCancel cancels the call whose reply subject the message names, if
