@@ -144,11 +144,13 @@ func BenchmarkSpawnLayers(b *testing.B) {
 //
 // cold: starting the helper (clone into the namespaces, the user
 // namespace's id maps, execve of the binary), the Go runtime's start until
-// the helper's init, reading the configuration, the mounts, dropping
-// capabilities, Landlock, seccomp, the rlimits, the lookup of the command,
-// and the command's exec, run, exit and reaping.
+// the helper's init, the part of the root no policy changes
+// (prepare-root), reading the configuration, the policy's mounts and the
+// pivot (mounts), dropping capabilities, Landlock, seccomp, the rlimits,
+// the lookup of the command, and the command's exec, run, exit and
+// reaping.
 //
-// spare: the same two first steps, taken by the spare before the run
+// spare: the same three first steps, taken by the spare before the run
 // (prestart-*: off the run's path but not free), then from the claim until
 // the helper read its configuration (claim+config; it includes waiting for
 // a spare whose runtime had not started yet, counted in unready-%), and
