@@ -748,3 +748,20 @@ func TestStubbornToolIsAbandoned(t *testing.T) {
 		t.Fatal("Stop waited for a tool the registry abandoned")
 	}
 }
+
+// TestCallAgainAtOnce calls a worker that runs one call at a time and
+// keeps none waiting, each call as soon as the previous one's result is
+// in: the worker gives the call's place back before it sends the result,
+// so no call finds the worker busy.
+func TestCallAgainAtOnce(t *testing.T) {
+	s := startServer(t, false)
+	var n atomic.Int64
+	serve(t, connect(t, s), counting(t, &n), natstool.WithMaxInFlight(1, 0))
+	local := tool.NewRegistry(tool.WithLogger(quiet))
+	importInto(t, connect(t, s), local)
+	for i := range 300 {
+		if res := local.Execute(context.Background(), "add", json.RawMessage(`{"a":1,"b":2}`)); res.IsError || res.Output != "3" {
+			t.Fatalf("call %d = %+v, want 3", i, res)
+		}
+	}
+}

@@ -532,14 +532,13 @@ func (s *Service) runner(c received) {
 func (s *Service) serveCall(name string, req micro.Request) bool {
 	reply := req.Reply()
 	if reply == "" {
-		s.done()
+		s.done(req, name, nil)
 		return true // nobody to answer: a publish, not a request
 	}
 	h := nats.Header(req.Headers())
 	left, ok, err := callTimeout(h, reply)
 	if err != nil {
-		s.result(req, name, tool.Result{IsError: true, Kind: tool.KindInvalidArguments, Error: err.Error()})
-		s.done()
+		s.done(req, name, &tool.Result{IsError: true, Kind: tool.KindInvalidArguments, Error: err.Error()})
 		return true
 	}
 	// The root is Background rather than s.base: a child of a shared
@@ -569,9 +568,15 @@ func (s *Service) serveCall(name string, req micro.Request) bool {
 	return true
 }
 
-// done counts off a call received by the handler and now answered.
-func (s *Service) done() {
+// done sends res, the result of a call received by the handler (none
+// when res is nil), and counts the call off. The call's place in the
+// line is given back before the result goes: a caller that calls again
+// as soon as it has the result must find room for the new call.
+func (s *Service) done(req micro.Request, name string, res *tool.Result) {
 	<-s.waiting
+	if res != nil {
+		s.result(req, name, *res)
+	}
 	s.calls.Done()
 }
 
@@ -590,8 +595,7 @@ func (c *call) answer(res tool.Result) {
 		heap.Remove(&s.deadlines, c.slot)
 	}
 	s.mu.Unlock()
-	s.result(c.req, c.name, res)
-	s.done()
+	s.done(c.req, c.name, &res)
 }
 
 // abandoned answers a call whose tool the registry abandoned: it ignored
