@@ -83,7 +83,9 @@ func TestSandboxCommandContainer(t *testing.T) {
 		{"run ok", "from the workspace\n", "mode fresh", []string{"sandbox", "run", "--image", img, "--workspace", ws, "--", "cat", "a.txt"}, exitOK},
 		{"run in the image", "nobody\n", "", []string{"sandbox", "run", "--image", img, "--", "sh", "-c", "cat /etc/passwd | grep -c nobody >/dev/null && id -un"}, exitOK},
 		{"run network", "lo\n", "", []string{"sandbox", "run", "--image", img, "--", "sh", "-c", "tail -n +3 /proc/net/dev | cut -d: -f1 | tr -d ' '"}, exitOK},
-		{"run times out", "", "outcome timed_out", []string{"sandbox", "run", "--image", img, "--timeout", "500ms", "--", "sleep", "30"}, exitToolError},
+		// The limit leaves a fresh container time to start (about 0.3 s, several
+		// times that under CI's load), so that it stops the command itself.
+		{"run times out", "", "outcome timed_out", []string{"sandbox", "run", "--image", img, "--timeout", "3s", "--", "sleep", "30"}, exitToolError},
 		{"run missing image", "", "not in the container engine", []string{"sandbox", "run", "--image", "clawtool-test/none:0", "--", "true"}, exitToolError},
 		// pwd is a shell builtin, not a program, in the test image.
 		{"call exec", "/workspace", "", []string{"call", "--workspace", ws, "--image", img, "exec", `{"argv":["sh","-c","pwd"]}`}, exitOK},
