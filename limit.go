@@ -1,11 +1,12 @@
 package tool
 
 import (
-	"container/heap"
 	"context"
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/miniopenclaw/tool/internal/deadline"
 )
 
 // A limiter ends calls of tools with [Options.SharedTimer] at their time
@@ -16,9 +17,9 @@ import (
 // per call costs a timer started and stopped.
 type limiter struct {
 	mu    sync.Mutex
-	calls limitQueue  // earliest limit first
-	timer *time.Timer // nil until the first call
-	at    time.Time   // when timer fires; zero when it is not set
+	calls deadline.Queue[*limitCtx] // by limit, earliest first
+	timer *time.Timer               // nil until the first call
+	at    time.Time                 // when timer fires; zero when it is not set
 }
 
 // A limitCtx is the context of a call with a shared timer: a cancelable
@@ -30,10 +31,14 @@ type limitCtx struct {
 	context.Context
 	cancel   context.CancelCauseFunc
 	deadline time.Time
-	limit    time.Time   // the call's own limit; zero when the caller's deadline comes first
-	expired  atomic.Bool // the limiter ended the call
-	slot     int         // in limiter.calls; -1 when not there; guarded by limiter.mu
+	// limit.At is the call's own limit, zero when the caller's deadline
+	// comes first; its place in limiter.calls is guarded by limiter.mu.
+	limit   deadline.Slot
+	expired atomic.Bool // the limiter ended the call
 }
+
+// DeadlineSlot returns the call's place in the limiter's queue.
+func (c *limitCtx) DeadlineSlot() *deadline.Slot { return &c.limit }
 
 // Deadline returns the earlier of the time limit and the caller's
 // deadline.
@@ -53,22 +58,22 @@ func (c *limitCtx) Err() error {
 // cause [ErrTimeout] when the limit ends it. The caller calls done when
 // the call is over.
 func (l *limiter) start(parent context.Context, timeout time.Duration) *limitCtx {
-	c := &limitCtx{slot: -1}
+	c := &limitCtx{}
 	c.Context, c.cancel = context.WithCancelCause(parent)
 	c.deadline = time.Now().Add(timeout)
 	if d, ok := parent.Deadline(); ok && !d.After(c.deadline) {
 		c.deadline = d // the caller's deadline ends the call first
 		return c
 	}
-	c.limit = c.deadline
+	c.limit.At = c.deadline
 	l.mu.Lock()
-	heap.Push(&l.calls, c)
-	if l.at.IsZero() || c.limit.Before(l.at) {
-		l.at = c.limit
+	l.calls.Push(c)
+	if l.at.IsZero() || c.limit.At.Before(l.at) {
+		l.at = c.limit.At
 		if l.timer == nil {
-			l.timer = time.AfterFunc(time.Until(c.limit), l.expire)
+			l.timer = time.AfterFunc(time.Until(c.limit.At), l.expire)
 		} else {
-			l.timer.Reset(time.Until(c.limit))
+			l.timer.Reset(time.Until(c.limit.At))
 		}
 	}
 	l.mu.Unlock()
@@ -77,13 +82,11 @@ func (l *limiter) start(parent context.Context, timeout time.Duration) *limitCtx
 
 // done ends a call: it leaves the queue and its context is canceled.
 func (l *limiter) done(c *limitCtx) {
-	if !c.limit.IsZero() {
+	if !c.limit.At.IsZero() {
 		l.mu.Lock()
-		if c.slot >= 0 {
-			// The timer stays set: when it fires with nothing due, it sets
-			// itself for the next limit.
-			heap.Remove(&l.calls, c.slot)
-		}
+		// The timer stays set: when it fires with nothing due, it sets
+		// itself for the next limit.
+		l.calls.Remove(c)
 		l.mu.Unlock()
 	}
 	c.cancel(context.Canceled)
@@ -96,14 +99,14 @@ func (l *limiter) expire() {
 	l.mu.Lock()
 	now := time.Now()
 	l.at = time.Time{}
-	for len(l.calls) > 0 {
-		c := l.calls[0]
-		if c.limit.After(now) {
-			l.at = c.limit
-			l.timer.Reset(c.limit.Sub(now))
+	for l.calls.Len() > 0 {
+		c, _ := l.calls.First()
+		if c.limit.At.After(now) {
+			l.at = c.limit.At
+			l.timer.Reset(c.limit.At.Sub(now))
 			break
 		}
-		heap.Pop(&l.calls)
+		l.calls.PopFirst()
 		c.expired.Store(true)
 		due = append(due, c)
 	}
@@ -111,28 +114,4 @@ func (l *limiter) expire() {
 	for _, c := range due {
 		c.cancel(ErrTimeout)
 	}
-}
-
-// limitQueue holds calls by their limit, earliest first
-// (container/heap).
-type limitQueue []*limitCtx
-
-func (q limitQueue) Len() int           { return len(q) }
-func (q limitQueue) Less(i, j int) bool { return q[i].limit.Before(q[j].limit) }
-func (q limitQueue) Swap(i, j int) {
-	q[i], q[j] = q[j], q[i]
-	q[i].slot, q[j].slot = i, j
-}
-func (q *limitQueue) Push(x any) {
-	c := x.(*limitCtx)
-	c.slot = len(*q)
-	*q = append(*q, c)
-}
-func (q *limitQueue) Pop() any {
-	old := *q
-	c := old[len(old)-1]
-	old[len(old)-1] = nil
-	*q = old[:len(old)-1]
-	c.slot = -1
-	return c
 }

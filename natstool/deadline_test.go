@@ -1,7 +1,6 @@
 package natstool
 
 import (
-	"container/heap"
 	"context"
 	"errors"
 	"testing"
@@ -20,7 +19,8 @@ func TestServiceExpiresCallsAtTheirDeadlines(t *testing.T) {
 		s := &Service{}
 		start := time.Now()
 		newCall := func(after time.Duration) *call {
-			c := &call{s: s, slot: -1, deadline: start.Add(after)}
+			c := &call{s: s}
+			c.deadline.At = start.Add(after)
 			c.Context, c.cancel = context.WithCancelCause(context.Background())
 			s.mu.Lock()
 			s.schedule(c)
@@ -37,7 +37,7 @@ func TestServiceExpiresCallsAtTheirDeadlines(t *testing.T) {
 			}
 		}()
 		s.mu.Lock()
-		heap.Remove(&s.deadlines, finished.slot)
+		s.deadlines.Remove(finished)
 		s.mu.Unlock()
 
 		if d, ok := late.Deadline(); !ok || !d.Equal(start.Add(30*time.Millisecond)) {
@@ -62,7 +62,7 @@ func TestServiceExpiresCallsAtTheirDeadlines(t *testing.T) {
 			t.Errorf("a call removed from the queue was ended: %v", context.Cause(finished))
 		}
 		s.mu.Lock()
-		if n := len(s.deadlines); n != 0 || !s.expiryAt.IsZero() {
+		if n := s.deadlines.Len(); n != 0 || !s.expiryAt.IsZero() {
 			t.Errorf("%d calls left in the queue, timer set for %v", n, s.expiryAt)
 		}
 		s.mu.Unlock()
@@ -73,7 +73,7 @@ func TestServiceExpiresCallsAtTheirDeadlines(t *testing.T) {
 		start = time.Now()
 		first := newCall(10 * time.Millisecond)
 		s.mu.Lock()
-		heap.Remove(&s.deadlines, first.slot)
+		s.deadlines.Remove(first)
 		s.mu.Unlock()
 		second := newCall(20 * time.Millisecond)
 		defer first.cancel(errCallDone)
@@ -104,7 +104,8 @@ func TestServiceExpiresCallsAtTheirDeadlines(t *testing.T) {
 // A call canceled for another reason keeps its cause: Err is Canceled,
 // not DeadlineExceeded.
 func TestCallErrKeepsOtherCauses(t *testing.T) {
-	c := &call{slot: -1, deadline: time.Now().Add(time.Hour)}
+	c := &call{}
+	c.deadline.At = time.Now().Add(time.Hour)
 	c.Context, c.cancel = context.WithCancelCause(context.Background())
 	c.cancel(errCallerCanceled)
 	if !errors.Is(c.Err(), context.Canceled) || context.Cause(c) != errCallerCanceled {

@@ -2,7 +2,6 @@ package natstool
 
 import (
 	"bytes"
-	"container/heap"
 	"context"
 	"encoding/json"
 	"errors"
@@ -14,6 +13,7 @@ import (
 	"time"
 
 	"github.com/miniopenclaw/tool"
+	"github.com/miniopenclaw/tool/internal/deadline"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/nats-io/nats.go/micro"
@@ -163,9 +163,9 @@ type Service struct {
 	jobWorker *JobWorker
 	calls     sync.WaitGroup
 
-	deadlines deadlineQueue // guarded by mu
-	expiry    *time.Timer   // at or before the earliest deadline; guarded by mu
-	expiryAt  time.Time     // when expiry fires; zero when it is not set; guarded by mu
+	deadlines deadline.Queue[*call] // the calls with a deadline; guarded by mu
+	expiry    *time.Timer           // at or before the earliest deadline; guarded by mu
+	expiryAt  time.Time             // when expiry fires; zero when it is not set; guarded by mu
 
 	handoff chan received  // unbuffered: to a runner that waits for a call
 	idle    atomic.Int64   // runners waiting for a call
@@ -178,20 +178,24 @@ type Service struct {
 // service enforces (see Service.expire) rather than a timer per call.
 type call struct {
 	context.Context
-	s        *Service
-	name     string // the tool's
-	req      micro.Request
-	reply    string
-	cancel   context.CancelCauseFunc
-	deadline time.Time // the caller's; zero when it set none
-	slot     int       // in Service.deadlines; -1 when not there
+	s      *Service
+	name   string // the tool's
+	req    micro.Request
+	reply  string
+	cancel context.CancelCauseFunc
+	// deadline.At is the caller's deadline, zero when it set none; its
+	// place in Service.deadlines is guarded by Service.mu.
+	deadline deadline.Slot
 
 	mu   sync.Mutex // guards last
 	last time.Time  // of the latest progress report sent
 }
 
 // Deadline returns the caller's deadline.
-func (c *call) Deadline() (time.Time, bool) { return c.deadline, !c.deadline.IsZero() }
+func (c *call) Deadline() (time.Time, bool) { return c.deadline.At, !c.deadline.At.IsZero() }
+
+// DeadlineSlot returns the call's place in the service's deadline queue.
+func (c *call) DeadlineSlot() *deadline.Slot { return &c.deadline }
 
 // Err returns [context.DeadlineExceeded] once the caller's deadline has
 // ended the call, as a context made by [context.WithDeadline] would; its
@@ -202,30 +206,6 @@ func (c *call) Err() error {
 		return context.DeadlineExceeded
 	}
 	return err
-}
-
-// deadlineQueue holds the calls with a deadline, earliest first
-// (container/heap).
-type deadlineQueue []*call
-
-func (q deadlineQueue) Len() int           { return len(q) }
-func (q deadlineQueue) Less(i, j int) bool { return q[i].deadline.Before(q[j].deadline) }
-func (q deadlineQueue) Swap(i, j int) {
-	q[i], q[j] = q[j], q[i]
-	q[i].slot, q[j].slot = i, j
-}
-func (q *deadlineQueue) Push(x any) {
-	c := x.(*call)
-	c.slot = len(*q)
-	*q = append(*q, c)
-}
-func (q *deadlineQueue) Pop() any {
-	old := *q
-	c := old[len(old)-1]
-	old[len(old)-1] = nil
-	*q = old[:len(old)-1]
-	c.slot = -1
-	return c
 }
 
 // Causes of the end of a call's context, made once rather than per call.
@@ -544,11 +524,11 @@ func (s *Service) serveCall(name string, req micro.Request) bool {
 	// The root is Background rather than s.base: a child of a shared
 	// context costs every call a turn at its lock. Stop cancels the calls
 	// one by one instead (cancelAll).
-	c := &call{s: s, reply: reply, slot: -1, name: name, req: req}
+	c := &call{s: s, reply: reply, name: name, req: req}
 	c.Context, c.cancel = context.WithCancelCause(context.Background())
 	ctx := c.Context
 	if ok {
-		c.deadline = time.Now().Add(left)
+		c.deadline.At = time.Now().Add(left)
 		ctx = c
 	}
 	s.mu.Lock()
@@ -589,11 +569,9 @@ func (c *call) answer(res tool.Result) {
 	// follows a result.
 	s.mu.Lock()
 	delete(s.inFlight, c.reply)
-	if c.slot >= 0 {
-		// The expiry timer stays set: when it fires with nothing due, it
-		// sets itself for the next deadline.
-		heap.Remove(&s.deadlines, c.slot)
-	}
+	// The expiry timer stays set: when it fires with nothing due, it sets
+	// itself for the next deadline.
+	s.deadlines.Remove(c)
 	s.mu.Unlock()
 	s.done(c.req, c.name, &res)
 }
@@ -612,19 +590,19 @@ func (c *call) abandoned(res tool.Result) {
 // setting the expiry timer unless it is set to fire by c's deadline
 // already. s.mu is held.
 func (s *Service) schedule(c *call) {
-	heap.Push(&s.deadlines, c)
-	if !s.expiryAt.IsZero() && !c.deadline.Before(s.expiryAt) {
+	s.deadlines.Push(c)
+	if !s.expiryAt.IsZero() && !c.deadline.At.Before(s.expiryAt) {
 		// The timer fires no later than c's deadline: if nothing is due
 		// then, it sets itself for the next deadline. Calls made one after
 		// another (each gone before the next comes, each due later) cost
 		// no timer operation at all.
 		return
 	}
-	s.expiryAt = c.deadline
+	s.expiryAt = c.deadline.At
 	if s.expiry == nil {
-		s.expiry = time.AfterFunc(time.Until(c.deadline), s.expire)
+		s.expiry = time.AfterFunc(time.Until(c.deadline.At), s.expire)
 	} else {
-		s.expiry.Reset(time.Until(c.deadline))
+		s.expiry.Reset(time.Until(c.deadline.At))
 	}
 }
 
@@ -634,14 +612,14 @@ func (s *Service) expire() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	now := time.Now()
-	for len(s.deadlines) > 0 {
-		c := s.deadlines[0]
-		if c.deadline.After(now) {
-			s.expiryAt = c.deadline
-			s.expiry.Reset(c.deadline.Sub(now))
+	for s.deadlines.Len() > 0 {
+		c, _ := s.deadlines.First()
+		if c.deadline.At.After(now) {
+			s.expiryAt = c.deadline.At
+			s.expiry.Reset(c.deadline.At.Sub(now))
 			return
 		}
-		heap.Pop(&s.deadlines)
+		s.deadlines.PopFirst()
 		c.cancel(errCallerTimeout)
 	}
 	s.expiryAt = time.Time{}
