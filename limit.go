@@ -17,9 +17,7 @@ import (
 // per call costs a timer started and stopped.
 type limiter struct {
 	mu    sync.Mutex
-	calls deadline.Queue[*limitCtx] // by limit, earliest first
-	timer *time.Timer               // nil until the first call
-	at    time.Time                 // when timer fires; zero when it is not set
+	calls deadline.Timer[*limitCtx] // by limit, earliest first
 }
 
 // A limitCtx is the context of a call with a shared timer: a cancelable
@@ -67,15 +65,10 @@ func (l *limiter) start(parent context.Context, timeout time.Duration) *limitCtx
 	}
 	c.limit.At = c.deadline
 	l.mu.Lock()
-	l.calls.Push(c)
-	if l.at.IsZero() || c.limit.At.Before(l.at) {
-		l.at = c.limit.At
-		if l.timer == nil {
-			l.timer = time.AfterFunc(time.Until(c.limit.At), l.expire)
-		} else {
-			l.timer.Reset(time.Until(c.limit.At))
-		}
+	if l.calls.Fire == nil {
+		l.calls.Fire = l.expire
 	}
+	l.calls.Add(c)
 	l.mu.Unlock()
 	return c
 }
@@ -95,20 +88,10 @@ func (l *limiter) done(c *limitCtx) {
 // expire ends the calls whose limit has passed and sets the timer for
 // the next limit.
 func (l *limiter) expire() {
-	var due []*limitCtx
 	l.mu.Lock()
-	now := time.Now()
-	l.at = time.Time{}
-	for l.calls.Len() > 0 {
-		c, _ := l.calls.First()
-		if c.limit.At.After(now) {
-			l.at = c.limit.At
-			l.timer.Reset(c.limit.At.Sub(now))
-			break
-		}
-		l.calls.PopFirst()
+	due := l.calls.Due(time.Now(), nil)
+	for _, c := range due {
 		c.expired.Store(true)
-		due = append(due, c)
 	}
 	l.mu.Unlock()
 	for _, c := range due {

@@ -62,8 +62,8 @@ func TestServiceExpiresCallsAtTheirDeadlines(t *testing.T) {
 			t.Errorf("a call removed from the queue was ended: %v", context.Cause(finished))
 		}
 		s.mu.Lock()
-		if n := s.deadlines.Len(); n != 0 || !s.expiryAt.IsZero() {
-			t.Errorf("%d calls left in the queue, timer set for %v", n, s.expiryAt)
+		if n := s.deadlines.Len(); n != 0 || !s.deadlines.FiresAt().IsZero() {
+			t.Errorf("%d calls left in the queue, timer set for %v", n, s.deadlines.FiresAt())
 		}
 		s.mu.Unlock()
 
@@ -79,15 +79,15 @@ func TestServiceExpiresCallsAtTheirDeadlines(t *testing.T) {
 		defer first.cancel(errCallDone)
 		defer second.cancel(errCallDone)
 		s.mu.Lock()
-		if !s.expiryAt.Equal(start.Add(10 * time.Millisecond)) {
-			t.Errorf("the timer is set for %v, want still the first call's deadline", s.expiryAt.Sub(start))
+		if !s.deadlines.FiresAt().Equal(start.Add(10 * time.Millisecond)) {
+			t.Errorf("the timer is set for %v, want still the first call's deadline", s.deadlines.FiresAt().Sub(start))
 		}
 		s.mu.Unlock()
 		time.Sleep(15 * time.Millisecond)
 		synctest.Wait()
 		s.mu.Lock()
-		if first.Err() != nil || second.Err() != nil || !s.expiryAt.Equal(start.Add(20*time.Millisecond)) {
-			t.Errorf("at 15 ms: first %v, second %v, timer at %v; want both running, the timer at 20 ms", first.Err(), second.Err(), s.expiryAt.Sub(start))
+		if first.Err() != nil || second.Err() != nil || !s.deadlines.FiresAt().Equal(start.Add(20*time.Millisecond)) {
+			t.Errorf("at 15 ms: first %v, second %v, timer at %v; want both running, the timer at 20 ms", first.Err(), second.Err(), s.deadlines.FiresAt().Sub(start))
 		}
 		s.mu.Unlock()
 		time.Sleep(10 * time.Millisecond)
@@ -96,7 +96,7 @@ func TestServiceExpiresCallsAtTheirDeadlines(t *testing.T) {
 			t.Errorf("at 25 ms, the call due at 20 ms: cause %v", context.Cause(second))
 		}
 		s.mu.Lock()
-		s.expiry.Stop()
+		s.deadlines.Stop()
 		s.mu.Unlock()
 	})
 }

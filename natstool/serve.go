@@ -163,9 +163,9 @@ type Service struct {
 	jobWorker *JobWorker
 	calls     sync.WaitGroup
 
-	deadlines deadline.Queue[*call] // the calls with a deadline; guarded by mu
-	expiry    *time.Timer           // at or before the earliest deadline; guarded by mu
-	expiryAt  time.Time             // when expiry fires; zero when it is not set; guarded by mu
+	// deadlines are the calls with a deadline, with the one expiry timer
+	// that ends them (see expire); guarded by mu.
+	deadlines deadline.Timer[*call]
 
 	handoff chan received  // unbuffered: to a runner that waits for a call
 	idle    atomic.Int64   // runners waiting for a call
@@ -327,9 +327,7 @@ func (s *Service) Stop() error {
 	<-s.beatsDone
 	s.runners.Wait()
 	s.mu.Lock()
-	if s.expiry != nil {
-		s.expiry.Stop()
-	}
+	s.deadlines.Stop()
 	s.mu.Unlock()
 	s.announce(Announcement{Service: s.cfg.name, ID: svc.Info().ID, Stopped: true})
 	return err
@@ -590,20 +588,10 @@ func (c *call) abandoned(res tool.Result) {
 // setting the expiry timer unless it is set to fire by c's deadline
 // already. s.mu is held.
 func (s *Service) schedule(c *call) {
-	s.deadlines.Push(c)
-	if !s.expiryAt.IsZero() && !c.deadline.At.Before(s.expiryAt) {
-		// The timer fires no later than c's deadline: if nothing is due
-		// then, it sets itself for the next deadline. Calls made one after
-		// another (each gone before the next comes, each due later) cost
-		// no timer operation at all.
-		return
+	if s.deadlines.Fire == nil {
+		s.deadlines.Fire = s.expire
 	}
-	s.expiryAt = c.deadline.At
-	if s.expiry == nil {
-		s.expiry = time.AfterFunc(time.Until(c.deadline.At), s.expire)
-	} else {
-		s.expiry.Reset(time.Until(c.deadline.At))
-	}
+	s.deadlines.Add(c)
 }
 
 // expire ends the calls whose caller's deadline has passed, with a cause
@@ -611,18 +599,10 @@ func (s *Service) schedule(c *call) {
 func (s *Service) expire() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	now := time.Now()
-	for s.deadlines.Len() > 0 {
-		c, _ := s.deadlines.First()
-		if c.deadline.At.After(now) {
-			s.expiryAt = c.deadline.At
-			s.expiry.Reset(c.deadline.At.Sub(now))
-			return
-		}
-		s.deadlines.PopFirst()
+	var buf [8]*call
+	for _, c := range s.deadlines.Due(time.Now(), buf[:0]) {
 		c.cancel(errCallerTimeout)
 	}
-	s.expiryAt = time.Time{}
 }
 
 // run runs one call once a running slot is free. kept is false when the

@@ -122,3 +122,64 @@ func (q *Queue[T]) down(i int) bool {
 	}
 	return i > start
 }
+
+// A Timer is a Queue with one [time.Timer] that fires no later than the
+// earliest deadline queued. It is set when an item due before it fires is
+// added, and not touched when an item leaves: when it fires with nothing
+// due, the owner's Due sets it for the next deadline. So items added and
+// removed one after another, each due after the last, cost no timer
+// operation at all. The zero value is ready; a Timer is not safe for
+// concurrent use (its owner holds a lock around every call, and takes the
+// same lock in the function the timer runs).
+type Timer[T Item] struct {
+	Queue[T]
+	// Fire is what the timer runs, in a goroutine of its own; it should
+	// take the owner's lock and call Due. It is set before the first Add.
+	Fire  func()
+	timer *time.Timer
+	at    time.Time // when timer fires; zero when it is not set
+}
+
+// Add queues x and sets the timer for x's deadline when the timer would
+// fire later or is not set.
+func (t *Timer[T]) Add(x T) {
+	t.Push(x)
+	at := x.DeadlineSlot().At
+	if !t.at.IsZero() && !at.Before(t.at) {
+		return
+	}
+	t.at = at
+	if t.timer == nil {
+		t.timer = time.AfterFunc(time.Until(at), t.Fire)
+	} else {
+		t.timer.Reset(time.Until(at))
+	}
+}
+
+// Due removes the items whose deadline is not after now, earliest first,
+// appends them to dst and returns it, and sets the timer for the next
+// deadline, or leaves it unset when the queue is empty.
+func (t *Timer[T]) Due(now time.Time, dst []T) []T {
+	t.at = time.Time{}
+	for t.Len() > 0 {
+		first, _ := t.First()
+		if at := first.DeadlineSlot().At; at.After(now) {
+			t.at = at
+			t.timer.Reset(at.Sub(now))
+			break
+		}
+		dst = append(dst, t.PopFirst())
+	}
+	return dst
+}
+
+// FiresAt returns when the timer fires; zero when it is not set.
+func (t *Timer[T]) FiresAt() time.Time { return t.at }
+
+// Stop stops the timer, if it was made.
+func (t *Timer[T]) Stop() {
+	if t.timer != nil {
+		t.timer.Stop()
+	}
+	t.at = time.Time{}
+}

@@ -3,7 +3,9 @@ package deadline
 import (
 	"math/rand/v2"
 	"slices"
+	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 )
 
@@ -67,4 +69,57 @@ func TestQueueOrder(t *testing.T) {
 			t.Fatalf("round %d: First on an empty queue", round)
 		}
 	}
+}
+
+// TestTimer checks that the timer is set for an item due before it
+// fires and left alone for one due later, that when it fires Due hands
+// out exactly the items due, earliest first, and sets it for the next,
+// and that it is unset once the queue is empty.
+func TestTimer(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var mu sync.Mutex
+		var tm Timer[*item]
+		var fired [][]int
+		fire := func() {
+			mu.Lock()
+			defer mu.Unlock()
+			var ids []int
+			for _, it := range tm.Due(time.Now(), nil) {
+				ids = append(ids, it.id)
+			}
+			fired = append(fired, ids)
+		}
+		tm.Fire = fire
+		start := time.Now()
+		add := func(id int, after time.Duration) *item {
+			it := &item{id: id}
+			it.slot.At = start.Add(after)
+			mu.Lock()
+			tm.Add(it)
+			mu.Unlock()
+			return it
+		}
+		add(1, 30*time.Millisecond)
+		add(2, 10*time.Millisecond)
+		gone := add(3, 20*time.Millisecond)
+		add(4, 10*time.Millisecond)
+		mu.Lock()
+		if got := tm.FiresAt().Sub(start); got != 10*time.Millisecond {
+			t.Errorf("fires at %v, want 10ms", got)
+		}
+		tm.Remove(gone)
+		mu.Unlock()
+		time.Sleep(40 * time.Millisecond)
+		synctest.Wait()
+		mu.Lock()
+		defer mu.Unlock()
+		want := [][]int{{2, 4}, {1}}
+		if len(fired) != 2 || !slices.Equal(fired[0], want[0]) && !slices.Equal(fired[0], []int{4, 2}) || !slices.Equal(fired[1], want[1]) {
+			t.Errorf("fired %v, want %v (the removed item never)", fired, want)
+		}
+		if tm.Len() != 0 || !tm.FiresAt().IsZero() {
+			t.Errorf("%d left, fires at %v; want none, unset", tm.Len(), tm.FiresAt())
+		}
+		tm.Stop()
+	})
 }
