@@ -70,12 +70,8 @@ func New[In, Out any](name, description string, fn func(context.Context, In) (Ou
 			t.opts.OutputSchema = out.Schema()
 		}
 	}
-	switch outType {
-	case reflect.TypeFor[bool](), reflect.TypeFor[int](), reflect.TypeFor[int8](), reflect.TypeFor[int16](),
-		reflect.TypeFor[int32](), reflect.TypeFor[int64](), reflect.TypeFor[uint](), reflect.TypeFor[uint8](),
-		reflect.TypeFor[uint16](), reflect.TypeFor[uint32](), reflect.TypeFor[uint64](), reflect.TypeFor[uintptr]():
-		t.outScalar = true // no methods: encoding/json writes them as strconv does
-	}
+	// No methods: encoding/json writes these as strconv does.
+	_, t.outScalar = scalarJSON(reflect.Zero(outType).Interface())
 	for _, opt := range opts {
 		opt(&t.opts)
 	}

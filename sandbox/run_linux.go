@@ -198,7 +198,6 @@ func helperConfig(p Policy, argv, env []string, layers []Layer, limits Limits) (
 		Argv:      argv,
 		Env:       env,
 		Protected: p.protected(),
-		HideDirs:  slices.Clone(helper.AlwaysHidden),
 		NoTCP:     p.network() == NetworkNone,
 		Tmp:       uint64(limits.Tmp),
 		CPU:       uint64((limits.CPU + time.Second - 1) / time.Second),

@@ -105,8 +105,8 @@ type Config struct {
 	// means none (the working directory is /tmp).
 	Workspace string
 	// ReadOnly are bound read-only; Protected (relative to Workspace) are
-	// re-bound read-only over the workspace; HideDirs get an empty tmpfs
-	// (AlwaysHidden get one whatever HideDirs says).
+	// re-bound read-only over the workspace; HideDirs get an empty tmpfs,
+	// as AlwaysHidden do in every sandbox.
 	ReadOnly, Protected, HideDirs []string
 	// Layers is a set of the layer bits.
 	Layers uint64

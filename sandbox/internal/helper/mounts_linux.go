@@ -98,9 +98,12 @@ func openat2(dirfd int, path string, how *openHow) (int, error) {
 // binds are looked up in it after the claim, when /tmp is covered.
 const hostCopy = "/tmp/.sandbox-host"
 
+// deviceNodes are the nodes of the host's /dev that the sandbox's /dev holds.
+var deviceNodes = []string{"null", "zero", "full", "random", "urandom"}
+
 // AlwaysHidden are the daemon-socket directories every sandbox covers with
 // an empty tmpfs; prepareRoot covers them before the configuration arrives,
-// and Config.HideDirs adds the others.
+// and Config.HideDirs names the others.
 var AlwaysHidden = []string{"/run", "/var/run"}
 
 // A preparedRoot is the part of the sandbox's file system that does not
@@ -133,7 +136,7 @@ func prepareRoot() (*preparedRoot, error) {
 			closeFD(fd)
 		}
 	}()
-	for _, d := range []string{"null", "zero", "full", "random", "urandom"} {
+	for _, d := range deviceNodes {
 		fd, err := cloneTree(atFDCWD, "/dev/"+d, "/dev/"+d, mountAttrNosuid)
 		if err != nil {
 			return nil, err
@@ -184,7 +187,7 @@ func prepareRoot() (*preparedRoot, error) {
 		pr.close()
 		return nil, fail("mount /proc", err)
 	}
-	for i, d := range []string{"null", "zero", "full", "random", "urandom"} {
+	for i, d := range deviceNodes {
 		if err := attachTree(devices[i], "/dev/"+d); err != nil {
 			pr.close()
 			return nil, err
@@ -210,13 +213,7 @@ func finishRoot(c *Config, pr *preparedRoot) error {
 	if err := tmpfs("/tmp", "size="+itoa(c.Tmp)+",nr_inodes="+itoa(inodes)+",mode=1777", 0); err != nil {
 		return err
 	}
-	var more []string
-	for _, d := range c.HideDirs {
-		if !contains(AlwaysHidden, d) {
-			more = append(more, d)
-		}
-	}
-	if err := hideDirs(more); err != nil {
+	if err := hideDirs(c.HideDirs); err != nil {
 		return err
 	}
 	bind := func(path string, attr uint64) error {
@@ -320,15 +317,6 @@ func hideDirs(dirs []string) error {
 		}
 	}
 	return nil
-}
-
-func contains(list []string, s string) bool {
-	for _, v := range list {
-		if v == s {
-			return true
-		}
-	}
-	return false
 }
 
 func itoa(v uint64) string {
