@@ -227,24 +227,8 @@ func processGone(pid int) bool {
 // leaf here carries no limits; newLeaf and the counters are the v1 tests'.
 func TestCgroupV2Start(t *testing.T) {
 	requireSandbox(t)
-	mounts, _ := os.ReadFile("/proc/self/mountinfo")
-	self, _ := os.ReadFile("/proc/self/cgroup")
-	v2 := findCgroups(self, mounts, func(string, ...string) error { return nil })
-	if v2.version != 2 {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("no cgroup v2 hierarchy mounted")
-		}
-		t.Skip("no cgroup v2 hierarchy mounted")
-	}
-	dir := filepath.Join(v2.parent, leafPrefix+strconv.Itoa(os.Getpid())+"-v2test")
-	if err := os.Mkdir(dir, 0o755); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatal(err)
-		}
-		t.Skip(err)
-	}
-	lf := &leaf{version: 2, memory: dir, pids: dir}
-	t.Cleanup(func() { lf.remove() })
+	v2, lf := scratchV2Leaf(t, "v2test")
+	dir := lf.memory
 	cmd := exec.Command("/bin/sleep", "60")
 	cmd.SysProcAttr = &syscall.SysProcAttr{}
 	reaped, err := lf.start(cmd, cmd.SysProcAttr, v2)
@@ -267,4 +251,29 @@ func TestCgroupV2Start(t *testing.T) {
 	if _, err := os.Stat(dir); !os.IsNotExist(err) {
 		t.Errorf("leaf still there: %v", err)
 	}
+}
+
+// scratchV2Leaf makes a leaf named after suffix in the host's cgroup v2
+// hierarchy, removed when the test ends, and returns the hierarchy and the
+// leaf. Without a v2 hierarchy it may write to, the test fails in CI (whose
+// host has one) and is skipped elsewhere.
+func scratchV2Leaf(t *testing.T, suffix string) (cgroupHost, *leaf) {
+	t.Helper()
+	fail := t.Skip
+	if os.Getenv("CI") == "true" {
+		fail = t.Fatal
+	}
+	mounts, _ := os.ReadFile("/proc/self/mountinfo")
+	self, _ := os.ReadFile("/proc/self/cgroup")
+	v2 := findCgroups(self, mounts, func(string, ...string) error { return nil })
+	if v2.version != 2 {
+		fail("no cgroup v2 hierarchy mounted")
+	}
+	dir := filepath.Join(v2.parent, leafPrefix+strconv.Itoa(os.Getpid())+"-"+suffix)
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		fail(err)
+	}
+	lf := &leaf{version: 2, memory: dir, pids: dir}
+	t.Cleanup(func() { lf.remove() })
+	return v2, lf
 }

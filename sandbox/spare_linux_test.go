@@ -258,18 +258,8 @@ func TestSpareShapes(t *testing.T) {
 // claim does with a spare, on the v2 hierarchy this host has.
 func TestLeafEnterV2(t *testing.T) {
 	requireSandbox(t)
-	mounts, _ := os.ReadFile("/proc/self/mountinfo")
-	self, _ := os.ReadFile("/proc/self/cgroup")
-	v2 := findCgroups(self, mounts, func(string, ...string) error { return nil })
-	if v2.version != 2 {
-		t.Skip("no cgroup v2 hierarchy mounted")
-	}
-	dir := filepath.Join(v2.parent, leafPrefix+strconv.Itoa(os.Getpid())+"-v2enter")
-	if err := os.Mkdir(dir, 0o755); err != nil {
-		t.Skip(err)
-	}
-	lf := &leaf{version: 2, memory: dir, pids: dir}
-	t.Cleanup(func() { lf.remove() })
+	_, lf := scratchV2Leaf(t, "v2enter")
+	dir := lf.memory
 	cmd := exec.Command("/bin/sleep", "60")
 	must(t, cmd.Start())
 	defer cmd.Wait()
