@@ -7,12 +7,10 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -244,61 +242,29 @@ func (h cgroupHost) newLeaf(l Limits) (*leaf, error) {
 	return lf, nil
 }
 
-// start starts cmd inside the leaf; home is where the leaves were made
-// (this process's own cgroups). Under v2 the helper is cloned straight
-// into the leaf. Under v1, where each thread has a cgroup of its own, this
-// thread joins the leaf, forks the helper, which is born there, and goes
-// back home. Either way nothing of the command runs outside the leaf.
-//
-// The returned function must be called once the run is reaped. Should the
-// thread fail to go home, it stays locked to its goroutine, which waits
-// for that call and then ends, taking the thread with it: the thread that
-// forked the helper must outlive it (Pdeathsig fires when it ends), and no
-// other work of this process may run inside the leaf.
-func (lf *leaf) start(cmd interface{ Start() error }, attr *syscall.SysProcAttr, home cgroupHost) (reaped func(), err error) {
-	if lf.version == 2 {
-		fd, err := unix.Open(lf.memory, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
-		if err != nil {
-			return nil, err
-		}
-		defer unix.Close(fd)
-		attr.UseCgroupFD, attr.CgroupFD = true, fd
-		return func() {}, cmd.Start()
+// admitHelper raises the leaf's process limit by the tasks in it, those of
+// a helper that has just entered it, so that the command has the
+// processes pids.max promises beside them. Called when the helper is
+// ready (it starts no thread from then on, but for one its runtime may
+// start to wait for the configuration, which is then counted against the
+// command, never let past the limit) and before the command exists. A
+// helper that becomes the command takes its threads with it: the run then
+// sets the limit back (limitProcesses) once the command started.
+func (lf *leaf) admitHelper(processes int) error {
+	b, err := os.ReadFile(filepath.Join(lf.pids, "pids.current"))
+	if err != nil {
+		return err
 	}
-	type started struct {
-		stranded bool
-		err      error
+	n, err := strconv.Atoi(strings.TrimSpace(string(b)))
+	if err != nil {
+		return fmt.Errorf("pids.current: %w", err)
 	}
-	done := make(chan started, 1)
-	release := make(chan struct{})
-	go func() {
-		runtime.LockOSThread()
-		tid := []byte(strconv.Itoa(unix.Gettid()))
-		move := func(dirs ...string) error {
-			for _, dir := range dirs {
-				if err := os.WriteFile(filepath.Join(dir, "tasks"), tid, 0); err != nil {
-					return fmt.Errorf("move a thread to cgroup %s: %w", dir, err)
-				}
-			}
-			return nil
-		}
-		err := move(lf.memory, lf.pids)
-		if err == nil {
-			err = cmd.Start()
-		}
-		if move(home.memory, home.pids) != nil {
-			done <- started{true, err}
-			<-release
-			return // still locked: the thread ends here
-		}
-		runtime.UnlockOSThread()
-		done <- started{false, err}
-	}()
-	s := <-done
-	if !s.stranded {
-		return func() {}, s.err
-	}
-	return func() { close(release) }, s.err
+	return lf.limitProcesses(processes + n)
+}
+
+// limitProcesses sets the leaf's pids.max to n.
+func (lf *leaf) limitProcesses(n int) error {
+	return os.WriteFile(filepath.Join(lf.pids, "pids.max"), []byte(strconv.Itoa(n)), 0)
 }
 
 // outcome classifies a run that ended badly from the leaf's counters: an

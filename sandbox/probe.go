@@ -8,6 +8,8 @@ import (
 // A Report says which layers this host offers.
 type Report struct {
 	Layers []LayerStatus
+	// fork: spares may start their commands in fork mode (helper.ForkEnv).
+	fork bool
 }
 
 // A LayerStatus is one layer of a [Report].

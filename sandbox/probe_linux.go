@@ -9,6 +9,7 @@ import (
 	"syscall"
 
 	seccomp "github.com/elastic/go-seccomp-bpf"
+	"github.com/miniopenclaw/tool/sandbox/internal/helper"
 )
 
 // Probe reports which layers this host offers. It starts one helper in
@@ -29,11 +30,14 @@ func probe() Report {
 	add := func(l Layer, ok bool, detail string) {
 		r.Layers = append(r.Layers, LayerStatus{Layer: l, Available: ok, Detail: detail})
 	}
-	nsErr := probeNamespaces()
+	fork, nsErr := probeNamespaces()
 	nsDetail := "user, mount, PID, network, IPC and UTS namespaces can be created"
 	if nsErr != nil {
 		nsDetail = nsErr.Error()
+	} else if fork {
+		nsDetail += "; procfs takes a PID namespace: spares start commands from a single-threaded fork"
 	}
+	r.fork = fork
 	for _, l := range []Layer{LayerUserNS, LayerMountNS, LayerPIDNS, LayerNetNS, LayerIPCNS, LayerUTSNS} {
 		add(l, nsErr == nil, nsDetail)
 	}
@@ -52,17 +56,22 @@ func probe() Report {
 }
 
 // probeNamespaces starts the helper in every namespace the sandbox uses,
-// in probe mode: it exits at once.
-func probeNamespaces() error {
+// in probe mode; fork reports whether it could also make the /proc of a
+// child PID namespace, which a spare needs to start its command in fork
+// mode (see helper.ForkEnv).
+func probeNamespaces() (fork bool, err error) {
 	cmd := exec.Command("/proc/self/exe")
 	cmd.Args = []string{"clawtool-sandbox-probe"}
 	cmd.Env = []string{helperEnv + "=probe"}
 	cmd.SysProcAttr = sysProcAttr(namespaceFlags(NetworkNone), sandboxUID(0))
 	out, err := cmd.CombinedOutput()
-	if err != nil {
-		return fmt.Errorf("cannot create the sandbox namespaces: %v %s", err, strings.TrimSpace(string(out)))
+	if ee, ok := err.(*exec.ExitError); ok && ee.ExitCode() == helper.ExitProbeNoFork {
+		return false, nil
 	}
-	return nil
+	if err != nil {
+		return false, fmt.Errorf("cannot create the sandbox namespaces: %v %s", err, strings.TrimSpace(string(out)))
+	}
+	return true, nil
 }
 
 func namespaceFlags(n Network) uintptr {

@@ -34,7 +34,8 @@ func runSandbox(ctx context.Context, p Policy, argv []string, stdin io.Reader, u
 	}
 	env, _ := p.environ()
 	layers := p.layers()
-	if err := probeForRun().check(layers); err != nil {
+	report := probeForRun()
+	if err := report.check(layers); err != nil {
 		return nil, err
 	}
 	if err := ctx.Err(); err != nil {
@@ -53,7 +54,6 @@ func runSandbox(ctx context.Context, p Policy, argv []string, stdin io.Reader, u
 		if lf, err = cg.newLeaf(limits); err != nil {
 			return nil, fmt.Errorf("sandbox: cgroup: %w", err)
 		}
-		defer lf.remove()
 		layers = append([]Layer{LayerCgroup}, layers...)
 		// The leaf bounds the whole run's memory and tasks; the per-process
 		// rlimits would only fire first and hide which limit was hit.
@@ -72,12 +72,19 @@ func runSandbox(ctx context.Context, p Policy, argv []string, stdin io.Reader, u
 	}
 	stdinFile, _ := stdin.(*os.File)
 	sh := helperShape{flags: flags, mounts: cfg.Has(helper.MountNS), uid: sandboxUID(p.UID), stdin: stdin != nil && stdinFile == nil, trace: traceSpawn != nil}
+	sh.fork = sh.mounts && report.fork
+	// forked is set when a helper in fork mode reported how its command
+	// ended: the helper and the leaf are then reaped in the background.
+	forked := false
+	defer func() {
+		if lf != nil && !forked {
+			lf.remove()
+		}
+	}()
 
 	var (
 		killedFor atomic.Value // Outcome the supervisor killed the run for
 		h         *helperProc
-		werr      error
-		reaped    = func() {}
 	)
 	start := time.Now()
 	claim := monotonic()
@@ -86,19 +93,20 @@ func runSandbox(ctx context.Context, p Policy, argv []string, stdin io.Reader, u
 	// configuration fits the pipe (so that sending it cannot block).
 	var setupStart []byte
 	if useSpares && stdinFile == nil && len(raw) <= pipeCapacity {
-		h, setupStart = claimSpare(ctx, sh, lf, raw)
+		h, setupStart = claimSpare(ctx, sh, lf, raw, limits.Processes)
 	}
 	spare := h != nil
 	if h == nil {
-		// A cold start. A configuration that fits the pipe is written
-		// before the helper starts, so the helper never waits for it; a
-		// larger one after.
-		var early []byte
-		if len(raw) <= pipeCapacity {
-			early = raw
+		// A cold start: the same hand-over, to a helper started for this
+		// run.
+		if h, err = startHelper(sh, stdinFile); err != nil {
+			return nil, fmt.Errorf("sandbox: start helper: %w", err)
 		}
-		h, reaped, err = startHelper(sh, stdinFile, lf, early, false)
-		if err != nil {
+		if setupStart, err = handOver(ctx, h, sh, lf, raw, limits.Processes); err != nil {
+			h.discard()
+			if ctx.Err() != nil {
+				return nil, fmt.Errorf("sandbox: %w before the command started", ctx.Err())
+			}
 			return nil, fmt.Errorf("sandbox: start helper: %w", err)
 		}
 	}
@@ -118,22 +126,37 @@ func runSandbox(ctx context.Context, p Policy, argv []string, stdin io.Reader, u
 	stop := context.AfterFunc(ctx, func() { kill(TimedOut) })
 	defer stop()
 
-	if h.cfgW != nil {
-		_, werr = h.cfgW.Write(raw)
-		h.cfgW.Close()
-		h.cfgW = nil
+	setup, exit := readSetup(h.errR, setupStart)
+	if exit == nil && lf != nil {
+		// The helper became the command (or died): its threads are gone,
+		// and the leaf's process limit is the command's alone again.
+		lf.limitProcesses(limits.Processes)
 	}
-	setup, _ := io.ReadAll(io.LimitReader(h.errR, 4096))
-	setup = append(setupStart, setup...)
-	waitErr := cmd.Wait()
-	await(limits.WaitDelay)
-	reaped()
-	// Reap anything left in the process group (runs without a PID namespace).
-	syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+	var (
+		ws      syscall.WaitStatus
+		cpu     time.Duration
+		waitErr error
+	)
+	if exit != nil {
+		// Fork mode: the command and its PID namespace have ended.
+		forked = true
+		reapForked(h, lf)
+		ws, cpu = syscall.WaitStatus(exit.Status), time.Duration(exit.User+exit.Sys)
+		await(limits.WaitDelay)
+	} else {
+		// The helper became the command, or was killed, or failed.
+		waitErr = cmd.Wait()
+		await(limits.WaitDelay)
+		// Reap anything left in the process group (runs without a PID namespace).
+		syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		if st := cmd.ProcessState; st != nil {
+			ws, cpu = st.Sys().(syscall.WaitStatus), st.UserTime()+st.SystemTime()
+		}
+	}
 	elapsed := time.Since(start)
 	if h.trace != nil && traceSpawn != nil {
 		stamps, _ := io.ReadAll(h.trace)
-		tr := spawnTrace{spare: spare, start: [2]uint64{h.t0, h.t1}, claim: claim}
+		tr := spawnTrace{spare: spare, forked: exit != nil, start: [2]uint64{h.t0, h.t1}, claim: claim}
 		for ; len(stamps) >= 8; stamps = stamps[8:] {
 			tr.helper = append(tr.helper, binary.LittleEndian.Uint64(stamps))
 		}
@@ -153,11 +176,7 @@ func runSandbox(ctx context.Context, p Policy, argv []string, stdin io.Reader, u
 		}
 		return nil, fmt.Errorf("sandbox: setting up the sandbox failed: %s", msg)
 	}
-	if werr != nil && killedFor.Load() == nil {
-		return nil, fmt.Errorf("sandbox: send configuration: %w", werr)
-	}
-	st := cmd.ProcessState
-	if st == nil {
+	if exit == nil && cmd.ProcessState == nil {
 		return nil, fmt.Errorf("sandbox: %w", waitErr)
 	}
 	r := &Result{
@@ -165,12 +184,11 @@ func runSandbox(ctx context.Context, p Policy, argv []string, stdin io.Reader, u
 		Stderr:    stderr.bytes(),
 		Truncated: budget.exceeded(),
 		Duration:  elapsed,
-		CPU:       st.UserTime() + st.SystemTime(),
+		CPU:       cpu,
 		Layers:    layers,
-		ExitCode:  st.ExitCode(),
+		ExitCode:  ws.ExitStatus(),
 		Mode:      ModeNative,
 	}
-	ws := st.Sys().(syscall.WaitStatus)
 	if ws.Signaled() {
 		r.Signal = ws.Signal().String()
 	}
@@ -187,6 +205,36 @@ func runSandbox(ctx context.Context, p Policy, argv []string, stdin io.Reader, u
 	why, _ := killedFor.Load().(Outcome)
 	r.Outcome = classify(why, r.ExitCode, sig, r.CPU, limits.CPU, oom, pidsMax, r.Stderr)
 	return r, nil
+}
+
+// readSetup reads what the helper writes to its error pipe once it has the
+// configuration, after start (what a spare wrote instead of its
+// acknowledgement): nothing when the helper became the command; a setup
+// error, up to 4 KiB; or, from a helper in fork mode, the record of how
+// its command ended, taken as soon as it is whole (the helper's exit is
+// not waited for). A record cut short, by the helper's death, counts as
+// nothing: the helper's own wait status then says what happened.
+func readSetup(r io.Reader, start []byte) (setup []byte, exit *helper.Exit) {
+	first := start
+	if len(first) == 0 {
+		var b [helper.ExitSize]byte
+		n, _ := io.ReadAtLeast(r, b[:], 1)
+		first = b[:n]
+	}
+	if len(first) > 0 && first[0] == helper.Exited {
+		rec := make([]byte, helper.ExitSize)
+		n := copy(rec, first)
+		if _, err := io.ReadFull(r, rec[n:]); err != nil {
+			return nil, nil
+		}
+		e, ok := helper.DecodeExit(rec)
+		if !ok {
+			return nil, nil
+		}
+		return nil, &e
+	}
+	rest, _ := io.ReadAll(io.LimitReader(r, 4096))
+	return append(first, rest...), nil
 }
 
 // pipeCapacity is what a pipe holds by default on Linux.
@@ -240,8 +288,9 @@ var traceSpawn func(spawnTrace)
 
 // A spawnTrace holds the monotonic clock at each step of a run.
 type spawnTrace struct {
-	spare bool      // the run claimed a spare
-	start [2]uint64 // before and after the helper's clone and exec
+	spare  bool      // the run claimed a spare
+	forked bool      // its helper started the command in fork mode
+	start  [2]uint64 // before and after the helper's clone and exec
 	// claim is when the run began; for a spare, long after start.
 	claim  uint64
 	helper []uint64 // at each of the helper's helper.Stages

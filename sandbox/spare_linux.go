@@ -3,6 +3,7 @@ package sandbox
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"os/exec"
@@ -23,9 +24,10 @@ import (
 // of such a shape has assembled the policy-independent part of it before
 // the claim), the host id the sandbox root maps to (or that the helper runs
 // as without a user namespace), whether the command's standard input is a
-// pipe (a Reader) or /dev/null, and whether the helper has a trace pipe.
-// The helper's arguments are constant, and its environment only says
-// whether it is a spare and whether it builds a root. What is not in the
+// pipe (a Reader) or /dev/null, whether the helper has a trace pipe, and
+// whether a spare starts the command in fork mode. The helper's arguments
+// are constant, and its environment only says whether it is a spare,
+// whether it builds a root and whether it forks. What is not in the
 // shape is sent in the configuration after the claim, and the cgroup leaf
 // is joined at the claim.
 type helperShape struct {
@@ -34,6 +36,12 @@ type helperShape struct {
 	uid    int
 	stdin  bool
 	trace  bool
+	// fork: a spare of this shape starts the command in fork mode (see
+	// helper.ForkEnv), set when the helper builds a root and the probe
+	// found the kernel able. A cold helper becomes the command: its
+	// runtime's threads are still starting when it enters the run's leaf,
+	// so the leaf could not tell them from the command's processes.
+	fork bool
 }
 
 // A helperProc is a started helper and the parent's ends of its pipes,
@@ -54,13 +62,9 @@ type helperProc struct {
 
 // startHelper starts a helper of shape sh. stdin is the caller's file to
 // hand over as the command's standard input (only when sh.stdin is false;
-// nil means /dev/null). With lf the helper is started inside the leaf
-// (see leaf.start); early, when not nil, is the configuration, written and
-// closed before the helper starts. A spare helper acknowledges its
-// configuration (see claimSpare). The returned function must be called
-// once the helper is reaped; it is not nil when err is.
-func startHelper(sh helperShape, stdin *os.File, lf *leaf, early []byte, spare bool) (h *helperProc, reaped func(), err error) {
-	reaped = func() {}
+// nil means /dev/null). The helper starts outside any leaf and waits for
+// its run (see handOver); a spare's may come much later.
+func startHelper(sh helperShape, stdin *os.File) (h *helperProc, err error) {
 	hp := &helperProc{}
 	h = hp
 	var child []*os.File // the helper's ends, closed here once it started
@@ -100,15 +104,7 @@ func startHelper(sh helperShape, stdin *os.File, lf *leaf, early []byte, spare b
 		child = append(child, traceW)
 	}
 	if err != nil {
-		return nil, reaped, err
-	}
-	if early != nil {
-		_, err = h.cfgW.Write(early)
-		h.cfgW.Close()
-		h.cfgW = nil
-		if err != nil {
-			return nil, reaped, err
-		}
+		return nil, err
 	}
 
 	cmd := exec.Command("/proc/self/exe")
@@ -117,13 +113,12 @@ func startHelper(sh helperShape, stdin *os.File, lf *leaf, early []byte, spare b
 	// processor, no collector and no preemption signals (nothing else runs
 	// in it) make it start faster. The command gets the policy's
 	// environment, not this one.
-	mode := "1"
-	if spare {
-		mode = "spare" // acknowledges its configuration (see claimSpare)
-	}
-	cmd.Env = []string{helperEnv + "=" + mode, "GOMAXPROCS=1", "GOGC=off", "GODEBUG=asyncpreemptoff=1"}
+	cmd.Env = []string{helperEnv + "=1", "GOMAXPROCS=1", "GOGC=off", "GODEBUG=asyncpreemptoff=1"}
 	if sh.mounts {
 		cmd.Env = append(cmd.Env, helper.PrepareRootEnv+"=1")
+		if sh.fork {
+			cmd.Env = append(cmd.Env, helper.ForkEnv+"=1")
+		}
 	}
 	if stdin != nil {
 		cmd.Stdin = stdin
@@ -138,20 +133,12 @@ func startHelper(sh helperShape, stdin *os.File, lf *leaf, early []byte, spare b
 	cmd.SysProcAttr = sysProcAttr(sh.flags, sh.uid)
 	h.cmd = cmd
 	h.t0 = monotonic()
-	if lf != nil {
-		reaped, err = lf.start(cmd, cmd.SysProcAttr, hostCgroups())
-		if reaped == nil {
-			reaped = func() {}
-		}
-	} else {
-		err = cmd.Start()
-	}
+	err = cmd.Start()
 	h.t1 = monotonic()
 	if err != nil {
-		reaped()
-		return nil, func() {}, err
+		return nil, err
 	}
-	return h, reaped, nil
+	return h, nil
 }
 
 // closeAll closes the parent's ends of the helper's pipes.
@@ -304,7 +291,7 @@ type sparePool struct {
 	slots map[helperShape]*spareSlot
 	seq   uint64
 	gen   uint64 // bumped by release: older starts discard their spare
-	busy  int    // starts and discards under way, for release to wait on
+	busy  int    // starts, discards and reaps under way, for release to wait on
 	idle  *sync.Cond
 }
 
@@ -405,7 +392,7 @@ func (p *sparePool) startLocked(sh helperShape, s *spareSlot) {
 	p.busy++
 	gen := p.gen
 	go func() {
-		h, _, err := startHelper(sh, nil, nil, nil, true)
+		h, err := startHelper(sh, nil)
 		p.mu.Lock()
 		defer p.mu.Unlock()
 		s.starting = nil
@@ -448,6 +435,18 @@ func (p *sparePool) release() {
 		}
 		delete(p.slots, sh)
 	}
+	p.settleLocked()
+}
+
+// settle waits until no start, discard or background reap (see
+// reapForked) is under way.
+func (p *sparePool) settle() {
+	p.lockInit()
+	defer p.mu.Unlock()
+	p.settleLocked()
+}
+
+func (p *sparePool) settleLocked() {
 	for p.busy > 0 {
 		p.idle.Wait()
 	}
@@ -466,54 +465,100 @@ func setSpares(on bool) bool {
 
 func releaseSpares() { spares.release() }
 
-// claimSpare claims the spare of shape sh and hands it the run: it moves
-// the spare into the run's leaf (when there is one), sends it the
-// configuration raw, which fits the pipe, and waits for the spare to
-// acknowledge it. It returns nil when there is no spare or the spare is
+// reapForked kills and reaps, in the background, a helper in fork mode
+// that has reported how its command ended, then removes the run's leaf
+// (when not nil): the helper's exit and the teardown of its namespaces
+// are not the run's. Counted in the pool's busy, so ReleaseSpares waits
+// for it.
+func reapForked(h *helperProc, lf *leaf) {
+	p := &spares
+	p.lockInit()
+	p.busy++
+	p.mu.Unlock()
+	go func() {
+		h.kill()
+		h.cmd.Wait()
+		if lf != nil {
+			lf.remove()
+		}
+		p.mu.Lock()
+		p.busy--
+		p.idle.Broadcast()
+		p.mu.Unlock()
+	}()
+}
+
+// claimSpare claims the spare of shape sh and hands it the run (see
+// handOver). It returns nil when there is no spare or the spare is
 // unusable: dead (killed from outside, or its forking thread ended), or
 // not movable into the leaf. An unusable spare is discarded and the run
 // starts cold, in the leaf: a run never goes without the leaf the probe
-// promised.
+// promised. setup is what the spare wrote instead of its acknowledgement,
+// the start of a setup error.
+func claimSpare(ctx context.Context, sh helperShape, lf *leaf, raw []byte, processes int) (h *helperProc, setup []byte) {
+	h = spares.claim(sh)
+	if h == nil {
+		return nil, nil
+	}
+	if h.exited() {
+		h.discard()
+		return nil, nil
+	}
+	setup, err := handOver(ctx, h, sh, lf, raw, processes)
+	if err != nil {
+		h.discard()
+		return nil, nil
+	}
+	sparesServed.Add(1)
+	return h, setup
+}
+
+// handOver hands a started helper its run: it waits until the helper is
+// ready (helper.Ready), moves it into the run's leaf when there is one
+// (the command and every process it starts are then in the leaf from
+// their first instruction) with room for the helper's tasks beside the
+// command's processes (see leaf.admitHelper), sends the configuration raw
+// and waits for the helper to acknowledge it. When ctx ends first the
+// helper is killed. setup is what the helper wrote instead of the
+// acknowledgement, the start of a setup error.
 //
 // Only the acknowledgement makes a spare's life certain: a spare killed
 // just before the claim is still there, movable and writable until the
 // kernel has finished it, but dies in its read without consuming the
 // configuration, so the claim reads end of file instead of helper.Ack.
 // Nothing of the run has been read from its stdin or run by then, so the
-// cold start loses nothing. setup returns what the spare wrote instead of
-// the acknowledgement, the start of a setup error.
-func claimSpare(ctx context.Context, sh helperShape, lf *leaf, raw []byte) (h *helperProc, setup []byte) {
-	h = spares.claim(sh)
-	if h == nil {
-		return nil, nil
+// cold start that follows loses nothing.
+func handOver(ctx context.Context, h *helperProc, sh helperShape, lf *leaf, raw []byte, processes int) (setup []byte, err error) {
+	stop := context.AfterFunc(ctx, h.kill)
+	defer func() {
+		if !stop() && err == nil {
+			err = ctx.Err()
+		}
+	}()
+	var b [1]byte
+	if n, _ := h.errR.Read(b[:]); n != 1 || b[0] != helper.Ready {
+		return nil, errors.New("the helper ended before it was ready")
 	}
-	ok := !h.exited()
-	if ok && lf != nil {
-		// Before the configuration: the command and every process it
-		// starts are in the leaf from their first instruction.
-		ok = lf.enter(h.cmd.Process.Pid) == nil
-	}
-	if ok {
-		_, err := h.cfgW.Write(raw)
-		ok = err == nil
-	}
-	if ok {
-		h.cfgW.Close()
-		h.cfgW = nil
-		stop := context.AfterFunc(ctx, h.kill)
-		var b [1]byte
-		n, _ := h.errR.Read(b[:])
-		ok = stop() && n == 1
-		if ok && b[0] != helper.Ack {
-			setup = b[:]
+	if lf != nil {
+		if err := lf.enter(h.cmd.Process.Pid); err != nil {
+			return nil, fmt.Errorf("cgroup: %w", err)
+		}
+		if err := lf.admitHelper(processes); err != nil {
+			return nil, fmt.Errorf("cgroup: %w", err)
 		}
 	}
-	if !ok {
-		h.discard()
-		return nil, nil
+	if _, err := h.cfgW.Write(raw); err != nil {
+		return nil, fmt.Errorf("send configuration: %w", err)
 	}
-	sparesServed.Add(1)
-	return h, setup
+	h.cfgW.Close()
+	h.cfgW = nil
+	if n, _ := h.errR.Read(b[:]); n != 1 {
+		return nil, errors.New("the helper ended before it read its configuration")
+	}
+	if b[0] != helper.Ack {
+		return []byte{b[0]}, nil
+	}
+	return nil, nil
 }
 
 // sparesServed counts the runs spares served (the tests report it).

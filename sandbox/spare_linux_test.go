@@ -2,6 +2,7 @@ package sandbox
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -24,13 +25,170 @@ func traceSpares(t *testing.T) *[]bool {
 	was := SetSpares(true)
 	ReleaseSpares()
 	var served []bool
-	traceSpawn = func(tr spawnTrace) { served = append(served, tr.spare) }
+	tracedRuns = nil
+	traceSpawn = func(tr spawnTrace) {
+		served = append(served, tr.spare)
+		tracedRuns = append(tracedRuns, tr)
+	}
 	t.Cleanup(func() {
 		traceSpawn = nil
 		SetSpares(was)
 		ReleaseSpares()
 	})
 	return &served
+}
+
+// tracedRuns are the traces of the runs since traceSpares.
+var tracedRuns []spawnTrace
+
+// requireForkMode fails in CI, and skips elsewhere, when the kernel cannot
+// give a spare's command a PID namespace with its own /proc (fork mode).
+func requireForkMode(t *testing.T) {
+	t.Helper()
+	requireSandbox(t)
+	if Probe().fork {
+		return
+	}
+	const reason = "this kernel's procfs does not take a PID namespace (Linux 6.15): spares become their commands"
+	if os.Getenv("CI") == "true" {
+		t.Fatal(reason)
+	}
+	t.Skip(reason)
+}
+
+// TestForkMode runs a command cold, then from a spare: both helpers fork
+// it from a single-threaded clone into a PID namespace of its own, where
+// it is pid 1 and sees only its own processes in /proc (the waiting
+// helper is outside), and its exit status, stopping signal and CPU time
+// reach the result through the helper's record.
+func TestForkMode(t *testing.T) {
+	requireForkMode(t)
+	cases := []struct {
+		name   string
+		p      Policy
+		script string
+		stdout string
+		check  func(*Result) bool
+	}{
+		{name: "processes", script: `echo $$; tr '\0' ' ' </proc/1/cmdline; echo; ls /proc | grep -c '^[0-9][0-9]*$'`,
+			stdout: "1\nsh -c " + "X" + " \n3\n", check: func(r *Result) bool { return r.Outcome == Exited && r.ExitCode == 0 }},
+		{name: "exit status", script: "exit 3", check: func(r *Result) bool { return r.Outcome == Exited && r.ExitCode == 3 }},
+		{name: "cpu limit", p: Policy{Limits: Limits{CPU: time.Second}}, script: "while :; do :; done",
+			check: func(r *Result) bool {
+				return r.Outcome == CPULimit && r.ExitCode == -1 && r.Signal != "" && r.CPU >= cpuKillFloor(time.Second)
+			}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			traceSpares(t)
+			want := strings.Replace(c.stdout, "X", c.script, 1)
+			for i := range 2 {
+				r, err := Run(context.Background(), c.p, "sh", "-c", c.script)
+				if err != nil {
+					t.Fatalf("run %d: %v", i, err)
+				}
+				if string(r.Stdout) != want || !c.check(r) {
+					t.Errorf("run %d: %s, stdout %q (want %q), cpu %v", i, r.Summary(), r.Stdout, want, r.CPU)
+				}
+			}
+			if len(tracedRuns) != 2 || tracedRuns[0].spare || !tracedRuns[1].spare || !tracedRuns[0].forked || !tracedRuns[1].forked {
+				t.Errorf("runs %+v: want both forked, the first cold, the second by a spare", tracedRuns)
+			}
+		})
+	}
+}
+
+// TestForkModeProcessLimit holds Limits.Processes to what it promises
+// while the helper waits beside the command (fork mode), cold and from a
+// spare, under the cgroup's pids.max and under RLIMIT_NPROC: with a limit
+// of 4 the shell and three children fit, a fourth child does not; with a
+// limit of 1 the command runs and cannot fork. The helper's own threads,
+// which both limits count while it waits, are added to them.
+func TestForkModeProcessLimit(t *testing.T) {
+	requireForkMode(t)
+	script := func(children int) string {
+		s := "pids="
+		for range children {
+			s += "; sleep 30 & pids=\"$pids $!\""
+		}
+		return s + "; kill $pids 2>/dev/null; exit 0"
+	}
+	for _, limit := range []struct {
+		name string
+		p    Policy
+	}{
+		{"cgroup", Policy{}},
+		{"rlimit", Policy{Without: []Layer{LayerCgroup}}},
+	} {
+		for _, c := range []struct{ max, children int }{{4, 3}, {4, 4}, {1, 0}, {1, 1}} {
+			p := limit.p
+			p.Limits.Processes = c.max
+			t.Run(fmt.Sprintf("%s/%d-of-%d", limit.name, c.children, c.max), func(t *testing.T) {
+				if limit.name == "cgroup" {
+					requireCgroup(t)
+				}
+				traceSpares(t)
+				for i := range 2 {
+					r, err := Run(context.Background(), p, "sh", "-c", script(c.children))
+					if err != nil {
+						t.Fatalf("run %d: %v", i, err)
+					}
+					if fits := c.children < c.max; r.OK() != fits {
+						t.Errorf("run %d (spare %v): %s %q; want it to succeed: %v",
+							i, tracedRuns[i].spare, r.Summary(), r.Stderr, fits)
+					}
+				}
+				if len(tracedRuns) != 2 || !tracedRuns[0].forked || !tracedRuns[1].forked {
+					t.Errorf("runs %+v: want both forked", tracedRuns)
+				}
+			})
+		}
+	}
+}
+
+// TestExecModeProcessLimit runs commands whose helper becomes them (a
+// policy without the mount namespace, whose helper builds no root): the
+// helper waits in the run's leaf with room for its threads, whatever
+// Processes is, and once the command started the leaf's limit is the
+// command's alone. The command first waits to read that limit from the
+// leaf (a path it is given), so that its forks come after the run set it.
+func TestExecModeProcessLimit(t *testing.T) {
+	cg := requireCgroup(t)
+	dir := cg.pids
+	if cg.version == 2 {
+		dir = cg.parent
+	}
+	for _, c := range []struct{ max, children int }{{1, 0}, {4, 3}, {4, 4}} {
+		t.Run(fmt.Sprintf("%d-of-%d", c.children, c.max), func(t *testing.T) {
+			traceSpares(t)
+			for i := range 2 {
+				leaf := leafPrefix + strconv.Itoa(os.Getpid()) + "-" + strconv.FormatUint(uint64(leafSeq.Load()+1), 10)
+				p := Policy{
+					Without:  []Layer{LayerMountNS},
+					ReadOnly: []string{dir},
+					Env:      append(slices.Clone(DefaultEnv), "PIDS_MAX="+filepath.Join(dir, leaf, "pids.max")),
+					Limits:   Limits{Processes: c.max},
+				}
+				script := `n=0; while read x <"$PIDS_MAX" && [ "$x" != ` + strconv.Itoa(c.max) + ` ]; do
+					n=$((n+1)); [ $n -lt 100000 ] || { echo "pids.max stays $x" >&2; exit 9; }
+				done`
+				for range c.children {
+					script += "; sleep 30 & pids=\"$pids $!\""
+				}
+				script += "; kill $pids 2>/dev/null; exit 0"
+				r, err := Run(context.Background(), p, "sh", "-c", script)
+				if err != nil {
+					t.Fatalf("run %d: %v", i, err)
+				}
+				if fits := c.children < c.max; r.OK() != fits {
+					t.Errorf("run %d (spare %v): %s %q; want it to succeed: %v", i, tracedRuns[i].spare, r.Summary(), r.Stderr, fits)
+				}
+			}
+			if len(tracedRuns) != 2 || tracedRuns[0].forked || tracedRuns[1].forked || !tracedRuns[1].spare {
+				t.Errorf("runs %+v: want neither forked, the second by a spare", tracedRuns)
+			}
+		})
+	}
 }
 
 // waitingSpare returns the process id of the one idle spare, or 0.
@@ -391,8 +549,12 @@ func TestSpareRootPreparedBeforeClaim(t *testing.T) {
 	}
 	stages := helper.Stages
 	for _, tr := range traces {
-		if len(tr.helper) != len(stages) {
-			t.Fatalf("%d timestamps, want %d (%v)", len(tr.helper), len(stages), stages)
+		want := stages
+		if tr.forked {
+			want = append(slices.Clip(stages), helper.ForkStages...)
+		}
+		if len(tr.helper) != len(want) {
+			t.Fatalf("%d timestamps, want %d (%v)", len(tr.helper), len(want), want)
 		}
 	}
 	prepared := traces[1].helper[slices.Index(stages, "prepare")]

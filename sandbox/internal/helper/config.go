@@ -1,5 +1,5 @@
 // Package helper is the sandbox's helper process: the re-executed binary
-// that builds the sandbox and executes the command in it.
+// that builds the sandbox and starts the command in it.
 //
 // The helper runs from this package's init function, so that a program
 // linking package sandbox serves as its own helper without calling
@@ -16,9 +16,10 @@
 package helper
 
 // Env marks the re-executed binary as the helper: "1" builds the sandbox
-// described on ConfigFD and executes the command; "spare" does the same
-// and, once it has read the whole configuration, writes the byte Ack to
-// ErrorFD; "probe" exits 0 at once.
+// described on ConfigFD and starts the command in it, writing the byte
+// Ready to ErrorFD when it waits for its configuration and Ack once it has
+// read the whole of it; "probe" exits 0 at once, or ExitProbeNoFork when
+// fork mode (see ForkEnv) cannot work on this kernel.
 const Env = "CLAWTOOL_SANDBOX_HELPER"
 
 // PrepareRootEnv, set to "1" beside Env, makes the helper assemble the
@@ -28,7 +29,32 @@ const Env = "CLAWTOOL_SANDBOX_HELPER"
 // rest is added after. A spare so does that work before it is claimed.
 const PrepareRootEnv = "CLAWTOOL_SANDBOX_PREPARE_ROOT"
 
-// Ack is what a spare helper writes to ErrorFD when it has read its
+// ForkEnv, set to "1" beside PrepareRootEnv, makes the helper start the
+// command as its child instead of becoming it (fork mode): the helper
+// moves its children into a PID namespace of their own and mounts that
+// namespace's /proc before it reads its configuration; after building
+// the sandbox it forks the command with a vfork-like clone, so that the
+// command's execve is made by a single-threaded process (from the Go
+// helper's main thread it waits for the runtime's other threads to end),
+// waits for it, writes an [Exit] record to ErrorFD and exits. The
+// command is init of its own PID namespace, nested in the helper's,
+// and does not see the helper. Needs a kernel whose procfs takes the
+// "pidns" mount option (Linux 6.15); the probe reports it.
+const ForkEnv = "CLAWTOOL_SANDBOX_FORK"
+
+// ExitProbeNoFork is the exit status of a helper in probe mode whose
+// namespaces were created but whose kernel cannot mount the /proc of a
+// child PID namespace, which fork mode needs.
+const ExitProbeNoFork = 3
+
+// Ready is what a helper writes to ErrorFD, before Ack, when it is
+// about to wait for its configuration: its runtime's threads are started
+// and its root is prepared. A run waits for it before it moves the helper
+// into its cgroup leaf, so that the leaf's process limit can count the
+// helper's tasks (see ForkEnv). No setup error starts with it.
+const Ready = 0x05
+
+// Ack is what a helper writes to ErrorFD when it has read its
 // configuration: a spare the supervisor claims may have been killed
 // before, and its death is only certain as the absence of this byte. No
 // setup error starts with it.
@@ -37,7 +63,7 @@ const Ack = 0x06
 // Descriptors the supervisor hands the helper.
 const (
 	ConfigFD = 3 // read end of a pipe carrying the encoded Config
-	ErrorFD  = 4 // write end of a pipe for a setup error; closed by exec
+	ErrorFD  = 4 // write end of a pipe for Ready, Ack, then a setup error or an Exit record; closed by exec
 	TraceFD  = 5 // write end of a pipe for stage timestamps (Config.Trace only)
 )
 
@@ -98,6 +124,53 @@ const (
 	WriteFiles = AccessExecute | AccessReadFile | AccessWriteFile | AccessTruncate
 )
 
+// Exited is the first byte of an exit record (see [Exit]); no setup
+// error starts with it.
+const Exited = 0x07
+
+// ExitSize is the length of an encoded exit record.
+const ExitSize = 1 + 4 + 8 + 8
+
+// Exit is how the command of a helper in fork mode ended: its wait status
+// and the CPU time of the command and its descendants, as the helper's
+// wait4 returned them.
+type Exit struct {
+	Status    uint32 // the wait status (syscall.WaitStatus)
+	User, Sys uint64 // CPU time in nanoseconds
+}
+
+// Encode returns e as ExitSize bytes: Exited, then the fields in little
+// endian.
+func (e Exit) Encode() []byte {
+	b := make([]byte, 0, ExitSize)
+	b = append(b, Exited)
+	for i := range 4 {
+		b = append(b, byte(e.Status>>(8*i)))
+	}
+	for _, v := range []uint64{e.User, e.Sys} {
+		for i := range 8 {
+			b = append(b, byte(v>>(8*i)))
+		}
+	}
+	return b
+}
+
+// DecodeExit parses what Exit.Encode wrote; it reports false for anything
+// else.
+func DecodeExit(b []byte) (Exit, bool) {
+	if len(b) != ExitSize || b[0] != Exited {
+		return Exit{}, false
+	}
+	num := func(b []byte) uint64 {
+		var v uint64
+		for i := len(b) - 1; i >= 0; i-- {
+			v = v<<8 | uint64(b[i])
+		}
+		return v
+	}
+	return Exit{Status: uint32(num(b[1:5])), User: num(b[5:13]), Sys: num(b[13:21])}, true
+}
+
 // Config is what the supervisor tells the helper to build.
 type Config struct {
 	Argv, Env []string
@@ -124,12 +197,17 @@ type Config struct {
 	Tmp uint64
 	// Trace makes the helper write a timestamp (CLOCK_MONOTONIC, 8 bytes,
 	// little endian) to TraceFD after each stage, in the order of the
-	// Stages.
+	// Stages; in fork mode those of ForkStages follow, when the command
+	// was started (its execve done) and when it was reaped.
 	Trace bool
 }
 
-// Stages name the timestamps a tracing helper writes, in order.
-var Stages = []string{"start", "prepare", "config", "mounts", "capabilities", "landlock", "seccomp", "rlimits", "exec"}
+// Stages name the timestamps a tracing helper writes, in order; in fork
+// mode ForkStages follow them.
+var (
+	Stages     = []string{"start", "prepare", "config", "mounts", "capabilities", "landlock", "seccomp", "rlimits", "exec"}
+	ForkStages = []string{"started", "reaped"}
+)
 
 // Has reports whether c asks for the layer bit l.
 func (c *Config) Has(l uint64) bool { return c.Layers&l != 0 }

@@ -10,14 +10,17 @@ func init() {
 	case "":
 		return
 	case "probe":
+		if _, err := childProc(""); err != nil {
+			syscall.Exit(ExitProbeNoFork)
+		}
 		syscall.Exit(0)
-	case "1", "spare":
+	case "1":
 		// Credentials, Landlock, seccomp and no_new_privs are per thread:
 		// the helper builds everything on this one and executes the
 		// command from it. The runtime keeps the goroutine running package
 		// initialisation locked to the main thread, so no LockOSThread
 		// (which would start the runtime's template thread).
-		err := run(mode == "spare")
+		err := run()
 		write(ErrorFD, []byte(err.Error()))
 		syscall.Exit(ExitSetup)
 	}
@@ -41,16 +44,21 @@ type textError string
 
 func (e textError) Error() string { return string(e) }
 
-func run(ack bool) error {
+func run() error {
 	started := monotonic()
 	// The part of the root that is the same for every run is built before
 	// the configuration is read: a spare does it before it is claimed.
 	var root *preparedRoot
 	var rootErr error
 	if v, _ := syscall.Getenv(PrepareRootEnv); v == "1" {
-		root, rootErr = prepareRoot()
+		fork, _ := syscall.Getenv(ForkEnv)
+		root, rootErr = prepareRoot(fork == "1")
 	}
 	prepared := monotonic()
+	// Its runtime has started its threads and the root is prepared: from
+	// here until the configuration arrives the helper starts nothing, so a
+	// run may count its tasks (see Ready).
+	write(ErrorFD, []byte{Ready})
 	var c *Config
 	trace := func() {}
 	{
@@ -58,9 +66,7 @@ func run(ack bool) error {
 		if err != nil {
 			return fail("read configuration", err)
 		}
-		if ack {
-			write(ErrorFD, []byte{Ack})
-		}
+		write(ErrorFD, []byte{Ack})
 		var ok bool
 		if c, ok = Decode(raw); !ok {
 			return textError("decode configuration: malformed")
@@ -81,6 +87,17 @@ func run(ack bool) error {
 	if c.Has(MountNS) != (root != nil) {
 		return textError("the configuration and " + PrepareRootEnv + " disagree on the mount namespace")
 	}
+	if root != nil && root.childNS >= 0 && c.NProc != 0 {
+		// RLIMIT_NPROC counts the tasks of the sandbox's user, the
+		// helper's threads among them while it waits for the command: the
+		// command gets the processes the limit promises. Counted before
+		// the pivot, while the host's /proc shows the helper.
+		n, err := ownThreads()
+		if err != nil {
+			return fail("count the helper's threads", err)
+		}
+		c.NProc += n
+	}
 	if root != nil {
 		if err := finishRoot(c, root); err != nil {
 			return err
@@ -100,6 +117,15 @@ func run(ack bool) error {
 		return fail("enter "+dir, err)
 	}
 	trace()
+	if root != nil && root.childNS >= 0 {
+		// From here this thread's children are born in the command's PID
+		// namespace (entering it takes the capabilities dropped next).
+		// The helper starts no other child, and its runtime no thread from
+		// this one.
+		if _, err := sys(sysSetns, uintptr(root.childNS), syscall.CLONE_NEWPID); err != nil {
+			return fail("enter the command's PID namespace", err)
+		}
+	}
 	if c.Has(UserNS) {
 		if err := dropCapabilities(); err != nil {
 			return fail("drop capabilities", err)
@@ -147,11 +173,103 @@ func run(ack bool) error {
 		return fail("exec "+c.Argv[0], err)
 	}
 	trace()
+	if root != nil && root.childNS >= 0 {
+		return forkCommand(path, c)
+	}
 	// A raw execve: syscall.Exec would put back the soft RLIMIT_NOFILE the
 	// Go runtime found at start, undoing Limits.OpenFiles.
 	_, _, errno := syscall.RawSyscall(syscall.SYS_EXECVE, uintptr(unsafe.Pointer(p)),
 		uintptr(unsafe.Pointer(&argv[0])), uintptr(unsafe.Pointer(&envv[0])))
 	return fail("exec "+c.Argv[0], errno)
+}
+
+// forkCommand starts the command as the helper's child (fork mode, see
+// ForkEnv), in the PID namespace run entered for its children, waits for it and reports how it ended on ErrorFD. The child is
+// cloned from this thread, with its credentials, Landlock domain, seccomp
+// filter and no_new_privs; rlimits are the process's, already set.
+func forkCommand(path string, c *Config) error {
+	// Nothing of the command's reaches the helper (it is outside the
+	// command's PID namespace); not dumpable all the same.
+	if err := prctl(prSetDumpable, 0, 0); err != nil {
+		return fail("dumpable", err)
+	}
+	pid, err := syscall.ForkExec(path, c.Argv, &syscall.ProcAttr{Env: c.Env, Files: []uintptr{0, 1, 2}})
+	if err != nil {
+		return fail("exec "+c.Argv[0], err)
+	}
+	started := monotonic()
+	// The command's streams end with the command and its descendants.
+	for fd := range 3 {
+		closeFD(fd)
+	}
+	var status syscall.WaitStatus
+	var ru syscall.Rusage
+	for {
+		// Raw: the Go scheduler, not told of the wait, starts no thread
+		// to run other goroutines (there are none) while it lasts.
+		_, _, e := syscall.RawSyscall6(syscall.SYS_WAIT4, uintptr(pid), uintptr(unsafe.Pointer(&status)), 0,
+			uintptr(unsafe.Pointer(&ru)), 0, 0)
+		if e == 0 {
+			break
+		}
+		if e != syscall.EINTR {
+			return fail("wait for the command", e)
+		}
+	}
+	if c.Trace {
+		writeTime(TraceFD, started)
+		writeTime(TraceFD, monotonic())
+		closeFD(TraceFD) // before the record, so the trace ends with the run
+	}
+	write(ErrorFD, Exit{Status: uint32(status), User: uint64(ru.Utime.Nano()), Sys: uint64(ru.Stime.Nano())}.Encode())
+	syscall.Exit(0)
+	return nil
+}
+
+// ownThreads returns the number of threads of the helper, from
+// /proc/self/status.
+func ownThreads() (uint64, error) {
+	fd, err := openat(atFDCWD, "/proc/self/status", syscall.O_RDONLY, 0)
+	if err != nil {
+		return 0, err
+	}
+	defer closeFD(fd)
+	var buf [4096]byte
+	n := 0
+	for n < len(buf) {
+		m, err := sys(syscall.SYS_READ, uintptr(fd), uintptr(unsafe.Pointer(&buf[n])), uintptr(len(buf)-n))
+		if err == syscall.EINTR {
+			continue
+		}
+		if err != nil {
+			return 0, err
+		}
+		if m == 0 {
+			break
+		}
+		n += int(m)
+	}
+	const key = "\nThreads:"
+	text := string(buf[:n])
+	for i := 0; i+len(key) <= len(text); i++ {
+		if text[i:i+len(key)] != key {
+			continue
+		}
+		var v uint64
+		j := i + len(key)
+		for j < len(text) && (text[j] == ' ' || text[j] == '\t') {
+			j++
+		}
+		start := j
+		for ; j < len(text) && text[j] >= '0' && text[j] <= '9'; j++ {
+			v = v*10 + uint64(text[j]-'0')
+		}
+		if j == start || v > 1<<20 {
+			break
+		}
+		return v, nil
+	}
+	return 0, textError("no thread count in /proc/self/status")
 }
 
 func readConfig() ([]byte, error) {
@@ -251,6 +369,7 @@ const (
 	prSetSecurebits = 28
 	prCapAmbient    = 47
 	prSetNoNewPrivs = 38
+	prSetDumpable   = 4
 
 	prCapAmbientClearAll = 4
 	seccompModeFilter    = 2
@@ -334,9 +453,11 @@ func applyRlimits(c *Config) error {
 		if r.v == 0 && (r.res == rlimitNproc || r.res == syscall.RLIMIT_DATA) {
 			continue // enforced by the run's cgroup instead
 		}
-		lim := syscall.Rlimit{Cur: r.v, Max: r.v}
-		if _, _, e := syscall.RawSyscall6(syscall.SYS_PRLIMIT64, 0, uintptr(r.res), uintptr(unsafe.Pointer(&lim)), 0, 0, 0); e != 0 {
-			return fail("rlimits: "+r.name, e)
+		// syscall.Setrlimit (a raw prlimit) also tells syscall.ForkExec
+		// not to put back the soft RLIMIT_NOFILE the runtime found at
+		// start, which would undo Limits.OpenFiles in fork mode.
+		if err := syscall.Setrlimit(r.res, &syscall.Rlimit{Cur: r.v, Max: r.v}); err != nil {
+			return fail("rlimits: "+r.name, err)
 		}
 	}
 	return nil

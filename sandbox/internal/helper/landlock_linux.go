@@ -65,7 +65,8 @@ func applyLandlock(c *Config) error {
 			return err
 		}
 	}
-	// This thread alone: it executes the command next.
+	// This thread alone: it starts the command next (a child cloned from
+	// it inherits the domain).
 	if _, _, e := syscall.RawSyscall(sysLandlockSelf, uintptr(ruleset), 0, 0); e != 0 {
 		return fail("restrict", e)
 	}

@@ -111,6 +111,9 @@ var AlwaysHidden = []string{"/run", "/var/run"}
 // handle finishRoot looks the policy's paths up through.
 type preparedRoot struct {
 	host int // O_PATH descriptor of hostCopy's root
+	// childNS is the PID namespace the command is forked into (ForkEnv),
+	// or -1 when the helper becomes the command.
+	childNS int
 }
 
 // prepareRoot assembles everything of the root that is the same for every
@@ -120,7 +123,10 @@ type preparedRoot struct {
 // hostCopy, since the staging tmpfs covers the host's /tmp, where a
 // workspace may live. Nothing of a run has been read yet: the copies are of
 // the mount tree the helper's namespace got at its clone, as before.
-func prepareRoot() (*preparedRoot, error) {
+//
+// With fork (ForkEnv), the helper's children get a PID namespace of their
+// own and /proc is that namespace's.
+func prepareRoot(fork bool) (*preparedRoot, error) {
 	if err := mount("", "/", "", syscall.MS_REC|syscall.MS_PRIVATE, ""); err != nil {
 		return nil, fail("make mounts private", err)
 	}
@@ -168,7 +174,7 @@ func prepareRoot() (*preparedRoot, error) {
 	if err != nil {
 		return nil, fail("open the host's mount tree", err)
 	}
-	pr := &preparedRoot{host: hostFD}
+	pr := &preparedRoot{host: hostFD, childNS: -1}
 	if err := hideDirs(AlwaysHidden); err != nil {
 		pr.close()
 		return nil, err
@@ -183,7 +189,12 @@ func prepareRoot() (*preparedRoot, error) {
 			return nil, fail("/dev/"+link[1], err)
 		}
 	}
-	if err := mount("proc", newRoot+"/proc", "proc", syscall.MS_NOSUID|syscall.MS_NODEV|syscall.MS_NOEXEC, ""); err != nil {
+	if fork {
+		pr.childNS, err = childProc(newRoot + "/proc")
+	} else {
+		err = mount("proc", newRoot+"/proc", "proc", syscall.MS_NOSUID|syscall.MS_NODEV|syscall.MS_NOEXEC, "")
+	}
+	if err != nil {
 		pr.close()
 		return nil, fail("mount /proc", err)
 	}
@@ -196,7 +207,98 @@ func prepareRoot() (*preparedRoot, error) {
 	return pr, nil
 }
 
+// close closes the descriptor of the host's tree; childNS stays open for
+// run (it is close-on-exec).
 func (pr *preparedRoot) close() { closeFD(pr.host) }
+
+// The file system context API (linux/mount.h) and pidfd namespaces.
+const (
+	sysFsopen    = 430
+	sysFsconfig  = 431
+	sysFsmount   = 432
+	sysPidfdOpen = 434
+
+	// PIDFD_GET_PID_NAMESPACE and PIDFD_GET_PID_FOR_CHILDREN_NAMESPACE
+	// (linux/pidfd.h): _IO(0xFF, 5) and _IO(0xFF, 6).
+	pidfdGetPIDNamespace            = 0xFF05
+	pidfdGetPIDForChildrenNamespace = 0xFF06
+
+	fsopenCloexec     = 1
+	fsconfigSetFD     = 5
+	fsconfigCmdCreate = 6
+	fsmountCloexec    = 1
+	mountAttrNoexec   = 0x8
+)
+
+// childProc makes a PID namespace for the helper's children and mounts
+// its procfs at target (only creates it when target is empty: the probe).
+// It returns a descriptor of the namespace, which the helper enters for
+// its children (setns) just before it forks the command: until then its
+// children stay in its own namespace, since a thread the Go runtime might
+// clone from this one must be in the PID namespace of its process. The
+// namespace is reached through a pidfd of the helper (Linux 6.11), since
+// /proc/self/ns/pid_for_children opens only once the namespace has its
+// init, and its procfs is mounted with the "pidns" option (Linux 6.15),
+// since a procfs is otherwise of its mounter's namespace.
+func childProc(target string) (ns int, err error) {
+	if _, err := sys(syscall.SYS_UNSHARE, syscall.CLONE_NEWPID); err != nil {
+		return -1, fail("new PID namespace", err)
+	}
+	self, err := sys(sysPidfdOpen, uintptr(syscall.Getpid()), 0)
+	if err != nil {
+		return -1, fail("pidfd", err)
+	}
+	defer closeFD(int(self))
+	own, err := sys(syscall.SYS_IOCTL, self, pidfdGetPIDNamespace)
+	if err != nil {
+		return -1, fail("open the PID namespace", err)
+	}
+	defer closeFD(int(own))
+	child, err := sys(syscall.SYS_IOCTL, self, pidfdGetPIDForChildrenNamespace)
+	if err != nil {
+		return -1, fail("open the children's PID namespace", err)
+	}
+	ns = int(child)
+	defer func() {
+		if err != nil {
+			closeFD(ns)
+		}
+	}()
+	if err := mountProcOf(ns, target); err != nil {
+		return -1, err
+	}
+	if _, err := sys(sysSetns, own, syscall.CLONE_NEWPID); err != nil {
+		return -1, fail("keep children in the PID namespace", err)
+	}
+	return ns, nil
+}
+
+// mountProcOf mounts the procfs of the PID namespace ns at target, or
+// only creates it when target is empty.
+func mountProcOf(ns int, target string) error {
+	name, _ := ptr("proc")
+	fsfd, err := sys(sysFsopen, p(name), fsopenCloexec)
+	if err != nil {
+		return fail("fsopen", err)
+	}
+	defer closeFD(int(fsfd))
+	key, _ := ptr("pidns")
+	if _, err := sys(sysFsconfig, fsfd, fsconfigSetFD, p(key), 0, uintptr(ns)); err != nil {
+		return fail("procfs pidns option", err)
+	}
+	if _, err := sys(sysFsconfig, fsfd, fsconfigCmdCreate, 0, 0, 0); err != nil {
+		return fail("create procfs", err)
+	}
+	if target == "" {
+		return nil
+	}
+	mnt, err := sys(sysFsmount, fsfd, fsmountCloexec, mountAttrNosuid|mountAttrNodev|mountAttrNoexec)
+	if err != nil {
+		return fail("fsmount", err)
+	}
+	defer closeFD(int(mnt))
+	return moveMount(int(mnt), atFDCWD, target, moveMountFEmptyPath)
+}
 
 // finishRoot adds what the policy asks for to the prepared root and pivots
 // into it: the private /tmp of the policy's size; tmpfs over the other

@@ -172,7 +172,7 @@ func access(path string, mode uint32) error {
 // it, about 0.4% of a core per idle spare; told, the runtime lets the
 // monitor sleep. The goroutine stays locked to the main thread (package
 // initialisation), so what the helper sets per thread afterwards is still
-// set on the thread that executes the command.
+// set on the thread that starts the command.
 func read(fd int, b []byte) (int, error) {
 	if len(b) == 0 {
 		return 0, nil

@@ -1,0 +1,4 @@
+package helper
+
+// sysSetns is setns(2), which package syscall does not number on amd64.
+const sysSetns = 308
