@@ -94,6 +94,7 @@ func runSandbox(ctx context.Context, p Policy, argv []string, stdin io.Reader, u
 	var setupStart []byte
 	if useSpares && stdinFile == nil && len(raw) <= pipeCapacity {
 		h, setupStart = claimSpare(ctx, sh, lf, raw, limits.Processes)
+		defer spares.refill(sh)
 	}
 	spare := h != nil
 	if h == nil {

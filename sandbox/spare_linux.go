@@ -58,6 +58,7 @@ type helperProc struct {
 	// the caller's; stdoutR and stderrR are always pipes.
 	stdinW, stdoutR, stderrR *os.File
 	t0, t1                   uint64 // monotonic clock around the clone and exec
+	ready                    bool   // helper.Ready was read
 }
 
 // startHelper starts a helper of shape sh. stdin is the caller's file to
@@ -113,7 +114,7 @@ func startHelper(sh helperShape, stdin *os.File) (h *helperProc, err error) {
 	// processor, no collector and no preemption signals (nothing else runs
 	// in it) make it start faster. The command gets the policy's
 	// environment, not this one.
-	cmd.Env = []string{helperEnv + "=1", "GOMAXPROCS=1", "GOGC=off", "GODEBUG=asyncpreemptoff=1"}
+	cmd.Env = []string{helperEnv + "=1", "GOMAXPROCS=1", "GOGC=off", "GODEBUG=asyncpreemptoff=1,updatemaxprocs=0"}
 	if sh.mounts {
 		cmd.Env = append(cmd.Env, helper.PrepareRootEnv+"=1")
 		if sh.fork {
@@ -139,6 +140,19 @@ func startHelper(sh helperShape, stdin *os.File) (h *helperProc, err error) {
 		return nil, err
 	}
 	return h, nil
+}
+
+// awaitReady waits until the helper is ready (helper.Ready), once.
+func (h *helperProc) awaitReady() error {
+	if h.ready {
+		return nil
+	}
+	var b [1]byte
+	if n, _ := h.errR.Read(b[:]); n != 1 || b[0] != helper.Ready {
+		return errors.New("the helper ended before it was ready")
+	}
+	h.ready = true
+	return nil
 }
 
 // closeAll closes the parent's ends of the helper's pipes.
@@ -267,16 +281,18 @@ var spareStarted func(pid int)
 // the one being started, and starts the next in the background; a run of a
 // shape with neither starts cold and starts the shape's first spare.
 //
-// The next spare starts at the claim, beside the run, rather than after
-// the run's setup or after its reaping: the run then bears the cost of its
-// successor itself, and runs back to back find their spare started. In
-// BenchmarkSpawn at load 3-4 the p50 ratio to bwrap was 0.56-0.72 so, and
-// 0.75-0.81 when the spare started after the setup or after the reaping
-// (runs back to back found it still starting). With think time between
-// runs (BenchmarkSpawnSplit/spare-paused) starting after the reaping was
-// better, 4.8-5.7 ms p50 against 6.2-11.7, since then nothing of the next
-// spare runs beside the run; it would suit an agent's pace, at the cost of
-// bursts.
+// When the next spare starts depends on the pace of the runs. A run that
+// finds its spare waiting (the runs are paced, as an agent's tool calls
+// are) starts the next one when it ends, after its result, so that
+// nothing of the successor runs beside it: its fork of this process and
+// the Go runtime's start cost several milliseconds of processor, and on
+// two cores that was most of the spawn's tail. A run that has to wait for
+// its spare, or finds none, comes faster than spares start: it starts the
+// next one at its claim, beside itself, so that runs back to back find
+// their spare well under way. (Starting only at the claim gave a spare
+// run 4.8-5.7 ms p50 with think time between runs against 6.2-11.7 for
+// starting after the run, and starting only after the run made runs back
+// to back nearly as slow as cold ones.)
 //
 // Every spare is forked from a goroutine of its own that is never locked
 // to its thread, so the thread outlives the spare in practice: the
@@ -315,9 +331,10 @@ func (p *sparePool) lockInit() {
 }
 
 // claim returns the spare of shape sh, or nil when there is none (or
-// spares are off); either way it starts the shape's next spare in the
-// background. A spare being started is waited for: its fork and exec are
-// under way and already cost what a cold start would.
+// spares are off). A spare being started is waited for: its fork and exec
+// are under way and already cost what a cold start would. When the spare
+// was not waiting already, claim starts the shape's next spare in the
+// background; otherwise the run starts it when it ends (refill).
 func (p *sparePool) claim(sh helperShape) *helperProc {
 	p.lockInit()
 	defer p.mu.Unlock()
@@ -330,6 +347,7 @@ func (p *sparePool) claim(sh helperShape) *helperProc {
 		p.evictLocked()
 		p.slots[sh] = s
 	}
+	paced := s.h != nil
 	if ch := s.starting; s.h == nil && ch != nil {
 		p.mu.Unlock()
 		<-ch
@@ -345,10 +363,20 @@ func (p *sparePool) claim(sh helperShape) *helperProc {
 	}
 	p.seq++
 	s.used = p.seq
-	if s.starting == nil && !p.off {
+	if !paced && s.starting == nil && !p.off {
 		p.startLocked(sh, s)
 	}
 	return h
+}
+
+// refill starts the next spare of shape sh in the background unless one is
+// waiting or starting, or the shape has no slot (released or evicted).
+func (p *sparePool) refill(sh helperShape) {
+	p.lockInit()
+	defer p.mu.Unlock()
+	if s := p.slots[sh]; s != nil && s.h == nil && s.starting == nil && !p.off {
+		p.startLocked(sh, s)
+	}
 }
 
 // evictLocked makes room for one more shape, discarding the least
@@ -392,7 +420,14 @@ func (p *sparePool) startLocked(sh helperShape, s *spareSlot) {
 	p.busy++
 	gen := p.gen
 	go func() {
+		// A spare is waiting once it is ready: a claim before then waits
+		// for what it would wait for anyway.
 		h, err := startHelper(sh, nil)
+		if err == nil {
+			if err = h.awaitReady(); err != nil {
+				h.discard()
+			}
+		}
 		p.mu.Lock()
 		defer p.mu.Unlock()
 		s.starting = nil
@@ -535,9 +570,8 @@ func handOver(ctx context.Context, h *helperProc, sh helperShape, lf *leaf, raw 
 			err = ctx.Err()
 		}
 	}()
-	var b [1]byte
-	if n, _ := h.errR.Read(b[:]); n != 1 || b[0] != helper.Ready {
-		return nil, errors.New("the helper ended before it was ready")
+	if err := h.awaitReady(); err != nil {
+		return nil, err
 	}
 	if lf != nil {
 		if err := lf.enter(h.cmd.Process.Pid); err != nil {
@@ -552,6 +586,7 @@ func handOver(ctx context.Context, h *helperProc, sh helperShape, lf *leaf, raw 
 	}
 	h.cfgW.Close()
 	h.cfgW = nil
+	var b [1]byte
 	if n, _ := h.errR.Read(b[:]); n != 1 {
 		return nil, errors.New("the helper ended before it read its configuration")
 	}

@@ -292,10 +292,10 @@ func TestSpareKilledFromOutside(t *testing.T) {
 }
 
 // TestSpareIdleReaped shortens the idle time: the spare the run armed is
-// killed and reaped, and the next run starts cold.
+// killed and reaped, and a run after it still works.
 func TestSpareIdleReaped(t *testing.T) {
 	requireSandbox(t)
-	served := traceSpares(t)
+	traceSpares(t)
 	defer func(d time.Duration) { spareIdle = d }(spareIdle)
 	spareIdle = 20 * time.Millisecond
 	started := make(chan int, 1)
@@ -329,11 +329,10 @@ func TestSpareIdleReaped(t *testing.T) {
 	if !waitFor(gone) { // ok-wallclock: waitFor polls for at most 30 s
 		t.Fatalf("the idle spare %d was not reaped", pid)
 	}
+	// A run after the reap works: cold, or from a spare the first run
+	// started when it ended, if it ended after the reap.
 	if _, err := Run(context.Background(), Policy{}, "true"); err != nil {
 		t.Fatal(err)
-	}
-	if want := []bool{false, false}; !equalBools(*served, want) {
-		t.Errorf("served by a spare: %v, want %v", *served, want)
 	}
 }
 

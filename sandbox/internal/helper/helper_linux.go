@@ -56,8 +56,8 @@ func run() error {
 	}
 	prepared := monotonic()
 	// Its runtime has started its threads and the root is prepared: from
-	// here until the configuration arrives the helper starts nothing, so a
-	// run may count its tasks (see Ready).
+	// here until the configuration arrives the helper starts nothing (its
+	// reads are raw), so a run may count its tasks (see Ready).
 	write(ErrorFD, []byte{Ready})
 	var c *Config
 	trace := func() {}

@@ -165,19 +165,21 @@ func access(path string, mode uint32) error {
 	return err
 }
 
-// read reads from fd, blocking. Unlike the helper's other system calls it
-// tells the runtime that it may block (syscall.Syscall, not RawSyscall): a
-// spare helper waits in it for its run, and a goroutine the runtime
-// believes running keeps its monitor thread waking every 10 ms to look at
-// it, about 0.4% of a core per idle spare; told, the runtime lets the
-// monitor sleep. The goroutine stays locked to the main thread (package
+// read reads from fd, blocking, with a raw system call like the helper's
+// others. Told of a blocking call (syscall.Syscall), the runtime hands the
+// processor to another thread of its own, which it may start then: a
+// thread the run's process limit counts (see Ready), started after the
+// run counted the helper's tasks. Not told, the runtime's monitor thread
+// keeps waking every 10 ms while a spare waits, to look at a goroutine it
+// believes running; that costs an idle spare a little processor
+// (BENCHMARKS.md). The goroutine stays locked to the main thread (package
 // initialisation), so what the helper sets per thread afterwards is still
 // set on the thread that starts the command.
 func read(fd int, b []byte) (int, error) {
 	if len(b) == 0 {
 		return 0, nil
 	}
-	n, _, e := syscall.Syscall(syscall.SYS_READ, uintptr(fd), uintptr(unsafe.Pointer(&b[0])), uintptr(len(b)))
+	n, _, e := syscall.RawSyscall(syscall.SYS_READ, uintptr(fd), uintptr(unsafe.Pointer(&b[0])), uintptr(len(b)))
 	return int(n), errnoErr(e)
 }
 
