@@ -10,8 +10,12 @@
 // capped.
 //
 // On Linux the sandbox needs no other program. The calling binary is
-// re-executed as a helper that builds the sandbox and then executes the
-// command. The helper runs from the initialisation of a small internal
+// re-executed as a helper that builds the sandbox and then starts the
+// command: where procfs takes a PID namespace (Linux 6.15) it forks the
+// command from a single-threaded clone into a PID namespace of its own,
+// waits for it outside that namespace and reports how it ended (an execve
+// from the multi-threaded Go helper would first wait for the runtime's
+// other threads to end); elsewhere it executes the command itself. The helper runs from the initialisation of a small internal
 // package, before the program's heavier packages are initialised and long
 // before main: a program that links this package serves as its own helper
 // without calling anything, and the helper starts in little more than the
@@ -25,9 +29,10 @@
 // read-only; every capability dropped; no_new_privs; Landlock; a seccomp
 // filter; resource limits; descriptors above 2 closed; a clean environment.
 // When the host has a writable cgroup (v2 delegating memory and pids, or
-// the v1 memory and pids hierarchies) the helper is also started in a
-// cgroup leaf of its own that bounds the whole run's memory and tasks, and
-// is emptied and removed after the run ([LayerCgroup]).
+// the v1 memory and pids hierarchies) the helper is also moved, before it
+// reads its configuration, into a cgroup leaf of its own that bounds the
+// whole run's memory and tasks, and is emptied and removed after the run
+// ([LayerCgroup]).
 //
 // A run need not wait for the helper to start. After a run, the helper of
 // the next run with the same shape (the same namespaces, the same sandbox
@@ -36,16 +41,19 @@
 // Go runtime up, blocked reading its configuration before anything of a
 // run reached it. The next such run claims it, moves it into its cgroup
 // leaf, sends the configuration and pays only the mounts, Landlock,
-// seccomp, the limits and the exec; the claim starts the following spare.
+// seccomp, the limits and the start of the command. A run that found its
+// spare waiting starts the following one when it has ended, off its path;
+// a run that had to wait for its spare, or found none, starts the
+// following one at once.
 // Every spare serves exactly one run, with pipes of its own, so nothing of
 // one run reaches the next. A program keeps at most one spare for each of
 // its four most recently used shapes; a spare idle for 30 seconds is
 // killed, and a spare dies with the program. The first run of a shape, a
 // run whose spare died, a run whose standard input is a file and one whose
 // configuration exceeds a pipe's 64 KiB start the helper themselves, as
-// without spares. A spare costs the CPU of starting
-// a helper whether or not a run comes (waiting, it uses no CPU); the environment variable
-// CLAWTOOL_SANDBOX_SPARE=0 or [SetSpares] turns spares off, and
+// without spares. A spare costs the CPU of starting a helper whether or
+// not a run comes, and waiting about 0.4% of a core; the environment
+// variable CLAWTOOL_SANDBOX_SPARE=0 or [SetSpares] turns spares off, and
 // [ReleaseSpares] kills the idle ones. A spare is started with the
 // program's state of the moment (working directory, umask, resource
 // limits), not the claiming run's.

@@ -103,7 +103,7 @@ func runSandbox(ctx context.Context, p Policy, argv []string, stdin io.Reader, u
 		if h, err = startHelper(sh, stdinFile); err != nil {
 			return nil, fmt.Errorf("sandbox: start helper: %w", err)
 		}
-		if setupStart, err = handOver(ctx, h, sh, lf, raw, limits.Processes); err != nil {
+		if setupStart, err = handOver(ctx, h, lf, raw, limits.Processes); err != nil {
 			h.discard()
 			if ctx.Err() != nil {
 				return nil, fmt.Errorf("sandbox: %w before the command started", ctx.Err())

@@ -16,9 +16,12 @@ const SpareEnv = "CLAWTOOL_SANDBOX_SPARE"
 func SetSpares(on bool) (was bool) { return setSpares(on) }
 
 // ReleaseSpares kills and reaps every idle spare helper, waits for the
-// spares being started to end, and kills those too. Spares stay on: the
-// next run of each shape starts cold and arms a new spare. A program that
-// checks for leftover processes or goroutines calls it first; nothing else
+// spares being started to end, and kills those too; it also waits for the
+// helpers of ended runs that are still exiting in the background (a helper
+// that forked its command reports how it ended first) and for their
+// cgroup leaves to be removed. Spares stay on: the next run of each shape
+// starts cold and arms a new spare. A program that checks for leftover
+// processes, goroutines or cgroup leaves calls it first; nothing else
 // needs it, since a spare dies with the program (and by itself after
 // 30 idle seconds).
 func ReleaseSpares() { releaseSpares() }

@@ -58,7 +58,10 @@ type helperProc struct {
 	// the caller's; stdoutR and stderrR are always pipes.
 	stdinW, stdoutR, stderrR *os.File
 	t0, t1                   uint64 // monotonic clock around the clone and exec
-	ready                    bool   // helper.Ready was read
+	// readyCh is closed when the helper's first byte arrived or its pipe
+	// ended; readyErr says which (nil: helper.Ready).
+	readyCh  chan struct{}
+	readyErr error
 }
 
 // startHelper starts a helper of shape sh. stdin is the caller's file to
@@ -139,20 +142,27 @@ func startHelper(sh helperShape, stdin *os.File) (h *helperProc, err error) {
 	if err != nil {
 		return nil, err
 	}
+	h.readyCh = make(chan struct{})
+	go h.readReady()
 	return h, nil
 }
 
-// awaitReady waits until the helper is ready (helper.Ready), once.
+// awaitReady waits until the helper is ready (helper.Ready), or has
+// ended.
 func (h *helperProc) awaitReady() error {
-	if h.ready {
-		return nil
-	}
+	<-h.readyCh
+	return h.readyErr
+}
+
+// readReady reads the helper's first byte, for awaitReady: it runs from
+// the start, so that the helper's readiness is known to a claim without a
+// read of its own and the pipe has one reader at a time.
+func (h *helperProc) readReady() {
 	var b [1]byte
 	if n, _ := h.errR.Read(b[:]); n != 1 || b[0] != helper.Ready {
-		return errors.New("the helper ended before it was ready")
+		h.readyErr = errors.New("the helper ended before it was ready")
 	}
-	h.ready = true
-	return nil
+	close(h.readyCh)
 }
 
 // closeAll closes the parent's ends of the helper's pipes.
@@ -312,10 +322,13 @@ type sparePool struct {
 }
 
 type spareSlot struct {
-	h        *helperProc   // the ready spare, or nil
-	timer    *time.Timer   // kills h when it idles too long
-	starting chan struct{} // closed when the start under way ends; nil when none
-	used     uint64        // pool.seq at the last claim, for the LRU
+	h       *helperProc // the spare waiting for a run (ready), or nil
+	timer   *time.Timer // kills h when it idles too long
+	pending *helperProc // the spare started but not ready yet, or nil
+	// started is closed when the start under way has its helper (pending)
+	// or failed; nil when no start is under way.
+	started chan struct{}
+	used    uint64 // pool.seq at the last claim, for the LRU
 }
 
 var spares sparePool
@@ -331,10 +344,12 @@ func (p *sparePool) lockInit() {
 }
 
 // claim returns the spare of shape sh, or nil when there is none (or
-// spares are off). A spare being started is waited for: its fork and exec
-// are under way and already cost what a cold start would. When the spare
-// was not waiting already, claim starts the shape's next spare in the
-// background; otherwise the run starts it when it ends (refill).
+// spares are off). A spare whose fork and exec are under way is waited for
+// (they already cost what a cold start would), and one started but not yet
+// ready is taken as it is: the run waits for it to be ready (handOver).
+// When the spare was not waiting already, claim starts the shape's next
+// spare in the background; otherwise the run starts it when it ends
+// (refill).
 func (p *sparePool) claim(sh helperShape) *helperProc {
 	p.lockInit()
 	defer p.mu.Unlock()
@@ -348,7 +363,7 @@ func (p *sparePool) claim(sh helperShape) *helperProc {
 		p.slots[sh] = s
 	}
 	paced := s.h != nil
-	if ch := s.starting; s.h == nil && ch != nil {
+	if ch := s.started; s.h == nil && s.pending == nil && ch != nil {
 		p.mu.Unlock()
 		<-ch
 		p.mu.Lock()
@@ -357,24 +372,33 @@ func (p *sparePool) claim(sh helperShape) *helperProc {
 		}
 	}
 	h := s.h
-	s.h = nil
 	if h != nil {
+		s.h = nil
 		s.timer.Stop()
+	} else if h = s.pending; h != nil {
+		// Taken from its start, which is then over for the slot.
+		s.pending = nil
+		s.started = nil
 	}
 	p.seq++
 	s.used = p.seq
-	if !paced && s.starting == nil && !p.off {
+	if (!paced || !pacedRefill) && s.started == nil && !p.off {
 		p.startLocked(sh, s)
 	}
 	return h
 }
+
+// pacedRefill false makes every claim start the shape's next spare at
+// once, as a run that comes faster than spares start does; a test sets it
+// to have the next spare's namespaces made while the run's are alive.
+var pacedRefill = true
 
 // refill starts the next spare of shape sh in the background unless one is
 // waiting or starting, or the shape has no slot (released or evicted).
 func (p *sparePool) refill(sh helperShape) {
 	p.lockInit()
 	defer p.mu.Unlock()
-	if s := p.slots[sh]; s != nil && s.h == nil && s.starting == nil && !p.off {
+	if s := p.slots[sh]; s != nil && s.h == nil && s.started == nil && !p.off {
 		p.startLocked(sh, s)
 	}
 }
@@ -416,28 +440,35 @@ func (p *sparePool) discardLocked(h *helperProc) {
 // startLocked starts the next spare of slot s in the background.
 func (p *sparePool) startLocked(sh helperShape, s *spareSlot) {
 	ch := make(chan struct{})
-	s.starting = ch
+	s.started = ch
 	p.busy++
 	gen := p.gen
-	go func() {
-		// A spare is waiting once it is ready: a claim before then waits
-		// for what it would wait for anyway.
-		h, err := startHelper(sh, nil)
-		if err == nil {
-			if err = h.awaitReady(); err != nil {
-				h.discard()
-			}
-		}
-		p.mu.Lock()
-		defer p.mu.Unlock()
-		s.starting = nil
-		close(ch)
+	done := func() {
 		p.busy--
 		p.idle.Broadcast()
+	}
+	go func() {
+		h, err := startHelper(sh, nil)
+		p.mu.Lock()
+		close(ch)
 		if err != nil {
+			s.started = nil
+			done()
+			p.mu.Unlock()
 			return // the next claim starts cold and tries again
 		}
-		if gen != p.gen || p.off || p.slots[sh] != s {
+		s.pending = h // a claim may take it from here
+		p.mu.Unlock()
+		// A spare is waiting once it is ready.
+		err = h.awaitReady()
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		done()
+		if s.pending != h {
+			return // a claim took it
+		}
+		s.pending, s.started = nil, nil
+		if err != nil || gen != p.gen || p.off || p.slots[sh] != s {
 			p.discardLocked(h)
 			return
 		}
@@ -539,7 +570,7 @@ func claimSpare(ctx context.Context, sh helperShape, lf *leaf, raw []byte, proce
 		h.discard()
 		return nil, nil
 	}
-	setup, err := handOver(ctx, h, sh, lf, raw, processes)
+	setup, err := handOver(ctx, h, lf, raw, processes)
 	if err != nil {
 		h.discard()
 		return nil, nil
@@ -548,14 +579,15 @@ func claimSpare(ctx context.Context, sh helperShape, lf *leaf, raw []byte, proce
 	return h, setup
 }
 
-// handOver hands a started helper its run: it waits until the helper is
-// ready (helper.Ready), moves it into the run's leaf when there is one
-// (the command and every process it starts are then in the leaf from
-// their first instruction) with room for the helper's tasks beside the
-// command's processes (see leaf.admitHelper), sends the configuration raw
-// and waits for the helper to acknowledge it. When ctx ends first the
-// helper is killed. setup is what the helper wrote instead of the
-// acknowledgement, the start of a setup error.
+// handOver hands a started helper its run. Without a cgroup leaf it sends
+// the configuration raw at once (the helper reads it when it is ready);
+// with one it waits until the helper is ready (helper.Ready), moves it into
+// the leaf (the command and every process it starts are then in the leaf
+// from their first instruction) with room for the helper's tasks beside
+// the command's processes (see leaf.admitHelper), and sends it then. Either
+// way it waits for the helper to acknowledge the configuration. When ctx
+// ends first the helper is killed. setup is what the helper wrote instead
+// of the acknowledgement, the start of a setup error.
 //
 // Only the acknowledgement makes a spare's life certain: a spare killed
 // just before the claim is still there, movable and writable until the
@@ -563,13 +595,26 @@ func claimSpare(ctx context.Context, sh helperShape, lf *leaf, raw []byte, proce
 // configuration, so the claim reads end of file instead of helper.Ack.
 // Nothing of the run has been read from its stdin or run by then, so the
 // cold start that follows loses nothing.
-func handOver(ctx context.Context, h *helperProc, sh helperShape, lf *leaf, raw []byte, processes int) (setup []byte, err error) {
+func handOver(ctx context.Context, h *helperProc, lf *leaf, raw []byte, processes int) (setup []byte, err error) {
 	stop := context.AfterFunc(ctx, h.kill)
 	defer func() {
 		if !stop() && err == nil {
 			err = ctx.Err()
 		}
 	}()
+	send := func() error {
+		if _, err := h.cfgW.Write(raw); err != nil {
+			return fmt.Errorf("send configuration: %w", err)
+		}
+		h.cfgW.Close()
+		h.cfgW = nil
+		return nil
+	}
+	if lf == nil {
+		if err := send(); err != nil {
+			return nil, err
+		}
+	}
 	if err := h.awaitReady(); err != nil {
 		return nil, err
 	}
@@ -580,12 +625,10 @@ func handOver(ctx context.Context, h *helperProc, sh helperShape, lf *leaf, raw 
 		if err := lf.admitHelper(processes); err != nil {
 			return nil, fmt.Errorf("cgroup: %w", err)
 		}
+		if err := send(); err != nil {
+			return nil, err
+		}
 	}
-	if _, err := h.cfgW.Write(raw); err != nil {
-		return nil, fmt.Errorf("send configuration: %w", err)
-	}
-	h.cfgW.Close()
-	h.cfgW = nil
 	var b [1]byte
 	if n, _ := h.errR.Read(b[:]); n != 1 {
 		return nil, errors.New("the helper ended before it read its configuration")

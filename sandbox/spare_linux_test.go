@@ -72,6 +72,10 @@ func TestForkMode(t *testing.T) {
 	}{
 		{name: "processes", script: `echo $$; tr '\0' ' ' </proc/1/cmdline; echo; ls /proc | grep -c '^[0-9][0-9]*$'`,
 			stdout: "1\nsh -c " + "X" + " \n3\n", check: func(r *Result) bool { return r.Outcome == Exited && r.ExitCode == 0 }},
+		// The helper's argv[0] is clawtool-sandbox (startHelper): no
+		// process of the command's namespace has it.
+		{name: "helper unseen", script: `grep -l 'clawtool-[s]andbox' /proc/[0-9]*/cmdline; echo end`,
+			stdout: "end\n", check: func(r *Result) bool { return r.Outcome == Exited && r.ExitCode == 0 }},
 		{name: "exit status", script: "exit 3", check: func(r *Result) bool { return r.Outcome == Exited && r.ExitCode == 3 }},
 		{name: "cpu limit", p: Policy{Limits: Limits{CPU: time.Second}}, script: "while :; do :; done",
 			check: func(r *Result) bool {
@@ -206,12 +210,15 @@ func waitingSpare() int {
 // TestSpareFreshNamespaces runs the same policy three times: the first run
 // starts cold, the next two claim spares. Each run's namespaces differ
 // from the run before it (whose namespaces were still alive when the spare
-// was made, so their numbers cannot have been reused), a file one run
-// leaves in /tmp is not in the next, the standard streams are the run's
-// own, and under a cgroup the command is in the run's leaf.
+// was made, since every claim here starts the next spare at once, so their
+// numbers cannot have been reused), a file one run leaves in /tmp is not
+// in the next, the standard streams are the run's own, and under a cgroup
+// the command is in the run's leaf.
 func TestSpareFreshNamespaces(t *testing.T) {
 	requireSandbox(t)
 	served := traceSpares(t)
+	pacedRefill = false
+	defer func() { pacedRefill = true }()
 	script := `for n in user mnt pid net ipc uts; do readlink /proc/self/ns/$n; done
 ls /tmp/earlier-run 2>/dev/null && echo SEEN
 echo x > /tmp/earlier-run
