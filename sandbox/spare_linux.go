@@ -25,22 +25,19 @@ import (
 // the claim), the host id the sandbox root maps to (or that the helper runs
 // as without a user namespace), whether the command's standard input is a
 // pipe (a Reader) or /dev/null, whether the helper has a trace pipe, and
-// whether a spare starts the command in fork mode. The helper's arguments
-// are constant, and its environment only says whether it is a spare,
-// whether it builds a root and whether it forks. What is not in the
-// shape is sent in the configuration after the claim, and the cgroup leaf
-// is joined at the claim.
+// whether it starts the command in fork mode. The helper's arguments are
+// constant, and its environment only says whether it builds a root and
+// whether it forks. What is not in the shape is sent in the configuration
+// after the claim, and the cgroup leaf is joined at the claim.
 type helperShape struct {
 	flags  uintptr
 	mounts bool // the helper builds a root (helper.PrepareRootEnv)
 	uid    int
 	stdin  bool
 	trace  bool
-	// fork: a spare of this shape starts the command in fork mode (see
-	// helper.ForkEnv), set when the helper builds a root and the probe
-	// found the kernel able. A cold helper becomes the command: its
-	// runtime's threads are still starting when it enters the run's leaf,
-	// so the leaf could not tell them from the command's processes.
+	// fork: the helper starts the command in fork mode (see
+	// helper.ForkEnv); set when it builds a root and the probe found the
+	// kernel able.
 	fork bool
 }
 
@@ -288,8 +285,8 @@ var spareStarted func(pid int)
 
 // The spare pool holds at most one spare per shape, for at most
 // maxSpareShapes shapes. A run of a shape claims its spare, or waits for
-// the one being started, and starts the next in the background; a run of a
-// shape with neither starts cold and starts the shape's first spare.
+// the one being started; a run of a shape with neither starts cold and
+// starts the shape's first spare.
 //
 // When the next spare starts depends on the pace of the runs. A run that
 // finds its spare waiting (the runs are paced, as an agent's tool calls

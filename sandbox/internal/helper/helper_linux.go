@@ -16,8 +16,8 @@ func init() {
 		syscall.Exit(0)
 	case "1":
 		// Credentials, Landlock, seccomp and no_new_privs are per thread:
-		// the helper builds everything on this one and executes the
-		// command from it. The runtime keeps the goroutine running package
+		// the helper builds everything on this one and starts the command
+		// from it. The runtime keeps the goroutine running package
 		// initialisation locked to the main thread, so no LockOSThread
 		// (which would start the runtime's template thread).
 		err := run()
@@ -184,9 +184,10 @@ func run() error {
 }
 
 // forkCommand starts the command as the helper's child (fork mode, see
-// ForkEnv), in the PID namespace run entered for its children, waits for it and reports how it ended on ErrorFD. The child is
-// cloned from this thread, with its credentials, Landlock domain, seccomp
-// filter and no_new_privs; rlimits are the process's, already set.
+// ForkEnv), in the PID namespace run entered for its children, waits for
+// it and reports how it ended on ErrorFD. The child is cloned from this
+// thread, with its credentials, Landlock domain, seccomp filter and
+// no_new_privs; rlimits are the process's, already set.
 func forkCommand(path string, c *Config) error {
 	// Nothing of the command's reaches the helper (it is outside the
 	// command's PID namespace); not dumpable all the same.
