@@ -134,12 +134,18 @@ func runSandbox(ctx context.Context, p Policy, argv []string, stdin io.Reader, u
 		lf.limitProcesses(limits.Processes)
 	}
 	var (
-		ws      syscall.WaitStatus
-		cpu     time.Duration
-		waitErr error
+		ws           syscall.WaitStatus
+		cpu          time.Duration
+		waitErr      error
+		oom, pidsMax bool // the leaf's counters
 	)
 	if exit != nil {
-		// Fork mode: the command and its PID namespace have ended.
+		// Fork mode: the command and its PID namespace have ended, so the
+		// leaf's counters are final; read before the leaf goes with the
+		// helper, in the background.
+		if lf != nil {
+			oom, pidsMax = lf.outcome()
+		}
 		forked = true
 		reapForked(h, lf)
 		ws, cpu = syscall.WaitStatus(exit.Status), time.Duration(exit.User+exit.Sys)
@@ -194,10 +200,11 @@ func runSandbox(ctx context.Context, p Policy, argv []string, stdin io.Reader, u
 		r.Signal = ws.Signal().String()
 	}
 	r.ProtectedCreated = createdProtected(cfg.Workspace, missing)
-	var oom, pidsMax bool
 	if lf != nil {
 		r.Cgroup = "v" + strconv.Itoa(lf.version)
-		oom, pidsMax = lf.outcome()
+		if !forked {
+			oom, pidsMax = lf.outcome()
+		}
 	}
 	sig := 0
 	if ws.Signaled() {

@@ -3,6 +3,7 @@ package sandbox
 import (
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -209,16 +210,26 @@ func waitingSpare() int {
 
 // TestSpareFreshNamespaces runs the same policy three times: the first run
 // starts cold, the next two claim spares. Each run's namespaces differ
-// from the run before it (whose namespaces were still alive when the spare
-// was made, since every claim here starts the next spare at once, so their
-// numbers cannot have been reused), a file one run leaves in /tmp is not
-// in the next, the standard streams are the run's own, and under a cgroup
-// the command is in the run's leaf.
+// from the run before it, a file one run leaves in /tmp is not in the
+// next, the standard streams are the run's own, and under a cgroup the
+// command is in the run's leaf. Namespace numbers are compared only while
+// both namespaces are alive (a freed number comes back): every claim here
+// starts the next spare at once, and each run's command waits, reading its
+// standard input, until that spare is ready, namespaces made.
 func TestSpareFreshNamespaces(t *testing.T) {
 	requireSandbox(t)
 	served := traceSpares(t)
 	pacedRefill = false
 	defer func() { pacedRefill = true }()
+	ready := make(chan int, 4)
+	spares.lockInit()
+	spareStarted = func(pid int) { ready <- pid }
+	spares.mu.Unlock()
+	defer func() {
+		spares.lockInit()
+		spareStarted = nil
+		spares.mu.Unlock()
+	}()
 	script := `for n in user mnt pid net ipc uts; do readlink /proc/self/ns/$n; done
 ls /tmp/earlier-run 2>/dev/null && echo SEEN
 echo x > /tmp/earlier-run
@@ -233,8 +244,26 @@ grep -E "$1" /proc/self/cgroup >&2`
 	for i := range 3 {
 		cmd := CommandContext(context.Background(), Policy{}, "sh", "-c", script, "sh", pattern)
 		in := "stdin of run " + strconv.Itoa(i)
-		cmd.Stdin = strings.NewReader(in)
-		out, err := cmd.Output()
+		stdin, w := io.Pipe()
+		cmd.Stdin = stdin
+		type output struct {
+			b   []byte
+			err error
+		}
+		done := make(chan output, 1)
+		go func() {
+			b, err := cmd.Output()
+			done <- output{b, err}
+		}()
+		io.WriteString(w, in)
+		select {
+		case <-ready: // the spare this run's claim started
+		case <-time.After(30 * time.Second): // ok-wallclock: bounds a wait that only fails when no spare comes
+			t.Fatalf("run %d: no next spare", i)
+		}
+		w.Close()
+		o := <-done
+		out, err := o.b, o.err
 		if err != nil {
 			t.Fatalf("run %d: %v", i, err)
 		}

@@ -35,7 +35,9 @@ func TestSandboxCommand(t *testing.T) {
 		{"probe", []string{"sandbox", "probe"}, exitOK, "ok      landlock", "", ""},
 		{"run ok", []string{"sandbox", "run", "--workspace", ws, "--", "cat", "a.txt"}, exitOK, "from the workspace\n", "mode native", ""},
 		{"run fails", []string{"sandbox", "run", "--", "sh", "-c", "printf '\\033[2J'; exit 5"}, exitToolError, `\x1b[2J`, "exited with status 5", "\x1b"},
-		{"run times out", []string{"sandbox", "run", "--timeout", "200ms", "--", "sleep", "30"}, exitToolError, "", "outcome timed_out", ""},
+		// The limit leaves the cold helper time to start (tens of ms, far
+		// more under CI's load), so that it stops the command itself.
+		{"run times out", []string{"sandbox", "run", "--timeout", "3s", "--", "sleep", "30"}, exitToolError, "", "outcome timed_out", ""},
 		{"run no network", []string{"sandbox", "run", "--net", "none", "--", "sh", "-c", "tail -n +3 /proc/net/dev | cut -d: -f1 | tr -d ' '"}, exitOK, "lo\n", "", "eth"},
 		{"run missing command", []string{"sandbox", "run", "--", "no-such-command-xyz"}, exitToolError, "", "not found", ""},
 		{"run no command", []string{"sandbox", "run"}, exitUsage, "", "no command", ""},
