@@ -35,7 +35,7 @@ func probe() Report {
 	if nsErr != nil {
 		nsDetail = nsErr.Error()
 	} else if fork {
-		nsDetail += "; procfs takes a PID namespace: spares start commands from a single-threaded fork"
+		nsDetail += "; procfs takes a PID namespace: commands start from a single-threaded fork"
 	}
 	r.fork = fork
 	for _, l := range []Layer{LayerUserNS, LayerMountNS, LayerPIDNS, LayerNetNS, LayerIPCNS, LayerUTSNS} {

@@ -274,7 +274,7 @@ func childProc(target string) (ns int, err error) {
 }
 
 // mountProcOf mounts the procfs of the PID namespace ns at target, or
-// only creates it when target is empty.
+// only creates it, detached, when target is empty.
 func mountProcOf(ns int, target string) error {
 	name, _ := ptr("proc")
 	fsfd, err := sys(sysFsopen, p(name), fsopenCloexec)
@@ -289,14 +289,16 @@ func mountProcOf(ns int, target string) error {
 	if _, err := sys(sysFsconfig, fsfd, fsconfigCmdCreate, 0, 0, 0); err != nil {
 		return fail("create procfs", err)
 	}
-	if target == "" {
-		return nil
-	}
+	// fsmount also checks that the mount reveals nothing the namespace's
+	// procfs mounts hide.
 	mnt, err := sys(sysFsmount, fsfd, fsmountCloexec, mountAttrNosuid|mountAttrNodev|mountAttrNoexec)
 	if err != nil {
 		return fail("fsmount", err)
 	}
 	defer closeFD(int(mnt))
+	if target == "" {
+		return nil
+	}
 	return moveMount(int(mnt), atFDCWD, target, moveMountFEmptyPath)
 }
 
