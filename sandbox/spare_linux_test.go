@@ -50,7 +50,7 @@ func requireForkMode(t *testing.T) {
 	if Probe().fork {
 		return
 	}
-	const reason = "this kernel's procfs does not take a PID namespace (Linux 6.15): spares become their commands"
+	const reason = "this kernel's procfs does not take a PID namespace (Linux 6.15): helpers become their commands"
 	if os.Getenv("CI") == "true" {
 		t.Fatal(reason)
 	}
@@ -72,7 +72,7 @@ func TestForkMode(t *testing.T) {
 		check  func(*Result) bool
 	}{
 		{name: "processes", script: `echo $$; tr '\0' ' ' </proc/1/cmdline; echo; ls /proc | grep -c '^[0-9][0-9]*$'`,
-			stdout: "1\nsh -c " + "X" + " \n3\n", check: func(r *Result) bool { return r.Outcome == Exited && r.ExitCode == 0 }},
+			stdout: "1\nsh -c X \n3\n", check: func(r *Result) bool { return r.Outcome == Exited && r.ExitCode == 0 }},
 		// The helper's argv[0] is clawtool-sandbox (startHelper): no
 		// process of the command's namespace has it.
 		{name: "helper unseen", script: `grep -l 'clawtool-[s]andbox' /proc/[0-9]*/cmdline; echo end`,
