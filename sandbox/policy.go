@@ -117,7 +117,9 @@ type Limits struct {
 	// Processes bounds the number of processes and threads the run may
 	// have at once: the cgroup's pids.max when the run has a cgroup leaf,
 	// else RLIMIT_NPROC (counted inside the run's user namespace, or per
-	// host user id for a policy without one). Default 256.
+	// host user id for a policy without one). The threads of the helper
+	// that waits beside the command are added to either, so 1 runs a
+	// command that cannot fork. Default 256.
 	Processes int
 	// FileSize is the largest file the run may write (RLIMIT_FSIZE).
 	// Default 64 MiB.
