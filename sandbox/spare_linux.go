@@ -423,10 +423,13 @@ func (p *sparePool) evictLocked() {
 }
 
 // discardLocked discards h in the background, counted in busy.
-func (p *sparePool) discardLocked(h *helperProc) {
+func (p *sparePool) discardLocked(h *helperProc) { p.backgroundLocked(h.discard) }
+
+// backgroundLocked runs f on a goroutine of its own, counted in busy.
+func (p *sparePool) backgroundLocked(f func()) {
 	p.busy++
 	go func() {
-		h.discard()
+		f()
 		p.mu.Lock()
 		p.busy--
 		p.idle.Broadcast()
@@ -534,21 +537,15 @@ func releaseSpares() { spares.release() }
 // are not the run's. Counted in the pool's busy, so ReleaseSpares waits
 // for it.
 func reapForked(h *helperProc, lf *leaf) {
-	p := &spares
-	p.lockInit()
-	p.busy++
-	p.mu.Unlock()
-	go func() {
+	spares.lockInit()
+	defer spares.mu.Unlock()
+	spares.backgroundLocked(func() {
 		h.kill()
 		h.cmd.Wait()
 		if lf != nil {
 			lf.remove()
 		}
-		p.mu.Lock()
-		p.busy--
-		p.idle.Broadcast()
-		p.mu.Unlock()
-	}()
+	})
 }
 
 // claimSpare claims the spare of shape sh and hands it the run (see

@@ -142,15 +142,16 @@ type Exit struct {
 // Encode returns e as ExitSize bytes: Exited, then the fields in little
 // endian.
 func (e Exit) Encode() []byte {
-	b := make([]byte, 0, ExitSize)
-	b = append(b, Exited)
-	for i := range 4 {
-		b = append(b, byte(e.Status>>(8*i)))
-	}
-	for _, v := range []uint64{e.User, e.Sys} {
-		for i := range 8 {
-			b = append(b, byte(v>>(8*i)))
-		}
+	b := append(make([]byte, 0, ExitSize), Exited)
+	b = appendLE(b, uint64(e.Status), 4)
+	b = appendLE(b, e.User, 8)
+	return appendLE(b, e.Sys, 8)
+}
+
+// appendLE appends the n low bytes of v to b, little endian.
+func appendLE(b []byte, v uint64, n int) []byte {
+	for i := range n {
+		b = append(b, byte(v>>(8*i)))
 	}
 	return b
 }

@@ -39,3 +39,22 @@ func FuzzDecode(f *testing.F) {
 		}
 	})
 }
+
+func TestExitRoundTrip(t *testing.T) {
+	for _, e := range []Exit{{}, {Status: 0x0900, User: 1, Sys: 1 << 40}, {Status: ^uint32(0), User: ^uint64(0), Sys: ^uint64(0)}} {
+		b := e.Encode()
+		if len(b) != ExitSize || b[0] != Exited {
+			t.Fatalf("Encode(%+v) = %x", e, b)
+		}
+		if got, ok := DecodeExit(b); !ok || got != e {
+			t.Errorf("DecodeExit(Encode(%+v)) = %+v, %v", e, got, ok)
+		}
+		if _, ok := DecodeExit(b[:ExitSize-1]); ok {
+			t.Error("DecodeExit accepted a short record")
+		}
+		b[0] = Ack
+		if _, ok := DecodeExit(b); ok {
+			t.Error("DecodeExit accepted a record without its marker")
+		}
+	}
+}

@@ -238,7 +238,7 @@ func ownThreads() (uint64, error) {
 	var buf [4096]byte
 	n := 0
 	for n < len(buf) {
-		m, err := sys(syscall.SYS_READ, uintptr(fd), uintptr(unsafe.Pointer(&buf[n])), uintptr(len(buf)-n))
+		m, err := read(fd, buf[n:])
 		if err == syscall.EINTR {
 			continue
 		}
@@ -248,7 +248,7 @@ func ownThreads() (uint64, error) {
 		if m == 0 {
 			break
 		}
-		n += int(m)
+		n += m
 	}
 	const key = "\nThreads:"
 	text := string(buf[:n])
@@ -305,10 +305,7 @@ func monotonic() uint64 {
 // writeTime writes ns to fd as 8 bytes, little endian.
 func writeTime(fd int, ns uint64) {
 	var b [8]byte
-	for i := range b {
-		b[i] = byte(ns >> (8 * i))
-	}
-	write(fd, b[:])
+	write(fd, appendLE(b[:0], ns, 8))
 }
 
 func cstrs(ss []string) ([]*byte, error) {
