@@ -23,7 +23,7 @@ plus RegisterTools. Run it from a go:generate line:
 	//go:generate go run github.com/miniopenclaw/tool/cmd/clawtool gen
 
 Problems are reported as file:line: message and make the exit status 1.
-The grammar of directives and doc comments is in the README, section
+The grammar of directives and doc comments is in docs/tools.md, section
 "Describing tools with doc comments".`
 
 // genCommand adapts runGen to the command table.

@@ -180,7 +180,7 @@ func indentWidth(t string) int {
 }
 
 // parseFuncDoc reads a tool function's doc comment: its first paragraph and
-// its parameter lists. The grammar is in the README ("Describing tools with
+// its parameter lists. The grammar is in docs/tools.md ("Describing tools with
 // doc comments").
 func parseFuncDoc(lines []docLine) (funcDoc, []lineError) {
 	var (

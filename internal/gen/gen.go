@@ -15,7 +15,7 @@
 //   - RegisterTools, which registers every //clawtool:tool function of the
 //     package in a tool.Registry.
 //
-// The grammar of directives and doc comments is documented in the README,
+// The grammar of directives and doc comments is documented in docs/tools.md,
 // section "Describing tools with doc comments".
 // Output is deterministic: declarations appear in source order, and the
 // file holds no timestamps and no paths.
