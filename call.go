@@ -3,17 +3,20 @@ package tool
 import "encoding/json"
 
 // A Call is one tool call a model asked for, as the executor runs it.
+//
+// Its JSON form, {"id","name","args","depends_on"}, is the batch format that
+// `clawtool call` and the inspector read.
 type Call struct {
 	// ID identifies the call within a batch (a provider's tool_call_id).
 	// Calls that others depend on must have a non-empty, unique ID.
-	ID string
+	ID string `json:"id,omitempty"`
 	// Name is the tool to call.
-	Name string
+	Name string `json:"name"`
 	// Args is the JSON object of arguments.
-	Args json.RawMessage
+	Args json.RawMessage `json:"args,omitempty"`
 	// DependsOn lists the IDs of calls that must finish before this one
 	// starts.
-	DependsOn []string
+	DependsOn []string `json:"depends_on,omitempty"`
 }
 
 // An Outcome is what became of one Call.

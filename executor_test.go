@@ -151,14 +151,6 @@ func mustDuration(t *testing.T, s string) time.Duration {
 	return d
 }
 
-// callSpec is the JSON form of a Call in scenarios.
-type callSpec struct {
-	ID        string          `json:"id"`
-	Name      string          `json:"name"`
-	Args      json.RawMessage `json:"args"`
-	DependsOn []string        `json:"depends_on"`
-}
-
 // scenarioOptions are a scenario's executor and registry settings.
 type scenarioOptions struct {
 	MaxParallel int    `json:"max_parallel"`
@@ -223,7 +215,7 @@ func (r *callRecorder) middleware(next tool.Step) tool.Step {
 //
 //	-- tools --    JSON array of scriptSpec
 //	-- options --  optional scenarioOptions
-//	-- calls --    JSON array of callSpec
+//	-- calls --    JSON array of tool.Call
 //	-- want --     the outcomes, a timeline and counters (rewritten by -update)
 //
 // Every scenario runs in a synctest bubble, so the times in the timeline
@@ -276,8 +268,8 @@ func runScenario(t *testing.T, sections map[string][]byte) string {
 			t.Fatalf("options: %v", err)
 		}
 	}
-	var cs []callSpec
-	if err := json.Unmarshal(sections["calls"], &cs); err != nil {
+	var calls []tool.Call
+	if err := json.Unmarshal(sections["calls"], &calls); err != nil {
 		t.Fatalf("calls: %v", err)
 	}
 	var ropts []tool.RegistryOption
@@ -289,10 +281,6 @@ func runScenario(t *testing.T, sections map[string][]byte) string {
 		if err := reg.Register(s.tool(t)); err != nil {
 			t.Fatal(err)
 		}
-	}
-	calls := make([]tool.Call, len(cs))
-	for i, c := range cs {
-		calls[i] = tool.Call{ID: c.ID, Name: c.Name, Args: c.Args, DependsOn: c.DependsOn}
 	}
 	rec := newCallRecorder()
 	for _, s := range specs {

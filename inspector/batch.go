@@ -22,15 +22,6 @@ const (
 	maxBatchCalls = 1000
 )
 
-// batchCall is one call of a batch, in the JSON form "clawtool call" takes:
-// {"id":…,"name":…,"args":{…},"depends_on":[…]}.
-type batchCall struct {
-	ID        string          `json:"id"`
-	Name      string          `json:"name"`
-	Args      json.RawMessage `json:"args"`
-	DependsOn []string        `json:"depends_on"`
-}
-
 // timelineRow is one call on the timeline.
 type timelineRow struct {
 	ID        string       `json:"id"`
@@ -54,7 +45,7 @@ type timelineJSON struct {
 type span struct{ start, end time.Duration }
 
 func (h *Handler) batch(w http.ResponseWriter, r *http.Request) {
-	var in []batchCall
+	var in []tool.Call
 	if !decodeBody(w, r, maxBatchBytes, &in) {
 		return
 	}

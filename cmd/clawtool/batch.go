@@ -105,14 +105,6 @@ func readBatchFile(name string) ([]byte, error) {
 	return b, nil
 }
 
-// batchCall is the JSON form of one call in a batch.
-type batchCall struct {
-	ID        string          `json:"id"`
-	Name      string          `json:"name"`
-	Args      json.RawMessage `json:"args"`
-	DependsOn []string        `json:"depends_on"`
-}
-
 // batchOutcome is the JSON form of one outcome: the call's ID, then the
 // Result's fields.
 type batchOutcome struct {
@@ -133,7 +125,7 @@ type batchOutcome struct {
 func runBatch(ctx context.Context, r *tool.Registry, input []byte, trace bool, stdout io.Writer) (exitCode int, err error) {
 	dec := json.NewDecoder(bytes.NewReader(input))
 	dec.DisallowUnknownFields()
-	var in []batchCall
+	var in []tool.Call
 	if err := dec.Decode(&in); err != nil {
 		var te *json.UnmarshalTypeError
 		if errors.As(err, &te) {
