@@ -1,0 +1,94 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"text/template"
+)
+
+const sample = `goos: linux
+goarch: amd64
+pkg: github.com/miniopenclaw/tool
+BenchmarkExecuteTyped-2   	  200000	      5300 ns/op	      2700 baseline-ns/op	         1.96 x-baseline	    1200 B/op	      24 allocs/op
+BenchmarkExecuteTyped-2   	  200000	      5100 ns/op	      2690 baseline-ns/op	         1.90 x-baseline	    1200 B/op	      24 allocs/op
+BenchmarkExecuteTyped-2   	  200000	      5200 ns/op	      2600 baseline-ns/op	         2.00 x-baseline	    1200 B/op	      24 allocs/op
+BenchmarkSpawnSplit/spare-paused-2   150   8320000 ns/op   2.90 run-p50-ms
+PASS
+`
+
+func TestFigures(t *testing.T) {
+	r := &Run{Out: sample}
+	r.parse()
+	for _, tt := range []struct{ name, metric, fig, med string }{
+		{"ExecuteTyped", "x-baseline", "1.90–2.00", "1.96"},
+		{"BenchmarkExecuteTyped", "ns/op", "5.10–5.30 µs", "5.20 µs"},
+		{"ExecuteTyped", "allocs/op", "24", "24"},
+		{"SpawnSplit/spare-paused", "ns/op", "8.32 ms", "8.32 ms"},
+		{"SpawnSplit/spare-paused", "run-p50-ms", "2.90", "2.90"},
+	} {
+		fig, err := r.Fig(tt.name, tt.metric)
+		if err != nil || fig != tt.fig {
+			t.Errorf("Fig(%s, %s) = %q, %v; want %q", tt.name, tt.metric, fig, err, tt.fig)
+		}
+		med, err := r.Med(tt.name, tt.metric)
+		if err != nil || med != tt.med {
+			t.Errorf("Med(%s, %s) = %q, %v; want %q", tt.name, tt.metric, med, err, tt.med)
+		}
+	}
+	if n := r.N("ExecuteTyped"); n != 3 {
+		t.Errorf("N = %d, want 3", n)
+	}
+	if _, err := r.Fig("ExecuteTyped", "x-json"); err == nil || !strings.Contains(err.Error(), "reports no x-json") {
+		t.Errorf("a metric the benchmark does not report: %v", err)
+	}
+	if _, err := r.Fig("Missing", "ns/op"); err == nil || !strings.Contains(err.Error(), "no benchmark Missing") {
+		t.Errorf("a benchmark the run does not have: %v", err)
+	}
+}
+
+func TestSig(t *testing.T) {
+	for v, want := range map[float64]string{
+		0: "0", 1.234: "1.23", 12.345: "12.3", 123.45: "123", 1234.5: "1,235", 0.01234: "0.0123", 1234567: "1,234,567", -2.5: "-2.50", 2: "2.00",
+	} {
+		if got := sig(v, false); got != want {
+			t.Errorf("sig(%v) = %q, want %q", v, got, want)
+		}
+	}
+	if got := sig(24, true); got != "24" {
+		t.Errorf("sig(24, whole) = %q", got)
+	}
+}
+
+// TestKeptRuns writes a run as the report keeps it, renders a template from
+// it alone, and checks that a changed command refuses the kept result.
+func TestKeptRuns(t *testing.T) {
+	dir := t.TempDir()
+	run := &Run{Cmd: "go test -run '^$' -bench Execute .", When: "2026-12-02 08:00 UTC", Load: "1.0–2.0", Machine: "2 cores", Out: sample}
+	if err := os.WriteFile(filepath.Join(dir, "core.txt"), run.encode(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r := &reporter{dir: dir, renderOnly: true}
+	tmpl := template.Must(template.New("t").Funcs(template.FuncMap{"bench": r.bench}).Parse(
+		`{{$r := bench "core" "." "-bench" "Execute"}}{{$r.Cmd}} at load {{$r.Load}}: {{$r.Fig "ExecuteTyped" "x-baseline"}}×`))
+	var b strings.Builder
+	if err := tmpl.Execute(&b, nil); err != nil {
+		t.Fatal(err)
+	}
+	if want := "go test -run '^$' -bench Execute . at load 1.0–2.0: 1.90–2.00×"; b.String() != want {
+		t.Errorf("rendered %q, want %q", b.String(), want)
+	}
+
+	r = &reporter{dir: dir, renderOnly: true}
+	tmpl = template.Must(template.New("t").Funcs(template.FuncMap{"bench": r.bench}).Parse(`{{bench "core" "." "-bench" "Other"}}`))
+	if err := tmpl.Execute(&b, nil); err == nil || !strings.Contains(err.Error(), "make it again") {
+		t.Errorf("a kept run of another command: %v", err)
+	}
+}
+
+func TestShellQuote(t *testing.T) {
+	if got, want := shellQuote([]string{"go", "test", "-run", "^$", "-bench", "A|B", "it's"}), `go test -run '^$' -bench 'A|B' 'it'\''s'`; got != want {
+		t.Errorf("got %s, want %s", got, want)
+	}
+}
