@@ -77,7 +77,9 @@ func TestCacheBounded(t *testing.T) {
 }
 
 // reference decides a call as the Authorizer did before it cached
-// anything: every policy, evaluated by Cedar with the whole context.
+// anything: every policy, evaluated by Cedar with the whole context;
+// then, as the Authorizer's rule is, a policy Cedar could not evaluate
+// refuses the call unless a forbid applied.
 func reference(a *Authorizer, p Principal, ok bool, req tool.AccessRequest) Decision {
 	c := a.set.Load()
 	d := Decision{Principal: p, Tool: req.Name}
@@ -97,6 +99,14 @@ func reference(a *Authorizer, p Principal, ok bool, req tool.AccessRequest) Deci
 	dec, diag := cedar.Authorize(ruleSet(c.rules), ents, cr)
 	for _, e := range diag.Errors {
 		d.Errors = append(d.Errors, e.String())
+	}
+	if len(diag.Errors) > 0 && (dec == cedar.Allow || len(diag.Reasons) == 0) {
+		d.Effect = Deny
+		for _, e := range diag.Errors {
+			d.Policies = append(d.Policies, string(e.PolicyID))
+		}
+		d.Reason = failedReason(req.Name, diag.Errors[0].Message)
+		return d
 	}
 	var asks []string
 	for _, r := range diag.Reasons {
@@ -126,7 +136,7 @@ func reference(a *Authorizer, p Principal, ok bool, req tool.AccessRequest) Deci
 // referenceListable is whether a principal may list a tool as the
 // Authorizer decided it before it cached anything: some permit may apply,
 // by partial evaluation of every policy, and no forbid applies whatever
-// the context.
+// the context, nor does any policy fail whatever the context.
 func referenceListable(a *Authorizer, p Principal, ok bool, name string, opts tool.Options) bool {
 	user := anonymous
 	if ok {
@@ -137,6 +147,11 @@ func referenceListable(a *Authorizer, p Principal, ok bool, name string, opts to
 	permitted := false
 	for _, r := range a.set.Load().rules {
 		residual, keep := eval.PartialPolicy(env, r.ast)
+		if keep && len(residual.Conditions) > 0 {
+			if _, fails := eval.ToPartialError(residual.Conditions[0].Body); fails {
+				return false
+			}
+		}
 		switch {
 		case !keep:
 		case r.forbid && len(residual.Conditions) == 0:

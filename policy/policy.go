@@ -47,8 +47,11 @@ type Decision struct {
 	// a generic message; it never names policies.
 	Reason string
 	// Errors are the policies that could not be evaluated for this call
-	// (a condition on an attribute the call lacks, say), with why. Cedar
-	// skips such policies.
+	// (a condition on an attribute the call lacks, or that orders a
+	// string, say), each with why. Cedar skips such a policy; here any
+	// policy that fails refuses the call (see [Authorizer]): when no
+	// forbid applies, the Effect is Deny, Policies are those that failed
+	// and Reason says that a policy could not be evaluated.
 	Errors []string
 	// Principal and Tool are who called what.
 	Principal Principal
@@ -168,7 +171,12 @@ func WithClock(now func() time.Time) Option {
 //     convert); now, the time as a datetime; hour, the UTC hour (0-23).
 //
 // Cedar's rules hold: a call is denied unless some permit applies, and
-// any forbid that applies wins. A permit annotated @effect("ask") asks
+// any forbid that applies wins. One rule is stricter than Cedar's: Cedar
+// skips a policy it cannot evaluate for a call (a condition on an
+// attribute the call lacks, one that orders a string), and a skipped
+// forbid would let the call through; here any policy that cannot be
+// evaluated refuses the call, whatever its effect, with the error in
+// [Decision.Errors] and a message saying so. A permit annotated @effect("ask") asks
 // for an approval instead of allowing: when an asking permit applies and
 // no forbid does, the call needs an approval even if another permit
 // allows it (deny, then ask, then allow). A forbid annotated
@@ -176,9 +184,9 @@ func WithClock(now func() time.Time) Option {
 // @id("…") names a policy in decisions and audit records.
 //
 // A tool is listed for a principal ([Authorizer.CanList],
-// [Authorizer.View]) when some permit may apply to some arguments and no
-// forbid applies whatever the arguments, so a principal sees exactly the
-// tools it could call.
+// [Authorizer.View]) when some permit may apply to some arguments, no
+// forbid applies whatever the arguments and no policy fails whatever the
+// arguments, so a principal sees exactly the tools it could call.
 //
 // # Caching
 //
@@ -551,10 +559,23 @@ func (a *Authorizer) decideCedar(c *compiled, who *carried, v *verdict, root *os
 		cr.Context = cedar.NewRecord(cedar.RecordMap{"args": argRec})
 	}
 	dec, diag := cedar.Authorize(v.rules, v.ents, cr)
+	c.fromCedar(dec, diag, d)
+	if d.Effect == Ask || a.audit != nil {
+		d.bind(who.p, who.ok, all)
+	}
+}
+
+// fromCedar fills in d from Cedar's answer over some of c's rules. Cedar
+// skips a policy it cannot evaluate; here such a policy refuses the call
+// (fail closed): a forbid that fails might have applied, and a permit or
+// an asking permit that fails says the policies do not decide this call
+// as their author meant. A forbid that applies still gives its reason.
+func (c *compiled) fromCedar(dec cedar.Decision, diag cedar.Diagnostic, d *Decision) {
 	for _, e := range diag.Errors {
 		d.Errors = append(d.Errors, e.String())
 	}
-	if dec == cedar.Deny {
+	switch {
+	case dec == cedar.Deny && len(diag.Reasons) > 0: // forbids applied
 		d.Effect = Deny
 		for _, r := range diag.Reasons {
 			d.Policies = append(d.Policies, string(r.PolicyID))
@@ -563,11 +584,20 @@ func (a *Authorizer) decideCedar(c *compiled, who *carried, v *verdict, root *os
 			}
 		}
 		if d.Reason == "" {
-			d.Reason = deniedReason(req.Name)
+			d.Reason = deniedReason(d.Tool)
 		}
-		if a.audit != nil {
-			d.bind(who.p, who.ok, all)
+		return
+	case len(diag.Errors) > 0:
+		d.Effect = Deny
+		for _, e := range diag.Errors {
+			if id := string(e.PolicyID); !slices.Contains(d.Policies, id) {
+				d.Policies = append(d.Policies, id)
+			}
 		}
+		d.Reason = failedReason(d.Tool, diag.Errors[0].Message)
+		return
+	case dec == cedar.Deny:
+		d.Effect, d.Reason = Deny, deniedReason(d.Tool)
 		return
 	}
 	d.Effect = Allow
@@ -582,10 +612,7 @@ func (a *Authorizer) decideCedar(c *compiled, who *carried, v *verdict, root *os
 	if len(asks) > 0 {
 		d.Effect = Ask
 		d.Policies = asks
-		d.Reason = askReason(req.Name)
-	}
-	if d.Effect == Ask || a.audit != nil {
-		d.bind(who.p, who.ok, all)
+		d.Reason = askReason(d.Tool)
 	}
 }
 
@@ -659,7 +686,9 @@ func (e *DeniedError) Error() string { return e.msg }
 func (e *DeniedError) Unwrap() error { return tool.ErrDenied }
 
 // ResultMetadata is what the refused call's Result.Metadata carries: the
-// effect, and the approval request or retry time when there is one.
+// effect, and the approval request or retry time when there is one, and
+// under "policy_errors" the policies that could not be evaluated, with
+// why ([Decision.Errors]), when there are some.
 func (e *DeniedError) ResultMetadata() map[string]any { return e.meta }
 
 // Authorize decides a call for the principal in ctx and records the
@@ -684,7 +713,11 @@ func (a *Authorizer) Authorize(ctx context.Context, req tool.AccessRequest) erro
 	switch d.Effect {
 	case Deny:
 		d.Policies = slices.Clone(d.Policies)
-		err = &DeniedError{Decision: d, msg: d.Reason, meta: map[string]any{"effect": string(Deny)}}
+		meta := map[string]any{"effect": string(Deny)}
+		if len(d.Errors) > 0 {
+			meta["policy_errors"] = d.Errors
+		}
+		err = &DeniedError{Decision: d, msg: d.Reason, meta: meta}
 	case Ask:
 		d.Policies = slices.Clone(d.Policies)
 		err = a.ask(ctx, &d)
@@ -739,10 +772,13 @@ func (a *Authorizer) record(ctx context.Context, d Decision, took time.Duration)
 		if d.Effect != Allow {
 			level = slog.LevelWarn
 		}
-		a.logger.LogAttrs(ctx, level, "tool call decision",
-			slog.String("principal", d.Principal.ID), slog.String("tool", d.Tool),
+		attrs := []slog.Attr{slog.String("principal", d.Principal.ID), slog.String("tool", d.Tool),
 			slog.String("effect", string(d.Effect)), slog.Any("policies", d.Policies),
-			slog.Bool("approved", d.Approved), slog.String("digest", d.Digest))
+			slog.Bool("approved", d.Approved), slog.String("digest", d.Digest)}
+		if len(d.Errors) > 0 {
+			attrs = append(attrs, slog.Any("errors", d.Errors))
+		}
+		a.logger.LogAttrs(ctx, level, "tool call decision", attrs...)
 	}
 	if a.audit != nil {
 		if err := a.audit.Record(d, took); err != nil && a.logger != nil {
@@ -752,8 +788,8 @@ func (a *Authorizer) record(ctx context.Context, d Decision, took time.Duration)
 }
 
 // CanList reports whether the principal in ctx may see the tool: some
-// permit may apply to some arguments, and no forbid applies whatever the
-// arguments.
+// permit may apply to some arguments, and no forbid applies, nor any
+// policy fails, whatever the arguments.
 func (a *Authorizer) CanList(ctx context.Context, name string, opts tool.Options) bool {
 	return a.verdict(a.set.Load(), subject(ctx), name, opts.Annotations).listable
 }

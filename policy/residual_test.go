@@ -233,7 +233,7 @@ func TestFastPathTable(t *testing.T) {
 	}{
 		{`context.args.n < 3`, `{"n":2}`, true, Allow},
 		{`context.args.n < 3`, `{"n":2.0}`, false, Allow}, // Cedar: Long 2; the fast path leaves 2.0 to Cedar
-		{`context.args.n < 3`, `{"n":"2"}`, false, Deny},  // a type error: Cedar skips the policy
+		{`context.args.n < 3`, `{"n":"2"}`, false, Deny},  // a type error: the policy fails, which refuses the call
 		{`context.args.n < 3`, `{}`, false, Deny},         // no such attribute
 		{`context.args has n`, `{"n":null}`, true, Deny},
 		{`context.args has n`, `{"n":1.234567}`, false, Deny}, // Cedar leaves the number out

@@ -421,7 +421,7 @@ func runPolicyExplain(ctx context.Context, e *env, args []string) int {
 		fmt.Fprintf(e.stdout, "message:   %s\n", d.Reason)
 	}
 	for _, err := range d.Errors {
-		fmt.Fprintf(e.stdout, "skipped:   %s\n", err)
+		fmt.Fprintf(e.stdout, "error:     %s\n", err)
 	}
 	return exitOK
 }

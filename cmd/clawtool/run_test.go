@@ -56,6 +56,7 @@ func TestCLI(t *testing.T) {
 		{"schema_policy_viewer", []string{"schema", "--format", "mcp", "--policy", "testdata/policy/readonly.cedar", "--as", "vic:viewer"}, "", exitOK},
 		{"search_policy_viewer", []string{"search", "--policy", "testdata/policy/readonly.cedar", "--as", "vic:viewer", "notes", "key", "value", "time"}, "", exitOK},
 		{"schema_policy_hidden", []string{"schema", "--policy", "testdata/policy/readonly.cedar", "--as", "vic:viewer", "kv"}, "", exitUsage},
+		{"policy_explain_failing", []string{"policy", "explain", "--policy", "testdata/policy/failing.cedar", "--as", "ann", "kv", `{"op":"get","key":"a"}`}, "", exitOK},
 		{"version_extra_arg", []string{"version", "now"}, "", exitUsage},
 		{"help_chat", []string{"help", "chat"}, "", exitOK},
 	} {
