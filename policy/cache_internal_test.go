@@ -1,8 +1,12 @@
 package policy
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
+	"maps"
+	"math/big"
 	"math/rand/v2"
 	"slices"
 	"strings"
@@ -78,8 +82,10 @@ func TestCacheBounded(t *testing.T) {
 
 // reference decides a call as the Authorizer did before it cached
 // anything: every policy, evaluated by Cedar with the whole context;
-// then, as the Authorizer's rule is, a policy Cedar could not evaluate
-// refuses the call unless a forbid applied.
+// then, as the Authorizer's rules are, a policy Cedar could not evaluate
+// refuses the call unless a forbid applied, and so does a number that is
+// not a whole number in 64 bits (by math/big) in an argument that a policy
+// that may apply reads (those of the verdict's rules).
 func reference(a *Authorizer, p Principal, ok bool, req tool.AccessRequest) Decision {
 	c := a.set.Load()
 	d := Decision{Principal: p, Tool: req.Name}
@@ -90,6 +96,19 @@ func reference(a *Authorizer, p Principal, ok bool, req tool.AccessRequest) Deci
 	argRec, err := argsRecord(req.Args, a.paths, nil)
 	if err != nil {
 		return unreadable(d)
+	}
+	if v := c.judge(&entities{user: user, tool: a.toolEntity(req.Name, req.Options.Annotations).entity, roles: a.roles},
+		a.toolEntity(req.Name, req.Options.Annotations), req.Name, nil); !v.static {
+		if top, at, lit, found := referenceInexact(req.Args, v.use); found {
+			d = unreadable(d)
+			d.Reason = argsReason(req.Name, &numberError{at: at, lit: lit})
+			for _, r := range v.rules {
+				if r.use.all || slices.Contains(r.use.args, top) {
+					d.Policies = append(d.Policies, string(r.id))
+				}
+			}
+			return d
+		}
 	}
 	now := a.now()
 	ents := &entities{user: user, tool: a.toolEntity(req.Name, req.Options.Annotations).entity, roles: a.roles}
@@ -292,4 +311,47 @@ forbid (principal, action, resource == Tool::"b");`
 			t.Errorf("%s: an Authorizer that keeps no verdicts left one on the context", st.name)
 		}
 	}
+}
+
+// referenceInexact finds, by math/big, the first number in the members of
+// args that use reads that is not a whole number in 64 bits, in key order,
+// and the member it is in.
+func referenceInexact(args []byte, use contextUse) (top, at, lit string, found bool) {
+	var m map[string]any
+	dec := json.NewDecoder(bytes.NewReader(args))
+	dec.UseNumber()
+	if dec.Decode(&m) != nil {
+		return "", "", "", false
+	}
+	var walk func(v any, at string) (string, string, bool)
+	walk = func(v any, at string) (string, string, bool) {
+		switch v := v.(type) {
+		case json.Number:
+			r, ok := new(big.Rat).SetString(string(v))
+			if !ok || !r.IsInt() || !r.Num().IsInt64() {
+				return at, string(v), true
+			}
+		case map[string]any:
+			for _, k := range slices.Sorted(maps.Keys(v)) {
+				if a, l, f := walk(v[k], at+"."+argName(k)); f {
+					return a, l, f
+				}
+			}
+		case []any:
+			for i, e := range v {
+				if a, l, f := walk(e, fmt.Sprintf("%s[%d]", at, i)); f {
+					return a, l, f
+				}
+			}
+		}
+		return "", "", false
+	}
+	for _, k := range slices.Sorted(maps.Keys(m)) {
+		if use.all || slices.Contains(use.args, k) {
+			if a, l, f := walk(m[k], argName(k)); f {
+				return k, a, l, f
+			}
+		}
+	}
+	return "", "", "", false
 }

@@ -472,10 +472,11 @@ func forbidWhen(scope, conds string) string {
 }
 
 // numberRow is a row of the number forms: amount as args under
-// catOver100 (or src), refused by one of want.
+// catOver100, refused with the messages want, by over-100 (which reads
+// amount, whether its forbid applies or its argument cannot be read).
 func numberRow(id, name, args string, want ...string) catalogRow {
 	return catalogRow{id: id, name: name, policies: catOver100, as: catAnn, tool: "pay", args: args, plain: `{"amount":150}`,
-		kind: tool.KindDenied, want: want}
+		kind: tool.KindDenied, want: want, decided: "over-100"}
 }
 
 // inexact is the message of a number the policies cannot read exactly.
@@ -485,7 +486,7 @@ func inexact(arg, lit string) string {
 
 func catalogP() []catalogRow {
 	var rows []catalogRow
-	for _, part := range [][]catalogRow{catalogUnicodeRows(), catalogErrorRows(), catalogApprovalRows(), catalogReloadRows()} {
+	for _, part := range [][]catalogRow{catalogNumberRows(), catalogUnicodeRows(), catalogErrorRows(), catalogApprovalRows(), catalogReloadRows()} {
 		rows = append(rows, part...)
 	}
 	return rows
@@ -493,6 +494,60 @@ func catalogP() []catalogRow {
 
 // overReason is the refusal of catOver100's forbid.
 const overReason = "amounts over 100 need a person"
+
+// catalogNumberRows are number forms: every form of a whole number in
+// 64 bits is the same Cedar Long; any other number in an argument a
+// policy reads refuses the call, saying which and why.
+func catalogNumberRows() []catalogRow {
+	return []catalogRow{
+		numberRow("P1", "a fraction (Cedar would make it a decimal, which > cannot order)", `{"amount":150.5}`, inexact("amount", "150.5")),
+		numberRow("P2", "more decimal places than a Cedar decimal holds", `{"amount":100.00001}`, inexact("amount", "100.00001")),
+		numberRow("P3", "a float beyond 64 bits", `{"amount":1e300}`, inexact("amount", "1e300")),
+		numberRow("P4", "an exponent form above the largest Long", `{"amount":9.3e18}`, inexact("amount", "9.3e18")),
+		numberRow("P5", "a round number beyond 64 bits", `{"amount":1e20}`, inexact("amount", "1e20")),
+		numberRow("P6", "2^63, one past the largest Long", `{"amount":9223372036854775808}`, inexact("amount", "9223372036854775808")),
+		numberRow("P7", "a whole number written with an exponent", `{"amount":1.5e2}`, overReason),
+		numberRow("P8", "a whole number written with a fraction", `{"amount":150.000}`, overReason),
+		numberRow("P9", "a whole number written with a negative exponent", `{"amount":15000e-2}`, overReason),
+		numberRow("P10", "a whole number between 2^62 and 2^63 written as a fraction", `{"amount":4700000000000000000.0}`, overReason),
+		numberRow("P11", "the largest Long written as a fraction", `{"amount":9223372036854775807.0}`, overReason),
+		numberRow("P12", "the largest Long", `{"amount":9223372036854775807}`, overReason),
+		numberRow("P13", "a huge exponent", `{"amount":1e999999999999999999999}`, inexact("amount", "1e999999999999999999999")),
+		numberRow("P14", "a tiny fraction just over the bound", `{"amount":100.0000000000000000000000001}`, inexact("amount", "100.0000000000000000000000001")),
+		numberRow("P15", "a capital E and a plus sign", `{"amount":1.5E+2}`, overReason),
+		{id: "P16", name: "negative zero, the forbid on negative amounts still exact", policies: catNegative, as: catAnn, tool: "pay",
+			args: `{"amount":-0.0}`, allowed: true, seen: seenJSON(`{"amount":-0.0}`)},
+		{id: "P17", name: "the smallest Long written as a fraction", policies: catNegative, as: catAnn, tool: "pay",
+			args: `{"amount":-9223372036854775808.0}`, plain: `{"amount":-1}`, kind: tool.KindDenied, want: []string{"amounts may not be negative"}, decided: "negative"},
+		{id: "P18", name: "one below the smallest Long", policies: catNegative, as: catAnn, tool: "pay",
+			args: `{"amount":-9223372036854775809}`, plain: `{"amount":-1}`, kind: tool.KindDenied, want: []string{inexact("amount", "-9223372036854775809")}},
+		{id: "P19", name: "a tiny negative number", policies: catNegative, as: catAnn, tool: "pay",
+			args: `{"amount":-1e-400}`, plain: `{"amount":-1}`, kind: tool.KindDenied, want: []string{inexact("amount", "-1e-400")}},
+		{id: "P20", name: "a fraction in a set hides from isEmpty", as: catAnn, tool: "pay", args: `{"items":[1e300]}`, plain: `{"items":[1]}`,
+			policies: forbidWhen("principal, action, resource", `unless { context.args has items && context.args.items.isEmpty() }`),
+			kind:     tool.KindDenied, want: []string{inexact("items[0]", "1e300")}},
+		{id: "P21", name: "a number Cedar would leave out hides from has", as: catAnn, tool: "pay", args: `{"amount":1e-9}`, plain: `{"amount":1}`,
+			policies: forbidWhen("principal, action, resource", `when { context.args has amount }`),
+			kind:     tool.KindDenied, want: []string{inexact("amount", "1e-9")}},
+		{id: "P22", name: "a nested number beyond 64 bits", as: catAnn, tool: "pay", args: `{"order":{"total":1e20}}`, plain: `{"order":{"total":101}}`,
+			policies: forbidWhen("principal, action, resource", `when { context.args has order && context.args.order.total > 100 }`),
+			kind:     tool.KindDenied, want: []string{inexact("order.total", "1e20")}},
+		{id: "P23", name: "a fraction through the fast path (two arguments read)", policies: catUSD, as: catAnn, tool: "pay",
+			args: `{"currency":"usd","amount":150.5}`, plain: `{"currency":"usd","amount":150}`, kind: tool.KindDenied, want: []string{inexact("amount", "150.5")}},
+		{id: "P24", name: "a fraction to a typed float64 argument", policies: catOver100, as: catAnn, tool: "transfer",
+			args: `{"amount":150.5,"to":"x"}`, plain: `{"amount":150,"to":"x"}`, kind: tool.KindDenied, want: []string{inexact("amount", "150.5")}},
+		{id: "P25", name: "2^63 to a typed float64 argument (the policies see the float's encoding)", policies: catOver100, as: catAnn, tool: "transfer",
+			args: `{"amount":9223372036854775808,"to":"x"}`, plain: `{"amount":150,"to":"x"}`, kind: tool.KindDenied, want: []string{"cannot be compared exactly"}},
+		{id: "P26", name: "a string that looks like a number, to a number argument", policies: catOver100, as: catAnn, tool: "pay",
+			args: `{"amount":"150"}`, directControl: true, kind: tool.KindInvalidArguments, want: []string{"expected a number"}},
+		{id: "P27", name: "a string that looks like a number, to an untyped argument a forbid orders", as: catAnn, tool: "pay",
+			args: `{"note":"150"}`, plain: `{"note":150}`,
+			policies: forbidWhen("principal, action, resource", `when { context.args has note && context.args.note > 100 }`),
+			kind:     tool.KindDenied, want: []string{"could not be evaluated"}, decided: "f", failed: true},
+		{id: "P29", name: "a number with ten thousand digits", policies: catOver100, as: catAnn, tool: "pay",
+			args: `{"amount":1` + strings.Repeat("0", 10000) + `}`, plain: `{"amount":150}`, kind: tool.KindDenied, want: []string{"cannot be compared exactly"}},
+	}
+}
 
 // catalogUnicodeRows are Unicode and case in arguments and names: the
 // registry's strict parser refuses a second spelling of a known key; any

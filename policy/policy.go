@@ -39,8 +39,10 @@ type Decision struct {
 	// Effect is the answer.
 	Effect Effect
 	// Policies are the ids of the policies that decided: the forbids that
-	// applied for Deny, the asking permits for Ask, the permits for Allow.
-	// It is empty when nothing applied and the call was denied by default.
+	// applied for Deny (or the policies that failed, or those that read
+	// a number they cannot compare exactly), the asking permits for Ask,
+	// the permits for Allow. It is empty when nothing applied and the
+	// call was denied by default, or its arguments could not be read.
 	Policies []string
 	// Reason is the message for the model when the call is not allowed.
 	// It is the deciding forbid's @reason annotation when it has one, else
@@ -312,6 +314,17 @@ type compiled struct {
 
 type ruleSet []*rule
 
+// reading returns the ids of the rules of s that read the argument name.
+func (s ruleSet) reading(name string) []string {
+	var ids []string
+	for _, r := range s {
+		if r.use.all || slices.Contains(r.use.args, name) {
+			ids = append(ids, string(r.id))
+		}
+	}
+	return ids
+}
+
 // All lets Cedar evaluate a ruleSet.
 func (s ruleSet) All() iter.Seq2[cedar.PolicyID, *cedar.Policy] {
 	return func(yield func(cedar.PolicyID, *cedar.Policy) bool) {
@@ -527,6 +540,16 @@ func (a *Authorizer) decideCedar(c *compiled, who *carried, v *verdict, root *os
 		return
 	}
 	all := raw
+	// A number the policies read must be one Cedar compares exactly.
+	if ne := firstInexact(raw, v.use); ne != nil {
+		*d = unreadable(*d)
+		d.Reason = argsReason(req.Name, ne)
+		d.Policies = v.rules.reading(ne.top)
+		if a.audit != nil {
+			d.bind(who.p, who.ok, all)
+		}
+		return
+	}
 	// Only the arguments the policies read go into the context (all of
 	// them when paths resolve in a workspace, so every path is checked).
 	if !v.use.all && root == nil {

@@ -3,7 +3,7 @@ package policy
 import (
 	"encoding/json"
 	"math/bits"
-	"strconv"
+	"slices"
 
 	"github.com/cedar-policy/cedar-go"
 	"github.com/cedar-policy/cedar-go/x/exp/ast"
@@ -412,8 +412,10 @@ func (n *fnode) eval(args *[maxFastArgs]fval) (fval, bool) {
 // read reads the arguments p reads from args, a JSON object, as
 // argsRecord would make them (path arguments cleaned), checking the
 // others as selectArgs does. ok is false when Cedar must decide: args is
-// not an object, is malformed, or repeats an argument p reads.
-func (p *fastProg) read(args []byte, paths map[string]bool, out *[maxFastArgs]fval) bool {
+// not an object, is malformed, repeats an argument p reads, or holds a
+// number that may not be a whole Long in an argument the verdict's
+// policies read (use), which decideCedar refuses or reads.
+func (p *fastProg) read(args []byte, paths map[string]bool, use contextUse, out *[maxFastArgs]fval) bool {
 	ps := argParser{b: args}
 	ps.space()
 	if ps.i == len(ps.b) {
@@ -443,8 +445,12 @@ func (p *fastProg) read(args []byte, paths map[string]bool, out *[maxFastArgs]fv
 		ps.i++
 		slot := p.slotOf(key, escaped)
 		if slot < 0 {
+			odd := ps.odd
 			if ps.skip(1) != nil {
 				return false
+			}
+			if ps.odd && !odd && !use.all && !wanted(key, escaped, use.args) {
+				ps.odd = false // a number no policy that may apply reads
 			}
 		} else {
 			if seen[slot] {
@@ -467,7 +473,9 @@ func (p *fastProg) read(args []byte, paths map[string]bool, out *[maxFastArgs]fv
 		if ps.b[ps.i] == '}' {
 			ps.i++
 			ps.space()
-			return ps.i == len(ps.b)
+			// A number that may not be a whole Long, read or not: the
+			// policies may read it, and Cedar's path says whether.
+			return ps.i == len(ps.b) && !ps.odd
 		}
 		if ps.b[ps.i] != ',' {
 			return false
@@ -478,11 +486,20 @@ func (p *fastProg) read(args []byte, paths map[string]bool, out *[maxFastArgs]fv
 
 // readChecked reads the arguments p reads through req.Argument, as read
 // would make them from req's JSON. It reports false when Argument
-// declines one of them, or when p reads none (then only read checks the
-// JSON); the caller then reads them with read.
-func (p *fastProg) readChecked(req *tool.AccessRequest, paths map[string]bool, out *[maxFastArgs]fval) bool {
-	if len(p.names) == 0 {
+// declines one of them or another argument the verdict's policies read
+// (use: Argument never holds a number that is not a whole Long), or when
+// p reads none (then only read checks the JSON); the caller then reads
+// them with read.
+func (p *fastProg) readChecked(req *tool.AccessRequest, paths map[string]bool, use contextUse, out *[maxFastArgs]fval) bool {
+	if len(p.names) == 0 || use.all {
 		return false
+	}
+	for _, name := range use.args {
+		if !slices.Contains(p.names, name) {
+			if _, ok := req.Argument(name); !ok {
+				return false
+			}
+		}
 	}
 	for slot, name := range p.names {
 		v, ok := req.Argument(name)
@@ -547,14 +564,16 @@ func (p *argParser) fastValue() (fval, bool) {
 	case c == 'n' && p.lit("null"):
 		return fval{k: fAbsent}, true // left out of the record
 	case c == '-' || c >= '0' && c <= '9':
-		start := p.i
-		if p.skip(1) != nil {
+		odd := p.odd
+		lit, err := p.number()
+		if err != nil {
 			return fval{}, false
 		}
-		if n, err := strconv.ParseInt(string(p.b[start:p.i]), 10, 64); err == nil {
+		if n, whole, _ := wholeNumber(lit); whole {
+			p.odd = odd // 2.0 and 1e3 are Longs to Cedar too
 			return fval{k: fLong, n: n}, true
 		}
-		return fval{k: fOther}, true
+		return fval{k: fOther}, true // and p.odd is set
 	}
 	if p.skip(1) != nil {
 		return fval{}, false
@@ -599,10 +618,10 @@ func (a *Authorizer) decideFast(v *verdict, d *Decision, req *tool.AccessRequest
 		return false
 	}
 	var vals [maxFastArgs]fval
-	if !p.readChecked(req, a.paths, &vals) {
+	if !p.readChecked(req, a.paths, v.use, &vals) {
 		vals = [maxFastArgs]fval{}
 		args, err := req.Arguments()
-		if err != nil || !p.read(args, a.paths, &vals) {
+		if err != nil || !p.read(args, a.paths, v.use, &vals) {
 			return false
 		}
 	}

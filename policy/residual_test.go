@@ -232,11 +232,15 @@ func TestFastPathTable(t *testing.T) {
 		effect     Effect
 	}{
 		{`context.args.n < 3`, `{"n":2}`, true, Allow},
-		{`context.args.n < 3`, `{"n":2.0}`, false, Allow}, // Cedar: Long 2; the fast path leaves 2.0 to Cedar
-		{`context.args.n < 3`, `{"n":"2"}`, false, Deny},  // a type error: the policy fails, which refuses the call
-		{`context.args.n < 3`, `{}`, false, Deny},         // no such attribute
+		{`context.args.n < 3`, `{"n":2.0}`, true, Allow}, // a whole number, however written, is a Long
+		{`context.args.n < 3`, `{"n":2e0}`, true, Allow},
+		{`context.args.n < 3`, `{"n":2.5}`, false, Deny},            // not a whole number: refused, by Cedar's path
+		{`context.args.n < 3`, `{"n":-1e300}`, false, Deny},         // nor beyond 64 bits
+		{`context.args.a == "x"`, `{"a":"x","n":2.5}`, true, Allow}, // a number no policy reads
+		{`context.args.n < 3`, `{"n":"2"}`, false, Deny},            // a type error: the policy fails, which refuses the call
+		{`context.args.n < 3`, `{}`, false, Deny},                   // no such attribute
 		{`context.args has n`, `{"n":null}`, true, Deny},
-		{`context.args has n`, `{"n":1.234567}`, false, Deny}, // Cedar leaves the number out
+		{`context.args has n`, `{"n":1.234567}`, false, Deny}, // refused: has must not miss it
 		{`context.args has n`, `{"n":[1]}`, false, Allow},
 		{`context.args.a == "x"`, `{"\u0061":"x"}`, true, Allow},
 		{`context.args.a == "x"`, `{"a":"\u0078"}`, true, Allow},
