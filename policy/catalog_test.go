@@ -434,9 +434,11 @@ func TestCatalogP(t *testing.T) {
 
 // Principals of the catalog.
 var (
-	catAnn      = &policy.Principal{ID: "ann", Roles: []string{"clerk"}}
-	catBob      = &policy.Principal{ID: "bob", Roles: []string{"clerk"}}
-	catAnnAdmin = &policy.Principal{ID: "ann", Roles: []string{"clerk", "admin"}}
+	catAnn       = &policy.Principal{ID: "ann", Roles: []string{"clerk"}}
+	catBob       = &policy.Principal{ID: "bob", Roles: []string{"clerk"}}
+	catAnnAdmin  = &policy.Principal{ID: "ann", Roles: []string{"clerk", "admin"}}
+	catAnnTenant = &policy.Principal{ID: "ann", Roles: []string{"clerk"}, Attrs: map[string]any{"tenant": "a"}}
+	catAnnOther  = &policy.Principal{ID: "ann", Roles: []string{"clerk"}, Attrs: map[string]any{"tenant": "b"}}
 )
 
 // Policies of the catalog's rows.
@@ -629,12 +631,22 @@ func catalogApprovalRows() []catalogRow {
 		return catalogRow{id: id, name: name, policies: catAsk, control: catAsk, controlCall: annApproved, before: grantAnn,
 			as: as, tool: toolName, args: args, kind: tool.KindDenied, want: []string{"needs a person's approval"}}
 	}
+	tenantApproved := func(t *testing.T, e *catalogEnv) tool.Result {
+		e.grant(t, catAnnTenant, "pay", `{"amount":5}`)
+		return e.call(catAnnTenant, "pay", `{"amount":5}`)
+	}
 	return []catalogRow{
 		row("P60", "ann's approval, used by bob", catBob, "pay", `{"amount":5}`),
 		row("P61", "ann's approval, for another tool", catAnn, "refund", `{"amount":5}`),
 		row("P62", "ann's approval, for other arguments", catAnn, "pay", `{"amount":6}`),
 		row("P63", "ann's approval, for the same amount spelled otherwise", catAnn, "pay", `{"amount":5.0}`),
 		row("P64", "ann's approval, for ann holding another role", catAnnAdmin, "pay", `{"amount":5}`),
+		func() catalogRow {
+			r := row("P65", "ann's approval in tenant a, used by ann in tenant b", catAnnOther, "pay", `{"amount":5}`)
+			r.controlCall = tenantApproved
+			r.before = func(t *testing.T, e *catalogEnv) { e.grant(t, catAnnTenant, "pay", `{"amount":5}`) }
+			return r
+		}(),
 		func() catalogRow {
 			r := row("P66", "ann's approval, used twice", catAnn, "pay", `{"amount":5}`)
 			r.before = func(t *testing.T, e *catalogEnv) {

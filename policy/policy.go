@@ -11,7 +11,6 @@ import (
 	"log/slog"
 	"os"
 	"slices"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -63,8 +62,9 @@ type Decision struct {
 	// decision needs them: for Ask, and for every decision when the
 	// Authorizer keeps an audit log.
 	Args json.RawMessage
-	// Digest binds the call: a hex SHA-256 of the principal, the tool and
-	// the canonical arguments. An approval is valid for this digest only.
+	// Digest binds the call: a hex SHA-256 of the principal (its id, its
+	// roles and its attributes), the tool and the canonical arguments. An
+	// approval is valid for this digest only.
 	Digest string
 	// Approved reports that the call was allowed by an approval.
 	Approved bool
@@ -528,7 +528,7 @@ func (a *Authorizer) bindCall(who *carried, req *tool.AccessRequest, d *Decision
 		*d = unreadable(*d)
 		return
 	}
-	d.bind(who.p, who.ok, all)
+	d.bind(who, all)
 }
 
 // decideCedar is decide's answer from Cedar, for a verdict that is not
@@ -546,7 +546,7 @@ func (a *Authorizer) decideCedar(c *compiled, who *carried, v *verdict, root *os
 		d.Reason = argsReason(req.Name, ne)
 		d.Policies = v.rules.reading(ne.top)
 		if a.audit != nil {
-			d.bind(who.p, who.ok, all)
+			d.bind(who, all)
 		}
 		return
 	}
@@ -584,7 +584,7 @@ func (a *Authorizer) decideCedar(c *compiled, who *carried, v *verdict, root *os
 	dec, diag := cedar.Authorize(v.rules, v.ents, cr)
 	c.fromCedar(dec, diag, d)
 	if d.Effect == Ask || a.audit != nil {
-		d.bind(who.p, who.ok, all)
+		d.bind(who, all)
 	}
 }
 
@@ -659,17 +659,19 @@ func (a *Authorizer) DefersArgs() bool { return true }
 func (a *Authorizer) RecordsOutcomes() bool { return a.audit != nil || a.logger != nil }
 
 // bind fills in the canonical arguments and the call's digest.
-func (d *Decision) bind(p Principal, ok bool, args []byte) {
+func (d *Decision) bind(who *carried, args []byte) {
 	_, canon, err := decodeArgs(args)
 	if err != nil {
 		canon = args
 	}
 	d.Args = canon
-	d.Digest = digest(p, ok, d.Tool, canon)
+	d.Digest = digest(who, d.Tool, canon)
 }
 
-// digest binds a call to its principal, tool and canonical arguments.
-func digest(p Principal, ok bool, name string, args []byte) string {
+// digest binds a call to its principal (everything of it Cedar sees: its
+// id, its roles and its attributes, see principalCacheKey), tool and
+// canonical arguments.
+func digest(who *carried, name string, args []byte) string {
 	h := sha256.New()
 	field := func(s string) {
 		var n [8]byte
@@ -677,16 +679,9 @@ func digest(p Principal, ok bool, name string, args []byte) string {
 		h.Write(n[:])
 		h.Write([]byte(s))
 	}
-	field("clawtool call v1")
-	if ok {
-		field("user")
-		field(p.ID)
-		roles := slices.Clone(p.Roles)
-		slices.Sort(roles)
-		field(strings.Join(roles, "\x00"))
-	} else {
-		field("anonymous")
-	}
+	field("clawtool call v2")
+	key := who.cacheKey()
+	field(string(key[:]))
 	field(name)
 	field(string(args))
 	return hex.EncodeToString(h.Sum(nil))
@@ -769,10 +764,11 @@ func (a *Authorizer) Outcome(ctx context.Context, req tool.AccessRequest, res to
 	if a.audit == nil && a.logger == nil {
 		return
 	}
-	p, ok := PrincipalFrom(ctx)
+	who := subject(ctx)
+	p := who.p
 	d := Decision{Principal: p, Tool: req.Name}
 	raw, _ := req.Arguments()
-	d.bind(p, ok, raw)
+	d.bind(who, raw)
 	kind := "ok"
 	if res.IsError {
 		kind = string(res.Kind)
