@@ -41,6 +41,11 @@ type fastProg struct {
 	// forbids and asks are the bits of the rules that are forbids and
 	// asking permits.
 	forbids, asks uint64
+	// unread are the arguments the verdict's policies read that the
+	// residuals do not, and readsAll says they read all of them: a call
+	// must still hold only whole Longs there (see firstInexact).
+	unread   []string
+	readsAll bool
 }
 
 // A fastRule is one of the verdict's rules, with its residual conditions.
@@ -168,6 +173,12 @@ func compileFast(v *verdict) *fastProg {
 			p.asks |= 1 << len(p.rules)
 		}
 		p.rules = append(p.rules, fr)
+	}
+	p.readsAll = v.use.all
+	for _, name := range v.use.args {
+		if !slices.Contains(p.names, name) {
+			p.unread = append(p.unread, name)
+		}
 	}
 	return p
 }
@@ -414,8 +425,8 @@ func (n *fnode) eval(args *[maxFastArgs]fval) (fval, bool) {
 // others as selectArgs does. ok is false when Cedar must decide: args is
 // not an object, is malformed, repeats an argument p reads, or holds a
 // number that may not be a whole Long in an argument the verdict's
-// policies read (use), which decideCedar refuses or reads.
-func (p *fastProg) read(args []byte, paths map[string]bool, use contextUse, out *[maxFastArgs]fval) bool {
+// policies read (p's or p.unread), which decideCedar refuses or reads.
+func (p *fastProg) read(args []byte, paths map[string]bool, out *[maxFastArgs]fval) bool {
 	ps := argParser{b: args}
 	ps.space()
 	if ps.i == len(ps.b) {
@@ -449,7 +460,7 @@ func (p *fastProg) read(args []byte, paths map[string]bool, use contextUse, out 
 			if ps.skip(1) != nil {
 				return false
 			}
-			if ps.odd && !odd && !use.all && !wanted(key, escaped, use.args) {
+			if ps.odd && !odd && !p.readsAll && !wanted(key, escaped, p.unread) {
 				ps.odd = false // a number no policy that may apply reads
 			}
 		} else {
@@ -487,18 +498,16 @@ func (p *fastProg) read(args []byte, paths map[string]bool, use contextUse, out 
 // readChecked reads the arguments p reads through req.Argument, as read
 // would make them from req's JSON. It reports false when Argument
 // declines one of them or another argument the verdict's policies read
-// (use: Argument never holds a number that is not a whole Long), or when
+// (p.unread: Argument never holds a number that is not a whole Long), or when
 // p reads none (then only read checks the JSON); the caller then reads
 // them with read.
-func (p *fastProg) readChecked(req *tool.AccessRequest, paths map[string]bool, use contextUse, out *[maxFastArgs]fval) bool {
-	if len(p.names) == 0 || use.all {
+func (p *fastProg) readChecked(req *tool.AccessRequest, paths map[string]bool, out *[maxFastArgs]fval) bool {
+	if len(p.names) == 0 || p.readsAll {
 		return false
 	}
-	for _, name := range use.args {
-		if !slices.Contains(p.names, name) {
-			if _, ok := req.Argument(name); !ok {
-				return false
-			}
+	for _, name := range p.unread {
+		if _, ok := req.Argument(name); !ok {
+			return false
 		}
 	}
 	for slot, name := range p.names {
@@ -618,10 +627,10 @@ func (a *Authorizer) decideFast(v *verdict, d *Decision, req *tool.AccessRequest
 		return false
 	}
 	var vals [maxFastArgs]fval
-	if !p.readChecked(req, a.paths, v.use, &vals) {
+	if !p.readChecked(req, a.paths, &vals) {
 		vals = [maxFastArgs]fval{}
 		args, err := req.Arguments()
-		if err != nil || !p.read(args, a.paths, v.use, &vals) {
+		if err != nil || !p.read(args, a.paths, &vals) {
 			return false
 		}
 	}

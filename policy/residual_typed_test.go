@@ -87,7 +87,7 @@ func typedDifferential(t testing.TB, seed uint64) (checked, total int) {
 					continue
 				}
 				var vals [maxFastArgs]fval
-				if !p.readChecked(&req, a.paths, v.use, &vals) {
+				if !p.readChecked(&req, a.paths, &vals) {
 					continue
 				}
 				fd := Decision{Principal: u, Tool: name}
@@ -159,7 +159,7 @@ func TestFastPathReadsChecked(t *testing.T) {
 		}
 		v := a.verdict(a.set.Load(), subject(ctx), req.Name, req.Options.Annotations)
 		var vals [maxFastArgs]fval
-		if got := fastFor(v).readChecked(&req, a.paths, v.use, &vals); got != tc.checked {
+		if got := fastFor(v).readChecked(&req, a.paths, &vals); got != tc.checked {
 			t.Errorf("%s: read through the accessor: %v, want %v", tc.name, got, tc.checked)
 		}
 	}
