@@ -169,8 +169,17 @@ func WithClock(now func() time.Time) Option {
 //   - resource: Tool::"name", with attributes name, title, readOnly,
 //     destructive, idempotent and openWorld (the tool's annotations).
 //   - context: args, the call's arguments after strict parsing,
-//     validation and defaults (a record; see [Principal] for how values
-//     convert); now, the time as a datetime; hour, the UTC hour (0-23).
+//     validation and defaults (a record: objects are records, arrays
+//     sets, null members left out, and numbers as below); now, the time
+//     as a datetime; hour, the UTC hour (0-23).
+//
+// A number in the arguments is a Long when it is a whole number from
+// -2^63 to 2^63-1, however it is written (150, 150.0, 1.5e2 and 15000e-2
+// are the same Long). Cedar has no other number that < and > can order,
+// so a call holding any other number (150.5, 1e300, 2^63) in an argument
+// that a policy that may apply reads is refused before the policies run,
+// with a message naming the argument; a number no policy reads does not
+// matter.
 //
 // Cedar's rules hold: a call is denied unless some permit applies, and
 // any forbid that applies wins. One rule is stricter than Cedar's: Cedar
