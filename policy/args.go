@@ -42,7 +42,7 @@ type argParser struct {
 	i     int
 	paths map[string]bool // keys whose string values are paths to clean
 	root  *os.Root        // when set, paths are resolved inside it
-	odd   bool            // a number was scanned that may not be a whole Long
+	odd   bool            // a number that may not be a whole Long, or a null in an array, was scanned
 }
 
 func (p *argParser) space() {

@@ -212,6 +212,8 @@ func (p *argParser) skip(depth int) error {
 					return errBadArgs
 				}
 				p.i++
+			} else if p.space(); p.i < len(p.b) && p.b[p.i] == 'n' {
+				p.odd = true // a null in a set, which Cedar cannot hold
 			}
 			if err := p.skip(depth + 1); err != nil {
 				return err

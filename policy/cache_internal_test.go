@@ -314,8 +314,8 @@ forbid (principal, action, resource == Tool::"b");`
 }
 
 // referenceInexact finds, by math/big, the first number in the members of
-// args that use reads that is not a whole number in 64 bits, in key order,
-// and the member it is in.
+// args that use reads that is not a whole number in 64 bits, or null in
+// an array, in key order, and the member it is in.
 func referenceInexact(args []byte, use contextUse) (top, at, lit string, found bool) {
 	var m map[string]any
 	dec := json.NewDecoder(bytes.NewReader(args))
@@ -339,6 +339,9 @@ func referenceInexact(args []byte, use contextUse) (top, at, lit string, found b
 			}
 		case []any:
 			for i, e := range v {
+				if e == nil {
+					return fmt.Sprintf("%s[%d]", at, i), "", true
+				}
 				if a, l, f := walk(e, fmt.Sprintf("%s[%d]", at, i)); f {
 					return a, l, f
 				}

@@ -546,6 +546,9 @@ func catalogNumberRows() []catalogRow {
 			args: `{"note":"150"}`, plain: `{"note":150}`,
 			policies: forbidWhen("principal, action, resource", `when { context.args has note && context.args.note > 100 }`),
 			kind:     tool.KindDenied, want: []string{"could not be evaluated"}, decided: "f", failed: true},
+		{id: "P28", name: "a null in a set hides from isEmpty", as: catAnn, tool: "pay", args: `{"note":[null]}`, plain: `{"note":[1]}`,
+			policies: forbidWhen("principal, action, resource", `unless { context.args has note && context.args.note.isEmpty() }`),
+			kind:     tool.KindDenied, want: []string{"argument note[0] is null"}},
 		{id: "P29", name: "a number with ten thousand digits", policies: catOver100, as: catAnn, tool: "pay",
 			args: `{"amount":1` + strings.Repeat("0", 10000) + `}`, plain: `{"amount":150}`, kind: tool.KindDenied, want: []string{"cannot be compared exactly"}},
 	}

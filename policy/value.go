@@ -206,15 +206,20 @@ func wholeNumber(lit []byte) (n int64, whole, valid bool) {
 	return 0, false, true
 }
 
-// A numberError refuses a call one of whose policies reads a number it
-// cannot compare exactly; its message is for the model.
+// A numberError refuses a call one of whose policies reads a value it
+// cannot hold exactly: a number that is not a whole Long, or a null in an
+// array (Cedar has no null; a set without it would look emptier than the
+// tool's array). Its message is for the model.
 type numberError struct {
 	top string // the top-level argument it is in
-	at  string // where the number is: amount, order.total, items[2]
-	lit string // the number as the call wrote it
+	at  string // where the value is: amount, order.total, items[2]
+	lit string // the number as the call wrote it; "" for a null
 }
 
 func (e *numberError) Error() string {
+	if e.lit == "" {
+		return fmt.Sprintf("argument %s is null, which the permission policies cannot hold in a set; leave it out of the array", e.at)
+	}
 	lit := e.lit
 	if len(lit) > 40 {
 		lit = lit[:40] + "…"
@@ -227,7 +232,8 @@ func (e *numberError) Error() string {
 // object) that use reads, that is not a whole number in 64 bits (see
 // wholeNumber): Cedar holds a number as a Long or a decimal, and a
 // decimal cannot be ordered with <, nor a number beyond both be held at
-// all, so a policy reading it could not decide the call as written. It
+// all, so a policy reading it could not decide the call as written. A
+// null in an array is refused the same way (see numberError). It
 // returns nil when there is none, and when args is not a well-formed
 // object (which argsRecord refuses). Members are visited in key order.
 func firstInexact(args []byte, use contextUse) *numberError {
@@ -272,7 +278,11 @@ func inexactIn(v any, at string, depth int) *numberError {
 		}
 	case []any:
 		for i, e := range v {
-			if e := inexactIn(e, at+"["+strconv.Itoa(i)+"]", depth+1); e != nil {
+			at := at + "[" + strconv.Itoa(i) + "]"
+			if e == nil {
+				return &numberError{at: at}
+			}
+			if e := inexactIn(e, at, depth+1); e != nil {
 				return e
 			}
 		}
