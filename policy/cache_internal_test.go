@@ -215,7 +215,8 @@ func TestCachedDecisionsMatchCedar(t *testing.T) {
 	}
 	argSets := []string{`{}`, `{"mode":"a","flag":true,"n":5}`, `{"mode":"b","flag":false,"n":1}`, `{"mode":"c","n":4}`, `{"flag":true}`,
 		`{"mo\u0064e":"a","n":5}`, ` { "n" : 5 , "z" : {"deep": [1, 2, {"a": null}], "s": "x\"y"} } `, `{"x":[1,{"y":tru}],"mode":"a"}`,
-		`{"mode":"a","x":"\q"}`, `{"mode":"a","x":1e400,"flag":true}`, `[1]`, `{"mode":"a",}`}
+		`{"mode":"a","x":"\q"}`, `{"mode":"a","x":1e400,"flag":true}`, `[1]`, `{"mode":"a",}`,
+		`{"mode":"a","n":5.0}`, `{"n":4.5,"flag":true}`, `{"mode":"a","z":{"deep":[1.5, null]}}`, `{"mode":"b","n":1e19}`}
 	for round := range 150 {
 		var b strings.Builder
 		for i := range 1 + rng.IntN(7) {

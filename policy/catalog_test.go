@@ -634,6 +634,18 @@ func catalogApprovalRows() []catalogRow {
 		return catalogRow{id: id, name: name, policies: catAsk, control: catAsk, controlCall: annApproved, before: grantAnn,
 			as: as, tool: toolName, args: args, kind: tool.KindDenied, want: []string{"needs a person's approval"}}
 	}
+	// grantedThenReloaded: ann's call approved, then the policies
+	// reloaded to src, which must refuse it with want, decided by
+	// decided (failed: a policy that fails).
+	grantedThenReloaded := func(id, name, src, want, decided string, failed bool) catalogRow {
+		r := row(id, name, catAnn, "pay", `{"amount":5}`)
+		r.before = func(t *testing.T, e *catalogEnv) {
+			grantAnn(t, e)
+			e.reload(t, src)
+		}
+		r.want, r.decided, r.failed = []string{want}, decided, failed
+		return r
+	}
 	tenantApproved := func(t *testing.T, e *catalogEnv) tool.Result {
 		e.grant(t, catAnnTenant, "pay", `{"amount":5}`)
 		return e.call(catAnnTenant, "pay", `{"amount":5}`)
@@ -659,26 +671,10 @@ func catalogApprovalRows() []catalogRow {
 			}
 			return r
 		}(),
-		func() catalogRow {
-			r := row("P67", "ann's approval, after a reload that forbids the call", catAnn, "pay", `{"amount":5}`)
-			r.before = func(t *testing.T, e *catalogEnv) {
-				grantAnn(t, e)
-				e.reload(t, catAsk+`
-@id("no-pay") @reason("payments are closed") forbid (principal, action, resource == Tool::"pay");`)
-			}
-			r.want, r.decided = []string{"payments are closed"}, "no-pay"
-			return r
-		}(),
-		func() catalogRow {
-			r := row("P68", "ann's approval, after a reload whose new forbid fails", catAnn, "pay", `{"amount":5}`)
-			r.before = func(t *testing.T, e *catalogEnv) {
-				grantAnn(t, e)
-				e.reload(t, catAsk+`
-@id("f") forbid (principal, action, resource) when { principal.level > 2 };`)
-			}
-			r.want, r.decided, r.failed = []string{"could not be evaluated"}, "f", true
-			return r
-		}(),
+		grantedThenReloaded("P67", "ann's approval, after a reload that forbids the call", catAsk+`
+@id("no-pay") @reason("payments are closed") forbid (principal, action, resource == Tool::"pay");`, "payments are closed", "no-pay", false),
+		grantedThenReloaded("P68", "ann's approval, after a reload whose new forbid fails", catAsk+`
+@id("f") forbid (principal, action, resource) when { principal.level > 2 };`, "could not be evaluated", "f", true),
 	}
 }
 

@@ -74,8 +74,9 @@ func randomLeaf(rng *rand.Rand) string {
 // repeated key or malformed input.
 func randomArgs(rng *rand.Rand) string {
 	strs := []string{`"x"`, `"docs/a"`, `"docs/../secrets/k"`, `""`, `"a*b"`, `"x\"y"`, `"\u0078"`, `"secrets/k"`, `"my-secret"`}
-	longs := []string{`0`, `1`, `-2`, `3`, `4`}
-	odd := []string{`2.0`, `2.5`, `1.234567`, `1e3`, `9223372036854775808`, `null`, `{"x":1}`, `[1,2]`, `[]`, `{}`, `"1"`, `true`}
+	longs := []string{`0`, `1`, `-2`, `3`, `4`, `3e0`, `-0.0`, `40e-1`}
+	odd := []string{`2.0`, `2.5`, `1.234567`, `1e3`, `9223372036854775808`, `null`, `{"x":1}`, `[1,2]`, `[]`, `{}`, `"1"`, `true`,
+		`1e-9`, `4700000000000000000.0`, `[null]`, `[1,2.5]`, `{"x":1e300}`}
 	typed := map[string][]string{`"a"`: strs, `"b"`: strs, `"path"`: strs, `"n"`: longs, `"f"`: {`true`, `false`}, `"o"`: {`{"x":1}`, `{}`}}
 	keys := []string{`"a"`, `"b"`, `"n"`, `"f"`, `"o"`, `"path"`, `"\u0061"`, `"other"`}
 	var b strings.Builder
