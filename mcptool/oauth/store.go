@@ -79,6 +79,16 @@ type Record struct {
 	Scopes []string `json:"scopes,omitempty"`
 }
 
+// LogValue logs the record without its secrets.
+func (r Record) LogValue() slog.Value {
+	return slog.GroupValue(
+		slog.String("server", r.Server), slog.String("principal", r.Principal), slog.String("resource", r.Resource),
+		slog.String("issuer", r.Issuer), slog.String("client_id", r.ClientID), slog.String("registration", r.Registration),
+		slog.Bool("access_token", r.AccessToken != ""), slog.Bool("refresh_token", r.RefreshToken != ""),
+		slog.Time("expiry", r.Expiry), slog.Any("scopes", r.Scopes),
+	)
+}
+
 // A Store keeps [Record] values by [Key]. Implementations must be safe
 // for concurrent use and must keep the secrets from other users.
 type Store interface {
