@@ -87,6 +87,9 @@ type Config struct {
 	// (never from https down to plain http to another host), and reads
 	// at most [MaxResponseBytes] of a response.
 	HTTPClient *http.Client
+	// LoginHint says how to log in, for the errors that wrap
+	// [ErrLoginRequired] ("log in with: clawtool auth login NAME").
+	LoginHint string
 	// Logger receives what the Handler does (never a token or secret);
 	// nil discards it.
 	Logger *slog.Logger
@@ -413,6 +416,10 @@ func (h *Handler) Authorize(ctx context.Context, req *http.Request, resp *http.R
 	if insufficient && sent != "" && cur != nil && string(cur.AccessToken) == sent && len(want) > 0 && contains(cur.Scopes, want) {
 		return fmt.Errorf("oauth: %s refuses the token for want of the scopes %q it was granted; giving up%s", h.cfg.Server, strings.Join(want, " "), describe(b))
 	}
+	canRefresh := status == http.StatusUnauthorized && cur != nil && cur.RefreshToken != "" && string(cur.AccessToken) == sent
+	if h.cfg.Authorizer == nil && !canRefresh {
+		return h.loginRequired(want)
+	}
 	d, err := h.discover(ctx, b.Params["resource_metadata"])
 	if err != nil {
 		return err
@@ -424,7 +431,7 @@ func (h *Handler) Authorize(ctx context.Context, req *http.Request, resp *http.R
 		h.log.Info("oauth: the server names another authorization server; registering again", "server", h.cfg.Server, "old", cur.Issuer, "new", d.meta.Issuer)
 		cur = nil // never reuse one server's client or tokens with another
 	}
-	if status == http.StatusUnauthorized && cur != nil && cur.RefreshToken != "" && string(cur.AccessToken) == sent {
+	if canRefresh && cur != nil {
 		// The server refused a token that may be refreshed: once, without the user.
 		if _, err := h.refresh(ctx, cur); err == nil {
 			return nil
@@ -434,13 +441,27 @@ func (h *Handler) Authorize(ctx context.Context, req *http.Request, resp *http.R
 		cur, _ = h.current(ctx)
 	}
 	if h.cfg.Authorizer == nil {
-		what := "an authorization"
-		if len(want) > 0 {
-			what = fmt.Sprintf("an authorization for the scopes %q", strings.Join(want, " "))
-		}
-		return fmt.Errorf("%w: %s needs %s, and this client cannot ask the user; log in first", ErrLoginRequired, h.cfg.Server, what)
+		return h.loginRequired(want)
 	}
 	return h.authorize(ctx, d, cur, want)
+}
+
+// loginRequired is the error of a Handler that would have to ask the
+// user for an authorization (for the scopes want) and cannot.
+func (h *Handler) loginRequired(want []string) error {
+	what := "an authorization"
+	if len(want) > 0 {
+		what = fmt.Sprintf("an authorization for the scopes %q", strings.Join(want, " "))
+	}
+	return fmt.Errorf("%w: %s needs %s, and this client cannot ask the user; %s", ErrLoginRequired, h.cfg.Server, what, h.loginHint("log in first"))
+}
+
+// loginHint returns what to tell the user: def, or the configured hint.
+func (h *Handler) loginHint(def string) string {
+	if h.cfg.LoginHint != "" {
+		return def + " (" + h.cfg.LoginHint + ")"
+	}
+	return def
 }
 
 // describe quotes the challenge's error and description for a message.
@@ -806,7 +827,7 @@ func (h *Handler) doRefresh(ctx context.Context, rec *Record) (*Record, error) {
 			if serr := h.set(ctx, &dead); serr != nil {
 				return nil, serr
 			}
-			return nil, fmt.Errorf("%w: %s refused to refresh the token for %s (%s); log in again", ErrLoginRequired, rec.Issuer, h.cfg.Server, shortText(re.ErrorCode))
+			return nil, fmt.Errorf("%w: %s refused to refresh the token for %s (%s); %s", ErrLoginRequired, rec.Issuer, h.cfg.Server, shortText(re.ErrorCode), h.loginHint("log in again"))
 		}
 		err = h.tokenError("refreshing the token", err, client)
 		h.log.Warn("oauth: refresh failed", "server", h.cfg.Server, "error", err)
