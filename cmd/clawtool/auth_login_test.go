@@ -13,8 +13,8 @@ func TestAuthCommand(t *testing.T) {
 	file := filepath.Join(t.TempDir(), "mcp.json")
 	os.WriteFile(file, []byte(`{"mcpServers": {"remote": {"url": "https://mcp.example/mcp"}, "local": {"command": "x"}}}`), 0o600)
 	cases := []struct {
-		args       []string
-		code       int
+		args        []string
+		code        int
 		out, errOut string
 	}{
 		{[]string{"auth", "status", "remote", "--config", file}, exitToolError, "remote: not logged in", ""},
