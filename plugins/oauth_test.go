@@ -6,7 +6,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/miniopenclaw/tool"
@@ -49,39 +48,6 @@ func TestParseOAuth(t *testing.T) {
 	}
 }
 
-// memStore is an oauth.Store in memory.
-type memStore struct {
-	mu   sync.Mutex
-	recs map[oauth.Key]oauth.Record
-}
-
-func (m *memStore) Load(_ context.Context, k oauth.Key) (*oauth.Record, error) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if r, ok := m.recs[k]; ok {
-		return &r, nil
-	}
-	return nil, nil
-}
-
-func (m *memStore) Save(_ context.Context, k oauth.Key, r *oauth.Record) error {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if m.recs == nil {
-		m.recs = map[oauth.Key]oauth.Record{}
-	}
-	m.recs[k] = *r
-	return nil
-}
-
-func (m *memStore) Delete(_ context.Context, k oauth.Key) (bool, error) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	_, ok := m.recs[k]
-	delete(m.recs, k)
-	return ok, nil
-}
-
 // protected serves a registry's tools at /mcp to requests with the
 // bearer token tok only, challenging the others.
 func protected(t *testing.T, tok string) *httptest.Server {
@@ -109,7 +75,7 @@ func TestHostOAuth(t *testing.T) {
 	hs := protected(t, tok)
 	cfg := &Config{Servers: map[string]Server{"remote": {URL: hs.URL + "/mcp"}}}
 
-	empty := &memStore{}
+	empty := &oauth.MemoryStore{}
 	reg := tool.NewRegistry()
 	h := NewHost(reg, WithTokenStore(empty))
 	h.Apply(t.Context(), cfg)
@@ -119,7 +85,7 @@ func TestHostOAuth(t *testing.T) {
 		t.Fatalf("without a token: %+v, want Failed asking to log in", st[0])
 	}
 
-	stored := &memStore{}
+	stored := &oauth.MemoryStore{}
 	stored.Save(t.Context(), oauth.Key{Server: hs.URL + "/mcp"}, &oauth.Record{Resource: hs.URL + "/mcp", AccessToken: tok})
 	reg = tool.NewRegistry()
 	h = NewHost(reg, WithTokenStore(stored))
@@ -152,14 +118,14 @@ func TestOAuthNotForEveryServer(t *testing.T) {
 		"plain":  {URL: "http://m.example/mcp"},
 	}}
 	for name := range cfg.Servers {
-		if _, err := AuthStatus(t.Context(), cfg, name, &memStore{}); err == nil {
+		if _, err := AuthStatus(t.Context(), cfg, name, &oauth.MemoryStore{}); err == nil {
 			t.Errorf("AuthStatus(%s) accepted a server without OAuth", name)
 		}
 	}
 	if _, err := Login(t.Context(), cfg, "missing", LoginOptions{}); err == nil || !strings.Contains(err.Error(), "no server") {
 		t.Errorf("Login(missing): %v", err)
 	}
-	_, err := AuthStatus(t.Context(), cfg, "static", &memStore{})
+	_, err := AuthStatus(t.Context(), cfg, "static", &oauth.MemoryStore{})
 	if errors.Is(err, oauth.ErrLoginRequired) {
 		t.Error("unexpected ErrLoginRequired")
 	}

@@ -13,7 +13,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -58,17 +57,7 @@ func conformanceClient(url string) error {
 		ClientSecret string `json:"client_secret"`
 	}
 	json.Unmarshal([]byte(os.Getenv("MCP_CONFORMANCE_CONTEXT")), &sc)
-	lb := &oauth.Loopback{Open: func(ctx context.Context, authURL string) error {
-		req, err := http.NewRequestWithContext(ctx, http.MethodGet, authURL, nil)
-		if err != nil {
-			return err
-		}
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			return err
-		}
-		return resp.Body.Close()
-	}}
+	lb := &oauth.Loopback{Open: userAgent(nil)}
 	defer lb.Close()
 	h, err := oauth.New(oauth.Config{Server: url, Authorizer: lb, ClientID: sc.ClientID, ClientSecret: sc.ClientSecret, ClientMetadataURL: cimdURL})
 	if err != nil {

@@ -15,42 +15,6 @@ import (
 	"github.com/miniopenclaw/tool/mcptool/oauth"
 )
 
-// mapStore is a Store in memory that counts saves.
-type mapStore struct {
-	mu    sync.Mutex
-	recs  map[oauth.Key]oauth.Record
-	saves int
-}
-
-func (m *mapStore) Load(_ context.Context, k oauth.Key) (*oauth.Record, error) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	r, ok := m.recs[k]
-	if !ok {
-		return nil, nil
-	}
-	return &r, nil
-}
-
-func (m *mapStore) Save(_ context.Context, k oauth.Key, r *oauth.Record) error {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if m.recs == nil {
-		m.recs = map[oauth.Key]oauth.Record{}
-	}
-	m.recs[k] = *r
-	m.saves++
-	return nil
-}
-
-func (m *mapStore) Delete(_ context.Context, k oauth.Key) (bool, error) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	_, ok := m.recs[k]
-	delete(m.recs, k)
-	return ok, nil
-}
-
 // inMemory is an http.RoundTripper that serves requests with h in the
 // calling goroutine: no sockets, so a synctest bubble's clock can move.
 type inMemory struct{ h http.Handler }
@@ -66,9 +30,9 @@ func (t inMemory) RoundTrip(r *http.Request) (*http.Response, error) {
 // refreshSetup is a Handler whose store holds a token issued at the
 // bubble's now, expiring in lifetime, with a refresh token the fake
 // authorization server knows.
-func refreshSetup(t *testing.T, as *fakeAS, lifetime time.Duration, interactive bool) (*oauth.Handler, *mapStore, *logBuffer) {
+func refreshSetup(t *testing.T, as *fakeAS, lifetime time.Duration, interactive bool) (*oauth.Handler, *oauth.MemoryStore, *logBuffer) {
 	const server = "https://mcp.example/mcp"
-	store := &mapStore{}
+	store := &oauth.MemoryStore{}
 	now := time.Now()
 	rt := "rt-" + secretMark + "-first"
 	as.refresh[rt] = true

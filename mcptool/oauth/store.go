@@ -12,6 +12,8 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
+	"sync"
 	"time"
 )
 
@@ -258,6 +260,48 @@ func syncDir(dir string) {
 		_ = d.Sync()
 		d.Close()
 	}
+}
+
+// A MemoryStore keeps records in memory, for one process: a host that
+// logs in each time it starts, or tests. The zero value is empty and
+// ready.
+type MemoryStore struct {
+	mu   sync.Mutex
+	recs map[Key]Record
+}
+
+// Load implements [Store].
+func (m *MemoryStore) Load(_ context.Context, k Key) (*Record, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	r, ok := m.recs[k]
+	if !ok {
+		return nil, nil
+	}
+	r.Scopes = slices.Clone(r.Scopes)
+	return &r, nil
+}
+
+// Save implements [Store].
+func (m *MemoryStore) Save(_ context.Context, k Key, r *Record) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.recs == nil {
+		m.recs = map[Key]Record{}
+	}
+	rec := *r
+	rec.Server, rec.Principal, rec.Scopes = k.Server, k.Principal, slices.Clone(r.Scopes)
+	m.recs[k] = rec
+	return nil
+}
+
+// Delete implements [Store].
+func (m *MemoryStore) Delete(_ context.Context, k Key) (bool, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	_, ok := m.recs[k]
+	delete(m.recs, k)
+	return ok, nil
 }
 
 // memoryStore keeps records in the Handler itself, for a Handler
