@@ -255,7 +255,7 @@ func Logout(ctx context.Context, c *Config, name string, store oauth.Store) (oau
 
 // AuthStatus returns what store (nil: the default store) holds for the
 // server the configuration names name, or nil. Its secrets print as
-// [redacted].
+// the redaction marker.
 func AuthStatus(ctx context.Context, c *Config, name string, store oauth.Store) (*oauth.Record, error) {
 	_, h, err := serverHandler(c, name, store)
 	if err != nil {

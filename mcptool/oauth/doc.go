@@ -32,6 +32,6 @@
 // A [FileStore] keeps each server's record (registration and tokens) in
 // a file of mode 0600 in a directory of mode 0700 under the user's state
 // directory ([DefaultDir]), written atomically. Tokens and secrets are
-// [Secret] values, which print and log as [redacted], and the Handler's
+// [Secret] values, which print and log as the redaction marker, and the Handler's
 // errors never quote them.
 package oauth

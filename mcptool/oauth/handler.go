@@ -113,7 +113,7 @@ type Authorizer interface {
 
 // A Handler is the OAuth 2.1 client of MCP authorization for one server:
 // it implements the go-sdk's [auth.OAuthHandler], so it goes into
-// [mcp.StreamableClientTransport]'s OAuthHandler field (see
+// [github.com/modelcontextprotocol/go-sdk/mcp.StreamableClientTransport]'s OAuthHandler field (see
 // [github.com/miniopenclaw/tool/mcptool.URL]), and it is a
 // [oauth2.TokenSource] factory for hosts that send requests themselves.
 //
@@ -312,7 +312,7 @@ func (h *Handler) set(ctx context.Context, rec *Record) error {
 }
 
 // Record returns a copy of what the Handler knows (loaded from its store
-// when it has not looked yet), or nil. Its secrets print as [redacted].
+// when it has not looked yet), or nil. Its secrets print as the redaction marker.
 func (h *Handler) Record(ctx context.Context) (*Record, error) { return h.current(ctx) }
 
 // ForgetToken drops the access and refresh tokens the Handler holds, but

@@ -19,20 +19,20 @@ import (
 
 // A Secret is a credential: an access or refresh token, or a client
 // secret. Printed with the fmt package or logged with log/slog it shows
-// as [redacted]; string(s) is the value. Encoded as JSON it is the value,
+// as the marker "redacted" in square brackets; string(s) is the value. Encoded as JSON it is the value,
 // for stores.
 type Secret string
 
-// String returns "[redacted]".
+// String returns the redaction marker.
 func (Secret) String() string { return redacted }
 
-// GoString returns "[redacted]".
+// GoString returns the redaction marker.
 func (Secret) GoString() string { return redacted }
 
-// Format writes "[redacted]" whatever the verb.
+// Format writes the redaction marker whatever the verb.
 func (Secret) Format(f fmt.State, _ rune) { io.WriteString(f, redacted) }
 
-// LogValue returns "[redacted]".
+// LogValue returns the redaction marker.
 func (Secret) LogValue() slog.Value { return slog.StringValue(redacted) }
 
 const redacted = "[redacted]"
