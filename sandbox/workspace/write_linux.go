@@ -22,13 +22,43 @@ func openNoLinks(dirfd int, rel string, flags int, mode uint32) (int, error) {
 		Mode:    uint64(mode),
 		Resolve: unix.RESOLVE_BENEATH | unix.RESOLVE_NO_SYMLINKS | unix.RESOLVE_NO_MAGICLINKS,
 	})
+	var st unix.Stat_t
+	if errors.Is(err, unix.ENOTDIR) && unix.Fstatat(dirfd, rel, &st, unix.AT_SYMLINK_NOFOLLOW) == nil && st.Mode&unix.S_IFMT == unix.S_IFLNK {
+		err = unix.ELOOP // O_DIRECTORY met the link first
+	}
 	if errors.Is(err, unix.ELOOP) || errors.Is(err, unix.EXDEV) {
-		return -1, fmt.Errorf("%s: refusing to write through a symbolic link", rel)
+		return -1, fmt.Errorf("%s: a symbolic link is in the way (it appeared after the path was resolved, or the path goes through one); the file tools follow none when they open: resolve the path again", rel)
 	}
 	if err != nil {
 		return -1, &os.PathError{Op: "open", Path: rel, Err: err}
 	}
 	return fd, nil
+}
+
+// openResolved opens rel, a path resolve returned, beneath the
+// workspace without following any link: the file opened is the one at
+// the name the call was decided on, or none.
+func (ts *Toolset) openResolved(rel string, flags int) (*os.File, error) {
+	wfd, err := ts.workspaceFD()
+	if err != nil {
+		return nil, err
+	}
+	defer unix.Close(wfd)
+	fd, err := openNoLinks(wfd, rel, flags, 0)
+	if err != nil {
+		return nil, err
+	}
+	return os.NewFile(uintptr(fd), rel), nil
+}
+
+// openChild opens the entry name of dir, a directory at rel opened by
+// openResolved or openChild, without following a link.
+func (ts *Toolset) openChild(dir *os.File, rel, name string, flags int) (*os.File, error) {
+	fd, err := openNoLinks(int(dir.Fd()), name, flags, 0)
+	if err != nil {
+		return nil, err
+	}
+	return os.NewFile(uintptr(fd), path.Join(rel, name)), nil
 }
 
 // workspaceFD returns a new descriptor of the workspace directory.
