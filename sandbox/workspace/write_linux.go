@@ -17,11 +17,17 @@ import (
 // in one step: a link anywhere on the path, even one planted between a
 // check and this call, makes it fail.
 func openNoLinks(dirfd int, rel string, flags int, mode uint32) (int, error) {
-	fd, err := unix.Openat2(dirfd, rel, &unix.OpenHow{
+	how := &unix.OpenHow{
 		Flags:   uint64(flags | unix.O_CLOEXEC | unix.O_NOFOLLOW),
 		Mode:    uint64(mode),
 		Resolve: unix.RESOLVE_BENEATH | unix.RESOLVE_NO_SYMLINKS | unix.RESOLVE_NO_MAGICLINKS,
-	})
+	}
+	fd, err := unix.Openat2(dirfd, rel, how)
+	// EAGAIN: a rename or mount somewhere on the system raced the
+	// resolution; the kernel asks for another try.
+	for try := 0; errors.Is(err, unix.EAGAIN) && try < 8; try++ {
+		fd, err = unix.Openat2(dirfd, rel, how)
+	}
 	var st unix.Stat_t
 	if errors.Is(err, unix.ENOTDIR) && unix.Fstatat(dirfd, rel, &st, unix.AT_SYMLINK_NOFOLLOW) == nil && st.Mode&unix.S_IFMT == unix.S_IFLNK {
 		err = unix.ELOOP // O_DIRECTORY met the link first
