@@ -210,3 +210,24 @@ func TestGrepDoesNotEnterLinks(t *testing.T) {
 		t.Errorf("grep la = %+v", res)
 	}
 }
+
+// TestCallsAfterCloseFail: once the Toolset is closed, no tool opens
+// anything relative to the descriptor it held (whose number the process
+// may have given to another file since).
+func TestCallsAfterCloseFail(t *testing.T) {
+	ws := t.TempDir()
+	os.WriteFile(filepath.Join(ws, "a"), []byte("a"), 0o644)
+	ts, err := New(sandbox.Policy{Workspace: ws})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts.Close()
+	for name, args := range map[string]any{"read_file": ReadArgs{Path: "a"}, "list_dir": ListArgs{}, "grep": GrepArgs{Pattern: "a"}, "glob": GlobArgs{Pattern: "*"}, "write_file": WriteArgs{Path: "b", Content: "b"}} {
+		if res := callTool(t, ts, context.Background(), name, args); !res.IsError {
+			t.Errorf("%s after Close = %+v", name, res)
+		}
+	}
+	if _, err := os.Lstat(filepath.Join(ws, "b")); err == nil {
+		t.Error("write_file wrote after Close")
+	}
+}

@@ -26,6 +26,7 @@ import (
 	"path"
 	"path/filepath"
 	"strings"
+	"syscall"
 
 	"github.com/miniopenclaw/tool"
 	"github.com/miniopenclaw/tool/sandbox"
@@ -52,6 +53,10 @@ type Toolset struct {
 	policy  sandbox.Policy
 	backend sandbox.Backend
 	root    *os.Root
+	// dir is the workspace directory, open for the lifetime of the
+	// Toolset; dirConn reaches its descriptor (write_linux.go).
+	dir     *os.File
+	dirConn syscall.RawConn
 	tools   []tool.Tool
 }
 
@@ -80,7 +85,19 @@ func New(p sandbox.Policy, opts ...Option) (*Toolset, error) {
 	if err != nil {
 		return nil, fmt.Errorf("workspace: %w", err)
 	}
-	ts := &Toolset{policy: p, backend: sandbox.Native, root: root}
+	var conn syscall.RawConn
+	dir, err := root.Open(".")
+	if err == nil {
+		conn, err = dir.SyscallConn()
+	}
+	if err != nil {
+		root.Close()
+		if dir != nil {
+			dir.Close()
+		}
+		return nil, fmt.Errorf("workspace: %w", err)
+	}
+	ts := &Toolset{policy: p, backend: sandbox.Native, root: root, dir: dir, dirConn: conn}
 	for _, o := range opts {
 		o(ts)
 	}
@@ -106,7 +123,13 @@ func (ts *Toolset) Register(r *tool.Registry) error {
 }
 
 // Close releases the workspace. Calls after Close fail.
-func (ts *Toolset) Close() error { return ts.root.Close() }
+func (ts *Toolset) Close() error {
+	err := ts.dir.Close()
+	if rerr := ts.root.Close(); err == nil {
+		err = rerr
+	}
+	return err
+}
 
 // protectedBy returns the protected path that covers rel, a resolved
 // path, if any. Case is ignored, so that a file system that ignores it

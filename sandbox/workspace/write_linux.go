@@ -45,12 +45,14 @@ func openNoLinks(dirfd int, rel string, flags int, mode uint32) (int, error) {
 // workspace without following any link: the file opened is the one at
 // the name the call was decided on, or none.
 func (ts *Toolset) openResolved(rel string, flags int) (*os.File, error) {
-	wfd, err := ts.workspaceFD()
-	if err != nil {
-		return nil, err
+	fd := -1
+	var err error
+	// Control holds the workspace's descriptor open while it is used, and
+	// fails once the Toolset is closed.
+	cerr := ts.dirConn.Control(func(wfd uintptr) { fd, err = openNoLinks(int(wfd), rel, flags, 0) })
+	if cerr != nil {
+		return nil, fmt.Errorf("workspace: %w", cerr)
 	}
-	defer unix.Close(wfd)
-	fd, err := openNoLinks(wfd, rel, flags, 0)
 	if err != nil {
 		return nil, err
 	}
@@ -69,12 +71,12 @@ func (ts *Toolset) openChild(dir *os.File, rel, name string, flags int) (*os.Fil
 
 // workspaceFD returns a new descriptor of the workspace directory.
 func (ts *Toolset) workspaceFD() (int, error) {
-	dir, err := ts.root.Open(".")
-	if err != nil {
-		return -1, err
+	fd := -1
+	var err error
+	if cerr := ts.dirConn.Control(func(wfd uintptr) { fd, err = unix.Dup(int(wfd)) }); cerr != nil {
+		return -1, fmt.Errorf("workspace: %w", cerr)
 	}
-	defer dir.Close()
-	return unix.Dup(int(dir.Fd()))
+	return fd, err
 }
 
 // parentNoLinks opens the directory that holds rel, creating missing
