@@ -524,8 +524,8 @@ func (c *counter) elements(r *reader) error {
 	if err != nil {
 		return err
 	}
-	if c.segments += uint64(n); c.segments > uint64(c.l.Definitions) {
-		return overLimit("more than %d element and data segments (Limits.Definitions)", c.l.Definitions)
+	if err := c.addSegments(n); err != nil {
+		return err
 	}
 	for range n {
 		flag, err := r.u32()
@@ -622,8 +622,8 @@ func (c *counter) data(r *reader) error {
 	if err != nil {
 		return err
 	}
-	if c.segments += uint64(n); c.segments > uint64(c.l.Definitions) {
-		return overLimit("more than %d element and data segments (Limits.Definitions)", c.l.Definitions)
+	if err := c.addSegments(n); err != nil {
+		return err
 	}
 	for range n {
 		flag, err := r.u32()
@@ -715,6 +715,13 @@ func (c *counter) custom(r *reader) error {
 				}
 			}
 		}
+	}
+	return nil
+}
+
+func (c *counter) addSegments(n uint32) error {
+	if c.segments += uint64(n); c.segments > uint64(c.l.Definitions) {
+		return overLimit("more than %d element and data segments (Limits.Definitions)", c.l.Definitions)
 	}
 	return nil
 }
