@@ -85,9 +85,11 @@ func reference(a *Authorizer, p Principal, ok bool, req tool.AccessRequest) Deci
 	if ok {
 		user = userEntity(p)
 	}
-	argRec, err := argsRecord(req.Args, a.paths, nil)
+	argRec, err := argsRecord(req.Args, a.paths)
 	if err != nil {
-		return unreadable(d)
+		d = unreadable(d)
+		d.Reason = argsReason(req.Name, err)
+		return d
 	}
 	now := a.now()
 	ents := &entities{user: user, tool: a.toolEntity(req.Name, req.Options.Annotations).entity, roles: a.roles}
