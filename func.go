@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"reflect"
+	"slices"
 	"strconv"
 	"sync"
 
@@ -75,6 +77,13 @@ func New[In, Out any](name, description string, fn func(context.Context, In) (Ou
 	for _, opt := range opts {
 		opt(&t.opts)
 	}
+	if r := t.opts.resolve; r != nil {
+		fn, ok := r.(func(*In) error)
+		if !ok {
+			return nil, fmt.Errorf("new tool %q: WithResolve's function takes %s, not *%s", name, reflect.TypeOf(r).In(0), inType)
+		}
+		t.resolve, t.opts.resolve = fn, nil
+	}
 	return t, nil
 }
 
@@ -94,7 +103,8 @@ type funcTool[In, Out any] struct {
 	name, description string
 	fn                func(context.Context, In) (Out, error)
 	in                *schema.Codec
-	enc               *argsEncoder // encodes In for an Authorizer, when it can; else json.Marshal
+	enc               *argsEncoder    // encodes In for an Authorizer, when it can; else json.Marshal
+	resolve           func(*In) error // WithResolve's, or nil
 	opts              Options
 	outString         bool
 	outResult         bool
@@ -143,7 +153,49 @@ func (t *funcTool[In, Out]) prepare(args []byte, lim argLimits) (pendingCall, Re
 		}
 		return nil, errorResult(KindInvalidArguments, ae.Error()), ae
 	}
+	if t.resolve != nil {
+		if err := t.resolve(in); err != nil {
+			ae := resolveRefusal(err)
+			ae.Tool, ae.Args = t.name, shortenArgs(args)
+			return nil, errorResult(KindInvalidArguments, ae.Error()), ae
+		}
+	}
 	return &funcCall[In, Out]{t: t, in: in}, Result{}, nil
+}
+
+// WithResolve makes a tool built with [New] hand each call's arguments,
+// once they are parsed, validated and bound, to resolve, which may change
+// them in place: a file tool turns the path the model wrote into the
+// file it will open. The call goes on with what resolve leaves, which is
+// what an [Authorizer] decides on and what the tool's function receives:
+// a name is resolved once, by the tool, and the decision is about what
+// the tool will act on, not about what the model wrote.
+//
+// A non-nil error from resolve refuses the call as invalid arguments
+// ([KindInvalidArguments]); the function does not run and no Authorizer
+// is asked. When the error is an [*ArgumentError], its violations are the
+// call's (say there what the model can do instead); any other error
+// becomes one violation that quotes it. resolve runs before the call's
+// time limit starts, in the caller's goroutine, so its work must be
+// bounded.
+//
+// resolve must take a pointer to the tool's argument type: New fails
+// otherwise. WithResolve applies to New only: [With] panics when given it,
+// since the tool it wraps binds its arguments itself.
+func WithResolve[In any](resolve func(in *In) error) Option {
+	return func(o *Options) { o.resolve = resolve }
+}
+
+// resolveRefusal returns the ArgumentError a WithResolve function's error
+// becomes: a copy of it when it is one, else one violation quoting it.
+func resolveRefusal(err error) *ArgumentError {
+	var ae *ArgumentError
+	if errors.As(err, &ae) {
+		cp := *ae
+		cp.Violations = slices.Clone(ae.Violations)
+		return &cp
+	}
+	return &ArgumentError{Violations: []Violation{{Expected: "arguments the tool can resolve", Got: err.Error()}}}
 }
 
 // funcCall is one call of a funcTool. run and finish are separate so that

@@ -134,6 +134,8 @@ type Options struct {
 	// Annotations.Idempotent is set and the error is marked with
 	// [Transient].
 	Retry RetryPolicy
+
+	resolve any // WithResolve's function, until New takes it
 }
 
 // Configured is implemented by tools that have [Options]. The Registry
@@ -200,6 +202,9 @@ func With(t Tool, opts ...Option) Tool {
 	o := OptionsOf(t)
 	for _, opt := range opts {
 		opt(&o)
+	}
+	if o.resolve != nil {
+		panic("tool: With cannot add WithResolve to a tool; give WithResolve to New")
 	}
 	return &configured{Tool: t, opts: o}
 }

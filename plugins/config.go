@@ -97,6 +97,10 @@ type Server struct {
 	// Timeout bounds each call to one of the server's tools, as a Go
 	// duration ("30s"); empty means the registry's default.
 	Timeout Duration `json:"timeout,omitzero"`
+	// OAuth configures MCP authorization for a URL server (see
+	// [OAuth]); without it a URL server that asks for OAuth still gets
+	// it, with dynamic registration and stored tokens.
+	OAuth *OAuth `json:"oauth,omitempty"`
 	// Unsandboxed runs a stdio server outside the sandbox although the
 	// configuration names a "sandboxPolicy", knowingly: without it, such
 	// a server fails to load, since the sandbox cannot keep a server's
@@ -355,7 +359,7 @@ func (s *Server) check() error {
 	if s.Timeout < 0 {
 		return errors.New("timeout must not be negative")
 	}
-	return nil
+	return s.checkOAuth()
 }
 
 func (m *Module) check() error {
@@ -433,8 +437,10 @@ func (x *expander) server(s *Server) error {
 	if s.Env, err = x.expandMap(s.Env, "env"); err != nil {
 		return err
 	}
-	s.Headers, err = x.expandMap(s.Headers, "headers")
-	return err
+	if s.Headers, err = x.expandMap(s.Headers, "headers"); err != nil {
+		return err
+	}
+	return x.oauth(s.OAuth)
 }
 
 func (x *expander) module(m *Module) error {

@@ -20,6 +20,7 @@ import (
 
 	"github.com/miniopenclaw/tool"
 	"github.com/miniopenclaw/tool/mcptool"
+	"github.com/miniopenclaw/tool/mcptool/oauth"
 	"github.com/miniopenclaw/tool/sandbox"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -106,6 +107,7 @@ type Host struct {
 	debounce time.Duration
 	cacheDir string
 	restart  RestartPolicy
+	tokens   oauth.Store // WithTokenStore; nil: the default file store
 	// now and sleep are the clock of restarts; tests replace them.
 	now   func() time.Time
 	sleep func(ctx context.Context, d time.Duration) error
@@ -697,7 +699,10 @@ func (e *entry) connect(ctx context.Context, s Server) (*mcptool.Client, error) 
 	}
 	var t mcp.Transport
 	if s.URL != "" {
-		t = urlTransport(s.URL, s.Headers)
+		var err error
+		if t, err = e.h.withOAuth(urlTransport(s.URL, s.Headers), e.name, s, slog.New(redactingHandler{e.h.logger.Handler(), e.redact})); err != nil {
+			return nil, err
+		}
 	} else {
 		cmd := exec.Command(s.Command, s.Args...)
 		cmd.Dir = s.Cwd

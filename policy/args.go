@@ -4,14 +4,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io/fs"
-	"os"
 	"path"
-	"slices"
 	"strings"
-	"syscall"
+	"unicode/utf8"
 
 	"github.com/cedar-policy/cedar-go"
+
+	"github.com/miniopenclaw/tool"
 )
 
 var errBadArgs = errors.New("malformed arguments")
@@ -19,9 +18,9 @@ var errBadArgs = errors.New("malformed arguments")
 // argsRecord converts checked arguments, a JSON object the registry has
 // already parsed strictly, to a Cedar record in one pass, by the rules of
 // cedarValue. Nesting deeper than maxValueDepth is refused.
-// With root, path values are resolved inside it (see WithPathRoot).
-func argsRecord(args []byte, paths map[string]bool, root *os.Root) (cedar.Record, error) {
-	p := argParser{b: args, paths: paths, root: root}
+// The values of path arguments are cleaned (see cleanPath).
+func argsRecord(args []byte, paths map[string]bool) (cedar.Record, error) {
+	p := argParser{b: args, paths: paths}
 	p.space()
 	if p.i == len(p.b) {
 		return cedar.NewRecord(nil), nil
@@ -41,7 +40,6 @@ type argParser struct {
 	b     []byte
 	i     int
 	paths map[string]bool // keys whose string values are paths to clean
-	root  *os.Root        // when set, paths are resolved inside it
 	odd   bool            // a number that may not be a whole Long, or a null in an array, was scanned
 }
 
@@ -87,15 +85,11 @@ func (p *argParser) value(depth int) (v cedar.Value, ok bool, err error) {
 			}
 			if ok {
 				if str, isStr := v.(cedar.String); isStr && p.paths[k] {
-					if p.root == nil {
-						v = cedar.String(cleanPath(string(str)))
-					} else {
-						r, err := resolveIn(p.root, string(str))
-						if err != nil {
-							return nil, false, err
-						}
-						v = cedar.String(r)
+					c, err := cleanPath(string(str))
+					if err != nil {
+						return nil, false, err
 					}
+					v = cedar.String(c)
 				}
 				m[cedar.String(k)] = v
 			}
@@ -192,58 +186,61 @@ func (p *argParser) str() (string, error) {
 	return s, nil
 }
 
-// cleanPath returns the path a file tool resolves p to, lexically:
-// backslashes read as slashes, "." and ".." resolved, repeated slashes
-// merged. A relative path that climbs out of its root keeps its leading
-// "../", so a condition such as like "docs/*" cannot be dodged with
-// "docs/../secrets/k", and one on "../*" can refuse escapes.
-func cleanPath(p string) string {
+// cleanPath returns the path p names, lexically: "." and ".." resolved,
+// repeated and trailing slashes merged. A relative path that climbs out
+// of its root keeps its leading "../", so a condition such as
+// like "docs/*" cannot be dodged with "docs/../secrets/k", and one on
+// "../*" can refuse escapes. What cannot be read one way only is refused
+// rather than guessed: a backslash (a separator to some tools, a byte of
+// a name to others), a NUL byte (where C-based tools end the name) and
+// bytes that are not UTF-8.
+func cleanPath(p string) (string, error) {
 	if p == "" {
-		return p
+		return p, nil
 	}
-	return path.Clean(strings.ReplaceAll(p, "\\", "/"))
+	switch {
+	case strings.IndexByte(p, '\\') >= 0:
+		return "", &pathError{p, `contains a backslash, which some tools read as a separator and others as part of a name; use "/" between directories`}
+	case strings.IndexByte(p, 0) >= 0:
+		return "", &pathError{p, "contains a NUL byte"}
+	case !utf8.ValidString(p):
+		return "", &pathError{p, "is not valid UTF-8"}
+	}
+	return path.Clean(p), nil
 }
 
-// WithPathRoot makes the path arguments (see [WithPathArguments]) of the
-// named tools (of every tool when none is named) resolve inside root as
-// the workspace's file tools resolve them with [os.Root]: relative to
-// root, symbolic links followed, but only while they stay inside it.
-// Policies see the path a link leads to, relative to root, so a
-// condition such as context.args.path like "docs/*" cannot be dodged by
-// a link docs/x pointing to ../secrets: the policy sees "secrets". A path
-// that is absolute, climbs out of root, or leads out of it through a
-// link (an absolute target or one that climbs above root) is refused
-// before the policies run, with a message saying so; so is a chain of
-// more than 40 links. Components that do not exist (a file about to be
-// written) are kept as given, lexically cleaned.
-//
-// The path is resolved when the call is decided; the tool resolves it
-// again when it runs. Confine the tool to the same root (the workspace
-// tools are) so that a link changed in between cannot lead out.
-func WithPathRoot(root *os.Root, tools ...string) Option {
-	return func(a *Authorizer) {
-		a.pathRoot = root
-		a.pathRootTools = nil
-		if len(tools) > 0 {
-			a.pathRootTools = map[string]bool{}
-			for _, t := range tools {
-				a.pathRootTools[t] = true
+// checkPaths returns the refusal of a call one of whose path arguments
+// cleanPath refuses, or nil. For a call whose arguments are a flat
+// struct ([tool.AccessRequest.Argument] answers) it reads the path
+// arguments without encoding anything; otherwise it reads the encoded
+// arguments, at every depth.
+func (a *Authorizer) checkPaths(req *tool.AccessRequest) error {
+	flat := true
+	for name := range a.paths {
+		v, ok := req.Argument(name)
+		if !ok {
+			flat = false
+			break
+		}
+		if v.Kind == tool.ArgumentString {
+			if _, err := cleanPath(v.String); err != nil {
+				return err
 			}
 		}
 	}
-}
-
-// pathRootFor returns the root the tool's path arguments resolve in, or nil.
-func (a *Authorizer) pathRootFor(name string) *os.Root {
-	if a.pathRoot == nil || a.pathRootTools != nil && !a.pathRootTools[name] {
+	if flat {
 		return nil
 	}
-	return a.pathRoot
+	raw, err := req.Arguments()
+	if err != nil {
+		return err
+	}
+	if len(raw) == 0 {
+		return nil
+	}
+	_, err = argsRecord(raw, a.paths)
+	return err
 }
-
-// maxLinks bounds the symbolic links followed resolving one path, as
-// Linux does.
-const maxLinks = 40
 
 // A pathError refuses a path argument; its message is for the model.
 type pathError struct {
@@ -262,79 +259,9 @@ func argsReason(name string, err error) string {
 	return fmt.Sprintf("call to tool %q was refused: its arguments could not be read", name)
 }
 
-// resolveIn returns p as a path inside root, symbolic links resolved.
-func resolveIn(root *os.Root, p string) (string, error) {
-	if p == "" {
-		return p, nil
-	}
-	given := p
-	p = strings.ReplaceAll(p, "\\", "/")
-	if strings.ContainsRune(p, 0) {
-		return "", &pathError{given, "contains a NUL byte"}
-	}
-	if path.IsAbs(p) {
-		return "", &pathError{given, "is absolute; paths are relative to the workspace"}
-	}
-	// Cleaned first, as the workspace tools clean it before os.Root
-	// resolves it: ".." only remains in front, or in link targets.
-	parts := strings.Split(path.Clean(p), "/")
-	var done []string
-	links := 0
-	for len(parts) > 0 {
-		c := parts[0]
-		parts = parts[1:]
-		switch c {
-		case "", ".":
-			continue
-		case "..":
-			if len(done) == 0 {
-				if links > 0 {
-					return "", &pathError{given, "leads outside the workspace through a symbolic link"}
-				}
-				return "", &pathError{given, "climbs out of the workspace"}
-			}
-			done = done[:len(done)-1]
-			continue
-		}
-		cand := path.Join(append(done, c)...)
-		fi, err := root.Lstat(cand)
-		if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) {
-			// Not there (yet): the rest is taken as written, unless it
-			// climbs back, which the file system would not allow.
-			if slices.Contains(parts, "..") {
-				return "", &pathError{given, "cannot be resolved in the workspace: it climbs out of a directory that does not exist"}
-			}
-			return path.Join(append([]string{cand}, parts...)...), nil
-		}
-		if err != nil {
-			return "", &pathError{given, "cannot be resolved in the workspace"}
-		}
-		if fi.Mode()&fs.ModeSymlink == 0 {
-			done = append(done, c)
-			continue
-		}
-		if links++; links > maxLinks {
-			return "", &pathError{given, fmt.Sprintf("goes through more than %d symbolic links", maxLinks)}
-		}
-		target, err := root.Readlink(cand)
-		if err != nil {
-			return "", &pathError{given, "cannot be resolved in the workspace"}
-		}
-		if path.IsAbs(strings.ReplaceAll(target, "\\", "/")) {
-			return "", &pathError{given, "leads outside the workspace through a symbolic link"}
-		}
-		parts = append(strings.Split(target, "/"), parts...)
-	}
-	if len(done) == 0 {
-		return ".", nil
-	}
-	return path.Join(done...), nil
-}
-
 // PolicyArgs returns the arguments of a call to the tool name as the
 // policies see them in context.args: args, the checked arguments (a JSON
-// object), with the path arguments cleaned or resolved ([WithPathArguments],
-// [WithPathRoot]) and the values Cedar cannot hold left out, in Cedar's
+// object), with the path arguments cleaned ([WithPathArguments]) and the values Cedar cannot hold left out, in Cedar's
 // JSON form. Its error is the refusal [Authorizer.Decide] would give,
 // except that a number the policies cannot read exactly (see
 // [Authorizer]) is refused whether or not a policy reads it.
@@ -342,7 +269,7 @@ func (a *Authorizer) PolicyArgs(name string, args json.RawMessage) (json.RawMess
 	if ne := firstInexact(args, contextUse{all: true}); ne != nil {
 		return nil, errors.New(argsReason(name, ne))
 	}
-	rec, err := argsRecord(args, a.paths, a.pathRootFor(name))
+	rec, err := argsRecord(args, a.paths)
 	if err != nil {
 		return nil, errors.New(argsReason(name, err))
 	}

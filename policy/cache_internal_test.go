@@ -93,9 +93,11 @@ func reference(a *Authorizer, p Principal, ok bool, req tool.AccessRequest) Deci
 	if ok {
 		user = userEntity(p)
 	}
-	argRec, err := argsRecord(req.Args, a.paths, nil)
+	argRec, err := argsRecord(req.Args, a.paths)
 	if err != nil {
-		return unreadable(d)
+		d = unreadable(d)
+		d.Reason = argsReason(req.Name, err)
+		return d
 	}
 	if v := c.judge(&entities{user: user, tool: a.toolEntity(req.Name, req.Options.Annotations).entity, roles: a.roles},
 		a.toolEntity(req.Name, req.Options.Annotations), req.Name, nil); !v.static {

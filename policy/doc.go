@@ -37,6 +37,8 @@
 // [Only] limits a registry to the tools a skill needs. Over HTTP,
 // [RequireToken] takes the principal from a bearer token a [JWTVerifier]
 // accepts, with static keys or a [JWKS] fetched from the authorization
-// server. [WithPathRoot] makes path conditions see where symbolic links
-// lead inside a workspace.
+// server. Path conditions see the path a tool will open when the tool
+// resolves its paths before the call is decided ([tool.WithResolve], as
+// the workspace tools do); [WithPathArguments] cleans the paths of other
+// tools and refuses those it cannot read one way only.
 package policy

@@ -3,51 +3,14 @@ package policy_test
 import (
 	"context"
 	"crypto/ed25519"
-	"encoding/json"
 	"net/http/httptest"
-	"os"
-	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/golang-jwt/jwt/v5"
 
-	"github.com/miniopenclaw/tool"
 	"github.com/miniopenclaw/tool/policy"
 )
-
-// BenchmarkPathRoot measures Decide for a call whose path argument
-// (three components, one a symbolic link) is cleaned lexically and,
-// in the same run, resolved in a workspace root, and reports the ratio.
-func BenchmarkPathRoot(b *testing.B) {
-	ws := b.TempDir()
-	os.MkdirAll(filepath.Join(ws, "docs", "sub"), 0o755)
-	os.Symlink("sub", filepath.Join(ws, "docs", "ok"))
-	root, err := os.OpenRoot(ws)
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer root.Close()
-	lexical, _ := policy.New("docs.cedar", []byte(docsOnly), policy.WithPathArguments("path"))
-	resolved, _ := policy.New("docs.cedar", []byte(docsOnly), policy.WithPathArguments("path"), policy.WithPathRoot(root))
-	req := tool.AccessRequest{Name: "write_file", Args: json.RawMessage(`{"path":"docs/ok/f"}`)}
-	ctx := context.Background()
-	run := func(a *policy.Authorizer) time.Duration {
-		start := time.Now()
-		for range b.N {
-			if d := a.Decide(ctx, req); d.Effect != policy.Allow {
-				b.Fatal(d.Reason)
-			}
-		}
-		return time.Since(start)
-	}
-	b.ReportAllocs()
-	base := run(lexical)
-	with := run(resolved)
-	b.ReportMetric(float64(base.Nanoseconds())/float64(b.N), "lexical-ns/op")
-	b.ReportMetric(float64(with.Nanoseconds())/float64(b.N), "resolved-ns/op")
-	b.ReportMetric(float64(with)/float64(base), "ratio")
-}
 
 // BenchmarkJWKSVerify measures VerifyToken with a static key and, in the
 // same run, with the key from a JWKS already fetched, and reports the

@@ -132,12 +132,20 @@ func WithLogger(l *slog.Logger) Option {
 }
 
 // WithPathArguments names the arguments that hold file paths (such as
-// "path", "file", "dir"), at any depth. Policies see their values as a
-// file tool resolves them, lexically cleaned: "docs/../secrets/k" is
-// "secrets/k", "docs//a/./b" is "docs/a/b", backslashes are slashes, and a
-// path that climbs out of its root keeps its leading "../". The tool
-// still receives the value as sent. Symbolic links are not resolved
-// unless [WithPathRoot] names the directory the tool works in.
+// "path", "file", "dir"), at any depth. Policies see their values
+// lexically cleaned: "docs/../secrets/k" is "secrets/k", "docs//a/./b" is
+// "docs/a/b", and a path that climbs out of its root keeps its leading
+// "../". A path that cannot be read one way only is refused before the
+// policies run, with a message saying why: one with a backslash (a
+// separator to some tools, part of a name to others), a NUL byte, or
+// bytes that are not UTF-8. The tool still receives the value as sent.
+//
+// Cleaning sees names, not files: it cannot know where a symbolic link
+// leads, or whether the tool's file system ignores case. A tool that
+// resolves its own paths before the call is decided ([tool.WithResolve],
+// as the tools of package sandbox/workspace do) hands the policies the
+// resolved path, the file it will open, and cleaning leaves that as it
+// is.
 func WithPathArguments(names ...string) Option {
 	return func(a *Authorizer) {
 		if a.paths == nil {
@@ -233,13 +241,10 @@ type Authorizer struct {
 	now       func() time.Time
 	tools     sync.Map // tool name → *toolEntity
 	paths     map[string]bool
-	// pathRoot and pathRootTools are WithPathRoot's (args.go).
-	pathRoot      *os.Root
-	pathRootTools map[string]bool
-	auditArgs     bool
-	secret        map[string]bool
-	cacheSize     int
-	cedarOnly     bool // tests and benchmarks: never the fast path
+	auditArgs bool
+	secret    map[string]bool
+	cacheSize int
+	cedarOnly bool // tests and benchmarks: never the fast path
 }
 
 // New returns an Authorizer for the Cedar policies in src; name is the
@@ -481,23 +486,16 @@ func (a *Authorizer) decide(ctx context.Context, req *tool.AccessRequest, d *Dec
 	*d = Decision{Principal: who.p, Tool: req.Name}
 	c := a.set.Load()
 	v := a.verdict(c, who, req.Name, req.Options.Annotations)
-	root := a.pathRootFor(req.Name)
-	if v.static {
-		// A tool whose paths resolve in a workspace always has them
-		// resolved, so a path that leads out is refused whatever the
-		// policies say.
-		if root != nil {
-			raw, err := req.Arguments()
-			if err != nil {
-				*d = unreadable(*d)
-				return
-			}
-			if _, err := argsRecord(raw, a.paths, root); err != nil {
-				*d = unreadable(*d)
-				d.Reason = argsReason(req.Name, err)
-				return
-			}
+	// A path argument the policies cannot read one way only refuses the
+	// call, whatever they read of it (see WithPathArguments).
+	if len(a.paths) > 0 {
+		if err := a.checkPaths(req); err != nil {
+			*d = unreadable(*d)
+			d.Reason = argsReason(req.Name, err)
+			return
 		}
+	}
+	if v.static {
 		// The arguments do not matter, but arguments given by the caller
 		// rather than encoded by a registry from checked values must still
 		// be readable.
@@ -516,13 +514,13 @@ func (a *Authorizer) decide(ctx context.Context, req *tool.AccessRequest, d *Dec
 	// encodes them all, when there is one.
 	// Without a cache each verdict serves one call: compiling its fast
 	// program would cost more than the Cedar evaluation it replaces.
-	if root == nil && !a.cedarOnly && c.cache.keeps() {
+	if !a.cedarOnly && c.cache.keeps() {
 		if a.decideFast(v, d, req) {
 			a.bindCall(who, req, d)
 			return
 		}
 	}
-	a.decideCedar(c, who, v, root, req, d)
+	a.decideCedar(c, who, v, req, d)
 }
 
 // bindCall binds a decision that did not need the call's encoded
@@ -542,7 +540,7 @@ func (a *Authorizer) bindCall(who *carried, req *tool.AccessRequest, d *Decision
 
 // decideCedar is decide's answer from Cedar, for a verdict that is not
 // static, on a call the fast path left to Cedar.
-func (a *Authorizer) decideCedar(c *compiled, who *carried, v *verdict, root *os.Root, req *tool.AccessRequest, d *Decision) {
+func (a *Authorizer) decideCedar(c *compiled, who *carried, v *verdict, req *tool.AccessRequest, d *Decision) {
 	raw, err := req.Arguments()
 	if err != nil {
 		*d = unreadable(*d)
@@ -559,9 +557,8 @@ func (a *Authorizer) decideCedar(c *compiled, who *carried, v *verdict, root *os
 		}
 		return
 	}
-	// Only the arguments the policies read go into the context (all of
-	// them when paths resolve in a workspace, so every path is checked).
-	if !v.use.all && root == nil {
+	// Only the arguments the policies read go into the context.
+	if !v.use.all {
 		bp := selectBuffers.Get().(*[]byte)
 		defer selectBuffers.Put(bp)
 		if raw, err = selectArgs(raw, v.use.args, bp); err != nil {
@@ -569,7 +566,7 @@ func (a *Authorizer) decideCedar(c *compiled, who *carried, v *verdict, root *os
 			return
 		}
 	}
-	argRec, err := argsRecord(raw, a.paths, root)
+	argRec, err := argsRecord(raw, a.paths)
 	if err != nil {
 		*d = unreadable(*d)
 		d.Reason = argsReason(req.Name, err)

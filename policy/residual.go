@@ -473,7 +473,9 @@ func (p *fastProg) read(args []byte, paths map[string]bool, out *[maxFastArgs]fv
 				return false
 			}
 			if v.k == fString && paths[p.names[slot]] {
-				v.s = cleanPath(v.s)
+				if v.s, err = cleanPath(v.s); err != nil {
+					return false // Cedar's path gives the refusal
+				}
 			}
 			out[slot] = v
 		}
@@ -520,7 +522,10 @@ func (p *fastProg) readChecked(req *tool.AccessRequest, paths map[string]bool, o
 			out[slot] = fval{k: fAbsent}
 		case tool.ArgumentString:
 			if paths[name] {
-				v.String = cleanPath(v.String)
+				var err error
+				if v.String, err = cleanPath(v.String); err != nil {
+					return false // Cedar's path gives the refusal
+				}
 			}
 			out[slot] = fval{k: fString, s: v.String}
 		case tool.ArgumentInt64:

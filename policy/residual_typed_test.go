@@ -90,6 +90,9 @@ func typedDifferential(t testing.TB, seed uint64) (checked, total int) {
 				if !p.readChecked(&req, a.paths, &vals) {
 					continue
 				}
+				if a.checkPaths(&req) != nil {
+					continue // decide refuses it before the fast path
+				}
 				fd := Decision{Principal: u, Tool: name}
 				ok := a.decideFast(v, &fd, &req)
 				if !ok {

@@ -40,14 +40,10 @@ type policyFlags struct {
 	lastSource []byte     // with fromConfig, the policy text loaded last
 
 	loaded *asPrincipal // what options made, for listFilter
-	// ws is the command's --workspace: its file tools' path arguments
-	// are resolved in it, as the tools resolve them.
+	// ws is the command's --workspace, whose file tools resolve their
+	// path arguments before the policies see them.
 	ws *workspaceFlags
 }
-
-// workspaceFileTools are the workspace tools whose "path" argument names
-// a file or directory of the workspace.
-var workspaceFileTools = []string{"read_file", "write_file", "edit_file", "list_dir", "glob", "grep"}
 
 func addPolicyFlags(fs *flag.FlagSet) *policyFlags {
 	pf := &policyFlags{}
@@ -109,12 +105,10 @@ func (pf *policyFlags) authorizer() (*policy.Authorizer, error) {
 		opts = append(opts, policy.WithApprover(terminalApprover{}))
 	}
 	if pf.ws != nil && pf.ws.dir != "" {
-		// Policies see the workspace tools' paths where their links lead.
-		root, err := os.OpenRoot(pf.ws.dir)
-		if err != nil {
-			return nil, fmt.Errorf("--workspace: %w", err)
-		}
-		opts = append(opts, policy.WithPathArguments("path"), policy.WithPathRoot(root, workspaceFileTools...))
+		// The workspace tools resolve their paths themselves, before the
+		// call is decided: the policies see where links lead. Other
+		// tools' path arguments are cleaned lexically.
+		opts = append(opts, policy.WithPathArguments("path"))
 	}
 	if pf.audit != "" {
 		l, err := policy.OpenAuditFile(pf.audit)

@@ -180,7 +180,7 @@ func TestPolicyWorkspaceSymlink(t *testing.T) {
 	}{
 		{"docs/a", "doc a"},
 		{"docs/x/k", "no permission covers this call"},
-		{"docs/out", "leads outside the workspace through a symbolic link"},
+		{"docs/out", "escapes the workspace through the symbolic link docs/out"},
 	} {
 		var stdout, stderr bytes.Buffer
 		run(context.Background(), []string{"call", "--workspace", ws, "--policy", pol, "read_file", `{"path":"` + tt.path + `"}`}, nil, &stdout, &stderr)

@@ -7,9 +7,11 @@
 // read-only at "/" through an [os.Root], so that no symbolic link leads out
 // of it (wazero's own directory mounts follow links out, and are never
 // used); further directories may be granted read-only at their own
-// paths. Memory is capped by a page limit, the run stops when its context
-// is done, and output is capped: a module that writes more than the limit
-// is stopped.
+// paths. Memory is capped by a page limit, and everything else a module
+// can make the host allocate (tables, the runtime's structures for its
+// definitions, compiled code) by [Limits], checked before the module is
+// compiled; the run stops when its context is done, and output is capped:
+// a module that writes more than the limit is stopped.
 //
 // A module runs as a WASI command ([Module.Run]: instantiated, run from
 // _start to its end, discarded) or as a reactor ([Module.Instantiate]:
@@ -50,12 +52,18 @@ type Options struct {
 	// MemoryPages caps each module's linear memory, in 64 KiB pages. Zero
 	// means DefaultMemoryPages.
 	MemoryPages uint32
+	// Limits bound everything else a module can make the host allocate:
+	// tables, definitions, locals, its size. The zero Limits has the
+	// defaults.
+	Limits Limits
 }
 
 // A Runtime compiles and runs modules. It is safe for concurrent use.
 type Runtime struct {
-	rt    wazero.Runtime
-	cache wazero.CompilationCache
+	rt     wazero.Runtime
+	cache  wazero.CompilationCache
+	limits Limits
+	pages  uint32
 }
 
 // NewRuntime returns a Runtime with WASI preview 1 available to modules.
@@ -85,7 +93,7 @@ func NewRuntime(ctx context.Context, opts Options) (*Runtime, error) {
 		cache.Close(ctx)
 		return nil, fmt.Errorf("wasm: WASI: %w", err)
 	}
-	return &Runtime{rt: rt, cache: cache}, nil
+	return &Runtime{rt: rt, cache: cache, limits: opts.Limits.withDefaults(), pages: pages}, nil
 }
 
 // Close releases the runtime and every module compiled with it.
@@ -104,8 +112,15 @@ type Module struct {
 	cm wazero.CompiledModule
 }
 
-// Compile compiles a WebAssembly binary, or takes it from the cache.
+// Compile compiles a WebAssembly binary, or takes it from the cache. It
+// first checks the binary against the runtime's [Limits] and memory
+// limit, and refuses a module over one (the error wraps
+// [ErrModuleLimit]) or whose declared sizes do not fit its bytes, before
+// anything is allocated for it.
 func (r *Runtime) Compile(ctx context.Context, bin []byte) (*Module, error) {
+	if err := checkModule(bin, r.limits, r.pages); err != nil {
+		return nil, fmt.Errorf("wasm: module refused: %w", err)
+	}
 	cm, err := r.rt.CompileModule(ctx, bin)
 	if err != nil {
 		return nil, fmt.Errorf("wasm: compile: %w", err)

@@ -27,6 +27,7 @@ func (ts *Toolset) readFile() tool.Tool {
 	return tool.Must(tool.New("read_file",
 		fmt.Sprintf("Reads a text file in the workspace. Returns at most %d bytes.", MaxReadBytes),
 		func(ctx context.Context, in ReadArgs) (string, error) { return ts.readText(in.Path) },
+		tool.WithResolve(func(in *ReadArgs) error { return ts.resolveArg(&in.Path, "/path", followLinks) }),
 		tool.WithAnnotations(tool.Annotations{Title: "Read file", ReadOnly: true, Idempotent: true})))
 }
 
@@ -67,20 +68,18 @@ func (ts *Toolset) writeFile() tool.Tool {
 				return "", err
 			}
 			return fmt.Sprintf("wrote %d bytes to %s", len(in.Content), rel), nil
-		}, tool.WithAnnotations(tool.Annotations{Title: "Write file", Destructive: true, Idempotent: true})))
+		},
+		tool.WithResolve(func(in *WriteArgs) error { return ts.resolveArg(&in.Path, "/path", keepFinalLink) }),
+		tool.WithAnnotations(tool.Annotations{Title: "Write file", Destructive: true, Idempotent: true})))
 }
 
-// writable checks a path a tool is about to write.
-func (ts *Toolset) writable(p string) (string, error) {
-	rel, err := local(p)
-	if err != nil {
-		return "", err
-	}
+// writable checks rel, a resolved path, that a tool is about to write.
+func (ts *Toolset) writable(rel string) (string, error) {
 	if rel == "." {
 		return "", errors.New("the path names the workspace itself, not a file")
 	}
 	if prot, ok := ts.protectedBy(rel); ok {
-		return "", fmt.Errorf("%s is protected (%s stays read-only)", p, prot)
+		return "", fmt.Errorf("%s is protected (%s stays read-only)", rel, prot)
 	}
 	return rel, nil
 }
@@ -119,7 +118,9 @@ func (ts *Toolset) editFile() tool.Tool {
 				return "", err
 			}
 			return fmt.Sprintf("replaced 1 occurrence in %s", rel), nil
-		}, tool.WithAnnotations(tool.Annotations{Title: "Edit file", Destructive: true})))
+		},
+		tool.WithResolve(func(in *EditArgs) error { return ts.resolveArg(&in.Path, "/path", keepFinalLink) }),
+		tool.WithAnnotations(tool.Annotations{Title: "Edit file", Destructive: true})))
 }
 
 // ListArgs are list_dir's arguments.
@@ -131,11 +132,8 @@ func (ts *Toolset) listDir() tool.Tool {
 	return tool.Must(tool.New("list_dir",
 		fmt.Sprintf("Lists a workspace directory: one entry per line, directories ending in /, symbolic links as name -> target. At most %d entries.", MaxEntries),
 		func(ctx context.Context, in ListArgs) (string, error) {
-			rel, err := local(in.Path)
-			if err != nil {
-				return "", err
-			}
-			f, err := ts.root.Open(rel)
+			rel := in.Path
+			f, err := ts.openResolved(rel, os.O_RDONLY|syscall.O_DIRECTORY)
 			if err != nil {
 				return "", err
 			}
@@ -162,7 +160,9 @@ func (ts *Toolset) listDir() tool.Tool {
 				}
 			}
 			return b.String(), nil
-		}, tool.WithAnnotations(tool.Annotations{Title: "List directory", ReadOnly: true, Idempotent: true})))
+		},
+		tool.WithResolve(func(in *ListArgs) error { return ts.resolveArg(&in.Path, "/path", followLinks) }),
+		tool.WithAnnotations(tool.Annotations{Title: "List directory", ReadOnly: true, Idempotent: true})))
 }
 
 // GlobArgs are glob's arguments.
@@ -172,15 +172,9 @@ type GlobArgs struct {
 
 func (ts *Toolset) glob() tool.Tool {
 	return tool.Must(tool.New("glob",
-		fmt.Sprintf("Lists workspace paths matching a pattern (path.Match syntax: *, ?, [a-z], each within one path element). At most %d paths.", MaxEntries),
+		fmt.Sprintf("Lists workspace paths matching a pattern (path.Match syntax: *, ?, [a-z], each within one path element). Symbolic links before the first wildcard are followed; links the wildcards meet are listed, not entered. At most %d paths.", MaxEntries),
 		func(ctx context.Context, in GlobArgs) (string, error) {
-			if _, err := path.Match(in.Pattern, ""); err != nil {
-				return "", fmt.Errorf("bad pattern %q: %v", in.Pattern, err)
-			}
-			if _, err := local(in.Pattern); err != nil {
-				return "", err
-			}
-			matches, err := fs.Glob(ts.root.FS(), in.Pattern)
+			matches, w, err := ts.globMatches(ctx, in.Pattern, MaxEntries+1)
 			if err != nil {
 				return "", err
 			}
@@ -189,11 +183,99 @@ func (ts *Toolset) glob() tool.Tool {
 				matches = matches[:MaxEntries]
 			}
 			out := strings.Join(matches, "\n")
-			if cut {
+			switch {
+			case cut:
 				out += fmt.Sprintf("\n[cut at %d paths]", MaxEntries)
+			case w != nil && w.note != "":
+				out += "\n" + w.note
+			case len(matches) == 0:
+				out = "no paths match"
 			}
 			return out, nil
-		}, tool.WithAnnotations(tool.Annotations{Title: "Find files", ReadOnly: true, Idempotent: true})))
+		},
+		tool.WithResolve(func(in *GlobArgs) error { return ts.resolvePattern(&in.Pattern) }),
+		tool.WithAnnotations(tool.Annotations{Title: "Find files", ReadOnly: true, Idempotent: true})))
+}
+
+// resolvePattern resolves the literal directory a glob pattern starts in
+// as a path argument (links followed) and puts the resolved directory,
+// its wildcard characters escaped, in front of the rest of the pattern.
+func (ts *Toolset) resolvePattern(p *string) error {
+	if _, err := path.Match(*p, ""); err != nil {
+		return &tool.ArgumentError{Violations: []tool.Violation{{Pointer: "/pattern", Expected: "a path.Match pattern", Got: fmt.Sprintf("%q: %v", *p, err)}}}
+	}
+	dir, segs, err := globSegments(*p)
+	if err != nil {
+		return &tool.ArgumentError{Violations: []tool.Violation{{Pointer: "/pattern", Expected: "a pattern relative to the workspace", Got: err.Error()}}}
+	}
+	if err := ts.resolveArg(&dir, "/pattern", followLinks); err != nil {
+		return err
+	}
+	if dir == "." && len(segs) > 0 {
+		*p = strings.Join(segs, "/")
+		return nil
+	}
+	*p = path.Join(append([]string{escapeMeta(dir)}, segs...)...)
+	return nil
+}
+
+// escapeMeta quotes the path.Match syntax in a resolved path, which has
+// no backslash.
+func escapeMeta(s string) string {
+	if !strings.ContainsAny(s, "*?[") {
+		return s
+	}
+	var b strings.Builder
+	for _, r := range s {
+		if r == '*' || r == '?' || r == '[' {
+			b.WriteByte('\\')
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
+// globMatches returns the paths of the workspace that match pattern, a
+// pattern resolvePattern resolved, in lexical order, at most limit of
+// them, and the walk that found them (nil for a pattern without
+// wildcards).
+func (ts *Toolset) globMatches(ctx context.Context, pattern string, limit int) ([]string, *walk, error) {
+	dir, segs, err := globSegments(pattern)
+	if err != nil {
+		return nil, nil, err
+	}
+	if segs == nil {
+		if _, err := ts.root.Lstat(dir); err != nil {
+			return nil, nil, nil
+		}
+		return []string{dir}, nil, nil
+	}
+	// The directory part may hold escaped wildcard characters: it is a
+	// pattern too, matched literally by the walk.
+	for hasMeta(dir) {
+		segs = append([]string{path.Base(dir)}, segs...)
+		dir = path.Dir(dir)
+	}
+	if dir == "" {
+		dir = "."
+	}
+	f, err := ts.openResolved(dir, os.O_RDONLY|syscall.O_DIRECTORY)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) {
+			return nil, nil, nil
+		}
+		return nil, nil, err
+	}
+	defer f.Close()
+	w := ts.newWalk(ctx)
+	var out []string
+	if w.enter(f) {
+		w.glob(f, dir, segs, &out, limit)
+	}
+	if w.err != nil {
+		return nil, w, fmt.Errorf("glob stopped: %w", w.err)
+	}
+	return out, w, nil
 }
 
 // GrepArgs are grep's arguments.
@@ -216,90 +298,101 @@ func (ts *Toolset) grep() tool.Tool {
 					return "", fmt.Errorf("bad include pattern %q: %v", in.Include, err)
 				}
 			}
-			start, err := local(in.Path)
-			if err != nil {
-				return "", err
-			}
 			var (
 				b           strings.Builder
 				matches     int
 				files, read int
-				stop        = errors.New("stop")
 				note        string
 			)
-			err = fs.WalkDir(ts.root.FS(), start, func(p string, d fs.DirEntry, err error) error {
-				if err != nil {
-					return nil // unreadable entries are skipped
-				}
-				if ctx.Err() != nil {
-					return ctx.Err()
-				}
-				if d.IsDir() {
-					if d.Name() == ".git" && p != start {
-						return fs.SkipDir
-					}
-					return nil
-				}
-				if !d.Type().IsRegular() {
-					return nil
-				}
-				if in.Include != "" {
-					if ok, _ := path.Match(in.Include, d.Name()); !ok {
-						return nil
-					}
-				}
+			// search greps one file, and reports whether to go on.
+			search := func(f *os.File, rel string) bool {
 				files++
 				if files > MaxGrepFiles || read > MaxGrepBytes {
 					note = fmt.Sprintf("[search stopped after %d files / %d bytes]", MaxGrepFiles, MaxGrepBytes)
-					return stop
+					return false
 				}
-				f, err := ts.root.OpenFile(p, os.O_RDONLY|syscall.O_NONBLOCK, 0)
-				if err != nil {
-					return nil
-				}
-				defer f.Close()
 				sc := bufio.NewScanner(io.LimitReader(f, int64(MaxGrepBytes-read)))
 				sc.Buffer(make([]byte, 64<<10), 1<<20)
 				for n := 1; sc.Scan(); n++ {
 					line := sc.Bytes()
 					read += len(line) + 1
 					if bytes.IndexByte(line, 0) >= 0 {
-						return nil // binary file
+						return true // binary file
 					}
 					if !re.Match(line) {
 						continue
 					}
 					if matches == MaxMatches {
 						note = fmt.Sprintf("[cut at %d matches]", MaxMatches)
-						return stop
+						return false
 					}
 					matches++
 					text := string(line)
 					if len(text) > 300 {
 						text = text[:300] + "…"
 					}
-					fmt.Fprintf(&b, "%s:%d:%s\n", p, n, strings.ToValidUTF8(text, "\uFFFD"))
+					fmt.Fprintf(&b, "%s:%d:%s\n", rel, n, strings.ToValidUTF8(text, "\uFFFD"))
 				}
-				return nil
-			})
-			if err != nil && err != stop {
+				return ctx.Err() == nil
+			}
+			start, err := ts.openResolved(in.Path, os.O_RDONLY|syscall.O_NONBLOCK)
+			if err != nil {
 				return "", err
+			}
+			defer start.Close()
+			st, err := start.Stat()
+			if err != nil {
+				return "", err
+			}
+			w := ts.newWalk(ctx)
+			switch {
+			case st.Mode().IsRegular():
+				search(start, in.Path)
+			case st.IsDir():
+				if w.enter(start) {
+					w.files(start, in.Path, 0, func(dir *os.File, rel string, e fs.DirEntry) bool {
+						if in.Include != "" {
+							if ok, _ := path.Match(in.Include, e.Name()); !ok {
+								return true
+							}
+						}
+						name := path.Join(rel, e.Name())
+						f, err := ts.openChild(dir, rel, e.Name(), os.O_RDONLY|syscall.O_NONBLOCK)
+						if err != nil {
+							return true // unreadable, or no longer a file
+						}
+						defer f.Close()
+						if st, err := f.Stat(); err != nil || !st.Mode().IsRegular() {
+							return true
+						}
+						return search(f, name)
+					})
+				}
+			default:
+				return "", fmt.Errorf("%s is not a file or a directory (%s)", in.Path, kind(st.Mode()))
+			}
+			if err := ctx.Err(); err != nil {
+				return "", fmt.Errorf("grep stopped: %w", err)
+			}
+			if w.err != nil {
+				return "", fmt.Errorf("grep stopped: %w", w.err)
+			}
+			if note == "" {
+				note = w.note
 			}
 			if matches == 0 && note == "" {
 				return "no matches", nil
 			}
 			return b.String() + note, nil
-		}, tool.WithAnnotations(tool.Annotations{Title: "Search files", ReadOnly: true, Idempotent: true})))
+		},
+		tool.WithResolve(func(in *GrepArgs) error { return ts.resolveArg(&in.Path, "/path", followLinks) }),
+		tool.WithAnnotations(tool.Annotations{Title: "Search files", ReadOnly: true, Idempotent: true})))
 }
 
-// readText reads the text file p of the workspace, through the os.Root.
+// readText reads the text file p, a resolved path, of the workspace.
 func (ts *Toolset) readText(p string) (string, error) {
-	rel, err := local(p)
-	if err != nil {
-		return "", err
-	}
 	// O_NONBLOCK: a FIFO must not block the call.
-	f, err := ts.root.OpenFile(rel, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	f, err := ts.openResolved(p, os.O_RDONLY|syscall.O_NONBLOCK)
 	if err != nil {
 		return "", err
 	}

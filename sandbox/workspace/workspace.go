@@ -2,13 +2,18 @@
 // runs a command in the [sandbox], and read_file, write_file, edit_file,
 // list_dir, glob and grep work on files.
 //
-// The file tools resolve every path the model gives inside the workspace
-// with [os.Root], in the same operation that opens the file, so there is no
-// window between a check and a use: "..", absolute paths and symbolic links
-// that lead out of the workspace are refused. The tools that write refuse
-// to follow symbolic links at all, and refuse the policy's protected paths
-// (such as .git/hooks or .bashrc), which stay read-only inside the sandbox
-// too.
+// The file tools resolve every path the model gives once, before the
+// call is decided ([tool.WithResolve]): to the canonical path inside the
+// workspace, relative to it, with symbolic links followed while they stay
+// inside it. That resolved path is what a [tool.Authorizer] (such as a
+// Cedar policy) decides on and what the tool opens, without following
+// any link, so a link planted or swapped after the decision makes the
+// open fail rather than lead elsewhere. "..", absolute paths, links that
+// lead out of the workspace, dangling links, backslashes, NUL bytes and
+// bytes that are not UTF-8 are refused with a message the model can act
+// on. The tools that write follow no link at all, and refuse the policy's
+// protected paths (such as .git/hooks or .bashrc), which stay read-only
+// inside the sandbox too.
 //
 // Every tool bounds its work: reads, listings, matches and output are
 // capped, and a capped result says so.
@@ -18,8 +23,10 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path"
 	"path/filepath"
 	"strings"
+	"syscall"
 
 	"github.com/miniopenclaw/tool"
 	"github.com/miniopenclaw/tool/sandbox"
@@ -46,6 +53,10 @@ type Toolset struct {
 	policy  sandbox.Policy
 	backend sandbox.Backend
 	root    *os.Root
+	// dir is the workspace directory, open for the lifetime of the
+	// Toolset; dirConn reaches its descriptor (write_linux.go).
+	dir     *os.File
+	dirConn syscall.RawConn
 	tools   []tool.Tool
 }
 
@@ -74,7 +85,19 @@ func New(p sandbox.Policy, opts ...Option) (*Toolset, error) {
 	if err != nil {
 		return nil, fmt.Errorf("workspace: %w", err)
 	}
-	ts := &Toolset{policy: p, backend: sandbox.Native, root: root}
+	var conn syscall.RawConn
+	dir, err := root.Open(".")
+	if err == nil {
+		conn, err = dir.SyscallConn()
+	}
+	if err != nil {
+		root.Close()
+		if dir != nil {
+			dir.Close()
+		}
+		return nil, fmt.Errorf("workspace: %w", err)
+	}
+	ts := &Toolset{policy: p, backend: sandbox.Native, root: root, dir: dir, dirConn: conn}
 	for _, o := range opts {
 		o(ts)
 	}
@@ -100,37 +123,26 @@ func (ts *Toolset) Register(r *tool.Registry) error {
 }
 
 // Close releases the workspace. Calls after Close fail.
-func (ts *Toolset) Close() error { return ts.root.Close() }
-
-// local checks a path argument and returns it relative to the workspace:
-// empty and "." mean the workspace itself; an absolute path or one that
-// climbs out is refused before any I/O.
-func local(path string) (string, error) {
-	if path == "" || path == "." {
-		return ".", nil
+func (ts *Toolset) Close() error {
+	err := ts.dir.Close()
+	if rerr := ts.root.Close(); err == nil {
+		err = rerr
 	}
-	if strings.ContainsRune(path, 0) {
-		return "", errors.New("the path contains a NUL byte")
-	}
-	if filepath.IsAbs(path) {
-		return "", fmt.Errorf("path %q is absolute; give a path relative to the workspace", path)
-	}
-	clean := filepath.Clean(path)
-	if !filepath.IsLocal(clean) {
-		return "", fmt.Errorf("path %q escapes the workspace", path)
-	}
-	return clean, nil
+	return err
 }
 
-// protectedBy returns the protected path that covers rel, if any.
+// protectedBy returns the protected path that covers rel, a resolved
+// path, if any. Case is ignored, so that a file system that ignores it
+// cannot turn .GIT/hooks into a way around .git/hooks; on one that does
+// not, refusing .GIT/hooks too costs nothing.
 func (ts *Toolset) protectedBy(rel string) (string, bool) {
 	prot := ts.policy.Protected
 	if prot == nil {
 		prot = sandbox.DefaultProtected
 	}
 	for _, p := range prot {
-		p = filepath.Clean(p)
-		if rel == p || strings.HasPrefix(rel, p+string(filepath.Separator)) {
+		p = path.Clean(filepath.ToSlash(p))
+		if strings.EqualFold(rel, p) || len(rel) > len(p) && rel[len(p)] == '/' && strings.EqualFold(rel[:len(p)], p) {
 			return p, true
 		}
 	}

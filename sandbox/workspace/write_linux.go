@@ -17,13 +17,23 @@ import (
 // in one step: a link anywhere on the path, even one planted between a
 // check and this call, makes it fail.
 func openNoLinks(dirfd int, rel string, flags int, mode uint32) (int, error) {
-	fd, err := unix.Openat2(dirfd, rel, &unix.OpenHow{
+	how := &unix.OpenHow{
 		Flags:   uint64(flags | unix.O_CLOEXEC | unix.O_NOFOLLOW),
 		Mode:    uint64(mode),
 		Resolve: unix.RESOLVE_BENEATH | unix.RESOLVE_NO_SYMLINKS | unix.RESOLVE_NO_MAGICLINKS,
-	})
+	}
+	fd, err := unix.Openat2(dirfd, rel, how)
+	// EAGAIN: a rename or mount somewhere on the system raced the
+	// resolution; the kernel asks for another try.
+	for try := 0; errors.Is(err, unix.EAGAIN) && try < 8; try++ {
+		fd, err = unix.Openat2(dirfd, rel, how)
+	}
+	var st unix.Stat_t
+	if errors.Is(err, unix.ENOTDIR) && unix.Fstatat(dirfd, rel, &st, unix.AT_SYMLINK_NOFOLLOW) == nil && st.Mode&unix.S_IFMT == unix.S_IFLNK {
+		err = unix.ELOOP // O_DIRECTORY met the link first
+	}
 	if errors.Is(err, unix.ELOOP) || errors.Is(err, unix.EXDEV) {
-		return -1, fmt.Errorf("%s: refusing to write through a symbolic link", rel)
+		return -1, fmt.Errorf("%s: a symbolic link is in the way (it appeared after the path was resolved, or the path goes through one); the file tools follow none when they open: resolve the path again", rel)
 	}
 	if err != nil {
 		return -1, &os.PathError{Op: "open", Path: rel, Err: err}
@@ -31,14 +41,42 @@ func openNoLinks(dirfd int, rel string, flags int, mode uint32) (int, error) {
 	return fd, nil
 }
 
+// openResolved opens rel, a path resolve returned, beneath the
+// workspace without following any link: the file opened is the one at
+// the name the call was decided on, or none.
+func (ts *Toolset) openResolved(rel string, flags int) (*os.File, error) {
+	fd := -1
+	var err error
+	// Control holds the workspace's descriptor open while it is used, and
+	// fails once the Toolset is closed.
+	cerr := ts.dirConn.Control(func(wfd uintptr) { fd, err = openNoLinks(int(wfd), rel, flags, 0) })
+	if cerr != nil {
+		return nil, fmt.Errorf("workspace: %w", cerr)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return os.NewFile(uintptr(fd), rel), nil
+}
+
+// openChild opens the entry name of dir, a directory at rel opened by
+// openResolved or openChild, without following a link.
+func (ts *Toolset) openChild(dir *os.File, rel, name string, flags int) (*os.File, error) {
+	fd, err := openNoLinks(int(dir.Fd()), name, flags, 0)
+	if err != nil {
+		return nil, err
+	}
+	return os.NewFile(uintptr(fd), path.Join(rel, name)), nil
+}
+
 // workspaceFD returns a new descriptor of the workspace directory.
 func (ts *Toolset) workspaceFD() (int, error) {
-	dir, err := ts.root.Open(".")
-	if err != nil {
-		return -1, err
+	fd := -1
+	var err error
+	if cerr := ts.dirConn.Control(func(wfd uintptr) { fd, err = unix.Dup(int(wfd)) }); cerr != nil {
+		return -1, fmt.Errorf("workspace: %w", cerr)
 	}
-	defer dir.Close()
-	return unix.Dup(int(dir.Fd()))
+	return fd, err
 }
 
 // parentNoLinks opens the directory that holds rel, creating missing

@@ -1,0 +1,120 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/miniopenclaw/tool/mcptool/oauth"
+	"github.com/miniopenclaw/tool/plugins"
+)
+
+func runAuth(ctx context.Context, e *env, args []string) int {
+	fs := newFlags(e, "auth", "login|logout|status SERVER --config FILE", `Auth manages the OAuth logins of the URL servers of a configuration file
+(MCP authorization). "login" connects to SERVER without a stored token;
+its authorization server's page opens in the browser (the URL is printed
+too; --no-browser only prints it), and once you approve, the redirect
+comes back to clawtool on 127.0.0.1 and the tokens are kept, mode 0600,
+under the user's state directory ($XDG_STATE_HOME/clawtool/oauth, or
+~/.local/state/clawtool/oauth). Every other clawtool command that reads
+the file then uses and refreshes them, and none of them asks again: a
+server whose tokens no longer do fails to load, saying to log in.
+"logout" asks the authorization server to revoke the tokens and forgets
+them; "status" shows what is stored, never the tokens themselves.
+
+A server's "oauth" object may name a pre-registered "clientId" and
+"clientSecret", the "issuer" they belong to, "scopes", a
+"redirectPort" and a "principal" (see docs/plugins.md); without one,
+clawtool registers itself with the authorization server.`)
+	file := fs.String("config", "", "the configuration `FILE`")
+	noBrowser := fs.Bool("no-browser", false, "with login, print the authorization URL but do not open a browser")
+	timeout := fs.Duration("timeout", 5*time.Minute, "with login, how long to wait for the authorization")
+	if code := parseFlags(fs, args, e.stdout); code >= 0 {
+		return code
+	}
+	switch {
+	case fs.NArg() != 2:
+		return usageError(fs, "want login, logout or status and a SERVER name")
+	case *file == "":
+		return usageError(fs, "--config FILE is required")
+	}
+	verb, name := fs.Arg(0), fs.Arg(1)
+	if verb != "login" && verb != "logout" && verb != "status" {
+		return usageError(fs, "unknown auth command %q: want login, logout or status", verb)
+	}
+	c, err := plugins.ReadFile(*file)
+	if err != nil {
+		fmt.Fprintf(e.stderr, "clawtool auth: %v\n", err)
+		return exitToolError
+	}
+	fail := func(err error) int {
+		fmt.Fprintf(e.stderr, "clawtool auth %s: %s\n", verb, c.Redact(err.Error()))
+		return exitToolError
+	}
+	switch verb {
+	case "login":
+		open := oauth.OpenBrowser(e.stderr)
+		if *noBrowser {
+			open = func(_ context.Context, authURL string) error {
+				fmt.Fprintf(e.stderr, "Open this URL in a browser to authorize clawtool:\n\n  %s\n\nWaiting for the authorization...\n", authURL)
+				return nil
+			}
+		}
+		lctx, cancel := context.WithTimeout(ctx, *timeout)
+		defer cancel()
+		res, err := plugins.Login(lctx, c, name, plugins.LoginOptions{Open: open})
+		if err != nil {
+			return fail(err)
+		}
+		if !res.Authorized {
+			fmt.Fprintf(e.stdout, "%s did not ask for an authorization; it lists %d tools\n", name, res.Tools)
+			return exitOK
+		}
+		fmt.Fprintf(e.stdout, "logged in to %s at %s (scopes: %s; %s); it lists %d tools\n",
+			name, res.Issuer, orDash(strings.Join(res.Scopes, " ")), expiryText(res.Expiry, res.Refreshable), res.Tools)
+	case "logout":
+		res, err := plugins.Logout(ctx, c, name, nil)
+		if err != nil {
+			return fail(err)
+		}
+		switch {
+		case !res.Removed:
+			fmt.Fprintf(e.stdout, "%s: not logged in\n", name)
+		case res.Revoked:
+			fmt.Fprintf(e.stdout, "logged out of %s; the authorization server revoked the tokens\n", name)
+		case res.RevokeErr != nil:
+			fmt.Fprintf(e.stdout, "logged out of %s; the tokens are forgotten, but revoking them failed: %s\n", name, c.Redact(res.RevokeErr.Error()))
+		default:
+			fmt.Fprintf(e.stdout, "logged out of %s (its authorization server offers no revocation)\n", name)
+		}
+	case "status":
+		rec, err := plugins.AuthStatus(ctx, c, name, nil)
+		if err != nil {
+			return fail(err)
+		}
+		if rec == nil || rec.AccessToken == "" {
+			fmt.Fprintf(e.stdout, "%s: not logged in\n", name)
+			if rec == nil {
+				return exitToolError
+			}
+			fmt.Fprintf(e.stdout, "registered with %s as client %s (%s)\n", rec.Issuer, rec.ClientID, rec.Registration)
+			return exitToolError
+		}
+		fmt.Fprintf(e.stdout, "%s: logged in at %s as client %s (%s)\nresource: %s\nscopes: %s\ntoken: %s\n",
+			name, rec.Issuer, rec.ClientID, rec.Registration, rec.Resource, orDash(strings.Join(rec.Scopes, " ")), expiryText(rec.Expiry, rec.RefreshToken != ""))
+	}
+	return exitOK
+}
+
+// expiryText says when a token expires and whether it can be refreshed.
+func expiryText(expiry time.Time, refreshable bool) string {
+	s := "does not expire"
+	if !expiry.IsZero() {
+		s = "expires " + expiry.Local().Format(time.RFC3339)
+	}
+	if refreshable {
+		return s + ", refreshable"
+	}
+	return s + ", not refreshable"
+}
