@@ -40,6 +40,7 @@ type argParser struct {
 	b     []byte
 	i     int
 	paths map[string]bool // keys whose string values are paths to clean
+	odd   bool            // a number that may not be a whole Long, or a null in an array, was scanned
 }
 
 func (p *argParser) space() {
@@ -49,7 +50,7 @@ func (p *argParser) space() {
 }
 
 // value parses one JSON value; ok is false for null and for numbers
-// Cedar cannot hold, which are left out.
+// that are not whole numbers in 64 bits, which are left out.
 func (p *argParser) value(depth int) (v cedar.Value, ok bool, err error) {
 	if depth > maxValueDepth {
 		return nil, false, errBadArgs
@@ -147,12 +148,16 @@ func (p *argParser) value(depth int) (v cedar.Value, ok bool, err error) {
 	case c == 'n' && p.lit("null"):
 		return nil, false, nil
 	case c == '-' || c >= '0' && c <= '9':
-		start := p.i
-		for p.i < len(p.b) && (p.b[p.i] == '-' || p.b[p.i] == '+' || p.b[p.i] == '.' || p.b[p.i] == 'e' || p.b[p.i] == 'E' || p.b[p.i] >= '0' && p.b[p.i] <= '9') {
-			p.i++
+		lit, err := p.number()
+		if err != nil {
+			return nil, false, err
 		}
-		v, ok := numberValue(string(p.b[start:p.i]))
-		return v, ok, nil
+		if n, whole, _ := wholeNumber(lit); whole {
+			return cedar.Long(n), true, nil
+		}
+		// Left out: a call whose policies read it has been refused
+		// before (see firstInexact); no policy reads this one.
+		return nil, false, nil
 	}
 	return nil, false, errBadArgs
 }
@@ -247,18 +252,23 @@ func (e *pathError) Error() string { return fmt.Sprintf("path %q %s", e.path, e.
 // argsReason is the refusal of a call whose arguments could not be read.
 func argsReason(name string, err error) string {
 	var pe *pathError
-	if errors.As(err, &pe) {
-		return fmt.Sprintf("call to tool %q was refused: %v", name, pe)
+	var ne *numberError
+	if errors.As(err, &pe) || errors.As(err, &ne) {
+		return fmt.Sprintf("call to tool %q was refused: %v", name, err)
 	}
 	return fmt.Sprintf("call to tool %q was refused: its arguments could not be read", name)
 }
 
 // PolicyArgs returns the arguments of a call to the tool name as the
 // policies see them in context.args: args, the checked arguments (a JSON
-// object), with the path arguments cleaned ([WithPathArguments]) and the
-// values Cedar cannot hold left out, in Cedar's JSON form. Its error is
-// the refusal [Authorizer.Decide] would give.
+// object), with the path arguments cleaned ([WithPathArguments]) and the values Cedar cannot hold left out, in Cedar's
+// JSON form. Its error is the refusal [Authorizer.Decide] would give,
+// except that a number the policies cannot read exactly (see
+// [Authorizer]) is refused whether or not a policy reads it.
 func (a *Authorizer) PolicyArgs(name string, args json.RawMessage) (json.RawMessage, error) {
+	if ne := firstInexact(args, contextUse{all: true}); ne != nil {
+		return nil, errors.New(argsReason(name, ne))
+	}
 	rec, err := argsRecord(args, a.paths)
 	if err != nil {
 		return nil, errors.New(argsReason(name, err))

@@ -212,6 +212,8 @@ func (p *argParser) skip(depth int) error {
 					return errBadArgs
 				}
 				p.i++
+			} else if p.space(); p.i < len(p.b) && p.b[p.i] == 'n' {
+				p.odd = true // a null in a set, which Cedar cannot hold
 			}
 			if err := p.skip(depth + 1); err != nil {
 				return err
@@ -235,12 +237,47 @@ func (p *argParser) skip(depth int) error {
 	case c == 't' && p.lit("true"), c == 'f' && p.lit("false"), c == 'n' && p.lit("null"):
 		return nil
 	case c == '-' || c >= '0' && c <= '9':
-		for p.i < len(p.b) && (p.b[p.i] == '-' || p.b[p.i] == '+' || p.b[p.i] == '.' || p.b[p.i] == 'e' || p.b[p.i] == 'E' || p.b[p.i] >= '0' && p.b[p.i] <= '9') {
-			p.i++
-		}
-		return nil
+		_, err := p.number()
+		return err
 	}
 	return errBadArgs
+}
+
+// number scans a JSON number and returns its text. It refuses text that
+// is not a JSON number, and sets p.odd when the number may not be a whole
+// number in 64 bits (see wholeNumber).
+func (p *argParser) number() ([]byte, error) {
+	start := p.i
+	for p.i < len(p.b) && (p.b[p.i] == '-' || p.b[p.i] == '+' || p.b[p.i] == '.' || p.b[p.i] == 'e' || p.b[p.i] == 'E' || p.b[p.i] >= '0' && p.b[p.i] <= '9') {
+		p.i++
+	}
+	lit := p.b[start:p.i]
+	if plainInteger(lit) {
+		return lit, nil
+	}
+	if _, _, valid := wholeNumber(lit); !valid {
+		return nil, errBadArgs
+	}
+	p.odd = true
+	return lit, nil
+}
+
+// plainInteger reports whether lit is a JSON integer of at most 18
+// digits, which is always a whole number in 64 bits.
+func plainInteger(lit []byte) bool {
+	d := lit
+	if len(d) > 0 && d[0] == '-' {
+		d = d[1:]
+	}
+	if len(d) == 0 || len(d) > 18 || d[0] == '0' && len(d) > 1 {
+		return false
+	}
+	for _, c := range d {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return true
 }
 
 // wellFormed reports whether argsRecord would accept args, without

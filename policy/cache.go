@@ -249,6 +249,9 @@ type planKey struct {
 type partial struct {
 	keep  bool // the policy may apply
 	conds bool // it still has conditions: it reads the context, or fails
+	// fails reports that the policy cannot be evaluated whatever the
+	// context: every call it may apply to is refused.
+	fails bool
 }
 
 func (p *plan) eval(env eval.Env, r *rule, ann tool.Annotations) partial {
@@ -273,7 +276,14 @@ func (p *plan) eval(env eval.Env, r *rule, ann tool.Annotations) partial {
 
 func partialOf(env eval.Env, r *rule) partial {
 	residual, keep := eval.PartialPolicy(env, r.ast)
-	return partial{keep: keep, conds: keep && len(residual.Conditions) > 0}
+	res := partial{keep: keep, conds: keep && len(residual.Conditions) > 0}
+	if res.conds {
+		// Partial evaluation drops the conditions it finds true and
+		// stops at one it finds failing: a failure first fails for
+		// every context.
+		_, res.fails = eval.ToPartialError(residual.Conditions[0].Body)
+	}
+	return res
 }
 
 // plans is a bounded map of plans by principal.
@@ -326,6 +336,10 @@ func (c *compiled) judge(ents *entities, te *toolEntity, name string, pl *plan) 
 	var forbids, permits, asks []string
 	for _, r := range c.forTool(name) {
 		res := pl.eval(env, r, te.ann)
+		// A policy that fails for every call refuses them all, so the
+		// tool is not listed (the calls are left to Cedar, which says
+		// why).
+		blocked = blocked || res.fails
 		if !res.keep {
 			// Partial evaluation stops at the first condition it finds
 			// false; a call evaluates the conditions before it too, and
@@ -405,6 +419,12 @@ func neverResidual(env eval.Env, r *rule) *ast.Policy {
 	out := *kept
 	out.Conditions = append(slices.Clip(kept.Conditions), never)
 	return &out
+}
+
+// failedReason is the refusal of a call a policy could not be evaluated
+// for; why is Cedar's message, which names no policy.
+func failedReason(name, why string) string {
+	return fmt.Sprintf("call to tool %q was refused: a permission policy could not be evaluated for this call: %s", name, why)
 }
 
 func deniedReason(name string) string {

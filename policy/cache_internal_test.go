@@ -1,8 +1,12 @@
 package policy
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
+	"maps"
+	"math/big"
 	"math/rand/v2"
 	"slices"
 	"strings"
@@ -77,7 +81,11 @@ func TestCacheBounded(t *testing.T) {
 }
 
 // reference decides a call as the Authorizer did before it cached
-// anything: every policy, evaluated by Cedar with the whole context.
+// anything: every policy, evaluated by Cedar with the whole context;
+// then, as the Authorizer's rules are, a policy Cedar could not evaluate
+// refuses the call unless a forbid applied, and so does a number that is
+// not a whole number in 64 bits (by math/big) in an argument that a policy
+// that may apply reads (those of the verdict's rules).
 func reference(a *Authorizer, p Principal, ok bool, req tool.AccessRequest) Decision {
 	c := a.set.Load()
 	d := Decision{Principal: p, Tool: req.Name}
@@ -91,6 +99,19 @@ func reference(a *Authorizer, p Principal, ok bool, req tool.AccessRequest) Deci
 		d.Reason = argsReason(req.Name, err)
 		return d
 	}
+	if v := c.judge(&entities{user: user, tool: a.toolEntity(req.Name, req.Options.Annotations).entity, roles: a.roles},
+		a.toolEntity(req.Name, req.Options.Annotations), req.Name, nil); !v.static {
+		if top, at, lit, found := referenceInexact(req.Args, v.use); found {
+			d = unreadable(d)
+			d.Reason = argsReason(req.Name, &numberError{at: at, lit: lit})
+			for _, r := range v.rules {
+				if r.use.all || slices.Contains(r.use.args, top) {
+					d.Policies = append(d.Policies, string(r.id))
+				}
+			}
+			return d
+		}
+	}
 	now := a.now()
 	ents := &entities{user: user, tool: a.toolEntity(req.Name, req.Options.Annotations).entity, roles: a.roles}
 	cr := cedar.Request{Principal: user.UID, Action: callAction, Resource: ents.tool.UID, Context: cedar.NewRecord(cedar.RecordMap{
@@ -99,6 +120,14 @@ func reference(a *Authorizer, p Principal, ok bool, req tool.AccessRequest) Deci
 	dec, diag := cedar.Authorize(ruleSet(c.rules), ents, cr)
 	for _, e := range diag.Errors {
 		d.Errors = append(d.Errors, e.String())
+	}
+	if len(diag.Errors) > 0 && (dec == cedar.Allow || len(diag.Reasons) == 0) {
+		d.Effect = Deny
+		for _, e := range diag.Errors {
+			d.Policies = append(d.Policies, string(e.PolicyID))
+		}
+		d.Reason = failedReason(req.Name, diag.Errors[0].Message)
+		return d
 	}
 	var asks []string
 	for _, r := range diag.Reasons {
@@ -128,7 +157,7 @@ func reference(a *Authorizer, p Principal, ok bool, req tool.AccessRequest) Deci
 // referenceListable is whether a principal may list a tool as the
 // Authorizer decided it before it cached anything: some permit may apply,
 // by partial evaluation of every policy, and no forbid applies whatever
-// the context.
+// the context, nor does any policy fail whatever the context.
 func referenceListable(a *Authorizer, p Principal, ok bool, name string, opts tool.Options) bool {
 	user := anonymous
 	if ok {
@@ -139,6 +168,11 @@ func referenceListable(a *Authorizer, p Principal, ok bool, name string, opts to
 	permitted := false
 	for _, r := range a.set.Load().rules {
 		residual, keep := eval.PartialPolicy(env, r.ast)
+		if keep && len(residual.Conditions) > 0 {
+			if _, fails := eval.ToPartialError(residual.Conditions[0].Body); fails {
+				return false
+			}
+		}
 		switch {
 		case !keep:
 		case r.forbid && len(residual.Conditions) == 0:
@@ -183,7 +217,8 @@ func TestCachedDecisionsMatchCedar(t *testing.T) {
 	}
 	argSets := []string{`{}`, `{"mode":"a","flag":true,"n":5}`, `{"mode":"b","flag":false,"n":1}`, `{"mode":"c","n":4}`, `{"flag":true}`,
 		`{"mo\u0064e":"a","n":5}`, ` { "n" : 5 , "z" : {"deep": [1, 2, {"a": null}], "s": "x\"y"} } `, `{"x":[1,{"y":tru}],"mode":"a"}`,
-		`{"mode":"a","x":"\q"}`, `{"mode":"a","x":1e400,"flag":true}`, `[1]`, `{"mode":"a",}`}
+		`{"mode":"a","x":"\q"}`, `{"mode":"a","x":1e400,"flag":true}`, `[1]`, `{"mode":"a",}`,
+		`{"mode":"a","n":5.0}`, `{"n":4.5,"flag":true}`, `{"mode":"a","z":{"deep":[1.5, null]}}`, `{"mode":"b","n":1e19}`}
 	for round := range 150 {
 		var b strings.Builder
 		for i := range 1 + rng.IntN(7) {
@@ -279,4 +314,50 @@ forbid (principal, action, resource == Tool::"b");`
 			t.Errorf("%s: an Authorizer that keeps no verdicts left one on the context", st.name)
 		}
 	}
+}
+
+// referenceInexact finds, by math/big, the first number in the members of
+// args that use reads that is not a whole number in 64 bits, or null in
+// an array, in key order, and the member it is in.
+func referenceInexact(args []byte, use contextUse) (top, at, lit string, found bool) {
+	var m map[string]any
+	dec := json.NewDecoder(bytes.NewReader(args))
+	dec.UseNumber()
+	if dec.Decode(&m) != nil {
+		return "", "", "", false
+	}
+	var walk func(v any, at string) (string, string, bool)
+	walk = func(v any, at string) (string, string, bool) {
+		switch v := v.(type) {
+		case json.Number:
+			r, ok := new(big.Rat).SetString(string(v))
+			if !ok || !r.IsInt() || !r.Num().IsInt64() {
+				return at, string(v), true
+			}
+		case map[string]any:
+			for _, k := range slices.Sorted(maps.Keys(v)) {
+				if a, l, f := walk(v[k], at+"."+argName(k)); f {
+					return a, l, f
+				}
+			}
+		case []any:
+			for i, e := range v {
+				if e == nil {
+					return fmt.Sprintf("%s[%d]", at, i), "", true
+				}
+				if a, l, f := walk(e, fmt.Sprintf("%s[%d]", at, i)); f {
+					return a, l, f
+				}
+			}
+		}
+		return "", "", false
+	}
+	for _, k := range slices.Sorted(maps.Keys(m)) {
+		if use.all || slices.Contains(use.args, k) {
+			if a, l, f := walk(m[k], argName(k)); f {
+				return k, a, l, f
+			}
+		}
+	}
+	return "", "", "", false
 }

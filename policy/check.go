@@ -3,6 +3,7 @@ package policy
 import (
 	"encoding/json"
 	"fmt"
+	"math"
 	"reflect"
 	"regexp"
 	"slices"
@@ -18,11 +19,12 @@ import (
 // Schema returns the Cedar schema of calls to t, in Cedar's schema
 // syntax: the User, Role, Anonymous and Tool entity types, and the call
 // action whose context.args is t's arguments as a Cedar record. JSON
-// Schema types map to Cedar types: string to String, integer to Long,
-// boolean to Bool, an array with typed items to a Set, an object with
-// properties to a record; a property is required when the schema
-// requires it or gives it a default. Properties of other types (number,
-// any, unions) are left out, so a condition on them fails the check.
+// Schema types map to Cedar types: string to String, integer and number
+// to Long (what the policies see of a number, see [Authorizer]), boolean
+// to Bool, an array with typed items to a Set, an object with properties
+// to a record; a property is required when the schema requires it or
+// gives it a default. Properties of other types (any, unions) are left
+// out, so a condition on them fails the check.
 // principalAttrs is the body of the User entity's record, such as
 // `tenant?: String`; empty means no attributes.
 func Schema(t tool.Tool, principalAttrs string) string {
@@ -73,7 +75,7 @@ func cedarType(s *jsonSchema, depth int) string {
 	switch s.typeName() {
 	case "string":
 		return "String"
-	case "integer":
+	case "integer", "number":
 		return "Long"
 	case "boolean":
 		return "Bool"
@@ -126,12 +128,23 @@ type Problem struct {
 	Tool string
 	// Message says what is wrong.
 	Message string
+	// Warning marks a problem that cannot let a call through that the
+	// policy means to refuse, only refuse calls the tool accepts: a
+	// comparison on a number that may not be a whole number in 64 bits,
+	// or on an argument whose schema gives it no single type, which
+	// fails at run time for some values, and a policy that fails refuses
+	// the call. The other problems are errors: the policy does not say
+	// what it seems to.
+	Warning bool
 }
 
 func (p Problem) String() string {
 	s := fmt.Sprintf("line %d: policy %s: ", p.Line, p.Policy)
 	if p.Tool != "" {
 		s += "for tool " + p.Tool + ": "
+	}
+	if p.Warning {
+		s += "warning: "
 	}
 	return s + p.Message
 }
@@ -143,8 +156,12 @@ func (p Problem) String() string {
 // cannot type: an argument the tool does not have, or one compared as the
 // wrong type. A condition on an argument only some tools have must guard
 // it with has. It also reports a permit shadowed by a forbid without
-// conditions whose scope covers the permit's. A parse error is returned
-// as the error.
+// conditions whose scope covers the permit's. These are errors. It warns
+// (Problem.Warning) of a policy that reads an argument whose schema type
+// is number (a value such as 150.5 or 1e300 refuses the call when the
+// policy may apply to it) or that has no single type (a value of another
+// type than the policy expects makes it fail, which refuses the call). A
+// parse error is returned as the error.
 func Check(name string, src []byte, tools []tool.Tool, principalAttrs string) ([]Problem, error) {
 	c, err := compile(name, src)
 	if err != nil {
@@ -185,6 +202,12 @@ func Check(name string, src []byte, tools []tool.Tool, principalAttrs string) ([
 		}
 		seen := map[string]bool{}
 		for _, t := range targets {
+			for _, w := range numberWarnings(r, t) {
+				if !seen[w] {
+					seen[w] = true
+					problems = append(problems, Problem{Policy: string(r.id), Line: line, Tool: t.Name(), Message: w, Warning: true})
+				}
+			}
 			v, err := validator(t)
 			if err != nil {
 				problems = append(problems, Problem{Policy: string(r.id), Line: line, Tool: t.Name(), Message: "cannot make a schema: " + err.Error()})
@@ -246,4 +269,91 @@ func covers(f, q ast.IsScopeNode) bool {
 		}
 	}
 	return false
+}
+
+// numberWarnings returns the warnings of a policy's reads of t's
+// arguments (context.args.a.b…, not has): one for each top-level
+// argument read whose schema holds a JSON number anywhere (the whole
+// argument is refused for one such value, see firstInexact), and one for
+// each argument read that has no single type.
+func numberWarnings(r *rule, t tool.Tool) []string {
+	var root jsonSchema
+	if json.Unmarshal(t.Parameters(), &root) != nil {
+		return nil
+	}
+	var out []string
+	add := func(w string) {
+		if !slices.Contains(out, w) {
+			out = append(out, w)
+		}
+	}
+	for _, path := range argReads(r.ast) {
+		if holdsNumber(root.Properties[path[0]], 0) {
+			add(fmt.Sprintf("argument %s holds a JSON number: a value that is not a whole number from %d to %d (150.5, 1e300) refuses the call whenever this policy may apply",
+				path[0], math.MinInt64, math.MaxInt64))
+			continue
+		}
+		s := &root
+		for _, name := range path {
+			if s = s.Properties[name]; s == nil {
+				break
+			}
+		}
+		if s != nil && cedarType(s, 0) == "" { // nil: not an argument of t, which the validator reports
+			add(fmt.Sprintf("argument %s has no single JSON type, so the check cannot type this policy's use of it: a value of a type the policy does not expect makes the policy fail at run time, which refuses the call",
+				strings.Join(path, ".")))
+		}
+	}
+	return out
+}
+
+// holdsNumber reports whether s, or a part of it, has the JSON type
+// number.
+func holdsNumber(s *jsonSchema, depth int) bool {
+	if s == nil || depth > maxValueDepth {
+		return false
+	}
+	if s.typeName() == "number" {
+		return true
+	}
+	for _, p := range s.Properties {
+		if holdsNumber(p, depth+1) {
+			return true
+		}
+	}
+	return holdsNumber(s.Items, depth+1)
+}
+
+// argReads returns the arguments a policy's conditions read, each as the
+// path of names after context.args (context.args.order.total is
+// [order total]), longest first read, in the order they appear; a has
+// test reads nothing.
+func argReads(p *ast.Policy) [][]string {
+	var out [][]string
+	for _, cond := range p.Conditions {
+		ast.Inspect(ast.NewNode(cond.Body), func(n ast.IsNode) bool {
+			acc, ok := n.(ast.NodeTypeAccess)
+			if !ok {
+				return true
+			}
+			var path []string
+			var at ast.IsNode = acc
+			for {
+				a, ok := at.(ast.NodeTypeAccess)
+				if !ok {
+					return true // not rooted at context.args: look inside
+				}
+				if isContextArgs(a) {
+					break
+				}
+				path = append([]string{string(a.Value)}, path...)
+				at = a.Arg
+			}
+			if len(path) > 0 && !slices.ContainsFunc(out, func(q []string) bool { return slices.Equal(q, path) }) {
+				out = append(out, path)
+			}
+			return false
+		})
+	}
+	return out
 }

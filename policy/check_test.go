@@ -1,9 +1,12 @@
 package policy_test
 
 import (
+	"context"
+	"encoding/json"
 	"strings"
 	"testing"
 
+	"github.com/miniopenclaw/tool"
 	"github.com/miniopenclaw/tool/policy"
 )
 
@@ -49,6 +52,71 @@ forbid (principal, action, resource) when { context.args has path && context.arg
 			}
 			if !strings.Contains(strings.Join(all, "\n"), tt.want) {
 				t.Errorf("problems = %q, want one mentioning %q", all, tt.want)
+			}
+		})
+	}
+}
+
+// schemaTool is a tool with a hand-written schema, for Check.
+type schemaTool struct{ name, schema string }
+
+func (s schemaTool) Name() string                { return s.name }
+func (s schemaTool) Description() string         { return "A tool." }
+func (s schemaTool) Parameters() json.RawMessage { return json.RawMessage(s.schema) }
+func (s schemaTool) Execute(context.Context, json.RawMessage) (tool.Result, error) {
+	return tool.Result{}, nil
+}
+
+// TestCheckWarnsOfNumbers: a policy that reads a number argument, or one
+// without a single type, passes Cedar's validation (a has guard makes an
+// argument the Cedar schema leaves out type as false), yet some values
+// make it refuse the call at run time: Check warns of it, and of nothing
+// for an integer argument.
+func TestCheckWarnsOfNumbers(t *testing.T) {
+	tools := []tool.Tool{schemaTool{"pay", `{"type":"object","properties":{
+		"amount":{"type":"number"},"count":{"type":"integer"},"note":{},
+		"order":{"type":"object","properties":{"total":{"type":"number"}}},
+		"items":{"type":"array","items":{"type":"number"}}}}`}}
+	for _, tc := range []struct {
+		name, cond string
+		want       string // a substring of the one warning; "" for none
+	}{
+		{"number", `context.args has amount && context.args.amount > 100`, "argument amount holds a JSON number"},
+		{"number unguarded", `context.args.amount > 100`, "argument amount holds a JSON number"},
+		{"nested number", `context.args has order && context.args.order has total && context.args.order.total > 100`, "argument order holds a JSON number"},
+		{"set of numbers", `context.args has items && context.args.items.contains(5)`, "argument items holds a JSON number"},
+		{"record holding a number", `context.args has order && context.args.order has total`, "argument order holds a JSON number"},
+		{"untyped", `context.args has note && context.args.note > 100`, "argument note has no single JSON type"},
+		{"integer", `context.args has count && context.args.count > 100`, ""},
+		{"has only", `context.args has amount`, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			src := `@id("f") forbid (principal, action, resource == Tool::"pay") when { ` + tc.cond + ` };`
+			problems, err := policy.Check("p.cedar", []byte(src), tools, "")
+			if err != nil {
+				t.Fatal(err)
+			}
+			var warnings, errs []string
+			for _, p := range problems {
+				if p.Warning {
+					warnings = append(warnings, p.String())
+				} else {
+					errs = append(errs, p.String())
+				}
+			}
+			if tc.cond == "context.args.amount > 100" {
+				// Unguarded on an optional argument: an error too.
+				if len(errs) == 0 {
+					t.Errorf("no error for an unguarded optional argument")
+				}
+			} else if len(errs) > 0 {
+				t.Errorf("errors %q", errs)
+			}
+			switch {
+			case tc.want == "" && len(warnings) > 0:
+				t.Errorf("warnings %q, want none", warnings)
+			case tc.want != "" && (len(warnings) != 1 || !strings.Contains(warnings[0], tc.want) || !strings.Contains(warnings[0], "warning: ")):
+				t.Errorf("warnings %q, want one with %q", warnings, tc.want)
 			}
 		})
 	}

@@ -27,7 +27,8 @@
 //	when { context.args has key && context.args.key like "admin/*" };
 //
 // Calls are denied unless a permit applies, and a forbid that applies
-// wins; a permit annotated @effect("ask") makes the call wait for an
+// wins; a policy that cannot be evaluated for a call refuses it (Cedar
+// would skip it); a permit annotated @effect("ask") makes the call wait for an
 // approval (see [Authorizer] for the whole model, [Approver] and
 // [Authorizer.Grant] for approvals). [Check] validates policies against a
 // Cedar schema made from the tools' definitions. [AuditLog] keeps every

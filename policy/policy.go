@@ -11,7 +11,6 @@ import (
 	"log/slog"
 	"os"
 	"slices"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -39,16 +38,21 @@ type Decision struct {
 	// Effect is the answer.
 	Effect Effect
 	// Policies are the ids of the policies that decided: the forbids that
-	// applied for Deny, the asking permits for Ask, the permits for Allow.
-	// It is empty when nothing applied and the call was denied by default.
+	// applied for Deny (or the policies that failed, or those that read
+	// a number they cannot compare exactly), the asking permits for Ask,
+	// the permits for Allow. It is empty when nothing applied and the
+	// call was denied by default, or its arguments could not be read.
 	Policies []string
 	// Reason is the message for the model when the call is not allowed.
 	// It is the deciding forbid's @reason annotation when it has one, else
 	// a generic message; it never names policies.
 	Reason string
 	// Errors are the policies that could not be evaluated for this call
-	// (a condition on an attribute the call lacks, say), with why. Cedar
-	// skips such policies.
+	// (a condition on an attribute the call lacks, or that orders a
+	// string, say), each with why. Cedar skips such a policy; here any
+	// policy that fails refuses the call (see [Authorizer]): when no
+	// forbid applies, the Effect is Deny, Policies are those that failed
+	// and Reason says that a policy could not be evaluated.
 	Errors []string
 	// Principal and Tool are who called what.
 	Principal Principal
@@ -58,8 +62,9 @@ type Decision struct {
 	// decision needs them: for Ask, and for every decision when the
 	// Authorizer keeps an audit log.
 	Args json.RawMessage
-	// Digest binds the call: a hex SHA-256 of the principal, the tool and
-	// the canonical arguments. An approval is valid for this digest only.
+	// Digest binds the call: a hex SHA-256 of the principal (its id, its
+	// roles and its attributes), the tool and the canonical arguments. An
+	// approval is valid for this digest only.
 	Digest string
 	// Approved reports that the call was allowed by an approval.
 	Approved bool
@@ -172,11 +177,25 @@ func WithClock(now func() time.Time) Option {
 //   - resource: Tool::"name", with attributes name, title, readOnly,
 //     destructive, idempotent and openWorld (the tool's annotations).
 //   - context: args, the call's arguments after strict parsing,
-//     validation and defaults (a record; see [Principal] for how values
-//     convert); now, the time as a datetime; hour, the UTC hour (0-23).
+//     validation and defaults (a record: objects are records, arrays
+//     sets, null members left out, and numbers as below); now, the time
+//     as a datetime; hour, the UTC hour (0-23).
+//
+// A number in the arguments is a Long when it is a whole number from
+// -2^63 to 2^63-1, however it is written (150, 150.0, 1.5e2 and 15000e-2
+// are the same Long). Cedar has no other number that < and > can order,
+// so a call holding any other number (150.5, 1e300, 2^63) in an argument
+// that a policy that may apply reads is refused before the policies run,
+// with a message naming the argument; a number no policy reads does not
+// matter.
 //
 // Cedar's rules hold: a call is denied unless some permit applies, and
-// any forbid that applies wins. A permit annotated @effect("ask") asks
+// any forbid that applies wins. One rule is stricter than Cedar's: Cedar
+// skips a policy it cannot evaluate for a call (a condition on an
+// attribute the call lacks, one that orders a string), and a skipped
+// forbid would let the call through; here any policy that cannot be
+// evaluated refuses the call, whatever its effect, with the error in
+// [Decision.Errors] and a message saying so. A permit annotated @effect("ask") asks
 // for an approval instead of allowing: when an asking permit applies and
 // no forbid does, the call needs an approval even if another permit
 // allows it (deny, then ask, then allow). A forbid annotated
@@ -184,9 +203,9 @@ func WithClock(now func() time.Time) Option {
 // @id("…") names a policy in decisions and audit records.
 //
 // A tool is listed for a principal ([Authorizer.CanList],
-// [Authorizer.View]) when some permit may apply to some arguments and no
-// forbid applies whatever the arguments, so a principal sees exactly the
-// tools it could call.
+// [Authorizer.View]) when some permit may apply to some arguments, no
+// forbid applies whatever the arguments and no policy fails whatever the
+// arguments, so a principal sees exactly the tools it could call.
 //
 // # Caching
 //
@@ -308,6 +327,17 @@ type compiled struct {
 }
 
 type ruleSet []*rule
+
+// reading returns the ids of the rules of s that read the argument name.
+func (s ruleSet) reading(name string) []string {
+	var ids []string
+	for _, r := range s {
+		if r.use.all || slices.Contains(r.use.args, name) {
+			ids = append(ids, string(r.id))
+		}
+	}
+	return ids
+}
 
 // All lets Cedar evaluate a ruleSet.
 func (s ruleSet) All() iter.Seq2[cedar.PolicyID, *cedar.Policy] {
@@ -505,7 +535,7 @@ func (a *Authorizer) bindCall(who *carried, req *tool.AccessRequest, d *Decision
 		*d = unreadable(*d)
 		return
 	}
-	d.bind(who.p, who.ok, all)
+	d.bind(who, all)
 }
 
 // decideCedar is decide's answer from Cedar, for a verdict that is not
@@ -517,6 +547,16 @@ func (a *Authorizer) decideCedar(c *compiled, who *carried, v *verdict, req *too
 		return
 	}
 	all := raw
+	// A number the policies read must be one Cedar compares exactly.
+	if ne := firstInexact(raw, v.use); ne != nil {
+		*d = unreadable(*d)
+		d.Reason = argsReason(req.Name, ne)
+		d.Policies = v.rules.reading(ne.top)
+		if a.audit != nil {
+			d.bind(who, all)
+		}
+		return
+	}
 	// Only the arguments the policies read go into the context.
 	if !v.use.all {
 		bp := selectBuffers.Get().(*[]byte)
@@ -548,10 +588,23 @@ func (a *Authorizer) decideCedar(c *compiled, who *carried, v *verdict, req *too
 		cr.Context = cedar.NewRecord(cedar.RecordMap{"args": argRec})
 	}
 	dec, diag := cedar.Authorize(v.rules, v.ents, cr)
+	c.fromCedar(dec, diag, d)
+	if d.Effect == Ask || a.audit != nil {
+		d.bind(who, all)
+	}
+}
+
+// fromCedar fills in d from Cedar's answer over some of c's rules. Cedar
+// skips a policy it cannot evaluate; here such a policy refuses the call
+// (fail closed): a forbid that fails might have applied, and a permit or
+// an asking permit that fails says the policies do not decide this call
+// as their author meant. A forbid that applies still gives its reason.
+func (c *compiled) fromCedar(dec cedar.Decision, diag cedar.Diagnostic, d *Decision) {
 	for _, e := range diag.Errors {
 		d.Errors = append(d.Errors, e.String())
 	}
-	if dec == cedar.Deny {
+	switch {
+	case dec == cedar.Deny && len(diag.Reasons) > 0: // forbids applied
 		d.Effect = Deny
 		for _, r := range diag.Reasons {
 			d.Policies = append(d.Policies, string(r.PolicyID))
@@ -560,11 +613,20 @@ func (a *Authorizer) decideCedar(c *compiled, who *carried, v *verdict, req *too
 			}
 		}
 		if d.Reason == "" {
-			d.Reason = deniedReason(req.Name)
+			d.Reason = deniedReason(d.Tool)
 		}
-		if a.audit != nil {
-			d.bind(who.p, who.ok, all)
+		return
+	case len(diag.Errors) > 0:
+		d.Effect = Deny
+		for _, e := range diag.Errors {
+			if id := string(e.PolicyID); !slices.Contains(d.Policies, id) {
+				d.Policies = append(d.Policies, id)
+			}
 		}
+		d.Reason = failedReason(d.Tool, diag.Errors[0].Message)
+		return
+	case dec == cedar.Deny:
+		d.Effect, d.Reason = Deny, deniedReason(d.Tool)
 		return
 	}
 	d.Effect = Allow
@@ -579,10 +641,7 @@ func (a *Authorizer) decideCedar(c *compiled, who *carried, v *verdict, req *too
 	if len(asks) > 0 {
 		d.Effect = Ask
 		d.Policies = asks
-		d.Reason = askReason(req.Name)
-	}
-	if d.Effect == Ask || a.audit != nil {
-		d.bind(who.p, who.ok, all)
+		d.Reason = askReason(d.Tool)
 	}
 }
 
@@ -606,17 +665,19 @@ func (a *Authorizer) DefersArgs() bool { return true }
 func (a *Authorizer) RecordsOutcomes() bool { return a.audit != nil || a.logger != nil }
 
 // bind fills in the canonical arguments and the call's digest.
-func (d *Decision) bind(p Principal, ok bool, args []byte) {
+func (d *Decision) bind(who *carried, args []byte) {
 	_, canon, err := decodeArgs(args)
 	if err != nil {
 		canon = args
 	}
 	d.Args = canon
-	d.Digest = digest(p, ok, d.Tool, canon)
+	d.Digest = digest(who, d.Tool, canon)
 }
 
-// digest binds a call to its principal, tool and canonical arguments.
-func digest(p Principal, ok bool, name string, args []byte) string {
+// digest binds a call to its principal (everything of it Cedar sees: its
+// id, its roles and its attributes, see principalCacheKey), tool and
+// canonical arguments.
+func digest(who *carried, name string, args []byte) string {
 	h := sha256.New()
 	field := func(s string) {
 		var n [8]byte
@@ -624,16 +685,9 @@ func digest(p Principal, ok bool, name string, args []byte) string {
 		h.Write(n[:])
 		h.Write([]byte(s))
 	}
-	field("clawtool call v1")
-	if ok {
-		field("user")
-		field(p.ID)
-		roles := slices.Clone(p.Roles)
-		slices.Sort(roles)
-		field(strings.Join(roles, "\x00"))
-	} else {
-		field("anonymous")
-	}
+	field("clawtool call v2")
+	key := who.cacheKey()
+	field(string(key[:]))
 	field(name)
 	field(string(args))
 	return hex.EncodeToString(h.Sum(nil))
@@ -656,7 +710,9 @@ func (e *DeniedError) Error() string { return e.msg }
 func (e *DeniedError) Unwrap() error { return tool.ErrDenied }
 
 // ResultMetadata is what the refused call's Result.Metadata carries: the
-// effect, and the approval request or retry time when there is one.
+// effect, and the approval request or retry time when there is one, and
+// under "policy_errors" the policies that could not be evaluated, with
+// why ([Decision.Errors]), when there are some.
 func (e *DeniedError) ResultMetadata() map[string]any { return e.meta }
 
 // Authorize decides a call for the principal in ctx and records the
@@ -681,7 +737,11 @@ func (a *Authorizer) Authorize(ctx context.Context, req tool.AccessRequest) erro
 	switch d.Effect {
 	case Deny:
 		d.Policies = slices.Clone(d.Policies)
-		err = &DeniedError{Decision: d, msg: d.Reason, meta: map[string]any{"effect": string(Deny)}}
+		meta := map[string]any{"effect": string(Deny)}
+		if len(d.Errors) > 0 {
+			meta["policy_errors"] = d.Errors
+		}
+		err = &DeniedError{Decision: d, msg: d.Reason, meta: meta}
 	case Ask:
 		d.Policies = slices.Clone(d.Policies)
 		err = a.ask(ctx, &d)
@@ -710,10 +770,11 @@ func (a *Authorizer) Outcome(ctx context.Context, req tool.AccessRequest, res to
 	if a.audit == nil && a.logger == nil {
 		return
 	}
-	p, ok := PrincipalFrom(ctx)
+	who := subject(ctx)
+	p := who.p
 	d := Decision{Principal: p, Tool: req.Name}
 	raw, _ := req.Arguments()
-	d.bind(p, ok, raw)
+	d.bind(who, raw)
 	kind := "ok"
 	if res.IsError {
 		kind = string(res.Kind)
@@ -736,10 +797,13 @@ func (a *Authorizer) record(ctx context.Context, d Decision, took time.Duration)
 		if d.Effect != Allow {
 			level = slog.LevelWarn
 		}
-		a.logger.LogAttrs(ctx, level, "tool call decision",
-			slog.String("principal", d.Principal.ID), slog.String("tool", d.Tool),
+		attrs := []slog.Attr{slog.String("principal", d.Principal.ID), slog.String("tool", d.Tool),
 			slog.String("effect", string(d.Effect)), slog.Any("policies", d.Policies),
-			slog.Bool("approved", d.Approved), slog.String("digest", d.Digest))
+			slog.Bool("approved", d.Approved), slog.String("digest", d.Digest)}
+		if len(d.Errors) > 0 {
+			attrs = append(attrs, slog.Any("errors", d.Errors))
+		}
+		a.logger.LogAttrs(ctx, level, "tool call decision", attrs...)
 	}
 	if a.audit != nil {
 		if err := a.audit.Record(d, took); err != nil && a.logger != nil {
@@ -749,8 +813,8 @@ func (a *Authorizer) record(ctx context.Context, d Decision, took time.Duration)
 }
 
 // CanList reports whether the principal in ctx may see the tool: some
-// permit may apply to some arguments, and no forbid applies whatever the
-// arguments.
+// permit may apply to some arguments, and no forbid applies, nor any
+// policy fails, whatever the arguments.
 func (a *Authorizer) CanList(ctx context.Context, name string, opts tool.Options) bool {
 	return a.verdict(a.set.Load(), subject(ctx), name, opts.Annotations).listable
 }

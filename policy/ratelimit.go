@@ -7,8 +7,9 @@ import (
 	"time"
 )
 
-// maxBuckets bounds the rate-limit state kept: past it, full buckets are
-// dropped (a full bucket is the same as no bucket).
+// maxBuckets bounds the rate-limit state: at most this many (principal,
+// tool) pairs keep a bucket. Past it, the pair used least recently is
+// forgotten (see [Authorizer.LimitRate]).
 const maxBuckets = 100000
 
 type rateLimits struct {
@@ -16,6 +17,9 @@ type rateLimits struct {
 	mu      sync.Mutex
 	rules   map[string]rate // tool name or "*" → rate
 	buckets map[[2]string]*bucket
+	// lru links the buckets by last use: lru.next is the latest used,
+	// lru.prev the least recently used.
+	lru bucket
 }
 
 type rate struct {
@@ -24,12 +28,28 @@ type rate struct {
 }
 
 type bucket struct {
-	tokens float64
-	last   time.Time
+	key        [2]string // principal, tool
+	tokens     float64
+	last       time.Time
+	prev, next *bucket
 }
 
 func newRateLimits() *rateLimits {
-	return &rateLimits{rules: map[string]rate{}, buckets: map[[2]string]*bucket{}}
+	l := &rateLimits{rules: map[string]rate{}, buckets: map[[2]string]*bucket{}}
+	l.lru.prev, l.lru.next = &l.lru, &l.lru
+	return l
+}
+
+// unlink takes b out of the lru list.
+func (b *bucket) unlink() {
+	b.prev.next, b.next.prev = b.next, b.prev
+}
+
+// front puts b at the front of l's lru list: the latest used.
+func (l *rateLimits) front(b *bucket) {
+	b.prev, b.next = &l.lru, l.lru.next
+	l.lru.next.prev = b
+	l.lru.next = b
 }
 
 // LimitRate limits each principal to perSecond calls of the named tool
@@ -38,6 +58,14 @@ func newRateLimits() *rateLimits {
 // of its own. A call over the limit is refused with a message saying
 // when to retry, and its result's Metadata["retry_after"] holds the wait
 // as a time.Duration. A perSecond of zero or less removes the limit.
+//
+// The state is bounded: buckets are kept for at most 100,000 (principal,
+// tool) pairs. When a pair beyond those calls, the pair used least
+// recently is forgotten (in constant time), and its next call starts with
+// a full bucket. A principal's calls, refused ones included, keep its
+// bucket: it can be forgotten only after 100,000 other pairs have called
+// since its latest call, and it then gains at most one burst — nothing
+// at all when it has been idle long enough to refill, the usual case.
 func (a *Authorizer) LimitRate(toolName string, perSecond float64, burst int) {
 	l := a.limits
 	l.mu.Lock()
@@ -72,13 +100,21 @@ func (l *rateLimits) take(principal, toolName string, now time.Time) (time.Durat
 	}
 	key := [2]string{principal, toolName}
 	b := l.buckets[key]
-	if b == nil {
-		if len(l.buckets) >= maxBuckets {
-			l.sweepLocked(now)
-		}
-		b = &bucket{tokens: r.burst, last: now}
+	switch {
+	case b != nil:
+		b.unlink()
+	case len(l.buckets) >= maxBuckets:
+		// Forget the least recently used pair, and reuse its bucket.
+		b = l.lru.prev
+		b.unlink()
+		delete(l.buckets, b.key)
+		*b = bucket{key: key, tokens: r.burst, last: now}
+		l.buckets[key] = b
+	default:
+		b = &bucket{key: key, tokens: r.burst, last: now}
 		l.buckets[key] = b
 	}
+	l.front(b)
 	if el := now.Sub(b.last).Seconds(); el > 0 {
 		b.tokens = math.Min(r.burst, b.tokens+el*r.perSecond)
 		b.last = now
@@ -89,16 +125,4 @@ func (l *rateLimits) take(principal, toolName string, now time.Time) (time.Durat
 	}
 	wait := time.Duration((1 - b.tokens) / r.perSecond * float64(time.Second))
 	return wait, true
-}
-
-func (l *rateLimits) sweepLocked(now time.Time) {
-	for k, b := range l.buckets {
-		r, ok := l.rules[k[1]]
-		if !ok {
-			r = l.rules["*"]
-		}
-		if b.tokens+now.Sub(b.last).Seconds()*r.perSecond >= r.burst {
-			delete(l.buckets, k)
-		}
-	}
 }

@@ -3,7 +3,7 @@ package policy
 import (
 	"encoding/json"
 	"math/bits"
-	"strconv"
+	"slices"
 
 	"github.com/cedar-policy/cedar-go"
 	"github.com/cedar-policy/cedar-go/x/exp/ast"
@@ -41,6 +41,11 @@ type fastProg struct {
 	// forbids and asks are the bits of the rules that are forbids and
 	// asking permits.
 	forbids, asks uint64
+	// unread are the arguments the verdict's policies read that the
+	// residuals do not, and readsAll says they read all of them: a call
+	// must still hold only whole Longs there (see firstInexact).
+	unread   []string
+	readsAll bool
 }
 
 // A fastRule is one of the verdict's rules, with its residual conditions.
@@ -168,6 +173,12 @@ func compileFast(v *verdict) *fastProg {
 			p.asks |= 1 << len(p.rules)
 		}
 		p.rules = append(p.rules, fr)
+	}
+	p.readsAll = v.use.all
+	for _, name := range v.use.args {
+		if !slices.Contains(p.names, name) {
+			p.unread = append(p.unread, name)
+		}
 	}
 	return p
 }
@@ -412,7 +423,9 @@ func (n *fnode) eval(args *[maxFastArgs]fval) (fval, bool) {
 // read reads the arguments p reads from args, a JSON object, as
 // argsRecord would make them (path arguments cleaned), checking the
 // others as selectArgs does. ok is false when Cedar must decide: args is
-// not an object, is malformed, or repeats an argument p reads.
+// not an object, is malformed, repeats an argument p reads, or holds a
+// number that may not be a whole Long in an argument the verdict's
+// policies read (p's or p.unread), which decideCedar refuses or reads.
 func (p *fastProg) read(args []byte, paths map[string]bool, out *[maxFastArgs]fval) bool {
 	ps := argParser{b: args}
 	ps.space()
@@ -443,8 +456,12 @@ func (p *fastProg) read(args []byte, paths map[string]bool, out *[maxFastArgs]fv
 		ps.i++
 		slot := p.slotOf(key, escaped)
 		if slot < 0 {
+			odd := ps.odd
 			if ps.skip(1) != nil {
 				return false
+			}
+			if ps.odd && !odd && !p.readsAll && !wanted(key, escaped, p.unread) {
+				ps.odd = false // a number no policy that may apply reads
 			}
 		} else {
 			if seen[slot] {
@@ -469,7 +486,9 @@ func (p *fastProg) read(args []byte, paths map[string]bool, out *[maxFastArgs]fv
 		if ps.b[ps.i] == '}' {
 			ps.i++
 			ps.space()
-			return ps.i == len(ps.b)
+			// A number that may not be a whole Long, read or not: the
+			// policies may read it, and Cedar's path says whether.
+			return ps.i == len(ps.b) && !ps.odd
 		}
 		if ps.b[ps.i] != ',' {
 			return false
@@ -480,11 +499,18 @@ func (p *fastProg) read(args []byte, paths map[string]bool, out *[maxFastArgs]fv
 
 // readChecked reads the arguments p reads through req.Argument, as read
 // would make them from req's JSON. It reports false when Argument
-// declines one of them, or when p reads none (then only read checks the
-// JSON); the caller then reads them with read.
+// declines one of them or another argument the verdict's policies read
+// (p.unread: Argument never holds a number that is not a whole Long), or when
+// p reads none (then only read checks the JSON); the caller then reads
+// them with read.
 func (p *fastProg) readChecked(req *tool.AccessRequest, paths map[string]bool, out *[maxFastArgs]fval) bool {
-	if len(p.names) == 0 {
+	if len(p.names) == 0 || p.readsAll {
 		return false
+	}
+	for _, name := range p.unread {
+		if _, ok := req.Argument(name); !ok {
+			return false
+		}
 	}
 	for slot, name := range p.names {
 		v, ok := req.Argument(name)
@@ -552,14 +578,16 @@ func (p *argParser) fastValue() (fval, bool) {
 	case c == 'n' && p.lit("null"):
 		return fval{k: fAbsent}, true // left out of the record
 	case c == '-' || c >= '0' && c <= '9':
-		start := p.i
-		if p.skip(1) != nil {
+		odd := p.odd
+		lit, err := p.number()
+		if err != nil {
 			return fval{}, false
 		}
-		if n, err := strconv.ParseInt(string(p.b[start:p.i]), 10, 64); err == nil {
+		if n, whole, _ := wholeNumber(lit); whole {
+			p.odd = odd // 2.0 and 1e3 are Longs to Cedar too
 			return fval{k: fLong, n: n}, true
 		}
-		return fval{k: fOther}, true
+		return fval{k: fOther}, true // and p.odd is set
 	}
 	if p.skip(1) != nil {
 		return fval{}, false

@@ -74,8 +74,9 @@ func randomLeaf(rng *rand.Rand) string {
 // repeated key or malformed input.
 func randomArgs(rng *rand.Rand) string {
 	strs := []string{`"x"`, `"docs/a"`, `"docs/../secrets/k"`, `""`, `"a*b"`, `"x\"y"`, `"\u0078"`, `"secrets/k"`, `"my-secret"`}
-	longs := []string{`0`, `1`, `-2`, `3`, `4`}
-	odd := []string{`2.0`, `2.5`, `1.234567`, `1e3`, `9223372036854775808`, `null`, `{"x":1}`, `[1,2]`, `[]`, `{}`, `"1"`, `true`}
+	longs := []string{`0`, `1`, `-2`, `3`, `4`, `3e0`, `-0.0`, `40e-1`}
+	odd := []string{`2.0`, `2.5`, `1.234567`, `1e3`, `9223372036854775808`, `null`, `{"x":1}`, `[1,2]`, `[]`, `{}`, `"1"`, `true`,
+		`1e-9`, `4700000000000000000.0`, `[null]`, `[1,2.5]`, `{"x":1e300}`}
 	typed := map[string][]string{`"a"`: strs, `"b"`: strs, `"path"`: strs, `"n"`: longs, `"f"`: {`true`, `false`}, `"o"`: {`{"x":1}`, `{}`}}
 	keys := []string{`"a"`, `"b"`, `"n"`, `"f"`, `"o"`, `"path"`, `"\u0061"`, `"other"`}
 	var b strings.Builder
@@ -232,11 +233,15 @@ func TestFastPathTable(t *testing.T) {
 		effect     Effect
 	}{
 		{`context.args.n < 3`, `{"n":2}`, true, Allow},
-		{`context.args.n < 3`, `{"n":2.0}`, false, Allow}, // Cedar: Long 2; the fast path leaves 2.0 to Cedar
-		{`context.args.n < 3`, `{"n":"2"}`, false, Deny},  // a type error: Cedar skips the policy
-		{`context.args.n < 3`, `{}`, false, Deny},         // no such attribute
+		{`context.args.n < 3`, `{"n":2.0}`, true, Allow}, // a whole number, however written, is a Long
+		{`context.args.n < 3`, `{"n":2e0}`, true, Allow},
+		{`context.args.n < 3`, `{"n":2.5}`, false, Deny},            // not a whole number: refused, by Cedar's path
+		{`context.args.n < 3`, `{"n":-1e300}`, false, Deny},         // nor beyond 64 bits
+		{`context.args.a == "x"`, `{"a":"x","n":2.5}`, true, Allow}, // a number no policy reads
+		{`context.args.n < 3`, `{"n":"2"}`, false, Deny},            // a type error: the policy fails, which refuses the call
+		{`context.args.n < 3`, `{}`, false, Deny},                   // no such attribute
 		{`context.args has n`, `{"n":null}`, true, Deny},
-		{`context.args has n`, `{"n":1.234567}`, false, Deny}, // Cedar leaves the number out
+		{`context.args has n`, `{"n":1.234567}`, false, Deny}, // refused: has must not miss it
 		{`context.args has n`, `{"n":[1]}`, false, Allow},
 		{`context.args.a == "x"`, `{"\u0061":"x"}`, true, Allow},
 		{`context.args.a == "x"`, `{"a":"\u0078"}`, true, Allow},

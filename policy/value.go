@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -66,16 +68,17 @@ func cedarValue(v any, depth int) (cedar.Value, bool) {
 	return nil, false
 }
 
+// numberValue converts a number of a principal's attributes: a Long when
+// it is a whole number in 64 bits (whatever its spelling, see
+// wholeNumber), a decimal when it has at most four decimal places, else
+// nothing.
 func numberValue(s string) (cedar.Value, bool) {
-	if i, err := strconv.ParseInt(s, 10, 64); err == nil {
-		return cedar.Long(i), true
+	if n, whole, _ := wholeNumber([]byte(s)); whole {
+		return cedar.Long(n), true
 	}
 	f, err := strconv.ParseFloat(s, 64)
 	if err != nil || math.IsInf(f, 0) || math.IsNaN(f) {
 		return nil, false
-	}
-	if f == math.Trunc(f) && math.Abs(f) < 1<<62 {
-		return cedar.Long(int64(f)), true // 2.0, 1e3
 	}
 	txt := strconv.FormatFloat(f, 'f', -1, 64)
 	if dot := strings.IndexByte(txt, '.'); dot >= 0 && len(txt)-dot-1 > 4 {
@@ -106,4 +109,195 @@ func decodeArgs(args []byte) (map[string]any, []byte, error) {
 		return nil, nil, fmt.Errorf("arguments: %w", err)
 	}
 	return m, bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
+}
+
+// wholeNumber reads lit, a JSON number, exactly: n is its value and whole
+// is true when it is a whole number from math.MinInt64 to math.MaxInt64,
+// however it is written (150, 150.0, 1.5e2, 15000e-2, -0). whole is false
+// for any other number (150.5, 1e300, 9223372036854775808, 1e-9), and
+// valid is false when lit is not a JSON number at all. The work is linear
+// in len(lit), whatever the exponent says, and nothing is allocated.
+func wholeNumber(lit []byte) (n int64, whole, valid bool) {
+	i := 0
+	neg := i < len(lit) && lit[i] == '-'
+	if neg {
+		i++
+	}
+	digitsFrom := func(j int) int {
+		for j < len(lit) && lit[j] >= '0' && lit[j] <= '9' {
+			j++
+		}
+		return j
+	}
+	intPart := lit[i:digitsFrom(i)]
+	i += len(intPart)
+	if len(intPart) == 0 || intPart[0] == '0' && len(intPart) > 1 {
+		return 0, false, false // no digit, or a leading zero
+	}
+	var frac []byte
+	if i < len(lit) && lit[i] == '.' {
+		frac = lit[i+1 : digitsFrom(i+1)]
+		if len(frac) == 0 {
+			return 0, false, false
+		}
+		i += 1 + len(frac)
+	}
+	var exp int64
+	if i < len(lit) && (lit[i] == 'e' || lit[i] == 'E') {
+		i++
+		eneg := i < len(lit) && lit[i] == '-'
+		if i < len(lit) && (lit[i] == '+' || lit[i] == '-') {
+			i++
+		}
+		end := digitsFrom(i)
+		if end == i {
+			return 0, false, false
+		}
+		for _, c := range lit[i:end] {
+			if exp < 1<<40 { // saturated: far beyond any whole Long either way
+				exp = exp*10 + int64(c-'0')
+			}
+		}
+		if eneg {
+			exp = -exp
+		}
+		i = end
+	}
+	if i != len(lit) {
+		return 0, false, false
+	}
+	// The value is D × 10^(exp - len(frac)), D the digits of intPart and
+	// frac read as one integer.
+	digit := func(k int) byte {
+		if k < len(intPart) {
+			return intPart[k]
+		}
+		return frac[k-len(intPart)]
+	}
+	nd := len(intPart) + len(frac)
+	first, last := 0, nd-1
+	for first < nd && digit(first) == '0' {
+		first++
+	}
+	if first == nd {
+		return 0, true, true // zero, however written: 0, -0.0, 0e999
+	}
+	for digit(last) == '0' {
+		last--
+	}
+	e := exp - int64(len(frac)) + int64(nd-1-last) // trailing zeros move into the exponent
+	sig := int64(last - first + 1)
+	if e < 0 || sig+e > 19 {
+		return 0, false, true // a fraction, or at least 10^19
+	}
+	var u uint64 // below 10^19, so it fits
+	for k := first; k <= last; k++ {
+		u = u*10 + uint64(digit(k)-'0')
+	}
+	for range e {
+		u *= 10
+	}
+	switch {
+	case !neg && u <= math.MaxInt64:
+		return int64(u), true, true
+	case neg && u <= 1<<63:
+		return int64(-u), true, true
+	}
+	return 0, false, true
+}
+
+// A numberError refuses a call one of whose policies reads a value it
+// cannot hold exactly: a number that is not a whole Long, or a null in an
+// array (Cedar has no null; a set without it would look emptier than the
+// tool's array). Its message is for the model.
+type numberError struct {
+	top string // the top-level argument it is in
+	at  string // where the value is: amount, order.total, items[2]
+	lit string // the number as the call wrote it; "" for a null
+}
+
+func (e *numberError) Error() string {
+	if e.lit == "" {
+		return fmt.Sprintf("argument %s is null, which the permission policies cannot hold in a set; leave it out of the array", e.at)
+	}
+	lit := e.lit
+	if len(lit) > 40 {
+		lit = lit[:40] + "…"
+	}
+	return fmt.Sprintf("argument %s = %s cannot be compared exactly by the permission policies, which compare numbers as whole numbers from %d to %d",
+		e.at, lit, math.MinInt64, math.MaxInt64)
+}
+
+// firstInexact returns the first number, in the members of args (a JSON
+// object) that use reads, that is not a whole number in 64 bits (see
+// wholeNumber): Cedar holds a number as a Long or a decimal, and a
+// decimal cannot be ordered with <, nor a number beyond both be held at
+// all, so a policy reading it could not decide the call as written. A
+// null in an array is refused the same way (see numberError). It
+// returns nil when there is none, and when args is not a well-formed
+// object (which argsRecord refuses). Members are visited in key order.
+func firstInexact(args []byte, use contextUse) *numberError {
+	p := argParser{b: args}
+	p.space()
+	if p.i == len(p.b) || p.skip(0) != nil || !p.odd {
+		return nil // no number that is not a plain integer: the common case
+	}
+	var m map[string]any
+	dec := json.NewDecoder(bytes.NewReader(args))
+	dec.UseNumber()
+	if dec.Decode(&m) != nil {
+		return nil
+	}
+	for _, k := range slices.Sorted(maps.Keys(m)) {
+		if !use.all && !slices.Contains(use.args, k) {
+			continue
+		}
+		if e := inexactIn(m[k], argName(k), 0); e != nil {
+			e.top = k
+			return e
+		}
+	}
+	return nil
+}
+
+// inexactIn is firstInexact within one value, at the path at.
+func inexactIn(v any, at string, depth int) *numberError {
+	if depth > maxValueDepth {
+		return nil // argsRecord refuses it
+	}
+	switch v := v.(type) {
+	case json.Number:
+		if _, whole, _ := wholeNumber([]byte(v)); !whole {
+			return &numberError{at: at, lit: string(v)}
+		}
+	case map[string]any:
+		for _, k := range slices.Sorted(maps.Keys(v)) {
+			if e := inexactIn(v[k], at+"."+argName(k), depth+1); e != nil {
+				return e
+			}
+		}
+	case []any:
+		for i, e := range v {
+			at := at + "[" + strconv.Itoa(i) + "]"
+			if e == nil {
+				return &numberError{at: at}
+			}
+			if e := inexactIn(e, at, depth+1); e != nil {
+				return e
+			}
+		}
+	}
+	return nil
+}
+
+// argName is an argument's name in a message: as it is when it is a
+// plain identifier, else quoted and cut to 64 bytes.
+func argName(k string) string {
+	if identifier.MatchString(k) && len(k) <= 64 {
+		return k
+	}
+	if len(k) > 64 {
+		k = k[:64] + "…"
+	}
+	return strconv.Quote(k)
 }

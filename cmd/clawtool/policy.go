@@ -294,7 +294,9 @@ func runPolicyCheck(ctx context.Context, e *env, args []string) int {
 	fs := newFlags(e, "policy check", "[flags] POLICY",
 		"Parses the Cedar policies in POLICY and validates them against a Cedar schema made from\n"+
 			"the tools' definitions: conditions on arguments a tool lacks or compares as the wrong type,\n"+
-			"unguarded optional arguments and unknown tools are reported, one per line.")
+			"unguarded optional arguments and unknown tools are reported, one per line, as errors (exit 1).\n"+
+			"Conditions on a JSON number argument (a fraction refuses the call) or an untyped one are\n"+
+			"warnings: they refuse some calls the tool accepts, and never let one through.")
 	attrs := fs.String("principal-attrs", "", "the principal's attributes as a Cedar record body, such as `tenant?: String`")
 	rf := addRegistryFlags(fs)
 	if code := parseFlags(fs, args, e.stdout); code >= 0 {
@@ -318,13 +320,26 @@ func runPolicyCheck(ctx context.Context, e *env, args []string) int {
 		fmt.Fprintf(e.stderr, "clawtool policy check: %v\n", err)
 		return exitToolError
 	}
+	errs, warnings := 0, 0
 	for _, p := range problems {
 		fmt.Fprintf(e.stdout, "%s: %s\n", fs.Arg(0), p)
+		if p.Warning {
+			warnings++
+		} else {
+			errs++
+		}
 	}
-	if len(problems) > 0 {
+	if errs > 0 {
 		return exitToolError
 	}
-	fmt.Fprintf(e.stdout, "%s: ok (%d tools)\n", fs.Arg(0), r.Len())
+	switch warnings {
+	case 0:
+		fmt.Fprintf(e.stdout, "%s: ok (%d tools)\n", fs.Arg(0), r.Len())
+	case 1:
+		fmt.Fprintf(e.stdout, "%s: ok (%d tools, 1 warning)\n", fs.Arg(0), r.Len())
+	default:
+		fmt.Fprintf(e.stdout, "%s: ok (%d tools, %d warnings)\n", fs.Arg(0), r.Len(), warnings)
+	}
 	return exitOK
 }
 
@@ -415,7 +430,7 @@ func runPolicyExplain(ctx context.Context, e *env, args []string) int {
 		fmt.Fprintf(e.stdout, "message:   %s\n", d.Reason)
 	}
 	for _, err := range d.Errors {
-		fmt.Fprintf(e.stdout, "skipped:   %s\n", err)
+		fmt.Fprintf(e.stdout, "error:     %s\n", err)
 	}
 	return exitOK
 }

@@ -56,6 +56,10 @@ func TestCLI(t *testing.T) {
 		{"schema_policy_viewer", []string{"schema", "--format", "mcp", "--policy", "testdata/policy/readonly.cedar", "--as", "vic:viewer"}, "", exitOK},
 		{"search_policy_viewer", []string{"search", "--policy", "testdata/policy/readonly.cedar", "--as", "vic:viewer", "notes", "key", "value", "time"}, "", exitOK},
 		{"schema_policy_hidden", []string{"schema", "--policy", "testdata/policy/readonly.cedar", "--as", "vic:viewer", "kv"}, "", exitUsage},
+		{"policy_check_numbers", []string{"policy", "check", "testdata/policy/numbers.cedar"}, "", exitOK},
+		{"policy_explain_fraction", []string{"policy", "explain", "--policy", "testdata/policy/numbers.cedar", "convert_units", `{"value":1000.5,"from":"km","to":"m"}`}, "", exitOK},
+		{"policy_explain_exponent", []string{"policy", "explain", "--policy", "testdata/policy/numbers.cedar", "convert_units", `{"value":1.5e3,"from":"km","to":"m"}`}, "", exitOK},
+		{"policy_explain_failing", []string{"policy", "explain", "--policy", "testdata/policy/failing.cedar", "--as", "ann", "kv", `{"op":"get","key":"a"}`}, "", exitOK},
 		{"version_extra_arg", []string{"version", "now"}, "", exitUsage},
 		{"help_chat", []string{"help", "chat"}, "", exitOK},
 	} {
