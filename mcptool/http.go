@@ -2,11 +2,16 @@ package mcptool
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"io"
+	"maps"
 	"net/http"
+	"strconv"
 
 	"github.com/miniopenclaw/tool/internal/jsontext"
+	"github.com/miniopenclaw/tool/policy"
+	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -62,16 +67,163 @@ func newHTTPHandlers(sdk *mcp.Server, jsonResponse bool) *httpHandlers {
 // a loopback listener under a non-loopback Host name (DNS rebinding);
 // Host names are compared as DNS does, without regard to case or a
 // trailing dot. Bind local servers to 127.0.0.1.
+//
+// Every request is decided for the principal of its own context
+// (policy.PrincipalFrom, as policy.RequireToken sets it from the
+// request's bearer token), never for the one of the session it names:
+// sessions are not authentication. A 2025-11-25 session is bound to the
+// principal ID of the request that initialized it (the anonymous
+// principal when that request carried none), and a request that names
+// the session with another principal, or none, is answered 404 Not
+// Found, whatever its method (POST, GET stream, DELETE): for that caller
+// the session does not exist, so a client that meets it starts a session
+// of its own, as the specification says it must. A new token for the
+// same principal may go on with the session (access tokens are refreshed
+// while sessions last), and the roles and attributes of each request are
+// its own. The principal reaches the tools, the [WithToolFilter] and the
+// registry's Authorizer through each request's context; middleware added
+// with [Server.MCP] runs outside the server's and sees no principal on
+// the context, but the request's own in req.GetExtra().TokenInfo.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s.httpOnce.Do(func() {
 		h := newHTTPHandlers(s.sdk, s.cfg.jsonResponse)
 		s.http = http.NewCrossOriginProtection().Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			if !s.serveDirect(w, r) {
+			if s.serveDirect(w, r) {
+				return
+			}
+			r, ok := s.withCaller(w, r)
+			if ok {
 				h.route(w, r)
 			}
 		}))
 	})
 	s.http.ServeHTTP(w, canonicalHost(r))
+}
+
+// A caller is who sent one HTTP request: the principal its context
+// carried, and the key its session is bound to.
+type caller struct {
+	p   policy.Principal
+	ok  bool   // false: the anonymous principal
+	key string // see callerKey
+}
+
+// callerExtra is the key under which the caller travels in the
+// TokenInfo's Extra of the request given to go-sdk.
+const callerExtra = "github.com/miniopenclaw/tool/mcptool.caller"
+
+// callerKey identifies a caller for session binding: the principal ID,
+// and the user ID of a go-sdk TokenInfo a host's middleware set. Quoting
+// keeps it unambiguous.
+func callerKey(p policy.Principal, ok bool, tokenUser string) string {
+	key := "anonymous"
+	if ok {
+		key = "user " + strconv.Quote(p.ID)
+	}
+	if tokenUser != "" {
+		key += " token-user " + strconv.Quote(tokenUser)
+	}
+	return key
+}
+
+// withCaller refuses r when it names a session that is not its caller's,
+// and otherwise returns r as go-sdk is to serve it: its context carries
+// no principal (go-sdk keeps the context of a session's first request
+// for all the session's requests) and the caller rides in a TokenInfo,
+// which go-sdk hands to the server with each request (see callerContext).
+func (s *Server) withCaller(w http.ResponseWriter, r *http.Request) (*http.Request, bool) {
+	ctx := r.Context()
+	p, ok := policy.PrincipalFrom(ctx)
+	info := &auth.TokenInfo{}
+	if ti := auth.TokenInfoFromContext(ctx); ti != nil {
+		*info = *ti
+		info.Extra = maps.Clone(ti.Extra)
+	}
+	c := &caller{p: p, ok: ok, key: callerKey(p, ok, info.UserID)}
+	if ids := r.Header.Values(headerSessionID); len(ids) > 0 {
+		if bound, found := s.bound.Load(ids[0]); len(ids) > 1 || !found || bound.(string) != c.key {
+			// Not this caller's session; go-sdk says the same of a
+			// session that does not exist.
+			http.Error(w, "session not found", http.StatusNotFound)
+			return nil, false
+		}
+	}
+	if info.Extra == nil {
+		info.Extra = map[string]any{}
+	}
+	info.Extra[callerExtra] = c
+	if info.UserID == "" {
+		// go-sdk binds the session to it too: a second lock on the
+		// same door.
+		info.UserID = c.key
+	}
+	ctx, ok = withTokenInfo(policy.WithoutPrincipal(ctx), info)
+	if !ok {
+		http.Error(w, "mcptool: the request's caller cannot be passed on", http.StatusInternalServerError)
+		return nil, false
+	}
+	return r.WithContext(ctx), true
+}
+
+// withTokenInfo returns ctx carrying info where go-sdk's transport reads
+// it (auth.TokenInfoFromContext). go-sdk sets it only in its own bearer
+// token middleware, so this runs that middleware with a verifier that
+// returns info, and reports false if it did not pass the request on.
+func withTokenInfo(ctx context.Context, info *auth.TokenInfo) (context.Context, bool) {
+	var out context.Context
+	mw := auth.RequireBearerToken(func(context.Context, string, *http.Request) (*auth.TokenInfo, error) { return info, nil },
+		&auth.RequireBearerTokenOptions{AllowMissingExpiration: true})
+	inner := http.HandlerFunc(func(_ http.ResponseWriter, r *http.Request) { out = r.Context() })
+	req := (&http.Request{Header: http.Header{"Authorization": {"Bearer caller"}}}).WithContext(ctx)
+	mw(inner).ServeHTTP(discardWriter{}, req)
+	return out, out != nil
+}
+
+// discardWriter is the ResponseWriter of withTokenInfo's inner request.
+type discardWriter struct{}
+
+func (discardWriter) Header() http.Header         { return http.Header{} }
+func (discardWriter) Write(p []byte) (int, error) { return len(p), nil }
+func (discardWriter) WriteHeader(int)             {}
+
+// requestCaller returns the caller withCaller attached to req, or nil
+// for a request that did not come through ServeHTTP (stdio, an
+// in-memory transport, or a go-sdk handler of the host's own).
+func requestCaller(req mcp.Request) *caller {
+	extra := req.GetExtra()
+	if extra == nil || extra.TokenInfo == nil {
+		return nil
+	}
+	c, _ := extra.TokenInfo.Extra[callerExtra].(*caller)
+	return c
+}
+
+// callerContext is the server's outermost receiving middleware: each
+// request that came through ServeHTTP is handled with the principal of
+// its own caller, not the one the session's context carries, and the
+// initialize of a session binds the session to its caller until the
+// session ends.
+func (s *Server) callerContext(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		c := requestCaller(req)
+		if c == nil {
+			return next(ctx, method, req)
+		}
+		if c.ok {
+			ctx = policy.WithPrincipal(ctx, c.p)
+		} else {
+			ctx = policy.WithoutPrincipal(ctx)
+		}
+		if ss, ok := req.GetSession().(*mcp.ServerSession); ok && method == "initialize" && ss.ID() != "" {
+			if _, loaded := s.bound.LoadOrStore(ss.ID(), c.key); !loaded {
+				go func() {
+					_ = ss.Wait()
+					s.bound.Delete(ss.ID())
+				}()
+			}
+		}
+		return next(ctx, method, req)
+	}
 }
 
 // route sends r to the handler of its protocol era.

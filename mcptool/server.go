@@ -53,6 +53,7 @@ type Server struct {
 	http     http.Handler
 
 	direct    sync.Map    // name → *directTool, the tools ServeHTTP may call itself
+	bound     sync.Map    // session id → the key of the caller it is bound to (see ServeHTTP)
 	sdkShared atomic.Bool // MCP was called: serve HTTP through go-sdk only
 }
 
@@ -126,6 +127,15 @@ func NewServer(reg *tool.Registry, opts ...ServerOption) *Server {
 		PageSize:     cfg.pageSize,
 		Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{ListChanged: true}, Logging: &mcp.LoggingCapabilities{}},
 	}
+	if cfg.filter != nil {
+		// Each caller sees a list of its own: no cache may hand it to
+		// another.
+		sdkOpts.SetCacheable = func(_ context.Context, req mcp.Request, c *mcp.Cacheable) {
+			if _, ok := req.(*mcp.ListToolsRequest); ok {
+				c.CacheScope = "private"
+			}
+		}
+	}
 	s := &Server{reg: reg, cfg: cfg}
 	impl := cfg.impl
 	s.sdk = mcp.NewServer(&impl, sdkOpts)
@@ -136,6 +146,8 @@ func NewServer(reg *tool.Registry, opts ...ServerOption) *Server {
 	if cfg.filter != nil {
 		s.sdk.AddReceivingMiddleware(filterTools(cfg.filter))
 	}
+	// Last, so outermost: everything above sees each request's caller.
+	s.sdk.AddReceivingMiddleware(s.callerContext)
 	// Follow the registry first, then load it: a change that lands in
 	// between is applied twice, which is harmless, rather than lost.
 	s.stop = reg.OnChange(s.sync)

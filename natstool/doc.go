@@ -41,7 +41,9 @@
 // [WithJobHeaders] puts the submitter's principal (policy.Headers) on the
 // job, and [WithJobContext], or the service's [WithCallContext], restores
 // it on the worker, so that the worker's policy decides the job for whoever
-// submitted it. A job whose tool the worker lacks is handed back to the
+// submitted it. A job is its submitter's ([WithJobOwner]): an idempotency
+// key is scoped to the owner, and another owner's Wait and Job get
+// [ErrJobNotFound]. A job whose tool the worker lacks is handed back to the
 // others, and after its last delivery ends as unavailable.
 //
 // # Wire protocol

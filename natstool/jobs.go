@@ -53,9 +53,12 @@ type Job struct {
 	// Worker names the worker that runs or ran the job.
 	Worker string `json:"worker,omitempty"`
 	// Result is set once State is JobDone.
-	Result    *tool.Result `json:"result,omitempty"`
-	Submitted time.Time    `json:"submitted"`
-	Updated   time.Time    `json:"updated"`
+	Result *tool.Result `json:"result,omitempty"`
+	// Owner is a digest of who submitted the job (see [WithJobOwner]);
+	// empty when jobs are not told apart by submitter.
+	Owner     string    `json:"owner,omitempty"`
+	Submitted time.Time `json:"submitted"`
+	Updated   time.Time `json:"updated"`
 }
 
 // jobRequest is the message on the work queue.
@@ -77,8 +80,14 @@ type jobsConfig struct {
 	replicas                int
 	logger                  *slog.Logger
 	headers                 func(context.Context) nats.Header
+	owner                   func(context.Context) string
 	jobContext              func(context.Context, nats.Header) (context.Context, error)
 }
+
+// ErrJobNotFound is wrapped by [Jobs.Job] and [Jobs.Wait] for a job that
+// does not exist for the caller: never submitted, expired, removed, or
+// submitted by another owner ([WithJobOwner]).
+var ErrJobNotFound = errors.New("job not found")
 
 // WithJobNames sets the JetStream stream, the key-value bucket and the
 // subject prefix of the jobs ([DefaultJobStream], [DefaultJobBucket],
@@ -144,6 +153,43 @@ func WithJobReplicas(n int) JobsOption {
 // takes it, however long it waits.
 func WithJobHeaders(fn func(ctx context.Context) nats.Header) JobsOption {
 	return func(c *jobsConfig) { c.headers = fn }
+}
+
+// WithJobOwner sets the function that says whose a job is, given the
+// context of [Jobs.Submit], [Jobs.Wait] or [Jobs.Job]: for example the
+// principal's ID (policy.PrincipalFrom). A job belongs to the owner that
+// submitted it: its idempotency key is scoped to that owner (the same
+// key from another owner is another job), and Wait and Job find it only
+// for that owner; for any other they return [ErrJobNotFound], as for a
+// job that does not exist. Without WithJobOwner, the owner is what the
+// [WithJobHeaders] function gives for the context (the headers a worker
+// decides the job by, so a job is only ever found by a caller it would be
+// decided for in the same way); with neither, every caller is the same
+// owner. Keep headers that change from call to call (trace ids) out of
+// WithJobHeaders, or set WithJobOwner.
+func WithJobOwner(fn func(ctx context.Context) string) JobsOption {
+	return func(c *jobsConfig) { c.owner = fn }
+}
+
+// ownerOf returns the digest of the owner ctx speaks for, "" when jobs
+// are not told apart.
+func (j *Jobs) ownerOf(ctx context.Context) string {
+	var owner []byte
+	switch {
+	case j.cfg.owner != nil:
+		owner = append([]byte("owner\x00"), j.cfg.owner(ctx)...)
+	case j.cfg.headers != nil:
+		if h := j.cfg.headers(ctx); len(h) > 0 {
+			// encoding/json sorts the names: one encoding per header set.
+			b, _ := json.Marshal(map[string][]string(h))
+			owner = append([]byte("headers\x00"), b...)
+		}
+	}
+	if owner == nil {
+		return ""
+	}
+	sum := sha256.Sum256(owner)
+	return hex.EncodeToString(sum[:])
 }
 
 // WithJobContext sets a function that derives the context a worker runs
@@ -222,11 +268,12 @@ type submitConfig struct {
 	timeout time.Duration
 }
 
-// WithIdempotencyKey makes the job's id a function of the tool's name and
-// key: submitting the same tool again with the same key (while the first
-// job's record is kept, see [WithJobTTL]) returns the first job's id and
-// runs nothing, so [Jobs.Wait] returns the first result. The arguments of
-// the later submissions are ignored.
+// WithIdempotencyKey makes the job's id a function of its owner
+// ([WithJobOwner]), the tool's name and key: the same owner submitting
+// the same tool again with the same key (while the first job's record is
+// kept, see [WithJobTTL]) gets the first job's id and runs nothing, so
+// [Jobs.Wait] returns the first result. The arguments of the later
+// submissions are ignored. Another owner's key is another job.
 func WithIdempotencyKey(key string) SubmitOption {
 	return func(c *submitConfig) { c.key = key }
 }
@@ -251,13 +298,14 @@ func (j *Jobs) Submit(ctx context.Context, name string, args json.RawMessage, op
 	if len(sc.key) > MaxIdempotencyKeyBytes {
 		return "", fmt.Errorf("natstool: submit: the idempotency key is %d bytes, more than %d", len(sc.key), MaxIdempotencyKeyBytes)
 	}
+	owner := j.ownerOf(ctx)
 	id := "j" + nuid.Next()
 	if sc.key != "" {
-		sum := sha256.Sum256([]byte(name + "\x00" + sc.key))
+		sum := sha256.Sum256([]byte(owner + "\x00" + name + "\x00" + sc.key))
 		id = "k" + hex.EncodeToString(sum[:16])
 	}
 	now := time.Now().UTC()
-	rec, _ := json.Marshal(Job{ID: id, Tool: name, State: JobQueued, Submitted: now, Updated: now})
+	rec, _ := json.Marshal(Job{ID: id, Tool: name, State: JobQueued, Owner: owner, Submitted: now, Updated: now})
 	if _, err := j.kv.Create(ctx, id, rec); err != nil {
 		if sc.key != "" && errors.Is(err, jetstream.ErrKeyExists) {
 			return id, nil // submitted before: the first job stands
@@ -277,15 +325,27 @@ func (j *Jobs) Submit(ctx context.Context, name string, args json.RawMessage, op
 	return id, nil
 }
 
-// Job returns the job's record.
+// Job returns the record of the job id of ctx's owner ([WithJobOwner]),
+// or an error wrapping [ErrJobNotFound] when there is none.
 func (j *Jobs) Job(ctx context.Context, id string) (Job, error) {
 	e, err := j.kv.Get(ctx, id)
+	if errors.Is(err, jetstream.ErrKeyNotFound) || errors.Is(err, jetstream.ErrInvalidKey) {
+		return Job{}, fmt.Errorf("natstool: job %s: %w", id, ErrJobNotFound)
+	}
 	if err != nil {
 		return Job{}, fmt.Errorf("natstool: job %s: %w", id, err)
 	}
+	return j.ownRecord(ctx, id, e.Value())
+}
+
+// ownRecord decodes the record of job id for the owner of ctx.
+func (j *Jobs) ownRecord(ctx context.Context, id string, data []byte) (Job, error) {
 	var job Job
-	if err := json.Unmarshal(e.Value(), &job); err != nil {
+	if err := json.Unmarshal(data, &job); err != nil {
 		return Job{}, fmt.Errorf("natstool: job %s: the record cannot be read: %w", id, err)
+	}
+	if job.Owner != j.ownerOf(ctx) {
+		return Job{}, fmt.Errorf("natstool: job %s: %w", id, ErrJobNotFound)
 	}
 	return job, nil
 }
@@ -296,8 +356,13 @@ func (j *Jobs) ProgressSubject(id string) string { return j.cfg.subject + ".prog
 
 // Wait waits until the job is done and returns its result. Meanwhile the
 // job's progress reports go to ctx's [tool.ProgressFunc], if any. It
-// returns ctx's error if ctx ends first; the job goes on.
+// returns ctx's error if ctx ends first; the job goes on. A job that is
+// not ctx's owner's ([WithJobOwner]), or does not exist, is an error
+// wrapping [ErrJobNotFound], at once.
 func (j *Jobs) Wait(ctx context.Context, id string) (tool.Result, error) {
+	if _, err := j.Job(ctx, id); err != nil {
+		return tool.Result{}, err
+	}
 	sub, err := j.nc.Subscribe(j.ProgressSubject(id), func(m *nats.Msg) {
 		var p progressReport
 		if json.Unmarshal(m.Data, &p) == nil {
@@ -327,8 +392,11 @@ func (j *Jobs) Wait(ctx context.Context, id string) (tool.Result, error) {
 			if e.Operation() != jetstream.KeyValuePut {
 				return tool.Result{}, fmt.Errorf("natstool: job %s: the record was removed", id)
 			}
-			var job Job
-			if json.Unmarshal(e.Value(), &job) == nil && job.State == JobDone && job.Result != nil {
+			job, err := j.ownRecord(ctx, id, e.Value())
+			if errors.Is(err, ErrJobNotFound) {
+				return tool.Result{}, err
+			}
+			if err == nil && job.State == JobDone && job.Result != nil {
 				return *job.Result, nil
 			}
 		}

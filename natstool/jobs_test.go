@@ -3,6 +3,7 @@ package natstool_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"log/slog"
 	"strings"
 	"sync/atomic"
@@ -232,7 +233,7 @@ func TestJobRunsForItsPrincipal(t *testing.T) {
 				if res.Kind != tool.KindDenied {
 					t.Fatalf("%s's job: %+v, want denied", name, res)
 				}
-				job, err := jobs.Job(context.Background(), id)
+				job, err := jobs.Job(ctx, id) // the submitter reads its own job
 				if err != nil || job.State != natstool.JobDone || job.Result == nil || job.Result.Kind != tool.KindDenied {
 					t.Fatalf("%s's job record: %+v, %v; want done and denied", name, job, err)
 				}
@@ -326,3 +327,83 @@ func (h signalHandler) Handle(_ context.Context, r slog.Record) error {
 }
 func (h signalHandler) WithAttrs([]slog.Attr) slog.Handler { return h }
 func (h signalHandler) WithGroup(string) slog.Handler      { return h }
+
+// Jobs are their submitter's: an idempotency key names a job of the
+// principal that submitted it, and another principal's Submit with the
+// same key is a job of its own, decided for it; another principal's
+// Wait and Job do not find the job (not found, not forbidden: whether it
+// exists is the owner's to know). The worker's policy permits only
+// alice, and the tool's own counter shows that nothing ran for mallory.
+// The owner is what WithJobHeaders sends by default, or WithJobOwner's.
+func TestJobsAreTheirSubmitters(t *testing.T) {
+	for _, how := range []string{"headers", "owner"} {
+		t.Run(how, func(t *testing.T) {
+			s := startServer(t, true)
+			a, err := policy.New("jobs.cedar", []byte(`permit (principal == User::"alice", action == Action::"call", resource == Tool::"add");`))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var n atomic.Int64
+			add, _ := counting(t, &n).Get("add")
+			worker := tool.NewRegistry(tool.WithLogger(quiet), tool.WithAuthorizer(a))
+			worker.Register(add)
+			wnc := connect(t, s)
+			serve(t, wnc, worker, natstool.WithCallContext(func(ctx context.Context, h nats.Header) (context.Context, error) {
+				return policy.FromHeaders(ctx, h)
+			}), natstool.WithJobs(openJobs(t, wnc)))
+			opts := []natstool.JobsOption{natstool.WithJobHeaders(func(ctx context.Context) nats.Header { return policy.Headers(ctx) })}
+			if how == "owner" {
+				opts = append(opts, natstool.WithJobOwner(func(ctx context.Context) string {
+					p, _ := policy.PrincipalFrom(ctx)
+					return p.ID
+				}))
+			}
+			jobs := openJobs(t, connect(t, s), opts...)
+			alice := policy.WithPrincipal(context.Background(), policy.Principal{ID: "alice"})
+			mallory := policy.WithPrincipal(context.Background(), policy.Principal{ID: "mallory"})
+			anonymous := context.Background()
+
+			first, err := jobs.Submit(alice, "add", json.RawMessage(`{"a":40,"b":2}`), natstool.WithIdempotencyKey("order-17"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res := waitJob(t, jobs, alice, first); res.IsError || res.Output != "42" {
+				t.Fatalf("control: alice's job: %+v", res)
+			}
+			for name, ctx := range map[string]context.Context{"mallory": mallory, "anonymous": anonymous} {
+				id, err := jobs.Submit(ctx, "add", json.RawMessage(`{"a":1,"b":1}`), natstool.WithIdempotencyKey("order-17"))
+				if err != nil {
+					t.Fatal(err)
+				}
+				if id == first {
+					t.Errorf("%s's key order-17 names alice's job", name)
+				}
+				if res := waitJob(t, jobs, ctx, id); res.Kind != tool.KindDenied || strings.Contains(res.Output, "42") {
+					t.Errorf("%s's job with alice's key: %+v, want denied", name, res)
+				}
+				wctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+				res, err := jobs.Wait(wctx, first)
+				cancel()
+				if !errors.Is(err, natstool.ErrJobNotFound) || res.Output != "" {
+					t.Errorf("%s waits for alice's job: %+v, %v; want ErrJobNotFound", name, res, err)
+				}
+				if job, err := jobs.Job(ctx, first); !errors.Is(err, natstool.ErrJobNotFound) || job.Result != nil {
+					t.Errorf("%s reads alice's job: %+v, %v; want ErrJobNotFound", name, job, err)
+				}
+			}
+			// Alice still finds her job, under her key, and it ran once.
+			if again, err := jobs.Submit(alice, "add", nil, natstool.WithIdempotencyKey("order-17")); err != nil || again != first {
+				t.Errorf("alice resubmits order-17: %s, %v; want %s", again, err, first)
+			}
+			if job, err := jobs.Job(alice, first); err != nil || job.Result == nil || job.Result.Output != "42" {
+				t.Errorf("alice reads her job: %+v, %v", job, err)
+			}
+			if got := n.Load(); got != 1 {
+				t.Errorf("the tool ran %d times, want once (alice's job)", got)
+			}
+			if _, err := jobs.Job(alice, "jnosuchjob"); !errors.Is(err, natstool.ErrJobNotFound) {
+				t.Errorf("a job that does not exist: %v, want ErrJobNotFound", err)
+			}
+		})
+	}
+}

@@ -156,6 +156,16 @@ func RequireToken(v TokenVerifier, metadataURL string) func(http.Handler) http.H
 	}
 }
 
+// WithoutPrincipal returns a context that carries no principal, whatever
+// ctx carries: calls made with it are decided for the anonymous principal,
+// and [PrincipalFrom] reports none. A transport whose connection outlives
+// the request that opened it (an MCP session) gives the connection such a
+// context, so that each later request is decided for its own credentials
+// and never for the first request's.
+func WithoutPrincipal(ctx context.Context) context.Context {
+	return context.WithValue(ctx, principalKey{}, nil)
+}
+
 // ResourceMetadata is the OAuth 2.0 protected resource metadata of RFC
 // 9728, served by [ResourceMetadata.ServeHTTP] at
 // /.well-known/oauth-protected-resource.
