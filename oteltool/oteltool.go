@@ -53,6 +53,11 @@ const (
 	keyErrorType = attribute.Key("error.type")
 	keyBatchSize = attribute.Key("clawtool.batch.size")
 	keyFailed    = attribute.Key("clawtool.batch.failed")
+
+	keySandboxLayers   = attribute.Key("sandbox.layers")
+	keySandboxOutcome  = attribute.Key("sandbox.outcome")
+	keySandboxExitCode = attribute.Key("sandbox.exit_code")
+	keySandboxMode     = attribute.Key("sandbox.mode")
 )
 
 var (
@@ -169,12 +174,36 @@ func (t *Telemetry) Middleware(next tool.Step) tool.Step {
 		} else if t.content {
 			span.SetAttributes(keyResult.String(res.Text()))
 		}
+		sandboxAttributes(span, res.Metadata)
 		set := metric.WithAttributes(metricAttrs...)
 		t.calls.Add(ctx, 1, set)
 		t.duration.Record(ctx, elapsed, set)
 		span.End()
 		return res, err
 	}
+}
+
+// sandboxAttributes records on span what confined a sandboxed command and
+// how it ended, from the metadata the exec tool of package
+// sandbox/workspace gives its results ("sandbox_layers", "outcome",
+// "exit_code", "sandbox_mode"). Results without "sandbox_layers" add
+// nothing.
+func sandboxAttributes(span trace.Span, md map[string]any) {
+	layers, ok := md["sandbox_layers"].([]string)
+	if !ok {
+		return
+	}
+	attrs := []attribute.KeyValue{keySandboxLayers.StringSlice(layers)}
+	if v, ok := md["outcome"].(string); ok {
+		attrs = append(attrs, keySandboxOutcome.String(v))
+	}
+	if v, ok := md["exit_code"].(int); ok {
+		attrs = append(attrs, keySandboxExitCode.Int(v))
+	}
+	if v, ok := md["sandbox_mode"].(string); ok {
+		attrs = append(attrs, keySandboxMode.String(v))
+	}
+	span.SetAttributes(attrs...)
 }
 
 // BatchMiddleware is a [tool.BatchMiddleware]: it records a "tool_batch"

@@ -5,8 +5,6 @@ import (
 	"errors"
 
 	"github.com/miniopenclaw/tool"
-	"go.opentelemetry.io/otel/attribute"
-	"go.opentelemetry.io/otel/trace"
 )
 
 // ExecArgs are exec's arguments.
@@ -42,14 +40,9 @@ func (ts *Toolset) execTool() tool.Tool {
 			for i, l := range r.Layers {
 				layers[i] = string(l)
 			}
-			// The span of the call (see package oteltool), if any, records
-			// what confined the command and how it ended.
-			trace.SpanFromContext(ctx).SetAttributes(
-				attribute.StringSlice("sandbox.layers", layers),
-				attribute.String("sandbox.outcome", string(r.Outcome)),
-				attribute.Int("sandbox.exit_code", r.ExitCode),
-				attribute.String("sandbox.mode", string(r.Mode)),
-			)
+			// Package oteltool records these on the call's span as
+			// sandbox.layers, sandbox.outcome, sandbox.exit_code and
+			// sandbox.mode.
 			res := tool.Result{
 				Output: r.Text(),
 				Metadata: map[string]any{

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/miniopenclaw/tool"
+	"github.com/miniopenclaw/tool/oteltool"
 	"github.com/miniopenclaw/tool/sandbox"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
@@ -99,11 +101,15 @@ func TestExecRecordsLayersOnSpan(t *testing.T) {
 	rec := tracetest.NewSpanRecorder()
 	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))
 	defer tp.Shutdown(context.Background())
-	ctx, span := tp.Tracer("test").Start(context.Background(), "execute_tool exec")
-	if _, err := ts.Tools()[0].Execute(ctx, json.RawMessage(`{"argv":["true"]}`)); err != nil {
+	reg := tool.NewRegistry()
+	if err := ts.Register(reg); err != nil {
 		t.Fatal(err)
 	}
-	span.End()
+	ex := tool.NewExecutor(reg, tool.WithMiddleware(oteltool.New(oteltool.WithTracerProvider(tp)).Middleware))
+	outs, err := ex.Run(context.Background(), []tool.Call{{Name: "exec", Args: json.RawMessage(`{"argv":["true"]}`)}})
+	if err != nil || outs[0].Result.IsError {
+		t.Fatalf("exec: %v %+v", err, outs)
+	}
 	got := map[string]string{}
 	for _, kv := range rec.Ended()[0].Attributes() {
 		got[string(kv.Key)] = kv.Value.Emit()
