@@ -79,7 +79,7 @@ func TestApplyLoadsEachEntryOnItsOwn(t *testing.T) {
 	for name, reason := range map[string]string{
 		"missing": "no-such-server",
 		"exits":   "exited",
-		"broken":  "compile",
+		"broken":  "module refused",
 		"absent":  "no such file",
 	} {
 		s := got[name]

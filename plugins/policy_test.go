@@ -126,7 +126,7 @@ func TestSandboxPolicyMemory(t *testing.T) {
 	  "sandboxPolicy": "`+policy+`",
 	  "wasmModules": {"r": {"path": "`+reactorModule(t)+`", "memoryPages": 1024, "tools": `+reactorTools+`}}
 	}`)
-	if st := h.Status(); len(st) != 1 || st[0].State != Failed || !strings.Contains(st[0].Err, "over limit of 16 pages") {
+	if st := h.Status(); len(st) != 1 || st[0].State != Failed || !strings.Contains(st[0].Err, "the limit is 16 (Options.MemoryPages)") {
 		t.Fatalf("a module over the policy's memory limit loaded: %+v", st)
 	}
 }

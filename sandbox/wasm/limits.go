@@ -1,6 +1,7 @@
 package wasm
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"unicode/utf8"
@@ -27,9 +28,14 @@ type Limits struct {
 	FunctionBytes int
 	// TableElements bounds the elements of all the module's tables
 	// together, imported ones included, each counted at its declared
-	// maximum (a table may grow to it while the module runs; a table
-	// without a maximum is refused), and the elements of all its element
-	// segments together. Default DefaultTableElements.
+	// maximum (a table may grow to it while the module runs), and the
+	// elements of all its element segments together. A table the module
+	// defines without a maximum (as the go command's wasip1 port does) is
+	// given one before the module is compiled: its minimum plus an equal
+	// share of what the limit leaves, so that table.grow past it fails
+	// (returns -1, as the specification allows) instead of allocating; an
+	// imported table without a maximum is refused. Default
+	// DefaultTableElements.
 	TableElements uint32
 	// Definitions bounds the number of each kind of definition: types,
 	// imports, functions, globals, exports, element and data segments,
@@ -95,39 +101,82 @@ var sectionNames = [...]string{"custom", "type", "import", "function", "table", 
 // checkModule reads bin as the sections of a WebAssembly binary and
 // checks it against l and the memory limit pages. It looks at every
 // count and size the runtime would allocate for, and at nothing else: the
-// runtime still validates the module.
-func checkModule(bin []byte, l Limits, pages uint32) error {
+// runtime still validates the module. It returns the binary to compile:
+// bin itself, or a copy whose table section gives a maximum to each
+// table that had none (see [Limits.TableElements]).
+func checkModule(bin []byte, l Limits, pages uint32) ([]byte, error) {
 	if len(bin) > l.ModuleBytes {
-		return overLimit("the module is %d bytes; the limit is %d (Limits.ModuleBytes)", len(bin), l.ModuleBytes)
+		return nil, overLimit("the module is %d bytes; the limit is %d (Limits.ModuleBytes)", len(bin), l.ModuleBytes)
 	}
 	r := &reader{b: bin}
 	if len(bin) < 8 || string(bin[:4]) != "\x00asm" {
-		return errors.New("not a WebAssembly binary (no \\0asm header)")
+		return nil, errors.New("not a WebAssembly binary (no \\0asm header)")
 	}
 	r.i = 8
 	c := &counter{l: l, pages: pages}
 	for r.more() {
+		start := r.i
 		id, err := r.byte()
 		if err != nil {
-			return err
+			return nil, err
 		}
 		size, err := r.u32()
 		if err != nil {
-			return fmt.Errorf("section %d: size: %w", id, err)
+			return nil, fmt.Errorf("section %d: size: %w", id, err)
 		}
 		body, err := r.bytes(size)
 		if err != nil {
-			return fmt.Errorf("section %d: %w", id, err)
+			return nil, fmt.Errorf("section %d: %w", id, err)
+		}
+		if id == secTable {
+			c.tableSection = [2]int{start, r.i}
 		}
 		sr := &reader{b: body}
 		if err := c.section(id, sr); err != nil {
 			if int(id) < len(sectionNames) {
-				return fmt.Errorf("%s section: %w", sectionNames[id], err)
+				return nil, fmt.Errorf("%s section: %w", sectionNames[id], err)
 			}
-			return fmt.Errorf("section %d: %w", id, err)
+			return nil, fmt.Errorf("section %d: %w", id, err)
 		}
 	}
-	return nil
+	return c.boundTables(bin)
+}
+
+// boundTables returns bin with a maximum declared for each table the
+// module defines without one: its minimum and an equal share of the
+// elements the other tables and segments leave under the limit. When
+// every table has a maximum it returns bin itself.
+func (c *counter) boundTables(bin []byte) ([]byte, error) {
+	var unbounded uint64
+	for _, t := range c.defined {
+		if t.max < 0 {
+			unbounded++
+		}
+	}
+	if unbounded == 0 {
+		return bin, nil
+	}
+	share := (uint64(c.l.TableElements) - c.tableElements) / unbounded
+	body := binary.AppendUvarint(nil, uint64(len(c.defined)))
+	for _, t := range c.defined {
+		max := t.max
+		if max < 0 {
+			max = int64(t.min) + int64(share)
+		}
+		body = append(body, t.ref, t.flag|0x01)
+		body = binary.AppendUvarint(body, uint64(t.min))
+		body = binary.AppendUvarint(body, uint64(max))
+	}
+	out := make([]byte, 0, len(bin)+len(body)+5)
+	out = append(out, bin[:c.tableSection[0]]...)
+	out = append(out, secTable)
+	out = binary.AppendUvarint(out, uint64(len(body)))
+	out = append(out, body...)
+	out = append(out, bin[c.tableSection[1]:]...)
+	if len(out) > c.l.ModuleBytes {
+		return nil, overLimit("the module is %d bytes once its tables are bounded; the limit is %d (Limits.ModuleBytes)", len(out), c.l.ModuleBytes)
+	}
+	return out, nil
 }
 
 func overLimit(format string, a ...any) error {
@@ -229,6 +278,20 @@ type counter struct {
 	funcs, globals, tables, memories     uint32
 	tableElements, segmentElements       uint64
 	locals, names, segments, codeEntries uint64
+
+	// defined are the tables of the table section, and tableSection
+	// where that section starts and ends in the binary, so that
+	// boundTables can write it again.
+	defined      []tableType
+	tableSection [2]int
+}
+
+// A tableType is one entry of the table section.
+type tableType struct {
+	ref  byte
+	flag byte // of its limits; boundTables sets the maximum's bit
+	min  uint32
+	max  int64 // -1: none declared
 }
 
 func (c *counter) add(n *uint32, more uint32, what string) error {
@@ -266,7 +329,7 @@ func (c *counter) section(id byte, r *reader) error {
 			return err
 		}
 		for range n {
-			if err := c.table(r); err != nil {
+			if err := c.table(r, true); err != nil {
 				return err
 			}
 		}
@@ -389,7 +452,7 @@ func (c *counter) imports(r *reader) error {
 				return err
 			}
 		case 0x01:
-			if err := c.table(r); err != nil {
+			if err := c.table(r, false); err != nil {
 				return err
 			}
 		case 0x02:
@@ -440,9 +503,17 @@ func (r *reader) limits() (min uint32, max int64, err error) {
 	return min, max, nil
 }
 
-func (c *counter) table(r *reader) error {
-	if _, err := r.byte(); err != nil { // reference type
+// table reads one table type, of a table the module defines (in its
+// table section) or imports. A defined table without a maximum counts
+// at its minimum here; boundTables gives it a maximum within the limit.
+func (c *counter) table(r *reader, defined bool) error {
+	ref, err := r.byte() // reference type
+	if err != nil {
 		return err
+	}
+	var flag byte
+	if r.more() {
+		flag = r.b[r.i]
 	}
 	min, max, err := r.limits()
 	if err != nil {
@@ -450,8 +521,14 @@ func (c *counter) table(r *reader) error {
 	}
 	i := c.tables
 	c.tables++
+	if defined {
+		c.defined = append(c.defined, tableType{ref: ref, flag: flag, min: min, max: max})
+		if max < 0 {
+			max = int64(min)
+		}
+	}
 	if max < 0 {
-		return overLimit("table %d has no maximum, so the module could grow it to 2^32 elements; declare one of at most %d (Limits.TableElements)", i, c.l.TableElements)
+		return overLimit("imported table %d has no maximum, so the module could grow it to 2^32 elements; import one of at most %d (Limits.TableElements)", i, c.l.TableElements)
 	}
 	if max < int64(min) {
 		max = int64(min) // the runtime refuses it; count what it would allocate

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/miniopenclaw/tool/sandbox"
 )
 
 // tiny assembles a module that exports a _start doing nothing, with the
@@ -95,8 +97,8 @@ func TestModuleLimits(t *testing.T) {
 			"table 0 may hold 16777216 elements"},
 		{"many funcref tables", tiny(nil, map[byte][]byte{4: tables(8, 2*M, false)}), tiny(nil, map[byte][]byte{4: tables(8, 1000, false)}),
 			"the tables together"},
-		{"a table without a maximum", tiny(nil, map[byte][]byte{4: tables(1, 10, true)}), tiny(nil, map[byte][]byte{4: tables(1, 10, false)}),
-			"table 0 has no maximum"},
+		{"an imported table without a maximum", tiny(nil, map[byte][]byte{2: vec(cat(name("env"), name("t"), []byte{0x01}, []byte{0x70, 0x00}, uleb(10)))}), nil,
+			"imported table 0 has no maximum"},
 		{"an imported table", tiny(nil, map[byte][]byte{2: vec(cat(name("env"), name("t"), []byte{0x01}, []byte{0x70, 0x01}, uleb(16*M), uleb(16*M)))}), nil,
 			"table 0 may hold 16777216 elements"},
 		{"a hundred million locals", tiny(nil, map[byte][]byte{10: localsCode(100 * M)}), tiny(nil, map[byte][]byte{10: localsCode(100)}),
@@ -160,6 +162,68 @@ func TestModuleLimits(t *testing.T) {
 	}
 }
 
+// growTable is a module with one funcref table of 10 elements and no
+// maximum, whose _start grows it by n elements and traps unless
+// table.grow returned want (-1: refused; else the old size, 10).
+func growTable(n, want int64) []byte {
+	body := cat([]byte{0xd0, 0x70}, i32(n), []byte{0xfc, 0x0f, 0x00}, i32(want), []byte{0x47, 0x04, 0x40, 0x00, 0x0b})
+	return tiny(body, map[byte][]byte{4: tables(1, 10, true)})
+}
+
+// TestTableWithoutMaximum is the attack on a table the module declares
+// without a maximum (the go command's wasip1 port declares its table so):
+// table.grow by 2^25 elements makes wazero allocate 256 MiB, for a module
+// of a hundred bytes. The control compiles the same module straight
+// through wazero, without the reader, and the table grows. With the
+// reader the module compiles, its table has a maximum within
+// Limits.TableElements, and the grow fails (returns -1) without
+// allocating; a grow within the limit still succeeds.
+func TestTableWithoutMaximum(t *testing.T) {
+	const n = 1 << 25
+	ctx := context.Background()
+	r := newRuntime(t, Options{})
+
+	control := hostAlloc(func() {
+		cm, err := r.rt.CompileModule(ctx, growTable(n, 10))
+		if err != nil {
+			t.Fatalf("control: %v", err)
+		}
+		defer cm.Close(ctx)
+		m := &Module{r: r, cm: cm}
+		if res, err := m.Run(ctx, Config{}); err != nil || !res.OK() {
+			t.Fatalf("control: the grow did not succeed without the reader: %v, %+v", err, res)
+		}
+	})
+	if control < n*8 {
+		t.Fatalf("control: the host allocated %d MiB growing the table, want at least %d", control>>20, n*8>>20)
+	}
+
+	var res *sandbox.Result
+	attack := hostAlloc(func() {
+		m, err := r.Compile(ctx, growTable(n, -1))
+		if err != nil {
+			t.Fatalf("Compile: %v", err)
+		}
+		if res, err = m.Run(ctx, Config{}); err != nil {
+			t.Fatal(err)
+		}
+	})
+	if !res.OK() {
+		t.Errorf("table.grow by %d did not return -1: %+v", n, res)
+	}
+	if attack > 16<<20 {
+		t.Errorf("the host allocated %d MiB running the attack", attack>>20)
+	}
+
+	m, err := r.Compile(ctx, growTable(1000, 10))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res, err := m.Run(ctx, Config{}); err != nil || !res.OK() {
+		t.Errorf("a grow within the limit: %v, %+v", err, res)
+	}
+}
+
 // TestModuleSizeLimits: the size limits, and that each is the runtime's
 // own (Options.Limits).
 func TestModuleSizeLimits(t *testing.T) {
@@ -217,7 +281,7 @@ func FuzzCheckModule(f *testing.F) {
 	}
 	defer r.Close(ctx)
 	f.Fuzz(func(t *testing.T, bin []byte) {
-		if err := checkModule(bin, r.limits, r.pages); err != nil {
+		if _, err := checkModule(bin, r.limits, r.pages); err != nil {
 			return
 		}
 		n := hostAlloc(func() {

@@ -118,7 +118,8 @@ type Module struct {
 // [ErrModuleLimit]) or whose declared sizes do not fit its bytes, before
 // anything is allocated for it.
 func (r *Runtime) Compile(ctx context.Context, bin []byte) (*Module, error) {
-	if err := checkModule(bin, r.limits, r.pages); err != nil {
+	bin, err := checkModule(bin, r.limits, r.pages)
+	if err != nil {
 		return nil, fmt.Errorf("wasm: module refused: %w", err)
 	}
 	cm, err := r.rt.CompileModule(ctx, bin)
