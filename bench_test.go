@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"testing"
 	"time"
 
@@ -203,7 +204,9 @@ func BenchmarkNew(b *testing.B) {
 // BenchmarkDefinitions exports 1,000 tools against the floor: marshalling
 // the OpenAI-shaped list around schema bytes rendered once.
 func BenchmarkDefinitions(b *testing.B) {
-	r := tool.NewRegistry()
+	// Quiet: each replacement below logs a warning, which would break the
+	// benchmark's output lines.
+	r := tool.NewRegistry(tool.WithLogger(slog.New(slog.DiscardHandler)))
 	type function struct {
 		Name        string          `json:"name"`
 		Description string          `json:"description"`
