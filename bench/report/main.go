@@ -22,7 +22,7 @@
 //
 // A run's fields and methods: Cmd (the command line), When (UTC), Load (the
 // one-minute load average seen before, during and after, low–high), Machine,
-// Out (the raw output), Fig NAME METRIC (the lowest–highest value of METRIC
+// Out (its standard output), Fig NAME METRIC (the lowest–highest value of METRIC
 // over the run's lines for benchmark NAME, with "Benchmark" and the -N
 // GOMAXPROCS suffix left off NAME), Med NAME METRIC (their median) and N NAME
 // (how many lines NAME had), Meets NAME METRIC LIMIT ("✓" when every value
@@ -217,8 +217,11 @@ func execute(argv []string) (*Run, error) {
 	}()
 	c := exec.Command(argv[0], argv[1:]...)
 	var out bytes.Buffer
+	// Out is the standard output alone: the benchmark lines, or a
+	// script's table; what goes to standard error (builds, logs) is shown
+	// and not kept.
 	c.Stdout = io.MultiWriter(&out, os.Stderr)
-	c.Stderr = io.MultiWriter(&out, os.Stderr)
+	c.Stderr = os.Stderr
 	err := c.Run()
 	cancel()
 	wg.Wait()
@@ -385,7 +388,7 @@ func (r *Run) N(name string) int {
 // scaleOf is the unit that reads best for v: times per operation in ns, µs,
 // ms or s; other metrics as they are.
 func scaleOf(v float64, metric string) (scale float64, unit string) {
-	if metric != "ns/op" {
+	if !nanoseconds(metric) {
 		return 1, ""
 	}
 	switch {
@@ -397,6 +400,12 @@ func scaleOf(v float64, metric string) (scale float64, unit string) {
 		return 1e3, " µs"
 	}
 	return 1, " ns"
+}
+
+// nanoseconds reports whether metric counts nanoseconds: ns/op, and the
+// custom metrics that say so (direct-ns/call, raw-p50-ns, baseline-ns/op).
+func nanoseconds(metric string) bool {
+	return metric == "ns/op" || strings.HasSuffix(metric, "-ns") || strings.HasSuffix(metric, "ns/op") || strings.HasSuffix(metric, "ns/call")
 }
 
 // whole reports whether every value is a whole number, as counts are.

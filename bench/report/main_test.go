@@ -48,6 +48,28 @@ func TestFigures(t *testing.T) {
 	}
 }
 
+// TestScale: times in nanoseconds read in the unit that suits them,
+// whatever the metric's name says they are per; other metrics as they are.
+func TestScale(t *testing.T) {
+	for _, tt := range []struct {
+		v      float64
+		metric string
+		want   string
+	}{
+		{95660, "direct-ns/call", "95.7 µs"},
+		{1.5e6, "raw-p50-ns", "1.50 ms"},
+		{2700, "baseline-ns/op", "2.70 µs"},
+		{120, "ns/op", "120 ns"},
+		{95660, "B/op", "95,660"},
+		{1.5, "x-baseline", "1.50"},
+	} {
+		scale, unit := scaleOf(tt.v, tt.metric)
+		if got := sig(tt.v/scale, tt.v == float64(int64(tt.v)) && scale == 1) + unit; got != tt.want {
+			t.Errorf("%v %s reads %q, want %q", tt.v, tt.metric, got, tt.want)
+		}
+	}
+}
+
 // TestMeets: a goal holds only when every line meets it.
 func TestMeets(t *testing.T) {
 	r := &Run{Out: sample}
