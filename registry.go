@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"slices"
 	"sort"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -53,8 +54,9 @@ type Registry struct {
 
 	mu       sync.RWMutex
 	tools    map[string]*entry
-	sorted   []*entry // name order; nil when stale
+	sorted   []*entry // name order; nil when stale; never modified in place
 	defs     []byte   // cached Definitions; nil when stale
+	gen      uint64   // counts changes, so that an export made meanwhile is not kept
 	watchers map[int]func(string)
 	nextID   int
 
@@ -211,7 +213,11 @@ func (r *Registry) Register(t Tool) error {
 	r.mu.Lock()
 	_, replaced := r.tools[e.name]
 	r.tools[e.name] = e
-	r.changedLocked()
+	if replaced {
+		r.replacedLocked(e)
+	} else {
+		r.changedLocked()
+	}
 	watchers := r.watchersLocked()
 	r.mu.Unlock()
 	if replaced {
@@ -283,6 +289,27 @@ func (r *Registry) OnChange(fn func(name string)) (stop func()) {
 func (r *Registry) changedLocked() {
 	r.sorted = nil
 	r.defs = nil
+	r.gen++
+}
+
+// replacedLocked records that e replaced the entry of its name: the name
+// order stays, so the sorted list is copied with e in its place rather
+// than sorted again (a reload replaces tools one by one).
+func (r *Registry) replacedLocked(e *entry) {
+	if r.sorted == nil {
+		r.changedLocked()
+		return
+	}
+	i, found := slices.BinarySearchFunc(r.sorted, e.name, func(x *entry, name string) int { return strings.Compare(x.name, name) })
+	if !found {
+		r.changedLocked()
+		return
+	}
+	s := slices.Clone(r.sorted)
+	s[i] = e
+	r.sorted = s
+	r.defs = nil
+	r.gen++
 }
 
 func (r *Registry) watchersLocked() []func(string) {
@@ -367,12 +394,12 @@ func (r *Registry) entries() []*entry {
 // is kept until the registry changes. The caller owns the returned slice.
 func (r *Registry) Definitions() json.RawMessage {
 	r.mu.RLock()
-	defs := r.defs
+	defs, gen := r.defs, r.gen
 	r.mu.RUnlock()
 	if defs == nil {
 		buf := definitionsOf(r.entries())
 		r.mu.Lock()
-		if r.sorted != nil { // still current
+		if r.gen == gen { // nothing changed meanwhile
 			r.defs = buf
 		}
 		r.mu.Unlock()
