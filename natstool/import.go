@@ -127,6 +127,14 @@ func (o *ImportOptions) config() importConfig {
 	return cfg
 }
 
+// nonEmpty sets *dst to v unless v is empty: an empty option keeps the
+// default.
+func nonEmpty(dst *string, v string) {
+	if v != "" {
+		*dst = v
+	}
+}
+
 // positive sets *dst to v when v is above zero: a zero or negative option
 // keeps the default.
 func positive[T int | int64 | time.Duration](dst *T, v T) {

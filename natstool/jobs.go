@@ -148,14 +148,9 @@ func (o *JobsOptions) config() jobsConfig {
 	if o == nil {
 		return cfg
 	}
-	for _, n := range []struct {
-		dst *string
-		v   string
-	}{{&cfg.stream, o.Stream}, {&cfg.bucket, o.Bucket}, {&cfg.subject, o.Subject}} {
-		if n.v != "" {
-			*n.dst = n.v
-		}
-	}
+	nonEmpty(&cfg.stream, o.Stream)
+	nonEmpty(&cfg.bucket, o.Bucket)
+	nonEmpty(&cfg.subject, o.Subject)
 	positive(&cfg.ackWait, o.AckWait)
 	positive(&cfg.maxDeliver, o.MaxDeliver)
 	positive(&cfg.ttl, o.TTL)

@@ -22,10 +22,7 @@ func openJobs(t *testing.T, nc *nats.Conn, opts ...natstool.JobsOptions) *natsto
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	var o natstool.JobsOptions
-	if len(opts) > 0 {
-		o = opts[0]
-	}
+	o := firstOf(opts)
 	if o.Logger == nil {
 		o.Logger = quiet
 	}

@@ -72,10 +72,7 @@ var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
 // importOpts are fast settings for tests, on top of opts (at most one):
 // short discovery and no periodic scans unless a test asks for them.
 func importOpts(opts ...natstool.ImportOptions) *natstool.ImportOptions {
-	var o natstool.ImportOptions
-	if len(opts) > 0 {
-		o = opts[0]
-	}
+	o := firstOf(opts)
 	if o.DiscoveryWait == 0 {
 		o.DiscoveryWait, o.DiscoveryQuiet = 5*time.Second, 300*time.Millisecond
 	}
@@ -100,14 +97,21 @@ func importInto(t testing.TB, nc *nats.Conn, reg *tool.Registry, opts ...natstoo
 	return im
 }
 
+// firstOf returns the first of opts, or the zero value: the test helpers
+// take their options as an optional last argument.
+func firstOf[T any](opts []T) T {
+	var o T
+	if len(opts) > 0 {
+		o = opts[0]
+	}
+	return o
+}
+
 // serve serves reg on nc with opts (at most one), quiet unless it names a
 // logger.
 func serve(t testing.TB, nc *nats.Conn, reg *tool.Registry, opts ...natstool.ServeOptions) *natstool.Service {
 	t.Helper()
-	var o natstool.ServeOptions
-	if len(opts) > 0 {
-		o = opts[0]
-	}
+	o := firstOf(opts)
 	if o.Logger == nil {
 		o.Logger = quiet
 	}
@@ -294,6 +298,18 @@ func TestImportNeverDisplaces(t *testing.T) {
 	}
 }
 
+// servedAlone serves tl alone, with no default timeout on either side,
+// and returns the registry it is imported into.
+func servedAlone(t *testing.T, s *server.Server, tl tool.Tool) *tool.Registry {
+	t.Helper()
+	worker := tool.NewRegistry(tool.WithLogger(quiet), tool.WithDefaultTimeout(-1))
+	worker.Register(tl)
+	serve(t, connect(t, s), worker)
+	local := tool.NewRegistry(tool.WithLogger(quiet), tool.WithDefaultTimeout(-1))
+	importInto(t, connect(t, s), local)
+	return local
+}
+
 func TestDeadlineTravels(t *testing.T) {
 	s := startServer(t, false)
 	left := make(chan time.Duration, 1)
@@ -306,11 +322,7 @@ func TestDeadlineTravels(t *testing.T) {
 		}
 		return "seen", nil
 	}, tool.WithTimeout(-1)))
-	worker := tool.NewRegistry(tool.WithLogger(quiet), tool.WithDefaultTimeout(-1))
-	worker.Register(see)
-	serve(t, connect(t, s), worker)
-	local := tool.NewRegistry(tool.WithLogger(quiet), tool.WithDefaultTimeout(-1))
-	importInto(t, connect(t, s), local)
+	local := servedAlone(t, s, see)
 
 	// The worker's deadline comes from the caller's: it can only be
 	// later than now and no later than the caller's whole budget, however
@@ -337,11 +349,7 @@ func TestDeadlineEndsTheWorkersCall(t *testing.T) {
 		seen <- [2]error{ctx.Err(), context.Cause(ctx)}
 		return "", ctx.Err()
 	}, tool.WithTimeout(-1)))
-	worker := tool.NewRegistry(tool.WithLogger(quiet), tool.WithDefaultTimeout(-1))
-	worker.Register(wait)
-	serve(t, connect(t, s), worker)
-	local := tool.NewRegistry(tool.WithLogger(quiet), tool.WithDefaultTimeout(-1))
-	importInto(t, connect(t, s), local)
+	local := servedAlone(t, s, wait)
 
 	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
 	defer cancel()

@@ -102,14 +102,9 @@ func (o *ServeOptions) config() serveConfig {
 	if o == nil {
 		return cfg
 	}
-	for _, n := range []struct {
-		dst *string
-		v   string
-	}{{&cfg.name, o.Name}, {&cfg.version, o.Version}, {&cfg.prefix, o.SubjectPrefix}} {
-		if n.v != "" {
-			*n.dst = n.v
-		}
-	}
+	nonEmpty(&cfg.name, o.Name)
+	nonEmpty(&cfg.version, o.Version)
+	nonEmpty(&cfg.prefix, o.SubjectPrefix)
 	cfg.description = o.Description
 	positive(&cfg.maxInFlight, o.MaxInFlight)
 	if o.MaxWaiting < 0 {
