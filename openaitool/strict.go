@@ -10,6 +10,7 @@ import (
 
 	"github.com/miniopenclaw/tool/internal/jsonobj"
 	"github.com/miniopenclaw/tool/internal/jsonschema"
+	"github.com/miniopenclaw/tool/internal/jsontext"
 	"github.com/miniopenclaw/tool/internal/schemarewrite"
 )
 
@@ -100,11 +101,18 @@ func (e *StrictError) Error() string {
 //     {"anyOf":[{"$ref":…}], siblings…};
 //   - keywords the subset lacks but that only constrain values
 //     (minLength, maxLength, minProperties, maxProperties, uniqueItems,
-//     contains, propertyNames, unevaluated*, a format outside the supported
-//     list, a pattern with look-around or back-references) are moved into
-//     the description as "Constraints: …"; "examples" and "deprecated" are
-//     moved into the description; "$schema", "$id", "$comment", "readOnly"
-//     and "writeOnly" are dropped; unknown keywords are dropped.
+//     contains, propertyNames, unevaluated*, a format that clawtool checks
+//     but strict mode lacks (uri), a pattern with look-around or
+//     back-references) are moved into the description as "Constraints: …";
+//   - "format" is kept for the formats strict mode accepts (date-time,
+//     time, date, duration, email, hostname, ipv4, ipv6, uuid; OpenAI
+//     refuses a schema with any other). Any other format that clawtool
+//     does not check either ("float" on a number, "int64", "password", …)
+//     is an annotation: it leaves the schema and is named in the
+//     description (`Format: "float".`), and nothing is lost;
+//   - "examples" and "deprecated" are moved into the description;
+//     "$schema", "$id", "$comment", "readOnly" and "writeOnly" are
+//     dropped; unknown keywords are dropped.
 //
 // The arguments are still validated against the original schema when the
 // call runs, so moved constraints are enforced on our side.
@@ -419,11 +427,16 @@ func (c *strictConv) node(raw json.RawMessage, ptr string, level, depth int) (js
 		case k == "format":
 			var f string
 			_ = json.Unmarshal(v, &f)
-			if strictFormats[f] {
+			switch {
+			case strictFormats[f]:
 				out = append(out, m)
-			} else {
+			case jsontext.KnownFormat(f) || jsonobj.Kind(v) != "string":
+				// A format clawtool checks: the model is no longer held to it.
 				constraints = append(constraints, "format="+jsonobj.Compact(v))
 				c.lossy = append(c.lossy, fmt.Sprintf("%s: format %q moved into the description", pointerName(ptr), f))
+			default:
+				// An annotation for clawtool too: it constrains nothing.
+				notes = append(notes, "Format: "+jsonobj.Compact(v)+".")
 			}
 		case k == "pattern":
 			var pat string

@@ -636,3 +636,53 @@ func TestNormalizeGivesBackNotGiven(t *testing.T) {
 		})
 	}
 }
+
+// OpenAI's strict mode refuses a schema whose format is outside its nine
+// (date-time, time, date, duration, email, hostname, ipv4, ipv6, uuid),
+// so every other format leaves the schema. A format clawtool does not
+// check either ("float" on a number, "int64", "password", …) is an
+// annotation: it is named in the description and the tool stays strict
+// under StrictAuto. A format clawtool checks but OpenAI lacks (uri) is a
+// constraint the model is no longer held to, so it is lossy.
+func TestStrictAnnotationFormats(t *testing.T) {
+	for _, tt := range []struct {
+		name, prop string
+		want       map[string]any // property "v" after the rewrite
+		strict     bool           // sent strict under StrictAuto
+	}{
+		{"float on a number", `{"type":"number","format":"float"}`,
+			map[string]any{"type": "number", "description": `Format: "float".`}, true},
+		{"double on an optional number", `{"type":"number","format":"double","description":"Price."}`,
+			map[string]any{"type": "number", "description": `Price. Format: "double".`}, true},
+		{"int64 on an integer", `{"type":"integer","format":"int64"}`,
+			map[string]any{"type": "integer", "description": `Format: "int64".`}, true},
+		{"password on a string", `{"type":"string","format":"password"}`,
+			map[string]any{"type": "string", "description": `Format: "password".`}, true},
+		{"binary on a string", `{"type":"string","format":"binary"}`,
+			map[string]any{"type": "string", "description": `Format: "binary".`}, true},
+		{"date-time kept (control)", `{"type":"string","format":"date-time"}`,
+			map[string]any{"type": "string", "format": "date-time"}, true},
+		{"hostname kept (control)", `{"type":"string","format":"hostname"}`,
+			map[string]any{"type": "string", "format": "hostname"}, true},
+		{"uri is checked by clawtool, lacking in OpenAI: lossy (control)", `{"type":"string","format":"uri"}`,
+			map[string]any{"type": "string", "description": `Constraints: format="uri".`}, false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			schema := `{"type":"object","properties":{"v":` + tt.prop + `},"required":["v"]}`
+			m, lossy := strict(t, schema)
+			if diff := cmp.Diff(tt.want, get(m, "properties", "v")); diff != "" {
+				t.Errorf("(-want +got):\n%s", diff)
+			}
+			if tt.strict != (len(lossy) == 0) {
+				t.Errorf("lossy = %q; want strict = %v", lossy, tt.strict)
+			}
+			ts, err := NewTools([]tool.Tool{echotool.New("t", "", schema)}, WithStrict(StrictAuto))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got, notes := ts.Strict("t"); got != tt.strict {
+				t.Errorf("StrictAuto: strict = %v (%q), want %v", got, notes, tt.strict)
+			}
+		})
+	}
+}
