@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"slices"
 	"strings"
@@ -105,33 +106,56 @@ var genesis = strings.Repeat("0", 64)
 // An AuditLog appends hash-chained decision records, one JSON line each,
 // to a writer. It is safe for concurrent use.
 type AuditLog struct {
-	mu     sync.Mutex
-	w      io.Writer
-	closer io.Closer
-	seq    uint64
-	prev   string
-	now    func() time.Time
+	mu       sync.Mutex
+	w        io.Writer
+	closer   io.Closer
+	file     *os.File // the log's file, when OpenAuditFile opened it
+	seq      uint64
+	prev     string
+	now      func() time.Time
+	headFile string       // see WithHeadFile
+	headLog  *slog.Logger // see WithHeadLogger
 }
 
+// An AuditOption configures an [AuditLog].
+type AuditOption func(*AuditLog)
+
 // NewAuditLog returns an AuditLog that starts a new chain on w.
-func NewAuditLog(w io.Writer) *AuditLog {
-	return &AuditLog{w: w, prev: genesis, now: time.Now}
+func NewAuditLog(w io.Writer, opts ...AuditOption) *AuditLog {
+	l := &AuditLog{w: w, prev: genesis, now: time.Now}
+	for _, o := range opts {
+		o(l)
+	}
+	return l
 }
 
 // OpenAuditFile opens the audit log at path for appending, creating it
 // if needed. An existing file is verified first and its chain continued;
 // a file that does not verify is not written to, and the error says why.
-func OpenAuditFile(path string) (*AuditLog, error) {
+// With [WithHeadFile], a head file that exists must name a record of the
+// log ([VerifyAuditHead]): a log cut short since is not written to
+// either. The head is then published at once.
+func OpenAuditFile(path string, opts ...AuditOption) (*AuditLog, error) {
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_APPEND, 0o600)
 	if err != nil {
 		return nil, fmt.Errorf("audit: %w", err)
 	}
-	sum, err := VerifyAudit(f)
+	l := NewAuditLog(f, opts...)
+	l.closer, l.file = f, f
+	want, err := l.keptHead()
+	var sum AuditSummary
+	if err == nil {
+		sum, err = VerifyAuditHead(f, want)
+	}
+	if err == nil {
+		l.seq, l.prev = uint64(sum.Records), sum.Head
+		err = l.publish()
+	}
 	if err != nil {
 		f.Close()
 		return nil, fmt.Errorf("audit %s: %w", path, err)
 	}
-	return &AuditLog{w: f, closer: f, seq: uint64(sum.Records), prev: sum.Head, now: time.Now}, nil
+	return l, nil
 }
 
 // Close closes the file of a log opened with [OpenAuditFile].
@@ -188,6 +212,9 @@ func (l *AuditLog) append(rec AuditRecord) error {
 		return fmt.Errorf("audit: %w", err)
 	}
 	l.seq, l.prev = rec.Seq, hash
+	if err := l.publish(); err != nil {
+		return fmt.Errorf("audit: record %d written, but %w", rec.Seq, err)
+	}
 	return nil
 }
 
@@ -301,14 +328,15 @@ func sealRecord(rec AuditRecord) (line []byte, hash string, err error) {
 	return line, hash, nil
 }
 
-// An AuditSummary describes a verified audit log.
+// An AuditSummary describes a verified audit log; its JSON is what a
+// head file holds ([WithHeadFile]).
 type AuditSummary struct {
 	// Records is how many records the log holds.
-	Records int
+	Records int `json:"records"`
 	// Head is the hash of the last record (64 zeros for an empty log).
 	// Keep it elsewhere to detect records cut from the end, which a
-	// chain alone cannot show.
-	Head string
+	// chain alone cannot show ([VerifyAuditHead]).
+	Head string `json:"head"`
 }
 
 // ErrAuditBroken is wrapped by [VerifyAudit] when the chain is broken.
@@ -320,6 +348,12 @@ var ErrAuditBroken = errors.New("audit log chain broken")
 // [ErrAuditBroken] naming the first line that does not verify: an edited
 // record fails its hash, a removed or reordered one breaks the links.
 func VerifyAudit(r io.Reader) (AuditSummary, error) {
+	return verifyAudit(r, nil)
+}
+
+// verifyAudit is VerifyAudit, calling seen with each record that
+// verifies.
+func verifyAudit(r io.Reader, seen func(AuditRecord)) (AuditSummary, error) {
 	br := bufio.NewReaderSize(r, 64<<10)
 	sum := AuditSummary{Head: genesis}
 	for n := 1; ; n++ {
@@ -348,6 +382,9 @@ func VerifyAudit(r io.Reader) (AuditSummary, error) {
 		}
 		sum.Records++
 		sum.Head = rec.Hash
+		if seen != nil {
+			seen(rec)
+		}
 	}
 }
 
