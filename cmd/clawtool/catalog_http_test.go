@@ -383,6 +383,18 @@ func catalogH() []hRow {
 			attack: func(f *hFix, e era, path string) hReq {
 				return f.with(e, path, bearer(f.signWith(f.claims("ann", func(c jwt.MapClaims) { c["exp"] = time.Now().Add(2 * time.Hour).Unix() }), jwt.SigningMethodRS256, f.priv, nil)))
 			}},
+		{id: "H29", name: "alg NONE in another case, unsigned", status: 401, challenge: invalid,
+			attack: func(f *hFix, e era, path string) hReq {
+				return f.with(e, path, bearer(rawJWT(map[string]any{"alg": "NONE", "typ": "JWT"}, f.claims("ann", nil), "")))
+			}},
+		{id: "H30", name: "the issuer with a trailing slash", status: 401, challenge: invalid,
+			attack: tok(func(c jwt.MapClaims) { c["iss"] = catIssuer + "/" })},
+		{id: "H31", name: "exp as a string far in the future", status: 401, challenge: invalid,
+			attack: tok(func(c jwt.MapClaims) { c["exp"] = "99999999999" })},
+		{id: "H32", name: "two bearer tokens in one Authorization header", status: 401, challenge: invalid,
+			attack: func(f *hFix, e era, path string) hReq {
+				return f.with(e, path, [2]string{"Authorization", "Bearer " + f.token("ann") + ", Bearer " + f.token("bob")})
+			}},
 		{id: "H28", name: "the key set cannot be fetched", eras: []era{eraStateless}, jwks: true, status: 503, header: "Retry-After",
 			attack: jwksToken, control: jwksToken},
 	}
@@ -506,6 +518,14 @@ func runHRow(f *hFix, row hRow, e era, attack, control hTarget) {
 	if len(recs) == 0 || recs[0]["effect"] != "allow" || recs[0]["principal"] != "ann" {
 		t.Errorf("control: audit %v", recs)
 	}
+}
+
+// rawJWT returns a JWT of header and claims with signature sig (base64url
+// already), as no library would sign it.
+func rawJWT(header map[string]any, claims jwt.MapClaims, sig string) string {
+	h, _ := json.Marshal(header)
+	c, _ := json.Marshal(claims)
+	return base64.RawURLEncoding.EncodeToString(h) + "." + base64.RawURLEncoding.EncodeToString(c) + "." + sig
 }
 
 // jwksOf returns a key set holding pub under kid.
