@@ -9,11 +9,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"slices"
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/miniopenclaw/tool"
 )
@@ -40,58 +42,120 @@ type AuditRecord struct {
 	CallDigest string `json:"call_digest"`
 	// Args are the canonical arguments with secret fields redacted, in
 	// decision records of an Authorizer made WithAuditArguments; else
-	// absent.
-	Args     json.RawMessage `json:"args,omitempty"`
-	Effect   Effect          `json:"effect,omitempty"`
-	Policies []string        `json:"policies,omitempty"`
-	Approved bool            `json:"approved,omitempty"`
-	Reason   string          `json:"reason,omitempty"`
+	// absent. Arguments whose encoding is longer than [MaxAuditArgs] are
+	// not kept whole: Args is then absent, ArgsPrefix holds the start of
+	// their encoding, and Truncated says so.
+	Args json.RawMessage `json:"args,omitempty"`
+	// ArgsPrefix is, for arguments cut to fit the record, the first
+	// bytes of their canonical encoding (cut between UTF-8 sequences).
+	ArgsPrefix string   `json:"args_prefix,omitempty"`
+	Effect     Effect   `json:"effect,omitempty"`
+	Policies   []string `json:"policies,omitempty"`
+	Approved   bool     `json:"approved,omitempty"`
+	Reason     string   `json:"reason,omitempty"`
 	// DecisionNanos is how long the decision took.
 	DecisionNanos int64 `json:"decision_ns,omitempty"`
 	// Outcome is, for an outcome, "ok" or the failed Result's Kind.
 	Outcome string `json:"outcome,omitempty"`
 	// DurationNanos is, for an outcome, how long the call took.
-	DurationNanos int64  `json:"duration_ns,omitempty"`
-	Prev          string `json:"prev"`
-	Hash          string `json:"hash"`
+	DurationNanos int64 `json:"duration_ns,omitempty"`
+	// Truncated lists the fields that were cut to keep the record within
+	// its bound ([MaxAuditRecord]), each with the length and digest of
+	// the whole value; absent when nothing was cut.
+	Truncated []AuditTruncation `json:"truncated,omitempty"`
+	Prev      string            `json:"prev"`
+	Hash      string            `json:"hash"`
 }
+
+// An AuditTruncation says that one field of an [AuditRecord] holds less
+// than the whole value: a prefix (a text field, or ArgsPrefix for
+// "args"), or the first elements of a list.
+type AuditTruncation struct {
+	// Field is the field's JSON name: "args", "principal", "roles",
+	// "tool", "policies", "reason" or "outcome".
+	Field string `json:"field"`
+	// Bytes is the length of the whole value's encoding: for "args" the
+	// canonical arguments (redacted), for a text field its UTF-8 bytes,
+	// for a list its JSON array.
+	Bytes int `json:"bytes"`
+	// SHA256 is the hex SHA-256 of those bytes, to check a value kept
+	// elsewhere against the record.
+	SHA256 string `json:"sha256"`
+}
+
+// Bounds of one audit record.
+const (
+	// MaxAuditRecord bounds one record's line, its newline included: an
+	// [AuditLog] writes none longer, and [VerifyAudit] refuses a longer
+	// one without reading past the bound.
+	MaxAuditRecord = 1 << 20
+	// MaxAuditArgs bounds the encoding of the arguments a record keeps
+	// (Args, or ArgsPrefix once escaped in the record's line).
+	MaxAuditArgs = 64 << 10
+	// maxAuditText bounds the encoding of every other text a record
+	// keeps: each of principal, tool, reason and outcome, and each role
+	// and policy.
+	maxAuditText = 4 << 10
+	// maxAuditList bounds the encoding of each list (roles, policies).
+	maxAuditList = 16 << 10
+)
 
 // genesis is the Prev of the first record.
 var genesis = strings.Repeat("0", 64)
 
-// maxAuditLine bounds one record's line when reading a log.
-const maxAuditLine = 1 << 20
-
 // An AuditLog appends hash-chained decision records, one JSON line each,
 // to a writer. It is safe for concurrent use.
 type AuditLog struct {
-	mu     sync.Mutex
-	w      io.Writer
-	closer io.Closer
-	seq    uint64
-	prev   string
-	now    func() time.Time
+	mu       sync.Mutex
+	w        io.Writer
+	closer   io.Closer
+	file     *os.File // the log's file, when OpenAuditFile opened it
+	seq      uint64
+	prev     string
+	now      func() time.Time
+	headFile string       // see WithHeadFile
+	headLog  *slog.Logger // see WithHeadLogger
 }
 
+// An AuditOption configures an [AuditLog].
+type AuditOption func(*AuditLog)
+
 // NewAuditLog returns an AuditLog that starts a new chain on w.
-func NewAuditLog(w io.Writer) *AuditLog {
-	return &AuditLog{w: w, prev: genesis, now: time.Now}
+func NewAuditLog(w io.Writer, opts ...AuditOption) *AuditLog {
+	l := &AuditLog{w: w, prev: genesis, now: time.Now}
+	for _, o := range opts {
+		o(l)
+	}
+	return l
 }
 
 // OpenAuditFile opens the audit log at path for appending, creating it
 // if needed. An existing file is verified first and its chain continued;
 // a file that does not verify is not written to, and the error says why.
-func OpenAuditFile(path string) (*AuditLog, error) {
+// With [WithHeadFile], a head file that exists must name a record of the
+// log ([VerifyAuditHead]): a log cut short since is not written to
+// either. The head is then published at once.
+func OpenAuditFile(path string, opts ...AuditOption) (*AuditLog, error) {
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_APPEND, 0o600)
 	if err != nil {
 		return nil, fmt.Errorf("audit: %w", err)
 	}
-	sum, err := VerifyAudit(f)
+	l := NewAuditLog(f, opts...)
+	l.closer, l.file = f, f
+	want, err := l.keptHead()
+	var sum AuditSummary
+	if err == nil {
+		sum, err = VerifyAuditHead(f, want)
+	}
+	if err == nil {
+		l.seq, l.prev = uint64(sum.Records), sum.Head
+		err = l.publish()
+	}
 	if err != nil {
 		f.Close()
 		return nil, fmt.Errorf("audit %s: %w", path, err)
 	}
-	return &AuditLog{w: f, closer: f, seq: uint64(sum.Records), prev: sum.Head, now: time.Now}, nil
+	return l, nil
 }
 
 // Close closes the file of a log opened with [OpenAuditFile].
@@ -136,7 +200,11 @@ func (l *AuditLog) append(rec AuditRecord) error {
 	defer l.mu.Unlock()
 	rec.Seq = l.seq + 1
 	rec.Prev = l.prev
+	rec.bound()
 	line, hash, err := sealRecord(rec)
+	if err == nil && len(line) > MaxAuditRecord {
+		err = fmt.Errorf("a record of %d bytes, more than %d", len(line), MaxAuditRecord) // the bounds above make it unreachable
+	}
 	if err != nil {
 		return fmt.Errorf("audit: %w", err)
 	}
@@ -144,7 +212,104 @@ func (l *AuditLog) append(rec AuditRecord) error {
 		return fmt.Errorf("audit: %w", err)
 	}
 	l.seq, l.prev = rec.Seq, hash
+	if err := l.publish(); err != nil {
+		return fmt.Errorf("audit: record %d written, but %w", rec.Seq, err)
+	}
 	return nil
+}
+
+// bound cuts every field of rec that is longer than its bound (see
+// [MaxAuditArgs]) and lists each cut in rec.Truncated, so that the
+// record's line stays within [MaxAuditRecord] whatever the call held.
+func (rec *AuditRecord) bound() {
+	var cuts []AuditTruncation
+	text := func(field string, s *string) {
+		if cut, ok := cutText(*s, maxAuditText); ok {
+			cuts = append(cuts, truncation(field, []byte(*s)))
+			*s = cut
+		}
+	}
+	list := func(field string, l *[]string) {
+		var kept []string
+		used, cut := 0, false
+		for _, e := range *l {
+			c, ok := cutText(e, maxAuditText)
+			n := encodedLen(c) + 3 // quotes and comma
+			if used+n > maxAuditList {
+				cut = true
+				break
+			}
+			kept, used, cut = append(kept, c), used+n, cut || ok
+		}
+		if cut {
+			whole, _ := json.Marshal(*l)
+			cuts = append(cuts, truncation(field, whole))
+			*l = kept
+		}
+	}
+	text("principal", &rec.Principal)
+	list("roles", &rec.Roles)
+	text("tool", &rec.Tool)
+	if len(rec.Args) > 0 && encodedLen(string(rec.Args)) > MaxAuditArgs {
+		cuts = append(cuts, truncation("args", rec.Args))
+		// The prefix is a JSON string: its quotes and backslashes are
+		// escaped once more in the line.
+		rec.ArgsPrefix, _ = cutText(string(rec.Args), MaxAuditArgs)
+		rec.Args = nil
+	}
+	list("policies", &rec.Policies)
+	text("reason", &rec.Reason)
+	text("outcome", &rec.Outcome)
+	rec.Truncated = cuts
+}
+
+func truncation(field string, whole []byte) AuditTruncation {
+	sum := sha256.Sum256(whole)
+	return AuditTruncation{Field: field, Bytes: len(whole), SHA256: hex.EncodeToString(sum[:])}
+}
+
+// runeJSONLen is at least the length of r, of size bytes in a string,
+// once encoded in a JSON string by encoding/json (which escapes HTML
+// characters, control characters, and invalid UTF-8 as U+FFFD).
+func runeJSONLen(r rune, size int) int {
+	switch {
+	case r == utf8.RuneError && size == 1, r < 0x20, r == '<', r == '>', r == '&', r == '\u2028', r == '\u2029':
+		return 6
+	case r == '"', r == '\\':
+		return 2
+	}
+	return size
+}
+
+// encodedLen is at least the length of s encoded as a JSON string,
+// without its quotes.
+func encodedLen(s string) int {
+	n := 0
+	for i := 0; i < len(s); {
+		r, size := utf8.DecodeRuneInString(s[i:])
+		n += runeJSONLen(r, size)
+		i += size
+	}
+	return n
+}
+
+// cutText returns the longest prefix of s whose encoding in a JSON
+// string is at most budget bytes, cut between UTF-8 sequences, and
+// whether that is less than s.
+func cutText(s string, budget int) (string, bool) {
+	if len(s)*6 <= budget {
+		return s, false
+	}
+	n := 0
+	for i := 0; i < len(s); {
+		r, size := utf8.DecodeRuneInString(s[i:])
+		n += runeJSONLen(r, size)
+		if n > budget {
+			return s[:i], true
+		}
+		i += size
+	}
+	return s, false
 }
 
 // sealRecord encodes rec without its hash, hashes that, and returns the
@@ -163,14 +328,15 @@ func sealRecord(rec AuditRecord) (line []byte, hash string, err error) {
 	return line, hash, nil
 }
 
-// An AuditSummary describes a verified audit log.
+// An AuditSummary describes a verified audit log; its JSON is what a
+// head file holds ([WithHeadFile]).
 type AuditSummary struct {
 	// Records is how many records the log holds.
-	Records int
+	Records int `json:"records"`
 	// Head is the hash of the last record (64 zeros for an empty log).
 	// Keep it elsewhere to detect records cut from the end, which a
-	// chain alone cannot show.
-	Head string
+	// chain alone cannot show ([VerifyAuditHead]).
+	Head string `json:"head"`
 }
 
 // ErrAuditBroken is wrapped by [VerifyAudit] when the chain is broken.
@@ -182,6 +348,12 @@ var ErrAuditBroken = errors.New("audit log chain broken")
 // [ErrAuditBroken] naming the first line that does not verify: an edited
 // record fails its hash, a removed or reordered one breaks the links.
 func VerifyAudit(r io.Reader) (AuditSummary, error) {
+	return verifyAudit(r, nil)
+}
+
+// verifyAudit is VerifyAudit, calling seen with each record that
+// verifies.
+func verifyAudit(r io.Reader, seen func(AuditRecord)) (AuditSummary, error) {
 	br := bufio.NewReaderSize(r, 64<<10)
 	sum := AuditSummary{Head: genesis}
 	for n := 1; ; n++ {
@@ -210,19 +382,24 @@ func VerifyAudit(r io.Reader) (AuditSummary, error) {
 		}
 		sum.Records++
 		sum.Head = rec.Hash
+		if seen != nil {
+			seen(rec)
+		}
 	}
 }
 
 // readLine returns the next line without its newline, refusing lines
-// longer than maxAuditLine.
+// longer than MaxAuditRecord (newline included).
 func readLine(br *bufio.Reader) ([]byte, error) {
 	var line []byte
 	for {
 		chunk, err := br.ReadSlice('\n')
-		line = append(line, chunk...)
-		if len(line) > maxAuditLine {
-			return nil, fmt.Errorf("%w: line longer than %d bytes", ErrAuditBroken, maxAuditLine)
+		if len(line)+len(chunk) > MaxAuditRecord {
+			// Refused before it is kept: reading a line costs at most
+			// the bound, whatever the file holds.
+			return nil, fmt.Errorf("%w: line longer than %d bytes", ErrAuditBroken, MaxAuditRecord)
 		}
+		line = append(line, chunk...)
 		switch {
 		case err == nil:
 			return slices.Clip(bytes.TrimSuffix(line, []byte("\n"))), nil

@@ -3,14 +3,21 @@ package policy_test
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"io"
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/miniopenclaw/tool"
 	"github.com/miniopenclaw/tool/policy"
 )
 
@@ -135,4 +142,183 @@ func TestAuditArgumentsRedacted(t *testing.T) {
 	if _, err := policy.VerifyAudit(bytes.NewReader(buf.Bytes())); err != nil {
 		t.Error(err)
 	}
+}
+
+// TestAuditRecordBound: one audited call with a 200 KiB argument of "<"
+// (six bytes each once escaped) must not break the log. The record keeps
+// a bounded prefix of the arguments and says so, with the length and
+// SHA-256 of the whole; the log verifies and reopens. Control: the same
+// call with a small argument keeps the whole arguments, untruncated.
+func TestAuditRecordBound(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		content string
+		cut     bool
+	}{
+		{"control: small", "<<<", false},
+		{"200 KiB of <", strings.Repeat("<", 200<<10), true},
+		{"1 MiB minus a bit of &", strings.Repeat("&", 1<<20-64), true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "audit.jsonl")
+			l, err := policy.OpenAuditFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			a := newTestAuthorizer(t, policy.WithAudit(l), policy.WithAuditArguments())
+			reg, ran := testRegistry(t, a)
+			// Sent as they come, unescaped: the canonical form escapes them.
+			args := json.RawMessage(`{"path":"docs/a","content":"` + tc.content + `"}`)
+			res := reg.Execute(policy.WithPrincipal(context.Background(), bob), "write_file", args)
+			if res.IsError {
+				t.Fatalf("write_file: %s", res.Error)
+			}
+			if _, ok := ran.Load("write_file"); !ok {
+				t.Fatal("write_file did not run")
+			}
+			l.Close()
+			data, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			sum, err := policy.VerifyAudit(bytes.NewReader(data))
+			if err != nil || sum.Records != 2 {
+				t.Fatalf("verify: %+v, %v", sum, err)
+			}
+			l, err = policy.OpenAuditFile(path)
+			if err != nil {
+				t.Fatalf("reopen: %v", err)
+			}
+			l.Close()
+			line, _, _ := strings.Cut(string(data), "\n")
+			if len(line) >= policy.MaxAuditRecord {
+				t.Errorf("a record of %d bytes", len(line))
+			}
+			var rec policy.AuditRecord
+			if err := json.Unmarshal([]byte(line), &rec); err != nil {
+				t.Fatal(err)
+			}
+			canon, _ := json.Marshal(map[string]string{"content": tc.content, "path": "docs/a"}) // the canonical form: keys sorted
+			whole := sha256.Sum256(canon)
+			if !tc.cut {
+				if len(rec.Truncated) != 0 || rec.ArgsPrefix != "" || !bytes.Equal(rec.Args, canon) {
+					t.Errorf("a small record was cut: %s", line)
+				}
+				return
+			}
+			if len(rec.Args) != 0 || len(rec.Truncated) != 1 {
+				t.Fatalf("record: %.300s", line)
+			}
+			tr := rec.Truncated[0]
+			if tr.Field != "args" || tr.Bytes != len(canon) || tr.SHA256 != hex.EncodeToString(whole[:]) {
+				t.Errorf("truncation = %+v, want args, %d bytes, sha256 %x", tr, len(canon), whole)
+			}
+			if !strings.HasPrefix(string(canon), rec.ArgsPrefix) || len(rec.ArgsPrefix) < 1000 {
+				t.Errorf("the prefix (%d bytes) is not the start of the arguments: %.100q", len(rec.ArgsPrefix), rec.ArgsPrefix)
+			}
+			if len(line) > policy.MaxAuditArgs+4<<10 {
+				t.Errorf("a cut record of %d bytes, more than the arguments' bound allows", len(line))
+			}
+		})
+	}
+}
+
+// TestAuditRecordBoundEveryField: a decision whose every text is huge
+// (a principal from a token, a tool name a client made up, a reason
+// quoting a value, thousands of roles) still makes one record within the
+// bound, which verifies; each cut field is listed with the digest of its
+// whole value.
+func TestAuditRecordBoundEveryField(t *testing.T) {
+	huge := strings.Repeat("<\u2028\"", 300<<10)
+	many := make([]string, 20000)
+	for i := range many {
+		many[i] = fmt.Sprintf("role-%d", i)
+	}
+	var buf bytes.Buffer
+	l := policy.NewAuditLog(&buf)
+	d := policy.Decision{Principal: policy.Principal{ID: huge, Roles: many}, Tool: huge, Effect: policy.Deny, Policies: []string{huge, "p"}, Reason: huge}
+	if err := l.Record(d, time.Millisecond); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.RecordOutcome(d, tool.Result{IsError: true, Kind: tool.ErrorKind(huge)}, time.Millisecond); err != nil {
+		t.Fatal(err)
+	}
+	// Control: a plain decision is kept whole.
+	plain := policy.Decision{Principal: policy.Principal{ID: "ann", Roles: []string{"a", "b"}}, Tool: "t", Effect: policy.Deny, Policies: []string{"p"}, Reason: "no"}
+	if err := l.Record(plain, time.Millisecond); err != nil {
+		t.Fatal(err)
+	}
+	if sum, err := policy.VerifyAudit(bytes.NewReader(buf.Bytes())); err != nil || sum.Records != 3 {
+		t.Fatalf("verify: %+v, %v", sum, err)
+	}
+	lines := strings.Split(strings.TrimSuffix(buf.String(), "\n"), "\n")
+	wantCut := [][]string{{"principal", "roles", "tool", "policies", "reason"}, {"principal", "roles", "tool", "outcome"}, nil}
+	for i, line := range lines {
+		if len(line) >= policy.MaxAuditRecord/4 {
+			t.Errorf("record %d: %d bytes", i+1, len(line))
+		}
+		var rec policy.AuditRecord
+		if err := json.Unmarshal([]byte(line), &rec); err != nil {
+			t.Fatal(err)
+		}
+		var fields []string
+		for _, tr := range rec.Truncated {
+			fields = append(fields, tr.Field)
+			whole := []byte(huge)
+			if tr.Field == "roles" {
+				whole, _ = json.Marshal(many)
+			}
+			if tr.Field == "policies" {
+				whole, _ = json.Marshal([]string{huge, "p"})
+			}
+			sum := sha256.Sum256(whole)
+			if tr.Bytes != len(whole) || tr.SHA256 != hex.EncodeToString(sum[:]) {
+				t.Errorf("record %d: %s: %d bytes, sha256 %s; want %d, %x", i+1, tr.Field, tr.Bytes, tr.SHA256, len(whole), sum)
+			}
+		}
+		if !slices.Equal(fields, wantCut[i]) {
+			t.Errorf("record %d: cut %v, want %v", i+1, fields, wantCut[i])
+		}
+		if i == 0 && (!strings.HasPrefix(huge, rec.Principal) || rec.Principal == "" || len(rec.Roles) == 0 || !strings.HasPrefix(many[0], rec.Roles[0])) {
+			t.Errorf("record 1 keeps no prefix: principal %.20q, roles %.40v", rec.Principal, rec.Roles)
+		}
+		if i == 2 && (rec.Principal != "ann" || !slices.Equal(rec.Roles, []string{"a", "b"}) || rec.Reason != "no") {
+			t.Errorf("the plain record was changed: %s", line)
+		}
+	}
+}
+
+// TestAuditReadBounded: a line longer than the bound is refused while it
+// is read, not after: a log of one 64 MiB line costs the reader at most
+// the bound.
+func TestAuditReadBounded(t *testing.T) {
+	var read countingReader
+	read.r = io.LimitReader(zeros{}, 64<<20)
+	_, err := policy.VerifyAudit(&read)
+	if !errors.Is(err, policy.ErrAuditBroken) || !strings.Contains(err.Error(), "line longer than") {
+		t.Fatalf("err = %v", err)
+	}
+	if read.n > policy.MaxAuditRecord+128<<10 {
+		t.Errorf("read %d bytes of one overlong line", read.n)
+	}
+}
+
+type zeros struct{}
+
+func (zeros) Read(p []byte) (int, error) {
+	for i := range p {
+		p[i] = 'a'
+	}
+	return len(p), nil
+}
+
+type countingReader struct {
+	r io.Reader
+	n int
+}
+
+func (c *countingReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n += n
+	return n, err
 }

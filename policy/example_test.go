@@ -1,8 +1,10 @@
 package policy_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 
 	"github.com/miniopenclaw/tool"
@@ -66,4 +68,32 @@ permit (principal, action == Action::"call", resource == Tool::"deploy");
 	// denied deploy {"version":"1.2.0"}
 	// deployed 1.2.0
 	// denied
+}
+
+// A chain shows edited, removed and reordered records, but not records
+// cut from its end: keep the head elsewhere (WithHeadFile publishes it
+// after each record) and verify against it.
+func ExampleVerifyAuditHead() {
+	var log bytes.Buffer
+	a, _ := policy.New("all.cedar", []byte(`permit (principal, action, resource);`), policy.WithAudit(policy.NewAuditLog(&log)))
+	reg := tool.NewRegistry(tool.WithAuthorizer(a))
+	reg.Register(tool.Must(tool.New("ping", "Pings.", func(ctx context.Context, in struct{}) (string, error) { return "pong", nil })))
+	ctx := policy.WithPrincipal(context.Background(), policy.Principal{ID: "ann"})
+
+	reg.Execute(ctx, "ping", nil)                               // a decision and its outcome
+	kept, _ := policy.VerifyAudit(bytes.NewReader(log.Bytes())) // the head, kept elsewhere
+	reg.Execute(ctx, "ping", nil)
+
+	_, err := policy.VerifyAuditHead(bytes.NewReader(log.Bytes()), kept)
+	fmt.Println("grown since the checkpoint:", err)
+	first, _, _ := bytes.Cut(log.Bytes(), []byte("\n"))
+	cut := append(first, '\n') // all but the first record cut
+	sum, err := policy.VerifyAudit(bytes.NewReader(cut))
+	fmt.Println("cut, on its own:", sum.Records, "records,", err)
+	_, err = policy.VerifyAuditHead(bytes.NewReader(cut), kept)
+	fmt.Println("cut, against the kept head:", errors.Is(err, policy.ErrAuditCut))
+	// Output:
+	// grown since the checkpoint: <nil>
+	// cut, on its own: 1 records, <nil>
+	// cut, against the kept head: true
 }

@@ -58,6 +58,13 @@ var jwksClient = &http.Client{CheckRedirect: func(req *http.Request, via []*http
 // for the kid asked for.
 var ErrUnknownKey = errors.New("unknown key")
 
+// ErrKeysUnavailable is wrapped by a [KeySource] that cannot tell whether
+// it has the key asked for: [JWKS.Key] when no key set could be fetched
+// yet, or when the fetch for a kid the last good set lacks failed. A
+// [JWTVerifier] passes it on, and [RequireToken] answers 503: the token
+// may be good, but it cannot be checked now.
+var ErrKeysUnavailable = errors.New("the signing keys cannot be fetched")
+
 // A JWKS is a [KeySource] that fetches a JSON Web Key Set (RFC 7517) from
 // URL, as an authorization server publishes its signing keys (its
 // jwks_uri). The zero value except URL is ready to use; it is safe for
@@ -75,7 +82,10 @@ var ErrUnknownKey = errors.New("unknown key")
 // A fetch reads at most MaxBytes of the body and gives up after Timeout
 // (or when the caller's context ends). A fetch that fails (the server
 // down, an error status, a body too large or not a key set) leaves the
-// last good set in force, and is retried no sooner than MinRefresh later.
+// last good set in force, and is retried no sooner than MinRefresh later;
+// a key the set in force cannot answer for then (no set fetched yet, or
+// a kid it lacks whose fetch failed) is an error wrapping
+// [ErrKeysUnavailable], never a key.
 // Keys that cannot be used are skipped, each with the reason ([JWKS.Skipped]):
 // a "use" other than "sig", symmetric ("oct") keys, which have no place
 // in a published set, RSA keys under 2048 bits, points not on their
@@ -146,12 +156,18 @@ func (s *JWKS) Key(ctx context.Context, kid, alg string) (any, error) {
 				_, ok := s.keys[kid]
 				s.mu.Unlock()
 				if !ok {
-					return nil, fmt.Errorf("jwks %s: key %q: %w", s.URL, kid, err)
+					return nil, fmt.Errorf("jwks %s: key %q: %w: %w", s.URL, kid, ErrKeysUnavailable, err)
 				}
 			}
 			continue
 		}
+		noSet := s.keys == nil
 		s.mu.Unlock()
+		if !known && noSet {
+			// No set fetched yet (the last fetch failed, and the next
+			// is not due): nothing says whether the kid is good.
+			return nil, fmt.Errorf("jwks %s: key %q: %w: no key set fetched yet", s.URL, kid, ErrKeysUnavailable)
+		}
 		if !known {
 			return nil, fmt.Errorf("jwks %s: %w %q", s.URL, ErrUnknownKey, kid)
 		}

@@ -17,6 +17,8 @@ import (
 
 // ErrInvalidToken is wrapped by a [TokenVerifier] for a token it does
 // not accept: malformed, forged, expired, or for another audience.
+// A token that cannot be checked now, because its key cannot be fetched,
+// gets an error wrapping [ErrKeysUnavailable] instead.
 var ErrInvalidToken = errors.New("invalid token")
 
 // A TokenVerifier turns a bearer token into the principal it was issued
@@ -35,9 +37,13 @@ const maxTokenBytes = 16 << 10
 // under "" when it names none), its algorithm fits that key (HMAC for a
 // []byte, RS/PS for an RSA key, ES for an ECDSA key, EdDSA for Ed25519),
 // it has not expired ("exp" is required), it is not used before "nbf",
-// and its "iss" and "aud" are Issuer and Audience. The principal's ID is
-// the "sub" claim, its roles the RolesClaim claim (a list of strings),
-// and its attributes the claims named in AttrClaims.
+// and its "iss" and "aud" are Issuer and Audience. A token whose header
+// has "crit" is refused: it names extensions that must be understood
+// (RFC 7515, section 4.1.11), and the verifier understands none. Keys
+// embedded in the token ("jwk", "jku", "x5c", "x5u") are never used.
+// The principal's ID is the "sub" claim, its roles the RolesClaim claim
+// (a list of strings), and its attributes the claims named in AttrClaims.
+// An error of Source wrapping [ErrKeysUnavailable] is passed on as such.
 type JWTVerifier struct {
 	Keys       map[string]any
 	Source     KeySource // consulted for a kid Keys lacks; may be nil
@@ -66,6 +72,9 @@ func (v *JWTVerifier) VerifyToken(ctx context.Context, token string) (Principal,
 	}
 	claims := jwt.MapClaims{}
 	_, err := jwt.NewParser(opts...).ParseWithClaims(token, claims, func(t *jwt.Token) (any, error) {
+		if _, ok := t.Header["crit"]; ok {
+			return nil, errors.New(`the header names critical extensions ("crit"), which this verifier does not understand`)
+		}
 		kid, _ := t.Header["kid"].(string)
 		key, ok := v.Keys[kid]
 		if !ok && v.Source != nil {
@@ -97,6 +106,9 @@ func (v *JWTVerifier) VerifyToken(ctx context.Context, token string) (Principal,
 		}
 		return key, nil
 	})
+	if errors.Is(err, ErrKeysUnavailable) {
+		return Principal{}, fmt.Errorf("%w: %v", ErrKeysUnavailable, err)
+	}
 	if err != nil {
 		return Principal{}, fmt.Errorf("%w: %v", ErrInvalidToken, err)
 	}
@@ -130,17 +142,32 @@ func (v *JWTVerifier) VerifyToken(ctx context.Context, token string) (Principal,
 // RequireToken returns HTTP middleware for a resource server: a request
 // whose Authorization header carries a bearer token v accepts goes on
 // with the token's principal on its context ([PrincipalFrom]); any other
-// gets 401 Unauthorized with a WWW-Authenticate challenge that points to
-// the protected-resource metadata at metadataURL (RFC 9728), and the
-// next handler is not called.
+// is refused, and the next handler is not called. The refusal is 401
+// Unauthorized with a WWW-Authenticate challenge that points to the
+// protected-resource metadata at metadataURL (RFC 9728), with
+// error="invalid_token" when a token was sent (RFC 6750); 400 Bad
+// Request with error="invalid_request" for a request with more than one
+// Authorization header, which could be read as either; and 503 Service
+// Unavailable, with Retry-After, when the token's key cannot be fetched
+// ([ErrKeysUnavailable]).
 func RequireToken(v TokenVerifier, metadataURL string) func(http.Handler) http.Handler {
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if len(r.Header.Values("Authorization")) > 1 {
+				w.Header().Set("WWW-Authenticate", fmt.Sprintf(`Bearer resource_metadata=%q, error="invalid_request", error_description="more than one Authorization header"`, metadataURL))
+				http.Error(w, "bad request: more than one Authorization header", http.StatusBadRequest)
+				return
+			}
 			scheme, token, _ := strings.Cut(r.Header.Get("Authorization"), " ")
 			var p Principal
 			err := fmt.Errorf("%w: no bearer token", ErrInvalidToken)
 			if strings.EqualFold(scheme, "Bearer") && token != "" {
 				p, err = v.VerifyToken(r.Context(), strings.TrimSpace(token))
+			}
+			if errors.Is(err, ErrKeysUnavailable) {
+				w.Header().Set("Retry-After", "60")
+				http.Error(w, "service unavailable: the authorization server's signing keys cannot be fetched; try again later", http.StatusServiceUnavailable)
+				return
 			}
 			if err != nil {
 				challenge := fmt.Sprintf("Bearer resource_metadata=%q", metadataURL)

@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/ed25519"
 	"encoding/json"
+	"errors"
 	"net/http"
 	"net/http/httptest"
 	"slices"
@@ -71,6 +72,7 @@ func TestJWTVerifier(t *testing.T) {
 		{"other issuer", sign(t, otherIss, hmacKey, jwt.SigningMethodHS256, ""), false},
 		{"alg none", sign(t, claimsFor("carol", "viewer"), jwt.UnsafeAllowNoneSignatureType, jwt.SigningMethodNone, ""), false},
 		{"garbage", "not.a.token", false},
+		{"crit", signCrit(t, claimsFor("carol", "viewer")), false},
 		{"huge", strings.Repeat("a", 20000), false},
 	}
 	for _, tt := range tests {
@@ -83,6 +85,65 @@ func TestJWTVerifier(t *testing.T) {
 				t.Errorf("principal = %+v", p)
 			}
 		})
+	}
+}
+
+// signCrit signs claims with hmacKey and a header naming a critical
+// extension.
+func signCrit(t *testing.T, claims jwt.MapClaims) string {
+	tok := jwt.NewWithClaims(jwt.SigningMethodHS256, claims)
+	tok.Header["crit"] = []string{"b64"}
+	tok.Header["b64"] = true
+	s, err := tok.SignedString(hmacKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// TestRequireTokenRefusals: a request with two Authorization headers is
+// refused with 400 whatever they hold (the control: either alone is
+// let through), and a token whose key cannot be fetched gets 503, not
+// 401 and never the next handler.
+func TestRequireTokenRefusals(t *testing.T) {
+	ran := 0
+	next := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { ran++ })
+	good := sign(t, claimsFor("carol", "viewer"), hmacKey, jwt.SigningMethodHS256, "")
+	down := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { http.Error(w, "down", http.StatusBadGateway) }))
+	defer down.Close()
+	v := verifier()
+	v.Source = &policy.JWKS{URL: down.URL}
+	h := policy.RequireToken(v, "http://meta.test")(next)
+	do := func(auth ...string) *httptest.ResponseRecorder {
+		r := httptest.NewRequest("POST", "/mcp", nil)
+		for _, a := range auth {
+			r.Header.Add("Authorization", a)
+		}
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, r)
+		return w
+	}
+	if w := do("Bearer " + good); w.Code != http.StatusOK || ran != 1 {
+		t.Fatalf("control: %d, ran %d", w.Code, ran)
+	}
+	for _, auth := range [][]string{{"Bearer " + good, "Bearer " + good}, {"Bearer x", "Bearer " + good}, {"Bearer " + good, ""}} {
+		w := do(auth...)
+		if ch := w.Header().Get("WWW-Authenticate"); w.Code != http.StatusBadRequest || !strings.Contains(ch, `error="invalid_request"`) {
+			t.Errorf("%d Authorization headers: %d %q", len(auth), w.Code, ch)
+		}
+	}
+	withKid := sign(t, claimsFor("carol", "viewer"), hmacKey, jwt.SigningMethodHS256, "rotated")
+	for range 2 { // the first fetch fails, the second is not due yet: both unavailable
+		w := do("Bearer " + withKid)
+		if w.Code != http.StatusServiceUnavailable || w.Header().Get("Retry-After") == "" {
+			t.Errorf("key set down: %d %v", w.Code, w.Header())
+		}
+	}
+	if _, err := v.VerifyToken(context.Background(), withKid); !errors.Is(err, policy.ErrKeysUnavailable) || errors.Is(err, policy.ErrInvalidToken) {
+		t.Errorf("VerifyToken with the key set down: %v", err)
+	}
+	if ran != 1 {
+		t.Errorf("the next handler ran %d times", ran)
 	}
 }
 

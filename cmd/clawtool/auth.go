@@ -1,7 +1,9 @@
 package main
 
 import (
+	"bytes"
 	"crypto/x509"
+	"encoding/json"
 	"encoding/pem"
 	"errors"
 	"flag"
@@ -65,14 +67,45 @@ func (af *authFlags) verifier() (*policy.JWTVerifier, error) {
 	}
 	var key any = data
 	if block, _ := pem.Decode(data); block != nil {
+		if block.Type != "PUBLIC KEY" {
+			return nil, fmt.Errorf("--auth-key %s: a PEM %q block, not a public key (PEM type PUBLIC KEY)", af.key, block.Type)
+		}
 		if key, err = x509.ParsePKIXPublicKey(block.Bytes); err != nil {
 			return nil, fmt.Errorf("--auth-key %s: %w", af.key, err)
 		}
+	} else if what := publicMaterial(data); what != "" {
+		// Taken as an HMAC secret, public material would let anyone
+		// sign tokens (algorithm confusion): refuse it.
+		return nil, fmt.Errorf("--auth-key %s: %s is public, not an HMAC secret; give a public key as PEM (PUBLIC KEY), or a secret", af.key, what)
 	} else if len(data) < 32 {
 		return nil, fmt.Errorf("--auth-key %s: an HMAC secret must be at least 32 bytes", af.key)
 	}
 	v.Keys = map[string]any{"": key}
 	return v, nil
+}
+
+// publicMaterial says what public key material data is, in a form other
+// than a PEM block, or "" when it is none that clawtool knows.
+func publicMaterial(data []byte) string {
+	text := bytes.TrimSpace(data)
+	switch {
+	case bytes.Contains(data, []byte("-----BEGIN")):
+		return "PEM text that does not decode, holding a public key or certificate"
+	case len(text) > 0 && text[0] == '{' && json.Valid(text):
+		return "JSON (a JSON Web Key or key set) holding a public key"
+	case bytes.HasPrefix(text, []byte("ssh-")), bytes.HasPrefix(text, []byte("ecdsa-sha2-")), bytes.HasPrefix(text, []byte("sk-ssh-")), bytes.HasPrefix(text, []byte("sk-ecdsa-")):
+		return "an OpenSSH public key"
+	}
+	if _, err := x509.ParsePKIXPublicKey(data); err == nil {
+		return "a DER public key"
+	}
+	if _, err := x509.ParsePKCS1PublicKey(data); err == nil {
+		return "a PKCS #1 DER public key"
+	}
+	if _, err := x509.ParseCertificate(data); err == nil {
+		return "a DER certificate, holding a public key"
+	}
+	return ""
 }
 
 // protect puts the MCP endpoint behind bearer tokens when the flags ask

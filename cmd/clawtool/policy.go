@@ -28,7 +28,9 @@ type policyFlags struct {
 	as      string
 	rolesIn string
 	audit   string
-	approve bool
+	// auditHead is --audit-head: where the audit log publishes its head.
+	auditHead string
+	approve   bool
 	// byClient is serve's --approve-by-client: ask the MCP client's user.
 	byClient bool
 	// forward is set when calls may leave the process (--nats): then --as
@@ -51,6 +53,7 @@ func addPolicyFlags(fs *flag.FlagSet) *policyFlags {
 	fs.StringVar(&pf.as, "as", "", "with --policy, make calls as `USER[:ROLE,...]` (default: the anonymous principal)")
 	fs.StringVar(&pf.rolesIn, "roles-in", "", "with --policy, role inheritance as `ROLE:PARENT,...` (admin:editor,editor:viewer)")
 	fs.StringVar(&pf.audit, "audit", "", "with --policy, append every decision to the hash-chained audit log `FILE`")
+	fs.StringVar(&pf.auditHead, "audit-head", "", "with --audit, write the log's head to `FILE` after each record, atomically, and refuse to continue a log that lacks the head FILE holds; clawtool audit verify --head-file FILE detects records cut from the log's end")
 	fs.BoolVar(&pf.approve, "approve", false, "with --policy, ask on the terminal whether to run a call that needs an approval")
 	return pf
 }
@@ -81,6 +84,11 @@ func (pf *policyFlags) authorizer() (*policy.Authorizer, error) {
 		if pf.as != "" || pf.audit != "" || pf.rolesIn != "" || pf.approve || pf.byClient {
 			return nil, errors.New("--as, --roles-in, --audit and --approve need --policy (--as alone also works with --nats)")
 		}
+	}
+	if pf.auditHead != "" && pf.audit == "" {
+		return nil, errors.New("--audit-head needs --audit")
+	}
+	if pf.file == "" {
 		return nil, nil
 	}
 	parents := map[string][]string{}
@@ -111,7 +119,11 @@ func (pf *policyFlags) authorizer() (*policy.Authorizer, error) {
 		opts = append(opts, policy.WithPathArguments("path"))
 	}
 	if pf.audit != "" {
-		l, err := policy.OpenAuditFile(pf.audit)
+		var aopts []policy.AuditOption
+		if pf.auditHead != "" {
+			aopts = append(aopts, policy.WithHeadFile(pf.auditHead))
+		}
+		l, err := policy.OpenAuditFile(pf.audit, aopts...)
 		if err != nil {
 			return nil, err
 		}
@@ -278,10 +290,12 @@ func visibleText(s string, n int) string {
 // runPolicy is "clawtool policy check|explain".
 func runPolicy(ctx context.Context, e *env, args []string) int {
 	if len(args) == 0 || (args[0] != "check" && args[0] != "explain") {
-		fmt.Fprintln(e.stderr, "Usage:\n  clawtool policy check [flags] POLICY\n  clawtool policy explain --policy FILE --as USER[:ROLE,...] [flags] TOOL [JSON]")
-		if len(args) > 0 && (args[0] == "-h" || args[0] == "--help" || args[0] == "-help") {
+		const usage = "Usage:\n  clawtool policy check [flags] POLICY\n  clawtool policy explain --policy FILE --as USER[:ROLE,...] [flags] TOOL [JSON]"
+		if len(args) == 1 && (args[0] == "-h" || args[0] == "--help" || args[0] == "-help") {
+			fmt.Fprintln(e.stdout, usage) // asked for: stdout, as every -h
 			return exitOK
 		}
+		fmt.Fprintln(e.stderr, usage)
 		return exitUsage
 	}
 	if args[0] == "check" {
@@ -435,26 +449,110 @@ func runPolicyExplain(ctx context.Context, e *env, args []string) int {
 	return exitOK
 }
 
-// runAudit is "clawtool audit verify FILE".
+// auditUsage is what "clawtool audit" prints without a subcommand.
+const auditUsage = `Usage: clawtool audit verify [--head HASH | --head-file FILE] LOG
+
+Subcommands:
+  verify    check the hash chain of an audit log written with --audit, and
+            with --head or --head-file that it still holds a head kept elsewhere
+
+Run "clawtool audit verify -h" for its flags.`
+
+// runAudit is "clawtool audit verify ...".
 func runAudit(ctx context.Context, e *env, args []string) int {
-	if len(args) != 2 || args[0] != "verify" {
-		fmt.Fprintln(e.stderr, "Usage: clawtool audit verify FILE\n\nChecks the hash chain of an audit log written with --audit: an edited, removed or\nreordered record is reported with its line number.")
-		if len(args) == 1 && (args[0] == "-h" || args[0] == "--help" || args[0] == "-help") {
-			return exitOK
-		}
-		return exitUsage
+	if len(args) > 0 && args[0] == "verify" {
+		return runAuditVerify(ctx, e, args[1:])
 	}
-	f, err := os.Open(args[1])
+	if len(args) == 1 && (args[0] == "-h" || args[0] == "--help" || args[0] == "-help") {
+		fmt.Fprintln(e.stdout, auditUsage)
+		return exitOK
+	}
+	if len(args) == 0 {
+		fmt.Fprintf(e.stderr, "clawtool audit: no subcommand given\n\n%s\n", auditUsage)
+	} else {
+		fmt.Fprintf(e.stderr, "clawtool audit: unknown subcommand %q\n\n%s\n", args[0], auditUsage)
+	}
+	return exitUsage
+}
+
+// readSmallFile reads path, refusing one longer than limit bytes.
+func readSmallFile(path string, limit int64) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, limit+1))
+	if err == nil && int64(len(b)) > limit {
+		err = fmt.Errorf("%s: longer than %s", path, byteSize(limit))
+	}
+	return b, err
+}
+
+func runAuditVerify(_ context.Context, e *env, args []string) int {
+	fs := newFlags(e, "audit verify", "[--head HASH | --head-file FILE] LOG",
+		`Verify checks the hash chain of an audit log written with --audit: an edited,
+removed or reordered record is reported with its line number, and it prints
+the number of records and the log's head (the hash of its last record).
+
+A chain cannot show records cut from its end. Keep the head elsewhere (the
+--audit-head FILE of the command that writes the log publishes it after each
+record) and give it with --head HASH or --head-file FILE: a log that no longer
+holds that head is reported as cut. Records appended since are fine.
+The exit status is 0 when the log verifies, 1 when it does not, 2 for usage errors.`)
+	head := fs.String("head", "", "the log must hold the record whose hash is `HASH` (a head printed or published before)")
+	headFile := fs.String("head-file", "", "the log must hold the head kept in `FILE` (written by --audit-head)")
+	if code := parseFlags(fs, args, e.stdout); code >= 0 {
+		return code
+	}
+	if fs.NArg() != 1 {
+		return usageError(fs, "want one LOG file, got %d arguments", fs.NArg())
+	}
+	if *head != "" && *headFile != "" {
+		return usageError(fs, "give --head or --head-file, not both")
+	}
+	var want *policy.AuditSummary
+	var from string
+	switch {
+	case *head != "":
+		h, err := policy.ParseAuditHead([]byte(*head))
+		if err != nil {
+			return usageError(fs, "--head: %v", err)
+		}
+		want, from = &h, "--head"
+	case *headFile != "":
+		data, err := readSmallFile(*headFile, 4<<10)
+		if err != nil {
+			fmt.Fprintf(e.stderr, "clawtool audit verify: --head-file: %v\n", err)
+			return exitUsage
+		}
+		h, err := policy.ParseAuditHead(data)
+		if err != nil {
+			fmt.Fprintf(e.stderr, "clawtool audit verify: --head-file %s: %v\n", *headFile, err)
+			return exitUsage
+		}
+		want, from = &h, *headFile
+	}
+	name := fs.Arg(0)
+	f, err := os.Open(name)
 	if err != nil {
 		fmt.Fprintf(e.stderr, "clawtool audit verify: %v\n", err)
 		return exitUsage
 	}
 	defer f.Close()
-	sum, err := policy.VerifyAudit(f)
+	var sum policy.AuditSummary
+	if want != nil {
+		sum, err = policy.VerifyAuditHead(f, *want)
+	} else {
+		sum, err = policy.VerifyAudit(f)
+	}
 	if err != nil {
-		fmt.Fprintf(e.stdout, "%s: BROKEN after %d good records: %v\n", args[1], sum.Records, err)
+		fmt.Fprintf(e.stdout, "%s: BROKEN after %d good records: %v\n", name, sum.Records, err)
 		return exitToolError
 	}
-	fmt.Fprintf(e.stdout, "%s: ok, %d records, head %s\n", args[1], sum.Records, sum.Head)
+	fmt.Fprintf(e.stdout, "%s: ok, %d records, head %s\n", name, sum.Records, sum.Head)
+	if want != nil {
+		fmt.Fprintf(e.stdout, "%s: holds the head of %s, %s\n", name, from, want.Head)
+	}
 	return exitOK
 }

@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -192,5 +193,60 @@ func TestPolicyWorkspaceSymlink(t *testing.T) {
 	run(context.Background(), []string{"policy", "explain", "--workspace", ws, "--policy", pol, "read_file", `{"path":"docs/x/k"}`}, nil, &stdout, &stderr)
 	if out := stdout.String(); !strings.Contains(out, `seen as:   {"path":"secrets/k"}`) || !strings.Contains(out, "decision:  deny") {
 		t.Errorf("explain: %s%s", out, stderr.String())
+	}
+}
+
+// TestAuditVerifyHead: a log written with --audit-head publishes its
+// head; cutting the log's last records still verifies on its own (the
+// control: a chain cannot show it) and is reported as cut against the
+// published head (--head-file) or a head printed before (--head); the
+// next command that writes the log refuses to continue it.
+func TestAuditVerifyHead(t *testing.T) {
+	dir := t.TempDir()
+	roles := filepath.Join("testdata", "policy", "roles.cedar")
+	log, head := filepath.Join(dir, "audit.jsonl"), filepath.Join(dir, "audit.head")
+	do := func(args ...string) (int, string) {
+		var out bytes.Buffer
+		code := run(context.Background(), args, strings.NewReader(""), &out, &out)
+		return code, out.String()
+	}
+	write := func() (int, string) {
+		return do("call", "calc", `{"expression":"1+2"}`, "--policy", roles, "--as", "bob:analyst", "--audit", log, "--audit-head", head)
+	}
+	for range 3 {
+		if code, out := write(); code != exitOK {
+			t.Fatalf("call: exit %d: %s", code, out)
+		}
+	}
+	code, out := do("audit", "verify", "--head-file", head, log)
+	if code != exitOK || !strings.Contains(out, "ok, 6 records") || !strings.Contains(out, "holds the head of "+head) {
+		t.Fatalf("verify the whole log: exit %d: %s", code, out)
+	}
+	printed := regexp.MustCompile(`head ([0-9a-f]{64})`).FindStringSubmatch(out)[1]
+
+	data, _ := os.ReadFile(log)
+	lines := strings.SplitAfter(string(data), "\n")
+	os.WriteFile(log, []byte(strings.Join(lines[:4], "")), 0o600) // the last call's two records cut
+	if code, out := do("audit", "verify", log); code != exitOK || !strings.Contains(out, "ok, 4 records") {
+		t.Fatalf("control: the cut log without a head: exit %d: %s", code, out)
+	}
+	for _, flags := range [][]string{{"--head-file", head}, {"--head", printed}, {log, "--head", printed}} {
+		args := append([]string{"audit", "verify"}, flags...)
+		if len(flags) == 2 {
+			args = append(args, log)
+		}
+		code, out := do(args...)
+		if code != exitToolError || !strings.Contains(out, "BROKEN after 4 good records: audit log chain broken: records cut from its end: the kept head "+printed) {
+			t.Errorf("%v on the cut log: exit %d: %s", flags, code, out)
+		}
+	}
+	if code, out := write(); code != exitToolError || !strings.Contains(out, "records cut from its end") {
+		t.Errorf("a call continued the cut log: exit %d: %s", code, out)
+	}
+	if got, _ := os.ReadFile(log); len(got) != len(strings.Join(lines[:4], "")) {
+		t.Error("the refused call wrote to the cut log")
+	}
+	if code, out := do("call", "calc", `{"expression":"1"}`, "--policy", roles, "--audit-head", head); code != exitToolError || !strings.Contains(out, "--audit-head needs --audit") {
+		t.Errorf("--audit-head without --audit: exit %d: %s", code, out)
 	}
 }

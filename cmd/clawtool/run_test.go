@@ -62,6 +62,21 @@ func TestCLI(t *testing.T) {
 		{"policy_explain_failing", []string{"policy", "explain", "--policy", "testdata/policy/failing.cedar", "--as", "ann", "kv", `{"op":"get","key":"a"}`}, "", exitOK},
 		{"version_extra_arg", []string{"version", "now"}, "", exitUsage},
 		{"help_chat", []string{"help", "chat"}, "", exitOK},
+		// Every audit subcommand prints its usage on -h, never opens a
+		// file named -h.
+		{"audit_help", []string{"audit", "-h"}, "", exitOK},
+		{"help_audit", []string{"help", "audit"}, "", exitOK},
+		{"audit_verify_help", []string{"audit", "verify", "-h"}, "", exitOK},
+		{"audit_verify_help_long", []string{"audit", "verify", "--help"}, "", exitOK},
+		{"audit_verify_help_after_file", []string{"audit", "verify", "audit.jsonl", "-h"}, "", exitOK},
+		{"audit_no_subcommand", []string{"audit"}, "", exitUsage},
+		{"audit_unknown_subcommand", []string{"audit", "check", "audit.jsonl"}, "", exitUsage},
+		{"audit_verify_no_file", []string{"audit", "verify"}, "", exitUsage},
+		{"audit_verify_two_files", []string{"audit", "verify", "a", "b"}, "", exitUsage},
+		{"audit_verify_bad_head", []string{"audit", "verify", "--head", "abc", "audit.jsonl"}, "", exitUsage},
+		{"audit_verify_both_heads", []string{"audit", "verify", "--head", "abc", "--head-file", "h", "audit.jsonl"}, "", exitUsage},
+		{"policy_help", []string{"policy", "-h"}, "", exitOK},
+		{"audit_verify_bad_flag", []string{"audit", "verify", "--tail", "audit.jsonl"}, "", exitUsage},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			var stdout, stderr bytes.Buffer
