@@ -617,6 +617,17 @@ func (g *gated) Options() tool.Options {
 	return o
 }
 
+// MCPAnnotations forwards the annotations of an imported MCP tool, so
+// that an MCP server in front of the registry describes it as its own
+// server did (see [mcptool.Annotated]): a gated tool changes no
+// annotation.
+func (g *gated) MCPAnnotations() (*mcptool.Annotations, bool) {
+	if a, ok := g.Tool.(mcptool.Annotated); ok {
+		return a.MCPAnnotations()
+	}
+	return nil, false
+}
+
 // Execute calls the tool; when the entry closes meanwhile, the call ends
 // with an error Result of kind unavailable.
 func (g *gated) Execute(ctx context.Context, args json.RawMessage) (tool.Result, error) {

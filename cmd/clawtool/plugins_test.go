@@ -3,12 +3,15 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
 )
 
 // writePluginsConfig writes a configuration naming the test MCP server
@@ -152,5 +155,55 @@ func TestPluginsSandboxPolicy(t *testing.T) {
 		st[0].Name != "boxed" || st[0].State != "failed" || !strings.Contains(st[0].Error, `"sandboxPolicy" cannot be applied to a stdio MCP server`) ||
 		st[1].Name != "free" || st[1].State != "ready" {
 		t.Errorf("exit %d, entries %+v", code, st)
+	}
+}
+
+// TestServeConfigKeepsAnnotations serves the same MCP server through
+// --mcp and through --config: tools/list must describe its tool with the
+// annotations the server stated, false hints included, both ways (they
+// were dropped through --config, and clients then took the tool for
+// destructive and open-world).
+func TestServeConfigKeepsAnnotations(t *testing.T) {
+	t.Setenv("XDG_CACHE_HOME", t.TempDir())
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(t.TempDir(), "config.json")
+	b, _ := json.Marshal(map[string]any{"mcpServers": map[string]any{
+		"remote": map[string]any{"command": exe, "args": []string{"-test.run=^$"}, "env": map[string]string{mcpServerEnv: "1", hintsEnv: "1"}},
+	}})
+	if err := os.WriteFile(file, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]any{"title": "Echo", "readOnlyHint": false, "idempotentHint": true, "destructiveHint": false, "openWorldHint": false}
+	for _, args := range [][]string{
+		{"--mcp", fmt.Sprintf("env %s=1 %s", hintsEnv, remoteServer(t))},
+		{"--config", file},
+	} {
+		t.Run(args[0], func(t *testing.T) {
+			s := startServe(t, io.Discard, append([]string{"--no-builtins"}, args...)...)
+			s.roundTrip(initReq)
+			s.send(initialized)
+			var echo map[string]any
+			for echo == nil {
+				r, _ := s.roundTrip(`{"jsonrpc":"2.0","id":2,"method":"tools/list"}`)["result"].(map[string]any)
+				tools, _ := r["tools"].([]any)
+				for _, tl := range tools {
+					if m := tl.(map[string]any); m["name"] == "remote_echo" {
+						echo = m
+					}
+				}
+				if echo == nil {
+					s.waitChanged()
+				}
+			}
+			if diff := cmp.Diff(want, echo["annotations"]); diff != "" {
+				t.Errorf("annotations of remote_echo (-want +got):\n%s", diff)
+			}
+			if code := s.close(); code != exitOK {
+				t.Errorf("serve exit %d", code)
+			}
+		})
 	}
 }

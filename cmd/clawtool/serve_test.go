@@ -30,6 +30,14 @@ const (
 	gateEnv  = "CLAWTOOL_TEST_GATE"
 )
 
+// hintsEnv makes the test MCP server state remote_echo's annotations
+// (fixtureHints), among them hints that are false, which MCP reads as
+// true when they are absent.
+const hintsEnv = "CLAWTOOL_TEST_HINTS"
+
+// fixtureHints are the annotations remote_echo states with hintsEnv.
+var fixtureHints = &mcp.ToolAnnotations{Title: "Echo", IdempotentHint: true, DestructiveHint: new(false), OpenWorldHint: new(false)}
+
 func TestMain(m *testing.M) {
 	if os.Getenv(asCLIEnv) == "1" {
 		os.Exit(run(context.Background(), os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
@@ -52,7 +60,11 @@ func TestMain(m *testing.M) {
 		type in struct {
 			Text string `json:"text"`
 		}
-		mcp.AddTool(s, &mcp.Tool{Name: "remote_echo", Description: "Echoes text, remotely."},
+		echo := &mcp.Tool{Name: "remote_echo", Description: "Echoes text, remotely."}
+		if os.Getenv(hintsEnv) == "1" {
+			echo.Annotations = fixtureHints
+		}
+		mcp.AddTool(s, echo,
 			func(_ context.Context, _ *mcp.CallToolRequest, in in) (*mcp.CallToolResult, any, error) {
 				return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "remote: " + in.Text}}}, nil, nil
 			})
