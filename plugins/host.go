@@ -552,7 +552,9 @@ func (e *entry) put(name string, t tool.Tool) {
 	g.impl.Store(&t)
 	var err error
 	if e.owned[name] {
-		err = reg.Register(g)
+		// The entry's own tool, changed: replaced without the registry's
+		// warning per tool (the import reports what changed).
+		_, err = reg.Replace(g)
 	} else {
 		err = reg.RegisterUnique(g)
 	}
