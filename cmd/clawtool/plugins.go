@@ -126,7 +126,9 @@ when the file cannot be read or an entry failed.
 The file is the "mcpServers" JSON of the desktop agent hosts and editors
 ({"mcpServers": {NAME: {"command", "args", "env"} or {"url", "headers"}}}),
 which may add per server "prefix", "tools" and "excludeTools" (name
-patterns), "timeout" and "unsandboxed"; "wasmModules" ({NAME: {"path",
+patterns), "timeout", "maxTools" (how many of its tools to import, 10000
+by default; a server that lists more is cut there, and ERROR and the
+JSON's "cut" say how many were left out) and "unsandboxed"; "wasmModules" ({NAME: {"path",
 "tools", "abi" (command or reactor), "instances", "workspace", "env",
 "memoryPages", "timeout"}}); "defaults" ({"timeout", "maxOutput"}); and
 "sandboxPolicy" and "permissions" file names ("sandboxPolicy" bounds the
@@ -162,17 +164,27 @@ changes.`)
 		}
 	}
 	if *asJSON {
+		type cut struct {
+			MaxTools int  `json:"maxTools"`
+			LeftOut  int  `json:"leftOut"`
+			AtLeast  bool `json:"atLeast,omitempty"`
+		}
 		type entry struct {
 			Name     string `json:"name"`
 			Kind     string `json:"kind"`
 			State    string `json:"state"`
 			Tools    int    `json:"tools"`
+			Cut      *cut   `json:"cut,omitempty"`
 			Error    string `json:"error,omitempty"`
 			Restarts int    `json:"restarts,omitempty"`
 		}
 		out := make([]entry, 0, len(st))
 		for _, s := range st {
-			out = append(out, entry{s.Name, s.Kind, string(s.State), s.Tools, s.Err, s.Restarts})
+			en := entry{Name: s.Name, Kind: s.Kind, State: string(s.State), Tools: s.Tools, Error: s.Err, Restarts: s.Restarts}
+			if c := s.Cut; c != nil {
+				en.Cut = &cut{c.MaxTools, c.LeftOut, c.AtLeast}
+			}
+			out = append(out, en)
 		}
 		writeJSON(e.stdout, out)
 		return code

@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -29,6 +30,10 @@ const (
 	asCLIEnv = "CLAWTOOL_TEST_AS_CLI"
 	gateEnv  = "CLAWTOOL_TEST_GATE"
 )
+
+// manyEnv makes the test binary an MCP server of N tools, t0000…, 100 a
+// tools/list page.
+const manyEnv = "CLAWTOOL_TEST_MANY"
 
 // hintsEnv makes the test MCP server state remote_echo's annotations
 // (fixtureHints), among them hints that are false, which MCP reads as
@@ -54,6 +59,19 @@ func TestMain(m *testing.M) {
 				os.Exit(3)
 			}
 		}
+	}
+	if n, err := strconv.Atoi(os.Getenv(manyEnv)); err == nil {
+		s := mcp.NewServer(&mcp.Implementation{Name: "test-many", Version: "0"}, &mcp.ServerOptions{PageSize: 100})
+		for i := range n {
+			s.AddTool(&mcp.Tool{Name: fmt.Sprintf("t%04d", i), Description: "One of many.", InputSchema: map[string]any{"type": "object"}},
+				func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+					return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "ok"}}}, nil
+				})
+		}
+		if err := s.Run(context.Background(), &mcp.StdioTransport{}); err != nil {
+			os.Exit(1)
+		}
+		os.Exit(0)
 	}
 	if os.Getenv(mcpServerEnv) == "1" {
 		s := mcp.NewServer(&mcp.Implementation{Name: "test-remote", Version: "0"}, nil)
