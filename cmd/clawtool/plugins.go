@@ -9,9 +9,11 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"text/tabwriter"
 
 	"github.com/miniopenclaw/tool"
+	"github.com/miniopenclaw/tool/inspector"
 	"github.com/miniopenclaw/tool/plugins"
 )
 
@@ -25,6 +27,8 @@ type configFlags struct {
 	// and stderr is where it reports.
 	reloaded func(h *plugins.Host, err error)
 	stderr   io.Writer
+
+	host atomic.Pointer[plugins.Host] // the host loading the file, once made
 }
 
 func addConfigFlags(fs *flag.FlagSet) *configFlags {
@@ -43,7 +47,32 @@ func (c *configFlags) newHost(e *env, r *tool.Registry, opts ...plugins.Option) 
 		opts = append(opts, plugins.WithReloadFunc(func(err error) { c.reloaded(h, err) }))
 	}
 	h = plugins.NewHost(r, opts...)
+	c.host.Store(h)
 	return h
+}
+
+// inspectorOptions shows the file's entries in the inspector's Sources
+// tab, as clawtool plugins prints them: state, tools, and what a cut
+// import left out.
+func (c *configFlags) inspectorOptions() []inspector.Option {
+	if c.file == "" {
+		return nil
+	}
+	return []inspector.Option{inspector.WithSources(func() []inspector.Source {
+		h := c.host.Load()
+		if h == nil {
+			return nil
+		}
+		var out []inspector.Source
+		for _, s := range h.Status() {
+			src := inspector.Source{Name: s.Name, Kind: s.Kind, State: string(s.State), Tools: s.Tools, Error: s.Err}
+			if cut := s.Cut; cut != nil {
+				src.MaxTools, src.LeftOut, src.AtLeast = cut.MaxTools, cut.LeftOut, cut.AtLeast
+			}
+			out = append(out, src)
+		}
+		return out
+	})}
 }
 
 // importInto loads the file's entries into r, waiting for them; an entry
