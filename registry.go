@@ -206,12 +206,29 @@ func (r *Registry) logger() *slog.Logger {
 // call's arguments outgrow the limit: that call is refused. The schema is compiled
 // once, here; the tool's definition is rendered once, here.
 func (r *Registry) Register(t Tool) error {
+	replaced, err := r.Replace(t)
+	if replaced {
+		r.logger().LogAttrs(context.Background(), slog.LevelWarn, "tool replaced: a tool of the same name was already registered",
+			slog.String("tool", t.Name()))
+	}
+	return err
+}
+
+// Replace is [Registry.Register] without the warning: it adds t, in place
+// of the tool registered under the same name if there is one, and reports
+// whether there was. It is for the code that owns a name updating its own
+// tool (an importer registering the new version of a tool its source
+// changed), which reports the change itself if it wants to; code that
+// cannot know whether the name is its own uses Register or
+// [Registry.RegisterUnique]. It checks t as Register does, and on error
+// changes nothing.
+func (r *Registry) Replace(t Tool) (replaced bool, err error) {
 	e, err := r.entryFor(t)
 	if err != nil {
-		return err
+		return false, err
 	}
 	r.mu.Lock()
-	_, replaced := r.tools[e.name]
+	_, replaced = r.tools[e.name]
 	r.tools[e.name] = e
 	if replaced {
 		r.replacedLocked(e)
@@ -220,12 +237,8 @@ func (r *Registry) Register(t Tool) error {
 	}
 	watchers := r.watchersLocked()
 	r.mu.Unlock()
-	if replaced {
-		r.logger().LogAttrs(context.Background(), slog.LevelWarn, "tool replaced: a tool of the same name was already registered",
-			slog.String("tool", e.name))
-	}
 	notify(watchers, e.name)
-	return nil
+	return replaced, nil
 }
 
 // RegisterUnique is like [Registry.Register] but returns an error wrapping

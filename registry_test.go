@@ -71,6 +71,23 @@ func TestRegisterReplacesAndUnique(t *testing.T) {
 		t.Errorf("a replacing Register logged %q, want %q", logged.String(), want)
 	}
 	logged.Reset()
+	// Replace is Register for the name's owner: the same change, no warning.
+	third := newRaw("echo", `{"type":"object"}`)
+	if replaced, err := r.Replace(third); err != nil || !replaced {
+		t.Fatalf("Replace of a registered name = %v, %v; want true, nil", replaced, err)
+	}
+	if got, _ := r.Get("echo"); got != tool.Tool(third) || logged.Len() != 0 {
+		t.Errorf("Replace: the tool is not the new one, or it logged %q", logged.String())
+	}
+	if replaced, err := r.Replace(newRaw("fresh", `{"type":"object"}`)); err != nil || replaced {
+		t.Errorf("Replace of a new name = %v, %v; want false, nil", replaced, err)
+	}
+	if _, err := r.Replace(newRaw("bad name!", `{"type":"object"}`)); !errors.Is(err, tool.ErrInvalidName) {
+		t.Errorf("Replace of an invalid name = %v, want ErrInvalidName", err)
+	}
+	r.Remove("fresh")
+	r.Register(second)
+	logged.Reset()
 	err := r.RegisterUnique(first)
 	if !errors.Is(err, tool.ErrDuplicate) || !strings.Contains(err.Error(), `"echo"`) {
 		t.Fatalf("RegisterUnique of a duplicate = %v, want an error naming the tool, wrapping ErrDuplicate", err)
