@@ -13,7 +13,8 @@
 #   PACKAGE  package patterns (default ./...), e.g. ./internal/... .
 #   FUZZPARALLEL  fuzzing workers per target (go test -parallel; default
 #            GOMAXPROCS).
-# Not part of .ci/run: all targets at the default time take about 20 min.
+# Not part of .ci/run: all targets at the default time take about half an
+# hour on 2 shared cores (builds of the instrumented binaries included).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
