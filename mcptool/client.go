@@ -111,6 +111,8 @@ type Client struct {
 	closed  bool
 
 	resources *jsonschema.Resources // WithSchemaResources; nil if none
+	endErr    error                 // why the session ended; read after done
+	ended     func() error          // a Command transport's end, if any
 }
 
 type clientConfig struct {
@@ -283,10 +285,13 @@ func Connect(ctx context.Context, t mcp.Transport, opts ...ClientOption) (*Clien
 	for _, opt := range opts {
 		opt(&cfg)
 	}
-	if ct, ok := t.(*commandTransport); ok && ct.logger == nil {
-		ct.logger = cfg.logger
-	}
 	c := &Client{cfg: cfg, done: make(chan struct{}), dirty: make(chan struct{}, 1)}
+	if ct, ok := t.(*commandTransport); ok {
+		if ct.logger == nil {
+			ct.logger = cfg.logger
+		}
+		c.ended = ct.ended
+	}
 	if len(cfg.resources) > 0 {
 		c.resources = &jsonschema.Resources{}
 		for uri, doc := range cfg.resources {
@@ -318,7 +323,7 @@ func Connect(ctx context.Context, t mcp.Transport, opts ...ClientOption) (*Clien
 	life, stop := context.WithCancel(context.Background())
 	c.stop = stop
 	c.wg.Go(func() {
-		_ = session.Wait()
+		c.endErr = session.Wait()
 		close(c.done)
 	})
 	c.wg.Go(func() { c.resyncLoop(life) })
@@ -332,6 +337,25 @@ func (c *Client) Session() *mcp.ClientSession { return c.session }
 // Done returns a channel that is closed when the connection has ended:
 // the server exited or hung up, or [Client.Close] was called.
 func (c *Client) Done() <-chan struct{} { return c.done }
+
+// Err returns why the connection ended, once [Client.Done] is closed: for
+// a [Command] transport whose server exited on its own, an error that
+// gives its exit status and the end of its standard error (as calls to
+// its tools do). It is nil while the connection is up, and may be nil or
+// a closing error after [Client.Close].
+func (c *Client) Err() error {
+	select {
+	case <-c.done:
+	default:
+		return nil
+	}
+	if c.ended != nil {
+		if err := c.ended(); err != nil {
+			return err
+		}
+	}
+	return c.endErr
+}
 
 // Close ends the connection (for a [Command] transport, the process is
 // stopped as described there) and stops keeping registries in sync. The

@@ -52,6 +52,16 @@ func CommandTransport(cmd *exec.Cmd) mcp.Transport {
 type commandTransport struct {
 	cmd    *exec.Cmd
 	logger *slog.Logger // set by Connect
+
+	mu  sync.Mutex
+	end error // how the server ended, once it has
+}
+
+// ended returns how the server ended, or nil while it has not.
+func (t *commandTransport) ended() error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.end
 }
 
 // Connect starts the process.
@@ -81,7 +91,15 @@ func (t *commandTransport) Connect(context.Context) (mcp.Connection, error) {
 	}
 	p := &process{cmd: cmd, exited: make(chan struct{})}
 	conn := newStreamConn(stdout, stdin, func() error { return p.stop(stdin) }, false, t.logger)
-	conn.ended = func(err error) error { return p.ended(err, tail) }
+	conn.ended = func(err error) error {
+		end := p.ended(err, tail)
+		t.mu.Lock()
+		if t.end == nil {
+			t.end = end
+		}
+		t.mu.Unlock()
+		return end
+	}
 	return conn, nil
 }
 
