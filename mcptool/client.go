@@ -130,6 +130,7 @@ type clientConfig struct {
 	maxTools        int
 	maxPages        int
 	maxDescription  int
+	onReimport      func(Reimport)
 }
 
 // A ClientOption configures a [Client] made by [Connect].
@@ -267,6 +268,24 @@ func WithImportLimits(maxTools, maxPages, maxDescriptionBytes int) ClientOption 
 			c.maxDescription = maxDescriptionBytes
 		}
 	}
+}
+
+// A Reimport is what one re-import of a registry after
+// notifications/tools/list_changed did: the tools it added, changed
+// (replaced in place) and removed, and the error [Client.Import] would
+// have returned (nil when nothing was left out; a cut at the tool cap is
+// a [*ToolCapError] in it).
+type Reimport struct {
+	Added, Changed, Removed int
+	Err                     error
+}
+
+// WithReimportFunc calls fn after each re-import, for a host that shows
+// what its imports left out (package plugins keeps the cut of each
+// entry's last import this way). With fn set the client does not log the
+// re-import itself: fn reports it as the host sees fit.
+func WithReimportFunc(fn func(Reimport)) ClientOption {
+	return func(c *clientConfig) { c.onReimport = fn }
 }
 
 // Connect connects to the MCP server at the other end of t (see

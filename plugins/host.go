@@ -743,6 +743,7 @@ func (e *entry) connect(ctx context.Context, s Server) (*mcptool.Client, error) 
 		mcptool.WithFilter(s.keeps),
 		mcptool.WithClientLogger(slog.New(redactingHandler{e.h.logger.Handler(), e.redact})),
 		mcptool.WithCallTimeout(time.Duration(s.Timeout)),
+		mcptool.WithReimportFunc(e.reimported),
 	}
 	var t mcp.Transport
 	if s.URL != "" {
@@ -829,6 +830,19 @@ func (e *entry) recordCut(err error) error {
 		e.h.logger.Warn("plugins: "+e.what()+": "+cut.String(), "leftOut", cut.LeftOut, "maxTools", cut.MaxTools)
 	}
 	return errors.Join(rest...)
+}
+
+// reimported records and logs a re-import after the server's
+// tools/list_changed: its cut, if any, as the first import's is (one
+// WARN line), and one line for the rest.
+func (e *entry) reimported(r mcptool.Reimport) {
+	rest := e.recordCut(r.Err)
+	attrs := []any{"added", r.Added, "changed", r.Changed, "removed", r.Removed}
+	if rest != nil {
+		e.h.logger.Warn("plugins: "+e.what()+": re-import after tools/list_changed left part of it out", append(attrs, "error", e.redact(rest.Error()))...)
+		return
+	}
+	e.h.logger.Info("plugins: "+e.what()+": re-imported after tools/list_changed", attrs...)
 }
 
 // leafErrors flattens errors joined with errors.Join.
