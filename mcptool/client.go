@@ -111,6 +111,8 @@ type Client struct {
 	closed  bool
 
 	resources *jsonschema.Resources // WithSchemaResources; nil if none
+	endErr    error                 // why the session ended; read after done
+	ended     func() error          // a Command transport's end, if any
 }
 
 type clientConfig struct {
@@ -128,6 +130,7 @@ type clientConfig struct {
 	maxTools        int
 	maxPages        int
 	maxDescription  int
+	onReimport      func(Reimport)
 }
 
 // A ClientOption configures a [Client] made by [Connect].
@@ -267,6 +270,24 @@ func WithImportLimits(maxTools, maxPages, maxDescriptionBytes int) ClientOption 
 	}
 }
 
+// A Reimport is what one re-import of a registry after
+// notifications/tools/list_changed did: the tools it added, changed
+// (replaced in place) and removed, and the error [Client.Import] would
+// have returned (nil when nothing was left out; a cut at the tool cap is
+// a [*ToolCapError] in it).
+type Reimport struct {
+	Added, Changed, Removed int
+	Err                     error
+}
+
+// WithReimportFunc calls fn after each re-import, for a host that shows
+// what its imports left out (package plugins keeps the cut of each
+// entry's last import this way). With fn set the client does not log the
+// re-import itself: fn reports it as the host sees fit.
+func WithReimportFunc(fn func(Reimport)) ClientOption {
+	return func(c *clientConfig) { c.onReimport = fn }
+}
+
 // Connect connects to the MCP server at the other end of t (see
 // [Command], [URL], or mcp.NewInMemoryTransports) and completes the
 // protocol handshake, which ctx bounds. The returned Client must be
@@ -283,10 +304,13 @@ func Connect(ctx context.Context, t mcp.Transport, opts ...ClientOption) (*Clien
 	for _, opt := range opts {
 		opt(&cfg)
 	}
-	if ct, ok := t.(*commandTransport); ok && ct.logger == nil {
-		ct.logger = cfg.logger
-	}
 	c := &Client{cfg: cfg, done: make(chan struct{}), dirty: make(chan struct{}, 1)}
+	if ct, ok := t.(*commandTransport); ok {
+		if ct.logger == nil {
+			ct.logger = cfg.logger
+		}
+		c.ended = ct.ended
+	}
 	if len(cfg.resources) > 0 {
 		c.resources = &jsonschema.Resources{}
 		for uri, doc := range cfg.resources {
@@ -318,7 +342,7 @@ func Connect(ctx context.Context, t mcp.Transport, opts ...ClientOption) (*Clien
 	life, stop := context.WithCancel(context.Background())
 	c.stop = stop
 	c.wg.Go(func() {
-		_ = session.Wait()
+		c.endErr = session.Wait()
 		close(c.done)
 	})
 	c.wg.Go(func() { c.resyncLoop(life) })
@@ -332,6 +356,25 @@ func (c *Client) Session() *mcp.ClientSession { return c.session }
 // Done returns a channel that is closed when the connection has ended:
 // the server exited or hung up, or [Client.Close] was called.
 func (c *Client) Done() <-chan struct{} { return c.done }
+
+// Err returns why the connection ended, once [Client.Done] is closed: for
+// a [Command] transport whose server exited on its own, an error that
+// gives its exit status and the end of its standard error (as calls to
+// its tools do). It is nil while the connection is up, and may be nil or
+// a closing error after [Client.Close].
+func (c *Client) Err() error {
+	select {
+	case <-c.done:
+	default:
+		return nil
+	}
+	if c.ended != nil {
+		if err := c.ended(); err != nil {
+			return err
+		}
+	}
+	return c.endErr
+}
 
 // Close ends the connection (for a [Command] transport, the process is
 // stopped as described there) and stops keeping registries in sync. The

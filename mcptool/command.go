@@ -11,6 +11,7 @@ import (
 	"sync"
 	"syscall"
 	"time"
+	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -18,7 +19,7 @@ import (
 // Bounds of what a [Command] transport reports about a server that ended.
 const (
 	stderrTailBytes = 4 << 10 // standard error kept, from its end
-	stderrTailLines = 10      // lines of it quoted in the error
+	stderrTailLines = 20      // lines of it quoted in the error
 	exitWait        = time.Second
 )
 
@@ -51,6 +52,16 @@ func CommandTransport(cmd *exec.Cmd) mcp.Transport {
 type commandTransport struct {
 	cmd    *exec.Cmd
 	logger *slog.Logger // set by Connect
+
+	mu  sync.Mutex
+	end error // how the server ended, once it has
+}
+
+// ended returns how the server ended, or nil while it has not.
+func (t *commandTransport) ended() error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.end
 }
 
 // Connect starts the process.
@@ -80,7 +91,15 @@ func (t *commandTransport) Connect(context.Context) (mcp.Connection, error) {
 	}
 	p := &process{cmd: cmd, exited: make(chan struct{})}
 	conn := newStreamConn(stdout, stdin, func() error { return p.stop(stdin) }, false, t.logger)
-	conn.ended = func(err error) error { return p.ended(err, tail) }
+	conn.ended = func(err error) error {
+		end := p.ended(err, tail)
+		t.mu.Lock()
+		if t.end == nil {
+			t.end = end
+		}
+		t.mu.Unlock()
+		return end
+	}
 	return conn, nil
 }
 
@@ -144,12 +163,32 @@ func (p *process) ended(readErr error, tail *tailBuffer) error {
 	case <-timer.C:
 		what = "closed its standard output"
 	}
-	msg := fmt.Sprintf("MCP server %s %s", commandName(p.cmd), what)
-	if lines := tail.lastLines(stderrTailLines); lines != "" {
-		msg += "; the end of its standard error:\n" + lines
+	return &endedError{
+		what: fmt.Sprintf("MCP server %s %s", commandName(p.cmd), what),
+		err:  readErr, tail: tail.lastLines(stderrTailLines),
 	}
-	return fmt.Errorf("%s: %w", msg, readErr)
 }
+
+// endedError is how a server ended: what happened, the read error it
+// wraps, then the end of its standard error, one line each, last.
+type endedError struct {
+	what string
+	err  error
+	tail string
+}
+
+func (e *endedError) Error() string {
+	msg := e.what
+	if e.err != nil {
+		msg += " (" + e.err.Error() + ")"
+	}
+	if e.tail != "" {
+		msg += "; the end of its standard error:\n" + e.tail
+	}
+	return msg
+}
+
+func (e *endedError) Unwrap() error { return e.err }
 
 // commandName names a command for messages, shortened.
 func commandName(cmd *exec.Cmd) string {
@@ -177,8 +216,10 @@ func (t *tailBuffer) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-// lastLines returns up to n of the last lines written, each cut to 300
-// bytes.
+// lastLines returns up to n of the last lines written, each indented by
+// two spaces and cut to 300 bytes, with control characters (terminal
+// escapes among them) and invalid UTF-8 written as escapes, so that the
+// text is safe to print on a terminal.
 func (t *tailBuffer) lastLines(n int) string {
 	t.mu.Lock()
 	text := strings.TrimSpace(string(t.b))
@@ -191,7 +232,26 @@ func (t *tailBuffer) lastLines(n int) string {
 		lines = lines[len(lines)-n:]
 	}
 	for i, l := range lines {
-		lines[i] = "  " + shortText(strings.TrimRight(l, "\r"), 300)
+		lines[i] = "  " + shortText(printable(strings.TrimRight(l, "\r")), 300)
 	}
 	return strings.Join(lines, "\n")
+}
+
+// printable writes the control characters of s (but tab) and its
+// invalid UTF-8 as Go escapes (\x1b, \u009b).
+func printable(s string) string {
+	var b strings.Builder
+	for i, r := range s {
+		switch {
+		case r == utf8.RuneError && !strings.HasPrefix(s[i:], "\uFFFD"):
+			fmt.Fprintf(&b, "\\x%02x", s[i])
+		case r < 0x20 && r != '\t' || r == 0x7f:
+			fmt.Fprintf(&b, "\\x%02x", r)
+		case r >= 0x80 && r < 0xa0:
+			fmt.Fprintf(&b, "\\u%04x", r)
+		default:
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
 }

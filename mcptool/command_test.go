@@ -64,6 +64,9 @@ func TestCommandSkipsBanner(t *testing.T) {
 
 func TestCommandReportsCrash(t *testing.T) {
 	reg, c := importFixture(t, "crash")
+	if err := c.Err(); err != nil {
+		t.Errorf("Err while up: %v, want nil", err)
+	}
 	res := reg.Execute(t.Context(), "crash", []byte(`{}`))
 	if !res.IsError {
 		t.Fatalf("crash: %+v, want an error", res)
@@ -74,6 +77,10 @@ func TestCommandReportsCrash(t *testing.T) {
 		}
 	}
 	<-c.Done()
+	// The client says how the connection ended, standard error included.
+	if err := c.Err(); err == nil || !strings.Contains(err.Error(), "exit status 3") || !strings.Contains(err.Error(), "panic: out of cheese") {
+		t.Errorf("Err after the crash: %v, want the exit status and the end of standard error", err)
+	}
 	res = reg.Execute(t.Context(), "echo", []byte(`{"text":"hi"}`))
 	if !res.IsError || !strings.Contains(res.Error, "exit status 3") {
 		t.Errorf("echo after the crash: %+v, want an error saying how the server ended", res)

@@ -206,7 +206,8 @@ func (c *Client) sync(ctx context.Context, st *importState) (syncCounts, error) 
 // ctx ends. Notifications that arrive during a re-import are folded into
 // one more. Each re-import of a registry logs one line: what it added,
 // changed and removed, at level info, or at warn with the error when
-// something was left out.
+// something was left out; or, with WithReimportFunc, is given to its
+// function instead.
 func (c *Client) resyncLoop(ctx context.Context) {
 	for {
 		select {
@@ -225,6 +226,10 @@ func (c *Client) resyncLoop(ctx context.Context) {
 			n, err := c.sync(sctx, st)
 			c.syncMu.Unlock()
 			cancel()
+			if fn := c.cfg.onReimport; fn != nil {
+				fn(Reimport{Added: n.added, Changed: n.changed, Removed: n.removed, Err: err})
+				continue
+			}
 			if c.cfg.logger == nil {
 				continue
 			}

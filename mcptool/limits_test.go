@@ -233,3 +233,37 @@ func TestReimportLogsOneLine(t *testing.T) {
 		t.Errorf("t0049 not re-imported: %v", tl)
 	}
 }
+
+// TestReimportFunc re-imports a server cut at its cap after it gained a
+// tool that lists first: the function gets what changed and the new cut,
+// and the client logs nothing itself.
+func TestReimportFunc(t *testing.T) {
+	var pages atomic.Int64
+	s := manyTools(1500, 100, &pages, new(atomic.Pointer[string]))
+	got := make(chan mcptool.Reimport, 10)
+	clientLog := newRecords()
+	c := connect(t, s, mcptool.WithImportLimits(1000, 0, 0), mcptool.WithClientLogger(slog.New(clientLog)),
+		mcptool.WithReimportFunc(func(r mcptool.Reimport) { got <- r }))
+	reg := tool.NewRegistry()
+	if err := c.Import(t.Context(), reg); !errors.Is(err, mcptool.ErrImportLimit) {
+		t.Fatalf("Import: %v, want the cut", err)
+	}
+	s.AddTool(&mcp.Tool{Name: "new", InputSchema: map[string]any{"type": "object"}},
+		func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) { return nil, nil })
+	var r mcptool.Reimport
+	select {
+	case r = <-got:
+	case <-time.After(wait):
+		t.Fatal("no re-import reported")
+	}
+	var cut *mcptool.ToolCapError
+	if !errors.As(r.Err, &cut) || *cut != (mcptool.ToolCapError{Max: 1000, LeftOut: 501}) || r.Added != 1 || r.Changed != 0 || r.Removed != 1 {
+		t.Errorf("Reimport %+v (cut %+v), want 1 added (new), 1 removed (t0999), 501 left out", r, cut)
+	}
+	if _, ok := reg.Get("new"); !ok || reg.Len() != 1000 {
+		t.Errorf("registry: new there %v, %d tools; want it and 1000", ok, reg.Len())
+	}
+	if lines := clientLog.lines(); len(lines) > 0 {
+		t.Errorf("the client logged %q, want nothing (the function reports)", lines)
+	}
+}

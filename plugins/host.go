@@ -694,8 +694,11 @@ func (e *entry) down(name string) (res tool.Result, down bool) {
 	default:
 		return tool.Result{}, false
 	}
+	// The first line only: the end of a server's standard error is for
+	// the person reading Status, not for the model.
+	reason, _, _ := strings.Cut(e.err, "\n")
 	return tool.Result{IsError: true, Kind: tool.KindUnavailable, Error: fmt.Sprintf(
-		"tool %q is unavailable: its %s ended and %s (%s); try again later", name, e.what(), why, e.err)}, true
+		"tool %q is unavailable: its %s ended and %s (%s); try again later", name, e.what(), why, reason)}, true
 }
 
 func (g *gated) removed() tool.Result {
@@ -722,7 +725,7 @@ func (e *entry) startServer(ctx context.Context, s Server) error {
 			case <-e.life.Done():
 				return
 			}
-			c = e.restart(s)
+			c = e.restart(s, c.Err())
 		}
 	})
 	return nil
@@ -740,6 +743,7 @@ func (e *entry) connect(ctx context.Context, s Server) (*mcptool.Client, error) 
 		mcptool.WithFilter(s.keeps),
 		mcptool.WithClientLogger(slog.New(redactingHandler{e.h.logger.Handler(), e.redact})),
 		mcptool.WithCallTimeout(time.Duration(s.Timeout)),
+		mcptool.WithReimportFunc(e.reimported),
 	}
 	var t mcp.Transport
 	if s.URL != "" {
@@ -828,6 +832,19 @@ func (e *entry) recordCut(err error) error {
 	return errors.Join(rest...)
 }
 
+// reimported records and logs a re-import after the server's
+// tools/list_changed: its cut, if any, as the first import's is (one
+// WARN line), and one line for the rest.
+func (e *entry) reimported(r mcptool.Reimport) {
+	rest := e.recordCut(r.Err)
+	attrs := []any{"added", r.Added, "changed", r.Changed, "removed", r.Removed}
+	if rest != nil {
+		e.h.logger.Warn("plugins: "+e.what()+": re-import after tools/list_changed left part of it out", append(attrs, "error", e.redact(rest.Error()))...)
+		return
+	}
+	e.h.logger.Info("plugins: "+e.what()+": re-imported after tools/list_changed", attrs...)
+}
+
 // leafErrors flattens errors joined with errors.Join.
 func leafErrors(err error) []error {
 	if err == nil {
@@ -869,7 +886,11 @@ func (e *entry) setConn(closeConn func()) bool {
 // (the entry is then Failed until the configuration changes or reloads).
 // Meanwhile the entry is Restarting and calls to its tools give an
 // unavailable Result at once.
-func (e *entry) restart(s Server) *mcptool.Client {
+//
+// ended is how the connection ended, when the client knows (a stdio
+// server's exit status and the end of its standard error): Status.Err
+// gives it, after the restart's count.
+func (e *entry) restart(s Server, ended error) *mcptool.Client {
 	h, p := e.h, e.h.restart
 	e.mu.Lock()
 	if e.closed {
@@ -880,6 +901,9 @@ func (e *entry) restart(s Server) *mcptool.Client {
 		e.restarts = 0
 	}
 	why := "the server exited or hung up"
+	if ended != nil {
+		why += ": " + e.redact(ended.Error())
+	}
 	e.mu.Unlock()
 	for {
 		e.mu.Lock()
@@ -889,7 +913,7 @@ func (e *entry) restart(s Server) *mcptool.Client {
 		}
 		if e.restarts >= p.Attempts {
 			e.state = Failed
-			e.err = fmt.Sprintf("%s; not restarted again after %d restarts in a row: its tools are unavailable until its entry in the configuration changes or the file reloads", why, e.restarts)
+			e.err = fmt.Sprintf("not restarted again after %d restarts in a row (its tools are unavailable until its entry in the configuration changes or the file reloads): %s", e.restarts, why)
 			msg := e.err
 			e.mu.Unlock()
 			h.logger.Warn("plugins: "+e.what()+" given up", "error", msg)
@@ -898,7 +922,7 @@ func (e *entry) restart(s Server) *mcptool.Client {
 		e.restarts++
 		n, delay := e.restarts, p.delay(e.restarts)
 		e.state = Restarting
-		e.err = fmt.Sprintf("%s; restart %d of %d in %s", why, n, p.Attempts, delay)
+		e.err = fmt.Sprintf("restart %d of %d in %s: %s", n, p.Attempts, delay, why)
 		msg := e.err
 		e.mu.Unlock()
 		h.logger.Warn("plugins: "+e.what()+" restarting", "error", msg)

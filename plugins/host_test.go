@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"slices"
@@ -371,3 +373,57 @@ func TestToolCap(t *testing.T) {
 type writerFunc func(p []byte) (int, error)
 
 func (f writerFunc) Write(p []byte) (int, error) { return f(p) }
+
+// TestToolCapFollowsReimport serves 1,500 tools over Streamable HTTP on
+// loopback with a cap of 1,000, then adds one that lists first: after the
+// re-import the status counts 501 left out, and the log says so in one
+// more WARN line.
+func TestToolCapFollowsReimport(t *testing.T) {
+	t.Setenv("XDG_STATE_HOME", t.TempDir()) // a URL entry's token store: not the user's
+	s := mcp.NewServer(&mcp.Implementation{Name: "many", Version: "0"}, &mcp.ServerOptions{PageSize: 100})
+	handler := func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "ok"}}}, nil
+	}
+	for i := range 1500 {
+		s.AddTool(&mcp.Tool{Name: fmt.Sprintf("t%04d", i), InputSchema: map[string]any{"type": "object"}}, handler)
+	}
+	hs := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, nil))
+	defer hs.Close()
+	var logged strings.Builder
+	var mu sync.Mutex
+	logger := slog.New(slog.NewTextHandler(writerFunc(func(p []byte) (int, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		return logged.Write(p)
+	}), nil))
+	lines := func() []string {
+		mu.Lock()
+		defer mu.Unlock()
+		var out []string
+		for _, l := range strings.Split(strings.TrimSpace(logged.String()), "\n") {
+			if strings.Contains(l, "tools left out") {
+				out = append(out, l)
+			}
+		}
+		return out
+	}
+	reg := tool.NewRegistry()
+	h := NewHost(reg, WithLogger(logger))
+	defer h.Close()
+	h.Apply(t.Context(), &Config{Servers: map[string]Server{"many": {URL: hs.URL, MaxTools: 1000}}})
+	if st := h.Status(); len(st) != 1 || st[0].State != Ready || st[0].Tools != 1000 || st[0].Cut == nil || st[0].Cut.LeftOut != 500 {
+		t.Fatalf("status %+v, want ready with 1000 tools and 500 left out", st)
+	}
+	s.AddTool(&mcp.Tool{Name: "new", InputSchema: map[string]any{"type": "object"}}, handler)
+	eventually(t, "the re-import's cut", func() bool {
+		st := h.Status()
+		return st[0].Cut != nil && st[0].Cut.LeftOut == 501
+	})
+	if _, ok := reg.Get("new"); !ok || reg.Len() != 1000 {
+		t.Errorf("after the re-import: new there %v, %d tools; want it, and 1000", ok, reg.Len())
+	}
+	eventually(t, "the re-import's log line", func() bool { return len(lines()) == 2 })
+	if got := lines(); !strings.Contains(got[1], "501 tools left out") || !strings.Contains(got[1], `\"maxTools\"`) || strings.Contains(got[1], "WithImportLimits") {
+		t.Errorf("log lines about the cut:\n%s", strings.Join(got, "\n"))
+	}
+}

@@ -91,6 +91,7 @@ func fixtureServer(names string) int {
 			Text string `json:"text"`
 		}) (string, error) {
 			if c := calls.Add(1); exitAfter >= 0 && c > int64(exitAfter) {
+				fmt.Fprintf(os.Stderr, "fixture: exiting after %d calls\n", exitAfter)
 				os.Exit(4)
 			}
 			return n + ":" + in.Text, nil

@@ -101,11 +101,16 @@ func TestRestartExitedServer(t *testing.T) {
 	if s.State != Restarting || s.Restarts != 1 || !strings.Contains(s.Err, "restart 1 of 3 in 1s") || s.Tools != 2 {
 		t.Fatalf("while restarting: %+v", s)
 	}
+	// It says how the server ended: its exit status and the end of its
+	// standard error.
+	if !strings.Contains(s.Err, "exit status 4") || !strings.Contains(s.Err, "\n  fixture: exiting after 1 calls") {
+		t.Errorf("while restarting, Err = %q: want how the server ended", s.Err)
+	}
 	// Meanwhile the tools stay listed, and calls give unavailable at once,
 	// reaching no process.
 	res := echo()
-	if res.Kind != tool.KindUnavailable || !strings.Contains(res.Error, `MCP server "s" ended and is restarting`) {
-		t.Fatalf("a call while restarting: %+v", res)
+	if res.Kind != tool.KindUnavailable || !strings.Contains(res.Error, `MCP server "s" ended and is restarting`) || strings.Contains(res.Error, "\n") {
+		t.Fatalf("a call while restarting: %+v (want one line)", res)
 	}
 	if got := len(starts(t, log)); got != 1 {
 		t.Fatalf("%d starts before the restart, want 1", got)

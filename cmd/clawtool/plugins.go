@@ -220,18 +220,62 @@ changes.`)
 	}
 	tw := tabwriter.NewWriter(e.stdout, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "NAME\tKIND\tSTATE\tTOOLS\tERROR")
+	var long []plugins.Status // entries whose error has more than one line
 	for _, s := range st {
 		msg := "-"
 		if s.Err != "" {
-			msg, _, _ = strings.Cut(s.Err, "\n")
+			var more bool
+			msg, _, more = strings.Cut(s.Err, "\n")
+			msg = terminalSafe(msg)
+			if more {
+				msg += " (in full below)"
+				long = append(long, s)
+			}
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\n", s.Name, s.Kind, s.State, s.Tools, msg)
 	}
 	tw.Flush()
+	for _, s := range long {
+		fmt.Fprintf(e.stdout, "\n%s:\n%s", s.Name, indentBounded(terminalSafe(s.Err), maxErrorLines, maxErrorBytes))
+	}
 	if c := h.Config(); c != nil && (c.SandboxPolicy != "" || c.Permissions != "") {
 		fmt.Fprintf(e.stdout, "\nsandbox policy: %s\npermissions: %s\n", orDash(c.SandboxPolicy), orDash(c.Permissions))
 	}
 	return code
+}
+
+// Bounds of one entry's error in the text of clawtool plugins; --json
+// gives it whole.
+const (
+	maxErrorLines = 40
+	maxErrorBytes = 8 << 10
+)
+
+// indentBounded indents each line of s by two spaces and ends it with a
+// newline, up to maxLines lines and about maxBytes bytes, then says how
+// many lines were left out.
+func indentBounded(s string, maxLines, maxBytes int) string {
+	var b strings.Builder
+	lines := strings.Split(s, "\n")
+	for i, l := range lines {
+		if i == maxLines || b.Len()+len(l) > maxBytes {
+			fmt.Fprintf(&b, "  … %d more lines (clawtool plugins --json gives them all)\n", len(lines)-i)
+			break
+		}
+		b.WriteString("  " + l + "\n")
+	}
+	return b.String()
+}
+
+// terminalSafe writes the control characters of s but newline and tab as
+// escapes, so that what a server wrote cannot drive the terminal.
+func terminalSafe(s string) string {
+	return strings.Map(func(r rune) rune {
+		if r < 0x20 && r != '\n' && r != '\t' || r >= 0x7f && r < 0xa0 {
+			return '?'
+		}
+		return r
+	}, s)
 }
 
 func orDash(s string) string {

@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/miniopenclaw/tool/internal/golden"
 )
 
 // writePluginsConfig writes a configuration naming the test MCP server
@@ -286,5 +287,55 @@ func TestToolCapReported(t *testing.T) {
 		if err := json.Unmarshal(out.Bytes(), &tools); code != exitOK || err != nil || len(tools) != tt.tools || errOut.String() != tt.stderr {
 			t.Errorf("list %q: exit %d, %d tools (%v), stderr %q; want %d tools, stderr %q", tt.args, code, len(tools), err, errOut.String(), tt.tools, tt.stderr)
 		}
+	}
+}
+
+// TestPluginsTextShowsWholeError prints a configuration whose server
+// fails at start, saying why on standard error at length: the text shows
+// the whole error and the end of that standard error (its last 20 lines),
+// the secret redacted and the terminal escape made visible, as --json
+// does; the table keeps one line per entry (golden file).
+func TestPluginsTextShowsWholeError(t *testing.T) {
+	t.Setenv("XDG_CACHE_HOME", t.TempDir())
+	t.Setenv("CLAWTOOL_TEST_SECRET", "hunter2-secret")
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(t.TempDir(), "config.json")
+	b, _ := json.Marshal(map[string]any{"mcpServers": map[string]any{
+		"crash":  map[string]any{"command": exe, "args": []string{"-test.run=^$"}, "env": map[string]string{crashEnv: "30", "CRASH_TOKEN": "${CLAWTOOL_TEST_SECRET}"}},
+		"remote": map[string]any{"command": exe, "args": []string{"-test.run=^$"}, "env": map[string]string{mcpServerEnv: "1"}},
+	}})
+	if err := os.WriteFile(file, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var out, errOut bytes.Buffer
+	code := run(t.Context(), []string{"plugins", "--config", file}, nil, &out, &errOut)
+	text := strings.ReplaceAll(out.String(), exe, "$EXE")
+	if strings.Contains(text, "hunter2") || strings.ContainsRune(text, 0x1b) {
+		t.Errorf("the text shows the secret or a raw terminal escape:\n%s", text)
+	}
+	got := fmt.Sprintf("$ clawtool plugins --config config.json\n-- exit %d --\n-- stdout --\n%s-- stderr --\n%s", code, text, &errOut)
+	golden.File(t, filepath.Join("testdata", "cli", "plugins_crash.golden"), []byte(got))
+}
+
+// TestIndentBounded checks the bound on one entry's error in the text of
+// clawtool plugins, and that control characters never reach the terminal.
+func TestIndentBounded(t *testing.T) {
+	var lines []string
+	for i := range 100 {
+		lines = append(lines, fmt.Sprint("l", i))
+	}
+	got := indentBounded(strings.Join(lines, "\n"), 40, 8<<10)
+	if n := strings.Count(got, "\n"); n != 41 || !strings.HasSuffix(got, "  … 60 more lines (clawtool plugins --json gives them all)\n") {
+		t.Errorf("100 lines gave %d:\n%s", n, got)
+	}
+	got = indentBounded(strings.Repeat("x", 5000)+"\n"+strings.Repeat("y", 5000)+"\nz", 40, 8<<10)
+	if len(got) > 8<<10+100 || !strings.HasSuffix(got, "  … 2 more lines (clawtool plugins --json gives them all)\n") {
+		t.Errorf("two 5,000-byte lines gave %d bytes, ending %q", len(got), got[len(got)-60:])
+	}
+	if got := terminalSafe("a\x1b[2Jb\tc\nd\x9be\u009bf\x7f"); got != "a?[2Jb\tc\nd\uFFFDe?f?" {
+		t.Errorf("terminalSafe = %q", got)
 	}
 }

@@ -35,6 +35,11 @@ const (
 // tools/list page.
 const manyEnv = "CLAWTOOL_TEST_MANY"
 
+// crashEnv makes the test binary an MCP server that writes N lines to
+// standard error, then a last one with a terminal escape and the value of
+// $CRASH_TOKEN, and exits with status 3 before it answers.
+const crashEnv = "CLAWTOOL_TEST_CRASH"
+
 // hintsEnv makes the test MCP server state remote_echo's annotations
 // (fixtureHints), among them hints that are false, which MCP reads as
 // true when they are absent.
@@ -59,6 +64,15 @@ func TestMain(m *testing.M) {
 				os.Exit(3)
 			}
 		}
+	}
+	if n, err := strconv.Atoi(os.Getenv(crashEnv)); err == nil {
+		// A server that fails at start, saying why on standard error at
+		// length, a secret from its environment among the lines.
+		for i := 1; i <= n; i++ {
+			fmt.Fprintf(os.Stderr, "crash line %d of %d\n", i, n)
+		}
+		fmt.Fprintf(os.Stderr, "\x1b[31mfatal:\x1b[0m cannot log in with token %s\n", os.Getenv("CRASH_TOKEN"))
+		os.Exit(3)
 	}
 	if n, err := strconv.Atoi(os.Getenv(manyEnv)); err == nil {
 		s := mcp.NewServer(&mcp.Implementation{Name: "test-many", Version: "0"}, &mcp.ServerOptions{PageSize: 100})
