@@ -545,7 +545,9 @@ func (im *Importer) reconcile() error {
 		}
 		var err error
 		if had {
-			err = im.reg.Register(t)
+			// Its own tool, changed: replaced without the registry's
+			// warning, which is for a name taken by someone else.
+			_, err = im.reg.Replace(t)
 		} else {
 			err = im.reg.RegisterUnique(t)
 		}
