@@ -12,3 +12,5 @@ go test -run '^$' -fuzz '^FuzzValidate$' -fuzztime "$t" ./internal/jsonschema/
 go test -run '^$' -fuzz '^FuzzFoldName$' -fuzztime "$t" ./internal/jsontext/
 go test -run '^$' -fuzz '^FuzzStreamEvents$' -fuzztime "$t" ./agent/
 go test -run '^$' -fuzz '^FuzzParse$' -fuzztime "$t" ./plugins/
+go test -run '^$' -fuzz '^FuzzAuditRecordBound$' -fuzztime "$t" ./policy/
+go test -run '^$' -fuzz '^FuzzParseAuditHead$' -fuzztime "$t" ./policy/
