@@ -14,3 +14,4 @@ go test -run '^$' -fuzz '^FuzzStreamEvents$' -fuzztime "$t" ./agent/
 go test -run '^$' -fuzz '^FuzzParse$' -fuzztime "$t" ./plugins/
 go test -run '^$' -fuzz '^FuzzAuditRecordBound$' -fuzztime "$t" ./policy/
 go test -run '^$' -fuzz '^FuzzParseAuditHead$' -fuzztime "$t" ./policy/
+go test -run '^$' -fuzz '^FuzzAuditArguments$' -fuzztime "$t" ./policy/

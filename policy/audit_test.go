@@ -380,3 +380,30 @@ func TestAuditInvalidUTF8(t *testing.T) {
 		}
 	}
 }
+
+// FuzzAuditArguments: whatever string argument a call carries, its
+// decision record (arguments kept, WithAuditArguments) verifies and fits
+// the bound, and a cut is stated.
+func FuzzAuditArguments(f *testing.F) {
+	f.Add("plain")
+	f.Add(strings.Repeat("<", 20000))
+	f.Add("\u2028\u00e9\\\"\x00")
+	f.Fuzz(func(t *testing.T, content string) {
+		var buf bytes.Buffer
+		a := newTestAuthorizer(t, policy.WithAudit(policy.NewAuditLog(&buf)), policy.WithAuditArguments())
+		reg, _ := testRegistry(t, a)
+		args, _ := json.Marshal(map[string]string{"path": "docs/a", "content": strings.Repeat(content, 1+(70000/(len(content)+1))%7)})
+		reg.Execute(policy.WithPrincipal(context.Background(), bob), "write_file", args)
+		if _, err := policy.VerifyAudit(bytes.NewReader(buf.Bytes())); err != nil {
+			t.Fatalf("%v:\n%.500s", err, buf.String())
+		}
+		line, _, _ := strings.Cut(buf.String(), "\n")
+		var rec policy.AuditRecord
+		if err := json.Unmarshal([]byte(line), &rec); err != nil || len(line) >= policy.MaxAuditRecord {
+			t.Fatalf("%d bytes: %v", len(line), err)
+		}
+		if (rec.Args == nil) != (len(rec.Truncated) == 1) {
+			t.Fatalf("args %d bytes, truncated %v", len(rec.Args), rec.Truncated)
+		}
+	})
+}
