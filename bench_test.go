@@ -1,9 +1,11 @@
 package tool_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"testing"
 	"time"
 
@@ -200,10 +202,15 @@ func BenchmarkNew(b *testing.B) {
 	})
 }
 
-// BenchmarkDefinitions exports 1,000 tools against the floor: marshalling
-// the OpenAI-shaped list around schema bytes rendered once.
+// BenchmarkDefinitions exports 1,000 tools after one of them changed,
+// against the floor: each tool's OpenAI definition rendered once, the
+// changed one rendered again, and the parts joined into the array. The
+// target re-registers the changed tool (built once, as a reload would
+// have it) and exports; both sides re-render one definition per change.
 func BenchmarkDefinitions(b *testing.B) {
-	r := tool.NewRegistry()
+	// Quiet: each replacement below logs a warning, which would break the
+	// benchmark's output lines.
+	r := tool.NewRegistry(tool.WithLogger(slog.New(slog.DiscardHandler)))
 	type function struct {
 		Name        string          `json:"name"`
 		Description string          `json:"description"`
@@ -213,22 +220,33 @@ func BenchmarkDefinitions(b *testing.B) {
 		Type     string   `json:"type"`
 		Function function `json:"function"`
 	}
-	var floor []definition
+	var tools []tool.Tool
+	parts := make([][]byte, 1000)
 	for i := range 1000 {
 		t := tool.Must(tool.New(fmt.Sprintf("tool_%04d", i), "Searches flights for a given route and date.", searchFlights))
 		r.Register(t)
-		floor = append(floor, definition{"function", function{t.Name(), t.Description(), t.Parameters()}})
+		tools = append(tools, t)
+		parts[i], _ = json.Marshal(definition{"function", function{t.Name(), t.Description(), t.Parameters()}})
 	}
+	changed := tools[0]
+	var out []byte
 	compare(b, func() {
-		if _, err := json.Marshal(floor); err != nil {
+		p, err := json.Marshal(definition{"function", function{changed.Name(), changed.Description(), changed.Parameters()}})
+		if err != nil {
 			b.Fatal(err)
 		}
+		parts[0] = p
+		out = append(append(out[:0], '['), bytes.Join(parts, []byte(","))...)
+		out = append(out, ']')
 	}, func() {
-		r.Register(tool.Must(tool.New("tool_0000", "Searches flights for a given route and date.", searchFlights))) // invalidate the cache: measure a fresh export
+		r.Register(changed) // a replacement: the registry's export is no longer current
 		if len(r.Definitions()) == 0 {
 			b.Fatal("empty")
 		}
 	})
+	if len(out) == 0 {
+		b.Fatal("empty floor")
+	}
 }
 
 // BenchmarkExecuteTypedDirect calls the typed tool's own Execute, without

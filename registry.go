@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"slices"
 	"sort"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -53,8 +54,9 @@ type Registry struct {
 
 	mu       sync.RWMutex
 	tools    map[string]*entry
-	sorted   []*entry // name order; nil when stale
+	sorted   []*entry // name order; nil when stale; never modified in place
 	defs     []byte   // cached Definitions; nil when stale
+	gen      uint64   // counts changes, so that an export made meanwhile is not kept
 	watchers map[int]func(string)
 	nextID   int
 
@@ -204,22 +206,39 @@ func (r *Registry) logger() *slog.Logger {
 // call's arguments outgrow the limit: that call is refused. The schema is compiled
 // once, here; the tool's definition is rendered once, here.
 func (r *Registry) Register(t Tool) error {
-	e, err := r.entryFor(t)
-	if err != nil {
-		return err
-	}
-	r.mu.Lock()
-	_, replaced := r.tools[e.name]
-	r.tools[e.name] = e
-	r.changedLocked()
-	watchers := r.watchersLocked()
-	r.mu.Unlock()
+	replaced, err := r.Replace(t)
 	if replaced {
 		r.logger().LogAttrs(context.Background(), slog.LevelWarn, "tool replaced: a tool of the same name was already registered",
-			slog.String("tool", e.name))
+			slog.String("tool", t.Name()))
 	}
+	return err
+}
+
+// Replace is [Registry.Register] without the warning: it adds t, in place
+// of the tool registered under the same name if there is one, and reports
+// whether there was. It is for the code that owns a name updating its own
+// tool (an importer registering the new version of a tool its source
+// changed), which reports the change itself if it wants to; code that
+// cannot know whether the name is its own uses Register or
+// [Registry.RegisterUnique]. It checks t as Register does, and on error
+// changes nothing.
+func (r *Registry) Replace(t Tool) (replaced bool, err error) {
+	e, err := r.entryFor(t)
+	if err != nil {
+		return false, err
+	}
+	r.mu.Lock()
+	_, replaced = r.tools[e.name]
+	r.tools[e.name] = e
+	if replaced {
+		r.replacedLocked(e)
+	} else {
+		r.changedLocked()
+	}
+	watchers := r.watchersLocked()
+	r.mu.Unlock()
 	notify(watchers, e.name)
-	return nil
+	return replaced, nil
 }
 
 // RegisterUnique is like [Registry.Register] but returns an error wrapping
@@ -283,6 +302,27 @@ func (r *Registry) OnChange(fn func(name string)) (stop func()) {
 func (r *Registry) changedLocked() {
 	r.sorted = nil
 	r.defs = nil
+	r.gen++
+}
+
+// replacedLocked records that e replaced the entry of its name: the name
+// order stays, so the sorted list is copied with e in its place rather
+// than sorted again (a reload replaces tools one by one).
+func (r *Registry) replacedLocked(e *entry) {
+	if r.sorted == nil {
+		r.changedLocked()
+		return
+	}
+	i, found := slices.BinarySearchFunc(r.sorted, e.name, func(x *entry, name string) int { return strings.Compare(x.name, name) })
+	if !found {
+		r.changedLocked()
+		return
+	}
+	s := slices.Clone(r.sorted)
+	s[i] = e
+	r.sorted = s
+	r.defs = nil
+	r.gen++
 }
 
 func (r *Registry) watchersLocked() []func(string) {
@@ -367,12 +407,12 @@ func (r *Registry) entries() []*entry {
 // is kept until the registry changes. The caller owns the returned slice.
 func (r *Registry) Definitions() json.RawMessage {
 	r.mu.RLock()
-	defs := r.defs
+	defs, gen := r.defs, r.gen
 	r.mu.RUnlock()
 	if defs == nil {
 		buf := definitionsOf(r.entries())
 		r.mu.Lock()
-		if r.sorted != nil { // still current
+		if r.gen == gen { // nothing changed meanwhile
 			r.defs = buf
 		}
 		r.mu.Unlock()

@@ -71,6 +71,23 @@ func TestRegisterReplacesAndUnique(t *testing.T) {
 		t.Errorf("a replacing Register logged %q, want %q", logged.String(), want)
 	}
 	logged.Reset()
+	// Replace is Register for the name's owner: the same change, no warning.
+	third := newRaw("echo", `{"type":"object"}`)
+	if replaced, err := r.Replace(third); err != nil || !replaced {
+		t.Fatalf("Replace of a registered name = %v, %v; want true, nil", replaced, err)
+	}
+	if got, _ := r.Get("echo"); got != tool.Tool(third) || logged.Len() != 0 {
+		t.Errorf("Replace: the tool is not the new one, or it logged %q", logged.String())
+	}
+	if replaced, err := r.Replace(newRaw("fresh", `{"type":"object"}`)); err != nil || replaced {
+		t.Errorf("Replace of a new name = %v, %v; want false, nil", replaced, err)
+	}
+	if _, err := r.Replace(newRaw("bad name!", `{"type":"object"}`)); !errors.Is(err, tool.ErrInvalidName) {
+		t.Errorf("Replace of an invalid name = %v, want ErrInvalidName", err)
+	}
+	r.Remove("fresh")
+	r.Register(second)
+	logged.Reset()
 	err := r.RegisterUnique(first)
 	if !errors.Is(err, tool.ErrDuplicate) || !strings.Contains(err.Error(), `"echo"`) {
 		t.Fatalf("RegisterUnique of a duplicate = %v, want an error naming the tool, wrapping ErrDuplicate", err)
@@ -185,5 +202,66 @@ func TestRegistryConcurrent(t *testing.T) {
 	var defs []any
 	if err := json.Unmarshal(r.Definitions(), &defs); err != nil || len(defs) != r.Len() {
 		t.Errorf("Definitions after concurrent use: %d entries, err %v; want %d", len(defs), err, r.Len())
+	}
+}
+
+// TestDefinitionsAfterReplacement: a replaced tool's new definition is
+// exported in its place in name order, after the export was cached, and
+// so is a new tool; an export made while the registry changes is never
+// kept in place of the current one.
+func TestDefinitionsAfterReplacement(t *testing.T) {
+	r := tool.NewRegistry(tool.WithLogger(slog.New(slog.DiscardHandler)))
+	mk := func(name, desc string) tool.Tool {
+		return tool.Must(tool.New(name, desc, func(context.Context, struct{}) (string, error) { return "", nil }))
+	}
+	for _, n := range []string{"c", "a", "b"} {
+		r.Register(mk(n, "first "+n))
+	}
+	names := func() string {
+		var defs []struct {
+			Function struct{ Name, Description string } `json:"function"`
+		}
+		if err := json.Unmarshal(r.Definitions(), &defs); err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, d := range defs {
+			out = append(out, d.Function.Name+"="+d.Function.Description)
+		}
+		return strings.Join(out, " ")
+	}
+	if got, want := names(), "a=first a b=first b c=first c"; got != want {
+		t.Fatalf("before: %s, want %s", got, want)
+	}
+	r.Register(mk("b", "second b"))
+	if got, want := names(), "a=first a b=second b c=first c"; got != want {
+		t.Errorf("after replacing b: %s, want %s", got, want)
+	}
+	r.Register(mk("aa", "new"))
+	r.Register(mk("c", "second c"))
+	if got, want := names(), "a=first a aa=new b=second b c=second c"; got != want {
+		t.Errorf("after adding aa and replacing c: %s, want %s", got, want)
+	}
+	r.Remove("a")
+	r.Register(mk("b", "third b"))
+	if got, want := names(), "aa=new b=third b c=second c"; got != want {
+		t.Errorf("after removing a and replacing b: %s, want %s", got, want)
+	}
+
+	// Exports racing with replacements: the last export after they end
+	// is the last registration's.
+	var wg sync.WaitGroup
+	for i := range 4 {
+		wg.Go(func() {
+			for j := range 50 {
+				r.Register(mk("b", fmt.Sprintf("racing %d %d", i, j)))
+				r.Definitions()
+			}
+		})
+	}
+	wg.Wait()
+	r.Register(mk("b", "last b"))
+	if got, want := names(), "aa=new b=last b c=second c"; got != want {
+		t.Errorf("after the race: %s, want %s", got, want)
 	}
 }

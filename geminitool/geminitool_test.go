@@ -111,8 +111,10 @@ func TestSchemaRejections(t *testing.T) {
 		{"open map", `{"type":"object","additionalProperties":{"type":"string"}}`, "additionalProperties"},
 		{"free-form object", `{"type":"object"}`, "properties"},
 		{"array without items", `{"type":"array"}`, "items"},
-		{"integer enum", `{"type":"integer","enum":[1,2]}`, "enum"},
-		{"number const", `{"const":3}`, "const"},
+		{"enum of strings and numbers", `{"enum":[1,"a"]}`, "enum"},
+		{"enum of objects", `{"enum":[{"a":1}]}`, "enum"},
+		{"number enum on a string", `{"type":"string","enum":[1,2]}`, "enum"},
+		{"const object", `{"const":{"a":1}}`, "const"},
 		{"two types", `{"type":["string","integer"]}`, "type"},
 		{"any value", `{}`, "type"},
 		{"boolean schema", `true`, "true"},
@@ -257,4 +259,103 @@ func FuzzSchema(f *testing.F) {
 			t.Fatalf("Schema(%s) = %s, not JSON", schema, out)
 		}
 	})
+}
+
+// Gemini's enum holds strings only (a STRING with format "enum"). An enum
+// or const of numbers or booleans cannot be said in the dialect: the tool
+// is kept, the values move into the description as a constraint (still
+// enforced when the call is validated), and Convert reports it.
+func TestSchemaNonStringEnumsDegraded(t *testing.T) {
+	for _, tt := range []struct {
+		name, in string
+		want     map[string]any // of property "p"
+		lossy    string         // the report, for property "p"
+	}{
+		{"integer enum", `{"type":"integer","enum":[1,2,3]}`,
+			map[string]any{"type": "INTEGER", "description": "Constraints: enum=[1,2,3]."}, "enum"},
+		{"integer enum with a description", `{"type":"integer","enum":[0,90,180],"description":"Angle."}`,
+			map[string]any{"type": "INTEGER", "description": "Angle. Constraints: enum=[0,90,180]."}, "enum"},
+		{"number enum", `{"type":"number","enum":[0.5,1.5]}`,
+			map[string]any{"type": "NUMBER", "description": "Constraints: enum=[0.5,1.5]."}, "enum"},
+		{"boolean enum", `{"type":"boolean","enum":[true]}`,
+			map[string]any{"type": "BOOLEAN", "description": "Constraints: enum=[true]."}, "enum"},
+		{"nullable integer enum", `{"type":["integer","null"],"enum":[1,2,null]}`,
+			map[string]any{"type": "INTEGER", "nullable": true, "description": "Constraints: enum=[1,2,null]."}, "enum"},
+		{"integer enum without a type", `{"enum":[1,2]}`,
+			map[string]any{"type": "INTEGER", "description": "Constraints: enum=[1,2]."}, "enum"},
+		{"number enum without a type", `{"enum":[1,2.5]}`,
+			map[string]any{"type": "NUMBER", "description": "Constraints: enum=[1,2.5]."}, "enum"},
+		{"number const", `{"const":3}`,
+			map[string]any{"type": "INTEGER", "description": "Constraints: const=3."}, "const"},
+		{"integer const with a type", `{"type":"integer","const":7}`,
+			map[string]any{"type": "INTEGER", "description": "Constraints: const=7."}, "const"},
+		{"string enum kept (control)", `{"type":"string","enum":["a","b"]}`,
+			map[string]any{"type": "STRING", "enum": []any{"a", "b"}}, ""},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			s := `{"type":"object","properties":{"p":` + tt.in + `}}`
+			out, lossy, err := Convert(json.RawMessage(s))
+			if err != nil {
+				t.Fatalf("Convert(%s): %v", s, err)
+			}
+			var m map[string]any
+			if err := json.Unmarshal(out, &m); err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tt.want, m["properties"].(map[string]any)["p"]); diff != "" {
+				t.Errorf("(-want +got):\n%s", diff)
+			}
+			if tt.lossy == "" {
+				if len(lossy) != 0 {
+					t.Errorf("lossy = %q, want nothing", lossy)
+				}
+				return
+			}
+			if len(lossy) != 1 || !strings.HasPrefix(lossy[0], "/properties/p: "+tt.lossy+" ") || !strings.Contains(lossy[0], "description") {
+				t.Errorf("lossy = %q, want one report of %s at /properties/p moved into the description", lossy, tt.lossy)
+			}
+		})
+	}
+}
+
+// A tool with an integer enum is declared, not refused, and the registry
+// still refuses a value outside the enum: the degradation loses only what
+// the model is told in the schema's own words.
+func TestIntegerEnumToolDeclaredAndEnforced(t *testing.T) {
+	r := tool.NewRegistry()
+	if err := r.Register(echotool.New("rotate", "Rotates the image.", `{"type":"object","properties":{"degrees":{"type":"integer","enum":[90,180,270]}},"required":["degrees"]}`)); err != nil {
+		t.Fatal(err)
+	}
+	decls, err := Declarations(r.List())
+	if err != nil || len(decls) != 1 {
+		t.Fatalf("Declarations = %v, %v; want the tool declared", decls, err)
+	}
+	if !strings.Contains(string(decls[0].Parameters), `Constraints: enum=[90,180,270].`) {
+		t.Errorf("parameters = %s, want the allowed values in the description", decls[0].Parameters)
+	}
+	if res := r.Execute(t.Context(), "rotate", json.RawMessage(`{"degrees":45}`)); !res.IsError {
+		t.Errorf("degrees 45 ran: %+v", res)
+	}
+	if res := r.Execute(t.Context(), "rotate", json.RawMessage(`{"degrees":180}`)); res.IsError {
+		t.Errorf("degrees 180 refused: %+v", res)
+	}
+}
+
+// Every keyword the conversion moves into the description is reported.
+func TestConvertReportsEveryDegradation(t *testing.T) {
+	_, lossy, err := Convert(json.RawMessage(`{"type":"object","properties":{
+		"a":{"type":"string","format":"email"},
+		"b":{"type":"number","exclusiveMinimum":0,"multipleOf":0.5},
+		"c":{"type":"string","format":"date-time"}}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{
+		`/properties/a: format "email" moved into the description (Gemini knows date-time and enum for strings)`,
+		`/properties/b: exclusiveMinimum moved into the description (Gemini's schema dialect lacks it)`,
+		`/properties/b: multipleOf moved into the description (Gemini's schema dialect lacks it)`,
+	}
+	if diff := cmp.Diff(want, lossy); diff != "" {
+		t.Errorf("lossy (-want +got):\n%s", diff)
+	}
 }

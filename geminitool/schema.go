@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"math/big"
 	"slices"
 	"strconv"
 	"strings"
@@ -64,6 +65,11 @@ const (
 //     (exclusiveMinimum, exclusiveMaximum, multipleOf, uniqueItems,
 //     contains, …) are moved into the description as "Constraints: …",
 //     and are still enforced when the call is validated;
+//   - an "enum" or "const" of numbers or booleans (Gemini's enum holds
+//     strings only) is moved into the description the same way, as
+//     "Constraints: enum=[1,2,3]."; the type is kept, or taken from the
+//     values (INTEGER when all are integers, else NUMBER, or BOOLEAN)
+//     when the schema has none;
 //   - "additionalProperties": false is dropped (Gemini's objects take only
 //     their properties), and annotations such as $schema, $id, $comment
 //     and readOnly are dropped.
@@ -73,15 +79,31 @@ const (
 // allOf, not, if/then/else, dependentRequired, dependentSchemas,
 // prefixItems, patternProperties, an open object below the root
 // (additionalProperties true or a schema, or no properties), an array
-// without items, a non-string enum or const, several non-null types in one
-// "type", or a schema that accepts any value.
+// without items, an enum that mixes strings with other values or holds
+// objects or arrays, an enum or const whose values do not fit the
+// schema's type, an object, array or null const, several non-null types
+// in one "type", or a schema that accepts any value.
+//
+// Schema is [Convert] without its report.
 func Schema(params json.RawMessage) (json.RawMessage, error) {
+	s, _, err := Convert(params)
+	return s, err
+}
+
+// Convert converts a schema as [Schema] does and also reports what the
+// conversion lost for the model: one line per keyword moved into the
+// description ("/properties/p: enum of integers moved into the
+// description (…)"), in document order, empty when the model sees every
+// constraint in the dialect's own keywords. Keywords dropped because they
+// change nothing for Gemini (additionalProperties false, $schema, $id,
+// readOnly, …) are not reported.
+func Convert(params json.RawMessage) (schema json.RawMessage, lossy []string, err error) {
 	root, err := jsonobj.Parse(params)
 	if err != nil {
-		return nil, &SchemaError{Keyword: "type", Reason: "the parameters schema is not a JSON object: " + err.Error()}
+		return nil, nil, &SchemaError{Keyword: "type", Reason: "the parameters schema is not a JSON object: " + err.Error()}
 	}
 	if t, ok := root.Get("type"); !ok || string(bytes.TrimSpace(t)) != `"object"` {
-		return nil, &SchemaError{Keyword: "type", Reason: `the root must be an object schema with "type":"object"`}
+		return nil, nil, &SchemaError{Keyword: "type", Reason: `the root must be an object schema with "type":"object"`}
 	}
 	c := &geminiConv{defs: map[string]json.RawMessage{}, active: map[string]bool{}}
 	for _, dk := range []string{"$defs", "definitions"} {
@@ -91,20 +113,34 @@ func Schema(params json.RawMessage) (json.RawMessage, error) {
 		}
 		defs, err := jsonobj.Parse(raw)
 		if err != nil {
-			return nil, &SchemaError{Keyword: dk, Pointer: "/" + dk, Reason: "must be an object of schemas"}
+			return nil, nil, &SchemaError{Keyword: dk, Pointer: "/" + dk, Reason: "must be an object of schemas"}
 		}
 		for _, d := range defs {
 			c.defs["#/"+dk+"/"+schemarewrite.EscapePointer(d.Key)] = d.Value
 		}
 	}
 	c.defs["#"] = params
-	return c.node(params, "", 0, true)
+	out, err := c.node(params, "", 0, true)
+	if err != nil {
+		return nil, nil, err
+	}
+	return out, c.lossy, nil
 }
 
 type geminiConv struct {
 	defs   map[string]json.RawMessage
 	active map[string]bool // references being inlined: a repeat is recursion
 	nodes  int
+	lossy  []string
+}
+
+// lose records that the keyword at ptr was moved into the description.
+func (c *geminiConv) lose(ptr, what string) {
+	where := ptr
+	if where == "" {
+		where = "(root)"
+	}
+	c.lossy = append(c.lossy, where+": "+what)
 }
 
 var geminiRefused = map[string]string{
@@ -190,11 +226,13 @@ func (c *geminiConv) node(raw json.RawMessage, ptr string, depth int, root bool)
 		if err != nil {
 			return nil, err
 		}
+		before := len(c.lossy)
 		conv, err := c.node(rest, ptr, depth+1, false)
 		if err != nil {
 			// The siblings alone may not be a full schema (no type):
 			// take their kept keywords only.
 			conv = rest
+			c.lossy = c.lossy[:before]
 		}
 		over, _ := jsonobj.Parse(conv)
 		for _, m := range over {
@@ -233,13 +271,15 @@ func (c *geminiConv) node(raw json.RawMessage, ptr string, depth int, root bool)
 		gtype = "ARRAY"
 	}
 
-	// enum and const.
+	// enum and const. Gemini's enum holds strings only: an enum or const
+	// of numbers or booleans becomes a constraint in the description.
 	var enum []string
 	if e, ok := o.Get("enum"); ok {
 		var vals []json.RawMessage
 		if json.Unmarshal(e, &vals) != nil {
 			return nil, &SchemaError{Keyword: "enum", Pointer: ptr, Reason: "must be an array"}
 		}
+		var others []json.RawMessage // values that are neither strings nor null
 		for _, v := range vals {
 			var s string
 			switch {
@@ -248,24 +288,47 @@ func (c *geminiConv) node(raw json.RawMessage, ptr string, depth int, root bool)
 			case json.Unmarshal(v, &s) == nil:
 				enum = append(enum, s)
 			default:
-				return nil, &SchemaError{Keyword: "enum", Pointer: ptr, Reason: "the Gemini schema dialect has enums of strings only; got " + string(v)}
+				others = append(others, v)
 			}
 		}
-		if gtype == "" {
-			gtype = "STRING"
-		}
-		if gtype != "STRING" {
-			return nil, &SchemaError{Keyword: "enum", Pointer: ptr, Reason: "the Gemini schema dialect has enums of strings only"}
+		switch {
+		case len(others) == 0:
+			if gtype == "" {
+				gtype = "STRING"
+			}
+			if gtype != "STRING" {
+				return nil, &SchemaError{Keyword: "enum", Pointer: ptr, Reason: fmt.Sprintf("an enum of strings on a schema of type %s cannot be expressed; the Gemini schema dialect has enums of strings only", strings.ToLower(gtype))}
+			}
+		case len(enum) > 0:
+			return nil, &SchemaError{Keyword: "enum", Pointer: ptr, Reason: "an enum that mixes strings with other values cannot be expressed; the Gemini schema dialect has enums of strings only, and one type per schema"}
+		default:
+			kind, err := valuesType(others, gtype, "enum", ptr)
+			if err != nil {
+				return nil, err
+			}
+			gtype = kind
+			constraints = append(constraints, "enum="+jsonobj.Compact(e))
+			c.lose(ptr, "enum of "+typeWords[kind]+" moved into the description (the Gemini schema dialect has enums of strings only)")
 		}
 	}
 	if cv, ok := o.Get("const"); ok {
 		var s string
-		if json.Unmarshal(cv, &s) != nil {
-			return nil, &SchemaError{Keyword: "const", Pointer: ptr, Reason: "only a string const can be expressed (as a one-value enum); got " + string(cv)}
-		}
-		enum = []string{s}
-		if gtype == "" {
-			gtype = "STRING"
+		switch k := jsonobj.Kind(cv); {
+		case json.Unmarshal(cv, &s) == nil:
+			enum = []string{s}
+			if gtype == "" {
+				gtype = "STRING"
+			}
+		case k == "number" || k == "boolean":
+			kind, err := valuesType([]json.RawMessage{cv}, gtype, "const", ptr)
+			if err != nil {
+				return nil, err
+			}
+			gtype = kind
+			constraints = append(constraints, "const="+jsonobj.Compact(cv))
+			c.lose(ptr, "const of "+typeWords[kind]+" moved into the description (a const is expressed as a one-value enum, and the Gemini schema dialect has enums of strings only)")
+		default:
+			return nil, &SchemaError{Keyword: "const", Pointer: ptr, Reason: "only a string, number or boolean const can be expressed; got " + string(cv)}
 		}
 	}
 
@@ -327,6 +390,7 @@ func (c *geminiConv) node(raw json.RawMessage, ptr string, depth int, root bool)
 				out.Set(k, v)
 			} else {
 				constraints = append(constraints, "format="+jsonobj.Compact(v))
+				c.lose(ptr, fmt.Sprintf("format %q moved into the description (%s)", f, knownFormats(gtype)))
 			}
 		case k == "examples":
 			var ex []json.RawMessage
@@ -341,6 +405,7 @@ func (c *geminiConv) node(raw json.RawMessage, ptr string, depth int, root bool)
 			out.Set(k, v)
 		case geminiMoved[k]:
 			constraints = append(constraints, k+"="+jsonobj.Compact(v))
+			c.lose(ptr, k+" moved into the description (Gemini's schema dialect lacks it)")
 		}
 	}
 	if len(enum) > 0 {
@@ -416,4 +481,61 @@ func (c *geminiConv) object(o jsonobj.Object, out *jsonobj.Object, ptr string, d
 		out.Set("propertyOrdering", jsonobj.Strings(props.Keys()))
 	}
 	return nil
+}
+
+// typeWords names the values of a Gemini type, for reports.
+var typeWords = map[string]string{"INTEGER": "integers", "NUMBER": "numbers", "BOOLEAN": "booleans"}
+
+// knownFormats says which formats Gemini knows for values of gtype.
+func knownFormats(gtype string) string {
+	switch gtype {
+	case "STRING":
+		return "Gemini knows date-time and enum for strings"
+	case "INTEGER":
+		return "Gemini knows int32 and int64 for integers"
+	case "NUMBER":
+		return "Gemini knows float and double for numbers"
+	}
+	return "Gemini knows no format for this type"
+}
+
+// valuesType returns the Gemini type of the enum or const values vals
+// (numbers or booleans, none a string or null): gtype when the schema has
+// one that fits them, else INTEGER when all are integers (1.0 is one, as
+// in JSON Schema), NUMBER when all are numbers, BOOLEAN when all are
+// booleans. Values of several kinds, objects and arrays, and values that
+// do not fit gtype are refused with a *SchemaError for keyword.
+func valuesType(vals []json.RawMessage, gtype, keyword, ptr string) (string, error) {
+	kind := ""
+	for _, v := range vals {
+		var k string
+		switch jsonobj.Kind(v) {
+		case "boolean":
+			k = "BOOLEAN"
+		case "number":
+			k = "INTEGER"
+			if r, ok := new(big.Rat).SetString(strings.TrimSpace(string(v))); !ok || !r.IsInt() {
+				k = "NUMBER"
+			}
+		default:
+			return "", &SchemaError{Keyword: keyword, Pointer: ptr, Reason: "an " + keyword + " of objects or arrays cannot be expressed; the Gemini schema dialect has enums of strings only; got " + jsonobj.Compact(v)}
+		}
+		switch {
+		case kind == "" || kind == k:
+			kind = k
+		case kind != "BOOLEAN" && k != "BOOLEAN":
+			kind = "NUMBER" // integers and other numbers
+		default:
+			return "", &SchemaError{Keyword: keyword, Pointer: ptr, Reason: "an " + keyword + " that mixes numbers and booleans cannot be expressed; the Gemini schema dialect has one type per schema"}
+		}
+	}
+	switch {
+	case gtype == "":
+		return kind, nil
+	case gtype == kind, gtype == "NUMBER" && kind == "INTEGER", gtype == "INTEGER" && kind == "NUMBER":
+		// An integer schema with a value such as 2.5 keeps its type: the
+		// value can never be valid, and validation still says so.
+		return gtype, nil
+	}
+	return "", &SchemaError{Keyword: keyword, Pointer: ptr, Reason: fmt.Sprintf("values of type %s on a schema of type %s cannot be expressed", strings.ToLower(kind), strings.ToLower(gtype))}
 }

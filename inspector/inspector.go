@@ -49,6 +49,7 @@ type Handler struct {
 	maxEvents int
 	callAs    func(ctx context.Context, id string, roles []string) (context.Context, error)
 	openAudit func() (io.ReadSeekCloser, error)
+	sources   func() []Source
 }
 
 // An Option configures a [Handler].
@@ -111,6 +112,7 @@ func New(r *tool.Registry, opts ...Option) *Handler {
 	h.mux.HandleFunc("POST /api/trace", h.trace)
 	h.mux.HandleFunc("GET /api/access", h.access)
 	h.mux.HandleFunc("GET /api/audit", h.audit)
+	h.mux.HandleFunc("GET /api/sources", h.sourcesOf)
 	return h
 }
 

@@ -25,10 +25,12 @@ const (
 	// DefaultMaxSchemaDepth bounds the nesting of an imported schema.
 	DefaultMaxSchemaDepth = 64
 	// DefaultMaxTools bounds how many tools one listing of a server's
-	// tools reads (the filter's choices included).
-	DefaultMaxTools = 1000
-	// DefaultMaxPages bounds how many tools/list pages one listing reads.
-	DefaultMaxPages = 100
+	// tools imports (those the filter keeps): the cap. The tools listed
+	// past it are counted, not imported, and reported ([ToolCapError]).
+	DefaultMaxTools = 10_000
+	// DefaultMaxPages bounds how many tools/list pages one listing reads:
+	// enough for DefaultMaxTools tools at ten a page.
+	DefaultMaxPages = 1000
 	// DefaultMaxDescriptionBytes bounds an imported tool's description,
 	// which is sent to the model with every request; a longer one is cut.
 	DefaultMaxDescriptionBytes = 16 << 10
@@ -220,12 +222,37 @@ func WithSchemaResources(schemas map[string]json.RawMessage) ClientOption {
 // tools within the limits are imported all the same.
 var ErrImportLimit = errors.New("mcptool: import limit reached")
 
+// A ToolCapError reports a listing cut at the tool cap of
+// [WithImportLimits]: the first Max tools the filter keeps are imported,
+// and LeftOut more are not. The listing goes on past the cap only to count
+// them, within the page limit; when it stops early (the page limit, or a
+// repeated cursor), AtLeast is true and LeftOut is a lower bound. It
+// wraps [ErrImportLimit].
+type ToolCapError struct {
+	Max     int  // the cap
+	LeftOut int  // tools left out past it
+	AtLeast bool // LeftOut is a lower bound
+}
+
+func (e *ToolCapError) Error() string {
+	n := fmt.Sprint(e.LeftOut)
+	if e.AtLeast {
+		n = "at least " + n
+	}
+	return fmt.Sprintf("mcptool: tools/list: %s tools left out: the server lists more than the cap of %d (WithImportLimits raises it)", n, e.Max)
+}
+
+func (e *ToolCapError) Unwrap() error { return ErrImportLimit }
+
 // WithImportLimits bounds what one listing of a server's tools reads: at
-// most maxTools tools, over at most maxPages tools/list pages, and a
-// description of at most maxDescriptionBytes bytes per tool (a longer
-// one is cut, with a notice for the model). The listing also stops when
-// the server repeats a cursor. Zero keeps a default ([DefaultMaxTools],
-// [DefaultMaxPages], [DefaultMaxDescriptionBytes]).
+// most maxTools tools imported (the cap: the tools the filter keeps past
+// it are counted and left out, see [ToolCapError]), over at most maxPages
+// tools/list pages, and a description of at most maxDescriptionBytes
+// bytes per tool (a longer one is cut, with a notice for the model). The
+// listing also stops when the server repeats a cursor. Zero keeps a
+// default ([DefaultMaxTools], [DefaultMaxPages],
+// [DefaultMaxDescriptionBytes]). The limits apply to every import of the
+// client, the first and each one after notifications/tools/list_changed.
 func WithImportLimits(maxTools, maxPages, maxDescriptionBytes int) ClientOption {
 	return func(c *clientConfig) {
 		if maxTools > 0 {

@@ -49,7 +49,9 @@ type Annotations struct {
 // MCP's defaults to the hints left out (destructive and open-world unless
 // read-only). Annotations that claim nothing (the zero [tool.Annotations])
 // give no annotations. A tool imported with [Client.Import] is described
-// with the annotations its server sent, unchanged. DefinitionOf returns an
+// with the annotations its server sent, unchanged, and so is a tool that
+// wraps one and forwards [Annotated] (as the tools of a plugins.Host do).
+// DefinitionOf returns an
 // error naming the tool when its parameters or output schema are not
 // valid JSON.
 func DefinitionOf(t tool.Tool) (Definition, error) {
@@ -78,9 +80,9 @@ func DefinitionOf(t tool.Tool) (Definition, error) {
 			d.OutputSchema = b.Bytes()
 		}
 	}
-	if rt, ok := t.(*remoteTool); ok {
+	if a, ok := statedAnnotations(t, opts.Annotations); ok {
 		// An imported tool is described with the hints its server sent.
-		d.Annotations = rt.hints
+		d.Annotations = a
 	} else if a := opts.Annotations; a != (tool.Annotations{}) {
 		d.Annotations = &Annotations{Title: a.Title, ReadOnlyHint: a.ReadOnly, IdempotentHint: a.Idempotent}
 		if a.Destructive {
@@ -107,4 +109,41 @@ func Definitions(tools []tool.Tool) (json.RawMessage, error) {
 		defs = append(defs, d)
 	}
 	return jsonobj.Marshal(defs)
+}
+
+// Annotated is implemented by a tool described to MCP clients with
+// annotations stated elsewhere rather than derived from its
+// [tool.Options]: a tool imported with [Client.Import] (the annotations
+// its server sent, as sent) and a wrapper that forwards the method of the
+// tool it wraps. MCPAnnotations returns those annotations (nil: the
+// server stated none) and true, or false when there are none to forward.
+//
+// [DefinitionOf] uses them only when they claim what the tool's Options
+// claim (read-only, destructive, idempotent, open-world, with MCP's
+// defaults for the hints left out); a wrapper that changes the
+// annotations is described from its Options instead.
+type Annotated interface {
+	MCPAnnotations() (a *Annotations, ok bool)
+}
+
+// MCPAnnotations returns the annotations the server sent; see [Annotated].
+func (t *remoteTool) MCPAnnotations() (*Annotations, bool) { return t.hints, true }
+
+// statedAnnotations returns the annotations t forwards (see [Annotated])
+// when they agree with opts.
+func statedAnnotations(t tool.Tool, opts tool.Annotations) (*Annotations, bool) {
+	at, ok := t.(Annotated)
+	if !ok {
+		return nil, false
+	}
+	a, ok := at.MCPAnnotations()
+	if !ok {
+		return nil, false
+	}
+	claims := hintClaims(a)
+	claims.Title = opts.Title
+	if claims != opts {
+		return nil, false
+	}
+	return a, true
 }

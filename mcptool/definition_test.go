@@ -19,8 +19,32 @@ func (t defTool) Execute(context.Context, json.RawMessage) (tool.Result, error) 
 	return tool.Result{}, nil
 }
 
+// forwarding wraps a tool as a plugins.Host does: it forwards
+// Annotated, with Options of its own when opts is set.
+type forwarding struct {
+	tool.Tool
+	opts *tool.Options
+}
+
+func (f forwarding) Options() tool.Options {
+	if f.opts != nil {
+		return *f.opts
+	}
+	return tool.OptionsOf(f.Tool)
+}
+
+func (f forwarding) MCPAnnotations() (*Annotations, bool) {
+	if a, ok := f.Tool.(Annotated); ok {
+		return a.MCPAnnotations()
+	}
+	return nil, false
+}
+
 func TestDefinitionOf(t *testing.T) {
 	base := defTool{"notes", `{"type":"object","properties":{"text":{"type":"string"}},"required":["text"]}`}
+	imported := &remoteTool{name: "notes", description: "A test tool.", params: json.RawMessage(base.params),
+		opts:  tool.Options{Annotations: tool.Annotations{Destructive: false, OpenWorld: true}},
+		hints: &Annotations{DestructiveHint: new(false)}}
 	for _, tt := range []struct {
 		name string
 		t    tool.Tool
@@ -39,6 +63,18 @@ func TestDefinitionOf(t *testing.T) {
 			opts:  tool.Options{Annotations: tool.Annotations{Destructive: false, OpenWorld: true}},
 			hints: &Annotations{DestructiveHint: new(false)}},
 			`{"name":"notes","description":"A test tool.","inputSchema":{"type":"object","properties":{"text":{"type":"string"}},"required":["text"]},"annotations":{"destructiveHint":false}}`},
+		// A wrapper that forwards them keeps them (plugins served them
+		// without: a client took the tool for destructive).
+		{"imported, wrapped, forwarded", forwarding{Tool: imported},
+			`{"name":"notes","description":"A test tool.","inputSchema":{"type":"object","properties":{"text":{"type":"string"}},"required":["text"]},"annotations":{"destructiveHint":false}}`},
+		{"imported, wrapped, stated none", forwarding{Tool: &remoteTool{name: "notes", description: "A test tool.", params: json.RawMessage(base.params),
+			opts: tool.Options{Annotations: tool.Annotations{Destructive: true, OpenWorld: true}}}},
+			`{"name":"notes","description":"A test tool.","inputSchema":{"type":"object","properties":{"text":{"type":"string"}},"required":["text"]}}`},
+		// One that changes what they claim is described by its own Options.
+		{"imported, wrapped, claims changed", forwarding{Tool: imported, opts: &tool.Options{Annotations: tool.Annotations{ReadOnly: true}}},
+			`{"name":"notes","description":"A test tool.","inputSchema":{"type":"object","properties":{"text":{"type":"string"}},"required":["text"]},"annotations":{"readOnlyHint":true}}`},
+		{"not imported, forwarding nothing", forwarding{Tool: base, opts: &tool.Options{Annotations: tool.Annotations{Idempotent: true}}},
+			`{"name":"notes","description":"A test tool.","inputSchema":{"type":"object","properties":{"text":{"type":"string"}},"required":["text"]},"annotations":{"idempotentHint":true}}`},
 		{"object output", tool.With(base, tool.WithOutputSchema(json.RawMessage(`{"type":"object","properties":{"id":{"type":"integer"}}}`))),
 			`{"name":"notes","description":"A test tool.","inputSchema":{"type":"object","properties":{"text":{"type":"string"}},"required":["text"]},"outputSchema":{"type":"object","properties":{"id":{"type":"integer"}}}}`},
 		{"array output wrapped", tool.With(base, tool.WithOutputSchema(json.RawMessage(`{"type":"array","items":{"type":"string"}}`))),

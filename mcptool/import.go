@@ -24,30 +24,46 @@ import (
 // the other tools are returned all the same. A failure to list gives no
 // tools and that error.
 //
-// Listing is bounded (see [WithImportLimits]): it stops after
-// [DefaultMaxTools] tools or [DefaultMaxPages] pages, or when the server
-// repeats a cursor, and returns what it has with an error that says so
-// and wraps [ErrImportLimit]. A description longer than
+// Listing is bounded (see [WithImportLimits]): at most [DefaultMaxTools]
+// tools are returned, and those past the cap are counted, not built,
+// and reported with a [*ToolCapError]; the listing stops after
+// [DefaultMaxPages] pages, or when the server repeats a cursor, and
+// returns what it has with an error that says so. Both errors wrap
+// [ErrImportLimit]. A description longer than
 // [DefaultMaxDescriptionBytes] is cut, with a notice, and so reported.
 func (c *Client) Tools(ctx context.Context) ([]tool.Tool, error) {
 	var tools []tool.Tool
 	var errs []error
 	seen := make(map[string]string) // local name → remote name
 	cursors := make(map[string]bool)
-	listed := 0
+	kept := 0 // tools the filter keeps, the cap's count
 	params := &mcp.ListToolsParams{}
+	var capped *ToolCapError // set once the cap is reached
+	done := func() ([]tool.Tool, error) {
+		if capped != nil {
+			errs = append(errs, capped)
+		}
+		return tools, errors.Join(errs...)
+	}
 	for page := 1; ; page++ {
 		res, err := c.session.ListTools(ctx, params)
 		if err != nil {
+			if capped != nil {
+				// Counting past the cap failed: what was imported stands.
+				capped.AtLeast = true
+				return done()
+			}
 			return nil, fmt.Errorf("mcptool: tools/list: %w", err)
 		}
 		for _, st := range res.Tools {
-			if listed == c.cfg.maxTools {
-				errs = append(errs, fmt.Errorf("mcptool: tools/list: the server lists more than %d tools; the rest are left out: %w", c.cfg.maxTools, ErrImportLimit))
-				return tools, errors.Join(errs...)
-			}
-			listed++
 			if st == nil || c.cfg.filter != nil && !c.cfg.filter(st.Name) {
+				continue
+			}
+			if kept++; kept > c.cfg.maxTools {
+				if capped == nil {
+					capped = &ToolCapError{Max: c.cfg.maxTools}
+				}
+				capped.LeftOut++
 				continue
 			}
 			t, err := c.newRemoteTool(st)
@@ -68,13 +84,19 @@ func (c *Client) Tools(ctx context.Context) ([]tool.Tool, error) {
 		next := res.NextCursor
 		switch {
 		case next == "":
-			return tools, errors.Join(errs...)
+			return done()
 		case cursors[next]:
 			errs = append(errs, fmt.Errorf("mcptool: tools/list: the server repeated the cursor %q; the listing stops there: %w", shortText(next, 60), ErrImportLimit))
-			return tools, errors.Join(errs...)
+			if capped != nil {
+				capped.AtLeast = true
+			}
+			return done()
 		case page == c.cfg.maxPages:
-			errs = append(errs, fmt.Errorf("mcptool: tools/list: the server lists more than %d pages; the rest are left out: %w", c.cfg.maxPages, ErrImportLimit))
-			return tools, errors.Join(errs...)
+			errs = append(errs, fmt.Errorf("mcptool: tools/list: the server lists more than %d pages; the rest are left out (WithImportLimits raises the limit): %w", c.cfg.maxPages, ErrImportLimit))
+			if capped != nil {
+				capped.AtLeast = true
+			}
+			return done()
 		}
 		cursors[next] = true
 		params = &mcp.ListToolsParams{Cursor: next}
@@ -105,7 +127,8 @@ func (c *Client) Import(ctx context.Context, reg *tool.Registry) error {
 	c.mu.Unlock()
 	c.syncMu.Lock()
 	defer c.syncMu.Unlock()
-	return c.sync(ctx, st)
+	_, err := c.sync(ctx, st)
+	return err
 }
 
 // A ToolError reports one tool of a server that [Client.Tools] or
@@ -124,11 +147,18 @@ type importState struct {
 	owned map[string]string // local name → fingerprint of what was registered
 }
 
-// sync makes st.reg hold the server's current tools.
-func (c *Client) sync(ctx context.Context, st *importState) error {
+// syncCounts are what one sync changed in a registry.
+type syncCounts struct{ added, changed, removed int }
+
+// sync makes st.reg hold the server's current tools. The tools it
+// imported before and that changed are replaced in place without the
+// registry's warning per replaced tool: they are the client's own, and
+// what changed is counted instead.
+func (c *Client) sync(ctx context.Context, st *importState) (syncCounts, error) {
+	var n syncCounts
 	tools, err := c.Tools(ctx)
 	if tools == nil && err != nil {
-		return err
+		return n, err
 	}
 	errs := []error{err}
 	want := make(map[string]bool, len(tools))
@@ -141,7 +171,7 @@ func (c *Client) sync(ctx context.Context, st *importState) error {
 		}
 		var rerr error
 		if had {
-			rerr = st.reg.Register(rt)
+			_, rerr = st.reg.Replace(rt)
 		} else {
 			rerr = st.reg.RegisterUnique(rt)
 		}
@@ -152,7 +182,13 @@ func (c *Client) sync(ctx context.Context, st *importState) error {
 			}
 			delete(st.owned, rt.name)
 			st.reg.Remove(rt.name)
+			n.removed++
 			continue
+		}
+		if had {
+			n.changed++
+		} else {
+			n.added++
 		}
 		st.owned[rt.name] = rt.fingerprint
 	}
@@ -160,14 +196,17 @@ func (c *Client) sync(ctx context.Context, st *importState) error {
 		if !want[name] {
 			delete(st.owned, name)
 			st.reg.Remove(name)
+			n.removed++
 		}
 	}
-	return errors.Join(errs...)
+	return n, errors.Join(errs...)
 }
 
 // resyncLoop re-imports after each notifications/tools/list_changed until
 // ctx ends. Notifications that arrive during a re-import are folded into
-// one more.
+// one more. Each re-import of a registry logs one line: what it added,
+// changed and removed, at level info, or at warn with the error when
+// something was left out.
 func (c *Client) resyncLoop(ctx context.Context) {
 	for {
 		select {
@@ -183,11 +222,17 @@ func (c *Client) resyncLoop(ctx context.Context) {
 		for _, st := range imports {
 			sctx, cancel := context.WithTimeout(ctx, resyncTimeout)
 			c.syncMu.Lock()
-			err := c.sync(sctx, st)
+			n, err := c.sync(sctx, st)
 			c.syncMu.Unlock()
 			cancel()
-			if err != nil && c.cfg.logger != nil {
-				c.cfg.logger.Warn("mcptool: re-import after tools/list_changed", "error", err)
+			if c.cfg.logger == nil {
+				continue
+			}
+			attrs := []any{"added", n.added, "changed", n.changed, "removed", n.removed}
+			if err != nil {
+				c.cfg.logger.Warn("mcptool: re-import after tools/list_changed", append(attrs, "error", err)...)
+			} else {
+				c.cfg.logger.Info("mcptool: re-import after tools/list_changed", attrs...)
 			}
 		}
 	}

@@ -60,11 +60,20 @@ func outputWrapped(schema json.RawMessage) bool {
 // for hints the server left out. They come from the server and are only
 // hints: nothing in this package trusts them.
 func toolAnnotations(st *mcp.Tool) tool.Annotations {
-	a := tool.Annotations{Title: st.Title, Destructive: true, OpenWorld: true}
-	if ma := st.Annotations; ma != nil {
-		if a.Title == "" {
-			a.Title = ma.Title
-		}
+	a := hintClaims(statedHints(st.Annotations))
+	if st.Title != "" {
+		a.Title = st.Title
+	}
+	return a
+}
+
+// hintClaims is what MCP annotations claim, as ours: MCP's defaults for
+// the hints left out (destructive and open-world), and never destructive
+// when read-only.
+func hintClaims(ma *Annotations) tool.Annotations {
+	a := tool.Annotations{Destructive: true, OpenWorld: true}
+	if ma != nil {
+		a.Title = ma.Title
 		a.ReadOnly = ma.ReadOnlyHint
 		a.Idempotent = ma.IdempotentHint
 		if ma.DestructiveHint != nil {

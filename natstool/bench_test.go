@@ -168,7 +168,7 @@ func BenchmarkWorkerScaling(b *testing.B) {
 	throughput := func(workers int) float64 {
 		var svcs []*natstool.Service
 		for range workers {
-			svc, err := natstool.Serve(connect(b, s), sleeper(), natstool.WithServiceLogger(quiet), natstool.WithMaxInFlight(8, 1024))
+			svc, err := natstool.Serve(connect(b, s), sleeper(), &natstool.ServeOptions{Logger: quiet, MaxInFlight: 8, MaxWaiting: 1024})
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -246,14 +246,14 @@ func BenchmarkWorkerLoss(b *testing.B) {
 		var svcs []*natstool.Service
 		for range 3 {
 			nc := connect(b, s)
-			svc, err := natstool.Serve(nc, reg(), natstool.WithServiceLogger(quiet), natstool.WithHeartbeat(100*time.Millisecond))
+			svc, err := natstool.Serve(nc, reg(), &natstool.ServeOptions{Logger: quiet, Heartbeat: 100 * time.Millisecond})
 			if err != nil {
 				b.Fatal(err)
 			}
 			conns, svcs = append(conns, nc), append(svcs, svc)
 		}
 		local := tool.NewRegistry(tool.WithLogger(quiet))
-		im := importInto(b, connect(b, s), local, natstool.WithWorkerTimeout(500*time.Millisecond))
+		im := importInto(b, connect(b, s), local, natstool.ImportOptions{WorkerTimeout: 500 * time.Millisecond})
 
 		type outcome struct {
 			res tool.Result

@@ -169,7 +169,7 @@ func TestServeBeforeTheServerIsUp(t *testing.T) {
 	serving := make(chan served, 1)
 	worker := counting(t, &n)
 	go func() {
-		svc, err := natstool.Serve(wnc, worker, natstool.WithServiceLogger(quiet))
+		svc, err := natstool.Serve(wnc, worker, &natstool.ServeOptions{Logger: quiet})
 		serving <- served{svc, err}
 	}()
 	opts := &server.Options{Host: "127.0.0.1", Port: port, NoLog: true, NoSigs: true}

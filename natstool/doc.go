@@ -24,7 +24,7 @@
 //
 // A call no worker receives fails at once, as [tool.KindUnavailable]. A
 // worker that dies during a call stops sending heartbeats, and the call
-// fails as unavailable after [WithWorkerTimeout], well within its own time
+// fails as unavailable after [ImportOptions.WorkerTimeout], well within its own time
 // limit; that error is marked [tool.Transient], so an [tool.Executor]
 // retries an idempotent tool on another worker. The NATS client reconnects
 // on its own after a server restart or the loss of one server of a
@@ -34,14 +34,14 @@
 //
 // For long-running tools, [Jobs] is a JetStream work queue of calls:
 // [Jobs.Submit] returns a job id at once, any worker that consumes the
-// queue ([WithJobs] or [Jobs.Work]) runs the call, and the outcome is kept
+// queue ([ServeOptions.Jobs] or [Jobs.Work]) runs the call, and the outcome is kept
 // in a key-value bucket for [Jobs.Wait] and [Jobs.Job]. A job whose worker
 // dies is delivered to another after the ack wait, and is completed once;
-// [WithIdempotencyKey] makes a resubmitted call return the first job.
-// [WithJobHeaders] puts the submitter's principal (policy.Headers) on the
-// job, and [WithJobContext], or the service's [WithCallContext], restores
+// [SubmitOptions.IdempotencyKey] makes a resubmitted call return the first job.
+// [JobsOptions.Headers] puts the submitter's principal (policy.Headers) on the
+// job, and [JobsOptions.Context], or the service's [ServeOptions.CallContext], restores
 // it on the worker, so that the worker's policy decides the job for whoever
-// submitted it. A job is its submitter's ([WithJobOwner]): an idempotency
+// submitted it. A job is its submitter's ([JobsOptions.Owner]): an idempotency
 // key is scoped to the owner, and another owner's Wait and Job get
 // [ErrJobNotFound]. A job whose tool the worker lacks is handed back to the
 // others, and after its last delivery ends as unavailable.
@@ -52,23 +52,17 @@
 // whose body is the JSON arguments. Its reply subject receives, in order:
 // heartbeats and progress reports (header [HeaderKind]), then the JSON
 // [tool.Result], without headers. A result larger than the server's max
-// payload goes through a JetStream object store ([WithObjectStore]); the
+// payload goes through a JetStream object store ([ServeOptions.ObjectStore]); the
 // reply then names the object ([HeaderObject], [HeaderBucket]).
 //
-// The milliseconds the caller has left travel with the request. A service
-// says which protocol it speaks in its metadata ([MetadataProtocol]):
-//
-//   - Protocol 1: in the [HeaderTimeout] header.
-//   - Protocol 2 (this package's workers): at the end of the reply
-//     subject's last token, after [ReplyTimeoutMark], as in
-//     _INBOX.k3Xz.7f~t30000, so that a plain call carries no NATS headers
-//     at all. Such a worker still honours HeaderTimeout, which wins when a
-//     request has both.
-//
-// An importer sends the deadline in the reply subject only when every
-// instance it found of the tool's service speaks protocol 2 or later, since
-// a call may reach any worker of the queue group; otherwise in the header.
-// Other headers an importer sends ([WithCallHeaders]) travel as headers
-// whatever the protocol. A deadline a worker cannot read ends the call
-// with an error of kind invalid_arguments, and the tool does not run.
+// The milliseconds the caller has left travel with the request, at the end
+// of the reply subject's last token, after [ReplyTimeoutMark], as in
+// _INBOX.k3Xz.7f~t30000, so that a plain call carries no NATS headers at
+// all. A service says which wire protocol it speaks in its metadata
+// ([MetadataProtocol]); an importer imports the tools of a service only
+// when every instance it found speaks protocol 2 or later, since a call
+// may reach any worker of the queue group. Other headers an importer
+// sends ([ImportOptions.CallHeaders]) travel as headers. A deadline a
+// worker cannot read ends the call with an error of kind
+// invalid_arguments, and the tool does not run.
 package natstool

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -43,8 +42,52 @@ const (
 	DefaultMaxResultBytes = 64 << 20
 )
 
-// An ImportOption configures an [Importer].
-type ImportOption func(*importConfig)
+// ImportOptions configure an [Importer]. A nil *ImportOptions, and every
+// zero field, means the default.
+type ImportOptions struct {
+	// Prefix goes before the name of every imported tool.
+	Prefix string
+	// Filter, when set, keeps only the tools for which it returns true,
+	// given the service's name and the tool's name on the service.
+	Filter func(service, tool string) bool
+	// DiscoveryWait bounds how long a scan waits for $SRV.INFO replies in
+	// all ([DefaultDiscoveryWait]), and DiscoveryQuiet how long it waits
+	// after the latest reply ([DefaultDiscoveryQuiet]). A service that
+	// answers later is found by its announcement or by the next periodic
+	// scan.
+	DiscoveryWait, DiscoveryQuiet time.Duration
+	// Resync is the period of the full scans that find services which
+	// appeared or vanished without an announcement, such as a worker that
+	// was killed ([DefaultResync]); negative disables them.
+	Resync time.Duration
+	// WorkerTimeout is how long a call waits without hearing from its
+	// worker (no heartbeat, progress or result) before it takes the worker
+	// for dead and fails as unavailable ([DefaultWorkerTimeout]): at least
+	// that long, and at most a tenth more, as one watchdog for the
+	// importer checks every call ten times per worker timeout. Keep it a
+	// few times the workers' heartbeat.
+	WorkerTimeout time.Duration
+	// CallTimeout bounds calls whose context has no deadline
+	// ([DefaultCallTimeout]).
+	CallTimeout time.Duration
+	// MaxResultBytes bounds a result read from a worker's object store
+	// ([DefaultMaxResultBytes]).
+	MaxResultBytes int64
+	// Retry is the retry policy of imported tools that their service says
+	// are idempotent; others are never retried. Nil means
+	// tool.RetryPolicy{MaxAttempts: 3}: a [tool.Executor] tries such a
+	// call up to three times when it fails as unavailable, and NATS gives
+	// each attempt to whichever worker is there. A zero policy turns
+	// retries off.
+	Retry *tool.RetryPolicy
+	// CallHeaders, when set, gives headers added to every call's request:
+	// for example the principal the call is made for, which the worker
+	// restores with [ServeOptions.CallContext].
+	CallHeaders func(ctx context.Context) nats.Header
+	// Logger receives tools left out and scans that failed ([slog.Default]
+	// when nil).
+	Logger *slog.Logger
+}
 
 type importConfig struct {
 	prefix         string
@@ -59,97 +102,45 @@ type importConfig struct {
 	logger         *slog.Logger
 }
 
-// WithPrefix puts prefix before the name of every imported tool.
-func WithPrefix(prefix string) ImportOption {
-	return func(c *importConfig) { c.prefix = prefix }
+// config is o with its defaults filled in.
+func (o *ImportOptions) config() importConfig {
+	cfg := importConfig{
+		wait: DefaultDiscoveryWait, quiet: DefaultDiscoveryQuiet, resync: DefaultResync,
+		workerTimeout: DefaultWorkerTimeout, callTimeout: DefaultCallTimeout, maxResultBytes: DefaultMaxResultBytes,
+		retry: tool.RetryPolicy{MaxAttempts: 3},
+	}
+	if o == nil {
+		return cfg
+	}
+	cfg.prefix, cfg.filter, cfg.headers, cfg.logger = o.Prefix, o.Filter, o.CallHeaders, o.Logger
+	positive(&cfg.wait, o.DiscoveryWait)
+	positive(&cfg.quiet, o.DiscoveryQuiet)
+	if o.Resync != 0 {
+		cfg.resync = o.Resync
+	}
+	positive(&cfg.workerTimeout, o.WorkerTimeout)
+	positive(&cfg.callTimeout, o.CallTimeout)
+	positive(&cfg.maxResultBytes, o.MaxResultBytes)
+	if o.Retry != nil {
+		cfg.retry = *o.Retry
+	}
+	return cfg
 }
 
-// WithFilter keeps only the tools for which keep returns true, given the
-// service's name and the tool's name on the service.
-func WithFilter(keep func(service, tool string) bool) ImportOption {
-	return func(c *importConfig) { c.filter = keep }
-}
-
-// WithDiscovery sets how long a scan waits for $SRV.INFO replies: at most
-// wait in all ([DefaultDiscoveryWait]), and no longer than quiet
-// ([DefaultDiscoveryQuiet]) after the latest reply. A service that answers
-// later is found by its announcement or by the next periodic scan.
-func WithDiscovery(wait, quiet time.Duration) ImportOption {
-	return func(c *importConfig) {
-		if wait > 0 {
-			c.wait = wait
-		}
-		if quiet > 0 {
-			c.quiet = quiet
-		}
+// nonEmpty sets *dst to v unless v is empty: an empty option keeps the
+// default.
+func nonEmpty(dst *string, v string) {
+	if v != "" {
+		*dst = v
 	}
 }
 
-// WithResync sets the period of the full scans that find services which
-// appeared or vanished without an announcement, such as a worker that was
-// killed ([DefaultResync] by default; negative disables them).
-func WithResync(d time.Duration) ImportOption {
-	return func(c *importConfig) {
-		if d != 0 {
-			c.resync = d
-		}
+// positive sets *dst to v when v is above zero: a zero or negative option
+// keeps the default.
+func positive[T int | int64 | time.Duration](dst *T, v T) {
+	if v > 0 {
+		*dst = v
 	}
-}
-
-// WithWorkerTimeout sets how long a call waits without hearing from its
-// worker (no heartbeat, progress or result) before it takes the worker for
-// dead and fails as unavailable ([DefaultWorkerTimeout]): at least that
-// long, and at most a tenth more, as one watchdog for the importer checks
-// every call ten times per worker timeout. Keep it a few times the
-// workers' heartbeat.
-func WithWorkerTimeout(d time.Duration) ImportOption {
-	return func(c *importConfig) {
-		if d > 0 {
-			c.workerTimeout = d
-		}
-	}
-}
-
-// WithCallTimeout bounds calls whose context has no deadline
-// ([DefaultCallTimeout]).
-func WithCallTimeout(d time.Duration) ImportOption {
-	return func(c *importConfig) {
-		if d > 0 {
-			c.callTimeout = d
-		}
-	}
-}
-
-// WithMaxResultBytes bounds a result read from a worker's object store
-// ([DefaultMaxResultBytes]).
-func WithMaxResultBytes(n int64) ImportOption {
-	return func(c *importConfig) {
-		if n > 0 {
-			c.maxResultBytes = n
-		}
-	}
-}
-
-// WithRetry sets the retry policy of imported tools that their service
-// says are idempotent; others are never retried. The default is
-// tool.RetryPolicy{MaxAttempts: 3}: an [tool.Executor] tries such a call
-// up to three times when it fails as unavailable, and NATS gives each
-// attempt to whichever worker is there. The zero policy turns retries off.
-func WithRetry(p tool.RetryPolicy) ImportOption {
-	return func(c *importConfig) { c.retry = p }
-}
-
-// WithCallHeaders sets a function whose headers are added to every call's
-// request: for example the principal the call is made for, which the
-// worker restores with [WithCallContext].
-func WithCallHeaders(fn func(ctx context.Context) nats.Header) ImportOption {
-	return func(c *importConfig) { c.headers = fn }
-}
-
-// WithImportLogger sets the logger for tools left out and scans that
-// failed. The default is [slog.Default].
-func WithImportLogger(l *slog.Logger) ImportOption {
-	return func(c *importConfig) { c.logger = l }
 }
 
 // An Importer keeps the tools that services ([Service]) offer on a NATS connection
@@ -158,7 +149,7 @@ func WithImportLogger(l *slog.Logger) ImportOption {
 // It finds services with $SRV.INFO, listens on [ChangeSubject] for
 // services that start, change or stop, and scans again periodically to
 // notice workers that vanished without a word. Each tool is registered
-// under prefix+name (see [WithPrefix]); when services with different names
+// under prefix+name (see [ImportOptions.Prefix]); when services with different names
 // offer the same name, the first service in name order keeps it and the
 // other tool is left out with an error wrapping [tool.ErrDuplicate]. An
 // importer never replaces a tool it did not register.
@@ -166,8 +157,7 @@ func WithImportLogger(l *slog.Logger) ImportOption {
 // A call is checked against the tool's schema by the local registry, then
 // sent as a request to the tool's subject: NATS gives it to one worker of
 // the service's queue group. The time the call has left travels with it
-// (at the end of the reply subject, see [ReplyTimeoutMark], or in
-// [HeaderTimeout] for services of protocol 1). A remote result keeps its kind, structured content and
+// (at the end of the reply subject, see [ReplyTimeoutMark]). A remote result keeps its kind, structured content and
 // parts. A call that no worker receives, that finds every worker busy, or
 // whose worker stops answering is a [tool.KindUnavailable] result whose
 // error is marked [tool.Transient], so an [tool.Executor] retries it on
@@ -234,15 +224,8 @@ const watchdogTicks = 10
 // registers their tools, and keeps reg in sync until [Importer.Close].
 // Tools left out are logged; [Importer.Sync] returns them as errors. An
 // error from Import means nothing was started.
-func Import(ctx context.Context, nc *nats.Conn, reg *tool.Registry, opts ...ImportOption) (*Importer, error) {
-	cfg := importConfig{
-		wait: DefaultDiscoveryWait, quiet: DefaultDiscoveryQuiet, resync: DefaultResync,
-		workerTimeout: DefaultWorkerTimeout, callTimeout: DefaultCallTimeout, maxResultBytes: DefaultMaxResultBytes,
-		retry: tool.RetryPolicy{MaxAttempts: 3},
-	}
-	for _, o := range opts {
-		o(&cfg)
-	}
+func Import(ctx context.Context, nc *nats.Conn, reg *tool.Registry, opts *ImportOptions) (*Importer, error) {
+	cfg := opts.config()
 	im := &Importer{
 		nc: nc, reg: reg, cfg: cfg,
 		inbox:     nc.NewRespInbox() + ".",
@@ -639,22 +622,22 @@ func (im *Importer) onReply(m *nats.Msg) {
 
 // A remoteTool is a tool of a NATS service, imported as a tool.Tool.
 type remoteTool struct {
-	im      *Importer
-	name    string // in the registry
-	remote  string // on the service
-	service string
-	subject string
-	// replyDeadline says that the service reads the deadline from the
-	// reply subject (protocol 2 and later) rather than from HeaderTimeout.
-	replyDeadline bool
-	description   string
-	params        json.RawMessage
-	opts          tool.Options
-	fingerprint   string
+	im          *Importer
+	name        string // in the registry
+	remote      string // on the service
+	service     string
+	subject     string
+	description string
+	params      json.RawMessage
+	opts        tool.Options
+	fingerprint string
 }
 
 func (im *Importer) newRemoteTool(service string, protocol int, d remoteDef) (*remoteTool, error) {
 	name := im.cfg.prefix + d.Name
+	if protocol < 2 {
+		return nil, fmt.Errorf("natstool: tool %q of service %s: a worker of the service speaks wire protocol %d, which took the caller's deadline from a header; this importer sends it only in the reply subject (protocol 2): upgrade that worker", d.Name, service, protocol)
+	}
 	if !tool.ValidName(name) {
 		return nil, fmt.Errorf("natstool: tool %q of service %s: %q is not a valid tool name: %w", d.Name, service, name, tool.ErrInvalidName)
 	}
@@ -676,8 +659,7 @@ func (im *Importer) newRemoteTool(service string, protocol int, d remoteDef) (*r
 	}
 	return &remoteTool{
 		im: im, name: name, remote: d.Name, service: service, subject: d.subject,
-		replyDeadline: protocol >= 2,
-		description:   desc, params: d.InputSchema,
+		description: desc, params: d.InputSchema,
 		opts: tool.Options{
 			Annotations:  d.toolAnnotations(),
 			OutputSchema: d.OutputSchema,
@@ -729,9 +711,7 @@ func (t *remoteTool) Execute(ctx context.Context, args json.RawMessage) (tool.Re
 	// The reply subject is made in one allocation, the token a part of it.
 	var buf [96]byte
 	b := strconv.AppendUint(append(buf[:0], im.inbox...), im.seq, 36)
-	if t.replyDeadline {
-		b = strconv.AppendInt(append(b, ReplyTimeoutMark...), left, 10)
-	}
+	b = strconv.AppendInt(append(b, ReplyTimeoutMark...), left, 10)
 	reply := string(b)
 	token := reply[len(im.inbox):]
 	pc.heard.Store(im.tick.Load())
@@ -752,19 +732,8 @@ func (t *remoteTool) Execute(ctx context.Context, args json.RawMessage) (tool.Re
 	if im.cfg.headers != nil {
 		hdr = im.cfg.headers(ctx)
 	}
-	if !t.replyDeadline {
-		if hdr == nil {
-			hdr = make(nats.Header, 1)
-		} else {
-			hdr = maps.Clone(hdr)
-		}
-		hdr[HeaderTimeout] = []string{strconv.FormatInt(left, 10)}
-	} else if len(hdr) == 0 {
+	if len(hdr) == 0 {
 		hdr = nil // no headers at all: the worker parses none
-	} else if _, set := hdr[HeaderTimeout]; set {
-		// It would win over the reply subject's deadline on the worker.
-		hdr = maps.Clone(hdr)
-		delete(hdr, HeaderTimeout)
 	}
 	msg := &nats.Msg{Subject: t.subject, Reply: reply, Data: args, Header: hdr}
 	if err := im.nc.PublishMsg(msg); err != nil {

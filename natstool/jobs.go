@@ -54,7 +54,7 @@ type Job struct {
 	Worker string `json:"worker,omitempty"`
 	// Result is set once State is JobDone.
 	Result *tool.Result `json:"result,omitempty"`
-	// Owner is a digest of who submitted the job (see [WithJobOwner]);
+	// Owner is a digest of who submitted the job (see [JobsOptions.Owner]);
 	// empty when jobs are not told apart by submitter.
 	Owner     string    `json:"owner,omitempty"`
 	Submitted time.Time `json:"submitted"`
@@ -69,8 +69,63 @@ type jobRequest struct {
 	TimeoutMs int64           `json:"timeout_ms,omitempty"`
 }
 
-// A JobsOption configures [Jobs].
-type JobsOption func(*jobsConfig)
+// JobsOptions configure [Jobs]. A nil *JobsOptions, and every zero field,
+// means the default.
+type JobsOptions struct {
+	// Stream, Bucket and Subject name the JetStream stream, the key-value
+	// bucket and the subject prefix of the jobs ([DefaultJobStream],
+	// [DefaultJobBucket], [DefaultJobSubject]).
+	Stream, Bucket, Subject string
+	// AckWait is how long a job waits for its worker to say it is still at
+	// work before it is given to another worker ([DefaultAckWait]); a
+	// worker says so every third of it. MaxDeliver bounds the workers a
+	// job is given to ([DefaultMaxDeliver]); the last one records the
+	// outcome whatever it is. A job whose every worker died is not
+	// delivered again: its record stays queued or running, and
+	// [Jobs.Wait] ends only with its context. Both take effect when a
+	// worker starts consuming.
+	AckWait    time.Duration
+	MaxDeliver int
+	// TTL is how long job records are kept, and how long a job may wait in
+	// the queue for a worker ([DefaultJobTTL]); an idempotency key is
+	// remembered as long as its job's record.
+	TTL time.Duration
+	// Replicas is how many servers of a JetStream cluster keep the work
+	// queue and the job records (1; 3 survives the loss of a server). It
+	// takes effect when they are created or updated.
+	Replicas int
+	// Headers, when set, gives the headers [Jobs.Submit] puts on each
+	// job's message, given Submit's context: for example the principal the
+	// job is submitted for (policy.Headers), which workers restore with
+	// Context. The headers travel with the job to whichever worker takes
+	// it, however long it waits.
+	Headers func(ctx context.Context) nats.Header
+	// Owner, when set, says whose a job is, given the context of
+	// [Jobs.Submit], [Jobs.Wait] or [Jobs.Job]: for example the
+	// principal's ID (policy.PrincipalFrom). A job belongs to the owner
+	// that submitted it: its idempotency key is scoped to that owner (the
+	// same key from another owner is another job), and Wait and Job find
+	// it only for that owner; for any other they return [ErrJobNotFound],
+	// as for a job that does not exist. Without Owner, the owner is what
+	// Headers gives for the context (the headers a worker decides the job
+	// by, so a job is only ever found by a caller it would be decided for
+	// in the same way); with neither, every caller is the same owner. Keep
+	// headers that change from call to call (trace ids) out of Headers, or
+	// set Owner.
+	Owner func(ctx context.Context) string
+	// Context, when set, derives the context a worker runs each job with
+	// from the headers of the job's message: for example, to restore with
+	// policy.FromHeaders the principal Headers sent, so that the worker's
+	// registry decides the job for whoever submitted it. An error is the
+	// job's outcome, a result of kind denied with the error's message,
+	// recorded like any other. A [Service] given these jobs
+	// ([ServeOptions.Jobs]) uses its [ServeOptions.CallContext] for the
+	// jobs it takes when Context is nil. The headers are a claim: see
+	// policy.Headers for when a worker may trust them.
+	Context func(ctx context.Context, h nats.Header) (context.Context, error)
+	// Logger receives workers' job events ([slog.Default] when nil).
+	Logger *slog.Logger
+}
 
 type jobsConfig struct {
 	stream, bucket, subject string
@@ -84,92 +139,30 @@ type jobsConfig struct {
 	jobContext              func(context.Context, nats.Header) (context.Context, error)
 }
 
+// config is o with its defaults filled in.
+func (o *JobsOptions) config() jobsConfig {
+	cfg := jobsConfig{
+		stream: DefaultJobStream, bucket: DefaultJobBucket, subject: DefaultJobSubject,
+		ackWait: DefaultAckWait, maxDeliver: DefaultMaxDeliver, ttl: DefaultJobTTL, replicas: 1,
+	}
+	if o == nil {
+		return cfg
+	}
+	nonEmpty(&cfg.stream, o.Stream)
+	nonEmpty(&cfg.bucket, o.Bucket)
+	nonEmpty(&cfg.subject, o.Subject)
+	positive(&cfg.ackWait, o.AckWait)
+	positive(&cfg.maxDeliver, o.MaxDeliver)
+	positive(&cfg.ttl, o.TTL)
+	positive(&cfg.replicas, o.Replicas)
+	cfg.headers, cfg.owner, cfg.jobContext, cfg.logger = o.Headers, o.Owner, o.Context, o.Logger
+	return cfg
+}
+
 // ErrJobNotFound is wrapped by [Jobs.Job] and [Jobs.Wait] for a job that
 // does not exist for the caller: never submitted, expired, removed, or
-// submitted by another owner ([WithJobOwner]).
+// submitted by another owner ([JobsOptions.Owner]).
 var ErrJobNotFound = errors.New("job not found")
-
-// WithJobNames sets the JetStream stream, the key-value bucket and the
-// subject prefix of the jobs ([DefaultJobStream], [DefaultJobBucket],
-// [DefaultJobSubject]). Empty strings keep the defaults.
-func WithJobNames(stream, bucket, subject string) JobsOption {
-	return func(c *jobsConfig) {
-		if stream != "" {
-			c.stream = stream
-		}
-		if bucket != "" {
-			c.bucket = bucket
-		}
-		if subject != "" {
-			c.subject = subject
-		}
-	}
-}
-
-// WithAckWait sets how long a job waits for its worker to say it is still
-// at work before it is given to another worker ([DefaultAckWait]); a
-// worker says so every third of it. maxDeliver bounds the workers a job is
-// given to ([DefaultMaxDeliver]); the last one records the outcome
-// whatever it is. A job whose every worker died is not delivered again:
-// its record stays queued or running, and [Jobs.Wait] ends only with its
-// context. Both take effect when a worker starts consuming.
-func WithAckWait(d time.Duration, maxDeliver int) JobsOption {
-	return func(c *jobsConfig) {
-		if d > 0 {
-			c.ackWait = d
-		}
-		if maxDeliver > 0 {
-			c.maxDeliver = maxDeliver
-		}
-	}
-}
-
-// WithJobTTL sets how long job records are kept, and how long a job may
-// wait in the queue for a worker ([DefaultJobTTL]); an idempotency key is
-// remembered as long as its job's record.
-func WithJobTTL(d time.Duration) JobsOption {
-	return func(c *jobsConfig) {
-		if d > 0 {
-			c.ttl = d
-		}
-	}
-}
-
-// WithJobReplicas sets how many servers of a JetStream cluster keep the
-// work queue and the job records (1 by default; 3 survives the loss of a
-// server). It takes effect when they are created or updated.
-func WithJobReplicas(n int) JobsOption {
-	return func(c *jobsConfig) {
-		if n > 0 {
-			c.replicas = n
-		}
-	}
-}
-
-// WithJobHeaders sets a function whose headers [Jobs.Submit] puts on each
-// job's message, given Submit's context: for example the principal the
-// job is submitted for (policy.Headers), which workers restore with
-// [WithJobContext]. The headers travel with the job to whichever worker
-// takes it, however long it waits.
-func WithJobHeaders(fn func(ctx context.Context) nats.Header) JobsOption {
-	return func(c *jobsConfig) { c.headers = fn }
-}
-
-// WithJobOwner sets the function that says whose a job is, given the
-// context of [Jobs.Submit], [Jobs.Wait] or [Jobs.Job]: for example the
-// principal's ID (policy.PrincipalFrom). A job belongs to the owner that
-// submitted it: its idempotency key is scoped to that owner (the same
-// key from another owner is another job), and Wait and Job find it only
-// for that owner; for any other they return [ErrJobNotFound], as for a
-// job that does not exist. Without WithJobOwner, the owner is what the
-// [WithJobHeaders] function gives for the context (the headers a worker
-// decides the job by, so a job is only ever found by a caller it would be
-// decided for in the same way); with neither, every caller is the same
-// owner. Keep headers that change from call to call (trace ids) out of
-// WithJobHeaders, or set WithJobOwner.
-func WithJobOwner(fn func(ctx context.Context) string) JobsOption {
-	return func(c *jobsConfig) { c.owner = fn }
-}
 
 // ownerOf returns the digest of the owner ctx speaks for, "" when jobs
 // are not told apart.
@@ -192,32 +185,13 @@ func (j *Jobs) ownerOf(ctx context.Context) string {
 	return hex.EncodeToString(sum[:])
 }
 
-// WithJobContext sets a function that derives the context a worker runs
-// each job with from the headers of the job's message: for example, to
-// restore with policy.FromHeaders the principal [WithJobHeaders] sent, so
-// that the worker's registry decides the job for whoever submitted it.
-// An error is the job's outcome, a result of kind denied with the error's
-// message, recorded like any other. A [Service] started with [WithJobs]
-// uses its [WithCallContext] for the jobs it takes when the [Jobs] it was
-// given has none. The headers are a claim: see policy.Headers for when a
-// worker may trust them.
-func WithJobContext(fn func(ctx context.Context, h nats.Header) (context.Context, error)) JobsOption {
-	return func(c *jobsConfig) { c.jobContext = fn }
-}
-
-// WithJobsLogger sets the logger of workers' job events. The default is
-// [slog.Default].
-func WithJobsLogger(l *slog.Logger) JobsOption {
-	return func(c *jobsConfig) { c.logger = l }
-}
-
 // Jobs is a durable queue of tool calls on JetStream, for long-running
 // tools: [Jobs.Submit] puts a call on a work queue stream and returns its
 // job id at once; any worker consuming the queue ([Jobs.Work] or
-// [WithJobs]) takes it; the outcome is stored in a key-value bucket, where
+// [ServeOptions.Jobs]) takes it; the outcome is stored in a key-value bucket, where
 // [Jobs.Wait] and [Jobs.Job] read it. A worker reports that it is still at
 // work while the call runs; one that dies or stalls for the ack wait
-// ([WithAckWait]) leaves the job to be delivered to another, and only the
+// ([JobsOptions.AckWait]) leaves the job to be delivered to another, and only the
 // worker that holds the job last may record its outcome, so a job is
 // completed once. Progress reports travel on [Jobs.ProgressSubject].
 type Jobs struct {
@@ -230,14 +204,8 @@ type Jobs struct {
 
 // OpenJobs creates the jobs' stream and bucket on nc's JetStream, or binds
 // to them when they exist.
-func OpenJobs(ctx context.Context, nc *nats.Conn, opts ...JobsOption) (*Jobs, error) {
-	cfg := jobsConfig{
-		stream: DefaultJobStream, bucket: DefaultJobBucket, subject: DefaultJobSubject,
-		ackWait: DefaultAckWait, maxDeliver: DefaultMaxDeliver, ttl: DefaultJobTTL, replicas: 1,
-	}
-	for _, o := range opts {
-		o(&cfg)
-	}
+func OpenJobs(ctx context.Context, nc *nats.Conn, opts *JobsOptions) (*Jobs, error) {
+	cfg := opts.config()
 	js, err := jetstream.New(nc)
 	if err != nil {
 		return nil, fmt.Errorf("natstool: jobs: %w", err)
@@ -260,59 +228,50 @@ func OpenJobs(ctx context.Context, nc *nats.Conn, opts ...JobsOption) (*Jobs, er
 	return &Jobs{nc: nc, js: js, stream: stream, kv: kv, cfg: cfg}, nil
 }
 
-// A SubmitOption configures one [Jobs.Submit].
-type SubmitOption func(*submitConfig)
-
-type submitConfig struct {
-	key     string
-	timeout time.Duration
-}
-
-// WithIdempotencyKey makes the job's id a function of its owner
-// ([WithJobOwner]), the tool's name and key: the same owner submitting
-// the same tool again with the same key (while the first job's record is
-// kept, see [WithJobTTL]) gets the first job's id and runs nothing, so
-// [Jobs.Wait] returns the first result. The arguments of the later
-// submissions are ignored. Another owner's key is another job.
-func WithIdempotencyKey(key string) SubmitOption {
-	return func(c *submitConfig) { c.key = key }
-}
-
-// WithJobTimeout bounds the job's run on a worker, on top of the tool's
-// own limit.
-func WithJobTimeout(d time.Duration) SubmitOption {
-	return func(c *submitConfig) { c.timeout = d }
+// SubmitOptions configure one [Jobs.Submit]; nil means none.
+type SubmitOptions struct {
+	// IdempotencyKey, when set, makes the job's id a function of its owner
+	// ([JobsOptions.Owner]), the tool's name and the key: the same owner
+	// submitting the same tool again with the same key (while the first
+	// job's record is kept, see [JobsOptions.TTL]) gets the first job's id
+	// and runs nothing, so [Jobs.Wait] returns the first result. The
+	// arguments of the later submissions are ignored. Another owner's key
+	// is another job.
+	IdempotencyKey string
+	// Timeout, when above zero, bounds the job's run on a worker, on top
+	// of the tool's own limit.
+	Timeout time.Duration
 }
 
 // Submit queues a call of the tool name with args and returns its job id.
 // The worker's registry validates the arguments when it runs the call; an
 // invalid call is a job whose result says so.
-func (j *Jobs) Submit(ctx context.Context, name string, args json.RawMessage, opts ...SubmitOption) (string, error) {
-	var sc submitConfig
-	for _, o := range opts {
-		o(&sc)
+func (j *Jobs) Submit(ctx context.Context, name string, args json.RawMessage, opts *SubmitOptions) (string, error) {
+	var sc SubmitOptions
+	if opts != nil {
+		sc = *opts
 	}
 	if !tool.ValidName(name) {
 		return "", fmt.Errorf("natstool: submit: %q is not a valid tool name: %w", name, tool.ErrInvalidName)
 	}
-	if len(sc.key) > MaxIdempotencyKeyBytes {
-		return "", fmt.Errorf("natstool: submit: the idempotency key is %d bytes, more than %d", len(sc.key), MaxIdempotencyKeyBytes)
+	if len(sc.IdempotencyKey) > MaxIdempotencyKeyBytes {
+		return "", fmt.Errorf("natstool: submit: the idempotency key is %d bytes, more than %d", len(sc.IdempotencyKey), MaxIdempotencyKeyBytes)
 	}
 	owner := j.ownerOf(ctx)
 	id := "j" + nuid.Next()
-	if sc.key != "" {
-		sum := sha256.Sum256([]byte(owner + "\x00" + name + "\x00" + sc.key))
+	if sc.IdempotencyKey != "" {
+		sum := sha256.Sum256([]byte(owner + "\x00" + name + "\x00" + sc.IdempotencyKey))
 		id = "k" + hex.EncodeToString(sum[:16])
 	}
 	now := time.Now().UTC()
 	rec, _ := json.Marshal(Job{ID: id, Tool: name, State: JobQueued, Owner: owner, Submitted: now, Updated: now})
 	if _, err := j.kv.Create(ctx, id, rec); err != nil {
-		if sc.key != "" && errors.Is(err, jetstream.ErrKeyExists) {
+		if sc.IdempotencyKey != "" && errors.Is(err, jetstream.ErrKeyExists) {
 			return id, nil // submitted before: the first job stands
 		}
 		return "", fmt.Errorf("natstool: submit: %w", err)
 	}
-	req, _ := json.Marshal(jobRequest{ID: id, Tool: name, Args: args, TimeoutMs: sc.timeout.Milliseconds()})
+	req, _ := json.Marshal(jobRequest{ID: id, Tool: name, Args: args, TimeoutMs: sc.Timeout.Milliseconds()})
 	msg := &nats.Msg{Subject: j.cfg.subject + ".run." + name, Data: req}
 	if j.cfg.headers != nil {
 		msg.Header = maps.Clone(j.cfg.headers(ctx))
@@ -325,7 +284,7 @@ func (j *Jobs) Submit(ctx context.Context, name string, args json.RawMessage, op
 	return id, nil
 }
 
-// Job returns the record of the job id of ctx's owner ([WithJobOwner]),
+// Job returns the record of the job id of ctx's owner ([JobsOptions.Owner]),
 // or an error wrapping [ErrJobNotFound] when there is none.
 func (j *Jobs) Job(ctx context.Context, id string) (Job, error) {
 	e, err := j.kv.Get(ctx, id)
@@ -357,7 +316,7 @@ func (j *Jobs) ProgressSubject(id string) string { return j.cfg.subject + ".prog
 // Wait waits until the job is done and returns its result. Meanwhile the
 // job's progress reports go to ctx's [tool.ProgressFunc], if any. It
 // returns ctx's error if ctx ends first; the job goes on. A job that is
-// not ctx's owner's ([WithJobOwner]), or does not exist, is an error
+// not ctx's owner's ([JobsOptions.Owner]), or does not exist, is an error
 // wrapping [ErrJobNotFound], at once.
 func (j *Jobs) Wait(ctx context.Context, id string) (tool.Result, error) {
 	if _, err := j.Job(ctx, id); err != nil {
@@ -425,13 +384,13 @@ type JobWorker struct {
 // tool). Each worker has one request for a job waiting at a time, and
 // JetStream answers the oldest first, so the offers of a job go round the
 // workers in turn. They are bounded by the maximum deliveries
-// ([WithAckWait]): a worker that lacks the tool at the last one records
+// ([JobsOptions.AckWait]): a worker that lacks the tool at the last one records
 // the job as done, with a result of kind unavailable that says no worker
 // that took it serves the tool. So a job for a tool no worker serves
 // (never did, or was removed since the submission) fails after about
 // maxDeliver tenths of the ack wait rather than waiting for ever. Keep
 // maxDeliver above the number of workers of the queue that lack a tool,
-// or give such a tool a queue of its own ([WithJobNames]).
+// or give such a tool a queue of its own ([JobsOptions.Stream]).
 func (j *Jobs) Work(reg *tool.Registry, name string, slots int) (*JobWorker, error) {
 	return j.work(reg, name, slots, j.cfg.jobContext)
 }
@@ -640,12 +599,4 @@ func deliveries(meta *jetstream.MsgMetadata) uint64 {
 		return 0
 	}
 	return meta.NumDelivered
-}
-
-// WithJobs makes the service also take jobs from jobs' queue, running up
-// to the service's in-flight limit of them at once, besides its calls.
-// The jobs run with jobs' [WithJobContext], or else the service's
-// [WithCallContext]. [Service.Stop] stops taking them.
-func WithJobs(jobs *Jobs) ServeOption {
-	return func(c *serveConfig) { c.jobs = jobs }
 }

@@ -16,11 +16,17 @@ import (
 	"github.com/nats-io/nats.go"
 )
 
-func openJobs(t *testing.T, nc *nats.Conn, opts ...natstool.JobsOption) *natstool.Jobs {
+// openJobs opens the jobs with opts (at most one), quiet unless it names a
+// logger.
+func openJobs(t *testing.T, nc *nats.Conn, opts ...natstool.JobsOptions) *natstool.Jobs {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	jobs, err := natstool.OpenJobs(ctx, nc, append([]natstool.JobsOption{natstool.WithJobsLogger(quiet)}, opts...)...)
+	o := firstOf(opts)
+	if o.Logger == nil {
+		o.Logger = quiet
+	}
+	jobs, err := natstool.OpenJobs(ctx, nc, &o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -56,11 +62,11 @@ func TestJobSubmitAndWait(t *testing.T) {
 		}
 	})))
 	wnc := connect(t, s)
-	serve(t, wnc, worker, natstool.WithJobs(openJobs(t, wnc)))
+	serve(t, wnc, worker, natstool.ServeOptions{Jobs: openJobs(t, wnc)})
 	jobs := openJobs(t, connect(t, s))
 	ctx := context.Background()
 
-	id, err := jobs.Submit(ctx, "add", json.RawMessage(`{"a":40,"b":2}`))
+	id, err := jobs.Submit(ctx, "add", json.RawMessage(`{"a":40,"b":2}`), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -73,13 +79,13 @@ func TestJobSubmitAndWait(t *testing.T) {
 	}
 
 	// Invalid arguments are the job's result, from the worker's registry.
-	id, _ = jobs.Submit(ctx, "add", json.RawMessage(`{"a":1,"b":1000}`))
+	id, _ = jobs.Submit(ctx, "add", json.RawMessage(`{"a":1,"b":1000}`), nil)
 	if res := waitJob(t, jobs, ctx, id); res.Kind != tool.KindInvalidArguments {
 		t.Fatalf("invalid job: %+v", res)
 	}
 
 	// Progress reaches the caller that waits.
-	id, _ = jobs.Submit(ctx, "steps", nil)
+	id, _ = jobs.Submit(ctx, "steps", nil, nil)
 	var reports atomic.Int64
 	pctx := tool.WithProgress(ctx, func(p, total float64, msg string) {
 		if reports.Add(1) == 1 {
@@ -113,12 +119,12 @@ func TestJobRedeliveredWhenWorkerDies(t *testing.T) {
 		})))
 		return reg
 	}
-	opts := []natstool.JobsOption{natstool.WithAckWait(500*time.Millisecond, 5)}
+	opts := natstool.JobsOptions{AckWait: 500 * time.Millisecond, MaxDeliver: 5}
 	anc := connect(t, s)
-	serve(t, anc, workerReg("a"), natstool.WithServiceName("a"), natstool.WithJobs(openJobs(t, anc, opts...)))
-	jobs := openJobs(t, connect(t, s), opts...)
+	serve(t, anc, workerReg("a"), natstool.ServeOptions{Name: "a", Jobs: openJobs(t, anc, opts)})
+	jobs := openJobs(t, connect(t, s), opts)
 	ctx := context.Background()
-	id, err := jobs.Submit(ctx, "render", nil)
+	id, err := jobs.Submit(ctx, "render", nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -126,7 +132,7 @@ func TestJobRedeliveredWhenWorkerDies(t *testing.T) {
 		t.Fatalf("the job started on %s", w)
 	}
 	bnc := connect(t, s)
-	serve(t, bnc, workerReg("b"), natstool.WithServiceName("b"), natstool.WithJobs(openJobs(t, bnc, opts...)))
+	serve(t, bnc, workerReg("b"), natstool.ServeOptions{Name: "b", Jobs: openJobs(t, bnc, opts)})
 	anc.Close() // a dies holding the job, before acknowledging it
 
 	if res := waitJob(t, jobs, ctx, id); res.Output != "rendered by b" {
@@ -145,23 +151,23 @@ func TestJobIdempotencyKey(t *testing.T) {
 	s := startServer(t, true)
 	var n atomic.Int64
 	wnc := connect(t, s)
-	serve(t, wnc, counting(t, &n), natstool.WithJobs(openJobs(t, wnc)))
+	serve(t, wnc, counting(t, &n), natstool.ServeOptions{Jobs: openJobs(t, wnc)})
 	jobs := openJobs(t, connect(t, s))
 	ctx := context.Background()
 
-	first, err := jobs.Submit(ctx, "add", json.RawMessage(`{"a":1,"b":2}`), natstool.WithIdempotencyKey("order-17"))
+	first, err := jobs.Submit(ctx, "add", json.RawMessage(`{"a":1,"b":2}`), &natstool.SubmitOptions{IdempotencyKey: "order-17"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	// Resubmitted at once and after it finished: the same job each time.
-	again, err := jobs.Submit(ctx, "add", json.RawMessage(`{"a":1,"b":2}`), natstool.WithIdempotencyKey("order-17"))
+	again, err := jobs.Submit(ctx, "add", json.RawMessage(`{"a":1,"b":2}`), &natstool.SubmitOptions{IdempotencyKey: "order-17"})
 	if err != nil || again != first {
 		t.Fatalf("resubmit: %s, %v; want %s", again, err, first)
 	}
 	if res := waitJob(t, jobs, ctx, first); res.Output != "3" {
 		t.Fatalf("result: %+v", res)
 	}
-	again, err = jobs.Submit(ctx, "add", json.RawMessage(`{"a":5,"b":5}`), natstool.WithIdempotencyKey("order-17"))
+	again, err = jobs.Submit(ctx, "add", json.RawMessage(`{"a":5,"b":5}`), &natstool.SubmitOptions{IdempotencyKey: "order-17"})
 	if err != nil || again != first {
 		t.Fatalf("resubmit after the result: %s, %v; want %s", again, err, first)
 	}
@@ -169,14 +175,14 @@ func TestJobIdempotencyKey(t *testing.T) {
 		t.Fatalf("the resubmitted job's result: %+v, want the first (3)", res)
 	}
 	// Another key is another job.
-	other, _ := jobs.Submit(ctx, "add", json.RawMessage(`{"a":5,"b":5}`), natstool.WithIdempotencyKey("order-18"))
+	other, _ := jobs.Submit(ctx, "add", json.RawMessage(`{"a":5,"b":5}`), &natstool.SubmitOptions{IdempotencyKey: "order-18"})
 	if res := waitJob(t, jobs, ctx, other); other == first || res.Output != "10" {
 		t.Fatalf("order-18: %s %+v", other, res)
 	}
 	if got := n.Load(); got != 2 {
 		t.Errorf("the tool ran %d times, want 2", got)
 	}
-	if _, err := jobs.Submit(ctx, "add", nil, natstool.WithIdempotencyKey(strings.Repeat("k", 2000))); err == nil {
+	if _, err := jobs.Submit(ctx, "add", nil, &natstool.SubmitOptions{IdempotencyKey: strings.Repeat("k", 2000)}); err == nil {
 		t.Error("an oversized idempotency key was accepted")
 	}
 }
@@ -203,21 +209,21 @@ func TestJobRunsForItsPrincipal(t *testing.T) {
 			worker.Register(add)
 			wnc := connect(t, s)
 			if how == "service call context" {
-				serve(t, wnc, worker, natstool.WithCallContext(restore), natstool.WithJobs(openJobs(t, wnc)))
+				serve(t, wnc, worker, natstool.ServeOptions{CallContext: restore, Jobs: openJobs(t, wnc)})
 			} else {
-				w, err := openJobs(t, wnc, natstool.WithJobContext(restore)).Work(worker, "w", 4)
+				w, err := openJobs(t, wnc, natstool.JobsOptions{Context: restore}).Work(worker, "w", 4)
 				if err != nil {
 					t.Fatal(err)
 				}
 				t.Cleanup(w.Stop)
 			}
-			jobs := openJobs(t, connect(t, s), natstool.WithJobHeaders(func(ctx context.Context) nats.Header {
+			jobs := openJobs(t, connect(t, s), natstool.JobsOptions{Headers: func(ctx context.Context) nats.Header {
 				return policy.Headers(ctx)
-			}))
+			}})
 
 			submit := func(ctx context.Context) (string, tool.Result) {
 				t.Helper()
-				id, err := jobs.Submit(ctx, "add", json.RawMessage(`{"a":40,"b":2}`))
+				id, err := jobs.Submit(ctx, "add", json.RawMessage(`{"a":40,"b":2}`), nil)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -249,13 +255,13 @@ func TestJobRunsForItsPrincipal(t *testing.T) {
 // times, then recorded as unavailable.
 func TestJobForAToolNoWorkerServes(t *testing.T) {
 	s := startServer(t, true)
-	opts := []natstool.JobsOption{natstool.WithAckWait(200*time.Millisecond, 3)}
+	opts := natstool.JobsOptions{AckWait: 200 * time.Millisecond, MaxDeliver: 3}
 	var n atomic.Int64
 	wnc := connect(t, s)
-	serve(t, wnc, counting(t, &n), natstool.WithJobs(openJobs(t, wnc, opts...)))
-	jobs := openJobs(t, connect(t, s), opts...)
+	serve(t, wnc, counting(t, &n), natstool.ServeOptions{Jobs: openJobs(t, wnc, opts)})
+	jobs := openJobs(t, connect(t, s), opts)
 	ctx := context.Background()
-	id, err := jobs.Submit(ctx, "render", nil)
+	id, err := jobs.Submit(ctx, "render", nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -275,14 +281,15 @@ func TestJobHandedToAWorkerThatServesItsTool(t *testing.T) {
 	s := startServer(t, true)
 	declined := make(chan struct{}, 1)
 	logger := slog.New(signalHandler{msg: "handing the job back", ch: declined})
-	opts := []natstool.JobsOption{natstool.WithAckWait(time.Second, 50)}
+	opts := natstool.JobsOptions{AckWait: time.Second, MaxDeliver: 50}
+	logged := opts
+	logged.Logger = logger
 	var n atomic.Int64
 	anc := connect(t, s)
-	serve(t, anc, counting(t, &n), natstool.WithServiceName("a"),
-		natstool.WithJobs(openJobs(t, anc, append(opts, natstool.WithJobsLogger(logger))...)))
-	jobs := openJobs(t, connect(t, s), opts...)
+	serve(t, anc, counting(t, &n), natstool.ServeOptions{Name: "a", Jobs: openJobs(t, anc, logged)})
+	jobs := openJobs(t, connect(t, s), opts)
 	ctx := context.Background()
-	id, err := jobs.Submit(ctx, "render", nil)
+	id, err := jobs.Submit(ctx, "render", nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -298,7 +305,7 @@ func TestJobHandedToAWorkerThatServesItsTool(t *testing.T) {
 		return "rendered by b", nil
 	})))
 	bnc := connect(t, s)
-	serve(t, bnc, b, natstool.WithServiceName("b"), natstool.WithJobs(openJobs(t, bnc, opts...)))
+	serve(t, bnc, b, natstool.ServeOptions{Name: "b", Jobs: openJobs(t, bnc, opts)})
 	if res := waitJob(t, jobs, ctx, id); res.Output != "rendered by b" {
 		t.Fatalf("result: %+v", res)
 	}
@@ -348,22 +355,22 @@ func TestJobsAreTheirSubmitters(t *testing.T) {
 			worker := tool.NewRegistry(tool.WithLogger(quiet), tool.WithAuthorizer(a))
 			worker.Register(add)
 			wnc := connect(t, s)
-			serve(t, wnc, worker, natstool.WithCallContext(func(ctx context.Context, h nats.Header) (context.Context, error) {
+			serve(t, wnc, worker, natstool.ServeOptions{CallContext: func(ctx context.Context, h nats.Header) (context.Context, error) {
 				return policy.FromHeaders(ctx, h)
-			}), natstool.WithJobs(openJobs(t, wnc)))
-			opts := []natstool.JobsOption{natstool.WithJobHeaders(func(ctx context.Context) nats.Header { return policy.Headers(ctx) })}
+			}, Jobs: openJobs(t, wnc)})
+			opts := natstool.JobsOptions{Headers: func(ctx context.Context) nats.Header { return policy.Headers(ctx) }}
 			if how == "owner" {
-				opts = append(opts, natstool.WithJobOwner(func(ctx context.Context) string {
+				opts.Owner = func(ctx context.Context) string {
 					p, _ := policy.PrincipalFrom(ctx)
 					return p.ID
-				}))
+				}
 			}
-			jobs := openJobs(t, connect(t, s), opts...)
+			jobs := openJobs(t, connect(t, s), opts)
 			alice := policy.WithPrincipal(context.Background(), policy.Principal{ID: "alice"})
 			mallory := policy.WithPrincipal(context.Background(), policy.Principal{ID: "mallory"})
 			anonymous := context.Background()
 
-			first, err := jobs.Submit(alice, "add", json.RawMessage(`{"a":40,"b":2}`), natstool.WithIdempotencyKey("order-17"))
+			first, err := jobs.Submit(alice, "add", json.RawMessage(`{"a":40,"b":2}`), &natstool.SubmitOptions{IdempotencyKey: "order-17"})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -371,7 +378,7 @@ func TestJobsAreTheirSubmitters(t *testing.T) {
 				t.Fatalf("control: alice's job: %+v", res)
 			}
 			for name, ctx := range map[string]context.Context{"mallory": mallory, "anonymous": anonymous} {
-				id, err := jobs.Submit(ctx, "add", json.RawMessage(`{"a":1,"b":1}`), natstool.WithIdempotencyKey("order-17"))
+				id, err := jobs.Submit(ctx, "add", json.RawMessage(`{"a":1,"b":1}`), &natstool.SubmitOptions{IdempotencyKey: "order-17"})
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -392,7 +399,7 @@ func TestJobsAreTheirSubmitters(t *testing.T) {
 				}
 			}
 			// Alice still finds her job, under her key, and it ran once.
-			if again, err := jobs.Submit(alice, "add", nil, natstool.WithIdempotencyKey("order-17")); err != nil || again != first {
+			if again, err := jobs.Submit(alice, "add", nil, &natstool.SubmitOptions{IdempotencyKey: "order-17"}); err != nil || again != first {
 				t.Errorf("alice resubmits order-17: %s, %v; want %s", again, err, first)
 			}
 			if job, err := jobs.Job(alice, first); err != nil || job.Result == nil || job.Result.Output != "42" {

@@ -69,21 +69,27 @@ func connect(t testing.TB, s *server.Server) *nats.Conn {
 
 var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
 
-// importOpts are fast settings for tests: short discovery and no
-// periodic scans unless a test asks for them.
-func importOpts(extra ...natstool.ImportOption) []natstool.ImportOption {
-	return append([]natstool.ImportOption{
-		natstool.WithDiscovery(5*time.Second, 300*time.Millisecond),
-		natstool.WithResync(-1),
-		natstool.WithImportLogger(quiet),
-	}, extra...)
+// importOpts are fast settings for tests, on top of opts (at most one):
+// short discovery and no periodic scans unless a test asks for them.
+func importOpts(opts ...natstool.ImportOptions) *natstool.ImportOptions {
+	o := firstOf(opts)
+	if o.DiscoveryWait == 0 {
+		o.DiscoveryWait, o.DiscoveryQuiet = 5*time.Second, 300*time.Millisecond
+	}
+	if o.Resync == 0 {
+		o.Resync = -1
+	}
+	if o.Logger == nil {
+		o.Logger = quiet
+	}
+	return &o
 }
 
-func importInto(t testing.TB, nc *nats.Conn, reg *tool.Registry, opts ...natstool.ImportOption) *natstool.Importer {
+func importInto(t testing.TB, nc *nats.Conn, reg *tool.Registry, opts ...natstool.ImportOptions) *natstool.Importer {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	im, err := natstool.Import(ctx, nc, reg, importOpts(opts...)...)
+	im, err := natstool.Import(ctx, nc, reg, importOpts(opts...))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -91,9 +97,25 @@ func importInto(t testing.TB, nc *nats.Conn, reg *tool.Registry, opts ...natstoo
 	return im
 }
 
-func serve(t testing.TB, nc *nats.Conn, reg *tool.Registry, opts ...natstool.ServeOption) *natstool.Service {
+// firstOf returns the first of opts, or the zero value: the test helpers
+// take their options as an optional last argument.
+func firstOf[T any](opts []T) T {
+	var o T
+	if len(opts) > 0 {
+		o = opts[0]
+	}
+	return o
+}
+
+// serve serves reg on nc with opts (at most one), quiet unless it names a
+// logger.
+func serve(t testing.TB, nc *nats.Conn, reg *tool.Registry, opts ...natstool.ServeOptions) *natstool.Service {
 	t.Helper()
-	svc, err := natstool.Serve(nc, reg, append([]natstool.ServeOption{natstool.WithServiceLogger(quiet)}, opts...)...)
+	o := firstOf(opts)
+	if o.Logger == nil {
+		o.Logger = quiet
+	}
+	svc, err := natstool.Serve(nc, reg, &o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -143,7 +165,7 @@ func TestServeAndImport(t *testing.T) {
 	serve(t, connect(t, s), worker)
 
 	local := tool.NewRegistry(tool.WithLogger(quiet))
-	importInto(t, connect(t, s), local, natstool.WithPrefix("w_"))
+	importInto(t, connect(t, s), local, natstool.ImportOptions{Prefix: "w_"})
 
 	got, ok := local.Get("w_add")
 	if !ok {
@@ -259,7 +281,7 @@ func TestImportNeverDisplaces(t *testing.T) {
 	local.Register(mine)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	im, err := natstool.Import(ctx, connect(t, s), local, importOpts()...)
+	im, err := natstool.Import(ctx, connect(t, s), local, importOpts())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -276,6 +298,18 @@ func TestImportNeverDisplaces(t *testing.T) {
 	}
 }
 
+// servedAlone serves tl alone, with no default timeout on either side,
+// and returns the registry it is imported into.
+func servedAlone(t *testing.T, s *server.Server, tl tool.Tool) *tool.Registry {
+	t.Helper()
+	worker := tool.NewRegistry(tool.WithLogger(quiet), tool.WithDefaultTimeout(-1))
+	worker.Register(tl)
+	serve(t, connect(t, s), worker)
+	local := tool.NewRegistry(tool.WithLogger(quiet), tool.WithDefaultTimeout(-1))
+	importInto(t, connect(t, s), local)
+	return local
+}
+
 func TestDeadlineTravels(t *testing.T) {
 	s := startServer(t, false)
 	left := make(chan time.Duration, 1)
@@ -288,11 +322,7 @@ func TestDeadlineTravels(t *testing.T) {
 		}
 		return "seen", nil
 	}, tool.WithTimeout(-1)))
-	worker := tool.NewRegistry(tool.WithLogger(quiet), tool.WithDefaultTimeout(-1))
-	worker.Register(see)
-	serve(t, connect(t, s), worker)
-	local := tool.NewRegistry(tool.WithLogger(quiet), tool.WithDefaultTimeout(-1))
-	importInto(t, connect(t, s), local)
+	local := servedAlone(t, s, see)
 
 	// The worker's deadline comes from the caller's: it can only be
 	// later than now and no later than the caller's whole budget, however
@@ -305,6 +335,34 @@ func TestDeadlineTravels(t *testing.T) {
 	}
 	if d := <-left; d <= 0 || d > budget { // ok-wallclock: an upper bound on the header, see above
 		t.Fatalf("worker's deadline was %v away, want within the caller's %v", d, budget)
+	}
+}
+
+// TestDeadlineEndsTheWorkersCall: when the caller's time runs out, the
+// tool on the worker sees its context end as a context with a deadline
+// ends (context.DeadlineExceeded), with a cause wrapping tool.ErrTimeout.
+func TestDeadlineEndsTheWorkersCall(t *testing.T) {
+	s := startServer(t, false)
+	seen := make(chan [2]error, 1)
+	wait := tool.Must(tool.New("wait", "Waits for its context to end.", func(ctx context.Context, in struct{}) (string, error) {
+		<-ctx.Done()
+		seen <- [2]error{ctx.Err(), context.Cause(ctx)}
+		return "", ctx.Err()
+	}, tool.WithTimeout(-1)))
+	local := servedAlone(t, s, wait)
+
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	if res := local.Execute(ctx, "wait", nil); !res.IsError {
+		t.Errorf("call: %+v, want an error", res)
+	}
+	select {
+	case got := <-seen:
+		if got[0] != context.DeadlineExceeded || !errors.Is(got[1], tool.ErrTimeout) {
+			t.Errorf("the worker's context ended with %v, cause %v; want DeadlineExceeded, a cause wrapping ErrTimeout", got[0], got[1])
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("the worker's call never ended")
 	}
 }
 
@@ -350,10 +408,10 @@ func TestLargeResults(t *testing.T) {
 	}
 
 	t.Run("object store", func(t *testing.T) {
-		svc := serve(t, wnc, worker, natstool.WithServiceName("withstore"), natstool.WithObjectStore(store))
+		svc := serve(t, wnc, worker, natstool.ServeOptions{Name: "withstore", ObjectStore: store})
 		defer svc.Stop()
 		local := tool.NewRegistry(tool.WithLogger(quiet), tool.WithDefaultMaxOutput(-1))
-		importInto(t, connect(t, s), local, natstool.WithFilter(func(service, _ string) bool { return service == "withstore" }))
+		importInto(t, connect(t, s), local, natstool.ImportOptions{Filter: func(service, _ string) bool { return service == "withstore" }})
 		res := local.Execute(ctx, "blob", nil)
 		if res.IsError || len(res.Output) != len(big) {
 			t.Fatalf("got %d bytes, error %q; want %d bytes", len(res.Output), res.Error, len(big))
@@ -371,10 +429,10 @@ func TestLargeResults(t *testing.T) {
 		}
 	})
 	t.Run("no object store", func(t *testing.T) {
-		svc := serve(t, wnc, worker, natstool.WithServiceName("nostore"))
+		svc := serve(t, wnc, worker, natstool.ServeOptions{Name: "nostore"})
 		defer svc.Stop()
 		local := tool.NewRegistry(tool.WithLogger(quiet), tool.WithDefaultMaxOutput(-1))
-		importInto(t, connect(t, s), local, natstool.WithFilter(func(service, _ string) bool { return service == "nostore" }))
+		importInto(t, connect(t, s), local, natstool.ImportOptions{Filter: func(service, _ string) bool { return service == "nostore" }})
 		res := local.Execute(ctx, "blob", nil)
 		if !res.IsError || !strings.Contains(res.Error, "no object store") || !strings.Contains(res.Error, "bytes") {
 			t.Fatalf("got %+v, want an error naming the size and the missing store", res.Error)
@@ -402,9 +460,9 @@ func TestWorkerDiesMidCall(t *testing.T) {
 	s := startServer(t, false)
 	started := make(chan string, 4)
 	wnc := connect(t, s)
-	serve(t, wnc, blocking(started, "a"), natstool.WithHeartbeat(50*time.Millisecond))
+	serve(t, wnc, blocking(started, "a"), natstool.ServeOptions{Heartbeat: 50 * time.Millisecond})
 	local := tool.NewRegistry(tool.WithLogger(quiet))
-	importInto(t, connect(t, s), local, natstool.WithWorkerTimeout(300*time.Millisecond))
+	importInto(t, connect(t, s), local, natstool.ImportOptions{WorkerTimeout: 300 * time.Millisecond})
 
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
@@ -427,9 +485,9 @@ func TestExecutorRetriesOnAnotherWorker(t *testing.T) {
 	s := startServer(t, false)
 	started := make(chan string, 4)
 	anc := connect(t, s)
-	serve(t, anc, blocking(started, "a"), natstool.WithHeartbeat(50*time.Millisecond))
+	serve(t, anc, blocking(started, "a"), natstool.ServeOptions{Heartbeat: 50 * time.Millisecond})
 	local := tool.NewRegistry(tool.WithLogger(quiet))
-	importInto(t, connect(t, s), local, natstool.WithWorkerTimeout(300*time.Millisecond))
+	importInto(t, connect(t, s), local, natstool.ImportOptions{WorkerTimeout: 300 * time.Millisecond})
 
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
@@ -443,7 +501,7 @@ func TestExecutorRetriesOnAnotherWorker(t *testing.T) {
 		t.Fatalf("first attempt ran on %s", id)
 	}
 	// Worker b joins, then a dies: the retry can only reach b.
-	serve(t, connect(t, s), blocking(started, "b"), natstool.WithHeartbeat(50*time.Millisecond))
+	serve(t, connect(t, s), blocking(started, "b"), natstool.ServeOptions{Heartbeat: 50 * time.Millisecond})
 	anc.Close()
 	select {
 	case id := <-started:
@@ -470,18 +528,18 @@ func TestHeadersCarryThePrincipal(t *testing.T) {
 	}))
 	worker := tool.NewRegistry(tool.WithLogger(quiet))
 	worker.Register(whoami)
-	serve(t, connect(t, s), worker, natstool.WithCallContext(func(ctx context.Context, h nats.Header) (context.Context, error) {
+	serve(t, connect(t, s), worker, natstool.ServeOptions{CallContext: func(ctx context.Context, h nats.Header) (context.Context, error) {
 		who := h.Get("Principal")
 		if who == "mallory" {
 			return nil, errors.New("mallory may not call tools here")
 		}
 		return context.WithValue(ctx, principalKey{}, who), nil
-	}))
+	}})
 	local := tool.NewRegistry(tool.WithLogger(quiet))
-	importInto(t, connect(t, s), local, natstool.WithCallHeaders(func(ctx context.Context) nats.Header {
+	importInto(t, connect(t, s), local, natstool.ImportOptions{CallHeaders: func(ctx context.Context) nats.Header {
 		who, _ := ctx.Value(principalKey{}).(string)
 		return nats.Header{"Principal": []string{who}}
-	}))
+	}})
 	ctx := context.WithValue(context.Background(), principalKey{}, "alice")
 	if res := local.Execute(ctx, "whoami", nil); res.Output != "alice" {
 		t.Fatalf("got %+v, want alice", res)
@@ -538,7 +596,7 @@ func TestResultsKeepTheirShape(t *testing.T) {
 func TestBusyWorker(t *testing.T) {
 	s := startServer(t, false)
 	started := make(chan string, 4)
-	serve(t, connect(t, s), blocking(started, "a"), natstool.WithMaxInFlight(1, 0))
+	serve(t, connect(t, s), blocking(started, "a"), natstool.ServeOptions{MaxInFlight: 1, MaxWaiting: -1})
 	local := tool.NewRegistry(tool.WithLogger(quiet))
 	importInto(t, connect(t, s), local)
 	ctx, cancel := context.WithCancel(context.Background())
@@ -636,9 +694,9 @@ func TestHeartbeatsKeepALongCallAlive(t *testing.T) {
 		}
 	})))
 	wnc := connect(t, s)
-	serve(t, wnc, worker, natstool.WithHeartbeat(beat))
+	serve(t, wnc, worker, natstool.ServeOptions{Heartbeat: beat})
 	local := tool.NewRegistry(tool.WithLogger(quiet))
-	importInto(t, connect(t, s), local, natstool.WithWorkerTimeout(workerTimeout))
+	importInto(t, connect(t, s), local, natstool.ImportOptions{WorkerTimeout: workerTimeout})
 
 	done := make(chan tool.Result, 1)
 	go func() { done <- local.Execute(context.Background(), "long", nil) }()
@@ -720,7 +778,7 @@ func TestStubbornToolIsAbandoned(t *testing.T) {
 	var n atomic.Int64
 	add, _ := counting(t, &n).Get("add")
 	must(worker.Register(add))
-	svc := serve(t, connect(t, s), worker, natstool.WithMaxInFlight(1, 0))
+	svc := serve(t, connect(t, s), worker, natstool.ServeOptions{MaxInFlight: 1, MaxWaiting: -1})
 	local := tool.NewRegistry(tool.WithLogger(quiet))
 	importInto(t, connect(t, s), local)
 	defer close(release)
@@ -756,7 +814,7 @@ func TestStubbornToolIsAbandoned(t *testing.T) {
 func TestCallAgainAtOnce(t *testing.T) {
 	s := startServer(t, false)
 	var n atomic.Int64
-	serve(t, connect(t, s), counting(t, &n), natstool.WithMaxInFlight(1, 0))
+	serve(t, connect(t, s), counting(t, &n), natstool.ServeOptions{MaxInFlight: 1, MaxWaiting: -1})
 	local := tool.NewRegistry(tool.WithLogger(quiet))
 	importInto(t, connect(t, s), local)
 	for i := range 300 {

@@ -3,8 +3,11 @@ package natstool_test
 import (
 	"context"
 	"encoding/json"
+	"io"
+	"log/slog"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -38,20 +41,23 @@ func serveProtocol1(t *testing.T, nc *nats.Conn, service string) {
 }
 
 // An importer sends the deadline at the end of the reply subject, with no
-// header of its own, to services of protocol 2, and in HeaderTimeout to
-// services with a protocol 1 worker among theirs. A monitor on the tool's
-// subject sees each request as the workers do.
+// header of its own, and headers only when CallHeaders gives some (a
+// header named as protocol 1's deadline header was is just a header). It
+// imports no tool of a service that has a protocol 1 worker, which would
+// take the deadline from a header: such a worker would run the call
+// without its caller's deadline. A monitor on the tool's subject sees
+// each request as the workers do.
 func TestWireProtocolNegotiation(t *testing.T) {
+	const oldHeader = "Clawtool-Timeout-Ms" // protocol 1's deadline header
 	tests := []struct {
 		name      string
 		v2, v1    bool   // which workers serve service "svc"
-		principal string // sent with WithCallHeaders when set
-		wantMark  bool
+		principal string // sent with CallHeaders when set
+		imported  bool
 	}{
 		{"protocol 2", true, false, "", true},
 		{"protocol 2 with a principal", true, false, "alice", true},
 		{"protocol 1", false, true, "", false},
-		{"protocol 1 with a principal", false, true, "alice", false},
 		{"protocol 1 and 2 in one queue group", true, true, "", false},
 	}
 	for _, tt := range tests {
@@ -59,7 +65,7 @@ func TestWireProtocolNegotiation(t *testing.T) {
 			s := startServer(t, false)
 			if tt.v2 {
 				var n atomic.Int64
-				serve(t, connect(t, s), counting(t, &n), natstool.WithServiceName("svc"))
+				serve(t, connect(t, s), counting(t, &n), natstool.ServeOptions{Name: "svc"})
 			}
 			if tt.v1 {
 				serveProtocol1(t, connect(t, s), "svc")
@@ -70,14 +76,24 @@ func TestWireProtocolNegotiation(t *testing.T) {
 				t.Fatal(err)
 			}
 			mon.Flush()
-			var opts []natstool.ImportOption
+			logs := &syncWriter{w: &strings.Builder{}}
+			opts := natstool.ImportOptions{Logger: slog.New(slog.NewTextHandler(logs, nil))}
 			if tt.principal != "" {
-				opts = append(opts, natstool.WithCallHeaders(func(context.Context) nats.Header {
-					return nats.Header{"Principal": {tt.principal}, natstool.HeaderTimeout: {"1"}}
-				}))
+				opts.CallHeaders = func(context.Context) nats.Header {
+					return nats.Header{"Principal": {tt.principal}, oldHeader: {"1"}}
+				}
 			}
 			local := tool.NewRegistry(tool.WithLogger(quiet))
-			importInto(t, connect(t, s), local, opts...)
+			importInto(t, connect(t, s), local, opts)
+			if _, ok := local.Get("add"); ok != tt.imported {
+				t.Fatalf("imported %v, want %v", ok, tt.imported)
+			}
+			if !tt.imported {
+				if !strings.Contains(logs.String(), "wire protocol 1") || !strings.Contains(logs.String(), "upgrade") {
+					t.Errorf("the log does not say why the tool was left out:\n%s", logs.String())
+				}
+				return
+			}
 
 			ctx, cancel := context.WithTimeout(context.Background(), time.Hour)
 			defer cancel()
@@ -87,35 +103,22 @@ func TestWireProtocolNegotiation(t *testing.T) {
 			m := <-seen
 			last := m.Reply[strings.LastIndexByte(m.Reply, '.')+1:]
 			_, deadline, _ := strings.Cut(last, natstool.ReplyTimeoutMark)
-			hdr := m.Header.Get(natstool.HeaderTimeout)
-			if tt.wantMark {
-				if ms, err := strconv.ParseInt(deadline, 10, 64); err != nil || ms <= 0 || ms > 3600000 {
-					t.Errorf("reply subject %q: want the hour the caller has, in ms, after %q", m.Reply, natstool.ReplyTimeoutMark)
-				}
-				if hdr != "" {
-					t.Errorf("%s = %q sent to a protocol 2 service", natstool.HeaderTimeout, hdr)
-				}
-			} else {
-				if strings.Contains(last, natstool.ReplyTimeoutMark) {
-					t.Errorf("reply subject %q carries a deadline to a protocol 1 worker", m.Reply)
-				}
-				if ms, err := strconv.ParseInt(hdr, 10, 64); err != nil || ms <= 1 || ms > 3600000 {
-					t.Errorf("%s = %q, want the hour the caller has, in ms", natstool.HeaderTimeout, hdr)
-				}
+			if ms, err := strconv.ParseInt(deadline, 10, 64); err != nil || ms <= 1000 || ms > 3600000 {
+				t.Errorf("reply subject %q: want the hour the caller has, in ms, after %q", m.Reply, natstool.ReplyTimeoutMark)
 			}
 			if got := m.Header.Get("Principal"); got != tt.principal {
 				t.Errorf("principal header %q, want %q", got, tt.principal)
 			}
-			if tt.principal == "" && tt.wantMark && len(m.Header) != 0 {
-				t.Errorf("a plain protocol 2 call carries headers: %v", m.Header)
+			if tt.principal == "" && len(m.Header) != 0 {
+				t.Errorf("a plain call carries headers: %v", m.Header)
 			}
 		})
 	}
 }
 
-// A worker takes the caller's deadline from the reply subject or from the
-// header, the header winning when there are both; a deadline it cannot
-// read refuses the call as invalid arguments, and the tool does not run.
+// A worker takes the caller's deadline from the reply subject only: a
+// header named as protocol 1's was is ignored. A deadline it cannot read
+// refuses the call as invalid arguments, and the tool does not run.
 func TestWorkerReadsTheDeadline(t *testing.T) {
 	s := startServer(t, false)
 	var runs atomic.Int64
@@ -136,17 +139,17 @@ func TestWorkerReadsTheDeadline(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	const hour, threeHours = "~t3600000", "3"
+	const hour = "~t3600000"
 	tests := []struct {
 		name, suffix, header string
 		want                 string // output, or the kind of an error
 	}{
 		{"none", "", "", "none"},
 		{"reply subject", hour, "", "1"},
-		{"header", "", "10800000", threeHours},
-		{"both: the header wins", hour, "10800000", threeHours},
-		{"a bad reply subject under a good header", "~tnope", "10800000", threeHours},
-		{"a bad header over a good reply subject", hour, "soon", string(tool.KindInvalidArguments)},
+		{"protocol 1's header alone: no deadline", "", "10800000", "none"},
+		{"protocol 1's header and the reply subject: the subject's", hour, "10800000", "1"},
+		{"a bad header over a good reply subject: ignored", hour, "soon", "1"},
+		{"a bad reply subject under a good header", "~tnope", "10800000", string(tool.KindInvalidArguments)},
 		{"no digits", "~t", "", string(tool.KindInvalidArguments)},
 		{"zero", "~t0", "", string(tool.KindInvalidArguments)},
 		{"negative", "~t-3600000", "", string(tool.KindInvalidArguments)},
@@ -159,7 +162,7 @@ func TestWorkerReadsTheDeadline(t *testing.T) {
 			before := runs.Load()
 			msg := &nats.Msg{Subject: natstool.DefaultSubjectPrefix + ".clawtool.hours", Reply: inbox + "." + strconv.Itoa(i) + tt.suffix, Data: []byte(`{}`)}
 			if tt.header != "" {
-				msg.Header = nats.Header{natstool.HeaderTimeout: {tt.header}}
+				msg.Header = nats.Header{"Clawtool-Timeout-Ms": {tt.header}}
 			}
 			if err := nc.PublishMsg(msg); err != nil {
 				t.Fatal(err)
@@ -190,4 +193,23 @@ func TestWorkerReadsTheDeadline(t *testing.T) {
 			}
 		})
 	}
+}
+
+// syncWriter makes a writer safe for the importer's goroutines.
+type syncWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (s *syncWriter) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.w.Write(p)
+}
+
+// String returns what was written to a strings.Builder behind s.
+func (s *syncWriter) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.w.(*strings.Builder).String()
 }

@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/miniopenclaw/tool"
-	"github.com/miniopenclaw/tool/internal/deadline"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/nats-io/nats.go/micro"
@@ -29,8 +28,58 @@ const (
 	DefaultHeartbeat     = time.Second
 )
 
-// A ServeOption configures a [Service].
-type ServeOption func(*serveConfig)
+// ServeOptions configure a [Service]. A nil *ServeOptions, and every zero
+// field, means the default.
+type ServeOptions struct {
+	// Name is the micro service's name ([DefaultServiceName]). Workers
+	// that serve the same tools use the same name: they form one queue
+	// group and share the calls. Names are letters, digits, '-' and '_'.
+	Name string
+	// Version is the service's semantic version ("0.0.0"). When workers of
+	// one service disagree about a tool's definition, an importer takes
+	// the definition of the highest version.
+	Version string
+	// Description is the service's description.
+	Description string
+	// SubjectPrefix is the prefix of the endpoints' subjects
+	// ([DefaultSubjectPrefix]): tool T of service S is served on
+	// PREFIX.S.T.
+	SubjectPrefix string
+	// MaxInFlight bounds the calls this worker runs at once
+	// ([DefaultMaxInFlight]), and MaxWaiting the calls it keeps waiting
+	// for a turn ([DefaultMaxWaiting]; negative: none). A call that finds
+	// the waiting line full is answered at once as unavailable, so that
+	// the caller may try another worker. Waiting calls count against their
+	// own deadline.
+	MaxInFlight, MaxWaiting int
+	// Heartbeat is how often the worker tells the caller that a call is
+	// still waiting or running ([DefaultHeartbeat]): one ticker for the
+	// service beats every call in flight at each tick, so a call hears its
+	// first heartbeat within one interval, and a call that ends sooner
+	// costs nothing for them. An importer that hears nothing for a few
+	// heartbeats takes the worker for dead.
+	Heartbeat time.Duration
+	// ObjectStore, when set, lets results larger than the NATS server's
+	// max payload travel through a JetStream object store: the worker puts
+	// the result there and the importer reads and deletes it. Give the
+	// bucket a TTL so that results whose caller went away do not pile up.
+	// Without it, such a result is replaced by an error result that says
+	// so; it is never cut.
+	ObjectStore jetstream.ObjectStore
+	// CallContext, when set, derives each call's context from its request
+	// headers: for example, to restore the principal an importer set with
+	// [ImportOptions.CallHeaders]. An error refuses the call with that
+	// error's message (kind denied).
+	CallContext func(ctx context.Context, h nats.Header) (context.Context, error)
+	// Jobs, when set, makes the service also take jobs from that queue,
+	// running up to the service's in-flight limit of them at once, besides
+	// its calls. The jobs run with [JobsOptions.Context], or else
+	// CallContext. [Service.Stop] stops taking them.
+	Jobs *Jobs
+	// Logger receives events such as a failed resync of the service's
+	// endpoints ([slog.Default] when nil).
+	Logger *slog.Logger
+}
 
 type serveConfig struct {
 	name, version, description string
@@ -44,84 +93,28 @@ type serveConfig struct {
 	jobs                       *Jobs
 }
 
-// WithServiceName sets the micro service's name ([DefaultServiceName] by
-// default). Workers that serve the same tools use the same name: they form
-// one queue group and share the calls. Names are letters, digits, '-'
-// and '_'.
-func WithServiceName(name string) ServeOption {
-	return func(c *serveConfig) { c.name = name }
-}
-
-// WithVersion sets the service's semantic version ("0.0.0" by default).
-// When workers of one service disagree about a tool's definition, an
-// importer takes the definition of the highest version.
-func WithVersion(v string) ServeOption {
-	return func(c *serveConfig) { c.version = v }
-}
-
-// WithDescription sets the service's description.
-func WithDescription(d string) ServeOption {
-	return func(c *serveConfig) { c.description = d }
-}
-
-// WithSubjectPrefix sets the prefix of the endpoints' subjects
-// ([DefaultSubjectPrefix] by default): tool T of service S is served on
-// PREFIX.S.T.
-func WithSubjectPrefix(p string) ServeOption {
-	return func(c *serveConfig) { c.prefix = p }
-}
-
-// WithMaxInFlight bounds the calls this worker runs at once
-// ([DefaultMaxInFlight] by default) and the calls it keeps waiting for a
-// turn ([DefaultMaxWaiting]). A call that finds the waiting line full is
-// answered at once as unavailable, so that the caller may try another
-// worker. Waiting calls count against their own deadline.
-func WithMaxInFlight(running, waiting int) ServeOption {
-	return func(c *serveConfig) {
-		if running > 0 {
-			c.maxInFlight = running
-		}
-		if waiting >= 0 {
-			c.maxWaiting = waiting
-		}
+// config is o with its defaults filled in.
+func (o *ServeOptions) config() serveConfig {
+	cfg := serveConfig{
+		name: DefaultServiceName, version: "0.0.0", prefix: DefaultSubjectPrefix,
+		maxInFlight: DefaultMaxInFlight, maxWaiting: DefaultMaxWaiting, heartbeat: DefaultHeartbeat,
 	}
-}
-
-// WithHeartbeat sets how often the worker tells the caller that a call is
-// still waiting or running ([DefaultHeartbeat] by default): one ticker
-// for the service beats every call in flight at each tick, so a call
-// hears its first heartbeat within one interval, and a call that ends
-// sooner costs nothing for them. An importer that hears nothing for a
-// few heartbeats takes the worker for dead.
-func WithHeartbeat(d time.Duration) ServeOption {
-	return func(c *serveConfig) {
-		if d > 0 {
-			c.heartbeat = d
-		}
+	if o == nil {
+		return cfg
 	}
-}
-
-// WithObjectStore lets results larger than the NATS server's max payload
-// travel through a JetStream object store: the worker puts the result
-// there and the importer reads and deletes it. Give the bucket a TTL so
-// that results whose caller went away do not pile up. Without it, such a
-// result is replaced by an error result that says so; it is never cut.
-func WithObjectStore(store jetstream.ObjectStore) ServeOption {
-	return func(c *serveConfig) { c.store = store }
-}
-
-// WithCallContext sets a function that derives each call's context from
-// its request headers: for example, to restore the principal an importer
-// set with [WithCallHeaders]. An error refuses the call with that error's
-// message (kind denied).
-func WithCallContext(fn func(ctx context.Context, h nats.Header) (context.Context, error)) ServeOption {
-	return func(c *serveConfig) { c.callContext = fn }
-}
-
-// WithServiceLogger sets the logger for events such as a failed resync of
-// the service's endpoints. The default is [slog.Default].
-func WithServiceLogger(l *slog.Logger) ServeOption {
-	return func(c *serveConfig) { c.logger = l }
+	nonEmpty(&cfg.name, o.Name)
+	nonEmpty(&cfg.version, o.Version)
+	nonEmpty(&cfg.prefix, o.SubjectPrefix)
+	cfg.description = o.Description
+	positive(&cfg.maxInFlight, o.MaxInFlight)
+	if o.MaxWaiting < 0 {
+		cfg.maxWaiting = 0
+	} else if o.MaxWaiting > 0 {
+		cfg.maxWaiting = o.MaxWaiting
+	}
+	positive(&cfg.heartbeat, o.Heartbeat)
+	cfg.store, cfg.callContext, cfg.jobs, cfg.logger = o.ObjectStore, o.CallContext, o.Jobs, o.Logger
+	return cfg
 }
 
 // A Service serves the tools of a [tool.Registry] as a NATS micro service:
@@ -134,7 +127,7 @@ func WithServiceLogger(l *slog.Logger) ServeOption {
 // Every call runs through [tool.Registry.ExecuteHere], on a goroutine of
 // the service's pool, with a context that
 // ends when the caller's time runs out: the time at the end of the reply
-// subject ([ReplyTimeoutMark]), or in [HeaderTimeout], which wins. While a call waits
+// subject ([ReplyTimeoutMark]). While a call waits
 // for a turn or runs, the worker sends heartbeats and the tool's progress
 // reports to the caller.
 //
@@ -163,49 +156,22 @@ type Service struct {
 	jobWorker *JobWorker
 	calls     sync.WaitGroup
 
-	// deadlines are the calls with a deadline, with the one expiry timer
-	// that ends them (see expire); guarded by mu.
-	deadlines deadline.Timer[*call]
-
 	handoff chan received  // unbuffered: to a runner that waits for a call
 	idle    atomic.Int64   // runners waiting for a call
 	runners sync.WaitGroup // every runner
 }
 
-// A call is one call a worker received and has not answered yet. When the
-// caller set a deadline, the call is also the context its tool runs in:
-// the call's own cancelable context, reporting that deadline, which the
-// service enforces (see Service.expire) rather than a timer per call.
+// A call is one call a worker received and has not answered yet.
 type call struct {
-	context.Context
 	s      *Service
 	name   string // the tool's
 	req    micro.Request
 	reply  string
-	cancel context.CancelCauseFunc
-	// deadline.At is the caller's deadline, zero when it set none; its
-	// place in Service.deadlines is guarded by Service.mu.
-	deadline deadline.Slot
+	cancel context.CancelCauseFunc // ends the call's context, with a cause
+	stop   context.CancelFunc      // of the deadline's context, when the caller set one
 
 	mu   sync.Mutex // guards last
 	last time.Time  // of the latest progress report sent
-}
-
-// Deadline returns the caller's deadline.
-func (c *call) Deadline() (time.Time, bool) { return c.deadline.At, !c.deadline.At.IsZero() }
-
-// DeadlineSlot returns the call's place in the service's deadline queue.
-func (c *call) DeadlineSlot() *deadline.Slot { return &c.deadline }
-
-// Err returns [context.DeadlineExceeded] once the caller's deadline has
-// ended the call, as a context made by [context.WithDeadline] would; its
-// cause wraps [tool.ErrTimeout] either way.
-func (c *call) Err() error {
-	err := c.Context.Err()
-	if err != nil && context.Cause(c.Context) == errCallerTimeout {
-		return context.DeadlineExceeded
-	}
-	return err
 }
 
 // Causes of the end of a call's context, made once rather than per call.
@@ -218,14 +184,8 @@ var (
 
 // Serve starts serving reg's tools on nc. Stop the service with
 // [Service.Stop]; closing nc stops it too, without the announcement.
-func Serve(nc *nats.Conn, reg *tool.Registry, opts ...ServeOption) (*Service, error) {
-	cfg := serveConfig{
-		name: DefaultServiceName, version: "0.0.0", prefix: DefaultSubjectPrefix,
-		maxInFlight: DefaultMaxInFlight, maxWaiting: DefaultMaxWaiting, heartbeat: DefaultHeartbeat,
-	}
-	for _, o := range opts {
-		o(&cfg)
-	}
+func Serve(nc *nats.Conn, reg *tool.Registry, opts *ServeOptions) (*Service, error) {
+	cfg := opts.config()
 	if cfg.store != nil {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		st, err := cfg.store.Status(ctx)
@@ -326,9 +286,6 @@ func (s *Service) Stop() error {
 	s.cancel()
 	<-s.beatsDone
 	s.runners.Wait()
-	s.mu.Lock()
-	s.deadlines.Stop()
-	s.mu.Unlock()
 	s.announce(Announcement{Service: s.cfg.name, ID: svc.Info().ID, Stopped: true})
 	return err
 }
@@ -500,11 +457,11 @@ func (s *Service) runner(c received) {
 	}
 }
 
-// serveCall runs one call and sends its result. The call costs one
-// context (canceled by the caller, by Stop or at the caller's deadline)
-// and no timer of its own: the service's one heartbeat ticker covers
-// every call in flight, and its one expiry timer every deadline. It
-// returns false when the registry abandoned the call's tool, which still
+// serveCall runs one call and sends its result. The call's context is
+// canceled by the caller, by Stop, or at the caller's deadline (a
+// standard context deadline whose cause wraps [tool.ErrTimeout]); the
+// service's one heartbeat ticker covers every call in flight. It returns
+// false when the registry abandoned the call's tool, which still
 // runs on this goroutine: the call was answered and counted off by
 // call.abandoned.
 func (s *Service) serveCall(name string, req micro.Request) bool {
@@ -514,7 +471,7 @@ func (s *Service) serveCall(name string, req micro.Request) bool {
 		return true // nobody to answer: a publish, not a request
 	}
 	h := nats.Header(req.Headers())
-	left, ok, err := callTimeout(h, reply)
+	left, ok, err := parseReplyTimeout(reply)
 	if err != nil {
 		s.done(req, name, &tool.Result{IsError: true, Kind: tool.KindInvalidArguments, Error: err.Error()})
 		return true
@@ -523,17 +480,13 @@ func (s *Service) serveCall(name string, req micro.Request) bool {
 	// context costs every call a turn at its lock. Stop cancels the calls
 	// one by one instead (cancelAll).
 	c := &call{s: s, reply: reply, name: name, req: req}
-	c.Context, c.cancel = context.WithCancelCause(context.Background())
-	ctx := c.Context
+	var ctx context.Context
+	ctx, c.cancel = context.WithCancelCause(context.Background())
 	if ok {
-		c.deadline.At = time.Now().Add(left)
-		ctx = c
+		ctx, c.stop = context.WithDeadlineCause(ctx, time.Now().Add(left), errCallerTimeout)
 	}
 	s.mu.Lock()
 	s.inFlight[reply] = c
-	if ok {
-		s.schedule(c)
-	}
 	if s.abandon {
 		c.cancel(errAbandoned)
 	}
@@ -563,13 +516,13 @@ func (s *Service) done(req micro.Request, name string, res *tool.Result) {
 func (c *call) answer(res tool.Result) {
 	s := c.s
 	c.cancel(errCallDone)
+	if c.stop != nil {
+		c.stop()
+	}
 	// Out of the heartbeats' map before the result goes: no heartbeat
 	// follows a result.
 	s.mu.Lock()
 	delete(s.inFlight, c.reply)
-	// The expiry timer stays set: when it fires with nothing due, it sets
-	// itself for the next deadline.
-	s.deadlines.Remove(c)
 	s.mu.Unlock()
 	s.done(c.req, c.name, &res)
 }
@@ -582,27 +535,6 @@ func (c *call) abandoned(res tool.Result) {
 	<-c.s.running
 	c.answer(res)
 	c.s.runners.Done()
-}
-
-// schedule adds c to the calls whose deadline the service enforces,
-// setting the expiry timer unless it is set to fire by c's deadline
-// already. s.mu is held.
-func (s *Service) schedule(c *call) {
-	if s.deadlines.Fire == nil {
-		s.deadlines.Fire = s.expire
-	}
-	s.deadlines.Add(c)
-}
-
-// expire ends the calls whose caller's deadline has passed, with a cause
-// wrapping [tool.ErrTimeout], and sets the timer for the next deadline.
-func (s *Service) expire() {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	var buf [8]*call
-	for _, c := range s.deadlines.Due(time.Now(), buf[:0]) {
-		c.cancel(errCallerTimeout)
-	}
 }
 
 // run runs one call once a running slot is free. kept is false when the

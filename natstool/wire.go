@@ -8,20 +8,11 @@ import (
 	"time"
 
 	"github.com/miniopenclaw/tool"
-	"github.com/nats-io/nats.go"
 )
 
 // Headers of the messages between an importer and a worker. Their values
 // are plain ASCII.
 const (
-	// HeaderTimeout carries the time the caller has left for a call, in
-	// milliseconds. The worker runs the call with a context that ends
-	// then, whatever its own clock says. Importers send it to services of
-	// protocol 1 only; see [ReplyTimeoutMark] for later ones. A worker
-	// honours it whatever its protocol, and when a request has both, the
-	// header wins and the reply subject is not read.
-	HeaderTimeout = "Clawtool-Timeout-Ms"
-
 	// HeaderKind says what a message on a call's reply subject is: see
 	// the kind constants below. A reply without it is a result.
 	HeaderKind = "Clawtool-Kind"
@@ -38,15 +29,14 @@ const (
 // ReplyTimeoutMark ends the last token of a call's reply subject, and is
 // followed by the time the caller has left for the call, in decimal
 // milliseconds (at most 13 digits, more than 0 and at most a year): a reply
-// subject INBOX.7f~t30000 gives the call 30 s. It is how an importer
-// sends the deadline to services of protocol 2 and later, so that a call
-// needs no NATS headers at all, which cost both sides a parse and
-// allocations. A worker reads it only from the last token, after the
-// mark's last occurrence, and only when the request has no
-// [HeaderTimeout]; a number that is missing, malformed, zero or too large
-// makes the call's result an error of kind invalid_arguments. A reply
-// subject without the mark gives the call no deadline from its caller,
-// as a request without HeaderTimeout did in protocol 1. The mark is not
+// subject INBOX.7f~t30000 gives the call 30 s. It is the one way the
+// deadline travels, so that a call needs no NATS headers at all, which
+// cost both sides a parse and allocations. The worker runs the call with
+// a context that ends then, whatever its own clock says. It reads the
+// mark only from the last token, after the mark's last occurrence; a
+// number that is missing, malformed, zero or too large makes the call's
+// result an error of kind invalid_arguments. A reply subject without the
+// mark gives the call no deadline from its caller. The mark is not
 // in the alphabet of NATS inboxes (letters and digits), so a requester
 // that does not know it never sends it by chance.
 const ReplyTimeoutMark = "~t"
@@ -66,9 +56,11 @@ const (
 	MetadataTool = "clawtool.tool"
 
 	// MetadataProtocol holds the version of this package's wire
-	// protocol, on the service: a decimal number. Version 1 sends the
-	// caller's deadline in [HeaderTimeout]; version 2 at the end of the
-	// reply subject ([ReplyTimeoutMark]), and still honours the header.
+	// protocol, on the service: a decimal number. Version 2 takes the
+	// caller's deadline from the end of the reply subject
+	// ([ReplyTimeoutMark]). Version 1, which took it from a header, is no
+	// longer spoken: an importer leaves out the tools of a service with a
+	// worker of version 1 (or one that does not say), and logs why.
 	MetadataProtocol = "clawtool.protocol"
 
 	protocolVersion = "2"
@@ -154,8 +146,8 @@ func (d *Definition) toolAnnotations() tool.Annotations {
 	return tool.Annotations{Title: a.Title, ReadOnly: a.ReadOnly, Destructive: a.Destructive, Idempotent: a.Idempotent, OpenWorld: a.OpenWorld}
 }
 
-// timeoutMs is the time left before a deadline as sent to a worker, in
-// HeaderTimeout or after ReplyTimeoutMark: at least 1 ms, so that an
+// timeoutMs is the time left before a deadline as sent to a worker,
+// after ReplyTimeoutMark: at least 1 ms, so that an
 // exhausted budget still reads as a limit, and at most the year a worker
 // accepts.
 func timeoutMs(left time.Duration) int64 {
@@ -168,29 +160,6 @@ const maxTimeoutMs = int64(24*time.Hour/time.Millisecond) * 365
 // maxTimeoutDigits bounds the digits after [ReplyTimeoutMark]: enough
 // for maxTimeoutMs, and with a leading zero or two to spare.
 const maxTimeoutDigits = 13
-
-// callTimeout reads the time a call's caller has left: from HeaderTimeout
-// when the request has one, which wins so that a protocol 1 caller's call
-// means what it meant to a protocol 1 worker, else from the end of the
-// reply subject; ok is false when neither says.
-func callTimeout(h nats.Header, reply string) (d time.Duration, ok bool, err error) {
-	if v := h.Get(HeaderTimeout); v != "" {
-		return parseTimeout(v)
-	}
-	return parseReplyTimeout(reply)
-}
-
-// parseTimeout reads HeaderTimeout; ok is false when it is absent.
-func parseTimeout(v string) (d time.Duration, ok bool, err error) {
-	if v == "" {
-		return 0, false, nil
-	}
-	ms, err := strconv.ParseInt(v, 10, 64)
-	if err != nil || ms <= 0 || ms > maxTimeoutMs {
-		return 0, false, fmt.Errorf("header %s: %q is not a positive number of milliseconds", HeaderTimeout, v)
-	}
-	return time.Duration(ms) * time.Millisecond, true, nil
-}
 
 // parseReplyTimeout reads the time left that ends the last token of a
 // reply subject after [ReplyTimeoutMark]; ok is false when there is no

@@ -9,6 +9,8 @@ import (
 	"strings"
 
 	"github.com/miniopenclaw/tool/internal/jsonobj"
+	"github.com/miniopenclaw/tool/internal/jsonschema"
+	"github.com/miniopenclaw/tool/internal/jsontext"
 	"github.com/miniopenclaw/tool/internal/schemarewrite"
 )
 
@@ -91,18 +93,26 @@ func (e *StrictError) Error() string {
 //     nullable ("type": ["T","null"], or an added {"type":"null"} branch),
 //     and its "default" is removed from the schema and named in its
 //     description. When the model sends null for such a property,
-//     [Tools.Normalize] puts the default back (or removes the property when
-//     it has none) before the call runs, so the tool sees what it would
-//     have seen without strict mode;
+//     [Tools.Normalize] puts the default back when the default is valid
+//     for the property's own schema, and removes the property otherwise,
+//     before the call runs, so the tool sees what it would have seen
+//     without strict mode;
 //   - "oneOf" becomes "anyOf"; a "$ref" with sibling keywords becomes
 //     {"anyOf":[{"$ref":…}], siblings…};
 //   - keywords the subset lacks but that only constrain values
 //     (minLength, maxLength, minProperties, maxProperties, uniqueItems,
-//     contains, propertyNames, unevaluated*, a format outside the supported
-//     list, a pattern with look-around or back-references) are moved into
-//     the description as "Constraints: …"; "examples" and "deprecated" are
-//     moved into the description; "$schema", "$id", "$comment", "readOnly"
-//     and "writeOnly" are dropped; unknown keywords are dropped.
+//     contains, propertyNames, unevaluated*, a format that clawtool checks
+//     but strict mode lacks (uri), a pattern with look-around or
+//     back-references) are moved into the description as "Constraints: …";
+//   - "format" is kept for the formats strict mode accepts (date-time,
+//     time, date, duration, email, hostname, ipv4, ipv6, uuid; OpenAI
+//     refuses a schema with any other). Any other format that clawtool
+//     does not check either ("float" on a number, "int64", "password", …)
+//     is an annotation: it leaves the schema and is named in the
+//     description (`Format: "float".`), and nothing is lost;
+//   - "examples" and "deprecated" are moved into the description;
+//     "$schema", "$id", "$comment", "readOnly" and "writeOnly" are
+//     dropped; unknown keywords are dropped.
 //
 // The arguments are still validated against the original schema when the
 // call runs, so moved constraints are enforced on our side.
@@ -134,6 +144,9 @@ type strictResult struct {
 	lossy  []string
 	plan   *plan            // nil when no property was made nullable
 	defs   map[string]*plan // plans of $defs, by reference ("#/$defs/x")
+	// check is the original schema, compiled, when some default is put
+	// back: Normalize puts none back if together they fail it.
+	check *jsonschema.Schema
 }
 
 // plan says, for a node of the schema, which properties strict mode made
@@ -146,12 +159,19 @@ type plan struct {
 }
 
 type propPlan struct {
-	addedNull bool            // optional property made nullable by the rewrite
-	def       json.RawMessage // its default, nil when none
-	child     *plan
+	addedNull bool // optional property made nullable by the rewrite
+	// def is its default, nil when it has none or the default fails the
+	// property's own schema (then leaving the property out is the only
+	// way to say "not given" that the schema accepts).
+	def   json.RawMessage
+	child *plan
 }
 
 type strictConv struct {
+	params    json.RawMessage // the original schema
+	check     *jsonschema.Schema
+	compiled  bool // check was compiled (it stays nil if that failed)
+	defaults  bool // some default is put back by Normalize
 	lossy     []string
 	defs      map[string]*plan
 	props     int
@@ -163,7 +183,7 @@ type strictConv struct {
 }
 
 func strictRewrite(params json.RawMessage) (*strictResult, error) {
-	c := &strictConv{defs: map[string]*plan{}}
+	c := &strictConv{params: params, defs: map[string]*plan{}}
 	root, err := jsonobj.Parse(params)
 	if err != nil {
 		return nil, &StrictError{Keyword: "type", Reason: "the parameters schema is not a JSON object: " + err.Error()}
@@ -239,8 +259,26 @@ func strictRewrite(params json.RawMessage) (*strictResult, error) {
 	res := &strictResult{schema: s, lossy: c.lossy}
 	if c.nullable {
 		res.plan, res.defs = rootPlan, c.defs
+		if c.defaults {
+			res.check = c.check
+		}
 	}
 	return res, nil
+}
+
+// validDefault reports whether the schema at ptr of the original document
+// has a default that passes that schema, as the registry's validator
+// judges it (formats asserted). When the original schema does not compile
+// here, no default is valid: the property is then left out, which an
+// optional property's schema always accepts.
+func (c *strictConv) validDefault(ptr string) bool {
+	if !c.compiled {
+		c.compiled = true
+		if s, err := jsonschema.CompileWith(c.params, jsonschema.Options{AssertFormat: true}); err == nil {
+			c.check = s
+		}
+	}
+	return c.check != nil && c.check.DefaultValid(ptr)
 }
 
 func (c *strictConv) checkTotals() error {
@@ -337,10 +375,12 @@ func (c *strictConv) node(raw json.RawMessage, ptr string, level, depth int) (js
 		o.Delete("$ref")
 		o.Set("anyOf", json.RawMessage(`[{"$ref":`+string(jsonobj.Quote(s))+`}]`))
 	}
+	union := "anyOf" // the keyword of the branches in the original schema
 	if alt, ok := o.Get("oneOf"); ok {
 		if o.Has("anyOf") {
 			return nil, nil, &StrictError{Keyword: "oneOf", Pointer: ptr, Reason: "oneOf beside anyOf is not supported"}
 		}
+		union = "oneOf"
 		o.Delete("oneOf")
 		o.Set("anyOf", alt)
 		c.lossy = append(c.lossy, fmt.Sprintf("%s: oneOf rewritten as anyOf", pointerName(ptr)))
@@ -387,11 +427,16 @@ func (c *strictConv) node(raw json.RawMessage, ptr string, level, depth int) (js
 		case k == "format":
 			var f string
 			_ = json.Unmarshal(v, &f)
-			if strictFormats[f] {
+			switch {
+			case strictFormats[f]:
 				out = append(out, m)
-			} else {
+			case jsontext.KnownFormat(f) || jsonobj.Kind(v) != "string":
+				// A format clawtool checks: the model is no longer held to it.
 				constraints = append(constraints, "format="+jsonobj.Compact(v))
 				c.lossy = append(c.lossy, fmt.Sprintf("%s: format %q moved into the description", pointerName(ptr), f))
+			default:
+				// An annotation for clawtool too: it constrains nothing.
+				notes = append(notes, "Format: "+jsonobj.Compact(v)+".")
 			}
 		case k == "pattern":
 			var pat string
@@ -423,7 +468,7 @@ func (c *strictConv) node(raw json.RawMessage, ptr string, level, depth int) (js
 		}
 		conv := make([]json.RawMessage, len(branches))
 		for i, b := range branches {
-			s, bp, err := c.node(b, ptr+"/anyOf/"+strconv.Itoa(i), level, depth+1)
+			s, bp, err := c.node(b, ptr+"/"+union+"/"+strconv.Itoa(i), level, depth+1)
 			if err != nil {
 				return nil, nil, err
 			}
@@ -502,16 +547,18 @@ func (c *strictConv) object(o jsonobj.Object, out *jsonobj.Object, p *plan, ptr 
 		if optional {
 			var wasNullable bool
 			s, wasNullable = makeNullable(s)
-			if def, ok := defaultOf(m.Value); ok {
-				pp.def = def
-			}
+			def, hasDef := defaultOf(m.Value)
 			if wasNullable {
-				if pp.def != nil && string(pp.def) != "null" {
+				if hasDef && string(def) != "null" {
 					c.lossy = append(c.lossy, fmt.Sprintf("%s: an optional nullable property with a default; null is passed to the tool, so the default cannot be asked for", pointerName(cptr)))
 				}
 			} else {
 				pp.addedNull = true
 				c.nullable = true
+				if hasDef && c.validDefault(cptr) {
+					pp.def = def
+					c.defaults = true
+				}
 			}
 		}
 		p.props[m.Key] = pp

@@ -555,3 +555,134 @@ func TestStrictKeepsKeyOrder(t *testing.T) {
 		t.Errorf("StrictSchema =\n%s\nwant\n%s", out, want)
 	}
 }
+
+// A strict-mode model sends null for every optional field it leaves
+// unset. Normalize must turn that back into what the tool's own schema
+// accepts for "not given": the default when it is valid for the field,
+// otherwise no field at all. Each case is checked three ways: the
+// normalized arguments, that the registry accepts them, and that the tool
+// then sees exactly what it sees when the field is left out without strict
+// mode.
+func TestNormalizeGivesBackNotGiven(t *testing.T) {
+	for _, tt := range []struct {
+		name, schema string
+		in, want     string // the strict model's arguments; Normalize's result
+		notGiven     string // the same call without strict mode
+	}{
+		{"valid default put back (control)",
+			`{"type":"object","properties":{"n":{"type":"integer","default":3}}}`,
+			`{"n":null}`, `{"n":3}`, `{}`},
+		{"null default on a type that is not nullable",
+			`{"type":"object","properties":{"s":{"type":"string","default":null}}}`,
+			`{"s":null}`, `{}`, `{}`},
+		{"null default on an integer beside a valid one",
+			`{"type":"object","properties":{"a":{"type":"integer","default":null},"b":{"type":"boolean","default":false}}}`,
+			`{"a":null,"b":null}`, `{"b":false}`, `{}`},
+		{"default outside the field's enum",
+			`{"type":"object","properties":{"unit":{"type":"string","enum":["celsius","fahrenheit"],"default":"kelvin"}}}`,
+			`{"unit":null}`, `{}`, `{}`},
+		{"default inside the field's enum (control)",
+			`{"type":"object","properties":{"unit":{"type":"string","enum":["celsius","fahrenheit"],"default":"celsius"}}}`,
+			`{"unit":null}`, `{"unit":"celsius"}`, `{}`},
+		{"default below the minimum",
+			`{"type":"object","properties":{"k":{"type":"integer","minimum":1,"default":0}}}`,
+			`{"k":null}`, `{}`, `{}`},
+		{"default of the wrong type",
+			`{"type":"object","properties":{"k":{"type":"integer","default":"10"}}}`,
+			`{"k":null}`, `{}`, `{}`},
+		{"default that fails its format",
+			`{"type":"object","properties":{"d":{"type":"string","format":"date","default":"today"}}}`,
+			`{"d":null}`, `{}`, `{}`},
+		{"default checked against the referenced schema",
+			`{"type":"object","properties":{"u":{"$ref":"#/$defs/U","default":"k"}},"$defs":{"U":{"type":"string","enum":["c","f"]}}}`,
+			`{"u":null}`, `{}`, `{}`},
+		{"invalid default in a nested object",
+			`{"type":"object","properties":{"o":{"type":"object","properties":{"x":{"type":"string","default":null}}}},"required":["o"]}`,
+			`{"o":{"x":null}}`, `{"o":{}}`, `{"o":{}}`},
+		{"invalid default in a definition used by items",
+			`{"type":"object","properties":{"l":{"type":"array","items":{"$ref":"#/$defs/I"}}},"required":["l"],"$defs":{"I":{"type":"object","properties":{"w":{"type":"number","default":null}}}}}`,
+			`{"l":[{"w":null},{"w":1}]}`, `{"l":[{},{"w":1}]}`, `{"l":[{},{"w":1}]}`},
+		{"invalid default in a oneOf branch",
+			`{"type":"object","properties":{"v":{"oneOf":[{"type":"object","properties":{"k":{"const":1},"a":{"type":"string","default":null}},"required":["k"],"additionalProperties":false},{"type":"string"}]}},"required":["v"]}`,
+			`{"v":{"k":1,"a":null}}`, `{"v":{"k":1}}`, `{"v":{"k":1}}`},
+		{"defaults valid alone but not together",
+			`{"type":"object","maxProperties":1,"properties":{"a":{"type":"integer","default":1},"b":{"type":"integer","default":2}}}`,
+			`{"a":null,"b":null}`, `{}`, `{}`},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			r := tool.NewRegistry()
+			if err := r.Register(echotool.New("t", "", tt.schema)); err != nil {
+				t.Fatal(err)
+			}
+			ts, err := NewTools(r.List(), WithStrict(StrictOn))
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := ts.Normalize([]tool.Call{{ID: "1", Name: "t", Args: json.RawMessage(tt.in)}})[0].Args
+			if string(got) != tt.want {
+				t.Errorf("Normalize(%s) = %s, want %s", tt.in, got, tt.want)
+			}
+			res := r.Execute(context.Background(), "t", got)
+			if res.IsError {
+				t.Fatalf("the registry refused the normalized call %s: %+v", got, res)
+			}
+			plain := r.Execute(context.Background(), "t", json.RawMessage(tt.notGiven))
+			if plain.IsError {
+				t.Fatalf("the registry refused %s without strict mode: %+v", tt.notGiven, plain)
+			}
+			if res.Output != plain.Output {
+				t.Errorf("the tool saw %s after strict mode, %s without it", res.Output, plain.Output)
+			}
+		})
+	}
+}
+
+// OpenAI's strict mode refuses a schema whose format is outside its nine
+// (date-time, time, date, duration, email, hostname, ipv4, ipv6, uuid),
+// so every other format leaves the schema. A format clawtool does not
+// check either ("float" on a number, "int64", "password", …) is an
+// annotation: it is named in the description and the tool stays strict
+// under StrictAuto. A format clawtool checks but OpenAI lacks (uri) is a
+// constraint the model is no longer held to, so it is lossy.
+func TestStrictAnnotationFormats(t *testing.T) {
+	for _, tt := range []struct {
+		name, prop string
+		want       map[string]any // property "v" after the rewrite
+		strict     bool           // sent strict under StrictAuto
+	}{
+		{"float on a number", `{"type":"number","format":"float"}`,
+			map[string]any{"type": "number", "description": `Format: "float".`}, true},
+		{"double on an optional number", `{"type":"number","format":"double","description":"Price."}`,
+			map[string]any{"type": "number", "description": `Price. Format: "double".`}, true},
+		{"int64 on an integer", `{"type":"integer","format":"int64"}`,
+			map[string]any{"type": "integer", "description": `Format: "int64".`}, true},
+		{"password on a string", `{"type":"string","format":"password"}`,
+			map[string]any{"type": "string", "description": `Format: "password".`}, true},
+		{"binary on a string", `{"type":"string","format":"binary"}`,
+			map[string]any{"type": "string", "description": `Format: "binary".`}, true},
+		{"date-time kept (control)", `{"type":"string","format":"date-time"}`,
+			map[string]any{"type": "string", "format": "date-time"}, true},
+		{"hostname kept (control)", `{"type":"string","format":"hostname"}`,
+			map[string]any{"type": "string", "format": "hostname"}, true},
+		{"uri is checked by clawtool, lacking in OpenAI: lossy (control)", `{"type":"string","format":"uri"}`,
+			map[string]any{"type": "string", "description": `Constraints: format="uri".`}, false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			schema := `{"type":"object","properties":{"v":` + tt.prop + `},"required":["v"]}`
+			m, lossy := strict(t, schema)
+			if diff := cmp.Diff(tt.want, get(m, "properties", "v")); diff != "" {
+				t.Errorf("(-want +got):\n%s", diff)
+			}
+			if tt.strict != (len(lossy) == 0) {
+				t.Errorf("lossy = %q; want strict = %v", lossy, tt.strict)
+			}
+			ts, err := NewTools([]tool.Tool{echotool.New("t", "", schema)}, WithStrict(StrictAuto))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got, notes := ts.Strict("t"); got != tt.strict {
+				t.Errorf("StrictAuto: strict = %v (%q), want %v", got, notes, tt.strict)
+			}
+		})
+	}
+}

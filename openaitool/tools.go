@@ -7,6 +7,7 @@ import (
 
 	"github.com/miniopenclaw/tool"
 	"github.com/miniopenclaw/tool/internal/jsonobj"
+	"github.com/miniopenclaw/tool/internal/jsonschema"
 )
 
 // ChatTool is one element of a Chat Completions request's "tools" array:
@@ -192,10 +193,15 @@ func (ts *Tools) Strict(name string) (strict bool, notes []string) {
 // Normalize undoes strict mode's rewrite in the arguments of calls, so
 // that tools see the arguments they would have got without strict mode:
 // a null sent for a property that strict mode made nullable (because it
-// was optional) is replaced by the property's default, or removed when it
-// has none, after which the registry validates the arguments against the
-// tool's own schema and applies its defaults as usual. Nulls for
-// properties that were nullable to begin with are left alone.
+// was optional) is replaced by the property's default when that default
+// passes the property's own schema, and removed otherwise (no default, a
+// null default on a type that is not nullable, a default outside its
+// enum, ...), so that the result is what the tool's schema accepts for
+// "not given". When the defaults put back would together make the
+// arguments fail the tool's schema, none is put back. The registry then
+// validates the arguments against the tool's own schema and applies its
+// defaults as usual. Nulls for properties that were nullable to begin
+// with are left alone.
 //
 // Calls to tools that are not strict, or whose arguments are not a JSON
 // object, are returned unchanged (the registry reports malformed
@@ -224,24 +230,35 @@ func (ts *Tools) Normalize(calls []tool.Call) []tool.Call {
 	return out
 }
 
-// normalize applies r's plan to args.
+// normalize applies r's plan to args. When the defaults it puts back make
+// the arguments fail the original schema, where leaving the properties
+// out might not (a maxProperties, say), it puts none back: the registry's
+// validator adds defaults by the same rule.
 func (r *strictResult) normalize(args json.RawMessage) (json.RawMessage, bool) {
-	return r.apply(r.plan, args, 0)
+	out, changed := r.apply(r.plan, args, 0, false)
+	if changed && r.check != nil {
+		if _, vs, err := r.check.Validate(out, jsonschema.Limits{}); err != nil || len(vs) > 0 {
+			return r.apply(r.plan, args, 0, true)
+		}
+	}
+	return out, changed
 }
 
-func (r *strictResult) apply(p *plan, v json.RawMessage, depth int) (json.RawMessage, bool) {
+// apply undoes the nulls of p in v; with omit it removes every such
+// property rather than put its default back.
+func (r *strictResult) apply(p *plan, v json.RawMessage, depth int, omit bool) (json.RawMessage, bool) {
 	if p == nil || depth > maxSchemaDepth {
 		return v, false
 	}
 	if p.ref != "" {
-		return r.apply(r.defs[p.ref], v, depth+1)
+		return r.apply(r.defs[p.ref], v, depth+1, omit)
 	}
 	switch jsonobj.Kind(v) {
 	case "object":
 		if p.props == nil {
 			for _, b := range p.anyOf {
 				if b.matchesObject(r, v) {
-					return r.apply(b, v, depth+1)
+					return r.apply(b, v, depth+1, omit)
 				}
 			}
 			return v, false
@@ -260,12 +277,12 @@ func (r *strictResult) apply(p *plan, v json.RawMessage, depth int) (json.RawMes
 			}
 			if pp.addedNull && string(bytes.TrimSpace(m.Value)) == "null" {
 				changed = true
-				if pp.def != nil {
+				if pp.def != nil && !omit {
 					out = append(out, jsonobj.Member{Key: m.Key, Value: pp.def})
 				}
 				continue
 			}
-			nv, ch := r.apply(pp.child, m.Value, depth+1)
+			nv, ch := r.apply(pp.child, m.Value, depth+1, omit)
 			changed = changed || ch
 			out = append(out, jsonobj.Member{Key: m.Key, Value: nv})
 		}
@@ -287,7 +304,7 @@ func (r *strictResult) apply(p *plan, v json.RawMessage, depth int) (json.RawMes
 		}
 		changed := false
 		for i, e := range elems {
-			ne, ch := r.apply(p.items, e, depth+1)
+			ne, ch := r.apply(p.items, e, depth+1, omit)
 			elems[i] = ne
 			changed = changed || ch
 		}

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/miniopenclaw/tool"
+	"github.com/miniopenclaw/tool/mcptool"
 	"github.com/miniopenclaw/tool/sandbox"
 )
 
@@ -101,6 +102,11 @@ type Server struct {
 	// [OAuth]); without it a URL server that asks for OAuth still gets
 	// it, with dynamic registration and stored tokens.
 	OAuth *OAuth `json:"oauth,omitempty"`
+	// MaxTools caps how many of the server's tools (those Tools and
+	// ExcludeTools keep) are imported; zero means mcptool.DefaultMaxTools
+	// (10,000), and it must not be over MaxServerTools. The tools past it
+	// are counted and reported ([Status.Cut], the log), not imported.
+	MaxTools int `json:"maxTools,omitempty"`
 	// Unsandboxed runs a stdio server outside the sandbox although the
 	// configuration names a "sandboxPolicy", knowingly: without it, such
 	// a server fails to load, since the sandbox cannot keep a server's
@@ -141,6 +147,9 @@ type Module struct {
 	// calls at once; zero means 1, at most MaxInstances.
 	Instances int `json:"instances,omitempty"`
 }
+
+// MaxServerTools bounds Server.MaxTools.
+const MaxServerTools = 100_000
 
 // The WebAssembly tool ABIs (Module.ABI).
 const (
@@ -358,6 +367,9 @@ func (s *Server) check() error {
 	}
 	if s.Timeout < 0 {
 		return errors.New("timeout must not be negative")
+	}
+	if s.MaxTools < 0 || s.MaxTools > MaxServerTools {
+		return fmt.Errorf(`"maxTools" %d: want a number of tools from 1 to %d (0 or absent: the default, %d)`, s.MaxTools, MaxServerTools, mcptool.DefaultMaxTools)
 	}
 	return s.checkOAuth()
 }

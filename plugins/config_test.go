@@ -72,7 +72,7 @@ func TestParseHostFormats(t *testing.T) {
 
 func TestParseExtensions(t *testing.T) {
 	c, err := Parse([]byte(`{
-	  "mcpServers": {"a": {"command": "a", "prefix": "a_", "tools": ["read_*"], "excludeTools": ["read_secret"], "timeout": "5s"}},
+	  "mcpServers": {"a": {"command": "a", "prefix": "a_", "tools": ["read_*"], "excludeTools": ["read_secret"], "timeout": "5s", "maxTools": 20000}},
 	  "wasmModules": {"m": {"path": "m.wasm", "timeout": 1500, "tools": [{"name": "up", "description": "d"}]}},
 	  "defaults": {"timeout": "30s", "maxOutput": 1000},
 	  "sandboxPolicy": "sandbox.json",
@@ -89,6 +89,9 @@ func TestParseExtensions(t *testing.T) {
 	}
 	if time.Duration(a.Timeout) != 5*time.Second || time.Duration(c.Modules["m"].Timeout) != 1500*time.Millisecond {
 		t.Errorf("timeouts: %v %v", a.Timeout, c.Modules["m"].Timeout)
+	}
+	if a.MaxTools != 20000 {
+		t.Errorf("maxTools: %d, want 20000", a.MaxTools)
 	}
 	if c.SandboxPolicy != "sandbox.json" || c.Permissions != "perm.json" || c.Defaults.MaxOutput != 1000 {
 		t.Errorf("policy fields or defaults lost: %+v", c)
@@ -117,6 +120,10 @@ func TestParseErrors(t *testing.T) {
 		{"bad duration", `{"defaults": {"timeout": "soon"}}`, "not a valid configuration"},
 		{"bad abi", `{"wasmModules": {"m": {"path": "m.wasm", "abi": "library", "tools": [{"name": "t"}]}}}`, `"abi" "library": want "command" or "reactor"`},
 		{"instances", `{"wasmModules": {"m": {"path": "m.wasm", "instances": 99, "tools": [{"name": "t"}]}}}`, `"instances" must be between 0 and 16`},
+		{"negative maxTools", `{"mcpServers": {"a": {"command": "x", "maxTools": -1}}}`, `"maxTools" -1: want a number of tools from 1 to 100000`},
+		{"huge maxTools", `{"mcpServers": {"a": {"command": "x", "maxTools": 100001}}}`, `"maxTools" 100001: want a number of tools from 1 to 100000`},
+		{"fractional maxTools", `{"mcpServers": {"a": {"command": "x", "maxTools": 1.5}}}`, "not a valid configuration"},
+		{"maxTools as text", `{"mcpServers": {"a": {"command": "x", "maxTools": "1000"}}}`, "not a valid configuration"},
 		{"secret in url", `{"mcpServers": {"a": {"url": "ftp://${SECRET}", "headers": {"X": "${SECRET}"}}}}`, "not an http"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -14,6 +14,7 @@ import (
 	"os/exec"
 	"reflect"
 	"sort"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -54,10 +55,32 @@ type Status struct {
 	State State
 	Tools int    // tools it has in the registry
 	Err   string // why it failed, or what it left out; secrets redacted
+	// Cut, when not nil, reports the tools of a server left out at its
+	// cap ("maxTools"); Err then begins with the same report.
+	Cut *Cut
 	// Restarts counts the restarts in a row of a server that exited (see
 	// [RestartPolicy]); it starts again from zero once the server has
 	// stayed up.
 	Restarts int
+}
+
+// A Cut is the tools an MCP server listed past the cap of its entry
+// ([Server.MaxTools], by default mcptool.DefaultMaxTools): they are not
+// imported.
+type Cut struct {
+	MaxTools int  // the cap that applied
+	LeftOut  int  // tools left out past it
+	AtLeast  bool // LeftOut is a lower bound: the listing stopped early
+}
+
+// String says what was left out and what raises the cap, as [Status.Err]
+// and the log do.
+func (c *Cut) String() string {
+	n := fmt.Sprint(c.LeftOut)
+	if c.AtLeast {
+		n = "at least " + n
+	}
+	return fmt.Sprintf("%s tools left out: the server lists more than its cap of %d tools (raise it with \"maxTools\" in its entry, up to %d)", n, c.MaxTools, MaxServerTools)
 }
 
 // A RestartPolicy says how a [Host] restarts an MCP server that ended on
@@ -386,6 +409,7 @@ type entry struct {
 	mu      sync.Mutex
 	state   State
 	err     string
+	cut     *Cut // the last import's cut, if any
 	closed  bool
 	owned   map[string]bool // names it registered in h.reg
 	calls   map[uint64]context.CancelCauseFunc
@@ -432,7 +456,13 @@ func (e *entry) failed() bool {
 func (e *entry) status() Status {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	return Status{Name: e.name, Kind: e.kind, State: e.state, Tools: len(e.owned), Err: e.err, Restarts: e.restarts}
+	st := Status{Name: e.name, Kind: e.kind, State: e.state, Tools: len(e.owned), Err: e.err, Restarts: e.restarts}
+	if e.cut != nil {
+		cut := *e.cut
+		st.Cut = &cut
+		st.Err = strings.TrimSuffix(cut.String()+"\n"+st.Err, "\n")
+	}
+	return st
 }
 
 // start loads the entry, bounded by the host's connect timeout.
@@ -552,7 +582,9 @@ func (e *entry) put(name string, t tool.Tool) {
 	g.impl.Store(&t)
 	var err error
 	if e.owned[name] {
-		err = reg.Register(g)
+		// The entry's own tool, changed: replaced without the registry's
+		// warning per tool (the import reports what changed).
+		_, err = reg.Replace(g)
 	} else {
 		err = reg.RegisterUnique(g)
 	}
@@ -615,6 +647,17 @@ func (g *gated) Options() tool.Options {
 		o.MaxOutputBytes = g.e.defaults.MaxOutput
 	}
 	return o
+}
+
+// MCPAnnotations forwards the annotations of an imported MCP tool, so
+// that an MCP server in front of the registry describes it as its own
+// server did (see [mcptool.Annotated]): a gated tool changes no
+// annotation.
+func (g *gated) MCPAnnotations() (*mcptool.Annotations, bool) {
+	if a, ok := g.Tool.(mcptool.Annotated); ok {
+		return a.MCPAnnotations()
+	}
+	return nil, false
 }
 
 // Execute calls the tool; when the entry closes meanwhile, the call ends
@@ -692,6 +735,7 @@ func (e *entry) startServer(ctx context.Context, s Server) error {
 // connection replaces it.
 func (e *entry) connect(ctx context.Context, s Server) (*mcptool.Client, error) {
 	opts := []mcptool.ClientOption{
+		mcptool.WithImportLimits(s.MaxTools, maxPages(s.MaxTools), 0),
 		mcptool.WithPrefix(s.Prefix),
 		mcptool.WithFilter(s.keeps),
 		mcptool.WithClientLogger(slog.New(redactingHandler{e.h.logger.Handler(), e.redact})),
@@ -730,6 +774,7 @@ func (e *entry) connect(ctx context.Context, s Server) (*mcptool.Client, error) 
 		return nil, errRemoved
 	}
 	err = c.Import(ctx, own)
+	err = e.recordCut(err)
 	switch {
 	case err == nil:
 	case errors.Is(err, tool.ErrInvalidSchema) || errors.Is(err, tool.ErrInvalidName) ||
@@ -750,6 +795,53 @@ func (e *entry) connect(ctx context.Context, s Server) (*mcptool.Client, error) 
 		e.put(name, nil)
 	}
 	return c, nil
+}
+
+// maxPages is the tools/list page limit for a cap of maxTools: the
+// default, or enough pages for maxTools tools at ten a page.
+func maxPages(maxTools int) int {
+	return max(mcptool.DefaultMaxPages, maxTools/10)
+}
+
+// recordCut keeps the cut err reports, if any, for Status, logs it as
+// one line and returns err without it.
+func (e *entry) recordCut(err error) error {
+	var capped *mcptool.ToolCapError
+	var rest []error
+	for _, leaf := range leafErrors(err) {
+		if c, ok := leaf.(*mcptool.ToolCapError); ok {
+			capped = c
+			continue
+		}
+		rest = append(rest, leaf)
+	}
+	var cut *Cut
+	if capped != nil {
+		cut = &Cut{MaxTools: capped.Max, LeftOut: capped.LeftOut, AtLeast: capped.AtLeast}
+	}
+	e.mu.Lock()
+	e.cut = cut
+	e.mu.Unlock()
+	if cut != nil {
+		e.h.logger.Warn("plugins: "+e.what()+": "+cut.String(), "leftOut", cut.LeftOut, "maxTools", cut.MaxTools)
+	}
+	return errors.Join(rest...)
+}
+
+// leafErrors flattens errors joined with errors.Join.
+func leafErrors(err error) []error {
+	if err == nil {
+		return nil
+	}
+	j, ok := err.(interface{ Unwrap() []error })
+	if !ok {
+		return []error{err}
+	}
+	var leaves []error
+	for _, e := range j.Unwrap() {
+		leaves = append(leaves, leafErrors(e)...)
+	}
+	return leaves
 }
 
 // setConn closes the entry's current connection and makes closeConn the

@@ -3,6 +3,8 @@ package plugins
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"slices"
@@ -11,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
 	"github.com/miniopenclaw/tool"
 	"github.com/miniopenclaw/tool/mcptool"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -302,3 +305,69 @@ func drain(c chan struct{}) {
 		}
 	}
 }
+
+// manyFixture is a fixture server entry serving n tools, 100 a page.
+func manyFixture(t *testing.T, n int) Server {
+	s := fixture(t, "")
+	s.Env[manyEnv] = fmt.Sprint(n)
+	return s
+}
+
+// TestToolCap loads a server that lists 1,500 tools over 15 pages: all
+// are imported by default, and a cap of 1,000 ("maxTools") imports
+// exactly 1,000 and reports the 500 left out in the status and in one
+// line of the log that names the field raising it.
+func TestToolCap(t *testing.T) {
+	for _, tt := range []struct {
+		name      string
+		maxTools  int
+		wantTools int
+		wantCut   *Cut
+	}{
+		{"default", 0, 1500, nil},
+		{"cap of 1000", 1000, 1000, &Cut{MaxTools: 1000, LeftOut: 500}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			var logged strings.Builder
+			var mu sync.Mutex
+			logger := slog.New(slog.NewTextHandler(writerFunc(func(p []byte) (int, error) {
+				mu.Lock()
+				defer mu.Unlock()
+				return logged.Write(p)
+			}), nil))
+			s := manyFixture(t, 1500)
+			s.MaxTools = tt.maxTools
+			reg := tool.NewRegistry()
+			h := NewHost(reg, WithLogger(logger))
+			defer h.Close()
+			h.Apply(t.Context(), &Config{Servers: map[string]Server{"many": s}})
+			st := h.Status()
+			if len(st) != 1 || st[0].State != Ready || st[0].Tools != tt.wantTools || reg.Len() != tt.wantTools {
+				t.Fatalf("status %+v, registry %d tools; want ready with %d", st, reg.Len(), tt.wantTools)
+			}
+			if diff := cmp.Diff(tt.wantCut, st[0].Cut); diff != "" {
+				t.Errorf("Status.Cut (-want +got):\n%s", diff)
+			}
+			mu.Lock()
+			lines := strings.Split(strings.TrimSpace(logged.String()), "\n")
+			mu.Unlock()
+			if tt.wantCut == nil {
+				if st[0].Err != "" || logged.Len() != 0 {
+					t.Errorf("uncut: Err %q, log %q; want neither", st[0].Err, logged.String())
+				}
+				return
+			}
+			want := `500 tools left out: the server lists more than its cap of 1000 tools (raise it with "maxTools" in its entry, up to 100000)`
+			if st[0].Err != want {
+				t.Errorf("Status.Err = %q, want %q", st[0].Err, want)
+			}
+			if len(lines) != 1 || !strings.Contains(lines[0], "level=WARN") || !strings.Contains(lines[0], `MCP server \"many\": `+strings.ReplaceAll(want, `"`, `\"`)) {
+				t.Errorf("log:\n%s\nwant one WARN line saying %s", logged.String(), want)
+			}
+		})
+	}
+}
+
+type writerFunc func(p []byte) (int, error)
+
+func (f writerFunc) Write(p []byte) (int, error) { return f(p) }

@@ -25,7 +25,11 @@ import (
 // set to N, the call after the N-th to an echo tool exits the process
 // (status 4) instead of answering; with maxStartsEnv set to M, a start
 // after the M-th in the start log exits at once (status 5).
+//
+// With manyEnv set to N, it serves N tools t0000… instead (no "wait"),
+// 100 a tools/list page.
 const (
+	manyEnv      = "PLUGINS_FIXTURE_MANY"
 	fixtureEnv   = "PLUGINS_FIXTURE_TOOLS"
 	startLogEnv  = "PLUGINS_START_LOG"
 	exitAfterEnv = "PLUGINS_FIXTURE_EXIT_AFTER"
@@ -68,6 +72,17 @@ func fixtureServer(names string) int {
 		return 3
 	}
 	reg := tool.NewRegistry()
+	if n, err := strconv.Atoi(os.Getenv(manyEnv)); err == nil {
+		for i := range n {
+			reg.Register(tool.Must(tool.New(fmt.Sprintf("t%04d", i), "One of many.", func(context.Context, struct{}) (string, error) {
+				return "ok", nil
+			})))
+		}
+		if err := mcptool.NewServer(reg, mcptool.WithPageSize(100)).ServeStdio(context.Background()); err != nil {
+			return 1
+		}
+		return 0
+	}
 	for _, n := range strings.Split(names, ",") {
 		if n == "" {
 			continue

@@ -389,3 +389,25 @@ func init() {
 		return "run returned", err
 	}
 }
+
+func init() {
+	// replace moves the directory a[0] aside and plants a[1:] (relative
+	// paths below it, then their contents) in a new one of the same name:
+	// how a run would swap a protected path's parent for its own.
+	attacks["replace"] = func(a []string) (string, error) {
+		dir := a[0]
+		if err := os.Rename(dir, dir+"-old"); err != nil {
+			return "", err
+		}
+		for i := 1; i+1 < len(a); i += 2 {
+			p := dir + "/" + a[i]
+			if err := os.MkdirAll(p[:strings.LastIndexByte(p, '/')], 0o755); err != nil {
+				return "", err
+			}
+			if err := os.WriteFile(p, []byte(a[i+1]), 0o755); err != nil {
+				return "", err
+			}
+		}
+		return "replaced " + dir, nil
+	}
+}

@@ -312,6 +312,39 @@ func catalog() []catalogRow {
 			must(t, os.Chown(filepath.Dir(p), DefaultUID, DefaultUID))
 			return []string{"write", p}, exists(p)
 		}, container: inContainer},
+		{id: "A45", name: "replace .git by renaming it: a planted hook and core.fsmonitor", setup: structureSetup(".git", "hooks/pre-commit", plantedHook, "config", plantedConfig),
+			want: wantBusy},
+		{id: "A45", name: "replace .claude by renaming it: a planted command", setup: structureSetup(".claude", "commands/review.md", "run: touch PWNED\n"),
+			want: wantBusy},
+		{id: "A45", name: "replace .git/hooks by renaming it", setup: structureSetup(".git/hooks", "pre-commit", plantedHook), want: wantBusy},
+		{id: "A45", name: "change .git/objects under the protected .git stays allowed", allowed: true, hostEffect: true, setup: func(t *testing.T, f *fixture) ([]string, func() bool) {
+			structureSetup(".git", "hooks/pre-commit", plantedHook)(t, f)
+			p := filepath.Join(f.ws, ".git", "objects", unique("obj"))
+			return []string{"write", p}, exists(p)
+		}},
+		{id: "A46", name: "rewrite a .git file (worktree, submodule) to lead elsewhere", setup: func(t *testing.T, f *fixture) ([]string, func() bool) {
+			resetGit(t, f)
+			p := filepath.Join(f.ws, ".git")
+			must(t, os.WriteFile(p, []byte("gitdir: /srv/repo/.git/worktrees/ws\n"), 0o644))
+			must(t, os.Lchown(p, DefaultUID, DefaultUID))
+			return []string{"append", p}, fileHas(p, "pwned")
+		}, want: []string{"read-only file system"}},
+		{id: "A46", name: "plant a hook in the repository a .git file leads to inside the workspace", setup: func(t *testing.T, f *fixture) ([]string, func() bool) {
+			resetGit(t, f)
+			must(t, os.WriteFile(filepath.Join(f.ws, ".git"), []byte("gitdir: modules/sub.git\n"), 0o644))
+			gitdirLayout(t, filepath.Join(f.ws, "modules", "sub.git"))
+			chownAll(t, f.ws)
+			p := filepath.Join(f.ws, "modules", "sub.git", "hooks", "pre-commit")
+			return []string{"write", p}, exists(p)
+		}, want: []string{"read-only file system"}},
+		{id: "A46", name: "plant core.fsmonitor in a submodule's repository under .git/modules", setup: func(t *testing.T, f *fixture) ([]string, func() bool) {
+			resetGit(t, f)
+			gitdirLayout(t, filepath.Join(f.ws, ".git"))
+			gitdirLayout(t, filepath.Join(f.ws, ".git", "modules", "lib", "sub"))
+			chownAll(t, f.ws)
+			p := filepath.Join(f.ws, ".git", "modules", "lib", "sub", "config")
+			return []string{"append", p}, fileHas(p, "pwned")
+		}, want: []string{"read-only file system"}},
 		{id: "A17", name: "fill the disk past the file size limit", policy: func(p *Policy) { p.Limits.FileSize = 1 << 20 }, setup: func(t *testing.T, f *fixture) ([]string, func() bool) {
 			p := filepath.Join(f.ws, unique("big"))
 			return []string{"writesize", p, strconv.Itoa(3 << 20)}, func() bool {
@@ -412,6 +445,62 @@ func protectedSetup(rel, op string) func(*testing.T, *fixture) ([]string, func()
 		}
 		os.Remove(p)
 		return []string{op, p}, exists(p)
+	}
+}
+
+const (
+	plantedHook   = "#!/bin/sh\ntouch PWNED\n"
+	plantedConfig = "[core]\n\tfsmonitor = touch PWNED\n"
+)
+
+var wantBusy = []string{"device or resource busy"}
+
+// resetGit removes what earlier rows left of .git, .claude and their
+// replacements from the workspace.
+func resetGit(t *testing.T, f *fixture) {
+	t.Helper()
+	for _, g := range []string{".git*", ".claude*", "modules"} {
+		m, _ := filepath.Glob(filepath.Join(f.ws, g))
+		for _, p := range m {
+			must(t, os.RemoveAll(p))
+		}
+	}
+}
+
+// gitdirLayout makes dir look like a repository: HEAD, config, hooks.
+func gitdirLayout(t *testing.T, dir string) {
+	t.Helper()
+	must(t, os.MkdirAll(filepath.Join(dir, "hooks"), 0o755))
+	must(t, os.MkdirAll(filepath.Join(dir, "objects"), 0o755))
+	must(t, os.WriteFile(filepath.Join(dir, "HEAD"), []byte("ref: refs/heads/main\n"), 0o644))
+	must(t, os.WriteFile(filepath.Join(dir, "config"), []byte("[core]\n\tbare = false\n"), 0o644))
+}
+
+func chownAll(t *testing.T, dir string) {
+	t.Helper()
+	filepath.Walk(dir, func(p string, _ os.FileInfo, _ error) error { return os.Lchown(p, DefaultUID, DefaultUID) })
+}
+
+// structureSetup gives the workspace a repository (.git with hooks and
+// config) and .claude with commands and agents, and returns the attack
+// that moves dir aside and plants the name/content pairs of plant in a
+// new dir; the host-side check looks for any of them in place.
+func structureSetup(dir string, plant ...string) func(*testing.T, *fixture) ([]string, func() bool) {
+	return func(t *testing.T, f *fixture) ([]string, func() bool) {
+		resetGit(t, f)
+		gitdirLayout(t, filepath.Join(f.ws, ".git"))
+		for _, d := range []string{".claude/commands", ".claude/agents"} {
+			must(t, os.MkdirAll(filepath.Join(f.ws, d), 0o755))
+		}
+		chownAll(t, f.ws)
+		base := filepath.Join(f.ws, dir)
+		var planted []func() bool
+		for i := 0; i+1 < len(plant); i += 2 {
+			planted = append(planted, fileHas(filepath.Join(base, plant[i]), plant[i+1]))
+		}
+		return append([]string{"replace", base}, plant...), func() bool {
+			return slices.ContainsFunc(planted, func(f func() bool) bool { return f() })
+		}
 	}
 }
 

@@ -65,11 +65,17 @@ type Result struct {
 	// start runs each call with the engine's exec ([ModeWarmExec]), and
 	// this is the reason. A run never falls back to the host.
 	Fallback string
-	// ProtectedCreated lists the protected paths (Policy.Protected) that
-	// did not exist when the run started and exist after it: the sandbox
-	// cannot keep a run from creating them (see Policy.Protected), so it
-	// reports them for the program to inspect or remove.
-	ProtectedCreated []string
+	// ProtectedChanged lists the protected paths (Policy.Protected, and
+	// the hooks and config of the repositories a .git leads to inside the
+	// workspace) that the run created, removed, replaced or changed,
+	// compared on the host before and after the run: what the sandbox
+	// could not keep the run from doing (a protected path missing when the
+	// run started can be created, see Policy.Protected), for the program to
+	// inspect or undo. The comparison covers the path, the identity of
+	// each directory above it inside the workspace, and the first 4096
+	// entries of its tree (type, inode, size, modification and change
+	// times). Only the native backend fills it in.
+	ProtectedChanged []string
 }
 
 // A Mode names the way a backend ran a command.
@@ -133,8 +139,8 @@ func (r *Result) Text() string {
 	if r.Truncated {
 		b.WriteString("[output cut at the output limit]\n")
 	}
-	if len(r.ProtectedCreated) > 0 {
-		b.WriteString("[the run created protected paths that did not exist before: " + Sanitize([]byte(strings.Join(r.ProtectedCreated, ", "))) + "]\n")
+	if len(r.ProtectedChanged) > 0 {
+		b.WriteString("[the run created or changed protected paths: " + Sanitize([]byte(strings.Join(r.ProtectedChanged, ", "))) + "]\n")
 	}
 	b.WriteString("[" + r.Summary() + "]")
 	return b.String()

@@ -191,14 +191,22 @@ type Policy struct {
 	ReadOnly []string
 	// Protected are paths relative to Workspace that stay read-only. Nil
 	// means [DefaultProtected]; an empty non-nil slice protects nothing.
-	// A protected path that is a symbolic link makes the run fail.
+	// A protected path that is, or passes through, a symbolic link makes
+	// the run fail. Protection holds for the structure: every directory
+	// above a protected path inside the workspace is a mount point of its
+	// own for the run, writable but impossible to rename, remove or
+	// replace, and a file found where such a directory was expected (a
+	// .git file naming the repository) is read-only. When the list names
+	// .git/hooks or .git/config, the hooks and config of the repositories
+	// git would use inside the workspace are protected too: the one a .git
+	// file names and submodules' repositories under modules.
 	//
 	// A path that does not exist when the run starts cannot be protected:
 	// a read-only mount needs an existing file or directory to cover, and
 	// making one would change the user's workspace (Landlock cannot deny a
 	// name beneath a writable directory either). So a run in a workspace
 	// without .git can create .git/hooks/pre-commit, which a later git init
-	// keeps. The run's Result lists such paths in ProtectedCreated, and the
+	// keeps. The run's Result lists such paths in ProtectedChanged, and the
 	// workspace file tools refuse protected paths whether or not they
 	// exist; give a workspace its .git (or an empty .vscode ...) before
 	// running commands in it to have them protected.

@@ -46,7 +46,7 @@ func runSandbox(ctx context.Context, p Policy, argv []string, stdin io.Reader, u
 	if err != nil {
 		return nil, err
 	}
-	missing := missingProtected(cfg.Workspace, cfg.Protected)
+	before := snapshotProtected(cfg.Workspace, cfg.Protected)
 	var lf *leaf
 	if cg := hostCgroups(); cg.version != 0 && !slices.Contains(p.Without, LayerCgroup) {
 		// The probe found the cgroup usable: failing to make the leaf now
@@ -199,7 +199,7 @@ func runSandbox(ctx context.Context, p Policy, argv []string, stdin io.Reader, u
 	if ws.Signaled() {
 		r.Signal = ws.Signal().String()
 	}
-	r.ProtectedCreated = createdProtected(cfg.Workspace, missing)
+	r.ProtectedChanged = before.changed(cfg.Workspace, cfg.Protected)
 	if lf != nil {
 		r.Cgroup = "v" + strconv.Itoa(lf.version)
 		if !forked {
@@ -265,6 +265,7 @@ func helperConfig(p Policy, argv, env []string, layers []Layer, limits Limits) (
 	}
 	if p.Workspace != "" {
 		cfg.Workspace = filepath.Clean(p.Workspace)
+		cfg.Protected = gitProtected(cfg.Workspace, cfg.Protected)
 	}
 	for _, ro := range p.ReadOnly {
 		cfg.ReadOnly = append(cfg.ReadOnly, filepath.Clean(ro))
@@ -309,29 +310,4 @@ func monotonic() uint64 {
 	var ts unix.Timespec
 	unix.ClockGettime(unix.CLOCK_MONOTONIC, &ts)
 	return uint64(ts.Nano())
-}
-
-// missingProtected lists the protected paths absent from the workspace.
-func missingProtected(ws string, protected []string) []string {
-	if ws == "" {
-		return nil
-	}
-	var out []string
-	for _, p := range protected {
-		if _, err := os.Lstat(filepath.Join(ws, p)); errors.Is(err, os.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) {
-			out = append(out, p)
-		}
-	}
-	return out
-}
-
-// createdProtected lists those of missing that exist now.
-func createdProtected(ws string, missing []string) []string {
-	var out []string
-	for _, p := range missing {
-		if _, err := os.Lstat(filepath.Join(ws, p)); err == nil {
-			out = append(out, p)
-		}
-	}
-	return out
 }

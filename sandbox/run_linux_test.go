@@ -239,10 +239,85 @@ func TestProtectedCreatedIsReported(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(f.ws, ".git", "hooks", "pre-commit")); err != nil {
 		t.Fatalf("the run could not create .git/hooks (the documented limit changed?): %v, %s %q", err, r.Summary(), r.Stderr)
 	}
-	if !slices.Equal(r.ProtectedCreated, []string{".git/hooks", ".git/config"}) && !slices.Equal(r.ProtectedCreated, []string{".git/hooks"}) {
-		t.Errorf("ProtectedCreated = %q, want .git/hooks", r.ProtectedCreated)
+	if !slices.Equal(r.ProtectedChanged, []string{".git/hooks"}) {
+		t.Errorf("ProtectedChanged = %q, want .git/hooks", r.ProtectedChanged)
 	}
-	if !strings.Contains(r.Text(), "created protected paths that did not exist before: .git/hooks") {
+	if !strings.Contains(r.Text(), "created or changed protected paths: .git/hooks]") {
 		t.Errorf("Text() = %q", r.Text())
+	}
+}
+
+// TestProtectedChangedIsReported checks the comparison after the run on
+// its own: without the mount namespace nothing keeps the run from moving
+// .git aside and planting a hook and core.fsmonitor in a new one (the
+// attack of catalog row A45, which the mounts refuse), and the result
+// names every protected path that changed, while a run that leaves them
+// alone (writing .git/objects) reports none.
+func TestProtectedChangedIsReported(t *testing.T) {
+	f := newFixture(t)
+	p := f.policy()
+	p.Without = []Layer{LayerUserNS}
+	for _, tc := range []struct {
+		name string
+		args []string
+		want []string
+	}{
+		{"untouched", []string{"write", filepath.Join(f.ws, ".git", "objects", "o1")}, nil},
+		{"replaced", []string{"replace", filepath.Join(f.ws, ".git"), "hooks/pre-commit", plantedHook, "config", plantedConfig}, []string{".git/hooks", ".git/config"}},
+		{"claude", []string{"replace", filepath.Join(f.ws, ".claude"), "commands/x.md", "x"}, []string{".claude/commands", ".claude/agents"}},
+		{"gitfile", []string{"append", filepath.Join(f.ws, ".git")}, []string{".git/hooks", ".git/config"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			structureSetup(".git")(t, f)
+			if tc.name == "gitfile" {
+				must(t, os.RemoveAll(filepath.Join(f.ws, ".git")))
+				must(t, os.WriteFile(filepath.Join(f.ws, ".git"), []byte("gitdir: /elsewhere\n"), 0o644))
+				must(t, os.Chown(filepath.Join(f.ws, ".git"), DefaultUID, DefaultUID))
+			}
+			r := f.sandboxed(t, context.Background(), Native, p, tc.args...)
+			if !strings.HasPrefix(string(r.Stdout), "OK") {
+				t.Fatalf("the attack did not run: %q %q", r.Stdout, r.Stderr)
+			}
+			if !slices.Equal(r.ProtectedChanged, tc.want) {
+				t.Errorf("ProtectedChanged = %q, want %q", r.ProtectedChanged, tc.want)
+			}
+		})
+	}
+}
+
+// TestGitProtected checks which repositories' hooks and config a run
+// protects besides the policy's: the one a .git file names inside the
+// workspace, and submodules' repositories under modules, at any depth.
+func TestGitProtected(t *testing.T) {
+	ws := t.TempDir()
+	gitdirLayout(t, filepath.Join(ws, ".git"))
+	gitdirLayout(t, filepath.Join(ws, ".git", "modules", "a", "b"))
+	gitdirLayout(t, filepath.Join(ws, ".git", "modules", "a", "b", "modules", "c"))
+	must(t, os.MkdirAll(filepath.Join(ws, ".git", "modules", "notrepo"), 0o755))
+	got := gitProtected(ws, []string{".git/hooks", ".git/config"})
+	want := []string{".git/hooks", ".git/config", ".git/modules/a/b/hooks", ".git/modules/a/b/config", ".git/modules/a/b/modules/c/hooks", ".git/modules/a/b/modules/c/config"}
+	if !slices.Equal(got, want) {
+		t.Errorf("directory: %q, want %q", got, want)
+	}
+	must(t, os.RemoveAll(filepath.Join(ws, ".git")))
+	for _, tc := range []struct{ gitdir, want string }{
+		{"gitdir: sub/.repo\n", "sub/.repo"},
+		{"gitdir: " + filepath.Join(ws, "abs") + "\n", "abs"},
+		{"gitdir: ../outside\n", ""},
+		{"gitdir: /srv/repo/.git/worktrees/x\n", ""},
+		{"not a gitdir\n", ""},
+	} {
+		must(t, os.WriteFile(filepath.Join(ws, ".git"), []byte(tc.gitdir), 0o644))
+		got := gitProtected(ws, []string{".git/hooks"})
+		want := []string{".git/hooks"}
+		if tc.want != "" {
+			want = append(want, tc.want+"/hooks", tc.want+"/config")
+		}
+		if !slices.Equal(got, want) {
+			t.Errorf("%q: %q, want %q", tc.gitdir, got, want)
+		}
+	}
+	if got := gitProtected(ws, []string{".bashrc"}); !slices.Equal(got, []string{".bashrc"}) {
+		t.Errorf("without git's paths: %q", got)
 	}
 }

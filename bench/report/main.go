@@ -18,14 +18,15 @@
 //
 //	bench KEY PKG ARG...   runs go test -run '^$' ARG... PKG; returns a run
 //	script KEY CMD ARG...  runs a command; returns a run whose Out is its output
-//	machine                the machine the report was made on
+//	machine                the machines the runs so far were made on
 //
 // A run's fields and methods: Cmd (the command line), When (UTC), Load (the
 // one-minute load average seen before, during and after, low–high), Machine,
-// Out (the raw output), Fig NAME METRIC (the lowest–highest value of METRIC
+// Out (its standard output), Fig NAME METRIC (the lowest–highest value of METRIC
 // over the run's lines for benchmark NAME, with "Benchmark" and the -N
 // GOMAXPROCS suffix left off NAME), Med NAME METRIC (their median) and N NAME
-// (how many lines NAME had).
+// (how many lines NAME had), Meets NAME METRIC LIMIT ("✓" when every value
+// is at most LIMIT, or at least -LIMIT when LIMIT is negative; else "✗").
 package main
 
 import (
@@ -73,7 +74,7 @@ func main() {
 	t, err := template.New(filepath.Base(*tmplPath)).Option("missingkey=error").Funcs(template.FuncMap{
 		"bench":   r.bench,
 		"script":  r.script,
-		"machine": machine,
+		"machine": r.machine,
 	}).Parse(string(src))
 	if err != nil {
 		fatal(err)
@@ -100,6 +101,23 @@ type reporter struct {
 	renderOnly bool
 	made, kept int
 	seen       map[string]bool
+	machines   []string // of the runs so far, each once
+}
+
+// machine names the machines the runs so far were made on (read from the
+// kept results, so that a report rendered elsewhere says the same).
+func (r *reporter) machine() string {
+	if len(r.machines) == 0 {
+		return thisMachine()
+	}
+	return strings.Join(r.machines, "; ")
+}
+
+// saw records the machine of a run.
+func (r *reporter) saw(run *Run) {
+	if !slices.Contains(r.machines, run.Machine) {
+		r.machines = append(r.machines, run.Machine)
+	}
 }
 
 // bench runs go test -run '^$' args... pkg.
@@ -136,6 +154,7 @@ func (r *reporter) do(key string, argv []string) (*Run, error) {
 			return nil, fmt.Errorf("run %s: the kept result ran %q, the template now says %q: make it again", key, run.Cmd, cmd)
 		}
 		r.kept++
+		r.saw(run)
 		return run, nil
 	}
 	fmt.Fprintf(os.Stderr, "report: %s: %s\n", key, cmd)
@@ -151,6 +170,7 @@ func (r *reporter) do(key string, argv []string) (*Run, error) {
 		return nil, err
 	}
 	r.made++
+	r.saw(run)
 	return run, nil
 }
 
@@ -197,8 +217,11 @@ func execute(argv []string) (*Run, error) {
 	}()
 	c := exec.Command(argv[0], argv[1:]...)
 	var out bytes.Buffer
+	// Out is the standard output alone: the benchmark lines, or a
+	// script's table; what goes to standard error (builds, logs) is shown
+	// and not kept.
 	c.Stdout = io.MultiWriter(&out, os.Stderr)
-	c.Stderr = io.MultiWriter(&out, os.Stderr)
+	c.Stderr = os.Stderr
 	err := c.Run()
 	cancel()
 	wg.Wait()
@@ -210,7 +233,7 @@ func execute(argv []string) (*Run, error) {
 	run := &Run{
 		When:    start.Format("2006-01-02 15:04 UTC"),
 		Load:    fmt.Sprintf("%.1f–%.1f", lo, hi),
-		Machine: machine(),
+		Machine: thisMachine(),
 		Out:     out.String(),
 	}
 	run.parse()
@@ -332,6 +355,28 @@ func (r *Run) Med(name, metric string) (string, error) {
 	return sig(med/scale, whole(v) && scale == 1 && med == math.Trunc(med)) + unit, nil
 }
 
+// Meets says whether every value of metric for benchmark name is at most
+// limit ("✓"), or not ("✗"); when higher is better (the metric is a rate
+// or a scaling factor), pass a negative limit: every value must then be at
+// least -limit. A goal is met only by every line of the run, not by its
+// best one.
+func (r *Run) Meets(name, metric string, limit float64) (string, error) {
+	v, err := r.values(name, metric)
+	if err != nil {
+		return "", err
+	}
+	if limit < 0 {
+		if v[0] >= -limit {
+			return "✓", nil
+		}
+		return "✗", nil
+	}
+	if v[len(v)-1] <= limit {
+		return "✓", nil
+	}
+	return "✗", nil
+}
+
 // N is how many lines benchmark name had in the run.
 func (r *Run) N(name string) int {
 	for _, v := range r.lines[strings.TrimPrefix(name, "Benchmark")] {
@@ -343,7 +388,7 @@ func (r *Run) N(name string) int {
 // scaleOf is the unit that reads best for v: times per operation in ns, µs,
 // ms or s; other metrics as they are.
 func scaleOf(v float64, metric string) (scale float64, unit string) {
-	if metric != "ns/op" {
+	if !nanoseconds(metric) {
 		return 1, ""
 	}
 	switch {
@@ -355,6 +400,12 @@ func scaleOf(v float64, metric string) (scale float64, unit string) {
 		return 1e3, " µs"
 	}
 	return 1, " ns"
+}
+
+// nanoseconds reports whether metric counts nanoseconds: ns/op, and the
+// custom metrics that say so (direct-ns/call, raw-p50-ns, baseline-ns/op).
+func nanoseconds(metric string) bool {
+	return metric == "ns/op" || strings.HasSuffix(metric, "-ns") || strings.HasSuffix(metric, "ns/op") || strings.HasSuffix(metric, "ns/call")
 }
 
 // whole reports whether every value is a whole number, as counts are.
@@ -412,7 +463,8 @@ func loadAverage() (float64, error) {
 }
 
 // machine describes the machine: cores, CPU model, kernel and Go.
-func machine() string {
+// thisMachine describes the machine this process runs on.
+func thisMachine() string {
 	model := "unknown CPU"
 	if data, err := os.ReadFile("/proc/cpuinfo"); err == nil {
 		for line := range strings.SplitSeq(string(data), "\n") {

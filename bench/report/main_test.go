@@ -48,6 +48,51 @@ func TestFigures(t *testing.T) {
 	}
 }
 
+// TestScale: times in nanoseconds read in the unit that suits them,
+// whatever the metric's name says they are per; other metrics as they are.
+func TestScale(t *testing.T) {
+	for _, tt := range []struct {
+		v      float64
+		metric string
+		want   string
+	}{
+		{95660, "direct-ns/call", "95.7 µs"},
+		{1.5e6, "raw-p50-ns", "1.50 ms"},
+		{2700, "baseline-ns/op", "2.70 µs"},
+		{120, "ns/op", "120 ns"},
+		{95660, "B/op", "95,660"},
+		{1.5, "x-baseline", "1.50"},
+	} {
+		scale, unit := scaleOf(tt.v, tt.metric)
+		if got := sig(tt.v/scale, tt.v == float64(int64(tt.v)) && scale == 1) + unit; got != tt.want {
+			t.Errorf("%v %s reads %q, want %q", tt.v, tt.metric, got, tt.want)
+		}
+	}
+}
+
+// TestMeets: a goal holds only when every line meets it.
+func TestMeets(t *testing.T) {
+	r := &Run{Out: sample}
+	r.parse()
+	for _, tt := range []struct {
+		limit float64
+		want  string
+	}{
+		{2.0, "✓"},  // the highest line is 2.00
+		{1.95, "✗"}, // two of three lines meet it, one does not
+		{-1.9, "✓"}, // at least 1.90: the lowest is 1.90
+		{-1.95, "✗"},
+	} {
+		got, err := r.Meets("ExecuteTyped", "x-baseline", tt.limit)
+		if err != nil || got != tt.want {
+			t.Errorf("Meets(%v) = %q, %v; want %q", tt.limit, got, err, tt.want)
+		}
+	}
+	if _, err := r.Meets("Missing", "x-baseline", 1); err == nil {
+		t.Error("Meets of a benchmark the run does not have: no error")
+	}
+}
+
 func TestSig(t *testing.T) {
 	for v, want := range map[float64]string{
 		0: "0", 1.234: "1.23", 12.345: "12.3", 123.45: "123", 1234.5: "1,235", 0.01234: "0.0123", 1234567: "1,234,567", -2.5: "-2.50", 2: "2.00",

@@ -44,7 +44,7 @@ other web sites and other host names. It runs until it is interrupted.`)
 		fmt.Fprintf(e.stderr, "clawtool inspect: %v\n", err)
 		return exitUsage
 	}
-	h := newInspector(r, rf.policy.inspectorOptions()...)
+	h := newInspector(r, append(rf.policy.inspectorOptions(), rf.config.inspectorOptions()...)...)
 	hs := &http.Server{
 		Handler:           bodyDeadline(h, httpBodyTimeout),
 		ReadHeaderTimeout: httpHeaderTimeout,

@@ -8,11 +8,14 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
 	"github.com/miniopenclaw/tool"
 	"github.com/miniopenclaw/tool/inspector"
 )
@@ -162,5 +165,32 @@ func TestInspectorReadsTrace(t *testing.T) {
 	want := "first/calc/true/ok/[] b/calc/true/ok/[first] c/calc/true/error/[] d/calc/false/skipped/[]"
 	if strings.Join(got, " ") != want {
 		t.Errorf("rows\n%s\nwant\n%s\nfrom\n%s", strings.Join(got, " "), want, out.String())
+	}
+}
+
+// TestInspectorShowsCut opens the inspector on a configuration whose
+// server is cut at its cap: its Sources view (GET /api/sources) says how
+// many tools were left out and what raises the cap.
+func TestInspectorShowsCut(t *testing.T) {
+	t.Setenv("XDG_CACHE_HOME", t.TempDir())
+	exe, env := manyServer(t, 1500)
+	file := filepath.Join(t.TempDir(), "config.json")
+	b, _ := json.Marshal(map[string]any{"mcpServers": map[string]any{
+		"cut": map[string]any{"command": exe, "args": []string{"-test.run=^$"}, "env": env, "maxTools": 1000},
+	}})
+	if err := os.WriteFile(file, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	page := startInspector(t, "inspect", "--addr", "127.0.0.1:0", "--no-builtins", "--config", file)
+	u, _ := url.Parse(page)
+	code, body := inspectorGet(t, "http://"+u.Host+"/api/sources", u.Query().Get("token"))
+	var got []inspector.Source
+	if err := json.Unmarshal([]byte(body), &got); err != nil || code != 200 {
+		t.Fatalf("api/sources: %d %s", code, body)
+	}
+	want := []inspector.Source{{Name: "cut", Kind: "mcp", State: "ready", Tools: 1000, MaxTools: 1000, LeftOut: 500,
+		Error: `500 tools left out: the server lists more than its cap of 1000 tools (raise it with "maxTools" in its entry, up to 100000)`}}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("sources (-want +got):\n%s", diff)
 	}
 }

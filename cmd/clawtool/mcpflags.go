@@ -12,6 +12,7 @@ import (
 
 	"github.com/miniopenclaw/tool"
 	"github.com/miniopenclaw/tool/mcptool"
+	"github.com/miniopenclaw/tool/plugins"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -26,6 +27,7 @@ type mcpFlags struct {
 	prefix     string // the last --prefix
 	dangling   bool   // the last --prefix has no server after it
 	noBuiltins bool
+	maxTools   int // --max-tools; 0: mcptool's default
 }
 
 // mcpServer is one --mcp or --mcp-url.
@@ -74,6 +76,7 @@ func addMCPFlags(fs *flag.FlagSet) *mcpFlags {
 		m.prefix, m.dangling = s, true
 		return nil
 	})
+	fs.IntVar(&m.maxTools, "max-tools", 0, fmt.Sprintf("import at most `N` tools of each --mcp and --mcp-url server (0: the default, %d); a server that lists more is cut there, with a warning saying how many were left out", mcptool.DefaultMaxTools))
 	fs.BoolVar(&m.noBuiltins, "no-builtins", false, "leave out the built-in tools: only the tools of --mcp and --mcp-url servers")
 	return m
 }
@@ -82,6 +85,9 @@ func addMCPFlags(fs *flag.FlagSet) *mcpFlags {
 func (m *mcpFlags) check() error {
 	if m.dangling {
 		return fmt.Errorf("--prefix %q must come before the --mcp or --mcp-url whose tools it names", m.prefix)
+	}
+	if m.maxTools < 0 || m.maxTools > plugins.MaxServerTools {
+		return fmt.Errorf("--max-tools %d: want a number of tools from 1 to %d", m.maxTools, plugins.MaxServerTools)
 	}
 	return nil
 }
@@ -170,7 +176,8 @@ func (m *mcpFlags) connect(ctx context.Context, e *env, r *tool.Registry, s mcpS
 	cctx, cancel := context.WithTimeout(ctx, mcpConnectTimeout)
 	defer cancel()
 	logger := slog.New(slog.NewTextHandler(e.stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	opts := []mcptool.ClientOption{mcptool.WithPrefix(s.prefix), mcptool.WithClientLogger(logger)}
+	opts := []mcptool.ClientOption{mcptool.WithPrefix(s.prefix), mcptool.WithClientLogger(logger),
+		mcptool.WithImportLimits(m.maxTools, max(mcptool.DefaultMaxPages, m.maxTools/10), 0)}
 	var t mcp.Transport
 	if s.url != "" {
 		t = mcptool.URL(s.url)
@@ -198,6 +205,14 @@ func (m *mcpFlags) connect(ctx context.Context, e *env, r *tool.Registry, s mcpS
 func warnSkipped(e *env, desc string, err error) {
 	var taken, other []string
 	for _, err := range leafErrors(err) {
+		if c, ok := err.(*mcptool.ToolCapError); ok {
+			n := fmt.Sprint(c.LeftOut)
+			if c.AtLeast {
+				n = "at least " + n
+			}
+			fmt.Fprintf(e.stderr, "clawtool: warning: MCP server %s: %s tools left out: the server lists more than the cap of %d tools (raise it with --max-tools)\n", desc, n, c.Max)
+			continue
+		}
 		var te *mcptool.ToolError
 		if errors.As(err, &te) && errors.Is(err, tool.ErrDuplicate) {
 			taken = append(taken, te.Tool)

@@ -18,9 +18,9 @@ import (
 
 // natsFlags are the --nats flags: import every tool served on a NATS bus.
 type natsFlags struct {
-	url    string
-	prefix string
-	extra  []natstool.ImportOption // set by the other flags, such as --as (natspolicy.go)
+	url     string
+	prefix  string
+	headers func(context.Context) nats.Header // set by the other flags, such as --as (natspolicy.go)
 }
 
 func addNATSFlags(fs *flag.FlagSet) *natsFlags {
@@ -56,9 +56,7 @@ func (n *natsFlags) importInto(ctx context.Context, e *env, r *tool.Registry) (c
 	if err != nil {
 		return nil, fmt.Errorf("NATS %s: %w", n.url, err)
 	}
-	opts := []natstool.ImportOption{natstool.WithPrefix(n.prefix), natstool.WithImportLogger(discardLogger)}
-	opts = append(opts, n.extra...)
-	im, err := natstool.Import(ctx, nc, r, opts...)
+	im, err := natstool.Import(ctx, nc, r, &natstool.ImportOptions{Prefix: n.prefix, Logger: discardLogger, CallHeaders: n.headers})
 	if err != nil {
 		nc.Close()
 		return nil, fmt.Errorf("NATS %s: %w", n.url, err)
@@ -118,19 +116,18 @@ interrupted.`)
 		return exitToolError
 	}
 	defer nc.Close()
-	serveOpts := []natstool.ServeOption{natstool.WithServiceName(*name), natstool.WithMaxInFlight(*inFlight, -1)}
-	serveOpts = append(serveOpts, rf.policy.serveOptions()...)
+	serveOpts := &natstool.ServeOptions{Name: *name, MaxInFlight: *inFlight, CallContext: rf.policy.callContext()}
 	if *jobs {
 		jctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-		j, err := natstool.OpenJobs(jctx, nc, natstool.WithAckWait(*ackWait, 0))
+		j, err := natstool.OpenJobs(jctx, nc, &natstool.JobsOptions{AckWait: *ackWait})
 		cancel()
 		if err != nil {
 			fmt.Fprintf(e.stderr, "clawtool worker: --jobs: %v\n", err)
 			return exitToolError
 		}
-		serveOpts = append(serveOpts, natstool.WithJobs(j))
+		serveOpts.Jobs = j
 	}
-	svc, err := natstool.Serve(nc, r, serveOpts...)
+	svc, err := natstool.Serve(nc, r, serveOpts)
 	if err != nil {
 		fmt.Fprintf(e.stderr, "clawtool worker: %v\n", err)
 		return exitToolError

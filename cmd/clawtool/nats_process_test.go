@@ -264,8 +264,7 @@ func TestProcessesSurviveFailures(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), wait)
 	defer cancel()
 	im, err := natstool.Import(ctx, nc, local,
-		natstool.WithDiscovery(5*time.Second, 300*time.Millisecond), natstool.WithResync(-1),
-		natstool.WithWorkerTimeout(3*time.Second), natstool.WithImportLogger(slog.New(slog.DiscardHandler)))
+		&natstool.ImportOptions{DiscoveryWait: 5 * time.Second, DiscoveryQuiet: 300 * time.Millisecond, Resync: -1, WorkerTimeout: 3 * time.Second, Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -379,13 +378,13 @@ func TestProcessJobSurvivesWorkerKill(t *testing.T) {
 	defer nc.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), wait)
 	defer cancel()
-	jobs, err := natstool.OpenJobs(ctx, nc, natstool.WithAckWait(time.Second, 0))
+	jobs, err := natstool.OpenJobs(ctx, nc, &natstool.JobsOptions{AckWait: time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
 	gate := filepath.Join(tmp, "gate")
 	args, _ := json.Marshal(map[string]string{"gate": gate})
-	id, err := jobs.Submit(ctx, "remote_wait", args, natstool.WithIdempotencyKey("render-1"))
+	id, err := jobs.Submit(ctx, "remote_wait", args, &natstool.SubmitOptions{IdempotencyKey: "render-1"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -409,7 +408,7 @@ func TestProcessJobSurvivesWorkerKill(t *testing.T) {
 		t.Fatalf("record: %+v, %v; want done on the second attempt", job, err)
 	}
 	// Resubmitting returns the finished job; nothing runs again.
-	again, err := jobs.Submit(ctx, "remote_wait", args, natstool.WithIdempotencyKey("render-1"))
+	again, err := jobs.Submit(ctx, "remote_wait", args, &natstool.SubmitOptions{IdempotencyKey: "render-1"})
 	if err != nil || again != id {
 		t.Fatalf("resubmit: %s, %v; want %s", again, err, id)
 	}

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 
-	"github.com/miniopenclaw/tool/natstool"
 	"github.com/miniopenclaw/tool/policy"
 	"github.com/nats-io/nats.go"
 )
@@ -28,32 +27,32 @@ func (rf *registryFlags) forwardPrincipal() {
 		return
 	}
 	rf.policy.forward = true
-	rf.nats.extra = rf.policy.importOptions()
+	rf.nats.headers = rf.policy.callHeaders()
 }
 
-// importOptions returns the options that make imported NATS tools send
+// callHeaders returns the function that makes imported NATS tools send
 // the principal of each call: the one its context carries, else --as.
-func (pf *policyFlags) importOptions() []natstool.ImportOption {
+func (pf *policyFlags) callHeaders() func(context.Context) nats.Header {
 	as, hasAs, err := pf.principal()
 	if err != nil {
 		hasAs = false // reported when the registry is built
 	}
-	return []natstool.ImportOption{natstool.WithCallHeaders(func(ctx context.Context) nats.Header {
+	return func(ctx context.Context) nats.Header {
 		if _, ok := policy.PrincipalFrom(ctx); !ok && hasAs {
 			ctx = policy.WithPrincipal(ctx, as)
 		}
 		return policy.Headers(ctx)
-	})}
+	}
 }
 
-// serveOptions returns the options that make a worker with --policy
+// callContext returns the function that makes a worker with --policy
 // decide each call for the principal its caller sent (see above for why
-// that needs an authenticated NATS connection).
-func (pf *policyFlags) serveOptions() []natstool.ServeOption {
+// that needs an authenticated NATS connection), nil without --policy.
+func (pf *policyFlags) callContext() func(context.Context, nats.Header) (context.Context, error) {
 	if pf.loaded == nil {
 		return nil
 	}
-	return []natstool.ServeOption{natstool.WithCallContext(func(ctx context.Context, h nats.Header) (context.Context, error) {
+	return func(ctx context.Context, h nats.Header) (context.Context, error) {
 		return policy.FromHeaders(ctx, h)
-	})}
+	}
 }

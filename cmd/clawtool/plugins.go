@@ -9,9 +9,11 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"text/tabwriter"
 
 	"github.com/miniopenclaw/tool"
+	"github.com/miniopenclaw/tool/inspector"
 	"github.com/miniopenclaw/tool/plugins"
 )
 
@@ -25,6 +27,8 @@ type configFlags struct {
 	// and stderr is where it reports.
 	reloaded func(h *plugins.Host, err error)
 	stderr   io.Writer
+
+	host atomic.Pointer[plugins.Host] // the host loading the file, once made
 }
 
 func addConfigFlags(fs *flag.FlagSet) *configFlags {
@@ -43,7 +47,32 @@ func (c *configFlags) newHost(e *env, r *tool.Registry, opts ...plugins.Option) 
 		opts = append(opts, plugins.WithReloadFunc(func(err error) { c.reloaded(h, err) }))
 	}
 	h = plugins.NewHost(r, opts...)
+	c.host.Store(h)
 	return h
+}
+
+// inspectorOptions shows the file's entries in the inspector's Sources
+// tab, as clawtool plugins prints them: state, tools, and what a cut
+// import left out.
+func (c *configFlags) inspectorOptions() []inspector.Option {
+	if c.file == "" {
+		return nil
+	}
+	return []inspector.Option{inspector.WithSources(func() []inspector.Source {
+		h := c.host.Load()
+		if h == nil {
+			return nil
+		}
+		var out []inspector.Source
+		for _, s := range h.Status() {
+			src := inspector.Source{Name: s.Name, Kind: s.Kind, State: string(s.State), Tools: s.Tools, Error: s.Err}
+			if cut := s.Cut; cut != nil {
+				src.MaxTools, src.LeftOut, src.AtLeast = cut.MaxTools, cut.LeftOut, cut.AtLeast
+			}
+			out = append(out, src)
+		}
+		return out
+	})}
 }
 
 // importInto loads the file's entries into r, waiting for them; an entry
@@ -126,7 +155,9 @@ when the file cannot be read or an entry failed.
 The file is the "mcpServers" JSON of the desktop agent hosts and editors
 ({"mcpServers": {NAME: {"command", "args", "env"} or {"url", "headers"}}}),
 which may add per server "prefix", "tools" and "excludeTools" (name
-patterns), "timeout" and "unsandboxed"; "wasmModules" ({NAME: {"path",
+patterns), "timeout", "maxTools" (how many of its tools to import, 10000
+by default; a server that lists more is cut there, and ERROR and the
+JSON's "cut" say how many were left out) and "unsandboxed"; "wasmModules" ({NAME: {"path",
 "tools", "abi" (command or reactor), "instances", "workspace", "env",
 "memoryPages", "timeout"}}); "defaults" ({"timeout", "maxOutput"}); and
 "sandboxPolicy" and "permissions" file names ("sandboxPolicy" bounds the
@@ -162,17 +193,27 @@ changes.`)
 		}
 	}
 	if *asJSON {
+		type cut struct {
+			MaxTools int  `json:"maxTools"`
+			LeftOut  int  `json:"leftOut"`
+			AtLeast  bool `json:"atLeast,omitempty"`
+		}
 		type entry struct {
 			Name     string `json:"name"`
 			Kind     string `json:"kind"`
 			State    string `json:"state"`
 			Tools    int    `json:"tools"`
+			Cut      *cut   `json:"cut,omitempty"`
 			Error    string `json:"error,omitempty"`
 			Restarts int    `json:"restarts,omitempty"`
 		}
 		out := make([]entry, 0, len(st))
 		for _, s := range st {
-			out = append(out, entry{s.Name, s.Kind, string(s.State), s.Tools, s.Err, s.Restarts})
+			en := entry{Name: s.Name, Kind: s.Kind, State: string(s.State), Tools: s.Tools, Error: s.Err, Restarts: s.Restarts}
+			if c := s.Cut; c != nil {
+				en.Cut = &cut{c.MaxTools, c.LeftOut, c.AtLeast}
+			}
+			out = append(out, en)
 		}
 		writeJSON(e.stdout, out)
 		return code

@@ -3,12 +3,15 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
 )
 
 // writePluginsConfig writes a configuration naming the test MCP server
@@ -152,5 +155,136 @@ func TestPluginsSandboxPolicy(t *testing.T) {
 		st[0].Name != "boxed" || st[0].State != "failed" || !strings.Contains(st[0].Error, `"sandboxPolicy" cannot be applied to a stdio MCP server`) ||
 		st[1].Name != "free" || st[1].State != "ready" {
 		t.Errorf("exit %d, entries %+v", code, st)
+	}
+}
+
+// TestServeConfigKeepsAnnotations serves the same MCP server through
+// --mcp and through --config: tools/list must describe its tool with the
+// annotations the server stated, false hints included, both ways (they
+// were dropped through --config, and clients then took the tool for
+// destructive and open-world).
+func TestServeConfigKeepsAnnotations(t *testing.T) {
+	t.Setenv("XDG_CACHE_HOME", t.TempDir())
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(t.TempDir(), "config.json")
+	b, _ := json.Marshal(map[string]any{"mcpServers": map[string]any{
+		"remote": map[string]any{"command": exe, "args": []string{"-test.run=^$"}, "env": map[string]string{mcpServerEnv: "1", hintsEnv: "1"}},
+	}})
+	if err := os.WriteFile(file, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]any{"title": "Echo", "readOnlyHint": false, "idempotentHint": true, "destructiveHint": false, "openWorldHint": false}
+	for _, args := range [][]string{
+		{"--mcp", fmt.Sprintf("env %s=1 %s", hintsEnv, remoteServer(t))},
+		{"--config", file},
+	} {
+		t.Run(args[0], func(t *testing.T) {
+			s := startServe(t, io.Discard, append([]string{"--no-builtins"}, args...)...)
+			s.roundTrip(initReq)
+			s.send(initialized)
+			var echo map[string]any
+			for echo == nil {
+				r, _ := s.roundTrip(`{"jsonrpc":"2.0","id":2,"method":"tools/list"}`)["result"].(map[string]any)
+				tools, _ := r["tools"].([]any)
+				for _, tl := range tools {
+					if m := tl.(map[string]any); m["name"] == "remote_echo" {
+						echo = m
+					}
+				}
+				if echo == nil {
+					s.waitChanged()
+				}
+			}
+			if diff := cmp.Diff(want, echo["annotations"]); diff != "" {
+				t.Errorf("annotations of remote_echo (-want +got):\n%s", diff)
+			}
+			if code := s.close(); code != exitOK {
+				t.Errorf("serve exit %d", code)
+			}
+		})
+	}
+}
+
+// manyServer is a configuration entry (or, joined, an --mcp value) for
+// the test MCP server of n tools.
+func manyServer(t *testing.T, n int) (exe string, env map[string]string) {
+	t.Helper()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return exe, map[string]string{manyEnv: fmt.Sprint(n)}
+}
+
+// TestToolCapReported loads a server listing 1,500 tools over 15 pages:
+// all are imported by default; with a cap of 1,000, exactly 1,000 are,
+// and the cut is reported in clawtool plugins (text and --json) and as one
+// WARN line in the log, naming what raises the cap; --max-tools does the
+// same for --mcp.
+func TestToolCapReported(t *testing.T) {
+	t.Setenv("XDG_CACHE_HOME", t.TempDir())
+	exe, env := manyServer(t, 1500)
+	file := filepath.Join(t.TempDir(), "config.json")
+	b, _ := json.Marshal(map[string]any{"mcpServers": map[string]any{
+		"all": map[string]any{"command": exe, "args": []string{"-test.run=^$"}, "env": env, "prefix": "a_"},
+		"cut": map[string]any{"command": exe, "args": []string{"-test.run=^$"}, "env": env, "prefix": "c_", "maxTools": 1000},
+	}})
+	if err := os.WriteFile(file, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	const cutMsg = `500 tools left out: the server lists more than its cap of 1000 tools (raise it with "maxTools" in its entry, up to 100000)`
+
+	var out bytes.Buffer
+	code := run(t.Context(), []string{"plugins", "--config", file, "--json"}, nil, &out, io.Discard)
+	var st []map[string]any
+	if err := json.Unmarshal(out.Bytes(), &st); err != nil {
+		t.Fatalf("%v: %s", err, out.String())
+	}
+	want := []map[string]any{
+		{"name": "all", "kind": "mcp", "state": "ready", "tools": 1500.0},
+		{"name": "cut", "kind": "mcp", "state": "ready", "tools": 1000.0, "cut": map[string]any{"maxTools": 1000.0, "leftOut": 500.0}, "error": cutMsg},
+	}
+	if diff := cmp.Diff(want, st); code != exitOK || diff != "" {
+		t.Errorf("plugins --json: exit %d, entries (-want +got):\n%s", code, diff)
+	}
+
+	out.Reset()
+	run(t.Context(), []string{"plugins", "--config", file}, nil, &out, io.Discard)
+	if !strings.Contains(out.String(), "cut   mcp   ready  1000   "+cutMsg) {
+		t.Errorf("plugins printed:\n%s\nwant the cut on the line of \"cut\"", out.String())
+	}
+
+	var errOut bytes.Buffer
+	out.Reset()
+	code = run(t.Context(), []string{"list", "--json", "--no-builtins", "--config", file}, nil, &out, &errOut)
+	var tools []any
+	if err := json.Unmarshal(out.Bytes(), &tools); code != exitOK || err != nil || len(tools) != 2500 {
+		t.Errorf("list --config: exit %d, %d tools (%v), want 2500", code, len(tools), err)
+	}
+	if lines := strings.Split(strings.TrimSpace(errOut.String()), "\n"); len(lines) != 1 || !strings.Contains(lines[0], "level=WARN") ||
+		!strings.Contains(lines[0], `MCP server \"cut\": `+strings.ReplaceAll(cutMsg, `"`, `\"`)) {
+		t.Errorf("list --config logged:\n%s\nwant one WARN line with the cut", errOut.String())
+	}
+
+	mcpFlag := fmt.Sprintf("env %s=1500 '%s'", manyEnv, exe)
+	for _, tt := range []struct {
+		args   []string
+		tools  int
+		stderr string
+	}{
+		{[]string{"--mcp", mcpFlag}, 1500, ""},
+		{[]string{"--max-tools", "1000", "--mcp", mcpFlag}, 1000,
+			"clawtool: warning: MCP server \"env " + manyEnv + "=1500 " + exe + "\": 500 tools left out: the server lists more than the cap of 1000 tools (raise it with --max-tools)\n"},
+	} {
+		out.Reset()
+		errOut.Reset()
+		code := run(t.Context(), append([]string{"list", "--json", "--no-builtins"}, tt.args...), nil, &out, &errOut)
+		var tools []any
+		if err := json.Unmarshal(out.Bytes(), &tools); code != exitOK || err != nil || len(tools) != tt.tools || errOut.String() != tt.stderr {
+			t.Errorf("list %q: exit %d, %d tools (%v), stderr %q; want %d tools, stderr %q", tt.args, code, len(tools), err, errOut.String(), tt.tools, tt.stderr)
+		}
 	}
 }

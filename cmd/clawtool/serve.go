@@ -86,7 +86,7 @@ client with notifications/tools/list_changed as they arrive.`)
 	}
 	mux.Handle(serveEndpoint, endpoint)
 	if *ui {
-		mountInspector(e, mux, r, ln.Addr(), rf.policy.inspectorOptions()...)
+		mountInspector(e, mux, r, ln.Addr(), append(rf.policy.inspectorOptions(), rf.config.inspectorOptions()...)...)
 	}
 	hs := &http.Server{
 		Handler:           bodyDeadline(mux, httpBodyTimeout),

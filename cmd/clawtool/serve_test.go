@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -30,6 +31,18 @@ const (
 	gateEnv  = "CLAWTOOL_TEST_GATE"
 )
 
+// manyEnv makes the test binary an MCP server of N tools, t0000…, 100 a
+// tools/list page.
+const manyEnv = "CLAWTOOL_TEST_MANY"
+
+// hintsEnv makes the test MCP server state remote_echo's annotations
+// (fixtureHints), among them hints that are false, which MCP reads as
+// true when they are absent.
+const hintsEnv = "CLAWTOOL_TEST_HINTS"
+
+// fixtureHints are the annotations remote_echo states with hintsEnv.
+var fixtureHints = &mcp.ToolAnnotations{Title: "Echo", IdempotentHint: true, DestructiveHint: new(false), OpenWorldHint: new(false)}
+
 func TestMain(m *testing.M) {
 	if os.Getenv(asCLIEnv) == "1" {
 		os.Exit(run(context.Background(), os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
@@ -47,12 +60,29 @@ func TestMain(m *testing.M) {
 			}
 		}
 	}
+	if n, err := strconv.Atoi(os.Getenv(manyEnv)); err == nil {
+		s := mcp.NewServer(&mcp.Implementation{Name: "test-many", Version: "0"}, &mcp.ServerOptions{PageSize: 100})
+		for i := range n {
+			s.AddTool(&mcp.Tool{Name: fmt.Sprintf("t%04d", i), Description: "One of many.", InputSchema: map[string]any{"type": "object"}},
+				func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+					return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "ok"}}}, nil
+				})
+		}
+		if err := s.Run(context.Background(), &mcp.StdioTransport{}); err != nil {
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
 	if os.Getenv(mcpServerEnv) == "1" {
 		s := mcp.NewServer(&mcp.Implementation{Name: "test-remote", Version: "0"}, nil)
 		type in struct {
 			Text string `json:"text"`
 		}
-		mcp.AddTool(s, &mcp.Tool{Name: "remote_echo", Description: "Echoes text, remotely."},
+		echo := &mcp.Tool{Name: "remote_echo", Description: "Echoes text, remotely."}
+		if os.Getenv(hintsEnv) == "1" {
+			echo.Annotations = fixtureHints
+		}
+		mcp.AddTool(s, echo,
 			func(_ context.Context, _ *mcp.CallToolRequest, in in) (*mcp.CallToolResult, any, error) {
 				return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "remote: " + in.Text}}}, nil, nil
 			})

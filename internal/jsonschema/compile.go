@@ -251,11 +251,16 @@ func CompileWith(doc []byte, opts Options) (*Schema, error) {
 	// A default that its own schema rejects would make every call that
 	// omits the property invalid; leave such defaults out.
 	defaults, defaultBytes := false, 0
+	var valid map[string]bool
 	for _, n := range c.nodes {
 		if n.def != nil {
 			if validates(n, n.def) {
 				defaults = true
 				defaultBytes += len(n.def)
+				if valid == nil {
+					valid = make(map[string]bool)
+				}
+				valid[n.loc] = true
 			} else {
 				n.def = nil
 			}
@@ -264,7 +269,7 @@ func CompileWith(doc []byte, opts Options) (*Schema, error) {
 	if defaults {
 		markDefaults(rn, 0)
 	}
-	return &Schema{root: rn, defaults: defaults, defaultBytes: defaultBytes, ignored: c.res.ignored}, nil
+	return &Schema{root: rn, defaults: defaults, defaultBytes: defaultBytes, validDefaults: valid, ignored: c.res.ignored}, nil
 }
 
 // compileDoc parses and compiles doc, resolving references and checking

@@ -145,8 +145,10 @@ type Schema struct {
 	root         *node
 	defaults     bool // some schema has a default
 	defaultBytes int  // see DefaultBytes
-	fold         bool // see CaseSensitive
-	ext          *santhosh.Schema
+	// Locations of the schemas whose default passes them: see DefaultValid.
+	validDefaults map[string]bool
+	fold          bool // see CaseSensitive
+	ext           *santhosh.Schema
 	// For ext: the most schemas applied to one value, and the patterns.
 	extFanout   float64
 	extPatterns int
@@ -159,6 +161,15 @@ type Schema struct {
 // counted once. A default reached through items may be added once per
 // item; Validate bounds that with Limits.MaxBytes.
 func (s *Schema) DefaultBytes() int { return s.defaultBytes }
+
+// DefaultValid reports whether the schema written at the JSON pointer ptr
+// of the document (such as "/properties/a" or "/$defs/T/properties/b",
+// "" for the root) has a "default" of its own that passes that schema,
+// references in it included: exactly the defaults Validate adds. It is
+// false when there is no schema at ptr, when it has no default or its
+// default fails it, and for a schema evaluated by the external validator,
+// which adds no defaults.
+func (s *Schema) DefaultValid(ptr string) bool { return s.validDefaults[ptr] }
 
 // Ignored returns the keywords of the schema that Compile could not honour
 // and ignores, such as a pattern that cannot be translated to RE2, each

@@ -289,3 +289,35 @@ func TestMessageGrammar(t *testing.T) {
 		}
 	}
 }
+
+// DefaultValid names exactly the defaults Validate adds, by where they are
+// written in the document.
+func TestDefaultValid(t *testing.T) {
+	s, err := Compile([]byte(`{"type":"object","properties":{
+		"ok":{"type":"integer","default":3},
+		"null":{"type":"string","default":null},
+		"enum":{"enum":["a","b"],"default":"c"},
+		"ref":{"$ref":"#/$defs/E","default":"a"},
+		"badref":{"$ref":"#/$defs/E","default":"z"},
+		"a/b":{"type":"string","default":"x"},
+		"none":{"type":"string"}},
+		"$defs":{"E":{"enum":["a","b"]},"D":{"type":"object","properties":{"in":{"type":"boolean","default":true}}}}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for ptr, want := range map[string]bool{
+		"/properties/ok": true, "/properties/null": false, "/properties/enum": false,
+		"/properties/ref": true, "/properties/badref": false, "/properties/a~1b": true,
+		"/properties/none": false, "/properties/missing": false, "": false,
+		"/$defs/D/properties/in": true,
+	} {
+		if got := s.DefaultValid(ptr); got != want {
+			t.Errorf("DefaultValid(%q) = %v, want %v", ptr, got, want)
+		}
+	}
+	// What Validate adds agrees.
+	out, vs, err := s.Validate([]byte(`{}`), Limits{})
+	if err != nil || len(vs) != 0 || string(out) != `{"ok":3,"ref":"a","a/b":"x"}` {
+		t.Errorf("Validate({}) = %s, %v, %v", out, vs, err)
+	}
+}

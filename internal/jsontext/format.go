@@ -38,6 +38,14 @@ func CheckFormat(format string, s []byte) (known, ok bool) {
 	return false, true
 }
 
+// KnownFormat reports whether CheckFormat asserts format (date-time,
+// date, time, email, uuid, ipv4, ipv6 or uri); any other format is an
+// annotation that CheckFormat accepts every value for.
+func KnownFormat(format string) bool {
+	known, _ := CheckFormat(format, nil)
+	return known
+}
+
 func digits(s []byte) (int, bool) {
 	n := 0
 	for _, c := range s {

@@ -279,8 +279,17 @@ func (d *decoder) decode(i int, u *use, v reflect.Value, depth int) (int, error)
 			d.violate(expect(u), value(data[i:next]), "")
 			return next, nil
 		}
-		if err := v.Addr().Interface().(encoding.TextUnmarshaler).UnmarshalText(s); err != nil {
-			d.violate(expect(u), value(data[i:next]), "a leap second cannot be represented")
+		// Checked, s is ASCII and its seconds are s[17:19]. A time.Time
+		// has no second 60; the schema says so with timePattern.
+		if s[17] == '6' {
+			d.violate(expect(u), value(data[i:next]), "a leap second (second 60) cannot be represented here")
+			return next, nil
+		}
+		// RFC 3339 allows a lowercase t and z (section 5.6), which
+		// time.Time's parser refuses.
+		up := bytes.ToUpper(s)
+		if err := v.Addr().Interface().(encoding.TextUnmarshaler).UnmarshalText(up); err != nil {
+			d.violate(expect(u), value(data[i:next]), shortMessage(err))
 		}
 		return next, nil
 

@@ -107,7 +107,7 @@ func expect(u *use) (s string) {
 	case kStruct:
 		return "an object"
 	case kTime:
-		return "a date-time string (RFC 3339, such as 2026-12-24T10:00:00Z)"
+		return "a date-time string (RFC 3339, such as 2026-12-24T10:00:00Z, seconds 00 to 59)"
 	case kText:
 		return "a string in the form this parameter accepts"
 	case kCustom:

@@ -691,7 +691,6 @@ const (
 	exPrecision
 	exFormat
 	exTextHook
-	exTimeType
 )
 
 // valueGen writes JSON instances of a shape. With mutateAt > 0 the
@@ -705,7 +704,8 @@ type valueGen struct {
 	// hasFormat is set when a value with an asserted format was written:
 	// text mutations may then break it in ways format checkers differ on.
 	hasFormat bool
-	// hasTime is set when a time.Time was written (see exTimeType).
+	// hasTime is set when a time.Time was written: text mutations may
+	// then break it in ways the oracle's format checker differs on.
 	hasTime bool
 	// hasTextHook is set when a netip.Addr was written (see exTextHook).
 	hasTextHook bool
@@ -1122,7 +1122,7 @@ func (g *valueGen) mutation(sh *shape, c *cons, str bool, depth int) string {
 		case gTime:
 			kind = "date-time"
 			v = jsonString(pick(e, formatEdges[:10]...))
-			g.ex |= exTimeType
+			g.ex |= exFormat // the oracle's date-time checker may differ
 		case gSlice, gArray:
 			v, kind = g.arrayMutation(in, c, depth)
 		case gMap:
@@ -1455,7 +1455,7 @@ func (g *valueGen) textMutation(v string) string {
 		g.ex |= exFormat
 	}
 	if g.hasTime {
-		g.ex |= exTimeType
+		g.ex |= exFormat // a time.Time is a date-time string too
 	}
 	if g.hasTextHook {
 		g.ex |= exTextHook
@@ -1590,9 +1590,6 @@ var exceptions = []exception{
 		"onto or off a bound or an integer (0.99999999999999999999 binds as the integer 1 and passes minimum 1; " +
 		"9007199254740993 passes maximum 9007199254740992). multipleOf is exact (decimal arithmetic on the literal). Making " +
 		"bounds and integer checks exact too would remove this exception", nil, nil, false},
-	{exTimeType, "time.Time narrower than RFC 3339", "a time.Time is described as format date-time, which RFC 3339 " +
-		"and both validators take with a lowercase t or z and with a leap second (23:59:60Z); time.Time's parser " +
-		"refuses them. Fix: upper-case t and z before parsing, and state the rest with a pattern, or accept it", no, yes, false},
 	{exFormat, "format checkers (oracle)", "string fields with a format are checked by jsontext's checkers in the decoder " +
 		"and in internal/jsonschema, which must agree; santhosh-tekuri has its own, which may differ on edge cases",
 		nil, nil, true},

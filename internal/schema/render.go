@@ -13,6 +13,9 @@ const (
 	intTextPattern  = `^-?(?:0|[1-9][0-9]*)$`
 	uintTextPattern = `^(?:0|[1-9][0-9]*)$`
 	numTextPattern  = `^-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?$`
+	// A time.Time has no second 60: with format date-time, which allows a
+	// leap second (23:59:60), this states that its seconds are 00 to 59.
+	timePattern = `^[0-9]{4}-[0-9]{2}-[0-9]{2}[Tt][0-9]{2}:[0-9]{2}:[0-5][0-9]`
 )
 
 // renderer writes schemas as compact JSON with a fixed key order.
@@ -320,6 +323,7 @@ func (r *renderer) keywords(o *object, u *use, nullable bool) {
 		}
 	case n.kind == kTime:
 		o.str("format", "date-time")
+		o.str("pattern", timePattern)
 	case n.kind == kBytes:
 		o.str("contentEncoding", "base64")
 		o.str("pattern", base64Pattern)

@@ -61,8 +61,8 @@ func (ts *Toolset) execTool() tool.Tool {
 			if r.Cgroup != "" {
 				res.Metadata["sandbox_cgroup"] = r.Cgroup
 			}
-			if len(r.ProtectedCreated) > 0 {
-				res.Metadata["protected_created"] = r.ProtectedCreated
+			if len(r.ProtectedChanged) > 0 {
+				res.Metadata["protected_changed"] = r.ProtectedChanged
 			}
 			if !r.OK() {
 				res.IsError = true

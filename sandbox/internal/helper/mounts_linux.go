@@ -488,46 +488,141 @@ func mkdirAll(p string) error {
 	return nil
 }
 
-// protect re-binds each existing protected path under ws read-only. A path
-// reached through a symbolic link is refused rather than protected.
+// protect makes the protected paths under ws hold for their structure,
+// not only their contents: each directory between ws and a protected path
+// (.git for .git/hooks) becomes a mount point of its own, bound onto itself
+// with the workspace's attributes, so that it stays writable but can be
+// neither renamed, removed nor replaced (the kernel refuses to move a
+// mount point: EBUSY); then each existing protected path, and a file met
+// where a directory of one was expected (a .git file naming the
+// repository, as in worktrees and submodules), is re-bound read-only.
+// Parents are bound shallowest first and each path is opened after the
+// mounts above it, so every mount lands on the one above. A path reached
+// through a symbolic link is refused rather than protected.
 func protect(ws string, paths []string) error {
 	wsfd, err := openat(atFDCWD, ws, oPath|syscall.O_DIRECTORY, 0)
 	if err != nil {
 		return fail("open workspace", err)
 	}
 	defer closeFD(wsfd)
-	for _, p := range paths {
+	open := func(p string) (int, error) {
 		fd, err := openat2(wsfd, p, &openHow{
 			flags:   oPath | syscall.O_CLOEXEC | syscall.O_NOFOLLOW,
 			resolve: resolveBeneath | resolveNoSymlinks | resolveNoMagiclinks,
 		})
 		switch {
 		case err == syscall.ENOENT, err == syscall.ENOTDIR:
-			continue
+			return -1, nil
 		case err == syscall.ELOOP:
-			return fail("protect "+p, textError("the protected path is, or passes through, a symbolic link"))
+			return -1, fail("protect "+p, textError("the protected path is, or passes through, a symbolic link"))
 		case err != nil:
-			return fail("protect "+p, err)
+			return -1, fail("protect "+p, err)
 		}
 		var st syscall.Stat_t
 		if err := fstat(fd, &st); err != nil || st.Mode&syscall.S_IFMT == syscall.S_IFLNK {
 			closeFD(fd)
-			return fail("protect "+p, textError("the protected path is a symbolic link"))
+			return -1, fail("protect "+p, textError("the protected path is a symbolic link"))
 		}
-		tree, err := openTree(fd, "", openTreeClone|openTreeCloexec|atRecursive|atEmptyPath)
-		if err != nil {
+		return fd, nil
+	}
+	// Every directory above a protected path, and the paths to re-bind
+	// read-only: the protected ones and a file met as their parent.
+	var parents, leaves []string
+	for _, p := range paths {
+		leaf := p
+		for i := 0; i < len(p); i++ {
+			if p[i] != '/' {
+				continue
+			}
+			fd, err := open(p[:i])
+			if err != nil {
+				return err
+			}
+			if fd < 0 {
+				leaf = ""
+				break
+			}
+			var st syscall.Stat_t
+			err = fstat(fd, &st)
 			closeFD(fd)
-			return fail("protect "+p, err)
+			if err != nil {
+				return fail("protect "+p[:i], err)
+			}
+			if st.Mode&syscall.S_IFMT != syscall.S_IFDIR {
+				leaf = p[:i]
+				break
+			}
+			parents = addPath(parents, p[:i])
 		}
-		err = mountSetattr(tree, "", atEmptyPath|atRecursive, mountAttrRdonly|mountAttrNosuid|mountAttrNodev)
-		if err == nil {
-			err = moveMount(tree, fd, "", moveMountFEmptyPath|moveMountTEmptyPath)
+		if leaf != "" {
+			leaves = addPath(leaves, leaf)
 		}
-		closeFD(tree)
-		closeFD(fd)
-		if err != nil {
-			return fail("protect "+p, err)
+	}
+	// Shallowest first: a parent's mount must be in place before the
+	// mounts below it are opened.
+	sortByDepth(parents)
+	for _, p := range parents {
+		if err := rebind(open, p, 0); err != nil {
+			return err
+		}
+	}
+	for _, p := range leaves {
+		if err := rebind(open, p, mountAttrRdonly|mountAttrNosuid|mountAttrNodev); err != nil {
+			return err
 		}
 	}
 	return nil
+}
+
+// rebind mounts a copy of the tree at p (opened with open) onto p itself,
+// with the mount attributes attr added to those it has.
+func rebind(open func(string) (int, error), p string, attr uint64) error {
+	fd, err := open(p)
+	if err != nil || fd < 0 {
+		return err
+	}
+	defer closeFD(fd)
+	tree, err := openTree(fd, "", openTreeClone|openTreeCloexec|atRecursive|atEmptyPath)
+	if err != nil {
+		return fail("protect "+p, err)
+	}
+	defer closeFD(tree)
+	if attr != 0 {
+		if err := mountSetattr(tree, "", atEmptyPath|atRecursive, attr); err != nil {
+			return fail("protect "+p, err)
+		}
+	}
+	if err := moveMount(tree, fd, "", moveMountFEmptyPath|moveMountTEmptyPath); err != nil {
+		return fail("protect "+p, err)
+	}
+	return nil
+}
+
+func addPath(list []string, p string) []string {
+	for _, q := range list {
+		if q == p {
+			return list
+		}
+	}
+	return append(list, p)
+}
+
+func depth(p string) int {
+	n := 0
+	for i := 0; i < len(p); i++ {
+		if p[i] == '/' {
+			n++
+		}
+	}
+	return n
+}
+
+// sortByDepth sorts paths by their number of elements, keeping the order
+// of paths as deep (an insertion sort: the lists are short).
+func sortByDepth(paths []string) {
+	for i := 1; i < len(paths); i++ {
+		for j := i; j > 0 && depth(paths[j]) < depth(paths[j-1]); j-- {
+			paths[j], paths[j-1] = paths[j-1], paths[j]
+		}
+	}
 }

@@ -1,0 +1,199 @@
+package sandbox
+
+import (
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
+)
+
+// Bounds of the supervisor's look at the protected paths before and after
+// a run, which costs every run: repositories found under a repository's
+// modules directory, and entries compared.
+const (
+	maxGitRepositories  = 64
+	maxGitWalk          = 1024
+	maxProtectedEntries = 4096
+)
+
+// gitProtected adds to protected the hooks and config of the other
+// repositories git would use in ws, when protected names git's own
+// (.git/hooks or .git/config): the repository a .git file names
+// ("gitdir: ...", worktrees and submodules), when it lies inside ws, and
+// the submodules' repositories under a repository's modules directory.
+// A path reached through a symbolic link is left for the helper, which
+// refuses it.
+func gitProtected(ws string, protected []string) []string {
+	if ws == "" || !slices.Contains(protected, ".git/hooks") && !slices.Contains(protected, ".git/config") {
+		return protected
+	}
+	out := slices.Clone(protected)
+	add := func(repo string) {
+		for _, leaf := range []string{"hooks", "config"} {
+			if p := repo + "/" + leaf; !slices.Contains(out, p) {
+				out = append(out, p)
+			}
+		}
+	}
+	repo := ".git"
+	if st, err := os.Lstat(filepath.Join(ws, ".git")); err == nil && st.Mode().IsRegular() {
+		repo = ""
+		if dir, ok := readGitdir(filepath.Join(ws, ".git")); ok {
+			if !filepath.IsAbs(dir) {
+				dir = filepath.Join(ws, dir)
+			}
+			if rel, err := filepath.Rel(ws, dir); err == nil && filepath.IsLocal(rel) {
+				repo = filepath.ToSlash(rel)
+				add(repo)
+			}
+		}
+	}
+	if repo == "" {
+		return out
+	}
+	// Submodules' repositories: any directory under modules holding a
+	// HEAD, at any depth (a submodule's name may contain slashes).
+	found, seen := 0, 0
+	var walk func(rel string, depth int)
+	walk = func(rel string, depth int) {
+		ents, err := os.ReadDir(filepath.Join(ws, rel))
+		if err != nil || depth > 8 {
+			return
+		}
+		for _, e := range ents {
+			if seen++; seen > maxGitWalk || found >= maxGitRepositories {
+				return
+			}
+			if !e.IsDir() {
+				continue
+			}
+			sub := rel + "/" + e.Name()
+			if st, err := os.Lstat(filepath.Join(ws, sub, "HEAD")); err == nil && st.Mode().IsRegular() {
+				found++
+				add(sub)
+				walk(sub+"/modules", depth+1)
+				continue
+			}
+			walk(sub, depth+1)
+		}
+	}
+	walk(repo+"/modules", 0)
+	return out
+}
+
+// readGitdir reads the repository a .git file names.
+func readGitdir(path string) (string, bool) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", false
+	}
+	defer f.Close()
+	b, _ := io.ReadAll(io.LimitReader(f, 4096))
+	line, _, _ := strings.Cut(string(b), "\n")
+	dir, ok := strings.CutPrefix(strings.TrimSpace(line), "gitdir:")
+	dir = strings.TrimSpace(dir)
+	return dir, ok && dir != ""
+}
+
+// A protectedState is what the protected paths of a workspace were: for
+// each path, the identity of each directory above it inside the workspace,
+// and every entry of the path's own tree (type, identity, size, times).
+type protectedState map[string][]entryState
+
+type entryState struct {
+	rel          string
+	mode         fs.FileMode
+	dev, ino     uint64
+	size         int64
+	mtime, ctime int64
+	parent       bool // a directory above the protected path: identity only
+}
+
+// snapshotProtected records the protected paths of ws as they are.
+func snapshotProtected(ws string, paths []string) protectedState {
+	if ws == "" {
+		return nil
+	}
+	s := make(protectedState, len(paths))
+	for _, p := range paths {
+		s[p] = entriesOf(ws, p)
+	}
+	return s
+}
+
+// changed lists the protected paths whose state differs from s now: made,
+// removed, replaced (their own inode or that of a directory above them
+// inside the workspace) or changed in any entry of their tree.
+func (s protectedState) changed(ws string, paths []string) []string {
+	var out []string
+	for _, p := range paths {
+		was, now := s[p], entriesOf(ws, p)
+		wasUp, wasTree := splitParents(was)
+		nowUp, nowTree := splitParents(now)
+		// A directory above the path made by the run, with the path still
+		// missing, changed nothing protected; one that was there must be
+		// there still, the same.
+		if len(nowUp) < len(wasUp) || !slices.Equal(wasUp, nowUp[:len(wasUp)]) || !slices.Equal(wasTree, nowTree) {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+func splitParents(es []entryState) (parents, tree []entryState) {
+	n := 0
+	for n < len(es) && es[n].parent {
+		n++
+	}
+	return es[:n], es[n:]
+}
+
+func entriesOf(ws, p string) []entryState {
+	var out []entryState
+	elems := strings.Split(p, "/")
+	for i := 1; i < len(elems); i++ {
+		rel := strings.Join(elems[:i], "/")
+		st, err := os.Lstat(filepath.Join(ws, rel))
+		if err != nil {
+			return out
+		}
+		e := stateOf(rel, st)
+		e.parent = true
+		if !st.IsDir() {
+			// A file where a directory is expected (a .git file): the
+			// helper protects it read-only, its contents count.
+			return append(out, e)
+		}
+		e.size, e.mtime, e.ctime = 0, 0, 0
+		out = append(out, e)
+	}
+	var walk func(rel string, depth int)
+	walk = func(rel string, depth int) {
+		st, err := os.Lstat(filepath.Join(ws, rel))
+		if err != nil || len(out) >= maxProtectedEntries {
+			return
+		}
+		out = append(out, stateOf(rel, st))
+		if !st.IsDir() || depth > 16 {
+			return
+		}
+		ents, _ := os.ReadDir(filepath.Join(ws, rel)) // sorted by name
+		for _, e := range ents {
+			walk(rel+"/"+e.Name(), depth+1)
+		}
+	}
+	walk(p, 0)
+	return out
+}
+
+func stateOf(rel string, st fs.FileInfo) entryState {
+	e := entryState{rel: rel, mode: st.Mode(), size: st.Size(), mtime: st.ModTime().UnixNano()}
+	if sys, ok := st.Sys().(*syscall.Stat_t); ok {
+		e.dev, e.ino = uint64(sys.Dev), uint64(sys.Ino)
+		e.ctime = sys.Ctim.Nano()
+	}
+	return e
+}
