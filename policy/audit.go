@@ -224,16 +224,22 @@ func (l *AuditLog) append(rec AuditRecord) error {
 func (rec *AuditRecord) bound() {
 	var cuts []AuditTruncation
 	text := func(field string, s *string) {
-		if cut, ok := cutText(*s, maxAuditText); ok {
+		// encoding/json writes a byte that is not UTF-8 as an escaped
+		// U+FFFD, which reads back as the rune and is then written
+		// raw: the line would not match its hash. Write the rune.
+		valid := strings.ToValidUTF8(*s, "\uFFFD")
+		if cut, ok := cutText(valid, maxAuditText); ok {
 			cuts = append(cuts, truncation(field, []byte(*s)))
 			*s = cut
+		} else {
+			*s = valid
 		}
 	}
 	list := func(field string, l *[]string) {
 		var kept []string
 		used, cut := 0, false
 		for _, e := range *l {
-			c, ok := cutText(e, maxAuditText)
+			c, ok := cutText(strings.ToValidUTF8(e, "\uFFFD"), maxAuditText)
 			n := encodedLen(c) + 3 // quotes and comma
 			if used+n > maxAuditList {
 				cut = true
@@ -244,6 +250,8 @@ func (rec *AuditRecord) bound() {
 		if cut {
 			whole, _ := json.Marshal(*l)
 			cuts = append(cuts, truncation(field, whole))
+		}
+		if cut || !slices.Equal(kept, *l) {
 			*l = kept
 		}
 	}

@@ -322,3 +322,88 @@ func (c *countingReader) Read(p []byte) (int, error) {
 	c.n += n
 	return n, err
 }
+
+// FuzzAuditRecordBound: whatever a decision holds (principal, roles,
+// tool, policies, reason, arguments, outcome), the record written fits
+// the bound, verifies, and its chain continues; the records of plain
+// values are kept whole.
+func FuzzAuditRecordBound(f *testing.F) {
+	f.Add("ann", "writer", "write_file", "p", "no", `{"content":"<<<"}`, "ok", 1)
+	f.Add(strings.Repeat("<", 5000), strings.Repeat("\u2028", 2000), "\xff\xfe", "\"\\", strings.Repeat("&", 70000), `{"a":"`+strings.Repeat("<", 70000)+`"}`, "x", 3)
+	f.Fuzz(func(t *testing.T, principal, role, toolName, pol, reason, args, outcome string, n int) {
+		n = max(0, min(n, 500))
+		roles := make([]string, n)
+		for i := range roles {
+			roles[i] = role
+		}
+		var buf bytes.Buffer
+		l := policy.NewAuditLog(&buf)
+		d := policy.Decision{Principal: policy.Principal{ID: principal, Roles: roles}, Tool: toolName, Effect: policy.Deny, Policies: []string{pol}, Reason: reason}
+		if json.Valid([]byte(args)) {
+			d.Args = json.RawMessage(args)
+		}
+		if err := l.Record(d, 0); err != nil {
+			t.Fatal(err)
+		}
+		if err := l.RecordOutcome(d, tool.Result{IsError: true, Kind: tool.ErrorKind(outcome)}, 0); err != nil {
+			t.Fatal(err)
+		}
+		for line := range strings.SplitSeq(strings.TrimSuffix(buf.String(), "\n"), "\n") {
+			if len(line) >= policy.MaxAuditRecord {
+				t.Fatalf("a line of %d bytes", len(line))
+			}
+		}
+		if sum, err := policy.VerifyAudit(bytes.NewReader(buf.Bytes())); err != nil || sum.Records != 2 {
+			t.Fatalf("verify: %+v, %v", sum, err)
+		}
+	})
+}
+
+// TestAuditInvalidUTF8: a record whose texts hold bytes that are not
+// UTF-8 (a principal named on the command line, a tool name a client made
+// up) verifies; before, it was written with escaped U+FFFD that read back
+// as another line, and the log never verified again. Control: the same
+// record with valid text.
+func TestAuditInvalidUTF8(t *testing.T) {
+	for _, bad := range []string{"", "\xff", "\xc3", "\xfe\xff"} { // "": the control
+		var buf bytes.Buffer
+		l := policy.NewAuditLog(&buf)
+		d := policy.Decision{Principal: policy.Principal{ID: "ann" + bad, Roles: []string{"r" + bad}}, Tool: "t" + bad, Effect: policy.Deny, Reason: "no" + bad, Policies: []string{"p" + bad}}
+		if err := l.Record(d, 0); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := policy.VerifyAudit(bytes.NewReader(buf.Bytes())); err != nil {
+			t.Errorf("texts ending in %q: %v", bad, err)
+		}
+		if bad == "" && !strings.Contains(buf.String(), `"principal":"ann","roles":["r"],"tool":"t"`) {
+			t.Errorf("the control's record was changed: %s", buf.String())
+		}
+	}
+}
+
+// FuzzAuditArguments: whatever string argument a call carries, its
+// decision record (arguments kept, WithAuditArguments) verifies and fits
+// the bound, and a cut is stated.
+func FuzzAuditArguments(f *testing.F) {
+	f.Add("plain")
+	f.Add(strings.Repeat("<", 20000))
+	f.Add("\u2028\u00e9\\\"\x00")
+	f.Fuzz(func(t *testing.T, content string) {
+		var buf bytes.Buffer
+		a := newTestAuthorizer(t, policy.WithAudit(policy.NewAuditLog(&buf)), policy.WithAuditArguments())
+		reg, _ := testRegistry(t, a)
+		args, _ := json.Marshal(map[string]string{"path": "docs/a", "content": strings.Repeat(content, 1+(70000/(len(content)+1))%7)})
+		reg.Execute(policy.WithPrincipal(context.Background(), bob), "write_file", args)
+		if _, err := policy.VerifyAudit(bytes.NewReader(buf.Bytes())); err != nil {
+			t.Fatalf("%v:\n%.500s", err, buf.String())
+		}
+		line, _, _ := strings.Cut(buf.String(), "\n")
+		var rec policy.AuditRecord
+		if err := json.Unmarshal([]byte(line), &rec); err != nil || len(line) >= policy.MaxAuditRecord {
+			t.Fatalf("%d bytes: %v", len(line), err)
+		}
+		if (rec.Args == nil) != (len(rec.Truncated) == 1) {
+			t.Fatalf("args %d bytes, truncated %v", len(rec.Args), rec.Truncated)
+		}
+	})
+}

@@ -158,3 +158,24 @@ func TestAuditHeadFileUnwritable(t *testing.T) {
 		t.Errorf("open with a head file in a missing directory: %v", err)
 	}
 }
+
+// FuzzParseAuditHead: a head that parses is a well-formed head, and
+// prints back as what it read.
+func FuzzParseAuditHead(f *testing.F) {
+	f.Add([]byte(`{"records":3,"head":"` + strings.Repeat("ab", 32) + `"}`))
+	f.Add([]byte(strings.Repeat("0", 64)))
+	f.Add([]byte(`{"records":1e2,"head":""}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		h, err := policy.ParseAuditHead(data)
+		if err != nil {
+			return
+		}
+		if len(h.Head) != 64 || strings.Trim(h.Head, "0123456789abcdef") != "" || h.Records < 0 {
+			t.Fatalf("parsed %q as %+v", data, h)
+		}
+		again, _ := json.Marshal(h)
+		if h2, err := policy.ParseAuditHead(again); err != nil || h2 != h {
+			t.Fatalf("%+v does not read back: %+v, %v", h, h2, err)
+		}
+	})
+}
