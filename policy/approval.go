@@ -251,13 +251,15 @@ func (a *Authorizer) Answer(ctx context.Context, id string, approve bool, note s
 // is the one who asked: no one approves their own call unless a policy
 // says so), resource the Tool::"name" of the call, with its
 // annotations, and context { requester: the id of who asked, now, hour }.
-// The call's arguments are not in the context. It is permitted only when
-// a permit whose action scope names that action applies (action ==
-// Action::"approve", or in a list holding it) and no forbid applies,
-// nor any policy fails: a permit written for any action, such as
-// permit (principal, action, resource), lets no one answer, so policies
-// written before approvals existed make no one an approver. An asking
-// permit never permits answering. The anonymous principal never may.
+// The call's arguments are not in the context: a policy that reads
+// context.args fails, which refuses. Only the policies whose action
+// scope names that action decide (action == Action::"approve", or in a
+// list holding it): it is permitted when such a permit applies and no
+// such forbid applies, nor any such policy fails. A policy written for
+// any action, such as permit (principal, action, resource), was written
+// for calls and decides no answer, so policies written before approvals
+// existed make no one an approver. An asking permit never permits
+// answering. The anonymous principal never may.
 func (a *Authorizer) MayAnswer(ctx context.Context, rec ApprovalRecord) error {
 	who := subject(ctx)
 	if !who.ok {
@@ -279,7 +281,15 @@ func (a *Authorizer) MayAnswer(ctx context.Context, rec ApprovalRecord) error {
 			"hour":      cedar.Long(now.UTC().Hour()),
 		}),
 	}
-	dec, diag := cedar.Authorize(c.forTool(rec.Tool), ents, cr)
+	// Only the policies that name the action decide: one written for any
+	// action was written for calls.
+	var rules ruleSet
+	for _, r := range c.forTool(rec.Tool) {
+		if namesAction(r.ast.Action, action) {
+			rules = append(rules, r)
+		}
+	}
+	dec, diag := cedar.Authorize(rules, ents, cr)
 	refuse := func(why string) error {
 		return fmt.Errorf("approval %s: %w: %s", rec.ID, ErrNotApprover, why)
 	}
@@ -297,7 +307,7 @@ func (a *Authorizer) MayAnswer(ctx context.Context, rec ApprovalRecord) error {
 	}
 	if dec == cedar.Allow {
 		for _, reason := range diag.Reasons {
-			if r := c.byID[reason.PolicyID]; r != nil && !r.ask && !r.forbid && namesAction(r.ast.Action, action) {
+			if r := c.byID[reason.PolicyID]; r != nil && !r.ask && !r.forbid {
 				return nil
 			}
 		}

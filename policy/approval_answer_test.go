@@ -163,7 +163,9 @@ func TestMayAnswer(t *testing.T) {
 		{"forbid wins", ask + `permit (principal in Role::"admin", action == Action::"approve", resource);
 			@id("not-kv") @reason("kv needs two people") forbid (principal, action == Action::"approve", resource == Tool::"kv") when { context.requester == "otto" };`, &ann, false, "forbidden by policy not-kv: kv needs two people"},
 		{"a failing policy refuses", ask + `permit (principal in Role::"admin", action == Action::"approve", resource);
-			@id("reads-args") forbid (principal, action, resource) when { context.args.key == "x" };`, &ann, false, "policy reads-args could not be evaluated"},
+			@id("reads-args") forbid (principal, action == Action::"approve", resource) when { context.args.key == "x" };`, &ann, false, "policy reads-args could not be evaluated"},
+		{"a policy for any action does not decide", ask + `permit (principal in Role::"admin", action == Action::"approve", resource);
+			forbid (principal, action, resource) when { context.args.key == "x" };`, &ann, false, ""},
 		{"anonymous", ask + `permit (principal, action == Action::"approve", resource);`, nil, false, "anonymous"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
