@@ -5,9 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
-	"text/tabwriter"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/miniopenclaw/tool/policy"
 )
@@ -127,13 +129,10 @@ func runApprovalsSub(ctx context.Context, e *env, sub string, args []string) int
 			fmt.Fprintln(e.stdout, "no approval requests are waiting")
 			return exitOK
 		}
-		tw := tabwriter.NewWriter(e.stdout, 0, 0, 2, ' ', 0)
-		fmt.Fprintln(tw, "ID\tPRINCIPAL\tTOOL\tEXPIRES\tREASON")
 		for _, r := range recs {
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", r.ID, orAnonymous(r.Principal), r.Tool, r.Expires.UTC().Format(time.RFC3339), visibleText(r.Reason, 200))
-			fmt.Fprintf(tw, "\t%s\t\t\t\n", visibleText(r.Preview, 200))
+			fmt.Fprintf(e.stdout, "%s  %s calls %s, expires %s\n", r.ID, orAnonymous(r.Principal), r.Tool, r.Expires.UTC().Format(time.RFC3339))
+			fmt.Fprintf(e.stdout, "    arguments: %s\n    reason:    %s\n", shownText(r.Preview, 2*policy.MaxApprovalPreview), shownText(r.Reason, 500))
 		}
-		tw.Flush()
 		return exitOK
 	}
 	if fs.NArg() != 1 {
@@ -199,14 +198,14 @@ func printApproval(w io.Writer, r policy.ApprovalRecord) {
 	}
 	field("state", state)
 	if r.Note != "" {
-		field("note", visibleText(r.Note, policy.MaxApprovalNote))
+		field("note", shownText(r.Note, policy.MaxApprovalNote))
 	}
 	field("principal", orAnonymous(r.Principal))
 	field("tool", r.Tool)
-	field("arguments", visibleText(r.Preview, 2*policy.MaxApprovalPreview))
+	field("arguments", shownText(r.Preview, 2*policy.MaxApprovalPreview))
 	field("digest", r.Digest)
 	field("policies", strings.Join(r.Policies, ", "))
-	field("reason", visibleText(r.Reason, 500))
+	field("reason", shownText(r.Reason, 500))
 	field("created", r.Created.UTC().Format(time.RFC3339))
 	field("expires", r.Expires.UTC().Format(time.RFC3339))
 }
@@ -215,4 +214,27 @@ func printApproval(w io.Writer, r policy.ApprovalRecord) {
 // policies of pf, for the person who answers to fill in.
 func (pf *policyFlags) approveCommand(id string) string {
 	return fmt.Sprintf("clawtool approvals approve %s --policy %s --as USER[:ROLE,...]", id, pf.file)
+}
+
+// shownText is s with every character that is not graphic escaped, cut
+// to n bytes: what the person deciding reads cannot rewrite the
+// terminal, and quotes stay as they are.
+func shownText(s string, n int) string {
+	var b strings.Builder
+	for _, r := range s {
+		if unicode.IsGraphic(r) && r != '\\' {
+			b.WriteRune(r)
+			continue
+		}
+		q := strconv.QuoteRune(r)
+		b.WriteString(q[1 : len(q)-1])
+	}
+	out := b.String()
+	if len(out) > n {
+		for n > 0 && !utf8.RuneStart(out[n]) {
+			n--
+		}
+		out = out[:n] + "…"
+	}
+	return out
 }
