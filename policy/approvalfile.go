@@ -27,7 +27,8 @@ const approvalFileVersion = 1
 // store before or after a change, never half of one, and a crash leaves
 // one or the other. Dir is made with mode 0700; one that other users
 // may write is refused. It keeps at most Max records (pending, answered
-// and not yet used, or used and not yet expired), each of at most
+// and not yet used, or used and not yet expired; used ones are dropped
+// first when a new request needs room), each of at most
 // [MaxApprovalRecord] bytes, and only a preview of the arguments (see
 // [ApprovalRecord.Preview]). A store file that cannot be read as one
 // (not JSON, another version, a record without a valid id, two records
@@ -239,10 +240,21 @@ func (s *FileApprovalStore) Put(_ context.Context, rec ApprovalRecord, now time.
 			}
 		}
 		if live >= s.max() {
+			// Used records are kept only to tell who answered them: they
+			// make room before a request is refused.
+			kept := (*recs)[:0]
+			for _, r := range *recs {
+				if r.Used.IsZero() && now.Before(r.Expires) {
+					kept = append(kept, r)
+				}
+			}
+			live, *recs = len(kept), kept
+		}
+		if live >= s.max() {
 			return false, fmt.Errorf("approvals: %w (%d kept in %s)", ErrApprovalStoreFull, s.max(), s.Dir)
 		}
 		*recs = append(*recs, rec)
-		return true, nil
+		return true, nil // also when only used records were dropped
 	})
 	if err != nil {
 		return ApprovalRecord{}, err
@@ -318,7 +330,8 @@ func (s *FileApprovalStore) Answer(_ context.Context, id string, ans ApprovalAns
 }
 
 // Consume implements [ApprovalStore]. A used record stays, marked used,
-// until it expires, so that Get can tell who answered it.
+// until it expires or its room is needed for a new request, so that Get
+// can tell who answered it.
 func (s *FileApprovalStore) Consume(_ context.Context, digest string, now time.Time) (ApprovalRecord, bool, error) {
 	var out ApprovalRecord
 	var found bool

@@ -128,16 +128,35 @@ func TestApprovalStoreBounds(t *testing.T) {
 	if _, err := s.Put(ctx, later, t0.Add(time.Minute)); err != nil {
 		t.Errorf("Put once the others expired = %v", err)
 	}
+	// Used records make room; answered, unused ones do not.
+	if _, err := s.Answer(ctx, id(9), policy.ApprovalAnswer{Approved: true, By: "ann"}, t0.Add(time.Minute)); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok, err := s.Consume(ctx, "d9", t0.Add(time.Minute)); !ok || err != nil {
+		t.Fatal(ok, err)
+	}
+	for i := 11; i < 13; i++ {
+		r := record(id(i), fmt.Sprint("d", i))
+		r.Expires = t0.Add(2 * time.Minute)
+		if _, err := s.Put(ctx, r, t0.Add(time.Minute)); err != nil {
+			t.Fatalf("Put %d with a used record in the store: %v", i, err)
+		}
+	}
+	r := record(id(13), "d13")
+	r.Expires = t0.Add(2 * time.Minute)
+	if _, err := s.Put(ctx, r, t0.Add(time.Minute)); !errors.Is(err, policy.ErrApprovalStoreFull) {
+		t.Errorf("Put into a store full of pending requests = %v", err)
+	}
 	big := record(id(10), "d10")
 	big.Reason = strings.Repeat("x", policy.MaxApprovalRecord)
 	if _, err := s.Put(ctx, big, t0.Add(time.Minute)); !errors.Is(err, policy.ErrApprovalTooLarge) {
 		t.Errorf("Put of a large record = %v, want ErrApprovalTooLarge", err)
 	}
 	long := policy.ApprovalAnswer{By: "ann", Note: strings.Repeat("n", policy.MaxApprovalNote+1)}
-	if _, err := s.Answer(ctx, id(9), long, t0.Add(time.Minute)); !errors.Is(err, policy.ErrApprovalTooLarge) {
+	if _, err := s.Answer(ctx, id(11), long, t0.Add(time.Minute)); !errors.Is(err, policy.ErrApprovalTooLarge) {
 		t.Errorf("Answer with a long note = %v, want ErrApprovalTooLarge", err)
 	}
-	if r, err := s.Get(ctx, id(9), t0.Add(time.Minute)); err != nil || r.State != policy.ApprovalPending {
+	if r, err := s.Get(ctx, id(11), t0.Add(time.Minute)); err != nil || r.State != policy.ApprovalPending {
 		t.Errorf("after the refused answer: %+v, %v; want it still pending", r, err)
 	}
 }
