@@ -318,3 +318,31 @@ func TestDefaultApprovalDir(t *testing.T) {
 		t.Errorf("DefaultApprovalDir = %q, %v", d, err)
 	}
 }
+
+// TestFileApprovalStoreRefusesSharedDir: a directory other users may
+// write, or a store file that is a link, is refused rather than used.
+func TestFileApprovalStoreRefusesSharedDir(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	s := &policy.FileApprovalStore{Dir: dir}
+	if _, err := s.Put(ctx, record(id(1), "d1"), t0); err != nil {
+		t.Fatalf("control: %v", err)
+	}
+	if err := os.Chmod(dir, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Pending(ctx, t0); err == nil || !strings.Contains(err.Error(), "chmod 700") {
+		t.Errorf("a directory others may write: %v", err)
+	}
+	os.Chmod(dir, 0o700)
+	elsewhere := filepath.Join(t.TempDir(), "approvals.json")
+	if err := os.Rename(s.File(), elsewhere); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(elsewhere, s.File()); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Pending(ctx, t0); !errors.Is(err, policy.ErrApprovalStoreCorrupt) {
+		t.Errorf("a store file that is a link: %v", err)
+	}
+}
