@@ -7,15 +7,20 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"sync"
+	"slices"
 	"time"
+
+	"github.com/cedar-policy/cedar-go"
+	"github.com/cedar-policy/cedar-go/x/exp/ast"
+
+	"github.com/miniopenclaw/tool"
 )
 
 // DefaultApprovalTTL is how long an approval request, and a granted
 // approval, stays valid unless [WithApprovalTTL] says otherwise.
 const DefaultApprovalTTL = 10 * time.Minute
 
-// maxApprovals bounds the pending requests and unused grants kept.
+// maxApprovals bounds the records a [MemoryApprovalStore] keeps.
 const maxApprovals = 10000
 
 // An ApprovalRequest asks a person to approve one call. It is bound to
@@ -62,55 +67,34 @@ var (
 	ErrExpiredApproval = errors.New("approval request expired")
 )
 
-type approvals struct {
-	ttl     time.Duration
-	mu      sync.Mutex
-	pending map[string]ApprovalRequest // by ID
-	granted map[string]time.Time       // digest → expiry
-}
-
-func newApprovals() *approvals {
-	return &approvals{ttl: DefaultApprovalTTL, pending: map[string]ApprovalRequest{}, granted: map[string]time.Time{}}
-}
-
-// consume uses up a granted, unexpired approval for digest.
-func (s *approvals) consume(digest string, now time.Time) bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	exp, ok := s.granted[digest]
-	if !ok {
-		return false
-	}
-	delete(s.granted, digest)
-	return now.Before(exp)
-}
-
-func (s *approvals) sweepLocked(now time.Time) {
-	for id, r := range s.pending {
-		if !now.Before(r.Expires) {
-			delete(s.pending, id)
-		}
-	}
-	for d, exp := range s.granted {
-		if !now.Before(exp) {
-			delete(s.granted, d)
-		}
-	}
+// newApprovalID returns a fresh random approval id.
+func newApprovalID() string {
+	var id [12]byte
+	_, _ = rand.Read(id[:])
+	return hex.EncodeToString(id[:])
 }
 
 // ask handles a call the policies say needs an approval. It returns nil
-// when the call may run.
-func (a *Authorizer) ask(ctx context.Context, d *Decision) error {
+// when the call may run: an answer approving exactly this call was kept
+// and is now used up, or the Approver approves it now.
+func (a *Authorizer) ask(ctx context.Context, d *Decision, an tool.Annotations) error {
 	now := a.now()
-	if a.approvals.consume(d.Digest, now) {
-		d.Effect, d.Approved = Allow, true
-		return nil
+	rec, ok, err := a.store.Consume(ctx, d.Digest, now)
+	if err != nil {
+		return a.storeFailed(ctx, d, err)
 	}
-	var id [12]byte
-	_, _ = rand.Read(id[:])
+	if ok {
+		if rec.State == ApprovalApproved {
+			d.Effect, d.Approved = Allow, true
+			return nil
+		}
+		d.Effect = Deny
+		d.Reason = deniedBy(d.Tool, rec)
+		return &DeniedError{Decision: *d, msg: d.Reason, meta: map[string]any{"effect": string(Deny), "approval": rec}}
+	}
 	req := ApprovalRequest{
-		ID: hex.EncodeToString(id[:]), Principal: d.Principal.ID, Tool: d.Tool, Args: d.Args,
-		Digest: d.Digest, Policies: d.Policies, Expires: now.Add(a.approvals.ttl),
+		ID: newApprovalID(), Principal: d.Principal.ID, Tool: d.Tool, Args: d.Args,
+		Digest: d.Digest, Policies: d.Policies, Expires: now.Add(a.approvalTTL),
 	}
 	if a.approver != nil {
 		ok, err := a.approver.Approve(ctx, req)
@@ -122,7 +106,7 @@ func (a *Authorizer) ask(ctx context.Context, d *Decision) error {
 			if a.logger != nil {
 				a.logger.InfoContext(ctx, "no approver could be asked; the call waits for a grant", "tool", d.Tool, "reason", err)
 			}
-			return a.pend(d, req, now)
+			return a.pend(ctx, d, req, an, now)
 		}
 		d.Effect = Deny
 		if err != nil {
@@ -135,58 +119,212 @@ func (a *Authorizer) ask(ctx context.Context, d *Decision) error {
 		}
 		return &DeniedError{Decision: *d, msg: d.Reason, meta: map[string]any{"effect": string(Deny)}}
 	}
-	return a.pend(d, req, now)
+	return a.pend(ctx, d, req, an, now)
 }
 
-// pend keeps req waiting for a grant and returns the refusal that
-// carries it.
-func (a *Authorizer) pend(d *Decision, req ApprovalRequest, now time.Time) error {
-	a.approvals.mu.Lock()
-	a.approvals.sweepLocked(now)
-	full := len(a.approvals.pending) >= maxApprovals
-	if !full {
-		a.approvals.pending[req.ID] = req
+// deniedBy is what the model reads of a call a person denied.
+func deniedBy(name string, rec ApprovalRecord) string {
+	who := rec.AnsweredBy
+	if who == "" {
+		who = "the person asked"
 	}
-	a.approvals.mu.Unlock()
-	if full {
+	msg := fmt.Sprintf("call to tool %q was denied by %s", name, who)
+	if rec.Note != "" {
+		msg += ": " + rec.Note
+	}
+	return msg + "; do not retry it unchanged"
+}
+
+// storeFailed refuses a call whose approval could not be looked up or
+// kept: the store is full, corrupt or unreadable (fail closed).
+func (a *Authorizer) storeFailed(ctx context.Context, d *Decision, err error) error {
+	if a.logger != nil {
+		a.logger.ErrorContext(ctx, "approval store failed", "tool", d.Tool, "error", err)
+	}
+	d.Effect = Deny
+	if errors.Is(err, ErrApprovalStoreFull) {
 		d.Reason = fmt.Sprintf("call to tool %q needs a person's approval, and too many requests are waiting; try again later", d.Tool)
-		return &DeniedError{Decision: *d, msg: d.Reason, meta: map[string]any{"effect": string(Ask)}}
+	} else {
+		d.Reason = fmt.Sprintf("call to tool %q needs a person's approval, and the approval store failed, so the call was refused: %v", d.Tool, err)
 	}
+	return &DeniedError{Decision: *d, msg: d.Reason, meta: map[string]any{"effect": string(Ask)}}
+}
+
+// askingReason returns the first asking policy's @reason, or the
+// generic message.
+func (a *Authorizer) askingReason(d *Decision) string {
+	c := a.set.Load()
+	for _, id := range d.Policies {
+		if r := c.byID[cedar.PolicyID(id)]; r != nil && r.reason != "" {
+			return r.reason
+		}
+	}
+	return d.Reason
+}
+
+// pend keeps req waiting for an answer and returns the refusal that
+// carries it. A request already waiting for the same call is returned
+// instead of a new one.
+func (a *Authorizer) pend(ctx context.Context, d *Decision, req ApprovalRequest, an tool.Annotations, now time.Time) error {
+	rec, err := a.store.Put(ctx, ApprovalRecord{
+		ID: req.ID, State: ApprovalPending, Principal: req.Principal, Tool: req.Tool, Annotations: an,
+		Digest: req.Digest, Preview: preview(req.Args), Args: req.Args, Policies: req.Policies,
+		Reason: a.askingReason(d), Created: now, Expires: req.Expires, TTL: a.approvalTTL,
+	}, now)
+	if err != nil {
+		return a.storeFailed(ctx, d, err)
+	}
+	req.ID, req.Expires = rec.ID, rec.Expires
 	msg := fmt.Sprintf("call to tool %q needs a person's approval; approval request %s was made. Once it is approved, make the same call again with the same arguments; a changed call needs a new approval", d.Tool, req.ID)
 	return &DeniedError{Decision: *d, msg: msg, meta: map[string]any{"effect": string(Ask), "approval_request": req}}
 }
 
 // Pending returns the approval request with the given id if it is
-// waiting and unexpired.
+// waiting and unexpired. From a store that keeps only a preview of the
+// arguments ([FileApprovalStore]), its Args are nil.
 func (a *Authorizer) Pending(id string) (ApprovalRequest, bool) {
-	a.approvals.mu.Lock()
-	defer a.approvals.mu.Unlock()
-	r, ok := a.approvals.pending[id]
-	if !ok || !a.now().Before(r.Expires) {
+	r, err := a.store.Get(context.Background(), id, a.now())
+	if err != nil || r.State != ApprovalPending {
 		return ApprovalRequest{}, false
 	}
-	return r, true
+	return ApprovalRequest{ID: r.ID, Principal: r.Principal, Tool: r.Tool, Args: r.Args, Digest: r.Digest, Policies: r.Policies, Expires: r.Expires}, true
 }
 
-// Grant approves the pending request id: the call it describes, and only
-// that call, may then run once before the approval expires. It returns
-// an error wrapping [ErrUnknownApproval] for an id that is not pending
-// (already granted, say) and [ErrExpiredApproval] for one that expired.
+// Grant approves the pending request id, as the host, without asking the
+// policies who may approve (see [Authorizer.Answer] for that): the call
+// it describes, and only that call, may then run once before the
+// approval expires. It returns an error wrapping [ErrUnknownApproval] for
+// an id that is not pending (already granted, say; that error then also
+// wraps [ErrApprovalAnswered]) and [ErrExpiredApproval] for one that
+// expired.
 func (a *Authorizer) Grant(id string) error {
-	now := a.now()
-	a.approvals.mu.Lock()
-	defer a.approvals.mu.Unlock()
-	r, ok := a.approvals.pending[id]
-	if !ok {
-		return fmt.Errorf("grant %q: %w", id, ErrUnknownApproval)
+	_, err := a.store.Answer(context.Background(), id, ApprovalAnswer{Approved: true, By: "the host"}, a.now())
+	if errors.Is(err, ErrApprovalAnswered) {
+		return fmt.Errorf("grant %q: %w: %w", id, ErrUnknownApproval, err)
 	}
-	delete(a.approvals.pending, id)
-	if !now.Before(r.Expires) {
-		return fmt.Errorf("grant %q: %w", id, ErrExpiredApproval)
+	if err != nil {
+		return fmt.Errorf("grant %q: %w", id, err)
 	}
-	if len(a.approvals.granted) >= maxApprovals {
-		a.approvals.sweepLocked(now)
-	}
-	a.approvals.granted[r.Digest] = now.Add(a.approvals.ttl)
 	return nil
+}
+
+// The actions that decide who may answer an approval request: approve,
+// for a request another principal made, and approveOwn, for one's own.
+var (
+	approveAction    = cedar.NewEntityUID("Action", "approve")
+	approveOwnAction = cedar.NewEntityUID("Action", "approveOwn")
+)
+
+// ErrNotApprover is wrapped by the error of [Authorizer.Answer] when the
+// policies do not let the principal answer the request.
+var ErrNotApprover = errors.New("not permitted to answer this approval request")
+
+// Answer answers the pending approval request id, approving or denying
+// it, as the principal in ctx, when the policies let that principal
+// answer it (see [Authorizer.MayAnswer]). Its answer is kept in the
+// store; the call the request is for then runs once, when approved, or
+// is told who denied it and note, when denied, the next time it is
+// made. The errors are the store's ([ErrUnknownApproval],
+// [ErrExpiredApproval], [ErrApprovalAnswered] when another answer came
+// first) and [ErrNotApprover]'s.
+func (a *Authorizer) Answer(ctx context.Context, id string, approve bool, note string) (ApprovalRecord, error) {
+	now := a.now()
+	rec, err := a.store.Get(ctx, id, now)
+	if err != nil {
+		return rec, err
+	}
+	if rec.State != ApprovalPending {
+		return rec, fmt.Errorf("approval %s: %w (%s by %s)", id, ErrApprovalAnswered, rec.State, rec.AnsweredBy)
+	}
+	if err := a.MayAnswer(ctx, rec); err != nil {
+		return rec, err
+	}
+	who := subject(ctx)
+	return a.store.Answer(ctx, id, ApprovalAnswer{Approved: approve, By: who.p.ID, Note: note}, now)
+}
+
+// MayAnswer returns nil when the policies let the principal in ctx
+// answer rec, and an error wrapping [ErrNotApprover] saying why not.
+//
+// The request is decided by Cedar with principal the answering User,
+// action Action::"approve" (or Action::"approveOwn" when the principal
+// is the one who asked: no one approves their own call unless a policy
+// says so), resource the Tool::"name" of the call, with its
+// annotations, and context { requester: the id of who asked, now, hour }.
+// The call's arguments are not in the context: a policy that reads
+// context.args fails, which refuses. Only the policies whose action
+// scope names that action decide (action == Action::"approve", or in a
+// list holding it): it is permitted when such a permit applies and no
+// such forbid applies, nor any such policy fails. A policy written for
+// any action, such as permit (principal, action, resource), was written
+// for calls and decides no answer, so policies written before approvals
+// existed make no one an approver. An asking permit never permits
+// answering. The anonymous principal never may.
+func (a *Authorizer) MayAnswer(ctx context.Context, rec ApprovalRecord) error {
+	who := subject(ctx)
+	if !who.ok {
+		return fmt.Errorf("approval %s: %w: the anonymous principal answers nothing", rec.ID, ErrNotApprover)
+	}
+	action := approveAction
+	if who.p.ID == rec.Principal {
+		action = approveOwnAction
+	}
+	c := a.set.Load()
+	te := a.toolEntity(rec.Tool, rec.Annotations)
+	ents := &entities{user: who.userEntity(), tool: te.entity, roles: a.roles}
+	now := a.now()
+	cr := cedar.Request{
+		Principal: ents.user.UID, Action: action, Resource: te.entity.UID,
+		Context: cedar.NewRecord(cedar.RecordMap{
+			"requester": cedar.String(rec.Principal),
+			"now":       cedar.NewDatetime(now),
+			"hour":      cedar.Long(now.UTC().Hour()),
+		}),
+	}
+	// Only the policies that name the action decide: one written for any
+	// action was written for calls.
+	var rules ruleSet
+	for _, r := range c.forTool(rec.Tool) {
+		if namesAction(r.ast.Action, action) {
+			rules = append(rules, r)
+		}
+	}
+	dec, diag := cedar.Authorize(rules, ents, cr)
+	refuse := func(why string) error {
+		return fmt.Errorf("approval %s: %w: %s", rec.ID, ErrNotApprover, why)
+	}
+	if len(diag.Errors) > 0 {
+		e := diag.Errors[0]
+		return refuse(fmt.Sprintf("policy %s could not be evaluated: %s", e.PolicyID, e.Message))
+	}
+	if dec == cedar.Deny && len(diag.Reasons) > 0 {
+		r := c.byID[diag.Reasons[0].PolicyID]
+		why := fmt.Sprintf("forbidden by policy %s", diag.Reasons[0].PolicyID)
+		if r != nil && r.reason != "" {
+			why += ": " + r.reason
+		}
+		return refuse(why)
+	}
+	if dec == cedar.Allow {
+		for _, reason := range diag.Reasons {
+			if r := c.byID[reason.PolicyID]; r != nil && !r.ask && !r.forbid {
+				return nil
+			}
+		}
+	}
+	return refuse(fmt.Sprintf("no permit names %s for %s on Tool::%q", action, who.p.ID, rec.Tool))
+}
+
+// namesAction reports whether an action scope names action itself, not
+// only any action.
+func namesAction(scope ast.IsActionScopeNode, action cedar.EntityUID) bool {
+	switch s := scope.(type) {
+	case ast.ScopeTypeEq:
+		return s.Entity == action
+	case ast.ScopeTypeIn:
+		return s.Entity == action
+	case ast.ScopeTypeInSet:
+		return slices.Contains(s.Entities, action)
+	}
+	return false
 }

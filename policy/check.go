@@ -17,8 +17,9 @@ import (
 )
 
 // Schema returns the Cedar schema of calls to t, in Cedar's schema
-// syntax: the User, Role, Anonymous and Tool entity types, and the call
-// action whose context.args is t's arguments as a Cedar record. JSON
+// syntax: the User, Role, Anonymous and Tool entity types, the call
+// action whose context.args is t's arguments as a Cedar record, and the
+// approve and approveOwn actions of [Authorizer.MayAnswer]. JSON
 // Schema types map to Cedar types: string to String, integer and number
 // to Long (what the policies see of a number, see [Authorizer]), boolean
 // to Bool, an array with typed items to a Set, an object with properties
@@ -36,8 +37,16 @@ func Schema(t tool.Tool, principalAttrs string) string {
 	b.WriteString("action call appliesTo { principal: [User, Anonymous], resource: [Tool], context: { args: ")
 	var s jsonSchema
 	_ = json.Unmarshal(t.Parameters(), &s)
-	b.WriteString(cedarRecord(&s, 0))
+	args := cedarRecord(&s, 0)
+	b.WriteString(args)
 	b.WriteString(", now: datetime, hour: Long } };\n")
+	// Who may answer an approval request (see Authorizer.MayAnswer). Its
+	// context has the call's args too, so that a policy for any action
+	// checks as it did before these actions: such a policy never decides
+	// an answer, and one that names them and reads args refuses it.
+	b.WriteString("action approve, approveOwn appliesTo { principal: [User], resource: [Tool], context: { args: ")
+	b.WriteString(args)
+	b.WriteString(", requester: String, now: datetime, hour: Long } };\n")
 	return b.String()
 }
 

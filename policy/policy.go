@@ -103,7 +103,17 @@ func WithApprover(ap Approver) Option {
 // WithApprovalTTL sets how long an approval request, and a granted
 // approval, stays valid. The default is [DefaultApprovalTTL].
 func WithApprovalTTL(d time.Duration) Option {
-	return func(a *Authorizer) { a.approvals.ttl = d }
+	return func(a *Authorizer) { a.approvalTTL = d }
+}
+
+// WithApprovalStore keeps approval requests, and their answers, in s
+// rather than in the process's memory ([NewMemoryApprovalStore], the
+// default): with a [FileApprovalStore], a request survives a restart and
+// is answered from another process ([Authorizer.Answer], clawtool
+// approvals). A store that fails refuses the call that needed it, with
+// the reason in the result (fail closed).
+func WithApprovalStore(s ApprovalStore) Option {
+	return func(a *Authorizer) { a.store = s }
 }
 
 // WithAudit records every decision [Authorizer.Authorize] makes in l.
@@ -231,34 +241,39 @@ func WithClock(now func() time.Time) Option {
 // policies read; the decisions are those of Cedar over the whole policy
 // set.
 type Authorizer struct {
-	set       atomic.Pointer[compiled]
-	roles     map[cedar.EntityUID]cedar.Entity
-	approver  Approver
-	approvals *approvals
-	limits    *rateLimits
-	audit     *AuditLog
-	logger    *slog.Logger
-	now       func() time.Time
-	tools     sync.Map // tool name → *toolEntity
-	paths     map[string]bool
-	auditArgs bool
-	secret    map[string]bool
-	cacheSize int
-	cedarOnly bool // tests and benchmarks: never the fast path
+	set      atomic.Pointer[compiled]
+	roles    map[cedar.EntityUID]cedar.Entity
+	approver Approver
+	store    ApprovalStore
+	// approvalTTL is how long a request, then its answer, holds.
+	approvalTTL time.Duration
+	limits      *rateLimits
+	audit       *AuditLog
+	logger      *slog.Logger
+	now         func() time.Time
+	tools       sync.Map // tool name → *toolEntity
+	paths       map[string]bool
+	auditArgs   bool
+	secret      map[string]bool
+	cacheSize   int
+	cedarOnly   bool // tests and benchmarks: never the fast path
 }
 
 // New returns an Authorizer for the Cedar policies in src; name is the
 // file name used in error positions.
 func New(name string, src []byte, opts ...Option) (*Authorizer, error) {
 	a := &Authorizer{
-		roles:     map[cedar.EntityUID]cedar.Entity{},
-		approvals: newApprovals(),
-		limits:    newRateLimits(),
-		now:       time.Now,
-		cacheSize: DefaultCacheSize,
+		roles:       map[cedar.EntityUID]cedar.Entity{},
+		approvalTTL: DefaultApprovalTTL,
+		limits:      newRateLimits(),
+		now:         time.Now,
+		cacheSize:   DefaultCacheSize,
 	}
 	for _, opt := range opts {
 		opt(a)
+	}
+	if a.store == nil {
+		a.store = NewMemoryApprovalStore()
 	}
 	if err := a.Reload(name, src); err != nil {
 		return nil, err
@@ -744,7 +759,7 @@ func (a *Authorizer) Authorize(ctx context.Context, req tool.AccessRequest) erro
 		err = &DeniedError{Decision: d, msg: d.Reason, meta: meta}
 	case Ask:
 		d.Policies = slices.Clone(d.Policies)
-		err = a.ask(ctx, &d)
+		err = a.ask(ctx, &d, req.Options.Annotations)
 	}
 	if err == nil && a.limits.active() {
 		if wait, limited := a.limits.take(d.Principal.ID, d.Tool, a.now()); limited {

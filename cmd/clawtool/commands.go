@@ -8,10 +8,12 @@ import (
 	"io"
 	"strings"
 	"text/tabwriter"
+	"time"
 	"unicode/utf8"
 
 	"github.com/miniopenclaw/tool"
 	"github.com/miniopenclaw/tool/internal/suggest"
+	"github.com/miniopenclaw/tool/policy"
 )
 
 func runList(ctx context.Context, e *env, args []string) int {
@@ -212,6 +214,10 @@ batch, concurrently and in dependency order, and prints their outcomes.`)
 	defer cleanup()
 	res := r.Execute(ctx, name, input)
 	writeJSON(e.stdout, res)
+	if req, ok := res.Metadata["approval_request"].(policy.ApprovalRequest); ok {
+		fmt.Fprintf(e.stderr, "clawtool call: the call waits for approval request %s. A person the policies let approve it runs:\n  %s\nthen make the same call again, unchanged, before %s.\n",
+			req.ID, rf.policy.approveCommand(req.ID), req.Expires.UTC().Format(time.RFC3339))
+	}
 	if res.IsError {
 		return exitToolError
 	}

@@ -9,6 +9,7 @@
 //	clawtool serve [--http ADDR]          serve the tools over MCP
 //	clawtool chat ["PROMPT"]              talk to a model that calls the tools
 //	clawtool inspect [--addr ADDR]        a web page to try the tools and watch batches
+//	clawtool approvals list|show|approve|deny  answer the calls waiting for a person's approval
 //	clawtool version                      the module and Go versions
 //
 // Flags may come before or after a command's arguments. Run

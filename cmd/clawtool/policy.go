@@ -74,8 +74,15 @@ func (pf *policyFlags) principal() (policy.Principal, bool, error) {
 	return p, true, nil
 }
 
-// authorizer loads --policy; nil when it is not given.
+// authorizer loads --policy; nil when it is not given. Its approval
+// requests are kept in the file store of the user's state directory, so
+// that clawtool approvals, in another process, answers them.
 func (pf *policyFlags) authorizer() (*policy.Authorizer, error) {
+	return pf.authorizerWith()
+}
+
+// authorizerWith is authorizer with more options, applied last.
+func (pf *policyFlags) authorizerWith(extra ...policy.Option) (*policy.Authorizer, error) {
 	if pf.file == "" {
 		if pf.as != "" && pf.forward {
 			_, _, err := pf.principal()
@@ -101,7 +108,7 @@ func (pf *policyFlags) authorizer() (*policy.Authorizer, error) {
 			parents[child] = append(parents[child], parent)
 		}
 	}
-	opts := []policy.Option{policy.WithRoleParents(parents)}
+	opts := []policy.Option{policy.WithRoleParents(parents), policy.WithApprovalStore(approvalStore())}
 	switch {
 	case pf.byClient:
 		var fallback policy.Approver
@@ -129,7 +136,7 @@ func (pf *policyFlags) authorizer() (*policy.Authorizer, error) {
 		}
 		opts = append(opts, policy.WithAudit(l))
 	}
-	return policy.Load(pf.file, opts...)
+	return policy.Load(pf.file, append(opts, extra...)...)
 }
 
 // options returns the registry options --policy asks for.

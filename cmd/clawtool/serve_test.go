@@ -121,7 +121,16 @@ func TestMain(m *testing.M) {
 		}
 		os.Exit(0)
 	}
-	os.Exit(m.Run())
+	// Approval requests go to the state directory: the tests' own, never
+	// the user's. Processes the tests start inherit it.
+	state, err := os.MkdirTemp("", "clawtool-test-state-")
+	if err != nil {
+		panic(err)
+	}
+	os.Setenv("XDG_STATE_HOME", state)
+	code := m.Run()
+	os.RemoveAll(state)
+	os.Exit(code)
 }
 
 // remoteServer returns the --mcp value that starts the test MCP server.

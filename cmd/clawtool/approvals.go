@@ -1,0 +1,240 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"time"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/miniopenclaw/tool/policy"
+)
+
+// approvalsNow is the clock of the approvals command; the tests fix it.
+var approvalsNow = time.Now
+
+// brokenApprovals is the store of a process that has no state directory:
+// every use fails, so a call that needs an approval is refused, saying
+// why (fail closed).
+type brokenApprovals struct{ err error }
+
+func (b brokenApprovals) Put(context.Context, policy.ApprovalRecord, time.Time) (policy.ApprovalRecord, error) {
+	return policy.ApprovalRecord{}, b.err
+}
+func (b brokenApprovals) Get(context.Context, string, time.Time) (policy.ApprovalRecord, error) {
+	return policy.ApprovalRecord{}, b.err
+}
+func (b brokenApprovals) Pending(context.Context, time.Time) ([]policy.ApprovalRecord, error) {
+	return nil, b.err
+}
+func (b brokenApprovals) Answer(context.Context, string, policy.ApprovalAnswer, time.Time) (policy.ApprovalRecord, error) {
+	return policy.ApprovalRecord{}, b.err
+}
+func (b brokenApprovals) Consume(context.Context, string, time.Time) (policy.ApprovalRecord, bool, error) {
+	return policy.ApprovalRecord{}, false, b.err
+}
+
+// approvalStore returns the store every command under --policy keeps its
+// approval requests in: the file store in the user's state directory.
+func approvalStore() policy.ApprovalStore {
+	dir, err := policy.DefaultApprovalDir()
+	if err != nil {
+		return brokenApprovals{err}
+	}
+	return &policy.FileApprovalStore{Dir: dir}
+}
+
+const approvalsUsage = `Usage:
+  clawtool approvals list [--json]
+  clawtool approvals show [--json] ID
+  clawtool approvals approve --policy FILE --as USER[:ROLE,...] [--note TEXT] [--json] ID
+  clawtool approvals deny --policy FILE --as USER[:ROLE,...] [--note TEXT] [--json] ID
+
+Approvals lists the calls waiting for a person's approval (made by clawtool call,
+chat, serve or worker under --policy, on this machine), shows one, and approves or
+denies it. The requests are kept in the user's state directory
+($XDG_STATE_HOME/clawtool/approvals, or ~/.local/state/clawtool/approvals). Who may
+answer is decided by the policies in --policy for the --as principal: a permit for
+the action Action::"approve" on the call's tool, or Action::"approveOwn" for one's
+own call. An approved call runs once, when it is made again unchanged before the
+approval expires; a denied one is told who denied it and the note.`
+
+// runApprovals is "clawtool approvals list|show|approve|deny".
+func runApprovals(ctx context.Context, e *env, args []string) int {
+	if len(args) == 0 {
+		fmt.Fprintln(e.stderr, approvalsUsage)
+		return exitUsage
+	}
+	switch args[0] {
+	case "-h", "-help", "--help", "help":
+		fmt.Fprintln(e.stdout, approvalsUsage)
+		return exitOK
+	case "list", "show", "approve", "deny":
+		return runApprovalsSub(ctx, e, args[0], args[1:])
+	}
+	fmt.Fprintf(e.stderr, "clawtool approvals: unknown subcommand %q\n\n%s\n", args[0], approvalsUsage)
+	return exitUsage
+}
+
+func runApprovalsSub(ctx context.Context, e *env, sub string, args []string) int {
+	synopsis := map[string]string{
+		"list":    "[--json]",
+		"show":    "[--json] ID",
+		"approve": "--policy FILE --as USER[:ROLE,...] [--note TEXT] [--json] ID",
+		"deny":    "--policy FILE --as USER[:ROLE,...] [--note TEXT] [--json] ID",
+	}[sub]
+	about := map[string]string{
+		"list":    "List prints the pending approval requests, oldest first: id, who asked, the tool,\nwhen the request expires and why it was asked, then a preview of the arguments.",
+		"show":    "Show prints one approval request, pending or answered.",
+		"approve": "Approve approves the pending request ID as the --as principal, when the policies\nlet it: the call then runs once, when it is made again unchanged.",
+		"deny":    "Deny denies the pending request ID as the --as principal, when the policies let\nit: the call is then told who denied it, and the note.",
+	}[sub]
+	fs := newFlags(e, "approvals "+sub, synopsis, about)
+	asJSON := fs.Bool("json", false, "print JSON instead of text")
+	answering := sub == "approve" || sub == "deny"
+	var pf policyFlags
+	var note *string
+	if answering {
+		fs.StringVar(&pf.file, "policy", "", "the Cedar policies in `FILE` that say who may answer")
+		fs.StringVar(&pf.as, "as", "", "answer as `USER[:ROLE,...]`")
+		fs.StringVar(&pf.rolesIn, "roles-in", "", "role inheritance as `ROLE:PARENT,...` (admin:editor,editor:viewer)")
+		note = fs.String("note", "", "a note for the caller, such as why a call is denied (`TEXT`)")
+	}
+	if code := parseFlags(fs, args, e.stdout); code >= 0 {
+		return code
+	}
+	store := approvalStore()
+	now := approvalsNow()
+	if sub == "list" {
+		if fs.NArg() > 0 {
+			return usageError(fs, "unexpected argument %q", fs.Arg(0))
+		}
+		recs, err := store.Pending(ctx, now)
+		if err != nil {
+			fmt.Fprintf(e.stderr, "clawtool approvals list: %v\n", err)
+			return exitToolError
+		}
+		if *asJSON {
+			if recs == nil {
+				recs = []policy.ApprovalRecord{}
+			}
+			writeJSON(e.stdout, recs)
+			return exitOK
+		}
+		if len(recs) == 0 {
+			fmt.Fprintln(e.stdout, "no approval requests are waiting")
+			return exitOK
+		}
+		for _, r := range recs {
+			fmt.Fprintf(e.stdout, "%s  %s calls %s, expires %s\n", r.ID, orAnonymous(r.Principal), r.Tool, r.Expires.UTC().Format(time.RFC3339))
+			fmt.Fprintf(e.stdout, "    arguments: %s\n    reason:    %s\n", shownText(r.Preview, 2*policy.MaxApprovalPreview), shownText(r.Reason, 500))
+		}
+		return exitOK
+	}
+	if fs.NArg() != 1 {
+		return usageError(fs, "want one approval ID")
+	}
+	id := fs.Arg(0)
+	if sub == "show" {
+		r, err := store.Get(ctx, id, now)
+		if err != nil {
+			fmt.Fprintf(e.stderr, "clawtool approvals show: %v\n", err)
+			return exitToolError
+		}
+		if *asJSON {
+			writeJSON(e.stdout, r)
+			return exitOK
+		}
+		printApproval(e.stdout, r)
+		return exitOK
+	}
+	if pf.file == "" || pf.as == "" {
+		return usageError(fs, "--policy and --as are required: they say who answers, and whether they may")
+	}
+	p, _, err := pf.principal()
+	if err != nil {
+		return usageError(fs, "%v", err)
+	}
+	a, err := pf.authorizerWith(policy.WithApprovalStore(store), policy.WithClock(approvalsNow))
+	if err != nil {
+		fmt.Fprintf(e.stderr, "clawtool approvals %s: %v\n", sub, err)
+		return exitUsage
+	}
+	r, err := a.Answer(policy.WithPrincipal(ctx, p), id, sub == "approve", *note)
+	if err != nil {
+		fmt.Fprintf(e.stderr, "clawtool approvals %s: %v\n", sub, err)
+		if errors.Is(err, policy.ErrApprovalAnswered) {
+			fmt.Fprintf(e.stderr, "clawtool approvals %s: run clawtool approvals show %s to see the answer\n", sub, r.ID)
+		}
+		return exitToolError
+	}
+	if *asJSON {
+		writeJSON(e.stdout, r)
+		return exitOK
+	}
+	if r.State == policy.ApprovalApproved {
+		fmt.Fprintf(e.stdout, "approved %s: %s's call to %s runs once when it is made again unchanged, before %s\n",
+			r.ID, orAnonymous(r.Principal), r.Tool, r.Expires.UTC().Format(time.RFC3339))
+	} else {
+		fmt.Fprintf(e.stdout, "denied %s: %s's call to %s is told it was denied by %s\n", r.ID, orAnonymous(r.Principal), r.Tool, r.AnsweredBy)
+	}
+	return exitOK
+}
+
+// printApproval prints one record as aligned fields.
+func printApproval(w io.Writer, r policy.ApprovalRecord) {
+	field := func(k, v string) { fmt.Fprintf(w, "%-10s %s\n", k+":", v) }
+	field("id", r.ID)
+	state := string(r.State)
+	if r.State != policy.ApprovalPending {
+		state += " by " + r.AnsweredBy + " at " + r.Answered.UTC().Format(time.RFC3339)
+		if !r.Used.IsZero() {
+			state += ", used at " + r.Used.UTC().Format(time.RFC3339)
+		}
+	}
+	field("state", state)
+	if r.Note != "" {
+		field("note", shownText(r.Note, policy.MaxApprovalNote))
+	}
+	field("principal", orAnonymous(r.Principal))
+	field("tool", r.Tool)
+	field("arguments", shownText(r.Preview, 2*policy.MaxApprovalPreview))
+	field("digest", r.Digest)
+	field("policies", strings.Join(r.Policies, ", "))
+	field("reason", shownText(r.Reason, 500))
+	field("created", r.Created.UTC().Format(time.RFC3339))
+	field("expires", r.Expires.UTC().Format(time.RFC3339))
+}
+
+// approveCommand is the command that approves request id under the
+// policies of pf, for the person who answers to fill in.
+func (pf *policyFlags) approveCommand(id string) string {
+	return fmt.Sprintf("clawtool approvals approve %s --policy %s --as USER[:ROLE,...]", id, pf.file)
+}
+
+// shownText is s with every character that is not graphic escaped, cut
+// to n bytes: what the person deciding reads cannot rewrite the
+// terminal, and quotes stay as they are.
+func shownText(s string, n int) string {
+	var b strings.Builder
+	for _, r := range s {
+		if unicode.IsGraphic(r) && r != '\\' {
+			b.WriteRune(r)
+			continue
+		}
+		q := strconv.QuoteRune(r)
+		b.WriteString(q[1 : len(q)-1])
+	}
+	out := b.String()
+	if len(out) > n {
+		for n > 0 && !utf8.RuneStart(out[n]) {
+			n--
+		}
+		out = out[:n] + "…"
+	}
+	return out
+}

@@ -1,0 +1,335 @@
+package policy
+
+import (
+	"cmp"
+	"context"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+	"time"
+	"unicode/utf8"
+
+	"github.com/miniopenclaw/tool"
+)
+
+// An ApprovalState is where an approval request stands.
+type ApprovalState string
+
+// The states of an approval request. A request is made pending, is
+// answered once (approved or denied), and its answer is used once.
+const (
+	ApprovalPending  ApprovalState = "pending"
+	ApprovalApproved ApprovalState = "approved"
+	ApprovalDenied   ApprovalState = "denied"
+)
+
+// An ApprovalRecord is one approval request as an [ApprovalStore] keeps
+// it: the call it is for, who asked and why, and its answer.
+type ApprovalRecord struct {
+	// ID names the request: 24 lowercase hexadecimal digits.
+	ID    string        `json:"id"`
+	State ApprovalState `json:"state"`
+	// Principal and Tool are who asked to call what; Annotations are the
+	// tool's, which the policies deciding who may approve read.
+	Principal   string           `json:"principal"`
+	Tool        string           `json:"tool"`
+	Annotations tool.Annotations `json:"annotations"`
+	// Digest binds the request to the call (see [Decision.Digest]): the
+	// answer is used by exactly the call with this digest.
+	Digest string `json:"digest"`
+	// Preview is the start of the call's canonical arguments, at most
+	// [MaxApprovalPreview] bytes, cut on a character boundary with "…"
+	// when longer. It is for the person deciding; the digest binds.
+	Preview string `json:"preview"`
+	// Args are the whole canonical arguments. Only the in-memory store
+	// keeps them; a [FileApprovalStore] keeps the preview.
+	Args []byte `json:"-"`
+	// Policies are the ids of the policies that asked, and Reason why
+	// (the first asking policy's @reason, or a generic message).
+	Policies []string `json:"policies"`
+	Reason   string   `json:"reason"`
+	// Created is when the request was made. Expires is when the request,
+	// once answered when the answer, stops being valid: a request is
+	// answered before Expires, and its answer then holds for TTL.
+	Created time.Time     `json:"created"`
+	Expires time.Time     `json:"expires"`
+	TTL     time.Duration `json:"ttl"`
+	// AnsweredBy, Note and Answered say who answered, what they said and
+	// when; Used is when the answer was used (the call ran, or was told
+	// it was denied), zero while it waits.
+	AnsweredBy string    `json:"answered_by,omitempty"`
+	Note       string    `json:"note,omitempty"`
+	Answered   time.Time `json:"answered,omitzero"`
+	Used       time.Time `json:"used,omitzero"`
+}
+
+// An ApprovalAnswer is a person's answer to a request.
+type ApprovalAnswer struct {
+	Approved bool
+	By       string // who answered
+	Note     string // at most [MaxApprovalNote] bytes
+}
+
+// Bounds of what an [ApprovalStore] keeps.
+const (
+	// MaxApprovalPreview bounds [ApprovalRecord.Preview].
+	MaxApprovalPreview = 512
+	// MaxApprovalNote bounds an answer's note.
+	MaxApprovalNote = 1024
+	// MaxApprovalRecord bounds one record as a [FileApprovalStore]
+	// writes it; a larger one is refused with [ErrApprovalTooLarge].
+	MaxApprovalRecord = 4096
+)
+
+// Errors of an [ApprovalStore]. [ErrUnknownApproval] and
+// [ErrExpiredApproval] are also its errors.
+var (
+	ErrApprovalAnswered     = errors.New("approval request already answered")
+	ErrApprovalStoreFull    = errors.New("too many approval requests are waiting")
+	ErrApprovalTooLarge     = errors.New("approval request too large to keep")
+	ErrApprovalStoreCorrupt = errors.New("approval store is corrupt")
+)
+
+// An ApprovalStore keeps approval requests until they are answered and
+// their answers used. Every method takes the time now that decides
+// expiry: a record whose Expires is not after now is gone. Each method
+// is atomic, also between the processes that share a store when the
+// store says so ([FileApprovalStore] does). An error other than the
+// ones each method names means the store cannot be read or written: the
+// caller must then refuse what it was doing (fail closed).
+type ApprovalStore interface {
+	// Put keeps rec as a pending request and returns it. When a pending,
+	// unexpired request for the same Digest is kept, it returns that one
+	// instead and keeps nothing new. It returns an error wrapping
+	// [ErrApprovalStoreFull] when the store holds as many records as it
+	// may, and [ErrApprovalTooLarge] for a record over its bound.
+	Put(ctx context.Context, rec ApprovalRecord, now time.Time) (ApprovalRecord, error)
+	// Get returns the record id. It returns an error wrapping
+	// [ErrUnknownApproval] for an id that is not one of the store's (not
+	// an id at all, never made, or gone) and [ErrExpiredApproval] for one
+	// that expired.
+	Get(ctx context.Context, id string, now time.Time) (ApprovalRecord, error)
+	// Pending returns the pending, unexpired requests, oldest first.
+	Pending(ctx context.Context, now time.Time) ([]ApprovalRecord, error)
+	// Answer answers the pending request id, once: its State becomes
+	// approved or denied, and its Expires now plus its TTL. It returns
+	// the answered record; for a request already answered, an error
+	// wrapping [ErrApprovalAnswered] with the record as it stands, and
+	// Get's errors for an id it cannot answer.
+	Answer(ctx context.Context, id string, ans ApprovalAnswer, now time.Time) (ApprovalRecord, error)
+	// Consume uses the answer for the call with digest, once: it returns
+	// the answered, unused, unexpired record for digest, marked used,
+	// and true; false when there is none.
+	Consume(ctx context.Context, digest string, now time.Time) (ApprovalRecord, bool, error)
+}
+
+// validApprovalID reports whether id has the form of an approval id:
+// 24 lowercase hexadecimal digits.
+func validApprovalID(id string) bool {
+	if len(id) != 24 {
+		return false
+	}
+	for i := 0; i < len(id); i++ {
+		c := id[i]
+		if (c < '0' || c > '9') && (c < 'a' || c > 'f') {
+			return false
+		}
+	}
+	_, err := hex.DecodeString(id)
+	return err == nil
+}
+
+// checkApprovalID returns the error for an id that is not an approval id.
+func checkApprovalID(id string) error {
+	if !validApprovalID(id) {
+		return fmt.Errorf("approval %q: %w (an id is 24 hexadecimal digits)", printable(id), ErrUnknownApproval)
+	}
+	return nil
+}
+
+// printable cuts and quotes-proofs an id for an error message.
+func printable(s string) string {
+	if len(s) > 40 {
+		s = s[:40] + "…"
+	}
+	if !utf8.ValidString(s) {
+		return fmt.Sprintf("%x", s)
+	}
+	return s
+}
+
+// preview returns the start of args, at most MaxApprovalPreview bytes.
+func preview(args []byte) string {
+	if len(args) <= MaxApprovalPreview {
+		return string(args)
+	}
+	cut := MaxApprovalPreview - len("…")
+	for cut > 0 && !utf8.RuneStart(args[cut]) {
+		cut--
+	}
+	return string(args[:cut]) + "…"
+}
+
+// answerRecord applies ans to the pending r, in place.
+func answerRecord(r *ApprovalRecord, ans ApprovalAnswer, now time.Time) error {
+	if len(ans.Note) > MaxApprovalNote {
+		return fmt.Errorf("approval %s: the note is %d bytes, more than %d: %w", r.ID, len(ans.Note), MaxApprovalNote, ErrApprovalTooLarge)
+	}
+	if r.State != ApprovalPending {
+		return fmt.Errorf("approval %s: %w (%s by %s)", r.ID, ErrApprovalAnswered, r.State, r.AnsweredBy)
+	}
+	r.State = ApprovalDenied
+	if ans.Approved {
+		r.State = ApprovalApproved
+	}
+	r.AnsweredBy, r.Note, r.Answered = ans.By, ans.Note, now
+	r.Expires = now.Add(r.TTL)
+	return nil
+}
+
+// MemoryApprovalStore is the [ApprovalStore] an [Authorizer] uses when
+// none is given: it keeps records in memory, for one process, and loses
+// them when the process ends. It keeps at most 10000 records. The zero
+// value is not ready; use [NewMemoryApprovalStore].
+type MemoryApprovalStore struct {
+	mu       sync.Mutex
+	byID     map[string]*ApprovalRecord
+	pending  map[string]string // digest → id of its pending request
+	answered map[string]string // digest → id of its unused answer
+	max      int
+}
+
+// NewMemoryApprovalStore returns an empty in-memory store.
+func NewMemoryApprovalStore() *MemoryApprovalStore {
+	return &MemoryApprovalStore{byID: map[string]*ApprovalRecord{}, pending: map[string]string{}, answered: map[string]string{}, max: maxApprovals}
+}
+
+func (s *MemoryApprovalStore) sweepLocked(now time.Time) {
+	for id, r := range s.byID {
+		if !now.Before(r.Expires) || !r.Used.IsZero() {
+			s.removeLocked(id, r)
+		}
+	}
+}
+
+func (s *MemoryApprovalStore) removeLocked(id string, r *ApprovalRecord) {
+	delete(s.byID, id)
+	if s.pending[r.Digest] == id {
+		delete(s.pending, r.Digest)
+	}
+	if s.answered[r.Digest] == id {
+		delete(s.answered, r.Digest)
+	}
+}
+
+// Put implements [ApprovalStore].
+func (s *MemoryApprovalStore) Put(_ context.Context, rec ApprovalRecord, now time.Time) (ApprovalRecord, error) {
+	if err := checkApprovalID(rec.ID); err != nil {
+		return ApprovalRecord{}, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if id, ok := s.pending[rec.Digest]; ok {
+		if r := s.byID[id]; now.Before(r.Expires) {
+			return *r, nil
+		}
+	}
+	if len(s.byID) >= s.max {
+		s.sweepLocked(now)
+		if len(s.byID) >= s.max {
+			return ApprovalRecord{}, fmt.Errorf("%w (%d kept)", ErrApprovalStoreFull, s.max)
+		}
+	}
+	rec.State = ApprovalPending
+	r := rec
+	s.byID[rec.ID] = &r
+	s.pending[rec.Digest] = rec.ID
+	return rec, nil
+}
+
+func (s *MemoryApprovalStore) getLocked(id string, now time.Time) (*ApprovalRecord, error) {
+	if err := checkApprovalID(id); err != nil {
+		return nil, err
+	}
+	r, ok := s.byID[id]
+	if !ok {
+		return nil, fmt.Errorf("approval %s: %w", id, ErrUnknownApproval)
+	}
+	if !now.Before(r.Expires) {
+		s.removeLocked(id, r)
+		return r, fmt.Errorf("approval %s: %w", id, ErrExpiredApproval)
+	}
+	return r, nil
+}
+
+// Get implements [ApprovalStore].
+func (s *MemoryApprovalStore) Get(_ context.Context, id string, now time.Time) (ApprovalRecord, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	r, err := s.getLocked(id, now)
+	if r == nil {
+		return ApprovalRecord{}, err
+	}
+	return *r, err
+}
+
+// Pending implements [ApprovalStore].
+func (s *MemoryApprovalStore) Pending(_ context.Context, now time.Time) ([]ApprovalRecord, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []ApprovalRecord
+	for _, id := range s.pending {
+		if r := s.byID[id]; now.Before(r.Expires) {
+			out = append(out, *r)
+		}
+	}
+	sortRecords(out)
+	return out, nil
+}
+
+// Answer implements [ApprovalStore].
+func (s *MemoryApprovalStore) Answer(_ context.Context, id string, ans ApprovalAnswer, now time.Time) (ApprovalRecord, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	r, err := s.getLocked(id, now)
+	if err != nil {
+		if r == nil {
+			return ApprovalRecord{}, err
+		}
+		return *r, err
+	}
+	if err := answerRecord(r, ans, now); err != nil {
+		return *r, err
+	}
+	delete(s.pending, r.Digest)
+	s.answered[r.Digest] = id
+	return *r, nil
+}
+
+// Consume implements [ApprovalStore].
+func (s *MemoryApprovalStore) Consume(_ context.Context, digest string, now time.Time) (ApprovalRecord, bool, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	id, ok := s.answered[digest]
+	if !ok {
+		return ApprovalRecord{}, false, nil
+	}
+	r := s.byID[id]
+	s.removeLocked(id, r)
+	if !now.Before(r.Expires) {
+		return ApprovalRecord{}, false, nil
+	}
+	r.Used = now
+	return *r, true, nil
+}
+
+func sortRecords(rs []ApprovalRecord) {
+	slices.SortFunc(rs, func(a, b ApprovalRecord) int {
+		if c := a.Created.Compare(b.Created); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.ID, b.ID)
+	})
+}
