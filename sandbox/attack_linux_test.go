@@ -411,3 +411,31 @@ func init() {
 		return "replaced " + dir, nil
 	}
 }
+
+func init() {
+	// setuid copies the executable a[0] to a[1] and makes it setuid (and
+	// setgid): a file the host would run as its owner.
+	attacks["setuid"] = func(a []string) (string, error) {
+		b, err := os.ReadFile(a[0])
+		if err != nil {
+			return "", err
+		}
+		if err := os.WriteFile(a[1], b, 0o755); err != nil {
+			return "", err
+		}
+		return "made " + a[1] + " setuid", os.Chmod(a[1], os.ModeSetuid|os.ModeSetgid|0o755)
+	}
+	// createsuid creates a[0] setuid from the start (open with O_CREAT).
+	attacks["createsuid"] = func(a []string) (string, error) {
+		fd, err := unix.Open(a[0], unix.O_CREAT|unix.O_WRONLY|unix.O_CLOEXEC, 0o4755)
+		if err != nil {
+			return "", err
+		}
+		unix.Close(fd)
+		var st unix.Stat_t
+		if err := unix.Stat(a[0], &st); err != nil || st.Mode&unix.S_ISUID == 0 {
+			return "", fmt.Errorf("created without the setuid bit: %w", errAttack)
+		}
+		return "created " + a[0] + " setuid", nil
+	}
+}

@@ -183,8 +183,16 @@ func (l Limits) withDefaults() Limits {
 // network, [DefaultEnv] and default [Limits].
 type Policy struct {
 	// Workspace is a host directory the run may read and write, and its
-	// working directory. It must be absolute. The sandbox user (see UID)
-	// must be able to reach and write it.
+	// working directory. It must be absolute. When the caller is root the
+	// workspace belongs to its owner: the run gets an idmapped mount of it
+	// mapping the directory's owner (uid and gid) onto the sandbox user
+	// (see UID), so the owner's files are the command's to change as
+	// their modes allow and what the command makes belongs to the owner on
+	// the host; other users' ids are not mapped. The supervisor opens it,
+	// so the sandbox user need not be able to reach it. On a file system
+	// that cannot be idmapped, and for a caller that is not root, the
+	// command is the sandbox user (the caller) to every file, and a
+	// caller that is not root must be able to reach the workspace.
 	Workspace string
 	// ReadOnly are further absolute host paths the run may read and
 	// execute, besides [SystemReadOnly].

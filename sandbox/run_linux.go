@@ -59,6 +59,17 @@ func runSandbox(ctx context.Context, p Policy, argv []string, stdin io.Reader, u
 		// rlimits would only fire first and hide which limit was hit.
 		cfg.Data, cfg.NProc = 0, 0
 	}
+	// As root, the supervisor opens the workspace itself and hands it to
+	// the helper: mapped onto the sandbox user when another user owns it,
+	// and reachable below directories the sandbox user cannot search.
+	tree := -1
+	if cfg.Workspace != "" && cfg.Has(helper.MountNS) && os.Geteuid() == 0 {
+		if tree, err = workspaceTree(cfg.Workspace, sandboxUID(p.UID)); err != nil {
+			return nil, err
+		}
+		defer unix.Close(tree)
+		cfg.WorkspaceTree = true
+	}
 	raw := cfg.Encode()
 	if len(raw) > helper.MaxConfig {
 		return nil, errors.New("sandbox: the command, environment and paths are too large")
@@ -93,7 +104,7 @@ func runSandbox(ctx context.Context, p Policy, argv []string, stdin io.Reader, u
 	// configuration fits the pipe (so that sending it cannot block).
 	var setupStart []byte
 	if useSpares && stdinFile == nil && len(raw) <= pipeCapacity {
-		h, setupStart = claimSpare(ctx, sh, lf, raw, limits.Processes)
+		h, setupStart = claimSpare(ctx, sh, lf, raw, tree, limits.Processes)
 		defer spares.refill(sh)
 	}
 	spare := h != nil
@@ -103,7 +114,7 @@ func runSandbox(ctx context.Context, p Policy, argv []string, stdin io.Reader, u
 		if h, err = startHelper(sh, stdinFile); err != nil {
 			return nil, fmt.Errorf("sandbox: start helper: %w", err)
 		}
-		if setupStart, err = handOver(ctx, h, lf, raw, limits.Processes); err != nil {
+		if setupStart, err = handOver(ctx, h, lf, raw, tree, limits.Processes); err != nil {
 			h.discard()
 			if ctx.Err() != nil {
 				return nil, fmt.Errorf("sandbox: %w before the command started", ctx.Err())

@@ -64,7 +64,12 @@ const Ack = 0x06
 const (
 	ConfigFD = 3 // read end of a pipe carrying the encoded Config
 	ErrorFD  = 4 // write end of a pipe for Ready, Ack, then a setup error or an Exit record; closed by exec
-	TraceFD  = 5 // write end of a pipe for stage timestamps (Config.Trace only)
+	// MountFD is the helper's end of a unix socket over which the
+	// supervisor passes the workspace as a detached mount tree
+	// (Config.WorkspaceTree), before the configuration; absent (closed)
+	// for a helper that builds no root.
+	MountFD = 5
+	TraceFD = 6 // write end of a pipe for stage timestamps (Config.Trace only)
 )
 
 // MaxConfig bounds the encoded configuration the helper reads.
@@ -178,6 +183,13 @@ type Config struct {
 	// Workspace is bound read-write and is the working directory; empty
 	// means none (the working directory is /tmp).
 	Workspace string
+	// WorkspaceTree says that the supervisor opened the workspace itself
+	// and passed it on MountFD as a detached mount (open_tree), with its
+	// attributes set (nosuid, nodev, and an idmapping of the workspace's
+	// owner onto the sandbox user when they differ): the helper attaches
+	// it instead of looking Workspace up as the sandbox user, so a
+	// workspace below a directory that user cannot search works too.
+	WorkspaceTree bool
 	// ReadOnly are bound read-only; Protected (relative to Workspace) are
 	// re-bound read-only over the workspace; HideDirs get an empty tmpfs,
 	// as AlwaysHidden do in every sandbox.
@@ -213,7 +225,7 @@ var (
 // Has reports whether c asks for the layer bit l.
 func (c *Config) Has(l uint64) bool { return c.Layers&l != 0 }
 
-const configVersion = 1
+const configVersion = 2
 
 // Encode returns c in the form Decode reads.
 func (c *Config) Encode() []byte {
@@ -233,6 +245,7 @@ func (c *Config) Encode() []byte {
 		e.num(v)
 	}
 	e.flag(c.Trace)
+	e.flag(c.WorkspaceTree)
 	return e.b
 }
 
@@ -258,6 +271,7 @@ func Decode(b []byte) (*Config, bool) {
 		*v = d.num()
 	}
 	c.Trace = d.num() == 1
+	c.WorkspaceTree = d.num() == 1
 	if d.bad || len(d.b) != 0 {
 		return nil, false
 	}

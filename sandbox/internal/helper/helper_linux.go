@@ -9,6 +9,15 @@ func init() {
 	switch mode, _ := syscall.Getenv(Env); mode {
 	case "":
 		return
+	case "hold":
+		// Holds its namespaces (the supervisor opens them) until its
+		// standard input ends.
+		var b [1]byte
+		for {
+			if n, err := read(0, b[:]); n == 0 && err != syscall.EINTR {
+				syscall.Exit(0)
+			}
+		}
 	case "probe":
 		if _, err := childProc(""); err != nil {
 			syscall.Exit(ExitProbeNoFork)
@@ -98,8 +107,19 @@ func run() error {
 		}
 		c.NProc += n
 	}
+	tree := -1
+	if c.WorkspaceTree {
+		if root == nil || c.Workspace == "" {
+			return textError("a workspace tree without a root to attach it to")
+		}
+		var err error
+		if tree, err = recvFD(MountFD); err != nil {
+			return fail("receive the workspace", err)
+		}
+	}
+	closeFD(MountFD)
 	if root != nil {
-		if err := finishRoot(c, root); err != nil {
+		if err := finishRoot(c, root, tree); err != nil {
 			return err
 		}
 	}
