@@ -82,7 +82,6 @@ var attacks = map[string]func(args []string) (string, error){
 		if err != nil {
 			return "", err
 		}
-		defer os.RemoveAll(dir)
 		for i := range n {
 			f, err := os.Create(fmt.Sprintf("%s/f%d", dir, i))
 			if err != nil {
@@ -437,5 +436,33 @@ func init() {
 			return "", fmt.Errorf("created without the setuid bit: %w", errAttack)
 		}
 		return "created " + a[0] + " setuid", nil
+	}
+}
+
+func init() {
+	// fallocate allocates a[1] files of a[2] bytes each in a new directory
+	// below a[0], and removes them again: disk (or memory) taken in a few
+	// system calls, each file under the file size limit. Files are left
+	// in place when an allocation fails, as a run that fills a disk would.
+	attacks["fallocate"] = func(a []string) (string, error) {
+		n, _ := strconv.Atoi(a[1])
+		size, _ := strconv.ParseInt(a[2], 10, 64)
+		dir, err := os.MkdirTemp(a[0], "fallocate-")
+		if err != nil {
+			return "", err
+		}
+		for i := range n {
+			f, err := os.Create(fmt.Sprintf("%s/f%d", dir, i))
+			if err != nil {
+				return "", err
+			}
+			err = unix.Fallocate(int(f.Fd()), 0, 0, size)
+			f.Close()
+			if err != nil {
+				return "", fmt.Errorf("after %d files: %w", i, err)
+			}
+		}
+		os.RemoveAll(dir)
+		return fmt.Sprintf("allocated %d × %d bytes", n, size), nil
 	}
 }

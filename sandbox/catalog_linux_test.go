@@ -380,6 +380,10 @@ func catalog() []catalogRow {
 			t.Cleanup(func() { os.Remove(p) })
 			return []string{"writesize", p, strconv.Itoa(3 << 20)}, exists(p)
 		}, want: []string{"no space left"}, container: inContainer},
+		{id: "A48", name: "16 × fallocate into /tmp past the write budget", policy: func(p *Policy) { p.Limits.WriteBytes = 8 << 20 },
+			setup: fixed("fallocate", "/tmp", "16", strconv.Itoa(1<<20)), outcome: WriteLimit},
+		{id: "A48", name: "fallocate into /tmp under the write budget stays allowed", allowed: true, policy: func(p *Policy) { p.Limits.WriteBytes = 8 << 20 },
+			setup: fixed("fallocate", "/tmp", "4", strconv.Itoa(1<<20))},
 		{id: "A18", name: "exhaust the private /tmp's inodes", policy: func(p *Policy) { p.Limits.Tmp = 1 << 20 }, setup: func(t *testing.T, f *fixture) ([]string, func() bool) {
 			return []string{"manyfiles", "3000"}, nil
 		}, want: []string{"no space left"}, container: inContainer},

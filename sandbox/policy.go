@@ -129,6 +129,14 @@ type Limits struct {
 	OpenFiles int
 	// Tmp is the size of the private /tmp. Default 64 MiB.
 	Tmp int64
+	// WriteBytes is the run's total write budget, enforced by the kernel
+	// while the run writes: today it bounds the private /tmp (its tmpfs
+	// is the smaller of Tmp and WriteBytes; a write past it fails with
+	// ENOSPC, and a run that then fails ends with [WriteLimit]). It does
+	// NOT yet bound what the run writes to the workspace: there only
+	// FileSize bounds each file, and a run may write any number of them
+	// (see docs/sandbox.md). Default 256 MiB.
+	WriteBytes int64
 	// Output is the number of bytes of stdout and stderr together the run
 	// may write; the run is killed when it writes more and its outcome is
 	// [OutputLimit]. Default 1 MiB.
@@ -147,6 +155,7 @@ const (
 	DefaultFileSize  = 64 << 20
 	DefaultOpenFiles = 256
 	DefaultTmp       = 64 << 20
+	DefaultWrite     = 256 << 20
 	DefaultOutput    = 1 << 20
 	DefaultWaitDelay = 2 * time.Second
 )
@@ -160,6 +169,7 @@ func (l Limits) withDefaults() Limits {
 	def(&l.Memory, DefaultMemory)
 	def(&l.FileSize, DefaultFileSize)
 	def(&l.Tmp, DefaultTmp)
+	def(&l.WriteBytes, DefaultWrite)
 	if l.CPU <= 0 {
 		l.CPU = DefaultCPU
 	}

@@ -134,14 +134,18 @@ const (
 const Exited = 0x07
 
 // ExitSize is the length of an encoded exit record.
-const ExitSize = 1 + 4 + 8 + 8
+const ExitSize = 1 + 4 + 8 + 8 + 8 + 8 + 8
 
 // Exit is how the command of a helper in fork mode ended: its wait status
 // and the CPU time of the command and its descendants, as the helper's
-// wait4 returned them.
+// wait4 returned them, and what was left of the private /tmp when it had
+// ended (statfs: bytes free and in all, inodes free).
 type Exit struct {
 	Status    uint32 // the wait status (syscall.WaitStatus)
 	User, Sys uint64 // CPU time in nanoseconds
+	// TmpFree and TmpSize are the private /tmp's free and total bytes,
+	// TmpInodes its free inodes; all zero when statfs failed.
+	TmpFree, TmpSize, TmpInodes uint64
 }
 
 // Encode returns e as ExitSize bytes: Exited, then the fields in little
@@ -150,7 +154,10 @@ func (e Exit) Encode() []byte {
 	b := append(make([]byte, 0, ExitSize), Exited)
 	b = appendLE(b, uint64(e.Status), 4)
 	b = appendLE(b, e.User, 8)
-	return appendLE(b, e.Sys, 8)
+	b = appendLE(b, e.Sys, 8)
+	b = appendLE(b, e.TmpFree, 8)
+	b = appendLE(b, e.TmpSize, 8)
+	return appendLE(b, e.TmpInodes, 8)
 }
 
 // appendLE appends the n low bytes of v to b, little endian.
@@ -174,7 +181,8 @@ func DecodeExit(b []byte) (Exit, bool) {
 		}
 		return v
 	}
-	return Exit{Status: uint32(num(b[1:5])), User: num(b[5:13]), Sys: num(b[13:21])}, true
+	return Exit{Status: uint32(num(b[1:5])), User: num(b[5:13]), Sys: num(b[13:21]),
+		TmpFree: num(b[21:29]), TmpSize: num(b[29:37]), TmpInodes: num(b[37:45])}, true
 }
 
 // Config is what the supervisor tells the helper to build.

@@ -242,7 +242,15 @@ func forkCommand(path string, c *Config) error {
 		writeTime(TraceFD, monotonic())
 		closeFD(TraceFD) // before the record, so the trace ends with the run
 	}
-	write(ErrorFD, Exit{Status: uint32(status), User: uint64(ru.Utime.Nano()), Sys: uint64(ru.Stime.Nano())}.Encode())
+	e := Exit{Status: uint32(status), User: uint64(ru.Utime.Nano()), Sys: uint64(ru.Stime.Nano())}
+	// What the run left of its write budget in /tmp, for the outcome.
+	// (Not raw: the command has ended, a thread the runtime might start
+	// now is counted by no limit that matters any more.)
+	var fs syscall.Statfs_t
+	if syscall.Statfs("/tmp", &fs) == nil {
+		e.TmpFree, e.TmpSize, e.TmpInodes = uint64(fs.Bavail)*uint64(fs.Bsize), uint64(fs.Blocks)*uint64(fs.Bsize), uint64(fs.Ffree)
+	}
+	write(ErrorFD, e.Encode())
 	syscall.Exit(0)
 	return nil
 }

@@ -207,7 +207,7 @@ func recvFD(fd int) (int, error) {
 	msg.Control = &oob[0]
 	msg.SetControllen(len(oob))
 	for {
-		n, err := sys(syscall.SYS_RECVMSG, uintptr(fd), uintptr(unsafe.Pointer(&msg)), syscall.MSG_CMSG_CLOEXEC)
+		n, err := sys(sysRecvmsg, uintptr(fd), uintptr(unsafe.Pointer(&msg)), syscall.MSG_CMSG_CLOEXEC)
 		if err == syscall.EINTR {
 			continue
 		}
