@@ -82,7 +82,6 @@ var attacks = map[string]func(args []string) (string, error){
 		if err != nil {
 			return "", err
 		}
-		defer os.RemoveAll(dir)
 		for i := range n {
 			f, err := os.Create(fmt.Sprintf("%s/f%d", dir, i))
 			if err != nil {
@@ -409,5 +408,61 @@ func init() {
 			}
 		}
 		return "replaced " + dir, nil
+	}
+}
+
+func init() {
+	// setuid copies the executable a[0] to a[1] and makes it setuid (and
+	// setgid): a file the host would run as its owner.
+	attacks["setuid"] = func(a []string) (string, error) {
+		b, err := os.ReadFile(a[0])
+		if err != nil {
+			return "", err
+		}
+		if err := os.WriteFile(a[1], b, 0o755); err != nil {
+			return "", err
+		}
+		return "made " + a[1] + " setuid", os.Chmod(a[1], os.ModeSetuid|os.ModeSetgid|0o755)
+	}
+	// createsuid creates a[0] setuid from the start (open with O_CREAT).
+	attacks["createsuid"] = func(a []string) (string, error) {
+		fd, err := unix.Open(a[0], unix.O_CREAT|unix.O_WRONLY|unix.O_CLOEXEC, 0o4755)
+		if err != nil {
+			return "", err
+		}
+		unix.Close(fd)
+		var st unix.Stat_t
+		if err := unix.Stat(a[0], &st); err != nil || st.Mode&unix.S_ISUID == 0 {
+			return "", fmt.Errorf("created without the setuid bit: %w", errAttack)
+		}
+		return "created " + a[0] + " setuid", nil
+	}
+}
+
+func init() {
+	// fallocate allocates a[1] files of a[2] bytes each in a new directory
+	// below a[0], and removes them again: disk (or memory) taken in a few
+	// system calls, each file under the file size limit. Files are left
+	// in place when an allocation fails, as a run that fills a disk would.
+	attacks["fallocate"] = func(a []string) (string, error) {
+		n, _ := strconv.Atoi(a[1])
+		size, _ := strconv.ParseInt(a[2], 10, 64)
+		dir, err := os.MkdirTemp(a[0], "fallocate-")
+		if err != nil {
+			return "", err
+		}
+		for i := range n {
+			f, err := os.Create(fmt.Sprintf("%s/f%d", dir, i))
+			if err != nil {
+				return "", err
+			}
+			err = unix.Fallocate(int(f.Fd()), 0, 0, size)
+			f.Close()
+			if err != nil {
+				return "", fmt.Errorf("after %d files: %w", i, err)
+			}
+		}
+		os.RemoveAll(dir)
+		return fmt.Sprintf("allocated %d × %d bytes", n, size), nil
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"slices"
 	"syscall"
 	"testing"
@@ -302,4 +303,71 @@ func BenchmarkCgroupLeaf(b *testing.B) {
 	}
 	b.ReportMetric(percentile(ds, 0.5), "p50-ms")
 	b.ReportMetric(percentile(ds, 0.9), "p90-ms")
+}
+
+// BenchmarkSpawnWorkspace measures what the supervisor's opening of the
+// workspace costs a run (open_tree, the idmapping, the descriptor passed
+// to the helper), interleaved in one loop so that all three see the same
+// load, each run from a spare without a cgroup: helper-* is the helper
+// looking the workspace up itself (as before; the workspace belongs to
+// the sandbox user), tree-* the supervisor's copy of that workspace (no
+// idmapping needed), idmap-* the supervisor's idmapped copy of a
+// workspace root owns. Every workspace holds .git (hooks, config) and
+// .claude (commands, agents), so each run also binds their parents onto
+// themselves.
+func BenchmarkSpawnWorkspace(b *testing.B) {
+	requireSandbox(b)
+	ctx := context.Background()
+	// Reachable by the sandbox user, for the helper's own lookup.
+	base, err := os.MkdirTemp("", "clawtool-bench-")
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer os.RemoveAll(base)
+	os.Chmod(base, 0o755)
+	mk := func(name string, uid int) string {
+		ws := base + "/" + name
+		for _, d := range []string{".git/hooks", ".git/objects", ".claude/commands", ".claude/agents"} {
+			if err := os.MkdirAll(ws+"/"+d, 0o755); err != nil {
+				b.Fatal(err)
+			}
+		}
+		if err := os.WriteFile(ws+"/.git/config", []byte("[core]\n"), 0o644); err != nil {
+			b.Fatal(err)
+		}
+		filepathWalkChown(ws, uid)
+		return ws
+	}
+	sandboxWS, rootWS := mk("nobody", DefaultUID), mk("root", 0)
+	defer func() { workspaceInHelper = false }()
+	var helperT, treeT, idmapT []time.Duration
+	run := func(ws string, inHelper bool, into *[]time.Duration) {
+		workspaceInHelper = inHelper
+		start := time.Now()
+		r, err := Run(ctx, Policy{Workspace: ws, Without: []Layer{LayerCgroup}}, "/bin/true")
+		if err != nil || !r.OK() {
+			b.Fatalf("%s (helper lookup %v): %v %+v", ws, inHelper, err, r)
+		}
+		*into = append(*into, time.Since(start))
+		settle(b)
+	}
+	for b.Loop() {
+		run(sandboxWS, true, &helperT)
+		run(sandboxWS, false, &treeT)
+		run(rootWS, false, &idmapT)
+	}
+	ReleaseSpares()
+	for _, m := range []struct {
+		name string
+		ds   []time.Duration
+	}{{"helper", helperT}, {"tree", treeT}, {"idmap", idmapT}} {
+		b.ReportMetric(percentile(m.ds, 0.5), m.name+"-p50-ms")
+		b.ReportMetric(percentile(m.ds, 0.9), m.name+"-p90-ms")
+	}
+	b.ReportMetric(percentile(treeT, 0.5)/percentile(helperT, 0.5), "tree-p50-ratio")
+	b.ReportMetric(percentile(idmapT, 0.5)/percentile(helperT, 0.5), "idmap-p50-ratio")
+}
+
+func filepathWalkChown(dir string, uid int) {
+	filepath.Walk(dir, func(p string, _ os.FileInfo, _ error) error { return os.Lchown(p, uid, uid) })
 }

@@ -345,6 +345,29 @@ func catalog() []catalogRow {
 			p := filepath.Join(f.ws, ".git", "modules", "lib", "sub", "config")
 			return []string{"append", p}, fileHas(p, "pwned")
 		}, want: []string{"read-only file system"}},
+		{id: "A47", name: "plant a setuid-root binary in a workspace root owns (idmapped to the caller)", setup: func(t *testing.T, f *fixture) ([]string, func() bool) {
+			ws := rootOwnedWorkspace(t, f)
+			p := filepath.Join(ws, unique("suid"))
+			return []string{"setuid", f.attacker, p}, setIDRoot(p)
+		}, policy: func(p *Policy) { p.Workspace = rootWorkspace(p) }, want: wantEPERM},
+		{id: "A47", name: "create a setuid-root file in a workspace root owns", setup: func(t *testing.T, f *fixture) ([]string, func() bool) {
+			ws := rootOwnedWorkspace(t, f)
+			p := filepath.Join(ws, unique("suid"))
+			return []string{"createsuid", p}, setIDRoot(p)
+		}, policy: func(p *Policy) { p.Workspace = rootWorkspace(p) }, want: wantEPERM},
+		{id: "A47", name: "write a file of the caller's in a workspace root owns stays allowed", allowed: true, hostEffect: true, setup: func(t *testing.T, f *fixture) ([]string, func() bool) {
+			ws := rootOwnedWorkspace(t, f)
+			p := filepath.Join(ws, unique("mine"))
+			must(t, os.WriteFile(p, []byte("original\n"), 0o644))
+			return []string{"append", p}, fileHas(p, "pwned")
+		}, policy: func(p *Policy) { p.Workspace = rootWorkspace(p) }},
+		{id: "A47", name: "read another user's 0600 file in a workspace root owns", setup: func(t *testing.T, f *fixture) ([]string, func() bool) {
+			ws := rootOwnedWorkspace(t, f)
+			p := filepath.Join(ws, unique("theirs"))
+			must(t, os.WriteFile(p, []byte("secret"), 0o600))
+			must(t, os.Chown(p, 1000, 1000))
+			return []string{"read", p}, nil
+		}, policy: func(p *Policy) { p.Workspace = rootWorkspace(p) }, want: []string{"permission denied"}},
 		{id: "A17", name: "fill the disk past the file size limit", policy: func(p *Policy) { p.Limits.FileSize = 1 << 20 }, setup: func(t *testing.T, f *fixture) ([]string, func() bool) {
 			p := filepath.Join(f.ws, unique("big"))
 			return []string{"writesize", p, strconv.Itoa(3 << 20)}, func() bool {
@@ -357,6 +380,10 @@ func catalog() []catalogRow {
 			t.Cleanup(func() { os.Remove(p) })
 			return []string{"writesize", p, strconv.Itoa(3 << 20)}, exists(p)
 		}, want: []string{"no space left"}, container: inContainer},
+		{id: "A48", name: "16 × fallocate into /tmp past the write budget", policy: func(p *Policy) { p.Limits.WriteBytes = 8 << 20 },
+			setup: fixed("fallocate", "/tmp", "16", strconv.Itoa(1<<20)), outcome: WriteLimit},
+		{id: "A48", name: "fallocate into /tmp under the write budget stays allowed", allowed: true, policy: func(p *Policy) { p.Limits.WriteBytes = 8 << 20 },
+			setup: fixed("fallocate", "/tmp", "4", strconv.Itoa(1<<20))},
 		{id: "A18", name: "exhaust the private /tmp's inodes", policy: func(p *Policy) { p.Limits.Tmp = 1 << 20 }, setup: func(t *testing.T, f *fixture) ([]string, func() bool) {
 			return []string{"manyfiles", "3000"}, nil
 		}, want: []string{"no space left"}, container: inContainer},
@@ -501,6 +528,31 @@ func structureSetup(dir string, plant ...string) func(*testing.T, *fixture) ([]s
 		return append([]string{"replace", base}, plant...), func() bool {
 			return slices.ContainsFunc(planted, func(f func() bool) bool { return f() })
 		}
+	}
+}
+
+// rootOwnedWorkspace returns the fixture's second workspace, made by root
+// as a user would (mkdir), beside the sandbox user's.
+func rootOwnedWorkspace(t *testing.T, f *fixture) string {
+	t.Helper()
+	ws := f.ws + "-root"
+	if err := os.Mkdir(ws, 0o755); err != nil && !os.IsExist(err) {
+		t.Fatal(err)
+	}
+	return ws
+}
+
+func rootWorkspace(p *Policy) string { return p.Workspace + "-root" }
+
+// setIDRoot reports whether path is a setuid or setgid file of root's.
+func setIDRoot(path string) func() bool {
+	return func() bool {
+		st, err := os.Lstat(path)
+		if err != nil {
+			return false
+		}
+		sys := st.Sys().(*syscall.Stat_t)
+		return st.Mode()&(os.ModeSetuid|os.ModeSetgid) != 0 && (sys.Uid == 0 || sys.Gid == 0)
 	}
 }
 

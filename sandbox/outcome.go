@@ -31,6 +31,12 @@ const (
 	// the command failed: the run's cgroup counted a refused fork, or,
 	// without a cgroup, the command's error output says so.
 	PIDsLimit Outcome = "pids_limit"
+	// WriteLimit means the command failed after it used up its write
+	// budget (Limits.WriteBytes, which today bounds the private /tmp):
+	// when it ended, less than a sixteenth of the budget, or no inode, was
+	// left. Only the native backend in fork mode reports it (its helper
+	// reads what was left once the command has ended).
+	WriteLimit Outcome = "write_limit"
 )
 
 // A Result is what a finished run gives back.
@@ -117,6 +123,8 @@ func (r *Result) Summary() string {
 		return fmt.Sprintf("failed: memory limit reached (exit status %d)", r.ExitCode)
 	case PIDsLimit:
 		return fmt.Sprintf("failed: process limit reached (exit status %d)", r.ExitCode)
+	case WriteLimit:
+		return fmt.Sprintf("failed: write limit reached (exit status %d)", r.ExitCode)
 	}
 	return string(r.Outcome)
 }

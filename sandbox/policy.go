@@ -129,6 +129,14 @@ type Limits struct {
 	OpenFiles int
 	// Tmp is the size of the private /tmp. Default 64 MiB.
 	Tmp int64
+	// WriteBytes is the run's total write budget, enforced by the kernel
+	// while the run writes: today it bounds the private /tmp (its tmpfs
+	// is the smaller of Tmp and WriteBytes; a write past it fails with
+	// ENOSPC, and a run that then fails ends with [WriteLimit]). It does
+	// NOT yet bound what the run writes to the workspace: there only
+	// FileSize bounds each file, and a run may write any number of them
+	// (see docs/sandbox.md). Default 256 MiB.
+	WriteBytes int64
 	// Output is the number of bytes of stdout and stderr together the run
 	// may write; the run is killed when it writes more and its outcome is
 	// [OutputLimit]. Default 1 MiB.
@@ -147,6 +155,7 @@ const (
 	DefaultFileSize  = 64 << 20
 	DefaultOpenFiles = 256
 	DefaultTmp       = 64 << 20
+	DefaultWrite     = 256 << 20
 	DefaultOutput    = 1 << 20
 	DefaultWaitDelay = 2 * time.Second
 )
@@ -160,6 +169,7 @@ func (l Limits) withDefaults() Limits {
 	def(&l.Memory, DefaultMemory)
 	def(&l.FileSize, DefaultFileSize)
 	def(&l.Tmp, DefaultTmp)
+	def(&l.WriteBytes, DefaultWrite)
 	if l.CPU <= 0 {
 		l.CPU = DefaultCPU
 	}
@@ -183,8 +193,16 @@ func (l Limits) withDefaults() Limits {
 // network, [DefaultEnv] and default [Limits].
 type Policy struct {
 	// Workspace is a host directory the run may read and write, and its
-	// working directory. It must be absolute. The sandbox user (see UID)
-	// must be able to reach and write it.
+	// working directory. It must be absolute. When the caller is root the
+	// workspace belongs to its owner: the run gets an idmapped mount of it
+	// mapping the directory's owner (uid and gid) onto the sandbox user
+	// (see UID), so the owner's files are the command's to change as
+	// their modes allow and what the command makes belongs to the owner on
+	// the host; other users' ids are not mapped. The supervisor opens it,
+	// so the sandbox user need not be able to reach it. On a file system
+	// that cannot be idmapped, and for a caller that is not root, the
+	// command is the sandbox user (the caller) to every file, and a
+	// caller that is not root must be able to reach the workspace.
 	Workspace string
 	// ReadOnly are further absolute host paths the run may read and
 	// execute, besides [SystemReadOnly].

@@ -59,6 +59,17 @@ func runSandbox(ctx context.Context, p Policy, argv []string, stdin io.Reader, u
 		// rlimits would only fire first and hide which limit was hit.
 		cfg.Data, cfg.NProc = 0, 0
 	}
+	// As root, the supervisor opens the workspace itself and hands it to
+	// the helper: mapped onto the sandbox user when another user owns it,
+	// and reachable below directories the sandbox user cannot search.
+	tree := -1
+	if cfg.Workspace != "" && cfg.Has(helper.MountNS) && os.Geteuid() == 0 && !workspaceInHelper {
+		if tree, err = workspaceTree(cfg.Workspace, sandboxUID(p.UID)); err != nil {
+			return nil, err
+		}
+		defer unix.Close(tree)
+		cfg.WorkspaceTree = true
+	}
 	raw := cfg.Encode()
 	if len(raw) > helper.MaxConfig {
 		return nil, errors.New("sandbox: the command, environment and paths are too large")
@@ -93,7 +104,7 @@ func runSandbox(ctx context.Context, p Policy, argv []string, stdin io.Reader, u
 	// configuration fits the pipe (so that sending it cannot block).
 	var setupStart []byte
 	if useSpares && stdinFile == nil && len(raw) <= pipeCapacity {
-		h, setupStart = claimSpare(ctx, sh, lf, raw, limits.Processes)
+		h, setupStart = claimSpare(ctx, sh, lf, raw, tree, limits.Processes)
 		defer spares.refill(sh)
 	}
 	spare := h != nil
@@ -103,7 +114,7 @@ func runSandbox(ctx context.Context, p Policy, argv []string, stdin io.Reader, u
 		if h, err = startHelper(sh, stdinFile); err != nil {
 			return nil, fmt.Errorf("sandbox: start helper: %w", err)
 		}
-		if setupStart, err = handOver(ctx, h, lf, raw, limits.Processes); err != nil {
+		if setupStart, err = handOver(ctx, h, lf, raw, tree, limits.Processes); err != nil {
 			h.discard()
 			if ctx.Err() != nil {
 				return nil, fmt.Errorf("sandbox: %w before the command started", ctx.Err())
@@ -212,6 +223,9 @@ func runSandbox(ctx context.Context, p Policy, argv []string, stdin io.Reader, u
 	}
 	why, _ := killedFor.Load().(Outcome)
 	r.Outcome = classify(why, r.ExitCode, sig, r.CPU, limits.CPU, oom, pidsMax, r.Stderr)
+	if r.Outcome == Exited && r.ExitCode != 0 && exit != nil && writeBudgetSpent(*exit) {
+		r.Outcome = WriteLimit
+	}
 	return r, nil
 }
 
@@ -255,7 +269,7 @@ func helperConfig(p Policy, argv, env []string, layers []Layer, limits Limits) (
 		Env:       env,
 		Protected: p.protected(),
 		NoTCP:     p.network() == NetworkNone,
-		Tmp:       uint64(limits.Tmp),
+		Tmp:       uint64(min(limits.Tmp, limits.WriteBytes)),
 		CPU:       uint64((limits.CPU + time.Second - 1) / time.Second),
 		FileSize:  uint64(limits.FileSize),
 		OpenFiles: uint64(limits.OpenFiles),
@@ -291,6 +305,11 @@ func helperConfig(p Policy, argv, env []string, layers []Layer, limits Limits) (
 	return cfg, nil
 }
 
+// workspaceInHelper, set by a benchmark, makes the helper look the
+// workspace up itself as the sandbox user, as it did before the supervisor
+// opened it (no idmapping, no way past unsearchable directories).
+var workspaceInHelper bool
+
 // traceSpawn, when set (by a benchmark), receives the monotonic clock at
 // each step of a run.
 var traceSpawn func(spawnTrace)
@@ -310,4 +329,12 @@ func monotonic() uint64 {
 	var ts unix.Timespec
 	unix.ClockGettime(unix.CLOCK_MONOTONIC, &ts)
 	return uint64(ts.Nano())
+}
+
+// writeBudgetSpent reports whether a run's private /tmp, as its helper
+// found it after the command ended, had less than a sixteenth of its size
+// or no inode left: a write would have failed (ENOSPC). A sixteenth,
+// because a large write or fallocate fails whole and leaves the rest free.
+func writeBudgetSpent(e helper.Exit) bool {
+	return e.TmpSize > 0 && (e.TmpFree < e.TmpSize/16 || e.TmpInodes == 0)
 }

@@ -7,10 +7,13 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/miniopenclaw/tool/sandbox/internal/helper"
 )
 
 func TestRunEcho(t *testing.T) {
@@ -319,5 +322,48 @@ func TestGitProtected(t *testing.T) {
 	}
 	if got := gitProtected(ws, []string{".bashrc"}); !slices.Equal(got, []string{".bashrc"}) {
 		t.Errorf("without git's paths: %q", got)
+	}
+}
+
+// TestWriteBudgetDoesNotYetBoundTheWorkspace pins the documented limit of
+// Limits.WriteBytes: it bounds the private /tmp, not the workspace, where
+// only FileSize bounds each file. When the workspace gets its bound, this
+// test fails and the documentation (Limits.WriteBytes, docs/sandbox.md)
+// changes with it.
+func TestWriteBudgetDoesNotYetBoundTheWorkspace(t *testing.T) {
+	f := newFixture(t)
+	p := f.policy()
+	p.Limits.WriteBytes = 4 << 20
+	r := f.sandboxed(t, context.Background(), Native, p, "fallocate", f.ws, "4", strconv.Itoa(2<<20))
+	if !r.OK() || !strings.HasPrefix(string(r.Stdout), "OK") {
+		t.Errorf("writing 8 MiB to the workspace with a 4 MiB budget: %s %q %q (the workspace is bounded now? update the docs)", r.Summary(), r.Stdout, r.Stderr)
+	}
+	r = f.sandboxed(t, context.Background(), Native, p, "fallocate", "/tmp", "4", strconv.Itoa(2<<20))
+	if r.Outcome != WriteLimit {
+		t.Errorf("writing 8 MiB to /tmp with a 4 MiB budget: %s, want %s", r.Summary(), WriteLimit)
+	}
+}
+
+// TestWriteBudgetSpent checks when a run's /tmp counts as used up.
+func TestWriteBudgetSpent(t *testing.T) {
+	const size = 64 << 20
+	for _, tc := range []struct {
+		e    helper.Exit
+		want bool
+	}{
+		{helper.Exit{TmpFree: size, TmpSize: size, TmpInodes: 100}, false},
+		{helper.Exit{TmpFree: size / 8, TmpSize: size, TmpInodes: 100}, false},
+		{helper.Exit{TmpFree: 1 << 20, TmpSize: size, TmpInodes: 100}, true}, // a 63 MiB fallocate took the rest
+		{helper.Exit{TmpFree: 0, TmpSize: size, TmpInodes: 100}, true},
+		{helper.Exit{TmpFree: size, TmpSize: size, TmpInodes: 0}, true}, // no inode left
+		{helper.Exit{}, false}, // statfs failed: nothing known
+	} {
+		if got := writeBudgetSpent(tc.e); got != tc.want {
+			t.Errorf("writeBudgetSpent(%+v) = %v, want %v", tc.e, got, tc.want)
+		}
+	}
+	r := &Result{Outcome: WriteLimit, ExitCode: 1}
+	if got := r.Summary(); got != "failed: write limit reached (exit status 1)" {
+		t.Errorf("Summary() = %q", got)
 	}
 }

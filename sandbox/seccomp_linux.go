@@ -5,6 +5,7 @@ import (
 	"sync"
 
 	seccomp "github.com/elastic/go-seccomp-bpf"
+	"github.com/elastic/go-seccomp-bpf/arch"
 	"golang.org/x/net/bpf"
 	"golang.org/x/sys/unix"
 )
@@ -46,6 +47,7 @@ func seccompPolicy(denyUnix bool, network Network) seccomp.Policy {
 		// A nested user namespace would give back the capabilities dropped.
 		{Name: "clone", Conditions: seccomp.ArgumentConditions{{Argument: 0, Operation: seccomp.BitsSet, Value: unix.CLONE_NEWUSER}}},
 	}
+	conditional.NamesWithCondtions = append(conditional.NamesWithCondtions, setIDModes()...)
 	if len(socket.Conditions) == 0 {
 		deny.Names = append(deny.Names, "socket", "socketpair")
 	} else {
@@ -53,7 +55,9 @@ func seccompPolicy(denyUnix bool, network Network) seccomp.Policy {
 	}
 	// clone3 passes its flags in memory a filter cannot read: make it look
 	// absent, so that C libraries fall back to clone, which is filtered.
-	clone3 := seccomp.SyscallGroup{Action: seccomp.ActionErrno | seccomp.Action(unix.ENOSYS), Names: []string{"clone3"}}
+	// openat2 too passes its mode in memory (struct open_how): absent,
+	// C libraries and Go fall back to openat, which is filtered.
+	clone3 := seccomp.SyscallGroup{Action: seccomp.ActionErrno | seccomp.Action(unix.ENOSYS), Names: []string{"clone3", "openat2"}}
 	return seccomp.Policy{
 		DefaultAction: seccomp.ActionAllow,
 		Syscalls:      []seccomp.SyscallGroup{deny, conditional, clone3},
@@ -93,4 +97,46 @@ func seccompProgram(denyUnix bool, network Network) ([]byte, error) {
 	}
 	seccompPrograms.Store(key, b)
 	return b, nil
+}
+
+// setIDBits are the mode bits a run may not give a file: through the
+// idmapped workspace (see workspaceTree) a file the run makes belongs to
+// the workspace's owner, root as often as not, and a setuid-root file
+// planted there would give root to whoever runs it on the host later.
+const setIDBits = unix.S_ISUID | unix.S_ISGID
+
+// setIDModes are the conditions that deny (EPERM) every call giving a file
+// setIDBits: chmod and its variants, and creating a file (open with
+// O_CREAT or O_TMPFILE, creat, mknod) with such a mode. Names this
+// architecture lacks (open, creat, chmod on arm64) are left out.
+func setIDModes() []seccomp.NameWithConditions {
+	create := uint64(unix.O_CREAT | unix.O_TMPFILE&^unix.O_DIRECTORY)
+	mode := func(arg uint32) seccomp.Condition {
+		return seccomp.Condition{Argument: arg, Operation: seccomp.BitsSet, Value: setIDBits}
+	}
+	flags := func(arg uint32) seccomp.Condition {
+		return seccomp.Condition{Argument: arg, Operation: seccomp.BitsSet, Value: create}
+	}
+	all := []seccomp.NameWithConditions{
+		{Name: "chmod", Conditions: seccomp.ArgumentConditions{mode(1)}},
+		{Name: "fchmod", Conditions: seccomp.ArgumentConditions{mode(1)}},
+		{Name: "fchmodat", Conditions: seccomp.ArgumentConditions{mode(2)}},
+		{Name: "fchmodat2", Conditions: seccomp.ArgumentConditions{mode(2)}},
+		{Name: "creat", Conditions: seccomp.ArgumentConditions{mode(1)}},
+		{Name: "open", Conditions: seccomp.ArgumentConditions{flags(1), mode(2)}},
+		{Name: "openat", Conditions: seccomp.ArgumentConditions{flags(2), mode(3)}},
+		{Name: "mknod", Conditions: seccomp.ArgumentConditions{mode(1)}},
+		{Name: "mknodat", Conditions: seccomp.ArgumentConditions{mode(2)}},
+	}
+	info, err := arch.GetInfo("")
+	if err != nil {
+		return all // Assemble reports the architecture
+	}
+	out := all[:0]
+	for _, nc := range all {
+		if _, ok := info.SyscallNames[nc.Name]; ok {
+			out = append(out, nc)
+		}
+	}
+	return out
 }

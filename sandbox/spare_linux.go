@@ -47,10 +47,13 @@ type helperShape struct {
 // configuration the helper is blocked reading it, with nothing of the
 // run's applied and no untrusted input read.
 type helperProc struct {
-	cmd   *exec.Cmd
-	cfgW  *os.File // nil once the configuration was sent
-	errR  *os.File
-	trace *os.File // nil unless the shape traces
+	cmd  *exec.Cmd
+	cfgW *os.File // nil once the configuration was sent
+	// mountW is the supervisor's end of the socket the workspace tree is
+	// passed on (helper.MountFD); nil for a helper that builds no root.
+	mountW *os.File
+	errR   *os.File
+	trace  *os.File // nil unless the shape traces
 	// stdinW is nil when the command's stdin is /dev/null or a file of
 	// the caller's; stdoutR and stderrR are always pipes.
 	stdinW, stdoutR, stderrR *os.File
@@ -99,6 +102,14 @@ func startHelper(sh helperShape, stdin *os.File) (h *helperProc, err error) {
 		child = append(child, inR)
 		stdin = inR
 	}
+	var mountR *os.File
+	if sh.mounts && err == nil {
+		var fds [2]int
+		if fds, err = unix.Socketpair(unix.AF_UNIX, unix.SOCK_SEQPACKET|unix.SOCK_CLOEXEC, 0); err == nil {
+			h.mountW, mountR = os.NewFile(uintptr(fds[0]), "mount"), os.NewFile(uintptr(fds[1]), "mount")
+			child = append(child, mountR)
+		}
+	}
 	var traceW *os.File
 	if sh.trace {
 		h.trace, traceW = pipe()
@@ -127,7 +138,8 @@ func startHelper(sh helperShape, stdin *os.File) (h *helperProc, err error) {
 	// Files, not writers: os/exec starts no goroutine, and the run copies
 	// the streams itself from the moment it owns the helper.
 	cmd.Stdout, cmd.Stderr = outW, errOutW
-	cmd.ExtraFiles = []*os.File{cfgR, errW}
+	// helper.MountFD is closed in a helper that builds no root.
+	cmd.ExtraFiles = []*os.File{cfgR, errW, mountR}
 	if traceW != nil {
 		cmd.ExtraFiles = append(cmd.ExtraFiles, traceW)
 	}
@@ -164,7 +176,7 @@ func (h *helperProc) readReady() {
 
 // closeAll closes the parent's ends of the helper's pipes.
 func (h *helperProc) closeAll() {
-	for _, f := range []*os.File{h.cfgW, h.errR, h.trace, h.stdinW, h.stdoutR, h.stderrR} {
+	for _, f := range []*os.File{h.cfgW, h.mountW, h.errR, h.trace, h.stdinW, h.stdoutR, h.stderrR} {
 		if f != nil {
 			f.Close()
 		}
@@ -555,7 +567,7 @@ func reapForked(h *helperProc, lf *leaf) {
 // starts cold, in the leaf: a run never goes without the leaf the probe
 // promised. setup is what the spare wrote instead of its acknowledgement,
 // the start of a setup error.
-func claimSpare(ctx context.Context, sh helperShape, lf *leaf, raw []byte, processes int) (h *helperProc, setup []byte) {
+func claimSpare(ctx context.Context, sh helperShape, lf *leaf, raw []byte, tree int, processes int) (h *helperProc, setup []byte) {
 	h = spares.claim(sh)
 	if h == nil {
 		return nil, nil
@@ -564,7 +576,7 @@ func claimSpare(ctx context.Context, sh helperShape, lf *leaf, raw []byte, proce
 		h.discard()
 		return nil, nil
 	}
-	setup, err := handOver(ctx, h, lf, raw, processes)
+	setup, err := handOver(ctx, h, lf, raw, tree, processes)
 	if err != nil {
 		h.discard()
 		return nil, nil
@@ -581,7 +593,10 @@ func claimSpare(ctx context.Context, sh helperShape, lf *leaf, raw []byte, proce
 // the command's processes (see leaf.admitHelper), and sends it then. Either
 // way it waits for the helper to acknowledge the configuration. When ctx
 // ends first the helper is killed. setup is what the helper wrote instead
-// of the acknowledgement, the start of a setup error.
+// of the acknowledgement, the start of a setup error. tree, when not -1,
+// is the workspace's detached mount (helper.Config.WorkspaceTree), passed
+// on the helper's mount socket just before the configuration; the caller
+// keeps it.
 //
 // Only the acknowledgement makes a spare's life certain: a spare killed
 // just before the claim is still there, movable and writable until the
@@ -589,7 +604,7 @@ func claimSpare(ctx context.Context, sh helperShape, lf *leaf, raw []byte, proce
 // configuration, so the claim reads end of file instead of helper.Ack.
 // Nothing of the run has been read from its stdin or run by then, so the
 // cold start that follows loses nothing.
-func handOver(ctx context.Context, h *helperProc, lf *leaf, raw []byte, processes int) (setup []byte, err error) {
+func handOver(ctx context.Context, h *helperProc, lf *leaf, raw []byte, tree int, processes int) (setup []byte, err error) {
 	stop := context.AfterFunc(ctx, h.kill)
 	defer func() {
 		if !stop() && err == nil {
@@ -597,6 +612,14 @@ func handOver(ctx context.Context, h *helperProc, lf *leaf, raw []byte, processe
 		}
 	}()
 	send := func() error {
+		if tree >= 0 {
+			if h.mountW == nil {
+				return errors.New("send the workspace: the helper has no mount socket")
+			}
+			if err := unix.Sendmsg(int(h.mountW.Fd()), []byte{0}, unix.UnixRights(tree), nil, unix.MSG_NOSIGNAL); err != nil {
+				return fmt.Errorf("send the workspace: %w", err)
+			}
+		}
 		if _, err := h.cfgW.Write(raw); err != nil {
 			return fmt.Errorf("send configuration: %w", err)
 		}

@@ -566,6 +566,10 @@ func TestSpareRootPreparedBeforeClaim(t *testing.T) {
 	script := `grep -c -e sandbox-host -e sandbox-root /proc/self/mountinfo; ls -a /tmp`
 	for i := range 2 {
 		if i == 1 {
+			// The first run started the next spare in the background as it
+			// ended: wait until that start is over (on a busy machine it may
+			// not be when Run returns).
+			spares.settle()
 			pid := waitingSpare()
 			if pid == 0 || !blockedInConfigRead(pid) {
 				t.Fatalf("no spare waiting for its configuration (pid %d)", pid)

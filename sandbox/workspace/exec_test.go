@@ -8,7 +8,9 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/miniopenclaw/tool"
@@ -147,6 +149,58 @@ func TestExecReportsModeAndFallback(t *testing.T) {
 			r := e.call(t, "exec", ExecArgs{Argv: []string{"true"}})
 			if r.Metadata["sandbox_mode"] != string(tc.r.Mode) || r.Metadata["sandbox_fallback"] != tc.fallback {
 				t.Errorf("metadata %v: want sandbox_mode %s and sandbox_fallback %v", r.Metadata, tc.r.Mode, tc.fallback)
+			}
+		})
+	}
+}
+
+// TestFileToolsAndExecShareOwnership mixes the file tools and exec, as
+// root, in workspaces a user made: root's own (mkdir /tmp/ws) and another
+// user's. write_file's new file and directory belong to the workspace's
+// owner, exec can append to them, edit_file keeps the owner of what it
+// replaces, and what exec made belongs to the owner too.
+func TestFileToolsAndExecShareOwnership(t *testing.T) {
+	if os.Geteuid() != 0 {
+		if os.Getenv("CI") == "true" {
+			t.Fatal("ownership as root: the test needs root")
+		}
+		t.Skip("ownership as root: the test needs root")
+	}
+	for _, owner := range []int{0, 1000} {
+		t.Run("owner "+strconv.Itoa(owner), func(t *testing.T) {
+			base := t.TempDir()
+			must := func(err error) {
+				t.Helper()
+				if err != nil {
+					t.Fatal(err)
+				}
+			}
+			ws := filepath.Join(base, "ws")
+			must(os.Mkdir(ws, 0o755))
+			must(os.Chown(ws, owner, owner))
+			ts, err := New(sandbox.Policy{Workspace: ws})
+			must(err)
+			defer ts.Close()
+			e := &env{ws: ws, ts: ts}
+			if r := e.call(t, "write_file", WriteArgs{Path: "notes/a.txt", Content: "from write_file\n"}); r.IsError {
+				t.Fatalf("write_file: %+v", r)
+			}
+			r := e.call(t, "exec", ExecArgs{Argv: []string{"sh", "-c", "echo from exec >> notes/a.txt && echo made > b.txt"}})
+			if r.IsError {
+				t.Fatalf("exec: %+v", r)
+			}
+			if r := e.call(t, "edit_file", EditArgs{Path: "b.txt", Old: "made", New: "edited"}); r.IsError {
+				t.Fatalf("edit_file: %+v", r)
+			}
+			if b, _ := os.ReadFile(filepath.Join(ws, "notes/a.txt")); string(b) != "from write_file\nfrom exec\n" {
+				t.Errorf("notes/a.txt = %q", b)
+			}
+			for _, p := range []string{"notes", "notes/a.txt", "b.txt"} {
+				st, err := os.Lstat(filepath.Join(ws, p))
+				must(err)
+				if sys := st.Sys().(*syscall.Stat_t); int(sys.Uid) != owner || int(sys.Gid) != owner {
+					t.Errorf("%s belongs to %d:%d, want the workspace owner %d", p, sys.Uid, sys.Gid, owner)
+				}
 			}
 		})
 	}

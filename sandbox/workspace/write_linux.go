@@ -92,7 +92,11 @@ func (ts *Toolset) parentNoLinks(rel string, create bool) (int, error) {
 	}
 	for _, elem := range strings.Split(dir, "/") {
 		if create {
-			if err := unix.Mkdirat(fd, elem, 0o755); err != nil && !errors.Is(err, unix.EEXIST) {
+			err := unix.Mkdirat(fd, elem, 0o755)
+			if err == nil {
+				err = ts.giveToOwner(fd, elem, -1, -1)
+			}
+			if err != nil && !errors.Is(err, unix.EEXIST) {
 				unix.Close(fd)
 				return -1, &os.PathError{Op: "mkdir", Path: dir, Err: err}
 			}
@@ -150,11 +154,13 @@ func (ts *Toolset) replace(rel string, content []byte) error {
 	defer unix.Close(dirfd)
 	base := path.Base(rel)
 	mode := uint32(0o644)
+	uid, gid := -1, -1 // a new file is the workspace owner's
 	var st unix.Stat_t
 	if err := unix.Fstatat(dirfd, base, &st, unix.AT_SYMLINK_NOFOLLOW); err == nil {
 		switch st.Mode & unix.S_IFMT {
 		case unix.S_IFREG:
 			mode = st.Mode & 0o777
+			uid, gid = int(st.Uid), int(st.Gid) // a replaced one keeps its owner
 		case unix.S_IFLNK:
 		default:
 			return fmt.Errorf("%s is not a regular file", rel)
@@ -166,7 +172,10 @@ func (ts *Toolset) replace(rel string, content []byte) error {
 		return &os.PathError{Op: "create", Path: rel, Err: err}
 	}
 	f := os.NewFile(uintptr(fd), tmp)
-	_, err = f.Write(content)
+	err = ts.giveToOwner(fd, "", uid, gid)
+	if err == nil {
+		_, err = f.Write(content)
+	}
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
@@ -178,4 +187,36 @@ func (ts *Toolset) replace(rel string, content []byte) error {
 		return &os.PathError{Op: "write", Path: rel, Err: err}
 	}
 	return nil
+}
+
+// giveToOwner makes the file name in dirfd (dirfd itself when name is
+// empty) belong to uid and gid, or, when they are -1, to the workspace
+// directory's owner, when this process is root: what the tools write
+// belongs to the user whose workspace it is, as what a sandboxed command
+// writes does (sandbox.Policy.Workspace), and a file the tools replace
+// keeps its owner. Otherwise it does nothing: the file is the caller's.
+func (ts *Toolset) giveToOwner(dirfd int, name string, uid, gid int) error {
+	if os.Geteuid() != 0 {
+		return nil
+	}
+	if uid < 0 {
+		wsfd, err := ts.workspaceFD()
+		if err != nil {
+			return err
+		}
+		var st unix.Stat_t
+		err = unix.Fstat(wsfd, &st)
+		unix.Close(wsfd)
+		if err != nil {
+			return err
+		}
+		uid, gid = int(st.Uid), int(st.Gid)
+	}
+	if uid == 0 && gid == 0 {
+		return nil
+	}
+	if name == "" {
+		return unix.Fchown(dirfd, uid, gid)
+	}
+	return unix.Fchownat(dirfd, name, uid, gid, unix.AT_SYMLINK_NOFOLLOW)
 }

@@ -64,7 +64,12 @@ const Ack = 0x06
 const (
 	ConfigFD = 3 // read end of a pipe carrying the encoded Config
 	ErrorFD  = 4 // write end of a pipe for Ready, Ack, then a setup error or an Exit record; closed by exec
-	TraceFD  = 5 // write end of a pipe for stage timestamps (Config.Trace only)
+	// MountFD is the helper's end of a unix socket over which the
+	// supervisor passes the workspace as a detached mount tree
+	// (Config.WorkspaceTree), before the configuration; absent (closed)
+	// for a helper that builds no root.
+	MountFD = 5
+	TraceFD = 6 // write end of a pipe for stage timestamps (Config.Trace only)
 )
 
 // MaxConfig bounds the encoded configuration the helper reads.
@@ -129,14 +134,18 @@ const (
 const Exited = 0x07
 
 // ExitSize is the length of an encoded exit record.
-const ExitSize = 1 + 4 + 8 + 8
+const ExitSize = 1 + 4 + 8 + 8 + 8 + 8 + 8
 
 // Exit is how the command of a helper in fork mode ended: its wait status
 // and the CPU time of the command and its descendants, as the helper's
-// wait4 returned them.
+// wait4 returned them, and what was left of the private /tmp when it had
+// ended (statfs: bytes free and in all, inodes free).
 type Exit struct {
 	Status    uint32 // the wait status (syscall.WaitStatus)
 	User, Sys uint64 // CPU time in nanoseconds
+	// TmpFree and TmpSize are the private /tmp's free and total bytes,
+	// TmpInodes its free inodes; all zero when statfs failed.
+	TmpFree, TmpSize, TmpInodes uint64
 }
 
 // Encode returns e as ExitSize bytes: Exited, then the fields in little
@@ -145,7 +154,10 @@ func (e Exit) Encode() []byte {
 	b := append(make([]byte, 0, ExitSize), Exited)
 	b = appendLE(b, uint64(e.Status), 4)
 	b = appendLE(b, e.User, 8)
-	return appendLE(b, e.Sys, 8)
+	b = appendLE(b, e.Sys, 8)
+	b = appendLE(b, e.TmpFree, 8)
+	b = appendLE(b, e.TmpSize, 8)
+	return appendLE(b, e.TmpInodes, 8)
 }
 
 // appendLE appends the n low bytes of v to b, little endian.
@@ -169,7 +181,8 @@ func DecodeExit(b []byte) (Exit, bool) {
 		}
 		return v
 	}
-	return Exit{Status: uint32(num(b[1:5])), User: num(b[5:13]), Sys: num(b[13:21])}, true
+	return Exit{Status: uint32(num(b[1:5])), User: num(b[5:13]), Sys: num(b[13:21]),
+		TmpFree: num(b[21:29]), TmpSize: num(b[29:37]), TmpInodes: num(b[37:45])}, true
 }
 
 // Config is what the supervisor tells the helper to build.
@@ -178,6 +191,13 @@ type Config struct {
 	// Workspace is bound read-write and is the working directory; empty
 	// means none (the working directory is /tmp).
 	Workspace string
+	// WorkspaceTree says that the supervisor opened the workspace itself
+	// and passed it on MountFD as a detached mount (open_tree), with its
+	// attributes set (nosuid, nodev, and an idmapping of the workspace's
+	// owner onto the sandbox user when they differ): the helper attaches
+	// it instead of looking Workspace up as the sandbox user, so a
+	// workspace below a directory that user cannot search works too.
+	WorkspaceTree bool
 	// ReadOnly are bound read-only; Protected (relative to Workspace) are
 	// re-bound read-only over the workspace; HideDirs get an empty tmpfs,
 	// as AlwaysHidden do in every sandbox.
@@ -213,7 +233,7 @@ var (
 // Has reports whether c asks for the layer bit l.
 func (c *Config) Has(l uint64) bool { return c.Layers&l != 0 }
 
-const configVersion = 1
+const configVersion = 2
 
 // Encode returns c in the form Decode reads.
 func (c *Config) Encode() []byte {
@@ -233,6 +253,7 @@ func (c *Config) Encode() []byte {
 		e.num(v)
 	}
 	e.flag(c.Trace)
+	e.flag(c.WorkspaceTree)
 	return e.b
 }
 
@@ -258,6 +279,7 @@ func Decode(b []byte) (*Config, bool) {
 		*v = d.num()
 	}
 	c.Trace = d.num() == 1
+	c.WorkspaceTree = d.num() == 1
 	if d.bad || len(d.b) != 0 {
 		return nil, false
 	}

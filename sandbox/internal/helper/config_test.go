@@ -41,7 +41,7 @@ func FuzzDecode(f *testing.F) {
 }
 
 func TestExitRoundTrip(t *testing.T) {
-	for _, e := range []Exit{{}, {Status: 0x0900, User: 1, Sys: 1 << 40}, {Status: ^uint32(0), User: ^uint64(0), Sys: ^uint64(0)}} {
+	for _, e := range []Exit{{}, {Status: 0x0900, User: 1, Sys: 1 << 40}, {Status: ^uint32(0), User: ^uint64(0), Sys: ^uint64(0), TmpFree: 1, TmpSize: 1 << 26, TmpInodes: ^uint64(0)}} {
 		b := e.Encode()
 		if len(b) != ExitSize || b[0] != Exited {
 			t.Fatalf("Encode(%+v) = %x", e, b)

@@ -9,6 +9,15 @@ func init() {
 	switch mode, _ := syscall.Getenv(Env); mode {
 	case "":
 		return
+	case "hold":
+		// Holds its namespaces (the supervisor opens them) until its
+		// standard input ends.
+		var b [1]byte
+		for {
+			if n, err := read(0, b[:]); n == 0 && err != syscall.EINTR {
+				syscall.Exit(0)
+			}
+		}
 	case "probe":
 		if _, err := childProc(""); err != nil {
 			syscall.Exit(ExitProbeNoFork)
@@ -98,8 +107,19 @@ func run() error {
 		}
 		c.NProc += n
 	}
+	tree := -1
+	if c.WorkspaceTree {
+		if root == nil || c.Workspace == "" {
+			return textError("a workspace tree without a root to attach it to")
+		}
+		var err error
+		if tree, err = recvFD(MountFD); err != nil {
+			return fail("receive the workspace", err)
+		}
+	}
+	closeFD(MountFD)
 	if root != nil {
-		if err := finishRoot(c, root); err != nil {
+		if err := finishRoot(c, root, tree); err != nil {
 			return err
 		}
 	}
@@ -222,7 +242,15 @@ func forkCommand(path string, c *Config) error {
 		writeTime(TraceFD, monotonic())
 		closeFD(TraceFD) // before the record, so the trace ends with the run
 	}
-	write(ErrorFD, Exit{Status: uint32(status), User: uint64(ru.Utime.Nano()), Sys: uint64(ru.Stime.Nano())}.Encode())
+	e := Exit{Status: uint32(status), User: uint64(ru.Utime.Nano()), Sys: uint64(ru.Stime.Nano())}
+	// What the run left of its write budget in /tmp, for the outcome.
+	// (Not raw: the command has ended, a thread the runtime might start
+	// now is counted by no limit that matters any more.)
+	var fs syscall.Statfs_t
+	if syscall.Statfs("/tmp", &fs) == nil {
+		e.TmpFree, e.TmpSize, e.TmpInodes = uint64(fs.Bavail)*uint64(fs.Bsize), uint64(fs.Blocks)*uint64(fs.Bsize), uint64(fs.Ffree)
+	}
+	write(ErrorFD, e.Encode())
 	syscall.Exit(0)
 	return nil
 }

@@ -308,8 +308,20 @@ func mountProcOf(ns int, target string) error {
 // the read-only paths. The policy's paths are looked up in the host's
 // tree as the helper's namespace got it, absolute symbolic links resolved
 // in that tree.
-func finishRoot(c *Config, pr *preparedRoot) error {
+//
+// tree, when not -1, is the workspace as the supervisor passed it (see
+// Config.WorkspaceTree), attached in place of a lookup; a directory on
+// its way the sandbox user cannot search is covered with an empty tmpfs
+// holding only the way to the workspace.
+func finishRoot(c *Config, pr *preparedRoot, tree int) error {
 	defer pr.close()
+	if tree >= 0 {
+		defer func() {
+			if tree >= 0 {
+				closeFD(tree)
+			}
+		}()
+	}
 	inodes := c.Tmp / 4096
 	if inodes < 1024 {
 		inodes = 1024
@@ -339,7 +351,17 @@ func finishRoot(c *Config, pr *preparedRoot) error {
 		}
 		return attachTree(tree, path)
 	}
-	if c.Workspace != "" {
+	switch {
+	case tree >= 0:
+		if err := reachable(newRoot + c.Workspace); err != nil {
+			return fail("mount point for "+c.Workspace, err)
+		}
+		err := attachTree(tree, c.Workspace)
+		tree = -1 // closed by attachTree
+		if err != nil {
+			return err
+		}
+	case c.Workspace != "":
 		if err := bind(c.Workspace, mountAttrNosuid|mountAttrNodev); err != nil {
 			return err
 		}
@@ -458,6 +480,39 @@ func mountPoint(fd int, target string) error {
 		return err
 	}
 	return closeFD(f)
+}
+
+// reachable makes sure the sandbox user can reach target's parent: the
+// first directory on the way (below newRoot) it may not search is covered
+// with an empty tmpfs, on which mountPoint then makes the rest of the way.
+// What that directory held stays out of the sandbox, as it was out of the
+// sandbox user's reach.
+func reachable(target string) error {
+	for i := len(newRoot) + 1; i < len(target); i++ {
+		if target[i] != '/' {
+			continue
+		}
+		dir := target[:i]
+		var st syscall.Stat_t
+		if err := stat(dir, &st, true); err != nil {
+			if err == syscall.ENOENT {
+				return nil // mountPoint makes it, on a tmpfs of the sandbox
+			}
+			return err
+		}
+		if st.Mode&syscall.S_IFMT != syscall.S_IFDIR {
+			return syscall.ENOTDIR
+		}
+		if err := access(dir, 1 /* X_OK */); err == syscall.EACCES {
+			if err := mount("tmpfs", dir, "tmpfs", syscall.MS_NOSUID|syscall.MS_NODEV|syscall.MS_NOEXEC, "size=64k,mode=0755"); err != nil {
+				return err
+			}
+			return nil
+		} else if err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func dirname(p string) string {

@@ -6,3 +6,6 @@ import "syscall"
 
 // sysSetns is setns(2).
 const sysSetns = syscall.SYS_SETNS
+
+// sysRecvmsg is recvmsg(2).
+const sysRecvmsg = syscall.SYS_RECVMSG

@@ -193,3 +193,42 @@ func cwdArg() uintptr {
 	fd := atFDCWD
 	return uintptr(fd)
 }
+
+// recvFD receives one descriptor passed (SCM_RIGHTS) on the unix socket
+// fd, blocking until it comes; the message's byte is ignored.
+func recvFD(fd int) (int, error) {
+	var b [1]byte
+	oob := make([]byte, syscall.CmsgSpace(4))
+	iov := syscall.Iovec{Base: &b[0]}
+	iov.SetLen(1)
+	var msg syscall.Msghdr
+	msg.Iov = &iov
+	msg.Iovlen = 1
+	msg.Control = &oob[0]
+	msg.SetControllen(len(oob))
+	for {
+		n, err := sys(sysRecvmsg, uintptr(fd), uintptr(unsafe.Pointer(&msg)), syscall.MSG_CMSG_CLOEXEC)
+		if err == syscall.EINTR {
+			continue
+		}
+		if err != nil {
+			return -1, err
+		}
+		if n == 0 {
+			return -1, textError("the supervisor sent no workspace")
+		}
+		break
+	}
+	msgs, err := syscall.ParseSocketControlMessage(oob[:msg.Controllen])
+	if err != nil || len(msgs) != 1 {
+		return -1, textError("malformed workspace message")
+	}
+	fds, err := syscall.ParseUnixRights(&msgs[0])
+	if err != nil || len(fds) != 1 {
+		for _, f := range fds {
+			closeFD(f)
+		}
+		return -1, textError("malformed workspace message")
+	}
+	return fds[0], nil
+}
