@@ -34,7 +34,8 @@ const approvalFileVersion = 1
 // (not JSON, another version, a record without a valid id, two records
 // with one id, larger than Max records could be) makes every method
 // return an error wrapping [ErrApprovalStoreCorrupt] that names the file:
-// the store refuses rather than guesses. It works on Unix only; elsewhere
+// the store refuses rather than guesses. A method waits for the lock
+// until its context ends, and then fails. It works on Unix only; elsewhere
 // every method returns an error.
 type FileApprovalStore struct {
 	// Dir is the directory of the store; see [DefaultApprovalDir].
@@ -81,9 +82,9 @@ func (s *FileApprovalStore) max() int {
 // File returns the file that holds the records.
 func (s *FileApprovalStore) File() string { return filepath.Join(s.Dir, "approvals.json") }
 
-// with runs f on the records under the lock; when f reports a change,
-// the records are written back.
-func (s *FileApprovalStore) with(now time.Time, f func(recs *[]ApprovalRecord) (bool, error)) error {
+// with runs f on the records under the lock, waiting for it until ctx
+// ends; when f reports a change, the records are written back.
+func (s *FileApprovalStore) with(ctx context.Context, now time.Time, f func(recs *[]ApprovalRecord) (bool, error)) error {
 	if s.Dir == "" {
 		return errors.New("approvals: the store has no directory")
 	}
@@ -97,7 +98,7 @@ func (s *FileApprovalStore) with(now time.Time, f func(recs *[]ApprovalRecord) (
 	if !fi.IsDir() || fi.Mode().Perm()&0o022 != 0 {
 		return fmt.Errorf("approvals: %s is not a directory only its owner may write (chmod 700 it)", s.Dir)
 	}
-	unlock, err := lockFile(filepath.Join(s.Dir, "approvals.lock"))
+	unlock, err := lockFile(ctx, filepath.Join(s.Dir, "approvals.lock"))
 	if err != nil {
 		return fmt.Errorf("approvals: %w", err)
 	}
@@ -215,7 +216,7 @@ func (s *FileApprovalStore) write(recs []ApprovalRecord) error {
 }
 
 // Put implements [ApprovalStore]. It keeps rec.Preview, not rec.Args.
-func (s *FileApprovalStore) Put(_ context.Context, rec ApprovalRecord, now time.Time) (ApprovalRecord, error) {
+func (s *FileApprovalStore) Put(ctx context.Context, rec ApprovalRecord, now time.Time) (ApprovalRecord, error) {
 	if err := checkApprovalID(rec.ID); err != nil {
 		return ApprovalRecord{}, err
 	}
@@ -224,7 +225,7 @@ func (s *FileApprovalStore) Put(_ context.Context, rec ApprovalRecord, now time.
 		return ApprovalRecord{}, fmt.Errorf("approvals: a request of %d bytes: %w (at most %d)", len(b), ErrApprovalTooLarge, MaxApprovalRecord)
 	}
 	out := rec
-	err := s.with(now, func(recs *[]ApprovalRecord) (bool, error) {
+	err := s.with(ctx, now, func(recs *[]ApprovalRecord) (bool, error) {
 		live := 0
 		for _, r := range *recs {
 			if r.ID == rec.ID {
@@ -277,12 +278,12 @@ func find(recs []ApprovalRecord, id string, now time.Time) (int, error) {
 
 // Get implements [ApprovalStore]. An expired record is dropped on the
 // first use of the store after it expired: its id is then unknown.
-func (s *FileApprovalStore) Get(_ context.Context, id string, now time.Time) (ApprovalRecord, error) {
+func (s *FileApprovalStore) Get(ctx context.Context, id string, now time.Time) (ApprovalRecord, error) {
 	if err := checkApprovalID(id); err != nil {
 		return ApprovalRecord{}, err
 	}
 	var out ApprovalRecord
-	err := s.with(now, func(recs *[]ApprovalRecord) (bool, error) {
+	err := s.with(ctx, now, func(recs *[]ApprovalRecord) (bool, error) {
 		i, err := find(*recs, id, now)
 		if i >= 0 {
 			out = (*recs)[i]
@@ -293,9 +294,9 @@ func (s *FileApprovalStore) Get(_ context.Context, id string, now time.Time) (Ap
 }
 
 // Pending implements [ApprovalStore].
-func (s *FileApprovalStore) Pending(_ context.Context, now time.Time) ([]ApprovalRecord, error) {
+func (s *FileApprovalStore) Pending(ctx context.Context, now time.Time) ([]ApprovalRecord, error) {
 	var out []ApprovalRecord
-	err := s.with(now, func(recs *[]ApprovalRecord) (bool, error) {
+	err := s.with(ctx, now, func(recs *[]ApprovalRecord) (bool, error) {
 		for _, r := range *recs {
 			if r.State == ApprovalPending && now.Before(r.Expires) {
 				out = append(out, r)
@@ -308,12 +309,12 @@ func (s *FileApprovalStore) Pending(_ context.Context, now time.Time) ([]Approva
 }
 
 // Answer implements [ApprovalStore].
-func (s *FileApprovalStore) Answer(_ context.Context, id string, ans ApprovalAnswer, now time.Time) (ApprovalRecord, error) {
+func (s *FileApprovalStore) Answer(ctx context.Context, id string, ans ApprovalAnswer, now time.Time) (ApprovalRecord, error) {
 	if err := checkApprovalID(id); err != nil {
 		return ApprovalRecord{}, err
 	}
 	var out ApprovalRecord
-	err := s.with(now, func(recs *[]ApprovalRecord) (bool, error) {
+	err := s.with(ctx, now, func(recs *[]ApprovalRecord) (bool, error) {
 		i, err := find(*recs, id, now)
 		if err != nil {
 			if i >= 0 {
@@ -332,10 +333,10 @@ func (s *FileApprovalStore) Answer(_ context.Context, id string, ans ApprovalAns
 // Consume implements [ApprovalStore]. A used record stays, marked used,
 // until it expires or its room is needed for a new request, so that Get
 // can tell who answered it.
-func (s *FileApprovalStore) Consume(_ context.Context, digest string, now time.Time) (ApprovalRecord, bool, error) {
+func (s *FileApprovalStore) Consume(ctx context.Context, digest string, now time.Time) (ApprovalRecord, bool, error) {
 	var out ApprovalRecord
 	var found bool
-	err := s.with(now, func(recs *[]ApprovalRecord) (bool, error) {
+	err := s.with(ctx, now, func(recs *[]ApprovalRecord) (bool, error) {
 		for i := range *recs {
 			r := &(*recs)[i]
 			if r.Digest == digest && r.State != ApprovalPending && r.Used.IsZero() && now.Before(r.Expires) {

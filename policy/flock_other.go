@@ -2,9 +2,12 @@
 
 package policy
 
-import "errors"
+import (
+	"context"
+	"errors"
+)
 
 // lockFile fails: the file store needs flock, which only Unix has.
-func lockFile(string) (func(), error) {
+func lockFile(context.Context, string) (func(), error) {
 	return nil, errors.New("the approval file store needs flock, which this system lacks")
 }
