@@ -272,6 +272,19 @@ func (p Policy) Validate() error {
 	if p.Workspace != "" && !filepath.IsAbs(p.Workspace) {
 		return fmt.Errorf("sandbox: workspace %q is not an absolute path", p.Workspace)
 	}
+	if p.Workspace != "" {
+		// Judged as written and as the supervisor will open it (through
+		// any links).
+		paths := []string{filepath.Clean(p.Workspace)}
+		if real, err := filepath.EvalSymlinks(p.Workspace); err == nil {
+			paths = append(paths, real)
+		}
+		for _, w := range paths {
+			if sys := systemDirOf(w); sys != "" {
+				return fmt.Errorf("sandbox: workspace %q is %s, a system directory: the run could change the system's files as their owner; use a directory of the project's own", p.Workspace, sys)
+			}
+		}
+	}
 	for _, ro := range p.ReadOnly {
 		if !filepath.IsAbs(ro) {
 			return fmt.Errorf("sandbox: read-only path %q is not absolute", ro)
@@ -294,6 +307,28 @@ func (p Policy) Validate() error {
 	}
 	_, err := p.environ()
 	return err
+}
+
+// systemDirs are directories a workspace may not be, nor be inside: the
+// run gets write access to the workspace as its owner.
+var systemDirs = []string{"/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/etc", "/boot", "/proc", "/sys", "/dev", "/root"}
+
+// systemDirOf says which system directory the clean absolute path w is or
+// is inside ("/" for the root itself), or "" when none. The home of root
+// is refused itself, not what is below it (a project there is fine).
+func systemDirOf(w string) string {
+	if w == "/" {
+		return "the root directory"
+	}
+	for _, d := range systemDirs {
+		if w == d {
+			return d
+		}
+		if d != "/root" && strings.HasPrefix(w, d+"/") {
+			return "inside " + d
+		}
+	}
+	return ""
 }
 
 func (p Policy) protected() []string {

@@ -2,10 +2,32 @@ package sandbox
 
 import (
 	"errors"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 )
+
+// TestWorkspaceLinkToSystemDir: a workspace that is a link to a system
+// directory is judged as the supervisor will open it.
+func TestWorkspaceLinkToSystemDir(t *testing.T) {
+	link := filepath.Join(t.TempDir(), "ws")
+	if err := os.Symlink("/etc", link); err != nil {
+		t.Fatal(err)
+	}
+	if err := (Policy{Workspace: link}).Validate(); err == nil || !strings.Contains(err.Error(), "is /etc") {
+		t.Errorf("Validate() = %v, want the link to /etc refused", err)
+	}
+	// Control: a link to a directory of the project's own.
+	own := filepath.Join(t.TempDir(), "own")
+	if err := os.Symlink(t.TempDir(), own); err != nil {
+		t.Fatal(err)
+	}
+	if err := (Policy{Workspace: own}).Validate(); err != nil {
+		t.Errorf("Validate() of a link to a temp directory = %v", err)
+	}
+}
 
 func TestPolicyValidate(t *testing.T) {
 	tests := []struct {
@@ -26,6 +48,15 @@ func TestPolicyValidate(t *testing.T) {
 		{"secret refused", Policy{Env: []string{"MY_SECRET=x"}}, "refused"},
 		{"malformed env", Policy{Env: []string{"NOEQUALS"}}, "not NAME=value"},
 		{"allowed env", Policy{Env: []string{"PATH=/bin", "LANG=C"}}, ""},
+		// The run writes its workspace as the owner: a system directory
+		// as workspace would hand root's files to the command.
+		{"workspace is the root", Policy{Workspace: "/"}, "the root directory"},
+		{"workspace is /etc", Policy{Workspace: "/etc"}, "is /etc"},
+		{"workspace inside /usr", Policy{Workspace: "/usr/local/src"}, "inside /usr"},
+		{"workspace written around /etc", Policy{Workspace: "/tmp/../etc/"}, "is /etc"},
+		{"workspace is root's home", Policy{Workspace: "/root"}, "is /root"},
+		{"a project in root's home", Policy{Workspace: "/root/project"}, ""},
+		{"a project under /tmp", Policy{Workspace: "/tmp/ws"}, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
