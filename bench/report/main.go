@@ -67,23 +67,11 @@ func main() {
 		}
 	}
 	r := &reporter{dir: *dir, match: match, renderOnly: *render}
-	src, err := os.ReadFile(*tmplPath)
+	b, err := r.report(*tmplPath)
 	if err != nil {
 		fatal(err)
 	}
-	t, err := template.New(filepath.Base(*tmplPath)).Option("missingkey=error").Funcs(template.FuncMap{
-		"bench":   r.bench,
-		"script":  r.script,
-		"machine": r.machine,
-	}).Parse(string(src))
-	if err != nil {
-		fatal(err)
-	}
-	var b bytes.Buffer
-	if err := t.Execute(&b, nil); err != nil {
-		fatal(err)
-	}
-	if err := os.WriteFile(*out, b.Bytes(), 0o644); err != nil {
+	if err := os.WriteFile(*out, b, 0o644); err != nil {
 		fatal(err)
 	}
 	fmt.Fprintf(os.Stderr, "report: wrote %s (%d runs made, %d read from %s)\n", *out, r.made, r.kept, *dir)
@@ -92,6 +80,27 @@ func main() {
 func fatal(err error) {
 	fmt.Fprintln(os.Stderr, "report:", err)
 	os.Exit(1)
+}
+
+// report executes the template at tmplPath, making or reading its runs.
+func (r *reporter) report(tmplPath string) ([]byte, error) {
+	src, err := os.ReadFile(tmplPath)
+	if err != nil {
+		return nil, err
+	}
+	t, err := template.New(filepath.Base(tmplPath)).Option("missingkey=error").Funcs(template.FuncMap{
+		"bench":   r.bench,
+		"script":  r.script,
+		"machine": r.machine,
+	}).Parse(string(src))
+	if err != nil {
+		return nil, err
+	}
+	var b bytes.Buffer
+	if err := t.Execute(&b, nil); err != nil {
+		return nil, err
+	}
+	return b.Bytes(), nil
 }
 
 // reporter makes or reads the template's runs.

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"os"
 	"path/filepath"
 	"strings"
@@ -135,5 +136,24 @@ func TestKeptRuns(t *testing.T) {
 func TestShellQuote(t *testing.T) {
 	if got, want := shellQuote([]string{"go", "test", "-run", "^$", "-bench", "A|B", "it's"}), `go test -run '^$' -bench 'A|B' 'it'\''s'`; got != want {
 		t.Errorf("got %s, want %s", got, want)
+	}
+}
+
+// TestBenchmarksMatchResults: BENCHMARKS.md is exactly what the template
+// makes of the kept results, so no figure in it was written by hand or
+// left from an earlier run. After editing the template or a run, write
+// it again with bench/run.sh (-render when no run changed).
+func TestBenchmarksMatchResults(t *testing.T) {
+	r := &reporter{dir: "../results", renderOnly: true}
+	got, err := r.report("../BENCHMARKS.tmpl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := os.ReadFile("../../BENCHMARKS.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("BENCHMARKS.md is not what bench/BENCHMARKS.tmpl makes of bench/results: run bench/run.sh -render")
 	}
 }
