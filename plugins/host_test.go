@@ -330,13 +330,7 @@ func TestToolCap(t *testing.T) {
 		{"cap of 1000", 1000, 1000, &Cut{MaxTools: 1000, LeftOut: 500}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			var logged strings.Builder
-			var mu sync.Mutex
-			logger := slog.New(slog.NewTextHandler(writerFunc(func(p []byte) (int, error) {
-				mu.Lock()
-				defer mu.Unlock()
-				return logged.Write(p)
-			}), nil))
+			logger, logged := capturedLog()
 			s := manyFixture(t, 1500)
 			s.MaxTools = tt.maxTools
 			reg := tool.NewRegistry()
@@ -350,9 +344,7 @@ func TestToolCap(t *testing.T) {
 			if diff := cmp.Diff(tt.wantCut, st[0].Cut); diff != "" {
 				t.Errorf("Status.Cut (-want +got):\n%s", diff)
 			}
-			mu.Lock()
 			lines := strings.Split(strings.TrimSpace(logged.String()), "\n")
-			mu.Unlock()
 			if tt.wantCut == nil {
 				if st[0].Err != "" || logged.Len() != 0 {
 					t.Errorf("uncut: Err %q, log %q; want neither", st[0].Err, logged.String())
@@ -389,16 +381,8 @@ func TestToolCapFollowsReimport(t *testing.T) {
 	}
 	hs := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, nil))
 	defer hs.Close()
-	var logged strings.Builder
-	var mu sync.Mutex
-	logger := slog.New(slog.NewTextHandler(writerFunc(func(p []byte) (int, error) {
-		mu.Lock()
-		defer mu.Unlock()
-		return logged.Write(p)
-	}), nil))
+	logger, logged := capturedLog()
 	lines := func() []string {
-		mu.Lock()
-		defer mu.Unlock()
 		var out []string
 		for _, l := range strings.Split(strings.TrimSpace(logged.String()), "\n") {
 			if strings.Contains(l, "tools left out") {
@@ -426,4 +410,33 @@ func TestToolCapFollowsReimport(t *testing.T) {
 	if got := lines(); !strings.Contains(got[1], "501 tools left out") || !strings.Contains(got[1], `\"maxTools\"`) || strings.Contains(got[1], "WithImportLimits") {
 		t.Errorf("log lines about the cut:\n%s", strings.Join(got, "\n"))
 	}
+}
+
+// capturedLog returns a logger and what it has written so far, safe for
+// the host's goroutines.
+func capturedLog() (*slog.Logger, *lockedBuilder) {
+	b := &lockedBuilder{}
+	return slog.New(slog.NewTextHandler(writerFunc(func(p []byte) (int, error) {
+		b.mu.Lock()
+		defer b.mu.Unlock()
+		return b.b.Write(p)
+	}), nil)), b
+}
+
+// A lockedBuilder is a strings.Builder behind a mutex.
+type lockedBuilder struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (l *lockedBuilder) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+func (l *lockedBuilder) Len() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Len()
 }

@@ -11,18 +11,27 @@ import (
 	"github.com/miniopenclaw/tool/policy"
 )
 
-// BenchmarkApprovalStore measures one request's life in a store: Put,
-// Answer and Consume (ns/op is one of each; the file store syncs each
-// change to disk).
-func BenchmarkApprovalStore(b *testing.B) {
-	ctx := context.Background()
-	for _, tc := range []struct {
+// storeKinds are the stores the benchmarks compare: in memory, and on
+// files in a directory of b's.
+func storeKinds(b *testing.B) []struct {
+	name string
+	mk   func() policy.ApprovalStore
+} {
+	return []struct {
 		name string
 		mk   func() policy.ApprovalStore
 	}{
 		{"memory", func() policy.ApprovalStore { return policy.NewMemoryApprovalStore() }},
 		{"file", func() policy.ApprovalStore { return &policy.FileApprovalStore{Dir: b.TempDir()} }},
-	} {
+	}
+}
+
+// BenchmarkApprovalStore measures one request's life in a store: Put,
+// Answer and Consume (ns/op is one of each; the file store syncs each
+// change to disk).
+func BenchmarkApprovalStore(b *testing.B) {
+	ctx := context.Background()
+	for _, tc := range storeKinds(b) {
 		b.Run(tc.name, func(b *testing.B) {
 			s := tc.mk()
 			now := time.Now()
@@ -53,13 +62,7 @@ func BenchmarkApprovedCall(b *testing.B) {
 	const src = `
 permit (principal, action == Action::"call", resource == Tool::"kv") when { context.args.op == "get" };
 @id("ask") @effect("ask") permit (principal, action == Action::"call", resource == Tool::"kv") when { context.args.op == "delete" };`
-	for _, tc := range []struct {
-		name string
-		mk   func() policy.ApprovalStore
-	}{
-		{"memory", func() policy.ApprovalStore { return policy.NewMemoryApprovalStore() }},
-		{"file", func() policy.ApprovalStore { return &policy.FileApprovalStore{Dir: b.TempDir()} }},
-	} {
+	for _, tc := range storeKinds(b) {
 		b.Run(tc.name, func(b *testing.B) {
 			a, err := policy.New("b.cedar", []byte(src), policy.WithApprovalStore(tc.mk()))
 			if err != nil {

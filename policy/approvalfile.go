@@ -8,8 +8,9 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"runtime"
 	"time"
+
+	"github.com/miniopenclaw/tool/internal/statedir"
 )
 
 // DefaultMaxApprovals is how many records a [FileApprovalStore] keeps
@@ -49,21 +50,11 @@ type FileApprovalStore struct {
 // $XDG_STATE_HOME, or ~/.local/state when that is not set; on macOS and
 // Windows clawtool/approvals under [os.UserConfigDir].
 func DefaultApprovalDir() (string, error) {
-	if runtime.GOOS == "darwin" || runtime.GOOS == "windows" {
-		d, err := os.UserConfigDir()
-		if err != nil {
-			return "", fmt.Errorf("approvals: %w", err)
-		}
-		return filepath.Join(d, "clawtool", "approvals"), nil
-	}
-	if d := os.Getenv("XDG_STATE_HOME"); filepath.IsAbs(d) {
-		return filepath.Join(d, "clawtool", "approvals"), nil
-	}
-	home, err := os.UserHomeDir()
+	d, err := statedir.Dir("approvals")
 	if err != nil {
-		return "", fmt.Errorf("approvals: no state directory: %w", err)
+		return "", fmt.Errorf("approvals: %w", err)
 	}
-	return filepath.Join(home, ".local", "state", "clawtool", "approvals"), nil
+	return d, nil
 }
 
 // approvalFile is the layout of approvals.json.

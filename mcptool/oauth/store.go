@@ -11,10 +11,11 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"sync"
 	"time"
+
+	"github.com/miniopenclaw/tool/internal/statedir"
 )
 
 // A Secret is a credential: an access or refresh token, or a client
@@ -125,21 +126,11 @@ type FileStore struct {
 // and publish); on macOS and Windows clawtool/oauth under
 // [os.UserConfigDir].
 func DefaultDir() (string, error) {
-	if runtime.GOOS == "darwin" || runtime.GOOS == "windows" {
-		d, err := os.UserConfigDir()
-		if err != nil {
-			return "", fmt.Errorf("oauth: %w", err)
-		}
-		return filepath.Join(d, "clawtool", "oauth"), nil
-	}
-	if d := os.Getenv("XDG_STATE_HOME"); filepath.IsAbs(d) {
-		return filepath.Join(d, "clawtool", "oauth"), nil
-	}
-	home, err := os.UserHomeDir()
+	d, err := statedir.Dir("oauth")
 	if err != nil {
-		return "", fmt.Errorf("oauth: no state directory: %w", err)
+		return "", fmt.Errorf("oauth: %w", err)
 	}
-	return filepath.Join(home, ".local", "state", "clawtool", "oauth"), nil
+	return d, nil
 }
 
 // Path returns the file that holds the record of key.
