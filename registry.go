@@ -8,7 +8,6 @@ import (
 	"log/slog"
 	"slices"
 	"sort"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -55,6 +54,7 @@ type Registry struct {
 	mu       sync.RWMutex
 	tools    map[string]*entry
 	sorted   []*entry // name order; nil when stale; never modified in place
+	order    []*entry // a sorted list whose names are still the registry's (only replacements since); nil when unknown
 	defs     []byte   // cached Definitions; nil when stale
 	gen      uint64   // counts changes, so that an export made meanwhile is not kept
 	watchers map[int]func(string)
@@ -231,7 +231,7 @@ func (r *Registry) Replace(t Tool) (replaced bool, err error) {
 	_, replaced = r.tools[e.name]
 	r.tools[e.name] = e
 	if replaced {
-		r.replacedLocked(e)
+		r.replacedLocked()
 	} else {
 		r.changedLocked()
 	}
@@ -301,26 +301,20 @@ func (r *Registry) OnChange(fn func(name string)) (stop func()) {
 
 func (r *Registry) changedLocked() {
 	r.sorted = nil
+	r.order = nil
 	r.defs = nil
 	r.gen++
 }
 
-// replacedLocked records that e replaced the entry of its name: the name
-// order stays, so the sorted list is copied with e in its place rather
-// than sorted again (a reload replaces tools one by one).
-func (r *Registry) replacedLocked(e *entry) {
-	if r.sorted == nil {
-		r.changedLocked()
-		return
+// replacedLocked records that an entry replaced the one of its name: the names
+// and their order stay, so the next sorted list is the last one with the
+// current entries put in, rather than a sort (a reload replaces tools one
+// by one; each replacement costs O(1), the next export O(n)).
+func (r *Registry) replacedLocked() {
+	if r.sorted != nil {
+		r.order = r.sorted
 	}
-	i, found := slices.BinarySearchFunc(r.sorted, e.name, func(x *entry, name string) int { return strings.Compare(x.name, name) })
-	if !found {
-		r.changedLocked()
-		return
-	}
-	s := slices.Clone(r.sorted)
-	s[i] = e
-	r.sorted = s
+	r.sorted = nil
 	r.defs = nil
 	r.gen++
 }
@@ -389,11 +383,17 @@ func (r *Registry) entries() []*entry {
 	defer r.mu.Unlock()
 	if r.sorted == nil {
 		s := make([]*entry, 0, len(r.tools))
-		for _, e := range r.tools {
-			s = append(s, e)
+		if r.order != nil && len(r.order) == len(r.tools) {
+			for _, old := range r.order {
+				s = append(s, r.tools[old.name])
+			}
+		} else {
+			for _, e := range r.tools {
+				s = append(s, e)
+			}
+			sort.Slice(s, func(i, j int) bool { return s[i].name < s[j].name })
 		}
-		sort.Slice(s, func(i, j int) bool { return s[i].name < s[j].name })
-		r.sorted = s
+		r.sorted, r.order = s, nil
 	}
 	return r.sorted
 }
