@@ -341,6 +341,9 @@ func TestDeadlineTravels(t *testing.T) {
 // TestDeadlineEndsTheWorkersCall: when the caller's time runs out, the
 // tool on the worker sees its context end as a context with a deadline
 // ends (context.DeadlineExceeded), with a cause wrapping tool.ErrTimeout.
+// The request is sent by hand, with 300 ms at the end of its reply
+// subject, so that no importer cancels the call when its own time runs
+// out (which would race the worker's deadline on a busy machine).
 func TestDeadlineEndsTheWorkersCall(t *testing.T) {
 	s := startServer(t, false)
 	seen := make(chan [2]error, 1)
@@ -349,12 +352,26 @@ func TestDeadlineEndsTheWorkersCall(t *testing.T) {
 		seen <- [2]error{ctx.Err(), context.Cause(ctx)}
 		return "", ctx.Err()
 	}, tool.WithTimeout(-1)))
-	local := servedAlone(t, s, wait)
+	worker := tool.NewRegistry(tool.WithLogger(quiet), tool.WithDefaultTimeout(-1))
+	worker.Register(wait)
+	serve(t, connect(t, s), worker)
 
-	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
-	defer cancel()
-	if res := local.Execute(ctx, "wait", nil); !res.IsError {
-		t.Errorf("call: %+v, want an error", res)
+	nc := connect(t, s)
+	inbox := nc.NewRespInbox()
+	sub, err := nc.SubscribeSync(inbox)
+	if err != nil {
+		t.Fatal(err)
+	}
+	msg := &nats.Msg{Subject: natstool.DefaultSubjectPrefix + ".clawtool.wait", Reply: inbox + natstool.ReplyTimeoutMark + "300", Data: []byte(`{}`)}
+	sub.Unsubscribe()
+	if sub, err = nc.SubscribeSync(msg.Reply); err != nil {
+		t.Fatal(err)
+	}
+	if err := nc.PublishMsg(msg); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := sub.NextMsg(20 * time.Second); err != nil { // ok-wallclock: only a broken worker waits this long
+		t.Fatalf("no answer: %v", err)
 	}
 	select {
 	case got := <-seen:
