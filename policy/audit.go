@@ -115,6 +115,9 @@ type AuditLog struct {
 	now      func() time.Time
 	headFile string       // see WithHeadFile
 	headLog  *slog.Logger // see WithHeadLogger
+	// failed is the first write error: a write that failed may have put
+	// part of a line in the log, so nothing is appended after it.
+	failed error
 }
 
 // An AuditOption configures an [AuditLog].
@@ -198,6 +201,9 @@ func (l *AuditLog) RecordOutcome(d Decision, res tool.Result, took time.Duration
 func (l *AuditLog) append(rec AuditRecord) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	if l.failed != nil {
+		return fmt.Errorf("audit: the log failed before and takes no more records: %w", l.failed)
+	}
 	rec.Seq = l.seq + 1
 	rec.Prev = l.prev
 	rec.bound()
@@ -209,6 +215,7 @@ func (l *AuditLog) append(rec AuditRecord) error {
 		return fmt.Errorf("audit: %w", err)
 	}
 	if _, err := l.w.Write(line); err != nil {
+		l.failed = err
 		return fmt.Errorf("audit: %w", err)
 	}
 	l.seq, l.prev = rec.Seq, hash

@@ -117,6 +117,10 @@ func WithApprovalStore(s ApprovalStore) Option {
 }
 
 // WithAudit records every decision [Authorizer.Authorize] makes in l.
+// A call whose decision l cannot record is refused (fail closed), and
+// after a failed write l takes no more records (the write may have left
+// part of a line), so every later call is refused until the host opens
+// the log again.
 func WithAudit(l *AuditLog) Option {
 	return func(a *Authorizer) { a.audit = l }
 }
@@ -774,7 +778,13 @@ func (a *Authorizer) Authorize(ctx context.Context, req tool.AccessRequest) erro
 		d.auditArgs = redact(raw, a.secret)
 	}
 	if observed {
-		a.record(ctx, d, a.now().Sub(start))
+		if rerr := a.record(ctx, d, a.now().Sub(start)); rerr != nil && err == nil {
+			// The log is the proof of what ran: a call it cannot record
+			// does not run (fail closed).
+			d.Effect, d.Approved = Deny, false
+			d.Reason = fmt.Sprintf("call to tool %q was refused: the audit log could not record its decision; do not retry until the host's audit log works again", d.Tool)
+			err = &DeniedError{Decision: d, msg: d.Reason, meta: map[string]any{"effect": string(Deny)}}
+		}
 	}
 	return err
 }
@@ -806,7 +816,9 @@ func (a *Authorizer) Outcome(ctx context.Context, req tool.AccessRequest, res to
 	}
 }
 
-func (a *Authorizer) record(ctx context.Context, d Decision, took time.Duration) {
+// record logs d and appends it to the audit log; it returns the audit
+// log's error, which refuses the call.
+func (a *Authorizer) record(ctx context.Context, d Decision, took time.Duration) error {
 	if a.logger != nil {
 		level := slog.LevelInfo
 		if d.Effect != Allow {
@@ -821,10 +833,14 @@ func (a *Authorizer) record(ctx context.Context, d Decision, took time.Duration)
 		a.logger.LogAttrs(ctx, level, "tool call decision", attrs...)
 	}
 	if a.audit != nil {
-		if err := a.audit.Record(d, took); err != nil && a.logger != nil {
-			a.logger.LogAttrs(ctx, slog.LevelError, "audit record failed", slog.String("error", err.Error()))
+		if err := a.audit.Record(d, took); err != nil {
+			if a.logger != nil {
+				a.logger.LogAttrs(ctx, slog.LevelError, "audit record failed; the call is refused", slog.String("error", err.Error()))
+			}
+			return err
 		}
 	}
+	return nil
 }
 
 // CanList reports whether the principal in ctx may see the tool: some
