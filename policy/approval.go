@@ -84,6 +84,7 @@ func (a *Authorizer) ask(ctx context.Context, d *Decision, an tool.Annotations) 
 		return a.storeFailed(ctx, d, err)
 	}
 	if ok {
+		d.Approval, d.answer = rec.ID, &rec
 		if rec.State == ApprovalApproved {
 			d.Effect, d.Approved = Allow, true
 			return nil
@@ -99,7 +100,7 @@ func (a *Authorizer) ask(ctx context.Context, d *Decision, an tool.Annotations) 
 	if a.approver != nil {
 		ok, err := a.approver.Approve(ctx, req)
 		if err == nil && ok {
-			d.Effect, d.Approved = Allow, true
+			d.Effect, d.Approved, d.Approval = Allow, true, req.ID
 			return nil
 		}
 		if errors.Is(err, ErrApprovalUnavailable) {
@@ -171,10 +172,14 @@ func (a *Authorizer) pend(ctx context.Context, d *Decision, req ApprovalRequest,
 		Digest: req.Digest, Preview: preview(req.Args), Args: req.Args, Policies: req.Policies,
 		Reason: a.askingReason(d), Created: now, Expires: req.Expires, TTL: a.approvalTTL,
 	}, now)
+	if err == nil {
+		d.Reason = rec.Reason // the audit record says why it asked, as the request does
+	}
 	if err != nil {
 		return a.storeFailed(ctx, d, err)
 	}
 	req.ID, req.Expires = rec.ID, rec.Expires
+	d.Approval = rec.ID
 	msg := fmt.Sprintf("call to tool %q needs a person's approval; approval request %s was made. Once it is approved, make the same call again with the same arguments; a changed call needs a new approval", d.Tool, req.ID)
 	return &DeniedError{Decision: *d, msg: msg, meta: map[string]any{"effect": string(Ask), "approval_request": req}}
 }

@@ -3,7 +3,6 @@ package policy
 import (
 	"cmp"
 	"context"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"slices"
@@ -127,18 +126,19 @@ type ApprovalStore interface {
 
 // validApprovalID reports whether id has the form of an approval id:
 // 24 lowercase hexadecimal digits.
-func validApprovalID(id string) bool {
-	if len(id) != 24 {
+func validApprovalID(id string) bool { return lowerHex(id, 24) }
+
+// lowerHex reports whether s is n lowercase hexadecimal digits.
+func lowerHex(s string, n int) bool {
+	if len(s) != n {
 		return false
 	}
-	for i := 0; i < len(id); i++ {
-		c := id[i]
+	for _, c := range []byte(s) {
 		if (c < '0' || c > '9') && (c < 'a' || c > 'f') {
 			return false
 		}
 	}
-	_, err := hex.DecodeString(id)
-	return err == nil
+	return true
 }
 
 // checkApprovalID returns the error for an id that is not an approval id.

@@ -52,7 +52,17 @@ type AuditRecord struct {
 	Effect     Effect   `json:"effect,omitempty"`
 	Policies   []string `json:"policies,omitempty"`
 	Approved   bool     `json:"approved,omitempty"`
-	Reason     string   `json:"reason,omitempty"`
+	// Approval is, in a decision, the id of the approval request it made
+	// (effect "ask") or used (a call a person approved or denied); see
+	// [Decision.Approval]. [AuditStory] follows it.
+	Approval string `json:"approval,omitempty"`
+	// AnsweredBy, Answered and Note are, in a decision that used a
+	// person's answer, who answered, when, and what they wrote: the
+	// answer is kept in the chain with the call it let run or refused.
+	AnsweredBy string    `json:"answered_by,omitempty"`
+	Answered   time.Time `json:"answered,omitzero"`
+	Note       string    `json:"note,omitempty"`
+	Reason     string    `json:"reason,omitempty"`
 	// DecisionNanos is how long the decision took.
 	DecisionNanos int64 `json:"decision_ns,omitempty"`
 	// Outcome is, for an outcome, "ok" or the failed Result's Kind.
@@ -72,7 +82,8 @@ type AuditRecord struct {
 // "args"), or the first elements of a list.
 type AuditTruncation struct {
 	// Field is the field's JSON name: "args", "principal", "roles",
-	// "tool", "policies", "reason" or "outcome".
+	// "tool", "policies", "reason", "outcome", "approval", "answered_by"
+	// or "note".
 	Field string `json:"field"`
 	// Bytes is the length of the whole value's encoding: for "args" the
 	// canonical arguments (redacted), for a text field its UTF-8 bytes,
@@ -93,7 +104,7 @@ const (
 	// (Args, or ArgsPrefix once escaped in the record's line).
 	MaxAuditArgs = 64 << 10
 	// maxAuditText bounds the encoding of every other text a record
-	// keeps: each of principal, tool, reason and outcome, and each role
+	// keeps: each of principal, tool, reason, outcome, approval, answered_by and note, and each role
 	// and policy.
 	maxAuditText = 4 << 10
 	// maxAuditList bounds the encoding of each list (roles, policies).
@@ -175,7 +186,11 @@ func (l *AuditLog) Record(d Decision, took time.Duration) error {
 	rec := AuditRecord{
 		Event: "decision", Time: l.now().UTC(), Principal: d.Principal.ID, Roles: d.Principal.Roles, Tool: d.Tool,
 		ArgsDigest: hex.EncodeToString(ad[:]), CallDigest: d.Digest, Effect: d.Effect,
-		Policies: d.Policies, Approved: d.Approved, DecisionNanos: took.Nanoseconds(),
+		Policies: d.Policies, Approved: d.Approved, Approval: d.Approval, DecisionNanos: took.Nanoseconds(),
+	}
+	if d.answer != nil {
+		rec.AnsweredBy, rec.Note = d.answer.AnsweredBy, d.answer.Note
+		rec.Answered = d.answer.Answered.UTC()
 	}
 	if d.Effect != Allow {
 		rec.Reason = d.Reason
@@ -275,6 +290,9 @@ func (rec *AuditRecord) bound() {
 	list("policies", &rec.Policies)
 	text("reason", &rec.Reason)
 	text("outcome", &rec.Outcome)
+	text("approval", &rec.Approval)
+	text("answered_by", &rec.AnsweredBy)
+	text("note", &rec.Note)
 	rec.Truncated = cuts
 }
 

@@ -81,7 +81,7 @@ func TestAuditTampering(t *testing.T) {
 	}{
 		{"edited effect", strings.Replace(string(log), `"effect":"deny"`, `"effect":"allow"`, 1), "line 3: audit log chain broken: the record does not match its hash"},
 		{"edited principal", strings.Replace(string(log), `"principal":"bob"`, `"principal":"eve"`, 1), "line 1: audit log chain broken: the record does not match its hash"},
-		{"added field", strings.Replace(string(log), `{"seq":3,`, `{"seq":3,"note":"x",`, 1), "line 3: audit log chain broken: not a record"},
+		{"added field", strings.Replace(string(log), `{"seq":3,`, `{"seq":3,"extra":"x",`, 1), "line 3: audit log chain broken: not a record"},
 		{"removed record", join(lines[0], lines[2], lines[3], lines[4]), "line 2: audit log chain broken: it does not follow"},
 		{"reordered records", join(lines[0], lines[2], lines[1], lines[3], lines[4]), "line 2: audit log chain broken: it does not follow"},
 		{"cut mid-line", string(log[:len(log)-10]), "line 5: audit log chain broken: last line has no newline"},

@@ -68,8 +68,13 @@ type Decision struct {
 	Digest string
 	// Approved reports that the call was allowed by an approval.
 	Approved bool
+	// Approval is the id of the approval request the decision made (an
+	// Ask that waits for a person) or used (a call a person approved or
+	// denied, or an [Approver] approved now); empty otherwise.
+	Approval string
 
 	auditArgs json.RawMessage // the redacted arguments the audit log keeps
+	answer    *ApprovalRecord // the answer the decision used, for the audit log
 }
 
 // An Option configures an [Authorizer].

@@ -141,8 +141,9 @@ func TestApprovalEndToEnd(t *testing.T) {
 		return code, stdout.String(), stderr.String()
 	}
 	const pol = "testdata/policy/approvals.cedar"
+	log := filepath.Join(t.TempDir(), "audit.jsonl")
 	call := func(key string) (int, string, string) {
-		return clawtool("call", "kv", `{"op":"delete","key":"`+key+`"}`, "--policy", pol, "--as", "otto:operator")
+		return clawtool("call", "kv", `{"op":"delete","key":"`+key+`"}`, "--policy", pol, "--as", "otto:operator", "--audit", log)
 	}
 	ask := func(key string) string {
 		t.Helper()
@@ -170,6 +171,21 @@ func TestApprovalEndToEnd(t *testing.T) {
 	}
 	if again := ask("notes/a"); again == id {
 		t.Errorf("the replay was given the used request %s", id)
+	}
+	// The audit log tells the story: the request, cid's answer, the run.
+	code, stdout, stderr = clawtool("audit", "story", log, id)
+	story := regexp.MustCompile(`(?m)^#\d+ \S+ (.*)$`).FindAllStringSubmatch(stdout, -1)
+	var got []string
+	for _, m := range story {
+		got = append(got, regexp.MustCompile(`at \S+Z|in \S+$`).ReplaceAllString(m[1], "at T"))
+	}
+	want := []string{
+		"decision: otto calls kv: ask, approval " + id + "; reason: deleting a note needs a person's approval",
+		"decision: otto calls kv: allow (approved), approval " + id + ", answered by cid at T",
+		"outcome: otto calls kv: ok at T",
+	}
+	if code != exitOK || strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("audit story: exit %d\n%s\nwant:\n%s\nstderr: %s", code, strings.Join(got, "\n"), strings.Join(want, "\n"), stderr)
 	}
 
 	id = ask("notes/b")

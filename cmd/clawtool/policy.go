@@ -457,18 +457,26 @@ func runPolicyExplain(ctx context.Context, e *env, args []string) int {
 }
 
 // auditUsage is what "clawtool audit" prints without a subcommand.
-const auditUsage = `Usage: clawtool audit verify [--head HASH | --head-file FILE] LOG
+const auditUsage = `Usage:
+  clawtool audit verify [--head HASH | --head-file FILE] LOG
+  clawtool audit story [--json] LOG ID
 
 Subcommands:
   verify    check the hash chain of an audit log written with --audit, and
             with --head or --head-file that it still holds a head kept elsewhere
+  story     print the records of one call, by its approval request's ID (the
+            request, the answer with who, when and the note, the run) or by its
+            call digest, from a log whose chain verifies
 
-Run "clawtool audit verify -h" for its flags.`
+Run "clawtool audit verify -h" or "clawtool audit story -h" for their flags.`
 
 // runAudit is "clawtool audit verify ...".
 func runAudit(ctx context.Context, e *env, args []string) int {
 	if len(args) > 0 && args[0] == "verify" {
 		return runAuditVerify(ctx, e, args[1:])
+	}
+	if len(args) > 0 && args[0] == "story" {
+		return runAuditStory(ctx, e, args[1:])
 	}
 	if len(args) == 1 && (args[0] == "-h" || args[0] == "--help" || args[0] == "-help") {
 		fmt.Fprintln(e.stdout, auditUsage)
@@ -480,6 +488,79 @@ func runAudit(ctx context.Context, e *env, args []string) int {
 		fmt.Fprintf(e.stderr, "clawtool audit: unknown subcommand %q\n\n%s\n", args[0], auditUsage)
 	}
 	return exitUsage
+}
+
+func runAuditStory(_ context.Context, e *env, args []string) int {
+	fs := newFlags(e, "audit story", "[--json] LOG ID",
+		`Story prints the records of one call from an audit log written with --audit,
+after checking the log's chain: by an approval request's ID, the decision that
+asked, the decisions that used the answer (who answered, when, and the note),
+and the outcome of the run it allowed; by a call digest (the call_digest of a
+record), every decision and outcome of that call.
+The exit status is 0 when the log verifies, 1 when it does not, 2 for usage errors.`)
+	asJSON := fs.Bool("json", false, "print the records as a JSON array")
+	if code := parseFlags(fs, args, e.stdout); code >= 0 {
+		return code
+	}
+	if fs.NArg() != 2 {
+		return usageError(fs, "want a LOG file and an ID, got %d arguments", fs.NArg())
+	}
+	name, id := fs.Arg(0), fs.Arg(1)
+	f, err := os.Open(name)
+	if err != nil {
+		fmt.Fprintf(e.stderr, "clawtool audit story: %v\n", err)
+		return exitUsage
+	}
+	defer f.Close()
+	story, err := policy.AuditStory(f, id)
+	if err != nil && !errors.Is(err, policy.ErrAuditBroken) && !errors.Is(err, policy.ErrAuditStoryLong) {
+		return usageError(fs, "%v", err)
+	}
+	if *asJSON {
+		if story == nil {
+			story = []policy.AuditRecord{}
+		}
+		writeJSON(e.stdout, story)
+	} else {
+		for _, r := range story {
+			fmt.Fprintln(e.stdout, storyLine(r))
+		}
+		if len(story) == 0 && err == nil {
+			fmt.Fprintf(e.stdout, "%s: no record names %s\n", name, id)
+		}
+	}
+	if err != nil {
+		fmt.Fprintf(e.stderr, "clawtool audit story: %s: %v\n", name, err)
+		return exitToolError
+	}
+	return exitOK
+}
+
+// storyLine is one record of a story as text.
+func storyLine(r policy.AuditRecord) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "#%d %s %s: %s calls %s", r.Seq, r.Time.UTC().Format(time.RFC3339), r.Event, shownText(orAnonymous(r.Principal), 200), shownText(r.Tool, 200))
+	if r.Event == "outcome" {
+		fmt.Fprintf(&b, ": %s in %s", r.Outcome, time.Duration(r.DurationNanos).Round(time.Microsecond))
+		return b.String()
+	}
+	fmt.Fprintf(&b, ": %s", r.Effect)
+	if r.Approved {
+		b.WriteString(" (approved)")
+	}
+	if r.Approval != "" {
+		fmt.Fprintf(&b, ", approval %s", r.Approval)
+	}
+	if r.AnsweredBy != "" {
+		fmt.Fprintf(&b, ", answered by %s at %s", shownText(r.AnsweredBy, 200), r.Answered.UTC().Format(time.RFC3339))
+		if r.Note != "" {
+			fmt.Fprintf(&b, ": %s", shownText(r.Note, 500))
+		}
+	}
+	if r.Reason != "" && r.Effect != policy.Allow {
+		fmt.Fprintf(&b, "; reason: %s", shownText(r.Reason, 500))
+	}
+	return b.String()
 }
 
 // readSmallFile reads path, refusing one longer than limit bytes.

@@ -50,7 +50,7 @@ func commands() []command {
 		{"inspect", "[--addr ADDR] [flags]", "serve a web page to try the tools by hand and watch batches on a timeline", runInspect},
 		{"policy", "check POLICY | explain --policy FILE --as USER[:ROLE,...] TOOL [JSON]", "validate Cedar policies against the tools, or explain a decision", runPolicy},
 		{"approvals", "list | show ID | approve ID | deny ID [flags]", "list the calls waiting for a person's approval, show one, approve or deny it", runApprovals},
-		{"audit", "verify [--head HASH | --head-file FILE] LOG", "check the hash chain of an audit log, and that it still holds a head kept elsewhere", runAudit},
+		{"audit", "verify|story ...", "check the hash chain of an audit log, or print the story of one call (its request, answer and run)", runAudit},
 		{"auth", "login|logout|status SERVER --config FILE", "log in to a URL server behind OAuth (MCP authorization), log out, or show the stored login", runAuth},
 	}
 }

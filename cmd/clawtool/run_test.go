@@ -77,6 +77,9 @@ func TestCLI(t *testing.T) {
 		{"audit_verify_both_heads", []string{"audit", "verify", "--head", "abc", "--head-file", "h", "audit.jsonl"}, "", exitUsage},
 		{"policy_help", []string{"policy", "-h"}, "", exitOK},
 		{"audit_verify_bad_flag", []string{"audit", "verify", "--tail", "audit.jsonl"}, "", exitUsage},
+		{"audit_story_help", []string{"audit", "story", "-h"}, "", exitOK},
+		{"audit_story_no_id", []string{"audit", "story", "audit.jsonl"}, "", exitUsage},
+		{"audit_story_bad_id", []string{"audit", "story", "testdata/policy/approvals.cedar", "not-an-id"}, "", exitUsage},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			var stdout, stderr bytes.Buffer
