@@ -24,6 +24,7 @@ import (
 type proxyFixture struct {
 	proxy       *Proxy
 	addr        string // the proxy's host:port
+	listedAddr  string // the listed server's, direct
 	listedHits  atomic.Int64
 	unlistHits  atomic.Int64
 	mu          sync.Mutex
@@ -58,7 +59,7 @@ var testNames = map[string][]netip.Addr{
 	"literalok.test": {literalIP},
 }
 
-func newProxyFixture(t *testing.T, p *Proxy) *proxyFixture {
+func newProxyFixture(t testing.TB, p *Proxy) *proxyFixture {
 	t.Helper()
 	f := &proxyFixture{proxy: p, resolved: map[string]int{}}
 	listed := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -116,6 +117,7 @@ func newProxyFixture(t *testing.T, p *Proxy) *proxyFixture {
 	go p.Serve(l)
 	t.Cleanup(func() { l.Close(); p.Close() })
 	f.addr = l.Addr().String()
+	f.listedAddr = listed.Listener.Addr().String()
 	return f
 }
 
