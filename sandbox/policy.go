@@ -6,6 +6,7 @@ import (
 	"net/netip"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -99,6 +100,37 @@ func validHostName(name string) bool {
 // [NetworkAllow].
 func errAllowUnsupported(who string) error {
 	return fmt.Errorf("sandbox: refusing to run: %s cannot enforce network %q (an allow list); use %q or the native backend", who, NetworkAllow, NetworkNone)
+}
+
+// ParseHostRule reads a rule written HOST, HOST:PORT or HOST:PORT,PORT...
+// (an IPv6 literal in brackets when ports follow: "[2001:db8::1]:443"),
+// as the --allow-host flag takes it, and validates it.
+func ParseHostRule(s string) (HostRule, error) {
+	var r HostRule
+	host, ports := s, ""
+	if strings.HasPrefix(s, "[") {
+		end := strings.Index(s, "]")
+		if end < 0 {
+			return r, fmt.Errorf("sandbox: allow rule %q: no closing bracket", s)
+		}
+		host, ports = s[1:end], strings.TrimPrefix(s[end+1:], ":")
+		if rest := s[end+1:]; rest != "" && !strings.HasPrefix(rest, ":") {
+			return r, fmt.Errorf("sandbox: allow rule %q: want [ADDR]:PORT", s)
+		}
+	} else if strings.Count(s, ":") == 1 {
+		host, ports, _ = strings.Cut(s, ":")
+	}
+	r.Host = host
+	if ports != "" {
+		for f := range strings.SplitSeq(ports, ",") {
+			n, err := strconv.Atoi(f)
+			if err != nil {
+				return r, fmt.Errorf("sandbox: allow rule %q: port %q is not a number", s, f)
+			}
+			r.Ports = append(r.Ports, n)
+		}
+	}
+	return r, r.validate()
 }
 
 // DefaultAllowPorts are the ports of a [HostRule] that names none.

@@ -123,3 +123,35 @@ func TestLayerErrorNamesLayer(t *testing.T) {
 		t.Errorf("error %q does not name the layer", err)
 	}
 }
+
+func TestParseHostRule(t *testing.T) {
+	for _, tc := range []struct {
+		in      string
+		want    HostRule
+		wantErr string
+	}{
+		{"api.example.com", HostRule{Host: "api.example.com"}, ""},
+		{"api.example.com:8443", HostRule{Host: "api.example.com", Ports: []int{8443}}, ""},
+		{"*.example.com:80,443", HostRule{Host: "*.example.com", Ports: []int{80, 443}}, ""},
+		{"[2001:db8::1]:443", HostRule{Host: "2001:db8::1", Ports: []int{443}}, ""},
+		{"2001:db8::1", HostRule{Host: "2001:db8::1"}, ""},
+		{"203.0.113.7:22", HostRule{Host: "203.0.113.7", Ports: []int{22}}, ""},
+		{"api.example.com:http", HostRule{}, "not a number"},
+		{"api.example.com:70000", HostRule{}, "out of range"},
+		{"[::1", HostRule{}, "no closing bracket"},
+		{"[::1]x", HostRule{}, "want [ADDR]:PORT"},
+		{"*", HostRule{}, "wildcard"},
+		{"", HostRule{}, "no host"},
+	} {
+		got, err := ParseHostRule(tc.in)
+		if tc.wantErr != "" {
+			if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+				t.Errorf("ParseHostRule(%q) = %v, want error with %q", tc.in, err, tc.wantErr)
+			}
+			continue
+		}
+		if err != nil || got.Host != tc.want.Host || !slices.Equal(got.Ports, tc.want.Ports) {
+			t.Errorf("ParseHostRule(%q) = %+v, %v; want %+v", tc.in, got, err, tc.want)
+		}
+	}
+}
