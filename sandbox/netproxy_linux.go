@@ -19,9 +19,17 @@ import (
 // interface than that loopback.
 const ProxyPort = 3128
 
-// NetworkLog receives the native backend's network denials; nil logs
-// nothing (they are in Result.NetworkDenials either way).
+// NetworkLog receives the native backend's network denials, one Warn
+// record each (host, port, addr, reason, client); nil means
+// [slog.Default]. They are in Result.NetworkDenials either way.
 var NetworkLog *slog.Logger
+
+func networkLog() *slog.Logger {
+	if NetworkLog != nil {
+		return NetworkLog
+	}
+	return slog.Default()
+}
 
 // proxyVars are the variables that name the proxy to the command.
 var proxyVars = []string{"HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "all_proxy"}

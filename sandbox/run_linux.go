@@ -133,7 +133,7 @@ func runSandbox(ctx context.Context, p Policy, argv []string, stdin io.Reader, u
 	defer h.closeAll()
 	var proxy *Proxy
 	if p.network() == NetworkAllow {
-		proxy = &Proxy{Rules: p.Allow, Client: argv[0], Log: NetworkLog}
+		proxy = &Proxy{Rules: p.Allow, Client: argv[0], Log: networkLog()}
 		if p.proxyHook != nil {
 			p.proxyHook(proxy)
 		}
