@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -424,3 +425,38 @@ func TestInternalRange(t *testing.T) {
 		}
 	}
 }
+
+// TestProxyLogsDenial: each refusal is one Warn record naming host, port,
+// reason and client; an allowed connection logs nothing (the control).
+func TestProxyLogsDenial(t *testing.T) {
+	var buf strings.Builder
+	var mu sync.Mutex
+	log := slog.New(slog.NewTextHandler(writerFunc(func(b []byte) (int, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		return buf.Write(b)
+	}), nil))
+	f := newProxyFixture(t, &Proxy{Rules: testRules(), Client: "npx server", Log: log})
+	if code, _ := f.connect(t, "listed.test:80"); code != 200 {
+		t.Fatalf("control CONNECT = %d", code)
+	}
+	mu.Lock()
+	if buf.Len() != 0 {
+		t.Fatalf("an allowed connection logged %q", buf.String())
+	}
+	mu.Unlock()
+	if code, _ := f.connect(t, "meta.test:80"); code != 403 {
+		t.Fatalf("CONNECT meta.test = %d, want 403", code)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	for _, want := range []string{"level=WARN", "host=meta.test", "port=80", "addr=169.254.169.254", `client="npx server"`, "link-local"} {
+		if !strings.Contains(buf.String(), want) {
+			t.Errorf("log %q lacks %q", buf.String(), want)
+		}
+	}
+}
+
+type writerFunc func([]byte) (int, error)
+
+func (f writerFunc) Write(b []byte) (int, error) { return f(b) }
