@@ -57,6 +57,16 @@ func TestPolicyValidate(t *testing.T) {
 		{"workspace is root's home", Policy{Workspace: "/root"}, "is /root"},
 		{"a project in root's home", Policy{Workspace: "/root/project"}, ""},
 		{"a project under /tmp", Policy{Workspace: "/tmp/ws"}, ""},
+		{"allow list", Policy{Network: NetworkAllow, Allow: []HostRule{{Host: "api.example.com"}, {Host: "*.example.org", Ports: []int{8443}}, {Host: "2001:db8::1"}}}, ""},
+		{"allow needs a list", Policy{Network: NetworkAllow}, "empty allow list"},
+		{"list needs allow", Policy{Allow: []HostRule{{Host: "a.example"}}}, "needs network"},
+		{"list with host network", Policy{Network: NetworkHost, Allow: []HostRule{{Host: "a.example"}}}, "needs network"},
+		{"rule without host", Policy{Network: NetworkAllow, Allow: []HostRule{{Ports: []int{80}}}}, "no host"},
+		{"bad port", Policy{Network: NetworkAllow, Allow: []HostRule{{Host: "a.example", Ports: []int{0}}}}, "out of range"},
+		{"inner wildcard", Policy{Network: NetworkAllow, Allow: []HostRule{{Host: "a.*.example"}}}, "wildcard"},
+		{"bare wildcard", Policy{Network: NetworkAllow, Allow: []HostRule{{Host: "*"}}}, "wildcard"},
+		{"bracketed v6", Policy{Network: NetworkAllow, Allow: []HostRule{{Host: "[::1]"}}}, "without brackets"},
+		{"host with port", Policy{Network: NetworkAllow, Allow: []HostRule{{Host: "a.example:80"}}}, "not a host name"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -111,5 +121,37 @@ func TestLayerErrorNamesLayer(t *testing.T) {
 	var le *LayerError
 	if !errors.As(err, &le) || !strings.Contains(err.Error(), "landlock") {
 		t.Errorf("error %q does not name the layer", err)
+	}
+}
+
+func TestParseHostRule(t *testing.T) {
+	for _, tc := range []struct {
+		in      string
+		want    HostRule
+		wantErr string
+	}{
+		{"api.example.com", HostRule{Host: "api.example.com"}, ""},
+		{"api.example.com:8443", HostRule{Host: "api.example.com", Ports: []int{8443}}, ""},
+		{"*.example.com:80,443", HostRule{Host: "*.example.com", Ports: []int{80, 443}}, ""},
+		{"[2001:db8::1]:443", HostRule{Host: "2001:db8::1", Ports: []int{443}}, ""},
+		{"2001:db8::1", HostRule{Host: "2001:db8::1"}, ""},
+		{"203.0.113.7:22", HostRule{Host: "203.0.113.7", Ports: []int{22}}, ""},
+		{"api.example.com:http", HostRule{}, "not a number"},
+		{"api.example.com:70000", HostRule{}, "out of range"},
+		{"[::1", HostRule{}, "no closing bracket"},
+		{"[::1]x", HostRule{}, "want [ADDR]:PORT"},
+		{"*", HostRule{}, "wildcard"},
+		{"", HostRule{}, "no host"},
+	} {
+		got, err := ParseHostRule(tc.in)
+		if tc.wantErr != "" {
+			if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+				t.Errorf("ParseHostRule(%q) = %v, want error with %q", tc.in, err, tc.wantErr)
+			}
+			continue
+		}
+		if err != nil || got.Host != tc.want.Host || !slices.Equal(got.Ports, tc.want.Ports) {
+			t.Errorf("ParseHostRule(%q) = %+v, %v; want %+v", tc.in, got, err, tc.want)
+		}
 	}
 }

@@ -34,6 +34,14 @@ func runSandbox(ctx context.Context, p Policy, argv []string, stdin io.Reader, u
 	}
 	env, _ := p.environ()
 	layers := p.layers()
+	if p.network() == NetworkAllow {
+		if !slices.Contains(layers, LayerNetNS) || !slices.Contains(layers, LayerMountNS) {
+			// Fail closed: without its own network namespace the run
+			// would have the host's network, not the proxy alone.
+			return nil, errAllowUnsupported("a policy without the network or mount namespace")
+		}
+		env = proxyEnv(env)
+	}
 	report := probeForRun()
 	if err := report.check(layers); err != nil {
 		return nil, err
@@ -123,6 +131,15 @@ func runSandbox(ctx context.Context, p Policy, argv []string, stdin io.Reader, u
 		}
 	}
 	defer h.closeAll()
+	var proxy *Proxy
+	if p.network() == NetworkAllow {
+		proxy = &Proxy{Rules: p.Allow, Client: argv[0], Log: networkLog()}
+		if p.proxyHook != nil {
+			p.proxyHook(proxy)
+		}
+		stopProxy := serveProxy(h, proxy)
+		defer stopProxy()
+	}
 	cmd := h.cmd
 	budget := &outputBudget{left: limits.Output}
 	stdout, stderr := &capped{b: budget}, &capped{b: budget}
@@ -211,6 +228,9 @@ func runSandbox(ctx context.Context, p Policy, argv []string, stdin io.Reader, u
 		r.Signal = ws.Signal().String()
 	}
 	r.ProtectedChanged = before.changed(cfg.Workspace, cfg.Protected)
+	if proxy != nil {
+		r.NetworkDenials, r.NetworkDenialsDropped = proxy.Denials()
+	}
 	if lf != nil {
 		r.Cgroup = "v" + strconv.Itoa(lf.version)
 		if !forked {
@@ -276,6 +296,9 @@ func helperConfig(p Policy, argv, env []string, layers []Layer, limits Limits) (
 		NProc:     uint64(limits.Processes),
 		Data:      uint64(limits.Memory),
 		Trace:     traceSpawn != nil,
+	}
+	if p.network() == NetworkAllow {
+		cfg.ProxyPort = ProxyPort
 	}
 	if p.Workspace != "" {
 		cfg.Workspace = filepath.Clean(p.Workspace)

@@ -35,7 +35,8 @@ func seccompPolicy(denyUnix bool, network Network) seccomp.Policy {
 	if !denyUnix {
 		socket.Conditions = append(socket.Conditions, seccomp.Condition{Argument: 0, Operation: seccomp.NotEqual, Value: unix.AF_UNIX})
 	}
-	if network == NetworkHost {
+	if network != NetworkNone {
+		// NetworkAllow: the namespace's loopback, where the proxy listens.
 		socket.Conditions = append(socket.Conditions,
 			seccomp.Condition{Argument: 0, Operation: seccomp.NotEqual, Value: unix.AF_INET},
 			seccomp.Condition{Argument: 0, Operation: seccomp.NotEqual, Value: unix.AF_INET6})

@@ -51,7 +51,15 @@ func runSandbox(ctx context.Context, e *env, args []string) int {
 func runSandboxRun(ctx context.Context, e *env, args []string) int {
 	fs := newFlags(e, "sandbox run", "[flags] -- CMD ARGS", "Run runs CMD in the sandbox as the exec tool would, prints its output (control\ncharacters escaped) and how it ended, and exits with status 0 only when CMD\nexited with status 0.")
 	ws := fs.String("workspace", "", "the directory the command may write and starts in")
-	netw := fs.String("net", "none", "network: none, or host")
+	netw := fs.String("net", "", "network: none (the default), allow (the hosts of --allow-host, through a proxy outside the sandbox), or host")
+	var allow []sandbox.HostRule
+	fs.Func("allow-host", "with --net allow (implied), let the command reach `HOST[:PORT,...]` (exact, or *.suffix; ports default to 443,80) through the proxy; repeatable", func(s string) error {
+		r, err := sandbox.ParseHostRule(s)
+		if err == nil {
+			allow = append(allow, r)
+		}
+		return err
+	})
 	timeout := fs.Duration("timeout", 30*time.Second, "kill the command after this long")
 	image := fs.String("image", "", "run in a fresh container of `IMAGE` on the Docker-compatible engine at $DOCKER_HOST or the default socket, instead of the native sandbox")
 	if code := parseFlags(fs, args, e.stdout); code >= 0 {
@@ -62,7 +70,10 @@ func runSandboxRun(ctx context.Context, e *env, args []string) int {
 		fmt.Fprintln(e.stderr, "clawtool sandbox run: no command given after --")
 		return exitUsage
 	}
-	p := sandbox.Policy{Network: sandbox.Network(*netw)}
+	p := sandbox.Policy{Network: sandbox.Network(*netw), Allow: allow}
+	if *netw == "" && len(allow) > 0 {
+		p.Network = sandbox.NetworkAllow
+	}
 	if *ws != "" {
 		abs, err := filepath.Abs(*ws)
 		if err != nil {
@@ -97,6 +108,12 @@ func runSandboxRun(ctx context.Context, e *env, args []string) int {
 		fmt.Fprint(e.stderr, sandbox.Sanitize(r.Stderr))
 	}
 	fmt.Fprintf(e.stderr, "clawtool sandbox: %s (outcome %s, mode %s, %s, layers %v)\n", r.Summary(), r.Outcome, r.Mode, r.Duration.Round(time.Millisecond), r.Layers)
+	for _, d := range r.NetworkDenials {
+		fmt.Fprintf(e.stderr, "clawtool sandbox: network denied: %s port %d (asked by %s): %s\n", sandbox.Sanitize([]byte(d.Host)), d.Port, sandbox.Sanitize([]byte(d.Client)), d.Reason)
+	}
+	if r.NetworkDenialsDropped > 0 {
+		fmt.Fprintf(e.stderr, "clawtool sandbox: %d more network denials not listed\n", r.NetworkDenialsDropped)
+	}
 	if r.Fallback != "" {
 		fmt.Fprintf(e.stderr, "clawtool sandbox: fell back: %s\n", r.Fallback)
 	}

@@ -39,6 +39,13 @@ func TestSandboxCommand(t *testing.T) {
 		// more under CI's load), so that it stops the command itself.
 		{"run times out", []string{"sandbox", "run", "--timeout", "3s", "--", "sleep", "30"}, exitToolError, "", "outcome timed_out", ""},
 		{"run no network", []string{"sandbox", "run", "--net", "none", "--", "sh", "-c", "tail -n +3 /proc/net/dev | cut -d: -f1 | tr -d ' '"}, exitOK, "lo\n", "", "eth"},
+		// An unlisted name is refused by the proxy before any lookup (the
+		// .invalid names never resolve), reported with who asked.
+		{"run allow-host refuses", []string{"sandbox", "run", "--allow-host", "listed.invalid", "--", "curl", "-s", "-o", "/dev/null", "-w", "%{http_code}", "http://other.invalid/"}, exitOK, "403", "network denied: other.invalid port 80 (asked by curl): not in the allow list", ""},
+		// Control: the proxy's way out is the only one; /proc/net/dev lists lo alone.
+		{"run allow-host netns", []string{"sandbox", "run", "--allow-host", "listed.invalid", "--", "sh", "-c", "tail -n +3 /proc/net/dev | cut -d: -f1 | tr -d ' '; echo $HTTPS_PROXY"}, exitOK, "lo\nhttp://127.0.0.1:3128\n", "", "eth"},
+		{"run allow-host bad rule", []string{"sandbox", "run", "--allow-host", "a.*.example", "--", "true"}, exitUsage, "", "wildcard", ""},
+		{"run allow-host with host net", []string{"sandbox", "run", "--net", "host", "--allow-host", "a.example", "--", "true"}, exitToolError, "", "needs network", ""},
 		{"run missing command", []string{"sandbox", "run", "--", "no-such-command-xyz"}, exitToolError, "", "not found", ""},
 		{"run no command", []string{"sandbox", "run"}, exitUsage, "", "no command", ""},
 		{"unknown", []string{"sandbox", "frob"}, exitUsage, "", "unknown subcommand", ""},

@@ -64,6 +64,9 @@ func (ts *Toolset) execTool() tool.Tool {
 			if len(r.ProtectedChanged) > 0 {
 				res.Metadata["protected_changed"] = r.ProtectedChanged
 			}
+			if len(r.NetworkDenials) > 0 {
+				res.Metadata["network_denials"] = r.NetworkDenials
+			}
 			if !r.OK() {
 				res.IsError = true
 				res.Kind = tool.KindToolError

@@ -221,6 +221,12 @@ type Config struct {
 	// Stages; in fork mode those of ForkStages follow, when the command
 	// was started (its execve done) and when it was reaped.
 	Trace bool
+	// ProxyPort, when not zero, makes the helper bring the network
+	// namespace's loopback up, listen on 127.0.0.1:ProxyPort, and send the
+	// listening socket to the supervisor on MountFD (after the workspace
+	// is received), before the command starts: the supervisor accepts
+	// there and relays to its allow-list proxy.
+	ProxyPort uint64
 }
 
 // Stages name the timestamps a tracing helper writes, in order; in fork
@@ -233,7 +239,7 @@ var (
 // Has reports whether c asks for the layer bit l.
 func (c *Config) Has(l uint64) bool { return c.Layers&l != 0 }
 
-const configVersion = 2
+const configVersion = 3
 
 // Encode returns c in the form Decode reads.
 func (c *Config) Encode() []byte {
@@ -254,6 +260,7 @@ func (c *Config) Encode() []byte {
 	}
 	e.flag(c.Trace)
 	e.flag(c.WorkspaceTree)
+	e.num(c.ProxyPort)
 	return e.b
 }
 
@@ -280,6 +287,7 @@ func Decode(b []byte) (*Config, bool) {
 	}
 	c.Trace = d.num() == 1
 	c.WorkspaceTree = d.num() == 1
+	c.ProxyPort = d.num()
 	if d.bad || len(d.b) != 0 {
 		return nil, false
 	}

@@ -117,6 +117,11 @@ func run() error {
 			return fail("receive the workspace", err)
 		}
 	}
+	if c.ProxyPort != 0 {
+		if err := proxyListener(int(c.ProxyPort)); err != nil {
+			return fail("listen for the proxy", err)
+		}
+	}
 	closeFD(MountFD)
 	if root != nil {
 		if err := finishRoot(c, root, tree); err != nil {
@@ -511,3 +516,33 @@ const (
 	sysLandlockAdd    = 445
 	sysLandlockSelf   = 446
 )
+
+// proxyListener brings the loopback interface of the helper's network
+// namespace up, listens on 127.0.0.1:port and sends the listening socket
+// to the supervisor on MountFD; the helper keeps no copy.
+func proxyListener(port int) error {
+	s, err := syscall.Socket(syscall.AF_INET, syscall.SOCK_DGRAM|syscall.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return err
+	}
+	var ifr [40]byte
+	copy(ifr[:], "lo")
+	*(*uint16)(unsafe.Pointer(&ifr[16])) = syscall.IFF_UP | syscall.IFF_LOOPBACK | syscall.IFF_RUNNING
+	_, _, errno := syscall.RawSyscall(syscall.SYS_IOCTL, uintptr(s), syscall.SIOCSIFFLAGS, uintptr(unsafe.Pointer(&ifr[0])))
+	syscall.Close(s)
+	if errno != 0 {
+		return errno
+	}
+	l, err := syscall.Socket(syscall.AF_INET, syscall.SOCK_STREAM|syscall.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return err
+	}
+	defer syscall.Close(l)
+	if err := syscall.Bind(l, &syscall.SockaddrInet4{Port: port, Addr: [4]byte{127, 0, 0, 1}}); err != nil {
+		return err
+	}
+	if err := syscall.Listen(l, 128); err != nil {
+		return err
+	}
+	return syscall.Sendmsg(MountFD, []byte{1}, syscall.UnixRights(l), nil, 0)
+}
