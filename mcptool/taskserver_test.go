@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
+	"runtime"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -258,4 +259,83 @@ func TestTaskPollRateLimited(t *testing.T) {
 	if res := bob.call("tasks/get", id, map[string]any{"taskId": id}); res.Error == nil || res.Error.Code != -32602 {
 		t.Errorf("bob: %+v, want his own budget and not found", res.Error)
 	}
+}
+
+// BenchmarkServeHTTPTaskCall: a tools/call of the same quick tool as a
+// task (tools/call, then tasks/get until completed) and as a plain call,
+// interleaved in one run, in process; and the cost of one tasks/get.
+func BenchmarkServeHTTPTaskCall(b *testing.B) {
+	r := tool.NewRegistry()
+	r.Register(tool.Must(tool.New("echo", "Echoes.", func(_ context.Context, in struct {
+		Text string `json:"text"`
+	}) (string, error) {
+		return in.Text, nil
+	})))
+	r.Register(tool.Must(tool.New("echo_task", "Echoes, as a task.", func(_ context.Context, in struct {
+		Text string `json:"text"`
+	}) (string, error) {
+		return in.Text, nil
+	}, tool.WithTask(tool.TaskOptional))))
+	srv := mcptool.NewServer(r, mcptool.WithTasks(mcptool.TaskLimits{MaxTasks: 1 << 30, MaxTotal: 1 << 30, PollsPerSecond: 1e12, PollBurst: 1 << 30}))
+	defer srv.Close()
+	const meta = `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"extensions":{"io.modelcontextprotocol/tasks":{}}}}`
+	serve := func(method, name, params string) []byte {
+		req := httptest.NewRequest(http.MethodPost, "/mcp", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"`+method+`","params":{`+params+`,`+meta+`}}`))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		req.Header.Set("Mcp-Protocol-Version", "2026-07-28")
+		req.Header.Set("Mcp-Method", method)
+		req.Header.Set("Mcp-Name", name)
+		w := httptest.NewRecorder()
+		srv.ServeHTTP(w, req)
+		if w.Code != http.StatusOK {
+			b.Fatalf("%s: status %d: %s", method, w.Code, w.Body)
+		}
+		return w.Body.Bytes()
+	}
+	var polls int
+	asTask := func() string {
+		var out struct{ Result mcptool.CreateTaskResult }
+		json.Unmarshal(serve("tools/call", "echo_task", `"name":"echo_task","arguments":{"text":"hi"}`), &out)
+		id := out.Result.TaskID
+		for {
+			runtime.Gosched() // let the task's goroutine run before each poll
+			polls++
+			var got struct{ Result mcptool.DetailedTask }
+			json.Unmarshal(serve("tasks/get", id, `"taskId":"`+id+`"`), &got)
+			if got.Result.Status.Terminal() {
+				if got.Result.Status != mcptool.StatusCompleted {
+					b.Fatalf("task %s", got.Result.Status)
+				}
+				return id
+			}
+		}
+	}
+	const chunk = 64
+	var plain, task, get time.Duration
+	var last string
+	b.ReportAllocs()
+	for done := 0; done < b.N; done += chunk {
+		n := min(chunk, b.N-done)
+		t0 := time.Now()
+		for range n {
+			serve("tools/call", "echo", `"name":"echo","arguments":{"text":"hi"}`)
+		}
+		t1 := time.Now()
+		for range n {
+			last = asTask()
+		}
+		t2 := time.Now()
+		for range n {
+			serve("tasks/get", last, `"taskId":"`+last+`"`)
+		}
+		plain += t1.Sub(t0)
+		task += t2.Sub(t1)
+		get += time.Since(t2)
+	}
+	b.ReportMetric(float64(plain.Nanoseconds())/float64(b.N), "plain-ns/call")
+	b.ReportMetric(float64(task.Nanoseconds())/float64(b.N), "task-ns/call")
+	b.ReportMetric(float64(task)/float64(plain), "task/plain")
+	b.ReportMetric(float64(get.Nanoseconds())/float64(b.N), "get-ns/poll")
+	b.ReportMetric(float64(polls)/float64(b.N), "polls/task")
 }
