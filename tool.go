@@ -204,8 +204,10 @@ const (
 	// TaskOptional: a call becomes a task when the client supports tasks;
 	// for other clients it runs synchronously.
 	TaskOptional
-	// TaskRequired: a call must run as a task; a client that does not
-	// support tasks is refused.
+	// TaskRequired: a call must run as a task; a 2026-07-28 client that
+	// does not declare the tasks extension is refused (-32021). Where
+	// mcptool does not serve tasks yet (stdio, 2025-11-25 sessions) the
+	// call runs synchronously, as with TaskOptional.
 	TaskRequired
 )
 
