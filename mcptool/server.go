@@ -242,14 +242,17 @@ func (s *Server) ServeIO(ctx context.Context, r io.Reader, w io.Writer) error {
 	return err
 }
 
-// Close stops following the registry. Sessions already connected keep
-// working with the tools they have. Close is idempotent.
+// Close stops following the registry and cancels the live tasks (they
+// end as cancelled; kept results stay readable until they expire).
+// Sessions already connected keep working with the tools they have.
+// Close is idempotent.
 func (s *Server) Close() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if !s.closed {
 		s.closed = true
 		s.stop()
+		s.tasks.close()
 	}
 	return nil
 }

@@ -131,7 +131,7 @@ func (s *taskStore) create(owner string, cancel context.CancelFunc) (*task, erro
 		s.sweepLocked(now)
 	}
 	if s.perUser[owner] >= s.lim.MaxTasks || len(s.tasks) >= s.lim.MaxTotal {
-		return nil, errTooManyTasks
+		return nil, errTooManyTasks // after close, MaxTotal is 0
 	}
 	t := &task{id: newTaskID(), owner: owner, status: StatusWorking, created: now, updated: now,
 		cancel: cancel, done: make(chan struct{})}
@@ -375,4 +375,18 @@ func (s *taskStore) update(owner, id string, answers map[string]json.RawMessage)
 	t.resume <- t.answers // buffered: ask's receive may come later
 	t.status, t.inputs, t.answers, t.resume, t.updated = StatusWorking, nil, nil, nil, time.Now()
 	return nil
+}
+
+// close cancels every live task (they end as cancelled) and refuses new
+// ones; the kept tasks stay readable until they expire.
+func (s *taskStore) close() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.lim.MaxTotal = 0
+	for _, t := range s.tasks {
+		if !t.status.Terminal() {
+			s.finishLocked(t, StatusCancelled, "the server closed", nil, nil)
+			t.cancel()
+		}
+	}
 }

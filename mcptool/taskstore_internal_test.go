@@ -222,3 +222,23 @@ func TestTaskCancelIdempotent(t *testing.T) {
 		}
 	}
 }
+
+// TestTaskStoreClose: closing cancels the live tasks, keeps the finished
+// ones readable and refuses new ones.
+func TestTaskStoreClose(t *testing.T) {
+	s := newTaskStore(TaskLimits{})
+	ctx, cancel := context.WithCancel(context.Background())
+	live, _ := s.create("a", cancel)
+	done, _ := s.create("a", noCancel)
+	s.complete(done, json.RawMessage(`{}`))
+	s.close()
+	if sn, _ := s.get("a", live.id); sn.Status != StatusCancelled || ctx.Err() == nil {
+		t.Errorf("live task after close: %s (ctx %v)", sn.Status, ctx.Err())
+	}
+	if sn, _ := s.get("a", done.id); sn.Status != StatusCompleted {
+		t.Errorf("finished task after close: %s", sn.Status)
+	}
+	if _, err := s.create("a", noCancel); !errors.Is(err, errTooManyTasks) {
+		t.Errorf("create after close: %v", err)
+	}
+}
