@@ -74,6 +74,14 @@ func (s *Server) serveTasks(w http.ResponseWriter, r *http.Request) bool {
 		len(h.Values(headerSessionID)) > 0 || !jsonContent(h.Get("Content-Type")) || !hostAllowed(r) {
 		return false
 	}
+	if m == "tools/call" {
+		// Most calls are of tools without tasks: leave their bodies
+		// unread here, for the direct path.
+		t, ok := s.reg.Get(strings.TrimSpace(h.Get(headerName)))
+		if !ok || tool.OptionsOf(t).Task == tool.TaskNever {
+			return false
+		}
+	}
 	body, ok := readBody(r)
 	if !ok {
 		return false
