@@ -135,6 +135,13 @@ type Options struct {
 	// [Transient].
 	Retry RetryPolicy
 
+	// Task says whether an MCP server (mcptool) may answer the tool's
+	// calls with a task handle instead of waiting for the result: for
+	// tools that take longer than a client should hold a request open
+	// (builds, crawls, a human's approval). The zero value, TaskNever,
+	// keeps every call synchronous.
+	Task TaskMode
+
 	resolve any // WithResolve's function, until New takes it
 }
 
@@ -184,6 +191,29 @@ func WithAnnotations(a Annotations) Option {
 // schema from its Out type; this option overrides it.
 func WithOutputSchema(schema json.RawMessage) Option {
 	return func(o *Options) { o.OutputSchema = schema }
+}
+
+// TaskMode says whether a tool's calls may run as MCP tasks; see
+// Options.Task.
+type TaskMode int
+
+// The TaskMode values.
+const (
+	// TaskNever: every call is answered synchronously (the default).
+	TaskNever TaskMode = iota
+	// TaskOptional: a call becomes a task when the client supports tasks;
+	// for other clients it runs synchronously.
+	TaskOptional
+	// TaskRequired: a call must run as a task; a 2026-07-28 client that
+	// does not declare the tasks extension is refused (-32021). Where
+	// mcptool does not serve tasks yet (stdio, 2025-11-25 sessions) the
+	// call runs synchronously, as with TaskOptional.
+	TaskRequired
+)
+
+// WithTask sets Options.Task.
+func WithTask(m TaskMode) Option {
+	return func(o *Options) { o.Task = m }
 }
 
 // OptionsOf returns t's Options, or the zero Options if t does not

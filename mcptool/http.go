@@ -88,7 +88,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s.httpOnce.Do(func() {
 		h := newHTTPHandlers(s.sdk, s.cfg.jsonResponse)
 		s.http = http.NewCrossOriginProtection().Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			if s.serveDirect(w, r) {
+			if s.serveTasks(w, r) || s.serveDirect(w, r) {
 				return
 			}
 			r, ok := s.withCaller(w, r)

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/miniopenclaw/tool"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -48,6 +49,7 @@ type inputSlot struct {
 	requests mcp.InputRequestMap // set by RequestInput
 	next     string              // state for the retry
 	missing  *MissingCapabilityError
+	kind     tool.ErrorKind // of the call's result, set by Server.execute
 }
 
 type inputKey struct{}

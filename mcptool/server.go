@@ -55,6 +55,7 @@ type Server struct {
 	direct    sync.Map    // name → *directTool, the tools ServeHTTP may call itself
 	bound     sync.Map    // session id → the key of the caller it is bound to (see ServeHTTP)
 	sdkShared atomic.Bool // MCP was called: serve HTTP through go-sdk only
+	tasks     *taskStore  // the tasks of tools/call answered with a handle (taskserver.go)
 }
 
 type serverConfig struct {
@@ -65,6 +66,7 @@ type serverConfig struct {
 	pending      <-chan struct{}
 	pendingWait  time.Duration
 	filter       func(ctx context.Context, name string) bool
+	tasks        TaskLimits
 }
 
 // A ServerOption configures a [Server] made by [NewServer].
@@ -123,9 +125,10 @@ func NewServer(reg *tool.Registry, opts ...ServerOption) *Server {
 		opt(&cfg)
 	}
 	sdkOpts := &mcp.ServerOptions{
-		Logger:       cfg.logger,
-		PageSize:     cfg.pageSize,
-		Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{ListChanged: true}, Logging: &mcp.LoggingCapabilities{}},
+		Logger:   cfg.logger,
+		PageSize: cfg.pageSize,
+		Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{ListChanged: true}, Logging: &mcp.LoggingCapabilities{},
+			Extensions: map[string]any{TasksExtension: map[string]any{}}},
 	}
 	if cfg.filter != nil {
 		// Each caller sees a list of its own: no cache may hand it to
@@ -136,7 +139,7 @@ func NewServer(reg *tool.Registry, opts ...ServerOption) *Server {
 			}
 		}
 	}
-	s := &Server{reg: reg, cfg: cfg}
+	s := &Server{reg: reg, cfg: cfg, tasks: newTaskStore(cfg.tasks)}
 	impl := cfg.impl
 	s.sdk = mcp.NewServer(&impl, sdkOpts)
 	s.sdk.AddReceivingMiddleware(toolsOnly)
@@ -239,14 +242,17 @@ func (s *Server) ServeIO(ctx context.Context, r io.Reader, w io.Writer) error {
 	return err
 }
 
-// Close stops following the registry. Sessions already connected keep
-// working with the tools they have. Close is idempotent.
+// Close stops following the registry and cancels the live tasks (they
+// end as cancelled; kept results stay readable until they expire).
+// Sessions already connected keep working with the tools they have.
+// Close is idempotent.
 func (s *Server) Close() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if !s.closed {
 		s.closed = true
 		s.stop()
+		s.tasks.close()
 	}
 	return nil
 }
@@ -335,6 +341,7 @@ func (s *Server) handler(name string, t tool.Tool) mcp.ToolHandler {
 // canceled the call.
 func (s *Server) execute(ctx context.Context, name string, args json.RawMessage, wrap bool, slot *inputSlot) (*mcp.CallToolResult, error) {
 	res := s.reg.Execute(ctx, name, args)
+	slot.kind = res.Kind
 	if ans, err := slot.answer(); (ans != nil || err != nil) && res.IsError && (res.Kind == tool.KindToolError || res.Kind == tool.KindDenied) {
 		// The tool asked the client for input (RequestInput), or an
 		// ElicitApprover asked its user to approve the call.

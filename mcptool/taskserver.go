@@ -1,0 +1,322 @@
+package mcptool
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+
+	"github.com/miniopenclaw/tool"
+	"github.com/miniopenclaw/tool/policy"
+	"github.com/modelcontextprotocol/go-sdk/auth"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// WithTasks sets the bounds of the tasks the server keeps (see
+// [TaskLimits]); without it the defaults apply. Tasks are served to
+// 2026-07-28 clients over HTTP that declare [TasksExtension].
+func WithTasks(lim TaskLimits) ServerOption {
+	return func(c *serverConfig) { c.tasks = lim }
+}
+
+// taskRequest is a parsed 2026-07-28 request of the tasks surface.
+type taskRequest struct {
+	ID     json.RawMessage `json:"id"`
+	Method string          `json:"method"`
+	Params struct {
+		Name           string          `json:"name"`
+		Arguments      json.RawMessage `json:"arguments"`
+		TaskID         *string         `json:"taskId"`
+		InputResponses json.RawMessage `json:"inputResponses"`
+		Meta           struct {
+			Caps json.RawMessage `json:"io.modelcontextprotocol/clientCapabilities"`
+		} `json:"_meta"`
+	} `json:"params"`
+}
+
+// declaresTasks reports whether the client capabilities raw declare
+// TasksExtension.
+func declaresTasks(raw json.RawMessage) bool {
+	var c struct {
+		Extensions map[string]json.RawMessage `json:"extensions"`
+	}
+	if json.Unmarshal(raw, &c) != nil {
+		return false
+	}
+	v, ok := c.Extensions[TasksExtension]
+	return ok && len(v) > 0 && v[0] == '{'
+}
+
+// ownerKey is the principal a request's tasks are bound to: the same key
+// sessions are bound to (callerKey).
+func ownerKey(r *http.Request) string {
+	p, ok := policy.PrincipalFrom(r.Context())
+	user := ""
+	if ti := auth.TokenInfoFromContext(r.Context()); ti != nil {
+		user = ti.UserID
+	}
+	return callerKey(p, ok, user)
+}
+
+// serveTasks answers r if it is a 2026-07-28 request of the tasks
+// surface: tasks/get, tasks/update, tasks/cancel (and the removed
+// tasks/result and tasks/list), or a tools/call of a tool whose
+// tool.Options.Task allows tasks. It reports whether it did; when it did
+// not, r (with its body) is as it came.
+func (s *Server) serveTasks(w http.ResponseWriter, r *http.Request) bool {
+	h := r.Header
+	m := h.Get(headerMethod)
+	if r.Method != http.MethodPost || h.Get(headerProtocolVersion) != statelessVersion ||
+		(m != "tools/call" && !strings.HasPrefix(m, "tasks/")) ||
+		len(h.Values(headerSessionID)) > 0 || !jsonContent(h.Get("Content-Type")) || !hostAllowed(r) {
+		return false
+	}
+	if m == "tools/call" {
+		// Most calls are of tools without tasks: leave their bodies
+		// unread here, for the direct path.
+		t, ok := s.reg.Get(strings.TrimSpace(h.Get(headerName)))
+		if !ok || tool.OptionsOf(t).Task == tool.TaskNever {
+			return false
+		}
+	}
+	body, ok := readBody(r)
+	if !ok {
+		return false
+	}
+	var req taskRequest
+	if json.Unmarshal(body, &req) != nil || !validID(req.ID) || req.Method != m {
+		return false // go-sdk answers it, the header mismatch included
+	}
+	if m == "tools/call" {
+		return s.serveTaskCall(w, r, &req)
+	}
+	fail := func(code int, msg string, data any) bool {
+		var raw json.RawMessage
+		if data != nil {
+			raw, _ = json.Marshal(data)
+		}
+		writeDirectError(w, req.ID, &jsonrpc.Error{Code: int64(code), Message: msg, Data: raw})
+		return true
+	}
+	switch m {
+	case "tasks/get", "tasks/update", "tasks/cancel":
+	default:
+		return fail(CodeMethodNotFound, fmt.Sprintf("method %q not found: tasks/result and tasks/list do not exist in the tasks extension; tasks/get inlines the result", m), nil)
+	}
+	if !declaresTasks(req.Params.Meta.Caps) {
+		return fail(CodeMissingCapability, "the client did not declare the extension "+TasksExtension,
+			MissingCapabilityData{RequiredCapabilities: map[string]any{"extensions": map[string]any{TasksExtension: map[string]any{}}}})
+	}
+	if req.Params.TaskID == nil {
+		return fail(CodeInvalidParams, m+": params.taskId is required", nil)
+	}
+	id := *req.Params.TaskID
+	if name := strings.TrimSpace(h.Get(headerName)); name != "" && name != id {
+		writeDirectError(w, req.ID, &jsonrpc.Error{Code: codeHeaderMismatch, Message: "the Mcp-Name header does not match params.taskId"})
+		return true
+	}
+	owner := ownerKey(r)
+	ts := s.tasks
+	var result any
+	var err error
+	switch m {
+	case "tasks/get":
+		if err = ts.allowPoll(owner); err == nil {
+			var sn snapshot
+			sn, err = ts.get(owner, id)
+			result = detailed(sn)
+		}
+	case "tasks/update":
+		var answers map[string]json.RawMessage
+		if json.Unmarshal(req.Params.InputResponses, &answers) != nil || answers == nil {
+			return fail(CodeInvalidParams, "tasks/update: params.inputResponses must be an object", nil)
+		}
+		err = ts.update(owner, id, answers)
+		result = TaskAck{ResultType: ResultTypeComplete}
+	case "tasks/cancel":
+		_, err = ts.cancel(owner, id)
+		result = TaskAck{ResultType: ResultTypeComplete}
+	}
+	if err != nil {
+		return fail(taskErrorCode(err), fmt.Sprintf("%s %q: %v", m, id, err), nil)
+	}
+	data, err := json.Marshal(result)
+	if err != nil {
+		return fail(-32603, err.Error(), nil)
+	}
+	writeDirect(w, http.StatusOK, req.ID, "result", data)
+	return true
+}
+
+// codeHeaderMismatch is SEP-2243's HeaderMismatch.
+const codeHeaderMismatch = -32020
+
+// taskErrorCode is the JSON-RPC code of a task store error.
+func taskErrorCode(err error) int {
+	switch {
+	case errors.Is(err, errPollLimit):
+		return CodeRateLimited
+	case errors.Is(err, errTooManyTasks):
+		return -32603
+	}
+	return CodeInvalidParams // not found, not waiting
+}
+
+// detailed is sn as tasks/get answers it.
+func detailed(sn snapshot) DetailedTask {
+	d := DetailedTask{ResultType: ResultTypeComplete, Task: sn.Task, Result: sn.result, Error: sn.err}
+	if len(sn.inputs) > 0 {
+		d.InputRequests = sn.inputs
+	}
+	if sn.progress != nil && sn.Status == StatusWorking {
+		d.Meta = map[string]any{ProgressMeta: sn.progress}
+	}
+	return d
+}
+
+// serveTaskCall answers a tools/call of a tool that allows tasks: with a
+// task handle when the client declared the extension, with
+// CodeMissingCapability when it did not and the tool requires tasks;
+// otherwise it leaves the call to the synchronous paths.
+func (s *Server) serveTaskCall(w http.ResponseWriter, r *http.Request, req *taskRequest) bool {
+	name := req.Params.Name
+	if s.sdkShared.Load() || s.cfg.filter != nil || strings.TrimSpace(r.Header.Get(headerName)) != name {
+		return false
+	}
+	v, ok := s.direct.Load(name)
+	t, found := s.reg.Get(name)
+	if !ok || !found {
+		return false
+	}
+	mode := tool.OptionsOf(t).Task
+	if mode == tool.TaskNever {
+		return false
+	}
+	if !declaresTasks(req.Params.Meta.Caps) {
+		if mode == tool.TaskRequired {
+			data, _ := json.Marshal(MissingCapabilityData{RequiredCapabilities: map[string]any{"extensions": map[string]any{TasksExtension: map[string]any{}}}})
+			writeDirectError(w, req.ID, &jsonrpc.Error{Code: CodeMissingCapability, Data: data,
+				Message: fmt.Sprintf("tool %q runs only as a task: the client must declare the extension %s", name, TasksExtension)})
+			return true
+		}
+		return false
+	}
+	caps, ok := decodeCapabilities(req.Params.Meta.Caps)
+	if !ok {
+		return false
+	}
+	var responses mcp.InputResponseMap
+	if len(req.Params.InputResponses) > 0 && string(req.Params.InputResponses) != "null" {
+		if err := json.Unmarshal(req.Params.InputResponses, &responses); err != nil {
+			writeDirectError(w, req.ID, &jsonrpc.Error{Code: CodeInvalidParams, Message: "inputResponses: " + err.Error()})
+			return true
+		}
+	}
+	// The task outlives the request: its context keeps the request's
+	// values (the principal) but not its end.
+	ctx, cancel := context.WithCancel(context.WithoutCancel(r.Context()))
+	tk, err := s.tasks.create(ownerKey(r), cancel)
+	if err != nil {
+		cancel()
+		if mode == tool.TaskRequired {
+			writeDirectError(w, req.ID, &jsonrpc.Error{Code: -32603, Message: "tools/call: " + err.Error()})
+			return true
+		}
+		return false // run it synchronously
+	}
+	sn, _ := s.tasks.get(tk.owner, tk.id)
+	go s.runTask(ctx, tk, name, req.Params.Arguments, v.(*directTool).wrap, caps, responses)
+	data, err := json.Marshal(CreateTaskResult{ResultType: ResultTypeTask, Task: sn.Task})
+	if err != nil {
+		writeDirectError(w, req.ID, &jsonrpc.Error{Code: -32603, Message: err.Error()})
+		return true
+	}
+	writeDirect(w, http.StatusOK, req.ID, "result", data)
+	return true
+}
+
+// runTask runs the call of task tk to its end. A tool that asks for input
+// (RequestInput, or an ElicitApprover's policy ask) puts the task into
+// input_required; when tasks/update has answered every request, the tool
+// runs again with the answers, as a client's retry would run it.
+func (s *Server) runTask(ctx context.Context, tk *task, name string, args json.RawMessage, wrap bool,
+	caps *mcp.ClientCapabilities, responses mcp.InputResponseMap) {
+	defer tk.cancel()
+	ctx = tool.WithProgress(ctx, func(progress, total float64, message string) {
+		s.tasks.setProgress(tk, TaskProgress{Progress: progress, Total: total, Message: message})
+	})
+	state := ""
+	for {
+		slot := &inputSlot{caps: caps, responses: responses, state: state}
+		res, err := s.execute(context.WithValue(ctx, inputKey{}, slot), name, args, wrap, slot)
+		if ctx.Err() != nil {
+			s.tasks.fail(tk, -32603, "the task was ended: "+context.Cause(ctx).Error()) // no-op when cancelled
+			return
+		}
+		var jerr *jsonrpc.Error
+		switch {
+		case errors.As(err, &jerr):
+			s.tasks.fail(tk, int(jerr.Code), jerr.Message)
+			return
+		case err != nil:
+			s.tasks.fail(tk, -32603, err.Error())
+			return
+		case res.InputRequests != nil:
+			reqs, err := inputRequestsJSON(res.InputRequests)
+			if err != nil {
+				s.tasks.fail(tk, -32603, err.Error())
+				return
+			}
+			answers, err := s.tasks.ask(ctx, tk, reqs)
+			if err != nil {
+				s.tasks.fail(tk, -32603, "the task was ended while waiting for input: "+err.Error())
+				return
+			}
+			raw, _ := json.Marshal(answers)
+			responses = nil
+			if err := json.Unmarshal(raw, &responses); err != nil {
+				s.tasks.fail(tk, CodeInvalidParams, "tasks/update: "+err.Error())
+				return
+			}
+			state = res.RequestState
+			continue
+		}
+		if res.IsError && slot.kind == tool.KindPanic {
+			s.tasks.fail(tk, -32603, textOf(res))
+			return
+		}
+		if res.Content == nil {
+			res.Content = []mcp.Content{}
+		}
+		data, err := json.Marshal(res)
+		if err != nil {
+			s.tasks.fail(tk, -32603, err.Error())
+			return
+		}
+		s.tasks.complete(tk, data)
+		return
+	}
+}
+
+// textOf returns the text of res's first text content.
+func textOf(res *mcp.CallToolResult) string {
+	for _, c := range res.Content {
+		if t, ok := c.(*mcp.TextContent); ok {
+			return t.Text
+		}
+	}
+	return "internal error"
+}
+
+// inputRequestsJSON encodes each of requests as {"method":…,"params":…}.
+func inputRequestsJSON(requests mcp.InputRequestMap) (map[string]json.RawMessage, error) {
+	data, err := json.Marshal(requests)
+	if err != nil {
+		return nil, err
+	}
+	var out map[string]json.RawMessage
+	return out, json.Unmarshal(data, &out)
+}
