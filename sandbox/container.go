@@ -462,6 +462,11 @@ func (c *Container) Run(ctx context.Context, p Policy, argv []string, stdin io.R
 	if err := p.Validate(); err != nil {
 		return nil, err
 	}
+	if p.network() == NetworkAllow {
+		// Fail closed: the container backend has no way yet to hand the
+		// proxy to a container without a network (docs/sandbox.md).
+		return nil, errAllowUnsupported("the container backend")
+	}
 	env, _ := p.environ()
 	c.mu.Lock()
 	closed := c.closed

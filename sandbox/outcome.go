@@ -82,6 +82,33 @@ type Result struct {
 	// entries of its tree (type, inode, size, modification and change
 	// times). Only the native backend fills it in.
 	ProtectedChanged []string
+	// NetworkDenials lists the connections the proxy of a [NetworkAllow]
+	// run refused, in the order it refused them (at most
+	// [MaxNetworkDenials]; NetworkDenialsDropped counts the rest).
+	NetworkDenials []NetworkDenial
+	// NetworkDenialsDropped is the number of denials past
+	// [MaxNetworkDenials] that were counted but not listed.
+	NetworkDenialsDropped int
+}
+
+// MaxNetworkDenials is the number of denials a Result lists.
+const MaxNetworkDenials = 256
+
+// A NetworkDenial is one connection the proxy refused.
+type NetworkDenial struct {
+	// Host and Port are what the client asked for, as it wrote them (a
+	// name or an IP literal).
+	Host string
+	Port int
+	// Addr is the address the name resolved to, when the refusal was of
+	// the address (an internal range) rather than of the name.
+	Addr string `json:",omitempty"`
+	// Reason says why, in words ("not in the allow list", "resolves to
+	// loopback 127.0.0.1", ...).
+	Reason string
+	// Client names who asked: the command of the run (its argv[0]) or the
+	// label the proxy's owner gave it.
+	Client string
 }
 
 // A Mode names the way a backend ran a command.

@@ -3,6 +3,7 @@ package sandbox
 import (
 	"errors"
 	"fmt"
+	"net/netip"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -20,7 +21,88 @@ const (
 	// NetworkHost shares the host's network: the run may open TCP and UDP
 	// sockets (IPv4 and IPv6) and unix sockets, nothing else.
 	NetworkHost Network = "host"
+	// NetworkAllow gives the run the network namespace of [NetworkNone]
+	// and, inside it, one way out: a proxy the supervisor runs outside the
+	// sandbox, which connects only to the hosts and ports of Policy.Allow
+	// (see [HostRule]). The run's HTTP_PROXY, HTTPS_PROXY and ALL_PROXY
+	// (and their lower-case forms) name the proxy; a program that ignores
+	// them reaches nothing. Each refused attempt is listed in
+	// Result.NetworkDenials.
+	NetworkAllow Network = "allow"
 )
+
+// A HostRule names hosts and ports a [NetworkAllow] run may reach through
+// the proxy.
+type HostRule struct {
+	// Host is an exact host name ("api.example.com"), "*." followed by a
+	// suffix ("*.example.com": every name below example.com, not
+	// example.com itself), or an IP literal ("203.0.113.7", "2001:db8::1",
+	// written without brackets). Names are compared in lower case without
+	// a trailing dot. A name is resolved by the proxy after it matched;
+	// an address that is loopback, link-local, private (RFC 1918, RFC 4193),
+	// carrier-grade NAT, multicast or unspecified, in IPv4, IPv6 or
+	// IPv4-mapped IPv6, is refused unless a rule names that IP literal
+	// itself: listing a name never opens an internal address.
+	Host string
+	// Ports are the TCP ports allowed for Host; empty means 443 and 80.
+	Ports []int
+}
+
+// validate reports a rule the proxy could not apply as written.
+func (r HostRule) validate() error {
+	h := r.Host
+	if h == "" {
+		return errors.New("sandbox: an allow rule with no host")
+	}
+	for _, port := range r.Ports {
+		if port < 1 || port > 65535 {
+			return fmt.Errorf("sandbox: allow rule %q: port %d is out of range", h, port)
+		}
+	}
+	if strings.HasPrefix(h, "[") {
+		return fmt.Errorf("sandbox: allow rule %q: write an IPv6 literal without brackets", h)
+	}
+	if _, err := netip.ParseAddr(h); err == nil {
+		return nil
+	}
+	name := strings.TrimPrefix(h, "*.")
+	if strings.Contains(name, "*") || name == "" {
+		return fmt.Errorf("sandbox: allow rule %q: a wildcard is only \"*.\" followed by a suffix", h)
+	}
+	if !validHostName(name) {
+		return fmt.Errorf("sandbox: allow rule %q is not a host name", h)
+	}
+	return nil
+}
+
+// validHostName reports whether name is letters, digits, hyphens and
+// underscores in dot-separated labels of 1 to 63 bytes, 253 bytes at most.
+func validHostName(name string) bool {
+	name = strings.TrimSuffix(name, ".")
+	if name == "" || len(name) > 253 {
+		return false
+	}
+	for label := range strings.SplitSeq(name, ".") {
+		if label == "" || len(label) > 63 {
+			return false
+		}
+		for _, c := range label {
+			if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_') {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// errAllowUnsupported is the refusal of a backend that cannot enforce
+// [NetworkAllow].
+func errAllowUnsupported(who string) error {
+	return fmt.Errorf("sandbox: refusing to run: %s cannot enforce network %q (an allow list); use %q or the native backend", who, NetworkAllow, NetworkNone)
+}
+
+// DefaultAllowPorts are the ports of a [HostRule] that names none.
+var DefaultAllowPorts = []int{443, 80}
 
 // A Layer names one mechanism of the Linux backend. [Probe] reports which
 // layers the host offers; a run whose policy needs a layer the host lacks
@@ -39,8 +121,8 @@ const (
 	// LayerPIDNS is a PID namespace: the command is its init, so the whole
 	// process tree dies when it exits or is killed.
 	LayerPIDNS Layer = "pidns"
-	// LayerNetNS is a network namespace with no route out. Only
-	// [NetworkNone] uses it.
+	// LayerNetNS is a network namespace with no route out. [NetworkNone]
+	// and [NetworkAllow] use it.
 	LayerNetNS Layer = "netns"
 	// LayerIPCNS and LayerUTSNS isolate System V IPC and the host name.
 	LayerIPCNS Layer = "ipcns"
@@ -231,6 +313,10 @@ type Policy struct {
 	Protected []string
 	// Network is the network the run may reach; empty means [NetworkNone].
 	Network Network
+	// Allow lists the hosts and ports a [NetworkAllow] run may reach
+	// through the supervisor's proxy. It must be empty for any other
+	// Network, and is refused empty for NetworkAllow (use [NetworkNone]).
+	Allow []HostRule
 	// DenyUnixSockets forbids creating unix sockets too, so the run can
 	// open no socket at all.
 	DenyUnixSockets bool
@@ -297,8 +383,20 @@ func (p Policy) Validate() error {
 	}
 	switch p.Network {
 	case "", NetworkNone, NetworkHost:
+		if len(p.Allow) > 0 {
+			return fmt.Errorf("sandbox: an allow list needs network %q, not %q", NetworkAllow, p.network())
+		}
+	case NetworkAllow:
+		if len(p.Allow) == 0 {
+			return fmt.Errorf("sandbox: network %q with an empty allow list; use %q", NetworkAllow, NetworkNone)
+		}
+		for _, r := range p.Allow {
+			if err := r.validate(); err != nil {
+				return err
+			}
+		}
 	default:
-		return fmt.Errorf("sandbox: unknown network %q (want %q or %q)", p.Network, NetworkNone, NetworkHost)
+		return fmt.Errorf("sandbox: unknown network %q (want %q, %q or %q)", p.Network, NetworkNone, NetworkAllow, NetworkHost)
 	}
 	for _, l := range p.Without {
 		if !slices.Contains(RequiredLayers, l) && l != LayerNetNS && l != LayerCgroup {
@@ -349,7 +447,7 @@ func (p Policy) network() Network {
 func (p Policy) layers() []Layer {
 	var out []Layer
 	for _, l := range RequiredLayers {
-		if l == LayerIPCNS && p.network() == NetworkNone {
+		if l == LayerIPCNS && p.network() != NetworkHost {
 			out = append(out, LayerNetNS)
 		}
 		out = append(out, l)

@@ -57,6 +57,16 @@ func TestPolicyValidate(t *testing.T) {
 		{"workspace is root's home", Policy{Workspace: "/root"}, "is /root"},
 		{"a project in root's home", Policy{Workspace: "/root/project"}, ""},
 		{"a project under /tmp", Policy{Workspace: "/tmp/ws"}, ""},
+		{"allow list", Policy{Network: NetworkAllow, Allow: []HostRule{{Host: "api.example.com"}, {Host: "*.example.org", Ports: []int{8443}}, {Host: "2001:db8::1"}}}, ""},
+		{"allow needs a list", Policy{Network: NetworkAllow}, "empty allow list"},
+		{"list needs allow", Policy{Allow: []HostRule{{Host: "a.example"}}}, "needs network"},
+		{"list with host network", Policy{Network: NetworkHost, Allow: []HostRule{{Host: "a.example"}}}, "needs network"},
+		{"rule without host", Policy{Network: NetworkAllow, Allow: []HostRule{{Ports: []int{80}}}}, "no host"},
+		{"bad port", Policy{Network: NetworkAllow, Allow: []HostRule{{Host: "a.example", Ports: []int{0}}}}, "out of range"},
+		{"inner wildcard", Policy{Network: NetworkAllow, Allow: []HostRule{{Host: "a.*.example"}}}, "wildcard"},
+		{"bare wildcard", Policy{Network: NetworkAllow, Allow: []HostRule{{Host: "*"}}}, "wildcard"},
+		{"bracketed v6", Policy{Network: NetworkAllow, Allow: []HostRule{{Host: "[::1]"}}}, "without brackets"},
+		{"host with port", Policy{Network: NetworkAllow, Allow: []HostRule{{Host: "a.example:80"}}}, "not a host name"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -76,7 +76,7 @@ func probeNamespaces() (fork bool, err error) {
 
 func namespaceFlags(n Network) uintptr {
 	flags := uintptr(syscall.CLONE_NEWUSER | syscall.CLONE_NEWNS | syscall.CLONE_NEWPID | syscall.CLONE_NEWIPC | syscall.CLONE_NEWUTS)
-	if n == NetworkNone {
+	if n != NetworkHost {
 		flags |= syscall.CLONE_NEWNET
 	}
 	return flags

@@ -38,6 +38,9 @@ func runSandbox(ctx context.Context, p Policy, argv []string, stdin io.Reader, u
 	if err := p.Validate(); err != nil {
 		return nil, err
 	}
+	if p.network() == NetworkAllow {
+		return nil, errAllowUnsupported("the native backend of this build")
+	}
 	env, _ := p.environ()
 	layers := p.layers()
 	report := probeForRun()
