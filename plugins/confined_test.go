@@ -5,6 +5,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"syscall"
 	"testing"
 
 	"github.com/miniopenclaw/tool/sandbox"
@@ -78,4 +79,22 @@ func reachableCopy(t *testing.T, file string) string {
 func jsonString(s string) string {
 	b, _ := json.Marshal(s)
 	return string(b)
+}
+
+// assertOwnedLike checks that file has the owner and group of dir (the
+// workspace's owner, the caller), not the sandbox user's.
+func assertOwnedLike(t *testing.T, file, dir string) {
+	t.Helper()
+	fi, err := os.Stat(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	di, err := os.Stat(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, d := fi.Sys().(*syscall.Stat_t), di.Sys().(*syscall.Stat_t)
+	if f.Uid != d.Uid || f.Gid != d.Gid {
+		t.Errorf("%s belongs to %d:%d, the workspace's owner is %d:%d", file, f.Uid, f.Gid, d.Uid, d.Gid)
+	}
 }
