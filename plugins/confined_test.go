@@ -2,9 +2,12 @@ package plugins
 
 import (
 	"encoding/json"
+	"errors"
+	"github.com/miniopenclaw/tool"
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"testing"
 
@@ -96,5 +99,59 @@ func assertOwnedLike(t *testing.T, file, dir string) {
 	f, d := fi.Sys().(*syscall.Stat_t), di.Sys().(*syscall.Stat_t)
 	if f.Uid != d.Uid || f.Gid != d.Gid {
 		t.Errorf("%s belongs to %d:%d, the workspace's owner is %d:%d", file, f.Uid, f.Gid, d.Uid, d.Gid)
+	}
+}
+
+// TestConfinedServerFailsAlone: a server that cannot run confined (it
+// needs /root, which the policy does not grant) fails with a message
+// naming what the sandbox refused it, and never runs unconfined; the
+// other server of the configuration loads.
+func TestConfinedServerFailsAlone(t *testing.T) {
+	requireSandbox(t)
+	dir := t.TempDir()
+	fx := confinedFixture(t, "echo")
+	if err := os.WriteFile(filepath.Join(dir, "sandbox.json"), []byte(`{"readOnly": [`+jsonString(filepath.Dir(fx.Command))+`]}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	reg := tool.NewRegistry()
+	h := NewHost(reg)
+	defer h.Close()
+	h.Apply(t.Context(), &Config{SandboxPolicy: filepath.Join(dir, "sandbox.json"), Servers: map[string]Server{
+		"broken": {Command: "/bin/ls", Args: []string{"/root"}},
+		"good":   fx,
+	}})
+	st := h.Status()
+	if len(st) != 2 || st[0].State != Failed || !strings.Contains(st[0].Err, "the sandbox refused it:") ||
+		!strings.Contains(st[0].Err, "/root") || !strings.Contains(st[0].Err, "confined: native sandbox, network none") {
+		t.Errorf("broken: %+v", st)
+	}
+	if st[1].State != Ready || st[1].Tools == 0 {
+		t.Errorf("good: %+v", st[1])
+	}
+}
+
+// TestDescribeEnd picks the lines that report a denial out of a confined
+// server's standard error.
+func TestDescribeEnd(t *testing.T) {
+	for _, tt := range []struct {
+		err    error
+		stderr string
+		want   []string
+	}{
+		{nil, "anything", nil},
+		{errors.New("sandbox: start helper: boom"), "", []string{"could not start in the sandbox (it never runs unconfined): sandbox: start helper: boom"}},
+		{&sandbox.ExitError{Result: &sandbox.Result{Outcome: sandbox.Exited, ExitCode: 1}},
+			"starting\nError: EACCES: permission denied, open '/root/.npm/_cacache'\nbye\n",
+			[]string{"exited with status 1", "the sandbox refused it:\n  Error: EACCES: permission denied, open '/root/.npm/_cacache'\n", "the end of its standard error:\n  starting\n"}},
+	} {
+		got := describeEnd(tt.err, tt.stderr)
+		if tt.want == nil && got != "" {
+			t.Errorf("%v: %q, want nothing", tt.err, got)
+		}
+		for _, w := range tt.want {
+			if !strings.Contains(got, w) {
+				t.Errorf("%v: %q lacks %q", tt.err, got, w)
+			}
+		}
 	}
 }
