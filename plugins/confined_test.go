@@ -155,3 +155,30 @@ func TestDescribeEnd(t *testing.T) {
 		}
 	}
 }
+
+// TestConfinedPolicyReloads: a server's own sandboxPolicy file is read
+// again with the configuration; a changed policy restarts the server
+// under it (here: from no network to the host's).
+func TestConfinedPolicyReloads(t *testing.T) {
+	requireSandbox(t)
+	dir := t.TempDir()
+	fx := confinedFixture(t, "echo")
+	policy := filepath.Join(dir, "own.json")
+	write := func(network string) {
+		t.Helper()
+		if err := os.WriteFile(policy, []byte(`{"network": "`+network+`", "readOnly": [`+jsonString(filepath.Dir(fx.Command))+`]}`), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	fx.SandboxPolicy = policy
+	reg := tool.NewRegistry()
+	h := NewHost(reg)
+	defer h.Close()
+	for _, network := range []string{"none", "host"} {
+		write(network)
+		h.Apply(t.Context(), &Config{Servers: map[string]Server{"s": fx}})
+		if st := h.Status(); len(st) != 1 || st[0].State != Ready || st[0].Confinement != ConfinedNative || st[0].Network != network {
+			t.Errorf("after writing network %s: %+v", network, st)
+		}
+	}
+}
