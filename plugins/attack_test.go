@@ -1,6 +1,7 @@
 package plugins
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"net"
@@ -101,12 +102,13 @@ func TestConfinedServerAttacks(t *testing.T) {
 			// The server made its attempts before it served: a connection
 			// it made is already queued, so a short bound on the wait is
 			// enough, and one bound serves both listeners.
-			deadline := time.After(5 * time.Second)
+			wait, stop := context.WithTimeout(t.Context(), 5*time.Second)
+			defer stop()
 			for what, ch := range accepted {
 				select {
 				case got := <-ch:
 					host[what] = got != ""
-				case <-deadline:
+				case <-wait.Done():
 					host[what] = false
 				}
 			}
