@@ -311,6 +311,12 @@ func Connect(ctx context.Context, t mcp.Transport, opts ...ClientOption) (*Clien
 		}
 		c.ended = ct.ended
 	}
+	if pt, ok := t.(*processTransport); ok {
+		if pt.logger == nil {
+			pt.logger = cfg.logger
+		}
+		c.ended = pt.ended
+	}
 	if len(cfg.resources) > 0 {
 		c.resources = &jsonschema.Resources{}
 		for uri, doc := range cfg.resources {

@@ -49,8 +49,9 @@ type Config struct {
 	Defaults Defaults `json:"defaults,omitzero"`
 	// SandboxPolicy names a sandbox policy file (see [ReadPolicy]),
 	// relative to the configuration file. Its paths and limits bound every
-	// WebAssembly module; a stdio MCP server cannot run under it, so such
-	// a server fails to load unless it sets "unsandboxed" (see
+	// WebAssembly module, and it is the default confinement of every
+	// stdio MCP server (see [Server.SandboxPolicy]): such a server runs in
+	// the native sandbox under it, unless it sets "unsandboxed" (see
 	// [Server.Unsandboxed]).
 	SandboxPolicy string `json:"sandboxPolicy,omitempty"`
 	// Sandbox is the policy SandboxPolicy names, as [ReadFile] read it;
@@ -107,10 +108,22 @@ type Server struct {
 	// (10,000), and it must not be over MaxServerTools. The tools past it
 	// are counted and reported ([Status.Cut], the log), not imported.
 	MaxTools int `json:"maxTools,omitempty"`
+	// SandboxPolicy names a sandbox policy file (see [ReadPolicy]),
+	// relative to the configuration file, that a stdio server runs
+	// under in the native sandbox, instead of the configuration's
+	// default "sandboxPolicy": the policy's read-only system and paths,
+	// its workspace (or none), its network, its limits (over the
+	// server's whole life; a server killed at one is restarted like one
+	// that exited), and its environment allowlist plus the variables of
+	// Env. A server that cannot run under it fails; it never runs
+	// unconfined.
+	SandboxPolicy string `json:"sandboxPolicy,omitempty"`
+	// Workspace, relative to the configuration file, replaces the
+	// policy's workspace for this server: the one directory a confined
+	// server may write, and its working directory.
+	Workspace string `json:"workspace,omitempty"`
 	// Unsandboxed runs a stdio server outside the sandbox although the
-	// configuration names a "sandboxPolicy", knowingly: without it, such
-	// a server fails to load, since the sandbox cannot keep a server's
-	// pipes open.
+	// configuration or the entry names a "sandboxPolicy", knowingly.
 	Unsandboxed bool `json:"unsandboxed,omitempty"`
 }
 
@@ -259,6 +272,15 @@ func ReadFile(name string) (*Config, error) {
 		if c.Sandbox, err = ReadPolicy(c.SandboxPolicy); err != nil {
 			return nil, fmt.Errorf("%s: sandboxPolicy: %w", name, err)
 		}
+	}
+	for n, s := range c.Servers {
+		if s.SandboxPolicy != "" {
+			s.SandboxPolicy = resolve(dir, s.SandboxPolicy)
+		}
+		if s.Workspace != "" {
+			s.Workspace = resolve(dir, s.Workspace)
+		}
+		c.Servers[n] = s
 	}
 	for n, m := range c.Modules {
 		m.Path = resolve(dir, m.Path)
@@ -433,7 +455,7 @@ type expander struct {
 
 func (x *expander) server(s *Server) error {
 	var err error
-	for _, p := range []*string{&s.Command, &s.Cwd} {
+	for _, p := range []*string{&s.Command, &s.Cwd, &s.SandboxPolicy, &s.Workspace} {
 		if *p, err = x.expand(*p, false); err != nil {
 			return err
 		}

@@ -60,10 +60,15 @@
 //     the call's deadline. Its network, environment, process, file and
 //     /tmp settings add nothing: a module has no network, no processes
 //     and no environment but its own "env".
-//   - a stdio MCP server cannot run under it (the sandbox runs commands
-//     to completion and keeps no pipes open to a long-lived process), so
-//     it fails to load with an error naming the field, unless the server
-//     sets "unsandboxed": true to run outside the sandbox knowingly.
+//   - a stdio MCP server runs confined in the native sandbox under it,
+//     or under the policy its entry names ([Server.SandboxPolicy]): the
+//     read-only system and the policy's read-only paths, its own
+//     workspace ([Server.Workspace]) or none, the policy's environment
+//     plus the entry's "env", the policy's network and limits. A server
+//     that cannot run confined fails alone, its error quoting the
+//     denials it met, and never runs unconfined, unless the server sets
+//     "unsandboxed": true to run outside the sandbox knowingly.
+//     [Status] says where each server runs.
 //   - a Streamable HTTP server runs elsewhere; the policy does not
 //     concern it.
 //

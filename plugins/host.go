@@ -62,7 +62,19 @@ type Status struct {
 	// [RestartPolicy]); it starts again from zero once the server has
 	// stayed up.
 	Restarts int
+	// Confinement is where a stdio server runs: ConfinedNative or
+	// Unconfined; empty for a URL server and a module.
+	Confinement string
+	// Network is a confined server's network policy ("none", "host",
+	// ...); empty otherwise.
+	Network string
 }
+
+// Confinements of a stdio server (Status.Confinement).
+const (
+	ConfinedNative = "native"     // in the native sandbox, under its policy
+	Unconfined     = "unconfined" // as the host's own process
+)
 
 // A Cut is the tools an MCP server listed past the cap of its entry
 // ([Server.MaxTools], by default mcptool.DefaultMaxTools): they are not
@@ -290,15 +302,38 @@ func (h *Host) Apply(ctx context.Context, c *Config) {
 	want := map[string]*entry{}
 	for name, s := range c.Servers {
 		if !s.Disabled {
-			want[name] = h.newEntry(name, KindServer, c, fingerprint(s, d), func(ctx context.Context, e *entry) error {
-				if perr != nil {
-					return perr
+			// A server's own policy is read with the configuration, like
+			// the default; one that cannot be read fails the server alone.
+			sp, serr := policy, perr
+			if s.SandboxPolicy != "" && s.URL == "" {
+				if sp, serr = ReadPolicy(s.SandboxPolicy); serr != nil {
+					serr = fmt.Errorf("sandboxPolicy: %w", serr)
 				}
-				if policy != nil && s.URL == "" && !s.Unsandboxed {
-					return errUnsandboxable
+			}
+			var confine *sandbox.Policy
+			if serr == nil && sp != nil && s.URL == "" && !s.Unsandboxed {
+				confine, serr = serverPolicy(sp, s)
+			}
+			e := h.newEntry(name, KindServer, c, fingerprint(struct {
+				S Server
+				P *sandbox.Policy
+			}{s, confine}, d), func(ctx context.Context, e *entry) error {
+				if serr != nil {
+					return serr
 				}
 				return e.startServer(ctx, s)
 			})
+			e.confine = confine
+			if s.URL == "" {
+				e.confinement, e.network = Unconfined, ""
+				if confine != nil {
+					e.confinement, e.network = ConfinedNative, string(confine.Network)
+					if e.network == "" {
+						e.network = string(sandbox.NetworkNone)
+					}
+				}
+			}
+			want[name] = e
 		}
 	}
 	for name, m := range c.Modules {
@@ -405,6 +440,10 @@ type entry struct {
 	redact   func(string) string
 	defaults Defaults
 	load     func(context.Context, *entry) error
+	// confine is the policy a stdio server runs under, nil for one that
+	// runs unconfined; confinement and network describe it for Status.
+	confine              *sandbox.Policy
+	confinement, network string
 
 	mu      sync.Mutex
 	state   State
@@ -456,7 +495,8 @@ func (e *entry) failed() bool {
 func (e *entry) status() Status {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	st := Status{Name: e.name, Kind: e.kind, State: e.state, Tools: len(e.owned), Err: e.err, Restarts: e.restarts}
+	st := Status{Name: e.name, Kind: e.kind, State: e.state, Tools: len(e.owned), Err: e.err, Restarts: e.restarts,
+		Confinement: e.confinement, Network: e.network}
 	if e.cut != nil {
 		cut := *e.cut
 		st.Cut = &cut
@@ -751,6 +791,8 @@ func (e *entry) connect(ctx context.Context, s Server) (*mcptool.Client, error) 
 		if t, err = e.h.withOAuth(urlTransport(s.URL, s.Headers), e.name, s, slog.New(redactingHandler{e.h.logger.Handler(), e.redact})); err != nil {
 			return nil, err
 		}
+	} else if e.confine != nil {
+		t = confinedTransport(e.name, *e.confine, s)
 	} else {
 		cmd := exec.Command(s.Command, s.Args...)
 		cmd.Dir = s.Cwd

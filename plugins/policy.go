@@ -3,7 +3,6 @@ package plugins
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"path/filepath"
 	"time"
@@ -86,12 +85,6 @@ func ReadPolicy(name string) (*sandbox.Policy, error) {
 	}
 	return p, nil
 }
-
-// errUnsandboxable is why a stdio server fails to load under a sandbox
-// policy.
-var errUnsandboxable = errors.New(`"sandboxPolicy" cannot be applied to a stdio MCP server: ` +
-	`the sandbox runs a command to completion and cannot keep a server's pipes open; ` +
-	`set "unsandboxed": true on this server to run it outside the sandbox knowingly, or remove "sandboxPolicy"`)
 
 // modulePolicy bounds a module's settings by the policy p: the files it
 // sees, its memory, its output and its deadline. It returns the

@@ -1,6 +1,7 @@
 package plugins
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -131,14 +132,16 @@ func TestSandboxPolicyMemory(t *testing.T) {
 	}
 }
 
-// TestSandboxPolicyServers checks that a stdio server is refused under a
-// sandbox policy, with a reason naming the field, unless it is marked
-// unsandboxed.
+// TestSandboxPolicyServers checks that a stdio server runs confined
+// under the configuration's sandbox policy, and outside it only when it
+// is marked unsandboxed; Status says which, with the network policy.
 func TestSandboxPolicyServers(t *testing.T) {
 	defer goleak.VerifyNone(t)
+	requireSandbox(t)
 	dir := t.TempDir()
 	policy := filepath.Join(dir, "policy.json")
-	if err := os.WriteFile(policy, []byte(`{"workspace": "."}`), 0o600); err != nil {
+	fx := confinedFixture(t, "echo")
+	if err := os.WriteFile(policy, []byte(`{"workspace": ".", "readOnly": [`+jsonString(filepath.Dir(fx.Command))+`]}`), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	reg := tool.NewRegistry()
@@ -147,7 +150,7 @@ func TestSandboxPolicyServers(t *testing.T) {
 	c := &Config{
 		SandboxPolicy: policy,
 		Servers: map[string]Server{
-			"plain":       withPrefix(fixture(t, "", "echo"), "p_"),
+			"plain":       withPrefix(fx, "p_"),
 			"unsandboxed": withPrefix(fixture(t, "", "echo"), "u_"),
 		},
 	}
@@ -156,13 +159,15 @@ func TestSandboxPolicyServers(t *testing.T) {
 	c.Servers["unsandboxed"] = u
 	h.Apply(t.Context(), c)
 	st := h.Status()
-	if len(st) != 2 || st[0].Name != "plain" || st[0].State != Failed ||
-		!strings.Contains(st[0].Err, `"sandboxPolicy" cannot be applied to a stdio MCP server`) ||
-		!strings.Contains(st[0].Err, `"unsandboxed": true`) {
+	if len(st) != 2 || st[0].Name != "plain" || st[0].State != Ready || st[0].Tools != 2 ||
+		st[0].Confinement != ConfinedNative || st[0].Network != "none" {
 		t.Errorf("plain: %+v", st)
 	}
-	if st[1].State != Ready || st[1].Tools != 2 {
+	if st[1].State != Ready || st[1].Tools != 2 || st[1].Confinement != Unconfined {
 		t.Errorf("unsandboxed: %+v", st[1])
+	}
+	if res := reg.Execute(t.Context(), "p_echo", json.RawMessage(`{"text":"in the sandbox"}`)); res.IsError || !strings.Contains(res.Output, "in the sandbox") {
+		t.Errorf("p_echo: %+v", res)
 	}
 	// A policy that cannot be read fails every entry: none loads without it.
 	h.Apply(t.Context(), &Config{SandboxPolicy: filepath.Join(dir, "missing.json"), Servers: c.Servers})

@@ -73,7 +73,7 @@ func BenchmarkSpawn(b *testing.B) {
 		}
 		theirs = append(theirs, time.Since(start))
 		start = time.Now()
-		r, err = runSandbox(ctx, noCgroup, []string{"/bin/true"}, nil, false)
+		r, err = runSandbox(ctx, noCgroup, []string{"/bin/true"}, nil, false, streams{})
 		if err != nil || !r.OK() {
 			b.Fatalf("sandbox cold: %v %+v", err, r)
 		}
@@ -145,7 +145,7 @@ func BenchmarkSpawnLayers(b *testing.B) {
 			var ds []time.Duration
 			for b.Loop() {
 				start := time.Now()
-				r, err := runSandbox(ctx, s.p, []string{"/bin/true"}, nil, false)
+				r, err := runSandbox(ctx, s.p, []string{"/bin/true"}, nil, false, streams{})
 				if err != nil || !r.OK() {
 					b.Fatalf("%v %+v", err, r)
 				}
@@ -238,7 +238,7 @@ func BenchmarkSpawnSplit(b *testing.B) {
 			self0, children0 := cpuTimes()
 			for b.Loop() {
 				entered = monotonic()
-				r, err := runSandbox(ctx, Policy{Without: []Layer{LayerCgroup}}, []string{"/bin/true"}, nil, spare)
+				r, err := runSandbox(ctx, Policy{Without: []Layer{LayerCgroup}}, []string{"/bin/true"}, nil, spare, streams{})
 				if err != nil || !r.OK() {
 					b.Fatalf("%v %+v", err, r)
 				}

@@ -30,8 +30,18 @@ type Cmd struct {
 	Policy Policy
 	// Args holds the command name followed by its arguments.
 	Args []string
-	// Stdin is the command's standard input; nil means empty.
+	// Stdin is the command's standard input; nil means empty. An
+	// *os.File (a pipe's read end) is handed to the command as it is, so
+	// the command reads it as the caller writes, for as long as it runs.
 	Stdin io.Reader
+	// Stdout and Stderr, when set, receive the command's standard output
+	// and standard error as it writes them, for a command that runs as
+	// long as its caller talks to it (an MCP server on stdio): what goes
+	// to them is neither kept in the Result nor counted against
+	// Limits.Output, which then bounds only the stream left unset. Only
+	// [Native] streams; a Cmd that sets either with another Backend fails
+	// without running anything.
+	Stdout, Stderr io.Writer
 	// Backend runs the command; nil means [Native].
 	Backend Backend
 	// Result is how the run ended, set by Run and Output.
@@ -61,7 +71,21 @@ func (c *Cmd) Run() error {
 	if b == nil {
 		b = Native
 	}
-	r, err := b.Run(ctx, c.Policy, c.Args, c.Stdin)
+	var (
+		r   *Result
+		err error
+	)
+	if c.Stdout != nil || c.Stderr != nil {
+		if _, native := b.(nativeBackend); !native {
+			return errNoStreams
+		}
+		if c.Policy.Image != "" {
+			return errNativeImage
+		}
+		r, err = runStreams(ctx, c.Policy, c.Args, c.Stdin, streams{c.Stdout, c.Stderr})
+	} else {
+		r, err = b.Run(ctx, c.Policy, c.Args, c.Stdin)
+	}
 	if err != nil {
 		return err
 	}
@@ -81,6 +105,11 @@ func (c *Cmd) Output() ([]byte, error) {
 	}
 	return c.Result.Stdout, err
 }
+
+// streams are the writers a [Cmd] streams the command's output to.
+type streams struct{ stdout, stderr io.Writer }
+
+var errNoStreams = errors.New("sandbox: only the native backend streams a command's output (Cmd.Stdout, Cmd.Stderr); refusing to run it")
 
 // An ExitError reports a command that ran but did not exit with status 0.
 type ExitError struct {

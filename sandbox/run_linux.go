@@ -20,12 +20,18 @@ import (
 )
 
 func run(ctx context.Context, p Policy, argv []string, stdin io.Reader) (*Result, error) {
-	return runSandbox(ctx, p, argv, stdin, true)
+	return runSandbox(ctx, p, argv, stdin, true, streams{})
+}
+
+func runStreams(ctx context.Context, p Policy, argv []string, stdin io.Reader, out streams) (*Result, error) {
+	return runSandbox(ctx, p, argv, stdin, true, out)
 }
 
 // runSandbox is run; useSpares false starts the helper cold even when
-// spares are on (the benchmarks compare both in one process).
-func runSandbox(ctx context.Context, p Policy, argv []string, stdin io.Reader, useSpares bool) (*Result, error) {
+// spares are on (the benchmarks compare both in one process). The writers
+// of out, when set, take the command's stdout and stderr uncapped instead
+// of the Result.
+func runSandbox(ctx context.Context, p Policy, argv []string, stdin io.Reader, useSpares bool, out streams) (*Result, error) {
 	if len(argv) == 0 || argv[0] == "" {
 		return nil, errors.New("sandbox: no command")
 	}
@@ -143,6 +149,13 @@ func runSandbox(ctx context.Context, p Policy, argv []string, stdin io.Reader, u
 	cmd := h.cmd
 	budget := &outputBudget{left: limits.Output}
 	stdout, stderr := &capped{b: budget}, &capped{b: budget}
+	var toStdout, toStderr io.Writer = stdout, stderr
+	if out.stdout != nil {
+		toStdout = out.stdout
+	}
+	if out.stderr != nil {
+		toStderr = out.stderr
+	}
 	kill := func(why Outcome) {
 		killedFor.CompareAndSwap(nil, why)
 		h.kill()
@@ -150,7 +163,7 @@ func runSandbox(ctx context.Context, p Policy, argv []string, stdin io.Reader, u
 	budget.mu.Lock()
 	budget.overflow = func() { kill(OutputLimit) }
 	budget.mu.Unlock()
-	await := h.copyStreams(stdin, stdout, stderr)
+	await := h.copyStreams(stdin, toStdout, toStderr)
 
 	stop := context.AfterFunc(ctx, func() { kill(TimedOut) })
 	defer stop()

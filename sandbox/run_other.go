@@ -14,6 +14,10 @@ func run(ctx context.Context, p Policy, argv []string, stdin io.Reader) (*Result
 	return nil, ErrUnsupported
 }
 
+func runStreams(ctx context.Context, p Policy, argv []string, stdin io.Reader, out streams) (*Result, error) {
+	return nil, ErrUnsupported
+}
+
 func setSpares(bool) bool { return false }
 
 func releaseSpares() {}

@@ -157,13 +157,15 @@ The file is the "mcpServers" JSON of the desktop agent hosts and editors
 which may add per server "prefix", "tools" and "excludeTools" (name
 patterns), "timeout", "maxTools" (how many of its tools to import, 10000
 by default; a server that lists more is cut there, and ERROR and the
-JSON's "cut" say how many were left out) and "unsandboxed"; "wasmModules" ({NAME: {"path",
+JSON's "cut" say how many were left out), "sandboxPolicy" and "workspace"
+(the server's own confinement) and "unsandboxed"; "wasmModules" ({NAME: {"path",
 "tools", "abi" (command or reactor), "instances", "workspace", "env",
 "memoryPages", "timeout"}}); "defaults" ({"timeout", "maxOutput"}); and
 "sandboxPolicy" and "permissions" file names ("sandboxPolicy" bounds the
-modules' files and limits, and stdio servers load under it only when
-marked "unsandboxed"; "permissions", a Cedar policy file, applies as
---policy would). ${NAME} is replaced with the environment variable's
+modules' files and limits, and every stdio server runs in the native
+sandbox under it, or under its own, unless marked "unsandboxed";
+CONFINEMENT and the JSON's "confinement" and "network" say which;
+"permissions", a Cedar policy file, applies as --policy would). ${NAME} is replaced with the environment variable's
 value. A server that exits is restarted, with backoff; STATE shows
 "restarting" meanwhile. With --config, list, call, schema, search, chat
 and serve add the file's tools; serve and chat reload it when it
@@ -206,10 +208,15 @@ changes.`)
 			Cut      *cut   `json:"cut,omitempty"`
 			Error    string `json:"error,omitempty"`
 			Restarts int    `json:"restarts,omitempty"`
+			// Confinement and Network: where a stdio server runs and the
+			// network its policy gives it.
+			Confinement string `json:"confinement,omitempty"`
+			Network     string `json:"network,omitempty"`
 		}
 		out := make([]entry, 0, len(st))
 		for _, s := range st {
-			en := entry{Name: s.Name, Kind: s.Kind, State: string(s.State), Tools: s.Tools, Error: s.Err, Restarts: s.Restarts}
+			en := entry{Name: s.Name, Kind: s.Kind, State: string(s.State), Tools: s.Tools, Error: s.Err, Restarts: s.Restarts,
+				Confinement: s.Confinement, Network: s.Network}
 			if c := s.Cut; c != nil {
 				en.Cut = &cut{c.MaxTools, c.LeftOut, c.AtLeast}
 			}
@@ -219,7 +226,7 @@ changes.`)
 		return code
 	}
 	tw := tabwriter.NewWriter(e.stdout, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "NAME\tKIND\tSTATE\tTOOLS\tERROR")
+	fmt.Fprintln(tw, "NAME\tKIND\tSTATE\tTOOLS\tCONFINEMENT\tERROR")
 	var long []plugins.Status // entries whose error has more than one line
 	for _, s := range st {
 		msg := "-"
@@ -232,7 +239,11 @@ changes.`)
 				long = append(long, s)
 			}
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\n", s.Name, s.Kind, s.State, s.Tools, msg)
+		confinement := orDash(s.Confinement)
+		if s.Network != "" {
+			confinement += " (network " + s.Network + ")"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\n", s.Name, s.Kind, s.State, s.Tools, confinement, msg)
 	}
 	tw.Flush()
 	for _, s := range long {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"github.com/miniopenclaw/tool/sandbox"
 	"io"
 	"os"
 	"path/filepath"
@@ -124,23 +125,58 @@ func TestServeConfigGateway(t *testing.T) {
 }
 
 // TestPluginsSandboxPolicy checks that the configuration's sandbox policy
-// reaches the command: a stdio server is refused under it, with the
-// reason, unless it is marked unsandboxed.
+// reaches the command: a stdio server runs confined under it (or under
+// its own policy, here with the host's network), outside it only when
+// marked unsandboxed, and the table and the JSON say which (golden
+// file).
 func TestPluginsSandboxPolicy(t *testing.T) {
+	if os.Geteuid() != 0 || !sandbox.Probe().Has(sandbox.LayerLandlock) {
+		if os.Getenv("CI") == "true" {
+			t.Fatal("the confined servers need root and the sandbox's layers")
+		}
+		t.Skip("the confined servers need root and the sandbox's layers")
+	}
 	t.Setenv("XDG_CACHE_HOME", t.TempDir())
 	dir := t.TempDir()
 	exe, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(dir, "sandbox.json"), []byte(`{"workspace": "."}`), 0o600); err != nil {
+	bin, err := os.MkdirTemp("", "clawtool-confined-")
+	if err != nil {
 		t.Fatal(err)
 	}
-	server := func(unsandboxed bool) map[string]any {
-		return map[string]any{"command": exe, "args": []string{"-test.run=^$"}, "env": map[string]string{mcpServerEnv: "1"}, "unsandboxed": unsandboxed}
+	t.Cleanup(func() { os.RemoveAll(bin) })
+	copyExe := filepath.Join(bin, "server")
+	data, err := os.ReadFile(exe)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(bin, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(copyExe, data, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	binJSON, _ := json.Marshal(bin)
+	for name, text := range map[string]string{
+		"sandbox.json": `{"workspace": ".", "readOnly": [` + string(binJSON) + `]}`,
+		"net.json":     `{"network": "host", "readOnly": [` + string(binJSON) + `]}`,
+	} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	server := func(unsandboxed bool, policy string) map[string]any {
+		s := map[string]any{"command": copyExe, "args": []string{"-test.run=^$"}, "env": map[string]string{mcpServerEnv: "1"}, "unsandboxed": unsandboxed,
+			"prefix": strings.TrimSuffix(policy, ".json") + map[bool]string{true: "free_", false: "boxed_"}[unsandboxed]}
+		if policy != "" {
+			s["sandboxPolicy"] = policy
+		}
+		return s
 	}
 	b, _ := json.Marshal(map[string]any{"sandboxPolicy": "sandbox.json", "mcpServers": map[string]any{
-		"boxed": server(false), "free": server(true),
+		"boxed": server(false, ""), "free": server(true, ""), "hostnet": server(false, "net.json"),
 	}})
 	file := filepath.Join(dir, "config.json")
 	if err := os.WriteFile(file, b, 0o600); err != nil {
@@ -148,15 +184,20 @@ func TestPluginsSandboxPolicy(t *testing.T) {
 	}
 	var out bytes.Buffer
 	code := run(t.Context(), []string{"plugins", "--config", file, "--json"}, nil, &out, io.Discard)
-	var st []struct{ Name, State, Error string }
+	var st []struct{ Name, State, Error, Confinement, Network string }
 	if err := json.Unmarshal(out.Bytes(), &st); err != nil {
 		t.Fatalf("%v: %s", err, out.String())
 	}
-	if code != exitToolError || len(st) != 2 ||
-		st[0].Name != "boxed" || st[0].State != "failed" || !strings.Contains(st[0].Error, `"sandboxPolicy" cannot be applied to a stdio MCP server`) ||
-		st[1].Name != "free" || st[1].State != "ready" {
+	if code != exitOK || len(st) != 3 ||
+		st[0].Name != "boxed" || st[0].State != "ready" || st[0].Confinement != "native" || st[0].Network != "none" ||
+		st[1].Name != "free" || st[1].State != "ready" || st[1].Confinement != "unconfined" ||
+		st[2].Name != "hostnet" || st[2].State != "ready" || st[2].Network != "host" {
 		t.Errorf("exit %d, entries %+v", code, st)
 	}
+	out.Reset()
+	code = run(t.Context(), []string{"plugins", "--config", file}, nil, &out, io.Discard)
+	got := fmt.Sprintf("$ clawtool plugins --config config.json\n-- exit %d --\n-- stdout --\n%s", code, strings.ReplaceAll(out.String(), dir, "$DIR"))
+	golden.File(t, filepath.Join("testdata", "cli", "plugins_confined.golden"), []byte(got))
 }
 
 // TestServeConfigKeepsAnnotations serves the same MCP server through
@@ -245,8 +286,8 @@ func TestToolCapReported(t *testing.T) {
 		t.Fatalf("%v: %s", err, out.String())
 	}
 	want := []map[string]any{
-		{"name": "all", "kind": "mcp", "state": "ready", "tools": 1500.0},
-		{"name": "cut", "kind": "mcp", "state": "ready", "tools": 1000.0, "cut": map[string]any{"maxTools": 1000.0, "leftOut": 500.0}, "error": cutMsg},
+		{"name": "all", "kind": "mcp", "state": "ready", "tools": 1500.0, "confinement": "unconfined"},
+		{"name": "cut", "kind": "mcp", "state": "ready", "tools": 1000.0, "confinement": "unconfined", "cut": map[string]any{"maxTools": 1000.0, "leftOut": 500.0}, "error": cutMsg},
 	}
 	if diff := cmp.Diff(want, st); code != exitOK || diff != "" {
 		t.Errorf("plugins --json: exit %d, entries (-want +got):\n%s", code, diff)
@@ -254,7 +295,7 @@ func TestToolCapReported(t *testing.T) {
 
 	out.Reset()
 	run(t.Context(), []string{"plugins", "--config", file}, nil, &out, io.Discard)
-	if !strings.Contains(out.String(), "cut   mcp   ready  1000   "+cutMsg) {
+	if !strings.Contains(out.String(), "cut   mcp   ready  1000   unconfined   "+cutMsg) {
 		t.Errorf("plugins printed:\n%s\nwant the cut on the line of \"cut\"", out.String())
 	}
 

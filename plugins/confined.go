@@ -1,0 +1,169 @@
+package plugins
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/miniopenclaw/tool/mcptool"
+	"github.com/miniopenclaw/tool/sandbox"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// serverPolicy is the policy the stdio server s runs under, made from p:
+// the entry's workspace instead of p's, p's environment allowlist plus
+// the entry's variables, and the directory of a command found outside
+// the system paths (node under a version manager in the home directory)
+// readable, without the rest of the home directory.
+func serverPolicy(p *sandbox.Policy, s Server) (*sandbox.Policy, error) {
+	c := *p
+	c.ReadOnly = slices.Clone(p.ReadOnly)
+	if s.Workspace != "" {
+		c.Workspace = s.Workspace
+	}
+	if s.Cwd != "" && filepath.Clean(s.Cwd) != filepath.Clean(c.Workspace) {
+		return nil, fmt.Errorf(`"cwd" %q cannot be applied to a confined server: its working directory is its workspace (%q); set "workspace" instead`, s.Cwd, c.Workspace)
+	}
+	env := slices.Clone(p.Env)
+	if env == nil {
+		env = slices.Clone(sandbox.DefaultEnv)
+	}
+	set := func(k, v string) {
+		env = slices.DeleteFunc(env, func(kv string) bool { return strings.HasPrefix(kv, k+"=") })
+		env = append(env, k+"="+v)
+	}
+	for _, k := range sortedKeys(s.Env) {
+		set(k, s.Env[k])
+	}
+	if path, err := exec.LookPath(s.Command); err == nil && filepath.IsAbs(path) {
+		real, err := filepath.EvalSymlinks(path)
+		if err == nil && !inside(real, append(slices.Clone(sandbox.SystemReadOnly), c.ReadOnly...)) {
+			dir := filepath.Dir(real)
+			if filepath.Base(dir) == "bin" {
+				dir = filepath.Dir(dir) // the installation's prefix: its lib beside bin
+			}
+			c.ReadOnly = append(c.ReadOnly, dir)
+			pathVar := "/usr/local/bin:/usr/bin:/bin"
+			for _, kv := range env {
+				if v, ok := strings.CutPrefix(kv, "PATH="); ok {
+					pathVar = v
+				}
+			}
+			set("PATH", filepath.Dir(path)+":"+pathVar)
+		}
+	}
+	c.Env = env
+	if err := c.Validate(); err != nil {
+		return nil, fmt.Errorf("sandboxPolicy: %w", err)
+	}
+	return &c, nil
+}
+
+// confinedTransport starts the stdio server s in the native sandbox
+// under p, each connection a sandboxed run of its own.
+func confinedTransport(name string, p sandbox.Policy, s Server) mcp.Transport {
+	network := string(p.Network)
+	if network == "" {
+		network = string(sandbox.NetworkNone)
+	}
+	label := fmt.Sprintf("%q (confined: native sandbox, network %s)", name, network)
+	return mcptool.ProcessTransport(label, func(stdin *os.File, stdout io.WriteCloser) (*mcptool.Process, error) {
+		ctx, kill := context.WithCancel(context.Background())
+		cmd := sandbox.CommandContext(ctx, p, s.Command, s.Args...)
+		stderr := &tail{max: 4 << 10}
+		cmd.Stdin, cmd.Stdout, cmd.Stderr = stdin, stdout, stderr
+		done := make(chan struct{})
+		var end string
+		go func() {
+			defer close(done)
+			err := cmd.Run()
+			stdin.Close()
+			stdout.Close()
+			kill()
+			end = describeEnd(err, stderr.String())
+		}()
+		return &mcptool.Process{Done: done, End: func() string { return end }, Kill: kill}, nil
+	})
+}
+
+// describeEnd says how a confined server ended: how its run ended, what
+// the sandbox refused it (the lines of its standard error that report a
+// denial), then the end of its standard error.
+func describeEnd(err error, stderr string) string {
+	var ee *sandbox.ExitError
+	var what string
+	switch {
+	case err == nil:
+		return ""
+	case errors.As(err, &ee):
+		what = ee.Summary()
+	default:
+		return "could not start in the sandbox (it never runs unconfined): " + err.Error()
+	}
+	var refused, last []string
+	for _, l := range strings.Split(strings.TrimSpace(stderr), "\n") {
+		l = strings.TrimSpace(l)
+		if l == "" {
+			continue
+		}
+		last = append(last, l)
+		if denial(l) && len(refused) < 5 && !slices.Contains(refused, l) {
+			refused = append(refused, l)
+		}
+	}
+	if len(last) > 10 {
+		last = last[len(last)-10:]
+	}
+	msg := what
+	if len(refused) > 0 {
+		msg += "; the sandbox refused it:\n  " + strings.Join(refused, "\n  ")
+	}
+	if len(last) > 0 {
+		msg += "\nthe end of its standard error:\n  " + strings.Join(last, "\n  ")
+	}
+	return msg
+}
+
+// denialMarks are how programs report a refusal of the sandbox: Landlock
+// and the read-only mounts give EACCES, EPERM and EROFS, seccomp EPERM
+// or EAFNOSUPPORT, a missing network ENETUNREACH.
+var denialMarks = []string{
+	"EACCES", "EPERM", "EROFS", "ENETUNREACH", "EAFNOSUPPORT",
+	"permission denied", "operation not permitted", "read-only file system",
+	"network is unreachable", "address family not supported",
+}
+
+func denial(line string) bool {
+	l := strings.ToLower(line)
+	return slices.ContainsFunc(denialMarks, func(m string) bool { return strings.Contains(l, strings.ToLower(m)) })
+}
+
+// tail keeps the last max bytes written to it.
+type tail struct {
+	mu  sync.Mutex
+	max int
+	b   []byte
+}
+
+func (t *tail) Write(p []byte) (int, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.b = append(t.b, p...)
+	if over := len(t.b) - t.max; over > 0 {
+		t.b = append(t.b[:0], t.b[over:]...)
+	}
+	return len(p), nil
+}
+
+func (t *tail) String() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return string(t.b)
+}

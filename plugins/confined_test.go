@@ -1,0 +1,184 @@
+package plugins
+
+import (
+	"encoding/json"
+	"errors"
+	"github.com/miniopenclaw/tool"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/miniopenclaw/tool/sandbox"
+)
+
+// requireSandbox stops a test that needs the native sandbox: it fails in
+// CI, where the sandbox's layers are present, and skips elsewhere.
+func requireSandbox(t testing.TB) {
+	t.Helper()
+	reason := ""
+	if os.Geteuid() != 0 {
+		reason = "confined servers' tests need root (to give the workspace to the sandbox user)"
+	} else {
+		r := sandbox.Probe()
+		for _, l := range append(sandbox.RequiredLayers, sandbox.LayerNetNS) {
+			if !r.Has(l) {
+				reason = "the sandbox lacks " + string(l)
+			}
+		}
+	}
+	if reason == "" {
+		return
+	}
+	if os.Getenv("CI") == "true" {
+		t.Fatal(reason)
+	}
+	t.Skip(reason)
+}
+
+// confinedFixture is fixture with the test binary copied into a
+// directory the sandbox user can reach (the go tool's build directory
+// is its owner's alone): the policy must list filepath.Dir(Command).
+func confinedFixture(t *testing.T, tools ...string) Server {
+	t.Helper()
+	s := fixture(t, "", tools...)
+	s.Command = reachableCopy(t, s.Command)
+	return s
+}
+
+// reachableCopy copies the executable file into a fresh directory
+// anyone may search and returns the copy's path.
+func reachableCopy(t *testing.T, file string) string {
+	t.Helper()
+	dir, err := os.MkdirTemp("", "plugins-confined-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	if err := os.Chmod(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	src, err := os.Open(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer src.Close()
+	dst := filepath.Join(dir, filepath.Base(file))
+	out, err := os.OpenFile(dst, os.O_CREATE|os.O_WRONLY, 0o755)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := io.Copy(out, src); err != nil {
+		t.Fatal(err)
+	}
+	if err := out.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return dst
+}
+
+func jsonString(s string) string {
+	b, _ := json.Marshal(s)
+	return string(b)
+}
+
+// assertOwnedLike checks that file has the owner and group of dir (the
+// workspace's owner, the caller), not the sandbox user's.
+func assertOwnedLike(t *testing.T, file, dir string) {
+	t.Helper()
+	fi, err := os.Stat(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	di, err := os.Stat(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, d := fi.Sys().(*syscall.Stat_t), di.Sys().(*syscall.Stat_t)
+	if f.Uid != d.Uid || f.Gid != d.Gid {
+		t.Errorf("%s belongs to %d:%d, the workspace's owner is %d:%d", file, f.Uid, f.Gid, d.Uid, d.Gid)
+	}
+}
+
+// TestConfinedServerFailsAlone: a server that cannot run confined (it
+// needs /root, which the policy does not grant) fails with a message
+// naming what the sandbox refused it, and never runs unconfined; the
+// other server of the configuration loads.
+func TestConfinedServerFailsAlone(t *testing.T) {
+	requireSandbox(t)
+	dir := t.TempDir()
+	fx := confinedFixture(t, "echo")
+	if err := os.WriteFile(filepath.Join(dir, "sandbox.json"), []byte(`{"readOnly": [`+jsonString(filepath.Dir(fx.Command))+`]}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	reg := tool.NewRegistry()
+	h := NewHost(reg)
+	defer h.Close()
+	h.Apply(t.Context(), &Config{SandboxPolicy: filepath.Join(dir, "sandbox.json"), Servers: map[string]Server{
+		"broken": {Command: "/bin/ls", Args: []string{"/root"}},
+		"good":   fx,
+	}})
+	st := h.Status()
+	if len(st) != 2 || st[0].State != Failed || !strings.Contains(st[0].Err, "the sandbox refused it:") ||
+		!strings.Contains(st[0].Err, "/root") || !strings.Contains(st[0].Err, "confined: native sandbox, network none") {
+		t.Errorf("broken: %+v", st)
+	}
+	if st[1].State != Ready || st[1].Tools == 0 {
+		t.Errorf("good: %+v", st[1])
+	}
+}
+
+// TestDescribeEnd picks the lines that report a denial out of a confined
+// server's standard error.
+func TestDescribeEnd(t *testing.T) {
+	for _, tt := range []struct {
+		err    error
+		stderr string
+		want   []string
+	}{
+		{nil, "anything", nil},
+		{errors.New("sandbox: start helper: boom"), "", []string{"could not start in the sandbox (it never runs unconfined): sandbox: start helper: boom"}},
+		{&sandbox.ExitError{Result: &sandbox.Result{Outcome: sandbox.Exited, ExitCode: 1}},
+			"starting\nError: EACCES: permission denied, open '/root/.npm/_cacache'\nbye\n",
+			[]string{"exited with status 1", "the sandbox refused it:\n  Error: EACCES: permission denied, open '/root/.npm/_cacache'\n", "the end of its standard error:\n  starting\n"}},
+	} {
+		got := describeEnd(tt.err, tt.stderr)
+		if tt.want == nil && got != "" {
+			t.Errorf("%v: %q, want nothing", tt.err, got)
+		}
+		for _, w := range tt.want {
+			if !strings.Contains(got, w) {
+				t.Errorf("%v: %q lacks %q", tt.err, got, w)
+			}
+		}
+	}
+}
+
+// TestConfinedPolicyReloads: a server's own sandboxPolicy file is read
+// again with the configuration; a changed policy restarts the server
+// under it (here: from no network to the host's).
+func TestConfinedPolicyReloads(t *testing.T) {
+	requireSandbox(t)
+	dir := t.TempDir()
+	fx := confinedFixture(t, "echo")
+	policy := filepath.Join(dir, "own.json")
+	write := func(network string) {
+		t.Helper()
+		if err := os.WriteFile(policy, []byte(`{"network": "`+network+`", "readOnly": [`+jsonString(filepath.Dir(fx.Command))+`]}`), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	fx.SandboxPolicy = policy
+	reg := tool.NewRegistry()
+	h := NewHost(reg)
+	defer h.Close()
+	for _, network := range []string{"none", "host"} {
+		write(network)
+		h.Apply(t.Context(), &Config{Servers: map[string]Server{"s": fx}})
+		if st := h.Status(); len(st) != 1 || st[0].State != Ready || st[0].Confinement != ConfinedNative || st[0].Network != network {
+			t.Errorf("after writing network %s: %+v", network, st)
+		}
+	}
+}
