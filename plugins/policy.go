@@ -19,6 +19,7 @@ type policyFile struct {
 	ReadOnly        []string        `json:"readOnly"`
 	Protected       []string        `json:"protected"`
 	Network         sandbox.Network `json:"network"`
+	Allow           []string        `json:"allow"`
 	DenyUnixSockets bool            `json:"denyUnixSockets"`
 	Env             []string        `json:"env"`
 	Limits          struct {
@@ -35,11 +36,15 @@ type policyFile struct {
 
 // ReadPolicy reads a sandbox policy file: a JSON object with the fields
 // of [sandbox.Policy], named in lower camel case ("workspace",
-// "readOnly", "protected", "network", "denyUnixSockets", "env",
+// "readOnly", "protected", "network", "allow", "denyUnixSockets", "env",
 // "limits", "without"), limits in bytes and "cpu" as a duration:
 //
 //	{"workspace": "work", "readOnly": ["/srv/docs"], "network": "none",
 //	 "limits": {"cpu": "10s", "memory": 268435456, "output": 65536}}
+//
+// "allow" is the allow list of "network": "allow", each rule written as
+// [sandbox.ParseHostRule] reads it ("api.example.com",
+// "*.example.org:443,8443", "[2001:db8::1]:443").
 //
 // Relative paths are relative to the file's directory. A field the
 // policy does not know is an error, not ignored, and so is a policy that
@@ -69,6 +74,13 @@ func ReadPolicy(name string) (*sandbox.Policy, error) {
 			CPU: time.Duration(f.Limits.CPU), Memory: f.Limits.Memory, Processes: f.Limits.Processes,
 			FileSize: f.Limits.FileSize, OpenFiles: f.Limits.OpenFiles, Tmp: f.Limits.Tmp, Output: f.Limits.Output,
 		},
+	}
+	for _, rule := range f.Allow {
+		r, err := sandbox.ParseHostRule(rule)
+		if err != nil {
+			return nil, fmt.Errorf("%s: allow: %w", name, err)
+		}
+		p.Allow = append(p.Allow, r)
 	}
 	if f.Workspace != "" {
 		p.Workspace = resolve(dir, f.Workspace)

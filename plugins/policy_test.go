@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/miniopenclaw/tool"
+	"github.com/miniopenclaw/tool/sandbox"
 	"go.uber.org/goleak"
 )
 
@@ -31,7 +32,19 @@ func TestReadPolicy(t *testing.T) {
 		p.Network != "host" || p.Limits.CPU != 10*time.Second || p.Limits.Memory != 1<<20 || p.Limits.Output != 100 {
 		t.Errorf("policy: %+v", p)
 	}
+	p, err = ReadPolicy(write(`{"network": "allow", "allow": ["api.example.com", "*.example.org:443,8443"]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Network != sandbox.NetworkAllow || len(p.Allow) != 2 || p.Allow[0].Host != "api.example.com" ||
+		p.Allow[1].Host != "*.example.org" || len(p.Allow[1].Ports) != 2 || p.Allow[1].Ports[1] != 8443 {
+		t.Errorf("allow list: %+v", p)
+	}
 	for text, want := range map[string]string{
+		`{"network": "allow"}`:                                     "with an empty allow list",
+		`{"network": "none", "allow": ["api.example.com"]}`:        `an allow list needs network "allow"`,
+		`{"network": "allow", "allow": ["api.example.com:0"]}`:     "port 0 is out of range",
+		`{"network": "allow", "allow": ["a.*.example.com"]}`:       "a wildcard is only",
 		`{"workspace": "w", "readonly": ["/x"], "netwrk": "none"}`: `unknown field "netwrk"`,
 		`{"limits": {"memory": -1}}`:                               "must not be negative",
 		`{"env": ["API_KEY=x"]}`:                                   "API_KEY is refused",
