@@ -267,7 +267,7 @@ func TestTaskClientBadServers(t *testing.T) {
 		call      string
 		get       func(n int) string
 		opts      []mcptool.ClientOption
-		timeout   time.Duration // the caller's deadline; 0: 10 s
+		expire    bool          // the caller's deadline passes once the call is a task
 		want      string        // in the Output, or in the Error of an error result
 		isError   bool
 		cancelled bool // the client sent tasks/cancel for t1
@@ -314,7 +314,7 @@ func TestTaskClientBadServers(t *testing.T) {
 		}, want: "over the client's limit", isError: true, cancelled: true},
 		{name: "never completes", call: handleT1, get: func(n int) string {
 			return taskJSON("t1", "working", "")
-		}, timeout: 300 * time.Millisecond, want: "deadline", isError: true, cancelled: true},
+		}, expire: true, want: "deadline exceeded", isError: true, cancelled: true},
 		{name: "input without a handler", call: handleT1, get: func(n int) string {
 			return taskJSON("t1", "input_required", `,"inputRequests":{"q":{"method":"elicitation/create","params":{"message":"Sure?","requestedSchema":{"type":"object"}}}}`)
 		}, want: "no elicitation handler", isError: true, cancelled: true},
@@ -333,12 +333,16 @@ func TestTaskClientBadServers(t *testing.T) {
 			}
 			opts := append([]mcptool.ClientOption{mcptool.WithTaskPolling(time.Millisecond, 20*time.Millisecond)}, tc.opts...)
 			r := importTasks(t, s.serve(t), opts...)
-			timeout := tc.timeout
-			if timeout == 0 {
-				timeout = 10 * time.Second
-			}
-			ctx, cancel := context.WithTimeout(context.Background(), timeout)
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 			defer cancel()
+			if tc.expire {
+				// The deadline passes while the task is working (a
+				// cancellation whose cause is the deadline, so that the
+				// tools/call itself is never the one cut short).
+				var expire context.CancelCauseFunc
+				ctx, expire = context.WithCancelCause(ctx)
+				ctx = mcptool.WithTaskEvents(ctx, func(mcptool.TaskEvent) { expire(context.DeadlineExceeded) })
+			}
 			res := r.Execute(ctx, "job", []byte(`{}`))
 			got := res.Output
 			if res.IsError {
