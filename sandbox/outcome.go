@@ -31,11 +31,12 @@ const (
 	// the command failed: the run's cgroup counted a refused fork, or,
 	// without a cgroup, the command's error output says so.
 	PIDsLimit Outcome = "pids_limit"
-	// WriteLimit means the command failed after it used up its write
-	// budget (Limits.WriteBytes, which today bounds the private /tmp):
-	// when it ended, less than a sixteenth of the budget, or no inode, was
-	// left. Only the native backend in fork mode reports it (its helper
-	// reads what was left once the command has ended).
+	// WriteLimit means the command failed after it used up a write
+	// budget (Limits.WriteBytes): when it ended, less than a sixteenth of
+	// the workspace's budget ([LayerWriteBudget]) or of the private /tmp,
+	// or no inode, was left. Only the native backend reports it; /tmp's
+	// only in fork mode (its helper reads what was left once the command
+	// has ended), the workspace's in every mode.
 	WriteLimit Outcome = "write_limit"
 )
 
@@ -82,6 +83,13 @@ type Result struct {
 	// entries of its tree (type, inode, size, modification and change
 	// times). Only the native backend fills it in.
 	ProtectedChanged []string
+	// NotApplied lists what the run changed in its workspace that the
+	// supervisor did not apply to the host workspace ([LayerWriteBudget]),
+	// one "path: reason" each: a fifo, socket or device, a setuid or setgid
+	// file, an entry past the apply step's bounds, or one it failed to
+	// write. A change under a protected path is not applied either; it is
+	// listed in ProtectedChanged instead.
+	NotApplied []string
 	// NetworkDenials lists the connections the proxy of a [NetworkAllow]
 	// run refused, in the order it refused them (at most
 	// [MaxNetworkDenials]; NetworkDenialsDropped counts the rest).
@@ -176,6 +184,9 @@ func (r *Result) Text() string {
 	}
 	if len(r.ProtectedChanged) > 0 {
 		b.WriteString("[the run created or changed protected paths: " + Sanitize([]byte(strings.Join(r.ProtectedChanged, ", "))) + "]\n")
+	}
+	if len(r.NotApplied) > 0 {
+		b.WriteString("[changes not applied to the workspace: " + Sanitize([]byte(strings.Join(r.NotApplied, "; "))) + "]\n")
 	}
 	b.WriteString("[" + r.Summary() + "]")
 	return b.String()
