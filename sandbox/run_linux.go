@@ -265,26 +265,6 @@ func runSandbox(ctx context.Context, p Policy, argv []string, stdin io.Reader, u
 	if ws.Signaled() {
 		r.Signal = ws.Signal().String()
 	}
-	var refusedProtected []string
-	if upperFS >= 0 {
-		if r.Outcome == Exited && r.ExitCode != 0 && budgetSpent(upperFS) {
-			r.Outcome = WriteLimit
-		}
-		// Applied whatever the outcome: a run that failed, timed out or
-		// was killed leaves what it wrote, as a direct write would.
-		res, err := applyBudget(upperFS, cfg.Workspace, cfg.Protected, limits.WriteBytes)
-		if err != nil {
-			r.NotApplied = append(r.NotApplied, ".: "+err.Error())
-		}
-		refusedProtected = res.protected
-		r.NotApplied = append(r.NotApplied, res.notApplied...)
-	}
-	r.ProtectedChanged = before.changed(cfg.Workspace, cfg.Protected)
-	for _, q := range refusedProtected {
-		if !slices.Contains(r.ProtectedChanged, q) {
-			r.ProtectedChanged = append(r.ProtectedChanged, q)
-		}
-	}
 	if proxy != nil {
 		r.NetworkDenials, r.NetworkDenialsDropped = proxy.Denials()
 	}
@@ -300,6 +280,31 @@ func runSandbox(ctx context.Context, p Policy, argv []string, stdin io.Reader, u
 	}
 	why, _ := killedFor.Load().(Outcome)
 	r.Outcome = classify(why, r.ExitCode, sig, r.CPU, limits.CPU, oom, pidsMax, r.Stderr)
+	var refusedProtected []string
+	if upperFS >= 0 {
+		if r.Outcome == Exited && r.ExitCode != 0 && budgetSpent(upperFS) {
+			// The budget stopped the run: what it wrote is dropped, so
+			// that failing at the budget puts nothing on the host's disk.
+			r.Outcome = WriteLimit
+			r.NotApplied = []string{fmt.Sprintf(".: the run failed after it used up its workspace write budget of %d bytes: nothing it changed in the workspace was applied", limits.WriteBytes)}
+		} else {
+			// Applied whatever else the outcome: a run that failed, timed
+			// out or was killed leaves what it wrote, as a direct write
+			// would.
+			res, err := applyBudget(upperFS, cfg.Workspace, cfg.Protected, limits.WriteBytes)
+			if err != nil {
+				r.NotApplied = append(r.NotApplied, ".: "+err.Error())
+			}
+			refusedProtected = res.protected
+			r.NotApplied = append(r.NotApplied, res.notApplied...)
+		}
+	}
+	r.ProtectedChanged = before.changed(cfg.Workspace, cfg.Protected)
+	for _, q := range refusedProtected {
+		if !slices.Contains(r.ProtectedChanged, q) {
+			r.ProtectedChanged = append(r.ProtectedChanged, q)
+		}
+	}
 	if r.Outcome == Exited && r.ExitCode != 0 && exit != nil && writeBudgetSpent(*exit) {
 		r.Outcome = WriteLimit
 	}
