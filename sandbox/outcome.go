@@ -74,11 +74,13 @@ type Result struct {
 	Fallback string
 	// ProtectedChanged lists the protected paths (Policy.Protected, and
 	// the hooks and config of the repositories a .git leads to inside the
-	// workspace) that the run created, removed, replaced or changed,
-	// compared on the host before and after the run: what the sandbox
-	// could not keep the run from doing (a protected path missing when the
-	// run started can be created, see Policy.Protected), for the program to
-	// inspect or undo. The comparison covers the path, the identity of
+	// workspace) that the run created, removed, replaced or changed:
+	// changes the write budget's apply step refused ([LayerWriteBudget]:
+	// they did not reach the host), and what the comparison of the host
+	// before and after the run found (what the sandbox could not keep the
+	// run from doing when it wrote the workspace directly: a protected path
+	// missing when the run started can be created, see Policy.Protected),
+	// for the program to inspect or undo. The comparison covers the path, the identity of
 	// each directory above it inside the workspace, and the first 4096
 	// entries of its tree (type, inode, size, modification and change
 	// times). Only the native backend fills it in.

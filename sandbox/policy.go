@@ -347,15 +347,19 @@ type Policy struct {
 	// git would use inside the workspace are protected too: the one a .git
 	// file names and submodules' repositories under modules.
 	//
-	// A path that does not exist when the run starts cannot be protected:
-	// a read-only mount needs an existing file or directory to cover, and
-	// making one would change the user's workspace (Landlock cannot deny a
-	// name beneath a writable directory either). So a run in a workspace
-	// without .git can create .git/hooks/pre-commit, which a later git init
-	// keeps. The run's Result lists such paths in ProtectedChanged, and the
-	// workspace file tools refuse protected paths whether or not they
-	// exist; give a workspace its .git (or an empty .vscode ...) before
-	// running commands in it to have them protected.
+	// A path that does not exist when the run starts cannot be protected
+	// in the run's view: a read-only mount needs an existing file or
+	// directory to cover, and making one would change the user's workspace
+	// (Landlock cannot deny a name beneath a writable directory either).
+	// Through the write budget ([LayerWriteBudget], the default) such a
+	// change is never applied to the host workspace; a run that binds the
+	// workspace directly (a streamed run, or one without that layer) in a
+	// workspace without .git can create .git/hooks/pre-commit, which a
+	// later git init keeps. The run's Result lists such paths in
+	// ProtectedChanged either way, and the workspace file tools refuse
+	// protected paths whether or not they exist; give a workspace its .git
+	// (or an empty .vscode ...) before running commands in it to have
+	// them protected in the run's view too.
 	Protected []string
 	// Network is the network the run may reach; empty means [NetworkNone].
 	Network Network
