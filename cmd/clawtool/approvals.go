@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/url"
 	"strconv"
 	"strings"
 	"time"
@@ -217,7 +218,26 @@ func printApproval(w io.Writer, r policy.ApprovalRecord) {
 // approveCommand is the command that approves request id under the
 // policies of pf, for the person who answers to fill in.
 func (pf *policyFlags) approveCommand(id string) string {
-	return fmt.Sprintf("clawtool approvals approve %s --policy %s --as USER[:ROLE,...]", id, pf.file)
+	cmd := fmt.Sprintf("clawtool approvals approve %s --policy %s --as USER[:ROLE,...]", id, pf.file)
+	if pf.approvalsNATS != "" {
+		cmd += " --nats " + withoutCredentials(pf.approvalsNATS)
+	}
+	return cmd
+}
+
+// withoutCredentials is the NATS URLs urls (comma-separated) without
+// their user and password: what a refusal may show the model.
+func withoutCredentials(urls string) string {
+	parts := strings.Split(urls, ",")
+	for i, p := range parts {
+		if u, err := url.Parse(strings.TrimSpace(p)); err == nil && u.User != nil {
+			u.User = nil
+			parts[i] = u.String()
+		} else if err != nil {
+			parts[i] = "URL"
+		}
+	}
+	return strings.Join(parts, ",")
 }
 
 // shownText is s with every character that is not graphic escaped, cut

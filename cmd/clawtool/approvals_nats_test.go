@@ -6,8 +6,11 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // TestProcessApprovalOverNATS: two worker processes decide calls by one
@@ -89,5 +92,57 @@ permit (principal in Role::"lead", action == Action::"approve", resource == Tool
 	}
 	if got, _ := os.ReadFile(counter); string(got) != "x|" {
 		t.Errorf("the file is %q: the tool ran %d times, want once", got, strings.Count(string(got), "x"))
+	}
+}
+
+// TestServeApprovalWithoutElicitation: an MCP client that cannot be
+// asked (it declares no elicitation) calls, over Streamable HTTP, a tool
+// that needs an approval, with serve --approve-by-client. The isError
+// result names the request and the command that answers it, which a
+// person runs; the same call made again on the session runs.
+func TestServeApprovalWithoutElicitation(t *testing.T) {
+	t.Setenv("XDG_STATE_HOME", t.TempDir())
+	pol := filepath.Join("testdata", "policy", "approvals.cedar")
+	addr := startHTTP(t, "--policy", pol, "--as", "otto:operator", "--approve-by-client")
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "t", Version: "0"}, nil).Connect(t.Context(),
+		&mcp.StreamableClientTransport{Endpoint: "http://" + addr + "/mcp"}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	del := &mcp.CallToolParams{Name: "kv", Arguments: map[string]any{"op": "delete", "key": "a"}}
+	res, err := cs.CallTool(t.Context(), del)
+	if err != nil || !res.IsError {
+		t.Fatalf("delete: %v %+v, want an isError result", err, res)
+	}
+	text := res.Content[0].(*mcp.TextContent).Text
+	m := regexp.MustCompile(`approval request ([0-9a-f]{24}) was made`).FindStringSubmatch(text)
+	if m == nil {
+		t.Fatalf("the result names no request: %q", text)
+	}
+	id := m[1]
+	want := "clawtool approvals approve " + id + " --policy " + pol + " --as USER[:ROLE,...]"
+	if !strings.Contains(text, want) || !strings.Contains(text, "Approvals tab") {
+		t.Errorf("the result does not say how to answer: %q\nwant %q in it", text, want)
+	}
+	var out, errOut bytes.Buffer
+	if code := run(t.Context(), []string{"approvals", "approve", id, "--policy", pol, "--as", "cid:admin"}, nil, &out, &errOut); code != exitOK {
+		t.Fatalf("the command the result names: exit %d: %s", code, errOut.String())
+	}
+	if res, err := cs.CallTool(t.Context(), del); err != nil || res.IsError {
+		t.Fatalf("the approved delete: %v %+v", err, res.Content[0])
+	}
+	if res, err := cs.CallTool(t.Context(), del); err != nil || !res.IsError {
+		t.Errorf("the delete made a third time: %v %+v, want it to ask again", err, res)
+	}
+}
+
+// TestApproveCommandHidesCredentials: the command a refusal shows names
+// the NATS server without its user and password.
+func TestApproveCommandHidesCredentials(t *testing.T) {
+	pf := &policyFlags{file: "p.cedar", approvalsNATS: "nats://ann:s3cret@127.0.0.1:4222,nats://127.0.0.1:4223"}
+	got := pf.approveCommand("000000000000000000000001")
+	if strings.Contains(got, "s3cret") || !strings.Contains(got, "--nats nats://127.0.0.1:4222,nats://127.0.0.1:4223") {
+		t.Errorf("approveCommand = %q", got)
 	}
 }

@@ -113,7 +113,10 @@ func (pf *policyFlags) authorizerWith(extra ...policy.Option) (*policy.Authorize
 			parents[child] = append(parents[child], parent)
 		}
 	}
-	opts := []policy.Option{policy.WithRoleParents(parents), policy.WithApprovalStore(pf.approvalStore())}
+	opts := []policy.Option{policy.WithRoleParents(parents), policy.WithApprovalStore(pf.approvalStore()),
+		policy.WithApprovalHint(func(req policy.ApprovalRequest) string {
+			return fmt.Sprintf("A person the policies let approve it answers with: %s (or in the Approvals tab of clawtool inspect --policy %s --as USER)", pf.approveCommand(req.ID), pf.file)
+		})}
 	switch {
 	case pf.byClient:
 		var fallback policy.Approver
@@ -288,7 +291,9 @@ type terminalApprover struct{}
 func (terminalApprover) Approve(ctx context.Context, req policy.ApprovalRequest) (bool, error) {
 	tty, err := openTerminal()
 	if err != nil {
-		return false, fmt.Errorf("no terminal to ask for an approval: %w", err)
+		// No one to ask here: the call waits for an answer from
+		// clawtool approvals, which its refusal names.
+		return false, fmt.Errorf("%w: no terminal to ask on (%v)", policy.ErrApprovalUnavailable, err)
 	}
 	defer tty.Close()
 	fmt.Fprintf(tty, "clawtool: %s asks to call %s with %s\nclawtool: allow this call once? [y/N] ",
