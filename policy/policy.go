@@ -263,7 +263,7 @@ type Authorizer struct {
 	approver Approver
 	// approvalHint says where a waiting request is answered; may be nil.
 	approvalHint func(ApprovalRequest) string
-	store    ApprovalStore
+	store        ApprovalStore
 	// approvalTTL is how long a request, then its answer, holds.
 	approvalTTL time.Duration
 	limits      *rateLimits
