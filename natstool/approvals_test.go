@@ -217,3 +217,86 @@ permit (principal in Role::"lead", action == Action::"approve", resource == Tool
 		t.Errorf("%d calls ran (the tool %d times), %d asked again; want 1, 1, 7", ok.Load(), runs.Load(), asked.Load())
 	}
 }
+
+// TestApprovalFaultsNATS: through Authorizers on the NATS store, a
+// forged, reused, expired or foreign approval id is refused with the
+// error that says which, and nothing runs; a full bucket refuses the
+// call that would ask, saying why.
+func TestApprovalFaultsNATS(t *testing.T) {
+	srv := startServer(t, true)
+	const src = `
+@effect("ask") permit (principal, action == Action::"call", resource == Tool::"add");
+permit (principal in Role::"lead", action == Action::"approve", resource == Tool::"add");`
+	now := approvaltest.T0
+	clock := policy.WithClock(func() time.Time { return now })
+	var runs atomic.Int64
+	process := func(bucket string, max int) (*policy.Authorizer, *tool.Registry) {
+		a, err := policy.New("ask.cedar", []byte(src), clock, policy.WithApprovalTTL(time.Minute),
+			policy.WithApprovalStore(openApprovals(t, connect(t, srv), bucket, max)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		add, _ := counting(t, &runs).Get("add")
+		reg := tool.NewRegistry(tool.WithLogger(quiet), tool.WithAuthorizer(a))
+		reg.Register(add)
+		return a, reg
+	}
+	a, reg := process("faults", 0)
+	other, otherReg := process("faults_other", 0)
+	bob := policy.WithPrincipal(context.Background(), policy.Principal{ID: "bob"})
+	ann := policy.WithPrincipal(context.Background(), policy.Principal{ID: "ann", Roles: []string{"lead"}})
+	ask := func(reg *tool.Registry, args string) (string, tool.Result) {
+		t.Helper()
+		res := reg.Execute(bob, "add", json.RawMessage(args))
+		if req, ok := res.Metadata["approval_request"].(policy.ApprovalRequest); ok {
+			return req.ID, res
+		}
+		return "", res
+	}
+	expired, _ := ask(reg, `{"a":1,"b":2}`)
+	foreign, _ := ask(otherReg, `{"a":1,"b":3}`)
+	if _, err := other.Answer(ann, foreign, true, ""); err != nil {
+		t.Errorf("control: the foreign id in its own bucket: %v", err)
+	}
+	now = now.Add(time.Minute) // expired's request is now out of time
+	used, _ := ask(reg, `{"a":1,"b":1}`)
+	if _, err := a.Answer(ann, used, true, ""); err != nil {
+		t.Fatal(err)
+	}
+	if _, res := ask(reg, `{"a":1,"b":1}`); res.IsError {
+		t.Fatalf("control: the approved call: %+v", res)
+	}
+	for _, tt := range []struct {
+		name string
+		id   string
+		want error
+	}{
+		{"forged", approvaltest.ID(12345), policy.ErrUnknownApproval},
+		{"malformed", "$KV.faults.>", policy.ErrUnknownApproval},
+		{"reused", used, policy.ErrApprovalAnswered},
+		{"expired", expired, policy.ErrExpiredApproval},
+		{"foreign", foreign, policy.ErrUnknownApproval},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			before := runs.Load()
+			_, err := a.Answer(ann, tt.id, true, "")
+			if !errors.Is(err, tt.want) {
+				t.Errorf("Answer(%s) = %v, want %v", tt.id, err, tt.want)
+			}
+			if _, res := ask(reg, `{"a":1,"b":1}`); !res.IsError || runs.Load() != before {
+				t.Errorf("after the refused answer the used call ran again: %+v", res)
+			}
+		})
+	}
+	// Full: the bucket keeps 2, and two wait.
+	_, fullReg := process("faults_full", 2)
+	ask(fullReg, `{"a":2,"b":1}`)
+	ask(fullReg, `{"a":2,"b":2}`)
+	id, res := ask(fullReg, `{"a":2,"b":3}`)
+	if id != "" || res.Kind != tool.KindDenied || !strings.Contains(res.Error, "too many requests are waiting") {
+		t.Errorf("a call asking of a full bucket: %+v, want refused saying so", res)
+	}
+	if runs.Load() != 1 {
+		t.Errorf("the tool ran %d times, want once (the approved call)", runs.Load())
+	}
+}
