@@ -120,6 +120,9 @@ func TestApprovalsAPI(t *testing.T) {
 	if _, res := w.ask(t, "1.2.0"); res.IsError || res.Output != "deployed 1.2.0" || w.runs.Load() != 1 {
 		t.Errorf("the approved call made again: %+v (%d runs)", res, w.runs.Load())
 	}
+	if resp := do(lead, "GET", "/api/access", "", apiHeaders); !strings.Contains(resp.Body.String(), `"approvals":true`) {
+		t.Errorf("access with WithApprovals: %s", resp.Body)
+	}
 	if resp := do(newTestHandler(t), "GET", "/api/approvals", "", apiHeaders); resp.Code != http.StatusNotFound {
 		t.Errorf("GET /api/approvals without WithApprovals = %d", resp.Code)
 	}
