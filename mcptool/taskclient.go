@@ -129,9 +129,9 @@ func WithTaskEvents(ctx context.Context, fn func(TaskEvent)) context.Context {
 type taskForm int
 
 const (
-	noTask      taskForm = iota
-	taskExt              // 2026-07-28: the extension in per-request capabilities
-	taskLegacy           // 2025-11-25: params.task
+	noTask     taskForm = iota
+	taskExt             // 2026-07-28: the extension in per-request capabilities
+	taskLegacy          // 2025-11-25: params.task
 )
 
 // taskForm says how a call of t asks for a task.

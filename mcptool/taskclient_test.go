@@ -267,8 +267,8 @@ func TestTaskClientBadServers(t *testing.T) {
 		call      string
 		get       func(n int) string
 		opts      []mcptool.ClientOption
-		expire    bool          // the caller's deadline passes once the call is a task
-		want      string        // in the Output, or in the Error of an error result
+		expire    bool   // the caller's deadline passes once the call is a task
+		want      string // in the Output, or in the Error of an error result
 		isError   bool
 		cancelled bool // the client sent tasks/cancel for t1
 	}{
