@@ -206,6 +206,7 @@ func (rf *registryFlags) build(ctx context.Context, e *env) (r *tool.Registry, c
 func (rf *registryFlags) start(undo *cleanups) (*tool.Registry, error) {
 	rf.forwardPrincipal()
 	rf.permissionsFromConfig()
+	undo.add(rf.policy.closeApprovals, nil)
 	r, err := rf.mcp.base(rf.policy)
 	if err == nil {
 		err = undo.add(rf.ws.registerInto(r))
