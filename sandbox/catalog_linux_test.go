@@ -113,7 +113,7 @@ func (f *fixture) policy() Policy {
 	return Policy{
 		Workspace: f.ws,
 		ReadOnly:  []string{f.bin},
-		Env:       append(append([]string{}, DefaultEnv...), attackEnv+"=1", markEnv+"="+f.mark),
+		Env:       append(DefaultEnv(), attackEnv+"=1", markEnv+"="+f.mark),
 		Limits:    Limits{WaitDelay: 500 * time.Millisecond},
 	}
 }

@@ -487,18 +487,21 @@ func (c *Container) Run(ctx context.Context, p Policy, argv []string, stdin io.R
 	return c.runFresh(ctx, p, img, env, argv, stdin)
 }
 
-// ContainerLayers are the layers a container run reports in Result.Layers:
-// the native layers whose container counterpart the engine applies.
-var ContainerLayers = []Layer{
+// ContainerLayers returns the layers a container run reports in
+// Result.Layers: the native layers whose container counterpart the engine
+// applies. The slice is a fresh copy on each call.
+func ContainerLayers() []Layer { return slices.Clone(containerLayerList) }
+
+var containerLayerList = []Layer{
 	LayerUserNS, LayerMountNS, LayerPIDNS, LayerNetNS, LayerIPCNS, LayerUTSNS,
 	LayerNoNewPrivs, LayerSeccomp, LayerRlimits,
 }
 
 func containerLayers(p Policy) []Layer {
 	if p.network() == NetworkNone {
-		return ContainerLayers
+		return slices.Clone(containerLayerList)
 	}
-	return slices.DeleteFunc(slices.Clone(ContainerLayers), func(l Layer) bool { return l == LayerNetNS })
+	return slices.DeleteFunc(slices.Clone(containerLayerList), func(l Layer) bool { return l == LayerNetNS })
 }
 
 // a call is one command's streams and the reason the backend killed it.

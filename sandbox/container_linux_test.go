@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -408,5 +409,24 @@ func TestContainerClassify(t *testing.T) {
 				t.Errorf("status %d oom %v: got %s %d %q, want %s %d %q", tc.status, tc.oom, r.Outcome, r.ExitCode, r.Signal, tc.outcome, tc.code, tc.signal)
 			}
 		})
+	}
+}
+
+// TestContainerLayersIsACopy: a caller that empties the layers
+// ContainerLayers returned does not change what the next container run
+// reports in Result.Layers.
+func TestContainerLayersIsACopy(t *testing.T) {
+	c := requireEngine(t, false)
+	want := slices.Clone(ContainerLayers())
+	got := ContainerLayers()
+	for i := range got {
+		got[i] = "bogus"
+	}
+	r, err := c.Run(context.Background(), Policy{}, []string{"true"}, nil)
+	if err := okRun(r, err); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(r.Layers, want) {
+		t.Fatalf("Result.Layers = %v after spoiling ContainerLayers, want %v", r.Layers, want)
 	}
 }

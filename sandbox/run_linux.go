@@ -323,7 +323,7 @@ func helperConfig(p Policy, argv, env []string, layers []Layer, limits Limits) (
 	if xdg := os.Getenv("XDG_RUNTIME_DIR"); filepath.IsAbs(xdg) {
 		cfg.HideDirs = append(cfg.HideDirs, filepath.Clean(xdg))
 	}
-	cfg.LandlockRead = append(append(slices.Clone(SystemReadOnly), cfg.ReadOnly...), "/proc", "/dev/random", "/dev/urandom")
+	cfg.LandlockRead = append(append(slices.Clone(systemReadOnly), cfg.ReadOnly...), "/proc", "/dev/random", "/dev/urandom")
 	bits := map[Layer]uint64{
 		LayerUserNS: helper.UserNS, LayerMountNS: helper.MountNS, LayerUTSNS: helper.UTSNS,
 		LayerLandlock: helper.Landlock, LayerSeccomp: helper.Seccomp, LayerRlimits: helper.Rlimits,

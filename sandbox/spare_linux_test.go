@@ -171,7 +171,7 @@ func TestExecModeProcessLimit(t *testing.T) {
 				p := Policy{
 					Without:  []Layer{LayerMountNS},
 					ReadOnly: []string{dir},
-					Env:      append(slices.Clone(DefaultEnv), "PIDS_MAX="+filepath.Join(dir, leaf, "pids.max")),
+					Env:      append(DefaultEnv(), "PIDS_MAX="+filepath.Join(dir, leaf, "pids.max")),
 					Limits:   Limits{Processes: c.max},
 				}
 				script := `n=0; while read x <"$PIDS_MAX" && [ "$x" != ` + strconv.Itoa(c.max) + ` ]; do

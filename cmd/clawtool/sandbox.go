@@ -35,7 +35,7 @@ func runSandbox(ctx context.Context, e *env, args []string) int {
 	case "probe":
 		rep := sandbox.Probe()
 		fmt.Fprint(e.stdout, rep)
-		for _, l := range sandbox.RequiredLayers {
+		for _, l := range sandbox.RequiredLayers() {
 			if !rep.Has(l) {
 				return exitToolError
 			}

@@ -138,7 +138,7 @@ func (ts *Toolset) Close() error {
 func (ts *Toolset) protectedBy(rel string) (string, bool) {
 	prot := ts.policy.Protected
 	if prot == nil {
-		prot = sandbox.DefaultProtected
+		prot = sandbox.DefaultProtected()
 	}
 	for _, p := range prot {
 		p = path.Clean(filepath.ToSlash(p))
