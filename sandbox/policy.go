@@ -290,6 +290,10 @@ const (
 	DefaultWaitDelay = 2 * time.Second
 )
 
+// WithDefaults returns l with every zero field set to its default (listed
+// with each field of [Limits]): the limits a backend enforces.
+func (l Limits) WithDefaults() Limits { return l.withDefaults() }
+
 func (l Limits) withDefaults() Limits {
 	def := func(v *int64, d int64) {
 		if *v <= 0 {
@@ -480,6 +484,16 @@ func systemDirOf(w string) string {
 	}
 	return ""
 }
+
+// ProtectedPaths returns the workspace paths p keeps read-only: Protected,
+// or [DefaultProtected] when Protected is nil. A backend reads them here;
+// the slice is a fresh copy.
+func (p Policy) ProtectedPaths() []string { return slices.Clone(p.protected()) }
+
+// Environ returns the run's whole environment: Env, or [DefaultEnv] when
+// Env is nil, with an error for a malformed entry or a secret-looking name,
+// as [Policy.Validate] refuses them. The slice is a fresh copy.
+func (p Policy) Environ() ([]string, error) { return p.environ() }
 
 func (p Policy) protected() []string {
 	if p.Protected == nil {
