@@ -69,7 +69,7 @@ func newHTTPHandlers(sdk *mcp.Server, jsonResponse bool) *httpHandlers {
 // trailing dot. Bind local servers to 127.0.0.1.
 //
 // Every request is decided for the principal of its own context
-// (policy.PrincipalFrom, as policy.RequireToken sets it from the
+// (policy.PrincipalFrom, as bearer.RequireToken sets it from the
 // request's bearer token), never for the one of the session it names:
 // sessions are not authentication. A 2025-11-25 session is bound to the
 // principal ID of the request that initialized it (the anonymous

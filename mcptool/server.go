@@ -55,7 +55,8 @@ type Server struct {
 	direct    sync.Map    // name → *directTool, the tools ServeHTTP may call itself
 	bound     sync.Map    // session id → the key of the caller it is bound to (see ServeHTTP)
 	sdkShared atomic.Bool // MCP was called: serve HTTP through go-sdk only
-	tasks     *taskStore  // the tasks of tools/call answered with a handle (taskserver.go)
+	tasks     *taskStore  // the in-memory tasks, and the tasks/get rate limit (taskserver.go)
+	store     TaskStore   // where tasks are kept: memTasks over tasks, or WithTaskStore's
 }
 
 type serverConfig struct {
@@ -67,6 +68,7 @@ type serverConfig struct {
 	pendingWait  time.Duration
 	filter       func(ctx context.Context, name string) bool
 	tasks        TaskLimits
+	store        TaskStore
 }
 
 // A ServerOption configures a [Server] made by [NewServer].
@@ -139,7 +141,10 @@ func NewServer(reg *tool.Registry, opts ...ServerOption) *Server {
 			}
 		}
 	}
-	s := &Server{reg: reg, cfg: cfg, tasks: newTaskStore(cfg.tasks)}
+	s := &Server{reg: reg, cfg: cfg, tasks: newTaskStore(cfg.tasks), store: cfg.store}
+	if s.store == nil {
+		s.store = memTasks{s.tasks}
+	}
 	impl := cfg.impl
 	s.sdk = mcp.NewServer(&impl, sdkOpts)
 	s.sdk.AddReceivingMiddleware(toolsOnly)
@@ -253,6 +258,7 @@ func (s *Server) Close() error {
 		s.closed = true
 		s.stop()
 		s.tasks.close()
+		s.store.Close()
 	}
 	return nil
 }

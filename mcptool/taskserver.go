@@ -119,25 +119,25 @@ func (s *Server) serveTasks(w http.ResponseWriter, r *http.Request) bool {
 		return true
 	}
 	owner := ownerKey(r)
-	ts := s.tasks
 	var result any
 	var err error
 	switch m {
 	case "tasks/get":
-		if err = ts.allowPoll(owner); err == nil {
-			var sn snapshot
-			sn, err = ts.get(owner, id)
-			result = detailed(sn)
+		if err = s.tasks.allowPoll(owner); err == nil {
+			var rec TaskRecord
+			if rec, err = s.store.Get(r.Context(), owner, id); err == nil {
+				result = s.detailed(rec)
+			}
 		}
 	case "tasks/update":
 		var answers map[string]json.RawMessage
 		if json.Unmarshal(req.Params.InputResponses, &answers) != nil || answers == nil {
 			return fail(CodeInvalidParams, "tasks/update: params.inputResponses must be an object", nil)
 		}
-		err = ts.update(owner, id, answers)
+		err = s.store.Update(r.Context(), owner, id, answers)
 		result = TaskAck{ResultType: ResultTypeComplete}
 	case "tasks/cancel":
-		_, err = ts.cancel(owner, id)
+		_, err = s.store.Cancel(r.Context(), owner, id)
 		result = TaskAck{ResultType: ResultTypeComplete}
 	}
 	if err != nil {
@@ -159,20 +159,51 @@ func taskErrorCode(err error) int {
 	switch {
 	case errors.Is(err, errPollLimit):
 		return CodeRateLimited
-	case errors.Is(err, errTooManyTasks):
-		return -32603
+	case errors.Is(err, ErrTaskNotFound), errors.Is(err, ErrTaskNotWaiting):
+		return CodeInvalidParams
 	}
-	return CodeInvalidParams // not found, not waiting
+	return -32603 // too many tasks, a store that cannot be reached
 }
 
-// detailed is sn as tasks/get answers it.
-func detailed(sn snapshot) DetailedTask {
-	d := DetailedTask{ResultType: ResultTypeComplete, Task: sn.Task, Result: sn.result, Error: sn.err}
-	if len(sn.inputs) > 0 {
-		d.InputRequests = sn.inputs
+// settle is rec with its result encoded: a ToolResult becomes the
+// tools/call result the tool's direct call would answer (a panic fails the
+// task, as in memory), and a result larger than MaxResultBytes fails the
+// task with an error that says so.
+func (s *Server) settle(rec TaskRecord) TaskRecord {
+	if rec.ToolResult != nil {
+		res := *rec.ToolResult
+		rec.ToolResult = nil
+		if res.IsError && res.Kind == tool.KindPanic {
+			rec.Status, rec.Error = StatusFailed, &TaskError{Code: -32603, Message: res.Error}
+			return rec
+		}
+		wrap := false
+		if v, ok := s.direct.Load(rec.Tool); ok {
+			wrap = v.(*directTool).wrap
+		}
+		data, err := json.Marshal(callResult(res, wrap))
+		if err != nil {
+			rec.Status, rec.Error = StatusFailed, &TaskError{Code: -32603, Message: err.Error()}
+			return rec
+		}
+		rec.Result = data
 	}
-	if sn.progress != nil && sn.Status == StatusWorking {
-		d.Meta = map[string]any{ProgressMeta: sn.progress}
+	if lim := s.tasks.lim.MaxResultBytes; len(rec.Result) > lim {
+		rec.Status, rec.Result, rec.Error = StatusFailed, nil, &TaskError{Code: -32603,
+			Message: fmt.Sprintf("the result is %d bytes, more than the %d this server keeps", len(rec.Result), lim)}
+	}
+	return rec
+}
+
+// detailed is rec as tasks/get answers it.
+func (s *Server) detailed(rec TaskRecord) DetailedTask {
+	rec = s.settle(rec)
+	d := DetailedTask{ResultType: ResultTypeComplete, Task: rec.Task, Result: rec.Result, Error: rec.Error}
+	if len(rec.InputRequests) > 0 && rec.Status == StatusInputRequired {
+		d.InputRequests = rec.InputRequests
+	}
+	if rec.Progress != nil && rec.Status == StatusWorking {
+		d.Meta = map[string]any{ProgressMeta: rec.Progress}
 	}
 	return d
 }
@@ -215,21 +246,19 @@ func (s *Server) serveTaskCall(w http.ResponseWriter, r *http.Request, req *task
 			return true
 		}
 	}
-	// The task outlives the request: its context keeps the request's
-	// values (the principal) but not its end.
-	ctx, cancel := context.WithCancel(context.WithoutCancel(r.Context()))
-	tk, err := s.tasks.create(ownerKey(r), cancel)
+	wrap := v.(*directTool).wrap
+	rec, err := s.store.Create(r.Context(), TaskCall{Owner: ownerKey(r), Tool: name, Args: req.Params.Arguments,
+		run: func(ctx context.Context, tk *task) {
+			s.runTask(ctx, tk, name, req.Params.Arguments, wrap, caps, responses)
+		}})
 	if err != nil {
-		cancel()
-		if mode == tool.TaskRequired {
+		if mode == tool.TaskRequired || !errors.Is(err, ErrTooManyTasks) {
 			writeDirectError(w, req.ID, &jsonrpc.Error{Code: -32603, Message: "tools/call: " + err.Error()})
 			return true
 		}
 		return false // run it synchronously
 	}
-	sn, _ := s.tasks.get(tk.owner, tk.id)
-	go s.runTask(ctx, tk, name, req.Params.Arguments, v.(*directTool).wrap, caps, responses)
-	data, err := json.Marshal(CreateTaskResult{ResultType: ResultTypeTask, Task: sn.Task})
+	data, err := json.Marshal(CreateTaskResult{ResultType: ResultTypeTask, Task: rec.Task})
 	if err != nil {
 		writeDirectError(w, req.ID, &jsonrpc.Error{Code: -32603, Message: err.Error()})
 		return true

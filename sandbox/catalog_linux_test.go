@@ -385,6 +385,10 @@ func catalog() []catalogRow {
 			setup: fixed("fallocate", "/tmp", "16", strconv.Itoa(1<<20)), outcome: WriteLimit},
 		{id: "A48", name: "fallocate into /tmp under the write budget stays allowed", allowed: true, policy: func(p *Policy) { p.Limits.WriteBytes = 8 << 20 },
 			setup: fixed("fallocate", "/tmp", "4", strconv.Itoa(1<<20))},
+		{id: "A49", name: "16 × fallocate into the workspace past the write budget", policy: func(p *Policy) { p.Limits.WriteBytes = 8 << 20 },
+			setup: fallocateSetup(16), outcome: WriteLimit},
+		{id: "A49", name: "fallocate into the workspace under the write budget stays allowed, applied after the run", allowed: true, hostEffect: true,
+			policy: func(p *Policy) { p.Limits.WriteBytes = 8 << 20 }, setup: fallocateSetup(4)},
 		{id: "A18", name: "exhaust the private /tmp's inodes", policy: func(p *Policy) { p.Limits.Tmp = 1 << 20 }, setup: func(t *testing.T, f *fixture) ([]string, func() bool) {
 			return []string{"manyfiles", "3000"}, nil
 		}, want: []string{"no space left"}, container: inContainer},
@@ -453,6 +457,22 @@ func catalog() []catalogRow {
 		{id: "A41", name: "signal the agent", setup: fixed("kill0", pid), want: []string{"no such process"}, container: inContainer},
 		{id: "A43", name: "kernel attack surface (io_uring, bpf, userfaultfd, perf, keyctl, setns, kexec)", setup: fixed("syscalls"), want: wantEPERM},
 		{id: "A44", name: "open the controlling terminal", control: noControl, setup: fixed("tty"), want: []string{"no such file", "no such device"}, container: inContainer},
+	}
+}
+
+// fallocateSetup returns the attack that allocates n files of 1 MiB in a
+// new directory of the workspace and keeps them, after removing what
+// earlier runs left; the host-side check says whether the workspace holds
+// them all on the host's disk.
+func fallocateSetup(n int) func(*testing.T, *fixture) ([]string, func() bool) {
+	return func(t *testing.T, f *fixture) ([]string, func() bool) {
+		old, _ := filepath.Glob(filepath.Join(f.ws, "fallocate-*"))
+		for _, p := range old {
+			must(t, os.RemoveAll(p))
+		}
+		return []string{"fallocatekeep", f.ws, strconv.Itoa(n), strconv.Itoa(1 << 20)}, func() bool {
+			return diskUse(t, f.ws) >= int64(n)<<20
+		}
 	}
 }
 

@@ -31,11 +31,12 @@ const (
 	// the command failed: the run's cgroup counted a refused fork, or,
 	// without a cgroup, the command's error output says so.
 	PIDsLimit Outcome = "pids_limit"
-	// WriteLimit means the command failed after it used up its write
-	// budget (Limits.WriteBytes, which today bounds the private /tmp):
-	// when it ended, less than a sixteenth of the budget, or no inode, was
-	// left. Only the native backend in fork mode reports it (its helper
-	// reads what was left once the command has ended).
+	// WriteLimit means the command failed after it used up a write
+	// budget (Limits.WriteBytes): when it ended, less than a sixteenth of
+	// the workspace's budget ([LayerWriteBudget]) or of the private /tmp,
+	// or no inode, was left. Only the native backend reports it; /tmp's
+	// only in fork mode (its helper reads what was left once the command
+	// has ended), the workspace's in every mode.
 	WriteLimit Outcome = "write_limit"
 )
 
@@ -73,15 +74,24 @@ type Result struct {
 	Fallback string
 	// ProtectedChanged lists the protected paths (Policy.Protected, and
 	// the hooks and config of the repositories a .git leads to inside the
-	// workspace) that the run created, removed, replaced or changed,
-	// compared on the host before and after the run: what the sandbox
-	// could not keep the run from doing (a protected path missing when the
-	// run started can be created, see Policy.Protected), for the program to
-	// inspect or undo. The comparison covers the path, the identity of
+	// workspace) that the run created, removed, replaced or changed:
+	// changes the write budget's apply step refused ([LayerWriteBudget]:
+	// they did not reach the host), and what the comparison of the host
+	// before and after the run found (what the sandbox could not keep the
+	// run from doing when it wrote the workspace directly: a protected path
+	// missing when the run started can be created, see Policy.Protected),
+	// for the program to inspect or undo. The comparison covers the path, the identity of
 	// each directory above it inside the workspace, and the first 4096
 	// entries of its tree (type, inode, size, modification and change
 	// times). Only the native backend fills it in.
 	ProtectedChanged []string
+	// NotApplied lists what the run changed in its workspace that the
+	// supervisor did not apply to the host workspace ([LayerWriteBudget]),
+	// one "path: reason" each: a fifo, socket or device, a setuid or setgid
+	// file, an entry past the apply step's bounds, or one it failed to
+	// write. A change under a protected path is not applied either; it is
+	// listed in ProtectedChanged instead.
+	NotApplied []string
 	// NetworkDenials lists the connections the proxy of a [NetworkAllow]
 	// run refused, in the order it refused them (at most
 	// [MaxNetworkDenials]; NetworkDenialsDropped counts the rest).
@@ -176,6 +186,9 @@ func (r *Result) Text() string {
 	}
 	if len(r.ProtectedChanged) > 0 {
 		b.WriteString("[the run created or changed protected paths: " + Sanitize([]byte(strings.Join(r.ProtectedChanged, ", "))) + "]\n")
+	}
+	if len(r.NotApplied) > 0 {
+		b.WriteString("[changes not applied to the workspace: " + Sanitize([]byte(strings.Join(r.NotApplied, "; "))) + "]\n")
 	}
 	b.WriteString("[" + r.Summary() + "]")
 	return b.String()

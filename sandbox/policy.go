@@ -184,6 +184,17 @@ const (
 	// RLIMIT_NPROC otherwise; Result.Cgroup says which applied. A policy
 	// may name it in Policy.Without to do without it.
 	LayerCgroup Layer = "cgroup"
+	// LayerWriteBudget bounds what a run writes to its workspace by
+	// Limits.WriteBytes while it writes: the workspace is an overlay whose
+	// upper layer lives on a tmpfs of that size (a write past it fails
+	// with ENOSPC), applied to the host workspace by the supervisor after
+	// the run (see Result.NotApplied). A run with a workspace and the
+	// mount namespace uses it, and fails when the overlay cannot be
+	// mounted; a policy may name it in Policy.Without to bind the
+	// workspace directly instead, bounded per file only (Limits.FileSize).
+	// A streamed run (Cmd.Stdout or Cmd.Stderr set: a long-running
+	// server) always binds its workspace directly.
+	LayerWriteBudget Layer = "write_budget"
 )
 
 // RequiredLayers returns the layers every run needs, in the order the
@@ -259,13 +270,16 @@ type Limits struct {
 	OpenFiles int
 	// Tmp is the size of the private /tmp. Default 64 MiB.
 	Tmp int64
-	// WriteBytes is the run's total write budget, enforced by the kernel
-	// while the run writes: today it bounds the private /tmp (its tmpfs
-	// is the smaller of Tmp and WriteBytes; a write past it fails with
-	// ENOSPC, and a run that then fails ends with [WriteLimit]). It does
-	// NOT yet bound what the run writes to the workspace: there only
-	// FileSize bounds each file, and a run may write any number of them
-	// (see docs/sandbox.md). Default 256 MiB.
+	// WriteBytes is the run's write budget, enforced by the kernel while
+	// the run writes, twice: it bounds what the run changes in the
+	// workspace ([LayerWriteBudget]: every file it creates or changes
+	// counts whole, on a tmpfs of WriteBytes, applied to the host
+	// workspace after the run), and the private /tmp, whose tmpfs is the
+	// smaller of Tmp and WriteBytes. A write past either fails with
+	// ENOSPC, and a run that then fails ends with [WriteLimit]. A policy
+	// without [LayerWriteBudget] (or without the mount namespace), and a
+	// streamed run, write the workspace directly: there only FileSize
+	// bounds each file (see docs/sandbox.md). Default 256 MiB.
 	WriteBytes int64
 	// Output is the number of bytes of stdout and stderr together the run
 	// may write; the run is killed when it writes more and its outcome is
@@ -353,15 +367,19 @@ type Policy struct {
 	// git would use inside the workspace are protected too: the one a .git
 	// file names and submodules' repositories under modules.
 	//
-	// A path that does not exist when the run starts cannot be protected:
-	// a read-only mount needs an existing file or directory to cover, and
-	// making one would change the user's workspace (Landlock cannot deny a
-	// name beneath a writable directory either). So a run in a workspace
-	// without .git can create .git/hooks/pre-commit, which a later git init
-	// keeps. The run's Result lists such paths in ProtectedChanged, and the
-	// workspace file tools refuse protected paths whether or not they
-	// exist; give a workspace its .git (or an empty .vscode ...) before
-	// running commands in it to have them protected.
+	// A path that does not exist when the run starts cannot be protected
+	// in the run's view: a read-only mount needs an existing file or
+	// directory to cover, and making one would change the user's workspace
+	// (Landlock cannot deny a name beneath a writable directory either).
+	// Through the write budget ([LayerWriteBudget], the default) such a
+	// change is never applied to the host workspace; a run that binds the
+	// workspace directly (a streamed run, or one without that layer) in a
+	// workspace without .git can create .git/hooks/pre-commit, which a
+	// later git init keeps. The run's Result lists such paths in
+	// ProtectedChanged either way, and the workspace file tools refuse
+	// protected paths whether or not they exist; give a workspace its .git
+	// (or an empty .vscode ...) before running commands in it to have
+	// them protected in the run's view too.
 	Protected []string
 	// Network is the network the run may reach; empty means [NetworkNone].
 	Network Network
@@ -455,7 +473,7 @@ func (p Policy) Validate() error {
 		return fmt.Errorf("sandbox: unknown network %q (want %q, %q or %q)", p.Network, NetworkNone, NetworkAllow, NetworkHost)
 	}
 	for _, l := range p.Without {
-		if !slices.Contains(requiredLayers, l) && l != LayerNetNS && l != LayerCgroup {
+		if !slices.Contains(requiredLayers, l) && l != LayerNetNS && l != LayerCgroup && l != LayerWriteBudget {
 			return fmt.Errorf("sandbox: unknown layer %q", l)
 		}
 	}

@@ -85,6 +85,14 @@ func runSandbox(ctx context.Context, p Policy, argv []string, stdin io.Reader, u
 		defer unix.Close(tree)
 		cfg.WorkspaceTree = true
 	}
+	// The workspace's write budget: an overlay on a tmpfs of WriteBytes,
+	// applied after the run. A streamed run (a long-running server, whose
+	// writes cannot wait for its end) binds its workspace directly.
+	streamed := out.stdout != nil || out.stderr != nil
+	if cfg.Workspace != "" && cfg.Has(helper.MountNS) && !streamed && !slices.Contains(p.Without, LayerWriteBudget) {
+		cfg.Budget = uint64(limits.WriteBytes)
+		layers = append(layers, LayerWriteBudget)
+	}
 	raw := cfg.Encode()
 	if len(raw) > helper.MaxConfig {
 		return nil, errors.New("sandbox: the command, environment and paths are too large")
@@ -138,6 +146,23 @@ func runSandbox(ctx context.Context, p Policy, argv []string, stdin io.Reader, u
 		}
 	}
 	defer h.closeAll()
+	upperFS := -1
+	if cfg.Budget != 0 && len(setupStart) == 0 {
+		// Sent by the helper right after its configuration; a helper that
+		// fails first closes its end (budget stays -1, and its setup error
+		// follows on its error pipe).
+		stopRecv := context.AfterFunc(ctx, h.kill)
+		upperFS, err = recvBudget(h)
+		stopRecv()
+		if err != nil {
+			h.kill()
+			h.cmd.Wait()
+			return nil, fmt.Errorf("sandbox: workspace write budget: %w", err)
+		}
+		if upperFS >= 0 {
+			defer unix.Close(upperFS)
+		}
+	}
 	var proxy *Proxy
 	if p.network() == NetworkAllow {
 		proxy = &Proxy{Rules: p.Allow, Client: argv[0], Log: networkLog()}
@@ -239,7 +264,6 @@ func runSandbox(ctx context.Context, p Policy, argv []string, stdin io.Reader, u
 	if ws.Signaled() {
 		r.Signal = ws.Signal().String()
 	}
-	r.ProtectedChanged = before.changed(cfg.Workspace, cfg.Protected)
 	if proxy != nil {
 		r.NetworkDenials, r.NetworkDenialsDropped = proxy.Denials()
 	}
@@ -255,6 +279,31 @@ func runSandbox(ctx context.Context, p Policy, argv []string, stdin io.Reader, u
 	}
 	why, _ := killedFor.Load().(Outcome)
 	r.Outcome = classify(why, r.ExitCode, sig, r.CPU, limits.CPU, oom, pidsMax, r.Stderr)
+	var refusedProtected []string
+	if upperFS >= 0 {
+		if r.Outcome == Exited && r.ExitCode != 0 && budgetSpent(upperFS) {
+			// The budget stopped the run: what it wrote is dropped, so
+			// that failing at the budget puts nothing on the host's disk.
+			r.Outcome = WriteLimit
+			r.NotApplied = []string{fmt.Sprintf(".: the run failed after it used up its workspace write budget of %d bytes: nothing it changed in the workspace was applied", limits.WriteBytes)}
+		} else {
+			// Applied whatever else the outcome: a run that failed, timed
+			// out or was killed leaves what it wrote, as a direct write
+			// would.
+			res, err := applyBudget(upperFS, cfg.Workspace, cfg.Protected, limits.WriteBytes)
+			if err != nil {
+				r.NotApplied = append(r.NotApplied, ".: "+err.Error())
+			}
+			refusedProtected = res.protected
+			r.NotApplied = append(r.NotApplied, res.notApplied...)
+		}
+	}
+	r.ProtectedChanged = before.changed(cfg.Workspace, cfg.Protected)
+	for _, q := range refusedProtected {
+		if !slices.Contains(r.ProtectedChanged, q) {
+			r.ProtectedChanged = append(r.ProtectedChanged, q)
+		}
+	}
 	if r.Outcome == Exited && r.ExitCode != 0 && exit != nil && writeBudgetSpent(*exit) {
 		r.Outcome = WriteLimit
 	}
