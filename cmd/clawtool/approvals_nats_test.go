@@ -8,6 +8,7 @@ import (
 	"io"
 	"net"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -200,5 +201,46 @@ func TestCallApproveWithoutTerminal(t *testing.T) {
 	if code != exitToolError || !strings.Contains(out.String(), "approval_request") || !strings.Contains(out.String(), "clawtool approvals approve ") ||
 		!strings.Contains(errOut.String(), "clawtool approvals approve ") {
 		t.Errorf("exit %d\nstdout: %s\nstderr: %s", code, out.String(), errOut.String())
+	}
+}
+
+// TestServeStdioApprovalNamesCommand: the same over stdio, with clawtool
+// serve as a process of its own: the isError result names the request
+// and the command, a person runs the command from another process, and
+// the call made again on the session runs.
+func TestServeStdioApprovalNamesCommand(t *testing.T) {
+	state := t.TempDir()
+	t.Setenv("XDG_STATE_HOME", state)
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	pol := filepath.Join("testdata", "policy", "approvals.cedar")
+	cmd := exec.Command(exe, "serve", "--policy", pol, "--as", "otto:operator")
+	cmd.Env = append(os.Environ(), asCLIEnv+"=1")
+	ctx, cancel := context.WithTimeout(t.Context(), wait)
+	defer cancel()
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "t", Version: "0"}, nil).Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	del := &mcp.CallToolParams{Name: "kv", Arguments: map[string]any{"op": "delete", "key": "a"}}
+	res, err := cs.CallTool(ctx, del)
+	if err != nil || !res.IsError {
+		t.Fatalf("delete: %v %+v", err, res)
+	}
+	text := res.Content[0].(*mcp.TextContent).Text
+	m := regexp.MustCompile(`answers with: (clawtool approvals approve ([0-9a-f]{24}) --policy \S+) --as USER`).FindStringSubmatch(text)
+	if m == nil {
+		t.Fatalf("the result names no command: %q", text)
+	}
+	var out, errOut bytes.Buffer
+	args := append(strings.Fields(m[1])[1:], "--as", "cid:admin")
+	if code := run(ctx, args, nil, &out, &errOut); code != exitOK {
+		t.Fatalf("%s: exit %d: %s", strings.Join(args, " "), code, errOut.String())
+	}
+	if res, err := cs.CallTool(ctx, del); err != nil || res.IsError {
+		t.Fatalf("the approved delete: %v %+v", err, res)
 	}
 }
