@@ -57,14 +57,16 @@ func TestMemoryPerTool(t *testing.T) {
 }
 
 // BenchmarkSearch runs the evaluation queries over 10,000 tools, with the
-// index and with the plain substring baseline, and reports the median
-// latency of each and their ratio.
+// index, with textbook BM25 (plainBM25) and with the plain substring
+// baseline, interleaved, and reports the median latency of each and the
+// ratios.
 func BenchmarkSearch(b *testing.B) {
 	tools := manyTools(b, 10000)
 	ix := New(testRegistry(b, tools...))
 	base := substringSearch(tools)
+	bm := newPlainBM25(tools)
 	qs := evalQueries(b)
-	var idx, sub []time.Duration
+	var idx, sub, plain []time.Duration
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := 0; b.Loop(); i++ {
@@ -77,6 +79,11 @@ func BenchmarkSearch(b *testing.B) {
 			sub = append(sub, time.Since(mid))
 		}
 		idx = append(idx, mid.Sub(start))
+		if i%4 == 0 {
+			start := time.Now()
+			bm.search(q)
+			plain = append(plain, time.Since(start))
+		}
 	}
 	p50, p99 := percentile(idx, 50), percentile(idx, 99)
 	b.ReportMetric(float64(p50.Microseconds()), "p50-µs")
@@ -85,6 +92,11 @@ func BenchmarkSearch(b *testing.B) {
 		bp50 := percentile(sub, 50)
 		b.ReportMetric(float64(bp50.Microseconds()), "substring-p50-µs")
 		b.ReportMetric(float64(bp50)/float64(max(p50, 1)), "x-faster")
+	}
+	if len(plain) > 0 {
+		pp50 := percentile(plain, 50)
+		b.ReportMetric(float64(pp50.Microseconds()), "bm25-p50-µs")
+		b.ReportMetric(float64(pp50)/float64(max(p50, 1)), "x-bm25")
 	}
 }
 
