@@ -61,6 +61,12 @@ const (
 	weightAnnotation = 0.3
 )
 
+// unseenWeight is the weight, for Confidence, of a query word no tool
+// has, relative to the rarest word that a tool has: such words are often
+// arguments ("tomorrow", "London") rather than what the tool does.
+// Chosen with DefaultMinConfidence on the tuning halves.
+const unseenWeight = 0.6
+
 // BM25 parameters.
 const (
 	bm25K1 = 1.2
@@ -81,13 +87,43 @@ type Match struct {
 	// Score orders matches: higher is better. Scores compare only within
 	// one search.
 	Score float64
+	// Confidence, from 0 to 1, is the share of the query the tool
+	// answers: the informativeness (idf) of the query words it matches,
+	// or matches through a synonym, over that of all the query's words;
+	// a word no tool has counts as the rarest. Unlike Score it compares
+	// across searches, and [Options.MinConfidence] is a bound on it. A
+	// regular-expression match has Confidence 1.
+	Confidence float64
+}
+
+// DefaultMinConfidence is the [Match.Confidence] below which a search
+// drops a tool when [Options.MinConfidence] is zero. It was chosen on the
+// tuning halves of the evaluation sets (see docs/many-tools.md), over
+// queries whose tool was removed from the catalog ("nothing fits") and
+// queries whose tool is there.
+//
+// The lexical signal separates poorly: at this value the tuning halves
+// lose a tool that was there on at most 1% of queries (the bound the
+// value was chosen under, maximizing "nothing fits" recall), and answer
+// "nothing fits" for only a few queries whose tool is missing.
+const DefaultMinConfidence = 0.16
+
+// Options configure an [Index] made with [NewWithOptions]. The zero
+// Options is what [New] uses.
+type Options struct {
+	// MinConfidence drops the matches whose [Match.Confidence] is below
+	// it, so that a search for something no tool does answers nothing
+	// ("nothing fits") rather than the least bad tools. Zero means
+	// [DefaultMinConfidence]; a negative value keeps every match.
+	MinConfidence float64
 }
 
 // An Index finds the tools of a registry by query. It is safe for
 // concurrent use. Make one with [New].
 type Index struct {
-	reg  *tool.Registry
-	stop func()
+	reg     *tool.Registry
+	stop    func()
+	minConf float64
 
 	update sync.Mutex // serializes updates: read the registry, then apply
 
@@ -120,8 +156,15 @@ type doc struct {
 
 // New returns an Index of the tools of r that follows r's changes until
 // [Index.Close] is called.
-func New(r *tool.Registry) *Index {
-	ix := &Index{reg: r, termIDs: make(map[string]uint32), byName: make(map[string]uint32)}
+func New(r *tool.Registry) *Index { return NewWithOptions(r, Options{}) }
+
+// NewWithOptions is [New] with settings.
+func NewWithOptions(r *tool.Registry, o Options) *Index {
+	minConf := o.MinConfidence
+	if minConf == 0 {
+		minConf = DefaultMinConfidence
+	}
+	ix := &Index{reg: r, minConf: minConf, termIDs: make(map[string]uint32), byName: make(map[string]uint32)}
 	ix.stop = r.OnChange(ix.refresh)
 	for _, t := range r.List() {
 		ix.refresh(t.Name())
@@ -405,6 +448,19 @@ func (ix *Index) search(query string, limit int, visible func(string) bool) []Ma
 	acc := accumulators.Get().(*accumulator)
 	defer accumulators.Put(acc)
 	acc.reset(len(ix.docs))
+	concepts := 0
+	for _, qt := range q {
+		concepts = max(concepts, qt.concept+1)
+	}
+	// The weight of a query word for Confidence: the idf of the word,
+	// or of a word no tool has when no tool has it.
+	var conceptIDF [64]float64
+	unseen := unseenWeight * math.Log(1+(float64(n)+0.5)/0.5)
+	for _, qt := range q {
+		if qt.weight == 1 {
+			conceptIDF[qt.concept%64] = unseen
+		}
+	}
 	for _, qt := range q {
 		id, ok := ix.termIDs[qt.term]
 		if !ok {
@@ -413,15 +469,18 @@ func (ix *Index) search(query string, limit int, visible func(string) bool) []Ma
 		p := ix.postings[id]
 		df := float64(len(p))
 		idf := math.Log(1 + (float64(n)-df+0.5)/(df+0.5))
+		if qt.weight == 1 {
+			conceptIDF[qt.concept%64] = idf
+		}
 		for _, e := range p {
 			tf := float64(e.tf)
 			norm := 1 - bm25B + bm25B*float64(ix.docs[e.slot].length)/avg
 			acc.add(e.slot, qt.weight*idf*tf*(bm25K1+1)/(tf+bm25K1*norm), qt.concept)
 		}
 	}
-	concepts := 0
-	for _, qt := range q {
-		concepts = max(concepts, qt.concept+1)
+	totalIDF := 0.0
+	for c := range min(concepts, 64) {
+		totalIDF += conceptIDF[c]
 	}
 	matches := make([]Match, 0, min(limit, len(acc.touched)))
 	for _, slot := range acc.touched {
@@ -431,7 +490,19 @@ func (ix *Index) search(query string, limit int, visible func(string) bool) []Ma
 		// A tool that answers more of the query's words ranks higher
 		// than one that answers one word many times.
 		covered := float64(bits.OnesCount64(acc.concepts[slot])) / float64(concepts)
-		m := Match{Name: ix.docs[slot].name, Tool: ix.docs[slot].tool, Score: acc.score[slot] * (1 + coverageBoost*covered)}
+		conf := 0.0
+		for c, set := 0, acc.concepts[slot]; set != 0; c, set = c+1, set>>1 {
+			if set&1 != 0 {
+				conf += conceptIDF[c]
+			}
+		}
+		if totalIDF > 0 {
+			conf /= totalIDF
+		}
+		if ix.minConf > 0 && conf < ix.minConf {
+			continue
+		}
+		m := Match{Name: ix.docs[slot].name, Tool: ix.docs[slot].tool, Score: acc.score[slot] * (1 + coverageBoost*covered), Confidence: conf}
 		matches = keepBest(matches, m, limit)
 	}
 	sortMatches(matches)
@@ -479,7 +550,7 @@ func (ix *Index) searchRegexp(pattern string, limit int, visible func(string) bo
 			}
 		}
 		if score > 0 {
-			matches = keepBest(matches, Match{Name: d.name, Tool: d.tool, Score: score}, limit)
+			matches = keepBest(matches, Match{Name: d.name, Tool: d.tool, Score: score, Confidence: 1}, limit)
 		}
 	}
 	sortMatches(matches)
