@@ -41,6 +41,20 @@ func init() {
 		}
 		return fmt.Sprintf("allocated %d × %d bytes", n, size), nil
 	}
+	// plant DIR NAME CONTENT ... writes each NAME (relative to DIR) with
+	// CONTENT, making the directories on its way.
+	attacks["plant"] = func(a []string) (string, error) {
+		for i := 1; i+1 < len(a); i += 2 {
+			p := filepath.Join(a[0], a[i])
+			if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+				return "", err
+			}
+			if err := os.WriteFile(p, []byte(a[i+1]), 0o755); err != nil {
+				return "", err
+			}
+		}
+		return "planted", nil
+	}
 	// script SEED STEPS runs a random script of file operations in the
 	// working directory (see runScript).
 	attacks["script"] = func(a []string) (string, error) {
