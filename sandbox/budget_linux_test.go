@@ -655,7 +655,7 @@ func TestWriteBudgetFailsClosed(t *testing.T) {
 	must(t, os.Mkdir(ws, 0o755))
 	must(t, os.Chown(ws, DefaultUID, DefaultUID))
 
-	p := Policy{Workspace: ws, Env: DefaultEnv}
+	p := Policy{Workspace: ws, Env: DefaultEnv()}
 	r, err := Run(context.Background(), p, "sh", "-c", "echo ran > ran")
 	if err == nil || !strings.Contains(err.Error(), "workspace write budget") || !strings.Contains(err.Error(), `"write_budget" in Without`) {
 		t.Errorf("on a workspace the overlay cannot stack on: %v %+v, want a refusal naming the write budget", err, r)
