@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -358,4 +359,77 @@ func TestTaskClientBadServers(t *testing.T) {
 			}
 		})
 	}
+}
+
+// BenchmarkClientTaskCall: a call through an importing client's registry
+// of a quick tool that runs as a task on our server (tools/call answered
+// with a handle, then tasks/get at the clamped interval until completed)
+// against a plain call of the same tool, interleaved in one run, over
+// loopback HTTP. The server suggests a 1 ms poll interval and the client's
+// floor is 1 ms, so task-ns/call is the protocol's cost plus at least one
+// interval; polls/task is how many tasks/get one call took.
+func BenchmarkClientTaskCall(b *testing.B) {
+	r := tool.NewRegistry()
+	echo := func(_ context.Context, in struct {
+		Text string `json:"text"`
+	}) (string, error) {
+		return in.Text, nil
+	}
+	r.Register(tool.Must(tool.New("echo", "Echoes.", echo)))
+	r.Register(tool.Must(tool.New("echo_task", "Echoes, as a task.", echo, tool.WithTask(tool.TaskOptional))))
+	srv := mcptool.NewServer(r, mcptool.WithTasks(mcptool.TaskLimits{MaxTasks: 1 << 30, MaxTotal: 1 << 30,
+		PollInterval: time.Millisecond, PollsPerSecond: 1e12, PollBurst: 1 << 30}))
+	defer srv.Close()
+	var polls atomic.Int64
+	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		if req.Header.Get("Mcp-Method") == "tasks/get" {
+			polls.Add(1)
+		}
+		srv.ServeHTTP(w, req)
+	}))
+	defer hs.Close()
+	ctx := context.Background()
+	c, err := mcptool.Connect(ctx, mcptool.URL(hs.URL+"/mcp"), mcptool.WithTaskPolling(time.Millisecond, 10*time.Millisecond))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer c.Close()
+	reg := tool.NewRegistry()
+	if err := c.Import(ctx, reg); err != nil {
+		b.Fatal(err)
+	}
+	var tasks atomic.Int64
+	tctx := mcptool.WithTaskEvents(ctx, func(ev mcptool.TaskEvent) {
+		if ev.Status == mcptool.StatusCompleted {
+			tasks.Add(1)
+		}
+	})
+	args := []byte(`{"text":"hi"}`)
+	const chunk = 16
+	var plain, task time.Duration
+	b.ReportAllocs()
+	for done := 0; done < b.N; done += chunk {
+		n := min(chunk, b.N-done)
+		t0 := time.Now()
+		for range n {
+			if res := reg.Execute(ctx, "echo", args); res.IsError || res.Output != "hi" {
+				b.Fatalf("plain: %+v", res)
+			}
+		}
+		t1 := time.Now()
+		for range n {
+			if res := reg.Execute(tctx, "echo_task", args); res.IsError || res.Output != "hi" {
+				b.Fatalf("task: %+v", res)
+			}
+		}
+		plain += t1.Sub(t0)
+		task += time.Since(t1)
+	}
+	if tasks.Load() != int64(b.N) {
+		b.Fatalf("%d of %d calls became tasks", tasks.Load(), b.N)
+	}
+	b.ReportMetric(float64(plain.Nanoseconds())/float64(b.N), "plain-ns/call")
+	b.ReportMetric(float64(task.Nanoseconds())/float64(b.N), "task-ns/call")
+	b.ReportMetric(float64(task)/float64(plain), "task/plain")
+	b.ReportMetric(float64(polls.Load())/float64(b.N), "polls/task")
 }
