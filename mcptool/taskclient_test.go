@@ -112,6 +112,7 @@ func TestTaskClientOurServer(t *testing.T) {
 	withHandler := importTasks(t, url, fast, answer)
 	without := importTasks(t, url, fast)
 	plain := importTasks(t, url, fast, mcptool.WithoutTasks())
+	legacy := importTasks(t, url, fast, answer, mcptool.WithProtocolVersion("2025-11-25"))
 
 	for _, tc := range []struct {
 		name     string
@@ -128,6 +129,11 @@ func TestTaskClientOurServer(t *testing.T) {
 		// Our server fails the task: the client declared no elicitation.
 		{"input without a handler", without, "ask", `{}`, "did not declare the elicitation capability", true, "working,failed"},
 		{"control: WithoutTasks", plain, "quick", `{}`, "quick done", false, ""},
+		// The 2025-11-25 form: task augmentation, tasks/get, tasks/result.
+		{"legacy: completed", legacy, "quick", `{}`, "quick done", false, "working,*completed"},
+		// 2025-11-25 says an isError result fails the task; tasks/result
+		// still gives the result.
+		{"legacy: isError stays a result", legacy, "quick", `{"fail":true}`, "it broke", true, "working,*failed"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var log eventLog
@@ -432,4 +438,48 @@ func BenchmarkClientTaskCall(b *testing.B) {
 	b.ReportMetric(float64(task.Nanoseconds())/float64(b.N), "task-ns/call")
 	b.ReportMetric(float64(task)/float64(plain), "task/plain")
 	b.ReportMetric(float64(polls.Load())/float64(b.N), "polls/task")
+}
+
+// TestTaskClientStdio: over stdio, the client awaits the tasks of our own
+// server in both forms (a tool that runs only as a task, so that a plain
+// call could not pass); WithoutTasks is the control, whose call the
+// server refuses.
+func TestTaskClientStdio(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		opts    []mcptool.ClientOption
+		want    string
+		isError bool
+	}{
+		{"2026-07-28 extension", nil, "hi", false},
+		{"2025-11-25 form", []mcptool.ClientOption{mcptool.WithProtocolVersion("2025-11-25")}, "hi", false},
+		{"control: WithoutTasks", []mcptool.ClientOption{mcptool.WithoutTasks()}, "task", true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			opts := append([]mcptool.ClientOption{mcptool.WithTaskPolling(time.Millisecond, 20*time.Millisecond)}, tc.opts...)
+			c, err := mcptool.Connect(ctx, mcptool.CommandTransport(fixtureCmd(t, "tasks")), opts...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.Close()
+			r := tool.NewRegistry()
+			if err := c.Import(ctx, r); err != nil {
+				t.Fatal(err)
+			}
+			var log eventLog
+			res := r.Execute(mcptool.WithTaskEvents(ctx, log.add), "echo_task", []byte(`{"text":"hi"}`))
+			got := res.Output
+			if res.IsError {
+				got = res.Error
+			}
+			if res.IsError != tc.isError || !strings.Contains(got, tc.want) {
+				t.Errorf("result %+v, want isError %v and %q", res, tc.isError, tc.want)
+			}
+			if s := log.statuses(); !tc.isError && (len(s) == 0 || s[len(s)-1] != "completed") {
+				t.Errorf("states %v", s)
+			}
+		})
+	}
 }
