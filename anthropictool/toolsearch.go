@@ -55,7 +55,7 @@ func DeferredToolParams(tools []tool.Tool, deferred func(name string) bool) ([]T
 func ToolReferences(toolUseID string, names []string) ContentBlock {
 	b := ContentBlock{Type: "tool_result", ToolUseID: toolUseID}
 	if len(names) == 0 {
-		b.Content = "No tool matches. Search again with other words, or answer without a tool."
+		b.Content = "Nothing fits: no available tool does this. Do not call a tool for it; say that it cannot be done with the tools at hand, or search once more with other words if the request was described poorly."
 		return b
 	}
 	for _, n := range names {

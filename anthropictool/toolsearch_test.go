@@ -26,7 +26,7 @@ func TestToolSearchShapes(t *testing.T) {
 		{"regex", ServerSearchTool(ToolSearchRegex), `{"type":"tool_search_tool_regex_20251119","name":"tool_search_tool_regex"}`},
 		{"bm25", ServerSearchTool(ToolSearchBM25), `{"type":"tool_search_tool_bm25_20251119","name":"tool_search_tool_bm25"}`},
 		{"references", ToolReferences("toolu_1", []string{"weather"}), `{"type":"tool_result","tool_use_id":"toolu_1","content":[{"type":"tool_reference","tool_name":"weather"}]}`},
-		{"no references", ToolReferences("toolu_1", nil), `{"type":"tool_result","tool_use_id":"toolu_1","content":"No tool matches. Search again with other words, or answer without a tool."}`},
+		{"no references", ToolReferences("toolu_1", nil), `{"type":"tool_result","tool_use_id":"toolu_1","content":"Nothing fits: no available tool does this. Do not call a tool for it; say that it cannot be done with the tools at hand, or search once more with other words if the request was described poorly."}`},
 	}
 	for _, tt := range tests {
 		b, err := json.Marshal(tt.v)

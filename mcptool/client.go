@@ -110,6 +110,7 @@ type Client struct {
 	wg      sync.WaitGroup
 	closed  bool
 
+	filtered  bool                  // the transport applies filterMessage: tasks can be asked for
 	resources *jsonschema.Resources // WithSchemaResources; nil if none
 	endErr    error                 // why the session ended; read after done
 	ended     func() error          // a Command transport's end, if any
@@ -131,6 +132,10 @@ type clientConfig struct {
 	maxPages        int
 	maxDescription  int
 	onReimport      func(Reimport)
+	noTasks         bool          // WithoutTasks
+	pollFloor       time.Duration // WithTaskPolling
+	pollCeiling     time.Duration
+	elicit          ElicitationHandler
 }
 
 // A ClientOption configures a [Client] made by [Connect].
@@ -300,11 +305,15 @@ func Connect(ctx context.Context, t mcp.Transport, opts ...ClientOption) (*Clien
 		maxTools:       DefaultMaxTools,
 		maxPages:       DefaultMaxPages,
 		maxDescription: DefaultMaxDescriptionBytes,
+		pollFloor:      DefaultMinPollInterval,
+		pollCeiling:    DefaultMaxPollInterval,
 	}
 	for _, opt := range opts {
 		opt(&cfg)
 	}
+	cfg.pollCeiling = max(cfg.pollCeiling, cfg.pollFloor)
 	c := &Client{cfg: cfg, done: make(chan struct{}), dirty: make(chan struct{}, 1)}
+	t, c.filtered = filtered(t)
 	if ct, ok := t.(*commandTransport); ok {
 		if ct.logger == nil {
 			ct.logger = cfg.logger
@@ -326,8 +335,19 @@ func Connect(ctx context.Context, t mcp.Transport, opts ...ClientOption) (*Clien
 		}
 	}
 	impl := cfg.impl
+	var elicit func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error)
+	if h := cfg.elicit; h != nil {
+		elicit = func(ctx context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+			p := req.Params
+			if p == nil {
+				p = &mcp.ElicitParams{}
+			}
+			return h(ctx, p)
+		}
+	}
 	sdk := mcp.NewClient(&impl, &mcp.ClientOptions{
-		Logger: cfg.logger,
+		Logger:             cfg.logger,
+		ElicitationHandler: elicit,
 		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) {
 			select {
 			case c.dirty <- struct{}{}:
@@ -336,6 +356,7 @@ func Connect(ctx context.Context, t mcp.Transport, opts ...ClientOption) (*Clien
 		},
 		ProgressNotificationHandler: c.onProgress,
 	})
+	registerTaskMethods(sdk)
 	var sopts *mcp.ClientSessionOptions
 	if cfg.protocolVersion != "" {
 		sopts = &mcp.ClientSessionOptions{ProtocolVersion: cfg.protocolVersion}

@@ -69,7 +69,7 @@ func newHTTPHandlers(sdk *mcp.Server, jsonResponse bool) *httpHandlers {
 // trailing dot. Bind local servers to 127.0.0.1.
 //
 // Every request is decided for the principal of its own context
-// (policy.PrincipalFrom, as policy.RequireToken sets it from the
+// (policy.PrincipalFrom, as bearer.RequireToken sets it from the
 // request's bearer token), never for the one of the session it names:
 // sessions are not authentication. A 2025-11-25 session is bound to the
 // principal ID of the request that initialized it (the anonymous
@@ -88,13 +88,15 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s.httpOnce.Do(func() {
 		h := newHTTPHandlers(s.sdk, s.cfg.jsonResponse)
 		s.http = http.NewCrossOriginProtection().Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			if s.serveTasks(w, r) || s.serveDirect(w, r) {
+			rest := func(w http.ResponseWriter, r *http.Request) {
+				if r, ok := s.withCaller(w, r); ok {
+					h.route(w, r)
+				}
+			}
+			if s.serveTasks(w, r) || s.serveDirect(w, r) || s.serveLegacyTasks(w, r, rest) {
 				return
 			}
-			r, ok := s.withCaller(w, r)
-			if ok {
-				h.route(w, r)
-			}
+			rest(w, r)
 		}))
 	})
 	s.http.ServeHTTP(w, canonicalHost(r))

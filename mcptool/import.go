@@ -253,6 +253,7 @@ type remoteTool struct {
 	opts        tool.Options
 	hints       *Annotations       // as the server sent them
 	cut         bool               // the description was cut to the limit
+	taskSupport TaskSupport        // execution.taskSupport, as the client's filter found it
 	in, out     *jsonschema.Schema // out is nil when the tool has no output schema
 	fingerprint string
 }
@@ -294,6 +295,9 @@ func (c *Client) newRemoteTool(st *mcp.Tool) (*remoteTool, error) {
 			MaxInFlight:   maxInFlight(st.Annotations, c.cfg.maxInFlight),
 			ForeignSchema: true,
 		},
+	}
+	if ts, ok := st.Meta[taskSupportMeta].(string); ok {
+		t.taskSupport = TaskSupport(ts)
 	}
 	if t.description == "" {
 		t.description = t.opts.Annotations.Title
@@ -392,12 +396,33 @@ func (t *remoteTool) Execute(ctx context.Context, args json.RawMessage) (tool.Re
 	defer release()
 	params := &mcp.CallToolParams{Name: t.remote, Arguments: json.RawMessage(checked)}
 	params.SetProgressToken(tok)
+	form := t.taskForm()
+	switch form {
+	case taskExt:
+		params.Meta[mcp.MetaKeyClientCapabilities] = t.c.taskCapabilities()
+	case taskLegacy:
+		params.Meta[taskAugmentMeta] = map[string]any{}
+	}
 	res, err := t.c.session.CallTool(ctx, params)
 	if err != nil {
 		if ctx.Err() != nil {
 			return tool.Result{}, context.Cause(ctx)
 		}
 		return tool.Result{}, fmt.Errorf("MCP server: calling tool %q: %w", t.remote, err)
+	}
+	if handle, ok := res.Meta[taskHandleMeta]; ok {
+		if form == noTask {
+			err := t.refuseTask(ctx, handle)
+			return tool.Result{IsError: true, Kind: tool.KindToolError, Error: err.Error()}, err
+		}
+		var failed *tool.Result
+		res, failed, err = t.awaitTask(ctx, form, handle)
+		if err != nil {
+			return tool.Result{}, err
+		}
+		if failed != nil {
+			return *failed, nil
+		}
 	}
 	text, parts := contentParts(res.Content)
 	if res.IsError {

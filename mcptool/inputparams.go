@@ -54,6 +54,20 @@ func fillInputParams(msg []byte) []byte {
 type inputParamsTransport struct{ base http.RoundTripper }
 
 func (t inputParamsTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	if req.Body != nil && req.Method == http.MethodPost && req.ContentLength > 0 && req.ContentLength <= MaxLineBytes {
+		body, err := io.ReadAll(req.Body)
+		req.Body.Close()
+		if err != nil {
+			return nil, err
+		}
+		if out := augmentTasks(body); len(out) != len(body) {
+			req = req.Clone(req.Context())
+			body = out
+			req.ContentLength = int64(len(body))
+		}
+		req.Body = io.NopCloser(bytes.NewReader(body))
+		req.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(body)), nil }
+	}
 	resp, err := t.base.RoundTrip(req)
 	if err != nil || resp.Body == nil {
 		return resp, err
@@ -66,7 +80,7 @@ func (t inputParamsTransport) RoundTrip(req *http.Request) (*http.Response, erro
 		if err != nil {
 			return nil, err
 		}
-		body = fillInputParams(body)
+		body = filterMessage(body)
 		resp.Body = io.NopCloser(bytes.NewReader(body))
 		resp.ContentLength = int64(len(body))
 		resp.Header.Del("Content-Length")
@@ -93,9 +107,10 @@ func filterEvents(src io.Reader, dst *io.PipeWriter) {
 			}
 			line = long
 		}
-		if data, ok := bytes.CutPrefix(line, []byte("data:")); ok && bytes.Contains(data, []byte(`"inputRequests"`)) {
+		if data, ok := bytes.CutPrefix(line, []byte("data:")); ok && (bytes.Contains(data, []byte(`"inputRequests"`)) ||
+			bytes.Contains(data, []byte(`"task"`)) || bytes.Contains(data, []byte(`"execution"`))) {
 			trimmed := bytes.TrimSpace(data)
-			line = append(append([]byte("data: "), fillInputParams(trimmed)...), '\n')
+			line = append(append([]byte("data: "), filterMessage(trimmed)...), '\n')
 		}
 		if _, werr := dst.Write(line); werr != nil {
 			return

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/miniopenclaw/tool"
+	"github.com/miniopenclaw/tool/policy"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -55,7 +56,8 @@ type Server struct {
 	direct    sync.Map    // name → *directTool, the tools ServeHTTP may call itself
 	bound     sync.Map    // session id → the key of the caller it is bound to (see ServeHTTP)
 	sdkShared atomic.Bool // MCP was called: serve HTTP through go-sdk only
-	tasks     *taskStore  // the tasks of tools/call answered with a handle (taskserver.go)
+	tasks     *taskStore  // the in-memory tasks, and the tasks/get rate limit (taskserver.go)
+	store     TaskStore   // where tasks are kept: memTasks over tasks, or WithTaskStore's
 }
 
 type serverConfig struct {
@@ -67,6 +69,7 @@ type serverConfig struct {
 	pendingWait  time.Duration
 	filter       func(ctx context.Context, name string) bool
 	tasks        TaskLimits
+	store        TaskStore
 }
 
 // A ServerOption configures a [Server] made by [NewServer].
@@ -139,7 +142,10 @@ func NewServer(reg *tool.Registry, opts ...ServerOption) *Server {
 			}
 		}
 	}
-	s := &Server{reg: reg, cfg: cfg, tasks: newTaskStore(cfg.tasks)}
+	s := &Server{reg: reg, cfg: cfg, tasks: newTaskStore(cfg.tasks), store: cfg.store}
+	if s.store == nil {
+		s.store = memTasks{s.tasks}
+	}
 	impl := cfg.impl
 	s.sdk = mcp.NewServer(&impl, sdkOpts)
 	s.sdk.AddReceivingMiddleware(toolsOnly)
@@ -235,7 +241,9 @@ func (s *Server) ServeStdio(ctx context.Context) error {
 // included) and the session carries on; so does a line longer than
 // [MaxLineBytes], which is not buffered.
 func (s *Server) ServeIO(ctx context.Context, r io.Reader, w io.Writer) error {
-	err := s.sdk.Run(ctx, &ioTransport{r: r, w: w, logger: s.cfg.logger})
+	p, ok := policy.PrincipalFrom(ctx)
+	t := legacyTransport{Transport: &ioTransport{r: r, w: w, logger: s.cfg.logger}, s: s, owner: callerKey(p, ok, "")}
+	err := s.sdk.Run(ctx, t)
 	if errors.Is(err, io.EOF) {
 		return nil
 	}
@@ -253,6 +261,7 @@ func (s *Server) Close() error {
 		s.closed = true
 		s.stop()
 		s.tasks.close()
+		s.store.Close()
 	}
 	return nil
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/miniopenclaw/tool"
 	"github.com/miniopenclaw/tool/mcptool"
 	"github.com/miniopenclaw/tool/policy"
+	"github.com/miniopenclaw/tool/policy/bearer"
 )
 
 // sessionPolicy lets everyone ask who they are, and writers write notes.
@@ -25,7 +26,7 @@ permit (principal, action == Action::"call", resource == Tool::"whoami");
 permit (principal in Role::"writer", action == Action::"call", resource == Tool::"write_note");
 `
 
-// An authServer is a Server behind bearer tokens (policy.RequireToken with
+// An authServer is a Server behind bearer tokens (bearer.RequireToken with
 // an HMAC JWTVerifier) and sessionPolicy, counting the calls each
 // principal's tools ran.
 type authServer struct {
@@ -60,8 +61,8 @@ func newAuthServer(t *testing.T, opts ...mcptool.ServerOption) *authServer {
 	}))
 	srv := mcptool.NewServer(r, opts...)
 	t.Cleanup(func() { srv.Close() })
-	v := &policy.JWTVerifier{Keys: map[string]any{"": s.secret}, Issuer: "https://issuer.test", Audience: "mcp"}
-	hs := httptest.NewServer(policy.RequireToken(v, "http://metadata.test")(srv))
+	v := &bearer.JWTVerifier{Keys: map[string]any{"": s.secret}, Issuer: "https://issuer.test", Audience: "mcp"}
+	hs := httptest.NewServer(bearer.RequireToken(v, "http://metadata.test")(srv))
 	t.Cleanup(hs.Close)
 	s.url = hs.URL
 	return s

@@ -168,7 +168,7 @@ func (c *streamConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 		}
 		line := bytes.TrimSpace(in.line)
 		if !c.server {
-			line = fillInputParams(line)
+			line = filterMessage(line)
 		}
 		msg, err := jsonrpc.DecodeMessage(line)
 		if _, ok := msg.(*jsonrpc.Response); ok && err == nil && !isResponse(line) {
@@ -292,6 +292,9 @@ func (c *streamConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 	data, err := jsonrpc.EncodeMessage(msg)
 	if err != nil {
 		return err
+	}
+	if !c.server {
+		data = augmentTasks(data)
 	}
 	data = append(data, '\n')
 	select {

@@ -91,15 +91,43 @@ func (s *Server) serveTasks(w http.ResponseWriter, r *http.Request) bool {
 		return false // go-sdk answers it, the header mismatch included
 	}
 	if m == "tools/call" {
-		return s.serveTaskCall(w, r, &req)
+		if strings.TrimSpace(h.Get(headerName)) != req.Params.Name {
+			return false // go-sdk answers the header mismatch
+		}
+	} else if req.Params.TaskID != nil {
+		if name := strings.TrimSpace(h.Get(headerName)); name != "" && name != *req.Params.TaskID {
+			writeDirectError(w, req.ID, &jsonrpc.Error{Code: codeHeaderMismatch, Message: "the Mcp-Name header does not match params.taskId"})
+			return true
+		}
 	}
-	fail := func(code int, msg string, data any) bool {
+	data, jerr, handled := s.extAnswer(r.Context(), ownerKey(r), &req)
+	if !handled {
+		return false
+	}
+	if jerr != nil {
+		writeDirectError(w, req.ID, jerr)
+		return true
+	}
+	writeDirect(w, http.StatusOK, req.ID, "result", data)
+	return true
+}
+
+// extAnswer answers a 2026-07-28 request of the tasks surface for owner,
+// whatever its transport: tasks/get, tasks/update, tasks/cancel (and the
+// removed tasks/result and tasks/list), or a tools/call of a tool whose
+// tool.Options.Task allows tasks. handled false leaves the request to the
+// synchronous path.
+func (s *Server) extAnswer(ctx context.Context, owner string, req *taskRequest) (result json.RawMessage, jerr *jsonrpc.Error, handled bool) {
+	m := req.Method
+	fail := func(code int, msg string, data any) (json.RawMessage, *jsonrpc.Error, bool) {
 		var raw json.RawMessage
 		if data != nil {
 			raw, _ = json.Marshal(data)
 		}
-		writeDirectError(w, req.ID, &jsonrpc.Error{Code: int64(code), Message: msg, Data: raw})
-		return true
+		return nil, &jsonrpc.Error{Code: int64(code), Message: msg, Data: raw}, true
+	}
+	if m == "tools/call" {
+		return s.extCall(ctx, owner, req)
 	}
 	switch m {
 	case "tasks/get", "tasks/update", "tasks/cancel":
@@ -114,41 +142,35 @@ func (s *Server) serveTasks(w http.ResponseWriter, r *http.Request) bool {
 		return fail(CodeInvalidParams, m+": params.taskId is required", nil)
 	}
 	id := *req.Params.TaskID
-	if name := strings.TrimSpace(h.Get(headerName)); name != "" && name != id {
-		writeDirectError(w, req.ID, &jsonrpc.Error{Code: codeHeaderMismatch, Message: "the Mcp-Name header does not match params.taskId"})
-		return true
-	}
-	owner := ownerKey(r)
-	ts := s.tasks
-	var result any
+	var out any
 	var err error
 	switch m {
 	case "tasks/get":
-		if err = ts.allowPoll(owner); err == nil {
-			var sn snapshot
-			sn, err = ts.get(owner, id)
-			result = detailed(sn)
+		if err = s.tasks.allowPoll(owner); err == nil {
+			var rec TaskRecord
+			if rec, err = s.store.Get(ctx, owner, id); err == nil {
+				out = s.detailed(rec)
+			}
 		}
 	case "tasks/update":
 		var answers map[string]json.RawMessage
 		if json.Unmarshal(req.Params.InputResponses, &answers) != nil || answers == nil {
 			return fail(CodeInvalidParams, "tasks/update: params.inputResponses must be an object", nil)
 		}
-		err = ts.update(owner, id, answers)
-		result = TaskAck{ResultType: ResultTypeComplete}
+		err = s.store.Update(ctx, owner, id, answers)
+		out = TaskAck{ResultType: ResultTypeComplete}
 	case "tasks/cancel":
-		_, err = ts.cancel(owner, id)
-		result = TaskAck{ResultType: ResultTypeComplete}
+		_, err = s.store.Cancel(ctx, owner, id)
+		out = TaskAck{ResultType: ResultTypeComplete}
 	}
 	if err != nil {
 		return fail(taskErrorCode(err), fmt.Sprintf("%s %q: %v", m, id, err), nil)
 	}
-	data, err := json.Marshal(result)
+	data, err := json.Marshal(out)
 	if err != nil {
 		return fail(-32603, err.Error(), nil)
 	}
-	writeDirect(w, http.StatusOK, req.ID, "result", data)
-	return true
+	return data, nil, true
 }
 
 // codeHeaderMismatch is SEP-2243's HeaderMismatch.
@@ -159,83 +181,108 @@ func taskErrorCode(err error) int {
 	switch {
 	case errors.Is(err, errPollLimit):
 		return CodeRateLimited
-	case errors.Is(err, errTooManyTasks):
-		return -32603
+	case errors.Is(err, ErrTaskNotFound), errors.Is(err, ErrTaskNotWaiting):
+		return CodeInvalidParams
 	}
-	return CodeInvalidParams // not found, not waiting
+	return -32603 // too many tasks, a store that cannot be reached
 }
 
-// detailed is sn as tasks/get answers it.
-func detailed(sn snapshot) DetailedTask {
-	d := DetailedTask{ResultType: ResultTypeComplete, Task: sn.Task, Result: sn.result, Error: sn.err}
-	if len(sn.inputs) > 0 {
-		d.InputRequests = sn.inputs
+// settle is rec with its result encoded: a ToolResult becomes the
+// tools/call result the tool's direct call would answer (a panic fails the
+// task, as in memory), and a result larger than MaxResultBytes fails the
+// task with an error that says so.
+func (s *Server) settle(rec TaskRecord) TaskRecord {
+	if rec.ToolResult != nil {
+		res := *rec.ToolResult
+		rec.ToolResult = nil
+		if res.IsError && res.Kind == tool.KindPanic {
+			rec.Status, rec.Error = StatusFailed, &TaskError{Code: -32603, Message: res.Error}
+			return rec
+		}
+		wrap := false
+		if v, ok := s.direct.Load(rec.Tool); ok {
+			wrap = v.(*directTool).wrap
+		}
+		data, err := json.Marshal(callResult(res, wrap))
+		if err != nil {
+			rec.Status, rec.Error = StatusFailed, &TaskError{Code: -32603, Message: err.Error()}
+			return rec
+		}
+		rec.Result = data
 	}
-	if sn.progress != nil && sn.Status == StatusWorking {
-		d.Meta = map[string]any{ProgressMeta: sn.progress}
+	if lim := s.tasks.lim.MaxResultBytes; len(rec.Result) > lim {
+		rec.Status, rec.Result, rec.Error = StatusFailed, nil, &TaskError{Code: -32603,
+			Message: fmt.Sprintf("the result is %d bytes, more than the %d this server keeps", len(rec.Result), lim)}
+	}
+	return rec
+}
+
+// detailed is rec as tasks/get answers it.
+func (s *Server) detailed(rec TaskRecord) DetailedTask {
+	rec = s.settle(rec)
+	d := DetailedTask{ResultType: ResultTypeComplete, Task: rec.Task, Result: rec.Result, Error: rec.Error}
+	if len(rec.InputRequests) > 0 && rec.Status == StatusInputRequired {
+		d.InputRequests = rec.InputRequests
+	}
+	if rec.Progress != nil && rec.Status == StatusWorking {
+		d.Meta = map[string]any{ProgressMeta: rec.Progress}
 	}
 	return d
 }
 
-// serveTaskCall answers a tools/call of a tool that allows tasks: with a
-// task handle when the client declared the extension, with
+// extCall answers a tools/call of a tool that allows tasks: with a task
+// handle when the client declared the extension, with
 // CodeMissingCapability when it did not and the tool requires tasks;
 // otherwise it leaves the call to the synchronous paths.
-func (s *Server) serveTaskCall(w http.ResponseWriter, r *http.Request, req *taskRequest) bool {
+func (s *Server) extCall(ctx context.Context, owner string, req *taskRequest) (json.RawMessage, *jsonrpc.Error, bool) {
 	name := req.Params.Name
-	if s.sdkShared.Load() || s.cfg.filter != nil || strings.TrimSpace(r.Header.Get(headerName)) != name {
-		return false
+	if s.sdkShared.Load() || s.cfg.filter != nil {
+		return nil, nil, false
 	}
 	v, ok := s.direct.Load(name)
 	t, found := s.reg.Get(name)
 	if !ok || !found {
-		return false
+		return nil, nil, false
 	}
 	mode := tool.OptionsOf(t).Task
 	if mode == tool.TaskNever {
-		return false
+		return nil, nil, false
 	}
 	if !declaresTasks(req.Params.Meta.Caps) {
 		if mode == tool.TaskRequired {
 			data, _ := json.Marshal(MissingCapabilityData{RequiredCapabilities: map[string]any{"extensions": map[string]any{TasksExtension: map[string]any{}}}})
-			writeDirectError(w, req.ID, &jsonrpc.Error{Code: CodeMissingCapability, Data: data,
-				Message: fmt.Sprintf("tool %q runs only as a task: the client must declare the extension %s", name, TasksExtension)})
-			return true
+			return nil, &jsonrpc.Error{Code: CodeMissingCapability, Data: data,
+				Message: fmt.Sprintf("tool %q runs only as a task: the client must declare the extension %s", name, TasksExtension)}, true
 		}
-		return false
+		return nil, nil, false
 	}
 	caps, ok := decodeCapabilities(req.Params.Meta.Caps)
 	if !ok {
-		return false
+		return nil, nil, false
 	}
 	var responses mcp.InputResponseMap
 	if len(req.Params.InputResponses) > 0 && string(req.Params.InputResponses) != "null" {
 		if err := json.Unmarshal(req.Params.InputResponses, &responses); err != nil {
-			writeDirectError(w, req.ID, &jsonrpc.Error{Code: CodeInvalidParams, Message: "inputResponses: " + err.Error()})
-			return true
+			return nil, &jsonrpc.Error{Code: CodeInvalidParams, Message: "inputResponses: " + err.Error()}, true
 		}
 	}
-	// The task outlives the request: its context keeps the request's
-	// values (the principal) but not its end.
-	ctx, cancel := context.WithCancel(context.WithoutCancel(r.Context()))
-	tk, err := s.tasks.create(ownerKey(r), cancel)
+	wrap := v.(*directTool).wrap
+	args := req.Params.Arguments
+	rec, err := s.store.Create(ctx, TaskCall{Owner: owner, Tool: name, Args: args,
+		run: func(ctx context.Context, tk *task) {
+			s.runTask(ctx, tk, name, args, wrap, caps, responses)
+		}})
 	if err != nil {
-		cancel()
-		if mode == tool.TaskRequired {
-			writeDirectError(w, req.ID, &jsonrpc.Error{Code: -32603, Message: "tools/call: " + err.Error()})
-			return true
+		if mode == tool.TaskRequired || !errors.Is(err, ErrTooManyTasks) {
+			return nil, &jsonrpc.Error{Code: -32603, Message: "tools/call: " + err.Error()}, true
 		}
-		return false // run it synchronously
+		return nil, nil, false // run it synchronously
 	}
-	sn, _ := s.tasks.get(tk.owner, tk.id)
-	go s.runTask(ctx, tk, name, req.Params.Arguments, v.(*directTool).wrap, caps, responses)
-	data, err := json.Marshal(CreateTaskResult{ResultType: ResultTypeTask, Task: sn.Task})
+	data, err := json.Marshal(CreateTaskResult{ResultType: ResultTypeTask, Task: rec.Task})
 	if err != nil {
-		writeDirectError(w, req.ID, &jsonrpc.Error{Code: -32603, Message: err.Error()})
-		return true
+		return nil, &jsonrpc.Error{Code: -32603, Message: err.Error()}, true
 	}
-	writeDirect(w, http.StatusOK, req.ID, "result", data)
-	return true
+	return data, nil, true
 }
 
 // runTask runs the call of task tk to its end. A tool that asks for input

@@ -39,6 +39,10 @@ type TaskLimits struct {
 	MaxInputRequests int
 }
 
+// WithDefaults returns l with each zero or negative field set to its
+// default, as a Server applies them.
+func (l TaskLimits) WithDefaults() TaskLimits { return l.withDefaults() }
+
 func (l TaskLimits) withDefaults() TaskLimits {
 	def := func(v *int, d int) {
 		if *v <= 0 {
@@ -65,11 +69,11 @@ func (l TaskLimits) withDefaults() TaskLimits {
 // Errors of the task store. Each becomes a JSON-RPC error (taskError).
 var (
 	// errTaskNotFound: unknown, expired or another principal's task.
-	errTaskNotFound = errors.New("task not found")
+	errTaskNotFound = ErrTaskNotFound
 	// errTaskNotWaiting: tasks/update on a task that is not input_required.
-	errTaskNotWaiting = errors.New("task is not waiting for input")
+	errTaskNotWaiting = ErrTaskNotWaiting
 	// errTooManyTasks: a bound of TaskLimits is reached.
-	errTooManyTasks = errors.New("too many tasks")
+	errTooManyTasks = ErrTooManyTasks
 	// errPollLimit: tasks/get beyond the principal's rate.
 	errPollLimit = errors.New("tasks/get rate limit exceeded")
 )
@@ -77,7 +81,7 @@ var (
 // task is one task of the store. Its fields are guarded by the store's
 // mutex.
 type task struct {
-	id, owner        string
+	id, owner, tool  string
 	status           TaskStatus
 	message          string
 	created, updated time.Time
@@ -208,6 +212,7 @@ func (s *taskStore) allowPoll(owner string) error {
 // snapshot is a copy of a task's state, for answering tasks/get.
 type snapshot struct {
 	Task
+	tool     string
 	inputs   map[string]json.RawMessage
 	result   json.RawMessage
 	err      *TaskError
@@ -219,7 +224,7 @@ func (s *taskStore) snapshotLocked(t *task) snapshot {
 	sn := snapshot{Task: Task{TaskID: t.id, Status: t.status, StatusMessage: t.message,
 		CreatedAt: stamp(t.created), LastUpdatedAt: stamp(t.updated), TTLMs: &ttl,
 		PollIntervalMs: s.lim.PollInterval.Milliseconds()},
-		result: t.result, err: t.err, progress: t.progress}
+		tool: t.tool, result: t.result, err: t.err, progress: t.progress}
 	if t.status == StatusInputRequired {
 		sn.inputs = make(map[string]json.RawMessage, len(t.inputs))
 		for k, v := range t.inputs {

@@ -39,7 +39,14 @@ const (
 	JobQueued  JobState = "queued"
 	JobRunning JobState = "running"
 	JobDone    JobState = "done"
+	// JobCancelled: [Jobs.Cancel] ended the job before it was done. It
+	// has no result, and no worker runs it again.
+	JobCancelled JobState = "cancelled"
 )
+
+// Terminal reports whether s is done or cancelled: a job in such a state
+// never changes again.
+func (s JobState) Terminal() bool { return s == JobDone || s == JobCancelled }
 
 // A Job is the record of a submitted call, kept in the jobs' key-value
 // bucket under its ID.
@@ -163,6 +170,15 @@ func (o *JobsOptions) config() jobsConfig {
 // does not exist for the caller: never submitted, expired, removed, or
 // submitted by another owner ([JobsOptions.Owner]).
 var ErrJobNotFound = errors.New("job not found")
+
+// ErrJobCancelled is wrapped by [Jobs.Wait] for a job that [Jobs.Cancel]
+// ended.
+var ErrJobCancelled = errors.New("job cancelled")
+
+// OwnerOf returns the digest of the owner ctx speaks for
+// ([JobsOptions.Owner]), as job records hold it in [Job].Owner; "" when
+// jobs are not told apart.
+func (j *Jobs) OwnerOf(ctx context.Context) string { return j.ownerOf(ctx) }
 
 // ownerOf returns the digest of the owner ctx speaks for, "" when jobs
 // are not told apart.
@@ -313,6 +329,42 @@ func (j *Jobs) ownRecord(ctx context.Context, id string, data []byte) (Job, erro
 // on, as JSON {"progress","total","message"}, at most one every 20 ms.
 func (j *Jobs) ProgressSubject(id string) string { return j.cfg.subject + ".progress." + id }
 
+// CancelSubject is the subject a job's cancellation is announced on, to
+// the worker that runs it.
+func (j *Jobs) CancelSubject(id string) string { return j.cfg.subject + ".cancel." + id }
+
+// Cancel ends the job id of ctx's owner ([JobsOptions.Owner]) unless it
+// is done or cancelled already, and returns its record as it is then. A
+// queued job is never run; a running one has its context cancelled on its
+// worker, and whatever it returns is not recorded. A job that is not
+// ctx's owner's is an error wrapping [ErrJobNotFound].
+func (j *Jobs) Cancel(ctx context.Context, id string) (Job, error) {
+	for range 8 { // each round loses only to a worker's update
+		e, err := j.kv.Get(ctx, id)
+		if errors.Is(err, jetstream.ErrKeyNotFound) || errors.Is(err, jetstream.ErrInvalidKey) {
+			return Job{}, fmt.Errorf("natstool: job %s: %w", id, ErrJobNotFound)
+		}
+		if err != nil {
+			return Job{}, fmt.Errorf("natstool: job %s: %w", id, err)
+		}
+		job, err := j.ownRecord(ctx, id, e.Value())
+		if err != nil || job.State.Terminal() {
+			return job, err
+		}
+		job.State, job.Updated = JobCancelled, time.Now().UTC()
+		rec, _ := json.Marshal(job)
+		if _, err := j.kv.Update(ctx, id, rec, e.Revision()); err != nil {
+			if errors.Is(err, jetstream.ErrKeyExists) {
+				continue // a worker updated it meanwhile: look again
+			}
+			return Job{}, fmt.Errorf("natstool: job %s: %w", id, err)
+		}
+		j.nc.Publish(j.CancelSubject(id), nil)
+		return job, nil
+	}
+	return Job{}, fmt.Errorf("natstool: job %s: its record kept changing; try again", id)
+}
+
 // Wait waits until the job is done and returns its result. Meanwhile the
 // job's progress reports go to ctx's [tool.ProgressFunc], if any. It
 // returns ctx's error if ctx ends first; the job goes on. A job that is
@@ -357,6 +409,9 @@ func (j *Jobs) Wait(ctx context.Context, id string) (tool.Result, error) {
 			}
 			if err == nil && job.State == JobDone && job.Result != nil {
 				return *job.Result, nil
+			}
+			if err == nil && job.State == JobCancelled {
+				return tool.Result{}, fmt.Errorf("natstool: job %s: %w", id, ErrJobCancelled)
 			}
 		}
 	}
@@ -489,8 +544,8 @@ func (w *JobWorker) run(ctx context.Context, msg jetstream.Msg) {
 		msg.Term()
 		return
 	}
-	if job.State == JobDone {
-		msg.Ack() // done before, the ack was lost
+	if job.State.Terminal() {
+		msg.Ack() // done or cancelled before (for done: the ack was lost)
 		return
 	}
 	_, served := w.reg.Get(req.Tool)
@@ -529,6 +584,13 @@ func (w *JobWorker) run(ctx context.Context, msg jetstream.Msg) {
 		rec, _ = json.Marshal(job)
 	}
 	if _, err := j.kv.Update(context.WithoutCancel(ctx), req.ID, rec, rev); err != nil {
+		if e, gerr := j.kv.Get(context.WithoutCancel(ctx), req.ID); gerr == nil {
+			var now Job
+			if json.Unmarshal(e.Value(), &now) == nil && now.State == JobCancelled {
+				msg.Ack() // cancelled while it ran: nothing to record
+				return
+			}
+		}
 		// Someone else holds the job now; their outcome counts.
 		j.logger().Warn("natstool: a job's result was not recorded", "job", req.ID, "err", err)
 		return
@@ -549,6 +611,10 @@ func (w *JobWorker) execute(ctx context.Context, msg jetstream.Msg, req jobReque
 		var c context.CancelFunc
 		runCtx, c = context.WithTimeoutCause(runCtx, time.Duration(req.TimeoutMs)*time.Millisecond, fmt.Errorf("%w: the job's time ran out", tool.ErrTimeout))
 		defer c()
+	}
+	// A Cancel of the job ends its run here.
+	if sub, err := j.nc.Subscribe(j.CancelSubject(req.ID), func(*nats.Msg) { cancel() }); err == nil {
+		defer sub.Unsubscribe()
 	}
 	if w.jobContext != nil {
 		c, err := w.jobContext(runCtx, nats.Header(msg.Headers()))

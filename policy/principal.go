@@ -92,3 +92,13 @@ func PrincipalFrom(ctx context.Context) (Principal, bool) {
 	}
 	return c.p, true
 }
+
+// WithoutPrincipal returns a context that carries no principal, whatever
+// ctx carries: calls made with it are decided for the anonymous principal,
+// and [PrincipalFrom] reports none. A transport whose connection outlives
+// the request that opened it (an MCP session) gives the connection such a
+// context, so that each later request is decided for its own credentials
+// and never for the first request's.
+func WithoutPrincipal(ctx context.Context) context.Context {
+	return context.WithValue(ctx, principalKey{}, nil)
+}

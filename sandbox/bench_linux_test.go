@@ -312,9 +312,14 @@ func BenchmarkCgroupLeaf(b *testing.B) {
 // looking the workspace up itself (as before; the workspace belongs to
 // the sandbox user), tree-* the supervisor's copy of that workspace (no
 // idmapping needed), idmap-* the supervisor's idmapped copy of a
-// workspace root owns. Every workspace holds .git (hooks, config) and
-// .claude (commands, agents), so each run also binds their parents onto
-// themselves.
+// workspace root owns. Those three bind the workspace directly
+// (Policy.Without LayerWriteBudget); budget-* is the idmapped workspace
+// through the write budget's overlay (its tmpfs, the overlay mount, the
+// descriptor sent back, an empty apply step), and write-direct-* and
+// write-budget-* a command writing 100 files of 4 KiB to it directly and
+// through the overlay and the apply step. Every workspace holds .git
+// (hooks, config) and .claude (commands, agents), so each run also binds
+// their parents onto themselves.
 func BenchmarkSpawnWorkspace(b *testing.B) {
 	requireSandbox(b)
 	ctx := context.Background()
@@ -340,32 +345,45 @@ func BenchmarkSpawnWorkspace(b *testing.B) {
 	}
 	sandboxWS, rootWS := mk("nobody", DefaultUID), mk("root", 0)
 	defer func() { workspaceInHelper = false }()
-	var helperT, treeT, idmapT []time.Duration
-	run := func(ws string, inHelper bool, into *[]time.Duration) {
+	var helperT, treeT, idmapT, budgetT, writeDirectT, writeBudgetT []time.Duration
+	const writes = "for i in $(seq 100); do head -c 4096 /dev/zero > f$i; done"
+	run := func(ws string, inHelper, budget bool, into *[]time.Duration, argv ...string) {
 		workspaceInHelper = inHelper
+		p := Policy{Workspace: ws, Without: []Layer{LayerCgroup, LayerWriteBudget}}
+		if budget {
+			p.Without = []Layer{LayerCgroup}
+		}
+		if len(argv) == 0 {
+			argv = []string{"/bin/true"}
+		}
 		start := time.Now()
-		r, err := Run(ctx, Policy{Workspace: ws, Without: []Layer{LayerCgroup}}, "/bin/true")
-		if err != nil || !r.OK() {
-			b.Fatalf("%s (helper lookup %v): %v %+v", ws, inHelper, err, r)
+		r, err := Run(ctx, p, argv...)
+		if err != nil || !r.OK() || slices.Contains(r.Layers, LayerWriteBudget) != budget {
+			b.Fatalf("%s (helper lookup %v, budget %v): %v %+v", ws, inHelper, budget, err, r)
 		}
 		*into = append(*into, time.Since(start))
 		settle(b)
 	}
 	for b.Loop() {
-		run(sandboxWS, true, &helperT)
-		run(sandboxWS, false, &treeT)
-		run(rootWS, false, &idmapT)
+		run(sandboxWS, true, false, &helperT)
+		run(sandboxWS, false, false, &treeT)
+		run(rootWS, false, false, &idmapT)
+		run(rootWS, false, true, &budgetT)
+		run(rootWS, false, false, &writeDirectT, "sh", "-c", writes)
+		run(rootWS, false, true, &writeBudgetT, "sh", "-c", writes)
 	}
 	ReleaseSpares()
 	for _, m := range []struct {
 		name string
 		ds   []time.Duration
-	}{{"helper", helperT}, {"tree", treeT}, {"idmap", idmapT}} {
+	}{{"helper", helperT}, {"tree", treeT}, {"idmap", idmapT}, {"budget", budgetT}, {"write-direct", writeDirectT}, {"write-budget", writeBudgetT}} {
 		b.ReportMetric(percentile(m.ds, 0.5), m.name+"-p50-ms")
 		b.ReportMetric(percentile(m.ds, 0.9), m.name+"-p90-ms")
 	}
 	b.ReportMetric(percentile(treeT, 0.5)/percentile(helperT, 0.5), "tree-p50-ratio")
 	b.ReportMetric(percentile(idmapT, 0.5)/percentile(helperT, 0.5), "idmap-p50-ratio")
+	b.ReportMetric(percentile(budgetT, 0.5)/percentile(idmapT, 0.5), "budget/idmap-p50-ratio")
+	b.ReportMetric(percentile(writeBudgetT, 0.5)/percentile(writeDirectT, 0.5), "write-budget/direct-p50-ratio")
 }
 
 func filepathWalkChown(dir string, uid int) {

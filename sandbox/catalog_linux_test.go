@@ -3,6 +3,7 @@ package sandbox
 import (
 	"bytes"
 	"context"
+	"debug/elf"
 	"fmt"
 	"io"
 	"net"
@@ -113,7 +114,7 @@ func (f *fixture) policy() Policy {
 	return Policy{
 		Workspace: f.ws,
 		ReadOnly:  []string{f.bin},
-		Env:       append(append([]string{}, DefaultEnv...), attackEnv+"=1", markEnv+"="+f.mark),
+		Env:       append(DefaultEnv(), attackEnv+"=1", markEnv+"="+f.mark),
 		Limits:    Limits{WaitDelay: 500 * time.Millisecond},
 	}
 }
@@ -384,6 +385,10 @@ func catalog() []catalogRow {
 			setup: fixed("fallocate", "/tmp", "16", strconv.Itoa(1<<20)), outcome: WriteLimit},
 		{id: "A48", name: "fallocate into /tmp under the write budget stays allowed", allowed: true, policy: func(p *Policy) { p.Limits.WriteBytes = 8 << 20 },
 			setup: fixed("fallocate", "/tmp", "4", strconv.Itoa(1<<20))},
+		{id: "A49", name: "16 × fallocate into the workspace past the write budget", policy: func(p *Policy) { p.Limits.WriteBytes = 8 << 20 },
+			setup: fallocateSetup(16), outcome: WriteLimit},
+		{id: "A49", name: "fallocate into the workspace under the write budget stays allowed, applied after the run", allowed: true, hostEffect: true,
+			policy: func(p *Policy) { p.Limits.WriteBytes = 8 << 20 }, setup: fallocateSetup(4)},
 		{id: "A18", name: "exhaust the private /tmp's inodes", policy: func(p *Policy) { p.Limits.Tmp = 1 << 20 }, setup: func(t *testing.T, f *fixture) ([]string, func() bool) {
 			return []string{"manyfiles", "3000"}, nil
 		}, want: []string{"no space left"}, container: inContainer},
@@ -452,6 +457,22 @@ func catalog() []catalogRow {
 		{id: "A41", name: "signal the agent", setup: fixed("kill0", pid), want: []string{"no such process"}, container: inContainer},
 		{id: "A43", name: "kernel attack surface (io_uring, bpf, userfaultfd, perf, keyctl, setns, kexec)", setup: fixed("syscalls"), want: wantEPERM},
 		{id: "A44", name: "open the controlling terminal", control: noControl, setup: fixed("tty"), want: []string{"no such file", "no such device"}, container: inContainer},
+	}
+}
+
+// fallocateSetup returns the attack that allocates n files of 1 MiB in a
+// new directory of the workspace and keeps them, after removing what
+// earlier runs left; the host-side check says whether the workspace holds
+// them all on the host's disk.
+func fallocateSetup(n int) func(*testing.T, *fixture) ([]string, func() bool) {
+	return func(t *testing.T, f *fixture) ([]string, func() bool) {
+		old, _ := filepath.Glob(filepath.Join(f.ws, "fallocate-*"))
+		for _, p := range old {
+			must(t, os.RemoveAll(p))
+		}
+		return []string{"fallocatekeep", f.ws, strconv.Itoa(n), strconv.Itoa(1 << 20)}, func() bool {
+			return diskUse(t, f.ws) >= int64(n)<<20
+		}
 	}
 }
 
@@ -559,13 +580,29 @@ func setIDRoot(path string) func() bool {
 func TestCatalogA(t *testing.T) {
 	f := newFixture(t)
 	for _, row := range catalog() {
-		t.Run(row.id+" "+row.name, func(t *testing.T) { f.attack(t, row, Native) })
+		t.Run(row.id+" "+row.name, func(t *testing.T) { f.attack(t, row, nativeTarget) })
 	}
 }
 
-// attack runs one catalog row against backend b: the positive control
+// A target is a backend the catalog runs against, with what its results
+// must say about it.
+type target struct {
+	name string
+	b    Backend
+	// container applies the rows' container overrides and the fixture's
+	// container policy; the backend mounts the workspace at workspace.
+	container bool
+	workspace string
+	// mode is the Mode every result must report ("" for any).
+	mode Mode
+}
+
+// nativeTarget is the native backend.
+var nativeTarget = target{name: "native", b: Native, mode: ModeNative}
+
+// attack runs one catalog row against backend tg: the positive control
 // without any sandbox, then the sandboxed attack and the host-side check.
-func (f *fixture) attack(t *testing.T, row catalogRow, b Backend) {
+func (f *fixture) attack(t *testing.T, row catalogRow, tg target) {
 	// Positive control: without the sandbox the attack works.
 	if row.control != noControl {
 		args, effect := row.setup(t, f)
@@ -585,7 +622,7 @@ func (f *fixture) attack(t *testing.T, row catalogRow, b Backend) {
 	}
 	timeout := row.timeout
 	want, outcome := row.want, row.outcome
-	if _, ok := b.(*Container); ok {
+	if tg.container {
 		f.containerPolicy(&p)
 		c := row.container
 		if c.policy != nil {
@@ -609,18 +646,18 @@ func (f *fixture) attack(t *testing.T, row catalogRow, b Backend) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
-	if _, ok := b.(*Container); ok {
-		// The workspace is at ContainerWorkspace inside a container.
+	if tg.workspace != "" {
+		// The workspace is elsewhere inside the backend's root.
 		args = slices.Clone(args)
 		for i, a := range args {
 			if rel, ok := strings.CutPrefix(a, f.ws+"/"); ok {
-				args[i] = ContainerWorkspace + "/" + rel
+				args[i] = tg.workspace + "/" + rel
 			}
 		}
 	}
-	r := f.sandboxed(t, ctx, b, p, args...)
-	if c, ok := b.(*Container); ok && (r.Mode != c.wantMode() || r.Fallback != "") {
-		t.Errorf("mode %s (fallback %q), want %s", r.Mode, r.Fallback, c.wantMode())
+	r := f.sandboxed(t, ctx, tg.b, p, args...)
+	if tg.mode != "" && (r.Mode != tg.mode || r.Fallback != "") {
+		t.Errorf("mode %s (fallback %q), want %s", r.Mode, r.Fallback, tg.mode)
 	}
 	out := string(r.Stdout)
 	switch {
@@ -674,4 +711,36 @@ func startAgent(t *testing.T, f *fixture, mark string) *exec.Cmd {
 		t.Fatal(err)
 	}
 	return cmd
+}
+
+func requireEngineSocket(t *testing.T) {
+	t.Helper()
+	if _, err := os.Stat("/var/run/docker.sock"); err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatal("no engine socket: ", err)
+		}
+		t.Skip("no engine socket: ", err)
+	}
+}
+
+// containerPolicy adds what the attacker (this test binary) needs to run
+// in the busybox image: the host's libraries when it is dynamically linked
+// (as under -race).
+func (f *fixture) containerPolicy(p *Policy) {
+	ef, err := elf.Open(f.attacker)
+	if err != nil {
+		return
+	}
+	defer ef.Close()
+	for _, prog := range ef.Progs {
+		if prog.Type == elf.PT_INTERP {
+			for _, dir := range []string{"/lib", "/lib64", "/usr/lib", "/usr/lib64"} {
+				if real, err := filepath.EvalSymlinks(dir); err == nil {
+					_ = real
+					p.ReadOnly = append(p.ReadOnly, dir)
+				}
+			}
+			return
+		}
+	}
 }

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/miniopenclaw/tool/sandbox/internal/helper"
+	"github.com/miniopenclaw/tool/sandbox/internal/outcome"
 	"golang.org/x/sys/unix"
 )
 
@@ -84,6 +85,14 @@ func runSandbox(ctx context.Context, p Policy, argv []string, stdin io.Reader, u
 		defer unix.Close(tree)
 		cfg.WorkspaceTree = true
 	}
+	// The workspace's write budget: an overlay on a tmpfs of WriteBytes,
+	// applied after the run. A streamed run (a long-running server, whose
+	// writes cannot wait for its end) binds its workspace directly.
+	streamed := out.stdout != nil || out.stderr != nil
+	if cfg.Workspace != "" && cfg.Has(helper.MountNS) && !streamed && !slices.Contains(p.Without, LayerWriteBudget) {
+		cfg.Budget = uint64(limits.WriteBytes)
+		layers = append(layers, LayerWriteBudget)
+	}
 	raw := cfg.Encode()
 	if len(raw) > helper.MaxConfig {
 		return nil, errors.New("sandbox: the command, environment and paths are too large")
@@ -137,6 +146,23 @@ func runSandbox(ctx context.Context, p Policy, argv []string, stdin io.Reader, u
 		}
 	}
 	defer h.closeAll()
+	upperFS := -1
+	if cfg.Budget != 0 && len(setupStart) == 0 {
+		// Sent by the helper right after its configuration; a helper that
+		// fails first closes its end (budget stays -1, and its setup error
+		// follows on its error pipe).
+		stopRecv := context.AfterFunc(ctx, h.kill)
+		upperFS, err = recvBudget(h)
+		stopRecv()
+		if err != nil {
+			h.kill()
+			h.cmd.Wait()
+			return nil, fmt.Errorf("sandbox: workspace write budget: %w", err)
+		}
+		if upperFS >= 0 {
+			defer unix.Close(upperFS)
+		}
+	}
 	var proxy *Proxy
 	if p.network() == NetworkAllow {
 		proxy = &Proxy{Rules: p.Allow, Client: argv[0], Log: networkLog()}
@@ -147,8 +173,8 @@ func runSandbox(ctx context.Context, p Policy, argv []string, stdin io.Reader, u
 		defer stopProxy()
 	}
 	cmd := h.cmd
-	budget := &outputBudget{left: limits.Output}
-	stdout, stderr := &capped{b: budget}, &capped{b: budget}
+	budget := outcome.NewBudget(limits.Output)
+	stdout, stderr := budget.Stream(), budget.Stream()
 	var toStdout, toStderr io.Writer = stdout, stderr
 	if out.stdout != nil {
 		toStdout = out.stdout
@@ -160,9 +186,7 @@ func runSandbox(ctx context.Context, p Policy, argv []string, stdin io.Reader, u
 		killedFor.CompareAndSwap(nil, why)
 		h.kill()
 	}
-	budget.mu.Lock()
-	budget.overflow = func() { kill(OutputLimit) }
-	budget.mu.Unlock()
+	budget.OnOverflow(func() { kill(OutputLimit) })
 	await := h.copyStreams(stdin, toStdout, toStderr)
 
 	stop := context.AfterFunc(ctx, func() { kill(TimedOut) })
@@ -228,9 +252,9 @@ func runSandbox(ctx context.Context, p Policy, argv []string, stdin io.Reader, u
 		return nil, fmt.Errorf("sandbox: %w", waitErr)
 	}
 	r := &Result{
-		Stdout:    stdout.bytes(),
-		Stderr:    stderr.bytes(),
-		Truncated: budget.exceeded(),
+		Stdout:    stdout.Bytes(),
+		Stderr:    stderr.Bytes(),
+		Truncated: budget.Exceeded(),
 		Duration:  elapsed,
 		CPU:       cpu,
 		Layers:    layers,
@@ -240,7 +264,6 @@ func runSandbox(ctx context.Context, p Policy, argv []string, stdin io.Reader, u
 	if ws.Signaled() {
 		r.Signal = ws.Signal().String()
 	}
-	r.ProtectedChanged = before.changed(cfg.Workspace, cfg.Protected)
 	if proxy != nil {
 		r.NetworkDenials, r.NetworkDenialsDropped = proxy.Denials()
 	}
@@ -256,6 +279,31 @@ func runSandbox(ctx context.Context, p Policy, argv []string, stdin io.Reader, u
 	}
 	why, _ := killedFor.Load().(Outcome)
 	r.Outcome = classify(why, r.ExitCode, sig, r.CPU, limits.CPU, oom, pidsMax, r.Stderr)
+	var refusedProtected []string
+	if upperFS >= 0 {
+		if r.Outcome == Exited && r.ExitCode != 0 && budgetSpent(upperFS) {
+			// The budget stopped the run: what it wrote is dropped, so
+			// that failing at the budget puts nothing on the host's disk.
+			r.Outcome = WriteLimit
+			r.NotApplied = []string{fmt.Sprintf(".: the run failed after it used up its workspace write budget of %d bytes: nothing it changed in the workspace was applied", limits.WriteBytes)}
+		} else {
+			// Applied whatever else the outcome: a run that failed, timed
+			// out or was killed leaves what it wrote, as a direct write
+			// would.
+			res, err := applyBudget(upperFS, cfg.Workspace, cfg.Protected, limits.WriteBytes)
+			if err != nil {
+				r.NotApplied = append(r.NotApplied, ".: "+err.Error())
+			}
+			refusedProtected = res.protected
+			r.NotApplied = append(r.NotApplied, res.notApplied...)
+		}
+	}
+	r.ProtectedChanged = before.changed(cfg.Workspace, cfg.Protected)
+	for _, q := range refusedProtected {
+		if !slices.Contains(r.ProtectedChanged, q) {
+			r.ProtectedChanged = append(r.ProtectedChanged, q)
+		}
+	}
 	if r.Outcome == Exited && r.ExitCode != 0 && exit != nil && writeBudgetSpent(*exit) {
 		r.Outcome = WriteLimit
 	}
@@ -323,7 +371,7 @@ func helperConfig(p Policy, argv, env []string, layers []Layer, limits Limits) (
 	if xdg := os.Getenv("XDG_RUNTIME_DIR"); filepath.IsAbs(xdg) {
 		cfg.HideDirs = append(cfg.HideDirs, filepath.Clean(xdg))
 	}
-	cfg.LandlockRead = append(append(slices.Clone(SystemReadOnly), cfg.ReadOnly...), "/proc", "/dev/random", "/dev/urandom")
+	cfg.LandlockRead = append(append(slices.Clone(systemReadOnly), cfg.ReadOnly...), "/proc", "/dev/random", "/dev/urandom")
 	bits := map[Layer]uint64{
 		LayerUserNS: helper.UserNS, LayerMountNS: helper.MountNS, LayerUTSNS: helper.UTSNS,
 		LayerLandlock: helper.Landlock, LayerSeccomp: helper.Seccomp, LayerRlimits: helper.Rlimits,

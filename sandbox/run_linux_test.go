@@ -7,7 +7,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -97,7 +96,7 @@ func TestRunRefusesMissingLayer(t *testing.T) {
 func TestProbeReportsEveryLayer(t *testing.T) {
 	requireSandbox(t)
 	rep := Probe()
-	for _, l := range append(RequiredLayers, LayerNetNS) {
+	for _, l := range append(RequiredLayers(), LayerNetNS) {
 		if !rep.Has(l) {
 			t.Errorf("layer %s missing on this host: %s", l, rep)
 		}
@@ -222,31 +221,46 @@ func TestWithoutUserNamespace(t *testing.T) {
 	}
 }
 
-// TestProtectedCreatedIsReported runs in a workspace without .git: the run
-// can create .git/hooks/pre-commit (a read-only mount needs something to
-// cover), and the result names the protected path it created. An existing
-// protected directory stays read-only.
+// TestProtectedCreatedIsReported runs in a workspace without .git: a run
+// can create .git/hooks/pre-commit in its view (a read-only mount needs
+// something to cover). Through the write budget's overlay the apply step
+// refuses it and the result names it; with the workspace bound directly
+// (the control, Policy.Without LayerWriteBudget) the file reaches the
+// host, and the result names it too. An existing protected directory
+// stays read-only either way.
 func TestProtectedCreatedIsReported(t *testing.T) {
-	f := newFixture(t)
-	must(t, os.MkdirAll(filepath.Join(f.ws, ".vscode"), 0o755))
-	must(t, os.Chown(filepath.Join(f.ws, ".vscode"), DefaultUID, DefaultUID))
-	p := f.policy()
-	p.Env = DefaultEnv
-	r, err := Run(context.Background(), p, "sh", "-c", "mkdir -p .git/hooks && echo x > .git/hooks/pre-commit; echo y > .vscode/settings.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := os.Stat(filepath.Join(f.ws, ".vscode", "settings.json")); err == nil {
-		t.Error("the run wrote into the existing protected .vscode")
-	}
-	if _, err := os.Stat(filepath.Join(f.ws, ".git", "hooks", "pre-commit")); err != nil {
-		t.Fatalf("the run could not create .git/hooks (the documented limit changed?): %v, %s %q", err, r.Summary(), r.Stderr)
-	}
-	if !slices.Equal(r.ProtectedChanged, []string{".git/hooks"}) {
-		t.Errorf("ProtectedChanged = %q, want .git/hooks", r.ProtectedChanged)
-	}
-	if !strings.Contains(r.Text(), "created or changed protected paths: .git/hooks]") {
-		t.Errorf("Text() = %q", r.Text())
+	for _, tc := range []struct {
+		without []Layer
+		created bool
+	}{{nil, false}, {[]Layer{LayerWriteBudget}, true}} {
+		t.Run(fmt.Sprint(tc.without), func(t *testing.T) {
+			f := newFixture(t)
+			must(t, os.MkdirAll(filepath.Join(f.ws, ".vscode"), 0o755))
+			must(t, os.Chown(filepath.Join(f.ws, ".vscode"), DefaultUID, DefaultUID))
+			p := f.policy()
+			p.Env = DefaultEnv()
+			p.Without = tc.without
+			r, err := Run(context.Background(), p, "sh", "-c", "mkdir -p .git/hooks && echo x > .git/hooks/pre-commit && echo planted; echo y > .vscode/settings.json")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !strings.Contains(string(r.Stdout), "planted") {
+				t.Fatalf("the run could not create .git/hooks in its view (the documented limit changed?): %s %q", r.Summary(), r.Stderr)
+			}
+			if _, err := os.Stat(filepath.Join(f.ws, ".vscode", "settings.json")); err == nil {
+				t.Error("the run wrote into the existing protected .vscode")
+			}
+			_, err = os.Stat(filepath.Join(f.ws, ".git", "hooks", "pre-commit"))
+			if created := err == nil; created != tc.created {
+				t.Errorf("pre-commit on the host: %v, want %v", created, tc.created)
+			}
+			if !slices.Equal(r.ProtectedChanged, []string{".git/hooks"}) {
+				t.Errorf("ProtectedChanged = %q, want .git/hooks", r.ProtectedChanged)
+			}
+			if !strings.Contains(r.Text(), "created or changed protected paths: .git/hooks]") {
+				t.Errorf("Text() = %q", r.Text())
+			}
+		})
 	}
 }
 
@@ -322,25 +336,6 @@ func TestGitProtected(t *testing.T) {
 	}
 	if got := gitProtected(ws, []string{".bashrc"}); !slices.Equal(got, []string{".bashrc"}) {
 		t.Errorf("without git's paths: %q", got)
-	}
-}
-
-// TestWriteBudgetDoesNotYetBoundTheWorkspace pins the documented limit of
-// Limits.WriteBytes: it bounds the private /tmp, not the workspace, where
-// only FileSize bounds each file. When the workspace gets its bound, this
-// test fails and the documentation (Limits.WriteBytes, docs/sandbox.md)
-// changes with it.
-func TestWriteBudgetDoesNotYetBoundTheWorkspace(t *testing.T) {
-	f := newFixture(t)
-	p := f.policy()
-	p.Limits.WriteBytes = 4 << 20
-	r := f.sandboxed(t, context.Background(), Native, p, "fallocate", f.ws, "4", strconv.Itoa(2<<20))
-	if !r.OK() || !strings.HasPrefix(string(r.Stdout), "OK") {
-		t.Errorf("writing 8 MiB to the workspace with a 4 MiB budget: %s %q %q (the workspace is bounded now? update the docs)", r.Summary(), r.Stdout, r.Stderr)
-	}
-	r = f.sandboxed(t, context.Background(), Native, p, "fallocate", "/tmp", "4", strconv.Itoa(2<<20))
-	if r.Outcome != WriteLimit {
-		t.Errorf("writing 8 MiB to /tmp with a 4 MiB budget: %s, want %s", r.Summary(), WriteLimit)
 	}
 }
 

@@ -228,9 +228,13 @@ func TestEvaluationSet(t *testing.T) {
 	base := substringSearch(tools)
 	t.Logf("substring: all         %v", evaluate(qs, base, nil))
 	t.Logf("substring: paraphrases %v", evaluate(para, base, nil))
+	bm := newPlainBM25(tools).search
+	t.Logf("plain BM25: all        %v", evaluate(qs, bm, nil))
+	t.Logf("plain BM25: paraphrases %v", evaluate(para, bm, nil))
 	held := readQueries(t, "testdata/queries_heldout.txt")
 	t.Logf("index:     held out    %v", evaluate(held, search, nil)) // no misses shown: they must not guide tuning
 	t.Logf("substring: held out    %v", evaluate(held, base, nil))
+	t.Logf("plain BM25: held out   %v", evaluate(held, bm, nil))
 	if all.recall5 < goalRecall5 || all.mrr < goalMRR {
 		t.Errorf("quality below goals (recall@5 ≥ %.2f, MRR ≥ %.2f): %v", goalRecall5, goalMRR, all)
 	}

@@ -25,6 +25,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 	"unicode/utf8"
 
 	"github.com/miniopenclaw/tool"
@@ -61,6 +62,12 @@ const (
 	weightAnnotation = 0.3
 )
 
+// unseenWeight is the weight, for Confidence, of a query word no tool
+// has, relative to the rarest word that a tool has: such words are often
+// arguments ("tomorrow", "London") rather than what the tool does.
+// Chosen with DefaultMinConfidence on the tuning halves.
+const unseenWeight = 0.6
+
 // BM25 parameters.
 const (
 	bm25K1 = 1.2
@@ -81,13 +88,75 @@ type Match struct {
 	// Score orders matches: higher is better. Scores compare only within
 	// one search.
 	Score float64
+	// Confidence, from 0 to 1, is the share of the query the tool
+	// answers: the informativeness (idf) of the query words it matches,
+	// or matches through a synonym, over that of all the query's words;
+	// a word no tool has counts as the rarest. Unlike Score it compares
+	// across searches, and [Options.MinConfidence] is a bound on it. A
+	// regular-expression match has Confidence 1.
+	Confidence float64
+	// Similarity is the cosine similarity of the query's and the tool's
+	// vectors, with an [Options.Embedder]; 0 without one.
+	Similarity float64
+}
+
+// DefaultMinConfidence is the [Match.Confidence] below which a search
+// drops a tool when [Options.MinConfidence] is zero. It was chosen on the
+// tuning halves of the evaluation sets (see docs/many-tools.md), over
+// queries whose tool was removed from the catalog ("nothing fits") and
+// queries whose tool is there.
+//
+// The lexical signal separates poorly: at this value the tuning halves
+// lose a tool that was there on at most 1% of queries (the bound the
+// value was chosen under, maximizing "nothing fits" recall), and answer
+// "nothing fits" for only a few queries whose tool is missing.
+const DefaultMinConfidence = 0.16
+
+// Options configure an [Index] made with [NewWithOptions]. The zero
+// Options is what [New] uses.
+type Options struct {
+	// MinConfidence drops the matches whose [Match.Confidence] is below
+	// it, so that a search for something no tool does answers nothing
+	// ("nothing fits") rather than the least bad tools. Zero means
+	// [DefaultMinConfidence]; a negative value keeps every match. With
+	// an Embedder, a tool is kept when it passes this bound or
+	// MinSimilarity.
+	MinConfidence float64
+
+	// Embedder, when set, adds a semantic ranking: tools and queries are
+	// embedded, and the BM25 ranking and the cosine-similarity ranking
+	// are fused by reciprocal rank fusion. A tool's definition is
+	// embedded once per change of its text, when a search first needs
+	// it. If embedding fails, the search answers with BM25 alone
+	// ([Index.EmbedError] tells why).
+	Embedder Embedder
+	// CacheDir, when set with Embedder, keeps the vectors of tool
+	// definitions on disk, one file per definition keyed by the SHA-256
+	// of the model and the embedded text, so a restart embeds nothing
+	// that did not change.
+	CacheDir string
+	// EmbedTimeout bounds the embedding work of one search; zero means
+	// 30 seconds.
+	EmbedTimeout time.Duration
+	// MinSimilarity is the cosine similarity at or above which, with an
+	// Embedder, a tool is kept even below MinConfidence: a tool is
+	// dropped ("nothing fits") only below both. It depends on the model,
+	// so there is no default: zero keeps every tool the semantic ranking
+	// finds, and the fused path then never answers "nothing fits".
+	MinSimilarity float64
 }
 
 // An Index finds the tools of a registry by query. It is safe for
 // concurrent use. Make one with [New].
 type Index struct {
-	reg  *tool.Registry
-	stop func()
+	reg     *tool.Registry
+	stop    func()
+	minConf float64
+	minSim  float64
+	vec     *vectors // nil without an Embedder
+
+	errMu    sync.Mutex
+	embedErr error // the last embedding failure, nil after a success
 
 	update sync.Mutex // serializes updates: read the registry, then apply
 
@@ -116,12 +185,28 @@ type doc struct {
 	length float32
 	terms  []uint32 // distinct term ids
 	pos    []uint32 // pos[k]: where this tool is in the postings of terms[k]
+
+	embedText, embedID string // with an Embedder: what is embedded, and its digest
 }
 
 // New returns an Index of the tools of r that follows r's changes until
 // [Index.Close] is called.
-func New(r *tool.Registry) *Index {
-	ix := &Index{reg: r, termIDs: make(map[string]uint32), byName: make(map[string]uint32)}
+func New(r *tool.Registry) *Index { return NewWithOptions(r, Options{}) }
+
+// NewWithOptions is [New] with settings.
+func NewWithOptions(r *tool.Registry, o Options) *Index {
+	minConf := o.MinConfidence
+	if minConf == 0 {
+		minConf = DefaultMinConfidence
+	}
+	ix := &Index{reg: r, minConf: minConf, minSim: o.MinSimilarity, termIDs: make(map[string]uint32), byName: make(map[string]uint32)}
+	if o.Embedder != nil {
+		timeout := o.EmbedTimeout
+		if timeout <= 0 {
+			timeout = defaultEmbedTimeout
+		}
+		ix.vec = &vectors{emb: o.Embedder, dir: o.CacheDir, timeout: timeout, byID: make(map[string][]float32)}
+	}
 	ix.stop = r.OnChange(ix.refresh)
 	for _, t := range r.List() {
 		ix.refresh(t.Name())
@@ -154,6 +239,10 @@ func (ix *Index) refresh(name string) {
 		return
 	}
 	d, tf := analyze(t)
+	if ix.vec != nil {
+		d.embedText = embedText(&d)
+		d.embedID = ix.vec.digest(d.embedText)
+	}
 	ix.mu.Lock()
 	ix.removeLocked(name)
 	ix.addLocked(d, tf)
@@ -208,6 +297,12 @@ func (ix *Index) addLocked(d doc, tf map[string]float32) {
 		ix.postings[id] = append(ix.postings[id], posting{slot, w})
 	}
 	ix.docs[slot] = d
+	if ix.vec != nil {
+		for len(ix.vec.bySlot) <= int(slot) {
+			ix.vec.bySlot = append(ix.vec.bySlot, nil)
+		}
+		ix.vec.bySlot[slot] = nil
+	}
 	ix.byName[d.name] = slot
 	ix.totalLen += float64(d.length)
 }
@@ -394,6 +489,21 @@ func (ix *Index) Find(q Query) ([]Match, error) {
 
 func (ix *Index) search(query string, limit int, visible func(string) bool) []Match {
 	limit = clampLimit(limit)
+	if ix.vec != nil {
+		ms, err := ix.fused(query, limit, visible)
+		ix.errMu.Lock()
+		ix.embedErr = err
+		ix.errMu.Unlock()
+		if err == nil {
+			return ms
+		}
+	}
+	return ix.lexical(query, limit, visible, ix.minConf)
+}
+
+// lexical ranks with BM25 alone, dropping matches below minConf (when
+// positive).
+func (ix *Index) lexical(query string, limit int, visible func(string) bool, minConf float64) []Match {
 	q := queryTerms(query)
 	ix.mu.RLock()
 	defer ix.mu.RUnlock()
@@ -405,6 +515,19 @@ func (ix *Index) search(query string, limit int, visible func(string) bool) []Ma
 	acc := accumulators.Get().(*accumulator)
 	defer accumulators.Put(acc)
 	acc.reset(len(ix.docs))
+	concepts := 0
+	for _, qt := range q {
+		concepts = max(concepts, qt.concept+1)
+	}
+	// The weight of a query word for Confidence: the idf of the word,
+	// or of a word no tool has when no tool has it.
+	var conceptIDF [64]float64
+	unseen := unseenWeight * math.Log(1+(float64(n)+0.5)/0.5)
+	for _, qt := range q {
+		if qt.weight == 1 {
+			conceptIDF[qt.concept%64] = unseen
+		}
+	}
 	for _, qt := range q {
 		id, ok := ix.termIDs[qt.term]
 		if !ok {
@@ -413,15 +536,18 @@ func (ix *Index) search(query string, limit int, visible func(string) bool) []Ma
 		p := ix.postings[id]
 		df := float64(len(p))
 		idf := math.Log(1 + (float64(n)-df+0.5)/(df+0.5))
+		if qt.weight == 1 {
+			conceptIDF[qt.concept%64] = idf
+		}
 		for _, e := range p {
 			tf := float64(e.tf)
 			norm := 1 - bm25B + bm25B*float64(ix.docs[e.slot].length)/avg
 			acc.add(e.slot, qt.weight*idf*tf*(bm25K1+1)/(tf+bm25K1*norm), qt.concept)
 		}
 	}
-	concepts := 0
-	for _, qt := range q {
-		concepts = max(concepts, qt.concept+1)
+	totalIDF := 0.0
+	for c := range min(concepts, 64) {
+		totalIDF += conceptIDF[c]
 	}
 	matches := make([]Match, 0, min(limit, len(acc.touched)))
 	for _, slot := range acc.touched {
@@ -431,7 +557,19 @@ func (ix *Index) search(query string, limit int, visible func(string) bool) []Ma
 		// A tool that answers more of the query's words ranks higher
 		// than one that answers one word many times.
 		covered := float64(bits.OnesCount64(acc.concepts[slot])) / float64(concepts)
-		m := Match{Name: ix.docs[slot].name, Tool: ix.docs[slot].tool, Score: acc.score[slot] * (1 + coverageBoost*covered)}
+		conf := 0.0
+		for c, set := 0, acc.concepts[slot]; set != 0; c, set = c+1, set>>1 {
+			if set&1 != 0 {
+				conf += conceptIDF[c]
+			}
+		}
+		if totalIDF > 0 {
+			conf /= totalIDF
+		}
+		if minConf > 0 && conf < minConf {
+			continue
+		}
+		m := Match{Name: ix.docs[slot].name, Tool: ix.docs[slot].tool, Score: acc.score[slot] * (1 + coverageBoost*covered), Confidence: conf}
 		matches = keepBest(matches, m, limit)
 	}
 	sortMatches(matches)
@@ -479,7 +617,7 @@ func (ix *Index) searchRegexp(pattern string, limit int, visible func(string) bo
 			}
 		}
 		if score > 0 {
-			matches = keepBest(matches, Match{Name: d.name, Tool: d.tool, Score: score}, limit)
+			matches = keepBest(matches, Match{Name: d.name, Tool: d.tool, Score: score, Confidence: 1}, limit)
 		}
 	}
 	sortMatches(matches)

@@ -37,7 +37,10 @@ type Definition struct {
 // NewTool returns the meta-tool, named [ToolName], that a model calls with
 // a query to find tools of ix. Its Output is a JSON object
 // {"tools":[{"name","description","parameters"}...]} with the
-// definitions of the matching tools, best first, and its
+// definitions of the matching tools, best first; when no tool fits the
+// query (none passes the index's [Options.MinConfidence]) the list is
+// empty, "nothing_fits" is true and a "note" tells the model not to call
+// a tool for the request. Its
 // Metadata["tools"] is their names as a []string, for the program that
 // makes them callable (see [Loaded]).
 //
@@ -80,7 +83,11 @@ func (s *searchTool) Execute(_ context.Context, args json.RawMessage) (tool.Resu
 func answer(matches []Match) tool.Result {
 	out := struct {
 		Tools []Definition `json:"tools"`
-		Note  string       `json:"note,omitempty"`
+		// NothingFits is true when no tool answers the query well
+		// enough (see Options.MinConfidence), so that a program, not
+		// only a model, can tell.
+		NothingFits bool   `json:"nothing_fits,omitempty"`
+		Note        string `json:"note,omitempty"`
 	}{Tools: make([]Definition, 0, len(matches))}
 	found := make([]string, 0, len(matches))
 	for _, m := range matches {
@@ -88,7 +95,8 @@ func answer(matches []Match) tool.Result {
 		found = append(found, m.Name)
 	}
 	if len(matches) == 0 {
-		out.Note = "No tool matches. Search again with other words, or answer without a tool."
+		out.NothingFits = true
+		out.Note = "Nothing fits: no available tool does this. Do not call a tool for it; say that it cannot be done with the tools at hand, or search once more with other words if the request was described poorly."
 	}
 	b, err := jsonobj.Marshal(out)
 	if err != nil {
@@ -122,6 +130,9 @@ type Loading struct {
 	// Deferred names tools found only through search, however few
 	// tools there are.
 	Deferred []string
+	// Search configures the index the deferred tools are found with:
+	// the "nothing fits" bound and an optional Embedder (see [Options]).
+	Search Options
 }
 
 // Split divides tools, keeping their order, into those sent from the

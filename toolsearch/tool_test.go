@@ -94,3 +94,41 @@ func TestLoadingSplit(t *testing.T) {
 		}
 	}
 }
+
+// TestNothingFitsAnswer: a request for a capability the tools lack gets
+// "nothing fits" from the meta-tool, where without the confidence bound
+// it got the one tool sharing a word with it.
+func TestNothingFitsAnswer(t *testing.T) {
+	tools := []tool.Tool{
+		echotool.New("slack_post_message", "Post a message to a Slack channel.", `{"type":"object"}`),
+		echotool.New("get_weather", "Current weather for a location.", `{"type":"object"}`),
+	}
+	query := `{"query":"book a flight to Paris for the message conference"}`
+	for _, tt := range []struct {
+		minConf float64
+		found   []string
+	}{
+		{-1, []string{"slack_post_message"}}, // control: no bound, the least bad tool comes back
+		{0, nil},                             // the default bound
+	} {
+		ix := NewWithOptions(testRegistry(t, tools...), Options{MinConfidence: tt.minConf})
+		res, err := NewTool(ix, nil).Execute(context.Background(), json.RawMessage(query))
+		ix.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := Loaded(res); !slices.Equal(got, tt.found) {
+			t.Errorf("MinConfidence %v: found %v, want %v", tt.minConf, got, tt.found)
+		}
+		var out struct {
+			NothingFits bool `json:"nothing_fits"`
+			Note        string
+		}
+		if err := json.Unmarshal([]byte(res.Output), &out); err != nil {
+			t.Fatal(err)
+		}
+		if want := tt.found == nil; out.NothingFits != want || want != strings.HasPrefix(out.Note, "Nothing fits") {
+			t.Errorf("MinConfidence %v: nothing_fits %v, note %q; want nothing_fits %v", tt.minConf, out.NothingFits, out.Note, want)
+		}
+	}
+}

@@ -1,18 +1,12 @@
 package main
 
 import (
-	"bytes"
-	"crypto/x509"
-	"encoding/json"
-	"encoding/pem"
 	"errors"
 	"flag"
 	"fmt"
 	"net/http"
-	"net/url"
-	"os"
 
-	"github.com/miniopenclaw/tool/policy"
+	"github.com/miniopenclaw/tool/policy/bearer"
 )
 
 // metadataPath is where serve --http publishes its protected-resource
@@ -40,7 +34,7 @@ func (af *authFlags) set() bool {
 
 // verifier returns the token verifier the flags ask for, nil without
 // --auth-key and --auth-jwks.
-func (af *authFlags) verifier() (*policy.JWTVerifier, error) {
+func (af *authFlags) verifier() (*bearer.JWTVerifier, error) {
 	if af.key == "" && af.jwks == "" {
 		if af.issuer != "" || af.audience != "" {
 			return nil, errors.New("--auth-issuer and --auth-audience need --auth-key or --auth-jwks")
@@ -50,62 +44,22 @@ func (af *authFlags) verifier() (*policy.JWTVerifier, error) {
 	if af.issuer == "" || af.audience == "" {
 		return nil, errors.New("--auth-key and --auth-jwks need --auth-issuer and --auth-audience")
 	}
-	v := &policy.JWTVerifier{Issuer: af.issuer, Audience: af.audience}
+	v := &bearer.JWTVerifier{Issuer: af.issuer, Audience: af.audience}
 	if af.jwks != "" {
-		u, err := url.Parse(af.jwks)
-		if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
-			return nil, fmt.Errorf("--auth-jwks %q: not an http or https URL", af.jwks)
+		src, err := bearer.NewJWKS(af.jwks)
+		if err != nil {
+			return nil, fmt.Errorf("--auth-jwks %q: %w", af.jwks, err)
 		}
-		v.Source = &policy.JWKS{URL: af.jwks}
+		v.Source = src
 	}
-	if af.key == "" {
-		return v, nil
-	}
-	data, err := os.ReadFile(af.key)
-	if err != nil {
-		return nil, err
-	}
-	var key any = data
-	if block, _ := pem.Decode(data); block != nil {
-		if block.Type != "PUBLIC KEY" {
-			return nil, fmt.Errorf("--auth-key %s: a PEM %q block, not a public key (PEM type PUBLIC KEY)", af.key, block.Type)
+	if af.key != "" {
+		key, err := bearer.ReadKeyFile(af.key)
+		if err != nil {
+			return nil, fmt.Errorf("--auth-key: %w", err)
 		}
-		if key, err = x509.ParsePKIXPublicKey(block.Bytes); err != nil {
-			return nil, fmt.Errorf("--auth-key %s: %w", af.key, err)
-		}
-	} else if what := publicMaterial(data); what != "" {
-		// Taken as an HMAC secret, public material would let anyone
-		// sign tokens (algorithm confusion): refuse it.
-		return nil, fmt.Errorf("--auth-key %s: %s is public, not an HMAC secret; give a public key as PEM (PUBLIC KEY), or a secret", af.key, what)
-	} else if len(data) < 32 {
-		return nil, fmt.Errorf("--auth-key %s: an HMAC secret must be at least 32 bytes", af.key)
+		v.Keys = map[string]any{"": key}
 	}
-	v.Keys = map[string]any{"": key}
 	return v, nil
-}
-
-// publicMaterial says what public key material data is, in a form other
-// than a PEM block, or "" when it is none that clawtool knows.
-func publicMaterial(data []byte) string {
-	text := bytes.TrimSpace(data)
-	switch {
-	case bytes.Contains(data, []byte("-----BEGIN")):
-		return "PEM text that does not decode, holding a public key or certificate"
-	case len(text) > 0 && text[0] == '{' && json.Valid(text):
-		return "JSON (a JSON Web Key or key set) holding a public key"
-	case bytes.HasPrefix(text, []byte("ssh-")), bytes.HasPrefix(text, []byte("ecdsa-sha2-")), bytes.HasPrefix(text, []byte("sk-ssh-")), bytes.HasPrefix(text, []byte("sk-ecdsa-")):
-		return "an OpenSSH public key"
-	}
-	if _, err := x509.ParsePKIXPublicKey(data); err == nil {
-		return "a DER public key"
-	}
-	if _, err := x509.ParsePKCS1PublicKey(data); err == nil {
-		return "a PKCS #1 DER public key"
-	}
-	if _, err := x509.ParseCertificate(data); err == nil {
-		return "a DER certificate, holding a public key"
-	}
-	return ""
 }
 
 // protect puts the MCP endpoint behind bearer tokens when the flags ask
@@ -115,6 +69,6 @@ func (af *authFlags) protect(mux *http.ServeMux, h http.Handler, base string) (h
 	if err != nil || v == nil {
 		return h, err
 	}
-	mux.Handle(metadataPath, policy.ResourceMetadata{Resource: base + serveEndpoint, AuthorizationServers: []string{af.issuer}})
-	return policy.RequireToken(v, base+metadataPath)(h), nil
+	mux.Handle(metadataPath, bearer.ResourceMetadata{Resource: base + serveEndpoint, AuthorizationServers: []string{af.issuer}})
+	return bearer.RequireToken(v, base+metadataPath)(h), nil
 }

@@ -120,7 +120,7 @@ func (f *hFix) token(sub string) string {
 	return f.signWith(f.claims(sub, nil), jwt.SigningMethodRS256, f.priv, nil)
 }
 
-func bearer(tok string) [2]string { return [2]string{"Authorization", "Bearer " + tok} }
+func authHeader(tok string) [2]string { return [2]string{"Authorization", "Bearer " + tok} }
 
 // hClient opens a connection for each request: startHTTP's server closes
 // idle connections after 100 ms, and a POST on a pooled connection the
@@ -189,12 +189,12 @@ func (f *hFix) send(addr string, e era, q hReq) (int, []string, string, http.Hea
 func (f *hFix) openSession(addr, token string) string {
 	f.t.Helper()
 	const initialize = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"catalog-h","version":"0"}}}`
-	status, _, msg, h := f.send(addr, eraSession, hReq{headers: [][2]string{bearer(token)}, body: initialize})
+	status, _, msg, h := f.send(addr, eraSession, hReq{headers: [][2]string{authHeader(token)}, body: initialize})
 	sid := h.Get("Mcp-Session-Id")
 	if status != http.StatusOK || sid == "" {
 		f.t.Fatalf("initialize: %d %q", status, msg)
 	}
-	if status, _, msg, _ := f.send(addr, eraSession, hReq{headers: [][2]string{bearer(token)}, session: sid, body: `{"jsonrpc":"2.0","method":"notifications/initialized"}`}); status != http.StatusAccepted {
+	if status, _, msg, _ := f.send(addr, eraSession, hReq{headers: [][2]string{authHeader(token)}, session: sid, body: `{"jsonrpc":"2.0","method":"notifications/initialized"}`}); status != http.StatusAccepted {
 		f.t.Fatalf("initialized: %d %q", status, msg)
 	}
 	return sid
@@ -254,7 +254,7 @@ type hRow struct {
 
 // good returns Ann's call of path with her fresh token, in era e.
 func (f *hFix) good(e era, path string) hReq {
-	q := hReq{path: path, headers: [][2]string{bearer(f.token("ann"))}}
+	q := hReq{path: path, headers: [][2]string{authHeader(f.token("ann"))}}
 	if e == eraSession {
 		q.session = f.annSID
 	}
@@ -271,14 +271,14 @@ func (f *hFix) with(e era, path string, headers ...[2]string) hReq {
 // jwksToken is Ann's call with a good token signed with the key the
 // JWKS rows' key set holds (kid k1).
 func jwksToken(f *hFix, e era, path string) hReq {
-	return f.with(e, path, bearer(f.signWith(f.claims("ann", nil), jwt.SigningMethodRS256, f.priv, map[string]any{"kid": "k1"})))
+	return f.with(e, path, authHeader(f.signWith(f.claims("ann", nil), jwt.SigningMethodRS256, f.priv, map[string]any{"kid": "k1"})))
 }
 
 func catalogH() []hRow {
 	invalid := `error="invalid_token"`
 	tok := func(edit func(jwt.MapClaims)) func(f *hFix, e era, path string) hReq {
 		return func(f *hFix, e era, path string) hReq {
-			return f.with(e, path, bearer(f.signWith(f.claims("ann", edit), jwt.SigningMethodRS256, f.priv, nil)))
+			return f.with(e, path, authHeader(f.signWith(f.claims("ann", edit), jwt.SigningMethodRS256, f.priv, nil)))
 		}
 	}
 	return []hRow{
@@ -289,7 +289,7 @@ func catalogH() []hRow {
 				return f.with(e, path, [2]string{"Authorization", "Basic " + f.token("ann")})
 			}},
 		{id: "H3", name: "not a JWT", status: 401, challenge: invalid,
-			attack: func(f *hFix, e era, path string) hReq { return f.with(e, path, bearer("not.a.token")) }},
+			attack: func(f *hFix, e era, path string) hReq { return f.with(e, path, authHeader("not.a.token")) }},
 		{id: "H4", name: "expired", status: 401, challenge: invalid,
 			attack: tok(func(c jwt.MapClaims) { c["exp"] = time.Now().Add(-time.Hour).Unix() })},
 		{id: "H5", name: "not yet valid (nbf)", status: 401, challenge: invalid,
@@ -308,41 +308,41 @@ func catalogH() []hRow {
 				if err != nil {
 					f.t.Fatal(err)
 				}
-				return f.with(e, path, bearer(f.signWith(f.claims("ann", nil), jwt.SigningMethodRS256, other, nil)))
+				return f.with(e, path, authHeader(f.signWith(f.claims("ann", nil), jwt.SigningMethodRS256, other, nil)))
 			}},
 		{id: "H11", name: "alg none", status: 401, challenge: invalid,
 			attack: func(f *hFix, e era, path string) hReq {
-				return f.with(e, path, bearer(f.signWith(f.claims("ann", nil), jwt.SigningMethodNone, jwt.UnsafeAllowNoneSignatureType, nil)))
+				return f.with(e, path, authHeader(f.signWith(f.claims("ann", nil), jwt.SigningMethodNone, jwt.UnsafeAllowNoneSignatureType, nil)))
 			}},
 		{id: "H12", name: "HS256 signed with the RSA public key (PEM) as the secret", status: 401, challenge: invalid,
 			attack: func(f *hFix, e era, path string) hReq {
-				return f.with(e, path, bearer(f.signWith(f.claims("ann", nil), jwt.SigningMethodHS256, f.pubPEM, nil)))
+				return f.with(e, path, authHeader(f.signWith(f.claims("ann", nil), jwt.SigningMethodHS256, f.pubPEM, nil)))
 			}},
 		{id: "H13", name: "HS256 signed with the RSA public key (DER) as the secret", status: 401, challenge: invalid,
 			attack: func(f *hFix, e era, path string) hReq {
-				return f.with(e, path, bearer(f.signWith(f.claims("ann", nil), jwt.SigningMethodHS256, f.pubDER, nil)))
+				return f.with(e, path, authHeader(f.signWith(f.claims("ann", nil), jwt.SigningMethodHS256, f.pubDER, nil)))
 			}},
 		{id: "H14", name: "the attacker's own key embedded in the header (jwk)", status: 401, challenge: invalid,
 			attack: func(f *hFix, e era, path string) hReq {
 				pub, priv, _ := ed25519.GenerateKey(rand.Reader)
 				jwk := map[string]any{"kty": "OKP", "crv": "Ed25519", "x": base64.RawURLEncoding.EncodeToString(pub)}
-				return f.with(e, path, bearer(f.signWith(f.claims("ann", nil), jwt.SigningMethodEdDSA, priv, map[string]any{"jwk": jwk})))
+				return f.with(e, path, authHeader(f.signWith(f.claims("ann", nil), jwt.SigningMethodEdDSA, priv, map[string]any{"jwk": jwk})))
 			}},
 		{id: "H15", name: "a critical header extension the server does not know (crit)", status: 401, challenge: invalid,
 			attack: func(f *hFix, e era, path string) hReq {
-				return f.with(e, path, bearer(f.signWith(f.claims("ann", nil), jwt.SigningMethodRS256, f.priv, map[string]any{"crit": []string{"exp-strict"}, "exp-strict": true})))
+				return f.with(e, path, authHeader(f.signWith(f.claims("ann", nil), jwt.SigningMethodRS256, f.priv, map[string]any{"crit": []string{"exp-strict"}, "exp-strict": true})))
 			}},
 		{id: "H16", name: "a kid the server does not hold", status: 401, challenge: invalid,
 			attack: func(f *hFix, e era, path string) hReq {
-				return f.with(e, path, bearer(f.signWith(f.claims("ann", nil), jwt.SigningMethodRS256, f.priv, map[string]any{"kid": "rotated"})))
+				return f.with(e, path, authHeader(f.signWith(f.claims("ann", nil), jwt.SigningMethodRS256, f.priv, map[string]any{"kid": "rotated"})))
 			}},
 		{id: "H17", name: "two Authorization headers: Ann's and Bob's", status: 400, challenge: `error="invalid_request"`,
 			attack: func(f *hFix, e era, path string) hReq {
-				return f.with(e, path, bearer(f.token("ann")), bearer(f.token("bob")))
+				return f.with(e, path, authHeader(f.token("ann")), authHeader(f.token("bob")))
 			}},
 		{id: "H18", name: "two Authorization headers: a forged one first", status: 400, challenge: `error="invalid_request"`,
 			attack: func(f *hFix, e era, path string) hReq {
-				return f.with(e, path, bearer("forged.token.here"), bearer(f.token("ann")))
+				return f.with(e, path, authHeader("forged.token.here"), authHeader(f.token("ann")))
 			}},
 		{id: "H19", name: "a token over 16 KiB", status: 401, challenge: invalid,
 			attack: tok(func(c jwt.MapClaims) { c["pad"] = strings.Repeat("a", 20<<10) })},
@@ -360,11 +360,11 @@ func catalogH() []hRow {
 			}},
 		{id: "H22", name: "Bob's token on Ann's session", eras: []era{eraSession}, status: 404,
 			attack: func(f *hFix, e era, path string) hReq {
-				return f.with(e, path, bearer(f.token("bob")))
+				return f.with(e, path, authHeader(f.token("bob")))
 			}},
 		{id: "H23", name: "the token changes mid-session to another principal: Bob ends Ann's session", eras: []era{eraSession}, status: 404,
 			attack: func(f *hFix, e era, path string) hReq {
-				q := f.with(e, path, bearer(f.token("bob")))
+				q := f.with(e, path, authHeader(f.token("bob")))
 				q.method = http.MethodDelete
 				return q
 			}},
@@ -381,11 +381,11 @@ func catalogH() []hRow {
 			attack: func(f *hFix, e era, path string) hReq { return f.with(e, path) }},
 		{id: "H27", name: "a refreshed token of the session's principal", eras: []era{eraSession}, allowed: true,
 			attack: func(f *hFix, e era, path string) hReq {
-				return f.with(e, path, bearer(f.signWith(f.claims("ann", func(c jwt.MapClaims) { c["exp"] = time.Now().Add(2 * time.Hour).Unix() }), jwt.SigningMethodRS256, f.priv, nil)))
+				return f.with(e, path, authHeader(f.signWith(f.claims("ann", func(c jwt.MapClaims) { c["exp"] = time.Now().Add(2 * time.Hour).Unix() }), jwt.SigningMethodRS256, f.priv, nil)))
 			}},
 		{id: "H29", name: "alg NONE in another case, unsigned", status: 401, challenge: invalid,
 			attack: func(f *hFix, e era, path string) hReq {
-				return f.with(e, path, bearer(rawJWT(map[string]any{"alg": "NONE", "typ": "JWT"}, f.claims("ann", nil), "")))
+				return f.with(e, path, authHeader(rawJWT(map[string]any{"alg": "NONE", "typ": "JWT"}, f.claims("ann", nil), "")))
 			}},
 		{id: "H30", name: "the issuer with a trailing slash", status: 401, challenge: invalid,
 			attack: tok(func(c jwt.MapClaims) { c["iss"] = catIssuer + "/" })},

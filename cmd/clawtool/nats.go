@@ -2,18 +2,23 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"log/slog"
 	"net"
+	"os"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/miniopenclaw/tool"
+	"github.com/miniopenclaw/tool/mcptool"
 	"github.com/miniopenclaw/tool/natstool"
+	"github.com/miniopenclaw/tool/natstool/mcptasks"
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
 )
 
 // natsFlags are the --nats flags: import every tool served on a NATS bus.
@@ -40,6 +45,45 @@ func natsConnect(url, name string) (*nats.Conn, error) {
 		nats.ReconnectWait(250*time.Millisecond),
 		nats.Timeout(5*time.Second),
 	)
+}
+
+// durableTasks keeps the tasks of serve --nats as durable jobs on the
+// bus's JetStream (natstool/mcptasks) and runs a worker for them over r in
+// this process. Without JetStream on the bus it warns and returns no
+// option: the tasks then stay in memory.
+func (n *natsFlags) durableTasks(ctx context.Context, e *env, r *tool.Registry, pf *policyFlags) (opts []mcptool.ServerOption, cleanup func(), err error) {
+	if n.url == "" {
+		return nil, func() {}, nil
+	}
+	nc, err := natsConnect(n.url, "clawtool serve tasks")
+	if err != nil {
+		return nil, nil, fmt.Errorf("NATS %s: %w", n.url, err)
+	}
+	octx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	store, err := mcptasks.Open(octx, nc, &mcptasks.Options{Jobs: natstool.JobsOptions{
+		Headers: pf.callHeaders(), Context: pf.callContext(), Logger: discardLogger}})
+	if errors.Is(err, jetstream.ErrJetStreamNotEnabled) || errors.Is(err, jetstream.ErrJetStreamNotEnabledForAccount) {
+		nc.Close()
+		fmt.Fprintf(e.stderr, "clawtool: warning: NATS %s has no JetStream: tasks are kept in memory and do not survive a restart\n", n.url)
+		return nil, func() {}, nil
+	}
+	if err != nil {
+		nc.Close()
+		return nil, nil, fmt.Errorf("NATS %s: %w", n.url, err)
+	}
+	host, _ := os.Hostname()
+	w, err := store.Jobs().Work(r, fmt.Sprintf("serve-%s-%d", host, os.Getpid()), natstool.DefaultMaxInFlight)
+	if err != nil {
+		store.Close()
+		nc.Close()
+		return nil, nil, fmt.Errorf("NATS %s: %w", n.url, err)
+	}
+	return []mcptool.ServerOption{mcptool.WithTaskStore(store)}, func() {
+		w.Stop()
+		store.Close()
+		nc.Close()
+	}, nil
 }
 
 // discardLogger drops the importer's own log lines: importInto reports
@@ -105,6 +149,7 @@ interrupted.`)
 	if rf.nats.prefix != "" {
 		return usageError(fs, "--nats-prefix is for importing tools; a worker serves its tools under their own names")
 	}
+	rf.policy.approvalsNATS = url // its policy's approvals are the bus's
 	r, cleanup, ok := rf.open(ctx, e, "worker")
 	if !ok {
 		return exitToolError
@@ -147,7 +192,7 @@ prints on standard error. It listens on 127.0.0.1:4222 unless --addr says
 otherwise, and runs until it is interrupted. For production, run a real
 nats-server cluster instead; clawtool speaks to it the same way.`)
 	addr := fs.String("addr", "127.0.0.1:4222", "listen on `ADDR` (host:port; port 0 picks a free one)")
-	jsDir := fs.String("jetstream", "", "enable JetStream (large results, durable jobs) with its store in `DIR`")
+	jsDir := fs.String("jetstream", "", "enable JetStream (large results, durable jobs and tasks) with its store in `DIR`, synced to disk on every write")
 	if code := parseFlags(fs, args, e.stdout); code >= 0 {
 		return code
 	}
@@ -164,7 +209,10 @@ nats-server cluster instead; clawtool speaks to it the same way.`)
 	if port == 0 {
 		port = server.RANDOM_PORT
 	}
-	opts := &server.Options{Host: host, Port: port, NoSigs: true, NoLog: true, JetStream: *jsDir != "", StoreDir: *jsDir}
+	// SyncAlways (sync_interval: always): a job or task the server
+	// acknowledged is on disk, and survives a power loss; the default
+	// interval may lose the last two minutes of acknowledged writes.
+	opts := &server.Options{Host: host, Port: port, NoSigs: true, NoLog: true, JetStream: *jsDir != "", StoreDir: *jsDir, SyncAlways: *jsDir != ""}
 	s, err := server.NewServer(opts)
 	if err != nil {
 		fmt.Fprintf(e.stderr, "clawtool nats-server: %v\n", err)

@@ -60,6 +60,13 @@ client with notifications/tools/list_changed as they arrive.`)
 	if keep := rf.policy.listFilter(r); keep != nil {
 		opts = append(opts, mcptool.WithToolFilter(keep))
 	}
+	taskOpts, stopTasks, err := rf.nats.durableTasks(ctx, e, r, rf.policy)
+	if err != nil {
+		fmt.Fprintf(e.stderr, "clawtool serve: %v\n", err)
+		return exitToolError
+	}
+	defer stopTasks()
+	opts = append(opts, taskOpts...)
 	rf.policy.reloadOnHangup(ctx, e.stderr)
 	srv := mcptool.NewServer(r, opts...)
 	defer srv.Close()

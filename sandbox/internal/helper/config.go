@@ -216,6 +216,17 @@ type Config struct {
 	CPU, FileSize, OpenFiles, NProc, Data uint64
 	// Tmp is the size of the private /tmp in bytes.
 	Tmp uint64
+	// Budget, when not zero (and Workspace is set, with MountNS), is the
+	// workspace's write budget in bytes: the workspace is mounted as an
+	// overlay whose lower layer is the workspace and whose upper and work
+	// directories ("upper", "work") live on a tmpfs of Budget bytes (and
+	// one inode per 4 KiB), so that a write past it fails with ENOSPC and
+	// nothing the run writes reaches the workspace. The helper makes that
+	// tmpfs before anything else of the run and sends it to the supervisor
+	// on MountFD as a detached mount (fsmount), before the proxy's socket:
+	// the supervisor applies the upper layer to the workspace after the
+	// run. The upper directory starts with the workspace root's mode.
+	Budget uint64
 	// Trace makes the helper write a timestamp (CLOCK_MONOTONIC, 8 bytes,
 	// little endian) to TraceFD after each stage, in the order of the
 	// Stages; in fork mode those of ForkStages follow, when the command
@@ -239,7 +250,7 @@ var (
 // Has reports whether c asks for the layer bit l.
 func (c *Config) Has(l uint64) bool { return c.Layers&l != 0 }
 
-const configVersion = 3
+const configVersion = 4
 
 // Encode returns c in the form Decode reads.
 func (c *Config) Encode() []byte {
@@ -261,6 +272,7 @@ func (c *Config) Encode() []byte {
 	e.flag(c.Trace)
 	e.flag(c.WorkspaceTree)
 	e.num(c.ProxyPort)
+	e.num(c.Budget)
 	return e.b
 }
 
@@ -288,6 +300,7 @@ func Decode(b []byte) (*Config, bool) {
 	c.Trace = d.num() == 1
 	c.WorkspaceTree = d.num() == 1
 	c.ProxyPort = d.num()
+	c.Budget = d.num()
 	if d.bad || len(d.b) != 0 {
 		return nil, false
 	}

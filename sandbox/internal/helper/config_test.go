@@ -10,7 +10,7 @@ func TestConfigRoundTrip(t *testing.T) {
 		Argv: []string{"sh", "-c", "echo \x00 é"}, Env: []string{"PATH=/bin"}, Workspace: "/ws",
 		ReadOnly: []string{"/a", ""}, Protected: []string{".git/hooks"}, HideDirs: []string{"/run"},
 		Layers: UserNS | Seccomp, LandlockRead: []string{"/usr"}, NoTCP: true, Seccomp: []byte{1, 2, 3, 4, 5, 6, 7, 8},
-		CPU: 30, FileSize: 1 << 40, OpenFiles: 256, NProc: 0, Data: 512 << 20, Tmp: 64 << 20, Trace: true,
+		CPU: 30, FileSize: 1 << 40, OpenFiles: 256, NProc: 0, Data: 512 << 20, Tmp: 64 << 20, Trace: true, ProxyPort: 3128, Budget: 256 << 20,
 	}
 	b := c.Encode()
 	got, ok := Decode(b)

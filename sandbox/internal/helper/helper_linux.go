@@ -117,6 +117,25 @@ func run() error {
 			return fail("receive the workspace", err)
 		}
 	}
+	budget := -1
+	if c.Budget != 0 && c.Workspace != "" {
+		if root == nil {
+			return textError("a workspace write budget without a root to mount it in")
+		}
+		var err error
+		if budget, err = budgetTmpfs(c.Budget); err != nil {
+			closeFD(tree)
+			return fail("workspace write budget", err)
+		}
+		// The supervisor applies the upper layer after the run from this
+		// copy of the descriptor; the helper's copy is closed by
+		// finishRoot once the overlay holds the tmpfs.
+		if err := syscall.Sendmsg(MountFD, []byte{2}, syscall.UnixRights(budget), nil, 0); err != nil {
+			closeFD(tree)
+			closeFD(budget)
+			return fail("workspace write budget: send the tmpfs", err)
+		}
+	}
 	if c.ProxyPort != 0 {
 		if err := proxyListener(int(c.ProxyPort)); err != nil {
 			return fail("listen for the proxy", err)
@@ -124,7 +143,7 @@ func run() error {
 	}
 	closeFD(MountFD)
 	if root != nil {
-		if err := finishRoot(c, root, tree); err != nil {
+		if err := finishRoot(c, root, tree, budget); err != nil {
 			return err
 		}
 	}

@@ -313,15 +313,20 @@ func mountProcOf(ns int, target string) error {
 // Config.WorkspaceTree), attached in place of a lookup; a directory on
 // its way the sandbox user cannot search is covered with an empty tmpfs
 // holding only the way to the workspace.
-func finishRoot(c *Config, pr *preparedRoot, tree int) error {
+//
+// budget, when not -1, is the tmpfs of the workspace's write budget (see
+// Config.Budget): the workspace is then mounted as an overlay with the
+// workspace as its lower layer and its upper and work directories on it.
+func finishRoot(c *Config, pr *preparedRoot, tree, budget int) error {
 	defer pr.close()
-	if tree >= 0 {
-		defer func() {
-			if tree >= 0 {
-				closeFD(tree)
-			}
-		}()
-	}
+	defer func() {
+		if tree >= 0 {
+			closeFD(tree)
+		}
+		if budget >= 0 {
+			closeFD(budget)
+		}
+	}()
 	inodes := c.Tmp / 4096
 	if inodes < 1024 {
 		inodes = 1024
@@ -352,6 +357,30 @@ func finishRoot(c *Config, pr *preparedRoot, tree int) error {
 		return attachTree(tree, path)
 	}
 	switch {
+	case budget >= 0:
+		if tree < 0 {
+			// Looked up as the sandbox user, as bind does.
+			rel := c.Workspace
+			for len(rel) > 0 && rel[0] == '/' {
+				rel = rel[1:]
+			}
+			fd, err := openat2(pr.host, rel, &openHow{flags: oPath | syscall.O_CLOEXEC, resolve: resolveInRoot})
+			if err != nil {
+				return fail("open "+c.Workspace+" (the sandbox user must be able to reach it)", err)
+			}
+			tree, err = cloneTree(fd, "", c.Workspace, mountAttrNosuid|mountAttrNodev)
+			closeFD(fd)
+			if err != nil {
+				return err
+			}
+		} else if err := reachable(newRoot + c.Workspace); err != nil {
+			return fail("mount point for "+c.Workspace, err)
+		}
+		err := overlayWorkspace(c.Workspace, tree, budget)
+		tree, budget = -1, -1 // closed by overlayWorkspace
+		if err != nil {
+			return fail("workspace write budget", err)
+		}
 	case tree >= 0:
 		if err := reachable(newRoot + c.Workspace); err != nil {
 			return fail("mount point for "+c.Workspace, err)
@@ -680,4 +709,101 @@ func sortByDepth(paths []string) {
 			paths[j], paths[j-1] = paths[j-1], paths[j]
 		}
 	}
+}
+
+// Where overlayWorkspace attaches the layers of the workspace's overlay:
+// on the staging tmpfs, detached with the old root by finishRoot's pivot
+// (the overlay keeps private copies of its layers' mounts).
+const (
+	lowerDir  = "/tmp/.sandbox-lower"
+	budgetDir = "/tmp/.sandbox-budget"
+)
+
+// fsconfig commands (linux/mount.h).
+const fsconfigSetString = 1
+
+// budgetTmpfs makes the tmpfs of a workspace write budget of size bytes
+// (one inode per 4 KiB, at least 1024), nosuid and nodev, as a detached
+// mount: the supervisor gets a copy of it, and overlayWorkspace attaches
+// it. Its root is 0700: only the helper (and the supervisor, its
+// owner or root) may enter it.
+func budgetTmpfs(size uint64) (int, error) {
+	name, _ := ptr("tmpfs")
+	fsfd, err := sys(sysFsopen, p(name), fsopenCloexec)
+	if err != nil {
+		return -1, fail("fsopen tmpfs", err)
+	}
+	defer closeFD(int(fsfd))
+	inodes := size / 4096
+	if inodes < 1024 {
+		inodes = 1024
+	}
+	for _, kv := range [][2]string{{"size", itoa(size)}, {"nr_inodes", itoa(inodes)}, {"mode", "0700"}} {
+		k, _ := ptr(kv[0])
+		v, _ := ptr(kv[1])
+		if _, err := sys(sysFsconfig, fsfd, fsconfigSetString, p(k), p(v), 0); err != nil {
+			return -1, fail("tmpfs option "+kv[0], err)
+		}
+	}
+	if _, err := sys(sysFsconfig, fsfd, fsconfigCmdCreate, 0, 0, 0); err != nil {
+		return -1, fail("create tmpfs", err)
+	}
+	mnt, err := sys(sysFsmount, fsfd, fsmountCloexec, mountAttrNosuid|mountAttrNodev)
+	if err != nil {
+		return -1, fail("fsmount tmpfs", err)
+	}
+	return int(mnt), nil
+}
+
+// overlayWorkspace mounts the workspace ws in the new root as an overlay:
+// lower the workspace's detached tree, upper and work directories on the
+// budget's tmpfs. The upper directory gets the mode of the workspace's
+// root, so that the run sees its workspace as it is. It closes tree and
+// budget. The overlay's options: userxattr (its metadata in user.overlay.*
+// xattrs, which a user namespace may write; without it removing a
+// copied-up directory fails), no redirects, metacopy or index, so that a
+// change is always a whole file, a whiteout or an opaque directory in the
+// upper layer, which is all the supervisor's apply step reads.
+func overlayWorkspace(ws string, tree, budget int) error {
+	attach := func(fd int, dir string) error {
+		defer closeFD(fd)
+		if err := mkdir(dir, stagingDirectoryMode); err != nil {
+			return fail("staging directory", err)
+		}
+		if err := moveMount(fd, atFDCWD, dir, moveMountFEmptyPath); err != nil {
+			return fail("attach "+dir, err)
+		}
+		return nil
+	}
+	if err := attach(tree, lowerDir); err != nil {
+		closeFD(budget)
+		return err
+	}
+	if err := attach(budget, budgetDir); err != nil {
+		return err
+	}
+	var st syscall.Stat_t
+	if err := stat(lowerDir, &st, false); err != nil {
+		return fail("stat the workspace", err)
+	}
+	for _, d := range []string{"upper", "work"} {
+		if err := mkdir(budgetDir+"/"+d, 0o700); err != nil {
+			return fail("make the "+d+" directory", err)
+		}
+	}
+	if err := chmod(budgetDir+"/upper", st.Mode&0o7777); err != nil {
+		return fail("mode of the upper directory", err)
+	}
+	target := newRoot + ws
+	var tst syscall.Stat_t
+	if stat(target, &tst, true) != nil {
+		if err := mkdirAll(target); err != nil {
+			return fail("mount point for "+ws, err)
+		}
+	}
+	opts := "lowerdir=" + lowerDir + ",upperdir=" + budgetDir + "/upper,workdir=" + budgetDir + "/work,userxattr,redirect_dir=nofollow,metacopy=off,index=off"
+	if err := mount("overlay", target, "overlay", syscall.MS_NOSUID|syscall.MS_NODEV, opts); err != nil {
+		return fail("mount the overlay", err)
+	}
+	return nil
 }

@@ -80,6 +80,15 @@ func mkdir(path string, mode uint32) error {
 	return err
 }
 
+func chmod(path string, mode uint32) error {
+	s, err := ptr(path)
+	if err != nil {
+		return err
+	}
+	_, err = sys(syscall.SYS_FCHMODAT, cwdArg(), p(s), uintptr(mode))
+	return err
+}
+
 func symlink(target, link string) error {
 	t, err := ptr(target)
 	if err != nil {

@@ -1,4 +1,4 @@
-package policy
+package bearer
 
 import (
 	"net/http"

@@ -1,4 +1,4 @@
-package policy_test
+package bearer_test
 
 import (
 	"context"
@@ -9,7 +9,7 @@ import (
 
 	"github.com/golang-jwt/jwt/v5"
 
-	"github.com/miniopenclaw/tool/policy"
+	"github.com/miniopenclaw/tool/policy/bearer"
 )
 
 // BenchmarkJWKSVerify measures VerifyToken with a static key and, in the
@@ -21,8 +21,8 @@ func BenchmarkJWKSVerify(b *testing.B) {
 	srv.set(keySet(edJWK("k", pub)))
 	hs := httptest.NewServer(srv)
 	defer hs.Close()
-	static := &policy.JWTVerifier{Keys: map[string]any{"k": pub}, Issuer: "https://issuer.test", Audience: "clawtool"}
-	fetched := jwksVerifier(&policy.JWKS{URL: hs.URL})
+	static := &bearer.JWTVerifier{Keys: map[string]any{"k": pub}, Issuer: "https://issuer.test", Audience: "clawtool"}
+	fetched := jwksVerifier(&bearer.JWKS{URL: hs.URL})
 	tok := jwt.NewWithClaims(jwt.SigningMethodEdDSA, claimsFor("ann", "viewer"))
 	tok.Header["kid"] = "k"
 	s, err := tok.SignedString(priv)
@@ -30,7 +30,7 @@ func BenchmarkJWKSVerify(b *testing.B) {
 		b.Fatal(err)
 	}
 	ctx := context.Background()
-	run := func(v *policy.JWTVerifier) time.Duration {
+	run := func(v *bearer.JWTVerifier) time.Duration {
 		start := time.Now()
 		for range b.N {
 			if _, err := v.VerifyToken(ctx, s); err != nil {

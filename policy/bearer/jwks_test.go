@@ -1,4 +1,4 @@
-package policy_test
+package bearer_test
 
 import (
 	"context"
@@ -23,7 +23,7 @@ import (
 
 	"github.com/golang-jwt/jwt/v5"
 
-	"github.com/miniopenclaw/tool/policy"
+	"github.com/miniopenclaw/tool/policy/bearer"
 )
 
 var b64u = base64.RawURLEncoding.EncodeToString
@@ -88,8 +88,8 @@ func (s *jwksServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	w.Write(body)
 }
 
-func jwksVerifier(src policy.KeySource) *policy.JWTVerifier {
-	return &policy.JWTVerifier{Source: src, Issuer: "https://issuer.test", Audience: "clawtool"}
+func jwksVerifier(src bearer.KeySource) *bearer.JWTVerifier {
+	return &bearer.JWTVerifier{Source: src, Issuer: "https://issuer.test", Audience: "clawtool"}
 }
 
 func TestJWKSRotation(t *testing.T) {
@@ -100,7 +100,7 @@ func TestJWKSRotation(t *testing.T) {
 	hs := httptest.NewServer(srv)
 	defer hs.Close()
 	// MinRefresh of 1ns: every unknown kid may fetch, as rotation needs here.
-	v := jwksVerifier(&policy.JWKS{URL: hs.URL, MinRefresh: time.Nanosecond})
+	v := jwksVerifier(&bearer.JWKS{URL: hs.URL, MinRefresh: time.Nanosecond})
 	ctx := context.Background()
 	tokA := sign(t, claimsFor("ann", "viewer"), privA, jwt.SigningMethodEdDSA, "a")
 	tokB := sign(t, claimsFor("bob", "viewer"), privB, jwt.SigningMethodEdDSA, "b")
@@ -114,7 +114,7 @@ func TestJWKSRotation(t *testing.T) {
 	if p, err := v.VerifyToken(ctx, tokB); err != nil || p.ID != "bob" {
 		t.Fatalf("key b after rotation: %v, %+v", err, p)
 	}
-	if _, err := v.VerifyToken(ctx, tokA); err == nil || !errors.Is(err, policy.ErrInvalidToken) {
+	if _, err := v.VerifyToken(ctx, tokA); err == nil || !errors.Is(err, bearer.ErrInvalidToken) {
 		t.Fatalf("retired key a: %v, want invalid token", err)
 	}
 }
@@ -125,7 +125,7 @@ func TestJWKSUnknownKidRateLimited(t *testing.T) {
 	srv.set(keySet(edJWK("a", pub)))
 	hs := httptest.NewServer(srv)
 	defer hs.Close()
-	src := &policy.JWKS{URL: hs.URL} // MinRefresh: the default minute
+	src := &bearer.JWKS{URL: hs.URL} // MinRefresh: the default minute
 	v := jwksVerifier(src)
 	ctx := context.Background()
 	// Tokens with made-up kids, concurrently, before and after the set is
@@ -180,7 +180,7 @@ func TestJWKSBadSetsKeepLastGood(t *testing.T) {
 			srv.mu.Unlock()
 			hs := httptest.NewServer(srv)
 			defer hs.Close()
-			src := &policy.JWKS{URL: hs.URL, MaxBytes: 1024, MinRefresh: time.Nanosecond}
+			src := &bearer.JWKS{URL: hs.URL, MaxBytes: 1024, MinRefresh: time.Nanosecond}
 			ctx := context.Background()
 			// Without a good set, the key is refused with the reason.
 			if _, err := src.Key(ctx, "a", "EdDSA"); err == nil || !strings.Contains(err.Error(), tt.want) {
@@ -226,7 +226,7 @@ func TestJWKSSkipsUnusableKeys(t *testing.T) {
 	))
 	hs := httptest.NewServer(srv)
 	defer hs.Close()
-	src := &policy.JWKS{URL: hs.URL}
+	src := &bearer.JWKS{URL: hs.URL}
 	v := jwksVerifier(src)
 	ctx := context.Background()
 	for _, tc := range []struct {
@@ -268,7 +268,7 @@ func TestJWKSServerDown(t *testing.T) {
 	}))
 	defer hang.Close()
 	defer close(release)
-	src := &policy.JWKS{URL: hang.URL}
+	src := &bearer.JWKS{URL: hang.URL}
 	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond) // ok-wallclock: gives up on the hung server
 	defer cancel()
 	if _, err := src.Key(ctx, "a", "EdDSA"); !errors.Is(err, context.DeadlineExceeded) {
@@ -280,12 +280,12 @@ func TestJWKSServerDown(t *testing.T) {
 	srv := &jwksServer{}
 	srv.set(keySet(edJWK("a", pub)))
 	hs := httptest.NewServer(srv)
-	src = &policy.JWKS{URL: hs.URL, MinRefresh: time.Nanosecond}
+	src = &bearer.JWKS{URL: hs.URL, MinRefresh: time.Nanosecond}
 	if _, err := src.Key(context.Background(), "a", "EdDSA"); err != nil {
 		t.Fatal(err)
 	}
 	hs.Close()
-	if _, err := src.Key(context.Background(), "b", "EdDSA"); err == nil || errors.Is(err, policy.ErrUnknownKey) {
+	if _, err := src.Key(context.Background(), "b", "EdDSA"); err == nil || errors.Is(err, bearer.ErrUnknownKey) {
 		t.Errorf("server gone: %v, want the fetch's error", err)
 	}
 	if _, err := src.Key(context.Background(), "a", "EdDSA"); err != nil {
@@ -308,7 +308,7 @@ func TestJWKSRefreshInterval(t *testing.T) {
 		pub, _, _ := ed25519.GenerateKey(nil)
 		srv := &jwksServer{header: http.Header{}}
 		srv.set(keySet(edJWK("a", pub)))
-		src := &policy.JWKS{URL: "http://jwks.test/keys", Client: &http.Client{Transport: handlerTransport{srv}}, Refresh: 10 * time.Minute}
+		src := &bearer.JWKS{URL: "http://jwks.test/keys", Client: &http.Client{Transport: handlerTransport{srv}}, Refresh: 10 * time.Minute}
 		ctx := context.Background()
 		get := func(kid string) error { _, err := src.Key(ctx, kid, "EdDSA"); return err }
 		if err := get("a"); err != nil {
@@ -380,7 +380,7 @@ func TestJWKSStaleKeyDuringRefresh(t *testing.T) {
 			}
 			srv.ServeHTTP(w, r)
 		})
-		src := &policy.JWKS{URL: "http://jwks.test/keys", Client: &http.Client{Transport: handlerTransport{slow}}, Refresh: time.Hour}
+		src := &bearer.JWKS{URL: "http://jwks.test/keys", Client: &http.Client{Transport: handlerTransport{slow}}, Refresh: time.Hour}
 		ctx := context.Background()
 		if _, err := src.Key(ctx, "a", "EdDSA"); err != nil {
 			t.Fatal(err)

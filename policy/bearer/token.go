@@ -1,4 +1,4 @@
-package policy
+package bearer
 
 import (
 	"context"
@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/golang-jwt/jwt/v5"
+
+	"github.com/miniopenclaw/tool/policy"
 )
 
 // ErrInvalidToken is wrapped by a [TokenVerifier] for a token it does
@@ -24,7 +26,7 @@ var ErrInvalidToken = errors.New("invalid token")
 // A TokenVerifier turns a bearer token into the principal it was issued
 // for, as an OAuth 2.1 resource server does.
 type TokenVerifier interface {
-	VerifyToken(ctx context.Context, token string) (Principal, error)
+	VerifyToken(ctx context.Context, token string) (policy.Principal, error)
 }
 
 // maxTokenBytes bounds the bearer tokens read.
@@ -56,12 +58,12 @@ type JWTVerifier struct {
 }
 
 // VerifyToken implements [TokenVerifier].
-func (v *JWTVerifier) VerifyToken(ctx context.Context, token string) (Principal, error) {
+func (v *JWTVerifier) VerifyToken(ctx context.Context, token string) (policy.Principal, error) {
 	if len(token) > maxTokenBytes {
-		return Principal{}, fmt.Errorf("%w: longer than %d bytes", ErrInvalidToken, maxTokenBytes)
+		return policy.Principal{}, fmt.Errorf("%w: longer than %d bytes", ErrInvalidToken, maxTokenBytes)
 	}
 	if v.Issuer == "" || v.Audience == "" {
-		return Principal{}, fmt.Errorf("%w: the verifier has no issuer or audience configured", ErrInvalidToken)
+		return policy.Principal{}, fmt.Errorf("%w: the verifier has no issuer or audience configured", ErrInvalidToken)
 	}
 	opts := []jwt.ParserOption{
 		jwt.WithIssuer(v.Issuer), jwt.WithAudience(v.Audience), jwt.WithExpirationRequired(),
@@ -107,16 +109,16 @@ func (v *JWTVerifier) VerifyToken(ctx context.Context, token string) (Principal,
 		return key, nil
 	})
 	if errors.Is(err, ErrKeysUnavailable) {
-		return Principal{}, fmt.Errorf("%w: %v", ErrKeysUnavailable, err)
+		return policy.Principal{}, fmt.Errorf("%w: %v", ErrKeysUnavailable, err)
 	}
 	if err != nil {
-		return Principal{}, fmt.Errorf("%w: %v", ErrInvalidToken, err)
+		return policy.Principal{}, fmt.Errorf("%w: %v", ErrInvalidToken, err)
 	}
 	sub, _ := claims["sub"].(string)
 	if sub == "" {
-		return Principal{}, fmt.Errorf("%w: no subject", ErrInvalidToken)
+		return policy.Principal{}, fmt.Errorf("%w: no subject", ErrInvalidToken)
 	}
-	p := Principal{ID: sub}
+	p := policy.Principal{ID: sub}
 	rc := v.RolesClaim
 	if rc == "" {
 		rc = "roles"
@@ -141,7 +143,7 @@ func (v *JWTVerifier) VerifyToken(ctx context.Context, token string) (Principal,
 
 // RequireToken returns HTTP middleware for a resource server: a request
 // whose Authorization header carries a bearer token v accepts goes on
-// with the token's principal on its context ([PrincipalFrom]); any other
+// with the token's principal on its context ([policy.PrincipalFrom]); any other
 // is refused, and the next handler is not called. The refusal is 401
 // Unauthorized with a WWW-Authenticate challenge that points to the
 // protected-resource metadata at metadataURL (RFC 9728), with
@@ -159,7 +161,7 @@ func RequireToken(v TokenVerifier, metadataURL string) func(http.Handler) http.H
 				return
 			}
 			scheme, token, _ := strings.Cut(r.Header.Get("Authorization"), " ")
-			var p Principal
+			var p policy.Principal
 			err := fmt.Errorf("%w: no bearer token", ErrInvalidToken)
 			if strings.EqualFold(scheme, "Bearer") && token != "" {
 				p, err = v.VerifyToken(r.Context(), strings.TrimSpace(token))
@@ -178,19 +180,9 @@ func RequireToken(v TokenVerifier, metadataURL string) func(http.Handler) http.H
 				http.Error(w, "unauthorized: a valid bearer token is required", http.StatusUnauthorized)
 				return
 			}
-			next.ServeHTTP(w, r.WithContext(WithPrincipal(r.Context(), p)))
+			next.ServeHTTP(w, r.WithContext(policy.WithPrincipal(r.Context(), p)))
 		})
 	}
-}
-
-// WithoutPrincipal returns a context that carries no principal, whatever
-// ctx carries: calls made with it are decided for the anonymous principal,
-// and [PrincipalFrom] reports none. A transport whose connection outlives
-// the request that opened it (an MCP session) gives the connection such a
-// context, so that each later request is decided for its own credentials
-// and never for the first request's.
-func WithoutPrincipal(ctx context.Context) context.Context {
-	return context.WithValue(ctx, principalKey{}, nil)
 }
 
 // ResourceMetadata is the OAuth 2.0 protected resource metadata of RFC

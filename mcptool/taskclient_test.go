@@ -1,0 +1,361 @@
+package mcptool_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/miniopenclaw/tool"
+	"github.com/miniopenclaw/tool/mcptool"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// importTasks connects to url with opts and imports its tools into a
+// fresh registry.
+func importTasks(t *testing.T, url string, opts ...mcptool.ClientOption) *tool.Registry {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	c, err := mcptool.Connect(ctx, mcptool.URL(url), opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	r := tool.NewRegistry()
+	if err := c.Import(ctx, r); err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+// eventLog collects the TaskEvents of a call.
+type eventLog struct {
+	mu     sync.Mutex
+	events []mcptool.TaskEvent
+	on     func(mcptool.TaskEvent)
+}
+
+func (l *eventLog) add(ev mcptool.TaskEvent) {
+	l.mu.Lock()
+	l.events = append(l.events, ev)
+	on := l.on
+	l.mu.Unlock()
+	if on != nil {
+		on(ev)
+	}
+}
+
+func (l *eventLog) statuses() []string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var out []string
+	for _, ev := range l.events {
+		if n := len(out); n == 0 || out[n-1] != string(ev.Status) {
+			out = append(out, string(ev.Status))
+		}
+	}
+	return out
+}
+
+// TestTaskClientOurServer: calls of task tools of our own server (over
+// HTTP, 2026-07-28, the extension form) are awaited by the importing
+// client and answered as ordinary calls: progress reaches the caller's
+// ProgressFunc, states reach WithTaskEvents, an isError result stays a
+// result, an elicitation is answered with tasks/update through
+// WithElicitationHandler; without a handler the call fails saying so, and
+// WithoutTasks makes the same call a plain one (the control: no task
+// events).
+func TestTaskClientOurServer(t *testing.T) {
+	srvReg := tool.NewRegistry()
+	slowEnded := make(chan struct{}, 8)
+	srvReg.Register(tool.Must(tool.New("slow", "Reports progress, then waits to be let go.", func(ctx context.Context, in struct {
+		N int `json:"n,omitempty"`
+	}) (string, error) {
+		tool.ReportProgress(ctx, 1, 2, "half way")
+		<-ctx.Done() // ended by tasks/cancel from the client
+		slowEnded <- struct{}{}
+		return "", ctx.Err()
+	}, tool.WithTask(tool.TaskOptional))))
+	srvReg.Register(tool.Must(tool.New("quick", "Returns at once.", func(ctx context.Context, in struct {
+		Fail bool `json:"fail,omitempty"`
+	}) (string, error) {
+		if in.Fail {
+			return "", errors.New("it broke")
+		}
+		return "quick done", nil
+	}, tool.WithTask(tool.TaskOptional))))
+	srvReg.Register(tool.Must(tool.New("ask", "Asks the user for a name.", func(ctx context.Context, _ struct{}) (string, error) {
+		if res, ok := mcptool.InputResponses(ctx)["name"].(*mcp.ElicitResult); ok {
+			return "hello " + res.Content["name"].(string), nil
+		}
+		return "", mcptool.RequestInput(ctx, mcp.InputRequestMap{"name": &mcp.ElicitParams{Message: "Your name?",
+			RequestedSchema: map[string]any{"type": "object", "properties": map[string]any{"name": map[string]any{"type": "string"}}}}}, "")
+	}, tool.WithTask(tool.TaskRequired))))
+	url := taskServer(t, srvReg, mcptool.WithTasks(mcptool.TaskLimits{PollInterval: time.Millisecond, PollsPerSecond: 1000, PollBurst: 1000}))
+	fast := mcptool.WithTaskPolling(time.Millisecond, 20*time.Millisecond)
+	answer := mcptool.WithElicitationHandler(func(_ context.Context, p *mcp.ElicitParams) (*mcp.ElicitResult, error) {
+		if p.Message != "Your name?" {
+			return nil, errors.New("unexpected question " + p.Message)
+		}
+		return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"name": "Ann"}}, nil
+	})
+	withHandler := importTasks(t, url, fast, answer)
+	without := importTasks(t, url, fast)
+	plain := importTasks(t, url, fast, mcptool.WithoutTasks())
+
+	for _, tc := range []struct {
+		name     string
+		reg      *tool.Registry
+		tool     string
+		args     string
+		output   string // substring of Output, or of Error when isError
+		isError  bool
+		statuses string
+	}{
+		{"completed", withHandler, "quick", `{}`, "quick done", false, "working,completed"},
+		{"isError stays a result", withHandler, "quick", `{"fail":true}`, "it broke", true, "working,completed"},
+		{"input answered", withHandler, "ask", `{}`, "hello Ann", false, "working,input_required,*completed"},
+		// Our server fails the task: the client declared no elicitation.
+		{"input without a handler", without, "ask", `{}`, "did not declare the elicitation capability", true, "working,failed"},
+		{"control: WithoutTasks", plain, "quick", `{}`, "quick done", false, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var log eventLog
+			ctx := mcptool.WithTaskEvents(context.Background(), log.add)
+			res := tc.reg.Execute(ctx, tc.tool, []byte(tc.args))
+			got := res.Output
+			if res.IsError {
+				got = res.Error
+			}
+			if res.IsError != tc.isError || !strings.Contains(got, tc.output) {
+				t.Errorf("result %+v, want isError %v and %q", res, tc.isError, tc.output)
+			}
+			// "*" stands for a working state the polls may or may not see.
+			if s := strings.Join(log.statuses(), ","); s != strings.ReplaceAll(tc.statuses, "*", "") && s != strings.ReplaceAll(tc.statuses, "*", "working,") {
+				t.Errorf("states %s, want %s", s, tc.statuses)
+			}
+		})
+	}
+
+	t.Run("progress, then the caller cancels", func(t *testing.T) {
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		var progress []string
+		var mu sync.Mutex
+		ctx = tool.WithProgress(ctx, func(p, total float64, msg string) {
+			mu.Lock()
+			progress = append(progress, msg)
+			mu.Unlock()
+			cancel() // the caller gives up once the task reports progress
+		})
+		var log eventLog
+		ctx = mcptool.WithTaskEvents(ctx, log.add)
+		res := withHandler.Execute(ctx, "slow", []byte(`{}`))
+		if !res.IsError {
+			t.Fatalf("a cancelled call: %+v", res)
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		if len(progress) == 0 || progress[0] != "half way" {
+			t.Errorf("progress %q", progress)
+		}
+		if s := strings.Join(log.statuses(), ","); s != "working,cancelled" {
+			t.Errorf("states %s", s)
+		}
+		select {
+		case <-slowEnded: // tasks/cancel reached the server and ended the tool
+		case <-time.After(10 * time.Second):
+			t.Error("the server's task was not cancelled")
+		}
+	})
+}
+
+// scripted is an MCP server (2026-07-28, stateless HTTP) whose tools/call
+// and tasks/get answers a test scripts, to play a bad server.
+type scripted struct {
+	call func() string      // the result of tools/call
+	get  func(n int) string // the n-th (from 1) tasks/get result, or an "error:" prefixed error object
+
+	mu        sync.Mutex
+	gets      int
+	cancelled []string
+	updates   int
+}
+
+func (s *scripted) serve(t *testing.T) string {
+	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodPost {
+			http.Error(w, "no", http.StatusMethodNotAllowed)
+			return
+		}
+		var req struct {
+			ID     json.RawMessage `json:"id"`
+			Method string          `json:"method"`
+			Params struct {
+				TaskID string `json:"taskId"`
+			} `json:"params"`
+		}
+		if err := json.NewDecoder(io.LimitReader(r.Body, 1<<20)).Decode(&req); err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		if req.ID == nil {
+			w.WriteHeader(http.StatusAccepted)
+			return
+		}
+		result := ""
+		s.mu.Lock()
+		switch req.Method {
+		case "server/discover":
+			result = `{"supportedVersions":["2026-07-28"],"capabilities":{"tools":{},"extensions":{"` + mcptool.TasksExtension + `":{}}},"resultType":"complete"}`
+		case "tools/list":
+			result = `{"tools":[{"name":"job","inputSchema":{"type":"object"}}],"resultType":"complete"}`
+		case "tools/call":
+			result = s.call()
+		case "tasks/get":
+			s.gets++
+			result = s.get(s.gets)
+		case "tasks/update":
+			s.updates++
+			result = `{"resultType":"complete"}`
+		case "tasks/cancel":
+			s.cancelled = append(s.cancelled, req.Params.TaskID)
+			result = `{"resultType":"complete"}`
+		default:
+			result = `error:{"code":-32601,"message":"method not found"}`
+		}
+		s.mu.Unlock()
+		member := "result"
+		if e, ok := strings.CutPrefix(result, "error:"); ok {
+			member, result = "error", e
+		}
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,%q:%s}`, req.ID, member, result)
+	}))
+	t.Cleanup(hs.Close)
+	return hs.URL
+}
+
+// taskJSON is a task in the extension form.
+func taskJSON(id, status, extra string) string {
+	return `{"resultType":"complete","taskId":"` + id + `","status":"` + status + `","createdAt":"2026-01-01T00:00:00.000Z","lastUpdatedAt":"2026-01-01T00:00:01.000Z","ttlMs":60000,"pollIntervalMs":1` + extra + `}`
+}
+
+const handleT1 = `{"resultType":"task","taskId":"t1","status":"working","createdAt":"2026-01-01T00:00:00.000Z","lastUpdatedAt":"2026-01-01T00:00:00.000Z","ttlMs":60000,"pollIntervalMs":1}`
+
+// TestTaskClientBadServers: a server that answers with a malformed handle,
+// changes the task ID, never completes, sends a huge result, reports an
+// unknown status or a task whose clock goes backwards, asks for input the
+// client cannot give, or answers with a task nobody asked for, gets a
+// clear error result; each task the client gives up on is cancelled. The
+// well-behaved rows (poll intervals of 0 and 10^12 ms, a rate-limited
+// poll, a failed task) are the controls.
+func TestTaskClientBadServers(t *testing.T) {
+	huge := `{"content":[{"type":"text","text":"` + strings.Repeat("x", mcptool.DefaultMaxTaskResultBytes) + `"}]}`
+	done := `,"result":{"content":[{"type":"text","text":"all done"}]}`
+	for _, tc := range []struct {
+		name      string
+		call      string
+		get       func(n int) string
+		opts      []mcptool.ClientOption
+		expire    bool   // the caller's deadline passes once the call is a task
+		want      string // in the Output, or in the Error of an error result
+		isError   bool
+		cancelled bool // the client sent tasks/cancel for t1
+	}{
+		{name: "completed (control)", call: handleT1, get: func(n int) string {
+			if n < 3 {
+				return taskJSON("t1", "working", "")
+			}
+			return taskJSON("t1", "completed", done)
+		}, want: "all done"},
+		{name: "poll interval 0", call: strings.Replace(handleT1, `"pollIntervalMs":1`, `"pollIntervalMs":0`, 1), get: func(n int) string {
+			return strings.Replace(taskJSON("t1", "completed", done), `"pollIntervalMs":1`, `"pollIntervalMs":0`, 1)
+		}, want: "all done"},
+		{name: "poll interval 10^12 is clamped", call: strings.Replace(handleT1, `"pollIntervalMs":1`, `"pollIntervalMs":1000000000000`, 1), get: func(n int) string {
+			return taskJSON("t1", "completed", done)
+		}, want: "all done"},
+		{name: "rate-limited poll", call: handleT1, get: func(n int) string {
+			if n == 1 {
+				return `error:{"code":-32029,"message":"slow down"}`
+			}
+			return taskJSON("t1", "completed", done)
+		}, want: "all done"},
+		{name: "failed", call: handleT1, get: func(n int) string {
+			return taskJSON("t1", "failed", `,"error":{"code":-32603,"message":"the worker died"}`)
+		}, want: "failed: the worker died", isError: true},
+		{name: "malformed handle: no ID", call: `{"resultType":"task","status":"working"}`, want: "no taskId", isError: true},
+		{name: "malformed handle: control bytes", call: strings.Replace(handleT1, `"t1"`, `"t\u001b1"`, 1), want: "printable", isError: true},
+		{name: "malformed handle: not an object", call: `{"resultType":"task","taskId":7}`, want: "malformed task handle", isError: true},
+		{name: "malformed handle: unknown status", call: strings.Replace(handleT1, `"working"`, `"paused"`, 1), want: `unknown status "paused"`, isError: true},
+		{name: "task ID changes", call: handleT1, get: func(n int) string {
+			return taskJSON("t2", "completed", done)
+		}, want: `answered task "t2"`, isError: true, cancelled: true},
+		{name: "unknown status", call: handleT1, get: func(n int) string {
+			return taskJSON("t1", "sleeping", "")
+		}, want: `unknown status "sleeping"`, isError: true, cancelled: true},
+		{name: "clock goes backwards", call: handleT1, get: func(n int) string {
+			if n == 1 {
+				return taskJSON("t1", "working", "")
+			}
+			return strings.Replace(taskJSON("t1", "working", ""), "00:00:01.000Z", "00:00:00.500Z", 1)
+		}, want: "went backwards", isError: true, cancelled: true},
+		{name: "huge result", call: handleT1, get: func(n int) string {
+			return taskJSON("t1", "completed", `,"result":`+huge)
+		}, want: "over the client's limit", isError: true, cancelled: true},
+		{name: "never completes", call: handleT1, get: func(n int) string {
+			return taskJSON("t1", "working", "")
+		}, expire: true, want: "deadline exceeded", isError: true, cancelled: true},
+		{name: "input without a handler", call: handleT1, get: func(n int) string {
+			return taskJSON("t1", "input_required", `,"inputRequests":{"q":{"method":"elicitation/create","params":{"message":"Sure?","requestedSchema":{"type":"object"}}}}`)
+		}, want: "no elicitation handler", isError: true, cancelled: true},
+		{name: "input of an unknown kind", call: handleT1, get: func(n int) string {
+			return taskJSON("t1", "input_required", `,"inputRequests":{"q":{"method":"sampling/createMessage","params":{}}}}`)
+		}, opts: []mcptool.ClientOption{mcptool.WithElicitationHandler(func(context.Context, *mcp.ElicitParams) (*mcp.ElicitResult, error) {
+			return &mcp.ElicitResult{Action: "accept"}, nil
+		})}, want: `"sampling/createMessage", which this client does not answer`, isError: true, cancelled: true},
+		{name: "a task nobody asked for", call: handleT1, opts: []mcptool.ClientOption{mcptool.WithoutTasks()},
+			want: "which the client did not ask for", isError: true, cancelled: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := &scripted{call: func() string { return tc.call }, get: tc.get}
+			if s.get == nil {
+				s.get = func(int) string { return taskJSON("t1", "completed", done) }
+			}
+			opts := append([]mcptool.ClientOption{mcptool.WithTaskPolling(time.Millisecond, 20*time.Millisecond)}, tc.opts...)
+			r := importTasks(t, s.serve(t), opts...)
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			if tc.expire {
+				// The deadline passes while the task is working (a
+				// cancellation whose cause is the deadline, so that the
+				// tools/call itself is never the one cut short).
+				var expire context.CancelCauseFunc
+				ctx, expire = context.WithCancelCause(ctx)
+				ctx = mcptool.WithTaskEvents(ctx, func(mcptool.TaskEvent) { expire(context.DeadlineExceeded) })
+			}
+			res := r.Execute(ctx, "job", []byte(`{}`))
+			got := res.Output
+			if res.IsError {
+				got = res.Error
+			}
+			if res.IsError != tc.isError || !strings.Contains(got, tc.want) {
+				t.Errorf("result %+v, want isError %v and %q", res, tc.isError, tc.want)
+			}
+			s.mu.Lock()
+			defer s.mu.Unlock()
+			if cancelled := slices.Contains(s.cancelled, "t1"); cancelled != tc.cancelled {
+				t.Errorf("tasks/cancel sent for %q, want t1 cancelled %v", s.cancelled, tc.cancelled)
+			}
+		})
+	}
+}

@@ -1,0 +1,413 @@
+// Package mcptasks keeps the tasks of an MCP server ([mcptool.TaskStore])
+// as durable jobs on JetStream ([natstool.Jobs]): a task survives the
+// restart of the process that serves it, runs on whichever worker takes
+// its job, and goes to another worker when its worker dies. Each state of
+// the job is a state of the task:
+//
+//	job queued     → task working (statusMessage "queued: waiting for a worker")
+//	job running    → task working ("running, attempt N"; N > 1 after a redelivery)
+//	job done       → task completed with the tool's result (an isError result
+//	                 included); a tool that panicked → task failed
+//	job cancelled  → task cancelled (tasks/cancel)
+//	record expired → tasks/* answer as for an unknown task (-32602)
+//
+// A durable task never enters input_required: its call runs on a worker,
+// away from the client that could answer. See docs/mcp.md for the
+// JetStream settings the durability claim needs.
+package mcptasks
+
+import (
+	"cmp"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/miniopenclaw/tool/mcptool"
+	"github.com/miniopenclaw/tool/natstool"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// Defaults of the stream, bucket and subject prefix of the tasks' jobs:
+// apart from natstool's default jobs, whose TTL differs.
+const (
+	DefaultStream  = "CLAWTOOL_TASKS"
+	DefaultBucket  = "clawtool_tasks"
+	DefaultSubject = "clawtool.task"
+)
+
+// maxIDBytes bounds a task ID looked up: the store's IDs are 33 bytes.
+const maxIDBytes = 64
+
+// Options configure [Open]. A nil *Options means the defaults.
+type Options struct {
+	// Jobs configures the jobs the tasks are kept as: Stream, Bucket and
+	// Subject (default [DefaultStream], [DefaultBucket],
+	// [DefaultSubject]), AckWait, MaxDeliver, Replicas, and Headers and
+	// Context, which carry the principal to the worker (see
+	// natstool.JobsOptions). Its TTL and Owner are the store's: TTL is
+	// Limits.TTL, and the owner is the task's.
+	Jobs natstool.JobsOptions
+	// Limits bound the tasks: TTL, MaxTasks, MaxTotal and PollInterval
+	// are applied here (the defaults of mcptool.TaskLimits when zero).
+	// MaxResultBytes and the polling rate are the Server's to apply.
+	Limits mcptool.TaskLimits
+}
+
+// Store is an [mcptool.TaskStore] of durable tasks. Give it to a server
+// with mcptool.WithTaskStore, and run its calls with workers started by
+// Jobs().Work, in this process or any other on the same JetStream.
+//
+// The bounds on task counts are kept in this process from a watch of the
+// jobs' bucket, so each Store sees the tasks of every process; two
+// processes creating tasks at the same moment may each admit one that
+// together pass a bound by the number of processes.
+type Store struct {
+	jobs *natstool.Jobs
+	lim  mcptool.TaskLimits
+
+	watch jetstream.KeyWatcher
+	prog  *nats.Subscription
+	done  chan struct{} // closed when the watch loop ends
+
+	mu       sync.Mutex
+	closed   bool
+	index    map[string]*entry // job id → what the bounds need
+	perOwner map[string]int    // owner digest → tasks in index
+	pending  map[string]int    // owner digest → tasks being created
+	pendingN int
+}
+
+// entry is what the store knows of a task without reading its record.
+type entry struct {
+	owner     string
+	submitted time.Time
+	progress  *mcptool.TaskProgress
+}
+
+type ownerKey struct{}
+
+// Open creates the tasks' stream and bucket on nc's JetStream, or binds to
+// them, and starts following them. ctx bounds the opening only.
+func Open(ctx context.Context, nc *nats.Conn, opts *Options) (*Store, error) {
+	var o Options
+	if opts != nil {
+		o = *opts
+	}
+	lim := o.Limits.WithDefaults()
+	jo := o.Jobs
+	jo.Stream = cmp.Or(jo.Stream, DefaultStream)
+	jo.Bucket = cmp.Or(jo.Bucket, DefaultBucket)
+	jo.Subject = cmp.Or(jo.Subject, DefaultSubject)
+	jo.TTL = lim.TTL
+	jo.Owner = func(ctx context.Context) string {
+		o, _ := ctx.Value(ownerKey{}).(string)
+		return o
+	}
+	jobs, err := natstool.OpenJobs(ctx, nc, &jo)
+	if err != nil {
+		return nil, fmt.Errorf("mcptasks: %w", err)
+	}
+	js, err := jetstream.New(nc)
+	if err != nil {
+		return nil, fmt.Errorf("mcptasks: %w", err)
+	}
+	kv, err := js.KeyValue(ctx, jo.Bucket)
+	if err != nil {
+		return nil, fmt.Errorf("mcptasks: bucket %s: %w", jo.Bucket, err)
+	}
+	s := &Store{jobs: jobs, lim: lim, done: make(chan struct{}),
+		index: map[string]*entry{}, perOwner: map[string]int{}, pending: map[string]int{}}
+	// The watch lives as long as the store, not as Open's ctx.
+	s.watch, err = kv.WatchAll(context.WithoutCancel(ctx))
+	if err != nil {
+		return nil, fmt.Errorf("mcptasks: bucket %s: %w", jo.Bucket, err)
+	}
+	loaded := make(chan struct{})
+	go s.follow(loaded)
+	select {
+	case <-loaded:
+	case <-ctx.Done():
+		s.watch.Stop()
+		<-s.done
+		return nil, fmt.Errorf("mcptasks: reading the tasks: %w", context.Cause(ctx))
+	}
+	prefix := strings.TrimSuffix(jobs.ProgressSubject("*"), "*")
+	s.prog, err = nc.Subscribe(prefix+"*", func(m *nats.Msg) {
+		var p mcptool.TaskProgress
+		if json.Unmarshal(m.Data, &p) != nil {
+			return
+		}
+		id := strings.TrimPrefix(m.Subject, prefix)
+		s.mu.Lock()
+		if e := s.index[id]; e != nil {
+			e.progress = &p
+		}
+		s.mu.Unlock()
+	})
+	if err != nil {
+		s.watch.Stop()
+		<-s.done
+		return nil, fmt.Errorf("mcptasks: %w", err)
+	}
+	return s, nil
+}
+
+// Jobs returns the jobs the tasks are kept as, to start workers with
+// (Jobs().Work) or to read a task's job record.
+func (s *Store) Jobs() *natstool.Jobs { return s.jobs }
+
+// follow keeps the index from the bucket's watch until it stops, closing
+// loaded once the records that existed at Open are in.
+func (s *Store) follow(loaded chan struct{}) {
+	defer close(s.done)
+	once := sync.OnceFunc(func() { close(loaded) })
+	defer once()
+	for e := range s.watch.Updates() {
+		if e == nil {
+			once()
+			continue
+		}
+		s.mu.Lock()
+		if e.Operation() == jetstream.KeyValuePut {
+			var job natstool.Job
+			if json.Unmarshal(e.Value(), &job) == nil {
+				s.addLocked(e.Key(), job.Owner, job.Submitted)
+			}
+		} else {
+			s.dropLocked(e.Key())
+		}
+		s.mu.Unlock()
+	}
+}
+
+func (s *Store) addLocked(id, owner string, submitted time.Time) {
+	if _, ok := s.index[id]; ok {
+		return
+	}
+	s.index[id] = &entry{owner: owner, submitted: submitted}
+	s.perOwner[owner]++
+}
+
+func (s *Store) dropLocked(id string) {
+	e, ok := s.index[id]
+	if !ok {
+		return
+	}
+	delete(s.index, id)
+	if s.perOwner[e.owner]--; s.perOwner[e.owner] <= 0 {
+		delete(s.perOwner, e.owner)
+	}
+}
+
+// sweepLocked drops the tasks older than the TTL from the index (their
+// records expire in the bucket too).
+func (s *Store) sweepLocked(now time.Time) {
+	for id, e := range s.index {
+		if s.expired(e.submitted, now) {
+			s.dropLocked(id)
+		}
+	}
+}
+
+func (s *Store) expired(submitted, now time.Time) bool {
+	return !now.Before(submitted.Add(s.lim.TTL))
+}
+
+// as returns ctx speaking for owner, for the jobs.
+func as(ctx context.Context, owner string) context.Context {
+	return context.WithValue(ctx, ownerKey{}, owner)
+}
+
+// Create submits call as a job and returns its task, working (queued).
+// The job's ID is derived from 128 random bits, so task IDs are
+// unguessable. Beyond MaxTasks of the owner or MaxTotal in all it returns
+// an error wrapping mcptool.ErrTooManyTasks.
+func (s *Store) Create(ctx context.Context, call mcptool.TaskCall) (mcptool.TaskRecord, error) {
+	octx := as(ctx, call.Owner)
+	owner := s.jobs.OwnerOf(octx)
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return mcptool.TaskRecord{}, fmt.Errorf("mcptasks: the store is closed: %w", mcptool.ErrTooManyTasks)
+	}
+	if s.perOwner[owner]+s.pending[owner] >= s.lim.MaxTasks || len(s.index)+s.pendingN >= s.lim.MaxTotal {
+		s.sweepLocked(time.Now())
+	}
+	if s.perOwner[owner]+s.pending[owner] >= s.lim.MaxTasks || len(s.index)+s.pendingN >= s.lim.MaxTotal {
+		s.mu.Unlock()
+		return mcptool.TaskRecord{}, mcptool.ErrTooManyTasks
+	}
+	s.pending[owner]++
+	s.pendingN++
+	s.mu.Unlock()
+	defer func() {
+		s.mu.Lock()
+		if s.pending[owner]--; s.pending[owner] <= 0 {
+			delete(s.pending, owner)
+		}
+		s.pendingN--
+		s.mu.Unlock()
+	}()
+	var key [16]byte
+	rand.Read(key[:]) // never fails (crypto/rand)
+	id, err := s.jobs.Submit(octx, call.Tool, call.Args, &natstool.SubmitOptions{IdempotencyKey: hex.EncodeToString(key[:])})
+	if err != nil {
+		return mcptool.TaskRecord{}, fmt.Errorf("mcptasks: %w", err)
+	}
+	job, err := s.jobs.Job(octx, id)
+	if err != nil {
+		return mcptool.TaskRecord{}, fmt.Errorf("mcptasks: %w", err)
+	}
+	s.mu.Lock()
+	s.addLocked(id, owner, job.Submitted)
+	s.mu.Unlock()
+	return s.record(job), nil
+}
+
+// job returns owner's job id, or an error wrapping
+// mcptool.ErrTaskNotFound when there is none for owner (unknown, expired,
+// another owner's, or an ID that cannot be one).
+func (s *Store) job(ctx context.Context, owner, id string) (natstool.Job, error) {
+	if id == "" || len(id) > maxIDBytes {
+		return natstool.Job{}, mcptool.ErrTaskNotFound
+	}
+	job, err := s.jobs.Job(as(ctx, owner), id)
+	if errors.Is(err, natstool.ErrJobNotFound) {
+		return natstool.Job{}, mcptool.ErrTaskNotFound
+	}
+	if err != nil {
+		return natstool.Job{}, err
+	}
+	if s.expired(job.Submitted, time.Now()) {
+		return natstool.Job{}, mcptool.ErrTaskNotFound
+	}
+	return job, nil
+}
+
+// Get returns owner's task id.
+func (s *Store) Get(ctx context.Context, owner, id string) (mcptool.TaskRecord, error) {
+	job, err := s.job(ctx, owner, id)
+	if err != nil {
+		return mcptool.TaskRecord{}, err
+	}
+	return s.record(job), nil
+}
+
+// Job returns the job record of owner's task id: which worker ran it,
+// how many attempts it took. Another owner's task is
+// mcptool.ErrTaskNotFound, as for Get.
+func (s *Store) Job(ctx context.Context, owner, id string) (natstool.Job, error) {
+	return s.job(ctx, owner, id)
+}
+
+// Update answers mcptool.ErrTaskNotWaiting for owner's task id: a durable
+// task never waits for input.
+func (s *Store) Update(ctx context.Context, owner, id string, _ map[string]json.RawMessage) error {
+	if _, err := s.job(ctx, owner, id); err != nil {
+		return err
+	}
+	return mcptool.ErrTaskNotWaiting
+}
+
+// Cancel cancels owner's task id's job (natstool.Jobs.Cancel): a queued
+// job never runs, a running one has its context cancelled on its worker.
+func (s *Store) Cancel(ctx context.Context, owner, id string) (mcptool.TaskRecord, error) {
+	if _, err := s.job(ctx, owner, id); err != nil {
+		return mcptool.TaskRecord{}, err
+	}
+	job, err := s.jobs.Cancel(as(ctx, owner), id)
+	if errors.Is(err, natstool.ErrJobNotFound) {
+		return mcptool.TaskRecord{}, mcptool.ErrTaskNotFound
+	}
+	if err != nil {
+		return mcptool.TaskRecord{}, err
+	}
+	return s.record(job), nil
+}
+
+// List returns owner's kept tasks, newest first: at most MaxTasks.
+func (s *Store) List(ctx context.Context, owner string) ([]mcptool.TaskRecord, error) {
+	digest := s.jobs.OwnerOf(as(ctx, owner))
+	s.mu.Lock()
+	var ids []string
+	for id, e := range s.index {
+		if e.owner == digest && len(ids) < s.lim.MaxTasks {
+			ids = append(ids, id)
+		}
+	}
+	s.mu.Unlock()
+	out := make([]mcptool.TaskRecord, 0, len(ids))
+	for _, id := range ids {
+		rec, err := s.Get(ctx, owner, id)
+		if errors.Is(err, mcptool.ErrTaskNotFound) {
+			continue // expired meanwhile
+		}
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, rec)
+	}
+	slices.SortFunc(out, func(a, b mcptool.TaskRecord) int {
+		return cmp.Or(strings.Compare(b.CreatedAt, a.CreatedAt), strings.Compare(a.TaskID, b.TaskID))
+	})
+	return out, nil
+}
+
+// Close refuses new tasks and stops following the bucket. The tasks go
+// on: their jobs are the workers'. It does not close the connection.
+func (s *Store) Close() error {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return nil
+	}
+	s.closed = true
+	s.mu.Unlock()
+	s.prog.Unsubscribe()
+	s.watch.Stop()
+	<-s.done
+	return nil
+}
+
+// stamp formats t as task timestamps are: RFC 3339, UTC, milliseconds.
+func stamp(t time.Time) string { return t.UTC().Format("2006-01-02T15:04:05.000Z07:00") }
+
+// record is job as a task.
+func (s *Store) record(job natstool.Job) mcptool.TaskRecord {
+	ttl := s.lim.TTL.Milliseconds()
+	rec := mcptool.TaskRecord{Task: mcptool.Task{TaskID: job.ID, CreatedAt: stamp(job.Submitted),
+		LastUpdatedAt: stamp(job.Updated), TTLMs: &ttl, PollIntervalMs: s.lim.PollInterval.Milliseconds()}, Tool: job.Tool}
+	switch job.State {
+	case natstool.JobQueued:
+		rec.Status, rec.StatusMessage = mcptool.StatusWorking, "queued: waiting for a worker"
+	case natstool.JobRunning:
+		rec.Status, rec.StatusMessage = mcptool.StatusWorking, fmt.Sprintf("running, attempt %d", job.Attempts)
+		s.mu.Lock()
+		if e := s.index[job.ID]; e != nil && e.progress != nil {
+			p := *e.progress
+			rec.Progress = &p
+		}
+		s.mu.Unlock()
+	case natstool.JobDone:
+		rec.Status = mcptool.StatusCompleted
+		if job.Result != nil {
+			r := *job.Result
+			rec.ToolResult = &r
+		} else {
+			rec.Status, rec.Error = mcptool.StatusFailed, &mcptool.TaskError{Code: -32603, Message: "the job is done without a result"}
+		}
+	case natstool.JobCancelled:
+		rec.Status, rec.StatusMessage = mcptool.StatusCancelled, "cancelled by the client"
+	default:
+		rec.Status, rec.Error = mcptool.StatusFailed, &mcptool.TaskError{Code: -32603, Message: fmt.Sprintf("the job is in state %q, which this server does not know", job.State)}
+	}
+	return rec
+}

@@ -1,0 +1,88 @@
+package bearer
+
+import (
+	"bytes"
+	"crypto/x509"
+	"encoding/json"
+	"encoding/pem"
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+)
+
+// minSecretBytes is the least length of an HMAC secret [ParseKey] takes.
+const minSecretBytes = 32
+
+// ReadKeyFile reads the file name and returns the key in it, as
+// [ParseKey] reads it, for a [JWTVerifier]'s Keys. A parse error names
+// the file.
+func ReadKeyFile(name string) (any, error) {
+	data, err := os.ReadFile(name)
+	if err != nil {
+		return nil, err
+	}
+	key, err := ParseKey(data)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	return key, nil
+}
+
+// ParseKey returns the verification key data holds: the public key of a
+// PEM block of type PUBLIC KEY (*rsa.PublicKey, *ecdsa.PublicKey or
+// ed25519.PublicKey), or else data itself as an HMAC secret ([]byte) of at
+// least 32 bytes. Data that holds public key material in any other form
+// (DER, PKCS #1, a certificate, a JSON Web Key or key set, an OpenSSH
+// line, a PEM block of another type or that does not decode) is refused:
+// taken as an HMAC secret, it would let anyone who has the public key sign
+// tokens (algorithm confusion).
+func ParseKey(data []byte) (any, error) {
+	if block, _ := pem.Decode(data); block != nil {
+		if block.Type != "PUBLIC KEY" {
+			return nil, fmt.Errorf("a PEM %q block, not a public key (PEM type PUBLIC KEY)", block.Type)
+		}
+		return x509.ParsePKIXPublicKey(block.Bytes)
+	}
+	if what := publicMaterial(data); what != "" {
+		return nil, fmt.Errorf("%s is public, not an HMAC secret; give a public key as PEM (PUBLIC KEY), or a secret", what)
+	}
+	if len(data) < minSecretBytes {
+		return nil, fmt.Errorf("an HMAC secret must be at least %d bytes", minSecretBytes)
+	}
+	return data, nil
+}
+
+// publicMaterial says what public key material data is, in a form other
+// than a PEM block, or "" when it is none that ParseKey knows.
+func publicMaterial(data []byte) string {
+	text := bytes.TrimSpace(data)
+	switch {
+	case bytes.Contains(data, []byte("-----BEGIN")):
+		return "PEM text that does not decode, holding a public key or certificate"
+	case len(text) > 0 && text[0] == '{' && json.Valid(text):
+		return "JSON (a JSON Web Key or key set) holding a public key"
+	case bytes.HasPrefix(text, []byte("ssh-")), bytes.HasPrefix(text, []byte("ecdsa-sha2-")), bytes.HasPrefix(text, []byte("sk-ssh-")), bytes.HasPrefix(text, []byte("sk-ecdsa-")):
+		return "an OpenSSH public key"
+	}
+	if _, err := x509.ParsePKIXPublicKey(data); err == nil {
+		return "a DER public key"
+	}
+	if _, err := x509.ParsePKCS1PublicKey(data); err == nil {
+		return "a PKCS #1 DER public key"
+	}
+	if _, err := x509.ParseCertificate(data); err == nil {
+		return "a DER certificate, holding a public key"
+	}
+	return ""
+}
+
+// NewJWKS returns a [JWKS] that fetches the key set at rawURL, or an
+// error when rawURL is not an absolute http or https URL with a host.
+func NewJWKS(rawURL string) (*JWKS, error) {
+	u, err := url.Parse(rawURL)
+	if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
+		return nil, errors.New("not an http or https URL")
+	}
+	return &JWKS{URL: rawURL}, nil
+}

@@ -1,0 +1,120 @@
+package toolsearch
+
+import (
+	"flag"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/miniopenclaw/tool"
+)
+
+var calibrate = flag.Bool("calibrate", false, "TestNothingFits: print abstention figures for a range of thresholds on the tuning halves")
+
+// absentCase is a query whose answering tools are hidden from the
+// catalog: nothing fits it.
+type absentCase struct {
+	q      evalQuery
+	hidden map[string]bool
+}
+
+// hideAnswers makes the "nothing fits" cases of qs: each query with its
+// answers hidden, and for the MCP catalog every tool of the same bare
+// name on another server (three servers offer create_issue).
+func hideAnswers(qs []evalQuery, tools []tool.Tool) []absentCase {
+	var out []absentCase
+	for _, q := range qs {
+		h := map[string]bool{}
+		for _, a := range q.answers {
+			for _, t := range tools {
+				if t.Name() == a || strings.Contains(a, "__") && bareName(t.Name()) == bareName(a) {
+					h[t.Name()] = true
+				}
+			}
+		}
+		out = append(out, absentCase{q, h})
+	}
+	return out
+}
+
+// abstention scores the "nothing fits" answer at a confidence threshold:
+// recall is the share of absent cases answered with nothing; precision
+// is the share of empty answers, over absent and present cases, that
+// were right; falseAbstain is the share of present cases (answer in the
+// catalog) answered with nothing.
+type abstention struct {
+	precision, recall, falseAbstain float64
+	absent, present                 int
+}
+
+func (a abstention) String() string {
+	return fmt.Sprintf("nothing-fits precision %.3f  recall %.3f  (false 'nothing' on %.3f of %d answerable; %d unanswerable)",
+		a.precision, a.recall, a.falseAbstain, a.present, a.absent)
+}
+
+// topConfidence returns the confidence of the best visible match, or 0.
+func topConfidence(ix *Index, text string, visible func(string) bool) float64 {
+	ms, _ := ix.Find(Query{Text: text, Limit: 1, Visible: visible})
+	if len(ms) == 0 {
+		return 0
+	}
+	return ms[0].Confidence
+}
+
+func measureAbstention(ix *Index, present []evalQuery, absent []absentCase, threshold float64) abstention {
+	var a abstention
+	right, wrong := 0, 0
+	for _, c := range absent {
+		if topConfidence(ix, c.q.text, func(n string) bool { return !c.hidden[n] }) < threshold {
+			right++
+		}
+	}
+	for _, q := range present {
+		if topConfidence(ix, q.text, nil) < threshold {
+			wrong++
+		}
+	}
+	a.absent, a.present = len(absent), len(present)
+	a.recall = float64(right) / float64(max(len(absent), 1))
+	a.falseAbstain = float64(wrong) / float64(max(len(present), 1))
+	a.precision = float64(right) / float64(max(right+wrong, 1))
+	return a
+}
+
+// TestNothingFits measures the "nothing fits" answer on both evaluation
+// sets, tuning and held-out halves, at DefaultMinConfidence: a query
+// whose tools were removed from the catalog should get no tool, and one
+// whose tool is there should keep it.
+func TestNothingFits(t *testing.T) {
+	type set struct {
+		name       string
+		tools      []tool.Tool
+		tune, held []evalQuery
+	}
+	mtune, mheld := mcpQueries(t)
+	sets := []set{
+		{"hand set", evalTools(t), evalQueries(t), readQueries(t, "testdata/queries_heldout.txt")},
+		{"MCP set", mcpCatalog(t), mtune, mheld},
+	}
+	for _, s := range sets {
+		ix := NewWithOptions(testRegistry(t, s.tools...), Options{MinConfidence: -1})
+		defer ix.Close()
+		if *calibrate {
+			for th := 0.10; th < 0.45; th += 0.02 {
+				t.Logf("%s tuning, threshold %.2f: %v", s.name, th, measureAbstention(ix, s.tune, hideAnswers(s.tune, s.tools), th))
+			}
+		}
+		tune := measureAbstention(ix, s.tune, hideAnswers(s.tune, s.tools), DefaultMinConfidence)
+		held := measureAbstention(ix, s.held, hideAnswers(s.held, s.tools), DefaultMinConfidence)
+		t.Logf("%s, tuning:   %v", s.name, tune)
+		t.Logf("%s, held out: %v", s.name, held)
+		// The default was chosen to lose a present tool on at most 1% of
+		// the tuning queries; on held-out queries allow 5%.
+		if held.falseAbstain > 0.05 {
+			t.Errorf("%s: held out, 'nothing fits' answered for %.3f of queries whose tool is there, want at most 0.05", s.name, held.falseAbstain)
+		}
+		if tune.recall+held.recall == 0 && s.name == "hand set" {
+			t.Errorf("%s: 'nothing fits' never answered for an unanswerable query", s.name)
+		}
+	}
+}
