@@ -483,3 +483,64 @@ func TestTaskClientStdio(t *testing.T) {
 		})
 	}
 }
+
+// TestTaskClientRelaysElicitation: an aggregating server (a registry that
+// imported a task server's tools, served again) relays the question of a
+// task that is input_required to its own 2025-11-25 client over that
+// client's session, and the answer goes back with tasks/update. The
+// control: for a downstream client that declared no elicitation the call
+// declares none upstream either, and gets an error result saying so.
+func TestTaskClientRelaysElicitation(t *testing.T) {
+	upReg := tool.NewRegistry()
+	upReg.Register(tool.Must(tool.New("ask", "Asks the user for a name.", func(ctx context.Context, _ struct{}) (string, error) {
+		if res, ok := mcptool.InputResponses(ctx)["name"].(*mcp.ElicitResult); ok {
+			return "hello " + fmt.Sprint(res.Content["name"]), nil
+		}
+		return "", mcptool.RequestInput(ctx, mcp.InputRequestMap{"name": &mcp.ElicitParams{Message: "Your name?",
+			RequestedSchema: map[string]any{"type": "object", "properties": map[string]any{"name": map[string]any{"type": "string"}}}}}, "")
+	}, tool.WithTask(tool.TaskRequired))))
+	up := taskServer(t, upReg, mcptool.WithTasks(mcptool.TaskLimits{PollInterval: time.Millisecond}))
+	mid := importTasks(t, up, mcptool.WithTaskPolling(time.Millisecond, 20*time.Millisecond))
+	midURL := taskServer(t, mid)
+
+	for _, tc := range []struct {
+		name    string
+		handler func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error)
+		want    string
+		isError bool
+	}{
+		{"relayed", func(_ context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+			if req.Params.Message != "Your name?" {
+				return nil, errors.New("unexpected question")
+			}
+			return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"name": "Bo"}}, nil
+		}, "hello Bo", false},
+		// The call then declares no elicitation upstream, whose server
+		// fails the task saying so.
+		{"control: no elicitation downstream", nil, "did not declare the elicitation capability", true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			down := mcp.NewClient(&mcp.Implementation{Name: "down", Version: "1"}, &mcp.ClientOptions{ElicitationHandler: tc.handler})
+			cs, err := down.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: midURL}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer cs.Close()
+			res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "ask", Arguments: map[string]any{}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			text := ""
+			for _, c := range res.Content {
+				if tc, ok := c.(*mcp.TextContent); ok {
+					text += tc.Text
+				}
+			}
+			if res.IsError != tc.isError || !strings.Contains(text, tc.want) {
+				t.Errorf("result isError %v %q, want %v %q", res.IsError, text, tc.isError, tc.want)
+			}
+		})
+	}
+}
