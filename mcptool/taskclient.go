@@ -611,7 +611,11 @@ func (r *taskRun) result(ctx context.Context, d *DetailedTask) (*mcp.CallToolRes
 		}
 		return nil, nil, fmt.Errorf("tasks/result: %w", err)
 	}
-	r.report(Task{TaskID: r.id, Status: StatusCompleted}, nil)
+	if !d.Status.Terminal() {
+		// The task was input_required: tasks/result answers once it is
+		// terminal, and it gave a result.
+		r.report(Task{TaskID: r.id, Status: StatusCompleted}, nil)
+	}
 	return decodeCallResult(raw)
 }
 
