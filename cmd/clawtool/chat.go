@@ -120,8 +120,8 @@ The model endpoint comes from the environment:
 		if id == "" {
 			id = runstore.NewID()
 		}
-		out.pause = &chatPause{store: store, id: id, authz: ap.a, pf: rf.policy, wait: *wait}
-		opts = append(opts, agent.WithPause(ap.a), agent.WithCheckpoint(func(_ context.Context, st *agent.RunState) error {
+		out.pause = &chatPause{store: store, id: id, authz: ap, pf: rf.policy, wait: *wait}
+		opts = append(opts, agent.WithPause(ap), agent.WithCheckpoint(func(_ context.Context, st *agent.RunState) error {
 			return store.Save(id, st)
 		}))
 	}
