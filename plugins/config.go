@@ -47,7 +47,7 @@ type Config struct {
 	Modules map[string]Module `json:"wasmModules,omitempty"`
 	// Defaults apply to the registry the tools are loaded into.
 	Defaults Defaults `json:"defaults,omitzero"`
-	// SandboxPolicy names a sandbox policy file (see [ReadPolicy]),
+	// SandboxPolicy names a sandbox policy file (see [sandbox.ReadPolicyFile]),
 	// relative to the configuration file. Its paths and limits bound every
 	// WebAssembly module, and it is the default confinement of every
 	// stdio MCP server (see [Server.SandboxPolicy]): such a server runs in
@@ -108,7 +108,7 @@ type Server struct {
 	// (10,000), and it must not be over MaxServerTools. The tools past it
 	// are counted and reported ([Status.Cut], the log), not imported.
 	MaxTools int `json:"maxTools,omitempty"`
-	// SandboxPolicy names a sandbox policy file (see [ReadPolicy]),
+	// SandboxPolicy names a sandbox policy file (see [sandbox.ReadPolicyFile]),
 	// relative to the configuration file, that a stdio server runs
 	// under in the native sandbox, instead of the configuration's
 	// default "sandboxPolicy": the policy's read-only system and paths,
@@ -269,7 +269,7 @@ func ReadFile(name string) (*Config, error) {
 	dir := filepath.Dir(name)
 	if c.SandboxPolicy != "" {
 		c.SandboxPolicy = resolve(dir, c.SandboxPolicy)
-		if c.Sandbox, err = ReadPolicy(c.SandboxPolicy); err != nil {
+		if c.Sandbox, err = sandbox.ReadPolicyFile(c.SandboxPolicy); err != nil {
 			return nil, fmt.Errorf("%s: sandboxPolicy: %w", name, err)
 		}
 	}
