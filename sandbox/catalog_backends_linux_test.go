@@ -22,10 +22,10 @@ func TestCatalog(t *testing.T) {
 	for _, b := range []struct {
 		name string
 		// open returns the backend, or notApplicable says why no row runs.
-		open          func(t *testing.T) sandbox.CatalogBackend
+		open          func(t testing.TB) sandbox.CatalogBackend
 		notApplicable string
 	}{
-		{name: "native", open: func(*testing.T) sandbox.CatalogBackend {
+		{name: "native", open: func(testing.TB) sandbox.CatalogBackend {
 			return sandbox.CatalogBackend{Backend: sandbox.Native, Mode: sandbox.ModeNative}
 		}},
 		{name: "container-fresh", open: containerBackend(container.Options{}, sandbox.ModeFresh)},
@@ -47,8 +47,8 @@ func TestCatalog(t *testing.T) {
 // through DOCKER_HOST or the default socket, closed when the test ends.
 // Without an engine or the test image it fails in CI, where
 // .ci/docker-engine.sh provides both, and skips elsewhere with the reason.
-func containerBackend(opts container.Options, mode sandbox.Mode) func(t *testing.T) sandbox.CatalogBackend {
-	return func(t *testing.T) sandbox.CatalogBackend {
+func containerBackend(opts container.Options, mode sandbox.Mode) func(t testing.TB) sandbox.CatalogBackend {
+	return func(t testing.TB) sandbox.CatalogBackend {
 		t.Helper()
 		opts.Image, opts.Owner = testImage, "clawtool-sandbox-catalog"
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second) // ok-wallclock
