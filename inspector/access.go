@@ -72,7 +72,7 @@ func (a *callAs) check() string {
 
 // access answers GET /api/access: what the page may offer.
 func (h *Handler) access(w http.ResponseWriter, r *http.Request) {
-	writeJSON(w, http.StatusOK, map[string]bool{"call_as": h.callAs != nil, "audit": h.openAudit != nil, "sources": h.sources != nil})
+	writeJSON(w, http.StatusOK, map[string]bool{"call_as": h.callAs != nil, "audit": h.openAudit != nil, "sources": h.sources != nil, "approvals": h.approvals != nil})
 }
 
 // audit answers GET /api/audit.

@@ -77,10 +77,10 @@ func TestCallAs(t *testing.T) {
 	if w := do(plain, "POST", "/api/call", `{"name":"order","as":{"id":"alice"}}`, apiHeaders); w.Code != 400 || !strings.Contains(w.Body.String(), "needs a policy") {
 		t.Errorf("as without WithCallAs: %d %s", w.Code, w.Body.String())
 	}
-	if w := do(plain, "GET", "/api/access", "", apiHeaders); w.Body.String() != "{\"audit\":false,\"call_as\":false,\"sources\":false}\n" {
+	if w := do(plain, "GET", "/api/access", "", apiHeaders); w.Body.String() != "{\"approvals\":false,\"audit\":false,\"call_as\":false,\"sources\":false}\n" {
 		t.Errorf("access without options: %s", w.Body.String())
 	}
-	if w := do(h, "GET", "/api/access", "", apiHeaders); w.Body.String() != "{\"audit\":true,\"call_as\":true,\"sources\":false}\n" {
+	if w := do(h, "GET", "/api/access", "", apiHeaders); w.Body.String() != "{\"approvals\":false,\"audit\":true,\"call_as\":true,\"sources\":false}\n" {
 		t.Errorf("access with options: %s", w.Body.String())
 	}
 }

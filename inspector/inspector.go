@@ -50,6 +50,7 @@ type Handler struct {
 	callAs    func(ctx context.Context, id string, roles []string) (context.Context, error)
 	openAudit func() (io.ReadSeekCloser, error)
 	sources   func() []Source
+	approvals *Approvals
 }
 
 // An Option configures a [Handler].
@@ -113,6 +114,8 @@ func New(r *tool.Registry, opts ...Option) *Handler {
 	h.mux.HandleFunc("GET /api/access", h.access)
 	h.mux.HandleFunc("GET /api/audit", h.audit)
 	h.mux.HandleFunc("GET /api/sources", h.sourcesOf)
+	h.mux.HandleFunc("GET /api/approvals", h.pending)
+	h.mux.HandleFunc("POST /api/approvals/{id}/{verb}", h.answer)
 	return h
 }
 

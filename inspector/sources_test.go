@@ -47,7 +47,7 @@ func TestSources(t *testing.T) {
 	if w := do(h, "GET", "/api/sources", "", map[string]string{"Origin": "http://127.0.0.1:7777"}); w.Code != 403 {
 		t.Errorf("without the token: %d, want 403", w.Code)
 	}
-	if w := do(h, "GET", "/api/access", "", apiHeaders); w.Body.String() != "{\"audit\":false,\"call_as\":false,\"sources\":true}\n" {
+	if w := do(h, "GET", "/api/access", "", apiHeaders); w.Body.String() != "{\"approvals\":false,\"audit\":false,\"call_as\":false,\"sources\":true}\n" {
 		t.Errorf("access with WithSources: %s", w.Body.String())
 	}
 }

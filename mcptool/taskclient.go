@@ -245,7 +245,7 @@ func (c *Client) taskCall(ctx context.Context, method, id string, answers map[st
 func (c *Client) GetTask(ctx context.Context, id string) (*DetailedTask, error) {
 	raw, err := c.taskCall(ctx, "tasks/get", id, nil, DefaultMaxTaskResultBytes)
 	if err != nil {
-		return nil, fmt.Errorf("mcptool: tasks/get %q: %w", id, err)
+		return nil, fmt.Errorf("mcptool: tasks/get %q: %w", id, serverError(err))
 	}
 	d, err := decodeTask(raw, !c.newProtocol())
 	if err != nil {
@@ -257,9 +257,30 @@ func (c *Client) GetTask(ctx context.Context, id string) (*DetailedTask, error) 
 // CancelTask asks the server to cancel its task id (tasks/cancel).
 func (c *Client) CancelTask(ctx context.Context, id string) error {
 	if _, err := c.taskCall(ctx, "tasks/cancel", id, nil, maxHandleBytes); err != nil {
-		return fmt.Errorf("mcptool: tasks/cancel %q: %w", id, err)
+		return fmt.Errorf("mcptool: tasks/cancel %q: %w", id, serverError(err))
 	}
 	return nil
+}
+
+// A ServerError is a JSON-RPC error a server answered a tasks/* request
+// with.
+type ServerError struct {
+	Code    int64
+	Message string
+}
+
+func (e *ServerError) Error() string {
+	return fmt.Sprintf("the server says: %s (code %d)", shortText(e.Message, 2000), e.Code)
+}
+
+// serverError returns the server's JSON-RPC error in err, if there is
+// one, as a *ServerError; err otherwise.
+func serverError(err error) error {
+	var jerr *jsonrpc.Error
+	if errors.As(err, &jerr) {
+		return &ServerError{Code: jerr.Code, Message: jerr.Message}
+	}
+	return err
 }
 
 // decodeTask decodes a tasks/get answer (legacy: a flat LegacyTask) and
@@ -590,7 +611,11 @@ func (r *taskRun) result(ctx context.Context, d *DetailedTask) (*mcp.CallToolRes
 		}
 		return nil, nil, fmt.Errorf("tasks/result: %w", err)
 	}
-	r.report(Task{TaskID: r.id, Status: StatusCompleted}, nil)
+	if !d.Status.Terminal() {
+		// The task was input_required: tasks/result answers once it is
+		// terminal, and it gave a result.
+		r.report(Task{TaskID: r.id, Status: StatusCompleted}, nil)
+	}
 	return decodeCallResult(raw)
 }
 

@@ -46,6 +46,14 @@
 // [ErrJobNotFound]. A job whose tool the worker lacks is handed back to the
 // others, and after its last delivery ends as unavailable.
 //
+// # Approvals
+//
+// [Approvals] is a policy.ApprovalStore in a JetStream key-value bucket:
+// the approval requests of every worker's policy, answered from any
+// connection, each answer kept once and used once (compare-and-swap on
+// the key's revision), bounded, and failing closed when the bucket is
+// unreachable, full or holds what is not a record.
+//
 // # Wire protocol
 //
 // A call is a NATS request on the tool's subject (PREFIX.SERVICE.TOOL)

@@ -181,6 +181,11 @@ func (a *Authorizer) pend(ctx context.Context, d *Decision, req ApprovalRequest,
 	req.ID, req.Expires = rec.ID, rec.Expires
 	d.Approval = rec.ID
 	msg := fmt.Sprintf("call to tool %q needs a person's approval; approval request %s was made. Once it is approved, make the same call again with the same arguments; a changed call needs a new approval", d.Tool, req.ID)
+	if a.approvalHint != nil {
+		if hint := a.approvalHint(req); hint != "" {
+			msg += ". " + hint
+		}
+	}
 	return &DeniedError{Decision: *d, msg: msg, meta: map[string]any{"effect": string(Ask), "approval_request": req}}
 }
 

@@ -105,6 +105,14 @@ func WithApprover(ap Approver) Option {
 	return func(a *Authorizer) { a.approver = ap }
 }
 
+// WithApprovalHint adds to the refusal of a call that waits for an
+// approval what hint says about req: where and how a person answers it
+// (a command naming req.ID, a page), for the model, the client and its
+// user to pass on. Without it the refusal names the request only.
+func WithApprovalHint(hint func(req ApprovalRequest) string) Option {
+	return func(a *Authorizer) { a.approvalHint = hint }
+}
+
 // WithApprovalTTL sets how long an approval request, and a granted
 // approval, stays valid. The default is [DefaultApprovalTTL].
 func WithApprovalTTL(d time.Duration) Option {
@@ -253,7 +261,9 @@ type Authorizer struct {
 	set      atomic.Pointer[compiled]
 	roles    map[cedar.EntityUID]cedar.Entity
 	approver Approver
-	store    ApprovalStore
+	// approvalHint says where a waiting request is answered; may be nil.
+	approvalHint func(ApprovalRequest) string
+	store        ApprovalStore
 	// approvalTTL is how long a request, then its answer, holds.
 	approvalTTL time.Duration
 	limits      *rateLimits

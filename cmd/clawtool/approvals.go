@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/url"
 	"strconv"
 	"strings"
 	"time"
@@ -49,15 +50,17 @@ func approvalStore() policy.ApprovalStore {
 }
 
 const approvalsUsage = `Usage:
-  clawtool approvals list [--json]
-  clawtool approvals show [--json] ID
-  clawtool approvals approve --policy FILE --as USER[:ROLE,...] [--note TEXT] [--json] ID
-  clawtool approvals deny --policy FILE --as USER[:ROLE,...] [--note TEXT] [--json] ID
+  clawtool approvals list [--nats URL] [--json]
+  clawtool approvals show [--nats URL] [--json] ID
+  clawtool approvals approve --policy FILE --as USER[:ROLE,...] [--nats URL] [--note TEXT] [--json] ID
+  clawtool approvals deny --policy FILE --as USER[:ROLE,...] [--nats URL] [--note TEXT] [--json] ID
 
 Approvals lists the calls waiting for a person's approval (made by clawtool call,
-chat, serve or worker under --policy, on this machine), shows one, and approves or
-denies it. The requests are kept in the user's state directory
-($XDG_STATE_HOME/clawtool/approvals, or ~/.local/state/clawtool/approvals). Who may
+chat, serve or worker under --policy), shows one, and approves or denies it. The
+requests of this machine are kept in the user's state directory
+($XDG_STATE_HOME/clawtool/approvals, or ~/.local/state/clawtool/approvals); with
+--nats URL, those of every worker and command given that NATS server, in its
+JetStream bucket clawtool_approvals. Who may
 answer is decided by the policies in --policy for the --as principal: a permit for
 the action Action::"approve" on the call's tool, or Action::"approveOwn" for one's
 own call. An approved call runs once, when it is made again unchanged before the
@@ -82,10 +85,10 @@ func runApprovals(ctx context.Context, e *env, args []string) int {
 
 func runApprovalsSub(ctx context.Context, e *env, sub string, args []string) int {
 	synopsis := map[string]string{
-		"list":    "[--json]",
-		"show":    "[--json] ID",
-		"approve": "--policy FILE --as USER[:ROLE,...] [--note TEXT] [--json] ID",
-		"deny":    "--policy FILE --as USER[:ROLE,...] [--note TEXT] [--json] ID",
+		"list":    "[--nats URL] [--json]",
+		"show":    "[--nats URL] [--json] ID",
+		"approve": "--policy FILE --as USER[:ROLE,...] [--nats URL] [--note TEXT] [--json] ID",
+		"deny":    "--policy FILE --as USER[:ROLE,...] [--nats URL] [--note TEXT] [--json] ID",
 	}[sub]
 	about := map[string]string{
 		"list":    "List prints the pending approval requests, oldest first: id, who asked, the tool,\nwhen the request expires and why it was asked, then a preview of the arguments.",
@@ -95,8 +98,9 @@ func runApprovalsSub(ctx context.Context, e *env, sub string, args []string) int
 	}[sub]
 	fs := newFlags(e, "approvals "+sub, synopsis, about)
 	asJSON := fs.Bool("json", false, "print JSON instead of text")
-	answering := sub == "approve" || sub == "deny"
 	var pf policyFlags
+	fs.StringVar(&pf.approvalsNATS, "nats", "", "use the approval requests kept on the NATS server at `URL` (its JetStream bucket), not this machine's")
+	answering := sub == "approve" || sub == "deny"
 	var note *string
 	if answering {
 		fs.StringVar(&pf.file, "policy", "", "the Cedar policies in `FILE` that say who may answer")
@@ -107,7 +111,8 @@ func runApprovalsSub(ctx context.Context, e *env, sub string, args []string) int
 	if code := parseFlags(fs, args, e.stdout); code >= 0 {
 		return code
 	}
-	store := approvalStore()
+	store := pf.approvalStore()
+	defer pf.closeApprovals()
 	now := approvalsNow()
 	if sub == "list" {
 		if fs.NArg() > 0 {
@@ -213,7 +218,26 @@ func printApproval(w io.Writer, r policy.ApprovalRecord) {
 // approveCommand is the command that approves request id under the
 // policies of pf, for the person who answers to fill in.
 func (pf *policyFlags) approveCommand(id string) string {
-	return fmt.Sprintf("clawtool approvals approve %s --policy %s --as USER[:ROLE,...]", id, pf.file)
+	cmd := fmt.Sprintf("clawtool approvals approve %s --policy %s --as USER[:ROLE,...]", id, pf.file)
+	if pf.approvalsNATS != "" {
+		cmd += " --nats " + withoutCredentials(pf.approvalsNATS)
+	}
+	return cmd
+}
+
+// withoutCredentials is the NATS URLs urls (comma-separated) without
+// their user and password: what a refusal may show the model.
+func withoutCredentials(urls string) string {
+	parts := strings.Split(urls, ",")
+	for i, p := range parts {
+		if u, err := url.Parse(strings.TrimSpace(p)); err == nil && u.User != nil {
+			u.User = nil
+			parts[i] = u.String()
+		} else if err != nil {
+			parts[i] = "URL"
+		}
+	}
+	return strings.Join(parts, ",")
 }
 
 // shownText is s with every character that is not graphic escaped, cut

@@ -185,6 +185,7 @@ batch, concurrently and in dependency order, and prints their outcomes.`)
 	if code := parseFlags(fs, args, e.stdout); code >= 0 {
 		return code
 	}
+	ctx = withTaskLines(ctx, e.stderr, "call")
 	if code, ok := bf.run(ctx, e, fs, rf); ok {
 		return code
 	}

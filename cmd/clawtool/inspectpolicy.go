@@ -10,8 +10,10 @@ import (
 )
 
 // inspectorOptions returns what the inspector offers under --policy: a
-// "call as" that decides a call for the principal the page names, and,
-// with --audit, the audit log's records.
+// "call as" that decides a call for the principal the page names, the
+// Approvals tab, answering as --as (never as the page's "call as": the
+// page's holder may call as anyone, and would otherwise approve its own
+// calls), and, with --audit, the audit log's records.
 func (pf *policyFlags) inspectorOptions() []inspector.Option {
 	if pf.loaded == nil {
 		return nil
@@ -19,6 +21,11 @@ func (pf *policyFlags) inspectorOptions() []inspector.Option {
 	opts := []inspector.Option{inspector.WithCallAs(func(ctx context.Context, id string, roles []string) (context.Context, error) {
 		return policy.WithPrincipal(ctx, policy.Principal{ID: id, Roles: roles}), nil
 	})}
+	var as policy.Principal
+	if pf.loaded.set {
+		as = pf.loaded.p
+	}
+	opts = append(opts, inspector.WithApprovals(inspector.NewApprovals(pf.approvalStore(), pf.loaded.a, as)))
 	if file := pf.audit; file != "" {
 		opts = append(opts, inspector.WithAuditLog(func() (io.ReadSeekCloser, error) { return os.Open(file) }))
 	}

@@ -149,6 +149,7 @@ interrupted.`)
 	if rf.nats.prefix != "" {
 		return usageError(fs, "--nats-prefix is for importing tools; a worker serves its tools under their own names")
 	}
+	rf.policy.approvalsNATS = url // its policy's approvals are the bus's
 	r, cleanup, ok := rf.open(ctx, e, "worker")
 	if !ok {
 		return exitToolError

@@ -2,7 +2,11 @@ package main
 
 import (
 	"context"
+	"fmt"
+	"sync"
+	"time"
 
+	"github.com/miniopenclaw/tool/natstool"
 	"github.com/miniopenclaw/tool/policy"
 	"github.com/nats-io/nats.go"
 )
@@ -26,6 +30,7 @@ func (rf *registryFlags) forwardPrincipal() {
 	if rf.nats.url == "" {
 		return
 	}
+	rf.policy.approvalsNATS = rf.nats.url
 	rf.policy.forward = true
 	rf.nats.headers = rf.policy.callHeaders()
 }
@@ -55,4 +60,87 @@ func (pf *policyFlags) callContext() func(context.Context, nats.Header) (context
 	return func(ctx context.Context, h nats.Header) (context.Context, error) {
 		return policy.FromHeaders(ctx, h)
 	}
+}
+
+// natsApprovals is the approval store of a command given --nats and
+// --policy: the JetStream bucket every worker and every clawtool
+// approvals --nats shares (natstool.Approvals). It connects on first
+// use, and again after a failure; while it cannot, every method fails,
+// so a call that needs an approval is refused, saying why (fail closed).
+type natsApprovals struct {
+	url string
+	mu  sync.Mutex
+	nc  *nats.Conn
+	s   *natstool.Approvals
+}
+
+func (n *natsApprovals) store(ctx context.Context) (*natstool.Approvals, error) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.s != nil {
+		return n.s, nil
+	}
+	nc, err := nats.Connect(n.url, nats.Name("clawtool approvals"), nats.Timeout(5*time.Second), nats.MaxReconnects(-1), nats.ReconnectWait(250*time.Millisecond))
+	if err != nil {
+		return nil, fmt.Errorf("approvals: NATS %s: %w", n.url, err)
+	}
+	octx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	s, err := natstool.OpenApprovals(octx, nc, nil)
+	if err != nil {
+		nc.Close()
+		return nil, fmt.Errorf("approvals: NATS %s (the server needs JetStream): %w", n.url, err)
+	}
+	n.nc, n.s = nc, s
+	return s, nil
+}
+
+// close closes the connection, if one was made.
+func (n *natsApprovals) close() {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.nc != nil {
+		n.nc.Close()
+		n.nc, n.s = nil, nil
+	}
+}
+
+func (n *natsApprovals) Put(ctx context.Context, r policy.ApprovalRecord, now time.Time) (policy.ApprovalRecord, error) {
+	s, err := n.store(ctx)
+	if err != nil {
+		return policy.ApprovalRecord{}, err
+	}
+	return s.Put(ctx, r, now)
+}
+
+func (n *natsApprovals) Get(ctx context.Context, id string, now time.Time) (policy.ApprovalRecord, error) {
+	s, err := n.store(ctx)
+	if err != nil {
+		return policy.ApprovalRecord{}, err
+	}
+	return s.Get(ctx, id, now)
+}
+
+func (n *natsApprovals) Pending(ctx context.Context, now time.Time) ([]policy.ApprovalRecord, error) {
+	s, err := n.store(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return s.Pending(ctx, now)
+}
+
+func (n *natsApprovals) Answer(ctx context.Context, id string, a policy.ApprovalAnswer, now time.Time) (policy.ApprovalRecord, error) {
+	s, err := n.store(ctx)
+	if err != nil {
+		return policy.ApprovalRecord{}, err
+	}
+	return s.Answer(ctx, id, a, now)
+}
+
+func (n *natsApprovals) Consume(ctx context.Context, digest string, now time.Time) (policy.ApprovalRecord, bool, error) {
+	s, err := n.store(ctx)
+	if err != nil {
+		return policy.ApprovalRecord{}, false, err
+	}
+	return s.Consume(ctx, digest, now)
 }

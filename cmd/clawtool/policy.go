@@ -42,6 +42,11 @@ type policyFlags struct {
 	lastSource []byte     // with fromConfig, the policy text loaded last
 
 	loaded *asPrincipal // what options made, for listFilter
+	// approvalsNATS is the NATS URL whose bucket keeps the approval
+	// requests (--nats, or a worker's bus); "" keeps them in the file
+	// store. approvals is the store, once made.
+	approvalsNATS string
+	approvals     policy.ApprovalStore
 	// ws is the command's --workspace, whose file tools resolve their
 	// path arguments before the policies see them.
 	ws *workspaceFlags
@@ -108,7 +113,10 @@ func (pf *policyFlags) authorizerWith(extra ...policy.Option) (*policy.Authorize
 			parents[child] = append(parents[child], parent)
 		}
 	}
-	opts := []policy.Option{policy.WithRoleParents(parents), policy.WithApprovalStore(approvalStore())}
+	opts := []policy.Option{policy.WithRoleParents(parents), policy.WithApprovalStore(pf.approvalStore()),
+		policy.WithApprovalHint(func(req policy.ApprovalRequest) string {
+			return fmt.Sprintf("A person the policies let approve it answers with: %s (or in the Approvals tab of clawtool inspect --policy %s --as USER)", pf.approveCommand(req.ID), pf.file)
+		})}
 	switch {
 	case pf.byClient:
 		var fallback policy.Approver
@@ -137,6 +145,26 @@ func (pf *policyFlags) authorizerWith(extra ...policy.Option) (*policy.Authorize
 		opts = append(opts, policy.WithAudit(l))
 	}
 	return policy.Load(pf.file, append(opts, extra...)...)
+}
+
+// approvalStore returns the store of the command's approval requests:
+// the NATS bucket with --nats (or a worker's bus), else the file store
+// of the user's state directory.
+func (pf *policyFlags) approvalStore() policy.ApprovalStore {
+	if pf.approvals == nil {
+		pf.approvals = approvalStore()
+		if pf.approvalsNATS != "" {
+			pf.approvals = &natsApprovals{url: pf.approvalsNATS}
+		}
+	}
+	return pf.approvals
+}
+
+// closeApprovals closes the NATS store's connection, if one was made.
+func (pf *policyFlags) closeApprovals() {
+	if n, ok := pf.approvals.(*natsApprovals); ok {
+		n.close()
+	}
 }
 
 // options returns the registry options --policy asks for.
@@ -263,7 +291,9 @@ type terminalApprover struct{}
 func (terminalApprover) Approve(ctx context.Context, req policy.ApprovalRequest) (bool, error) {
 	tty, err := openTerminal()
 	if err != nil {
-		return false, fmt.Errorf("no terminal to ask for an approval: %w", err)
+		// No one to ask here: the call waits for an answer from
+		// clawtool approvals, which its refusal names.
+		return false, fmt.Errorf("%w: no terminal to ask on (%v)", policy.ErrApprovalUnavailable, err)
 	}
 	defer tty.Close()
 	fmt.Fprintf(tty, "clawtool: %s asks to call %s with %s\nclawtool: allow this call once? [y/N] ",

@@ -51,6 +51,7 @@ func commands() []command {
 		{"policy", "check POLICY | explain --policy FILE --as USER[:ROLE,...] TOOL [JSON]", "validate Cedar policies against the tools, or explain a decision", runPolicy},
 		{"approvals", "list | show ID | approve ID | deny ID [flags]", "list the calls waiting for a person's approval, show one, approve or deny it", runApprovals},
 		{"audit", "verify|story ...", "check the hash chain of an audit log, or print the story of one call (its request, answer and run)", runAudit},
+		{"tasks", "get|cancel ID --mcp \"CMD\" | --mcp-url URL [--json]", "show or cancel a task of an MCP server (a long-running call)", runTasks},
 		{"auth", "login|logout|status SERVER --config FILE", "log in to a URL server behind OAuth (MCP authorization), log out, or show the stored login", runAuth},
 	}
 }
@@ -205,6 +206,7 @@ func (rf *registryFlags) build(ctx context.Context, e *env) (r *tool.Registry, c
 func (rf *registryFlags) start(undo *cleanups) (*tool.Registry, error) {
 	rf.forwardPrincipal()
 	rf.permissionsFromConfig()
+	undo.add(rf.policy.closeApprovals, nil)
 	r, err := rf.mcp.base(rf.policy)
 	if err == nil {
 		err = undo.add(rf.ws.registerInto(r))

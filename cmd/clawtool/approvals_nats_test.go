@@ -1,0 +1,148 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// TestProcessApprovalOverNATS: two worker processes decide calls by one
+// policy and keep their approval requests in the NATS bucket. A call
+// through them asks; the asker cannot approve it; clawtool approvals
+// --nats, on another connection, lists it and a lead approves it; the
+// call made again runs exactly once (edit_file adds one "x" to a file
+// each time it runs), and made a third time asks again.
+func TestProcessApprovalOverNATS(t *testing.T) {
+	tmp := t.TempDir()
+	_, line := startCLI(t, "NATS server at", nil, "nats-server", "--addr", "127.0.0.1:0", "--jetstream", filepath.Join(tmp, "js"))
+	url := line[strings.Index(line, "nats://"):]
+	pol := filepath.Join(tmp, "edits.cedar")
+	os.WriteFile(pol, []byte(`
+@id("edits-ask") @reason("editing needs a person") @effect("ask")
+permit (principal, action == Action::"call", resource == Tool::"edit_file");
+@id("leads-approve")
+permit (principal in Role::"lead", action == Action::"approve", resource == Tool::"edit_file");
+`), 0o600)
+	ws := filepath.Join(tmp, "ws")
+	os.Mkdir(ws, 0o700)
+	counter := filepath.Join(ws, "count")
+	os.WriteFile(counter, []byte("|"), 0o600)
+	// The state directories differ from the test's: nothing is shared on
+	// this machine but the NATS server.
+	for i := range 2 {
+		startCLI(t, "serving", []string{"XDG_STATE_HOME=" + filepath.Join(tmp, "state", string(rune('a'+i)))},
+			"worker", "--nats", url, "--policy", pol, "--workspace", ws, "--name", "edits")
+	}
+	t.Setenv("XDG_STATE_HOME", filepath.Join(tmp, "state", "cli"))
+	cli := func(args ...string) (int, string, string) {
+		var out, errOut bytes.Buffer
+		ctx, cancel := context.WithTimeout(context.Background(), wait)
+		defer cancel()
+		code := run(ctx, args, nil, &out, &errOut)
+		return code, out.String(), errOut.String()
+	}
+	edit := []string{"call", "--nats", url, "--as", "bob", "edit_file", `{"path":"count","old":"|","new":"x|"}`}
+	askedFor := func(out string) string {
+		t.Helper()
+		var res struct {
+			Kind     string
+			Error    string
+			Metadata struct {
+				ApprovalRequest struct{ ID string } `json:"approval_request"`
+			}
+		}
+		json.Unmarshal([]byte(out), &res)
+		id := res.Metadata.ApprovalRequest.ID
+		if res.Kind != "denied" || id == "" || !strings.Contains(res.Error, id) {
+			t.Fatalf("the call did not ask: %s", out)
+		}
+		return id
+	}
+	var id string
+	until(t, "both workers to serve edit_file", func() bool {
+		code, out, _ := cli(edit...)
+		if code == exitOK || !strings.Contains(out, "approval_request") {
+			return false
+		}
+		id = askedFor(out)
+		return true
+	})
+	if code, out, errOut := cli("approvals", "list", "--nats", url); code != exitOK || !strings.Contains(out, id) || !strings.Contains(out, "bob calls edit_file") || !strings.Contains(out, "editing needs a person") {
+		t.Fatalf("approvals list --nats: exit %d\n%s%s", code, out, errOut)
+	}
+	if code, _, errOut := cli("approvals", "approve", id, "--nats", url, "--policy", pol, "--as", "bob:lead"); code != exitToolError || !strings.Contains(errOut, "not permitted") {
+		t.Errorf("bob approving his own call: exit %d: %s", code, errOut)
+	}
+	if code, out, errOut := cli("approvals", "approve", id, "--nats", url, "--policy", pol, "--as", "ann:lead", "--note", "once"); code != exitOK || !strings.Contains(out, "approved "+id) {
+		t.Fatalf("approvals approve --nats: exit %d\n%s%s", code, out, errOut)
+	}
+	if code, out, errOut := cli(edit...); code != exitOK {
+		t.Fatalf("the approved call: exit %d\n%s%s", code, out, errOut)
+	}
+	code, out, _ := cli(edit...)
+	if again := askedFor(out); code == exitOK || again == id {
+		t.Errorf("the call made a third time: exit %d, request %s (the used one was %s)", code, again, id)
+	}
+	if got, _ := os.ReadFile(counter); string(got) != "x|" {
+		t.Errorf("the file is %q: the tool ran %d times, want once", got, strings.Count(string(got), "x"))
+	}
+}
+
+// TestServeApprovalWithoutElicitation: an MCP client that cannot be
+// asked (it declares no elicitation) calls, over Streamable HTTP, a tool
+// that needs an approval, with serve --approve-by-client. The isError
+// result names the request and the command that answers it, which a
+// person runs; the same call made again on the session runs.
+func TestServeApprovalWithoutElicitation(t *testing.T) {
+	t.Setenv("XDG_STATE_HOME", t.TempDir())
+	pol := filepath.Join("testdata", "policy", "approvals.cedar")
+	addr := startHTTP(t, "--policy", pol, "--as", "otto:operator", "--approve-by-client")
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "t", Version: "0"}, nil).Connect(t.Context(),
+		&mcp.StreamableClientTransport{Endpoint: "http://" + addr + "/mcp"}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	del := &mcp.CallToolParams{Name: "kv", Arguments: map[string]any{"op": "delete", "key": "a"}}
+	res, err := cs.CallTool(t.Context(), del)
+	if err != nil || !res.IsError {
+		t.Fatalf("delete: %v %+v, want an isError result", err, res)
+	}
+	text := res.Content[0].(*mcp.TextContent).Text
+	m := regexp.MustCompile(`approval request ([0-9a-f]{24}) was made`).FindStringSubmatch(text)
+	if m == nil {
+		t.Fatalf("the result names no request: %q", text)
+	}
+	id := m[1]
+	want := "clawtool approvals approve " + id + " --policy " + pol + " --as USER[:ROLE,...]"
+	if !strings.Contains(text, want) || !strings.Contains(text, "Approvals tab") {
+		t.Errorf("the result does not say how to answer: %q\nwant %q in it", text, want)
+	}
+	var out, errOut bytes.Buffer
+	if code := run(t.Context(), []string{"approvals", "approve", id, "--policy", pol, "--as", "cid:admin"}, nil, &out, &errOut); code != exitOK {
+		t.Fatalf("the command the result names: exit %d: %s", code, errOut.String())
+	}
+	if res, err := cs.CallTool(t.Context(), del); err != nil || res.IsError {
+		t.Fatalf("the approved delete: %v %+v", err, res.Content[0])
+	}
+	if res, err := cs.CallTool(t.Context(), del); err != nil || !res.IsError {
+		t.Errorf("the delete made a third time: %v %+v, want it to ask again", err, res)
+	}
+}
+
+// TestApproveCommandHidesCredentials: the command a refusal shows names
+// the NATS server without its user and password.
+func TestApproveCommandHidesCredentials(t *testing.T) {
+	pf := &policyFlags{file: "p.cedar", approvalsNATS: "nats://ann:s3cret@127.0.0.1:4222,nats://127.0.0.1:4223"}
+	got := pf.approveCommand("000000000000000000000001")
+	if strings.Contains(got, "s3cret") || !strings.Contains(got, "--nats nats://127.0.0.1:4222,nats://127.0.0.1:4223") {
+		t.Errorf("approveCommand = %q", got)
+	}
+}

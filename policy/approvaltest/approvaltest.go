@@ -1,0 +1,234 @@
+// Package approvaltest checks that an implementation of
+// [policy.ApprovalStore] keeps its contract, in the way testing/fstest
+// checks a file system: the same checks run over every store (in
+// memory, on files, on NATS), so that an Authorizer can rely on any of
+// them alike.
+package approvaltest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/miniopenclaw/tool/policy"
+)
+
+// T0 is the time the checks start at.
+var T0 = time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
+
+// Record returns a pending record with the given id for digest, made at
+// T0 and valid for a minute, as an Authorizer puts one.
+func Record(id, digest string) policy.ApprovalRecord {
+	return policy.ApprovalRecord{
+		ID: id, Principal: "bob", Tool: "kv", Digest: digest, Preview: `{"op":"delete"}`,
+		Policies: []string{"ask"}, Reason: "deletes need a person", Created: T0, Expires: T0.Add(time.Minute), TTL: time.Minute,
+	}
+}
+
+// ID returns the n-th approval id: 24 hexadecimal digits.
+func ID(n int) string { return fmt.Sprintf("%024x", n) }
+
+// Open returns two handles on one new, empty store, as two processes
+// sharing it hold (for a store of one process, the same value twice).
+type Open func(t *testing.T) (policy.ApprovalStore, policy.ApprovalStore)
+
+// TestStore checks the contract of the stores open makes: a request is
+// answered once and its answer used once, by its digest only; forged,
+// malformed, expired and foreign ids are refused; approvers racing on
+// one request through both handles end with one answer, and callers
+// racing to use it use it once.
+func TestStore(t *testing.T, open Open) {
+	t.Run("Contract", func(t *testing.T) { contract(t, open) })
+	t.Run("Races", func(t *testing.T) { races(t, open) })
+	t.Run("Expiry", func(t *testing.T) { expiry(t, open) })
+}
+
+func contract(t *testing.T, open Open) {
+	ctx := context.Background()
+	s, other := open(t)
+	r, err := s.Put(ctx, Record(ID(1), "d1"), T0)
+	if err != nil || r.ID != ID(1) || r.State != policy.ApprovalPending {
+		t.Fatalf("Put = %+v, %v", r, err)
+	}
+	// The same call again while it waits: the same request.
+	if r, err := other.Put(ctx, Record(ID(2), "d1"), T0); err != nil || r.ID != ID(1) {
+		t.Errorf("second Put for the digest = %s, %v; want %s", r.ID, err, ID(1))
+	}
+	if p, err := other.Pending(ctx, T0); err != nil || len(p) != 1 || p[0].ID != ID(1) || p[0].Preview != `{"op":"delete"}` || p[0].Reason == "" {
+		t.Errorf("Pending = %+v, %v", p, err)
+	}
+	if _, ok, err := s.Consume(ctx, "d1", T0); ok || err != nil {
+		t.Errorf("Consume before the answer = %v, %v", ok, err)
+	}
+	// Forged, malformed and foreign ids: unknown, and nothing answered.
+	for _, bad := range []string{ID(99), "../../etc/passwd", "", strings.Repeat("A", 24), ID(1) + "0", "r." + ID(1), "*", ">"} {
+		if _, err := s.Get(ctx, bad, T0); !errors.Is(err, policy.ErrUnknownApproval) {
+			t.Errorf("Get(%q) = %v, want ErrUnknownApproval", bad, err)
+		}
+		if _, err := other.Answer(ctx, bad, policy.ApprovalAnswer{Approved: true, By: "ann"}, T0); !errors.Is(err, policy.ErrUnknownApproval) {
+			t.Errorf("Answer(%q) = %v, want ErrUnknownApproval", bad, err)
+		}
+	}
+	at := T0.Add(30 * time.Second)
+	long := policy.ApprovalAnswer{By: "ann", Note: strings.Repeat("n", policy.MaxApprovalNote+1)}
+	if _, err := other.Answer(ctx, ID(1), long, at); !errors.Is(err, policy.ErrApprovalTooLarge) {
+		t.Errorf("Answer with a long note = %v, want ErrApprovalTooLarge", err)
+	}
+	r, err = other.Answer(ctx, ID(1), policy.ApprovalAnswer{Approved: true, By: "ann", Note: "ok"}, at)
+	if err != nil || r.State != policy.ApprovalApproved || r.AnsweredBy != "ann" || r.Note != "ok" || !r.Expires.Equal(at.Add(time.Minute)) {
+		t.Fatalf("Answer = %+v, %v", r, err)
+	}
+	if r, err := s.Answer(ctx, ID(1), policy.ApprovalAnswer{By: "cid"}, at); !errors.Is(err, policy.ErrApprovalAnswered) || r.AnsweredBy != "ann" {
+		t.Errorf("second Answer = %+v, %v, want ErrApprovalAnswered saying ann", r, err)
+	}
+	if p, _ := s.Pending(ctx, at); len(p) != 0 {
+		t.Errorf("answered request still pending: %+v", p)
+	}
+	if r, err := s.Get(ctx, ID(1), at); err != nil || r.State != policy.ApprovalApproved {
+		t.Errorf("Get of the answered request = %+v, %v", r, err)
+	}
+	if _, ok, _ := s.Consume(ctx, "d2", at); ok {
+		t.Error("another digest used the answer")
+	}
+	if r, ok, err := s.Consume(ctx, "d1", at); !ok || err != nil || r.State != policy.ApprovalApproved || r.Used.IsZero() || r.ID != ID(1) {
+		t.Fatalf("Consume = %+v, %v, %v", r, ok, err)
+	}
+	if _, ok, _ := other.Consume(ctx, "d1", at); ok {
+		t.Error("the answer was used twice")
+	}
+	// A used answer is gone, or kept marked used; never usable.
+	if r, err := other.Get(ctx, ID(1), at); err == nil && r.Used.IsZero() {
+		t.Errorf("Get of a used answer = %+v, not marked used", r)
+	} else if err != nil && !errors.Is(err, policy.ErrUnknownApproval) {
+		t.Errorf("Get of a used answer = %v", err)
+	}
+	// The call made again after its answer was used: a new request.
+	if r, err := s.Put(ctx, Record(ID(3), "d1"), at); err != nil || r.ID != ID(3) {
+		t.Errorf("Put after use = %+v, %v; want a new request", r, err)
+	}
+	// A denial is used once too, and says who.
+	if _, err := s.Answer(ctx, ID(3), policy.ApprovalAnswer{By: "ann", Note: "not now"}, at); err != nil {
+		t.Fatal(err)
+	}
+	if r, ok, err := other.Consume(ctx, "d1", at); !ok || err != nil || r.State != policy.ApprovalDenied || r.Note != "not now" {
+		t.Errorf("Consume of a denial = %+v, %v, %v", r, ok, err)
+	}
+}
+
+func expiry(t *testing.T, open Open) {
+	ctx := context.Background()
+	s, other := open(t)
+	if _, err := s.Put(ctx, Record(ID(3), "d3"), T0); err != nil {
+		t.Fatal(err)
+	}
+	late := T0.Add(time.Minute)
+	if _, err := other.Answer(ctx, ID(3), policy.ApprovalAnswer{Approved: true, By: "ann"}, late); !errors.Is(err, policy.ErrExpiredApproval) && !errors.Is(err, policy.ErrUnknownApproval) {
+		t.Errorf("an expired request answered: %v", err)
+	}
+	if p, _ := s.Pending(ctx, late); len(p) != 0 {
+		t.Errorf("an expired request is pending: %+v", p)
+	}
+	// An expired request does not stand for its call.
+	if r, err := s.Put(ctx, Record(ID(5), "d3"), late); err != nil || r.ID != ID(5) {
+		t.Errorf("Put after expiry = %+v, %v; want a new request", r, err)
+	}
+	if _, err := s.Put(ctx, Record(ID(4), "d4"), T0); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Answer(ctx, ID(4), policy.ApprovalAnswer{Approved: true, By: "ann"}, T0); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok, _ := other.Consume(ctx, "d4", T0.Add(time.Minute)); ok {
+		t.Error("an expired answer was used")
+	}
+}
+
+func races(t *testing.T, open Open) {
+	ctx := context.Background()
+	two := make([]policy.ApprovalStore, 2)
+	two[0], two[1] = open(t)
+	if _, err := two[0].Put(ctx, Record(ID(1), "d1"), T0); err != nil {
+		t.Fatal(err)
+	}
+	const n = 8
+	var answered, used atomic.Int64
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() {
+			r, err := two[i%2].Answer(ctx, ID(1), policy.ApprovalAnswer{Approved: i%2 == 0, By: fmt.Sprint("approver", i)}, T0)
+			switch {
+			case err == nil:
+				answered.Add(1)
+			case !errors.Is(err, policy.ErrApprovalAnswered) || r.State == policy.ApprovalPending:
+				t.Errorf("approver %d: %v (%+v)", i, err, r)
+			}
+		})
+	}
+	wg.Wait()
+	if answered.Load() != 1 {
+		t.Fatalf("%d answers, want 1", answered.Load())
+	}
+	for i := range n {
+		wg.Go(func() {
+			if _, ok, err := two[i%2].Consume(ctx, "d1", T0); err != nil {
+				t.Error(err)
+			} else if ok {
+				used.Add(1)
+			}
+		})
+	}
+	wg.Wait()
+	if used.Load() != 1 {
+		t.Errorf("the answer was used %d times, want 1", used.Load())
+	}
+	// Callers racing to ask for one call get one request.
+	ids := make([]string, n)
+	for i := range n {
+		wg.Go(func() {
+			r, err := two[i%2].Put(ctx, Record(ID(100+i), "d2"), T0)
+			if err != nil {
+				t.Errorf("Put %d: %v", i, err)
+			}
+			ids[i] = r.ID
+		})
+	}
+	wg.Wait()
+	for i := range ids {
+		if ids[i] != ids[0] {
+			t.Fatalf("racing Puts for one call made several requests: %q", ids)
+		}
+	}
+	if p, err := two[1].Pending(ctx, T0); err != nil || len(p) != 1 {
+		t.Errorf("Pending after racing Puts = %d records, %v; want 1", len(p), err)
+	}
+}
+
+// TestFull checks that s, a store that keeps at most max records,
+// refuses the next request with [policy.ErrApprovalStoreFull] once max
+// are waiting, and makes room when they expire.
+func TestFull(t *testing.T, s policy.ApprovalStore, max int) {
+	ctx := context.Background()
+	for i := range max {
+		if _, err := s.Put(ctx, Record(ID(1000+i), fmt.Sprint("full", i)), T0); err != nil {
+			t.Fatalf("Put %d of %d: %v", i, max, err)
+		}
+	}
+	if _, err := s.Put(ctx, Record(ID(999), "one more"), T0); !errors.Is(err, policy.ErrApprovalStoreFull) {
+		t.Errorf("Put into a full store = %v, want ErrApprovalStoreFull", err)
+	}
+	later := Record(ID(998), "later")
+	later.Expires = T0.Add(2 * time.Minute)
+	if _, err := s.Put(ctx, later, T0.Add(time.Minute)); err != nil {
+		t.Errorf("Put once the others expired = %v", err)
+	}
+	big := Record(ID(997), "big")
+	big.Reason = strings.Repeat("x", policy.MaxApprovalRecord)
+	if _, err := s.Put(ctx, big, T0.Add(time.Minute)); !errors.Is(err, policy.ErrApprovalTooLarge) {
+		t.Errorf("Put of a large record = %v, want ErrApprovalTooLarge", err)
+	}
+}
