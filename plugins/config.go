@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/miniopenclaw/tool"
+	"github.com/miniopenclaw/tool/internal/jsonduration"
 	"github.com/miniopenclaw/tool/mcptool"
 	"github.com/miniopenclaw/tool/sandbox"
 )
@@ -203,21 +204,9 @@ type Duration time.Duration
 
 // UnmarshalJSON reads "30s" or 30000 (milliseconds).
 func (d *Duration) UnmarshalJSON(b []byte) error {
-	var s string
-	if err := json.Unmarshal(b, &s); err == nil {
-		v, err := time.ParseDuration(s)
-		if err != nil {
-			return err
-		}
-		*d = Duration(v)
-		return nil
-	}
-	var ms float64
-	if err := json.Unmarshal(b, &ms); err != nil {
-		return fmt.Errorf("a duration is a string such as \"30s\" or a number of milliseconds")
-	}
-	*d = Duration(time.Duration(ms * float64(time.Millisecond)))
-	return nil
+	v, err := jsonduration.Parse(b)
+	*d = Duration(v)
+	return err
 }
 
 // MarshalJSON writes the duration as a Go duration string.

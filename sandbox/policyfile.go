@@ -9,6 +9,8 @@ import (
 	"os"
 	"path/filepath"
 	"time"
+
+	"github.com/miniopenclaw/tool/internal/jsonduration"
 )
 
 // MaxPolicyBytes bounds the text of a policy: [ReadPolicyFile] refuses a
@@ -137,19 +139,7 @@ func underDir(dir, p string) string {
 type jsonDuration time.Duration
 
 func (d *jsonDuration) UnmarshalJSON(b []byte) error {
-	var s string
-	if err := json.Unmarshal(b, &s); err == nil {
-		v, err := time.ParseDuration(s)
-		if err != nil {
-			return err
-		}
-		*d = jsonDuration(v)
-		return nil
-	}
-	var ms float64
-	if err := json.Unmarshal(b, &ms); err != nil {
-		return errors.New(`a duration is a string such as "30s" or a number of milliseconds`)
-	}
-	*d = jsonDuration(time.Duration(ms * float64(time.Millisecond)))
-	return nil
+	v, err := jsonduration.Parse(b)
+	*d = jsonDuration(v)
+	return err
 }
