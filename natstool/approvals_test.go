@@ -300,3 +300,31 @@ permit (principal in Role::"lead", action == Action::"approve", resource == Tool
 		t.Errorf("the tool ran %d times, want once (the approved call)", runs.Load())
 	}
 }
+
+// TestApprovalsBucketTTL: the bucket's own TTL removes a record that
+// long after its last change, whatever the clock its callers pass: a
+// store nobody sweeps still empties. (The records' own expiry, checked
+// on every read, is in the contract test.)
+func TestApprovalsBucketTTL(t *testing.T) {
+	srv := startServer(t, true)
+	ctx := context.Background()
+	s, err := natstool.OpenApprovals(ctx, connect(t, srv), &natstool.ApprovalsOptions{Bucket: "approvals_ttl", TTL: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := approvaltest.Record(approvaltest.ID(1), "d1")
+	r.Expires = approvaltest.T0.Add(24 * time.Hour)
+	if _, err := s.Put(ctx, r, approvaltest.T0); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Get(ctx, r.ID, approvaltest.T0); err != nil {
+		t.Fatalf("control: %v", err)
+	}
+	waitFor(t, "the bucket's TTL to remove the record", func() bool {
+		_, err := s.Get(ctx, r.ID, approvaltest.T0)
+		return errors.Is(err, policy.ErrUnknownApproval)
+	})
+	if p, err := s.Pending(ctx, approvaltest.T0); err != nil || len(p) != 0 {
+		t.Errorf("Pending after the TTL = %+v, %v", p, err)
+	}
+}

@@ -41,6 +41,20 @@ func init() {
 		}
 		return fmt.Sprintf("allocated %d × %d bytes", n, size), nil
 	}
+	// plant DIR NAME CONTENT ... writes each NAME (relative to DIR) with
+	// CONTENT, making the directories on its way.
+	attacks["plant"] = func(a []string) (string, error) {
+		for i := 1; i+1 < len(a); i += 2 {
+			p := filepath.Join(a[0], a[i])
+			if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+				return "", err
+			}
+			if err := os.WriteFile(p, []byte(a[i+1]), 0o755); err != nil {
+				return "", err
+			}
+		}
+		return "planted", nil
+	}
 	// script SEED STEPS runs a random script of file operations in the
 	// working directory (see runScript).
 	attacks["script"] = func(a []string) (string, error) {
@@ -609,5 +623,52 @@ func TestWriteBudgetMatchesDirectWrites(t *testing.T) {
 				t.Errorf("direct:\n%s\nthrough the overlay:\n%s", strings.Join(trees[0], "\n"), strings.Join(trees[1], "\n"))
 			}
 		})
+	}
+}
+
+// TestWriteBudgetFailsClosed gives the run a workspace on which the
+// overlay cannot be mounted: a directory of an overlay stacked on another
+// overlay, at the kernel's stacking depth already (2), so that one more
+// fails. The run is refused, naming the write budget, before anything
+// runs; the control, a policy that opts out (Policy.Without
+// LayerWriteBudget), runs in the same workspace and writes it directly.
+func TestWriteBudgetFailsClosed(t *testing.T) {
+	requireSandbox(t)
+	if os.Geteuid() != 0 {
+		t.Fatal("stacking overlays on the host needs root")
+	}
+	base, err := os.MkdirTemp("", "clawtool-stack-")
+	must(t, err)
+	t.Cleanup(func() { os.RemoveAll(base) })
+	must(t, os.Chmod(base, 0o755))
+	for _, d := range []string{"l1", "u1", "w1", "m1", "u2", "w2", "m2"} {
+		must(t, os.Mkdir(filepath.Join(base, d), 0o755))
+	}
+	for i, lower := range []string{"l1", "m1"} {
+		n := strconv.Itoa(i + 1)
+		opts := "lowerdir=" + filepath.Join(base, lower) + ",upperdir=" + filepath.Join(base, "u"+n) + ",workdir=" + filepath.Join(base, "w"+n)
+		target := filepath.Join(base, "m"+n)
+		must(t, unix.Mount("overlay", target, "overlay", 0, opts))
+		t.Cleanup(func() { unix.Unmount(target, unix.MNT_DETACH) })
+	}
+	ws := filepath.Join(base, "m2", "ws")
+	must(t, os.Mkdir(ws, 0o755))
+	must(t, os.Chown(ws, DefaultUID, DefaultUID))
+
+	p := Policy{Workspace: ws, Env: DefaultEnv()}
+	r, err := Run(context.Background(), p, "sh", "-c", "echo ran > ran")
+	if err == nil || !strings.Contains(err.Error(), "workspace write budget") || !strings.Contains(err.Error(), `"write_budget" in Without`) {
+		t.Errorf("on a workspace the overlay cannot stack on: %v %+v, want a refusal naming the write budget", err, r)
+	}
+	if _, err := os.Stat(filepath.Join(ws, "ran")); err == nil {
+		t.Error("the refused run ran")
+	}
+	p.Without = []Layer{LayerWriteBudget}
+	r, err = Run(context.Background(), p, "sh", "-c", "echo ran > ran")
+	if err != nil || !r.OK() {
+		t.Fatalf("control, opted out: %v %+v", err, r)
+	}
+	if b, _ := os.ReadFile(filepath.Join(ws, "ran")); string(b) != "ran\n" {
+		t.Errorf("control: the workspace holds %q", b)
 	}
 }

@@ -4,7 +4,11 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
+	"io"
+	"net"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -144,5 +148,99 @@ func TestApproveCommandHidesCredentials(t *testing.T) {
 	got := pf.approveCommand("000000000000000000000001")
 	if strings.Contains(got, "s3cret") || !strings.Contains(got, "--nats nats://127.0.0.1:4222,nats://127.0.0.1:4223") {
 		t.Errorf("approveCommand = %q", got)
+	}
+}
+
+// TestApprovalsNATSUnreachable: clawtool approvals --nats with no server
+// there, or a server without JetStream, fails saying so; a worker's call
+// that needs an approval from such a server is refused with the reason
+// and does not run (fail closed).
+func TestApprovalsNATSUnreachable(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	nobody := "nats://" + ln.Addr().String()
+	ln.Close() // nothing listens there now
+	var out, errOut bytes.Buffer
+	if code := run(t.Context(), []string{"approvals", "list", "--nats", nobody}, nil, &out, &errOut); code != exitToolError || !strings.Contains(errOut.String(), "approvals: NATS "+nobody) {
+		t.Errorf("approvals list --nats (nothing there): exit %d: %s", code, errOut.String())
+	}
+
+	_, line := startCLI(t, "NATS server at", nil, "nats-server", "--addr", "127.0.0.1:0") // no --jetstream
+	url := line[strings.Index(line, "nats://"):]
+	out.Reset()
+	errOut.Reset()
+	if code := run(t.Context(), []string{"approvals", "list", "--nats", url}, nil, &out, &errOut); code != exitToolError || !strings.Contains(errOut.String(), "needs JetStream") {
+		t.Errorf("approvals list --nats (no JetStream): exit %d: %s", code, errOut.String())
+	}
+	tmp := t.TempDir()
+	ws := filepath.Join(tmp, "ws")
+	os.Mkdir(ws, 0o700)
+	os.WriteFile(filepath.Join(ws, "count"), []byte("|"), 0o600)
+	out.Reset()
+	errOut.Reset()
+	code := run(t.Context(), []string{"call", "--nats", url, "--policy", filepath.Join("testdata", "policy", "approvals.cedar"), "--as", "otto:operator",
+		"--workspace", ws, "kv", `{"op":"delete","key":"a"}`}, nil, &out, &errOut)
+	if code != exitToolError || !strings.Contains(out.String(), "approval store failed") || !strings.Contains(out.String(), "needs JetStream") || strings.Contains(out.String(), "approval_request") {
+		t.Errorf("a call that asks, with the store on a server without JetStream: exit %d\n%s%s", code, out.String(), errOut.String())
+	}
+}
+
+// TestCallApproveWithoutTerminal: --approve with no terminal to ask on
+// leaves the call waiting for an answer, and says which command gives
+// it, instead of refusing it for want of a terminal.
+func TestCallApproveWithoutTerminal(t *testing.T) {
+	t.Setenv("XDG_STATE_HOME", t.TempDir())
+	old := openTerminal
+	defer func() { openTerminal = old }()
+	openTerminal = func() (io.ReadWriteCloser, error) { return nil, errors.New("open /dev/tty: no such device or address") }
+	pol := filepath.Join("testdata", "policy", "approvals.cedar")
+	var out, errOut bytes.Buffer
+	code := run(t.Context(), []string{"call", "--policy", pol, "--as", "otto:operator", "--approve", "kv", `{"op":"delete","key":"a"}`}, nil, &out, &errOut)
+	if code != exitToolError || !strings.Contains(out.String(), "approval_request") || !strings.Contains(out.String(), "clawtool approvals approve ") ||
+		!strings.Contains(errOut.String(), "clawtool approvals approve ") {
+		t.Errorf("exit %d\nstdout: %s\nstderr: %s", code, out.String(), errOut.String())
+	}
+}
+
+// TestServeStdioApprovalNamesCommand: the same over stdio, with clawtool
+// serve as a process of its own: the isError result names the request
+// and the command, a person runs the command from another process, and
+// the call made again on the session runs.
+func TestServeStdioApprovalNamesCommand(t *testing.T) {
+	state := t.TempDir()
+	t.Setenv("XDG_STATE_HOME", state)
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	pol := filepath.Join("testdata", "policy", "approvals.cedar")
+	cmd := exec.Command(exe, "serve", "--policy", pol, "--as", "otto:operator")
+	cmd.Env = append(os.Environ(), asCLIEnv+"=1")
+	ctx, cancel := context.WithTimeout(t.Context(), wait)
+	defer cancel()
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "t", Version: "0"}, nil).Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	del := &mcp.CallToolParams{Name: "kv", Arguments: map[string]any{"op": "delete", "key": "a"}}
+	res, err := cs.CallTool(ctx, del)
+	if err != nil || !res.IsError {
+		t.Fatalf("delete: %v %+v", err, res)
+	}
+	text := res.Content[0].(*mcp.TextContent).Text
+	m := regexp.MustCompile(`answers with: (clawtool approvals approve ([0-9a-f]{24}) --policy \S+) --as USER`).FindStringSubmatch(text)
+	if m == nil {
+		t.Fatalf("the result names no command: %q", text)
+	}
+	var out, errOut bytes.Buffer
+	args := append(strings.Fields(m[1])[1:], "--as", "cid:admin")
+	if code := run(ctx, args, nil, &out, &errOut); code != exitOK {
+		t.Fatalf("%s: exit %d: %s", strings.Join(args, " "), code, errOut.String())
+	}
+	if res, err := cs.CallTool(ctx, del); err != nil || res.IsError {
+		t.Fatalf("the approved delete: %v %+v", err, res)
 	}
 }
