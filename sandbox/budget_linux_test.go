@@ -55,6 +55,20 @@ func init() {
 		}
 		return "planted", nil
 	}
+	// applyupper UPPER WS applies the upper layer UPPER to WS as this
+	// process's user, as a supervisor that is not root does.
+	attacks["applyupper"] = func(a []string) (string, error) {
+		fd, err := unix.Open(a[0], unix.O_RDONLY|unix.O_DIRECTORY, 0)
+		if err != nil {
+			return "", err
+		}
+		defer unix.Close(fd)
+		res, err := applyUpper(fd, a[1], nil, nil, 1<<20)
+		if err == nil && len(res.notApplied) > 0 {
+			err = errors.New(strings.Join(res.notApplied, "; "))
+		}
+		return "applied", err
+	}
 	// script SEED STEPS runs a random script of file operations in the
 	// working directory (see runScript).
 	attacks["script"] = func(a []string) (string, error) {
@@ -670,5 +684,29 @@ func TestWriteBudgetFailsClosed(t *testing.T) {
 	}
 	if b, _ := os.ReadFile(filepath.Join(ws, "ran")); string(b) != "ran\n" {
 		t.Errorf("control: the workspace holds %q", b)
+	}
+}
+
+// TestApplyUpperAsItsOwner applies, as a user that is not root (uid
+// 65534, the attacker binary started with those credentials), an upper
+// layer the run made hard to read: a directory and a file of mode 0000.
+// The step gives itself the rights it needs on the upper layer and sets
+// each directory's mode after its entries, so the workspace ends as the
+// run left it.
+func TestApplyUpperAsItsOwner(t *testing.T) {
+	f := newFixture(t)
+	upper := filepath.Join(f.base, "upper")
+	makeUpper(t, upper, []upperEntry{{path: "d/secret", kind: "f", data: "s"}, {path: "d/sub/x", kind: "f", data: "x"}, {path: "top", kind: "f", data: "t"}})
+	for _, p := range []string{"d/secret", "d/sub", "d"} {
+		must(t, os.Chmod(filepath.Join(upper, p), 0))
+	}
+	chownAll(t, upper)
+	out := f.unsandboxed(t, asNobody, "applyupper", upper, f.ws)
+	if !strings.HasPrefix(out, "OK") {
+		t.Fatalf("apply as uid %d: %q", DefaultUID, out)
+	}
+	want := []string{`d 40000 65534:65534`, `d/secret 100000 65534:65534 "s"`, `d/sub 40000 65534:65534`, `d/sub/x 100644 65534:65534 "x"`, `top 100644 65534:65534 "t"`}
+	if got := treeOf(t, f.ws); !slices.Equal(got, want) {
+		t.Errorf("workspace after:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }
