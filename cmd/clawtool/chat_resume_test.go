@@ -184,6 +184,39 @@ func TestChatPausesAndResumesAcrossProcesses(t *testing.T) {
 	if code != exitOK || !strings.Contains(stdout, "model saw: ") || !strings.Contains(stdout, "denied by ann: not on weekends") {
 		t.Errorf("resume of the denied call: exit %d, stdout %q\n%s", code, stdout, stderr)
 	}
+	// 6. chat --wait-approval goes on by itself once another process
+	// approved, and finishes in the same process.
+	cmd = command(ctx, append([]string{"chat", "--wait-approval", "1m"}, append(chatFlags, "notes/c")...)...)
+	stderrPipe, err = cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var waited bytes.Buffer
+	cmd.Stdout = &waited
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	printed.Reset()
+	lines = bufio.NewScanner(stderrPipe)
+	for lines.Scan() {
+		printed.WriteString(lines.Text() + "\n")
+		if strings.Contains(lines.Text(), "waiting up to 1m0s") {
+			break
+		}
+	}
+	go io.Copy(io.Discard, stderrPipe)
+	m = approveLine.FindStringSubmatch(printed.String())
+	if m == nil {
+		cmd.Process.Kill()
+		cmd.Wait()
+		t.Fatalf("no approve command:\n%s", printed.String())
+	}
+	if code, stdout, stderr := clawtool("approvals", "approve", m[1], "--policy", pol, "--as", "cid:admin"); code != exitOK {
+		t.Fatalf("approve: exit %d: %s %s", code, stdout, stderr)
+	}
+	if err := cmd.Wait(); err != nil || waited.String() != "model saw: no key \"notes/c\"; nothing to delete\n" {
+		t.Errorf("chat --wait-approval: %v, stdout %q", err, waited.String())
+	}
 }
 
 // A saved run that is damaged is refused, saying why.
