@@ -198,7 +198,7 @@ func (a *Agent) searchIndex() *toolsearch.Index {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if a.index == nil {
-		a.index = toolsearch.New(a.reg)
+		a.index = toolsearch.NewWithOptions(a.reg, a.cfg.loading.Search)
 	}
 	return a.index
 }

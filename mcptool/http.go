@@ -88,13 +88,15 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s.httpOnce.Do(func() {
 		h := newHTTPHandlers(s.sdk, s.cfg.jsonResponse)
 		s.http = http.NewCrossOriginProtection().Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			if s.serveTasks(w, r) || s.serveDirect(w, r) {
+			rest := func(w http.ResponseWriter, r *http.Request) {
+				if r, ok := s.withCaller(w, r); ok {
+					h.route(w, r)
+				}
+			}
+			if s.serveTasks(w, r) || s.serveDirect(w, r) || s.serveLegacyTasks(w, r, rest) {
 				return
 			}
-			r, ok := s.withCaller(w, r)
-			if ok {
-				h.route(w, r)
-			}
+			rest(w, r)
 		}))
 	})
 	s.http.ServeHTTP(w, canonicalHost(r))

@@ -610,6 +610,102 @@ func TestPeerTypeScriptClient(t *testing.T) {
 	}
 }
 
+// TestPeerTypeScriptTasks runs testdata/ts-tasks-client.mjs, a client
+// on the experimental tasks of @modelcontextprotocol/sdk 1.32 (the
+// 2025-11-25 form), against clawtool serve over stdio and Streamable
+// HTTP: it reads capabilities.tasks and execution.taskSupport, streams a
+// task-augmented call to its result (task created, working, completed,
+// the result) and a failing one, lists the tasks, and is refused the
+// cancel of a terminal task and the get of an unknown one (-32602).
+func TestPeerTypeScriptTasks(t *testing.T) {
+	p := findPeers(t)
+	script := filepath.Join(p.dir, "peers", "ts-tasks-client.mjs") // next to its node_modules
+	src, err := os.ReadFile("testdata/ts-tasks-client.mjs")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(script, src, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// The fixture server itself (the tools keep their task modes; a
+	// clawtool serve that imports them does not carry those yet).
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := mcptool.NewServer(fixtures())
+	defer srv.Close()
+	hs := httptest.NewServer(srv)
+	defer hs.Close()
+	targets := map[string][]string{
+		"stdio": {"stdio", "env", fixtureEnv + "=stdio", exe},
+		"http":  {"http", hs.URL + "/mcp"},
+	}
+	for name, args := range targets {
+		t.Run(name, func(t *testing.T) {
+			out, errOut, code := run(t, "node", append([]string{script}, args...)...)
+			if code != 0 {
+				t.Fatalf("exit %d\nstdout: %s\nstderr: %s", code, out, errOut)
+			}
+			type seen struct {
+				Type, TaskID, Status, Error string
+				Result                      *struct {
+					Content []struct{ Text string }
+					IsError bool
+				}
+			}
+			var got struct {
+				Capabilities struct {
+					Tasks *struct {
+						Requests struct {
+							Tools struct{ Call *struct{} }
+						}
+					}
+				}
+				Execution      map[string]string
+				Slow, Failing  []seen
+				Listed         []struct{ TaskID, Status string }
+				CancelTerminal struct{ Code int }
+				Unknown        struct{ Code int }
+			}
+			if err := json.Unmarshal([]byte(out), &got); err != nil {
+				t.Fatalf("output %q: %v", out, err)
+			}
+			if got.Capabilities.Tasks == nil || got.Capabilities.Tasks.Requests.Tools.Call == nil {
+				t.Errorf("capabilities: no tasks.requests.tools.call: %s", out)
+			}
+			if got.Execution["slow_compute"] != "optional" || got.Execution["failing_job"] != "required" || got.Execution["greet"] != "" {
+				t.Errorf("execution.taskSupport: %v", got.Execution)
+			}
+			kinds := func(ss []seen) []string {
+				var k []string
+				for _, s := range ss {
+					k = append(k, s.Type+":"+s.Status)
+				}
+				return k
+			}
+			last := func(ss []seen) seen {
+				if len(ss) == 0 {
+					return seen{}
+				}
+				return ss[len(ss)-1]
+			}
+			if l := last(got.Slow); len(got.Slow) < 2 || got.Slow[0].Type != "taskCreated" || l.Type != "result" || l.Result == nil ||
+				l.Result.IsError || len(l.Result.Content) == 0 || l.Result.Content[0].Text != "computed ts" {
+				t.Errorf("slow_compute as a task: %v %+v", kinds(got.Slow), got.Slow)
+			}
+			if l := last(got.Failing); len(got.Failing) < 2 || got.Failing[0].Type != "taskCreated" ||
+				!(l.Type == "result" && l.Result != nil && l.Result.IsError || l.Type == "error") {
+				t.Errorf("failing_job as a task: %v %+v", kinds(got.Failing), got.Failing)
+			}
+			if len(got.Listed) != 2 || got.CancelTerminal.Code != -32602 || got.Unknown.Code != -32602 {
+				t.Errorf("listed %+v, cancel of a terminal task %+v, unknown %+v", got.Listed, got.CancelTerminal, got.Unknown)
+			}
+			t.Logf("slow_compute: %v; failing_job: %v", kinds(got.Slow), kinds(got.Failing))
+		})
+	}
+}
+
 type callOutcome struct {
 	Content []struct {
 		Type, Text string

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/miniopenclaw/tool"
+	"github.com/miniopenclaw/tool/policy"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -240,7 +241,9 @@ func (s *Server) ServeStdio(ctx context.Context) error {
 // included) and the session carries on; so does a line longer than
 // [MaxLineBytes], which is not buffered.
 func (s *Server) ServeIO(ctx context.Context, r io.Reader, w io.Writer) error {
-	err := s.sdk.Run(ctx, &ioTransport{r: r, w: w, logger: s.cfg.logger})
+	p, ok := policy.PrincipalFrom(ctx)
+	t := legacyTransport{Transport: &ioTransport{r: r, w: w, logger: s.cfg.logger}, s: s, owner: callerKey(p, ok, "")}
+	err := s.sdk.Run(ctx, t)
 	if errors.Is(err, io.EOF) {
 		return nil
 	}

@@ -91,15 +91,43 @@ func (s *Server) serveTasks(w http.ResponseWriter, r *http.Request) bool {
 		return false // go-sdk answers it, the header mismatch included
 	}
 	if m == "tools/call" {
-		return s.serveTaskCall(w, r, &req)
+		if strings.TrimSpace(h.Get(headerName)) != req.Params.Name {
+			return false // go-sdk answers the header mismatch
+		}
+	} else if req.Params.TaskID != nil {
+		if name := strings.TrimSpace(h.Get(headerName)); name != "" && name != *req.Params.TaskID {
+			writeDirectError(w, req.ID, &jsonrpc.Error{Code: codeHeaderMismatch, Message: "the Mcp-Name header does not match params.taskId"})
+			return true
+		}
 	}
-	fail := func(code int, msg string, data any) bool {
+	data, jerr, handled := s.extAnswer(r.Context(), ownerKey(r), &req)
+	if !handled {
+		return false
+	}
+	if jerr != nil {
+		writeDirectError(w, req.ID, jerr)
+		return true
+	}
+	writeDirect(w, http.StatusOK, req.ID, "result", data)
+	return true
+}
+
+// extAnswer answers a 2026-07-28 request of the tasks surface for owner,
+// whatever its transport: tasks/get, tasks/update, tasks/cancel (and the
+// removed tasks/result and tasks/list), or a tools/call of a tool whose
+// tool.Options.Task allows tasks. handled false leaves the request to the
+// synchronous path.
+func (s *Server) extAnswer(ctx context.Context, owner string, req *taskRequest) (result json.RawMessage, jerr *jsonrpc.Error, handled bool) {
+	m := req.Method
+	fail := func(code int, msg string, data any) (json.RawMessage, *jsonrpc.Error, bool) {
 		var raw json.RawMessage
 		if data != nil {
 			raw, _ = json.Marshal(data)
 		}
-		writeDirectError(w, req.ID, &jsonrpc.Error{Code: int64(code), Message: msg, Data: raw})
-		return true
+		return nil, &jsonrpc.Error{Code: int64(code), Message: msg, Data: raw}, true
+	}
+	if m == "tools/call" {
+		return s.extCall(ctx, owner, req)
 	}
 	switch m {
 	case "tasks/get", "tasks/update", "tasks/cancel":
@@ -114,19 +142,14 @@ func (s *Server) serveTasks(w http.ResponseWriter, r *http.Request) bool {
 		return fail(CodeInvalidParams, m+": params.taskId is required", nil)
 	}
 	id := *req.Params.TaskID
-	if name := strings.TrimSpace(h.Get(headerName)); name != "" && name != id {
-		writeDirectError(w, req.ID, &jsonrpc.Error{Code: codeHeaderMismatch, Message: "the Mcp-Name header does not match params.taskId"})
-		return true
-	}
-	owner := ownerKey(r)
-	var result any
+	var out any
 	var err error
 	switch m {
 	case "tasks/get":
 		if err = s.tasks.allowPoll(owner); err == nil {
 			var rec TaskRecord
-			if rec, err = s.store.Get(r.Context(), owner, id); err == nil {
-				result = s.detailed(rec)
+			if rec, err = s.store.Get(ctx, owner, id); err == nil {
+				out = s.detailed(rec)
 			}
 		}
 	case "tasks/update":
@@ -134,21 +157,20 @@ func (s *Server) serveTasks(w http.ResponseWriter, r *http.Request) bool {
 		if json.Unmarshal(req.Params.InputResponses, &answers) != nil || answers == nil {
 			return fail(CodeInvalidParams, "tasks/update: params.inputResponses must be an object", nil)
 		}
-		err = s.store.Update(r.Context(), owner, id, answers)
-		result = TaskAck{ResultType: ResultTypeComplete}
+		err = s.store.Update(ctx, owner, id, answers)
+		out = TaskAck{ResultType: ResultTypeComplete}
 	case "tasks/cancel":
-		_, err = s.store.Cancel(r.Context(), owner, id)
-		result = TaskAck{ResultType: ResultTypeComplete}
+		_, err = s.store.Cancel(ctx, owner, id)
+		out = TaskAck{ResultType: ResultTypeComplete}
 	}
 	if err != nil {
 		return fail(taskErrorCode(err), fmt.Sprintf("%s %q: %v", m, id, err), nil)
 	}
-	data, err := json.Marshal(result)
+	data, err := json.Marshal(out)
 	if err != nil {
 		return fail(-32603, err.Error(), nil)
 	}
-	writeDirect(w, http.StatusOK, req.ID, "result", data)
-	return true
+	return data, nil, true
 }
 
 // codeHeaderMismatch is SEP-2243's HeaderMismatch.
@@ -208,63 +230,59 @@ func (s *Server) detailed(rec TaskRecord) DetailedTask {
 	return d
 }
 
-// serveTaskCall answers a tools/call of a tool that allows tasks: with a
-// task handle when the client declared the extension, with
+// extCall answers a tools/call of a tool that allows tasks: with a task
+// handle when the client declared the extension, with
 // CodeMissingCapability when it did not and the tool requires tasks;
 // otherwise it leaves the call to the synchronous paths.
-func (s *Server) serveTaskCall(w http.ResponseWriter, r *http.Request, req *taskRequest) bool {
+func (s *Server) extCall(ctx context.Context, owner string, req *taskRequest) (json.RawMessage, *jsonrpc.Error, bool) {
 	name := req.Params.Name
-	if s.sdkShared.Load() || s.cfg.filter != nil || strings.TrimSpace(r.Header.Get(headerName)) != name {
-		return false
+	if s.sdkShared.Load() || s.cfg.filter != nil {
+		return nil, nil, false
 	}
 	v, ok := s.direct.Load(name)
 	t, found := s.reg.Get(name)
 	if !ok || !found {
-		return false
+		return nil, nil, false
 	}
 	mode := tool.OptionsOf(t).Task
 	if mode == tool.TaskNever {
-		return false
+		return nil, nil, false
 	}
 	if !declaresTasks(req.Params.Meta.Caps) {
 		if mode == tool.TaskRequired {
 			data, _ := json.Marshal(MissingCapabilityData{RequiredCapabilities: map[string]any{"extensions": map[string]any{TasksExtension: map[string]any{}}}})
-			writeDirectError(w, req.ID, &jsonrpc.Error{Code: CodeMissingCapability, Data: data,
-				Message: fmt.Sprintf("tool %q runs only as a task: the client must declare the extension %s", name, TasksExtension)})
-			return true
+			return nil, &jsonrpc.Error{Code: CodeMissingCapability, Data: data,
+				Message: fmt.Sprintf("tool %q runs only as a task: the client must declare the extension %s", name, TasksExtension)}, true
 		}
-		return false
+		return nil, nil, false
 	}
 	caps, ok := decodeCapabilities(req.Params.Meta.Caps)
 	if !ok {
-		return false
+		return nil, nil, false
 	}
 	var responses mcp.InputResponseMap
 	if len(req.Params.InputResponses) > 0 && string(req.Params.InputResponses) != "null" {
 		if err := json.Unmarshal(req.Params.InputResponses, &responses); err != nil {
-			writeDirectError(w, req.ID, &jsonrpc.Error{Code: CodeInvalidParams, Message: "inputResponses: " + err.Error()})
-			return true
+			return nil, &jsonrpc.Error{Code: CodeInvalidParams, Message: "inputResponses: " + err.Error()}, true
 		}
 	}
 	wrap := v.(*directTool).wrap
-	rec, err := s.store.Create(r.Context(), TaskCall{Owner: ownerKey(r), Tool: name, Args: req.Params.Arguments,
+	args := req.Params.Arguments
+	rec, err := s.store.Create(ctx, TaskCall{Owner: owner, Tool: name, Args: args,
 		run: func(ctx context.Context, tk *task) {
-			s.runTask(ctx, tk, name, req.Params.Arguments, wrap, caps, responses)
+			s.runTask(ctx, tk, name, args, wrap, caps, responses)
 		}})
 	if err != nil {
 		if mode == tool.TaskRequired || !errors.Is(err, ErrTooManyTasks) {
-			writeDirectError(w, req.ID, &jsonrpc.Error{Code: -32603, Message: "tools/call: " + err.Error()})
-			return true
+			return nil, &jsonrpc.Error{Code: -32603, Message: "tools/call: " + err.Error()}, true
 		}
-		return false // run it synchronously
+		return nil, nil, false // run it synchronously
 	}
 	data, err := json.Marshal(CreateTaskResult{ResultType: ResultTypeTask, Task: rec.Task})
 	if err != nil {
-		writeDirectError(w, req.ID, &jsonrpc.Error{Code: -32603, Message: err.Error()})
-		return true
+		return nil, &jsonrpc.Error{Code: -32603, Message: err.Error()}, true
 	}
-	writeDirect(w, http.StatusOK, req.ID, "result", data)
-	return true
+	return data, nil, true
 }
 
 // runTask runs the call of task tk to its end. A tool that asks for input

@@ -33,7 +33,7 @@ func serverPolicy(p *sandbox.Policy, s Server) (*sandbox.Policy, error) {
 	}
 	env := slices.Clone(p.Env)
 	if env == nil {
-		env = slices.Clone(sandbox.DefaultEnv)
+		env = sandbox.DefaultEnv()
 	}
 	set := func(k, v string) {
 		env = slices.DeleteFunc(env, func(kv string) bool { return strings.HasPrefix(kv, k+"=") })
@@ -44,7 +44,7 @@ func serverPolicy(p *sandbox.Policy, s Server) (*sandbox.Policy, error) {
 	}
 	if path, err := exec.LookPath(s.Command); err == nil && filepath.IsAbs(path) {
 		real, err := filepath.EvalSymlinks(path)
-		if err == nil && !inside(real, append(slices.Clone(sandbox.SystemReadOnly), c.ReadOnly...)) {
+		if err == nil && !inside(real, append(sandbox.SystemReadOnly(), c.ReadOnly...)) {
 			dir := filepath.Dir(real)
 			if filepath.Base(dir) == "bin" {
 				dir = filepath.Dir(dir) // the installation's prefix: its lib beside bin

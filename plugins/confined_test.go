@@ -23,7 +23,7 @@ func requireSandbox(t testing.TB) {
 		reason = "confined servers' tests need root (to give the workspace to the sandbox user)"
 	} else {
 		r := sandbox.Probe()
-		for _, l := range append(sandbox.RequiredLayers, sandbox.LayerNetNS) {
+		for _, l := range append(sandbox.RequiredLayers(), sandbox.LayerNetNS) {
 			if !r.Has(l) {
 				reason = "the sandbox lacks " + string(l)
 			}

@@ -382,7 +382,7 @@ func init() {
 	attacks["agent"] = func(a []string) (string, error) {
 		p := Policy{
 			Workspace: a[0], ReadOnly: []string{a[1]},
-			Env: append(append([]string{}, DefaultEnv...), attackEnv+"=1", markEnv+"="+os.Getenv(markEnv)),
+			Env: append(DefaultEnv(), attackEnv+"=1", markEnv+"="+os.Getenv(markEnv)),
 		}
 		_, err := Run(context.Background(), p, a[2], "sleep")
 		return "run returned", err

@@ -7,8 +7,8 @@ import (
 )
 
 // A Backend runs commands under a [Policy] and classifies how they ended.
-// [Native] is the Linux sandbox of [Run]; a [*Container] runs commands in
-// containers of a Docker-compatible engine. Both honour the same Policy
+// [Native] is the Linux sandbox of [Run]; a [*github.com/miniopenclaw/tool/sandbox/container.Backend]
+// runs commands in containers of a Docker-compatible engine. Both honour the same Policy
 // and the same [Limits] and classify runs the same way (see [Outcome]), so
 // code written against a Backend does not care which one it has.
 type Backend interface {

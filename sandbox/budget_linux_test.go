@@ -136,7 +136,7 @@ func TestWriteBudgetAppliesAfterAFailure(t *testing.T) {
 	f := newFixture(t)
 	p := f.policy()
 	p.AllowShell = true
-	p.Env = DefaultEnv
+	p.Env = DefaultEnv()
 	r, err := Run(context.Background(), p, "sh", "-c", "echo partial > out; exit 3")
 	if err != nil {
 		t.Fatal(err)

@@ -3,6 +3,7 @@ package sandbox
 import (
 	"bytes"
 	"context"
+	"debug/elf"
 	"fmt"
 	"io"
 	"net"
@@ -113,7 +114,7 @@ func (f *fixture) policy() Policy {
 	return Policy{
 		Workspace: f.ws,
 		ReadOnly:  []string{f.bin},
-		Env:       append(append([]string{}, DefaultEnv...), attackEnv+"=1", markEnv+"="+f.mark),
+		Env:       append(DefaultEnv(), attackEnv+"=1", markEnv+"="+f.mark),
 		Limits:    Limits{WaitDelay: 500 * time.Millisecond},
 	}
 }
@@ -579,13 +580,29 @@ func setIDRoot(path string) func() bool {
 func TestCatalogA(t *testing.T) {
 	f := newFixture(t)
 	for _, row := range catalog() {
-		t.Run(row.id+" "+row.name, func(t *testing.T) { f.attack(t, row, Native) })
+		t.Run(row.id+" "+row.name, func(t *testing.T) { f.attack(t, row, nativeTarget) })
 	}
 }
 
-// attack runs one catalog row against backend b: the positive control
+// A target is a backend the catalog runs against, with what its results
+// must say about it.
+type target struct {
+	name string
+	b    Backend
+	// container applies the rows' container overrides and the fixture's
+	// container policy; the backend mounts the workspace at workspace.
+	container bool
+	workspace string
+	// mode is the Mode every result must report ("" for any).
+	mode Mode
+}
+
+// nativeTarget is the native backend.
+var nativeTarget = target{name: "native", b: Native, mode: ModeNative}
+
+// attack runs one catalog row against backend tg: the positive control
 // without any sandbox, then the sandboxed attack and the host-side check.
-func (f *fixture) attack(t *testing.T, row catalogRow, b Backend) {
+func (f *fixture) attack(t *testing.T, row catalogRow, tg target) {
 	// Positive control: without the sandbox the attack works.
 	if row.control != noControl {
 		args, effect := row.setup(t, f)
@@ -605,7 +622,7 @@ func (f *fixture) attack(t *testing.T, row catalogRow, b Backend) {
 	}
 	timeout := row.timeout
 	want, outcome := row.want, row.outcome
-	if _, ok := b.(*Container); ok {
+	if tg.container {
 		f.containerPolicy(&p)
 		c := row.container
 		if c.policy != nil {
@@ -629,18 +646,18 @@ func (f *fixture) attack(t *testing.T, row catalogRow, b Backend) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
-	if _, ok := b.(*Container); ok {
-		// The workspace is at ContainerWorkspace inside a container.
+	if tg.workspace != "" {
+		// The workspace is elsewhere inside the backend's root.
 		args = slices.Clone(args)
 		for i, a := range args {
 			if rel, ok := strings.CutPrefix(a, f.ws+"/"); ok {
-				args[i] = ContainerWorkspace + "/" + rel
+				args[i] = tg.workspace + "/" + rel
 			}
 		}
 	}
-	r := f.sandboxed(t, ctx, b, p, args...)
-	if c, ok := b.(*Container); ok && (r.Mode != c.wantMode() || r.Fallback != "") {
-		t.Errorf("mode %s (fallback %q), want %s", r.Mode, r.Fallback, c.wantMode())
+	r := f.sandboxed(t, ctx, tg.b, p, args...)
+	if tg.mode != "" && (r.Mode != tg.mode || r.Fallback != "") {
+		t.Errorf("mode %s (fallback %q), want %s", r.Mode, r.Fallback, tg.mode)
 	}
 	out := string(r.Stdout)
 	switch {
@@ -694,4 +711,36 @@ func startAgent(t *testing.T, f *fixture, mark string) *exec.Cmd {
 		t.Fatal(err)
 	}
 	return cmd
+}
+
+func requireEngineSocket(t *testing.T) {
+	t.Helper()
+	if _, err := os.Stat("/var/run/docker.sock"); err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatal("no engine socket: ", err)
+		}
+		t.Skip("no engine socket: ", err)
+	}
+}
+
+// containerPolicy adds what the attacker (this test binary) needs to run
+// in the busybox image: the host's libraries when it is dynamically linked
+// (as under -race).
+func (f *fixture) containerPolicy(p *Policy) {
+	ef, err := elf.Open(f.attacker)
+	if err != nil {
+		return
+	}
+	defer ef.Close()
+	for _, prog := range ef.Progs {
+		if prog.Type == elf.PT_INTERP {
+			for _, dir := range []string{"/lib", "/lib64", "/usr/lib", "/usr/lib64"} {
+				if real, err := filepath.EvalSymlinks(dir); err == nil {
+					_ = real
+					p.ReadOnly = append(p.ReadOnly, dir)
+				}
+			}
+			return
+		}
+	}
 }

@@ -62,7 +62,8 @@
 // and a run whose policy needs a missing one fails with a [*LayerError]
 // before anything runs. There is no fallback to an unsandboxed run.
 //
-// The same policies run in containers too: a [*Container] is a second
+// The same policies run in containers too: package
+// [github.com/miniopenclaw/tool/sandbox/container] is a second
 // [Backend], beside [Native], that runs each command in a container of a
 // Docker-compatible engine, fresh per call or warm per session, with the
 // same limits and the same classification of how the run ended.

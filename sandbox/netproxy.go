@@ -332,7 +332,7 @@ func (p *Proxy) check(ctx context.Context, host string, port int) (netip.AddrPor
 
 func rulePorts(r HostRule) []int {
 	if len(r.Ports) == 0 {
-		return DefaultAllowPorts
+		return defaultAllowPorts
 	}
 	return r.Ports
 }

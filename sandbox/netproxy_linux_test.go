@@ -57,18 +57,3 @@ func TestNativeAllowList(t *testing.T) {
 		t.Fatalf("direct connection out of the sandbox: %s stdout %q, listed server hits %d", r.Summary(), r.Stdout, f.listedHits.Load())
 	}
 }
-
-// TestContainerRefusesAllowList: the container backend cannot hand the
-// proxy to a container yet, so it refuses NetworkAllow before it touches
-// the engine (fail closed); the control is the same policy's
-// validation, which passes.
-func TestContainerRefusesAllowList(t *testing.T) {
-	p := Policy{Network: NetworkAllow, Allow: []HostRule{{Host: "listed.test"}}}
-	if err := p.Validate(); err != nil {
-		t.Fatalf("control: Validate() = %v", err)
-	}
-	_, err := (&Container{}).Run(t.Context(), p, []string{"true"}, nil)
-	if err == nil || !strings.Contains(err.Error(), "cannot enforce network") {
-		t.Fatalf("Container.Run under an allow list = %v, want the refusal", err)
-	}
-}

@@ -2,8 +2,8 @@ package sandbox
 
 import (
 	"fmt"
+	"github.com/miniopenclaw/tool/sandbox/internal/outcome"
 	"strings"
-	"sync"
 	"time"
 	"unicode/utf8"
 )
@@ -65,7 +65,7 @@ type Result struct {
 	// empty when the run had none (see [LayerCgroup]).
 	Cgroup string
 	// Mode says how the command ran: [ModeNative], or which way a
-	// [*Container] ran it.
+	// container backend ([*github.com/miniopenclaw/tool/sandbox/container.Backend]) ran it.
 	Mode Mode
 	// Fallback, when not empty, says why the run took a slower mode than
 	// its backend prefers: a warm container whose call server could not
@@ -127,13 +127,13 @@ type Mode string
 const (
 	// ModeNative is the Linux sandbox of [Native].
 	ModeNative Mode = "native"
-	// ModeFresh is a fresh container per call ([*Container]).
+	// ModeFresh is a fresh container per call.
 	ModeFresh Mode = "fresh"
 	// ModeWarmServer is a warm container whose call server forks and
 	// executes the command inside it.
 	ModeWarmServer Mode = "warm_server"
 	// ModeWarmExec is a warm container that runs the command with the
-	// engine's exec: when ContainerOptions.WarmExec asks for it, or as
+	// engine's exec: when the container backend's Options.WarmExec asks for it, or as
 	// the fallback when the call server cannot run (see Result.Fallback).
 	ModeWarmExec Mode = "warm_exec"
 )
@@ -224,109 +224,8 @@ func Sanitize(b []byte) string {
 	return sb.String()
 }
 
-// outputBudget is shared by a run's stdout and stderr: together they keep
-// at most limit bytes, and the first write past it calls overflow once.
-type outputBudget struct {
-	mu       sync.Mutex
-	left     int
-	over     bool
-	overflow func()
-}
-
-// capped is one stream writing into an outputBudget.
-type capped struct {
-	b   *outputBudget
-	buf []byte
-}
-
-// Write keeps what fits in the budget and reports success for all of p, so
-// that the copying goroutine keeps draining the pipe until the run dies.
-func (c *capped) Write(p []byte) (int, error) {
-	c.b.mu.Lock()
-	keep := min(len(p), c.b.left)
-	c.buf = append(c.buf, p[:keep]...)
-	c.b.left -= keep
-	fire := keep < len(p) && !c.b.over
-	if fire {
-		c.b.over = true
-	}
-	c.b.mu.Unlock()
-	if fire && c.b.overflow != nil {
-		c.b.overflow()
-	}
-	return len(p), nil
-}
-
-func (c *capped) bytes() []byte {
-	c.b.mu.Lock()
-	defer c.b.mu.Unlock()
-	return c.buf
-}
-
-func (b *outputBudget) exceeded() bool {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.over
-}
-
-// Linux signal numbers classify uses; a container's wait status carries
-// Linux's numbering whatever the host is.
-const (
-	sigKILL = 9
-	sigXCPU = 24
-)
-
 // classify decides how a finished run ended, the same way for every
-// backend: a kill of the supervisor's own (killed) first, then the
-// cgroup's OOM and pids counters, a CPU-limit signal, any other signal,
-// and the error output of a failed exit. sig is the Linux number of the
-// signal that ended the command, 0 if none; cpuLimit is Limits.CPU.
+// backend; see [outcome.Classify].
 func classify(killed Outcome, code, sig int, cpu, cpuLimit time.Duration, oom, pidsMax bool, stderr []byte) Outcome {
-	failed := sig != 0 || code != 0
-	switch {
-	case killed != "":
-		return killed
-	case failed && oom:
-		return MemoryLimit
-	case (sig == sigXCPU || sig == sigKILL) && cpu >= cpuKillFloor(cpuLimit):
-		return CPULimit
-	case sig != 0:
-		return Signaled
-	case failed && pidsMax:
-		return PIDsLimit
-	case code != 0:
-		return classifyFailure(stderr)
-	}
-	return Exited
-}
-
-// cpuKillFloor is the least CPU time a run killed by the kernel for
-// RLIMIT_CPU reports. The kernel checks the limit against tick-sampled CPU
-// time, while the reaped process's rusage is the precise figure; on a busy
-// machine a process preempted between ticks is charged more ticks than it
-// ran, so the precise figure at the kill was measured here as low as 0.88
-// of the limit at load 5 (40 runs of a 1 s limit), and lower on a busier
-// machine. No other SIGKILL reaches the run unasked (the supervisor's own
-// kills are recorded before this classification, and an OOM kill is read
-// from the cgroup first), so half the limit is a floor that only a signal
-// sent for another reason, early in the run, stays under. The limit is
-// rounded up to whole seconds, as the rlimit is.
-func cpuKillFloor(limit time.Duration) time.Duration {
-	return (limit + time.Second - 1).Truncate(time.Second) / 2
-}
-
-// classifyFailure reads the cause of a failed exit from the error output
-// when a limit, rather than the command, is the likely cause.
-func classifyFailure(stderr []byte) Outcome {
-	s := strings.ToLower(string(stderr))
-	switch {
-	case strings.Contains(s, "out of memory"), strings.Contains(s, "cannot allocate memory"),
-		strings.Contains(s, "memoryerror"), strings.Contains(s, "failed to allocate"):
-		return MemoryLimit
-	case strings.Contains(s, "fork") && strings.Contains(s, "resource temporarily unavailable"),
-		strings.Contains(s, "cannot fork"), strings.Contains(s, "pthread_create failed"),
-		strings.Contains(s, "newosproc"):
-		return PIDsLimit
-	}
-	return Exited
+	return outcome.Classify(killed, code, sig, cpu, cpuLimit, oom, pidsMax, stderr)
 }

@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"github.com/miniopenclaw/tool/sandbox/internal/outcome"
 	"strings"
 	"testing"
 	"time"
@@ -29,26 +30,6 @@ func TestSanitize(t *testing.T) {
 	}
 }
 
-func TestCappedSharesBudgetAndFiresOnce(t *testing.T) {
-	fired := 0
-	b := &outputBudget{left: 10, overflow: func() { fired++ }}
-	out, errw := &capped{b: b}, &capped{b: b}
-	for _, w := range []struct {
-		c *capped
-		s string
-	}{{out, "123456"}, {errw, "abcdef"}, {out, "zzz"}} {
-		if n, err := w.c.Write([]byte(w.s)); n != len(w.s) || err != nil {
-			t.Fatalf("Write(%q) = %d, %v; want all of it accepted", w.s, n, err)
-		}
-	}
-	if got := string(out.bytes()) + "|" + string(errw.bytes()); got != "123456|abcd" {
-		t.Errorf("kept %q, want %q", got, "123456|abcd")
-	}
-	if fired != 1 || !b.exceeded() {
-		t.Errorf("overflow fired %d times (exceeded=%v), want once", fired, b.exceeded())
-	}
-}
-
 func TestClassifyFailure(t *testing.T) {
 	tests := []struct {
 		stderr string
@@ -61,7 +42,7 @@ func TestClassifyFailure(t *testing.T) {
 		{"ls: cannot access 'x': No such file or directory", Exited},
 	}
 	for _, tt := range tests {
-		if got := classifyFailure([]byte(tt.stderr)); got != tt.want {
+		if got := Outcome(outcome.ClassifyFailure([]byte(tt.stderr))); got != tt.want {
 			t.Errorf("classifyFailure(%q) = %s, want %s", tt.stderr, got, tt.want)
 		}
 	}
@@ -92,15 +73,15 @@ func TestClassify(t *testing.T) {
 	}{
 		{name: "clean exit", want: Exited},
 		{name: "failed exit", code: 1, want: Exited},
-		{name: "supervisor's kill wins", killed: TimedOut, sig: sigKILL, cpu: time.Second, lim: time.Second, oom: true, want: TimedOut},
-		{name: "OOM before the CPU", sig: sigKILL, cpu: time.Second, lim: time.Second, oom: true, want: MemoryLimit},
-		{name: "kernel kill at the CPU limit", sig: sigKILL, cpu: time.Second, lim: time.Second, want: CPULimit},
+		{name: "supervisor's kill wins", killed: TimedOut, sig: outcome.SigKILL, cpu: time.Second, lim: time.Second, oom: true, want: TimedOut},
+		{name: "OOM before the CPU", sig: outcome.SigKILL, cpu: time.Second, lim: time.Second, oom: true, want: MemoryLimit},
+		{name: "kernel kill at the CPU limit", sig: outcome.SigKILL, cpu: time.Second, lim: time.Second, want: CPULimit},
 		// rusage is precise, the kernel's check counts ticks: 0.88 s was
 		// seen at a 1 s kill on a loaded machine.
-		{name: "kernel kill, precise CPU under the limit", sig: sigKILL, cpu: 880 * time.Millisecond, lim: time.Second, want: CPULimit},
-		{name: "SIGXCPU", sig: sigXCPU, cpu: 1500 * time.Millisecond, lim: 1500 * time.Millisecond, want: CPULimit},
-		{name: "limit rounded up like the rlimit", sig: sigKILL, cpu: 1100 * time.Millisecond, lim: 1500 * time.Millisecond, want: CPULimit},
-		{name: "SIGKILL early in the run", sig: sigKILL, cpu: 300 * time.Millisecond, lim: time.Second, want: Signaled},
+		{name: "kernel kill, precise CPU under the limit", sig: outcome.SigKILL, cpu: 880 * time.Millisecond, lim: time.Second, want: CPULimit},
+		{name: "SIGXCPU", sig: outcome.SigXCPU, cpu: 1500 * time.Millisecond, lim: 1500 * time.Millisecond, want: CPULimit},
+		{name: "limit rounded up like the rlimit", sig: outcome.SigKILL, cpu: 1100 * time.Millisecond, lim: 1500 * time.Millisecond, want: CPULimit},
+		{name: "SIGKILL early in the run", sig: outcome.SigKILL, cpu: 300 * time.Millisecond, lim: time.Second, want: Signaled},
 		{name: "other signal", sig: 11, cpu: time.Second, lim: time.Second, want: Signaled},
 		{name: "fork refused", code: 1, pids: true, want: PIDsLimit},
 		{name: "allocation failed", code: 2, stderr: "fatal error: out of memory", want: MemoryLimit},

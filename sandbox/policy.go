@@ -133,8 +133,11 @@ func ParseHostRule(s string) (HostRule, error) {
 	return r, r.validate()
 }
 
-// DefaultAllowPorts are the ports of a [HostRule] that names none.
-var DefaultAllowPorts = []int{443, 80}
+// DefaultAllowPorts returns the ports of a [HostRule] that names none. The
+// slice is a fresh copy on each call: changing it changes nothing else.
+func DefaultAllowPorts() []int { return slices.Clone(defaultAllowPorts) }
+
+var defaultAllowPorts = []int{443, 80}
 
 // A Layer names one mechanism of the Linux backend. [Probe] reports which
 // layers the host offers; a run whose policy needs a layer the host lacks
@@ -194,32 +197,45 @@ const (
 	LayerWriteBudget Layer = "write_budget"
 )
 
-// RequiredLayers are the layers every run needs, in the order the helper
-// applies them; [NetworkNone] adds [LayerNetNS]. A policy may name some of
-// them in Policy.Without to run knowingly without them.
-var RequiredLayers = []Layer{
+// RequiredLayers returns the layers every run needs, in the order the
+// helper applies them; [NetworkNone] adds [LayerNetNS]. A policy may name
+// some of them in Policy.Without to run knowingly without them. The slice
+// is a fresh copy on each call: changing it changes no run's policy.
+func RequiredLayers() []Layer { return slices.Clone(requiredLayers) }
+
+var requiredLayers = []Layer{
 	LayerUserNS, LayerMountNS, LayerPIDNS, LayerIPCNS, LayerUTSNS,
 	LayerNoNewPrivs, LayerLandlock, LayerSeccomp, LayerRlimits,
 }
 
-// DefaultProtected are the workspace paths that stay read-only although the
-// workspace is writable: files that other programs execute or trust later
-// (git hooks and config, shell start-up files, editor and agent settings).
-var DefaultProtected = []string{
+// DefaultProtected returns the workspace paths that stay read-only although
+// the workspace is writable: files that other programs execute or trust
+// later (git hooks and config, shell start-up files, editor and agent
+// settings). The slice is a fresh copy on each call: changing it protects
+// or exposes nothing.
+func DefaultProtected() []string { return slices.Clone(defaultProtected) }
+
+var defaultProtected = []string{
 	".git/hooks", ".git/config", ".gitmodules", ".gitconfig",
 	".bashrc", ".bash_profile", ".zshrc", ".profile",
 	".mcp.json", ".ripgreprc", ".vscode", ".idea",
 	".claude/commands", ".claude/agents",
 }
 
-// SystemReadOnly are the host paths a run may read and execute besides the
-// workspace and Policy.ReadOnly: what programs and their dynamic linker
-// need. Paths missing on the host are ignored.
-var SystemReadOnly = []string{"/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/etc"}
+// SystemReadOnly returns the host paths a run may read and execute besides
+// the workspace and Policy.ReadOnly: what programs and their dynamic linker
+// need. Paths missing on the host are ignored. The slice is a fresh copy on
+// each call: changing it opens or closes nothing.
+func SystemReadOnly() []string { return slices.Clone(systemReadOnly) }
 
-// DefaultEnv are the variables a run gets when Policy.Env is nil. They are
-// fixed values, not copied from the caller's environment.
-var DefaultEnv = []string{
+var systemReadOnly = []string{"/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/etc"}
+
+// DefaultEnv returns the variables a run gets when Policy.Env is nil. They
+// are fixed values, not copied from the caller's environment. The slice is
+// a fresh copy on each call: changing it changes no run's environment.
+func DefaultEnv() []string { return slices.Clone(defaultEnv) }
+
+var defaultEnv = []string{
 	"PATH=/usr/local/bin:/usr/bin:/bin:/usr/local/sbin:/usr/sbin:/sbin",
 	"LANG=C.UTF-8",
 	"HOME=/tmp",
@@ -287,6 +303,10 @@ const (
 	DefaultOutput    = 1 << 20
 	DefaultWaitDelay = 2 * time.Second
 )
+
+// WithDefaults returns l with every zero field set to its default (listed
+// with each field of [Limits]): the limits a backend enforces.
+func (l Limits) WithDefaults() Limits { return l.withDefaults() }
 
 func (l Limits) withDefaults() Limits {
 	def := func(v *int64, d int64) {
@@ -453,7 +473,7 @@ func (p Policy) Validate() error {
 		return fmt.Errorf("sandbox: unknown network %q (want %q, %q or %q)", p.Network, NetworkNone, NetworkAllow, NetworkHost)
 	}
 	for _, l := range p.Without {
-		if !slices.Contains(RequiredLayers, l) && l != LayerNetNS && l != LayerCgroup && l != LayerWriteBudget {
+		if !slices.Contains(requiredLayers, l) && l != LayerNetNS && l != LayerCgroup && l != LayerWriteBudget {
 			return fmt.Errorf("sandbox: unknown layer %q", l)
 		}
 	}
@@ -483,9 +503,19 @@ func systemDirOf(w string) string {
 	return ""
 }
 
+// ProtectedPaths returns the workspace paths p keeps read-only: Protected,
+// or [DefaultProtected] when Protected is nil. A backend reads them here;
+// the slice is a fresh copy.
+func (p Policy) ProtectedPaths() []string { return slices.Clone(p.protected()) }
+
+// Environ returns the run's whole environment: Env, or [DefaultEnv] when
+// Env is nil, with an error for a malformed entry or a secret-looking name,
+// as [Policy.Validate] refuses them. The slice is a fresh copy.
+func (p Policy) Environ() ([]string, error) { return p.environ() }
+
 func (p Policy) protected() []string {
 	if p.Protected == nil {
-		return DefaultProtected
+		return defaultProtected
 	}
 	return p.Protected
 }
@@ -500,7 +530,7 @@ func (p Policy) network() Network {
 // layers returns the layers p needs, in the order they are applied.
 func (p Policy) layers() []Layer {
 	var out []Layer
-	for _, l := range RequiredLayers {
+	for _, l := range requiredLayers {
 		if l == LayerIPCNS && p.network() != NetworkHost {
 			out = append(out, LayerNetNS)
 		}
@@ -527,7 +557,7 @@ func namespaceLayer(l Layer) bool {
 func (p Policy) environ() ([]string, error) {
 	env := p.Env
 	if env == nil {
-		env = DefaultEnv
+		env = defaultEnv
 	}
 	out := make([]string, 0, len(env))
 	for _, kv := range env {

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/miniopenclaw/tool/sandbox/internal/helper"
+	"github.com/miniopenclaw/tool/sandbox/internal/outcome"
 	"golang.org/x/sys/unix"
 )
 
@@ -172,8 +173,8 @@ func runSandbox(ctx context.Context, p Policy, argv []string, stdin io.Reader, u
 		defer stopProxy()
 	}
 	cmd := h.cmd
-	budget := &outputBudget{left: limits.Output}
-	stdout, stderr := &capped{b: budget}, &capped{b: budget}
+	budget := outcome.NewBudget(limits.Output)
+	stdout, stderr := budget.Stream(), budget.Stream()
 	var toStdout, toStderr io.Writer = stdout, stderr
 	if out.stdout != nil {
 		toStdout = out.stdout
@@ -185,9 +186,7 @@ func runSandbox(ctx context.Context, p Policy, argv []string, stdin io.Reader, u
 		killedFor.CompareAndSwap(nil, why)
 		h.kill()
 	}
-	budget.mu.Lock()
-	budget.overflow = func() { kill(OutputLimit) }
-	budget.mu.Unlock()
+	budget.OnOverflow(func() { kill(OutputLimit) })
 	await := h.copyStreams(stdin, toStdout, toStderr)
 
 	stop := context.AfterFunc(ctx, func() { kill(TimedOut) })
@@ -253,9 +252,9 @@ func runSandbox(ctx context.Context, p Policy, argv []string, stdin io.Reader, u
 		return nil, fmt.Errorf("sandbox: %w", waitErr)
 	}
 	r := &Result{
-		Stdout:    stdout.bytes(),
-		Stderr:    stderr.bytes(),
-		Truncated: budget.exceeded(),
+		Stdout:    stdout.Bytes(),
+		Stderr:    stderr.Bytes(),
+		Truncated: budget.Exceeded(),
 		Duration:  elapsed,
 		CPU:       cpu,
 		Layers:    layers,
@@ -372,7 +371,7 @@ func helperConfig(p Policy, argv, env []string, layers []Layer, limits Limits) (
 	if xdg := os.Getenv("XDG_RUNTIME_DIR"); filepath.IsAbs(xdg) {
 		cfg.HideDirs = append(cfg.HideDirs, filepath.Clean(xdg))
 	}
-	cfg.LandlockRead = append(append(slices.Clone(SystemReadOnly), cfg.ReadOnly...), "/proc", "/dev/random", "/dev/urandom")
+	cfg.LandlockRead = append(append(slices.Clone(systemReadOnly), cfg.ReadOnly...), "/proc", "/dev/random", "/dev/urandom")
 	bits := map[Layer]uint64{
 		LayerUserNS: helper.UserNS, LayerMountNS: helper.MountNS, LayerUTSNS: helper.UTSNS,
 		LayerLandlock: helper.Landlock, LayerSeccomp: helper.Seccomp, LayerRlimits: helper.Rlimits,

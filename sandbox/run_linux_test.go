@@ -96,7 +96,7 @@ func TestRunRefusesMissingLayer(t *testing.T) {
 func TestProbeReportsEveryLayer(t *testing.T) {
 	requireSandbox(t)
 	rep := Probe()
-	for _, l := range append(RequiredLayers, LayerNetNS) {
+	for _, l := range append(RequiredLayers(), LayerNetNS) {
 		if !rep.Has(l) {
 			t.Errorf("layer %s missing on this host: %s", l, rep)
 		}
@@ -238,7 +238,7 @@ func TestProtectedCreatedIsReported(t *testing.T) {
 			must(t, os.MkdirAll(filepath.Join(f.ws, ".vscode"), 0o755))
 			must(t, os.Chown(filepath.Join(f.ws, ".vscode"), DefaultUID, DefaultUID))
 			p := f.policy()
-			p.Env = DefaultEnv
+			p.Env = DefaultEnv()
 			p.Without = tc.without
 			r, err := Run(context.Background(), p, "sh", "-c", "mkdir -p .git/hooks && echo x > .git/hooks/pre-commit && echo planted; echo y > .vscode/settings.json")
 			if err != nil {

@@ -12,7 +12,7 @@ func requireSandbox(t testing.TB) {
 	reason := ""
 	if os.Geteuid() != 0 {
 		reason = "the catalog tests need root (to give the workspace to the sandbox user)"
-	} else if err := Probe().check(append(RequiredLayers, LayerNetNS)); err != nil {
+	} else if err := Probe().check(append(RequiredLayers(), LayerNetNS)); err != nil {
 		reason = err.Error()
 	}
 	if reason == "" {

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/miniopenclaw/tool/sandbox/internal/helper"
+	"github.com/miniopenclaw/tool/sandbox/internal/outcome"
 )
 
 // traceSpares turns spares on (whatever CLAWTOOL_SANDBOX_SPARE says) and
@@ -80,7 +81,7 @@ func TestForkMode(t *testing.T) {
 		{name: "exit status", script: "exit 3", check: func(r *Result) bool { return r.Outcome == Exited && r.ExitCode == 3 }},
 		{name: "cpu limit", p: Policy{Limits: Limits{CPU: time.Second}}, script: "while :; do :; done",
 			check: func(r *Result) bool {
-				return r.Outcome == CPULimit && r.ExitCode == -1 && r.Signal != "" && r.CPU >= cpuKillFloor(time.Second)
+				return r.Outcome == CPULimit && r.ExitCode == -1 && r.Signal != "" && r.CPU >= outcome.CPUKillFloor(time.Second)
 			}},
 	}
 	for _, c := range cases {
@@ -171,7 +172,7 @@ func TestExecModeProcessLimit(t *testing.T) {
 				p := Policy{
 					Without:  []Layer{LayerMountNS},
 					ReadOnly: []string{dir},
-					Env:      append(slices.Clone(DefaultEnv), "PIDS_MAX="+filepath.Join(dir, leaf, "pids.max")),
+					Env:      append(DefaultEnv(), "PIDS_MAX="+filepath.Join(dir, leaf, "pids.max")),
 					Limits:   Limits{Processes: c.max},
 				}
 				script := `n=0; while read x <"$PIDS_MAX" && [ "$x" != ` + strconv.Itoa(c.max) + ` ]; do

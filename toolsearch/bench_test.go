@@ -1,6 +1,7 @@
 package toolsearch
 
 import (
+	"context"
 	"fmt"
 	"runtime"
 	"slices"
@@ -158,4 +159,48 @@ func percentile(ds []time.Duration, p int) time.Duration {
 	s := slices.Clone(ds)
 	slices.Sort(s)
 	return s[min(len(s)-1, len(s)*p/100)]
+}
+
+// toyEmbedder embeds in-process like the loopback API of embed_test.go,
+// so that BenchmarkSearchFused measures the fusion, not HTTP.
+type toyEmbedder struct{ api *embeddingsAPI }
+
+func (toyEmbedder) Model() string { return "toy" }
+func (e toyEmbedder) Embed(_ context.Context, texts []string) ([][]float32, error) {
+	out := make([][]float32, len(texts))
+	for i, t := range texts {
+		out[i] = e.api.vector(t)
+	}
+	return out, nil
+}
+
+// BenchmarkSearchFused runs the evaluation queries over 10,000 tools
+// with an Embedder of 64 dimensions (in-process, so the model's own cost
+// is left out), interleaved with the BM25-only index, and reports the
+// median of each and the vectors' heap per tool.
+func BenchmarkSearchFused(b *testing.B) {
+	tools := manyTools(b, 10000)
+	r := testRegistry(b, tools...)
+	lex := New(r)
+	defer lex.Close()
+	before := heapInUse()
+	ix := NewWithOptions(r, Options{Embedder: toyEmbedder{&embeddingsAPI{}}})
+	defer ix.Close()
+	ix.Search("warm up: embed every tool", 5)
+	perTool := (float64(heapInUse()) - float64(before)) / float64(len(tools))
+	qs := evalQueries(b)
+	var fused, plain []time.Duration
+	b.ResetTimer()
+	for i := 0; b.Loop(); i++ {
+		q := qs[i%len(qs)].text
+		start := time.Now()
+		ix.Search(q, 10)
+		mid := time.Now()
+		lex.Search(q, 10)
+		fused = append(fused, mid.Sub(start))
+		plain = append(plain, time.Since(mid))
+	}
+	b.ReportMetric(float64(percentile(fused, 50).Microseconds()), "fused-p50-µs")
+	b.ReportMetric(float64(percentile(plain, 50).Microseconds()), "bm25-index-p50-µs")
+	b.ReportMetric(perTool, "fused-B/tool")
 }

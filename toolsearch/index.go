@@ -25,6 +25,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 	"unicode/utf8"
 
 	"github.com/miniopenclaw/tool"
@@ -94,6 +95,9 @@ type Match struct {
 	// across searches, and [Options.MinConfidence] is a bound on it. A
 	// regular-expression match has Confidence 1.
 	Confidence float64
+	// Similarity is the cosine similarity of the query's and the tool's
+	// vectors, with an [Options.Embedder]; 0 without one.
+	Similarity float64
 }
 
 // DefaultMinConfidence is the [Match.Confidence] below which a search
@@ -114,8 +118,32 @@ type Options struct {
 	// MinConfidence drops the matches whose [Match.Confidence] is below
 	// it, so that a search for something no tool does answers nothing
 	// ("nothing fits") rather than the least bad tools. Zero means
-	// [DefaultMinConfidence]; a negative value keeps every match.
+	// [DefaultMinConfidence]; a negative value keeps every match. With
+	// an Embedder, a tool is kept when it passes this bound or
+	// MinSimilarity.
 	MinConfidence float64
+
+	// Embedder, when set, adds a semantic ranking: tools and queries are
+	// embedded, and the BM25 ranking and the cosine-similarity ranking
+	// are fused by reciprocal rank fusion. A tool's definition is
+	// embedded once per change of its text, when a search first needs
+	// it. If embedding fails, the search answers with BM25 alone
+	// ([Index.EmbedError] tells why).
+	Embedder Embedder
+	// CacheDir, when set with Embedder, keeps the vectors of tool
+	// definitions on disk, one file per definition keyed by the SHA-256
+	// of the model and the embedded text, so a restart embeds nothing
+	// that did not change.
+	CacheDir string
+	// EmbedTimeout bounds the embedding work of one search; zero means
+	// 30 seconds.
+	EmbedTimeout time.Duration
+	// MinSimilarity is the cosine similarity at or above which, with an
+	// Embedder, a tool is kept even below MinConfidence: a tool is
+	// dropped ("nothing fits") only below both. It depends on the model,
+	// so there is no default: zero keeps every tool the semantic ranking
+	// finds, and the fused path then never answers "nothing fits".
+	MinSimilarity float64
 }
 
 // An Index finds the tools of a registry by query. It is safe for
@@ -124,6 +152,11 @@ type Index struct {
 	reg     *tool.Registry
 	stop    func()
 	minConf float64
+	minSim  float64
+	vec     *vectors // nil without an Embedder
+
+	errMu    sync.Mutex
+	embedErr error // the last embedding failure, nil after a success
 
 	update sync.Mutex // serializes updates: read the registry, then apply
 
@@ -152,6 +185,8 @@ type doc struct {
 	length float32
 	terms  []uint32 // distinct term ids
 	pos    []uint32 // pos[k]: where this tool is in the postings of terms[k]
+
+	embedText, embedID string // with an Embedder: what is embedded, and its digest
 }
 
 // New returns an Index of the tools of r that follows r's changes until
@@ -164,7 +199,14 @@ func NewWithOptions(r *tool.Registry, o Options) *Index {
 	if minConf == 0 {
 		minConf = DefaultMinConfidence
 	}
-	ix := &Index{reg: r, minConf: minConf, termIDs: make(map[string]uint32), byName: make(map[string]uint32)}
+	ix := &Index{reg: r, minConf: minConf, minSim: o.MinSimilarity, termIDs: make(map[string]uint32), byName: make(map[string]uint32)}
+	if o.Embedder != nil {
+		timeout := o.EmbedTimeout
+		if timeout <= 0 {
+			timeout = defaultEmbedTimeout
+		}
+		ix.vec = &vectors{emb: o.Embedder, dir: o.CacheDir, timeout: timeout, byID: make(map[string][]float32)}
+	}
 	ix.stop = r.OnChange(ix.refresh)
 	for _, t := range r.List() {
 		ix.refresh(t.Name())
@@ -197,6 +239,10 @@ func (ix *Index) refresh(name string) {
 		return
 	}
 	d, tf := analyze(t)
+	if ix.vec != nil {
+		d.embedText = embedText(&d)
+		d.embedID = ix.vec.digest(d.embedText)
+	}
 	ix.mu.Lock()
 	ix.removeLocked(name)
 	ix.addLocked(d, tf)
@@ -251,6 +297,12 @@ func (ix *Index) addLocked(d doc, tf map[string]float32) {
 		ix.postings[id] = append(ix.postings[id], posting{slot, w})
 	}
 	ix.docs[slot] = d
+	if ix.vec != nil {
+		for len(ix.vec.bySlot) <= int(slot) {
+			ix.vec.bySlot = append(ix.vec.bySlot, nil)
+		}
+		ix.vec.bySlot[slot] = nil
+	}
 	ix.byName[d.name] = slot
 	ix.totalLen += float64(d.length)
 }
@@ -437,6 +489,21 @@ func (ix *Index) Find(q Query) ([]Match, error) {
 
 func (ix *Index) search(query string, limit int, visible func(string) bool) []Match {
 	limit = clampLimit(limit)
+	if ix.vec != nil {
+		ms, err := ix.fused(query, limit, visible)
+		ix.errMu.Lock()
+		ix.embedErr = err
+		ix.errMu.Unlock()
+		if err == nil {
+			return ms
+		}
+	}
+	return ix.lexical(query, limit, visible, ix.minConf)
+}
+
+// lexical ranks with BM25 alone, dropping matches below minConf (when
+// positive).
+func (ix *Index) lexical(query string, limit int, visible func(string) bool, minConf float64) []Match {
 	q := queryTerms(query)
 	ix.mu.RLock()
 	defer ix.mu.RUnlock()
@@ -499,7 +566,7 @@ func (ix *Index) search(query string, limit int, visible func(string) bool) []Ma
 		if totalIDF > 0 {
 			conf /= totalIDF
 		}
-		if ix.minConf > 0 && conf < ix.minConf {
+		if minConf > 0 && conf < minConf {
 			continue
 		}
 		m := Match{Name: ix.docs[slot].name, Tool: ix.docs[slot].tool, Score: acc.score[slot] * (1 + coverageBoost*covered), Confidence: conf}

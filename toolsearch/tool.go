@@ -130,6 +130,9 @@ type Loading struct {
 	// Deferred names tools found only through search, however few
 	// tools there are.
 	Deferred []string
+	// Search configures the index the deferred tools are found with:
+	// the "nothing fits" bound and an optional Embedder (see [Options]).
+	Search Options
 }
 
 // Split divides tools, keeping their order, into those sent from the

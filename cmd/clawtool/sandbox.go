@@ -11,6 +11,7 @@ import (
 
 	"github.com/miniopenclaw/tool"
 	"github.com/miniopenclaw/tool/sandbox"
+	"github.com/miniopenclaw/tool/sandbox/container"
 	"github.com/miniopenclaw/tool/sandbox/workspace"
 )
 
@@ -35,7 +36,7 @@ func runSandbox(ctx context.Context, e *env, args []string) int {
 	case "probe":
 		rep := sandbox.Probe()
 		fmt.Fprint(e.stdout, rep)
-		for _, l := range sandbox.RequiredLayers {
+		for _, l := range sandbox.RequiredLayers() {
 			if !rep.Has(l) {
 				return exitToolError
 			}
@@ -86,7 +87,7 @@ func runSandboxRun(ctx context.Context, e *env, args []string) int {
 	defer cancel()
 	var backend sandbox.Backend = sandbox.Native
 	if *image != "" {
-		c, err := sandbox.NewContainer(ctx, sandbox.ContainerOptions{Image: *image})
+		c, err := container.New(ctx, container.Options{Image: *image})
 		if err != nil {
 			fmt.Fprintf(e.stderr, "clawtool sandbox run: %v\n", err)
 			return exitToolError
@@ -152,7 +153,7 @@ func (w *workspaceFlags) registerInto(r *tool.Registry) (cleanup func(), err err
 	var opts []workspace.Option
 	closeBackend := func() {}
 	if w.image != "" {
-		c, err := sandbox.NewContainer(context.Background(), sandbox.ContainerOptions{Image: w.image, Warm: true})
+		c, err := container.New(context.Background(), container.Options{Image: w.image, Warm: true})
 		if err != nil {
 			return nil, err
 		}

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/miniopenclaw/tool/sandbox"
+	"github.com/miniopenclaw/tool/sandbox/container"
 )
 
 func TestSandboxCommand(t *testing.T) {
@@ -69,7 +70,7 @@ func TestSandboxCommand(t *testing.T) {
 const containerImage = "clawtool-test/busybox:1"
 
 func TestSandboxCommandContainer(t *testing.T) {
-	c, err := sandbox.NewContainer(t.Context(), sandbox.ContainerOptions{Image: containerImage})
+	c, err := container.New(t.Context(), container.Options{Image: containerImage})
 	if err == nil {
 		_, err = c.Run(t.Context(), sandbox.Policy{}, []string{"true"}, nil)
 		c.Close()

@@ -64,9 +64,10 @@ type Toolset struct {
 type Option func(*Toolset)
 
 // WithBackend makes the exec tool run commands with b, such as a
-// [*sandbox.Container], instead of [sandbox.Native]. The file tools work on
-// the workspace directory itself, which is the directory b's commands see
-// (at [sandbox.ContainerWorkspace] in a container).
+// [*github.com/miniopenclaw/tool/sandbox/container.Backend], instead of [sandbox.Native]. The
+// file tools work on the workspace directory itself, which is the
+// directory b's commands see (at [github.com/miniopenclaw/tool/sandbox/container.Workspace] in a
+// container).
 func WithBackend(b sandbox.Backend) Option {
 	return func(ts *Toolset) { ts.backend = b }
 }
@@ -138,7 +139,7 @@ func (ts *Toolset) Close() error {
 func (ts *Toolset) protectedBy(rel string) (string, bool) {
 	prot := ts.policy.Protected
 	if prot == nil {
-		prot = sandbox.DefaultProtected
+		prot = sandbox.DefaultProtected()
 	}
 	for _, p := range prot {
 		p = path.Clean(filepath.ToSlash(p))

@@ -1,13 +1,14 @@
-package sandbox
+package container
 
 import (
 	"context"
-	"debug/elf"
 	"errors"
 	"fmt"
+	"github.com/miniopenclaw/tool/sandbox"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -27,20 +28,20 @@ const testOwner = "clawtool-sandbox-test"
 // DOCKER_HOST or the default socket. Without an engine or the test image
 // it fails in CI, where .ci/docker-engine.sh provides both, and skips
 // elsewhere with the reason.
-func requireEngine(t testing.TB, warm bool) *Container {
+func requireEngine(t testing.TB, warm bool) *Backend {
 	t.Helper()
-	return requireEngineWith(t, ContainerOptions{Warm: warm})
+	return requireEngineWith(t, Options{Warm: warm})
 }
 
 // requireEngineWith is requireEngine with opts (Image and Owner are set).
-func requireEngineWith(t testing.TB, opts ContainerOptions) *Container {
+func requireEngineWith(t testing.TB, opts Options) *Backend {
 	t.Helper()
 	opts.Image, opts.Owner = testImage, testOwner
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second) // ok-wallclock
 	defer cancel()
-	c, err := NewContainer(ctx, opts)
+	c, err := New(ctx, opts)
 	if err == nil {
-		if _, err = c.image(ctx, Policy{}); err != nil {
+		if _, err = c.image(ctx, sandbox.Policy{}); err != nil {
 			c.Close()
 		}
 	}
@@ -80,75 +81,28 @@ func assertNoContainers(t testing.TB, id string) {
 	}
 }
 
-func requireEngineSocket(t *testing.T) {
-	t.Helper()
-	if _, err := os.Stat("/var/run/docker.sock"); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("no engine socket: ", err)
-		}
-		t.Skip("no engine socket: ", err)
-	}
-}
-
-// containerPolicy adds what the attacker (this test binary) needs to run
-// in the busybox image: the host's libraries when it is dynamically linked
-// (as under -race).
-func (f *fixture) containerPolicy(p *Policy) {
-	ef, err := elf.Open(f.attacker)
-	if err != nil {
-		return
-	}
-	defer ef.Close()
-	for _, prog := range ef.Progs {
-		if prog.Type == elf.PT_INTERP {
-			for _, dir := range []string{"/lib", "/lib64", "/usr/lib", "/usr/lib64"} {
-				if real, err := filepath.EvalSymlinks(dir); err == nil {
-					_ = real
-					p.ReadOnly = append(p.ReadOnly, dir)
-				}
-			}
-			return
-		}
-	}
-}
-
 // containerModes are the ways a container backend runs calls, each with
 // the Mode its results must report: the warm server must not fall back in
 // the test image.
 var containerModes = []struct {
 	name string
-	opts ContainerOptions
-	mode Mode
+	opts Options
+	mode sandbox.Mode
 }{
-	{"fresh", ContainerOptions{}, ModeFresh},
-	{"warm", ContainerOptions{Warm: true}, ModeWarmServer},
-	{"warm-exec", ContainerOptions{Warm: true, WarmExec: true}, ModeWarmExec},
+	{"fresh", Options{}, sandbox.ModeFresh},
+	{"warm", Options{Warm: true}, sandbox.ModeWarmServer},
+	{"warm-exec", Options{Warm: true, WarmExec: true}, sandbox.ModeWarmExec},
 }
 
 // wantMode is the Mode every result of c must report.
-func (c *Container) wantMode() Mode {
+func (c *Backend) wantMode() sandbox.Mode {
 	switch {
 	case !c.opts.Warm:
-		return ModeFresh
+		return sandbox.ModeFresh
 	case c.opts.WarmExec:
-		return ModeWarmExec
+		return sandbox.ModeWarmExec
 	}
-	return ModeWarmServer
-}
-
-func TestCatalogAContainer(t *testing.T) {
-	for _, mode := range containerModes {
-		t.Run(mode.name, func(t *testing.T) {
-			c := requireEngineWith(t, mode.opts)
-			f := newFixture(t)
-			for _, row := range catalog() {
-				if row.container == nil {
-					continue
-				}
-				t.Run(row.id+" "+row.name, func(t *testing.T) { f.attack(t, row, c) })
-			}
-		})
-	}
+	return sandbox.ModeWarmServer
 }
 
 func TestContainerRun(t *testing.T) {
@@ -156,30 +110,30 @@ func TestContainerRun(t *testing.T) {
 		t.Run(mode.name, func(t *testing.T) {
 			c := requireEngineWith(t, mode.opts)
 			ws := t.TempDir()
-			os.Chown(ws, DefaultUID, DefaultUID)
+			os.Chown(ws, sandbox.DefaultUID, sandbox.DefaultUID)
 			os.WriteFile(filepath.Join(ws, "a.txt"), []byte("from the workspace\n"), 0o644)
 			for _, tc := range []struct {
 				name    string
-				p       Policy
+				p       sandbox.Policy
 				argv    []string
 				stdin   string
 				timeout time.Duration
-				outcome Outcome
+				outcome sandbox.Outcome
 				code    int
 				stdout  string
 				stderr  string
 			}{
-				{name: "ok", argv: []string{"echo", "hi"}, outcome: Exited, stdout: "hi\n"},
-				{name: "status", argv: []string{"sh", "-c", "echo oops >&2; exit 7"}, outcome: Exited, code: 7, stderr: "oops\n"},
-				{name: "workspace", p: Policy{Workspace: ws}, argv: []string{"cat", "a.txt"}, outcome: Exited, stdout: "from the workspace\n"},
-				{name: "stdin", argv: []string{"cat"}, stdin: "piped", outcome: Exited, stdout: "piped"},
-				{name: "user", argv: []string{"id", "-u"}, outcome: Exited, stdout: "65534\n"},
-				{name: "environment", p: Policy{Env: []string{"A=1"}}, argv: []string{"env"}, outcome: Exited, stdout: "A=1\n"},
-				{name: "signal", argv: []string{"sh", "-c", "kill -TERM $$"}, outcome: Signaled, code: -1},
-				{name: "timeout", argv: []string{"sleep", "60"}, timeout: 500 * time.Millisecond, outcome: TimedOut, code: -1},
-				{name: "output limit", p: Policy{Limits: Limits{Output: 4096}}, argv: []string{"yes"}, outcome: OutputLimit, code: -1},
-				{name: "large stdin", argv: []string{"wc", "-c"}, stdin: strings.Repeat("x", 200<<10), outcome: Exited, stdout: "204800\n"},
-				{name: "stdin unread", argv: []string{"true"}, stdin: strings.Repeat("x", 200<<10), outcome: Exited},
+				{name: "ok", argv: []string{"echo", "hi"}, outcome: sandbox.Exited, stdout: "hi\n"},
+				{name: "status", argv: []string{"sh", "-c", "echo oops >&2; exit 7"}, outcome: sandbox.Exited, code: 7, stderr: "oops\n"},
+				{name: "workspace", p: sandbox.Policy{Workspace: ws}, argv: []string{"cat", "a.txt"}, outcome: sandbox.Exited, stdout: "from the workspace\n"},
+				{name: "stdin", argv: []string{"cat"}, stdin: "piped", outcome: sandbox.Exited, stdout: "piped"},
+				{name: "user", argv: []string{"id", "-u"}, outcome: sandbox.Exited, stdout: "65534\n"},
+				{name: "environment", p: sandbox.Policy{Env: []string{"A=1"}}, argv: []string{"env"}, outcome: sandbox.Exited, stdout: "A=1\n"},
+				{name: "signal", argv: []string{"sh", "-c", "kill -TERM $$"}, outcome: sandbox.Signaled, code: -1},
+				{name: "timeout", argv: []string{"sleep", "60"}, timeout: 500 * time.Millisecond, outcome: sandbox.TimedOut, code: -1},
+				{name: "output limit", p: sandbox.Policy{Limits: sandbox.Limits{Output: 4096}}, argv: []string{"yes"}, outcome: sandbox.OutputLimit, code: -1},
+				{name: "large stdin", argv: []string{"wc", "-c"}, stdin: strings.Repeat("x", 200<<10), outcome: sandbox.Exited, stdout: "204800\n"},
+				{name: "stdin unread", argv: []string{"true"}, stdin: strings.Repeat("x", 200<<10), outcome: sandbox.Exited},
 			} {
 				t.Run(tc.name, func(t *testing.T) {
 					ctx := context.Background()
@@ -188,7 +142,7 @@ func TestContainerRun(t *testing.T) {
 						ctx, cancel = context.WithTimeout(ctx, tc.timeout)
 						defer cancel()
 					}
-					cmd := CommandContext(ctx, tc.p, tc.argv[0], tc.argv[1:]...)
+					cmd := sandbox.CommandContext(ctx, tc.p, tc.argv[0], tc.argv[1:]...)
 					cmd.Backend = c
 					if tc.stdin != "" {
 						cmd.Stdin = strings.NewReader(tc.stdin)
@@ -218,7 +172,7 @@ func TestContainerRun(t *testing.T) {
 					if tc.stderr != "" && string(r.Stderr) != tc.stderr {
 						t.Errorf("stderr %q, want %q", r.Stderr, tc.stderr)
 					}
-					if tc.outcome == OutputLimit && (!r.Truncated || len(r.Stdout) != 4096) {
+					if tc.outcome == sandbox.OutputLimit && (!r.Truncated || len(r.Stdout) != 4096) {
 						t.Errorf("output limit: truncated %v, %d bytes kept, want 4096", r.Truncated, len(r.Stdout))
 					}
 				})
@@ -231,20 +185,20 @@ func TestContainerRun(t *testing.T) {
 // names it.
 func TestContainerFailsClosed(t *testing.T) {
 	ctx := context.Background()
-	if _, err := NewContainer(ctx, ContainerOptions{Host: "unix://" + filepath.Join(t.TempDir(), "none.sock")}); err == nil || !strings.Contains(err.Error(), "no container engine reachable") {
+	if _, err := New(ctx, Options{Host: "unix://" + filepath.Join(t.TempDir(), "none.sock")}); err == nil || !strings.Contains(err.Error(), "no container engine reachable") {
 		t.Errorf("no engine: %v, want an error naming the missing engine", err)
 	}
-	if _, err := Native.Run(ctx, Policy{Image: testImage}, []string{"true"}, nil); err == nil || !strings.Contains(err.Error(), "image") {
+	if _, err := sandbox.Native.Run(ctx, sandbox.Policy{Image: testImage}, []string{"true"}, nil); err == nil || !strings.Contains(err.Error(), "image") {
 		t.Errorf("native backend with an image: %v, want a refusal", err)
 	}
 	c := requireEngine(t, false)
-	_, err := c.Run(ctx, Policy{Image: "clawtool-test/no-such-image:1"}, []string{"true"}, nil)
+	_, err := c.Run(ctx, sandbox.Policy{Image: "clawtool-test/no-such-image:1"}, []string{"true"}, nil)
 	if !errors.Is(err, os.ErrNotExist) || !strings.Contains(err.Error(), "no-such-image") {
 		t.Errorf("missing image: %v, want an error naming it", err)
 	}
 	for _, mode := range containerModes {
 		c := requireEngineWith(t, mode.opts)
-		if _, err := c.Run(ctx, Policy{}, []string{"no-such-command-xyz"}, nil); !errors.Is(err, os.ErrNotExist) {
+		if _, err := c.Run(ctx, sandbox.Policy{}, []string{"no-such-command-xyz"}, nil); !errors.Is(err, os.ErrNotExist) {
 			t.Errorf("%s missing command: %v, want os.ErrNotExist", mode.name, err)
 		}
 	}
@@ -257,11 +211,11 @@ const orphanEnv = "SBX_ORPHAN"
 // removes the orphan.
 func TestContainerOrphanCleanup(t *testing.T) {
 	if os.Getenv(orphanEnv) == "1" {
-		c, err := NewContainer(context.Background(), ContainerOptions{Image: testImage, Owner: testOwner + "-orphan"})
+		c, err := New(context.Background(), Options{Image: testImage, Owner: testOwner + "-orphan"})
 		if err != nil {
 			t.Fatal(err)
 		}
-		c.Run(context.Background(), Policy{}, []string{"sleep", "3600"}, nil) // killed here
+		c.Run(context.Background(), sandbox.Policy{}, []string{"sleep", "3600"}, nil) // killed here
 		t.Fatal("the call returned")
 	}
 	c := requireEngine(t, false)
@@ -292,7 +246,7 @@ func TestContainerOrphanCleanup(t *testing.T) {
 	if running() != 1 {
 		t.Fatal("the killed process's container is gone already: nothing to clean up")
 	}
-	again, err := NewContainer(context.Background(), ContainerOptions{Image: testImage, Owner: testOwner + "-orphan"})
+	again, err := New(context.Background(), Options{Image: testImage, Owner: testOwner + "-orphan"})
 	must(t, err)
 	defer again.Close()
 	if n := running(); n != 0 {
@@ -311,14 +265,14 @@ func TestContainerOrphanCleanup(t *testing.T) {
 // each, the ratios of the warm containers' p50 to the native backend's,
 // and the call server's p50 over a plain fork and exec on the host.
 func BenchmarkBackends(b *testing.B) {
-	requireSandbox(b)
-	warm := requireEngineWith(b, ContainerOptions{Warm: true})
-	warmExec := requireEngineWith(b, ContainerOptions{Warm: true, WarmExec: true})
+	requireNative(b)
+	warm := requireEngineWith(b, Options{Warm: true})
+	warmExec := requireEngineWith(b, Options{Warm: true, WarmExec: true})
 	fresh := requireEngine(b, false)
 	ctx := context.Background()
-	inMode := func(c *Container) func() error {
+	inMode := func(c *Backend) func() error {
 		return func() error {
-			r, err := c.Run(ctx, Policy{}, []string{"true"}, nil)
+			r, err := c.Run(ctx, sandbox.Policy{}, []string{"true"}, nil)
 			if err == nil && r.Mode != c.wantMode() {
 				err = fmt.Errorf("ran in mode %s (%s), want %s", r.Mode, r.Fallback, c.wantMode())
 			}
@@ -331,7 +285,7 @@ func BenchmarkBackends(b *testing.B) {
 		ds   []time.Duration
 	}{
 		{name: "fork+exec", run: func() error { return exec.Command("/bin/true").Run() }},
-		{name: "native", run: func() error { return okRun(Native.Run(ctx, Policy{}, []string{"/bin/true"}, nil)) }},
+		{name: "native", run: func() error { return okRun(sandbox.Native.Run(ctx, sandbox.Policy{}, []string{"/bin/true"}, nil)) }},
 		{name: "warm-server", run: inMode(warm)},
 		{name: "warm-exec", run: inMode(warmExec)},
 		{name: "fresh", run: inMode(fresh)},
@@ -362,7 +316,7 @@ func BenchmarkBackends(b *testing.B) {
 	b.ReportMetric(percentile(runs[2].ds, 0.5)/percentile(runs[0].ds, 0.5), "warm-server/fork+exec-p50")
 }
 
-func okRun(r *Result, err error) error {
+func okRun(r *sandbox.Result, err error) error {
 	if err != nil {
 		return err
 	}
@@ -379,23 +333,23 @@ func TestContainerClassify(t *testing.T) {
 		name    string
 		status  int
 		oom     bool
-		killed  Outcome
+		killed  sandbox.Outcome
 		stderr  string
-		outcome Outcome
+		outcome sandbox.Outcome
 		code    int
 		signal  string
 	}{
-		{name: "ok", status: 0, outcome: Exited},
-		{name: "failure", status: 3, outcome: Exited, code: 3},
-		{name: "fork failure", status: 2, stderr: "sh: can't fork: Resource temporarily unavailable", outcome: PIDsLimit, code: 2},
-		{name: "allocation failure", status: 1, stderr: "fatal error: out of memory", outcome: MemoryLimit, code: 1},
-		{name: "oom kill", status: 137, oom: true, outcome: MemoryLimit, code: -1, signal: "killed"},
-		{name: "sigkill", status: 137, outcome: Signaled, code: -1, signal: "killed"},
-		{name: "sigterm", status: 143, outcome: Signaled, code: -1, signal: "terminated"},
-		{name: "cpu limit", status: 128 + 24, outcome: CPULimit, code: -1, signal: "CPU time limit exceeded"},
-		{name: "timed out", status: 137, killed: TimedOut, outcome: TimedOut, code: -1, signal: "killed"},
-		{name: "output limit", status: 137, killed: OutputLimit, outcome: OutputLimit, code: -1, signal: "killed"},
-		{name: "status above signals", status: 255, outcome: Exited, code: 255},
+		{name: "ok", status: 0, outcome: sandbox.Exited},
+		{name: "failure", status: 3, outcome: sandbox.Exited, code: 3},
+		{name: "fork failure", status: 2, stderr: "sh: can't fork: Resource temporarily unavailable", outcome: sandbox.PIDsLimit, code: 2},
+		{name: "allocation failure", status: 1, stderr: "fatal error: out of memory", outcome: sandbox.MemoryLimit, code: 1},
+		{name: "oom kill", status: 137, oom: true, outcome: sandbox.MemoryLimit, code: -1, signal: "killed"},
+		{name: "sigkill", status: 137, outcome: sandbox.Signaled, code: -1, signal: "killed"},
+		{name: "sigterm", status: 143, outcome: sandbox.Signaled, code: -1, signal: "terminated"},
+		{name: "cpu limit", status: 128 + 24, outcome: sandbox.CPULimit, code: -1, signal: "CPU time limit exceeded"},
+		{name: "timed out", status: 137, killed: sandbox.TimedOut, outcome: sandbox.TimedOut, code: -1, signal: "killed"},
+		{name: "output limit", status: 137, killed: sandbox.OutputLimit, outcome: sandbox.OutputLimit, code: -1, signal: "killed"},
+		{name: "status above signals", status: 255, outcome: sandbox.Exited, code: 255},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			k := newCall(1 << 10)
@@ -403,10 +357,29 @@ func TestContainerClassify(t *testing.T) {
 			if tc.killed != "" {
 				k.killedFor.Store(tc.killed)
 			}
-			r := k.result(Policy{}, time.Now(), tc.status, tc.oom)
+			r := k.result(sandbox.Policy{}, time.Now(), tc.status, tc.oom)
 			if r.Outcome != tc.outcome || r.ExitCode != tc.code || r.Signal != tc.signal {
 				t.Errorf("status %d oom %v: got %s %d %q, want %s %d %q", tc.status, tc.oom, r.Outcome, r.ExitCode, r.Signal, tc.outcome, tc.code, tc.signal)
 			}
 		})
+	}
+}
+
+// TestContainerLayersIsACopy: a caller that empties the layers
+// Layers returned does not change what the next container run
+// reports in Result.Layers.
+func TestContainerLayersIsACopy(t *testing.T) {
+	c := requireEngine(t, false)
+	want := slices.Clone(Layers())
+	got := Layers()
+	for i := range got {
+		got[i] = "bogus"
+	}
+	r, err := c.Run(context.Background(), sandbox.Policy{}, []string{"true"}, nil)
+	if err := okRun(r, err); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(r.Layers, want) {
+		t.Fatalf("Result.Layers = %v after spoiling Layers, want %v", r.Layers, want)
 	}
 }

@@ -1,4 +1,4 @@
-package sandbox
+package container
 
 import (
 	"bufio"
@@ -8,6 +8,8 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"github.com/miniopenclaw/tool/sandbox"
+	"github.com/miniopenclaw/tool/sandbox/internal/outcome"
 	"io"
 	"maps"
 	"net"
@@ -24,7 +26,7 @@ import (
 	"github.com/miniopenclaw/tool/sandbox/internal/callserver"
 	"github.com/miniopenclaw/tool/sandbox/internal/helper"
 	"github.com/moby/moby/api/pkg/stdcopy"
-	"github.com/moby/moby/api/types/container"
+	mcontainer "github.com/moby/moby/api/types/container"
 	"github.com/moby/moby/api/types/mount"
 	"github.com/moby/moby/client"
 )
@@ -58,7 +60,7 @@ const (
 
 // serverCapabilities are what the server keeps of root's capabilities:
 // setting a call's user and group, and killing a call's processes, which
-// run as that user. A call gets none of them (see [ContainerOptions]).
+// run as that user. A call gets none of them (see [Options]).
 var serverCapabilities = []string{"CAP_KILL", "CAP_SETGID", "CAP_SETUID"}
 
 // A serverImage is what a container needs to run the server: bind mounts
@@ -70,7 +72,7 @@ type serverImage struct {
 }
 
 // serverFiles resolves the call server's files once per backend.
-func (c *Container) serverFiles() (*serverImage, error) {
+func (c *Backend) serverFiles() (*serverImage, error) {
 	c.serverOnce.Do(func() {
 		exe := c.serverExe
 		if exe == "" {
@@ -306,7 +308,7 @@ func randomHex(n int) string {
 // startServer starts a warm container for opts whose main process is the
 // call server, and returns it once the server has connected and proved
 // it is the one started. Any failure removes the container and says why.
-func (c *Container) startServer(ctx context.Context, opts client.ContainerCreateOptions) (string, *callConn, error) {
+func (c *Backend) startServer(ctx context.Context, opts client.ContainerCreateOptions) (string, *callConn, error) {
 	img, err := c.serverFiles()
 	if err != nil {
 		return "", nil, err
@@ -364,7 +366,7 @@ func (c *Container) startServer(ctx context.Context, opts client.ContainerCreate
 	if err != nil {
 		return fail(fmt.Errorf("attach: %w", err))
 	}
-	stderr := &capped{b: &outputBudget{left: 2048}}
+	stderr := outcome.NewBudget(2048).Stream()
 	copied := make(chan struct{})
 	go func() {
 		defer close(copied)
@@ -379,7 +381,7 @@ func (c *Container) startServer(ctx context.Context, opts client.ContainerCreate
 	}
 	wctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	defer cancel()
-	wait := c.cli.ContainerWait(wctx, id, client.ContainerWaitOptions{Condition: container.WaitConditionNotRunning})
+	wait := c.cli.ContainerWait(wctx, id, client.ContainerWaitOptions{Condition: mcontainer.WaitConditionNotRunning})
 	type accepted struct {
 		conn *net.UnixConn
 		err  error
@@ -406,7 +408,7 @@ func (c *Container) startServer(ctx context.Context, opts client.ContainerCreate
 		case <-copied:
 		case <-time.After(time.Second): // ok-wallclock
 		}
-		return fail(fmt.Errorf("the server exited with status %d before connecting: %s", res.StatusCode, strings.TrimSpace(string(stderr.bytes()))))
+		return fail(fmt.Errorf("the server exited with status %d before connecting: %s", res.StatusCode, strings.TrimSpace(string(stderr.Bytes()))))
 	case err := <-wait.Error:
 		ln.Close()
 		<-acc
@@ -418,7 +420,7 @@ func (c *Container) startServer(ctx context.Context, opts client.ContainerCreate
 	case <-timer.C:
 		ln.Close()
 		<-acc
-		return fail(fmt.Errorf("the server did not connect within %s: %s", serverStartTimeout, strings.TrimSpace(string(stderr.bytes()))))
+		return fail(fmt.Errorf("the server did not connect within %s: %s", serverStartTimeout, strings.TrimSpace(string(stderr.Bytes()))))
 	}
 	ln.Close()
 	cc := &callConn{conn: conn, r: callserver.NewReader(conn)}
@@ -448,10 +450,10 @@ var errServerGone = errors.New("sandbox: the warm container's call server is gon
 
 // runServer runs one call through the slot's call server. retry reports
 // that nothing ran because the server was gone before the call started.
-func (c *Container) runServer(ctx context.Context, p Policy, s *warmSlot, workdir string, env, argv []string, stdin io.Reader) (r *Result, err error, retry bool) {
+func (c *Backend) runServer(ctx context.Context, p sandbox.Policy, s *warmSlot, workdir string, env, argv []string, stdin io.Reader) (r *sandbox.Result, err error, retry bool) {
 	cc := s.conn()
-	l := p.Limits.withDefaults()
-	uid := p.containerUID()
+	l := p.Limits.WithDefaults()
+	uid := containerUID(p)
 	cc.seq++
 	seq := cc.seq
 	req := callserver.Request{Seq: seq, UID: uint32(uid), GID: uint32(uid), Stdin: stdin != nil, Dir: workdir, Argv: argv, Env: env}
@@ -480,7 +482,7 @@ func (c *Container) runServer(ctx context.Context, p Policy, s *warmSlot, workdi
 		// which ends the call below.
 		watchdog.Store(time.AfterFunc(l.WaitDelay+serverKillGrace, func() { cc.conn.Close() }))
 	})
-	stop := context.AfterFunc(ctx, func() { kill(TimedOut) })
+	stop := context.AfterFunc(ctx, func() { kill(sandbox.TimedOut) })
 	defer stop()
 
 	done := make(chan struct{})
@@ -489,7 +491,7 @@ func (c *Container) runServer(ctx context.Context, p Policy, s *warmSlot, workdi
 
 	// broken ends the call on a protocol error: the server is not to be
 	// trusted with another call.
-	broken := func(err error) (*Result, error, bool) {
+	broken := func(err error) (*sandbox.Result, error, bool) {
 		c.retire(s)
 		return nil, fmt.Errorf("sandbox: call server: %w", err), false
 	}
@@ -549,22 +551,22 @@ func (c *Container) runServer(ctx context.Context, p Policy, s *warmSlot, workdi
 			if e.Flags&(callserver.ExitLeftover|callserver.ExitRetire) != 0 {
 				c.retire(s)
 			}
-			r := &Result{
-				Stdout:    k.stdout.bytes(),
-				Stderr:    k.stderr.bytes(),
-				Truncated: k.budget.exceeded(),
+			r := &sandbox.Result{
+				Stdout:    k.stdout.Bytes(),
+				Stderr:    k.stderr.Bytes(),
+				Truncated: k.budget.Exceeded(),
 				Duration:  time.Since(start),
 				CPU:       time.Duration(e.CPU),
-				Layers:    containerLayers(p),
+				Layers:    layersFor(p),
 				ExitCode:  e.ExitCode(),
-				Mode:      ModeWarmServer,
+				Mode:      sandbox.ModeWarmServer,
 			}
 			sig := e.Signaled()
 			if sig != 0 {
 				r.Signal = syscall.Signal(sig).String()
 			}
-			why, _ := k.killedFor.Load().(Outcome)
-			r.Outcome = classify(why, r.ExitCode, sig, r.CPU, l.CPU, e.Flags&callserver.ExitOOM != 0, e.Flags&callserver.ExitPIDsMax != 0, r.Stderr)
+			why, _ := k.killedFor.Load().(sandbox.Outcome)
+			r.Outcome = outcome.Classify(why, r.ExitCode, sig, r.CPU, l.CPU, e.Flags&callserver.ExitOOM != 0, e.Flags&callserver.ExitPIDsMax != 0, r.Stderr)
 			return r, nil, false
 		default:
 			return broken(fmt.Errorf("%w: unknown frame type %q", callserver.ErrFrame, t))
@@ -603,18 +605,18 @@ func pumpStdin(cc *callConn, seq []byte, stdin io.Reader, acks <-chan struct{}, 
 // serverLost ends a call whose server connection broke after the call
 // started: the container is removed, after reading its OOM flag (the
 // kernel may have killed the server at the memory limit).
-func (c *Container) serverLost(s *warmSlot, k *call, p Policy, start time.Time, cause error) (*Result, error, bool) {
+func (c *Backend) serverLost(s *warmSlot, k *call, p sandbox.Policy, start time.Time, cause error) (*sandbox.Result, error, bool) {
 	id := s.id
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second) // ok-wallclock
 	defer cancel()
 	ins, err := c.cli.ContainerInspect(ctx, id, client.ContainerInspectOptions{})
 	c.retire(s)
 	if err == nil && ins.Container.State != nil && ins.Container.State.OOMKilled {
-		r := k.result(p, start, 128+sigKILL, true)
-		r.Mode = ModeWarmServer
+		r := k.result(p, start, 128+outcome.SigKILL, true)
+		r.Mode = sandbox.ModeWarmServer
 		return r, nil, false
 	}
-	if why, _ := k.killedFor.Load().(Outcome); why != "" {
+	if why, _ := k.killedFor.Load().(sandbox.Outcome); why != "" {
 		return nil, fmt.Errorf("sandbox: the call server did not answer after the call was killed (%s); its container was removed: %v", why, cause), false
 	}
 	return nil, fmt.Errorf("sandbox: the call server died during the call; its container was removed: %v", cause), false

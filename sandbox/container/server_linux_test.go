@@ -1,4 +1,4 @@
-package sandbox
+package container
 
 import (
 	"archive/tar"
@@ -7,6 +7,7 @@ import (
 	"debug/elf"
 	"encoding/binary"
 	"errors"
+	"github.com/miniopenclaw/tool/sandbox"
 	"io"
 	"net"
 	"os"
@@ -136,16 +137,16 @@ func TestCallServerHostileFrames(t *testing.T) {
 		script  func(s uint32) []byte
 		limit   int
 		err     string
-		outcome Outcome
+		outcome sandbox.Outcome
 		code    int
 		stdout  string
 		kill    bool
 	}{
 		{name: "ok", script: func(s uint32) []byte {
 			return append(frame(frame(nil, callserver.Started, seq(s), seq(42)), callserver.Stdout, seq(s), []byte("hi\n")), exit(s, 3<<8, 0)...)
-		}, outcome: Exited, code: 3, stdout: "hi\n"},
-		{name: "oom flag", script: func(s uint32) []byte { return exit(s, 9, callserver.ExitOOM) }, outcome: MemoryLimit, code: -1},
-		{name: "pids flag", script: func(s uint32) []byte { return exit(s, 1<<8, callserver.ExitPIDsMax) }, outcome: PIDsLimit, code: 1},
+		}, outcome: sandbox.Exited, code: 3, stdout: "hi\n"},
+		{name: "oom flag", script: func(s uint32) []byte { return exit(s, 9, callserver.ExitOOM) }, outcome: sandbox.MemoryLimit, code: -1},
+		{name: "pids flag", script: func(s uint32) []byte { return exit(s, 1<<8, callserver.ExitPIDsMax) }, outcome: sandbox.PIDsLimit, code: 1},
 		{name: "not found", script: func(s uint32) []byte {
 			return frame(nil, callserver.Failed, callserver.EncodeFailed(s, callserver.FailedNotFound, "x: not found"))
 		}, err: "file does not exist"},
@@ -165,14 +166,14 @@ func TestCallServerHostileFrames(t *testing.T) {
 				b = frame(b, callserver.Stdout, seq(s), make([]byte, 1000))
 			}
 			return b
-		}, outcome: OutputLimit, code: -1, kill: true},
+		}, outcome: sandbox.OutputLimit, code: -1, kill: true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			cc, killed := fakeServer(t, tc.script)
-			c := &Container{}
+			c := &Backend{}
 			s := &warmSlot{}
 			s.srv.Store(cc)
-			r, err, retry := c.runServer(context.Background(), Policy{Limits: Limits{Output: tc.limit}}, s, "/tmp", nil, []string{"x"}, nil)
+			r, err, retry := c.runServer(context.Background(), sandbox.Policy{Limits: sandbox.Limits{Output: tc.limit}}, s, "/tmp", nil, []string{"x"}, nil)
 			if retry {
 				t.Fatalf("retry after %v", err)
 			}
@@ -185,7 +186,7 @@ func TestCallServerHostileFrames(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if r.Outcome != tc.outcome || r.ExitCode != tc.code || r.Mode != ModeWarmServer {
+			if r.Outcome != tc.outcome || r.ExitCode != tc.code || r.Mode != sandbox.ModeWarmServer {
 				t.Errorf("result %s %d %s, want %s %d", r.Outcome, r.ExitCode, r.Mode, tc.outcome, tc.code)
 			}
 			if tc.stdout != "" && string(r.Stdout) != tc.stdout {
@@ -220,7 +221,7 @@ func socketPairConns(t *testing.T) (a, b *net.UnixConn) {
 }
 
 // serverContainerID returns the id of c's only warm container.
-func serverContainerID(t *testing.T, c *Container) string {
+func serverContainerID(t *testing.T, c *Backend) string {
 	t.Helper()
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -233,7 +234,7 @@ func serverContainerID(t *testing.T, c *Container) string {
 
 // psIn lists the processes a call in c's warm container sees, but the
 // container's init, the call server and ps itself.
-func psIn(t *testing.T, c *Container, p Policy) []string {
+func psIn(t *testing.T, c *Backend, p sandbox.Policy) []string {
 	t.Helper()
 	r, err := c.Run(context.Background(), p, []string{"ps"}, nil)
 	if err != nil || !r.OK() {
@@ -253,17 +254,17 @@ func psIn(t *testing.T, c *Container, p Policy) []string {
 // result is back, whether the call exited, timed out or hit the output
 // limit; the next call in the same container sees none of it.
 func TestCallServerKillsTheCallsTree(t *testing.T) {
-	c := requireEngineWith(t, ContainerOptions{Warm: true})
+	c := requireEngineWith(t, Options{Warm: true})
 	for _, tc := range []struct {
 		name    string
-		p       Policy
+		p       sandbox.Policy
 		argv    string
 		timeout time.Duration
-		outcome Outcome
+		outcome sandbox.Outcome
 	}{
-		{name: "exited, leaving children", argv: "sleep 1001 & setsid sleep 1002 </dev/null >/dev/null 2>&1 & (setsid sh -c 'sleep 1003' &) ; echo started", outcome: Exited},
-		{name: "timed out", argv: "sleep 1004 & setsid sleep 1005 & sleep 1006", timeout: 500 * time.Millisecond, outcome: TimedOut},
-		{name: "output limit from a background child", p: Policy{Limits: Limits{Output: 8192}}, argv: "yes & yes >&2 & setsid sleep 1007 & wait", outcome: OutputLimit},
+		{name: "exited, leaving children", argv: "sleep 1001 & setsid sleep 1002 </dev/null >/dev/null 2>&1 & (setsid sh -c 'sleep 1003' &) ; echo started", outcome: sandbox.Exited},
+		{name: "timed out", argv: "sleep 1004 & setsid sleep 1005 & sleep 1006", timeout: 500 * time.Millisecond, outcome: sandbox.TimedOut},
+		{name: "output limit from a background child", p: sandbox.Policy{Limits: sandbox.Limits{Output: 8192}}, argv: "yes & yes >&2 & setsid sleep 1007 & wait", outcome: sandbox.OutputLimit},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			ctx := context.Background()
@@ -276,10 +277,10 @@ func TestCallServerKillsTheCallsTree(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if r.Outcome != tc.outcome || r.Mode != ModeWarmServer {
+			if r.Outcome != tc.outcome || r.Mode != sandbox.ModeWarmServer {
 				t.Errorf("outcome %s in mode %s (%s), want %s; stderr %q", r.Outcome, r.Mode, r.Fallback, tc.outcome, trim(r.Stderr))
 			}
-			if tc.outcome == OutputLimit && len(r.Stdout)+len(r.Stderr) != 8192 {
+			if tc.outcome == sandbox.OutputLimit && len(r.Stdout)+len(r.Stderr) != 8192 {
 				t.Errorf("kept %d+%d bytes, want 8192 together", len(r.Stdout), len(r.Stderr))
 			}
 			if left := psIn(t, c, tc.p); len(left) > 0 {
@@ -321,15 +322,15 @@ func TestCallServerFallback(t *testing.T) {
 			if tc.exe == "" {
 				t.Skip("busybox is not installed (.ci/docker-engine.sh installs busybox-static)")
 			}
-			c := requireEngineWith(t, ContainerOptions{Warm: true})
+			c := requireEngineWith(t, Options{Warm: true})
 			c.serverExe = tc.exe
 			for i := range 2 {
-				r, err := c.Run(context.Background(), Policy{}, []string{"sh", "-c", "echo hi; cat /proc/1/cmdline"}, nil)
+				r, err := c.Run(context.Background(), sandbox.Policy{}, []string{"sh", "-c", "echo hi; cat /proc/1/cmdline"}, nil)
 				if err != nil {
 					t.Fatal(err)
 				}
-				if r.Mode != ModeWarmExec || !strings.Contains(r.Fallback, tc.reason) || !strings.Contains(r.Fallback, "could not start") {
-					t.Errorf("call %d: mode %s, fallback %q; want %s and a reason saying %q", i, r.Mode, r.Fallback, ModeWarmExec, tc.reason)
+				if r.Mode != sandbox.ModeWarmExec || !strings.Contains(r.Fallback, tc.reason) || !strings.Contains(r.Fallback, "could not start") {
+					t.Errorf("call %d: mode %s, fallback %q; want %s and a reason saying %q", i, r.Mode, r.Fallback, sandbox.ModeWarmExec, tc.reason)
 				}
 				if !r.OK() || !strings.HasPrefix(string(r.Stdout), "hi\n") || !strings.Contains(string(r.Stdout), "sleep") {
 					t.Errorf("call %d: %s %q %q, want hi from the exec keeper's container", i, r.Summary(), r.Stdout, r.Stderr)
@@ -342,10 +343,10 @@ func TestCallServerFallback(t *testing.T) {
 // TestCallServerRestarts: a warm container that died between calls is
 // replaced by a new one running the call server.
 func TestCallServerRestarts(t *testing.T) {
-	c := requireEngineWith(t, ContainerOptions{Warm: true})
-	run := func() *Result {
-		r, err := c.Run(context.Background(), Policy{}, []string{"echo", "hi"}, nil)
-		if err != nil || !r.OK() || string(r.Stdout) != "hi\n" || r.Mode != ModeWarmServer {
+	c := requireEngineWith(t, Options{Warm: true})
+	run := func() *sandbox.Result {
+		r, err := c.Run(context.Background(), sandbox.Policy{}, []string{"echo", "hi"}, nil)
+		if err != nil || !r.OK() || string(r.Stdout) != "hi\n" || r.Mode != sandbox.ModeWarmServer {
 			t.Fatalf("%v %+v", err, r)
 		}
 		return r
@@ -364,13 +365,13 @@ func TestCallServerRestarts(t *testing.T) {
 // command that reads it slowly, whole; and input a command never reads
 // does not hold up the call's end.
 func TestCallServerStdinFlowControl(t *testing.T) {
-	c := requireEngineWith(t, ContainerOptions{Warm: true})
+	c := requireEngineWith(t, Options{Warm: true})
 	in := strings.Repeat("0123456789abcdef", 64<<10) // 1 MiB
-	r, err := c.Run(context.Background(), Policy{}, []string{"sh", "-c", "sleep 0.2; wc -c"}, strings.NewReader(in))
+	r, err := c.Run(context.Background(), sandbox.Policy{}, []string{"sh", "-c", "sleep 0.2; wc -c"}, strings.NewReader(in))
 	if err != nil || !r.OK() || strings.TrimSpace(string(r.Stdout)) != "1048576" {
 		t.Errorf("slow reader: %v %+v", err, r)
 	}
-	r, err = c.Run(context.Background(), Policy{}, []string{"true"}, io.MultiReader(strings.NewReader(in), strings.NewReader(in)))
+	r, err = c.Run(context.Background(), sandbox.Policy{}, []string{"true"}, io.MultiReader(strings.NewReader(in), strings.NewReader(in)))
 	if err != nil || !r.OK() {
 		t.Errorf("no reader: %v %+v", err, r)
 	}
@@ -382,14 +383,14 @@ func TestCallServerStdinFlowControl(t *testing.T) {
 // TestCallServerFilesHidden: a call can neither read nor run the server's
 // binary, and cannot reach the directory the socket was in.
 func TestCallServerFilesHidden(t *testing.T) {
-	c := requireEngineWith(t, ContainerOptions{Warm: true})
+	c := requireEngineWith(t, Options{Warm: true})
 	for _, argv := range [][]string{
 		{"cat", serverDir + "/server"},
 		{"ls", serverDir},
 		{"ls", serverDir + "/run"},
 		{serverDir + "/server"},
 	} {
-		r, err := c.Run(context.Background(), Policy{}, argv, nil)
+		r, err := c.Run(context.Background(), sandbox.Policy{}, argv, nil)
 		if err == nil && r.OK() {
 			t.Errorf("%v: %s %q, want a refusal", argv, r.Summary(), trim(r.Stdout))
 			continue
@@ -410,7 +411,7 @@ func TestCallServerRefusesOversizedCalls(t *testing.T) {
 	s := &warmSlot{}
 	s.srv.Store(&callConn{conn: hostEnd, r: callserver.NewReader(hostEnd)})
 	big := strings.Repeat("x", callserver.MaxFrame)
-	_, err, retry := (&Container{}).runServer(context.Background(), Policy{}, s, "/tmp", []string{"A=" + big}, []string{"true"}, nil)
+	_, err, retry := (&Backend{}).runServer(context.Background(), sandbox.Policy{}, s, "/tmp", []string{"A=" + big}, []string{"true"}, nil)
 	if err == nil || retry || !strings.Contains(err.Error(), "too large") {
 		t.Errorf("runServer: %v (retry %v), want a refusal", err, retry)
 	}
@@ -436,8 +437,8 @@ func TestCallServerImageWithoutShell(t *testing.T) {
 		cli.ImageRemove(context.Background(), img, client.ImageRemoveOptions{Force: true})
 		cli.Close()
 	})
-	server := requireEngineWith(t, ContainerOptions{Warm: true})
-	execOnly := requireEngineWith(t, ContainerOptions{Warm: true, WarmExec: true})
+	server := requireEngineWith(t, Options{Warm: true})
+	execOnly := requireEngineWith(t, Options{Warm: true, WarmExec: true})
 
 	var buf bytes.Buffer
 	tw := tar.NewWriter(&buf)
@@ -454,9 +455,9 @@ func TestCallServerImageWithoutShell(t *testing.T) {
 	io.Copy(io.Discard, res)
 	res.Close()
 
-	p := Policy{Image: img}
+	p := sandbox.Policy{Image: img}
 	r, err := server.Run(context.Background(), p, []string{"echo", "no shell here"}, nil)
-	if err != nil || !r.OK() || string(r.Stdout) != "no shell here\n" || r.Mode != ModeWarmServer {
+	if err != nil || !r.OK() || string(r.Stdout) != "no shell here\n" || r.Mode != sandbox.ModeWarmServer {
 		t.Errorf("call server: %v %+v", err, r)
 	}
 	if r, err := execOnly.Run(context.Background(), p, []string{"echo", "no shell here"}, nil); err == nil && r.OK() {
@@ -468,10 +469,10 @@ func TestCallServerImageWithoutShell(t *testing.T) {
 // with an error saying so (not a hang, not a result pretending the
 // command ran), and the next call gets a new container.
 func TestCallServerDiesMidCall(t *testing.T) {
-	c := requireEngineWith(t, ContainerOptions{Warm: true})
+	c := requireEngineWith(t, Options{Warm: true})
 	ws := t.TempDir()
-	must(t, os.Chown(ws, DefaultUID, DefaultUID))
-	p := Policy{Workspace: ws}
+	must(t, os.Chown(ws, sandbox.DefaultUID, sandbox.DefaultUID))
+	p := sandbox.Policy{Workspace: ws}
 	errc := make(chan error, 1)
 	go func() {
 		_, err := c.Run(context.Background(), p, []string{"sh", "-c", "touch started; sleep 60"}, nil)
@@ -504,7 +505,7 @@ func TestCallServerDiesMidCall(t *testing.T) {
 		t.Fatal("the call did not end when its container died")
 	}
 	r, err := c.Run(context.Background(), p, []string{"echo", "again"}, nil)
-	if err != nil || !r.OK() || r.Mode != ModeWarmServer {
+	if err != nil || !r.OK() || r.Mode != sandbox.ModeWarmServer {
 		t.Errorf("next call: %v %+v", err, r)
 	}
 }

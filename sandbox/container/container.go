@@ -1,10 +1,12 @@
-package sandbox
+package container
 
 import (
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/miniopenclaw/tool/sandbox"
+	"github.com/miniopenclaw/tool/sandbox/internal/outcome"
 	"io"
 	"os"
 	"path/filepath"
@@ -18,31 +20,31 @@ import (
 
 	"github.com/containerd/errdefs"
 	"github.com/moby/moby/api/pkg/stdcopy"
-	"github.com/moby/moby/api/types/container"
+	mcontainer "github.com/moby/moby/api/types/container"
 	"github.com/moby/moby/api/types/mount"
 	"github.com/moby/moby/client"
 )
 
-// ContainerWorkspace is where a container backend mounts Policy.Workspace
+// Workspace is where a container backend mounts Policy.Workspace
 // inside the container; it is the command's working directory.
-const ContainerWorkspace = "/workspace"
+const Workspace = "/workspace"
 
 // Labels every container of a container backend carries.
 const (
-	// LabelOwner names the owner given in ContainerOptions.Owner.
+	// LabelOwner names the owner given in Options.Owner.
 	LabelOwner = "io.clawtool.owner"
 	// LabelProcess identifies the host process that created the
 	// container: "HOST/PID/START", where START tells a reused process id
 	// apart on Linux.
 	LabelProcess = "io.clawtool.process"
-	// LabelBackend is a random value per [*Container]: Close removes every
+	// LabelBackend is a random value per [*Backend]: Close removes every
 	// container carrying its value, including one whose creation a
 	// cancelled call did not see finish.
 	LabelBackend = "io.clawtool.backend"
 )
 
-// ContainerOptions configure a [*Container].
-type ContainerOptions struct {
+// Options configure a [*Backend].
+type Options struct {
 	// Image is the image a run uses when its policy names none.
 	Image string
 	// Warm keeps one running container per image and policy, instead of
@@ -64,7 +66,7 @@ type ContainerOptions struct {
 	// processes, and the container's OOM and fork counters, read before
 	// and after a call, would no longer say whose call hit the limit;
 	// calls that should run in parallel need containers of their own,
-	// such as another Container.) The container's resource limits
+	// such as another Backend.) The container's resource limits
 	// (RLIMIT_CPU, FSIZE, NOFILE, CORE) apply to the server and each call
 	// inherits them, its CPU time counting from zero; a server that has
 	// used half of Limits.CPU itself is replaced after the call.
@@ -73,7 +75,7 @@ type ContainerOptions struct {
 	// the engine's architecture, the engine cannot see this host's files,
 	// a user-namespace remapped engine cannot reach the socket ...), the
 	// warm container falls back to running each call with the engine's
-	// exec, and every Result says so (Mode [ModeWarmExec], Fallback the
+	// exec, and every Result says so (Mode [sandbox.ModeWarmExec], Fallback the
 	// reason); that mode needs sh, kill and sleep in the image. Nothing
 	// ever falls back to the host.
 	Warm bool
@@ -82,7 +84,7 @@ type ContainerOptions struct {
 	// nothing of this program enters the container.
 	WarmExec bool
 	// Owner is the value of [LabelOwner] on every container. Empty means
-	// "clawtool". [Container.Cleanup] removes only the owner's orphans.
+	// "clawtool". [Backend.Cleanup] removes only the owner's orphans.
 	Owner string
 	// Host is the engine's address, such as unix:///run/podman/podman.sock.
 	// Empty means $DOCKER_HOST, or the engine's default socket.
@@ -91,36 +93,36 @@ type ContainerOptions struct {
 	CPUs float64
 }
 
-// A Container is a [Backend] that runs each command in a container of a
+// A Backend is a [sandbox.Backend] that runs each command in a container of a
 // Docker-compatible engine (Docker, or Podman's compatible socket).
 //
 // A container gets: the policy's workspace bound read-write at
-// [ContainerWorkspace] with its protected paths bound read-only over it;
+// [Workspace] with its protected paths bound read-only over it;
 // Policy.ReadOnly bound read-only at the same paths; a read-only root
 // file system with a tmpfs /tmp of Limits.Tmp bytes; no network (only a
 // loopback interface) unless the policy asks for the host's; every
 // capability dropped (a warm container's call server keeps three, which no
-// call gets: see ContainerOptions.Warm); no_new_privs; the engine's
+// call gets: see Options.Warm); no_new_privs; the engine's
 // default seccomp profile; the unprivileged user Policy.UID (default
-// [DefaultUID]); memory, process and CPU limits from the cgroup and the
-// other [Limits] as resource limits; an init process that reaps orphans;
+// [sandbox.DefaultUID]); memory, process and CPU limits from the cgroup and the
+// other [sandbox.Limits] as resource limits; an init process that reaps orphans;
 // and the policy's environment only (plus the image's own ENV and the
 // engine's HOSTNAME).
 //
-// Result.Mode says how a call ran: [ModeFresh], [ModeWarmServer] or
-// [ModeWarmExec]. In a fresh container or through the engine's exec, the
+// Result.Mode says how a call ran: [sandbox.ModeFresh], [sandbox.ModeWarmServer] or
+// [sandbox.ModeWarmExec]. In a fresh container or through the engine's exec, the
 // engine reports a command killed by signal N as exit status 128+N and a
-// Container classifies such a status as the signal; a memory-limit kill is
+// Backend classifies such a status as the signal; a memory-limit kill is
 // read from the engine's OOM flag (or, for an exec, the cgroup's counter).
 // The call server reports the command's own wait status and CPU time, and
 // the container cgroup's OOM and refused-fork counters across the call, so
 // its results are classified exactly as the native backend's.
 //
-// A Container never falls back to the host: no reachable engine, a missing
+// A Backend never falls back to the host: no reachable engine, a missing
 // image or a limit the engine cannot enforce is an error naming it.
 // Close removes every container it made.
-type Container struct {
-	opts  ContainerOptions
+type Backend struct {
+	opts  Options
 	cli   *client.Client
 	label string // LabelProcess value of this process
 	id    string // LabelBackend value of this backend
@@ -150,11 +152,11 @@ type warmSlot struct {
 	fallback string                   // why calls use exec although the server is wanted
 }
 
-// NewContainer connects to the engine, checks that it can enforce every
+// New connects to the engine, checks that it can enforce every
 // limit (memory, processes, CPU quota, seccomp), and removes containers an
 // earlier process of the same owner on this host left behind (see
-// [Container.Cleanup]).
-func NewContainer(ctx context.Context, opts ContainerOptions) (*Container, error) {
+// [Backend.Cleanup]).
+func New(ctx context.Context, opts Options) (*Backend, error) {
 	if opts.Owner == "" {
 		opts.Owner = "clawtool"
 	}
@@ -169,7 +171,7 @@ func NewContainer(ctx context.Context, opts ContainerOptions) (*Container, error
 	if err != nil {
 		return nil, fmt.Errorf("sandbox: container engine: %w", err)
 	}
-	c := &Container{opts: opts, cli: cli, label: processLabel(os.Getpid()), id: randomHex(12), live: map[string]bool{}, images: map[string]bool{}, warm: map[string]*warmSlot{}}
+	c := &Backend{opts: opts, cli: cli, label: processLabel(os.Getpid()), id: randomHex(12), live: map[string]bool{}, images: map[string]bool{}, warm: map[string]*warmSlot{}}
 	if err := c.check(ctx); err != nil {
 		cli.Close()
 		return nil, err
@@ -181,7 +183,7 @@ func NewContainer(ctx context.Context, opts ContainerOptions) (*Container, error
 	return c, nil
 }
 
-func (c *Container) check(ctx context.Context) error {
+func (c *Backend) check(ctx context.Context) error {
 	if _, err := c.cli.Ping(ctx, client.PingOptions{NegotiateAPIVersion: true}); err != nil {
 		return fmt.Errorf("sandbox: refusing to run: no container engine reachable at %s: %w", c.cli.DaemonHost(), err)
 	}
@@ -208,7 +210,7 @@ func (c *Container) check(ctx context.Context) error {
 
 // Close removes every container c made, running or not, and closes the
 // connection. Runs after Close fail.
-func (c *Container) Close() error {
+func (c *Backend) Close() error {
 	c.mu.Lock()
 	c.closed = true
 	ids := make([]string, 0, len(c.live))
@@ -245,7 +247,7 @@ func (c *Container) Close() error {
 // Cleanup removes the containers of c's owner that a process on this host
 // made and that outlived it (a crash, a kill), and returns how many it
 // removed. Containers of live processes are left alone.
-func (c *Container) Cleanup(ctx context.Context) (int, error) {
+func (c *Backend) Cleanup(ctx context.Context) (int, error) {
 	list, err := c.cli.ContainerList(ctx, client.ContainerListOptions{
 		All:     true,
 		Filters: make(client.Filters).Add("label", LabelOwner+"="+c.opts.Owner),
@@ -309,7 +311,7 @@ func processStart(pid int) (string, bool) {
 }
 
 // image resolves the policy's image and checks the engine has it.
-func (c *Container) image(ctx context.Context, p Policy) (string, error) {
+func (c *Backend) image(ctx context.Context, p sandbox.Policy) (string, error) {
 	img := p.Image
 	if img == "" {
 		img = c.opts.Image
@@ -337,25 +339,37 @@ func (c *Container) image(ctx context.Context, p Policy) (string, error) {
 	return img, nil
 }
 
+// errAllowUnsupported refuses [sandbox.NetworkAllow]: a container has no
+// network and the supervisor's proxy cannot reach into it.
+var errAllowUnsupported = fmt.Errorf("sandbox: refusing to run: the container backend cannot enforce network %q (an allow list); use %q or the native backend", sandbox.NetworkAllow, sandbox.NetworkNone)
+
+// network is the policy's network, [sandbox.NetworkNone] when it names none.
+func network(p sandbox.Policy) sandbox.Network {
+	if p.Network == "" {
+		return sandbox.NetworkNone
+	}
+	return p.Network
+}
+
 // containerUID is the user a container's command runs as.
-func (p Policy) containerUID() int {
+func containerUID(p sandbox.Policy) int {
 	if p.UID <= 0 {
-		return DefaultUID
+		return sandbox.DefaultUID
 	}
 	return p.UID
 }
 
 // create builds the container configuration for p running cmd.
-func (c *Container) create(p Policy, img string, env, cmd []string, stdin bool) (client.ContainerCreateOptions, error) {
-	l := p.Limits.withDefaults()
-	uid := p.containerUID()
+func (c *Backend) create(p sandbox.Policy, img string, env, cmd []string, stdin bool) (client.ContainerCreateOptions, error) {
+	l := p.Limits.WithDefaults()
+	uid := containerUID(p)
 	work := "/tmp"
 	var mounts []mount.Mount
 	if p.Workspace != "" {
 		ws := filepath.Clean(p.Workspace)
-		work = ContainerWorkspace
-		mounts = append(mounts, mount.Mount{Type: mount.TypeBind, Source: ws, Target: ContainerWorkspace})
-		for _, rel := range p.protected() {
+		work = Workspace
+		mounts = append(mounts, mount.Mount{Type: mount.TypeBind, Source: ws, Target: Workspace})
+		for _, rel := range p.ProtectedPaths() {
 			rel = filepath.Clean(rel)
 			st, err := os.Lstat(filepath.Join(ws, rel))
 			switch {
@@ -366,22 +380,22 @@ func (c *Container) create(p Policy, img string, env, cmd []string, stdin bool) 
 			case st.Mode()&os.ModeSymlink != 0:
 				return client.ContainerCreateOptions{}, fmt.Errorf("sandbox: protected path %s is a symbolic link", rel)
 			}
-			mounts = append(mounts, mount.Mount{Type: mount.TypeBind, Source: filepath.Join(ws, rel), Target: ContainerWorkspace + "/" + filepath.ToSlash(rel), ReadOnly: true})
+			mounts = append(mounts, mount.Mount{Type: mount.TypeBind, Source: filepath.Join(ws, rel), Target: Workspace + "/" + filepath.ToSlash(rel), ReadOnly: true})
 		}
 	}
 	for _, ro := range p.ReadOnly {
 		ro = filepath.Clean(ro)
 		mounts = append(mounts, mount.Mount{Type: mount.TypeBind, Source: ro, Target: filepath.ToSlash(ro), ReadOnly: true})
 	}
-	network := container.NetworkMode("none")
-	if p.network() == NetworkHost {
-		network = "host"
+	netMode := mcontainer.NetworkMode("none")
+	if network(p) == sandbox.NetworkHost {
+		netMode = "host"
 	}
 	pids := int64(l.Processes)
 	cpu := int64((l.CPU + time.Second - 1) / time.Second)
 	initProc := true
 	return client.ContainerCreateOptions{
-		Config: &container.Config{
+		Config: &mcontainer.Config{
 			Image:           img,
 			Cmd:             cmd,
 			Env:             env,
@@ -393,24 +407,24 @@ func (c *Container) create(p Policy, img string, env, cmd []string, stdin bool) 
 			AttachStdin:     stdin,
 			OpenStdin:       stdin,
 			StdinOnce:       stdin,
-			NetworkDisabled: network == "none",
+			NetworkDisabled: netMode == "none",
 		},
-		HostConfig: &container.HostConfig{
+		HostConfig: &mcontainer.HostConfig{
 			Mounts:         mounts,
-			NetworkMode:    network,
+			NetworkMode:    netMode,
 			ReadonlyRootfs: true,
 			Tmpfs:          map[string]string{"/tmp": fmt.Sprintf("rw,nosuid,nodev,size=%d,nr_inodes=%d,mode=1777", l.Tmp, max(l.Tmp/4096, 1024))},
 			CapDrop:        []string{"ALL"},
 			SecurityOpt:    []string{"no-new-privileges:true"},
 			Init:           &initProc,
-			LogConfig:      container.LogConfig{Type: "none"},
+			LogConfig:      mcontainer.LogConfig{Type: "none"},
 			IpcMode:        "private",
-			Resources: container.Resources{
+			Resources: mcontainer.Resources{
 				Memory:     l.Memory,
 				MemorySwap: l.Memory,
 				PidsLimit:  &pids,
 				NanoCPUs:   int64(c.opts.CPUs * 1e9),
-				Ulimits: []*container.Ulimit{
+				Ulimits: []*mcontainer.Ulimit{
 					{Name: "cpu", Soft: cpu, Hard: cpu},
 					{Name: "fsize", Soft: l.FileSize, Hard: l.FileSize},
 					{Name: "nofile", Soft: int64(l.OpenFiles), Hard: int64(l.OpenFiles)},
@@ -423,7 +437,7 @@ func (c *Container) create(p Policy, img string, env, cmd []string, stdin bool) 
 
 // track records a container just created as this backend's, for Close to
 // remove; on a backend already closed it removes the container at once.
-func (c *Container) track(id string) error {
+func (c *Backend) track(id string) error {
 	c.mu.Lock()
 	closed := c.closed
 	if !closed {
@@ -439,7 +453,7 @@ func (c *Container) track(id string) error {
 
 // remove force-removes a container with a context of its own, so that a
 // cancelled call still cleans up.
-func (c *Container) remove(id string) error {
+func (c *Backend) remove(id string) error {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	_, err := c.cli.ContainerRemove(ctx, id, client.ContainerRemoveOptions{Force: true, RemoveVolumes: true})
@@ -452,22 +466,22 @@ func (c *Container) remove(id string) error {
 	return nil
 }
 
-// Run runs argv under p in a container, with the contract of [Run]:
+// Run runs argv under p in a container, with the contract of [sandbox.Run]:
 // stdout and stderr are capped at Limits.Output together, ctx bounds the
 // run, and the Result classifies how it ended.
-func (c *Container) Run(ctx context.Context, p Policy, argv []string, stdin io.Reader) (*Result, error) {
+func (c *Backend) Run(ctx context.Context, p sandbox.Policy, argv []string, stdin io.Reader) (*sandbox.Result, error) {
 	if len(argv) == 0 || argv[0] == "" {
 		return nil, errors.New("sandbox: no command")
 	}
 	if err := p.Validate(); err != nil {
 		return nil, err
 	}
-	if p.network() == NetworkAllow {
+	if network(p) == sandbox.NetworkAllow {
 		// Fail closed: the container backend has no way yet to hand the
 		// proxy to a container without a network (docs/sandbox.md).
-		return nil, errAllowUnsupported("the container backend")
+		return nil, errAllowUnsupported
 	}
-	env, _ := p.environ()
+	env, _ := p.Environ()
 	c.mu.Lock()
 	closed := c.closed
 	c.mu.Unlock()
@@ -487,24 +501,27 @@ func (c *Container) Run(ctx context.Context, p Policy, argv []string, stdin io.R
 	return c.runFresh(ctx, p, img, env, argv, stdin)
 }
 
-// ContainerLayers are the layers a container run reports in Result.Layers:
-// the native layers whose container counterpart the engine applies.
-var ContainerLayers = []Layer{
-	LayerUserNS, LayerMountNS, LayerPIDNS, LayerNetNS, LayerIPCNS, LayerUTSNS,
-	LayerNoNewPrivs, LayerSeccomp, LayerRlimits,
+// Layers returns the layers a container run reports in
+// Result.Layers: the native layers whose container counterpart the engine
+// applies. The slice is a fresh copy on each call.
+func Layers() []sandbox.Layer { return slices.Clone(layerList) }
+
+var layerList = []sandbox.Layer{
+	sandbox.LayerUserNS, sandbox.LayerMountNS, sandbox.LayerPIDNS, sandbox.LayerNetNS, sandbox.LayerIPCNS, sandbox.LayerUTSNS,
+	sandbox.LayerNoNewPrivs, sandbox.LayerSeccomp, sandbox.LayerRlimits,
 }
 
-func containerLayers(p Policy) []Layer {
-	if p.network() == NetworkNone {
-		return ContainerLayers
+func layersFor(p sandbox.Policy) []sandbox.Layer {
+	if network(p) == sandbox.NetworkNone {
+		return slices.Clone(layerList)
 	}
-	return slices.DeleteFunc(slices.Clone(ContainerLayers), func(l Layer) bool { return l == LayerNetNS })
+	return slices.DeleteFunc(slices.Clone(layerList), func(l sandbox.Layer) bool { return l == sandbox.LayerNetNS })
 }
 
 // a call is one command's streams and the reason the backend killed it.
 type call struct {
-	budget         *outputBudget
-	stdout, stderr *capped
+	budget         *outcome.Budget
+	stdout, stderr *outcome.Stream
 	killedFor      atomic.Value
 
 	// Kills run in goroutines of their own: the output copier must keep
@@ -541,21 +558,19 @@ func (k *call) finish() {
 // killer returns the call's kill: the first cause wins and is recorded,
 // and do runs once, off the caller's goroutine (see goKill); an output
 // overflow kills the call for OutputLimit.
-func (k *call) killer(do func()) func(why Outcome) {
-	kill := func(why Outcome) {
+func (k *call) killer(do func()) func(why sandbox.Outcome) {
+	kill := func(why sandbox.Outcome) {
 		if k.killedFor.CompareAndSwap(nil, why) {
 			k.goKill(do)
 		}
 	}
-	k.budget.mu.Lock()
-	k.budget.overflow = func() { kill(OutputLimit) }
-	k.budget.mu.Unlock()
+	k.budget.OnOverflow(func() { kill(sandbox.OutputLimit) })
 	return kill
 }
 
 func newCall(limit int) *call {
-	b := &outputBudget{left: limit}
-	return &call{budget: b, stdout: &capped{b: b}, stderr: &capped{b: b}, copied: make(chan struct{})}
+	b := outcome.NewBudget(limit)
+	return &call{budget: b, stdout: b.Stream(), stderr: b.Stream(), copied: make(chan struct{})}
 }
 
 // pump copies the engine's multiplexed stream into the capped buffers and
@@ -573,34 +588,34 @@ func (k *call) pump(h client.HijackedResponse, stdin io.Reader) {
 	}()
 }
 
-func (k *call) result(p Policy, start time.Time, status int, oom bool) *Result {
-	r := &Result{
-		Stdout:    k.stdout.bytes(),
-		Stderr:    k.stderr.bytes(),
-		Truncated: k.budget.exceeded(),
+func (k *call) result(p sandbox.Policy, start time.Time, status int, oom bool) *sandbox.Result {
+	r := &sandbox.Result{
+		Stdout:    k.stdout.Bytes(),
+		Stderr:    k.stderr.Bytes(),
+		Truncated: k.budget.Exceeded(),
 		Duration:  time.Since(start),
-		Layers:    containerLayers(p),
+		Layers:    layersFor(p),
 		ExitCode:  status,
 	}
 	if status > 128 && status <= 128+64 {
 		r.Signal = syscall.Signal(status - 128).String()
 	}
-	switch why, _ := k.killedFor.Load().(Outcome); {
+	switch why, _ := k.killedFor.Load().(sandbox.Outcome); {
 	case why != "":
 		r.Outcome = why
 	case oom:
-		r.Outcome = MemoryLimit
+		r.Outcome = sandbox.MemoryLimit
 	case status == 128+24: // SIGXCPU at Limits.CPU
-		r.Outcome = CPULimit
+		r.Outcome = sandbox.CPULimit
 	case r.Signal != "":
-		r.Outcome = Signaled
+		r.Outcome = sandbox.Signaled
 		r.ExitCode = -1
 	case status != 0:
-		r.Outcome = classifyFailure(r.Stderr)
+		r.Outcome = sandbox.Outcome(outcome.ClassifyFailure(r.Stderr))
 	default:
-		r.Outcome = Exited
+		r.Outcome = sandbox.Exited
 	}
-	if r.Outcome != Exited && r.Signal != "" {
+	if r.Outcome != sandbox.Exited && r.Signal != "" {
 		r.ExitCode = -1
 	}
 	return r
@@ -617,12 +632,12 @@ func (k *call) drain(h client.HijackedResponse, d time.Duration) {
 	<-k.copied
 }
 
-func (c *Container) runFresh(ctx context.Context, p Policy, img string, env, argv []string, stdin io.Reader) (*Result, error) {
+func (c *Backend) runFresh(ctx context.Context, p sandbox.Policy, img string, env, argv []string, stdin io.Reader) (*sandbox.Result, error) {
 	opts, err := c.create(p, img, env, argv, stdin != nil)
 	if err != nil {
 		return nil, err
 	}
-	l := p.Limits.withDefaults()
+	l := p.Limits.WithDefaults()
 	bg := context.WithoutCancel(ctx)
 	start := time.Now()
 	created, err := c.cli.ContainerCreate(ctx, opts)
@@ -653,9 +668,9 @@ func (c *Container) runFresh(ctx context.Context, p Policy, img string, env, arg
 		}
 		return nil, fmt.Errorf("sandbox: start container: %w", err)
 	}
-	stop := context.AfterFunc(ctx, func() { kill(TimedOut) })
+	stop := context.AfterFunc(ctx, func() { kill(sandbox.TimedOut) })
 	defer stop()
-	wait := c.cli.ContainerWait(bg, id, client.ContainerWaitOptions{Condition: container.WaitConditionNotRunning})
+	wait := c.cli.ContainerWait(bg, id, client.ContainerWaitOptions{Condition: mcontainer.WaitConditionNotRunning})
 	select {
 	case <-wait.Result:
 	case err := <-wait.Error:
@@ -671,12 +686,12 @@ func (c *Container) runFresh(ctx context.Context, p Policy, img string, env, arg
 	st := ins.Container.State
 	if st.ExitCode == 127 && k.killedFor.Load() == nil {
 		// The init process reports a command it could not execute.
-		if msg := string(k.stderr.bytes()); strings.Contains(msg, "exec "+argv[0]+" failed") {
+		if msg := string(k.stderr.Bytes()); strings.Contains(msg, "exec "+argv[0]+" failed") {
 			return nil, fmt.Errorf("sandbox: command %q: %w (%s)", argv[0], os.ErrNotExist, strings.TrimSpace(msg))
 		}
 	}
 	r := k.result(p, start, st.ExitCode, st.OOMKilled)
-	r.Mode = ModeFresh
+	r.Mode = sandbox.ModeFresh
 	return r, nil
 }
 
@@ -687,7 +702,7 @@ func warmKey(img string, opts client.ContainerCreateOptions) string {
 }
 
 // slot returns the warm slot for opts, locked.
-func (c *Container) slot(opts client.ContainerCreateOptions) *warmSlot {
+func (c *Backend) slot(opts client.ContainerCreateOptions) *warmSlot {
 	key := warmKey(opts.Config.Image, opts)
 	c.mu.Lock()
 	s, ok := c.warm[key]
@@ -710,7 +725,7 @@ func (s *warmSlot) conn() *callConn {
 // options or an earlier failure say exec, falling back to exec (and
 // recording why) when the server cannot start. A cancelled ctx is an
 // error, never a reason to fall back.
-func (c *Container) start(ctx context.Context, s *warmSlot, opts client.ContainerCreateOptions) error {
+func (c *Backend) start(ctx context.Context, s *warmSlot, opts client.ContainerCreateOptions) error {
 	if !c.opts.WarmExec && s.fallback == "" {
 		id, cc, err := c.startServer(ctx, opts)
 		if err == nil {
@@ -749,7 +764,7 @@ func (c *Container) start(ctx context.Context, s *warmSlot, opts client.Containe
 // retire removes a warm container that can no longer be trusted (after
 // an OOM kill its flag stays set; a call server that broke the protocol
 // or left a process); the next call starts a new one.
-func (c *Container) retire(s *warmSlot) {
+func (c *Backend) retire(s *warmSlot) {
 	if cc := s.conn(); cc != nil {
 		cc.conn.Close()
 		s.srv.Store(nil)
@@ -760,7 +775,7 @@ func (c *Container) retire(s *warmSlot) {
 	}
 }
 
-func (c *Container) runWarm(ctx context.Context, p Policy, img string, env, argv []string, stdin io.Reader) (*Result, error) {
+func (c *Backend) runWarm(ctx context.Context, p sandbox.Policy, img string, env, argv []string, stdin io.Reader) (*sandbox.Result, error) {
 	opts, err := c.create(p, img, env, nil, false)
 	if err != nil {
 		return nil, err
@@ -774,7 +789,7 @@ func (c *Container) runWarm(ctx context.Context, p Policy, img string, env, argv
 			}
 		}
 		var (
-			r     *Result
+			r     *sandbox.Result
 			retry bool
 		)
 		if s.conn() != nil {
@@ -802,9 +817,9 @@ const warmWrapper = `command -v "$1" >/dev/null 2>&1 || { echo "clawtool-sandbox
 // runExec runs one call in the slot's container with the engine's exec.
 // retry reports that the exec could not be created (the container is
 // gone) and nothing ran.
-func (c *Container) runExec(ctx context.Context, p Policy, s *warmSlot, opts client.ContainerCreateOptions, env, argv []string, stdin io.Reader) (*Result, error, bool) {
+func (c *Backend) runExec(ctx context.Context, p sandbox.Policy, s *warmSlot, opts client.ContainerCreateOptions, env, argv []string, stdin io.Reader) (*sandbox.Result, error, bool) {
 	user := opts.Config.User
-	l := p.Limits.withDefaults()
+	l := p.Limits.WithDefaults()
 	bg := context.WithoutCancel(ctx)
 	start := time.Now()
 	execOpts := client.ExecCreateOptions{
@@ -830,7 +845,7 @@ func (c *Container) runExec(ctx context.Context, p Policy, s *warmSlot, opts cli
 	defer k.finish()
 	id := s.id
 	kill := k.killer(func() { c.killCall(bg, id, user) })
-	stop := context.AfterFunc(ctx, func() { kill(TimedOut) })
+	stop := context.AfterFunc(ctx, func() { kill(sandbox.TimedOut) })
 	defer stop()
 
 	// The stream ends when the command and everything holding its output
@@ -867,18 +882,18 @@ func (c *Container) runExec(ctx context.Context, p Policy, s *warmSlot, opts cli
 		oom = true
 		c.retire(s)
 	}
-	if ins.ExitCode == 127 && k.killedFor.Load() == nil && strings.HasPrefix(string(k.stderr.bytes()), "clawtool-sandbox: ") {
+	if ins.ExitCode == 127 && k.killedFor.Load() == nil && strings.HasPrefix(string(k.stderr.Bytes()), "clawtool-sandbox: ") {
 		return nil, fmt.Errorf("sandbox: command %q: %w", argv[0], os.ErrNotExist), false
 	}
 	r := k.result(p, start, ins.ExitCode, oom)
-	r.Mode, r.Fallback = ModeWarmExec, s.fallback
+	r.Mode, r.Fallback = sandbox.ModeWarmExec, s.fallback
 	return r, nil, false
 }
 
 // killCall kills every process of the sandbox user in the warm container
 // but its init, which is the call's whole process tree: calls in one warm
 // container run one at a time.
-func (c *Container) killCall(ctx context.Context, id, user string) {
+func (c *Backend) killCall(ctx context.Context, id, user string) {
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	ex, err := c.cli.ExecCreate(ctx, id, client.ExecCreateOptions{User: user, Cmd: []string{"/bin/sh", "-c", "kill -9 -1"}, AttachStdout: true})
@@ -896,7 +911,7 @@ func (c *Container) killCall(ctx context.Context, id, user string) {
 // oomKilled reports whether the memory cgroup of a warm container has
 // killed a process for memory, reading its counter (cgroup v2
 // memory.events or v1 memory.oom_control) from inside.
-func (c *Container) oomKilled(ctx context.Context, id string) bool {
+func (c *Backend) oomKilled(ctx context.Context, id string) bool {
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	ex, err := c.cli.ExecCreate(ctx, id, client.ExecCreateOptions{
