@@ -48,6 +48,7 @@ func fixtureCmd(t *testing.T, mode string) *exec.Cmd {
 //     on standard output before serving echo;
 //   - crash: serves echo and crash, which writes to standard error and
 //     exits with status 3;
+//   - tasks: serves echo and echo_task, whose calls run only as tasks;
 //   - roots: a hand-written server whose tool "roots" asks the client for
 //     roots/list without params (as mcp-go servers do) and returns the
 //     answer.
@@ -68,6 +69,13 @@ func stdioFixture(mode string) int {
 		reg.Register(crash)
 	case "roots":
 		return rootsServer()
+	case "tasks":
+		reg.Register(tool.Must(tool.New("echo_task", "Echoes, as a task.", func(ctx context.Context, in struct {
+			Text string `json:"text"`
+		}) (string, error) {
+			tool.ReportProgress(ctx, 1, 1, "echoing")
+			return in.Text, nil
+		}, tool.WithTask(tool.TaskRequired))))
 	}
 	if err := mcptool.NewServer(reg).ServeStdio(context.Background()); err != nil {
 		fmt.Fprintln(os.Stderr, err)

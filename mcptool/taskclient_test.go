@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -111,6 +112,7 @@ func TestTaskClientOurServer(t *testing.T) {
 	withHandler := importTasks(t, url, fast, answer)
 	without := importTasks(t, url, fast)
 	plain := importTasks(t, url, fast, mcptool.WithoutTasks())
+	legacy := importTasks(t, url, fast, answer, mcptool.WithProtocolVersion("2025-11-25"))
 
 	for _, tc := range []struct {
 		name     string
@@ -127,6 +129,11 @@ func TestTaskClientOurServer(t *testing.T) {
 		// Our server fails the task: the client declared no elicitation.
 		{"input without a handler", without, "ask", `{}`, "did not declare the elicitation capability", true, "working,failed"},
 		{"control: WithoutTasks", plain, "quick", `{}`, "quick done", false, ""},
+		// The 2025-11-25 form: task augmentation, tasks/get, tasks/result.
+		{"legacy: completed", legacy, "quick", `{}`, "quick done", false, "working,*completed"},
+		// 2025-11-25 says an isError result fails the task; tasks/result
+		// still gives the result.
+		{"legacy: isError stays a result", legacy, "quick", `{"fail":true}`, "it broke", true, "working,*failed"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var log eventLog
@@ -355,6 +362,123 @@ func TestTaskClientBadServers(t *testing.T) {
 			defer s.mu.Unlock()
 			if cancelled := slices.Contains(s.cancelled, "t1"); cancelled != tc.cancelled {
 				t.Errorf("tasks/cancel sent for %q, want t1 cancelled %v", s.cancelled, tc.cancelled)
+			}
+		})
+	}
+}
+
+// BenchmarkClientTaskCall: a call through an importing client's registry
+// of a quick tool that runs as a task on our server (tools/call answered
+// with a handle, then tasks/get at the clamped interval until completed)
+// against a plain call of the same tool, interleaved in one run, over
+// loopback HTTP. The server suggests a 1 ms poll interval and the client's
+// floor is 1 ms, so task-ns/call is the protocol's cost plus at least one
+// interval; polls/task is how many tasks/get one call took.
+func BenchmarkClientTaskCall(b *testing.B) {
+	r := tool.NewRegistry()
+	echo := func(_ context.Context, in struct {
+		Text string `json:"text"`
+	}) (string, error) {
+		return in.Text, nil
+	}
+	r.Register(tool.Must(tool.New("echo", "Echoes.", echo)))
+	r.Register(tool.Must(tool.New("echo_task", "Echoes, as a task.", echo, tool.WithTask(tool.TaskOptional))))
+	srv := mcptool.NewServer(r, mcptool.WithTasks(mcptool.TaskLimits{MaxTasks: 1 << 30, MaxTotal: 1 << 30,
+		PollInterval: time.Millisecond, PollsPerSecond: 1e12, PollBurst: 1 << 30}))
+	defer srv.Close()
+	var polls atomic.Int64
+	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		if req.Header.Get("Mcp-Method") == "tasks/get" {
+			polls.Add(1)
+		}
+		srv.ServeHTTP(w, req)
+	}))
+	defer hs.Close()
+	ctx := context.Background()
+	c, err := mcptool.Connect(ctx, mcptool.URL(hs.URL+"/mcp"), mcptool.WithTaskPolling(time.Millisecond, 10*time.Millisecond))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer c.Close()
+	reg := tool.NewRegistry()
+	if err := c.Import(ctx, reg); err != nil {
+		b.Fatal(err)
+	}
+	var tasks atomic.Int64
+	tctx := mcptool.WithTaskEvents(ctx, func(ev mcptool.TaskEvent) {
+		if ev.Status == mcptool.StatusCompleted {
+			tasks.Add(1)
+		}
+	})
+	args := []byte(`{"text":"hi"}`)
+	const chunk = 16
+	var plain, task time.Duration
+	b.ReportAllocs()
+	for done := 0; done < b.N; done += chunk {
+		n := min(chunk, b.N-done)
+		t0 := time.Now()
+		for range n {
+			if res := reg.Execute(ctx, "echo", args); res.IsError || res.Output != "hi" {
+				b.Fatalf("plain: %+v", res)
+			}
+		}
+		t1 := time.Now()
+		for range n {
+			if res := reg.Execute(tctx, "echo_task", args); res.IsError || res.Output != "hi" {
+				b.Fatalf("task: %+v", res)
+			}
+		}
+		plain += t1.Sub(t0)
+		task += time.Since(t1)
+	}
+	if tasks.Load() != int64(b.N) {
+		b.Fatalf("%d of %d calls became tasks", tasks.Load(), b.N)
+	}
+	b.ReportMetric(float64(plain.Nanoseconds())/float64(b.N), "plain-ns/call")
+	b.ReportMetric(float64(task.Nanoseconds())/float64(b.N), "task-ns/call")
+	b.ReportMetric(float64(task)/float64(plain), "task/plain")
+	b.ReportMetric(float64(polls.Load())/float64(b.N), "polls/task")
+}
+
+// TestTaskClientStdio: over stdio, the client awaits the tasks of our own
+// server in both forms (a tool that runs only as a task, so that a plain
+// call could not pass); WithoutTasks is the control, whose call the
+// server refuses.
+func TestTaskClientStdio(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		opts    []mcptool.ClientOption
+		want    string
+		isError bool
+	}{
+		{"2026-07-28 extension", nil, "hi", false},
+		{"2025-11-25 form", []mcptool.ClientOption{mcptool.WithProtocolVersion("2025-11-25")}, "hi", false},
+		{"control: WithoutTasks", []mcptool.ClientOption{mcptool.WithoutTasks()}, "task", true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			opts := append([]mcptool.ClientOption{mcptool.WithTaskPolling(time.Millisecond, 20*time.Millisecond)}, tc.opts...)
+			c, err := mcptool.Connect(ctx, mcptool.CommandTransport(fixtureCmd(t, "tasks")), opts...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.Close()
+			r := tool.NewRegistry()
+			if err := c.Import(ctx, r); err != nil {
+				t.Fatal(err)
+			}
+			var log eventLog
+			res := r.Execute(mcptool.WithTaskEvents(ctx, log.add), "echo_task", []byte(`{"text":"hi"}`))
+			got := res.Output
+			if res.IsError {
+				got = res.Error
+			}
+			if res.IsError != tc.isError || !strings.Contains(got, tc.want) {
+				t.Errorf("result %+v, want isError %v and %q", res, tc.isError, tc.want)
+			}
+			if s := log.statuses(); !tc.isError && (len(s) == 0 || s[len(s)-1] != "completed") {
+				t.Errorf("states %v", s)
 			}
 		})
 	}
