@@ -161,6 +161,26 @@ func TestViewShowsAndRunsOnlyKeptTools(t *testing.T) {
 	}
 }
 
+func TestRegistryOnly(t *testing.T) {
+	reg := tool.NewRegistry()
+	for _, n := range []string{"read", "search", "write"} {
+		reg.Register(tool.Must(tool.New(n, n, func(ctx context.Context, a struct{}) (string, error) { return n, nil })))
+	}
+	v, err := reg.Only("read", "search")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := len(v.List()); got != 2 {
+		t.Errorf("view has %d tools", got)
+	}
+	if res := v.Execute(context.Background(), "write", nil); res.Kind != tool.KindNotFound {
+		t.Errorf("write through the view: %+v", res)
+	}
+	if _, err := reg.Only("read", "summarize"); err == nil || !strings.Contains(err.Error(), `"summarize"`) || !errors.Is(err, tool.ErrNotFound) {
+		t.Errorf("missing tool: %v", err)
+	}
+}
+
 // outcomes allows every call and records how each ended.
 type outcomes struct {
 	mu    sync.Mutex

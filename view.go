@@ -29,6 +29,21 @@ func (r *Registry) View(keep func(name string, opts Options) bool) *View {
 	return &View{reg: r, keep: keep}
 }
 
+// Only returns the view of r limited to names, for a skill or role that
+// needs exactly those tools, or an error wrapping [ErrNotFound] that names
+// the first of names r lacks.
+func (r *Registry) Only(names ...string) (*View, error) {
+	set := make(map[string]bool, len(names))
+	for _, n := range names {
+		set[n] = true
+	}
+	v := r.View(func(name string, _ Options) bool { return set[name] })
+	if err := v.Require(names...); err != nil {
+		return nil, err
+	}
+	return v, nil
+}
+
 func (v *View) entries() []*entry {
 	all := v.reg.entries()
 	kept := make([]*entry, 0, len(all))

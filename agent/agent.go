@@ -87,6 +87,10 @@ type config struct {
 	loading  toolsearch.Loading
 	server   string // Anthropic server tool search type, or ""
 	keep     func(tool.Tool) bool
+
+	pause      bool
+	approvals  Approvals
+	checkpoint func(context.Context, *RunState) error
 }
 
 // WithSystem sets the system prompt.
@@ -153,6 +157,35 @@ func WithToolSearch(l toolsearch.Loading) Option {
 // Chat Completions conversations ignore it.
 func WithServerToolSearch(typ string) Option {
 	return func(c *config) { c.server = typ }
+}
+
+// WithPause makes a run stop, instead of handing the refusal to the
+// model, when a call of a step waits for a person's approval: its
+// outcome's error has a method PendingApproval() string that returns the
+// approval request's id (a policy.DeniedError for an "ask" does). The
+// other calls of the step run as usual; then [Session.Send] (or
+// [Agent.Run], or [Session.Resume]) returns a [*PausedError] whose State
+// holds the run, and the Session stays paused until [Session.Resume].
+//
+// approvals, when not nil, is asked by Resume where each request stands
+// before its call is made again: a call whose request is still pending
+// is not made (the run pauses again), and a request whose answer cannot
+// be used (expired, unknown, already used: the state was resumed
+// before) makes Resume fail without running anything. With nil, Resume
+// makes every waiting call again and the executor's authorizer decides:
+// a call still waiting pauses the run again.
+func WithPause(approvals Approvals) Option {
+	return func(c *config) { c.pause, c.approvals = true, approvals }
+}
+
+// WithCheckpoint sets a function that saves a paused run: it is called
+// with the [RunState] when a run pauses, and by [Session.Resume] after
+// the calls it made ran and before the model is asked again, so that a
+// process that dies after a call ran does not lose the call's result
+// nor make the call again. An error from fn stops the run with that
+// error. It matters only with [WithPause].
+func WithCheckpoint(fn func(ctx context.Context, st *RunState) error) Option {
+	return func(c *config) { c.checkpoint = fn }
 }
 
 // An Agent runs conversations with a model that can call the tools of a
@@ -228,6 +261,16 @@ type Session struct {
 	a      *Agent
 	conv   conversation
 	search *deferral // nil when no tool is deferred
+	paused *pausePoint
+}
+
+// pausePoint is the step a run paused on: its calls, the outcomes of
+// those that ran, and the approval request each other one waits for.
+type pausePoint struct {
+	step      int
+	calls     []tool.Call
+	outcomes  []tool.Outcome // the zero Outcome for a call that waits
+	approvals []string       // "" for a call that ran
 }
 
 // NewSession starts a conversation with no messages yet. The tool list is
@@ -241,6 +284,9 @@ func (a *Agent) NewSession() *Session { return &Session{a: a} }
 // conversation is as it was before Send, so the same prompt may be sent
 // again: tools found during the failed Send are deferred again.
 func (s *Session) Send(ctx context.Context, prompt string) (string, error) {
+	if s.paused != nil {
+		return "", fmt.Errorf("agent: %w: resume the session (Session.Resume) before sending a new prompt", ErrPaused)
+	}
 	if s.conv == nil {
 		tools, search := s.a.plan()
 		conv, err := s.a.start(tools, search)
@@ -251,22 +297,24 @@ func (s *Session) Send(ctx context.Context, prompt string) (string, error) {
 	}
 	restoreConv := s.conv.checkpoint()
 	restoreSearch := s.search.checkpoint()
-	answer, err := s.a.turn(ctx, s.conv, s.search, prompt)
-	if err != nil {
+	s.conv.prompt(prompt)
+	answer, err := s.a.loop(ctx, s, 1)
+	var paused *PausedError
+	if err != nil && !errors.As(err, &paused) {
 		restoreConv()
 		restoreSearch()
+		s.paused = nil
 	}
 	return answer, err
 }
 
-// turn adds prompt to conv and runs the loop until the model answers.
-// search, when not nil, runs the model's searches and records the tools
-// they load.
-func (a *Agent) turn(ctx context.Context, conv conversation, search *deferral, prompt string) (string, error) {
-	conv.prompt(prompt)
+// loop runs the model from step first until it answers. s.search, when
+// not nil, runs the model's searches and records the tools they load.
+func (a *Agent) loop(ctx context.Context, s *Session, first int) (string, error) {
+	conv, search := s.conv, s.search
 	stream := a.cfg.onText != nil
 	last := ""
-	for step := 1; step <= a.cfg.maxSteps; step++ {
+	for step := first; step <= a.cfg.maxSteps; step++ {
 		body, err := conv.request(stream)
 		if err != nil {
 			return "", err
@@ -305,18 +353,228 @@ func (a *Agent) turn(ctx context.Context, conv conversation, search *deferral, p
 		for i, o := range outcomes {
 			a.emit(Event{Kind: EventToolResult, Step: step, Call: calls[i], Outcome: o})
 		}
-		if err := conv.results(calls, outcomes); err != nil {
-			return "", err
-		}
-		if search != nil {
-			if more := search.found(calls, outcomes); len(more) > 0 {
-				if err := conv.load(more); err != nil {
-					return "", err
+		if a.cfg.pause {
+			p := &pausePoint{step: step, calls: calls, outcomes: outcomes, approvals: make([]string, len(calls))}
+			waiting := false
+			for i, o := range outcomes {
+				if id := pendingApproval(o); id != "" {
+					p.approvals[i], p.outcomes[i], waiting = id, tool.Outcome{}, true
 				}
 			}
+			if waiting {
+				return "", s.pause(ctx, p)
+			}
+		}
+		if err := a.finishStep(conv, search, calls, outcomes); err != nil {
+			return "", err
 		}
 	}
 	return last, fmt.Errorf("%w: the model was still calling tools after %d steps", ErrMaxSteps, a.cfg.maxSteps)
+}
+
+// finishStep appends the results of a step's calls to the conversation
+// and makes the deferred tools its searches found callable.
+func (a *Agent) finishStep(conv conversation, search *deferral, calls []tool.Call, outcomes []tool.Outcome) error {
+	if err := conv.results(calls, outcomes); err != nil {
+		return err
+	}
+	if search != nil {
+		if more := search.found(calls, outcomes); len(more) > 0 {
+			if err := conv.load(more); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// pause leaves s paused at p, saves it with the checkpoint function, and
+// returns the PausedError, or the error of the save.
+func (s *Session) pause(ctx context.Context, p *pausePoint) error {
+	s.paused = p
+	st := s.state()
+	if fn := s.a.cfg.checkpoint; fn != nil {
+		if err := fn(ctx, st); err != nil {
+			return fmt.Errorf("agent: the run paused at step %d and could not be saved: %w", p.step, err)
+		}
+	}
+	return &PausedError{State: st}
+}
+
+// state returns the RunState of the paused s.
+func (s *Session) state() *RunState {
+	p := s.paused
+	st := &RunState{api: s.a.model.api, model: s.a.model.name, step: p.step, messages: slices.Clone(s.conv.messagesSoFar())}
+	for i, c := range p.calls {
+		sc := savedCall{ID: c.ID, Name: c.Name, Args: string(c.Args), Approval: p.approvals[i]}
+		if sc.Approval == "" {
+			sc.Result = saveResult(p.outcomes[i].Result)
+		}
+		st.calls = append(st.calls, sc)
+	}
+	if s.search != nil {
+		for _, t := range s.search.loaded {
+			st.loaded = append(st.loaded, t.Name())
+		}
+	}
+	return st
+}
+
+// Paused returns the state of a Session paused on calls that wait for
+// approval, and nil when it is not paused.
+func (s *Session) Paused() *RunState {
+	if s.paused == nil {
+		return nil
+	}
+	return s.state()
+}
+
+// Restore returns a Session paused as st says, for [Session.Resume] to
+// go on with: the conversation of st, with the tools of a's registry
+// (and the deferred tools st had found loaded again). a should be made
+// as the Agent that paused was (its options are not in st), with a
+// Model that speaks the same API; the model's name may differ. Restore
+// fails when the APIs differ or a tool st had found is not one a defers.
+func (a *Agent) Restore(st *RunState) (*Session, error) {
+	if st == nil {
+		return nil, errors.New("agent: restore: no run state")
+	}
+	if st.api != a.model.api {
+		return nil, fmt.Errorf("agent: restore: the run was paused talking to the %s API, and this agent's model speaks %s", st.api, a.model.api)
+	}
+	tools, search := a.plan()
+	conv, err := a.start(tools, search)
+	if err != nil {
+		return nil, err
+	}
+	if len(st.loaded) > 0 {
+		if search == nil {
+			return nil, fmt.Errorf("agent: restore: the run had found the deferred tools %q, and this agent defers no tool", st.loaded)
+		}
+		var more []tool.Tool
+		for _, name := range st.loaded {
+			t, ok := search.deferred[name]
+			if !ok {
+				return nil, fmt.Errorf("agent: restore: the run had found the deferred tool %q, which this agent does not defer", printable(name))
+			}
+			delete(search.deferred, name)
+			more = append(more, t)
+		}
+		search.loaded = append(search.loaded, more...)
+		if err := conv.load(more); err != nil {
+			return nil, err
+		}
+	}
+	conv.setMessages(slices.Clone(st.messages))
+	p := &pausePoint{step: st.step}
+	for _, c := range st.calls {
+		call := tool.Call{ID: c.ID, Name: c.Name}
+		if c.Args != "" {
+			call.Args = json.RawMessage(c.Args)
+		}
+		var o tool.Outcome
+		if c.Result != nil {
+			o = tool.Outcome{ID: c.ID, Result: c.Result.result()}
+		}
+		p.calls = append(p.calls, call)
+		p.outcomes = append(p.outcomes, o)
+		p.approvals = append(p.approvals, c.Approval)
+	}
+	return &Session{a: a, conv: conv, search: search, paused: p}, nil
+}
+
+// Resume goes on with a paused Session (see [WithPause]): it makes the
+// calls whose approval requests were answered again, as one batch, so
+// that the executor's authorizer uses each answer (once: an approved
+// call runs, a denied one gets the refusal saying who denied it and
+// why, which the model reads), saves the run (see [WithCheckpoint]),
+// appends the step's results to the conversation and runs the model
+// until it answers, returning the answer as Send does.
+//
+// A call whose request is still pending is not made (or, without an
+// [Approvals], made and found waiting again): Resume then returns a
+// [*PausedError] again, with the results of the calls that did run. A
+// request whose answer cannot be used (see [Approvals]) makes Resume
+// fail before any call is made, with an error that names the call and
+// the request: a state resumed a second time fails so, its approvals
+// used by the first. After any other error the Session is paused as it
+// was when Resume made its calls (their results kept), so Resume may be
+// called again. Resume on a Session that is not paused is an error.
+func (s *Session) Resume(ctx context.Context) (string, error) {
+	p := s.paused
+	if p == nil {
+		return "", errors.New("agent: resume: the session is not paused")
+	}
+	a := s.a
+	var again []int
+	waiting := false
+	for i, id := range p.approvals {
+		if id == "" {
+			continue
+		}
+		if a.cfg.approvals != nil {
+			ok, err := a.cfg.approvals.Answered(ctx, id)
+			if err != nil {
+				return "", fmt.Errorf("agent: resume: call %s to %s (step %d) waits for approval %s, whose answer cannot be used: %w", printable(p.calls[i].ID), printable(p.calls[i].Name), p.step, id, err)
+			}
+			if !ok {
+				waiting = true
+				continue
+			}
+		}
+		again = append(again, i)
+	}
+	if len(again) > 0 {
+		calls := make([]tool.Call, len(again))
+		for k, i := range again {
+			calls[k] = p.calls[i]
+			a.emit(Event{Kind: EventToolCall, Step: p.step, Call: calls[k]})
+		}
+		outcomes, err := a.runBatch(ctx, calls, s.search)
+		if err != nil {
+			return "", fmt.Errorf("step %d: %w", p.step, err)
+		}
+		for k, i := range again {
+			o := outcomes[k]
+			a.emit(Event{Kind: EventToolResult, Step: p.step, Call: calls[k], Outcome: o})
+			if id := pendingApproval(o); id != "" {
+				p.approvals[i], waiting = id, true
+				continue
+			}
+			p.outcomes[i], p.approvals[i] = o, ""
+		}
+	}
+	if waiting {
+		if len(again) == 0 {
+			return "", &PausedError{State: s.state()}
+		}
+		return "", s.pause(ctx, p)
+	}
+	if len(again) > 0 {
+		if err := s.pause(ctx, p); !errors.Is(err, ErrPaused) {
+			return "", err
+		}
+	}
+	restoreConv := s.conv.checkpoint()
+	restoreSearch := s.search.checkpoint()
+	s.paused = nil
+	answer, err := a.resumeStep(ctx, s, p)
+	var paused *PausedError
+	if err != nil && !errors.As(err, &paused) {
+		restoreConv()
+		restoreSearch()
+		s.paused = p
+	}
+	return answer, err
+}
+
+// resumeStep appends the results of the paused step p and runs the
+// loop from the next step.
+func (a *Agent) resumeStep(ctx context.Context, s *Session, p *pausePoint) (string, error) {
+	if err := a.finishStep(s.conv, s.search, p.calls, p.outcomes); err != nil {
+		return "", err
+	}
+	return a.loop(ctx, s, p.step+1)
 }
 
 // runBatch runs one turn's calls through the executor, and calls of the
@@ -466,6 +724,10 @@ type conversation interface {
 	// checkpoint returns a function that puts the conversation back as
 	// it is now: its messages and the tools it offers.
 	checkpoint() (restore func())
+	// messagesSoFar returns the messages, each a JSON object in the
+	// API's shape; setMessages replaces them (a restored run's).
+	messagesSoFar() []json.RawMessage
+	setMessages(msgs []json.RawMessage)
 }
 
 func (a *Agent) start(tools []tool.Tool, d *deferral) (conversation, error) {
@@ -541,6 +803,11 @@ func (c *chatConv) load(found []tool.Tool) error {
 func (c *chatConv) prompt(text string) {
 	c.messages.add(openaitool.ChatMessage{Role: "user", Content: text})
 }
+
+func (c *chatConv) messagesSoFar() []json.RawMessage       { return c.messages }
+func (c *chatConv) setMessages(msgs []json.RawMessage)     { c.messages = msgs }
+func (c *messagesConv) messagesSoFar() []json.RawMessage   { return c.messages }
+func (c *messagesConv) setMessages(msgs []json.RawMessage) { c.messages = msgs }
 
 func (c *chatConv) checkpoint() func() {
 	n, list, tools := len(c.messages), c.list, c.tools

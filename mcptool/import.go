@@ -399,7 +399,7 @@ func (t *remoteTool) Execute(ctx context.Context, args json.RawMessage) (tool.Re
 	form := t.taskForm()
 	switch form {
 	case taskExt:
-		params.Meta[mcp.MetaKeyClientCapabilities] = t.c.taskCapabilities()
+		params.Meta[mcp.MetaKeyClientCapabilities] = t.c.taskCapabilities(ctx)
 	case taskLegacy:
 		params.Meta[taskAugmentMeta] = map[string]any{}
 	}

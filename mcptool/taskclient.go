@@ -99,9 +99,11 @@ type ElicitationHandler func(ctx context.Context, params *mcp.ElicitParams) (*mc
 // the session (elicitation/create), in a 2026-07-28 result's
 // inputRequests, and in a task that is input_required (answered with
 // tasks/update). For a task, h gets the context of the call that became
-// the task. Without a handler the client declares no elicitation, and a
-// task that asks for input is cancelled and its call fails with an error
-// result saying so.
+// the task. Without a handler, a call served by this package's Server to
+// a 2025-11-25 client that declared elicitation (clawtool serve
+// aggregating servers) relays the task's questions to that client; any
+// other call declares no elicitation, and a task that asks for input is
+// cancelled and its call fails with an error result saying so.
 func WithElicitationHandler(h ElicitationHandler) ClientOption {
 	return func(c *clientConfig) { c.elicit = h }
 }
@@ -171,13 +173,14 @@ func (c *Client) serverHasTasks() bool {
 // taskCapabilities is the client's capabilities with TasksExtension, as
 // the per-request _meta of a call that may become a task, and of
 // tasks/*, declares them: go-sdk's defaults (roots with listChanged,
-// elicitation when there is a handler) and the extension.
-func (c *Client) taskCapabilities() map[string]any {
+// elicitation when the call has a handler, see elicitation) and the
+// extension.
+func (c *Client) taskCapabilities(ctx context.Context) map[string]any {
 	caps := map[string]any{
 		"roots":      map[string]any{"listChanged": true},
 		"extensions": map[string]any{TasksExtension: map[string]any{}},
 	}
-	if c.cfg.elicit != nil {
+	if c.elicitation(ctx) != nil {
 		caps["elicitation"] = map[string]any{"form": map[string]any{}}
 	}
 	return caps
@@ -225,7 +228,7 @@ func registerTaskMethods(sdk *mcp.Client) {
 func (c *Client) taskCall(ctx context.Context, method, id string, answers map[string]json.RawMessage, max int) (json.RawMessage, error) {
 	p := &taskParams{TaskID: id, InputResponses: answers}
 	if c.newProtocol() {
-		p.Meta = mcp.Meta{mcp.MetaKeyClientCapabilities: c.taskCapabilities()}
+		p.Meta = mcp.Meta{mcp.MetaKeyClientCapabilities: c.taskCapabilities(ctx)}
 	}
 	res, err := mcp.CallCustomMethod[*taskParams, *rawResult](ctx, c.session, method, p)
 	if err != nil {
@@ -660,6 +663,28 @@ func (r *taskRun) answer(ctx context.Context, d *DetailedTask) error {
 	return nil
 }
 
+// elicitation returns the handler of a call's elicitations: the client's
+// own (WithElicitationHandler), or else, when the call is served by this
+// package's Server to a 2025-11-25 client that declared elicitation (an
+// aggregating clawtool serve), one that relays the question to that
+// client over its session; nil when there is neither.
+func (c *Client) elicitation(ctx context.Context) ElicitationHandler {
+	if c.cfg.elicit != nil {
+		return c.cfg.elicit
+	}
+	ss := Session(ctx)
+	if ss == nil {
+		return nil
+	}
+	init := ss.InitializeParams()
+	if init == nil || init.ProtocolVersion >= statelessVersion || init.Capabilities == nil || init.Capabilities.Elicitation == nil {
+		return nil
+	}
+	return func(ctx context.Context, p *mcp.ElicitParams) (*mcp.ElicitResult, error) {
+		return ss.Elicit(ctx, p)
+	}
+}
+
 // fulfill answers one input request ({"method":…,"params":…}).
 func (c *Client) fulfill(ctx context.Context, raw json.RawMessage) (json.RawMessage, error) {
 	var req struct {
@@ -677,10 +702,11 @@ func (c *Client) fulfill(ctx context.Context, raw json.RawMessage) (json.RawMess
 				return nil, fmt.Errorf("malformed elicitation: %v", err)
 			}
 		}
-		if c.cfg.elicit == nil {
-			return nil, fmt.Errorf("the server asks the user for input (%q), and this client has no elicitation handler (mcptool.WithElicitationHandler)", shortText(p.Message, 200))
+		h := c.elicitation(ctx)
+		if h == nil {
+			return nil, fmt.Errorf("the server asks the user for input (%q), and this client has no elicitation handler (mcptool.WithElicitationHandler) nor a served 2025-11-25 client that declared elicitation to relay it to", shortText(p.Message, 200))
 		}
-		res, err := c.cfg.elicit(ctx, &p)
+		res, err := h(ctx, &p)
 		if err != nil {
 			return nil, fmt.Errorf("elicitation: %w", err)
 		}

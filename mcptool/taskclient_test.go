@@ -189,8 +189,10 @@ func TestTaskClientOurServer(t *testing.T) {
 // scripted is an MCP server (2026-07-28, stateless HTTP) whose tools/call
 // and tasks/get answers a test scripts, to play a bad server.
 type scripted struct {
-	call func() string      // the result of tools/call
-	get  func(n int) string // the n-th (from 1) tasks/get result, or an "error:" prefixed error object
+	call   func() string      // the result of tools/call
+	get    func(n int) string // the n-th (from 1) tasks/get result, or an "error:" prefixed error object
+	legacy bool               // speak 2025-11-25: initialize, execution.taskSupport, tasks/result
+	result string             // the tasks/result answer (legacy)
 
 	mu        sync.Mutex
 	gets      int
@@ -221,11 +223,29 @@ func (s *scripted) serve(t *testing.T) string {
 		}
 		result := ""
 		s.mu.Lock()
+		switch {
+		case s.legacy && req.Method == "server/discover":
+			result = `error:{"code":-32601,"message":"method not found"}`
+		case s.legacy && req.Method == "initialize":
+			result = `{"protocolVersion":"2025-11-25","capabilities":{"tools":{},"tasks":{"cancel":{},"requests":{"tools":{"call":{}}}}},"serverInfo":{"name":"scripted","version":"1"}}`
+		case s.legacy && req.Method == "tools/list":
+			result = `{"tools":[{"name":"job","inputSchema":{"type":"object"},"execution":{"taskSupport":"required"}}]}`
+		case s.legacy && req.Method == "tasks/result":
+			result = s.result
+		}
 		switch req.Method {
-		case "server/discover":
-			result = `{"supportedVersions":["2026-07-28"],"capabilities":{"tools":{},"extensions":{"` + mcptool.TasksExtension + `":{}}},"resultType":"complete"}`
+		case "server/discover", "initialize", "tasks/result":
+			if s.legacy {
+				break
+			}
+			result = `error:{"code":-32601,"message":"method not found"}`
+			if req.Method == "server/discover" {
+				result = `{"supportedVersions":["2026-07-28"],"capabilities":{"tools":{},"extensions":{"` + mcptool.TasksExtension + `":{}}},"resultType":"complete"}`
+			}
 		case "tools/list":
-			result = `{"tools":[{"name":"job","inputSchema":{"type":"object"}}],"resultType":"complete"}`
+			if !s.legacy {
+				result = `{"tools":[{"name":"job","inputSchema":{"type":"object"}}],"resultType":"complete"}`
+			}
 		case "tools/call":
 			result = s.call()
 		case "tasks/get":
@@ -257,6 +277,13 @@ func taskJSON(id, status, extra string) string {
 	return `{"resultType":"complete","taskId":"` + id + `","status":"` + status + `","createdAt":"2026-01-01T00:00:00.000Z","lastUpdatedAt":"2026-01-01T00:00:01.000Z","ttlMs":60000,"pollIntervalMs":1` + extra + `}`
 }
 
+// legacyTaskJSON is a task in the 2025-11-25 form.
+func legacyTaskJSON(id, status string) string {
+	return `{"taskId":"` + id + `","status":"` + status + `","createdAt":"2026-01-01T00:00:00.000Z","lastUpdatedAt":"2026-01-01T00:00:01.000Z","ttl":60000,"pollInterval":1}`
+}
+
+const legacyHandleT1 = `{"task":{"taskId":"t1","status":"working","createdAt":"2026-01-01T00:00:00.000Z","lastUpdatedAt":"2026-01-01T00:00:00.000Z","ttl":60000,"pollInterval":1}}`
+
 const handleT1 = `{"resultType":"task","taskId":"t1","status":"working","createdAt":"2026-01-01T00:00:00.000Z","lastUpdatedAt":"2026-01-01T00:00:00.000Z","ttlMs":60000,"pollIntervalMs":1}`
 
 // TestTaskClientBadServers: a server that answers with a malformed handle,
@@ -265,7 +292,8 @@ const handleT1 = `{"resultType":"task","taskId":"t1","status":"working","created
 // client cannot give, or answers with a task nobody asked for, gets a
 // clear error result; each task the client gives up on is cancelled. The
 // well-behaved rows (poll intervals of 0 and 10^12 ms, a rate-limited
-// poll, a failed task) are the controls.
+// poll, a failed task) are the controls. The legacy rows play a
+// 2025-11-25 server (initialize, execution.taskSupport, tasks/result).
 func TestTaskClientBadServers(t *testing.T) {
 	huge := `{"content":[{"type":"text","text":"` + strings.Repeat("x", mcptool.DefaultMaxTaskResultBytes) + `"}]}`
 	done := `,"result":{"content":[{"type":"text","text":"all done"}]}`
@@ -275,6 +303,8 @@ func TestTaskClientBadServers(t *testing.T) {
 		get       func(n int) string
 		opts      []mcptool.ClientOption
 		expire    bool   // the caller's deadline passes once the call is a task
+		legacy    bool   // the server speaks 2025-11-25
+		result    string // its tasks/result answer
 		want      string // in the Output, or in the Error of an error result
 		isError   bool
 		cancelled bool // the client sent tasks/cancel for t1
@@ -330,11 +360,26 @@ func TestTaskClientBadServers(t *testing.T) {
 		}, opts: []mcptool.ClientOption{mcptool.WithElicitationHandler(func(context.Context, *mcp.ElicitParams) (*mcp.ElicitResult, error) {
 			return &mcp.ElicitResult{Action: "accept"}, nil
 		})}, want: `"sampling/createMessage", which this client does not answer`, isError: true, cancelled: true},
+		// The 2025-11-25 form: {"task":{...}}, a flat tasks/get,
+		// tasks/result.
+		{name: "legacy: completed (control)", legacy: true, call: legacyHandleT1, get: func(n int) string {
+			return legacyTaskJSON("t1", "completed")
+		}, result: `{"content":[{"type":"text","text":"all done"}]}`, want: "all done"},
+		{name: "legacy: failed", legacy: true, call: legacyHandleT1, get: func(n int) string {
+			return legacyTaskJSON("t1", "failed")
+		}, result: `error:{"code":-32603,"message":"boom"}`, want: "failed: boom", isError: true},
+		{name: "legacy: malformed handle", legacy: true, call: `{"task":{"status":"working"}}`, want: "no taskId", isError: true},
+		{name: "legacy: task ID changes", legacy: true, call: legacyHandleT1, get: func(n int) string {
+			return legacyTaskJSON("t2", "working")
+		}, want: `answered task "t2"`, isError: true, cancelled: true},
+		{name: "legacy: never completes", legacy: true, call: legacyHandleT1, get: func(n int) string {
+			return legacyTaskJSON("t1", "working")
+		}, expire: true, want: "deadline exceeded", isError: true, cancelled: true},
 		{name: "a task nobody asked for", call: handleT1, opts: []mcptool.ClientOption{mcptool.WithoutTasks()},
 			want: "which the client did not ask for", isError: true, cancelled: true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			s := &scripted{call: func() string { return tc.call }, get: tc.get}
+			s := &scripted{call: func() string { return tc.call }, get: tc.get, legacy: tc.legacy, result: tc.result}
 			if s.get == nil {
 				s.get = func(int) string { return taskJSON("t1", "completed", done) }
 			}
@@ -479,6 +524,67 @@ func TestTaskClientStdio(t *testing.T) {
 			}
 			if s := log.statuses(); !tc.isError && (len(s) == 0 || s[len(s)-1] != "completed") {
 				t.Errorf("states %v", s)
+			}
+		})
+	}
+}
+
+// TestTaskClientRelaysElicitation: an aggregating server (a registry that
+// imported a task server's tools, served again) relays the question of a
+// task that is input_required to its own 2025-11-25 client over that
+// client's session, and the answer goes back with tasks/update. The
+// control: for a downstream client that declared no elicitation the call
+// declares none upstream either, and gets an error result saying so.
+func TestTaskClientRelaysElicitation(t *testing.T) {
+	upReg := tool.NewRegistry()
+	upReg.Register(tool.Must(tool.New("ask", "Asks the user for a name.", func(ctx context.Context, _ struct{}) (string, error) {
+		if res, ok := mcptool.InputResponses(ctx)["name"].(*mcp.ElicitResult); ok {
+			return "hello " + fmt.Sprint(res.Content["name"]), nil
+		}
+		return "", mcptool.RequestInput(ctx, mcp.InputRequestMap{"name": &mcp.ElicitParams{Message: "Your name?",
+			RequestedSchema: map[string]any{"type": "object", "properties": map[string]any{"name": map[string]any{"type": "string"}}}}}, "")
+	}, tool.WithTask(tool.TaskRequired))))
+	up := taskServer(t, upReg, mcptool.WithTasks(mcptool.TaskLimits{PollInterval: time.Millisecond}))
+	mid := importTasks(t, up, mcptool.WithTaskPolling(time.Millisecond, 20*time.Millisecond))
+	midURL := taskServer(t, mid)
+
+	for _, tc := range []struct {
+		name    string
+		handler func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error)
+		want    string
+		isError bool
+	}{
+		{"relayed", func(_ context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+			if req.Params.Message != "Your name?" {
+				return nil, errors.New("unexpected question")
+			}
+			return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"name": "Bo"}}, nil
+		}, "hello Bo", false},
+		// The call then declares no elicitation upstream, whose server
+		// fails the task saying so.
+		{"control: no elicitation downstream", nil, "did not declare the elicitation capability", true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			down := mcp.NewClient(&mcp.Implementation{Name: "down", Version: "1"}, &mcp.ClientOptions{ElicitationHandler: tc.handler})
+			cs, err := down.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: midURL}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer cs.Close()
+			res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "ask", Arguments: map[string]any{}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			text := ""
+			for _, c := range res.Content {
+				if tc, ok := c.(*mcp.TextContent); ok {
+					text += tc.Text
+				}
+			}
+			if res.IsError != tc.isError || !strings.Contains(text, tc.want) {
+				t.Errorf("result isError %v %q, want %v %q", res.IsError, text, tc.isError, tc.want)
 			}
 		})
 	}

@@ -296,7 +296,7 @@ func (a *Authorizer) Answer(ctx context.Context, id string, approve bool, note s
 	if err := a.MayAnswer(ctx, rec); err != nil {
 		return rec, err
 	}
-	who := subject(ctx)
+	who := a.subject(ctx)
 	return a.store.Answer(ctx, id, ApprovalAnswer{Approved: approve, By: who.p.ID, Note: note}, now)
 }
 
@@ -318,7 +318,7 @@ func (a *Authorizer) Answer(ctx context.Context, id string, approve bool, note s
 // existed make no one an approver. An asking permit never permits
 // answering. The anonymous principal never may.
 func (a *Authorizer) MayAnswer(ctx context.Context, rec ApprovalRecord) error {
-	who := subject(ctx)
+	who := a.subject(ctx)
 	if !who.ok {
 		return fmt.Errorf("approval %s: %w: the anonymous principal answers nothing", rec.ID, ErrNotApprover)
 	}

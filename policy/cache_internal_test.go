@@ -310,7 +310,7 @@ forbid (principal, action, resource == Tool::"b");`
 		if got.Effect != st.want || fresh.Effect != st.want {
 			t.Errorf("%s: %s, a fresh context %s, want %s", st.name, got.Effect, fresh.Effect, st.want)
 		}
-		if v := subject(ctx).last.Load(); st.a == none && v != nil && v.set == none.set.Load() {
+		if v := st.a.subject(ctx).last.Load(); st.a == none && v != nil && v.set == none.set.Load() {
 			t.Errorf("%s: an Authorizer that keeps no verdicts left one on the context", st.name)
 		}
 	}

@@ -33,8 +33,7 @@
 // [Authorizer.Grant] for approvals). [Check] validates policies against a
 // Cedar schema made from the tools' definitions. [AuditLog] keeps every
 // decision in a hash-chained JSON Lines file that [VerifyAudit] checks.
-// [Authorizer.View] shows a principal only the tools it could call, and
-// [Only] limits a registry to the tools a skill needs. Over HTTP, package
+// [Authorizer.View] shows a principal only the tools it could call. Over HTTP, package
 // policy/bearer takes the principal from a verified bearer token. Path conditions see the path a tool will open when the tool
 // resolves its paths before the call is decided ([tool.WithResolve], as
 // the workspace tools do); [WithPathArguments] cleans the paths of other

@@ -190,6 +190,19 @@ func WithClock(now func() time.Time) Option {
 	return func(a *Authorizer) { a.now = now }
 }
 
+// WithDefaultPrincipal makes p the principal of every call whose context
+// carries none ([PrincipalFrom] reports none, as after [WithoutPrincipal]):
+// its decisions, its approvals and answers, its audit records and what it
+// lists. A command-line host gives it the user the command line names; a
+// server whose transport verifies its callers leaves it out, so that a
+// call that brings no credentials is decided for the anonymous principal.
+func WithDefaultPrincipal(p Principal) Option {
+	return func(a *Authorizer) {
+		p.Roles = slices.Clone(p.Roles)
+		a.fallback = &carried{p: p, ok: true}
+	}
+}
+
 // An Authorizer decides calls by Cedar policies. It implements
 // [tool.Authorizer]: give it to a registry with [tool.WithAuthorizer] and
 // every call the registry runs is decided by it, for the [Principal] in
@@ -276,6 +289,9 @@ type Authorizer struct {
 	secret      map[string]bool
 	cacheSize   int
 	cedarOnly   bool // tests and benchmarks: never the fast path
+	// fallback is the principal of a call whose context carries none
+	// (WithDefaultPrincipal): the anonymous one unless set.
+	fallback *carried
 }
 
 // New returns an Authorizer for the Cedar policies in src; name is the
@@ -287,6 +303,7 @@ func New(name string, src []byte, opts ...Option) (*Authorizer, error) {
 		limits:      newRateLimits(),
 		now:         time.Now,
 		cacheSize:   DefaultCacheSize,
+		fallback:    anonymousCarried,
 	}
 	for _, opt := range opts {
 		opt(a)
@@ -516,7 +533,7 @@ func (a *Authorizer) Decide(ctx context.Context, req tool.AccessRequest) Decisio
 // decide is Decide, into d, with d.Policies possibly shared with the
 // cache: the caller copies it before it leaves the package.
 func (a *Authorizer) decide(ctx context.Context, req *tool.AccessRequest, d *Decision) {
-	who := subject(ctx)
+	who := a.subject(ctx)
 	*d = Decision{Principal: who.p, Tool: req.Name}
 	c := a.set.Load()
 	v := a.verdict(c, who, req.Name, req.Options.Annotations)
@@ -810,7 +827,7 @@ func (a *Authorizer) Outcome(ctx context.Context, req tool.AccessRequest, res to
 	if a.audit == nil && a.logger == nil {
 		return
 	}
-	who := subject(ctx)
+	who := a.subject(ctx)
 	p := who.p
 	d := Decision{Principal: p, Tool: req.Name}
 	raw, _ := req.Arguments()
@@ -862,7 +879,7 @@ func (a *Authorizer) record(ctx context.Context, d Decision, took time.Duration)
 // permit may apply to some arguments, and no forbid applies, nor any
 // policy fails, whatever the arguments.
 func (a *Authorizer) CanList(ctx context.Context, name string, opts tool.Options) bool {
-	return a.verdict(a.set.Load(), subject(ctx), name, opts.Annotations).listable
+	return a.verdict(a.set.Load(), a.subject(ctx), name, opts.Annotations).listable
 }
 
 // View returns the tools of reg the principal in ctx may see (see
@@ -870,23 +887,8 @@ func (a *Authorizer) CanList(ctx context.Context, name string, opts tool.Options
 // Execute. It follows reloads of the policies. Calls through it are
 // still decided one by one when reg was made with this Authorizer.
 func (a *Authorizer) View(ctx context.Context, reg *tool.Registry) *tool.View {
-	who := subject(ctx)
+	who := a.subject(ctx)
 	return reg.View(func(name string, opts tool.Options) bool {
 		return a.verdict(a.set.Load(), who, name, opts.Annotations).listable
 	})
-}
-
-// Only returns the view of reg limited to names, for a skill or role that
-// needs exactly those tools. It returns an error naming the first of
-// names that reg lacks.
-func Only(reg *tool.Registry, names ...string) (*tool.View, error) {
-	set := make(map[string]bool, len(names))
-	for _, n := range names {
-		set[n] = true
-	}
-	v := reg.View(func(name string, _ tool.Options) bool { return set[name] })
-	if err := v.Require(names...); err != nil {
-		return nil, err
-	}
-	return v, nil
 }

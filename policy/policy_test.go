@@ -309,23 +309,6 @@ func TestListingMatchesPermits(t *testing.T) {
 	}
 }
 
-func TestOnlyView(t *testing.T) {
-	reg, _ := testRegistry(t, nil)
-	v, err := policy.Only(reg, "read_file", "search")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got := len(v.List()); got != 2 {
-		t.Errorf("view has %d tools", got)
-	}
-	if res := v.Execute(context.Background(), "write_file", nil); res.Kind != tool.KindNotFound {
-		t.Errorf("write_file through the view: %+v", res)
-	}
-	if _, err := policy.Only(reg, "read_file", "summarize"); err == nil || !strings.Contains(err.Error(), `"summarize"`) {
-		t.Errorf("missing tool: %v", err)
-	}
-}
-
 func TestApprovals(t *testing.T) {
 	now := time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
 	a := newTestAuthorizer(t, policy.WithClock(func() time.Time { return now }), policy.WithApprovalTTL(time.Minute))

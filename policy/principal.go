@@ -73,12 +73,13 @@ func (c *carried) cacheKey() [sha256.Size]byte {
 
 var anonymousCarried = &carried{}
 
-// subject returns the principal ctx carries, or the anonymous one.
-func subject(ctx context.Context) *carried {
+// subject returns the principal ctx carries, or else a's default
+// principal, the anonymous one unless [WithDefaultPrincipal] set one.
+func (a *Authorizer) subject(ctx context.Context) *carried {
 	if c, ok := ctx.Value(principalKey{}).(*carried); ok {
 		return c
 	}
-	return anonymousCarried
+	return a.fallback
 }
 
 // PrincipalFrom returns the principal ctx carries, and whether it carries

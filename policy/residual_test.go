@@ -163,7 +163,7 @@ func fastDifferential(t testing.TB, seed uint64) (fast, total int) {
 				if got.Effect != want.Effect || !slices.Equal(got.Policies, want.Policies) || got.Reason != want.Reason || !slices.Equal(got.Errors, want.Errors) {
 					t.Fatalf("seed %d: %s %s %s:\n got %+v\nwant %+v\npolicies:\n%s", seed, u.ID, name, args, got, want, src)
 				}
-				v := a.verdict(a.set.Load(), subject(ctx), name, req.Options.Annotations)
+				v := a.verdict(a.set.Load(), a.subject(ctx), name, req.Options.Annotations)
 				if v.static {
 					continue
 				}
@@ -267,7 +267,7 @@ func TestFastPathTable(t *testing.T) {
 		if d := a.Decide(ctx, req); d.Effect != tc.effect {
 			t.Errorf("%s on %s: %s, want %s", tc.cond, tc.args, d.Effect, tc.effect)
 		}
-		v := a.verdict(a.set.Load(), subject(ctx), "t", req.Options.Annotations)
+		v := a.verdict(a.set.Load(), a.subject(ctx), "t", req.Options.Annotations)
 		answered := a.decideFast(v, &Decision{Tool: "t"}, &req)
 		if answered != tc.fast {
 			t.Errorf("%s on %s: the fast path answered: %v, want %v", tc.cond, tc.args, answered, tc.fast)
@@ -300,7 +300,7 @@ func TestFastPathBounds(t *testing.T) {
 		if d := a.Decide(ctx, req); d.Effect != Allow {
 			t.Errorf("%s: %+v", tc.name, d)
 		}
-		v := a.verdict(a.set.Load(), subject(ctx), "t", req.Options.Annotations)
+		v := a.verdict(a.set.Load(), a.subject(ctx), "t", req.Options.Annotations)
 		if answered := a.decideFast(v, &Decision{Tool: "t"}, &req); answered {
 			t.Errorf("%s: the fast path answered beyond its bounds", tc.name)
 		}

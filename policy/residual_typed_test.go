@@ -77,7 +77,7 @@ func typedDifferential(t testing.TB, seed uint64) (checked, total int) {
 				if d, dj := a.Decide(ctx, req), a.Decide(ctx, asJSON); d.Digest != dj.Digest || string(d.Args) != string(dj.Args) {
 					t.Fatalf("seed %d: %s %s %s: bound to %s %s, as JSON to %s %s", seed, u.ID, name, raw, d.Args, d.Digest, dj.Args, dj.Digest)
 				}
-				v := a.verdict(a.set.Load(), subject(ctx), name, req.Options.Annotations)
+				v := a.verdict(a.set.Load(), a.subject(ctx), name, req.Options.Annotations)
 				if v.static {
 					continue
 				}
@@ -160,7 +160,7 @@ func TestFastPathReadsChecked(t *testing.T) {
 		if d := a.Decide(ctx, req); d.Effect != tc.effect {
 			t.Errorf("%s: %s, want %s", tc.name, d.Effect, tc.effect)
 		}
-		v := a.verdict(a.set.Load(), subject(ctx), req.Name, req.Options.Annotations)
+		v := a.verdict(a.set.Load(), a.subject(ctx), req.Name, req.Options.Annotations)
 		var vals [maxFastArgs]fval
 		if got := fastFor(v).readChecked(&req, a.paths, &vals); got != tc.checked {
 			t.Errorf("%s: read through the accessor: %v, want %v", tc.name, got, tc.checked)

@@ -293,25 +293,37 @@ func (a *applier) entry(dirfd int, name, p string, depth int) {
 			exists = false
 		}
 		mode := fileMode(st.Mode)
-		if !exists {
+		const modeBits = fs.ModePerm | fs.ModeSticky | fs.ModeSetgid
+		cur := fs.FileMode(0o700)
+		if exists {
+			cur = host.Mode() & modeBits
+		} else {
 			if err := a.root.Mkdir(p, 0o700); err != nil {
 				a.refuse(p, "mkdir: "+err.Error())
 				return
 			}
 			a.chown(p, false)
 		}
-		if !exists || host.Mode()&(fs.ModePerm|fs.ModeSticky|fs.ModeSetgid) != mode {
-			if err := a.root.Chmod(p, mode); err != nil {
-				a.refuse(p, "chmod: "+err.Error())
+		// The mode is set after the directory's entries are written: a
+		// supervisor that is not root needs to write and search it until
+		// then, whatever mode the run gave it.
+		if a.owner == nil && cur&0o300 != 0o300 {
+			if a.root.Chmod(p, cur|0o700) == nil {
+				cur |= 0o700
 			}
 		}
 		sub, err := openUpper(dirfd, name, unix.O_RDONLY|unix.O_DIRECTORY, st.Mode, 0o500)
 		if err != nil {
 			a.refuse(p, "cannot open the run's directory: "+err.Error())
-			return
+		} else {
+			a.walk(sub, p, depth+1)
+			unix.Close(sub)
 		}
-		a.walk(sub, p, depth+1)
-		unix.Close(sub)
+		if cur != mode {
+			if err := a.root.Chmod(p, mode); err != nil {
+				a.refuse(p, "chmod: "+err.Error())
+			}
+		}
 	case unix.S_IFREG:
 		if hit := a.protectedHit(p, false); len(hit) > 0 {
 			a.res.protected = append(a.res.protected, hit...)

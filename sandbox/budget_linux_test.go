@@ -41,6 +41,34 @@ func init() {
 		}
 		return fmt.Sprintf("allocated %d × %d bytes", n, size), nil
 	}
+	// plant DIR NAME CONTENT ... writes each NAME (relative to DIR) with
+	// CONTENT, making the directories on its way.
+	attacks["plant"] = func(a []string) (string, error) {
+		for i := 1; i+1 < len(a); i += 2 {
+			p := filepath.Join(a[0], a[i])
+			if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+				return "", err
+			}
+			if err := os.WriteFile(p, []byte(a[i+1]), 0o755); err != nil {
+				return "", err
+			}
+		}
+		return "planted", nil
+	}
+	// applyupper UPPER WS applies the upper layer UPPER to WS as this
+	// process's user, as a supervisor that is not root does.
+	attacks["applyupper"] = func(a []string) (string, error) {
+		fd, err := unix.Open(a[0], unix.O_RDONLY|unix.O_DIRECTORY, 0)
+		if err != nil {
+			return "", err
+		}
+		defer unix.Close(fd)
+		res, err := applyUpper(fd, a[1], nil, nil, 1<<20)
+		if err == nil && len(res.notApplied) > 0 {
+			err = errors.New(strings.Join(res.notApplied, "; "))
+		}
+		return "applied", err
+	}
 	// script SEED STEPS runs a random script of file operations in the
 	// working directory (see runScript).
 	attacks["script"] = func(a []string) (string, error) {
@@ -609,5 +637,76 @@ func TestWriteBudgetMatchesDirectWrites(t *testing.T) {
 				t.Errorf("direct:\n%s\nthrough the overlay:\n%s", strings.Join(trees[0], "\n"), strings.Join(trees[1], "\n"))
 			}
 		})
+	}
+}
+
+// TestWriteBudgetFailsClosed gives the run a workspace on which the
+// overlay cannot be mounted: a directory of an overlay stacked on another
+// overlay, at the kernel's stacking depth already (2), so that one more
+// fails. The run is refused, naming the write budget, before anything
+// runs; the control, a policy that opts out (Policy.Without
+// LayerWriteBudget), runs in the same workspace and writes it directly.
+func TestWriteBudgetFailsClosed(t *testing.T) {
+	requireSandbox(t)
+	if os.Geteuid() != 0 {
+		t.Fatal("stacking overlays on the host needs root")
+	}
+	base, err := os.MkdirTemp("", "clawtool-stack-")
+	must(t, err)
+	t.Cleanup(func() { os.RemoveAll(base) })
+	must(t, os.Chmod(base, 0o755))
+	for _, d := range []string{"l1", "u1", "w1", "m1", "u2", "w2", "m2"} {
+		must(t, os.Mkdir(filepath.Join(base, d), 0o755))
+	}
+	for i, lower := range []string{"l1", "m1"} {
+		n := strconv.Itoa(i + 1)
+		opts := "lowerdir=" + filepath.Join(base, lower) + ",upperdir=" + filepath.Join(base, "u"+n) + ",workdir=" + filepath.Join(base, "w"+n)
+		target := filepath.Join(base, "m"+n)
+		must(t, unix.Mount("overlay", target, "overlay", 0, opts))
+		t.Cleanup(func() { unix.Unmount(target, unix.MNT_DETACH) })
+	}
+	ws := filepath.Join(base, "m2", "ws")
+	must(t, os.Mkdir(ws, 0o755))
+	must(t, os.Chown(ws, DefaultUID, DefaultUID))
+
+	p := Policy{Workspace: ws, Env: DefaultEnv()}
+	r, err := Run(context.Background(), p, "sh", "-c", "echo ran > ran")
+	if err == nil || !strings.Contains(err.Error(), "workspace write budget") || !strings.Contains(err.Error(), `"write_budget" in Without`) {
+		t.Errorf("on a workspace the overlay cannot stack on: %v %+v, want a refusal naming the write budget", err, r)
+	}
+	if _, err := os.Stat(filepath.Join(ws, "ran")); err == nil {
+		t.Error("the refused run ran")
+	}
+	p.Without = []Layer{LayerWriteBudget}
+	r, err = Run(context.Background(), p, "sh", "-c", "echo ran > ran")
+	if err != nil || !r.OK() {
+		t.Fatalf("control, opted out: %v %+v", err, r)
+	}
+	if b, _ := os.ReadFile(filepath.Join(ws, "ran")); string(b) != "ran\n" {
+		t.Errorf("control: the workspace holds %q", b)
+	}
+}
+
+// TestApplyUpperAsItsOwner applies, as a user that is not root (uid
+// 65534, the attacker binary started with those credentials), an upper
+// layer the run made hard to read: a directory and a file of mode 0000.
+// The step gives itself the rights it needs on the upper layer and sets
+// each directory's mode after its entries, so the workspace ends as the
+// run left it.
+func TestApplyUpperAsItsOwner(t *testing.T) {
+	f := newFixture(t)
+	upper := filepath.Join(f.base, "upper")
+	makeUpper(t, upper, []upperEntry{{path: "d/secret", kind: "f", data: "s"}, {path: "d/sub/x", kind: "f", data: "x"}, {path: "top", kind: "f", data: "t"}})
+	for _, p := range []string{"d/secret", "d/sub", "d"} {
+		must(t, os.Chmod(filepath.Join(upper, p), 0))
+	}
+	chownAll(t, upper)
+	out := f.unsandboxed(t, asNobody, "applyupper", upper, f.ws)
+	if !strings.HasPrefix(out, "OK") {
+		t.Fatalf("apply as uid %d: %q", DefaultUID, out)
+	}
+	want := []string{`d 40000 65534:65534`, `d/secret 100000 65534:65534 "s"`, `d/sub 40000 65534:65534`, `d/sub/x 100644 65534:65534 "x"`, `top 100644 65534:65534 "t"`}
+	if got := treeOf(t, f.ws); !slices.Equal(got, want) {
+		t.Errorf("workspace after:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }

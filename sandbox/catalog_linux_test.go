@@ -389,6 +389,17 @@ func catalog() []catalogRow {
 			setup: fallocateSetup(16), outcome: WriteLimit},
 		{id: "A49", name: "fallocate into the workspace under the write budget stays allowed, applied after the run", allowed: true, hostEffect: true,
 			policy: func(p *Policy) { p.Limits.WriteBytes = 8 << 20 }, setup: fallocateSetup(4)},
+		{id: "A49", name: "plant .git/hooks/pre-commit and core.fsmonitor in a workspace without .git: made in the run's view, never applied", allowed: true,
+			setup: func(t *testing.T, f *fixture) ([]string, func() bool) {
+				resetGit(t, f)
+				hook, config := exists(filepath.Join(f.ws, ".git", "hooks", "pre-commit")), exists(filepath.Join(f.ws, ".git", "config"))
+				return []string{"plant", f.ws, ".git/hooks/pre-commit", plantedHook, ".git/config", plantedConfig}, func() bool { return hook() || config() }
+			}},
+		{id: "A49", name: "plant a .git file naming a repository with a hook in a workspace without .git: never applied", allowed: true,
+			setup: func(t *testing.T, f *fixture) ([]string, func() bool) {
+				resetGit(t, f)
+				return []string{"plant", f.ws, ".git", "gitdir: modules/evil\n", "modules/evil/hooks/pre-commit", plantedHook}, exists(filepath.Join(f.ws, ".git"))
+			}},
 		{id: "A18", name: "exhaust the private /tmp's inodes", policy: func(p *Policy) { p.Limits.Tmp = 1 << 20 }, setup: func(t *testing.T, f *fixture) ([]string, func() bool) {
 			return []string{"manyfiles", "3000"}, nil
 		}, want: []string{"no space left"}, container: inContainer},

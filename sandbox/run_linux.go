@@ -246,6 +246,9 @@ func runSandbox(ctx context.Context, p Policy, argv []string, stdin io.Reader, u
 		if strings.Contains(msg, errNotFound) {
 			return nil, fmt.Errorf("sandbox: %s: %w", msg, os.ErrNotExist)
 		}
+		if strings.Contains(msg, "workspace write budget") {
+			return nil, fmt.Errorf("sandbox: setting up the sandbox failed: %s (refusing to run with the workspace unbounded: the write budget mounts the workspace as an overlay, which this kernel or workspace does not allow; a policy may name %q in Without to bind the workspace directly, bounded per file only)", msg, LayerWriteBudget)
+		}
 		return nil, fmt.Errorf("sandbox: setting up the sandbox failed: %s", msg)
 	}
 	if exit == nil && cmd.ProcessState == nil {

@@ -71,7 +71,7 @@ const unseenWeight = 0.6
 // BM25 parameters.
 const (
 	bm25K1 = 1.2
-	bm25B  = 0.3
+	bm25B  = 0.9
 )
 
 // coverageBoost is how much more a tool scores for matching every word

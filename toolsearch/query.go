@@ -7,7 +7,7 @@ import (
 
 // weightSynonym is the weight of a term a query gains through a synonym,
 // relative to a word of the query itself.
-const weightSynonym = 0.7
+const weightSynonym = 0.5
 
 // A queryTerm is a term to look up and how much it counts.
 type queryTerm struct {

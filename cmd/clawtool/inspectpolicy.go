@@ -21,11 +21,8 @@ func (pf *policyFlags) inspectorOptions() []inspector.Option {
 	opts := []inspector.Option{inspector.WithCallAs(func(ctx context.Context, id string, roles []string) (context.Context, error) {
 		return policy.WithPrincipal(ctx, policy.Principal{ID: id, Roles: roles}), nil
 	})}
-	var as policy.Principal
-	if pf.loaded.set {
-		as = pf.loaded.p
-	}
-	opts = append(opts, inspector.WithApprovals(inspector.NewApprovals(pf.approvalStore(), pf.loaded.a, as)))
+	as, _, _ := pf.principal() // the zero Principal without --as; an error was reported when loaded was made
+	opts = append(opts, inspector.WithApprovals(inspector.NewApprovals(pf.approvalStore(), pf.loaded, as)))
 	if file := pf.audit; file != "" {
 		opts = append(opts, inspector.WithAuditLog(func() (io.ReadSeekCloser, error) { return os.Open(file) }))
 	}

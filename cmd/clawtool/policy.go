@@ -10,7 +10,6 @@ import (
 	"io"
 	"os"
 	"os/signal"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -41,7 +40,7 @@ type policyFlags struct {
 	reloadMu   sync.Mutex // serializes reloads, which may change file
 	lastSource []byte     // with fromConfig, the policy text loaded last
 
-	loaded *asPrincipal // what options made, for listFilter
+	loaded *policy.Authorizer // what options made, for listFilter
 	// approvalsNATS is the NATS URL whose bucket keeps the approval
 	// requests (--nats, or a worker's bus); "" keeps them in the file
 	// store. approvals is the store, once made.
@@ -103,6 +102,10 @@ func (pf *policyFlags) authorizerWith(extra ...policy.Option) (*policy.Authorize
 	if pf.file == "" {
 		return nil, nil
 	}
+	p, hasP, err := pf.principal()
+	if err != nil {
+		return nil, err
+	}
 	parents := map[string][]string{}
 	if pf.rolesIn != "" {
 		for _, pair := range strings.Split(pf.rolesIn, ",") {
@@ -117,6 +120,10 @@ func (pf *policyFlags) authorizerWith(extra ...policy.Option) (*policy.Authorize
 		policy.WithApprovalHint(func(req policy.ApprovalRequest) string {
 			return fmt.Sprintf("A person the policies let approve it answers with: %s (or in the Approvals tab of clawtool inspect --policy %s --as USER)", pf.approveCommand(req.ID), pf.file)
 		})}
+	if hasP {
+		// Over stdio the principal comes from the command line.
+		opts = append(opts, policy.WithDefaultPrincipal(p))
+	}
 	switch {
 	case pf.byClient:
 		var fallback policy.Approver
@@ -173,12 +180,8 @@ func (pf *policyFlags) options() ([]tool.RegistryOption, error) {
 	if err != nil || a == nil {
 		return nil, err
 	}
-	p, ok, err := pf.principal()
-	if err != nil {
-		return nil, err
-	}
-	pf.loaded = &asPrincipal{a: a, p: p, set: ok}
-	return []tool.RegistryOption{tool.WithAuthorizer(*pf.loaded)}, nil
+	pf.loaded = a
+	return []tool.RegistryOption{tool.WithAuthorizer(a)}, nil
 }
 
 // reloadOnHangup reloads --policy whenever the process gets SIGHUP, until
@@ -207,7 +210,7 @@ func (pf *policyFlags) reloadOnHangup(ctx context.Context, w io.Writer) {
 func (pf *policyFlags) reload(w io.Writer) {
 	pf.reloadMu.Lock()
 	defer pf.reloadMu.Unlock()
-	if err := pf.loaded.a.ReloadFile(pf.file); err != nil {
+	if err := pf.loaded.ReloadFile(pf.file); err != nil {
 		fmt.Fprintf(w, "clawtool: policy reload failed, the previous policies stay in force: %v\n", err)
 		return
 	}
@@ -217,19 +220,13 @@ func (pf *policyFlags) reload(w io.Writer) {
 // listFilter returns what an MCP server lists under --policy: the tools
 // of r the caller may call; nil without --policy.
 func (pf *policyFlags) listFilter(r *tool.Registry) func(ctx context.Context, name string) bool {
-	ap := pf.loaded
-	if ap == nil {
+	a := pf.loaded
+	if a == nil {
 		return nil
 	}
 	return func(ctx context.Context, name string) bool {
 		t, ok := r.Get(name)
-		if !ok {
-			return false
-		}
-		if _, has := policy.PrincipalFrom(ctx); !has && ap.set {
-			ctx = policy.WithPrincipal(ctx, ap.p)
-		}
-		return ap.a.CanList(ctx, name, tool.OptionsOf(t))
+		return ok && a.CanList(ctx, name, tool.OptionsOf(t))
 	}
 }
 
@@ -250,34 +247,6 @@ func (rf *registryFlags) listable(ctx context.Context, r *tool.Registry) []tool.
 	}
 	return out
 }
-
-// asPrincipal decides calls whose context carries no principal as the
-// one --as names: over stdio the principal comes from the command line.
-type asPrincipal struct {
-	a   *policy.Authorizer
-	p   policy.Principal
-	set bool
-}
-
-func (ap asPrincipal) Authorize(ctx context.Context, req tool.AccessRequest) error {
-	if _, ok := policy.PrincipalFrom(ctx); !ok && ap.set {
-		ctx = policy.WithPrincipal(ctx, ap.p)
-	}
-	return ap.a.Authorize(ctx, req)
-}
-
-// Outcome records how an allowed call ended, for the same principal.
-func (ap asPrincipal) Outcome(ctx context.Context, req tool.AccessRequest, res tool.Result, took time.Duration) {
-	if _, ok := policy.PrincipalFrom(ctx); !ok && ap.set {
-		ctx = policy.WithPrincipal(ctx, ap.p)
-	}
-	ap.a.Outcome(ctx, req, res, took)
-}
-
-// DefersArgs and RecordsOutcomes pass on the Authorizer's answers, so a
-// call under --as costs what it costs without it.
-func (ap asPrincipal) DefersArgs() bool      { return ap.a.DefersArgs() }
-func (ap asPrincipal) RecordsOutcomes() bool { return ap.a.RecordsOutcomes() }
 
 // openTerminal opens the terminal approvals are asked on; a variable for
 // the tests.
@@ -394,15 +363,6 @@ func runPolicyCheck(ctx context.Context, e *env, args []string) int {
 	return exitOK
 }
 
-// refuseAll records the checked arguments of a call and refuses it, so
-// that explain sees what the policies would see without running the tool.
-type refuseAll struct{ args *json.RawMessage }
-
-func (r refuseAll) Authorize(ctx context.Context, req tool.AccessRequest) error {
-	*r.args = slices.Clone(req.Args)
-	return errors.New("explained, not run")
-}
-
 func runPolicyExplain(ctx context.Context, e *env, args []string) int {
 	fs := newFlags(e, "policy explain", "--policy FILE --as USER[:ROLE,...] [flags] TOOL [JSON]",
 		"Prints the decision the policies make for a call, the policies that made it, and the\n"+
@@ -422,12 +382,8 @@ func runPolicyExplain(ctx context.Context, e *env, args []string) int {
 		fmt.Fprintf(e.stderr, "clawtool policy explain: %v\n", err)
 		return exitUsage
 	}
-	p, hasP, err := rf.policy.principal()
-	if err != nil {
-		return usageError(fs, "%v", err)
-	}
 	file := rf.policy.file
-	rf.policy.file = "" // the registry below runs no policy: it only checks arguments
+	rf.policy.file = "" // the registry below runs no policy: Explain decides
 	rf.policy.as, rf.policy.audit, rf.policy.rolesIn = "", "", ""
 	r, cleanup, ok := rf.open(ctx, e, "policy explain")
 	if !ok {
@@ -440,23 +396,18 @@ func runPolicyExplain(ctx context.Context, e *env, args []string) int {
 		fmt.Fprintf(e.stderr, "clawtool policy explain: %s\n", r.Execute(ctx, name, nil).Error)
 		return exitToolError
 	}
-	var checked json.RawMessage
-	probe := tool.NewRegistry(tool.WithAuthorizer(refuseAll{&checked}))
-	probe.Register(t)
 	input := json.RawMessage(`{}`)
 	if fs.NArg() == 2 {
 		input = json.RawMessage(fs.Arg(1))
 	}
-	if res := probe.Execute(ctx, name, input); res.Kind != tool.KindDenied {
-		fmt.Fprintf(e.stderr, "clawtool policy explain: %s\n", res.Error)
+	x, err := a.Explain(ctx, t, input)
+	if err != nil {
+		fmt.Fprintf(e.stderr, "clawtool policy explain: %v\n", err)
 		return exitToolError
 	}
-	if hasP {
-		ctx = policy.WithPrincipal(ctx, p)
-	}
-	d := a.Decide(ctx, tool.AccessRequest{Tool: t, Name: name, Options: tool.OptionsOf(t), Args: checked})
+	d, checked := x.Decision, x.Args
 	who := "anonymous"
-	if hasP {
+	if p := d.Principal; p.ID != "" {
 		who = p.ID
 		if len(p.Roles) > 0 {
 			who += " (roles " + strings.Join(p.Roles, ", ") + ")"

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"io"
 	"net"
+	"net/http"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -124,7 +125,12 @@ func TestServeHTTPStreamsOutlastDeadlines(t *testing.T) {
 	c := mcp.NewClient(&mcp.Implementation{Name: "t", Version: "0"}, nil)
 	ctx, cancel := context.WithTimeout(t.Context(), wait)
 	defer cancel()
-	cs, err := c.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: "http://" + addr + "/mcp"}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+	// A fresh connection per POST: the server closes a keep-alive
+	// connection after 100 ms idle here, and a POST sent on one it is
+	// closing at that moment is reset, not retried (HTTP/1.1 does not
+	// replay a POST). That race is not what this test is about.
+	hc := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}}
+	cs, err := c.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: "http://" + addr + "/mcp", HTTPClient: hc}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
 	if err != nil {
 		t.Fatal(err)
 	}

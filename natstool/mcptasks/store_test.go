@@ -184,7 +184,7 @@ func kill(cmd *exec.Cmd, exited chan struct{}) {
 
 // startNATS runs an embedded NATS server with JetStream on file storage,
 // synced on every write (the durability settings docs/mcp.md states).
-func startNATS(t *testing.T) *server.Server {
+func startNATS(t testing.TB) *server.Server {
 	t.Helper()
 	s, err := server.NewServer(&server.Options{Host: "127.0.0.1", Port: -1, NoLog: true, NoSigs: true,
 		JetStream: true, StoreDir: t.TempDir(), SyncAlways: true})
@@ -202,7 +202,7 @@ func startNATS(t *testing.T) *server.Server {
 	return s
 }
 
-func connect(t *testing.T, s *server.Server) *nats.Conn {
+func connect(t testing.TB, s *server.Server) *nats.Conn {
 	t.Helper()
 	nc, err := nats.Connect(s.ClientURL(), nats.MaxReconnects(-1))
 	if err != nil {

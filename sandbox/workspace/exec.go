@@ -64,6 +64,9 @@ func (ts *Toolset) execTool() tool.Tool {
 			if len(r.ProtectedChanged) > 0 {
 				res.Metadata["protected_changed"] = r.ProtectedChanged
 			}
+			if len(r.NotApplied) > 0 {
+				res.Metadata["not_applied"] = r.NotApplied
+			}
 			if len(r.NetworkDenials) > 0 {
 				res.Metadata["network_denials"] = r.NetworkDenials
 			}

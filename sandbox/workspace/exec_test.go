@@ -82,6 +82,31 @@ func TestExecTool(t *testing.T) {
 	}
 }
 
+// TestExecReportsWhatWasNotApplied checks that what the write budget's
+// apply step refused reaches the model: a fifo the command made stays out
+// of the host workspace, and the result's text and not_applied metadata
+// say so, beside the file that was applied.
+func TestExecReportsWhatWasNotApplied(t *testing.T) {
+	ws := sandboxWorkspace(t)
+	ts, err := New(sandbox.Policy{Workspace: ws})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ts.Close()
+	e := &env{ws: ws, ts: ts}
+	r := e.call(t, "exec", ExecArgs{Argv: []string{"sh", "-c", "mkfifo pipe && echo kept > kept"}})
+	got, _ := r.Metadata["not_applied"].([]string)
+	if r.IsError || len(got) != 1 || got[0] != "pipe: a fifo is not applied" || !strings.Contains(r.Output, "[changes not applied to the workspace: pipe: a fifo is not applied]") {
+		t.Errorf("exec = %+v", r)
+	}
+	if _, err := os.Lstat(filepath.Join(ws, "pipe")); err == nil {
+		t.Error("the fifo reached the host workspace")
+	}
+	if b, _ := os.ReadFile(filepath.Join(ws, "kept")); string(b) != "kept\n" {
+		t.Errorf("the applied file: %q", b)
+	}
+}
+
 func TestExecToolShellWhenAllowed(t *testing.T) {
 	ts, err := New(sandbox.Policy{Workspace: sandboxWorkspace(t), AllowShell: true})
 	if err != nil {
