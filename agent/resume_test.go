@@ -12,6 +12,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/miniopenclaw/tool"
 	"github.com/miniopenclaw/tool/agent"
@@ -294,5 +295,48 @@ func TestPausedSessionRules(t *testing.T) {
 	}
 	if _, err := a.NewSession().Resume(bob); err == nil {
 		t.Error("Resume of a session that is not paused succeeded")
+	}
+}
+
+// A process that died after the approval was used (kill -9 between the
+// use and the save that follows the call) never makes the call twice:
+// whether the call ran before the crash or not, resuming the state
+// saved at the pause is refused and runs nothing. What is lost is the
+// call (used, not run) or its result (run, not saved).
+func TestCrashAfterTheApprovalWasUsed(t *testing.T) {
+	for _, ran := range []bool{false, true} {
+		t.Run(fmt.Sprintf("ran=%v", ran), func(t *testing.T) {
+			srv := deployModel(t)
+			dir := t.TempDir()
+			var deploys atomic.Int32
+			p := newProcess(t, dir, &deploys)
+			saved, id := pauseOnce(t, p.agent(srv))
+			if _, err := p.authz.Answer(ann, id, true, ""); err != nil {
+				t.Fatal(err)
+			}
+			// What the dead process did before it died.
+			store := &policy.FileApprovalStore{Dir: dir}
+			if ran {
+				if res := p.reg.Execute(bob, "deploy", json.RawMessage(`{"version":"1.2.0"}`)); res.IsError || deploys.Load() != 1 {
+					t.Fatalf("the approved call did not run: %+v", res)
+				}
+			} else {
+				rec, err := store.Get(context.Background(), id, time.Now())
+				if err != nil {
+					t.Fatal(err)
+				}
+				if _, ok, err := store.Consume(context.Background(), rec.Digest, time.Now()); !ok || err != nil {
+					t.Fatalf("Consume: %v, %v", ok, err)
+				}
+			}
+			before := deploys.Load()
+			_, err := restore(t, newProcess(t, dir, &deploys).agent(srv), saved).Resume(bob)
+			if !errors.Is(err, policy.ErrApprovalUsed) {
+				t.Errorf("Resume after the crash: %v, want ErrApprovalUsed", err)
+			}
+			if deploys.Load() != before {
+				t.Errorf("deploy ran again after the crash")
+			}
+		})
 	}
 }

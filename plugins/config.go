@@ -125,6 +125,11 @@ type Server struct {
 	// Unsandboxed runs a stdio server outside the sandbox although the
 	// configuration or the entry names a "sandboxPolicy", knowingly.
 	Unsandboxed bool `json:"unsandboxed,omitempty"`
+	// NoTasks makes the client never ask the server for MCP tasks
+	// (mcptool.WithoutTasks): every call is answered synchronously, and
+	// a tool whose calls run only as tasks fails. By default a call the
+	// server answers with a task is awaited within the call's timeout.
+	NoTasks bool `json:"noTasks,omitempty"`
 }
 
 // A Module is a WebAssembly (WASI preview 1) module and the tools it

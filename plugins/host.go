@@ -785,6 +785,9 @@ func (e *entry) connect(ctx context.Context, s Server) (*mcptool.Client, error) 
 		mcptool.WithCallTimeout(time.Duration(s.Timeout)),
 		mcptool.WithReimportFunc(e.reimported),
 	}
+	if s.NoTasks {
+		opts = append(opts, mcptool.WithoutTasks())
+	}
 	var t mcp.Transport
 	if s.URL != "" {
 		var err error

@@ -25,8 +25,10 @@
 // namespaces, with the namespace root mapped to an unprivileged host user
 // and supplementary groups dropped; a read-only root with a private /tmp,
 // tmpfs over /run, /var/run and $XDG_RUNTIME_DIR, a minimal /dev and a fresh
-// /proc; the workspace bound read-write and its protected paths re-bound
-// read-only; every capability dropped; no_new_privs; Landlock; a seccomp
+// /proc; the workspace read-write, as an overlay whose changes are held on
+// a tmpfs of Limits.WriteBytes ([LayerWriteBudget]) and applied to the host
+// workspace by the supervisor after the run, and its protected paths
+// re-bound read-only; every capability dropped; no_new_privs; Landlock; a seccomp
 // filter; resource limits; descriptors above 2 closed; a clean environment.
 // When the host has a writable cgroup (v2 delegating memory and pids, or
 // the v1 memory and pids hierarchies) the helper is also moved, before it
