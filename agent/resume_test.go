@@ -340,3 +340,53 @@ func TestCrashAfterTheApprovalWasUsed(t *testing.T) {
 		})
 	}
 }
+
+// The same round on the Messages API: the conversation restored in
+// another Agent carries the tool_use block, and the result of the
+// approved call reaches the model in a tool_result.
+func TestPauseResumeMessages(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var req struct {
+			Messages []json.RawMessage `json:"messages"`
+		}
+		if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
+			t.Error(err)
+		}
+		w.Header().Set("Content-Type", "application/json")
+		last := string(req.Messages[len(req.Messages)-1])
+		if strings.Contains(last, `"tool_result"`) {
+			seen := "nothing"
+			if strings.Contains(last, "deployed 1.2.0") {
+				seen = "deployed 1.2.0"
+			}
+			fmt.Fprintf(w, `{"content":[{"type":"text","text":"model saw: %s"}],"stop_reason":"end_turn"}`, seen)
+			return
+		}
+		io.WriteString(w, `{"content":[{"type":"tool_use","id":"tu_1","name":"deploy","input":{"version":"1.2.0"}}],"stop_reason":"tool_use"}`)
+	}))
+	defer srv.Close()
+	dir := t.TempDir()
+	var deploys atomic.Int32
+	mk := func() (*agent.Agent, process) {
+		p := newProcess(t, dir, &deploys)
+		return agent.New(agent.Anthropic("", "m", agent.WithBaseURL(srv.URL)), p.reg, agent.WithPause(p.authz)), p
+	}
+	a, p := mk()
+	_, err := a.Run(bob, "Deploy.")
+	var paused *agent.PausedError
+	if !errors.As(err, &paused) {
+		t.Fatalf("Run: %v", err)
+	}
+	saved, err := paused.State.MarshalJSON()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.authz.Answer(ann, paused.State.Pending()[0].Approval, true, ""); err != nil {
+		t.Fatal(err)
+	}
+	b, _ := mk()
+	answer, err := restore(t, b, saved).Resume(bob)
+	if err != nil || answer != "model saw: deployed 1.2.0" || deploys.Load() != 1 {
+		t.Errorf("Resume: %q, %v, %d deploys", answer, err, deploys.Load())
+	}
+}
