@@ -12,6 +12,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/miniopenclaw/tool"
 	"github.com/miniopenclaw/tool/agent"
@@ -294,5 +295,98 @@ func TestPausedSessionRules(t *testing.T) {
 	}
 	if _, err := a.NewSession().Resume(bob); err == nil {
 		t.Error("Resume of a session that is not paused succeeded")
+	}
+}
+
+// A process that died after the approval was used (kill -9 between the
+// use and the save that follows the call) never makes the call twice:
+// whether the call ran before the crash or not, resuming the state
+// saved at the pause is refused and runs nothing. What is lost is the
+// call (used, not run) or its result (run, not saved).
+func TestCrashAfterTheApprovalWasUsed(t *testing.T) {
+	for _, ran := range []bool{false, true} {
+		t.Run(fmt.Sprintf("ran=%v", ran), func(t *testing.T) {
+			srv := deployModel(t)
+			dir := t.TempDir()
+			var deploys atomic.Int32
+			p := newProcess(t, dir, &deploys)
+			saved, id := pauseOnce(t, p.agent(srv))
+			if _, err := p.authz.Answer(ann, id, true, ""); err != nil {
+				t.Fatal(err)
+			}
+			// What the dead process did before it died.
+			store := &policy.FileApprovalStore{Dir: dir}
+			if ran {
+				if res := p.reg.Execute(bob, "deploy", json.RawMessage(`{"version":"1.2.0"}`)); res.IsError || deploys.Load() != 1 {
+					t.Fatalf("the approved call did not run: %+v", res)
+				}
+			} else {
+				rec, err := store.Get(context.Background(), id, time.Now())
+				if err != nil {
+					t.Fatal(err)
+				}
+				if _, ok, err := store.Consume(context.Background(), rec.Digest, time.Now()); !ok || err != nil {
+					t.Fatalf("Consume: %v, %v", ok, err)
+				}
+			}
+			before := deploys.Load()
+			_, err := restore(t, newProcess(t, dir, &deploys).agent(srv), saved).Resume(bob)
+			if !errors.Is(err, policy.ErrApprovalUsed) {
+				t.Errorf("Resume after the crash: %v, want ErrApprovalUsed", err)
+			}
+			if deploys.Load() != before {
+				t.Errorf("deploy ran again after the crash")
+			}
+		})
+	}
+}
+
+// The same round on the Messages API: the conversation restored in
+// another Agent carries the tool_use block, and the result of the
+// approved call reaches the model in a tool_result.
+func TestPauseResumeMessages(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var req struct {
+			Messages []json.RawMessage `json:"messages"`
+		}
+		if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
+			t.Error(err)
+		}
+		w.Header().Set("Content-Type", "application/json")
+		last := string(req.Messages[len(req.Messages)-1])
+		if strings.Contains(last, `"tool_result"`) {
+			seen := "nothing"
+			if strings.Contains(last, "deployed 1.2.0") {
+				seen = "deployed 1.2.0"
+			}
+			fmt.Fprintf(w, `{"content":[{"type":"text","text":"model saw: %s"}],"stop_reason":"end_turn"}`, seen)
+			return
+		}
+		io.WriteString(w, `{"content":[{"type":"tool_use","id":"tu_1","name":"deploy","input":{"version":"1.2.0"}}],"stop_reason":"tool_use"}`)
+	}))
+	defer srv.Close()
+	dir := t.TempDir()
+	var deploys atomic.Int32
+	mk := func() (*agent.Agent, process) {
+		p := newProcess(t, dir, &deploys)
+		return agent.New(agent.Anthropic("", "m", agent.WithBaseURL(srv.URL)), p.reg, agent.WithPause(p.authz)), p
+	}
+	a, p := mk()
+	_, err := a.Run(bob, "Deploy.")
+	var paused *agent.PausedError
+	if !errors.As(err, &paused) {
+		t.Fatalf("Run: %v", err)
+	}
+	saved, err := paused.State.MarshalJSON()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.authz.Answer(ann, paused.State.Pending()[0].Approval, true, ""); err != nil {
+		t.Fatal(err)
+	}
+	b, _ := mk()
+	answer, err := restore(t, b, saved).Resume(bob)
+	if err != nil || answer != "model saw: deployed 1.2.0" || deploys.Load() != 1 {
+		t.Errorf("Resume: %q, %v, %d deploys", answer, err, deploys.Load())
 	}
 }

@@ -40,7 +40,10 @@ var approvalSchema = json.RawMessage(`{"type":"object","properties":{"approve":{
 // (it did not declare the elicitation capability, the call did not come
 // through this package's [Server]), Fallback is asked instead when it is
 // set; else the call is refused with an approval request that the host
-// may still grant ([policy.ErrApprovalUnavailable]).
+// may still grant ([policy.ErrApprovalUnavailable]): the isError result
+// names the request, and says how to answer it when the Authorizer has
+// [policy.WithApprovalHint] (clawtool serve names its approvals
+// command).
 //
 // A 2025-11-25 session is asked with an elicitation/create request while
 // the call waits. A 2026-07-28 call, which has no requests from server to

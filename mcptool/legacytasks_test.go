@@ -386,3 +386,51 @@ func TestExtensionTasksStdio(t *testing.T) {
 		t.Errorf("a plain call: %s %+v", res.Result, res.Error)
 	}
 }
+
+// TestLegacyTaskBounds: in the 2025-11-25 form too, polls beyond the
+// principal's budget get -32029, a task past its TTL answers as an
+// unknown one (tasks/get and tasks/result), and a principal's tasks beyond
+// MaxTasks are refused; the first requests are the controls.
+func TestLegacyTaskBounds(t *testing.T) {
+	r := legacyRegistry(make(chan struct{}))
+	srv := mcptool.NewServer(r, mcptool.WithTasks(mcptool.TaskLimits{TTL: 300 * time.Millisecond, MaxTasks: 2,
+		PollsPerSecond: 0.001, PollBurst: 2}))
+	t.Cleanup(func() { srv.Close() })
+	s := newStdioSession(t, srv)
+	call := func() rpc {
+		return s.send("tools/call", map[string]any{"name": "must", "arguments": map[string]any{}, "task": map[string]any{}})
+	}
+	first := call()
+	var ct mcptool.LegacyCreateTaskResult
+	if first.Error != nil || json.Unmarshal(first.Result, &ct) != nil || ct.Task.TaskID == "" {
+		t.Fatalf("first task: %s %+v", first.Result, first.Error)
+	}
+	if res := call(); res.Error != nil {
+		t.Fatalf("second task (control): %+v", res.Error)
+	}
+	if res := call(); res.Error == nil || res.Error.Code != -32603 || !strings.Contains(res.Error.Message, "too many tasks") {
+		t.Errorf("third task: %s %+v, want -32603 too many tasks", res.Result, res.Error)
+	}
+	var codes []int
+	for range 3 {
+		res := s.send("tasks/get", map[string]any{"taskId": ct.Task.TaskID})
+		code := 0
+		if res.Error != nil {
+			code = res.Error.Code
+		}
+		codes = append(codes, code)
+	}
+	if codes[0] != 0 || codes[1] != 0 || codes[2] != mcptool.CodeRateLimited {
+		t.Errorf("polls: codes %v, want [0 0 %d]", codes, mcptool.CodeRateLimited)
+	}
+	// tasks/result is not rate-limited: it waits. Past the TTL the task is
+	// gone for its owner too.
+	for range 500 {
+		res := s.send("tasks/result", map[string]any{"taskId": ct.Task.TaskID})
+		if res.Error != nil && res.Error.Code == -32602 {
+			return
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	t.Error("the task never expired")
+}

@@ -15,7 +15,7 @@ import (
 	"github.com/miniopenclaw/tool/mcptool"
 )
 
-// TestPeerTypeScriptTasks: the importing client against a real server
+// TestPeerTypeScriptTaskServer: the importing client against a real server
 // that speaks the 2025-11-25 form of tasks, testdata/ts-task-server.mjs
 // on @modelcontextprotocol/sdk 1.32.2's experimental tasks API (over
 // stdio). A task-augmented call completes with the tool's result, a
@@ -23,7 +23,7 @@ import (
 // cancelled on the server (tasks/get then says cancelled). WithoutTasks
 // is the control: the optional task tool answers as a plain call and no
 // task state is reported.
-func TestPeerTypeScriptTasks(t *testing.T) {
+func TestPeerTypeScriptTaskServer(t *testing.T) {
 	p := findPeers(t)
 	script := filepath.Join(p.dir, "peers", "ts-task-server.mjs") // next to its node_modules
 	src, err := os.ReadFile("testdata/ts-task-server.mjs")

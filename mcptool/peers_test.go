@@ -610,14 +610,14 @@ func TestPeerTypeScriptClient(t *testing.T) {
 	}
 }
 
-// TestPeerTypeScriptTasks runs testdata/ts-tasks-client.mjs, a client
+// TestPeerTypeScriptTasksClient runs testdata/ts-tasks-client.mjs, a client
 // on the experimental tasks of @modelcontextprotocol/sdk 1.32 (the
 // 2025-11-25 form), against clawtool serve over stdio and Streamable
 // HTTP: it reads capabilities.tasks and execution.taskSupport, streams a
 // task-augmented call to its result (task created, working, completed,
 // the result) and a failing one, lists the tasks, and is refused the
 // cancel of a terminal task and the get of an unknown one (-32602).
-func TestPeerTypeScriptTasks(t *testing.T) {
+func TestPeerTypeScriptTasksClient(t *testing.T) {
 	p := findPeers(t)
 	script := filepath.Join(p.dir, "peers", "ts-tasks-client.mjs") // next to its node_modules
 	src, err := os.ReadFile("testdata/ts-tasks-client.mjs")

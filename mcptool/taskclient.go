@@ -121,8 +121,9 @@ type TaskEvent struct {
 type taskEventsKey struct{}
 
 // WithTaskEvents returns a context whose calls to imported tools report
-// each change of the tasks they become to fn, in order, from the calling
-// goroutine. A call that is answered at once reports nothing.
+// each change of the tasks they become to fn, in order, from the
+// goroutine that runs the call (fn must be safe for concurrent use when
+// calls run at once). A call that is answered at once reports nothing.
 func WithTaskEvents(ctx context.Context, fn func(TaskEvent)) context.Context {
 	return context.WithValue(ctx, taskEventsKey{}, fn)
 }
@@ -634,25 +635,29 @@ func decodeCallResult(raw json.RawMessage) (*mcp.CallToolResult, *tool.Result, e
 // answer relays a waiting task's input requests to the client's handlers
 // and sends the answers with tasks/update.
 func (r *taskRun) answer(ctx context.Context, d *DetailedTask) error {
-	if r.rounds++; r.rounds > maxInputRounds {
-		return fmt.Errorf("the task asked for input more than %d times", maxInputRounds)
-	}
 	if len(d.InputRequests) > maxInputRequests {
 		return fmt.Errorf("the task asks for %d inputs at once, over the client's limit of %d", len(d.InputRequests), maxInputRequests)
 	}
-	answers := map[string]json.RawMessage{}
-	for id, raw := range d.InputRequests {
-		if r.answered[id] {
-			continue
+	var fresh []string
+	for id := range d.InputRequests {
+		if !r.answered[id] {
+			fresh = append(fresh, id)
 		}
+	}
+	if len(fresh) == 0 {
+		return nil // answered; the server has not moved on yet
+	}
+	if r.rounds++; r.rounds > maxInputRounds {
+		return fmt.Errorf("the task asked for input more than %d times", maxInputRounds)
+	}
+	answers := map[string]json.RawMessage{}
+	for _, id := range fresh {
+		raw := d.InputRequests[id]
 		out, err := r.c.fulfill(ctx, raw)
 		if err != nil {
 			return fmt.Errorf("input request %q: %w", shortText(id, 60), err)
 		}
 		answers[id] = out
-	}
-	if len(answers) == 0 {
-		return nil
 	}
 	if _, err := r.c.taskCall(ctx, "tasks/update", r.id, answers, maxHandleBytes); err != nil {
 		return fmt.Errorf("tasks/update: %w", err)

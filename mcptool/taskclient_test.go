@@ -295,6 +295,9 @@ const handleT1 = `{"resultType":"task","taskId":"t1","status":"working","created
 // poll, a failed task) are the controls. The legacy rows play a
 // 2025-11-25 server (initialize, execution.taskSupport, tasks/result).
 func TestTaskClientBadServers(t *testing.T) {
+	accept := mcptool.WithElicitationHandler(func(context.Context, *mcp.ElicitParams) (*mcp.ElicitResult, error) {
+		return &mcp.ElicitResult{Action: "accept", Content: map[string]any{}}, nil
+	})
 	huge := `{"content":[{"type":"text","text":"` + strings.Repeat("x", mcptool.DefaultMaxTaskResultBytes) + `"}]}`
 	done := `,"result":{"content":[{"type":"text","text":"all done"}]}`
 	for _, tc := range []struct {
@@ -305,6 +308,7 @@ func TestTaskClientBadServers(t *testing.T) {
 		expire    bool   // the caller's deadline passes once the call is a task
 		legacy    bool   // the server speaks 2025-11-25
 		result    string // its tasks/result answer
+		updates   int    // if not 0, the tasks/update requests the client must send
 		want      string // in the Output, or in the Error of an error result
 		isError   bool
 		cancelled bool // the client sent tasks/cancel for t1
@@ -355,6 +359,15 @@ func TestTaskClientBadServers(t *testing.T) {
 		{name: "input without a handler", call: handleT1, get: func(n int) string {
 			return taskJSON("t1", "input_required", `,"inputRequests":{"q":{"method":"elicitation/create","params":{"message":"Sure?","requestedSchema":{"type":"object"}}}}`)
 		}, want: "no elicitation handler", isError: true, cancelled: true},
+		{name: "input answered once, the server slow to move on", call: handleT1, get: func(n int) string {
+			if n <= 2*64 {
+				return taskJSON("t1", "input_required", `,"inputRequests":{"q":{"method":"elicitation/create","params":{"message":"Sure?","requestedSchema":{"type":"object"}}}}`)
+			}
+			return taskJSON("t1", "completed", done)
+		}, opts: []mcptool.ClientOption{accept}, want: "all done", updates: 1},
+		{name: "input asked forever", call: handleT1, get: func(n int) string {
+			return taskJSON("t1", "input_required", fmt.Sprintf(`,"inputRequests":{"q%d":{"method":"elicitation/create","params":{"message":"Sure?","requestedSchema":{"type":"object"}}}}`, n))
+		}, opts: []mcptool.ClientOption{accept}, want: "asked for input more than 64 times", isError: true, cancelled: true, updates: 64},
 		{name: "input of an unknown kind", call: handleT1, get: func(n int) string {
 			return taskJSON("t1", "input_required", `,"inputRequests":{"q":{"method":"sampling/createMessage","params":{}}}}`)
 		}, opts: []mcptool.ClientOption{mcptool.WithElicitationHandler(func(context.Context, *mcp.ElicitParams) (*mcp.ElicitResult, error) {
@@ -405,6 +418,9 @@ func TestTaskClientBadServers(t *testing.T) {
 			}
 			s.mu.Lock()
 			defer s.mu.Unlock()
+			if tc.updates != 0 && s.updates != tc.updates {
+				t.Errorf("%d tasks/update requests, want %d", s.updates, tc.updates)
+			}
 			if cancelled := slices.Contains(s.cancelled, "t1"); cancelled != tc.cancelled {
 				t.Errorf("tasks/cancel sent for %q, want t1 cancelled %v", s.cancelled, tc.cancelled)
 			}

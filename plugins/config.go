@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/miniopenclaw/tool"
+	"github.com/miniopenclaw/tool/internal/jsonduration"
 	"github.com/miniopenclaw/tool/mcptool"
 	"github.com/miniopenclaw/tool/sandbox"
 )
@@ -47,7 +48,7 @@ type Config struct {
 	Modules map[string]Module `json:"wasmModules,omitempty"`
 	// Defaults apply to the registry the tools are loaded into.
 	Defaults Defaults `json:"defaults,omitzero"`
-	// SandboxPolicy names a sandbox policy file (see [ReadPolicy]),
+	// SandboxPolicy names a sandbox policy file (see [sandbox.ReadPolicyFile]),
 	// relative to the configuration file. Its paths and limits bound every
 	// WebAssembly module, and it is the default confinement of every
 	// stdio MCP server (see [Server.SandboxPolicy]): such a server runs in
@@ -108,7 +109,7 @@ type Server struct {
 	// (10,000), and it must not be over MaxServerTools. The tools past it
 	// are counted and reported ([Status.Cut], the log), not imported.
 	MaxTools int `json:"maxTools,omitempty"`
-	// SandboxPolicy names a sandbox policy file (see [ReadPolicy]),
+	// SandboxPolicy names a sandbox policy file (see [sandbox.ReadPolicyFile]),
 	// relative to the configuration file, that a stdio server runs
 	// under in the native sandbox, instead of the configuration's
 	// default "sandboxPolicy": the policy's read-only system and paths,
@@ -125,6 +126,11 @@ type Server struct {
 	// Unsandboxed runs a stdio server outside the sandbox although the
 	// configuration or the entry names a "sandboxPolicy", knowingly.
 	Unsandboxed bool `json:"unsandboxed,omitempty"`
+	// NoTasks makes the client never ask the server for MCP tasks
+	// (mcptool.WithoutTasks): every call is answered synchronously, and
+	// a tool whose calls run only as tasks fails. By default a call the
+	// server answers with a task is awaited within the call's timeout.
+	NoTasks bool `json:"noTasks,omitempty"`
 }
 
 // A Module is a WebAssembly (WASI preview 1) module and the tools it
@@ -203,21 +209,9 @@ type Duration time.Duration
 
 // UnmarshalJSON reads "30s" or 30000 (milliseconds).
 func (d *Duration) UnmarshalJSON(b []byte) error {
-	var s string
-	if err := json.Unmarshal(b, &s); err == nil {
-		v, err := time.ParseDuration(s)
-		if err != nil {
-			return err
-		}
-		*d = Duration(v)
-		return nil
-	}
-	var ms float64
-	if err := json.Unmarshal(b, &ms); err != nil {
-		return fmt.Errorf("a duration is a string such as \"30s\" or a number of milliseconds")
-	}
-	*d = Duration(time.Duration(ms * float64(time.Millisecond)))
-	return nil
+	v, err := jsonduration.Parse(b)
+	*d = Duration(v)
+	return err
 }
 
 // MarshalJSON writes the duration as a Go duration string.
@@ -269,7 +263,7 @@ func ReadFile(name string) (*Config, error) {
 	dir := filepath.Dir(name)
 	if c.SandboxPolicy != "" {
 		c.SandboxPolicy = resolve(dir, c.SandboxPolicy)
-		if c.Sandbox, err = ReadPolicy(c.SandboxPolicy); err != nil {
+		if c.Sandbox, err = sandbox.ReadPolicyFile(c.SandboxPolicy); err != nil {
 			return nil, fmt.Errorf("%s: sandboxPolicy: %w", name, err)
 		}
 	}

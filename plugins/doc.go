@@ -49,7 +49,7 @@
 //
 // # The sandbox policy
 //
-// "sandboxPolicy" names a policy file ([ReadPolicy]) that bounds every
+// "sandboxPolicy" names a policy file ([sandbox.ReadPolicyFile]) that bounds every
 // entry, or keeps it from loading:
 //
 //   - a WebAssembly module sees the policy's workspace and read-only

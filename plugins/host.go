@@ -293,7 +293,7 @@ func (h *Host) Apply(ctx context.Context, c *Config) {
 	// fails them all, never loads them unsandboxed.
 	policy, perr := c.Sandbox, error(nil)
 	if policy == nil && c.SandboxPolicy != "" {
-		policy, perr = ReadPolicy(c.SandboxPolicy)
+		policy, perr = sandbox.ReadPolicyFile(c.SandboxPolicy)
 		if perr != nil {
 			perr = fmt.Errorf("sandboxPolicy: %w", perr)
 		}
@@ -306,7 +306,7 @@ func (h *Host) Apply(ctx context.Context, c *Config) {
 			// the default; one that cannot be read fails the server alone.
 			sp, serr := policy, perr
 			if s.SandboxPolicy != "" && s.URL == "" {
-				if sp, serr = ReadPolicy(s.SandboxPolicy); serr != nil {
+				if sp, serr = sandbox.ReadPolicyFile(s.SandboxPolicy); serr != nil {
 					serr = fmt.Errorf("sandboxPolicy: %w", serr)
 				}
 			}
@@ -784,6 +784,9 @@ func (e *entry) connect(ctx context.Context, s Server) (*mcptool.Client, error) 
 		mcptool.WithClientLogger(slog.New(redactingHandler{e.h.logger.Handler(), e.redact})),
 		mcptool.WithCallTimeout(time.Duration(s.Timeout)),
 		mcptool.WithReimportFunc(e.reimported),
+	}
+	if s.NoTasks {
+		opts = append(opts, mcptool.WithoutTasks())
 	}
 	var t mcp.Transport
 	if s.URL != "" {

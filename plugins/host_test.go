@@ -412,6 +412,39 @@ func TestToolCapFollowsReimport(t *testing.T) {
 	}
 }
 
+// TestServerTasks: a URL server's tool whose calls run only as MCP tasks
+// is called through the host as an ordinary call (the client awaits the
+// task); "noTasks" on the entry turns tasks off, and the same call fails.
+func TestServerTasks(t *testing.T) {
+	t.Setenv("XDG_STATE_HOME", t.TempDir()) // a URL entry's token store: not the user's
+	up := tool.NewRegistry()
+	up.Register(tool.Must(tool.New("build", "Builds, as a task.", func(context.Context, struct{}) (string, error) {
+		return "built", nil
+	}, tool.WithTask(tool.TaskRequired))))
+	srv := mcptool.NewServer(up, mcptool.WithTasks(mcptool.TaskLimits{PollInterval: time.Millisecond}))
+	defer srv.Close()
+	hs := httptest.NewServer(srv)
+	defer hs.Close()
+	for _, tc := range []struct {
+		noTasks bool
+		want    string
+		isError bool
+	}{{false, "built", false}, {true, "task", true}} {
+		reg := tool.NewRegistry()
+		h := NewHost(reg)
+		h.Apply(t.Context(), &Config{Servers: map[string]Server{"up": {URL: hs.URL + "/mcp", NoTasks: tc.noTasks}}})
+		res := reg.Execute(t.Context(), "build", json.RawMessage(`{}`))
+		h.Close()
+		got := res.Output
+		if res.IsError {
+			got = res.Error
+		}
+		if res.IsError != tc.isError || !strings.Contains(got, tc.want) {
+			t.Errorf("noTasks %v: %+v, want isError %v and %q", tc.noTasks, res, tc.isError, tc.want)
+		}
+	}
+}
+
 // capturedLog returns a logger and what it has written so far, safe for
 // the host's goroutines.
 func capturedLog() (*slog.Logger, *lockedBuilder) {

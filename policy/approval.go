@@ -45,6 +45,14 @@ type ApprovalRequest struct {
 // Approver, which the host may still grant. Any other error refuses the
 // call and is logged; the model is told only that no approval was
 // obtained.
+//
+// The request is kept in the store before Approve is called, pending,
+// and req.ID is its id: the same each time the call is made while it
+// waits, and the one a person answers elsewhere ([Authorizer.Answer],
+// clawtool approvals). An answer Approve gives at once is kept and used
+// at once, answered by "the approver", so no request is left for a
+// later answer to turn into an approval nobody gave; an answer given
+// elsewhere meanwhile stands instead.
 type Approver interface {
 	Approve(ctx context.Context, req ApprovalRequest) (bool, error)
 }
@@ -97,30 +105,57 @@ func (a *Authorizer) ask(ctx context.Context, d *Decision, an tool.Annotations) 
 		ID: newApprovalID(), Principal: d.Principal.ID, Tool: d.Tool, Args: d.Args,
 		Digest: d.Digest, Policies: d.Policies, Expires: now.Add(a.approvalTTL),
 	}
-	if a.approver != nil {
-		ok, err := a.approver.Approve(ctx, req)
-		if err == nil && ok {
-			d.Effect, d.Approved, d.Approval = Allow, true, req.ID
-			return nil
-		}
-		if errors.Is(err, ErrApprovalUnavailable) {
-			if a.logger != nil {
-				a.logger.InfoContext(ctx, "no approver could be asked; the call waits for a grant", "tool", d.Tool, "reason", err)
-			}
-			return a.pend(ctx, d, req, an, now)
-		}
-		d.Effect = Deny
-		if err != nil {
-			if a.logger != nil {
-				a.logger.ErrorContext(ctx, "approver failed", "tool", d.Tool, "error", err)
-			}
-			d.Reason = fmt.Sprintf("call to tool %q needs a person's approval and none could be obtained; do not retry it unchanged", d.Tool)
-		} else {
-			d.Reason = fmt.Sprintf("call to tool %q was not approved by the person asked; do not retry it unchanged", d.Tool)
-		}
-		return &DeniedError{Decision: *d, msg: d.Reason, meta: map[string]any{"effect": string(Deny)}}
+	if a.approver == nil {
+		return a.pend(ctx, d, req, an, now)
 	}
-	return a.pend(ctx, d, req, an, now)
+	// The request is kept before the approver is asked, so that the id
+	// it is given is the one a person answers elsewhere too (a host's
+	// own UI, clawtool approvals), however often the call is made while
+	// it waits.
+	kept, err := a.put(ctx, d, req, an, now)
+	if err != nil {
+		return a.storeFailed(ctx, d, err)
+	}
+	req.ID, req.Expires = kept.ID, kept.Expires
+	ok, err = a.approver.Approve(ctx, req)
+	if errors.Is(err, ErrApprovalUnavailable) {
+		if a.logger != nil {
+			a.logger.InfoContext(ctx, "no approver could be asked; the call waits for a grant", "tool", d.Tool, "reason", err)
+		}
+		return a.waiting(d, req)
+	}
+	if err != nil && a.logger != nil {
+		a.logger.ErrorContext(ctx, "approver failed", "tool", d.Tool, "error", err)
+	}
+	// The approver decided now: its answer is kept and used at once, so
+	// that the request does not linger for someone to answer later. An
+	// answer given meanwhile from elsewhere stands instead.
+	if _, err := a.store.Answer(ctx, req.ID, ApprovalAnswer{Approved: err == nil && ok, By: "the approver"}, now); err != nil && !errors.Is(err, ErrApprovalAnswered) {
+		return a.storeFailed(ctx, d, err)
+	}
+	used, found, cerr := a.store.Consume(ctx, d.Digest, now)
+	if cerr != nil {
+		return a.storeFailed(ctx, d, cerr)
+	}
+	d.Approval = req.ID
+	if found && used.State == ApprovalApproved {
+		d.Effect, d.Approved, d.Approval = Allow, true, used.ID
+		return nil
+	}
+	d.Effect = Deny
+	switch {
+	case found && used.AnsweredBy != "the approver":
+		d.Approval, d.answer = used.ID, &used
+		d.Reason = deniedBy(d.Tool, used)
+	case err != nil:
+		d.Reason = fmt.Sprintf("call to tool %q needs a person's approval and none could be obtained; do not retry it unchanged", d.Tool)
+	case !found:
+		// Another call with the same digest used the answer first.
+		d.Reason = fmt.Sprintf("call to tool %q was approved, and the approval was used by an identical call made at the same time; make the call again to ask anew", d.Tool)
+	default:
+		d.Reason = fmt.Sprintf("call to tool %q was not approved by the person asked; do not retry it unchanged", d.Tool)
+	}
+	return &DeniedError{Decision: *d, msg: d.Reason, meta: map[string]any{"effect": string(Deny)}}
 }
 
 // deniedBy is what the model reads of a call a person denied.
@@ -167,6 +202,17 @@ func (a *Authorizer) askingReason(d *Decision) string {
 // carries it. A request already waiting for the same call is returned
 // instead of a new one.
 func (a *Authorizer) pend(ctx context.Context, d *Decision, req ApprovalRequest, an tool.Annotations, now time.Time) error {
+	rec, err := a.put(ctx, d, req, an, now)
+	if err != nil {
+		return a.storeFailed(ctx, d, err)
+	}
+	req.ID, req.Expires = rec.ID, rec.Expires
+	return a.waiting(d, req)
+}
+
+// put keeps req pending in the store, or returns the request already
+// waiting for the same call.
+func (a *Authorizer) put(ctx context.Context, d *Decision, req ApprovalRequest, an tool.Annotations, now time.Time) (ApprovalRecord, error) {
 	rec, err := a.store.Put(ctx, ApprovalRecord{
 		ID: req.ID, State: ApprovalPending, Principal: req.Principal, Tool: req.Tool, Annotations: an,
 		Digest: req.Digest, Preview: preview(req.Args), Args: req.Args, Policies: req.Policies,
@@ -175,11 +221,12 @@ func (a *Authorizer) pend(ctx context.Context, d *Decision, req ApprovalRequest,
 	if err == nil {
 		d.Reason = rec.Reason // the audit record says why it asked, as the request does
 	}
-	if err != nil {
-		return a.storeFailed(ctx, d, err)
-	}
-	req.ID, req.Expires = rec.ID, rec.Expires
-	d.Approval = rec.ID
+	return rec, err
+}
+
+// waiting returns the refusal of a call whose request req waits.
+func (a *Authorizer) waiting(d *Decision, req ApprovalRequest) error {
+	d.Approval = req.ID
 	msg := fmt.Sprintf("call to tool %q needs a person's approval; approval request %s was made. Once it is approved, make the same call again with the same arguments; a changed call needs a new approval", d.Tool, req.ID)
 	if a.approvalHint != nil {
 		if hint := a.approvalHint(req); hint != "" {

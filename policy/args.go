@@ -4,213 +4,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"path"
-	"strings"
-	"unicode/utf8"
-
-	"github.com/cedar-policy/cedar-go"
 
 	"github.com/miniopenclaw/tool"
+	"github.com/miniopenclaw/tool/policy/internal/residual"
 )
 
-var errBadArgs = errors.New("malformed arguments")
-
-// argsRecord converts checked arguments, a JSON object the registry has
-// already parsed strictly, to a Cedar record in one pass, by the rules of
-// cedarValue. Nesting deeper than maxValueDepth is refused.
-// The values of path arguments are cleaned (see cleanPath).
-func argsRecord(args []byte, paths map[string]bool) (cedar.Record, error) {
-	p := argParser{b: args, paths: paths}
-	p.space()
-	if p.i == len(p.b) {
-		return cedar.NewRecord(nil), nil
-	}
-	v, ok, err := p.value(0)
-	if err != nil {
-		return cedar.Record{}, err
-	}
-	rec, isRec := v.(cedar.Record)
-	if !ok || !isRec {
-		return cedar.Record{}, errBadArgs
-	}
-	return rec, nil
-}
-
-type argParser struct {
-	b     []byte
-	i     int
-	paths map[string]bool // keys whose string values are paths to clean
-	odd   bool            // a number that may not be a whole Long, or a null in an array, was scanned
-}
-
-func (p *argParser) space() {
-	for p.i < len(p.b) && (p.b[p.i] == ' ' || p.b[p.i] == '\t' || p.b[p.i] == '\n' || p.b[p.i] == '\r') {
-		p.i++
-	}
-}
-
-// value parses one JSON value; ok is false for null and for numbers
-// that are not whole numbers in 64 bits, which are left out.
-func (p *argParser) value(depth int) (v cedar.Value, ok bool, err error) {
-	if depth > maxValueDepth {
-		return nil, false, errBadArgs
-	}
-	p.space()
-	if p.i >= len(p.b) {
-		return nil, false, errBadArgs
-	}
-	switch c := p.b[p.i]; {
-	case c == '{':
-		p.i++
-		m := cedar.RecordMap{}
-		p.space()
-		if p.i < len(p.b) && p.b[p.i] == '}' {
-			p.i++
-			return cedar.NewRecord(m), true, nil
-		}
-		for {
-			p.space()
-			k, err := p.str()
-			if err != nil {
-				return nil, false, err
-			}
-			p.space()
-			if p.i >= len(p.b) || p.b[p.i] != ':' {
-				return nil, false, errBadArgs
-			}
-			p.i++
-			v, ok, err := p.value(depth + 1)
-			if err != nil {
-				return nil, false, err
-			}
-			if ok {
-				if str, isStr := v.(cedar.String); isStr && p.paths[k] {
-					c, err := cleanPath(string(str))
-					if err != nil {
-						return nil, false, err
-					}
-					v = cedar.String(c)
-				}
-				m[cedar.String(k)] = v
-			}
-			p.space()
-			if p.i >= len(p.b) {
-				return nil, false, errBadArgs
-			}
-			if p.b[p.i] == '}' {
-				p.i++
-				return cedar.NewRecord(m), true, nil
-			}
-			if p.b[p.i] != ',' {
-				return nil, false, errBadArgs
-			}
-			p.i++
-		}
-	case c == '[':
-		p.i++
-		var vals []cedar.Value
-		p.space()
-		if p.i < len(p.b) && p.b[p.i] == ']' {
-			p.i++
-			return cedar.NewSet(), true, nil
-		}
-		for {
-			v, ok, err := p.value(depth + 1)
-			if err != nil {
-				return nil, false, err
-			}
-			if ok {
-				vals = append(vals, v)
-			}
-			p.space()
-			if p.i >= len(p.b) {
-				return nil, false, errBadArgs
-			}
-			if p.b[p.i] == ']' {
-				p.i++
-				return cedar.NewSet(vals...), true, nil
-			}
-			if p.b[p.i] != ',' {
-				return nil, false, errBadArgs
-			}
-			p.i++
-		}
-	case c == '"':
-		s, err := p.str()
-		if err != nil {
-			return nil, false, err
-		}
-		return cedar.String(s), true, nil
-	case c == 't' && p.lit("true"):
-		return cedar.True, true, nil
-	case c == 'f' && p.lit("false"):
-		return cedar.False, true, nil
-	case c == 'n' && p.lit("null"):
-		return nil, false, nil
-	case c == '-' || c >= '0' && c <= '9':
-		lit, err := p.number()
-		if err != nil {
-			return nil, false, err
-		}
-		if n, whole, _ := wholeNumber(lit); whole {
-			return cedar.Long(n), true, nil
-		}
-		// Left out: a call whose policies read it has been refused
-		// before (see firstInexact); no policy reads this one.
-		return nil, false, nil
-	}
-	return nil, false, errBadArgs
-}
-
-func (p *argParser) lit(s string) bool {
-	if len(p.b)-p.i >= len(s) && string(p.b[p.i:p.i+len(s)]) == s {
-		p.i += len(s)
-		return true
-	}
-	return false
-}
-
-// str parses a JSON string; escapes are decoded by encoding/json.
-func (p *argParser) str() (string, error) {
-	raw, escaped, err := p.rawStr()
-	if err != nil {
-		return "", err
-	}
-	if !escaped {
-		return string(raw[1 : len(raw)-1]), nil
-	}
-	var s string
-	if err := json.Unmarshal(raw, &s); err != nil {
-		return "", errBadArgs
-	}
-	return s, nil
-}
-
-// cleanPath returns the path p names, lexically: "." and ".." resolved,
-// repeated and trailing slashes merged. A relative path that climbs out
-// of its root keeps its leading "../", so a condition such as
-// like "docs/*" cannot be dodged with "docs/../secrets/k", and one on
-// "../*" can refuse escapes. What cannot be read one way only is refused
-// rather than guessed: a backslash (a separator to some tools, a byte of
-// a name to others), a NUL byte (where C-based tools end the name) and
-// bytes that are not UTF-8.
-func cleanPath(p string) (string, error) {
-	if p == "" {
-		return p, nil
-	}
-	switch {
-	case strings.IndexByte(p, '\\') >= 0:
-		return "", &pathError{p, `contains a backslash, which some tools read as a separator and others as part of a name; use "/" between directories`}
-	case strings.IndexByte(p, 0) >= 0:
-		return "", &pathError{p, "contains a NUL byte"}
-	case !utf8.ValidString(p):
-		return "", &pathError{p, "is not valid UTF-8"}
-	}
-	return path.Clean(p), nil
-}
-
 // checkPaths returns the refusal of a call one of whose path arguments
-// cleanPath refuses, or nil. For a call whose arguments are a flat
+// residual.CleanPath refuses, or nil. For a call whose arguments are a flat
 // struct ([tool.AccessRequest.Argument] answers) it reads the path
 // arguments without encoding anything; otherwise it reads the encoded
 // arguments, at every depth.
@@ -223,7 +23,7 @@ func (a *Authorizer) checkPaths(req *tool.AccessRequest) error {
 			break
 		}
 		if v.Kind == tool.ArgumentString {
-			if _, err := cleanPath(v.String); err != nil {
+			if _, err := residual.CleanPath(v.String); err != nil {
 				return err
 			}
 		}
@@ -238,21 +38,14 @@ func (a *Authorizer) checkPaths(req *tool.AccessRequest) error {
 	if len(raw) == 0 {
 		return nil
 	}
-	_, err = argsRecord(raw, a.paths)
+	_, err = residual.ArgsRecord(raw, a.paths)
 	return err
 }
 
-// A pathError refuses a path argument; its message is for the model.
-type pathError struct {
-	path, why string
-}
-
-func (e *pathError) Error() string { return fmt.Sprintf("path %q %s", e.path, e.why) }
-
 // argsReason is the refusal of a call whose arguments could not be read.
 func argsReason(name string, err error) string {
-	var pe *pathError
-	var ne *numberError
+	var pe *residual.PathError
+	var ne *residual.NumberError
 	if errors.As(err, &pe) || errors.As(err, &ne) {
 		return fmt.Sprintf("call to tool %q was refused: %v", name, err)
 	}
@@ -266,10 +59,10 @@ func argsReason(name string, err error) string {
 // except that a number the policies cannot read exactly (see
 // [Authorizer]) is refused whether or not a policy reads it.
 func (a *Authorizer) PolicyArgs(name string, args json.RawMessage) (json.RawMessage, error) {
-	if ne := firstInexact(args, contextUse{all: true}); ne != nil {
+	if ne := residual.FirstInexact(args, residual.Use{All: true}); ne != nil {
 		return nil, errors.New(argsReason(name, ne))
 	}
-	rec, err := argsRecord(args, a.paths)
+	rec, err := residual.ArgsRecord(args, a.paths)
 	if err != nil {
 		return nil, errors.New(argsReason(name, err))
 	}

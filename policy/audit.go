@@ -18,6 +18,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/miniopenclaw/tool"
+	"github.com/miniopenclaw/tool/policy/internal/residual"
 )
 
 // An AuditRecord is one decision as the audit log keeps it: one line of
@@ -452,13 +453,13 @@ const redactedValue = "[redacted]"
 // redact returns the canonical encoding of args with the values of the
 // fields named in secret, at any depth, replaced by redactedValue.
 func redact(args []byte, secret map[string]bool) json.RawMessage {
-	m, _, err := decodeArgs(args)
+	m, _, err := residual.DecodeArgs(args)
 	if err != nil {
 		return nil
 	}
 	var walk func(v any, depth int) any
 	walk = func(v any, depth int) any {
-		if depth > maxValueDepth {
+		if depth > residual.MaxDepth {
 			return redactedValue
 		}
 		switch v := v.(type) {

@@ -13,6 +13,7 @@ import (
 	"github.com/cedar-policy/cedar-go/x/exp/eval"
 
 	"github.com/miniopenclaw/tool"
+	"github.com/miniopenclaw/tool/policy/internal/residual"
 )
 
 // DefaultCacheSize is how many (principal, tool) verdicts an [Authorizer]
@@ -49,12 +50,12 @@ type verdict struct {
 	// is not static: those whose scope matches and whose conditions partial
 	// evaluation could not settle without the context, in policy order.
 	rules ruleSet
-	use   contextUse // what of the context rules read
+	use   residual.Use // what of the context rules read
 	// fast decides calls without Cedar when the residual conditions of
-	// rules are all within what it supports; else nil (see residual.go).
+	// rules are all within what it supports; else nil (see fastFor).
 	// It is compiled on the first call that needs it, not for listings.
 	fastOnce sync.Once
-	fast     *fastProg
+	fast     *residual.Program
 	// set and name are the generation and the tool it was made for, so
 	// that a principal's context can keep its latest verdict (see
 	// carried.last) and know when it fits a call.
@@ -376,7 +377,7 @@ func (c *compiled) judge(ents *entities, te *toolEntity, name string, pl *plan) 
 	v.listable = permitted && !blocked
 	if !v.static {
 		v.reason = ""
-		v.use = union(v.rules)
+		v.use = v.rules.use()
 		return v
 	}
 	v.rules = nil
@@ -394,6 +395,39 @@ func (c *compiled) judge(ents *entities, te *toolEntity, name string, pl *plan) 
 		v.effect, v.reason = Deny, deniedReason(name)
 	}
 	return v
+}
+
+// fastFor returns v's fast program, compiling it on first use; nil when
+// v has none.
+func fastFor(v *verdict) *residual.Program {
+	v.fastOnce.Do(func() { v.fast = compileFast(v) })
+	return v.fast
+}
+
+// compileFast compiles the residual policies of a verdict's rules, in
+// order: what partial evaluation leaves of each for the verdict's
+// principal and tool. It returns nil when one of them is outside what the
+// fast path supports.
+func compileFast(v *verdict) *residual.Program {
+	if v.static || len(v.rules) > residual.MaxRules {
+		return nil
+	}
+	env := eval.Env{
+		Entities:  v.ents,
+		Principal: v.ents.user.UID,
+		Action:    callAction,
+		Resource:  v.ents.tool.UID,
+		Context:   contextVariable,
+	}
+	rules := make([]residual.Rule, len(v.rules))
+	for i, r := range v.rules {
+		res, keep := eval.PartialPolicy(env, r.ast)
+		if !keep {
+			res = neverResidual(env, r)
+		}
+		rules[i] = residual.Rule{Residual: res, ID: string(r.id), Forbid: r.forbid, Ask: r.ask}
+	}
+	return residual.Compile(rules, v.use)
 }
 
 // neverResidual returns, for a policy partial evaluation found cannot

@@ -17,6 +17,7 @@ import (
 	"github.com/cedar-policy/cedar-go/x/exp/eval"
 
 	"github.com/miniopenclaw/tool"
+	"github.com/miniopenclaw/tool/policy/internal/residual"
 )
 
 // TestCacheBounded sends a stream of principals, each never seen before,
@@ -93,7 +94,7 @@ func reference(a *Authorizer, p Principal, ok bool, req tool.AccessRequest) Deci
 	if ok {
 		user = userEntity(p)
 	}
-	argRec, err := argsRecord(req.Args, a.paths)
+	argRec, err := residual.ArgsRecord(req.Args, a.paths)
 	if err != nil {
 		d = unreadable(d)
 		d.Reason = argsReason(req.Name, err)
@@ -103,9 +104,9 @@ func reference(a *Authorizer, p Principal, ok bool, req tool.AccessRequest) Deci
 		a.toolEntity(req.Name, req.Options.Annotations), req.Name, nil); !v.static {
 		if top, at, lit, found := referenceInexact(req.Args, v.use); found {
 			d = unreadable(d)
-			d.Reason = argsReason(req.Name, &numberError{at: at, lit: lit})
+			d.Reason = argsReason(req.Name, &residual.NumberError{At: at, Lit: lit})
 			for _, r := range v.rules {
-				if r.use.all || slices.Contains(r.use.args, top) {
+				if r.use.All || slices.Contains(r.use.Args, top) {
 					d.Policies = append(d.Policies, string(r.id))
 				}
 			}
@@ -319,7 +320,7 @@ forbid (principal, action, resource == Tool::"b");`
 // referenceInexact finds, by math/big, the first number in the members of
 // args that use reads that is not a whole number in 64 bits, or null in
 // an array, in key order, and the member it is in.
-func referenceInexact(args []byte, use contextUse) (top, at, lit string, found bool) {
+func referenceInexact(args []byte, use residual.Use) (top, at, lit string, found bool) {
 	var m map[string]any
 	dec := json.NewDecoder(bytes.NewReader(args))
 	dec.UseNumber()
@@ -336,7 +337,7 @@ func referenceInexact(args []byte, use contextUse) (top, at, lit string, found b
 			}
 		case map[string]any:
 			for _, k := range slices.Sorted(maps.Keys(v)) {
-				if a, l, f := walk(v[k], at+"."+argName(k)); f {
+				if a, l, f := walk(v[k], at+"."+residual.ArgName(k)); f {
 					return a, l, f
 				}
 			}
@@ -353,8 +354,8 @@ func referenceInexact(args []byte, use contextUse) (top, at, lit string, found b
 		return "", "", false
 	}
 	for _, k := range slices.Sorted(maps.Keys(m)) {
-		if use.all || slices.Contains(use.args, k) {
-			if a, l, f := walk(m[k], argName(k)); f {
+		if use.All || slices.Contains(use.Args, k) {
+			if a, l, f := walk(m[k], residual.ArgName(k)); f {
 				return k, a, l, f
 			}
 		}

@@ -14,6 +14,7 @@ import (
 	"github.com/cedar-policy/cedar-go/x/exp/schema/validate"
 
 	"github.com/miniopenclaw/tool"
+	"github.com/miniopenclaw/tool/policy/internal/residual"
 )
 
 // Schema returns the Cedar schema of calls to t, in Cedar's schema
@@ -78,7 +79,7 @@ var identifier = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 
 // cedarType returns s as a Cedar type, or "" when Cedar cannot type it.
 func cedarType(s *jsonSchema, depth int) string {
-	if s == nil || depth > maxValueDepth {
+	if s == nil || depth > residual.MaxDepth {
 		return ""
 	}
 	switch s.typeName() {
@@ -319,7 +320,7 @@ func numberWarnings(r *rule, t tool.Tool) []string {
 // holdsNumber reports whether s, or a part of it, has the JSON type
 // number.
 func holdsNumber(s *jsonSchema, depth int) bool {
-	if s == nil || depth > maxValueDepth {
+	if s == nil || depth > residual.MaxDepth {
 		return false
 	}
 	if s.typeName() == "number" {
@@ -352,7 +353,7 @@ func argReads(p *ast.Policy) [][]string {
 				if !ok {
 					return true // not rooted at context.args: look inside
 				}
-				if isContextArgs(a) {
+				if residual.IsContextArgs(a) {
 					break
 				}
 				path = append([]string{string(a.Value)}, path...)

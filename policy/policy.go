@@ -19,6 +19,7 @@ import (
 	"github.com/cedar-policy/cedar-go/x/exp/ast"
 
 	"github.com/miniopenclaw/tool"
+	"github.com/miniopenclaw/tool/policy/internal/residual"
 )
 
 // An Effect is what a decision says of a call.
@@ -365,7 +366,7 @@ type rule struct {
 	index   int   // in compiled.rules
 	dep     int   // what of the tool it depends on: onTool, onAttrs, onNone
 	mask    uint8 // for onAttrs, the attributes it reads
-	use     contextUse
+	use     residual.Use
 }
 
 // compiled is one loaded policy set, with rules indexed by tool.
@@ -383,11 +384,20 @@ type ruleSet []*rule
 func (s ruleSet) reading(name string) []string {
 	var ids []string
 	for _, r := range s {
-		if r.use.all || slices.Contains(r.use.args, name) {
+		if r.use.All || slices.Contains(r.use.Args, name) {
 			ids = append(ids, string(r.id))
 		}
 	}
 	return ids
+}
+
+// use returns what of the context the rules of s read.
+func (s ruleSet) use() residual.Use {
+	uses := make([]residual.Use, len(s))
+	for i, r := range s {
+		uses[i] = r.use
+	}
+	return residual.Union(uses)
 }
 
 // All lets Cedar evaluate a ruleSet.
@@ -424,7 +434,7 @@ func compile(name string, src []byte) (*compiled, error) {
 		}
 		r.reason = string(ann["reason"])
 		r.context = readsContext(r.ast)
-		r.use = useOf(r.ast)
+		r.use = residual.UseOf(r.ast)
 		r.index = len(c.rules)
 		r.dep, r.mask = toolDependence(r.ast)
 		if eq, ok := r.ast.Resource.(ast.ScopeTypeEq); ok && eq.Entity.Type == "Tool" {
@@ -511,7 +521,7 @@ func userEntity(p Principal) cedar.Entity {
 	}
 	e := cedar.Entity{UID: cedar.NewEntityUID("User", cedar.String(p.ID)), Parents: cedar.NewEntityUIDSet(parents...)}
 	if len(p.Attrs) > 0 {
-		if v, ok := cedarValue(p.Attrs, 0); ok {
+		if v, ok := residual.CedarValue(p.Attrs); ok {
 			e.Attributes = v.(cedar.Record)
 		}
 	}
@@ -550,7 +560,7 @@ func (a *Authorizer) decide(ctx context.Context, req *tool.AccessRequest, d *Dec
 		// The arguments do not matter, but arguments given by the caller
 		// rather than encoded by a registry from checked values must still
 		// be readable.
-		if len(req.Args) > 0 && !wellFormed(req.Args) {
+		if len(req.Args) > 0 && !residual.WellFormed(req.Args) {
 			*d = unreadable(*d)
 			return
 		}
@@ -589,6 +599,45 @@ func (a *Authorizer) bindCall(who *carried, req *tool.AccessRequest, d *Decision
 	d.bind(who, all)
 }
 
+// decideFast fills in d with the answer of v's fast program, when it has
+// one for req's arguments: the effect, the deciding policies and the
+// reason Cedar's answer over v.rules would give, in the same order. It
+// reports false, and leaves d as it was, when Cedar must decide. It does
+// not bind the call.
+func (a *Authorizer) decideFast(v *verdict, d *Decision, req *tool.AccessRequest) bool {
+	p := fastFor(v)
+	if p == nil {
+		return false
+	}
+	applied, ok := p.Decide(req, a.paths)
+	if !ok {
+		return false
+	}
+	// The deciding policies, in order: the forbids that apply, else the
+	// asking permits, else every rule that applies (all permits then).
+	forbids, asks, permits := applied&p.Forbids, applied&p.Asks, applied
+	switch {
+	case forbids != 0:
+		d.Effect, d.Policies = Deny, p.IDs(forbids)
+		for i, r := range v.rules {
+			if forbids&(1<<i) != 0 && r.reason != "" {
+				d.Reason = r.reason
+				break
+			}
+		}
+		if d.Reason == "" {
+			d.Reason = deniedReason(d.Tool)
+		}
+	case asks != 0:
+		d.Effect, d.Policies, d.Reason = Ask, p.IDs(asks), askReason(d.Tool)
+	case permits != 0:
+		d.Effect, d.Policies = Allow, p.IDs(permits)
+	default:
+		d.Effect, d.Reason = Deny, deniedReason(d.Tool)
+	}
+	return true
+}
+
 // decideCedar is decide's answer from Cedar, for a verdict that is not
 // static, on a call the fast path left to Cedar.
 func (a *Authorizer) decideCedar(c *compiled, who *carried, v *verdict, req *tool.AccessRequest, d *Decision) {
@@ -599,25 +648,17 @@ func (a *Authorizer) decideCedar(c *compiled, who *carried, v *verdict, req *too
 	}
 	all := raw
 	// A number the policies read must be one Cedar compares exactly.
-	if ne := firstInexact(raw, v.use); ne != nil {
+	if ne := residual.FirstInexact(raw, v.use); ne != nil {
 		*d = unreadable(*d)
 		d.Reason = argsReason(req.Name, ne)
-		d.Policies = v.rules.reading(ne.top)
+		d.Policies = v.rules.reading(ne.Top)
 		if a.audit != nil {
 			d.bind(who, all)
 		}
 		return
 	}
 	// Only the arguments the policies read go into the context.
-	if !v.use.all {
-		bp := selectBuffers.Get().(*[]byte)
-		defer selectBuffers.Put(bp)
-		if raw, err = selectArgs(raw, v.use.args, bp); err != nil {
-			*d = unreadable(*d)
-			return
-		}
-	}
-	argRec, err := argsRecord(raw, a.paths)
+	argRec, err := residual.ContextArgs(raw, v.use, a.paths)
 	if err != nil {
 		*d = unreadable(*d)
 		d.Reason = argsReason(req.Name, err)
@@ -628,7 +669,7 @@ func (a *Authorizer) decideCedar(c *compiled, who *carried, v *verdict, req *too
 		Action:    callAction,
 		Resource:  v.ents.tool.UID,
 	}
-	if v.use.other {
+	if v.use.Other {
 		now := a.now()
 		cr.Context = cedar.NewRecord(cedar.RecordMap{
 			"args": argRec,
@@ -717,7 +758,7 @@ func (a *Authorizer) RecordsOutcomes() bool { return a.audit != nil || a.logger 
 
 // bind fills in the canonical arguments and the call's digest.
 func (d *Decision) bind(who *carried, args []byte) {
-	_, canon, err := decodeArgs(args)
+	_, canon, err := residual.DecodeArgs(args)
 	if err != nil {
 		canon = args
 	}

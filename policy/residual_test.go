@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/miniopenclaw/tool"
+	"github.com/miniopenclaw/tool/policy/internal/residual"
 )
 
 // randomExpr returns a random Cedar expression over context.args, mostly
@@ -279,11 +280,11 @@ func TestFastPathTable(t *testing.T) {
 // are more, than a fast program holds is left to Cedar, which decides it.
 func TestFastPathBounds(t *testing.T) {
 	var many, wide strings.Builder
-	for i := range maxFastRules + 1 {
+	for i := range residual.MaxRules + 1 {
 		fmt.Fprintf(&many, "permit (principal, action, resource) when { context.args.a == \"%d\" };\n", i)
 	}
 	wide.WriteString("permit (principal, action, resource) when { true")
-	for i := range maxFastArgs + 1 {
+	for i := range residual.MaxArgs + 1 {
 		fmt.Fprintf(&wide, " && context.args.a%d == 1", i)
 	}
 	wide.WriteString(" };\n")

@@ -86,8 +86,7 @@ func typedDifferential(t testing.TB, seed uint64) (checked, total int) {
 				if p == nil {
 					continue
 				}
-				var vals [maxFastArgs]fval
-				if !p.readChecked(&req, a.paths, &vals) {
+				if !p.ReadsChecked(&req, a.paths) {
 					continue
 				}
 				if a.checkPaths(&req) != nil {
@@ -161,8 +160,7 @@ func TestFastPathReadsChecked(t *testing.T) {
 			t.Errorf("%s: %s, want %s", tc.name, d.Effect, tc.effect)
 		}
 		v := a.verdict(a.set.Load(), a.subject(ctx), req.Name, req.Options.Annotations)
-		var vals [maxFastArgs]fval
-		if got := fastFor(v).readChecked(&req, a.paths, &vals); got != tc.checked {
+		if got := fastFor(v).ReadsChecked(&req, a.paths); got != tc.checked {
 			t.Errorf("%s: read through the accessor: %v, want %v", tc.name, got, tc.checked)
 		}
 	}

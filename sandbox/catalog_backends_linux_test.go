@@ -13,55 +13,68 @@ import (
 // testImage is the image .ci/docker-engine.sh builds from busybox-static.
 const testImage = "clawtool-test/busybox:1"
 
-// TestCatalogAContainer runs the attack catalog against the container
-// backend in each of its modes.
-func TestCatalogAContainer(t *testing.T) {
-	for _, mode := range []struct {
+// TestCatalog is the attack catalog's one conformance run: every backend
+// value, each row with its positive control and host-side check. A row
+// that does not apply to a backend says why in the catalog table
+// (catalogRow.noContainer); a backend none of whose rows apply says why
+// here.
+func TestCatalog(t *testing.T) {
+	for _, b := range []struct {
 		name string
-		opts container.Options
-		mode sandbox.Mode
+		// open returns the backend, or notApplicable says why no row runs.
+		open          func(t testing.TB) sandbox.CatalogBackend
+		notApplicable string
 	}{
-		{"fresh", container.Options{}, sandbox.ModeFresh},
-		{"warm", container.Options{Warm: true}, sandbox.ModeWarmServer},
-		{"warm-exec", container.Options{Warm: true, WarmExec: true}, sandbox.ModeWarmExec},
+		{name: "native", open: func(testing.TB) sandbox.CatalogBackend {
+			return sandbox.CatalogBackend{Backend: sandbox.Native, Mode: sandbox.ModeNative}
+		}},
+		{name: "container-fresh", open: containerBackend(container.Options{}, sandbox.ModeFresh)},
+		{name: "container-warm", open: containerBackend(container.Options{Warm: true}, sandbox.ModeWarmServer)},
+		{name: "container-warm-exec", open: containerBackend(container.Options{Warm: true, WarmExec: true}, sandbox.ModeWarmExec)},
+		{name: "wasm", notApplicable: "the catalog's attacker is this test binary, a Linux program that attacks through system calls; a WebAssembly module has none, only the WASI imports package wasm grants, so its attacks (files outside its root, memory, output, the deadline, secrets in the environment) are wasm's own table tests (TestRunOutcomes, TestFilesThroughRoot, TestMemoryPageLimit, TestEnvironmentRefusesSecrets, TestModuleLimits)"},
 	} {
-		t.Run(mode.name, func(t *testing.T) {
-			c := requireEngine(t, mode.opts)
-			sandbox.RunCatalogIn(t, c, container.Workspace, mode.mode)
+		t.Run(b.name, func(t *testing.T) {
+			if b.notApplicable != "" {
+				t.Log("no row applies:", b.notApplicable)
+				return
+			}
+			sandbox.RunCatalog(t, b.open(t))
 		})
 	}
 }
 
-// requireEngine returns a container backend on the engine found through
-// DOCKER_HOST or the default socket, closed when the test ends. Without an
-// engine or the test image it fails in CI, where .ci/docker-engine.sh
-// provides both, and skips elsewhere with the reason.
-func requireEngine(t *testing.T, opts container.Options) *container.Backend {
-	t.Helper()
-	opts.Image, opts.Owner = testImage, "clawtool-sandbox-catalog"
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second) // ok-wallclock
-	defer cancel()
-	c, err := container.New(ctx, opts)
-	if err == nil {
-		var r *sandbox.Result
-		if r, err = c.Run(ctx, sandbox.Policy{}, []string{"true"}, nil); err == nil && !r.OK() {
-			err = os.ErrInvalid
+// containerBackend opens a container backend with opts on the engine found
+// through DOCKER_HOST or the default socket, closed when the test ends.
+// Without an engine or the test image it fails in CI, where
+// .ci/docker-engine.sh provides both, and skips elsewhere with the reason.
+func containerBackend(opts container.Options, mode sandbox.Mode) func(t testing.TB) sandbox.CatalogBackend {
+	return func(t testing.TB) sandbox.CatalogBackend {
+		t.Helper()
+		opts.Image, opts.Owner = testImage, "clawtool-sandbox-catalog"
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second) // ok-wallclock
+		defer cancel()
+		c, err := container.New(ctx, opts)
+		if err == nil {
+			var r *sandbox.Result
+			if r, err = c.Run(ctx, sandbox.Policy{}, []string{"true"}, nil); err == nil && !r.OK() {
+				err = os.ErrInvalid
+			}
+			if err != nil {
+				c.Close()
+			}
 		}
 		if err != nil {
-			c.Close()
+			reason := err.Error() + " (run .ci/docker-engine.sh)"
+			if os.Getenv("CI") == "true" {
+				t.Fatal(reason)
+			}
+			t.Skip(reason)
 		}
+		t.Cleanup(func() {
+			if err := c.Close(); err != nil {
+				t.Error(err)
+			}
+		})
+		return sandbox.CatalogBackend{Backend: c, Container: true, Workspace: container.Workspace, Mode: mode}
 	}
-	if err != nil {
-		reason := err.Error() + " (run .ci/docker-engine.sh)"
-		if os.Getenv("CI") == "true" {
-			t.Fatal(reason)
-		}
-		t.Skip(reason)
-	}
-	t.Cleanup(func() {
-		if err := c.Close(); err != nil {
-			t.Error(err)
-		}
-	})
-	return c
 }

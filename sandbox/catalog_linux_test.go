@@ -219,8 +219,10 @@ type catalogRow struct {
 	allowed, hostEffect bool
 	timeout             time.Duration
 	// container, when set, runs the row against the container backends
-	// too, with its overrides.
-	container *containerCase
+	// too, with its overrides; otherwise noContainer says why the row does
+	// not apply to them (TestCatalogRowsSayWhy holds every row to one).
+	container   *containerCase
+	noContainer string
 }
 
 // A containerCase adapts a catalog row to the container backend: the
@@ -238,6 +240,18 @@ type containerCase struct {
 
 // inContainer marks a row that applies to the container backend as it is.
 var inContainer = &containerCase{}
+
+// Why a row does not apply to the container backends.
+const (
+	noShm              = "a container has a /dev/shm of its own (the engine's tmpfs, private to it) that it may write; the refusal the row wants is the native sandbox's, which mounts none, and neither reaches the host's"
+	noSetuidCopy       = "the row plants a setuid-root copy of a host program and runs it as the sandbox user; a container runs its image's programs under the engine's no-new-privileges, and the row is not yet adapted to that (A14 and A15 check the container's privileges)"
+	notStructure       = "a container binds the protected paths only, not their parents as mount points of their own: moving .git or .claude aside is not refused there, a known gap (docs/sandbox.md)"
+	notIdmapped        = "the idmapped workspace of a root-owned directory is the native backend's; a container binds the workspace as it is, with the host's ids"
+	notTmpBudget       = "the write budget of /tmp is read by the native helper in fork mode; a container's /tmp is a tmpfs of Limits.Tmp alone (A17 fills it) and WriteLimit is a native outcome"
+	notWorkspaceBudget = "the workspace write budget (LayerWriteBudget, an overlay applied after the run) is the native backend's; a container writes its workspace directly, bounded per file (A17)"
+	ownLoopback        = "the row wants the native seccomp filter's refusal of the socket; a container may open it in a network namespace of its own (its own loopback, the engine's default seccomp profile), where the host's listener is not: A19 and A20 check that nothing leaves it, and the row is not yet adapted with the container's own error"
+	engineSeccomp      = "the container runs under the engine's default seccomp profile, not this sandbox's filter, and the row's list of calls is not yet checked against that profile"
+)
 
 func fixed(args ...string) func(*testing.T, *fixture) ([]string, func() bool) {
 	return func(*testing.T, *fixture) ([]string, func() bool) { return args, nil }
@@ -268,7 +282,7 @@ func catalog() []catalogRow {
 			p := filepath.Join(f.outside, unique("pwned"))
 			return []string{"write", p}, exists(p)
 		}, want: []string{"read-only file system", "permission denied"}, container: &containerCase{want: []string{"no such file"}}},
-		{id: "A5", name: "write /dev/shm", setup: func(t *testing.T, f *fixture) ([]string, func() bool) {
+		{id: "A5", name: "write /dev/shm", noContainer: noShm, setup: func(t *testing.T, f *fixture) ([]string, func() bool) {
 			p := "/dev/shm/" + unique("sbx")
 			t.Cleanup(func() { os.Remove(p) })
 			return []string{"write", p}, exists(p)
@@ -293,7 +307,7 @@ func catalog() []catalogRow {
 			p := filepath.Join(f.ws, unique("mem"))
 			return []string{"mknod", p}, exists(p)
 		}, want: wantEPERM, container: inContainer},
-		{id: "A13", name: "exec a setuid-root copy to read /etc/shadow", control: asNobody, setup: func(t *testing.T, f *fixture) ([]string, func() bool) {
+		{id: "A13", name: "exec a setuid-root copy to read /etc/shadow", noContainer: noSetuidCopy, control: asNobody, setup: func(t *testing.T, f *fixture) ([]string, func() bool) {
 			p := filepath.Join(f.bin, unique("suid"))
 			copyFile(t, f.attacker, p, 0o755)
 			must(t, os.Chmod(p, os.ModeSetuid|0o755))
@@ -313,24 +327,24 @@ func catalog() []catalogRow {
 			must(t, os.Chown(filepath.Dir(p), DefaultUID, DefaultUID))
 			return []string{"write", p}, exists(p)
 		}, container: inContainer},
-		{id: "A45", name: "replace .git by renaming it: a planted hook and core.fsmonitor", setup: structureSetup(".git", "hooks/pre-commit", plantedHook, "config", plantedConfig),
+		{id: "A45", name: "replace .git by renaming it: a planted hook and core.fsmonitor", noContainer: notStructure, setup: structureSetup(".git", "hooks/pre-commit", plantedHook, "config", plantedConfig),
 			want: wantBusy},
-		{id: "A45", name: "replace .claude by renaming it: a planted command", setup: structureSetup(".claude", "commands/review.md", "run: touch PWNED\n"),
+		{id: "A45", name: "replace .claude by renaming it: a planted command", noContainer: notStructure, setup: structureSetup(".claude", "commands/review.md", "run: touch PWNED\n"),
 			want: wantBusy},
-		{id: "A45", name: "replace .git/hooks by renaming it", setup: structureSetup(".git/hooks", "pre-commit", plantedHook), want: wantBusy},
-		{id: "A45", name: "change .git/objects under the protected .git stays allowed", allowed: true, hostEffect: true, setup: func(t *testing.T, f *fixture) ([]string, func() bool) {
+		{id: "A45", name: "replace .git/hooks by renaming it", noContainer: notStructure, setup: structureSetup(".git/hooks", "pre-commit", plantedHook), want: wantBusy},
+		{id: "A45", name: "change .git/objects under the protected .git stays allowed", noContainer: notStructure, allowed: true, hostEffect: true, setup: func(t *testing.T, f *fixture) ([]string, func() bool) {
 			structureSetup(".git", "hooks/pre-commit", plantedHook)(t, f)
 			p := filepath.Join(f.ws, ".git", "objects", unique("obj"))
 			return []string{"write", p}, exists(p)
 		}},
-		{id: "A46", name: "rewrite a .git file (worktree, submodule) to lead elsewhere", setup: func(t *testing.T, f *fixture) ([]string, func() bool) {
+		{id: "A46", name: "rewrite a .git file (worktree, submodule) to lead elsewhere", noContainer: notStructure, setup: func(t *testing.T, f *fixture) ([]string, func() bool) {
 			resetGit(t, f)
 			p := filepath.Join(f.ws, ".git")
 			must(t, os.WriteFile(p, []byte("gitdir: /srv/repo/.git/worktrees/ws\n"), 0o644))
 			must(t, os.Lchown(p, DefaultUID, DefaultUID))
 			return []string{"append", p}, fileHas(p, "pwned")
 		}, want: []string{"read-only file system"}},
-		{id: "A46", name: "plant a hook in the repository a .git file leads to inside the workspace", setup: func(t *testing.T, f *fixture) ([]string, func() bool) {
+		{id: "A46", name: "plant a hook in the repository a .git file leads to inside the workspace", noContainer: notStructure, setup: func(t *testing.T, f *fixture) ([]string, func() bool) {
 			resetGit(t, f)
 			must(t, os.WriteFile(filepath.Join(f.ws, ".git"), []byte("gitdir: modules/sub.git\n"), 0o644))
 			gitdirLayout(t, filepath.Join(f.ws, "modules", "sub.git"))
@@ -338,7 +352,7 @@ func catalog() []catalogRow {
 			p := filepath.Join(f.ws, "modules", "sub.git", "hooks", "pre-commit")
 			return []string{"write", p}, exists(p)
 		}, want: []string{"read-only file system"}},
-		{id: "A46", name: "plant core.fsmonitor in a submodule's repository under .git/modules", setup: func(t *testing.T, f *fixture) ([]string, func() bool) {
+		{id: "A46", name: "plant core.fsmonitor in a submodule's repository under .git/modules", noContainer: notStructure, setup: func(t *testing.T, f *fixture) ([]string, func() bool) {
 			resetGit(t, f)
 			gitdirLayout(t, filepath.Join(f.ws, ".git"))
 			gitdirLayout(t, filepath.Join(f.ws, ".git", "modules", "lib", "sub"))
@@ -346,23 +360,23 @@ func catalog() []catalogRow {
 			p := filepath.Join(f.ws, ".git", "modules", "lib", "sub", "config")
 			return []string{"append", p}, fileHas(p, "pwned")
 		}, want: []string{"read-only file system"}},
-		{id: "A47", name: "plant a setuid-root binary in a workspace root owns (idmapped to the caller)", setup: func(t *testing.T, f *fixture) ([]string, func() bool) {
+		{id: "A47", name: "plant a setuid-root binary in a workspace root owns (idmapped to the caller)", noContainer: notIdmapped, setup: func(t *testing.T, f *fixture) ([]string, func() bool) {
 			ws := rootOwnedWorkspace(t, f)
 			p := filepath.Join(ws, unique("suid"))
 			return []string{"setuid", f.attacker, p}, setIDRoot(p)
 		}, policy: func(p *Policy) { p.Workspace = rootWorkspace(p) }, want: wantEPERM},
-		{id: "A47", name: "create a setuid-root file in a workspace root owns", setup: func(t *testing.T, f *fixture) ([]string, func() bool) {
+		{id: "A47", name: "create a setuid-root file in a workspace root owns", noContainer: notIdmapped, setup: func(t *testing.T, f *fixture) ([]string, func() bool) {
 			ws := rootOwnedWorkspace(t, f)
 			p := filepath.Join(ws, unique("suid"))
 			return []string{"createsuid", p}, setIDRoot(p)
 		}, policy: func(p *Policy) { p.Workspace = rootWorkspace(p) }, want: wantEPERM},
-		{id: "A47", name: "write a file of the caller's in a workspace root owns stays allowed", allowed: true, hostEffect: true, setup: func(t *testing.T, f *fixture) ([]string, func() bool) {
+		{id: "A47", name: "write a file of the caller's in a workspace root owns stays allowed", noContainer: notIdmapped, allowed: true, hostEffect: true, setup: func(t *testing.T, f *fixture) ([]string, func() bool) {
 			ws := rootOwnedWorkspace(t, f)
 			p := filepath.Join(ws, unique("mine"))
 			must(t, os.WriteFile(p, []byte("original\n"), 0o644))
 			return []string{"append", p}, fileHas(p, "pwned")
 		}, policy: func(p *Policy) { p.Workspace = rootWorkspace(p) }},
-		{id: "A47", name: "read another user's 0600 file in a workspace root owns", setup: func(t *testing.T, f *fixture) ([]string, func() bool) {
+		{id: "A47", name: "read another user's 0600 file in a workspace root owns", noContainer: notIdmapped, setup: func(t *testing.T, f *fixture) ([]string, func() bool) {
 			ws := rootOwnedWorkspace(t, f)
 			p := filepath.Join(ws, unique("theirs"))
 			must(t, os.WriteFile(p, []byte("secret"), 0o600))
@@ -381,21 +395,21 @@ func catalog() []catalogRow {
 			t.Cleanup(func() { os.Remove(p) })
 			return []string{"writesize", p, strconv.Itoa(3 << 20)}, exists(p)
 		}, want: []string{"no space left"}, container: inContainer},
-		{id: "A48", name: "16 × fallocate into /tmp past the write budget", policy: func(p *Policy) { p.Limits.WriteBytes = 8 << 20 },
+		{id: "A48", name: "16 × fallocate into /tmp past the write budget", noContainer: notTmpBudget, policy: func(p *Policy) { p.Limits.WriteBytes = 8 << 20 },
 			setup: fixed("fallocate", "/tmp", "16", strconv.Itoa(1<<20)), outcome: WriteLimit},
-		{id: "A48", name: "fallocate into /tmp under the write budget stays allowed", allowed: true, policy: func(p *Policy) { p.Limits.WriteBytes = 8 << 20 },
+		{id: "A48", name: "fallocate into /tmp under the write budget stays allowed", noContainer: notTmpBudget, allowed: true, policy: func(p *Policy) { p.Limits.WriteBytes = 8 << 20 },
 			setup: fixed("fallocate", "/tmp", "4", strconv.Itoa(1<<20))},
-		{id: "A49", name: "16 × fallocate into the workspace past the write budget", policy: func(p *Policy) { p.Limits.WriteBytes = 8 << 20 },
+		{id: "A49", name: "16 × fallocate into the workspace past the write budget", noContainer: notWorkspaceBudget, policy: func(p *Policy) { p.Limits.WriteBytes = 8 << 20 },
 			setup: fallocateSetup(16), outcome: WriteLimit},
-		{id: "A49", name: "fallocate into the workspace under the write budget stays allowed, applied after the run", allowed: true, hostEffect: true,
+		{id: "A49", name: "fallocate into the workspace under the write budget stays allowed, applied after the run", noContainer: notWorkspaceBudget, allowed: true, hostEffect: true,
 			policy: func(p *Policy) { p.Limits.WriteBytes = 8 << 20 }, setup: fallocateSetup(4)},
-		{id: "A49", name: "plant .git/hooks/pre-commit and core.fsmonitor in a workspace without .git: made in the run's view, never applied", allowed: true,
+		{id: "A49", name: "plant .git/hooks/pre-commit and core.fsmonitor in a workspace without .git: made in the run's view, never applied", noContainer: notWorkspaceBudget, allowed: true,
 			setup: func(t *testing.T, f *fixture) ([]string, func() bool) {
 				resetGit(t, f)
 				hook, config := exists(filepath.Join(f.ws, ".git", "hooks", "pre-commit")), exists(filepath.Join(f.ws, ".git", "config"))
 				return []string{"plant", f.ws, ".git/hooks/pre-commit", plantedHook, ".git/config", plantedConfig}, func() bool { return hook() || config() }
 			}},
-		{id: "A49", name: "plant a .git file naming a repository with a hook in a workspace without .git: never applied", allowed: true,
+		{id: "A49", name: "plant a .git file naming a repository with a hook in a workspace without .git: never applied", noContainer: notWorkspaceBudget, allowed: true,
 			setup: func(t *testing.T, f *fixture) ([]string, func() bool) {
 				resetGit(t, f)
 				return []string{"plant", f.ws, ".git", "gitdir: modules/evil\n", "modules/evil/hooks/pre-commit", plantedHook}, exists(filepath.Join(f.ws, ".git"))
@@ -408,12 +422,12 @@ func catalog() []catalogRow {
 			return []string{"tcp", addr}, accepted
 		}, want: wantNoNet, container: &containerCase{want: []string{"connection refused"}}},
 		{id: "A20", name: "an interface with a route out", setup: fixed("interfaces"), want: []string{"network is unreachable"}, container: inContainer},
-		{id: "A21", name: "MPTCP connect to a host loopback listener", setup: func(t *testing.T, f *fixture) ([]string, func() bool) {
+		{id: "A21", name: "MPTCP connect to a host loopback listener", noContainer: ownLoopback, setup: func(t *testing.T, f *fixture) ([]string, func() bool) {
 			addr, accepted := listenTCP(t)
 			_, port, _ := net.SplitHostPort(addr)
 			return []string{"mptcp", port}, accepted
 		}, want: wantNoNet},
-		{id: "A22", name: "UDP datagram to a host loopback listener", setup: func(t *testing.T, f *fixture) ([]string, func() bool) {
+		{id: "A22", name: "UDP datagram to a host loopback listener", noContainer: ownLoopback, setup: func(t *testing.T, f *fixture) ([]string, func() bool) {
 			c, err := net.ListenPacket("udp", "127.0.0.1:0")
 			must(t, err)
 			t.Cleanup(func() { c.Close() })
@@ -427,7 +441,7 @@ func catalog() []catalogRow {
 				return got.Load()
 			}
 		}, want: wantNoNet},
-		{id: "A23", name: "netlink socket", setup: fixed("netlink"), want: wantEPERM},
+		{id: "A23", name: "netlink socket", noContainer: ownLoopback, setup: fixed("netlink"), want: wantEPERM},
 		{id: "A24", name: "connect to a host daemon socket under /run", setup: func(t *testing.T, f *fixture) ([]string, func() bool) {
 			p := "/run/" + unique("sbx") + ".sock"
 			l, err := net.Listen("unix", p)
@@ -440,7 +454,7 @@ func catalog() []catalogRow {
 			requireEngineSocket(t)
 			return []string{"unix", "/var/run/docker.sock"}, nil
 		}, want: []string{"no such file"}, container: inContainer},
-		{id: "A26", name: "open a TCP listener", setup: fixed("listen"), want: wantEPERM},
+		{id: "A26", name: "open a TCP listener", noContainer: ownLoopback, setup: fixed("listen"), want: wantEPERM},
 		{id: "A27", name: "spawn loop", policy: func(p *Policy) { p.Limits.Processes = 40 }, setup: fixed("spawn", "100"), want: []string{"resource temporarily unavailable"}, container: inContainer},
 		{id: "A28", name: "allocate 512 MiB", policy: func(p *Policy) { p.Limits.Memory = 128 << 20 }, setup: fixed("alloc", "512"), outcome: MemoryLimit, container: inContainer},
 		{id: "A29", name: "spin the CPU", policy: func(p *Policy) { p.Limits.CPU = time.Second }, setup: fixed("spin", "1200ms"), outcome: CPULimit,
@@ -466,7 +480,7 @@ func catalog() []catalogRow {
 		{id: "A39", name: "read the agent's /proc environ", setup: fixed("procenv", pid), want: []string{"no such file"}, container: inContainer},
 		{id: "A40", name: "ptrace the agent", setup: fixed("ptrace", pid), want: []string{"no such process", "operation not permitted"}, container: inContainer},
 		{id: "A41", name: "signal the agent", setup: fixed("kill0", pid), want: []string{"no such process"}, container: inContainer},
-		{id: "A43", name: "kernel attack surface (io_uring, bpf, userfaultfd, perf, keyctl, setns, kexec)", setup: fixed("syscalls"), want: wantEPERM},
+		{id: "A43", name: "kernel attack surface (io_uring, bpf, userfaultfd, perf, keyctl, setns, kexec)", noContainer: engineSeccomp, setup: fixed("syscalls"), want: wantEPERM},
 		{id: "A44", name: "open the controlling terminal", control: noControl, setup: fixed("tty"), want: []string{"no such file", "no such device"}, container: inContainer},
 	}
 }
@@ -588,13 +602,6 @@ func setIDRoot(path string) func() bool {
 	}
 }
 
-func TestCatalogA(t *testing.T) {
-	f := newFixture(t)
-	for _, row := range catalog() {
-		t.Run(row.id+" "+row.name, func(t *testing.T) { f.attack(t, row, nativeTarget) })
-	}
-}
-
 // A target is a backend the catalog runs against, with what its results
 // must say about it.
 type target struct {
@@ -607,9 +614,6 @@ type target struct {
 	// mode is the Mode every result must report ("" for any).
 	mode Mode
 }
-
-// nativeTarget is the native backend.
-var nativeTarget = target{name: "native", b: Native, mode: ModeNative}
 
 // attack runs one catalog row against backend tg: the positive control
 // without any sandbox, then the sandboxed attack and the host-side check.

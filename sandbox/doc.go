@@ -9,6 +9,29 @@
 // limit, CPU, memory or process limit, with stdout and stderr kept apart and
 // capped.
 //
+// # Backends
+//
+// A [Backend] runs a command under a Policy; every backend honours the
+// same Policy and [Limits] and classifies runs the same way ([Outcome]).
+// Each lives in a package of its own, so a program links only the ones it
+// uses:
+//
+//   - [Native], in this package: the Linux sandbox below, what [Run] and
+//     [Cmd] use unless Cmd.Backend says otherwise.
+//   - [github.com/miniopenclaw/tool/sandbox/container]: a container of a
+//     Docker-compatible engine per call, or a warm one per session.
+//   - [github.com/miniopenclaw/tool/sandbox/wasm]: WebAssembly modules
+//     (WASI), in process.
+//
+// Package [github.com/miniopenclaw/tool/sandbox/workspace] builds the
+// exec and file tools on any of them. The security defaults a run applies
+// ([RequiredLayers], [DefaultProtected], [SystemReadOnly], [DefaultEnv],
+// [DefaultAllowPorts]) are functions returning copies: nothing a caller
+// does with them changes another run. A policy can also be read from a
+// JSON file ([ReadPolicyFile]).
+//
+// # The Linux helper
+//
 // On Linux the sandbox needs no other program. The calling binary is
 // re-executed as a helper that builds the sandbox and then starts the
 // command: where procfs takes a PID namespace (Linux 6.15) it forks the
@@ -25,14 +48,18 @@
 // namespaces, with the namespace root mapped to an unprivileged host user
 // and supplementary groups dropped; a read-only root with a private /tmp,
 // tmpfs over /run, /var/run and $XDG_RUNTIME_DIR, a minimal /dev and a fresh
-// /proc; the workspace bound read-write and its protected paths re-bound
-// read-only; every capability dropped; no_new_privs; Landlock; a seccomp
+// /proc; the workspace read-write, as an overlay whose changes are held on
+// a tmpfs of Limits.WriteBytes ([LayerWriteBudget]) and applied to the host
+// workspace by the supervisor after the run, and its protected paths
+// re-bound read-only; every capability dropped; no_new_privs; Landlock; a seccomp
 // filter; resource limits; descriptors above 2 closed; a clean environment.
 // When the host has a writable cgroup (v2 delegating memory and pids, or
 // the v1 memory and pids hierarchies) the helper is also moved, before it
 // reads its configuration, into a cgroup leaf of its own that bounds the
 // whole run's memory and tasks, and is emptied and removed after the run
 // ([LayerCgroup]).
+//
+// # Spares
 //
 // A run need not wait for the helper to start. After a run, the helper of
 // the next run with the same shape (the same namespaces, the same sandbox
@@ -52,33 +79,15 @@
 // run whose spare died, a run whose standard input is a file and one whose
 // configuration exceeds a pipe's 64 KiB start the helper themselves, as
 // without spares. A spare costs the CPU of starting a helper whether or
-// not a run comes, and waiting about 0.4% of a core; the environment
+// not a run comes (measured in BENCHMARKS.md); the environment
 // variable CLAWTOOL_SANDBOX_SPARE=0 or [SetSpares] turns spares off, and
 // [ReleaseSpares] kills the idle ones. A spare is started with the
 // program's state of the moment (working directory, umask, resource
 // limits), not the claiming run's.
 //
+// # Failing closed
+//
 // The sandbox fails closed: [Probe] reports which layers the host offers,
 // and a run whose policy needs a missing one fails with a [*LayerError]
 // before anything runs. There is no fallback to an unsandboxed run.
-//
-// The same policies run in containers too: package
-// [github.com/miniopenclaw/tool/sandbox/container] is a second
-// [Backend], beside [Native], that runs each command in a container of a
-// Docker-compatible engine, fresh per call or warm per session, with the
-// same limits and the same classification of how the run ended.
-//
-// A warm container's main process is a call server: this program's own
-// binary again, bind-mounted read-only into the container (with its
-// dynamic loader and libraries, so that any image will do) and started
-// from the initialisation of another small internal package, like the
-// helper. The backend talks to it over a unix socket with a bounded binary
-// framing; for each call it forks and executes the command inside the
-// container as the sandbox user, streams its output back into the same
-// capped buffers, kills the call's whole process tree on a timeout or an
-// output flood, and kills and reaps whatever the call left before it
-// reports the end. A call then costs about a millisecond instead of the
-// tens an engine exec takes. When the server cannot run in a container
-// the backend falls back to the engine's exec and says so in every
-// Result (Mode and Fallback); it never falls back to the host.
 package sandbox

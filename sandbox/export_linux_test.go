@@ -1,20 +1,47 @@
 package sandbox
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
-// RunCatalogIn runs, against b, every catalog row that applies to a
-// container backend, with the rows' container overrides; b mounts the
-// workspace at workspace and each result must report mode. It is the hook
-// of the external test catalog_backends_linux_test.go: the backends of
-// sandbox/container import this package, so only package sandbox_test can
-// hold them beside this package's test fixture.
-func RunCatalogIn(t *testing.T, b Backend, workspace string, mode Mode) {
+// A CatalogBackend is a backend the attack catalog runs against, with what
+// its results must say about it. It and [RunCatalog] are the hooks of the
+// one conformance test, TestCatalog in catalog_backends_linux_test.go
+// (package sandbox_test): the container backends import this package, so
+// only an external test can hold them beside this package's fixture (the
+// test binary, which doubles as the attacker).
+type CatalogBackend struct {
+	Backend Backend
+	// Container applies the rows' container overrides and runs only the
+	// rows that apply to a container (the others say why not).
+	Container bool
+	// Workspace is where the backend mounts Policy.Workspace ("" for the
+	// host path itself).
+	Workspace string
+	// Mode is the Mode every result must report.
+	Mode Mode
+}
+
+// RunCatalog runs every catalog row that applies to cb, each as a subtest
+// with its positive control and host-side check.
+func RunCatalog(t *testing.T, cb CatalogBackend) {
 	f := newFixture(t)
-	tg := target{name: string(mode), b: b, container: true, workspace: workspace, mode: mode}
+	tg := target{name: string(cb.Mode), b: cb.Backend, container: cb.Container, workspace: cb.Workspace, mode: cb.Mode}
 	for _, row := range catalog() {
-		if row.container == nil {
-			continue
+		if cb.Container && row.container == nil {
+			continue // row.noContainer says why; TestCatalogRowsSayWhy holds it
 		}
 		t.Run(row.id+" "+row.name, func(t *testing.T) { f.attack(t, row, tg) })
+	}
+}
+
+// TestCatalogRowsSayWhy: every row either runs against the container
+// backends or says why it does not, never both.
+func TestCatalogRowsSayWhy(t *testing.T) {
+	for _, row := range catalog() {
+		if (row.container == nil) == (strings.TrimSpace(row.noContainer) == "") {
+			t.Errorf("%s %s: container %v, noContainer %q: want exactly one", row.id, row.name, row.container != nil, row.noContainer)
+		}
 	}
 }

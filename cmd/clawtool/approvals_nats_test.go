@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"os"
@@ -12,7 +13,13 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"testing"
+	"time"
+
+	"github.com/miniopenclaw/tool/natstool"
+	"github.com/miniopenclaw/tool/policy"
+	"github.com/nats-io/nats.go"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -242,5 +249,62 @@ func TestServeStdioApprovalNamesCommand(t *testing.T) {
 	}
 	if res, err := cs.CallTool(ctx, del); err != nil || res.IsError {
 		t.Fatalf("the approved delete: %v %+v", err, res)
+	}
+}
+
+// TestProcessApproversRace: four clawtool approvals processes, two
+// approving and two denying, race on one request in the NATS bucket:
+// one answer is kept, the others are told it was already answered.
+func TestProcessApproversRace(t *testing.T) {
+	tmp := t.TempDir()
+	_, line := startCLI(t, "NATS server at", nil, "nats-server", "--addr", "127.0.0.1:0", "--jetstream", filepath.Join(tmp, "js"))
+	url := line[strings.Index(line, "nats://"):]
+	nc, err := nats.Connect(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), wait)
+	defer cancel()
+	store, err := natstool.OpenApprovals(ctx, nc, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now()
+	const id = "00000000000000000000000a"
+	if _, err := store.Put(ctx, policy.ApprovalRecord{ID: id, Principal: "otto", Tool: "kv", Digest: "race", Preview: `{"op":"delete"}`,
+		Created: now, Expires: now.Add(time.Hour), TTL: time.Hour}, now); err != nil {
+		t.Fatal(err)
+	}
+	exe, _ := os.Executable()
+	pol := filepath.Join("testdata", "policy", "approvals.cedar")
+	type outcome struct {
+		code int
+		out  string
+	}
+	results := make([]outcome, 4)
+	var wg sync.WaitGroup
+	for i := range results {
+		verb := []string{"approve", "deny"}[i%2]
+		wg.Go(func() {
+			cmd := exec.CommandContext(ctx, exe, "approvals", verb, id, "--nats", url, "--policy", pol, "--as", fmt.Sprintf("admin%d:admin", i))
+			cmd.Env = append(os.Environ(), asCLIEnv+"=1")
+			out, _ := cmd.CombinedOutput()
+			results[i] = outcome{cmd.ProcessState.ExitCode(), string(out)}
+		})
+	}
+	wg.Wait()
+	won := 0
+	for i, r := range results {
+		switch {
+		case r.code == exitOK:
+			won++
+		case r.code != exitToolError || !strings.Contains(r.out, "already answered"):
+			t.Errorf("approver %d: exit %d: %s", i, r.code, r.out)
+		}
+	}
+	rec, err := store.Get(ctx, id, time.Now())
+	if won != 1 || err != nil || rec.State == policy.ApprovalPending {
+		t.Errorf("%d answers kept, want 1; the record: %+v, %v", won, rec, err)
 	}
 }

@@ -8,10 +8,13 @@ import (
 	"io"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/miniopenclaw/tool"
 	"github.com/miniopenclaw/tool/agent"
+	"github.com/miniopenclaw/tool/internal/runstore"
 	"github.com/miniopenclaw/tool/openaitool"
+	"github.com/miniopenclaw/tool/policy"
 )
 
 func runChat(ctx context.Context, e *env, args []string) int {
@@ -35,6 +38,15 @@ a prompt, the model seeing the conversation so far, until the input ends or
 a line says /exit. A prompt that fails is reported and left out of the
 conversation; the exit status is then 1.
 
+Under --policy, a call that needs a person's approval pauses the run: chat
+prints the approval request and the command that approves it, saves the run
+in the user's state directory (clawtool/runs under $XDG_STATE_HOME or
+~/.local/state), and exits with status 3, printing the run's ID; with
+--wait-approval it first waits that long for the answers (Ctrl-C stops
+waiting). --resume ID continues a saved run once its approvals are answered:
+an approved call runs once, a denied one tells the model who denied it and
+why, and the model goes on; then each line of standard input is a prompt.
+
 The model endpoint comes from the environment:
 `+agent.EnvHelp)
 	api := fs.String("api", "", "model API: openai (Chat Completions) or anthropic (Messages); default: from the environment")
@@ -43,9 +55,17 @@ The model endpoint comes from the environment:
 	maxSteps := fs.Int("max-steps", agent.DefaultMaxSteps, "most model turns per prompt")
 	system := fs.String("system", "", "system prompt")
 	stream := fs.Bool("stream", true, "stream the model's text as it arrives (-stream=false: ask for whole replies)")
+	resume := fs.String("resume", "", "continue the saved run `ID` whose calls waited for approval (with the --policy and --as it ran with)")
+	wait := fs.Duration("wait-approval", 0, "when a call waits for approval, wait up to `DURATION` for the answer before saving the run and exiting (0: save and exit at once)")
 	rf := addRegistryFlags(fs)
 	if code := parseFlags(fs, args, e.stdout); code >= 0 {
 		return code
+	}
+	if *resume != "" && (fs.NArg() > 0 || rf.policy.file == "") {
+		return usageError(fs, "--resume takes no PROMPT and needs --policy (and the --as the run was made with)")
+	}
+	if *wait < 0 {
+		return usageError(fs, "--wait-approval must not be negative")
 	}
 	var prompt string
 	switch {
@@ -90,7 +110,40 @@ The model endpoint comes from the environment:
 	if *stream {
 		opts = append(opts, agent.WithStream(out.text))
 	}
-	session := agent.New(m, r, opts...).NewSession()
+	if ap := rf.policy.loaded; ap != nil {
+		store, err := runstore.Default()
+		if err != nil {
+			fmt.Fprintf(e.stderr, "clawtool chat: %v\n", err)
+			return exitToolError
+		}
+		id := *resume
+		if id == "" {
+			id = runstore.NewID()
+		}
+		out.pause = &chatPause{store: store, id: id, authz: ap, pf: rf.policy, wait: *wait}
+		opts = append(opts, agent.WithPause(ap), agent.WithCheckpoint(func(_ context.Context, st *agent.RunState) error {
+			return store.Save(id, st)
+		}))
+	}
+	a := agent.New(m, r, opts...)
+	if *resume != "" {
+		st, err := out.pause.store.Load(*resume)
+		if err != nil {
+			fmt.Fprintf(e.stderr, "clawtool chat: %v\n", err)
+			return exitToolError
+		}
+		session, err := a.Restore(st)
+		if err != nil {
+			fmt.Fprintf(e.stderr, "clawtool chat: %v\n", err)
+			return exitToolError
+		}
+		answer, err := session.Resume(ctx)
+		if code := out.finish(ctx, session, answer, err); code != exitOK {
+			return code
+		}
+		return chatSession(ctx, e, session, out)
+	}
+	session := a.NewSession()
 	if fs.NArg() > 0 {
 		return out.send(ctx, session, prompt)
 	}
@@ -122,7 +175,11 @@ func chatSession(ctx context.Context, e *env, session *agent.Session, out *chatO
 		case "/exit", "/quit":
 			return code
 		}
-		if out.send(ctx, session, prompt) != exitOK {
+		switch out.send(ctx, session, prompt) {
+		case exitOK:
+		case exitPaused:
+			return exitPaused
+		default:
 			code = exitToolError
 		}
 		if ctx.Err() != nil {
@@ -157,12 +214,36 @@ func isTerminal(r io.Reader) bool {
 type chatOutput struct {
 	stdout, stderr io.Writer
 	streaming      bool
-	midLine        bool // stdout has text not yet ended by a newline
+	midLine        bool       // stdout has text not yet ended by a newline
+	pause          *chatPause // under --policy: where paused runs go
 }
 
 // send sends one prompt and prints the answer, returning the exit status.
 func (o *chatOutput) send(ctx context.Context, s *agent.Session, prompt string) int {
 	answer, err := s.Send(ctx, prompt)
+	return o.finish(ctx, s, answer, err)
+}
+
+// finish prints what became of a prompt or a resumed run: the answer, or
+// the approvals a paused run waits for, which it waits for (see
+// --wait-approval) and resumes, or saves and returns exitPaused.
+func (o *chatOutput) finish(ctx context.Context, s *agent.Session, answer string, err error) int {
+	for o.pause != nil {
+		var paused *agent.PausedError
+		if !errors.As(err, &paused) {
+			break
+		}
+		o.endLine()
+		if !o.pause.await(ctx, o.stderr, paused.State) {
+			return exitPaused
+		}
+		answer, err = s.Resume(ctx)
+	}
+	if err == nil && o.pause != nil {
+		if derr := o.pause.store.Delete(o.pause.id); derr != nil {
+			fmt.Fprintf(o.stderr, "clawtool chat: %v\n", derr)
+		}
+	}
 	if !o.streaming && answer != "" {
 		fmt.Fprintln(o.stdout, answer)
 	}
@@ -232,4 +313,69 @@ func oneLine(s string, n int) string {
 		s = s[:cut] + "…"
 	}
 	return s
+}
+
+// exitPaused is chat's exit status when the run waits for approval and
+// was saved.
+const exitPaused = 3
+
+// chatPollInterval is how often chat asks whether approvals were
+// answered while it waits; the tests shorten it.
+var chatPollInterval = time.Second
+
+// chatPause is where chat saves a run that paused, and how it waits.
+type chatPause struct {
+	store runstore.Store
+	id    string
+	authz *policy.Authorizer
+	pf    *policyFlags
+	wait  time.Duration
+}
+
+// await prints the approvals st waits for and waits up to p.wait for
+// them to be answered. It returns true when the run should be resumed
+// (every request answered, or one that can no longer be, which Resume
+// reports), and false when it was saved and chat should exit.
+func (p *chatPause) await(ctx context.Context, w io.Writer, st *agent.RunState) bool {
+	pending := st.Pending()
+	for _, c := range pending {
+		fmt.Fprintf(w, "clawtool chat: the call to %s %s waits for approval request %s. A person the policies let approve it runs:\n  %s\n",
+			c.Call.Name, oneLine(string(c.Call.Args), 200), c.Approval, p.pf.approveCommand(c.Approval))
+	}
+	as := ""
+	if p.pf.as != "" {
+		as = " --as " + p.pf.as
+	}
+	fmt.Fprintf(w, "clawtool chat: the run is saved as %s; once the approvals are answered, continue it with:\n  clawtool chat --resume %s --policy %s%s\n", p.id, p.id, p.pf.file, as)
+	if p.wait <= 0 {
+		return false
+	}
+	fmt.Fprintf(w, "clawtool chat: waiting up to %s for the answers (Ctrl-C exits; the run stays saved)\n", p.wait)
+	deadline := time.NewTimer(p.wait)
+	defer deadline.Stop()
+	tick := time.NewTicker(chatPollInterval)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return false
+		case <-deadline.C:
+			fmt.Fprintf(w, "clawtool chat: no answer after %s\n", p.wait)
+			return false
+		case <-tick.C:
+		}
+		answered := 0
+		for _, c := range pending {
+			ok, err := p.authz.Answered(ctx, c.Approval)
+			if err != nil {
+				return true // Resume says why it cannot go on
+			}
+			if ok {
+				answered++
+			}
+		}
+		if answered == len(pending) {
+			return true
+		}
+	}
 }

@@ -63,7 +63,8 @@ func (n *natsFlags) durableTasks(ctx context.Context, e *env, r *tool.Registry, 
 	defer cancel()
 	store, err := mcptasks.Open(octx, nc, &mcptasks.Options{Jobs: natstool.JobsOptions{
 		Headers: pf.callHeaders(), Context: pf.callContext(), Logger: discardLogger}})
-	if errors.Is(err, jetstream.ErrJetStreamNotEnabled) || errors.Is(err, jetstream.ErrJetStreamNotEnabledForAccount) {
+	if errors.Is(err, jetstream.ErrJetStreamNotEnabled) || errors.Is(err, jetstream.ErrJetStreamNotEnabledForAccount) ||
+		errors.Is(err, nats.ErrNoResponders) { // a server without JetStream does not answer its API
 		nc.Close()
 		fmt.Fprintf(e.stderr, "clawtool: warning: NATS %s has no JetStream: tasks are kept in memory and do not survive a restart\n", n.url)
 		return nil, func() {}, nil

@@ -234,18 +234,10 @@ func (pf *policyFlags) listFilter(r *tool.Registry) func(ctx context.Context, na
 // them without --policy, else those its policies let it call for some
 // arguments (what serve lists to it).
 func (rf *registryFlags) listable(ctx context.Context, r *tool.Registry) []tool.Tool {
-	all := r.List()
-	keep := rf.policy.listFilter(r)
-	if keep == nil {
-		return all
+	if a := rf.policy.loaded; a != nil {
+		return a.View(ctx, r).List()
 	}
-	out := all[:0:0]
-	for _, t := range all {
-		if keep(ctx, t.Name()) {
-			out = append(out, t)
-		}
-	}
-	return out
+	return r.List()
 }
 
 // openTerminal opens the terminal approvals are asked on; a variable for

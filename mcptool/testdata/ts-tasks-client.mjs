@@ -1,6 +1,6 @@
 // A client on the official TypeScript SDK's experimental tasks (the
 // 2025-11-25 form) that runs tools as tasks against a server and prints
-// one JSON object with what it saw, for TestPeerTypeScriptTasks
+// one JSON object with what it saw, for TestPeerTypeScriptTasksClient
 // (peers_test.go). Usage:
 //   node ts-tasks-client.mjs stdio COMMAND [ARGS...]
 //   node ts-tasks-client.mjs http URL

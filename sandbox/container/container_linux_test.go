@@ -3,7 +3,6 @@ package container
 import (
 	"context"
 	"errors"
-	"fmt"
 	"github.com/miniopenclaw/tool/sandbox"
 	"os"
 	"os/exec"
@@ -255,65 +254,6 @@ func TestContainerOrphanCleanup(t *testing.T) {
 	if n, err := again.Cleanup(context.Background()); n != 0 || err != nil {
 		t.Errorf("second cleanup removed %d (%v), want 0", n, err)
 	}
-}
-
-// BenchmarkBackends measures the per-call latency of a no-op command, in
-// one run and interleaved so that every backend sees the same machine
-// load: a plain fork and exec, the native backend, a warm container
-// through its call server, a warm container with the engine's exec (the
-// fallback) and a fresh container per call. It reports p50 and p90 of
-// each, the ratios of the warm containers' p50 to the native backend's,
-// and the call server's p50 over a plain fork and exec on the host.
-func BenchmarkBackends(b *testing.B) {
-	requireNative(b)
-	warm := requireEngineWith(b, Options{Warm: true})
-	warmExec := requireEngineWith(b, Options{Warm: true, WarmExec: true})
-	fresh := requireEngine(b, false)
-	ctx := context.Background()
-	inMode := func(c *Backend) func() error {
-		return func() error {
-			r, err := c.Run(ctx, sandbox.Policy{}, []string{"true"}, nil)
-			if err == nil && r.Mode != c.wantMode() {
-				err = fmt.Errorf("ran in mode %s (%s), want %s", r.Mode, r.Fallback, c.wantMode())
-			}
-			return okRun(r, err)
-		}
-	}
-	runs := []struct {
-		name string
-		run  func() error
-		ds   []time.Duration
-	}{
-		{name: "fork+exec", run: func() error { return exec.Command("/bin/true").Run() }},
-		{name: "native", run: func() error { return okRun(sandbox.Native.Run(ctx, sandbox.Policy{}, []string{"/bin/true"}, nil)) }},
-		{name: "warm-server", run: inMode(warm)},
-		{name: "warm-exec", run: inMode(warmExec)},
-		{name: "fresh", run: inMode(fresh)},
-	}
-	// A warm container starts on its first call; that start is not a
-	// call's latency.
-	for _, i := range []int{2, 3} {
-		if err := runs[i].run(); err != nil {
-			b.Fatal(err)
-		}
-	}
-	for b.Loop() {
-		for i := range runs {
-			start := time.Now()
-			if err := runs[i].run(); err != nil {
-				b.Fatalf("%s: %v", runs[i].name, err)
-			}
-			runs[i].ds = append(runs[i].ds, time.Since(start))
-		}
-	}
-	for _, r := range runs {
-		b.ReportMetric(percentile(r.ds, 0.5), r.name+"-p50-ms")
-		b.ReportMetric(percentile(r.ds, 0.9), r.name+"-p90-ms")
-	}
-	native := percentile(runs[1].ds, 0.5)
-	b.ReportMetric(percentile(runs[2].ds, 0.5)/native, "warm-server/native-p50")
-	b.ReportMetric(percentile(runs[3].ds, 0.5)/native, "warm-exec/native-p50")
-	b.ReportMetric(percentile(runs[2].ds, 0.5)/percentile(runs[0].ds, 0.5), "warm-server/fork+exec-p50")
 }
 
 func okRun(r *sandbox.Result, err error) error {

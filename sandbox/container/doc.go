@@ -24,6 +24,22 @@
 // container), falling back to the engine's exec when the server cannot
 // run. Result.Mode says which ran each call.
 //
+// # The call server
+//
+// A warm container's main process is a call server: this program's own
+// binary again, bind-mounted read-only into the container (with its
+// dynamic loader and libraries, so that any image will do) and started
+// from the initialisation of another small internal package, like the
+// helper. The backend talks to it over a unix socket with a bounded binary
+// framing; for each call it forks and executes the command inside the
+// container as the sandbox user, streams its output back into the same
+// capped buffers, kills the call's whole process tree on a timeout or an
+// output flood, and kills and reaps whatever the call left before it
+// reports the end, so a call costs a fork and exec rather than an engine
+// exec (BENCHMARKS.md has the figures). When the server cannot run in a container
+// the backend falls back to the engine's exec and says so in every
+// Result (Mode and Fallback); it never falls back to the host.
+//
 // # Failing closed
 //
 // A Backend never falls back to the host: no reachable engine, a missing

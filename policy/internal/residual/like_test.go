@@ -1,4 +1,4 @@
-package policy
+package residual
 
 import (
 	"fmt"
@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/cedar-policy/cedar-go"
-	"github.com/miniopenclaw/tool"
+	"github.com/cedar-policy/cedar-go/x/exp/ast"
 )
 
 // likeStrings are the strings the like tests match: empty, the
@@ -17,15 +17,16 @@ var likeStrings = []string{"", "a", "b", "ab", "ba", "aab", "abab", "a*b", "*", 
 	"docs/../k", "../", "x/../y", "..", "/..", "readme.md", ".md", "md", "é", "aéb", "aé", "éb", "secret", "my-secret-x"}
 
 // likeOfSource compiles the like pattern of the Cedar source literal pat
-// as the fast path does: from the residual of a policy that tests it.
+// as the fast path does: from a policy that tests it, whose residual for
+// any principal and tool is its condition.
 func likeOfSource(t *testing.T, pat string) likeMatcher {
 	t.Helper()
-	a, err := New("p.cedar", []byte(fmt.Sprintf(`@id("p") permit (principal, action, resource) when { context.args.s like %s };`, pat)))
-	if err != nil {
+	list, err := cedar.NewPolicyListFromBytes("p.cedar", []byte(fmt.Sprintf(`@id("p") permit (principal, action, resource) when { context.args.s like %s };`, pat)))
+	if err != nil || len(list) != 1 {
 		t.Fatalf("%s: %v", pat, err)
 	}
-	v := a.verdict(a.set.Load(), anonymousCarried, "t", tool.Annotations{})
-	p := fastFor(v)
+	res := (*ast.Policy)(list[0].AST())
+	p := Compile([]Rule{{Residual: res, ID: "p"}}, UseOf(res))
 	if p == nil || len(p.rules) != 1 || len(p.rules[0].conds) != 1 || p.rules[0].conds[0].body.op != opLike {
 		t.Fatalf("%s: no fast program with one like", pat)
 	}

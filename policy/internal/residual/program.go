@@ -1,4 +1,4 @@
-package policy
+package residual
 
 import (
 	"encoding/json"
@@ -27,31 +27,32 @@ import (
 // Cedar's errors, only its successful values, on strings, longs and
 // booleans.
 
-// maxFastArgs bounds the distinct arguments a fast program reads, and
-// maxFastRules the rules it evaluates.
+// MaxArgs bounds the distinct arguments a fast program reads, and
+// MaxRules the rules it evaluates.
 const (
-	maxFastArgs  = 8
-	maxFastRules = 64
+	MaxArgs  = 8
+	MaxRules = 64
 )
 
-// A fastProg decides one verdict's calls from their arguments.
-type fastProg struct {
+// A Program decides calls from their arguments as Cedar would over a
+// list of rules, once the principal and the tool are known: bit i of what
+// [Program.Decide] returns is set when rule i applies.
+type Program struct {
 	names []string // the arguments read, by slot
 	rules []fastRule
-	// forbids and asks are the bits of the rules that are forbids and
+	// Forbids and Asks are the bits of the rules that are forbids and
 	// asking permits.
-	forbids, asks uint64
+	Forbids, Asks uint64
 	// unread are the arguments the verdict's policies read that the
 	// residuals do not, and readsAll says they read all of them: a call
-	// must still hold only whole Longs there (see firstInexact).
+	// must still hold only whole Longs there (see FirstInexact).
 	unread   []string
 	readsAll bool
 }
 
-// A fastRule is one of the verdict's rules, with its residual conditions.
+// A fastRule is one of the program's rules, with its residual conditions.
 type fastRule struct {
-	r     *rule
-	id    []string   // r's id alone
+	id    []string   // the rule's id alone
 	conds []fastCond // all must hold; none: the rule applies
 }
 
@@ -130,36 +131,27 @@ type fnode struct {
 	kids []fnode
 }
 
-// fastFor returns v's fast program, compiling it on first use; nil when
-// v has none.
-func fastFor(v *verdict) *fastProg {
-	v.fastOnce.Do(func() { v.fast = compileFast(v) })
-	return v.fast
+// A Rule is one policy a [Program] evaluates: what partial evaluation
+// left of it for a principal and a tool (its residual), with what the
+// policy says when it applies.
+type Rule struct {
+	Residual    *ast.Policy
+	ID          string
+	Forbid, Ask bool
 }
 
-// compileFast compiles the residual policies of a verdict's rules, in
-// order: what partial evaluation leaves of each for the verdict's
-// principal and tool. It returns nil when one of them is outside what the
-// fast path supports.
-func compileFast(v *verdict) *fastProg {
-	if v.static || len(v.rules) > maxFastRules {
+// Compile compiles the residual conditions of rules, in order, for calls
+// whose arguments the rules' policies read as use says. It returns nil
+// when there are more than MaxRules rules, or one of them is outside what
+// a Program supports: Cedar must decide those calls.
+func Compile(rules []Rule, use Use) *Program {
+	if len(rules) > MaxRules {
 		return nil
 	}
-	env := eval.Env{
-		Entities:  v.ents,
-		Principal: v.ents.user.UID,
-		Action:    callAction,
-		Resource:  v.ents.tool.UID,
-		Context:   contextVariable,
-	}
-	p := &fastProg{}
-	for _, r := range v.rules {
-		res, keep := eval.PartialPolicy(env, r.ast)
-		if !keep {
-			res = neverResidual(env, r)
-		}
-		fr := fastRule{r: r, id: []string{string(r.id)}}
-		for _, c := range res.Conditions {
+	p := &Program{}
+	for _, r := range rules {
+		fr := fastRule{id: []string{r.ID}}
+		for _, c := range r.Residual.Conditions {
 			n, ok := p.compile(c.Body)
 			if !ok {
 				return nil
@@ -167,15 +159,15 @@ func compileFast(v *verdict) *fastProg {
 			fr.conds = append(fr.conds, fastCond{when: bool(c.Condition), body: n})
 		}
 		switch {
-		case r.forbid:
-			p.forbids |= 1 << len(p.rules)
-		case r.ask:
-			p.asks |= 1 << len(p.rules)
+		case r.Forbid:
+			p.Forbids |= 1 << len(p.rules)
+		case r.Ask:
+			p.Asks |= 1 << len(p.rules)
 		}
 		p.rules = append(p.rules, fr)
 	}
-	p.readsAll = v.use.all
-	for _, name := range v.use.args {
+	p.readsAll = use.All
+	for _, name := range use.Args {
 		if !slices.Contains(p.names, name) {
 			p.unread = append(p.unread, name)
 		}
@@ -183,8 +175,32 @@ func compileFast(v *verdict) *fastProg {
 	return p
 }
 
-// isContextArgs reports whether n is context.args.
-func isContextArgs(n ast.IsNode) bool {
+// Decide decides the call req as Cedar would over the program's rules,
+// the arguments named in paths read as cleaned paths: bit i of applied is
+// set when rule i applies. It reads the arguments through
+// [tool.AccessRequest.Argument] when it can, else from their JSON. ok is
+// false when Cedar must decide.
+func (p *Program) Decide(req *tool.AccessRequest, paths map[string]bool) (applied uint64, ok bool) {
+	var vals [MaxArgs]fval
+	if !p.readChecked(req, paths, &vals) {
+		vals = [MaxArgs]fval{}
+		args, err := req.Arguments()
+		if err != nil || !p.read(args, paths, &vals) {
+			return 0, false
+		}
+	}
+	return p.decide(&vals)
+}
+
+// ReadsChecked reports whether Decide reads req's arguments through
+// [tool.AccessRequest.Argument], without their JSON.
+func (p *Program) ReadsChecked(req *tool.AccessRequest, paths map[string]bool) bool {
+	var vals [MaxArgs]fval
+	return p.readChecked(req, paths, &vals)
+}
+
+// IsContextArgs reports whether n is context.args.
+func IsContextArgs(n ast.IsNode) bool {
 	acc, ok := n.(ast.NodeTypeAccess)
 	if !ok || acc.Value != "args" {
 		return false
@@ -193,13 +209,13 @@ func isContextArgs(n ast.IsNode) bool {
 	return ok && v.Name == "context"
 }
 
-func (p *fastProg) slot(name string) (int, bool) {
+func (p *Program) slot(name string) (int, bool) {
 	for i, n := range p.names {
 		if n == name {
 			return i, true
 		}
 	}
-	if len(p.names) == maxFastArgs {
+	if len(p.names) == MaxArgs {
 		return 0, false
 	}
 	p.names = append(p.names, name)
@@ -228,7 +244,7 @@ func litOf(v cedar.Value) (fval, bool) {
 	return fval{}, false
 }
 
-func (p *fastProg) compile(n ast.IsNode) (fnode, bool) {
+func (p *Program) compile(n ast.IsNode) (fnode, bool) {
 	bin := func(op fop, b ast.BinaryNode) (fnode, bool) {
 		l, ok := p.compile(b.Left)
 		if !ok {
@@ -245,13 +261,13 @@ func (p *fastProg) compile(n ast.IsNode) (fnode, bool) {
 		v, ok := litOf(n.Value)
 		return fnode{op: opLit, lit: v}, ok
 	case ast.NodeTypeAccess:
-		if !isContextArgs(n.Arg) {
+		if !IsContextArgs(n.Arg) {
 			return fnode{}, false
 		}
 		s, ok := p.slot(string(n.Value))
 		return fnode{op: opArg, slot: s}, ok
 	case ast.NodeTypeHas:
-		if !isContextArgs(n.Arg) {
+		if !IsContextArgs(n.Arg) {
 			return fnode{}, false
 		}
 		s, ok := p.slot(string(n.Value))
@@ -299,7 +315,7 @@ func (p *fastProg) compile(n ast.IsNode) (fnode, bool) {
 // ok is false when Cedar must decide or the value is not a boolean. It
 // is eval followed by that check, without copying values for the
 // operations that give booleans.
-func (n *fnode) test(args *[maxFastArgs]fval) (b, ok bool) {
+func (n *fnode) test(args *[MaxArgs]fval) (b, ok bool) {
 	switch n.op {
 	case opHas:
 		switch args[n.slot].k {
@@ -348,7 +364,7 @@ func (n *fnode) test(args *[maxFastArgs]fval) (b, ok bool) {
 }
 
 // eval evaluates n on the arguments; ok is false when Cedar must decide.
-func (n *fnode) eval(args *[maxFastArgs]fval) (fval, bool) {
+func (n *fnode) eval(args *[MaxArgs]fval) (fval, bool) {
 	switch n.op {
 	case opLit:
 		return n.lit, true
@@ -421,12 +437,12 @@ func (n *fnode) eval(args *[maxFastArgs]fval) (fval, bool) {
 }
 
 // read reads the arguments p reads from args, a JSON object, as
-// argsRecord would make them (path arguments cleaned), checking the
+// ArgsRecord would make them (path arguments cleaned), checking the
 // others as selectArgs does. ok is false when Cedar must decide: args is
 // not an object, is malformed, repeats an argument p reads, or holds a
 // number that may not be a whole Long in an argument the verdict's
 // policies read (p's or p.unread), which decideCedar refuses or reads.
-func (p *fastProg) read(args []byte, paths map[string]bool, out *[maxFastArgs]fval) bool {
+func (p *Program) read(args []byte, paths map[string]bool, out *[MaxArgs]fval) bool {
 	ps := argParser{b: args}
 	ps.space()
 	if ps.i == len(ps.b) {
@@ -442,7 +458,7 @@ func (p *fastProg) read(args []byte, paths map[string]bool, out *[maxFastArgs]fv
 		ps.space()
 		return ps.i == len(ps.b)
 	}
-	var seen [maxFastArgs]bool
+	var seen [MaxArgs]bool
 	for {
 		ps.space()
 		key, escaped, err := ps.rawStr()
@@ -473,7 +489,7 @@ func (p *fastProg) read(args []byte, paths map[string]bool, out *[maxFastArgs]fv
 				return false
 			}
 			if v.k == fString && paths[p.names[slot]] {
-				if v.s, err = cleanPath(v.s); err != nil {
+				if v.s, err = CleanPath(v.s); err != nil {
 					return false // Cedar's path gives the refusal
 				}
 			}
@@ -503,7 +519,7 @@ func (p *fastProg) read(args []byte, paths map[string]bool, out *[maxFastArgs]fv
 // (p.unread: Argument never holds a number that is not a whole Long), or when
 // p reads none (then only read checks the JSON); the caller then reads
 // them with read.
-func (p *fastProg) readChecked(req *tool.AccessRequest, paths map[string]bool, out *[maxFastArgs]fval) bool {
+func (p *Program) readChecked(req *tool.AccessRequest, paths map[string]bool, out *[MaxArgs]fval) bool {
 	if len(p.names) == 0 || p.readsAll {
 		return false
 	}
@@ -523,7 +539,7 @@ func (p *fastProg) readChecked(req *tool.AccessRequest, paths map[string]bool, o
 		case tool.ArgumentString:
 			if paths[name] {
 				var err error
-				if v.String, err = cleanPath(v.String); err != nil {
+				if v.String, err = CleanPath(v.String); err != nil {
 					return false // Cedar's path gives the refusal
 				}
 			}
@@ -541,7 +557,7 @@ func (p *fastProg) readChecked(req *tool.AccessRequest, paths map[string]bool, o
 
 // slotOf returns the slot of the argument whose JSON-quoted key is key,
 // or -1.
-func (p *fastProg) slotOf(key []byte, escaped bool) int {
+func (p *Program) slotOf(key []byte, escaped bool) int {
 	k := key[1 : len(key)-1]
 	if escaped {
 		var s string
@@ -598,7 +614,7 @@ func (p *argParser) fastValue() (fval, bool) {
 // decide decides a call from its arguments as Cedar would over the
 // verdict's rules: bit i of the result is set when rule i applies. ok is
 // false when Cedar must decide.
-func (p *fastProg) decide(args *[maxFastArgs]fval) (applied uint64, ok bool) {
+func (p *Program) decide(args *[MaxArgs]fval) (applied uint64, ok bool) {
 	for i := range p.rules {
 		fr := &p.rules[i]
 		applies := true
@@ -620,58 +636,9 @@ func (p *fastProg) decide(args *[maxFastArgs]fval) (applied uint64, ok bool) {
 	return applied, true
 }
 
-// decideFast fills in d with decide's answer from v's fast program, when
-// it has one for req's arguments: the effect, the deciding policies and
-// the reason Cedar's answer over v.rules would give, in the same order.
-// It reads the arguments through [tool.AccessRequest.Argument] when it
-// can, else from their JSON. It reports false, and leaves d as it was,
-// when Cedar must decide. It does not bind the call.
-func (a *Authorizer) decideFast(v *verdict, d *Decision, req *tool.AccessRequest) bool {
-	p := fastFor(v)
-	if p == nil {
-		return false
-	}
-	var vals [maxFastArgs]fval
-	if !p.readChecked(req, a.paths, &vals) {
-		vals = [maxFastArgs]fval{}
-		args, err := req.Arguments()
-		if err != nil || !p.read(args, a.paths, &vals) {
-			return false
-		}
-	}
-	applied, ok := p.decide(&vals)
-	if !ok {
-		return false
-	}
-	// The deciding policies, in order: the forbids that apply, else the
-	// asking permits, else every rule that applies (all permits then).
-	forbids, asks, permits := applied&p.forbids, applied&p.asks, applied
-	switch {
-	case forbids != 0:
-		d.Effect, d.Policies = Deny, p.ids(forbids)
-		for i := range p.rules {
-			if r := p.rules[i].r; forbids&(1<<i) != 0 && r.reason != "" {
-				d.Reason = r.reason
-				break
-			}
-		}
-		if d.Reason == "" {
-			d.Reason = deniedReason(d.Tool)
-		}
-	case asks != 0:
-		d.Effect, d.Policies, d.Reason = Ask, p.ids(asks), askReason(d.Tool)
-	case permits != 0:
-		d.Effect, d.Policies = Allow, p.ids(permits)
-	default:
-		d.Effect, d.Reason = Deny, deniedReason(d.Tool)
-	}
-	return true
-}
-
-// ids returns the ids of the rules in set, in order. A single rule's is
-// shared: the caller copies Decision.Policies before it leaves the
-// package.
-func (p *fastProg) ids(set uint64) []string {
+// IDs returns the ids of the rules in set, in order. A single rule's is
+// shared: the caller copies it before handing it on.
+func (p *Program) IDs(set uint64) []string {
 	if set&(set-1) == 0 {
 		return p.rules[bits.TrailingZeros64(set)].id
 	}

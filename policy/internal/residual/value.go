@@ -1,4 +1,4 @@
-package policy
+package residual
 
 import (
 	"bytes"
@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"maps"
 	"math"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -13,10 +14,17 @@ import (
 	"github.com/cedar-policy/cedar-go"
 )
 
-// maxValueDepth bounds the nesting of values converted to Cedar. The
+// identifier is a name a message shows unquoted.
+var identifier = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+
+// MaxDepth bounds the nesting of values converted to Cedar. The
 // registry has already bounded the arguments' size and depth; this keeps
 // attributes given by the host bounded too.
-const maxValueDepth = 64
+const MaxDepth = 64
+
+// CedarValue converts a JSON-like Go value to a Cedar value, as
+// cedarValue does; ok is false for a value Cedar cannot hold.
+func CedarValue(v any) (cedar.Value, bool) { return cedarValue(v, 0) }
 
 // cedarValue converts a JSON-like Go value to a Cedar value. Cedar has no
 // null and no floating point: null and absent values are left out of
@@ -26,7 +34,7 @@ const maxValueDepth = 64
 // always a record, never an entity reference or extension value, whatever
 // its keys.
 func cedarValue(v any, depth int) (cedar.Value, bool) {
-	if depth > maxValueDepth {
+	if depth > MaxDepth {
 		return nil, false
 	}
 	switch v := v.(type) {
@@ -91,9 +99,9 @@ func numberValue(s string) (cedar.Value, bool) {
 	return d, true
 }
 
-// decodeArgs parses checked arguments, numbers kept exact, and returns
+// DecodeArgs parses checked arguments, numbers kept exact, and returns
 // them with their canonical encoding: keys sorted, no insignificant space.
-func decodeArgs(args []byte) (map[string]any, []byte, error) {
+func DecodeArgs(args []byte) (map[string]any, []byte, error) {
 	m := map[string]any{}
 	if len(bytes.TrimSpace(args)) > 0 {
 		dec := json.NewDecoder(bytes.NewReader(args))
@@ -206,37 +214,37 @@ func wholeNumber(lit []byte) (n int64, whole, valid bool) {
 	return 0, false, true
 }
 
-// A numberError refuses a call one of whose policies reads a value it
+// A NumberError refuses a call one of whose policies reads a value it
 // cannot hold exactly: a number that is not a whole Long, or a null in an
 // array (Cedar has no null; a set without it would look emptier than the
 // tool's array). Its message is for the model.
-type numberError struct {
-	top string // the top-level argument it is in
-	at  string // where the value is: amount, order.total, items[2]
-	lit string // the number as the call wrote it; "" for a null
+type NumberError struct {
+	Top string // the top-level argument it is in
+	At  string // where the value is: amount, order.total, items[2]
+	Lit string // the number as the call wrote it; "" for a null
 }
 
-func (e *numberError) Error() string {
-	if e.lit == "" {
-		return fmt.Sprintf("argument %s is null, which the permission policies cannot hold in a set; leave it out of the array", e.at)
+func (e *NumberError) Error() string {
+	if e.Lit == "" {
+		return fmt.Sprintf("argument %s is null, which the permission policies cannot hold in a set; leave it out of the array", e.At)
 	}
-	lit := e.lit
+	lit := e.Lit
 	if len(lit) > 40 {
 		lit = lit[:40] + "…"
 	}
 	return fmt.Sprintf("argument %s = %s cannot be compared exactly by the permission policies, which compare numbers as whole numbers from %d to %d",
-		e.at, lit, math.MinInt64, math.MaxInt64)
+		e.At, lit, math.MinInt64, math.MaxInt64)
 }
 
-// firstInexact returns the first number, in the members of args (a JSON
+// FirstInexact returns the first number, in the members of args (a JSON
 // object) that use reads, that is not a whole number in 64 bits (see
 // wholeNumber): Cedar holds a number as a Long or a decimal, and a
 // decimal cannot be ordered with <, nor a number beyond both be held at
 // all, so a policy reading it could not decide the call as written. A
-// null in an array is refused the same way (see numberError). It
+// null in an array is refused the same way (see NumberError). It
 // returns nil when there is none, and when args is not a well-formed
-// object (which argsRecord refuses). Members are visited in key order.
-func firstInexact(args []byte, use contextUse) *numberError {
+// object (which ArgsRecord refuses). Members are visited in key order.
+func FirstInexact(args []byte, use Use) *NumberError {
 	p := argParser{b: args}
 	p.space()
 	if p.i == len(p.b) || p.skip(0) != nil || !p.odd {
@@ -249,30 +257,30 @@ func firstInexact(args []byte, use contextUse) *numberError {
 		return nil
 	}
 	for _, k := range slices.Sorted(maps.Keys(m)) {
-		if !use.all && !slices.Contains(use.args, k) {
+		if !use.All && !slices.Contains(use.Args, k) {
 			continue
 		}
-		if e := inexactIn(m[k], argName(k), 0); e != nil {
-			e.top = k
+		if e := inexactIn(m[k], ArgName(k), 0); e != nil {
+			e.Top = k
 			return e
 		}
 	}
 	return nil
 }
 
-// inexactIn is firstInexact within one value, at the path at.
-func inexactIn(v any, at string, depth int) *numberError {
-	if depth > maxValueDepth {
-		return nil // argsRecord refuses it
+// inexactIn is FirstInexact within one value, at the path at.
+func inexactIn(v any, at string, depth int) *NumberError {
+	if depth > MaxDepth {
+		return nil // ArgsRecord refuses it
 	}
 	switch v := v.(type) {
 	case json.Number:
 		if _, whole, _ := wholeNumber([]byte(v)); !whole {
-			return &numberError{at: at, lit: string(v)}
+			return &NumberError{At: at, Lit: string(v)}
 		}
 	case map[string]any:
 		for _, k := range slices.Sorted(maps.Keys(v)) {
-			if e := inexactIn(v[k], at+"."+argName(k), depth+1); e != nil {
+			if e := inexactIn(v[k], at+"."+ArgName(k), depth+1); e != nil {
 				return e
 			}
 		}
@@ -280,7 +288,7 @@ func inexactIn(v any, at string, depth int) *numberError {
 		for i, e := range v {
 			at := at + "[" + strconv.Itoa(i) + "]"
 			if e == nil {
-				return &numberError{at: at}
+				return &NumberError{At: at}
 			}
 			if e := inexactIn(e, at, depth+1); e != nil {
 				return e
@@ -290,9 +298,9 @@ func inexactIn(v any, at string, depth int) *numberError {
 	return nil
 }
 
-// argName is an argument's name in a message: as it is when it is a
+// ArgName is an argument's name in a message: as it is when it is a
 // plain identifier, else quoted and cut to 64 bytes.
-func argName(k string) string {
+func ArgName(k string) string {
 	if identifier.MatchString(k) && len(k) <= 64 {
 		return k
 	}

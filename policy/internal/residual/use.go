@@ -1,4 +1,4 @@
-package policy
+package residual
 
 import (
 	"encoding/json"
@@ -8,18 +8,18 @@ import (
 	"github.com/cedar-policy/cedar-go/x/exp/ast"
 )
 
-// contextUse is what of the context a set of policies reads.
-type contextUse struct {
-	// args are the names of the arguments read (context.args.name or
-	// context.args has name), sorted; nil with all.
-	args  []string
-	all   bool // the arguments are read as a whole: all of them are needed
-	other bool // something other than args is read (now, hour): build all the rest
+// Use is what of the context a set of policies reads.
+type Use struct {
+	// Args are the names of the arguments read (context.args.name or
+	// context.args has name), sorted; nil with All.
+	Args  []string
+	All   bool // the arguments are read as a whole: all of them are needed
+	Other bool // something other than args is read (now, hour): build all the rest
 }
 
-// useOf returns what of the context a policy's conditions read.
-func useOf(p *ast.Policy) contextUse {
-	var u contextUse
+// UseOf returns what of the context a policy's conditions read.
+func UseOf(p *ast.Policy) Use {
+	var u Use
 	isContext := func(n ast.IsNode) bool {
 		v, ok := n.(ast.NodeTypeVariable)
 		return ok && v.Name == "context"
@@ -35,22 +35,22 @@ func useOf(p *ast.Policy) contextUse {
 				op, has = n.StrOpNode, true
 			case ast.NodeTypeVariable:
 				if n.Name == "context" {
-					u.all, u.other = true, true
+					u.All, u.Other = true, true
 				}
 				return false
 			default:
 				return true
 			}
 			if inner, ok := op.Arg.(ast.NodeTypeAccess); ok && inner.Value == "args" && isContext(inner.Arg) {
-				u.args = append(u.args, string(op.Value)) // context.args.name, context.args has name
+				u.Args = append(u.Args, string(op.Value)) // context.args.name, context.args has name
 				return false
 			}
 			if isContext(op.Arg) {
 				switch {
 				case op.Value != "args":
-					u.other = true
+					u.Other = true
 				case !has:
-					u.all = true // context.args, other than to read one argument
+					u.All = true // context.args, other than to read one argument
 				}
 				return false
 			}
@@ -60,22 +60,23 @@ func useOf(p *ast.Policy) contextUse {
 	return u
 }
 
-// union returns what of the context the policies read.
-func union(rules ruleSet) contextUse {
-	var u contextUse
-	for _, r := range rules {
-		u.all = u.all || r.use.all
-		u.other = u.other || r.use.other
-		u.args = append(u.args, r.use.args...)
+// Union returns what of the context policies that each read one of uses
+// read together.
+func Union(uses []Use) Use {
+	var u Use
+	for _, r := range uses {
+		u.All = u.All || r.All
+		u.Other = u.Other || r.Other
+		u.Args = append(u.Args, r.Args...)
 	}
-	if u.all {
-		u.args = nil
+	if u.All {
+		u.Args = nil
 		return u
 	}
-	slices.Sort(u.args)
-	u.args = slices.Compact(u.args)
-	if u.args == nil {
-		u.args = []string{} // none: distinct from all
+	slices.Sort(u.Args)
+	u.Args = slices.Compact(u.Args)
+	if u.Args == nil {
+		u.Args = []string{} // none: distinct from all
 	}
 	return u
 }
@@ -84,7 +85,7 @@ var selectBuffers = sync.Pool{New: func() any { return new([]byte) }}
 
 // selectArgs returns the JSON object args with only the members named in
 // names, in their order, written in *buf; or args itself when it is not
-// an object, for argsRecord to refuse. It refuses, as argsRecord would, a malformed member it drops:
+// an object, for ArgsRecord to refuse. It refuses, as ArgsRecord would, a malformed member it drops:
 // dropping members changes what a policy can read only for members no
 // policy reads.
 func selectArgs(args []byte, names []string, bufp *[]byte) ([]byte, error) {
@@ -182,7 +183,7 @@ func (p *argParser) rawStr() ([]byte, bool, error) {
 // skip scans one JSON value as value does, refusing what value refuses,
 // without building it.
 func (p *argParser) skip(depth int) error {
-	if depth > maxValueDepth {
+	if depth > MaxDepth {
 		return errBadArgs
 	}
 	p.space()
@@ -280,9 +281,9 @@ func plainInteger(lit []byte) bool {
 	return true
 }
 
-// wellFormed reports whether argsRecord would accept args, without
+// WellFormed reports whether ArgsRecord would accept args, without
 // building anything.
-func wellFormed(args []byte) bool {
+func WellFormed(args []byte) bool {
 	p := argParser{b: args}
 	p.space()
 	if p.i == len(p.b) {

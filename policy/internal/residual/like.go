@@ -1,4 +1,4 @@
-package policy
+package residual
 
 import (
 	"encoding/json"
