@@ -30,22 +30,36 @@ type Authorizer interface {
 	Authorize(ctx context.Context, req AccessRequest) error
 }
 
-// An Authorizer that decides many calls without reading their arguments
-// may have a method DefersArgs() bool that returns true, always: the
-// registry then leaves [AccessRequest.Args] nil, and the Authorizer reads
-// the arguments with [AccessRequest.Arguments], which encodes them only
-// when asked. [NewRegistry] asks once, not at every call.
-//
+// An ArgsDeferrer is an [Authorizer] that decides many calls without
+// reading their arguments. When DefersArgs returns true (it must return
+// the same answer every time: [NewRegistry] asks once, not at every
+// call), the registry leaves [AccessRequest.Args] nil, and the Authorizer
+// reads the arguments with [AccessRequest.Arguments], which encodes them
+// only when asked.
+type ArgsDeferrer interface {
+	Authorizer
+	DefersArgs() bool
+}
+
 // An OutcomeRecorder is an [Authorizer] that also hears how each call it
 // let run ended, for an audit trail: a [Registry] calls Outcome with the
 // call's Result (what the model saw) and how long the call took, from the
 // tool's start to its Result, once per allowed call, after the call. A
-// panic in Outcome is recovered and logged. A recorder that has a method
-// RecordsOutcomes() bool that returns false is neither called nor timed;
-// it must return the same answer every time, as [NewRegistry] asks once.
+// panic in Outcome is recovered and logged. A recorder that is also an
+// [OutcomeSkipper] whose RecordsOutcomes returns false is neither called
+// nor timed.
 type OutcomeRecorder interface {
 	Authorizer
 	Outcome(ctx context.Context, req AccessRequest, res Result, took time.Duration)
+}
+
+// An OutcomeSkipper is an [OutcomeRecorder] that may record nothing:
+// when RecordsOutcomes returns false, the registry neither calls Outcome
+// nor times calls. It must return the same answer every time, as
+// [NewRegistry] asks once.
+type OutcomeSkipper interface {
+	OutcomeRecorder
+	RecordsOutcomes() bool
 }
 
 // An AccessRequest is what an [Authorizer] decides on: one call, with
@@ -145,7 +159,7 @@ const (
 // defersArgs reports whether a reads a call's arguments only through
 // AccessRequest.Arguments.
 func defersArgs(a Authorizer) bool {
-	d, ok := a.(interface{ DefersArgs() bool })
+	d, ok := a.(ArgsDeferrer)
 	return ok && d.DefersArgs()
 }
 
@@ -155,7 +169,7 @@ func recorderOf(a Authorizer) (OutcomeRecorder, bool) {
 	if !ok {
 		return nil, false
 	}
-	if q, ok := a.(interface{ RecordsOutcomes() bool }); ok && !q.RecordsOutcomes() {
+	if q, ok := a.(OutcomeSkipper); ok && !q.RecordsOutcomes() {
 		return nil, false
 	}
 	return rec, true

@@ -751,6 +751,12 @@ func unreadable(d Decision) Decision {
 // them: a registry need not encode them for the other calls.
 func (a *Authorizer) DefersArgs() bool { return true }
 
+// An Authorizer defers arguments and may record no outcomes.
+var (
+	_ tool.ArgsDeferrer   = (*Authorizer)(nil)
+	_ tool.OutcomeSkipper = (*Authorizer)(nil)
+)
+
 // RecordsOutcomes reports whether [Authorizer.Outcome] records anything:
 // whether the Authorizer has an audit log or a logger. A registry neither
 // times nor reports the calls of an Authorizer that does not.
