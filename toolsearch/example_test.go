@@ -50,3 +50,30 @@ func must(t tool.Tool, err error) tool.Tool {
 	}
 	return t
 }
+
+// A request for something no tool does gets "nothing fits" rather than
+// the least bad tool; Options.MinConfidence sets how sure a match must be.
+func ExampleNewWithOptions() {
+	r := tool.NewRegistry()
+	for _, t := range []tool.Tool{
+		must(tool.New("slack_post_message", "Post a message to a Slack channel.", func(context.Context, struct{ Text string }) (string, error) { return "sent", nil })),
+		must(tool.New("get_weather", "Current weather for a location.", func(context.Context, struct{ Location string }) (string, error) { return "", nil })),
+	} {
+		if err := r.Register(t); err != nil {
+			panic(err)
+		}
+	}
+	query := "book a flight to Paris for the message conference"
+	for _, min := range []float64{-1, 0} { // -1: keep every match; 0: the default bound
+		ix := toolsearch.NewWithOptions(r, toolsearch.Options{MinConfidence: min})
+		var found []string
+		for _, m := range ix.Search(query, 5) {
+			found = append(found, fmt.Sprintf("%s (confidence %.2f)", m.Name, m.Confidence))
+		}
+		ix.Close()
+		fmt.Println(min, found)
+	}
+	// Output:
+	// -1 [slack_post_message (confidence 0.14)]
+	// 0 []
+}

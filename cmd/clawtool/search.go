@@ -16,6 +16,7 @@ func runSearch(ctx context.Context, e *env, args []string) int {
 		"With --policy, only the tools the --as principal may call are searched.")
 	limit := fs.Int("n", 10, fmt.Sprintf("print at most `N` tools (at most %d)", toolsearch.MaxResults))
 	regexp := fs.Bool("regexp", false, "match QUERY as a regular expression (RE2) against names, descriptions and parameters")
+	minConf := fs.Float64("min-confidence", 0, fmt.Sprintf("drop tools that answer less than this share (0 to 1) of the query; 0 means %.2f, negative keeps all", toolsearch.DefaultMinConfidence))
 	rf := addRegistryFlags(fs)
 	if code := parseFlags(fs, args, e.stdout); code >= 0 {
 		return code
@@ -38,7 +39,7 @@ func runSearch(ctx context.Context, e *env, args []string) int {
 		}
 		r = visible
 	}
-	ix := toolsearch.New(r)
+	ix := toolsearch.NewWithOptions(r, toolsearch.Options{MinConfidence: *minConf})
 	defer ix.Close()
 	matches, err := ix.Find(toolsearch.Query{Text: query, Regexp: *regexp, Limit: *limit})
 	if err != nil {
@@ -46,7 +47,7 @@ func runSearch(ctx context.Context, e *env, args []string) int {
 		return exitUsage
 	}
 	if len(matches) == 0 {
-		fmt.Fprintln(e.stderr, "clawtool search: no tool matches")
+		fmt.Fprintln(e.stderr, "clawtool search: nothing fits: no tool matches well enough (see --min-confidence)")
 		return exitToolError
 	}
 	tw := tabwriter.NewWriter(e.stdout, 0, 0, 2, ' ', 0)
