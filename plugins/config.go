@@ -59,7 +59,8 @@ type Config struct {
 	// nil when SandboxPolicy is empty. A Config made otherwise that sets
 	// SandboxPolicy but not Sandbox has the file read by [Host.Apply].
 	Sandbox *sandbox.Policy `json:"-"`
-	// Permissions names a permissions policy file for the host to apply;
+	// Permissions names a permissions policy file for the host to apply,
+	// resolved by [ReadFile] against the configuration file's directory;
 	// the package keeps it for the host and does not read it.
 	Permissions string `json:"permissions,omitempty"`
 
@@ -261,6 +262,9 @@ func ReadFile(name string) (*Config, error) {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
 	dir := filepath.Dir(name)
+	if c.Permissions != "" {
+		c.Permissions = resolve(dir, c.Permissions)
+	}
 	if c.SandboxPolicy != "" {
 		c.SandboxPolicy = resolve(dir, c.SandboxPolicy)
 		if c.Sandbox, err = sandbox.ReadPolicyFile(c.SandboxPolicy); err != nil {

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"fmt"
 	"os"
-	"path/filepath"
 
 	"github.com/miniopenclaw/tool/plugins"
 )
@@ -32,19 +31,10 @@ func (rf *registryFlags) permissionsFromConfig() {
 		rf.config.reloaded = rf.permissionsReloaded
 		return
 	}
-	rf.policy.file = permissionsPath(rf.config.file, c.Permissions)
+	rf.policy.file = c.Permissions // resolved by plugins.ReadFile
 	rf.policy.fromConfig = true
 	rf.policy.lastSource, _ = os.ReadFile(rf.policy.file)
 	rf.config.reloaded = rf.permissionsReloaded
-}
-
-// permissionsPath resolves p, named in the configuration file config,
-// against config's directory.
-func permissionsPath(config, p string) string {
-	if filepath.IsAbs(p) {
-		return p
-	}
-	return filepath.Join(filepath.Dir(config), p)
 }
 
 // permissionsReloaded follows a reload of the configuration file: it
@@ -67,7 +57,7 @@ func (rf *registryFlags) permissionsReloaded(h *plugins.Host, err error) {
 		fmt.Fprintf(w, "clawtool: %s no longer names permissions; those of %s stay in force until the next start\n", rf.config.file, rf.policy.file)
 		return
 	}
-	file := permissionsPath(rf.config.file, c.Permissions)
+	file := c.Permissions
 	src, _ := os.ReadFile(file)
 	pf := rf.policy
 	pf.reloadMu.Lock()
