@@ -220,7 +220,10 @@ func (r *Registry) run(ctx context.Context, e *entry, args []byte, abandoned fun
 		if rec := r.cfg.recorder; rec != nil {
 			start := time.Now()
 			if abandoned != nil {
-				answer := abandoned
+				// The callback gets its own copy of req: capturing req
+				// itself would move it to the heap on every authorized
+				// call, this path or not.
+				req, answer := req, abandoned
 				abandoned = func(res Result) {
 					r.recordOutcome(ctx, e, rec, req, res, time.Since(start))
 					answer(res)

@@ -784,7 +784,7 @@ func (h *Handler) refresh(ctx context.Context, rec *Record) (*Record, error) {
 		go func() {
 			// The refresh outlives a caller that gives up: others wait for it.
 			rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), requestTimeout)
-			c.rec, c.err = h.doRefresh(rctx, &base)
+			c.rec, c.err = h.lockedRefresh(rctx, &base)
 			cancel()
 			h.mu.Lock()
 			h.refreshing = nil
@@ -803,6 +803,44 @@ func (h *Handler) refresh(ctx context.Context, rec *Record) (*Record, error) {
 	}
 	r := *c.rec
 	return &r, nil
+}
+
+// lockedRefresh refreshes rec holding the store's lock when the store is
+// a [Locker]; once it holds the lock it reads the record again, and uses
+// a token another process saved meanwhile instead of refreshing.
+func (h *Handler) lockedRefresh(ctx context.Context, rec *Record) (*Record, error) {
+	l, ok := h.store.(Locker)
+	if !ok {
+		return h.doRefresh(ctx, rec)
+	}
+	unlock, err := l.Lock(ctx, h.key)
+	if err != nil {
+		return nil, fmt.Errorf("oauth: refreshing the token of %s: %w", h.cfg.Server, err)
+	}
+	defer unlock()
+	stored, err := h.store.Load(ctx, h.key)
+	if err != nil {
+		return nil, err
+	}
+	if stored != nil && stored.RefreshToken != rec.RefreshToken {
+		if stored.Resource != "" && !h.forServer(stored.Resource) {
+			return nil, fmt.Errorf("oauth: the stored tokens of %s are for resource %s; log out to forget them", h.cfg.Server, stored.Resource)
+		}
+		if stored.AccessToken != "" && !stale(stored, time.Now()) {
+			h.mu.Lock()
+			r := *stored
+			h.rec, h.loaded = &r, true
+			h.mu.Unlock()
+			h.log.Info("oauth: using the token another process refreshed", "server", h.cfg.Server, "expiry", stored.Expiry)
+			return stored, nil
+		}
+		if stored.RefreshToken == "" {
+			// Logged out, or refused, meanwhile.
+			return nil, fmt.Errorf("%w: the tokens of %s were removed meanwhile; %s", ErrLoginRequired, h.cfg.Server, h.loginHint("log in again"))
+		}
+		rec = stored // rotated meanwhile but already stale: refresh with the newest
+	}
+	return h.doRefresh(ctx, rec)
 }
 
 // doRefresh sends one refresh_token grant for rec.

@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -105,6 +106,18 @@ type Store interface {
 	Delete(ctx context.Context, key Key) (bool, error)
 }
 
+// A Locker is a [Store] that can hold one key's record for one holder at
+// a time, across processes. The [Handler] holds the lock around each
+// refresh and the save of its result, and reads the record again once it
+// has the lock, so processes that share the store send one refresh
+// request between them: with refresh-token rotation a second request
+// would use a spent refresh token and end in a login.
+type Locker interface {
+	// Lock waits until it holds key's lock, or ctx is done; unlock
+	// releases it.
+	Lock(ctx context.Context, key Key) (unlock func(), err error)
+}
+
 // maxRecordBytes bounds a stored record read back.
 const maxRecordBytes = 64 << 10
 
@@ -115,6 +128,9 @@ const maxRecordBytes = 64 << 10
 // or none. On Unix, a directory or file that other users may read or
 // write, or that another user owns, is refused, with an error that says
 // how to fix it, rather than used; so is a file that is a symbolic link.
+// A FileStore is a [Locker]: on Unix the lock is flock(2) on a file
+// beside the record (the record's name with .lock), so it is released
+// when the process ends, however it ends.
 type FileStore struct {
 	Dir string
 }
@@ -210,6 +226,19 @@ func (s *FileStore) Save(_ context.Context, key Key, rec *Record) error {
 	}
 	syncDir(s.Dir)
 	return nil
+}
+
+// LockPath returns the file whose flock(2) is the lock of key.
+func (s *FileStore) LockPath(key Key) string {
+	return strings.TrimSuffix(s.Path(key), ".json") + ".lock"
+}
+
+// Lock implements [Locker].
+func (s *FileStore) Lock(ctx context.Context, key Key) (func(), error) {
+	if err := s.checkDir(true); err != nil {
+		return nil, err
+	}
+	return lockFile(ctx, s.LockPath(key))
 }
 
 // Delete implements [Store].

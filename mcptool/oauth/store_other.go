@@ -3,6 +3,7 @@
 package oauth
 
 import (
+	"context"
 	"io/fs"
 	"os"
 )
@@ -13,3 +14,7 @@ func openPrivate(name string) (*os.File, error) { return os.Open(name) }
 
 // checkPrivate accepts every file outside Unix.
 func checkPrivate(string, fs.FileInfo, string) error { return nil }
+
+// lockFile locks nothing outside Unix: processes that share a FileStore
+// there may each refresh.
+func lockFile(context.Context, string) (func(), error) { return func() {}, nil }

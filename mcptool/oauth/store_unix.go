@@ -3,10 +3,12 @@
 package oauth
 
 import (
+	"context"
 	"fmt"
 	"io/fs"
 	"os"
 	"syscall"
+	"time"
 )
 
 // openPrivate opens a record file for reading, refusing a symbolic link
@@ -43,4 +45,44 @@ func checkPrivate(name string, fi fs.FileInfo, fix string) error {
 		return fmt.Errorf("oauth: %s belongs to another user (uid %d); remove it", name, st.Uid)
 	}
 	return nil
+}
+
+// lockPoll is how often lockFile tries again for a lock another process holds.
+const lockPoll = 10 * time.Millisecond
+
+// lockFile takes an exclusive flock(2) on name (made with mode 0600 when
+// missing), trying again until ctx is done.
+func lockFile(ctx context.Context, name string) (func(), error) {
+	f, err := os.OpenFile(name, os.O_RDWR|os.O_CREATE|syscall.O_NOFOLLOW|syscall.O_CLOEXEC, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("oauth: lock: %w", err)
+	}
+	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
+		f.Close()
+		return nil, fmt.Errorf("oauth: lock %s is not a regular file", name)
+	} else if err := checkPrivate(name, fi, "chmod 600"); err != nil {
+		f.Close()
+		return nil, err
+	}
+	for {
+		err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
+		if err == nil {
+			return func() {
+				_ = syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
+				f.Close()
+			}, nil
+		}
+		if err != syscall.EWOULDBLOCK && err != syscall.EINTR {
+			f.Close()
+			return nil, fmt.Errorf("oauth: lock %s: %w", name, err)
+		}
+		t := time.NewTimer(lockPoll)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			f.Close()
+			return nil, fmt.Errorf("oauth: waiting for the lock of %s: %w", name, ctx.Err())
+		case <-t.C:
+		}
+	}
 }
