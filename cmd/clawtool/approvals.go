@@ -160,16 +160,16 @@ func runApprovalsSub(ctx context.Context, e *env, sub string, args []string) int
 	if pf.file == "" || pf.as == "" {
 		return usageError(fs, "--policy and --as are required: they say who answers, and whether they may")
 	}
-	p, _, err := pf.principal()
-	if err != nil {
+	if _, _, err := pf.principal(); err != nil {
 		return usageError(fs, "%v", err)
 	}
+	// The authorizer answers for --as (policy.WithDefaultPrincipal).
 	a, err := pf.authorizerWith(policy.WithApprovalStore(store), policy.WithClock(approvalsNow))
 	if err != nil {
 		fmt.Fprintf(e.stderr, "clawtool approvals %s: %v\n", sub, err)
 		return exitUsage
 	}
-	r, err := a.Answer(policy.WithPrincipal(ctx, p), id, sub == "approve", *note)
+	r, err := a.Answer(ctx, id, sub == "approve", *note)
 	if err != nil {
 		fmt.Fprintf(e.stderr, "clawtool approvals %s: %v\n", sub, err)
 		if errors.Is(err, policy.ErrApprovalAnswered) {

@@ -32,12 +32,11 @@ as an MCP server under the same policy would list them.`)
 	if fs.NArg() > 0 {
 		return usageError(fs, "unexpected argument %q", fs.Arg(0))
 	}
-	r, cleanup, ok := rf.open(ctx, e, "list")
+	_, tools, cleanup, ok := rf.openListable(ctx, e, "list")
 	if !ok {
 		return exitToolError
 	}
 	defer cleanup()
-	tools := rf.listable(ctx, r)
 	if *asJSON {
 		writeJSON(e.stdout, listEntries(tools))
 		return exitOK
@@ -96,17 +95,13 @@ func runSchema(ctx context.Context, e *env, args []string) int {
 	if code := parseFlags(fs, args, e.stdout); code >= 0 {
 		return code
 	}
-	r, cleanup, ok := rf.open(ctx, e, "schema")
+	r, tools, cleanup, ok := rf.openListable(ctx, e, "schema")
 	if !ok {
 		return exitToolError
 	}
 	defer cleanup()
-	tools := rf.listable(ctx, r)
 	if fs.NArg() > 0 {
-		seen := tool.NewRegistry() // the tools the principal may see, by name
-		for _, t := range tools {
-			seen.Register(t)
-		}
+		seen := registryOf(tools) // the tools the principal may see, by name
 		tools = tools[:0:0]
 		for _, name := range fs.Args() {
 			t, ok := seen.Get(name)
@@ -161,13 +156,7 @@ func schemaFormats() []string { return providerFormats() }
 func renderSchema(format string, r *tool.Registry, tools []tool.Tool) ([]byte, error) {
 	switch format {
 	case "openai":
-		sub := tool.NewRegistry()
-		for _, t := range tools {
-			if err := sub.Register(t); err != nil {
-				return nil, err
-			}
-		}
-		return sub.Definitions(), nil
+		return registryOf(tools).Definitions(), nil
 	}
 	return renderDefinitions(format, tools)
 }

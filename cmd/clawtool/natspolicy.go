@@ -37,6 +37,10 @@ func (rf *registryFlags) forwardPrincipal() {
 
 // callHeaders returns the function that makes imported NATS tools send
 // the principal of each call: the one its context carries, else --as.
+// This is the client side: with --nats and no --policy there is no
+// Authorizer in this process whose policy.WithDefaultPrincipal could
+// supply --as, so the default is applied here, to the outgoing header
+// only (the worker decides).
 func (pf *policyFlags) callHeaders() func(context.Context) nats.Header {
 	as, hasAs, err := pf.principal()
 	if err != nil {

@@ -58,7 +58,7 @@ func TestPluginsCommand(t *testing.T) {
 	if len(lines) < 3 ||
 		!strings.HasPrefix(lines[1], "gone ") || !strings.Contains(lines[1], "failed") || !strings.Contains(lines[1], "/nonexistent/mcp-server") ||
 		!strings.HasPrefix(lines[2], "remote ") || !strings.Contains(lines[2], "ready") || !strings.Contains(lines[2], " 2 ") ||
-		!strings.Contains(out.String(), "permissions: perm.json") {
+		!strings.Contains(out.String(), "permissions: "+filepath.Join(filepath.Dir(file), "perm.json")) {
 		t.Errorf("plugins printed:\n%s\nstderr: %s", out.String(), errOut.String())
 	}
 

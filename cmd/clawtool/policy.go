@@ -230,14 +230,27 @@ func (pf *policyFlags) listFilter(r *tool.Registry) func(ctx context.Context, na
 	}
 }
 
-// listable returns the tools of r the flags' principal may list: all of
-// them without --policy, else those its policies let it call for some
-// arguments (what serve lists to it).
-func (rf *registryFlags) listable(ctx context.Context, r *tool.Registry) []tool.Tool {
-	if a := rf.policy.loaded; a != nil {
-		return a.View(ctx, r).List()
+// openListable is open followed by the tools of r the flags' principal
+// may list: all of them without --policy, else those its policies let it
+// call for some arguments (what serve lists to it).
+func (rf *registryFlags) openListable(ctx context.Context, e *env, c string) (r *tool.Registry, tools []tool.Tool, cleanup func(), ok bool) {
+	if r, cleanup, ok = rf.open(ctx, e, c); !ok {
+		return nil, nil, nil, false
 	}
-	return r.List()
+	if a := rf.policy.loaded; a != nil {
+		return r, a.View(ctx, r).List(), cleanup, true
+	}
+	return r, r.List(), cleanup, true
+}
+
+// registryOf returns a new registry holding tools, which have distinct
+// names.
+func registryOf(tools []tool.Tool) *tool.Registry {
+	r := tool.NewRegistry()
+	for _, t := range tools {
+		r.Register(t)
+	}
+	return r
 }
 
 // openTerminal opens the terminal approvals are asked on; a variable for

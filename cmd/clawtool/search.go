@@ -6,7 +6,6 @@ import (
 	"strings"
 	"text/tabwriter"
 
-	"github.com/miniopenclaw/tool"
 	"github.com/miniopenclaw/tool/toolsearch"
 )
 
@@ -26,18 +25,13 @@ func runSearch(ctx context.Context, e *env, args []string) int {
 		fmt.Fprintln(e.stderr, "clawtool search: no query; usage: clawtool search [flags] QUERY...")
 		return exitUsage
 	}
-	r, cleanup, ok := rf.open(ctx, e, "search")
+	r, tools, cleanup, ok := rf.openListable(ctx, e, "search")
 	if !ok {
 		return exitToolError
 	}
 	defer cleanup()
 	if rf.policy.loaded != nil {
-		// Search what the principal may see, as the agent loop does.
-		visible := tool.NewRegistry()
-		for _, t := range rf.listable(ctx, r) {
-			visible.Register(t)
-		}
-		r = visible
+		r = registryOf(tools) // search what the principal may see, as the agent loop does
 	}
 	ix := toolsearch.NewWithOptions(r, toolsearch.Options{MinConfidence: *minConf})
 	defer ix.Close()
