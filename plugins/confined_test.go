@@ -143,6 +143,11 @@ func TestDescribeEnd(t *testing.T) {
 		{&sandbox.ExitError{Result: &sandbox.Result{Outcome: sandbox.Exited, ExitCode: 1}},
 			"starting\nError: EACCES: permission denied, open '/root/.npm/_cacache'\nbye\n",
 			[]string{"exited with status 1", "the sandbox refused it:\n  Error: EACCES: permission denied, open '/root/.npm/_cacache'\n", "the end of its standard error:\n  starting\n"}},
+		{&sandbox.ExitError{Result: &sandbox.Result{Outcome: sandbox.Exited, ExitCode: 1, NetworkDenials: []sandbox.NetworkDenial{
+			{Host: "registry.example", Port: 443, Reason: "not in the allow list"}, {Host: "a", Port: 1}, {Host: "b", Port: 1}, {Host: "c", Port: 1}, {Host: "d", Port: 1}, {Host: "e", Port: 1}},
+			NetworkDenialsDropped: 3}},
+			"Error: getaddrinfo EAI_AGAIN\n",
+			[]string{"exited with status 1; the network proxy refused it:\n  registry.example port 443: not in the allow list\n  a port 1: \n", "d port 1: \n  (4 more)\n"}},
 	} {
 		got := describeEnd(tt.err, tt.stderr)
 		if tt.want == nil && got != "" {
@@ -179,6 +184,33 @@ func TestConfinedPolicyReloads(t *testing.T) {
 		h.Apply(t.Context(), &Config{Servers: map[string]Server{"s": fx}})
 		if st := h.Status(); len(st) != 1 || st[0].State != Ready || st[0].Confinement != ConfinedNative || st[0].Network != network {
 			t.Errorf("after writing network %s: %+v", network, st)
+		}
+	}
+}
+
+// TestRecordDenialKeepsLatest: an entry keeps the latest
+// MaxStatusDenials network denials for Status and counts them all.
+func TestRecordDenialKeepsLatest(t *testing.T) {
+	e := NewHost(tool.NewRegistry()).newEntry("s", KindServer, &Config{}, "", nil)
+	for i := range MaxStatusDenials + 5 {
+		e.recordDenial(sandbox.NetworkDenial{Host: "h", Port: i + 1})
+	}
+	st := e.status()
+	if st.NetworkDenied != MaxStatusDenials+5 || len(st.NetworkDenials) != MaxStatusDenials ||
+		st.NetworkDenials[0].Port != 6 || st.NetworkDenials[MaxStatusDenials-1].Port != MaxStatusDenials+5 {
+		t.Fatalf("%d denied, kept %+v", st.NetworkDenied, st.NetworkDenials)
+	}
+}
+
+// TestFormatRule writes rules back in the form ParseHostRule reads.
+func TestFormatRule(t *testing.T) {
+	for _, in := range []string{"api.example.com", "*.example.org:443,8443", "[2001:db8::1]:443", "203.0.113.7:80", "2001:db8::1"} {
+		r, err := sandbox.ParseHostRule(in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := formatRule(r); got != in {
+			t.Errorf("%q: formatted %q", in, got)
 		}
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"os"
 	"os/exec"
 	"reflect"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -68,7 +69,19 @@ type Status struct {
 	// Network is a confined server's network policy ("none", "host",
 	// ...); empty otherwise.
 	Network string
+	// Allow is the allow list of a server whose Network is "allow", each
+	// rule as HOST or HOST:PORT,... (sandbox.ParseHostRule's form).
+	Allow []string
+	// NetworkDenials are the latest connections the allow-list proxy
+	// refused the server (at most MaxStatusDenials, oldest first, kept
+	// across its restarts); NetworkDenied counts them all.
+	NetworkDenials []sandbox.NetworkDenial
+	NetworkDenied  int
 }
+
+// MaxStatusDenials is the number of network denials [Status] keeps per
+// server: the latest.
+const MaxStatusDenials = 16
 
 // Confinements of a stdio server (Status.Confinement).
 const (
@@ -143,6 +156,10 @@ type Host struct {
 	cacheDir string
 	restart  RestartPolicy
 	tokens   oauth.Store // WithTokenStore; nil: the default file store
+	// proxyHook, set by tests, adjusts a confined server's allow-list
+	// proxy after the host configured it (the tests' resolver and
+	// dialer); no Option sets it.
+	proxyHook func(*sandbox.Proxy)
 	// now and sleep are the clock of restarts; tests replace them.
 	now   func() time.Time
 	sleep func(ctx context.Context, d time.Duration) error
@@ -331,6 +348,9 @@ func (h *Host) Apply(ctx context.Context, c *Config) {
 					if e.network == "" {
 						e.network = string(sandbox.NetworkNone)
 					}
+					for _, r := range confine.Allow {
+						e.allow = append(e.allow, formatRule(r))
+					}
 				}
 			}
 			want[name] = e
@@ -444,11 +464,14 @@ type entry struct {
 	// runs unconfined; confinement and network describe it for Status.
 	confine              *sandbox.Policy
 	confinement, network string
+	allow                []string
 
 	mu      sync.Mutex
 	state   State
 	err     string
 	cut     *Cut // the last import's cut, if any
+	denials []sandbox.NetworkDenial // the latest, at most MaxStatusDenials
+	denied  int                     // denials in all
 	closed  bool
 	owned   map[string]bool // names it registered in h.reg
 	calls   map[uint64]context.CancelCauseFunc
@@ -496,7 +519,8 @@ func (e *entry) status() Status {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	st := Status{Name: e.name, Kind: e.kind, State: e.state, Tools: len(e.owned), Err: e.err, Restarts: e.restarts,
-		Confinement: e.confinement, Network: e.network}
+		Confinement: e.confinement, Network: e.network, Allow: slices.Clone(e.allow),
+		NetworkDenials: slices.Clone(e.denials), NetworkDenied: e.denied}
 	if e.cut != nil {
 		cut := *e.cut
 		st.Cut = &cut
@@ -795,7 +819,7 @@ func (e *entry) connect(ctx context.Context, s Server) (*mcptool.Client, error) 
 			return nil, err
 		}
 	} else if e.confine != nil {
-		t = confinedTransport(e.name, *e.confine, s)
+		t = confinedTransport(e.name, *e.confine, s, e.configureProxy)
 	} else {
 		cmd := exec.Command(s.Command, s.Args...)
 		cmd.Dir = s.Cwd

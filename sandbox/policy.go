@@ -413,8 +413,9 @@ type Policy struct {
 	// the unprivileged UID on the host.
 	Without []Layer
 
-	// proxyHook, set by tests, adjusts a NetworkAllow run's proxy (its
-	// resolver and dialer) before it serves.
+	// proxyHook, set by tests and by Cmd.ConfigureProxy, adjusts a
+	// NetworkAllow run's proxy before it serves (its Rules are set to
+	// Allow again after it).
 	proxyHook func(*Proxy)
 }
 

@@ -44,6 +44,14 @@ type Cmd struct {
 	Stdout, Stderr io.Writer
 	// Backend runs the command; nil means [Native].
 	Backend Backend
+	// ConfigureProxy, when set, is called with the proxy of a
+	// [NetworkAllow] run before it serves the command: the caller names
+	// its Client, reports denials as they happen (OnDenial), sets its Log
+	// or bounds, and tests map their names to loopback servers (Resolve,
+	// Dial). It runs in the caller's process, never in the sandbox. Its
+	// Rules are Policy.Allow whatever the function sets: the policy alone
+	// says which hosts are listed. Ignored for any other network.
+	ConfigureProxy func(*Proxy)
 	// Result is how the run ended, set by Run and Output.
 	Result *Result
 
@@ -75,16 +83,26 @@ func (c *Cmd) Run() error {
 		r   *Result
 		err error
 	)
+	p := c.Policy
+	if c.ConfigureProxy != nil {
+		prev := p.proxyHook
+		p.proxyHook = func(x *Proxy) {
+			if prev != nil {
+				prev(x)
+			}
+			c.ConfigureProxy(x)
+		}
+	}
 	if c.Stdout != nil || c.Stderr != nil {
 		if _, native := b.(nativeBackend); !native {
 			return errNoStreams
 		}
-		if c.Policy.Image != "" {
+		if p.Image != "" {
 			return errNativeImage
 		}
-		r, err = runStreams(ctx, c.Policy, c.Args, c.Stdin, streams{c.Stdout, c.Stderr})
+		r, err = runStreams(ctx, p, c.Args, c.Stdin, streams{c.Stdout, c.Stderr})
 	} else {
-		r, err = b.Run(ctx, c.Policy, c.Args, c.Stdin)
+		r, err = b.Run(ctx, p, c.Args, c.Stdin)
 	}
 	if err != nil {
 		return err

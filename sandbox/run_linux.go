@@ -168,6 +168,7 @@ func runSandbox(ctx context.Context, p Policy, argv []string, stdin io.Reader, u
 		proxy = &Proxy{Rules: p.Allow, Client: argv[0], Log: networkLog()}
 		if p.proxyHook != nil {
 			p.proxyHook(proxy)
+			proxy.Rules = p.Allow // a hook never widens the policy's list
 		}
 		stopProxy := serveProxy(h, proxy)
 		defer stopProxy()
