@@ -469,7 +469,7 @@ type entry struct {
 	mu      sync.Mutex
 	state   State
 	err     string
-	cut     *Cut // the last import's cut, if any
+	cut     *Cut                    // the last import's cut, if any
 	denials []sandbox.NetworkDenial // the latest, at most MaxStatusDenials
 	denied  int                     // denials in all
 	closed  bool
