@@ -41,7 +41,16 @@ func serverPolicy(p *sandbox.Policy, s Server) (*sandbox.Policy, error) {
 		env = append(env, k+"="+v)
 	}
 	for _, k := range sortedKeys(s.Env) {
+		if w := sandbox.SecretWord(k); w != "" && !slices.Contains(s.Secrets, k) {
+			return nil, fmt.Errorf(`env %q looks like a secret (its name contains %s): the sandbox passes it only to a server whose entry names it in "secrets"`, k, w)
+		}
 		set(k, s.Env[k])
+	}
+	c.Secrets = slices.Clone(p.Secrets)
+	for _, k := range s.Secrets {
+		if !slices.Contains(c.Secrets, k) {
+			c.Secrets = append(c.Secrets, k)
+		}
 	}
 	if path, err := exec.LookPath(s.Command); err == nil && filepath.IsAbs(path) {
 		real, err := filepath.EvalSymlinks(path)

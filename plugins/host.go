@@ -2,6 +2,7 @@ package plugins
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -69,6 +70,9 @@ type Status struct {
 	// Network is a confined server's network policy ("none", "host",
 	// ...); empty otherwise.
 	Network string
+	// Secrets are the names of the secret-looking variables a confined
+	// server is given ([Server.Secrets]); never their values.
+	Secrets []string
 	// Allow is the allow list of a server whose Network is "allow", each
 	// rule as HOST or HOST:PORT,... (sandbox.ParseHostRule's form).
 	Allow []string
@@ -343,14 +347,22 @@ func (h *Host) Apply(ctx context.Context, c *Config) {
 			e.confine = confine
 			if s.URL == "" {
 				e.confinement, e.network = Unconfined, ""
-				if confine != nil {
-					e.confinement, e.network = ConfinedNative, string(confine.Network)
+				// A server refused confinement (its policy unreadable, its
+				// entry not runnable under it) was meant to be confined:
+				// it says so, not "unconfined", though it never ran.
+				shown := confine
+				if shown == nil && serr != nil && !s.Unsandboxed {
+					shown = cmp.Or(sp, &sandbox.Policy{})
+				}
+				if shown != nil {
+					e.confinement, e.network = ConfinedNative, string(shown.Network)
 					if e.network == "" {
 						e.network = string(sandbox.NetworkNone)
 					}
-					for _, r := range confine.Allow {
+					for _, r := range shown.Allow {
 						e.allow = append(e.allow, formatRule(r))
 					}
+					e.secrets = slices.Clone(s.Secrets)
 				}
 			}
 			want[name] = e
@@ -464,7 +476,7 @@ type entry struct {
 	// runs unconfined; confinement and network describe it for Status.
 	confine              *sandbox.Policy
 	confinement, network string
-	allow                []string
+	allow, secrets       []string
 
 	mu      sync.Mutex
 	state   State
@@ -519,7 +531,7 @@ func (e *entry) status() Status {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	st := Status{Name: e.name, Kind: e.kind, State: e.state, Tools: len(e.owned), Err: e.err, Restarts: e.restarts,
-		Confinement: e.confinement, Network: e.network, Allow: slices.Clone(e.allow),
+		Confinement: e.confinement, Network: e.network, Allow: slices.Clone(e.allow), Secrets: slices.Clone(e.secrets),
 		NetworkDenials: slices.Clone(e.denials), NetworkDenied: e.denied}
 	if e.cut != nil {
 		cut := *e.cut

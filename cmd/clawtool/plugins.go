@@ -168,7 +168,9 @@ JSON's "cut" say how many were left out), "sandboxPolicy" and "workspace"
 "sandboxPolicy" and "permissions" file names ("sandboxPolicy" bounds the
 modules' files and limits, and every stdio server runs in the native
 sandbox under it, or under its own, unless marked "unsandboxed";
-CONFINEMENT and the JSON's "confinement", "network" and "allow" say which,
+CONFINEMENT and the JSON's "confinement", "network" and "allow" say which
+(and "secrets", the names of the secret-looking variables of "env" an entry
+passes knowingly: the sandbox refuses any other),
 and the connections an allow list's proxy refused a server are listed
 after the table and in the JSON's "networkDenials";
 "permissions", a Cedar policy file, applies as --policy would). ${NAME} is replaced with the environment variable's
@@ -221,13 +223,14 @@ changes.`)
 			// Allow is an allow list's rules; NetworkDenials the latest
 			// connections its proxy refused, NetworkDenied all of them.
 			Allow          []string        `json:"allow,omitempty"`
+			Secrets        []string        `json:"secrets,omitempty"` // names only
 			NetworkDenials []networkDenial `json:"networkDenials,omitempty"`
 			NetworkDenied  int             `json:"networkDenied,omitempty"`
 		}
 		out := make([]entry, 0, len(st))
 		for _, s := range st {
 			en := entry{Name: s.Name, Kind: s.Kind, State: string(s.State), Tools: s.Tools, Error: s.Err, Restarts: s.Restarts,
-				Confinement: s.Confinement, Network: s.Network, Allow: s.Allow, NetworkDenied: s.NetworkDenied}
+				Confinement: s.Confinement, Network: s.Network, Allow: s.Allow, Secrets: s.Secrets, NetworkDenied: s.NetworkDenied}
 			for _, d := range s.NetworkDenials {
 				en.NetworkDenials = append(en.NetworkDenials, networkDenial{d.Host, d.Port, d.Addr, d.Reason})
 			}
@@ -258,6 +261,9 @@ changes.`)
 			confinement += " (network " + s.Network
 			if len(s.Allow) > 0 {
 				confinement += ": " + strings.Join(s.Allow, ", ")
+			}
+			if len(s.Secrets) > 0 {
+				confinement += "; secrets: " + strings.Join(s.Secrets, ", ")
 			}
 			confinement += ")"
 		}

@@ -181,7 +181,8 @@ func TestPluginsSandboxPolicy(t *testing.T) {
 	// address: nothing leaves the machine (the proxy refuses both before
 	// it resolves or dials anything).
 	allowed := server(false, "allow.json")
-	allowed["env"] = map[string]string{mcpServerEnv: "1", fetchEnv: "http://unlisted.example/,http://169.254.169.254/latest/meta-data/"}
+	allowed["env"] = map[string]string{mcpServerEnv: "1", fetchEnv: "http://unlisted.example/,http://169.254.169.254/latest/meta-data/", "EXAMPLE_TOKEN": "literal-token-value"}
+	allowed["secrets"] = []string{"EXAMPLE_TOKEN"}
 	b, _ := json.Marshal(map[string]any{"sandboxPolicy": "sandbox.json", "mcpServers": map[string]any{
 		"boxed": server(false, ""), "free": server(true, ""), "hostnet": server(false, "net.json"), "allowed": allowed,
 	}})
@@ -193,7 +194,7 @@ func TestPluginsSandboxPolicy(t *testing.T) {
 	code := run(t.Context(), []string{"plugins", "--config", file, "--json"}, nil, &out, io.Discard)
 	var st []struct {
 		Name, State, Error, Confinement, Network string
-		Allow                                    []string
+		Allow, Secrets                           []string
 		NetworkDenials                           []struct{ Host, Reason string }
 		NetworkDenied                            int
 	}
@@ -201,7 +202,7 @@ func TestPluginsSandboxPolicy(t *testing.T) {
 		t.Fatalf("%v: %s", err, out.String())
 	}
 	if code != exitOK || len(st) != 4 ||
-		st[0].Name != "allowed" || st[0].State != "ready" || st[0].Network != "allow" || strings.Join(st[0].Allow, " ") != "api.example.com *.example.org:443" ||
+		st[0].Name != "allowed" || st[0].State != "ready" || st[0].Network != "allow" || strings.Join(st[0].Allow, " ") != "api.example.com *.example.org:443" || strings.Join(st[0].Secrets, " ") != "EXAMPLE_TOKEN" ||
 		st[0].NetworkDenied != 2 || len(st[0].NetworkDenials) != 2 || st[0].NetworkDenials[0].Host != "unlisted.example" ||
 		st[0].NetworkDenials[1].Reason != "an IP literal not in the allow list" ||
 		st[1].Name != "boxed" || st[1].State != "ready" || st[1].Confinement != "native" || st[1].Network != "none" ||
