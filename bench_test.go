@@ -1,7 +1,6 @@
 package tool_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -204,7 +203,7 @@ func BenchmarkNew(b *testing.B) {
 
 // BenchmarkDefinitions exports 1,000 tools after one of them changed,
 // against the floor: each tool's OpenAI definition rendered once, the
-// changed one rendered again, and the parts joined into the array. The
+// changed one rendered again, and the parts joined into a new array. The
 // target re-registers the changed tool (built once, as a reload would
 // have it) and exports; both sides re-render one definition per change.
 func BenchmarkDefinitions(b *testing.B) {
@@ -236,7 +235,19 @@ func BenchmarkDefinitions(b *testing.B) {
 			b.Fatal(err)
 		}
 		parts[0] = p
-		out = append(append(out[:0], '['), bytes.Join(parts, []byte(","))...)
+		// A new slice each time, as Definitions returns one its caller
+		// owns: sized once, each part copied once.
+		n := 2
+		for _, p := range parts {
+			n += len(p) + 1
+		}
+		out = append(make([]byte, 0, n), '[')
+		for i, p := range parts {
+			if i > 0 {
+				out = append(out, ',')
+			}
+			out = append(out, p...)
+		}
 		out = append(out, ']')
 	}, func() {
 		r.Register(changed) // a replacement: the registry's export is no longer current
