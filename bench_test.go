@@ -191,6 +191,46 @@ func BenchmarkExecuteManyTools(b *testing.B) {
 		func() { large.Execute(ctx, "search_flights", searchInput) })
 }
 
+// BenchmarkGoroutineFloor is the floor of any call that runs its tool in
+// a goroutine of its own under a time limit, as Registry.Execute does by
+// default: baseline (a) with only the function in a new goroutine (the
+// arguments decoded and the result encoded in the caller's, whose stack
+// has grown), its caller waiting on the goroutine's answer or the end of
+// a timeout context, against (a) called directly. No registry, no
+// validation: the ratio is what the handoff alone costs, which
+// ExecuteTyped pays on top of ExecuteTypedInline.
+func BenchmarkGoroutineFloor(b *testing.B) {
+	type answer struct {
+		out searchResult
+		err error
+	}
+	compare(b, baseline, func() {
+		var in searchArgs
+		if err := json.Unmarshal(searchInput, &in); err != nil {
+			b.Fatal(err)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		done := make(chan answer, 1)
+		go func() {
+			out, err := searchFlights(ctx, in)
+			done <- answer{out, err}
+		}()
+		var a answer
+		select {
+		case a = <-done:
+		case <-ctx.Done():
+			b.Fatal("timed out")
+		}
+		cancel()
+		if a.err != nil {
+			b.Fatal(a.err)
+		}
+		if _, err := json.Marshal(a.out); err != nil {
+			b.Fatal(err)
+		}
+	})
+}
+
 // BenchmarkNew measures building the typed tool: schema inference,
 // decoder compilation and rendering. The baseline is one baseline call.
 func BenchmarkNew(b *testing.B) {
