@@ -170,10 +170,9 @@ func TestEmbeddingCache(t *testing.T) {
 	}
 
 	// A corrupt cache file is not trusted: the tool is embedded again.
-	// Every file of the first index is corrupted (one of them belongs to
-	// the replaced tool, which r no longer has, and which one that is
-	// depends on the digests): the tools r still has from it are
-	// embedded again, with the query.
+	// Every vector of the first index is corrupted: one of them belongs to
+	// the old get_weather, which the registry no longer holds, so which
+	// single file a glob lists first cannot say whether it is in use.
 	for _, f := range files {
 		if err := os.WriteFile(f, []byte("xyz"), 0o600); err != nil {
 			t.Fatal(err)
@@ -183,8 +182,10 @@ func TestEmbeddingCache(t *testing.T) {
 	defer ix2.Close()
 	before = len(api.embedded())
 	ix2.Search("rain", 3)
+	// The tools left unchanged (all but one) and the query; the changed
+	// tool's vector, written by the second index, is intact.
 	if n, want := len(api.embedded())-before, len(embedTools)-1+1; n != want {
-		t.Errorf("after corrupting the cached vectors, %d texts embedded, want %d", n, want)
+		t.Errorf("after corrupting the first index's cached vectors, %d texts embedded, want %d", n, want)
 	}
 }
 
