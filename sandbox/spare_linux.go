@@ -373,7 +373,7 @@ func (p *sparePool) claim(sh helperShape) *helperProc {
 		<-ch
 		p.mu.Lock()
 		if p.slots[sh] != s {
-			return nil // released or evicted meanwhile
+			return nil // closed or evicted meanwhile
 		}
 	}
 	h := s.h
@@ -394,7 +394,7 @@ func (p *sparePool) claim(sh helperShape) *helperProc {
 }
 
 // refill starts the next spare of shape sh in the background unless one is
-// waiting or starting, or the shape has no slot (released or evicted).
+// waiting or starting, or the shape has no slot (closed or evicted).
 func (p *sparePool) refill(sh helperShape) {
 	p.lockInit()
 	defer p.mu.Unlock()
