@@ -113,6 +113,7 @@ func TestTaskClientOurServer(t *testing.T) {
 	without := importTasks(t, url, fast)
 	plain := importTasks(t, url, fast, mcptool.WithoutTasks())
 	legacy := importTasks(t, url, fast, answer, mcptool.WithProtocolVersion("2025-11-25"))
+	legacyWithout := importTasks(t, url, fast, mcptool.WithProtocolVersion("2025-11-25"))
 
 	for _, tc := range []struct {
 		name     string
@@ -134,6 +135,10 @@ func TestTaskClientOurServer(t *testing.T) {
 		// 2025-11-25 says an isError result fails the task; tasks/result
 		// still gives the result.
 		{"legacy: isError stays a result", legacy, "quick", `{"fail":true}`, "it broke", true, "working,*failed"},
+		// input_required in the 2025-11-25 form: tasks/result carries the
+		// question to the session's elicitation handler.
+		{"legacy: input answered", legacy, "ask", `{}`, "hello Ann", false, "working,input_required,completed"},
+		{"legacy: input without a handler", legacyWithout, "ask", `{}`, "did not declare the elicitation capability", true, "working,*failed"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var log eventLog
@@ -506,15 +511,28 @@ func BenchmarkClientTaskCall(b *testing.B) {
 // call could not pass); WithoutTasks is the control, whose call the
 // server refuses.
 func TestTaskClientStdio(t *testing.T) {
+	legacy := mcptool.WithProtocolVersion("2025-11-25")
+	answer := mcptool.WithElicitationHandler(func(_ context.Context, p *mcp.ElicitParams) (*mcp.ElicitResult, error) {
+		return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"name": "Ann"}}, nil
+	})
+	refuse := mcptool.WithElicitationHandler(func(context.Context, *mcp.ElicitParams) (*mcp.ElicitResult, error) {
+		return nil, errors.New("no one here")
+	})
 	for _, tc := range []struct {
 		name    string
 		opts    []mcptool.ClientOption
+		tool    string
 		want    string
 		isError bool
 	}{
-		{"2026-07-28 extension", nil, "hi", false},
-		{"2025-11-25 form", []mcptool.ClientOption{mcptool.WithProtocolVersion("2025-11-25")}, "hi", false},
-		{"control: WithoutTasks", []mcptool.ClientOption{mcptool.WithoutTasks()}, "task", true},
+		{"2026-07-28 extension", nil, "echo_task", "hi", false},
+		{"2025-11-25 form", []mcptool.ClientOption{legacy}, "echo_task", "hi", false},
+		{"control: WithoutTasks", []mcptool.ClientOption{mcptool.WithoutTasks()}, "echo_task", "task", true},
+		{"2026-07-28 input", []mcptool.ClientOption{answer}, "ask_task", "hello Ann", false},
+		// tasks/result puts the question to the client on the connection.
+		{"2025-11-25 input", []mcptool.ClientOption{legacy, answer}, "ask_task", "hello Ann", false},
+		{"2025-11-25 input without a handler", []mcptool.ClientOption{legacy}, "ask_task", "did not declare the elicitation capability", true},
+		{"2025-11-25 input declined", []mcptool.ClientOption{legacy, refuse}, "ask_task", "the client did not answer elicitation/create", true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -530,7 +548,7 @@ func TestTaskClientStdio(t *testing.T) {
 				t.Fatal(err)
 			}
 			var log eventLog
-			res := r.Execute(mcptool.WithTaskEvents(ctx, log.add), "echo_task", []byte(`{"text":"hi"}`))
+			res := r.Execute(mcptool.WithTaskEvents(ctx, log.add), tc.tool, []byte(`{"text":"hi"}`))
 			got := res.Output
 			if res.IsError {
 				got = res.Error
