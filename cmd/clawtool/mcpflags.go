@@ -28,6 +28,9 @@ type mcpFlags struct {
 	dangling   bool   // the last --prefix has no server after it
 	noBuiltins bool
 	maxTools   int // --max-tools; 0: mcptool's default
+	// elicit, when set, answers the servers' requests for input (set by
+	// call, which has a person to ask; serve relays them instead).
+	elicit mcptool.ElicitationHandler
 }
 
 // mcpServer is one --mcp or --mcp-url.
@@ -178,6 +181,9 @@ func (m *mcpFlags) connect(ctx context.Context, e *env, r *tool.Registry, s mcpS
 	logger := slog.New(slog.NewTextHandler(e.stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	opts := []mcptool.ClientOption{mcptool.WithPrefix(s.prefix), mcptool.WithClientLogger(logger),
 		mcptool.WithImportLimits(m.maxTools, max(mcptool.DefaultMaxPages, m.maxTools/10), 0)}
+	if m.elicit != nil {
+		opts = append(opts, mcptool.WithElicitationHandler(m.elicit))
+	}
 	var t mcp.Transport
 	if s.url != "" {
 		t = mcptool.URL(s.url)
