@@ -187,7 +187,9 @@ func TestMaliciousServers(t *testing.T) {
 			s.as.onRegister = func(map[string]any) (int, any) { return 201, []string{"client_id", "c"} }
 		}, "not valid JSON", 0, 0},
 		{"registration without a client ID", func(s *setup) {
-			s.as.onRegister = func(body map[string]any) (int, any) { return 201, map[string]any{"redirect_uris": body["redirect_uris"]} }
+			s.as.onRegister = func(body map[string]any) (int, any) {
+				return 201, map[string]any{"redirect_uris": body["redirect_uris"]}
+			}
 		}, "no usable client_id", 0, 0},
 		{"huge registration", func(s *setup) {
 			s.as.onRegister = func(map[string]any) (int, any) { return 201, map[string]any{"client_id": huge} }
