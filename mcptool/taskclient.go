@@ -101,9 +101,12 @@ type ElicitationHandler func(ctx context.Context, params *mcp.ElicitParams) (*mc
 // tasks/update). For a task, h gets the context of the call that became
 // the task. Without a handler, a call served by this package's Server to
 // a 2025-11-25 client that declared elicitation (clawtool serve
-// aggregating servers) relays the task's questions to that client; any
-// other call declares no elicitation, and a task that asks for input is
-// cancelled and its call fails with an error result saying so.
+// aggregating servers) relays the task's questions to that client, and a
+// call the Server runs as a task for a client that declared elicitation
+// (either form) puts them to that client as its task's input_required
+// (see also [WithElicitationRelay]); any other call declares no
+// elicitation, and a task that asks for input is cancelled and its call
+// fails with an error result saying so.
 func WithElicitationHandler(h ElicitationHandler) ClientOption {
 	return func(c *clientConfig) { c.elicit = h }
 }
