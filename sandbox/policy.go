@@ -419,11 +419,6 @@ type Policy struct {
 	// without [LayerUserNS] drops every namespace; the command then runs as
 	// the unprivileged UID on the host.
 	Without []Layer
-
-	// proxyHook, set by tests and by Cmd.ConfigureProxy, adjusts a
-	// NetworkAllow run's proxy before it serves (its Rules are set to
-	// Allow again after it).
-	proxyHook func(*Proxy)
 }
 
 // DefaultUID is the host user id the sandbox root maps to when the caller

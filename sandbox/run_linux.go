@@ -242,10 +242,11 @@ func (r *nativeRun) start(ctx context.Context) (err error) {
 	}
 	if r.p.network() == NetworkAllow {
 		r.proxy = &Proxy{Rules: r.p.Allow, Client: r.argv[0], Log: networkLog()}
-		if r.p.proxyHook != nil {
-			r.p.proxyHook(r.proxy)
-			r.proxy.Rules = r.p.Allow // a hook never widens the policy's list
+		r.n.pool.hooks.adjustProxy(r.proxy)
+		if r.out.proxy != nil {
+			r.out.proxy(r.proxy)
 		}
+		r.proxy.Rules = r.p.Allow // no hook widens the policy's list
 		r.later(serveProxy(h, r.proxy))
 	}
 	return nil
@@ -498,6 +499,9 @@ type nativeHooks struct {
 	// the sandbox user, as it did before the supervisor opened it (no
 	// idmapping, no way past unsearchable directories); read at each run.
 	workspaceInHelper bool
+	// proxy adjusts a NetworkAllow run's proxy (its resolver and dialer)
+	// before it serves.
+	proxy func(*Proxy)
 }
 
 func (k *nativeHooks) tracing() bool { return k != nil && k.trace != nil }
@@ -511,6 +515,12 @@ func (k *nativeHooks) spareStarted(pid int) {
 }
 
 func (k *nativeHooks) inHelper() bool { return k != nil && k.workspaceInHelper }
+
+func (k *nativeHooks) adjustProxy(p *Proxy) {
+	if k != nil && k.proxy != nil {
+		k.proxy(p)
+	}
+}
 
 // A spawnTrace holds the monotonic clock at each step of a run.
 type spawnTrace struct {

@@ -31,6 +31,9 @@ type mcpFlags struct {
 	// elicit, when set, answers the servers' requests for input (set by
 	// call, which has a person to ask; serve relays them instead).
 	elicit mcptool.ElicitationHandler
+	// relay, without elicit, relays the questions of the servers' tasks
+	// to the client of the call awaiting them (set by serve).
+	relay bool
 }
 
 // mcpServer is one --mcp or --mcp-url.
@@ -181,8 +184,11 @@ func (m *mcpFlags) connect(ctx context.Context, e *env, r *tool.Registry, s mcpS
 	logger := slog.New(slog.NewTextHandler(e.stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	opts := []mcptool.ClientOption{mcptool.WithPrefix(s.prefix), mcptool.WithClientLogger(logger),
 		mcptool.WithImportLimits(m.maxTools, max(mcptool.DefaultMaxPages, m.maxTools/10), 0)}
-	if m.elicit != nil {
+	switch {
+	case m.elicit != nil:
 		opts = append(opts, mcptool.WithElicitationHandler(m.elicit))
+	case m.relay:
+		opts = append(opts, mcptool.WithElicitationRelay())
 	}
 	var t mcp.Transport
 	if s.url != "" {

@@ -139,7 +139,7 @@ func TestMaliciousServers(t *testing.T) {
 		{"malformed metadata", func(s *setup) {
 			s.as.onMeta = func(w http.ResponseWriter, _ *http.Request) bool { w.Write([]byte(`{"issuer": [`)); return true }
 		}, "not valid JSON", 0, 0},
-		{"metadata of the wrong type", func(s *setup) { s.as.meta["token_endpoint"] = 42 }, "not valid JSON", 0, 0},
+		{"metadata of the wrong type", func(s *setup) { s.as.meta["token_endpoint"] = 42 }, `field "token_endpoint" is a JSON number, want a string`, 0, 0},
 		{"endless redirects", func(s *setup) {
 			s.as.onMeta = func(w http.ResponseWriter, r *http.Request) bool {
 				http.Redirect(w, r, r.URL.Path+"?again="+fmt.Sprint(len(r.URL.RawQuery)), http.StatusFound)
@@ -169,7 +169,7 @@ func TestMaliciousServers(t *testing.T) {
 		}, "longer than", 0, 0},
 		{"malformed resource metadata", func(s *setup) {
 			s.rs.prm = func(base string) any { return map[string]any{"resource": 42, "authorization_servers": s.as.url()} }
-		}, "not valid JSON", 0, 0},
+		}, `field "authorization_servers" is a JSON string, want an array`, 0, 0},
 		{"resource metadata without authorization servers", func(s *setup) {
 			s.rs.prm = func(base string) any { return map[string]any{"resource": base + "/mcp"} }
 		}, "no authorization_servers", 0, 0},
@@ -185,7 +185,7 @@ func TestMaliciousServers(t *testing.T) {
 		}, "redirect URIs", 0, 0},
 		{"malformed registration", func(s *setup) {
 			s.as.onRegister = func(map[string]any) (int, any) { return 201, []string{"client_id", "c"} }
-		}, "not valid JSON", 0, 0},
+		}, "the document is a JSON array, want an object", 0, 0},
 		{"registration without a client ID", func(s *setup) {
 			s.as.onRegister = func(body map[string]any) (int, any) {
 				return 201, map[string]any{"redirect_uris": body["redirect_uris"]}
