@@ -799,7 +799,8 @@ var (
 )
 
 // RecordsOutcomes reports whether [Authorizer.Outcome] records anything:
-// whether the Authorizer has an audit log or a logger. A registry neither
+// whether the Authorizer has an audit log or a logger, or an approval
+// store that claims answers ([ApprovalClaimer]). A registry neither
 // times nor reports the calls of an Authorizer that does not.
 func (a *Authorizer) RecordsOutcomes() bool { return a.observed() || a.claimer }
 
@@ -940,6 +941,8 @@ func (a *Authorizer) Authorize(ctx context.Context, req tool.AccessRequest) erro
 
 // Outcome records how a call the Authorizer let run ended, in the audit
 // log and the log (see [WithAudit], [WithLogger]); the registry calls it.
+// For a call whose approval this process claimed ([ApprovalClaimer]) it
+// records in the store that the call ran.
 func (a *Authorizer) Outcome(ctx context.Context, req tool.AccessRequest, res tool.Result, took time.Duration) {
 	claimed := a.claimer && a.claims.any()
 	if !claimed && !a.observed() {
