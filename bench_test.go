@@ -1,7 +1,6 @@
 package tool_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -192,6 +191,46 @@ func BenchmarkExecuteManyTools(b *testing.B) {
 		func() { large.Execute(ctx, "search_flights", searchInput) })
 }
 
+// BenchmarkGoroutineFloor is the floor of any call that runs its tool in
+// a goroutine of its own under a time limit, as Registry.Execute does by
+// default: baseline (a) with only the function in a new goroutine (the
+// arguments decoded and the result encoded in the caller's, whose stack
+// has grown), its caller waiting on the goroutine's answer or the end of
+// a timeout context, against (a) called directly. No registry, no
+// validation: the ratio is what the handoff alone costs, which
+// ExecuteTyped pays on top of ExecuteTypedInline.
+func BenchmarkGoroutineFloor(b *testing.B) {
+	type answer struct {
+		out searchResult
+		err error
+	}
+	compare(b, baseline, func() {
+		var in searchArgs
+		if err := json.Unmarshal(searchInput, &in); err != nil {
+			b.Fatal(err)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		done := make(chan answer, 1)
+		go func() {
+			out, err := searchFlights(ctx, in)
+			done <- answer{out, err}
+		}()
+		var a answer
+		select {
+		case a = <-done:
+		case <-ctx.Done():
+			b.Fatal("timed out")
+		}
+		cancel()
+		if a.err != nil {
+			b.Fatal(a.err)
+		}
+		if _, err := json.Marshal(a.out); err != nil {
+			b.Fatal(err)
+		}
+	})
+}
+
 // BenchmarkNew measures building the typed tool: schema inference,
 // decoder compilation and rendering. The baseline is one baseline call.
 func BenchmarkNew(b *testing.B) {
@@ -204,7 +243,7 @@ func BenchmarkNew(b *testing.B) {
 
 // BenchmarkDefinitions exports 1,000 tools after one of them changed,
 // against the floor: each tool's OpenAI definition rendered once, the
-// changed one rendered again, and the parts joined into the array. The
+// changed one rendered again, and the parts joined into a new array. The
 // target re-registers the changed tool (built once, as a reload would
 // have it) and exports; both sides re-render one definition per change.
 func BenchmarkDefinitions(b *testing.B) {
@@ -236,7 +275,19 @@ func BenchmarkDefinitions(b *testing.B) {
 			b.Fatal(err)
 		}
 		parts[0] = p
-		out = append(append(out[:0], '['), bytes.Join(parts, []byte(","))...)
+		// A new slice each time, as Definitions returns one its caller
+		// owns: sized once, each part copied once.
+		n := 2
+		for _, p := range parts {
+			n += len(p) + 1
+		}
+		out = append(make([]byte, 0, n), '[')
+		for i, p := range parts {
+			if i > 0 {
+				out = append(out, ',')
+			}
+			out = append(out, p...)
+		}
 		out = append(out, ']')
 	}, func() {
 		r.Register(changed) // a replacement: the registry's export is no longer current

@@ -55,8 +55,6 @@ type Registry struct {
 	tools    map[string]*entry
 	sorted   []*entry // name order; nil when stale; never modified in place
 	order    []*entry // a sorted list whose names are still the registry's (only replacements since); nil when unknown
-	defs     []byte   // cached Definitions; nil when stale
-	gen      uint64   // counts changes, so that an export made meanwhile is not kept
 	watchers map[int]func(string)
 	nextID   int
 
@@ -302,8 +300,6 @@ func (r *Registry) OnChange(fn func(name string)) (stop func()) {
 func (r *Registry) changedLocked() {
 	r.sorted = nil
 	r.order = nil
-	r.defs = nil
-	r.gen++
 }
 
 // replacedLocked records that an entry replaced the one of its name: the names
@@ -315,8 +311,6 @@ func (r *Registry) replacedLocked() {
 		r.order = r.sorted
 	}
 	r.sorted = nil
-	r.defs = nil
-	r.gen++
 }
 
 func (r *Registry) watchersLocked() []func(string) {
@@ -403,22 +397,12 @@ func (r *Registry) entries() []*entry {
 //
 //	[{"type":"function","function":{"name":…,"description":…,"parameters":{…}}}]
 //
-// Each tool's part is rendered once, at registration, and the whole array
-// is kept until the registry changes. The caller owns the returned slice.
+// Each tool's part is rendered once, at registration; a call joins the
+// parts into a new slice, which the caller owns. (Joining them costs what
+// copying a kept array would, so none is kept: after a change, a kept
+// array would cost a second copy.)
 func (r *Registry) Definitions() json.RawMessage {
-	r.mu.RLock()
-	defs, gen := r.defs, r.gen
-	r.mu.RUnlock()
-	if defs == nil {
-		buf := definitionsOf(r.entries())
-		r.mu.Lock()
-		if r.gen == gen { // nothing changed meanwhile
-			r.defs = buf
-		}
-		r.mu.Unlock()
-		defs = buf
-	}
-	return bytes.Clone(defs)
+	return definitionsOf(r.entries())
 }
 
 // newEntry checks t and derives what the registry keeps about it.

@@ -12,7 +12,8 @@ import (
 // with the principal set on the context). It filters listings only;
 // calls are decided by the registry's Authorizer, so a hidden tool that
 // a client calls anyway is refused there. Pages may hold fewer tools
-// than the page size.
+// than the page size. A tool hidden from a caller never runs as a task for
+// that caller: its call is answered synchronously.
 func WithToolFilter(keep func(ctx context.Context, name string) bool) ServerOption {
 	return func(c *serverConfig) { c.filter = keep }
 }

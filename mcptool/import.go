@@ -298,6 +298,13 @@ func (c *Client) newRemoteTool(st *mcp.Tool) (*remoteTool, error) {
 	}
 	if ts, ok := st.Meta[taskSupportMeta].(string); ok {
 		t.taskSupport = TaskSupport(ts)
+		if t.taskSupport == TaskOptional || t.taskSupport == TaskRequired {
+			// Served again (clawtool serve --mcp), the tool stays one
+			// that may run as a task. Optional, not required: this
+			// client awaits the server's task itself, so a caller that
+			// cannot take a task still gets an ordinary call.
+			t.opts.Task = tool.TaskOptional
+		}
 	}
 	if t.description == "" {
 		t.description = t.opts.Annotations.Title

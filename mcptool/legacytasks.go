@@ -42,17 +42,17 @@ type legacyParams struct {
 }
 
 // legacyTasksServed reports whether tools/call may become a legacy task
-// here: not with a tool filter (each caller sees tools of its own) nor
-// once Server.MCP was called, as for the extension form.
+// here: not once Server.MCP was called, as for the extension form.
 func (s *Server) legacyTasksServed() bool {
-	return s.cfg.filter == nil && !s.sdkShared.Load()
+	return !s.sdkShared.Load()
 }
 
-// legacyHandles reports whether the 2025-11-25 request method with params
-// is one the server answers itself: tasks/get, tasks/result, tasks/list,
-// tasks/cancel, and a tools/call that asks for a task or calls a tool
-// that runs only as a task.
-func (s *Server) legacyHandles(method string, params json.RawMessage) bool {
+// legacyHandles reports whether the 2025-11-25 request method with params,
+// from the caller of ctx, is one the server answers itself: tasks/get,
+// tasks/result, tasks/list, tasks/cancel, and a tools/call that asks for
+// a task or calls a tool that runs only as a task, of a tool the tool
+// filter shows the caller.
+func (s *Server) legacyHandles(ctx context.Context, method string, params json.RawMessage) bool {
 	switch method {
 	case "tasks/get", "tasks/result", "tasks/list", "tasks/cancel":
 		return true
@@ -61,7 +61,7 @@ func (s *Server) legacyHandles(method string, params json.RawMessage) bool {
 			return false
 		}
 		var p legacyParams
-		if json.Unmarshal(params, &p) != nil {
+		if json.Unmarshal(params, &p) != nil || !s.listable(ctx, p.Name) {
 			return false // go-sdk answers it
 		}
 		if len(p.Task) > 0 && string(p.Task) != "null" {
@@ -358,7 +358,7 @@ func (s *Server) serveLegacyTasks(w http.ResponseWriter, r *http.Request, next f
 		pw.finish(func(res json.RawMessage) json.RawMessage { return s.legacyPatch("tools/list", res) }, req.ID)
 		return true
 	}
-	if !s.legacyHandles(req.Method, req.Params) {
+	if !s.legacyHandles(r.Context(), req.Method, req.Params) {
 		return false
 	}
 	result, jerr := s.legacyAnswer(r.Context(), owner, req.Method, req.Params)
@@ -502,7 +502,7 @@ func (c *legacyConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 				continue
 			}
 		}
-		if !legacy || !c.s.legacyHandles(req.Method, req.Params) {
+		if !legacy || !c.s.legacyHandles(c.ctx, req.Method, req.Params) {
 			return msg, nil
 		}
 		c.wg.Go(func() { // tasks/result blocks: never hold up the reading

@@ -38,7 +38,7 @@ func FuzzLegacyAnswer(f *testing.F) {
 	f.Fuzz(func(t *testing.T, method, params string) {
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 		defer cancel()
-		if s.legacyHandles(method, json.RawMessage(params)) {
+		if s.legacyHandles(ctx, method, json.RawMessage(params)) {
 			s.legacyAnswer(ctx, "fuzz", method, json.RawMessage(params))
 		}
 		for _, m := range []string{"initialize", "tools/list"} {

@@ -605,3 +605,71 @@ func TestTaskClientRelaysElicitation(t *testing.T) {
 		})
 	}
 }
+
+// TestTaskSupportCarried: a tool imported with execution.taskSupport
+// "optional" or "required" (a 2025-11-25 session) may run as a task when
+// the importing registry is served again, so a task-capable client of the
+// aggregating server gets a task for it (and the aggregating server
+// awaits the imported server's task underneath); a tool without it, and
+// any tool of a 2026-07-28 session (where tools declare no task support),
+// stays a plain call. The rows without a task are the controls.
+func TestTaskSupportCarried(t *testing.T) {
+	upReg := tool.NewRegistry()
+	for _, m := range []struct {
+		name string
+		mode tool.TaskMode
+	}{{"never", tool.TaskNever}, {"optional", tool.TaskOptional}, {"required", tool.TaskRequired}} {
+		upReg.Register(tool.Must(tool.New(m.name, "Returns its name.", func(ctx context.Context, _ struct{}) (string, error) {
+			tool.ReportProgress(ctx, 1, 1, "ran "+m.name)
+			return "ran " + m.name, nil
+		}, tool.WithTask(m.mode))))
+	}
+	lim := mcptool.WithTasks(mcptool.TaskLimits{PollInterval: time.Millisecond, PollsPerSecond: 1000, PollBurst: 1000})
+	up := taskServer(t, upReg, lim)
+	fast := mcptool.WithTaskPolling(time.Millisecond, 20*time.Millisecond)
+	legacyMid := importTasks(t, up, fast, mcptool.WithProtocolVersion("2025-11-25"))
+	extMid := importTasks(t, up, fast)
+
+	for _, tc := range []struct {
+		reg  *tool.Registry
+		form string
+		tool string
+		want tool.TaskMode
+	}{
+		{legacyMid, "2025-11-25", "optional", tool.TaskOptional},
+		{legacyMid, "2025-11-25", "required", tool.TaskOptional},
+		{legacyMid, "2025-11-25", "never", tool.TaskNever},
+		{extMid, "2026-07-28", "optional", tool.TaskNever},
+		{extMid, "2026-07-28", "required", tool.TaskNever},
+	} {
+		rt, ok := tc.reg.Get(tc.tool)
+		if !ok {
+			t.Fatalf("%s: %s not imported", tc.form, tc.tool)
+		}
+		if got := tool.OptionsOf(rt).Task; got != tc.want {
+			t.Errorf("%s: imported %s has Task %v, want %v", tc.form, tc.tool, got, tc.want)
+		}
+	}
+
+	mid := taskServer(t, legacyMid, lim)
+	top := importTasks(t, mid, fast)
+	for _, tc := range []struct {
+		tool     string
+		statuses string // of the task the aggregating server made; "" for a plain call
+	}{
+		{"optional", "working,*completed"},
+		{"required", "working,*completed"},
+		{"never", ""},
+	} {
+		t.Run(tc.tool, func(t *testing.T) {
+			var log eventLog
+			res := top.Execute(mcptool.WithTaskEvents(context.Background(), log.add), tc.tool, []byte(`{}`))
+			if res.IsError || res.Output != "ran "+tc.tool {
+				t.Fatalf("result %+v", res)
+			}
+			if s := strings.Join(log.statuses(), ","); s != strings.ReplaceAll(tc.statuses, "*", "") && s != strings.ReplaceAll(tc.statuses, "*", "working,") {
+				t.Errorf("states %q, want %q", s, tc.statuses)
+			}
+		})
+	}
+}

@@ -173,6 +173,14 @@ func (s *Server) extAnswer(ctx context.Context, owner string, req *taskRequest) 
 	return data, nil, true
 }
 
+// listable reports whether the tool filter (WithToolFilter), if any,
+// shows tool name to the caller of ctx. A hidden tool never becomes a
+// task: its call takes the synchronous path, where the registry's
+// Authorizer decides it as any call.
+func (s *Server) listable(ctx context.Context, name string) bool {
+	return s.cfg.filter == nil || s.cfg.filter(ctx, name)
+}
+
 // codeHeaderMismatch is SEP-2243's HeaderMismatch.
 const codeHeaderMismatch = -32020
 
@@ -236,7 +244,7 @@ func (s *Server) detailed(rec TaskRecord) DetailedTask {
 // otherwise it leaves the call to the synchronous paths.
 func (s *Server) extCall(ctx context.Context, owner string, req *taskRequest) (json.RawMessage, *jsonrpc.Error, bool) {
 	name := req.Params.Name
-	if s.sdkShared.Load() || s.cfg.filter != nil {
+	if s.sdkShared.Load() || !s.listable(ctx, name) {
 		return nil, nil, false
 	}
 	v, ok := s.direct.Load(name)

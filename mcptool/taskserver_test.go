@@ -339,3 +339,65 @@ func BenchmarkServeHTTPTaskCall(b *testing.B) {
 	b.ReportMetric(float64(get.Nanoseconds())/float64(b.N), "get-ns/poll")
 	b.ReportMetric(float64(polls)/float64(b.N), "polls/task")
 }
+
+// TestTasksWithToolFilter: with a tool filter (clawtool serve --policy),
+// a tool the filter shows the caller runs as a task in both forms, and
+// the legacy tools/list declares its taskSupport; a tool the filter hides
+// from this caller (another caller sees it) is never a task: its call
+// takes the synchronous path, as any call of a hidden tool. Before, a
+// server with a filter served no tasks at all.
+func TestTasksWithToolFilter(t *testing.T) {
+	r := tool.NewRegistry()
+	for _, name := range []string{"open", "secret"} {
+		r.Register(tool.Must(tool.New(name, "Returns its name.", func(context.Context, struct{}) (string, error) {
+			return "ran " + name, nil
+		}, tool.WithTask(tool.TaskOptional))))
+	}
+	keep := func(ctx context.Context, name string) bool {
+		p, _ := policy.PrincipalFrom(ctx)
+		return name == "open" || p.ID == "boss"
+	}
+	url := taskServer(t, r, mcptool.WithToolFilter(keep))
+
+	for _, tc := range []struct {
+		user, tool string
+		task       bool
+	}{
+		{"ann", "open", true},
+		{"ann", "secret", false}, // hidden from ann
+		{"boss", "secret", true}, // the control: shown to boss
+	} {
+		t.Run(tc.user+"/"+tc.tool, func(t *testing.T) {
+			c := taskClient{t: t, url: url, user: tc.user, caps: withTasks}
+			res := c.call("tools/call", tc.tool, map[string]any{"name": tc.tool, "arguments": map[string]any{}})
+			var probe struct {
+				ResultType string `json:"resultType"`
+				TaskID     string `json:"taskId"`
+			}
+			if res.Error != nil || json.Unmarshal(res.Result, &probe) != nil {
+				t.Fatalf("extension: %s %+v", res.Result, res.Error)
+			}
+			if got := probe.ResultType == "task"; got != tc.task {
+				t.Fatalf("extension: a task %v, want %v: %s", got, tc.task, res.Result)
+			}
+			if tc.task {
+				if d := c.await(probe.TaskID, mcptool.StatusCompleted); d.Status != mcptool.StatusCompleted || !strings.Contains(string(d.Result), "ran "+tc.tool) {
+					t.Errorf("extension: task %+v", d)
+				}
+			}
+
+			h := newHTTPSession(t, url, tc.user)
+			list := h.send("tools/list", map[string]any{})
+			if !strings.Contains(string(list.Result), `"execution":{"taskSupport":"optional"}`) {
+				t.Errorf("legacy tools/list declares no task support: %s", list.Result)
+			}
+			res = h.send("tools/call", map[string]any{"name": tc.tool, "arguments": map[string]any{}, "task": map[string]any{}})
+			if res.Error != nil {
+				t.Fatalf("legacy: %+v", res.Error)
+			}
+			if got := strings.Contains(string(res.Result), `"task":{`); got != tc.task {
+				t.Errorf("legacy: a task %v, want %v: %s", got, tc.task, res.Result)
+			}
+		})
+	}
+}

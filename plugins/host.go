@@ -146,6 +146,7 @@ type Host struct {
 	restart  RestartPolicy
 	tokens   oauth.Store   // WithTokenStore; nil: the default file store
 	added    []AddedServer // WithServers, in order
+	elicit   mcptool.ElicitationHandler
 	// now and sleep are the clock of restarts; tests replace them.
 	now   func() time.Time
 	sleep func(ctx context.Context, d time.Duration) error
@@ -187,6 +188,14 @@ func WithCacheDir(dir string) Option { return func(h *Host) { h.cacheDir = dir }
 // WithRestart sets how servers that end on their own are restarted. A
 // zero field takes DefaultRestart's; Attempts below zero never restarts.
 func WithRestart(p RestartPolicy) Option { return func(h *Host) { h.restart = p } }
+
+// WithElicitationHandler answers the requests for input (elicitations)
+// the MCP servers of every entry make during a call with fn (see
+// mcptool.WithElicitationHandler); without it the servers are told the
+// client cannot answer.
+func WithElicitationHandler(fn mcptool.ElicitationHandler) Option {
+	return func(h *Host) { h.elicit = fn }
+}
 
 // NewHost returns a Host that loads tools into reg.
 func NewHost(reg *tool.Registry, opts ...Option) *Host {
@@ -857,6 +866,9 @@ func (e *entry) connect(ctx context.Context, s Server) (*mcptool.Client, error) 
 	}
 	if s.NoTasks {
 		opts = append(opts, mcptool.WithoutTasks())
+	}
+	if e.h.elicit != nil {
+		opts = append(opts, mcptool.WithElicitationHandler(e.h.elicit))
 	}
 	var t mcp.Transport
 	if s.URL != "" {

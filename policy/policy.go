@@ -584,6 +584,17 @@ func (a *Authorizer) decide(ctx context.Context, req *tool.AccessRequest, d *Dec
 	a.decideCedar(c, who, v, req, d)
 }
 
+// allowedAsIs reports whether the policies allow req whatever its
+// arguments, as decide would find: a static verdict that allows, and
+// arguments either deferred or readable. Authorize answers such a call
+// without a Decision when nothing else would look at one (no audit log,
+// logger, rate limit or path arguments); any other answer goes through
+// decide.
+func (a *Authorizer) allowedAsIs(ctx context.Context, req *tool.AccessRequest) bool {
+	v := a.verdict(a.set.Load(), a.subject(ctx), req.Name, req.Options.Annotations)
+	return v.static && v.effect == Allow && (len(req.Args) == 0 || residual.WellFormed(req.Args))
+}
+
 // bindCall binds a decision that did not need the call's encoded
 // arguments to all of them, when an approval (ask) or the audit log needs
 // the binding: encoding them is left until then.
@@ -822,6 +833,9 @@ func (e *DeniedError) ResultMetadata() map[string]any { return e.meta }
 // [Authorizer.LimitRate]), with a message saying when to retry.
 func (a *Authorizer) Authorize(ctx context.Context, req tool.AccessRequest) error {
 	observed := a.RecordsOutcomes()
+	if !observed && len(a.paths) == 0 && !a.limits.active() && a.allowedAsIs(ctx, &req) {
+		return nil
+	}
 	var start time.Time
 	if observed {
 		start = a.now()

@@ -52,33 +52,43 @@ const (
 	maxParams = 64
 )
 
-// Weights of a word by where it appears in a tool.
-const (
-	weightName       = 3
-	weightTitle      = 2
-	weightDesc       = 1
-	weightParamName  = 0.6
-	weightParamDesc  = 0.4
-	weightAnnotation = 0.3
-)
+// ranking holds the settings of the lexical ranking: the weight of a
+// word by where it appears in a tool (BM25F: weighted term frequencies
+// and lengths), the BM25 parameters, how much answering more of the
+// query's words counts, and the weight of a synonym.
+type ranking struct {
+	name, title, desc, paramName, paramDesc, annotation float32
+
+	k1, b float64
+	// dismax scores each query word by the best of its own term and its
+	// synonyms in a tool, rather than their sum.
+	dismax bool
+	// tie is the weight, with dismax, of a query word's other terms
+	// found in a tool beside the best one.
+	tie float64
+	// coverage is how much more a tool scores for matching every word
+	// of a query (or a synonym of it) than for matching none.
+	coverage float64
+	// synonym is the weight of a term a query gains through a synonym,
+	// relative to a word of the query itself; 0 turns synonyms off.
+	synonym float64
+}
+
+// defaultRanking is the ranking an Index uses.
+var defaultRanking = ranking{
+	name: 3, title: 2, desc: 1, paramName: 0.6, paramDesc: 0.4, annotation: 0.3,
+	k1: 1.2, b: 0.9,
+	coverage: 16,
+	synonym:  0.7,
+	dismax:   true,
+	tie:      0.1,
+}
 
 // unseenWeight is the weight, for Confidence, of a query word no tool
 // has, relative to the rarest word that a tool has: such words are often
 // arguments ("tomorrow", "London") rather than what the tool does.
 // Chosen with DefaultMinConfidence on the tuning halves.
 const unseenWeight = 0.6
-
-// BM25 parameters.
-const (
-	bm25K1 = 1.2
-	bm25B  = 0.9
-)
-
-// coverageBoost is how much more a tool scores for matching every word
-// of a query (or a synonym of it) than for matching none: strong enough
-// that a tool answering more of the query's words nearly always ranks
-// above one that answers fewer of them many times.
-const coverageBoost = 16
 
 // A Match is a tool found by a search.
 type Match struct {
@@ -153,6 +163,7 @@ type Index struct {
 	stop    func()
 	minConf float64
 	minSim  float64
+	rank    ranking
 	vec     *vectors // nil without an Embedder
 
 	errMu    sync.Mutex
@@ -195,11 +206,15 @@ func New(r *tool.Registry) *Index { return NewWithOptions(r, Options{}) }
 
 // NewWithOptions is [New] with settings.
 func NewWithOptions(r *tool.Registry, o Options) *Index {
+	return newIndex(r, o, defaultRanking)
+}
+
+func newIndex(r *tool.Registry, o Options, rk ranking) *Index {
 	minConf := o.MinConfidence
 	if minConf == 0 {
 		minConf = DefaultMinConfidence
 	}
-	ix := &Index{reg: r, minConf: minConf, minSim: o.MinSimilarity, termIDs: make(map[string]uint32), byName: make(map[string]uint32)}
+	ix := &Index{reg: r, rank: rk, minConf: minConf, minSim: o.MinSimilarity, termIDs: make(map[string]uint32), byName: make(map[string]uint32)}
 	if o.Embedder != nil {
 		timeout := o.EmbedTimeout
 		if timeout <= 0 {
@@ -238,7 +253,7 @@ func (ix *Index) refresh(name string) {
 		ix.mu.Unlock()
 		return
 	}
-	d, tf := analyze(t)
+	d, tf := analyze(t, &ix.rank)
 	if ix.vec != nil {
 		d.embedText = embedText(&d)
 		d.embedID = ix.vec.digest(d.embedText)
@@ -309,7 +324,7 @@ func (ix *Index) addLocked(d doc, tf map[string]float32) {
 
 // analyze reads what the index keeps of t and the weight of each of its
 // terms.
-func analyze(t tool.Tool) (doc, map[string]float32) {
+func analyze(t tool.Tool, rk *ranking) (doc, map[string]float32) {
 	opts := tool.OptionsOf(t)
 	d := doc{tool: t, name: t.Name(), title: opts.Annotations.Title, desc: t.Description()}
 	if len(d.desc) > maxDescBytes {
@@ -326,9 +341,9 @@ func analyze(t tool.Tool) (doc, map[string]float32) {
 			}
 		}
 	}
-	add(d.name, weightName)
-	add(d.title, weightTitle)
-	add(d.desc, weightDesc)
+	add(d.name, rk.name)
+	add(d.title, rk.title)
+	add(d.desc, rk.desc)
 	var params strings.Builder
 	eachParam(t.Parameters(), func(name, desc string) {
 		params.WriteString(name)
@@ -337,8 +352,8 @@ func analyze(t tool.Tool) (doc, map[string]float32) {
 			params.WriteString(desc)
 			params.WriteByte('\n')
 		}
-		add(name, weightParamName)
-		add(desc, weightParamDesc)
+		add(name, rk.paramName)
+		add(desc, rk.paramDesc)
 	})
 	d.params = params.String()
 	a := opts.Annotations
@@ -347,7 +362,7 @@ func analyze(t tool.Tool) (doc, map[string]float32) {
 		words string
 	}{{a.ReadOnly, "read only"}, {a.Destructive, "destructive"}, {a.Idempotent, "idempotent"}, {a.OpenWorld, "open world"}} {
 		if on.set {
-			add(on.words, weightAnnotation)
+			add(on.words, rk.annotation)
 		}
 	}
 	return d, tf
@@ -504,7 +519,7 @@ func (ix *Index) search(query string, limit int, visible func(string) bool) []Ma
 // lexical ranks with BM25 alone, dropping matches below minConf (when
 // positive).
 func (ix *Index) lexical(query string, limit int, visible func(string) bool, minConf float64) []Match {
-	q := queryTerms(query)
+	q := queryTerms(query, ix.rank.synonym)
 	ix.mu.RLock()
 	defer ix.mu.RUnlock()
 	n := len(ix.byName)
@@ -512,6 +527,7 @@ func (ix *Index) lexical(query string, limit int, visible func(string) bool, min
 		return nil
 	}
 	avg := ix.totalLen / float64(n)
+	rk := &ix.rank
 	acc := accumulators.Get().(*accumulator)
 	defer accumulators.Put(acc)
 	acc.reset(len(ix.docs))
@@ -528,7 +544,20 @@ func (ix *Index) lexical(query string, limit int, visible func(string) bool, min
 			conceptIDF[qt.concept%64] = unseen
 		}
 	}
-	for _, qt := range q {
+	if rk.dismax {
+		slices.SortStableFunc(q, func(a, b queryTerm) int { return a.concept - b.concept })
+	}
+	flush := func(concept int) {
+		for _, slot := range acc.cur {
+			acc.add(slot, acc.best[slot]+rk.tie*(acc.rest[slot]), concept)
+			acc.best[slot], acc.rest[slot] = 0, 0
+		}
+		acc.cur = acc.cur[:0]
+	}
+	for i, qt := range q {
+		if rk.dismax && i > 0 && q[i-1].concept != qt.concept {
+			flush(q[i-1].concept)
+		}
 		id, ok := ix.termIDs[qt.term]
 		if !ok {
 			continue
@@ -540,10 +569,24 @@ func (ix *Index) lexical(query string, limit int, visible func(string) bool, min
 			conceptIDF[qt.concept%64] = idf
 		}
 		for _, e := range p {
-			tf := float64(e.tf)
-			norm := 1 - bm25B + bm25B*float64(ix.docs[e.slot].length)/avg
-			acc.add(e.slot, qt.weight*idf*tf*(bm25K1+1)/(tf+bm25K1*norm), qt.concept)
+			// Weighted term frequency, normalized by the tool's length.
+			tf := float64(e.tf) / (1 - rk.b + rk.b*float64(ix.docs[e.slot].length)/avg)
+			sc := qt.weight * idf * tf * (rk.k1 + 1) / (tf + rk.k1)
+			if !rk.dismax {
+				acc.add(e.slot, sc, qt.concept)
+			} else if b := acc.best[e.slot]; sc > b {
+				if b == 0 {
+					acc.cur = append(acc.cur, e.slot)
+				}
+				acc.best[e.slot] = sc
+				acc.rest[e.slot] += b
+			} else {
+				acc.rest[e.slot] += sc
+			}
 		}
+	}
+	if rk.dismax && len(q) > 0 {
+		flush(q[len(q)-1].concept)
 	}
 	totalIDF := 0.0
 	for c := range min(concepts, 64) {
@@ -569,7 +612,7 @@ func (ix *Index) lexical(query string, limit int, visible func(string) bool, min
 		if minConf > 0 && conf < minConf {
 			continue
 		}
-		m := Match{Name: ix.docs[slot].name, Tool: ix.docs[slot].tool, Score: acc.score[slot] * (1 + coverageBoost*covered), Confidence: conf}
+		m := Match{Name: ix.docs[slot].name, Tool: ix.docs[slot].tool, Score: acc.score[slot] * (1 + ix.rank.coverage*covered), Confidence: conf}
 		matches = keepBest(matches, m, limit)
 	}
 	sortMatches(matches)
@@ -759,6 +802,9 @@ type accumulator struct {
 	score    []float64
 	concepts []uint64 // bit i: the tool matched query word i or a synonym
 	touched  []uint32
+	best     []float64 // by slot: the best score for the current query word
+	rest     []float64 // by slot: the sum of the others
+	cur      []uint32  // the slots with a best score
 }
 
 var accumulators = sync.Pool{New: func() any { return new(accumulator) }}
@@ -774,6 +820,8 @@ func (a *accumulator) reset(n int) {
 	if len(a.score) < n {
 		a.score = make([]float64, n)
 		a.concepts = make([]uint64, n)
+		a.best = make([]float64, n)
+		a.rest = make([]float64, n)
 	}
 }
 

@@ -42,7 +42,7 @@ func TestAppendTermsBounded(t *testing.T) {
 	if len(got) != 7 {
 		t.Fatalf("got %d terms, want 7", len(got))
 	}
-	q := queryTerms(strings.Repeat("alpha beta gamma delta ", 10000))
+	q := queryTerms(strings.Repeat("alpha beta gamma delta ", 10000), defaultRanking.synonym)
 	if len(q) > 2*MaxQueryTerms {
 		t.Fatalf("query gave %d terms", len(q))
 	}
@@ -312,7 +312,7 @@ func TestSearchRegexpPrefilter(t *testing.T) {
 		re := regexp.MustCompile(pattern)
 		var want []Match
 		for _, tl := range tools {
-			d, _ := analyze(tl)
+			d, _ := analyze(tl, &defaultRanking)
 			score := 0.0
 			for _, f := range []struct {
 				text  string

@@ -5,10 +5,6 @@ import (
 	"strings"
 )
 
-// weightSynonym is the weight of a term a query gains through a synonym,
-// relative to a word of the query itself.
-const weightSynonym = 0.5
-
 // A queryTerm is a term to look up and how much it counts.
 type queryTerm struct {
 	term    string
@@ -17,8 +13,9 @@ type queryTerm struct {
 }
 
 // queryTerms returns the terms of query: its own, once each, then their
-// synonyms. The query is cut to MaxQueryBytes and MaxQueryTerms words.
-func queryTerms(query string) []queryTerm {
+// synonyms, weighing synonym (none when it is 0). The query is cut to
+// MaxQueryBytes and MaxQueryTerms words.
+func queryTerms(query string, synonym float64) []queryTerm {
 	query = cutUTF8(query, MaxQueryBytes)
 	words := appendTerms(nil, query, MaxQueryTerms)
 	if namesFile(query) {
@@ -34,10 +31,13 @@ func queryTerms(query string) []queryTerm {
 	}
 	concepts := len(q)
 	for c := range concepts {
+		if synonym == 0 {
+			break
+		}
 		for _, s := range synonyms[q[c].term] {
 			if _, ok := seen[s]; !ok {
 				seen[s] = len(q)
-				q = append(q, queryTerm{s, weightSynonym, c})
+				q = append(q, queryTerm{s, synonym, c})
 			}
 		}
 	}

@@ -57,8 +57,11 @@ func appendTerms(dst []string, text string, max int) []string {
 // a word too common to tell tools apart.
 func term(word string) string {
 	w := strings.ToLower(word)
-	if stopwords[w] {
+	if stopwords[w] && !noStopwords {
 		return ""
+	}
+	if noStemming {
+		return w
 	}
 	return stem(w)
 }
@@ -129,3 +132,7 @@ func setOf(words string) map[string]bool {
 	}
 	return m
 }
+
+// noStopwords and noStemming turn stop words and stemming off; only
+// TestAblation sets them, to measure what each is worth.
+var noStopwords, noStemming bool

@@ -168,13 +168,17 @@ arguments the tool gets {}. It prints the result as JSON:
 {"output":…,"error":…,"is_error":…}. The exit status is 0 when the tool ran
 and succeeded, 1 when the result is an error, and 2 for usage errors.
 Given a JSON array of calls instead of NAME (or --batch), it runs them as a
-batch, concurrently and in dependency order, and prints their outcomes.`)
+batch, concurrently and in dependency order, and prints their outcomes.
+A question an MCP server asks during a call (an elicitation, or a task
+waiting for input) is put to the person at the terminal; without a
+terminal the call fails saying so.`)
 	rf := addRegistryFlags(fs)
 	bf := addBatchFlags(fs)
 	if code := parseFlags(fs, args, e.stdout); code >= 0 {
 		return code
 	}
 	ctx = withTaskLines(ctx, e.stderr, "call")
+	rf.mcp.elicit = terminalElicitation
 	if code, ok := bf.run(ctx, e, fs, rf); ok {
 		return code
 	}

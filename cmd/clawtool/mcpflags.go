@@ -26,6 +26,10 @@ type mcpFlags struct {
 	dangling   bool   // the last --prefix has no server after it
 	noBuiltins bool
 	maxTools   int // --max-tools; 0: mcptool's default
+	// elicit, when set, answers the servers' requests for input (set by
+	// call, which has a person to ask; serve relays them instead). It
+	// answers those of the --config file's servers too.
+	elicit mcptool.ElicitationHandler
 }
 
 // mcpServer is one --mcp or --mcp-url.
