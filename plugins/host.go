@@ -190,9 +190,9 @@ func WithCacheDir(dir string) Option { return func(h *Host) { h.cacheDir = dir }
 func WithRestart(p RestartPolicy) Option { return func(h *Host) { h.restart = p } }
 
 // WithElicitationHandler answers the requests for input (elicitations)
-// the MCP servers of every entry make during a call with fn (see
-// mcptool.WithElicitationHandler); without it the servers are told the
-// client cannot answer.
+// the MCP servers of every entry make during a call with fn; without it,
+// they are handled as mcptool.WithElicitationHandler says for a client
+// without a handler.
 func WithElicitationHandler(fn mcptool.ElicitationHandler) Option {
 	return func(h *Host) { h.elicit = fn }
 }
