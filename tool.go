@@ -205,9 +205,11 @@ const (
 	// for other clients it runs synchronously.
 	TaskOptional
 	// TaskRequired: a call must run as a task; a 2026-07-28 client that
-	// does not declare the tasks extension is refused (-32021). Where
-	// mcptool does not serve tasks yet (stdio, 2025-11-25 sessions) the
-	// call runs synchronously, as with TaskOptional.
+	// does not declare the tasks extension is refused (-32021), and a
+	// 2025-11-25 call without params.task gets -32601, as that version
+	// says. Where mcptool serves no tasks (after Server.MCP, or for a
+	// caller its tool filter hides the tool from) the call runs
+	// synchronously, as with TaskOptional.
 	TaskRequired
 )
 

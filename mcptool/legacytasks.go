@@ -14,8 +14,11 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"maps"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -77,9 +80,25 @@ func invalidParams(format string, args ...any) *jsonrpc.Error {
 	return &jsonrpc.Error{Code: CodeInvalidParams, Message: fmt.Sprintf(format, args...)}
 }
 
-// legacyAnswer answers a request legacyHandles accepted, for owner. ctx
+// legacyCaller is who sent a request of the legacy form: the owner key of
+// its principal, the capabilities its session declared (nil: none known),
+// and how to put a request to it (nil: no way).
+type legacyCaller struct {
+	owner string
+	caps  *mcp.ClientCapabilities
+	ask   legacyAsker
+}
+
+// A legacyAsker sends a server-to-client request (method, params) that a
+// legacy task needs answered to the client, and returns the client's
+// result: over the stdio connection, or on the event stream of the HTTP
+// tasks/result it answers. An error response from the client is an error.
+type legacyAsker func(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error)
+
+// legacyAnswer answers a request legacyHandles accepted, from lc. ctx
 // bounds tasks/result's wait.
-func (s *Server) legacyAnswer(ctx context.Context, owner, method string, raw json.RawMessage) (any, *jsonrpc.Error) {
+func (s *Server) legacyAnswer(ctx context.Context, lc legacyCaller, method string, raw json.RawMessage) (any, *jsonrpc.Error) {
+	owner := lc.owner
 	var p legacyParams
 	if len(raw) > 0 && string(raw) != "null" {
 		if err := json.Unmarshal(raw, &p); err != nil {
@@ -88,7 +107,7 @@ func (s *Server) legacyAnswer(ctx context.Context, owner, method string, raw jso
 	}
 	switch method {
 	case "tools/call":
-		return s.legacyCall(ctx, owner, p)
+		return s.legacyCall(ctx, owner, lc.caps, p)
 	case "tasks/list":
 		return s.legacyList(ctx, owner, p.Cursor)
 	}
@@ -124,13 +143,16 @@ func (s *Server) legacyAnswer(ctx context.Context, owner, method string, raw jso
 		lt, _ := s.legacyView(rec)
 		return lt, nil
 	case "tasks/result":
-		return s.legacyResult(ctx, owner, id, fail)
+		return s.legacyResult(ctx, owner, id, lc.ask, fail)
 	}
 	return nil, &jsonrpc.Error{Code: CodeMethodNotFound, Message: fmt.Sprintf("method %q not found", method)}
 }
 
-// legacyCall starts a task for a task-augmented tools/call.
-func (s *Server) legacyCall(ctx context.Context, owner string, p legacyParams) (any, *jsonrpc.Error) {
+// legacyCall starts a task for a task-augmented tools/call from a client
+// whose session declared caps: a tool's RequestInput (or an
+// ElicitApprover's ask) within the task needs them declared, and puts the
+// task into input_required, whose requests tasks/result carries.
+func (s *Server) legacyCall(ctx context.Context, owner string, caps *mcp.ClientCapabilities, p legacyParams) (any, *jsonrpc.Error) {
 	t, found := s.reg.Get(p.Name)
 	v, direct := s.direct.Load(p.Name)
 	if !found || !direct {
@@ -151,7 +173,7 @@ func (s *Server) legacyCall(ctx context.Context, owner string, p legacyParams) (
 	wrap := v.(*directTool).wrap
 	name, args := p.Name, p.Arguments
 	rec, err := s.store.Create(ctx, TaskCall{Owner: owner, Tool: name, Args: args,
-		run: func(ctx context.Context, tk *task) { s.runTask(ctx, tk, name, args, wrap, nil, nil) }})
+		run: func(ctx context.Context, tk *task) { s.runTask(ctx, tk, name, args, wrap, caps, nil) }})
 	if err != nil {
 		return nil, &jsonrpc.Error{Code: -32603, Message: "tools/call: " + err.Error()}
 	}
@@ -180,13 +202,22 @@ func (s *Server) legacyView(rec TaskRecord) (LegacyTask, TaskRecord) {
 
 // legacyResult waits until task id is terminal, polling the store, for as
 // long as ctx lasts, and answers what the tools/call would have: its
-// result with the related-task _meta, or its error.
-func (s *Server) legacyResult(ctx context.Context, owner, id string, fail func(error) *jsonrpc.Error) (any, *jsonrpc.Error) {
+// result with the related-task _meta, or its error. While the task is
+// input_required, it puts the task's requests to the client with ask (the
+// 2025-11-25 form carries them on tasks/result) and records the answers.
+func (s *Server) legacyResult(ctx context.Context, owner, id string, ask legacyAsker, fail func(error) *jsonrpc.Error) (any, *jsonrpc.Error) {
 	wait := 10 * time.Millisecond
 	for {
 		rec, err := s.store.Get(ctx, owner, id)
 		if err != nil {
 			return nil, fail(err)
+		}
+		if rec.Status == StatusInputRequired && len(rec.InputRequests) > 0 && ask != nil {
+			if err := s.legacyDeliver(ctx, owner, id, rec.InputRequests, ask); err != nil {
+				return nil, &jsonrpc.Error{Code: -32603, Message: fmt.Sprintf("tasks/result %q: %v", id, err)}
+			}
+			wait = 10 * time.Millisecond
+			continue
 		}
 		lt, rec := s.legacyView(rec)
 		if lt.Status.Terminal() {
@@ -205,6 +236,59 @@ func (s *Server) legacyResult(ctx context.Context, owner, id string, fail func(e
 		}
 		wait = min(2*wait, 250*time.Millisecond)
 	}
+}
+
+// legacyDeliver puts the pending input requests of owner's task id to
+// its client with ask, one at a time in the order of their keys, each
+// with the related-task _meta, and records each answer with the store's
+// Update. A request another tasks/result of the same task is putting
+// already is skipped. When the client answers with an error, the task is
+// cancelled: nothing else could answer it.
+func (s *Server) legacyDeliver(ctx context.Context, owner, id string, requests map[string]json.RawMessage, ask legacyAsker) error {
+	keys := slices.Sorted(maps.Keys(requests))
+	for _, key := range keys {
+		mark := id + "\x00" + key
+		if _, busy := s.delivering.LoadOrStore(mark, true); busy {
+			continue
+		}
+		err := func() error {
+			defer s.delivering.Delete(mark)
+			var req struct {
+				Method string          `json:"method"`
+				Params json.RawMessage `json:"params"`
+			}
+			if err := json.Unmarshal(requests[key], &req); err != nil || req.Method == "" {
+				return fmt.Errorf("the task's input request %q is malformed", key)
+			}
+			params := req.Params
+			if len(params) == 0 || string(params) == "null" {
+				params = json.RawMessage(`{}`)
+			}
+			res, err := ask(ctx, req.Method, withRelatedTask(params, id))
+			if err != nil {
+				if ctx.Err() == nil {
+					s.store.Cancel(context.WithoutCancel(ctx), owner, id)
+				}
+				return fmt.Errorf("the client did not answer %s (the task was cancelled): %w", req.Method, err)
+			}
+			err = s.store.Update(ctx, owner, id, map[string]json.RawMessage{key: res})
+			if errors.Is(err, ErrTaskNotWaiting) {
+				return nil // answered or ended meanwhile
+			}
+			return err
+		}()
+		if err != nil {
+			return err
+		}
+	}
+	if len(keys) > 0 {
+		// Every request is someone's: give them time before looking again.
+		select {
+		case <-ctx.Done():
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+	return nil
 }
 
 // withRelatedTask is the result object raw with _meta's related-task
@@ -358,12 +442,36 @@ func (s *Server) serveLegacyTasks(w http.ResponseWriter, r *http.Request, next f
 		pw.finish(func(res json.RawMessage) json.RawMessage { return s.legacyPatch("tools/list", res) }, req.ID)
 		return true
 	}
+	if req.Method == "" {
+		// A response: to a request a legacy task put to this session's
+		// client (httpAsk), or go-sdk's to answer.
+		v, mine := s.waiting.LoadAndDelete(ids[0] + "\x00" + string(bytes.TrimSpace(req.ID)))
+		if !mine {
+			return false
+		}
+		var res struct {
+			Result json.RawMessage `json:"result"`
+			Error  *jsonrpc.Error  `json:"error"`
+		}
+		var rerr error
+		if err := json.Unmarshal(body, &res); err != nil {
+			rerr = err
+		} else if res.Error != nil {
+			rerr = res.Error
+		}
+		v.(chan legacyResponse) <- legacyResponse{res.Result, rerr} // buffered, and taken from waiting once
+		w.WriteHeader(http.StatusAccepted)
+		return true
+	}
 	if !s.legacyHandles(r.Context(), req.Method, req.Params) {
 		return false
 	}
-	result, jerr := s.legacyAnswer(r.Context(), owner, req.Method, req.Params)
+	ls := &legacyStream{w: w}
+	caller := legacyCaller{owner: owner, caps: s.sessionCaps(ids[0]), ask: s.httpAsk(ls, ids[0])}
+	result, jerr := s.legacyAnswer(r.Context(), caller, req.Method, req.Params)
 	var data []byte
 	var err error
+	member := "result"
 	if jerr == nil {
 		if data, err = json.Marshal(result); err != nil {
 			jerr = &jsonrpc.Error{Code: -32603, Message: err.Error()}
@@ -375,11 +483,102 @@ func (s *Server) serveLegacyTasks(w http.ResponseWriter, r *http.Request, next f
 		if data, err = json.Marshal(jerr); err != nil {
 			data = []byte(`{"code":-32603,"message":"internal error"}`)
 		}
-		writeDirect(w, http.StatusOK, req.ID, "error", data)
+		member = "error"
+	}
+	if ls.streaming() {
+		ls.send([]byte(`{"jsonrpc":"2.0","id":` + string(req.ID) + `,"` + member + `":` + string(data) + `}`))
 		return true
 	}
-	writeDirect(w, http.StatusOK, req.ID, "result", data)
+	writeDirect(w, http.StatusOK, req.ID, member, data)
 	return true
+}
+
+// sessionCaps returns the capabilities the client of go-sdk session id
+// declared, or nil.
+func (s *Server) sessionCaps(id string) *mcp.ClientCapabilities {
+	for ss := range s.sdk.Sessions() {
+		if ss.ID() == id {
+			if p := ss.InitializeParams(); p != nil {
+				return p.Capabilities
+			}
+			return nil
+		}
+	}
+	return nil
+}
+
+// legacyResponse is a client's response to a request of httpAsk.
+type legacyResponse struct {
+	result json.RawMessage
+	err    error
+}
+
+// legacyStream is the answer to one HTTP request of the legacy form: one
+// JSON body, or, once a task has a request to put to the client, an event
+// stream carrying those requests and then the answer.
+type legacyStream struct {
+	w       http.ResponseWriter
+	mu      sync.Mutex
+	started bool
+}
+
+func (ls *legacyStream) streaming() bool {
+	ls.mu.Lock()
+	defer ls.mu.Unlock()
+	return ls.started
+}
+
+// send writes msg, a JSON-RPC message, as an event of the stream, which
+// it starts if it has not.
+func (ls *legacyStream) send(msg []byte) error {
+	ls.mu.Lock()
+	defer ls.mu.Unlock()
+	if !ls.started {
+		h := ls.w.Header()
+		h.Set("Content-Type", "text/event-stream")
+		h.Set("Cache-Control", "no-cache, no-transform")
+		h.Del("Content-Length")
+		ls.w.WriteHeader(http.StatusOK)
+		ls.started = true
+	}
+	if _, err := fmt.Fprintf(ls.w, "event: message\ndata: %s\n\n", msg); err != nil {
+		return err
+	}
+	return http.NewResponseController(ls.w).Flush()
+}
+
+// httpAsk is the legacyAsker of an HTTP request of session: it sends the
+// request on ls and waits for the client's response, which the client
+// POSTs to the session (serveLegacyTasks hands it over).
+func (s *Server) httpAsk(ls *legacyStream, session string) legacyAsker {
+	return func(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
+		id, err := json.Marshal("clawtool-task-" + newTaskID())
+		if err != nil {
+			return nil, err
+		}
+		key := session + "\x00" + string(id)
+		ch := make(chan legacyResponse, 1)
+		s.waiting.Store(key, ch)
+		defer s.waiting.Delete(key)
+		msg, err := json.Marshal(struct {
+			JSONRPC string          `json:"jsonrpc"`
+			ID      json.RawMessage `json:"id"`
+			Method  string          `json:"method"`
+			Params  json.RawMessage `json:"params"`
+		}{"2.0", id, method, params})
+		if err != nil {
+			return nil, err
+		}
+		if err := ls.send(msg); err != nil {
+			return nil, fmt.Errorf("sending the request: %w", err)
+		}
+		select {
+		case res := <-ch:
+			return responseResult(res.result, res.err)
+		case <-ctx.Done():
+			return nil, context.Cause(ctx)
+		}
+	}
 }
 
 // patchWriter holds a response back until finish, which rewrites the
@@ -460,14 +659,19 @@ type legacyConn struct {
 	stop  context.CancelFunc
 
 	mu      sync.Mutex
-	legacy  bool                  // the session is of version 2025-11-25
-	pending map[jsonrpc.ID]string // id → initialize or tools/list, until answered
+	legacy  bool                    // the session is of version 2025-11-25
+	pending map[jsonrpc.ID]string   // id → initialize or tools/list, until answered
+	caps    *mcp.ClientCapabilities // as the client's initialize declared them
+	// waiting are the requests legacy tasks put to the client (ask),
+	// awaiting its responses.
+	waiting map[jsonrpc.ID]chan *jsonrpc.Response
 	wg      sync.WaitGroup
 }
 
 func newLegacyConn(inner mcp.Connection, s *Server, owner string) *legacyConn {
 	ctx, stop := context.WithCancel(context.Background())
-	return &legacyConn{Connection: inner, s: s, owner: owner, ctx: ctx, stop: stop, pending: map[jsonrpc.ID]string{}}
+	return &legacyConn{Connection: inner, s: s, owner: owner, ctx: ctx, stop: stop, pending: map[jsonrpc.ID]string{},
+		waiting: map[jsonrpc.ID]chan *jsonrpc.Response{}}
 }
 
 // maxPending bounds the initialize and tools/list requests awaiting their
@@ -480,6 +684,17 @@ func (c *legacyConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 		if err != nil {
 			return msg, err
 		}
+		if res, ok := msg.(*jsonrpc.Response); ok {
+			c.mu.Lock()
+			ch, mine := c.waiting[res.ID]
+			delete(c.waiting, res.ID)
+			c.mu.Unlock()
+			if mine {
+				ch <- res // buffered
+				continue
+			}
+			return msg, nil
+		}
 		req, ok := msg.(*jsonrpc.Request)
 		if !ok || !req.IsCall() {
 			return msg, nil
@@ -489,6 +704,15 @@ func (c *legacyConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 		if (req.Method == "initialize" || req.Method == "tools/list") && len(c.pending) < maxPending {
 			c.pending[req.ID] = req.Method
 		}
+		if req.Method == "initialize" {
+			var p struct {
+				Capabilities *mcp.ClientCapabilities `json:"capabilities"`
+			}
+			if json.Unmarshal(req.Params, &p) == nil {
+				c.caps = p.Capabilities
+			}
+		}
+		caller := legacyCaller{owner: c.owner, caps: c.caps, ask: c.ask}
 		c.mu.Unlock()
 		if req.Method == "tools/call" || strings.HasPrefix(req.Method, "tasks/") {
 			if data, jerr, handled := c.extension(req); handled {
@@ -507,7 +731,7 @@ func (c *legacyConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 		}
 		c.wg.Go(func() { // tasks/result blocks: never hold up the reading
 			res := &jsonrpc.Response{ID: req.ID}
-			result, jerr := c.s.legacyAnswer(c.ctx, c.owner, req.Method, req.Params)
+			result, jerr := c.s.legacyAnswer(c.ctx, caller, req.Method, req.Params)
 			if jerr != nil {
 				res.Error = jerr
 			} else if data, merr := json.Marshal(result); merr != nil {
@@ -518,6 +742,53 @@ func (c *legacyConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 			c.Connection.Write(c.ctx, res)
 		})
 	}
+}
+
+// maxAsks bounds the requests legacy tasks put to one client at once.
+const maxAsks = 64
+
+// ask sends a request of a legacy task to the client on the connection
+// and waits for its response, or for ctx or the connection to end.
+func (c *legacyConn) ask(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
+	id, err := jsonrpc.MakeID("clawtool-task-" + newTaskID())
+	if err != nil {
+		return nil, err
+	}
+	ch := make(chan *jsonrpc.Response, 1)
+	c.mu.Lock()
+	if len(c.waiting) >= maxAsks {
+		c.mu.Unlock()
+		return nil, fmt.Errorf("%d requests to the client are waiting already", maxAsks)
+	}
+	c.waiting[id] = ch
+	c.mu.Unlock()
+	defer func() {
+		c.mu.Lock()
+		delete(c.waiting, id)
+		c.mu.Unlock()
+	}()
+	if err := c.Connection.Write(ctx, &jsonrpc.Request{ID: id, Method: method, Params: params}); err != nil {
+		return nil, err
+	}
+	select {
+	case res := <-ch:
+		return responseResult(res.Result, res.Error)
+	case <-ctx.Done():
+		return nil, context.Cause(ctx)
+	case <-c.ctx.Done():
+		return nil, errors.New("the connection closed")
+	}
+}
+
+// responseResult is the result of a client's response, or its error.
+func responseResult(result json.RawMessage, rerr error) (json.RawMessage, error) {
+	if rerr != nil {
+		return nil, fmt.Errorf("the client answered with an error: %w", rerr)
+	}
+	if len(result) == 0 {
+		return nil, errors.New("the client answered without a result")
+	}
+	return result, nil
 }
 
 // extension answers req if it is a 2026-07-28 request (its _meta names

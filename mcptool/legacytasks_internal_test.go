@@ -39,7 +39,7 @@ func FuzzLegacyAnswer(f *testing.F) {
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 		defer cancel()
 		if s.legacyHandles(ctx, method, json.RawMessage(params)) {
-			s.legacyAnswer(ctx, "fuzz", method, json.RawMessage(params))
+			s.legacyAnswer(ctx, legacyCaller{owner: "fuzz"}, method, json.RawMessage(params))
 		}
 		for _, m := range []string{"initialize", "tools/list"} {
 			out := s.legacyPatch(m, json.RawMessage(params))

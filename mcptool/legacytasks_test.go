@@ -15,6 +15,7 @@ import (
 
 	"github.com/miniopenclaw/tool"
 	"github.com/miniopenclaw/tool/mcptool"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // legacyPeer speaks the 2025-11-25 tasks form by hand, over a session of
@@ -433,4 +434,122 @@ func TestLegacyTaskBounds(t *testing.T) {
 		time.Sleep(10 * time.Millisecond)
 	}
 	t.Error("the task never expired")
+}
+
+// TestLegacyInputRequired: in a 2025-11-25 HTTP session that declared
+// elicitation, a task whose tool asks for input goes input_required, and
+// tasks/result turns into an event stream carrying the question
+// (elicitation/create with the related-task _meta); the session's client
+// answers it by POSTing the response, and the stream ends with the
+// result. A response with an ID the task did not send, and the right
+// response from another principal on the same session, are not taken:
+// the task stays input_required until its client answers.
+func TestLegacyInputRequired(t *testing.T) {
+	r := tool.NewRegistry()
+	r.Register(tool.Must(tool.New("ask", "Asks for a name.", func(ctx context.Context, _ struct{}) (string, error) {
+		if res, ok := mcptool.InputResponses(ctx)["name"].(*mcp.ElicitResult); ok {
+			return fmt.Sprint("hello ", res.Content["name"]), nil
+		}
+		return "", mcptool.RequestInput(ctx, mcp.InputRequestMap{"name": &mcp.ElicitParams{Message: "Your name?",
+			RequestedSchema: map[string]any{"type": "object", "properties": map[string]any{"name": map[string]any{"type": "string"}}}}}, "")
+	}, tool.WithTask(tool.TaskRequired))))
+	url := taskServer(t, r)
+	h := &httpSession{t: t, url: url, user: "ann"}
+	h.init = h.post("initialize", map[string]any{"protocolVersion": "2025-11-25", "capabilities": map[string]any{"elicitation": map[string]any{}},
+		"clientInfo": map[string]any{"name": "legacy", "version": "0"}}, true)
+	h.post("notifications/initialized", nil, false)
+
+	res := h.send("tools/call", map[string]any{"name": "ask", "arguments": map[string]any{}, "task": map[string]any{}})
+	var created mcptool.LegacyCreateTaskResult
+	if res.Error != nil || json.Unmarshal(res.Result, &created) != nil || created.Task.TaskID == "" {
+		t.Fatalf("tools/call: %s %+v", res.Result, res.Error)
+	}
+	id := created.Task.TaskID
+	status := func() mcptool.TaskStatus {
+		var lt mcptool.LegacyTask
+		json.Unmarshal(h.send("tasks/get", map[string]any{"taskId": id}).Result, &lt)
+		return lt.Status
+	}
+	for i := 0; status() != mcptool.StatusInputRequired; i++ {
+		if i == 1000 {
+			t.Fatal("the task never asked")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+
+	// tasks/result, read as a stream.
+	body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 77, "method": "tasks/result", "params": map[string]any{"taskId": id}})
+	resp := postSession(t, h, "ann", body)
+	defer resp.Body.Close()
+	if ct := resp.Header.Get("Content-Type"); !strings.HasPrefix(ct, "text/event-stream") {
+		t.Fatalf("tasks/result answered %s", ct)
+	}
+	events := bufio.NewScanner(resp.Body)
+	next := func() map[string]json.RawMessage {
+		for events.Scan() {
+			if d, ok := strings.CutPrefix(events.Text(), "data: "); ok {
+				var m map[string]json.RawMessage
+				if err := json.Unmarshal([]byte(d), &m); err != nil {
+					t.Fatalf("event %q: %v", d, err)
+				}
+				return m
+			}
+		}
+		t.Fatal("the stream ended")
+		return nil
+	}
+	q := next()
+	var params struct {
+		Message string `json:"message"`
+		Meta    map[string]struct {
+			TaskID string `json:"taskId"`
+		} `json:"_meta"`
+	}
+	json.Unmarshal(q["params"], &params)
+	if string(q["method"]) != `"elicitation/create"` || params.Message != "Your name?" || params.Meta[mcptool.RelatedTaskMeta].TaskID != id {
+		t.Fatalf("the question: %v", q)
+	}
+	answer := func(reqID json.RawMessage) []byte {
+		b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": reqID, "result": map[string]any{"action": "accept", "content": map[string]any{"name": "Ann"}}})
+		return b
+	}
+	for _, bad := range []struct {
+		name, user string
+		id         json.RawMessage
+	}{
+		{"an ID the task did not send", "ann", json.RawMessage(`"clawtool-task-nope"`)},
+		{"another principal", "bob", q["id"]},
+	} {
+		r := postSession(t, h, bad.user, answer(bad.id))
+		io.Copy(io.Discard, r.Body)
+		r.Body.Close()
+		if s := status(); s != mcptool.StatusInputRequired {
+			t.Errorf("%s: the task is %s after the response", bad.name, s)
+		}
+	}
+	r2 := postSession(t, h, "ann", answer(q["id"]))
+	r2.Body.Close()
+	if r2.StatusCode != http.StatusAccepted {
+		t.Errorf("the answer got %d", r2.StatusCode)
+	}
+	final := next()
+	if string(final["id"]) != "77" || !strings.Contains(string(final["result"]), "hello Ann") || !strings.Contains(string(final["result"]), mcptool.RelatedTaskMeta) {
+		t.Errorf("the result: %v", final)
+	}
+}
+
+// postSession POSTs body on h's session as user, and returns the response.
+func postSession(t *testing.T, h *httpSession, user string, body []byte) *http.Response {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodPost, h.url, bytes.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("X-Test-User", user)
+	req.Header.Set("Mcp-Session-Id", h.id)
+	req.Header.Set("MCP-Protocol-Version", "2025-11-25")
+	resp, err := (&http.Client{Timeout: 20 * time.Second}).Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/miniopenclaw/tool"
 	"github.com/miniopenclaw/tool/mcptool"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // stdioFixtureEnv makes the test binary a misbehaving MCP server over
@@ -75,6 +76,15 @@ func stdioFixture(mode string) int {
 		}) (string, error) {
 			tool.ReportProgress(ctx, 1, 1, "echoing")
 			return in.Text, nil
+		}, tool.WithTask(tool.TaskRequired))))
+		reg.Register(tool.Must(tool.New("ask_task", "Asks for a name, as a task.", func(ctx context.Context, _ struct {
+			Text string `json:"text,omitempty"`
+		}) (string, error) {
+			if res, ok := mcptool.InputResponses(ctx)["name"].(*mcp.ElicitResult); ok {
+				return fmt.Sprint("hello ", res.Content["name"]), nil
+			}
+			return "", mcptool.RequestInput(ctx, mcp.InputRequestMap{"name": &mcp.ElicitParams{Message: "Your name?",
+				RequestedSchema: map[string]any{"type": "object", "properties": map[string]any{"name": map[string]any{"type": "string"}}}}}, "")
 		}, tool.WithTask(tool.TaskRequired))))
 	}
 	if err := mcptool.NewServer(reg).ServeStdio(context.Background()); err != nil {

@@ -56,8 +56,15 @@ type Server struct {
 	direct    sync.Map    // name → *directTool, the tools ServeHTTP may call itself
 	bound     sync.Map    // session id → the key of the caller it is bound to (see ServeHTTP)
 	sdkShared atomic.Bool // MCP was called: serve HTTP through go-sdk only
-	tasks     *taskStore  // the in-memory tasks, and the tasks/get rate limit (taskserver.go)
-	store     TaskStore   // where tasks are kept: memTasks over tasks, or WithTaskStore's
+	// delivering marks the input requests of legacy tasks being put to
+	// their clients (task ID, NUL, request key), so that two tasks/result
+	// of one task do not ask the same twice.
+	delivering sync.Map
+	// waiting are the server-to-client requests of legacy tasks sent on
+	// HTTP event streams, awaiting the client's response (legacyKey).
+	waiting sync.Map
+	tasks   *taskStore // the in-memory tasks, and the tasks/get rate limit (taskserver.go)
+	store   TaskStore  // where tasks are kept: memTasks over tasks, or WithTaskStore's
 }
 
 type serverConfig struct {

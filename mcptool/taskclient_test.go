@@ -113,6 +113,7 @@ func TestTaskClientOurServer(t *testing.T) {
 	without := importTasks(t, url, fast)
 	plain := importTasks(t, url, fast, mcptool.WithoutTasks())
 	legacy := importTasks(t, url, fast, answer, mcptool.WithProtocolVersion("2025-11-25"))
+	legacyWithout := importTasks(t, url, fast, mcptool.WithProtocolVersion("2025-11-25"))
 
 	for _, tc := range []struct {
 		name     string
@@ -134,6 +135,10 @@ func TestTaskClientOurServer(t *testing.T) {
 		// 2025-11-25 says an isError result fails the task; tasks/result
 		// still gives the result.
 		{"legacy: isError stays a result", legacy, "quick", `{"fail":true}`, "it broke", true, "working,*failed"},
+		// input_required in the 2025-11-25 form: tasks/result carries the
+		// question to the session's elicitation handler.
+		{"legacy: input answered", legacy, "ask", `{}`, "hello Ann", false, "working,input_required,completed"},
+		{"legacy: input without a handler", legacyWithout, "ask", `{}`, "did not declare the elicitation capability", true, "working,*failed"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var log eventLog
@@ -193,6 +198,9 @@ type scripted struct {
 	get    func(n int) string // the n-th (from 1) tasks/get result, or an "error:" prefixed error object
 	legacy bool               // speak 2025-11-25: initialize, execution.taskSupport, tasks/result
 	result string             // the tasks/result answer (legacy)
+	// notify, if set, is a notification sent before each tasks/get
+	// answer, on an event stream that then carries the answer.
+	notify string
 
 	mu        sync.Mutex
 	gets      int
@@ -265,6 +273,11 @@ func (s *scripted) serve(t *testing.T) string {
 		if e, ok := strings.CutPrefix(result, "error:"); ok {
 			member, result = "error", e
 		}
+		if s.notify != "" && req.Method == "tasks/get" {
+			w.Header().Set("Content-Type", "text/event-stream")
+			fmt.Fprintf(w, "event: message\ndata: %s\n\nevent: message\ndata: {\"jsonrpc\":\"2.0\",\"id\":%s,%q:%s}\n\n", s.notify, req.ID, member, result)
+			return
+		}
 		w.Header().Set("Content-Type", "application/json")
 		fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,%q:%s}`, req.ID, member, result)
 	}))
@@ -308,6 +321,7 @@ func TestTaskClientBadServers(t *testing.T) {
 		expire    bool   // the caller's deadline passes once the call is a task
 		legacy    bool   // the server speaks 2025-11-25
 		result    string // its tasks/result answer
+		notify    string // a notification before each tasks/get answer
 		updates   int    // if not 0, the tasks/update requests the client must send
 		want      string // in the Output, or in the Error of an error result
 		isError   bool
@@ -319,6 +333,16 @@ func TestTaskClientBadServers(t *testing.T) {
 			}
 			return taskJSON("t1", "completed", done)
 		}, want: "all done"},
+		// Status notifications (notifications/tasks of the extension,
+		// notifications/tasks/status of 2025-11-25) are accepted and
+		// change nothing: the polls decide.
+		{name: "status notifications", call: handleT1, get: func(n int) string {
+			if n < 3 {
+				return taskJSON("t1", "working", "")
+			}
+			return taskJSON("t1", "completed", done)
+		}, notify: `{"jsonrpc":"2.0","method":"notifications/tasks","params":` + taskJSON("t1", "completed", `,"result":{"content":[{"type":"text","text":"not from here"}]}`) + `}`,
+			want: "all done"},
 		{name: "poll interval 0", call: strings.Replace(handleT1, `"pollIntervalMs":1`, `"pollIntervalMs":0`, 1), get: func(n int) string {
 			return strings.Replace(taskJSON("t1", "completed", done), `"pollIntervalMs":1`, `"pollIntervalMs":0`, 1)
 		}, want: "all done"},
@@ -378,6 +402,10 @@ func TestTaskClientBadServers(t *testing.T) {
 		{name: "legacy: completed (control)", legacy: true, call: legacyHandleT1, get: func(n int) string {
 			return legacyTaskJSON("t1", "completed")
 		}, result: `{"content":[{"type":"text","text":"all done"}]}`, want: "all done"},
+		{name: "legacy: status notifications", legacy: true, call: legacyHandleT1, get: func(n int) string {
+			return legacyTaskJSON("t1", "completed")
+		}, notify: `{"jsonrpc":"2.0","method":"notifications/tasks/status","params":` + legacyTaskJSON("t1", "failed") + `}`,
+			result: `{"content":[{"type":"text","text":"all done"}]}`, want: "all done"},
 		{name: "legacy: failed", legacy: true, call: legacyHandleT1, get: func(n int) string {
 			return legacyTaskJSON("t1", "failed")
 		}, result: `error:{"code":-32603,"message":"boom"}`, want: "failed: boom", isError: true},
@@ -392,7 +420,7 @@ func TestTaskClientBadServers(t *testing.T) {
 			want: "which the client did not ask for", isError: true, cancelled: true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			s := &scripted{call: func() string { return tc.call }, get: tc.get, legacy: tc.legacy, result: tc.result}
+			s := &scripted{call: func() string { return tc.call }, get: tc.get, legacy: tc.legacy, result: tc.result, notify: tc.notify}
 			if s.get == nil {
 				s.get = func(int) string { return taskJSON("t1", "completed", done) }
 			}
@@ -506,15 +534,28 @@ func BenchmarkClientTaskCall(b *testing.B) {
 // call could not pass); WithoutTasks is the control, whose call the
 // server refuses.
 func TestTaskClientStdio(t *testing.T) {
+	legacy := mcptool.WithProtocolVersion("2025-11-25")
+	answer := mcptool.WithElicitationHandler(func(_ context.Context, p *mcp.ElicitParams) (*mcp.ElicitResult, error) {
+		return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"name": "Ann"}}, nil
+	})
+	refuse := mcptool.WithElicitationHandler(func(context.Context, *mcp.ElicitParams) (*mcp.ElicitResult, error) {
+		return nil, errors.New("no one here")
+	})
 	for _, tc := range []struct {
 		name    string
 		opts    []mcptool.ClientOption
+		tool    string
 		want    string
 		isError bool
 	}{
-		{"2026-07-28 extension", nil, "hi", false},
-		{"2025-11-25 form", []mcptool.ClientOption{mcptool.WithProtocolVersion("2025-11-25")}, "hi", false},
-		{"control: WithoutTasks", []mcptool.ClientOption{mcptool.WithoutTasks()}, "task", true},
+		{"2026-07-28 extension", nil, "echo_task", "hi", false},
+		{"2025-11-25 form", []mcptool.ClientOption{legacy}, "echo_task", "hi", false},
+		{"control: WithoutTasks", []mcptool.ClientOption{mcptool.WithoutTasks()}, "echo_task", "task", true},
+		{"2026-07-28 input", []mcptool.ClientOption{answer}, "ask_task", "hello Ann", false},
+		// tasks/result puts the question to the client on the connection.
+		{"2025-11-25 input", []mcptool.ClientOption{legacy, answer}, "ask_task", "hello Ann", false},
+		{"2025-11-25 input without a handler", []mcptool.ClientOption{legacy}, "ask_task", "did not declare the elicitation capability", true},
+		{"2025-11-25 input declined", []mcptool.ClientOption{legacy, refuse}, "ask_task", "the client did not answer elicitation/create", true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -530,7 +571,7 @@ func TestTaskClientStdio(t *testing.T) {
 				t.Fatal(err)
 			}
 			var log eventLog
-			res := r.Execute(mcptool.WithTaskEvents(ctx, log.add), "echo_task", []byte(`{"text":"hi"}`))
+			res := r.Execute(mcptool.WithTaskEvents(ctx, log.add), tc.tool, []byte(`{"text":"hi"}`))
 			got := res.Output
 			if res.IsError {
 				got = res.Error

@@ -417,6 +417,12 @@ func runCatalogRowOnce(t *testing.T, row catalogRow, cached bool) {
 		if rec.Effect != policy.Deny || !slices.Contains(rec.Policies, row.decided) {
 			t.Errorf("audit record: effect %s, policies %v; want deny by %s", rec.Effect, rec.Policies, row.decided)
 		}
+		// A policy that failed is in the record with its error, not
+		// only in the result (issue 25: "the error in the result, the
+		// audit record and explain").
+		if row.failed && !strings.Contains(rec.Reason, "could not be evaluated") {
+			t.Errorf("audit record: reason %q does not say a policy could not be evaluated", rec.Reason)
+		}
 	}
 }
 

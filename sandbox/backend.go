@@ -4,10 +4,13 @@ import (
 	"context"
 	"errors"
 	"io"
+	"os"
+	"sync"
+	"time"
 )
 
 // A Backend runs commands under a [Policy] and classifies how they ended.
-// [Native] is the Linux sandbox of [Run]; a [*github.com/miniopenclaw/tool/sandbox/container.Backend]
+// A [*Native] is the Linux sandbox of [Run]; a [*github.com/miniopenclaw/tool/sandbox/container.Backend]
 // runs commands in containers of a Docker-compatible engine. Both honour the same Policy
 // and the same [Limits] and classify runs the same way (see [Outcome]), so
 // code written against a Backend does not care which one it has.
@@ -17,17 +20,93 @@ type Backend interface {
 	Run(ctx context.Context, p Policy, argv []string, stdin io.Reader) (*Result, error)
 }
 
-// Native is the Linux backend: [Run] as a [Backend]. It refuses a policy
+// NativeOptions configure a [Native] backend. The zero value is a backend
+// without spares: every run starts its helper itself.
+type NativeOptions struct {
+	// Spares is how many spare helpers the backend keeps waiting at most,
+	// one for each of its most recently used shapes (see the package
+	// documentation); 0 or less keeps none.
+	Spares int
+	// Idle is how long a spare waits for a run before it is killed and
+	// reaped; 0 or less means 30 seconds.
+	Idle time.Duration
+}
+
+// DefaultSpares is the number of spare helpers [DefaultNative] keeps.
+const DefaultSpares = 4
+
+// defaultIdle is the Idle of NativeOptions left zero.
+const defaultIdle = 30 * time.Second
+
+// SpareEnv turns the spare helpers of [DefaultNative] off when it is "0"
+// at its first use. It configures only that backend: a Native made with
+// [NewNative] keeps what its options say.
+const SpareEnv = "CLAWTOOL_SANDBOX_SPARE"
+
+// Native is the Linux sandbox as a [Backend]: it runs each command in a
+// helper of its own, under namespaces, Landlock, a seccomp filter, limits
+// and a cgroup leaf (see the package documentation). It refuses a policy
 // that names an image.
-var Native Backend = nativeBackend{}
+//
+// A Native owns its spare helpers (see [NativeOptions]): two values share
+// none, and closing one does not touch the other's. The zero value is
+// usable and keeps no spares; [NewNative] makes one that does. A Native is
+// safe for concurrent use and must not be copied after its first use.
+// [DefaultNative] is the one [Run] and a [Cmd] without a Backend use.
+type Native struct {
+	pool sparePool // with the options and a test's hooks
+}
 
-type nativeBackend struct{}
+// NewNative returns a native backend with the options o. A program that
+// makes one with spares calls [Native.Close] when done with it; the
+// spares die with the program anyway.
+func NewNative(o NativeOptions) *Native {
+	n := &Native{}
+	n.pool.max, n.pool.idle = o.Spares, o.Idle
+	return n
+}
 
-func (nativeBackend) Run(ctx context.Context, p Policy, argv []string, stdin io.Reader) (*Result, error) {
+// DefaultNative returns the native backend the package-level [Run] and a
+// [Cmd] without a Backend use, made at the first call with [DefaultSpares]
+// spares, or none when the environment variable [SpareEnv] is "0".
+//
+// It is a function, not an exported variable as [net/http.DefaultClient]
+// is: the default backend is a security default, and a variable any
+// imported package could assign would let that package swap the sandbox
+// of every Run in the process for a backend of its own choosing. What a
+// caller can do with the returned value is run commands and close it;
+// closing it only makes later runs start cold.
+func DefaultNative() *Native { return defaultNative() }
+
+var defaultNative = sync.OnceValue(func() *Native {
+	o := NativeOptions{Spares: DefaultSpares}
+	if os.Getenv(SpareEnv) == "0" {
+		o.Spares = 0
+	}
+	return NewNative(o)
+})
+
+// Run runs argv under p with stdin (nil means empty) and waits for it, with
+// the contract of the package-level [Run]. It refuses a policy that names
+// an image.
+func (n *Native) Run(ctx context.Context, p Policy, argv []string, stdin io.Reader) (*Result, error) {
 	if p.Image != "" {
 		return nil, errNativeImage
 	}
-	return run(ctx, p, argv, stdin)
+	return n.run(ctx, p, argv, stdin, streams{})
+}
+
+// Close kills and reaps every idle spare helper of n, stops their idle
+// timers, waits for the spares being started to end and kills those too,
+// and waits for the helpers of ended runs that are still exiting in the
+// background (a helper that forked its command reports how it ended first)
+// and for their cgroup leaves to be removed. After Close, n still runs
+// commands, each starting its helper itself, and starts no more spares.
+// It does not wait for runs under way. Close always returns nil; a second
+// call only waits again.
+func (n *Native) Close() error {
+	n.pool.close()
+	return nil
 }
 
 var errNativeImage = errors.New("sandbox: the policy names an image, which only a container backend can run; refusing to run it on the host")

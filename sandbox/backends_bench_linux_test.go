@@ -22,7 +22,7 @@ import (
 // and the call server's p50 over a plain fork and exec on the host.
 func BenchmarkBackends(b *testing.B) {
 	ctx := context.Background()
-	if err := okRun(sandbox.Native.Run(ctx, sandbox.Policy{}, []string{"/bin/true"}, nil)); err != nil {
+	if err := okRun(sandbox.DefaultNative().Run(ctx, sandbox.Policy{}, []string{"/bin/true"}, nil)); err != nil {
 		b.Fatal(err)
 	}
 	inMode := func(cb sandbox.CatalogBackend) func() error {
@@ -43,7 +43,9 @@ func BenchmarkBackends(b *testing.B) {
 		ds   []time.Duration
 	}{
 		{name: "fork+exec", run: func() error { return exec.Command("/bin/true").Run() }},
-		{name: "native", run: func() error { return okRun(sandbox.Native.Run(ctx, sandbox.Policy{}, []string{"/bin/true"}, nil)) }},
+		{name: "native", run: func() error {
+			return okRun(sandbox.DefaultNative().Run(ctx, sandbox.Policy{}, []string{"/bin/true"}, nil))
+		}},
 		{name: "warm-server", run: inMode(warm)},
 		{name: "warm-exec", run: inMode(warmExec)},
 		{name: "fresh", run: inMode(fresh)},

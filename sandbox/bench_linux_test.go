@@ -41,7 +41,8 @@ func percentile(ds []time.Duration, q float64) float64 {
 // same iteration, under bubblewrap with equivalent isolation, and reports
 // both p50 and p90 and the ratio of the p50s. The sandbox run is served by
 // a spare helper (started in the background by the run before); the same
-// iteration also runs the same policy cold (spares bypassed, cold-*), so
+// iteration also runs the same policy cold (on a backend without spares,
+// cold-*), so
 // both are measured under the same load. bubblewrap makes no cgroup, so the
 // compared runs do without one; the iteration also runs the full stack with
 // its cgroup leaf, from a spare, reported apart (cgroup-*).
@@ -58,38 +59,43 @@ func BenchmarkSpawn(b *testing.B) {
 	ctx := context.Background()
 	withCgroup := Probe().Has(LayerCgroup)
 	noCgroup := Policy{Without: []Layer{LayerCgroup}}
+	// Two backends, so that both are measured under the same load: n
+	// keeps spares, as DefaultNative does, cold keeps none.
+	n := newTestNative(b, NativeOptions{Spares: DefaultSpares}, nil)
+	coldN := newTestNative(b, NativeOptions{}, nil)
 	var ours, theirs, cold, leaf []time.Duration
 	for b.Loop() {
 		start := time.Now()
-		r, err := Run(ctx, noCgroup, "/bin/true")
+		r, err := runOn(n, ctx, noCgroup, "/bin/true")
 		if err != nil || !r.OK() {
 			b.Fatalf("sandbox: %v %+v", err, r)
 		}
 		ours = append(ours, time.Since(start))
-		settle(b)
+		settle(b, n, coldN)
 		start = time.Now()
 		if out, err := exec.Command(bwrap, bwrapArgs...).CombinedOutput(); err != nil {
 			b.Fatalf("bwrap: %v %s", err, out)
 		}
 		theirs = append(theirs, time.Since(start))
 		start = time.Now()
-		r, err = runSandbox(ctx, noCgroup, []string{"/bin/true"}, nil, false, streams{})
+		r, err = runOn(coldN, ctx, noCgroup, "/bin/true")
 		if err != nil || !r.OK() {
 			b.Fatalf("sandbox cold: %v %+v", err, r)
 		}
 		cold = append(cold, time.Since(start))
-		settle(b)
+		settle(b, n, coldN)
 		if withCgroup {
 			start = time.Now()
-			r, err := Run(ctx, Policy{}, "/bin/true")
+			r, err := runOn(n, ctx, Policy{}, "/bin/true")
 			if err != nil || !r.OK() || r.Cgroup == "" {
 				b.Fatalf("sandbox with cgroup: %v %+v", err, r)
 			}
 			leaf = append(leaf, time.Since(start))
-			settle(b)
+			settle(b, n, coldN)
 		}
 	}
-	ReleaseSpares()
+	n.Close()
+	coldN.Close()
 	b.ReportMetric(percentile(ours, 0.5), "sandbox-p50-ms")
 	b.ReportMetric(percentile(ours, 0.9), "sandbox-p90-ms")
 	b.ReportMetric(percentile(theirs, 0.5), "bwrap-p50-ms")
@@ -106,10 +112,12 @@ func BenchmarkSpawn(b *testing.B) {
 }
 
 // settle waits, with b's timer stopped, until no spare start, discard or
-// background reap is under way.
-func settle(b *testing.B) {
+// background reap of the backends ns is under way.
+func settle(b *testing.B, ns ...*Native) {
 	b.StopTimer()
-	spares.settle()
+	for _, n := range ns {
+		n.settle()
+	}
 	b.StartTimer()
 }
 
@@ -129,6 +137,7 @@ func BenchmarkSpawnLayers(b *testing.B) {
 		{"+cgroup", Policy{}},
 	}
 	ctx := context.Background()
+	cold := newTestNative(b, NativeOptions{}, nil)
 	b.Run("fork+exec", func(b *testing.B) {
 		var ds []time.Duration
 		for b.Loop() {
@@ -145,7 +154,7 @@ func BenchmarkSpawnLayers(b *testing.B) {
 			var ds []time.Duration
 			for b.Loop() {
 				start := time.Now()
-				r, err := runSandbox(ctx, s.p, []string{"/bin/true"}, nil, false, streams{})
+				r, err := runOn(cold, ctx, s.p, "/bin/true")
 				if err != nil || !r.OK() {
 					b.Fatalf("%v %+v", err, r)
 				}
@@ -189,11 +198,10 @@ func BenchmarkSpawnSplit(b *testing.B) {
 	for _, mode := range []string{"cold", "spare", "spare-paused"} {
 		spare := mode != "cold"
 		b.Run(mode, func(b *testing.B) {
-			ReleaseSpares()
 			m := map[string][]time.Duration{}
 			unready, runs := 0, 0
 			var entered, reaped uint64 // around the last run
-			traceSpawn = func(t spawnTrace) {
+			trace := func(t spawnTrace) {
 				reaped = t.reaped
 				if t.spare != spare {
 					return // the first run of the spares is cold
@@ -233,12 +241,16 @@ func BenchmarkSpawnSplit(b *testing.B) {
 					d("report", h[10], t.reaped)
 				}
 			}
-			defer func() { traceSpawn = nil }()
+			o := NativeOptions{}
+			if spare {
+				o.Spares = DefaultSpares
+			}
+			n := newTestNative(b, o, &nativeHooks{trace: trace})
 			ctx := context.Background()
 			self0, children0 := cpuTimes()
 			for b.Loop() {
 				entered = monotonic()
-				r, err := runSandbox(ctx, Policy{Without: []Layer{LayerCgroup}}, []string{"/bin/true"}, nil, spare, streams{})
+				r, err := runOn(n, ctx, Policy{Without: []Layer{LayerCgroup}}, "/bin/true")
 				if err != nil || !r.OK() {
 					b.Fatalf("%v %+v", err, r)
 				}
@@ -253,7 +265,7 @@ func BenchmarkSpawnSplit(b *testing.B) {
 					b.StartTimer()
 				}
 			}
-			ReleaseSpares()
+			n.Close()
 			self1, children1 := cpuTimes()
 			for n, ds := range m {
 				b.ReportMetric(percentile(ds, 0.5), n+"-ms")
@@ -344,11 +356,12 @@ func BenchmarkSpawnWorkspace(b *testing.B) {
 		return ws
 	}
 	sandboxWS, rootWS := mk("nobody", DefaultUID), mk("root", 0)
-	defer func() { workspaceInHelper = false }()
+	hooks := &nativeHooks{}
+	n := newTestNative(b, NativeOptions{Spares: DefaultSpares}, hooks)
 	var helperT, treeT, idmapT, budgetT, writeDirectT, writeBudgetT []time.Duration
 	const writes = "for i in $(seq 100); do head -c 4096 /dev/zero > f$i; done"
 	run := func(ws string, inHelper, budget bool, into *[]time.Duration, argv ...string) {
-		workspaceInHelper = inHelper
+		hooks.workspaceInHelper = inHelper
 		p := Policy{Workspace: ws, Without: []Layer{LayerCgroup, LayerWriteBudget}}
 		if budget {
 			p.Without = []Layer{LayerCgroup}
@@ -357,12 +370,12 @@ func BenchmarkSpawnWorkspace(b *testing.B) {
 			argv = []string{"/bin/true"}
 		}
 		start := time.Now()
-		r, err := Run(ctx, p, argv...)
+		r, err := runOn(n, ctx, p, argv...)
 		if err != nil || !r.OK() || slices.Contains(r.Layers, LayerWriteBudget) != budget {
 			b.Fatalf("%s (helper lookup %v, budget %v): %v %+v", ws, inHelper, budget, err, r)
 		}
 		*into = append(*into, time.Since(start))
-		settle(b)
+		settle(b, n)
 	}
 	for b.Loop() {
 		run(sandboxWS, true, false, &helperT)
@@ -372,7 +385,7 @@ func BenchmarkSpawnWorkspace(b *testing.B) {
 		run(rootWS, false, false, &writeDirectT, "sh", "-c", writes)
 		run(rootWS, false, true, &writeBudgetT, "sh", "-c", writes)
 	}
-	ReleaseSpares()
+	n.Close()
 	for _, m := range []struct {
 		name string
 		ds   []time.Duration

@@ -118,7 +118,7 @@ func TestWriteBudgetBoundsTheWorkspace(t *testing.T) {
 
 	control := f.policy()
 	control.Without = []Layer{LayerWriteBudget}
-	r := f.sandboxed(t, context.Background(), Native, control, args...)
+	r := f.sandboxed(t, context.Background(), DefaultNative(), control, args...)
 	if !r.OK() || slices.Contains(r.Layers, LayerWriteBudget) {
 		t.Fatalf("control: %s %q %q, layers %v", r.Summary(), r.Stdout, r.Stderr, r.Layers)
 	}
@@ -132,7 +132,7 @@ func TestWriteBudgetBoundsTheWorkspace(t *testing.T) {
 
 	p := f.policy()
 	free := hostFree(t, f.ws)
-	r = f.sandboxed(t, context.Background(), Native, p, args...)
+	r = f.sandboxed(t, context.Background(), DefaultNative(), p, args...)
 	if r.Outcome != WriteLimit || !strings.Contains(string(r.Stdout), "no space left") || !strings.Contains(string(r.Stdout), "after 4 files") {
 		t.Errorf("with the budget: %s %q %q, want %s after 4 files with ENOSPC", r.Summary(), r.Stdout, r.Stderr, WriteLimit)
 	}
@@ -152,7 +152,7 @@ func TestWriteBudgetBoundsTheWorkspace(t *testing.T) {
 	}
 
 	p.Limits.WriteBytes = 4 << 20
-	r = f.sandboxed(t, context.Background(), Native, p, "fallocate", "/tmp", "4", strconv.Itoa(2<<20))
+	r = f.sandboxed(t, context.Background(), DefaultNative(), p, "fallocate", "/tmp", "4", strconv.Itoa(2<<20))
 	if r.Outcome != WriteLimit {
 		t.Errorf("writing 8 MiB to /tmp with a 4 MiB budget: %s, want %s", r.Summary(), WriteLimit)
 	}
@@ -624,7 +624,7 @@ func TestWriteBudgetMatchesDirectWrites(t *testing.T) {
 				p := f.policy()
 				p.Workspace = ws
 				p.Without = without
-				r := f.sandboxed(t, context.Background(), Native, p, "script", strconv.FormatUint(seed, 10), "60")
+				r := f.sandboxed(t, context.Background(), DefaultNative(), p, "script", strconv.FormatUint(seed, 10), "60")
 				if !r.OK() {
 					t.Fatalf("script (without %v): %s %q %q", without, r.Summary(), r.Stdout, r.Stderr)
 				}

@@ -26,7 +26,7 @@ func TestCatalog(t *testing.T) {
 		notApplicable string
 	}{
 		{name: "native", open: func(testing.TB) sandbox.CatalogBackend {
-			return sandbox.CatalogBackend{Backend: sandbox.Native, Mode: sandbox.ModeNative}
+			return sandbox.CatalogBackend{Backend: sandbox.DefaultNative(), Mode: sandbox.ModeNative}
 		}},
 		{name: "container-fresh", open: containerBackend(container.Options{}, sandbox.ModeFresh)},
 		{name: "container-warm", open: containerBackend(container.Options{Warm: true}, sandbox.ModeWarmServer)},

@@ -51,7 +51,7 @@ func checkCgroupRun(t *testing.T, f *fixture, cg cgroupHost, r *Result) {
 		t.Errorf("result cgroup %q layers %v, want %s first", r.Cgroup, r.Layers, LayerCgroup)
 	}
 	// A helper in fork mode and its leaf are reaped just after the run.
-	spares.settle()
+	DefaultNative().settle()
 	if l := leaves(cg); len(l) > 0 {
 		t.Errorf("leaves left after the run: %v", l)
 	}
@@ -76,12 +76,12 @@ func TestCgroupMemoryBomb(t *testing.T) {
 	if raceEnabled {
 		p.Without = append(p.Without, LayerRlimits)
 	}
-	r := f.sandboxed(t, context.Background(), Native, p, "allocmany", "4", "80")
+	r := f.sandboxed(t, context.Background(), DefaultNative(), p, "allocmany", "4", "80")
 	if !strings.HasPrefix(string(r.Stdout), "OK") || r.Cgroup != "" {
 		t.Fatalf("positive control: without the cgroup: %s, cgroup %q, stdout %q stderr %q", r.Summary(), r.Cgroup, r.Stdout, trim(r.Stderr))
 	}
 	p.Without = nil
-	r = f.sandboxed(t, context.Background(), Native, p, "allocmany", "4", "80")
+	r = f.sandboxed(t, context.Background(), DefaultNative(), p, "allocmany", "4", "80")
 	if r.Outcome != MemoryLimit || strings.HasPrefix(string(r.Stdout), "OK") {
 		t.Errorf("outcome %s (%s), want %s; stdout %q stderr %q", r.Outcome, r.Summary(), MemoryLimit, r.Stdout, trim(r.Stderr))
 	}
@@ -96,7 +96,7 @@ func TestCgroupForkBomb(t *testing.T) {
 	f := newFixture(t)
 	p := f.policy()
 	p.Limits.Processes = 30
-	r := f.sandboxed(t, context.Background(), Native, p, "spawn", "100")
+	r := f.sandboxed(t, context.Background(), DefaultNative(), p, "spawn", "100")
 	if r.Outcome != PIDsLimit || !strings.Contains(string(r.Stdout), "resource temporarily unavailable") {
 		t.Errorf("outcome %s (%s), want %s; stdout %q stderr %q", r.Outcome, r.Summary(), PIDsLimit, r.Stdout, trim(r.Stderr))
 	}
@@ -110,7 +110,7 @@ func TestCgroupLeafRemovedAfterTimeout(t *testing.T) {
 	f := newFixture(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond) // ok-wallclock
 	defer cancel()
-	r := f.sandboxed(t, ctx, Native, f.policy(), "sleep")
+	r := f.sandboxed(t, ctx, DefaultNative(), f.policy(), "sleep")
 	if r.Outcome != TimedOut {
 		t.Errorf("outcome %s, want %s", r.Outcome, TimedOut)
 	}
@@ -128,13 +128,13 @@ func TestCgroupKillsSurvivors(t *testing.T) {
 	t.Cleanup(func() { killLeftovers(f.mark) })
 	// Positive control: without the cgroup the daemon outlives the run.
 	p.Without = append(p.Without, LayerCgroup)
-	f.sandboxed(t, context.Background(), Native, p, "background", "1000")
+	f.sandboxed(t, context.Background(), DefaultNative(), p, "background", "1000")
 	if leftovers(f.mark) == 0 {
 		t.Fatal("positive control: the daemon did not outlive a run without PID namespace and cgroup")
 	}
 	killLeftovers(f.mark)
 	p.Without = p.Without[:1]
-	r := f.sandboxed(t, context.Background(), Native, p, "background", "1000")
+	r := f.sandboxed(t, context.Background(), DefaultNative(), p, "background", "1000")
 	if !strings.HasPrefix(string(r.Stdout), "OK") {
 		t.Errorf("the attack failed: %s %q %q", r.Summary(), r.Stdout, trim(r.Stderr))
 	}

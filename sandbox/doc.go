@@ -16,8 +16,9 @@
 // Each lives in a package of its own, so a program links only the ones it
 // uses:
 //
-//   - [Native], in this package: the Linux sandbox below, what [Run] and
-//     [Cmd] use unless Cmd.Backend says otherwise.
+//   - [Native], in this package: the Linux sandbox below; [DefaultNative]
+//     is what [Run] and [Cmd] use unless Cmd.Backend says otherwise, and
+//     [NewNative] makes one with spares of its own.
 //   - [github.com/miniopenclaw/tool/sandbox/container]: a container of a
 //     Docker-compatible engine per call, or a warm one per session.
 //   - [github.com/miniopenclaw/tool/sandbox/wasm]: WebAssembly modules
@@ -73,17 +74,19 @@
 // a run that had to wait for its spare, or found none, starts the
 // following one at once.
 // Every spare serves exactly one run, with pipes of its own, so nothing of
-// one run reaches the next. A program keeps at most one spare for each of
-// its four most recently used shapes; a spare idle for 30 seconds is
-// killed, and a spare dies with the program. The first run of a shape, a
-// run whose spare died, a run whose standard input is a file and one whose
-// configuration exceeds a pipe's 64 KiB start the helper themselves, as
-// without spares. A spare costs the CPU of starting a helper whether or
-// not a run comes (measured in BENCHMARKS.md); the environment
-// variable CLAWTOOL_SANDBOX_SPARE=0 or [SetSpares] turns spares off, and
-// [ReleaseSpares] kills the idle ones. A spare is started with the
-// program's state of the moment (working directory, umask, resource
-// limits), not the claiming run's.
+// one run reaches the next. A backend keeps at most one spare for each of
+// its most recently used shapes (four for [DefaultNative]); a spare idle
+// for 30 seconds (by default) is killed, and a spare dies with the program.
+// The first run of a shape, a run whose spare died, a run whose standard
+// input is a file and one whose configuration exceeds a pipe's 64 KiB start
+// the helper themselves, as without spares. A spare costs the CPU of
+// starting a helper whether or not a run comes (measured in BENCHMARKS.md).
+// Each [*Native] owns its spares ([NativeOptions]; two backends share
+// none): a backend made with the zero options keeps none, the environment
+// variable CLAWTOOL_SANDBOX_SPARE=0 turns those of [DefaultNative] off, and
+// [Native.Close] kills the idle ones and starts no more. A spare is started
+// with the program's state of the moment (working directory, umask,
+// resource limits), not the claiming run's.
 //
 // # Failing closed
 //

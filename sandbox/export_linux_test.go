@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"context"
 	"strings"
 	"testing"
 )
@@ -44,4 +45,41 @@ func TestCatalogRowsSayWhy(t *testing.T) {
 			t.Errorf("%s %s: container %v, noContainer %q: want exactly one", row.id, row.name, row.container != nil, row.noContainer)
 		}
 	}
+}
+
+// newTestNative returns a native backend with the options o and the hooks
+// k (nil for none), closed when tb ends.
+func newTestNative(tb testing.TB, o NativeOptions, k *nativeHooks) *Native {
+	n := NewNative(o)
+	n.pool.hooks = k
+	tb.Cleanup(func() { n.Close() })
+	return n
+}
+
+// runOn runs argv under p on n, as [Run] does on [DefaultNative].
+func runOn(n *Native, ctx context.Context, p Policy, argv ...string) (*Result, error) {
+	return n.Run(ctx, p, argv, nil)
+}
+
+// settle waits until no spare start, discard or background reap of n is
+// under way.
+func (n *Native) settle() { n.pool.settle() }
+
+// waitingSpare returns the process id of one idle spare of n, or 0.
+func (n *Native) waitingSpare() int {
+	n.pool.lockInit()
+	defer n.pool.mu.Unlock()
+	for _, s := range n.pool.slots {
+		if s.h != nil {
+			return s.h.cmd.Process.Pid
+		}
+	}
+	return 0
+}
+
+// spareShapes returns how many shapes n keeps a spare slot for.
+func (n *Native) spareShapes() int {
+	n.pool.lockInit()
+	defer n.pool.mu.Unlock()
+	return len(n.pool.slots)
 }

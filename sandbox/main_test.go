@@ -15,12 +15,11 @@ func TestMain(m *testing.M) {
 		os.Exit(attackMain(os.Args[1:]))
 	}
 	code := m.Run()
-	// Spares are this process's children but carry no marker; released
-	// here so that the goroutine check sees none of their starts.
-	ReleaseSpares()
-	if testing.Verbose() {
-		fmt.Fprintf(os.Stderr, "spares served %d runs\n", sparesServed.Load())
-	}
+	// Spares are this process's children but carry no marker; the
+	// default backend's are released here so that the goroutine check
+	// sees none of their starts (every other backend of the tests is
+	// closed by its test).
+	DefaultNative().Close()
 	if n := leftovers(testMark()); n > 0 {
 		fmt.Fprintf(os.Stderr, "%d processes carrying this test's marker are still running\n", n)
 		killLeftovers(testMark())

@@ -108,7 +108,8 @@ func TestPolicyLayers(t *testing.T) {
 func TestLimitsDefaults(t *testing.T) {
 	l := Limits{}.withDefaults()
 	if l.Output != 1<<20 || l.CPU != DefaultCPU || l.Memory != DefaultMemory || l.Processes != DefaultProcesses ||
-		l.FileSize != DefaultFileSize || l.OpenFiles != DefaultOpenFiles || l.Tmp != DefaultTmp || l.WaitDelay != DefaultWaitDelay {
+		l.FileSize != DefaultFileSize || l.OpenFiles != DefaultOpenFiles || l.Tmp != DefaultTmp || l.WaitDelay != DefaultWaitDelay ||
+		l.WriteBytes != DefaultWrite {
 		t.Errorf("Limits{}.withDefaults() = %+v", l)
 	}
 	if got := (Limits{Output: 10}).withDefaults().Output; got != 10 {

@@ -16,7 +16,7 @@ import (
 // could not be built or the command could not be started. Otherwise the
 // Result says how the command ended, whatever that was.
 func Run(ctx context.Context, p Policy, argv ...string) (*Result, error) {
-	return Native.Run(ctx, p, argv, nil)
+	return DefaultNative().Run(ctx, p, argv, nil)
 }
 
 // A Cmd is a command to run in the sandbox, shaped like [os/exec.Cmd] so
@@ -39,10 +39,10 @@ type Cmd struct {
 	// long as its caller talks to it (an MCP server on stdio): what goes
 	// to them is neither kept in the Result nor counted against
 	// Limits.Output, which then bounds only the stream left unset. Only
-	// [Native] streams; a Cmd that sets either with another Backend fails
-	// without running anything.
+	// a [*Native] streams; a Cmd that sets either with another Backend
+	// fails without running anything.
 	Stdout, Stderr io.Writer
-	// Backend runs the command; nil means [Native].
+	// Backend runs the command; nil means [DefaultNative].
 	Backend Backend
 	// Result is how the run ended, set by Run and Output.
 	Result *Result
@@ -69,20 +69,21 @@ func (c *Cmd) Run() error {
 	}
 	b := c.Backend
 	if b == nil {
-		b = Native
+		b = DefaultNative()
 	}
 	var (
 		r   *Result
 		err error
 	)
 	if c.Stdout != nil || c.Stderr != nil {
-		if _, native := b.(nativeBackend); !native {
+		n, native := b.(*Native)
+		if !native {
 			return errNoStreams
 		}
 		if c.Policy.Image != "" {
 			return errNativeImage
 		}
-		r, err = runStreams(ctx, c.Policy, c.Args, c.Stdin, streams{c.Stdout, c.Stderr})
+		r, err = n.run(ctx, c.Policy, c.Args, c.Stdin, streams{c.Stdout, c.Stderr})
 	} else {
 		r, err = b.Run(ctx, c.Policy, c.Args, c.Stdin)
 	}

@@ -20,19 +20,83 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-func run(ctx context.Context, p Policy, argv []string, stdin io.Reader) (*Result, error) {
-	return runSandbox(ctx, p, argv, stdin, true, streams{})
+func (n *Native) run(ctx context.Context, p Policy, argv []string, stdin io.Reader, out streams) (*Result, error) {
+	r, err := n.prepare(ctx, p, argv, stdin, out)
+	if err != nil {
+		return nil, err
+	}
+	defer r.release()
+	if err := r.start(ctx); err != nil {
+		return nil, err
+	}
+	r.wait(ctx)
+	return r.classify(ctx)
 }
 
-func runStreams(ctx context.Context, p Policy, argv []string, stdin io.Reader, out streams) (*Result, error) {
-	return runSandbox(ctx, p, argv, stdin, true, out)
+// A nativeRun is one run of a [Native], carried through its four steps:
+// prepare (the policy reduced to the helper's configuration, the cgroup
+// leaf, the workspace's descriptor), start (a spare claimed or a helper
+// started cold, handed the run), wait (the streams copied, the command
+// waited for and reaped) and classify (the Result, the write budget
+// applied). What each step holds open is released by release, last first.
+type nativeRun struct {
+	n      *Native
+	p      Policy
+	argv   []string
+	stdin  io.Reader
+	out    streams
+	limits Limits
+	layers []Layer
+	cfg    *helper.Config
+	raw    []byte // cfg encoded
+	before protectedState
+	lf     *leaf // nil without the cgroup layer
+	tree   int   // the workspace's detached mount, or -1
+	sh     helperShape
+	// stdinFile is the caller's stdin when it is a file, handed to the
+	// helper at its clone.
+	stdinFile *os.File
+	undo      []func() // release runs them last first
+
+	// start
+	h          *helperProc
+	spare      bool   // h is a spare
+	setupStart []byte // what the helper wrote instead of its acknowledgement
+	t0         time.Time
+	claim      uint64 // monotonic clock before the claim
+	upperFS    int    // the write budget's upper layer, or -1
+	proxy      *Proxy
+
+	// wait
+	killedFor    atomic.Value // Outcome the supervisor killed the run for
+	budget       *outcome.Budget
+	stdout       *outcome.Stream
+	stderr       *outcome.Stream
+	setup        []byte       // a setup error
+	exit         *helper.Exit // the record of a helper in fork mode
+	forked       bool         // the helper and the leaf are reaped in the background
+	ws           syscall.WaitStatus
+	cpu          time.Duration
+	waitErr      error
+	oom, pidsMax bool // the leaf's counters
+	elapsed      time.Duration
 }
 
-// runSandbox is run; useSpares false starts the helper cold even when
-// spares are on (the benchmarks compare both in one process). The writers
-// of out, when set, take the command's stdout and stderr uncapped instead
-// of the Result.
-func runSandbox(ctx context.Context, p Policy, argv []string, stdin io.Reader, useSpares bool, out streams) (*Result, error) {
+// later adds f to what release runs.
+func (r *nativeRun) later(f func()) { r.undo = append(r.undo, f) }
+
+// release runs what the steps deferred, last first.
+func (r *nativeRun) release() {
+	for i := len(r.undo) - 1; i >= 0; i-- {
+		r.undo[i]()
+	}
+}
+
+// prepare checks the run and reduces it to the helper's configuration and
+// shape, making the run's cgroup leaf and opening its workspace. The
+// writers of out, when set, take the command's stdout and stderr uncapped
+// instead of the Result.
+func (n *Native) prepare(ctx context.Context, p Policy, argv []string, stdin io.Reader, out streams) (_ *nativeRun, err error) {
 	if len(argv) == 0 || argv[0] == "" {
 		return nil, errors.New("sandbox: no command")
 	}
@@ -56,17 +120,23 @@ func runSandbox(ctx context.Context, p Policy, argv []string, stdin io.Reader, u
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	limits := p.Limits.withDefaults()
-	cfg, err := helperConfig(p, argv, env, layers, limits)
+	r := &nativeRun{n: n, p: p, argv: argv, stdin: stdin, out: out, tree: -1, upperFS: -1}
+	defer func() {
+		if err != nil {
+			r.release()
+		}
+	}()
+	r.limits = p.Limits.withDefaults()
+	cfg, err := helperConfig(p, argv, env, layers, r.limits, n.pool.hooks.tracing())
 	if err != nil {
 		return nil, err
 	}
-	before := snapshotProtected(cfg.Workspace, cfg.Protected)
-	var lf *leaf
+	r.cfg = cfg
+	r.before = snapshotProtected(cfg.Workspace, cfg.Protected)
 	if cg := hostCgroups(); cg.version != 0 && !slices.Contains(p.Without, LayerCgroup) {
 		// The probe found the cgroup usable: failing to make the leaf now
 		// fails the run rather than running without it.
-		if lf, err = cg.newLeaf(limits); err != nil {
+		if r.lf, err = cg.newLeaf(r.limits); err != nil {
 			return nil, fmt.Errorf("sandbox: cgroup: %w", err)
 		}
 		layers = append([]Layer{LayerCgroup}, layers...)
@@ -74,15 +144,22 @@ func runSandbox(ctx context.Context, p Policy, argv []string, stdin io.Reader, u
 		// rlimits would only fire first and hide which limit was hit.
 		cfg.Data, cfg.NProc = 0, 0
 	}
+	// forked is set when a helper in fork mode reported how its command
+	// ended: the helper and the leaf are then reaped in the background.
+	r.later(func() {
+		if r.lf != nil && !r.forked {
+			r.lf.remove()
+		}
+	})
 	// As root, the supervisor opens the workspace itself and hands it to
 	// the helper: mapped onto the sandbox user when another user owns it,
 	// and reachable below directories the sandbox user cannot search.
-	tree := -1
-	if cfg.Workspace != "" && cfg.Has(helper.MountNS) && os.Geteuid() == 0 && !workspaceInHelper {
-		if tree, err = workspaceTree(cfg.Workspace, sandboxUID(p.UID)); err != nil {
+	if cfg.Workspace != "" && cfg.Has(helper.MountNS) && os.Geteuid() == 0 && !n.pool.hooks.inHelper() {
+		if r.tree, err = workspaceTree(cfg.Workspace, sandboxUID(p.UID)); err != nil {
 			return nil, err
 		}
-		defer unix.Close(tree)
+		tree := r.tree
+		r.later(func() { unix.Close(tree) })
 		cfg.WorkspaceTree = true
 	}
 	// The workspace's write budget: an overlay on a tmpfs of WriteBytes,
@@ -90,11 +167,12 @@ func runSandbox(ctx context.Context, p Policy, argv []string, stdin io.Reader, u
 	// writes cannot wait for its end) binds its workspace directly.
 	streamed := out.stdout != nil || out.stderr != nil
 	if cfg.Workspace != "" && cfg.Has(helper.MountNS) && !streamed && !slices.Contains(p.Without, LayerWriteBudget) {
-		cfg.Budget = uint64(limits.WriteBytes)
+		cfg.Budget = uint64(r.limits.WriteBytes)
 		layers = append(layers, LayerWriteBudget)
 	}
-	raw := cfg.Encode()
-	if len(raw) > helper.MaxConfig {
+	r.layers = layers
+	r.raw = cfg.Encode()
+	if len(r.raw) > helper.MaxConfig {
 		return nil, errors.New("sandbox: the command, environment and paths are too large")
 	}
 	flags := uintptr(0)
@@ -104,145 +182,151 @@ func runSandbox(ctx context.Context, p Policy, argv []string, stdin io.Reader, u
 			flags &^= syscall.CLONE_NEWNET
 		}
 	}
-	stdinFile, _ := stdin.(*os.File)
-	sh := helperShape{flags: flags, mounts: cfg.Has(helper.MountNS), uid: sandboxUID(p.UID), stdin: stdin != nil && stdinFile == nil, trace: traceSpawn != nil}
-	sh.fork = sh.mounts && report.fork
-	// forked is set when a helper in fork mode reported how its command
-	// ended: the helper and the leaf are then reaped in the background.
-	forked := false
-	defer func() {
-		if lf != nil && !forked {
-			lf.remove()
-		}
-	}()
+	r.stdinFile, _ = stdin.(*os.File)
+	r.sh = helperShape{flags: flags, mounts: cfg.Has(helper.MountNS), uid: sandboxUID(p.UID), stdin: stdin != nil && r.stdinFile == nil, trace: n.pool.hooks.tracing()}
+	r.sh.fork = r.sh.mounts && report.fork
+	return r, nil
+}
 
-	var (
-		killedFor atomic.Value // Outcome the supervisor killed the run for
-		h         *helperProc
-	)
-	start := time.Now()
-	claim := monotonic()
+// start gives the run a helper, handed its configuration: the spare of
+// its shape when there is one, otherwise one started for it. It then
+// takes the write budget's upper layer from the helper and serves the
+// network proxy.
+func (r *nativeRun) start(ctx context.Context) (err error) {
+	pool := &r.n.pool
+	r.t0 = time.Now()
+	r.claim = monotonic()
 	// A spare serves a run whose shape it has, whose standard input is not
 	// a file of the caller's (handed over at the clone) and whose
 	// configuration fits the pipe (so that sending it cannot block).
-	var setupStart []byte
-	if useSpares && stdinFile == nil && len(raw) <= pipeCapacity {
-		h, setupStart = claimSpare(ctx, sh, lf, raw, tree, limits.Processes)
-		defer spares.refill(sh)
+	if r.stdinFile == nil && len(r.raw) <= pipeCapacity {
+		r.h, r.setupStart = pool.claimSpare(ctx, r.sh, r.lf, r.raw, r.tree, r.limits.Processes)
+		sh := r.sh
+		r.later(func() { pool.refill(sh) })
 	}
-	spare := h != nil
-	if h == nil {
+	r.spare = r.h != nil
+	if r.h == nil {
 		// A cold start: the same hand-over, to a helper started for this
 		// run.
-		if h, err = startHelper(sh, stdinFile); err != nil {
-			return nil, fmt.Errorf("sandbox: start helper: %w", err)
+		h, err := startHelper(r.sh, r.stdinFile)
+		if err != nil {
+			return fmt.Errorf("sandbox: start helper: %w", err)
 		}
-		if setupStart, err = handOver(ctx, h, lf, raw, tree, limits.Processes); err != nil {
+		if r.setupStart, err = handOver(ctx, h, r.lf, r.raw, r.tree, r.limits.Processes); err != nil {
 			h.discard()
 			if ctx.Err() != nil {
-				return nil, fmt.Errorf("sandbox: %w before the command started", ctx.Err())
+				return fmt.Errorf("sandbox: %w before the command started", ctx.Err())
 			}
-			return nil, fmt.Errorf("sandbox: start helper: %w", err)
+			return fmt.Errorf("sandbox: start helper: %w", err)
 		}
+		r.h = h
 	}
-	defer h.closeAll()
-	upperFS := -1
-	if cfg.Budget != 0 && len(setupStart) == 0 {
+	h := r.h
+	r.later(h.closeAll)
+	if r.cfg.Budget != 0 && len(r.setupStart) == 0 {
 		// Sent by the helper right after its configuration; a helper that
 		// fails first closes its end (budget stays -1, and its setup error
 		// follows on its error pipe).
 		stopRecv := context.AfterFunc(ctx, h.kill)
-		upperFS, err = recvBudget(h)
+		upperFS, err := recvBudget(h)
 		stopRecv()
 		if err != nil {
 			h.kill()
 			h.cmd.Wait()
-			return nil, fmt.Errorf("sandbox: workspace write budget: %w", err)
+			return fmt.Errorf("sandbox: workspace write budget: %w", err)
 		}
 		if upperFS >= 0 {
-			defer unix.Close(upperFS)
+			r.upperFS = upperFS
+			r.later(func() { unix.Close(upperFS) })
 		}
 	}
-	var proxy *Proxy
-	if p.network() == NetworkAllow {
-		proxy = &Proxy{Rules: p.Allow, Client: argv[0], Log: networkLog()}
-		if p.proxyHook != nil {
-			p.proxyHook(proxy)
+	if r.p.network() == NetworkAllow {
+		r.proxy = &Proxy{Rules: r.p.Allow, Client: r.argv[0], Log: networkLog()}
+		if r.p.proxyHook != nil {
+			r.p.proxyHook(r.proxy)
 		}
-		stopProxy := serveProxy(h, proxy)
-		defer stopProxy()
+		r.later(serveProxy(h, r.proxy))
 	}
+	return nil
+}
+
+// wait copies the command's streams and waits until it has ended: the
+// helper's setup error, the record of a helper in fork mode (whose exit
+// and leaf are then reaped in the background), or the wait status of the
+// helper that became the command. When ctx is done first, or the output
+// overflows its cap, the run is killed.
+func (r *nativeRun) wait(ctx context.Context) {
+	h := r.h
 	cmd := h.cmd
-	budget := outcome.NewBudget(limits.Output)
-	stdout, stderr := budget.Stream(), budget.Stream()
-	var toStdout, toStderr io.Writer = stdout, stderr
-	if out.stdout != nil {
-		toStdout = out.stdout
+	r.budget = outcome.NewBudget(r.limits.Output)
+	r.stdout, r.stderr = r.budget.Stream(), r.budget.Stream()
+	var toStdout, toStderr io.Writer = r.stdout, r.stderr
+	if r.out.stdout != nil {
+		toStdout = r.out.stdout
 	}
-	if out.stderr != nil {
-		toStderr = out.stderr
+	if r.out.stderr != nil {
+		toStderr = r.out.stderr
 	}
 	kill := func(why Outcome) {
-		killedFor.CompareAndSwap(nil, why)
+		r.killedFor.CompareAndSwap(nil, why)
 		h.kill()
 	}
-	budget.OnOverflow(func() { kill(OutputLimit) })
-	await := h.copyStreams(stdin, toStdout, toStderr)
+	r.budget.OnOverflow(func() { kill(OutputLimit) })
+	await := h.copyStreams(r.stdin, toStdout, toStderr)
 
 	stop := context.AfterFunc(ctx, func() { kill(TimedOut) })
-	defer stop()
+	r.later(func() { stop() })
 
-	setup, exit := readSetup(h.errR, setupStart)
-	if exit == nil && lf != nil {
+	r.setup, r.exit = readSetup(h.errR, r.setupStart)
+	if r.exit == nil && r.lf != nil {
 		// The helper became the command (or died): its threads are gone,
 		// and the leaf's process limit is the command's alone again.
-		lf.limitProcesses(limits.Processes)
+		r.lf.limitProcesses(r.limits.Processes)
 	}
-	var (
-		ws           syscall.WaitStatus
-		cpu          time.Duration
-		waitErr      error
-		oom, pidsMax bool // the leaf's counters
-	)
-	if exit != nil {
+	if r.exit != nil {
 		// Fork mode: the command and its PID namespace have ended, so the
 		// leaf's counters are final; read before the leaf goes with the
 		// helper, in the background.
-		if lf != nil {
-			oom, pidsMax = lf.outcome()
+		if r.lf != nil {
+			r.oom, r.pidsMax = r.lf.outcome()
 		}
-		forked = true
-		reapForked(h, lf)
-		ws, cpu = syscall.WaitStatus(exit.Status), time.Duration(exit.User+exit.Sys)
-		await(limits.WaitDelay)
+		r.forked = true
+		r.n.pool.reapForked(h, r.lf)
+		r.ws, r.cpu = syscall.WaitStatus(r.exit.Status), time.Duration(r.exit.User+r.exit.Sys)
+		await(r.limits.WaitDelay)
 	} else {
 		// The helper became the command, or was killed, or failed.
-		waitErr = cmd.Wait()
-		await(limits.WaitDelay)
+		r.waitErr = cmd.Wait()
+		await(r.limits.WaitDelay)
 		// Reap anything left in the process group (runs without a PID namespace).
 		syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
 		if st := cmd.ProcessState; st != nil {
-			ws, cpu = st.Sys().(syscall.WaitStatus), st.UserTime()+st.SystemTime()
+			r.ws, r.cpu = st.Sys().(syscall.WaitStatus), st.UserTime()+st.SystemTime()
 		}
 	}
-	elapsed := time.Since(start)
-	if h.trace != nil && traceSpawn != nil {
+	r.elapsed = time.Since(r.t0)
+	if h.trace != nil && r.n.pool.hooks.tracing() {
 		stamps, _ := io.ReadAll(h.trace)
-		tr := spawnTrace{spare: spare, forked: exit != nil, start: [2]uint64{h.t0, h.t1}, claim: claim}
+		tr := spawnTrace{spare: r.spare, forked: r.exit != nil, start: [2]uint64{h.t0, h.t1}, claim: r.claim}
 		for ; len(stamps) >= 8; stamps = stamps[8:] {
 			tr.helper = append(tr.helper, binary.LittleEndian.Uint64(stamps))
 		}
 		tr.reaped = monotonic()
-		traceSpawn(tr)
+		r.n.pool.hooks.trace(tr)
 	}
+}
 
-	if len(setup) > 0 {
+// classify turns how the run ended into its Result, or into the error of
+// a sandbox that could not be set up, and applies what the run wrote
+// through the write budget.
+func (r *nativeRun) classify(ctx context.Context) (*Result, error) {
+	if len(r.setup) > 0 {
 		if errors.Is(ctx.Err(), context.Canceled) || errors.Is(ctx.Err(), context.DeadlineExceeded) {
-			if killedFor.Load() == TimedOut {
+			if r.killedFor.Load() == TimedOut {
 				return nil, fmt.Errorf("sandbox: %w before the command started", ctx.Err())
 			}
 		}
-		msg := string(setup)
+		msg := string(r.setup)
 		if strings.Contains(msg, errNotFound) {
 			return nil, fmt.Errorf("sandbox: %s: %w", msg, os.ErrNotExist)
 		}
@@ -251,66 +335,68 @@ func runSandbox(ctx context.Context, p Policy, argv []string, stdin io.Reader, u
 		}
 		return nil, fmt.Errorf("sandbox: setting up the sandbox failed: %s", msg)
 	}
-	if exit == nil && cmd.ProcessState == nil {
-		return nil, fmt.Errorf("sandbox: %w", waitErr)
+	if r.exit == nil && r.h.cmd.ProcessState == nil {
+		return nil, fmt.Errorf("sandbox: %w", r.waitErr)
 	}
-	r := &Result{
-		Stdout:    stdout.Bytes(),
-		Stderr:    stderr.Bytes(),
-		Truncated: budget.Exceeded(),
-		Duration:  elapsed,
-		CPU:       cpu,
-		Layers:    layers,
+	ws, limits, cfg := r.ws, r.limits, r.cfg
+	res := &Result{
+		Stdout:    r.stdout.Bytes(),
+		Stderr:    r.stderr.Bytes(),
+		Truncated: r.budget.Exceeded(),
+		Duration:  r.elapsed,
+		CPU:       r.cpu,
+		Layers:    r.layers,
 		ExitCode:  ws.ExitStatus(),
 		Mode:      ModeNative,
 	}
 	if ws.Signaled() {
-		r.Signal = ws.Signal().String()
+		res.Signal = ws.Signal().String()
 	}
-	if proxy != nil {
-		r.NetworkDenials, r.NetworkDenialsDropped = proxy.Denials()
+	if r.proxy != nil {
+		res.NetworkDenials, res.NetworkDenialsDropped = r.proxy.Denials()
 	}
-	if lf != nil {
-		r.Cgroup = "v" + strconv.Itoa(lf.version)
-		if !forked {
-			oom, pidsMax = lf.outcome()
+	oom, pidsMax := r.oom, r.pidsMax
+	if r.lf != nil {
+		res.Cgroup = "v" + strconv.Itoa(r.lf.version)
+		if !r.forked {
+			oom, pidsMax = r.lf.outcome()
 		}
 	}
 	sig := 0
 	if ws.Signaled() {
 		sig = int(ws.Signal())
 	}
-	why, _ := killedFor.Load().(Outcome)
-	r.Outcome = classify(why, r.ExitCode, sig, r.CPU, limits.CPU, oom, pidsMax, r.Stderr)
+	why, _ := r.killedFor.Load().(Outcome)
+	res.Outcome = classify(why, res.ExitCode, sig, res.CPU, limits.CPU, oom, pidsMax, res.Stderr)
 	var refusedProtected []string
-	if upperFS >= 0 {
-		if r.Outcome == Exited && r.ExitCode != 0 && budgetSpent(upperFS) {
+	if r.upperFS >= 0 {
+		if res.Outcome == Exited && res.ExitCode != 0 && budgetSpent(r.upperFS) {
 			// The budget stopped the run: what it wrote is dropped, so
 			// that failing at the budget puts nothing on the host's disk.
-			r.Outcome = WriteLimit
-			r.NotApplied = []string{fmt.Sprintf(".: the run failed after it used up its workspace write budget of %d bytes: nothing it changed in the workspace was applied", limits.WriteBytes)}
+			res.Outcome = WriteLimit
+			res.NotApplied = []string{fmt.Sprintf(".: the run failed after it used up its workspace write budget of %d bytes: nothing it changed in the workspace was applied", limits.WriteBytes)}
 		} else {
 			// Applied whatever else the outcome: a run that failed, timed
 			// out or was killed leaves what it wrote, as a direct write
 			// would.
-			res, err := applyBudget(upperFS, cfg.Workspace, cfg.Protected, limits.WriteBytes)
+			applied, err := applyBudget(r.upperFS, cfg.Workspace, cfg.Protected, limits.WriteBytes)
 			if err != nil {
-				r.NotApplied = append(r.NotApplied, ".: "+err.Error())
+				res.NotApplied = append(res.NotApplied, ".: "+err.Error())
 			}
-			refusedProtected = res.protected
-			r.NotApplied = append(r.NotApplied, res.notApplied...)
+			refusedProtected = applied.protected
+			res.NotApplied = append(res.NotApplied, applied.notApplied...)
 		}
 	}
-	r.ProtectedChanged = before.changed(cfg.Workspace, cfg.Protected)
+	res.ProtectedChanged = r.before.changed(cfg.Workspace, cfg.Protected)
 	for _, q := range refusedProtected {
-		if !slices.Contains(r.ProtectedChanged, q) {
-			r.ProtectedChanged = append(r.ProtectedChanged, q)
+		if !slices.Contains(res.ProtectedChanged, q) {
+			res.ProtectedChanged = append(res.ProtectedChanged, q)
 		}
 	}
-	if r.Outcome == Exited && r.ExitCode != 0 && exit != nil && writeBudgetSpent(*exit) {
-		r.Outcome = WriteLimit
+	if res.Outcome == Exited && res.ExitCode != 0 && r.exit != nil && writeBudgetSpent(*r.exit) {
+		res.Outcome = WriteLimit
 	}
-	return r, nil
+	return res, nil
 }
 
 // readSetup reads what the helper writes to its error pipe once it has the
@@ -347,7 +433,7 @@ func readSetup(r io.Reader, start []byte) (setup []byte, exit *helper.Exit) {
 const pipeCapacity = 64 << 10
 
 // helperConfig reduces a run to what the helper has to do.
-func helperConfig(p Policy, argv, env []string, layers []Layer, limits Limits) (*helper.Config, error) {
+func helperConfig(p Policy, argv, env []string, layers []Layer, limits Limits, trace bool) (*helper.Config, error) {
 	cfg := &helper.Config{
 		Argv:      argv,
 		Env:       env,
@@ -359,7 +445,7 @@ func helperConfig(p Policy, argv, env []string, layers []Layer, limits Limits) (
 		OpenFiles: uint64(limits.OpenFiles),
 		NProc:     uint64(limits.Processes),
 		Data:      uint64(limits.Memory),
-		Trace:     traceSpawn != nil,
+		Trace:     trace,
 	}
 	if p.network() == NetworkAllow {
 		cfg.ProxyPort = ProxyPort
@@ -392,14 +478,38 @@ func helperConfig(p Policy, argv, env []string, layers []Layer, limits Limits) (
 	return cfg, nil
 }
 
-// workspaceInHelper, set by a benchmark, makes the helper look the
-// workspace up itself as the sandbox user, as it did before the supervisor
-// opened it (no idmapping, no way past unsearchable directories).
-var workspaceInHelper bool
+// nativeHooks are what a test or a benchmark sets on a [Native] (see
+// export_linux_test.go); a Native a program makes has none (nil), and
+// every method is then a no-op.
+type nativeHooks struct {
+	// trace receives the monotonic clock at each step of each run; its
+	// helpers write their timestamps to a trace pipe, so tracing is part
+	// of a spare's shape.
+	trace func(spawnTrace)
+	// spareWaiting is called, under the pool's lock, with the process id
+	// of each spare that starts waiting for a run.
+	spareWaiting func(pid int)
+	// eager makes every claim start the shape's next spare at once,
+	// as a run that comes faster than spares start does, so that the next
+	// spare's namespaces are made while the run's are alive.
+	eager bool
+	// workspaceInHelper makes the helper look the workspace up itself as
+	// the sandbox user, as it did before the supervisor opened it (no
+	// idmapping, no way past unsearchable directories); read at each run.
+	workspaceInHelper bool
+}
 
-// traceSpawn, when set (by a benchmark), receives the monotonic clock at
-// each step of a run.
-var traceSpawn func(spawnTrace)
+func (k *nativeHooks) tracing() bool { return k != nil && k.trace != nil }
+
+func (k *nativeHooks) refillEagerly() bool { return k != nil && k.eager }
+
+func (k *nativeHooks) spareStarted(pid int) {
+	if k != nil && k.spareWaiting != nil {
+		k.spareWaiting(pid)
+	}
+}
+
+func (k *nativeHooks) inHelper() bool { return k != nil && k.workspaceInHelper }
 
 // A spawnTrace holds the monotonic clock at each step of a run.
 type spawnTrace struct {

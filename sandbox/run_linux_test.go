@@ -49,7 +49,7 @@ func TestRunExitCodesAndStreams(t *testing.T) {
 // root mapped to the unprivileged host id.
 func TestLayersInPlace(t *testing.T) {
 	f := newFixture(t)
-	r := f.sandboxed(t, context.Background(), Native, f.policy(), "status")
+	r := f.sandboxed(t, context.Background(), DefaultNative(), f.policy(), "status")
 	out := string(r.Stdout)
 	for _, want := range []string{
 		"CapEff: 0000000000000000", "CapPrm: 0000000000000000", "CapBnd: 0000000000000000", "CapAmb: 0000000000000000",
@@ -291,7 +291,7 @@ func TestProtectedChangedIsReported(t *testing.T) {
 				must(t, os.WriteFile(filepath.Join(f.ws, ".git"), []byte("gitdir: /elsewhere\n"), 0o644))
 				must(t, os.Chown(filepath.Join(f.ws, ".git"), DefaultUID, DefaultUID))
 			}
-			r := f.sandboxed(t, context.Background(), Native, p, tc.args...)
+			r := f.sandboxed(t, context.Background(), DefaultNative(), p, tc.args...)
 			if !strings.HasPrefix(string(r.Stdout), "OK") {
 				t.Fatalf("the attack did not run: %q %q", r.Stdout, r.Stderr)
 			}

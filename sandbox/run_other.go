@@ -5,19 +5,23 @@ package sandbox
 import (
 	"context"
 	"io"
+	"time"
 )
 
 // Probe reports no layers on this platform.
 func Probe() Report { return Report{} }
 
-func run(ctx context.Context, p Policy, argv []string, stdin io.Reader) (*Result, error) {
+func (n *Native) run(ctx context.Context, p Policy, argv []string, stdin io.Reader, out streams) (*Result, error) {
 	return nil, ErrUnsupported
 }
 
-func runStreams(ctx context.Context, p Policy, argv []string, stdin io.Reader, out streams) (*Result, error) {
-	return nil, ErrUnsupported
+// sparePool holds nothing on this platform.
+type sparePool struct {
+	max   int
+	idle  time.Duration
+	hooks *nativeHooks
 }
 
-func setSpares(bool) bool { return false }
+func (p *sparePool) close() {}
 
-func releaseSpares() {}
+type nativeHooks struct{}

@@ -9,7 +9,6 @@ import (
 	"os/exec"
 	"strconv"
 	"sync"
-	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -283,20 +282,8 @@ func (lf *leaf) enter(pid int) error {
 	return nil
 }
 
-// maxSpareShapes bounds the shapes that keep a spare: the least recently
-// used shape loses its spare to a new one.
-const maxSpareShapes = 4
-
-// spareIdle is how long a spare waits for a run before it is killed and
-// reaped; a variable so that a test can shorten it.
-var spareIdle = 30 * time.Second
-
-// spareStarted, when set (by a test), is called with the process id of
-// each spare that starts waiting, under the pool's lock.
-var spareStarted func(pid int)
-
-// The spare pool holds at most one spare per shape, for at most
-// maxSpareShapes shapes. A run of a shape claims its spare, or waits for
+// The spare pool of a [Native] holds at most one spare per shape, for at
+// most NativeOptions.Spares shapes. A run of a shape claims its spare, or waits for
 // the one being started; a run of a shape with neither starts cold and
 // starts the shape's first spare.
 //
@@ -320,14 +307,22 @@ var spareStarted func(pid int)
 // some other code of the program do that on a thread that forked a spare,
 // the spare dies, the claim sees it and the run starts cold.
 type sparePool struct {
-	mu    sync.Mutex
-	ready bool // env read
-	off   bool
-	slots map[helperShape]*spareSlot
-	seq   uint64
-	gen   uint64 // bumped by release: older starts discard their spare
-	busy  int    // starts, discards and reaps under way, for release to wait on
-	idle  *sync.Cond
+	// max is how many shapes keep a spare (NativeOptions.Spares), idle
+	// how long a spare waits (NativeOptions.Idle, defaulted); hooks are a
+	// test's (nil otherwise). All three are set before the first run.
+	max   int
+	idle  time.Duration
+	hooks *nativeHooks
+
+	mu     sync.Mutex
+	ready  bool // slots and settled made
+	closed bool // by Native.Close: no more spares
+	slots  map[helperShape]*spareSlot
+	seq    uint64
+	gen    uint64 // bumped by close: older starts discard their spare
+	busy   int    // starts, discards and reaps under way, for close to wait on
+	// settled is signalled whenever busy drops.
+	settled *sync.Cond
 }
 
 type spareSlot struct {
@@ -340,17 +335,18 @@ type spareSlot struct {
 	used    uint64 // pool.seq at the last claim, for the LRU
 }
 
-var spares sparePool
-
 func (p *sparePool) lockInit() {
 	p.mu.Lock()
 	if !p.ready {
 		p.ready = true
-		p.off = os.Getenv(SpareEnv) == "0"
 		p.slots = map[helperShape]*spareSlot{}
-		p.idle = sync.NewCond(&p.mu)
+		p.settled = sync.NewCond(&p.mu)
 	}
 }
+
+// offLocked reports whether the pool starts no spares: it keeps none, or
+// it was closed.
+func (p *sparePool) offLocked() bool { return p.max <= 0 || p.closed }
 
 // claim returns the spare of shape sh, or nil when there is none (or
 // spares are off). A spare whose fork and exec are under way is waited for
@@ -362,7 +358,7 @@ func (p *sparePool) lockInit() {
 func (p *sparePool) claim(sh helperShape) *helperProc {
 	p.lockInit()
 	defer p.mu.Unlock()
-	if p.off {
+	if p.offLocked() {
 		return nil
 	}
 	s := p.slots[sh]
@@ -377,7 +373,7 @@ func (p *sparePool) claim(sh helperShape) *helperProc {
 		<-ch
 		p.mu.Lock()
 		if p.slots[sh] != s {
-			return nil // released or evicted meanwhile
+			return nil // closed or evicted meanwhile
 		}
 	}
 	h := s.h
@@ -391,23 +387,18 @@ func (p *sparePool) claim(sh helperShape) *helperProc {
 	}
 	p.seq++
 	s.used = p.seq
-	if (!paced || !pacedRefill) && s.started == nil && !p.off {
+	if (!paced || p.hooks.refillEagerly()) && s.started == nil && !p.offLocked() {
 		p.startLocked(sh, s)
 	}
 	return h
 }
 
-// pacedRefill false makes every claim start the shape's next spare at
-// once, as a run that comes faster than spares start does; a test sets it
-// to have the next spare's namespaces made while the run's are alive.
-var pacedRefill = true
-
 // refill starts the next spare of shape sh in the background unless one is
-// waiting or starting, or the shape has no slot (released or evicted).
+// waiting or starting, or the shape has no slot (closed or evicted).
 func (p *sparePool) refill(sh helperShape) {
 	p.lockInit()
 	defer p.mu.Unlock()
-	if s := p.slots[sh]; s != nil && s.h == nil && s.started == nil && !p.off {
+	if s := p.slots[sh]; s != nil && s.h == nil && s.started == nil && !p.offLocked() {
 		p.startLocked(sh, s)
 	}
 }
@@ -415,7 +406,7 @@ func (p *sparePool) refill(sh helperShape) {
 // evictLocked makes room for one more shape, discarding the least
 // recently used shape's spare.
 func (p *sparePool) evictLocked() {
-	if len(p.slots) < maxSpareShapes {
+	if len(p.slots) < p.max {
 		return
 	}
 	var oldest helperShape
@@ -444,7 +435,7 @@ func (p *sparePool) backgroundLocked(f func()) {
 		f()
 		p.mu.Lock()
 		p.busy--
-		p.idle.Broadcast()
+		p.settled.Broadcast()
 		p.mu.Unlock()
 	}()
 }
@@ -457,7 +448,7 @@ func (p *sparePool) startLocked(sh helperShape, s *spareSlot) {
 	gen := p.gen
 	done := func() {
 		p.busy--
-		p.idle.Broadcast()
+		p.settled.Broadcast()
 	}
 	go func() {
 		h, err := startHelper(sh, nil)
@@ -480,15 +471,17 @@ func (p *sparePool) startLocked(sh helperShape, s *spareSlot) {
 			return // a claim took it
 		}
 		s.pending, s.started = nil, nil
-		if err != nil || gen != p.gen || p.off || p.slots[sh] != s {
+		if err != nil || gen != p.gen || p.offLocked() || p.slots[sh] != s {
 			p.discardLocked(h)
 			return
 		}
 		s.h = h
-		if spareStarted != nil {
-			spareStarted(h.cmd.Process.Pid)
+		p.hooks.spareStarted(h.cmd.Process.Pid)
+		idle := p.idle
+		if idle <= 0 {
+			idle = defaultIdle
 		}
-		s.timer = time.AfterFunc(spareIdle, func() {
+		s.timer = time.AfterFunc(idle, func() {
 			p.mu.Lock()
 			defer p.mu.Unlock()
 			if s.h == h {
@@ -499,11 +492,13 @@ func (p *sparePool) startLocked(sh helperShape, s *spareSlot) {
 	}()
 }
 
-// release discards every idle spare and waits until no start or discard
-// is under way; the starts under way discard their spares.
-func (p *sparePool) release() {
+// close turns the pool off for good, discards every idle spare (its idle
+// timer stopped) and waits until no start, discard or background reap is
+// under way; the starts under way discard their spares.
+func (p *sparePool) close() {
 	p.lockInit()
 	defer p.mu.Unlock()
+	p.closed = true
 	p.gen++
 	for sh, s := range p.slots {
 		if s.h != nil {
@@ -526,32 +521,19 @@ func (p *sparePool) settle() {
 
 func (p *sparePool) settleLocked() {
 	for p.busy > 0 {
-		p.idle.Wait()
+		p.settled.Wait()
 	}
 }
-
-func setSpares(on bool) bool {
-	spares.lockInit()
-	was := !spares.off
-	spares.off = !on
-	spares.mu.Unlock()
-	if !on {
-		spares.release()
-	}
-	return was
-}
-
-func releaseSpares() { spares.release() }
 
 // reapForked kills and reaps, in the background, a helper in fork mode
 // that has reported how its command ended, then removes the run's leaf
 // (when not nil): the helper's exit and the teardown of its namespaces
-// are not the run's. Counted in the pool's busy, so ReleaseSpares waits
+// are not the run's. Counted in the pool's busy, so Native.Close waits
 // for it.
-func reapForked(h *helperProc, lf *leaf) {
-	spares.lockInit()
-	defer spares.mu.Unlock()
-	spares.backgroundLocked(func() {
+func (p *sparePool) reapForked(h *helperProc, lf *leaf) {
+	p.lockInit()
+	defer p.mu.Unlock()
+	p.backgroundLocked(func() {
 		h.kill()
 		h.cmd.Wait()
 		if lf != nil {
@@ -567,8 +549,8 @@ func reapForked(h *helperProc, lf *leaf) {
 // starts cold, in the leaf: a run never goes without the leaf the probe
 // promised. setup is what the spare wrote instead of its acknowledgement,
 // the start of a setup error.
-func claimSpare(ctx context.Context, sh helperShape, lf *leaf, raw []byte, tree int, processes int) (h *helperProc, setup []byte) {
-	h = spares.claim(sh)
+func (p *sparePool) claimSpare(ctx context.Context, sh helperShape, lf *leaf, raw []byte, tree int, processes int) (h *helperProc, setup []byte) {
+	h = p.claim(sh)
 	if h == nil {
 		return nil, nil
 	}
@@ -581,7 +563,6 @@ func claimSpare(ctx context.Context, sh helperShape, lf *leaf, raw []byte, tree 
 		h.discard()
 		return nil, nil
 	}
-	sparesServed.Add(1)
 	return h, setup
 }
 
@@ -655,6 +636,3 @@ func handOver(ctx context.Context, h *helperProc, lf *leaf, raw []byte, tree int
 	}
 	return nil, nil
 }
-
-// sparesServed counts the runs spares served (the tests report it).
-var sparesServed atomic.Int64

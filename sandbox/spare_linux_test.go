@@ -18,26 +18,23 @@ import (
 	"github.com/miniopenclaw/tool/sandbox/internal/outcome"
 )
 
-// traceSpares turns spares on (whatever CLAWTOOL_SANDBOX_SPARE says) and
-// records, for each run from here to the test's end, whether a spare
-// served it. Tracing is part of a spare's shape, and the spares are
-// released first anyway.
-func traceSpares(t *testing.T) *[]bool {
+// traceSpares returns a native backend with spares (whatever
+// CLAWTOOL_SANDBOX_SPARE says), closed when t ends, that records, for each
+// of its runs, whether a spare served it. hooks, when given, are the
+// backend's other hooks.
+func traceSpares(t *testing.T, hooks ...nativeHooks) (*Native, *[]bool) {
 	t.Helper()
-	was := SetSpares(true)
-	ReleaseSpares()
+	var k nativeHooks
+	if len(hooks) > 0 {
+		k = hooks[0]
+	}
 	var served []bool
 	tracedRuns = nil
-	traceSpawn = func(tr spawnTrace) {
+	k.trace = func(tr spawnTrace) {
 		served = append(served, tr.spare)
 		tracedRuns = append(tracedRuns, tr)
 	}
-	t.Cleanup(func() {
-		traceSpawn = nil
-		SetSpares(was)
-		ReleaseSpares()
-	})
-	return &served
+	return newTestNative(t, NativeOptions{Spares: DefaultSpares}, &k), &served
 }
 
 // tracedRuns are the traces of the runs since traceSpares.
@@ -86,10 +83,10 @@ func TestForkMode(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			traceSpares(t)
+			n, _ := traceSpares(t)
 			want := strings.Replace(c.stdout, "X", c.script, 1)
 			for i := range 2 {
-				r, err := Run(context.Background(), c.p, "sh", "-c", c.script)
+				r, err := runOn(n, context.Background(), c.p, "sh", "-c", c.script)
 				if err != nil {
 					t.Fatalf("run %d: %v", i, err)
 				}
@@ -133,9 +130,9 @@ func TestForkModeProcessLimit(t *testing.T) {
 				if limit.name == "cgroup" {
 					requireCgroup(t)
 				}
-				traceSpares(t)
+				n, _ := traceSpares(t)
 				for i := range 2 {
-					r, err := Run(context.Background(), p, "sh", "-c", script(c.children))
+					r, err := runOn(n, context.Background(), p, "sh", "-c", script(c.children))
 					if err != nil {
 						t.Fatalf("run %d: %v", i, err)
 					}
@@ -166,7 +163,7 @@ func TestExecModeProcessLimit(t *testing.T) {
 	}
 	for _, c := range []struct{ max, children int }{{1, 0}, {4, 3}, {4, 4}} {
 		t.Run(fmt.Sprintf("%d-of-%d", c.children, c.max), func(t *testing.T) {
-			traceSpares(t)
+			n, _ := traceSpares(t)
 			for i := range 2 {
 				leaf := leafPrefix + strconv.Itoa(os.Getpid()) + "-" + strconv.FormatUint(uint64(leafSeq.Load()+1), 10)
 				p := Policy{
@@ -182,7 +179,7 @@ func TestExecModeProcessLimit(t *testing.T) {
 					script += "; sleep 30 & pids=\"$pids $!\""
 				}
 				script += "; kill $pids 2>/dev/null; exit 0"
-				r, err := Run(context.Background(), p, "sh", "-c", script)
+				r, err := runOn(n, context.Background(), p, "sh", "-c", script)
 				if err != nil {
 					t.Fatalf("run %d: %v", i, err)
 				}
@@ -197,18 +194,6 @@ func TestExecModeProcessLimit(t *testing.T) {
 	}
 }
 
-// waitingSpare returns the process id of the one idle spare, or 0.
-func waitingSpare() int {
-	spares.lockInit()
-	defer spares.mu.Unlock()
-	for _, s := range spares.slots {
-		if s.h != nil {
-			return s.h.cmd.Process.Pid
-		}
-	}
-	return 0
-}
-
 // TestSpareFreshNamespaces runs the same policy three times: the first run
 // starts cold, the next two claim spares. Each run's namespaces differ
 // from the run before it, a file one run leaves in /tmp is not in the
@@ -219,18 +204,8 @@ func waitingSpare() int {
 // standard input, until that spare is ready, namespaces made.
 func TestSpareFreshNamespaces(t *testing.T) {
 	requireSandbox(t)
-	served := traceSpares(t)
-	pacedRefill = false
-	defer func() { pacedRefill = true }()
 	ready := make(chan int, 4)
-	spares.lockInit()
-	spareStarted = func(pid int) { ready <- pid }
-	spares.mu.Unlock()
-	defer func() {
-		spares.lockInit()
-		spareStarted = nil
-		spares.mu.Unlock()
-	}()
+	n, served := traceSpares(t, nativeHooks{eager: true, spareWaiting: func(pid int) { ready <- pid }})
 	script := `for n in user mnt pid net ipc uts; do readlink /proc/self/ns/$n; done
 ls /tmp/earlier-run 2>/dev/null && echo SEEN
 echo x > /tmp/earlier-run
@@ -244,6 +219,7 @@ grep -E "$1" /proc/self/cgroup >&2`
 	var prev []string
 	for i := range 3 {
 		cmd := CommandContext(context.Background(), Policy{}, "sh", "-c", script, "sh", pattern)
+		cmd.Backend = n
 		in := "stdin of run " + strconv.Itoa(i)
 		stdin, w := io.Pipe()
 		cmd.Stdin = stdin
@@ -307,18 +283,18 @@ func equalBools(a, b []bool) bool {
 // it dead, starts cold and succeeds; the run after claims a new spare.
 func TestSpareKilledFromOutside(t *testing.T) {
 	requireSandbox(t)
-	served := traceSpares(t)
+	n, served := traceSpares(t)
 	for i := range 3 {
 		if i == 1 {
 			var pid int
-			if !waitFor(func() bool { pid = waitingSpare(); return pid != 0 }) { // ok-wallclock: waitFor polls for at most 30 s
+			if !waitFor(func() bool { pid = n.waitingSpare(); return pid != 0 }) { // ok-wallclock: waitFor polls for at most 30 s
 				t.Fatal("no spare after the first run")
 			}
 			if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
 				t.Fatal(err)
 			}
 		}
-		r, err := Run(context.Background(), Policy{}, "sh", "-c", "echo ok")
+		r, err := runOn(n, context.Background(), Policy{}, "sh", "-c", "echo ok")
 		if err != nil || !r.OK() || string(r.Stdout) != "ok\n" {
 			t.Fatalf("run %d: %v %+v", i, err, r)
 		}
@@ -328,28 +304,19 @@ func TestSpareKilledFromOutside(t *testing.T) {
 	}
 }
 
-// TestSpareIdleReaped shortens the idle time: the spare the run armed is
-// killed and reaped, and a run after it still works.
+// TestSpareIdleReaped gives a backend a short idle time
+// (NativeOptions.Idle): the spare the run armed is killed and reaped, and
+// a run after it still works.
 func TestSpareIdleReaped(t *testing.T) {
 	requireSandbox(t)
-	traceSpares(t)
-	defer func(d time.Duration) { spareIdle = d }(spareIdle)
-	spareIdle = 20 * time.Millisecond
 	started := make(chan int, 1)
-	// Read under the pool's lock, so set and reset under it.
-	setStarted := func(f func(int)) {
-		spares.lockInit()
-		spareStarted = f
-		spares.mu.Unlock()
-	}
-	setStarted(func(pid int) {
+	n := newTestNative(t, NativeOptions{Spares: DefaultSpares, Idle: 20 * time.Millisecond}, &nativeHooks{spareWaiting: func(pid int) {
 		select {
 		case started <- pid:
 		default:
 		}
-	})
-	defer setStarted(nil)
-	if _, err := Run(context.Background(), Policy{}, "true"); err != nil {
+	}})
+	if _, err := runOn(n, context.Background(), Policy{}, "true"); err != nil {
 		t.Fatal(err)
 	}
 	var pid int
@@ -361,50 +328,73 @@ func TestSpareIdleReaped(t *testing.T) {
 	// Reaped: no longer in /proc at all, not even as a zombie.
 	gone := func() bool {
 		_, err := os.Stat("/proc/" + strconv.Itoa(pid))
-		return waitingSpare() == 0 && os.IsNotExist(err)
+		return n.waitingSpare() == 0 && os.IsNotExist(err)
 	}
 	if !waitFor(gone) { // ok-wallclock: waitFor polls for at most 30 s
 		t.Fatalf("the idle spare %d was not reaped", pid)
 	}
 	// A run after the reap works: cold, or from a spare the first run
 	// started when it ended, if it ended after the reap.
-	if _, err := Run(context.Background(), Policy{}, "true"); err != nil {
+	if _, err := runOn(n, context.Background(), Policy{}, "true"); err != nil {
 		t.Fatal(err)
 	}
 }
 
-// TestSparesOff turns spares off: every run starts cold and no spare
-// waits; turned back on, the second run of a shape claims one.
+// TestSparesOff runs a shape twice on a backend that keeps no spares, on
+// the zero Native, and on a backend with spares closed between the runs:
+// every run starts cold and no spare waits after them. The control, a
+// backend with spares left open, serves the second run from a spare.
 func TestSparesOff(t *testing.T) {
 	requireSandbox(t)
-	served := traceSpares(t)
-	was := SetSpares(false)
-	defer SetSpares(was)
-	for range 2 {
-		if _, err := Run(context.Background(), Policy{}, "true"); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if pid := waitingSpare(); pid != 0 {
-		t.Errorf("spare %d waits with spares off", pid)
-	}
-	SetSpares(true)
-	for range 2 {
-		if _, err := Run(context.Background(), Policy{}, "true"); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if want := []bool{false, false, false, true}; !equalBools(*served, want) {
-		t.Errorf("served by a spare: %v, want %v", *served, want)
+	for _, c := range []struct {
+		name   string
+		opts   NativeOptions
+		zero   bool // the zero Native, not NewNative(opts)
+		closed bool // closed after the first run
+		want   []bool
+	}{
+		{name: "no spares", want: []bool{false, false}},
+		{name: "zero value", zero: true, want: []bool{false, false}},
+		{name: "closed", opts: NativeOptions{Spares: DefaultSpares}, closed: true, want: []bool{false, false}},
+		{name: "control", opts: NativeOptions{Spares: DefaultSpares}, want: []bool{false, true}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			var served []bool
+			k := &nativeHooks{trace: func(tr spawnTrace) { served = append(served, tr.spare) }}
+			var n *Native
+			if c.zero {
+				n = &Native{}
+				n.pool.hooks = k
+				t.Cleanup(func() { n.Close() })
+			} else {
+				n = newTestNative(t, c.opts, k)
+			}
+			for i := range 2 {
+				if i == 1 && c.closed {
+					n.Close()
+				}
+				if _, err := runOn(n, context.Background(), Policy{}, "true"); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if !equalBools(served, c.want) {
+				t.Errorf("served by a spare: %v, want %v", served, c.want)
+			}
+			n.settle()
+			if pid := n.waitingSpare(); pid != 0 && !c.want[1] {
+				t.Errorf("spare %d waits", pid)
+			}
+		})
 	}
 }
 
 // TestSpareShapes checks that a run only claims a spare of its own shape:
 // another network, another user, and a command reading a pipe rather
-// than /dev/null each start cold; at most maxSpareShapes shapes keep one.
+// than /dev/null each start cold; at most NativeOptions.Spares shapes
+// keep one.
 func TestSpareShapes(t *testing.T) {
 	requireSandbox(t)
-	served := traceSpares(t)
+	n, served := traceSpares(t)
 	shapes := []struct {
 		p     Policy
 		stdin bool
@@ -421,6 +411,7 @@ func TestSpareShapes(t *testing.T) {
 			stdin = strings.NewReader("in")
 		}
 		cmd := CommandContext(context.Background(), shapes[i].p, "cat")
+		cmd.Backend = n
 		if stdin != nil {
 			cmd.Stdin = stdin
 		}
@@ -432,11 +423,8 @@ func TestSpareShapes(t *testing.T) {
 	for i := range shapes {
 		run(i)
 	}
-	spares.lockInit()
-	n := len(spares.slots)
-	spares.mu.Unlock()
-	if n != maxSpareShapes {
-		t.Errorf("%d shapes keep a spare, want %d", n, maxSpareShapes)
+	if got := n.spareShapes(); got != DefaultSpares {
+		t.Errorf("%d shapes keep a spare, want %d", got, DefaultSpares)
 	}
 	// The most recent shapes claim theirs; the first was evicted.
 	for _, i := range []int{4, 3, 0} {
@@ -493,7 +481,7 @@ func TestSpareOutcomes(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			served := traceSpares(t)
+			n, served := traceSpares(t)
 			for i := range 2 {
 				ctx := context.Background()
 				if c.timeout > 0 {
@@ -501,7 +489,7 @@ func TestSpareOutcomes(t *testing.T) {
 					ctx, cancel = context.WithTimeout(ctx, c.timeout)
 					defer cancel()
 				}
-				r, err := Run(ctx, c.p, c.argv...)
+				r, err := runOn(n, ctx, c.p, c.argv...)
 				if c.errText != "" {
 					if err == nil || !strings.Contains(err.Error(), c.errText) {
 						t.Fatalf("run %d: %v, want an error with %q", i, err, c.errText)
@@ -554,15 +542,8 @@ func blockedInConfigRead(pid int) bool {
 // with the old root.
 func TestSpareRootPreparedBeforeClaim(t *testing.T) {
 	requireSandbox(t)
-	was := SetSpares(true)
-	ReleaseSpares()
 	var traces []spawnTrace
-	traceSpawn = func(tr spawnTrace) { traces = append(traces, tr) }
-	t.Cleanup(func() {
-		traceSpawn = nil
-		SetSpares(was)
-		ReleaseSpares()
-	})
+	n := newTestNative(t, NativeOptions{Spares: DefaultSpares}, &nativeHooks{trace: func(tr spawnTrace) { traces = append(traces, tr) }})
 	p := Policy{} // no workspace, so that /tmp holds no mount point for it
 	script := `grep -c -e sandbox-host -e sandbox-root /proc/self/mountinfo; ls -a /tmp`
 	for i := range 2 {
@@ -570,13 +551,13 @@ func TestSpareRootPreparedBeforeClaim(t *testing.T) {
 			// The first run started the next spare in the background as it
 			// ended: wait until that start is over (on a busy machine it may
 			// not be when Run returns).
-			spares.settle()
-			pid := waitingSpare()
+			n.settle()
+			pid := n.waitingSpare()
 			if pid == 0 || !blockedInConfigRead(pid) {
 				t.Fatalf("no spare waiting for its configuration (pid %d)", pid)
 			}
 		}
-		r, err := Run(context.Background(), p, "sh", "-c", script)
+		r, err := runOn(n, context.Background(), p, "sh", "-c", script)
 		if err != nil {
 			t.Fatalf("run %d: %v", i, err)
 		}
@@ -609,7 +590,7 @@ func TestSpareRootPreparedBeforeClaim(t *testing.T) {
 // up in the host's tree as it was, cold and from a spare.
 func TestPolicyPathsThroughSymlinks(t *testing.T) {
 	requireSandbox(t)
-	served := traceSpares(t)
+	n, served := traceSpares(t)
 	dir := reachableDir(t)
 	for _, d := range []string{"ws", "ro"} {
 		if err := os.Mkdir(filepath.Join(dir, d), 0o777); err != nil {
@@ -626,7 +607,7 @@ func TestPolicyPathsThroughSymlinks(t *testing.T) {
 	p := Policy{Workspace: filepath.Join(dir, "ws-link"), ReadOnly: []string{filepath.Join(dir, "ro-link")}}
 	for i := range 2 {
 		name := "out" + strconv.Itoa(i)
-		r, err := Run(context.Background(), p, "sh", "-c", `cat "$1/f" && echo run > `+name+` && ! echo x > "$1/g"`, "sh", p.ReadOnly[0])
+		r, err := runOn(n, context.Background(), p, "sh", "-c", `cat "$1/f" && echo run > `+name+` && ! echo x > "$1/g"`, "sh", p.ReadOnly[0])
 		if err != nil {
 			t.Fatalf("run %d: %v", i, err)
 		}

@@ -24,6 +24,7 @@ func ExampleRegister() {
 	// convert_units Unit converter  read-only=true
 	// current_time  Current time    read-only=true
 	// kv            Key-value store read-only=false
+	// wait          Wait            read-only=true
 }
 
 func ExampleCalc() {

@@ -3,9 +3,9 @@
 // defining a tool.
 //
 // [KV] implements [tool.Tool] by hand, with a hand-written JSON Schema and
-// state held in the tool. [Calc], [ConvertUnits] and [CurrentTime] are typed
-// function tools built with [tool.New], whose schemas are derived from Go
-// types and struct tags.
+// state held in the tool. [Calc], [ConvertUnits], [CurrentTime] and [Wait]
+// are typed function tools built with [tool.New], whose schemas are derived
+// from Go types and struct tags. [Wait] may run as an MCP task.
 //
 // Every tool here is safe for concurrent use, bounded in the input it
 // accepts and the work it does, and touches nothing outside the process:
@@ -19,13 +19,13 @@ import (
 )
 
 // Tools returns a new instance of every built-in tool, in name order:
-// calc, convert_units, current_time and kv. Each call returns a new [KV]
-// with its own, empty store.
+// calc, convert_units, current_time, kv and wait. Each call returns a new
+// [KV] with its own, empty store.
 //
 // Tools panics only if a tool cannot be built, which the package's tests
 // rule out.
 func Tools() []tool.Tool {
-	return []tool.Tool{Calc(), ConvertUnits(), CurrentTime(), NewKV()}
+	return []tool.Tool{Calc(), ConvertUnits(), CurrentTime(), NewKV(), Wait()}
 }
 
 // Register registers the tools of [Tools] in r with

@@ -32,6 +32,7 @@ func TestConformance(t *testing.T) {
 		{"convert_units", ConvertUnits, `{"value":5,"from":"km","to":"mi"}`},
 		{"current_time", CurrentTime, `{"zone":"Europe/Paris","format":"rfc1123"}`},
 		{"kv", func() tool.Tool { return NewKV() }, `{"op":"set","key":"k","value":"v"}`},
+		{"wait", Wait, `{"seconds":0.001}`},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			tooltest.Run(t, func(*testing.T) tool.Tool { return tt.new() }, json.RawMessage(tt.validArgs))
@@ -44,7 +45,7 @@ func TestTools(t *testing.T) {
 	for _, tl := range Tools() {
 		names = append(names, tl.Name())
 	}
-	if want := []string{"calc", "convert_units", "current_time", "kv"}; !slices.Equal(names, want) {
+	if want := []string{"calc", "convert_units", "current_time", "kv", "wait"}; !slices.Equal(names, want) {
 		t.Errorf("Tools() names = %q, want %q", names, want)
 	}
 	a, b := Tools(), Tools()
@@ -58,8 +59,8 @@ func TestRegister(t *testing.T) {
 	if err := Register(r); err != nil {
 		t.Fatalf("Register: %v", err)
 	}
-	if r.Len() != 4 {
-		t.Errorf("after Register, the registry has %d tools, want 4", r.Len())
+	if r.Len() != 5 {
+		t.Errorf("after Register, the registry has %d tools, want 5", r.Len())
 	}
 	if err := Register(r); !errors.Is(err, tool.ErrDuplicate) {
 		t.Errorf("a second Register = %v, want an error wrapping ErrDuplicate", err)
@@ -87,14 +88,15 @@ func TestRegisterKeepsExisting(t *testing.T) {
 	}
 }
 
-// The annotations and timeouts the tools declare; all four return at once,
-// so they run inline.
+// The annotations and timeouts the tools declare; the first four return at
+// once, so they run inline, and wait may run as an MCP task.
 func TestOptions(t *testing.T) {
 	want := map[string]tool.Options{
 		"calc":          {Annotations: tool.Annotations{Title: "Calculator", ReadOnly: true, Idempotent: true}, Timeout: 5 * time.Second, Inline: true},
 		"convert_units": {Annotations: tool.Annotations{Title: "Unit converter", ReadOnly: true, Idempotent: true}, Timeout: 5 * time.Second, Inline: true},
 		"current_time":  {Annotations: tool.Annotations{Title: "Current time", ReadOnly: true, Idempotent: true}, Timeout: 5 * time.Second, Inline: true},
 		"kv":            {Annotations: tool.Annotations{Title: "Key-value store", Destructive: true, Idempotent: true}, Timeout: 5 * time.Second, Inline: true},
+		"wait":          {Annotations: tool.Annotations{Title: "Wait", ReadOnly: true, Idempotent: true}, Timeout: MaxWait + time.Minute, Task: tool.TaskOptional},
 	}
 	for _, tl := range Tools() {
 		got := tool.OptionsOf(tl)

@@ -34,7 +34,14 @@ func heldOut(query string) bool {
 // mcpCatalog reads testdata/mcp/catalog.json.
 func mcpCatalog(t testing.TB) []tool.Tool {
 	t.Helper()
-	data, err := os.ReadFile("testdata/mcp/catalog.json")
+	return readCatalog(t, "testdata/mcp/catalog.json")
+}
+
+// readCatalog reads a catalog made by fetch.sh: each server's tools,
+// named server__tool.
+func readCatalog(t testing.TB, path string) []tool.Tool {
+	t.Helper()
+	data, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}

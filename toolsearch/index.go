@@ -87,8 +87,20 @@ var defaultRanking = ranking{
 // unseenWeight is the weight, for Confidence, of a query word no tool
 // has, relative to the rarest word that a tool has: such words are often
 // arguments ("tomorrow", "London") rather than what the tool does.
-// Chosen with DefaultMinConfidence on the tuning halves.
+// Chosen with DefaultMinConfidence on the tuning halves. A word with a
+// digit in it ("10", "3pm", "2025") that no tool has weighs nothing: it
+// is a value, never a capability, and function-calling requests are full
+// of them.
 const unseenWeight = 0.6
+
+func hasDigit(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if '0' <= s[i] && s[i] <= '9' {
+			return true
+		}
+	}
+	return false
+}
 
 // A Match is a tool found by a search.
 type Match struct {
@@ -540,7 +552,7 @@ func (ix *Index) lexical(query string, limit int, visible func(string) bool, min
 	var conceptIDF [64]float64
 	unseen := unseenWeight * math.Log(1+(float64(n)+0.5)/0.5)
 	for _, qt := range q {
-		if qt.weight == 1 {
+		if qt.weight == 1 && !hasDigit(qt.term) {
 			conceptIDF[qt.concept%64] = unseen
 		}
 	}

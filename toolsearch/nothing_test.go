@@ -118,3 +118,22 @@ func TestNothingFits(t *testing.T) {
 		}
 	}
 }
+
+// TestValuesDoNotLowerConfidence: a word with a digit that no tool has
+// (an argument value) leaves a match's Confidence as it was, while an
+// unknown word without digits (a capability the catalog may lack)
+// lowers it.
+func TestValuesDoNotLowerConfidence(t *testing.T) {
+	ix := NewWithOptions(testRegistry(t, evalTools(t)...), Options{MinConfidence: -1})
+	defer ix.Close()
+	conf := func(q string) float64 { return topConfidence(ix, q, nil) }
+	base := conf("weather forecast")
+	for _, q := range []string{"weather forecast 2031", "weather forecast for 3pm on 12/05"} {
+		if got := conf(q); got != base {
+			t.Errorf("Confidence of %q = %.3f, want %.3f as without the values", q, got, base)
+		}
+	}
+	if got := conf("weather forecast zorblax"); got >= base {
+		t.Errorf("Confidence of a query with an unknown word = %.3f, want below %.3f", got, base)
+	}
+}

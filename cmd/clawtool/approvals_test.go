@@ -76,6 +76,7 @@ func TestApprovalsCLI(t *testing.T) {
 		{"approvals_approve", []string{"approvals", "approve", otto1, "--policy", pol, "--as", "cid:admin", "--note", "fine"}, exitOK},
 		{"approvals_approve_again", []string{"approvals", "deny", otto1, "--policy", pol, "--as", "cid:admin"}, exitToolError},
 		{"approvals_show_approved", []string{"approvals", "show", otto1}, exitOK},
+		{"approvals_show_approved_json", []string{"approvals", "show", otto1, "--json"}, exitOK},
 		{"approvals_deny_own_json", []string{"approvals", "deny", ann2, "--policy", pol, "--as", "ann", "--note", "not on weekends", "--json"}, exitOK},
 		{"approvals_list_empty", []string{"approvals", "list"}, exitOK},
 	} {

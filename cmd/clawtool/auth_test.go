@@ -70,7 +70,7 @@ func TestServeHTTPAuth(t *testing.T) {
 	for _, tl := range res.Tools {
 		names = append(names, tl.Name)
 	}
-	if got := strings.Join(names, ","); got != "calc,convert_units,current_time,kv" {
+	if got := strings.Join(names, ","); got != "calc,convert_units,current_time,kv,wait" {
 		t.Errorf("bob lists %s", got)
 	}
 	r, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "kv", Arguments: map[string]any{"op": "set", "key": "a", "value": "v"}})

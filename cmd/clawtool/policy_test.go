@@ -52,7 +52,7 @@ func TestPolicyCommands(t *testing.T) {
 		code int
 		want []string // substrings of stdout
 	}{
-		{"check ok", []string{"policy", "check", roles}, exitOK, []string{"ok (4 tools)"}},
+		{"check ok", []string{"policy", "check", roles}, exitOK, []string{"ok (5 tools)"}},
 		{"check typo", []string{"policy", "check", filepath.Join("testdata", "policy", "typo.cedar")}, exitToolError, []string{"attribute `operation`", "not found"}},
 		{"explain ask", append([]string{"policy", "explain", "kv", `{"op":"delete","key":"draft"}`}, as("ann:operator")[:6]...), exitOK,
 			[]string{"decision:  ask", "operator-notes-delete"}},

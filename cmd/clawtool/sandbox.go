@@ -85,7 +85,7 @@ func runSandboxRun(ctx context.Context, e *env, args []string) int {
 	}
 	ctx, cancel := context.WithTimeout(ctx, *timeout)
 	defer cancel()
-	var backend sandbox.Backend = sandbox.Native
+	var backend sandbox.Backend = sandbox.DefaultNative()
 	if *image != "" {
 		c, err := container.New(ctx, container.Options{Image: *image})
 		if err != nil {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"io"
@@ -179,5 +180,33 @@ func TestLoopback(t *testing.T) {
 		if got := loopback(&net.TCPAddr{IP: net.ParseIP(tt.ip), Port: 80}); got != tt.want {
 			t.Errorf("loopback(%s) = %v, want %v", tt.ip, got, tt.want)
 		}
+	}
+}
+
+// TestServeWaitTask: clawtool serve, with no code of the user's, serves
+// the built-in wait tool as a task to a client that supports tasks:
+// clawtool call --mcp-url sees its states and gets its result. The
+// control: calc, which is no task tool, is a plain call (no states).
+func TestServeWaitTask(t *testing.T) {
+	addr := startHTTP(t)
+	for _, tc := range []struct {
+		tool, args, output string
+		task               bool
+	}{
+		{"wait", `{"seconds":0.2}`, "waited 0.2 seconds", true},
+		{"calc", `{"expression":"1+1"}`, `"output": "2"`, false},
+	} {
+		t.Run(tc.tool, func(t *testing.T) {
+			var stdout, stderr bytes.Buffer
+			code := run(context.Background(), []string{"call", "--no-builtins", "--mcp-url", "http://" + addr + "/mcp", tc.tool, tc.args},
+				strings.NewReader(""), &stdout, &stderr)
+			if code != exitOK || !strings.Contains(stdout.String(), tc.output) {
+				t.Fatalf("exit %d\nstdout %s\nstderr %s", code, stdout.String(), stderr.String())
+			}
+			states := strings.Contains(stderr.String(), "("+tc.tool+"): working") && strings.Contains(stderr.String(), "("+tc.tool+"): completed")
+			if states != tc.task || strings.Contains(stderr.String(), "task") != tc.task {
+				t.Errorf("a task %v, want %v; stderr:\n%s", states, tc.task, stderr.String())
+			}
+		})
 	}
 }

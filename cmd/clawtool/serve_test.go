@@ -217,13 +217,13 @@ func TestPrefixAndNoBuiltins(t *testing.T) {
 		wantStderr string // a substring; "" means stderr must be empty
 		wantCode   int
 	}{
-		{"plain", []string{"--mcp", inner}, []string{"calc", "convert_units", "current_time", "kv"},
-			`4 of its tools left out, their names are taken: calc, convert_units, current_time, kv (use --prefix or --no-builtins)`, exitOK},
-		{"no builtins", []string{"--no-builtins", "--mcp", inner}, []string{"calc", "convert_units", "current_time", "kv"}, "", exitOK},
+		{"plain", []string{"--mcp", inner}, []string{"calc", "convert_units", "current_time", "kv", "wait"},
+			`5 of its tools left out, their names are taken: calc, convert_units, current_time, kv, wait (use --prefix or --no-builtins)`, exitOK},
+		{"no builtins", []string{"--no-builtins", "--mcp", inner}, []string{"calc", "convert_units", "current_time", "kv", "wait"}, "", exitOK},
 		{"prefix", []string{"--prefix", "inner_", "--mcp", inner},
-			[]string{"calc", "convert_units", "current_time", "inner_calc", "inner_convert_units", "inner_current_time", "inner_kv", "kv"}, "", exitOK},
+			[]string{"calc", "convert_units", "current_time", "inner_calc", "inner_convert_units", "inner_current_time", "inner_kv", "inner_wait", "kv", "wait"}, "", exitOK},
 		{"two prefixes", []string{"--no-builtins", "--prefix", "a_", "--mcp", inner, "--prefix", "b_", "--mcp", inner},
-			[]string{"a_calc", "a_convert_units", "a_current_time", "a_kv", "b_calc", "b_convert_units", "b_current_time", "b_kv"}, "", exitOK},
+			[]string{"a_calc", "a_convert_units", "a_current_time", "a_kv", "a_wait", "b_calc", "b_convert_units", "b_current_time", "b_kv", "b_wait"}, "", exitOK},
 		{"prefix after", []string{"--mcp", inner, "--prefix", "x_"}, nil, `--prefix "x_" must come before`, exitToolError},
 		{"bad prefix", []string{"--prefix", "a.b", "--mcp", inner}, nil, `a prefix is made of letters`, exitUsage},
 	} {

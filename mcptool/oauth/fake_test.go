@@ -46,6 +46,7 @@ type fakeAS struct {
 	onAuthorize func(q url.Values, redirect *url.URL) // may change the redirect
 	onToken     func(form url.Values) (int, any)      // nil result: honest
 	expiresIn   int
+	keepRefresh bool // refreshes answer with the same refresh token (no rotation)
 	grantScope  string
 	tokenType   string
 	accessToken func() string
@@ -158,7 +159,9 @@ func (as *fakeAS) serveToken(w http.ResponseWriter, r *http.Request) {
 	case "refresh_token":
 		as.mu.Lock()
 		ok := as.refresh[form.Get("refresh_token")]
-		delete(as.refresh, form.Get("refresh_token")) // rotated
+		if !as.keepRefresh {
+			delete(as.refresh, form.Get("refresh_token")) // rotated
+		}
 		as.refreshes++
 		as.mu.Unlock()
 		if !ok {
@@ -174,6 +177,9 @@ func (as *fakeAS) serveToken(w http.ResponseWriter, r *http.Request) {
 		at = as.accessToken()
 	}
 	rt := "rt-" + secretMark + "-" + rand.Text()
+	if as.keepRefresh && form.Get("grant_type") == "refresh_token" {
+		rt = form.Get("refresh_token")
+	}
 	as.mu.Lock()
 	as.issued = append(as.issued, at)
 	as.refresh[rt] = true

@@ -807,7 +807,9 @@ func (h *Handler) refresh(ctx context.Context, rec *Record) (*Record, error) {
 
 // lockedRefresh refreshes rec holding the store's lock when the store is
 // a [Locker]; once it holds the lock it reads the record again, and uses
-// a token another process saved meanwhile instead of refreshing.
+// a token another process saved meanwhile instead of refreshing. Another
+// process's refresh shows as a new access token: the refresh token stays
+// the same where the authorization server does not rotate it.
 func (h *Handler) lockedRefresh(ctx context.Context, rec *Record) (*Record, error) {
 	l, ok := h.store.(Locker)
 	if !ok {
@@ -822,7 +824,7 @@ func (h *Handler) lockedRefresh(ctx context.Context, rec *Record) (*Record, erro
 	if err != nil {
 		return nil, err
 	}
-	if stored != nil && stored.RefreshToken != rec.RefreshToken {
+	if stored != nil && (stored.RefreshToken != rec.RefreshToken || stored.AccessToken != rec.AccessToken) {
 		if stored.Resource != "" && !h.forServer(stored.Resource) {
 			return nil, fmt.Errorf("oauth: the stored tokens of %s are for resource %s; log out to forget them", h.cfg.Server, stored.Resource)
 		}

@@ -125,6 +125,9 @@ func TestMaliciousServers(t *testing.T) {
 		want          string
 		opens, tokens int
 	}{
+		// The control: the same setup, honest, succeeds (so each row
+		// below fails for its lie, not for the setup).
+		{"control: honest servers", func(*setup) {}, "", 1, 1},
 		{"metadata for another issuer", func(s *setup) { s.as.meta["issuer"] = "https://evil.example" }, "is not", 0, 0},
 		{"issuer with a trailing slash", func(s *setup) { s.as.meta["issuer"] = s.as.url() + "/" }, "is not", 0, 0},
 		{"authorization endpoint javascript:", func(s *setup) { s.as.meta["authorization_endpoint"] = "javascript:alert(1)" }, "not an https URL", 0, 0},
@@ -136,7 +139,7 @@ func TestMaliciousServers(t *testing.T) {
 		{"malformed metadata", func(s *setup) {
 			s.as.onMeta = func(w http.ResponseWriter, _ *http.Request) bool { w.Write([]byte(`{"issuer": [`)); return true }
 		}, "not valid JSON", 0, 0},
-		{"metadata of the wrong type", func(s *setup) { s.as.meta["token_endpoint"] = 42 }, "not valid JSON", 0, 0},
+		{"metadata of the wrong type", func(s *setup) { s.as.meta["token_endpoint"] = 42 }, `field "token_endpoint" is a JSON number, want a string`, 0, 0},
 		{"endless redirects", func(s *setup) {
 			s.as.onMeta = func(w http.ResponseWriter, r *http.Request) bool {
 				http.Redirect(w, r, r.URL.Path+"?again="+fmt.Sprint(len(r.URL.RawQuery)), http.StatusFound)
@@ -159,6 +162,14 @@ func TestMaliciousServers(t *testing.T) {
 				return map[string]any{"resource": base + "/mc", "authorization_servers": []string{s.as.url()}}
 			}
 		}, "not for", 0, 0},
+		{"huge resource metadata", func(s *setup) {
+			s.rs.prm = func(base string) any {
+				return map[string]any{"resource": base + "/mcp", "authorization_servers": []string{s.as.url()}, "padding": huge}
+			}
+		}, "longer than", 0, 0},
+		{"malformed resource metadata", func(s *setup) {
+			s.rs.prm = func(base string) any { return map[string]any{"resource": 42, "authorization_servers": s.as.url()} }
+		}, `field "authorization_servers" is a JSON string, want an array`, 0, 0},
 		{"resource metadata without authorization servers", func(s *setup) {
 			s.rs.prm = func(base string) any { return map[string]any{"resource": base + "/mcp"} }
 		}, "no authorization_servers", 0, 0},
@@ -172,6 +183,14 @@ func TestMaliciousServers(t *testing.T) {
 				return 201, map[string]any{"client_id": "c", "redirect_uris": []string{"https://evil.example/callback"}}
 			}
 		}, "redirect URIs", 0, 0},
+		{"malformed registration", func(s *setup) {
+			s.as.onRegister = func(map[string]any) (int, any) { return 201, []string{"client_id", "c"} }
+		}, "the document is a JSON array, want an object", 0, 0},
+		{"registration without a client ID", func(s *setup) {
+			s.as.onRegister = func(body map[string]any) (int, any) {
+				return 201, map[string]any{"redirect_uris": body["redirect_uris"]}
+			}
+		}, "no usable client_id", 0, 0},
 		{"huge registration", func(s *setup) {
 			s.as.onRegister = func(map[string]any) (int, any) { return 201, map[string]any{"client_id": huge} }
 		}, "longer than", 0, 0},
@@ -210,6 +229,19 @@ func TestMaliciousServers(t *testing.T) {
 		{"huge token response", func(s *setup) {
 			s.as.onToken = func(url.Values) (int, any) { return 200, map[string]any{"access_token": huge, "token_type": "Bearer"} }
 		}, "exchanging the authorization code", 1, 1},
+		{"malformed token response", func(s *setup) {
+			s.as.onToken = func(url.Values) (int, any) { return 200, []any{"access_token", "at-" + secretMark} }
+		}, "cannot parse json", 1, 1},
+		{"token response without an access token", func(s *setup) {
+			s.as.onToken = func(url.Values) (int, any) { return 200, map[string]any{"token_type": "Bearer", "expires_in": 60} }
+		}, "missing access_token", 1, 1},
+		{"endless redirects at the token endpoint", func(s *setup) {
+			s.as.onToken = func(url.Values) (int, any) { return 0, nil }
+			s.as.meta["token_endpoint"] = s.as.url() + "/loop"
+			s.as.srv.Config.Handler.(*http.ServeMux).HandleFunc("/loop", func(w http.ResponseWriter, r *http.Request) {
+				http.Redirect(w, r, "/loop?"+r.URL.RawQuery+"x", http.StatusTemporaryRedirect)
+			})
+		}, "more than 3 redirects", 1, 0},
 		{"token endpoint that echoes what it was sent", func(s *setup) {
 			s.as.onToken = func(f url.Values) (int, any) {
 				return 400, map[string]any{"error": "invalid_request", "error_description": "you sent " + f.Encode() + " " + secretMark}
@@ -223,6 +255,12 @@ func TestMaliciousServers(t *testing.T) {
 			ctx, cancel := context.WithTimeout(t.Context(), 3*time.Second)
 			defer cancel()
 			err := call(ctx, s.h, s.rs.url())
+			if c.want == "" {
+				if err != nil || s.rs.okays != 1 {
+					t.Fatalf("honest servers: error %v, %d requests served; want the call to go through", err, s.rs.okays)
+				}
+				return
+			}
 			if err == nil || !strings.Contains(err.Error(), c.want) {
 				t.Fatalf("error %v, want one that says %q", err, c.want)
 			}

@@ -21,13 +21,17 @@ import (
 const refreshChildEnv = "CLAWTOOL_OAUTH_REFRESH_CHILD"
 
 // TestRefreshAcrossProcesses: four processes share one FileStore whose
-// access token has expired, and the authorization server rotates refresh
-// tokens (a used one is refused). Exactly one refresh request reaches the
+// access token has expired. Exactly one refresh request reaches the
 // authorization server, and every process ends with the one new token:
 // the FileStore's lock serialises refresh-and-save across processes, and
 // the processes that wait read the saved record instead of refreshing.
-// Without the lock all four refresh, and three are refused (and may
-// overwrite the good record with a dead one).
+// Without the lock all four refresh, and, where the authorization server
+// rotates refresh tokens (a used one is refused), three are refused (and
+// may overwrite the good record with a dead one). Where it does not
+// rotate them (oidc-provider for a confidential client), a waiting
+// process must still see that the access token changed: comparing only
+// the refresh tokens let each refresh again (the end-to-end test,
+// cmd/clawtool's TestOAuthE2E, saw two refreshes for three calls).
 func TestRefreshAcrossProcesses(t *testing.T) {
 	if os.Getenv(refreshChildEnv) != "" {
 		refreshChild(t)
@@ -36,7 +40,14 @@ func TestRefreshAcrossProcesses(t *testing.T) {
 	if runtime.GOOS == "windows" {
 		t.Skip("the FileStore lock is flock(2), Unix only")
 	}
+	for _, rotate := range []bool{true, false} {
+		t.Run(fmt.Sprintf("rotating=%v", rotate), func(t *testing.T) { refreshAcrossProcesses(t, rotate) })
+	}
+}
+
+func refreshAcrossProcesses(t *testing.T, rotate bool) {
 	as := newFakeAS(t)
+	as.keepRefresh = !rotate
 	// Hold each token response a little, so the children overlap.
 	as.onToken = func(url.Values) (int, any) { time.Sleep(200 * time.Millisecond); return 0, nil }
 	const server = "https://mcp.example/mcp"

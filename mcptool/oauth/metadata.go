@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/netip"
 	"net/url"
+	"reflect"
 	"slices"
 	"strings"
 	"time"
@@ -136,9 +137,40 @@ func decodeJSON(data []byte, v any) error {
 		return fmt.Errorf("longer than %d bytes", MaxResponseBytes)
 	}
 	if err := json.Unmarshal(data, v); err != nil {
+		var te *json.UnmarshalTypeError
+		if errors.As(err, &te) {
+			// Say which field and what kind of value, not the Go type the
+			// decoder wanted (an anonymous struct reads as noise).
+			where := "the document"
+			if te.Field != "" {
+				where = fmt.Sprintf("field %q", shortText(te.Field))
+			}
+			return fmt.Errorf("not valid JSON of the expected shape: %s is a JSON %s, want %s", where, te.Value, jsonKind(te.Type))
+		}
 		return fmt.Errorf("not valid JSON of the expected shape: %v", err)
 	}
 	return nil
+}
+
+// jsonKind names the kind of JSON value that decodes into t.
+func jsonKind(t reflect.Type) string {
+	if t == nil {
+		return "another kind of value"
+	}
+	switch t.Kind() {
+	case reflect.Struct, reflect.Map:
+		return "an object"
+	case reflect.Slice, reflect.Array:
+		return "an array"
+	case reflect.String:
+		return "a string"
+	case reflect.Bool:
+		return "a boolean"
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Float32, reflect.Float64:
+		return "a number"
+	}
+	return "another kind of value"
 }
 
 // checkScopes refuses scope values RFC 6749 §3.3 does not allow, which

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -174,9 +175,14 @@ func (h *Handler) registerDynamic(ctx context.Context, meta *ServerMetadata, red
 }
 
 // revoke asks rec's authorization server to revoke its refresh token
-// and access token (RFC 7009).
+// and access token (RFC 7009). Revoking the refresh token revokes the
+// grant; an access token the server cannot revoke (a self-contained JWT
+// answered with unsupported_token_type, RFC 7009 §2.2.1) is then no
+// failure: it cannot be renewed, and lapses at its expiry. Without a
+// refresh token, such an answer is an error that says so.
 func (h *Handler) revoke(ctx context.Context, rec *Record) error {
 	client := clientInfo{ClientID: rec.ClientID, ClientSecret: rec.ClientSecret, AuthMethod: rec.AuthMethod}
+	refreshRevoked := false
 	for _, t := range []struct {
 		value Secret
 		hint  string
@@ -203,10 +209,30 @@ func (h *Handler) revoke(ctx context.Context, rec *Record) error {
 		if err != nil {
 			return fmt.Errorf("oauth: revoking the %s at %s: %w", t.hint, rec.Issuer, h.redact(err))
 		}
+		data, readErr := readBounded(resp.Body)
 		resp.Body.Close()
-		if resp.StatusCode != http.StatusOK {
-			return fmt.Errorf("oauth: revoking the %s at %s: %s", t.hint, rec.Issuer, resp.Status)
+		if resp.StatusCode == http.StatusOK {
+			refreshRevoked = refreshRevoked || t.hint == "refresh_token"
+			continue
 		}
+		var e struct {
+			Error string `json:"error"`
+		}
+		if readErr == nil {
+			decodeJSON(data, &e)
+		}
+		if e.Error == "unsupported_token_type" && t.hint == "access_token" {
+			if refreshRevoked {
+				h.log.Info("oauth: the authorization server revoked the refresh token; it does not revoke access tokens of this kind, which lapse at their expiry", "server", h.cfg.Server, "issuer", rec.Issuer, "expiry", rec.Expiry)
+				continue
+			}
+			return fmt.Errorf("oauth: %s does not revoke access tokens of this kind (unsupported_token_type): the access token stays valid until it expires (%s)", rec.Issuer, rec.Expiry.Format(time.RFC3339))
+		}
+		msg := fmt.Sprintf("oauth: revoking the %s at %s: %s", t.hint, rec.Issuer, resp.Status)
+		if e.Error != "" {
+			msg += ": " + shortText(e.Error)
+		}
+		return h.redact(errors.New(msg), string(rec.AccessToken), string(rec.RefreshToken), string(rec.ClientSecret))
 	}
 	return nil
 }

@@ -187,7 +187,7 @@ func TestContainerFailsClosed(t *testing.T) {
 	if _, err := New(ctx, Options{Host: "unix://" + filepath.Join(t.TempDir(), "none.sock")}); err == nil || !strings.Contains(err.Error(), "no container engine reachable") {
 		t.Errorf("no engine: %v, want an error naming the missing engine", err)
 	}
-	if _, err := sandbox.Native.Run(ctx, sandbox.Policy{Image: testImage}, []string{"true"}, nil); err == nil || !strings.Contains(err.Error(), "image") {
+	if _, err := sandbox.DefaultNative().Run(ctx, sandbox.Policy{Image: testImage}, []string{"true"}, nil); err == nil || !strings.Contains(err.Error(), "image") {
 		t.Errorf("native backend with an image: %v, want a refusal", err)
 	}
 	c := requireEngine(t, false)

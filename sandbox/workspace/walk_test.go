@@ -58,6 +58,14 @@ func TestGlobLinksToDotBounded(t *testing.T) {
 	for i := range 50 {
 		os.WriteFile(filepath.Join(ws, fmt.Sprintf("file%02d", i)), nil, 0o644)
 	}
+	// Positive control: a walk that follows the links (the standard
+	// library's Glob) multiplies its work by the links at every element:
+	// three elements already match 1,406 paths (5 links × (5 links × 56
+	// entries + a/b), and a/b/c) where the real tree has a/b/c alone.
+	control, err := filepath.Glob(filepath.Join(ws, "*/*/*"))
+	if err != nil || len(control) < 1000 {
+		t.Fatalf("control: a glob that follows links matched %d paths (%v), want over 1,000", len(control), err)
+	}
 	ts, err := New(sandbox.Policy{Workspace: ws})
 	if err != nil {
 		t.Fatal(err)

@@ -64,7 +64,7 @@ type Toolset struct {
 type Option func(*Toolset)
 
 // WithBackend makes the exec tool run commands with b, such as a
-// [*github.com/miniopenclaw/tool/sandbox/container.Backend], instead of [sandbox.Native]. The
+// [*github.com/miniopenclaw/tool/sandbox/container.Backend], instead of [sandbox.DefaultNative]. The
 // file tools work on the workspace directory itself, which is the
 // directory b's commands see (at [github.com/miniopenclaw/tool/sandbox/container.Workspace] in a
 // container).
@@ -98,7 +98,7 @@ func New(p sandbox.Policy, opts ...Option) (*Toolset, error) {
 		}
 		return nil, fmt.Errorf("workspace: %w", err)
 	}
-	ts := &Toolset{policy: p, backend: sandbox.Native, root: root, dir: dir, dirConn: conn}
+	ts := &Toolset{policy: p, backend: sandbox.DefaultNative(), root: root, dir: dir, dirConn: conn}
 	for _, o := range opts {
 		o(ts)
 	}

@@ -26,7 +26,7 @@ for (const arg of process.argv.slice(2)) {
         const l = lines[j].trim();
         if (!l) continue;
         if (/^[-*]\s*(Inputs?|Required|Optional|Parameters|Returns)/i.test(l)) break;
-        text = l.replace(/^[-*]\s*/, "").replace(/^(Description|Purpose)\s*:\s*/i, "");
+        text = l.replace(/^[-*]\s*/, "").replace(/^(Description|Purpose|Title)\s*:\s*/i, "");
       }
       text = text.replace(/[`*_]/g, "").replace(/\s+/g, " ").trim();
       if (text.length < 12 || text.length > 300 || /\|/.test(text)) continue;
