@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"slices"
 	"testing"
 	"time"
 
@@ -57,13 +58,16 @@ func baselineCall(args []byte) ([]byte, error) {
 }
 
 // compare runs baseline and target b.N times each, interleaved in small
-// chunks so that both see the same machine load, and reports target's
-// time per call as ns/op, the baseline's as baseline-ns/op and their ratio
-// as x-baseline. Allocations reported are the target's.
+// chunks so that both see the same machine load, and reports the medians
+// over the chunks: target's time per call as ns/op, the baseline's as
+// baseline-ns/op, and as x-baseline the median of each chunk's ratio to
+// the baseline chunk run just before it. A chunk the machine took the
+// core from counts as one chunk, not as its time. Allocations reported
+// are the target's.
 func compare(b *testing.B, baseline, target func()) {
 	b.Helper()
 	const chunk = 64
-	var base, tgt time.Duration
+	var base, tgt, ratio []float64
 	b.ReportAllocs()
 	b.ResetTimer()
 	b.StopTimer()
@@ -73,18 +77,23 @@ func compare(b *testing.B, baseline, target func()) {
 		for range n {
 			baseline()
 		}
-		base += time.Since(start)
+		bt := float64(time.Since(start).Nanoseconds()) / float64(n)
 		b.StartTimer()
 		start = time.Now()
 		for range n {
 			target()
 		}
-		tgt += time.Since(start)
+		tt := float64(time.Since(start).Nanoseconds()) / float64(n)
 		b.StopTimer()
+		base, tgt, ratio = append(base, bt), append(tgt, tt), append(ratio, tt/bt)
 	}
-	b.ReportMetric(float64(tgt.Nanoseconds())/float64(b.N), "ns/op")
-	b.ReportMetric(float64(base.Nanoseconds())/float64(b.N), "baseline-ns/op")
-	b.ReportMetric(float64(tgt)/float64(base), "x-baseline")
+	median := func(xs []float64) float64 {
+		slices.Sort(xs)
+		return xs[len(xs)/2]
+	}
+	b.ReportMetric(median(tgt), "ns/op")
+	b.ReportMetric(median(base), "baseline-ns/op")
+	b.ReportMetric(median(ratio), "x-baseline")
 }
 
 func baseline() {

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"slices"
 	"sort"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -55,6 +56,7 @@ type Registry struct {
 	tools    map[string]*entry
 	sorted   []*entry // name order; nil when stale; never modified in place
 	order    []*entry // a sorted list whose names are still the registry's (only replacements since); nil when unknown
+	patches  []patch  // the replacements since order, while few; nil with order, or when too many to patch
 	watchers map[int]func(string)
 	nextID   int
 
@@ -229,7 +231,7 @@ func (r *Registry) Replace(t Tool) (replaced bool, err error) {
 	_, replaced = r.tools[e.name]
 	r.tools[e.name] = e
 	if replaced {
-		r.replacedLocked()
+		r.replacedLocked(e)
 	} else {
 		r.changedLocked()
 	}
@@ -300,17 +302,38 @@ func (r *Registry) OnChange(fn func(name string)) (stop func()) {
 func (r *Registry) changedLocked() {
 	r.sorted = nil
 	r.order = nil
+	r.patches = nil
+}
+
+// A patch is a replacement since Registry.order: the entry now at index i.
+type patch struct {
+	i int
+	e *entry
 }
 
 // replacedLocked records that an entry replaced the one of its name: the names
 // and their order stay, so the next sorted list is the last one with the
 // current entries put in, rather than a sort (a reload replaces tools one
 // by one; each replacement costs O(1), the next export O(n)).
-func (r *Registry) replacedLocked() {
+//
+// While the replacements since are fewer than an eighth of the tools, each
+// is also kept as a patch, found by binary search (O(log n)): the next
+// sorted list is then a copy of the last with them put in, rather than a
+// lookup of every name.
+func (r *Registry) replacedLocked(e *entry) {
 	if r.sorted != nil {
-		r.order = r.sorted
+		r.order, r.patches = r.sorted, make([]patch, 0, 4)
 	}
 	r.sorted = nil
+	if r.patches == nil {
+		return
+	}
+	i, found := sort.Find(len(r.order), func(i int) int { return strings.Compare(e.name, r.order[i].name) })
+	if !found || len(r.patches) >= len(r.order)/8 {
+		r.patches = nil // the lookup of every name
+		return
+	}
+	r.patches = append(r.patches, patch{i, e})
 }
 
 func (r *Registry) watchersLocked() []func(string) {
@@ -377,17 +400,23 @@ func (r *Registry) entries() []*entry {
 	defer r.mu.Unlock()
 	if r.sorted == nil {
 		s := make([]*entry, 0, len(r.tools))
-		if r.order != nil && len(r.order) == len(r.tools) {
+		switch {
+		case r.order != nil && len(r.order) == len(r.tools) && r.patches != nil:
+			s = append(s, r.order...)
+			for _, p := range r.patches {
+				s[p.i] = p.e
+			}
+		case r.order != nil && len(r.order) == len(r.tools):
 			for _, old := range r.order {
 				s = append(s, r.tools[old.name])
 			}
-		} else {
+		default:
 			for _, e := range r.tools {
 				s = append(s, e)
 			}
 			sort.Slice(s, func(i, j int) bool { return s[i].name < s[j].name })
 		}
-		r.sorted, r.order = s, nil
+		r.sorted, r.order, r.patches = s, nil, nil
 	}
 	return r.sorted
 }

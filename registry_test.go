@@ -265,3 +265,55 @@ func TestDefinitionsAfterReplacement(t *testing.T) {
 		t.Errorf("after the race: %s, want %s", got, want)
 	}
 }
+
+// TestDefinitionsAfterManyReplacements: after an export, replacements of
+// 1 to 40 of 40 tools (some replaced twice, so both the few that are
+// patched into the last order and the many that are looked up by name)
+// export each tool's latest definition, in name order.
+func TestDefinitionsAfterManyReplacements(t *testing.T) {
+	mk := func(name, desc string) tool.Tool {
+		return tool.Must(tool.New(name, desc, func(context.Context, struct{}) (string, error) { return "", nil }))
+	}
+	for _, replaced := range []int{1, 2, 4, 5, 6, 40} {
+		t.Run(fmt.Sprint(replaced), func(t *testing.T) {
+			r := tool.NewRegistry(tool.WithLogger(slog.New(slog.DiscardHandler)))
+			want := map[string]string{}
+			var names []string
+			for i := range 40 {
+				n := fmt.Sprintf("t%02d", (i*17)%40) // registered out of order
+				r.Register(mk(n, "first"))
+				want[n] = "first"
+				names = append(names, n)
+			}
+			r.Definitions()
+			for i := range replaced {
+				n := names[(i*7)%40]
+				r.Register(mk(n, fmt.Sprint("second ", i)))
+				want[n] = fmt.Sprint("second ", i)
+				if i%3 == 0 { // the same tool again
+					r.Register(mk(n, fmt.Sprint("third ", i)))
+					want[n] = fmt.Sprint("third ", i)
+				}
+			}
+			var defs []struct {
+				Function struct{ Name, Description string } `json:"function"`
+			}
+			if err := json.Unmarshal(r.Definitions(), &defs); err != nil {
+				t.Fatal(err)
+			}
+			if len(defs) != 40 {
+				t.Fatalf("%d definitions, want 40", len(defs))
+			}
+			for i, d := range defs {
+				if wantName := fmt.Sprintf("t%02d", i); d.Function.Name != wantName || d.Function.Description != want[wantName] {
+					t.Errorf("definition %d: %s=%q, want %s=%q", i, d.Function.Name, d.Function.Description, wantName, want[wantName])
+				}
+			}
+			for i, tl := range r.List() {
+				if tl.Name() != defs[i].Function.Name || tl.Description() != defs[i].Function.Description {
+					t.Errorf("List()[%d] is %s=%q, Definitions has %s=%q", i, tl.Name(), tl.Description(), defs[i].Function.Name, defs[i].Function.Description)
+				}
+			}
+		})
+	}
+}

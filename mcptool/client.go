@@ -99,6 +99,7 @@ type Client struct {
 	done    chan struct{}
 
 	progress sync.Map // progress token (string) → context of the call
+	awaiting sync.Map // task ID (string) → context of the call awaiting it (WithElicitationRelay)
 	nextTok  atomic.Uint64
 
 	syncMu sync.Mutex // held while a registry is brought in sync
@@ -136,6 +137,7 @@ type clientConfig struct {
 	pollFloor       time.Duration // WithTaskPolling
 	pollCeiling     time.Duration
 	elicit          ElicitationHandler
+	relay           bool // WithElicitationRelay
 }
 
 // A ClientOption configures a [Client] made by [Connect].
@@ -344,6 +346,8 @@ func Connect(ctx context.Context, t mcp.Transport, opts ...ClientOption) (*Clien
 			}
 			return h(ctx, p)
 		}
+	} else if cfg.relay {
+		elicit = c.relayElicitation
 	}
 	sdk := mcp.NewClient(&impl, &mcp.ClientOptions{
 		Logger:             cfg.logger,

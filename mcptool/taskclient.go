@@ -101,11 +101,53 @@ type ElicitationHandler func(ctx context.Context, params *mcp.ElicitParams) (*mc
 // tasks/update). For a task, h gets the context of the call that became
 // the task. Without a handler, a call served by this package's Server to
 // a 2025-11-25 client that declared elicitation (clawtool serve
-// aggregating servers) relays the task's questions to that client; any
-// other call declares no elicitation, and a task that asks for input is
-// cancelled and its call fails with an error result saying so.
+// aggregating servers) relays the task's questions to that client, and a
+// call the Server runs as a task for a client that declared elicitation
+// (either form) puts them to that client as its task's input_required
+// (see also [WithElicitationRelay]); any other call declares no
+// elicitation, and a task that asks for input is cancelled and its call
+// fails with an error result saying so.
 func WithElicitationHandler(h ElicitationHandler) ClientOption {
 	return func(c *clientConfig) { c.elicit = h }
+}
+
+// WithElicitationRelay makes the client declare the elicitation
+// capability in 2025-11-25 sessions and relay each elicitation a server
+// asks for one of its tasks (a request carrying the related-task _meta of
+// a task a call of this client is awaiting) to where that call's own
+// questions go: the handler of [WithElicitationHandler] if set, else the
+// client of this package's Server that made the call (over its 2025-11-25
+// session, or, when the Server runs the call as a task, as that task's
+// input_required). A request of no such task, or of a call with nowhere
+// to relay to, is answered with an error, which ends the server's task.
+// clawtool serve uses it for the servers it aggregates.
+func WithElicitationRelay() ClientOption {
+	return func(c *clientConfig) { c.relay = true }
+}
+
+// relayElicitation is the session's elicitation handler of a client with
+// WithElicitationRelay.
+func (c *Client) relayElicitation(_ context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+	p := req.Params
+	if p == nil {
+		return nil, errors.New("an elicitation without params")
+	}
+	var id string
+	if rt, ok := p.Meta[RelatedTaskMeta].(map[string]any); ok {
+		id, _ = rt["taskId"].(string)
+	}
+	v, ok := c.awaiting.Load(id)
+	if id == "" || !ok {
+		return nil, errors.New("this client relays only the questions of tasks its calls await, and this one names none of them")
+	}
+	ctx := v.(context.Context)
+	h := c.elicitation(ctx)
+	if h == nil {
+		return nil, fmt.Errorf("the call awaiting task %q has no client to relay the question to", shortText(id, 60))
+	}
+	q := *p
+	q.Meta = nil // the related task is this server's, not the relay's
+	return h(ctx, &q)
 }
 
 // A TaskEvent is a change of a task that a call to an imported tool
@@ -393,6 +435,13 @@ func (t *remoteTool) awaitTask(ctx context.Context, form taskForm, raw any) (res
 	}
 	r := &taskRun{c: t.c, t: t, form: form, id: h.TaskID, answered: map[string]bool{}}
 	r.events, _ = ctx.Value(taskEventsKey{}).(func(TaskEvent))
+	if t.c.cfg.relay {
+		// A task ID another call awaits already (a server that reuses
+		// them) keeps the first call's.
+		if _, dup := t.c.awaiting.LoadOrStore(h.TaskID, ctx); !dup {
+			defer t.c.awaiting.Delete(h.TaskID)
+		}
+	}
 	r.report(h, nil)
 	res, failed, err = r.follow(ctx, h)
 	if err != nil {
@@ -676,6 +725,9 @@ func (r *taskRun) answer(ctx context.Context, d *DetailedTask) error {
 func (c *Client) elicitation(ctx context.Context) ElicitationHandler {
 	if c.cfg.elicit != nil {
 		return c.cfg.elicit
+	}
+	if a, _ := ctx.Value(taskAskKey{}).(*taskAsker); a != nil {
+		return a.elicit
 	}
 	ss := Session(ctx)
 	if ss == nil {

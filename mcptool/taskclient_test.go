@@ -714,3 +714,66 @@ func TestTaskSupportCarried(t *testing.T) {
 		})
 	}
 }
+
+// TestTaskRelayChain: an aggregating server (a registry that imported, in
+// a 2025-11-25 session with WithElicitationRelay, a task tool that asks
+// for input, served again) relays the imported server's question, which
+// arrives on its tasks/result, to its own client: the tool is a task
+// there too (its task support carried), which goes input_required with
+// the question; the top client's answer goes back down, and the call
+// completes. The control: a top client without a handler declares no
+// elicitation, so nothing is relayed and the call fails with an error
+// result; and without WithElicitationRelay the aggregating client
+// declares no elicitation downstream.
+func TestTaskRelayChain(t *testing.T) {
+	upReg := tool.NewRegistry()
+	upReg.Register(tool.Must(tool.New("ask", "Asks the user for a name.", func(ctx context.Context, _ struct{}) (string, error) {
+		if res, ok := mcptool.InputResponses(ctx)["name"].(*mcp.ElicitResult); ok {
+			return "hello " + fmt.Sprint(res.Content["name"]), nil
+		}
+		return "", mcptool.RequestInput(ctx, mcp.InputRequestMap{"name": &mcp.ElicitParams{Message: "Your name?",
+			RequestedSchema: map[string]any{"type": "object", "properties": map[string]any{"name": map[string]any{"type": "string"}}}}}, "")
+	}, tool.WithTask(tool.TaskRequired))))
+	lim := mcptool.WithTasks(mcptool.TaskLimits{PollInterval: time.Millisecond, PollsPerSecond: 1000, PollBurst: 1000})
+	up := taskServer(t, upReg, lim)
+	fast := mcptool.WithTaskPolling(time.Millisecond, 20*time.Millisecond)
+	relayMid := taskServer(t, importTasks(t, up, fast, mcptool.WithProtocolVersion("2025-11-25"), mcptool.WithElicitationRelay()), lim)
+	plainMid := taskServer(t, importTasks(t, up, fast, mcptool.WithProtocolVersion("2025-11-25")), lim)
+	answer := mcptool.WithElicitationHandler(func(_ context.Context, p *mcp.ElicitParams) (*mcp.ElicitResult, error) {
+		if p.Message != "Your name?" {
+			return nil, fmt.Errorf("unexpected question %q", p.Message)
+		}
+		return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"name": "Cy"}}, nil
+	})
+	for _, tc := range []struct {
+		name     string
+		mid      string
+		opts     []mcptool.ClientOption
+		want     string
+		isError  bool
+		statuses string
+	}{
+		{"extension client", relayMid, []mcptool.ClientOption{answer}, "hello Cy", false, "working,input_required,*completed"},
+		{"2025-11-25 client", relayMid, []mcptool.ClientOption{answer, mcptool.WithProtocolVersion("2025-11-25")}, "hello Cy", false, "working,input_required,completed"},
+		{"control: no handler on top", relayMid, nil, "no client to relay the question to", true, "working,*completed"},
+		{"control: no relay in the middle", plainMid, []mcptool.ClientOption{answer}, "did not declare the elicitation capability", true, "working,*completed"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			top := importTasks(t, tc.mid, append([]mcptool.ClientOption{fast}, tc.opts...)...)
+			var log eventLog
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			res := top.Execute(mcptool.WithTaskEvents(ctx, log.add), "ask", []byte(`{}`))
+			got := res.Output
+			if res.IsError {
+				got = res.Error
+			}
+			if res.IsError != tc.isError || !strings.Contains(got, tc.want) {
+				t.Errorf("result %+v, want isError %v and %q", res, tc.isError, tc.want)
+			}
+			if s := strings.Join(log.statuses(), ","); s != strings.ReplaceAll(tc.statuses, "*", "") && s != strings.ReplaceAll(tc.statuses, "*", "working,") {
+				t.Errorf("states %s, want %s", s, tc.statuses)
+			}
+		})
+	}
+}

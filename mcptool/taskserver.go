@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
+	"sync"
 
 	"github.com/miniopenclaw/tool"
 	"github.com/miniopenclaw/tool/policy"
@@ -300,6 +301,9 @@ func (s *Server) extCall(ctx context.Context, owner string, req *taskRequest) (j
 func (s *Server) runTask(ctx context.Context, tk *task, name string, args json.RawMessage, wrap bool,
 	caps *mcp.ClientCapabilities, responses mcp.InputResponseMap) {
 	defer tk.cancel()
+	if caps != nil && caps.Elicitation != nil {
+		ctx = context.WithValue(ctx, taskAskKey{}, &taskAsker{s: s, tk: tk})
+	}
 	ctx = tool.WithProgress(ctx, func(progress, total float64, message string) {
 		s.tasks.setProgress(tk, TaskProgress{Progress: progress, Total: total, Message: message})
 	})
@@ -374,4 +378,44 @@ func inputRequestsJSON(requests mcp.InputRequestMap) (map[string]json.RawMessage
 	}
 	var out map[string]json.RawMessage
 	return out, json.Unmarshal(data, &out)
+}
+
+type taskAskKey struct{}
+
+// A taskAsker puts the questions a running task's call relays (an
+// imported tool whose server asks for input, see WithElicitationRelay) to
+// the task's client, which declared elicitation: the task goes
+// input_required with the question, and the answer comes with
+// tasks/update (in the 2025-11-25 form, as the response to the request
+// tasks/result carries). One question at a time.
+type taskAsker struct {
+	s  *Server
+	tk *task
+	mu sync.Mutex
+	n  int
+}
+
+// elicit asks p and returns the client's answer.
+func (a *taskAsker) elicit(ctx context.Context, p *mcp.ElicitParams) (*mcp.ElicitResult, error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.n++
+	key := fmt.Sprintf("clawtool_relay_%d", a.n) // never reused within the task
+	reqs, err := inputRequestsJSON(mcp.InputRequestMap{key: p})
+	if err != nil {
+		return nil, err
+	}
+	answers, err := a.s.tasks.ask(ctx, a.tk, reqs)
+	if err != nil {
+		return nil, err
+	}
+	var res mcp.ElicitResult
+	if err := json.Unmarshal(answers[key], &res); err != nil {
+		return nil, fmt.Errorf("the answer to %s is not an elicitation result: %v", key, err)
+	}
+	switch res.Action {
+	case "accept", "decline", "cancel":
+		return &res, nil
+	}
+	return nil, fmt.Errorf("the answer to %s has action %q, not accept, decline or cancel", key, shortText(res.Action, 40))
 }

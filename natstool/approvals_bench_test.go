@@ -15,7 +15,7 @@ import (
 // same machine: in memory, on files (each change synced to disk), and
 // in a JetStream bucket on file storage of an embedded server on
 // loopback, answered from a second connection as a person's would be.
-// ns/memory, ns/file and ns/nats are one life each; lives/s-nats is
+// memory-ns, file-ns and nats-ns are one life each; lives/s-nats is
 // their throughput from one client; nats/file is the ratio.
 func BenchmarkApprovalStore(b *testing.B) {
 	ctx := context.Background()
@@ -54,7 +54,7 @@ func BenchmarkApprovalStore(b *testing.B) {
 		}
 	}
 	for _, s := range stores {
-		b.ReportMetric(float64(s.took.Nanoseconds())/float64(i), "ns/"+s.name)
+		b.ReportMetric(float64(s.took.Nanoseconds())/float64(i), s.name+"-ns")
 	}
 	b.ReportMetric(float64(i)/stores[2].took.Seconds(), "lives/s-nats")
 	b.ReportMetric(float64(stores[2].took)/float64(stores[1].took), "nats/file")

@@ -147,6 +147,7 @@ type Host struct {
 	tokens   oauth.Store   // WithTokenStore; nil: the default file store
 	added    []AddedServer // WithServers, in order
 	elicit   mcptool.ElicitationHandler
+	relay    bool // WithElicitationRelay
 	// now and sleep are the clock of restarts; tests replace them.
 	now   func() time.Time
 	sleep func(ctx context.Context, d time.Duration) error
@@ -196,6 +197,13 @@ func WithRestart(p RestartPolicy) Option { return func(h *Host) { h.restart = p 
 func WithElicitationHandler(fn mcptool.ElicitationHandler) Option {
 	return func(h *Host) { h.elicit = fn }
 }
+
+// WithElicitationRelay relays the questions the MCP servers of every
+// entry ask for their tasks to where the awaiting call's questions go
+// (see mcptool.WithElicitationRelay): the handler of
+// [WithElicitationHandler] if set, else the client of an mcptool.Server
+// in front of the registry that made the call.
+func WithElicitationRelay() Option { return func(h *Host) { h.relay = true } }
 
 // NewHost returns a Host that loads tools into reg.
 func NewHost(reg *tool.Registry, opts ...Option) *Host {
@@ -867,8 +875,11 @@ func (e *entry) connect(ctx context.Context, s Server) (*mcptool.Client, error) 
 	if s.NoTasks {
 		opts = append(opts, mcptool.WithoutTasks())
 	}
-	if e.h.elicit != nil {
+	switch {
+	case e.h.elicit != nil:
 		opts = append(opts, mcptool.WithElicitationHandler(e.h.elicit))
+	case e.h.relay:
+		opts = append(opts, mcptool.WithElicitationRelay())
 	}
 	var t mcp.Transport
 	if s.URL != "" {

@@ -544,9 +544,15 @@ func (a *Authorizer) Decide(ctx context.Context, req tool.AccessRequest) Decisio
 // cache: the caller copies it before it leaves the package.
 func (a *Authorizer) decide(ctx context.Context, req *tool.AccessRequest, d *Decision) {
 	who := a.subject(ctx)
-	*d = Decision{Principal: who.p, Tool: req.Name}
 	c := a.set.Load()
-	v := a.verdict(c, who, req.Name, req.Options.Annotations)
+	a.decideFor(c, who, a.verdict(c, who, req.Name, req.Options.Annotations), req, d, nil)
+}
+
+// decideFor is decide with the generation, the principal and the verdict
+// found, and, when fast is not nil, the answer of v's fast program to req
+// already computed.
+func (a *Authorizer) decideFor(c *compiled, who *carried, v *verdict, req *tool.AccessRequest, d *Decision, fast *fastAnswer) {
+	*d = Decision{Principal: who.p, Tool: req.Name}
 	// A path argument the policies cannot read one way only refuses the
 	// call, whatever they read of it (see WithPathArguments).
 	if len(a.paths) > 0 {
@@ -576,23 +582,18 @@ func (a *Authorizer) decide(ctx context.Context, req *tool.AccessRequest, d *Dec
 	// Without a cache each verdict serves one call: compiling its fast
 	// program would cost more than the Cedar evaluation it replaces.
 	if !a.cedarOnly && c.cache.keeps() {
-		if a.decideFast(v, d, req) {
+		var f fastAnswer
+		if fast != nil {
+			f = *fast
+		} else {
+			f = a.runFast(v, req)
+		}
+		if a.fillFast(v, d, &f) {
 			a.bindCall(who, req, d)
 			return
 		}
 	}
 	a.decideCedar(c, who, v, req, d)
-}
-
-// allowedAsIs reports whether the policies allow req whatever its
-// arguments, as decide would find: a static verdict that allows, and
-// arguments either deferred or readable. Authorize answers such a call
-// without a Decision when nothing else would look at one (no audit log,
-// logger, rate limit or path arguments); any other answer goes through
-// decide.
-func (a *Authorizer) allowedAsIs(ctx context.Context, req *tool.AccessRequest) bool {
-	v := a.verdict(a.set.Load(), a.subject(ctx), req.Name, req.Options.Annotations)
-	return v.static && v.effect == Allow && (len(req.Args) == 0 || residual.WellFormed(req.Args))
 }
 
 // bindCall binds a decision that did not need the call's encoded
@@ -610,18 +611,42 @@ func (a *Authorizer) bindCall(who *carried, req *tool.AccessRequest, d *Decision
 	d.bind(who, all)
 }
 
+// A fastAnswer is what a verdict's fast program says of a call: ok false
+// when it has none, or when Cedar must decide the call.
+type fastAnswer struct {
+	p       *residual.Program
+	applied uint64
+	ok      bool
+}
+
+// runFast runs v's fast program, when it has one, on req's arguments.
+func (a *Authorizer) runFast(v *verdict, req *tool.AccessRequest) fastAnswer {
+	f := fastAnswer{p: fastFor(v)}
+	if f.p != nil {
+		f.applied, f.ok = f.p.Decide(req, a.paths)
+	}
+	return f
+}
+
+// allows reports whether f is the answer of permits alone: Allow.
+func (f *fastAnswer) allows() bool {
+	return f.ok && f.applied != 0 && f.applied&(f.p.Forbids|f.p.Asks) == 0
+}
+
 // decideFast fills in d with the answer of v's fast program, when it has
 // one for req's arguments: the effect, the deciding policies and the
 // reason Cedar's answer over v.rules would give, in the same order. It
 // reports false, and leaves d as it was, when Cedar must decide. It does
 // not bind the call.
 func (a *Authorizer) decideFast(v *verdict, d *Decision, req *tool.AccessRequest) bool {
-	p := fastFor(v)
-	if p == nil {
-		return false
-	}
-	applied, ok := p.Decide(req, a.paths)
-	if !ok {
+	f := a.runFast(v, req)
+	return a.fillFast(v, d, &f)
+}
+
+// fillFast is decideFast with the fast program's answer given.
+func (a *Authorizer) fillFast(v *verdict, d *Decision, fast *fastAnswer) bool {
+	p, applied := fast.p, fast.applied
+	if !fast.ok {
 		return false
 	}
 	// The deciding policies, in order: the forbids that apply, else the
@@ -833,9 +858,6 @@ func (e *DeniedError) ResultMetadata() map[string]any { return e.meta }
 // [Authorizer.LimitRate]), with a message saying when to retry.
 func (a *Authorizer) Authorize(ctx context.Context, req tool.AccessRequest) error {
 	observed := a.RecordsOutcomes()
-	if !observed && len(a.paths) == 0 && !a.limits.active() && a.allowedAsIs(ctx, &req) {
-		return nil
-	}
 	var start time.Time
 	if observed {
 		start = a.now()
@@ -843,8 +865,29 @@ func (a *Authorizer) Authorize(ctx context.Context, req tool.AccessRequest) erro
 		// what it was given, so that the outcome's digest is the call's.
 		_, _ = req.Arguments()
 	}
+	who := a.subject(ctx)
+	c := a.set.Load()
+	v := a.verdict(c, who, req.Name, req.Options.Annotations)
+	// A call the policies allow is answered without a Decision when
+	// nothing (audit log, logger, rate limit, path arguments) would read
+	// one; any other call is decided as Decide decides it.
+	var fast *fastAnswer
+	if !observed && len(a.paths) == 0 && !a.limits.active() {
+		switch {
+		case v.static:
+			if v.effect == Allow && (len(req.Args) == 0 || residual.WellFormed(req.Args)) {
+				return nil
+			}
+		case !a.cedarOnly && c.cache.keeps():
+			f := a.runFast(v, &req)
+			if f.allows() {
+				return nil
+			}
+			fast = &f
+		}
+	}
 	var d Decision
-	a.decide(ctx, &req, &d)
+	a.decideFor(c, who, v, &req, &d, fast)
 	var err error
 	switch d.Effect {
 	case Deny:

@@ -307,3 +307,48 @@ func TestFastPathBounds(t *testing.T) {
 		}
 	}
 }
+
+// TestAuthorizeMatchesDecide checks Authorize's answer without a Decision
+// (an Authorizer with nothing that reads one: no audit log, logger, rate
+// limit or path arguments) against Decide, over random policy sets and
+// arguments: a call runs exactly when Decide allows it. It also counts
+// the calls the fast program allowed that way, so that the check is not
+// vacuous.
+func TestAuthorizeMatchesDecide(t *testing.T) {
+	seeds := 300
+	if testing.Short() {
+		seeds = 60
+	}
+	users := []Principal{{ID: "u0", Roles: []string{"r0"}}, {ID: "u1", Attrs: map[string]any{"tenant": "x"}}}
+	quick := 0
+	for seed := range uint64(seeds) {
+		rng := rand.New(rand.NewPCG(seed, seed^0x51ed27a3))
+		src := randomPolicies(rng)
+		a, err := New("random.cedar", []byte(src))
+		if err != nil {
+			t.Fatalf("seed %d: %v\n%s", seed, err, src)
+		}
+		for range 20 {
+			args := randomArgs(rng)
+			for _, u := range users {
+				ctx := WithPrincipal(context.Background(), u)
+				for _, name := range []string{"t0", "t1"} {
+					req := tool.AccessRequest{Name: name, Args: []byte(args)}
+					d := a.Decide(ctx, req)
+					err := a.Authorize(ctx, req)
+					if (err == nil) != (d.Effect == Allow) {
+						t.Fatalf("seed %d: %s %s %s: Authorize %v, Decide %s (%s)\npolicies:\n%s", seed, u.ID, name, args, err, d.Effect, d.Reason, src)
+					}
+					v := a.verdict(a.set.Load(), a.subject(ctx), name, req.Options.Annotations)
+					if f := a.runFast(v, &req); !v.static && f.allows() {
+						quick++
+					}
+				}
+			}
+		}
+	}
+	t.Logf("%d calls allowed by a fast program without a Decision", quick)
+	if quick == 0 {
+		t.Error("no call was allowed by a fast program: the check is vacuous")
+	}
+}

@@ -463,7 +463,7 @@ func catalog() []catalogRow {
 			// machine: a 1.2 s spin ends before a 2 s deadline when the
 			// machine is quiet.
 			container: &containerCase{args: []string{"spin", "1m"}, policy: func(p *Policy) { p.Limits.CPU = 2 * time.Minute }, outcome: TimedOut, timeout: 2 * time.Second}},
-		{id: "A30", name: "sleep past the deadline", control: noControl, setup: fixed("sleep"), outcome: TimedOut, timeout: 300 * time.Millisecond, container: &containerCase{timeout: time.Second}},
+		{id: "A30", name: "sleep past the deadline", control: noControl, setup: fixed("sleep"), outcome: TimedOut, timeout: 300 * time.Millisecond, container: &containerCase{timeout: 10 * time.Second}},
 		{id: "A31", name: "endless output", control: noControl, policy: func(p *Policy) { p.Limits.Output = 64 << 10 }, setup: fixed("flood"), outcome: OutputLimit, container: inContainer},
 		{id: "A33", name: "leave a daemonised child holding stdout", allowed: true, container: inContainer, setup: func(t *testing.T, f *fixture) ([]string, func() bool) {
 			t.Cleanup(func() { killLeftovers(f.mark) })

@@ -46,3 +46,22 @@ func ExampleCommandContext() {
 	// Output:
 	// "sandbox\n" <nil>
 }
+
+// A program that runs many commands keeps a backend of its own: its spare
+// helpers (started in the background for the next run of the same shape)
+// are its alone, and Close reaps them.
+func ExampleNewNative() {
+	n := sandbox.NewNative(sandbox.NativeOptions{Spares: 2})
+	defer n.Close()
+	for i := range 2 {
+		r, err := n.Run(context.Background(), sandbox.Policy{}, []string{"sh", "-c", "echo run $0", fmt.Sprint(i)}, nil)
+		if err != nil {
+			fmt.Println("refused:", err)
+			return
+		}
+		fmt.Printf("%s", r.Stdout)
+	}
+	// Output:
+	// run 0
+	// run 1
+}

@@ -20,12 +20,12 @@ func TestNativeAllowList(t *testing.T) {
 		t.Fatal("curl is needed in the PATH")
 	}
 	f := newProxyFixture(t, &Proxy{}) // servers, resolver and dialer
-	hook := func(p *Proxy) { p.Resolve, p.Dial = f.proxy.Resolve, f.proxy.Dial }
-	pol := Policy{Network: NetworkAllow, Allow: []HostRule{{Host: "listed.test", Ports: []int{80}}}, proxyHook: hook}
+	n := newTestNative(t, NativeOptions{Spares: DefaultSpares}, &nativeHooks{proxy: func(p *Proxy) { p.Resolve, p.Dial = f.proxy.Resolve, f.proxy.Dial }})
+	pol := Policy{Network: NetworkAllow, Allow: []HostRule{{Host: "listed.test", Ports: []int{80}}}}
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 
-	r, err := Run(ctx, pol, "curl", "-sS", "-m", "20", "http://listed.test/")
+	r, err := runOn(n, ctx, pol, "curl", "-sS", "-m", "20", "http://listed.test/")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -33,7 +33,7 @@ func TestNativeAllowList(t *testing.T) {
 		t.Fatalf("listed: %s stdout %q stderr %q denials %+v", r.Summary(), r.Stdout, r.Stderr, r.NetworkDenials)
 	}
 
-	r, err = Run(ctx, pol, "curl", "-sS", "-m", "20", "-o", "/dev/null", "-w", "%{http_code}", "http://unlisted.test/")
+	r, err = runOn(n, ctx, pol, "curl", "-sS", "-m", "20", "-o", "/dev/null", "-w", "%{http_code}", "http://unlisted.test/")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -49,7 +49,7 @@ func TestNativeAllowList(t *testing.T) {
 
 	// No route but the proxy: the host's server, asked for directly.
 	_, port, _ := net.SplitHostPort(f.listedAddr)
-	r, err = Run(ctx, pol, "curl", "-sS", "-m", "5", "--noproxy", "*", "http://127.0.0.1:"+port+"/")
+	r, err = runOn(n, ctx, pol, "curl", "-sS", "-m", "5", "--noproxy", "*", "http://127.0.0.1:"+port+"/")
 	if err != nil {
 		t.Fatal(err)
 	}

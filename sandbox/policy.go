@@ -412,10 +412,6 @@ type Policy struct {
 	// without [LayerUserNS] drops every namespace; the command then runs as
 	// the unprivileged UID on the host.
 	Without []Layer
-
-	// proxyHook, set by tests, adjusts a NetworkAllow run's proxy (its
-	// resolver and dialer) before it serves.
-	proxyHook func(*Proxy)
 }
 
 // DefaultUID is the host user id the sandbox root maps to when the caller

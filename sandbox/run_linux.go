@@ -242,9 +242,7 @@ func (r *nativeRun) start(ctx context.Context) (err error) {
 	}
 	if r.p.network() == NetworkAllow {
 		r.proxy = &Proxy{Rules: r.p.Allow, Client: r.argv[0], Log: networkLog()}
-		if r.p.proxyHook != nil {
-			r.p.proxyHook(r.proxy)
-		}
+		r.n.pool.hooks.adjustProxy(r.proxy)
 		r.later(serveProxy(h, r.proxy))
 	}
 	return nil
@@ -497,6 +495,9 @@ type nativeHooks struct {
 	// the sandbox user, as it did before the supervisor opened it (no
 	// idmapping, no way past unsearchable directories); read at each run.
 	workspaceInHelper bool
+	// proxy adjusts a NetworkAllow run's proxy (its resolver and dialer)
+	// before it serves.
+	proxy func(*Proxy)
 }
 
 func (k *nativeHooks) tracing() bool { return k != nil && k.trace != nil }
@@ -510,6 +511,12 @@ func (k *nativeHooks) spareStarted(pid int) {
 }
 
 func (k *nativeHooks) inHelper() bool { return k != nil && k.workspaceInHelper }
+
+func (k *nativeHooks) adjustProxy(p *Proxy) {
+	if k != nil && k.proxy != nil {
+		k.proxy(p)
+	}
+}
 
 // A spawnTrace holds the monotonic clock at each step of a run.
 type spawnTrace struct {

@@ -30,6 +30,9 @@ type mcpFlags struct {
 	// call, which has a person to ask; serve relays them instead). It
 	// answers those of the --config file's servers too.
 	elicit mcptool.ElicitationHandler
+	// relay, without elicit, relays the questions of the servers' tasks
+	// to the client of the call awaiting them (set by serve).
+	relay bool
 }
 
 // mcpServer is one --mcp or --mcp-url.

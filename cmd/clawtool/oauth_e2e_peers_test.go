@@ -7,9 +7,10 @@
 // issues (--auth-jwks), and clawtool as the client: "clawtool auth login"
 // with a scripted browser, "clawtool call" through the configuration
 // file, a refresh once the access token has expired (three calls at
-// once, one refresh), and "clawtool auth logout", after which calls are
-// refused and the authorization server no longer takes the refresh
-// token.
+// once, one refresh), a refresh the authorization server refuses (the
+// grant revoked there: the call fails saying to log in, and a new login
+// works), and "clawtool auth logout", after which calls are refused and
+// the authorization server no longer takes the refresh token.
 //
 //	.ci/mcp-peers.sh (runs it with -run OAuthE2E ./cmd/clawtool)
 package main
@@ -306,6 +307,40 @@ func mcpStatus(t *testing.T, endpoint, token string) (int, string) {
 	return resp.StatusCode, resp.Header.Get("WWW-Authenticate")
 }
 
+// clientPost posts form to the authorization server's endpoint at path
+// as rec's client (client_secret_basic with a secret, else client_id in
+// the form) and returns the status and body.
+func clientPost(t *testing.T, as *authServer, rec *oauth.Record, path string, form url.Values) (int, string) {
+	t.Helper()
+	if rec.ClientSecret == "" {
+		form.Set("client_id", rec.ClientID)
+	}
+	req, _ := http.NewRequest(http.MethodPost, as.issuer+path, strings.NewReader(form.Encode()))
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	if rec.ClientSecret != "" {
+		req.SetBasicAuth(url.QueryEscape(rec.ClientID), url.QueryEscape(string(rec.ClientSecret)))
+	}
+	resp, err := (&http.Client{Timeout: wait}).Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<16))
+	resp.Body.Close()
+	return resp.StatusCode, string(body)
+}
+
+// waitExpiry waits until rec's access token has expired (and a second
+// more), bounded.
+func waitExpiry(t *testing.T, rec *oauth.Record) {
+	t.Helper()
+	for deadline := time.Now().Add(4 * asTTL * time.Second); time.Now().Before(rec.Expiry.Add(time.Second)); {
+		if time.Now().After(deadline) {
+			t.Fatalf("the access token's expiry %v is more than %ds away", rec.Expiry, 4*asTTL)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
 func TestOAuthE2E(t *testing.T) {
 	cases := []struct {
 		name string
@@ -405,12 +440,7 @@ func TestOAuthE2E(t *testing.T) {
 			if err != nil || rec == nil {
 				t.Fatal(rec, err)
 			}
-			for deadline := time.Now().Add(4 * asTTL * time.Second); time.Now().Before(rec.Expiry.Add(time.Second)); {
-				if time.Now().After(deadline) {
-					t.Fatalf("the access token's expiry %v is more than %ds away", rec.Expiry, 4*asTTL)
-				}
-				time.Sleep(200 * time.Millisecond)
-			}
+			waitExpiry(t, rec)
 			if code, challenge := mcpStatus(t, endpoint, string(rec.AccessToken)); code != http.StatusUnauthorized || !strings.Contains(challenge, "invalid_token") {
 				t.Fatalf("the expired access token: %d %q; want 401 invalid_token", code, challenge)
 			}
@@ -437,6 +467,39 @@ func TestOAuthE2E(t *testing.T) {
 				t.Fatalf("after the refresh the store holds %v (err %v); want a new access token that expires later", rec2, err)
 			}
 
+			// A refresh that fails: the grant is revoked behind clawtool's
+			// back (as a user does on the authorization server's page);
+			// once the access token has expired, the call fails saying the
+			// refresh was refused and to log in, and the dead tokens are forgotten, the
+			// registration kept. A new login makes calls work again.
+			if code, body := clientPost(t, as, rec2, "/token/revocation", url.Values{"token": {string(rec2.RefreshToken)}, "token_type_hint": {"refresh_token"}}); code != http.StatusOK {
+				t.Fatalf("revoking the refresh token at the authorization server: %d %s", code, body)
+			}
+			waitExpiry(t, rec2)
+			if r := call(); r.code == 0 || !strings.Contains(r.stderr, "the refresh token was refused") || !strings.Contains(r.stderr, "clawtool auth login remote") {
+				t.Fatalf("a call after the grant was revoked: exit %d, stdout %q, stderr %q; want a failure that says the refresh was refused and to log in", r.code, r.stdout, r.stderr)
+			} else if strings.Contains(r.stderr, string(rec2.RefreshToken)) || strings.Contains(r.stderr, string(rec2.AccessToken)) {
+				t.Errorf("the failed refresh printed a token: %q", r.stderr)
+			}
+			if dead, err := store.Load(t.Context(), key); err != nil || dead == nil || dead.AccessToken != "" || dead.RefreshToken != "" || dead.ClientID != rec2.ClientID {
+				t.Errorf("after the refused refresh the store holds %v (err %v); want the registration without tokens", dead, err)
+			}
+			if r, _ := login(t, env, file); r.code != 0 {
+				t.Fatalf("logging in again: exit %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
+			}
+			if r := call(); r.code != 0 || !strings.Contains(r.stdout, "42") {
+				t.Fatalf("a call after logging in again: exit %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
+			}
+			rec3, err := store.Load(t.Context(), key)
+			if err != nil || rec3 == nil || rec3.RefreshToken == "" || rec3.AccessToken == rec2.AccessToken {
+				t.Fatalf("after logging in again the store holds %v (err %v); want new tokens", rec3, err)
+			}
+			if rec3.ClientID != rec2.ClientID {
+				// A dynamic registration is kept: the new login listens on
+				// the port of its redirect URI (plugins.Login).
+				t.Errorf("logging in again changed the client from %q to %q (registration %s)", rec2.ClientID, rec3.ClientID, rec3.Registration)
+			}
+
 			// Log out: the record is gone, the authorization server
 			// revoked the grant, and calls are refused until the next
 			// login.
@@ -450,24 +513,8 @@ func TestOAuthE2E(t *testing.T) {
 			if got, err := store.Load(t.Context(), key); got != nil || err != nil {
 				t.Errorf("the store after logout: %v, %v; want nothing", got, err)
 			}
-			form := url.Values{"grant_type": {"refresh_token"}, "refresh_token": {string(rec2.RefreshToken)}}
-			req, _ := http.NewRequest(http.MethodPost, as.issuer+"/token", strings.NewReader(form.Encode()))
-			req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-			if rec2.ClientSecret != "" {
-				req.SetBasicAuth(url.QueryEscape(rec2.ClientID), url.QueryEscape(string(rec2.ClientSecret)))
-			} else {
-				form.Set("client_id", rec2.ClientID)
-				req.Body = io.NopCloser(strings.NewReader(form.Encode()))
-				req.ContentLength = int64(len(form.Encode()))
-			}
-			resp, err := http.DefaultClient.Do(req)
-			if err != nil {
-				t.Fatal(err)
-			}
-			body, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<16))
-			resp.Body.Close()
-			if resp.StatusCode != http.StatusBadRequest || !strings.Contains(string(body), "invalid_grant") {
-				t.Errorf("the refresh token after logout: %s %s; want 400 invalid_grant (revoked)", resp.Status, body)
+			if code, body := clientPost(t, as, rec3, "/token", url.Values{"grant_type": {"refresh_token"}, "refresh_token": {string(rec3.RefreshToken)}}); code != http.StatusBadRequest || !strings.Contains(body, "invalid_grant") {
+				t.Errorf("the refresh token after logout: %d %s; want 400 invalid_grant (revoked)", code, body)
 			}
 			if r := call(); r.code == 0 || !strings.Contains(r.stderr, "clawtool auth login") {
 				t.Errorf("a call after logout: exit %d, stdout %q, stderr %q; want a failure that says to log in", r.code, r.stdout, r.stderr)

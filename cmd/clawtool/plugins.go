@@ -47,8 +47,11 @@ func (c *configFlags) none() bool { return c.file == "" && len(c.mcp.servers) ==
 func (c *configFlags) newHost(e *env, r *tool.Registry, added []plugins.AddedServer) *plugins.Host {
 	logger := slog.New(slog.NewTextHandler(e.stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	opts := []plugins.Option{plugins.WithLogger(logger), plugins.WithCacheDir(wasmCacheDir()), plugins.WithServers(added...)}
-	if c.mcp.elicit != nil {
+	switch {
+	case c.mcp.elicit != nil:
 		opts = append(opts, plugins.WithElicitationHandler(c.mcp.elicit))
+	case c.mcp.relay:
+		opts = append(opts, plugins.WithElicitationRelay())
 	}
 	var h *plugins.Host
 	if c.reloaded != nil {

@@ -31,6 +31,7 @@ client with notifications/tools/list_changed as they arrive.`)
 	ui := fs.Bool("ui", false, "with --http, also serve the inspector page at /ui/ (its URL, with a token, is printed; see clawtool inspect)")
 	jsonResponse := fs.Bool("json-response", false, "with --http, answer every request with one JSON body, never an event stream (progress is then not streamed)")
 	rf := addRegistryFlags(fs)
+	rf.mcp.relay = true // the servers' questions go to this server's clients
 	fs.BoolVar(&rf.policy.byClient, "approve-by-client", false, "with --policy, ask the MCP client's user (an elicitation) whether to run a call that needs an approval, when the client declared elicitation; else --approve's terminal, else the call waits for a grant")
 	af := addAuthFlags(fs)
 	if code := parseFlags(fs, args, e.stdout); code >= 0 {
