@@ -196,8 +196,8 @@ func (e *entry) recordDenial(d sandbox.NetworkDenial) {
 	}
 	e.denials = append(e.denials, d)
 	e.mu.Unlock()
-	e.h.logger.Warn("plugins: network denied", "server", e.name, "host", e.redact(d.Host), "port", d.Port,
-		"addr", d.Addr, "reason", e.redact(d.Reason))
+	e.log.Warn("plugins: "+e.what()+": network denied", "event", EventNetworkDenied, "server", e.name,
+		"host", e.redact(d.Host), "port", d.Port, "addr", d.Addr, "reason", e.redact(d.Reason))
 }
 
 // denialMarks are how programs report a refusal of the sandbox: Landlock

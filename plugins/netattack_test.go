@@ -225,7 +225,7 @@ func TestConfinedServerNetwork(t *testing.T) {
 			t.Errorf("%s: denial %+v, want reason %q", r.id, d, r.reason)
 		}
 	}
-	if n := strings.Count(log.String(), "plugins: network denied"); n != proxied {
+	if n := strings.Count(log.String(), "event=networkDenied"); n != proxied {
 		t.Errorf("%d denials logged, want %d:\n%s", n, proxied, log.String())
 	}
 

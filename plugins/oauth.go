@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/url"
+	"strconv"
 	"strings"
 	"time"
 
@@ -139,8 +141,9 @@ func defaultTokenStore() (oauth.Store, error) {
 }
 
 // withOAuth gives the transport of the server named name an OAuth
-// handler, when the server uses OAuth.
-func (h *Host) withOAuth(t mcp.Transport, name string, s Server, log *slog.Logger) (mcp.Transport, error) {
+// handler, when the server uses OAuth; hint, if not empty, replaces the
+// default advice on how to log in.
+func (h *Host) withOAuth(t mcp.Transport, name, hint string, s Server, log *slog.Logger) (mcp.Transport, error) {
 	if !s.usesOAuth() {
 		return t, nil
 	}
@@ -148,7 +151,10 @@ func (h *Host) withOAuth(t mcp.Transport, name string, s Server, log *slog.Logge
 	if err != nil {
 		return nil, err
 	}
-	cfg := s.oauthConfig(store, "log in with: clawtool auth login "+name+" --config FILE")
+	if hint == "" {
+		hint = "log in with: clawtool auth login " + name + " --config FILE"
+	}
+	cfg := s.oauthConfig(store, hint)
 	cfg.Logger = log
 	handler, err := oauth.New(cfg)
 	if err != nil {
@@ -216,6 +222,9 @@ func Login(ctx context.Context, c *Config, name string, opts LoginOptions) (*Log
 	if err != nil {
 		return nil, err
 	}
+	if lb.Port == 0 {
+		reuseRedirectPort(ctx, h, lb)
+	}
 	if err := h.ForgetToken(ctx); err != nil {
 		return nil, err
 	}
@@ -240,6 +249,30 @@ func Login(ctx context.Context, c *Config, name string, opts LoginOptions) (*Log
 		res.Refreshable = rec.RefreshToken != ""
 	}
 	return res, nil
+}
+
+// reuseRedirectPort has lb listen on the port of the redirect URI the
+// stored dynamic registration was made for, when that port is free: the
+// registration then fits the new login, and the authorization server
+// does not get a new client for every login. A busy port leaves lb to
+// pick a free one (and the Handler to register again).
+func reuseRedirectPort(ctx context.Context, h *oauth.Handler, lb *oauth.Loopback) {
+	rec, err := h.Record(ctx)
+	if err != nil || rec == nil || rec.Registration != "dynamic" || rec.RedirectURI == "" {
+		return
+	}
+	u, err := url.Parse(rec.RedirectURI)
+	if err != nil || u.Scheme != "http" || u.Hostname() != "127.0.0.1" || u.Path != "/callback" {
+		return
+	}
+	port, err := strconv.Atoi(u.Port())
+	if err != nil || port <= 0 || port > 65535 {
+		return
+	}
+	lb.Port = port
+	if _, err := lb.RedirectURI(ctx); err != nil {
+		lb.Port = 0
+	}
 }
 
 // Logout forgets the OAuth tokens and registration of the server the
