@@ -627,8 +627,7 @@ func TestPeerTypeScriptTasksClient(t *testing.T) {
 	if err := os.WriteFile(script, src, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	// The fixture server itself (the tools keep their task modes; a
-	// clawtool serve that imports them does not carry those yet).
+	// The fixture server itself.
 	exe, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
@@ -662,11 +661,12 @@ func TestPeerTypeScriptTasksClient(t *testing.T) {
 						}
 					}
 				}
-				Execution      map[string]string
-				Slow, Failing  []seen
-				Listed         []struct{ TaskID, Status string }
-				CancelTerminal struct{ Code int }
-				Unknown        struct{ Code int }
+				Execution              map[string]string
+				Slow, Failing, Confirm []seen
+				Asked                  []struct{ Message, RelatedTask string }
+				Listed                 []struct{ TaskID, Status string }
+				CancelTerminal         struct{ Code int }
+				Unknown                struct{ Code int }
 			}
 			if err := json.Unmarshal([]byte(out), &got); err != nil {
 				t.Fatalf("output %q: %v", out, err)
@@ -698,10 +698,17 @@ func TestPeerTypeScriptTasksClient(t *testing.T) {
 				!(l.Type == "result" && l.Result != nil && l.Result.IsError || l.Type == "error") {
 				t.Errorf("failing_job as a task: %v %+v", kinds(got.Failing), got.Failing)
 			}
-			if len(got.Listed) != 2 || got.CancelTerminal.Code != -32602 || got.Unknown.Code != -32602 {
+			// input_required in the 2025-11-25 form: the question came on
+			// tasks/result, tied to the task, and the answer completed it.
+			if l := last(got.Confirm); len(got.Confirm) < 2 || got.Confirm[0].Type != "taskCreated" || l.Type != "result" || l.Result == nil ||
+				l.Result.IsError || len(l.Result.Content) == 0 || l.Result.Content[0].Text != "deleted a.txt" ||
+				len(got.Asked) != 1 || got.Asked[0].Message != "Delete a.txt?" || got.Asked[0].RelatedTask != got.Confirm[0].TaskID {
+				t.Errorf("confirm_delete as a task: %v %+v, asked %+v", kinds(got.Confirm), got.Confirm, got.Asked)
+			}
+			if len(got.Listed) != 3 || got.CancelTerminal.Code != -32602 || got.Unknown.Code != -32602 {
 				t.Errorf("listed %+v, cancel of a terminal task %+v, unknown %+v", got.Listed, got.CancelTerminal, got.Unknown)
 			}
-			t.Logf("slow_compute: %v; failing_job: %v", kinds(got.Slow), kinds(got.Failing))
+			t.Logf("slow_compute: %v; failing_job: %v; confirm_delete: %v", kinds(got.Slow), kinds(got.Failing), kinds(got.Confirm))
 		})
 	}
 }

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/url"
+	"strconv"
 	"strings"
 	"time"
 
@@ -216,6 +218,9 @@ func Login(ctx context.Context, c *Config, name string, opts LoginOptions) (*Log
 	if err != nil {
 		return nil, err
 	}
+	if lb.Port == 0 {
+		reuseRedirectPort(ctx, h, lb)
+	}
 	if err := h.ForgetToken(ctx); err != nil {
 		return nil, err
 	}
@@ -240,6 +245,30 @@ func Login(ctx context.Context, c *Config, name string, opts LoginOptions) (*Log
 		res.Refreshable = rec.RefreshToken != ""
 	}
 	return res, nil
+}
+
+// reuseRedirectPort has lb listen on the port of the redirect URI the
+// stored dynamic registration was made for, when that port is free: the
+// registration then fits the new login, and the authorization server
+// does not get a new client for every login. A busy port leaves lb to
+// pick a free one (and the Handler to register again).
+func reuseRedirectPort(ctx context.Context, h *oauth.Handler, lb *oauth.Loopback) {
+	rec, err := h.Record(ctx)
+	if err != nil || rec == nil || rec.Registration != "dynamic" || rec.RedirectURI == "" {
+		return
+	}
+	u, err := url.Parse(rec.RedirectURI)
+	if err != nil || u.Scheme != "http" || u.Hostname() != "127.0.0.1" || u.Path != "/callback" {
+		return
+	}
+	port, err := strconv.Atoi(u.Port())
+	if err != nil || port <= 0 || port > 65535 {
+		return
+	}
+	lb.Port = port
+	if _, err := lb.RedirectURI(ctx); err != nil {
+		lb.Port = 0
+	}
 }
 
 // Logout forgets the OAuth tokens and registration of the server the

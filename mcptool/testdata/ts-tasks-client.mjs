@@ -7,12 +7,19 @@
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { ElicitRequestSchema } from "@modelcontextprotocol/sdk/types.js";
 
 const [mode, target, ...rest] = process.argv.slice(2);
 const transport = mode === "http"
   ? new StreamableHTTPClientTransport(new URL(target))
   : new StdioClientTransport({ command: target, args: rest, stderr: "inherit" });
-const client = new Client({ name: "ts-tasks-peer", version: "0.0.1" });
+const client = new Client({ name: "ts-tasks-peer", version: "0.0.1" }, { capabilities: { elicitation: {} } });
+// The questions a task asks on tasks/result: recorded, and answered yes.
+const asked = [];
+client.setRequestHandler(ElicitRequestSchema, async (req) => {
+  asked.push({ message: req.params.message, relatedTask: req.params._meta?.["io.modelcontextprotocol/related-task"]?.taskId });
+  return { action: "accept", content: { confirm: true } };
+});
 await client.connect(transport);
 
 const out = { version: client.getServerVersion(), capabilities: client.getServerCapabilities() };
@@ -33,6 +40,8 @@ async function stream(name, args) {
 }
 out.slow = await stream("slow_compute", { seconds: 0.2, label: "ts" });
 out.failing = await stream("failing_job", {});
+out.confirm = await stream("confirm_delete", { filename: "a.txt" });
+out.asked = asked;
 const list = await client.experimental.tasks.listTasks();
 out.listed = list.tasks.map((t) => ({ taskId: t.taskId, status: t.status }));
 try {
