@@ -13,7 +13,9 @@ import (
 	"os"
 	"os/exec"
 	"reflect"
+	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -142,7 +144,10 @@ type Host struct {
 	debounce time.Duration
 	cacheDir string
 	restart  RestartPolicy
-	tokens   oauth.Store // WithTokenStore; nil: the default file store
+	tokens   oauth.Store   // WithTokenStore; nil: the default file store
+	added    []AddedServer // WithServers, in order
+	elicit   mcptool.ElicitationHandler
+	relay    bool // WithElicitationRelay
 	// now and sleep are the clock of restarts; tests replace them.
 	now   func() time.Time
 	sleep func(ctx context.Context, d time.Duration) error
@@ -184,6 +189,21 @@ func WithCacheDir(dir string) Option { return func(h *Host) { h.cacheDir = dir }
 // WithRestart sets how servers that end on their own are restarted. A
 // zero field takes DefaultRestart's; Attempts below zero never restarts.
 func WithRestart(p RestartPolicy) Option { return func(h *Host) { h.restart = p } }
+
+// WithElicitationHandler answers the requests for input (elicitations)
+// the MCP servers of every entry make during a call with fn; without it,
+// they are handled as mcptool.WithElicitationHandler says for a client
+// without a handler.
+func WithElicitationHandler(fn mcptool.ElicitationHandler) Option {
+	return func(h *Host) { h.elicit = fn }
+}
+
+// WithElicitationRelay relays the questions the MCP servers of every
+// entry ask for their tasks to where the awaiting call's questions go
+// (see mcptool.WithElicitationRelay): the handler of
+// [WithElicitationHandler] if set, else the client of an mcptool.Server
+// in front of the registry that made the call.
+func WithElicitationRelay() Option { return func(h *Host) { h.relay = true } }
 
 // NewHost returns a Host that loads tools into reg.
 func NewHost(reg *tool.Registry, opts ...Option) *Host {
@@ -284,8 +304,10 @@ func (h *Host) Reload(ctx context.Context, file string) error {
 // environment references expand to, and a module's file) or that failed
 // restart, entries no longer named are closed, and the others are left
 // alone.
-// The entries start concurrently; Apply returns when each has loaded or
-// failed (see [Host.Status]), or ctx is done.
+// The servers of [WithServers] start first, one after another in their
+// order; then the configuration's entries start, concurrently. Apply
+// returns when each has loaded or failed (see [Host.Status]), or ctx is
+// done.
 func (h *Host) Apply(ctx context.Context, c *Config) {
 	h.applyMu.Lock()
 	defer h.applyMu.Unlock()
@@ -302,39 +324,16 @@ func (h *Host) Apply(ctx context.Context, c *Config) {
 	want := map[string]*entry{}
 	for name, s := range c.Servers {
 		if !s.Disabled {
-			// A server's own policy is read with the configuration, like
-			// the default; one that cannot be read fails the server alone.
-			sp, serr := policy, perr
-			if s.SandboxPolicy != "" && s.URL == "" {
-				if sp, serr = sandbox.ReadPolicyFile(s.SandboxPolicy); serr != nil {
-					serr = fmt.Errorf("sandboxPolicy: %w", serr)
-				}
+			if h.isAdded(name) {
+				h.logger.Warn("plugins: MCP server "+strconv.Quote(name)+" of the configuration left out: the program adds a server of the same name", "event", EventFailed)
+				continue
 			}
-			var confine *sandbox.Policy
-			if serr == nil && sp != nil && s.URL == "" && !s.Unsandboxed {
-				confine, serr = serverPolicy(sp, s)
-			}
-			e := h.newEntry(name, KindServer, c, fingerprint(struct {
-				S Server
-				P *sandbox.Policy
-			}{s, confine}, d), func(ctx context.Context, e *entry) error {
-				if serr != nil {
-					return serr
-				}
-				return e.startServer(ctx, s)
-			})
-			e.confine = confine
-			if s.URL == "" {
-				e.confinement, e.network = Unconfined, ""
-				if confine != nil {
-					e.confinement, e.network = ConfinedNative, string(confine.Network)
-					if e.network == "" {
-						e.network = string(sandbox.NetworkNone)
-					}
-				}
-			}
-			want[name] = e
+			want[name] = h.serverEntry(name, s, c, policy, perr, d, nil)
 		}
+	}
+	for i := range h.added {
+		a := &h.added[i]
+		want[a.Name] = h.serverEntry(a.Name, a.Server, c, policy, perr, d, a)
 	}
 	for name, m := range c.Modules {
 		if !m.Disabled {
@@ -373,10 +372,80 @@ func (h *Host) Apply(ctx context.Context, c *Config) {
 		wg.Go(e.close)
 	}
 	wg.Wait()
+	// The added servers start first, one after another, so that a name
+	// two of them serve goes to the earlier one; then the others, together.
+	for i := range h.added {
+		for _, e := range fresh {
+			if e.added != nil && e.name == h.added[i].Name {
+				e.start(ctx)
+			}
+		}
+	}
 	for _, e := range fresh {
-		wg.Go(func() { e.start(ctx) })
+		if e.added == nil {
+			wg.Go(func() { e.start(ctx) })
+		}
 	}
 	wg.Wait()
+}
+
+// isAdded reports whether name is the name of a server added with
+// WithServers.
+func (h *Host) isAdded(name string) bool {
+	for _, a := range h.added {
+		if a.Name == name {
+			return true
+		}
+	}
+	return false
+}
+
+// serverEntry returns the entry of the server s named name, of the
+// configuration c (or added, when a is not nil), bounded by policy (or
+// failing with perr, why policy could not be read) and the settings d.
+func (h *Host) serverEntry(name string, s Server, c *Config, policy *sandbox.Policy, perr error, d settings, a *AddedServer) *entry {
+	// A server's own policy is read with the configuration, like the
+	// default; one that cannot be read fails the server alone.
+	sp, serr := policy, perr
+	if a != nil && serr == nil {
+		// The configuration's servers were checked when it was parsed.
+		serr = s.check()
+	}
+	if serr == nil && s.SandboxPolicy != "" && s.URL == "" {
+		if sp, serr = sandbox.ReadPolicyFile(s.SandboxPolicy); serr != nil {
+			serr = fmt.Errorf("sandboxPolicy: %w", serr)
+		}
+	}
+	var confine *sandbox.Policy
+	if serr == nil && sp != nil && s.URL == "" && !s.Unsandboxed {
+		confine, serr = serverPolicy(sp, s)
+	}
+	e := h.newEntry(name, KindServer, c, fingerprint(struct {
+		S Server
+		P *sandbox.Policy
+	}{s, confine}, d), func(ctx context.Context, e *entry) error {
+		if serr != nil {
+			return serr
+		}
+		return e.startServer(ctx, s)
+	})
+	e.confine = confine
+	if a != nil {
+		e.added, e.loginHint = a, a.LoginHint
+		if a.Logger != nil {
+			e.log = a.Logger
+		}
+	}
+	if s.URL == "" {
+		e.confinement, e.network = Unconfined, ""
+		if confine != nil {
+			e.confinement, e.network = ConfinedNative, string(confine.Network)
+			if e.network == "" {
+				e.network = string(sandbox.NetworkNone)
+			}
+		}
+	}
+	return e
 }
 
 // Close closes every entry, removing their tools from the registry, and
@@ -444,11 +513,19 @@ type entry struct {
 	// runs unconfined; confinement and network describe it for Status.
 	confine              *sandbox.Policy
 	confinement, network string
+	// log receives the records about the entry: the host's logger, or
+	// the added server's own. added is the server of WithServers the
+	// entry is, nil for an entry of the configuration; loginHint is its
+	// LoginHint.
+	log       *slog.Logger
+	added     *AddedServer
+	loginHint string
 
 	mu      sync.Mutex
 	state   State
 	err     string
-	cut     *Cut // the last import's cut, if any
+	cut     *Cut     // the last import's cut, if any
+	taken   []string // names left out since the last report, because others have them
 	closed  bool
 	owned   map[string]bool // names it registered in h.reg
 	calls   map[uint64]context.CancelCauseFunc
@@ -473,7 +550,7 @@ func (h *Host) newEntry(name, kind string, c *Config, fp string, load func(conte
 	return &entry{
 		h: h, name: name, kind: kind, fp: fp, redact: c.Redact, defaults: c.Defaults, load: load,
 		state: Loading, owned: map[string]bool{}, calls: map[uint64]context.CancelCauseFunc{},
-		started: make(chan struct{}), life: life, endLife: end,
+		started: make(chan struct{}), life: life, endLife: end, log: h.logger,
 	}
 }
 
@@ -511,6 +588,12 @@ func (e *entry) start(ctx context.Context) {
 	ctx, cancel := context.WithTimeout(ctx, e.h.timeout)
 	defer cancel()
 	e.mu.Lock()
+	if e.closed {
+		// Closed before its turn came (the added servers start one
+		// after another): nothing to load, nothing to report.
+		e.mu.Unlock()
+		return
+	}
 	e.cancelStart = cancel
 	e.mu.Unlock()
 	err := e.load(ctx, e)
@@ -524,7 +607,7 @@ func (e *entry) start(ctx context.Context) {
 	msg := e.err
 	e.mu.Unlock()
 	if err != nil && !closed {
-		e.h.logger.Warn("plugins: "+e.what()+" failed to load; the others load all the same", "error", msg)
+		e.log.Warn("plugins: "+e.what()+" failed to load; the others load all the same", "event", EventFailed, "error", msg)
 		e.shutdown()
 	}
 }
@@ -537,7 +620,7 @@ func (e *entry) warn(err error) {
 		e.err = msg
 	}
 	e.mu.Unlock()
-	e.h.logger.Warn("plugins: "+e.what()+": part of it left out", "error", msg)
+	e.log.Warn("plugins: "+e.what()+": part of it left out", "event", EventPartial, "error", msg)
 }
 
 // onClose arranges for fn to run when the entry closes.
@@ -632,6 +715,10 @@ func (e *entry) put(name string, t tool.Tool) {
 		if e.owned[name] {
 			delete(e.owned, name)
 			reg.Remove(name)
+		}
+		if errors.Is(err, tool.ErrDuplicate) {
+			e.taken = append(e.taken, name) // reported once per import
+			return
 		}
 		e.mu.Unlock()
 		e.warn(fmt.Errorf("tool %q left out: %w", name, err))
@@ -781,17 +868,23 @@ func (e *entry) connect(ctx context.Context, s Server) (*mcptool.Client, error) 
 		mcptool.WithImportLimits(s.MaxTools, maxPages(s.MaxTools), 0),
 		mcptool.WithPrefix(s.Prefix),
 		mcptool.WithFilter(s.keeps),
-		mcptool.WithClientLogger(slog.New(redactingHandler{e.h.logger.Handler(), e.redact})),
+		mcptool.WithClientLogger(slog.New(redactingHandler{e.log.Handler(), e.redact})),
 		mcptool.WithCallTimeout(time.Duration(s.Timeout)),
 		mcptool.WithReimportFunc(e.reimported),
 	}
 	if s.NoTasks {
 		opts = append(opts, mcptool.WithoutTasks())
 	}
+	switch {
+	case e.h.elicit != nil:
+		opts = append(opts, mcptool.WithElicitationHandler(e.h.elicit))
+	case e.h.relay:
+		opts = append(opts, mcptool.WithElicitationRelay())
+	}
 	var t mcp.Transport
 	if s.URL != "" {
 		var err error
-		if t, err = e.h.withOAuth(urlTransport(s.URL, s.Headers), e.name, s, slog.New(redactingHandler{e.h.logger.Handler(), e.redact})); err != nil {
+		if t, err = e.h.withOAuth(urlTransport(s.URL, s.Headers), e.name, e.loginHint, s, slog.New(redactingHandler{e.log.Handler(), e.redact})); err != nil {
 			return nil, err
 		}
 	} else if e.confine != nil {
@@ -823,6 +916,7 @@ func (e *entry) connect(ctx context.Context, s Server) (*mcptool.Client, error) 
 		return nil, errRemoved
 	}
 	err = c.Import(ctx, own)
+	e.reportTaken()
 	err = e.recordCut(err)
 	switch {
 	case err == nil:
@@ -844,6 +938,31 @@ func (e *entry) connect(ctx context.Context, s Server) (*mcptool.Client, error) 
 		e.put(name, nil)
 	}
 	return c, nil
+}
+
+// reportTaken records and logs, in one line, the tools the entry left
+// out since the last report because other entries or the program have
+// their names.
+func (e *entry) reportTaken() {
+	e.mu.Lock()
+	taken := e.taken
+	e.taken = nil
+	e.mu.Unlock()
+	if len(taken) == 0 {
+		return
+	}
+	slices.Sort(taken)
+	names := taken
+	if len(names) > 8 {
+		names = append(names[:8:8], fmt.Sprintf("and %d more", len(taken)-8))
+	}
+	msg := fmt.Sprintf("%d of its tools left out, their names are taken: %s", len(taken), strings.Join(names, ", "))
+	e.mu.Lock()
+	if e.err == "" {
+		e.err = msg
+	}
+	e.mu.Unlock()
+	e.log.Warn("plugins: "+e.what()+": "+msg, "event", EventTaken, "taken", taken)
 }
 
 // maxPages is the tools/list page limit for a cap of maxTools: the
@@ -872,7 +991,7 @@ func (e *entry) recordCut(err error) error {
 	e.cut = cut
 	e.mu.Unlock()
 	if cut != nil {
-		e.h.logger.Warn("plugins: "+e.what()+": "+cut.String(), "leftOut", cut.LeftOut, "maxTools", cut.MaxTools)
+		e.log.Warn("plugins: "+e.what()+": "+cut.String(), "event", EventCut, "leftOut", cut.LeftOut, "maxTools", cut.MaxTools, "atLeast", cut.AtLeast)
 	}
 	return errors.Join(rest...)
 }
@@ -882,12 +1001,13 @@ func (e *entry) recordCut(err error) error {
 // WARN line), and one line for the rest.
 func (e *entry) reimported(r mcptool.Reimport) {
 	rest := e.recordCut(r.Err)
-	attrs := []any{"added", r.Added, "changed", r.Changed, "removed", r.Removed}
+	e.reportTaken()
+	attrs := []any{"event", EventReimported, "added", r.Added, "changed", r.Changed, "removed", r.Removed}
 	if rest != nil {
-		e.h.logger.Warn("plugins: "+e.what()+": re-import after tools/list_changed left part of it out", append(attrs, "error", e.redact(rest.Error()))...)
+		e.log.Warn("plugins: "+e.what()+": re-import after tools/list_changed left part of it out", append(attrs, "error", e.redact(rest.Error()))...)
 		return
 	}
-	e.h.logger.Info("plugins: "+e.what()+": re-imported after tools/list_changed", attrs...)
+	e.log.Info("plugins: "+e.what()+": re-imported after tools/list_changed", attrs...)
 }
 
 // leafErrors flattens errors joined with errors.Join.
@@ -961,7 +1081,7 @@ func (e *entry) restart(s Server, ended error) *mcptool.Client {
 			e.err = fmt.Sprintf("not restarted again after %d restarts in a row (its tools are unavailable until its entry in the configuration changes or the file reloads): %s", e.restarts, why)
 			msg := e.err
 			e.mu.Unlock()
-			h.logger.Warn("plugins: "+e.what()+" given up", "error", msg)
+			e.log.Warn("plugins: "+e.what()+" given up", "event", EventGivenUp, "error", msg)
 			return nil
 		}
 		e.restarts++
@@ -970,7 +1090,7 @@ func (e *entry) restart(s Server, ended error) *mcptool.Client {
 		e.err = fmt.Sprintf("restart %d of %d in %s: %s", n, p.Attempts, delay, why)
 		msg := e.err
 		e.mu.Unlock()
-		h.logger.Warn("plugins: "+e.what()+" restarting", "error", msg)
+		e.log.Warn("plugins: "+e.what()+" restarting", "event", EventRestarting, "error", msg)
 		if h.sleep(e.life, delay) != nil {
 			return nil
 		}

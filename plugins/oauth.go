@@ -141,8 +141,9 @@ func defaultTokenStore() (oauth.Store, error) {
 }
 
 // withOAuth gives the transport of the server named name an OAuth
-// handler, when the server uses OAuth.
-func (h *Host) withOAuth(t mcp.Transport, name string, s Server, log *slog.Logger) (mcp.Transport, error) {
+// handler, when the server uses OAuth; hint, if not empty, replaces the
+// default advice on how to log in.
+func (h *Host) withOAuth(t mcp.Transport, name, hint string, s Server, log *slog.Logger) (mcp.Transport, error) {
 	if !s.usesOAuth() {
 		return t, nil
 	}
@@ -150,7 +151,10 @@ func (h *Host) withOAuth(t mcp.Transport, name string, s Server, log *slog.Logge
 	if err != nil {
 		return nil, err
 	}
-	cfg := s.oauthConfig(store, "log in with: clawtool auth login "+name+" --config FILE")
+	if hint == "" {
+		hint = "log in with: clawtool auth login " + name + " --config FILE"
+	}
+	cfg := s.oauthConfig(store, hint)
 	cfg.Logger = log
 	handler, err := oauth.New(cfg)
 	if err != nil {

@@ -87,7 +87,7 @@ func newApprovalID() string {
 // and is now used up, or the Approver approves it now.
 func (a *Authorizer) ask(ctx context.Context, d *Decision, an tool.Annotations) error {
 	now := a.now()
-	rec, ok, err := a.store.Consume(ctx, d.Digest, now)
+	rec, ok, err := a.consume(ctx, d.Digest, now)
 	if err != nil {
 		return a.storeFailed(ctx, d, err)
 	}
@@ -133,7 +133,7 @@ func (a *Authorizer) ask(ctx context.Context, d *Decision, an tool.Annotations) 
 	if _, err := a.store.Answer(ctx, req.ID, ApprovalAnswer{Approved: err == nil && ok, By: "the approver"}, now); err != nil && !errors.Is(err, ErrApprovalAnswered) {
 		return a.storeFailed(ctx, d, err)
 	}
-	used, found, cerr := a.store.Consume(ctx, d.Digest, now)
+	used, found, cerr := a.consume(ctx, d.Digest, now)
 	if cerr != nil {
 		return a.storeFailed(ctx, d, cerr)
 	}
@@ -281,7 +281,11 @@ var ErrNotApprover = errors.New("not permitted to answer this approval request")
 // answer it (see [Authorizer.MayAnswer]). Its answer is kept in the
 // store; the call the request is for then runs once, when approved, or
 // is told who denied it and note, when denied, the next time it is
-// made. The errors are the store's ([ErrUnknownApproval],
+// made. A request whose answer was used by a process that died before
+// recording that the call ran ([ApprovalRecord.Interrupted], in a store
+// that claims, [ApprovalClaimer]) is answered again the same way: the
+// person decides whether the call, which may or may not have run, runs
+// once more. The errors are the store's ([ErrUnknownApproval],
 // [ErrExpiredApproval], [ErrApprovalAnswered] when another answer came
 // first) and [ErrNotApprover]'s.
 func (a *Authorizer) Answer(ctx context.Context, id string, approve bool, note string) (ApprovalRecord, error) {
@@ -290,14 +294,20 @@ func (a *Authorizer) Answer(ctx context.Context, id string, approve bool, note s
 	if err != nil {
 		return rec, err
 	}
-	if rec.State != ApprovalPending {
+	c, claims := a.store.(ApprovalClaimer)
+	rearm := claims && rec.Interrupted()
+	if rec.State != ApprovalPending && !rearm {
 		return rec, fmt.Errorf("approval %s: %w (%s by %s)", id, ErrApprovalAnswered, rec.State, rec.AnsweredBy)
 	}
 	if err := a.MayAnswer(ctx, rec); err != nil {
 		return rec, err
 	}
 	who := a.subject(ctx)
-	return a.store.Answer(ctx, id, ApprovalAnswer{Approved: approve, By: who.p.ID, Note: note}, now)
+	ans := ApprovalAnswer{Approved: approve, By: who.p.ID, Note: note}
+	if rearm {
+		return c.Rearm(ctx, id, ans, now)
+	}
+	return a.store.Answer(ctx, id, ans, now)
 }
 
 // MayAnswer returns nil when the policies let the principal in ctx

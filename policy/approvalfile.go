@@ -233,10 +233,11 @@ func (s *FileApprovalStore) Put(ctx context.Context, rec ApprovalRecord, now tim
 		}
 		if live >= s.max() {
 			// Used records are kept only to tell who answered them: they
-			// make room before a request is refused.
+			// make room before a request is refused. A claimed answer
+			// whose call did not end is kept for a person to see.
 			kept := (*recs)[:0]
 			for _, r := range *recs {
-				if r.Used.IsZero() && now.Before(r.Expires) {
+				if (r.Used.IsZero() || claimOpen(r)) && now.Before(r.Expires) {
 					kept = append(kept, r)
 				}
 			}
@@ -342,4 +343,104 @@ func (s *FileApprovalStore) Consume(ctx context.Context, digest string, now time
 		return ApprovalRecord{}, false, err
 	}
 	return out, found, nil
+}
+
+// claimOpen reports whether r's answer is claimed and its call not
+// recorded as run.
+func claimOpen(r ApprovalRecord) bool {
+	return r.Claim != nil && !r.Used.IsZero() && r.Done.IsZero()
+}
+
+// Claim implements [ApprovalClaimer]. The claimed record is kept until
+// Complete, or for [ApprovalClaimKeep] after the claim.
+func (s *FileApprovalStore) Claim(ctx context.Context, digest string, who ApprovalClaim, now time.Time) (ApprovalRecord, bool, error) {
+	var out ApprovalRecord
+	var found bool
+	err := s.with(ctx, now, func(recs *[]ApprovalRecord) (bool, error) {
+		for i := range *recs {
+			r := &(*recs)[i]
+			if r.Digest == digest && r.State != ApprovalPending && r.Used.IsZero() && now.Before(r.Expires) {
+				c := who
+				r.Used, r.Claim = now, &c
+				if r.State == ApprovalApproved {
+					r.Expires = now.Add(ApprovalClaimKeep)
+				} else {
+					r.Done = now // a denial runs nothing
+				}
+				out, found = *r, true
+				return true, nil
+			}
+		}
+		return false, nil
+	})
+	if err != nil {
+		return ApprovalRecord{}, false, err
+	}
+	return out, found, nil
+}
+
+// Complete implements [ApprovalClaimer]. The record then stays, done,
+// until the answer's TTL after the claim, as a used record does.
+func (s *FileApprovalStore) Complete(ctx context.Context, id string, now time.Time) error {
+	return s.with(ctx, now, func(recs *[]ApprovalRecord) (bool, error) {
+		i, err := find(*recs, id, now)
+		if err != nil {
+			return false, err
+		}
+		r := &(*recs)[i]
+		if !claimOpen(*r) {
+			return false, nil
+		}
+		r.Done = now
+		r.Expires = r.Used.Add(r.TTL)
+		return true, nil
+	})
+}
+
+// Claimed implements [ApprovalClaimer].
+func (s *FileApprovalStore) Claimed(ctx context.Context, now time.Time) ([]ApprovalRecord, error) {
+	var out []ApprovalRecord
+	err := s.with(ctx, now, func(recs *[]ApprovalRecord) (bool, error) {
+		for _, r := range *recs {
+			if claimOpen(r) && now.Before(r.Expires) {
+				out = append(out, r)
+			}
+		}
+		return false, nil
+	})
+	sortRecords(out)
+	return out, err
+}
+
+// Rearm implements [ApprovalClaimer]. Whether the claim is interrupted
+// is decided under the store's lock, so two people answering at once end
+// with one answer.
+func (s *FileApprovalStore) Rearm(ctx context.Context, id string, ans ApprovalAnswer, now time.Time) (ApprovalRecord, error) {
+	if err := checkApprovalID(id); err != nil {
+		return ApprovalRecord{}, err
+	}
+	var out ApprovalRecord
+	err := s.with(ctx, now, func(recs *[]ApprovalRecord) (bool, error) {
+		i, err := find(*recs, id, now)
+		if err != nil {
+			if i >= 0 {
+				out = (*recs)[i]
+			}
+			return false, err
+		}
+		r := &(*recs)[i]
+		out = *r
+		if !r.Interrupted() {
+			return false, fmt.Errorf("approval %s: %w (%s by %s, and not interrupted)", id, ErrApprovalAnswered, r.State, r.AnsweredBy)
+		}
+		again := *r
+		again.State, again.Used, again.Claim, again.Done = ApprovalPending, time.Time{}, nil, time.Time{}
+		if err := answerRecord(&again, ans, now); err != nil {
+			return false, err
+		}
+		again.Interrupts++
+		*r, out = again, again
+		return true, nil
+	})
+	return out, err
 }

@@ -39,6 +39,8 @@ func (a *Authorizer) Answered(ctx context.Context, id string) (bool, error) {
 	switch {
 	case rec.State == ApprovalPending:
 		return false, nil
+	case rec.Interrupted():
+		return false, fmt.Errorf("%s: %w", interruptedMessage(rec), ErrApprovalUsed)
 	case !rec.Used.IsZero():
 		return false, fmt.Errorf("approval %s: %w: its answer (%s by %s) was used at %s, by the call it was for", id, ErrApprovalUsed, rec.State, rec.AnsweredBy, rec.Used.UTC().Format("2006-01-02T15:04:05Z"))
 	}

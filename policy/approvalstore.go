@@ -62,6 +62,13 @@ type ApprovalRecord struct {
 	Note       string    `json:"note,omitempty"`
 	Answered   time.Time `json:"answered,omitzero"`
 	Used       time.Time `json:"used,omitzero"`
+	// Claim is the process that used the answer, and Done when it
+	// recorded that the call ran, in a store that claims (see
+	// [ApprovalClaimer]); nil and zero otherwise. Interrupts counts how
+	// often an interrupted claim was answered again ([ApprovalClaimer.Rearm]).
+	Claim      *ApprovalClaim `json:"claim,omitempty"`
+	Done       time.Time      `json:"done,omitzero"`
+	Interrupts int            `json:"interrupts,omitempty"`
 }
 
 // An ApprovalAnswer is a person's answer to a request.

@@ -278,6 +278,10 @@ type Authorizer struct {
 	// approvalHint says where a waiting request is answered; may be nil.
 	approvalHint func(ApprovalRequest) string
 	store        ApprovalStore
+	// claimer is store when it claims answers (ApprovalClaimer), and
+	// claims the answers this process claimed whose call has not ended.
+	claimer bool
+	claims  claims
 	// approvalTTL is how long a request, then its answer, holds.
 	approvalTTL time.Duration
 	limits      *rateLimits
@@ -312,6 +316,7 @@ func New(name string, src []byte, opts ...Option) (*Authorizer, error) {
 	if a.store == nil {
 		a.store = NewMemoryApprovalStore()
 	}
+	_, a.claimer = a.store.(ApprovalClaimer)
 	if err := a.Reload(name, src); err != nil {
 		return nil, err
 	}
@@ -794,9 +799,13 @@ var (
 )
 
 // RecordsOutcomes reports whether [Authorizer.Outcome] records anything:
-// whether the Authorizer has an audit log or a logger. A registry neither
+// whether the Authorizer has an audit log or a logger, or an approval
+// store that claims answers ([ApprovalClaimer]). A registry neither
 // times nor reports the calls of an Authorizer that does not.
-func (a *Authorizer) RecordsOutcomes() bool { return a.audit != nil || a.logger != nil }
+func (a *Authorizer) RecordsOutcomes() bool { return a.observed() || a.claimer }
+
+// observed reports whether decisions and outcomes are logged.
+func (a *Authorizer) observed() bool { return a.audit != nil || a.logger != nil }
 
 // bind fills in the canonical arguments and the call's digest.
 func (d *Decision) bind(who *carried, args []byte) {
@@ -857,7 +866,7 @@ func (e *DeniedError) ResultMetadata() map[string]any { return e.meta }
 // the policies is refused when its principal is over a rate limit (see
 // [Authorizer.LimitRate]), with a message saying when to retry.
 func (a *Authorizer) Authorize(ctx context.Context, req tool.AccessRequest) error {
-	observed := a.RecordsOutcomes()
+	observed := a.observed()
 	var start time.Time
 	if observed {
 		start = a.now()
@@ -899,6 +908,11 @@ func (a *Authorizer) Authorize(ctx context.Context, req tool.AccessRequest) erro
 		err = &DeniedError{Decision: d, msg: d.Reason, meta: meta}
 	case Ask:
 		d.Policies = slices.Clone(d.Policies)
+		if a.claimer {
+			// The outcome completes the claim by the call's digest: its
+			// arguments are encoded before the tool may change them.
+			_, _ = req.Arguments()
+		}
 		err = a.ask(ctx, &d, req.Options.Annotations)
 	}
 	if err == nil && a.limits.active() {
@@ -927,8 +941,11 @@ func (a *Authorizer) Authorize(ctx context.Context, req tool.AccessRequest) erro
 
 // Outcome records how a call the Authorizer let run ended, in the audit
 // log and the log (see [WithAudit], [WithLogger]); the registry calls it.
+// For a call whose approval this process claimed ([ApprovalClaimer]) it
+// records in the store that the call ran.
 func (a *Authorizer) Outcome(ctx context.Context, req tool.AccessRequest, res tool.Result, took time.Duration) {
-	if a.audit == nil && a.logger == nil {
+	claimed := a.claimer && a.claims.any()
+	if !claimed && !a.observed() {
 		return
 	}
 	who := a.subject(ctx)
@@ -936,6 +953,12 @@ func (a *Authorizer) Outcome(ctx context.Context, req tool.AccessRequest, res to
 	d := Decision{Principal: p, Tool: req.Name}
 	raw, _ := req.Arguments()
 	d.bind(who, raw)
+	if claimed {
+		a.complete(ctx, d.Digest)
+	}
+	if !a.observed() {
+		return
+	}
 	kind := "ok"
 	if res.IsError {
 		kind = string(res.Kind)

@@ -245,7 +245,6 @@ var inContainer = &containerCase{}
 const (
 	noShm              = "a container has a /dev/shm of its own (the engine's tmpfs, private to it) that it may write; the refusal the row wants is the native sandbox's, which mounts none, and neither reaches the host's"
 	noSetuidCopy       = "the row plants a setuid-root copy of a host program and runs it as the sandbox user; a container runs its image's programs under the engine's no-new-privileges, and the row is not yet adapted to that (A14 and A15 check the container's privileges)"
-	notStructure       = "a container binds the protected paths only, not their parents as mount points of their own: moving .git or .claude aside is not refused there, a known gap (docs/sandbox.md)"
 	notIdmapped        = "the idmapped workspace of a root-owned directory is the native backend's; a container binds the workspace as it is, with the host's ids"
 	notTmpBudget       = "the write budget of /tmp is read by the native helper in fork mode; a container's /tmp is a tmpfs of Limits.Tmp alone (A17 fills it) and WriteLimit is a native outcome"
 	notWorkspaceBudget = "the workspace write budget (LayerWriteBudget, an overlay applied after the run) is the native backend's; a container writes its workspace directly, bounded per file (A17)"
@@ -327,39 +326,39 @@ func catalog() []catalogRow {
 			must(t, os.Chown(filepath.Dir(p), DefaultUID, DefaultUID))
 			return []string{"write", p}, exists(p)
 		}, container: inContainer},
-		{id: "A45", name: "replace .git by renaming it: a planted hook and core.fsmonitor", noContainer: notStructure, setup: structureSetup(".git", "hooks/pre-commit", plantedHook, "config", plantedConfig),
-			want: wantBusy},
-		{id: "A45", name: "replace .claude by renaming it: a planted command", noContainer: notStructure, setup: structureSetup(".claude", "commands/review.md", "run: touch PWNED\n"),
-			want: wantBusy},
-		{id: "A45", name: "replace .git/hooks by renaming it", noContainer: notStructure, setup: structureSetup(".git/hooks", "pre-commit", plantedHook), want: wantBusy},
-		{id: "A45", name: "change .git/objects under the protected .git stays allowed", noContainer: notStructure, allowed: true, hostEffect: true, setup: func(t *testing.T, f *fixture) ([]string, func() bool) {
+		{id: "A45", name: "replace .git by renaming it: a planted hook and core.fsmonitor", setup: structureSetup(".git", "hooks/pre-commit", plantedHook, "config", plantedConfig),
+			want: wantBusy, container: inContainer},
+		{id: "A45", name: "replace .claude by renaming it: a planted command", setup: structureSetup(".claude", "commands/review.md", "run: touch PWNED\n"),
+			want: wantBusy, container: inContainer},
+		{id: "A45", name: "replace .git/hooks by renaming it", setup: structureSetup(".git/hooks", "pre-commit", plantedHook), want: wantBusy, container: inContainer},
+		{id: "A45", name: "change .git/objects under the protected .git stays allowed", allowed: true, hostEffect: true, setup: func(t *testing.T, f *fixture) ([]string, func() bool) {
 			structureSetup(".git", "hooks/pre-commit", plantedHook)(t, f)
 			p := filepath.Join(f.ws, ".git", "objects", unique("obj"))
 			return []string{"write", p}, exists(p)
-		}},
-		{id: "A46", name: "rewrite a .git file (worktree, submodule) to lead elsewhere", noContainer: notStructure, setup: func(t *testing.T, f *fixture) ([]string, func() bool) {
+		}, container: inContainer},
+		{id: "A46", name: "rewrite a .git file (worktree, submodule) to lead elsewhere", setup: func(t *testing.T, f *fixture) ([]string, func() bool) {
 			resetGit(t, f)
 			p := filepath.Join(f.ws, ".git")
 			must(t, os.WriteFile(p, []byte("gitdir: /srv/repo/.git/worktrees/ws\n"), 0o644))
 			must(t, os.Lchown(p, DefaultUID, DefaultUID))
 			return []string{"append", p}, fileHas(p, "pwned")
-		}, want: []string{"read-only file system"}},
-		{id: "A46", name: "plant a hook in the repository a .git file leads to inside the workspace", noContainer: notStructure, setup: func(t *testing.T, f *fixture) ([]string, func() bool) {
+		}, want: []string{"read-only file system"}, container: inContainer},
+		{id: "A46", name: "plant a hook in the repository a .git file leads to inside the workspace", setup: func(t *testing.T, f *fixture) ([]string, func() bool) {
 			resetGit(t, f)
 			must(t, os.WriteFile(filepath.Join(f.ws, ".git"), []byte("gitdir: modules/sub.git\n"), 0o644))
 			gitdirLayout(t, filepath.Join(f.ws, "modules", "sub.git"))
 			chownAll(t, f.ws)
 			p := filepath.Join(f.ws, "modules", "sub.git", "hooks", "pre-commit")
 			return []string{"write", p}, exists(p)
-		}, want: []string{"read-only file system"}},
-		{id: "A46", name: "plant core.fsmonitor in a submodule's repository under .git/modules", noContainer: notStructure, setup: func(t *testing.T, f *fixture) ([]string, func() bool) {
+		}, want: []string{"read-only file system"}, container: inContainer},
+		{id: "A46", name: "plant core.fsmonitor in a submodule's repository under .git/modules", setup: func(t *testing.T, f *fixture) ([]string, func() bool) {
 			resetGit(t, f)
 			gitdirLayout(t, filepath.Join(f.ws, ".git"))
 			gitdirLayout(t, filepath.Join(f.ws, ".git", "modules", "lib", "sub"))
 			chownAll(t, f.ws)
 			p := filepath.Join(f.ws, ".git", "modules", "lib", "sub", "config")
 			return []string{"append", p}, fileHas(p, "pwned")
-		}, want: []string{"read-only file system"}},
+		}, want: []string{"read-only file system"}, container: inContainer},
 		{id: "A47", name: "plant a setuid-root binary in a workspace root owns (idmapped to the caller)", noContainer: notIdmapped, setup: func(t *testing.T, f *fixture) ([]string, func() bool) {
 			ws := rootOwnedWorkspace(t, f)
 			p := filepath.Join(ws, unique("suid"))

@@ -83,7 +83,7 @@ type Result struct {
 	// for the program to inspect or undo. The comparison covers the path, the identity of
 	// each directory above it inside the workspace, and the first 4096
 	// entries of its tree (type, inode, size, modification and change
-	// times). Only the native backend fills it in.
+	// times). The native and the container backends fill it in.
 	ProtectedChanged []string
 	// NotApplied lists what the run changed in its workspace that the
 	// supervisor did not apply to the host workspace ([LayerWriteBudget]),

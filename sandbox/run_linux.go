@@ -17,6 +17,7 @@ import (
 
 	"github.com/miniopenclaw/tool/sandbox/internal/helper"
 	"github.com/miniopenclaw/tool/sandbox/internal/outcome"
+	"github.com/miniopenclaw/tool/sandbox/internal/protected"
 	"golang.org/x/sys/unix"
 )
 
@@ -49,7 +50,7 @@ type nativeRun struct {
 	layers []Layer
 	cfg    *helper.Config
 	raw    []byte // cfg encoded
-	before protectedState
+	before protected.State
 	lf     *leaf // nil without the cgroup layer
 	tree   int   // the workspace's detached mount, or -1
 	sh     helperShape
@@ -132,7 +133,7 @@ func (n *Native) prepare(ctx context.Context, p Policy, argv []string, stdin io.
 		return nil, err
 	}
 	r.cfg = cfg
-	r.before = snapshotProtected(cfg.Workspace, cfg.Protected)
+	r.before = protected.Snapshot(cfg.Workspace, cfg.Protected)
 	if cg := hostCgroups(); cg.version != 0 && !slices.Contains(p.Without, LayerCgroup) {
 		// The probe found the cgroup usable: failing to make the leaf now
 		// fails the run rather than running without it.
@@ -385,7 +386,7 @@ func (r *nativeRun) classify(ctx context.Context) (*Result, error) {
 			res.NotApplied = append(res.NotApplied, applied.notApplied...)
 		}
 	}
-	res.ProtectedChanged = r.before.changed(cfg.Workspace, cfg.Protected)
+	res.ProtectedChanged = r.before.Changed(cfg.Workspace, cfg.Protected)
 	for _, q := range refusedProtected {
 		if !slices.Contains(res.ProtectedChanged, q) {
 			res.ProtectedChanged = append(res.ProtectedChanged, q)
@@ -450,7 +451,7 @@ func helperConfig(p Policy, argv, env []string, layers []Layer, limits Limits, t
 	}
 	if p.Workspace != "" {
 		cfg.Workspace = filepath.Clean(p.Workspace)
-		cfg.Protected = gitProtected(cfg.Workspace, cfg.Protected)
+		cfg.Protected = protected.Git(cfg.Workspace, cfg.Protected)
 	}
 	for _, ro := range p.ReadOnly {
 		cfg.ReadOnly = append(cfg.ReadOnly, filepath.Clean(ro))

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/miniopenclaw/tool/sandbox/internal/helper"
+	"github.com/miniopenclaw/tool/sandbox/internal/protected"
 )
 
 func TestRunEcho(t *testing.T) {
@@ -311,7 +312,7 @@ func TestGitProtected(t *testing.T) {
 	gitdirLayout(t, filepath.Join(ws, ".git", "modules", "a", "b"))
 	gitdirLayout(t, filepath.Join(ws, ".git", "modules", "a", "b", "modules", "c"))
 	must(t, os.MkdirAll(filepath.Join(ws, ".git", "modules", "notrepo"), 0o755))
-	got := gitProtected(ws, []string{".git/hooks", ".git/config"})
+	got := protected.Git(ws, []string{".git/hooks", ".git/config"})
 	want := []string{".git/hooks", ".git/config", ".git/modules/a/b/hooks", ".git/modules/a/b/config", ".git/modules/a/b/modules/c/hooks", ".git/modules/a/b/modules/c/config"}
 	if !slices.Equal(got, want) {
 		t.Errorf("directory: %q, want %q", got, want)
@@ -325,7 +326,7 @@ func TestGitProtected(t *testing.T) {
 		{"not a gitdir\n", ""},
 	} {
 		must(t, os.WriteFile(filepath.Join(ws, ".git"), []byte(tc.gitdir), 0o644))
-		got := gitProtected(ws, []string{".git/hooks"})
+		got := protected.Git(ws, []string{".git/hooks"})
 		want := []string{".git/hooks"}
 		if tc.want != "" {
 			want = append(want, tc.want+"/hooks", tc.want+"/config")
@@ -334,7 +335,7 @@ func TestGitProtected(t *testing.T) {
 			t.Errorf("%q: %q, want %q", tc.gitdir, got, want)
 		}
 	}
-	if got := gitProtected(ws, []string{".bashrc"}); !slices.Equal(got, []string{".bashrc"}) {
+	if got := protected.Git(ws, []string{".bashrc"}); !slices.Equal(got, []string{".bashrc"}) {
 		t.Errorf("without git's paths: %q", got)
 	}
 }

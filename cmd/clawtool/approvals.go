@@ -91,9 +91,9 @@ func runApprovalsSub(ctx context.Context, e *env, sub string, args []string) int
 		"deny":    "--policy FILE --as USER[:ROLE,...] [--nats URL] [--note TEXT] [--json] ID",
 	}[sub]
 	about := map[string]string{
-		"list":    "List prints the pending approval requests, oldest first: id, who asked, the tool,\nwhen the request expires and why it was asked, then a preview of the arguments.",
+		"list":    "List prints the pending approval requests, oldest first: id, who asked, the tool,\nwhen the request expires and why it was asked, then a preview of the arguments;\nthen the interrupted ones: approved, used by a process that died before the call\nwas recorded as run (it may or may not have run), which a person may answer again.",
 		"show":    "Show prints one approval request, pending or answered.",
-		"approve": "Approve approves the pending request ID as the --as principal, when the policies\nlet it: the call then runs once, when it is made again unchanged.",
+		"approve": "Approve approves the pending or interrupted request ID as the --as principal, when\nthe policies let it: the call then runs once, when it is made again unchanged.",
 		"deny":    "Deny denies the pending request ID as the --as principal, when the policies let\nit: the call is then told who denied it, and the note.",
 	}[sub]
 	fs := newFlags(e, "approvals "+sub, synopsis, about)
@@ -119,15 +119,21 @@ func runApprovalsSub(ctx context.Context, e *env, sub string, args []string) int
 			return usageError(fs, "unexpected argument %q", fs.Arg(0))
 		}
 		recs, err := store.Pending(ctx, now)
+		if err == nil {
+			var broken []policy.ApprovalRecord
+			broken, err = interrupted(ctx, store, now)
+			recs = append(recs, broken...)
+		}
 		if err != nil {
 			fmt.Fprintf(e.stderr, "clawtool approvals list: %v\n", err)
 			return exitToolError
 		}
 		if *asJSON {
-			if recs == nil {
-				recs = []policy.ApprovalRecord{}
+			out := make([]shownApproval, 0, len(recs))
+			for _, r := range recs {
+				out = append(out, shown(r))
 			}
-			writeJSON(e.stdout, recs)
+			writeJSON(e.stdout, out)
 			return exitOK
 		}
 		if len(recs) == 0 {
@@ -135,7 +141,12 @@ func runApprovalsSub(ctx context.Context, e *env, sub string, args []string) int
 			return exitOK
 		}
 		for _, r := range recs {
-			fmt.Fprintf(e.stdout, "%s  %s calls %s, expires %s\n", r.ID, orAnonymous(r.Principal), r.Tool, r.Expires.UTC().Format(time.RFC3339))
+			if r.State == policy.ApprovalPending {
+				fmt.Fprintf(e.stdout, "%s  %s calls %s, expires %s\n", r.ID, orAnonymous(r.Principal), r.Tool, r.Expires.UTC().Format(time.RFC3339))
+			} else {
+				fmt.Fprintf(e.stdout, "%s  %s calls %s, INTERRUPTED: %s by %s, used at %s by process %d, which died; the call may or may not have run (approve or deny it again)\n",
+					r.ID, orAnonymous(r.Principal), r.Tool, r.State, r.AnsweredBy, r.Used.UTC().Format(time.RFC3339), r.Claim.PID)
+			}
 			fmt.Fprintf(e.stdout, "    arguments: %s\n    reason:    %s\n", shownText(r.Preview, 2*policy.MaxApprovalPreview), shownText(r.Reason, 500))
 		}
 		return exitOK
@@ -151,7 +162,7 @@ func runApprovalsSub(ctx context.Context, e *env, sub string, args []string) int
 			return exitToolError
 		}
 		if *asJSON {
-			writeJSON(e.stdout, r)
+			writeJSON(e.stdout, shown(r))
 			return exitOK
 		}
 		printApproval(e.stdout, r)
@@ -199,6 +210,20 @@ func printApproval(w io.Writer, r policy.ApprovalRecord) {
 		state += " by " + r.AnsweredBy + " at " + r.Answered.UTC().Format(time.RFC3339)
 		if !r.Used.IsZero() {
 			state += ", used at " + r.Used.UTC().Format(time.RFC3339)
+		}
+		if c := r.Claim; c != nil {
+			state += fmt.Sprintf(" by process %d on %s", c.PID, c.Host)
+			switch {
+			case !r.Done.IsZero():
+				state += ", ran (recorded at " + r.Done.UTC().Format(time.RFC3339) + ")"
+			case r.Interrupted():
+				state += "; INTERRUPTED: the process died before recording that the call ran, so it may or may not have run; check, then approve or deny it again"
+			default:
+				state += ", running"
+			}
+		}
+		if r.Interrupts > 0 {
+			state += fmt.Sprintf(" (answered again after %d interrupted run(s))", r.Interrupts)
 		}
 	}
 	field("state", state)
@@ -261,4 +286,36 @@ func shownText(s string, n int) string {
 		out = out[:n] + "…"
 	}
 	return out
+}
+
+// shownApproval is a record as --json prints it: with whether its use
+// was interrupted (see policy.ApprovalRecord.Interrupted).
+type shownApproval struct {
+	policy.ApprovalRecord
+	Interrupted bool `json:"interrupted,omitempty"`
+}
+
+func shown(r policy.ApprovalRecord) shownApproval {
+	return shownApproval{r, r.Interrupted()}
+}
+
+// interrupted returns the records of store whose answer was used by a
+// process that died before the call was recorded as run; none from a
+// store that does not claim answers (NATS).
+func interrupted(ctx context.Context, store policy.ApprovalStore, now time.Time) ([]policy.ApprovalRecord, error) {
+	c, ok := store.(policy.ApprovalClaimer)
+	if !ok {
+		return nil, nil
+	}
+	recs, err := c.Claimed(ctx, now)
+	if err != nil {
+		return nil, err
+	}
+	var out []policy.ApprovalRecord
+	for _, r := range recs {
+		if r.Interrupted() {
+			out = append(out, r)
+		}
+	}
+	return out, nil
 }

@@ -11,8 +11,9 @@ import (
 )
 
 func runAuth(ctx context.Context, e *env, args []string) int {
-	fs := newFlags(e, "auth", "login|logout|status SERVER --config FILE", `Auth manages the OAuth logins of the URL servers of a configuration file
-(MCP authorization). "login" connects to SERVER without a stored token;
+	fs := newFlags(e, "auth", "login|logout|status (SERVER --config FILE | --mcp-url URL)", `Auth manages the OAuth logins of the URL servers of a configuration file
+(MCP authorization), or of the server at --mcp-url URL, as the commands'
+--mcp-url flag uses it (the same URL, the default account). "login" connects to SERVER without a stored token;
 its authorization server's page opens in the browser (the URL is printed
 too; --no-browser only prints it), and once you approve, the redirect
 comes back to clawtool on 127.0.0.1 and the tokens are kept, mode 0600,
@@ -28,25 +29,38 @@ A server's "oauth" object may name a pre-registered "clientId" and
 "redirectPort" and a "principal" (see docs/plugins.md); without one,
 clawtool registers itself with the authorization server.`)
 	file := fs.String("config", "", "the configuration `FILE`")
+	url := fs.String("mcp-url", "", "instead of SERVER and --config, the server at `URL` (Streamable HTTP), as --mcp-url gives it to the other commands")
 	noBrowser := fs.Bool("no-browser", false, "with login, print the authorization URL but do not open a browser")
 	timeout := fs.Duration("timeout", 5*time.Minute, "with login, how long to wait for the authorization")
 	if code := parseFlags(fs, args, e.stdout); code >= 0 {
 		return code
 	}
+	var c *plugins.Config
+	var name string
 	switch {
+	case *url != "" && (*file != "" || fs.NArg() != 1):
+		return usageError(fs, "with --mcp-url, want login, logout or status alone, without SERVER or --config")
+	case *url != "":
+		// The entry the other commands make of --mcp-url.
+		name = *url
+		c = &plugins.Config{Servers: map[string]plugins.Server{name: {URL: *url}}}
 	case fs.NArg() != 2:
 		return usageError(fs, "want login, logout or status and a SERVER name")
 	case *file == "":
 		return usageError(fs, "--config FILE is required")
+	default:
+		name = fs.Arg(1)
 	}
-	verb, name := fs.Arg(0), fs.Arg(1)
+	verb := fs.Arg(0)
 	if verb != "login" && verb != "logout" && verb != "status" {
 		return usageError(fs, "unknown auth command %q: want login, logout or status", verb)
 	}
-	c, err := plugins.ReadFile(*file)
-	if err != nil {
-		fmt.Fprintf(e.stderr, "clawtool auth: %v\n", err)
-		return exitToolError
+	if c == nil {
+		var err error
+		if c, err = plugins.ReadFile(*file); err != nil {
+			fmt.Fprintf(e.stderr, "clawtool auth: %v\n", err)
+			return exitToolError
+		}
 	}
 	fail := func(err error) int {
 		fmt.Fprintf(e.stderr, "clawtool auth %s: %s\n", verb, c.Redact(err.Error()))

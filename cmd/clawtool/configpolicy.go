@@ -1,9 +1,7 @@
 package main
 
 import (
-	"bytes"
 	"fmt"
-	"os"
 
 	"github.com/miniopenclaw/tool/plugins"
 )
@@ -27,46 +25,34 @@ func (rf *registryFlags) permissionsFromConfig() {
 		return
 	}
 	c, err := plugins.ReadFile(rf.config.file)
-	if err != nil || c.Permissions == "" {
-		rf.config.reloaded = rf.permissionsReloaded
-		return
+	if err == nil && c.Permissions != "" {
+		rf.policy.file = c.Permissions // resolved by plugins.ReadFile
 	}
-	rf.policy.file = c.Permissions // resolved by plugins.ReadFile
-	rf.policy.fromConfig = true
-	rf.policy.lastSource, _ = os.ReadFile(rf.policy.file)
+	rf.policy.follow = plugins.FollowPermissions(rf.policy.file)
 	rf.config.reloaded = rf.permissionsReloaded
 }
 
 // permissionsReloaded follows a reload of the configuration file: it
-// reloads the permissions it names, reporting on the command's stderr.
+// reloads the permissions it names when plugins.Permissions says so,
+// reporting on the command's stderr.
 func (rf *registryFlags) permissionsReloaded(h *plugins.Host, err error) {
 	w := rf.config.stderr
 	if err != nil || w == nil {
 		return // the host reports a configuration that was refused
 	}
-	c := h.Config()
-	switch {
-	case c == nil:
-		return
-	case !rf.policy.fromConfig || rf.policy.loaded == nil:
-		if c.Permissions != "" {
-			fmt.Fprintf(w, "clawtool: %s now names permissions %s: they apply from the next start\n", rf.config.file, c.Permissions)
-		}
-		return
-	case c.Permissions == "":
-		fmt.Fprintf(w, "clawtool: %s no longer names permissions; those of %s stay in force until the next start\n", rf.config.file, rf.policy.file)
-		return
-	}
-	file := c.Permissions
-	src, _ := os.ReadFile(file)
 	pf := rf.policy
-	pf.reloadMu.Lock()
-	same := file == pf.file && src != nil && bytes.Equal(src, pf.lastSource)
-	if !same {
-		pf.file, pf.lastSource = file, src
-	}
-	pf.reloadMu.Unlock()
-	if !same {
+	switch change, file := pf.follow.Next(h.Config()); change {
+	case plugins.PermissionsNamed:
+		fmt.Fprintf(w, "clawtool: %s now names permissions %s: they apply from the next start\n", rf.config.file, file)
+	case plugins.PermissionsDropped:
+		fmt.Fprintf(w, "clawtool: %s no longer names permissions; those of %s stay in force until the next start\n", rf.config.file, file)
+	case plugins.PermissionsChanged:
+		if pf.loaded == nil {
+			return
+		}
+		pf.reloadMu.Lock()
+		pf.file = file
+		pf.reloadMu.Unlock()
 		pf.reload(w)
 	}
 }

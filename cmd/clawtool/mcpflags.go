@@ -5,19 +5,17 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"log/slog"
 	"strings"
-	"sync"
-	"time"
 
 	"github.com/miniopenclaw/tool"
 	"github.com/miniopenclaw/tool/mcptool"
 	"github.com/miniopenclaw/tool/plugins"
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // mcpConnectTimeout bounds the start of one MCP server and its handshake.
-const mcpConnectTimeout = 30 * time.Second
+const mcpConnectTimeout = plugins.DefaultConnectTimeout
 
 // mcpFlags are the repeatable --mcp and --mcp-url flags, each adding the
 // tools of one MCP server to the command's registry, with --prefix and
@@ -29,7 +27,8 @@ type mcpFlags struct {
 	noBuiltins bool
 	maxTools   int // --max-tools; 0: mcptool's default
 	// elicit, when set, answers the servers' requests for input (set by
-	// call, which has a person to ask; serve relays them instead).
+	// call, which has a person to ask; serve relays them instead). It
+	// answers those of the --config file's servers too.
 	elicit mcptool.ElicitationHandler
 	// relay, without elicit, relays the questions of the servers' tasks
 	// to the client of the call awaiting them (set by serve).
@@ -115,162 +114,126 @@ func (m *mcpFlags) base(pf *policyFlags) (*tool.Registry, error) {
 	return r, nil
 }
 
-// importInto connects to every server the flags name, in order, and
-// imports its tools into r (see connect). A server that cannot be reached
-// is an error. The registry stays in sync with the servers until cleanup
-// is called, which disconnects them and stops the processes.
-func (m *mcpFlags) importInto(ctx context.Context, e *env, r *tool.Registry) (cleanup func(), err error) {
-	if err := m.check(); err != nil {
-		return nil, err
-	}
-	var clients []*mcptool.Client
-	cleanup = func() { closeAll(clients) }
+// added returns the servers as entries of the plugins host, in flag
+// order, so that each gets what an entry of a configuration file gets
+// (its sandboxPolicy, OAuth, restarts; see docs/plugins.md). An entry is
+// named by its command line or URL. What the host reports about one is
+// written to w as clawtool's own lines (see flagReport); with background
+// (serve), a server that fails is reported there too, and left out,
+// while a command that waits for its tools makes it an error (failure).
+func (m *mcpFlags) added(w io.Writer, background bool) []plugins.AddedServer {
+	text := slog.NewTextHandler(w, &slog.HandlerOptions{Level: slog.LevelWarn})
+	out := make([]plugins.AddedServer, 0, len(m.servers))
+	used := map[string]int{}
 	for _, s := range m.servers {
-		c, err := m.connect(ctx, e, r, s)
-		if err != nil {
-			cleanup()
-			return nil, err
+		name := s.url
+		srv := plugins.Server{URL: s.url, Prefix: s.prefix, MaxTools: m.maxTools}
+		hint := "log in with: clawtool auth login --mcp-url " + s.url
+		if s.url == "" {
+			name, hint = strings.Join(s.argv, " "), ""
+			srv = plugins.Server{Command: s.argv[0], Args: s.argv[1:], Prefix: s.prefix, MaxTools: m.maxTools}
 		}
-		clients = append(clients, c)
+		// The same server twice (with two prefixes) is two entries.
+		if used[name]++; used[name] > 1 {
+			name = fmt.Sprintf("%s #%d", name, used[name])
+		}
+		out = append(out, plugins.AddedServer{Name: name, Server: srv, LoginHint: hint,
+			Logger: slog.New(flagReport{w: w, desc: s.desc(), background: background, text: text})})
 	}
-	return cleanup, nil
+	return out
 }
 
-// importInBackground is importInto without waiting: the servers are
-// connected one after another while the caller goes on, so a server that
-// starts slowly holds nothing up, and their tools appear in r as they
-// arrive. A server that cannot be reached is reported on stderr and left
-// out. done is closed when every server has been tried. cleanup stops
-// what is still connecting and disconnects the rest.
-func (m *mcpFlags) importInBackground(ctx context.Context, e *env, r *tool.Registry) (cleanup func(), done <-chan struct{}, err error) {
-	if err := m.check(); err != nil {
-		return nil, nil, err
-	}
-	ctx, cancel := context.WithCancel(ctx)
-	var clients []*mcptool.Client
-	finished := make(chan struct{})
-	go func() {
-		defer close(finished)
-		for _, s := range m.servers {
-			c, err := m.connect(ctx, e, r, s)
-			if ctx.Err() != nil {
-				if c != nil {
-					c.Close()
-				}
-				return
+// failure returns the first flag server that failed to load, as an
+// error, or nil.
+func (m *mcpFlags) failure(h *plugins.Host, added []plugins.AddedServer) error {
+	st := h.Status()
+	for i, a := range added {
+		for _, s := range st {
+			if s.Name == a.Name && s.State == plugins.Failed {
+				return fmt.Errorf("MCP server %s: %s", m.servers[i].desc(), s.Err)
 			}
-			if err != nil {
-				fmt.Fprintf(e.stderr, "clawtool: %v; going on without its tools\n", err)
-				continue
-			}
-			clients = append(clients, c)
 		}
-	}()
-	return func() {
-		cancel()
-		<-finished
-		closeAll(clients)
-	}, finished, nil
+	}
+	return nil
 }
 
-// connect connects to one server and imports its tools into r under their
-// own names (mapped into the registry's name set when needed) with the
-// server's prefix. A tool that cannot be imported, or whose name is
-// already taken by a built-in tool or an earlier server's, is left out,
-// which a warning on stderr reports (one line for all the taken names).
-func (m *mcpFlags) connect(ctx context.Context, e *env, r *tool.Registry, s mcpServer) (*mcptool.Client, error) {
-	cctx, cancel := context.WithTimeout(ctx, mcpConnectTimeout)
-	defer cancel()
-	logger := slog.New(slog.NewTextHandler(e.stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	opts := []mcptool.ClientOption{mcptool.WithPrefix(s.prefix), mcptool.WithClientLogger(logger),
-		mcptool.WithImportLimits(m.maxTools, max(mcptool.DefaultMaxPages, m.maxTools/10), 0)}
-	switch {
-	case m.elicit != nil:
-		opts = append(opts, mcptool.WithElicitationHandler(m.elicit))
-	case m.relay:
-		opts = append(opts, mcptool.WithElicitationRelay())
-	}
-	var t mcp.Transport
-	if s.url != "" {
-		t = mcptool.URL(s.url)
-	} else {
-		t = mcptool.Command(s.argv[0], s.argv[1:]...)
-	}
-	c, err := mcptool.Connect(cctx, t, opts...)
-	if err != nil {
-		return nil, fmt.Errorf("MCP server %s: %w", s.desc(), err)
-	}
-	err = c.Import(cctx, r)
-	if err != nil && !errors.Is(err, tool.ErrInvalidSchema) && !errors.Is(err, tool.ErrInvalidName) &&
-		!errors.Is(err, tool.ErrDuplicate) && !errors.Is(err, mcptool.ErrImportLimit) {
-		c.Close()
-		return nil, fmt.Errorf("MCP server %s: %w", s.desc(), err)
-	}
-	if err != nil {
-		warnSkipped(e, s.desc(), err)
-	}
-	return c, nil
+// flagReport writes what the plugins host logs about one --mcp or
+// --mcp-url server as clawtool's warnings, with the advice of the flags
+// (--prefix, --max-tools): the names taken on one line, a cut on one,
+// and other problems one a line, at most five. Other records go to text.
+type flagReport struct {
+	w          io.Writer
+	desc       string
+	background bool
+	text       slog.Handler
 }
 
-// warnSkipped reports what an import left out: one line for the tools
-// whose names were taken, and one line per other problem, at most five.
-func warnSkipped(e *env, desc string, err error) {
-	var taken, other []string
-	for _, err := range leafErrors(err) {
-		if c, ok := err.(*mcptool.ToolCapError); ok {
-			n := fmt.Sprint(c.LeftOut)
-			if c.AtLeast {
-				n = "at least " + n
-			}
-			fmt.Fprintf(e.stderr, "clawtool: warning: MCP server %s: %s tools left out: the server lists more than the cap of %d tools (raise it with --max-tools)\n", desc, n, c.Max)
-			continue
+func (f flagReport) Enabled(ctx context.Context, l slog.Level) bool { return f.text.Enabled(ctx, l) }
+
+func (f flagReport) Handle(ctx context.Context, r slog.Record) error {
+	var event, msg string
+	var taken []string
+	var leftOut, maxTools int64
+	var atLeast bool
+	r.Attrs(func(a slog.Attr) bool {
+		switch a.Key {
+		case "event":
+			event = a.Value.String()
+		case "error":
+			msg = a.Value.String()
+		case "taken":
+			taken, _ = a.Value.Any().([]string)
+		case "leftOut":
+			leftOut = a.Value.Int64()
+		case "maxTools":
+			maxTools = a.Value.Int64()
+		case "atLeast":
+			atLeast = a.Value.Bool()
 		}
-		var te *mcptool.ToolError
-		if errors.As(err, &te) && errors.Is(err, tool.ErrDuplicate) {
-			taken = append(taken, te.Tool)
-			continue
-		}
-		other = append(other, err.Error())
-	}
-	if len(taken) > 0 {
+		return true
+	})
+	switch event {
+	case plugins.EventTaken:
 		names := taken
 		if len(names) > 8 {
 			names = append(names[:8:8], fmt.Sprintf("and %d more", len(taken)-8))
 		}
-		fmt.Fprintf(e.stderr, "clawtool: warning: MCP server %s: %d of its tools left out, their names are taken: %s (use --prefix or --no-builtins)\n",
-			desc, len(taken), strings.Join(names, ", "))
-	}
-	for i, msg := range other {
-		if i == 5 {
-			fmt.Fprintf(e.stderr, "clawtool: warning: MCP server %s: and %d more problems\n", desc, len(other)-5)
-			break
+		fmt.Fprintf(f.w, "clawtool: warning: MCP server %s: %d of its tools left out, their names are taken: %s (use --prefix or --no-builtins)\n",
+			f.desc, len(taken), strings.Join(names, ", "))
+	case plugins.EventCut:
+		n := fmt.Sprint(leftOut)
+		if atLeast {
+			n = "at least " + n
 		}
-		fmt.Fprintf(e.stderr, "clawtool: warning: MCP server %s: %s\n", desc, msg)
+		fmt.Fprintf(f.w, "clawtool: warning: MCP server %s: %s tools left out: the server lists more than the cap of %d tools (raise it with --max-tools)\n", f.desc, n, maxTools)
+	case plugins.EventPartial:
+		lines := strings.Split(msg, "\n")
+		for i, l := range lines {
+			if i == 5 {
+				fmt.Fprintf(f.w, "clawtool: warning: MCP server %s: and %d more problems\n", f.desc, len(lines)-5)
+				break
+			}
+			fmt.Fprintf(f.w, "clawtool: warning: MCP server %s: %s\n", f.desc, l)
+		}
+	case plugins.EventFailed:
+		// A command that waits for its tools reports it as its error.
+		if f.background {
+			fmt.Fprintf(f.w, "clawtool: MCP server %s: %s; going on without its tools\n", f.desc, msg)
+		}
+	default:
+		return f.text.Handle(ctx, r)
 	}
+	return nil
 }
 
-// leafErrors flattens errors joined with errors.Join.
-func leafErrors(err error) []error {
-	j, ok := err.(interface{ Unwrap() []error })
-	if !ok {
-		return []error{err}
-	}
-	var leaves []error
-	for _, e := range j.Unwrap() {
-		if e != nil {
-			leaves = append(leaves, leafErrors(e)...)
-		}
-	}
-	return leaves
+func (f flagReport) WithAttrs(as []slog.Attr) slog.Handler {
+	f.text = f.text.WithAttrs(as)
+	return f
 }
 
-// closeAll closes clients concurrently.
-func closeAll(clients []*mcptool.Client) {
-	var wg sync.WaitGroup
-	for _, c := range clients {
-		wg.Go(func() { c.Close() })
-	}
-	wg.Wait()
+func (f flagReport) WithGroup(name string) slog.Handler {
+	f.text = f.text.WithGroup(name)
+	return f
 }
 
 // splitCommand splits a command line into words the way a POSIX shell

@@ -18,10 +18,12 @@ import (
 )
 
 // configFlags is --config: the tools of the MCP servers and WebAssembly
-// modules a configuration file names.
+// modules a configuration file names, loaded by one plugins host with
+// the --mcp and --mcp-url servers (mcp), which start first, in order.
 type configFlags struct {
 	file  string
 	watch bool // reload the file when it changes (serve, chat)
+	mcp   *mcpFlags
 
 	// reloaded, if set, is called after each reload (configpolicy.go),
 	// and stderr is where it reports.
@@ -31,16 +33,26 @@ type configFlags struct {
 	host atomic.Pointer[plugins.Host] // the host loading the file, once made
 }
 
-func addConfigFlags(fs *flag.FlagSet) *configFlags {
-	c := &configFlags{}
+func addConfigFlags(fs *flag.FlagSet, m *mcpFlags) *configFlags {
+	c := &configFlags{mcp: m}
 	fs.StringVar(&c.file, "config", "", "add the tools of the MCP servers and WebAssembly modules the configuration `FILE` names (the hosts' mcpServers JSON; see clawtool plugins -h)")
 	return c
 }
 
-// newHost returns a host loading into r that reports on e.stderr.
-func (c *configFlags) newHost(e *env, r *tool.Registry, opts ...plugins.Option) *plugins.Host {
+// none reports whether there is nothing to load: no file, no server.
+func (c *configFlags) none() bool { return c.file == "" && len(c.mcp.servers) == 0 }
+
+// newHost returns a host loading into r that reports on e.stderr, with
+// the flag servers added.
+func (c *configFlags) newHost(e *env, r *tool.Registry, added []plugins.AddedServer) *plugins.Host {
 	logger := slog.New(slog.NewTextHandler(e.stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	opts = append([]plugins.Option{plugins.WithLogger(logger), plugins.WithCacheDir(wasmCacheDir())}, opts...)
+	opts := []plugins.Option{plugins.WithLogger(logger), plugins.WithCacheDir(wasmCacheDir()), plugins.WithServers(added...)}
+	switch {
+	case c.mcp.elicit != nil:
+		opts = append(opts, plugins.WithElicitationHandler(c.mcp.elicit))
+	case c.mcp.relay:
+		opts = append(opts, plugins.WithElicitationRelay())
+	}
 	var h *plugins.Host
 	if c.reloaded != nil {
 		c.stderr = e.stderr
@@ -51,11 +63,20 @@ func (c *configFlags) newHost(e *env, r *tool.Registry, opts ...plugins.Option) 
 	return h
 }
 
-// inspectorOptions shows the file's entries in the inspector's Sources
+// load applies the file, or only the flag servers when there is none.
+func (c *configFlags) load(ctx context.Context, h *plugins.Host) error {
+	if c.file == "" {
+		h.Apply(ctx, &plugins.Config{})
+		return nil
+	}
+	return h.Reload(ctx, c.file)
+}
+
+// inspectorOptions shows the host's entries in the inspector's Sources
 // tab, as clawtool plugins prints them: state, tools, and what a cut
 // import left out.
 func (c *configFlags) inspectorOptions() []inspector.Option {
-	if c.file == "" {
+	if c.none() {
 		return nil
 	}
 	return []inspector.Option{inspector.WithSources(func() []inspector.Source {
@@ -75,20 +96,29 @@ func (c *configFlags) inspectorOptions() []inspector.Option {
 	})}
 }
 
-// importInto loads the file's entries into r, waiting for them; an entry
-// that fails is reported on stderr and left out, a file that cannot be
-// read is an error. With watch set, the file is then reloaded whenever it
-// changes, until cleanup.
+// importInto loads the flag servers, in order, then the file's entries
+// into r, waiting for them. A flag server that fails and a file that
+// cannot be read are errors; an entry of the file that fails is reported
+// on stderr and left out. With watch set, the file is then reloaded
+// whenever it changes, until cleanup.
 func (c *configFlags) importInto(ctx context.Context, e *env, r *tool.Registry) (cleanup func(), err error) {
-	if c.file == "" {
+	if err := c.mcp.check(); err != nil {
+		return nil, err
+	}
+	if c.none() {
 		return func() {}, nil
 	}
-	h := c.newHost(e, r)
-	if err := h.Reload(ctx, c.file); err != nil {
+	added := c.mcp.added(e.stderr, false)
+	h := c.newHost(e, r, added)
+	err = c.load(ctx, h)
+	if err == nil {
+		err = c.mcp.failure(h, added)
+	}
+	if err != nil {
 		h.Close()
 		return nil, err
 	}
-	if !c.watch {
+	if !c.watch || c.file == "" {
 		return func() { h.Close() }, nil
 	}
 	return c.watchFrom(ctx, e, h, nil), nil
@@ -96,23 +126,27 @@ func (c *configFlags) importInto(ctx context.Context, e *env, r *tool.Registry) 
 
 // importInBackground is importInto without waiting, and watching: serve
 // answers at once and the tools reach its clients with list_changed as
-// they load and as the file changes. loaded is closed once the file's
-// entries have been tried the first time.
-func (c *configFlags) importInBackground(ctx context.Context, e *env, r *tool.Registry) (cleanup func(), loaded <-chan struct{}) {
-	done := make(chan struct{})
-	if c.file == "" {
-		close(done)
-		return func() {}, done
+// they load and as the file changes; a flag server that fails is
+// reported and left out. loaded is closed once the flag servers and the
+// file's entries have been tried the first time.
+func (c *configFlags) importInBackground(ctx context.Context, e *env, r *tool.Registry) (cleanup func(), loaded <-chan struct{}, err error) {
+	if err := c.mcp.check(); err != nil {
+		return nil, nil, err
 	}
-	h := c.newHost(e, r)
-	return c.watchFrom(ctx, e, h, func() {
-		h.Reload(ctx, c.file)
+	done := make(chan struct{})
+	if c.none() {
 		close(done)
-	}), done
+		return func() {}, done, nil
+	}
+	h := c.newHost(e, r, c.mcp.added(e.stderr, true))
+	return c.watchFrom(ctx, e, h, func() {
+		c.load(ctx, h)
+		close(done)
+	}), done, nil
 }
 
-// watchFrom runs first, if not nil, then h.Watch until cleanup, which
-// closes h.
+// watchFrom runs first, if not nil, then, when there is a file, h.Watch
+// until cleanup, which closes h.
 func (c *configFlags) watchFrom(ctx context.Context, e *env, h *plugins.Host, first func()) (cleanup func()) {
 	ctx, cancel := context.WithCancel(ctx)
 	done := make(chan struct{})
@@ -121,14 +155,18 @@ func (c *configFlags) watchFrom(ctx context.Context, e *env, h *plugins.Host, fi
 		if first != nil {
 			first()
 		}
+		if c.file == "" {
+			return
+		}
 		if err := h.Watch(ctx, c.file); err != nil {
 			fmt.Fprintf(e.stderr, "clawtool: %v\n", err)
 		}
 	}()
 	return func() {
+		// Closed first, so that an entry still loading ends quietly.
+		h.Close()
 		cancel()
 		<-done
-		h.Close()
 	}
 }
 

@@ -18,6 +18,7 @@ import (
 
 	"github.com/miniopenclaw/tool"
 	"github.com/miniopenclaw/tool/mcptool"
+	"github.com/miniopenclaw/tool/plugins"
 	"github.com/miniopenclaw/tool/policy"
 )
 
@@ -35,10 +36,10 @@ type policyFlags struct {
 	// forward is set when calls may leave the process (--nats): then --as
 	// is meaningful without --policy, as the principal the calls carry.
 	forward bool
-	// fromConfig is set when file is the --config file's "permissions".
-	fromConfig bool
-	reloadMu   sync.Mutex // serializes reloads, which may change file
-	lastSource []byte     // with fromConfig, the policy text loaded last
+	// follow follows the --config file's "permissions" across its
+	// reloads (set with --config and without --policy).
+	follow   *plugins.Permissions
+	reloadMu sync.Mutex // serializes reloads, which may change file
 
 	loaded *policy.Authorizer // what options made, for listFilter
 	// approvalsNATS is the NATS URL whose bucket keeps the approval

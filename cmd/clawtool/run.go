@@ -173,7 +173,8 @@ type registryFlags struct {
 }
 
 func addRegistryFlags(fs *flag.FlagSet) *registryFlags {
-	rf := &registryFlags{mcp: addMCPFlags(fs), ws: addWorkspaceFlags(fs), nats: addNATSFlags(fs), config: addConfigFlags(fs), policy: addPolicyFlags(fs)}
+	m := addMCPFlags(fs)
+	rf := &registryFlags{mcp: m, ws: addWorkspaceFlags(fs), nats: addNATSFlags(fs), config: addConfigFlags(fs, m), policy: addPolicyFlags(fs)}
 	rf.policy.ws = rf.ws
 	return rf
 }
@@ -185,13 +186,12 @@ func (rf *registryFlags) build(ctx context.Context, e *env) (r *tool.Registry, c
 	var undo cleanups
 	r, err = rf.start(&undo)
 	if err == nil {
-		err = undo.add(rf.mcp.importInto(ctx, e, r))
+		// The --mcp and --mcp-url servers, then the file's entries; the
+		// bus's tools come last: local tools keep their names.
+		err = undo.add(rf.config.importInto(ctx, e, r))
 	}
 	if err == nil {
 		err = undo.add(rf.nats.importInto(ctx, e, r))
-	}
-	if err == nil {
-		err = undo.add(rf.config.importInto(ctx, e, r))
 	}
 	if err != nil {
 		undo.run()
@@ -224,25 +224,17 @@ func (rf *registryFlags) buildInBackground(ctx context.Context, e *env) (r *tool
 	if err == nil {
 		err = undo.add(rf.nats.importInto(ctx, e, r))
 	}
-	var imported <-chan struct{}
+	var loaded <-chan struct{}
 	if err == nil {
 		var c func()
-		c, imported, err = rf.mcp.importInBackground(ctx, e, r)
+		c, loaded, err = rf.config.importInBackground(ctx, e, r)
 		undo.add(c, err)
 	}
 	if err != nil {
 		undo.run()
 		return nil, nil, nil, err
 	}
-	c, loaded := rf.config.importInBackground(ctx, e, r)
-	undo.add(c, nil)
-	both := make(chan struct{})
-	go func() {
-		<-imported
-		<-loaded
-		close(both)
-	}()
-	return r, both, undo.run, nil
+	return r, loaded, undo.run, nil
 }
 
 // cleanups are the cleanup functions of what a command set up, run in

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"github.com/miniopenclaw/tool/sandbox"
 	"github.com/miniopenclaw/tool/sandbox/internal/outcome"
+	"github.com/miniopenclaw/tool/sandbox/internal/protected"
 	"io"
 	"os"
 	"path/filepath"
@@ -97,7 +98,10 @@ type Options struct {
 // Docker-compatible engine (Docker, or Podman's compatible socket).
 //
 // A container gets: the policy's workspace bound read-write at
-// [Workspace] with its protected paths bound read-only over it;
+// [Workspace] with its protected paths bound read-only over it and every
+// directory above one bound onto itself, so that it cannot be moved
+// aside (see protectMounts; Result.ProtectedChanged lists what a call
+// changed all the same, compared on the host before and after it);
 // Policy.ReadOnly bound read-only at the same paths; a read-only root
 // file system with a tmpfs /tmp of Limits.Tmp bytes; no network (only a
 // loopback interface) unless the policy asks for the host's; every
@@ -150,6 +154,7 @@ type warmSlot struct {
 	id       string                   // the container, "" when none runs
 	srv      atomic.Pointer[callConn] // its call server; nil when calls use exec
 	fallback string                   // why calls use exec although the server is wanted
+	pid      int                      // the container's init on the host, 0 until looked up
 }
 
 // New connects to the engine, checks that it can enforce every
@@ -359,8 +364,93 @@ func containerUID(p sandbox.Policy) int {
 	return p.UID
 }
 
-// create builds the container configuration for p running cmd.
-func (c *Backend) create(p sandbox.Policy, img string, env, cmd []string, stdin bool) (client.ContainerCreateOptions, error) {
+// protectMounts returns what a container binds to hold the protected
+// paths (relative to ws, slash-separated) for their structure, as the
+// native backend's mounts do: parents, every directory between ws and a
+// protected path (.git for .git/hooks), each bound read-write onto itself
+// so that the run can neither rename, remove nor replace it (the kernel
+// refuses to move a mount point: EBUSY); and leaves, each existing
+// protected path and a file met where a directory of one was expected (a
+// .git file naming the repository, as in worktrees and submodules), bound
+// read-only. A missing path is left out (a mount needs something to
+// cover; the comparison after the run reports one the run made). A path
+// that is, or passes through, a symbolic link is refused: the engine
+// would follow it on the host.
+func protectMounts(ws string, paths []string) (parents, leaves []string, err error) {
+	look := func(rel string) (os.FileInfo, error) {
+		st, err := os.Lstat(filepath.Join(ws, filepath.FromSlash(rel)))
+		switch {
+		case errors.Is(err, os.ErrNotExist), errors.Is(err, syscall.ENOTDIR):
+			return nil, nil
+		case err != nil:
+			return nil, fmt.Errorf("sandbox: protected path %s: %w", rel, err)
+		case st.Mode()&os.ModeSymlink != 0:
+			return nil, fmt.Errorf("sandbox: refusing to run: protected path %s is, or passes through, a symbolic link", rel)
+		}
+		return st, nil
+	}
+	for _, p := range paths {
+		p = filepath.ToSlash(filepath.Clean(p))
+		if !filepath.IsLocal(p) {
+			return nil, nil, fmt.Errorf("sandbox: protected path %s is not inside the workspace", p)
+		}
+		leaf := p
+		for i := 0; i < len(p); i++ {
+			if p[i] != '/' {
+				continue
+			}
+			st, err := look(p[:i])
+			if err != nil {
+				return nil, nil, err
+			}
+			if st == nil {
+				leaf = ""
+				break
+			}
+			if !st.IsDir() {
+				leaf = p[:i]
+				break
+			}
+			if !slices.Contains(parents, p[:i]) {
+				parents = append(parents, p[:i])
+			}
+		}
+		if leaf == "" {
+			continue
+		}
+		st, err := look(leaf)
+		if err != nil {
+			return nil, nil, err
+		}
+		if st != nil && !slices.Contains(leaves, leaf) {
+			leaves = append(leaves, leaf)
+		}
+	}
+	// A leaf is a mount point of its own already; binding it twice is
+	// refused by the engine.
+	parents = slices.DeleteFunc(parents, func(p string) bool { return slices.Contains(leaves, p) })
+	return parents, leaves, nil
+}
+
+// mountIdentity names the files behind a configuration's bind mounts
+// (device and inode): a warm container keeps what it bound when it
+// started, so a workspace or .git replaced on the host since needs a new
+// one.
+func mountIdentity(opts client.ContainerCreateOptions) string {
+	var b strings.Builder
+	for _, m := range opts.HostConfig.Mounts {
+		id := "?"
+		if st, err := os.Stat(m.Source); err == nil && protected.ID(st) != "" {
+			id = protected.ID(st)
+		}
+		b.WriteString(id + " ")
+	}
+	return b.String()
+}
+
+// create builds the container configuration for p running cmd, binding
+// the workspace with paths (its protected paths, see protectMounts).
+func (c *Backend) create(p sandbox.Policy, paths []string, img string, env, cmd []string, stdin bool) (client.ContainerCreateOptions, error) {
 	l := p.Limits.WithDefaults()
 	uid := containerUID(p)
 	work := "/tmp"
@@ -369,18 +459,17 @@ func (c *Backend) create(p sandbox.Policy, img string, env, cmd []string, stdin 
 		ws := filepath.Clean(p.Workspace)
 		work = Workspace
 		mounts = append(mounts, mount.Mount{Type: mount.TypeBind, Source: ws, Target: Workspace})
-		for _, rel := range p.ProtectedPaths() {
-			rel = filepath.Clean(rel)
-			st, err := os.Lstat(filepath.Join(ws, rel))
-			switch {
-			case errors.Is(err, os.ErrNotExist):
-				continue
-			case err != nil:
-				return client.ContainerCreateOptions{}, fmt.Errorf("sandbox: protected path %s: %w", rel, err)
-			case st.Mode()&os.ModeSymlink != 0:
-				return client.ContainerCreateOptions{}, fmt.Errorf("sandbox: protected path %s is a symbolic link", rel)
-			}
-			mounts = append(mounts, mount.Mount{Type: mount.TypeBind, Source: filepath.Join(ws, rel), Target: Workspace + "/" + filepath.ToSlash(rel), ReadOnly: true})
+		parents, leaves, err := protectMounts(ws, paths)
+		if err != nil {
+			return client.ContainerCreateOptions{}, err
+		}
+		// The engine mounts the shallowest target first (it sorts them),
+		// so each protected path lands on its parent's own mount.
+		for _, rel := range parents {
+			mounts = append(mounts, mount.Mount{Type: mount.TypeBind, Source: filepath.Join(ws, rel), Target: Workspace + "/" + rel})
+		}
+		for _, rel := range leaves {
+			mounts = append(mounts, mount.Mount{Type: mount.TypeBind, Source: filepath.Join(ws, rel), Target: Workspace + "/" + rel, ReadOnly: true})
 		}
 	}
 	for _, ro := range p.ReadOnly {
@@ -495,10 +584,30 @@ func (c *Backend) Run(ctx context.Context, p sandbox.Policy, argv []string, stdi
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	if c.opts.Warm {
-		return c.runWarm(ctx, p, img, env, argv, stdin)
+	// The protected paths, and what they are before the run: the
+	// mounts hold their structure, and the comparison after the run
+	// reports what still changed (a path the run created, which no mount
+	// could cover).
+	var (
+		ws     string
+		paths  []string
+		before protected.State
+	)
+	if p.Workspace != "" {
+		ws = filepath.Clean(p.Workspace)
+		paths = protected.Git(ws, p.ProtectedPaths())
+		before = protected.Snapshot(ws, paths)
 	}
-	return c.runFresh(ctx, p, img, env, argv, stdin)
+	var r *sandbox.Result
+	if c.opts.Warm {
+		r, err = c.runWarm(ctx, p, paths, img, env, argv, stdin)
+	} else {
+		r, err = c.runFresh(ctx, p, paths, img, env, argv, stdin)
+	}
+	if r != nil && ws != "" {
+		r.ProtectedChanged = before.Changed(ws, paths)
+	}
+	return r, err
 }
 
 // Layers returns the layers a container run reports in
@@ -632,8 +741,8 @@ func (k *call) drain(h client.HijackedResponse, d time.Duration) {
 	<-k.copied
 }
 
-func (c *Backend) runFresh(ctx context.Context, p sandbox.Policy, img string, env, argv []string, stdin io.Reader) (*sandbox.Result, error) {
-	opts, err := c.create(p, img, env, argv, stdin != nil)
+func (c *Backend) runFresh(ctx context.Context, p sandbox.Policy, paths []string, img string, env, argv []string, stdin io.Reader) (*sandbox.Result, error) {
+	opts, err := c.create(p, paths, img, env, argv, stdin != nil)
 	if err != nil {
 		return nil, err
 	}
@@ -703,7 +812,7 @@ func warmKey(img string, opts client.ContainerCreateOptions) string {
 
 // slot returns the warm slot for opts, locked.
 func (c *Backend) slot(opts client.ContainerCreateOptions) *warmSlot {
-	key := warmKey(opts.Config.Image, opts)
+	key := warmKey(opts.Config.Image, opts) + "\x00" + mountIdentity(opts)
 	c.mu.Lock()
 	s, ok := c.warm[key]
 	if !ok {
@@ -773,16 +882,86 @@ func (c *Backend) retire(s *warmSlot) {
 		c.remove(s.id)
 		s.id = ""
 	}
+	s.pid = 0
 }
 
-func (c *Backend) runWarm(ctx context.Context, p sandbox.Policy, img string, env, argv []string, stdin io.Reader) (*sandbox.Result, error) {
-	opts, err := c.create(p, img, env, nil, false)
+// protectHeld reports whether the warm container still holds the mounts
+// that protect the workspace's paths (opts' binds below [Workspace]). A
+// mount whose source the host removes or renames (a user's rm -rf .git,
+// another run's rename outside any sandbox) is detached from every
+// container by the kernel, so a container started earlier may have lost
+// one, and a new directory may even reuse the old inode. It reads the
+// container's mount table through the host's /proc; when it cannot (an
+// engine on another host or in a pid namespace of its own) it reports
+// false, and each call gets a new container.
+func (c *Backend) protectHeld(ctx context.Context, s *warmSlot, opts client.ContainerCreateOptions) bool {
+	var targets []string
+	for _, m := range opts.HostConfig.Mounts {
+		if strings.HasPrefix(m.Target, Workspace+"/") {
+			targets = append(targets, m.Target)
+		}
+	}
+	if len(targets) == 0 {
+		return true
+	}
+	if s.pid == 0 {
+		ins, err := c.cli.ContainerInspect(ctx, s.id, client.ContainerInspectOptions{})
+		if err != nil || ins.Container.State == nil || ins.Container.State.Pid <= 0 {
+			return false
+		}
+		s.pid = ins.Container.State.Pid
+	}
+	f, err := os.Open("/proc/" + strconv.Itoa(s.pid) + "/mountinfo")
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	b, _ := io.ReadAll(io.LimitReader(f, 4<<20))
+	held := map[string]bool{}
+	for line := range strings.Lines(string(b)) {
+		if fields := strings.Fields(line); len(fields) > 4 {
+			held[unescapeMountinfo(fields[4])] = true
+		}
+	}
+	for _, t := range targets {
+		if !held[t] {
+			return false
+		}
+	}
+	return true
+}
+
+// unescapeMountinfo undoes the octal escapes (\040 for a space) of a
+// path in /proc/PID/mountinfo.
+func unescapeMountinfo(s string) string {
+	if !strings.Contains(s, `\`) {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] == '\\' && i+3 < len(s) {
+			if n, err := strconv.ParseUint(s[i+1:i+4], 8, 8); err == nil {
+				b.WriteByte(byte(n))
+				i += 3
+				continue
+			}
+		}
+		b.WriteByte(s[i])
+	}
+	return b.String()
+}
+
+func (c *Backend) runWarm(ctx context.Context, p sandbox.Policy, paths []string, img string, env, argv []string, stdin io.Reader) (*sandbox.Result, error) {
+	opts, err := c.create(p, paths, img, env, nil, false)
 	if err != nil {
 		return nil, err
 	}
 	s := c.slot(opts)
 	defer s.mu.Unlock()
 	for attempt := 0; ; attempt++ {
+		if s.id != "" && !c.protectHeld(ctx, s, opts) {
+			c.retire(s)
+		}
 		if s.id == "" {
 			if err := c.start(ctx, s, opts); err != nil {
 				return nil, err

@@ -1,4 +1,7 @@
-package sandbox
+// Package protected finds the protected paths of a workspace that git
+// would use and compares them before and after a run, for every sandbox
+// backend: the native one and the containers.
+package protected
 
 import (
 	"io"
@@ -6,8 +9,8 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
-	"syscall"
 )
 
 // Bounds of the supervisor's look at the protected paths before and after
@@ -19,14 +22,14 @@ const (
 	maxProtectedEntries = 4096
 )
 
-// gitProtected adds to protected the hooks and config of the other
+// Git adds to protected the hooks and config of the other
 // repositories git would use in ws, when protected names git's own
 // (.git/hooks or .git/config): the repository a .git file names
 // ("gitdir: ...", worktrees and submodules), when it lies inside ws, and
 // the submodules' repositories under a repository's modules directory.
 // A path reached through a symbolic link is left for the helper, which
 // refuses it.
-func gitProtected(ws string, protected []string) []string {
+func Git(ws string, protected []string) []string {
 	if ws == "" || !slices.Contains(protected, ".git/hooks") && !slices.Contains(protected, ".git/config") {
 		return protected
 	}
@@ -98,10 +101,10 @@ func readGitdir(path string) (string, bool) {
 	return dir, ok && dir != ""
 }
 
-// A protectedState is what the protected paths of a workspace were: for
-// each path, the identity of each directory above it inside the workspace,
-// and every entry of the path's own tree (type, identity, size, times).
-type protectedState map[string][]entryState
+// A State is what the protected paths of a workspace were: for each path,
+// the identity of each directory above it inside the workspace, and every
+// entry of the path's own tree (type, identity, size, times).
+type State map[string][]entryState
 
 type entryState struct {
 	rel          string
@@ -112,22 +115,23 @@ type entryState struct {
 	parent       bool // a directory above the protected path: identity only
 }
 
-// snapshotProtected records the protected paths of ws as they are.
-func snapshotProtected(ws string, paths []string) protectedState {
+// Snapshot records the protected paths of ws as they are; nil when ws is
+// empty.
+func Snapshot(ws string, paths []string) State {
 	if ws == "" {
 		return nil
 	}
-	s := make(protectedState, len(paths))
+	s := make(State, len(paths))
 	for _, p := range paths {
 		s[p] = entriesOf(ws, p)
 	}
 	return s
 }
 
-// changed lists the protected paths whose state differs from s now: made,
+// Changed lists the protected paths whose state differs from s now: made,
 // removed, replaced (their own inode or that of a directory above them
 // inside the workspace) or changed in any entry of their tree.
-func (s protectedState) changed(ws string, paths []string) []string {
+func (s State) Changed(ws string, paths []string) []string {
 	var out []string
 	for _, p := range paths {
 		was, now := s[p], entriesOf(ws, p)
@@ -191,9 +195,16 @@ func entriesOf(ws, p string) []entryState {
 
 func stateOf(rel string, st fs.FileInfo) entryState {
 	e := entryState{rel: rel, mode: st.Mode(), size: st.Size(), mtime: st.ModTime().UnixNano()}
-	if sys, ok := st.Sys().(*syscall.Stat_t); ok {
-		e.dev, e.ino = uint64(sys.Dev), uint64(sys.Ino)
-		e.ctime = sys.Ctim.Nano()
-	}
+	e.dev, e.ino, e.ctime = identity(st)
 	return e
+}
+
+// ID names the file st describes by device and inode, "" where the system
+// does not say.
+func ID(st fs.FileInfo) string {
+	dev, ino, _ := identity(st)
+	if dev == 0 && ino == 0 {
+		return ""
+	}
+	return strconv.FormatUint(dev, 10) + ":" + strconv.FormatUint(ino, 10)
 }

@@ -1,0 +1,154 @@
+package container
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/miniopenclaw/tool/sandbox"
+)
+
+// protectWorkspace makes a workspace the sandbox user owns, with a
+// repository (.git with hooks, config and objects) when git is true.
+func protectWorkspace(t *testing.T, git bool) string {
+	t.Helper()
+	ws := t.TempDir()
+	if git {
+		for _, d := range []string{".git/hooks", ".git/objects"} {
+			if err := os.MkdirAll(filepath.Join(ws, d), 0o755); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := os.WriteFile(filepath.Join(ws, ".git", "config"), []byte("[core]\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	filepath.Walk(ws, func(p string, _ os.FileInfo, _ error) error {
+		return os.Lchown(p, sandbox.DefaultUID, sandbox.DefaultUID)
+	})
+	return ws
+}
+
+// TestContainerProtectedChanged checks the comparison after a container
+// run: a run that creates .git/hooks/pre-commit in a workspace without
+// .git (no mount can cover a missing path) has it named in
+// ProtectedChanged, while one that writes .git/objects under a protected
+// .git reports nothing; moving .git aside is refused (its own mount
+// point), and the result says nothing changed.
+func TestContainerProtectedChanged(t *testing.T) {
+	for _, mode := range containerModes {
+		t.Run(mode.name, func(t *testing.T) {
+			c := requireEngineWith(t, mode.opts)
+			for _, tc := range []struct {
+				name string
+				git  bool
+				sh   string
+				ok   bool
+				want []string
+			}{
+				{"created", false, "mkdir -p .git/hooks && echo x > .git/hooks/pre-commit", true, []string{".git/hooks"}},
+				{"objects", true, "echo x > .git/objects/o1", true, nil},
+				{"moved", true, "mv .git .git-old", false, nil},
+			} {
+				t.Run(tc.name, func(t *testing.T) {
+					ws := protectWorkspace(t, tc.git)
+					r, err := c.Run(context.Background(), sandbox.Policy{Workspace: ws}, []string{"sh", "-c", tc.sh}, nil)
+					if err != nil {
+						t.Fatal(err)
+					}
+					if r.OK() != tc.ok {
+						t.Errorf("%q: %s %q, want ok %v", tc.sh, r.Summary(), r.Stderr, tc.ok)
+					}
+					if !slices.Equal(r.ProtectedChanged, tc.want) {
+						t.Errorf("ProtectedChanged = %q, want %q", r.ProtectedChanged, tc.want)
+					}
+					if _, err := os.Stat(filepath.Join(ws, ".git-old")); err == nil {
+						t.Error(".git was moved aside on the host")
+					}
+				})
+			}
+		})
+	}
+}
+
+// TestWarmProtectHeld checks that a warm container is not trusted with a
+// workspace whose protected directory the host replaced since it started:
+// the kernel detaches the container's mount of the old one, and
+// protectHeld, which holds the container's mount table against the
+// protected binds, says so (the control: before the host's change it
+// holds). The next call, in a new container, cannot move .git aside.
+func TestWarmProtectHeld(t *testing.T) {
+	for _, mode := range containerModes[1:] {
+		t.Run(mode.name, func(t *testing.T) {
+			c := requireEngineWith(t, mode.opts)
+			ws := protectWorkspace(t, true)
+			p := sandbox.Policy{Workspace: ws}
+			if r, err := c.Run(context.Background(), p, []string{"true"}, nil); err != nil || !r.OK() {
+				t.Fatalf("first call: %v %v", r, err)
+			}
+			img, _ := c.image(context.Background(), p)
+			opts, err := c.create(p, p.ProtectedPaths(), img, mustEnviron(t, p), nil, false)
+			if err != nil {
+				t.Fatal(err)
+			}
+			s := c.slot(opts)
+			held := c.protectHeld(context.Background(), s, opts)
+			s.mu.Unlock()
+			if !held {
+				t.Fatal("control: the warm container's protected mounts are not found right after its first call")
+			}
+			// The host removes .git/hooks and makes it anew.
+			if err := os.RemoveAll(filepath.Join(ws, ".git", "hooks")); err != nil {
+				t.Fatal(err)
+			}
+			s.mu.Lock()
+			held = c.protectHeld(context.Background(), s, opts)
+			s.mu.Unlock()
+			if held {
+				t.Error("the container's mount of the removed .git/hooks still counts as held")
+			}
+			if err := os.Mkdir(filepath.Join(ws, ".git", "hooks"), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			os.Lchown(filepath.Join(ws, ".git", "hooks"), sandbox.DefaultUID, sandbox.DefaultUID)
+			r, err := c.Run(context.Background(), p, []string{"sh", "-c", "mv .git/hooks .git/hooks-old || exit 3; mkdir .git/hooks && echo x > .git/hooks/pre-commit"}, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if r.ExitCode != 3 || !strings.Contains(strings.ToLower(string(r.Stderr)), "busy") {
+				t.Errorf("moving the new .git/hooks aside: %s %q, want refused (busy)", r.Summary(), r.Stderr)
+			}
+			if _, err := os.Stat(filepath.Join(ws, ".git", "hooks", "pre-commit")); err == nil {
+				t.Error("a hook was planted on the host")
+			}
+		})
+	}
+}
+
+func mustEnviron(t *testing.T, p sandbox.Policy) []string {
+	t.Helper()
+	env, err := p.Environ()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return env
+}
+
+// TestUnescapeMountinfo checks the decoding of mount points as
+// /proc/PID/mountinfo writes them.
+func TestUnescapeMountinfo(t *testing.T) {
+	for in, want := range map[string]string{
+		`/workspace/.git`:           "/workspace/.git",
+		`/workspace/my\040dir/.git`: "/workspace/my dir/.git",
+		`/a\134b`:                   `/a\b`,
+		`/tail\04`:                  `/tail\04`,
+		`/not\9999`:                 `/not\9999`,
+	} {
+		if got := unescapeMountinfo(in); got != want {
+			t.Errorf("unescapeMountinfo(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
