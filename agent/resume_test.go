@@ -302,7 +302,10 @@ func TestPausedSessionRules(t *testing.T) {
 // use and the save that follows the call) never makes the call twice:
 // whether the call ran before the crash or not, resuming the state
 // saved at the pause is refused and runs nothing. What is lost is the
-// call (used, not run) or its result (run, not saved).
+// call (used, not run) or its result (run, not saved). Here the answer
+// is used with Consume, as by a store that does not claim; with a claim
+// the approval is kept for a person to answer again (see
+// TestResumeAfterAnInterruptedRun).
 func TestCrashAfterTheApprovalWasUsed(t *testing.T) {
 	for _, ran := range []bool{false, true} {
 		t.Run(fmt.Sprintf("ran=%v", ran), func(t *testing.T) {

@@ -232,6 +232,30 @@ func TestServerFollowsRegistry(t *testing.T) {
 				}
 				return n
 			}
+			// A 2026-07-28 client hears notifications on the
+			// subscriptions/listen stream it opens after Connect: a change
+			// made before that stream is open reaches nobody. Replace echo
+			// with itself until one notification arrives (the stream is
+			// then open), and let the ones still in flight drain.
+			settle := time.After(wait)
+		listening:
+			for {
+				r.Register(tool.With(echo{}, tool.WithTimeout(time.Hour)))
+				select {
+				case <-changed:
+					break listening
+				case <-time.After(50 * time.Millisecond):
+				case <-settle:
+					t.Fatal("no notifications/tools/list_changed for any change")
+				}
+			}
+			for quiet := false; !quiet; {
+				select {
+				case <-changed:
+				case <-time.After(200 * time.Millisecond):
+					quiet = true
+				}
+			}
 			step := func(what string, change func(), want ...string) {
 				t.Helper()
 				change()

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -118,8 +119,8 @@ func (a *Authorizer) complete(ctx context.Context, digest string) {
 
 // claims are the answers this process claimed whose call has not ended.
 type claims struct {
+	n    atomic.Int64 // read without the lock, on every call's outcome
 	mu   sync.Mutex
-	n    int
 	byDg map[string][]string
 }
 
@@ -130,14 +131,10 @@ func (c *claims) add(digest, id string) {
 		c.byDg = map[string][]string{}
 	}
 	c.byDg[digest] = append(c.byDg[digest], id)
-	c.n++
+	c.n.Add(1)
 }
 
-func (c *claims) any() bool {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.n > 0
-}
+func (c *claims) any() bool { return c.n.Load() > 0 }
 
 func (c *claims) take(digest string) (string, bool) {
 	c.mu.Lock()
@@ -152,7 +149,7 @@ func (c *claims) take(digest string) (string, bool) {
 	} else {
 		c.byDg[digest] = ids[1:]
 	}
-	c.n--
+	c.n.Add(-1)
 	return id, true
 }
 

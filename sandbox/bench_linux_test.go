@@ -234,7 +234,7 @@ func BenchmarkSpawnSplit(b *testing.B) {
 				}
 				d("exec+run+reap", h[8], t.reaped)
 				if t.forked {
-					// The command's vfork and execve; its run, exit and
+					// The command's fork and execve; its run, exit and
 					// reaping by the helper; the record's way to the run.
 					d("fork-exec", h[8], h[9])
 					d("run+wait", h[9], h[10])

@@ -277,9 +277,11 @@ type Limits struct {
 	// workspace after the run), and the private /tmp, whose tmpfs is the
 	// smaller of Tmp and WriteBytes. A write past either fails with
 	// ENOSPC, and a run that then fails ends with [WriteLimit]. A policy
-	// without [LayerWriteBudget] (or without the mount namespace), and a
-	// streamed run, write the workspace directly: there only FileSize
-	// bounds each file (see docs/sandbox.md). Default 256 MiB.
+	// without [LayerWriteBudget] (or without the mount namespace), a
+	// streamed run and a container backend write the workspace directly:
+	// there only FileSize bounds each file (see docs/sandbox.md); a
+	// container's /tmp is the smaller of Tmp and WriteBytes too. Default
+	// 256 MiB.
 	WriteBytes int64
 	// Output is the number of bytes of stdout and stderr together the run
 	// may write; the run is killed when it writes more and its outcome is

@@ -141,7 +141,7 @@ func TestServeApprovalWithoutElicitation(t *testing.T) {
 		t.Fatalf("the command the result names: exit %d: %s", code, errOut.String())
 	}
 	if res, err := cs.CallTool(t.Context(), del); err != nil || res.IsError {
-		t.Fatalf("the approved delete: %v %+v", err, res.Content[0])
+		t.Fatalf("the approved delete: %v %+v", err, res)
 	}
 	if res, err := cs.CallTool(t.Context(), del); err != nil || !res.IsError {
 		t.Errorf("the delete made a third time: %v %+v, want it to ask again", err, res)

@@ -103,7 +103,8 @@ type Options struct {
 // aside (see protectMounts; Result.ProtectedChanged lists what a call
 // changed all the same, compared on the host before and after it);
 // Policy.ReadOnly bound read-only at the same paths; a read-only root
-// file system with a tmpfs /tmp of Limits.Tmp bytes; no network (only a
+// file system with a tmpfs /tmp of the smaller of Limits.Tmp
+// and Limits.WriteBytes; no network (only a
 // loopback interface) unless the policy asks for the host's; every
 // capability dropped (a warm container's call server keeps three, which no
 // call gets: see Options.Warm); no_new_privs; the engine's
@@ -481,6 +482,9 @@ func (c *Backend) create(p sandbox.Policy, paths []string, img string, env, cmd 
 		netMode = "host"
 	}
 	pids := int64(l.Processes)
+	// /tmp is bounded by the write budget as the native backend's is:
+	// the smaller of Tmp and WriteBytes.
+	tmp := min(l.Tmp, l.WriteBytes)
 	cpu := int64((l.CPU + time.Second - 1) / time.Second)
 	initProc := true
 	return client.ContainerCreateOptions{
@@ -502,7 +506,7 @@ func (c *Backend) create(p sandbox.Policy, paths []string, img string, env, cmd 
 			Mounts:         mounts,
 			NetworkMode:    netMode,
 			ReadonlyRootfs: true,
-			Tmpfs:          map[string]string{"/tmp": fmt.Sprintf("rw,nosuid,nodev,size=%d,nr_inodes=%d,mode=1777", l.Tmp, max(l.Tmp/4096, 1024))},
+			Tmpfs:          map[string]string{"/tmp": fmt.Sprintf("rw,nosuid,nodev,size=%d,nr_inodes=%d,mode=1777", tmp, max(tmp/4096, 1024))},
 			CapDrop:        []string{"ALL"},
 			SecurityOpt:    []string{"no-new-privileges:true"},
 			Init:           &initProc,

@@ -152,3 +152,51 @@ func TestUnescapeMountinfo(t *testing.T) {
 		}
 	}
 }
+
+// TestProtectMounts checks what a container binds for the protected
+// paths: the directories above each as mount points of their own, the
+// existing paths and a .git file read-only, nothing for a missing path,
+// and a refusal for a path through a symbolic link (the engine would
+// follow it on the host).
+func TestProtectMounts(t *testing.T) {
+	paths := []string{".git/hooks", ".git/config", ".claude/commands", ".vscode"}
+	for _, tc := range []struct {
+		name            string
+		make            func(ws string) error
+		parents, leaves []string
+		err             string
+	}{
+		{"empty", func(string) error { return nil }, nil, nil, ""},
+		{"repository", func(ws string) error {
+			os.MkdirAll(filepath.Join(ws, ".git", "hooks"), 0o755)
+			os.MkdirAll(filepath.Join(ws, ".claude"), 0o755)
+			return os.WriteFile(filepath.Join(ws, ".git", "config"), nil, 0o644)
+		}, []string{".git", ".claude"}, []string{".git/hooks", ".git/config"}, ""},
+		{"git file", func(ws string) error {
+			return os.WriteFile(filepath.Join(ws, ".git"), []byte("gitdir: /elsewhere\n"), 0o644)
+		}, nil, []string{".git"}, ""},
+		{"symlinked parent", func(ws string) error {
+			return os.Symlink("/", filepath.Join(ws, ".git"))
+		}, nil, nil, "symbolic link"},
+		{"symlinked leaf", func(ws string) error {
+			return os.Symlink("/etc", filepath.Join(ws, ".vscode"))
+		}, nil, nil, "symbolic link"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ws := t.TempDir()
+			if err := tc.make(ws); err != nil {
+				t.Fatal(err)
+			}
+			parents, leaves, err := protectMounts(ws, paths)
+			if tc.err != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.err) {
+					t.Errorf("err = %v, want %q", err, tc.err)
+				}
+				return
+			}
+			if err != nil || !slices.Equal(parents, tc.parents) || !slices.Equal(leaves, tc.leaves) {
+				t.Errorf("parents %q leaves %q err %v, want %q %q", parents, leaves, err, tc.parents, tc.leaves)
+			}
+		})
+	}
+}

@@ -33,9 +33,10 @@ const PrepareRootEnv = "CLAWTOOL_SANDBOX_PREPARE_ROOT"
 // command as its child instead of becoming it (fork mode): the helper
 // moves its children into a PID namespace of their own and mounts that
 // namespace's /proc before it reads its configuration; after building
-// the sandbox it forks the command with a vfork-like clone, so that the
-// command's execve is made by a single-threaded process (from the Go
-// helper's main thread it waits for the runtime's other threads to end),
+// the sandbox it forks the command from its main thread with raw system
+// calls (see startCommand), so that the command's execve is made by a
+// single-threaded process (from the Go helper's main thread it waits for
+// the runtime's other threads to end),
 // waits for it, writes an [Exit] record to ErrorFD and exits. The
 // command is init of its own PID namespace, nested in the helper's,
 // and does not see the helper. Needs a kernel whose procfs takes the
