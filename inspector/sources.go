@@ -16,11 +16,23 @@ type Source struct {
 	LeftOut  int    `json:"left_out,omitempty"`
 	AtLeast  bool   `json:"at_least,omitempty"`
 	Error    string `json:"error,omitempty"` // why it failed, or what it left out
+	// Confinement is where a stdio server runs ("native", "unconfined"),
+	// Network the network its sandbox policy gives it ("none", "allow",
+	// "host") and Allow the rules of an allow list.
+	Confinement string   `json:"confinement,omitempty"`
+	Network     string   `json:"network,omitempty"`
+	Allow       []string `json:"allow,omitempty"`
+	// NetworkDenials are the latest connections the sandbox's proxy
+	// refused the source, each as "HOST port N: REASON"; NetworkDenied
+	// counts them all. The page flags a source with denials.
+	NetworkDenials []string `json:"network_denials,omitempty"`
+	NetworkDenied  int      `json:"network_denied,omitempty"`
 }
 
 // WithSources lets the page show where the tools come from: GET
 // /api/sources answers what list returns, and the page shows it in a
-// Sources tab, cut imports and failed sources first. list is called on
+// Sources tab, failed sources, cut imports and sources refused the
+// network first. list is called on
 // every request, so the page shows the state of the moment.
 func WithSources(list func() []Source) Option {
 	return func(h *Handler) { h.sources = list }

@@ -19,7 +19,9 @@ import (
 func TestSources(t *testing.T) {
 	cut := Source{Name: "big", Kind: "mcp", State: "ready", Tools: 1000, MaxTools: 1000, LeftOut: 500,
 		Error: `500 tools left out: the server lists more than its cap of 1000 tools (raise it with "maxTools" in its entry, up to 100000)`}
-	list := []Source{{Name: "files", Kind: "mcp", State: "ready", Tools: 3}}
+	list := []Source{{Name: "files", Kind: "mcp", State: "ready", Tools: 3},
+		{Name: "fetch", Kind: "mcp", State: "ready", Tools: 1, Confinement: "native", Network: "allow", Allow: []string{"api.example.com"},
+			NetworkDenials: []string{"169.254.169.254 port 80: an IP literal not in the allow list"}, NetworkDenied: 1}}
 	h := New(testRegistry(t), WithToken(testToken), WithSources(func() []Source { return list }))
 	get := func(h *Handler) []Source {
 		t.Helper()
@@ -41,6 +43,11 @@ func TestSources(t *testing.T) {
 	if want := `"left_out":500`; !json.Valid(w.Body.Bytes()) || !contains(w.Body.String(), want) || !contains(w.Body.String(), `"max_tools":1000`) {
 		t.Errorf("GET /api/sources = %s, want the cut's fields", w.Body.String())
 	}
+	for _, want := range []string{`"confinement":"native"`, `"network":"allow"`, `"allow":["api.example.com"]`, `"network_denials":["169.254.169.254 port 80`, `"network_denied":1`} {
+		if !contains(w.Body.String(), want) {
+			t.Errorf("GET /api/sources = %s, want %s", w.Body.String(), want)
+		}
+	}
 	if got := get(New(testRegistry(t), WithToken(testToken))); got == nil || len(got) != 0 {
 		t.Errorf("without WithSources: %v, want []", got)
 	}
@@ -55,8 +62,9 @@ func TestSources(t *testing.T) {
 func contains(s, sub string) bool { return strings.Contains(s, sub) }
 
 // TestBrowserSources drives the page's Sources tab: it appears with
-// WithSources, flags the cut and failed sources, and shows the cut's
-// count and reason.
+// WithSources, flags the cut sources and those refused the network, and
+// shows the cut's count and reason, a confined source's network policy
+// and its denials.
 func TestBrowserSources(t *testing.T) {
 	exe := chromium(t)
 	h := New(testRegistry(t), WithSources(func() []Source {
@@ -64,6 +72,8 @@ func TestBrowserSources(t *testing.T) {
 			{Name: "files", Kind: "mcp", State: "ready", Tools: 3},
 			{Name: "big", Kind: "mcp", State: "ready", Tools: 1000, MaxTools: 1000, LeftOut: 500,
 				Error: `500 tools left out: the server lists more than its cap of 1000 tools (raise it with "maxTools" in its entry, up to 100000)`},
+			{Name: "zfetch", Kind: "mcp", State: "ready", Tools: 1, Confinement: "native", Network: "allow", Allow: []string{"api.example.com", "*.example.org:443"},
+				NetworkDenials: []string{"169.254.169.254 port 80: an IP literal not in the allow list"}, NetworkDenied: 3},
 		}
 	}))
 	srv := httptest.NewServer(h)
@@ -87,7 +97,16 @@ func TestBrowserSources(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if alert != "1" || !strings.Contains(first, "big") || !strings.Contains(first, "500 (cap 1000)") || !strings.Contains(first, `raise it with "maxTools"`) {
-		t.Errorf("alert %q, first row %q; want 1, and the cut source first with its count and reason", alert, first)
+	if alert != "2" || !strings.Contains(first, "big") || !strings.Contains(first, "500 (cap 1000)") || !strings.Contains(first, `raise it with "maxTools"`) {
+		t.Errorf("alert %q, first row %q; want 2, and the cut source first with its count and reason", alert, first)
+	}
+	second, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS("#sources-table tbody tr:nth-child(2)")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"zfetch", "native (network allow: api.example.com, *.example.org:443)", "3 network denials, the latest:", "169.254.169.254 port 80: an IP literal not in the allow list"} {
+		if !strings.Contains(second, want) {
+			t.Errorf("second row %q lacks %q (a source refused the network comes before one that is not)", second, want)
+		}
 	}
 }

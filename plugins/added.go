@@ -60,4 +60,8 @@ const (
 	// EventReimported: the server's tools were imported again after it
 	// said they changed; "added", "changed" and "removed" count them.
 	EventReimported = "reimported"
+	// EventNetworkDenied: the allow-list proxy of a confined server
+	// refused it a connection; "host", "port" (int), "addr" and "reason"
+	// are those of sandbox.NetworkDenial.
+	EventNetworkDenied = "networkDenied"
 )

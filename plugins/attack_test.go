@@ -37,18 +37,7 @@ func TestConfinedServerAttacks(t *testing.T) {
 	if err := os.WriteFile(key, []byte(secret), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	bin, err := os.MkdirTemp("", "plugins-evil-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(bin) })
-	if err := os.Chmod(bin, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	evil := filepath.Join(bin, "evilserver")
-	if out, err := exec.Command("go", "build", "-o", evil, "./testdata/evilserver").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	bin, evil := buildEvil(t)
 
 	for _, confined := range []bool{false, true} {
 		t.Run(fmt.Sprintf("confined=%v", confined), func(t *testing.T) {
@@ -119,6 +108,25 @@ func TestConfinedServerAttacks(t *testing.T) {
 			}
 		})
 	}
+}
+
+// buildEvil builds testdata/evilserver into a fresh directory anyone may
+// search and returns the directory and the program's path.
+func buildEvil(t *testing.T) (dir, evil string) {
+	t.Helper()
+	dir, err := os.MkdirTemp("", "plugins-evil-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	if err := os.Chmod(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	evil = filepath.Join(dir, "evilserver")
+	if out, err := exec.Command("go", "build", "-o", evil, "./testdata/evilserver").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	return dir, evil
 }
 
 // accept reports what the first connection to l sends ("" when l closes

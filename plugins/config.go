@@ -124,6 +124,14 @@ type Server struct {
 	// policy's workspace for this server: the one directory a confined
 	// server may write, and its working directory.
 	Workspace string `json:"workspace,omitempty"`
+	// Secrets names the variables of Env a confined server gets although
+	// their names look like secrets (they contain KEY, SECRET, TOKEN or
+	// PASSWORD; see sandbox.SecretWord): the sandbox refuses such a
+	// variable unless the entry names it here, so a token reaches the one
+	// server whose entry says so, knowingly. Each must be set in Env; its
+	// value is redacted like an expanded reference (even when written
+	// literally). [Status.Secrets] lists the names, never the values.
+	Secrets []string `json:"secrets,omitempty"`
 	// Unsandboxed runs a stdio server outside the sandbox although the
 	// configuration or the entry names a "sandboxPolicy", knowingly.
 	Unsandboxed bool `json:"unsandboxed,omitempty"`
@@ -388,6 +396,14 @@ func (s *Server) check() error {
 	if s.Timeout < 0 {
 		return errors.New("timeout must not be negative")
 	}
+	for _, name := range s.Secrets {
+		if _, ok := s.Env[name]; !ok {
+			return fmt.Errorf(`"secrets" names %q, which "env" does not set`, name)
+		}
+	}
+	if len(s.Secrets) > 0 && s.URL != "" {
+		return errors.New(`"secrets" applies to a stdio server's "env"; a URL server has none`)
+	}
 	if s.MaxTools < 0 || s.MaxTools > MaxServerTools {
 		return fmt.Errorf(`"maxTools" %d: want a number of tools from 1 to %d (0 or absent: the default, %d)`, s.MaxTools, MaxServerTools, mcptool.DefaultMaxTools)
 	}
@@ -468,6 +484,11 @@ func (x *expander) server(s *Server) error {
 	}
 	if s.Env, err = x.expandMap(s.Env, "env"); err != nil {
 		return err
+	}
+	for _, name := range s.Secrets {
+		if v := s.Env[name]; len(v) >= minSecret {
+			x.secrets = append(x.secrets, v)
+		}
 	}
 	if s.Headers, err = x.expandMap(s.Headers, "headers"); err != nil {
 		return err

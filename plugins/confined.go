@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -40,7 +41,16 @@ func serverPolicy(p *sandbox.Policy, s Server) (*sandbox.Policy, error) {
 		env = append(env, k+"="+v)
 	}
 	for _, k := range sortedKeys(s.Env) {
+		if w := sandbox.SecretWord(k); w != "" && !slices.Contains(s.Secrets, k) {
+			return nil, fmt.Errorf(`env %q looks like a secret (its name contains %s): the sandbox passes it only to a server whose entry names it in "secrets"`, k, w)
+		}
 		set(k, s.Env[k])
+	}
+	c.Secrets = slices.Clone(p.Secrets)
+	for _, k := range s.Secrets {
+		if !slices.Contains(c.Secrets, k) {
+			c.Secrets = append(c.Secrets, k)
+		}
 	}
 	if path, err := exec.LookPath(s.Command); err == nil && filepath.IsAbs(path) {
 		real, err := filepath.EvalSymlinks(path)
@@ -67,8 +77,9 @@ func serverPolicy(p *sandbox.Policy, s Server) (*sandbox.Policy, error) {
 }
 
 // confinedTransport starts the stdio server s in the native sandbox
-// under p, each connection a sandboxed run of its own.
-func confinedTransport(name string, p sandbox.Policy, s Server) mcp.Transport {
+// under p, each connection a sandboxed run of its own; configure sets
+// up the proxy of a run under an allow list.
+func confinedTransport(name string, p sandbox.Policy, s Server, configure func(*sandbox.Proxy)) mcp.Transport {
 	network := string(p.Network)
 	if network == "" {
 		network = string(sandbox.NetworkNone)
@@ -77,6 +88,7 @@ func confinedTransport(name string, p sandbox.Policy, s Server) mcp.Transport {
 	return mcptool.ProcessTransport(label, func(stdin *os.File, stdout io.WriteCloser) (*mcptool.Process, error) {
 		ctx, kill := context.WithCancel(context.Background())
 		cmd := sandbox.CommandContext(ctx, p, s.Command, s.Args...)
+		cmd.ConfigureProxy = configure
 		stderr := &tail{max: 4 << 10}
 		cmd.Stdin, cmd.Stdout, cmd.Stderr = stdin, stdout, stderr
 		done := make(chan struct{})
@@ -107,6 +119,14 @@ func describeEnd(err error, stderr string) string {
 	default:
 		return "could not start in the sandbox (it never runs unconfined): " + err.Error()
 	}
+	var proxied []string
+	for _, d := range ee.NetworkDenials {
+		if len(proxied) == 5 {
+			proxied = append(proxied, fmt.Sprintf("(%d more)", len(ee.NetworkDenials)+ee.NetworkDenialsDropped-5))
+			break
+		}
+		proxied = append(proxied, describeDenial(d))
+	}
 	var refused, last []string
 	for _, l := range strings.Split(strings.TrimSpace(stderr), "\n") {
 		l = strings.TrimSpace(l)
@@ -122,6 +142,9 @@ func describeEnd(err error, stderr string) string {
 		last = last[len(last)-10:]
 	}
 	msg := what
+	if len(proxied) > 0 {
+		msg += "; the network proxy refused it:\n  " + strings.Join(proxied, "\n  ")
+	}
 	if len(refused) > 0 {
 		msg += "; the sandbox refused it:\n  " + strings.Join(refused, "\n  ")
 	}
@@ -129,6 +152,52 @@ func describeEnd(err error, stderr string) string {
 		msg += "\nthe end of its standard error:\n  " + strings.Join(last, "\n  ")
 	}
 	return msg
+}
+
+// describeDenial says what a server asked for and why the proxy refused.
+func describeDenial(d sandbox.NetworkDenial) string {
+	return fmt.Sprintf("%s port %d: %s", d.Host, d.Port, d.Reason)
+}
+
+// formatRule writes r as sandbox.ParseHostRule reads it.
+func formatRule(r sandbox.HostRule) string {
+	h := r.Host
+	if len(r.Ports) == 0 {
+		return h
+	}
+	if strings.Contains(h, ":") {
+		h = "[" + h + "]"
+	}
+	ports := make([]string, len(r.Ports))
+	for i, p := range r.Ports {
+		ports[i] = strconv.Itoa(p)
+	}
+	return h + ":" + strings.Join(ports, ",")
+}
+
+// configureProxy sets up the allow-list proxy of one run of the entry's
+// server: named after the server, each denial logged (redacted) and kept
+// for Status as it happens, not only when the run ends.
+func (e *entry) configureProxy(p *sandbox.Proxy) {
+	p.Client = fmt.Sprintf("MCP server %q", e.name)
+	p.Log = nil // the host logs it, redacted, below
+	p.OnDenial = e.recordDenial
+	if e.h.proxyHook != nil {
+		e.h.proxyHook(p)
+	}
+}
+
+// recordDenial keeps d for Status and logs it.
+func (e *entry) recordDenial(d sandbox.NetworkDenial) {
+	e.mu.Lock()
+	e.denied++
+	if len(e.denials) == MaxStatusDenials {
+		e.denials = append(e.denials[:0], e.denials[1:]...)
+	}
+	e.denials = append(e.denials, d)
+	e.mu.Unlock()
+	e.log.Warn("plugins: "+e.what()+": network denied", "event", EventNetworkDenied, "server", e.name,
+		"host", e.redact(d.Host), "port", d.Port, "addr", d.Addr, "reason", e.redact(d.Reason))
 }
 
 // denialMarks are how programs report a refusal of the sandbox: Landlock

@@ -3,7 +3,6 @@ package plugins
 import (
 	"encoding/json"
 	"errors"
-	"github.com/miniopenclaw/tool"
 	"io"
 	"os"
 	"path/filepath"
@@ -11,6 +10,7 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/miniopenclaw/tool"
 	"github.com/miniopenclaw/tool/sandbox"
 )
 
@@ -143,6 +143,11 @@ func TestDescribeEnd(t *testing.T) {
 		{&sandbox.ExitError{Result: &sandbox.Result{Outcome: sandbox.Exited, ExitCode: 1}},
 			"starting\nError: EACCES: permission denied, open '/root/.npm/_cacache'\nbye\n",
 			[]string{"exited with status 1", "the sandbox refused it:\n  Error: EACCES: permission denied, open '/root/.npm/_cacache'\n", "the end of its standard error:\n  starting\n"}},
+		{&sandbox.ExitError{Result: &sandbox.Result{Outcome: sandbox.Exited, ExitCode: 1, NetworkDenials: []sandbox.NetworkDenial{
+			{Host: "registry.example", Port: 443, Reason: "not in the allow list"}, {Host: "a", Port: 1}, {Host: "b", Port: 1}, {Host: "c", Port: 1}, {Host: "d", Port: 1}, {Host: "e", Port: 1}},
+			NetworkDenialsDropped: 3}},
+			"Error: getaddrinfo EAI_AGAIN\n",
+			[]string{"exited with status 1; the network proxy refused it:\n  registry.example port 443: not in the allow list\n  a port 1: \n", "d port 1: \n  (4 more)\n"}},
 	} {
 		got := describeEnd(tt.err, tt.stderr)
 		if tt.want == nil && got != "" {
@@ -180,5 +185,121 @@ func TestConfinedPolicyReloads(t *testing.T) {
 		if st := h.Status(); len(st) != 1 || st[0].State != Ready || st[0].Confinement != ConfinedNative || st[0].Network != network {
 			t.Errorf("after writing network %s: %+v", network, st)
 		}
+	}
+}
+
+// TestRecordDenialKeepsLatest: an entry keeps the latest
+// MaxStatusDenials network denials for Status and counts them all.
+func TestRecordDenialKeepsLatest(t *testing.T) {
+	e := NewHost(tool.NewRegistry()).newEntry("s", KindServer, &Config{}, "", nil)
+	for i := range MaxStatusDenials + 5 {
+		e.recordDenial(sandbox.NetworkDenial{Host: "h", Port: i + 1})
+	}
+	st := e.status()
+	if st.NetworkDenied != MaxStatusDenials+5 || len(st.NetworkDenials) != MaxStatusDenials ||
+		st.NetworkDenials[0].Port != 6 || st.NetworkDenials[MaxStatusDenials-1].Port != MaxStatusDenials+5 {
+		t.Fatalf("%d denied, kept %+v", st.NetworkDenied, st.NetworkDenials)
+	}
+}
+
+// TestFormatRule writes rules back in the form ParseHostRule reads.
+func TestFormatRule(t *testing.T) {
+	for _, in := range []string{"api.example.com", "*.example.org:443,8443", "[2001:db8::1]:443", "203.0.113.7:80", "2001:db8::1"} {
+		r, err := sandbox.ParseHostRule(in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := formatRule(r); got != in {
+			t.Errorf("%q: formatted %q", in, got)
+		}
+	}
+}
+
+// TestConfinedServerSecrets: a variable whose name looks like a secret
+// reaches a confined server only when its entry names it in "secrets".
+// Without it the server fails before it runs (host-side: its start log,
+// in its workspace, was never written), saying what to do and never the
+// value; named, the server gets it (the control), its name is in Status
+// and its value, written literally, is redacted; and a secret of the
+// host's own environment never reaches a confined server, while an
+// unconfined one inherits it (the control that the attack works without
+// the sandbox).
+func TestConfinedServerSecrets(t *testing.T) {
+	requireSandbox(t)
+	const hostSecret, given = "host-secret-value-4711", "ghp-literal-value-0815"
+	t.Setenv("CLAWTOOL_TEST_API_KEY", hostSecret)
+	t.Setenv("CLAWTOOL_TEST_GH", given)
+	dir := t.TempDir()
+	work := filepath.Join(dir, "work")
+	if err := os.Mkdir(work, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	fx := confinedFixture(t, "echo")
+	if err := os.WriteFile(filepath.Join(dir, "sandbox.json"), []byte(`{"readOnly": [`+jsonString(filepath.Dir(fx.Command))+`]}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	entry := func(prefix string, env map[string]any, more map[string]any) map[string]any {
+		e := map[string]any{"command": fx.Command, "args": fx.Args, "prefix": prefix}
+		envs := map[string]any{getenvEnv: "1"}
+		for k, v := range fx.Env {
+			envs[k] = v
+		}
+		for k, v := range env {
+			envs[k] = v
+		}
+		e["env"] = envs
+		for k, v := range more {
+			e[k] = v
+		}
+		return e
+	}
+	startLog := filepath.Join(work, "starts.log")
+	b, _ := json.Marshal(map[string]any{"sandboxPolicy": "sandbox.json", "mcpServers": map[string]any{
+		"refused": entry("refused_", map[string]any{"GITHUB_TOKEN": "${CLAWTOOL_TEST_GH}", startLogEnv: startLog}, map[string]any{"workspace": work}),
+		"named":   entry("named_", map[string]any{"GITHUB_TOKEN": given}, map[string]any{"secrets": []string{"GITHUB_TOKEN"}}),
+		"control": entry("control_", nil, map[string]any{"unsandboxed": true}),
+	}})
+	file := filepath.Join(dir, "config.json")
+	if err := os.WriteFile(file, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	reg := tool.NewRegistry()
+	h := NewHost(reg)
+	defer h.Close()
+	if err := h.Reload(t.Context(), file); err != nil {
+		t.Fatal(err)
+	}
+	getenv := func(name, variable string) string {
+		t.Helper()
+		res := reg.Execute(t.Context(), name, json.RawMessage(`{"name": `+jsonString(variable)+`}`))
+		if res.IsError {
+			t.Fatalf("%s: %+v %+v", name, res, h.Status())
+		}
+		return strings.TrimPrefix(res.Output, "=")
+	}
+	st := map[string]Status{}
+	for _, s := range h.Status() {
+		st[s.Name] = s
+	}
+	if r := st["refused"]; r.State != Failed || r.Confinement != ConfinedNative || !strings.Contains(r.Err, `env "GITHUB_TOKEN" looks like a secret`) || !strings.Contains(r.Err, `"secrets"`) || strings.Contains(r.Err, given) {
+		t.Errorf("refused: %+v", r)
+	}
+	if _, err := os.Stat(startLog); !os.IsNotExist(err) {
+		t.Errorf("the refused server ran: its start log: %v", err)
+	}
+	if n := st["named"]; n.State != Ready || strings.Join(n.Secrets, ",") != "GITHUB_TOKEN" {
+		t.Errorf("named: %+v", n)
+	}
+	if got := getenv("named_getenv", "GITHUB_TOKEN"); got != given {
+		t.Errorf("the named secret in the confined server: %q", got)
+	}
+	if got := h.Config().Redact("token " + given); got != "token [redacted]" {
+		t.Errorf("the literal secret is not redacted: %q", got)
+	}
+	if got := getenv("named_getenv", "CLAWTOOL_TEST_API_KEY"); got != "" {
+		t.Errorf("the host's secret reached the confined server: %q", got)
+	}
+	if got := getenv("control_getenv", "CLAWTOOL_TEST_API_KEY"); got != hostSecret {
+		t.Errorf("control: the unconfined server does not inherit the host's secret: %q", got)
 	}
 }

@@ -2,6 +2,7 @@ package plugins
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -70,7 +71,22 @@ type Status struct {
 	// Network is a confined server's network policy ("none", "host",
 	// ...); empty otherwise.
 	Network string
+	// Secrets are the names of the secret-looking variables a confined
+	// server is given ([Server.Secrets]); never their values.
+	Secrets []string
+	// Allow is the allow list of a server whose Network is "allow", each
+	// rule as HOST or HOST:PORT,... (sandbox.ParseHostRule's form).
+	Allow []string
+	// NetworkDenials are the latest connections the allow-list proxy
+	// refused the server (at most MaxStatusDenials, oldest first, kept
+	// across its restarts); NetworkDenied counts them all.
+	NetworkDenials []sandbox.NetworkDenial
+	NetworkDenied  int
 }
+
+// MaxStatusDenials is the number of network denials [Status] keeps per
+// server: the latest.
+const MaxStatusDenials = 16
 
 // Confinements of a stdio server (Status.Confinement).
 const (
@@ -148,6 +164,10 @@ type Host struct {
 	added    []AddedServer // WithServers, in order
 	elicit   mcptool.ElicitationHandler
 	relay    bool // WithElicitationRelay
+	// proxyHook, set by tests, adjusts a confined server's allow-list
+	// proxy after the host configured it (the tests' resolver and
+	// dialer); no Option sets it.
+	proxyHook func(*sandbox.Proxy)
 	// now and sleep are the clock of restarts; tests replace them.
 	now   func() time.Time
 	sleep func(ctx context.Context, d time.Duration) error
@@ -438,11 +458,22 @@ func (h *Host) serverEntry(name string, s Server, c *Config, policy *sandbox.Pol
 	}
 	if s.URL == "" {
 		e.confinement, e.network = Unconfined, ""
-		if confine != nil {
-			e.confinement, e.network = ConfinedNative, string(confine.Network)
+		// A server refused confinement (its policy unreadable, its entry
+		// not runnable under it) was meant to be confined: it says so,
+		// not "unconfined", though it never ran.
+		shown := confine
+		if shown == nil && serr != nil && !s.Unsandboxed {
+			shown = cmp.Or(sp, &sandbox.Policy{})
+		}
+		if shown != nil {
+			e.confinement, e.network = ConfinedNative, string(shown.Network)
 			if e.network == "" {
 				e.network = string(sandbox.NetworkNone)
 			}
+			for _, r := range shown.Allow {
+				e.allow = append(e.allow, formatRule(r))
+			}
+			e.secrets = slices.Clone(s.Secrets)
 		}
 	}
 	return e
@@ -513,6 +544,7 @@ type entry struct {
 	// runs unconfined; confinement and network describe it for Status.
 	confine              *sandbox.Policy
 	confinement, network string
+	allow, secrets       []string
 	// log receives the records about the entry: the host's logger, or
 	// the added server's own. added is the server of WithServers the
 	// entry is, nil for an entry of the configuration; loginHint is its
@@ -524,8 +556,10 @@ type entry struct {
 	mu      sync.Mutex
 	state   State
 	err     string
-	cut     *Cut     // the last import's cut, if any
-	taken   []string // names left out since the last report, because others have them
+	cut     *Cut                    // the last import's cut, if any
+	taken   []string                // names left out since the last report, because others have them
+	denials []sandbox.NetworkDenial // the latest, at most MaxStatusDenials
+	denied  int                     // denials in all
 	closed  bool
 	owned   map[string]bool // names it registered in h.reg
 	calls   map[uint64]context.CancelCauseFunc
@@ -573,7 +607,8 @@ func (e *entry) status() Status {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	st := Status{Name: e.name, Kind: e.kind, State: e.state, Tools: len(e.owned), Err: e.err, Restarts: e.restarts,
-		Confinement: e.confinement, Network: e.network}
+		Confinement: e.confinement, Network: e.network, Allow: slices.Clone(e.allow), Secrets: slices.Clone(e.secrets),
+		NetworkDenials: slices.Clone(e.denials), NetworkDenied: e.denied}
 	if e.cut != nil {
 		cut := *e.cut
 		st.Cut = &cut
@@ -888,7 +923,7 @@ func (e *entry) connect(ctx context.Context, s Server) (*mcptool.Client, error) 
 			return nil, err
 		}
 	} else if e.confine != nil {
-		t = confinedTransport(e.name, *e.confine, s)
+		t = confinedTransport(e.name, *e.confine, s, e.configureProxy)
 	} else {
 		cmd := exec.Command(s.Command, s.Args...)
 		cmd.Dir = s.Cwd

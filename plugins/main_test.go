@@ -34,6 +34,9 @@ const (
 	startLogEnv  = "PLUGINS_START_LOG"
 	exitAfterEnv = "PLUGINS_FIXTURE_EXIT_AFTER"
 	maxStartsEnv = "PLUGINS_FIXTURE_MAX_STARTS"
+	// getenvEnv adds a tool "getenv" that answers the value of the
+	// variable {"name"} in the fixture's environment.
+	getenvEnv = "PLUGINS_FIXTURE_GETENV"
 )
 
 func TestMain(m *testing.M) {
@@ -95,6 +98,13 @@ func fixtureServer(names string) int {
 				os.Exit(4)
 			}
 			return n + ":" + in.Text, nil
+		})))
+	}
+	if os.Getenv(getenvEnv) != "" {
+		reg.Register(tool.Must(tool.New("getenv", "Answers a variable of its environment.", func(_ context.Context, in struct {
+			Name string `json:"name"`
+		}) (string, error) {
+			return "=" + os.Getenv(in.Name), nil
 		})))
 	}
 	reg.Register(tool.Must(tool.New("wait", "Returns when cancelled.", func(ctx context.Context, _ struct{}) (string, error) {

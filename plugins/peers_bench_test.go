@@ -26,6 +26,10 @@ func BenchmarkConfinedNpxStart(b *testing.B) {
 	requireSandbox(b)
 	dir, _ = filepath.Abs(dir)
 	peers := filepath.Join(dir, "peers")
+	if _, err := os.Stat(filepath.Join(peers, "node_modules", ".bin", "mcp-server-everything")); err != nil {
+		// Never let npx -y fetch it: the figure would time a download.
+		b.Fatalf("server-everything is not installed under %s (run .ci/mcp-peers.sh): %v", peers, err)
+	}
 	policy := filepath.Join(b.TempDir(), "sandbox.json")
 	if err := os.WriteFile(policy, []byte(`{"readOnly": [`+jsonString(peers)+`], "limits": {"cpu": "60s"}}`), 0o600); err != nil {
 		b.Fatal(err)

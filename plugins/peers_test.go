@@ -141,4 +141,34 @@ func TestPeerConfinedClaudeDesktopConfig(t *testing.T) {
 		t.Fatalf("write_file: %+v", res)
 	}
 	assertOwnedLike(t, filepath.Join(root, "made.txt"), root)
+
+	// The same tools as unconfined: the file without its sandboxPolicy,
+	// loaded into a registry of its own.
+	var c map[string]any
+	if err := json.Unmarshal([]byte(config), &c); err != nil {
+		t.Fatal(err)
+	}
+	delete(c, "sandboxPolicy")
+	b, _ := json.Marshal(c)
+	plainFile := filepath.Join(cfgDir, "unconfined.json")
+	if err := os.WriteFile(plainFile, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	plain := tool.NewRegistry()
+	hp := NewHost(plain)
+	defer hp.Close()
+	if err := hp.Reload(t.Context(), plainFile); err != nil {
+		t.Fatal(err)
+	}
+	names := func(r *tool.Registry) []string {
+		var out []string
+		for _, x := range r.List() {
+			out = append(out, x.Name())
+		}
+		slices.Sort(out)
+		return out
+	}
+	if got, want := names(reg), names(plain); !slices.Equal(got, want) || len(got) == 0 {
+		t.Errorf("confined tools %v, unconfined %v", got, want)
+	}
 }

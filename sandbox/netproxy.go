@@ -57,6 +57,11 @@ type Proxy struct {
 	Dial func(ctx context.Context, addr netip.AddrPort) (net.Conn, error)
 	// Log receives one record per refusal; nil means no log.
 	Log *slog.Logger
+	// OnDenial, when set, is called with each refusal as it happens (on
+	// the connection's goroutine, so it must not block): the way a
+	// long-running client's owner (an MCP server's host) reports denials
+	// while the run goes on, before any Result exists.
+	OnDenial func(NetworkDenial)
 
 	once    sync.Once
 	slots   chan struct{}
@@ -171,6 +176,9 @@ func (p *Proxy) deny(host string, port int, addr, reason string) *NetworkDenial 
 	p.mu.Unlock()
 	if p.Log != nil {
 		p.Log.Warn("sandbox: network denied", "host", host, "port", port, "addr", addr, "reason", reason, "client", p.Client)
+	}
+	if p.OnDenial != nil {
+		p.OnDenial(d)
 	}
 	return &d
 }

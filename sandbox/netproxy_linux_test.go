@@ -5,6 +5,7 @@ import (
 	"net"
 	"os/exec"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -55,5 +56,52 @@ func TestNativeAllowList(t *testing.T) {
 	}
 	if r.OK() || f.listedHits.Load() != 1 {
 		t.Fatalf("direct connection out of the sandbox: %s stdout %q, listed server hits %d", r.Summary(), r.Stdout, f.listedHits.Load())
+	}
+}
+
+// TestCmdConfigureProxy: a Cmd's ConfigureProxy names the client and
+// receives each denial as it happens (OnDenial), and cannot widen the
+// policy: Rules it sets are replaced by Policy.Allow, so the unlisted
+// name stays refused (host-side: its server got nothing). Control: the
+// listed name is reached through the same configured proxy.
+func TestCmdConfigureProxy(t *testing.T) {
+	if _, err := exec.LookPath("curl"); err != nil {
+		t.Fatal("curl is needed in the PATH")
+	}
+	f := newProxyFixture(t, &Proxy{})
+	pol := Policy{Network: NetworkAllow, Allow: []HostRule{{Host: "listed.test", Ports: []int{80}}}}
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	var (
+		mu  sync.Mutex
+		got []NetworkDenial
+	)
+	configure := func(p *Proxy) {
+		p.Resolve, p.Dial = f.proxy.Resolve, f.proxy.Dial
+		p.Client = "server \"evil\""
+		p.Rules = []HostRule{{Host: "*.test", Ports: []int{80}}} // an attempt to widen
+		p.OnDenial = func(d NetworkDenial) { mu.Lock(); got = append(got, d); mu.Unlock() }
+	}
+	cmd := CommandContext(ctx, pol, "curl", "-sS", "-m", "20", "http://listed.test/")
+	cmd.ConfigureProxy = configure
+	if out, err := cmd.Output(); err != nil || string(out) != "listed listed.test" {
+		t.Fatalf("control: %q %v", out, err)
+	}
+	cmd = CommandContext(ctx, pol, "curl", "-sS", "-m", "20", "-o", "/dev/null", "-w", "%{http_code}", "http://unlisted.test/")
+	cmd.ConfigureProxy = configure
+	out, err := cmd.Output()
+	if err != nil || string(out) != "403" {
+		t.Fatalf("unlisted: %q %v", out, err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(got) != 1 || got[0].Host != "unlisted.test" || got[0].Client != "server \"evil\"" || !strings.Contains(got[0].Reason, "not in the allow list") {
+		t.Fatalf("OnDenial got %+v", got)
+	}
+	if rd := cmd.Result.NetworkDenials; len(rd) != 1 || rd[0] != got[0] {
+		t.Fatalf("Result.NetworkDenials = %+v, OnDenial got %+v", rd, got)
+	}
+	if f.unlistHits.Load() != 0 {
+		t.Fatalf("the unlisted server got %d requests", f.unlistHits.Load())
 	}
 }

@@ -394,8 +394,15 @@ type Policy struct {
 	DenyUnixSockets bool
 	// Env is the run's whole environment as NAME=value pairs; the caller's
 	// environment is never inherited. Nil means [DefaultEnv]. A name
-	// containing KEY, SECRET, TOKEN or PASSWORD (in any case) is refused.
+	// containing KEY, SECRET, TOKEN or PASSWORD (in any case) is refused
+	// unless Secrets names it.
 	Env []string
+	// Secrets names the variables of Env the caller passes knowingly
+	// although their names look like secrets (see [SecretWord]): the run
+	// gets those, and any other such name is still refused. A name listed
+	// here that Env does not set is refused too, so a misspelt name
+	// cannot go unnoticed.
+	Secrets []string
 	// AllowShell lets tools built on this policy run a shell command line
 	// (sh -c); otherwise they take an argument vector only.
 	AllowShell bool
@@ -563,12 +570,26 @@ func (p Policy) environ() ([]string, error) {
 		if !ok || name == "" || strings.ContainsRune(kv, 0) {
 			return nil, fmt.Errorf("sandbox: environment entry %q is not NAME=value", kv)
 		}
-		if w, bad := secretName(name); bad {
-			return nil, fmt.Errorf("sandbox: environment variable %s is refused: names containing %s are never passed to a sandbox", name, w)
+		if w, bad := secretName(name); bad && !slices.Contains(p.Secrets, name) {
+			return nil, fmt.Errorf("sandbox: environment variable %s is refused: a name containing %s is passed to a sandbox only when Policy.Secrets names it", name, w)
 		}
 		out = append(out, kv)
 	}
+	for _, name := range p.Secrets {
+		if !slices.ContainsFunc(out, func(kv string) bool { return strings.HasPrefix(kv, name+"=") }) {
+			return nil, fmt.Errorf("sandbox: Secrets names %q, which the environment does not set", name)
+		}
+	}
 	return out, nil
+}
+
+// SecretWord returns the fragment (KEY, SECRET, TOKEN or PASSWORD, in
+// any case) that makes the variable name look like a secret, which a
+// policy refuses in its environment unless Policy.Secrets names it, or
+// "" for a name that does not.
+func SecretWord(name string) string {
+	w, _ := secretName(name)
+	return w
 }
 
 func secretName(name string) (string, bool) {

@@ -46,6 +46,12 @@ func TestPolicyValidate(t *testing.T) {
 		{"lower-case secret refused", Policy{Env: []string{"db_password=x"}}, "refused"},
 		{"token refused", Policy{Env: []string{"GITHUB_TOKEN=x"}}, "refused"},
 		{"secret refused", Policy{Env: []string{"MY_SECRET=x"}}, "refused"},
+		{"named secret passed", Policy{Env: []string{"GITHUB_TOKEN=x", "PATH=/bin"}, Secrets: []string{"GITHUB_TOKEN"}}, ""},
+		{"an unnamed secret beside a named one", Policy{Env: []string{"GITHUB_TOKEN=x", "AWS_SECRET_ACCESS_KEY=y"}, Secrets: []string{"GITHUB_TOKEN"}}, "AWS_SECRET_ACCESS_KEY is refused"},
+		{"a secret named in another case", Policy{Env: []string{"github_token=x"}, Secrets: []string{"GITHUB_TOKEN"}}, "github_token is refused"},
+		{"a named secret not set", Policy{Env: []string{"PATH=/bin"}, Secrets: []string{"GITHUB_TOKEN"}}, `names "GITHUB_TOKEN", which the environment does not set`},
+		{"a named secret not set by the default env", Policy{Secrets: []string{"GITHUB_TOKEN"}}, "does not set"},
+		{"a prefix of a set name", Policy{Env: []string{"GITHUB_TOKEN_2=x"}, Secrets: []string{"GITHUB_TOKEN", "GITHUB_TOKEN_2"}}, `names "GITHUB_TOKEN", which`},
 		{"malformed env", Policy{Env: []string{"NOEQUALS"}}, "not NAME=value"},
 		{"allowed env", Policy{Env: []string{"PATH=/bin", "LANG=C"}}, ""},
 		// The run writes its workspace as the owner: a system directory

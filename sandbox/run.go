@@ -44,6 +44,15 @@ type Cmd struct {
 	Stdout, Stderr io.Writer
 	// Backend runs the command; nil means [DefaultNative].
 	Backend Backend
+	// ConfigureProxy, when set, is called with the proxy of a
+	// [NetworkAllow] run before it serves the command: the caller names
+	// its Client, reports denials as they happen (OnDenial), sets its Log
+	// or bounds, and tests map their names to loopback servers (Resolve,
+	// Dial). It runs in the caller's process, never in the sandbox. Its
+	// Rules are Policy.Allow whatever the function sets: the policy alone
+	// says which hosts are listed. Ignored for any other network or
+	// backend than the native one.
+	ConfigureProxy func(*Proxy)
 	// Result is how the run ended, set by Run and Output.
 	Result *Result
 
@@ -75,16 +84,16 @@ func (c *Cmd) Run() error {
 		r   *Result
 		err error
 	)
-	if c.Stdout != nil || c.Stderr != nil {
-		n, native := b.(*Native)
-		if !native {
-			return errNoStreams
-		}
+	n, native := b.(*Native)
+	switch {
+	case native && (c.Stdout != nil || c.Stderr != nil || c.ConfigureProxy != nil):
 		if c.Policy.Image != "" {
 			return errNativeImage
 		}
-		r, err = n.run(ctx, c.Policy, c.Args, c.Stdin, streams{c.Stdout, c.Stderr})
-	} else {
+		r, err = n.run(ctx, c.Policy, c.Args, c.Stdin, streams{c.Stdout, c.Stderr, c.ConfigureProxy})
+	case c.Stdout != nil || c.Stderr != nil:
+		return errNoStreams
+	default:
 		r, err = b.Run(ctx, c.Policy, c.Args, c.Stdin)
 	}
 	if err != nil {
@@ -107,8 +116,12 @@ func (c *Cmd) Output() ([]byte, error) {
 	return c.Result.Stdout, err
 }
 
-// streams are the writers a [Cmd] streams the command's output to.
-type streams struct{ stdout, stderr io.Writer }
+// streams are what a [Cmd] adds to a native run: the writers it streams
+// the command's output to, and its ConfigureProxy.
+type streams struct {
+	stdout, stderr io.Writer
+	proxy          func(*Proxy)
+}
 
 var errNoStreams = errors.New("sandbox: only the native backend streams a command's output (Cmd.Stdout, Cmd.Stderr); refusing to run it")
 

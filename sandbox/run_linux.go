@@ -244,6 +244,10 @@ func (r *nativeRun) start(ctx context.Context) (err error) {
 	if r.p.network() == NetworkAllow {
 		r.proxy = &Proxy{Rules: r.p.Allow, Client: r.argv[0], Log: networkLog()}
 		r.n.pool.hooks.adjustProxy(r.proxy)
+		if r.out.proxy != nil {
+			r.out.proxy(r.proxy)
+		}
+		r.proxy.Rules = r.p.Allow // no hook widens the policy's list
 		r.later(serveProxy(h, r.proxy))
 	}
 	return nil

@@ -188,7 +188,7 @@ func TestInspectorShowsCut(t *testing.T) {
 	if err := json.Unmarshal([]byte(body), &got); err != nil || code != 200 {
 		t.Fatalf("api/sources: %d %s", code, body)
 	}
-	want := []inspector.Source{{Name: "cut", Kind: "mcp", State: "ready", Tools: 1000, MaxTools: 1000, LeftOut: 500,
+	want := []inspector.Source{{Name: "cut", Kind: "mcp", State: "ready", Tools: 1000, MaxTools: 1000, LeftOut: 500, Confinement: "unconfined",
 		Error: `500 tools left out: the server lists more than its cap of 1000 tools (raise it with "maxTools" in its entry, up to 100000)`}}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("sources (-want +got):\n%s", diff)

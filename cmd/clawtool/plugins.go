@@ -86,7 +86,11 @@ func (c *configFlags) inspectorOptions() []inspector.Option {
 		}
 		var out []inspector.Source
 		for _, s := range h.Status() {
-			src := inspector.Source{Name: s.Name, Kind: s.Kind, State: string(s.State), Tools: s.Tools, Error: s.Err}
+			src := inspector.Source{Name: s.Name, Kind: s.Kind, State: string(s.State), Tools: s.Tools, Error: s.Err,
+				Confinement: s.Confinement, Network: s.Network, Allow: s.Allow, NetworkDenied: s.NetworkDenied}
+			if s.NetworkDenied > 0 {
+				src.NetworkDenials = denialLines(s)
+			}
 			if cut := s.Cut; cut != nil {
 				src.MaxTools, src.LeftOut, src.AtLeast = cut.MaxTools, cut.LeftOut, cut.AtLeast
 			}
@@ -202,7 +206,11 @@ JSON's "cut" say how many were left out), "sandboxPolicy" and "workspace"
 "sandboxPolicy" and "permissions" file names ("sandboxPolicy" bounds the
 modules' files and limits, and every stdio server runs in the native
 sandbox under it, or under its own, unless marked "unsandboxed";
-CONFINEMENT and the JSON's "confinement" and "network" say which;
+CONFINEMENT and the JSON's "confinement", "network" and "allow" say which
+(and "secrets", the names of the secret-looking variables of "env" an entry
+passes knowingly: the sandbox refuses any other),
+and the connections an allow list's proxy refused a server are listed
+after the table and in the JSON's "networkDenials";
 "permissions", a Cedar policy file, applies as --policy would). ${NAME} is replaced with the environment variable's
 value. A server that exits is restarted, with backoff; STATE shows
 "restarting" meanwhile. With --config, list, call, schema, search, chat
@@ -250,11 +258,20 @@ changes.`)
 			// network its policy gives it.
 			Confinement string `json:"confinement,omitempty"`
 			Network     string `json:"network,omitempty"`
+			// Allow is an allow list's rules; NetworkDenials the latest
+			// connections its proxy refused, NetworkDenied all of them.
+			Allow          []string        `json:"allow,omitempty"`
+			Secrets        []string        `json:"secrets,omitempty"` // names only
+			NetworkDenials []networkDenial `json:"networkDenials,omitempty"`
+			NetworkDenied  int             `json:"networkDenied,omitempty"`
 		}
 		out := make([]entry, 0, len(st))
 		for _, s := range st {
 			en := entry{Name: s.Name, Kind: s.Kind, State: string(s.State), Tools: s.Tools, Error: s.Err, Restarts: s.Restarts,
-				Confinement: s.Confinement, Network: s.Network}
+				Confinement: s.Confinement, Network: s.Network, Allow: s.Allow, Secrets: s.Secrets, NetworkDenied: s.NetworkDenied}
+			for _, d := range s.NetworkDenials {
+				en.NetworkDenials = append(en.NetworkDenials, networkDenial{d.Host, d.Port, d.Addr, d.Reason})
+			}
 			if c := s.Cut; c != nil {
 				en.Cut = &cut{c.MaxTools, c.LeftOut, c.AtLeast}
 			}
@@ -279,7 +296,14 @@ changes.`)
 		}
 		confinement := orDash(s.Confinement)
 		if s.Network != "" {
-			confinement += " (network " + s.Network + ")"
+			confinement += " (network " + s.Network
+			if len(s.Allow) > 0 {
+				confinement += ": " + strings.Join(s.Allow, ", ")
+			}
+			if len(s.Secrets) > 0 {
+				confinement += "; secrets: " + strings.Join(s.Secrets, ", ")
+			}
+			confinement += ")"
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\n", s.Name, s.Kind, s.State, s.Tools, confinement, msg)
 	}
@@ -287,10 +311,48 @@ changes.`)
 	for _, s := range long {
 		fmt.Fprintf(e.stdout, "\n%s:\n%s", s.Name, indentBounded(terminalSafe(s.Err), maxErrorLines, maxErrorBytes))
 	}
+	for _, s := range st {
+		if s.NetworkDenied > 0 {
+			fmt.Fprintf(e.stdout, "\n%s: %s\n", s.Name, terminalSafe(denialsText(s)))
+		}
+	}
 	if c := h.Config(); c != nil && (c.SandboxPolicy != "" || c.Permissions != "") {
 		fmt.Fprintf(e.stdout, "\nsandbox policy: %s\npermissions: %s\n", orDash(c.SandboxPolicy), orDash(c.Permissions))
 	}
 	return code
+}
+
+// A networkDenial is one connection a confined server's proxy refused,
+// as --json prints it.
+type networkDenial struct {
+	Host   string `json:"host"`
+	Port   int    `json:"port"`
+	Addr   string `json:"addr,omitempty"`
+	Reason string `json:"reason"`
+}
+
+// denialLines are an entry's latest network denials, "HOST port N:
+// REASON" each.
+func denialLines(s plugins.Status) []string {
+	out := make([]string, len(s.NetworkDenials))
+	for i, d := range s.NetworkDenials {
+		out[i] = fmt.Sprintf("%s port %d: %s", d.Host, d.Port, d.Reason)
+	}
+	return out
+}
+
+// denialsText says how many connections an entry's proxy refused and
+// lists the latest, one an indented line.
+func denialsText(s plugins.Status) string {
+	what := "denials"
+	if s.NetworkDenied == 1 {
+		what = "denial"
+	}
+	head := fmt.Sprintf("%d network %s:", s.NetworkDenied, what)
+	if s.NetworkDenied > len(s.NetworkDenials) {
+		head = fmt.Sprintf("%d network %s, the latest %d:", s.NetworkDenied, what, len(s.NetworkDenials))
+	}
+	return head + "\n  " + strings.Join(denialLines(s), "\n  ")
 }
 
 // Bounds of one entry's error in the text of clawtool plugins; --json

@@ -128,7 +128,8 @@ func TestServeConfigGateway(t *testing.T) {
 // reaches the command: a stdio server runs confined under it (or under
 // its own policy, here with the host's network), outside it only when
 // marked unsandboxed, and the table and the JSON say which (golden
-// file).
+// file); a server under an allow list has the connections its proxy
+// refused it listed.
 func TestPluginsSandboxPolicy(t *testing.T) {
 	if os.Geteuid() != 0 || !sandbox.Probe().Has(sandbox.LayerLandlock) {
 		if os.Getenv("CI") == "true" {
@@ -162,6 +163,7 @@ func TestPluginsSandboxPolicy(t *testing.T) {
 	for name, text := range map[string]string{
 		"sandbox.json": `{"workspace": ".", "readOnly": [` + string(binJSON) + `]}`,
 		"net.json":     `{"network": "host", "readOnly": [` + string(binJSON) + `]}`,
+		"allow.json":   `{"network": "allow", "allow": ["api.example.com", "*.example.org:443"], "readOnly": [` + string(binJSON) + `]}`,
 	} {
 		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o600); err != nil {
 			t.Fatal(err)
@@ -175,8 +177,14 @@ func TestPluginsSandboxPolicy(t *testing.T) {
 		}
 		return s
 	}
+	// allowed tries, at start, a name off its list and the metadata
+	// address: nothing leaves the machine (the proxy refuses both before
+	// it resolves or dials anything).
+	allowed := server(false, "allow.json")
+	allowed["env"] = map[string]string{mcpServerEnv: "1", fetchEnv: "http://unlisted.example/,http://169.254.169.254/latest/meta-data/", "EXAMPLE_TOKEN": "literal-token-value"}
+	allowed["secrets"] = []string{"EXAMPLE_TOKEN"}
 	b, _ := json.Marshal(map[string]any{"sandboxPolicy": "sandbox.json", "mcpServers": map[string]any{
-		"boxed": server(false, ""), "free": server(true, ""), "hostnet": server(false, "net.json"),
+		"boxed": server(false, ""), "free": server(true, ""), "hostnet": server(false, "net.json"), "allowed": allowed,
 	}})
 	file := filepath.Join(dir, "config.json")
 	if err := os.WriteFile(file, b, 0o600); err != nil {
@@ -184,14 +192,22 @@ func TestPluginsSandboxPolicy(t *testing.T) {
 	}
 	var out bytes.Buffer
 	code := run(t.Context(), []string{"plugins", "--config", file, "--json"}, nil, &out, io.Discard)
-	var st []struct{ Name, State, Error, Confinement, Network string }
+	var st []struct {
+		Name, State, Error, Confinement, Network string
+		Allow, Secrets                           []string
+		NetworkDenials                           []struct{ Host, Reason string }
+		NetworkDenied                            int
+	}
 	if err := json.Unmarshal(out.Bytes(), &st); err != nil {
 		t.Fatalf("%v: %s", err, out.String())
 	}
-	if code != exitOK || len(st) != 3 ||
-		st[0].Name != "boxed" || st[0].State != "ready" || st[0].Confinement != "native" || st[0].Network != "none" ||
-		st[1].Name != "free" || st[1].State != "ready" || st[1].Confinement != "unconfined" ||
-		st[2].Name != "hostnet" || st[2].State != "ready" || st[2].Network != "host" {
+	if code != exitOK || len(st) != 4 ||
+		st[0].Name != "allowed" || st[0].State != "ready" || st[0].Network != "allow" || strings.Join(st[0].Allow, " ") != "api.example.com *.example.org:443" || strings.Join(st[0].Secrets, " ") != "EXAMPLE_TOKEN" ||
+		st[0].NetworkDenied != 2 || len(st[0].NetworkDenials) != 2 || st[0].NetworkDenials[0].Host != "unlisted.example" ||
+		st[0].NetworkDenials[1].Reason != "an IP literal not in the allow list" ||
+		st[1].Name != "boxed" || st[1].State != "ready" || st[1].Confinement != "native" || st[1].Network != "none" ||
+		st[2].Name != "free" || st[2].State != "ready" || st[2].Confinement != "unconfined" ||
+		st[3].Name != "hostnet" || st[3].State != "ready" || st[3].Network != "host" {
 		t.Errorf("exit %d, entries %+v", code, st)
 	}
 	out.Reset()

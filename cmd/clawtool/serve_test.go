@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net/http"
 	"os"
 	"path/filepath"
 	"slices"
@@ -30,6 +31,12 @@ const (
 	asCLIEnv = "CLAWTOOL_TEST_AS_CLI"
 	gateEnv  = "CLAWTOOL_TEST_GATE"
 )
+
+// fetchEnv makes the test MCP server GET each URL of its value
+// (comma-separated) through the proxy of its HTTP_PROXY before it
+// serves, ignoring what happens: a confined server that tries the
+// network at start.
+const fetchEnv = "CLAWTOOL_TEST_FETCH"
 
 // manyEnv makes the test binary an MCP server of N tools, t0000…, 100 a
 // tools/list page.
@@ -62,6 +69,14 @@ func TestMain(m *testing.M) {
 			}
 			if os.Getppid() != parent || time.Now().After(giveUp) {
 				os.Exit(3)
+			}
+		}
+	}
+	if urls := os.Getenv(fetchEnv); urls != "" {
+		c := &http.Client{Timeout: 20 * time.Second}
+		for u := range strings.SplitSeq(urls, ",") {
+			if resp, err := c.Get(u); err == nil {
+				resp.Body.Close()
 			}
 		}
 	}

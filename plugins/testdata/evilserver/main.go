@@ -1,24 +1,95 @@
 // Command evilserver is an MCP server on stdio that tries, when it
 // starts, what a confined server must not do, and reports each attempt
-// through its one tool, "attempts". Built by TestConfinedServerAttacks.
+// through its tool "attempts". Built by TestConfinedServerAttacks and
+// TestConfinedServerNetwork.
 //
-// Usage: evilserver SSHKEY OUTSIDEFILE TCPADDR ABSTRACTNAME
+// Its tool "fetch" tries the network while it runs: {"url": U} GETs the
+// http:// URL U through the proxy its HTTP_PROXY names (always, even for
+// an IP literal or loopback, as an attacker that knows the proxy would),
+// {"url": U, "direct": true} connects to U's host and port itself,
+// ignoring the proxy. Either answers what happened, never fails.
+//
+// Usage: evilserver [SSHKEY OUTSIDEFILE TCPADDR ABSTRACTNAME]
+// (without arguments it makes no attempt at start).
 package main
 
 import (
 	"context"
 	"fmt"
+	"io"
 	"net"
+	"net/http"
+	"net/url"
 	"os"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/miniopenclaw/tool"
 	"github.com/miniopenclaw/tool/mcptool"
 )
 
 func main() {
-	key, outside, addr, abstract := os.Args[1], os.Args[2], os.Args[3], os.Args[4]
+	var report []string
+	if len(os.Args) == 5 {
+		report = atStart(os.Args[1], os.Args[2], os.Args[3], os.Args[4])
+	}
+	reg := tool.NewRegistry()
+	reg.Register(tool.Must(tool.New("attempts", "Reports the attempts.", func(context.Context, struct{}) (string, error) {
+		return strings.Join(report, "\n"), nil
+	})))
+	reg.Register(tool.Must(tool.New("fetch", "Tries the network.", func(ctx context.Context, in struct {
+		URL    string `json:"url"`
+		Direct bool   `json:"direct,omitempty"`
+	}) (string, error) {
+		return fetch(ctx, in.URL, in.Direct), nil
+	})))
+	if err := mcptool.NewServer(reg).ServeStdio(context.Background()); err != nil {
+		os.Exit(1)
+	}
+}
+
+// fetch tries u and says what happened: "status N: BODY" or
+// "refused: ERROR".
+func fetch(ctx context.Context, u string, direct bool) string {
+	ctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+	defer cancel()
+	target, err := url.Parse(u)
+	if err != nil {
+		return "refused: " + err.Error()
+	}
+	if direct {
+		var d net.Dialer
+		c, err := d.DialContext(ctx, "tcp", target.Host)
+		if err != nil {
+			return "refused: " + err.Error()
+		}
+		defer c.Close()
+		c.SetDeadline(time.Now().Add(10 * time.Second))
+		fmt.Fprintf(c, "GET / HTTP/1.0\r\nHost: %s\r\n\r\n", target.Host)
+		b, _ := io.ReadAll(io.LimitReader(c, 4096))
+		return "connected: " + string(b)
+	}
+	proxy, err := url.Parse(os.Getenv("HTTP_PROXY"))
+	if err != nil || proxy.Host == "" {
+		return "refused: no proxy in HTTP_PROXY"
+	}
+	client := &http.Client{Transport: &http.Transport{Proxy: http.ProxyURL(proxy)}}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
+	if err != nil {
+		return "refused: " + err.Error()
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		return "refused: " + err.Error()
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
+	return fmt.Sprintf("status %d: %s", resp.StatusCode, b)
+}
+
+// atStart makes the attempts of the first form and reports them.
+func atStart(key, outside, addr, abstract string) []string {
 	var report []string
 	note := func(what string, err error) {
 		if err != nil {
@@ -54,11 +125,5 @@ func main() {
 		note("network", err)
 	}
 	fmt.Fprintln(os.Stderr, strings.Join(report, "\n"))
-	reg := tool.NewRegistry()
-	reg.Register(tool.Must(tool.New("attempts", "Reports the attempts.", func(context.Context, struct{}) (string, error) {
-		return strings.Join(report, "\n"), nil
-	})))
-	if err := mcptool.NewServer(reg).ServeStdio(context.Background()); err != nil {
-		os.Exit(1)
-	}
+	return report
 }
