@@ -73,6 +73,10 @@ func (t *processTransport) Connect(context.Context) (mcp.Connection, error) {
 		case <-p.Done:
 		case <-timer.C:
 			p.Kill()
+			// The connection reads no more: a copy of the process's
+			// output still on its way (a sandboxed run ends only when
+			// that copy has) would wait for a reader forever.
+			outR.Close()
 			<-p.Done
 		}
 		outR.Close()

@@ -1,0 +1,59 @@
+package mcptool_test
+
+import (
+	"io"
+	"os"
+	"sync/atomic"
+	"testing"
+	"testing/synctest"
+
+	"github.com/miniopenclaw/tool/mcptool"
+)
+
+// TestProcessCloseWhileItWrites: closing the connection to a process
+// that still has output on its way ends, even when killing the process
+// does not by itself end the copy of that output (a sandboxed run copies
+// its command's output into the transport's pipe, and the run ends only
+// when that copy does). The connection stops reading at Close, so the
+// copy's write must be released by closing the pipe after the kill; before
+// that, Close waited for the process forever. synctest reports that wait
+// as a deadlock instead of hanging.
+func TestProcessCloseWhileItWrites(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var killed atomic.Bool
+		var writeErr atomic.Value
+		tr := mcptool.ProcessTransport("writer", func(stdin *os.File, stdout io.WriteCloser) (*mcptool.Process, error) {
+			done := make(chan struct{})
+			go func() {
+				defer close(done)
+				defer stdout.Close()
+				line := []byte(`{"jsonrpc":"2.0","method":"notifications/message","params":{}}` + "\n")
+				for {
+					if _, err := stdout.Write(line); err != nil {
+						writeErr.Store(err)
+						return
+					}
+				}
+			}()
+			return &mcptool.Process{
+				Done: done,
+				End:  func() string { return "killed" },
+				Kill: func() { killed.Store(true) }, // the copy goes on after the kill
+			}, nil
+		})
+		conn, err := tr.Connect(t.Context())
+		if err != nil {
+			t.Fatal(err)
+		}
+		synctest.Wait() // the process's writes now wait for a reader
+		if err := conn.Close(); err != nil {
+			t.Fatalf("Close: %v", err)
+		}
+		if !killed.Load() {
+			t.Error("Close did not kill a process that did not end when its input closed")
+		}
+		if writeErr.Load() == nil {
+			t.Error("the process's write did not fail after Close")
+		}
+	})
+}
