@@ -69,15 +69,26 @@ type ApprovalsOptions struct {
 // that reads it fail with [policy.ErrApprovalStoreCorrupt], naming the
 // bucket and key; a bucket that cannot be reached makes every method
 // fail. An Authorizer refuses the call in every such case.
+//
+// Approvals is a [policy.ApprovalClaimer] too: an Authorizer's use of an
+// answer records the worker (host, pid, process start), and the call's
+// end is recorded on the record, each under compare-and-swap. A worker
+// killed in between leaves the answer claimed; on the worker's machine
+// it shows as interrupted ([policy.ApprovalRecord.Interrupted]) and a
+// person may answer it again (on another machine it shows claimed and
+// is not interrupted: whether that worker lives cannot be told). The
+// claimed record is kept for the bucket's TTL at most (one hour by
+// default, less than [policy.ApprovalClaimKeep]).
 type Approvals struct {
 	js     jetstream.JetStream
 	kv     jetstream.KeyValue
 	stream jetstream.Stream
 	bucket string
 	max    int
+	ttl    time.Duration
 }
 
-var _ policy.ApprovalStore = (*Approvals)(nil)
+var _ policy.ApprovalClaimer = (*Approvals)(nil)
 
 // OpenApprovals creates the approvals' bucket on nc's JetStream, or
 // binds to it when it exists (updating its settings to opts).
@@ -114,7 +125,7 @@ func OpenApprovals(ctx context.Context, nc *nats.Conn, opts *ApprovalsOptions) (
 	if err != nil {
 		return nil, fmt.Errorf("natstool: approvals: bucket %s: %w", bucket, err)
 	}
-	return &Approvals{js: js, kv: kv, stream: stream, bucket: bucket, max: max}, nil
+	return &Approvals{js: js, kv: kv, stream: stream, bucket: bucket, max: max, ttl: ttl}, nil
 }
 
 const (
@@ -275,13 +286,18 @@ func (s *Approvals) Pending(ctx context.Context, now time.Time) ([]policy.Approv
 			out = append(out, e.rec)
 		}
 	}
+	sortRecords(out)
+	return out, nil
+}
+
+// sortRecords sorts records oldest first.
+func sortRecords(out []policy.ApprovalRecord) {
 	slices.SortFunc(out, func(a, b policy.ApprovalRecord) int {
 		if c := a.Created.Compare(b.Created); c != 0 {
 			return c
 		}
 		return cmp.Compare(a.ID, b.ID)
 	})
-	return out, nil
 }
 
 // purge removes key's revisions up to rev, and none after: a key changed
@@ -291,7 +307,8 @@ func (s *Approvals) purge(ctx context.Context, key string, rev uint64) error {
 }
 
 // room makes sure a new request may be kept: fewer than max live
-// requests (pending, or answered and unused, and unexpired). It purges
+// requests (pending, or answered and unused or claimed and not done, and
+// unexpired). It purges
 // used and expired records, and digest keys naming none, when the bucket
 // holds enough keys that it might be full.
 func (s *Approvals) room(ctx context.Context, now time.Time) error {
@@ -308,7 +325,7 @@ func (s *Approvals) room(ctx context.Context, now time.Time) error {
 	}
 	live := map[string]bool{}
 	for _, e := range es {
-		if e.id == "" && e.rec.Used.IsZero() && now.Before(e.rec.Expires) {
+		if e.id == "" && (e.rec.Used.IsZero() || claimOpen(e.rec)) && now.Before(e.rec.Expires) {
 			live[e.rec.ID] = true
 		}
 	}
@@ -434,6 +451,12 @@ func (s *Approvals) Answer(ctx context.Context, id string, ans policy.ApprovalAn
 // Consume implements [policy.ApprovalStore]. The used record stays,
 // marked used, so that Get can tell who answered it.
 func (s *Approvals) Consume(ctx context.Context, digest string, now time.Time) (policy.ApprovalRecord, bool, error) {
+	return s.use(ctx, digest, nil, now)
+}
+
+// use marks the answer for digest used, and claimed by who when who is
+// not nil, under compare-and-swap.
+func (s *Approvals) use(ctx context.Context, digest string, who *policy.ApprovalClaim, now time.Time) (policy.ApprovalRecord, bool, error) {
 	dkey := digestKey(digest)
 	for range casTries {
 		e, err := s.kv.Get(ctx, dkey)
@@ -461,6 +484,15 @@ func (s *Approvals) Consume(ctx context.Context, digest string, now time.Time) (
 			return policy.ApprovalRecord{}, false, nil
 		}
 		r.Used = now
+		if who != nil {
+			c := *who
+			r.Claim = &c
+			if r.State == policy.ApprovalApproved {
+				r.Expires = now.Add(s.claimKeep())
+			} else {
+				r.Done = now // a denial runs nothing
+			}
+		}
 		data, err := json.Marshal(r)
 		if err != nil {
 			return policy.ApprovalRecord{}, false, s.failed(err)
@@ -475,4 +507,134 @@ func (s *Approvals) Consume(ctx context.Context, digest string, now time.Time) (
 		// Another worker used it first: the next look finds it used.
 	}
 	return policy.ApprovalRecord{}, false, s.failed(errors.New("too many workers racing for one answer"))
+}
+
+// claimKeep is how long a claimed answer is kept: [policy.ApprovalClaimKeep],
+// or the bucket's TTL when that is shorter (the bucket drops a key its
+// TTL after its last change, whatever the record says).
+func (s *Approvals) claimKeep() time.Duration {
+	return min(policy.ApprovalClaimKeep, s.ttl)
+}
+
+// claimOpen reports whether r's answer is claimed and its call not
+// recorded as run.
+func claimOpen(r policy.ApprovalRecord) bool {
+	return r.Claim != nil && !r.Used.IsZero() && r.Done.IsZero()
+}
+
+// update changes the record id with f under compare-and-swap, reading
+// it again when another change came first. f returns false to leave the
+// record as it is.
+func (s *Approvals) update(ctx context.Context, id string, now time.Time, f func(r *policy.ApprovalRecord) (bool, error)) (policy.ApprovalRecord, error) {
+	for range casTries {
+		r, rev, err := s.lookup(ctx, id, now)
+		if err != nil {
+			return r, err
+		}
+		was := r
+		change, err := f(&r)
+		if err != nil || !change {
+			return was, err
+		}
+		data, err := json.Marshal(r)
+		if err != nil || len(data) > policy.MaxApprovalRecord {
+			return was, fmt.Errorf("approval %s: the changed record is %d bytes: %w (at most %d)", id, len(data), policy.ErrApprovalTooLarge, policy.MaxApprovalRecord)
+		}
+		_, err = s.kv.Update(ctx, recordPrefix+id, data, rev)
+		if err == nil {
+			return r, nil
+		}
+		if !errors.Is(err, jetstream.ErrKeyRevisionMismatch) {
+			return was, s.failed(err)
+		}
+	}
+	return policy.ApprovalRecord{}, s.failed(errors.New("too many changes racing on one request"))
+}
+
+// Claim implements [policy.ApprovalClaimer]. The claimed record is kept
+// until Complete, or for [policy.ApprovalClaimKeep] after the claim,
+// at most for the bucket's TTL ([ApprovalsOptions.TTL]): the bucket
+// drops a key that long after its last change, and an interrupted
+// claim is then lost as an answer used by Consume would be.
+func (s *Approvals) Claim(ctx context.Context, digest string, who policy.ApprovalClaim, now time.Time) (policy.ApprovalRecord, bool, error) {
+	return s.use(ctx, digest, &who, now)
+}
+
+// Complete implements [policy.ApprovalClaimer]. The record then stays,
+// done, until the answer's TTL after the claim, as a used record does.
+func (s *Approvals) Complete(ctx context.Context, id string, now time.Time) error {
+	_, err := s.update(ctx, id, now, func(r *policy.ApprovalRecord) (bool, error) {
+		if !claimOpen(*r) {
+			return false, nil
+		}
+		r.Done = now
+		r.Expires = r.Used.Add(r.TTL)
+		return true, nil
+	})
+	return err
+}
+
+// Claimed implements [policy.ApprovalClaimer].
+func (s *Approvals) Claimed(ctx context.Context, now time.Time) ([]policy.ApprovalRecord, error) {
+	es, err := s.scan(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var out []policy.ApprovalRecord
+	for _, e := range es {
+		if e.id == "" && claimOpen(e.rec) && now.Before(e.rec.Expires) {
+			out = append(out, e.rec)
+		}
+	}
+	sortRecords(out)
+	return out, nil
+}
+
+// Rearm implements [policy.ApprovalClaimer]. Whether the claim is
+// interrupted is decided on the revision the new answer replaces, so of
+// two people answering at once one is kept and the other gets
+// [policy.ErrApprovalAnswered]. The call's digest key then names the
+// re-armed request again (a request made for the call after the crash
+// stays pending, as in [policy.FileApprovalStore]).
+func (s *Approvals) Rearm(ctx context.Context, id string, ans policy.ApprovalAnswer, now time.Time) (policy.ApprovalRecord, error) {
+	if len(ans.Note) > policy.MaxApprovalNote {
+		return policy.ApprovalRecord{}, fmt.Errorf("approval %s: the note is %d bytes, more than %d: %w", id, len(ans.Note), policy.MaxApprovalNote, policy.ErrApprovalTooLarge)
+	}
+	r, err := s.update(ctx, id, now, func(r *policy.ApprovalRecord) (bool, error) {
+		if !r.Interrupted() {
+			return false, fmt.Errorf("approval %s: %w (%s by %s, and not interrupted)", id, policy.ErrApprovalAnswered, r.State, r.AnsweredBy)
+		}
+		r.Used, r.Claim, r.Done = time.Time{}, nil, time.Time{}
+		r.State = policy.ApprovalDenied
+		if ans.Approved {
+			r.State = policy.ApprovalApproved
+		}
+		r.AnsweredBy, r.Note, r.Answered, r.Expires = ans.By, ans.Note, now, now.Add(r.TTL)
+		r.Interrupts++
+		return true, nil
+	})
+	if err != nil {
+		return r, err
+	}
+	dkey := digestKey(r.Digest)
+	for range casTries {
+		e, err := s.kv.Get(ctx, dkey)
+		switch {
+		case err == nil && string(e.Value()) == id:
+			return r, nil
+		case err == nil:
+			_, err = s.kv.Update(ctx, dkey, []byte(id), e.Revision())
+		case errors.Is(err, jetstream.ErrKeyNotFound) || errors.Is(err, jetstream.ErrKeyDeleted):
+			_, err = s.kv.Create(ctx, dkey, []byte(id))
+		default:
+			return r, s.failed(err)
+		}
+		if err == nil {
+			return r, nil
+		}
+		if !errors.Is(err, jetstream.ErrKeyRevisionMismatch) && !errors.Is(err, jetstream.ErrKeyExists) {
+			return r, s.failed(err)
+		}
+	}
+	return r, s.failed(errors.New("too many requests racing for one call"))
 }

@@ -27,11 +27,11 @@ type ApprovalClaim struct {
 // through a crash of the process that used it: the [Authorizer] then
 // uses answers with Claim instead of Consume, records with Complete that
 // the call ran, and lets a person answer an interrupted claim again
-// (Rearm). [FileApprovalStore] is one. Exactly once across a crash
-// cannot be promised: a process killed after it used an answer may have
-// run the call or not, and only the tool's world knows which. So the
-// store never runs it again by itself; it shows the claim as
-// interrupted, and a person who checked decides.
+// (Rearm). [FileApprovalStore] is one, and so is natstool's Approvals.
+// Exactly once across a crash cannot be promised: a process killed
+// after it used an answer may have run the call or not, and only the
+// tool's world knows which. So the store never runs it again by itself;
+// it shows the claim as interrupted, and a person who checked decides.
 type ApprovalClaimer interface {
 	ApprovalStore
 	// Claim is Consume that also records who used the answer. The used

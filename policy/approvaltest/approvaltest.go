@@ -9,6 +9,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
+	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -41,11 +43,149 @@ type Open func(t *testing.T) (policy.ApprovalStore, policy.ApprovalStore)
 // answered once and its answer used once, by its digest only; forged,
 // malformed, expired and foreign ids are refused; approvers racing on
 // one request through both handles end with one answer, and callers
-// racing to use it use it once.
+// racing to use it use it once. For a store that is a
+// [policy.ApprovalClaimer] it checks the claims too (see [TestClaims]).
 func TestStore(t *testing.T, open Open) {
 	t.Run("Contract", func(t *testing.T) { contract(t, open) })
 	t.Run("Races", func(t *testing.T) { races(t, open) })
 	t.Run("Expiry", func(t *testing.T) { expiry(t, open) })
+	probe, _ := open(t)
+	if _, ok := probe.(policy.ApprovalClaimer); ok {
+		t.Run("Claims", func(t *testing.T) { TestClaims(t, open) })
+	}
+}
+
+// deadPID is a process id no process has (above any pid_max), so that a
+// claim by it on this machine is interrupted where process ids can be
+// checked.
+const deadPID = 1<<31 - 1
+
+// TestClaims checks the claims of the [policy.ApprovalClaimer] stores
+// open makes: a claim records who used the answer and uses it once; it
+// is listed by Claimed until Complete; a denial's claim is complete at
+// once; a claim made on another machine, or by this live process, is
+// not interrupted and may not be answered again; a claim by a process
+// gone from this machine is interrupted (on Linux; where processes
+// cannot be checked, never), and of approvers racing to answer it again
+// through both handles one wins, after which the call's answer is
+// usable once more.
+func TestClaims(t *testing.T, open Open) {
+	ctx := context.Background()
+	a, b := open(t)
+	s, other := a.(policy.ApprovalClaimer), b.(policy.ApprovalClaimer)
+	host, err := os.Hostname()
+	if err != nil {
+		t.Fatal(err)
+	}
+	answered := func(id, digest string, approved bool) {
+		t.Helper()
+		if _, err := s.Put(ctx, Record(id, digest), T0); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := other.Answer(ctx, id, policy.ApprovalAnswer{Approved: approved, By: "ann"}, T0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	at := T0.Add(10 * time.Second)
+
+	// Claimed on another machine: used once, listed, not interrupted.
+	answered(ID(1), "d1", true)
+	far := policy.ApprovalClaim{Host: "elsewhere.invalid", PID: 42, Start: "boot/1"}
+	r, ok, err := s.Claim(ctx, "d1", far, at)
+	if !ok || err != nil || r.Claim == nil || *r.Claim != far || !r.Used.Equal(at) || !r.Done.IsZero() || r.Interrupted() {
+		t.Fatalf("Claim = %+v, %v, %v", r, ok, err)
+	}
+	if _, ok, _ := other.Claim(ctx, "d1", far, at); ok {
+		t.Error("a claimed answer was claimed again")
+	}
+	if _, ok, _ := other.Consume(ctx, "d1", at); ok {
+		t.Error("a claimed answer was consumed")
+	}
+	// Kept past the answer's TTL while the call has not ended.
+	later := T0.Add(2 * time.Minute)
+	if c, err := other.Claimed(ctx, later); err != nil || len(c) != 1 || c[0].ID != ID(1) || c[0].Claim == nil || *c[0].Claim != far {
+		t.Errorf("Claimed = %+v, %v", c, err)
+	}
+	if g, err := other.Get(ctx, ID(1), later); err != nil || g.Claim == nil || g.Interrupted() {
+		t.Errorf("Get of a claim on another machine = %+v, %v", g, err)
+	}
+	if _, err := other.Rearm(ctx, ID(1), policy.ApprovalAnswer{Approved: true, By: "cid"}, later); !errors.Is(err, policy.ErrApprovalAnswered) {
+		t.Errorf("Rearm of a claim on another machine = %v, want ErrApprovalAnswered", err)
+	}
+	if _, err := other.Answer(ctx, ID(1), policy.ApprovalAnswer{Approved: true, By: "cid"}, later); !errors.Is(err, policy.ErrApprovalAnswered) {
+		t.Errorf("Answer of a claimed request = %v, want ErrApprovalAnswered", err)
+	}
+	if err := other.Complete(ctx, ID(1), later); err != nil {
+		t.Fatal(err)
+	}
+	if c, err := s.Claimed(ctx, later); err != nil || len(c) != 0 {
+		t.Errorf("Claimed after Complete = %+v, %v", c, err)
+	}
+
+	// A denial runs nothing: complete when claimed.
+	answered(ID(2), "d2", false)
+	if r, ok, err := s.Claim(ctx, "d2", far, at); !ok || err != nil || r.State != policy.ApprovalDenied || r.Done.IsZero() {
+		t.Errorf("Claim of a denial = %+v, %v, %v", r, ok, err)
+	}
+
+	// Claimed by this process, which lives: not interrupted.
+	answered(ID(3), "d3", true)
+	me := policy.ApprovalClaim{Host: host, PID: os.Getpid()}
+	if _, ok, err := s.Claim(ctx, "d3", me, at); !ok || err != nil {
+		t.Fatalf("Claim = %v, %v", ok, err)
+	}
+	if _, err := other.Rearm(ctx, ID(3), policy.ApprovalAnswer{Approved: true, By: "cid"}, at); !errors.Is(err, policy.ErrApprovalAnswered) {
+		t.Errorf("Rearm of a live claim = %v, want ErrApprovalAnswered", err)
+	}
+
+	// Claimed by a process gone from this machine: interrupted.
+	answered(ID(4), "d4", true)
+	gone := policy.ApprovalClaim{Host: host, PID: deadPID}
+	if _, ok, err := s.Claim(ctx, "d4", gone, at); !ok || err != nil {
+		t.Fatalf("Claim = %v, %v", ok, err)
+	}
+	g, err := other.Get(ctx, ID(4), at)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !g.Interrupted() {
+		if runtime.GOOS == "linux" {
+			t.Fatalf("a claim by a process gone from this machine is not interrupted: %+v", g)
+		}
+		if _, err := other.Rearm(ctx, ID(4), policy.ApprovalAnswer{Approved: true, By: "cid"}, at); !errors.Is(err, policy.ErrApprovalAnswered) {
+			t.Errorf("Rearm where processes cannot be checked = %v, want ErrApprovalAnswered", err)
+		}
+		return
+	}
+	two := []policy.ApprovalClaimer{s, other}
+	const n = 8
+	var rearmed atomic.Int64
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() {
+			r, err := two[i%2].Rearm(ctx, ID(4), policy.ApprovalAnswer{Approved: true, By: fmt.Sprint("approver", i), Note: "checked"}, at)
+			switch {
+			case err == nil:
+				rearmed.Add(1)
+			case !errors.Is(err, policy.ErrApprovalAnswered):
+				t.Errorf("approver %d: %v (%+v)", i, err, r)
+			}
+		})
+	}
+	wg.Wait()
+	if rearmed.Load() != 1 {
+		t.Fatalf("%d approvers answered the interrupted claim again, want 1", rearmed.Load())
+	}
+	r, err = s.Get(ctx, ID(4), at)
+	if err != nil || r.State != policy.ApprovalApproved || r.Interrupts != 1 || !r.Used.IsZero() || r.Claim != nil || r.Note != "checked" {
+		t.Errorf("re-armed record = %+v, %v", r, err)
+	}
+	if r, ok, err := other.Claim(ctx, "d4", me, at); !ok || err != nil || r.ID != ID(4) {
+		t.Errorf("Claim of the re-armed answer = %+v, %v, %v", r, ok, err)
+	}
+	if _, ok, _ := s.Claim(ctx, "d4", me, at); ok {
+		t.Error("the re-armed answer was used twice")
+	}
 }
 
 func contract(t *testing.T, open Open) {
