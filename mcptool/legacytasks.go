@@ -362,7 +362,7 @@ func (s *Server) legacyPatch(method string, result json.RawMessage) json.RawMess
 		if json.Unmarshal(obj["capabilities"], &caps) != nil {
 			return result
 		}
-		caps["tasks"], _ = json.Marshal(LegacyTasksCapability)
+		caps["tasks"], _ = json.Marshal(legacyTasksCapability())
 		obj["capabilities"], _ = json.Marshal(caps)
 	case "tools/list":
 		var tools []map[string]json.RawMessage

@@ -224,12 +224,14 @@ type LegacyListTasksParams struct {
 	Cursor string `json:"cursor,omitempty"`
 }
 
-// LegacyTasksCapability is the server's capabilities.tasks in the legacy
-// form: {"list":{},"cancel":{},"requests":{"tools":{"call":{}}}}.
-var LegacyTasksCapability = map[string]any{
-	"list":     map[string]any{},
-	"cancel":   map[string]any{},
-	"requests": map[string]any{"tools": map[string]any{"call": map[string]any{}}},
+// legacyTasksCapability returns the server's capabilities.tasks in the
+// legacy form: {"list":{},"cancel":{},"requests":{"tools":{"call":{}}}}.
+func legacyTasksCapability() map[string]any {
+	return map[string]any{
+		"list":     map[string]any{},
+		"cancel":   map[string]any{},
+		"requests": map[string]any{"tools": map[string]any{"call": map[string]any{}}},
+	}
 }
 
 // Legacy returns t in the legacy form.

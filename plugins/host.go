@@ -130,7 +130,9 @@ type RestartPolicy struct {
 // DefaultRestart is the RestartPolicy of a Host made without
 // [WithRestart]: five restarts in a row, 0.5 s apart at first, at most
 // 30 s, the count starting again after a minute up.
-var DefaultRestart = RestartPolicy{Attempts: 5, Delay: 500 * time.Millisecond, MaxDelay: 30 * time.Second, Stable: time.Minute}
+func DefaultRestart() RestartPolicy {
+	return RestartPolicy{Attempts: 5, Delay: 500 * time.Millisecond, MaxDelay: 30 * time.Second, Stable: time.Minute}
+}
 
 // delay is the wait before the n-th restart in a row (n ≥ 1).
 func (p RestartPolicy) delay(n int) time.Duration {
@@ -237,7 +239,7 @@ func NewHost(reg *tool.Registry, opts ...Option) *Host {
 	if h.debounce <= 0 {
 		h.debounce = DefaultDebounce
 	}
-	r, d := &h.restart, DefaultRestart
+	r, d := &h.restart, DefaultRestart()
 	switch {
 	case r.Attempts == 0:
 		r.Attempts = d.Attempts

@@ -195,3 +195,13 @@ func TestRestartGivesUp(t *testing.T) {
 		}
 	}
 }
+
+// TestDefaultRestartIsACopy: changing the policy DefaultRestart returns
+// changes neither the next one nor a Host's restarts.
+func TestDefaultRestartIsACopy(t *testing.T) {
+	d := DefaultRestart()
+	d.Attempts = -1
+	if got := DefaultRestart(); got.Attempts != 5 || got.Delay != 500*time.Millisecond {
+		t.Fatalf("DefaultRestart after a caller changed its copy: %+v", got)
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"log/slog"
 	"os"
 	"sync"
 	"time"
@@ -30,6 +31,11 @@ type NativeOptions struct {
 	// Idle is how long a spare waits for a run before it is killed and
 	// reaped; 0 or less means 30 seconds.
 	Idle time.Duration
+	// NetworkLog receives the backend's network denials (runs under
+	// [NetworkAllow]), one Warn record each (host, port, addr, reason,
+	// client); nil means [slog.Default]. They are in
+	// Result.NetworkDenials either way.
+	NetworkLog *slog.Logger
 }
 
 // DefaultSpares is the number of spare helpers [DefaultNative] keeps.
@@ -54,14 +60,15 @@ const SpareEnv = "CLAWTOOL_SANDBOX_SPARE"
 // safe for concurrent use and must not be copied after its first use.
 // [DefaultNative] is the one [Run] and a [Cmd] without a Backend use.
 type Native struct {
-	pool sparePool // with the options and a test's hooks
+	pool sparePool    // with the options and a test's hooks
+	log  *slog.Logger // NativeOptions.NetworkLog
 }
 
 // NewNative returns a native backend with the options o. A program that
 // makes one with spares calls [Native.Close] when done with it; the
 // spares die with the program anyway.
 func NewNative(o NativeOptions) *Native {
-	n := &Native{}
+	n := &Native{log: o.NetworkLog}
 	n.pool.max, n.pool.idle = o.Spares, o.Idle
 	return n
 }

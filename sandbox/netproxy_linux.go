@@ -19,14 +19,10 @@ import (
 // interface than that loopback.
 const ProxyPort = 3128
 
-// NetworkLog receives the native backend's network denials, one Warn
-// record each (host, port, addr, reason, client); nil means
-// [slog.Default]. They are in Result.NetworkDenials either way.
-var NetworkLog *slog.Logger
-
-func networkLog() *slog.Logger {
-	if NetworkLog != nil {
-		return NetworkLog
+// networkLog is where n logs its network denials.
+func (n *Native) networkLog() *slog.Logger {
+	if n.log != nil {
+		return n.log
 	}
 	return slog.Default()
 }

@@ -1,7 +1,9 @@
 package sandbox
 
 import (
+	"bytes"
 	"context"
+	"log/slog"
 	"net"
 	"os/exec"
 	"strings"
@@ -21,7 +23,9 @@ func TestNativeAllowList(t *testing.T) {
 		t.Fatal("curl is needed in the PATH")
 	}
 	f := newProxyFixture(t, &Proxy{}) // servers, resolver and dialer
-	n := newTestNative(t, NativeOptions{Spares: DefaultSpares}, &nativeHooks{proxy: func(p *Proxy) { p.Resolve, p.Dial = f.proxy.Resolve, f.proxy.Dial }})
+	var logged lockedBuffer           // the backend's own NetworkLog, not a global
+	n := newTestNative(t, NativeOptions{Spares: DefaultSpares, NetworkLog: slog.New(slog.NewTextHandler(&logged, nil))},
+		&nativeHooks{proxy: func(p *Proxy) { p.Resolve, p.Dial = f.proxy.Resolve, f.proxy.Dial }})
 	pol := Policy{Network: NetworkAllow, Allow: []HostRule{{Host: "listed.test", Ports: []int{80}}}}
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
@@ -46,6 +50,9 @@ func TestNativeAllowList(t *testing.T) {
 	}
 	if f.unlistHits.Load() != 0 {
 		t.Fatalf("the unlisted server got %d requests", f.unlistHits.Load())
+	}
+	if got := logged.String(); !strings.Contains(got, "level=WARN") || !strings.Contains(got, "unlisted.test") {
+		t.Errorf("NativeOptions.NetworkLog got %q, want a warning naming unlisted.test", got)
 	}
 
 	// No route but the proxy: the host's server, asked for directly.
@@ -104,4 +111,22 @@ func TestCmdConfigureProxy(t *testing.T) {
 	if f.unlistHits.Load() != 0 {
 		t.Fatalf("the unlisted server got %d requests", f.unlistHits.Load())
 	}
+}
+
+// lockedBuffer is a bytes.Buffer safe for a logger's concurrent writes.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
 }

@@ -242,7 +242,7 @@ func (r *nativeRun) start(ctx context.Context) (err error) {
 		}
 	}
 	if r.p.network() == NetworkAllow {
-		r.proxy = &Proxy{Rules: r.p.Allow, Client: r.argv[0], Log: networkLog()}
+		r.proxy = &Proxy{Rules: r.p.Allow, Client: r.argv[0], Log: r.n.networkLog()}
 		r.n.pool.hooks.adjustProxy(r.proxy)
 		if r.out.proxy != nil {
 			r.out.proxy(r.proxy)
