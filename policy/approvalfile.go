@@ -287,10 +287,15 @@ func (s *FileApprovalStore) Get(ctx context.Context, id string, now time.Time) (
 
 // Pending implements [ApprovalStore].
 func (s *FileApprovalStore) Pending(ctx context.Context, now time.Time) ([]ApprovalRecord, error) {
+	return s.list(ctx, now, func(r ApprovalRecord) bool { return r.State == ApprovalPending })
+}
+
+// list returns the records not expired at now that keep selects, sorted.
+func (s *FileApprovalStore) list(ctx context.Context, now time.Time, keep func(ApprovalRecord) bool) ([]ApprovalRecord, error) {
 	var out []ApprovalRecord
 	err := s.with(ctx, now, func(recs *[]ApprovalRecord) (bool, error) {
 		for _, r := range *recs {
-			if r.State == ApprovalPending && now.Before(r.Expires) {
+			if keep(r) && now.Before(r.Expires) {
 				out = append(out, r)
 			}
 		}
@@ -302,22 +307,31 @@ func (s *FileApprovalStore) Pending(ctx context.Context, now time.Time) ([]Appro
 
 // Answer implements [ApprovalStore].
 func (s *FileApprovalStore) Answer(ctx context.Context, id string, ans ApprovalAnswer, now time.Time) (ApprovalRecord, error) {
+	return s.change(ctx, id, now, func(r *ApprovalRecord) error { return answerRecord(r, ans, now) })
+}
+
+// change applies f to the record id under the store's lock and saves it
+// when f succeeds; f leaves the record as it was when it fails. It returns
+// the record as it then is (as it was, on an error about the record).
+func (s *FileApprovalStore) change(ctx context.Context, id string, now time.Time, f func(*ApprovalRecord) error) (ApprovalRecord, error) {
 	if err := checkApprovalID(id); err != nil {
 		return ApprovalRecord{}, err
 	}
 	var out ApprovalRecord
 	err := s.with(ctx, now, func(recs *[]ApprovalRecord) (bool, error) {
 		i, err := find(*recs, id, now)
+		if i >= 0 {
+			out = (*recs)[i]
+		}
 		if err != nil {
-			if i >= 0 {
-				out = (*recs)[i]
-			}
 			return false, err
 		}
 		r := &(*recs)[i]
-		err = answerRecord(r, ans, now)
+		if err := f(r); err != nil {
+			return false, err
+		}
 		out = *r
-		return err == nil, err
+		return true, nil
 	})
 	return out, err
 }
@@ -326,13 +340,19 @@ func (s *FileApprovalStore) Answer(ctx context.Context, id string, ans ApprovalA
 // until it expires or its room is needed for a new request, so that Get
 // can tell who answered it.
 func (s *FileApprovalStore) Consume(ctx context.Context, digest string, now time.Time) (ApprovalRecord, bool, error) {
+	return s.use(ctx, digest, now, func(r *ApprovalRecord) { r.Used = now })
+}
+
+// use applies f to the unused, unexpired answer for digest under the
+// store's lock and saves it; found is false when there is none.
+func (s *FileApprovalStore) use(ctx context.Context, digest string, now time.Time, f func(*ApprovalRecord)) (ApprovalRecord, bool, error) {
 	var out ApprovalRecord
 	var found bool
 	err := s.with(ctx, now, func(recs *[]ApprovalRecord) (bool, error) {
 		for i := range *recs {
 			r := &(*recs)[i]
 			if r.Digest == digest && r.State != ApprovalPending && r.Used.IsZero() && now.Before(r.Expires) {
-				r.Used = now
+				f(r)
 				out, found = *r, true
 				return true, nil
 			}
@@ -354,29 +374,15 @@ func claimOpen(r ApprovalRecord) bool {
 // Claim implements [ApprovalClaimer]. The claimed record is kept until
 // Complete, or for [ApprovalClaimKeep] after the claim.
 func (s *FileApprovalStore) Claim(ctx context.Context, digest string, who ApprovalClaim, now time.Time) (ApprovalRecord, bool, error) {
-	var out ApprovalRecord
-	var found bool
-	err := s.with(ctx, now, func(recs *[]ApprovalRecord) (bool, error) {
-		for i := range *recs {
-			r := &(*recs)[i]
-			if r.Digest == digest && r.State != ApprovalPending && r.Used.IsZero() && now.Before(r.Expires) {
-				c := who
-				r.Used, r.Claim = now, &c
-				if r.State == ApprovalApproved {
-					r.Expires = now.Add(ApprovalClaimKeep)
-				} else {
-					r.Done = now // a denial runs nothing
-				}
-				out, found = *r, true
-				return true, nil
-			}
+	return s.use(ctx, digest, now, func(r *ApprovalRecord) {
+		c := who
+		r.Used, r.Claim = now, &c
+		if r.State == ApprovalApproved {
+			r.Expires = now.Add(ApprovalClaimKeep)
+		} else {
+			r.Done = now // a denial runs nothing
 		}
-		return false, nil
 	})
-	if err != nil {
-		return ApprovalRecord{}, false, err
-	}
-	return out, found, nil
 }
 
 // Complete implements [ApprovalClaimer]. The record then stays, done,
@@ -399,48 +405,24 @@ func (s *FileApprovalStore) Complete(ctx context.Context, id string, now time.Ti
 
 // Claimed implements [ApprovalClaimer].
 func (s *FileApprovalStore) Claimed(ctx context.Context, now time.Time) ([]ApprovalRecord, error) {
-	var out []ApprovalRecord
-	err := s.with(ctx, now, func(recs *[]ApprovalRecord) (bool, error) {
-		for _, r := range *recs {
-			if claimOpen(r) && now.Before(r.Expires) {
-				out = append(out, r)
-			}
-		}
-		return false, nil
-	})
-	sortRecords(out)
-	return out, err
+	return s.list(ctx, now, claimOpen)
 }
 
 // Rearm implements [ApprovalClaimer]. Whether the claim is interrupted
 // is decided under the store's lock, so two people answering at once end
 // with one answer.
 func (s *FileApprovalStore) Rearm(ctx context.Context, id string, ans ApprovalAnswer, now time.Time) (ApprovalRecord, error) {
-	if err := checkApprovalID(id); err != nil {
-		return ApprovalRecord{}, err
-	}
-	var out ApprovalRecord
-	err := s.with(ctx, now, func(recs *[]ApprovalRecord) (bool, error) {
-		i, err := find(*recs, id, now)
-		if err != nil {
-			if i >= 0 {
-				out = (*recs)[i]
-			}
-			return false, err
-		}
-		r := &(*recs)[i]
-		out = *r
+	return s.change(ctx, id, now, func(r *ApprovalRecord) error {
 		if !r.Interrupted() {
-			return false, fmt.Errorf("approval %s: %w (%s by %s, and not interrupted)", id, ErrApprovalAnswered, r.State, r.AnsweredBy)
+			return fmt.Errorf("approval %s: %w (%s by %s, and not interrupted)", id, ErrApprovalAnswered, r.State, r.AnsweredBy)
 		}
 		again := *r
 		again.State, again.Used, again.Claim, again.Done = ApprovalPending, time.Time{}, nil, time.Time{}
 		if err := answerRecord(&again, ans, now); err != nil {
-			return false, err
+			return err
 		}
 		again.Interrupts++
-		*r, out = again, again
-		return true, nil
+		*r = again
+		return nil
 	})
-	return out, err
 }
