@@ -3,14 +3,12 @@ package toolsearch
 import (
 	"flag"
 	"fmt"
+	"math"
 	"slices"
 	"testing"
 )
 
-var (
-	learn     = flag.Bool("learn", false, "TestLearnRanking, TestLearnConfidence: search the ranking's settings on the tuning halves")
-	learnLoss = flag.Float64("learn-loss", 0.01, "TestLearnConfidence: the share of tuning queries whose tool may be lost to the threshold")
-)
+var learn = flag.Bool("learn", false, "TestLearnRanking, TestLearnConfidence: search the ranking's settings on the tuning halves")
 
 // TestLearnRanking searches the settings of the lexical ranking by
 // coordinate ascent on the TUNING halves only (the hand set's
@@ -108,11 +106,12 @@ func TestLearnRanking(t *testing.T) {
 
 // TestLearnConfidence compares ways of computing Confidence for the
 // "nothing fits" answer: for each, the threshold is the highest that
-// loses a present tool on at most 1% of the tuning queries (hand set
-// and MCP tuning half, answers present), and the figure is the share of
-// tuning queries answered "nothing" when their tools are hidden. The
-// written "nothing fits" queries and the held-out halves are reported
-// at that threshold, never used to choose. Only with -learn.
+// drops no answering tool from the first five matches of any tuning
+// query (hand set and MCP tuning half), so that it costs recall@5
+// nothing there, and the figure is the share of tuning queries answered
+// "nothing" when their tools are hidden. The written "nothing fits"
+// queries and the held-out halves are reported at that threshold,
+// never used to choose. Only with -learn.
 func TestLearnConfidence(t *testing.T) {
 	if !*learn {
 		return
@@ -130,7 +129,7 @@ func TestLearnConfidence(t *testing.T) {
 		f    func(*ranking)
 	}
 	variants := []variant{{"default", func(*ranking) {}}}
-	for _, strong := range []float64{0, 0.5, 1, 1.5, 2, 3} {
+	for _, strong := range []float64{0, 0.5, 1, 1.25, 1.5, 1.75, 2, 3} {
 		variants = append(variants, variant{fmtName("strong %.1f", strong), func(r *ranking) { r.strong = strong }})
 	}
 	for _, v := range variants {
@@ -138,17 +137,22 @@ func TestLearnConfidence(t *testing.T) {
 		v.f(&rk)
 		hix := newIndex(hreg, Options{MinConfidence: -1}, rk)
 		mix := newIndex(mreg, Options{MinConfidence: -1}, rk)
-		var present []float64
-		for _, q := range hq {
-			present = append(present, topConfidence(hix, q.text, nil))
+		// The threshold: the highest that drops no answer from the
+		// first five of any tuning query (the confidence of the first
+		// answer found there, least over the queries).
+		th := math.Inf(1)
+		for i, q := range append(hq[:len(hq):len(hq)], mtune...) {
+			ix := hix
+			if i >= len(hq) {
+				ix = mix
+			}
+			for _, m := range ix.Search(q.text, 5) {
+				if slices.Contains(q.answers, m.Name) {
+					th = min(th, m.Confidence)
+					break
+				}
+			}
 		}
-		for _, q := range mtune {
-			present = append(present, topConfidence(mix, q.text, nil))
-		}
-		slices.Sort(present)
-		// The highest threshold with at most *learnLoss of present below it.
-		allowed := int(float64(len(present)) * *learnLoss)
-		th := present[allowed] // values < th are dropped: present[0..allowed-1] may be
 		tuneAbs := append(hideAnswers(hq, hand), hideAnswers(mtune, mcp)...)
 		right := 0
 		for i, c := range tuneAbs {
@@ -163,7 +167,7 @@ func TestLearnConfidence(t *testing.T) {
 		w := measureAbstention(mix, append(mtune[:len(mtune):len(mtune)], mheld...), written, th)
 		hh := measureAbstention(hix, hheld, hideAnswers(hheld, hand), th)
 		mh := measureAbstention(mix, mheld, hideAnswers(mheld, mcp), th)
-		t.Logf("%-22s threshold %.3f: tuning recall %.3f | written: %v | hand held %v | mcp held %v", v.name, th, float64(right)/float64(len(tuneAbs)), w, hh, mh)
+		t.Logf("%-12s threshold %.3f: tuning 'nothing fits' recall %.3f | written: %v | hand held out: %v | MCP held out: %v", v.name, th, float64(right)/float64(len(tuneAbs)), w, hh, mh)
 		hix.Close()
 		mix.Close()
 	}
