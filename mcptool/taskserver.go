@@ -277,7 +277,7 @@ func (s *Server) extCall(ctx context.Context, owner string, req *taskRequest) (j
 	}
 	wrap := v.(*directTool).wrap
 	args := req.Params.Arguments
-	rec, err := s.store.Create(ctx, TaskCall{Owner: owner, Tool: name, Args: args,
+	rec, err := s.store.Create(ctx, TaskCall{Owner: owner, Tool: name, Args: args, Capabilities: req.Params.Meta.Caps,
 		run: func(ctx context.Context, tk *task) {
 			s.runTask(ctx, tk, name, args, wrap, caps, responses)
 		}})
