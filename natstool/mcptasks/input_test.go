@@ -1,9 +1,12 @@
 package mcptasks_test
 
 import (
+	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -346,4 +349,142 @@ func hasRequest(recs []policy.ApprovalRecord, id, tool, principal string) bool {
 		}
 	}
 	return false
+}
+
+// legacySession is a 2025-11-25 Streamable HTTP session as user that
+// declared elicitation.
+type legacySession struct {
+	t              *testing.T
+	url, user, sid string
+}
+
+func newLegacySession(t *testing.T, url, user string) *legacySession {
+	t.Helper()
+	s := &legacySession{t: t, url: url, user: user}
+	s.call("initialize", map[string]any{"protocolVersion": "2025-11-25", "capabilities": map[string]any{"elicitation": map[string]any{}},
+		"clientInfo": map[string]any{"name": "legacy", "version": "0"}})
+	if s.sid == "" {
+		t.Fatal("no session")
+	}
+	b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "method": "notifications/initialized"})
+	s.post(b).Body.Close()
+	return s
+}
+
+// post POSTs body on the session.
+func (s *legacySession) post(body []byte) *http.Response {
+	s.t.Helper()
+	req, _ := http.NewRequest(http.MethodPost, s.url, bytes.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set(principalHeader, s.user)
+	if s.sid != "" {
+		req.Header.Set("Mcp-Session-Id", s.sid)
+		req.Header.Set("MCP-Protocol-Version", "2025-11-25")
+	}
+	resp, err := (&http.Client{Timeout: 20 * time.Second}).Do(req)
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	if id := resp.Header.Get("Mcp-Session-Id"); id != "" {
+		s.sid = id
+	}
+	return resp
+}
+
+// call sends a request and returns its response, from JSON or the
+// event stream.
+func (s *legacySession) call(method string, params any) rpcResponse {
+	s.t.Helper()
+	b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": rpcID.Add(1), "method": method, "params": params})
+	resp := s.post(b)
+	defer resp.Body.Close()
+	data, _ := io.ReadAll(resp.Body)
+	if strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
+		for _, l := range strings.Split(string(data), "\n") {
+			if d, ok := strings.CutPrefix(l, "data: "); ok && strings.Contains(d, `"id"`) {
+				data = []byte(d)
+			}
+		}
+	}
+	var out rpcResponse
+	if err := json.Unmarshal(data, &out); err != nil {
+		s.t.Fatalf("%s: %d %q: %v", method, resp.StatusCode, data, err)
+	}
+	return out
+}
+
+// status is task id's status in the legacy form.
+func (s *legacySession) status(id string) mcptool.TaskStatus {
+	var lt mcptool.LegacyTask
+	json.Unmarshal(s.call("tasks/get", map[string]any{"taskId": id}).Result, &lt)
+	return lt.Status
+}
+
+// TestDurableInputLegacySurvivesServerKill: the 2025-11-25 form of
+// TestDurableInputSurvivesServerKill. A durable task whose call asks is
+// input_required on the process that created it, which gets SIGKILL; on
+// a new process, another session of the same principal calls
+// tasks/result, which carries the question (elicitation/create with the
+// related-task _meta); the session's answer reaches the new process's
+// worker, and the stream ends with the result.
+func TestDurableInputLegacySurvivesServerKill(t *testing.T) {
+	ns := startNATS(t)
+	dir := t.TempDir()
+	a, line := startChild(t, "serve", ns.ClientURL(), dir)
+	sa := newLegacySession(t, strings.TrimPrefix(line, "serving "), "alice")
+	res := sa.call("tools/call", map[string]any{"name": "confirm", "arguments": map[string]any{"text": "y"}, "task": map[string]any{}})
+	var created mcptool.LegacyCreateTaskResult
+	if res.Error != nil || json.Unmarshal(res.Result, &created) != nil || created.Task.TaskID == "" {
+		t.Fatalf("tools/call: %s %+v", res.Result, res.Error)
+	}
+	id := created.Task.TaskID
+	for i := 0; sa.status(id) != mcptool.StatusInputRequired; i++ {
+		if i == 600 {
+			t.Fatal("the task never asked")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	pidA := fmt.Sprint(a.Process.Pid)
+	kill(a, childExited[a])
+
+	_, line = startChild(t, "serve", ns.ClientURL(), dir)
+	sb := newLegacySession(t, strings.TrimPrefix(line, "serving "), "alice")
+	if st := sb.status(id); st != mcptool.StatusInputRequired {
+		t.Fatalf("after the restart the task is %s", st)
+	}
+	if other := newLegacySession(t, sb.url, "mallory"); other.status(id) != "" {
+		t.Fatalf("another principal sees the task")
+	}
+	body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 77, "method": "tasks/result", "params": map[string]any{"taskId": id}})
+	resp := sb.post(body)
+	defer resp.Body.Close()
+	events := bufio.NewScanner(resp.Body)
+	next := func() map[string]json.RawMessage {
+		for events.Scan() {
+			if d, ok := strings.CutPrefix(events.Text(), "data: "); ok {
+				var m map[string]json.RawMessage
+				if err := json.Unmarshal([]byte(d), &m); err != nil {
+					t.Fatalf("event %q: %v", d, err)
+				}
+				return m
+			}
+		}
+		t.Fatal("the stream ended")
+		return nil
+	}
+	q := next()
+	if string(q["method"]) != `"elicitation/create"` || !strings.Contains(string(q["params"]), "Go on with y?") || !strings.Contains(string(q["params"]), id) {
+		t.Fatalf("the question: %v", q)
+	}
+	ans, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": q["id"], "result": map[string]any{"action": "accept", "content": map[string]any{}}})
+	sb.post(ans).Body.Close()
+	final := next()
+	if string(final["id"]) != "77" || !strings.Contains(string(final["result"]), "accept y") {
+		t.Fatalf("the result: %v", final)
+	}
+	runs := lines(filepath.Join(dir, "confirm-runs"))
+	if len(runs) != 2 || runs[0] != pidA || runs[1] == pidA {
+		t.Errorf("runs %v: want one in the killed process %s, then one in the new one", runs, pidA)
+	}
 }
