@@ -80,6 +80,7 @@ type serverConfig struct {
 	tasks        TaskLimits
 	store        TaskStore
 	rounds       InputRoundLimits
+	taskDecide   func(tool.Tool) bool
 }
 
 // A ServerOption configures a [Server] made by [NewServer].
