@@ -299,14 +299,17 @@ func (h *heldCall) wait(ctx context.Context, tool string, args json.RawMessage) 
 // is cancelled.
 func (r *rounds) park(h *heldCall, ask heldAsk, tool string, args json.RawMessage) (*mcp.CallToolResult, error) {
 	r.mu.Lock()
-	if r.per[h.caller] >= r.lim.PerCaller || len(r.held) >= r.lim.Total {
+	full := ""
+	switch {
+	case len(r.held) >= r.lim.Total:
+		full = fmt.Sprintf("%d calls already wait for one", r.lim.Total)
+	case r.per[h.caller] >= r.lim.PerCaller:
+		full = fmt.Sprintf("%d calls of this caller already wait for one", r.lim.PerCaller)
+	}
+	if full != "" {
 		r.mu.Unlock()
-		h.cancel()
-		<-h.done
-		msg := fmt.Sprintf("the call needs an answer from its client, and %d calls of this caller already wait for one (the most this server keeps)", r.lim.PerCaller)
-		if len(r.held) >= r.lim.Total {
-			msg = fmt.Sprintf("the call needs an answer from its client, and %d calls already wait for one (the most this server keeps)", r.lim.Total)
-		}
+		h.cancel() // the call ends on its own goroutine; its answer is dropped
+		msg := "the call needs an answer from its client, and " + full + " (the most this server keeps)"
 		return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: msg}}}, nil
 	}
 	id := rand.Text()
@@ -358,7 +361,6 @@ func (r *rounds) resume(ctx context.Context, caller, tool string, args json.RawM
 	res, ok := raw.(*mcp.ElicitResult)
 	if !ok || (res.Action != "accept" && res.Action != "decline" && res.Action != "cancel") {
 		h.cancel()
-		<-h.done
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams,
 			Message: fmt.Sprintf("inputResponses[%q] is not an elicitation result (action accept, decline or cancel); the call was ended", h.key)}
 	}

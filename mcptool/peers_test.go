@@ -29,6 +29,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -40,6 +41,10 @@ import (
 // fixtureEnv makes the test binary serve the fixture tools over stdio
 // instead of running tests, so it can stand in for an MCP server process.
 const fixtureEnv = "MCPTOOL_PEER_FIXTURE"
+
+// relayEnv makes the conformance client relay through a Server of ours
+// (see conformanceClient).
+const relayEnv = "MCPTOOL_PEER_RELAY"
 
 func init() { peerFixture = runPeerFixture }
 
@@ -70,11 +75,30 @@ func runPeerFixture() {
 
 // conformanceClient is our client as the conformance suite's client
 // scenarios drive it: connect to url, import the tools and, for
-// tools_call, call add_numbers.
+// tools_call, call add_numbers; for sep-2322-client-request-state (a
+// 2026-07-28 server whose tools answer with multi round-trip input
+// requests), answer its questions with an elicitation handler and call
+// its four tools.
 func conformanceClient(url, scenario string) error {
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	c, err := mcptool.Connect(ctx, mcptool.URL(url))
+	var opts []mcptool.ClientOption
+	var asked atomic.Int32
+	answer := mcptool.WithElicitationHandler(func(context.Context, *mcp.ElicitParams) (*mcp.ElicitResult, error) {
+		asked.Add(1)
+		return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"confirmed": true}}, nil
+	})
+	relay := os.Getenv(relayEnv) != ""
+	switch {
+	case relay:
+		// Our client imports the scenario's server into a Server of ours
+		// on loopback, which a 2026-07-28 client of ours calls with plain
+		// calls: the server's questions go up as held rounds.
+		opts = append(opts, mcptool.WithElicitationRelay())
+	case scenario == "sep-2322-client-request-state":
+		opts = append(opts, answer)
+	}
+	c, err := mcptool.Connect(ctx, mcptool.URL(url), opts...)
 	if err != nil {
 		return err
 	}
@@ -83,12 +107,41 @@ func conformanceClient(url, scenario string) error {
 	if err := c.Import(ctx, r); err != nil {
 		return err
 	}
-	if scenario == "tools_call" {
-		res := r.Execute(ctx, "add_numbers", json.RawMessage(`{"a":5,"b":3}`))
-		fmt.Printf("add_numbers: %+v\n", res)
+	if relay {
+		srv := mcptool.NewServer(r)
+		defer srv.Close()
+		hs := httptest.NewServer(srv)
+		defer hs.Close()
+		top, err := mcptool.Connect(ctx, mcptool.URL(hs.URL+"/mcp"), answer, mcptool.WithoutTasks())
+		if err != nil {
+			return err
+		}
+		defer top.Close()
+		r = tool.NewRegistry()
+		if err := top.Import(ctx, r); err != nil {
+			return err
+		}
+	}
+	var calls []string
+	switch scenario {
+	case "tools_call":
+		calls = []string{"add_numbers"}
+	case "sep-2322-client-request-state":
+		calls = []string{"test_mrtr_echo_state", "test_mrtr_unrelated", "test_mrtr_no_state", "test_mrtr_no_result_type"}
+	}
+	for _, name := range calls {
+		args := json.RawMessage(`{}`)
+		if name == "add_numbers" {
+			args = json.RawMessage(`{"a":5,"b":3}`)
+		}
+		res := r.Execute(ctx, name, args)
+		fmt.Printf("%s: %+v\n", name, res)
 		if res.IsError {
 			return errors.New(res.Error)
 		}
+	}
+	if relay && asked.Load() != 2 {
+		return fmt.Errorf("the top client was asked %d times, want 2 (test_mrtr_echo_state, test_mrtr_no_state)", asked.Load())
 	}
 	return nil
 }
@@ -984,13 +1037,27 @@ func TestPeerConformanceClient(t *testing.T) {
 	}
 	client := filepath.Join(t.TempDir(), "client.sh")
 	os.WriteFile(client, []byte(fmt.Sprintf("#!/bin/sh\nexec env %s=confclient '%s' \"$@\"\n", fixtureEnv, exe)), 0o755)
-	for _, sc := range []string{"initialize", "tools_call"} {
-		t.Run(sc, func(t *testing.T) {
+	relay := filepath.Join(t.TempDir(), "relay.sh")
+	os.WriteFile(relay, []byte(fmt.Sprintf("#!/bin/sh\nexec env %s=confclient %s=1 '%s' \"$@\"\n", fixtureEnv, relayEnv, exe)), 0o755)
+	for _, sc := range []struct{ suite, name, client string }{
+		{"peers", "initialize", client}, {"peers", "tools_call", client},
+		// A 2026-07-28 server whose tools answer with multi round-trip
+		// input requests (SEP-2322): the state echoed unchanged, none
+		// sent when none came, a fresh request ID for the retry, no
+		// inputResponses on another call, resultType "complete" by default.
+		{"conf-alpha", "sep-2322-client-request-state", client},
+		// The same server imported into a Server of ours, whose 2026-07-28
+		// client gets the two questions as held rounds of its plain calls
+		// (the client exits with an error unless it was asked both).
+		{"conf-alpha", "sep-2322-client-request-state", relay},
+	} {
+		t.Run(sc.name+strings.TrimSuffix(filepath.Base(sc.client), ".sh"), func(t *testing.T) {
+			dir := t.TempDir()
 			script := fmt.Sprintf("ip link set lo up && exec '%s' '%s' client --command '%s' --scenario %s -o '%s'",
-				p.node22, p.bin("peers", "conformance"), client, sc, t.TempDir())
+				p.node22, p.bin(sc.suite, "conformance"), sc.client, sc.name, dir)
 			out, errOut, code := run(t, "unshare", "-n", "sh", "-c", script)
-			if code != 0 {
-				t.Fatalf("exit %d\nstdout: %s\nstderr: %s", code, out, errOut)
+			if failed := failedChecks(t, dir); code != 0 || len(failed) > 0 || !strings.Contains(out+errOut, "Passed") || strings.Contains(errOut, "EXITED WITH ERROR") {
+				t.Fatalf("exit %d, failed checks %v\nstdout: %s\nstderr: %s", code, failed, out, errOut)
 			}
 			for _, line := range strings.Split(out+errOut, "\n") {
 				if strings.Contains(line, "Passed") {
