@@ -95,7 +95,7 @@ type customChecker interface {
 // carries (from a field's tags).
 type use struct {
 	n *node
-	c constraints
+	c *constraints // shared noConstraints when the use carries none; never modified then
 
 	stringOpt bool     // the ,string option
 	enumSet   *enumSet // compiled enum, from c.enum or the node's
@@ -156,13 +156,13 @@ func errorf(path, format string, args ...any) error {
 // typeUse builds the use of t at path with the given keywords. The
 // keywords of a pointer's use go to the value it points to: a pointer use
 // only adds null to what the value allows.
-func (b *builder) typeUse(t reflect.Type, c constraints, path string) (*use, error) {
+func (b *builder) typeUse(t reflect.Type, c *constraints, path string) (*use, error) {
 	if t.Kind() == reflect.Pointer {
 		inner, err := b.typeUse(t.Elem(), c, path)
 		if err != nil {
 			return nil, err
 		}
-		return &use{n: &node{kind: kPointer, typ: t, elem: inner}, c: newConstraints()}, nil
+		return &use{n: &node{kind: kPointer, typ: t, elem: inner}, c: &noConstraints}, nil
 	}
 	n, err := b.node(t, path)
 	if err != nil {
@@ -250,14 +250,14 @@ func (b *builder) node(t reflect.Type, path string) (*node, error) {
 			break
 		}
 		n.kind = kSlice
-		elem, err := b.typeUse(t.Elem(), newConstraints(), path+"[]")
+		elem, err := b.typeUse(t.Elem(), &noConstraints, path+"[]")
 		if err != nil {
 			return nil, err
 		}
 		n.elem = elem
 	case reflect.Array:
 		n.kind, n.length = kArray, t.Len()
-		elem, err := b.typeUse(t.Elem(), newConstraints(), path+"[]")
+		elem, err := b.typeUse(t.Elem(), &noConstraints, path+"[]")
 		if err != nil {
 			return nil, err
 		}
@@ -267,7 +267,7 @@ func (b *builder) node(t reflect.Type, path string) (*node, error) {
 			return nil, errorf(path, "map keys must be strings (JSON object keys), not %s", t.Key())
 		}
 		n.kind = kMap
-		elem, err := b.typeUse(t.Elem(), newConstraints(), path+"[key]")
+		elem, err := b.typeUse(t.Elem(), &noConstraints, path+"[key]")
 		if err != nil {
 			return nil, err
 		}
@@ -381,13 +381,26 @@ func dominantFields(cands []candidate, path string) ([]candidate, error) {
 	if flat {
 		// The common case needs no grouping or sorting when no two
 		// fields share a name.
-		seen := make(map[string]struct{}, len(cands))
-		for _, c := range cands {
-			if _, dup := seen[c.name]; dup {
-				flat = false
-				break
+		if len(cands) <= 16 {
+			// Comparing every pair costs less than a set this small.
+		pairs:
+			for i := range cands {
+				for j := range i {
+					if cands[i].name == cands[j].name {
+						flat = false
+						break pairs
+					}
+				}
 			}
-			seen[c.name] = struct{}{}
+		} else {
+			seen := make(map[string]struct{}, len(cands))
+			for _, c := range cands {
+				if _, dup := seen[c.name]; dup {
+					flat = false
+					break
+				}
+				seen[c.name] = struct{}{}
+			}
 		}
 		if flat {
 			return cands, nil
@@ -500,7 +513,11 @@ func (b *builder) structFields(n *node, t reflect.Type, path string) error {
 	}
 
 	n.doc = descriptionsOf(t)[""]
-	n.byName = make(map[string]*field, len(chosen))
+	if !b.opts.output {
+		// Only the decoder looks fields up by name; an output schema is
+		// rendered, never decoded.
+		n.byName = make(map[string]*field, len(chosen))
+	}
 	fields := make([]field, len(chosen)) // one allocation for all of them
 	n.fields = make([]*field, 0, len(chosen))
 	docs := map[reflect.Type]map[string]string{}
@@ -574,7 +591,12 @@ func (b *builder) structFields(n *node, t reflect.Type, path string) error {
 			}
 			cons.examples = items
 		}
-		u, err := b.typeUse(ft, cons, fpath)
+		cp := &noConstraints
+		if !cons.none() {
+			cp = new(constraints)
+			*cp = cons
+		}
+		u, err := b.typeUse(ft, cp, fpath)
 		if err != nil {
 			return err
 		}
@@ -603,7 +625,9 @@ func (b *builder) structFields(n *node, t reflect.Type, path string) error {
 			b.defaults = append(b.defaults, pendingField{f: f, path: fpath})
 		}
 		n.fields = append(n.fields, f)
-		n.byName[f.name] = f
+		if n.byName != nil {
+			n.byName[f.name] = f
+		}
 	}
 	return nil
 }
