@@ -232,7 +232,7 @@ func compileUse(u *use) error {
 		items = u.n.enum
 	}
 	if len(items) > 0 {
-		set := &enumSet{}
+		set := &enumSet{raw: make([]json.RawMessage, 0, len(items))}
 		for _, raw := range items {
 			raw = compact(raw)
 			var x any
@@ -269,6 +269,9 @@ func compileUse(u *use) error {
 				s, ok := x.(string)
 				if !ok {
 					return fmt.Errorf("enum value %s is not a string", raw)
+				}
+				if set.strs == nil {
+					set.strs = make([]string, 0, len(items))
 				}
 				set.strs = append(set.strs, s)
 			case kInt, kUint, kFloat, kNumber:

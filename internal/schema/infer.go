@@ -124,6 +124,16 @@ type builder struct {
 	pending  []pendingUse   // uses whose enum, default or examples are compiled once all nodes exist
 	defaults []pendingField // fields whose defaults are compiled once all nodes exist
 	order    []*node        // struct nodes in the order they were found
+	uses     []use          // room for the next uses: allocated 16 at a time, they live as long as the Codec anyway
+}
+
+// newUse returns a use of n with c, from b.uses.
+func (b *builder) newUse(n *node, c *constraints) *use {
+	if len(b.uses) == cap(b.uses) {
+		b.uses = make([]use, 0, 16)
+	}
+	b.uses = append(b.uses, use{n: n, c: c})
+	return &b.uses[len(b.uses)-1]
 }
 
 type pendingField struct {
@@ -162,13 +172,13 @@ func (b *builder) typeUse(t reflect.Type, c *constraints, path string) (*use, er
 		if err != nil {
 			return nil, err
 		}
-		return &use{n: &node{kind: kPointer, typ: t, elem: inner}, c: &noConstraints}, nil
+		return b.newUse(&node{kind: kPointer, typ: t, elem: inner}, &noConstraints), nil
 	}
 	n, err := b.node(t, path)
 	if err != nil {
 		return nil, err
 	}
-	u := &use{n: n, c: c}
+	u := b.newUse(n, c)
 	if len(c.enum) > 0 || len(n.enum) > 0 || c.def != nil || len(c.examples) > 0 {
 		b.pending = append(b.pending, pendingUse{u: u, path: path})
 	}
@@ -185,8 +195,43 @@ type leafKey struct {
 	output bool
 }
 
+// predeclaredNodes holds the nodes of the predeclared scalar types (string,
+// bool, int, float64 and the rest), the types of most fields: such a type
+// has no methods and its node is only its kind and size, the same for
+// input and output, so it is made once here rather than looked up by
+// type in leafNodes for every field.
+var predeclaredNodes = func() (m [reflect.String + 1]*node) {
+	for _, v := range []any{"", false, int(0), int8(0), int16(0), int32(0), int64(0),
+		uint(0), uint8(0), uint16(0), uint32(0), uint64(0), uintptr(0), float32(0), float64(0)} {
+		t := reflect.TypeOf(v)
+		n := &node{typ: t}
+		switch t.Kind() {
+		case reflect.String:
+			n.kind = kString
+		case reflect.Bool:
+			n.kind = kBool
+		case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+			n.kind, n.bits = kInt, t.Bits()
+		case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
+			n.kind, n.bits = kUint, t.Bits()
+		case reflect.Float32, reflect.Float64:
+			n.kind, n.bits = kFloat, t.Bits()
+		}
+		m[t.Kind()] = n
+	}
+	return m
+}()
+
 // node returns the node of t, building it once per type for structs.
 func (b *builder) node(t reflect.Type, path string) (*node, error) {
+	if k := t.Kind(); k <= reflect.Float64 || k == reflect.String {
+		// The predeclared type of its kind (not a named type of it,
+		// which may have methods)? Comparing types is cheaper than a
+		// lookup.
+		if n := predeclaredNodes[k]; n != nil && n.typ == t {
+			return n, nil
+		}
+	}
 	if n, ok := b.nodes[t]; ok {
 		if n.building {
 			n.recursive = true
@@ -360,7 +405,9 @@ type candidate struct {
 	tagged bool
 	depth  int
 	index  []int
-	sf     reflect.StructField
+	typ    reflect.Type      // the field's
+	tag    reflect.StructTag // the field's
+	field  string            // the field's Go name; goName is its path
 	goName string
 	opts   string
 	owner  reflect.Type // the struct type that declares the field
@@ -502,7 +549,7 @@ func (b *builder) structFields(n *node, t reflect.Type, path string) error {
 				if name == "" {
 					name = sf.Name
 				}
-				cands = append(cands, candidate{name: name, tagged: tagged, depth: depth, index: index, sf: sf, goName: goName, opts: opts, owner: lv.t})
+				cands = append(cands, candidate{name: name, tagged: tagged, depth: depth, index: index, typ: sf.Type, tag: sf.Tag, field: sf.Name, goName: goName, opts: opts, owner: lv.t})
 			}
 		}
 		current = next
@@ -521,11 +568,12 @@ func (b *builder) structFields(n *node, t reflect.Type, path string) error {
 	fields := make([]field, len(chosen)) // one allocation for all of them
 	n.fields = make([]*field, 0, len(chosen))
 	docs := map[reflect.Type]map[string]string{}
+	var consRoom []constraints // the fields' constraints that are not noConstraints
 	for i, c := range chosen {
 		fpath := joinPath(path, c.goName)
 		var tagStore tagSet
 		tags := &tagStore
-		readTags(tags, c.sf.Tag)
+		readTags(tags, c.tag)
 		cons, err := parseTags(tags)
 		if err != nil {
 			return errorf(fpath, "%v", err)
@@ -538,7 +586,7 @@ func (b *builder) structFields(n *node, t reflect.Type, path string) error {
 				d = descriptionsOf(c.owner)
 				docs[c.owner] = d
 			}
-			cons.description = d[c.sf.Name]
+			cons.description = d[c.field]
 		}
 		optional := false
 		stringOpt := false
@@ -552,7 +600,7 @@ func (b *builder) structFields(n *node, t reflect.Type, path string) error {
 				stringOpt = true
 			}
 		}
-		ft := c.sf.Type
+		ft := c.typ
 		if ft.Kind() == reflect.Pointer && ft.Elem().Kind() == reflect.Pointer {
 			stringOpt = false // encoding/json honours ,string on T and *T only
 		}
@@ -593,8 +641,12 @@ func (b *builder) structFields(n *node, t reflect.Type, path string) error {
 		}
 		cp := &noConstraints
 		if !cons.none() {
-			cp = new(constraints)
-			*cp = cons
+			if len(consRoom) == cap(consRoom) {
+				// Room for this field's and the rest's, allocated once.
+				consRoom = make([]constraints, 0, len(chosen)-i)
+			}
+			consRoom = append(consRoom, cons)
+			cp = &consRoom[len(consRoom)-1]
 		}
 		u, err := b.typeUse(ft, cp, fpath)
 		if err != nil {
