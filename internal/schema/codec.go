@@ -29,7 +29,7 @@ type Codec struct {
 // field without omitempty present) rather than what the decoder accepts,
 // and is a schema only: its Decode returns an error.
 func For(t reflect.Type, output bool) (*Codec, error) {
-	b := &builder{opts: buildOptions{output: output}, nodes: map[reflect.Type]*node{}}
+	b := &builder{opts: buildOptions{output: output}}
 	root, err := b.typeUse(t, &noConstraints, "")
 	if err != nil {
 		return nil, err
@@ -75,7 +75,7 @@ func For(t reflect.Type, output bool) (*Codec, error) {
 		defaultBytes += len(dv.raw)
 	}
 	r := &renderer{root: rootNode, output: output}
-	r.b.Grow(schemaSizeHint(b.order))
+	r.b.Grow(schemaSizeHint(b.order, output))
 	return &Codec{typ: t, root: root, schema: r.document(root, defs), defaultBytes: defaultBytes, output: output}, nil
 }
 
@@ -83,12 +83,16 @@ func For(t reflect.Type, output bool) (*Codec, error) {
 // found, so that rendering grows its buffer once rather than doubling it
 // from 64 bytes (five copies for a struct of eight fields). A guess that
 // is short only costs those copies again.
-func schemaSizeHint(order []*node) int {
+func schemaSizeHint(order []*node, output bool) int {
+	perField := 44 // "name":{"type":"string",...} and "name" in required
+	if output {
+		perField = 24 // fewer keywords: no defaults, patterns or bounds as a rule
+	}
 	n := 64
 	for _, s := range order {
 		n += 32 + len(s.doc)
 		for _, f := range s.fields {
-			n += 2*len(f.name) + 44 + len(f.u.c.description)
+			n += 2*len(f.name) + perField + len(f.u.c.description)
 		}
 	}
 	return n

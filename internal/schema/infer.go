@@ -119,12 +119,42 @@ type buildOptions struct {
 
 type builder struct {
 	opts     buildOptions
-	nodes    map[reflect.Type]*node
+	nodes    map[reflect.Type]*node // the nodes of order by type, once order is long; nil before
 	stack    []reflect.Type
 	pending  []pendingUse   // uses whose enum, default or examples are compiled once all nodes exist
 	defaults []pendingField // fields whose defaults are compiled once all nodes exist
 	order    []*node        // struct nodes in the order they were found
 	uses     []use          // room for the next uses: allocated 16 at a time, they live as long as the Codec anyway
+}
+
+// structNode returns the node of struct type t if it was made in this
+// build, else nil.
+func (b *builder) structNode(t reflect.Type) *node {
+	if b.nodes != nil {
+		return b.nodes[t]
+	}
+	for _, n := range b.order {
+		if n.typ == t {
+			return n
+		}
+	}
+	return nil
+}
+
+// addStruct records the node of a struct type. The few struct types of a
+// build are found by a scan of b.order; a map is made past 32.
+func (b *builder) addStruct(n *node) {
+	b.order = append(b.order, n)
+	if b.nodes == nil && len(b.order) > 32 {
+		b.nodes = make(map[reflect.Type]*node, 2*len(b.order))
+		for _, m := range b.order {
+			b.nodes[m.typ] = m
+		}
+		return
+	}
+	if b.nodes != nil {
+		b.nodes[n.typ] = n
+	}
 }
 
 // newUse returns a use of n with c, from b.uses.
@@ -232,7 +262,7 @@ func (b *builder) node(t reflect.Type, path string) (*node, error) {
 			return n, nil
 		}
 	}
-	if n, ok := b.nodes[t]; ok {
+	if n := b.structNode(t); n != nil {
 		if n.building {
 			n.recursive = true
 		}
@@ -324,8 +354,7 @@ func (b *builder) node(t reflect.Type, path string) (*node, error) {
 		n.kind = kAny
 	case reflect.Struct:
 		n.kind = kStruct
-		b.nodes[t] = n
-		b.order = append(b.order, n)
+		b.addStruct(n)
 		n.building = true
 		b.stack = append(b.stack, t)
 		err := b.structFields(n, t, path)
@@ -487,7 +516,14 @@ func ambiguousName(path, name string, a, b candidate) error {
 // does: exported fields, json tag names, embedded structs flattened with
 // the shallowest (then tagged) field winning.
 func (b *builder) structFields(n *node, t reflect.Type, path string) error {
-	cands := make([]candidate, 0, t.NumField())
+	// The candidates live only while this struct is built: for a struct
+	// of a few fields they fit on the stack (2.4 KB a type on the heap
+	// otherwise, about a quarter of what New allocates).
+	var room [16]candidate
+	cands := room[:0]
+	if t.NumField() > len(room) {
+		cands = make([]candidate, 0, t.NumField())
+	}
 	top := make([]int, t.NumField()) // index storage for the fields of t itself
 	for i := range top {
 		top[i] = i
@@ -568,7 +604,6 @@ func (b *builder) structFields(n *node, t reflect.Type, path string) error {
 	fields := make([]field, len(chosen)) // one allocation for all of them
 	n.fields = make([]*field, 0, len(chosen))
 	docs := map[reflect.Type]map[string]string{}
-	var consRoom []constraints // the fields' constraints that are not noConstraints
 	for i, c := range chosen {
 		fpath := joinPath(path, c.goName)
 		var tagStore tagSet
@@ -641,12 +676,8 @@ func (b *builder) structFields(n *node, t reflect.Type, path string) error {
 		}
 		cp := &noConstraints
 		if !cons.none() {
-			if len(consRoom) == cap(consRoom) {
-				// Room for this field's and the rest's, allocated once.
-				consRoom = make([]constraints, 0, len(chosen)-i)
-			}
-			consRoom = append(consRoom, cons)
-			cp = &consRoom[len(consRoom)-1]
+			cp = new(constraints)
+			*cp = cons
 		}
 		u, err := b.typeUse(ft, cp, fpath)
 		if err != nil {
