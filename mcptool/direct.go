@@ -40,7 +40,8 @@ const (
 
 // A directTool is what the direct path needs of one served tool.
 type directTool struct {
-	wrap bool // see outputWrapped
+	wrap     bool // see outputWrapped
+	taskOnly bool // runs only as a task (tool.TaskRequired): never directly
 }
 
 // directCall is a parsed 2026-07-28 tools/call request.
