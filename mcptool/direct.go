@@ -261,7 +261,8 @@ func members(data []byte, f func(key string, value []byte) bool) bool {
 	if i >= len(data) || data[i] != '{' {
 		return false
 	}
-	var seen []string
+	var seenArray [8]string // room for the members of the usual requests
+	seen := seenArray[:0]
 	i = jsontext.SkipSpace(data, i+1)
 	if i < len(data) && data[i] == '}' {
 		return jsontext.SkipSpace(data, i+1) == len(data)

@@ -78,6 +78,7 @@ type serverConfig struct {
 	filter       func(ctx context.Context, name string) bool
 	tasks        TaskLimits
 	store        TaskStore
+	taskDecide   func(tool.Tool) bool
 }
 
 // A ServerOption configures a [Server] made by [NewServer].
