@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"strconv"
+	"sync"
 	"sync/atomic"
 
 	"github.com/miniopenclaw/tool"
@@ -30,7 +32,9 @@ import (
 // token, _meta or task. A message a tool still sends the client through
 // [Session] (roots, the only request such a client can answer) goes on
 // the session's standalone stream, as go-sdk's own handler sends it under
-// [WithJSONResponse].
+// [WithJSONResponse]. A notifications/cancelled naming a call the direct
+// path runs cancels it, as go-sdk cancels the calls it runs (and go-sdk
+// still receives the notification).
 
 // A liveSession is a 2025-11-25 session go-sdk serves, as the direct
 // session path needs it.
@@ -38,6 +42,57 @@ type liveSession struct {
 	ss      *mcp.ServerSession
 	key     string      // the caller the session is bound to (callerKey)
 	logging atomic.Bool // the client sent logging/setLevel
+
+	mu    sync.Mutex
+	calls map[string]context.CancelFunc // the direct calls running, by requestKey
+}
+
+// start records a direct call with the request id, canceled by cancel,
+// and returns the function that forgets it. A second call with an id
+// already running is not recorded: a cancellation names one request.
+func (l *liveSession) start(id []byte, cancel context.CancelFunc) (done func()) {
+	key, ok := requestKey(id)
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if _, dup := l.calls[key]; !ok || dup {
+		return func() {}
+	}
+	if l.calls == nil {
+		l.calls = map[string]context.CancelFunc{}
+	}
+	l.calls[key] = cancel
+	return func() {
+		l.mu.Lock()
+		delete(l.calls, key)
+		l.mu.Unlock()
+	}
+}
+
+// cancel cancels the direct call with the request id, if one is running.
+func (l *liveSession) cancel(id []byte) {
+	key, ok := requestKey(id)
+	if !ok {
+		return
+	}
+	l.mu.Lock()
+	cancel := l.calls[key]
+	l.mu.Unlock()
+	if cancel != nil {
+		cancel()
+	}
+}
+
+// requestKey is the form of a JSON-RPC id (a string or an integer) that
+// two spellings of the same id share.
+func requestKey(id []byte) (string, bool) {
+	if s, ok := stringValue(id); ok {
+		return "s" + s, true
+	}
+	if !validID(id) {
+		return "", false
+	}
+	n, err := strconv.ParseInt(string(id), 10, 64)
+	return "n" + strconv.FormatInt(n, 10), err == nil
 }
 
 // sessionCall is a parsed 2025-11-25 tools/call request.
@@ -82,6 +137,11 @@ func (s *Server) serveSession(w http.ResponseWriter, r *http.Request) bool {
 	}
 	call, ok := parseSessionCall(body)
 	if !ok {
+		if id, ok := parseCancellation(body); ok {
+			// go-sdk cancels the calls it runs; this cancels the one
+			// the direct path runs, and go-sdk still answers.
+			live.cancel(id)
+		}
 		return false
 	}
 	dt, ok := s.direct.Load(call.name)
@@ -90,6 +150,9 @@ func (s *Server) serveSession(w http.ResponseWriter, r *http.Request) bool {
 	}
 
 	ss := live.ss
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	defer live.start(call.id, cancel)()
 	slot := &inputSlot{ss: ss}
 	ctx = context.WithValue(ctx, sessionKey{}, ss)
 	ctx = tool.WithClientLogger(ctx, slog.New(clientLog(ctx, ss, call.name)))
@@ -113,6 +176,10 @@ func (s *Server) serveSession(w http.ResponseWriter, r *http.Request) bool {
 			data = []byte(`{"code":-32603,"message":"internal error"}`)
 		}
 		writeDirect(w, http.StatusOK, call.id, "error", data)
+		return true
+	}
+	if data, ok := textResultJSON(res); ok {
+		writeDirect(w, http.StatusOK, call.id, "result", data)
 		return true
 	}
 	if res.Content == nil && res.InputRequests == nil {
@@ -150,6 +217,31 @@ func (s *Server) fulfill(ctx context.Context, ss *mcp.ServerSession, call sessio
 	}
 	slot := &inputSlot{ss: ss, responses: answers, state: res.RequestState}
 	return s.execute(context.WithValue(ctx, inputKey{}, slot), call.name, call.args, wrap, slot)
+}
+
+// parseCancellation returns the requestId of body if it is a
+// notifications/cancelled.
+func parseCancellation(body []byte) ([]byte, bool) {
+	var method, params, id []byte
+	ok := members(body, func(key string, v []byte) bool {
+		switch key {
+		case "method":
+			method = v
+		case "params":
+			params = v
+		}
+		return true
+	})
+	if !ok || string(method) != `"notifications/cancelled"` || params == nil {
+		return nil, false
+	}
+	ok = members(params, func(key string, v []byte) bool {
+		if key == "requestId" {
+			id = v
+		}
+		return true
+	})
+	return id, ok && id != nil
 }
 
 // parseSessionCall parses body as a 2025-11-25 tools/call the direct
@@ -194,4 +286,37 @@ func parseSessionCall(body []byte) (sessionCall, bool) {
 	}
 	c.name, ok = stringValue(name)
 	return c, ok
+}
+
+// textResultJSON encodes the commonest result, one text block and nothing
+// else, as json.Marshal encodes it, without the reflection; ok is false
+// for any other result.
+func textResultJSON(res *mcp.CallToolResult) (data []byte, ok bool) {
+	if len(res.Content) != 1 || res.Meta != nil || res.StructuredContent != nil || res.InputRequests != nil || res.RequestState != "" {
+		return nil, false
+	}
+	tc, isText := res.Content[0].(*mcp.TextContent)
+	if !isText || tc.Meta != nil || tc.Annotations != nil || !plainString(tc.Text) {
+		return nil, false
+	}
+	data = make([]byte, 0, len(`{"content":[{"type":"text","text":""}],"isError":true}`)+len(tc.Text))
+	data = append(data, `{"content":[{"type":"text","text":"`...)
+	data = append(data, tc.Text...)
+	data = append(data, `"}]`...)
+	if res.IsError {
+		data = append(data, `,"isError":true`...)
+	}
+	return append(data, '}'), true
+}
+
+// plainString reports whether s is printable ASCII that JSON, and
+// encoding/json, write as it is between quotes.
+func plainString(s string) bool {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c < 0x20 || c >= 0x7f || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+			return false
+		}
+	}
+	return true
 }

@@ -3,11 +3,13 @@ package mcptool_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/miniopenclaw/tool"
@@ -177,5 +179,59 @@ func TestServerHTTPSessionDirectRoots(t *testing.T) {
 	defer rec.mu.Unlock()
 	if len(rec.types) != 1 || rec.types[0] != "application/json" {
 		t.Errorf("tools/call answered as %q, want [application/json] (the direct session path)", rec.types)
+	}
+}
+
+// TestServerHTTPSessionDirectCancel checks that notifications/cancelled
+// cancels a call the direct session path runs, as go-sdk cancels the
+// calls it runs, and that one naming another request does not.
+func TestServerHTTPSessionDirectCancel(t *testing.T) {
+	sl := newSlow()
+	srv := mcptool.NewServer(newRegistry(sl))
+	defer srv.Close()
+	id := openSession25(t, srv, "alice", `{}`)
+	type answer struct {
+		status int
+		ct     string
+	}
+	answers := make(chan answer, 1)
+	go func() {
+		status, ct, _ := sessionPost(t, srv, id, "alice", `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"slow","arguments":{}}}`)
+		answers <- answer{status, ct}
+	}()
+	select {
+	case <-sl.started:
+	case <-time.After(wait):
+		t.Fatal("the call did not start")
+	}
+	// Another request's cancellation: the call goes on.
+	if status, _, _ := sessionPost(t, srv, id, "alice", `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"7"}}`); status != http.StatusAccepted {
+		t.Fatalf("notifications/cancelled: status %d", status)
+	}
+	select {
+	case err := <-sl.stopped:
+		t.Fatalf("a cancellation of request \"7\" stopped call 7: %v", err)
+	case <-answers:
+		t.Fatal("a cancellation of request \"7\" answered call 7")
+	default:
+	}
+	if status, _, _ := sessionPost(t, srv, id, "alice", `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":7,"reason":"changed my mind"}}`); status != http.StatusAccepted {
+		t.Fatalf("notifications/cancelled: status %d", status)
+	}
+	select {
+	case err := <-sl.stopped:
+		if !errors.Is(err, context.Canceled) {
+			t.Errorf("the tool stopped with %v, want context.Canceled", err)
+		}
+	case <-time.After(wait):
+		t.Fatal("notifications/cancelled did not cancel the call")
+	}
+	select {
+	case a := <-answers:
+		if a.ct == "text/event-stream" {
+			t.Errorf("the call was served by go-sdk (%d %s), not by the direct session path", a.status, a.ct)
+		}
+	case <-time.After(wait):
+		t.Fatal("the canceled call did not return")
 	}
 }

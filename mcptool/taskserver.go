@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/miniopenclaw/tool"
 	"github.com/miniopenclaw/tool/policy"
@@ -23,6 +24,41 @@ func WithTasks(lim TaskLimits) ServerOption {
 	return func(c *serverConfig) { c.tasks = lim }
 }
 
+// WithTaskDecision lets the server run calls of tools that do not declare
+// task support as tasks: decide is asked about each tool whose
+// tool.Options.Task is TaskNever, and for each it approves, the tool is
+// served as if it declared TaskOptional. So a call of it is answered
+// with a task handle when the request's client supports tasks (a
+// 2026-07-28 request that declares [TasksExtension]; a 2025-11-25 call
+// with params.task, which the tool's listing, execution.taskSupport
+// "optional", invites) and runs as a plain call otherwise: the decision
+// never refuses a client that does not speak tasks. decide must be quick
+// and safe for concurrent use; it sees the tool, not the request.
+// [TasksOver] is a decision by the tool's timeout.
+func WithTaskDecision(decide func(t tool.Tool) bool) ServerOption {
+	return func(c *serverConfig) { c.taskDecide = decide }
+}
+
+// TasksOver returns a decision for [WithTaskDecision]: a tool whose own
+// timeout (tool.Options.Timeout, not the registry's default) is at least
+// d may run as a task. For d <= 0 it approves no tool.
+func TasksOver(d time.Duration) func(t tool.Tool) bool {
+	return func(t tool.Tool) bool {
+		to := tool.OptionsOf(t).Timeout
+		return d > 0 && to >= d
+	}
+}
+
+// taskMode is how t may run as a task here: its declared mode, or
+// TaskOptional when WithTaskDecision approves a tool that declares none.
+func (s *Server) taskMode(t tool.Tool) tool.TaskMode {
+	m := tool.OptionsOf(t).Task
+	if m == tool.TaskNever && s.cfg.taskDecide != nil && s.cfg.taskDecide(t) {
+		return tool.TaskOptional
+	}
+	return m
+}
+
 // taskRequest is a parsed 2026-07-28 request of the tasks surface.
 type taskRequest struct {
 	ID     json.RawMessage `json:"id"`
@@ -32,6 +68,7 @@ type taskRequest struct {
 		Arguments      json.RawMessage `json:"arguments"`
 		TaskID         *string         `json:"taskId"`
 		InputResponses json.RawMessage `json:"inputResponses"`
+		RequestState   string          `json:"requestState"`
 		Meta           struct {
 			Caps json.RawMessage `json:"io.modelcontextprotocol/clientCapabilities"`
 		} `json:"_meta"`
@@ -79,7 +116,7 @@ func (s *Server) serveTasks(w http.ResponseWriter, r *http.Request) bool {
 		// Most calls are of tools without tasks: leave their bodies
 		// unread here, for the direct path.
 		t, ok := s.reg.Get(strings.TrimSpace(h.Get(headerName)))
-		if !ok || tool.OptionsOf(t).Task == tool.TaskNever {
+		if !ok || s.taskMode(t) == tool.TaskNever {
 			return false
 		}
 	}
@@ -253,7 +290,7 @@ func (s *Server) extCall(ctx context.Context, owner string, req *taskRequest) (j
 	if !ok || !found {
 		return nil, nil, false
 	}
-	mode := tool.OptionsOf(t).Task
+	mode := s.taskMode(t)
 	if mode == tool.TaskNever {
 		return nil, nil, false
 	}
@@ -277,9 +314,26 @@ func (s *Server) extCall(ctx context.Context, owner string, req *taskRequest) (j
 	}
 	wrap := v.(*directTool).wrap
 	args := req.Params.Arguments
-	rec, err := s.store.Create(ctx, TaskCall{Owner: owner, Tool: name, Args: args,
+	state := ""
+	if f, ok := t.(inputFirst); ok {
+		// Input first, as multi round trips of the plain call; the task
+		// on the round that has it all (mrtr.go).
+		res, st, jerr := s.gatherFirst(ctx, owner, name, args, f, caps, responses, req.Params.RequestState)
+		if jerr != nil {
+			return nil, jerr, true
+		}
+		if res != nil {
+			data, err := s.resultJSON(res)
+			if err != nil {
+				return nil, &jsonrpc.Error{Code: -32603, Message: err.Error()}, true
+			}
+			return data, nil, true
+		}
+		state = st
+	}
+	rec, err := s.store.Create(ctx, TaskCall{Owner: owner, Tool: name, Args: args, Capabilities: req.Params.Meta.Caps,
 		run: func(ctx context.Context, tk *task) {
-			s.runTask(ctx, tk, name, args, wrap, caps, responses)
+			s.runTask(ctx, tk, name, args, wrap, caps, responses, state)
 		}})
 	if err != nil {
 		if mode == tool.TaskRequired || !errors.Is(err, ErrTooManyTasks) {
@@ -299,7 +353,7 @@ func (s *Server) extCall(ctx context.Context, owner string, req *taskRequest) (j
 // input_required; when tasks/update has answered every request, the tool
 // runs again with the answers, as a client's retry would run it.
 func (s *Server) runTask(ctx context.Context, tk *task, name string, args json.RawMessage, wrap bool,
-	caps *mcp.ClientCapabilities, responses mcp.InputResponseMap) {
+	caps *mcp.ClientCapabilities, responses mcp.InputResponseMap, state string) {
 	defer tk.cancel()
 	if caps != nil && caps.Elicitation != nil {
 		ctx = context.WithValue(ctx, taskAskKey{}, &taskAsker{s: s, tk: tk})
@@ -307,7 +361,6 @@ func (s *Server) runTask(ctx context.Context, tk *task, name string, args json.R
 	ctx = tool.WithProgress(ctx, func(progress, total float64, message string) {
 		s.tasks.setProgress(tk, TaskProgress{Progress: progress, Total: total, Message: message})
 	})
-	state := ""
 	for {
 		slot := &inputSlot{caps: caps, responses: responses, state: state}
 		res, err := s.execute(context.WithValue(ctx, inputKey{}, slot), name, args, wrap, slot)
