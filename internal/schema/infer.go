@@ -252,15 +252,22 @@ var predeclaredNodes = func() (m [reflect.String + 1]*node) {
 	return m
 }()
 
+// isPredeclared reports whether t is one of the types of predeclaredNodes
+// (not a named type of their kinds, which may have methods): comparing
+// types is cheaper than a lookup by type.
+func isPredeclared(t reflect.Type) bool {
+	k := t.Kind()
+	if k > reflect.Float64 && k != reflect.String {
+		return false
+	}
+	n := predeclaredNodes[k]
+	return n != nil && n.typ == t
+}
+
 // node returns the node of t, building it once per type for structs.
 func (b *builder) node(t reflect.Type, path string) (*node, error) {
-	if k := t.Kind(); k <= reflect.Float64 || k == reflect.String {
-		// The predeclared type of its kind (not a named type of it,
-		// which may have methods)? Comparing types is cheaper than a
-		// lookup.
-		if n := predeclaredNodes[k]; n != nil && n.typ == t {
-			return n, nil
-		}
+	if isPredeclared(t) {
+		return predeclaredNodes[t.Kind()], nil
 	}
 	if n := b.structNode(t); n != nil {
 		if n.building {
@@ -411,6 +418,9 @@ type facts struct {
 var typeFacts sync.Map // reflect.Type -> facts
 
 func factsOf(t reflect.Type) facts {
+	if isPredeclared(t) {
+		return facts{} // no methods
+	}
 	if f, ok := typeFacts.Load(t); ok {
 		return f.(facts)
 	}
