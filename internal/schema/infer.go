@@ -554,7 +554,7 @@ func (b *builder) structFields(n *node, t reflect.Type, path string) error {
 			visited[lv.t] = true
 			for i := 0; i < lv.t.NumField(); i++ {
 				sf := lv.t.Field(i)
-				tag := sf.Tag.Get("json")
+				tag := jsonTag(sf.Tag)
 				if tag == "-" {
 					continue
 				}
@@ -723,6 +723,26 @@ func (b *builder) structFields(n *node, t reflect.Type, path string) error {
 		}
 	}
 	return nil
+}
+
+// jsonTag returns sf.Tag.Get("json"). Most tags begin with a plain json
+// tag, which it reads without StructTag's parse of the whole tag (about a
+// tenth of New's time otherwise); any other tag goes to StructTag.Get.
+func jsonTag(tag reflect.StructTag) string {
+	const prefix = `json:"`
+	s := string(tag)
+	if len(s) < len(prefix) || s[:len(prefix)] != prefix {
+		return tag.Get("json")
+	}
+	for i := len(prefix); i < len(s); i++ {
+		switch c := s[i]; {
+		case c == '"':
+			return s[len(prefix):i]
+		case c < 0x20 || c >= 0x7f || c == '\\':
+			return tag.Get("json") // escapes, or what Unquote refuses
+		}
+	}
+	return tag.Get("json") // no closing quote
 }
 
 // descriptionsOf returns the descriptions a struct type supplies through
