@@ -2,7 +2,6 @@ package mcptool
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"errors"
 	"io"
@@ -80,9 +79,8 @@ func (s *Server) serveDirect(w http.ResponseWriter, r *http.Request) bool {
 		return false
 	}
 
-	ctx := r.Context()
 	slot := &inputSlot{caps: caps}
-	res, err := s.execute(context.WithValue(ctx, inputKey{}, slot), call.name, call.args, v.(*directTool).wrap, slot)
+	res, err := s.plainCall(r.Context(), ownerKey(r), call.name, call.args, v.(*directTool).wrap, slot, caps)
 	if err != nil {
 		var jerr *jsonrpc.Error
 		if !errors.As(err, &jerr) {
@@ -261,7 +259,8 @@ func members(data []byte, f func(key string, value []byte) bool) bool {
 	if i >= len(data) || data[i] != '{' {
 		return false
 	}
-	var seen []string
+	var seenArray [8]string // room for the members of the usual requests
+	seen := seenArray[:0]
 	i = jsontext.SkipSpace(data, i+1)
 	if i < len(data) && data[i] == '}' {
 		return jsontext.SkipSpace(data, i+1) == len(data)

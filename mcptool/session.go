@@ -178,6 +178,10 @@ func (s *Server) serveSession(w http.ResponseWriter, r *http.Request) bool {
 		writeDirect(w, http.StatusOK, call.id, "error", data)
 		return true
 	}
+	if data, ok := textResultJSON(res); ok {
+		writeDirect(w, http.StatusOK, call.id, "result", data)
+		return true
+	}
 	if res.Content == nil && res.InputRequests == nil {
 		res.Content = []mcp.Content{}
 	}
@@ -282,4 +286,37 @@ func parseSessionCall(body []byte) (sessionCall, bool) {
 	}
 	c.name, ok = stringValue(name)
 	return c, ok
+}
+
+// textResultJSON encodes the commonest result, one text block and nothing
+// else, as json.Marshal encodes it, without the reflection; ok is false
+// for any other result.
+func textResultJSON(res *mcp.CallToolResult) (data []byte, ok bool) {
+	if len(res.Content) != 1 || res.Meta != nil || res.StructuredContent != nil || res.InputRequests != nil || res.RequestState != "" {
+		return nil, false
+	}
+	tc, isText := res.Content[0].(*mcp.TextContent)
+	if !isText || tc.Meta != nil || tc.Annotations != nil || !plainString(tc.Text) {
+		return nil, false
+	}
+	data = make([]byte, 0, len(`{"content":[{"type":"text","text":""}],"isError":true}`)+len(tc.Text))
+	data = append(data, `{"content":[{"type":"text","text":"`...)
+	data = append(data, tc.Text...)
+	data = append(data, `"}]`...)
+	if res.IsError {
+		data = append(data, `,"isError":true`...)
+	}
+	return append(data, '}'), true
+}
+
+// plainString reports whether s is printable ASCII that JSON, and
+// encoding/json, write as it is between quotes.
+func plainString(s string) bool {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c < 0x20 || c >= 0x7f || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+			return false
+		}
+	}
+	return true
 }
