@@ -1,6 +1,7 @@
 package helper
 
 import (
+	"runtime"
 	"syscall"
 	"unsafe"
 )
@@ -24,16 +25,31 @@ func init() {
 		}
 		syscall.Exit(0)
 	case "1":
-		// Credentials, Landlock, seccomp and no_new_privs are per thread:
-		// the helper builds everything on this one and starts the command
-		// from it. The runtime keeps the goroutine running package
-		// initialisation locked to the main thread, so no LockOSThread
-		// (which would start the runtime's template thread).
+		// Credentials, Landlock, seccomp, no_new_privs and the PID
+		// namespace of its children are per thread: the helper builds
+		// everything on this one and starts the command from it.
+		pinThread()
 		err := run()
 		write(ErrorFD, []byte(err.Error()))
 		syscall.Exit(ExitSetup)
 	}
 }
+
+// pinThread locks the helper's goroutine to its thread with the program's
+// own lock (runtime.LockOSThread), beside the runtime's for package
+// initialisation, which alone keeps the goroutine there. Pinned so, the
+// thread asks the runtime's template thread, which is like the
+// process's first, to start any thread the runtime needs while this
+// goroutine waits; otherwise it clones the thread itself. It needs one
+// when the goroutine, preempted after a raw call that lasted more than a
+// monitor tick (the command's run, or any call under load), hands its
+// processor to a thread and none is idle; cloned from this thread once
+// it has entered the command's PID namespace for its children (fork
+// mode), the thread fails (EINVAL) and the runtime aborts ("runtime/cgo:
+// pthread_create failed"). See TestThreadsAfterPIDNamespace. In a
+// program without cgo this starts the template thread, before the helper
+// is ready, so the run counts it.
+func pinThread() { runtime.LockOSThread() }
 
 // NotFound ends the error a helper reports when the command is not in the
 // PATH of its environment.
