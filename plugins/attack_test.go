@@ -27,6 +27,7 @@ import (
 // its tool answers.
 func TestConfinedServerAttacks(t *testing.T) {
 	requireSandbox(t)
+	bin, evil := buildEvil(t) // before HOME changes: go build's caches are under it
 	home := t.TempDir()
 	t.Setenv("HOME", home)
 	if err := os.MkdirAll(filepath.Join(home, ".ssh"), 0o700); err != nil {
@@ -37,7 +38,6 @@ func TestConfinedServerAttacks(t *testing.T) {
 	if err := os.WriteFile(key, []byte(secret), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	bin, evil := buildEvil(t)
 
 	for _, confined := range []bool{false, true} {
 		t.Run(fmt.Sprintf("confined=%v", confined), func(t *testing.T) {
@@ -111,7 +111,9 @@ func TestConfinedServerAttacks(t *testing.T) {
 }
 
 // buildEvil builds testdata/evilserver into a fresh directory anyone may
-// search and returns the directory and the program's path.
+// search and returns the directory and the program's path. Call it
+// before changing HOME: go build's cache and module cache are under it
+// by default, and a fresh HOME rebuilt everything (minutes under load).
 func buildEvil(t *testing.T) (dir, evil string) {
 	t.Helper()
 	dir, err := os.MkdirTemp("", "plugins-evil-")

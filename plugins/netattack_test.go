@@ -396,3 +396,136 @@ func TestConfinedServerRebinding(t *testing.T) {
 		t.Errorf("control: the trap got %d requests, want 2", n)
 	}
 }
+
+// TestConfinedServerProxyDeath: the proxy of a confined server dies
+// while the server runs, and that ends the server's network, not its
+// confinement. The control: before, the server reaches its listed host
+// through the proxy, and an unconfined entry of the same program reads
+// the fake ~/.ssh key, writes outside its workspace and reaches the
+// listed server's loopback address directly. After the proxy is closed
+// (its listener and connections, as when its supervisor's side fails),
+// the listed host is out of reach through the proxy's address, the loopback servers are out of reach directly (no
+// fallback route), and the server still cannot read the key nor write
+// outside its workspace; it keeps answering. Host-side: no server got a
+// request after the proxy's death, nothing was written outside.
+func TestConfinedServerProxyDeath(t *testing.T) {
+	requireSandbox(t)
+	bin, evil := buildEvil(t) // before HOME changes: go build's caches are under it
+	home := t.TempDir()
+	t.Setenv("HOME", home)
+	if err := os.MkdirAll(filepath.Join(home, ".ssh"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	const secret = "FAKE-PRIVATE-KEY-4712"
+	key := filepath.Join(home, ".ssh", "id_ed25519")
+	if err := os.WriteFile(key, []byte(secret), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	f := newNetFixture(t)
+	var (
+		mu      sync.Mutex
+		proxies []*sandbox.Proxy
+	)
+	hook := func(p *sandbox.Proxy) {
+		f.hook(p)
+		mu.Lock()
+		proxies = append(proxies, p)
+		mu.Unlock()
+	}
+	dir := t.TempDir()
+	workspace := filepath.Join(dir, "work")
+	if err := os.Mkdir(workspace, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	policy := `{"network": "allow", "allow": ["listed.test:80"], "readOnly": [` + jsonString(bin) + `]}`
+	if err := os.WriteFile(filepath.Join(dir, "sandbox.json"), []byte(policy), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	b, _ := json.Marshal(map[string]any{"sandboxPolicy": "sandbox.json", "mcpServers": map[string]any{
+		"evil":    map[string]any{"command": evil, "workspace": workspace},
+		"control": map[string]any{"command": evil, "unsandboxed": true, "prefix": "control_"},
+	}})
+	file := filepath.Join(dir, "config.json")
+	if err := os.WriteFile(file, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	reg := tool.NewRegistry()
+	h := NewHost(reg)
+	h.proxyHook = hook
+	defer h.Close()
+	if err := h.Reload(t.Context(), file); err != nil {
+		t.Fatal(err)
+	}
+	call := func(name string, args map[string]any) string {
+		t.Helper()
+		b, _ := json.Marshal(args)
+		res := reg.Execute(t.Context(), name, b)
+		if res.IsError {
+			t.Fatalf("%s: the server does not answer: %+v %+v", name, res, h.Status())
+		}
+		return res.Output
+	}
+	// files tries the key and a write outside the workspace (a file of
+	// the host's /tmp; the sandbox's /tmp is its own).
+	files := func(name, outside string) string {
+		t.Helper()
+		return call(name, map[string]any{"read": key, "write": outside})
+	}
+
+	// Controls.
+	if got := call("fetch", map[string]any{"url": "http://listed.test/"}); got != "status 200: listed" {
+		t.Fatalf("control, the listed host through the proxy: %q", got)
+	}
+	controlOut := filepath.Join(dir, "control-outside.txt")
+	if got := files("control_files", controlOut); !strings.Contains(got, secret) || !strings.Contains(got, "write: done") {
+		t.Fatalf("control, unconfined files: %q", got)
+	}
+	if _, err := os.Stat(controlOut); err != nil {
+		t.Fatalf("control, unconfined write: %v", err)
+	}
+	mu.Lock()
+	if len(proxies) != 1 {
+		t.Fatalf("%d proxies configured, want the confined server's one", len(proxies))
+	}
+	proxy := proxies[0]
+	mu.Unlock()
+
+	_, trapPort, _ := net.SplitHostPort(f.trap.Listener.Addr().String())
+	_, listedPort, _ := net.SplitHostPort(f.listed.Listener.Addr().String())
+	if got := call("control_fetch", map[string]any{"url": "http://127.0.0.1:" + listedPort + "/", "direct": true}); !strings.Contains(got, "listed") {
+		t.Fatalf("control, unconfined, the listed server directly: %q", got)
+	}
+
+	proxy.Close() // the proxy dies; the server runs on
+	listedHits := f.hits["listed"].Load()
+	for _, r := range []struct {
+		what, url string
+		direct    bool
+	}{
+		{"the listed host through the proxy's address", "http://listed.test/", false},
+		{"the listed server's loopback address, directly", "http://127.0.0.1:" + listedPort + "/", true},
+		{"the trap, directly", "http://127.0.0.1:" + trapPort + "/", true},
+		{"the proxy's address, directly", "http://127.0.0.1:" + fmt.Sprint(sandbox.ProxyPort) + "/", true},
+	} {
+		if got := call("fetch", map[string]any{"url": r.url, "direct": r.direct}); !strings.HasPrefix(got, "refused: ") {
+			t.Errorf("after the proxy's death, %s: %q, want refused", r.what, got)
+		}
+	}
+	outside := filepath.Join(dir, "outside.txt")
+	got := files("files", outside)
+	if strings.Contains(got, secret) || !strings.Contains(got, "read: refused: ") || !strings.Contains(got, "write: refused: ") && !strings.Contains(got, "write: done") {
+		t.Errorf("after the proxy's death, files: %q, want the key refused", got)
+	}
+	if _, err := os.Stat(outside); err == nil {
+		t.Errorf("after the proxy's death, the server wrote %s on the host", outside)
+	}
+	if n := f.hits["listed"].Load(); n != listedHits || f.hits["trap"].Load() != 0 || f.hits["unlisted"].Load() != 0 {
+		t.Errorf("after the proxy's death the servers got requests: listed %d (was %d), trap %d, unlisted %d",
+			n, listedHits, f.hits["trap"].Load(), f.hits["unlisted"].Load())
+	}
+	for _, s := range h.Status() {
+		if s.Name == "evil" && (s.State != Ready || s.Restarts != 0) {
+			t.Errorf("status after the proxy's death: %+v, want still ready", s)
+		}
+	}
+}
