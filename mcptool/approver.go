@@ -126,6 +126,9 @@ func (e ElicitApprover) roundTrip(ctx context.Context, req policy.ApprovalReques
 	if err := RequestInput(ctx, requests, req.Digest); !errors.Is(err, ErrInputRequired) {
 		return e.fallback(ctx, req, err)
 	}
+	slot.mu.Lock()
+	slot.approval = req.ID
+	slot.mu.Unlock()
 	return false, fmt.Errorf("%w: the client was asked with a multi round-trip request", policy.ErrApprovalUnavailable)
 }
 

@@ -14,6 +14,7 @@ import (
 
 	"github.com/miniopenclaw/tool"
 	"github.com/miniopenclaw/tool/internal/jsonschema"
+	"github.com/miniopenclaw/tool/policy"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -137,7 +138,8 @@ type clientConfig struct {
 	pollFloor       time.Duration // WithTaskPolling
 	pollCeiling     time.Duration
 	elicit          ElicitationHandler
-	relay           bool // WithElicitationRelay
+	relay           bool            // WithElicitationRelay
+	approver        policy.Approver // WithElicitationApprover
 }
 
 // A ClientOption configures a [Client] made by [Connect].
@@ -348,6 +350,14 @@ func Connect(ctx context.Context, t mcp.Transport, opts ...ClientOption) (*Clien
 		}
 	} else if cfg.relay {
 		elicit = c.relayElicitation
+	} else if cfg.approver != nil {
+		elicit = func(ctx context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+			p := req.Params
+			if p == nil {
+				p = &mcp.ElicitParams{}
+			}
+			return c.approveElicitation(ctx, p)
+		}
 	}
 	sdk := mcp.NewClient(&impl, &mcp.ClientOptions{
 		Logger:             cfg.logger,

@@ -40,7 +40,8 @@ const (
 
 // A directTool is what the direct path needs of one served tool.
 type directTool struct {
-	wrap bool // see outputWrapped
+	wrap     bool // see outputWrapped
+	taskOnly bool // runs only as a task (tool.TaskRequired): never directly
 }
 
 // directCall is a parsed 2026-07-28 tools/call request.
@@ -260,7 +261,8 @@ func members(data []byte, f func(key string, value []byte) bool) bool {
 	if i >= len(data) || data[i] != '{' {
 		return false
 	}
-	var seen []string
+	var seenArray [8]string // room for the members of the usual requests
+	seen := seenArray[:0]
 	i = jsontext.SkipSpace(data, i+1)
 	if i < len(data) && data[i] == '}' {
 		return jsontext.SkipSpace(data, i+1) == len(data)

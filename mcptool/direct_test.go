@@ -254,8 +254,14 @@ func TestServerHTTPEndsStreamsInOneWrite(t *testing.T) {
 		{"2026-07-28", "slow", true}, // a progress token: served by go-sdk
 	} {
 		t.Run(tt.era+" "+tt.tool, func(t *testing.T) {
+			// A client that can be asked for input: its 2025-11-25
+			// calls are answered by go-sdk, with the event streams this
+			// test is about, not by the direct session path.
 			c := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "0"}, &mcp.ClientOptions{
 				ProgressNotificationHandler: func(context.Context, *mcp.ProgressNotificationClientRequest) {},
+				ElicitationHandler: func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+					return &mcp.ElicitResult{Action: "decline"}, nil
+				},
 			})
 			cs, err := c.Connect(t.Context(), &mcp.StreamableClientTransport{Endpoint: hs.URL}, &mcp.ClientSessionOptions{ProtocolVersion: tt.era})
 			if err != nil {
@@ -331,26 +337,33 @@ func (c *contentTypes) RoundTrip(r *http.Request) (*http.Response, error) {
 }
 
 // TestServerHTTPJSONResponse checks how calls are answered in both eras,
-// with and without WithJSONResponse: a 2025-11-25 call with an event
-// stream by default, and every call with one JSON body under the option.
+// with and without WithJSONResponse: a 2025-11-25 call of a client that
+// may be asked for input with an event stream by default (one of a client
+// that cannot be asked is answered by the direct session path, with one
+// JSON body), and every call with one JSON body under the option.
 func TestServerHTTPJSONResponse(t *testing.T) {
+	elicits := &mcp.ClientOptions{ElicitationHandler: func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+		return &mcp.ElicitResult{Action: "decline"}, nil
+	}}
 	for _, tt := range []struct {
-		era  string
-		opts []mcptool.ServerOption
-		want string
+		era    string
+		opts   []mcptool.ServerOption
+		client *mcp.ClientOptions
+		want   string
 	}{
-		{"2025-11-25", nil, "text/event-stream"},
-		{"2026-07-28", nil, "application/json"},
-		{"2025-11-25", []mcptool.ServerOption{mcptool.WithJSONResponse()}, "application/json"},
-		{"2026-07-28", []mcptool.ServerOption{mcptool.WithJSONResponse()}, "application/json"},
+		{"2025-11-25", nil, elicits, "text/event-stream"},
+		{"2025-11-25", nil, nil, "application/json"},
+		{"2026-07-28", nil, nil, "application/json"},
+		{"2025-11-25", []mcptool.ServerOption{mcptool.WithJSONResponse()}, elicits, "application/json"},
+		{"2026-07-28", []mcptool.ServerOption{mcptool.WithJSONResponse()}, nil, "application/json"},
 	} {
-		t.Run(fmt.Sprintf("%s %d options", tt.era, len(tt.opts)), func(t *testing.T) {
+		t.Run(fmt.Sprintf("%s %d options elicitation %v", tt.era, len(tt.opts), tt.client != nil), func(t *testing.T) {
 			srv := mcptool.NewServer(newRegistry(echo{}), tt.opts...)
 			defer srv.Close()
 			hs := httptest.NewServer(srv)
 			defer hs.Close()
 			rec := &contentTypes{}
-			c := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "0"}, nil)
+			c := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "0"}, tt.client)
 			cs, err := c.Connect(t.Context(), &mcp.StreamableClientTransport{Endpoint: hs.URL, HTTPClient: &http.Client{Transport: rec}},
 				&mcp.ClientSessionOptions{ProtocolVersion: tt.era})
 			if err != nil {

@@ -56,11 +56,15 @@ func newHTTPHandlers(sdk *mcp.Server, jsonResponse bool) *httpHandlers {
 //
 // A POST that carries one call is answered with a single application/json
 // body when nothing but the response can come of it (a 2026-07-28
-// tools/call without a progress token or a log level), and otherwise with
-// an event stream whose last event, the response, leaves together with
-// the end of the body; [WithJSONResponse] makes every answer JSON. Either
-// way a client that cancels each call's context as soon as the call
-// returns keeps its connection.
+// tools/call without a progress token or a log level; a 2025-11-25
+// tools/call without a progress token, in a session whose client declared
+// neither sampling nor elicitation and set no log level, where a roots
+// request a tool still makes goes on the session's GET stream, as under
+// [WithJSONResponse]), and otherwise with an event stream whose last
+// event, the response, leaves together with the end of the body;
+// [WithJSONResponse] makes every answer JSON. Either way a client that
+// cancels each call's context as soon as the call returns keeps its
+// connection.
 //
 // Cross-origin browser requests are refused with 403 (the specification
 // requires servers to validate Origin), and so is a request that reaches
@@ -93,7 +97,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 					h.route(w, r)
 				}
 			}
-			if s.serveTasks(w, r) || s.serveDirect(w, r) || s.serveLegacyTasks(w, r, rest) {
+			if s.serveTasks(w, r) || s.serveDirect(w, r) || s.serveSession(w, r) || s.serveLegacyTasks(w, r, rest) {
 				return
 			}
 			rest(w, r)
@@ -218,10 +222,18 @@ func (s *Server) callerContext(next mcp.MethodHandler) mcp.MethodHandler {
 		}
 		if ss, ok := req.GetSession().(*mcp.ServerSession); ok && method == "initialize" && ss.ID() != "" {
 			if _, loaded := s.bound.LoadOrStore(ss.ID(), c.key); !loaded {
+				s.live.Store(ss.ID(), &liveSession{ss: ss, key: c.key})
 				go func() {
 					_ = ss.Wait()
+					s.live.Delete(ss.ID())
 					s.bound.Delete(ss.ID())
 				}()
+			}
+		} else if ok && method == "logging/setLevel" {
+			// From now on the session's calls may log to the client:
+			// go-sdk serves them, on their own streams.
+			if v, found := s.live.Load(ss.ID()); found {
+				v.(*liveSession).logging.Store(true)
 			}
 		}
 		return next(ctx, method, req)

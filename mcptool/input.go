@@ -50,6 +50,7 @@ type inputSlot struct {
 	next     string              // state for the retry
 	missing  *MissingCapabilityError
 	kind     tool.ErrorKind // of the call's result, set by Server.execute
+	approval string         // the approval request an ElicitApprover asked about
 }
 
 type inputKey struct{}

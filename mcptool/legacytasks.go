@@ -71,7 +71,7 @@ func (s *Server) legacyHandles(ctx context.Context, method string, params json.R
 			return true
 		}
 		t, ok := s.reg.Get(p.Name)
-		return ok && tool.OptionsOf(t).Task == tool.TaskRequired
+		return ok && s.taskMode(t) == tool.TaskRequired
 	}
 	return false
 }
@@ -158,7 +158,7 @@ func (s *Server) legacyCall(ctx context.Context, owner string, caps *mcp.ClientC
 	if !found || !direct {
 		return nil, invalidParams("unknown tool %q", p.Name)
 	}
-	mode := tool.OptionsOf(t).Task
+	mode := s.taskMode(t)
 	asTask := len(p.Task) > 0 && string(p.Task) != "null"
 	switch {
 	case mode == tool.TaskNever:
@@ -172,7 +172,11 @@ func (s *Server) legacyCall(ctx context.Context, owner string, caps *mcp.ClientC
 	}
 	wrap := v.(*directTool).wrap
 	name, args := p.Name, p.Arguments
-	rec, err := s.store.Create(ctx, TaskCall{Owner: owner, Tool: name, Args: args,
+	var rawCaps json.RawMessage
+	if caps != nil {
+		rawCaps, _ = json.Marshal(caps)
+	}
+	rec, err := s.store.Create(ctx, TaskCall{Owner: owner, Tool: name, Args: args, Capabilities: rawCaps,
 		run: func(ctx context.Context, tk *task) { s.runTask(ctx, tk, name, args, wrap, caps, nil) }})
 	if err != nil {
 		return nil, &jsonrpc.Error{Code: -32603, Message: "tools/call: " + err.Error()}
@@ -376,7 +380,7 @@ func (s *Server) legacyPatch(method string, result json.RawMessage) json.RawMess
 			if !ok {
 				continue
 			}
-			switch tool.OptionsOf(rt).Task {
+			switch s.taskMode(rt) {
 			case tool.TaskOptional:
 				t["execution"], _ = json.Marshal(ToolExecution{TaskSupport: TaskOptional})
 			case tool.TaskRequired:
@@ -807,7 +811,7 @@ func (c *legacyConn) extension(req *jsonrpc.Request) (json.RawMessage, *jsonrpc.
 		return nil, nil, false // go-sdk answers it
 	}
 	if req.Method == "tools/call" {
-		if t, ok := c.s.reg.Get(tr.Params.Name); !ok || tool.OptionsOf(t).Task == tool.TaskNever {
+		if t, ok := c.s.reg.Get(tr.Params.Name); !ok || c.s.taskMode(t) == tool.TaskNever {
 			return nil, nil, false
 		}
 	}

@@ -55,6 +55,7 @@ type Server struct {
 
 	direct    sync.Map    // name → *directTool, the tools ServeHTTP may call itself
 	bound     sync.Map    // session id → the key of the caller it is bound to (see ServeHTTP)
+	live      sync.Map    // session id → *liveSession, for the direct session path (session.go)
 	sdkShared atomic.Bool // MCP was called: serve HTTP through go-sdk only
 	// delivering marks the input requests of legacy tasks being put to
 	// their clients (task ID, NUL, request key), so that two tasks/result
@@ -77,6 +78,7 @@ type serverConfig struct {
 	filter       func(ctx context.Context, name string) bool
 	tasks        TaskLimits
 	store        TaskStore
+	taskDecide   func(tool.Tool) bool
 }
 
 // A ServerOption configures a [Server] made by [NewServer].
@@ -301,7 +303,8 @@ func (s *Server) sync(name string) {
 	}
 	if in, _ := st.InputSchema.(json.RawMessage); !bytes.Contains(in, []byte(`"x-mcp-header"`)) {
 		// Parameters mirrored in headers are go-sdk's to check.
-		s.direct.Store(name, &directTool{wrap: outputWrapped(tool.OptionsOf(t).OutputSchema)})
+		opts := tool.OptionsOf(t)
+		s.direct.Store(name, &directTool{wrap: outputWrapped(opts.OutputSchema), taskOnly: opts.Task == tool.TaskRequired})
 	}
 }
 

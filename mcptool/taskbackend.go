@@ -5,10 +5,12 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
 
 	"github.com/miniopenclaw/tool"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // A TaskStore keeps a [Server]'s tasks and has their calls run. The
@@ -53,6 +55,11 @@ type TaskCall struct {
 	// registry and its JSON arguments.
 	Tool string
 	Args json.RawMessage
+	// Capabilities are the client capabilities the request declared
+	// (JSON, as in its _meta or the session's initialize), for a store
+	// whose workers let the call ask the client for input (see
+	// [TaskInput]); nil when unknown.
+	Capabilities json.RawMessage
 	// run runs the call in the serving process (the memory store's way),
 	// set by the Server; other stores ignore it.
 	run func(ctx context.Context, t *task)
@@ -162,4 +169,64 @@ func sortNewestFirst(recs []TaskRecord) {
 	slices.SortFunc(recs, func(a, b TaskRecord) int {
 		return cmp.Or(strings.Compare(b.CreatedAt, a.CreatedAt), strings.Compare(a.TaskID, b.TaskID))
 	})
+}
+
+// TaskQuestion is what a task's call run by [TaskInput] asked the client.
+type TaskQuestion struct {
+	// Requests are the input requests by their IDs, each encoded as
+	// {"method":…,"params":…}, as tasks/get shows them.
+	Requests map[string]json.RawMessage
+	// State is the call's request state, for its run with the answers.
+	State string
+	// Approval is the id of the policy's approval request the question
+	// asks about, when an [ElicitApprover] asked it.
+	Approval string
+}
+
+// maxCapabilitiesBytes bounds the client capabilities TaskInput decodes.
+const maxCapabilitiesBytes = 16 << 10
+
+// TaskInput prepares ctx for a run of a task's call away from the
+// server that took the request (a durable store's worker), so that the
+// call may ask the client for input as it may in the server: with
+// [RequestInput], or through an [ElicitApprover] that asks for a policy's
+// approval. capabilities are TaskCall.Capabilities; answers, on a run
+// after the client answered, are its answers by request ID, with state,
+// the State the previous run asked with. After the call returned, asked
+// gives what it asked: nil when it asked nothing (its result stands), an
+// error when it asked for what the client did not declare (the task then
+// fails saying so).
+func TaskInput(ctx context.Context, capabilities json.RawMessage, answers map[string]json.RawMessage, state string) (_ context.Context, asked func() (*TaskQuestion, error)) {
+	var caps *mcp.ClientCapabilities
+	if len(capabilities) > 0 && len(capabilities) <= maxCapabilitiesBytes {
+		caps, _ = decodeCapabilities(capabilities)
+	}
+	slot := &inputSlot{caps: caps, state: state}
+	var bad error
+	if len(answers) > 0 {
+		raw, _ := json.Marshal(answers)
+		if err := json.Unmarshal(raw, &slot.responses); err != nil {
+			bad = fmt.Errorf("the answers are not input responses: %v", err)
+		}
+	}
+	return context.WithValue(ctx, inputKey{}, slot), func() (*TaskQuestion, error) {
+		if bad != nil {
+			return nil, bad
+		}
+		res, err := slot.answer()
+		if err != nil {
+			return nil, err
+		}
+		if res == nil || res.InputRequests == nil {
+			return nil, nil
+		}
+		reqs, err := inputRequestsJSON(res.InputRequests)
+		if err != nil {
+			return nil, err
+		}
+		slot.mu.Lock()
+		approval := slot.approval
+		slot.mu.Unlock()
+		return &TaskQuestion{Requests: reqs, State: res.RequestState, Approval: approval}, nil
+	}
 }

@@ -702,7 +702,7 @@ func (r *taskRun) answer(ctx context.Context, d *DetailedTask) error {
 	answers := map[string]json.RawMessage{}
 	for _, id := range fresh {
 		raw := d.InputRequests[id]
-		out, err := r.c.fulfill(ctx, raw)
+		out, err := r.c.fulfill(context.WithValue(ctx, askingToolKey{}, r.t.name), raw)
 		if err != nil {
 			return fmt.Errorf("input request %q: %w", shortText(id, 60), err)
 		}
@@ -730,11 +730,14 @@ func (c *Client) elicitation(ctx context.Context) ElicitationHandler {
 		return a.elicit
 	}
 	ss := Session(ctx)
-	if ss == nil {
-		return nil
+	var init *mcp.InitializeParams
+	if ss != nil {
+		init = ss.InitializeParams()
 	}
-	init := ss.InitializeParams()
 	if init == nil || init.ProtocolVersion >= statelessVersion || init.Capabilities == nil || init.Capabilities.Elicitation == nil {
+		if c.cfg.approver != nil {
+			return c.approveElicitation
+		}
 		return nil
 	}
 	return func(ctx context.Context, p *mcp.ElicitParams) (*mcp.ElicitResult, error) {

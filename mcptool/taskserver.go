@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/miniopenclaw/tool"
 	"github.com/miniopenclaw/tool/policy"
@@ -21,6 +22,41 @@ import (
 // 2026-07-28 clients over HTTP that declare [TasksExtension].
 func WithTasks(lim TaskLimits) ServerOption {
 	return func(c *serverConfig) { c.tasks = lim }
+}
+
+// WithTaskDecision lets the server run calls of tools that do not declare
+// task support as tasks: decide is asked about each tool whose
+// tool.Options.Task is TaskNever, and for each it approves, the tool is
+// served as if it declared TaskOptional. So a call of it is answered
+// with a task handle when the request's client supports tasks (a
+// 2026-07-28 request that declares [TasksExtension]; a 2025-11-25 call
+// with params.task, which the tool's listing, execution.taskSupport
+// "optional", invites) and runs as a plain call otherwise: the decision
+// never refuses a client that does not speak tasks. decide must be quick
+// and safe for concurrent use; it sees the tool, not the request.
+// [TasksOver] is a decision by the tool's timeout.
+func WithTaskDecision(decide func(t tool.Tool) bool) ServerOption {
+	return func(c *serverConfig) { c.taskDecide = decide }
+}
+
+// TasksOver returns a decision for [WithTaskDecision]: a tool whose own
+// timeout (tool.Options.Timeout, not the registry's default) is at least
+// d may run as a task. For d <= 0 it approves no tool.
+func TasksOver(d time.Duration) func(t tool.Tool) bool {
+	return func(t tool.Tool) bool {
+		to := tool.OptionsOf(t).Timeout
+		return d > 0 && to >= d
+	}
+}
+
+// taskMode is how t may run as a task here: its declared mode, or
+// TaskOptional when WithTaskDecision approves a tool that declares none.
+func (s *Server) taskMode(t tool.Tool) tool.TaskMode {
+	m := tool.OptionsOf(t).Task
+	if m == tool.TaskNever && s.cfg.taskDecide != nil && s.cfg.taskDecide(t) {
+		return tool.TaskOptional
+	}
+	return m
 }
 
 // taskRequest is a parsed 2026-07-28 request of the tasks surface.
@@ -79,7 +115,7 @@ func (s *Server) serveTasks(w http.ResponseWriter, r *http.Request) bool {
 		// Most calls are of tools without tasks: leave their bodies
 		// unread here, for the direct path.
 		t, ok := s.reg.Get(strings.TrimSpace(h.Get(headerName)))
-		if !ok || tool.OptionsOf(t).Task == tool.TaskNever {
+		if !ok || s.taskMode(t) == tool.TaskNever {
 			return false
 		}
 	}
@@ -253,7 +289,7 @@ func (s *Server) extCall(ctx context.Context, owner string, req *taskRequest) (j
 	if !ok || !found {
 		return nil, nil, false
 	}
-	mode := tool.OptionsOf(t).Task
+	mode := s.taskMode(t)
 	if mode == tool.TaskNever {
 		return nil, nil, false
 	}
@@ -277,7 +313,7 @@ func (s *Server) extCall(ctx context.Context, owner string, req *taskRequest) (j
 	}
 	wrap := v.(*directTool).wrap
 	args := req.Params.Arguments
-	rec, err := s.store.Create(ctx, TaskCall{Owner: owner, Tool: name, Args: args,
+	rec, err := s.store.Create(ctx, TaskCall{Owner: owner, Tool: name, Args: args, Capabilities: req.Params.Meta.Caps,
 		run: func(ctx context.Context, tk *task) {
 			s.runTask(ctx, tk, name, args, wrap, caps, responses)
 		}})

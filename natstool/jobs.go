@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"log/slog"
 	"maps"
+	"slices"
 	"sync"
 	"time"
 
@@ -42,6 +43,11 @@ const (
 	// JobCancelled: [Jobs.Cancel] ended the job before it was done. It
 	// has no result, and no worker runs it again.
 	JobCancelled JobState = "cancelled"
+	// JobInputRequired: the job's call asked for input
+	// ([JobsOptions.Ask]) and waits for [Jobs.Answer]; [Job].Input holds
+	// the questions. No worker holds the job meanwhile: the answers and
+	// the call to run again are in its record.
+	JobInputRequired JobState = "input_required"
 )
 
 // Terminal reports whether s is done or cancelled: a job in such a state
@@ -61,6 +67,10 @@ type Job struct {
 	Worker string `json:"worker,omitempty"`
 	// Result is set once State is JobDone.
 	Result *tool.Result `json:"result,omitempty"`
+	// Input holds the latest questions of a job whose call asked for
+	// input: pending while State is JobInputRequired, answered once the
+	// job is queued or running again.
+	Input *JobInput `json:"input,omitempty"`
 	// Owner is a digest of who submitted the job (see [JobsOptions.Owner]);
 	// empty when jobs are not told apart by submitter.
 	Owner     string    `json:"owner,omitempty"`
@@ -74,6 +84,9 @@ type jobRequest struct {
 	Tool      string          `json:"tool"`
 	Args      json.RawMessage `json:"args,omitempty"`
 	TimeoutMs int64           `json:"timeout_ms,omitempty"`
+	// Round is the round of questions the run answers: 0 for the
+	// submitted call, N after the answers to the Nth questions.
+	Round int `json:"round,omitempty"`
 }
 
 // JobsOptions configure [Jobs]. A nil *JobsOptions, and every zero field,
@@ -132,6 +145,78 @@ type JobsOptions struct {
 	Context func(ctx context.Context, h nats.Header) (context.Context, error)
 	// Logger receives workers' job events ([slog.Default] when nil).
 	Logger *slog.Logger
+	// Ask, when set, lets a job's call ask for input instead of ending:
+	// see [JobAsk]. Without it every run ends the job.
+	Ask JobAsk
+}
+
+// A JobAsk lets the calls of jobs ask for input and be run again with
+// the answers, away from any caller: the questions and then the answers
+// are kept in the job's record, so the job survives the restart of every
+// process while it waits, and the run with the answers goes to whichever
+// worker takes it.
+//
+// A worker calls it before each run with the job's message headers and,
+// on a run after answers, the answered questions; it returns the context
+// to run the call with, and a function the worker calls once the call
+// returned, which gives the questions the call asked (nil when it asked
+// none: the result stands), or an error that ends the job with an error
+// result saying so.
+type JobAsk func(ctx context.Context, h nats.Header, answered *JobInput) (context.Context, func() (*JobQuestion, error))
+
+// JobQuestion is what a job's call asked for.
+type JobQuestion struct {
+	// Requests are the input requests by their IDs, each a JSON value,
+	// at most [MaxJobQuestions] of them and [MaxJobInputBytes] in all.
+	Requests map[string]json.RawMessage
+	// State is carried to the run with the answers, at most
+	// [MaxJobStateBytes].
+	State string
+	// Approval is the id of the approval request a question stands for,
+	// if any (an MCP elicitation that asks for a policy's approval): a
+	// store may resume the job once that request is answered elsewhere.
+	Approval string
+}
+
+// Bounds of a job's questions and answers ([JobQuestion], [Jobs.Answer]).
+const (
+	MaxJobQuestions  = 16
+	MaxJobInputBytes = 64 << 10
+	MaxJobStateBytes = 4 << 10
+)
+
+// JobInput is what a job whose call asked for input keeps in its record.
+type JobInput struct {
+	// Round counts the questions the job asked: 1 for the first.
+	Round int `json:"round"`
+	// Requests are the questions by their IDs; Answers the answers given
+	// so far, by the same IDs. Every request is answered once.
+	Requests map[string]json.RawMessage `json:"requests"`
+	Answers  map[string]json.RawMessage `json:"answers,omitempty"`
+	// State is the call's state for its run with the answers.
+	State string `json:"state,omitempty"`
+	// Approval is JobQuestion.Approval.
+	Approval string `json:"approval,omitempty"`
+	// Asked is when the questions were asked.
+	Asked time.Time `json:"asked"`
+	// Args, Header and TimeoutMs are the call the answers run again: its
+	// arguments and its message's headers (the principal's claim), as
+	// the worker that asked received them.
+	Args      json.RawMessage `json:"args,omitempty"`
+	Header    nats.Header     `json:"header,omitempty"`
+	TimeoutMs int64           `json:"timeout_ms,omitempty"`
+}
+
+// Pending returns the IDs of the requests not answered yet, sorted.
+func (in *JobInput) Pending() []string {
+	var out []string
+	for k := range in.Requests {
+		if _, ok := in.Answers[k]; !ok {
+			out = append(out, k)
+		}
+	}
+	slices.Sort(out)
+	return out
 }
 
 type jobsConfig struct {
@@ -144,6 +229,7 @@ type jobsConfig struct {
 	headers                 func(context.Context) nats.Header
 	owner                   func(context.Context) string
 	jobContext              func(context.Context, nats.Header) (context.Context, error)
+	ask                     JobAsk
 }
 
 // config is o with its defaults filled in.
@@ -162,7 +248,7 @@ func (o *JobsOptions) config() jobsConfig {
 	positive(&cfg.maxDeliver, o.MaxDeliver)
 	positive(&cfg.ttl, o.TTL)
 	positive(&cfg.replicas, o.Replicas)
-	cfg.headers, cfg.owner, cfg.jobContext, cfg.logger = o.Headers, o.Owner, o.Context, o.Logger
+	cfg.headers, cfg.owner, cfg.jobContext, cfg.logger, cfg.ask = o.Headers, o.Owner, o.Context, o.Logger, o.Ask
 	return cfg
 }
 
@@ -174,6 +260,11 @@ var ErrJobNotFound = errors.New("job not found")
 // ErrJobCancelled is wrapped by [Jobs.Wait] for a job that [Jobs.Cancel]
 // ended.
 var ErrJobCancelled = errors.New("job cancelled")
+
+// ErrJobNotWaiting is wrapped by [Jobs.Answer] for a job that is not
+// waiting for the answer given: not input_required, a request it did not
+// ask, or one answered already.
+var ErrJobNotWaiting = errors.New("job is not waiting for that input")
 
 // OwnerOf returns the digest of the owner ctx speaks for
 // ([JobsOptions.Owner]), as job records hold it in [Job].Owner; "" when
@@ -365,6 +456,146 @@ func (j *Jobs) Cancel(ctx context.Context, id string) (Job, error) {
 	return Job{}, fmt.Errorf("natstool: job %s: its record kept changing; try again", id)
 }
 
+// Answer records answers to the questions of the job id of ctx's owner
+// ([JobsOptions.Owner]), which waits for input ([JobInputRequired]), by
+// the IDs of its requests. Each request is answered once: an answer to a
+// request the job did not ask, or asked and had answered already, is an
+// error wrapping [ErrJobNotWaiting], and nothing of that Answer is kept,
+// as for a job that is not waiting. Once every request is answered the
+// job is queued again, and any worker runs its call with the answers.
+// The answers together are bounded by [MaxJobInputBytes]. A job that is
+// not ctx's owner's is an error wrapping [ErrJobNotFound].
+func (j *Jobs) Answer(ctx context.Context, id string, answers map[string]json.RawMessage) (Job, error) {
+	if len(answers) == 0 {
+		return Job{}, fmt.Errorf("natstool: job %s: no answers", id)
+	}
+	for range 8 { // each round loses only to another update
+		e, err := j.kv.Get(ctx, id)
+		if errors.Is(err, jetstream.ErrKeyNotFound) || errors.Is(err, jetstream.ErrInvalidKey) {
+			return Job{}, fmt.Errorf("natstool: job %s: %w", id, ErrJobNotFound)
+		}
+		if err != nil {
+			return Job{}, fmt.Errorf("natstool: job %s: %w", id, err)
+		}
+		job, err := j.ownRecord(ctx, id, e.Value())
+		if err != nil {
+			return Job{}, err
+		}
+		if job.State != JobInputRequired || job.Input == nil {
+			return Job{}, fmt.Errorf("natstool: job %s is %s: %w", id, job.State, ErrJobNotWaiting)
+		}
+		in := *job.Input
+		in.Answers = maps.Clone(in.Answers)
+		if in.Answers == nil {
+			in.Answers = map[string]json.RawMessage{}
+		}
+		size := 0
+		for _, v := range in.Answers {
+			size += len(v)
+		}
+		for _, k := range slices.Sorted(maps.Keys(answers)) {
+			if _, asked := in.Requests[k]; !asked {
+				return Job{}, fmt.Errorf("natstool: job %s: no input request %q in round %d: %w", id, shortKey(k), in.Round, ErrJobNotWaiting)
+			}
+			if _, done := in.Answers[k]; done {
+				return Job{}, fmt.Errorf("natstool: job %s: input request %q was answered already: %w", id, shortKey(k), ErrJobNotWaiting)
+			}
+			if !json.Valid(answers[k]) {
+				return Job{}, fmt.Errorf("natstool: job %s: the answer to %q is not JSON", id, shortKey(k))
+			}
+			in.Answers[k] = answers[k]
+			size += len(answers[k])
+		}
+		if size > MaxJobInputBytes {
+			return Job{}, fmt.Errorf("natstool: job %s: the answers are %d bytes, more than %d", id, size, MaxJobInputBytes)
+		}
+		job.Input, job.Updated = &in, time.Now().UTC()
+		complete := len(in.Pending()) == 0
+		if complete {
+			job.State = JobQueued
+		}
+		rec, _ := json.Marshal(job)
+		if len(rec) > int(j.nc.MaxPayload())-1024 {
+			return Job{}, fmt.Errorf("natstool: job %s: with the answers the record is %d bytes, more than it holds", id, len(rec))
+		}
+		if _, err := j.kv.Update(ctx, id, rec, e.Revision()); err != nil {
+			if errors.Is(err, jetstream.ErrKeyExists) {
+				continue // updated meanwhile: look again
+			}
+			return Job{}, fmt.Errorf("natstool: job %s: %w", id, err)
+		}
+		if complete {
+			if err := j.publishRound(ctx, job); err != nil {
+				// Queued with its answers: Resume publishes it again.
+				return job, fmt.Errorf("natstool: job %s: answered, but its run was not queued (Resume queues it): %w", id, err)
+			}
+		}
+		return job, nil
+	}
+	return Job{}, fmt.Errorf("natstool: job %s: its record kept changing; try again", id)
+}
+
+// Resume has the call of the job id of ctx's owner run again without
+// waiting for more answers, when it waits for the input of round (see
+// [JobInput].Round), or queues its run again when it is queued after
+// that round's answers (a process that recorded the answers may have died
+// before it queued the run; JetStream drops a second copy within its
+// duplicate window). A host uses it when a question was settled
+// elsewhere, such as an approval request answered in the approvals
+// store: the call, run again, finds that answer. It returns the record
+// as it is then; a job in another state or round is left as it is.
+func (j *Jobs) Resume(ctx context.Context, id string, round int) (Job, error) {
+	for range 8 {
+		e, err := j.kv.Get(ctx, id)
+		if errors.Is(err, jetstream.ErrKeyNotFound) || errors.Is(err, jetstream.ErrInvalidKey) {
+			return Job{}, fmt.Errorf("natstool: job %s: %w", id, ErrJobNotFound)
+		}
+		if err != nil {
+			return Job{}, fmt.Errorf("natstool: job %s: %w", id, err)
+		}
+		job, err := j.ownRecord(ctx, id, e.Value())
+		if err != nil || job.Input == nil || job.Input.Round != round {
+			return job, err
+		}
+		switch job.State {
+		case JobQueued:
+			return job, j.publishRound(ctx, job)
+		case JobInputRequired:
+		default:
+			return job, nil
+		}
+		job.State, job.Updated = JobQueued, time.Now().UTC()
+		rec, _ := json.Marshal(job)
+		if _, err := j.kv.Update(ctx, id, rec, e.Revision()); err != nil {
+			if errors.Is(err, jetstream.ErrKeyExists) {
+				continue
+			}
+			return Job{}, fmt.Errorf("natstool: job %s: %w", id, err)
+		}
+		return job, j.publishRound(ctx, job)
+	}
+	return Job{}, fmt.Errorf("natstool: job %s: its record kept changing; try again", id)
+}
+
+// publishRound queues the run of job with the answers of its latest
+// questions. The message id makes a second publish of the same round
+// one message.
+func (j *Jobs) publishRound(ctx context.Context, job Job) error {
+	in := job.Input
+	req, _ := json.Marshal(jobRequest{ID: job.ID, Tool: job.Tool, Args: in.Args, TimeoutMs: in.TimeoutMs, Round: in.Round})
+	msg := &nats.Msg{Subject: j.cfg.subject + ".run." + job.Tool, Data: req, Header: maps.Clone(in.Header)}
+	_, err := j.js.PublishMsg(ctx, msg, jetstream.WithMsgID(fmt.Sprintf("%s.r%d", job.ID, in.Round)))
+	return err
+}
+
+// shortKey is k cut for an error message.
+func shortKey(k string) string {
+	if len(k) > 64 {
+		return k[:64] + "…"
+	}
+	return k
+}
+
 // Wait waits until the job is done and returns its result. Meanwhile the
 // job's progress reports go to ctx's [tool.ProgressFunc], if any. It
 // returns ctx's error if ctx ends first; the job goes on. A job that is
@@ -548,6 +779,20 @@ func (w *JobWorker) run(ctx context.Context, msg jetstream.Msg) {
 		msg.Ack() // done or cancelled before (for done: the ack was lost)
 		return
 	}
+	round := 0
+	if job.Input != nil {
+		round = job.Input.Round
+	}
+	if job.State == JobInputRequired || req.Round != round {
+		// An earlier round's message whose ack was lost: the job waits
+		// for answers, or runs a later round.
+		msg.Ack()
+		return
+	}
+	var answered *JobInput
+	if round > 0 {
+		answered = job.Input
+	}
 	_, served := w.reg.Get(req.Tool)
 	if !served && !lastTry {
 		j.logger().Debug("natstool: a job's tool is not served here; handing the job back for another worker", "job", req.ID, "tool", req.Tool, "worker", w.name, "delivery", deliveries(meta))
@@ -565,9 +810,14 @@ func (w *JobWorker) run(ctx context.Context, msg jetstream.Msg) {
 
 	var res tool.Result
 	if served {
-		res = w.execute(ctx, msg, req)
+		var q *JobQuestion
+		res, q = w.execute(ctx, msg, req, answered)
 		if ctx.Err() != nil {
 			return // stopping: leave the job to another worker
+		}
+		if q != nil {
+			w.wait(ctx, msg, req, job, rev, q)
+			return
 		}
 	} else {
 		res = tool.Result{IsError: true, Kind: tool.KindUnavailable, Error: fmt.Sprintf(
@@ -600,10 +850,56 @@ func (w *JobWorker) run(ctx context.Context, msg jetstream.Msg) {
 	msg.DoubleAck(actx)
 }
 
+// wait records that the job's call asked q, and leaves the job waiting
+// for the answers: no worker holds it until they are all in.
+func (w *JobWorker) wait(ctx context.Context, msg jetstream.Msg, req jobRequest, job Job, rev uint64, q *JobQuestion) {
+	j := w.jobs
+	in := &JobInput{Round: req.Round + 1, Requests: q.Requests, State: q.State, Approval: q.Approval,
+		Asked: time.Now().UTC(), Args: req.Args, Header: maps.Clone(nats.Header(msg.Headers())), TimeoutMs: req.TimeoutMs}
+	job.State, job.Input, job.Result, job.Updated = JobInputRequired, in, nil, time.Now().UTC()
+	rec, _ := json.Marshal(job)
+	size := len(q.State)
+	for _, v := range q.Requests {
+		size += len(v)
+	}
+	var why string
+	switch {
+	case len(q.Requests) == 0 || len(q.Requests) > MaxJobQuestions:
+		why = fmt.Sprintf("a job may ask 1 to %d input requests at once, not %d", MaxJobQuestions, len(q.Requests))
+	case len(q.State) > MaxJobStateBytes:
+		why = fmt.Sprintf("the state is %d bytes, more than %d", len(q.State), MaxJobStateBytes)
+	case size > MaxJobInputBytes:
+		why = fmt.Sprintf("the input requests are %d bytes, more than %d", size, MaxJobInputBytes)
+	case len(rec) > int(j.nc.MaxPayload())-1024:
+		why = fmt.Sprintf("with the input requests the record is %d bytes, more than it holds", len(rec))
+	}
+	if why != "" {
+		res := tool.Result{IsError: true, Kind: tool.KindToolError, Error: fmt.Sprintf("tool %q asked for input this job cannot keep: %s", req.Tool, why)}
+		job.State, job.Input, job.Result = JobDone, nil, &res
+		rec, _ = json.Marshal(job)
+	}
+	if _, err := j.kv.Update(context.WithoutCancel(ctx), req.ID, rec, rev); err != nil {
+		if e, gerr := j.kv.Get(context.WithoutCancel(ctx), req.ID); gerr == nil {
+			var now Job
+			if json.Unmarshal(e.Value(), &now) == nil && now.State == JobCancelled {
+				msg.Ack()
+				return
+			}
+		}
+		j.logger().Warn("natstool: a job's questions were not recorded", "job", req.ID, "err", err)
+		return
+	}
+	actx, acancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	defer acancel()
+	msg.DoubleAck(actx)
+}
+
 // execute runs a job the worker took, under the job's time limit, for
 // the principal its headers name when the worker restores one, telling
 // JetStream every third of the ack wait that the job is still at work.
-func (w *JobWorker) execute(ctx context.Context, msg jetstream.Msg, req jobRequest) tool.Result {
+// With [JobsOptions.Ask], the call may ask for input instead: q is then
+// what it asked, and res is to be ignored.
+func (w *JobWorker) execute(ctx context.Context, msg jetstream.Msg, req jobRequest, answered *JobInput) (res tool.Result, q *JobQuestion) {
 	j := w.jobs
 	runCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -619,9 +915,13 @@ func (w *JobWorker) execute(ctx context.Context, msg jetstream.Msg, req jobReque
 	if w.jobContext != nil {
 		c, err := w.jobContext(runCtx, nats.Header(msg.Headers()))
 		if err != nil {
-			return tool.Result{IsError: true, Kind: tool.KindDenied, Error: err.Error()}
+			return tool.Result{IsError: true, Kind: tool.KindDenied, Error: err.Error()}, nil
 		}
 		runCtx = c
+	}
+	var asked func() (*JobQuestion, error)
+	if j.cfg.ask != nil {
+		runCtx, asked = j.cfg.ask(runCtx, nats.Header(msg.Headers()), answered)
 	}
 	var progressMu sync.Mutex
 	var lastReport time.Time
@@ -653,10 +953,19 @@ func (w *JobWorker) execute(ctx context.Context, msg jetstream.Msg, req jobReque
 			}
 		}
 	}()
-	res := w.reg.Execute(runCtx, req.Tool, req.Args)
+	res = w.reg.Execute(runCtx, req.Tool, req.Args)
 	close(stopBeats)
 	<-beatsDone
-	return res
+	if asked != nil && ctx.Err() == nil {
+		q, err := asked()
+		if err != nil {
+			return tool.Result{IsError: true, Kind: tool.KindToolError, Error: fmt.Sprintf("tool %q: %v", req.Tool, err)}, nil
+		}
+		if q != nil {
+			return res, q
+		}
+	}
+	return res, nil
 }
 
 // deliveries is how many times the job was delivered, as far as known.

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/miniopenclaw/tool"
+	"github.com/miniopenclaw/tool/internal/deadline"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/nats-io/nats.go/micro"
@@ -143,11 +144,17 @@ type Service struct {
 	base    context.Context
 	cancel  context.CancelFunc
 
-	mu        sync.Mutex
-	svc       micro.Service
-	stopped   bool
-	inFlight  map[string]*call // by reply subject
-	abandon   bool             // cancel every call: nobody can receive its result
+	mu       sync.Mutex
+	svc      micro.Service
+	stopped  bool
+	inFlight map[string]*call // by reply subject
+	// deadlines ends the calls in flight at their caller's deadline, with
+	// one timer for the service: a context.WithDeadlineCause per call
+	// cost a runtime timer started and stopped, a child registered in its
+	// parent and five more allocations, the largest share of a small
+	// call's work on the worker. Guarded by mu, like inFlight.
+	deadlines deadline.Timer[*call]
+	abandon   bool // cancel every call: nobody can receive its result
 	cancelSub *nats.Subscription
 	stopWatch func()
 	dirty     chan struct{}
@@ -161,17 +168,56 @@ type Service struct {
 	runners sync.WaitGroup // every runner
 }
 
-// A call is one call a worker received and has not answered yet.
+// A call is one call a worker received and has not answered yet. It is
+// also the call's context: a cancelable child of Background that reports
+// the caller's deadline and, once the service's deadline timer ended it,
+// [context.DeadlineExceeded] as its error with the cause errCallerTimeout,
+// as a context made by context.WithDeadlineCause would. Contexts derived
+// from it see context.Canceled then, with the same cause.
 type call struct {
+	context.Context
 	s      *Service
 	name   string // the tool's
 	req    micro.Request
 	reply  string
 	cancel context.CancelCauseFunc // ends the call's context, with a cause
-	stop   context.CancelFunc      // of the deadline's context, when the caller set one
+
+	deadline time.Time     // the caller's; zero when it set none
+	slot     deadline.Slot // in s.deadlines; guarded by s.mu
+	expired  atomic.Bool   // the deadline timer ended the call
 
 	mu   sync.Mutex // guards last
 	last time.Time  // of the latest progress report sent
+}
+
+// Deadline returns the caller's deadline, if it set one.
+func (c *call) Deadline() (time.Time, bool) { return c.deadline, !c.deadline.IsZero() }
+
+// Err returns [context.DeadlineExceeded] once the caller's deadline ended
+// the call, as context.WithDeadline would.
+func (c *call) Err() error {
+	err := c.Context.Err()
+	if err != nil && c.expired.Load() && context.Cause(c.Context) == errCallerTimeout {
+		return context.DeadlineExceeded
+	}
+	return err
+}
+
+// DeadlineSlot returns the call's place in its service's deadline timer.
+func (c *call) DeadlineSlot() *deadline.Slot { return &c.slot }
+
+// expire ends the calls whose caller's deadline has passed. It is the
+// function the deadline timer runs.
+func (s *Service) expire() {
+	s.mu.Lock()
+	due := s.deadlines.Due(time.Now(), nil)
+	for _, c := range due {
+		c.expired.Store(true)
+	}
+	s.mu.Unlock()
+	for _, c := range due {
+		c.cancel(errCallerTimeout)
+	}
 }
 
 // Causes of the end of a call's context, made once rather than per call.
@@ -206,6 +252,7 @@ func Serve(nc *nats.Conn, reg *tool.Registry, opts *ServeOptions) (*Service, err
 	}
 	s.base, s.cancel = context.WithCancel(context.Background())
 	s.inFlight = make(map[string]*call)
+	s.deadlines.Fire = s.expire
 	var err error
 	s.cancelSub, err = nc.Subscribe(cancelSubject(cfg.prefix+"."+cfg.name), s.onCancel)
 	if err != nil {
@@ -282,6 +329,9 @@ func (s *Service) Stop() error {
 	}
 	// Callers may still cancel the calls Stop waits for.
 	s.calls.Wait()
+	s.mu.Lock()
+	s.deadlines.Stop() // no call is left for it to end
+	s.mu.Unlock()
 	s.cancelSub.Unsubscribe()
 	s.cancel()
 	<-s.beatsDone
@@ -480,18 +530,21 @@ func (s *Service) serveCall(name string, req micro.Request) bool {
 	// context costs every call a turn at its lock. Stop cancels the calls
 	// one by one instead (cancelAll).
 	c := &call{s: s, reply: reply, name: name, req: req}
-	var ctx context.Context
-	ctx, c.cancel = context.WithCancelCause(context.Background())
+	c.Context, c.cancel = context.WithCancelCause(context.Background())
 	if ok {
-		ctx, c.stop = context.WithDeadlineCause(ctx, time.Now().Add(left), errCallerTimeout)
+		c.deadline = time.Now().Add(left)
+		c.slot.At = c.deadline
 	}
 	s.mu.Lock()
 	s.inFlight[reply] = c
+	if ok {
+		s.deadlines.Add(c)
+	}
 	if s.abandon {
 		c.cancel(errAbandoned)
 	}
 	s.mu.Unlock()
-	res, kept := s.run(ctx, c, name, req.Data(), h)
+	res, kept := s.run(c, c, name, req.Data(), h)
 	if !kept {
 		return false
 	}
@@ -516,13 +569,12 @@ func (s *Service) done(req micro.Request, name string, res *tool.Result) {
 func (c *call) answer(res tool.Result) {
 	s := c.s
 	c.cancel(errCallDone)
-	if c.stop != nil {
-		c.stop()
-	}
 	// Out of the heartbeats' map before the result goes: no heartbeat
-	// follows a result.
+	// follows a result. The deadline timer stays set: when it fires with
+	// nothing due, it sets itself for the next deadline.
 	s.mu.Lock()
 	delete(s.inFlight, c.reply)
+	s.deadlines.Remove(c)
 	s.mu.Unlock()
 	s.done(c.req, c.name, &res)
 }

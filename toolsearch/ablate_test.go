@@ -68,6 +68,8 @@ func ablationVariants() []variant {
 		with("no coverage", func(r *ranking) { r.coverage = 0 }),
 		with("coverage 4", func(r *ranking) { r.coverage = 4 }),
 		with("b 0.75", func(r *ranking) { r.b = 0.75 }),
+		with("repeat 0 (before)", func(r *ranking) { r.repeat = 0 }),
+		with("strong 0 (before)", func(r *ranking) { r.strong = 0 }),
 		with("flat fields", func(r *ranking) {
 			r.name, r.title, r.desc, r.paramName, r.paramDesc, r.annotation = 1, 1, 1, 1, 1, 0
 		}),

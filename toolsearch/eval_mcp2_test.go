@@ -72,7 +72,7 @@ func TestNothingFitsWritten(t *testing.T) {
 		}
 	}
 	a := measureAbstention(ix, present, absent, DefaultMinConfidence)
-	t.Logf("at DefaultMinConfidence %.2f: %v", DefaultMinConfidence, a)
+	t.Logf("at DefaultMinConfidence %.3g: %v", DefaultMinConfidence, a)
 	if a.recall == 0 {
 		t.Errorf("'nothing fits' never answered for a capability the catalog lacks: %v", a)
 	}

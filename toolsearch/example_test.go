@@ -26,7 +26,7 @@ func Example() {
 	ix := toolsearch.New(r)
 	defer ix.Close()
 
-	for _, q := range []string{"what meetings do I have tomorrow", "is it raining in London", "tell the team channel the deploy is done"} {
+	for _, q := range []string{"what meetings do I have tomorrow", "is it raining in London", "post to the team channel that the deploy is done"} {
 		m := ix.Search(q, 1)
 		fmt.Printf("%s -> %s\n", q, m[0].Name)
 	}
@@ -40,7 +40,7 @@ func Example() {
 	// Output:
 	// what meetings do I have tomorrow -> gcal_list_events
 	// is it raining in London -> get_current_weather
-	// tell the team channel the deploy is done -> slack_post_message
+	// post to the team channel that the deploy is done -> slack_post_message
 	// [slack_post_message]
 }
 

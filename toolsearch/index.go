@@ -72,6 +72,16 @@ type ranking struct {
 	// synonym is the weight of a term a query gains through a synonym,
 	// relative to a word of the query itself; 0 turns synonyms off.
 	synonym float64
+	// repeat is how much more a query word counts for each time the
+	// query repeats it (BM25's query term frequency); 0 counts a word
+	// once.
+	repeat float64
+	// strong, when positive (with dismax), is the weighted term
+	// frequency at which a query word, or a synonym of it, counts fully
+	// for Confidence in a tool; below it counts in proportion (a word
+	// met once in a parameter's description counts less than one in
+	// the name). 0 counts any match fully.
+	strong float64
 }
 
 // defaultRanking is the ranking an Index uses.
@@ -82,6 +92,8 @@ var defaultRanking = ranking{
 	synonym:  0.7,
 	dismax:   true,
 	tie:      0.1,
+	repeat:   1,
+	strong:   1.5,
 }
 
 // unseenWeight is the weight, for Confidence, of a query word no tool
@@ -113,7 +125,11 @@ type Match struct {
 	// Confidence, from 0 to 1, is the share of the query the tool
 	// answers: the informativeness (idf) of the query words it matches,
 	// or matches through a synonym, over that of all the query's words;
-	// a word no tool has counts as the rarest. Unlike Score it compares
+	// a word no tool has counts 0.6 of the rarest. A word counts in full
+	// when the tool states it strongly (in its name or title, or twice
+	// in its description or parameters), and in proportion when less
+	// (once in the description: two thirds; once in a parameter's
+	// description: 0.27). Unlike Score it compares
 	// across searches, and [Options.MinConfidence] is a bound on it. A
 	// regular-expression match has Confidence 1.
 	Confidence float64
@@ -128,11 +144,12 @@ type Match struct {
 // queries whose tool was removed from the catalog ("nothing fits") and
 // queries whose tool is there.
 //
-// The lexical signal separates poorly: at this value the tuning halves
-// lose a tool that was there on at most 1% of queries (the bound the
-// value was chosen under, maximizing "nothing fits" recall), and answer
-// "nothing fits" for only a few queries whose tool is missing.
-const DefaultMinConfidence = 0.16
+// It is the highest value that drops the first answering tool from the
+// first five matches of none of the 315 tuning queries, which maximizes
+// "nothing fits" recall under that bound. The lexical signal separates
+// poorly: at this value "nothing fits" is answered for only a few
+// queries whose tool is missing.
+const DefaultMinConfidence = 0.165
 
 // Options configure an [Index] made with [NewWithOptions]. The zero
 // Options is what [New] uses.
@@ -531,7 +548,7 @@ func (ix *Index) search(query string, limit int, visible func(string) bool) []Ma
 // lexical ranks with BM25 alone, dropping matches below minConf (when
 // positive).
 func (ix *Index) lexical(query string, limit int, visible func(string) bool, minConf float64) []Match {
-	q := queryTerms(query, ix.rank.synonym)
+	q := queryTerms(query, ix.rank.synonym, ix.rank.repeat)
 	ix.mu.RLock()
 	defer ix.mu.RUnlock()
 	n := len(ix.byName)
@@ -562,7 +579,8 @@ func (ix *Index) lexical(query string, limit int, visible func(string) bool, min
 	flush := func(concept int) {
 		for _, slot := range acc.cur {
 			acc.add(slot, acc.best[slot]+rk.tie*(acc.rest[slot]), concept)
-			acc.best[slot], acc.rest[slot] = 0, 0
+			acc.credit[slot] += conceptIDF[concept%64] * acc.bestCredit[slot]
+			acc.best[slot], acc.rest[slot], acc.bestCredit[slot] = 0, 0, 0
 		}
 		acc.cur = acc.cur[:0]
 	}
@@ -583,7 +601,10 @@ func (ix *Index) lexical(query string, limit int, visible func(string) bool, min
 		for _, e := range p {
 			// Weighted term frequency, normalized by the tool's length.
 			tf := float64(e.tf) / (1 - rk.b + rk.b*float64(ix.docs[e.slot].length)/avg)
-			sc := qt.weight * idf * tf * (rk.k1 + 1) / (tf + rk.k1)
+			sc := qt.weight * qt.boost * idf * tf * (rk.k1 + 1) / (tf + rk.k1)
+			if rk.strong > 0 && rk.dismax {
+				acc.bestCredit[e.slot] = max(acc.bestCredit[e.slot], min(1, float64(e.tf)/rk.strong))
+			}
 			if !rk.dismax {
 				acc.add(e.slot, sc, qt.concept)
 			} else if b := acc.best[e.slot]; sc > b {
@@ -613,9 +634,13 @@ func (ix *Index) lexical(query string, limit int, visible func(string) bool, min
 		// than one that answers one word many times.
 		covered := float64(bits.OnesCount64(acc.concepts[slot])) / float64(concepts)
 		conf := 0.0
-		for c, set := 0, acc.concepts[slot]; set != 0; c, set = c+1, set>>1 {
-			if set&1 != 0 {
-				conf += conceptIDF[c]
+		if rk.strong > 0 && rk.dismax {
+			conf = acc.credit[slot]
+		} else {
+			for c, set := 0, acc.concepts[slot]; set != 0; c, set = c+1, set>>1 {
+				if set&1 != 0 {
+					conf += conceptIDF[c]
+				}
 			}
 		}
 		if totalIDF > 0 {
@@ -816,7 +841,10 @@ type accumulator struct {
 	touched  []uint32
 	best     []float64 // by slot: the best score for the current query word
 	rest     []float64 // by slot: the sum of the others
-	cur      []uint32  // the slots with a best score
+	// bestCredit is, by slot, how fully the current query word is
+	// answered, and credit the idf-weighted sum over the words before.
+	bestCredit, credit []float64
+	cur                []uint32 // the slots with a best score
 }
 
 var accumulators = sync.Pool{New: func() any { return new(accumulator) }}
@@ -826,6 +854,7 @@ func (a *accumulator) reset(n int) {
 		if int(s) < len(a.score) {
 			a.score[s] = 0
 			a.concepts[s] = 0
+			a.credit[s] = 0
 		}
 	}
 	a.touched = a.touched[:0]
@@ -834,6 +863,8 @@ func (a *accumulator) reset(n int) {
 		a.concepts = make([]uint64, n)
 		a.best = make([]float64, n)
 		a.rest = make([]float64, n)
+		a.bestCredit = make([]float64, n)
+		a.credit = make([]float64, n)
 	}
 }
 

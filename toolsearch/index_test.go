@@ -42,7 +42,7 @@ func TestAppendTermsBounded(t *testing.T) {
 	if len(got) != 7 {
 		t.Fatalf("got %d terms, want 7", len(got))
 	}
-	q := queryTerms(strings.Repeat("alpha beta gamma delta ", 10000), defaultRanking.synonym)
+	q := queryTerms(strings.Repeat("alpha beta gamma delta ", 10000), defaultRanking.synonym, defaultRanking.repeat)
 	if len(q) > 2*MaxQueryTerms {
 		t.Fatalf("query gave %d terms", len(q))
 	}

@@ -2,6 +2,7 @@ package toolsearch
 
 import (
 	"regexp"
+	"slices"
 	"strings"
 )
 
@@ -10,23 +11,28 @@ type queryTerm struct {
 	term    string
 	weight  float64
 	concept int // index of the query word it stands for
+	// boost multiplies the term's score for a word the query repeats.
+	boost float64
 }
 
-// queryTerms returns the terms of query: its own, once each, then their
-// synonyms, weighing synonym (none when it is 0). The query is cut to
-// MaxQueryBytes and MaxQueryTerms words.
-func queryTerms(query string, synonym float64) []queryTerm {
+// queryTerms returns the terms of query: its own, once each (a word the
+// query repeats weighs 1+repeat for each repetition, as BM25's query
+// term frequency), then their synonyms, weighing synonym (none when it
+// is 0). The query is cut to MaxQueryBytes and MaxQueryTerms words.
+func queryTerms(query string, synonym, repeat float64) []queryTerm {
 	query = cutUTF8(query, MaxQueryBytes)
 	words := appendTerms(nil, query, MaxQueryTerms)
-	if namesFile(query) {
+	if namesFile(query) && !slices.Contains(words, "file") {
 		words = append(words, "file")
 	}
 	q := make([]queryTerm, 0, 2*len(words))
 	seen := make(map[string]int, 2*len(words))
 	for _, w := range words {
-		if _, ok := seen[w]; !ok {
+		if i, ok := seen[w]; ok {
+			q[i].boost += repeat
+		} else {
 			seen[w] = len(q)
-			q = append(q, queryTerm{w, 1, len(q)})
+			q = append(q, queryTerm{w, 1, len(q), 1})
 		}
 	}
 	concepts := len(q)
@@ -37,7 +43,7 @@ func queryTerms(query string, synonym float64) []queryTerm {
 		for _, s := range synonyms[q[c].term] {
 			if _, ok := seen[s]; !ok {
 				seen[s] = len(q)
-				q = append(q, queryTerm{s, synonym, c})
+				q = append(q, queryTerm{s, synonym, c, q[c].boost})
 			}
 		}
 	}

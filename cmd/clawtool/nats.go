@@ -61,8 +61,10 @@ func (n *natsFlags) durableTasks(ctx context.Context, e *env, r *tool.Registry, 
 	}
 	octx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
+	// A task waiting for a policy's approval resumes when the request is
+	// answered in the store the policy keeps it in (clawtool approvals).
 	store, err := mcptasks.Open(octx, nc, &mcptasks.Options{Jobs: natstool.JobsOptions{
-		Headers: pf.callHeaders(), Context: pf.callContext(), Logger: discardLogger}})
+		Headers: pf.callHeaders(), Context: pf.callContext(), Logger: discardLogger}, Approvals: pf.approvals})
 	if errors.Is(err, jetstream.ErrJetStreamNotEnabled) || errors.Is(err, jetstream.ErrJetStreamNotEnabledForAccount) ||
 		errors.Is(err, nats.ErrNoResponders) { // a server without JetStream does not answer its API
 		nc.Close()

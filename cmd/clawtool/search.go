@@ -15,7 +15,7 @@ func runSearch(ctx context.Context, e *env, args []string) int {
 		"With --policy, only the tools the --as principal may call are searched.")
 	limit := fs.Int("n", 10, fmt.Sprintf("print at most `N` tools (at most %d)", toolsearch.MaxResults))
 	regexp := fs.Bool("regexp", false, "match QUERY as a regular expression (RE2) against names, descriptions and parameters")
-	minConf := fs.Float64("min-confidence", 0, fmt.Sprintf("drop tools that answer less than this share (0 to 1) of the query; 0 means %.2f, negative keeps all", toolsearch.DefaultMinConfidence))
+	minConf := fs.Float64("min-confidence", 0, fmt.Sprintf("drop tools that answer less than this share (0 to 1) of the query; 0 means %g, negative keeps all", toolsearch.DefaultMinConfidence))
 	rf := addRegistryFlags(fs)
 	if code := parseFlags(fs, args, e.stdout); code >= 0 {
 		return code

@@ -30,6 +30,7 @@ client with notifications/tools/list_changed as they arrive.`)
 	pageSize := fs.Int("page-size", 0, "list at most `N` tools per tools/list page (0: the default, 1000)")
 	ui := fs.Bool("ui", false, "with --http, also serve the inspector page at /ui/ (its URL, with a token, is printed; see clawtool inspect)")
 	jsonResponse := fs.Bool("json-response", false, "with --http, answer every request with one JSON body, never an event stream (progress is then not streamed)")
+	tasksOver := fs.Duration("tasks-over", 0, "also run calls of tools whose own timeout is at least `D` as MCP tasks, for clients that support tasks (others get plain calls); tools that declare task support always may")
 	rf := addRegistryFlags(fs)
 	rf.mcp.relay = true // the servers' questions go to this server's clients
 	fs.BoolVar(&rf.policy.byClient, "approve-by-client", false, "with --policy, ask the MCP client's user (an elicitation) whether to run a call that needs an approval, when the client declared elicitation; else --approve's terminal, else the call waits for a grant")
@@ -39,6 +40,9 @@ client with notifications/tools/list_changed as they arrive.`)
 	}
 	if fs.NArg() > 0 {
 		return usageError(fs, "unexpected argument %q", fs.Arg(0))
+	}
+	if *tasksOver < 0 {
+		return usageError(fs, "--tasks-over %s: a duration below zero", *tasksOver)
 	}
 	if *addr == "" && af.set() {
 		return usageError(fs, "--auth-key, --auth-jwks, --auth-issuer and --auth-audience need --http")
@@ -57,6 +61,9 @@ client with notifications/tools/list_changed as they arrive.`)
 	opts := []mcptool.ServerOption{mcptool.WithPageSize(*pageSize), mcptool.WithToolsPending(pending, mcpConnectTimeout)}
 	if *jsonResponse {
 		opts = append(opts, mcptool.WithJSONResponse())
+	}
+	if *tasksOver > 0 {
+		opts = append(opts, mcptool.WithTaskDecision(mcptool.TasksOver(*tasksOver)))
 	}
 	if keep := rf.policy.listFilter(r); keep != nil {
 		opts = append(opts, mcptool.WithToolFilter(keep))

@@ -1,7 +1,9 @@
 package main
 
 import (
+	"bytes"
 	"context"
+	"io"
 	"strings"
 	"testing"
 	"time"
@@ -66,5 +68,55 @@ func TestServeNATSWithoutJetStreamWarns(t *testing.T) {
 	_, line := startCLI(t, "tasks are kept in memory", nil, "serve", "--http", "127.0.0.1:0", "--nats", plain)
 	if !strings.Contains(line, "has no JetStream") {
 		t.Errorf("warning %q", line)
+	}
+}
+
+// TestServeTasksOver: with --tasks-over 5s, serve lists calc (a 5 s
+// timeout, no task support of its own) with execution.taskSupport
+// "optional" to a 2025-11-25 client and runs its call with params.task
+// as a task; without the flag (the control) calc has no taskSupport and
+// params.task is refused. wait declares task support: listed either way.
+// A duration below zero is a usage error.
+func TestServeTasksOver(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		args []string
+		calc string // calc's execution.taskSupport
+	}{
+		{"--tasks-over 5s", []string{"--tasks-over", "5s"}, "optional"},
+		{"control: no flag", nil, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := startServe(t, io.Discard, tc.args...)
+			s.roundTrip(initReq)
+			s.send(initialized)
+			list := s.roundTrip(`{"jsonrpc":"2.0","id":2,"method":"tools/list"}`)
+			support := map[string]string{}
+			tools, _ := list["result"].(map[string]any)["tools"].([]any)
+			for _, x := range tools {
+				m := x.(map[string]any)
+				if ex, ok := m["execution"].(map[string]any); ok {
+					support[m["name"].(string)], _ = ex["taskSupport"].(string)
+				}
+			}
+			if support["calc"] != tc.calc || support["wait"] != "optional" {
+				t.Errorf("execution.taskSupport %v, want calc %q and wait optional", support, tc.calc)
+			}
+			call := s.roundTrip(`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"calc","arguments":{"expression":"1+2"},"task":{}}}`)
+			res, _ := call["result"].(map[string]any)
+			task, _ := res["task"].(map[string]any)
+			e, _ := call["error"].(map[string]any)
+			switch {
+			case tc.calc != "" && (task == nil || task["taskId"] == ""):
+				t.Errorf("calc with params.task: %v, want a task", call)
+			case tc.calc == "" && (e == nil || e["code"] != float64(-32601)):
+				t.Errorf("calc with params.task: %v, want -32601", call)
+			}
+			s.close()
+		})
+	}
+	var out, errOut bytes.Buffer
+	if code := run(t.Context(), []string{"serve", "--tasks-over", "-1s"}, nil, &out, &errOut); code != exitUsage || !strings.Contains(errOut.String(), "below zero") {
+		t.Errorf("--tasks-over -1s: exit %d, %s", code, errOut.String())
 	}
 }

@@ -9,14 +9,25 @@
 //	job done       → task completed with the tool's result (an isError result
 //	                 included); a tool that panicked → task failed
 //	job cancelled  → task cancelled (tasks/cancel)
+//	job input_required → task input_required with the questions not
+//	                 answered yet (an elicitation, a policy's ask)
+//	job queued after answers → task working ("queued: answered, waiting
+//	                 for a worker"); the call runs again with the answers
 //	record expired → tasks/* answer as for an unknown task (-32602)
 //
-// A durable task never enters input_required: its call runs on a worker,
-// away from the client that could answer. See docs/mcp.md for the
-// JetStream settings the durability claim needs.
+// A call that asks for input ([mcptool.RequestInput], or an
+// [mcptool.ElicitApprover] asking for a policy's approval) leaves its
+// questions in the job's record, and its worker lets go of the job:
+// tasks/update (tasks/result in the 2025-11-25 form) on any serving
+// process records the answers there ([natstool.Jobs.Answer]), and once
+// every question is answered any worker runs the call again with them.
+// So a task that waits survives the restart of every process. See
+// docs/mcp.md for the bounds, and for the JetStream settings the
+// durability claim needs.
 package mcptasks
 
 import (
+	"bytes"
 	"cmp"
 	"context"
 	"crypto/rand"
@@ -24,6 +35,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"sync"
@@ -31,6 +43,7 @@ import (
 
 	"github.com/miniopenclaw/tool/mcptool"
 	"github.com/miniopenclaw/tool/natstool"
+	"github.com/miniopenclaw/tool/policy"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 )
@@ -59,7 +72,26 @@ type Options struct {
 	// are applied here (the defaults of mcptool.TaskLimits when zero).
 	// MaxResultBytes and the polling rate are the Server's to apply.
 	Limits mcptool.TaskLimits
+	// Approvals, when set, is the approval store of the policy that
+	// decides the workers' calls (policy.WithApprovalStore): a task that
+	// waits for the answer to a policy's ask (an ElicitApprover's
+	// question) runs again as soon as that request is answered in the
+	// store (clawtool approvals, a host's Grant), the next time the task
+	// is read; the call then finds that answer, and the client's own
+	// answer, if it comes later, is refused as for a task not waiting.
+	Approvals policy.ApprovalStore
 }
+
+// capsHeader carries a task's client capabilities to its worker.
+const capsHeader = "Clawtool-Task-Capabilities"
+
+type capsKey struct{}
+
+// resumeGrace is how long a task answered in full may stay queued before
+// a read queues its run again (the process that recorded the answers may
+// have died before it queued the run; a second copy within JetStream's
+// duplicate window is dropped).
+const resumeGrace = 5 * time.Second
 
 // Store is an [mcptool.TaskStore] of durable tasks. Give it to a server
 // with mcptool.WithTaskStore, and run its calls with workers started by
@@ -70,8 +102,9 @@ type Options struct {
 // processes creating tasks at the same moment may each admit one that
 // together pass a bound by the number of processes.
 type Store struct {
-	jobs *natstool.Jobs
-	lim  mcptool.TaskLimits
+	jobs      *natstool.Jobs
+	lim       mcptool.TaskLimits
+	approvals policy.ApprovalStore
 
 	watch jetstream.KeyWatcher
 	prog  *nats.Subscription
@@ -111,6 +144,36 @@ func Open(ctx context.Context, nc *nats.Conn, opts *Options) (*Store, error) {
 		o, _ := ctx.Value(ownerKey{}).(string)
 		return o
 	}
+	userHeaders := jo.Headers
+	jo.Headers = func(ctx context.Context) nats.Header {
+		var h nats.Header
+		if userHeaders != nil {
+			h = userHeaders(ctx)
+		}
+		if caps, _ := ctx.Value(capsKey{}).(string); caps != "" {
+			h = maps.Clone(h)
+			if h == nil {
+				h = nats.Header{}
+			}
+			h.Set(capsHeader, caps)
+		}
+		return h
+	}
+	jo.Ask = func(ctx context.Context, h nats.Header, answered *natstool.JobInput) (context.Context, func() (*natstool.JobQuestion, error)) {
+		var answers map[string]json.RawMessage
+		state := ""
+		if answered != nil {
+			answers, state = answered.Answers, answered.State
+		}
+		c, asked := mcptool.TaskInput(ctx, json.RawMessage(h.Get(capsHeader)), answers, state)
+		return c, func() (*natstool.JobQuestion, error) {
+			q, err := asked()
+			if q == nil || err != nil {
+				return nil, err
+			}
+			return &natstool.JobQuestion{Requests: q.Requests, State: q.State, Approval: q.Approval}, nil
+		}
+	}
 	jobs, err := natstool.OpenJobs(ctx, nc, &jo)
 	if err != nil {
 		return nil, fmt.Errorf("mcptasks: %w", err)
@@ -123,7 +186,7 @@ func Open(ctx context.Context, nc *nats.Conn, opts *Options) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("mcptasks: bucket %s: %w", jo.Bucket, err)
 	}
-	s := &Store{jobs: jobs, lim: lim, done: make(chan struct{}),
+	s := &Store{jobs: jobs, lim: lim, approvals: o.Approvals, done: make(chan struct{}),
 		index: map[string]*entry{}, perOwner: map[string]int{}, pending: map[string]int{}}
 	// The watch lives as long as the store, not as Open's ctx.
 	s.watch, err = kv.WatchAll(context.WithoutCancel(ctx))
@@ -258,6 +321,9 @@ func (s *Store) Create(ctx context.Context, call mcptool.TaskCall) (mcptool.Task
 	}()
 	var key [16]byte
 	rand.Read(key[:]) // never fails (crypto/rand)
+	if caps := compactCaps(call.Capabilities); caps != "" {
+		octx = context.WithValue(octx, capsKey{}, caps)
+	}
 	id, err := s.jobs.Submit(octx, call.Tool, call.Args, &natstool.SubmitOptions{IdempotencyKey: hex.EncodeToString(key[:])})
 	if err != nil {
 		return mcptool.TaskRecord{}, fmt.Errorf("mcptasks: %w", err)
@@ -292,13 +358,53 @@ func (s *Store) job(ctx context.Context, owner, id string) (natstool.Job, error)
 	return job, nil
 }
 
-// Get returns owner's task id.
+// compactCaps is the client capabilities raw as one header line, or ""
+// when there are none or they are larger than 16 KiB (the call then
+// cannot ask the client).
+func compactCaps(raw json.RawMessage) string {
+	if len(raw) == 0 || len(raw) > 16<<10 {
+		return ""
+	}
+	var b bytes.Buffer
+	if json.Compact(&b, raw) != nil {
+		return ""
+	}
+	return b.String()
+}
+
+// Get returns owner's task id. A task that waits for a policy's approval
+// answered meanwhile in the approvals store (Options.Approvals) is
+// resumed first, and one answered in full whose run is not queued is
+// queued again.
 func (s *Store) Get(ctx context.Context, owner, id string) (mcptool.TaskRecord, error) {
 	job, err := s.job(ctx, owner, id)
 	if err != nil {
 		return mcptool.TaskRecord{}, err
 	}
+	if in := job.Input; in != nil && (job.State == natstool.JobInputRequired && s.settled(ctx, in.Approval) ||
+		job.State == natstool.JobQueued && time.Since(job.Updated) > resumeGrace) {
+		if resumed, err := s.jobs.Resume(as(ctx, owner), id, in.Round); err == nil {
+			job = resumed
+		}
+	}
 	return s.record(job), nil
+}
+
+// settled reports whether the approval request id is answered in the
+// approvals store, or gone from it (expired: the call, run again, asks
+// anew). A store that cannot be read settles nothing.
+func (s *Store) settled(ctx context.Context, id string) bool {
+	if s.approvals == nil || id == "" {
+		return false
+	}
+	rec, err := s.approvals.Get(ctx, id, time.Now())
+	switch {
+	case errors.Is(err, policy.ErrUnknownApproval), errors.Is(err, policy.ErrExpiredApproval):
+		return true
+	case err != nil:
+		return false
+	}
+	return rec.State != policy.ApprovalPending || !time.Now().Before(rec.Expires)
 }
 
 // Job returns the job record of owner's task id: which worker ran it,
@@ -308,13 +414,24 @@ func (s *Store) Job(ctx context.Context, owner, id string) (natstool.Job, error)
 	return s.job(ctx, owner, id)
 }
 
-// Update answers mcptool.ErrTaskNotWaiting for owner's task id: a durable
-// task never waits for input.
-func (s *Store) Update(ctx context.Context, owner, id string, _ map[string]json.RawMessage) error {
+// Update records answers to the questions owner's task id waits for
+// (natstool.Jobs.Answer): each question is answered once, and an answer
+// to a question the task did not ask, or had answered already, is an
+// error wrapping mcptool.ErrTaskNotWaiting that keeps nothing of the
+// update, as for a task that is not input_required. Once every question
+// is answered the task works again.
+func (s *Store) Update(ctx context.Context, owner, id string, answers map[string]json.RawMessage) error {
 	if _, err := s.job(ctx, owner, id); err != nil {
 		return err
 	}
-	return mcptool.ErrTaskNotWaiting
+	_, err := s.jobs.Answer(as(ctx, owner), id, answers)
+	switch {
+	case errors.Is(err, natstool.ErrJobNotFound):
+		return mcptool.ErrTaskNotFound
+	case errors.Is(err, natstool.ErrJobNotWaiting):
+		return fmt.Errorf("%w: %w", mcptool.ErrTaskNotWaiting, err)
+	}
+	return err
 }
 
 // Cancel cancels owner's task id's job (natstool.Jobs.Cancel): a queued
@@ -388,6 +505,17 @@ func (s *Store) record(job natstool.Job) mcptool.TaskRecord {
 	switch job.State {
 	case natstool.JobQueued:
 		rec.Status, rec.StatusMessage = mcptool.StatusWorking, "queued: waiting for a worker"
+		if job.Input != nil {
+			rec.StatusMessage = "queued: answered, waiting for a worker"
+		}
+	case natstool.JobInputRequired:
+		rec.Status, rec.StatusMessage = mcptool.StatusInputRequired, "waiting for input"
+		if in := job.Input; in != nil {
+			rec.InputRequests = map[string]json.RawMessage{}
+			for _, k := range in.Pending() {
+				rec.InputRequests[k] = in.Requests[k]
+			}
+		}
 	case natstool.JobRunning:
 		rec.Status, rec.StatusMessage = mcptool.StatusWorking, fmt.Sprintf("running, attempt %d", job.Attempts)
 		s.mu.Lock()

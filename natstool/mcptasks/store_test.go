@@ -97,11 +97,18 @@ func child(kind string) error {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	store, err := mcptasks.Open(ctx, nc, &mcptasks.Options{Jobs: natstool.JobsOptions{AckWait: ackWait}})
+	apv, err := natstool.OpenApprovals(ctx, nc, nil)
 	if err != nil {
 		return err
 	}
-	r := tool.NewRegistry()
+	store, err := mcptasks.Open(ctx, nc, &mcptasks.Options{Jobs: principalJobs(), Approvals: apv})
+	if err != nil {
+		return err
+	}
+	r, err := askingRegistry(os.Getenv(dirEnv), apv)
+	if err != nil {
+		return err
+	}
 	r.Register(slowTool(os.Getenv(dirEnv)))
 	if _, err := store.Jobs().Work(r, fmt.Sprintf("%s-%d", kind, os.Getpid()), 4); err != nil {
 		return err
@@ -227,9 +234,15 @@ var rpcID atomic.Int64
 // as user.
 func rpc(t *testing.T, url, user, method, name string, params map[string]any) rpcResponse {
 	t.Helper()
+	return rpcCaps(t, url, user, method, name, params, map[string]any{"extensions": map[string]any{mcptool.TasksExtension: map[string]any{}}})
+}
+
+// rpcCaps is rpc declaring the client capabilities caps.
+func rpcCaps(t *testing.T, url, user, method, name string, params map[string]any, caps map[string]any) rpcResponse {
+	t.Helper()
 	params["_meta"] = map[string]any{
 		"io.modelcontextprotocol/protocolVersion":    "2026-07-28",
-		"io.modelcontextprotocol/clientCapabilities": map[string]any{"extensions": map[string]any{mcptool.TasksExtension: map[string]any{}}},
+		"io.modelcontextprotocol/clientCapabilities": caps,
 	}
 	body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": rpcID.Add(1), "method": method, "params": params})
 	req, _ := http.NewRequest(http.MethodPost, url, bytes.NewReader(body))

@@ -12,10 +12,13 @@
 // COMMAND ARGS is split on spaces; the token {addr} in it is replaced by a
 // free 127.0.0.1 port, and the server must serve MCP at http://{addr}/mcp.
 // The servers take turns within each session count, for -rounds rounds,
-// so that they see the same machine load. Besides calls per second and
+// each round starting with the next server, so that they see the same
+// machine load. Besides calls per second and
 // latency it reports the server process's CPU time per call (from /proc),
-// which a machine shared with other work distorts least, and the TCP
-// connections the client had to open while measuring.
+// which a machine shared with other work distorts least, the load
+// generator's own CPU time per call (the same go-sdk client for every
+// server, on the same 2 cores), and the TCP connections the client had to
+// open while measuring.
 package main
 
 import (
@@ -64,6 +67,7 @@ type cell struct {
 	p99      time.Duration
 	dials    int64
 	cpu      time.Duration // the server process's CPU time while measured
+	client   time.Duration // this process's CPU time while measured
 	lat      []time.Duration
 }
 
@@ -73,6 +77,7 @@ func (c *cell) add(o cell) {
 	c.elapsed += o.elapsed
 	c.dials += o.dials
 	c.cpu += o.cpu
+	c.client += o.client
 	c.lat = append(c.lat, o.lat...)
 	slices.Sort(c.lat)
 	c.p50, c.p90, c.p99 = c.lat[len(c.lat)/2], c.lat[len(c.lat)*9/10], c.lat[len(c.lat)*99/100]
@@ -117,11 +122,15 @@ func main() {
 
 	fmt.Printf("%d CPUs, %d round(s) of %v per server after %v warm-up, protocol %q, per-call contexts canceled on return: %v\n\n",
 		runtimeCPUs(), *rounds, *duration, *warmup, *protocol, *cancelEach)
-	fmt.Printf("| sessions | server | calls/s | p50 | p90 | p99 | server CPU per call | TCP dials | calls/s vs %s | p99 vs %s | CPU per call vs %s |\n|---|---|---|---|---|---|---|---|---|---|---|\n", *baseline, *baseline, *baseline)
+	fmt.Printf("| sessions | server | calls/s | p50 | p90 | p99 | server CPU per call | client CPU per call | TCP dials | calls/s vs %s | p99 vs %s | CPU per call vs %s |\n|---|---|---|---|---|---|---|---|---|---|---|---|\n", *baseline, *baseline, *baseline)
 	for _, n := range counts {
 		cells := make([]cell, len(servers))
-		for range *rounds {
-			for j, s := range servers {
+		for r := range *rounds {
+			// Each round starts with the next server, so that none is
+			// always the one measured first (or right after another).
+			for k := range servers {
+				j := (r + k) % len(servers)
+				s := servers[j]
 				c, err := run(urls[s.name], pids[s.name], n, *warmup, *duration, *protocol, *cancelEach)
 				if err != nil {
 					log.Fatalf("%s, %d sessions: %v", s.name, n, err)
@@ -141,8 +150,8 @@ func main() {
 				p99ratio = fmt.Sprintf("%.2f×", float64(c.p99)/float64(b.p99))
 				cpuRatio = fmt.Sprintf("%.2f×", float64(perCall)/float64(b.cpu/time.Duration(b.calls)))
 			}
-			fmt.Printf("| %d | %s | %.0f | %s | %s | %s | %.0f µs | %d | %s | %s | %s |\n", n, c.server, rate, ms(c.p50), ms(c.p90), ms(c.p99),
-				float64(perCall)/float64(time.Microsecond), c.dials, ratio, p99ratio, cpuRatio)
+			fmt.Printf("| %d | %s | %.0f | %s | %s | %s | %.0f µs | %.0f µs | %d | %s | %s | %s |\n", n, c.server, rate, ms(c.p50), ms(c.p90), ms(c.p99),
+				float64(perCall)/float64(time.Microsecond), float64(c.client/time.Duration(c.calls))/float64(time.Microsecond), c.dials, ratio, p99ratio, cpuRatio)
 		}
 	}
 }
@@ -216,6 +225,16 @@ func cpuTime(pid int) time.Duration {
 	return time.Duration(utime+stime) * time.Second / clockTicks
 }
 
+// selfCPU returns the CPU time (user and system) this process has used:
+// the client's side of every call, the same client for every server.
+func selfCPU() time.Duration {
+	var ru syscall.Rusage
+	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
 // clockTicks is USER_HZ, the unit of CPU times in /proc: 100 on Linux.
 const clockTicks = 100
 
@@ -278,7 +297,7 @@ func run(url string, pid, n int, warmup, d time.Duration, protocol string, cance
 	errs := make([]error, n)
 	var wg sync.WaitGroup
 	dialsBefore := int64(-1)
-	var cpuBefore time.Duration
+	var cpuBefore, clientBefore time.Duration
 	var once sync.Once
 	for i, cs := range sessions {
 		wg.Go(func() {
@@ -288,7 +307,7 @@ func run(url string, pid, n int, warmup, d time.Duration, protocol string, cance
 					return
 				}
 				if t0.After(measureFrom) {
-					once.Do(func() { dialsBefore, cpuBefore = dials.Load(), cpuTime(pid) })
+					once.Do(func() { dialsBefore, cpuBefore, clientBefore = dials.Load(), cpuTime(pid), selfCPU() })
 				}
 				if err := call(cs); err != nil {
 					errs[i] = err
@@ -301,7 +320,7 @@ func run(url string, pid, n int, warmup, d time.Duration, protocol string, cance
 		})
 	}
 	wg.Wait()
-	cpuAfter := cpuTime(pid)
+	cpuAfter, clientAfter := cpuTime(pid), selfCPU()
 	for _, err := range errs {
 		if err != nil {
 			return cell{}, err
@@ -321,5 +340,6 @@ func run(url string, pid, n int, warmup, d time.Duration, protocol string, cance
 		lat:      all,
 		dials:    dials.Load() - dialsBefore,
 		cpu:      cpuAfter - cpuBefore,
+		client:   clientAfter - clientBefore,
 	}, nil
 }
