@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"reflect"
@@ -16,7 +17,7 @@ import (
 func plainCall(t testing.TB, v plainArgs) AccessRequest {
 	t.Helper()
 	ft, ok := Must(New("plain", "p", func(ctx context.Context, a plainArgs) (string, error) { return "", nil })).(*funcTool[plainArgs, string])
-	if !ok || ft.enc == nil {
+	if !ok || ft.encoder() == nil {
 		t.Fatal("no typed tool with an encoder for plainArgs")
 	}
 	return AccessRequest{Name: "plain", call: &funcCall[plainArgs, string]{t: ft, in: &v}}
@@ -143,5 +144,48 @@ func TestArgumentFieldTable(t *testing.T) {
 	want := []string{"q", "limit", "flag", "N8", "u", "u8", "-", "i64"}
 	if !reflect.DeepEqual(names, want) {
 		t.Errorf("fields %q, want %q", names, want)
+	}
+}
+
+// TestEncoderOnFirstUse: New leaves the arguments' encoder to the first
+// call an Authorizer looks into, and calls that look at once, on one tool
+// that has not built it, all get the same answer (run under -race, it
+// also checks that they share the encoder safely).
+func TestEncoderOnFirstUse(t *testing.T) {
+	ft := Must(New("plain", "p", func(ctx context.Context, a plainArgs) (string, error) { return "", nil })).(*funcTool[plainArgs, string])
+	if ft.enc != nil {
+		t.Fatal("New built the encoder")
+	}
+	v := plainArgs{Q: "x", Limit: 3}
+	const n = 8
+	got := make([]string, n)
+	done := make(chan struct{})
+	for i := range n {
+		go func() {
+			defer func() { done <- struct{}{} }()
+			req := AccessRequest{Name: "plain", call: &funcCall[plainArgs, string]{t: ft, in: &v}}
+			raw, err := req.Arguments()
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			a, ok := req.Argument("limit")
+			if !ok {
+				t.Error("limit: not answered")
+				return
+			}
+			got[i] = fmt.Sprintf("%s %d", raw, a.Int64)
+		}()
+	}
+	for range n {
+		<-done
+	}
+	for i := range n {
+		if want := `{"q":"x","limit":3,"N8":0,"u8":0,"-":"","i64":0} 3`; got[i] != want {
+			t.Errorf("call %d: %s, want %s", i, got[i], want)
+		}
+	}
+	if ft.enc == nil {
+		t.Error("no encoder after the calls")
 	}
 }

@@ -240,8 +240,51 @@ func BenchmarkGoroutineFloor(b *testing.B) {
 	})
 }
 
+// BenchmarkHandoffFloor is the least any call can cost that runs its
+// tool on a goroutine other than its caller's, which is what lets Execute
+// return a call whose tool ignores its context: baseline (a) with only
+// the function run by one long-lived worker goroutine, handed its input
+// over a channel and answering over another, with no timer, no context
+// and no goroutine started per call. ExecuteTyped's isolation cannot cost
+// less than this handoff on the same machine.
+func BenchmarkHandoffFloor(b *testing.B) {
+	type job struct {
+		in  searchArgs
+		out searchResult
+		err error
+	}
+	jobs, answers := make(chan *job), make(chan *job)
+	go func() {
+		for j := range jobs {
+			j.out, j.err = searchFlights(context.Background(), j.in)
+			answers <- j
+		}
+	}()
+	defer close(jobs)
+	var j job
+	compare(b, baseline, func() {
+		if err := json.Unmarshal(searchInput, &j.in); err != nil {
+			b.Fatal(err)
+		}
+		jobs <- &j
+		a := <-answers
+		if a.err != nil {
+			b.Fatal(a.err)
+		}
+		if _, err := json.Marshal(a.out); err != nil {
+			b.Fatal(err)
+		}
+	})
+}
+
 // BenchmarkNew measures building the typed tool: schema inference,
 // decoder compilation and rendering. The baseline is one baseline call.
+// The caches New keeps by type across calls (the hook interfaces a type
+// implements, the nodes of named scalar types, compiled pattern tags) are
+// warm here after the first iteration, as they are for every tool after
+// the first of a program that uses those types; the struct types
+// themselves are walked, and their schemas built and rendered, on every
+// call: nothing of a struct type is kept from one New to the next.
 func BenchmarkNew(b *testing.B) {
 	compare(b, baseline, func() {
 		if _, err := tool.New("search_flights", "Searches flights.", searchFlights); err != nil {

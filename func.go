@@ -53,7 +53,7 @@ func New[In, Out any](name, description string, fn func(context.Context, In) (Ou
 	if !in.IsObject() {
 		return nil, fmt.Errorf("new tool %q: parameters (%s): %w: the argument type must be a struct, a pointer to a struct, or a map with string keys, because tool arguments are a JSON object", name, inType, ErrInvalidSchema)
 	}
-	t := &funcTool[In, Out]{name: name, description: description, fn: fn, in: in, enc: newArgsEncoder(inType)}
+	t := &funcTool[In, Out]{name: name, description: description, fn: fn, in: in}
 	outType := reflect.TypeFor[Out]()
 	switch {
 	case outType == reflect.TypeFor[Result]():
@@ -103,6 +103,7 @@ type funcTool[In, Out any] struct {
 	name, description string
 	fn                func(context.Context, In) (Out, error)
 	in                *schema.Codec
+	encOnce           sync.Once       // enc is built on first use: only an Authorizer reads it
 	enc               *argsEncoder    // encodes In for an Authorizer, when it can; else json.Marshal
 	resolve           func(*In) error // WithResolve's, or nil
 	opts              Options
@@ -216,8 +217,8 @@ func (c *funcCall[In, Out]) run(ctx context.Context) { c.out, c.err = c.t.fn(ctx
 
 func (c *funcCall[In, Out]) checkedArgs() ([]byte, error) {
 	c.argsOnce.Do(func() {
-		if c.t.enc != nil {
-			if b, ok := c.t.enc.encode(reflect.ValueOf(c.in).Elem(), make([]byte, 0, 64)); ok {
+		if enc := c.t.encoder(); enc != nil {
+			if b, ok := enc.encode(reflect.ValueOf(c.in).Elem(), make([]byte, 0, 64)); ok {
 				c.args = b
 				return
 			}
@@ -228,10 +229,19 @@ func (c *funcCall[In, Out]) checkedArgs() ([]byte, error) {
 }
 
 func (c *funcCall[In, Out]) argument(name string) (ArgumentValue, bool) {
-	if c.t.enc == nil {
+	enc := c.t.encoder()
+	if enc == nil {
 		return ArgumentValue{}, false
 	}
-	return c.t.enc.argument(reflect.ValueOf(c.in).Elem(), name)
+	return enc.argument(reflect.ValueOf(c.in).Elem(), name)
+}
+
+// encoder returns the tool's argsEncoder, or nil when In is a type it
+// does not encode. It is built on the first call of a tool that an
+// Authorizer looks into, not by New: most tools never need it.
+func (t *funcTool[In, Out]) encoder() *argsEncoder {
+	t.encOnce.Do(func() { t.enc = newArgsEncoder(reflect.TypeFor[In]()) })
+	return t.enc
 }
 
 func (c *funcCall[In, Out]) finish() (Result, error) {

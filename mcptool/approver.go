@@ -112,6 +112,19 @@ func (e ElicitApprover) answer(ctx context.Context, req policy.ApprovalRequest, 
 // is the call's digest, so an answer counts only for a call with the same
 // principal, tool and arguments.
 func (e ElicitApprover) roundTrip(ctx context.Context, req policy.ApprovalRequest) (bool, error) {
+	if h := heldFrom(ctx); h != nil {
+		// A plain call of a client that declared elicitation: the call
+		// waits in the server for the answer, under a round that is used
+		// once (mrtr.go), so a replayed retry cannot run it twice.
+		res, err := h.ask(ctx, approvalInputID, &mcp.ElicitParams{Message: approvalMessage(req), RequestedSchema: approvalSchema})
+		switch {
+		case err != nil && ctx.Err() != nil:
+			return false, context.Cause(ctx)
+		case err != nil:
+			return e.fallback(ctx, req, fmt.Errorf("asking the client: %w", err))
+		}
+		return e.answer(ctx, req, res)
+	}
 	slot, _ := ctx.Value(inputKey{}).(*inputSlot)
 	if slot == nil {
 		return e.fallback(ctx, req, errors.New("the call did not come from an MCP client"))

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/miniopenclaw/tool"
@@ -170,8 +171,10 @@ func TestElicitApproverTimeout(t *testing.T) {
 }
 
 // TestElicitApproverRoundTripBound: in a 2026-07-28 call, an approval
-// answer counts only with the state of the same call; an answer carried
-// over to a call with other arguments makes the client be asked again.
+// answer counts only with the state the server sent for the same call; an
+// answer carried over to a call with other arguments, under another
+// call's digest as its state, is refused before anything runs (see also
+// TestPlainCallRoundAttacks).
 func TestElicitApproverRoundTripBound(t *testing.T) {
 	srv, a, ran := approverServer(t, mcptool.ElicitApprover{})
 	var asked []string
@@ -189,10 +192,16 @@ func TestElicitApproverRoundTripBound(t *testing.T) {
 		Name: "remove", Arguments: map[string]any{"path": "b"}, RequestState: digestA,
 		InputResponses: mcp.InputResponseMap{"clawtool_approval": &mcp.ElicitResult{Action: "accept", Content: map[string]any{"approve": true}}},
 	})
-	if err != nil || res.IsError || ran.Load() != 1 {
-		t.Fatalf("call: %v %+v (ran %d)", err, res, ran.Load())
+	var jerr *jsonrpc.Error
+	if !errors.As(err, &jerr) || jerr.Code != jsonrpc.CodeInvalidParams || !strings.Contains(jerr.Message, "requestState refused") || ran.Load() != 0 {
+		t.Fatalf("call: %v %+v (ran %d), want -32602 requestState refused", err, res, ran.Load())
 	}
-	if len(asked) != 1 || !strings.Contains(asked[0], `{\"path\":\"b\"}`) {
-		t.Errorf("the carried-over answer was taken for another call: asked %q", asked)
+	if len(asked) != 0 {
+		t.Errorf("the client was asked %q", asked)
+	}
+	// The same call without the carried-over state asks and runs.
+	res, err = cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "remove", Arguments: map[string]any{"path": "b"}})
+	if err != nil || res.IsError || ran.Load() != 1 || len(asked) != 1 || !strings.Contains(asked[0], `{\"path\":\"b\"}`) {
+		t.Errorf("call: %v %+v (ran %d, asked %q)", err, res, ran.Load(), asked)
 	}
 }

@@ -2,7 +2,6 @@ package mcptool
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"errors"
 	"io"
@@ -80,9 +79,8 @@ func (s *Server) serveDirect(w http.ResponseWriter, r *http.Request) bool {
 		return false
 	}
 
-	ctx := r.Context()
 	slot := &inputSlot{caps: caps}
-	res, err := s.execute(context.WithValue(ctx, inputKey{}, slot), call.name, call.args, v.(*directTool).wrap, slot)
+	res, err := s.plainCall(r.Context(), ownerKey(r), call.name, call.args, v.(*directTool).wrap, slot, caps)
 	if err != nil {
 		var jerr *jsonrpc.Error
 		if !errors.As(err, &jerr) {

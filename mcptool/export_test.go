@@ -7,3 +7,8 @@ import "net/http"
 func (s *Server) ServeHTTPViaSDK(w http.ResponseWriter, r *http.Request) {
 	newHTTPHandlers(s.sdk, s.cfg.jsonResponse).route(w, r)
 }
+
+// WithoutRoundDefences makes s answer 2026-07-28 calls as it did before
+// sealed request states and held rounds, for the controls of the attack
+// tests.
+func WithoutRoundDefences(s *Server) { s.rounds.off = true }

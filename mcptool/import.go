@@ -410,7 +410,7 @@ func (t *remoteTool) Execute(ctx context.Context, args json.RawMessage) (tool.Re
 	case taskLegacy:
 		params.Meta[taskAugmentMeta] = map[string]any{}
 	}
-	res, err := t.c.session.CallTool(ctx, params)
+	res, err := t.c.session.CallTool(context.WithValue(ctx, callOfKey{}, t.c), params)
 	if err != nil {
 		if ctx.Err() != nil {
 			return tool.Result{}, context.Cause(ctx)

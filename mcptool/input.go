@@ -43,6 +43,7 @@ type inputSlot struct {
 	caps      *mcp.ClientCapabilities // when ss is nil: the request's own
 	responses mcp.InputResponseMap
 	state     string
+	seal      func(state string) string // seals the state of a 2026-07-28 call's input requests
 
 	mu       sync.Mutex
 	over     bool                // the handler has answered the call
@@ -64,8 +65,9 @@ type inputKey struct{}
 // calls the tool again with the same arguments, and the second call finds
 // the answers with [InputResponses] and state, an opaque string the tool
 // chose to carry between the two calls, with [RequestState]. The client
-// sees state, so it must not hold secrets or anything the tool would trust
-// without checking.
+// can read state (it is sealed, not encrypted), so it must not hold
+// secrets; the answers are the client's to give, so the tool checks them
+// as any input.
 //
 // A 2026-07-28 client does the round trip itself; for a 2025-11-25 client
 // go-sdk sends the requests on the session and calls the tool again on the
@@ -74,7 +76,16 @@ type inputKey struct{}
 // RequestInput returns [ErrInputRequired] after recording the requests,
 // a [*MissingCapabilityError] when the client did not declare a
 // capability they need, and an error saying so when ctx does not belong to
-// a tools/call served by this package.
+// a tools/call served by this package. When a tool calls it more than
+// once, the last call counts: a tool told a capability is missing may ask
+// for something else.
+//
+// In a 2026-07-28 call the client gets state sealed (see
+// [WithInputRounds]): a retry whose state was changed, or belongs to
+// another caller, tool or arguments, or expired, is refused with -32602
+// before the tool runs, so the tool may trust the state it gets back to
+// be one it gave for this call. It may still come more than once: a
+// client may retry the same round again.
 func RequestInput(ctx context.Context, requests mcp.InputRequestMap, state string) error {
 	slot, _ := ctx.Value(inputKey{}).(*inputSlot)
 	if slot == nil {
@@ -93,7 +104,9 @@ func RequestInput(ctx context.Context, requests mcp.InputRequestMap, state strin
 		slot.missing = &MissingCapabilityError{Missing: missing}
 		return slot.missing
 	}
-	slot.requests, slot.next = requests, state
+	// The last call counts: a tool that learned a capability is missing
+	// may ask for something else instead.
+	slot.requests, slot.next, slot.missing = requests, state, nil
 	return ErrInputRequired
 }
 
@@ -172,7 +185,11 @@ func (slot *inputSlot) answer() (*mcp.CallToolResult, error) {
 		}
 		return nil, &jsonrpc.Error{Code: mcp.CodeMissingRequiredClientCapabilities, Message: slot.missing.Error(), Data: data}
 	case slot.requests != nil:
-		return &mcp.CallToolResult{InputRequests: slot.requests, RequestState: slot.next}, nil
+		state := slot.next
+		if slot.seal != nil {
+			state = slot.seal(state)
+		}
+		return &mcp.CallToolResult{InputRequests: slot.requests, RequestState: state}, nil
 	}
 	return nil, nil
 }

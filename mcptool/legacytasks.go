@@ -177,7 +177,7 @@ func (s *Server) legacyCall(ctx context.Context, owner string, caps *mcp.ClientC
 		rawCaps, _ = json.Marshal(caps)
 	}
 	rec, err := s.store.Create(ctx, TaskCall{Owner: owner, Tool: name, Args: args, Capabilities: rawCaps,
-		run: func(ctx context.Context, tk *task) { s.runTask(ctx, tk, name, args, wrap, caps, nil) }})
+		run: func(ctx context.Context, tk *task) { s.runTask(ctx, tk, name, args, wrap, caps, nil, "") }})
 	if err != nil {
 		return nil, &jsonrpc.Error{Code: -32603, Message: "tools/call: " + err.Error()}
 	}

@@ -29,6 +29,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -40,6 +41,10 @@ import (
 // fixtureEnv makes the test binary serve the fixture tools over stdio
 // instead of running tests, so it can stand in for an MCP server process.
 const fixtureEnv = "MCPTOOL_PEER_FIXTURE"
+
+// relayEnv makes the conformance client relay through a Server of ours
+// (see conformanceClient).
+const relayEnv = "MCPTOOL_PEER_RELAY"
 
 func init() { peerFixture = runPeerFixture }
 
@@ -70,11 +75,30 @@ func runPeerFixture() {
 
 // conformanceClient is our client as the conformance suite's client
 // scenarios drive it: connect to url, import the tools and, for
-// tools_call, call add_numbers.
+// tools_call, call add_numbers; for sep-2322-client-request-state (a
+// 2026-07-28 server whose tools answer with multi round-trip input
+// requests), answer its questions with an elicitation handler and call
+// its four tools.
 func conformanceClient(url, scenario string) error {
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	c, err := mcptool.Connect(ctx, mcptool.URL(url))
+	var opts []mcptool.ClientOption
+	var asked atomic.Int32
+	answer := mcptool.WithElicitationHandler(func(context.Context, *mcp.ElicitParams) (*mcp.ElicitResult, error) {
+		asked.Add(1)
+		return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"confirmed": true}}, nil
+	})
+	relay := os.Getenv(relayEnv) != ""
+	switch {
+	case relay:
+		// Our client imports the scenario's server into a Server of ours
+		// on loopback, which a 2026-07-28 client of ours calls with plain
+		// calls: the server's questions go up as held rounds.
+		opts = append(opts, mcptool.WithElicitationRelay())
+	case scenario == "sep-2322-client-request-state":
+		opts = append(opts, answer)
+	}
+	c, err := mcptool.Connect(ctx, mcptool.URL(url), opts...)
 	if err != nil {
 		return err
 	}
@@ -83,12 +107,41 @@ func conformanceClient(url, scenario string) error {
 	if err := c.Import(ctx, r); err != nil {
 		return err
 	}
-	if scenario == "tools_call" {
-		res := r.Execute(ctx, "add_numbers", json.RawMessage(`{"a":5,"b":3}`))
-		fmt.Printf("add_numbers: %+v\n", res)
+	if relay {
+		srv := mcptool.NewServer(r)
+		defer srv.Close()
+		hs := httptest.NewServer(srv)
+		defer hs.Close()
+		top, err := mcptool.Connect(ctx, mcptool.URL(hs.URL+"/mcp"), answer, mcptool.WithoutTasks())
+		if err != nil {
+			return err
+		}
+		defer top.Close()
+		r = tool.NewRegistry()
+		if err := top.Import(ctx, r); err != nil {
+			return err
+		}
+	}
+	var calls []string
+	switch scenario {
+	case "tools_call":
+		calls = []string{"add_numbers"}
+	case "sep-2322-client-request-state":
+		calls = []string{"test_mrtr_echo_state", "test_mrtr_unrelated", "test_mrtr_no_state", "test_mrtr_no_result_type"}
+	}
+	for _, name := range calls {
+		args := json.RawMessage(`{}`)
+		if name == "add_numbers" {
+			args = json.RawMessage(`{"a":5,"b":3}`)
+		}
+		res := r.Execute(ctx, name, args)
+		fmt.Printf("%s: %+v\n", name, res)
 		if res.IsError {
 			return errors.New(res.Error)
 		}
+	}
+	if relay && asked.Load() != 2 {
+		return fmt.Errorf("the top client was asked %d times, want 2 (test_mrtr_echo_state, test_mrtr_no_state)", asked.Load())
 	}
 	return nil
 }
@@ -251,6 +304,7 @@ func fixtures() *tool.Registry {
 	ask("test_streaming_elicitation", &mcp.ElicitParams{Message: "Your name?",
 		RequestedSchema: json.RawMessage(`{"type":"object","properties":{"name":{"type":"string"}}}`)})
 	taskFixtures(r)
+	mrtrFixtures(r)
 	// The conformance suite calls this to see list_changed reach a
 	// subscriptions/listen stream.
 	r.Register(fixed{"test_trigger_tool_change", "Adds or removes the tool test_dynamic_tool.", `{"type":"object"}`,
@@ -317,6 +371,137 @@ func taskFixtures(r *tool.Registry) {
 			}
 			return "both answered", nil
 		}, tool.WithTask(tool.TaskOptional))))
+}
+
+// mrtrFixtures registers the tools the input-required-result-* scenarios
+// of the conformance suite ask for by name (SEP-2322, multi round-trip
+// requests of plain calls).
+func mrtrFixtures(r *tool.Registry) {
+	elicit := func(msg, field, typ string) *mcp.ElicitParams {
+		return &mcp.ElicitParams{Message: msg, RequestedSchema: json.RawMessage(
+			`{"type":"object","properties":{"` + field + `":{"type":"` + typ + `"}},"required":["` + field + `"]}`)}
+	}
+	sample := func(text string, max int64) *mcp.CreateMessageParams {
+		return &mcp.CreateMessageParams{MaxTokens: max, Messages: []*mcp.SamplingMessage{{Role: "user", Content: &mcp.TextContent{Text: text}}}}
+	}
+	answer := func(ctx context.Context, key, field string) (string, bool) {
+		res, ok := mcptool.InputResponses(ctx)[key].(*mcp.ElicitResult)
+		if !ok || res.Action != "accept" {
+			return "", false
+		}
+		v, _ := res.Content[field].(string)
+		return v, true
+	}
+	sampled := func(ctx context.Context, key string) (string, bool) {
+		switch res := mcptool.InputResponses(ctx)[key].(type) {
+		case *mcp.CreateMessageResult:
+			if t, ok := res.Content.(*mcp.TextContent); ok {
+				return t.Text, true
+			}
+		case *mcp.CreateMessageWithToolsResult:
+			for _, c := range res.Content {
+				if t, ok := c.(*mcp.TextContent); ok {
+					return t.Text, true
+				}
+			}
+		}
+		return "", false
+	}
+	roots := func(ctx context.Context, key string) ([]string, bool) {
+		res, ok := mcptool.InputResponses(ctx)[key].(*mcp.ListRootsResult)
+		if !ok {
+			return nil, false
+		}
+		var uris []string
+		for _, root := range res.Roots {
+			uris = append(uris, root.URI)
+		}
+		return uris, true
+	}
+	add := func(name string, run func(ctx context.Context) (string, error)) {
+		r.Register(fixed{name, "Asks its client for input with multi round-trip requests.", `{"type":"object"}`,
+			func(ctx context.Context) (tool.Result, error) {
+				out, err := run(ctx)
+				return tool.Result{Output: out}, err
+			}})
+	}
+	add("test_input_required_result_elicitation", func(ctx context.Context) (string, error) {
+		if name, ok := answer(ctx, "user_name", "name"); ok {
+			return "Hello, " + name + "!", nil
+		}
+		return "", mcptool.RequestInput(ctx, mcp.InputRequestMap{"user_name": elicit("What is your name?", "name", "string")}, "")
+	})
+	add("test_input_required_result_sampling", func(ctx context.Context) (string, error) {
+		if text, ok := sampled(ctx, "capital_question"); ok {
+			return "The model answered: " + text, nil
+		}
+		return "", mcptool.RequestInput(ctx, mcp.InputRequestMap{"capital_question": sample("What is the capital of France?", 100)}, "")
+	})
+	add("test_input_required_result_list_roots", func(ctx context.Context) (string, error) {
+		if uris, ok := roots(ctx, "client_roots"); ok {
+			return "The client's roots: " + strings.Join(uris, ", "), nil
+		}
+		return "", mcptool.RequestInput(ctx, mcp.InputRequestMap{"client_roots": &mcp.ListRootsParams{}}, "")
+	})
+	stateful := func(name string) {
+		add(name, func(ctx context.Context) (string, error) {
+			if _, ok := mcptool.InputResponses(ctx)["confirm"].(*mcp.ElicitResult); ok && mcptool.RequestState(ctx) == "confirm-pending" {
+				return "confirmed: state-ok", nil
+			}
+			return "", mcptool.RequestInput(ctx, mcp.InputRequestMap{"confirm": elicit("Please confirm", "ok", "boolean")}, "confirm-pending")
+		})
+	}
+	stateful("test_input_required_result_request_state")
+	stateful("test_input_required_result_tampered_state")
+	add("test_input_required_result_multiple_inputs", func(ctx context.Context) (string, error) {
+		name, ok1 := answer(ctx, "user_name", "name")
+		greeting, ok2 := sampled(ctx, "greeting")
+		uris, ok3 := roots(ctx, "client_roots")
+		if ok1 && ok2 && ok3 && mcptool.RequestState(ctx) == "three-pending" {
+			return fmt.Sprintf("%s, %s (roots %s)", greeting, name, strings.Join(uris, ", ")), nil
+		}
+		return "", mcptool.RequestInput(ctx, mcp.InputRequestMap{
+			"user_name":    elicit("What is your name?", "name", "string"),
+			"greeting":     sample("Generate a greeting", 50),
+			"client_roots": &mcp.ListRootsParams{},
+		}, "three-pending")
+	})
+	add("test_input_required_result_multi_round", func(ctx context.Context) (string, error) {
+		state := mcptool.RequestState(ctx)
+		if color, ok := answer(ctx, "step2", "color"); ok && strings.HasPrefix(state, "round-2:") {
+			return fmt.Sprintf("%s likes %s", strings.TrimPrefix(state, "round-2:"), color), nil
+		}
+		if name, ok := answer(ctx, "step1", "name"); ok && state == "round-1" {
+			return "", mcptool.RequestInput(ctx, mcp.InputRequestMap{"step2": elicit("Step 2: What is your favorite color?", "color", "string")}, "round-2:"+name)
+		}
+		return "", mcptool.RequestInput(ctx, mcp.InputRequestMap{"step1": elicit("Step 1: What is your name?", "name", "string")}, "round-1")
+	})
+	// tasks-mrtr-composition (SEP-2663 with SEP-2322): the name first, as
+	// multi round trips of the plain call; then the task.
+	r.Register(mcptool.InputFirst(tool.Must(tool.New("test_tool_with_task", "Asks for a name, then greets in a task.",
+		func(ctx context.Context, _ struct{}) (string, error) {
+			name, _ := answer(ctx, "user_name", "name")
+			return "Hello, " + name + "!", nil
+		}, tool.WithTask(tool.TaskRequired))),
+		func(ctx context.Context, _ json.RawMessage) error {
+			if _, ok := answer(ctx, "user_name", "name"); ok {
+				return nil
+			}
+			return mcptool.RequestInput(ctx, mcp.InputRequestMap{"user_name": elicit("What is your name?", "name", "string")}, "")
+		}))
+	add("test_input_required_result_capabilities", func(ctx context.Context) (string, error) {
+		if text, ok := sampled(ctx, "question"); ok {
+			return "The model answered: " + text, nil
+		}
+		// Ask for both; a client without elicitation gets the sampling
+		// request alone.
+		err := mcptool.RequestInput(ctx, mcp.InputRequestMap{"question": sample("Say something", 20), "confirm": elicit("Go on?", "ok", "boolean")}, "")
+		var missing *mcptool.MissingCapabilityError
+		if errors.As(err, &missing) && !slices.Contains(missing.Missing, "sampling") {
+			return "", mcptool.RequestInput(ctx, mcp.InputRequestMap{"question": sample("Say something", 20)}, "")
+		}
+		return "", err
+	})
 }
 
 // redPixel returns a 1×1 red PNG.
@@ -852,13 +1037,27 @@ func TestPeerConformanceClient(t *testing.T) {
 	}
 	client := filepath.Join(t.TempDir(), "client.sh")
 	os.WriteFile(client, []byte(fmt.Sprintf("#!/bin/sh\nexec env %s=confclient '%s' \"$@\"\n", fixtureEnv, exe)), 0o755)
-	for _, sc := range []string{"initialize", "tools_call"} {
-		t.Run(sc, func(t *testing.T) {
+	relay := filepath.Join(t.TempDir(), "relay.sh")
+	os.WriteFile(relay, []byte(fmt.Sprintf("#!/bin/sh\nexec env %s=confclient %s=1 '%s' \"$@\"\n", fixtureEnv, relayEnv, exe)), 0o755)
+	for _, sc := range []struct{ suite, name, client string }{
+		{"peers", "initialize", client}, {"peers", "tools_call", client},
+		// A 2026-07-28 server whose tools answer with multi round-trip
+		// input requests (SEP-2322): the state echoed unchanged, none
+		// sent when none came, a fresh request ID for the retry, no
+		// inputResponses on another call, resultType "complete" by default.
+		{"conf-alpha", "sep-2322-client-request-state", client},
+		// The same server imported into a Server of ours, whose 2026-07-28
+		// client gets the two questions as held rounds of its plain calls
+		// (the client exits with an error unless it was asked both).
+		{"conf-alpha", "sep-2322-client-request-state", relay},
+	} {
+		t.Run(sc.name+strings.TrimSuffix(filepath.Base(sc.client), ".sh"), func(t *testing.T) {
+			dir := t.TempDir()
 			script := fmt.Sprintf("ip link set lo up && exec '%s' '%s' client --command '%s' --scenario %s -o '%s'",
-				p.node22, p.bin("peers", "conformance"), client, sc, t.TempDir())
+				p.node22, p.bin(sc.suite, "conformance"), sc.client, sc.name, dir)
 			out, errOut, code := run(t, "unshare", "-n", "sh", "-c", script)
-			if code != 0 {
-				t.Fatalf("exit %d\nstdout: %s\nstderr: %s", code, out, errOut)
+			if failed := failedChecks(t, dir); code != 0 || len(failed) > 0 || !strings.Contains(out+errOut, "Passed") || strings.Contains(errOut, "EXITED WITH ERROR") {
+				t.Fatalf("exit %d, failed checks %v\nstdout: %s\nstderr: %s", code, failed, out, errOut)
 			}
 			for _, line := range strings.Split(out+errOut, "\n") {
 				if strings.Contains(line, "Passed") {
@@ -934,14 +1133,24 @@ func TestPeerConformance(t *testing.T) {
 			[]string{"server-stateless", "tools-list", "tools-call-simple-text", "tools-call-error", "tools-call-with-progress",
 				"json-schema-2020-12", "dns-rebinding-protection", "caching", "http-header-validation",
 				"tools-call-image", "tools-call-audio", "tools-call-embedded-resource", "tools-call-mixed-content"}},
+		// Multi round-trip requests of plain calls (SEP-2322, mrtr.go). Not
+		// run: input-required-result-non-tool-request (a prompt; this server
+		// has tools only).
+		{"0.2.0-alpha.12 2026-07-28 multi round trip", p.bin("conf-alpha", "conformance"), []string{"--spec-version", "2026-07-28"},
+			[]string{"input-required-result-basic-elicitation", "input-required-result-basic-sampling",
+				"input-required-result-basic-list-roots", "input-required-result-request-state",
+				"input-required-result-multiple-input-requests", "input-required-result-multi-round",
+				"input-required-result-missing-input-response", "input-required-result-result-type",
+				"input-required-result-unsupported-methods", "input-required-result-tampered-state",
+				"input-required-result-capability-check", "input-required-result-ignore-extra-params",
+				"input-required-result-validate-input"}},
 		// The tasks extension (SEP-2663): extension scenarios are off the
 		// spec timeline, so --force runs them. Not run: tasks-status-notifications
-		// (skipped by the suite itself, pending a rewrite) and
-		// tasks-mrtr-composition (this server mints the task on the first
-		// round; a tool asks for input inside the task, as in tasks-mrtr-input).
+		// (skipped by the suite itself, pending a rewrite).
 		{"0.2.0-alpha.12 tasks extension", p.bin("conf-alpha", "conformance"), []string{"--spec-version", "2026-07-28", "--force"},
 			[]string{"tasks-lifecycle", "tasks-capability-negotiation", "tasks-wire-fields", "tasks-request-state-removal",
-				"tasks-mrtr-input", "tasks-request-headers", "tasks-dispatch-and-envelope", "tasks-required-task-error"}},
+				"tasks-mrtr-input", "tasks-request-headers", "tasks-dispatch-and-envelope", "tasks-required-task-error",
+				"tasks-mrtr-composition"}},
 	}
 	summary := regexp.MustCompile(`Passed: (\d+)/(\d+), (\d+) failed`)
 	for _, s := range suites {

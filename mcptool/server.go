@@ -65,6 +65,7 @@ type Server struct {
 	// HTTP event streams, awaiting the client's response (legacyKey).
 	waiting sync.Map
 	tasks   *taskStore // the in-memory tasks, and the tasks/get rate limit (taskserver.go)
+	rounds  *rounds    // sealed requestStates and held rounds (mrtr.go)
 	store   TaskStore  // where tasks are kept: memTasks over tasks, or WithTaskStore's
 }
 
@@ -78,6 +79,7 @@ type serverConfig struct {
 	filter       func(ctx context.Context, name string) bool
 	tasks        TaskLimits
 	store        TaskStore
+	rounds       InputRoundLimits
 	taskDecide   func(tool.Tool) bool
 }
 
@@ -151,7 +153,7 @@ func NewServer(reg *tool.Registry, opts ...ServerOption) *Server {
 			}
 		}
 	}
-	s := &Server{reg: reg, cfg: cfg, tasks: newTaskStore(cfg.tasks), store: cfg.store}
+	s := &Server{reg: reg, cfg: cfg, tasks: newTaskStore(cfg.tasks), store: cfg.store, rounds: newRounds(cfg.rounds)}
 	if s.store == nil {
 		s.store = memTasks{s.tasks}
 	}
@@ -260,7 +262,9 @@ func (s *Server) ServeIO(ctx context.Context, r io.Reader, w io.Writer) error {
 }
 
 // Close stops following the registry and cancels the live tasks (they
-// end as cancelled; kept results stay readable until they expire).
+// end as cancelled; kept results stay readable until they expire) and
+// the calls that wait for a client's answer (a held round, see
+// [WithInputRounds]).
 // Sessions already connected keep working with the tools they have.
 // Close is idempotent.
 func (s *Server) Close() error {
@@ -270,6 +274,7 @@ func (s *Server) Close() error {
 		s.closed = true
 		s.stop()
 		s.tasks.close()
+		s.rounds.close()
 		s.store.Close()
 	}
 	return nil
@@ -345,13 +350,63 @@ func (s *Server) handler(name string, t tool.Tool) mcp.ToolHandler {
 		if req.Params != nil {
 			slot.responses, slot.state = req.Params.InputResponses, req.Params.RequestState
 		}
-		ctx = context.WithValue(ctx, inputKey{}, slot)
 		if req.Session != nil {
 			ctx = context.WithValue(ctx, sessionKey{}, req.Session)
 			ctx = tool.WithClientLogger(ctx, slog.New(clientLog(ctx, req.Session, name)))
 		}
+		if !statelessCall(req.Session) || s.rounds.off {
+			// 2025-11-25: go-sdk puts input requests to the client on the
+			// session and calls again with the answers, in this request.
+			return s.execute(context.WithValue(ctx, inputKey{}, slot), name, args, wrap, slot)
+		}
+		caller := roundCaller(ctx, req)
+		if slot.state != "" {
+			st, jerr := s.rounds.open(caller, name, args, slot.state)
+			if jerr != nil {
+				return nil, jerr
+			}
+			if st.Round != "" {
+				return s.rounds.resume(ctx, caller, name, args, st.Round, slot.responses)
+			}
+			slot.state = st.Tool
+		}
+		return s.plainCall(ctx, caller, name, args, wrap, slot, slot.caps)
+	}
+}
+
+// statelessCall reports whether a call on ss (nil for the calls
+// ServeHTTP answers itself) is a 2026-07-28 call, which has no requests
+// from server to client.
+func statelessCall(ss *mcp.ServerSession) bool {
+	if ss == nil {
+		return true
+	}
+	init := ss.InitializeParams()
+	return init == nil || init.ProtocolVersion >= statelessVersion
+}
+
+// plainCall runs a 2026-07-28 call that is not a task for caller: the
+// requestState of its input requests is sealed to the call, and, when the
+// client declared elicitation, questions asked in its middle (a relayed
+// question of an imported server, an approval) go to the client as held
+// rounds (mrtr.go).
+func (s *Server) plainCall(ctx context.Context, caller, name string, args json.RawMessage, wrap bool, slot *inputSlot, caps *mcp.ClientCapabilities) (*mcp.CallToolResult, error) {
+	ctx = context.WithValue(ctx, inputKey{}, slot)
+	if s.rounds.off {
 		return s.execute(ctx, name, args, wrap, slot)
 	}
+	slot.seal = func(state string) string { return s.rounds.seal(caller, name, args, roundState{Tool: state}) }
+	if caps == nil && slot.ss != nil {
+		if p := slot.ss.InitializeParams(); p != nil {
+			caps = p.Capabilities
+		}
+	}
+	if caps == nil || caps.Elicitation == nil {
+		return s.execute(ctx, name, args, wrap, slot)
+	}
+	return s.rounds.hold(ctx, caller, name, args, func(ctx context.Context) (*mcp.CallToolResult, error) {
+		return s.execute(ctx, name, args, wrap, slot)
+	})
 }
 
 // execute runs the tool registered as name for a tools/call whose

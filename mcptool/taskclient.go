@@ -127,7 +127,7 @@ func WithElicitationRelay() ClientOption {
 
 // relayElicitation is the session's elicitation handler of a client with
 // WithElicitationRelay.
-func (c *Client) relayElicitation(_ context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+func (c *Client) relayElicitation(callCtx context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
 	p := req.Params
 	if p == nil {
 		return nil, errors.New("an elicitation without params")
@@ -136,19 +136,32 @@ func (c *Client) relayElicitation(_ context.Context, req *mcp.ElicitRequest) (*m
 	if rt, ok := p.Meta[RelatedTaskMeta].(map[string]any); ok {
 		id, _ = rt["taskId"].(string)
 	}
-	v, ok := c.awaiting.Load(id)
-	if id == "" || !ok {
-		return nil, errors.New("this client relays only the questions of tasks its calls await, and this one names none of them")
+	var ctx context.Context
+	if v, ok := c.awaiting.Load(id); ok && id != "" {
+		ctx = v.(context.Context)
+	} else if own, _ := callCtx.Value(callOfKey{}).(*Client); id == "" && own == c {
+		// A 2026-07-28 server's multi round-trip request in a plain
+		// call's result: go-sdk fulfills it with the call's context.
+		ctx = callCtx
 	}
-	ctx := v.(context.Context)
+	if ctx == nil {
+		return nil, errors.New("this client relays only the questions of its own calls and of the tasks they await, and this one is of neither")
+	}
 	h := c.elicitation(ctx)
 	if h == nil {
+		if id == "" {
+			return nil, errors.New("the call has no client to relay the question to")
+		}
 		return nil, fmt.Errorf("the call awaiting task %q has no client to relay the question to", shortText(id, 60))
 	}
 	q := *p
 	q.Meta = nil // the related task is this server's, not the relay's
 	return h(ctx, &q)
 }
+
+// callOfKey marks the context of a call a Client makes: go-sdk answers
+// the multi round-trip requests of the call's result with it.
+type callOfKey struct{}
 
 // A TaskEvent is a change of a task that a call to an imported tool
 // became: its creation, a new status, or new progress.
@@ -728,6 +741,9 @@ func (c *Client) elicitation(ctx context.Context) ElicitationHandler {
 	}
 	if a, _ := ctx.Value(taskAskKey{}).(*taskAsker); a != nil {
 		return a.elicit
+	}
+	if h := heldFrom(ctx); h != nil {
+		return h.elicit // a 2026-07-28 client's plain call: a held round
 	}
 	ss := Session(ctx)
 	var init *mcp.InitializeParams

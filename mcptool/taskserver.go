@@ -68,6 +68,7 @@ type taskRequest struct {
 		Arguments      json.RawMessage `json:"arguments"`
 		TaskID         *string         `json:"taskId"`
 		InputResponses json.RawMessage `json:"inputResponses"`
+		RequestState   string          `json:"requestState"`
 		Meta           struct {
 			Caps json.RawMessage `json:"io.modelcontextprotocol/clientCapabilities"`
 		} `json:"_meta"`
@@ -313,9 +314,26 @@ func (s *Server) extCall(ctx context.Context, owner string, req *taskRequest) (j
 	}
 	wrap := v.(*directTool).wrap
 	args := req.Params.Arguments
+	state := ""
+	if f, ok := t.(inputFirst); ok {
+		// Input first, as multi round trips of the plain call; the task
+		// on the round that has it all (mrtr.go).
+		res, st, jerr := s.gatherFirst(ctx, owner, name, args, f, caps, responses, req.Params.RequestState)
+		if jerr != nil {
+			return nil, jerr, true
+		}
+		if res != nil {
+			data, err := s.resultJSON(res)
+			if err != nil {
+				return nil, &jsonrpc.Error{Code: -32603, Message: err.Error()}, true
+			}
+			return data, nil, true
+		}
+		state = st
+	}
 	rec, err := s.store.Create(ctx, TaskCall{Owner: owner, Tool: name, Args: args, Capabilities: req.Params.Meta.Caps,
 		run: func(ctx context.Context, tk *task) {
-			s.runTask(ctx, tk, name, args, wrap, caps, responses)
+			s.runTask(ctx, tk, name, args, wrap, caps, responses, state)
 		}})
 	if err != nil {
 		if mode == tool.TaskRequired || !errors.Is(err, ErrTooManyTasks) {
@@ -335,7 +353,7 @@ func (s *Server) extCall(ctx context.Context, owner string, req *taskRequest) (j
 // input_required; when tasks/update has answered every request, the tool
 // runs again with the answers, as a client's retry would run it.
 func (s *Server) runTask(ctx context.Context, tk *task, name string, args json.RawMessage, wrap bool,
-	caps *mcp.ClientCapabilities, responses mcp.InputResponseMap) {
+	caps *mcp.ClientCapabilities, responses mcp.InputResponseMap, state string) {
 	defer tk.cancel()
 	if caps != nil && caps.Elicitation != nil {
 		ctx = context.WithValue(ctx, taskAskKey{}, &taskAsker{s: s, tk: tk})
@@ -343,7 +361,6 @@ func (s *Server) runTask(ctx context.Context, tk *task, name string, args json.R
 	ctx = tool.WithProgress(ctx, func(progress, total float64, message string) {
 		s.tasks.setProgress(tk, TaskProgress{Progress: progress, Total: total, Message: message})
 	})
-	state := ""
 	for {
 		slot := &inputSlot{caps: caps, responses: responses, state: state}
 		res, err := s.execute(context.WithValue(ctx, inputKey{}, slot), name, args, wrap, slot)

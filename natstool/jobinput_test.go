@@ -214,3 +214,67 @@ func TestJobAnswer(t *testing.T) {
 		t.Errorf("the record: %+v", job)
 	}
 }
+
+// TestJobDuplicateMessageDropped: a second copy of a job's message (as a
+// run queued again after JetStream's duplicate window would be) reaching
+// a worker while the job runs is acknowledged without running the call:
+// the tool runs once. A redelivery after a worker died still takes the
+// job over (TestJobRedeliveredWhenWorkerDies, the control).
+func TestJobDuplicateMessageDropped(t *testing.T) {
+	s := startServer(t, true)
+	nc := connect(t, s)
+	jobs := openJobs(t, nc, natstool.JobsOptions{AckWait: 2 * time.Second})
+	var runs atomic.Int64
+	release := make(chan struct{})
+	r := tool.NewRegistry()
+	r.Register(tool.Must(tool.New("hold", "Holds until released.", func(ctx context.Context, _ struct{}) (string, error) {
+		runs.Add(1)
+		select {
+		case <-release:
+			return "released", nil
+		case <-ctx.Done():
+			return "", ctx.Err()
+		}
+	})))
+	w, err := jobs.Work(r, "w", 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(w.Stop)
+	ctx := context.Background()
+	id, err := jobs.Submit(ctx, "hold", nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitState(t, jobs, "", id, natstool.JobRunning)
+	js, _ := jetstream.New(nc)
+	if _, err := js.Publish(ctx, natstool.DefaultJobSubject+".run.hold", []byte(`{"id":"`+id+`","tool":"hold"}`)); err != nil {
+		t.Fatal(err)
+	}
+	st, err := js.Stream(ctx, natstool.DefaultJobStream)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; ; i++ {
+		// Both copies delivered, and only the running one unacknowledged.
+		cons, err := st.Consumer(ctx, "workers")
+		if err != nil {
+			t.Fatal(err)
+		}
+		info, err := cons.Info(ctx)
+		if err == nil && info.Delivered.Consumer == 2 && info.NumPending == 0 && info.NumAckPending == 1 {
+			break
+		}
+		if i == 1000 {
+			t.Fatalf("the copy was not acknowledged: %+v", info)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	close(release)
+	if res := waitJob(t, jobs, ctx, id); res.Output != "released" {
+		t.Fatalf("the result: %+v", res)
+	}
+	if n := runs.Load(); n != 1 {
+		t.Errorf("the tool ran %d times, want 1", n)
+	}
+}

@@ -789,6 +789,14 @@ func (w *JobWorker) run(ctx context.Context, msg jetstream.Msg) {
 		msg.Ack()
 		return
 	}
+	if job.State == JobRunning && meta != nil && meta.NumDelivered == 1 {
+		// A worker runs this round from another copy of its message
+		// (queued again after JetStream's duplicate window): a first
+		// delivery never finds its own round running, a redelivery
+		// after a worker died does.
+		msg.Ack()
+		return
+	}
 	var answered *JobInput
 	if round > 0 {
 		answered = job.Input

@@ -132,6 +132,20 @@ type Server struct {
 	// value is redacted like an expanded reference (even when written
 	// literally). [Status.Secrets] lists the names, never the values.
 	Secrets []string `json:"secrets,omitempty"`
+	// Image runs a stdio server in a fresh container of this image on a
+	// Docker-compatible engine (the one $DOCKER_HOST names, or the default
+	// socket) instead of the native sandbox, under the server's policy
+	// (its "sandboxPolicy", the configuration's, or with neither the
+	// default policy: no workspace, no network), as the container
+	// backend applies it (sandbox/container): the workspace bound at
+	// /workspace, the policy's read-only paths at their own paths, its
+	// environment allowlist plus Env, its limits, its network (an allow
+	// list through the proxy, as in the native sandbox). It replaces an
+	// "image" the policy names; a policy that names one runs its servers
+	// in containers without it. Command is looked up in the image, not on
+	// the host. Without a reachable engine, or without the image in it
+	// (it is never pulled), the server fails; it never runs unconfined.
+	Image string `json:"image,omitempty"`
 	// Unsandboxed runs a stdio server outside the sandbox although the
 	// configuration or the entry names a "sandboxPolicy", knowingly.
 	Unsandboxed bool `json:"unsandboxed,omitempty"`
@@ -401,6 +415,9 @@ func (s *Server) check() error {
 			return fmt.Errorf(`"secrets" names %q, which "env" does not set`, name)
 		}
 	}
+	if s.Image != "" && (s.URL != "" || s.Unsandboxed) {
+		return errors.New(`"image" runs a stdio server in a container: it cannot be set with "url" or "unsandboxed"`)
+	}
 	if len(s.Secrets) > 0 && s.URL != "" {
 		return errors.New(`"secrets" applies to a stdio server's "env"; a URL server has none`)
 	}
@@ -469,7 +486,7 @@ type expander struct {
 
 func (x *expander) server(s *Server) error {
 	var err error
-	for _, p := range []*string{&s.Command, &s.Cwd, &s.SandboxPolicy, &s.Workspace} {
+	for _, p := range []*string{&s.Command, &s.Cwd, &s.SandboxPolicy, &s.Workspace, &s.Image} {
 		if *p, err = x.expand(*p, false); err != nil {
 			return err
 		}

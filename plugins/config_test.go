@@ -110,6 +110,8 @@ func TestParseErrors(t *testing.T) {
 		{"trailing", `{"mcpServers": {}} {}`, "text after the JSON object"},
 		{"unset variable", `{"mcpServers": {"a": {"command": "x", "env": {"K": "${NOPE}"}}}}`, `server "a": env "K": environment variable NOPE is not set`},
 		{"a secret env does not set", `{"mcpServers": {"a": {"command": "x", "env": {"GH_TOKEN": "t"}, "secrets": ["GITHUB_TOKEN"]}}}`, `server "a": "secrets" names "GITHUB_TOKEN", which "env" does not set`},
+		{"an image for a URL server", `{"mcpServers": {"a": {"url": "https://x.example/mcp", "image": "node:22"}}}`, `server "a": "image" runs a stdio server in a container`},
+		{"an image for an unsandboxed server", `{"mcpServers": {"a": {"command": "x", "image": "node:22", "unsandboxed": true}}}`, `server "a": "image" runs a stdio server in a container`},
 		{"secrets of a URL server", `{"mcpServers": {"a": {"url": "https://x.example/mcp", "secrets": ["GITHUB_TOKEN"]}}}`, `"secrets" names "GITHUB_TOKEN", which "env" does not set`},
 		{"neither", `{"mcpServers": {"a": {"args": ["x"]}}}`, `server "a": neither "command" nor "url"`},
 		{"both", `{"mcpServers": {"a": {"command": "x", "url": "http://127.0.0.1/mcp"}}}`, `both "command" and "url"`},

@@ -52,7 +52,12 @@ func serverPolicy(p *sandbox.Policy, s Server) (*sandbox.Policy, error) {
 			c.Secrets = append(c.Secrets, k)
 		}
 	}
-	if path, err := exec.LookPath(s.Command); err == nil && filepath.IsAbs(path) {
+	if s.Image != "" {
+		c.Image = s.Image
+	}
+	// A command in a container is the image's: nothing of the host's is
+	// looked up for it.
+	if path, err := exec.LookPath(s.Command); c.Image == "" && err == nil && filepath.IsAbs(path) {
 		real, err := filepath.EvalSymlinks(path)
 		if err == nil && !inside(real, append(sandbox.SystemReadOnly(), c.ReadOnly...)) {
 			dir := filepath.Dir(real)
@@ -76,18 +81,32 @@ func serverPolicy(p *sandbox.Policy, s Server) (*sandbox.Policy, error) {
 	return &c, nil
 }
 
-// confinedTransport starts the stdio server s in the native sandbox
-// under p, each connection a sandboxed run of its own; configure sets
-// up the proxy of a run under an allow list.
-func confinedTransport(name string, p sandbox.Policy, s Server, configure func(*sandbox.Proxy)) mcp.Transport {
+// confinedTransport starts the stdio server s under p, in the native
+// sandbox or, when p names an image, in a container of the backend
+// containers returns, each connection a sandboxed run of its own;
+// configure sets up the proxy of a run under an allow list.
+func confinedTransport(name string, p sandbox.Policy, s Server, configure func(*sandbox.Proxy), containers func() (sandbox.Backend, error)) mcp.Transport {
 	network := string(p.Network)
 	if network == "" {
 		network = string(sandbox.NetworkNone)
 	}
-	label := fmt.Sprintf("%q (confined: native sandbox, network %s)", name, network)
+	where := "native sandbox"
+	if p.Image != "" {
+		where = "container " + p.Image
+	}
+	label := fmt.Sprintf("%q (confined: %s, network %s)", name, where, network)
 	return mcptool.ProcessTransport(label, func(stdin *os.File, stdout io.WriteCloser) (*mcptool.Process, error) {
+		var backend sandbox.Backend
+		if p.Image != "" {
+			b, err := containers()
+			if err != nil {
+				return nil, fmt.Errorf("could not start in a container (it never runs unconfined): %w", err)
+			}
+			backend = b
+		}
 		ctx, kill := context.WithCancel(context.Background())
 		cmd := sandbox.CommandContext(ctx, p, s.Command, s.Args...)
+		cmd.Backend = backend
 		cmd.ConfigureProxy = configure
 		stderr := &tail{max: 4 << 10}
 		cmd.Stdin, cmd.Stdout, cmd.Stderr = stdin, stdout, stderr

@@ -67,7 +67,9 @@
 //     plus the entry's "env", the policy's network and limits. A server
 //     that cannot run confined fails alone, its error quoting the
 //     denials it met, and never runs unconfined, unless the server sets
-//     "unsandboxed": true to run outside the sandbox knowingly.
+//     "unsandboxed": true to run outside the sandbox knowingly. With
+//     "image" (the entry's [Server.Image], or the policy's) it runs in a
+//     container of that image instead, under the same policy.
 //     [Status] says where each server runs.
 //   - a Streamable HTTP server runs elsewhere; the policy does not
 //     concern it.

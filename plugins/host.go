@@ -26,6 +26,7 @@ import (
 	"github.com/miniopenclaw/tool/mcptool"
 	"github.com/miniopenclaw/tool/mcptool/oauth"
 	"github.com/miniopenclaw/tool/sandbox"
+	"github.com/miniopenclaw/tool/sandbox/container"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -65,9 +66,13 @@ type Status struct {
 	// [RestartPolicy]); it starts again from zero once the server has
 	// stayed up.
 	Restarts int
-	// Confinement is where a stdio server runs: ConfinedNative or
-	// Unconfined; empty for a URL server and a module.
+	// Confinement is where a stdio server runs: ConfinedNative,
+	// ConfinedContainer or Unconfined; empty for a URL server and a
+	// module.
 	Confinement string
+	// Image is the container image of a server whose Confinement is
+	// ConfinedContainer; empty otherwise.
+	Image string
 	// Network is a confined server's network policy ("none", "host",
 	// ...); empty otherwise.
 	Network string
@@ -90,8 +95,9 @@ const MaxStatusDenials = 16
 
 // Confinements of a stdio server (Status.Confinement).
 const (
-	ConfinedNative = "native"     // in the native sandbox, under its policy
-	Unconfined     = "unconfined" // as the host's own process
+	ConfinedNative    = "native"     // in the native sandbox, under its policy
+	ConfinedContainer = "container"  // in a container, under its policy (Server.Image)
+	Unconfined        = "unconfined" // as the host's own process
 )
 
 // A Cut is the tools an MCP server listed past the cap of its entry
@@ -170,6 +176,12 @@ type Host struct {
 	// proxy after the host configured it (the tests' resolver and
 	// dialer); no Option sets it.
 	proxyHook func(*sandbox.Proxy)
+	// containerOwner, set by tests, is the owner label of the host's
+	// containers; empty means ContainerOwner.
+	containerOwner string
+
+	ctrMu sync.Mutex
+	ctr   *container.Backend // made at the first server in a container
 	// now and sleep are the clock of restarts; tests replace them.
 	now   func() time.Time
 	sleep func(ctx context.Context, d time.Duration) error
@@ -439,6 +451,9 @@ func (h *Host) serverEntry(name string, s Server, c *Config, policy *sandbox.Pol
 		}
 	}
 	var confine *sandbox.Policy
+	if serr == nil && sp == nil && s.Image != "" {
+		sp = &sandbox.Policy{} // "image" alone confines: the default policy
+	}
 	if serr == nil && sp != nil && s.URL == "" && !s.Unsandboxed {
 		confine, serr = serverPolicy(sp, s)
 	}
@@ -469,6 +484,9 @@ func (h *Host) serverEntry(name string, s Server, c *Config, policy *sandbox.Pol
 		}
 		if shown != nil {
 			e.confinement, e.network = ConfinedNative, string(shown.Network)
+			if e.image = cmp.Or(s.Image, shown.Image); e.image != "" {
+				e.confinement = ConfinedContainer
+			}
 			if e.network == "" {
 				e.network = string(sandbox.NetworkNone)
 			}
@@ -494,7 +512,47 @@ func (h *Host) Close() error {
 		wg.Go(e.close)
 	}
 	wg.Wait()
+	h.ctrMu.Lock()
+	defer h.ctrMu.Unlock()
+	if h.ctr != nil {
+		err := h.ctr.Close()
+		h.ctr = nil
+		return err
+	}
 	return nil
+}
+
+// ContainerOwner is the owner label (container.LabelOwner) of the
+// containers a Host runs servers in: a Host's start removes the ones a
+// crashed process of this host left behind.
+const ContainerOwner = "clawtool-plugins"
+
+// containerStart bounds connecting to the container engine.
+const containerStart = 30 * time.Second
+
+// containers returns the host's container backend, connecting to the
+// engine at the first server that runs in a container; a failure is
+// tried again at the next start.
+func (h *Host) containers() (sandbox.Backend, error) {
+	h.ctrMu.Lock()
+	defer h.ctrMu.Unlock()
+	h.mu.Lock()
+	closed := h.closed
+	h.mu.Unlock()
+	if closed {
+		return nil, errors.New("plugins: the host is closed")
+	}
+	if h.ctr != nil {
+		return h.ctr, nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), containerStart)
+	defer cancel()
+	b, err := container.New(ctx, container.Options{Owner: cmp.Or(h.containerOwner, ContainerOwner), NetworkLog: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		return nil, err
+	}
+	h.ctr = b
+	return b, nil
 }
 
 // settings are what bounds every entry: a change restarts them all.
@@ -544,9 +602,9 @@ type entry struct {
 	load     func(context.Context, *entry) error
 	// confine is the policy a stdio server runs under, nil for one that
 	// runs unconfined; confinement and network describe it for Status.
-	confine              *sandbox.Policy
-	confinement, network string
-	allow, secrets       []string
+	confine                     *sandbox.Policy
+	confinement, network, image string
+	allow, secrets              []string
 	// log receives the records about the entry: the host's logger, or
 	// the added server's own. added is the server of WithServers the
 	// entry is, nil for an entry of the configuration; loginHint is its
@@ -609,7 +667,7 @@ func (e *entry) status() Status {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	st := Status{Name: e.name, Kind: e.kind, State: e.state, Tools: len(e.owned), Err: e.err, Restarts: e.restarts,
-		Confinement: e.confinement, Network: e.network, Allow: slices.Clone(e.allow), Secrets: slices.Clone(e.secrets),
+		Confinement: e.confinement, Image: e.image, Network: e.network, Allow: slices.Clone(e.allow), Secrets: slices.Clone(e.secrets),
 		NetworkDenials: slices.Clone(e.denials), NetworkDenied: e.denied}
 	if e.cut != nil {
 		cut := *e.cut
@@ -925,7 +983,7 @@ func (e *entry) connect(ctx context.Context, s Server) (*mcptool.Client, error) 
 			return nil, err
 		}
 	} else if e.confine != nil {
-		t = confinedTransport(e.name, *e.confine, s, e.configureProxy)
+		t = confinedTransport(e.name, *e.confine, s, e.configureProxy, e.h.containers)
 	} else {
 		cmd := exec.Command(s.Command, s.Args...)
 		cmd.Dir = s.Cwd

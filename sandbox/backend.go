@@ -21,6 +21,20 @@ type Backend interface {
 	Run(ctx context.Context, p Policy, argv []string, stdin io.Reader) (*Result, error)
 }
 
+// A CmdRunner is a [Backend] that runs a whole [Cmd]: it streams the
+// command's output to Cmd.Stdout and Cmd.Stderr as it is written, and hands
+// the proxy of a [NetworkAllow] run to Cmd.ConfigureProxy, with the
+// contract of [Cmd.Run] for everything else. [Cmd.Run] uses RunCmd when
+// the Cmd sets any of the three and its Backend is a CmdRunner; the
+// container backend is one.
+type CmdRunner interface {
+	Backend
+	// RunCmd runs c (its Policy, Args, Stdin, Stdout, Stderr and
+	// ConfigureProxy) bounded by ctx, and returns how it ended as Run
+	// does; it does not set c.Result.
+	RunCmd(ctx context.Context, c *Cmd) (*Result, error)
+}
+
 // NativeOptions configure a [Native] backend. The zero value is a backend
 // without spares: every run starts its helper itself.
 type NativeOptions struct {

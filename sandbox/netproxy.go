@@ -503,3 +503,36 @@ func (p *Proxy) relay(c net.Conn, br *bufio.Reader, up net.Conn, budget int64, b
 	copyDir(c, up, up)
 	<-done
 }
+
+// ProxyPort is the port on the sandbox's own loopback where a
+// [NetworkAllow] run finds its proxy. In the native sandbox the listening
+// socket is made by the helper inside the run's network namespace before
+// the command starts, and handed to the supervisor, which accepts on it
+// outside the sandbox: nothing of the proxy runs in the sandbox, and the
+// namespace has no other interface than that loopback. A container
+// backend's forwarder listens there and joins each connection to the
+// proxy's unix socket, bound into the container.
+const ProxyPort = 3128
+
+// proxyVars are the variables that name the proxy to the command.
+var proxyVars = []string{"HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "all_proxy"}
+
+// ProxyEnv returns env with the proxy variables of a [NetworkAllow] run:
+// HTTP_PROXY, HTTPS_PROXY and ALL_PROXY, in upper and lower case, set to
+// http://127.0.0.1:[ProxyPort] (replacing any env set), and NO_PROXY and
+// no_proxy removed. env is not changed.
+func ProxyEnv(env []string) []string {
+	url := "http://127.0.0.1:" + strconv.Itoa(ProxyPort)
+	out := make([]string, 0, len(env)+len(proxyVars))
+	for _, kv := range env {
+		name, _, _ := strings.Cut(kv, "=")
+		if strings.EqualFold(name, "NO_PROXY") || slices.ContainsFunc(proxyVars, func(v string) bool { return strings.EqualFold(v, name) }) {
+			continue
+		}
+		out = append(out, kv)
+	}
+	for _, v := range proxyVars {
+		out = append(out, v+"="+url)
+	}
+	return out
+}

@@ -4,20 +4,10 @@ import (
 	"log/slog"
 	"net"
 	"os"
-	"strconv"
-	"strings"
 	"sync"
 
 	"golang.org/x/sys/unix"
 )
-
-// ProxyPort is the port on the sandbox's own loopback where a
-// [NetworkAllow] run finds its proxy. The listening socket is made by the
-// helper inside the run's network namespace before the command starts,
-// and handed to the supervisor, which accepts on it outside the sandbox:
-// nothing of the proxy runs in the sandbox, and the namespace has no other
-// interface than that loopback.
-const ProxyPort = 3128
 
 // networkLog is where n logs its network denials.
 func (n *Native) networkLog() *slog.Logger {
@@ -25,36 +15,6 @@ func (n *Native) networkLog() *slog.Logger {
 		return n.log
 	}
 	return slog.Default()
-}
-
-// proxyVars are the variables that name the proxy to the command.
-var proxyVars = []string{"HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "all_proxy"}
-
-// proxyEnv returns env with the proxy variables set to the run's proxy
-// (replacing any the policy set) and NO_PROXY removed.
-func proxyEnv(env []string) []string {
-	url := "http://127.0.0.1:" + strconv.Itoa(ProxyPort)
-	out := make([]string, 0, len(env)+len(proxyVars))
-	for _, kv := range env {
-		name, _, _ := strings.Cut(kv, "=")
-		if strings.EqualFold(name, "NO_PROXY") || slicesContainsFold(proxyVars, name) {
-			continue
-		}
-		out = append(out, kv)
-	}
-	for _, v := range proxyVars {
-		out = append(out, v+"="+url)
-	}
-	return out
-}
-
-func slicesContainsFold(list []string, s string) bool {
-	for _, v := range list {
-		if strings.EqualFold(v, s) {
-			return true
-		}
-	}
-	return false
 }
 
 // serveProxy receives the listening socket the helper sends on its mount

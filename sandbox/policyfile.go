@@ -26,6 +26,7 @@ type policyJSON struct {
 	Allow           []string `json:"allow"`
 	DenyUnixSockets bool     `json:"denyUnixSockets"`
 	Env             []string `json:"env"`
+	Image           string   `json:"image"`
 	Limits          struct {
 		CPU       jsonDuration `json:"cpu"`
 		Memory    int64        `json:"memory"`
@@ -67,8 +68,8 @@ func ReadPolicyFile(name string) (*Policy, error) {
 
 // ParsePolicy parses a policy written as a JSON object with the fields of
 // [Policy], named in lower camel case ("workspace", "readOnly",
-// "protected", "network", "allow", "denyUnixSockets", "env", "limits",
-// "without"), limits in bytes and "cpu" as a duration ("10s", or a number
+// "protected", "network", "allow", "denyUnixSockets", "env", "image",
+// "limits", "without"), limits in bytes and "cpu" as a duration ("10s", or a number
 // of milliseconds):
 //
 //	{"workspace": "work", "readOnly": ["/srv/docs"], "network": "none",
@@ -77,6 +78,11 @@ func ReadPolicyFile(name string) (*Policy, error) {
 // "allow" is the allow list of "network": "allow", each rule written as
 // [ParseHostRule] reads it ("api.example.com", "*.example.org:443,8443",
 // "[2001:db8::1]:443").
+//
+// "image" names the container image the policy's commands run in: only a
+// container backend runs such a policy (the native backend refuses it),
+// and a configuration of package plugins runs a stdio MCP server under it
+// in a container.
 //
 // Relative paths are relative to dir (a relative result is refused, as
 // Validate refuses it). A field the policy does not know is an error, not
@@ -98,7 +104,7 @@ func ParsePolicy(data []byte, dir string) (*Policy, error) {
 	}
 	p := &Policy{
 		Protected: f.Protected, Network: f.Network, DenyUnixSockets: f.DenyUnixSockets,
-		Env: f.Env, Without: f.Without,
+		Env: f.Env, Image: f.Image, Without: f.Without,
 		Limits: Limits{
 			CPU: time.Duration(f.Limits.CPU), Memory: f.Limits.Memory, Processes: f.Limits.Processes,
 			FileSize: f.Limits.FileSize, OpenFiles: f.Limits.OpenFiles, Tmp: f.Limits.Tmp, Output: f.Limits.Output,

@@ -41,6 +41,12 @@ func TestReadPolicyFile(t *testing.T) {
 	if p.Limits.CPU != 1500*time.Millisecond {
 		t.Errorf("cpu given in milliseconds: %v, want 1.5s", p.Limits.CPU)
 	}
+	if p.Image != "" {
+		t.Errorf("image %q from a policy that names none", p.Image)
+	}
+	if p, err = sandbox.ReadPolicyFile(write(`{"image": "clawtool-test/busybox:1"}`)); err != nil || p.Image != "clawtool-test/busybox:1" {
+		t.Errorf("image: %+v, %v", p, err)
+	}
 	for text, want := range map[string]string{
 		`{"network": "allow"}`:                                     "with an empty allow list",
 		`{"network": "none", "allow": ["api.example.com"]}`:        `an allow list needs network "allow"`,

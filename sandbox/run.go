@@ -38,9 +38,10 @@ type Cmd struct {
 	// and standard error as it writes them, for a command that runs as
 	// long as its caller talks to it (an MCP server on stdio): what goes
 	// to them is neither kept in the Result nor counted against
-	// Limits.Output, which then bounds only the stream left unset. Only
-	// a [*Native] streams; a Cmd that sets either with another Backend
-	// fails without running anything.
+	// Limits.Output, which then bounds only the stream left unset. A
+	// [*Native] and a Backend that is a [CmdRunner] (the container
+	// backend) stream; a Cmd that sets either with another Backend fails
+	// without running anything.
 	Stdout, Stderr io.Writer
 	// Backend runs the command; nil means [DefaultNative].
 	Backend Backend
@@ -50,8 +51,8 @@ type Cmd struct {
 	// or bounds, and tests map their names to loopback servers (Resolve,
 	// Dial). It runs in the caller's process, never in the sandbox. Its
 	// Rules are Policy.Allow whatever the function sets: the policy alone
-	// says which hosts are listed. Ignored for any other network or
-	// backend than the native one.
+	// says which hosts are listed. Ignored for any other network, and by
+	// a backend that is neither the native one nor a [CmdRunner].
 	ConfigureProxy func(*Proxy)
 	// Result is how the run ended, set by Run and Output.
 	Result *Result
@@ -91,6 +92,8 @@ func (c *Cmd) Run() error {
 			return errNativeImage
 		}
 		r, err = n.run(ctx, c.Policy, c.Args, c.Stdin, streams{c.Stdout, c.Stderr, c.ConfigureProxy})
+	case !native && (c.Stdout != nil || c.Stderr != nil || c.ConfigureProxy != nil) && isCmdRunner(b):
+		r, err = b.(CmdRunner).RunCmd(ctx, c)
 	case c.Stdout != nil || c.Stderr != nil:
 		return errNoStreams
 	default:
@@ -123,7 +126,12 @@ type streams struct {
 	proxy          func(*Proxy)
 }
 
-var errNoStreams = errors.New("sandbox: only the native backend streams a command's output (Cmd.Stdout, Cmd.Stderr); refusing to run it")
+func isCmdRunner(b Backend) bool {
+	_, ok := b.(CmdRunner)
+	return ok
+}
+
+var errNoStreams = errors.New("sandbox: only the native backend and a CmdRunner (the container backend) stream a command's output (Cmd.Stdout, Cmd.Stderr); refusing to run it")
 
 // An ExitError reports a command that ran but did not exit with status 0.
 type ExitError struct {

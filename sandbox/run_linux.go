@@ -112,7 +112,7 @@ func (n *Native) prepare(ctx context.Context, p Policy, argv []string, stdin io.
 			// would have the host's network, not the proxy alone.
 			return nil, errAllowUnsupported("a policy without the network or mount namespace")
 		}
-		env = proxyEnv(env)
+		env = ProxyEnv(env)
 	}
 	report := probeForRun()
 	if err := report.check(layers); err != nil {

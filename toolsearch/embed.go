@@ -510,12 +510,15 @@ func (ix *Index) fused(query string, limit int, visible func(string) bool) ([]Ma
 		m.Similarity = h.sim
 	}
 	var matches []Match
+	fits := ix.minConf <= 0 || ix.minSim <= 0
 	for _, m := range order {
-		// Nothing fits when neither ranking is sure: below both bounds.
-		if ix.minConf > 0 && m.Confidence < ix.minConf && ix.minSim > 0 && m.Similarity < ix.minSim {
-			continue
-		}
+		// Nothing fits when neither ranking is sure of any tool: every
+		// match below both bounds.
+		fits = fits || m.Confidence >= ix.minConf || m.Similarity >= ix.minSim
 		matches = keepBest(matches, *m, limit)
+	}
+	if !fits {
+		return nil, nil
 	}
 	sortMatches(matches)
 	return matches, nil

@@ -138,15 +138,17 @@ type Match struct {
 	Similarity float64
 }
 
-// DefaultMinConfidence is the [Match.Confidence] below which a search
-// drops a tool when [Options.MinConfidence] is zero. It was chosen on the
+// DefaultMinConfidence is the [Match.Confidence] that at least one match
+// must reach for a search to answer, when [Options.MinConfidence] is
+// zero. It was chosen on the
 // tuning halves of the evaluation sets (see docs/many-tools.md), over
 // queries whose tool was removed from the catalog ("nothing fits") and
 // queries whose tool is there.
 //
-// It is the highest value that drops the first answering tool from the
-// first five matches of none of the 315 tuning queries, which maximizes
-// "nothing fits" recall under that bound. The lexical signal separates
+// It is the highest value that the first answering tool among the
+// first five matches of each of the 315 tuning queries reaches (the rule
+// it was chosen by when the bound dropped matches one by one; now that it
+// only decides whether anything fits, that rule leaves a margin). The lexical signal separates
 // poorly: at this value "nothing fits" is answered for only a few
 // queries whose tool is missing.
 const DefaultMinConfidence = 0.165
@@ -154,12 +156,14 @@ const DefaultMinConfidence = 0.165
 // Options configure an [Index] made with [NewWithOptions]. The zero
 // Options is what [New] uses.
 type Options struct {
-	// MinConfidence drops the matches whose [Match.Confidence] is below
-	// it, so that a search for something no tool does answers nothing
-	// ("nothing fits") rather than the least bad tools. Zero means
-	// [DefaultMinConfidence]; a negative value keeps every match. With
-	// an Embedder, a tool is kept when it passes this bound or
-	// MinSimilarity.
+	// MinConfidence is the bound of "nothing fits": a search none of
+	// whose matches has a [Match.Confidence] at or above it answers no
+	// tool, rather than the least bad tools. When one match reaches it,
+	// the search returns the best matches as ranked, those below the
+	// bound included, so the bound never costs a found tool its place.
+	// Zero means [DefaultMinConfidence]; a negative value always answers.
+	// With an Embedder, nothing fits only when every match is below
+	// both this bound and MinSimilarity.
 	MinConfidence float64
 
 	// Embedder, when set, adds a semantic ranking: tools and queries are
@@ -545,8 +549,9 @@ func (ix *Index) search(query string, limit int, visible func(string) bool) []Ma
 	return ix.lexical(query, limit, visible, ix.minConf)
 }
 
-// lexical ranks with BM25 alone, dropping matches below minConf (when
-// positive).
+// lexical ranks with BM25 alone. When minConf is positive and no match
+// reaches it, nothing fits and it returns none; otherwise it returns the
+// best limit matches, those below minConf included.
 func (ix *Index) lexical(query string, limit int, visible func(string) bool, minConf float64) []Match {
 	q := queryTerms(query, ix.rank.synonym, ix.rank.repeat)
 	ix.mu.RLock()
@@ -626,6 +631,7 @@ func (ix *Index) lexical(query string, limit int, visible func(string) bool, min
 		totalIDF += conceptIDF[c]
 	}
 	matches := make([]Match, 0, min(limit, len(acc.touched)))
+	fits := minConf <= 0
 	for _, slot := range acc.touched {
 		if visible != nil && !visible(ix.docs[slot].name) {
 			continue
@@ -646,11 +652,12 @@ func (ix *Index) lexical(query string, limit int, visible func(string) bool, min
 		if totalIDF > 0 {
 			conf /= totalIDF
 		}
-		if minConf > 0 && conf < minConf {
-			continue
-		}
+		fits = fits || conf >= minConf
 		m := Match{Name: ix.docs[slot].name, Tool: ix.docs[slot].tool, Score: acc.score[slot] * (1 + ix.rank.coverage*covered), Confidence: conf}
 		matches = keepBest(matches, m, limit)
+	}
+	if !fits {
+		return nil // nothing fits: no tool reaches minConf
 	}
 	sortMatches(matches)
 	return matches

@@ -198,3 +198,43 @@ func TestConfidenceByField(t *testing.T) {
 		t.Errorf("control (every match in full): %v, want 1 for both", c)
 	}
 }
+
+// TestBoundDecidesTheWholeAnswer: the bound only decides whether anything
+// fits. On the hand-written queries, a search at DefaultMinConfidence
+// answers exactly what a search without a bound answers, or nothing when
+// no match reaches the bound. The control: some answers hold a match
+// below the bound beside one above it, which a bound applied to each
+// match would have dropped, so the test can tell the two rules apart.
+func TestBoundDecidesTheWholeAnswer(t *testing.T) {
+	tools := evalTools(t)
+	all := NewWithOptions(testRegistry(t, tools...), Options{MinConfidence: -1})
+	defer all.Close()
+	def := New(testRegistry(t, tools...))
+	defer def.Close()
+	mixed := 0
+	for _, q := range evalQueries(t) {
+		want := all.Search(q.text, 5)
+		got := def.Search(q.text, 5)
+		top, low := 0.0, false
+		for _, m := range want {
+			top = max(top, m.Confidence)
+			low = low || m.Confidence < DefaultMinConfidence
+		}
+		if top < DefaultMinConfidence {
+			if len(got) != 0 {
+				t.Errorf("%q: no match reaches %.3f, but the search answered %v", q.text, DefaultMinConfidence, names(got))
+			}
+			continue
+		}
+		if !slices.Equal(names(got), names(want)) {
+			t.Errorf("%q: answered %v, want the unbounded answer %v", q.text, names(got), names(want))
+		}
+		if low {
+			mixed++
+		}
+	}
+	if mixed == 0 {
+		t.Fatal("control: no answer holds a match below the bound beside one above it; the test cannot tell the rules apart")
+	}
+	t.Logf("%d answers keep matches below the bound beside one above it", mixed)
+}

@@ -97,7 +97,8 @@ func (c *configFlags) inspectorOptions() []inspector.Option {
 // their values.
 func sourceOf(s plugins.Status) inspector.Source {
 	src := inspector.Source{Name: s.Name, Kind: s.Kind, State: string(s.State), Tools: s.Tools, Error: s.Err,
-		Confinement: s.Confinement, Network: s.Network, Allow: s.Allow, Secrets: s.Secrets, NetworkDenied: s.NetworkDenied}
+		Confinement: strings.TrimSpace(s.Confinement + " " + s.Image), Network: s.Network, Allow: s.Allow, Secrets: s.Secrets,
+		NetworkDenied: s.NetworkDenied}
 	if s.NetworkDenied > 0 {
 		src.NetworkDenials = denialLines(s)
 	}
@@ -207,13 +208,14 @@ which may add per server "prefix", "tools" and "excludeTools" (name
 patterns), "timeout", "maxTools" (how many of its tools to import, 10000
 by default; a server that lists more is cut there, and ERROR and the
 JSON's "cut" say how many were left out), "sandboxPolicy" and "workspace"
-(the server's own confinement) and "unsandboxed"; "wasmModules" ({NAME: {"path",
+(the server's own confinement), "image" (run the server in a container of
+IMAGE on the Docker-compatible engine, under its policy) and "unsandboxed"; "wasmModules" ({NAME: {"path",
 "tools", "abi" (command or reactor), "instances", "workspace", "env",
 "memoryPages", "timeout"}}); "defaults" ({"timeout", "maxOutput"}); and
 "sandboxPolicy" and "permissions" file names ("sandboxPolicy" bounds the
 modules' files and limits, and every stdio server runs in the native
 sandbox under it, or under its own, unless marked "unsandboxed";
-CONFINEMENT and the JSON's "confinement", "network" and "allow" say which
+CONFINEMENT and the JSON's "confinement", "image", "network" and "allow" say which
 (and "secrets", the names of the secret-looking variables of "env" an entry
 passes knowingly: the sandbox refuses any other),
 and the connections an allow list's proxy refused a server are listed
@@ -264,6 +266,7 @@ changes.`)
 			// Confinement and Network: where a stdio server runs and the
 			// network its policy gives it.
 			Confinement string `json:"confinement,omitempty"`
+			Image       string `json:"image,omitempty"` // of a server in a container
 			Network     string `json:"network,omitempty"`
 			// Allow is an allow list's rules; NetworkDenials the latest
 			// connections its proxy refused, NetworkDenied all of them.
@@ -275,7 +278,7 @@ changes.`)
 		out := make([]entry, 0, len(st))
 		for _, s := range st {
 			en := entry{Name: s.Name, Kind: s.Kind, State: string(s.State), Tools: s.Tools, Error: s.Err, Restarts: s.Restarts,
-				Confinement: s.Confinement, Network: s.Network, Allow: s.Allow, Secrets: s.Secrets, NetworkDenied: s.NetworkDenied}
+				Confinement: s.Confinement, Image: s.Image, Network: s.Network, Allow: s.Allow, Secrets: s.Secrets, NetworkDenied: s.NetworkDenied}
 			for _, d := range s.NetworkDenials {
 				en.NetworkDenials = append(en.NetworkDenials, networkDenial{d.Host, d.Port, d.Addr, d.Reason})
 			}
@@ -302,6 +305,9 @@ changes.`)
 			}
 		}
 		confinement := orDash(s.Confinement)
+		if s.Image != "" {
+			confinement += " " + s.Image
+		}
 		if s.Network != "" {
 			confinement += " (network " + s.Network
 			if len(s.Allow) > 0 {

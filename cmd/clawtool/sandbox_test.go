@@ -96,6 +96,8 @@ func TestSandboxCommandContainer(t *testing.T) {
 		// The limit leaves a fresh container time to start (about 0.3 s, several
 		// times that under CI's load), so that it stops the command itself.
 		{"run times out", "", "outcome timed_out", []string{"sandbox", "run", "--image", img, "--timeout", "3s", "--", "sleep", "30"}, exitToolError},
+		{"run allow-host refuses", "", "network denied: other.invalid port 80 (asked by busybox): not in the allow list", []string{"sandbox", "run", "--image", img, "--allow-host", "listed.invalid", "--", "busybox", "wget", "-q", "-O", "-", "http://other.invalid/"}, exitToolError},
+		{"run allow-host netns", "lo\nhttp://127.0.0.1:3128\n", "mode fresh", []string{"sandbox", "run", "--image", img, "--allow-host", "listed.invalid", "--", "sh", "-c", "tail -n +3 /proc/net/dev | cut -d: -f1 | tr -d ' '; echo $HTTPS_PROXY"}, exitOK},
 		{"run missing image", "", "not in the container engine", []string{"sandbox", "run", "--image", "clawtool-test/none:0", "--", "true"}, exitToolError},
 		// pwd is a shell builtin, not a program, in the test image.
 		{"call exec", "/workspace", "", []string{"call", "--workspace", ws, "--image", img, "exec", `{"argv":["sh","-c","pwd"]}`}, exitOK},

@@ -21,14 +21,16 @@ type Codec struct {
 	schema []byte
 
 	defaultBytes int
+	output       bool // built to describe what is marshalled: a schema only, no decoder
 }
 
 // For derives the Codec of t. With output set, it describes what
 // encoding/json marshals from t (nil slices and maps as null, every
-// field without omitempty present) rather than what the decoder accepts.
+// field without omitempty present) rather than what the decoder accepts,
+// and is a schema only: its Decode returns an error.
 func For(t reflect.Type, output bool) (*Codec, error) {
-	b := &builder{opts: buildOptions{output: output}, nodes: map[reflect.Type]*node{}}
-	root, err := b.typeUse(t, newConstraints(), "")
+	b := &builder{opts: buildOptions{output: output}}
+	root, err := b.typeUse(t, &noConstraints, "")
 	if err != nil {
 		return nil, err
 	}
@@ -73,7 +75,27 @@ func For(t reflect.Type, output bool) (*Codec, error) {
 		defaultBytes += len(dv.raw)
 	}
 	r := &renderer{root: rootNode, output: output}
-	return &Codec{typ: t, root: root, schema: r.document(root, defs), defaultBytes: defaultBytes}, nil
+	r.b.Grow(schemaSizeHint(b.order, output))
+	return &Codec{typ: t, root: root, schema: r.document(root, defs), defaultBytes: defaultBytes, output: output}, nil
+}
+
+// schemaSizeHint guesses the length of the schema of the struct nodes
+// found, so that rendering grows its buffer once rather than doubling it
+// from 64 bytes (five copies for a struct of eight fields). A guess that
+// is short only costs those copies again.
+func schemaSizeHint(order []*node, output bool) int {
+	perField := 44 // "name":{"type":"string",...} and "name" in required
+	if output {
+		perField = 24 // fewer keywords: no defaults, patterns or bounds as a rule
+	}
+	n := 64
+	for _, s := range order {
+		n += 32 + len(s.doc)
+		for _, f := range s.fields {
+			n += 2*len(f.name) + perField + len(f.u.c.description)
+		}
+	}
+	return n
 }
 
 // DefaultBytes returns the total length of the JSON of the defaults of the
@@ -108,6 +130,9 @@ func (c *Codec) Decode(data []byte, v reflect.Value, maxDepth int) ([]Violation,
 // maxBytes > 0 and the length of data plus that of the JSON of the
 // defaults applied would pass maxBytes, it returns a violation saying so.
 func (c *Codec) DecodeWithin(data []byte, v reflect.Value, maxDepth, maxBytes int) ([]Violation, error) {
+	if c.output {
+		return nil, errors.New("schema: a Codec built with output set describes output and has no decoder")
+	}
 	i := jsontext.SkipSpace(data, 0)
 	if i == len(data) {
 		data, i = []byte("{}"), 0
@@ -211,7 +236,7 @@ func compileUse(u *use) error {
 		items = u.n.enum
 	}
 	if len(items) > 0 {
-		set := &enumSet{}
+		set := &enumSet{raw: make([]json.RawMessage, 0, len(items))}
 		for _, raw := range items {
 			raw = compact(raw)
 			var x any
@@ -249,11 +274,14 @@ func compileUse(u *use) error {
 				if !ok {
 					return fmt.Errorf("enum value %s is not a string", raw)
 				}
+				if set.strs == nil {
+					set.strs = make([]string, 0, len(items))
+				}
 				set.strs = append(set.strs, s)
 			case kInt, kUint, kFloat, kNumber:
 				f, ok := x.(float64)
 				if !ok || (kind == kInt || kind == kUint) && f != math.Trunc(f) {
-					return fmt.Errorf("enum value %s is not %s", raw, expect(&use{n: u.n, c: newConstraints()}))
+					return fmt.Errorf("enum value %s is not %s", raw, expect(&use{n: u.n, c: &noConstraints}))
 				}
 				set.nums = append(set.nums, f)
 			case kBool:

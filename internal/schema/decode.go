@@ -613,7 +613,7 @@ func (d *decoder) checkNumber(u *use, lit []byte, i, next int) (float64, bool) {
 // checkNumberValue checks bounds, multipleOf and enum; it records a
 // violation and returns false when the value fails.
 func (d *decoder) checkNumberValue(u *use, f float64, lit []byte, i, next int, ev enumValue) bool {
-	c := &u.c
+	c := u.c
 	if lo := c.min; lo != nil && (f < lo.v || lo.exclusive && f == lo.v) {
 		d.violate(expect(u), value(d.data[i:next]), "")
 		return false
@@ -639,7 +639,7 @@ func isMultiple(lit []byte, m string) bool {
 
 // checkString checks length, pattern, format and enum of a string.
 func (d *decoder) checkString(u *use, s []byte, i, next int) bool {
-	c := &u.c
+	c := u.c
 	if c.minLength >= 0 || c.maxLength >= 0 {
 		n := utf8.RuneCount(s)
 		if n < c.minLength || c.maxLength >= 0 && n > c.maxLength {
@@ -853,7 +853,7 @@ func (d *decoder) decodeArray(i int, u *use, v reflect.Value, depth int) (int, e
 // checkItems checks minItems, maxItems and uniqueItems. spans holds the
 // start and end offsets of each item when uniqueItems is set.
 func (d *decoder) checkItems(u *use, count int, spans []int, start, end int) bool {
-	c := &u.c
+	c := u.c
 	if count < c.minItems || c.maxItems >= 0 && count > c.maxItems {
 		d.violate(expect(u), "an array of "+plural(count, "item", "items"), "")
 		return false
@@ -963,7 +963,7 @@ func (d *decoder) decodeMap(i int, u *use, v reflect.Value, depth int) (int, err
 	if err != nil {
 		return end, err
 	}
-	c := &u.c
+	c := u.c
 	if count < c.minProps || c.maxProps >= 0 && count > c.maxProps {
 		d.violate(expect(u), "an object with "+plural(count, "property", "properties"), "")
 		return end, nil

@@ -95,7 +95,7 @@ type customChecker interface {
 // carries (from a field's tags).
 type use struct {
 	n *node
-	c constraints
+	c *constraints // shared noConstraints when the use carries none; never modified then
 
 	stringOpt bool     // the ,string option
 	enumSet   *enumSet // compiled enum, from c.enum or the node's
@@ -119,11 +119,51 @@ type buildOptions struct {
 
 type builder struct {
 	opts     buildOptions
-	nodes    map[reflect.Type]*node
+	nodes    map[reflect.Type]*node // the nodes of order by type, once order is long; nil before
 	stack    []reflect.Type
 	pending  []pendingUse   // uses whose enum, default or examples are compiled once all nodes exist
 	defaults []pendingField // fields whose defaults are compiled once all nodes exist
 	order    []*node        // struct nodes in the order they were found
+	uses     []use          // room for the next uses: allocated 16 at a time, they live as long as the Codec anyway
+}
+
+// structNode returns the node of struct type t if it was made in this
+// build, else nil.
+func (b *builder) structNode(t reflect.Type) *node {
+	if b.nodes != nil {
+		return b.nodes[t]
+	}
+	for _, n := range b.order {
+		if n.typ == t {
+			return n
+		}
+	}
+	return nil
+}
+
+// addStruct records the node of a struct type. The few struct types of a
+// build are found by a scan of b.order; a map is made past 32.
+func (b *builder) addStruct(n *node) {
+	b.order = append(b.order, n)
+	if b.nodes == nil && len(b.order) > 32 {
+		b.nodes = make(map[reflect.Type]*node, 2*len(b.order))
+		for _, m := range b.order {
+			b.nodes[m.typ] = m
+		}
+		return
+	}
+	if b.nodes != nil {
+		b.nodes[n.typ] = n
+	}
+}
+
+// newUse returns a use of n with c, from b.uses.
+func (b *builder) newUse(n *node, c *constraints) *use {
+	if len(b.uses) == cap(b.uses) {
+		b.uses = make([]use, 0, 16)
+	}
+	b.uses = append(b.uses, use{n: n, c: c})
+	return &b.uses[len(b.uses)-1]
 }
 
 type pendingField struct {
@@ -156,19 +196,19 @@ func errorf(path, format string, args ...any) error {
 // typeUse builds the use of t at path with the given keywords. The
 // keywords of a pointer's use go to the value it points to: a pointer use
 // only adds null to what the value allows.
-func (b *builder) typeUse(t reflect.Type, c constraints, path string) (*use, error) {
+func (b *builder) typeUse(t reflect.Type, c *constraints, path string) (*use, error) {
 	if t.Kind() == reflect.Pointer {
 		inner, err := b.typeUse(t.Elem(), c, path)
 		if err != nil {
 			return nil, err
 		}
-		return &use{n: &node{kind: kPointer, typ: t, elem: inner}, c: newConstraints()}, nil
+		return b.newUse(&node{kind: kPointer, typ: t, elem: inner}, &noConstraints), nil
 	}
 	n, err := b.node(t, path)
 	if err != nil {
 		return nil, err
 	}
-	u := &use{n: n, c: c}
+	u := b.newUse(n, c)
 	if len(c.enum) > 0 || len(n.enum) > 0 || c.def != nil || len(c.examples) > 0 {
 		b.pending = append(b.pending, pendingUse{u: u, path: path})
 	}
@@ -185,9 +225,44 @@ type leafKey struct {
 	output bool
 }
 
+// predeclaredNodes holds the nodes of the predeclared scalar types (string,
+// bool, int, float64 and the rest), the types of most fields: such a type
+// has no methods and its node is only its kind and size, the same for
+// input and output, so it is made once here rather than looked up by
+// type in leafNodes for every field.
+var predeclaredNodes = func() (m [reflect.String + 1]*node) {
+	for _, v := range []any{"", false, int(0), int8(0), int16(0), int32(0), int64(0),
+		uint(0), uint8(0), uint16(0), uint32(0), uint64(0), uintptr(0), float32(0), float64(0)} {
+		t := reflect.TypeOf(v)
+		n := &node{typ: t}
+		switch t.Kind() {
+		case reflect.String:
+			n.kind = kString
+		case reflect.Bool:
+			n.kind = kBool
+		case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+			n.kind, n.bits = kInt, t.Bits()
+		case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
+			n.kind, n.bits = kUint, t.Bits()
+		case reflect.Float32, reflect.Float64:
+			n.kind, n.bits = kFloat, t.Bits()
+		}
+		m[t.Kind()] = n
+	}
+	return m
+}()
+
 // node returns the node of t, building it once per type for structs.
 func (b *builder) node(t reflect.Type, path string) (*node, error) {
-	if n, ok := b.nodes[t]; ok {
+	if k := t.Kind(); k <= reflect.Float64 || k == reflect.String {
+		// The predeclared type of its kind (not a named type of it,
+		// which may have methods)? Comparing types is cheaper than a
+		// lookup.
+		if n := predeclaredNodes[k]; n != nil && n.typ == t {
+			return n, nil
+		}
+	}
+	if n := b.structNode(t); n != nil {
 		if n.building {
 			n.recursive = true
 		}
@@ -250,14 +325,14 @@ func (b *builder) node(t reflect.Type, path string) (*node, error) {
 			break
 		}
 		n.kind = kSlice
-		elem, err := b.typeUse(t.Elem(), newConstraints(), path+"[]")
+		elem, err := b.typeUse(t.Elem(), &noConstraints, path+"[]")
 		if err != nil {
 			return nil, err
 		}
 		n.elem = elem
 	case reflect.Array:
 		n.kind, n.length = kArray, t.Len()
-		elem, err := b.typeUse(t.Elem(), newConstraints(), path+"[]")
+		elem, err := b.typeUse(t.Elem(), &noConstraints, path+"[]")
 		if err != nil {
 			return nil, err
 		}
@@ -267,7 +342,7 @@ func (b *builder) node(t reflect.Type, path string) (*node, error) {
 			return nil, errorf(path, "map keys must be strings (JSON object keys), not %s", t.Key())
 		}
 		n.kind = kMap
-		elem, err := b.typeUse(t.Elem(), newConstraints(), path+"[key]")
+		elem, err := b.typeUse(t.Elem(), &noConstraints, path+"[key]")
 		if err != nil {
 			return nil, err
 		}
@@ -279,8 +354,7 @@ func (b *builder) node(t reflect.Type, path string) (*node, error) {
 		n.kind = kAny
 	case reflect.Struct:
 		n.kind = kStruct
-		b.nodes[t] = n
-		b.order = append(b.order, n)
+		b.addStruct(n)
 		n.building = true
 		b.stack = append(b.stack, t)
 		err := b.structFields(n, t, path)
@@ -360,7 +434,9 @@ type candidate struct {
 	tagged bool
 	depth  int
 	index  []int
-	sf     reflect.StructField
+	typ    reflect.Type      // the field's
+	tag    reflect.StructTag // the field's
+	field  string            // the field's Go name; goName is its path
 	goName string
 	opts   string
 	owner  reflect.Type // the struct type that declares the field
@@ -381,13 +457,26 @@ func dominantFields(cands []candidate, path string) ([]candidate, error) {
 	if flat {
 		// The common case needs no grouping or sorting when no two
 		// fields share a name.
-		seen := make(map[string]struct{}, len(cands))
-		for _, c := range cands {
-			if _, dup := seen[c.name]; dup {
-				flat = false
-				break
+		if len(cands) <= 16 {
+			// Comparing every pair costs less than a set this small.
+		pairs:
+			for i := range cands {
+				for j := range i {
+					if cands[i].name == cands[j].name {
+						flat = false
+						break pairs
+					}
+				}
 			}
-			seen[c.name] = struct{}{}
+		} else {
+			seen := make(map[string]struct{}, len(cands))
+			for _, c := range cands {
+				if _, dup := seen[c.name]; dup {
+					flat = false
+					break
+				}
+				seen[c.name] = struct{}{}
+			}
 		}
 		if flat {
 			return cands, nil
@@ -427,7 +516,14 @@ func ambiguousName(path, name string, a, b candidate) error {
 // does: exported fields, json tag names, embedded structs flattened with
 // the shallowest (then tagged) field winning.
 func (b *builder) structFields(n *node, t reflect.Type, path string) error {
-	cands := make([]candidate, 0, t.NumField())
+	// The candidates live only while this struct is built: for a struct
+	// of a few fields they fit on the stack (2.4 KB a type on the heap
+	// otherwise, about a quarter of what New allocates).
+	var room [16]candidate
+	cands := room[:0]
+	if t.NumField() > len(room) {
+		cands = make([]candidate, 0, t.NumField())
+	}
 	top := make([]int, t.NumField()) // index storage for the fields of t itself
 	for i := range top {
 		top[i] = i
@@ -489,7 +585,7 @@ func (b *builder) structFields(n *node, t reflect.Type, path string) error {
 				if name == "" {
 					name = sf.Name
 				}
-				cands = append(cands, candidate{name: name, tagged: tagged, depth: depth, index: index, sf: sf, goName: goName, opts: opts, owner: lv.t})
+				cands = append(cands, candidate{name: name, tagged: tagged, depth: depth, index: index, typ: sf.Type, tag: sf.Tag, field: sf.Name, goName: goName, opts: opts, owner: lv.t})
 			}
 		}
 		current = next
@@ -500,7 +596,11 @@ func (b *builder) structFields(n *node, t reflect.Type, path string) error {
 	}
 
 	n.doc = descriptionsOf(t)[""]
-	n.byName = make(map[string]*field, len(chosen))
+	if !b.opts.output {
+		// Only the decoder looks fields up by name; an output schema is
+		// rendered, never decoded.
+		n.byName = make(map[string]*field, len(chosen))
+	}
 	fields := make([]field, len(chosen)) // one allocation for all of them
 	n.fields = make([]*field, 0, len(chosen))
 	docs := map[reflect.Type]map[string]string{}
@@ -508,7 +608,7 @@ func (b *builder) structFields(n *node, t reflect.Type, path string) error {
 		fpath := joinPath(path, c.goName)
 		var tagStore tagSet
 		tags := &tagStore
-		readTags(tags, c.sf.Tag)
+		readTags(tags, c.tag)
 		cons, err := parseTags(tags)
 		if err != nil {
 			return errorf(fpath, "%v", err)
@@ -521,7 +621,7 @@ func (b *builder) structFields(n *node, t reflect.Type, path string) error {
 				d = descriptionsOf(c.owner)
 				docs[c.owner] = d
 			}
-			cons.description = d[c.sf.Name]
+			cons.description = d[c.field]
 		}
 		optional := false
 		stringOpt := false
@@ -535,7 +635,7 @@ func (b *builder) structFields(n *node, t reflect.Type, path string) error {
 				stringOpt = true
 			}
 		}
-		ft := c.sf.Type
+		ft := c.typ
 		if ft.Kind() == reflect.Pointer && ft.Elem().Kind() == reflect.Pointer {
 			stringOpt = false // encoding/json honours ,string on T and *T only
 		}
@@ -574,7 +674,12 @@ func (b *builder) structFields(n *node, t reflect.Type, path string) error {
 			}
 			cons.examples = items
 		}
-		u, err := b.typeUse(ft, cons, fpath)
+		cp := &noConstraints
+		if !cons.none() {
+			cp = new(constraints)
+			*cp = cons
+		}
+		u, err := b.typeUse(ft, cp, fpath)
 		if err != nil {
 			return err
 		}
@@ -603,7 +708,9 @@ func (b *builder) structFields(n *node, t reflect.Type, path string) error {
 			b.defaults = append(b.defaults, pendingField{f: f, path: fpath})
 		}
 		n.fields = append(n.fields, f)
-		n.byName[f.name] = f
+		if n.byName != nil {
+			n.byName[f.name] = f
+		}
 	}
 	return nil
 }

@@ -10,7 +10,7 @@ import (
 
 // expect says in plain words what u allows, for violation messages.
 func expect(u *use) (s string) {
-	n, c := u.n, &u.c
+	n, c := u.n, u.c
 	if n.kind == kPointer {
 		return expect(n.elem) + ", or null"
 	}
@@ -19,7 +19,7 @@ func expect(u *use) (s string) {
 		defer func() {
 			// Other keywords still apply to the listed values: say so.
 			base := expect(&use{n: u.n, c: u.c, stringOpt: u.stringOpt})
-			if base != expect(&use{n: u.n, c: newConstraints(), stringOpt: u.stringOpt}) {
+			if base != expect(&use{n: u.n, c: &noConstraints, stringOpt: u.stringOpt}) {
 				b.WriteString(", and ")
 				b.WriteString(base)
 				s = b.String()

@@ -119,7 +119,11 @@ func (r *renderer) document(u *use, defs []*node) []byte {
 		}
 		r.b.WriteString("}}")
 	}
-	return bytes.Clone(r.b.Bytes())
+	out := r.b.Bytes()
+	if cap(out)-len(out) > len(out)/4 {
+		return bytes.Clone(out) // the schema is kept as long as its tool: no large spare room
+	}
+	return out[:len(out):len(out)]
 }
 
 func (r *renderer) isObjectRoot(u *use) bool {
@@ -227,13 +231,13 @@ func (r *renderer) use(u *use, nullable bool, top bool) {
 }
 
 func hasAnnotations(u *use) bool {
-	c := &u.c
+	c := u.c
 	return c.title != "" || c.description != "" || c.deprecated || c.def != nil || len(c.examples) > 0
 }
 
 // annotations writes title, description, deprecated, default, examples.
 func (r *renderer) annotations(o *object, u *use) {
-	c := &u.c
+	c := u.c
 	if c.title != "" {
 		o.str("title", c.title)
 	}
@@ -269,7 +273,7 @@ func (r *renderer) list(items []json.RawMessage) {
 
 // keywords writes the assertions of a use.
 func (r *renderer) keywords(o *object, u *use, nullable bool) {
-	n, c := u.n, &u.c
+	n, c := u.n, u.c
 	if u.enumSet != nil {
 		o.key("enum")
 		items := u.enumSet.raw

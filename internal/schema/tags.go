@@ -60,6 +60,23 @@ func newConstraints() constraints {
 	return constraints{minLength: -1, maxLength: -1, minItems: -1, maxItems: -1, minProps: -1, maxProps: -1}
 }
 
+// noConstraints is what every use without keywords of its own points to
+// (most uses: elements, pointers, untagged fields), so that New does not
+// allocate a constraints for each. Nothing writes to it.
+var noConstraints = newConstraints()
+
+// none reports whether c carries no keyword: c equals newConstraints().
+// TestConstraintsNone sets each field in turn, so a field added later
+// cannot be missed here.
+func (c *constraints) none() bool {
+	return c.description == "" && c.title == "" && !c.deprecated &&
+		c.enum == nil && c.examples == nil && c.def == nil &&
+		c.min == nil && c.max == nil && c.multipleOf == 0 && c.multipleOfText == "" && c.multipleOfLit == "" &&
+		c.minLength == -1 && c.maxLength == -1 && c.pattern == nil && c.patternText == "" && c.format == "" &&
+		c.minItems == -1 && c.maxItems == -1 && !c.uniqueItems &&
+		c.minProps == -1 && c.maxProps == -1
+}
+
 // tagSet holds the tags of one field, read in one pass over the tag
 // (reflect.StructTag.Lookup would scan it once per keyword).
 type tagSet struct {

@@ -6,9 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"github.com/miniopenclaw/tool/sandbox"
+	"github.com/miniopenclaw/tool/sandbox/internal/netfwd"
 	"github.com/miniopenclaw/tool/sandbox/internal/outcome"
 	"github.com/miniopenclaw/tool/sandbox/internal/protected"
 	"io"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"slices"
@@ -92,6 +94,11 @@ type Options struct {
 	Host string
 	// CPUs is the number of CPUs a container may use at once. Zero means 1.
 	CPUs float64
+	// NetworkLog receives the network denials of runs under
+	// [sandbox.NetworkAllow], one Warn record each (host, port, addr,
+	// reason, client); nil means [slog.Default]. They are in
+	// Result.NetworkDenials either way.
+	NetworkLog *slog.Logger
 }
 
 // A Backend is a [sandbox.Backend] that runs each command in a container of a
@@ -345,10 +352,6 @@ func (c *Backend) image(ctx context.Context, p sandbox.Policy) (string, error) {
 	return img, nil
 }
 
-// errAllowUnsupported refuses [sandbox.NetworkAllow]: a container has no
-// network and the supervisor's proxy cannot reach into it.
-var errAllowUnsupported = fmt.Errorf("sandbox: refusing to run: the container backend cannot enforce network %q (an allow list); use %q or the native backend", sandbox.NetworkAllow, sandbox.NetworkNone)
-
 // network is the policy's network, [sandbox.NetworkNone] when it names none.
 func network(p sandbox.Policy) sandbox.Network {
 	if p.Network == "" {
@@ -562,19 +565,63 @@ func (c *Backend) remove(id string) error {
 // Run runs argv under p in a container, with the contract of [sandbox.Run]:
 // stdout and stderr are capped at Limits.Output together, ctx bounds the
 // run, and the Result classifies how it ended.
+//
+// Under [sandbox.NetworkAllow] the container has no network, as under
+// [sandbox.NetworkNone], and one way out: this program's binary runs as
+// the container's main process, as a warm container's call server does
+// (see [Options]), listens on the container's loopback at
+// [sandbox.ProxyPort] and joins each connection to a unix socket bound
+// into the container, where a [sandbox.Proxy] this backend serves
+// outside the container applies Policy.Allow; it then starts the command
+// as the sandbox user, without capabilities, with HTTP_PROXY, HTTPS_PROXY
+// and ALL_PROXY naming it (see [sandbox.ProxyEnv]). Every refusal is in
+// Result.NetworkDenials and logged (Options.NetworkLog). The forwarder
+// keeps root's CAP_SETUID and CAP_SETGID, which the command never has; its
+// threads are added to the container's process limit. When the forwarder
+// cannot run (see the call server's conditions in [Options]) the run
+// fails: it never gets another network. A warm backend runs such a call,
+// and a streamed one (see [Backend.RunCmd]), in a fresh container, and
+// its Result's Fallback says so.
 func (c *Backend) Run(ctx context.Context, p sandbox.Policy, argv []string, stdin io.Reader) (*sandbox.Result, error) {
+	return c.run(ctx, p, argv, stdin, streams{})
+}
+
+// RunCmd runs cmd in a fresh container (see [sandbox.CmdRunner]): the
+// command's standard output and error go to cmd.Stdout and cmd.Stderr as
+// it writes them, when set (what goes there is neither kept in the Result
+// nor counted against Limits.Output), cmd.Stdin is copied to it as it is
+// read, and cmd.ConfigureProxy configures the proxy of a run under
+// [sandbox.NetworkAllow] (its Rules stay Policy.Allow). A long-running
+// server (an MCP server on stdio) runs this way, for as long as ctx
+// lasts.
+func (c *Backend) RunCmd(ctx context.Context, cmd *sandbox.Cmd) (*sandbox.Result, error) {
+	return c.run(ctx, cmd.Policy, cmd.Args, cmd.Stdin, streams{cmd.Stdout, cmd.Stderr, cmd.ConfigureProxy})
+}
+
+// streams are what a [sandbox.Cmd] adds to a run: the writers its output
+// streams to, and its proxy's configuration.
+type streams struct {
+	stdout, stderr io.Writer
+	proxy          func(*sandbox.Proxy)
+}
+
+func (st streams) streamed() bool { return st.stdout != nil || st.stderr != nil }
+
+// forwarderThreads are added to the process limit of a container whose
+// main process is the network forwarder: the Go runtime's threads.
+const forwarderThreads = 16
+
+func (c *Backend) run(ctx context.Context, p sandbox.Policy, argv []string, stdin io.Reader, st streams) (*sandbox.Result, error) {
 	if len(argv) == 0 || argv[0] == "" {
 		return nil, errors.New("sandbox: no command")
 	}
 	if err := p.Validate(); err != nil {
 		return nil, err
 	}
-	if network(p) == sandbox.NetworkAllow {
-		// Fail closed: the container backend has no way yet to hand the
-		// proxy to a container without a network (docs/sandbox.md).
-		return nil, errAllowUnsupported
-	}
 	env, _ := p.Environ()
+	if network(p) == sandbox.NetworkAllow {
+		env = sandbox.ProxyEnv(env)
+	}
 	c.mu.Lock()
 	closed := c.closed
 	c.mu.Unlock()
@@ -603,10 +650,20 @@ func (c *Backend) Run(ctx context.Context, p sandbox.Policy, argv []string, stdi
 		before = protected.Snapshot(ws, paths)
 	}
 	var r *sandbox.Result
-	if c.opts.Warm {
+	fallback := ""
+	switch {
+	case c.opts.Warm && network(p) == sandbox.NetworkAllow:
+		fallback = "a run under a network allow list gets a fresh container of its own: its main process is the network forwarder"
+	case c.opts.Warm && st.streamed():
+		fallback = "a streamed run gets a fresh container of its own"
+	}
+	if c.opts.Warm && fallback == "" {
 		r, err = c.runWarm(ctx, p, paths, img, env, argv, stdin)
 	} else {
-		r, err = c.runFresh(ctx, p, paths, img, env, argv, stdin)
+		r, err = c.runFresh(ctx, p, paths, img, env, argv, stdin, st)
+		if r != nil {
+			r.Fallback = fallback
+		}
 	}
 	if r != nil && ws != "" {
 		r.ProtectedChanged = before.Changed(ws, paths)
@@ -625,7 +682,7 @@ var layerList = []sandbox.Layer{
 }
 
 func layersFor(p sandbox.Policy) []sandbox.Layer {
-	if network(p) == sandbox.NetworkNone {
+	if network(p) != sandbox.NetworkHost {
 		return slices.Clone(layerList)
 	}
 	return slices.DeleteFunc(slices.Clone(layerList), func(l sandbox.Layer) bool { return l == sandbox.LayerNetNS })
@@ -686,9 +743,16 @@ func newCall(limit int) *call {
 	return &call{budget: b, stdout: b.Stream(), stderr: b.Stream(), copied: make(chan struct{})}
 }
 
-// pump copies the engine's multiplexed stream into the capped buffers and
-// stdin into the command.
-func (k *call) pump(h client.HijackedResponse, stdin io.Reader) {
+// pump copies the engine's multiplexed stream into the capped buffers (or
+// the streams' writers, for those set) and stdin into the command.
+func (k *call) pump(h client.HijackedResponse, stdin io.Reader, st streams) {
+	var stdout, stderr io.Writer = k.stdout, k.stderr
+	if st.stdout != nil {
+		stdout = st.stdout
+	}
+	if st.stderr != nil {
+		stderr = st.stderr
+	}
 	if stdin != nil {
 		go func() {
 			io.Copy(h.Conn, stdin)
@@ -697,7 +761,7 @@ func (k *call) pump(h client.HijackedResponse, stdin io.Reader) {
 	}
 	go func() {
 		defer close(k.copied)
-		stdcopy.StdCopy(k.stdout, k.stderr, h.Reader)
+		stdcopy.StdCopy(stdout, stderr, h.Reader)
 	}()
 }
 
@@ -745,10 +809,19 @@ func (k *call) drain(h client.HijackedResponse, d time.Duration) {
 	<-k.copied
 }
 
-func (c *Backend) runFresh(ctx context.Context, p sandbox.Policy, paths []string, img string, env, argv []string, stdin io.Reader) (*sandbox.Result, error) {
+func (c *Backend) runFresh(ctx context.Context, p sandbox.Policy, paths []string, img string, env, argv []string, stdin io.Reader, st streams) (_ *sandbox.Result, err error) {
 	opts, err := c.create(p, paths, img, env, argv, stdin != nil)
 	if err != nil {
 		return nil, err
+	}
+	var proxy *sandbox.Proxy
+	if network(p) == sandbox.NetworkAllow {
+		var stop func()
+		proxy, stop, err = c.forward(p, argv, &opts, st.proxy)
+		if err != nil {
+			return nil, fmt.Errorf("sandbox: refusing to run under network %q: the network forwarder cannot run in the container (the run never gets another network): %w", sandbox.NetworkAllow, err)
+		}
+		defer stop()
 	}
 	l := p.Limits.WithDefaults()
 	bg := context.WithoutCancel(ctx)
@@ -767,7 +840,7 @@ func (c *Backend) runFresh(ctx context.Context, p sandbox.Policy, paths []string
 		return nil, fmt.Errorf("sandbox: attach to container: %w", err)
 	}
 	k := newCall(l.Output)
-	k.pump(att.HijackedResponse, stdin)
+	k.pump(att.HijackedResponse, stdin, st)
 	defer k.finish()
 	kill := k.killer(func() { c.cli.ContainerKill(bg, id, client.ContainerKillOptions{Signal: "KILL"}) })
 	if _, err := c.cli.ContainerStart(ctx, id, client.ContainerStartOptions{}); err != nil {
@@ -796,15 +869,18 @@ func (c *Backend) runFresh(ctx context.Context, p sandbox.Policy, paths []string
 	if err != nil {
 		return nil, fmt.Errorf("sandbox: inspect container: %w", err)
 	}
-	st := ins.Container.State
-	if st.ExitCode == 127 && k.killedFor.Load() == nil {
+	state := ins.Container.State
+	if state.ExitCode == 127 && k.killedFor.Load() == nil {
 		// The init process reports a command it could not execute.
-		if msg := string(k.stderr.Bytes()); strings.Contains(msg, "exec "+argv[0]+" failed") {
+		if msg := string(k.stderr.Bytes()); strings.Contains(msg, "exec "+argv[0]+" failed") || strings.HasPrefix(msg, netfwd.NotFound) {
 			return nil, fmt.Errorf("sandbox: command %q: %w (%s)", argv[0], os.ErrNotExist, strings.TrimSpace(msg))
 		}
 	}
-	r := k.result(p, start, st.ExitCode, st.OOMKilled)
+	r := k.result(p, start, state.ExitCode, state.OOMKilled)
 	r.Mode = sandbox.ModeFresh
+	if proxy != nil {
+		r.NetworkDenials, r.NetworkDenialsDropped = proxy.Denials()
+	}
 	return r, nil
 }
 
@@ -1024,7 +1100,7 @@ func (c *Backend) runExec(ctx context.Context, p sandbox.Policy, s *warmSlot, op
 		return nil, fmt.Errorf("sandbox: exec in warm container: %w", err), false
 	}
 	k := newCall(l.Output)
-	k.pump(att.HijackedResponse, stdin)
+	k.pump(att.HijackedResponse, stdin, streams{})
 	defer k.finish()
 	id := s.id
 	kill := k.killer(func() { c.killCall(bg, id, user) })
