@@ -5,11 +5,14 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"reflect"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/miniopenclaw/tool"
+	"github.com/miniopenclaw/tool/internal/schema"
 )
 
 // searchArgs is the benchmark workload: the arguments of a flight search
@@ -364,5 +367,50 @@ func BenchmarkExecuteTypedDirect(b *testing.B) {
 		if res, _ := t.Execute(ctx, searchInput); res.IsError {
 			b.Fatal(res.Error)
 		}
+	})
+}
+
+// coldSerial numbers the types BenchmarkNewCold makes, across its runs.
+var coldSerial int
+
+// BenchmarkNewCold is BenchmarkNew with nothing warm: each iteration
+// builds the schemas and decoder of a pair of struct types no New has
+// seen (made with reflect.StructOf, outside the timed part), whose
+// pattern tags are text no New has compiled either. It calls what New
+// calls for its types (schema.For for the arguments and the result), so
+// it is the first New of a program's tool; BenchmarkNew is every later
+// one of types whose fields are already known. Run with a fixed
+// -benchtime: each iteration leaves two types behind for good.
+func BenchmarkNewCold(b *testing.B) {
+	fresh := func(t reflect.Type, k int) reflect.Type {
+		fields := make([]reflect.StructField, t.NumField())
+		for i := range fields {
+			f := t.Field(i)
+			tag := string(f.Tag)
+			if p, ok := f.Tag.Lookup("pattern"); ok {
+				// The same strings but one, in text no New has seen.
+				tag = strings.Replace(tag, p, fmt.Sprintf("%s|^k%d$", p, k), 1)
+			}
+			if i == 0 {
+				tag += fmt.Sprintf(` title:"t%d"`, k) // a type of its own
+			}
+			fields[i] = reflect.StructField{Name: f.Name, Type: f.Type, Tag: reflect.StructTag(tag)}
+		}
+		return reflect.StructOf(fields)
+	}
+	ins, outs := make([]reflect.Type, b.N), make([]reflect.Type, b.N)
+	for i := range b.N {
+		coldSerial++ // not i: each run of the benchmark (-count) needs types of its own
+		ins[i], outs[i] = fresh(reflect.TypeFor[searchArgs](), coldSerial), fresh(reflect.TypeFor[searchResult](), coldSerial)
+	}
+	i := 0
+	compare(b, baseline, func() {
+		if _, err := schema.For(ins[i], false); err != nil {
+			b.Fatal(err)
+		}
+		if _, err := schema.For(outs[i], true); err != nil {
+			b.Fatal(err)
+		}
+		i++
 	})
 }

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -251,4 +253,51 @@ func TestInputFirstComposition(t *testing.T) {
 			}
 		})
 	}
+}
+
+// BenchmarkPlainCallHeld measures what holding costs a plain 2026-07-28
+// call (the direct path) that asks nothing: the same tools/call from a
+// client that declared elicitation (the call runs on a goroutine of its
+// own, ready to be held) and from one that did not, interleaved in chunks,
+// with the ratio (held/plain).
+func BenchmarkPlainCallHeld(b *testing.B) {
+	srv := mcptool.NewServer(newRegistry(echo{}))
+	defer srv.Close()
+	body := func(caps string) string {
+		return `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"text":"hi"},` +
+			`"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":` + caps + `}}}`
+	}
+	held, plain := body(`{"elicitation":{}}`), body(`{}`)
+	serve := func(body string) {
+		r := httptest.NewRequest(http.MethodPost, "/mcp", strings.NewReader(body))
+		r.Header.Set("Content-Type", "application/json")
+		r.Header.Set("Accept", "application/json, text/event-stream")
+		r.Header.Set("Mcp-Protocol-Version", "2026-07-28")
+		r.Header.Set("Mcp-Method", "tools/call")
+		r.Header.Set("Mcp-Name", "echo")
+		w := httptest.NewRecorder()
+		srv.ServeHTTP(w, r)
+		if w.Code != http.StatusOK || !strings.Contains(w.Body.String(), `"hi"`) {
+			b.Fatalf("status %d: %s", w.Code, w.Body)
+		}
+	}
+	const chunk = 64
+	var h, p time.Duration
+	b.ReportAllocs()
+	for done := 0; done < b.N; done += chunk {
+		n := min(chunk, b.N-done)
+		t0 := time.Now()
+		for range n {
+			serve(held)
+		}
+		t1 := time.Now()
+		for range n {
+			serve(plain)
+		}
+		h += t1.Sub(t0)
+		p += time.Since(t1)
+	}
+	b.ReportMetric(float64(h.Nanoseconds())/float64(b.N), "held-ns/call")
+	b.ReportMetric(float64(p.Nanoseconds())/float64(b.N), "plain-ns/call")
+	b.ReportMetric(float64(h)/float64(p), "held/plain")
 }

@@ -24,10 +24,14 @@ import (
 // and to a TCP listener on loopback. Confined, each is refused, checked
 // on the host's side (the key is not in what it reports, the file is not
 // there, the listeners accepted nothing), and the server keeps running:
-// its tool answers.
+// its tool answers. The third run confines the same server in a
+// container of the test image (its entry's "image"), which must refuse
+// every attack as well.
 func TestConfinedServerAttacks(t *testing.T) {
 	requireSandbox(t)
-	bin, evil := buildEvil(t) // before HOME changes: go build's caches are under it
+	// Without cgo: the same program runs in the test image, which has no
+	// C library. Built before HOME changes: go build's caches are under it.
+	bin, evil := buildStaticEvil(t)
 	home := t.TempDir()
 	t.Setenv("HOME", home)
 	if err := os.MkdirAll(filepath.Join(home, ".ssh"), 0o700); err != nil {
@@ -39,14 +43,22 @@ func TestConfinedServerAttacks(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	for _, confined := range []bool{false, true} {
-		t.Run(fmt.Sprintf("confined=%v", confined), func(t *testing.T) {
+	for _, mode := range []struct {
+		name     string
+		confined bool
+		image    string
+	}{{"confined=false", false, ""}, {"confined=true", true, ""}, {"container", true, testImage}} {
+		confined := mode.confined
+		t.Run(mode.name, func(t *testing.T) {
+			if mode.image != "" {
+				requireEngine(t)
+			}
 			tcp, err := net.Listen("tcp", "127.0.0.1:0")
 			if err != nil {
 				t.Fatal(err)
 			}
 			defer tcp.Close()
-			name := fmt.Sprintf("clawtool-evil-%d-%v", os.Getpid(), confined)
+			name := fmt.Sprintf("clawtool-evil-%d-%s", os.Getpid(), strings.ReplaceAll(mode.name, "=", "-"))
 			abstract, err := net.Listen("unix", "@"+name)
 			if err != nil {
 				t.Fatal(err)
@@ -66,13 +78,17 @@ func TestConfinedServerAttacks(t *testing.T) {
 			if !confined {
 				server["unsandboxed"] = true
 			}
+			if mode.image != "" {
+				server["image"] = mode.image
+			}
 			b, _ := json.Marshal(map[string]any{"sandboxPolicy": "sandbox.json", "mcpServers": map[string]any{"evil": server}})
 			file := filepath.Join(dir, "config.json")
 			if err := os.WriteFile(file, b, 0o600); err != nil {
 				t.Fatal(err)
 			}
 			reg := tool.NewRegistry()
-			h := NewHost(reg)
+			h := NewHost(reg, WithConnectTimeout(3*time.Minute))
+			h.containerOwner = "clawtool-plugins-test"
 			defer h.Close()
 			if err := h.Reload(t.Context(), file); err != nil {
 				t.Fatal(err)

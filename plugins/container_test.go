@@ -192,3 +192,45 @@ func TestContainerServerNetwork(t *testing.T) {
 		t.Errorf("control, unconfined: %q, trap hits %d", got, f.hits["trap"].Load())
 	}
 }
+
+// TestContainerServerNoEngine: a server whose entry asks for a container
+// fails alone when no engine answers, saying so, and never runs
+// unconfined; the control, an unconfined entry of the same command,
+// loads.
+func TestContainerServerNoEngine(t *testing.T) {
+	t.Setenv("DOCKER_HOST", "unix://"+filepath.Join(t.TempDir(), "no-engine.sock"))
+	_, evil := buildStaticEvil(t)
+	dir := t.TempDir()
+	marker := filepath.Join(dir, "ran")
+	b, _ := json.Marshal(map[string]any{"mcpServers": map[string]any{
+		"boxed":   map[string]any{"command": evil, "image": testImage, "args": []string{marker, marker, "127.0.0.1:1", "none"}},
+		"control": map[string]any{"command": evil, "prefix": "control_"},
+	}})
+	file := filepath.Join(dir, "config.json")
+	if err := os.WriteFile(file, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	reg := tool.NewRegistry()
+	h := NewHost(reg)
+	h.containerOwner = "clawtool-plugins-test"
+	defer h.Close()
+	if err := h.Reload(t.Context(), file); err != nil {
+		t.Fatal(err)
+	}
+	for _, st := range h.Status() {
+		switch st.Name {
+		case "boxed":
+			if st.State != Failed || st.Confinement != ConfinedContainer || !strings.Contains(st.Err, "no container engine reachable") || !strings.Contains(st.Err, "never runs unconfined") {
+				t.Errorf("boxed: %+v, want failed for the missing engine", st)
+			}
+		case "control":
+			if st.State != Ready {
+				t.Errorf("control: %+v, want ready", st)
+			}
+		}
+	}
+	// The evil server writes its second argument at start: it never ran.
+	if _, err := os.Stat(marker); !os.IsNotExist(err) {
+		t.Errorf("the boxed server ran somewhere: %v", err)
+	}
+}

@@ -120,7 +120,10 @@ permit (principal in Role::"lead", action == Action::"approve", resource == Tool
 	if code, out, errOut := cli("approvals", "approve", id, "--nats", nurl, "--policy", pol, "--as", "ann:lead"); code != exitOK || !strings.Contains(out, "approved "+id) {
 		t.Fatalf("approvals approve --nats: exit %d\n%s%s", code, out, errOut)
 	}
-	until(t, "the task completes", func() bool { d = get(); return d.Status == "completed" || d.Status == "failed" || d.Status == "cancelled" })
+	until(t, "the task completes", func() bool {
+		d = get()
+		return d.Status == "completed" || d.Status == "failed" || d.Status == "cancelled"
+	})
 	if d.Status != "completed" || d.Result.IsError || len(d.Result.Content) == 0 || !strings.Contains(d.Result.Content[0].Text, "aited") {
 		t.Fatalf("the task: %+v", d)
 	}

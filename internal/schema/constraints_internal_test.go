@@ -103,3 +103,31 @@ func TestManyStructTypes(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestJSONTag holds jsonTag to reflect.StructTag.Get("json") on the tags
+// it reads itself and on those it hands on, and on random tags made of
+// the bytes that matter to either parse.
+func TestJSONTag(t *testing.T) {
+	tags := []reflect.StructTag{
+		``, `json:"a"`, `json:"a,omitempty" pattern:"^[A-Z]{3}$"`, `json:""`, `json:"-"`, `json:"-,"`,
+		`json:"a\"b"`, `json:"a\\b"`, `json:"é"`, "json:\"a\nb\"", "json:\"a\x7fb\"", `json:"a`, `json:`,
+		`xjson:"a" json:"b"`, ` json:"a"`, `description:"x" json:"b"`, `json:"a"json:"b"`, `json:"a" json:"b"`,
+		`json :"a"`, `json:'a'`, "json:\"a\tb\"",
+	}
+	alphabet := []byte("json:\" \\a,-é\n\x7f'")
+	for i := range 2000 {
+		b := []byte(`json:"`)
+		if i%3 == 0 {
+			b = b[:0]
+		}
+		for range i % 12 {
+			b = append(b, alphabet[(i*7+len(b)*13)%len(alphabet)])
+		}
+		tags = append(tags, reflect.StructTag(b))
+	}
+	for _, tag := range tags {
+		if got, want := jsonTag(tag), tag.Get("json"); got != want {
+			t.Errorf("jsonTag(%q) = %q, Get gives %q", tag, got, want)
+		}
+	}
+}

@@ -36,14 +36,18 @@ func (r *renderer) open() *object {
 	return &object{r: r}
 }
 
+// key writes the key k, a JSON Schema keyword: plain ASCII letters (and
+// $), which need no escaping.
 func (o *object) key(k string) *bytes.Buffer {
+	b := &o.r.b
 	if o.count > 0 {
-		o.r.b.WriteByte(',')
+		b.WriteByte(',')
 	}
 	o.count++
-	writeString(&o.r.b, k)
-	o.r.b.WriteByte(':')
-	return &o.r.b
+	b.WriteByte('"')
+	b.WriteString(k)
+	b.WriteString(`":`)
+	return b
 }
 
 func (o *object) str(k, v string) {

@@ -153,15 +153,15 @@ func (ts *tagSet) Lookup(key string) (string, bool) {
 	return "", false
 }
 
-// any reports whether one of the tags has a key in keys.
-func (ts *tagSet) any(keys map[string]bool) bool {
+// any reports whether one of the tags has a key for which keys is true.
+func (ts *tagSet) any(keys func(string) bool) bool {
 	for _, k := range ts.keys[:ts.n] {
-		if keys[k] {
+		if keys(k) {
 			return true
 		}
 	}
 	for i := 0; i < len(ts.more); i += 2 {
-		if keys[ts.more[i]] {
+		if keys(ts.more[i]) {
 			return true
 		}
 	}
@@ -204,19 +204,25 @@ func countTag(tag *tagSet, name string, absent int) (int, error) {
 	return n, nil
 }
 
-// parsedTags are the tags parseTags reads; a field with none of them (as
-// most output fields, with a json tag only) skips it.
-var parsedTags = map[string]bool{
-	"jsonschema": true, "description": true, "title": true, "deprecated": true,
-	"minimum": true, "maximum": true, "exclusiveMinimum": true, "exclusiveMaximum": true, "multipleOf": true,
-	"minLength": true, "maxLength": true, "minItems": true, "maxItems": true, "minProperties": true, "maxProperties": true,
-	"uniqueItems": true, "pattern": true, "format": true,
+// parsedTag reports whether parseTags reads the tag key; a field with
+// none of them (as most output fields, with a json tag only) skips it. A
+// switch: New asks for every tag of every field, and a map lookup cost
+// more.
+func parsedTag(key string) bool {
+	switch key {
+	case "jsonschema", "description", "title", "deprecated",
+		"minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf",
+		"minLength", "maxLength", "minItems", "maxItems", "minProperties", "maxProperties",
+		"uniqueItems", "pattern", "format":
+		return true
+	}
+	return false
 }
 
 // parseTags reads the keyword tags of a struct field.
 func parseTags(tag *tagSet) (constraints, error) {
 	c := newConstraints()
-	if !tag.any(parsedTags) {
+	if !tag.any(parsedTag) {
 		return c, nil
 	}
 	if d, ok := tag.Lookup("jsonschema"); ok {

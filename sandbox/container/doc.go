@@ -40,11 +40,22 @@
 // the backend falls back to the engine's exec and says so in every
 // Result (Mode and Fallback); it never falls back to the host.
 //
+// # Network allow lists and streams
+//
+// Under [sandbox.NetworkAllow] a container has no network but its
+// loopback, and its main process is a network forwarder, this program's
+// binary again (package sandbox/internal/netfwd): it joins the
+// container's 127.0.0.1:[sandbox.ProxyPort] to a unix socket bound into
+// the container, where the backend serves a [sandbox.Proxy] outside it,
+// then starts the command as the sandbox user (see [Backend.Run]).
+// [Backend.RunCmd] runs a [sandbox.Cmd] whose output streams as it is
+// written (a long-running MCP server on stdio).
+//
 // # Failing closed
 //
 // A Backend never falls back to the host: no reachable engine, a missing
-// image or a limit the engine cannot enforce is an error naming it. It
-// refuses [sandbox.NetworkAllow] (the supervisor's proxy cannot reach into
-// a container without a network). Close removes every container it made,
-// and [New] removes what an earlier process of the same owner left behind.
+// image or a limit the engine cannot enforce is an error naming it, and so
+// is a run under an allow list whose forwarder cannot run (it never gets
+// another network). Close removes every container it made, and [New]
+// removes what an earlier process of the same owner left behind.
 package container
