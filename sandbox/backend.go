@@ -50,6 +50,17 @@ type NativeOptions struct {
 	// client); nil means [slog.Default]. They are in
 	// Result.NetworkDenials either way.
 	NetworkLog *slog.Logger
+	// Helper is the absolute path of the helper program to start for each
+	// run, built from the same version of this module (see the command
+	// clawtool-sandbox-helper); empty means the program that runs the
+	// sandbox, re-executed, as it has always been. The helper program holds
+	// the helper's code alone, so it starts with far less work than a
+	// large program: a cold run takes less time and CPU. A helper built
+	// from other sources refuses every run, and a path that is not
+	// absolute or cannot be started fails every run: it never runs a
+	// command with fewer layers. Whoever can replace the file can run code
+	// as this program's user, as with any program it starts.
+	Helper string
 }
 
 // DefaultSpares is the number of spare helpers [DefaultNative] keeps.
@@ -83,7 +94,7 @@ type Native struct {
 // spares die with the program anyway.
 func NewNative(o NativeOptions) *Native {
 	n := &Native{log: o.NetworkLog}
-	n.pool.max, n.pool.idle = o.Spares, o.Idle
+	n.pool.max, n.pool.idle, n.pool.program = o.Spares, o.Idle, o.Helper
 	return n
 }
 

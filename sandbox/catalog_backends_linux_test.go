@@ -28,6 +28,13 @@ func TestCatalog(t *testing.T) {
 		{name: "native", open: func(testing.TB) sandbox.CatalogBackend {
 			return sandbox.CatalogBackend{Backend: sandbox.DefaultNative(), Mode: sandbox.ModeNative}
 		}},
+		// The same helper code, as the program of its own that
+		// NativeOptions.Helper names: every row holds for it too.
+		{name: "native-helper-program", open: func(t testing.TB) sandbox.CatalogBackend {
+			n := sandbox.NewNative(sandbox.NativeOptions{Spares: sandbox.DefaultSpares, Helper: sandbox.BuildHelperProgram(t, "")})
+			t.Cleanup(func() { n.Close() })
+			return sandbox.CatalogBackend{Backend: n, Mode: sandbox.ModeNative}
+		}},
 		{name: "container-fresh", open: containerBackend(container.Options{}, sandbox.ModeFresh)},
 		{name: "container-warm", open: containerBackend(container.Options{Warm: true}, sandbox.ModeWarmServer)},
 		{name: "container-warm-exec", open: containerBackend(container.Options{Warm: true, WarmExec: true}, sandbox.ModeWarmExec)},

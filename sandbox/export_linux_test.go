@@ -2,6 +2,10 @@ package sandbox
 
 import (
 	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 )
@@ -82,4 +86,44 @@ func (n *Native) spareShapes() int {
 	n.pool.lockInit()
 	defer n.pool.mu.Unlock()
 	return len(n.pool.slots)
+}
+
+// BuildHelperProgram builds the command clawtool-sandbox-helper of this
+// tree, without cgo, into a directory of tb's and returns its path;
+// ldflags are passed to the linker (empty for none). Without the go
+// command it fails in CI and skips elsewhere.
+func BuildHelperProgram(tb testing.TB, ldflags string) string {
+	tb.Helper()
+	gocmd, err := exec.LookPath("go")
+	if err != nil {
+		gocmd = filepath.Join(runtime.GOROOT(), "bin", "go")
+		if _, err = os.Stat(gocmd); err != nil {
+			if os.Getenv("CI") == "true" {
+				tb.Fatal("the go command is needed to build clawtool-sandbox-helper")
+			}
+			tb.Skip("no go command to build clawtool-sandbox-helper")
+		}
+	}
+	// A directory of its own (a test's TempDir is under one only its
+	// owner may search), searchable by the sandbox user the helper
+	// starts as.
+	dir, err := os.MkdirTemp("", "clawtool-helper-")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { os.RemoveAll(dir) })
+	if err := os.Chmod(dir, 0o755); err != nil {
+		tb.Fatal(err)
+	}
+	out := filepath.Join(dir, "clawtool-sandbox-helper")
+	args := []string{"build", "-o", out}
+	if ldflags != "" {
+		args = append(args, "-ldflags="+ldflags)
+	}
+	cmd := exec.Command(gocmd, append(args, "./cmd/clawtool-sandbox-helper")...)
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if b, err := cmd.CombinedOutput(); err != nil {
+		tb.Fatalf("go build clawtool-sandbox-helper: %v\n%s", err, b)
+	}
+	return out
 }

@@ -209,7 +209,7 @@ func (r *nativeRun) start(ctx context.Context) (err error) {
 	if r.h == nil {
 		// A cold start: the same hand-over, to a helper started for this
 		// run.
-		h, err := startHelper(r.sh, r.stdinFile)
+		h, err := startHelper(pool.program, r.sh, r.stdinFile)
 		if err != nil {
 			return fmt.Errorf("sandbox: start helper: %w", err)
 		}

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"sync"
 	"syscall"
@@ -66,8 +67,16 @@ type helperProc struct {
 // startHelper starts a helper of shape sh. stdin is the caller's file to
 // hand over as the command's standard input (only when sh.stdin is false;
 // nil means /dev/null). The helper starts outside any leaf and waits for
-// its run (see handOver); a spare's may come much later.
-func startHelper(sh helperShape, stdin *os.File) (h *helperProc, err error) {
+// its run (see handOver); a spare's may come much later. program is the
+// helper program to start (NativeOptions.Helper), empty for this one.
+func startHelper(program string, sh helperShape, stdin *os.File) (h *helperProc, err error) {
+	path := "/proc/self/exe"
+	if program != "" {
+		if !filepath.IsAbs(program) {
+			return nil, fmt.Errorf("the helper program %q (NativeOptions.Helper) is not an absolute path", program)
+		}
+		path = program
+	}
 	hp := &helperProc{}
 	h = hp
 	var child []*os.File // the helper's ends, closed here once it started
@@ -118,7 +127,7 @@ func startHelper(sh helperShape, stdin *os.File) (h *helperProc, err error) {
 		return nil, err
 	}
 
-	cmd := exec.Command("/proc/self/exe")
+	cmd := exec.Command(path)
 	cmd.Args = []string{"clawtool-sandbox"}
 	// The helper is short-lived and single-threaded in what it does: one
 	// processor, no collector and no preemption signals (nothing else runs
@@ -313,6 +322,9 @@ type sparePool struct {
 	max   int
 	idle  time.Duration
 	hooks *nativeHooks
+	// program is the helper program (NativeOptions.Helper); empty means
+	// this program, re-executed. Set before the first run.
+	program string
 
 	mu     sync.Mutex
 	ready  bool // slots and settled made
@@ -451,7 +463,7 @@ func (p *sparePool) startLocked(sh helperShape, s *spareSlot) {
 		p.settled.Broadcast()
 	}
 	go func() {
-		h, err := startHelper(sh, nil)
+		h, err := startHelper(p.program, sh, nil)
 		p.mu.Lock()
 		close(ch)
 		if err != nil {

@@ -251,12 +251,15 @@ var (
 // Has reports whether c asks for the layer bit l.
 func (c *Config) Has(l uint64) bool { return c.Layers&l != 0 }
 
-const configVersion = 4
+// configVersion is the encoding's version; 5 added the protocol after it.
+const configVersion = 5
 
-// Encode returns c in the form Decode reads.
+// Encode returns c in the form Decode reads. It starts with this package's
+// protocol (see SameProtocol).
 func (c *Config) Encode() []byte {
 	var e encoder
 	e.num(configVersion)
+	e.str(protocol)
 	e.strs(c.Argv)
 	e.strs(c.Env)
 	e.str(c.Workspace)
@@ -277,11 +280,21 @@ func (c *Config) Encode() []byte {
 	return e.b
 }
 
+// SameProtocol reports whether b, an encoded configuration, was written by
+// a build of this package from the same sources as this one: a helper
+// program built apart from the program that starts it (see
+// sandbox.NativeOptions.Helper) refuses a configuration of other sources,
+// whose fields or meaning it may not share.
+func SameProtocol(b []byte) bool {
+	d := decoder{b: b}
+	return d.num() == configVersion && d.str() == protocol && !d.bad
+}
+
 // Decode parses what Encode wrote. It reports false, and no Config, for
 // malformed or truncated input.
 func Decode(b []byte) (*Config, bool) {
 	d := decoder{b: b}
-	if d.num() != configVersion {
+	if d.num() != configVersion || d.str() != protocol {
 		return nil, false
 	}
 	c := &Config{}

@@ -76,6 +76,9 @@ func run() error {
 			return fail("read configuration", err)
 		}
 		write(ErrorFD, []byte{Ack})
+		if !SameProtocol(raw) {
+			return textError("decode configuration: this helper program was built from other sources than the sandbox that started it (its protocol is " + protocol + "); build it from the same version of the module")
+		}
 		var ok bool
 		if c, ok = Decode(raw); !ok {
 			return textError("decode configuration: malformed")
