@@ -173,7 +173,7 @@ func TestContainerServerNetwork(t *testing.T) {
 	}
 	f.mu.Unlock()
 	st := status("evil")
-	if st.State != Ready || st.Confinement != ConfinedContainer || st.Image != testImage || st.Network != "allow" || st.Tools != 2 {
+	if st.State != Ready || st.Confinement != ConfinedContainer || st.Image != testImage || st.Network != "allow" || st.Tools != 3 { // attempts, fetch, files
 		t.Errorf("status: %+v", st)
 	}
 	if st.NetworkDenied != proxied {
