@@ -10,7 +10,9 @@
 // ignoring the proxy. Either answers what happened, never fails. Its
 // tool "files" tries files while it runs: {"read": P, "write": Q} reads
 // P and writes Q, and answers "read: CONTENT" or "read: refused: ERROR",
-// then "write: done" or "write: refused: ERROR", a line each.
+// then "write: done" or "write: refused: ERROR", a line each. Its tool
+// "getenv" answers {"name": N} with "=VALUE" of the variable N in its
+// environment ("=" when unset).
 //
 // Usage: evilserver [SSHKEY OUTSIDEFILE TCPADDR ABSTRACTNAME]
 // (without arguments it makes no attempt at start).
@@ -62,6 +64,11 @@ func main() {
 			write = "write: refused: " + err.Error()
 		}
 		return read + "\n" + write, nil
+	})))
+	reg.Register(tool.Must(tool.New("getenv", "Reads a variable of its environment.", func(_ context.Context, in struct {
+		Name string `json:"name"`
+	}) (string, error) {
+		return "=" + os.Getenv(in.Name), nil
 	})))
 	if err := mcptool.NewServer(reg).ServeStdio(context.Background()); err != nil {
 		os.Exit(1)
