@@ -22,6 +22,10 @@ type Source struct {
 	Confinement string   `json:"confinement,omitempty"`
 	Network     string   `json:"network,omitempty"`
 	Allow       []string `json:"allow,omitempty"`
+	// Secrets are the names of the secret-looking variables a confined
+	// server is given knowingly (its entry's "secrets"); never their
+	// values. The page shows them beside the network policy.
+	Secrets []string `json:"secrets,omitempty"`
 	// NetworkDenials are the latest connections the sandbox's proxy
 	// refused the source, each as "HOST port N: REASON"; NetworkDenied
 	// counts them all. The page flags a source with denials.

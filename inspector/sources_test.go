@@ -21,7 +21,7 @@ func TestSources(t *testing.T) {
 		Error: `500 tools left out: the server lists more than its cap of 1000 tools (raise it with "maxTools" in its entry, up to 100000)`}
 	list := []Source{{Name: "files", Kind: "mcp", State: "ready", Tools: 3},
 		{Name: "fetch", Kind: "mcp", State: "ready", Tools: 1, Confinement: "native", Network: "allow", Allow: []string{"api.example.com"},
-			NetworkDenials: []string{"169.254.169.254 port 80: an IP literal not in the allow list"}, NetworkDenied: 1}}
+			Secrets: []string{"GITHUB_TOKEN"}, NetworkDenials: []string{"169.254.169.254 port 80: an IP literal not in the allow list"}, NetworkDenied: 1}}
 	h := New(testRegistry(t), WithToken(testToken), WithSources(func() []Source { return list }))
 	get := func(h *Handler) []Source {
 		t.Helper()
@@ -43,7 +43,7 @@ func TestSources(t *testing.T) {
 	if want := `"left_out":500`; !json.Valid(w.Body.Bytes()) || !contains(w.Body.String(), want) || !contains(w.Body.String(), `"max_tools":1000`) {
 		t.Errorf("GET /api/sources = %s, want the cut's fields", w.Body.String())
 	}
-	for _, want := range []string{`"confinement":"native"`, `"network":"allow"`, `"allow":["api.example.com"]`, `"network_denials":["169.254.169.254 port 80`, `"network_denied":1`} {
+	for _, want := range []string{`"confinement":"native"`, `"network":"allow"`, `"allow":["api.example.com"]`, `"secrets":["GITHUB_TOKEN"]`, `"network_denials":["169.254.169.254 port 80`, `"network_denied":1`} {
 		if !contains(w.Body.String(), want) {
 			t.Errorf("GET /api/sources = %s, want %s", w.Body.String(), want)
 		}
@@ -63,8 +63,8 @@ func contains(s, sub string) bool { return strings.Contains(s, sub) }
 
 // TestBrowserSources drives the page's Sources tab: it appears with
 // WithSources, flags the cut sources and those refused the network, and
-// shows the cut's count and reason, a confined source's network policy
-// and its denials.
+// shows the cut's count and reason, a confined source's network policy,
+// the names of its secrets and its denials.
 func TestBrowserSources(t *testing.T) {
 	exe := chromium(t)
 	h := New(testRegistry(t), WithSources(func() []Source {
@@ -73,7 +73,7 @@ func TestBrowserSources(t *testing.T) {
 			{Name: "big", Kind: "mcp", State: "ready", Tools: 1000, MaxTools: 1000, LeftOut: 500,
 				Error: `500 tools left out: the server lists more than its cap of 1000 tools (raise it with "maxTools" in its entry, up to 100000)`},
 			{Name: "zfetch", Kind: "mcp", State: "ready", Tools: 1, Confinement: "native", Network: "allow", Allow: []string{"api.example.com", "*.example.org:443"},
-				NetworkDenials: []string{"169.254.169.254 port 80: an IP literal not in the allow list"}, NetworkDenied: 3},
+				Secrets: []string{"GITHUB_TOKEN", "NPM_TOKEN"}, NetworkDenials: []string{"169.254.169.254 port 80: an IP literal not in the allow list"}, NetworkDenied: 3},
 		}
 	}))
 	srv := httptest.NewServer(h)
@@ -104,7 +104,7 @@ func TestBrowserSources(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"zfetch", "native (network allow: api.example.com, *.example.org:443)", "3 network denials, the latest:", "169.254.169.254 port 80: an IP literal not in the allow list"} {
+	for _, want := range []string{"zfetch", "native (network allow: api.example.com, *.example.org:443; secrets: GITHUB_TOKEN, NPM_TOKEN)", "3 network denials, the latest:", "169.254.169.254 port 80: an IP literal not in the allow list"} {
 		if !strings.Contains(second, want) {
 			t.Errorf("second row %q lacks %q (a source refused the network comes before one that is not)", second, want)
 		}

@@ -29,6 +29,9 @@ import (
 // every attack as well.
 func TestConfinedServerAttacks(t *testing.T) {
 	requireSandbox(t)
+	// Without cgo: the same program runs in the test image, which has no
+	// C library. Built before HOME changes: go build's caches are under it.
+	bin, evil := buildStaticEvil(t)
 	home := t.TempDir()
 	t.Setenv("HOME", home)
 	if err := os.MkdirAll(filepath.Join(home, ".ssh"), 0o700); err != nil {
@@ -39,9 +42,6 @@ func TestConfinedServerAttacks(t *testing.T) {
 	if err := os.WriteFile(key, []byte(secret), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	// Without cgo: the same program runs in the test image, which has no
-	// C library.
-	bin, evil := buildStaticEvil(t)
 
 	for _, mode := range []struct {
 		name     string
@@ -127,7 +127,9 @@ func TestConfinedServerAttacks(t *testing.T) {
 }
 
 // buildEvil builds testdata/evilserver into a fresh directory anyone may
-// search and returns the directory and the program's path.
+// search and returns the directory and the program's path. Call it
+// before changing HOME: go build's cache and module cache are under it
+// by default, and a fresh HOME rebuilt everything (minutes under load).
 func buildEvil(t *testing.T) (dir, evil string) {
 	t.Helper()
 	dir, err := os.MkdirTemp("", "plugins-evil-")

@@ -173,7 +173,7 @@ func TestContainerServerNetwork(t *testing.T) {
 	}
 	f.mu.Unlock()
 	st := status("evil")
-	if st.State != Ready || st.Confinement != ConfinedContainer || st.Image != testImage || st.Network != "allow" || st.Tools != 2 {
+	if st.State != Ready || st.Confinement != ConfinedContainer || st.Image != testImage || st.Network != "allow" || st.Tools != 4 { // attempts, fetch, files, getenv
 		t.Errorf("status: %+v", st)
 	}
 	if st.NetworkDenied != proxied {
@@ -190,6 +190,72 @@ func TestContainerServerNetwork(t *testing.T) {
 	// Control: without the sandbox, the same program reaches the trap.
 	if got := fetch("control_fetch", "http://"+trap+"/", true); !strings.Contains(got, "trap") || f.hits["trap"].Load() != 1 {
 		t.Errorf("control, unconfined: %q, trap hits %d", got, f.hits["trap"].Load())
+	}
+}
+
+// TestContainerServerSecrets: the environment of a server in a container
+// is the sandbox's allowlist plus the variables its entry names, as for
+// the native sandbox. An entry passing a secret-looking variable without
+// naming it in "secrets" fails before its container starts, never
+// showing the value; named, the server in the container gets it and
+// Status lists its name; a plain variable of the entry gets through; a
+// secret of the host's own environment does not, while an unconfined
+// entry of the same program inherits it (the control that the attack
+// works without the container).
+func TestContainerServerSecrets(t *testing.T) {
+	requireEngine(t)
+	const hostSecret, given = "host-secret-value-4711", "ghp-literal-value-0815"
+	t.Setenv("CLAWTOOL_TEST_API_KEY", hostSecret)
+	bin, evil := buildStaticEvil(t)
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "sandbox.json"), []byte(`{"readOnly": [`+jsonString(bin)+`]}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	b, _ := json.Marshal(map[string]any{"sandboxPolicy": "sandbox.json", "mcpServers": map[string]any{
+		"refused": map[string]any{"command": evil, "image": testImage, "prefix": "refused_", "env": map[string]any{"GITHUB_TOKEN": given}},
+		"named":   map[string]any{"command": evil, "image": testImage, "prefix": "named_", "env": map[string]any{"GITHUB_TOKEN": given, "PLAIN_SETTING": "on"}, "secrets": []string{"GITHUB_TOKEN"}},
+		"control": map[string]any{"command": evil, "unsandboxed": true, "prefix": "control_"},
+	}})
+	file := filepath.Join(dir, "config.json")
+	if err := os.WriteFile(file, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	reg := tool.NewRegistry()
+	h := NewHost(reg, WithConnectTimeout(3*time.Minute))
+	h.containerOwner = "clawtool-plugins-test"
+	defer h.Close()
+	if err := h.Reload(t.Context(), file); err != nil {
+		t.Fatal(err)
+	}
+	st := map[string]Status{}
+	for _, s := range h.Status() {
+		st[s.Name] = s
+	}
+	if r := st["refused"]; r.State != Failed || !strings.Contains(r.Err, `env "GITHUB_TOKEN" looks like a secret`) || strings.Contains(r.Err, given) {
+		t.Errorf("refused: %+v", r)
+	}
+	if n := st["named"]; n.State != Ready || n.Confinement != ConfinedContainer || strings.Join(n.Secrets, ",") != "GITHUB_TOKEN" {
+		t.Fatalf("named: %+v", n)
+	}
+	getenv := func(name, variable string) string {
+		t.Helper()
+		res := reg.Execute(t.Context(), name, json.RawMessage(`{"name": `+jsonString(variable)+`}`))
+		if res.IsError {
+			t.Fatalf("%s: %+v %+v", name, res, h.Status())
+		}
+		return strings.TrimPrefix(res.Output, "=")
+	}
+	if got := getenv("named_getenv", "GITHUB_TOKEN"); got != given {
+		t.Errorf("the named secret in the container: %q", got)
+	}
+	if got := getenv("named_getenv", "PLAIN_SETTING"); got != "on" {
+		t.Errorf("the entry's plain variable in the container: %q", got)
+	}
+	if got := getenv("named_getenv", "CLAWTOOL_TEST_API_KEY"); got != "" {
+		t.Errorf("the host's secret reached the container: %q", got)
+	}
+	if got := getenv("control_getenv", "CLAWTOOL_TEST_API_KEY"); got != hostSecret {
+		t.Errorf("control: the unconfined server does not inherit the host's secret: %q", got)
 	}
 }
 

@@ -63,13 +63,14 @@ type Proxy struct {
 	// while the run goes on, before any Result exists.
 	OnDenial func(NetworkDenial)
 
-	once    sync.Once
-	slots   chan struct{}
-	mu      sync.Mutex
-	denials []NetworkDenial
-	dropped int
-	conns   map[net.Conn]struct{}
-	closed  bool
+	once      sync.Once
+	slots     chan struct{}
+	mu        sync.Mutex
+	denials   []NetworkDenial
+	dropped   int
+	conns     map[net.Conn]struct{}
+	listeners map[net.Listener]struct{}
+	closed    bool
 }
 
 // Proxy defaults; see the fields of [Proxy].
@@ -89,6 +90,7 @@ func (p *Proxy) init() {
 		}
 		p.slots = make(chan struct{}, n)
 		p.conns = map[net.Conn]struct{}{}
+		p.listeners = map[net.Listener]struct{}{}
 	})
 }
 
@@ -107,11 +109,22 @@ func (p *Proxy) Denials() ([]NetworkDenial, int) {
 	return slices.Clone(p.denials), p.dropped
 }
 
-// Serve accepts connections on l and serves each until l is closed; it
-// returns the error that ended accepting. Closing l does not end
-// connections being relayed: [Proxy.Close] does.
+// Serve accepts connections on l and serves each until l is closed or
+// the proxy is (see [Proxy.Close]); it returns the error that ended
+// accepting, [net.ErrClosed] at once for a closed proxy (closing l
+// then). Closing l does not end connections being relayed: [Proxy.Close]
+// does.
 func (p *Proxy) Serve(l net.Listener) error {
 	p.init()
+	p.mu.Lock()
+	if p.closed {
+		p.mu.Unlock()
+		l.Close()
+		return net.ErrClosed
+	}
+	p.listeners[l] = struct{}{}
+	p.mu.Unlock()
+	defer func() { p.mu.Lock(); delete(p.listeners, l); p.mu.Unlock() }()
 	for {
 		c, err := l.Accept()
 		if err != nil {
@@ -137,13 +150,19 @@ func (p *Proxy) Serve(l net.Listener) error {
 	}
 }
 
-// Close ends every connection being served. Serve's listener is the
-// caller's to close.
+// Close ends the proxy: it closes the listeners Serve accepts on (so
+// Serve returns) and every connection being served, and a closed proxy
+// serves nothing again. For a sandboxed run that is the end of its
+// network, not of its confinement: nothing listens at its proxy address
+// any more, and its network namespace has no other route.
 func (p *Proxy) Close() {
 	p.init()
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.closed = true
+	for l := range p.listeners {
+		l.Close()
+	}
 	for c := range p.conns {
 		c.Close()
 	}

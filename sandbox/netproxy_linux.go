@@ -60,6 +60,9 @@ func serveProxy(h *helperProc, proxy *Proxy) (stop func()) {
 		l = ln
 		mu.Unlock()
 		proxy.Serve(ln)
+		// However the proxy ended, nothing accepts any more: a client
+		// is refused at once rather than left in the listen queue.
+		ln.Close()
 	}()
 	return func() {
 		mu.Lock()

@@ -3,6 +3,7 @@ package sandbox
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -460,3 +461,49 @@ func TestProxyLogsDenial(t *testing.T) {
 type writerFunc func([]byte) (int, error)
 
 func (f writerFunc) Write(b []byte) (int, error) { return f(b) }
+
+// TestProxyCloseEndsServing: Close is the proxy's death. Control: the
+// listed host is reached and a tunnel is open. After Close the tunnel
+// is ended, nothing accepts at the proxy's address (a connection is
+// refused, not accepted and dropped nor left queued), and Serve on the
+// closed proxy returns at once, closing its listener.
+func TestProxyCloseEndsServing(t *testing.T) {
+	f := newProxyFixture(t, &Proxy{Rules: testRules()})
+	if code, body := f.get(t, "http://listed.test/"); code != 200 || !strings.HasPrefix(body, "listed") {
+		t.Fatalf("control: %d %q", code, body)
+	}
+	tunnel, err := net.DialTimeout("tcp", f.addr, 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tunnel.Close()
+	tunnel.SetDeadline(time.Now().Add(10 * time.Second))
+	fmt.Fprintf(tunnel, "CONNECT listed.test:80 HTTP/1.1\r\nHost: listed.test:80\r\n\r\n")
+	br := bufio.NewReader(tunnel)
+	if resp, err := http.ReadResponse(br, &http.Request{Method: http.MethodConnect}); err != nil || resp.StatusCode != 200 {
+		t.Fatalf("control tunnel: %v %v", resp, err)
+	}
+
+	f.proxy.Close()
+	if n, err := br.Read(make([]byte, 1)); err == nil {
+		t.Errorf("the open tunnel still carries data after Close (%d bytes)", n)
+	}
+	if c, err := net.DialTimeout("tcp", f.addr, 5*time.Second); err == nil {
+		c.Close()
+		t.Errorf("a connection to the closed proxy's address was accepted")
+	}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := f.proxy.Serve(l); !errors.Is(err, net.ErrClosed) {
+		t.Errorf("Serve on a closed proxy = %v, want net.ErrClosed", err)
+	}
+	if c, err := net.DialTimeout("tcp", l.Addr().String(), 5*time.Second); err == nil {
+		c.Close()
+		t.Errorf("Serve on a closed proxy left its listener open")
+	}
+	if f.listedHits.Load() != 1 {
+		t.Errorf("the listed server got %d requests, want the control's 1", f.listedHits.Load())
+	}
+}

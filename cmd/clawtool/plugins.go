@@ -86,18 +86,26 @@ func (c *configFlags) inspectorOptions() []inspector.Option {
 		}
 		var out []inspector.Source
 		for _, s := range h.Status() {
-			src := inspector.Source{Name: s.Name, Kind: s.Kind, State: string(s.State), Tools: s.Tools, Error: s.Err,
-				Confinement: strings.TrimSpace(s.Confinement + " " + s.Image), Network: s.Network, Allow: s.Allow, NetworkDenied: s.NetworkDenied}
-			if s.NetworkDenied > 0 {
-				src.NetworkDenials = denialLines(s)
-			}
-			if cut := s.Cut; cut != nil {
-				src.MaxTools, src.LeftOut, src.AtLeast = cut.MaxTools, cut.LeftOut, cut.AtLeast
-			}
-			out = append(out, src)
+			out = append(out, sourceOf(s))
 		}
 		return out
 	})}
+}
+
+// sourceOf is an entry's row in the inspector's Sources tab: what
+// clawtool plugins prints of it, the names of its secrets but never
+// their values.
+func sourceOf(s plugins.Status) inspector.Source {
+	src := inspector.Source{Name: s.Name, Kind: s.Kind, State: string(s.State), Tools: s.Tools, Error: s.Err,
+		Confinement: strings.TrimSpace(s.Confinement + " " + s.Image), Network: s.Network, Allow: s.Allow, Secrets: s.Secrets,
+		NetworkDenied: s.NetworkDenied}
+	if s.NetworkDenied > 0 {
+		src.NetworkDenials = denialLines(s)
+	}
+	if cut := s.Cut; cut != nil {
+		src.MaxTools, src.LeftOut, src.AtLeast = cut.MaxTools, cut.LeftOut, cut.AtLeast
+	}
+	return src
 }
 
 // importInto loads the flag servers, in order, then the file's entries

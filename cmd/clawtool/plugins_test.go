@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"github.com/miniopenclaw/tool/sandbox"
 	"io"
+	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
@@ -13,6 +14,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/miniopenclaw/tool/inspector"
 	"github.com/miniopenclaw/tool/internal/golden"
 )
 
@@ -210,10 +212,30 @@ func TestPluginsSandboxPolicy(t *testing.T) {
 		st[3].Name != "hostnet" || st[3].State != "ready" || st[3].Network != "host" {
 		t.Errorf("exit %d, entries %+v", code, st)
 	}
+	const secretValue = "literal-token-value"
+	if strings.Contains(out.String(), secretValue) {
+		t.Errorf("--json shows the secret's value:\n%s", out.String())
+	}
 	out.Reset()
 	code = run(t.Context(), []string{"plugins", "--config", file}, nil, &out, io.Discard)
 	got := fmt.Sprintf("$ clawtool plugins --config config.json\n-- exit %d --\n-- stdout --\n%s", code, strings.ReplaceAll(out.String(), dir, "$DIR"))
 	golden.File(t, filepath.Join("testdata", "cli", "plugins_confined.golden"), []byte(got))
+	if strings.Contains(out.String(), secretValue) {
+		t.Errorf("the table shows the secret's value:\n%s", out.String())
+	}
+
+	// The inspector's Sources tab: the same names, never the value.
+	page := startInspector(t, "inspect", "--addr", "127.0.0.1:0", "--no-builtins", "--config", file)
+	u, _ := url.Parse(page)
+	scode, body := inspectorGet(t, "http://"+u.Host+"/api/sources", u.Query().Get("token"))
+	var sources []inspector.Source
+	if err := json.Unmarshal([]byte(body), &sources); err != nil || scode != 200 {
+		t.Fatalf("api/sources: %d %s", scode, body)
+	}
+	if len(sources) != 4 || sources[0].Name != "allowed" || strings.Join(sources[0].Secrets, " ") != "EXAMPLE_TOKEN" ||
+		sources[1].Secrets != nil || strings.Contains(body, secretValue) {
+		t.Errorf("api/sources: %s, want the allowed entry's secret named, its value nowhere", body)
+	}
 }
 
 // TestServeConfigKeepsAnnotations serves the same MCP server through

@@ -7,7 +7,12 @@
 // http:// URL U through the proxy its HTTP_PROXY names (always, even for
 // an IP literal or loopback, as an attacker that knows the proxy would),
 // {"url": U, "direct": true} connects to U's host and port itself,
-// ignoring the proxy. Either answers what happened, never fails.
+// ignoring the proxy. Either answers what happened, never fails. Its
+// tool "files" tries files while it runs: {"read": P, "write": Q} reads
+// P and writes Q, and answers "read: CONTENT" or "read: refused: ERROR",
+// then "write: done" or "write: refused: ERROR", a line each. Its tool
+// "getenv" answers {"name": N} with "=VALUE" of the variable N in its
+// environment ("=" when unset).
 //
 // Usage: evilserver [SSHKEY OUTSIDEFILE TCPADDR ABSTRACTNAME]
 // (without arguments it makes no attempt at start).
@@ -43,6 +48,27 @@ func main() {
 		Direct bool   `json:"direct,omitempty"`
 	}) (string, error) {
 		return fetch(ctx, in.URL, in.Direct), nil
+	})))
+	reg.Register(tool.Must(tool.New("files", "Tries files.", func(_ context.Context, in struct {
+		Read  string `json:"read"`
+		Write string `json:"write"`
+	}) (string, error) {
+		read := "read: "
+		if b, err := os.ReadFile(in.Read); err != nil {
+			read += "refused: " + err.Error()
+		} else {
+			read += string(b)
+		}
+		write := "write: done"
+		if err := os.WriteFile(in.Write, []byte("escaped"), 0o644); err != nil {
+			write = "write: refused: " + err.Error()
+		}
+		return read + "\n" + write, nil
+	})))
+	reg.Register(tool.Must(tool.New("getenv", "Reads a variable of its environment.", func(_ context.Context, in struct {
+		Name string `json:"name"`
+	}) (string, error) {
+		return "=" + os.Getenv(in.Name), nil
 	})))
 	if err := mcptool.NewServer(reg).ServeStdio(context.Background()); err != nil {
 		os.Exit(1)
