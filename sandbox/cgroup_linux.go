@@ -245,11 +245,14 @@ func (h cgroupHost) newLeaf(l Limits) (*leaf, error) {
 // admitHelper raises the leaf's process limit by the tasks in it, those of
 // a helper that has just entered it, so that the command has the
 // processes pids.max promises beside them. Called when the helper is
-// ready (it starts no thread from then on, but for one its runtime may
-// start to wait for the configuration, which is then counted against the
-// command, never let past the limit) and before the command exists. A
-// helper that becomes the command takes its threads with it: the run then
-// sets the limit back (limitProcesses) once the command started.
+// ready and before the command exists. From Ready on the helper makes raw
+// system calls only (TestRunRaw), so its runtime starts a thread only
+// when its goroutine, preempted after a long call, hands its processor
+// over and finds no thread idle (started by the template thread, see
+// helper's pinThread): rare, and then counted against the command, never
+// let past the limit. A helper that becomes the command takes its
+// threads with it: the run then sets the limit back (limitProcesses) once
+// the command started.
 func (lf *leaf) admitHelper(processes int) error {
 	b, err := os.ReadFile(filepath.Join(lf.pids, "pids.current"))
 	if err != nil {

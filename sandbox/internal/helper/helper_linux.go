@@ -1,6 +1,7 @@
 package helper
 
 import (
+	"runtime"
 	"syscall"
 	"unsafe"
 )
@@ -24,16 +25,31 @@ func init() {
 		}
 		syscall.Exit(0)
 	case "1":
-		// Credentials, Landlock, seccomp and no_new_privs are per thread:
-		// the helper builds everything on this one and starts the command
-		// from it. The runtime keeps the goroutine running package
-		// initialisation locked to the main thread, so no LockOSThread
-		// (which would start the runtime's template thread).
+		// Credentials, Landlock, seccomp, no_new_privs and the PID
+		// namespace of its children are per thread: the helper builds
+		// everything on this one and starts the command from it.
+		pinThread()
 		err := run()
 		write(ErrorFD, []byte(err.Error()))
 		syscall.Exit(ExitSetup)
 	}
 }
+
+// pinThread locks the helper's goroutine to its thread with the program's
+// own lock (runtime.LockOSThread), beside the runtime's for package
+// initialisation, which alone keeps the goroutine there. Pinned so, the
+// thread asks the runtime's template thread, which is like the
+// process's first, to start any thread the runtime needs while this
+// goroutine waits; otherwise it clones the thread itself. It needs one
+// when the goroutine, preempted after a raw call that lasted more than a
+// monitor tick (the command's run, or any call under load), hands its
+// processor to a thread and none is idle; cloned from this thread once
+// it has entered the command's PID namespace for its children (fork
+// mode), the thread fails (EINVAL) and the runtime aborts ("runtime/cgo:
+// pthread_create failed"). See TestThreadsAfterPIDNamespace. In a
+// program without cgo this starts the template thread, before the helper
+// is ready, so the run counts it.
+func pinThread() { runtime.LockOSThread() }
 
 // NotFound ends the error a helper reports when the command is not in the
 // PATH of its environment.
@@ -133,7 +149,7 @@ func run() error {
 		// The supervisor applies the upper layer after the run from this
 		// copy of the descriptor; the helper's copy is closed by
 		// finishRoot once the overlay holds the tmpfs.
-		if err := syscall.Sendmsg(MountFD, []byte{2}, syscall.UnixRights(budget), nil, 0); err != nil {
+		if err := sendFD(MountFD, 2, budget); err != nil {
 			closeFD(tree)
 			closeFD(budget)
 			return fail("workspace write budget: send the tmpfs", err)
@@ -645,30 +661,34 @@ const (
 
 // proxyListener brings the loopback interface of the helper's network
 // namespace up, listens on 127.0.0.1:port and sends the listening socket
-// to the supervisor on MountFD; the helper keeps no copy.
+// to the supervisor on MountFD; the helper keeps no copy. Raw calls, as
+// every call of the helper's once it is ready (see Ready).
 func proxyListener(port int) error {
-	s, err := syscall.Socket(syscall.AF_INET, syscall.SOCK_DGRAM|syscall.SOCK_CLOEXEC, 0)
+	s, err := sys(sysSocket, syscall.AF_INET, syscall.SOCK_DGRAM|syscall.SOCK_CLOEXEC, 0)
 	if err != nil {
 		return err
 	}
 	var ifr [40]byte
 	copy(ifr[:], "lo")
 	*(*uint16)(unsafe.Pointer(&ifr[16])) = syscall.IFF_UP | syscall.IFF_LOOPBACK | syscall.IFF_RUNNING
-	_, _, errno := syscall.RawSyscall(syscall.SYS_IOCTL, uintptr(s), syscall.SIOCSIFFLAGS, uintptr(unsafe.Pointer(&ifr[0])))
-	syscall.Close(s)
-	if errno != 0 {
-		return errno
-	}
-	l, err := syscall.Socket(syscall.AF_INET, syscall.SOCK_STREAM|syscall.SOCK_CLOEXEC, 0)
+	_, err = sys(syscall.SYS_IOCTL, s, syscall.SIOCSIFFLAGS, uintptr(unsafe.Pointer(&ifr[0])))
+	closeFD(int(s))
 	if err != nil {
 		return err
 	}
-	defer syscall.Close(l)
-	if err := syscall.Bind(l, &syscall.SockaddrInet4{Port: port, Addr: [4]byte{127, 0, 0, 1}}); err != nil {
+	l, err := sys(sysSocket, syscall.AF_INET, syscall.SOCK_STREAM|syscall.SOCK_CLOEXEC, 0)
+	if err != nil {
 		return err
 	}
-	if err := syscall.Listen(l, 128); err != nil {
+	defer closeFD(int(l))
+	sa := syscall.RawSockaddrInet4{Family: syscall.AF_INET, Addr: [4]byte{127, 0, 0, 1}}
+	be := (*[2]byte)(unsafe.Pointer(&sa.Port)) // network byte order
+	be[0], be[1] = byte(port>>8), byte(port)
+	if _, err := sys(sysBind, l, uintptr(unsafe.Pointer(&sa)), syscall.SizeofSockaddrInet4); err != nil {
 		return err
 	}
-	return syscall.Sendmsg(MountFD, []byte{1}, syscall.UnixRights(l), nil, 0)
+	if _, err := sys(sysListen, l, 128); err != nil {
+		return err
+	}
+	return sendFD(MountFD, 1, int(l))
 }

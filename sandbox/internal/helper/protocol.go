@@ -4,4 +4,4 @@ package helper
 
 // protocol identifies the sources of this package (a digest of its Go
 // files); see SameProtocol.
-var protocol = "7437ac4dfecc291e07207d0f98a10657"
+var protocol = "0a46e5c3edc55edf955ff11125ef5483"

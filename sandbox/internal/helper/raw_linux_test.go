@@ -40,6 +40,33 @@ func control() { syscall.ForkExec("/bin/true", nil, nil); closeFD(0) }`, 0)
 	}
 }
 
+// TestRunRaw holds the whole helper to raw system calls, from its start
+// to the command: once it is ready (Ready) the run counts its tasks into
+// the process limit, and a thread its runtime started after that, on a
+// call through syscall.Syscall that the kernel preempted under load, came
+// out of the command's allowance, or was refused by a limit the command
+// had filled and the helper died ("runtime/cgo: pthread_create failed").
+// The budget's tmpfs went to the supervisor by syscall.Sendmsg, and the
+// proxy's listener by Socket, Bind, Listen and Sendmsg. The control adds
+// such a call to a function run reaches.
+func TestRunRaw(t *testing.T) {
+	funcs := parsePackage(t)
+	if got := nonRaw(funcs, "run"); len(got) != 0 {
+		t.Errorf("run reaches %v; want only raw system calls", got)
+	}
+	fset := token.NewFileSet()
+	f, err := parser.ParseFile(fset, "control.go", `package helper
+import "syscall"
+func sendFD(sock int, tag byte, fd int) error { return syscall.Sendmsg(sock, []byte{tag}, syscall.UnixRights(fd), nil, 0) }`, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	funcs["sendFD"] = f.Decls[1].(*ast.FuncDecl)
+	if got := nonRaw(funcs, "run"); !slices.Equal(got, []string{"sendFD: syscall.Sendmsg"}) {
+		t.Errorf("control: run reaches %v; want the Sendmsg of the old sendFD", got)
+	}
+}
+
 // parsePackage returns the functions of the package's non-test files by
 // name.
 func parsePackage(t *testing.T) map[string]*ast.FuncDecl {
@@ -78,6 +105,11 @@ func nonRaw(funcs map[string]*ast.FuncDecl, root string) []string {
 	allowed := map[string]bool{
 		"RawSyscall": true, "RawSyscall6": true, "Exit": true,
 		"Errno": true, "WaitStatus": true, "BytePtrFromString": true,
+		// Pure: they build or parse bytes, or read the environment's copy.
+		"UnixRights": true, "CmsgSpace": true, "ParseSocketControlMessage": true,
+		"ParseUnixRights": true, "Getenv": true,
+		// Raw in package syscall (sysnb): prlimit64 and getpid.
+		"Setrlimit": true, "Getpid": true,
 	}
 	var found []string
 	seen := map[string]bool{root: true}

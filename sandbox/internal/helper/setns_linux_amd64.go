@@ -5,3 +5,11 @@ const sysSetns = 308
 
 // sysRecvmsg is recvmsg(2).
 const sysRecvmsg = 47
+
+// The socket calls the helper makes after it is ready.
+const (
+	sysSocket  = 41
+	sysSendmsg = 46
+	sysBind    = 49
+	sysListen  = 50
+)

@@ -9,3 +9,11 @@ const sysSetns = syscall.SYS_SETNS
 
 // sysRecvmsg is recvmsg(2).
 const sysRecvmsg = syscall.SYS_RECVMSG
+
+// The socket calls the helper makes after it is ready.
+const (
+	sysSocket  = syscall.SYS_SOCKET
+	sysSendmsg = syscall.SYS_SENDMSG
+	sysBind    = syscall.SYS_BIND
+	sysListen  = syscall.SYS_LISTEN
+)

@@ -203,6 +203,28 @@ func cwdArg() uintptr {
 	return uintptr(fd)
 }
 
+// sendFD sends the descriptor fd (SCM_RIGHTS) on the unix socket sock
+// with the one byte tag, raw: syscall.Sendmsg, told of a call the kernel
+// may preempt under load, lets the runtime start a thread after the run
+// counted the helper's tasks (see read).
+func sendFD(sock int, tag byte, fd int) error {
+	b := [1]byte{tag}
+	oob := syscall.UnixRights(fd)
+	iov := syscall.Iovec{Base: &b[0]}
+	iov.SetLen(1)
+	var msg syscall.Msghdr
+	msg.Iov = &iov
+	msg.Iovlen = 1
+	msg.Control = &oob[0]
+	msg.SetControllen(len(oob))
+	for {
+		_, err := sys(sysSendmsg, uintptr(sock), uintptr(unsafe.Pointer(&msg)), syscall.MSG_NOSIGNAL)
+		if err != syscall.EINTR {
+			return err
+		}
+	}
+}
+
 // recvFD receives one descriptor passed (SCM_RIGHTS) on the unix socket
 // fd, blocking until it comes; the message's byte is ignored.
 func recvFD(fd int) (int, error) {
