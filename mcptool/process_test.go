@@ -3,6 +3,7 @@ package mcptool_test
 import (
 	"io"
 	"os"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"testing/synctest"
@@ -56,4 +57,29 @@ func TestProcessCloseWhileItWrites(t *testing.T) {
 			t.Error("the process's write did not fail after Close")
 		}
 	})
+}
+
+// TestProcessEndedBeforeTheFirstWrite: a server that fails to start ends
+// its run, which closes its input, before the client has written
+// anything and without writing any output. The handshake's first write
+// then fails; the error says how the server ended (its Process.End),
+// not only "broken pipe". This raced before: the read side, which said
+// it, was not reached when the write failed first (a confined server
+// whose image was missing was reported as "write |1: broken pipe").
+func TestProcessEndedBeforeTheFirstWrite(t *testing.T) {
+	const why = "could not start in a container (it never runs unconfined): no such image"
+	tr := mcptool.ProcessTransport(`"gone"`, func(stdin *os.File, stdout io.WriteCloser) (*mcptool.Process, error) {
+		stdin.Close() // the run ended: nothing reads the server's input
+		done := make(chan struct{})
+		close(done)
+		return &mcptool.Process{Done: done, End: func() string { return why }, Kill: func() {}}, nil
+		// stdout stays open: the read side sees no end, only the write fails
+	})
+	_, err := mcptool.Connect(t.Context(), tr)
+	if err == nil {
+		t.Fatal("Connect to a server that ended succeeded")
+	}
+	if !strings.Contains(err.Error(), why) || !strings.Contains(err.Error(), `"gone"`) {
+		t.Errorf("Connect: %v\nwant it to name the server and say %q", err, why)
+	}
 }

@@ -58,6 +58,7 @@ type streamConn struct {
 	orphans    []jsonrpc.ID        // asked after the input ended: answered by drain
 	wake       chan struct{}       // cap 1: something drain waits for happened
 	skipped    int                 // lines skipped and logged
+	writeEnd   error               // how the server ended, when a write found it gone first (client only)
 
 	closeOnce sync.Once
 	closed    chan struct{}
@@ -149,6 +150,12 @@ func (c *streamConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 		case <-ctx.Done():
 			return nil, ctx.Err()
 		case <-c.closed:
+			c.mu.Lock()
+			err := c.writeEnd
+			c.mu.Unlock()
+			if err != nil {
+				return nil, err // the server ended before its input: how
+			}
 			return nil, io.EOF
 		case in = <-c.incoming:
 		}
@@ -317,6 +324,22 @@ func (c *streamConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 	_, err = c.w.Write(data)
 	c.writeMu.Unlock()
 	if !c.server {
+		if err != nil && c.ended != nil {
+			select {
+			case <-c.closed: // closed by us: the write error says enough
+			default:
+				// The server went away before its input did: say how it
+				// ended, as a read would, rather than only "broken pipe"
+				// (a server that fails at start closes its input before
+				// the client has read anything).
+				err = c.ended(err)
+				c.mu.Lock()
+				if c.writeEnd == nil {
+					c.writeEnd = err
+				}
+				c.mu.Unlock()
+			}
+		}
 		return err
 	}
 	if resp, ok := msg.(*jsonrpc.Response); ok {
