@@ -178,22 +178,17 @@ func readBody(r *http.Request) ([]byte, bool) {
 	return body, err == nil && len(body) <= maxPeekBytes
 }
 
-// parseDirectCall parses body as a 2026-07-28 tools/call request the
-// direct path handles: exactly the members jsonrpc "2.0", an integer or
-// string id, method "tools/call" and params, whose members are name,
-// arguments (an object) and _meta, whose members are the protocol
-// version, the client's capabilities (an object) and optionally its
-// implementation. Keys match exactly and may not repeat; anything else is
-// left to go-sdk.
-func parseDirectCall(body []byte) (directCall, bool) {
-	var c directCall
-	var version, method, params, meta, info, pv []byte
-	ok := members(body, func(key string, v []byte) bool {
+// parseCallEnvelope parses body as a JSON-RPC tools/call request made of
+// exactly the members jsonrpc "2.0", an integer or string id, method
+// "tools/call" and params, each once, and returns its id and params.
+func parseCallEnvelope(body []byte) (id, params []byte, ok bool) {
+	var version, method []byte
+	ok = members(body, func(key string, v []byte) bool {
 		switch key {
 		case "jsonrpc":
 			version = v
 		case "id":
-			c.id = v
+			id = v
 		case "method":
 			method = v
 		case "params":
@@ -203,7 +198,24 @@ func parseDirectCall(body []byte) (directCall, bool) {
 		}
 		return true
 	})
-	if !ok || string(version) != `"2.0"` || string(method) != `"tools/call"` || !validID(c.id) || params == nil {
+	if !ok || string(version) != `"2.0"` || string(method) != `"tools/call"` || !validID(id) || params == nil {
+		return nil, nil, false
+	}
+	return id, params, true
+}
+
+// parseDirectCall parses body as a 2026-07-28 tools/call request the
+// direct path handles: exactly the members jsonrpc "2.0", an integer or
+// string id, method "tools/call" and params, whose members are name,
+// arguments (an object) and _meta, whose members are the protocol
+// version, the client's capabilities (an object) and optionally its
+// implementation. Keys match exactly and may not repeat; anything else is
+// left to go-sdk.
+func parseDirectCall(body []byte) (directCall, bool) {
+	var c directCall
+	var params, meta, info, pv []byte
+	var ok bool
+	if c.id, params, ok = parseCallEnvelope(body); !ok {
 		return c, false
 	}
 	var name []byte

@@ -251,23 +251,9 @@ func parseCancellation(body []byte) ([]byte, bool) {
 // repeat; anything else is left to go-sdk.
 func parseSessionCall(body []byte) (sessionCall, bool) {
 	var c sessionCall
-	var version, method, params, name []byte
-	ok := members(body, func(key string, v []byte) bool {
-		switch key {
-		case "jsonrpc":
-			version = v
-		case "id":
-			c.id = v
-		case "method":
-			method = v
-		case "params":
-			params = v
-		default:
-			return false
-		}
-		return true
-	})
-	if !ok || string(version) != `"2.0"` || string(method) != `"tools/call"` || !validID(c.id) || params == nil {
+	var params, name []byte
+	var ok bool
+	if c.id, params, ok = parseCallEnvelope(body); !ok {
 		return c, false
 	}
 	ok = members(params, func(key string, v []byte) bool {
