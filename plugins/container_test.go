@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"log/slog"
 	"net"
-	"net/netip"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -160,18 +159,7 @@ func TestContainerServerNetwork(t *testing.T) {
 	if got := fetch("fetch", "http://listed.test/", false); got != "status 200: listed" {
 		t.Errorf("after the refusals, the listed host: %q", got)
 	}
-	for name, want := range map[string]int64{"listed": 2, "unlisted": 0, "trap": 0} {
-		if n := f.hits[name].Load(); n != want {
-			t.Errorf("the %s server got %d requests, want %d", name, n, want)
-		}
-	}
-	f.mu.Lock()
-	for _, a := range f.dialed {
-		if a != netip.AddrPortFrom(netListedIP, 80) {
-			t.Errorf("the proxy dialed %s", a)
-		}
-	}
-	f.mu.Unlock()
+	f.reachedListedOnly(t, 2)
 	st := status("evil")
 	if st.State != Ready || st.Confinement != ConfinedContainer || st.Image != testImage || st.Network != "allow" || st.Tools != 4 { // attempts, fetch, files, getenv
 		t.Errorf("status: %+v", st)

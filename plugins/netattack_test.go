@@ -47,6 +47,25 @@ var (
 	netUnlistedIP = netip.MustParseAddr("203.0.113.20")
 )
 
+// reachedListedOnly checks the host side of a run of the network rows:
+// the listed server got listed requests, the unlisted and trap servers
+// none, and the proxy dialed the listed address alone.
+func (f *netFixture) reachedListedOnly(t *testing.T, listed int64) {
+	t.Helper()
+	for name, want := range map[string]int64{"listed": listed, "unlisted": 0, "trap": 0} {
+		if n := f.hits[name].Load(); n != want {
+			t.Errorf("the %s server got %d requests, want %d", name, n, want)
+		}
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for _, a := range f.dialed {
+		if a != netip.AddrPortFrom(netListedIP, 80) {
+			t.Errorf("the proxy dialed %s", a)
+		}
+	}
+}
+
 func newNetFixture(t *testing.T) *netFixture {
 	f := &netFixture{hits: map[string]*atomic.Int64{"listed": {}, "unlisted": {}, "trap": {}}, resolved: map[string]int{}}
 	serve := func(name string) *httptest.Server {
@@ -214,18 +233,7 @@ func TestConfinedServerNetwork(t *testing.T) {
 	}
 
 	// Host side.
-	for name, want := range map[string]int64{"listed": 2, "unlisted": 0, "trap": 0} {
-		if n := f.hits[name].Load(); n != want {
-			t.Errorf("the %s server got %d requests, want %d", name, n, want)
-		}
-	}
-	f.mu.Lock()
-	for _, a := range f.dialed {
-		if a != netip.AddrPortFrom(netListedIP, 80) {
-			t.Errorf("the proxy dialed %s", a)
-		}
-	}
-	f.mu.Unlock()
+	f.reachedListedOnly(t, 2)
 	var st Status
 	for _, s := range h.Status() {
 		if s.Name == "evil" {
@@ -344,17 +352,8 @@ func TestConfinedServerRebinding(t *testing.T) {
 	}
 
 	// Host side, before the control.
-	for name, want := range map[string]int64{"listed": 5, "unlisted": 0, "trap": 0} {
-		if n := f.hits[name].Load(); n != want {
-			t.Errorf("the %s server got %d requests, want %d", name, n, want)
-		}
-	}
+	f.reachedListedOnly(t, 5)
 	f.mu.Lock()
-	for _, a := range f.dialed {
-		if a != netip.AddrPortFrom(netListedIP, 80) {
-			t.Errorf("the proxy dialed %s", a)
-		}
-	}
 	for name, want := range map[string]int{"rebind.test": 3, "rebindmeta.test": 2, "mixed.test": 1} {
 		if n := f.resolved[name]; n != want {
 			t.Errorf("%s was looked up %d times for %d connections", name, n, want)
