@@ -121,27 +121,28 @@ func decodePlain(data []byte, res *tool.Result) bool {
 		return len(skipSpace(d[1:])) == 0
 	}
 	for {
-		var key string
-		var ok bool
-		if key, d, ok = plainString(d); !ok {
+		// The key stays bytes: only its value, when it is kept, is made a
+		// string (one allocation per call saved on every result).
+		key, rest, ok := plainBytes(d)
+		if !ok {
 			return false
 		}
-		d = skipSpace(d)
+		d = skipSpace(rest)
 		if len(d) == 0 || d[0] != ':' {
 			return false
 		}
 		d = skipSpace(d[1:])
-		switch key {
+		switch string(key) {
 		case "output", "error", "kind":
-			var v string
-			if v, d, ok = plainString(d); !ok {
+			var v []byte
+			if v, d, ok = plainBytes(d); !ok {
 				return false
 			}
-			switch key {
+			switch string(key) {
 			case "output":
-				res.Output = v
+				res.Output = string(v)
 			case "error":
-				res.Error = v
+				res.Error = string(v)
 			default:
 				res.Kind = tool.ErrorKind(v)
 			}
@@ -184,27 +185,27 @@ func decodePlain(data []byte, res *tool.Result) bool {
 	}
 }
 
-// plainString reads a JSON string at the start of d that holds no
-// escape, no control character and only valid UTF-8, and returns it and
-// what follows.
-func plainString(d []byte) (s string, rest []byte, ok bool) {
+// plainBytes reads a JSON string at the start of d that holds no
+// escape, no control character and only valid UTF-8, and returns its
+// bytes (a part of d) and what follows.
+func plainBytes(d []byte) (s, rest []byte, ok bool) {
 	if len(d) == 0 || d[0] != '"' {
-		return "", d, false
+		return nil, d, false
 	}
 	end := bytes.IndexByte(d[1:], '"')
 	if end < 0 {
-		return "", d, false
+		return nil, d, false
 	}
 	v := d[1 : 1+end]
 	for _, c := range v {
 		if c < 0x20 || c == '\\' {
-			return "", d, false
+			return nil, d, false
 		}
 	}
 	if !utf8.Valid(v) {
-		return "", d, false
+		return nil, d, false
 	}
-	return string(v), d[2+end:], true
+	return v, d[2+end:], true
 }
 
 // skipSpace skips JSON white space.

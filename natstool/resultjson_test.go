@@ -120,3 +120,18 @@ func TestDecodeResultAgreesWithJSON(t *testing.T) {
 		checkDecode(t, []byte(doc))
 	}
 }
+
+// TestDecodeResultAllocs checks that decoding the commonest result, one
+// plain output, makes only the output's string: the keys are compared as
+// bytes.
+func TestDecodeResultAllocs(t *testing.T) {
+	data := []byte(`{"output":"42","kind":"tool_error"}`)
+	var res tool.Result
+	if n := testing.AllocsPerRun(100, func() {
+		if err := decodeResult(data, &res); err != nil || res.Output != "42" || res.Kind != tool.KindToolError {
+			t.Fatalf("%v %+v", err, res)
+		}
+	}); n != 2 {
+		t.Errorf("decodeResult allocated %v times, want 2 (the output and the kind)", n)
+	}
+}

@@ -9,104 +9,27 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/miniopenclaw/tool/policy"
+	"github.com/miniopenclaw/tool/policy/approvaltest"
 )
 
-var t0 = time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
-
-// record returns a pending record for digest, made at t0, valid a minute.
-func record(id, digest string) policy.ApprovalRecord {
-	return policy.ApprovalRecord{
-		ID: id, Principal: "bob", Tool: "kv", Digest: digest, Preview: `{"op":"delete"}`,
-		Policies: []string{"ask"}, Reason: "deletes need a person", Created: t0, Expires: t0.Add(time.Minute), TTL: time.Minute,
-	}
-}
-
-func id(n int) string { return fmt.Sprintf("%024x", n) }
+// The record, id and time of approvaltest, which checks every store's
+// contract (TestApprovalStores); the tests here check what is the file
+// store's own.
+var (
+	t0     = approvaltest.T0
+	record = approvaltest.Record
+	id     = approvaltest.ID
+)
 
 // stores returns each kind of store, fresh.
 func stores(t *testing.T) map[string]func() policy.ApprovalStore {
 	return map[string]func() policy.ApprovalStore{
 		"memory": func() policy.ApprovalStore { return policy.NewMemoryApprovalStore() },
 		"file":   func() policy.ApprovalStore { return &policy.FileApprovalStore{Dir: t.TempDir()} },
-	}
-}
-
-// TestApprovalStoreContract: both stores answer a request once, use the
-// answer once, for its digest only, and refuse forged, malformed and
-// expired ids.
-func TestApprovalStoreContract(t *testing.T) {
-	ctx := context.Background()
-	for name, mk := range stores(t) {
-		t.Run(name, func(t *testing.T) {
-			s := mk()
-			r, err := s.Put(ctx, record(id(1), "d1"), t0)
-			if err != nil || r.ID != id(1) || r.State != policy.ApprovalPending {
-				t.Fatalf("Put = %+v, %v", r, err)
-			}
-			// The same call again while it waits: the same request.
-			if r, err := s.Put(ctx, record(id(2), "d1"), t0); err != nil || r.ID != id(1) {
-				t.Errorf("second Put for the digest = %s, %v; want %s", r.ID, err, id(1))
-			}
-			if p, err := s.Pending(ctx, t0); err != nil || len(p) != 1 || p[0].ID != id(1) {
-				t.Errorf("Pending = %+v, %v", p, err)
-			}
-			// Nothing to use before an answer.
-			if _, ok, err := s.Consume(ctx, "d1", t0); ok || err != nil {
-				t.Errorf("Consume before the answer = %v, %v", ok, err)
-			}
-			for _, bad := range []string{id(99), "../../etc/passwd", "", strings.Repeat("A", 24), id(1) + "0"} {
-				if _, err := s.Get(ctx, bad, t0); !errors.Is(err, policy.ErrUnknownApproval) {
-					t.Errorf("Get(%q) = %v, want ErrUnknownApproval", bad, err)
-				}
-				if _, err := s.Answer(ctx, bad, policy.ApprovalAnswer{Approved: true, By: "ann"}, t0); !errors.Is(err, policy.ErrUnknownApproval) {
-					t.Errorf("Answer(%q) = %v, want ErrUnknownApproval", bad, err)
-				}
-			}
-			at := t0.Add(30 * time.Second)
-			r, err = s.Answer(ctx, id(1), policy.ApprovalAnswer{Approved: true, By: "ann", Note: "ok"}, at)
-			if err != nil || r.State != policy.ApprovalApproved || r.AnsweredBy != "ann" || !r.Expires.Equal(at.Add(time.Minute)) {
-				t.Fatalf("Answer = %+v, %v", r, err)
-			}
-			if _, err := s.Answer(ctx, id(1), policy.ApprovalAnswer{By: "cid"}, at); !errors.Is(err, policy.ErrApprovalAnswered) {
-				t.Errorf("second Answer = %v, want ErrApprovalAnswered", err)
-			}
-			if p, _ := s.Pending(ctx, at); len(p) != 0 {
-				t.Errorf("answered request still pending: %+v", p)
-			}
-			// Another digest cannot use it.
-			if _, ok, _ := s.Consume(ctx, "d2", at); ok {
-				t.Error("another digest used the answer")
-			}
-			if r, ok, err := s.Consume(ctx, "d1", at); !ok || err != nil || r.State != policy.ApprovalApproved || r.Used.IsZero() {
-				t.Fatalf("Consume = %+v, %v, %v", r, ok, err)
-			}
-			if _, ok, _ := s.Consume(ctx, "d1", at); ok {
-				t.Error("the answer was used twice")
-			}
-
-			// Expiry: a request answered late, an answer used late.
-			if _, err := s.Put(ctx, record(id(3), "d3"), t0); err != nil {
-				t.Fatal(err)
-			}
-			late := t0.Add(time.Minute)
-			if _, err := s.Answer(ctx, id(3), policy.ApprovalAnswer{Approved: true, By: "ann"}, late); err == nil {
-				t.Error("an expired request was answered")
-			}
-			if _, err := s.Put(ctx, record(id(4), "d4"), t0); err != nil {
-				t.Fatal(err)
-			}
-			if _, err := s.Answer(ctx, id(4), policy.ApprovalAnswer{Approved: true, By: "ann"}, t0); err != nil {
-				t.Fatal(err)
-			}
-			if _, ok, _ := s.Consume(ctx, "d4", t0.Add(time.Minute)); ok {
-				t.Error("an expired answer was used")
-			}
-		})
 	}
 }
 
@@ -213,49 +136,6 @@ func TestFileApprovalStoreSharedOnce(t *testing.T) {
 	// A used record still tells who answered.
 	if r, err := b.Get(ctx, id(1), t0); err != nil || r.AnsweredBy != "ann" || r.Used.IsZero() {
 		t.Errorf("Get of the used record = %+v, %v", r, err)
-	}
-}
-
-// TestFileApprovalStoreRaces: approvers racing on one request through two
-// stores end with one answer; callers racing to use one answer use it
-// once.
-func TestFileApprovalStoreRaces(t *testing.T) {
-	ctx := context.Background()
-	dir := t.TempDir()
-	two := []*policy.FileApprovalStore{{Dir: dir}, {Dir: dir}}
-	if _, err := two[0].Put(ctx, record(id(1), "d1"), t0); err != nil {
-		t.Fatal(err)
-	}
-	const n = 8
-	var answered, used atomic.Int64
-	var wg sync.WaitGroup
-	for i := range n {
-		wg.Go(func() {
-			r, err := two[i%2].Answer(ctx, id(1), policy.ApprovalAnswer{Approved: i%2 == 0, By: fmt.Sprint("approver", i)}, t0)
-			switch {
-			case err == nil:
-				answered.Add(1)
-			case !errors.Is(err, policy.ErrApprovalAnswered) || r.State == policy.ApprovalPending:
-				t.Errorf("approver %d: %v (%+v)", i, err, r)
-			}
-		})
-	}
-	wg.Wait()
-	if answered.Load() != 1 {
-		t.Fatalf("%d answers, want 1", answered.Load())
-	}
-	for i := range n {
-		wg.Go(func() {
-			if _, ok, err := two[i%2].Consume(ctx, "d1", t0); err != nil {
-				t.Error(err)
-			} else if ok {
-				used.Add(1)
-			}
-		})
-	}
-	wg.Wait()
-	if used.Load() != 1 {
-		t.Errorf("the answer was used %d times, want 1", used.Load())
 	}
 }
 

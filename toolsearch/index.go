@@ -187,6 +187,14 @@ type Options struct {
 	// so there is no default: zero keeps every tool the semantic ranking
 	// finds, and the fused path then never answers "nothing fits".
 	MinSimilarity float64
+	// SemanticWeight, when positive, fuses the two rankings linearly
+	// instead of by reciprocal rank fusion: a tool scores its BM25 score
+	// over the best BM25 score of the search, plus SemanticWeight times
+	// its cosine similarity. A weak semantic ranker (such as
+	// [WordVectors], for which [WordVectorsSemanticWeight] was chosen)
+	// then corrects BM25's order without overturning it. Zero means
+	// reciprocal rank fusion.
+	SemanticWeight float64
 }
 
 // An Index finds the tools of a registry by query. It is safe for
@@ -196,6 +204,7 @@ type Index struct {
 	stop    func()
 	minConf float64
 	minSim  float64
+	semW    float64 // Options.SemanticWeight
 	rank    ranking
 	vec     *vectors // nil without an Embedder
 
@@ -247,7 +256,7 @@ func newIndex(r *tool.Registry, o Options, rk ranking) *Index {
 	if minConf == 0 {
 		minConf = DefaultMinConfidence
 	}
-	ix := &Index{reg: r, rank: rk, minConf: minConf, minSim: o.MinSimilarity, termIDs: make(map[string]uint32), byName: make(map[string]uint32)}
+	ix := &Index{reg: r, rank: rk, minConf: minConf, minSim: o.MinSimilarity, semW: o.SemanticWeight, termIDs: make(map[string]uint32), byName: make(map[string]uint32)}
 	if o.Embedder != nil {
 		timeout := o.EmbedTimeout
 		if timeout <= 0 {
@@ -288,7 +297,7 @@ func (ix *Index) refresh(name string) {
 	}
 	d, tf := analyze(t, &ix.rank)
 	if ix.vec != nil {
-		d.embedText = embedText(&d)
+		d.embedText = embedText(&d, ix.vec.emb)
 		d.embedID = ix.vec.digest(d.embedText)
 	}
 	ix.mu.Lock()

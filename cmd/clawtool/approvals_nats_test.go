@@ -24,6 +24,47 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
+// startNATSServer runs clawtool nats-server on a loopback port, with
+// JetStream keeping its files under jsDir (none when jsDir is ""), and
+// returns the process and its client URL. It ends with the test.
+func startNATSServer(t *testing.T, jsDir string) (*proc, string) {
+	t.Helper()
+	args := []string{"nats-server", "--addr", "127.0.0.1:0"}
+	if jsDir != "" {
+		args = append(args, "--jetstream", jsDir)
+	}
+	p, line := startCLI(t, "NATS server at", nil, args...)
+	return p, line[strings.Index(line, "nats://"):]
+}
+
+// writeAskPolicy writes dir/name.cedar, a policy under which every call
+// of toolName asks a person, for reason, and a lead may approve it, and
+// returns the file's path.
+func writeAskPolicy(t *testing.T, dir, name, toolName, reason string) string {
+	t.Helper()
+	pol := filepath.Join(dir, name+".cedar")
+	src := fmt.Sprintf(`
+@id(%[1]q) @reason(%[2]q) @effect("ask")
+permit (principal, action == Action::"call", resource == Tool::%[3]q);
+@id("leads-approve")
+permit (principal in Role::"lead", action == Action::"approve", resource == Tool::%[3]q);
+`, name+"-ask", reason, toolName)
+	if err := os.WriteFile(pol, []byte(src), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return pol
+}
+
+// runCLI runs clawtool with args in this process, for wait at most, and
+// returns its exit code, standard output and standard error.
+func runCLI(args ...string) (int, string, string) {
+	var out, errOut bytes.Buffer
+	ctx, cancel := context.WithTimeout(context.Background(), wait)
+	defer cancel()
+	code := run(ctx, args, nil, &out, &errOut)
+	return code, out.String(), errOut.String()
+}
+
 // TestProcessApprovalOverNATS: two worker processes decide calls by one
 // policy and keep their approval requests in the NATS bucket. A call
 // through them asks; the asker cannot approve it; clawtool approvals
@@ -32,15 +73,8 @@ import (
 // each time it runs), and made a third time asks again.
 func TestProcessApprovalOverNATS(t *testing.T) {
 	tmp := t.TempDir()
-	_, line := startCLI(t, "NATS server at", nil, "nats-server", "--addr", "127.0.0.1:0", "--jetstream", filepath.Join(tmp, "js"))
-	url := line[strings.Index(line, "nats://"):]
-	pol := filepath.Join(tmp, "edits.cedar")
-	os.WriteFile(pol, []byte(`
-@id("edits-ask") @reason("editing needs a person") @effect("ask")
-permit (principal, action == Action::"call", resource == Tool::"edit_file");
-@id("leads-approve")
-permit (principal in Role::"lead", action == Action::"approve", resource == Tool::"edit_file");
-`), 0o600)
+	_, url := startNATSServer(t, filepath.Join(tmp, "js"))
+	pol := writeAskPolicy(t, tmp, "edits", "edit_file", "editing needs a person")
 	ws := filepath.Join(tmp, "ws")
 	os.Mkdir(ws, 0o700)
 	counter := filepath.Join(ws, "count")
@@ -52,13 +86,6 @@ permit (principal in Role::"lead", action == Action::"approve", resource == Tool
 			"worker", "--nats", url, "--policy", pol, "--workspace", ws, "--name", "edits")
 	}
 	t.Setenv("XDG_STATE_HOME", filepath.Join(tmp, "state", "cli"))
-	cli := func(args ...string) (int, string, string) {
-		var out, errOut bytes.Buffer
-		ctx, cancel := context.WithTimeout(context.Background(), wait)
-		defer cancel()
-		code := run(ctx, args, nil, &out, &errOut)
-		return code, out.String(), errOut.String()
-	}
 	edit := []string{"call", "--nats", url, "--as", "bob", "edit_file", `{"path":"count","old":"|","new":"x|"}`}
 	askedFor := func(out string) string {
 		t.Helper()
@@ -78,26 +105,26 @@ permit (principal in Role::"lead", action == Action::"approve", resource == Tool
 	}
 	var id string
 	until(t, "both workers to serve edit_file", func() bool {
-		code, out, _ := cli(edit...)
+		code, out, _ := runCLI(edit...)
 		if code == exitOK || !strings.Contains(out, "approval_request") {
 			return false
 		}
 		id = askedFor(out)
 		return true
 	})
-	if code, out, errOut := cli("approvals", "list", "--nats", url); code != exitOK || !strings.Contains(out, id) || !strings.Contains(out, "bob calls edit_file") || !strings.Contains(out, "editing needs a person") {
+	if code, out, errOut := runCLI("approvals", "list", "--nats", url); code != exitOK || !strings.Contains(out, id) || !strings.Contains(out, "bob calls edit_file") || !strings.Contains(out, "editing needs a person") {
 		t.Fatalf("approvals list --nats: exit %d\n%s%s", code, out, errOut)
 	}
-	if code, _, errOut := cli("approvals", "approve", id, "--nats", url, "--policy", pol, "--as", "bob:lead"); code != exitToolError || !strings.Contains(errOut, "not permitted") {
+	if code, _, errOut := runCLI("approvals", "approve", id, "--nats", url, "--policy", pol, "--as", "bob:lead"); code != exitToolError || !strings.Contains(errOut, "not permitted") {
 		t.Errorf("bob approving his own call: exit %d: %s", code, errOut)
 	}
-	if code, out, errOut := cli("approvals", "approve", id, "--nats", url, "--policy", pol, "--as", "ann:lead", "--note", "once"); code != exitOK || !strings.Contains(out, "approved "+id) {
+	if code, out, errOut := runCLI("approvals", "approve", id, "--nats", url, "--policy", pol, "--as", "ann:lead", "--note", "once"); code != exitOK || !strings.Contains(out, "approved "+id) {
 		t.Fatalf("approvals approve --nats: exit %d\n%s%s", code, out, errOut)
 	}
-	if code, out, errOut := cli(edit...); code != exitOK {
+	if code, out, errOut := runCLI(edit...); code != exitOK {
 		t.Fatalf("the approved call: exit %d\n%s%s", code, out, errOut)
 	}
-	code, out, _ := cli(edit...)
+	code, out, _ := runCLI(edit...)
 	if again := askedFor(out); code == exitOK || again == id {
 		t.Errorf("the call made a third time: exit %d, request %s (the used one was %s)", code, again, id)
 	}
@@ -174,8 +201,7 @@ func TestApprovalsNATSUnreachable(t *testing.T) {
 		t.Errorf("approvals list --nats (nothing there): exit %d: %s", code, errOut.String())
 	}
 
-	_, line := startCLI(t, "NATS server at", nil, "nats-server", "--addr", "127.0.0.1:0") // no --jetstream
-	url := line[strings.Index(line, "nats://"):]
+	_, url := startNATSServer(t, "") // no JetStream
 	out.Reset()
 	errOut.Reset()
 	if code := run(t.Context(), []string{"approvals", "list", "--nats", url}, nil, &out, &errOut); code != exitToolError || !strings.Contains(errOut.String(), "needs JetStream") {
@@ -257,8 +283,7 @@ func TestServeStdioApprovalNamesCommand(t *testing.T) {
 // one answer is kept, the others are told it was already answered.
 func TestProcessApproversRace(t *testing.T) {
 	tmp := t.TempDir()
-	_, line := startCLI(t, "NATS server at", nil, "nats-server", "--addr", "127.0.0.1:0", "--jetstream", filepath.Join(tmp, "js"))
-	url := line[strings.Index(line, "nats://"):]
+	_, url := startNATSServer(t, filepath.Join(tmp, "js"))
 	nc, err := nats.Connect(url)
 	if err != nil {
 		t.Fatal(err)

@@ -234,8 +234,7 @@ func holdCalls(local *tool.Registry, n int, gate string, bound time.Duration) <-
 // with SIGKILL mid-call, then the server killed and restarted.
 func TestProcessesSurviveFailures(t *testing.T) {
 	tmp := t.TempDir()
-	natsProc, line := startCLI(t, "NATS server at", nil, "nats-server", "--addr", "127.0.0.1:0")
-	url := line[strings.Index(line, "nats://"):]
+	natsProc, url := startNATSServer(t, "")
 	addr := strings.TrimPrefix(url, "nats://")
 
 	// Each worker serves the built-ins and remote_wait, a tool of the
@@ -360,8 +359,7 @@ func TestProcessesSurviveFailures(t *testing.T) {
 // completed once.
 func TestProcessJobSurvivesWorkerKill(t *testing.T) {
 	tmp := t.TempDir()
-	natsProc, line := startCLI(t, "NATS server at", nil, "nats-server", "--addr", "127.0.0.1:0", "--jetstream", filepath.Join(tmp, "js"))
-	url := line[strings.Index(line, "nats://"):]
+	natsProc, url := startNATSServer(t, filepath.Join(tmp, "js"))
 	mcpServer := "env -u " + asCLIEnv + " " + strings.TrimPrefix(remoteServer(t), "env ")
 	worker := func() *proc {
 		w, _ := startCLI(t, "serving", nil, "worker", "--nats", url, "--jobs", "--jobs-ack-wait", "1s", "--mcp", mcpServer)

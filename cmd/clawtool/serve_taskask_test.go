@@ -2,10 +2,8 @@ package main
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"net/http"
-	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -61,26 +59,12 @@ func taskRPC(t *testing.T, url, method, name string, params map[string]any) (res
 // afterwards is refused as for a task not waiting.
 func TestServeNATSTaskAskInApprovals(t *testing.T) {
 	tmp := t.TempDir()
-	_, line := startCLI(t, "NATS server at", nil, "nats-server", "--addr", "127.0.0.1:0", "--jetstream", filepath.Join(tmp, "js"))
-	nurl := line[strings.Index(line, "nats://"):]
-	pol := filepath.Join(tmp, "wait.cedar")
-	os.WriteFile(pol, []byte(`
-@id("wait-asks") @reason("waiting needs a person") @effect("ask")
-permit (principal, action == Action::"call", resource == Tool::"wait");
-@id("leads-approve")
-permit (principal in Role::"lead", action == Action::"approve", resource == Tool::"wait");
-`), 0o600)
-	_, line = startCLI(t, "serving MCP at", []string{"XDG_STATE_HOME=" + filepath.Join(tmp, "state", "serve")},
+	_, nurl := startNATSServer(t, filepath.Join(tmp, "js"))
+	pol := writeAskPolicy(t, tmp, "wait", "wait", "waiting needs a person")
+	_, line := startCLI(t, "serving MCP at", []string{"XDG_STATE_HOME=" + filepath.Join(tmp, "state", "serve")},
 		"serve", "--http", "127.0.0.1:0", "--nats", nurl, "--policy", pol, "--as", "bob", "--approve-by-client")
 	url := line[strings.Index(line, "http://"):]
 	t.Setenv("XDG_STATE_HOME", filepath.Join(tmp, "state", "cli"))
-	cli := func(args ...string) (int, string, string) {
-		var out, errOut bytes.Buffer
-		ctx, cancel := context.WithTimeout(context.Background(), wait)
-		defer cancel()
-		code := run(ctx, args, nil, &out, &errOut)
-		return code, out.String(), errOut.String()
-	}
 
 	res, code, msg := taskRPC(t, url, "tools/call", "wait", map[string]any{"name": "wait", "arguments": map[string]any{"seconds": 0}})
 	var ct struct {
@@ -112,12 +96,12 @@ permit (principal in Role::"lead", action == Action::"approve", resource == Tool
 	if d.InputRequests["clawtool_approval"] == nil {
 		t.Fatalf("the question: %+v", d)
 	}
-	code, out, errOut := cli("approvals", "list", "--nats", nurl)
+	code, out, errOut := runCLI("approvals", "list", "--nats", nurl)
 	id := regexp.MustCompile(`[0-9a-f]{24}`).FindString(out)
 	if code != exitOK || id == "" || !strings.Contains(out, "bob calls wait") || !strings.Contains(out, "waiting needs a person") {
 		t.Fatalf("approvals list --nats: exit %d\n%s%s", code, out, errOut)
 	}
-	if code, out, errOut := cli("approvals", "approve", id, "--nats", nurl, "--policy", pol, "--as", "ann:lead"); code != exitOK || !strings.Contains(out, "approved "+id) {
+	if code, out, errOut := runCLI("approvals", "approve", id, "--nats", nurl, "--policy", pol, "--as", "ann:lead"); code != exitOK || !strings.Contains(out, "approved "+id) {
 		t.Fatalf("approvals approve --nats: exit %d\n%s%s", code, out, errOut)
 	}
 	until(t, "the task completes", func() bool {
@@ -131,7 +115,7 @@ permit (principal in Role::"lead", action == Action::"approve", resource == Tool
 		"inputResponses": map[string]any{"clawtool_approval": map[string]any{"action": "accept", "content": map[string]any{"approve": false}}}}); code != -32602 {
 		t.Errorf("the client's later answer: %d %s, want -32602", code, msg)
 	}
-	if code, out, _ := cli("approvals", "list", "--nats", nurl); code != exitOK || strings.Contains(out, id) {
+	if code, out, _ := runCLI("approvals", "list", "--nats", nurl); code != exitOK || strings.Contains(out, id) {
 		t.Errorf("approvals list after: exit %d\n%s", code, out)
 	}
 }

@@ -325,6 +325,12 @@ func SkipValue(data []byte, i, depth, maxDepth int) (next int, err error) {
 		if i < len(data) && data[i] == '}' {
 			return i + 1, nil
 		}
+		// The keys seen so far: the first few in an array on the stack,
+		// compared one by one, and only a larger object's in a map, so
+		// that skipping the small objects of a usual request allocates
+		// nothing.
+		var firstArray [8][]byte
+		first := firstArray[:0]
 		var seen map[string]struct{}
 		var buf []byte
 		for {
@@ -340,13 +346,27 @@ func SkipValue(data []byte, i, depth, maxDepth int) (next int, err error) {
 			if key, i, err = ReadString(data, i, buf); err != nil {
 				return i, err
 			}
-			if seen == nil {
-				seen = make(map[string]struct{})
+			dup := false
+			for _, k := range first {
+				dup = dup || string(k) == string(key)
 			}
-			if _, dup := seen[string(key)]; dup {
+			if _, inMap := seen[string(key)]; dup || inMap {
 				return keyAt, errAt(keyAt, "duplicate key %q", ShortKey(key))
 			}
-			seen[string(key)] = struct{}{}
+			switch {
+			case len(first) < cap(first):
+				// key stays valid: it is a part of data or, escaped,
+				// a copy of its own (buf is nil).
+				first = append(first, key)
+			case seen == nil:
+				seen = make(map[string]struct{}, 2*len(first))
+				for _, k := range first {
+					seen[string(k)] = struct{}{}
+				}
+				fallthrough
+			default:
+				seen[string(key)] = struct{}{}
+			}
 			i = SkipSpace(data, i)
 			if i >= len(data) {
 				return i, UnexpectedEnd(i)

@@ -66,6 +66,14 @@ func TestSkipValue(t *testing.T) {
 		{`{"a":[1,{"b":null}],"c":"d"}`, ""},
 		{`{"a":1,"a":2}`, `duplicate key "a"`},
 		{`{"a":{"b":1,"b":2}}`, `duplicate key "b"`},
+		{`{"a":1,"\u0061":2}`, `duplicate key "a"`},
+		{`{"\u0061":1,"b":2,"a":2}`, `duplicate key "a"`},
+		// Past the first eight keys, which are kept apart from the rest.
+		{`{"k1":1,"k2":2,"k3":3,"k4":4,"k5":5,"k6":6,"k7":7,"k8":8,"k9":9,"k10":10}`, ""},
+		{`{"k1":1,"k2":2,"k3":3,"k4":4,"k5":5,"k6":6,"k7":7,"k8":8,"k9":9,"k1":10}`, `duplicate key "k1"`},
+		{`{"k1":1,"k2":2,"k3":3,"k4":4,"k5":5,"k6":6,"k7":7,"k8":8,"k9":9,"k8":10}`, `duplicate key "k8"`},
+		{`{"k1":1,"k2":2,"k3":3,"k4":4,"k5":5,"k6":6,"k7":7,"k8":8,"k9":9,"k10":10,"k9":11}`, `duplicate key "k9"`},
+		{`{"k1":1,"k2":2,"k3":3,"k4":4,"k5":5,"k6":6,"k7":7,"k8":8,"k9":9,"k10":10,"\u006b10":11}`, `duplicate key "k10"`},
 		{strings.Repeat("[", 65) + strings.Repeat("]", 65), "nested too deeply (more than 64 levels)"},
 		{strings.Repeat("[", 64) + strings.Repeat("]", 64), ""},
 		{`[1,]`, "invalid character ']', expected a value"},
@@ -77,6 +85,19 @@ func TestSkipValue(t *testing.T) {
 		if (tt.err == "") != (err == nil) || err != nil && !strings.Contains(err.Error(), tt.err) {
 			t.Errorf("SkipValue(%.30q) error = %v, want %q", tt.in, err, tt.err)
 		}
+	}
+}
+
+// TestSkipValueAllocs checks that skipping an object of a few keys, the
+// members of a usual request, allocates nothing.
+func TestSkipValueAllocs(t *testing.T) {
+	data := []byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"calc","arguments":{"expression":"2+3"}}}`)
+	if n := testing.AllocsPerRun(100, func() {
+		if _, err := SkipValue(data, 0, 0, 64); err != nil {
+			t.Fatal(err)
+		}
+	}); n != 0 {
+		t.Errorf("SkipValue allocated %v times, want 0", n)
 	}
 }
 
