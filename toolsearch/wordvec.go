@@ -248,16 +248,19 @@ func loadCompact(path, digest string) (*WordVectors, error) {
 	return wv, nil
 }
 
+// readAllFrom reads f from its start, in one buffer of its size: the
+// heap holds the table once, not the copies a growing buffer leaves.
 func readAllFrom(f *os.File, path string) ([]byte, error) {
-	if _, err := f.Seek(0, io.SeekStart); err != nil {
-		return nil, fmt.Errorf("toolsearch: word vectors: %w", err)
-	}
-	data, err := io.ReadAll(io.LimitReader(f, MaxWordVectorFileBytes+1))
+	fi, err := f.Stat()
 	if err != nil {
 		return nil, fmt.Errorf("toolsearch: word vectors: %w", err)
 	}
-	if len(data) > MaxWordVectorFileBytes {
+	if fi.Size() > MaxWordVectorFileBytes {
 		return nil, fmt.Errorf("toolsearch: word vectors: %s over %d bytes", path, MaxWordVectorFileBytes)
+	}
+	data := make([]byte, fi.Size())
+	if _, err := f.ReadAt(data, 0); err != nil {
+		return nil, fmt.Errorf("toolsearch: word vectors: %w", err)
 	}
 	return data, nil
 }
