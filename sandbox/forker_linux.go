@@ -30,6 +30,16 @@ import (
 // protocol says) fails its run with the reason, and the forker is killed
 // so that the next start has a fresh one. Nothing falls back to another
 // way of starting the helper.
+//
+// A helper's parent death signal fires when the thread of this process
+// that started the forker ends (the helper's parent is that thread, as
+// the forker's is), which the Go runtime does only for a thread locked by
+// a goroutine that ended: the forker is started from the unlocked
+// goroutine of a run or a spare start, so that thread outlives it in
+// practice, as the spares' forking threads do (see sparePool). A forker
+// that dies between its clone and its answer leaves a helper whose
+// process id never reached this process: it finds its configuration pipe
+// closed and exits, and stays a zombie child until the program ends.
 type forker struct {
 	program string
 	// timeout bounds a request and its answer; the greeting at the start

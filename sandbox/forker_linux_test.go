@@ -8,6 +8,7 @@ import (
 	"os"
 	"slices"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -174,7 +175,9 @@ func TestForkerCancelKillsTree(t *testing.T) {
 
 // After Close, nothing of a backend with a forker is left: neither the
 // forker nor a helper (no child of this process that was not one before),
-// nor a process of a command.
+// nor a process of a command. The runs come concurrently, in more shapes
+// than the backend keeps spares for, one of them without a user
+// namespace (started without the forker), each leaving a process behind.
 func TestForkerCloseLeavesNothing(t *testing.T) {
 	requireSandbox(t)
 	program := BuildHelperProgram(t, "")
@@ -183,11 +186,23 @@ func TestForkerCloseLeavesNothing(t *testing.T) {
 	n := NewNative(NativeOptions{Helper: program, Spares: 2})
 	mark := testMark() + "-forkerclose"
 	p := Policy{Env: append(DefaultEnv(), markEnv+"="+mark)}
-	for _, pol := range []Policy{p, {Env: p.Env, Without: []Layer{LayerCgroup}}, {Env: p.Env, Network: NetworkHost}} {
-		r, err := runOn(n, context.Background(), pol, "sh", "-c", "sleep 30 >/dev/null 2>&1 & echo ok")
-		if err != nil || !r.OK() {
-			t.Fatalf("%v %+v", err, r)
-		}
+	shapes := []Policy{p, {Env: p.Env, Without: []Layer{LayerCgroup}}, {Env: p.Env, Network: NetworkHost}, {Env: p.Env, Without: []Layer{LayerUserNS}}}
+	var wg sync.WaitGroup
+	errs := make(chan error, 64)
+	for w := range 3 {
+		wg.Go(func() {
+			for i := range 2 * len(shapes) {
+				r, err := runOn(n, context.Background(), shapes[(i+w)%len(shapes)], "sh", "-c", "sleep 30 >/dev/null 2>&1 & echo ok")
+				if err != nil || !r.OK() || string(r.Stdout) != "ok\n" {
+					errs <- fmt.Errorf("%v %+v", err, r)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
 	}
 	if n.forkerPid() == 0 {
 		t.Fatal("control: no forker")
