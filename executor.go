@@ -95,8 +95,7 @@ func NewExecutor(r *Registry, opts ...ExecutorOption) *Executor {
 	case cfg.maxParallel > 0:
 		e.maxParallel = cfg.maxParallel
 	}
-	step := Step(r.call0)
-	step = e.retryMiddleware(step)
+	step := Step(e.callRetrying)
 	for i := len(cfg.hooks) - 1; i >= 0; i-- {
 		step = hooksMiddleware(cfg.hooks[i])(step)
 	}
@@ -251,10 +250,12 @@ func (e *Executor) plan(calls []Call) (*plan, error) {
 		}
 	} else {
 		ids := make([]string, n)
+		edges := 0
 		for i := range calls {
 			ids[i] = calls[i].ID
+			edges += len(calls[i].DependsOn)
 		}
-		b, err := dag.NewBuilder(ids)
+		b, err := dag.NewBuilder(ids, edges)
 		if err != nil {
 			return nil, err
 		}
@@ -305,6 +306,10 @@ func (e *Executor) plan(calls []Call) (*plan, error) {
 	r := e.reg
 	r.mu.RLock()
 	for i := range calls {
+		if i > 0 && calls[i].Name == calls[i-1].Name {
+			p.lims[i] = p.lims[i-1] // a run of calls to one tool: one lookup
+			continue
+		}
 		if en := r.tools[calls[i].Name]; en != nil {
 			p.lims[i] = limitsOf(en.opts)
 		}
@@ -630,7 +635,13 @@ func (s *scheduler) cancelLocked(ctx context.Context) {
 // exec runs call i through the middleware chain and records its outcome.
 func (e *Executor) exec(ctx context.Context, p *plan, i int, out []Outcome) {
 	c := p.calls[i]
-	start := time.Now()
+	// The call's duration is only logged: it is not measured otherwise.
+	l := e.reg.logger()
+	var start time.Time
+	logged := l.Enabled(ctx, slog.LevelDebug)
+	if logged {
+		start = time.Now()
+	}
 	var res Result
 	var err error
 	defer func() {
@@ -665,7 +676,7 @@ func (e *Executor) exec(ctx context.Context, p *plan, i int, out []Outcome) {
 	}
 	res, err = e.step(ctx, c)
 	res, err = normalize(c, res, err)
-	if l := e.reg.logger(); l.Enabled(ctx, slog.LevelDebug) {
+	if logged {
 		l.LogAttrs(ctx, slog.LevelDebug, "tool call finished", slog.String("tool", c.Name), slog.String("call_id", c.ID),
 			slog.Duration("duration", time.Since(start)), slog.String("kind", string(res.Kind)))
 	}
@@ -710,17 +721,6 @@ func (h *intHeap) pop() int {
 	}
 	*h = a
 	return top
-}
-
-// optionsOf returns the Options of the tool registered under name.
-func (r *Registry) optionsOf(name string) (Options, bool) {
-	r.mu.RLock()
-	e := r.tools[name]
-	r.mu.RUnlock()
-	if e == nil {
-		return Options{}, false
-	}
-	return e.opts, true
 }
 
 // timeoutOf returns the time limit of a call to a tool with opts; zero

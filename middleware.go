@@ -181,54 +181,59 @@ func (p RetryPolicy) wait(n int) time.Duration {
 	return d/2 + rand.N(d/2+1)
 }
 
-// retryMiddleware retries calls of idempotent tools that fail with a
-// transient error, as their RetryPolicy says.
-func (e *Executor) retryMiddleware(next Step) Step {
-	return func(ctx context.Context, c Call) (Result, error) {
-		opts, ok := e.reg.optionsOf(c.Name)
-		p := opts.Retry
-		if !ok || p.MaxAttempts <= 1 || !opts.Annotations.Idempotent {
-			return next(ctx, c)
-		}
-		timeout := e.reg.timeoutOf(opts)
-		rctx := ctx
-		if timeout > 0 {
-			var cancel context.CancelFunc
-			rctx, cancel = context.WithTimeoutCause(ctx, timeout, ErrTimeout)
-			defer cancel()
-		}
-		var (
-			res Result
-			err error
-			n   int
-		)
-		for n = 1; ; n++ {
-			res, err = next(rctx, c)
-			if err == nil || n == p.MaxAttempts || !errors.Is(err, ErrTransient) || rctx.Err() != nil {
-				break
-			}
-			wait := p.wait(n)
-			if dl, ok := rctx.Deadline(); ok && time.Until(dl) <= wait {
-				break // the next attempt could not start before the time limit
-			}
-			if !sleep(rctx, wait) {
-				break
-			}
-		}
-		if ctx.Err() == nil && rctx.Err() != nil && errors.Is(context.Cause(rctx), ErrTimeout) && (err != nil || res.IsError) {
-			// The last attempt was cut short by the limit on all attempts.
-			msg := fmt.Sprintf("tool %q timed out after %s (%d attempts); try a smaller or simpler request", c.Name, timeout, n)
-			res = Result{Error: msg, IsError: true, Kind: KindTimeout, Metadata: res.Metadata}
-			terr := fmt.Errorf("tool %q: %w after %s (%d attempts)", c.Name, ErrTimeout, timeout, n)
-			if errors.Is(err, ErrIgnoredContext) {
-				terr = errors.Join(terr, fmt.Errorf("tool %q: %w", c.Name, ErrIgnoredContext))
-			}
-			err = terr
-		}
-		res.Metadata = maps.Clone(res.Metadata)
-		res.Metadata = withMeta(res.Metadata, "attempts", n)
-		return res, err
+// callRetrying is the executor's innermost step: it runs the call through
+// the registry's safe path, and retries calls of idempotent tools that
+// fail with a transient error, as their RetryPolicy says (each attempt
+// through [Registry.call], which looks the tool up again). A call that is
+// not retried, which is most, is looked up once.
+func (e *Executor) callRetrying(ctx context.Context, c Call) (Result, error) {
+	en := e.reg.lookup(c.Name)
+	if en == nil {
+		return e.reg.notFound(c.Name)
 	}
+	if en.opts.Retry.MaxAttempts <= 1 || !en.opts.Annotations.Idempotent {
+		return e.reg.run(ctx, en, c.Args, nil)
+	}
+	next := e.reg.call0
+	p := en.opts.Retry
+	timeout := e.reg.timeoutOf(en.opts)
+	rctx := ctx
+	if timeout > 0 {
+		var cancel context.CancelFunc
+		rctx, cancel = context.WithTimeoutCause(ctx, timeout, ErrTimeout)
+		defer cancel()
+	}
+	var (
+		res Result
+		err error
+		n   int
+	)
+	for n = 1; ; n++ {
+		res, err = next(rctx, c)
+		if err == nil || n == p.MaxAttempts || !errors.Is(err, ErrTransient) || rctx.Err() != nil {
+			break
+		}
+		wait := p.wait(n)
+		if dl, ok := rctx.Deadline(); ok && time.Until(dl) <= wait {
+			break // the next attempt could not start before the time limit
+		}
+		if !sleep(rctx, wait) {
+			break
+		}
+	}
+	if ctx.Err() == nil && rctx.Err() != nil && errors.Is(context.Cause(rctx), ErrTimeout) && (err != nil || res.IsError) {
+		// The last attempt was cut short by the limit on all attempts.
+		msg := fmt.Sprintf("tool %q timed out after %s (%d attempts); try a smaller or simpler request", c.Name, timeout, n)
+		res = Result{Error: msg, IsError: true, Kind: KindTimeout, Metadata: res.Metadata}
+		terr := fmt.Errorf("tool %q: %w after %s (%d attempts)", c.Name, ErrTimeout, timeout, n)
+		if errors.Is(err, ErrIgnoredContext) {
+			terr = errors.Join(terr, fmt.Errorf("tool %q: %w", c.Name, ErrIgnoredContext))
+		}
+		err = terr
+	}
+	res.Metadata = maps.Clone(res.Metadata)
+	res.Metadata = withMeta(res.Metadata, "attempts", n)
+	return res, err
 }
 
 // normalize makes a Step's return values a well-formed outcome: a failed

@@ -3,6 +3,7 @@ package toolsearch
 import (
 	"context"
 	"fmt"
+	"os"
 	"runtime"
 	"slices"
 	"testing"
@@ -203,4 +204,57 @@ func BenchmarkSearchFused(b *testing.B) {
 	b.ReportMetric(float64(percentile(fused, 50).Microseconds()), "fused-p50-µs")
 	b.ReportMetric(float64(percentile(plain, 50).Microseconds()), "bm25-index-p50-µs")
 	b.ReportMetric(perTool, "fused-B/tool")
+}
+
+// BenchmarkSearchWordVectors runs the evaluation queries over 10,000
+// tools fused with the real word vectors (CLAWTOOL_WORD_VECTORS, see
+// wordvec_eval_test.go), interleaved with the BM25-only index, and
+// reports the median of each, the vectors' heap per tool, and the load
+// of the table from its converted form: time and heap.
+func BenchmarkSearchWordVectors(b *testing.B) {
+	realWordVectors(b) // converts once, or skips without the file
+	cache := os.Getenv(wordVectorsCacheEnv)
+	if cache == "" {
+		cache = WordVectorsCacheDir()
+	}
+	before := heapInUse()
+	start := time.Now()
+	wv, err := LoadWordVectors(os.Getenv(wordVectorsEnv), cache)
+	if err != nil {
+		b.Fatal(err)
+	}
+	load := time.Since(start)
+	table := float64(heapInUse()) - float64(before)
+
+	tools := manyTools(b, 10000)
+	r := testRegistry(b, tools...)
+	lex := New(r)
+	defer lex.Close()
+	before = heapInUse()
+	ix := NewWithOptions(r, Options{}.UseWordVectors(wv))
+	defer ix.Close()
+	start = time.Now()
+	ix.Search("warm up: embed every tool", 5)
+	embedAll := time.Since(start)
+	perTool := (float64(heapInUse()) - float64(before)) / float64(len(tools))
+	qs := evalQueries(b)
+	var fused, plain []time.Duration
+	b.ResetTimer()
+	for i := 0; b.Loop(); i++ {
+		q := qs[i%len(qs)].text
+		start := time.Now()
+		ix.Search(q, 10)
+		mid := time.Now()
+		lex.Search(q, 10)
+		fused = append(fused, mid.Sub(start))
+		plain = append(plain, time.Since(mid))
+	}
+	b.ReportMetric(float64(percentile(fused, 50).Microseconds()), "fused-p50-µs")
+	b.ReportMetric(float64(percentile(fused, 99).Microseconds()), "fused-p99-µs")
+	b.ReportMetric(float64(percentile(plain, 50).Microseconds()), "bm25-index-p50-µs")
+	b.ReportMetric(perTool, "fused-B/tool")
+	b.ReportMetric(float64(load.Milliseconds()), "load-ms")
+	b.ReportMetric(table/(1<<20), "table-MiB")
+	b.ReportMetric(float64(embedAll.Milliseconds()), "embed-10k-ms")
+	runtime.KeepAlive(wv)
 }

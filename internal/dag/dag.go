@@ -28,7 +28,11 @@ type Graph struct {
 // the next ("a" → "b" → "a"). It runs in time linear in the number of
 // nodes and dependencies.
 func Build(ids []string, deps [][]string) (*Graph, error) {
-	b, err := NewBuilder(ids)
+	edges := 0
+	for _, d := range deps {
+		edges += len(d)
+	}
+	b, err := NewBuilder(ids, edges)
 	if err != nil {
 		return nil, err
 	}
@@ -45,32 +49,79 @@ func Build(ids []string, deps [][]string) (*Graph, error) {
 // A Builder builds a [Graph] one dependency at a time, checking each as it
 // is added, so that a caller learns of the first unknown ID at once. Every
 // operation takes constant time, apart from [NewBuilder] and
-// [Builder.Graph], which are linear in the size of the graph.
+// [Builder.Graph], which are linear in the size of the graph. (A graph of
+// at most [SmallGraph] nodes has no index of its IDs: Add compares the ID
+// with at most that many, which costs less than making the index.)
 type Builder struct {
-	ids   []string
-	index map[string]int
-	edges []int    // every dependency, node by node
-	span  [][2]int // the part of edges that holds each node's dependencies
-	seen  []int    // seen[j] == cur+1: j is already a dependency of cur
-	cur   int      // the node whose dependencies are being added
+	ids     []string
+	index   map[string]int // nil for a small graph
+	edges   []int          // every dependency, node by node
+	span    []int          // span[2i:2i+2]: the part of edges that holds node i's dependencies
+	seen    []int          // seen[j] == cur+1: j is already a dependency of cur
+	cur     int            // the node whose dependencies are being added
+	forward bool           // a node depends on itself or on a later node: there may be a cycle
 }
+
+// SmallGraph is the number of nodes up to which a [Builder] finds IDs by
+// comparing them rather than through an index.
+const SmallGraph = 32
 
 // NewBuilder starts a graph whose node i has ID ids[i], or returns an
 // error naming the first duplicate ID. Empty IDs are allowed as long as
-// nothing depends on them.
-func NewBuilder(ids []string) (*Builder, error) {
+// nothing depends on them. edges is how many dependencies the caller
+// expects to add (a hint: more or fewer are fine).
+func NewBuilder(ids []string, edges int) (*Builder, error) {
 	n := len(ids)
-	index := make(map[string]int, n)
-	for i, id := range ids {
-		if id == "" {
-			continue
+	b := &Builder{ids: ids, edges: make([]int, 0, max(edges, 0))}
+	if n <= SmallGraph {
+		for i := 1; i < n; i++ {
+			for j := range i {
+				if id := ids[i]; id != "" && id == ids[j] {
+					return nil, duplicate(id, j, i)
+				}
+			}
 		}
-		if j, dup := index[id]; dup {
-			return nil, fmt.Errorf("duplicate call ID %s (calls #%d and #%d)", Quote(id), j, i)
+	} else {
+		b.index = make(map[string]int, n)
+		for i, id := range ids {
+			if id == "" {
+				continue
+			}
+			if j, dup := b.index[id]; dup {
+				return nil, duplicate(id, j, i)
+			}
+			b.index[id] = i
 		}
-		index[id] = i
 	}
-	return &Builder{ids: ids, index: index, span: make([][2]int, n), seen: make([]int, n)}, nil
+	// span and seen share one allocation.
+	buf := make([]int, 3*n)
+	b.span, b.seen = buf[:2*n:2*n], buf[2*n:]
+	return b, nil
+}
+
+func duplicate(id string, j, i int) error {
+	return fmt.Errorf("duplicate call ID %s (calls #%d and #%d)", Quote(id), j, i)
+}
+
+// lookup returns the node with ID id, which is not empty.
+func (b *Builder) lookup(i int, id string) (int, bool) {
+	if b.index != nil {
+		j, ok := b.index[id]
+		return j, ok
+	}
+	// Most dependencies name a call shortly before their dependent: look
+	// there first.
+	for j := min(i, len(b.ids)) - 1; j >= 0; j-- {
+		if b.ids[j] == id {
+			return j, true
+		}
+	}
+	for j := i; j < len(b.ids); j++ {
+		if b.ids[j] == id {
+			return j, true
+		}
+	}
+	return -1, false
 }
 
 // Add records that node i depends on the node with ID id and returns that
@@ -85,18 +136,19 @@ func (b *Builder) Add(i int, id string) (int, error) {
 	if id == "" {
 		return -1, fmt.Errorf("%s depends on a call with an empty ID; a call that others depend on needs a unique ID", Name(b.ids, i))
 	}
-	j, ok := b.index[id]
+	j, ok := b.lookup(i, id)
 	if !ok {
 		return -1, fmt.Errorf("%s depends on %s, which is not in the batch", Name(b.ids, i), Quote(id))
 	}
-	if b.span[i][1] == 0 { // i's first dependency: its list starts here
-		b.span[i] = [2]int{len(b.edges), len(b.edges)}
+	if b.span[2*i+1] == 0 { // i's first dependency: its list starts here
+		b.span[2*i], b.span[2*i+1] = len(b.edges), len(b.edges)
 	}
 	b.cur = i
 	if b.seen[j] != i+1 {
 		b.seen[j] = i + 1
 		b.edges = append(b.edges, j)
-		b.span[i][1]++
+		b.span[2*i+1]++
+		b.forward = b.forward || j >= i
 	}
 	return j, nil
 }
@@ -106,14 +158,15 @@ func (b *Builder) Add(i int, id string) (int, error) {
 // The Builder must not be used afterwards.
 func (b *Builder) Graph() (*Graph, error) {
 	n := len(b.ids)
-	g := &Graph{Deps: make([][]int, n), Dependents: make([][]int, n)}
-	// Deps and Dependents share two backing arrays, so that a graph costs a
-	// few allocations whatever its size.
+	lists := make([][]int, 2*n)
+	g := &Graph{Deps: lists[:n:n], Dependents: lists[n:]}
+	// Deps and Dependents share their backing arrays, so that a graph
+	// costs a few allocations whatever its size.
 	counts := b.seen // dependents per node; seen is no longer needed
 	clear(counts)
-	for i, s := range b.span {
-		if s[1] > s[0] {
-			g.Deps[i] = b.edges[s[0]:s[1]:s[1]]
+	for i := range n {
+		if lo, hi := b.span[2*i], b.span[2*i+1]; hi > lo {
+			g.Deps[i] = b.edges[lo:hi:hi]
 			for _, j := range g.Deps[i] {
 				counts[j]++
 			}
@@ -131,6 +184,10 @@ func (b *Builder) Graph() (*Graph, error) {
 		for _, j := range list {
 			g.Dependents[j] = append(g.Dependents[j], i)
 		}
+	}
+	// When every node depends only on nodes before it, there is no cycle.
+	if !b.forward {
+		return g, nil
 	}
 	if cycle := g.findCycle(); cycle != nil {
 		const show = 10

@@ -37,19 +37,44 @@ func TestBuild(t *testing.T) {
 			wantDependents: [][]int{nil, nil, {0, 1}},
 		},
 	} {
-		t.Run(tt.name, func(t *testing.T) {
-			g, err := Build(tt.ids, tt.deps)
-			if err != nil {
-				t.Fatalf("Build: %v", err)
-			}
-			if diff := cmp.Diff(tt.wantDeps, g.Deps); diff != "" {
-				t.Errorf("Deps (-want +got):\n%s", diff)
-			}
-			if diff := cmp.Diff(tt.wantDependents, g.Dependents); diff != "" {
-				t.Errorf("Dependents (-want +got):\n%s", diff)
-			}
-		})
+		for _, big := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s/big=%v", tt.name, big), func(t *testing.T) {
+				ids, wantDeps, wantDependents := tt.ids, tt.wantDeps, tt.wantDependents
+				if big { // the same graph among nodes nobody depends on, found through the index
+					ids, wantDeps, wantDependents = pad(ids), padNil(wantDeps), padNil(wantDependents)
+				}
+				g, err := Build(ids, tt.deps)
+				if err != nil {
+					t.Fatalf("Build: %v", err)
+				}
+				if diff := cmp.Diff(wantDeps, g.Deps); diff != "" {
+					t.Errorf("Deps (-want +got):\n%s", diff)
+				}
+				if diff := cmp.Diff(wantDependents, g.Dependents); diff != "" {
+					t.Errorf("Dependents (-want +got):\n%s", diff)
+				}
+			})
+		}
 	}
+}
+
+// pad returns ids followed by more IDs than a small graph has, so that
+// a Builder finds them through its index.
+func pad(ids []string) []string {
+	out := append([]string(nil), ids...)
+	for i := 0; len(out) <= SmallGraph; i++ {
+		out = append(out, fmt.Sprint("pad", i))
+	}
+	return out
+}
+
+// padNil returns lists followed by nil lists up to the length of pad's.
+func padNil(lists [][]int) [][]int {
+	out := append([][]int(nil), lists...)
+	for len(out) <= SmallGraph {
+		out = append(out, nil)
+	}
+	return out
 }
 
 func TestBuildErrors(t *testing.T) {
@@ -68,12 +93,18 @@ func TestBuildErrors(t *testing.T) {
 		{"three behind a tail", []string{"t", "x", "y", "z"}, [][]string{{"z"}, {"y"}, {"z"}, {"x"}},
 			`dependency cycle: "x" → "y" → "z" → "x"`},
 	} {
-		t.Run(tt.name, func(t *testing.T) {
-			_, err := Build(tt.ids, tt.deps)
-			if err == nil || !strings.Contains(err.Error(), tt.want) {
-				t.Errorf("Build error = %v, want it to contain %q", err, tt.want)
-			}
-		})
+		for _, big := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s/big=%v", tt.name, big), func(t *testing.T) {
+				ids := tt.ids
+				if big {
+					ids = pad(ids)
+				}
+				_, err := Build(ids, tt.deps)
+				if err == nil || !strings.Contains(err.Error(), tt.want) {
+					t.Errorf("Build error = %v, want it to contain %q", err, tt.want)
+				}
+			})
+		}
 	}
 }
 
@@ -102,7 +133,7 @@ func TestBuildLongChain(t *testing.T) {
 // TestBuilderAdd checks that Add returns the node an ID names, counts a
 // repeat once, and reports the first unknown ID at once.
 func TestBuilderAdd(t *testing.T) {
-	b, err := NewBuilder([]string{"a", "b", "c"})
+	b, err := NewBuilder([]string{"a", "b", "c"}, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
