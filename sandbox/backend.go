@@ -60,6 +60,13 @@ type NativeOptions struct {
 	// absolute or cannot be started fails every run: it never runs a
 	// command with fewer layers. Whoever can replace the file can run code
 	// as this program's user, as with any program it starts.
+	//
+	// The helpers that get a user namespace are started by the program's
+	// forker: the program started once, at the first such helper, which
+	// clones each with its small address space instead of this program's
+	// large one, each still a child of this program. Close stops it; a
+	// forker that died is replaced at the next run, and a run whose
+	// forker failed it fails with the reason (see docs/sandbox.md).
 	Helper string
 }
 
@@ -94,7 +101,7 @@ type Native struct {
 // spares die with the program anyway.
 func NewNative(o NativeOptions) *Native {
 	n := &Native{log: o.NetworkLog}
-	n.pool.max, n.pool.idle, n.pool.program = o.Spares, o.Idle, o.Helper
+	n.pool.configure(o)
 	return n
 }
 

@@ -61,8 +61,15 @@ func percentile(ds []time.Duration, q float64) float64 {
 // its run.
 //
 // prog-* are the same runs on backends whose helper is the program of its
-// own (NativeOptions.Helper, built here from this tree without cgo): from a
-// spare (prog-*) and cold (prog-cold-*).
+// own (NativeOptions.Helper, built here from this tree without cgo), each
+// helper started by this process itself: from a spare (prog-*) and cold
+// (prog-cold-*). fork-* are the same again with the helper program's
+// forker starting the helpers (the default for a helper program): from a
+// spare (fork-*) and cold (fork-cold-*). The forker's own CPU (its start
+// and its work for every run) reaches this process's children's count
+// when it is reaped, at the backend's Close after the loop: it is measured
+// there and spread over the runs it served (fork-*-cpu-ms include it;
+// forker-cpu-ms is that share alone).
 func BenchmarkSpawn(b *testing.B) {
 	requireSandbox(b)
 	bwrap := lookBwrap(b)
@@ -74,10 +81,13 @@ func BenchmarkSpawn(b *testing.B) {
 	n := newTestNative(b, NativeOptions{Spares: DefaultSpares}, nil)
 	coldN := newTestNative(b, NativeOptions{}, nil)
 	program := BuildHelperProgram(b, "")
-	progN := newTestNative(b, NativeOptions{Spares: DefaultSpares, Helper: program}, nil)
-	progColdN := newTestNative(b, NativeOptions{Helper: program}, nil)
-	var ours, theirs, cold, leaf, prog, progCold []time.Duration
-	var oursCPU, theirsCPU, coldCPU, progCPU, progColdCPU int64
+	direct := &nativeHooks{directStart: true}
+	progN := newTestNative(b, NativeOptions{Spares: DefaultSpares, Helper: program}, direct)
+	progColdN := newTestNative(b, NativeOptions{Helper: program}, direct)
+	forkN := newTestNative(b, NativeOptions{Spares: DefaultSpares, Helper: program}, nil)
+	forkColdN := newTestNative(b, NativeOptions{Helper: program}, nil)
+	var ours, theirs, cold, leaf, prog, progCold, fork, forkCold []time.Duration
+	var oursCPU, theirsCPU, coldCPU, progCPU, progColdCPU, forkCPU, forkColdCPU int64
 	cpu := func() int64 {
 		self, children := cpuTimes()
 		return self + children
@@ -113,7 +123,7 @@ func BenchmarkSpawn(b *testing.B) {
 			n     *Native
 			times *[]time.Duration
 			cpu   *int64
-		}{{progN, &prog, &progCPU}, {progColdN, &progCold, &progColdCPU}} {
+		}{{progN, &prog, &progCPU}, {progColdN, &progCold, &progColdCPU}, {forkN, &fork, &forkCPU}, {forkColdN, &forkCold, &forkColdCPU}} {
 			c0 := cpu()
 			start := time.Now()
 			r, err := runOn(v.n, ctx, noCgroup, "/bin/true")
@@ -138,6 +148,18 @@ func BenchmarkSpawn(b *testing.B) {
 	coldN.Close()
 	progN.Close()
 	progColdN.Close()
+	// The forkers' CPU, counted when Close reaps them (with, for forkN,
+	// its idle spare's: counted against it too).
+	if forkN.forkerPid() == 0 || forkColdN.forkerPid() == 0 {
+		b.Fatal("a forker backend has no forker: its runs were not started by one")
+	}
+	c0 := cpu()
+	forkN.Close()
+	c1 := cpu()
+	forkColdN.Close()
+	c2 := cpu()
+	forkCPU += c1 - c0
+	forkColdCPU += c2 - c1
 	b.ReportMetric(percentile(ours, 0.5), "sandbox-p50-ms")
 	b.ReportMetric(percentile(ours, 0.9), "sandbox-p90-ms")
 	b.ReportMetric(percentile(theirs, 0.5), "bwrap-p50-ms")
@@ -161,6 +183,16 @@ func BenchmarkSpawn(b *testing.B) {
 	b.ReportMetric(float64(progColdCPU)/runs, "prog-cold-cpu-ms")
 	b.ReportMetric(float64(progCPU)/float64(theirsCPU), "prog-cpu-ratio")
 	b.ReportMetric(float64(progColdCPU)/float64(theirsCPU), "prog-cold-cpu-ratio")
+	b.ReportMetric(percentile(fork, 0.5), "fork-p50-ms")
+	b.ReportMetric(percentile(fork, 0.5)/percentile(theirs, 0.5), "fork-p50-ratio")
+	b.ReportMetric(percentile(forkCold, 0.5), "fork-cold-p50-ms")
+	b.ReportMetric(percentile(forkCold, 0.9), "fork-cold-p90-ms")
+	b.ReportMetric(percentile(forkCold, 0.5)/percentile(theirs, 0.5), "fork-cold-p50-ratio")
+	b.ReportMetric(float64(forkCPU)/runs, "fork-cpu-ms")
+	b.ReportMetric(float64(forkColdCPU)/runs, "fork-cold-cpu-ms")
+	b.ReportMetric(float64(forkCPU)/float64(theirsCPU), "fork-cpu-ratio")
+	b.ReportMetric(float64(forkColdCPU)/float64(theirsCPU), "fork-cold-cpu-ratio")
+	b.ReportMetric(float64(c2-c1)/runs, "forker-cpu-ms")
 	if withCgroup {
 		b.ReportMetric(percentile(leaf, 0.5), "cgroup-p50-ms")
 		b.ReportMetric(percentile(leaf, 0.9), "cgroup-p90-ms")

@@ -75,7 +75,7 @@ func (n *Native) waitingSpare() int {
 	defer n.pool.mu.Unlock()
 	for _, s := range n.pool.slots {
 		if s.h != nil {
-			return s.h.cmd.Process.Pid
+			return s.h.proc.Pid
 		}
 	}
 	return 0

@@ -93,6 +93,16 @@ func sandboxUID(policyUID int) int {
 	return DefaultUID
 }
 
+// sandboxIDs returns the host user and group ids the sandbox's root maps
+// to, for the sandbox user uid: uid twice as root, otherwise uid and this
+// program's effective group.
+func sandboxIDs(uid int) (int, int) {
+	if os.Geteuid() != 0 {
+		return uid, os.Getegid()
+	}
+	return uid, uid
+}
+
 func sysProcAttr(cloneflags uintptr, uid int) *syscall.SysProcAttr {
 	attr := &syscall.SysProcAttr{
 		Setsid:    true,
@@ -105,10 +115,7 @@ func sysProcAttr(cloneflags uintptr, uid int) *syscall.SysProcAttr {
 		return attr
 	}
 	attr.Cloneflags = cloneflags
-	gid := uid
-	if os.Geteuid() != 0 {
-		gid = os.Getegid()
-	}
+	uid, gid := sandboxIDs(uid)
 	attr.UidMappings = []syscall.SysProcIDMap{{ContainerID: 0, HostID: uid, Size: 1}}
 	attr.GidMappings = []syscall.SysProcIDMap{{ContainerID: 0, HostID: gid, Size: 1}}
 	attr.Credential = &syscall.Credential{Uid: 0, Gid: 0, Groups: []uint32{}}

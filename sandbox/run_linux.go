@@ -209,7 +209,7 @@ func (r *nativeRun) start(ctx context.Context) (err error) {
 	if r.h == nil {
 		// A cold start: the same hand-over, to a helper started for this
 		// run.
-		h, err := startHelper(pool.program, r.sh, r.stdinFile)
+		h, err := startHelper(pool, r.sh, r.stdinFile)
 		if err != nil {
 			return fmt.Errorf("sandbox: start helper: %w", err)
 		}
@@ -233,7 +233,7 @@ func (r *nativeRun) start(ctx context.Context) (err error) {
 		stopRecv()
 		if err != nil {
 			h.kill()
-			h.cmd.Wait()
+			h.wait()
 			return fmt.Errorf("sandbox: workspace write budget: %w", err)
 		}
 		if upperFS >= 0 {
@@ -260,7 +260,6 @@ func (r *nativeRun) start(ctx context.Context) (err error) {
 // overflows its cap, the run is killed.
 func (r *nativeRun) wait(ctx context.Context) {
 	h := r.h
-	cmd := h.cmd
 	r.budget = outcome.NewBudget(r.limits.Output)
 	r.stdout, r.stderr = r.budget.Stream(), r.budget.Stream()
 	var toStdout, toStderr io.Writer = r.stdout, r.stderr
@@ -299,11 +298,11 @@ func (r *nativeRun) wait(ctx context.Context) {
 		await(r.limits.WaitDelay)
 	} else {
 		// The helper became the command, or was killed, or failed.
-		r.waitErr = cmd.Wait()
+		r.waitErr = h.wait()
 		await(r.limits.WaitDelay)
 		// Reap anything left in the process group (runs without a PID namespace).
-		syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-		if st := cmd.ProcessState; st != nil {
+		syscall.Kill(-h.proc.Pid, syscall.SIGKILL)
+		if st := h.state; st != nil {
 			r.ws, r.cpu = st.Sys().(syscall.WaitStatus), st.UserTime()+st.SystemTime()
 		}
 	}
@@ -338,7 +337,7 @@ func (r *nativeRun) classify(ctx context.Context) (*Result, error) {
 		}
 		return nil, fmt.Errorf("sandbox: setting up the sandbox failed: %s", msg)
 	}
-	if r.exit == nil && r.h.cmd.ProcessState == nil {
+	if r.exit == nil && r.h.state == nil {
 		return nil, fmt.Errorf("sandbox: %w", r.waitErr)
 	}
 	ws, limits, cfg := r.ws, r.limits, r.cfg
@@ -503,7 +502,12 @@ type nativeHooks struct {
 	// proxy adjusts a NetworkAllow run's proxy (its resolver and dialer)
 	// before it serves.
 	proxy func(*Proxy)
+	// directStart makes a backend with a helper program start every
+	// helper itself, without the forker.
+	directStart bool
 }
+
+func (k *nativeHooks) noForker() bool { return k != nil && k.directStart }
 
 func (k *nativeHooks) tracing() bool { return k != nil && k.trace != nil }
 

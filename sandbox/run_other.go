@@ -22,6 +22,8 @@ type sparePool struct {
 	hooks *nativeHooks
 }
 
+func (p *sparePool) configure(o NativeOptions) { p.max, p.idle = o.Spares, o.Idle }
+
 func (p *sparePool) close() {}
 
 type nativeHooks struct{}

@@ -47,8 +47,13 @@ type helperShape struct {
 // configuration the helper is blocked reading it, with nothing of the
 // run's applied and no untrusted input read.
 type helperProc struct {
-	cmd  *exec.Cmd
-	cfgW *os.File // nil once the configuration was sent
+	// cmd is the helper started here; nil for one the forker started,
+	// whose process is proc all the same. state is how it ended, once
+	// wait returned.
+	cmd   *exec.Cmd
+	proc  *os.Process
+	state *os.ProcessState
+	cfgW  *os.File // nil once the configuration was sent
 	// mountW is the supervisor's end of the socket the workspace tree is
 	// passed on (helper.MountFD); nil for a helper that builds no root.
 	mountW *os.File
@@ -64,12 +69,15 @@ type helperProc struct {
 	readyErr error
 }
 
-// startHelper starts a helper of shape sh. stdin is the caller's file to
-// hand over as the command's standard input (only when sh.stdin is false;
-// nil means /dev/null). The helper starts outside any leaf and waits for
-// its run (see handOver); a spare's may come much later. program is the
-// helper program to start (NativeOptions.Helper), empty for this one.
-func startHelper(program string, sh helperShape, stdin *os.File) (h *helperProc, err error) {
+// startHelper starts a helper of shape sh for the pool p: from its
+// forker when it uses one for the shape (see usesForker), otherwise here.
+// stdin is the caller's file to hand over as the command's standard input
+// (only when sh.stdin is false; nil means /dev/null). The helper starts
+// outside any leaf and waits for its run (see handOver); a spare's may
+// come much later. The helper program is p's (NativeOptions.Helper),
+// empty for this one.
+func startHelper(p *sparePool, sh helperShape, stdin *os.File) (h *helperProc, err error) {
+	program := p.program
 	path := "/proc/self/exe"
 	if program != "" {
 		if !filepath.IsAbs(program) {
@@ -127,19 +135,37 @@ func startHelper(program string, sh helperShape, stdin *os.File) (h *helperProc,
 		return nil, err
 	}
 
+	if p.usesForker(sh) {
+		// The forker clones the helper with its small address space; the
+		// helper is this process's child all the same.
+		fds := []*os.File{outW, errOutW, cfgR, errW}
+		if stdin != nil {
+			fds = append(fds, stdin)
+		}
+		if mountR != nil {
+			fds = append(fds, mountR)
+		}
+		if traceW != nil {
+			fds = append(fds, traceW)
+		}
+		uid, gid := sandboxIDs(sh.uid)
+		h.t0 = monotonic()
+		h.proc, err = p.fk.start(sh, forkerBits(sh, stdin != nil, mountR != nil, traceW != nil), uid, gid, fds)
+		h.t1 = monotonic()
+		if err == nil {
+			h.readyCh = make(chan struct{})
+			go h.readReady()
+			return h, nil
+		}
+		if !errors.Is(err, errForkerClosed) {
+			return nil, err
+		}
+		// After Native.Close: started here, as every run then starts.
+	}
 	cmd := exec.Command(path)
 	cmd.Args = []string{"clawtool-sandbox"}
-	// The helper is short-lived and single-threaded in what it does: one
-	// processor, no collector and no preemption signals (nothing else runs
-	// in it) make it start faster. The command gets the policy's
-	// environment, not this one.
-	cmd.Env = []string{helperEnv + "=1", "GOMAXPROCS=1", "GOGC=off", "GODEBUG=asyncpreemptoff=1,updatemaxprocs=0"}
-	if sh.mounts {
-		cmd.Env = append(cmd.Env, helper.PrepareRootEnv+"=1")
-		if sh.fork {
-			cmd.Env = append(cmd.Env, helper.ForkEnv+"=1")
-		}
-	}
+	// The command gets the policy's environment, not this one.
+	cmd.Env = helper.HelperEnv(sh.mounts, sh.fork)
 	if stdin != nil {
 		cmd.Stdin = stdin
 	}
@@ -159,6 +185,7 @@ func startHelper(program string, sh helperShape, stdin *os.File) (h *helperProc,
 	if err != nil {
 		return nil, err
 	}
+	h.proc = cmd.Process
 	h.readyCh = make(chan struct{})
 	go h.readReady()
 	return h, nil
@@ -197,28 +224,38 @@ func (h *helperProc) kill() {
 	// The command is init of its PID namespace: killing it kills every
 	// process in the namespace. The process group catches the rest when the
 	// policy runs without a PID namespace.
-	syscall.Kill(-h.cmd.Process.Pid, syscall.SIGKILL)
-	h.cmd.Process.Kill()
+	syscall.Kill(-h.proc.Pid, syscall.SIGKILL)
+	h.proc.Kill()
+}
+
+// wait waits for the helper to end, reaps it and sets h.state; the error
+// is os/exec's for a helper that did not exit 0.
+func (h *helperProc) wait() error {
+	if h.cmd != nil {
+		err := h.cmd.Wait()
+		h.state = h.cmd.ProcessState
+		return err
+	}
+	st, err := h.proc.Wait()
+	if err != nil {
+		return err
+	}
+	h.state = st
+	if !st.Success() {
+		return &exec.ExitError{ProcessState: st}
+	}
+	return nil
 }
 
 // discard kills an unclaimed helper, reaps it and closes its pipes.
 func (h *helperProc) discard() {
 	h.kill()
-	h.cmd.Wait()
+	h.wait()
 	h.closeAll()
 }
 
 // exited reports whether the helper has ended (without reaping it).
-func (h *helperProc) exited() bool {
-	var info unix.Siginfo
-	err := unix.Waitid(unix.P_PID, h.cmd.Process.Pid, &info, unix.WEXITED|unix.WNOHANG|unix.WNOWAIT, nil)
-	if err != nil {
-		return !errors.Is(err, unix.EINTR)
-	}
-	// Linux sets si_signo to SIGCHLD when it found the child waitable and
-	// leaves it zero when WNOHANG found nothing.
-	return info.Signo != 0
-}
+func (h *helperProc) exited() bool { return exited(h.proc.Pid) }
 
 // copyStreams starts copying the command's standard streams: stdin into
 // the helper's pipe (when the shape has one), its stdout and stderr into
@@ -323,8 +360,10 @@ type sparePool struct {
 	idle  time.Duration
 	hooks *nativeHooks
 	// program is the helper program (NativeOptions.Helper); empty means
-	// this program, re-executed. Set before the first run.
+	// this program, re-executed. Set before the first run. fk is the
+	// forker that starts its helpers (see usesForker).
 	program string
+	fk      forker
 
 	mu     sync.Mutex
 	ready  bool // slots and settled made
@@ -463,7 +502,7 @@ func (p *sparePool) startLocked(sh helperShape, s *spareSlot) {
 		p.settled.Broadcast()
 	}
 	go func() {
-		h, err := startHelper(p.program, sh, nil)
+		h, err := startHelper(p, sh, nil)
 		p.mu.Lock()
 		close(ch)
 		if err != nil {
@@ -488,7 +527,7 @@ func (p *sparePool) startLocked(sh helperShape, s *spareSlot) {
 			return
 		}
 		s.h = h
-		p.hooks.spareStarted(h.cmd.Process.Pid)
+		p.hooks.spareStarted(h.proc.Pid)
 		idle := p.idle
 		if idle <= 0 {
 			idle = defaultIdle
@@ -512,6 +551,7 @@ func (p *sparePool) close() {
 	defer p.mu.Unlock()
 	p.closed = true
 	p.gen++
+	p.fk.close()
 	for sh, s := range p.slots {
 		if s.h != nil {
 			s.timer.Stop()
@@ -547,7 +587,7 @@ func (p *sparePool) reapForked(h *helperProc, lf *leaf) {
 	defer p.mu.Unlock()
 	p.backgroundLocked(func() {
 		h.kill()
-		h.cmd.Wait()
+		h.wait()
 		if lf != nil {
 			lf.remove()
 		}
@@ -629,7 +669,7 @@ func handOver(ctx context.Context, h *helperProc, lf *leaf, raw []byte, tree int
 		return nil, err
 	}
 	if lf != nil {
-		if err := lf.enter(h.cmd.Process.Pid); err != nil {
+		if err := lf.enter(h.proc.Pid); err != nil {
 			return nil, fmt.Errorf("cgroup: %w", err)
 		}
 		if err := lf.admitHelper(processes); err != nil {

@@ -3,6 +3,7 @@ package toolsearch
 import (
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"regexp"
 	"slices"
 	"strings"
@@ -333,6 +334,27 @@ func TestSearchRegexpPrefilter(t *testing.T) {
 		}
 		if !slices.Equal(names(got), names(want)) || len(got) == 0 {
 			t.Errorf("%s: index found %q, matching every tool %q", pattern, names(got), names(want))
+		}
+	}
+}
+
+// TestKeepBest checks the heap of keepBest against sorting everything
+// and keeping the first limit, with ties broken by name.
+func TestKeepBest(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	for round := range 200 {
+		n, limit := rng.IntN(120), rng.IntN(60)
+		var all, best []Match
+		for i := range n {
+			m := Match{Name: fmt.Sprintf("t%03d", i), Score: float64(rng.IntN(20))} // many ties
+			all = append(all, m)
+			best = keepBest(best, m, limit)
+		}
+		sortMatches(all)
+		sortMatches(best)
+		want := names(all[:min(limit, len(all))])
+		if got := names(best); !slices.Equal(got, want) {
+			t.Fatalf("round %d (n %d, limit %d): kept %v, want %v", round, n, limit, got, want)
 		}
 	}
 }

@@ -19,6 +19,8 @@ func init() {
 				syscall.Exit(0)
 			}
 		}
+	case ForkerMode:
+		serveForker()
 	case "probe":
 		if _, err := childProc(""); err != nil {
 			syscall.Exit(ExitProbeNoFork)

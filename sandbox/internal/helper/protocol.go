@@ -4,4 +4,4 @@ package helper
 
 // protocol identifies the sources of this package (a digest of its Go
 // files); see SameProtocol.
-var protocol = "0a46e5c3edc55edf955ff11125ef5483"
+var protocol = "f6a326eb188e9489d0ed528b44bdbfc4"

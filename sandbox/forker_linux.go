@@ -1,0 +1,263 @@
+package sandbox
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/miniopenclaw/tool/sandbox/internal/helper"
+	"golang.org/x/sys/unix"
+)
+
+// A forker is the helper program started once, in its forker mode (see
+// helper.ForkerMode), to start the helpers of a [Native] whose
+// NativeOptions.Helper names that program: a helper in a new user
+// namespace cannot be cloned sharing its parent's memory, so the clone
+// copies the parent's page tables, and the forker's are a fraction of
+// those of a large program running the sandbox. The helpers it starts are
+// this process's children (CLONE_PARENT): they are waited for, reaped,
+// killed and charged as the helpers started here are.
+//
+// It is started at the first helper that needs it and lives until
+// Native.Close (or the program's end: its parent death signal). When it
+// has died, the next start starts another; a start it fails (it died
+// during the request, did not answer in time, answered other than the
+// protocol says) fails its run with the reason, and the forker is killed
+// so that the next start has a fresh one. Nothing falls back to another
+// way of starting the helper.
+//
+// A helper's parent death signal fires when the thread of this process
+// that started the forker ends (the helper's parent is that thread, as
+// the forker's is), which the Go runtime does only for a thread locked by
+// a goroutine that ended: the forker is started from the unlocked
+// goroutine of a run or a spare start, so that thread outlives it in
+// practice, as the spares' forking threads do (see sparePool). A forker
+// that dies between its clone and its answer leaves a helper whose
+// process id never reached this process: it finds its configuration pipe
+// closed and exits, and stays a zombie child until the program ends.
+type forker struct {
+	program string
+	// timeout bounds a request and its answer; the greeting at the start
+	// too. A test may shorten it (nativeHooks.forkerTimeout).
+	timeout time.Duration
+
+	mu     sync.Mutex
+	cmd    *exec.Cmd // nil when none runs
+	conn   *net.UnixConn
+	closed bool // by Native.Close: start no more forkers
+}
+
+// forkerTimeout is a forker's default timeout.
+const forkerTimeout = 10 * time.Second
+
+// errForkerClosed is what a start asking a closed forker gets; the caller
+// starts the helper itself then (after Native.Close, runs start cold).
+var errForkerClosed = errors.New("the forker was closed")
+
+// start asks the forker for a helper of shape sh with the descriptors
+// fds (see helper.ForkRequest) and returns the helper's process.
+func (f *forker) start(sh helperShape, bits uint8, uid, gid int, fds []*os.File) (*os.Process, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.closed {
+		return nil, errForkerClosed
+	}
+	if f.cmd != nil && exited(f.cmd.Process.Pid) {
+		f.stopLocked()
+	}
+	if f.cmd == nil {
+		if err := f.launchLocked(); err != nil {
+			return nil, fmt.Errorf("start the forker: %w", err)
+		}
+	}
+	req := helper.ForkRequest{Flags: uint64(sh.flags), UID: uint32(uid), GID: uint32(gid), Bits: bits}
+	raw := make([]int, len(fds))
+	for i, fd := range fds {
+		raw[i] = int(fd.Fd())
+	}
+	reply, err := f.askLocked(req.Encode(), unix.UnixRights(raw...))
+	if err != nil {
+		f.stopLocked()
+		return nil, fmt.Errorf("the forker failed (it was killed; the next run starts another): %w", err)
+	}
+	switch {
+	case len(reply) == 5 && reply[0] == helper.ForkStarted:
+		pid := int(uint32(reply[1]) | uint32(reply[2])<<8 | uint32(reply[3])<<16 | uint32(reply[4])<<24)
+		if pid <= 0 || !isChild(pid) {
+			f.stopLocked()
+			return nil, fmt.Errorf("the forker answered process %d, which is not a helper of this program's (it was killed; the next run starts another)", pid)
+		}
+		// Not reaped by anyone else, the child keeps its id until it is
+		// waited for: FindProcess finds this one.
+		return os.FindProcess(pid)
+	case len(reply) > 0 && reply[0] == helper.ForkRefused:
+		return nil, fmt.Errorf("the forker refused: %s", reply[1:])
+	}
+	f.stopLocked()
+	return nil, errors.New("the forker answered other than its protocol says (it was killed; the next run starts another)")
+}
+
+// askLocked sends one message with the control data oob and returns the
+// answer, within the timeout.
+func (f *forker) askLocked(msg, oob []byte) ([]byte, error) {
+	f.conn.SetDeadline(time.Now().Add(f.timeout))
+	if _, _, err := f.conn.WriteMsgUnix(msg, oob, nil); err != nil {
+		return nil, fmt.Errorf("send the request: %w", err)
+	}
+	return f.readLocked()
+}
+
+// readLocked reads one message of the forker's, within the deadline set.
+func (f *forker) readLocked() ([]byte, error) {
+	b := make([]byte, helper.MaxForkReply+1)
+	n, oobn, flags, _, err := f.conn.ReadMsgUnix(b, nil)
+	switch {
+	case err != nil:
+		return nil, fmt.Errorf("read its answer: %w", err)
+	case oobn != 0 || flags&(unix.MSG_TRUNC|unix.MSG_CTRUNC) != 0 || n > helper.MaxForkReply:
+		return nil, errors.New("its answer is too large or carries descriptors")
+	case n == 0:
+		return nil, errors.New("it ended without answering")
+	}
+	return b[:n], nil
+}
+
+// launchLocked starts the forker and reads its greeting.
+func (f *forker) launchLocked() (err error) {
+	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_SEQPACKET|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return err
+	}
+	mine, theirs := os.NewFile(uintptr(fds[0]), "forker"), os.NewFile(uintptr(fds[1]), "forker")
+	c, err := net.FileConn(mine)
+	mine.Close()
+	if err != nil {
+		theirs.Close()
+		return err
+	}
+	cmd := exec.Command(f.program)
+	cmd.Args = []string{"clawtool-sandbox-forker"}
+	cmd.Env = []string{helper.Env + "=" + helper.ForkerMode, "GOMAXPROCS=1"}
+	cmd.ExtraFiles = []*os.File{theirs}
+	// Its own session, out of reach of a terminal's signals to this
+	// program's group; killed with this program.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Pdeathsig: syscall.SIGKILL}
+	err = cmd.Start()
+	// The forker's end is the forker's alone: its death then ends the
+	// socket here.
+	theirs.Close()
+	if err != nil {
+		c.Close()
+		return err
+	}
+	f.cmd, f.conn = cmd, c.(*net.UnixConn)
+	f.conn.SetDeadline(time.Now().Add(f.timeout))
+	hello, err := f.readLocked()
+	if err == nil {
+		if why := helper.ForkerHelloOK(hello); why != "" {
+			err = errors.New(why)
+		}
+	}
+	if err != nil {
+		f.stopLocked()
+		return err
+	}
+	return nil
+}
+
+// stopLocked kills and reaps the forker, if one runs.
+func (f *forker) stopLocked() {
+	if f.cmd == nil {
+		return
+	}
+	f.conn.Close()
+	f.cmd.Process.Kill()
+	f.cmd.Wait()
+	f.cmd, f.conn = nil, nil
+}
+
+// close stops the forker for good.
+func (f *forker) close() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.closed = true
+	f.stopLocked()
+}
+
+// pid returns the forker's process id, or 0 when none runs.
+func (f *forker) pid() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.cmd == nil {
+		return 0
+	}
+	return f.cmd.Process.Pid
+}
+
+// exited reports whether this process's child pid has ended (without
+// reaping it).
+func exited(pid int) bool {
+	var info unix.Siginfo
+	err := unix.Waitid(unix.P_PID, pid, &info, unix.WEXITED|unix.WNOHANG|unix.WNOWAIT, nil)
+	if err != nil {
+		return !errors.Is(err, unix.EINTR)
+	}
+	// Linux sets si_signo to SIGCHLD when it found the child waitable and
+	// leaves it zero when WNOHANG found nothing.
+	return info.Signo != 0
+}
+
+// isChild reports whether pid is a child of this process, ended or not.
+func isChild(pid int) bool {
+	var info unix.Siginfo
+	for {
+		err := unix.Waitid(unix.P_PID, pid, &info, unix.WEXITED|unix.WNOHANG|unix.WNOWAIT, nil)
+		if !errors.Is(err, unix.EINTR) {
+			return err == nil
+		}
+	}
+}
+
+// configure sets what the options o say, before the first run.
+func (p *sparePool) configure(o NativeOptions) {
+	p.max, p.idle, p.program = o.Spares, o.Idle, o.Helper
+	p.fk.program, p.fk.timeout = o.Helper, forkerTimeout
+}
+
+// forkerBits returns the request bits of a helper of shape sh.
+func forkerBits(sh helperShape, stdin, mount, trace bool) uint8 {
+	var b uint8
+	if sh.mounts {
+		b |= helper.ForkMounts
+		if sh.fork {
+			b |= helper.ForkFork
+		}
+	}
+	if os.Geteuid() == 0 {
+		b |= helper.ForkSetgroups
+	}
+	if stdin {
+		b |= helper.ForkStdin
+	}
+	if mount {
+		b |= helper.ForkMountFD
+	}
+	if trace {
+		b |= helper.ForkTraceFD
+	}
+	return b
+}
+
+// usesForker reports whether a helper of shape sh is started by the
+// forker: the backend has a helper program, a test did not turn the
+// forker off, and the helper gets new user and PID namespaces (without
+// them the clone shares this program's memory and costs little).
+func (p *sparePool) usesForker(sh helperShape) bool {
+	const ns = syscall.CLONE_NEWUSER | syscall.CLONE_NEWPID
+	return p.program != "" && !p.hooks.noForker() && sh.flags&ns == ns
+}

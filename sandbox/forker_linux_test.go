@@ -1,0 +1,426 @@
+package sandbox
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/miniopenclaw/tool/sandbox/internal/helper"
+	"golang.org/x/sys/unix"
+)
+
+// forkerPid returns the process id of n's forker, or 0.
+func (n *Native) forkerPid() int { return n.pool.fk.pid() }
+
+// A backend with a helper program starts its helpers from the forker, a
+// child of its own; the helpers are this process's children all the same
+// (the run reaps them and reports their exit). The control is the same
+// backend told to start helpers itself: no forker.
+func TestForkerStartsHelpers(t *testing.T) {
+	requireSandbox(t)
+	program := BuildHelperProgram(t, "")
+	ctx := context.Background()
+	for _, direct := range []bool{false, true} {
+		for _, spares := range []int{0, 1} {
+			t.Run(fmt.Sprintf("direct=%v/spares=%d", direct, spares), func(t *testing.T) {
+				n := newTestNative(t, NativeOptions{Helper: program, Spares: spares}, &nativeHooks{directStart: direct})
+				for i := range 3 {
+					r, err := runOn(n, ctx, Policy{}, "sh", "-c", "echo ok; exit 3")
+					if err != nil || r.ExitCode != 3 || string(r.Stdout) != "ok\n" {
+						t.Fatalf("run %d: %v %+v", i, err, r)
+					}
+				}
+				if got := n.forkerPid() != 0; got == direct {
+					t.Fatalf("forker running = %v; want %v", got, !direct)
+				}
+				pid := n.forkerPid()
+				n.Close()
+				if pid != 0 && isChild(pid) {
+					t.Fatalf("the forker %d is still a child after Close", pid)
+				}
+			})
+		}
+	}
+}
+
+// A forker killed between runs is replaced at the next run, which works;
+// the killed one is reaped. With spares, the spares it started are this
+// process's children and still serve.
+func TestForkerKilledBetweenRuns(t *testing.T) {
+	requireSandbox(t)
+	program := BuildHelperProgram(t, "")
+	ctx := context.Background()
+	for _, spares := range []int{0, 1} {
+		t.Run(fmt.Sprintf("spares=%d", spares), func(t *testing.T) {
+			n := newTestNative(t, NativeOptions{Helper: program, Spares: spares}, nil)
+			for i := range 3 {
+				before := n.forkerPid()
+				if i > 0 {
+					if before == 0 {
+						t.Fatal("no forker after a run")
+					}
+					syscall.Kill(before, syscall.SIGKILL)
+					if !waitFor(func() bool { return exited(before) }) {
+						t.Fatal("the forker did not die")
+					}
+				}
+				r, err := runOn(n, ctx, Policy{}, "echo", "ok")
+				if err != nil || !r.OK() || string(r.Stdout) != "ok\n" {
+					t.Fatalf("run %d after the forker was killed: %v %+v", i, err, r)
+				}
+				n.settle()
+				if i > 0 && isChild(before) {
+					t.Fatalf("the killed forker %d was not reaped", before)
+				}
+			}
+		})
+	}
+}
+
+// A forker killed while a run it started is under way does not touch the
+// run: the helper is this process's child, confined by its own setup. The
+// run ends as it would have; the next run starts a new forker.
+func TestForkerKilledMidRun(t *testing.T) {
+	requireSandbox(t)
+	program := BuildHelperProgram(t, "")
+	n := newTestNative(t, NativeOptions{Helper: program}, nil)
+	mark := testMark() + "-forkermid"
+	p := Policy{Env: append(DefaultEnv(), markEnv+"="+mark)}
+	in, inW := io.Pipe()
+	type result struct {
+		r   *Result
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		r, err := n.Run(context.Background(), p, []string{"sh", "-c", "read x; echo got $x"}, in)
+		done <- result{r, err}
+	}()
+	if !waitFor(func() bool { return len(marked(mark)) > 0 }) {
+		inW.Close()
+		<-done
+		t.Fatal("the command never started")
+	}
+	fk := n.forkerPid()
+	if fk == 0 {
+		t.Fatal("no forker while a run is under way")
+	}
+	syscall.Kill(fk, syscall.SIGKILL)
+	if !waitFor(func() bool { return exited(fk) }) {
+		t.Fatal("the forker did not die")
+	}
+	inW.Write([]byte("x\n"))
+	inW.Close()
+	res := <-done
+	if res.err != nil || !res.r.OK() || string(res.r.Stdout) != "got x\n" {
+		t.Fatalf("the run under way when its forker died: %v %+v", res.err, res.r)
+	}
+	r, err := runOn(n, context.Background(), Policy{}, "echo", "ok")
+	if err != nil || !r.OK() || n.forkerPid() == fk || n.forkerPid() == 0 {
+		t.Fatalf("the run after: %v %+v (forker %d, was %d)", err, r, n.forkerPid(), fk)
+	}
+}
+
+// Cancelling a run started by the forker kills the whole tree of its
+// command, background processes included, and leaves no process behind.
+// The control is the tree seen alive before the cancel.
+func TestForkerCancelKillsTree(t *testing.T) {
+	requireSandbox(t)
+	program := BuildHelperProgram(t, "")
+	for _, spares := range []int{0, 1} {
+		t.Run(fmt.Sprintf("spares=%d", spares), func(t *testing.T) {
+			n := newTestNative(t, NativeOptions{Helper: program, Spares: spares}, nil)
+			runOn(n, context.Background(), Policy{}, "true") // the spare, if any, for the next
+			n.settle()
+			mark := fmt.Sprintf("%s-forkercancel%d", testMark(), spares)
+			p := Policy{Env: append(DefaultEnv(), markEnv+"="+mark)}
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			done := make(chan error, 1)
+			go func() {
+				r, err := n.Run(ctx, p, []string{"sh", "-c", "sleep 1000 & sleep 1000 & sleep 1000"}, nil)
+				if err == nil && r.Outcome != TimedOut {
+					err = fmt.Errorf("outcome %v, want %v", r.Outcome, TimedOut)
+				}
+				done <- err
+			}()
+			if !waitFor(func() bool { return len(marked(mark)) >= 3 }) {
+				cancel()
+				<-done
+				t.Fatalf("the command's tree never started: %v", marked(mark))
+			}
+			if n.forkerPid() == 0 {
+				t.Fatal("no forker: the run was not started by one")
+			}
+			cancel()
+			if err := <-done; err != nil && !errors.Is(err, context.Canceled) {
+				t.Fatal(err)
+			}
+			n.settle()
+			if left := marked(mark); len(left) > 0 {
+				killLeftovers(mark)
+				t.Fatalf("processes of the cancelled run left: %v", left)
+			}
+		})
+	}
+}
+
+// After Close, nothing of a backend with a forker is left: neither the
+// forker nor a helper (no child of this process that was not one before),
+// nor a process of a command. The runs come concurrently, in more shapes
+// than the backend keeps spares for, one of them without a user
+// namespace (started without the forker), each leaving a process behind.
+func TestForkerCloseLeavesNothing(t *testing.T) {
+	requireSandbox(t)
+	program := BuildHelperProgram(t, "")
+	DefaultNative().settle()
+	before := children()
+	n := NewNative(NativeOptions{Helper: program, Spares: 2})
+	mark := testMark() + "-forkerclose"
+	p := Policy{Env: append(DefaultEnv(), markEnv+"="+mark)}
+	shapes := []Policy{p, {Env: p.Env, Without: []Layer{LayerCgroup}}, {Env: p.Env, Network: NetworkHost}, {Env: p.Env, Without: []Layer{LayerUserNS}}}
+	var wg sync.WaitGroup
+	errs := make(chan error, 64)
+	for w := range 3 {
+		wg.Go(func() {
+			for i := range 2 * len(shapes) {
+				r, err := runOn(n, context.Background(), shapes[(i+w)%len(shapes)], "sh", "-c", "sleep 30 >/dev/null 2>&1 & echo ok")
+				if err != nil || !r.OK() || string(r.Stdout) != "ok\n" {
+					errs <- fmt.Errorf("%v %+v", err, r)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	if n.forkerPid() == 0 {
+		t.Fatal("control: no forker")
+	}
+	if extra := newChildren(before); len(extra) == 0 {
+		t.Fatal("control: the backend has no child before Close (no forker, no spare)")
+	}
+	n.Close()
+	if extra := newChildren(before); len(extra) > 0 {
+		t.Fatalf("children left after Close: %v", extra)
+	}
+	if !waitFor(func() bool { return len(marked(mark)) == 0 }) {
+		killLeftovers(mark)
+		t.Fatal("a command's process outlived Close")
+	}
+}
+
+func newChildren(before []int) []int {
+	var extra []int
+	for _, pid := range children() {
+		if !slices.Contains(before, pid) {
+			extra = append(extra, pid)
+		}
+	}
+	return extra
+}
+
+// fakeForker writes a shell script that greets as a forker of this
+// package's protocol would, then behaves as body says.
+func fakeForker(t *testing.T, greet, body string) string {
+	dir, err := os.MkdirTemp("", "clawtool-fakeforker-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	script := "#!/bin/sh\n" + greet + "\n" + body + "\n"
+	path := dir + "/forker"
+	if err := os.WriteFile(path, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// A forker that fails, in every way it can, fails the run with the reason
+// and never runs its command; it is killed and reaped, and the next run
+// starts another. The control is the real forker in the same table.
+func TestForkerFailsClosed(t *testing.T) {
+	requireSandbox(t)
+	real := BuildHelperProgram(t, "")
+	stale := BuildHelperProgram(t, "-X github.com/miniopenclaw/tool/sandbox/internal/helper.protocol=0123456789abcdef")
+	greet := "printf 'H%s' '" + helper.Protocol() + "' >&3"
+	read := "dd bs=1024 count=1 <&3 >/dev/null 2>&1"
+	for _, tt := range []struct {
+		name, program, want string
+	}{
+		{"the real forker (control)", real, ""},
+		{"built from other sources", stale, "built from other sources"},
+		{"no greeting", fakeForker(t, "", "exit 0"), "forker"},
+		{"another protocol's greeting", fakeForker(t, "printf 'Hnot-this-one' >&3", "sleep 1000"), "built from other sources"},
+		{"dies at the request", fakeForker(t, greet, read+"; exit 1"), "forker failed"},
+		{"answers garbage", fakeForker(t, greet, read+"; printf 'X' >&3; sleep 1000"), "other than its protocol"},
+		{"answers a process not ours", fakeForker(t, greet, read+`; printf 'P\001\000\000\000' >&3; sleep 1000`), "not a helper of this program's"},
+		{"answers too much", fakeForker(t, greet, read+"; head -c 4096 /dev/zero | tr '\\0' P >&3; sleep 1000"), "too large"},
+		{"never answers", fakeForker(t, greet, read+"; sleep 1000"), "timeout"},
+		{"refuses", fakeForker(t, greet, `while [ "$(dd bs=1024 count=1 <&3 2>/dev/null | head -c 1)" = C ]; do printf 'Eno' >&3; done`), "the forker refused: no"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			before := children()
+			mark := testMark() + "-fakeforker"
+			n := newTestNative(t, NativeOptions{Helper: tt.program}, nil)
+			if tt.program != real && tt.program != stale {
+				// The fake forker runs as the backend's; every helper it
+				// would start is the real program's (never, here).
+				n.pool.program = real
+			}
+			n.pool.fk.timeout = time.Second
+			for i := range 2 {
+				r, err := runOn(n, context.Background(), Policy{Env: append(DefaultEnv(), markEnv+"="+mark)}, "echo", "ran")
+				if tt.want == "" {
+					if err != nil || !r.OK() {
+						t.Fatalf("run %d: %v %+v", i, err, r)
+					}
+					continue
+				}
+				if err == nil {
+					t.Fatalf("run %d ran: %+v", i, r)
+				}
+				if !strings.Contains(err.Error(), tt.want) {
+					t.Fatalf("run %d: %v; want %q", i, err, tt.want)
+				}
+				if fk := n.forkerPid(); fk != 0 && tt.name != "refuses" {
+					t.Fatalf("run %d: the failed forker %d still runs", i, fk)
+				}
+			}
+			n.Close()
+			if extra := newChildren(before); len(extra) > 0 {
+				t.Fatalf("children left: %v", extra)
+			}
+			if left := marked(mark); len(left) > 0 {
+				killLeftovers(mark)
+				t.Fatalf("a command ran: %v", left)
+			}
+		})
+	}
+}
+
+// The forker refuses a forged, malformed or oversized request, or one
+// whose descriptors are not the ones it names, starting nothing and
+// keeping none of the descriptors; it then still serves a good request
+// (the control).
+func TestForkerForgedRequests(t *testing.T) {
+	requireSandbox(t)
+	program := BuildHelperProgram(t, "")
+	f := &forker{program: program, timeout: 10 * time.Second}
+	defer f.close()
+	f.mu.Lock()
+	if err := f.launchLocked(); err != nil {
+		f.mu.Unlock()
+		t.Fatal(err)
+	}
+	f.mu.Unlock()
+	good := helper.ForkRequest{Flags: uint64(namespaceFlags(NetworkNone)), UID: DefaultUID, GID: DefaultUID, Bits: helper.ForkSetgroups}
+	pipes := func(n int) []int {
+		var fds []int
+		for range (n + 1) / 2 {
+			var p [2]int
+			if err := unix.Pipe2(p[:], unix.O_CLOEXEC); err != nil {
+				t.Fatal(err)
+			}
+			fds = append(fds, p[:]...)
+		}
+		t.Cleanup(func() {
+			for _, fd := range fds {
+				unix.Close(fd)
+			}
+		})
+		return fds[:n]
+	}
+	with := func(mod func(*helper.ForkRequest)) []byte {
+		r := good
+		mod(&r)
+		return r.Encode()
+	}
+	enc := good.Encode()
+	otherProto := slices.Clone(enc)
+	otherProto[len(otherProto)-1] ^= 1
+	for _, tt := range []struct {
+		name  string
+		msg   []byte
+		files int
+		want  string
+	}{
+		{"empty with descriptors", []byte{}, 4, "malformed"},
+		{"short", enc[:10], 4, "malformed"},
+		{"wrong magic", append([]byte("XXXX"), enc[4:]...), 4, "malformed"},
+		{"another protocol", otherProto, 4, "built from other sources"},
+		{"oversized", append(slices.Clone(enc), make([]byte, 4*helper.MaxForkRequest)...), 4, "too large"},
+		{"no user namespace", with(func(r *helper.ForkRequest) { r.Flags &^= unix.CLONE_NEWUSER }), 4, "clone flags"},
+		{"no PID namespace", with(func(r *helper.ForkRequest) { r.Flags &^= unix.CLONE_NEWPID }), 4, "clone flags"},
+		{"shared memory", with(func(r *helper.ForkRequest) { r.Flags |= unix.CLONE_VM }), 4, "clone flags"},
+		{"host root", with(func(r *helper.ForkRequest) { r.UID = 0 }), 4, "host's root"},
+		{"host root group", with(func(r *helper.ForkRequest) { r.GID = 0 }), 4, "host's root"},
+		{"fork without a root", with(func(r *helper.ForkRequest) { r.Bits |= helper.ForkFork }), 4, "fork mode without a root"},
+		{"unknown bits", with(func(r *helper.ForkRequest) { r.Bits |= 0x80 }), 4, "unknown"},
+		{"too few descriptors", enc, 3, "descriptors"},
+		{"too many descriptors", enc, 5, "descriptors"},
+		{"no descriptors", enc, 0, "descriptors"},
+		{"far too many descriptors", enc, 64, "too large"},
+		{"the good request (control)", enc, 4, ""},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			fds := pipes(tt.files)
+			before := children()
+			open0 := openFDs(t, f.pid())
+			var oob []byte
+			if len(fds) > 0 {
+				oob = unix.UnixRights(fds...)
+			}
+			f.mu.Lock()
+			reply, err := f.askLocked(tt.msg, oob)
+			f.mu.Unlock()
+			if err != nil {
+				t.Fatalf("the forker did not answer: %v", err)
+			}
+			if tt.want == "" {
+				if reply[0] != helper.ForkStarted || len(reply) != 5 {
+					t.Fatalf("control: %q", reply)
+				}
+				pid := int(uint32(reply[1]) | uint32(reply[2])<<8 | uint32(reply[3])<<16 | uint32(reply[4])<<24)
+				if !isChild(pid) {
+					t.Fatalf("control: the helper %d is not this process's child", pid)
+				}
+				for _, fd := range fds {
+					unix.Close(fd) // the helper reads no configuration and exits
+				}
+				p, _ := os.FindProcess(pid)
+				p.Kill()
+				p.Wait()
+				return
+			}
+			if reply[0] != helper.ForkRefused || !strings.Contains(string(reply), tt.want) {
+				t.Fatalf("answer %q; want a refusal saying %q", reply, tt.want)
+			}
+			if extra := newChildren(before); len(extra) > 0 {
+				t.Fatalf("the refused request started %v", extra)
+			}
+			if got := openFDs(t, f.pid()); got != open0 {
+				t.Fatalf("the forker holds %d descriptors, %d before the request", got, open0)
+			}
+		})
+	}
+}
+
+// openFDs counts the open descriptors of process pid.
+func openFDs(t *testing.T, pid int) int {
+	ents, err := os.ReadDir(fmt.Sprintf("/proc/%d/fd", pid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return len(ents)
+}

@@ -1,0 +1,111 @@
+package helper
+
+import (
+	"syscall"
+)
+
+// serveForker is the forker (see ForkerMode): it greets on ForkerFD, then
+// serves one request at a time until the socket ends, and exits.
+func serveForker() {
+	hello := append([]byte{ForkerHello}, protocol...)
+	if err := syscall.Sendmsg(ForkerFD, hello, nil, nil, syscall.MSG_NOSIGNAL); err != nil {
+		syscall.Exit(1)
+	}
+	// One byte more than a request may hold, so that a longer one shows
+	// as such even without MSG_TRUNC; room for one descriptor more than a
+	// request may carry, likewise.
+	buf := make([]byte, MaxForkRequest+1)
+	oob := make([]byte, syscall.CmsgSpace((ForkMaxFiles+1)*4))
+	for {
+		n, oobn, flags, _, err := syscall.Recvmsg(ForkerFD, buf, oob, syscall.MSG_CMSG_CLOEXEC)
+		if err == syscall.EINTR {
+			continue
+		}
+		if err != nil || (n == 0 && oobn == 0) {
+			syscall.Exit(0) // the supervisor's end closed
+		}
+		fds := rights(oob[:oobn])
+		reply := serveFork(buf[:n], fds, flags)
+		for _, fd := range fds {
+			syscall.Close(fd)
+		}
+		if err := syscall.Sendmsg(ForkerFD, reply, nil, nil, syscall.MSG_NOSIGNAL); err != nil {
+			syscall.Exit(1)
+		}
+	}
+}
+
+// rights returns every descriptor the control messages oob carry.
+func rights(oob []byte) []int {
+	msgs, err := syscall.ParseSocketControlMessage(oob)
+	if err != nil {
+		return nil
+	}
+	var fds []int
+	for _, m := range msgs {
+		if fs, err := syscall.ParseUnixRights(&m); err == nil {
+			fds = append(fds, fs...)
+		}
+	}
+	return fds
+}
+
+// serveFork checks one request and starts its helper, returning the
+// reply. The caller closes fds.
+func serveFork(b []byte, fds []int, flags int) []byte {
+	refuse := func(why string) []byte {
+		r := append([]byte{ForkRefused}, why...)
+		return r[:min(len(r), MaxForkReply)]
+	}
+	if flags&(syscall.MSG_TRUNC|syscall.MSG_CTRUNC) != 0 || len(b) > MaxForkRequest {
+		return refuse("request too large")
+	}
+	r, why := DecodeForkRequest(b)
+	if why != "" {
+		return refuse(why)
+	}
+	if len(fds) != r.Files() {
+		return refuse("the request's descriptors are not the ones it names")
+	}
+	// ConfigFD, ErrorFD, MountFD and TraceFD at their numbers; -1 closes.
+	files := []uintptr{^uintptr(0), uintptr(fds[0]), uintptr(fds[1]), uintptr(fds[2]), uintptr(fds[3]), ^uintptr(0)}
+	next := 4
+	if r.Bits&ForkStdin != 0 {
+		files[0] = uintptr(fds[next])
+		next++
+	} else {
+		null, err := syscall.Open("/dev/null", syscall.O_RDONLY|syscall.O_CLOEXEC, 0)
+		if err != nil {
+			return refuse("open /dev/null: " + err.Error())
+		}
+		defer syscall.Close(null)
+		files[0] = uintptr(null)
+	}
+	if r.Bits&ForkMountFD != 0 {
+		files[5] = uintptr(fds[next])
+		next++
+	}
+	if r.Bits&ForkTraceFD != 0 {
+		files = append(files, uintptr(fds[next]))
+	}
+	attr := &syscall.SysProcAttr{
+		Setsid:    true,
+		Pdeathsig: syscall.SIGKILL,
+		// The helper is the supervisor's child, not the forker's.
+		Cloneflags:  uintptr(r.Flags) | syscall.CLONE_PARENT,
+		UidMappings: []syscall.SysProcIDMap{{ContainerID: 0, HostID: int(r.UID), Size: 1}},
+		GidMappings: []syscall.SysProcIDMap{{ContainerID: 0, HostID: int(r.GID), Size: 1}},
+		Credential:  &syscall.Credential{Uid: 0, Gid: 0, Groups: []uint32{}},
+	}
+	if r.Bits&ForkSetgroups != 0 {
+		attr.GidMappingsEnableSetgroups = true
+	} else {
+		attr.Credential.NoSetGroups = true
+	}
+	env := HelperEnv(r.Bits&ForkMounts != 0, r.Bits&ForkFork != 0)
+	pid, err := syscall.ForkExec("/proc/self/exe", []string{"clawtool-sandbox"}, &syscall.ProcAttr{Env: env, Files: files, Sys: attr})
+	if err != nil {
+		return refuse("start the helper: " + err.Error())
+	}
+	return le([]byte{ForkStarted}, uint64(pid), 4)
+}
