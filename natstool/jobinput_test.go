@@ -29,6 +29,22 @@ type askHolder struct {
 
 type askKey struct{}
 
+// askingWorker starts a server with JetStream and, on one connection to
+// it, askingJobs with a worker of four running askRegistry; it returns
+// the jobs, the connection and the count of the tool's runs.
+func askingWorker(t *testing.T) (*natstool.Jobs, *nats.Conn, *atomic.Int64) {
+	t.Helper()
+	nc := connect(t, startServer(t, true))
+	jobs := askingJobs(t, nc)
+	runs := new(atomic.Int64)
+	w, err := jobs.Work(askRegistry(runs), "w", 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(w.Stop)
+	return jobs, nc, runs
+}
+
 func askingJobs(t *testing.T, nc *nats.Conn) *natstool.Jobs {
 	return openJobs(t, nc, natstool.JobsOptions{AckWait: time.Second,
 		Owner: func(ctx context.Context) string { o, _ := ctx.Value(ownerCtx{}).(string); return o },
@@ -102,15 +118,7 @@ func waitState(t *testing.T, jobs *natstool.Jobs, owner, id string, state natsto
 // error result saying why; the control, one small question, leaves the
 // job waiting for input with its question in the record.
 func TestJobInputBounds(t *testing.T) {
-	s := startServer(t, true)
-	nc := connect(t, s)
-	jobs := askingJobs(t, nc)
-	var runs atomic.Int64
-	w, err := jobs.Work(askRegistry(&runs), "w", 4)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(w.Stop)
+	jobs, _, _ := askingWorker(t)
 	for _, tc := range []struct {
 		name string
 		args string
@@ -147,15 +155,7 @@ func TestJobInputBounds(t *testing.T) {
 // answers and state, however often Resume queues that run again (the
 // round's message id), and a later Answer is refused.
 func TestJobAnswer(t *testing.T) {
-	s := startServer(t, true)
-	nc := connect(t, s)
-	jobs := askingJobs(t, nc)
-	var runs atomic.Int64
-	w, err := jobs.Work(askRegistry(&runs), "w", 4)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(w.Stop)
+	jobs, nc, runs := askingWorker(t)
 	id, err := jobs.Submit(asOwner("ann"), "ask", json.RawMessage(`{"n":2,"req_bytes":3,"state_bytes":2}`), nil)
 	if err != nil {
 		t.Fatal(err)

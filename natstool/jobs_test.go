@@ -187,6 +187,20 @@ func TestJobIdempotencyKey(t *testing.T) {
 	}
 }
 
+// aliceOnlyWorker returns a worker's registry with counting's add tool
+// (its runs counted in n) under a policy that permits alice alone.
+func aliceOnlyWorker(t *testing.T, n *atomic.Int64) *tool.Registry {
+	t.Helper()
+	a, err := policy.New("jobs.cedar", []byte(`permit (principal == User::"alice", action == Action::"call", resource == Tool::"add");`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	add, _ := counting(t, n).Get("add")
+	worker := tool.NewRegistry(tool.WithLogger(quiet), tool.WithAuthorizer(a))
+	worker.Register(add)
+	return worker
+}
+
 // A job runs on the worker for the principal that submitted it: the
 // worker's policy permits only alice, so her job runs and the others'
 // are recorded as denied. The principal travels in the job message's
@@ -199,14 +213,8 @@ func TestJobRunsForItsPrincipal(t *testing.T) {
 	for _, how := range []string{"service call context", "job context"} {
 		t.Run(how, func(t *testing.T) {
 			s := startServer(t, true)
-			a, err := policy.New("jobs.cedar", []byte(`permit (principal == User::"alice", action == Action::"call", resource == Tool::"add");`))
-			if err != nil {
-				t.Fatal(err)
-			}
 			var n atomic.Int64
-			add, _ := counting(t, &n).Get("add")
-			worker := tool.NewRegistry(tool.WithLogger(quiet), tool.WithAuthorizer(a))
-			worker.Register(add)
+			worker := aliceOnlyWorker(t, &n)
 			wnc := connect(t, s)
 			if how == "service call context" {
 				serve(t, wnc, worker, natstool.ServeOptions{CallContext: restore, Jobs: openJobs(t, wnc)})
@@ -346,14 +354,8 @@ func TestJobsAreTheirSubmitters(t *testing.T) {
 	for _, how := range []string{"headers", "owner"} {
 		t.Run(how, func(t *testing.T) {
 			s := startServer(t, true)
-			a, err := policy.New("jobs.cedar", []byte(`permit (principal == User::"alice", action == Action::"call", resource == Tool::"add");`))
-			if err != nil {
-				t.Fatal(err)
-			}
 			var n atomic.Int64
-			add, _ := counting(t, &n).Get("add")
-			worker := tool.NewRegistry(tool.WithLogger(quiet), tool.WithAuthorizer(a))
-			worker.Register(add)
+			worker := aliceOnlyWorker(t, &n)
 			wnc := connect(t, s)
 			serve(t, wnc, worker, natstool.ServeOptions{CallContext: func(ctx context.Context, h nats.Header) (context.Context, error) {
 				return policy.FromHeaders(ctx, h)

@@ -471,15 +471,32 @@ func blocking(started chan<- string, id string) *tool.Registry {
 	return reg
 }
 
+// heartbeatWorker serves blocking(started, name) on a connection of its
+// own to s, with heartbeats every 50ms, and returns the connection
+// (closing it kills the worker).
+func heartbeatWorker(t *testing.T, s *server.Server, started chan string, name string) *nats.Conn {
+	t.Helper()
+	nc := connect(t, s)
+	serve(t, nc, blocking(started, name), natstool.ServeOptions{Heartbeat: 50 * time.Millisecond})
+	return nc
+}
+
+// impatientImport imports the tools served on s into a new registry that
+// gives a worker 300ms without a heartbeat.
+func impatientImport(t *testing.T, s *server.Server) *tool.Registry {
+	t.Helper()
+	local := tool.NewRegistry(tool.WithLogger(quiet))
+	importInto(t, connect(t, s), local, natstool.ImportOptions{WorkerTimeout: 300 * time.Millisecond})
+	return local
+}
+
 // A worker that dies during a call: the call fails as unavailable once
 // the heartbeats stop, long before its own time limit.
 func TestWorkerDiesMidCall(t *testing.T) {
 	s := startServer(t, false)
 	started := make(chan string, 4)
-	wnc := connect(t, s)
-	serve(t, wnc, blocking(started, "a"), natstool.ServeOptions{Heartbeat: 50 * time.Millisecond})
-	local := tool.NewRegistry(tool.WithLogger(quiet))
-	importInto(t, connect(t, s), local, natstool.ImportOptions{WorkerTimeout: 300 * time.Millisecond})
+	wnc := heartbeatWorker(t, s, started, "a")
+	local := impatientImport(t, s)
 
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
@@ -501,10 +518,8 @@ func TestWorkerDiesMidCall(t *testing.T) {
 func TestExecutorRetriesOnAnotherWorker(t *testing.T) {
 	s := startServer(t, false)
 	started := make(chan string, 4)
-	anc := connect(t, s)
-	serve(t, anc, blocking(started, "a"), natstool.ServeOptions{Heartbeat: 50 * time.Millisecond})
-	local := tool.NewRegistry(tool.WithLogger(quiet))
-	importInto(t, connect(t, s), local, natstool.ImportOptions{WorkerTimeout: 300 * time.Millisecond})
+	anc := heartbeatWorker(t, s, started, "a")
+	local := impatientImport(t, s)
 
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
@@ -518,7 +533,7 @@ func TestExecutorRetriesOnAnotherWorker(t *testing.T) {
 		t.Fatalf("first attempt ran on %s", id)
 	}
 	// Worker b joins, then a dies: the retry can only reach b.
-	serve(t, connect(t, s), blocking(started, "b"), natstool.ServeOptions{Heartbeat: 50 * time.Millisecond})
+	heartbeatWorker(t, s, started, "b")
 	anc.Close()
 	select {
 	case id := <-started:

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -120,26 +119,10 @@ var approveLine = regexp.MustCompile(`clawtool approvals approve ([0-9a-f]{24}) 
 // the caller with who and why.
 func TestApprovalEndToEnd(t *testing.T) {
 	t.Setenv("XDG_STATE_HOME", t.TempDir())
-	exe, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
 	clawtool := func(args ...string) (int, string, string) {
 		t.Helper()
-		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-		defer cancel()
-		cmd := exec.CommandContext(ctx, exe, args...)
-		cmd.Env = append(os.Environ(), asCLIEnv+"=1")
-		var stdout, stderr bytes.Buffer
-		cmd.Stdout, cmd.Stderr = &stdout, &stderr
-		err := cmd.Run()
-		code := 0
-		if ee, ok := err.(*exec.ExitError); ok {
-			code = ee.ExitCode()
-		} else if err != nil {
-			t.Fatal(err)
-		}
-		return code, stdout.String(), stderr.String()
+		r := cli(t, nil, args...)
+		return r.code, r.stdout, r.stderr
 	}
 	const pol = "testdata/policy/approvals.cedar"
 	log := filepath.Join(t.TempDir(), "audit.jsonl")

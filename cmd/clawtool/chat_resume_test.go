@@ -67,27 +67,17 @@ func TestChatPausesAndResumesAcrossProcesses(t *testing.T) {
 	srv := noteModel(t)
 	const pol = "testdata/policy/approvals.cedar"
 	log := filepath.Join(t.TempDir(), "audit.jsonl")
+	env := []string{"OPENAI_BASE_URL=" + srv.URL, "OPENAI_MODEL=local", "OPENAI_API_KEY=sk-test-secret"}
 	command := func(ctx context.Context, args ...string) *exec.Cmd {
 		cmd := exec.CommandContext(ctx, exe, args...)
-		cmd.Env = append(os.Environ(), asCLIEnv+"=1", "OPENAI_BASE_URL="+srv.URL, "OPENAI_MODEL=local", "OPENAI_API_KEY=sk-test-secret")
+		cmd.Env = append(append(os.Environ(), asCLIEnv+"=1"), env...)
 		cmd.Stdin = strings.NewReader("")
 		return cmd
 	}
 	clawtool := func(args ...string) (int, string, string) {
 		t.Helper()
-		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-		defer cancel()
-		cmd := command(ctx, args...)
-		var stdout, stderr bytes.Buffer
-		cmd.Stdout, cmd.Stderr = &stdout, &stderr
-		err := cmd.Run()
-		code := 0
-		if ee, ok := err.(*exec.ExitError); ok {
-			code = ee.ExitCode()
-		} else if err != nil {
-			t.Fatal(err)
-		}
-		return code, stdout.String(), stderr.String()
+		r := cli(t, env, args...)
+		return r.code, r.stdout, r.stderr
 	}
 	chatFlags := []string{"--policy", pol, "--as", "otto:operator", "--audit", log, "-stream=false"}
 

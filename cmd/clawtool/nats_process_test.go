@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -26,6 +27,38 @@ import (
 type proc struct {
 	cmd  *exec.Cmd
 	done chan struct{} // closed when the process has exited and been reaped
+}
+
+// cliResult is how a clawtool process ended: its exit code and output.
+type cliResult struct {
+	code           int
+	stdout, stderr string
+}
+
+// cli runs this test binary as clawtool with args and the environment
+// env added, and waits for it (bounded).
+func cli(t *testing.T, env []string, args ...string) cliResult {
+	t.Helper()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 3*wait)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, exe, args...)
+	cmd.Env = append(append(os.Environ(), asCLIEnv+"=1"), env...)
+	var out, errOut bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	err = cmd.Run()
+	code := 0
+	if err != nil {
+		ee, ok := err.(*exec.ExitError)
+		if !ok || ctx.Err() != nil {
+			t.Fatalf("clawtool %s: %v", strings.Join(args, " "), err)
+		}
+		code = ee.ExitCode()
+	}
+	return cliResult{code, out.String(), errOut.String()}
 }
 
 // startCLI runs the test binary as clawtool with args and waits for a

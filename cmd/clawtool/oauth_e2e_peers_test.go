@@ -167,37 +167,6 @@ func freePort(t *testing.T) int {
 }
 
 // cliResult is how a clawtool process ended.
-type cliResult struct {
-	code           int
-	stdout, stderr string
-}
-
-// cli runs this test binary as clawtool with args and the environment
-// env added, and waits for it (bounded).
-func cli(t *testing.T, env []string, args ...string) cliResult {
-	t.Helper()
-	exe, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(t.Context(), 3*wait)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, exe, args...)
-	cmd.Env = append(append(os.Environ(), asCLIEnv+"=1"), env...)
-	var out, errOut bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errOut
-	err = cmd.Run()
-	code := 0
-	if err != nil {
-		ee, ok := err.(*exec.ExitError)
-		if !ok || ctx.Err() != nil {
-			t.Fatalf("clawtool %s: %v", strings.Join(args, " "), err)
-		}
-		code = ee.ExitCode()
-	}
-	return cliResult{code, out.String(), errOut.String()}
-}
-
 // browse is the user's browser: it follows authURL through the
 // authorization server's redirects (its login and consent approve at
 // once) to the redirect URI, where clawtool auth login listens, and
