@@ -191,11 +191,10 @@ type limits struct {
 // plan is what Run derives from a batch before anything runs.
 type plan struct {
 	calls  []Call
-	refs   [][]ref  // references per call; nil for most calls
-	refErr []error  // a malformed reference, per call; nil for most calls
-	deps   [][]int  // dependency indices per call; nil without dependencies
-	after  [][]int  // dependents per call
-	lims   []limits // per call
+	refs   [][]ref   // references per call; nil for most calls
+	refErr []error   // a malformed reference, per call; nil for most calls
+	graph  dag.Graph // dependencies and dependents per call; no edges without dependencies
+	lims   []limits  // per call
 }
 
 func (e *Executor) run(ctx context.Context, calls []Call) ([]Outcome, error) {
@@ -300,7 +299,7 @@ func (e *Executor) plan(calls []Call) (*plan, error) {
 			return nil, err
 		}
 		if hasDeps {
-			p.deps, p.after = g.Deps, g.Dependents
+			p.graph = g
 		}
 	}
 	r := e.reg
@@ -366,7 +365,7 @@ func (s *scheduler) run(ctx context.Context) error {
 	n := len(p.calls)
 	s.started = make([]bool, n)
 	s.idle = make(chan struct{})
-	if p.deps == nil {
+	if p.graph.Edges() == 0 {
 		s.ready = make(intHeap, n)
 		for i := range n {
 			s.ready[i] = i // sorted, hence a heap
@@ -374,7 +373,7 @@ func (s *scheduler) run(ctx context.Context) error {
 	} else {
 		s.pending = make([]int32, n)
 		for i := range n {
-			s.pending[i] = int32(len(p.deps[i]))
+			s.pending[i] = int32(len(p.graph.Deps(i)))
 			if s.pending[i] == 0 {
 				s.ready = append(s.ready, i)
 			}
@@ -529,14 +528,14 @@ func (s *scheduler) complete(i int) {
 // finish counts call i as over and readies or skips its dependents.
 func (s *scheduler) finish(i int) {
 	s.finished++
-	if s.p.after == nil {
+	if s.p.graph.Edges() == 0 {
 		return
 	}
 	work := append(s.stack[:0], i)
 	for len(work) > 0 {
 		j := work[len(work)-1]
 		work = work[:len(work)-1]
-		for _, d := range s.p.after[j] {
+		for _, d := range s.p.graph.Dependents(j) {
 			if s.pending[d]--; s.pending[d] > 0 {
 				continue
 			}
@@ -556,8 +555,8 @@ func (s *scheduler) finish(i int) {
 // failure skipped it, not with its own message, so that messages do not
 // nest along a chain of dependencies.
 func (s *scheduler) skip(d int) bool {
-	for _, j := range s.p.deps[d] {
-		dep := s.out[j]
+	for _, j := range s.p.graph.Deps(d) {
+		dep := &s.out[j]
 		if dep.Err == nil {
 			continue
 		}
@@ -668,9 +667,9 @@ func (e *Executor) exec(ctx context.Context, p *plan, i int, out []Outcome) {
 		}
 		c.Args = args
 	}
-	if p.deps != nil && len(p.deps[i]) > len(c.DependsOn) {
-		c.DependsOn = make([]string, len(p.deps[i]))
-		for k, j := range p.deps[i] {
+	if g := &p.graph; g.Edges() > 0 && len(g.Deps(i)) > len(c.DependsOn) {
+		c.DependsOn = make([]string, len(g.Deps(i)))
+		for k, j := range g.Deps(i) {
 			c.DependsOn[k] = p.calls[j].ID
 		}
 	}

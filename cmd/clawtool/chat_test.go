@@ -219,3 +219,36 @@ func TestChatSessionGoesOnAfterAFailure(t *testing.T) {
 		t.Errorf("stdout %q, stderr %q; want the second answer and the first error", &stdout, &stderr)
 	}
 }
+
+// chat --word-vectors loads the table before the conversation: a file
+// that is not word vectors is a usage error that says so, and the small
+// table of toolsearch's tests lets the conversation run.
+func TestChatWordVectors(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, `{"choices":[{"message":{"role":"assistant","content":"Done."},"finish_reason":"stop"}]}`)
+	}))
+	defer srv.Close()
+	getenv := func(k string) string {
+		return map[string]string{"OPENAI_BASE_URL": srv.URL + "/v1", "OPENAI_MODEL": "local"}[k]
+	}
+	for _, c := range []struct {
+		file   string
+		code   int
+		stderr string
+	}{
+		{"testdata/cli/search.golden", exitUsage, "word vectors: testdata/cli/search.golden: at byte 1"},
+		{"../../toolsearch/testdata/wordvec/small.wv", exitOK, ""},
+	} {
+		var stdout, stderr bytes.Buffer
+		e := &env{stdin: strings.NewReader(""), stdout: &stdout, stderr: &stderr}
+		code := chat(context.Background(), e, []string{"--word-vectors", c.file, "hello"}, getenv)
+		if code != c.code || !strings.Contains(stderr.String(), c.stderr) {
+			t.Errorf("chat --word-vectors %s: exit %d, want %d; stderr:\n%s", c.file, code, c.code, stderr.String())
+		}
+		if c.code == exitOK && stdout.String() != "Done.\n" {
+			t.Errorf("chat --word-vectors %s: stdout %q", c.file, stdout.String())
+		}
+	}
+}

@@ -10,13 +10,35 @@ import (
 	"unicode/utf8"
 )
 
-// A Graph is a checked, acyclic dependency graph over nodes 0..n-1.
+// A Graph is a checked, acyclic dependency graph over nodes 0..n-1. Its
+// lists share a few arrays that hold no pointers, so that a graph costs
+// few allocations whatever its size and nothing for the garbage collector
+// to scan. The zero Graph has no nodes.
 type Graph struct {
-	// Deps[i] lists the nodes i depends on, each once, in the order first
-	// named.
-	Deps [][]int
-	// Dependents[j] lists the nodes that depend on j, in node order.
-	Dependents [][]int
+	edges   []int // every node's dependencies, node by node
+	edgeOff []int // node i's dependencies are edges[edgeOff[i]:edgeOff[i+1]]
+	back    []int // every node's dependents, node by node
+	backOff []int // node j's dependents are back[backOff[j]:backOff[j+1]]
+}
+
+// Len returns the number of nodes.
+func (g *Graph) Len() int { return max(len(g.edgeOff)-1, 0) }
+
+// Edges returns the number of dependencies, each counted once.
+func (g *Graph) Edges() int { return len(g.edges) }
+
+// Deps lists the nodes i depends on, each once, in the order first named.
+// The list is shared: the caller must not modify it.
+func (g *Graph) Deps(i int) []int {
+	lo, hi := g.edgeOff[i], g.edgeOff[i+1]
+	return g.edges[lo:hi:hi]
+}
+
+// Dependents lists the nodes that depend on j, in node order. The list is
+// shared: the caller must not modify it.
+func (g *Graph) Dependents(j int) []int {
+	lo, hi := g.backOff[j], g.backOff[j+1]
+	return g.back[lo:hi:hi]
 }
 
 // Build checks the graph whose node i has ID ids[i] and depends on the
@@ -27,19 +49,19 @@ type Graph struct {
 // node order), or a cycle, whose IDs it lists in order, each depending on
 // the next ("a" → "b" → "a"). It runs in time linear in the number of
 // nodes and dependencies.
-func Build(ids []string, deps [][]string) (*Graph, error) {
+func Build(ids []string, deps [][]string) (Graph, error) {
 	edges := 0
 	for _, d := range deps {
 		edges += len(d)
 	}
 	b, err := NewBuilder(ids, edges)
 	if err != nil {
-		return nil, err
+		return Graph{}, err
 	}
 	for i := 0; i < len(ids) && i < len(deps); i++ {
 		for _, d := range deps[i] {
 			if _, err := b.Add(i, d); err != nil {
-				return nil, err
+				return Graph{}, err
 			}
 		}
 	}
@@ -70,14 +92,14 @@ const SmallGraph = 32
 // error naming the first duplicate ID. Empty IDs are allowed as long as
 // nothing depends on them. edges is how many dependencies the caller
 // expects to add (a hint: more or fewer are fine).
-func NewBuilder(ids []string, edges int) (*Builder, error) {
+func NewBuilder(ids []string, edges int) (Builder, error) {
 	n := len(ids)
-	b := &Builder{ids: ids, edges: make([]int, 0, max(edges, 0))}
+	b := Builder{ids: ids, edges: make([]int, 0, max(edges, 0))}
 	if n <= SmallGraph {
 		for i := 1; i < n; i++ {
 			for j := range i {
 				if id := ids[i]; id != "" && id == ids[j] {
-					return nil, duplicate(id, j, i)
+					return Builder{}, duplicate(id, j, i)
 				}
 			}
 		}
@@ -88,7 +110,7 @@ func NewBuilder(ids []string, edges int) (*Builder, error) {
 				continue
 			}
 			if j, dup := b.index[id]; dup {
-				return nil, duplicate(id, j, i)
+				return Builder{}, duplicate(id, j, i)
 			}
 			b.index[id] = i
 		}
@@ -156,33 +178,31 @@ func (b *Builder) Add(i int, id string) (int, error) {
 // Graph returns the graph built so far, or an error naming a cycle, whose
 // IDs it lists in order, each depending on the next ("a" → "b" → "a").
 // The Builder must not be used afterwards.
-func (b *Builder) Graph() (*Graph, error) {
-	n := len(b.ids)
-	lists := make([][]int, 2*n)
-	g := &Graph{Deps: lists[:n:n], Dependents: lists[n:]}
-	// Deps and Dependents share their backing arrays, so that a graph
-	// costs a few allocations whatever its size.
-	counts := b.seen // dependents per node; seen is no longer needed
-	clear(counts)
+func (b *Builder) Graph() (Graph, error) {
+	n, e := len(b.ids), len(b.edges)
+	arena := make([]int, 2*(n+1)+e)
+	g := Graph{edges: b.edges, edgeOff: arena[: n+1 : n+1], backOff: arena[n+1 : 2*(n+1) : 2*(n+1)], back: arena[2*(n+1):]}
+	// Node i's dependencies follow those of the nodes before it in edges
+	// (Add takes nodes in increasing order).
 	for i := range n {
+		g.edgeOff[i+1] = g.edgeOff[i]
 		if lo, hi := b.span[2*i], b.span[2*i+1]; hi > lo {
-			g.Deps[i] = b.edges[lo:hi:hi]
-			for _, j := range g.Deps[i] {
-				counts[j]++
-			}
+			g.edgeOff[i+1] = hi
 		}
 	}
-	afterBuf := make([]int, len(b.edges))
-	off := 0
-	for j, c := range counts {
-		if c > 0 {
-			g.Dependents[j] = afterBuf[off : off : off+c]
-			off += c
-		}
+	next := b.seen // where each node's next dependent goes; seen is no longer needed
+	clear(next)
+	for _, j := range b.edges {
+		next[j]++
 	}
-	for i, list := range g.Deps {
-		for _, j := range list {
-			g.Dependents[j] = append(g.Dependents[j], i)
+	for j := range n {
+		g.backOff[j+1] = g.backOff[j] + next[j]
+		next[j] = g.backOff[j]
+	}
+	for i := range n {
+		for _, j := range g.Deps(i) {
+			g.back[next[j]] = i
+			next[j]++
 		}
 	}
 	// When every node depends only on nodes before it, there is no cycle.
@@ -199,7 +219,7 @@ func (b *Builder) Graph() (*Graph, error) {
 			names = append(names, fmt.Sprintf("… (%d calls in all)", len(cycle)))
 		}
 		names = append(names, names[0])
-		return nil, fmt.Errorf("dependency cycle: %s (each call depends on the next)", strings.Join(names, " → "))
+		return Graph{}, fmt.Errorf("dependency cycle: %s (each call depends on the next)", strings.Join(names, " → "))
 	}
 	return g, nil
 }
@@ -234,18 +254,18 @@ func Quote(id string) string {
 // from the lowest-numbered node that lies on a cycle, or nil when the
 // graph is acyclic. It runs in O(nodes + edges) and uses no recursion.
 func (g *Graph) findCycle() []int {
-	n := len(g.Deps)
+	n := g.Len()
 	// Kahn's algorithm removes every node that is not on or behind a cycle.
 	pending := make([]int, n)
 	queue := make([]int, 0, n)
 	for i := range n {
-		pending[i] = len(g.Deps[i])
+		pending[i] = len(g.Deps(i))
 		if pending[i] == 0 {
 			queue = append(queue, i)
 		}
 	}
 	for k := 0; k < len(queue); k++ {
-		for _, d := range g.Dependents[queue[k]] {
+		for _, d := range g.Dependents(queue[k]) {
 			if pending[d]--; pending[d] == 0 {
 				queue = append(queue, d)
 			}
@@ -272,7 +292,7 @@ func (g *Graph) findCycle() []int {
 		}
 		pos[i] = len(path)
 		path = append(path, i)
-		for _, d := range g.Deps[i] {
+		for _, d := range g.Deps(i) {
 			if pending[d] > 0 {
 				i = d
 				break

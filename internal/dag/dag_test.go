@@ -47,15 +47,26 @@ func TestBuild(t *testing.T) {
 				if err != nil {
 					t.Fatalf("Build: %v", err)
 				}
-				if diff := cmp.Diff(wantDeps, g.Deps); diff != "" {
+				if diff := cmp.Diff(wantDeps, lists(g.Len(), g.Deps)); diff != "" {
 					t.Errorf("Deps (-want +got):\n%s", diff)
 				}
-				if diff := cmp.Diff(wantDependents, g.Dependents); diff != "" {
+				if diff := cmp.Diff(wantDependents, lists(g.Len(), g.Dependents)); diff != "" {
 					t.Errorf("Dependents (-want +got):\n%s", diff)
 				}
 			})
 		}
 	}
+}
+
+// lists returns list(i) for each of n nodes, nil where it is empty.
+func lists(n int, list func(int) []int) [][]int {
+	out := make([][]int, n)
+	for i := range out {
+		if l := list(i); len(l) > 0 {
+			out[i] = l
+		}
+	}
+	return out
 }
 
 // pad returns ids followed by more IDs than a small graph has, so that
@@ -153,10 +164,10 @@ func TestBuilderAdd(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if diff := cmp.Diff([][]int{nil, {0}, {1, 0}}, g.Deps); diff != "" {
+	if diff := cmp.Diff([][]int{nil, {0}, {1, 0}}, lists(g.Len(), g.Deps)); diff != "" {
 		t.Errorf("Deps (-want +got):\n%s", diff)
 	}
-	if diff := cmp.Diff([][]int{{1, 2}, {2}, nil}, g.Dependents); diff != "" {
+	if diff := cmp.Diff([][]int{{1, 2}, {2}, nil}, lists(g.Len(), g.Dependents)); diff != "" {
 		t.Errorf("Dependents (-want +got):\n%s", diff)
 	}
 }

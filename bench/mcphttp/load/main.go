@@ -13,7 +13,9 @@
 // free 127.0.0.1 port, and the server must serve MCP at http://{addr}/mcp.
 // The servers take turns within each session count, for -rounds rounds,
 // each round starting with the next server, so that they see the same
-// machine load. Besides calls per second and
+// machine load; every server's sessions are connected once per session
+// count and kept across its rounds, so rounds can be short and a burst of
+// other work on a shared machine falls evenly on all. Besides calls per second and
 // latency it reports the server process's CPU time per call (from /proc),
 // which a machine shared with other work distorts least, the load
 // generator's own CPU time per call (the same go-sdk client for every
@@ -79,8 +81,10 @@ func (c *cell) add(o cell) {
 	c.cpu += o.cpu
 	c.client += o.client
 	c.lat = append(c.lat, o.lat...)
-	slices.Sort(c.lat)
-	c.p50, c.p90, c.p99 = c.lat[len(c.lat)/2], c.lat[len(c.lat)*9/10], c.lat[len(c.lat)*99/100]
+	if len(c.lat) > 0 {
+		slices.Sort(c.lat)
+		c.p50, c.p90, c.p99 = c.lat[len(c.lat)/2], c.lat[len(c.lat)*9/10], c.lat[len(c.lat)*99/100]
+	}
 }
 
 func main() {
@@ -89,7 +93,7 @@ func main() {
 	sessionsFlag := flag.String("sessions", "1,16,64", "comma-separated `COUNTS` of concurrent sessions")
 	duration := flag.Duration("duration", 3*time.Second, "measure each server for `D` per round")
 	rounds := flag.Int("rounds", 1, "measure each session count in `R` rounds, the servers taking turns in each")
-	warmup := flag.Duration("warmup", 500*time.Millisecond, "call for `D` before measuring")
+	warmup := flag.Duration("warmup", 500*time.Millisecond, "call for `D` before measuring, in every round")
 	baseline := flag.String("baseline", "", "report ratios to the server `NAME` (default: the last one)")
 	protocol := flag.String("protocol", "", "ask for protocol `VERSION` (default: the client's latest, 2026-07-28)")
 	cancelEach := flag.Bool("cancel-each", true, "give each call a context of its own, canceled when the call returns")
@@ -111,19 +115,46 @@ func main() {
 
 	urls := map[string]string{}
 	pids := map[string]int{}
+	var stops []func()
+	// fatal stops the servers started so far (log.Fatalf runs no
+	// deferred call) and exits.
+	fatal := func(format string, args ...any) {
+		for _, stop := range stops {
+			stop()
+		}
+		log.Fatalf(format, args...)
+	}
 	for _, s := range servers {
 		url, pid, stop, err := start(s)
 		if err != nil {
-			log.Fatalf("%s: %v", s.name, err)
+			fatal("%s: %v", s.name, err)
 		}
-		defer stop()
+		stops = append(stops, stop)
 		urls[s.name], pids[s.name] = url, pid
 	}
+	defer func() {
+		for _, stop := range stops {
+			stop()
+		}
+	}()
 
 	fmt.Printf("%d CPUs, %d round(s) of %v per server after %v warm-up, protocol %q, per-call contexts canceled on return: %v\n\n",
 		runtimeCPUs(), *rounds, *duration, *warmup, *protocol, *cancelEach)
 	fmt.Printf("| sessions | server | calls/s | p50 | p90 | p99 | server CPU per call | client CPU per call | TCP dials | calls/s vs %s | p99 vs %s | CPU per call vs %s |\n|---|---|---|---|---|---|---|---|---|---|---|---|\n", *baseline, *baseline, *baseline)
 	for _, n := range counts {
+		// Every server's n sessions are connected once for the session
+		// count and kept across its rounds, so that a round costs no
+		// reconnection and rounds can be short: the shorter the turns,
+		// the more evenly a burst of other work on the machine falls on
+		// every server.
+		fleets := make([]*fleet, len(servers))
+		for j, s := range servers {
+			f, err := connect(urls[s.name], pids[s.name], n, *protocol, *cancelEach)
+			if err != nil {
+				fatal("%s, %d sessions: %v", s.name, n, err)
+			}
+			fleets[j] = f
+		}
 		cells := make([]cell, len(servers))
 		for r := range *rounds {
 			// Each round starts with the next server, so that none is
@@ -131,12 +162,20 @@ func main() {
 			for k := range servers {
 				j := (r + k) % len(servers)
 				s := servers[j]
-				c, err := run(urls[s.name], pids[s.name], n, *warmup, *duration, *protocol, *cancelEach)
+				c, err := fleets[j].run(*warmup, *duration)
 				if err != nil {
-					log.Fatalf("%s, %d sessions: %v", s.name, n, err)
+					fatal("%s, %d sessions: %v", s.name, n, err)
 				}
 				cells[j].server = s.name
 				cells[j].add(c)
+			}
+		}
+		for _, f := range fleets {
+			f.close()
+		}
+		for _, c := range cells {
+			if c.calls == 0 {
+				fatal("%s, %d sessions: no calls measured in any round", c.server, n)
 			}
 		}
 		i := slices.IndexFunc(cells, func(c cell) bool { return c.server == *baseline })
@@ -238,78 +277,103 @@ func selfCPU() time.Duration {
 // clockTicks is USER_HZ, the unit of CPU times in /proc: 100 on Linux.
 const clockTicks = 100
 
-// run connects n sessions to url and has each call calc in a loop: for
-// warmup unmeasured, then for d measured.
-func run(url string, pid, n int, warmup, d time.Duration, protocol string, cancelEach bool) (cell, error) {
-	var dials atomic.Int64
+// A fleet is n sessions of one client connected to one server, kept for
+// all the rounds of a session count.
+type fleet struct {
+	pid        int
+	sessions   []*mcp.ClientSession
+	tr         *http.Transport
+	dials      atomic.Int64
+	cancelEach bool
+	params     *mcp.CallToolParams
+}
+
+// connect connects n sessions to url, each of which calls calc once.
+func connect(url string, pid, n int, protocol string, cancelEach bool) (*fleet, error) {
+	f := &fleet{pid: pid, cancelEach: cancelEach,
+		params: &mcp.CallToolParams{Name: "calc", Arguments: map[string]any{"expression": "2+3"}}}
 	dialer := &net.Dialer{}
-	tr := &http.Transport{
+	f.tr = &http.Transport{
 		MaxIdleConns:        2 * n,
 		MaxIdleConnsPerHost: 2 * n,
 		DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
-			dials.Add(1)
+			f.dials.Add(1)
 			return dialer.DialContext(ctx, network, addr)
 		},
 	}
-	defer tr.CloseIdleConnections()
-	hc := &http.Client{Transport: tr}
-	ctx := context.Background()
-	sessions := make([]*mcp.ClientSession, n)
-	for i := range sessions {
+	hc := &http.Client{Transport: f.tr}
+	for range n {
 		c := mcp.NewClient(&mcp.Implementation{Name: "mcphttp-load", Version: "1"}, nil)
-		cs, err := c.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url, HTTPClient: hc}, &mcp.ClientSessionOptions{ProtocolVersion: protocol})
+		cs, err := c.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: url, HTTPClient: hc}, &mcp.ClientSessionOptions{ProtocolVersion: protocol})
 		if err != nil {
-			return cell{}, fmt.Errorf("connect: %w", err)
+			f.close()
+			return nil, fmt.Errorf("connect: %w", err)
 		}
-		defer cs.Close()
-		sessions[i] = cs
-	}
-	params := &mcp.CallToolParams{Name: "calc", Arguments: map[string]any{"expression": "2+3"}}
-	call := func(cs *mcp.ClientSession) error {
-		cctx := ctx
-		if cancelEach {
-			var cancel context.CancelFunc
-			cctx, cancel = context.WithTimeout(ctx, 30*time.Second)
-			defer cancel()
-		}
-		res, err := cs.CallTool(cctx, params)
-		if err != nil {
-			return err
-		}
-		if res.IsError || len(res.Content) != 1 {
-			return fmt.Errorf("unexpected result %+v", res)
-		}
-		if tc, ok := res.Content[0].(*mcp.TextContent); !ok || tc.Text != "5" {
-			return fmt.Errorf("unexpected content %+v", res.Content[0])
-		}
-		return nil
-	}
-	for _, cs := range sessions {
-		if err := call(cs); err != nil {
-			return cell{}, err
+		f.sessions = append(f.sessions, cs)
+		if err := f.call(cs); err != nil {
+			f.close()
+			return nil, err
 		}
 	}
+	return f, nil
+}
 
+// close ends the fleet's sessions and connections.
+func (f *fleet) close() {
+	for _, cs := range f.sessions {
+		cs.Close()
+	}
+	f.tr.CloseIdleConnections()
+}
+
+// call calls calc in session cs and checks the result.
+func (f *fleet) call(cs *mcp.ClientSession) error {
+	ctx := context.Background()
+	if f.cancelEach {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, 30*time.Second)
+		defer cancel()
+	}
+	res, err := cs.CallTool(ctx, f.params)
+	if err != nil {
+		return err
+	}
+	if res.IsError || len(res.Content) != 1 {
+		return fmt.Errorf("unexpected result %+v", res)
+	}
+	if tc, ok := res.Content[0].(*mcp.TextContent); !ok || tc.Text != "5" {
+		return fmt.Errorf("unexpected content %+v", res.Content[0])
+	}
+	return nil
+}
+
+// run has every session of f call calc in a loop: for warmup unmeasured,
+// then for d measured.
+func (f *fleet) run(warmup, d time.Duration) (cell, error) {
+	n := len(f.sessions)
 	begin := time.Now()
 	measureFrom := begin.Add(warmup)
 	end := measureFrom.Add(d)
 	lat := make([][]time.Duration, n)
 	errs := make([]error, n)
 	var wg sync.WaitGroup
-	dialsBefore := int64(-1)
+	// The counters are read when the measured part begins, whether or
+	// not a call starts then.
+	var dialsBefore int64
 	var cpuBefore, clientBefore time.Duration
-	var once sync.Once
-	for i, cs := range sessions {
+	begun := make(chan struct{})
+	time.AfterFunc(time.Until(measureFrom), func() {
+		dialsBefore, cpuBefore, clientBefore = f.dials.Load(), cpuTime(f.pid), selfCPU()
+		close(begun)
+	})
+	for i, cs := range f.sessions {
 		wg.Go(func() {
 			for {
 				t0 := time.Now()
 				if t0.After(end) {
 					return
 				}
-				if t0.After(measureFrom) {
-					once.Do(func() { dialsBefore, cpuBefore, clientBefore = dials.Load(), cpuTime(pid), selfCPU() })
-				}
-				if err := call(cs); err != nil {
+				if err := f.call(cs); err != nil {
 					errs[i] = err
 					return
 				}
@@ -320,25 +384,23 @@ func run(url string, pid, n int, warmup, d time.Duration, protocol string, cance
 		})
 	}
 	wg.Wait()
-	cpuAfter, clientAfter := cpuTime(pid), selfCPU()
+	<-begun
+	cpuAfter, clientAfter := cpuTime(f.pid), selfCPU()
 	for _, err := range errs {
 		if err != nil {
 			return cell{}, err
 		}
 	}
+	// A round in which no call started and ended (a server stalled for
+	// the whole round) counts as a round of no calls: with short rounds
+	// that happens, and it is the server's to bear, not a reason to stop.
 	all := slices.Concat(lat...)
-	if len(all) == 0 {
-		return cell{}, fmt.Errorf("no calls measured")
-	}
-	if dialsBefore < 0 {
-		dialsBefore = dials.Load()
-	}
 	return cell{
 		sessions: n,
 		calls:    len(all),
 		elapsed:  d,
 		lat:      all,
-		dials:    dials.Load() - dialsBefore,
+		dials:    f.dials.Load() - dialsBefore,
 		cpu:      cpuAfter - cpuBefore,
 		client:   clientAfter - clientBefore,
 	}, nil
