@@ -6,6 +6,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -490,4 +491,69 @@ func BenchmarkSpawnWorkspace(b *testing.B) {
 
 func filepathWalkChown(dir string, uid int) {
 	filepath.Walk(dir, func(p string, _ os.FileInfo, _ error) error { return os.Lchown(p, uid, uid) })
+}
+
+// BenchmarkSpawnCPU splits the CPU of a cold run with the helper program
+// (no cgroup leaf, /bin/true) between this process (self-ms: the
+// supervisor), its reaped children (children-ms: the helper and the
+// command) and, for runs via the forker, the forker (forker-ms: counted
+// when Close reaps it after the loop, spread over the runs it served),
+// for helpers started by this process (direct-*) and by the forker
+// (fork-*), interleaved. It also runs, on the forker backend, the same
+// run without one layer each, so that what each layer costs shows as a
+// difference to the full run (layer-*-ms, CPU of the supervisor and its
+// children; the forker's work, the same for all, is not in them).
+func BenchmarkSpawnCPU(b *testing.B) {
+	requireSandbox(b)
+	program := BuildHelperProgram(b, "")
+	ctx := context.Background()
+	direct := newTestNative(b, NativeOptions{Helper: program}, &nativeHooks{directStart: true})
+	fork := newTestNative(b, NativeOptions{Helper: program}, nil)
+	layers := newTestNative(b, NativeOptions{Helper: program}, nil)
+	base := []Layer{LayerCgroup}
+	runs := []struct {
+		name string
+		n    *Native
+		p    Policy
+	}{
+		{"direct", direct, Policy{Without: base}},
+		{"fork", fork, Policy{Without: base}},
+		{"layer-full", layers, Policy{Without: base}},
+		{"layer-no-seccomp", layers, Policy{Without: append(slices.Clone(base), LayerSeccomp)}},
+		{"layer-no-landlock", layers, Policy{Without: append(slices.Clone(base), LayerLandlock)}},
+		{"layer-no-rlimits", layers, Policy{Without: append(slices.Clone(base), LayerRlimits)}},
+	}
+	self := make([]int64, len(runs))
+	children := make([]int64, len(runs))
+	for b.Loop() {
+		for i, r := range runs {
+			s0, c0 := cpuTimes()
+			res, err := runOn(r.n, ctx, r.p, "/bin/true")
+			if err != nil || !res.OK() {
+				b.Fatalf("%s: %v %+v", r.name, err, res)
+			}
+			settle(b, r.n)
+			s1, c1 := cpuTimes()
+			self[i] += s1 - s0
+			children[i] += c1 - c0
+		}
+	}
+	if fork.forkerPid() == 0 || direct.forkerPid() != 0 {
+		b.Fatal("the forker backend has no forker, or the direct one has one")
+	}
+	_, c0 := cpuTimes()
+	fork.Close()
+	_, c1 := cpuTimes()
+	n := float64(b.N) * 1e6
+	for i, r := range runs[:2] {
+		b.ReportMetric(float64(self[i])/n, r.name+"-self-ms")
+		b.ReportMetric(float64(children[i])/n, r.name+"-children-ms")
+	}
+	b.ReportMetric(float64(c1-c0)/n, "fork-forker-ms")
+	b.ReportMetric(float64(self[0]+children[0])/n, "direct-cpu-ms")
+	b.ReportMetric(float64(self[1]+children[1]+c1-c0)/n, "fork-cpu-ms")
+	full := float64(self[2] + children[2])
+	for i, r := range runs[3:] {
+		b.ReportMetric((full-float64(self[i+3]+children[i+3]))/n, strings.TrimPrefix(r.name, "layer-no-")+"-ms")
+	}
 }
