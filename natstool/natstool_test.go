@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/miniopenclaw/tool"
+	"github.com/miniopenclaw/tool/internal/natstest"
 	"github.com/miniopenclaw/tool/natstool"
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
@@ -28,44 +29,12 @@ func TestMain(m *testing.M) {
 	goleak.VerifyTestMain(m, goleak.IgnoreTopFunction("github.com/miniopenclaw/tool.(*Registry).sweep"))
 }
 
-// startServer runs an embedded NATS server on a random loopback port.
-func startServer(t testing.TB, jetStream bool) *server.Server {
-	t.Helper()
-	opts := &server.Options{Host: "127.0.0.1", Port: -1, NoLog: true, NoSigs: true, JetStream: jetStream}
-	if jetStream {
-		opts.StoreDir = t.TempDir()
-	}
-	return runServer(t, opts)
-}
-
-// runServer starts an embedded NATS server with opts, waits until it takes
-// connections, and shuts it down when the test ends.
-func runServer(t testing.TB, opts *server.Options) *server.Server {
-	t.Helper()
-	s, err := server.NewServer(opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	go s.Start()
-	if !s.ReadyForConnections(20 * time.Second) {
-		t.Fatal("nats-server did not start")
-	}
-	t.Cleanup(func() {
-		s.Shutdown()
-		s.WaitForShutdown()
-	})
-	return s
-}
-
-func connect(t testing.TB, s *server.Server) *nats.Conn {
-	t.Helper()
-	nc, err := nats.Connect(s.ClientURL(), nats.MaxReconnects(-1))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(nc.Close)
-	return nc
-}
+// The test's NATS servers and connections (see natstest).
+var (
+	startServer = natstest.Start
+	runServer   = natstest.Run
+	connect     = natstest.Connect
+)
 
 var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
 

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nats-io/nats-server/v2/server"
+	"github.com/miniopenclaw/tool/internal/natstest"
 )
 
 // lockedBuffer is a bytes.Buffer a running command may write while the
@@ -31,21 +31,11 @@ func (l *lockedBuffer) String() string {
 	return l.b.String()
 }
 
+// startNATS runs an embedded NATS server without JetStream and returns
+// its URL.
 func startNATS(t *testing.T) string {
 	t.Helper()
-	s, err := server.NewServer(&server.Options{Host: "127.0.0.1", Port: -1, NoLog: true, NoSigs: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	go s.Start()
-	if !s.ReadyForConnections(20 * time.Second) {
-		t.Fatal("nats-server did not start")
-	}
-	t.Cleanup(func() {
-		s.Shutdown()
-		s.WaitForShutdown()
-	})
-	return s.ClientURL()
+	return natstest.Start(t, false).ClientURL()
 }
 
 // TestNATSPrincipal runs a worker with --policy and calls its tools over

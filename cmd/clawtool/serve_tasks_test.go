@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/miniopenclaw/tool/internal/natstest"
 	"github.com/miniopenclaw/tool/natstool/mcptasks"
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
@@ -20,19 +21,7 @@ import (
 // standard error that tasks stay in memory, and serves all the same (the
 // control).
 func TestServeNATSDurableTasks(t *testing.T) {
-	js, err := server.NewServer(&server.Options{Host: "127.0.0.1", Port: -1, NoLog: true, NoSigs: true,
-		JetStream: true, StoreDir: t.TempDir(), SyncAlways: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	go js.Start()
-	if !js.ReadyForConnections(20 * time.Second) {
-		t.Fatal("nats-server did not start")
-	}
-	t.Cleanup(func() {
-		js.Shutdown()
-		js.WaitForShutdown()
-	})
+	js := natstest.Run(t, &server.Options{JetStream: true, StoreDir: t.TempDir(), SyncAlways: true})
 	startCLI(t, "serving MCP at", nil, "serve", "--http", "127.0.0.1:0", "--nats", js.ClientURL())
 	nc, err := nats.Connect(js.ClientURL())
 	if err != nil {

@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/miniopenclaw/tool"
+	"github.com/miniopenclaw/tool/internal/natstest"
 	"github.com/miniopenclaw/tool/mcptool"
 	"github.com/miniopenclaw/tool/natstool"
 	"github.com/miniopenclaw/tool/natstool/mcptasks"
@@ -193,31 +194,10 @@ func kill(cmd *exec.Cmd, exited chan struct{}) {
 // synced on every write (the durability settings docs/mcp.md states).
 func startNATS(t testing.TB) *server.Server {
 	t.Helper()
-	s, err := server.NewServer(&server.Options{Host: "127.0.0.1", Port: -1, NoLog: true, NoSigs: true,
-		JetStream: true, StoreDir: t.TempDir(), SyncAlways: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	go s.Start()
-	if !s.ReadyForConnections(20 * time.Second) {
-		t.Fatal("nats-server did not start")
-	}
-	t.Cleanup(func() {
-		s.Shutdown()
-		s.WaitForShutdown()
-	})
-	return s
+	return natstest.Run(t, &server.Options{JetStream: true, StoreDir: t.TempDir(), SyncAlways: true})
 }
 
-func connect(t testing.TB, s *server.Server) *nats.Conn {
-	t.Helper()
-	nc, err := nats.Connect(s.ClientURL(), nats.MaxReconnects(-1))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(nc.Close)
-	return nc
-}
+var connect = natstest.Connect
 
 // rpcResponse is a JSON-RPC response.
 type rpcResponse struct {
