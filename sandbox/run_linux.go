@@ -502,8 +502,9 @@ type nativeHooks struct {
 	// proxy adjusts a NetworkAllow run's proxy (its resolver and dialer)
 	// before it serves.
 	proxy func(*Proxy)
-	// directStart makes a backend with a helper program start every
-	// helper itself, without the forker.
+	// directStart makes a backend start every helper itself, without the
+	// forker, as every backend did before it had one: what the
+	// benchmarks compare the forker with.
 	directStart bool
 }
 
