@@ -167,12 +167,12 @@ func (f *fixture) sandboxed(t *testing.T, ctx context.Context, b Backend, p Poli
 type control int
 
 const (
-	asRoot           control = iota // as this (root) test process
-	asNobodyRootGrp                 // uid 65534 keeping group root, as S6 leaked
-	asNobody                        // uid 65534, no supplementary groups
-	asRootPrivateMnt                // root in a private mount namespace
-	asForkerSupervisor              // as root holding the supervisor's end of the fixture's forker socket (descriptor 3)
-	noControl                       // the attack is only to keep running
+	asRoot             control = iota // as this (root) test process
+	asNobodyRootGrp                   // uid 65534 keeping group root, as S6 leaked
+	asNobody                          // uid 65534, no supplementary groups
+	asRootPrivateMnt                  // root in a private mount namespace
+	asForkerSupervisor                // as root holding the supervisor's end of the fixture's forker socket (descriptor 3)
+	noControl                         // the attack is only to keep running
 )
 
 // unsandboxed runs the attack without the sandbox and returns its output.
