@@ -519,3 +519,26 @@ func init() {
 		return "", fmt.Errorf("no socket among the descriptors %v answered: %w", seen, errAttack)
 	}
 }
+
+func init() {
+	// forkersupervisor is a supervisor for TestForkerDiesWithSupervisor:
+	// a backend with the helper program a[0] and a spare runs a command
+	// carrying the marker a[1] that sleeps, prints "PIDS <forker>
+	// <spare>" once both run, and waits to be killed.
+	attacks["forkersupervisor"] = func(a []string) (string, error) {
+		n := NewNative(NativeOptions{Helper: a[0], Spares: 1})
+		p := Policy{Env: append(DefaultEnv(), markEnv+"="+a[1])}
+		if r, err := n.Run(context.Background(), p, []string{"true"}, nil); err != nil || !r.OK() {
+			return "", fmt.Errorf("first run: %v %+v: %w", err, r, errAttack)
+		}
+		go n.Run(context.Background(), p, []string{"sleep", "1000"}, nil)
+		for range 3000 {
+			if fk, spare := n.forkerPid(), n.waitingSpare(); fk != 0 && spare != 0 {
+				fmt.Printf("PIDS %d %d\n", fk, spare)
+				select {}
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+		return "", fmt.Errorf("no forker and spare: %w", errAttack)
+	}
+}

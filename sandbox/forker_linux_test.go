@@ -1,11 +1,14 @@
 package sandbox
 
 import (
+	"bufio"
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"slices"
 	"strings"
 	"sync"
@@ -423,4 +426,76 @@ func openFDs(t *testing.T, pid int) int {
 		t.Fatal(err)
 	}
 	return len(ents)
+}
+
+// A supervisor killed with SIGKILL (no Close, no deferred call) takes its
+// forker with it (the forker's parent death signal), and the helpers the
+// forker started (their parent is the supervisor): an idle spare and a
+// running command. The supervisor is a child process (the test binary as
+// the attack forkersupervisor); the control is every one of them seen
+// alive before the kill. Either of two things ends the forker: its parent
+// death signal, and its socket's end closing with the supervisor (a
+// scratch forker with neither outlived the supervisor here; with either
+// one it died).
+func TestForkerDiesWithSupervisor(t *testing.T) {
+	requireSandbox(t)
+	program := BuildHelperProgram(t, "")
+	mark := testMark() + "-forkersupervisor"
+	cmd := exec.Command(os.Args[0], "forkersupervisor", program, mark)
+	cmd.Env = append(os.Environ(), attackEnv+"=1", markEnv+"="+testMark())
+	out, err := cmd.StdoutPipe()
+	must(t, err)
+	cmd.Stderr = os.Stderr
+	must(t, cmd.Start())
+	defer func() {
+		cmd.Process.Kill()
+		cmd.Wait()
+		killLeftovers(mark)
+	}()
+	line, err := bufio.NewReader(out).ReadString('\n')
+	var fk, spare int
+	if _, serr := fmt.Sscanf(line, "PIDS %d %d", &fk, &spare); err != nil || serr != nil {
+		t.Fatalf("the supervisor said %q (%v, %v)", line, err, serr)
+	}
+	if !waitFor(func() bool { return len(marked(mark)) > 0 }) {
+		t.Fatal("control: the command never started")
+	}
+	procs := map[string]int{"forker": fk, "spare": spare}
+	for i, pid := range marked(mark) {
+		procs[fmt.Sprintf("command %d", i)] = pid
+	}
+	starts := map[string]string{}
+	for name, pid := range procs {
+		st := startTime(pid)
+		if st == "" {
+			t.Fatalf("control: the %s %d is not alive", name, pid)
+		}
+		starts[name] = st
+	}
+	must(t, cmd.Process.Signal(syscall.SIGKILL))
+	cmd.Wait()
+	for name, pid := range procs {
+		if !waitFor(func() bool { return startTime(pid) != starts[name] }) {
+			t.Errorf("the %s %d outlived its supervisor", name, pid)
+		}
+	}
+}
+
+// startTime returns the start time of process pid while it runs (not a
+// zombie), "" otherwise: a process id reused meanwhile has another.
+func startTime(pid int) string {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return ""
+	}
+	i := bytes.LastIndexByte(b, ')')
+	if i < 0 {
+		return ""
+	}
+	f := strings.Fields(string(b[i+1:]))
+	// state is field 3, starttime field 22 of the whole line.
+	if len(f) < 20 || f[0] == "Z" || f[0] == "X" {
+		return ""
+	}
+	return f[19]
 }
