@@ -499,3 +499,122 @@ func startTime(pid int) string {
 	}
 	return f[19]
 }
+
+// Runs keep coming, concurrently, while the forker is killed again and
+// again: a run either runs its command confined (a user namespace of its
+// own mapping root onto the sandbox user, a PID namespace of its own) or
+// fails with an error naming the forker; none runs unconfined, and none
+// hangs. The controls: the forker was killed, runs ran, and the same
+// witness run without the sandbox shows the host's namespaces.
+func TestForkerKilledRepeatedly(t *testing.T) {
+	requireSandbox(t)
+	program := BuildHelperProgram(t, "")
+	witness := []string{"sh", "-c", "cat /proc/self/uid_map; readlink /proc/self/ns/user /proc/self/ns/pid"}
+	host, err := exec.Command(witness[0], witness[1:]...).Output()
+	must(t, err)
+	myUser, _ := os.Readlink("/proc/self/ns/user")
+	myPID, _ := os.Readlink("/proc/self/ns/pid")
+	confined := func(out string) bool {
+		f := strings.Fields(out)
+		return len(f) == 5 && f[0] == "0" && f[1] != "0" && f[2] == "1" && f[3] != myUser && f[4] != myPID
+	}
+	if confined(string(host)) {
+		t.Fatalf("control: the witness run without the sandbox looks confined: %q", host)
+	}
+	for _, spares := range []int{0, 1} {
+		t.Run(fmt.Sprintf("spares=%d", spares), func(t *testing.T) {
+			before := children()
+			n := newTestNative(t, NativeOptions{Helper: program, Spares: spares}, nil)
+			stop := make(chan struct{})
+			var kills int
+			killer := make(chan struct{})
+			go func() {
+				defer close(killer)
+				for i := 0; ; i++ {
+					select {
+					case <-stop:
+						return
+					default:
+					}
+					if fk := n.forkerPid(); fk != 0 && syscall.Kill(fk, syscall.SIGKILL) == nil {
+						kills++
+					}
+					time.Sleep(time.Duration(i%7) * time.Millisecond)
+				}
+			}()
+			var mu sync.Mutex
+			var ok, failed int
+			var wg sync.WaitGroup
+			for range 3 {
+				wg.Go(func() {
+					for range 12 {
+						ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+						r, err := runOn(n, ctx, Policy{}, witness...)
+						cancel()
+						mu.Lock()
+						switch {
+						case err != nil && strings.Contains(err.Error(), "forker"):
+							failed++
+						case err != nil:
+							t.Errorf("a run failed without naming the forker: %v", err)
+						case !r.OK() || !confined(string(r.Stdout)):
+							t.Errorf("a run's witness: %q (stderr %q, %s)", r.Stdout, r.Stderr, r.Summary())
+						default:
+							ok++
+						}
+						mu.Unlock()
+					}
+				})
+			}
+			wg.Wait()
+			close(stop)
+			<-killer
+			t.Logf("%d runs confined, %d failed naming the forker, %d forkers killed", ok, failed, kills)
+			if kills == 0 || ok == 0 {
+				t.Fatalf("control: %d forkers killed, %d runs ran", kills, ok)
+			}
+			n.Close()
+			if extra := newChildren(before); len(extra) > 0 {
+				t.Errorf("children left after Close: %v", extra)
+			}
+		})
+	}
+}
+
+// A clone the forker made for a request it then failed is this process's
+// child (CLONE_PARENT), which the forker cannot reap and whose process id
+// never arrived: the start reaps it, and no child is left. Here the clone
+// fails on its id maps (a host id no map takes), which the forker reports
+// as a refusal; a forker killed between its clone and its answer is
+// TestForkerKilledRepeatedly's. The control is the child the refusal left
+// before it was reaped (a scratch start that did not reap left it as a
+// zombie).
+func TestForkerReapsFailedClones(t *testing.T) {
+	requireSandbox(t)
+	program := BuildHelperProgram(t, "")
+	f := &forker{program: program, timeout: 10 * time.Second}
+	defer f.close()
+	sh := helperShape{flags: namespaceFlags(NetworkNone), uid: DefaultUID}
+	var fds []*os.File
+	for range 2 {
+		r, w, err := os.Pipe()
+		must(t, err)
+		defer r.Close()
+		defer w.Close()
+		fds = append(fds, w, r)
+	}
+	fds[1], fds[2] = fds[2], fds[1] // stdout, stderr, then a read end as the configuration's
+	for i := range 3 {
+		before := children()
+		_, err := f.start(sh, forkerBits(sh, false, false, false), -1, DefaultUID, fds)
+		if err == nil || !strings.Contains(err.Error(), "refused") {
+			t.Fatalf("start %d with an unmappable host id: %v; want a refusal", i, err)
+		}
+		if f.pid() == 0 {
+			t.Fatalf("start %d: the refusing forker was stopped", i)
+		}
+		if extra := slices.DeleteFunc(newChildren(before), func(pid int) bool { return pid == f.pid() }); len(extra) > 0 {
+			t.Fatalf("start %d (%v) left children: %v", i, err, extra)
+		}
+	}
+}
