@@ -231,6 +231,9 @@ func (f *forker) launchLocked() (err error) {
 	cmd := exec.Command(f.program)
 	cmd.Args = []string{"clawtool-sandbox-forker"}
 	cmd.Env = []string{helper.Env + "=" + helper.ForkerMode, "GOMAXPROCS=1"}
+	// It holds no directory of this program's for its life; its helpers
+	// start there too, and enter their own before the command.
+	cmd.Dir = "/"
 	cmd.ExtraFiles = []*os.File{theirs}
 	// Its own session, out of reach of a terminal's signals to this
 	// program's group; killed with this program.

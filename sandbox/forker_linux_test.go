@@ -618,3 +618,56 @@ func TestForkerReapsFailedClones(t *testing.T) {
 		}
 	}
 }
+
+// A descriptor this program holds without close-on-exec (inherited from
+// its own parent, or opened so) reaches neither the forker nor the
+// helpers it starts, and the forker holds no directory of this program's
+// as its working directory (nor do its helpers, before they enter their
+// own). The controls: the descriptor is open and not close-on-exec here
+// when the forker starts, and this program's working directory is not /.
+// (Before the forker closed such descriptors and ran in /, it and every
+// spare held the descriptor, and both worked in this directory.)
+func TestForkerInheritsNothing(t *testing.T) {
+	requireSandbox(t)
+	program := BuildHelperProgram(t, "")
+	stray, err := os.CreateTemp("", "clawtool-stray-")
+	must(t, err)
+	stray.Close()
+	defer os.Remove(stray.Name())
+	fd, err := syscall.Open(stray.Name(), syscall.O_RDONLY, 0)
+	must(t, err)
+	defer syscall.Close(fd)
+	var want syscall.Stat_t
+	must(t, syscall.Fstat(fd, &want))
+	if flags, err := unix.FcntlInt(uintptr(fd), unix.F_GETFD, 0); err != nil || flags&unix.FD_CLOEXEC != 0 {
+		t.Fatalf("control: the stray descriptor's flags %#x (%v)", flags, err)
+	}
+	wd, _ := os.Getwd()
+	if wd == "/" {
+		t.Fatal("control: this test runs in /")
+	}
+	n := newTestNative(t, NativeOptions{Helper: program, Spares: 1}, nil)
+	r, err := runOn(n, context.Background(), Policy{}, "true")
+	if err != nil || !r.OK() {
+		t.Fatalf("%v %+v", err, r)
+	}
+	n.settle()
+	procs := map[string]int{"forker": n.forkerPid(), "spare": n.waitingSpare()}
+	for name, pid := range procs {
+		if pid == 0 {
+			t.Fatalf("control: no %s", name)
+		}
+		dir := fmt.Sprintf("/proc/%d/fd", pid)
+		ents, err := os.ReadDir(dir)
+		must(t, err)
+		for _, e := range ents {
+			var st syscall.Stat_t
+			if syscall.Stat(dir+"/"+e.Name(), &st) == nil && st.Dev == want.Dev && st.Ino == want.Ino {
+				t.Errorf("the %s %d holds the stray descriptor as %s", name, pid, e.Name())
+			}
+		}
+		if cwd, _ := os.Readlink(fmt.Sprintf("/proc/%d/cwd", pid)); cwd == wd {
+			t.Errorf("the %s %d works in this program's directory %s", name, pid, wd)
+		}
+	}
+}
