@@ -38,10 +38,12 @@ func (l *emfileListener) Accept() (net.Conn, error) {
 
 // emfileMain serves a Proxy on loopback in a process whose every
 // descriptor is taken: it lowers its own RLIMIT_NOFILE to 64, opens
-// /dev/null until that fails with EMFILE, and prints the proxy's address.
-// The first connection then fails Accept with a real EMFILE; the listener
-// prints "emfile" and frees the descriptors. It prints how Serve ended,
-// if it does before its standard input ends; then it closes the proxy.
+// /dev/null until that fails with EMFILE, prints the listener's address
+// and waits for the line "go" on its standard input before it serves.
+// Accept then fails with a real EMFILE (Linux takes the descriptor
+// before it dequeues a connection); the listener prints "emfile" and
+// frees the descriptors. It prints how Serve ended, if it does before its
+// standard input ends; then it closes the proxy.
 func emfileMain() int {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -79,12 +81,19 @@ func emfileMain() int {
 		hoard = nil
 		fmt.Println("emfile")
 	}}
+	fmt.Println(l.Addr())
+	// The parent's client connects and sends its request, then says go:
+	// the client waits in the listen queue while Accept fails.
+	in := bufio.NewReader(os.Stdin)
+	if line, err := in.ReadString('\n'); line != "go\n" {
+		fmt.Println("no go:", line, err)
+		return 1
+	}
 	p := &Proxy{Rules: []HostRule{{Host: "listed.test"}}}
 	ended := make(chan error, 1)
 	go func() { ended <- p.Serve(el) }()
-	fmt.Println(l.Addr())
 	stdin := make(chan struct{})
-	go func() { io.Copy(io.Discard, os.Stdin); close(stdin) }()
+	go func() { io.Copy(io.Discard, in); close(stdin) }()
 	select {
 	case err := <-ended:
 		l.Close()
@@ -98,8 +107,9 @@ func emfileMain() int {
 
 // TestProxyRealEMFILE: a child process (never this one) runs out of
 // descriptors with a real RLIMIT_NOFILE, so its proxy's Accept fails with
-// EMFILE from the kernel. The child frees them at that failure; the proxy
-// then serves the waiting connection (a request in origin form is answered
+// EMFILE from the kernel while this test's client waits in the listen
+// queue. The child frees them at that failure; the proxy then serves the
+// waiting connection (a request in origin form is answered
 // 400, with no resolving nor dialing). The control is the child's "emfile"
 // line: Accept did fail with EMFILE, so the answer shows Serve outlived
 // it. Before, Serve ended there ("serve ended: ... too many open files"),
@@ -163,6 +173,7 @@ func TestProxyRealEMFILE(t *testing.T) {
 	defer c.Close()
 	c.SetDeadline(time.Now().Add(30 * time.Second))
 	fmt.Fprintf(c, "GET / HTTP/1.1\r\nHost: x\r\n\r\n")
+	io.WriteString(stdin, "go\n")
 	if s := next(); s != "emfile" {
 		t.Fatalf("control: the child's Accept did not fail with EMFILE: %q", s)
 	}
