@@ -33,7 +33,7 @@ func TestCatalog(t *testing.T) {
 		{name: "native-helper-program", open: func(t testing.TB) sandbox.CatalogBackend {
 			n := sandbox.NewNative(sandbox.NativeOptions{Spares: sandbox.DefaultSpares, Helper: sandbox.BuildHelperProgram(t, "")})
 			t.Cleanup(func() { n.Close() })
-			return sandbox.CatalogBackend{Backend: n, Mode: sandbox.ModeNative}
+			return sandbox.CatalogBackend{Backend: n, Mode: sandbox.ModeNative, Forker: n.ForkerPid}
 		}},
 		{name: "container-fresh", open: containerBackend(container.Options{}, sandbox.ModeFresh)},
 		{name: "container-warm", open: containerBackend(container.Options{Warm: true}, sandbox.ModeWarmServer)},

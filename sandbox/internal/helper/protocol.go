@@ -4,4 +4,4 @@ package helper
 
 // protocol identifies the sources of this package (a digest of its Go
 // files); see SameProtocol.
-var protocol = "f6a326eb188e9489d0ed528b44bdbfc4"
+var protocol = "334c5a81e1c4b252e3507717c3254015"
