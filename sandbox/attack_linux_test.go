@@ -13,6 +13,7 @@ import (
 	"time"
 	"unsafe"
 
+	"github.com/miniopenclaw/tool/sandbox/internal/helper"
 	"golang.org/x/sys/unix"
 )
 
@@ -464,5 +465,81 @@ func init() {
 		}
 		os.RemoveAll(dir)
 		return fmt.Sprintf("allocated %d × %d bytes", n, size), nil
+	}
+}
+
+func init() {
+	// pidfd opens a pidfd for process a[0] and signals it with signal 0
+	// through it: a handle on a process that pid namespaces do not stop
+	// once held.
+	attacks["pidfd"] = func(a []string) (string, error) {
+		pid, _ := strconv.Atoi(a[0])
+		fd, err := unix.PidfdOpen(pid, 0)
+		if err != nil {
+			return "", err
+		}
+		defer unix.Close(fd)
+		return "signalled process " + a[0] + " through a pidfd", unix.PidfdSendSignal(fd, 0, nil, 0)
+	}
+	// forgefork walks the attacker's descriptors and, on every socket
+	// among them, sends a fork request asking for a helper without any
+	// namespace (as the forker's protocol encodes it, with the protocol
+	// it read in a[0]) and waits a moment for an answer: a forker that
+	// answers (even to refuse) is one the attacker can drive.
+	attacks["forgefork"] = func([]string) (string, error) {
+		ents, err := os.ReadDir("/proc/self/fd")
+		if err != nil {
+			return "", err
+		}
+		req := helper.ForkRequest{}.Encode()
+		var seen []string
+		for _, e := range ents {
+			fd, err := strconv.Atoi(e.Name())
+			if err != nil || fd < 3 {
+				continue
+			}
+			var st unix.Stat_t
+			if unix.Fstat(fd, &st) != nil {
+				continue // the directory read itself, closed by now
+			}
+			link, _ := os.Readlink("/proc/self/fd/" + e.Name())
+			seen = append(seen, e.Name()+"="+link)
+			if st.Mode&unix.S_IFMT != unix.S_IFSOCK {
+				continue
+			}
+			if err := unix.Sendmsg(fd, req, nil, nil, unix.MSG_NOSIGNAL|unix.MSG_DONTWAIT); err != nil {
+				continue
+			}
+			unix.SetsockoptTimeval(fd, unix.SOL_SOCKET, unix.SO_RCVTIMEO, &unix.Timeval{Sec: 2})
+			b := make([]byte, 512)
+			if n, _, _, _, err := unix.Recvmsg(fd, b, nil, 0); err == nil && n > 0 {
+				return fmt.Sprintf("descriptor %d answered %q", fd, b[:n]), nil
+			}
+		}
+		return "", fmt.Errorf("no socket among the descriptors %v answered: %w", seen, errAttack)
+	}
+}
+
+func init() {
+	// forkersupervisor is a supervisor for TestForkerDiesWithSupervisor:
+	// a backend with the helper program a[0] ("" for none: the default)
+	// and a spare runs a command
+	// carrying the marker a[1] that sleeps, prints "PIDS <forker>
+	// <spare>" once both run, and waits to be killed.
+	attacks["forkersupervisor"] = func(a []string) (string, error) {
+		n := NewNative(NativeOptions{Helper: a[0], Spares: 1})
+		p := Policy{Env: append(DefaultEnv(), markEnv+"="+a[1])}
+		if r, err := n.Run(context.Background(), p, []string{"true"}, nil); err != nil || !r.OK() {
+			return "", fmt.Errorf("first run: %v %+v: %w", err, r, errAttack)
+		}
+		go n.Run(context.Background(), p, []string{"sleep", "1000"}, nil)
+		for range 3000 {
+			if fk, spare := n.forkerPid(), n.waitingSpare(); fk != 0 && spare != 0 {
+				fmt.Printf("PIDS %d %d\n", fk, spare)
+				select {}
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+		return "", fmt.Errorf("no forker and spare: %w", errAttack)
 	}
 }

@@ -26,14 +26,15 @@ func TestCatalog(t *testing.T) {
 		notApplicable string
 	}{
 		{name: "native", open: func(testing.TB) sandbox.CatalogBackend {
-			return sandbox.CatalogBackend{Backend: sandbox.DefaultNative(), Mode: sandbox.ModeNative}
+			n := sandbox.DefaultNative()
+			return sandbox.CatalogBackend{Backend: n, Mode: sandbox.ModeNative, Forker: n.ForkerPid}
 		}},
 		// The same helper code, as the program of its own that
 		// NativeOptions.Helper names: every row holds for it too.
 		{name: "native-helper-program", open: func(t testing.TB) sandbox.CatalogBackend {
 			n := sandbox.NewNative(sandbox.NativeOptions{Spares: sandbox.DefaultSpares, Helper: sandbox.BuildHelperProgram(t, "")})
 			t.Cleanup(func() { n.Close() })
-			return sandbox.CatalogBackend{Backend: n, Mode: sandbox.ModeNative}
+			return sandbox.CatalogBackend{Backend: n, Mode: sandbox.ModeNative, Forker: n.ForkerPid}
 		}},
 		{name: "container-fresh", open: containerBackend(container.Options{}, sandbox.ModeFresh)},
 		{name: "container-warm", open: containerBackend(container.Options{Warm: true}, sandbox.ModeWarmServer)},

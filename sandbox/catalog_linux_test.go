@@ -55,6 +55,40 @@ type fixture struct {
 	base, bin, ws, outside string
 	attacker               string
 	mark                   string
+	// fk is a forker of the fixture's own (nil for a container target),
+	// the one the forker rows attack unless targetForker names the
+	// target's; see forkerPid.
+	fk           *forker
+	targetForker func() int
+}
+
+// startForker starts the fixture's own forker, from a helper program
+// built for it, as a backend with NativeOptions.Helper starts one; it is
+// stopped when t ends.
+func (f *fixture) startForker(t *testing.T) {
+	t.Helper()
+	fk := &forker{program: BuildHelperProgram(t, ""), timeout: forkerTimeout}
+	fk.mu.Lock()
+	err := fk.launchLocked()
+	fk.mu.Unlock()
+	must(t, err)
+	t.Cleanup(fk.close)
+	f.fk = fk
+}
+
+// forkerPid returns the process id of the forker a row attacks: the
+// target backend's when it has one running, otherwise the fixture's.
+func (f *fixture) forkerPid(t *testing.T) string {
+	t.Helper()
+	if f.targetForker != nil {
+		if pid := f.targetForker(); pid != 0 {
+			return strconv.Itoa(pid)
+		}
+	}
+	if f.fk == nil || f.fk.pid() == 0 {
+		t.Fatal("no forker to attack")
+	}
+	return strconv.Itoa(f.fk.pid())
 }
 
 func newFixture(t *testing.T) *fixture {
@@ -133,11 +167,12 @@ func (f *fixture) sandboxed(t *testing.T, ctx context.Context, b Backend, p Poli
 type control int
 
 const (
-	asRoot           control = iota // as this (root) test process
-	asNobodyRootGrp                 // uid 65534 keeping group root, as S6 leaked
-	asNobody                        // uid 65534, no supplementary groups
-	asRootPrivateMnt                // root in a private mount namespace
-	noControl                       // the attack is only to keep running
+	asRoot             control = iota // as this (root) test process
+	asNobodyRootGrp                   // uid 65534 keeping group root, as S6 leaked
+	asNobody                          // uid 65534, no supplementary groups
+	asRootPrivateMnt                  // root in a private mount namespace
+	asForkerSupervisor                // as root holding the supervisor's end of the fixture's forker socket (descriptor 3)
+	noControl                         // the attack is only to keep running
 )
 
 // unsandboxed runs the attack without the sandbox and returns its output.
@@ -154,6 +189,14 @@ func (f *fixture) unsandboxed(t *testing.T, how control, args ...string) string 
 		cmd.SysProcAttr.Credential = &syscall.Credential{Uid: DefaultUID, Gid: DefaultUID, Groups: []uint32{}}
 	case asRootPrivateMnt:
 		cmd.SysProcAttr.Cloneflags = syscall.CLONE_NEWNS
+	case asForkerSupervisor:
+		if f.fk == nil {
+			t.Fatal("positive control: the fixture has no forker")
+		}
+		sock, err := f.fk.conn.File()
+		must(t, err)
+		defer sock.Close()
+		cmd.ExtraFiles = []*os.File{sock}
 	}
 	out, _ := cmd.Output()
 	return string(out)
@@ -252,6 +295,7 @@ const (
 	notIdmapped        = "the idmapped workspace of a root-owned directory is the native backend's; a container binds the workspace as it is, with the host's ids"
 	notWorkspaceBudget = "the workspace write budget (LayerWriteBudget, an overlay applied after the run) is the native backend's; a container writes its workspace directly, bounded per file (A17)"
 	ownLoopback        = "the row wants the native seccomp filter's refusal of the socket; a container may open it in a network namespace of its own (its own loopback, the engine's default seccomp profile), where the host's listener is not: A19 and A20 check that nothing leaves it, and the row is not yet adapted with the container's own error"
+	noForker           = "the forker is the native backend's (a helper program's helpers are started by it); the container backends start none, and the rows have not yet been run against them"
 	engineSeccomp      = "the container runs under the engine's default seccomp profile, not this sandbox's filter, and the row's list of calls is not yet checked against that profile"
 )
 
@@ -485,9 +529,20 @@ func catalog() []catalogRow {
 		{id: "A39", name: "read the agent's /proc environ", setup: fixed("procenv", pid), want: []string{"no such file"}, container: inContainer},
 		{id: "A40", name: "ptrace the agent", setup: fixed("ptrace", pid), want: []string{"no such process", "operation not permitted"}, container: inContainer},
 		{id: "A41", name: "signal the agent", setup: fixed("kill0", pid), want: []string{"no such process"}, container: inContainer},
+		{id: "A50", name: "signal the forker", noContainer: noForker, setup: forkerSetup("kill0"), want: []string{"no such process"}},
+		{id: "A50", name: "signal the forker through a pidfd", noContainer: noForker, setup: forkerSetup("pidfd"), want: []string{"no such process"}},
+		{id: "A50", name: "ptrace the forker", noContainer: noForker, setup: forkerSetup("ptrace"), want: []string{"no such process", "operation not permitted"}},
+		{id: "A50", name: "read the forker's /proc environ", noContainer: noForker, setup: forkerSetup("procenv"), want: []string{"no such file"}},
+		{id: "A50", name: "send a forged fork request on an inherited socket", noContainer: noForker, control: asForkerSupervisor,
+			setup: fixed("forgefork"), want: []string{"no socket among the descriptors"}},
 		{id: "A43", name: "kernel attack surface (io_uring, bpf, userfaultfd, perf, keyctl, setns, kexec)", noContainer: engineSeccomp, setup: fixed("syscalls"), want: wantEPERM},
 		{id: "A44", name: "open the controlling terminal", control: noControl, setup: fixed("tty"), want: []string{"no such file", "no such device"}, container: inContainer},
 	}
+}
+
+// forkerSetup returns the attack op on the forker's process id.
+func forkerSetup(op string) func(*testing.T, *fixture) ([]string, func() bool) {
+	return func(t *testing.T, f *fixture) ([]string, func() bool) { return []string{op, f.forkerPid(t)}, nil }
 }
 
 // fallocateSetup returns the attack that allocates n files of 1 MiB in a

@@ -26,12 +26,23 @@ type CatalogBackend struct {
 	Workspace string
 	// Mode is the Mode every result must report.
 	Mode Mode
+	// Forker, when set, returns the process id of the backend's forker
+	// (0 when none runs), which the forker rows attack; otherwise they
+	// attack a forker the catalog starts for a native backend.
+	Forker func() int
 }
+
+// ForkerPid returns the process id of n's forker, or 0 when none runs.
+func (n *Native) ForkerPid() int { return n.forkerPid() }
 
 // RunCatalog runs every catalog row that applies to cb, each as a subtest
 // with its positive control and host-side check.
 func RunCatalog(t *testing.T, cb CatalogBackend) {
 	f := newFixture(t)
+	if !cb.Container {
+		f.startForker(t)
+		f.targetForker = cb.Forker
+	}
 	tg := target{name: string(cb.Mode), b: cb.Backend, container: cb.Container, workspace: cb.Workspace, mode: cb.Mode}
 	for _, row := range catalog() {
 		if cb.Container && row.container == nil {

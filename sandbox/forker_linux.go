@@ -1,11 +1,14 @@
 package sandbox
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"net"
 	"os"
 	"os/exec"
+	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -30,18 +33,16 @@ import (
 // has died, the next start starts another; a start it fails (it died
 // during the request, did not answer in time, answered other than the
 // protocol says) fails its run with the reason, and the forker is killed
-// so that the next start has a fresh one. Nothing falls back to another
-// way of starting the helper.
+// so that the next start has a fresh one, and the helper it may have
+// cloned for the request is killed and reaped (see reapOrphans). Nothing
+// falls back to another way of starting the helper.
 //
 // A helper's parent death signal fires when the thread of this process
 // that started the forker ends (the helper's parent is that thread, as
 // the forker's is), which the Go runtime does only for a thread locked by
 // a goroutine that ended: the forker is started from the unlocked
 // goroutine of a run or a spare start, so that thread outlives it in
-// practice, as the spares' forking threads do (see sparePool). A forker
-// that dies between its clone and its answer leaves a helper whose
-// process id never reached this process: it finds its configuration pipe
-// closed and exits, and stays a zombie child until the program ends.
+// practice, as the spares' forking threads do (see sparePool).
 type forker struct {
 	// program is the forker's program: NativeOptions.Helper, or empty
 	// for this program (selfProgram).
@@ -98,25 +99,112 @@ func (f *forker) start(sh helperShape, bits uint8, uid, gid int, fds []*os.File)
 		raw[i] = int(fd.Fd())
 	}
 	reply, err := f.askLocked(req.Encode(), unix.UnixRights(raw...))
+	cfg := fds[2] // the configuration pipe's read end, see helper.ForkRequest
 	if err != nil {
-		f.stopLocked()
+		f.failLocked(cfg)
 		return nil, fmt.Errorf("the forker failed (it was killed; the next run starts another): %w", err)
 	}
 	switch {
 	case len(reply) == 5 && reply[0] == helper.ForkStarted:
 		pid := int(uint32(reply[1]) | uint32(reply[2])<<8 | uint32(reply[3])<<16 | uint32(reply[4])<<24)
 		if pid <= 0 || !isChild(pid) {
-			f.stopLocked()
+			f.failLocked(cfg)
 			return nil, fmt.Errorf("the forker answered process %d, which is not a helper of this program's (it was killed; the next run starts another)", pid)
 		}
 		// Not reaped by anyone else, the child keeps its id until it is
 		// waited for: FindProcess finds this one.
 		return os.FindProcess(pid)
 	case len(reply) > 0 && reply[0] == helper.ForkRefused:
+		// A clone that failed (on the id maps, say) is this process's
+		// child, which the forker cannot reap.
+		reapOrphans(f.cmd.Process.Pid, cfg)
 		return nil, fmt.Errorf("the forker refused: %s", reply[1:])
 	}
-	f.stopLocked()
+	f.failLocked(cfg)
 	return nil, errors.New("the forker answered other than its protocol says (it was killed; the next run starts another)")
+}
+
+// failLocked kills and reaps the forker that failed a request whose
+// configuration pipe's read end is cfg, then the helper it may have
+// cloned for it (see reapOrphans).
+func (f *forker) failLocked(cfg *os.File) {
+	fk := f.cmd.Process.Pid
+	f.stopLocked()
+	reapOrphans(fk, cfg)
+}
+
+// reapOrphans kills and reaps the helpers that the forker fk (its process
+// id) cloned for a request but whose process ids never arrived here: a
+// forker that died or failed between its clone and its answer, or whose
+// clone failed before its exec. The clones are this process's children
+// (CLONE_PARENT), so nobody else reaps them: each would stay a zombie
+// until the program ends. They are told from any other child of the
+// program by what only they have: the forker's session, which a clone
+// keeps until its setsid (one that failed or waits on its id maps), or
+// the request's configuration pipe (cfg, its read end) among their
+// descriptors (one past its setsid: it holds the pipe, and waits on it
+// once it runs as the helper while the caller keeps the write end open).
+// The forker itself, in its own session, is not one of them.
+func reapOrphans(fk int, cfg *os.File) {
+	var st unix.Stat_t
+	pipe := ""
+	if unix.Fstat(int(cfg.Fd()), &st) == nil {
+		pipe = fmt.Sprintf("pipe:[%d]", st.Ino)
+	}
+	me := os.Getpid()
+	ents, _ := os.ReadDir("/proc")
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil || pid == fk {
+			continue
+		}
+		ppid, sid, ok := parentSession(pid)
+		if !ok || ppid != me || (sid != fk && !holds(pid, pipe)) {
+			continue
+		}
+		unix.Kill(pid, unix.SIGKILL)
+		for {
+			if _, err := unix.Wait4(pid, nil, 0, nil); err != unix.EINTR {
+				break
+			}
+		}
+	}
+}
+
+// parentSession returns the parent and the session of process pid.
+func parentSession(pid int) (ppid, sid int, ok bool) {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return 0, 0, false
+	}
+	// pid (comm) state ppid pgrp session ...: comm may hold anything.
+	i := bytes.LastIndexByte(b, ')')
+	if i < 0 {
+		return 0, 0, false
+	}
+	f := strings.Fields(string(b[i+1:]))
+	if len(f) < 4 {
+		return 0, 0, false
+	}
+	ppid, err1 := strconv.Atoi(f[1])
+	sid, err2 := strconv.Atoi(f[3])
+	return ppid, sid, err1 == nil && err2 == nil
+}
+
+// holds reports whether process pid has a descriptor linking to target
+// (as readlink shows it); false for an empty target.
+func holds(pid int, target string) bool {
+	if target == "" {
+		return false
+	}
+	dir := "/proc/" + strconv.Itoa(pid) + "/fd"
+	ents, _ := os.ReadDir(dir)
+	for _, e := range ents {
+		if l, err := os.Readlink(dir + "/" + e.Name()); err == nil && l == target {
+			return true
+		}
+	}
+	return false
 }
 
 // askLocked sends one message with the control data oob and returns the
@@ -164,6 +252,9 @@ func (f *forker) launchLocked() (err error) {
 	cmd := exec.Command(program)
 	cmd.Args = []string{"clawtool-sandbox-forker"}
 	cmd.Env = []string{helper.Env + "=" + helper.ForkerMode, "GOMAXPROCS=1"}
+	// It holds no directory of this program's for its life; its helpers
+	// start there too, and enter their own before the command.
+	cmd.Dir = "/"
 	cmd.ExtraFiles = []*os.File{theirs}
 	// Its own session, out of reach of a terminal's signals to this
 	// program's group; killed with this program.

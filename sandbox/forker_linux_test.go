@@ -1,11 +1,14 @@
 package sandbox
 
 import (
+	"bufio"
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"slices"
 	"strings"
 	"sync"
@@ -463,4 +466,256 @@ func openFDs(t *testing.T, pid int) int {
 		t.Fatal(err)
 	}
 	return len(ents)
+}
+
+// A supervisor killed with SIGKILL (no Close, no deferred call) takes its
+// forker with it (the forker's parent death signal), and the helpers the
+// forker started (their parent is the supervisor): an idle spare and a
+// running command. The supervisor is a child process (the test binary as
+// the attack forkersupervisor); the control is every one of them seen
+// alive before the kill. Either of two things ends the forker: its parent
+// death signal, and its socket's end closing with the supervisor (a
+// scratch forker with neither outlived the supervisor here; with either
+// one it died).
+func TestForkerDiesWithSupervisor(t *testing.T) {
+	forEachForker(t, testForkerDiesWithSupervisor)
+}
+
+func testForkerDiesWithSupervisor(t *testing.T, program string) {
+	mark := testMark() + "-forkersupervisor"
+	cmd := exec.Command(os.Args[0], "forkersupervisor", program, mark)
+	cmd.Env = append(os.Environ(), attackEnv+"=1", markEnv+"="+testMark())
+	out, err := cmd.StdoutPipe()
+	must(t, err)
+	cmd.Stderr = os.Stderr
+	must(t, cmd.Start())
+	defer func() {
+		cmd.Process.Kill()
+		cmd.Wait()
+		killLeftovers(mark)
+	}()
+	line, err := bufio.NewReader(out).ReadString('\n')
+	var fk, spare int
+	if _, serr := fmt.Sscanf(line, "PIDS %d %d", &fk, &spare); err != nil || serr != nil {
+		t.Fatalf("the supervisor said %q (%v, %v)", line, err, serr)
+	}
+	if !waitFor(func() bool { return len(marked(mark)) > 0 }) {
+		t.Fatal("control: the command never started")
+	}
+	procs := map[string]int{"forker": fk, "spare": spare}
+	for i, pid := range marked(mark) {
+		procs[fmt.Sprintf("command %d", i)] = pid
+	}
+	starts := map[string]string{}
+	for name, pid := range procs {
+		st := startTime(pid)
+		if st == "" {
+			t.Fatalf("control: the %s %d is not alive", name, pid)
+		}
+		starts[name] = st
+	}
+	must(t, cmd.Process.Signal(syscall.SIGKILL))
+	cmd.Wait()
+	for name, pid := range procs {
+		if !waitFor(func() bool { return startTime(pid) != starts[name] }) {
+			t.Errorf("the %s %d outlived its supervisor", name, pid)
+		}
+	}
+}
+
+// startTime returns the start time of process pid while it runs (not a
+// zombie), "" otherwise: a process id reused meanwhile has another.
+func startTime(pid int) string {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return ""
+	}
+	i := bytes.LastIndexByte(b, ')')
+	if i < 0 {
+		return ""
+	}
+	f := strings.Fields(string(b[i+1:]))
+	// state is field 3, starttime field 22 of the whole line.
+	if len(f) < 20 || f[0] == "Z" || f[0] == "X" {
+		return ""
+	}
+	return f[19]
+}
+
+// Runs keep coming, concurrently, while the forker is killed again and
+// again: a run either runs its command confined (a user namespace of its
+// own mapping root onto the sandbox user, a PID namespace of its own) or
+// fails with an error naming the forker; none runs unconfined, and none
+// hangs. The controls: the forker was killed, runs ran, and the same
+// witness run without the sandbox shows the host's namespaces.
+func TestForkerKilledRepeatedly(t *testing.T) {
+	forEachForker(t, testForkerKilledRepeatedly)
+}
+
+func testForkerKilledRepeatedly(t *testing.T, program string) {
+	witness := []string{"sh", "-c", "cat /proc/self/uid_map; readlink /proc/self/ns/user /proc/self/ns/pid"}
+	host, err := exec.Command(witness[0], witness[1:]...).Output()
+	must(t, err)
+	myUser, _ := os.Readlink("/proc/self/ns/user")
+	myPID, _ := os.Readlink("/proc/self/ns/pid")
+	confined := func(out string) bool {
+		f := strings.Fields(out)
+		return len(f) == 5 && f[0] == "0" && f[1] != "0" && f[2] == "1" && f[3] != myUser && f[4] != myPID
+	}
+	if confined(string(host)) {
+		t.Fatalf("control: the witness run without the sandbox looks confined: %q", host)
+	}
+	for _, spares := range []int{0, 1} {
+		t.Run(fmt.Sprintf("spares=%d", spares), func(t *testing.T) {
+			before := children()
+			n := newTestNative(t, NativeOptions{Helper: program, Spares: spares}, nil)
+			stop := make(chan struct{})
+			var kills int
+			killer := make(chan struct{})
+			go func() {
+				defer close(killer)
+				for i := 0; ; i++ {
+					select {
+					case <-stop:
+						return
+					default:
+					}
+					if fk := n.forkerPid(); fk != 0 && syscall.Kill(fk, syscall.SIGKILL) == nil {
+						kills++
+					}
+					time.Sleep(time.Duration(i%7) * time.Millisecond)
+				}
+			}()
+			var mu sync.Mutex
+			var ok, failed int
+			var wg sync.WaitGroup
+			for range 3 {
+				wg.Go(func() {
+					for range 12 {
+						ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+						r, err := runOn(n, ctx, Policy{}, witness...)
+						cancel()
+						mu.Lock()
+						switch {
+						case err != nil && strings.Contains(err.Error(), "forker"):
+							failed++
+						case err != nil:
+							t.Errorf("a run failed without naming the forker: %v", err)
+						case !r.OK() || !confined(string(r.Stdout)):
+							t.Errorf("a run's witness: %q (stderr %q, %s)", r.Stdout, r.Stderr, r.Summary())
+						default:
+							ok++
+						}
+						mu.Unlock()
+					}
+				})
+			}
+			wg.Wait()
+			close(stop)
+			<-killer
+			t.Logf("%d runs confined, %d failed naming the forker, %d forkers killed", ok, failed, kills)
+			if kills == 0 || ok == 0 {
+				t.Fatalf("control: %d forkers killed, %d runs ran", kills, ok)
+			}
+			n.Close()
+			if extra := newChildren(before); len(extra) > 0 {
+				t.Errorf("children left after Close: %v", extra)
+			}
+		})
+	}
+}
+
+// A clone the forker made for a request it then failed is this process's
+// child (CLONE_PARENT), which the forker cannot reap and whose process id
+// never arrived: the start reaps it, and no child is left. Here the clone
+// fails on its id maps (a host id no map takes), which the forker reports
+// as a refusal; a forker killed between its clone and its answer is
+// TestForkerKilledRepeatedly's. The control is the child the refusal left
+// before it was reaped (a scratch start that did not reap left it as a
+// zombie).
+func TestForkerReapsFailedClones(t *testing.T) {
+	forEachForker(t, testForkerReapsFailedClones)
+}
+
+func testForkerReapsFailedClones(t *testing.T, program string) {
+	f := &forker{program: program, timeout: 10 * time.Second}
+	defer f.close()
+	sh := helperShape{flags: namespaceFlags(NetworkNone), uid: DefaultUID}
+	var fds []*os.File
+	for range 2 {
+		r, w, err := os.Pipe()
+		must(t, err)
+		defer r.Close()
+		defer w.Close()
+		fds = append(fds, w, r)
+	}
+	fds[1], fds[2] = fds[2], fds[1] // stdout, stderr, then a read end as the configuration's
+	for i := range 3 {
+		before := children()
+		_, err := f.start(sh, forkerBits(sh, false, false, false), -1, DefaultUID, fds)
+		if err == nil || !strings.Contains(err.Error(), "refused") {
+			t.Fatalf("start %d with an unmappable host id: %v; want a refusal", i, err)
+		}
+		if f.pid() == 0 {
+			t.Fatalf("start %d: the refusing forker was stopped", i)
+		}
+		if extra := slices.DeleteFunc(newChildren(before), func(pid int) bool { return pid == f.pid() }); len(extra) > 0 {
+			t.Fatalf("start %d (%v) left children: %v", i, err, extra)
+		}
+	}
+}
+
+// A descriptor this program holds without close-on-exec (inherited from
+// its own parent, or opened so) reaches neither the forker nor the
+// helpers it starts, and the forker holds no directory of this program's
+// as its working directory (nor do its helpers, before they enter their
+// own). The controls: the descriptor is open and not close-on-exec here
+// when the forker starts, and this program's working directory is not /.
+// (Before the forker closed such descriptors and ran in /, it and every
+// spare held the descriptor, and both worked in this directory.)
+func TestForkerInheritsNothing(t *testing.T) {
+	forEachForker(t, testForkerInheritsNothing)
+}
+
+func testForkerInheritsNothing(t *testing.T, program string) {
+	stray, err := os.CreateTemp("", "clawtool-stray-")
+	must(t, err)
+	stray.Close()
+	defer os.Remove(stray.Name())
+	fd, err := syscall.Open(stray.Name(), syscall.O_RDONLY, 0)
+	must(t, err)
+	defer syscall.Close(fd)
+	var want syscall.Stat_t
+	must(t, syscall.Fstat(fd, &want))
+	if flags, err := unix.FcntlInt(uintptr(fd), unix.F_GETFD, 0); err != nil || flags&unix.FD_CLOEXEC != 0 {
+		t.Fatalf("control: the stray descriptor's flags %#x (%v)", flags, err)
+	}
+	wd, _ := os.Getwd()
+	if wd == "/" {
+		t.Fatal("control: this test runs in /")
+	}
+	n := newTestNative(t, NativeOptions{Helper: program, Spares: 1}, nil)
+	r, err := runOn(n, context.Background(), Policy{}, "true")
+	if err != nil || !r.OK() {
+		t.Fatalf("%v %+v", err, r)
+	}
+	n.settle()
+	procs := map[string]int{"forker": n.forkerPid(), "spare": n.waitingSpare()}
+	for name, pid := range procs {
+		if pid == 0 {
+			t.Fatalf("control: no %s", name)
+		}
+		dir := fmt.Sprintf("/proc/%d/fd", pid)
+		ents, err := os.ReadDir(dir)
+		must(t, err)
+		for _, e := range ents {
+			var st syscall.Stat_t
+			if syscall.Stat(dir+"/"+e.Name(), &st) == nil && st.Dev == want.Dev && st.Ino == want.Ino {
+				t.Errorf("the %s %d holds the stray descriptor as %s", name, pid, e.Name())
+			}
+		}
+		if cwd, _ := os.Readlink(fmt.Sprintf("/proc/%d/cwd", pid)); cwd == wd {
+			t.Errorf("the %s %d works in this program's directory %s", name, pid, wd)
+		}
+	}
 }

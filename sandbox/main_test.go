@@ -14,6 +14,9 @@ func TestMain(m *testing.M) {
 	if os.Getenv(attackEnv) == "1" {
 		os.Exit(attackMain(os.Args[1:]))
 	}
+	if os.Getenv(emfileEnv) == "1" {
+		os.Exit(emfileMain())
+	}
 	code := m.Run()
 	// Spares are this process's children but carry no marker; the
 	// default backend's are released here so that the goroutine check

@@ -15,6 +15,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/miniopenclaw/tool/sandbox/internal/acceptretry"
 )
 
 // A Proxy is the way out of a [NetworkAllow] sandbox: an HTTP proxy
@@ -71,6 +73,7 @@ type Proxy struct {
 	conns     map[net.Conn]struct{}
 	listeners map[net.Listener]struct{}
 	closed    bool
+	done      chan struct{} // closed by Close: ends a Serve waiting to accept again
 }
 
 // Proxy defaults; see the fields of [Proxy].
@@ -91,6 +94,7 @@ func (p *Proxy) init() {
 		p.slots = make(chan struct{}, n)
 		p.conns = map[net.Conn]struct{}{}
 		p.listeners = map[net.Listener]struct{}{}
+		p.done = make(chan struct{})
 	})
 }
 
@@ -114,6 +118,13 @@ func (p *Proxy) Denials() ([]NetworkDenial, int) {
 // accepting, [net.ErrClosed] at once for a closed proxy (closing l
 // then). Closing l does not end connections being relayed: [Proxy.Close]
 // does.
+//
+// A temporary accept error (the process or system out of descriptors,
+// EMFILE or ENFILE; out of buffers or memory, ENOBUFS or ENOMEM; a client
+// gone before it was accepted, ECONNABORTED) does not end Serve: it waits
+// 5 ms, doubled after each further failure up to 1 s, and accepts again
+// (as net/http's Server.Serve does), so a passing shortage does not cut
+// the run's network for good. [Proxy.Close] ends such a wait at once.
 func (p *Proxy) Serve(l net.Listener) error {
 	p.init()
 	p.mu.Lock()
@@ -125,11 +136,19 @@ func (p *Proxy) Serve(l net.Listener) error {
 	p.listeners[l] = struct{}{}
 	p.mu.Unlock()
 	defer func() { p.mu.Lock(); delete(p.listeners, l); p.mu.Unlock() }()
+	var backoff acceptretry.Backoff
 	for {
 		c, err := l.Accept()
 		if err != nil {
-			return err
+			if !acceptretry.Temporary(err) {
+				return err
+			}
+			if !backoff.Wait(p.done) {
+				return net.ErrClosed
+			}
+			continue
 		}
+		backoff.Reset()
 		select {
 		case p.slots <- struct{}{}:
 		default:
@@ -159,6 +178,9 @@ func (p *Proxy) Close() {
 	p.init()
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	if !p.closed {
+		close(p.done)
+	}
 	p.closed = true
 	for l := range p.listeners {
 		l.Close()

@@ -23,6 +23,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/miniopenclaw/tool/sandbox/internal/acceptretry"
 	"github.com/miniopenclaw/tool/sandbox/internal/callserver"
 	"github.com/miniopenclaw/tool/sandbox/internal/helper"
 	"github.com/moby/moby/api/pkg/stdcopy"
@@ -387,8 +388,10 @@ func (c *Backend) startServer(ctx context.Context, opts client.ContainerCreateOp
 		err  error
 	}
 	acc := make(chan accepted, 1)
+	stop := make(chan struct{})
+	stopAccept := sync.OnceFunc(func() { close(stop); ln.Close() })
 	go func() {
-		conn, err := ln.AcceptUnix()
+		conn, err := acceptOne(ln, stop)
 		acc <- accepted{conn, err}
 	}()
 	timer := time.NewTimer(serverStartTimeout)
@@ -401,7 +404,7 @@ func (c *Backend) startServer(ctx context.Context, opts client.ContainerCreateOp
 		}
 		conn = a.conn
 	case res := <-wait.Result:
-		ln.Close()
+		stopAccept()
 		<-acc
 		// Give the stream the server's last words.
 		select {
@@ -410,15 +413,15 @@ func (c *Backend) startServer(ctx context.Context, opts client.ContainerCreateOp
 		}
 		return fail(fmt.Errorf("the server exited with status %d before connecting: %s", res.StatusCode, strings.TrimSpace(string(stderr.Bytes()))))
 	case err := <-wait.Error:
-		ln.Close()
+		stopAccept()
 		<-acc
 		return fail(fmt.Errorf("wait: %w", err))
 	case <-ctx.Done():
-		ln.Close()
+		stopAccept()
 		<-acc
 		return fail(ctx.Err())
 	case <-timer.C:
-		ln.Close()
+		stopAccept()
 		<-acc
 		return fail(fmt.Errorf("the server did not connect within %s: %s", serverStartTimeout, strings.TrimSpace(string(stderr.Bytes()))))
 	}
@@ -620,4 +623,24 @@ func (c *Backend) serverLost(s *warmSlot, k *call, p sandbox.Policy, start time.
 		return nil, fmt.Errorf("sandbox: the call server did not answer after the call was killed (%s); its container was removed: %v", why, cause), false
 	}
 	return nil, fmt.Errorf("sandbox: the call server died during the call; its container was removed: %v", cause), false
+}
+
+// acceptOne accepts the call server's one connection on ln. A temporary
+// accept error (see acceptretry.Temporary: descriptors, buffers or memory
+// short, a client gone) is waited out, 5 ms doubling to 1 s, rather than
+// failing a start whose server is up; closing stop ends such a wait at
+// once with [net.ErrClosed]. Any other error is returned at once.
+func acceptOne(ln interface {
+	AcceptUnix() (*net.UnixConn, error)
+}, stop <-chan struct{}) (*net.UnixConn, error) {
+	var backoff acceptretry.Backoff
+	for {
+		conn, err := ln.AcceptUnix()
+		if err == nil || !acceptretry.Temporary(err) {
+			return conn, err
+		}
+		if !backoff.Wait(stop) {
+			return nil, net.ErrClosed
+		}
+	}
 }

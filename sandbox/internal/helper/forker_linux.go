@@ -5,8 +5,15 @@ import (
 )
 
 // serveForker is the forker (see ForkerMode): it greets on ForkerFD, then
-// serves one request at a time until the socket ends, and exits.
+// serves one request at a time until the socket ends, and exits. It first
+// lets go of every descriptor its supervisor passed on by mistake (see
+// closeStrays) and marks the rest beyond ForkerFD close-on-exec: a helper
+// it starts gets only the descriptors its request carries.
 func serveForker() {
+	closeStrays(ForkerFD + 1)
+	if err := closeRange(ForkerFD+1, ^uint(0), closeRangeCloexec); err != nil {
+		syscall.Exit(1)
+	}
 	hello := append([]byte{ForkerHello}, protocol...)
 	if err := syscall.Sendmsg(ForkerFD, hello, nil, nil, syscall.MSG_NOSIGNAL); err != nil {
 		syscall.Exit(1)
@@ -108,4 +115,47 @@ func serveFork(b []byte, fds []int, flags int) []byte {
 		return refuse("start the helper: " + err.Error())
 	}
 	return le([]byte{ForkStarted}, uint64(pid), 4)
+}
+
+// closeStrays closes every descriptor from first on that is not
+// close-on-exec. The Go runtime and this package open theirs
+// close-on-exec, so such a descriptor came through the exec from the
+// process that started this one (inherited by the supervisor from its own
+// parent, or opened without O_CLOEXEC), and nothing here uses it; a
+// long-lived forker would otherwise hold it (a listening socket, a pipe
+// someone waits to see closed) for its whole life.
+func closeStrays(first int) {
+	dir, err := syscall.Open("/proc/self/fd", syscall.O_RDONLY|syscall.O_DIRECTORY|syscall.O_CLOEXEC, 0)
+	if err != nil {
+		return
+	}
+	defer syscall.Close(dir)
+	var fds []int
+	buf := make([]byte, 4096)
+	for {
+		n, err := syscall.ReadDirent(dir, buf)
+		if err != nil || n <= 0 {
+			break
+		}
+		_, _, names := syscall.ParseDirent(buf[:n], -1, nil)
+		for _, name := range names {
+			fd := 0
+			for _, c := range []byte(name) {
+				if c < '0' || c > '9' || fd > 1<<24 {
+					fd = -1
+					break
+				}
+				fd = fd*10 + int(c-'0')
+			}
+			if fd >= first && fd != dir {
+				fds = append(fds, fd)
+			}
+		}
+	}
+	for _, fd := range fds {
+		flags, _, e := syscall.RawSyscall(syscall.SYS_FCNTL, uintptr(fd), syscall.F_GETFD, 0)
+		if e == 0 && flags&syscall.FD_CLOEXEC == 0 {
+			syscall.Close(fd)
+		}
+	}
 }

@@ -4,4 +4,4 @@ package helper
 
 // protocol identifies the sources of this package (a digest of its Go
 // files); see SameProtocol.
-var protocol = "3286ce9888740233818292893b3a2af5"
+var protocol = "f2538c8628c6f7ce820bf17250183d61"

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/miniopenclaw/tool/sandbox/internal/acceptretry"
 	"github.com/miniopenclaw/tool/sandbox/internal/helper"
 )
 
@@ -100,14 +101,24 @@ func lookPath(name string, env []string) (string, error) {
 }
 
 // serve joins each connection on ln to a new connection to the proxy's
-// socket, at most MaxConns at once.
+// socket, at most MaxConns at once. A temporary accept error (see
+// acceptretry.Temporary) is waited out, 5 ms doubling to 1 s; any other
+// ends serve.
 func serve(ln net.Listener, sock string) {
 	slots := make(chan struct{}, MaxConns)
+	var backoff acceptretry.Backoff
 	for {
 		c, err := ln.Accept()
 		if err != nil {
-			return
+			if !acceptretry.Temporary(err) {
+				return
+			}
+			// Nothing closes ln while the command runs: the forwarder
+			// ends with it.
+			backoff.Wait(nil)
+			continue
 		}
+		backoff.Reset()
 		select {
 		case slots <- struct{}{}:
 		default:
