@@ -59,7 +59,8 @@ type NativeOptions struct {
 	// from other sources refuses every run, and a path that is not
 	// absolute or cannot be started fails every run: it never runs a
 	// command with fewer layers. Whoever can replace the file can run code
-	// as this program's user, as with any program it starts.
+	// as this program's user, as with any program it starts: a run whose
+	// Policy.Workspace holds it is refused, since its command could.
 	//
 	// With a helper program or without one, the helpers that get a user
 	// namespace are started by a forker: the helper program, or this

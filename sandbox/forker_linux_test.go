@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -717,5 +718,67 @@ func testForkerInheritsNothing(t *testing.T, program string) {
 		if cwd, _ := os.Readlink(fmt.Sprintf("/proc/%d/cwd", pid)); cwd == wd {
 			t.Errorf("the %s %d works in this program's directory %s", name, pid, wd)
 		}
+	}
+}
+
+// A run that can write where the helper program lies can replace it, and
+// the next forker, started from that path as this program's user in the
+// host's namespaces, runs the replacement: code outside the sandbox. A
+// run whose workspace holds the backend's helper program is refused
+// before anything starts. The control is the same run with the check
+// turned off (allowHelperInWorkspace): the command replaces the program,
+// and the next backend's first run starts the replacement, which leaves
+// its mark on the host outside the workspace.
+func TestHelperProgramInWorkspace(t *testing.T) {
+	requireSandbox(t)
+	built := BuildHelperProgram(t, "")
+	ws, err := os.MkdirTemp("", "clawtool-helperws-")
+	must(t, err)
+	defer os.RemoveAll(ws)
+	bin := filepath.Join(ws, "bin")
+	must(t, os.Mkdir(bin, 0o755))
+	for _, d := range []string{ws, bin} {
+		must(t, os.Chmod(d, 0o755))
+		must(t, os.Chown(d, DefaultUID, DefaultUID))
+	}
+	program := filepath.Join(bin, "clawtool-sandbox-helper")
+	pwned := filepath.Join("/var/tmp", unique("pwned"))
+	defer os.Remove(pwned)
+	replace := fmt.Sprintf("rm -f bin/clawtool-sandbox-helper && printf '#!/bin/sh\\n: > %s\\n' > bin/clawtool-sandbox-helper && chmod 755 bin/clawtool-sandbox-helper && echo replaced", pwned)
+	ctx := context.Background()
+	for _, allow := range []bool{true, false} {
+		t.Run(fmt.Sprintf("allowHelperInWorkspace=%v", allow), func(t *testing.T) {
+			copyFile(t, built, program, 0o755)
+			hooks := &nativeHooks{allowHelperInWorkspace: allow}
+			n := newTestNative(t, NativeOptions{Helper: program}, hooks)
+			r, err := runOn(n, ctx, Policy{Workspace: ws}, "sh", "-c", replace)
+			n.Close()
+			if allow {
+				if err != nil || !r.OK() || string(r.Stdout) != "replaced\n" {
+					t.Fatalf("control: the run did not replace the program: %v %+v", err, r)
+				}
+				next := newTestNative(t, NativeOptions{Helper: program}, hooks)
+				runOn(next, ctx, Policy{}, "true") // its forker is the replacement
+				next.Close()
+				if _, err := os.Stat(pwned); err != nil {
+					t.Fatalf("control: the replaced program did not run: %v", err)
+				}
+				return
+			}
+			if err == nil || !strings.Contains(err.Error(), "inside the run's workspace") {
+				t.Fatalf("the run with the helper program in its workspace: %v %+v; want a refusal", err, r)
+			}
+			if r, err := runOn(n, ctx, Policy{Workspace: bin + "/.."}, "true"); err == nil {
+				t.Fatalf("the run with the workspace named through ..: %+v; want a refusal", r)
+			}
+			os.Remove(pwned)
+			next := newTestNative(t, NativeOptions{Helper: program}, nil)
+			if r, err := runOn(next, ctx, Policy{}, "true"); err != nil || !r.OK() {
+				t.Fatalf("the program after the refused run: %v %+v", err, r)
+			}
+			if _, err := os.Stat(pwned); err == nil {
+				t.Fatal("the refused run's command ran")
+			}
+		})
 	}
 }

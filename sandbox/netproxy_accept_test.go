@@ -6,12 +6,13 @@ import (
 	"fmt"
 	"net"
 	"net/http"
-	"os"
 	"sync"
 	"syscall"
 	"testing"
 	"testing/synctest"
 	"time"
+
+	"github.com/miniopenclaw/tool/sandbox/internal/acceptretry/acceptretrytest"
 )
 
 // A scriptedListener stands for a listener whose Accept fails as fail
@@ -20,16 +21,14 @@ import (
 // Accept was called. Everything it blocks on is a channel, so it runs in a
 // synctest bubble.
 type scriptedListener struct {
-	fail  func(n int) error
+	acceptretrytest.Script
 	conns chan net.Conn
 	done  chan struct{}
 	once  sync.Once
-	mu    sync.Mutex
-	calls []time.Time
 }
 
 func newScriptedListener(fail func(n int) error) *scriptedListener {
-	return &scriptedListener{fail: fail, conns: make(chan net.Conn), done: make(chan struct{})}
+	return &scriptedListener{Script: acceptretrytest.Script{Fail: fail}, conns: make(chan net.Conn), done: make(chan struct{})}
 }
 
 func (l *scriptedListener) Accept() (net.Conn, error) {
@@ -38,11 +37,7 @@ func (l *scriptedListener) Accept() (net.Conn, error) {
 		return nil, net.ErrClosed
 	default:
 	}
-	l.mu.Lock()
-	n := len(l.calls)
-	l.calls = append(l.calls, time.Now())
-	l.mu.Unlock()
-	if err := l.fail(n); err != nil {
+	if err := l.Next(); err != nil {
 		return nil, err
 	}
 	select {
@@ -62,21 +57,8 @@ func (l *scriptedListener) Addr() net.Addr {
 	return &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 3128}
 }
 
-// gaps returns the time between consecutive Accept calls.
-func (l *scriptedListener) gaps() []time.Duration {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	var g []time.Duration
-	for i := 1; i < len(l.calls); i++ {
-		g = append(g, l.calls[i].Sub(l.calls[i-1]))
-	}
-	return g
-}
-
 // acceptErr is a failed accept as the net package returns it.
-func acceptErr(e syscall.Errno) error {
-	return &net.OpError{Op: "accept", Net: "tcp", Err: os.NewSyscallError("accept4", e)}
-}
+func acceptErr(e syscall.Errno) error { return acceptretrytest.Error("tcp", e) }
 
 // askOrigin sends a request in origin form through l to the proxy: it is
 // answered 400 with no resolving nor dialing, so an answer shows the proxy
@@ -137,7 +119,7 @@ func TestProxyServeOutlivesAcceptErrors(t *testing.T) {
 			0,      // the connection's Accept follows the tenth failure's delay: gaps[9]
 			5 * ms, // a failure after a success: 5 ms again
 		}
-		got := l.gaps()
+		got := l.Gaps()
 		if len(got) < len(want) || fmt.Sprint(got[:len(want)]) != fmt.Sprint(want) {
 			t.Errorf("delays between Accept calls = %v, want %v then one more call", got, want)
 		}
@@ -160,7 +142,7 @@ func TestProxyServeOutlivesAcceptErrors(t *testing.T) {
 		if err := p.Serve(l); !errors.Is(err, syscall.EINVAL) {
 			t.Errorf("control: Serve on EINVAL = %v, want it", err)
 		}
-		if n := len(l.gaps()) + 1; n != 1 {
+		if n := len(l.Gaps()) + 1; n != 1 {
 			t.Errorf("control: Serve called Accept %d times on EINVAL, want 1", n)
 		}
 	})
@@ -184,7 +166,7 @@ func TestProxyCloseDuringBackoff(t *testing.T) {
 			t.Fatalf("Serve ended on EMFILE: %v", err)
 		default:
 		}
-		if n := len(l.gaps()) + 1; n != 10 {
+		if n := len(l.Gaps()) + 1; n != 10 {
 			t.Errorf("Accept called %d times in 2.5s of EMFILE, want 10", n)
 		}
 		closed := time.Now()

@@ -104,6 +104,11 @@ func (n *Native) prepare(ctx context.Context, p Policy, argv []string, stdin io.
 	if err := p.Validate(); err != nil {
 		return nil, err
 	}
+	if prog := n.pool.program; prog != "" && p.Workspace != "" && !n.pool.hooks.helperInWorkspace() && inside(prog, p.Workspace) {
+		// The run could replace the program, and the next forker (this
+		// program's user, the host's namespaces) would run what it wrote.
+		return nil, fmt.Errorf("sandbox: the helper program %s (NativeOptions.Helper) is inside the run's workspace %s, where the run could replace it", prog, p.Workspace)
+	}
 	env, _ := p.environ()
 	layers := p.layers()
 	if p.network() == NetworkAllow {
@@ -506,9 +511,27 @@ type nativeHooks struct {
 	// forker, as every backend did before it had one: what the
 	// benchmarks compare the forker with.
 	directStart bool
+	// allowHelperInWorkspace lets a run's workspace hold the backend's
+	// helper program, as before runs refused it (a test's control).
+	allowHelperInWorkspace bool
 }
 
 func (k *nativeHooks) noForker() bool { return k != nil && k.directStart }
+
+func (k *nativeHooks) helperInWorkspace() bool { return k != nil && k.allowHelperInWorkspace }
+
+// inside reports whether path is dir or lies below it, each with its
+// symbolic links resolved as far as they resolve.
+func inside(path, dir string) bool {
+	resolve := func(p string) string {
+		if r, err := filepath.EvalSymlinks(p); err == nil {
+			return r
+		}
+		return filepath.Clean(p)
+	}
+	rel, err := filepath.Rel(resolve(dir), resolve(path))
+	return err == nil && rel != ".." && !strings.HasPrefix(rel, "../")
+}
 
 func (k *nativeHooks) tracing() bool { return k != nil && k.trace != nil }
 

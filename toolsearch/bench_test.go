@@ -189,18 +189,7 @@ func BenchmarkSearchFused(b *testing.B) {
 	defer ix.Close()
 	ix.Search("warm up: embed every tool", 5)
 	perTool := (float64(heapInUse()) - float64(before)) / float64(len(tools))
-	qs := evalQueries(b)
-	var fused, plain []time.Duration
-	b.ResetTimer()
-	for i := 0; b.Loop(); i++ {
-		q := qs[i%len(qs)].text
-		start := time.Now()
-		ix.Search(q, 10)
-		mid := time.Now()
-		lex.Search(q, 10)
-		fused = append(fused, mid.Sub(start))
-		plain = append(plain, time.Since(mid))
-	}
+	fused, plain := interleaveSearches(b, ix, lex)
 	b.ReportMetric(float64(percentile(fused, 50).Microseconds()), "fused-p50-µs")
 	b.ReportMetric(float64(percentile(plain, 50).Microseconds()), "bm25-index-p50-µs")
 	b.ReportMetric(perTool, "fused-B/tool")
@@ -237,8 +226,22 @@ func BenchmarkSearchWordVectors(b *testing.B) {
 	ix.Search("warm up: embed every tool", 5)
 	embedAll := time.Since(start)
 	perTool := (float64(heapInUse()) - float64(before)) / float64(len(tools))
+	fused, plain := interleaveSearches(b, ix, lex)
+	b.ReportMetric(float64(percentile(fused, 50).Microseconds()), "fused-p50-µs")
+	b.ReportMetric(float64(percentile(fused, 99).Microseconds()), "fused-p99-µs")
+	b.ReportMetric(float64(percentile(plain, 50).Microseconds()), "bm25-index-p50-µs")
+	b.ReportMetric(perTool, "fused-B/tool")
+	b.ReportMetric(float64(load.Milliseconds()), "load-ms")
+	b.ReportMetric(table/(1<<20), "table-MiB")
+	b.ReportMetric(float64(embedAll.Milliseconds()), "embed-10k-ms")
+	runtime.KeepAlive(wv)
+}
+
+// interleaveSearches runs the evaluation queries in turn through ix and
+// then lex until b's loop ends, timing each search, and returns the
+// times of each index in order.
+func interleaveSearches(b *testing.B, ix, lex *Index) (fused, plain []time.Duration) {
 	qs := evalQueries(b)
-	var fused, plain []time.Duration
 	b.ResetTimer()
 	for i := 0; b.Loop(); i++ {
 		q := qs[i%len(qs)].text
@@ -249,12 +252,5 @@ func BenchmarkSearchWordVectors(b *testing.B) {
 		fused = append(fused, mid.Sub(start))
 		plain = append(plain, time.Since(mid))
 	}
-	b.ReportMetric(float64(percentile(fused, 50).Microseconds()), "fused-p50-µs")
-	b.ReportMetric(float64(percentile(fused, 99).Microseconds()), "fused-p99-µs")
-	b.ReportMetric(float64(percentile(plain, 50).Microseconds()), "bm25-index-p50-µs")
-	b.ReportMetric(perTool, "fused-B/tool")
-	b.ReportMetric(float64(load.Milliseconds()), "load-ms")
-	b.ReportMetric(table/(1<<20), "table-MiB")
-	b.ReportMetric(float64(embedAll.Milliseconds()), "embed-10k-ms")
-	runtime.KeepAlive(wv)
+	return fused, plain
 }

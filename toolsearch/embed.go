@@ -274,28 +274,11 @@ func readVector(path string) ([]float32, error) {
 // writeVector writes a vector atomically: a reader sees all of it or
 // none.
 func writeVector(path string, vec []float32) error {
-	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
-		return err
-	}
 	data := make([]byte, 4*len(vec))
 	for i, x := range vec {
 		binary.LittleEndian.PutUint32(data[4*i:], math.Float32bits(x))
 	}
-	f, err := os.CreateTemp(filepath.Dir(path), ".tmp-*")
-	if err != nil {
-		return err
-	}
-	_, err = f.Write(data)
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(f.Name(), path)
-	}
-	if err != nil {
-		os.Remove(f.Name())
-	}
-	return err
+	return writeFileAtomic(path, data)
 }
 
 // OpenAIEmbedder is an [Embedder] for any service that speaks the

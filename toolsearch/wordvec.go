@@ -265,6 +265,9 @@ func readAllFrom(f *os.File, path string) ([]byte, error) {
 	return data, nil
 }
 
+// writeFileAtomic writes data to path through a temporary file in the
+// same directory and a rename, so a reader sees all of it or none; the
+// directory is made if missing.
 func writeFileAtomic(path string, data []byte) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return err

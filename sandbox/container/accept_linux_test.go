@@ -3,43 +3,29 @@ package container
 import (
 	"errors"
 	"net"
-	"os"
-	"sync"
 	"syscall"
 	"testing"
 	"testing/synctest"
 	"time"
+
+	"github.com/miniopenclaw/tool/sandbox/internal/acceptretry/acceptretrytest"
 )
 
 // A failingUnixListener's AcceptUnix fails as fail says for the n-th call
 // (n from 0; nil: it returns conn), recording when each call was made.
 type failingUnixListener struct {
-	fail  func(n int) error
-	conn  *net.UnixConn
-	mu    sync.Mutex
-	calls []time.Time
+	acceptretrytest.Script
+	conn *net.UnixConn
 }
 
 func (l *failingUnixListener) AcceptUnix() (*net.UnixConn, error) {
-	l.mu.Lock()
-	n := len(l.calls)
-	l.calls = append(l.calls, time.Now())
-	l.mu.Unlock()
-	if err := l.fail(n); err != nil {
+	if err := l.Next(); err != nil {
 		return nil, err
 	}
 	return l.conn, nil
 }
 
-func (l *failingUnixListener) count() int {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return len(l.calls)
-}
-
-func unixAcceptErr(e syscall.Errno) error {
-	return &net.OpError{Op: "accept", Net: "unix", Err: os.NewSyscallError("accept4", e)}
-}
+func unixAcceptErr(e syscall.Errno) error { return acceptretrytest.Error("unix", e) }
 
 // TestAcceptOneWaitsOutEMFILE: the warm call server's one connection is
 // accepted after three EMFILE failures, 5, 10 and 20 ms apart on the
@@ -49,12 +35,12 @@ func unixAcceptErr(e syscall.Errno) error {
 func TestAcceptOneWaitsOutEMFILE(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		want := new(net.UnixConn) // a sentinel: acceptOne does no I/O on it
-		l := &failingUnixListener{conn: want, fail: func(n int) error {
+		l := &failingUnixListener{conn: want, Script: acceptretrytest.Script{Fail: func(n int) error {
 			if n < 3 {
 				return unixAcceptErr(syscall.EMFILE)
 			}
 			return nil
-		}}
+		}}}
 		start := time.Now()
 		c, err := acceptOne(l, make(chan struct{}))
 		if err != nil || c != want {
@@ -65,11 +51,11 @@ func TestAcceptOneWaitsOutEMFILE(t *testing.T) {
 		}
 	})
 	synctest.Test(t, func(t *testing.T) {
-		l := &failingUnixListener{fail: func(int) error { return unixAcceptErr(syscall.EINVAL) }}
+		l := &failingUnixListener{Script: acceptretrytest.Script{Fail: func(int) error { return unixAcceptErr(syscall.EINVAL) }}}
 		if _, err := acceptOne(l, make(chan struct{})); !errors.Is(err, syscall.EINVAL) {
 			t.Errorf("control: acceptOne on EINVAL = %v, want it", err)
 		}
-		if n := l.count(); n != 1 {
+		if n := l.Count(); n != 1 {
 			t.Errorf("control: %d AcceptUnix calls on EINVAL, want 1", n)
 		}
 	})
@@ -81,7 +67,7 @@ func TestAcceptOneWaitsOutEMFILE(t *testing.T) {
 // timeout, the server's exit, the caller's context).
 func TestAcceptOneStop(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		l := &failingUnixListener{fail: func(int) error { return unixAcceptErr(syscall.EMFILE) }}
+		l := &failingUnixListener{Script: acceptretrytest.Script{Fail: func(int) error { return unixAcceptErr(syscall.EMFILE) }}}
 		stop := make(chan struct{})
 		type result struct {
 			err error
@@ -94,7 +80,7 @@ func TestAcceptOneStop(t *testing.T) {
 		}()
 		time.Sleep(2500 * time.Millisecond)
 		synctest.Wait()
-		if n := l.count(); n != 10 {
+		if n := l.Count(); n != 10 {
 			t.Errorf("%d AcceptUnix calls in 2.5s of EMFILE, want 10", n)
 		}
 		closed := time.Now()

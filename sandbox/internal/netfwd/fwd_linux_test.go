@@ -3,7 +3,6 @@ package netfwd
 import (
 	"io"
 	"net"
-	"os"
 	"path/filepath"
 	"slices"
 	"sync"
@@ -11,22 +10,22 @@ import (
 	"testing"
 	"testing/synctest"
 	"time"
+
+	"github.com/miniopenclaw/tool/sandbox/internal/acceptretry/acceptretrytest"
 )
 
 // A failingListener's Accept fails as fail says for the n-th call (n from
 // 0; nil: no failure) and otherwise passes on to next, or, with no next,
 // waits until it is closed. It records when each Accept was called.
 type failingListener struct {
-	next  net.Listener
-	fail  func(n int) error
-	done  chan struct{}
-	once  sync.Once
-	mu    sync.Mutex
-	calls []time.Time
+	acceptretrytest.Script
+	next net.Listener
+	done chan struct{}
+	once sync.Once
 }
 
 func newFailingListener(next net.Listener, fail func(n int) error) *failingListener {
-	return &failingListener{next: next, fail: fail, done: make(chan struct{})}
+	return &failingListener{Script: acceptretrytest.Script{Fail: fail}, next: next, done: make(chan struct{})}
 }
 
 func (l *failingListener) Accept() (net.Conn, error) {
@@ -35,11 +34,7 @@ func (l *failingListener) Accept() (net.Conn, error) {
 		return nil, net.ErrClosed
 	default:
 	}
-	l.mu.Lock()
-	n := len(l.calls)
-	l.calls = append(l.calls, time.Now())
-	l.mu.Unlock()
-	if err := l.fail(n); err != nil {
+	if err := l.Next(); err != nil {
 		return nil, err
 	}
 	if l.next != nil {
@@ -64,19 +59,7 @@ func (l *failingListener) Addr() net.Addr {
 	return &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 3128}
 }
 
-func (l *failingListener) gaps() []time.Duration {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	var g []time.Duration
-	for i := 1; i < len(l.calls); i++ {
-		g = append(g, l.calls[i].Sub(l.calls[i-1]))
-	}
-	return g
-}
-
-func acceptErr(e syscall.Errno) error {
-	return &net.OpError{Op: "accept", Net: "tcp", Err: os.NewSyscallError("accept4", e)}
-}
+func acceptErr(e syscall.Errno) error { return acceptretrytest.Error("tcp", e) }
 
 // TestServeBacksOff: Accept fails with EMFILE for ever; serve neither ends
 // nor spins (ten attempts in 2.5 s of the test's clock: 5 ms doubling to
@@ -97,7 +80,7 @@ func TestServeBacksOff(t *testing.T) {
 		}
 		ms := time.Millisecond
 		want := []time.Duration{5 * ms, 10 * ms, 20 * ms, 40 * ms, 80 * ms, 160 * ms, 320 * ms, 640 * ms, time.Second}
-		if got := l.gaps(); !slices.Equal(got, want) {
+		if got := l.Gaps(); !slices.Equal(got, want) {
 			t.Errorf("delays between Accept calls = %v, want %v", got, want)
 		}
 		l.Close()
@@ -107,7 +90,7 @@ func TestServeBacksOff(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		l := newFailingListener(nil, func(int) error { return acceptErr(syscall.EINVAL) })
 		serve(l, "/nonexistent")
-		if n := len(l.gaps()) + 1; n != 1 {
+		if n := len(l.Gaps()) + 1; n != 1 {
 			t.Errorf("control: serve called Accept %d times on EINVAL, want 1", n)
 		}
 	})
@@ -168,7 +151,7 @@ func TestServeJoinsAfterEMFILE(t *testing.T) {
 	case <-ended:
 		t.Fatal("serve ended on EMFILE")
 	}
-	if n := len(l.gaps()) + 1; n < 4 {
+	if n := len(l.Gaps()) + 1; n < 4 {
 		t.Errorf("Accept called %d times, want the 3 failures and the success", n)
 	}
 }
