@@ -522,7 +522,8 @@ func init() {
 
 func init() {
 	// forkersupervisor is a supervisor for TestForkerDiesWithSupervisor:
-	// a backend with the helper program a[0] and a spare runs a command
+	// a backend with the helper program a[0] ("" for none: the default)
+	// and a spare runs a command
 	// carrying the marker a[1] that sleeps, prints "PIDS <forker>
 	// <spare>" once both run, and waits to be killed.
 	attacks["forkersupervisor"] = func(a []string) (string, error) {

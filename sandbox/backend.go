@@ -62,12 +62,15 @@ type NativeOptions struct {
 	// as this program's user, as with any program it starts: a run whose
 	// Policy.Workspace holds it is refused, since its command could.
 	//
-	// The helpers that get a user namespace are started by the program's
-	// forker: the program started once, at the first such helper, which
-	// clones each with its small address space instead of this program's
-	// large one, each still a child of this program. Close stops it; a
-	// forker that died is replaced at the next run, and a run whose
-	// forker failed it fails with the reason (see docs/sandbox.md).
+	// With a helper program or without one, the helpers that get a user
+	// namespace are started by a forker: the helper program, or this
+	// program re-executed, started once (at the first such helper) in its
+	// forker mode, which clones each helper with its small address space
+	// instead of this program's large one, each still a child of this
+	// program. The forker is a child of this program until Close (or this
+	// program's end); a forker that died is replaced at the next run, and
+	// a run whose forker failed it fails with the reason (see
+	// docs/sandbox.md).
 	Helper string
 }
 
@@ -89,7 +92,8 @@ const SpareEnv = "CLAWTOOL_SANDBOX_SPARE"
 //
 // A Native owns its spare helpers (see [NativeOptions]): two values share
 // none, and closing one does not touch the other's. The zero value is
-// usable and keeps no spares; [NewNative] makes one that does. A Native is
+// usable and keeps no spares (but a forker, as every Native does once it
+// has run a command: close it too); [NewNative] makes one that does. A Native is
 // safe for concurrent use and must not be copied after its first use.
 // [DefaultNative] is the one [Run] and a [Cmd] without a Backend use.
 type Native struct {
@@ -98,8 +102,9 @@ type Native struct {
 }
 
 // NewNative returns a native backend with the options o. A program that
-// makes one with spares calls [Native.Close] when done with it; the
-// spares die with the program anyway.
+// makes one calls [Native.Close] when done with it: once it has run a
+// command it holds its forker (see NativeOptions.Helper) and its spares,
+// child processes that otherwise live until the program ends.
 func NewNative(o NativeOptions) *Native {
 	n := &Native{log: o.NetworkLog}
 	n.pool.configure(o)

@@ -46,7 +46,8 @@ func percentile(ds []time.Duration, q float64) float64 {
 // cold-*), so
 // both are measured under the same load. bubblewrap makes no cgroup, so the
 // compared runs do without one; the iteration also runs the full stack with
-// its cgroup leaf, from a spare, reported apart (cgroup-*).
+// its cgroup leaf, from a spare, reported apart (cgroup-*), on a backend
+// of its own.
 //
 // What a sandbox run leaves in the background (the next spare's start,
 // begun at its claim; the helper's exit in fork mode) is waited for after
@@ -61,6 +62,12 @@ func percentile(ds []time.Duration, q float64) float64 {
 // helper is reaped) is in it, as it is for bubblewrap, whose whole start is
 // its run.
 //
+// The default backends (n, coldN) start their helpers from their forker
+// (this program, here the test binary, re-executed in forker mode);
+// direct-cold-* is the same cold run on a default backend that starts
+// every helper itself (nativeHooks.directStart), as the default did
+// before it had a forker.
+//
 // prog-* are the same runs on backends whose helper is the program of its
 // own (NativeOptions.Helper, built here from this tree without cgo), each
 // helper started by this process itself: from a spare (prog-*) and cold
@@ -70,7 +77,9 @@ func percentile(ds []time.Duration, q float64) float64 {
 // and its work for every run) reaches this process's children's count
 // when it is reaped, at the backend's Close after the loop: it is measured
 // there and spread over the runs it served (fork-*-cpu-ms include it;
-// forker-cpu-ms is that share alone).
+// forker-cpu-ms is that share alone); so is the default backends'
+// (sandbox-cpu-ms and cold-cpu-ms include it; default-forker-cpu-ms is
+// coldN's share alone).
 func BenchmarkSpawn(b *testing.B) {
 	requireSandbox(b)
 	bwrap := lookBwrap(b)
@@ -81,14 +90,18 @@ func BenchmarkSpawn(b *testing.B) {
 	// keeps spares, as DefaultNative does, cold keeps none.
 	n := newTestNative(b, NativeOptions{Spares: DefaultSpares}, nil)
 	coldN := newTestNative(b, NativeOptions{}, nil)
-	program := BuildHelperProgram(b, "")
+	// The runs with a cgroup leaf have a backend of their own, so that n's
+	// forker serves n's measured runs alone.
+	leafN := newTestNative(b, NativeOptions{Spares: DefaultSpares}, nil)
 	direct := &nativeHooks{directStart: true}
+	directColdN := newTestNative(b, NativeOptions{}, direct)
+	program := BuildHelperProgram(b, "")
 	progN := newTestNative(b, NativeOptions{Spares: DefaultSpares, Helper: program}, direct)
 	progColdN := newTestNative(b, NativeOptions{Helper: program}, direct)
 	forkN := newTestNative(b, NativeOptions{Spares: DefaultSpares, Helper: program}, nil)
 	forkColdN := newTestNative(b, NativeOptions{Helper: program}, nil)
-	var ours, theirs, cold, leaf, prog, progCold, fork, forkCold []time.Duration
-	var oursCPU, theirsCPU, coldCPU, progCPU, progColdCPU, forkCPU, forkColdCPU int64
+	var ours, theirs, cold, leaf, directCold, prog, progCold, fork, forkCold []time.Duration
+	var oursCPU, theirsCPU, coldCPU, directColdCPU, progCPU, progColdCPU, forkCPU, forkColdCPU int64
 	cpu := func() int64 {
 		self, children := cpuTimes()
 		return self + children
@@ -124,12 +137,12 @@ func BenchmarkSpawn(b *testing.B) {
 			n     *Native
 			times *[]time.Duration
 			cpu   *int64
-		}{{progN, &prog, &progCPU}, {progColdN, &progCold, &progColdCPU}, {forkN, &fork, &forkCPU}, {forkColdN, &forkCold, &forkColdCPU}} {
+		}{{directColdN, &directCold, &directColdCPU}, {progN, &prog, &progCPU}, {progColdN, &progCold, &progColdCPU}, {forkN, &fork, &forkCPU}, {forkColdN, &forkCold, &forkColdCPU}} {
 			c0 := cpu()
 			start := time.Now()
 			r, err := runOn(v.n, ctx, noCgroup, "/bin/true")
 			if err != nil || !r.OK() {
-				b.Fatalf("sandbox, helper program: %v %+v", err, r)
+				b.Fatalf("sandbox (started by this process or with a helper program): %v %+v", err, r)
 			}
 			*v.times = append(*v.times, time.Since(start))
 			settle(b, v.n)
@@ -137,30 +150,39 @@ func BenchmarkSpawn(b *testing.B) {
 		}
 		if withCgroup {
 			start = time.Now()
-			r, err := runOn(n, ctx, Policy{}, "/bin/true")
+			r, err := runOn(leafN, ctx, Policy{}, "/bin/true")
 			if err != nil || !r.OK() || r.Cgroup == "" {
 				b.Fatalf("sandbox with cgroup: %v %+v", err, r)
 			}
 			leaf = append(leaf, time.Since(start))
-			settle(b, n, coldN)
+			settle(b, leafN)
 		}
 	}
-	n.Close()
-	coldN.Close()
+	leafN.Close()
+	directColdN.Close()
 	progN.Close()
 	progColdN.Close()
-	// The forkers' CPU, counted when Close reaps them (with, for forkN,
-	// its idle spare's: counted against it too).
-	if forkN.forkerPid() == 0 || forkColdN.forkerPid() == 0 {
-		b.Fatal("a forker backend has no forker: its runs were not started by one")
+	if directColdN.forkerPid() != 0 || progN.forkerPid() != 0 || progColdN.forkerPid() != 0 {
+		b.Fatal("a backend told to start its helpers itself has a forker")
 	}
-	c0 := cpu()
-	forkN.Close()
-	c1 := cpu()
-	forkColdN.Close()
-	c2 := cpu()
-	forkCPU += c1 - c0
-	forkColdCPU += c2 - c1
+	// The forkers' CPU, counted when Close reaps them (with, for n and
+	// forkN, their idle spares': counted against them too).
+	for _, fn := range []*Native{n, coldN, forkN, forkColdN} {
+		if fn.forkerPid() == 0 {
+			b.Fatal("a forker backend has no forker: its runs were not started by one")
+		}
+	}
+	closed := func(n *Native) int64 {
+		c0 := cpu()
+		n.Close()
+		return cpu() - c0
+	}
+	oursCPU += closed(n)
+	defaultForkerCPU := closed(coldN)
+	coldCPU += defaultForkerCPU
+	forkCPU += closed(forkN)
+	forkerCPU := closed(forkColdN)
+	forkColdCPU += forkerCPU
 	b.ReportMetric(percentile(ours, 0.5), "sandbox-p50-ms")
 	b.ReportMetric(percentile(ours, 0.9), "sandbox-p90-ms")
 	b.ReportMetric(percentile(theirs, 0.5), "bwrap-p50-ms")
@@ -175,6 +197,12 @@ func BenchmarkSpawn(b *testing.B) {
 	b.ReportMetric(float64(theirsCPU)/runs, "bwrap-cpu-ms")
 	b.ReportMetric(float64(oursCPU)/float64(theirsCPU), "cpu-ratio")
 	b.ReportMetric(float64(coldCPU)/float64(theirsCPU), "cold-cpu-ratio")
+	b.ReportMetric(float64(defaultForkerCPU)/runs, "default-forker-cpu-ms")
+	b.ReportMetric(percentile(directCold, 0.5), "direct-cold-p50-ms")
+	b.ReportMetric(percentile(directCold, 0.9), "direct-cold-p90-ms")
+	b.ReportMetric(percentile(directCold, 0.5)/percentile(theirs, 0.5), "direct-cold-p50-ratio")
+	b.ReportMetric(float64(directColdCPU)/runs, "direct-cold-cpu-ms")
+	b.ReportMetric(float64(directColdCPU)/float64(theirsCPU), "direct-cold-cpu-ratio")
 	b.ReportMetric(percentile(prog, 0.5), "prog-p50-ms")
 	b.ReportMetric(percentile(prog, 0.5)/percentile(theirs, 0.5), "prog-p50-ratio")
 	b.ReportMetric(percentile(progCold, 0.5), "prog-cold-p50-ms")
@@ -193,7 +221,7 @@ func BenchmarkSpawn(b *testing.B) {
 	b.ReportMetric(float64(forkColdCPU)/runs, "fork-cold-cpu-ms")
 	b.ReportMetric(float64(forkCPU)/float64(theirsCPU), "fork-cpu-ratio")
 	b.ReportMetric(float64(forkColdCPU)/float64(theirsCPU), "fork-cold-cpu-ratio")
-	b.ReportMetric(float64(c2-c1)/runs, "forker-cpu-ms")
+	b.ReportMetric(float64(forkerCPU)/runs, "forker-cpu-ms")
 	if withCgroup {
 		b.ReportMetric(percentile(leaf, 0.5), "cgroup-p50-ms")
 		b.ReportMetric(percentile(leaf, 0.9), "cgroup-p90-ms")

@@ -26,7 +26,8 @@ func TestCatalog(t *testing.T) {
 		notApplicable string
 	}{
 		{name: "native", open: func(testing.TB) sandbox.CatalogBackend {
-			return sandbox.CatalogBackend{Backend: sandbox.DefaultNative(), Mode: sandbox.ModeNative}
+			n := sandbox.DefaultNative()
+			return sandbox.CatalogBackend{Backend: n, Mode: sandbox.ModeNative, Forker: n.ForkerPid}
 		}},
 		// The same helper code, as the program of its own that
 		// NativeOptions.Helper names: every row holds for it too.

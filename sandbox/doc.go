@@ -43,7 +43,11 @@
 // package, before the program's heavier packages are initialised and long
 // before main: a program that links this package serves as its own helper
 // without calling anything, and the helper starts in little more than the
-// time the Go runtime takes to start.
+// time the Go runtime takes to start. The helpers are cloned by a forker,
+// the binary re-executed once per backend in its forker mode: its clone
+// into a new user namespace copies the page tables of a freshly started
+// process, not those of the large program running the sandbox (see
+// [NativeOptions] Helper).
 //
 // The helper applies, in this order: user, mount, PID, network, IPC and UTS
 // namespaces, with the namespace root mapped to an unprivileged host user

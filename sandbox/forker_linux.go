@@ -18,13 +18,15 @@ import (
 )
 
 // A forker is the helper program started once, in its forker mode (see
-// helper.ForkerMode), to start the helpers of a [Native] whose
-// NativeOptions.Helper names that program: a helper in a new user
-// namespace cannot be cloned sharing its parent's memory, so the clone
-// copies the parent's page tables, and the forker's are a fraction of
-// those of a large program running the sandbox. The helpers it starts are
-// this process's children (CLONE_PARENT): they are waited for, reaped,
-// killed and charged as the helpers started here are.
+// helper.ForkerMode), to start the helpers of a [Native]: the program
+// NativeOptions.Helper names, or, by default, this program re-executed
+// (freshly exec'd, its address space is a fraction of this one's however
+// large this one has grown). A helper in a new user namespace cannot be
+// cloned sharing its parent's memory, so the clone copies the parent's
+// page tables, and the forker's are a fraction of those of a large
+// program running the sandbox. The helpers it starts are this process's
+// children (CLONE_PARENT): they are waited for, reaped, killed and
+// charged as the helpers started here are.
 //
 // It is started at the first helper that needs it and lives until
 // Native.Close (or the program's end: its parent death signal). When it
@@ -42,9 +44,11 @@ import (
 // goroutine of a run or a spare start, so that thread outlives it in
 // practice, as the spares' forking threads do (see sparePool).
 type forker struct {
+	// program is the forker's program: NativeOptions.Helper, or empty
+	// for this program (selfProgram).
 	program string
 	// timeout bounds a request and its answer; the greeting at the start
-	// too. A test may shorten it (nativeHooks.forkerTimeout).
+	// too; 0 means forkerTimeout. A test may shorten it.
 	timeout time.Duration
 
 	mu     sync.Mutex
@@ -55,6 +59,19 @@ type forker struct {
 
 // forkerTimeout is a forker's default timeout.
 const forkerTimeout = 10 * time.Second
+
+// selfProgram is this program, for a helper or a forker that is this
+// program re-executed: the file this process runs, even when its path was
+// replaced or removed since it started.
+const selfProgram = "/proc/self/exe"
+
+// limit returns f's timeout.
+func (f *forker) limit() time.Duration {
+	if f.timeout <= 0 {
+		return forkerTimeout
+	}
+	return f.timeout
+}
 
 // errForkerClosed is what a start asking a closed forker gets; the caller
 // starts the helper itself then (after Native.Close, runs start cold).
@@ -193,7 +210,7 @@ func holds(pid int, target string) bool {
 // askLocked sends one message with the control data oob and returns the
 // answer, within the timeout.
 func (f *forker) askLocked(msg, oob []byte) ([]byte, error) {
-	f.conn.SetDeadline(time.Now().Add(f.timeout))
+	f.conn.SetDeadline(time.Now().Add(f.limit()))
 	if _, _, err := f.conn.WriteMsgUnix(msg, oob, nil); err != nil {
 		return nil, fmt.Errorf("send the request: %w", err)
 	}
@@ -228,7 +245,11 @@ func (f *forker) launchLocked() (err error) {
 		theirs.Close()
 		return err
 	}
-	cmd := exec.Command(f.program)
+	program := f.program
+	if program == "" {
+		program = selfProgram
+	}
+	cmd := exec.Command(program)
 	cmd.Args = []string{"clawtool-sandbox-forker"}
 	cmd.Env = []string{helper.Env + "=" + helper.ForkerMode, "GOMAXPROCS=1"}
 	// It holds no directory of this program's for its life; its helpers
@@ -247,7 +268,7 @@ func (f *forker) launchLocked() (err error) {
 		return err
 	}
 	f.cmd, f.conn = cmd, c.(*net.UnixConn)
-	f.conn.SetDeadline(time.Now().Add(f.timeout))
+	f.conn.SetDeadline(time.Now().Add(f.limit()))
 	hello, err := f.readLocked()
 	if err == nil {
 		if why := helper.ForkerHelloOK(hello); why != "" {
@@ -317,7 +338,7 @@ func isChild(pid int) bool {
 // configure sets what the options o say, before the first run.
 func (p *sparePool) configure(o NativeOptions) {
 	p.max, p.idle, p.program = o.Spares, o.Idle, o.Helper
-	p.fk.program, p.fk.timeout = o.Helper, forkerTimeout
+	p.fk.program = o.Helper
 }
 
 // forkerBits returns the request bits of a helper of shape sh.
@@ -345,10 +366,11 @@ func forkerBits(sh helperShape, stdin, mount, trace bool) uint8 {
 }
 
 // usesForker reports whether a helper of shape sh is started by the
-// forker: the backend has a helper program, a test did not turn the
-// forker off, and the helper gets new user and PID namespaces (without
-// them the clone shares this program's memory and costs little).
+// forker: a test did not turn the forker off (nativeHooks.directStart),
+// and the helper gets new user and PID namespaces (without them the clone
+// shares this program's memory and costs little). It is so with a helper
+// program and without one (the forker is then this program re-executed).
 func (p *sparePool) usesForker(sh helperShape) bool {
 	const ns = syscall.CLONE_NEWUSER | syscall.CLONE_NEWPID
-	return p.program != "" && !p.hooks.noForker() && sh.flags&ns == ns
+	return !p.hooks.noForker() && sh.flags&ns == ns
 }

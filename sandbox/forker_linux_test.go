@@ -24,13 +24,28 @@ import (
 // forkerPid returns the process id of n's forker, or 0.
 func (n *Native) forkerPid() int { return n.pool.fk.pid() }
 
-// A backend with a helper program starts its helpers from the forker, a
-// child of its own; the helpers are this process's children all the same
-// (the run reaps them and reports their exit). The control is the same
-// backend told to start helpers itself: no forker.
-func TestForkerStartsHelpers(t *testing.T) {
+// forEachForker runs f as a subtest for each configuration whose helpers
+// a forker starts: the default (NativeOptions.Helper empty: the forker and
+// the helpers are this program re-executed, here the test binary) and a
+// helper program of its own (built from this tree). program is what
+// NativeOptions.Helper says.
+func forEachForker(t *testing.T, f func(t *testing.T, program string)) {
 	requireSandbox(t)
-	program := BuildHelperProgram(t, "")
+	configs := []struct{ name, program string }{{"default", ""}, {"helper-program", BuildHelperProgram(t, "")}}
+	for _, c := range configs {
+		t.Run(c.name, func(t *testing.T) { f(t, c.program) })
+	}
+}
+
+// A backend, with a helper program or without, starts its helpers from
+// the forker, a child of its own; the helpers are this process's children
+// all the same (the run reaps them and reports their exit). The control
+// is the same backend told to start helpers itself: no forker.
+func TestForkerStartsHelpers(t *testing.T) {
+	forEachForker(t, testForkerStartsHelpers)
+}
+
+func testForkerStartsHelpers(t *testing.T, program string) {
 	ctx := context.Background()
 	for _, direct := range []bool{false, true} {
 		for _, spares := range []int{0, 1} {
@@ -59,8 +74,10 @@ func TestForkerStartsHelpers(t *testing.T) {
 // the killed one is reaped. With spares, the spares it started are this
 // process's children and still serve.
 func TestForkerKilledBetweenRuns(t *testing.T) {
-	requireSandbox(t)
-	program := BuildHelperProgram(t, "")
+	forEachForker(t, testForkerKilledBetweenRuns)
+}
+
+func testForkerKilledBetweenRuns(t *testing.T, program string) {
 	ctx := context.Background()
 	for _, spares := range []int{0, 1} {
 		t.Run(fmt.Sprintf("spares=%d", spares), func(t *testing.T) {
@@ -93,8 +110,10 @@ func TestForkerKilledBetweenRuns(t *testing.T) {
 // run: the helper is this process's child, confined by its own setup. The
 // run ends as it would have; the next run starts a new forker.
 func TestForkerKilledMidRun(t *testing.T) {
-	requireSandbox(t)
-	program := BuildHelperProgram(t, "")
+	forEachForker(t, testForkerKilledMidRun)
+}
+
+func testForkerKilledMidRun(t *testing.T, program string) {
 	n := newTestNative(t, NativeOptions{Helper: program}, nil)
 	mark := testMark() + "-forkermid"
 	p := Policy{Env: append(DefaultEnv(), markEnv+"="+mark)}
@@ -137,8 +156,10 @@ func TestForkerKilledMidRun(t *testing.T) {
 // command, background processes included, and leaves no process behind.
 // The control is the tree seen alive before the cancel.
 func TestForkerCancelKillsTree(t *testing.T) {
-	requireSandbox(t)
-	program := BuildHelperProgram(t, "")
+	forEachForker(t, testForkerCancelKillsTree)
+}
+
+func testForkerCancelKillsTree(t *testing.T, program string) {
 	for _, spares := range []int{0, 1} {
 		t.Run(fmt.Sprintf("spares=%d", spares), func(t *testing.T) {
 			n := newTestNative(t, NativeOptions{Helper: program, Spares: spares}, nil)
@@ -183,8 +204,10 @@ func TestForkerCancelKillsTree(t *testing.T) {
 // than the backend keeps spares for, one of them without a user
 // namespace (started without the forker), each leaving a process behind.
 func TestForkerCloseLeavesNothing(t *testing.T) {
-	requireSandbox(t)
-	program := BuildHelperProgram(t, "")
+	forEachForker(t, testForkerCloseLeavesNothing)
+}
+
+func testForkerCloseLeavesNothing(t *testing.T, program string) {
 	DefaultNative().settle()
 	before := children()
 	n := NewNative(NativeOptions{Helper: program, Spares: 2})
@@ -253,16 +276,25 @@ func fakeForker(t *testing.T, greet, body string) string {
 // A forker that fails, in every way it can, fails the run with the reason
 // and never runs its command; it is killed and reaped, and the next run
 // starts another. The control is the real forker in the same table.
+//
+// In the default configuration the forker is this program and cannot be
+// from other sources, nor a fake: the rows set the forker's program
+// alone, the helpers staying this program's, to hold the checks all the
+// same.
 func TestForkerFailsClosed(t *testing.T) {
 	requireSandbox(t)
-	real := BuildHelperProgram(t, "")
 	stale := BuildHelperProgram(t, "-X github.com/miniopenclaw/tool/sandbox/internal/helper.protocol=0123456789abcdef")
+	forEachForker(t, func(t *testing.T, program string) { testForkerFailsClosed(t, program, stale) })
+}
+
+func testForkerFailsClosed(t *testing.T, program, stale string) {
 	greet := "printf 'H%s' '" + helper.Protocol() + "' >&3"
 	read := "dd bs=1024 count=1 <&3 >/dev/null 2>&1"
+	// program "" in a row: the configuration's own forker.
 	for _, tt := range []struct {
 		name, program, want string
 	}{
-		{"the real forker (control)", real, ""},
+		{"the real forker (control)", "", ""},
 		{"built from other sources", stale, "built from other sources"},
 		{"no greeting", fakeForker(t, "", "exit 0"), "forker"},
 		{"another protocol's greeting", fakeForker(t, "printf 'Hnot-this-one' >&3", "sleep 1000"), "built from other sources"},
@@ -276,11 +308,17 @@ func TestForkerFailsClosed(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			before := children()
 			mark := testMark() + "-fakeforker"
-			n := newTestNative(t, NativeOptions{Helper: tt.program}, nil)
-			if tt.program != real && tt.program != stale {
-				// The fake forker runs as the backend's; every helper it
-				// would start is the real program's (never, here).
-				n.pool.program = real
+			o := NativeOptions{Helper: program}
+			if tt.program == stale && program != "" {
+				// A stale helper program, as the backend's helper and
+				// forker.
+				o.Helper = stale
+			}
+			n := newTestNative(t, o, nil)
+			if tt.program != "" && tt.program != o.Helper {
+				// The forker alone is this row's; every helper it would
+				// start is the configuration's (never, here).
+				n.pool.fk.program = tt.program
 			}
 			n.pool.fk.timeout = time.Second
 			for i := range 2 {
@@ -318,8 +356,10 @@ func TestForkerFailsClosed(t *testing.T) {
 // keeping none of the descriptors; it then still serves a good request
 // (the control).
 func TestForkerForgedRequests(t *testing.T) {
-	requireSandbox(t)
-	program := BuildHelperProgram(t, "")
+	forEachForker(t, testForkerForgedRequests)
+}
+
+func testForkerForgedRequests(t *testing.T, program string) {
 	f := &forker{program: program, timeout: 10 * time.Second}
 	defer f.close()
 	f.mu.Lock()
@@ -439,8 +479,10 @@ func openFDs(t *testing.T, pid int) int {
 // scratch forker with neither outlived the supervisor here; with either
 // one it died).
 func TestForkerDiesWithSupervisor(t *testing.T) {
-	requireSandbox(t)
-	program := BuildHelperProgram(t, "")
+	forEachForker(t, testForkerDiesWithSupervisor)
+}
+
+func testForkerDiesWithSupervisor(t *testing.T, program string) {
 	mark := testMark() + "-forkersupervisor"
 	cmd := exec.Command(os.Args[0], "forkersupervisor", program, mark)
 	cmd.Env = append(os.Environ(), attackEnv+"=1", markEnv+"="+testMark())
@@ -508,8 +550,10 @@ func startTime(pid int) string {
 // hangs. The controls: the forker was killed, runs ran, and the same
 // witness run without the sandbox shows the host's namespaces.
 func TestForkerKilledRepeatedly(t *testing.T) {
-	requireSandbox(t)
-	program := BuildHelperProgram(t, "")
+	forEachForker(t, testForkerKilledRepeatedly)
+}
+
+func testForkerKilledRepeatedly(t *testing.T, program string) {
 	witness := []string{"sh", "-c", "cat /proc/self/uid_map; readlink /proc/self/ns/user /proc/self/ns/pid"}
 	host, err := exec.Command(witness[0], witness[1:]...).Output()
 	must(t, err)
@@ -591,8 +635,10 @@ func TestForkerKilledRepeatedly(t *testing.T) {
 // before it was reaped (a scratch start that did not reap left it as a
 // zombie).
 func TestForkerReapsFailedClones(t *testing.T) {
-	requireSandbox(t)
-	program := BuildHelperProgram(t, "")
+	forEachForker(t, testForkerReapsFailedClones)
+}
+
+func testForkerReapsFailedClones(t *testing.T, program string) {
 	f := &forker{program: program, timeout: 10 * time.Second}
 	defer f.close()
 	sh := helperShape{flags: namespaceFlags(NetworkNone), uid: DefaultUID}
@@ -629,8 +675,10 @@ func TestForkerReapsFailedClones(t *testing.T) {
 // (Before the forker closed such descriptors and ran in /, it and every
 // spare held the descriptor, and both worked in this directory.)
 func TestForkerInheritsNothing(t *testing.T) {
-	requireSandbox(t)
-	program := BuildHelperProgram(t, "")
+	forEachForker(t, testForkerInheritsNothing)
+}
+
+func testForkerInheritsNothing(t *testing.T, program string) {
 	stray, err := os.CreateTemp("", "clawtool-stray-")
 	must(t, err)
 	stray.Close()

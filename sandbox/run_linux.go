@@ -507,8 +507,9 @@ type nativeHooks struct {
 	// proxy adjusts a NetworkAllow run's proxy (its resolver and dialer)
 	// before it serves.
 	proxy func(*Proxy)
-	// directStart makes a backend with a helper program start every
-	// helper itself, without the forker.
+	// directStart makes a backend start every helper itself, without the
+	// forker, as every backend did before it had one: what the
+	// benchmarks compare the forker with.
 	directStart bool
 	// allowHelperInWorkspace lets a run's workspace hold the backend's
 	// helper program, as before runs refused it (a test's control).

@@ -78,7 +78,7 @@ type helperProc struct {
 // empty for this one.
 func startHelper(p *sparePool, sh helperShape, stdin *os.File) (h *helperProc, err error) {
 	program := p.program
-	path := "/proc/self/exe"
+	path := selfProgram
 	if program != "" {
 		if !filepath.IsAbs(program) {
 			return nil, fmt.Errorf("the helper program %q (NativeOptions.Helper) is not an absolute path", program)
@@ -361,7 +361,8 @@ type sparePool struct {
 	hooks *nativeHooks
 	// program is the helper program (NativeOptions.Helper); empty means
 	// this program, re-executed. Set before the first run. fk is the
-	// forker that starts its helpers (see usesForker).
+	// forker that starts its helpers (see usesForker): that program in
+	// its forker mode.
 	program string
 	fk      forker
 

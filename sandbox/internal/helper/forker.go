@@ -1,6 +1,7 @@
 package helper
 
-// The forker is the helper program in the mode Env=ForkerMode: a small,
+// The forker is the helper program, or the supervisor's own program
+// re-executed, in the mode Env=ForkerMode: a small (freshly exec'd),
 // long-lived process a supervisor starts once and asks, over a unix
 // socket (SOCK_SEQPACKET, descriptor ForkerFD), to start each helper. It
 // clones the helper into its namespaces with CLONE_PARENT (so that the

@@ -4,4 +4,4 @@ package helper
 
 // protocol identifies the sources of this package (a digest of its Go
 // files); see SameProtocol.
-var protocol = "334c5a81e1c4b252e3507717c3254015"
+var protocol = "f2538c8628c6f7ce820bf17250183d61"
