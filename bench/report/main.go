@@ -26,7 +26,9 @@
 // over the run's lines for benchmark NAME, with "Benchmark" and the -N
 // GOMAXPROCS suffix left off NAME), Med NAME METRIC (their median) and N NAME
 // (how many lines NAME had), Meets NAME METRIC LIMIT ("✓" when every value
-// is at most LIMIT, or at least -LIMIT when LIMIT is negative; else "✗").
+// is at most LIMIT, or at least -LIMIT when LIMIT is negative; else "✗")
+// and MeetsAtLoad NAME METRIC LIMIT MIN (Meets, for a run whose load was
+// at least MIN throughout; otherwise no mark and the load).
 package main
 
 import (
@@ -384,6 +386,26 @@ func (r *Run) Meets(name, metric string, limit float64) (string, error) {
 		return "✓", nil
 	}
 	return "✗", nil
+}
+
+// MeetsAtLoad is Meets for a goal that holds at a load of at least
+// minLoad: a run whose lowest load was below it says so ("— (load LO–HI,
+// not ≥ MIN)") instead of a mark, whichever way its values fall, since it
+// did not measure what the goal is about.
+func (r *Run) MeetsAtLoad(name, metric string, limit, minLoad float64) (string, error) {
+	mark, err := r.Meets(name, metric, limit)
+	if err != nil {
+		return "", err
+	}
+	lo, _, _ := strings.Cut(r.Load, "–")
+	l, err := strconv.ParseFloat(lo, 64)
+	if err != nil {
+		return "", fmt.Errorf("the run's load %q: %w", r.Load, err)
+	}
+	if l < minLoad {
+		return fmt.Sprintf("— (load %s, not ≥ %s)", r.Load, strconv.FormatFloat(minLoad, 'f', -1, 64)), nil
+	}
+	return mark, nil
 }
 
 // N is how many lines benchmark name had in the run.

@@ -94,6 +94,34 @@ func TestMeets(t *testing.T) {
 	}
 }
 
+// TestMeetsAtLoad: a goal stated for a load gets a mark only from a run
+// whose lowest load reached it; below, the run says its load instead.
+func TestMeetsAtLoad(t *testing.T) {
+	for _, tt := range []struct {
+		load  string
+		limit float64
+		want  string
+	}{
+		{"10.8–12.4", 2.0, "✓"},
+		{"10.8–12.4", 1.95, "✗"},
+		{"10.0–11.0", 2.0, "✓"},
+		{"9.9–14.0", 2.0, "— (load 9.9–14.0, not ≥ 10)"},
+		{"0.1–1.6", 1.95, "— (load 0.1–1.6, not ≥ 10)"},
+	} {
+		r := &Run{Out: sample, Load: tt.load}
+		r.parse()
+		got, err := r.MeetsAtLoad("ExecuteTyped", "x-baseline", tt.limit, 10)
+		if err != nil || got != tt.want {
+			t.Errorf("load %s, limit %v: %q, %v; want %q", tt.load, tt.limit, got, err, tt.want)
+		}
+	}
+	r := &Run{Out: sample, Load: "unknown"}
+	r.parse()
+	if _, err := r.MeetsAtLoad("ExecuteTyped", "x-baseline", 2, 10); err == nil {
+		t.Error("a run without a load: no error")
+	}
+}
+
 func TestSig(t *testing.T) {
 	for v, want := range map[float64]string{
 		0: "0", 1.234: "1.23", 12.345: "12.3", 123.45: "123", 1234.5: "1,235", 0.01234: "0.0123", 1234567: "1,234,567", -2.5: "-2.50", 2: "2.00",
