@@ -203,30 +203,32 @@ func BenchmarkSpawn(b *testing.B) {
 	b.ReportMetric(percentile(directCold, 0.5)/percentile(theirs, 0.5), "direct-cold-p50-ratio")
 	b.ReportMetric(float64(directColdCPU)/runs, "direct-cold-cpu-ms")
 	b.ReportMetric(float64(directColdCPU)/float64(theirsCPU), "direct-cold-cpu-ratio")
-	b.ReportMetric(percentile(prog, 0.5), "prog-p50-ms")
-	b.ReportMetric(percentile(prog, 0.5)/percentile(theirs, 0.5), "prog-p50-ratio")
-	b.ReportMetric(percentile(progCold, 0.5), "prog-cold-p50-ms")
-	b.ReportMetric(percentile(progCold, 0.9), "prog-cold-p90-ms")
-	b.ReportMetric(percentile(progCold, 0.5)/percentile(theirs, 0.5), "prog-cold-p50-ratio")
-	b.ReportMetric(float64(progCPU)/runs, "prog-cpu-ms")
-	b.ReportMetric(float64(progColdCPU)/runs, "prog-cold-cpu-ms")
-	b.ReportMetric(float64(progCPU)/float64(theirsCPU), "prog-cpu-ratio")
-	b.ReportMetric(float64(progColdCPU)/float64(theirsCPU), "prog-cold-cpu-ratio")
-	b.ReportMetric(percentile(fork, 0.5), "fork-p50-ms")
-	b.ReportMetric(percentile(fork, 0.5)/percentile(theirs, 0.5), "fork-p50-ratio")
-	b.ReportMetric(percentile(forkCold, 0.5), "fork-cold-p50-ms")
-	b.ReportMetric(percentile(forkCold, 0.9), "fork-cold-p90-ms")
-	b.ReportMetric(percentile(forkCold, 0.5)/percentile(theirs, 0.5), "fork-cold-p50-ratio")
-	b.ReportMetric(float64(forkCPU)/runs, "fork-cpu-ms")
-	b.ReportMetric(float64(forkColdCPU)/runs, "fork-cold-cpu-ms")
-	b.ReportMetric(float64(forkCPU)/float64(theirsCPU), "fork-cpu-ratio")
-	b.ReportMetric(float64(forkColdCPU)/float64(theirsCPU), "fork-cold-cpu-ratio")
+	reportHelperRow(b, "prog", prog, progCold, theirs, progCPU, progColdCPU, theirsCPU)
+	reportHelperRow(b, "fork", fork, forkCold, theirs, forkCPU, forkColdCPU, theirsCPU)
 	b.ReportMetric(float64(forkerCPU)/runs, "forker-cpu-ms")
 	if withCgroup {
 		b.ReportMetric(percentile(leaf, 0.5), "cgroup-p50-ms")
 		b.ReportMetric(percentile(leaf, 0.9), "cgroup-p90-ms")
 		b.ReportMetric(percentile(leaf, 0.5)/percentile(theirs, 0.5), "cgroup-p50-ratio")
 	}
+}
+
+// reportHelperRow reports one configuration's rows of BenchmarkSpawn
+// under the metric prefix name: the p50 from a spare and its ratio to
+// bubblewrap's (theirs), the cold p50 and p90 and the p50's ratio, and the
+// CPU per run of both (cpu and coldCPU, in ns over all runs) and their
+// ratios to bubblewrap's (theirsCPU over as many runs).
+func reportHelperRow(b *testing.B, name string, warm, cold, theirs []time.Duration, cpu, coldCPU, theirsCPU int64) {
+	runs := float64(len(theirs)) * 1e6
+	b.ReportMetric(percentile(warm, 0.5), name+"-p50-ms")
+	b.ReportMetric(percentile(warm, 0.5)/percentile(theirs, 0.5), name+"-p50-ratio")
+	b.ReportMetric(percentile(cold, 0.5), name+"-cold-p50-ms")
+	b.ReportMetric(percentile(cold, 0.9), name+"-cold-p90-ms")
+	b.ReportMetric(percentile(cold, 0.5)/percentile(theirs, 0.5), name+"-cold-p50-ratio")
+	b.ReportMetric(float64(cpu)/runs, name+"-cpu-ms")
+	b.ReportMetric(float64(coldCPU)/runs, name+"-cold-cpu-ms")
+	b.ReportMetric(float64(cpu)/float64(theirsCPU), name+"-cpu-ratio")
+	b.ReportMetric(float64(coldCPU)/float64(theirsCPU), name+"-cold-cpu-ratio")
 }
 
 // settle waits, with b's timer stopped, until no spare start, discard or
