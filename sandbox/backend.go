@@ -60,7 +60,9 @@ type NativeOptions struct {
 	// absolute or cannot be started fails every run: it never runs a
 	// command with fewer layers. Whoever can replace the file can run code
 	// as this program's user, as with any program it starts: a run whose
-	// Policy.Workspace holds it is refused, since its command could.
+	// Policy.Workspace holds it, or any name its path is resolved through
+	// (a directory or a symbolic link on the way), is refused, since its
+	// command could change it.
 	//
 	// With a helper program or without one, the helpers that get a user
 	// namespace are started by a forker: the helper program, or this

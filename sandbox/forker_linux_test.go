@@ -782,3 +782,107 @@ func TestHelperProgramInWorkspace(t *testing.T) {
 		})
 	}
 }
+
+// The helper program named through a name the run can change is refused
+// too, however the name reaches it: a symbolic link in the workspace to
+// the program outside (the program itself is outside, so the check of the
+// resolved path alone let the run through), or a link outside that passes
+// through a link in the workspace. The runs' commands rewrite what the name leads to;
+// the control (the check off) shows each rewrite reaches what the next
+// forker would run, and with the check each run is refused before its
+// command starts and the program outside is unchanged.
+func TestHelperProgramReachedThroughWorkspace(t *testing.T) {
+	requireSandbox(t)
+	built := BuildHelperProgram(t, "")
+	ctx := context.Background()
+	for _, shape := range []string{"symlink", "chain"} {
+		for _, allow := range []bool{true, false} {
+			t.Run(fmt.Sprintf("%s/allowHelperInWorkspace=%v", shape, allow), func(t *testing.T) {
+				outside, err := os.MkdirTemp("", "clawtool-helperout-")
+				must(t, err)
+				defer os.RemoveAll(outside)
+				ws, err := os.MkdirTemp("", "clawtool-helperws-")
+				must(t, err)
+				defer os.RemoveAll(ws)
+				must(t, os.Chmod(ws, 0o755))
+				must(t, os.Chown(ws, DefaultUID, DefaultUID))
+				real := filepath.Join(outside, "clawtool-sandbox-helper")
+				copyFile(t, built, real, 0o755)
+				link := filepath.Join(ws, "helper")
+				var program, rewrite string
+				switch shape {
+				case "symlink": // Helper is the link in the workspace
+					must(t, os.Symlink(real, link))
+					must(t, os.Lchown(link, DefaultUID, DefaultUID))
+					program = link
+					rewrite = "rm -f helper && printf '#!/bin/sh\\n' > helper && chmod 755 helper && echo rewritten"
+				case "chain": // Helper is a link outside through a link in the workspace
+					must(t, os.Symlink(real, link))
+					must(t, os.Lchown(link, DefaultUID, DefaultUID))
+					program = filepath.Join(outside, "via")
+					must(t, os.Symlink(link, program))
+					rewrite = "rm -f helper && printf '#!/bin/sh\\n' > helper && chmod 755 helper && echo rewritten"
+				}
+				hooks := &nativeHooks{allowHelperInWorkspace: allow}
+				n := newTestNative(t, NativeOptions{Helper: program}, hooks)
+				r, err := runOn(n, ctx, Policy{Workspace: ws}, "sh", "-c", rewrite)
+				n.Close()
+				got, rerr := os.ReadFile(program)
+				must(t, rerr)
+				if allow {
+					if err != nil || !r.OK() || string(r.Stdout) != "rewritten\n" {
+						t.Fatalf("control: the run did not rewrite the name: %v %+v", err, r)
+					}
+					if string(got) != "#!/bin/sh\n" {
+						t.Fatalf("control: %s does not lead to what the run wrote", program)
+					}
+					return
+				}
+				if err == nil {
+					t.Fatalf("the run that can change %s: %+v; want a refusal", program, r)
+				}
+				if want, _ := os.ReadFile(built); string(got) != string(want) {
+					t.Fatalf("the refused run changed %s", program)
+				}
+			})
+		}
+	}
+}
+
+// reachesInto follows a path as the kernel opens it and reports any name
+// on the way in the workspace; what it cannot follow counts as reaching in.
+func TestReachesInto(t *testing.T) {
+	root := t.TempDir()
+	ws := filepath.Join(root, "ws")
+	out := filepath.Join(root, "out")
+	must(t, os.MkdirAll(filepath.Join(ws, "bin"), 0o755))
+	must(t, os.MkdirAll(out, 0o755))
+	must(t, os.WriteFile(filepath.Join(out, "helper"), nil, 0o755))
+	must(t, os.WriteFile(filepath.Join(ws, "bin", "helper"), nil, 0o755))
+	must(t, os.Symlink(filepath.Join(out, "helper"), filepath.Join(ws, "tohelper")))
+	must(t, os.Symlink(filepath.Join(ws, "tohelper"), filepath.Join(out, "via")))
+	must(t, os.Symlink("helper", filepath.Join(out, "relative")))
+	must(t, os.Symlink("../ws/tohelper", filepath.Join(out, "relvia")))
+	must(t, os.Symlink(ws, filepath.Join(root, "wslink")))
+	must(t, os.Symlink("loop", filepath.Join(out, "loop")))
+	for _, c := range []struct {
+		path string
+		want bool
+	}{
+		{filepath.Join(out, "helper"), false},
+		{filepath.Join(out, "relative"), false},    // a link outside to a name outside
+		{filepath.Join(out, "missing"), false},     // nothing to follow, nothing in the workspace
+		{filepath.Join(ws, "bin", "helper"), true}, // in the workspace
+		{filepath.Join(ws, "tohelper"), true},      // a link in the workspace
+		{filepath.Join(out, "via"), true},          // a link outside through one in the workspace
+		{filepath.Join(out, "relvia"), true},       // the same, relative
+		{filepath.Join(root, "wslink", "bin", "helper"), true},
+		{filepath.Join(out, "..", "ws", "bin", "helper"), true},
+		{filepath.Join(out, "loop"), true}, // cannot be followed: refused
+		{"relative/helper", true},          // not absolute: refused
+	} {
+		if got := reachesInto(c.path, ws); got != c.want {
+			t.Errorf("reachesInto(%s) = %v, want %v", strings.TrimPrefix(c.path, root), got, c.want)
+		}
+	}
+}

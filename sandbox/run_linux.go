@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -104,10 +105,10 @@ func (n *Native) prepare(ctx context.Context, p Policy, argv []string, stdin io.
 	if err := p.Validate(); err != nil {
 		return nil, err
 	}
-	if prog := n.pool.program; prog != "" && p.Workspace != "" && !n.pool.hooks.helperInWorkspace() && inside(prog, p.Workspace) {
+	if prog := n.pool.program; prog != "" && p.Workspace != "" && !n.pool.hooks.helperInWorkspace() && reachesInto(prog, p.Workspace) {
 		// The run could replace the program, and the next forker (this
 		// program's user, the host's namespaces) would run what it wrote.
-		return nil, fmt.Errorf("sandbox: the helper program %s (NativeOptions.Helper) is inside the run's workspace %s, where the run could replace it", prog, p.Workspace)
+		return nil, fmt.Errorf("sandbox: the helper program %s (NativeOptions.Helper) is inside the run's workspace %s, or reached through it, where the run could replace it", prog, p.Workspace)
 	}
 	env, _ := p.environ()
 	layers := p.layers()
@@ -519,6 +520,67 @@ type nativeHooks struct {
 func (k *nativeHooks) noForker() bool { return k != nil && k.directStart }
 
 func (k *nativeHooks) helperInWorkspace() bool { return k != nil && k.allowHelperInWorkspace }
+
+// maxLinks bounds the symbolic links reachesInto follows, as the kernel's
+// own limit does (40).
+const maxLinks = 40
+
+// reachesInto reports whether opening path, as the kernel resolves it,
+// looks up a name that lies in dir or below it (dir with its symbolic
+// links resolved): the name itself, a directory on its way, or any
+// symbolic link it passes through and the names that link leads to. A run
+// whose workspace is dir can change any such name, so what path opens is
+// the run's to choose. A path that cannot be followed to its end (too many
+// links, a link that cannot be read) is reported as reaching in: the check
+// fails closed.
+func reachesInto(path, dir string) bool {
+	if !filepath.IsAbs(path) {
+		return true
+	}
+	in := func(name string) bool { return inside(name, dir) }
+	resolved, rest := "/", strings.Split(path, "/")
+	for links := 0; len(rest) > 0; {
+		c := rest[0]
+		rest = rest[1:]
+		switch c {
+		case "", ".":
+			continue
+		case "..":
+			resolved = filepath.Dir(resolved)
+			continue
+		}
+		name := filepath.Join(resolved, c)
+		if in(name) {
+			return true
+		}
+		fi, err := os.Lstat(name)
+		if err != nil {
+			if errors.Is(err, fs.ErrNotExist) {
+				// Nothing further exists to follow; the run would
+				// need to make it, which the names checked so far
+				// (outside dir) do not let it.
+				return false
+			}
+			return true
+		}
+		if fi.Mode()&fs.ModeSymlink == 0 {
+			resolved = name
+			continue
+		}
+		if links++; links > maxLinks {
+			return true
+		}
+		target, err := os.Readlink(name)
+		if err != nil {
+			return true
+		}
+		if filepath.IsAbs(target) {
+			resolved = "/"
+		}
+		rest = append(strings.Split(target, "/"), rest...)
+	}
+	return in(resolved)
+}
 
 // inside reports whether path is dir or lies below it, each with its
 // symbolic links resolved as far as they resolve.
