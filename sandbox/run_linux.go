@@ -537,7 +537,15 @@ func reachesInto(path, dir string) bool {
 	if !filepath.IsAbs(path) {
 		return true
 	}
-	in := func(name string) bool { return inside(name, dir) }
+	// The names looked up below are each in a directory already resolved
+	// (no link left in it), so each is compared with dir as it stands;
+	// only dir is resolved, once.
+	if r, err := filepath.EvalSymlinks(dir); err == nil {
+		dir = r
+	} else {
+		dir = filepath.Clean(dir)
+	}
+	in := func(name string) bool { return within(name, dir) }
 	resolved, rest := "/", strings.Split(path, "/")
 	for links := 0; len(rest) > 0; {
 		c := rest[0]
@@ -582,16 +590,10 @@ func reachesInto(path, dir string) bool {
 	return in(resolved)
 }
 
-// inside reports whether path is dir or lies below it, each with its
-// symbolic links resolved as far as they resolve.
-func inside(path, dir string) bool {
-	resolve := func(p string) string {
-		if r, err := filepath.EvalSymlinks(p); err == nil {
-			return r
-		}
-		return filepath.Clean(p)
-	}
-	rel, err := filepath.Rel(resolve(dir), resolve(path))
+// within reports whether name is dir or lies below it, comparing the
+// two as they are written.
+func within(name, dir string) bool {
+	rel, err := filepath.Rel(dir, name)
 	return err == nil && rel != ".." && !strings.HasPrefix(rel, "../")
 }
 

@@ -4,4 +4,4 @@ package helper
 
 // protocol identifies the sources of this package (a digest of its Go
 // files); see SameProtocol.
-var protocol = "f2538c8628c6f7ce820bf17250183d61"
+var protocol = "a6544722d3b7ea71003d1fd6707c315f"

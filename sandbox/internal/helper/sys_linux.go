@@ -210,13 +210,8 @@ func cwdArg() uintptr {
 func sendFD(sock int, tag byte, fd int) error {
 	b := [1]byte{tag}
 	oob := syscall.UnixRights(fd)
-	iov := syscall.Iovec{Base: &b[0]}
-	iov.SetLen(1)
-	var msg syscall.Msghdr
-	msg.Iov = &iov
-	msg.Iovlen = 1
-	msg.Control = &oob[0]
-	msg.SetControllen(len(oob))
+	var iov syscall.Iovec
+	msg := oneByteMsg(&b, &iov, oob)
 	for {
 		_, err := sys(sysSendmsg, uintptr(sock), uintptr(unsafe.Pointer(&msg)), syscall.MSG_NOSIGNAL)
 		if err != syscall.EINTR {
@@ -225,18 +220,24 @@ func sendFD(sock int, tag byte, fd int) error {
 	}
 }
 
+// oneByteMsg is the message sendFD and recvFD give the kernel: the byte b
+// through iov (which the caller keeps until the call returns) and the
+// control data oob.
+func oneByteMsg(b *[1]byte, iov *syscall.Iovec, oob []byte) syscall.Msghdr {
+	iov.Base = &b[0]
+	iov.SetLen(1)
+	msg := syscall.Msghdr{Iov: iov, Iovlen: 1, Control: &oob[0]}
+	msg.SetControllen(len(oob))
+	return msg
+}
+
 // recvFD receives one descriptor passed (SCM_RIGHTS) on the unix socket
 // fd, blocking until it comes; the message's byte is ignored.
 func recvFD(fd int) (int, error) {
 	var b [1]byte
 	oob := make([]byte, syscall.CmsgSpace(4))
-	iov := syscall.Iovec{Base: &b[0]}
-	iov.SetLen(1)
-	var msg syscall.Msghdr
-	msg.Iov = &iov
-	msg.Iovlen = 1
-	msg.Control = &oob[0]
-	msg.SetControllen(len(oob))
+	var iov syscall.Iovec
+	msg := oneByteMsg(&b, &iov, oob)
 	for {
 		n, err := sys(sysRecvmsg, uintptr(fd), uintptr(unsafe.Pointer(&msg)), syscall.MSG_CMSG_CLOEXEC)
 		if err == syscall.EINTR {
