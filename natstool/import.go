@@ -180,7 +180,7 @@ type Importer struct {
 	// for their calls take them and route each to its call (onReply),
 	// so that a reply reaches a lone caller with no goroutine between the
 	// reader and it; the watchdog routes what waits there at each tick.
-	queued chan *nats.Msg
+	queued  chan *nats.Msg
 	changes *nats.Subscription
 
 	mu        sync.Mutex
