@@ -164,7 +164,8 @@ func positive[T int | int64 | time.Duration](dst *T, v T) {
 // sent as a request to the tool's subject: NATS gives it to one worker of
 // the service's queue group. The time the call has left travels with it
 // (at the end of the reply subject, see [ReplyTimeoutMark]). A remote result keeps its kind, structured content and
-// parts. A call that no worker receives, that finds every worker busy, or
+// parts. The worker's progress reports reach the caller's
+// [tool.ProgressFunc], except those that do not grow. A call that no worker receives, that finds every worker busy, or
 // whose worker stops answering is a [tool.KindUnavailable] result whose
 // error is marked [tool.Transient], so an [tool.Executor] retries it on
 // another worker when the tool is idempotent.
