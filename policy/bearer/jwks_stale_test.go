@@ -14,7 +14,8 @@ import (
 	"github.com/miniopenclaw/tool/policy/bearer"
 )
 
-// TestJWKSStaleSetIsBounded: the last good key set stays in force while
+// TestJWKSStaleSetIsBounded is row H34 of catalog H
+// (cmd/clawtool/catalog_http_test.go): the last good key set stays in force while
 // refreshes fail (TestJWKSBadSetsKeepLastGood), but not forever. The
 // authorization server drops a key (a leaked one) from its set, and its
 // key set cannot be fetched from then on (it is down, or the attacker
