@@ -25,11 +25,13 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 
 	"github.com/miniopenclaw/tool"
 	"github.com/miniopenclaw/tool/sandbox"
+	"github.com/miniopenclaw/tool/sandbox/internal/protected"
 )
 
 // Bounds on the work one call may do.
@@ -135,14 +137,28 @@ func (ts *Toolset) Close() error {
 // protectedBy returns the protected path that covers rel, a resolved
 // path, if any. Case is ignored, so that a file system that ignores it
 // cannot turn .GIT/hooks into a way around .git/hooks; on one that does
-// not, refusing .GIT/hooks too costs nothing.
+// not, refusing .GIT/hooks too costs nothing. When git's hooks or config
+// are protected, so are those of every repository git would use in the
+// workspace, as the sandbox protects them (the one a .git file names,
+// the submodules' under .git/modules), and the .git entry itself: a .git
+// file written, or rewritten, would lead git to a repository of the
+// model's making.
 func (ts *Toolset) protectedBy(rel string) (string, bool) {
 	prot := ts.policy.Protected
 	if prot == nil {
 		prot = sandbox.DefaultProtected()
 	}
+	clean := make([]string, 0, len(prot))
 	for _, p := range prot {
-		p = path.Clean(filepath.ToSlash(p))
+		clean = append(clean, path.Clean(filepath.ToSlash(p)))
+	}
+	if slices.Contains(clean, ".git/hooks") || slices.Contains(clean, ".git/config") {
+		if strings.EqualFold(rel, ".git") {
+			return ".git", true
+		}
+		clean = protected.Git(ts.policy.Workspace, clean)
+	}
+	for _, p := range clean {
 		if strings.EqualFold(rel, p) || len(rel) > len(p) && rel[len(p)] == '/' && strings.EqualFold(rel[:len(p)], p) {
 			return p, true
 		}
