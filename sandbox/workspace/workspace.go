@@ -13,7 +13,8 @@
 // bytes that are not UTF-8 are refused with a message the model can act
 // on. The tools that write follow no link at all, and refuse the policy's
 // protected paths (such as .git/hooks or .bashrc), which stay read-only
-// inside the sandbox too.
+// inside the sandbox too, with the hooks and config of the other
+// repositories git would use in the workspace and the .git entry itself.
 //
 // Every tool bounds its work: reads, listings, matches and output are
 // capped, and a capped result says so.
