@@ -77,6 +77,36 @@ func TestCatalogGitThroughFileTools(t *testing.T) {
 			tool: "edit_file", args: EditArgs{Path: ".git/modules/lib/sub/config", Old: "[core]", New: "[core]\n\tfsmonitor = touch PWNED"}, target: ".git/modules/lib/sub/config"},
 		{id: "A46-files-5", name: "plant a hook in a submodule's repository under .git/modules", setup: submodule,
 			tool: "write_file", args: WriteArgs{Path: ".git/modules/lib/sub/hooks/post-checkout", Content: hook}, target: ".git/modules/lib/sub/hooks/post-checkout"},
+		{id: "A46-files-6", name: "plant a hook through .git/hooks, a link to hooks kept elsewhere in the workspace (as repo's checkouts have)", setup: func(t *testing.T, ws string) {
+			gitRepo(t, filepath.Join(ws, ".git"))
+			os.RemoveAll(filepath.Join(ws, ".git", "hooks"))
+			if err := os.MkdirAll(filepath.Join(ws, "store", "hooks"), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Symlink("../store/hooks", filepath.Join(ws, ".git", "hooks")); err != nil {
+				t.Fatal(err)
+			}
+		}, tool: "write_file", args: WriteArgs{Path: "store/hooks/pre-commit", Content: hook}, target: "store/hooks/pre-commit"},
+		{id: "A46-files-7", name: "plant a hook where .git/hooks, a dangling link, leads, making its directories", setup: func(t *testing.T, ws string) {
+			gitRepo(t, filepath.Join(ws, ".git"))
+			os.RemoveAll(filepath.Join(ws, ".git", "hooks"))
+			if err := os.Symlink("../store/hooks", filepath.Join(ws, ".git", "hooks")); err != nil {
+				t.Fatal(err)
+			}
+		}, tool: "write_file", args: WriteArgs{Path: "store/hooks/pre-commit", Content: hook}, target: "store/hooks/pre-commit"},
+		{id: "A46-files-8", name: "plant core.fsmonitor where .git, a link to the repository kept elsewhere in the workspace, leads", setup: func(t *testing.T, ws string) {
+			gitRepo(t, filepath.Join(ws, "store", "repo"))
+			if err := os.Symlink("store/repo", filepath.Join(ws, ".git")); err != nil {
+				t.Fatal(err)
+			}
+		}, tool: "edit_file", args: EditArgs{Path: "store/repo/config", Old: "[core]", New: "[core]\n\tfsmonitor = touch PWNED"}, target: "store/repo/config"},
+		{id: "A46-files-9", name: "plant a hook in a submodule's repository under .git/modules, where .git is a link", setup: func(t *testing.T, ws string) {
+			gitRepo(t, filepath.Join(ws, "store", "repo"))
+			gitRepo(t, filepath.Join(ws, "store", "repo", "modules", "sub"))
+			if err := os.Symlink("store/repo", filepath.Join(ws, ".git")); err != nil {
+				t.Fatal(err)
+			}
+		}, tool: "write_file", args: WriteArgs{Path: "store/repo/modules/sub/hooks/pre-push", Content: hook}, target: "store/repo/modules/sub/hooks/pre-push"},
 		{id: "A49-files-1", name: "write a .git file naming a repository in a workspace without .git", setup: func(t *testing.T, ws string) {
 			gitRepo(t, filepath.Join(ws, "modules", "evil"))
 			writeHost(t, ws, "modules/evil/hooks/pre-commit", hook)
@@ -116,7 +146,50 @@ func TestCatalogGitThroughFileTools(t *testing.T) {
 				if changed {
 					t.Errorf("attack: %s changed to %q", row.target, after)
 				}
+				// The protection refuses the attack, not every write.
+				if ts, err = New(p); err != nil {
+					t.Fatal(err)
+				}
+				e.ts = ts
+				if r := e.call(t, "write_file", WriteArgs{Path: "notes/todo.txt", Content: "ok"}); r.IsError {
+					t.Errorf("a plain write in the same workspace: %+v", r)
+				}
+				ts.Close()
 			}
 		})
+	}
+}
+
+// TestProtectedLinkLoop: a protected path whose links cannot be followed
+// (a loop) cannot be judged, so every write is refused, as the sandbox
+// refuses to run in such a workspace; the control, a workspace whose
+// policy does not protect that path, writes.
+func TestProtectedLinkLoop(t *testing.T) {
+	for _, control := range []bool{false, true} {
+		ws := t.TempDir()
+		if err := os.Symlink(".vscode", filepath.Join(ws, ".vscode")); err != nil {
+			t.Fatal(err)
+		}
+		p := sandbox.Policy{Workspace: ws}
+		if control {
+			p.Protected = []string{".bashrc"}
+		}
+		ts, err := New(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		e := &env{ws: ws, ts: ts}
+		r := e.call(t, "write_file", WriteArgs{Path: "notes.txt", Content: "x"})
+		ts.Close()
+		_, statErr := os.Stat(filepath.Join(ws, "notes.txt"))
+		if control {
+			if r.IsError || statErr != nil {
+				t.Errorf("control: %+v", r)
+			}
+			continue
+		}
+		if !r.IsError || !strings.Contains(r.Error, "cannot be judged") || statErr == nil {
+			t.Errorf("a loop at the protected .vscode: %+v (file: %v), want every write refused", r, statErr)
+		}
 	}
 }
