@@ -237,8 +237,14 @@ func mentionsTool(v cedar.Value) bool {
 // evaluations of the policies that do not depend on the tool's name: one
 // per policy, or per policy and tool attributes, rather than one per tool.
 type plan struct {
+	of *plans // the plans of the generation it belongs to
 	mu sync.Mutex
 	m  map[planKey]partial
+	// classes and tools keep the principal's listings (see listing.go):
+	// the fold of compiled.byAttrs by the annotations its rules read, and
+	// the listing of each tool a policy sees by name.
+	classes map[tool.Annotations]listed
+	tools   map[string]toolListing
 }
 
 type planKey struct {
@@ -315,7 +321,7 @@ func (ps *plans) get(k [sha256.Size]byte) *plan {
 			break
 		}
 	}
-	p := &plan{m: map[planKey]partial{}}
+	p := &plan{of: ps, m: map[planKey]partial{}}
 	ps.m[k] = p
 	return p
 }
