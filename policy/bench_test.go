@@ -121,20 +121,33 @@ func decisionOverhead(b *testing.B, src string, opts ...policy.Option) {
 
 // BenchmarkDefinitionsForPrincipal measures the Definitions of a
 // principal's view over 1,000 tools with the 50-policy set: "warm" for
-// the same principal again (its verdicts cached), "cold" for a principal
-// never seen before at each op.
+// the same principal again (its listing kept), "cold" for a principal
+// never seen before at each op. Every tenth op of "cold" also lists, with
+// its timer stopped, for another new principal through an Authorizer
+// that judges and caches a verdict per tool (policy.PerToolListing, how
+// listings were made before they were planned per principal): its mean
+// is per-tool-ns and ratio is per-tool-ns over the mean of the ops
+// interleaved with it.
 func BenchmarkDefinitionsForPrincipal(b *testing.B) {
-	a, err := policy.New("bench.cedar", []byte(fiftyPolicies()))
-	if err != nil {
-		b.Fatal(err)
+	newReg := func(opts ...policy.Option) (*policy.Authorizer, *tool.Registry) {
+		a, err := policy.New("bench.cedar", []byte(fiftyPolicies()), opts...)
+		if err != nil {
+			b.Fatal(err)
+		}
+		reg := tool.NewRegistry(tool.WithAuthorizer(a))
+		for i := range 1000 {
+			reg.Register(tool.Must(tool.New(fmt.Sprintf("t%d", i), "T.", func(ctx context.Context, a lookupArgs) (string, error) { return "", nil },
+				tool.WithAnnotations(tool.Annotations{ReadOnly: i%2 == 0}))))
+		}
+		return a, reg
 	}
-	reg := tool.NewRegistry(tool.WithAuthorizer(a))
-	for i := range 1000 {
-		reg.Register(tool.Must(tool.New(fmt.Sprintf("t%d", i), "T.", func(ctx context.Context, a lookupArgs) (string, error) { return "", nil },
-			tool.WithAnnotations(tool.Annotations{ReadOnly: i%2 == 0}))))
+	a, reg := newReg()
+	base, baseReg := newReg(policy.PerToolListing())
+	principal := func(id string) context.Context {
+		return policy.WithPrincipal(context.Background(), policy.Principal{ID: id, Roles: []string{"r1", "viewer"}})
 	}
 	b.Run("warm", func(b *testing.B) {
-		ctx := policy.WithPrincipal(context.Background(), policy.Principal{ID: "u", Roles: []string{"r1", "viewer"}})
+		ctx := principal("u")
 		a.View(ctx, reg).Definitions()
 		b.ReportAllocs()
 		for b.Loop() {
@@ -144,10 +157,26 @@ func BenchmarkDefinitionsForPrincipal(b *testing.B) {
 	b.Run("cold", func(b *testing.B) {
 		b.ReportAllocs()
 		i := 0
+		var fast, perTool time.Duration
+		var pairs int
 		for b.Loop() {
 			i++
-			ctx := policy.WithPrincipal(context.Background(), policy.Principal{ID: fmt.Sprintf("u%d", i), Roles: []string{"r1", "viewer"}})
-			a.View(ctx, reg).Definitions()
+			start := time.Now()
+			a.View(principal(fmt.Sprintf("u%d", i)), reg).Definitions()
+			took := time.Since(start)
+			if i%10 == 1 {
+				b.StopTimer()
+				start := time.Now()
+				base.View(principal(fmt.Sprintf("v%d", i)), baseReg).Definitions()
+				perTool += time.Since(start)
+				fast += took
+				pairs++
+				b.StartTimer()
+			}
+		}
+		if pairs > 0 {
+			b.ReportMetric(float64(perTool.Nanoseconds())/float64(pairs), "per-tool-ns")
+			b.ReportMetric(float64(perTool)/float64(fast), "ratio")
 		}
 	})
 }

@@ -271,6 +271,15 @@ func WithDefaultPrincipal(p Principal) Option {
 // audit record is bound to all of a call's arguments whatever the
 // policies read; the decisions are those of Cedar over the whole policy
 // set.
+//
+// A listing folds the partial evaluations (context unknown) of the
+// policies that may apply to each tool. Tools that no policy is scoped
+// to by name, while no policy reads a tool's name or identity, and whose
+// annotations agree on the attributes the policies read, get the same
+// partial evaluations, so one fold, kept for the principal, lists them
+// all; a tool a policy sees by name starts from its class's fold and
+// adds those policies. A principal's first listing of 1,000 tools so
+// evaluates each policy once per class of tools, not once per tool.
 type Authorizer struct {
 	set      atomic.Pointer[compiled]
 	roles    map[cedar.EntityUID]cedar.Entity
