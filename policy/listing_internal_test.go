@@ -222,3 +222,67 @@ func cedarAllows(a *Authorizer, p Principal, ok bool, name string, opts tool.Opt
 	dec, diag := cedar.Authorize(ruleSet(a.set.Load().rules), ents, cedar.Request{Principal: user.UID, Action: callAction, Resource: ents.tool.UID, Context: cedar.NewRecord(nil)})
 	return dec == cedar.Allow && len(diag.Errors) == 0
 }
+
+// TestListingConcurrent lists from 8 goroutines at once, for one shared
+// principal's context and for new ones, while a ninth reloads the same
+// policies: every listing is the one made alone (run with -race).
+func TestListingConcurrent(t *testing.T) {
+	src := `permit (principal in Role::"r", action, resource) when { resource.readOnly };
+forbid (principal, action, resource == Tool::"t3");
+permit (principal, action, resource) when { resource.name like "t1*" && principal has tenant };`
+	a, err := New("p.cedar", []byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	reg := tool.NewRegistry()
+	for i := range 200 {
+		reg.Register(tool.Must(tool.New(fmt.Sprint("t", i), "T.", func(context.Context, listingArgs) (string, error) { return "", nil },
+			tool.WithAnnotations(tool.Annotations{ReadOnly: i%3 != 0}))))
+	}
+	p := Principal{ID: "u", Roles: []string{"r"}, Attrs: map[string]any{"tenant": "x"}}
+	want := viewNames(a, WithPrincipal(context.Background(), p), reg)
+	if len(want) == 0 || len(want) == reg.Len() {
+		t.Fatalf("the principal sees %d of %d tools: the test says little", len(want), reg.Len())
+	}
+	shared := WithPrincipal(context.Background(), p)
+	done := make(chan struct{})
+	errs := make(chan error, 9)
+	go func() {
+		defer func() { errs <- nil }()
+		for {
+			select {
+			case <-done:
+				return
+			default:
+			}
+			if err := a.Reload("p.cedar", []byte(src)); err != nil {
+				errs <- err
+				return
+			}
+		}
+	}()
+	for g := range 8 {
+		go func() {
+			for i := range 20 {
+				ctx := shared
+				if i%2 == 1 {
+					ctx = WithPrincipal(context.Background(), Principal{ID: fmt.Sprint("u", g, i), Roles: p.Roles, Attrs: p.Attrs})
+				}
+				if got := viewNames(a, ctx, reg); !slices.Equal(got, want) {
+					errs <- fmt.Errorf("goroutine %d listing %d: %v, want %v", g, i, got, want)
+					return
+				}
+			}
+			errs <- nil
+		}()
+	}
+	for range 8 {
+		if err := <-errs; err != nil {
+			t.Error(err)
+		}
+	}
+	close(done)
+	if err := <-errs; err != nil {
+		t.Error(err)
+	}
+}
