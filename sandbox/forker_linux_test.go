@@ -886,3 +886,97 @@ func TestReachesInto(t *testing.T) {
 		}
 	}
 }
+
+// A clone whose exec fails after its setsid (here: the forker's program
+// lost its execute bits after the forker started, so the exec of
+// /proc/self/exe fails with EACCES) is this process's child, in a session
+// of its own and holding no descriptor once it has exited: neither the
+// forker's session nor the request's configuration pipe finds it. The
+// start that was refused reaps it all the same, by the name the forker
+// gave the clone, and no child is left. The control is the same refusal
+// asked of the forker directly and reaped by the session and the pipe
+// alone, as before the clones were named: the zombie stays (it did at
+// every refusal, for the program's life), until the name finds it.
+func TestForkerReapsCloneFailedAtExec(t *testing.T) {
+	forEachForker(t, testForkerReapsCloneFailedAtExec)
+}
+
+func testForkerReapsCloneFailedAtExec(t *testing.T, program string) {
+	if program == "" {
+		self, err := os.Executable()
+		must(t, err)
+		program = self
+	}
+	dir, err := os.MkdirTemp("", "clawtool-noexec-")
+	must(t, err)
+	defer os.RemoveAll(dir)
+	must(t, os.Chmod(dir, 0o755))
+	copyProgram := filepath.Join(dir, "forker")
+	copyFile(t, program, copyProgram, 0o755)
+	f := &forker{program: copyProgram, timeout: 10 * time.Second}
+	defer f.close()
+	f.mu.Lock()
+	err = f.launchLocked()
+	f.mu.Unlock()
+	must(t, err)
+	// The forker runs; the file it runs is no longer executable.
+	must(t, os.Chmod(copyProgram, 0o644))
+	sh := helperShape{flags: namespaceFlags(NetworkNone), uid: DefaultUID}
+	var fds []*os.File
+	for range 2 {
+		r, w, err := os.Pipe()
+		must(t, err)
+		defer r.Close()
+		defer w.Close()
+		fds = append(fds, w, r)
+	}
+	fds[1], fds[2] = fds[2], fds[1] // stdout, stderr, then a read end as the configuration's
+	uid, gid := sandboxIDs(DefaultUID)
+	notForker := func(pids []int) []int {
+		return slices.DeleteFunc(pids, func(pid int) bool { return pid == f.pid() })
+	}
+	{
+		before := children()
+		req := helper.ForkRequest{Flags: uint64(sh.flags), UID: uint32(uid), GID: uint32(gid), Bits: forkerBits(sh, false, false, false), Tag: 0x5eed}
+		raw := []int{int(fds[0].Fd()), int(fds[1].Fd()), int(fds[2].Fd()), int(fds[3].Fd())}
+		f.mu.Lock()
+		reply, err := f.askLocked(req.Encode(), unix.UnixRights(raw...))
+		f.mu.Unlock()
+		if err != nil || reply[0] != helper.ForkRefused || !strings.Contains(string(reply), "permission denied") {
+			t.Fatalf("control: the forker answered %q (%v); want a refusal saying permission denied", reply, err)
+		}
+		// Once it has exited (until then it may still hold the pipe).
+		var extra []int
+		if !waitFor(func() bool {
+			extra = notForker(newChildren(before))
+			return len(extra) == 1 && startTime(extra[0]) == ""
+		}) {
+			t.Fatalf("control: the refusal left children %v; want the failed clone alone, exited", extra)
+		}
+		reapOrphans(f.pid(), fds[2], "")
+		if extra = notForker(newChildren(before)); len(extra) != 1 {
+			t.Fatalf("control: reaped by the session and the pipe alone, the children left are %v; want the failed clone", extra)
+		}
+		ppid, sid, comm, ok := procStat(extra[0])
+		if !ok || ppid != os.Getpid() || sid != extra[0] || comm != helper.CloneName(req.Tag) {
+			t.Fatalf("control: the failed clone %d: parent %d, session %d, name %q", extra[0], ppid, sid, comm)
+		}
+		reapOrphans(f.pid(), fds[2], helper.CloneName(req.Tag))
+		if extra := notForker(newChildren(before)); len(extra) > 0 {
+			t.Fatalf("the failed clone %v was not reaped by its name", extra)
+		}
+	}
+	for i := range 3 {
+		before := children()
+		_, err := f.start(sh, forkerBits(sh, false, false, false), uid, gid, fds)
+		if err == nil || !strings.Contains(err.Error(), "permission denied") {
+			t.Fatalf("start %d of a program without execute bits: %v; want a refusal saying so", i, err)
+		}
+		if f.pid() == 0 {
+			t.Fatalf("start %d: the refusing forker was stopped", i)
+		}
+		if extra := notForker(newChildren(before)); len(extra) > 0 {
+			t.Fatalf("start %d (%v) left children: %v", i, err, extra)
+		}
+	}
+}

@@ -4,4 +4,4 @@ package helper
 
 // protocol identifies the sources of this package (a digest of its Go
 // files); see SameProtocol.
-var protocol = "a6544722d3b7ea71003d1fd6707c315f"
+var protocol = "d82b423596cdf2a1153074e5a2b779d3"
