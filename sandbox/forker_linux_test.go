@@ -980,3 +980,63 @@ func testForkerReapsCloneFailedAtExec(t *testing.T, program string) {
 		}
 	}
 }
+
+// A descriptor this program holds without close-on-exec (inherited from
+// its parent, or opened so) reaches no command, however its helper was
+// started: by the forker, or by this program itself (a helper without a
+// user namespace, or nativeHooks.directStart), cold or as a spare. From
+// inside the sandbox the attacker lists its descriptors and reads from
+// every one beyond 0, 1 and 2; it finds none. Nor does a spare this
+// program started itself hold the descriptor while it waits. The control
+// is the same attacker started by this program without the sandbox: it
+// holds the descriptor and reads the secret through it.
+func TestStrayDescriptorReachesNoCommand(t *testing.T) {
+	forEachForker(t, testStrayDescriptorReachesNoCommand)
+}
+
+func testStrayDescriptorReachesNoCommand(t *testing.T, program string) {
+	f := newFixture(t)
+	secret := filepath.Join(f.outside, "secret")
+	must(t, os.WriteFile(secret, []byte("stray-secret"), 0o600))
+	fd, err := syscall.Open(secret, syscall.O_RDONLY, 0) // not close-on-exec
+	must(t, err)
+	defer syscall.Close(fd)
+	var want syscall.Stat_t
+	must(t, syscall.Fstat(fd, &want))
+	if out := f.unsandboxed(t, asRoot, "strayfds"); !strings.HasPrefix(out, "OK") || !strings.Contains(out, "stray-secret") {
+		t.Fatalf("control: the attacker started without the sandbox: %q", out)
+	}
+	for _, direct := range []bool{false, true} {
+		for _, userns := range []bool{true, false} {
+			for _, spares := range []int{0, 1} {
+				t.Run(fmt.Sprintf("direct=%v/userns=%v/spares=%d", direct, userns, spares), func(t *testing.T) {
+					n := newTestNative(t, NativeOptions{Helper: program, Spares: spares}, &nativeHooks{directStart: direct})
+					p := f.policy()
+					if !userns {
+						p.Without = []Layer{LayerUserNS}
+					}
+					for i := range 2 { // cold, then from the spare when there is one
+						r := f.sandboxed(t, context.Background(), n, p, "strayfds")
+						if !strings.Contains(string(r.Stdout), "BLOCKED no descriptor beyond") {
+							t.Fatalf("run %d: %q (stderr %q, %s)", i, r.Stdout, r.Stderr, r.Summary())
+						}
+					}
+					n.settle()
+					if pid := n.waitingSpare(); pid != 0 {
+						dir := fmt.Sprintf("/proc/%d/fd", pid)
+						ents, err := os.ReadDir(dir)
+						must(t, err)
+						for _, e := range ents {
+							var st syscall.Stat_t
+							if syscall.Stat(dir+"/"+e.Name(), &st) == nil && st.Dev == want.Dev && st.Ino == want.Ino {
+								t.Errorf("the waiting spare %d holds the stray descriptor as %s", pid, e.Name())
+							}
+						}
+					} else if spares > 0 {
+						t.Fatal("control: no spare waiting")
+					}
+				})
+			}
+		}
+	}
+}

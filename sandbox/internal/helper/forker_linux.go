@@ -151,8 +151,9 @@ func nameClone(name string) (restore func(), err error) {
 // close-on-exec, so such a descriptor came through the exec from the
 // process that started this one (inherited by the supervisor from its own
 // parent, or opened without O_CLOEXEC), and nothing here uses it; a
-// long-lived forker would otherwise hold it (a listening socket, a pipe
-// someone waits to see closed) for its whole life.
+// long-lived forker, or a spare the supervisor started itself, would
+// otherwise hold it (a listening socket, a pipe someone waits to see
+// closed) for its whole life.
 func closeStrays(first int) {
 	dir, err := syscall.Open("/proc/self/fd", syscall.O_RDONLY|syscall.O_DIRECTORY|syscall.O_CLOEXEC, 0)
 	if err != nil {

@@ -4,4 +4,4 @@ package helper
 
 // protocol identifies the sources of this package (a digest of its Go
 // files); see SameProtocol.
-var protocol = "d82b423596cdf2a1153074e5a2b779d3"
+var protocol = "ef2f27f74f20bb19d76d94f2a5853b26"
