@@ -1040,3 +1040,120 @@ func testStrayDescriptorReachesNoCommand(t *testing.T, program string) {
 		}
 	}
 }
+
+// A hard link is another name of the helper program's file. The run
+// cannot make one in its workspace: the program lies on another mount in
+// the run's view (a read-only copy of the host's root), or, without the
+// mount namespace, Landlock refuses a link into the workspace from where
+// the run may only read. The control makes the same link outside the
+// sandbox as the sandbox user (the program and the workspace share a file
+// system, and the program is that user's, so neither EXDEV nor the
+// kernel's protected_hardlinks would refuse it).
+//
+// A link that was there before the run is another matter: through it, a
+// run whose workspace is bound directly (a streamed run, or Policy.Without
+// write_budget) changes the program's file itself. The control (the check
+// off) makes the program world-writable from inside the sandbox, so that
+// any user could then replace what the next forker runs as this program's
+// user; through the write budget's overlay the same change is copied up
+// and applied beside the name, leaving the program as it was. A helper
+// program with more than one name is refused before anything starts.
+func TestHelperProgramHardLink(t *testing.T) {
+	requireSandbox(t)
+	built := BuildHelperProgram(t, "")
+	base, err := os.MkdirTemp("/var/tmp", "clawtool-hardlink-")
+	must(t, err)
+	defer os.RemoveAll(base)
+	must(t, os.Chmod(base, 0o755))
+	progDir, ws := filepath.Join(base, "prog"), filepath.Join(base, "ws")
+	for _, d := range []string{progDir, ws} {
+		must(t, os.Mkdir(d, 0o755))
+		must(t, os.Chown(d, DefaultUID, DefaultUID))
+	}
+	program := filepath.Join(progDir, "clawtool-sandbox-helper")
+	copyFile(t, built, program, 0o755)
+	must(t, os.Chown(program, DefaultUID, DefaultUID))
+	var ps, ws0 syscall.Stat_t
+	must(t, syscall.Stat(program, &ps))
+	must(t, syscall.Stat(ws, &ws0))
+	if ps.Dev != ws0.Dev {
+		t.Fatalf("control: the program and the workspace are on different file systems (%d, %d)", ps.Dev, ws0.Dev)
+	}
+	// Control: the sandbox user makes the link outside the sandbox.
+	probe := filepath.Join(ws, "probe")
+	ln := exec.Command("ln", program, probe)
+	ln.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: DefaultUID, Gid: DefaultUID, Groups: []uint32{}}}
+	if out, err := ln.CombinedOutput(); err != nil {
+		t.Fatalf("control: the sandbox user could not link the program outside the sandbox: %v %s", err, out)
+	}
+	must(t, os.Remove(probe))
+	ctx := context.Background()
+	mode := func() os.FileMode {
+		fi, err := os.Stat(program)
+		must(t, err)
+		return fi.Mode().Perm()
+	}
+	t.Run("made by the run", func(t *testing.T) {
+		n := newTestNative(t, NativeOptions{Helper: program}, nil)
+		for _, without := range [][]Layer{nil, {LayerWriteBudget}, {LayerMountNS}} {
+			r, err := runOn(n, ctx, Policy{Workspace: ws, Without: without}, "sh", "-c", "ln "+program+" link && echo linked")
+			if err != nil {
+				t.Fatalf("without %v: %v", without, err)
+			}
+			if r.OK() || strings.Contains(string(r.Stdout), "linked") {
+				t.Fatalf("without %v: the run linked the program: %+v", without, r)
+			}
+			if _, err := os.Lstat(filepath.Join(ws, "link")); err == nil {
+				t.Fatalf("without %v: the link is on the host", without)
+			}
+			t.Logf("without %v: %s", without, bytes.TrimSpace(r.Stderr))
+		}
+		var st syscall.Stat_t
+		must(t, syscall.Stat(program, &st))
+		if st.Nlink != 1 {
+			t.Fatalf("the program has %d names after the runs", st.Nlink)
+		}
+	})
+	t.Run("there before the run", func(t *testing.T) {
+		h := filepath.Join(ws, "h")
+		defer os.Remove(h)
+		for _, allow := range []bool{true, false} {
+			for _, budget := range []bool{false, true} {
+				t.Run(fmt.Sprintf("allowHelperInWorkspace=%v/budget=%v", allow, budget), func(t *testing.T) {
+					// Afresh: the overlay's apply step replaces the name it
+					// changed with a file of its own.
+					os.Remove(h)
+					must(t, os.Link(program, h))
+					must(t, os.Chmod(program, 0o755))
+					n := newTestNative(t, NativeOptions{Helper: program}, &nativeHooks{allowHelperInWorkspace: allow})
+					p := Policy{Workspace: ws}
+					if !budget {
+						p.Without = []Layer{LayerWriteBudget}
+					}
+					r, err := runOn(n, ctx, p, "sh", "-c", "chmod 0777 h && echo changed")
+					n.Close()
+					got := mode()
+					switch {
+					case !allow:
+						if err == nil || !strings.Contains(err.Error(), "names") {
+							t.Fatalf("the run with another name of the program in its workspace: %v %+v; want a refusal", err, r)
+						}
+						if got != 0o755 {
+							t.Fatalf("the refused run changed the program's mode to %v", got)
+						}
+					case err != nil || !r.OK() || string(r.Stdout) != "changed\n":
+						t.Fatalf("control: the run did not change its name: %v %+v", err, r)
+					case !budget && got != 0o777:
+						t.Fatalf("control: bound directly, the run's chmod left the program %v; want it world-writable", got)
+					case budget && got != 0o755:
+						t.Fatalf("through the overlay, the run's chmod reached the program: %v", got)
+					case budget:
+						if fi, err := os.Stat(h); err != nil || fi.Mode().Perm() != 0o777 {
+							t.Fatalf("control: the overlay did not apply the run's chmod to its name: %v %v", fi, err)
+						}
+					}
+				})
+			}
+		}
+	})
+}
