@@ -31,8 +31,12 @@ import (
 // charged as the helpers started here are.
 //
 // It is started at the first helper that needs it and lives until
-// Native.Close (or the program's end: its parent death signal). When it
-// has died, the next start starts another; a start it fails (it died
+// Native.Close (or the program's end: its parent death signal), or until
+// it has had no request for the backend's idle time (NativeOptions.Idle,
+// as a spare): it is then stopped under the lock requests hold, so that
+// none is under way, and the next start starts another, as after its
+// death. The helpers it started are this process's children and do not
+// notice. When it has died, the next start starts another; a start it fails (it died
 // during the request, did not answer in time, answered other than the
 // protocol says) fails its run with the reason, and the forker is killed
 // so that the next start has a fresh one, and the helper it may have
@@ -52,11 +56,21 @@ type forker struct {
 	// timeout bounds a request and its answer; the greeting at the start
 	// too; 0 means forkerTimeout. A test may shorten it.
 	timeout time.Duration
+	// idle is how long the forker may go without a request before it is
+	// stopped; 0 means defaultIdle.
+	idle time.Duration
+	// after arms the idle timer: it calls fn after d and returns what
+	// stops it. nil means time.AfterFunc; a test sets its own clock.
+	after func(d time.Duration, fn func()) (stop func() bool)
 
 	mu     sync.Mutex
 	cmd    *exec.Cmd // nil when none runs
 	conn   *net.UnixConn
 	closed bool // by Native.Close: start no more forkers
+	// stopIdle stops the idle timer armed after the last request, if
+	// any; idleGen tells that timer from those armed before it.
+	stopIdle func() bool
+	idleGen  uint64
 }
 
 // forkerTimeout is a forker's default timeout.
@@ -84,6 +98,7 @@ var errForkerClosed = errors.New("the forker was closed")
 func (f *forker) start(sh helperShape, bits uint8, uid, gid int, fds []*os.File) (*os.Process, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	defer f.armIdleLocked()
 	if f.closed {
 		return nil, errForkerClosed
 	}
@@ -302,11 +317,47 @@ func (f *forker) stopLocked() {
 	f.cmd, f.conn = nil, nil
 }
 
+// armIdleLocked stops the idle timer armed before and, when a forker
+// runs, arms one that stops it after f's idle time unless another request
+// came meanwhile.
+func (f *forker) armIdleLocked() {
+	if f.stopIdle != nil {
+		f.stopIdle()
+		f.stopIdle = nil
+	}
+	f.idleGen++ // a timer armed before, already firing, finds it changed
+	if f.cmd == nil || f.closed {
+		return
+	}
+	gen, d := f.idleGen, f.idle
+	if d <= 0 {
+		d = defaultIdle
+	}
+	after := f.after
+	if after == nil {
+		after = func(d time.Duration, fn func()) func() bool { return time.AfterFunc(d, fn).Stop }
+	}
+	f.stopIdle = after(d, func() { f.idleExpired(gen) })
+}
+
+// idleExpired stops the forker when the timer armed as gen is still the
+// last one: no request came since it was armed.
+func (f *forker) idleExpired(gen uint64) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if gen != f.idleGen || f.closed {
+		return
+	}
+	f.stopIdle = nil
+	f.stopLocked()
+}
+
 // close stops the forker for good.
 func (f *forker) close() {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.closed = true
+	f.armIdleLocked() // stops the timer, arms none
 	f.stopLocked()
 }
 
@@ -347,7 +398,7 @@ func isChild(pid int) bool {
 // configure sets what the options o say, before the first run.
 func (p *sparePool) configure(o NativeOptions) {
 	p.max, p.idle, p.program = o.Spares, o.Idle, o.Helper
-	p.fk.program = o.Helper
+	p.fk.program, p.fk.idle = o.Helper, o.Idle
 }
 
 // forkerBits returns the request bits of a helper of shape sh.

@@ -1157,3 +1157,145 @@ func TestHelperProgramHardLink(t *testing.T) {
 		}
 	})
 }
+
+// A manualClock arms the forker's idle timers without time: each is kept
+// with its duration and fires only when the test says.
+type manualClock struct {
+	mu     sync.Mutex
+	timers []*manualTimer
+}
+
+type manualTimer struct {
+	d       time.Duration
+	fn      func()
+	stopped bool
+}
+
+func (c *manualClock) after(d time.Duration, fn func()) func() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	tm := &manualTimer{d: d, fn: fn}
+	c.timers = append(c.timers, tm)
+	return func() bool {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		was := !tm.stopped
+		tm.stopped = true
+		return was
+	}
+}
+
+// armed returns the timers armed so far.
+func (c *manualClock) armed() []*manualTimer {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return slices.Clone(c.timers)
+}
+
+// A forker with no request for its idle time is stopped and reaped; the
+// next start starts another, which serves. Each request re-arms the
+// timer: one armed before a later request finds, when it fires, that the
+// forker is still wanted (it fires anyway here, as a timer already firing
+// when it is stopped does), and one firing after Close does nothing.
+// Starts racing the timer are each served by a whole forker, never one
+// being stopped. The control is the forker alive until its timer fired.
+func TestForkerIdleExits(t *testing.T) {
+	forEachForker(t, testForkerIdleExits)
+}
+
+func testForkerIdleExits(t *testing.T, program string) {
+	clock := &manualClock{}
+	f := &forker{program: program, timeout: 10 * time.Second, idle: time.Hour, after: clock.after}
+	defer f.close()
+	sh := helperShape{flags: namespaceFlags(NetworkNone), uid: DefaultUID}
+	var fds []*os.File
+	for range 2 {
+		r, w, err := os.Pipe()
+		must(t, err)
+		defer r.Close()
+		defer w.Close()
+		fds = append(fds, w, r)
+	}
+	fds[1], fds[2] = fds[2], fds[1]
+	// An unmappable host id: the forker answers with a refusal and stays;
+	// a refusal is a request it served.
+	ask := func() error {
+		_, err := f.start(sh, forkerBits(sh, false, false, false), -1, DefaultUID, fds)
+		if err == nil || !strings.Contains(err.Error(), "the forker refused") {
+			return fmt.Errorf("a start: %v; want the forker's refusal", err)
+		}
+		return nil
+	}
+	must(t, ask())
+	first := f.pid()
+	if first == 0 || len(clock.armed()) != 1 || clock.armed()[0].d != time.Hour {
+		t.Fatalf("after a request: forker %d, timers %v; want the forker and one timer of its idle time", first, clock.armed())
+	}
+	must(t, ask())
+	timers := clock.armed()
+	if len(timers) != 2 || !timers[0].stopped {
+		t.Fatalf("a second request did not re-arm the timer: %+v", timers)
+	}
+	timers[0].fn() // armed before the last request
+	if f.pid() != first || exited(first) {
+		t.Fatalf("a timer armed before the last request stopped the forker")
+	}
+	timers[1].fn()
+	if f.pid() != 0 || isChild(first) {
+		t.Fatalf("the idle forker %d still runs or was not reaped (forker now %d)", first, f.pid())
+	}
+	must(t, ask())
+	second := f.pid()
+	if second == 0 || second == first {
+		t.Fatalf("the start after the idle stop: forker %d (was %d)", second, first)
+	}
+
+	// Starts racing the latest timer.
+	var wg sync.WaitGroup
+	errs := make(chan error, 16)
+	wg.Go(func() {
+		for range 8 {
+			if err := ask(); err != nil {
+				errs <- err
+			}
+		}
+	})
+	wg.Go(func() {
+		for range 8 {
+			if ts := clock.armed(); len(ts) > 0 {
+				ts[len(ts)-1].fn()
+			}
+		}
+	})
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+
+	f.close()
+	ts := clock.armed()
+	if last := ts[len(ts)-1]; !last.stopped {
+		t.Fatal("Close left the idle timer armed")
+	}
+	ts[len(ts)-1].fn() // firing after Close
+	if f.pid() != 0 {
+		t.Fatalf("a forker runs after Close: %d", f.pid())
+	}
+	if _, err := f.start(sh, 0, -1, DefaultUID, fds); !errors.Is(err, errForkerClosed) {
+		t.Fatalf("a start after Close: %v", err)
+	}
+
+	// A backend's forker idles for NativeOptions.Idle, on the real clock.
+	n := newTestNative(t, NativeOptions{Helper: program, Idle: time.Millisecond}, nil)
+	for i := range 2 {
+		r, err := runOn(n, context.Background(), Policy{}, "echo", "ok")
+		if err != nil || !r.OK() || string(r.Stdout) != "ok\n" {
+			t.Fatalf("run %d: %v %+v", i, err, r)
+		}
+		fk := n.forkerPid() // 0 when it has stopped already
+		if !waitFor(func() bool { return n.forkerPid() == 0 && !isChild(fk) }) {
+			t.Fatalf("run %d: the backend's forker %d did not stop after its idle time", i, fk)
+		}
+	}
+}
