@@ -36,12 +36,12 @@ import (
 // as a spare): it is then stopped under the lock requests hold, so that
 // none is under way, and the next start starts another, as after its
 // death. The helpers it started are this process's children and do not
-// notice. When it has died, the next start starts another; a start it fails (it died
-// during the request, did not answer in time, answered other than the
-// protocol says) fails its run with the reason, and the forker is killed
-// so that the next start has a fresh one, and the helper it may have
-// cloned for the request is killed and reaped (see reapOrphans). Nothing
-// falls back to another way of starting the helper.
+// notice. When it has died, the next start starts another; a start it
+// fails (it died during the request, did not answer in time, answered
+// other than the protocol says) fails its run with the reason, and the
+// forker is killed so that the next start has a fresh one, and the helper
+// it may have cloned for the request is killed and reaped (see
+// reapOrphans). Nothing falls back to another way of starting the helper.
 //
 // A helper's parent death signal fires when the thread of this process
 // that started the forker ends (the helper's parent is that thread, as
