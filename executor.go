@@ -215,7 +215,7 @@ func (e *Executor) run(ctx context.Context, calls []Call) ([]Outcome, error) {
 	// calls, the scheduler's lists, in one allocation.
 	s := new(scheduler)
 	p := &s.plan
-	err := e.planInto(p, calls, s.small.lims[:])
+	err := e.planInto(p, calls, s.small.lims[:], s.small.ids[:])
 	if err != nil {
 		err = fmt.Errorf("%w: %v", ErrInvalidBatch, err)
 		res := errorResult(KindInvalidArguments, "not run: the batch of tool calls was refused: "+err.Error())
@@ -229,9 +229,10 @@ func (e *Executor) run(ctx context.Context, calls []Call) ([]Outcome, error) {
 }
 
 // planInto fills p for calls: it finds references, checks the graph and
-// reads per-tool limits, into buf when the batch fits. It runs in time
-// linear in the size of the batch, and returns at the first unknown ID.
-func (e *Executor) planInto(p *plan, calls []Call, buf []limits) error {
+// reads per-tool limits. When the batch fits, the limits go in buf and
+// the IDs the graph is built from in idBuf. It runs in time linear in the
+// size of the batch, and returns at the first unknown ID.
+func (e *Executor) planInto(p *plan, calls []Call, buf []limits, idBuf []string) error {
 	n := len(calls)
 	p.calls = calls
 	if n <= len(buf) {
@@ -251,16 +252,18 @@ func (e *Executor) planInto(p *plan, calls []Call, buf []limits) error {
 		// Only duplicate IDs can be wrong; small batches need no map.
 		for i := 1; i < n; i++ {
 			for j := range i {
-				// Length and last byte first: IDs mostly differ there,
-				// and the check costs no call.
-				id, jd := calls[i].ID, calls[j].ID
-				if len(id) == len(jd) && id != "" && id[len(id)-1] == jd[len(id)-1] && id == jd {
+				if id := calls[i].ID; dag.Same(id, calls[j].ID) {
 					return fmt.Errorf("duplicate call ID %s (calls #%d and #%d)", dag.Quote(id), j, i)
 				}
 			}
 		}
 	} else {
-		ids := make([]string, n)
+		var ids []string
+		if n <= len(idBuf) {
+			ids = idBuf[:n]
+		} else {
+			ids = make([]string, n)
+		}
 		edges := 0
 		for i := range calls {
 			ids[i] = calls[i].ID
@@ -358,6 +361,7 @@ type scheduler struct {
 	// calls, so that such a batch's state is one allocation.
 	small struct {
 		lims     [smallBatch]limits
+		ids      [smallBatch]string
 		started  [smallBatch]bool
 		ready    [smallBatch]int
 		pending  [smallBatch]int32
