@@ -37,7 +37,7 @@ func writeHost(t *testing.T, ws, rel, text string) {
 	}
 }
 
-// TestCatalogGitThroughFileTools is catalog A's rows A46 and A49 (the
+// TestCatalogGitThroughFileTools is catalog A's rows A46, A49 and A51 (the
 // repositories git would use besides .git/hooks and .git/config:
 // sandbox/catalog_linux_test.go) made with the file tools instead of a
 // sandboxed command. The sandbox keeps these paths read-only in a run
@@ -107,6 +107,14 @@ func TestCatalogGitThroughFileTools(t *testing.T) {
 				t.Fatal(err)
 			}
 		}, tool: "write_file", args: WriteArgs{Path: "store/repo/modules/sub/hooks/pre-push", Content: hook}, target: "store/repo/modules/sub/hooks/pre-push"},
+		{id: "A51-files-1", name: "redirect git's common directory with .git/commondir", setup: func(t *testing.T, ws string) {
+			gitRepo(t, filepath.Join(ws, ".git"))
+			gitRepo(t, filepath.Join(ws, "modules", "evil"))
+		}, tool: "write_file", args: WriteArgs{Path: ".git/commondir", Content: "../modules/evil\n"}, target: ".git/commondir"},
+		{id: "A51-files-2", name: "plant .git/config.worktree", setup: func(t *testing.T, ws string) { gitRepo(t, filepath.Join(ws, ".git")) },
+			tool: "write_file", args: WriteArgs{Path: ".git/config.worktree", Content: "[core]\n\tfsmonitor = touch PWNED\n"}, target: ".git/config.worktree"},
+		{id: "A51-files-3", name: "redirect a submodule's repository with its commondir", setup: submodule,
+			tool: "write_file", args: WriteArgs{Path: ".git/modules/lib/sub/commondir", Content: "../../../../modules/evil\n"}, target: ".git/modules/lib/sub/commondir"},
 		{id: "A49-files-1", name: "write a .git file naming a repository in a workspace without .git", setup: func(t *testing.T, ws string) {
 			gitRepo(t, filepath.Join(ws, "modules", "evil"))
 			writeHost(t, ws, "modules/evil/hooks/pre-commit", hook)
