@@ -275,15 +275,17 @@ func TestProtectedChangedIsReported(t *testing.T) {
 	f := newFixture(t)
 	p := f.policy()
 	p.Without = []Layer{LayerUserNS}
+	// Every default protected path under .git, as .git itself changed.
+	underGit := []string{".git/hooks", ".git/config", ".git/commondir", ".git/config.worktree", ".git/worktrees"}
 	for _, tc := range []struct {
 		name string
 		args []string
 		want []string
 	}{
 		{"untouched", []string{"write", filepath.Join(f.ws, ".git", "objects", "o1")}, nil},
-		{"replaced", []string{"replace", filepath.Join(f.ws, ".git"), "hooks/pre-commit", plantedHook, "config", plantedConfig}, []string{".git/hooks", ".git/config"}},
+		{"replaced", []string{"replace", filepath.Join(f.ws, ".git"), "hooks/pre-commit", plantedHook, "config", plantedConfig}, underGit},
 		{"claude", []string{"replace", filepath.Join(f.ws, ".claude"), "commands/x.md", "x"}, []string{".claude/commands", ".claude/agents"}},
-		{"gitfile", []string{"append", filepath.Join(f.ws, ".git")}, []string{".git/hooks", ".git/config"}},
+		{"gitfile", []string{"append", filepath.Join(f.ws, ".git")}, underGit},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			structureSetup(".git")(t, f)
