@@ -4,4 +4,4 @@ package helper
 
 // protocol identifies the sources of this package (a digest of its Go
 // files); see SameProtocol.
-var protocol = "a6544722d3b7ea71003d1fd6707c315f"
+var protocol = "458aa60e8594ba7dda803fca77d336fd"
