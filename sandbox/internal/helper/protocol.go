@@ -4,4 +4,4 @@ package helper
 
 // protocol identifies the sources of this package (a digest of its Go
 // files); see SameProtocol.
-var protocol = "458aa60e8594ba7dda803fca77d336fd"
+var protocol = "e3d363fc9c88fbe9a166322bbcb05d34"

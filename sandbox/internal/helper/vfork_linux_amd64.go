@@ -6,6 +6,10 @@ package helper
 // that only calls execve, and none of the copy-on-write faults after. It
 // returns the child's process id in the parent and 0 in the child, which
 // may make raw system calls only, on this stack below the caller's frame.
+// It must be called directly, as forkExec does (the compiler then calls
+// the assembly itself): a call through a function value goes through an
+// ABI wrapper, whose return address on the stack the child's calls would
+// overwrite before the parent returns through it.
 func cloneCommand() (pid uintptr, errno uintptr)
 
 // sharedMemory tells whether cloneCommand's child shares the helper's
