@@ -4,4 +4,4 @@ package helper
 
 // protocol identifies the sources of this package (a digest of its Go
 // files); see SameProtocol.
-var protocol = "e3d363fc9c88fbe9a166322bbcb05d34"
+var protocol = "faeaa76c9b977551b56c1dd8638781aa"
