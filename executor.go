@@ -211,7 +211,11 @@ func (e *Executor) run(ctx context.Context, calls []Call) ([]Outcome, error) {
 		e.exec(ctx, &plan{calls: calls}, 0, out)
 		return out, nil
 	}
-	p, err := e.plan(calls)
+	// The batch's state, its plan and, for a batch of up to smallBatch
+	// calls, the scheduler's lists, in one allocation.
+	s := new(scheduler)
+	p := &s.plan
+	err := e.planInto(p, calls, s.small.lims[:], s.small.ids[:])
 	if err != nil {
 		err = fmt.Errorf("%w: %v", ErrInvalidBatch, err)
 		res := errorResult(KindInvalidArguments, "not run: the batch of tool calls was refused: "+err.Error())
@@ -220,16 +224,22 @@ func (e *Executor) run(ctx context.Context, calls []Call) ([]Outcome, error) {
 		}
 		return out, err
 	}
-	s := &scheduler{e: e, p: p, out: out}
+	s.e, s.p, s.out = e, p, out
 	return out, s.run(ctx)
 }
 
-// plan finds references, checks the graph and reads per-tool limits. It
-// runs in time linear in the size of the batch, and returns at the first
-// unknown ID.
-func (e *Executor) plan(calls []Call) (*plan, error) {
+// planInto fills p for calls: it finds references, checks the graph and
+// reads per-tool limits. When the batch fits, the limits go in buf and
+// the IDs the graph is built from in idBuf. It runs in time linear in the
+// size of the batch, and returns at the first unknown ID.
+func (e *Executor) planInto(p *plan, calls []Call, buf []limits, idBuf []string) error {
 	n := len(calls)
-	p := &plan{calls: calls, lims: make([]limits, n)}
+	p.calls = calls
+	if n <= len(buf) {
+		p.lims = buf[:n]
+	} else {
+		p.lims = make([]limits, n)
+	}
 	maxArgs := e.reg.cfg.limits.maxBytes
 	// mayRefer reports whether c's arguments may hold references. Arguments
 	// over the limit are refused when the call runs; they are not searched.
@@ -242,13 +252,18 @@ func (e *Executor) plan(calls []Call) (*plan, error) {
 		// Only duplicate IDs can be wrong; small batches need no map.
 		for i := 1; i < n; i++ {
 			for j := range i {
-				if id := calls[i].ID; id != "" && id == calls[j].ID {
-					return nil, fmt.Errorf("duplicate call ID %s (calls #%d and #%d)", dag.Quote(id), j, i)
+				if id := calls[i].ID; dag.Same(id, calls[j].ID) {
+					return fmt.Errorf("duplicate call ID %s (calls #%d and #%d)", dag.Quote(id), j, i)
 				}
 			}
 		}
 	} else {
-		ids := make([]string, n)
+		var ids []string
+		if n <= len(idBuf) {
+			ids = idBuf[:n]
+		} else {
+			ids = make([]string, n)
+		}
 		edges := 0
 		for i := range calls {
 			ids[i] = calls[i].ID
@@ -256,7 +271,7 @@ func (e *Executor) plan(calls []Call) (*plan, error) {
 		}
 		b, err := dag.NewBuilder(ids, edges)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		// Each call's dependencies are checked before the next call is
 		// read, so that an unknown ID ends planning at once.
@@ -265,7 +280,7 @@ func (e *Executor) plan(calls []Call) (*plan, error) {
 			c := &calls[i]
 			for _, id := range c.DependsOn {
 				if _, err := b.Add(i, id); err != nil {
-					return nil, err
+					return err
 				}
 				hasDeps = true
 			}
@@ -285,7 +300,7 @@ func (e *Executor) plan(calls []Call) (*plan, error) {
 			}
 			for k := range refs {
 				if refs[k].call, err = b.Add(i, refs[k].id); err != nil {
-					return nil, err
+					return err
 				}
 			}
 			if p.refs == nil {
@@ -296,7 +311,7 @@ func (e *Executor) plan(calls []Call) (*plan, error) {
 		}
 		g, err := b.Graph()
 		if err != nil {
-			return nil, err
+			return err
 		}
 		if hasDeps {
 			p.graph = g
@@ -314,7 +329,7 @@ func (e *Executor) plan(calls []Call) (*plan, error) {
 		}
 	}
 	r.mu.RUnlock()
-	return p, nil
+	return nil
 }
 
 func limitsOf(o Options) limits {
@@ -337,9 +352,21 @@ func limitsOf(o Options) limits {
 // goroutine exists for a call that is waiting. Run's own goroutine works
 // the same way until it finds nothing to claim.
 type scheduler struct {
-	e   *Executor
-	p   *plan
-	out []Outcome // each element is written by the goroutine running the call, or under mu
+	e    *Executor
+	p    *plan
+	out  []Outcome // each element is written by the goroutine running the call, or under mu
+	plan plan      // what p points to
+
+	// small holds the per-call lists of a batch of at most smallBatch
+	// calls, so that such a batch's state is one allocation.
+	small struct {
+		lims     [smallBatch]limits
+		ids      [smallBatch]string
+		started  [smallBatch]bool
+		ready    [smallBatch]int
+		pending  [smallBatch]int32
+		assigned [smallBatch]int
+	}
 
 	mu       sync.Mutex
 	pending  []int32             // unfinished dependencies per call
@@ -356,22 +383,35 @@ type scheduler struct {
 	stack    []int   // scratch space for finish
 	failed   []int32 // for a skipped call, the failed call that caused it; made on the first skip
 	canceled bool
-	idle     chan struct{} // closed once no call runs and none will start
-	isIdle   bool
+	isIdle   bool          // no call runs and none will start
+	idle     chan struct{} // made when Run's goroutine waits for isIdle; closed when it becomes true
 }
+
+// smallBatch is the largest batch whose per-call lists the scheduler
+// holds in itself.
+const smallBatch = DefaultMaxParallel
 
 func (s *scheduler) run(ctx context.Context) error {
 	p := s.p
 	n := len(p.calls)
-	s.started = make([]bool, n)
-	s.idle = make(chan struct{})
+	if n <= smallBatch {
+		s.started = s.small.started[:n]
+		s.ready = s.small.ready[:0]
+		s.pending = s.small.pending[:n]
+		s.assigned = s.small.assigned[:0]
+	} else {
+		s.started = make([]bool, n)
+		s.ready = make(intHeap, 0, n)
+	}
 	if p.graph.Edges() == 0 {
-		s.ready = make(intHeap, n)
+		s.ready = s.ready[:n]
 		for i := range n {
 			s.ready[i] = i // sorted, hence a heap
 		}
 	} else {
-		s.pending = make([]int32, n)
+		if n > smallBatch {
+			s.pending = make([]int32, n)
+		}
 		for i := range n {
 			s.pending[i] = int32(len(p.graph.Deps(i)))
 			if s.pending[i] == 0 {
@@ -387,15 +427,23 @@ func (s *scheduler) run(ctx context.Context) error {
 	}
 	s.mu.Unlock()
 	s.work(ctx)
-	select {
-	case <-s.idle:
-	case <-ctx.Done():
-		s.mu.Lock()
-		if !s.isIdle {
-			s.cancelLocked(ctx)
+	s.mu.Lock()
+	idle := s.isIdle
+	if !idle {
+		s.idle = make(chan struct{})
+	}
+	s.mu.Unlock()
+	if !idle {
+		select {
+		case <-s.idle:
+		case <-ctx.Done():
+			s.mu.Lock()
+			if !s.isIdle {
+				s.cancelLocked(ctx)
+			}
+			s.mu.Unlock()
+			<-s.idle
 		}
-		s.mu.Unlock()
-		<-s.idle
 	}
 	if s.canceled {
 		return context.Cause(ctx)
@@ -457,7 +505,9 @@ func (s *scheduler) helper(ctx context.Context) {
 func (s *scheduler) setIdleLocked() {
 	if !s.isIdle {
 		s.isIdle = true
-		close(s.idle)
+		if s.idle != nil {
+			close(s.idle)
+		}
 	}
 }
 
@@ -641,28 +691,28 @@ func (e *Executor) exec(ctx context.Context, p *plan, i int, out []Outcome) {
 	if logged {
 		start = time.Now()
 	}
-	var res Result
-	var err error
+	// The outcome is written in place: a Result is large, and copying it
+	// into out costs a write barrier per pointer while the GC runs.
+	o := &out[i]
 	defer func() {
 		if v := recover(); v != nil {
 			pe := &PanicError{Tool: c.Name, Value: v, Stack: debug.Stack(), CorrelationID: correlationID()}
 			e.reg.logger().LogAttrs(context.WithoutCancel(ctx), slog.LevelError, "executor middleware panicked",
 				slog.String("tool", c.Name), slog.String("call_id", c.ID), slog.String("correlation_id", pe.CorrelationID),
 				slog.Any("panic", v), slog.String("stack", string(pe.Stack)))
-			res = errorResult(KindPanic, fmt.Sprintf("call to tool %q failed with an internal error (correlation id %s); the details were logged", c.Name, pe.CorrelationID))
-			res.Metadata = map[string]any{"correlation_id": pe.CorrelationID}
-			err = pe
+			o.Result = errorResult(KindPanic, fmt.Sprintf("call to tool %q failed with an internal error (correlation id %s); the details were logged", c.Name, pe.CorrelationID))
+			o.Result.Metadata = map[string]any{"correlation_id": pe.CorrelationID}
+			o.Err = pe
 		}
-		out[i].Result, out[i].Err = res, err
 	}()
 	if p.refErr != nil && p.refErr[i] != nil {
-		res, err = errorResult(KindInvalidArguments, p.refErr[i].Error()), p.refErr[i]
+		o.Result, o.Err = errorResult(KindInvalidArguments, p.refErr[i].Error()), p.refErr[i]
 		return
 	}
 	if p.refs != nil && p.refs[i] != nil {
 		args, aerr := substitute(i, p, out, e.reg.cfg.limits.maxBytes)
 		if aerr != nil {
-			res, err = errorResult(KindInvalidArguments, aerr.Error()), aerr
+			o.Result, o.Err = errorResult(KindInvalidArguments, aerr.Error()), aerr
 			return
 		}
 		c.Args = args
@@ -673,11 +723,11 @@ func (e *Executor) exec(ctx context.Context, p *plan, i int, out []Outcome) {
 			c.DependsOn[k] = p.calls[j].ID
 		}
 	}
-	res, err = e.step(ctx, c)
-	res, err = normalize(c, res, err)
+	o.Result, o.Err = e.step(ctx, c)
+	normalizeIn(c.Name, &o.Result, &o.Err)
 	if logged {
 		l.LogAttrs(ctx, slog.LevelDebug, "tool call finished", slog.String("tool", c.Name), slog.String("call_id", c.ID),
-			slog.Duration("duration", time.Since(start)), slog.String("kind", string(res.Kind)))
+			slog.Duration("duration", time.Since(start)), slog.String("kind", string(o.Result.Kind)))
 	}
 }
 

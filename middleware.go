@@ -239,21 +239,27 @@ func (e *Executor) callRetrying(ctx context.Context, c Call) (Result, error) {
 // normalize makes a Step's return values a well-formed outcome: a failed
 // Result has a message and a kind, and has an error behind it.
 func normalize(c Call, res Result, err error) (Result, error) {
-	if err != nil && !res.IsError {
-		res = Result{Error: err.Error(), IsError: true, Kind: KindToolError, Metadata: res.Metadata}
+	normalizeIn(c.Name, &res, &err)
+	return res, err
+}
+
+// normalizeIn is normalize in place, for a call to the tool name: the
+// executor's outcomes are large, and a successful one is left untouched.
+func normalizeIn(name string, res *Result, err *error) {
+	if *err != nil && !res.IsError {
+		*res = Result{Error: (*err).Error(), IsError: true, Kind: KindToolError, Metadata: res.Metadata}
 	}
 	if res.IsError {
 		if res.Kind == "" {
 			res.Kind = KindToolError
 		}
 		if res.Error == "" {
-			res.Error = fmt.Sprintf("tool %q failed without a message", c.Name)
+			res.Error = fmt.Sprintf("tool %q failed without a message", name)
 		}
-		if err == nil {
-			err = toolFailure{msg: res.Error}
+		if *err == nil {
+			*err = toolFailure{msg: res.Error}
 		}
 	}
-	return res, err
 }
 
 // sleep waits for d and reports whether it did before ctx ended.

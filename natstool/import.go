@@ -40,6 +40,12 @@ const (
 	MaxSchemaBytes = 256 << 10
 	// DefaultMaxResultBytes bounds a result read from the object store.
 	DefaultMaxResultBytes = 64 << 20
+	// MaxQueuedReplies bounds the messages on reply subjects (results,
+	// heartbeats, progress reports) that an importer holds before one of
+	// its callers takes them: the NATS client drops the ones beyond it, as
+	// it drops a slow consumer's, and a call whose result was dropped ends
+	// when its worker timeout runs out.
+	MaxQueuedReplies = 1 << 14
 )
 
 // ImportOptions configure an [Importer]. A nil *ImportOptions, and every
@@ -158,7 +164,8 @@ func positive[T int | int64 | time.Duration](dst *T, v T) {
 // sent as a request to the tool's subject: NATS gives it to one worker of
 // the service's queue group. The time the call has left travels with it
 // (at the end of the reply subject, see [ReplyTimeoutMark]). A remote result keeps its kind, structured content and
-// parts. A call that no worker receives, that finds every worker busy, or
+// parts. The worker's progress reports reach the caller's
+// [tool.ProgressFunc], except those that do not grow. A call that no worker receives, that finds every worker busy, or
 // whose worker stops answering is a [tool.KindUnavailable] result whose
 // error is marked [tool.Transient], so an [tool.Executor] retries it on
 // another worker when the tool is idempotent.
@@ -169,6 +176,12 @@ type Importer struct {
 
 	inbox   string // prefix of reply subjects, ends with '.'
 	replies *nats.Subscription
+	// queued receives every message on a reply subject, straight from the
+	// connection's reader (a channel subscription). The callers waiting
+	// for their calls take them and route each to its call (onReply),
+	// so that a reply reaches a lone caller with no goroutine between the
+	// reader and it; the watchdog routes what waits there at each tick.
+	queued  chan *nats.Msg
 	changes *nats.Subscription
 
 	mu        sync.Mutex
@@ -229,6 +242,7 @@ func Import(ctx context.Context, nc *nats.Conn, reg *tool.Registry, opts *Import
 	im := &Importer{
 		nc: nc, reg: reg, cfg: cfg,
 		inbox:     nc.NewRespInbox() + ".",
+		queued:    make(chan *nats.Msg, MaxQueuedReplies),
 		pending:   make(map[string]*pendingCall),
 		instances: make(map[string]*instance),
 		owned:     make(map[string]string),
@@ -236,7 +250,7 @@ func Import(ctx context.Context, nc *nats.Conn, reg *tool.Registry, opts *Import
 		done:      make(chan struct{}),
 	}
 	var err error
-	if im.replies, err = nc.Subscribe(im.inbox+"*", im.onReply); err != nil {
+	if im.replies, err = nc.ChanSubscribe(im.inbox+"*", im.queued); err != nil {
 		return nil, fmt.Errorf("natstool: %w", err)
 	}
 	if im.changes, err = nc.Subscribe(ChangeSubject, im.onAnnouncement); err != nil {
@@ -355,6 +369,11 @@ func (im *Importer) watchdog() {
 			return
 		case <-t.C:
 		}
+		// A caller busy elsewhere (in its progress callback, say) takes
+		// no replies: what waits is routed now, so that the calls hear
+		// their workers, and none is taken for silent while its result
+		// waits here. With no call in flight, this drops what came late.
+		im.drain()
 		now := im.tick.Add(1)
 		im.mu.Lock()
 		for _, pc := range im.pending {
@@ -597,8 +616,22 @@ func compareVersions(a, b string) int {
 	return 0
 }
 
-// onReply routes a message on a reply subject to its call. It is the
-// only sender of progress and results on the calls' channels.
+// drain routes the replies waiting in queued, at most as many as were
+// there when it started.
+func (im *Importer) drain() {
+	for range len(im.queued) {
+		select {
+		case m := <-im.queued:
+			im.onReply(m)
+		default:
+			return
+		}
+	}
+}
+
+// onReply routes a message on a reply subject to its call. It (run by
+// the callers and the watchdog) is the only sender of progress and
+// results on the calls' channels.
 func (im *Importer) onReply(m *nats.Msg) {
 	token := strings.TrimPrefix(m.Subject, im.inbox)
 	im.mu.Lock()
@@ -741,16 +774,25 @@ func (t *remoteTool) Execute(ctx context.Context, args json.RawMessage) (tool.Re
 	if err := im.nc.PublishMsg(msg); err != nil {
 		return t.unavailable("tool %q could not be sent to a worker: %v", t.name, err)
 	}
+	// Replies are routed by whichever caller takes them, so two reports
+	// of one call may be routed out of order: only those that grow are
+	// relayed, as tool.ReportProgress allows (and MCP requires).
+	relayed, last := false, 0.0
 	for {
 		select {
 		case <-ctx.Done():
 			// Tell the worker, so that it stops too.
 			im.nc.Publish(cancelSubject(t.subject[:strings.LastIndexByte(t.subject, '.')]), []byte(msg.Reply))
 			return tool.Result{}, context.Cause(ctx)
+		case m := <-im.queued:
+			// A reply to this call or to another: route it, and take
+			// this call's from pc.msgs.
+			im.onReply(m)
 		case m := <-pc.msgs:
 			if m.Header.Get(HeaderKind) == kindProgress {
 				var p progressReport
-				if json.Unmarshal(m.Data, &p) == nil {
+				if json.Unmarshal(m.Data, &p) == nil && (!relayed || p.Progress > last) {
+					relayed, last = true, p.Progress
 					tool.ReportProgress(ctx, p.Progress, p.Total, p.Message)
 				}
 				continue
@@ -784,8 +826,8 @@ func (t *remoteTool) finish(ctx context.Context, m *nats.Msg) (tool.Result, erro
 			return tool.Result{}, err
 		}
 	}
-	var res tool.Result
-	if err := decodeResult(body, &res); err != nil {
+	res, err := decodeResult(body)
+	if err != nil {
 		return tool.Result{}, fmt.Errorf("service %s, tool %q: the worker's result cannot be read: %v", t.service, t.name, err)
 	}
 	return res, nil

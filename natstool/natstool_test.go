@@ -593,6 +593,38 @@ func TestResultsKeepTheirShape(t *testing.T) {
 	}
 }
 
+// A caller held up in its progress callback for several worker timeouts
+// still gets the result its worker sent meanwhile: the importer's
+// watchdog routes the replies no caller takes, so the call hears its
+// worker and is not taken for silent. Several calls, since a call taken
+// for silent would be one of a random pick between the result and that
+// verdict.
+func TestSlowProgressCallbackKeepsResult(t *testing.T) {
+	s := startServer(t, false)
+	worker := tool.NewRegistry(tool.WithLogger(quiet))
+	worker.Register(tool.Must(tool.New("quick", "Reports, then ends.", func(ctx context.Context, in struct{}) (string, error) {
+		tool.ReportProgress(ctx, 1, 2, "half")
+		return "done", nil
+	})))
+	serve(t, connect(t, s), worker)
+	local := tool.NewRegistry(tool.WithLogger(quiet))
+	const timeout = 50 * time.Millisecond
+	importInto(t, connect(t, s), local, natstool.ImportOptions{WorkerTimeout: timeout})
+	for i := range 6 {
+		var reports atomic.Int64
+		ctx := tool.WithProgress(context.Background(), func(p, total float64, msg string) {
+			reports.Add(1)
+			time.Sleep(4 * timeout) // the result arrives meanwhile
+		})
+		if res := local.Execute(ctx, "quick", nil); res.IsError || res.Output != "done" {
+			t.Fatalf("call %d: %+v", i, res)
+		}
+		if n := reports.Load(); n != 1 {
+			t.Fatalf("call %d: %d progress reports, want 1", i, n)
+		}
+	}
+}
+
 // A worker whose waiting line is full answers at once as busy.
 func TestBusyWorker(t *testing.T) {
 	s := startServer(t, false)

@@ -95,13 +95,16 @@ func plain(s string) bool {
 	return true
 }
 
-// decodeResult decodes a result as json.Unmarshal does.
-func decodeResult(data []byte, res *tool.Result) error {
-	if decodePlain(data, res) {
-		return nil
+// decodeResult decodes a result as json.Unmarshal does. The result of
+// a plain reply stays off the heap: only encoding/json's needs one.
+func decodeResult(data []byte) (tool.Result, error) {
+	var res tool.Result
+	if decodePlain(data, &res) {
+		return res, nil
 	}
-	*res = tool.Result{}
-	return json.Unmarshal(data, res)
+	slow := new(tool.Result)
+	err := json.Unmarshal(data, slow)
+	return *slow, err
 }
 
 // decodePlain decodes data into res when it is an object whose members

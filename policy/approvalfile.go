@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/miniopenclaw/tool/internal/atomicfile"
 	"github.com/miniopenclaw/tool/internal/statedir"
 )
 
@@ -185,22 +186,7 @@ func (s *FileApprovalStore) write(recs []ApprovalRecord) error {
 	if err != nil {
 		return fmt.Errorf("approvals: %w", err)
 	}
-	tmp, err := os.CreateTemp(s.Dir, ".approvals-*") // mode 0600
-	if err != nil {
-		return fmt.Errorf("approvals: %w", err)
-	}
-	defer os.Remove(tmp.Name()) // after the rename, a no-op
-	_, err = tmp.Write(data)
-	if err == nil {
-		err = tmp.Sync()
-	}
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp.Name(), s.File())
-	}
-	if err != nil {
+	if err := atomicfile.WriteSynced(s.File(), data); err != nil {
 		return fmt.Errorf("approvals: %w", err)
 	}
 	return nil

@@ -9,7 +9,8 @@ import (
 	"io"
 	"log/slog"
 	"os"
-	"path/filepath"
+
+	"github.com/miniopenclaw/tool/internal/atomicfile"
 )
 
 // ErrAuditCut is wrapped by [VerifyAuditHead] when a log does not hold
@@ -92,34 +93,11 @@ func (l *AuditLog) publish() error {
 			return fmt.Errorf("its head could not be published: %w", err)
 		}
 	}
-	if err := writeAtomic(l.headFile, head); err != nil {
+	data, _ := json.Marshal(head)
+	if err := atomicfile.WriteSynced(l.headFile, append(data, '\n')); err != nil {
 		return fmt.Errorf("its head could not be published: %w", err)
 	}
 	return nil
-}
-
-// writeAtomic replaces path with the JSON of head: readers see the old
-// content or the new, never a part.
-func writeAtomic(path string, head AuditSummary) error {
-	data, _ := json.Marshal(head)
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
-	if err != nil {
-		return err
-	}
-	_, err = f.Write(append(data, '\n'))
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(f.Name(), path)
-	}
-	if err != nil {
-		os.Remove(f.Name())
-	}
-	return err
 }
 
 // ParseAuditHead reads a head kept elsewhere: the JSON of an

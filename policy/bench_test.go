@@ -121,20 +121,33 @@ func decisionOverhead(b *testing.B, src string, opts ...policy.Option) {
 
 // BenchmarkDefinitionsForPrincipal measures the Definitions of a
 // principal's view over 1,000 tools with the 50-policy set: "warm" for
-// the same principal again (its verdicts cached), "cold" for a principal
-// never seen before at each op.
+// the same principal again (its listing kept), "cold" for a principal
+// never seen before at each op. Every tenth op of "cold" also lists, with
+// its timer stopped, for another new principal through an Authorizer
+// that judges and caches a verdict per tool (policy.PerToolListing, how
+// listings were made before they were planned per principal): the
+// medians of the two are p50-ns and per-tool-p50-ns, and ratio-p50 is
+// their quotient.
 func BenchmarkDefinitionsForPrincipal(b *testing.B) {
-	a, err := policy.New("bench.cedar", []byte(fiftyPolicies()))
-	if err != nil {
-		b.Fatal(err)
+	newReg := func(opts ...policy.Option) (*policy.Authorizer, *tool.Registry) {
+		a, err := policy.New("bench.cedar", []byte(fiftyPolicies()), opts...)
+		if err != nil {
+			b.Fatal(err)
+		}
+		reg := tool.NewRegistry(tool.WithAuthorizer(a))
+		for i := range 1000 {
+			reg.Register(tool.Must(tool.New(fmt.Sprintf("t%d", i), "T.", func(ctx context.Context, a lookupArgs) (string, error) { return "", nil },
+				tool.WithAnnotations(tool.Annotations{ReadOnly: i%2 == 0}))))
+		}
+		return a, reg
 	}
-	reg := tool.NewRegistry(tool.WithAuthorizer(a))
-	for i := range 1000 {
-		reg.Register(tool.Must(tool.New(fmt.Sprintf("t%d", i), "T.", func(ctx context.Context, a lookupArgs) (string, error) { return "", nil },
-			tool.WithAnnotations(tool.Annotations{ReadOnly: i%2 == 0}))))
+	a, reg := newReg()
+	base, baseReg := newReg(policy.PerToolListing())
+	principal := func(id string) context.Context {
+		return policy.WithPrincipal(context.Background(), policy.Principal{ID: id, Roles: []string{"r1", "viewer"}})
 	}
 	b.Run("warm", func(b *testing.B) {
-		ctx := policy.WithPrincipal(context.Background(), policy.Principal{ID: "u", Roles: []string{"r1", "viewer"}})
+		ctx := principal("u")
 		a.View(ctx, reg).Definitions()
 		b.ReportAllocs()
 		for b.Loop() {
@@ -144,10 +157,27 @@ func BenchmarkDefinitionsForPrincipal(b *testing.B) {
 	b.Run("cold", func(b *testing.B) {
 		b.ReportAllocs()
 		i := 0
+		var fast, perTool []float64
 		for b.Loop() {
 			i++
-			ctx := policy.WithPrincipal(context.Background(), policy.Principal{ID: fmt.Sprintf("u%d", i), Roles: []string{"r1", "viewer"}})
-			a.View(ctx, reg).Definitions()
+			start := time.Now()
+			a.View(principal(fmt.Sprintf("u%d", i)), reg).Definitions()
+			fast = append(fast, float64(time.Since(start).Nanoseconds()))
+			if i%10 == 1 {
+				b.StopTimer()
+				start := time.Now()
+				base.View(principal(fmt.Sprintf("v%d", i)), baseReg).Definitions()
+				perTool = append(perTool, float64(time.Since(start).Nanoseconds()))
+				b.StartTimer()
+			}
 		}
+		p50 := func(xs []float64) float64 {
+			slices.Sort(xs)
+			return xs[len(xs)/2]
+		}
+		pf, pp := p50(fast), p50(perTool)
+		b.ReportMetric(pf, "p50-ns")
+		b.ReportMetric(pp, "per-tool-p50-ns")
+		b.ReportMetric(pp/pf, "ratio-p50")
 	})
 }

@@ -24,12 +24,15 @@ const DefaultCacheSize = 10000
 // WithCacheSize bounds how many (principal, tool) verdicts the Authorizer
 // keeps between calls; past n, an entry chosen at random is dropped for
 // each new one. A verdict is what the policies say of a principal and a
-// tool before the call's arguments are known: whether the tool is listed,
-// and, when no policy that could apply reads the context, the decision
-// itself. Besides these, a context made with [WithPrincipal] keeps the
-// verdict of its latest call or listing. Zero keeps none, so every call
-// and listing evaluates the policies afresh. Caching never changes a
-// decision: see [Authorizer].
+// tool before the call's arguments are known: when no policy that could
+// apply reads the context, the decision itself. Listings are kept apart,
+// per principal (for at most 256 principals, each with at most 1,024
+// listings of a class of tools and 1,024 of tools a policy names), and
+// do not fill this cache. Besides these, a context made with
+// [WithPrincipal] keeps the verdict of its latest call and its
+// principal's listings. Zero keeps none, so every call and listing
+// evaluates the policies afresh. Caching never changes a decision: see
+// [Authorizer].
 func WithCacheSize(n int) Option {
 	return func(a *Authorizer) { a.cacheSize = max(n, 0) }
 }
@@ -37,8 +40,10 @@ func WithCacheSize(n int) Option {
 // A verdict is what the policies of one generation say of one principal
 // and one tool, whatever the arguments.
 type verdict struct {
-	te       *toolEntity // the tool entity it was made for
-	ents     *entities   // Cedar's view of the principal, its roles and the tool
+	te   *toolEntity // the tool entity it was made for
+	ents *entities   // Cedar's view of the principal, its roles and the tool
+	// listable is whether the tool is listed: only for PerToolListing, the
+	// baseline; listings fold per principal (see listing.go).
 	listable bool
 	// static reports that no policy that may apply reads the context, so
 	// effect, policies and reason are the decision for every call.
@@ -237,8 +242,14 @@ func mentionsTool(v cedar.Value) bool {
 // evaluations of the policies that do not depend on the tool's name: one
 // per policy, or per policy and tool attributes, rather than one per tool.
 type plan struct {
+	of *plans // the plans of the generation it belongs to
 	mu sync.Mutex
 	m  map[planKey]partial
+	// classes and tools keep the principal's listings (see listing.go):
+	// the fold of compiled.byAttrs by the annotations its rules read, and
+	// the listing of each tool a policy sees by name.
+	classes map[tool.Annotations]listed
+	tools   map[string]toolListing
 }
 
 type planKey struct {
@@ -315,7 +326,7 @@ func (ps *plans) get(k [sha256.Size]byte) *plan {
 			break
 		}
 	}
-	p := &plan{m: map[planKey]partial{}}
+	p := &plan{of: ps, m: map[planKey]partial{}}
 	ps.m[k] = p
 	return p
 }
@@ -551,8 +562,9 @@ func valueKey(v cedar.Value) []byte {
 }
 
 // maxPlans bounds the plans kept, one per principal, and
-// maxPlanEntries the partial evaluations one plan keeps: an entry per
-// policy and set of values of the tool attributes it reads.
+// maxPlanEntries the partial evaluations one plan keeps (an entry per
+// policy and set of values of the tool attributes it reads), and each of
+// its listings: of classes of tools, and of tools a policy sees by name.
 const (
 	maxPlans       = 256
 	maxPlanEntries = 1024

@@ -54,14 +54,33 @@ func TestCacheBounded(t *testing.T) {
 	for j := range 2 * maxPlanEntries {
 		titles.CanList(ctx0, fmt.Sprint("t", j), tool.Options{Annotations: tool.Annotations{Title: fmt.Sprint("a", j)}})
 	}
-	ps := titles.set.Load().plans
-	if len(ps.m) > maxPlans {
-		t.Errorf("%d plans kept", len(ps.m))
+	if p := titles.subject(ctx0).plan.Load(); len(p.classes) != maxPlanEntries {
+		t.Errorf("the plan of a principal that listed %d titles keeps %d classes, want %d", 2*maxPlanEntries, len(p.classes), maxPlanEntries)
 	}
-	for _, p := range ps.m {
-		if len(p.m) > maxPlanEntries {
-			t.Errorf("a plan keeps %d entries", len(p.m))
+	// Listings keep a fold per class of tools and, for tools a policy
+	// sees by name, one per tool: both bounded.
+	names, err := New("p.cedar", []byte(`permit (principal, action, resource) when { resource.name like "t1*" };`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for j := range 2 * maxPlanEntries {
+		if got, want := names.CanList(ctx0, fmt.Sprint("t", j), tool.Options{}), strings.HasPrefix(fmt.Sprint("t", j), "t1"); got != want {
+			t.Fatalf("t%d: listed %v", j, got)
 		}
+	}
+	for _, x := range []*Authorizer{titles, names} {
+		ps := x.set.Load().plans
+		if len(ps.m) > maxPlans {
+			t.Errorf("%d plans kept", len(ps.m))
+		}
+		for _, p := range ps.m {
+			if len(p.m) > maxPlanEntries || len(p.classes) > maxPlanEntries || len(p.tools) > maxPlanEntries {
+				t.Errorf("a plan keeps %d partial evaluations, %d classes, %d tools", len(p.m), len(p.classes), len(p.tools))
+			}
+		}
+	}
+	if p := names.subject(ctx0).plan.Load(); len(p.tools) != maxPlanEntries {
+		t.Errorf("the plan of a principal that listed %d tools by name keeps %d, want %d", 2*maxPlanEntries, len(p.tools), maxPlanEntries)
 	}
 	ctx := WithPrincipal(context.Background(), Principal{ID: "u", Attrs: map[string]any{"n": 6}})
 	req := tool.AccessRequest{Name: "t", Options: opts, Args: []byte(`{}`)}

@@ -271,6 +271,15 @@ func WithDefaultPrincipal(p Principal) Option {
 // audit record is bound to all of a call's arguments whatever the
 // policies read; the decisions are those of Cedar over the whole policy
 // set.
+//
+// A listing folds the partial evaluations (context unknown) of the
+// policies that may apply to each tool. Tools that no policy is scoped
+// to by name, while no policy reads a tool's name or identity, and whose
+// annotations agree on the attributes the policies read, get the same
+// partial evaluations, so one fold, kept for the principal, lists them
+// all; a tool a policy sees by name starts from its class's fold and
+// adds those policies. A principal's first listing of 1,000 tools so
+// evaluates each policy once per class of tools, not once per tool.
 type Authorizer struct {
 	set      atomic.Pointer[compiled]
 	roles    map[cedar.EntityUID]cedar.Entity
@@ -294,6 +303,10 @@ type Authorizer struct {
 	secret      map[string]bool
 	cacheSize   int
 	cedarOnly   bool // tests and benchmarks: never the fast path
+	// perToolListing (tests and benchmarks) lists each tool through its
+	// verdict, judged and cached per tool: the baseline of listings
+	// planned per principal.
+	perToolListing bool
 	// fallback is the principal of a call whose context carries none
 	// (WithDefaultPrincipal): the anonymous one unless set.
 	fallback *carried
@@ -381,6 +394,14 @@ type compiled struct {
 	byTool sync.Map // tool name → ruleSet
 	cache  *verdicts
 	plans  *plans
+	// What listings read (see listing.go): the rules scoped to a tool by
+	// name, by that name; the others, split into those whose partial
+	// evaluation depends on the tool's name (byName) and those that depend
+	// at most on the attributes in classMask (byAttrs).
+	scoped    map[string][]*rule
+	byName    []*rule
+	byAttrs   []*rule
+	classMask uint8
 }
 
 type ruleSet []*rule
@@ -448,6 +469,7 @@ func compile(name string, src []byte) (*compiled, error) {
 		c.rules = append(c.rules, r)
 		c.byID[r.id] = r
 	}
+	c.indexListing()
 	return c, nil
 }
 
@@ -1006,7 +1028,7 @@ func (a *Authorizer) record(ctx context.Context, d Decision, took time.Duration)
 // permit may apply to some arguments, and no forbid applies, nor any
 // policy fails, whatever the arguments.
 func (a *Authorizer) CanList(ctx context.Context, name string, opts tool.Options) bool {
-	return a.verdict(a.set.Load(), a.subject(ctx), name, opts.Annotations).listable
+	return a.listable(a.set.Load(), a.subject(ctx), name, opts.Annotations)
 }
 
 // View returns the tools of reg the principal in ctx may see (see
@@ -1016,6 +1038,6 @@ func (a *Authorizer) CanList(ctx context.Context, name string, opts tool.Options
 func (a *Authorizer) View(ctx context.Context, reg *tool.Registry) *tool.View {
 	who := a.subject(ctx)
 	return reg.View(func(name string, opts tool.Options) bool {
-		return a.verdict(a.set.Load(), who, name, opts.Annotations).listable
+		return a.listable(a.set.Load(), who, name, opts.Annotations)
 	})
 }

@@ -48,6 +48,9 @@ type carried struct {
 	// last is the verdict of the principal's latest call, which
 	// Authorizer.verdict checks before its cache.
 	last atomic.Pointer[verdict]
+	// plan is the principal's plan its latest listing used, which
+	// carried.planFor checks before the generation's plans.
+	plan atomic.Pointer[plan]
 }
 
 func (c *carried) build() {

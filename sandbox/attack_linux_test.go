@@ -543,3 +543,36 @@ func init() {
 		return "", fmt.Errorf("no forker and spare: %w", errAttack)
 	}
 }
+
+func init() {
+	// strayfds lists the attacker's descriptors beyond standard input,
+	// output and error and reads what it can from each: a descriptor the
+	// supervisor held without close-on-exec that came through to the
+	// command (a file the command could not open itself, a socket, a
+	// pipe someone waits on).
+	attacks["strayfds"] = func([]string) (string, error) {
+		ents, err := os.ReadDir("/proc/self/fd")
+		if err != nil {
+			return "", err
+		}
+		var held []string
+		for _, e := range ents {
+			fd, err := strconv.Atoi(e.Name())
+			if err != nil || fd < 3 {
+				continue
+			}
+			var st unix.Stat_t
+			if unix.Fstat(fd, &st) != nil {
+				continue // the directory read itself, closed by now
+			}
+			link, _ := os.Readlink("/proc/self/fd/" + e.Name())
+			b := make([]byte, 64)
+			n, _ := unix.Pread(fd, b, 0)
+			held = append(held, fmt.Sprintf("%d=%s read %q", fd, link, b[:max(n, 0)]))
+		}
+		if len(held) > 0 {
+			return fmt.Sprintf("holds %v", held), nil
+		}
+		return "", fmt.Errorf("no descriptor beyond 0, 1 and 2: %w", errAttack)
+	}
+}

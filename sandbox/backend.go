@@ -43,7 +43,9 @@ type NativeOptions struct {
 	// documentation); 0 or less keeps none.
 	Spares int
 	// Idle is how long a spare waits for a run before it is killed and
-	// reaped; 0 or less means 30 seconds.
+	// reaped, and how long the backend's forker (see the package
+	// documentation) waits for a helper to start before it is stopped
+	// (the next run starts another); 0 or less means 30 seconds.
 	Idle time.Duration
 	// NetworkLog receives the backend's network denials (runs under
 	// [NetworkAllow]), one Warn record each (host, port, addr, reason,

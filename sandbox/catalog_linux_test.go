@@ -296,6 +296,7 @@ const (
 	notWorkspaceBudget = "the workspace write budget (LayerWriteBudget, an overlay applied after the run) is the native backend's; a container writes its workspace directly, bounded per file (A17)"
 	ownLoopback        = "the row wants the native seccomp filter's refusal of the socket; a container may open it in a network namespace of its own (its own loopback, the engine's default seccomp profile), where the host's listener is not: A19 and A20 check that nothing leaves it, and the row is not yet adapted with the container's own error"
 	noForker           = "the forker is the native backend's (a helper program's helpers are started by it); the container backends start none, and the rows have not yet been run against them"
+	noStrayFD          = "a container's command is started by the engine, which holds none of this program's descriptors; the row has not yet been run against the container backends"
 	engineSeccomp      = "the container runs under the engine's default seccomp profile, not this sandbox's filter, and the row's list of calls is not yet checked against that profile"
 )
 
@@ -535,9 +536,23 @@ func catalog() []catalogRow {
 		{id: "A50", name: "read the forker's /proc environ", noContainer: noForker, setup: forkerSetup("procenv"), want: []string{"no such file"}},
 		{id: "A50", name: "send a forged fork request on an inherited socket", noContainer: noForker, control: asForkerSupervisor,
 			setup: fixed("forgefork"), want: []string{"no socket among the descriptors"}},
+		{id: "A50", name: "read through a descriptor the supervisor holds without close-on-exec", noContainer: noStrayFD, setup: strayFDSetup,
+			want: []string{"no descriptor beyond 0, 1 and 2"}},
 		{id: "A43", name: "kernel attack surface (io_uring, bpf, userfaultfd, perf, keyctl, setns, kexec)", noContainer: engineSeccomp, setup: fixed("syscalls"), want: wantEPERM},
 		{id: "A44", name: "open the controlling terminal", control: noControl, setup: fixed("tty"), want: []string{"no such file", "no such device"}, container: inContainer},
 	}
+}
+
+// strayFDSetup opens a secret file outside the workspace in this process
+// without close-on-exec, as a descriptor a program inherited from its own
+// parent is, for the run's command to find among its own (strayfds).
+func strayFDSetup(t *testing.T, f *fixture) ([]string, func() bool) {
+	secret := filepath.Join(f.outside, unique("strayfd"))
+	must(t, os.WriteFile(secret, []byte("stray-secret"), 0o600))
+	fd, err := syscall.Open(secret, syscall.O_RDONLY, 0)
+	must(t, err)
+	t.Cleanup(func() { syscall.Close(fd) })
+	return []string{"strayfds"}, nil
 }
 
 // forkerSetup returns the attack op on the forker's process id.

@@ -44,7 +44,8 @@
 // before main: a program that links this package serves as its own helper
 // without calling anything, and the helper starts in little more than the
 // time the Go runtime takes to start. The helpers are cloned by a forker,
-// the binary re-executed once per backend in its forker mode: its clone
+// the binary re-executed in its forker mode, one per backend while it
+// starts helpers (it stops after the backend's idle time): its clone
 // into a new user namespace copies the page tables of a freshly started
 // process, not those of the large program running the sandbox (see
 // [NativeOptions] Helper).

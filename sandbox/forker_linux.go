@@ -2,6 +2,8 @@ package sandbox
 
 import (
 	"bytes"
+	"crypto/rand"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"net"
@@ -29,13 +31,17 @@ import (
 // charged as the helpers started here are.
 //
 // It is started at the first helper that needs it and lives until
-// Native.Close (or the program's end: its parent death signal). When it
-// has died, the next start starts another; a start it fails (it died
-// during the request, did not answer in time, answered other than the
-// protocol says) fails its run with the reason, and the forker is killed
-// so that the next start has a fresh one, and the helper it may have
-// cloned for the request is killed and reaped (see reapOrphans). Nothing
-// falls back to another way of starting the helper.
+// Native.Close (or the program's end: its parent death signal), or until
+// it has had no request for the backend's idle time (NativeOptions.Idle,
+// as a spare): it is then stopped under the lock requests hold, so that
+// none is under way, and the next start starts another, as after its
+// death. The helpers it started are this process's children and do not
+// notice. When it has died, the next start starts another; a start it
+// fails (it died during the request, did not answer in time, answered
+// other than the protocol says) fails its run with the reason, and the
+// forker is killed so that the next start has a fresh one, and the helper
+// it may have cloned for the request is killed and reaped (see
+// reapOrphans). Nothing falls back to another way of starting the helper.
 //
 // A helper's parent death signal fires when the thread of this process
 // that started the forker ends (the helper's parent is that thread, as
@@ -50,11 +56,21 @@ type forker struct {
 	// timeout bounds a request and its answer; the greeting at the start
 	// too; 0 means forkerTimeout. A test may shorten it.
 	timeout time.Duration
+	// idle is how long the forker may go without a request before it is
+	// stopped; 0 means defaultIdle.
+	idle time.Duration
+	// after arms the idle timer: it calls fn after d and returns what
+	// stops it. nil means time.AfterFunc; a test sets its own clock.
+	after func(d time.Duration, fn func()) (stop func() bool)
 
 	mu     sync.Mutex
 	cmd    *exec.Cmd // nil when none runs
 	conn   *net.UnixConn
 	closed bool // by Native.Close: start no more forkers
+	// stopIdle stops the idle timer armed after the last request, if
+	// any; idleGen tells that timer from those armed before it.
+	stopIdle func() bool
+	idleGen  uint64
 }
 
 // forkerTimeout is a forker's default timeout.
@@ -82,6 +98,7 @@ var errForkerClosed = errors.New("the forker was closed")
 func (f *forker) start(sh helperShape, bits uint8, uid, gid int, fds []*os.File) (*os.Process, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	defer f.armIdleLocked()
 	if f.closed {
 		return nil, errForkerClosed
 	}
@@ -93,7 +110,10 @@ func (f *forker) start(sh helperShape, bits uint8, uid, gid int, fds []*os.File)
 			return nil, fmt.Errorf("start the forker: %w", err)
 		}
 	}
-	req := helper.ForkRequest{Flags: uint64(sh.flags), UID: uint32(uid), GID: uint32(gid), Bits: bits}
+	var tag [8]byte
+	rand.Read(tag[:]) // never fails (crypto/rand)
+	req := helper.ForkRequest{Flags: uint64(sh.flags), UID: uint32(uid), GID: uint32(gid), Bits: bits, Tag: binary.LittleEndian.Uint64(tag[:])}
+	name := helper.CloneName(req.Tag)
 	raw := make([]int, len(fds))
 	for i, fd := range fds {
 		raw[i] = int(fd.Fd())
@@ -101,36 +121,36 @@ func (f *forker) start(sh helperShape, bits uint8, uid, gid int, fds []*os.File)
 	reply, err := f.askLocked(req.Encode(), unix.UnixRights(raw...))
 	cfg := fds[2] // the configuration pipe's read end, see helper.ForkRequest
 	if err != nil {
-		f.failLocked(cfg)
+		f.failLocked(cfg, name)
 		return nil, fmt.Errorf("the forker failed (it was killed; the next run starts another): %w", err)
 	}
 	switch {
 	case len(reply) == 5 && reply[0] == helper.ForkStarted:
 		pid := int(uint32(reply[1]) | uint32(reply[2])<<8 | uint32(reply[3])<<16 | uint32(reply[4])<<24)
 		if pid <= 0 || !isChild(pid) {
-			f.failLocked(cfg)
+			f.failLocked(cfg, name)
 			return nil, fmt.Errorf("the forker answered process %d, which is not a helper of this program's (it was killed; the next run starts another)", pid)
 		}
 		// Not reaped by anyone else, the child keeps its id until it is
 		// waited for: FindProcess finds this one.
 		return os.FindProcess(pid)
 	case len(reply) > 0 && reply[0] == helper.ForkRefused:
-		// A clone that failed (on the id maps, say) is this process's
-		// child, which the forker cannot reap.
-		reapOrphans(f.cmd.Process.Pid, cfg)
+		// A clone that failed (on the id maps, at its exec) is this
+		// process's child, which the forker cannot reap.
+		reapOrphans(f.cmd.Process.Pid, cfg, name)
 		return nil, fmt.Errorf("the forker refused: %s", reply[1:])
 	}
-	f.failLocked(cfg)
+	f.failLocked(cfg, name)
 	return nil, errors.New("the forker answered other than its protocol says (it was killed; the next run starts another)")
 }
 
 // failLocked kills and reaps the forker that failed a request whose
-// configuration pipe's read end is cfg, then the helper it may have
-// cloned for it (see reapOrphans).
-func (f *forker) failLocked(cfg *os.File) {
+// configuration pipe's read end is cfg and whose clone was named name,
+// then the helper it may have cloned for it (see reapOrphans).
+func (f *forker) failLocked(cfg *os.File, name string) {
 	fk := f.cmd.Process.Pid
 	f.stopLocked()
-	reapOrphans(fk, cfg)
+	reapOrphans(fk, cfg, name)
 }
 
 // reapOrphans kills and reaps the helpers that the forker fk (its process
@@ -140,12 +160,15 @@ func (f *forker) failLocked(cfg *os.File) {
 // (CLONE_PARENT), so nobody else reaps them: each would stay a zombie
 // until the program ends. They are told from any other child of the
 // program by what only they have: the forker's session, which a clone
-// keeps until its setsid (one that failed or waits on its id maps), or
-// the request's configuration pipe (cfg, its read end) among their
+// keeps until its setsid (one that failed or waits on its id maps); the
+// request's configuration pipe (cfg, its read end) among their
 // descriptors (one past its setsid: it holds the pipe, and waits on it
-// once it runs as the helper while the caller keeps the write end open).
+// once it runs as the helper while the caller keeps the write end open);
+// or the name the forker gave the request's clone (name, see
+// helper.CloneName), which it keeps until its exec (one whose exec failed
+// after its setsid: a zombie in a session of its own, holding nothing).
 // The forker itself, in its own session, is not one of them.
-func reapOrphans(fk int, cfg *os.File) {
+func reapOrphans(fk int, cfg *os.File, name string) {
 	var st unix.Stat_t
 	pipe := ""
 	if unix.Fstat(int(cfg.Fd()), &st) == nil {
@@ -158,8 +181,8 @@ func reapOrphans(fk int, cfg *os.File) {
 		if err != nil || pid == fk {
 			continue
 		}
-		ppid, sid, ok := parentSession(pid)
-		if !ok || ppid != me || (sid != fk && !holds(pid, pipe)) {
+		ppid, sid, comm, ok := procStat(pid)
+		if !ok || ppid != me || (sid != fk && !holds(pid, pipe) && (name == "" || comm != name)) {
 			continue
 		}
 		unix.Kill(pid, unix.SIGKILL)
@@ -171,24 +194,25 @@ func reapOrphans(fk int, cfg *os.File) {
 	}
 }
 
-// parentSession returns the parent and the session of process pid.
-func parentSession(pid int) (ppid, sid int, ok bool) {
+// procStat returns the parent, the session and the name (comm) of
+// process pid, a zombie's too.
+func procStat(pid int) (ppid, sid int, comm string, ok bool) {
 	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
 	if err != nil {
-		return 0, 0, false
+		return 0, 0, "", false
 	}
 	// pid (comm) state ppid pgrp session ...: comm may hold anything.
-	i := bytes.LastIndexByte(b, ')')
-	if i < 0 {
-		return 0, 0, false
+	i, j := bytes.IndexByte(b, '('), bytes.LastIndexByte(b, ')')
+	if i < 0 || j < i {
+		return 0, 0, "", false
 	}
-	f := strings.Fields(string(b[i+1:]))
+	f := strings.Fields(string(b[j+1:]))
 	if len(f) < 4 {
-		return 0, 0, false
+		return 0, 0, "", false
 	}
 	ppid, err1 := strconv.Atoi(f[1])
 	sid, err2 := strconv.Atoi(f[3])
-	return ppid, sid, err1 == nil && err2 == nil
+	return ppid, sid, string(b[i+1 : j]), err1 == nil && err2 == nil
 }
 
 // holds reports whether process pid has a descriptor linking to target
@@ -293,11 +317,47 @@ func (f *forker) stopLocked() {
 	f.cmd, f.conn = nil, nil
 }
 
+// armIdleLocked stops the idle timer armed before and, when a forker
+// runs, arms one that stops it after f's idle time unless another request
+// came meanwhile.
+func (f *forker) armIdleLocked() {
+	if f.stopIdle != nil {
+		f.stopIdle()
+		f.stopIdle = nil
+	}
+	f.idleGen++ // a timer armed before, already firing, finds it changed
+	if f.cmd == nil || f.closed {
+		return
+	}
+	gen, d := f.idleGen, f.idle
+	if d <= 0 {
+		d = defaultIdle
+	}
+	after := f.after
+	if after == nil {
+		after = func(d time.Duration, fn func()) func() bool { return time.AfterFunc(d, fn).Stop }
+	}
+	f.stopIdle = after(d, func() { f.idleExpired(gen) })
+}
+
+// idleExpired stops the forker when the timer armed as gen is still the
+// last one: no request came since it was armed.
+func (f *forker) idleExpired(gen uint64) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if gen != f.idleGen || f.closed {
+		return
+	}
+	f.stopIdle = nil
+	f.stopLocked()
+}
+
 // close stops the forker for good.
 func (f *forker) close() {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.closed = true
+	f.armIdleLocked() // stops the timer, arms none
 	f.stopLocked()
 }
 
@@ -338,7 +398,7 @@ func isChild(pid int) bool {
 // configure sets what the options o say, before the first run.
 func (p *sparePool) configure(o NativeOptions) {
 	p.max, p.idle, p.program = o.Spares, o.Idle, o.Helper
-	p.fk.program = o.Helper
+	p.fk.program, p.fk.idle = o.Helper, o.Idle
 }
 
 // forkerBits returns the request bits of a helper of shape sh.

@@ -886,3 +886,416 @@ func TestReachesInto(t *testing.T) {
 		}
 	}
 }
+
+// A clone whose exec fails after its setsid (here: the forker's program
+// lost its execute bits after the forker started, so the exec of
+// /proc/self/exe fails with EACCES) is this process's child, in a session
+// of its own and holding no descriptor once it has exited: neither the
+// forker's session nor the request's configuration pipe finds it. The
+// start that was refused reaps it all the same, by the name the forker
+// gave the clone, and no child is left. The control is the same refusal
+// asked of the forker directly and reaped by the session and the pipe
+// alone, as before the clones were named: the zombie stays (it did at
+// every refusal, for the program's life), until the name finds it.
+func TestForkerReapsCloneFailedAtExec(t *testing.T) {
+	forEachForker(t, testForkerReapsCloneFailedAtExec)
+}
+
+func testForkerReapsCloneFailedAtExec(t *testing.T, program string) {
+	if program == "" {
+		self, err := os.Executable()
+		must(t, err)
+		program = self
+	}
+	dir, err := os.MkdirTemp("", "clawtool-noexec-")
+	must(t, err)
+	defer os.RemoveAll(dir)
+	must(t, os.Chmod(dir, 0o755))
+	copyProgram := filepath.Join(dir, "forker")
+	copyFile(t, program, copyProgram, 0o755)
+	f := &forker{program: copyProgram, timeout: 10 * time.Second}
+	defer f.close()
+	f.mu.Lock()
+	err = f.launchLocked()
+	f.mu.Unlock()
+	must(t, err)
+	// The forker runs; the file it runs is no longer executable.
+	must(t, os.Chmod(copyProgram, 0o644))
+	sh := helperShape{flags: namespaceFlags(NetworkNone), uid: DefaultUID}
+	var fds []*os.File
+	for range 2 {
+		r, w, err := os.Pipe()
+		must(t, err)
+		defer r.Close()
+		defer w.Close()
+		fds = append(fds, w, r)
+	}
+	fds[1], fds[2] = fds[2], fds[1] // stdout, stderr, then a read end as the configuration's
+	uid, gid := sandboxIDs(DefaultUID)
+	notForker := func(pids []int) []int {
+		return slices.DeleteFunc(pids, func(pid int) bool { return pid == f.pid() })
+	}
+	{
+		before := children()
+		req := helper.ForkRequest{Flags: uint64(sh.flags), UID: uint32(uid), GID: uint32(gid), Bits: forkerBits(sh, false, false, false), Tag: 0x5eed}
+		raw := []int{int(fds[0].Fd()), int(fds[1].Fd()), int(fds[2].Fd()), int(fds[3].Fd())}
+		f.mu.Lock()
+		reply, err := f.askLocked(req.Encode(), unix.UnixRights(raw...))
+		f.mu.Unlock()
+		if err != nil || reply[0] != helper.ForkRefused || !strings.Contains(string(reply), "permission denied") {
+			t.Fatalf("control: the forker answered %q (%v); want a refusal saying permission denied", reply, err)
+		}
+		// Once it has exited (until then it may still hold the pipe).
+		var extra []int
+		if !waitFor(func() bool {
+			extra = notForker(newChildren(before))
+			return len(extra) == 1 && startTime(extra[0]) == ""
+		}) {
+			t.Fatalf("control: the refusal left children %v; want the failed clone alone, exited", extra)
+		}
+		reapOrphans(f.pid(), fds[2], "")
+		if extra = notForker(newChildren(before)); len(extra) != 1 {
+			t.Fatalf("control: reaped by the session and the pipe alone, the children left are %v; want the failed clone", extra)
+		}
+		ppid, sid, comm, ok := procStat(extra[0])
+		if !ok || ppid != os.Getpid() || sid != extra[0] || comm != helper.CloneName(req.Tag) {
+			t.Fatalf("control: the failed clone %d: parent %d, session %d, name %q", extra[0], ppid, sid, comm)
+		}
+		reapOrphans(f.pid(), fds[2], helper.CloneName(req.Tag))
+		if extra := notForker(newChildren(before)); len(extra) > 0 {
+			t.Fatalf("the failed clone %v was not reaped by its name", extra)
+		}
+	}
+	for i := range 3 {
+		before := children()
+		_, err := f.start(sh, forkerBits(sh, false, false, false), uid, gid, fds)
+		if err == nil || !strings.Contains(err.Error(), "permission denied") {
+			t.Fatalf("start %d of a program without execute bits: %v; want a refusal saying so", i, err)
+		}
+		if f.pid() == 0 {
+			t.Fatalf("start %d: the refusing forker was stopped", i)
+		}
+		if extra := notForker(newChildren(before)); len(extra) > 0 {
+			t.Fatalf("start %d (%v) left children: %v", i, err, extra)
+		}
+	}
+}
+
+// A descriptor this program holds without close-on-exec (inherited from
+// its parent, or opened so) reaches no command, however its helper was
+// started: by the forker, or by this program itself (a helper without a
+// user namespace, or nativeHooks.directStart), cold or as a spare. From
+// inside the sandbox the attacker lists its descriptors and reads from
+// every one beyond 0, 1 and 2; it finds none. Nor does a spare this
+// program started itself hold the descriptor while it waits. The control
+// is the same attacker started by this program without the sandbox: it
+// holds the descriptor and reads the secret through it.
+func TestStrayDescriptorReachesNoCommand(t *testing.T) {
+	forEachForker(t, testStrayDescriptorReachesNoCommand)
+}
+
+func testStrayDescriptorReachesNoCommand(t *testing.T, program string) {
+	f := newFixture(t)
+	secret := filepath.Join(f.outside, "secret")
+	must(t, os.WriteFile(secret, []byte("stray-secret"), 0o600))
+	fd, err := syscall.Open(secret, syscall.O_RDONLY, 0) // not close-on-exec
+	must(t, err)
+	defer syscall.Close(fd)
+	var want syscall.Stat_t
+	must(t, syscall.Fstat(fd, &want))
+	if out := f.unsandboxed(t, asRoot, "strayfds"); !strings.HasPrefix(out, "OK") || !strings.Contains(out, "stray-secret") {
+		t.Fatalf("control: the attacker started without the sandbox: %q", out)
+	}
+	for _, direct := range []bool{false, true} {
+		for _, userns := range []bool{true, false} {
+			for _, spares := range []int{0, 1} {
+				t.Run(fmt.Sprintf("direct=%v/userns=%v/spares=%d", direct, userns, spares), func(t *testing.T) {
+					n := newTestNative(t, NativeOptions{Helper: program, Spares: spares}, &nativeHooks{directStart: direct})
+					p := f.policy()
+					if !userns {
+						p.Without = []Layer{LayerUserNS}
+					}
+					for i := range 2 { // cold, then from the spare when there is one
+						r := f.sandboxed(t, context.Background(), n, p, "strayfds")
+						if !strings.Contains(string(r.Stdout), "BLOCKED no descriptor beyond") {
+							t.Fatalf("run %d: %q (stderr %q, %s)", i, r.Stdout, r.Stderr, r.Summary())
+						}
+					}
+					n.settle()
+					if pid := n.waitingSpare(); pid != 0 {
+						dir := fmt.Sprintf("/proc/%d/fd", pid)
+						ents, err := os.ReadDir(dir)
+						must(t, err)
+						for _, e := range ents {
+							var st syscall.Stat_t
+							if syscall.Stat(dir+"/"+e.Name(), &st) == nil && st.Dev == want.Dev && st.Ino == want.Ino {
+								t.Errorf("the waiting spare %d holds the stray descriptor as %s", pid, e.Name())
+							}
+						}
+					} else if spares > 0 {
+						t.Fatal("control: no spare waiting")
+					}
+				})
+			}
+		}
+	}
+}
+
+// A hard link is another name of the helper program's file. The run
+// cannot make one in its workspace: the program lies on another mount in
+// the run's view (a read-only copy of the host's root), or, without the
+// mount namespace, Landlock refuses a link into the workspace from where
+// the run may only read. The control makes the same link outside the
+// sandbox as the sandbox user (the program and the workspace share a file
+// system, and the program is that user's, so neither EXDEV nor the
+// kernel's protected_hardlinks would refuse it).
+//
+// A link that was there before the run is another matter: through it, a
+// run whose workspace is bound directly (a streamed run, or Policy.Without
+// write_budget) changes the program's file itself. The control (the check
+// off) makes the program world-writable from inside the sandbox, so that
+// any user could then replace what the next forker runs as this program's
+// user; through the write budget's overlay the same change is copied up
+// and applied beside the name, leaving the program as it was. A helper
+// program with more than one name is refused before anything starts.
+func TestHelperProgramHardLink(t *testing.T) {
+	requireSandbox(t)
+	built := BuildHelperProgram(t, "")
+	base, err := os.MkdirTemp("/var/tmp", "clawtool-hardlink-")
+	must(t, err)
+	defer os.RemoveAll(base)
+	must(t, os.Chmod(base, 0o755))
+	progDir, ws := filepath.Join(base, "prog"), filepath.Join(base, "ws")
+	for _, d := range []string{progDir, ws} {
+		must(t, os.Mkdir(d, 0o755))
+		must(t, os.Chown(d, DefaultUID, DefaultUID))
+	}
+	program := filepath.Join(progDir, "clawtool-sandbox-helper")
+	copyFile(t, built, program, 0o755)
+	must(t, os.Chown(program, DefaultUID, DefaultUID))
+	var ps, ws0 syscall.Stat_t
+	must(t, syscall.Stat(program, &ps))
+	must(t, syscall.Stat(ws, &ws0))
+	if ps.Dev != ws0.Dev {
+		t.Fatalf("control: the program and the workspace are on different file systems (%d, %d)", ps.Dev, ws0.Dev)
+	}
+	// Control: the sandbox user makes the link outside the sandbox.
+	probe := filepath.Join(ws, "probe")
+	ln := exec.Command("ln", program, probe)
+	ln.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: DefaultUID, Gid: DefaultUID, Groups: []uint32{}}}
+	if out, err := ln.CombinedOutput(); err != nil {
+		t.Fatalf("control: the sandbox user could not link the program outside the sandbox: %v %s", err, out)
+	}
+	must(t, os.Remove(probe))
+	ctx := context.Background()
+	mode := func() os.FileMode {
+		fi, err := os.Stat(program)
+		must(t, err)
+		return fi.Mode().Perm()
+	}
+	t.Run("made by the run", func(t *testing.T) {
+		n := newTestNative(t, NativeOptions{Helper: program}, nil)
+		for _, without := range [][]Layer{nil, {LayerWriteBudget}, {LayerMountNS}} {
+			r, err := runOn(n, ctx, Policy{Workspace: ws, Without: without}, "sh", "-c", "ln "+program+" link && echo linked")
+			if err != nil {
+				t.Fatalf("without %v: %v", without, err)
+			}
+			if r.OK() || strings.Contains(string(r.Stdout), "linked") {
+				t.Fatalf("without %v: the run linked the program: %+v", without, r)
+			}
+			if _, err := os.Lstat(filepath.Join(ws, "link")); err == nil {
+				t.Fatalf("without %v: the link is on the host", without)
+			}
+			t.Logf("without %v: %s", without, bytes.TrimSpace(r.Stderr))
+		}
+		var st syscall.Stat_t
+		must(t, syscall.Stat(program, &st))
+		if st.Nlink != 1 {
+			t.Fatalf("the program has %d names after the runs", st.Nlink)
+		}
+	})
+	t.Run("there before the run", func(t *testing.T) {
+		h := filepath.Join(ws, "h")
+		defer os.Remove(h)
+		for _, allow := range []bool{true, false} {
+			for _, budget := range []bool{false, true} {
+				t.Run(fmt.Sprintf("allowHelperInWorkspace=%v/budget=%v", allow, budget), func(t *testing.T) {
+					// Afresh: the overlay's apply step replaces the name it
+					// changed with a file of its own.
+					os.Remove(h)
+					must(t, os.Link(program, h))
+					must(t, os.Chmod(program, 0o755))
+					n := newTestNative(t, NativeOptions{Helper: program}, &nativeHooks{allowHelperInWorkspace: allow})
+					p := Policy{Workspace: ws}
+					if !budget {
+						p.Without = []Layer{LayerWriteBudget}
+					}
+					r, err := runOn(n, ctx, p, "sh", "-c", "chmod 0777 h && echo changed")
+					n.Close()
+					got := mode()
+					switch {
+					case !allow:
+						if err == nil || !strings.Contains(err.Error(), "names") {
+							t.Fatalf("the run with another name of the program in its workspace: %v %+v; want a refusal", err, r)
+						}
+						if got != 0o755 {
+							t.Fatalf("the refused run changed the program's mode to %v", got)
+						}
+					case err != nil || !r.OK() || string(r.Stdout) != "changed\n":
+						t.Fatalf("control: the run did not change its name: %v %+v", err, r)
+					case !budget && got != 0o777:
+						t.Fatalf("control: bound directly, the run's chmod left the program %v; want it world-writable", got)
+					case budget && got != 0o755:
+						t.Fatalf("through the overlay, the run's chmod reached the program: %v", got)
+					case budget:
+						if fi, err := os.Stat(h); err != nil || fi.Mode().Perm() != 0o777 {
+							t.Fatalf("control: the overlay did not apply the run's chmod to its name: %v %v", fi, err)
+						}
+					}
+				})
+			}
+		}
+	})
+}
+
+// A manualClock arms the forker's idle timers without time: each is kept
+// with its duration and fires only when the test says.
+type manualClock struct {
+	mu     sync.Mutex
+	timers []*manualTimer
+}
+
+type manualTimer struct {
+	d       time.Duration
+	fn      func()
+	stopped bool
+}
+
+func (c *manualClock) after(d time.Duration, fn func()) func() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	tm := &manualTimer{d: d, fn: fn}
+	c.timers = append(c.timers, tm)
+	return func() bool {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		was := !tm.stopped
+		tm.stopped = true
+		return was
+	}
+}
+
+// armed returns the timers armed so far.
+func (c *manualClock) armed() []*manualTimer {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return slices.Clone(c.timers)
+}
+
+// A forker with no request for its idle time is stopped and reaped; the
+// next start starts another, which serves. Each request re-arms the
+// timer: one armed before a later request finds, when it fires, that the
+// forker is still wanted (it fires anyway here, as a timer already firing
+// when it is stopped does), and one firing after Close does nothing.
+// Starts racing the timer are each served by a whole forker, never one
+// being stopped. The control is the forker alive until its timer fired.
+func TestForkerIdleExits(t *testing.T) {
+	forEachForker(t, testForkerIdleExits)
+}
+
+func testForkerIdleExits(t *testing.T, program string) {
+	clock := &manualClock{}
+	f := &forker{program: program, timeout: 10 * time.Second, idle: time.Hour, after: clock.after}
+	defer f.close()
+	sh := helperShape{flags: namespaceFlags(NetworkNone), uid: DefaultUID}
+	var fds []*os.File
+	for range 2 {
+		r, w, err := os.Pipe()
+		must(t, err)
+		defer r.Close()
+		defer w.Close()
+		fds = append(fds, w, r)
+	}
+	fds[1], fds[2] = fds[2], fds[1]
+	// An unmappable host id: the forker answers with a refusal and stays;
+	// a refusal is a request it served.
+	ask := func() error {
+		_, err := f.start(sh, forkerBits(sh, false, false, false), -1, DefaultUID, fds)
+		if err == nil || !strings.Contains(err.Error(), "the forker refused") {
+			return fmt.Errorf("a start: %v; want the forker's refusal", err)
+		}
+		return nil
+	}
+	must(t, ask())
+	first := f.pid()
+	if first == 0 || len(clock.armed()) != 1 || clock.armed()[0].d != time.Hour {
+		t.Fatalf("after a request: forker %d, timers %v; want the forker and one timer of its idle time", first, clock.armed())
+	}
+	must(t, ask())
+	timers := clock.armed()
+	if len(timers) != 2 || !timers[0].stopped {
+		t.Fatalf("a second request did not re-arm the timer: %+v", timers)
+	}
+	timers[0].fn() // armed before the last request
+	if f.pid() != first || exited(first) {
+		t.Fatalf("a timer armed before the last request stopped the forker")
+	}
+	timers[1].fn()
+	if f.pid() != 0 || isChild(first) {
+		t.Fatalf("the idle forker %d still runs or was not reaped (forker now %d)", first, f.pid())
+	}
+	must(t, ask())
+	second := f.pid()
+	if second == 0 || second == first {
+		t.Fatalf("the start after the idle stop: forker %d (was %d)", second, first)
+	}
+
+	// Starts racing the latest timer.
+	var wg sync.WaitGroup
+	errs := make(chan error, 16)
+	wg.Go(func() {
+		for range 8 {
+			if err := ask(); err != nil {
+				errs <- err
+			}
+		}
+	})
+	wg.Go(func() {
+		for range 8 {
+			if ts := clock.armed(); len(ts) > 0 {
+				ts[len(ts)-1].fn()
+			}
+		}
+	})
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+
+	f.close()
+	ts := clock.armed()
+	if last := ts[len(ts)-1]; !last.stopped {
+		t.Fatal("Close left the idle timer armed")
+	}
+	ts[len(ts)-1].fn() // firing after Close
+	if f.pid() != 0 {
+		t.Fatalf("a forker runs after Close: %d", f.pid())
+	}
+	if _, err := f.start(sh, 0, -1, DefaultUID, fds); !errors.Is(err, errForkerClosed) {
+		t.Fatalf("a start after Close: %v", err)
+	}
+
+	// A backend's forker idles for NativeOptions.Idle, on the real clock.
+	n := newTestNative(t, NativeOptions{Helper: program, Idle: time.Millisecond}, nil)
+	for i := range 2 {
+		r, err := runOn(n, context.Background(), Policy{}, "echo", "ok")
+		if err != nil || !r.OK() || string(r.Stdout) != "ok\n" {
+			t.Fatalf("run %d: %v %+v", i, err, r)
+		}
+		fk := n.forkerPid() // 0 when it has stopped already
+		if !waitFor(func() bool { return n.forkerPid() == 0 && !isChild(fk) }) {
+			t.Fatalf("run %d: the backend's forker %d did not stop after its idle time", i, fk)
+		}
+	}
+}

@@ -110,6 +110,20 @@ func (n *Native) prepare(ctx context.Context, p Policy, argv []string, stdin io.
 		// program's user, the host's namespaces) would run what it wrote.
 		return nil, fmt.Errorf("sandbox: the helper program %s (NativeOptions.Helper) is inside the run's workspace %s, or reached through it, where the run could replace it", prog, p.Workspace)
 	}
+	if prog := n.pool.program; filepath.IsAbs(prog) && !n.pool.hooks.helperInWorkspace() {
+		// Another name of the program's file (a hard link) in a workspace
+		// bound directly lets the run change the file itself (its mode,
+		// and its contents once no forker runs it); names cannot be
+		// told apart from here, so a program with more than one is
+		// refused. The run cannot make one (see TestHelperProgramHardLink).
+		var st unix.Stat_t
+		if err := unix.Stat(prog, &st); err != nil {
+			return nil, fmt.Errorf("sandbox: the helper program (NativeOptions.Helper): %w", err)
+		}
+		if st.Nlink != 1 {
+			return nil, fmt.Errorf("sandbox: the helper program %s (NativeOptions.Helper) has %d names (hard links), and a run whose workspace held one could change it; keep it with one name, where no run writes", prog, st.Nlink)
+		}
+	}
 	env, _ := p.environ()
 	layers := p.layers()
 	if p.network() == NetworkAllow {
@@ -513,7 +527,8 @@ type nativeHooks struct {
 	// benchmarks compare the forker with.
 	directStart bool
 	// allowHelperInWorkspace lets a run's workspace hold the backend's
-	// helper program, as before runs refused it (a test's control).
+	// helper program, or another name of its file (a hard link), as
+	// before runs refused it (a test's control).
 	allowHelperInWorkspace bool
 }
 

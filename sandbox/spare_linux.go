@@ -172,11 +172,12 @@ func startHelper(p *sparePool, sh helperShape, stdin *os.File) (h *helperProc, e
 	// Files, not writers: os/exec starts no goroutine, and the run copies
 	// the streams itself from the moment it owns the helper.
 	cmd.Stdout, cmd.Stderr = outW, errOutW
-	// helper.MountFD is closed in a helper that builds no root.
-	cmd.ExtraFiles = []*os.File{cfgR, errW, mountR}
-	if traceW != nil {
-		cmd.ExtraFiles = append(cmd.ExtraFiles, traceW)
-	}
+	// helper.MountFD is closed in a helper that builds no root, and
+	// helper.TraceFD in one that does not trace (a nil file is closed in
+	// the child): a descriptor this program holds without close-on-exec
+	// at either number is not taken for the helper's. The helper closes
+	// every other one beyond them at its start.
+	cmd.ExtraFiles = []*os.File{cfgR, errW, mountR, traceW}
 	cmd.SysProcAttr = sysProcAttr(sh.flags, sh.uid)
 	h.cmd = cmd
 	h.t0 = monotonic()

@@ -19,6 +19,8 @@ import (
 	"strings"
 	"unicode/utf16"
 	"unicode/utf8"
+
+	"github.com/miniopenclaw/tool/internal/atomicfile"
 )
 
 // Limits on a word-vector file.
@@ -265,28 +267,13 @@ func readAllFrom(f *os.File, path string) ([]byte, error) {
 	return data, nil
 }
 
-// writeFileAtomic writes data to path through a temporary file in the
-// same directory and a rename, so a reader sees all of it or none; the
-// directory is made if missing.
+// writeFileAtomic writes data to path so that a reader sees all of it or
+// none (a cache: not synced); the directory is made if missing.
 func writeFileAtomic(path string, data []byte) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return err
 	}
-	f, err := os.CreateTemp(filepath.Dir(path), ".tmp-*")
-	if err != nil {
-		return err
-	}
-	_, err = f.Write(data)
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(f.Name(), path)
-	}
-	if err != nil {
-		os.Remove(f.Name())
-	}
-	return err
+	return atomicfile.Write(path, data)
 }
 
 // The compact form, little-endian: wvMagic; dims, n, word bytes (uint32

@@ -185,3 +185,22 @@ func TestQuote(t *testing.T) {
 		}
 	}
 }
+
+func TestSame(t *testing.T) {
+	for _, tt := range []struct {
+		a, b string
+		want bool
+	}{
+		{"a", "a", true},
+		{"call_1", "call_1", true},
+		{"", "", false}, // empty IDs are never duplicates
+		{"a", "b", false},
+		{"ab", "a", false},
+		{"xa", "ya", false}, // same length and last byte
+		{"a", "ba", false},
+	} {
+		if got := Same(tt.a, tt.b); got != tt.want {
+			t.Errorf("Same(%q, %q) = %v; want %v", tt.a, tt.b, got, tt.want)
+		}
+	}
+}

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/miniopenclaw/tool/agent"
+	"github.com/miniopenclaw/tool/internal/atomicfile"
 	"github.com/miniopenclaw/tool/internal/statedir"
 )
 
@@ -100,22 +101,7 @@ func (s Store) Save(id string, st *agent.RunState) error {
 			return err
 		}
 	}
-	tmp, err := os.CreateTemp(s.Dir, ".run-*") // mode 0600
-	if err != nil {
-		return fmt.Errorf("saved runs: %w", err)
-	}
-	defer os.Remove(tmp.Name()) // after the rename, a no-op
-	_, err = tmp.Write(data)
-	if err == nil {
-		err = tmp.Sync()
-	}
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp.Name(), s.file(id))
-	}
-	if err != nil {
+	if err := atomicfile.WriteSynced(s.file(id), data); err != nil {
 		return fmt.Errorf("saved runs: %w", err)
 	}
 	return nil

@@ -16,6 +16,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/miniopenclaw/tool/internal/atomicfile"
 	"github.com/miniopenclaw/tool/internal/statedir"
 )
 
@@ -201,30 +202,9 @@ func (s *FileStore) Save(_ context.Context, key Key, rec *Record) error {
 	if err != nil {
 		return fmt.Errorf("oauth: %w", err)
 	}
-	tmp, err := os.CreateTemp(s.Dir, ".record-*") // mode 0600
-	if err != nil {
+	if err := atomicfile.WriteSynced(s.Path(key), data); err != nil {
 		return fmt.Errorf("oauth: %w", err)
 	}
-	defer os.Remove(tmp.Name()) // after the rename, a no-op
-	if err := tmp.Chmod(0o600); err != nil {
-		tmp.Close()
-		return fmt.Errorf("oauth: %w", err)
-	}
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		return fmt.Errorf("oauth: %w", err)
-	}
-	if err := tmp.Sync(); err != nil {
-		tmp.Close()
-		return fmt.Errorf("oauth: %w", err)
-	}
-	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("oauth: %w", err)
-	}
-	if err := os.Rename(tmp.Name(), s.Path(key)); err != nil {
-		return fmt.Errorf("oauth: %w", err)
-	}
-	syncDir(s.Dir)
 	return nil
 }
 

@@ -65,20 +65,38 @@ const (
 	cloneNewUser    = 0x10000000
 	cloneNewPID     = 0x20000000
 	ForkNamespaces  = cloneNewUser | cloneNewPID | 0x00020000 | 0x08000000 | 0x04000000 | 0x40000000
-	forkRequestHead = 4 + 8 + 4 + 4 + 1
+	forkRequestHead = 4 + 8 + 4 + 4 + 1 + 8
 )
 
 var forkMagic = [4]byte{'C', 'T', 'F', 'K'}
 
 // A ForkRequest asks the forker for one helper: the clone flags of its
-// namespaces, the host ids the sandbox's root maps to, and Bits. Its
-// descriptors travel beside it, in this order: the command's stdout and
-// stderr, ConfigFD's and ErrorFD's ends, then stdin, MountFD's and
-// TraceFD's when Bits says so.
+// namespaces, the host ids the sandbox's root maps to, Bits, and Tag, which
+// names the clone until its exec (see CloneName). Its descriptors travel
+// beside it, in this order: the command's stdout and stderr, ConfigFD's
+// and ErrorFD's ends, then stdin, MountFD's and TraceFD's when Bits says
+// so.
 type ForkRequest struct {
 	Flags    uint64
 	UID, GID uint32
 	Bits     uint8
+	Tag      uint64
+}
+
+// CloneName is the name (the kernel's comm, 15 bytes) the forker gives the
+// clone it makes for a request tagged tag, from the clone until the
+// clone's exec replaces it. A clone whose exec failed keeps it as a
+// zombie, in a session of its own and holding no descriptor: the
+// supervisor, which chose tag at random and is the clone's parent, finds
+// it by this name and reaps it.
+func CloneName(tag uint64) string {
+	const digits = "0123456789abcdef"
+	b := []byte("ctfk00000000000")
+	for i := len(b) - 1; i >= 4; i-- {
+		b[i] = digits[tag&15]
+		tag >>= 4
+	}
+	return string(b)
 }
 
 // Files is how many descriptors travel with r.
@@ -100,6 +118,7 @@ func (r ForkRequest) Encode() []byte {
 	b = le(b, uint64(r.UID), 4)
 	b = le(b, uint64(r.GID), 4)
 	b = append(b, r.Bits)
+	b = le(b, r.Tag, 8)
 	return append(b, protocol...)
 }
 
@@ -135,6 +154,7 @@ func DecodeForkRequest(b []byte) (ForkRequest, string) {
 	r.UID = uint32(unle(b[12:16]))
 	r.GID = uint32(unle(b[16:20]))
 	r.Bits = b[20]
+	r.Tag = unle(b[21:29])
 	switch {
 	case r.Flags&^ForkNamespaces != 0 || r.Flags&(cloneNewUser|cloneNewPID) != cloneNewUser|cloneNewPID:
 		return r, "clone flags other than new user and PID namespaces and the namespaces the sandbox makes"

@@ -2,6 +2,7 @@ package helper
 
 import (
 	"syscall"
+	"unsafe"
 )
 
 // serveForker is the forker (see ForkerMode): it greets on ForkerFD, then
@@ -10,6 +11,9 @@ import (
 // closeStrays) and marks the rest beyond ForkerFD close-on-exec: a helper
 // it starts gets only the descriptors its request carries.
 func serveForker() {
+	// Its name is per thread, and each clone copies its maker's (see
+	// nameClone): the forker serves from this thread alone.
+	pinThread()
 	closeStrays(ForkerFD + 1)
 	if err := closeRange(ForkerFD+1, ^uint(0), closeRangeCloexec); err != nil {
 		syscall.Exit(1)
@@ -110,11 +114,36 @@ func serveFork(b []byte, fds []int, flags int) []byte {
 		attr.Credential.NoSetGroups = true
 	}
 	env := HelperEnv(r.Bits&ForkMounts != 0, r.Bits&ForkFork != 0)
+	restore, err := nameClone(CloneName(r.Tag))
+	if err != nil {
+		// Unnamed, a clone whose exec failed could not be found.
+		return refuse("name the clone: " + err.Error())
+	}
 	pid, err := syscall.ForkExec("/proc/self/exe", []string{"clawtool-sandbox"}, &syscall.ProcAttr{Env: env, Files: files, Sys: attr})
+	restore()
 	if err != nil {
 		return refuse("start the helper: " + err.Error())
 	}
 	return le([]byte{ForkStarted}, uint64(pid), 4)
+}
+
+// nameClone gives this thread, and so the next clone made from it, the
+// name name (see CloneName), and returns what puts the thread's own name
+// back. A clone copies the name of the thread that made it and keeps it
+// until its exec; one whose exec fails after its setsid (a session of its
+// own) dies with no descriptor left, so the name is all that tells the
+// supervisor it is the forker's.
+func nameClone(name string) (restore func(), err error) {
+	const prSetName, prGetName = 15, 16
+	var old, buf [16]byte
+	if _, _, e := syscall.RawSyscall(syscall.SYS_PRCTL, prGetName, uintptr(unsafe.Pointer(&old[0])), 0); e != 0 {
+		return nil, e
+	}
+	copy(buf[:15], name)
+	if _, _, e := syscall.RawSyscall(syscall.SYS_PRCTL, prSetName, uintptr(unsafe.Pointer(&buf[0])), 0); e != 0 {
+		return nil, e
+	}
+	return func() { syscall.RawSyscall(syscall.SYS_PRCTL, prSetName, uintptr(unsafe.Pointer(&old[0])), 0) }, nil
 }
 
 // closeStrays closes every descriptor from first on that is not
@@ -122,8 +151,9 @@ func serveFork(b []byte, fds []int, flags int) []byte {
 // close-on-exec, so such a descriptor came through the exec from the
 // process that started this one (inherited by the supervisor from its own
 // parent, or opened without O_CLOEXEC), and nothing here uses it; a
-// long-lived forker would otherwise hold it (a listening socket, a pipe
-// someone waits to see closed) for its whole life.
+// long-lived forker, or a spare the supervisor started itself, would
+// otherwise hold it (a listening socket, a pipe someone waits to see
+// closed) for its whole life.
 func closeStrays(first int) {
 	dir, err := syscall.Open("/proc/self/fd", syscall.O_RDONLY|syscall.O_DIRECTORY|syscall.O_CLOEXEC, 0)
 	if err != nil {

@@ -8,7 +8,7 @@ import (
 // A request survives its encoding, and the decoder refuses what the
 // forker must not start; each refusal has a control that passes.
 func TestForkRequest(t *testing.T) {
-	good := ForkRequest{Flags: cloneNewUser | cloneNewPID | 0x00020000, UID: 65534, GID: 65534, Bits: ForkMounts | ForkFork | ForkTraceFD}
+	good := ForkRequest{Flags: cloneNewUser | cloneNewPID | 0x00020000, UID: 65534, GID: 65534, Bits: ForkMounts | ForkFork | ForkTraceFD, Tag: 0x0123456789abcdef}
 	if r, why := DecodeForkRequest(good.Encode()); why != "" || r != good {
 		t.Fatalf("control: %+v %q", r, why)
 	}
@@ -60,4 +60,21 @@ func FuzzDecodeForkRequest(f *testing.F) {
 			t.Fatalf("accepted %+v", r)
 		}
 	})
+}
+
+// CloneName is a whole comm (15 bytes, the kernel's limit without its
+// NUL), printable, and tells tags apart by their low 44 bits.
+func TestCloneName(t *testing.T) {
+	for _, c := range []struct {
+		tag  uint64
+		want string
+	}{
+		{0, "ctfk00000000000"},
+		{0x0123456789abcdef, "ctfk56789abcdef"},
+		{^uint64(0), "ctfkfffffffffff"},
+	} {
+		if got := CloneName(c.tag); got != c.want {
+			t.Errorf("CloneName(%#x) = %q, want %q", c.tag, got, c.want)
+		}
+	}
 }

@@ -31,6 +31,10 @@ func init() {
 		// namespace of its children are per thread: the helper builds
 		// everything on this one and starts the command from it.
 		pinThread()
+		// Nothing it was passed beyond its own descriptors is its: a
+		// spare would hold such a descriptor for as long as it waits (the
+		// command never gets one, see run's close_range).
+		closeStrays(TraceFD + 1)
 		err := run()
 		write(ErrorFD, []byte(err.Error()))
 		syscall.Exit(ExitSetup)

@@ -4,4 +4,4 @@ package helper
 
 // protocol identifies the sources of this package (a digest of its Go
 // files); see SameProtocol.
-var protocol = "a6544722d3b7ea71003d1fd6707c315f"
+var protocol = "ef2f27f74f20bb19d76d94f2a5853b26"
