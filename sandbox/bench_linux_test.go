@@ -31,6 +31,23 @@ func lookBwrap(b *testing.B) string {
 	return p
 }
 
+// unshareArgs run /bin/true in the namespaces the sandbox makes (user,
+// PID, mount, UTS, IPC, network), the user namespace's root mapped onto
+// this process's user (the id map's cost does not depend on whom it
+// names), with nothing else: the floor of BenchmarkSpawn.
+var unshareArgs = []string{"--user", "--map-root-user", "--pid", "--fork", "--mount", "--uts", "--ipc", "--net", "/bin/true"}
+
+func lookUnshare(b *testing.B) string {
+	p, err := exec.LookPath("unshare")
+	if err != nil {
+		if os.Getenv("CI") == "true" {
+			b.Fatal("unshare (util-linux) is not installed")
+		}
+		b.Skip("unshare is not installed (apt-get install util-linux)")
+	}
+	return p
+}
+
 // percentile returns the q-quantile of ds in milliseconds.
 func percentile(ds []time.Duration, q float64) float64 {
 	s := slices.Clone(ds)
@@ -54,6 +71,12 @@ func percentile(ds []time.Duration, q float64) float64 {
 // it, outside the timing, so that it is charged neither to the next run
 // nor to bubblewrap's; the run itself bears the start of its successor,
 // which runs beside it.
+//
+// floor-* is what any run in these namespaces pays: unshare(1) making
+// the sandbox's namespaces with a one-line id map each, forking and
+// executing /bin/true in them (see unshareArgs), with no mount but its
+// making the mounts private, no layer, no pivot; counted as bubblewrap's
+// run is.
 //
 // The CPU per run (*-cpu-ms) is that of this process and its reaped
 // children from the start of a run until what it left in the background is
@@ -83,6 +106,7 @@ func percentile(ds []time.Duration, q float64) float64 {
 func BenchmarkSpawn(b *testing.B) {
 	requireSandbox(b)
 	bwrap := lookBwrap(b)
+	unshare := lookUnshare(b)
 	ctx := context.Background()
 	withCgroup := Probe().Has(LayerCgroup)
 	noCgroup := Policy{Without: []Layer{LayerCgroup}}
@@ -100,8 +124,8 @@ func BenchmarkSpawn(b *testing.B) {
 	progColdN := newTestNative(b, NativeOptions{Helper: program}, direct)
 	forkN := newTestNative(b, NativeOptions{Spares: DefaultSpares, Helper: program}, nil)
 	forkColdN := newTestNative(b, NativeOptions{Helper: program}, nil)
-	var ours, theirs, cold, leaf, directCold, prog, progCold, fork, forkCold []time.Duration
-	var oursCPU, theirsCPU, coldCPU, directColdCPU, progCPU, progColdCPU, forkCPU, forkColdCPU int64
+	var ours, theirs, floor, cold, leaf, directCold, prog, progCold, fork, forkCold []time.Duration
+	var oursCPU, theirsCPU, floorCPU, coldCPU, directColdCPU, progCPU, progColdCPU, forkCPU, forkColdCPU int64
 	cpu := func() int64 {
 		self, children := cpuTimes()
 		return self + children
@@ -123,6 +147,13 @@ func BenchmarkSpawn(b *testing.B) {
 		theirs = append(theirs, time.Since(start))
 		c2 := cpu()
 		start = time.Now()
+		if out, err := exec.Command(unshare, unshareArgs...).CombinedOutput(); err != nil {
+			b.Fatalf("namespaces alone: %v %s", err, out)
+		}
+		floor = append(floor, time.Since(start))
+		f1 := cpu()
+		floorCPU += f1 - c2
+		start = time.Now()
 		r, err = runOn(coldN, ctx, noCgroup, "/bin/true")
 		if err != nil || !r.OK() {
 			b.Fatalf("sandbox cold: %v %+v", err, r)
@@ -132,7 +163,7 @@ func BenchmarkSpawn(b *testing.B) {
 		c3 := cpu()
 		oursCPU += c1 - c0
 		theirsCPU += c2 - c1
-		coldCPU += c3 - c2
+		coldCPU += c3 - f1
 		for _, v := range []struct {
 			n     *Native
 			times *[]time.Duration
@@ -196,6 +227,10 @@ func BenchmarkSpawn(b *testing.B) {
 	b.ReportMetric(float64(coldCPU)/runs, "cold-cpu-ms")
 	b.ReportMetric(float64(theirsCPU)/runs, "bwrap-cpu-ms")
 	b.ReportMetric(float64(oursCPU)/float64(theirsCPU), "cpu-ratio")
+	b.ReportMetric(percentile(floor, 0.5), "floor-p50-ms")
+	b.ReportMetric(percentile(floor, 0.5)/percentile(theirs, 0.5), "floor-p50-ratio")
+	b.ReportMetric(float64(floorCPU)/runs, "floor-cpu-ms")
+	b.ReportMetric(float64(floorCPU)/float64(theirsCPU), "floor-cpu-ratio")
 	b.ReportMetric(float64(coldCPU)/float64(theirsCPU), "cold-cpu-ratio")
 	b.ReportMetric(float64(defaultForkerCPU)/runs, "default-forker-cpu-ms")
 	b.ReportMetric(percentile(directCold, 0.5), "direct-cold-p50-ms")

@@ -481,6 +481,12 @@ func TestSpareOutcomes(t *testing.T) {
 		{name: "timed out", timeout: 300 * time.Millisecond, argv: []string{"sleep", "30"}, want: TimedOut}, // ok-wallclock
 		{name: "exit status", argv: []string{"sh", "-c", "echo out; echo err >&2; exit 7"}, want: Exited, stdout: "out\n"},
 		{name: "not found", argv: []string{"no-such-command-clawtool"}, errText: errNotFound},
+		// The command's execve fails: the helper's child reports its error
+		// (in fork mode a child sharing the helper's memory on amd64).
+		{name: "not executable", argv: []string{"/etc/passwd"}, errText: "exec /etc/passwd: permission denied"},
+		// The command starts with no signal blocked: the helper blocks
+		// them all across its clone and its child unblocks them.
+		{name: "signal mask", argv: []string{"grep", "^SigBlk:", "/proc/self/status"}, want: Exited, stdout: "SigBlk:\t0000000000000000\n"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -508,7 +514,7 @@ func TestSpareOutcomes(t *testing.T) {
 				if c.want == OutputLimit && (!r.Truncated || len(r.Stdout) != 1000) {
 					t.Errorf("run %d: truncated %v with %d bytes, want 1000", i, r.Truncated, len(r.Stdout))
 				}
-				if c.want == Exited && (r.ExitCode != 7 || string(r.Stderr) != "err\n") {
+				if c.name == "exit status" && (r.ExitCode != 7 || string(r.Stderr) != "err\n") {
 					t.Errorf("run %d: exit %d stderr %q", i, r.ExitCode, r.Stderr)
 				}
 			}

@@ -381,23 +381,70 @@ func startCommand(path *byte, argv, envv []*byte) (int, error) {
 
 // forkExec is the clone of startCommand and what its child does: without
 // stack growth or the race detector's calls, neither of which the child
-// (a copy of one thread of the helper) could make safely.
+// (on amd64 a thread sharing the helper's memory and stack, see
+// cloneCommand; elsewhere a copy of one thread of the helper) could make
+// safely. A child sharing the memory first puts every signal the runtime
+// handles back to its default action, its own copy of the handlers (no
+// CLONE_SIGHAND): a signal delivered between the unblocking and the
+// execve would otherwise run the runtime's handler on the helper's memory.
+// A handler it cannot read or reset ends the child, as a failed execve
+// does.
 //
 //go:nosplit
 //go:norace
 func forkExec(path *byte, argv, envv **byte, w int, mask *uint64) (int, syscall.Errno) {
-	pid, _, e := syscall.RawSyscall6(syscall.SYS_CLONE, uintptr(syscall.SIGCHLD), 0, 0, 0, 0, 0)
+	pid, e := cloneCommand()
 	if e != 0 || pid != 0 {
-		return int(pid), e
+		return int(pid), syscall.Errno(e)
 	}
-	syscall.RawSyscall6(syscall.SYS_RT_SIGPROCMASK, sigSetmask, uintptr(unsafe.Pointer(mask)), 0, 8, 0, 0)
-	_, _, e = syscall.RawSyscall(syscall.SYS_EXECVE, uintptr(unsafe.Pointer(path)),
-		uintptr(unsafe.Pointer(argv)), uintptr(unsafe.Pointer(envv)))
-	b := [4]byte{byte(e), byte(e >> 8), byte(e >> 16), byte(e >> 24)}
+	var errno uintptr
+	if sharedMemory {
+		errno = defaultHandlers()
+	}
+	if errno == 0 {
+		syscall.RawSyscall6(syscall.SYS_RT_SIGPROCMASK, sigSetmask, uintptr(unsafe.Pointer(mask)), 0, 8, 0, 0)
+		_, _, en := syscall.RawSyscall(syscall.SYS_EXECVE, uintptr(unsafe.Pointer(path)),
+			uintptr(unsafe.Pointer(argv)), uintptr(unsafe.Pointer(envv)))
+		errno = uintptr(en)
+	}
+	b := [4]byte{byte(errno), byte(errno >> 8), byte(errno >> 16), byte(errno >> 24)}
 	syscall.RawSyscall(syscall.SYS_WRITE, uintptr(w), uintptr(unsafe.Pointer(&b[0])), 4)
 	for {
 		syscall.RawSyscall(syscall.SYS_EXIT_GROUP, 127, 0, 0)
 	}
+}
+
+// sigaction is the kernel's struct sigaction (rt_sigaction(2)).
+type sigaction struct {
+	handler, flags, restorer uintptr
+	mask                     uint64
+}
+
+// defaultHandlers sets every signal with a handler (neither the default
+// action nor ignored) back to its default action, as execve would, with
+// raw calls only; it returns the first error.
+//
+//go:nosplit
+//go:norace
+func defaultHandlers() uintptr {
+	const sigDfl, sigIgn = 0, 1
+	for sig := uintptr(1); sig <= 64; sig++ {
+		if sig == uintptr(syscall.SIGKILL) || sig == uintptr(syscall.SIGSTOP) {
+			continue
+		}
+		var old sigaction
+		if _, _, e := syscall.RawSyscall6(syscall.SYS_RT_SIGACTION, sig, 0, uintptr(unsafe.Pointer(&old)), 8, 0, 0); e != 0 {
+			return uintptr(e)
+		}
+		if old.handler == sigDfl || old.handler == sigIgn {
+			continue
+		}
+		act := sigaction{handler: sigDfl}
+		if _, _, e := syscall.RawSyscall6(syscall.SYS_RT_SIGACTION, sig, uintptr(unsafe.Pointer(&act)), 0, 8, 0, 0); e != 0 {
+			return uintptr(e)
+		}
+	}
+	return 0
 }
 
 const sigSetmask = 2 // SIG_SETMASK

@@ -4,4 +4,4 @@ package helper
 
 // protocol identifies the sources of this package (a digest of its Go
 // files); see SameProtocol.
-var protocol = "ef2f27f74f20bb19d76d94f2a5853b26"
+var protocol = "faeaa76c9b977551b56c1dd8638781aa"
