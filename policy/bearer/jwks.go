@@ -38,6 +38,9 @@ const (
 	DefaultJWKSRefresh = time.Hour
 	// DefaultJWKSMinRefresh is the least time between two fetches.
 	DefaultJWKSMinRefresh = time.Minute
+	// DefaultJWKSMaxStale is how long past its refresh a set stays in
+	// force while it cannot be fetched again.
+	DefaultJWKSMaxStale = time.Hour
 	// maxJWKSKeys bounds the keys kept from one set.
 	maxJWKSKeys = 100
 )
@@ -85,7 +88,11 @@ var ErrKeysUnavailable = errors.New("the signing keys cannot be fetched")
 // last good set in force, and is retried no sooner than MinRefresh later;
 // a key the set in force cannot answer for then (no set fetched yet, or
 // a kid it lacks whose fetch failed) is an error wrapping
-// [ErrKeysUnavailable], never a key.
+// [ErrKeysUnavailable], never a key. The last good set stays in force
+// for at most MaxStale past its refresh: after that, while fetches fail,
+// every key is an error wrapping [ErrKeysUnavailable], so that a key the
+// authorization server has dropped stops being accepted even when its
+// set cannot be fetched.
 // Keys that cannot be used are skipped, each with the reason ([JWKS.Skipped]):
 // a "use" other than "sig", symmetric ("oct") keys, which have no place
 // in a published set, RSA keys under 2048 bits, points not on their
@@ -98,6 +105,7 @@ type JWKS struct {
 	Timeout    time.Duration // default DefaultJWKSTimeout
 	Refresh    time.Duration // default DefaultJWKSRefresh
 	MinRefresh time.Duration // default DefaultJWKSMinRefresh
+	MaxStale   time.Duration // default DefaultJWKSMaxStale
 	Logger     *slog.Logger  // fetch failures and skipped keys; default none
 
 	mu       sync.Mutex
@@ -123,8 +131,9 @@ func (s *JWKS) Key(ctx context.Context, kid, alg string) (any, error) {
 		now := time.Now()
 		k, known := s.keys[kid]
 		stale := s.keys == nil || !now.Before(s.expires)
+		tooOld := s.keys != nil && !now.Before(s.expires.Add(s.maxStale()))
 		mayFetch := s.tried.IsZero() || now.Sub(s.tried) >= s.minRefresh()
-		if s.fetching != nil && !waited && !known {
+		if s.fetching != nil && !waited && (!known || tooOld) {
 			wait := s.fetching
 			s.mu.Unlock()
 			select {
@@ -168,6 +177,11 @@ func (s *JWKS) Key(ctx context.Context, kid, alg string) (any, error) {
 			// is not due): nothing says whether the kid is good.
 			return nil, fmt.Errorf("jwks %s: key %q: %w: no key set fetched yet", s.URL, kid, ErrKeysUnavailable)
 		}
+		if tooOld {
+			// The set could not be fetched again for MaxStale past its
+			// refresh: it may still hold keys since dropped.
+			return nil, fmt.Errorf("jwks %s: key %q: %w: the last key set fetched is more than %v past its refresh", s.URL, kid, ErrKeysUnavailable, s.maxStale())
+		}
 		if !known {
 			return nil, fmt.Errorf("jwks %s: %w %q", s.URL, ErrUnknownKey, kid)
 		}
@@ -183,6 +197,13 @@ func (s *JWKS) Skipped() []string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return append([]string(nil), s.skipped...)
+}
+
+func (s *JWKS) maxStale() time.Duration {
+	if s.MaxStale > 0 {
+		return s.MaxStale
+	}
+	return DefaultJWKSMaxStale
 }
 
 func (s *JWKS) minRefresh() time.Duration {

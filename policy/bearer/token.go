@@ -29,6 +29,17 @@ type TokenVerifier interface {
 	VerifyToken(ctx context.Context, token string) (policy.Principal, error)
 }
 
+// An ExpiringVerifier is a [TokenVerifier] that also says until when a
+// token it accepts is accepted. [RequireToken] ends each request made
+// with such a token at that time, so that a response that lasts (an
+// event stream) never serves past its credential.
+type ExpiringVerifier interface {
+	TokenVerifier
+	// VerifyTokenUntil is VerifyToken, and also returns the time from
+	// which the token is no longer accepted; the zero time if never.
+	VerifyTokenUntil(ctx context.Context, token string) (policy.Principal, time.Time, error)
+}
+
 // maxTokenBytes bounds the bearer tokens read.
 const maxTokenBytes = 16 << 10
 
@@ -59,11 +70,19 @@ type JWTVerifier struct {
 
 // VerifyToken implements [TokenVerifier].
 func (v *JWTVerifier) VerifyToken(ctx context.Context, token string) (policy.Principal, error) {
+	p, _, err := v.VerifyTokenUntil(ctx, token)
+	return p, err
+}
+
+// VerifyTokenUntil implements [ExpiringVerifier]: a token is accepted
+// until its "exp" plus Leeway, on the clock of time.Now (when Now is
+// set, the time left by Now is counted from time.Now).
+func (v *JWTVerifier) VerifyTokenUntil(ctx context.Context, token string) (policy.Principal, time.Time, error) {
 	if len(token) > maxTokenBytes {
-		return policy.Principal{}, fmt.Errorf("%w: longer than %d bytes", ErrInvalidToken, maxTokenBytes)
+		return policy.Principal{}, time.Time{}, fmt.Errorf("%w: longer than %d bytes", ErrInvalidToken, maxTokenBytes)
 	}
 	if v.Issuer == "" || v.Audience == "" {
-		return policy.Principal{}, fmt.Errorf("%w: the verifier has no issuer or audience configured", ErrInvalidToken)
+		return policy.Principal{}, time.Time{}, fmt.Errorf("%w: the verifier has no issuer or audience configured", ErrInvalidToken)
 	}
 	opts := []jwt.ParserOption{
 		jwt.WithIssuer(v.Issuer), jwt.WithAudience(v.Audience), jwt.WithExpirationRequired(),
@@ -109,14 +128,23 @@ func (v *JWTVerifier) VerifyToken(ctx context.Context, token string) (policy.Pri
 		return key, nil
 	})
 	if errors.Is(err, ErrKeysUnavailable) {
-		return policy.Principal{}, fmt.Errorf("%w: %v", ErrKeysUnavailable, err)
+		return policy.Principal{}, time.Time{}, fmt.Errorf("%w: %v", ErrKeysUnavailable, err)
 	}
 	if err != nil {
-		return policy.Principal{}, fmt.Errorf("%w: %v", ErrInvalidToken, err)
+		return policy.Principal{}, time.Time{}, fmt.Errorf("%w: %v", ErrInvalidToken, err)
 	}
 	sub, _ := claims["sub"].(string)
 	if sub == "" {
-		return policy.Principal{}, fmt.Errorf("%w: no subject", ErrInvalidToken)
+		return policy.Principal{}, time.Time{}, fmt.Errorf("%w: no subject", ErrInvalidToken)
+	}
+	exp, err := claims.GetExpirationTime()
+	if err != nil || exp == nil {
+		// The parser requires and checks exp: not reached.
+		return policy.Principal{}, time.Time{}, fmt.Errorf("%w: no expiry", ErrInvalidToken)
+	}
+	until := exp.Add(v.Leeway)
+	if v.Now != nil {
+		until = time.Now().Add(until.Sub(v.Now()))
 	}
 	p := policy.Principal{ID: sub}
 	rc := v.RolesClaim
@@ -138,7 +166,7 @@ func (v *JWTVerifier) VerifyToken(ctx context.Context, token string) (policy.Pri
 			p.Attrs[name] = val
 		}
 	}
-	return p, nil
+	return p, until, nil
 }
 
 // RequireToken returns HTTP middleware for a resource server: a request
@@ -151,7 +179,10 @@ func (v *JWTVerifier) VerifyToken(ctx context.Context, token string) (policy.Pri
 // Request with error="invalid_request" for a request with more than one
 // Authorization header, which could be read as either; and 503 Service
 // Unavailable, with Retry-After, when the token's key cannot be fetched
-// ([ErrKeysUnavailable]).
+// ([ErrKeysUnavailable]). When v is an [ExpiringVerifier], the request's
+// context ends when its token expires: a response still being served
+// then (an event stream, a call) is cut, and a client goes on with a
+// new request carrying a fresh token.
 func RequireToken(v TokenVerifier, metadataURL string) func(http.Handler) http.Handler {
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -162,9 +193,14 @@ func RequireToken(v TokenVerifier, metadataURL string) func(http.Handler) http.H
 			}
 			scheme, token, _ := strings.Cut(r.Header.Get("Authorization"), " ")
 			var p policy.Principal
+			var until time.Time
 			err := fmt.Errorf("%w: no bearer token", ErrInvalidToken)
 			if strings.EqualFold(scheme, "Bearer") && token != "" {
-				p, err = v.VerifyToken(r.Context(), strings.TrimSpace(token))
+				if ev, ok := v.(ExpiringVerifier); ok {
+					p, until, err = ev.VerifyTokenUntil(r.Context(), strings.TrimSpace(token))
+				} else {
+					p, err = v.VerifyToken(r.Context(), strings.TrimSpace(token))
+				}
 			}
 			if errors.Is(err, ErrKeysUnavailable) {
 				w.Header().Set("Retry-After", "60")
@@ -180,7 +216,13 @@ func RequireToken(v TokenVerifier, metadataURL string) func(http.Handler) http.H
 				http.Error(w, "unauthorized: a valid bearer token is required", http.StatusUnauthorized)
 				return
 			}
-			next.ServeHTTP(w, r.WithContext(policy.WithPrincipal(r.Context(), p)))
+			ctx := policy.WithPrincipal(r.Context(), p)
+			if !until.IsZero() {
+				var cancel context.CancelFunc
+				ctx, cancel = context.WithDeadline(ctx, until)
+				defer cancel()
+			}
+			next.ServeHTTP(w, r.WithContext(ctx))
 		})
 	}
 }

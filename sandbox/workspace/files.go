@@ -78,7 +78,11 @@ func (ts *Toolset) writable(rel string) (string, error) {
 	if rel == "." {
 		return "", errors.New("the path names the workspace itself, not a file")
 	}
-	if prot, ok := ts.protectedBy(rel); ok {
+	prot, ok, err := ts.protectedBy(rel)
+	if err != nil {
+		return "", err
+	}
+	if ok {
 		return "", fmt.Errorf("%s is protected (%s stays read-only)", rel, prot)
 	}
 	return rel, nil

@@ -40,7 +40,19 @@ const (
 	// refuses the path, a link as the last one is the name itself, which
 	// a write replaces (the write tools).
 	keepFinalLink
+	// whereLeads follows every link, dangling ones too (a component
+	// missing after a link is kept as written, as the kernel would create
+	// it), to find where a protected path leads: the write tools refuse
+	// that too. A path that leaves the workspace, or goes below a file,
+	// is errUnwritable; a name in another case than on disk is no
+	// refusal (protection ignores case).
+	whereLeads
 )
+
+// errUnwritable is resolve's error, in mode whereLeads, for a path the
+// tools cannot write: one that leads out of the workspace, or below a
+// file.
+var errUnwritable = errors.New("leads where the tools cannot write")
 
 // A component of a path being resolved, with the link whose target it
 // came from ("" for one the model wrote).
@@ -97,6 +109,9 @@ func (ts *Toolset) resolve(p string, mode linkMode) (string, error) {
 			continue
 		case "..":
 			if len(done) == 0 {
+				if mode == whereLeads {
+					return "", errUnwritable
+				}
 				if c.link != "" {
 					return "", refuse("escapes the workspace through the symbolic link %s", c.link)
 				}
@@ -108,6 +123,19 @@ func (ts *Toolset) resolve(p string, mode linkMode) (string, error) {
 		cand := path.Join(append(done, c.name)...)
 		fi, err := ts.root.Lstat(cand)
 		if errors.Is(err, fs.ErrNotExist) {
+			if mode == whereLeads {
+				// Nothing below a missing directory exists: the rest
+				// is read as the kernel would create it.
+				names := []string{cand}
+				for _, r := range parts {
+					names = append(names, r.name)
+				}
+				rest := path.Join(names...)
+				if rest == ".." || strings.HasPrefix(rest, "../") {
+					return "", errUnwritable
+				}
+				return bounded(p, rest)
+			}
 			if c.link != "" {
 				return "", refuse("leads through the symbolic link %s to %s, which does not exist", c.link, cand)
 			}
@@ -134,9 +162,12 @@ func (ts *Toolset) resolve(p string, mode linkMode) (string, error) {
 		}
 		if fi.Mode()&fs.ModeSymlink == 0 {
 			if !fi.IsDir() && len(parts) > 0 {
+				if mode == whereLeads {
+					return "", errUnwritable
+				}
 				return "", refuse("uses %s, a file, as a directory", cand)
 			}
-			if err := ts.exactName(done, c.name, fi); err != nil {
+			if err := ts.exactName(done, c.name, fi); err != nil && mode != whereLeads {
 				return "", refuse("%v", err)
 			}
 			done = append(done, c.name)
@@ -166,6 +197,9 @@ func (ts *Toolset) resolve(p string, mode linkMode) (string, error) {
 			return "", refuse("goes through the symbolic link %s, whose target %s", cand, bad)
 		}
 		if path.IsAbs(target) {
+			if mode == whereLeads {
+				return "", errUnwritable
+			}
 			return "", refuse("escapes the workspace through the symbolic link %s (to %s)", cand, target)
 		}
 		expanded := make([]component, 0, strings.Count(target, "/")+1+len(parts))

@@ -13,7 +13,8 @@
 // bytes that are not UTF-8 are refused with a message the model can act
 // on. The tools that write follow no link at all, and refuse the policy's
 // protected paths (such as .git/hooks or .bashrc), which stay read-only
-// inside the sandbox too.
+// inside the sandbox too, with the hooks and config of the other
+// repositories git would use in the workspace and the .git entry itself.
 //
 // Every tool bounds its work: reads, listings, matches and output are
 // capped, and a capped result says so.
@@ -25,11 +26,13 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 
 	"github.com/miniopenclaw/tool"
 	"github.com/miniopenclaw/tool/sandbox"
+	"github.com/miniopenclaw/tool/sandbox/internal/protected"
 )
 
 // Bounds on the work one call may do.
@@ -133,19 +136,46 @@ func (ts *Toolset) Close() error {
 }
 
 // protectedBy returns the protected path that covers rel, a resolved
-// path, if any. Case is ignored, so that a file system that ignores it
+// path, if any, or an error when the protected paths cannot be judged. Case is ignored, so that a file system that ignores it
 // cannot turn .GIT/hooks into a way around .git/hooks; on one that does
-// not, refusing .GIT/hooks too costs nothing.
-func (ts *Toolset) protectedBy(rel string) (string, bool) {
+// not, refusing .GIT/hooks too costs nothing. When git's hooks or config
+// are protected, so are those of every repository git would use in the
+// workspace, as the sandbox protects them (the one a .git file names,
+// the submodules' under .git/modules), and the .git entry itself: a .git
+// file written, or rewritten, would lead git to a repository of the
+// model's making. A protected path that is, or passes through, a
+// symbolic link inside the workspace protects where it leads as well
+// (git follows the link); one whose links cannot be followed (a loop,
+// too many) refuses every write, as the sandbox refuses to run.
+func (ts *Toolset) protectedBy(rel string) (string, bool, error) {
 	prot := ts.policy.Protected
 	if prot == nil {
 		prot = sandbox.DefaultProtected()
 	}
+	clean := make([]string, 0, len(prot))
 	for _, p := range prot {
-		p = path.Clean(filepath.ToSlash(p))
-		if strings.EqualFold(rel, p) || len(rel) > len(p) && rel[len(p)] == '/' && strings.EqualFold(rel[:len(p)], p) {
-			return p, true
+		clean = append(clean, path.Clean(filepath.ToSlash(p)))
+	}
+	if slices.Contains(clean, ".git/hooks") || slices.Contains(clean, ".git/config") {
+		if strings.EqualFold(rel, ".git") {
+			return ".git", true, nil
+		}
+		clean = protected.Git(ts.policy.Workspace, clean)
+	}
+	for _, p := range clean[:len(clean):len(clean)] {
+		r, err := ts.resolve(p, whereLeads)
+		switch {
+		case errors.Is(err, errUnwritable):
+		case err != nil:
+			return "", false, fmt.Errorf("the protected path %s cannot be judged, so nothing is written: %w", p, err)
+		case r != p:
+			clean = append(clean, r)
 		}
 	}
-	return "", false
+	for _, p := range clean {
+		if strings.EqualFold(rel, p) || len(rel) > len(p) && rel[len(p)] == '/' && strings.EqualFold(rel[:len(p)], p) {
+			return p, true, nil
+		}
+	}
+	return "", false, nil
 }

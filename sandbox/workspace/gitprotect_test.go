@@ -1,0 +1,195 @@
+package workspace
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/miniopenclaw/tool/sandbox"
+)
+
+// gitRepo lays out a git repository's directory at dir: what git looks
+// for (HEAD, objects) and what it runs or obeys (hooks, config).
+func gitRepo(t *testing.T, dir string) {
+	t.Helper()
+	for _, d := range []string{"hooks", "objects"} {
+		if err := os.MkdirAll(filepath.Join(dir, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for name, text := range map[string]string{"HEAD": "ref: refs/heads/main\n", "config": "[core]\n\tbare = false\n"} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// writeHost writes text to ws/rel, making its directories.
+func writeHost(t *testing.T, ws, rel, text string) {
+	t.Helper()
+	p := filepath.Join(ws, rel)
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestCatalogGitThroughFileTools is catalog A's rows A46 and A49 (the
+// repositories git would use besides .git/hooks and .git/config:
+// sandbox/catalog_linux_test.go) made with the file tools instead of a
+// sandboxed command. The sandbox keeps these paths read-only in a run
+// (protected.Git), so the tools that write must refuse them too: git
+// runs a planted hook, or a core.fsmonitor command, on the host, outside
+// any sandbox, the next time the user runs it in the workspace.
+//
+// Each row: the attack, under the default protected paths, is refused
+// as protected and the host-side check finds the target unchanged; the
+// control, the same call in a workspace whose policy protects only
+// .bashrc (no git paths), changes the target, so what refuses it is the
+// git protection.
+func TestCatalogGitThroughFileTools(t *testing.T) {
+	const hook = "#!/bin/sh\ntouch PWNED\n"
+	gitFile := func(t *testing.T, ws string) {
+		writeHost(t, ws, ".git", "gitdir: modules/sub.git\n")
+		gitRepo(t, filepath.Join(ws, "modules", "sub.git"))
+	}
+	submodule := func(t *testing.T, ws string) {
+		gitRepo(t, filepath.Join(ws, ".git"))
+		gitRepo(t, filepath.Join(ws, ".git", "modules", "lib", "sub"))
+	}
+	rows := []struct {
+		id, name string
+		setup    func(t *testing.T, ws string)
+		tool     string
+		args     any
+		target   string // the path, relative to the workspace, the attack changes
+	}{
+		{id: "A46-files-1", name: "rewrite a .git file (worktree, submodule) to lead elsewhere", setup: gitFile,
+			tool: "write_file", args: WriteArgs{Path: ".git", Content: "gitdir: /srv/evil\n"}, target: ".git"},
+		{id: "A46-files-2", name: "plant a hook in the repository a .git file leads to inside the workspace", setup: gitFile,
+			tool: "write_file", args: WriteArgs{Path: "modules/sub.git/hooks/pre-commit", Content: hook}, target: "modules/sub.git/hooks/pre-commit"},
+		{id: "A46-files-3", name: "plant core.fsmonitor in the repository a .git file leads to, edited", setup: gitFile,
+			tool: "edit_file", args: EditArgs{Path: "modules/sub.git/config", Old: "[core]", New: "[core]\n\tfsmonitor = touch PWNED"}, target: "modules/sub.git/config"},
+		{id: "A46-files-4", name: "plant core.fsmonitor in a submodule's repository under .git/modules", setup: submodule,
+			tool: "edit_file", args: EditArgs{Path: ".git/modules/lib/sub/config", Old: "[core]", New: "[core]\n\tfsmonitor = touch PWNED"}, target: ".git/modules/lib/sub/config"},
+		{id: "A46-files-5", name: "plant a hook in a submodule's repository under .git/modules", setup: submodule,
+			tool: "write_file", args: WriteArgs{Path: ".git/modules/lib/sub/hooks/post-checkout", Content: hook}, target: ".git/modules/lib/sub/hooks/post-checkout"},
+		{id: "A46-files-6", name: "plant a hook through .git/hooks, a link to hooks kept elsewhere in the workspace (as repo's checkouts have)", setup: func(t *testing.T, ws string) {
+			gitRepo(t, filepath.Join(ws, ".git"))
+			os.RemoveAll(filepath.Join(ws, ".git", "hooks"))
+			if err := os.MkdirAll(filepath.Join(ws, "store", "hooks"), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Symlink("../store/hooks", filepath.Join(ws, ".git", "hooks")); err != nil {
+				t.Fatal(err)
+			}
+		}, tool: "write_file", args: WriteArgs{Path: "store/hooks/pre-commit", Content: hook}, target: "store/hooks/pre-commit"},
+		{id: "A46-files-7", name: "plant a hook where .git/hooks, a dangling link, leads, making its directories", setup: func(t *testing.T, ws string) {
+			gitRepo(t, filepath.Join(ws, ".git"))
+			os.RemoveAll(filepath.Join(ws, ".git", "hooks"))
+			if err := os.Symlink("../store/hooks", filepath.Join(ws, ".git", "hooks")); err != nil {
+				t.Fatal(err)
+			}
+		}, tool: "write_file", args: WriteArgs{Path: "store/hooks/pre-commit", Content: hook}, target: "store/hooks/pre-commit"},
+		{id: "A46-files-8", name: "plant core.fsmonitor where .git, a link to the repository kept elsewhere in the workspace, leads", setup: func(t *testing.T, ws string) {
+			gitRepo(t, filepath.Join(ws, "store", "repo"))
+			if err := os.Symlink("store/repo", filepath.Join(ws, ".git")); err != nil {
+				t.Fatal(err)
+			}
+		}, tool: "edit_file", args: EditArgs{Path: "store/repo/config", Old: "[core]", New: "[core]\n\tfsmonitor = touch PWNED"}, target: "store/repo/config"},
+		{id: "A46-files-9", name: "plant a hook in a submodule's repository under .git/modules, where .git is a link", setup: func(t *testing.T, ws string) {
+			gitRepo(t, filepath.Join(ws, "store", "repo"))
+			gitRepo(t, filepath.Join(ws, "store", "repo", "modules", "sub"))
+			if err := os.Symlink("store/repo", filepath.Join(ws, ".git")); err != nil {
+				t.Fatal(err)
+			}
+		}, tool: "write_file", args: WriteArgs{Path: "store/repo/modules/sub/hooks/pre-push", Content: hook}, target: "store/repo/modules/sub/hooks/pre-push"},
+		{id: "A49-files-1", name: "write a .git file naming a repository in a workspace without .git", setup: func(t *testing.T, ws string) {
+			gitRepo(t, filepath.Join(ws, "modules", "evil"))
+			writeHost(t, ws, "modules/evil/hooks/pre-commit", hook)
+		}, tool: "write_file", args: WriteArgs{Path: ".git", Content: "gitdir: modules/evil\n"}, target: ".git"},
+	}
+	for _, row := range rows {
+		t.Run(row.id+" "+row.name, func(t *testing.T) {
+			for _, control := range []bool{false, true} {
+				ws := filepath.Join(t.TempDir(), "ws")
+				if err := os.Mkdir(ws, 0o755); err != nil {
+					t.Fatal(err)
+				}
+				row.setup(t, ws)
+				before, _ := os.ReadFile(filepath.Join(ws, row.target))
+				p := sandbox.Policy{Workspace: ws}
+				if control {
+					p.Protected = []string{".bashrc"}
+				}
+				ts, err := New(p)
+				if err != nil {
+					t.Fatal(err)
+				}
+				e := &env{ws: ws, ts: ts}
+				r := e.call(t, row.tool, row.args)
+				ts.Close()
+				after, _ := os.ReadFile(filepath.Join(ws, row.target))
+				changed := string(after) != string(before)
+				if control {
+					if r.IsError || !changed {
+						t.Fatalf("control (git paths not protected): %s did not change %s: %+v", row.tool, row.target, r)
+					}
+					continue
+				}
+				if !r.IsError || !strings.Contains(r.Error, "protected") {
+					t.Errorf("attack: %s = %+v, want a refusal as protected", row.tool, r)
+				}
+				if changed {
+					t.Errorf("attack: %s changed to %q", row.target, after)
+				}
+				// The protection refuses the attack, not every write.
+				if ts, err = New(p); err != nil {
+					t.Fatal(err)
+				}
+				e.ts = ts
+				if r := e.call(t, "write_file", WriteArgs{Path: "notes/todo.txt", Content: "ok"}); r.IsError {
+					t.Errorf("a plain write in the same workspace: %+v", r)
+				}
+				ts.Close()
+			}
+		})
+	}
+}
+
+// TestProtectedLinkLoop: a protected path whose links cannot be followed
+// (a loop) cannot be judged, so every write is refused, as the sandbox
+// refuses to run in such a workspace; the control, a workspace whose
+// policy does not protect that path, writes.
+func TestProtectedLinkLoop(t *testing.T) {
+	for _, control := range []bool{false, true} {
+		ws := t.TempDir()
+		if err := os.Symlink(".vscode", filepath.Join(ws, ".vscode")); err != nil {
+			t.Fatal(err)
+		}
+		p := sandbox.Policy{Workspace: ws}
+		if control {
+			p.Protected = []string{".bashrc"}
+		}
+		ts, err := New(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		e := &env{ws: ws, ts: ts}
+		r := e.call(t, "write_file", WriteArgs{Path: "notes.txt", Content: "x"})
+		ts.Close()
+		_, statErr := os.Stat(filepath.Join(ws, "notes.txt"))
+		if control {
+			if r.IsError || statErr != nil {
+				t.Errorf("control: %+v", r)
+			}
+			continue
+		}
+		if !r.IsError || !strings.Contains(r.Error, "cannot be judged") || statErr == nil {
+			t.Errorf("a loop at the protected .vscode: %+v (file: %v), want every write refused", r, statErr)
+		}
+	}
+}
