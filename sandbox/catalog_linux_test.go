@@ -464,6 +464,21 @@ func catalog() []catalogRow {
 				resetGit(t, f)
 				return []string{"plant", f.ws, ".git", "gitdir: modules/evil\n", "modules/evil/hooks/pre-commit", plantedHook}, exists(filepath.Join(f.ws, ".git"))
 			}},
+		{id: "A51", name: "redirect git's common directory: plant .git/commondir leading to a repository with core.fsmonitor", noContainer: notWorkspaceBudget, allowed: true,
+			setup: func(t *testing.T, f *fixture) ([]string, func() bool) {
+				resetGit(t, f)
+				gitdirLayout(t, filepath.Join(f.ws, ".git"))
+				chownAll(t, f.ws)
+				return []string{"plant", f.ws, "modules/evil/config", plantedConfig, "modules/evil/HEAD", "ref: refs/heads/main\n", ".git/commondir", "../modules/evil\n"},
+					exists(filepath.Join(f.ws, ".git", "commondir"))
+			}},
+		{id: "A51", name: "plant .git/config.worktree (read when the config sets extensions.worktreeConfig)", noContainer: notWorkspaceBudget, allowed: true,
+			setup: func(t *testing.T, f *fixture) ([]string, func() bool) {
+				resetGit(t, f)
+				gitdirLayout(t, filepath.Join(f.ws, ".git"))
+				chownAll(t, f.ws)
+				return []string{"plant", f.ws, ".git/config.worktree", plantedConfig}, exists(filepath.Join(f.ws, ".git", "config.worktree"))
+			}},
 		{id: "A18", name: "exhaust the private /tmp's inodes", policy: func(p *Policy) { p.Limits.Tmp = 1 << 20 }, setup: func(t *testing.T, f *fixture) ([]string, func() bool) {
 			return []string{"manyfiles", "3000"}, nil
 		}, want: []string{"no space left"}, container: inContainer},

@@ -217,6 +217,10 @@ func DefaultProtected() []string { return slices.Clone(defaultProtected) }
 
 var defaultProtected = []string{
 	".git/hooks", ".git/config", ".gitmodules", ".gitconfig",
+	// What git reads in place of .git/config and .git/hooks: the common
+	// directory a commondir file names, a worktree's own config, and the
+	// linked worktrees' gitdirs (their commondir and config).
+	".git/commondir", ".git/config.worktree", ".git/worktrees",
 	".bashrc", ".bash_profile", ".zshrc", ".profile",
 	".mcp.json", ".ripgreprc", ".vscode", ".idea",
 	".claude/commands", ".claude/agents",
@@ -366,8 +370,9 @@ type Policy struct {
 	// replace, and a file found where such a directory was expected (a
 	// .git file naming the repository) is read-only. When the list names
 	// .git/hooks or .git/config, the hooks and config of the repositories
-	// git would use inside the workspace are protected too: the one a .git
-	// file names and submodules' repositories under modules.
+	// git would use inside the workspace are protected too, with what git
+	// reads in their place (commondir, config.worktree, worktrees): the
+	// one a .git file names and submodules' repositories under modules.
 	//
 	// A path that does not exist when the run starts cannot be protected
 	// in the run's view: a read-only mount needs an existing file or

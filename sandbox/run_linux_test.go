@@ -275,15 +275,17 @@ func TestProtectedChangedIsReported(t *testing.T) {
 	f := newFixture(t)
 	p := f.policy()
 	p.Without = []Layer{LayerUserNS}
+	// Every default protected path under .git, as .git itself changed.
+	underGit := []string{".git/hooks", ".git/config", ".git/commondir", ".git/config.worktree", ".git/worktrees"}
 	for _, tc := range []struct {
 		name string
 		args []string
 		want []string
 	}{
 		{"untouched", []string{"write", filepath.Join(f.ws, ".git", "objects", "o1")}, nil},
-		{"replaced", []string{"replace", filepath.Join(f.ws, ".git"), "hooks/pre-commit", plantedHook, "config", plantedConfig}, []string{".git/hooks", ".git/config"}},
+		{"replaced", []string{"replace", filepath.Join(f.ws, ".git"), "hooks/pre-commit", plantedHook, "config", plantedConfig}, underGit},
 		{"claude", []string{"replace", filepath.Join(f.ws, ".claude"), "commands/x.md", "x"}, []string{".claude/commands", ".claude/agents"}},
-		{"gitfile", []string{"append", filepath.Join(f.ws, ".git")}, []string{".git/hooks", ".git/config"}},
+		{"gitfile", []string{"append", filepath.Join(f.ws, ".git")}, underGit},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			structureSetup(".git")(t, f)
@@ -313,7 +315,11 @@ func TestGitProtected(t *testing.T) {
 	gitdirLayout(t, filepath.Join(ws, ".git", "modules", "a", "b", "modules", "c"))
 	must(t, os.MkdirAll(filepath.Join(ws, ".git", "modules", "notrepo"), 0o755))
 	got := protected.Git(ws, []string{".git/hooks", ".git/config"})
-	want := []string{".git/hooks", ".git/config", ".git/modules/a/b/hooks", ".git/modules/a/b/config", ".git/modules/a/b/modules/c/hooks", ".git/modules/a/b/modules/c/config"}
+	var want []string
+	for _, repo := range []string{".git/modules/a/b", ".git/modules/a/b/modules/c"} {
+		want = append(want, repoLeaves(repo)...)
+	}
+	want = append([]string{".git/hooks", ".git/config"}, want...)
 	if !slices.Equal(got, want) {
 		t.Errorf("directory: %q, want %q", got, want)
 	}
@@ -329,7 +335,7 @@ func TestGitProtected(t *testing.T) {
 		got := protected.Git(ws, []string{".git/hooks"})
 		want := []string{".git/hooks"}
 		if tc.want != "" {
-			want = append(want, tc.want+"/hooks", tc.want+"/config")
+			want = append(want, repoLeaves(tc.want)...)
 		}
 		if !slices.Equal(got, want) {
 			t.Errorf("%q: %q, want %q", tc.gitdir, got, want)
@@ -338,6 +344,15 @@ func TestGitProtected(t *testing.T) {
 	if got := protected.Git(ws, []string{".bashrc"}); !slices.Equal(got, []string{".bashrc"}) {
 		t.Errorf("without git's paths: %q", got)
 	}
+}
+
+// repoLeaves is what protected.Git protects of the repository repo.
+func repoLeaves(repo string) []string {
+	var out []string
+	for _, leaf := range []string{"hooks", "config", "commondir", "config.worktree", "worktrees"} {
+		out = append(out, repo+"/"+leaf)
+	}
+	return out
 }
 
 // TestWriteBudgetSpent checks when a run's /tmp counts as used up.

@@ -6,10 +6,12 @@ import (
 	"crypto/rsa"
 	"crypto/x509"
 	"encoding/pem"
+	"fmt"
 	"io"
 	"net/http"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -100,4 +102,81 @@ func (f *hFix) openStream(sid, token string) <-chan error {
 		end <- err
 	}()
 	return end
+}
+
+// TestCatalogH35AlternateRoutes is row H35 of catalog H, kept because the
+// rows of TestCatalogH all use POST /mcp: the same write_file call sent
+// without a token by another method (OPTIONS, HEAD, PUT, PATCH, GET,
+// DELETE) or to another spelling of the endpoint (a double slash, a
+// trailing slash, another case, an escaped letter or slash, dot
+// segments) never runs: /mcp answers 401 whatever the method, and every
+// other spelling is not the endpoint (a redirect, which is not followed
+// here, or 404), so it reaches no handler that runs tools. The control:
+// the same call on POST /mcp with Ann's token runs. (Blocked when
+// tried: no finding.)
+func TestCatalogH35AlternateRoutes(t *testing.T) {
+	dir := t.TempDir()
+	f := &hFix{t: t, jti: new(atomic.Int64), ws: filepath.Join(dir, "ws"), audit: filepath.Join(dir, "audit.jsonl")}
+	if err := os.Mkdir(f.ws, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	var err error
+	if f.priv, err = rsa.GenerateKey(rand.Reader, 2048); err != nil {
+		t.Fatal(err)
+	}
+	der, _ := x509.MarshalPKIXPublicKey(&f.priv.PublicKey)
+	keyFile, pol := filepath.Join(dir, "rsa.pem"), filepath.Join(dir, "writers.cedar")
+	os.WriteFile(keyFile, pem.EncodeToMemory(&pem.Block{Type: "PUBLIC KEY", Bytes: der}), 0o600)
+	os.WriteFile(pol, []byte(catPolicy), 0o600)
+	f.addr = startHTTP(t, "--workspace", f.ws, "--policy", pol, "--audit", f.audit,
+		"--auth-key", keyFile, "--auth-issuer", catIssuer, "--auth-audience", catAudience)
+
+	noRedirect := &http.Client{Transport: &http.Transport{DisableKeepAlives: true},
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	send := func(method, target, token, file string) int {
+		t.Helper()
+		body := `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"write_file","arguments":{"path":"` + file +
+			`","content":"x"},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`
+		req, err := http.NewRequest(method, "http://"+f.addr+"/", strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.URL.Opaque = "//" + f.addr + target // sent as written, not cleaned
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		req.Header.Set("Mcp-Protocol-Version", "2026-07-28")
+		req.Header.Set("Mcp-Method", "tools/call")
+		req.Header.Set("Mcp-Name", "write_file")
+		if token != "" {
+			req.Header.Set("Authorization", "Bearer "+token)
+		}
+		resp, err := noRedirect.Do(req)
+		if err != nil {
+			t.Fatalf("%s %s: %v", method, target, err)
+		}
+		io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<20))
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	i := 0
+	for _, method := range []string{"POST", "OPTIONS", "HEAD", "PUT", "PATCH", "GET", "DELETE"} {
+		for _, target := range []string{"/mcp", "//mcp", "/mcp/", "/MCP", "/%6dcp", "/mcp%2F", "/./mcp", "/x/../mcp", "/mcp/.", "/ui/../mcp"} {
+			i++
+			file := fmt.Sprintf("h35-%d.txt", i)
+			before := len(auditRecords(t, f.audit))
+			status := send(method, target, "", file)
+			if target == "/mcp" && status != http.StatusUnauthorized {
+				t.Errorf("%s %s without a token: %d, want 401", method, target, status)
+			}
+			if status >= 200 && status < 300 {
+				t.Errorf("%s %s without a token: %d", method, target, status)
+			}
+			if f.written(file) || len(auditRecords(t, f.audit)) != before {
+				t.Errorf("%s %s without a token: the call ran", method, target)
+			}
+		}
+	}
+	if status := send("POST", "/mcp", f.token("ann"), "h35-control.txt"); status != http.StatusOK || !f.written("h35-control.txt") {
+		t.Fatalf("control: POST /mcp with Ann's token: %d", status)
+	}
 }

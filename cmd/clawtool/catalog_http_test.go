@@ -402,7 +402,9 @@ func catalogH() []hRow {
 		// (catalog_http_stream_test.go). H34, a key dropped from the
 		// key set while the set cannot be fetched, needs an hour to
 		// pass: TestJWKSStaleSetIsBounded (policy/bearer), under
-		// testing/synctest.
+		// testing/synctest. H35, the call by other methods and
+		// spellings of the endpoint without a token, is
+		// TestCatalogH35AlternateRoutes (catalog_http_stream_test.go).
 	}
 }
 

@@ -37,10 +37,12 @@ func writeHost(t *testing.T, ws, rel, text string) {
 	}
 }
 
-// TestCatalogGitThroughFileTools is catalog A's rows A46 and A49 (the
+// TestCatalogGitThroughFileTools is catalog A's rows A46, A49 and A51 (the
 // repositories git would use besides .git/hooks and .git/config:
 // sandbox/catalog_linux_test.go) made with the file tools instead of a
-// sandboxed command. The sandbox keeps these paths read-only in a run
+// sandboxed command, and A52, nested repositories, which only the file
+// tools refuse so far (a sandboxed run protects the workspace's own
+// repository and those it leads to, not one cloned in a subdirectory). The sandbox keeps these paths read-only in a run
 // (protected.Git), so the tools that write must refuse them too: git
 // runs a planted hook, or a core.fsmonitor command, on the host, outside
 // any sandbox, the next time the user runs it in the workspace.
@@ -107,6 +109,26 @@ func TestCatalogGitThroughFileTools(t *testing.T) {
 				t.Fatal(err)
 			}
 		}, tool: "write_file", args: WriteArgs{Path: "store/repo/modules/sub/hooks/pre-push", Content: hook}, target: "store/repo/modules/sub/hooks/pre-push"},
+		{id: "A51-files-1", name: "redirect git's common directory with .git/commondir", setup: func(t *testing.T, ws string) {
+			gitRepo(t, filepath.Join(ws, ".git"))
+			gitRepo(t, filepath.Join(ws, "modules", "evil"))
+		}, tool: "write_file", args: WriteArgs{Path: ".git/commondir", Content: "../modules/evil\n"}, target: ".git/commondir"},
+		{id: "A51-files-2", name: "plant .git/config.worktree", setup: func(t *testing.T, ws string) { gitRepo(t, filepath.Join(ws, ".git")) },
+			tool: "write_file", args: WriteArgs{Path: ".git/config.worktree", Content: "[core]\n\tfsmonitor = touch PWNED\n"}, target: ".git/config.worktree"},
+		{id: "A51-files-3", name: "redirect a submodule's repository with its commondir", setup: submodule,
+			tool: "write_file", args: WriteArgs{Path: ".git/modules/lib/sub/commondir", Content: "../../../../modules/evil\n"}, target: ".git/modules/lib/sub/commondir"},
+		{id: "A52-files-1", name: "plant core.fsmonitor in a nested repository's config", setup: func(t *testing.T, ws string) {
+			gitRepo(t, filepath.Join(ws, ".git"))
+			gitRepo(t, filepath.Join(ws, "vendor", "lib", ".git"))
+		}, tool: "edit_file", args: EditArgs{Path: "vendor/lib/.git/config", Old: "[core]", New: "[core]\n\tfsmonitor = touch PWNED"}, target: "vendor/lib/.git/config"},
+		{id: "A52-files-2", name: "plant a hook in a nested repository", setup: func(t *testing.T, ws string) { gitRepo(t, filepath.Join(ws, "vendor", "lib", ".git")) },
+			tool: "write_file", args: WriteArgs{Path: "vendor/lib/.git/hooks/pre-commit", Content: hook}, target: "vendor/lib/.git/hooks/pre-commit"},
+		{id: "A52-files-3", name: "rewrite a nested checkout's .git file (a submodule's)", setup: func(t *testing.T, ws string) {
+			gitRepo(t, filepath.Join(ws, ".git", "modules", "lib"))
+			writeHost(t, ws, "lib/.git", "gitdir: ../.git/modules/lib\n")
+		}, tool: "write_file", args: WriteArgs{Path: "lib/.git", Content: "gitdir: ../evil\n"}, target: "lib/.git"},
+		{id: "A52-files-4", name: "write into .GIT, .git in another case (the same directory where case is ignored)", setup: func(t *testing.T, ws string) { gitRepo(t, filepath.Join(ws, ".git")) },
+			tool: "write_file", args: WriteArgs{Path: ".GIT/objects/info/alternates", Content: "/srv/evil/objects\n"}, target: ".GIT/objects/info/alternates"},
 		{id: "A49-files-1", name: "write a .git file naming a repository in a workspace without .git", setup: func(t *testing.T, ws string) {
 			gitRepo(t, filepath.Join(ws, "modules", "evil"))
 			writeHost(t, ws, "modules/evil/hooks/pre-commit", hook)

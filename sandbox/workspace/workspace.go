@@ -141,9 +141,10 @@ func (ts *Toolset) Close() error {
 // not, refusing .GIT/hooks too costs nothing. When git's hooks or config
 // are protected, so are those of every repository git would use in the
 // workspace, as the sandbox protects them (the one a .git file names,
-// the submodules' under .git/modules), and the .git entry itself: a .git
-// file written, or rewritten, would lead git to a repository of the
-// model's making. A protected path that is, or passes through, a
+// the submodules' under .git/modules), and every .git entry and what it
+// holds, at any depth: a .git file written, or rewritten, would lead git
+// to a repository of the model's making, and a nested repository's
+// hooks and config run when git is used in it. A protected path that is, or passes through, a
 // symbolic link inside the workspace protects where it leads as well
 // (git follows the link); one whose links cannot be followed (a loop,
 // too many) refuses every write, as the sandbox refuses to run.
@@ -157,8 +158,13 @@ func (ts *Toolset) protectedBy(rel string) (string, bool, error) {
 		clean = append(clean, path.Clean(filepath.ToSlash(p)))
 	}
 	if slices.Contains(clean, ".git/hooks") || slices.Contains(clean, ".git/config") {
-		if strings.EqualFold(rel, ".git") {
-			return ".git", true, nil
+		// No tool writes a .git entry or anything in one, at any depth:
+		// a nested repository's hooks and config run as the
+		// workspace's do, when git is used there.
+		for _, c := range strings.Split(rel, "/") {
+			if strings.EqualFold(c, ".git") {
+				return ".git", true, nil
+			}
 		}
 		clean = protected.Git(ts.policy.Workspace, clean)
 	}

@@ -22,7 +22,8 @@ const (
 	maxProtectedEntries = 4096
 )
 
-// Git adds to protected the hooks and config of the other
+// Git adds to protected the hooks and config (and what git reads in
+// their place: commondir, config.worktree, worktrees) of the other
 // repositories git would use in ws, when protected names git's own
 // (.git/hooks or .git/config): the repository a .git file names
 // ("gitdir: ...", worktrees and submodules), when it lies inside ws, and
@@ -35,7 +36,7 @@ func Git(ws string, protected []string) []string {
 	}
 	out := slices.Clone(protected)
 	add := func(repo string) {
-		for _, leaf := range []string{"hooks", "config"} {
+		for _, leaf := range []string{"hooks", "config", "commondir", "config.worktree", "worktrees"} {
 			if p := repo + "/" + leaf; !slices.Contains(out, p) {
 				out = append(out, p)
 			}
