@@ -29,6 +29,13 @@
 // is at most LIMIT, or at least -LIMIT when LIMIT is negative; else "✗")
 // and MeetsAtLoad NAME METRIC LIMIT MIN (Meets, for a run whose load was
 // at least MIN throughout; otherwise no mark and the load).
+//
+// Each run made is also kept under bench/results/history/KEY/ (the newest
+// keepRuns of each key), so that a claim about several runs is written by
+// the report too: Runs NAME METRIC SINCE lists Fig and the load of every
+// kept run of the same command made at or after SINCE ("2006-01-02 15:04",
+// UTC), newest first; RunsMeet NAME METRIC LIMIT MIN SINCE says in how
+// many of those runs whose load stayed at least MIN every value met LIMIT.
 package main
 
 import (
@@ -164,6 +171,7 @@ func (r *reporter) do(key string, argv []string) (*Run, error) {
 		if run.Cmd != cmd {
 			return nil, fmt.Errorf("run %s: the kept result ran %q, the template now says %q: make it again", key, run.Cmd, cmd)
 		}
+		run.historyDir = filepath.Join(r.dir, "history", key)
 		r.kept++
 		r.saw(run)
 		return run, nil
@@ -180,9 +188,138 @@ func (r *reporter) do(key string, argv []string) (*Run, error) {
 	if err := os.WriteFile(path, run.encode(), 0o644); err != nil {
 		return nil, err
 	}
+	if err := keepInHistory(filepath.Join(r.dir, "history", key), run); err != nil {
+		return nil, err
+	}
+	run.historyDir = filepath.Join(r.dir, "history", key)
 	r.made++
 	r.saw(run)
 	return run, nil
+}
+
+// keepRuns is how many runs of a key bench/results/history keeps.
+const keepRuns = 12
+
+// keepInHistory adds run to the history directory dir, named by when it
+// ran, and removes the oldest beyond keepRuns.
+func keepInHistory(dir string, run *Run) error {
+	when, err := time.Parse(whenLayout, run.When)
+	if err != nil {
+		return fmt.Errorf("run %s: %w", run.Cmd, err)
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	var name string // the minute, and a count for runs in the same minute
+	for i := 1; ; i++ {
+		name = fmt.Sprintf("%s-%02d", when.Format("20060102-1504"), i)
+		if _, err := os.Stat(filepath.Join(dir, name+".txt")); errors.Is(err, os.ErrNotExist) {
+			break
+		}
+	}
+	if err := os.WriteFile(filepath.Join(dir, name+".txt"), run.encode(), 0o644); err != nil {
+		return err
+	}
+	names, err := filepath.Glob(filepath.Join(dir, "*.txt"))
+	if err != nil {
+		return err
+	}
+	slices.Sort(names)
+	for len(names) > keepRuns {
+		if err := os.Remove(names[0]); err != nil {
+			return err
+		}
+		names = names[1:]
+	}
+	return nil
+}
+
+// history reads the kept runs of this run's key that ran the same command
+// at or after since, newest first.
+func (r *Run) history(since string) ([]*Run, error) {
+	from, err := time.Parse(whenLayout, since+" UTC")
+	if err != nil {
+		return nil, fmt.Errorf("since %q: want 2006-01-02 15:04 (UTC)", since)
+	}
+	if r.historyDir == "" {
+		return nil, fmt.Errorf("%s: no history directory", r.Cmd)
+	}
+	names, err := filepath.Glob(filepath.Join(r.historyDir, "*.txt"))
+	if err != nil {
+		return nil, err
+	}
+	slices.Sort(names)
+	var runs []*Run
+	for _, name := range slices.Backward(names) {
+		h, err := readRun(name)
+		if err != nil {
+			return nil, err
+		}
+		when, err := time.Parse(whenLayout, h.When)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", name, err)
+		}
+		if h.Cmd != r.Cmd || when.Before(from) {
+			continue
+		}
+		runs = append(runs, h)
+	}
+	if len(runs) == 0 {
+		return nil, fmt.Errorf("%s: no kept run since %s", r.Cmd, since)
+	}
+	return runs, nil
+}
+
+// Runs lists, newest first, Fig of metric for benchmark name and the load
+// of every kept run of this command made at or after since (UTC,
+// "2006-01-02 15:04").
+func (r *Run) Runs(name, metric, since string) (string, error) {
+	runs, err := r.history(since)
+	if err != nil {
+		return "", err
+	}
+	parts := make([]string, len(runs))
+	for i, h := range runs {
+		fig, err := h.Fig(name, metric)
+		if err != nil {
+			return "", err
+		}
+		parts[i] = fmt.Sprintf("%s at load %s (%s)", fig, h.Load, strings.TrimSuffix(h.When, " UTC"))
+	}
+	return strings.Join(parts, "; "), nil
+}
+
+// RunsMeet says in how many of the kept runs since since (as in Runs)
+// whose load stayed at least minLoad every value of metric met limit (as in
+// Meets): "k of n runs at load ≥ MIN"; a minLoad of 0 leaves the load out.
+func (r *Run) RunsMeet(name, metric string, limit, minLoad float64, since string) (string, error) {
+	runs, err := r.history(since)
+	if err != nil {
+		return "", err
+	}
+	met, n := 0, 0
+	for _, h := range runs {
+		lo, _, _ := strings.Cut(h.Load, "–")
+		l, err := strconv.ParseFloat(lo, 64)
+		if err != nil {
+			return "", fmt.Errorf("a kept run's load %q: %w", h.Load, err)
+		}
+		if l < minLoad {
+			continue
+		}
+		n++
+		mark, err := h.Meets(name, metric, limit)
+		if err != nil {
+			return "", err
+		}
+		if mark == "✓" {
+			met++
+		}
+	}
+	if minLoad == 0 {
+		return fmt.Sprintf("%d of %d runs", met, n), nil
+	}
+	return fmt.Sprintf("%d of %d runs at load ≥ %s", met, n, strconv.FormatFloat(minLoad, 'f', -1, 64)), nil
 }
 
 // A Run is one command's output with when, where and at which load it ran.
@@ -193,7 +330,12 @@ type Run struct {
 	Machine string
 	Out     string
 	lines   map[string]map[string][]float64 // benchmark → metric → values
+
+	historyDir string // where the runs of its key are kept
 }
+
+// whenLayout is the form of Run.When.
+const whenLayout = "2006-01-02 15:04 MST"
 
 // execute runs argv, sampling the load average every 5 s while it runs.
 func execute(argv []string) (*Run, error) {
@@ -242,7 +384,7 @@ func execute(argv []string) (*Run, error) {
 	}
 	lo, hi := slices.Min(loads), slices.Max(loads)
 	run := &Run{
-		When:    start.Format("2006-01-02 15:04 UTC"),
+		When:    start.Format(whenLayout),
 		Load:    fmt.Sprintf("%.1f–%.1f", lo, hi),
 		Machine: thisMachine(),
 		Out:     out.String(),

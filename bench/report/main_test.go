@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -183,5 +184,63 @@ func TestBenchmarksMatchResults(t *testing.T) {
 	}
 	if !bytes.Equal(got, want) {
 		t.Errorf("BENCHMARKS.md is not what bench/BENCHMARKS.tmpl makes of bench/results: run bench/run.sh -render")
+	}
+}
+
+// TestHistory: every run made is kept by key; Runs and RunsMeet read the
+// runs of the same command since a time, newest first, and the history
+// keeps only the newest keepRuns.
+func TestHistory(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "history", "k")
+	mk := func(cmd, when, load string, ratio string) *Run {
+		r := &Run{Cmd: cmd, When: when, Load: load, Machine: "m",
+			Out: "BenchmarkX-2   10   5 ns/op   " + ratio + " x-raw\n"}
+		r.parse()
+		if err := keepInHistory(dir, r); err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	mk("go test a", "2026-12-07 05:00 UTC", "1.0–2.0", "1.50") // before since
+	mk("go test b", "2026-12-07 06:00 UTC", "1.0–2.0", "1.00") // another command
+	mk("go test a", "2026-12-07 06:01 UTC", "12.0–14.0", "1.20")
+	mk("go test a", "2026-12-07 06:01 UTC", "1.5–1.6", "1.10") // same minute
+	last := mk("go test a", "2026-12-07 06:03 UTC", "10.5–20.0", "1.40")
+	last.historyDir = dir
+
+	got, err := last.Runs("X", "x-raw", "2026-12-07 06:00")
+	want := "1.40 at load 10.5–20.0 (2026-12-07 06:03); 1.10 at load 1.5–1.6 (2026-12-07 06:01); 1.20 at load 12.0–14.0 (2026-12-07 06:01)"
+	if err != nil || got != want {
+		t.Errorf("Runs = %q, %v\nwant %q", got, err, want)
+	}
+	for _, tt := range []struct {
+		limit, minLoad float64
+		want           string
+	}{
+		{1.3, 10, "1 of 2 runs at load ≥ 10"},
+		{1.3, 0, "2 of 3 runs"},
+		{1.5, 0, "3 of 3 runs"},
+		{1.0, 0, "0 of 3 runs"},
+	} {
+		if got, err := last.RunsMeet("X", "x-raw", tt.limit, tt.minLoad, "2026-12-07 06:00"); err != nil || got != tt.want {
+			t.Errorf("RunsMeet(%v, %v) = %q, %v; want %q", tt.limit, tt.minLoad, got, err, tt.want)
+		}
+	}
+	if _, err := last.Runs("X", "x-raw", "2026-12-08 00:00"); err == nil {
+		t.Error("Runs with no kept run since: no error")
+	}
+	if _, err := last.Runs("X", "x-raw", "yesterday"); err == nil {
+		t.Error("Runs with a malformed since: no error")
+	}
+
+	for i := range keepRuns + 3 {
+		mk("go test a", fmt.Sprintf("2026-12-07 07:%02d UTC", i), "1.0–1.0", "1.00")
+	}
+	names, _ := filepath.Glob(filepath.Join(dir, "*.txt"))
+	if len(names) != keepRuns {
+		t.Fatalf("history holds %d runs, want %d", len(names), keepRuns)
+	}
+	if got, _ := last.RunsMeet("X", "x-raw", 1.5, 0, "2026-12-07 06:00"); got != fmt.Sprintf("%d of %d runs", keepRuns, keepRuns) {
+		t.Errorf("after pruning: %q", got)
 	}
 }
