@@ -319,7 +319,7 @@ func TestGitProtected(t *testing.T) {
 	for _, repo := range []string{".git/modules/a/b", ".git/modules/a/b/modules/c"} {
 		want = append(want, repoLeaves(repo)...)
 	}
-	want = append([]string{".git/hooks", ".git/config"}, want...)
+	want = append(repoLeaves(".git"), want...)
 	if !slices.Equal(got, want) {
 		t.Errorf("directory: %q, want %q", got, want)
 	}
@@ -343,6 +343,12 @@ func TestGitProtected(t *testing.T) {
 	}
 	if got := protected.Git(ws, []string{".bashrc"}); !slices.Equal(got, []string{".bashrc"}) {
 		t.Errorf("without git's paths: %q", got)
+	}
+	// A list of its own that names .git/hooks gets what git reads in
+	// place of the hooks and config too, in a workspace without .git.
+	must(t, os.RemoveAll(filepath.Join(ws, ".git")))
+	if got, want := protected.Git(ws, []string{".git/hooks"}), append([]string{".git/hooks"}, repoLeaves(".git")[1:]...); !slices.Equal(got, want) {
+		t.Errorf("no .git, a list of its own: %q, want %q", got, want)
 	}
 }
 

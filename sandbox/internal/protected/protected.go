@@ -43,7 +43,14 @@ func Git(ws string, protected []string) []string {
 		}
 	}
 	repo := ".git"
-	if st, err := os.Lstat(filepath.Join(ws, ".git")); err == nil && st.Mode().IsRegular() {
+	st, err := os.Lstat(filepath.Join(ws, ".git"))
+	if err != nil || st.IsDir() {
+		// The workspace's own repository, or the one a run may make:
+		// what git reads in place of its hooks and config too, whatever
+		// list named them.
+		add(repo)
+	}
+	if err == nil && st.Mode().IsRegular() {
 		repo = ""
 		if dir, ok := readGitdir(filepath.Join(ws, ".git")); ok {
 			if !filepath.IsAbs(dir) {
