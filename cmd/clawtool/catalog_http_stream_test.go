@@ -2,17 +2,10 @@ package main
 
 import (
 	"context"
-	"crypto/rand"
-	"crypto/rsa"
-	"crypto/x509"
-	"encoding/pem"
 	"fmt"
 	"io"
 	"net/http"
-	"os"
-	"path/filepath"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -32,21 +25,7 @@ import (
 // (bearer.RequireToken bounding the request by the token's exp) the
 // expired stream stays open until the client leaves.
 func TestCatalogH33StreamEndsWithToken(t *testing.T) {
-	dir := t.TempDir()
-	f := &hFix{t: t, jti: new(atomic.Int64), ws: filepath.Join(dir, "ws"), audit: filepath.Join(dir, "audit.jsonl")}
-	if err := os.Mkdir(f.ws, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	var err error
-	if f.priv, err = rsa.GenerateKey(rand.Reader, 2048); err != nil {
-		t.Fatal(err)
-	}
-	der, _ := x509.MarshalPKIXPublicKey(&f.priv.PublicKey)
-	keyFile, pol := filepath.Join(dir, "rsa.pem"), filepath.Join(dir, "writers.cedar")
-	os.WriteFile(keyFile, pem.EncodeToMemory(&pem.Block{Type: "PUBLIC KEY", Bytes: der}), 0o600)
-	os.WriteFile(pol, []byte(catPolicy), 0o600)
-	f.addr = startHTTP(t, "--workspace", f.ws, "--policy", pol, "--audit", f.audit,
-		"--auth-key", keyFile, "--auth-issuer", catIssuer, "--auth-audience", catAudience)
+	f := newHFix(t)
 
 	short := f.signWith(f.claims("ann", func(c jwt.MapClaims) { c["exp"] = time.Now().Add(2 * time.Second).Unix() }), jwt.SigningMethodRS256, f.priv, nil)
 	f.annSID = f.openSession(f.addr, f.token("ann"))
@@ -115,21 +94,7 @@ func (f *hFix) openStream(sid, token string) <-chan error {
 // the same call on POST /mcp with Ann's token runs. (Blocked when
 // tried: no finding.)
 func TestCatalogH35AlternateRoutes(t *testing.T) {
-	dir := t.TempDir()
-	f := &hFix{t: t, jti: new(atomic.Int64), ws: filepath.Join(dir, "ws"), audit: filepath.Join(dir, "audit.jsonl")}
-	if err := os.Mkdir(f.ws, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	var err error
-	if f.priv, err = rsa.GenerateKey(rand.Reader, 2048); err != nil {
-		t.Fatal(err)
-	}
-	der, _ := x509.MarshalPKIXPublicKey(&f.priv.PublicKey)
-	keyFile, pol := filepath.Join(dir, "rsa.pem"), filepath.Join(dir, "writers.cedar")
-	os.WriteFile(keyFile, pem.EncodeToMemory(&pem.Block{Type: "PUBLIC KEY", Bytes: der}), 0o600)
-	os.WriteFile(pol, []byte(catPolicy), 0o600)
-	f.addr = startHTTP(t, "--workspace", f.ws, "--policy", pol, "--audit", f.audit,
-		"--auth-key", keyFile, "--auth-issuer", catIssuer, "--auth-audience", catAudience)
+	f := newHFix(t)
 
 	noRedirect := &http.Client{Transport: &http.Transport{DisableKeepAlives: true},
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}

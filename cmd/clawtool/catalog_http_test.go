@@ -81,6 +81,7 @@ type hFix struct {
 	addr   string // serve's address
 	ws     string
 	audit  string
+	policy string // catalog H's policy file
 	priv   *rsa.PrivateKey
 	pubPEM []byte
 	pubDER []byte
@@ -408,8 +409,11 @@ func catalogH() []hRow {
 	}
 }
 
-// TestCatalogH runs catalog H against clawtool serve --http.
-func TestCatalogH(t *testing.T) {
+// newHFix starts clawtool serve --http with a fresh workspace, audit log,
+// RSA key (its public half in --auth-key) and catalog H's policy, and
+// returns the fixture that signs tokens for it.
+func newHFix(t *testing.T) *hFix {
+	t.Helper()
 	dir := t.TempDir()
 	f := &hFix{t: t, jti: new(atomic.Int64), ws: filepath.Join(dir, "ws"), audit: filepath.Join(dir, "audit.jsonl")}
 	if err := os.Mkdir(f.ws, 0o755); err != nil {
@@ -422,10 +426,22 @@ func TestCatalogH(t *testing.T) {
 	f.pubDER, _ = x509.MarshalPKIXPublicKey(&f.priv.PublicKey)
 	f.pubPEM = pem.EncodeToMemory(&pem.Block{Type: "PUBLIC KEY", Bytes: f.pubDER})
 	keyFile, pol := filepath.Join(dir, "rsa.pem"), filepath.Join(dir, "writers.cedar")
-	os.WriteFile(keyFile, f.pubPEM, 0o600)
-	os.WriteFile(pol, []byte(catPolicy), 0o600)
+	if err := os.WriteFile(keyFile, f.pubPEM, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(pol, []byte(catPolicy), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	f.policy = pol
 	f.addr = startHTTP(t, "--workspace", f.ws, "--policy", pol, "--audit", f.audit,
 		"--auth-key", keyFile, "--auth-issuer", catIssuer, "--auth-audience", catAudience)
+	return f
+}
+
+// TestCatalogH runs catalog H against clawtool serve --http.
+func TestCatalogH(t *testing.T) {
+	f := newHFix(t)
+	dir, pol := t.TempDir(), f.policy
 
 	// The JWKS rows' serve: its key set is served by a server that fails,
 	// and the control's by one that works.
