@@ -295,6 +295,15 @@ type Limits struct {
 	// run's process is gone, for a descendant that still holds a pipe.
 	// Default 2s.
 	WaitDelay time.Duration
+	// GitSearch is the number of directory entries the native backend
+	// reads before a run looking for repositories nested in the workspace
+	// (a clone in vendor/lib), whose hooks and config it then protects
+	// like the workspace's own (see Policy.Protected). The search goes at
+	// most [GitSearchDepth] directories deep. A workspace with more
+	// entries, or deeper, is refused: a repository the search did not see
+	// would be left writable. The search runs only when the protected
+	// paths name .git/hooks or .git/config. Default 200,000.
+	GitSearch int
 }
 
 // Default limits; see [Limits] for what each bounds.
@@ -308,7 +317,13 @@ const (
 	DefaultWrite     = 256 << 20
 	DefaultOutput    = 1 << 20
 	DefaultWaitDelay = 2 * time.Second
+	DefaultGitSearch = 200_000
 )
+
+// GitSearchDepth is how many directories deep below the workspace the
+// search for nested repositories ([Limits].GitSearch) goes; a workspace
+// with deeper directories is refused.
+const GitSearchDepth = 64
 
 // WithDefaults returns l with every zero field set to its default (listed
 // with each field of [Limits]): the limits a backend enforces.
@@ -338,6 +353,9 @@ func (l Limits) withDefaults() Limits {
 	}
 	if l.WaitDelay <= 0 {
 		l.WaitDelay = DefaultWaitDelay
+	}
+	if l.GitSearch <= 0 {
+		l.GitSearch = DefaultGitSearch
 	}
 	return l
 }
