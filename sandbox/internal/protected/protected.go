@@ -4,7 +4,6 @@
 package protected
 
 import (
-	"errors"
 	"io"
 	"io/fs"
 	"os"
@@ -158,56 +157,13 @@ func Nested(ws string, protected []string, b Bounds) ([]string, error) {
 	if ws == "" || !slices.Contains(protected, ".git/hooks") && !slices.Contains(protected, ".git/config") {
 		return protected, nil
 	}
-	out := slices.Clone(protected)
-	type dir struct {
-		rel   string
-		depth int
+	repos, err := findRepos(ws, b)
+	if err != nil {
+		return nil, err
 	}
-	queue := []dir{{"", 0}}
-	seen := 0
-	for len(queue) > 0 {
-		d := queue[0]
-		queue = queue[1:]
-		f, err := os.Open(filepath.Join(ws, d.rel))
-		if errors.Is(err, fs.ErrNotExist) && d.rel != "" {
-			continue // gone since its parent was read: nothing to protect
-		}
-		if err != nil {
-			return nil, err
-		}
-		hasGit := false
-		for {
-			ents, err := f.ReadDir(256)
-			for _, e := range ents {
-				if seen++; seen > b.Entries {
-					f.Close()
-					return nil, &LimitError{Limit: "entries", Value: b.Entries, Path: orDot(d.rel)}
-				}
-				if e.Name() == ".git" {
-					hasGit = true
-					continue
-				}
-				if !e.IsDir() {
-					continue
-				}
-				if d.depth+1 > b.Depth {
-					f.Close()
-					return nil, &LimitError{Limit: "depth", Value: b.Depth, Path: path(d.rel, e.Name())}
-				}
-				queue = append(queue, dir{path(d.rel, e.Name()), d.depth + 1})
-			}
-			if err == io.EOF {
-				break
-			}
-			if err != nil {
-				f.Close()
-				return nil, err
-			}
-		}
-		f.Close()
-		if hasGit && d.rel != "" {
-			gitRepo(ws, d.rel, &out)
-		}
+	out := slices.Clone(protected)
+	for _, root := range repos {
+		gitRepo(ws, root, &out)
 	}
 	return out, nil
 }
