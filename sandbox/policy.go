@@ -390,7 +390,11 @@ type Policy struct {
 	// .git/hooks or .git/config, the hooks and config of the repositories
 	// git would use inside the workspace are protected too, with what git
 	// reads in their place (commondir, config.worktree, worktrees): the
-	// one a .git file names and submodules' repositories under modules.
+	// one a .git file names and submodules' repositories under modules,
+	// and the same for each repository nested in the workspace (a
+	// directory below it holding a .git entry) that the native backend's
+	// search finds before the run; a workspace past that search's bounds
+	// (Limits.GitSearch, [GitSearchDepth]) is refused.
 	//
 	// A path that does not exist when the run starts cannot be protected
 	// in the run's view: a read-only mount needs an existing file or
