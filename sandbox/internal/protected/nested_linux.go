@@ -14,6 +14,11 @@ import (
 // symbolic link: at most b.Depth+1 descriptors are open at once.
 func findRepos(ws string, b Bounds) ([]string, error) {
 	fd, err := syscall.Open(ws, syscall.O_RDONLY|syscall.O_DIRECTORY|syscall.O_CLOEXEC, 0)
+	if err == syscall.ENOENT {
+		// No workspace: nothing to protect, and the run's setup fails
+		// on it with its own error.
+		return nil, nil
+	}
 	if err != nil {
 		return nil, &pathError{"open", ".", err}
 	}

@@ -24,8 +24,8 @@ func findRepos(ws string, b Bounds) ([]string, error) {
 		d := queue[0]
 		queue = queue[1:]
 		f, err := os.Open(filepath.Join(ws, d.rel))
-		if errors.Is(err, fs.ErrNotExist) && d.rel != "" {
-			continue // gone since its parent was read: nothing to protect
+		if errors.Is(err, fs.ErrNotExist) {
+			continue // no workspace (its setup fails), or gone since its parent was read
 		}
 		if err != nil {
 			return nil, err

@@ -79,8 +79,6 @@ func gitRepo(ws, root string, out *[]string) {
 				add(repo)
 			}
 		}
-	} else if err == nil && !st.IsDir() {
-		repo = ""
 	}
 	if repo == "" {
 		return
