@@ -484,8 +484,17 @@ func internalRange(a netip.Addr) string {
 			return ip.name
 		}
 	}
+	// The ranges above are what the proxy models; an IPv6 address outside
+	// the global unicast space (IPv4-translated ::ffff:0:0/96, discard
+	// 100::/64, anything reserved) is not, and is refused.
+	if a.Is6() && !globalUnicast6.Contains(a) {
+		return "IPv6 outside global unicast"
+	}
 	return ""
 }
+
+// globalUnicast6 is the IPv6 global unicast space (RFC 4291 §2.4).
+var globalUnicast6 = netip.MustParsePrefix("2000::/3")
 
 // errBudget ends a relay whose connection moved more than MaxBytes.
 var errBudget = errors.New("sandbox proxy: byte budget spent")
