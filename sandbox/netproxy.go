@@ -91,6 +91,10 @@ const (
 // client that sends more is answered 431, refused and closed.
 const maxProxyHeaderBytes = 64 << 10
 
+// maxDenialHost bounds the host a denial keeps: a longer one (no host
+// name is over 253 bytes) is kept as a prefix with its length.
+const maxDenialHost = 256
+
 func (p *Proxy) init() {
 	p.once.Do(func() {
 		n := p.MaxConns
@@ -213,6 +217,9 @@ func (p *Proxy) untrack(c net.Conn) {
 }
 
 func (p *Proxy) deny(host string, port int, addr, reason string) *NetworkDenial {
+	if len(host) > maxDenialHost {
+		host = fmt.Sprintf("%s... (%d bytes)", strings.ToValidUTF8(host[:maxDenialHost], ""), len(host))
+	}
 	d := NetworkDenial{Host: host, Port: port, Addr: addr, Reason: reason, Client: p.Client}
 	p.mu.Lock()
 	if len(p.denials) < MaxNetworkDenials {

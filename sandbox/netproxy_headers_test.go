@@ -119,3 +119,38 @@ func TestProxyHeaderBytes(t *testing.T) {
 		}
 	})
 }
+
+// TestProxyDenialHostBounded (N31): a target of tens of kilobytes (within
+// the header bound, but no host name can be that long) is kept in the
+// denial, the log and Result.NetworkDenials as a short prefix with its
+// length, so 256 denials cannot carry megabytes into a tool's result.
+// The control: a short target is kept whole.
+func TestProxyDenialHostBounded(t *testing.T) {
+	f := newProxyFixture(t, &Proxy{Rules: testRules()})
+	long := strings.Repeat("a", 60<<10)
+	for _, target := range []string{"unlisted.test:80", long + ":80", long} {
+		c, err := net.Dial("tcp", f.addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.SetDeadline(time.Now().Add(10 * time.Second))
+		fmt.Fprintf(c, "CONNECT %s HTTP/1.1\r\n\r\n", target)
+		resp, err := http.ReadResponse(bufio.NewReader(c), &http.Request{Method: http.MethodConnect})
+		c.Close()
+		if err != nil || resp.StatusCode != http.StatusForbidden {
+			t.Fatalf("CONNECT %.20s...: %v %v, want 403", target, resp, err)
+		}
+	}
+	d, _ := f.proxy.Denials()
+	if len(d) != 3 {
+		t.Fatalf("denials = %d, want 3", len(d))
+	}
+	if d[0].Host != "unlisted.test" {
+		t.Errorf("control: host %q, want unlisted.test whole", d[0].Host)
+	}
+	for _, x := range d[1:] {
+		if len(x.Host) > 2*maxDenialHost || !strings.Contains(x.Host, "bytes") {
+			t.Errorf("denial host of %d bytes (%.40q...), want a prefix of about %d with the length", len(x.Host), x.Host, maxDenialHost)
+		}
+	}
+}
