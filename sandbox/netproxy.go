@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
 	"net"
 	"net/http"
 	"net/netip"
@@ -27,7 +28,8 @@ import (
 // connects to the very address it checked: a name is resolved once per
 // connection, so a DNS answer that changes between check and connect
 // (rebinding) changes nothing. Every refusal is recorded (see
-// [Proxy.Denials]) and logged.
+// [Proxy.Denials]) and logged. A request's line and headers together
+// may be at most 64 KiB; more is answered 431 and refused.
 //
 // Set the fields before the first Serve; a Proxy must not be copied after.
 type Proxy struct {
@@ -84,6 +86,14 @@ const (
 	DefaultProxyTotal  = 10 * time.Minute
 	DefaultProxyBytes  = 1 << 30
 )
+
+// maxProxyHeaderBytes bounds a request's line and headers together: a
+// client that sends more is answered 431, refused and closed.
+const maxProxyHeaderBytes = 64 << 10
+
+// maxDenialHost bounds the host a denial keeps: a longer one (no host
+// name is over 253 bytes) is kept as a prefix with its length.
+const maxDenialHost = 256
 
 func (p *Proxy) init() {
 	p.once.Do(func() {
@@ -207,6 +217,9 @@ func (p *Proxy) untrack(c net.Conn) {
 }
 
 func (p *Proxy) deny(host string, port int, addr, reason string) *NetworkDenial {
+	if len(host) > maxDenialHost {
+		host = fmt.Sprintf("%s... (%d bytes)", strings.ToValidUTF8(host[:maxDenialHost], ""), len(host))
+	}
 	d := NetworkDenial{Host: host, Port: port, Addr: addr, Reason: reason, Client: p.Client}
 	p.mu.Lock()
 	if len(p.denials) < MaxNetworkDenials {
@@ -226,11 +239,21 @@ func (p *Proxy) deny(host string, port int, addr, reason string) *NetworkDenial 
 
 func (p *Proxy) serveConn(c net.Conn) {
 	c.SetReadDeadline(time.Now().Add(orDuration(p.HeaderTimeout, DefaultProxyHeader)))
-	br := bufio.NewReaderSize(c, 4096)
+	// The request line and headers are read through a bound: the proxy
+	// runs on the host, outside the run's memory limit, and
+	// http.ReadRequest alone would keep a line without end. The bound is
+	// lifted once they are read; the relay has its own (MaxBytes).
+	lr := &io.LimitedReader{R: c, N: maxProxyHeaderBytes}
+	br := bufio.NewReaderSize(lr, 4096)
 	req, err := http.ReadRequest(br)
 	if err != nil {
+		if lr.N <= 0 {
+			d := p.deny("", 0, "", fmt.Sprintf("request headers over %d bytes", maxProxyHeaderBytes))
+			reply(c, http.StatusRequestHeaderFieldsTooLarge, d.Reason)
+		}
 		return
 	}
+	lr.N = math.MaxInt64
 	c.SetReadDeadline(time.Time{})
 	var hostport string
 	if req.Method == http.MethodConnect {
@@ -468,8 +491,17 @@ func internalRange(a netip.Addr) string {
 			return ip.name
 		}
 	}
+	// The ranges above are what the proxy models; an IPv6 address outside
+	// the global unicast space (IPv4-translated ::ffff:0:0/96, discard
+	// 100::/64, anything reserved) is not, and is refused.
+	if a.Is6() && !globalUnicast6.Contains(a) {
+		return "IPv6 outside global unicast"
+	}
 	return ""
 }
+
+// globalUnicast6 is the IPv6 global unicast space (RFC 4291 §2.4).
+var globalUnicast6 = netip.MustParsePrefix("2000::/3")
 
 // errBudget ends a relay whose connection moved more than MaxBytes.
 var errBudget = errors.New("sandbox proxy: byte budget spent")

@@ -59,6 +59,8 @@ var testNames = map[string][]netip.Addr{
 	"nat64.test":     {netip.MustParseAddr("64:ff9b::7f00:1")},
 	"rebind.test":    nil, // see resolveFunc
 	"literalok.test": {literalIP},
+	"siit.test":      {netip.MustParseAddr("::ffff:0:127.0.0.1")},
+	"discard.test":   {netip.MustParseAddr("100::1")},
 }
 
 func newProxyFixture(t testing.TB, p *Proxy) *proxyFixture {
@@ -185,6 +187,7 @@ func testRules() []HostRule {
 		{Host: "mixed.test", Ports: []int{80}}, {Host: "zero.test", Ports: []int{80}},
 		{Host: "nat64.test", Ports: []int{80}}, {Host: "rebind.test", Ports: []int{80}},
 		{Host: "203.0.113.30", Ports: []int{80}},
+		{Host: "siit.test", Ports: []int{80}}, {Host: "discard.test", Ports: []int{80}},
 	}
 }
 
@@ -224,6 +227,8 @@ func TestProxyCatalog(t *testing.T) {
 		{"N20", "the wildcard's own suffix", "svc.test:80", "", "not in the allow list", "a.svc.test:80"},
 		{"N21", "a name ending like the wildcard without its dot", "evilsvc.test:80", "", "not in the allow list", "a.svc.test:80"},
 		{"N22", "plain HTTP to a listed name on another port", "", "http://listed.test:8080/", "not in the allow list", "listed.test:80"},
+		{"N29", "a listed name resolving to IPv4-translated ::ffff:0:127.0.0.1 (SIIT)", "siit.test:80", "", "outside global unicast", "listed.test:80"},
+		{"N30", "a listed name resolving to discard-only 100::1", "discard.test:80", "", "outside global unicast", "listed.test:80"},
 	}
 	for _, r := range rows {
 		t.Run(r.id, func(t *testing.T) {
@@ -418,6 +423,10 @@ func TestInternalRange(t *testing.T) {
 		{"0.0.0.0", "unspecified"}, {"::", "unspecified"}, {"100.64.0.1", "carrier-grade NAT"},
 		{"239.1.1.1", "multicast"}, {"ff05::1", "multicast"}, {"224.0.0.1", "link-local"}, {"255.255.255.255", "broadcast"},
 		{"::127.0.0.1", "IPv4-compatible IPv6"}, {"64:ff9b::a9fe:a9fe", "NAT64"}, {"2002:7f00:1::", "6to4"},
+		// IPv6 outside 2000::/3 that no named range above covers: refused
+		// as not modelled (N29, N30).
+		{"::ffff:0:127.0.0.1", "IPv6 outside global unicast"}, {"::ffff:0:a9fe:a9fe", "IPv6 outside global unicast"},
+		{"100::1", "IPv6 outside global unicast"}, {"4000::1", "IPv6 outside global unicast"}, {"e000::1", "IPv6 outside global unicast"},
 		// Controls: public addresses pass.
 		{"203.0.113.10", ""}, {"93.184.215.14", ""}, {"2606:4700::1111", ""}, {"::ffff:8.8.8.8", ""},
 	} {

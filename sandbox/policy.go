@@ -42,7 +42,8 @@ type HostRule struct {
 	// a trailing dot. A name is resolved by the proxy after it matched;
 	// an address that is loopback, link-local, private (RFC 1918, RFC 4193),
 	// carrier-grade NAT, multicast or unspecified, in IPv4, IPv6 or
-	// IPv4-mapped IPv6, is refused unless a rule names that IP literal
+	// IPv4-mapped IPv6, or an IPv6 address outside the global unicast
+	// space 2000::/3, is refused unless a rule names that IP literal
 	// itself: listing a name never opens an internal address.
 	Host string
 	// Ports are the TCP ports allowed for Host; empty means 443 and 80.
