@@ -296,6 +296,15 @@ type Limits struct {
 	// run's process is gone, for a descendant that still holds a pipe.
 	// Default 2s.
 	WaitDelay time.Duration
+	// GitSearch is the number of directory entries the native backend
+	// reads before a run looking for repositories nested in the workspace
+	// (a clone in vendor/lib), whose hooks and config it then protects
+	// like the workspace's own (see Policy.Protected). The search goes at
+	// most [GitSearchDepth] directories deep. A workspace with more
+	// entries, or deeper, is refused: a repository the search did not see
+	// would be left writable. The search runs only when the protected
+	// paths name .git/hooks or .git/config. Default 200,000.
+	GitSearch int
 }
 
 // Default limits; see [Limits] for what each bounds.
@@ -309,7 +318,13 @@ const (
 	DefaultWrite     = 256 << 20
 	DefaultOutput    = 1 << 20
 	DefaultWaitDelay = 2 * time.Second
+	DefaultGitSearch = 200_000
 )
+
+// GitSearchDepth is how many directories deep below the workspace the
+// search for nested repositories ([Limits].GitSearch) goes; a workspace
+// with deeper directories is refused.
+const GitSearchDepth = 64
 
 // WithDefaults returns l with every zero field set to its default (listed
 // with each field of [Limits]): the limits a backend enforces.
@@ -339,6 +354,9 @@ func (l Limits) withDefaults() Limits {
 	}
 	if l.WaitDelay <= 0 {
 		l.WaitDelay = DefaultWaitDelay
+	}
+	if l.GitSearch <= 0 {
+		l.GitSearch = DefaultGitSearch
 	}
 	return l
 }
@@ -373,7 +391,11 @@ type Policy struct {
 	// .git/hooks or .git/config, the hooks and config of the repositories
 	// git would use inside the workspace are protected too, with what git
 	// reads in their place (commondir, config.worktree, worktrees): the
-	// one a .git file names and submodules' repositories under modules.
+	// one a .git file names and submodules' repositories under modules,
+	// and the same for each repository nested in the workspace (a
+	// directory below it holding a .git entry) that the native backend's
+	// search finds before the run; a workspace past that search's bounds
+	// (Limits.GitSearch, [GitSearchDepth]) is refused.
 	//
 	// A path that does not exist when the run starts cannot be protected
 	// in the run's view: a read-only mount needs an existing file or

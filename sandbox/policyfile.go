@@ -35,6 +35,7 @@ type policyJSON struct {
 		OpenFiles int          `json:"openFiles"`
 		Tmp       int64        `json:"tmp"`
 		Output    int          `json:"output"`
+		GitSearch int          `json:"gitSearch"`
 	} `json:"limits"`
 	Without []Layer `json:"without"`
 }
@@ -108,6 +109,7 @@ func ParsePolicy(data []byte, dir string) (*Policy, error) {
 		Limits: Limits{
 			CPU: time.Duration(f.Limits.CPU), Memory: f.Limits.Memory, Processes: f.Limits.Processes,
 			FileSize: f.Limits.FileSize, OpenFiles: f.Limits.OpenFiles, Tmp: f.Limits.Tmp, Output: f.Limits.Output,
+			GitSearch: f.Limits.GitSearch,
 		},
 	}
 	for _, rule := range f.Allow {
@@ -124,7 +126,7 @@ func ParsePolicy(data []byte, dir string) (*Policy, error) {
 		p.ReadOnly = append(p.ReadOnly, underDir(dir, ro))
 	}
 	l := p.Limits
-	if l.CPU < 0 || l.Memory < 0 || l.Processes < 0 || l.FileSize < 0 || l.OpenFiles < 0 || l.Tmp < 0 || l.Output < 0 {
+	if l.CPU < 0 || l.Memory < 0 || l.Processes < 0 || l.FileSize < 0 || l.OpenFiles < 0 || l.Tmp < 0 || l.Output < 0 || l.GitSearch < 0 {
 		return nil, errors.New("limits must not be negative")
 	}
 	if err := p.Validate(); err != nil {

@@ -22,12 +22,12 @@ func TestReadPolicyFile(t *testing.T) {
 		return p
 	}
 	p, err := sandbox.ReadPolicyFile(write(`{"workspace": "work", "readOnly": ["/srv/docs"], "network": "host",
-	  "env": ["LANG=C"], "limits": {"cpu": "10s", "memory": 1048576, "output": 100}}`))
+	  "env": ["LANG=C"], "limits": {"cpu": "10s", "memory": 1048576, "output": 100, "gitSearch": 500000}}`))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if p.Workspace != filepath.Join(dir, "work") || len(p.ReadOnly) != 1 || p.ReadOnly[0] != "/srv/docs" ||
-		p.Network != "host" || p.Limits.CPU != 10*time.Second || p.Limits.Memory != 1<<20 || p.Limits.Output != 100 {
+		p.Network != "host" || p.Limits.CPU != 10*time.Second || p.Limits.Memory != 1<<20 || p.Limits.Output != 100 || p.Limits.GitSearch != 500000 {
 		t.Errorf("policy: %+v", p)
 	}
 	p, err = sandbox.ReadPolicyFile(write(`{"network": "allow", "allow": ["api.example.com", "*.example.org:443,8443"], "limits": {"cpu": 1500}}`))
@@ -55,6 +55,7 @@ func TestReadPolicyFile(t *testing.T) {
 		`{"workspace": "w", "readonly": ["/x"], "netwrk": "none"}`: `unknown field "netwrk"`,
 		`{"limits": {"memory": -1}}`:                               "must not be negative",
 		`{"limits": {"cpu": "soon"}}`:                              "invalid duration",
+		`{"limits": {"gitSearch": -1}}`:                            "must not be negative",
 		`{"env": ["API_KEY=x"]}`:                                   "API_KEY is refused",
 		`{"network": "everywhere"}`:                                "unknown network",
 		`{} {}`:                                                    "text after the JSON object",

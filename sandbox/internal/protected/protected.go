@@ -35,26 +35,44 @@ func Git(ws string, protected []string) []string {
 		return protected
 	}
 	out := slices.Clone(protected)
+	gitRepo(ws, "", &out)
+	return out
+}
+
+// leaves are what git reads of a repository to run code: its hooks and
+// config, and what it reads in their place.
+var leaves = []string{"hooks", "config", "commondir", "config.worktree", "worktrees"}
+
+// gitRepo adds to out the git paths of the working tree at root (relative
+// to ws, "" for ws itself): its .git, the repository a .git file names
+// when that lies inside ws, and the submodules' repositories under that
+// repository's modules directory.
+func gitRepo(ws, root string, out *[]string) {
 	add := func(repo string) {
-		for _, leaf := range []string{"hooks", "config", "commondir", "config.worktree", "worktrees"} {
-			if p := repo + "/" + leaf; !slices.Contains(out, p) {
-				out = append(out, p)
+		for _, leaf := range leaves {
+			if p := repo + "/" + leaf; !slices.Contains(*out, p) {
+				*out = append(*out, p)
 			}
 		}
 	}
 	repo := ".git"
-	st, err := os.Lstat(filepath.Join(ws, ".git"))
-	if err != nil || st.IsDir() {
+	if root != "" {
+		repo = root + "/.git"
+	}
+	st, err := os.Lstat(filepath.Join(ws, repo))
+	if err != nil || st.IsDir() || root != "" {
 		// The workspace's own repository, or the one a run may make:
 		// what git reads in place of its hooks and config too, whatever
-		// list named them.
+		// list named them. A nested repository's .git, whatever it is:
+		// a file is then protected read-only, a symbolic link makes the
+		// helper refuse the run.
 		add(repo)
 	}
 	if err == nil && st.Mode().IsRegular() {
 		repo = ""
-		if dir, ok := readGitdir(filepath.Join(ws, ".git")); ok {
+		if dir, ok := readGitdir(filepath.Join(ws, root, ".git")); ok {
 			if !filepath.IsAbs(dir) {
-				dir = filepath.Join(ws, dir)
+				dir = filepath.Join(ws, root, dir)
 			}
 			if rel, err := filepath.Rel(ws, dir); err == nil && filepath.IsLocal(rel) {
 				repo = filepath.ToSlash(rel)
@@ -63,7 +81,7 @@ func Git(ws string, protected []string) []string {
 		}
 	}
 	if repo == "" {
-		return out
+		return
 	}
 	// Submodules' repositories: any directory under modules holding a
 	// HEAD, at any depth (a submodule's name may contain slashes).
@@ -92,7 +110,74 @@ func Git(ws string, protected []string) []string {
 		}
 	}
 	walk(repo+"/modules", 0)
-	return out
+}
+
+// Bounds of the search for nested repositories (Nested).
+type Bounds struct {
+	// Entries is the number of directory entries the search may read.
+	Entries int
+	// Depth is how many directories deep below the workspace it may go.
+	Depth int
+}
+
+// A LimitError says the search for nested repositories stopped at one of
+// its bounds: the workspace could hold a repository it did not see, so
+// the run must not start.
+type LimitError struct {
+	// Limit names the bound: "entries" or "depth".
+	Limit string
+	// Value is the bound's value.
+	Value int
+	// Path is the directory (relative to the workspace) the search was
+	// reading or about to enter.
+	Path string
+}
+
+func (e *LimitError) Error() string {
+	if e.Limit == "depth" {
+		return "the workspace has directories more than " + strconv.Itoa(e.Value) + " deep (" + e.Path + ")"
+	}
+	return "the workspace has more than " + strconv.Itoa(e.Value) + " entries (reached in " + e.Path + ")"
+}
+
+// Nested adds to protected, when it names .git/hooks or .git/config, the
+// git paths of every repository nested in ws (a directory below ws holding
+// a .git entry: a clone, a worktree, a submodule's checkout), as [Git]
+// does for ws's own: its .git (read-only when a file), its hooks, config,
+// commondir, config.worktree and worktrees, those of the repository a .git
+// file names inside ws, and its submodules' repositories. The search reads
+// at most b.Entries directory entries and enters directories at most
+// b.Depth deep; it follows no symbolic link and does not look inside a
+// .git. Past either bound it returns a *LimitError, and on an error
+// reading a directory that error: a repository it did not see would be
+// left writable. ws's own repository is [Git]'s.
+func Nested(ws string, protected []string, b Bounds) ([]string, error) {
+	if ws == "" || !slices.Contains(protected, ".git/hooks") && !slices.Contains(protected, ".git/config") {
+		return protected, nil
+	}
+	repos, err := findRepos(ws, b)
+	if err != nil {
+		return nil, err
+	}
+	out := slices.Clone(protected)
+	for _, root := range repos {
+		gitRepo(ws, root, &out)
+	}
+	return out, nil
+}
+
+func path(dir, name string) string {
+	if dir == "" {
+		return name
+	}
+	return dir + "/" + name
+}
+
+func orDot(rel string) string {
+	if rel == "" {
+		return "."
+	}
+	return rel
 }
 
 // readGitdir reads the repository a .git file names.
