@@ -535,3 +535,37 @@ func (ix *Index) fused(query string, limit int, visible func(string) bool) ([]Ma
 	sortMatches(matches)
 	return matches, nil
 }
+
+// SentenceEncoderSemanticWeight is the [Options.SemanticWeight] chosen on
+// the tuning halves of the evaluation sets for the sentence encoder that
+// toolsearch/embedserver serves (docs/many-tools.md): the linear fusion
+// won over reciprocal rank fusion at every weight tried, best at 1.
+const SentenceEncoderSemanticWeight = 1.0
+
+// UseEmbedder returns o set to fuse BM25 with emb as the sentence encoder
+// was measured: emb as the Embedder, [SentenceEncoderSemanticWeight] when
+// o.SemanticWeight is zero, and, when o.MinSimilarity is zero, an infinite
+// MinSimilarity, so that "nothing fits" is answered exactly when BM25
+// alone would answer it. The weight was chosen for that encoder; a
+// stronger model may deserve a larger one (measure it on your catalog).
+func (o Options) UseEmbedder(emb Embedder) Options {
+	o.Embedder = emb
+	if o.SemanticWeight == 0 {
+		o.SemanticWeight = SentenceEncoderSemanticWeight
+	}
+	if o.MinSimilarity == 0 {
+		o.MinSimilarity = math.Inf(1)
+	}
+	return o
+}
+
+// EmbeddingsCacheDir returns the directory clawtool keeps the vectors of
+// tool definitions in ([Options.CacheDir]): clawtool/embeddings under the
+// user's cache directory, or "" (no cache) when there is none.
+func EmbeddingsCacheDir() string {
+	base, err := os.UserCacheDir()
+	if err != nil {
+		return ""
+	}
+	return filepath.Join(base, "clawtool", "embeddings")
+}

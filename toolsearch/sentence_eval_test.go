@@ -128,21 +128,18 @@ func peakRSS(pid int) int64 {
 }
 
 // sentenceOptions are the options the fused path is measured with, at
-// fusion weight w.
+// fusion weight w: those UseEmbedder sets (what clawtool's --embeddings
+// uses), with w for the calibration sweep.
 func sentenceOptions(emb Embedder, cache string, w float64) Options {
-	return Options{Embedder: emb, CacheDir: cache, SemanticWeight: w, MinSimilarity: sentenceMinSimilarity}
+	o := Options{CacheDir: cache}.UseEmbedder(emb)
+	o.SemanticWeight = w // 0 is reciprocal rank fusion, which UseEmbedder would replace
+	return o
 }
 
 // sentenceSemanticWeight is the linear fusion weight chosen on the
 // tuning halves (-calibrate prints them): by the mean of the two tuning
 // MRRs, over reciprocal rank fusion (0) and weights 0.2 to 2.
-const sentenceSemanticWeight = 1.0
-
-// sentenceMinSimilarity is the Options.MinSimilarity measured with the
-// sentence encoder: above 1, "nothing fits" is answered exactly when
-// BM25 would answer it, as with WordVectors (not calibrated for this
-// model).
-const sentenceMinSimilarity = 2
+const sentenceSemanticWeight = SentenceEncoderSemanticWeight
 
 // TestSentenceEncoderEvaluation ranks every evaluation set with BM25
 // alone and fused with the sentence encoder, tuning and held-out

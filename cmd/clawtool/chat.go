@@ -58,7 +58,7 @@ The model endpoint comes from the environment:
 	stream := fs.Bool("stream", true, "stream the model's text as it arrives (-stream=false: ask for whole replies)")
 	resume := fs.String("resume", "", "continue the saved run `ID` whose calls waited for approval (with the --policy and --as it ran with)")
 	wait := fs.Duration("wait-approval", 0, "when a call waits for approval, wait up to `DURATION` for the answer before saving the run and exiting (0: save and exit at once)")
-	wv := addWordVectorsFlag(fs)
+	sem := addSemanticFlags(fs)
 	rf := addRegistryFlags(fs)
 	if code := parseFlags(fs, args, e.stdout); code >= 0 {
 		return code
@@ -97,10 +97,13 @@ The model endpoint comes from the environment:
 		fmt.Fprintf(e.stderr, "clawtool chat: %v\n", err)
 		return exitUsage
 	}
-	search, err := wv.options(toolsearch.Options{})
+	search, err := sem.options(toolsearch.Options{}, getenv)
 	if err != nil {
 		fmt.Fprintf(e.stderr, "clawtool chat: %v\n", err)
 		return exitUsage
+	}
+	if *sem.embeddings != "" {
+		search.Embedder = &warnEmbedder{Embedder: search.Embedder, w: e.stderr, cmd: "chat"}
 	}
 	rf.config.watch = true // a long session follows the configuration file
 	r, cleanup, ok := rf.open(ctx, e, "chat")

