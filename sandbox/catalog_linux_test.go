@@ -293,7 +293,6 @@ const (
 	noShm              = "a container has a /dev/shm of its own (the engine's tmpfs, private to it) that it may write; the refusal the row wants is the native sandbox's, which mounts none, and neither reaches the host's"
 	noSetuidCopy       = "the row plants a setuid-root copy of a host program and runs it as the sandbox user; a container runs its image's programs under the engine's no-new-privileges, and the row is not yet adapted to that (A14 and A15 check the container's privileges)"
 	notIdmapped        = "the idmapped workspace of a root-owned directory is the native backend's; a container binds the workspace as it is, with the host's ids"
-	notNestedSearch    = "the search for repositories nested in the workspace (Limits.GitSearch) is the native backend's; the container backends protect the workspace's own repository and those it leads to, not yet nested ones (docs/sandbox.md)"
 	notWorkspaceBudget = "the workspace write budget (LayerWriteBudget, an overlay applied after the run) is the native backend's; a container writes its workspace directly, bounded per file (A17)"
 	ownLoopback        = "the row wants the native seccomp filter's refusal of the socket; a container may open it in a network namespace of its own (its own loopback, the engine's default seccomp profile), where the host's listener is not: A19 and A20 check that nothing leaves it, and the row is not yet adapted with the container's own error"
 	noForker           = "the forker is the native backend's (a helper program's helpers are started by it); the container backends start none, and the rows have not yet been run against them"
@@ -480,30 +479,30 @@ func catalog() []catalogRow {
 				chownAll(t, f.ws)
 				return []string{"plant", f.ws, ".git/config.worktree", plantedConfig}, exists(filepath.Join(f.ws, ".git", "config.worktree"))
 			}},
-		{id: "A52", name: "plant a pre-commit hook in a repository nested in the workspace (vendor/lib, made by git init)", noContainer: notNestedSearch,
+		{id: "A52", name: "plant a pre-commit hook in a repository nested in the workspace (vendor/lib, made by git init)",
 			setup: func(t *testing.T, f *fixture) ([]string, func() bool) {
 				nestedSetup(t, f)
 				p := filepath.Join(f.ws, "vendor", "lib", ".git", "hooks", "pre-commit")
 				return []string{"write", p}, exists(p)
-			}, want: []string{"read-only file system"}},
-		{id: "A52", name: "plant core.fsmonitor in a nested repository's .git/config", noContainer: notNestedSearch,
+			}, want: []string{"read-only file system"}, container: inContainer},
+		{id: "A52", name: "plant core.fsmonitor in a nested repository's .git/config",
 			setup: func(t *testing.T, f *fixture) ([]string, func() bool) {
 				nestedSetup(t, f)
 				p := filepath.Join(f.ws, "vendor", "lib", ".git", "config")
 				return []string{"append", p}, fileHas(p, "pwned")
-			}, want: []string{"read-only file system"}},
-		{id: "A52", name: "rewrite a nested .git file (a worktree's) to lead elsewhere", noContainer: notNestedSearch,
+			}, want: []string{"read-only file system"}, container: inContainer},
+		{id: "A52", name: "rewrite a nested .git file (a worktree's) to lead elsewhere",
 			setup: func(t *testing.T, f *fixture) ([]string, func() bool) {
 				nestedSetup(t, f)
 				p := filepath.Join(f.ws, "vendor", "wt", ".git")
 				return []string{"append", p}, fileHas(p, "pwned")
-			}, want: []string{"read-only file system"}},
-		{id: "A52", name: "plant a hook in the repository a nested .git file names inside the workspace", noContainer: notNestedSearch,
+			}, want: []string{"read-only file system"}, container: inContainer},
+		{id: "A52", name: "plant a hook in the repository a nested .git file names inside the workspace",
 			setup: func(t *testing.T, f *fixture) ([]string, func() bool) {
 				nestedSetup(t, f)
 				p := filepath.Join(f.ws, "vendor", "repos", "wt.git", "hooks", "pre-commit")
 				return []string{"write", p}, exists(p)
-			}, want: []string{"read-only file system"}},
+			}, want: []string{"read-only file system"}, container: inContainer},
 		{id: "A18", name: "exhaust the private /tmp's inodes", policy: func(p *Policy) { p.Limits.Tmp = 1 << 20 }, setup: func(t *testing.T, f *fixture) ([]string, func() bool) {
 			return []string{"manyfiles", "3000"}, nil
 		}, want: []string{"no space left"}, container: inContainer},

@@ -296,8 +296,8 @@ type Limits struct {
 	// run's process is gone, for a descendant that still holds a pipe.
 	// Default 2s.
 	WaitDelay time.Duration
-	// GitSearch is the number of directory entries the native backend
-	// reads before a run looking for repositories nested in the workspace
+	// GitSearch is the number of directory entries a backend (native or
+	// container) reads before a run looking for repositories nested in the workspace
 	// (a clone in vendor/lib), whose hooks and config it then protects
 	// like the workspace's own (see Policy.Protected). The search goes at
 	// most [GitSearchDepth] directories deep. A workspace with more
@@ -393,8 +393,8 @@ type Policy struct {
 	// reads in their place (commondir, config.worktree, worktrees): the
 	// one a .git file names and submodules' repositories under modules,
 	// and the same for each repository nested in the workspace (a
-	// directory below it holding a .git entry) that the native backend's
-	// search finds before the run; a workspace past that search's bounds
+	// directory below it holding a .git entry) that the backend's search
+	// finds before the run (native and container backends); a workspace past that search's bounds
 	// (Limits.GitSearch, [GitSearchDepth]) is refused.
 	//
 	// A path that does not exist when the run starts cannot be protected

@@ -477,7 +477,7 @@ func helperConfig(p Policy, argv, env []string, layers []Layer, limits Limits, t
 		cfg.Protected = protected.Git(cfg.Workspace, cfg.Protected)
 		nested, err := protected.Nested(cfg.Workspace, cfg.Protected, protected.Bounds{Entries: limits.GitSearch, Depth: GitSearchDepth})
 		if err != nil {
-			return nil, nestedError(err)
+			return nil, protected.Refusal(err)
 		}
 		cfg.Protected = nested
 	}
@@ -658,17 +658,4 @@ func monotonic() uint64 {
 // because a large write or fallocate fails whole and leaves the rest free.
 func writeBudgetSpent(e helper.Exit) bool {
 	return e.TmpSize > 0 && (e.TmpFree < e.TmpSize/16 || e.TmpInodes == 0)
-}
-
-// nestedError is the refusal of a run whose workspace the search for
-// nested repositories could not finish.
-func nestedError(err error) error {
-	var le *protected.LimitError
-	switch {
-	case errors.As(err, &le) && le.Limit == "entries":
-		return fmt.Errorf("sandbox: refusing to run: looking for nested git repositories to protect: %w; raise Limits.GitSearch (now %d), or run with Protected naming neither .git/hooks nor .git/config", err, le.Value)
-	case errors.As(err, &le):
-		return fmt.Errorf("sandbox: refusing to run: looking for nested git repositories to protect: %w (GitSearchDepth); run with Protected naming neither .git/hooks nor .git/config", err)
-	}
-	return fmt.Errorf("sandbox: refusing to run: looking for nested git repositories to protect: %w", err)
 }

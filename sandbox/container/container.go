@@ -647,6 +647,13 @@ func (c *Backend) run(ctx context.Context, p sandbox.Policy, argv []string, stdi
 	if p.Workspace != "" {
 		ws = filepath.Clean(p.Workspace)
 		paths = protected.Git(ws, p.ProtectedPaths())
+		// Repositories nested in the workspace, searched before every
+		// call: a warm container's mounts are part of its key, so one
+		// made before a repository appeared is not used for it.
+		paths, err = protected.Nested(ws, paths, protected.Bounds{Entries: p.Limits.WithDefaults().GitSearch, Depth: sandbox.GitSearchDepth})
+		if err != nil {
+			return nil, protected.Refusal(err)
+		}
 		before = protected.Snapshot(ws, paths)
 	}
 	var r *sandbox.Result

@@ -4,6 +4,8 @@
 package protected
 
 import (
+	"errors"
+	"fmt"
 	"io"
 	"io/fs"
 	"os"
@@ -138,6 +140,23 @@ func (e *LimitError) Error() string {
 		return "the workspace has directories more than " + strconv.Itoa(e.Value) + " deep (" + e.Path + ")"
 	}
 	return "the workspace has more than " + strconv.Itoa(e.Value) + " entries (reached in " + e.Path + ")"
+}
+
+// Refusal is the error a backend returns for a run whose workspace the
+// search for nested repositories ([Nested]) could not finish: err wrapped,
+// with what the caller can change — the sandbox's Limits.GitSearch for the
+// entries bound, nothing but the protected list for the depth bound
+// (GitSearchDepth) or an unreadable directory.
+func Refusal(err error) error {
+	const prefix = "sandbox: refusing to run: looking for nested git repositories to protect: %w"
+	var le *LimitError
+	switch {
+	case errors.As(err, &le) && le.Limit == "entries":
+		return fmt.Errorf(prefix+"; raise Limits.GitSearch (now %d), or run with Protected naming neither .git/hooks nor .git/config", err, le.Value)
+	case errors.As(err, &le):
+		return fmt.Errorf(prefix+" (GitSearchDepth); run with Protected naming neither .git/hooks nor .git/config", err)
+	}
+	return fmt.Errorf(prefix, err)
 }
 
 // Nested adds to protected, when it names .git/hooks or .git/config, the
