@@ -47,6 +47,14 @@ const (
 // at url, such as "http://127.0.0.1:8080/mcp". It retries a broken
 // server-sent event stream at most twice. Input requests without params
 // in its results (see [Command]) are read as having empty params.
+//
+// [Connect] bounds what any Streamable HTTP transport reads from the
+// server: a JSON body to [MaxLineBytes], an event to go-sdk's
+// MaxEventSize, any other body (an HTTP error's text) to 1 MiB; and,
+// unless the transport's HTTPClient sets CheckRedirect, it follows a
+// redirect only within the origin (scheme, host and port) of the
+// request, at most 5 times: a redirect elsewhere fails the request, so
+// the request and its credentials never reach another address.
 func URL(url string) mcp.Transport {
 	return &mcp.StreamableClientTransport{
 		Endpoint:   url,
