@@ -41,6 +41,10 @@ const (
 	DefaultTerminateDuration = 200 * time.Millisecond
 	// resyncTimeout bounds one re-listing after notifications/tools/list_changed.
 	resyncTimeout = 30 * time.Second
+	// DefaultReimportGap is the least time between two re-imports after
+	// notifications/tools/list_changed: a server that sends them without
+	// end gets at most one listing of its tools a second.
+	DefaultReimportGap = time.Second
 )
 
 // URL returns a transport that speaks MCP Streamable HTTP to the endpoint
@@ -148,6 +152,8 @@ type clientConfig struct {
 	elicit          ElicitationHandler
 	relay           bool            // WithElicitationRelay
 	approver        policy.Approver // WithElicitationApprover
+	reimportGap     time.Duration   // DefaultReimportGap unless gapSet (tests)
+	gapSet          bool
 }
 
 // A ClientOption configures a [Client] made by [Connect].
@@ -324,6 +330,9 @@ func Connect(ctx context.Context, t mcp.Transport, opts ...ClientOption) (*Clien
 		opt(&cfg)
 	}
 	cfg.pollCeiling = max(cfg.pollCeiling, cfg.pollFloor)
+	if !cfg.gapSet {
+		cfg.reimportGap = DefaultReimportGap
+	}
 	c := &Client{cfg: cfg, done: make(chan struct{}), dirty: make(chan struct{}, 1)}
 	t, c.filtered = filtered(t)
 	if ct, ok := t.(*commandTransport); ok {

@@ -1,6 +1,9 @@
 package mcptool
 
-import "net/http"
+import (
+	"net/http"
+	"time"
+)
 
 // ServeHTTPViaSDK serves r through go-sdk's handlers alone, without the
 // direct path, so tests can compare the two.
@@ -12,3 +15,10 @@ func (s *Server) ServeHTTPViaSDK(w http.ResponseWriter, r *http.Request) {
 // sealed request states and held rounds, for the controls of the attack
 // tests.
 func WithoutRoundDefences(s *Server) { s.rounds.off = true }
+
+// WithReimportGap sets the least time between two re-imports after
+// notifications/tools/list_changed; 0 takes none, for the control of the
+// list_changed storm attack.
+func WithReimportGap(d time.Duration) ClientOption {
+	return func(c *clientConfig) { c.reimportGap = d; c.gapSet = true }
+}

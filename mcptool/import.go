@@ -9,6 +9,7 @@ import (
 	"hash/fnv"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/miniopenclaw/tool"
 	"github.com/miniopenclaw/tool/internal/jsonschema"
@@ -203,8 +204,9 @@ func (c *Client) sync(ctx context.Context, st *importState) (syncCounts, error) 
 }
 
 // resyncLoop re-imports after each notifications/tools/list_changed until
-// ctx ends. Notifications that arrive during a re-import are folded into
-// one more. Each re-import of a registry logs one line: what it added,
+// ctx ends. Notifications that arrive during a re-import, or within
+// DefaultReimportGap after it ends, are folded into one more, made when
+// the gap has passed. Each re-import of a registry logs one line: what it added,
 // changed and removed, at level info, or at warn with the error when
 // something was left out; or, with WithReimportFunc, is given to its
 // function instead.
@@ -238,6 +240,18 @@ func (c *Client) resyncLoop(ctx context.Context) {
 				c.cfg.logger.Warn("mcptool: re-import after tools/list_changed", append(attrs, "error", err)...)
 			} else {
 				c.cfg.logger.Info("mcptool: re-import after tools/list_changed", attrs...)
+			}
+		}
+		if c.cfg.reimportGap > 0 {
+			gap := time.NewTimer(c.cfg.reimportGap)
+			select {
+			case <-ctx.Done():
+				gap.Stop()
+				return
+			case <-c.done:
+				gap.Stop()
+				return
+			case <-gap.C:
 			}
 		}
 	}
