@@ -1,8 +1,12 @@
 package mcptool
 
 import (
+	"context"
+	"io"
 	"net/http"
 	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // ServeHTTPViaSDK serves r through go-sdk's handlers alone, without the
@@ -22,3 +26,18 @@ func WithoutRoundDefences(s *Server) { s.rounds.off = true }
 func WithReimportGap(d time.Duration) ClientOption {
 	return func(c *clientConfig) { c.reimportGap = d; c.gapSet = true }
 }
+
+// clientPipe is the client side of the stdio transport ([Command]'s
+// connection) over r and w, closing both on Close.
+type clientPipe struct {
+	r io.ReadCloser
+	w io.WriteCloser
+}
+
+func (t *clientPipe) Connect(context.Context) (mcp.Connection, error) {
+	return newStreamConn(t.r, t.w, func() error { t.w.Close(); return t.r.Close() }, false, nil), nil
+}
+
+// ClientPipe returns [Command]'s transport over in-memory pipes, for the
+// attack tests' hand-written servers.
+func ClientPipe(r io.ReadCloser, w io.WriteCloser) mcp.Transport { return &clientPipe{r, w} }
