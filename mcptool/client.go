@@ -94,7 +94,7 @@ func URL(url string) mcp.Transport {
 // schema here, since go-sdk's client does not check it; content that does
 // not match, or is missing, gives an error Result. Progress the server
 // reports reaches the caller's [tool.ProgressFunc] (see
-// [tool.WithProgress]).
+// [tool.WithProgress]), its message cut to 1 KiB.
 //
 // # Reconnecting
 //
@@ -467,9 +467,13 @@ func (c *Client) onProgress(_ context.Context, req *mcp.ProgressNotificationClie
 	}
 	if v, ok := c.progress.Load(tok); ok {
 		p := req.Params
-		tool.ReportProgress(v.(context.Context), p.Progress, p.Total, p.Message)
+		tool.ReportProgress(v.(context.Context), p.Progress, p.Total, shortText(p.Message, maxProgressMessage))
 	}
 }
+
+// maxProgressMessage bounds the message of a progress notification passed
+// on to the caller: a server may send many, each as long as a message.
+const maxProgressMessage = 1 << 10
 
 // progressToken returns a fresh progress token bound to ctx until release
 // is called.

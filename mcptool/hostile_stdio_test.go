@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"strings"
 	"sync"
@@ -26,8 +27,8 @@ type pipeServer struct {
 	listings atomic.Int64
 	mu       sync.Mutex
 	w        io.WriteCloser
-	replies  chan string              // the client's answers to the server's requests
-	onCall   func(id json.RawMessage) // answers tools/call; nil: one "ok"
+	replies  chan string                           // the client's answers to the server's requests
+	onCall   func(id json.RawMessage, line []byte) // answers tools/call; nil: one "ok"
 }
 
 func (s *pipeServer) send(msg string) error {
@@ -44,12 +45,12 @@ func startPipeServer(t *testing.T, flood func(s *pipeServer)) (*pipeServer, mcp.
 	return s, tr
 }
 
-func newPipeServer(flood func(s *pipeServer), onCall func(s *pipeServer, id json.RawMessage)) (*pipeServer, mcp.Transport) {
+func newPipeServer(flood func(s *pipeServer), onCall func(s *pipeServer, id json.RawMessage, line []byte)) (*pipeServer, mcp.Transport) {
 	cr, sw := io.Pipe() // server → client
 	sr, cw := io.Pipe() // client → server
 	s := &pipeServer{w: sw, replies: make(chan string, 64)}
 	if onCall != nil {
-		s.onCall = func(id json.RawMessage) { onCall(s, id) }
+		s.onCall = func(id json.RawMessage, line []byte) { onCall(s, id, line) }
 	}
 	go func() {
 		defer sw.Close()
@@ -75,7 +76,7 @@ func newPipeServer(flood func(s *pipeServer), onCall func(s *pipeServer, id json
 				default:
 				}
 			case m.Method == "tools/call" && s.onCall != nil:
-				s.onCall(m.ID)
+				s.onCall(m.ID, in.Bytes())
 			case m.Method == "tools/call":
 				err = s.send(`{"jsonrpc":"2.0","id":` + string(m.ID) + `,"result":{"content":[{"type":"text","text":"ok"}]}}`)
 			case m.Method == "tools/list":
@@ -210,7 +211,7 @@ func TestHostileServerRequests(t *testing.T) {
 // next call works.
 func TestHostileStrayResponses(t *testing.T) {
 	calls := 0
-	_, tr := newPipeServer(func(*pipeServer) {}, func(s *pipeServer, id json.RawMessage) {
+	_, tr := newPipeServer(func(*pipeServer) {}, func(s *pipeServer, id json.RawMessage, _ []byte) {
 		calls++
 		if calls > 1 {
 			s.send(`{"jsonrpc":"2.0","id":` + string(id) + `,"result":{"content":[{"type":"text","text":"again"}]}}`)
@@ -247,5 +248,60 @@ func TestHostileStrayResponses(t *testing.T) {
 		if res.IsError || res.Output != want {
 			t.Errorf("call: got %+v, want %q", res, want)
 		}
+	}
+}
+
+// TestHostileProgressFlood: during a call, the server sends 40 progress
+// notifications of 1 MiB each for the call's token. Each reaches the
+// caller's progress function (a relay to a remote caller, the
+// inspector's stream) with its message cut to 1 KiB.
+func TestHostileProgressFlood(t *testing.T) {
+	const flood = 40
+	_, tr := newPipeServer(func(*pipeServer) {}, func(s *pipeServer, id json.RawMessage, line []byte) {
+		var req struct {
+			Params struct {
+				Meta struct {
+					Token json.RawMessage `json:"progressToken"`
+				} `json:"_meta"`
+			} `json:"params"`
+		}
+		json.Unmarshal(line, &req)
+		huge := strings.Repeat("p", 1<<20)
+		for i := range flood {
+			if s.send(fmt.Sprintf(`{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":%s,"progress":%d,"message":%q}}`, req.Params.Meta.Token, i, huge)) != nil {
+				return
+			}
+		}
+		s.send(`{"jsonrpc":"2.0","id":` + string(id) + `,"result":{"content":[{"type":"text","text":"done"}]}}`)
+	})
+	ctx, cancel := context.WithTimeout(t.Context(), wait)
+	defer cancel()
+	c, err := mcptool.Connect(ctx, tr, mcptool.WithProtocolVersion("2025-11-25"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	reg := tool.NewRegistry()
+	if err := c.Import(ctx, reg); err != nil {
+		t.Fatal(err)
+	}
+	var seen, longest atomic.Int64
+	pctx := tool.WithProgress(ctx, func(_, _ float64, message string) {
+		seen.Add(1)
+		if n := int64(len(message)); n > longest.Load() {
+			longest.Store(n)
+		}
+	})
+	res := reg.Execute(pctx, "t", []byte(`{}`))
+	if res.IsError || res.Output != "done" {
+		t.Fatalf("call: %+v", res)
+	}
+	// Notifications are handled apart from the response: some may come
+	// after it, and none is required to arrive.
+	if seen.Load() == 0 {
+		t.Fatal("control: no progress reached the caller")
+	}
+	if n := longest.Load(); n > 1<<10+64 {
+		t.Errorf("a progress message of %d bytes reached the caller, want at most 1 KiB and a mark", n)
 	}
 }

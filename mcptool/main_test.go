@@ -9,8 +9,8 @@ import (
 	"os/exec"
 	"os/signal"
 	"syscall"
-	"time"
 	"testing"
+	"time"
 
 	"github.com/miniopenclaw/tool"
 	"github.com/miniopenclaw/tool/mcptool"

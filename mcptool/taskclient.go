@@ -569,7 +569,7 @@ func (r *taskRun) follow(ctx context.Context, h Task) (*mcp.CallToolResult, *too
 		if p, ok := next.Meta[ProgressMeta]; ok {
 			progress = decodeProgress(p)
 			if progress != nil {
-				tool.ReportProgress(ctx, progress.Progress, progress.Total, progress.Message)
+				tool.ReportProgress(ctx, progress.Progress, progress.Total, shortText(progress.Message, maxProgressMessage))
 			}
 		}
 		r.report(next.Task, progress)
