@@ -35,6 +35,11 @@ const (
 	// DefaultMaxDescriptionBytes bounds an imported tool's description,
 	// which is sent to the model with every request; a longer one is cut.
 	DefaultMaxDescriptionBytes = 16 << 10
+	// DefaultMaxListingBytes bounds what one listing of a server's tools
+	// keeps in all: the schemas and descriptions of the tools it imports.
+	// Without it, the cap of tools times the bound of a schema is
+	// gigabytes, and as many schemas compiled.
+	DefaultMaxListingBytes = 64 << 20
 	// DefaultTerminateDuration is how long closing a [Command] transport
 	// waits for the server process to exit after its standard input is
 	// closed, before it is sent SIGTERM (go-sdk's default is 5 s).
@@ -145,6 +150,7 @@ type clientConfig struct {
 	maxTools        int
 	maxPages        int
 	maxDescription  int
+	maxListing      int // DefaultMaxListingBytes unless set (tests)
 	onReimport      func(Reimport)
 	noTasks         bool          // WithoutTasks
 	pollFloor       time.Duration // WithTaskPolling
@@ -323,6 +329,7 @@ func Connect(ctx context.Context, t mcp.Transport, opts ...ClientOption) (*Clien
 		maxTools:       DefaultMaxTools,
 		maxPages:       DefaultMaxPages,
 		maxDescription: DefaultMaxDescriptionBytes,
+		maxListing:     DefaultMaxListingBytes,
 		pollFloor:      DefaultMinPollInterval,
 		pollCeiling:    DefaultMaxPollInterval,
 	}

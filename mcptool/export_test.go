@@ -41,3 +41,9 @@ func (t *clientPipe) Connect(context.Context) (mcp.Connection, error) {
 // ClientPipe returns [Command]'s transport over in-memory pipes, for the
 // attack tests' hand-written servers.
 func ClientPipe(r io.ReadCloser, w io.WriteCloser) mcp.Transport { return &clientPipe{r, w} }
+
+// WithListingBytes sets the bound of DefaultMaxListingBytes, for the
+// attack test of a listing of many large schemas at a small scale.
+func WithListingBytes(n int) ClientOption {
+	return func(c *clientConfig) { c.maxListing = n }
+}

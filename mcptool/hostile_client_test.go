@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -229,5 +230,40 @@ func TestHostileCaseVariantNames(t *testing.T) {
 	}
 	if reg.Len() != 3 {
 		t.Errorf("the registry holds %d tools, want the 3 of its own", reg.Len())
+	}
+}
+
+// TestHostileListingOfLargeSchemas: a server lists many tools, each with a
+// schema just under the bound of one (256 KiB). Up to the cap of 10,000
+// tools that was gigabytes kept, and as many schemas compiled. A listing
+// builds no more tools once those it built hold the listing's bound
+// (64 MiB; here 1 MiB, with 100 KiB schemas), and says how many it left
+// out. The control, under the default bound, imports them all.
+func TestHostileListingOfLargeSchemas(t *testing.T) {
+	const n = 30
+	s := mcp.NewServer(&mcp.Implementation{Name: "hostile", Version: "0"}, &mcp.ServerOptions{PageSize: 7})
+	schema := json.RawMessage(`{"type":"object","description":"` + strings.Repeat("s", 100<<10) + `"}`)
+	for i := range n {
+		s.AddTool(&mcp.Tool{Name: "t" + strconv.Itoa(i), InputSchema: schema},
+			func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+				return &mcp.CallToolResult{}, nil
+			})
+	}
+	control := tool.NewRegistry()
+	if err := connect(t, s).Import(t.Context(), control); err != nil || control.Len() != n {
+		t.Fatalf("control: imported %d tools (%v), want all %d", control.Len(), err, n)
+	}
+	reg := tool.NewRegistry()
+	err := connect(t, s, mcptool.WithListingBytes(1<<20)).Import(t.Context(), reg)
+	if !errors.Is(err, mcptool.ErrImportLimit) || !strings.Contains(err.Error(), "tools left out") {
+		t.Fatalf("Import: %v, want ErrImportLimit saying how many tools were left out", err)
+	}
+	// Each tool holds its schema twice (as parameters and in its
+	// fingerprint): the bound is reached after five or six.
+	if got := reg.Len(); got == 0 || got > 8 {
+		t.Errorf("imported %d tools, want the few within 1 MiB", got)
+	}
+	if want := fmt.Sprintf("%d tools left out", n-reg.Len()); !strings.Contains(err.Error(), want) {
+		t.Errorf("Import: %v, want %q", err, want)
 	}
 }
