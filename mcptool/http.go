@@ -24,6 +24,13 @@ const (
 	maxPeekBytes          = mcp.DefaultMaxRequestBodyBytes
 )
 
+// MaxBatchMessages bounds the messages of one JSON-RPC batch a POST may
+// carry (a session of protocol 2025-03-26, the last revision with
+// batches; later ones refuse any). A longer batch is refused with 400 and
+// a JSON-RPC error (-32600) before any of its messages is handled: one
+// request of a few MiB would otherwise start thousands of calls at once.
+const MaxBatchMessages = 64
+
 // httpHandlers are the two go-sdk handlers one endpoint dispatches to.
 type httpHandlers struct {
 	stateless http.Handler // 2026-07-28 and later: no sessions
