@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"maps"
 	"net/http"
@@ -252,6 +253,11 @@ func (h *httpHandlers) route(w http.ResponseWriter, r *http.Request) {
 	if r.Method == http.MethodPost {
 		if body, ok := readBody(r); ok && !batch(body) {
 			w = &finalFlushWriter{ResponseWriter: w}
+		} else if ok {
+			if n := batchLen(body); n > MaxBatchMessages {
+				refuseBatch(w, n)
+				return
+			}
 		}
 	}
 	if statelessRequest(r) {
@@ -303,6 +309,26 @@ type readCloser struct {
 func batch(body []byte) bool {
 	i := jsontext.SkipSpace(body, 0)
 	return i < len(body) && body[i] == '['
+}
+
+// batchLen returns how many messages the JSON-RPC batch body holds, or
+// 0 when it is not a JSON array (go-sdk refuses that itself).
+func batchLen(body []byte) int {
+	var msgs []json.RawMessage
+	if json.Unmarshal(body, &msgs) != nil {
+		return 0
+	}
+	return len(msgs)
+}
+
+// refuseBatch answers a batch of n messages, more than MaxBatchMessages,
+// with 400 and a JSON-RPC Invalid Request error.
+func refuseBatch(w http.ResponseWriter, n int) {
+	msg := fmt.Sprintf("Invalid Request: a JSON-RPC batch of %d messages; this server takes at most %d in one batch (MCP removed batches in 2025-06-18: send one message per request)", n, MaxBatchMessages)
+	data, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": nil, "error": map[string]any{"code": -32600, "message": msg}})
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusBadRequest)
+	w.Write(data)
 }
 
 // A finalFlushWriter is the ResponseWriter of a POST that carries one
