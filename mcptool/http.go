@@ -102,6 +102,9 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.http = http.NewCrossOriginProtection().Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			rest := func(w http.ResponseWriter, r *http.Request) {
 				if r, ok := s.withCaller(w, r); ok {
+					if r.Method == http.MethodDelete && r.Header.Get(headerSessionID) != "" {
+						w = s.ending(w, r.Header.Get(headerSessionID))
+					}
 					h.route(w, r)
 				}
 			}
@@ -247,6 +250,51 @@ func (s *Server) callerContext(next mcp.MethodHandler) mcp.MethodHandler {
 		return next(ctx, method, req)
 	}
 }
+
+// ending prepares the end of session id, the caller's own, by a DELETE:
+// the direct session path stops taking its calls at once (and cancels
+// those it runs, as go-sdk cancels its own), and when go-sdk answers the
+// DELETE with success, the session is forgotten before the answer
+// leaves, so that no request the client sends after it is served on the
+// session (a goroutine forgets it too when the session ends, but later).
+func (s *Server) ending(w http.ResponseWriter, id string) http.ResponseWriter {
+	if v, ok := s.live.LoadAndDelete(id); ok {
+		l := v.(*liveSession)
+		l.mu.Lock()
+		for _, cancel := range l.calls {
+			cancel()
+		}
+		l.mu.Unlock()
+	}
+	return &endingWriter{ResponseWriter: w, end: func() { s.bound.Delete(id) }}
+}
+
+// An endingWriter calls end before it writes a success status.
+type endingWriter struct {
+	http.ResponseWriter
+	end   func()
+	wrote bool
+}
+
+func (w *endingWriter) WriteHeader(code int) {
+	if !w.wrote {
+		w.wrote = true
+		if code >= 200 && code < 300 {
+			w.end()
+		}
+	}
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *endingWriter) Write(p []byte) (int, error) {
+	if !w.wrote {
+		w.WriteHeader(http.StatusOK)
+	}
+	return w.ResponseWriter.Write(p)
+}
+
+// Unwrap gives http.ResponseController the underlying writer.
+func (w *endingWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
 // route sends r to the handler of its protocol era.
 func (h *httpHandlers) route(w http.ResponseWriter, r *http.Request) {
