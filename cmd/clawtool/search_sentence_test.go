@@ -3,6 +3,9 @@ package main
 import (
 	"bytes"
 	"context"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -25,16 +28,7 @@ const sentenceEncoderEnv = "CLAWTOOL_SENTENCE_ENCODER"
 // $CLAWTOOL_SENTENCE_ENCODER it is skipped, except in CI (CI=true),
 // where it fails.
 func TestSearchSentenceEncoder(t *testing.T) {
-	modules := os.Getenv(sentenceEncoderEnv)
-	if modules == "" {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("%s is not set: CI must install the sentence encoder (.ci/sentence-encoder.sh)", sentenceEncoderEnv)
-		}
-		t.Skipf("%s is not set (see .ci/sentence-encoder.sh)", sentenceEncoderEnv)
-	}
-	if _, err := exec.LookPath("node"); err != nil {
-		t.Fatalf("%s is set but node is not on PATH: %v", sentenceEncoderEnv, err)
-	}
+	modules := sentenceEncoder(t)
 	cache := t.TempDir()
 	t.Setenv("XDG_CACHE_HOME", cache)
 	query := []string{"-n", "3", "-min-confidence", "-1", "how", "many", "kilometres", "is", "a", "mile"}
@@ -67,6 +61,48 @@ func TestSearchSentenceEncoder(t *testing.T) {
 	if again := cachedFiles(t, cache); len(again) != len(cached) {
 		t.Errorf("second search cached %d vectors, the first %d: the cache key changed between runs", len(again), len(cached))
 	}
+}
+
+// TestChatSentenceEncoder runs a chat with --sentence-encoder and the
+// real model: the conversation goes as without it, and the server is
+// gone when chat returns.
+func TestChatSentenceEncoder(t *testing.T) {
+	modules := sentenceEncoder(t)
+	t.Setenv("XDG_CACHE_HOME", t.TempDir())
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, `{"choices":[{"message":{"role":"assistant","content":"Done."},"finish_reason":"stop"}]}`)
+	}))
+	defer srv.Close()
+	getenv := func(k string) string {
+		return map[string]string{"OPENAI_BASE_URL": srv.URL + "/v1", "OPENAI_MODEL": "local"}[k]
+	}
+	var stdout, stderr bytes.Buffer
+	e := &env{stdin: strings.NewReader(""), stdout: &stdout, stderr: &stderr}
+	if code := chat(context.Background(), e, []string{"--sentence-encoder", modules, "hello"}, getenv); code != exitOK || stdout.String() != "Done.\n" {
+		t.Errorf("exit %d, stdout %q, stderr:\n%s", code, &stdout, &stderr)
+	}
+	if pids := embedServers(t); len(pids) != 0 {
+		t.Errorf("the sentence encoder's server still runs after chat returned: pids %v", pids)
+	}
+}
+
+// sentenceEncoder returns $CLAWTOOL_SENTENCE_ENCODER, skipping the test
+// when it is not set, except in CI (CI=true), where it fails.
+func sentenceEncoder(t *testing.T) string {
+	t.Helper()
+	modules := os.Getenv(sentenceEncoderEnv)
+	if modules == "" {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("%s is not set: CI must install the sentence encoder (.ci/sentence-encoder.sh)", sentenceEncoderEnv)
+		}
+		t.Skipf("%s is not set (see .ci/sentence-encoder.sh)", sentenceEncoderEnv)
+	}
+	if _, err := exec.LookPath("node"); err != nil {
+		t.Fatalf("%s is set but node is not on PATH: %v", sentenceEncoderEnv, err)
+	}
+	return modules
 }
 
 // cachedFiles lists the vectors cached under the cache home dir.
