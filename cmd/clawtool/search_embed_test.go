@@ -148,6 +148,10 @@ func TestSearchEmbeddingsFlags(t *testing.T) {
 		{"credentials in the URL", []string{"--embeddings", "http://user:secret@127.0.0.1:1/v1", "--embeddings-model", "m"}, "", "credentials"},
 		{"query in the URL", []string{"--embeddings", f.URL + "/v1?x=1", "--embeddings-model", "m"}, "", "without query"},
 		{"key over plain http off loopback", []string{"--embeddings", "http://192.0.2.1/v1", "--embeddings-model", "m"}, "sk-test", "in clear"},
+		{"sentence encoder and embeddings", []string{"--sentence-encoder", t.TempDir(), "--embeddings", f.URL + "/v1", "--embeddings-model", "m"}, "", "give one"},
+		{"sentence encoder and word vectors", []string{"--sentence-encoder", t.TempDir(), "--word-vectors", "x.json"}, "", "give one"},
+		{"sentence encoder with a model", []string{"--sentence-encoder", t.TempDir(), "--embeddings-model", "m"}, "", "needs --embeddings URL"},
+		{"sentence encoder not installed", []string{"--sentence-encoder", t.TempDir()}, "", "sentence-encoder.sh"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Setenv(embeddingsKeyEnv, tc.key)
@@ -210,5 +214,9 @@ func TestChatEmbeddingsFlags(t *testing.T) {
 	e := &env{stdin: strings.NewReader(""), stdout: &stdout, stderr: &stderr}
 	if code := chat(context.Background(), e, []string{"--embeddings", "ftp://127.0.0.1/v1", "--embeddings-model", "m", "hello"}, getenv); code != exitUsage || !strings.Contains(stderr.String(), "http or https") {
 		t.Errorf("exit %d, stderr %q; want a usage error", code, &stderr)
+	}
+	stderr.Reset()
+	if code := chat(context.Background(), e, []string{"--sentence-encoder", t.TempDir(), "hello"}, getenv); code != exitUsage || !strings.Contains(stderr.String(), "sentence-encoder.sh") {
+		t.Errorf("--sentence-encoder of an empty directory: exit %d, stderr %q; want a usage error saying how to install it", code, &stderr)
 	}
 }
