@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net/http"
 	"net/netip"
 	"net/url"
 	"os"
@@ -159,7 +160,13 @@ func embeddingsAPI(base, model, key string) (*toolsearch.OpenAIEmbedder, error) 
 	case key != "" && u.Scheme == "http" && !loopbackHost(u.Hostname()):
 		return nil, fmt.Errorf("--embeddings %q: $%s would cross the network in clear; use https, or a loopback address", base, embeddingsKeyEnv)
 	}
-	return &toolsearch.OpenAIEmbedder{BaseURL: base, ModelName: model, APIKey: key}, nil
+	// No redirect is followed: an embeddings API has no reason to send
+	// one, and following it could carry the key where the checks above
+	// did not look (another host, or plain http on the same host).
+	client := &http.Client{CheckRedirect: func(req *http.Request, via []*http.Request) error {
+		return fmt.Errorf("the embeddings API at %s redirected to %s; redirects are not followed", base, req.URL.Redacted())
+	}}
+	return &toolsearch.OpenAIEmbedder{BaseURL: base, ModelName: model, APIKey: key, Client: client}, nil
 }
 
 // loopbackHost reports whether host is a loopback IP address or

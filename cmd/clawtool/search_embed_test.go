@@ -220,3 +220,26 @@ func TestChatEmbeddingsFlags(t *testing.T) {
 		t.Errorf("--sentence-encoder of an empty directory: exit %d, stderr %q; want a usage error saying how to install it", code, &stderr)
 	}
 }
+
+// TestSearchEmbeddingsNoRedirect checks that --embeddings follows no
+// redirect: the key is checked against the URL given, so an API that
+// answers 307 to another address (here a second loopback server, which
+// counts what reaches it) gets no request sent there, and the search
+// answers with BM25 alone and says why.
+func TestSearchEmbeddingsNoRedirect(t *testing.T) {
+	t.Setenv("XDG_CACHE_HOME", t.TempDir())
+	t.Setenv(embeddingsKeyEnv, "sk-test")
+	target := newFakeEmbeddings(t)
+	redirect := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, target.URL+r.URL.Path, http.StatusTemporaryRedirect)
+	}))
+	defer redirect.Close()
+	var stdout, stderr bytes.Buffer
+	code := run(context.Background(), []string{"search", "--embeddings", redirect.URL + "/v1", "--embeddings-model", "test-model", "what", "time", "is", "it", "in", "Tokyo"}, nil, &stdout, &stderr)
+	if code != exitOK || !strings.Contains(stderr.String(), "redirects are not followed") {
+		t.Errorf("exit %d, stderr %q; want BM25's answer and the refused redirect", code, &stderr)
+	}
+	if texts, auth := target.take(); len(texts) != 0 || len(auth) != 0 {
+		t.Errorf("the redirect was followed: %d texts and keys %q reached its target", len(texts), auth)
+	}
+}
