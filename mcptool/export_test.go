@@ -47,3 +47,10 @@ func ClientPipe(r io.ReadCloser, w io.WriteCloser) mcp.Transport { return &clien
 func WithListingBytes(n int) ClientOption {
 	return func(c *clientConfig) { c.maxListing = n }
 }
+
+// SDKSessionsHandler returns go-sdk's handler of 2025-11-25 sessions for
+// s alone, without this package's bounds, for the controls of the
+// attack tests.
+func (s *Server) SDKSessionsHandler() http.Handler {
+	return newHTTPHandlers(s.sdk, s.cfg.jsonResponse).sessions
+}
