@@ -113,7 +113,11 @@ func reference(a *Authorizer, p Principal, ok bool, req tool.AccessRequest) Deci
 	if ok {
 		user = userEntity(p)
 	}
-	argRec, err := residual.ArgsRecord(req.Args, a.paths)
+	err := residual.Strict(req.Args) // arguments a caller gave must be strict
+	var argRec cedar.Record
+	if err == nil {
+		argRec, err = residual.ArgsRecord(req.Args, a.paths)
+	}
 	if err != nil {
 		d = unreadable(d)
 		d.Reason = argsReason(req.Name, err)

@@ -580,6 +580,16 @@ func (a *Authorizer) decide(ctx context.Context, req *tool.AccessRequest, d *Dec
 // already computed.
 func (a *Authorizer) decideFor(c *compiled, who *carried, v *verdict, req *tool.AccessRequest, d *Decision, fast *fastAnswer) {
 	*d = Decision{Principal: who.p, Tool: req.Name}
+	// Arguments given by the caller rather than encoded by a registry
+	// from checked values must be read one way only, by the policies, the
+	// approval digest and the tool alike (see residual.Strict).
+	if len(req.Args) > 0 {
+		if err := residual.Strict(req.Args); err != nil {
+			*d = unreadable(*d)
+			d.Reason = argsReason(req.Name, err)
+			return
+		}
+	}
 	// A path argument the policies cannot read one way only refuses the
 	// call, whatever they read of it (see WithPathArguments).
 	if len(a.paths) > 0 {
@@ -590,13 +600,6 @@ func (a *Authorizer) decideFor(c *compiled, who *carried, v *verdict, req *tool.
 		}
 	}
 	if v.static {
-		// The arguments do not matter, but arguments given by the caller
-		// rather than encoded by a registry from checked values must still
-		// be readable.
-		if len(req.Args) > 0 && !residual.WellFormed(req.Args) {
-			*d = unreadable(*d)
-			return
-		}
 		d.Effect, d.Policies, d.Reason = v.effect, v.policies, v.reason
 		a.bindCall(who, req, d)
 		return
@@ -903,10 +906,12 @@ func (a *Authorizer) Authorize(ctx context.Context, req tool.AccessRequest) erro
 	// nothing (audit log, logger, rate limit, path arguments) would read
 	// one; any other call is decided as Decide decides it.
 	var fast *fastAnswer
-	if !observed && len(a.paths) == 0 && !a.limits.active() {
+	// Arguments the caller gave are checked (in decideFor) before any
+	// answer: none is given without a Decision.
+	if !observed && len(a.paths) == 0 && !a.limits.active() && len(req.Args) == 0 {
 		switch {
 		case v.static:
-			if v.effect == Allow && (len(req.Args) == 0 || residual.WellFormed(req.Args)) {
+			if v.effect == Allow {
 				return nil
 			}
 		case !a.cedarOnly && c.cache.keeps():

@@ -280,14 +280,3 @@ func plainInteger(lit []byte) bool {
 	}
 	return true
 }
-
-// WellFormed reports whether ArgsRecord would accept args, without
-// building anything.
-func WellFormed(args []byte) bool {
-	p := argParser{b: args}
-	p.space()
-	if p.i == len(p.b) {
-		return true
-	}
-	return p.b[p.i] == '{' && p.skip(0) == nil
-}
