@@ -254,7 +254,7 @@ func TestFastPathTable(t *testing.T) {
 		{`context.args.a == "x"`, `{"\u0061":"x"}`, true, Allow},
 		{`context.args.a == "x"`, `{"a":"\u0078"}`, true, Allow},
 		{`context.args.a == "x"`, `{"a":"y","a":"x"}`, false, Deny}, // a repeated key: refused, as a tool may read either (residual.Strict)
-		{`context.args.a == "x"`, `{"a":"x","A":"y"}`, true, Deny}, // a case-variant key: refused before the fast path runs, as encoding/json binds either
+		{`context.args.a == "x"`, `{"a":"x","A":"y"}`, true, Deny},  // a case-variant key: refused before the fast path runs, as encoding/json binds either
 		{`context.args.a == 1`, `{"a":"1"}`, true, Deny},
 		{`context.args.path like "docs/*"`, `{"path":"docs/../secrets/k"}`, true, Deny},
 		{`context.args.path like "secrets/*"`, `{"path":"docs/../secrets/k"}`, true, Allow},
