@@ -47,7 +47,8 @@ func argsReason(name string, err error) string {
 	var pe *residual.PathError
 	var ne *residual.NumberError
 	var se *residual.StrictError
-	if errors.As(err, &pe) || errors.As(err, &ne) || errors.As(err, &se) {
+	var le *residual.ListError
+	if errors.As(err, &pe) || errors.As(err, &ne) || errors.As(err, &se) || errors.As(err, &le) {
 		return fmt.Sprintf("call to tool %q was refused: %v", name, err)
 	}
 	return fmt.Sprintf("call to tool %q was refused: its arguments could not be read", name)

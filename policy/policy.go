@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"iter"
 	"log/slog"
@@ -599,6 +600,18 @@ func (a *Authorizer) decideFor(c *compiled, who *carried, v *verdict, req *tool.
 			return
 		}
 	}
+	// A list a policy compares must be one whose order and repeats the
+	// policies need not see: Cedar holds it as a set.
+	if err := listCompared(v, req); err != nil {
+		*d = unreadable(*d)
+		d.Reason = argsReason(req.Name, err)
+		var le *residual.ListError
+		if errors.As(err, &le) {
+			d.Policies = v.rules.reading(le.Top)
+		}
+		a.bindCall(who, req, d)
+		return
+	}
 	if v.static {
 		d.Effect, d.Policies, d.Reason = v.effect, v.policies, v.reason
 		a.bindCall(who, req, d)
@@ -639,6 +652,38 @@ func (a *Authorizer) bindCall(who *carried, req *tool.AccessRequest, d *Decision
 		return
 	}
 	d.bind(who, all)
+}
+
+// listCompared returns the refusal of a call one of whose lists (JSON
+// arrays) of two or more values a policy of v compares with == or !=
+// (see residual.FirstList), or nil. For a call whose compared arguments
+// [tool.AccessRequest.Argument] reads (a flat struct, which holds no
+// list) it encodes nothing.
+func listCompared(v *verdict, req *tool.AccessRequest) error {
+	u := &v.use
+	if v.static || !u.ComparedAll && len(u.Compared) == 0 {
+		return nil
+	}
+	if !u.ComparedAll {
+		flat := true
+		for _, name := range u.Compared {
+			if _, ok := req.Argument(name); !ok {
+				flat = false
+				break
+			}
+		}
+		if flat {
+			return nil
+		}
+	}
+	raw, err := req.Arguments()
+	if err != nil {
+		return err
+	}
+	if le := residual.FirstList(raw, *u); le != nil {
+		return le
+	}
+	return nil
 }
 
 // A fastAnswer is what a verdict's fast program says of a call: ok false
@@ -914,7 +959,7 @@ func (a *Authorizer) Authorize(ctx context.Context, req tool.AccessRequest) erro
 			if v.effect == Allow {
 				return nil
 			}
-		case !a.cedarOnly && c.cache.keeps():
+		case !a.cedarOnly && c.cache.keeps() && listCompared(v, &req) == nil:
 			f := a.runFast(v, &req)
 			if f.allows() {
 				return nil

@@ -176,7 +176,7 @@ func fastDifferential(t testing.TB, seed uint64) (fast, total int) {
 					continue
 				}
 				total++
-				if fastFor(v) == nil || residual.Strict(req.Args) != nil {
+				if fastFor(v) == nil || residual.Strict(req.Args) != nil || listCompared(v, &req) != nil {
 					continue // no fast program, or arguments refused before it runs
 				}
 				fd := Decision{Principal: u, Tool: name}
