@@ -16,8 +16,8 @@ type Use struct {
 	All   bool // the arguments are read as a whole: all of them are needed
 	Other bool // something other than args is read (now, hour): build all the rest
 	// ComparedPaths are the values within the arguments that an operand
-	// of == or != may evaluate to (context.args.argv: [argv];
-	// context.args.opts.mode: [opts mode]), and Compared the top-level
+	// of == or != may evaluate to (for context.args.opts.mode, the path
+	// "opts", "mode"), and Compared the top-level
 	// arguments they are in, sorted. ComparedAll says that the arguments
 	// may be compared as a whole (context.args or context is an operand).
 	// See FirstList.
