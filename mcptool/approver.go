@@ -26,9 +26,10 @@ var approvalSchema = json.RawMessage(`{"type":"object","properties":{"approve":{
 
 // An ElicitApprover is a [policy.Approver] that puts a call needing an
 // approval to the user of the MCP client that made it, with an
-// elicitation (elicitation/create): a message naming the principal, the
-// tool and the call's arguments (cut to 500 bytes, control and invisible
-// characters escaped), and a form with one boolean, approve. Give it to
+// elicitation (elicitation/create): a message naming the principal (cut
+// to 200 bytes), the tool and the call's arguments (cut to 500 bytes),
+// control and invisible characters escaped in both, and a form with one
+// boolean, approve. Give it to
 // the [policy.Authorizer] of the registry a [Server] serves
 // ([policy.WithApprover]).
 //
@@ -152,20 +153,29 @@ func (e ElicitApprover) fallback(ctx context.Context, req policy.ApprovalRequest
 	return false, fmt.Errorf("%w: %v", policy.ErrApprovalUnavailable, why)
 }
 
-// approvalMessage is the question an ElicitApprover asks.
+// approvalMessage is the question an ElicitApprover asks. The principal
+// (a token's sub claim) and the arguments are escaped alike: neither may
+// end the sentence and write another, or turn the text around.
 func approvalMessage(req policy.ApprovalRequest) string {
-	who := req.Principal
-	if who == "" {
-		who = "the anonymous caller"
+	who := "the anonymous caller"
+	if req.Principal != "" {
+		who = graphicText(req.Principal, 200)
 	}
-	args := strconv.QuoteToGraphic(string(req.Args))
-	args = args[1 : len(args)-1]
-	if len(args) > maxSummaryBytes {
-		cut := maxSummaryBytes
-		for cut > 0 && args[cut]&0xC0 == 0x80 {
+	return fmt.Sprintf("Approve a tool call? %s asks to call %q with %s. Approving lets this call, with exactly these arguments, run once.",
+		who, req.Tool, graphicText(string(req.Args), maxSummaryBytes))
+}
+
+// graphicText is s with control and invisible characters escaped as Go
+// escapes them, cut to n bytes (between UTF-8 sequences) with "…".
+func graphicText(s string, n int) string {
+	q := strconv.QuoteToGraphic(s)
+	q = q[1 : len(q)-1]
+	if len(q) > n {
+		cut := n
+		for cut > 0 && q[cut]&0xC0 == 0x80 {
 			cut-- // not inside a UTF-8 sequence
 		}
-		args = args[:cut] + "…"
+		q = q[:cut] + "…"
 	}
-	return fmt.Sprintf("Approve a tool call? %s asks to call %q with %s. Approving lets this call, with exactly these arguments, run once.", who, req.Tool, args)
+	return q
 }

@@ -12,3 +12,10 @@ func (s *Server) ServeHTTPViaSDK(w http.ResponseWriter, r *http.Request) {
 // sealed request states and held rounds, for the controls of the attack
 // tests.
 func WithoutRoundDefences(s *Server) { s.rounds.off = true }
+
+// SDKSessionsHandler returns go-sdk's handler of 2025-11-25 sessions for
+// s alone, without this package's bounds, for the controls of the
+// attack tests.
+func (s *Server) SDKSessionsHandler() http.Handler {
+	return newHTTPHandlers(s.sdk, s.cfg.jsonResponse).sessions
+}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"maps"
 	"net/http"
@@ -23,6 +24,13 @@ const (
 	statelessVersion      = "2026-07-28" // the first revision without sessions
 	maxPeekBytes          = mcp.DefaultMaxRequestBodyBytes
 )
+
+// MaxBatchMessages bounds the messages of one JSON-RPC batch a POST may
+// carry (a session of protocol 2025-03-26, the last revision with
+// batches; later ones refuse any). A longer batch is refused with 400 and
+// a JSON-RPC error (-32600) before any of its messages is handled: one
+// request of a few MiB would otherwise start thousands of calls at once.
+const MaxBatchMessages = 64
 
 // httpHandlers are the two go-sdk handlers one endpoint dispatches to.
 type httpHandlers struct {
@@ -94,6 +102,9 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.http = http.NewCrossOriginProtection().Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			rest := func(w http.ResponseWriter, r *http.Request) {
 				if r, ok := s.withCaller(w, r); ok {
+					if r.Method == http.MethodDelete && r.Header.Get(headerSessionID) != "" {
+						w = s.ending(w, r.Header.Get(headerSessionID))
+					}
 					h.route(w, r)
 				}
 			}
@@ -240,11 +251,61 @@ func (s *Server) callerContext(next mcp.MethodHandler) mcp.MethodHandler {
 	}
 }
 
+// ending prepares the end of session id, the caller's own, by a DELETE:
+// the direct session path stops taking its calls at once (and cancels
+// those it runs, as go-sdk cancels its own), and when go-sdk answers the
+// DELETE with success, the session is forgotten before the answer
+// leaves, so that no request the client sends after it is served on the
+// session (a goroutine forgets it too when the session ends, but later).
+func (s *Server) ending(w http.ResponseWriter, id string) http.ResponseWriter {
+	if v, ok := s.live.LoadAndDelete(id); ok {
+		l := v.(*liveSession)
+		l.mu.Lock()
+		for _, cancel := range l.calls {
+			cancel()
+		}
+		l.mu.Unlock()
+	}
+	return &endingWriter{ResponseWriter: w, end: func() { s.bound.Delete(id) }}
+}
+
+// An endingWriter calls end before it writes a success status.
+type endingWriter struct {
+	http.ResponseWriter
+	end   func()
+	wrote bool
+}
+
+func (w *endingWriter) WriteHeader(code int) {
+	if !w.wrote {
+		w.wrote = true
+		if code >= 200 && code < 300 {
+			w.end()
+		}
+	}
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *endingWriter) Write(p []byte) (int, error) {
+	if !w.wrote {
+		w.WriteHeader(http.StatusOK)
+	}
+	return w.ResponseWriter.Write(p)
+}
+
+// Unwrap gives http.ResponseController the underlying writer.
+func (w *endingWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
 // route sends r to the handler of its protocol era.
 func (h *httpHandlers) route(w http.ResponseWriter, r *http.Request) {
 	if r.Method == http.MethodPost {
 		if body, ok := readBody(r); ok && !batch(body) {
 			w = &finalFlushWriter{ResponseWriter: w}
+		} else if ok {
+			if n := batchLen(body); n > MaxBatchMessages {
+				refuseBatch(w, n)
+				return
+			}
 		}
 	}
 	if statelessRequest(r) {
@@ -296,6 +357,26 @@ type readCloser struct {
 func batch(body []byte) bool {
 	i := jsontext.SkipSpace(body, 0)
 	return i < len(body) && body[i] == '['
+}
+
+// batchLen returns how many messages the JSON-RPC batch body holds, or
+// 0 when it is not a JSON array (go-sdk refuses that itself).
+func batchLen(body []byte) int {
+	var msgs []json.RawMessage
+	if json.Unmarshal(body, &msgs) != nil {
+		return 0
+	}
+	return len(msgs)
+}
+
+// refuseBatch answers a batch of n messages, more than MaxBatchMessages,
+// with 400 and a JSON-RPC Invalid Request error.
+func refuseBatch(w http.ResponseWriter, n int) {
+	msg := fmt.Sprintf("Invalid Request: a JSON-RPC batch of %d messages; this server takes at most %d in one batch (MCP removed batches in 2025-06-18: send one message per request)", n, MaxBatchMessages)
+	data, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": nil, "error": map[string]any{"code": -32600, "message": msg}})
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusBadRequest)
+	w.Write(data)
 }
 
 // A finalFlushWriter is the ResponseWriter of a POST that carries one

@@ -134,8 +134,8 @@ func (m memTasks) Get(_ context.Context, owner, id string) (TaskRecord, error) {
 	return sn.record(), err
 }
 
-func (m memTasks) Update(_ context.Context, owner, id string, answers map[string]json.RawMessage) error {
-	return m.st.update(owner, id, answers)
+func (m memTasks) Update(ctx context.Context, owner, id string, answers map[string]json.RawMessage) error {
+	return m.st.update(ctx, owner, id, answers)
 }
 
 func (m memTasks) Cancel(_ context.Context, owner, id string) (TaskRecord, error) {

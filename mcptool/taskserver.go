@@ -382,12 +382,17 @@ func (s *Server) runTask(ctx context.Context, tk *task, name string, args json.R
 				s.tasks.fail(tk, -32603, err.Error())
 				return
 			}
-			answers, err := s.tasks.ask(ctx, tk, reqs)
+			answered, err := s.tasks.ask(ctx, tk, reqs)
 			if err != nil {
 				s.tasks.fail(tk, -32603, "the task was ended while waiting for input: "+err.Error())
 				return
 			}
-			raw, _ := json.Marshal(answers)
+			// The call runs again as the request that answered made it:
+			// decided for its principal, with the roles and attributes of
+			// its own credential, not those of the token that made the
+			// task, which may since have lost them.
+			ctx = answered.context(ctx)
+			raw, _ := json.Marshal(answered.answers)
 			responses = nil
 			if err := json.Unmarshal(raw, &responses); err != nil {
 				s.tasks.fail(tk, CodeInvalidParams, "tasks/update: "+err.Error())
@@ -458,10 +463,11 @@ func (a *taskAsker) elicit(ctx context.Context, p *mcp.ElicitParams) (*mcp.Elici
 	if err != nil {
 		return nil, err
 	}
-	answers, err := a.s.tasks.ask(ctx, a.tk, reqs)
+	answered, err := a.s.tasks.ask(ctx, a.tk, reqs)
 	if err != nil {
 		return nil, err
 	}
+	answers := answered.answers
 	var res mcp.ElicitResult
 	if err := json.Unmarshal(answers[key], &res); err != nil {
 		return nil, fmt.Errorf("the answer to %s is not an elicitation result: %v", key, err)

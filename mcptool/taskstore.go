@@ -9,6 +9,8 @@ import (
 	"fmt"
 	"sync"
 	"time"
+
+	"github.com/miniopenclaw/tool/policy"
 )
 
 // TaskLimits bound the tasks a [Server] keeps in memory. The zero value of
@@ -93,9 +95,27 @@ type task struct {
 	// the answers.
 	inputs  map[string]json.RawMessage
 	answers map[string]json.RawMessage
-	resume  chan map[string]json.RawMessage
+	resume  chan resumed
 	cancel  context.CancelFunc
 	done    chan struct{} // closed when terminal
+}
+
+// resumed is what a task waiting for input gets when its last request is
+// answered: the answers, and the principal of the tasks/update request
+// that completed them (ok false: the anonymous principal), whose roles
+// and attributes decide the call's next run.
+type resumed struct {
+	answers map[string]json.RawMessage
+	by      policy.Principal
+	ok      bool
+}
+
+// context returns ctx carrying the principal of r.
+func (r resumed) context(ctx context.Context) context.Context {
+	if r.ok {
+		return policy.WithPrincipal(ctx, r.by)
+	}
+	return policy.WithoutPrincipal(ctx)
 }
 
 // taskStore keeps tasks in memory, bound to the principal (owner key) that
@@ -333,33 +353,37 @@ func (s *taskStore) setProgress(t *task, p TaskProgress) {
 
 // ask puts t into input_required with requests (keyed by their IDs) and
 // waits until the client answered every one of them through update, or
-// ctx ends. It returns the answers.
-func (s *taskStore) ask(ctx context.Context, t *task, requests map[string]json.RawMessage) (map[string]json.RawMessage, error) {
+// ctx ends. It returns the answers, with who gave the last of them.
+func (s *taskStore) ask(ctx context.Context, t *task, requests map[string]json.RawMessage) (resumed, error) {
 	if len(requests) == 0 || len(requests) > s.lim.MaxInputRequests {
-		return nil, fmt.Errorf("a task may wait for 1 to %d input requests, not %d", s.lim.MaxInputRequests, len(requests))
+		return resumed{}, fmt.Errorf("a task may wait for 1 to %d input requests, not %d", s.lim.MaxInputRequests, len(requests))
 	}
-	resume := make(chan map[string]json.RawMessage, 1)
+	resume := make(chan resumed, 1)
 	s.mu.Lock()
 	if t.status.Terminal() {
 		s.mu.Unlock()
-		return nil, context.Canceled
+		return resumed{}, context.Canceled
 	}
 	t.status, t.inputs, t.answers, t.resume, t.updated = StatusInputRequired, requests, map[string]json.RawMessage{}, resume, time.Now()
 	s.mu.Unlock()
 	select {
-	case answers := <-resume:
-		return answers, nil
+	case r := <-resume:
+		return r, nil
 	case <-ctx.Done():
-		return nil, context.Cause(ctx)
+		return resumed{}, context.Cause(ctx)
 	}
 }
 
 // update records owner's answers to the pending input requests of task
-// id. Answers to IDs the task is not waiting for are ignored (SEP-2322:
-// a server ignores what it does not recognise); when every pending
-// request is answered, the task works again. A task that is not
-// input_required gets errTaskNotWaiting.
-func (s *taskStore) update(owner, id string, answers map[string]json.RawMessage) error {
+// id, given by the principal of ctx. Answers to IDs the task is not
+// waiting for are ignored (SEP-2322: a server ignores what it does not
+// recognise); when every pending request is answered, the task works
+// again, for the principal of the request that answered last (the same
+// user as the task's, owner says so, with the roles and attributes of
+// its own credential). A task that is not input_required gets
+// errTaskNotWaiting.
+func (s *taskStore) update(ctx context.Context, owner, id string, answers map[string]json.RawMessage) error {
+	by, ok := policy.PrincipalFrom(ctx)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	t, err := s.lookupLocked(owner, id, time.Now())
@@ -377,7 +401,7 @@ func (s *taskStore) update(owner, id string, answers map[string]json.RawMessage)
 	if len(t.answers) < len(t.inputs) {
 		return nil
 	}
-	t.resume <- t.answers // buffered: ask's receive may come later
+	t.resume <- resumed{answers: t.answers, by: by, ok: ok} // buffered: ask's receive may come later
 	t.status, t.inputs, t.answers, t.resume, t.updated = StatusWorking, nil, nil, nil, time.Now()
 	return nil
 }

@@ -44,7 +44,7 @@ func TestTaskStoreBadInput(t *testing.T) {
 			case "cancel":
 				_, err = s.cancel(c.owner, c.id)
 			case "update":
-				err = s.update(c.owner, c.id, map[string]json.RawMessage{"k": json.RawMessage(`{}`)})
+				err = s.update(context.Background(), c.owner, c.id, map[string]json.RawMessage{"k": json.RawMessage(`{}`)})
 			}
 			if !errors.Is(err, c.want) {
 				t.Errorf("%s: err %v, want %v", c.op, err, c.want)
@@ -172,21 +172,21 @@ func TestTaskInputPartial(t *testing.T) {
 			if err != nil {
 				t.Error(err)
 			}
-			got <- ans
+			got <- ans.answers
 		}()
 		synctest.Wait()
 		sn, _ := s.get("a", tk.id)
 		if sn.Status != StatusInputRequired || len(sn.inputs) != 2 {
 			t.Fatalf("waiting: %+v", sn)
 		}
-		if err := s.update("a", tk.id, map[string]json.RawMessage{"x": json.RawMessage(`1`), "stranger": json.RawMessage(`2`)}); err != nil {
+		if err := s.update(context.Background(), "a", tk.id, map[string]json.RawMessage{"x": json.RawMessage(`1`), "stranger": json.RawMessage(`2`)}); err != nil {
 			t.Fatal(err)
 		}
 		sn, _ = s.get("a", tk.id)
 		if _, ok := sn.inputs["y"]; sn.Status != StatusInputRequired || len(sn.inputs) != 1 || !ok {
 			t.Fatalf("after a partial answer: %+v", sn)
 		}
-		if err := s.update("a", tk.id, map[string]json.RawMessage{"y": json.RawMessage(`3`)}); err != nil {
+		if err := s.update(context.Background(), "a", tk.id, map[string]json.RawMessage{"y": json.RawMessage(`3`)}); err != nil {
 			t.Fatal(err)
 		}
 		ans := <-got
@@ -196,7 +196,7 @@ func TestTaskInputPartial(t *testing.T) {
 		if sn, _ := s.get("a", tk.id); sn.Status != StatusWorking {
 			t.Errorf("after the answers: %s", sn.Status)
 		}
-		if err := s.update("a", tk.id, map[string]json.RawMessage{"y": json.RawMessage(`3`)}); !errors.Is(err, errTaskNotWaiting) {
+		if err := s.update(context.Background(), "a", tk.id, map[string]json.RawMessage{"y": json.RawMessage(`3`)}); !errors.Is(err, errTaskNotWaiting) {
 			t.Errorf("a second answer: %v, want errTaskNotWaiting", err)
 		}
 	})

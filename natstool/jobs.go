@@ -464,7 +464,9 @@ func (j *Jobs) Cancel(ctx context.Context, id string) (Job, error) {
 // as for a job that is not waiting. Once every request is answered the
 // job is queued again, and any worker runs its call with the answers.
 // The answers together are bounded by [MaxJobInputBytes]. A job that is
-// not ctx's owner's is an error wrapping [ErrJobNotFound].
+// not ctx's owner's is an error wrapping [ErrJobNotFound]. With
+// [JobsOptions.Headers], the run goes on with the headers of ctx, the
+// answering request's, not those the job was submitted with.
 func (j *Jobs) Answer(ctx context.Context, id string, answers map[string]json.RawMessage) (Job, error) {
 	if len(answers) == 0 {
 		return Job{}, fmt.Errorf("natstool: job %s: no answers", id)
@@ -509,6 +511,7 @@ func (j *Jobs) Answer(ctx context.Context, id string, answers map[string]json.Ra
 		if size > MaxJobInputBytes {
 			return Job{}, fmt.Errorf("natstool: job %s: the answers are %d bytes, more than %d", id, size, MaxJobInputBytes)
 		}
+		j.runAs(ctx, &in)
 		job.Input, job.Updated = &in, time.Now().UTC()
 		complete := len(in.Pending()) == 0
 		if complete {
@@ -542,8 +545,10 @@ func (j *Jobs) Answer(ctx context.Context, id string, answers map[string]json.Ra
 // before it queued the run; JetStream drops a second copy within its
 // duplicate window). A host uses it when a question was settled
 // elsewhere, such as an approval request answered in the approvals
-// store: the call, run again, finds that answer. It returns the record
-// as it is then; a job in another state or round is left as it is.
+// store: the call, run again, finds that answer; with
+// [JobsOptions.Headers], it runs with the headers of ctx. It returns the
+// record as it is then; a job in another state or round is left as it
+// is.
 func (j *Jobs) Resume(ctx context.Context, id string, round int) (Job, error) {
 	for range 8 {
 		e, err := j.kv.Get(ctx, id)
@@ -564,7 +569,9 @@ func (j *Jobs) Resume(ctx context.Context, id string, round int) (Job, error) {
 		default:
 			return job, nil
 		}
-		job.State, job.Updated = JobQueued, time.Now().UTC()
+		in := *job.Input
+		j.runAs(ctx, &in)
+		job.Input, job.State, job.Updated = &in, JobQueued, time.Now().UTC()
 		rec, _ := json.Marshal(job)
 		if _, err := j.kv.Update(ctx, id, rec, e.Revision()); err != nil {
 			if errors.Is(err, jetstream.ErrKeyExists) {
@@ -575,6 +582,17 @@ func (j *Jobs) Resume(ctx context.Context, id string, round int) (Job, error) {
 		return job, j.publishRound(ctx, job)
 	}
 	return Job{}, fmt.Errorf("natstool: job %s: its record kept changing; try again", id)
+}
+
+// runAs makes the next run of in's call the one of ctx's request: with
+// [JobsOptions.Headers], the headers of ctx (the principal's claim of
+// the request that answered, or resumed, the job: the owner's, with the
+// roles of its own credential) replace those of the message that asked,
+// so a role the owner lost since the job was submitted is not used.
+func (j *Jobs) runAs(ctx context.Context, in *JobInput) {
+	if j.cfg.headers != nil {
+		in.Header = maps.Clone(j.cfg.headers(ctx))
+	}
 }
 
 // publishRound queues the run of job with the answers of its latest

@@ -142,10 +142,10 @@ func runApprovalsSub(ctx context.Context, e *env, sub string, args []string) int
 		}
 		for _, r := range recs {
 			if r.State == policy.ApprovalPending {
-				fmt.Fprintf(e.stdout, "%s  %s calls %s, expires %s\n", r.ID, orAnonymous(r.Principal), r.Tool, r.Expires.UTC().Format(time.RFC3339))
+				fmt.Fprintf(e.stdout, "%s  %s calls %s, expires %s\n", r.ID, shownWho(r.Principal), shownName(r.Tool), r.Expires.UTC().Format(time.RFC3339))
 			} else {
 				fmt.Fprintf(e.stdout, "%s  %s calls %s, INTERRUPTED: %s by %s, used at %s by process %d, which died; the call may or may not have run (approve or deny it again)\n",
-					r.ID, orAnonymous(r.Principal), r.Tool, r.State, r.AnsweredBy, r.Used.UTC().Format(time.RFC3339), r.Claim.PID)
+					r.ID, shownWho(r.Principal), shownName(r.Tool), r.State, shownName(r.AnsweredBy), r.Used.UTC().Format(time.RFC3339), r.Claim.PID)
 			}
 			fmt.Fprintf(e.stdout, "    arguments: %s\n    reason:    %s\n", shownText(r.Preview, 2*policy.MaxApprovalPreview), shownText(r.Reason, 500))
 		}
@@ -194,12 +194,23 @@ func runApprovalsSub(ctx context.Context, e *env, sub string, args []string) int
 	}
 	if r.State == policy.ApprovalApproved {
 		fmt.Fprintf(e.stdout, "approved %s: %s's call to %s runs once when it is made again unchanged, before %s\n",
-			r.ID, orAnonymous(r.Principal), r.Tool, r.Expires.UTC().Format(time.RFC3339))
+			r.ID, shownWho(r.Principal), shownName(r.Tool), r.Expires.UTC().Format(time.RFC3339))
 	} else {
-		fmt.Fprintf(e.stdout, "denied %s: %s's call to %s is told it was denied by %s\n", r.ID, orAnonymous(r.Principal), r.Tool, r.AnsweredBy)
+		fmt.Fprintf(e.stdout, "denied %s: %s's call to %s is told it was denied by %s\n", r.ID, shownWho(r.Principal), shownName(r.Tool), shownName(r.AnsweredBy))
 	}
 	return exitOK
 }
+
+// shownWho is a principal's ID as a person reads it: the anonymous
+// caller named, control and invisible characters escaped, at most 200
+// bytes. The ID is a token's sub claim, or a field of a record another
+// machine wrote to a shared store: neither may rewrite what the person
+// who approves sees.
+func shownWho(id string) string { return shownText(orAnonymous(id), 200) }
+
+// shownName is a tool name, a host or who answered, as a person reads
+// it (see shownWho).
+func shownName(s string) string { return shownText(s, 200) }
 
 // printApproval prints one record as aligned fields.
 func printApproval(w io.Writer, r policy.ApprovalRecord) {
@@ -207,12 +218,12 @@ func printApproval(w io.Writer, r policy.ApprovalRecord) {
 	field("id", r.ID)
 	state := string(r.State)
 	if r.State != policy.ApprovalPending {
-		state += " by " + r.AnsweredBy + " at " + r.Answered.UTC().Format(time.RFC3339)
+		state += " by " + shownName(r.AnsweredBy) + " at " + r.Answered.UTC().Format(time.RFC3339)
 		if !r.Used.IsZero() {
 			state += ", used at " + r.Used.UTC().Format(time.RFC3339)
 		}
 		if c := r.Claim; c != nil {
-			state += fmt.Sprintf(" by process %d on %s", c.PID, c.Host)
+			state += fmt.Sprintf(" by process %d on %s", c.PID, shownName(c.Host))
 			switch {
 			case !r.Done.IsZero():
 				state += ", ran (recorded at " + r.Done.UTC().Format(time.RFC3339) + ")"
@@ -230,8 +241,8 @@ func printApproval(w io.Writer, r policy.ApprovalRecord) {
 	if r.Note != "" {
 		field("note", shownText(r.Note, policy.MaxApprovalNote))
 	}
-	field("principal", orAnonymous(r.Principal))
-	field("tool", r.Tool)
+	field("principal", shownWho(r.Principal))
+	field("tool", shownName(r.Tool))
 	field("arguments", shownText(r.Preview, 2*policy.MaxApprovalPreview))
 	field("digest", r.Digest)
 	field("policies", strings.Join(r.Policies, ", "))

@@ -272,7 +272,7 @@ func (terminalApprover) Approve(ctx context.Context, req policy.ApprovalRequest)
 	}
 	defer tty.Close()
 	fmt.Fprintf(tty, "clawtool: %s asks to call %s with %s\nclawtool: allow this call once? [y/N] ",
-		orAnonymous(req.Principal), req.Tool, visibleText(string(req.Args), 2000))
+		shownWho(req.Principal), shownName(req.Tool), visibleText(string(req.Args), 2000))
 	line, err := bufio.NewReader(io.LimitReader(tty, 1024)).ReadString('\n')
 	if err != nil && line == "" {
 		return false, fmt.Errorf("reading the answer: %w", err)
