@@ -168,7 +168,9 @@ func WithLogger(l *slog.Logger) Option {
 // "path", "file", "dir"), at any depth. Policies see their values
 // lexically cleaned: "docs/../secrets/k" is "secrets/k", "docs//a/./b" is
 // "docs/a/b", and a path that climbs out of its root keeps its leading
-// "../". A path that cannot be read one way only is refused before the
+// "../". An argument of that name that holds a list (a JSON array, at
+// any depth of arrays) holds paths: each of its strings is cleaned and
+// checked the same way. A path that cannot be read one way only is refused before the
 // policies run, with a message saying why: one with a backslash (a
 // separator to some tools, part of a name to others), a NUL byte, or
 // bytes that are not UTF-8. The tool still receives the value as sent.
