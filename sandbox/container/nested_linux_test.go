@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -232,6 +233,52 @@ func TestContainerNestedRepositoryDepth(t *testing.T) {
 			r, err := c.Run(context.Background(), sandbox.Policy{Workspace: ws, Protected: []string{".bashrc"}}, []string{"true"}, nil)
 			if err != nil || !r.OK() {
 				t.Errorf("without git's paths: %v %v", r, err)
+			}
+		})
+	}
+}
+
+// TestContainerWarmNestedRetires checks that warm containers do not pile
+// up as nested repositories appear: each call whose protected set changed
+// gets a new warm container (its mounts are fixed when it starts), and the
+// one made for the old set is removed, so a run that makes a repository
+// each call (git init x1, x2 …) holds one warm container, not one per call.
+func TestContainerWarmNestedRetires(t *testing.T) {
+	for _, mode := range containerModes[1:] {
+		t.Run(mode.name, func(t *testing.T) {
+			c := requireEngineWith(t, mode.opts)
+			ws := protectWorkspace(t, true)
+			p := sandbox.Policy{Workspace: ws}
+			ids := map[string]bool{}
+			for i := range 4 {
+				r, err := c.Run(context.Background(), p, []string{"sh", "-c", "mkdir -p x" + strconv.Itoa(i) + "/.git/hooks; cat /etc/hostname"}, nil)
+				if err != nil || !r.OK() {
+					t.Fatalf("call %d: %v %v", i, r, err)
+				}
+				ids[strings.TrimSpace(string(r.Stdout))] = true
+				c.mu.Lock()
+				live, slots := len(c.live), len(c.warm)
+				c.mu.Unlock()
+				if live != 1 || slots != 1 {
+					t.Errorf("after call %d: %d containers, %d warm slots; want 1 and 1", i, live, slots)
+				}
+			}
+			// Calls 2 to 4 each found a repository the one before made.
+			if len(ids) != 4 {
+				t.Errorf("%d warm containers over 4 calls whose protected set changed each time, want 4", len(ids))
+			}
+			// The next call finds x3 and gets a new container; the one
+			// after it, with the same protected set, reuses that.
+			var last []string
+			for range 2 {
+				r, err := c.Run(context.Background(), p, []string{"cat", "/etc/hostname"}, nil)
+				if err != nil || !r.OK() {
+					t.Fatalf("%v %v", r, err)
+				}
+				last = append(last, strings.TrimSpace(string(r.Stdout)))
+			}
+			if ids[last[0]] || last[0] != last[1] {
+				t.Errorf("calls after x3 appeared ran in %q, want a new warm container, then the same one", last)
 			}
 		})
 	}
