@@ -33,15 +33,27 @@ func approverServer(t *testing.T, ap policy.Approver) (*mcptool.Server, *policy.
 	}
 	var ran atomic.Int32
 	r := tool.NewRegistry(tool.WithAuthorizer(a))
-	r.Register(tool.Must(tool.New("remove", "Removes a file.", func(ctx context.Context, in struct {
+	r.Register(removeTool(&ran))
+	srv := mcptool.NewServer(r)
+	t.Cleanup(func() { srv.Close() })
+	return srv, a, &ran
+}
+
+// removeTool is the tool approverServer serves, counting its runs in ran.
+func removeTool(ran *atomic.Int32) tool.Tool {
+	return tool.Must(tool.New("remove", "Removes a file.", func(ctx context.Context, in struct {
 		Path string `json:"path"`
 	}) (string, error) {
 		ran.Add(1)
 		return "removed " + in.Path, nil
-	})))
-	srv := mcptool.NewServer(r)
-	t.Cleanup(func() { srv.Close() })
-	return srv, a, &ran
+	}))
+}
+
+// removeRequest is the access request of a call of approverServer's
+// tool with args: the digest of its decision is the call's.
+func removeRequest(args string) tool.AccessRequest {
+	t := removeTool(new(atomic.Int32))
+	return tool.AccessRequest{Tool: t, Name: "remove", Options: tool.OptionsOf(t), Args: json.RawMessage(args)}
 }
 
 func TestElicitApprover(t *testing.T) {
@@ -184,7 +196,7 @@ func TestElicitApproverRoundTripBound(t *testing.T) {
 			return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"approve": true}}, nil
 		},
 	})
-	digestA := a.Decide(context.Background(), tool.AccessRequest{Name: "remove", Args: json.RawMessage(`{"path":"a"}`)}).Digest
+	digestA := a.Decide(context.Background(), removeRequest(`{"path":"a"}`)).Digest
 	if digestA == "" {
 		t.Fatal("no digest for the asking call")
 	}

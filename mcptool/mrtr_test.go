@@ -77,7 +77,7 @@ func TestPlainCallRoundAttacks(t *testing.T) {
 				mcptool.WithoutRoundDefences(srv)
 			}
 			cs := manualClient(t, srv)
-			digest := a.Decide(context.Background(), tool.AccessRequest{Name: "remove", Args: json.RawMessage(`{"path":"a"}`)}).Digest
+			digest := a.Decide(context.Background(), removeRequest(`{"path":"a"}`)).Digest
 			res, err := tc.attack(t, cs, digest)
 			var jerr *jsonrpc.Error
 			switch {

@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"hash"
 	"iter"
 	"log/slog"
 	"os"
@@ -64,8 +65,11 @@ type Decision struct {
 	// Authorizer keeps an audit log.
 	Args json.RawMessage
 	// Digest binds the call: a hex SHA-256 of the principal (its id, its
-	// roles and its attributes), the tool and the canonical arguments. An
-	// approval is valid for this digest only.
+	// roles and its attributes), the tool (its name and its definition:
+	// description, parameters, output schema and annotations) and the
+	// canonical arguments. An approval is valid for this digest only, so a
+	// tool replaced under the same name does not run on an approval given
+	// for the one before.
 	Digest string
 	// Approved reports that the call was allowed by an approval.
 	Approved bool
@@ -635,7 +639,7 @@ func (a *Authorizer) bindCall(who *carried, req *tool.AccessRequest, d *Decision
 		*d = unreadable(*d)
 		return
 	}
-	d.bind(who, all)
+	d.bind(who, req, all)
 }
 
 // A fastAnswer is what a verdict's fast program says of a call: ok false
@@ -716,7 +720,7 @@ func (a *Authorizer) decideCedar(c *compiled, who *carried, v *verdict, req *too
 		d.Reason = argsReason(req.Name, ne)
 		d.Policies = v.rules.reading(ne.Top)
 		if a.audit != nil {
-			d.bind(who, all)
+			d.bind(who, req, all)
 		}
 		return
 	}
@@ -745,7 +749,7 @@ func (a *Authorizer) decideCedar(c *compiled, who *carried, v *verdict, req *too
 	dec, diag := cedar.Authorize(v.rules, v.ents, cr)
 	c.fromCedar(dec, diag, d)
 	if d.Effect == Ask || a.audit != nil {
-		d.bind(who, all)
+		d.bind(who, req, all)
 	}
 }
 
@@ -830,32 +834,68 @@ func (a *Authorizer) RecordsOutcomes() bool { return a.observed() || a.claimer }
 func (a *Authorizer) observed() bool { return a.audit != nil || a.logger != nil }
 
 // bind fills in the canonical arguments and the call's digest.
-func (d *Decision) bind(who *carried, args []byte) {
+func (d *Decision) bind(who *carried, req *tool.AccessRequest, args []byte) {
 	_, canon, err := residual.DecodeArgs(args)
 	if err != nil {
 		canon = args
 	}
 	d.Args = canon
-	d.Digest = digest(who, d.Tool, canon)
+	d.Digest = digest(who, d.Tool, definitionDigest(req), canon)
 }
 
 // digest binds a call to its principal (everything of it Cedar sees: its
-// id, its roles and its attributes, see principalCacheKey), tool and
-// canonical arguments.
-func digest(who *carried, name string, args []byte) string {
+// id, its roles and its attributes, see principalCacheKey), tool (its
+// name and definitionDigest) and canonical arguments.
+func digest(who *carried, name string, def [sha256.Size]byte, args []byte) string {
 	h := sha256.New()
-	field := func(s string) {
-		var n [8]byte
-		binary.BigEndian.PutUint64(n[:], uint64(len(s)))
-		h.Write(n[:])
-		h.Write([]byte(s))
-	}
-	field("clawtool call v2")
+	field := func(s string) { writeField(h, s) }
+	field("clawtool call v3")
 	key := who.cacheKey()
 	field(string(key[:]))
 	field(name)
+	field(string(def[:]))
 	field(string(args))
 	return hex.EncodeToString(h.Sum(nil))
+}
+
+// writeField writes s to h preceded by its length, so that no two lists
+// of fields hash alike.
+func writeField(h hash.Hash, s string) {
+	var n [8]byte
+	binary.BigEndian.PutUint64(n[:], uint64(len(s)))
+	h.Write(n[:])
+	h.Write([]byte(s))
+}
+
+// definitionDigest is the SHA-256 of what a person asked to approve a
+// call of req's tool is told of the tool, or could look up: its
+// description, parameters, output schema and annotations. Settings of the
+// run (timeout, output bound, inline) are left out: they do not change
+// what the tool does. The zero request (no tool) has a digest too.
+func definitionDigest(req *tool.AccessRequest) [sha256.Size]byte {
+	h := sha256.New()
+	field := func(s string) { writeField(h, s) }
+	field("clawtool definition v1")
+	if req.Tool != nil {
+		field(req.Tool.Description())
+		field(string(req.Tool.Parameters()))
+	} else {
+		field("")
+		field("")
+	}
+	field(string(req.Options.OutputSchema))
+	an := req.Options.Annotations
+	field(an.Title)
+	var flags [4]byte
+	for i, b := range []bool{an.ReadOnly, an.Destructive, an.Idempotent, an.OpenWorld} {
+		if b {
+			flags[i] = 1
+		}
+	}
+	field(string(flags[:]))
+	var sum [sha256.Size]byte
+	h.Sum(sum[:0])
+	return sum
 }
 
 // A DeniedError is the error [Authorizer.Authorize] returns for a call it
@@ -974,7 +1014,7 @@ func (a *Authorizer) Outcome(ctx context.Context, req tool.AccessRequest, res to
 	p := who.p
 	d := Decision{Principal: p, Tool: req.Name}
 	raw, _ := req.Arguments()
-	d.bind(who, raw)
+	d.bind(who, &req, raw)
 	if claimed {
 		a.complete(ctx, d.Digest)
 	}

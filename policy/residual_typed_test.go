@@ -67,7 +67,7 @@ func typedDifferential(t testing.TB, seed uint64) (checked, total int) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				asJSON := tool.AccessRequest{Name: name, Args: raw}
+				asJSON := tool.AccessRequest{Tool: req.Tool, Name: name, Options: req.Options, Args: raw} // the same tool, its arguments as JSON
 				want := reference(a, u, true, asJSON)
 				for _, got := range []Decision{a.Decide(ctx, req), a.Decide(ctx, asJSON)} {
 					if got.Effect != want.Effect || !slices.Equal(got.Policies, want.Policies) || got.Reason != want.Reason || !slices.Equal(got.Errors, want.Errors) {

@@ -3,6 +3,7 @@ package toolsearch
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"hash/fnv"
 	"net/http"
 	"net/http/httptest"
@@ -12,6 +13,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/miniopenclaw/tool"
 	"github.com/miniopenclaw/tool/internal/echotool"
@@ -209,6 +211,29 @@ func TestEmbedderFailure(t *testing.T) {
 	ix.Search("post a message to slack", 3)
 	if err := ix.EmbedError(); err != nil {
 		t.Fatalf("EmbedError after a success: %v", err)
+	}
+}
+
+// TestEmbedderTimeout: an embeddings API that accepts a request and
+// never answers holds a search no longer than Options.EmbedTimeout; the
+// search answers with BM25 alone and EmbedError says the deadline passed.
+func TestEmbedderTimeout(t *testing.T) {
+	stop := make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-r.Context().Done():
+		case <-stop:
+		}
+	}))
+	t.Cleanup(srv.Close)
+	t.Cleanup(func() { close(stop) }) // runs first: no handler outlives the test
+	ix := NewWithOptions(testRegistry(t, embedTools...), Options{Embedder: &OpenAIEmbedder{BaseURL: srv.URL, ModelName: "m"}, EmbedTimeout: 50 * time.Millisecond})
+	defer ix.Close()
+	if got := names(ix.Search("post a message to slack", 3)); len(got) == 0 || got[0] != "slack_post_message" {
+		t.Fatalf("search past the timeout: %v, want BM25's answer", got)
+	}
+	if err := ix.EmbedError(); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("EmbedError %v, want the deadline", err)
 	}
 }
 

@@ -97,12 +97,13 @@ The model endpoint comes from the environment:
 		fmt.Fprintf(e.stderr, "clawtool chat: %v\n", err)
 		return exitUsage
 	}
-	search, err := sem.options(toolsearch.Options{}, getenv)
+	search, stopSearch, err := sem.options(ctx, toolsearch.Options{}, getenv)
 	if err != nil {
 		fmt.Fprintf(e.stderr, "clawtool chat: %v\n", err)
 		return exitUsage
 	}
-	if *sem.embeddings != "" {
+	defer stopSearch()
+	if *sem.embeddings != "" || *sem.sentenceEncoder != "" {
 		search.Embedder = &warnEmbedder{Embedder: search.Embedder, w: e.stderr, cmd: "chat"}
 	}
 	rf.config.watch = true // a long session follows the configuration file

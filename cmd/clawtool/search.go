@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net/http"
 	"net/netip"
 	"net/url"
 	"os"
@@ -14,6 +15,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/miniopenclaw/tool/toolsearch"
+	"github.com/miniopenclaw/tool/toolsearch/embedserver"
 )
 
 func runSearch(ctx context.Context, e *env, args []string) int {
@@ -41,11 +43,12 @@ func runSearch(ctx context.Context, e *env, args []string) int {
 	if rf.policy.loaded != nil {
 		r = registryOf(tools) // search what the principal may see, as the agent loop does
 	}
-	opts, err := sem.options(toolsearch.Options{MinConfidence: *minConf}, os.Getenv)
+	opts, stop, err := sem.options(ctx, toolsearch.Options{MinConfidence: *minConf}, os.Getenv)
 	if err != nil {
 		fmt.Fprintf(e.stderr, "clawtool search: %v\n", err)
 		return exitUsage
 	}
+	defer stop()
 	ix := toolsearch.NewWithOptions(r, opts)
 	defer ix.Close()
 	matches, err := ix.Find(toolsearch.Query{Text: query, Regexp: *regexp, Limit: *limit})
@@ -70,10 +73,10 @@ func runSearch(ctx context.Context, e *env, args []string) int {
 }
 
 // semanticFlags are the flags of the commands that search tools which
-// fuse BM25 with a semantic ranking: --word-vectors, or --embeddings with
-// --embeddings-model.
+// fuse BM25 with a semantic ranking: --word-vectors, --embeddings with
+// --embeddings-model, or --sentence-encoder.
 type semanticFlags struct {
-	wordVectors, embeddings, model *string
+	wordVectors, embeddings, model, sentenceEncoder *string
 }
 
 // embeddingsKeyEnv names the environment variable --embeddings reads its
@@ -89,32 +92,52 @@ func addSemanticFlags(fs *flag.FlagSet) semanticFlags {
 			"from $"+embeddingsKeyEnv+" (sent only over https or to a loopback address); tool vectors cached\n"+
 			"under the user cache directory (clawtool/embeddings); if the API fails, BM25 alone, with a warning"),
 		model: fs.String("embeddings-model", "", "with --embeddings, the `MODEL` to ask for"),
+		sentenceEncoder: fs.String("sentence-encoder", "", "fuse BM25 with the sentence encoder of toolsearch/embedserver, run by node from the npm packages\n"+
+			"installed in the node_modules `DIR` (.ci/sentence-encoder.sh prints it): started on a loopback port and\n"+
+			"stopped on exit; tool vectors cached as with --embeddings; if it fails to start, an error; if it fails\n"+
+			"later, BM25 alone, with a warning"),
 	}
 }
 
-// options returns o with the semantic ranking the flags name, if any.
-// getenv reads the API key.
-func (f semanticFlags) options(o toolsearch.Options, getenv func(string) string) (toolsearch.Options, error) {
+// options returns o with the semantic ranking the flags name, if any,
+// and the function that releases what it started (the sentence
+// encoder's server), to call when the search is done. getenv reads the
+// API key.
+func (f semanticFlags) options(ctx context.Context, o toolsearch.Options, getenv func(string) string) (toolsearch.Options, func(), error) {
+	none := func() {}
+	n := 0
+	for _, v := range []string{*f.wordVectors, *f.embeddings, *f.sentenceEncoder} {
+		if v != "" {
+			n++
+		}
+	}
 	switch {
-	case *f.wordVectors != "" && *f.embeddings != "":
-		return o, errors.New("--word-vectors and --embeddings are two semantic rankings: give one")
+	case n > 1:
+		return o, none, errors.New("--word-vectors, --embeddings and --sentence-encoder are three semantic rankings: give one")
 	case *f.model != "" && *f.embeddings == "":
-		return o, errors.New("--embeddings-model needs --embeddings URL")
+		return o, none, errors.New("--embeddings-model needs --embeddings URL")
 	case *f.wordVectors != "":
 		wv, err := toolsearch.LoadWordVectors(*f.wordVectors, toolsearch.WordVectorsCacheDir())
 		if err != nil {
-			return o, err
+			return o, none, err
 		}
-		return o.UseWordVectors(wv), nil
+		return o.UseWordVectors(wv), none, nil
 	case *f.embeddings != "":
 		emb, err := embeddingsAPI(*f.embeddings, *f.model, getenv(embeddingsKeyEnv))
 		if err != nil {
-			return o, err
+			return o, none, err
 		}
 		o.CacheDir = toolsearch.EmbeddingsCacheDir()
-		return o.UseEmbedder(emb), nil
+		return o.UseEmbedder(emb), none, nil
+	case *f.sentenceEncoder != "":
+		srv, err := embedserver.Start(ctx, *f.sentenceEncoder, embedserver.Options{})
+		if err != nil {
+			return o, none, fmt.Errorf("--sentence-encoder: %w", err)
+		}
+		o.CacheDir = toolsearch.EmbeddingsCacheDir()
+		return o.UseEmbedder(srv.Embedder()), func() { srv.Close() }, nil
 	}
-	return o, nil
+	return o, none, nil
 }
 
 // embeddingsAPI checks --embeddings and --embeddings-model and returns the
@@ -137,7 +160,13 @@ func embeddingsAPI(base, model, key string) (*toolsearch.OpenAIEmbedder, error) 
 	case key != "" && u.Scheme == "http" && !loopbackHost(u.Hostname()):
 		return nil, fmt.Errorf("--embeddings %q: $%s would cross the network in clear; use https, or a loopback address", base, embeddingsKeyEnv)
 	}
-	return &toolsearch.OpenAIEmbedder{BaseURL: base, ModelName: model, APIKey: key}, nil
+	// No redirect is followed: an embeddings API has no reason to send
+	// one, and following it could carry the key where the checks above
+	// did not look (another host, or plain http on the same host).
+	client := &http.Client{CheckRedirect: func(req *http.Request, via []*http.Request) error {
+		return fmt.Errorf("the embeddings API at %s redirected to %s; redirects are not followed", base, req.URL.Redacted())
+	}}
+	return &toolsearch.OpenAIEmbedder{BaseURL: base, ModelName: model, APIKey: key, Client: client}, nil
 }
 
 // loopbackHost reports whether host is a loopback IP address or

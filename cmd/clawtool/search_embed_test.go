@@ -148,6 +148,10 @@ func TestSearchEmbeddingsFlags(t *testing.T) {
 		{"credentials in the URL", []string{"--embeddings", "http://user:secret@127.0.0.1:1/v1", "--embeddings-model", "m"}, "", "credentials"},
 		{"query in the URL", []string{"--embeddings", f.URL + "/v1?x=1", "--embeddings-model", "m"}, "", "without query"},
 		{"key over plain http off loopback", []string{"--embeddings", "http://192.0.2.1/v1", "--embeddings-model", "m"}, "sk-test", "in clear"},
+		{"sentence encoder and embeddings", []string{"--sentence-encoder", t.TempDir(), "--embeddings", f.URL + "/v1", "--embeddings-model", "m"}, "", "give one"},
+		{"sentence encoder and word vectors", []string{"--sentence-encoder", t.TempDir(), "--word-vectors", "x.json"}, "", "give one"},
+		{"sentence encoder with a model", []string{"--sentence-encoder", t.TempDir(), "--embeddings-model", "m"}, "", "needs --embeddings URL"},
+		{"sentence encoder not installed", []string{"--sentence-encoder", t.TempDir()}, "", "sentence-encoder.sh"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Setenv(embeddingsKeyEnv, tc.key)
@@ -210,5 +214,32 @@ func TestChatEmbeddingsFlags(t *testing.T) {
 	e := &env{stdin: strings.NewReader(""), stdout: &stdout, stderr: &stderr}
 	if code := chat(context.Background(), e, []string{"--embeddings", "ftp://127.0.0.1/v1", "--embeddings-model", "m", "hello"}, getenv); code != exitUsage || !strings.Contains(stderr.String(), "http or https") {
 		t.Errorf("exit %d, stderr %q; want a usage error", code, &stderr)
+	}
+	stderr.Reset()
+	if code := chat(context.Background(), e, []string{"--sentence-encoder", t.TempDir(), "hello"}, getenv); code != exitUsage || !strings.Contains(stderr.String(), "sentence-encoder.sh") {
+		t.Errorf("--sentence-encoder of an empty directory: exit %d, stderr %q; want a usage error saying how to install it", code, &stderr)
+	}
+}
+
+// TestSearchEmbeddingsNoRedirect checks that --embeddings follows no
+// redirect: the key is checked against the URL given, so an API that
+// answers 307 to another address (here a second loopback server, which
+// counts what reaches it) gets no request sent there, and the search
+// answers with BM25 alone and says why.
+func TestSearchEmbeddingsNoRedirect(t *testing.T) {
+	t.Setenv("XDG_CACHE_HOME", t.TempDir())
+	t.Setenv(embeddingsKeyEnv, "sk-test")
+	target := newFakeEmbeddings(t)
+	redirect := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, target.URL+r.URL.Path, http.StatusTemporaryRedirect)
+	}))
+	defer redirect.Close()
+	var stdout, stderr bytes.Buffer
+	code := run(context.Background(), []string{"search", "--embeddings", redirect.URL + "/v1", "--embeddings-model", "test-model", "what", "time", "is", "it", "in", "Tokyo"}, nil, &stdout, &stderr)
+	if code != exitOK || !strings.Contains(stderr.String(), "redirects are not followed") {
+		t.Errorf("exit %d, stderr %q; want BM25's answer and the refused redirect", code, &stderr)
+	}
+	if texts, auth := target.take(); len(texts) != 0 || len(auth) != 0 {
+		t.Errorf("the redirect was followed: %d texts and keys %q reached its target", len(texts), auth)
 	}
 }
