@@ -272,6 +272,11 @@ var (
 	approveOwnAction = cedar.NewEntityUID("Action", "approveOwn")
 )
 
+// ErrApprovalQuota is wrapped by the reason of a call refused because its
+// principal's calls keep as many approval requests waiting as
+// [WithMaxPendingApprovals] allows.
+var ErrApprovalQuota = errors.New("too many approval requests of this principal are waiting")
+
 // ErrNotApprover is wrapped by the error of [Authorizer.Answer] when the
 // policies do not let the principal answer the request.
 var ErrNotApprover = errors.New("not permitted to answer this approval request")
