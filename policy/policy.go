@@ -317,16 +317,16 @@ type Authorizer struct {
 	// maxPending bounds one principal's waiting requests (see
 	// WithMaxPendingApprovals); 0 means the default, < 0 none.
 	maxPending int
-	limits      *rateLimits
-	audit       *AuditLog
-	logger      *slog.Logger
-	now         func() time.Time
-	tools       sync.Map // tool name → *toolEntity
-	paths       map[string]bool
-	auditArgs   bool
-	secret      map[string]bool
-	cacheSize   int
-	cedarOnly   bool // tests and benchmarks: never the fast path
+	limits     *rateLimits
+	audit      *AuditLog
+	logger     *slog.Logger
+	now        func() time.Time
+	tools      sync.Map // tool name → *toolEntity
+	paths      map[string]bool
+	auditArgs  bool
+	secret     map[string]bool
+	cacheSize  int
+	cedarOnly  bool // tests and benchmarks: never the fast path
 	// perToolListing (tests and benchmarks) lists each tool through its
 	// verdict, judged and cached per tool: the baseline of listings
 	// planned per principal.
