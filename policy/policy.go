@@ -125,6 +125,23 @@ func WithApprovalTTL(d time.Duration) Option {
 	return func(a *Authorizer) { a.approvalTTL = d }
 }
 
+// DefaultMaxPendingApprovals is how many approval requests one
+// principal's calls may keep waiting at once unless
+// [WithMaxPendingApprovals] says otherwise: an eighth of what a store
+// keeps ([DefaultMaxApprovals]), so that one principal cannot fill it.
+const DefaultMaxPendingApprovals = 64
+
+// WithMaxPendingApprovals bounds the approval requests one principal's
+// calls keep waiting in the store at once: a call that needs a new
+// request beyond n is refused, saying so, and asks nothing (the same
+// call made again still gets the request that waits for it). The
+// default is [DefaultMaxPendingApprovals]; n < 0 sets no bound. The
+// count is read from the store when a request would be made, so calls
+// racing from several processes may pass it by the number of racers.
+func WithMaxPendingApprovals(n int) Option {
+	return func(a *Authorizer) { a.maxPending = n }
+}
+
 // WithApprovalStore keeps approval requests, and their answers, in s
 // rather than in the process's memory ([NewMemoryApprovalStore], the
 // default): with a [FileApprovalStore], a request survives a restart and
@@ -300,16 +317,19 @@ type Authorizer struct {
 	claims  claims
 	// approvalTTL is how long a request, then its answer, holds.
 	approvalTTL time.Duration
-	limits      *rateLimits
-	audit       *AuditLog
-	logger      *slog.Logger
-	now         func() time.Time
-	tools       sync.Map // tool name → *toolEntity
-	paths       map[string]bool
-	auditArgs   bool
-	secret      map[string]bool
-	cacheSize   int
-	cedarOnly   bool // tests and benchmarks: never the fast path
+	// maxPending bounds one principal's waiting requests (see
+	// WithMaxPendingApprovals); 0 means the default, < 0 none.
+	maxPending int
+	limits     *rateLimits
+	audit      *AuditLog
+	logger     *slog.Logger
+	now        func() time.Time
+	tools      sync.Map // tool name → *toolEntity
+	paths      map[string]bool
+	auditArgs  bool
+	secret     map[string]bool
+	cacheSize  int
+	cedarOnly  bool // tests and benchmarks: never the fast path
 	// perToolListing (tests and benchmarks) lists each tool through its
 	// verdict, judged and cached per tool: the baseline of listings
 	// planned per principal.
