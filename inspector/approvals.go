@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/miniopenclaw/tool/internal/jsontext"
 	"github.com/miniopenclaw/tool/policy"
 )
 
@@ -55,9 +56,14 @@ type pendingView struct {
 	Expires   string   `json:"expires"`
 }
 
+// view is r as the page shows it. The person who approves judges the
+// preview, and the approval lets the exact arguments run: characters that
+// hide or reorder text (U+202E, U+200B...) are escaped as \uXXXX, which
+// is how JSON writes them too, so that what is shown is what runs.
 func view(r policy.ApprovalRecord) pendingView {
 	const layout = "2006-01-02T15:04:05Z07:00"
-	return pendingView{ID: r.ID, Principal: r.Principal, Tool: r.Tool, Preview: r.Preview, Reason: r.Reason,
+	return pendingView{ID: r.ID, Principal: jsontext.Visible(r.Principal), Tool: jsontext.Visible(r.Tool),
+		Preview: jsontext.Visible(r.Preview), Reason: jsontext.Visible(r.Reason),
 		Policies: r.Policies, Created: r.Created.UTC().Format(layout), Expires: r.Expires.UTC().Format(layout)}
 }
 

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/miniopenclaw/tool"
 	"github.com/miniopenclaw/tool/policy"
@@ -125,5 +126,34 @@ func TestApprovalsAPI(t *testing.T) {
 	}
 	if resp := do(newTestHandler(t), "GET", "/api/approvals", "", apiHeaders); resp.Code != http.StatusNotFound {
 		t.Errorf("GET /api/approvals without WithApprovals = %d", resp.Code)
+	}
+}
+
+// TestApprovalsPreviewShowsHiddenCharacters: the person who approves a
+// call in the page judges its preview, and the approval lets the exact
+// arguments run. A version holding characters that reorder or hide text
+// (U+202E RIGHT-TO-LEFT OVERRIDE, U+200B ZERO WIDTH SPACE, U+2066 LEFT-TO-
+// RIGHT ISOLATE) would show the person other text than what runs; the
+// page gets them escaped as \uXXXX, which is also how JSON writes them.
+// Control: the stored preview holds them raw, as the registry passed them.
+func TestApprovalsPreviewShowsHiddenCharacters(t *testing.T) {
+	w := newApprovalWorld(t)
+	// Shown raw, "1.2.0\u202E0.9.9" reads as 1.2.0 followed by 9.9.0.
+	id, _ := w.ask(t, `1.2.0\u202e0.9.9\u200b\u2066`)
+	if id == "" {
+		t.Fatal("the call did not ask")
+	}
+	recs, err := w.store.Pending(context.Background(), time.Now())
+	if err != nil || len(recs) != 1 || !strings.Contains(recs[0].Preview, "\u202e") {
+		t.Fatalf("control: the stored preview is %+v, %v; want it to hold U+202E raw", recs, err)
+	}
+	lead := w.handler(policy.Principal{ID: "ann", Roles: []string{"lead"}})
+	resp := do(lead, "GET", "/api/approvals", "", apiHeaders)
+	var list struct{ Pending []pendingView }
+	if err := json.Unmarshal(resp.Body.Bytes(), &list); err != nil || len(list.Pending) != 1 {
+		t.Fatalf("GET /api/approvals = %d %s", resp.Code, resp.Body)
+	}
+	if got, want := list.Pending[0].Preview, `{"version":"1.2.0\u202E0.9.9\u200B\u2066"}`; got != want {
+		t.Errorf("the page gets the preview %q, want %q", got, want)
 	}
 }

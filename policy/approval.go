@@ -178,9 +178,12 @@ func (a *Authorizer) storeFailed(ctx context.Context, d *Decision, err error) er
 		a.logger.ErrorContext(ctx, "approval store failed", "tool", d.Tool, "error", err)
 	}
 	d.Effect = Deny
-	if errors.Is(err, ErrApprovalStoreFull) {
+	switch {
+	case errors.Is(err, ErrApprovalQuota):
+		d.Reason = fmt.Sprintf("call to tool %q needs a person's approval, and %v; wait for answers before asking more", d.Tool, err)
+	case errors.Is(err, ErrApprovalStoreFull):
 		d.Reason = fmt.Sprintf("call to tool %q needs a person's approval, and too many requests are waiting; try again later", d.Tool)
-	} else {
+	default:
 		d.Reason = fmt.Sprintf("call to tool %q needs a person's approval, and the approval store failed, so the call was refused: %v", d.Tool, err)
 	}
 	return &DeniedError{Decision: *d, msg: d.Reason, meta: map[string]any{"effect": string(Ask)}}
@@ -213,6 +216,9 @@ func (a *Authorizer) pend(ctx context.Context, d *Decision, req ApprovalRequest,
 // put keeps req pending in the store, or returns the request already
 // waiting for the same call.
 func (a *Authorizer) put(ctx context.Context, d *Decision, req ApprovalRequest, an tool.Annotations, now time.Time) (ApprovalRecord, error) {
+	if err := a.quota(ctx, req, now); err != nil {
+		return ApprovalRecord{}, err
+	}
 	rec, err := a.store.Put(ctx, ApprovalRecord{
 		ID: req.ID, State: ApprovalPending, Principal: req.Principal, Tool: req.Tool, Annotations: an,
 		Digest: req.Digest, Preview: preview(req.Args), Args: req.Args, Policies: req.Policies,
@@ -222,6 +228,46 @@ func (a *Authorizer) put(ctx context.Context, d *Decision, req ApprovalRequest, 
 		d.Reason = rec.Reason // the audit record says why it asked, as the request does
 	}
 	return rec, err
+}
+
+// quota returns an error wrapping ErrApprovalQuota when req would be a
+// new request of a principal whose requests already wait as many as
+// WithMaxPendingApprovals allows; a request waiting for the same call is
+// not new (Put returns it). An error reading the store is returned too:
+// the call is refused (fail closed).
+func (a *Authorizer) quota(ctx context.Context, req ApprovalRequest, now time.Time) error {
+	limit := a.maxPending
+	if limit == 0 {
+		limit = DefaultMaxPendingApprovals
+	}
+	if limit < 0 {
+		return nil
+	}
+	pending, err := a.store.Pending(ctx, now)
+	if err != nil {
+		return err
+	}
+	n := 0
+	for _, r := range pending {
+		if r.Digest == req.Digest {
+			return nil
+		}
+		if r.Principal == req.Principal {
+			n++
+		}
+	}
+	if n >= limit {
+		return fmt.Errorf("%w: %d requests of %s wait for an answer, as many as one principal may keep", ErrApprovalQuota, n, orAnonymousID(req.Principal))
+	}
+	return nil
+}
+
+// orAnonymousID names the anonymous principal in a message.
+func orAnonymousID(id string) string {
+	if id == "" {
+		return "the anonymous caller"
+	}
+	return id
 }
 
 // waiting returns the refusal of a call whose request req waits.
@@ -271,6 +317,11 @@ var (
 	approveAction    = cedar.NewEntityUID("Action", "approve")
 	approveOwnAction = cedar.NewEntityUID("Action", "approveOwn")
 )
+
+// ErrApprovalQuota is wrapped by the reason of a call refused because its
+// principal's calls keep as many approval requests waiting as
+// [WithMaxPendingApprovals] allows.
+var ErrApprovalQuota = errors.New("too many approval requests of this principal are waiting")
 
 // ErrNotApprover is wrapped by the error of [Authorizer.Answer] when the
 // policies do not let the principal answer the request.

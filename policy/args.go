@@ -46,7 +46,9 @@ func (a *Authorizer) checkPaths(req *tool.AccessRequest) error {
 func argsReason(name string, err error) string {
 	var pe *residual.PathError
 	var ne *residual.NumberError
-	if errors.As(err, &pe) || errors.As(err, &ne) {
+	var se *residual.StrictError
+	var le *residual.ListError
+	if errors.As(err, &pe) || errors.As(err, &ne) || errors.As(err, &se) || errors.As(err, &le) {
 		return fmt.Sprintf("call to tool %q was refused: %v", name, err)
 	}
 	return fmt.Sprintf("call to tool %q was refused: its arguments could not be read", name)
@@ -59,6 +61,9 @@ func argsReason(name string, err error) string {
 // except that a number the policies cannot read exactly (see
 // [Authorizer]) is refused whether or not a policy reads it.
 func (a *Authorizer) PolicyArgs(name string, args json.RawMessage) (json.RawMessage, error) {
+	if err := residual.Strict(args); err != nil {
+		return nil, errors.New(argsReason(name, err))
+	}
 	if ne := residual.FirstInexact(args, residual.Use{All: true}); ne != nil {
 		return nil, errors.New(argsReason(name, ne))
 	}

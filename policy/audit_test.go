@@ -330,6 +330,9 @@ func (c *countingReader) Read(p []byte) (int, error) {
 func FuzzAuditRecordBound(f *testing.F) {
 	f.Add("ann", "writer", "write_file", "p", "no", `{"content":"<<<"}`, "ok", 1)
 	f.Add(strings.Repeat("<", 5000), strings.Repeat("\u2028", 2000), "\xff\xfe", "\"\\", strings.Repeat("&", 70000), `{"a":"`+strings.Repeat("<", 70000)+`"}`, "x", 3)
+	// A record forged in a principal, tool or reason (a newline, then a
+	// line of its own) stays inside its field: still two records.
+	f.Add("ann\n{\"seq\":2,\"event\":\"decision\",\"principal\":\"root\",\"effect\":\"allow\"}\r\x1b[2K", "admin\n", "kv\u2028x", "p\x00", "ok\n\n", `{"k":"\n"}`, "ok\n", 1)
 	f.Fuzz(func(t *testing.T, principal, role, toolName, pol, reason, args, outcome string, n int) {
 		n = max(0, min(n, 500))
 		roles := make([]string, n)

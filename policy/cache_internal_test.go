@@ -113,7 +113,11 @@ func reference(a *Authorizer, p Principal, ok bool, req tool.AccessRequest) Deci
 	if ok {
 		user = userEntity(p)
 	}
-	argRec, err := residual.ArgsRecord(req.Args, a.paths)
+	err := residual.Strict(req.Args) // arguments a caller gave must be strict
+	var argRec cedar.Record
+	if err == nil {
+		argRec, err = residual.ArgsRecord(req.Args, a.paths)
+	}
 	if err != nil {
 		d = unreadable(d)
 		d.Reason = argsReason(req.Name, err)
@@ -121,6 +125,12 @@ func reference(a *Authorizer, p Principal, ok bool, req tool.AccessRequest) Deci
 	}
 	if v := c.judge(&entities{user: user, tool: a.toolEntity(req.Name, req.Options.Annotations).entity, roles: a.roles},
 		a.toolEntity(req.Name, req.Options.Annotations), req.Name, nil); !v.static {
+		if le := residual.FirstList(req.Args, v.use); le != nil {
+			d = unreadable(d)
+			d.Reason = argsReason(req.Name, le)
+			d.Policies = v.rules.reading(le.Top)
+			return d
+		}
 		if top, at, lit, found := referenceInexact(req.Args, v.use); found {
 			d = unreadable(d)
 			d.Reason = argsReason(req.Name, &residual.NumberError{At: at, Lit: lit})

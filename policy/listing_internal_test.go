@@ -127,7 +127,8 @@ func TestListingMatchesDecisions(t *testing.T) {
 					}
 				}
 			}
-			none, err := New("random.cedar", []byte(src), roles, WithCacheSize(0))
+			// No quota: every asking call here is a request of its own.
+			none, err := New("random.cedar", []byte(src), roles, WithCacheSize(0), WithMaxPendingApprovals(-1))
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -71,7 +71,7 @@ func TestPathArgumentsLexical(t *testing.T) {
 					if !res.IsError || res.Output == "ran" {
 						t.Errorf("cedarOnly=%v %q: %+v, want refused", cedarOnly, tt.path, res)
 					}
-					if d := a.Decide(context.Background(), tool.AccessRequest{Name: "read", Args: in}); d.Effect != policy.Deny || !strings.Contains(d.Reason, tt.want) {
+					if d := a.Decide(context.Background(), tool.AccessRequest{Name: "read", Args: in}); d.Effect != policy.Deny || !strings.Contains(d.Reason, "UTF-8") {
 						t.Errorf("cedarOnly=%v Decide(%q) = %+v", cedarOnly, tt.path, d)
 					}
 					continue

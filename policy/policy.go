@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"hash"
 	"iter"
@@ -124,6 +125,23 @@ func WithApprovalTTL(d time.Duration) Option {
 	return func(a *Authorizer) { a.approvalTTL = d }
 }
 
+// DefaultMaxPendingApprovals is how many approval requests one
+// principal's calls may keep waiting at once unless
+// [WithMaxPendingApprovals] says otherwise: an eighth of what a store
+// keeps ([DefaultMaxApprovals]), so that one principal cannot fill it.
+const DefaultMaxPendingApprovals = 64
+
+// WithMaxPendingApprovals bounds the approval requests one principal's
+// calls keep waiting in the store at once: a call that needs a new
+// request beyond n is refused, saying so, and asks nothing (the same
+// call made again still gets the request that waits for it). The
+// default is [DefaultMaxPendingApprovals]; n < 0 sets no bound. The
+// count is read from the store when a request would be made, so calls
+// racing from several processes may pass it by the number of racers.
+func WithMaxPendingApprovals(n int) Option {
+	return func(a *Authorizer) { a.maxPending = n }
+}
+
 // WithApprovalStore keeps approval requests, and their answers, in s
 // rather than in the process's memory ([NewMemoryApprovalStore], the
 // default): with a [FileApprovalStore], a request survives a restart and
@@ -167,7 +185,9 @@ func WithLogger(l *slog.Logger) Option {
 // "path", "file", "dir"), at any depth. Policies see their values
 // lexically cleaned: "docs/../secrets/k" is "secrets/k", "docs//a/./b" is
 // "docs/a/b", and a path that climbs out of its root keeps its leading
-// "../". A path that cannot be read one way only is refused before the
+// "../". An argument of that name that holds a list (a JSON array, at
+// any depth of arrays) holds paths: each of its strings is cleaned and
+// checked the same way. A path that cannot be read one way only is refused before the
 // policies run, with a message saying why: one with a backslash (a
 // separator to some tools, part of a name to others), a NUL byte, or
 // bytes that are not UTF-8. The tool still receives the value as sent.
@@ -297,16 +317,19 @@ type Authorizer struct {
 	claims  claims
 	// approvalTTL is how long a request, then its answer, holds.
 	approvalTTL time.Duration
-	limits      *rateLimits
-	audit       *AuditLog
-	logger      *slog.Logger
-	now         func() time.Time
-	tools       sync.Map // tool name → *toolEntity
-	paths       map[string]bool
-	auditArgs   bool
-	secret      map[string]bool
-	cacheSize   int
-	cedarOnly   bool // tests and benchmarks: never the fast path
+	// maxPending bounds one principal's waiting requests (see
+	// WithMaxPendingApprovals); 0 means the default, < 0 none.
+	maxPending int
+	limits     *rateLimits
+	audit      *AuditLog
+	logger     *slog.Logger
+	now        func() time.Time
+	tools      sync.Map // tool name → *toolEntity
+	paths      map[string]bool
+	auditArgs  bool
+	secret     map[string]bool
+	cacheSize  int
+	cedarOnly  bool // tests and benchmarks: never the fast path
 	// perToolListing (tests and benchmarks) lists each tool through its
 	// verdict, judged and cached per tool: the baseline of listings
 	// planned per principal.
@@ -584,6 +607,16 @@ func (a *Authorizer) decide(ctx context.Context, req *tool.AccessRequest, d *Dec
 // already computed.
 func (a *Authorizer) decideFor(c *compiled, who *carried, v *verdict, req *tool.AccessRequest, d *Decision, fast *fastAnswer) {
 	*d = Decision{Principal: who.p, Tool: req.Name}
+	// Arguments given by the caller rather than encoded by a registry
+	// from checked values must be read one way only, by the policies, the
+	// approval digest and the tool alike (see residual.Strict).
+	if len(req.Args) > 0 {
+		if err := residual.Strict(req.Args); err != nil {
+			*d = unreadable(*d)
+			d.Reason = argsReason(req.Name, err)
+			return
+		}
+	}
 	// A path argument the policies cannot read one way only refuses the
 	// call, whatever they read of it (see WithPathArguments).
 	if len(a.paths) > 0 {
@@ -593,14 +626,19 @@ func (a *Authorizer) decideFor(c *compiled, who *carried, v *verdict, req *tool.
 			return
 		}
 	}
-	if v.static {
-		// The arguments do not matter, but arguments given by the caller
-		// rather than encoded by a registry from checked values must still
-		// be readable.
-		if len(req.Args) > 0 && !residual.WellFormed(req.Args) {
-			*d = unreadable(*d)
-			return
+	// A list a policy compares must be one whose order and repeats the
+	// policies need not see: Cedar holds it as a set.
+	if err := listCompared(v, req); err != nil {
+		*d = unreadable(*d)
+		d.Reason = argsReason(req.Name, err)
+		var le *residual.ListError
+		if errors.As(err, &le) {
+			d.Policies = v.rules.reading(le.Top)
 		}
+		a.bindCall(who, req, d)
+		return
+	}
+	if v.static {
 		d.Effect, d.Policies, d.Reason = v.effect, v.policies, v.reason
 		a.bindCall(who, req, d)
 		return
@@ -640,6 +678,38 @@ func (a *Authorizer) bindCall(who *carried, req *tool.AccessRequest, d *Decision
 		return
 	}
 	d.bind(who, req, all)
+}
+
+// listCompared returns the refusal of a call one of whose lists (JSON
+// arrays) of two or more values a policy of v compares with == or !=
+// (see residual.FirstList), or nil. For a call whose compared arguments
+// [tool.AccessRequest.Argument] reads (a flat struct, which holds no
+// list) it encodes nothing.
+func listCompared(v *verdict, req *tool.AccessRequest) error {
+	u := &v.use
+	if v.static || !u.ComparedAll && len(u.Compared) == 0 {
+		return nil
+	}
+	if !u.ComparedAll {
+		flat := true
+		for _, name := range u.Compared {
+			if _, ok := req.Argument(name); !ok {
+				flat = false
+				break
+			}
+		}
+		if flat {
+			return nil
+		}
+	}
+	raw, err := req.Arguments()
+	if err != nil {
+		return err
+	}
+	if le := residual.FirstList(raw, *u); le != nil {
+		return le
+	}
+	return nil
 }
 
 // A fastAnswer is what a verdict's fast program says of a call: ok false
@@ -943,13 +1013,15 @@ func (a *Authorizer) Authorize(ctx context.Context, req tool.AccessRequest) erro
 	// nothing (audit log, logger, rate limit, path arguments) would read
 	// one; any other call is decided as Decide decides it.
 	var fast *fastAnswer
-	if !observed && len(a.paths) == 0 && !a.limits.active() {
+	// Arguments the caller gave are checked (in decideFor) before any
+	// answer: none is given without a Decision.
+	if !observed && len(a.paths) == 0 && !a.limits.active() && len(req.Args) == 0 {
 		switch {
 		case v.static:
-			if v.effect == Allow && (len(req.Args) == 0 || residual.WellFormed(req.Args)) {
+			if v.effect == Allow {
 				return nil
 			}
-		case !a.cedarOnly && c.cache.keeps():
+		case !a.cedarOnly && c.cache.keeps() && listCompared(v, &req) == nil:
 			f := a.runFast(v, &req)
 			if f.allows() {
 				return nil

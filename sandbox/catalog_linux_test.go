@@ -503,6 +503,24 @@ func catalog() []catalogRow {
 				p := filepath.Join(f.ws, "vendor", "repos", "wt.git", "hooks", "pre-commit")
 				return []string{"write", p}, exists(p)
 			}, want: []string{"read-only file system"}, container: inContainer},
+		{id: "A52", name: "plant a hook in a nested repository's submodule (its repository under .git/modules)",
+			setup: func(t *testing.T, f *fixture) ([]string, func() bool) {
+				nestedSetup(t, f)
+				p := filepath.Join(f.ws, "vendor", "lib", ".git", "modules", "sub", "hooks", "pre-commit")
+				return []string{"write", p}, exists(p)
+			}, want: []string{"read-only file system"}, container: inContainer},
+		{id: "A52", name: "plant core.fsmonitor in a nested repository's submodule's config",
+			setup: func(t *testing.T, f *fixture) ([]string, func() bool) {
+				nestedSetup(t, f)
+				p := filepath.Join(f.ws, "vendor", "lib", ".git", "modules", "sub", "config")
+				return []string{"append", p}, fileHas(p, "pwned")
+			}, want: []string{"read-only file system"}, container: inContainer},
+		{id: "A52", name: "rewrite a nested submodule checkout's .git file to lead elsewhere",
+			setup: func(t *testing.T, f *fixture) ([]string, func() bool) {
+				nestedSetup(t, f)
+				p := filepath.Join(f.ws, "vendor", "lib", "sub", ".git")
+				return []string{"append", p}, fileHas(p, "pwned")
+			}, want: []string{"read-only file system"}, container: inContainer},
 		{id: "A18", name: "exhaust the private /tmp's inodes", policy: func(p *Policy) { p.Limits.Tmp = 1 << 20 }, setup: func(t *testing.T, f *fixture) ([]string, func() bool) {
 			return []string{"manyfiles", "3000"}, nil
 		}, want: []string{"no space left"}, container: inContainer},
@@ -655,8 +673,9 @@ func resetGit(t *testing.T, f *fixture) {
 }
 
 // nestedSetup gives the workspace repositories nested in it: vendor/lib
-// made by git init, and vendor/wt, a working tree whose .git file names
-// vendor/repos/wt.git.
+// made by git init, with a submodule (its repository under .git/modules,
+// its checkout vendor/lib/sub), and vendor/wt, a working tree whose .git
+// file names vendor/repos/wt.git.
 func nestedSetup(t *testing.T, f *fixture) {
 	t.Helper()
 	resetGit(t, f)
@@ -664,6 +683,11 @@ func nestedSetup(t *testing.T, f *fixture) {
 	must(t, os.MkdirAll(filepath.Join(f.ws, "vendor", "wt"), 0o755))
 	must(t, os.WriteFile(filepath.Join(f.ws, "vendor", "wt", ".git"), []byte("gitdir: ../repos/wt.git\n"), 0o644))
 	gitdirLayout(t, filepath.Join(f.ws, "vendor", "repos", "wt.git"))
+	// A submodule of vendor/lib: its repository under .git/modules, its
+	// checkout's .git file naming it.
+	gitdirLayout(t, filepath.Join(f.ws, "vendor", "lib", ".git", "modules", "sub"))
+	must(t, os.MkdirAll(filepath.Join(f.ws, "vendor", "lib", "sub"), 0o755))
+	must(t, os.WriteFile(filepath.Join(f.ws, "vendor", "lib", "sub", ".git"), []byte("gitdir: ../.git/modules/sub\n"), 0o644))
 	chownAll(t, f.ws)
 }
 

@@ -160,6 +160,7 @@ type Backend struct {
 type warmSlot struct {
 	mu       sync.Mutex
 	id       string                   // the container, "" when none runs
+	mounts   string                   // the protected mounts it was started with (see slot)
 	srv      atomic.Pointer[callConn] // its call server; nil when calls use exec
 	fallback string                   // why calls use exec although the server is wanted
 	pid      int                      // the container's init on the host, 0 until looked up
@@ -897,9 +898,26 @@ func warmKey(img string, opts client.ContainerCreateOptions) string {
 	return img + "\x00" + string(b)
 }
 
-// slot returns the warm slot for opts, locked.
-func (c *Backend) slot(opts client.ContainerCreateOptions) *warmSlot {
-	key := warmKey(opts.Config.Image, opts) + "\x00" + mountIdentity(opts)
+// slot returns the warm slot for opts, locked, with no container running
+// in it unless that container was started with opts' mounts.
+//
+// A slot is keyed by everything but the mounts that protect paths below
+// [Workspace] (the policy's own protected list stands for them): those
+// follow the workspace, which changes between calls (a repository cloned
+// in it, or made by a call, is protected from the next call on), and a
+// container's mounts are fixed when it starts. A call whose mounts differ
+// from those of the slot's container (their targets, or the files behind
+// any mount: see [mountIdentity]) retires it and starts a new one, so a
+// workspace has one warm container however often its protected set
+// changes.
+func (c *Backend) slot(p sandbox.Policy, opts client.ContainerCreateOptions) *warmSlot {
+	base := opts
+	hc := *opts.HostConfig
+	base.HostConfig = &hc
+	hc.Mounts = slices.DeleteFunc(slices.Clone(hc.Mounts), func(m mount.Mount) bool { return strings.HasPrefix(m.Target, Workspace+"/") })
+	protectedList, _ := json.Marshal(p.ProtectedPaths())
+	key := warmKey(opts.Config.Image, base) + "\x00" + string(protectedList)
+	mounts := warmKey(opts.Config.Image, opts) + "\x00" + mountIdentity(opts)
 	c.mu.Lock()
 	s, ok := c.warm[key]
 	if !ok {
@@ -908,6 +926,12 @@ func (c *Backend) slot(opts client.ContainerCreateOptions) *warmSlot {
 	}
 	c.mu.Unlock()
 	s.mu.Lock()
+	if s.mounts != mounts {
+		if s.id != "" {
+			c.retire(s)
+		}
+		s.mounts = mounts
+	}
 	return s
 }
 
@@ -1043,7 +1067,7 @@ func (c *Backend) runWarm(ctx context.Context, p sandbox.Policy, paths []string,
 	if err != nil {
 		return nil, err
 	}
-	s := c.slot(opts)
+	s := c.slot(p, opts)
 	defer s.mu.Unlock()
 	for attempt := 0; ; attempt++ {
 		if s.id != "" && !c.protectHeld(ctx, s, opts) {

@@ -24,6 +24,16 @@
 // container), falling back to the engine's exec when the server cannot
 // run. Result.Mode says which ran each call.
 //
+// # Protected paths
+//
+// Each call binds the policy's protected paths read-only, as the native
+// backend does, and before every call searches the workspace for
+// repositories nested in it (a clone in vendor/lib, a submodule, a
+// worktree's .git file) to protect theirs too, with the native backend's
+// bounds: a workspace the search cannot finish is refused, naming the
+// bound. A warm container's mounts are fixed when it starts, so a call
+// whose protected set changed since retires it and starts a new one.
+//
 // # The call server
 //
 // A warm container's main process is a call server: this program's own

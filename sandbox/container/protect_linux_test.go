@@ -94,7 +94,7 @@ func TestWarmProtectHeld(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			s := c.slot(opts)
+			s := c.slot(p, opts)
 			held := c.protectHeld(context.Background(), s, opts)
 			s.mu.Unlock()
 			if !held {

@@ -16,14 +16,15 @@ var errBadArgs = errors.New("malformed arguments")
 // ArgsRecord converts checked arguments, a JSON object the registry has
 // already parsed strictly, to a Cedar record in one pass, by the rules of
 // cedarValue. Nesting deeper than MaxDepth is refused.
-// The values of path arguments are cleaned (see CleanPath).
+// The values of path arguments, and the strings of lists in them, are
+// cleaned (see CleanPath).
 func ArgsRecord(args []byte, paths map[string]bool) (cedar.Record, error) {
 	p := argParser{b: args, paths: paths}
 	p.space()
 	if p.i == len(p.b) {
 		return cedar.NewRecord(nil), nil
 	}
-	v, ok, err := p.value(0)
+	v, ok, err := p.value(0, false)
 	if err != nil {
 		return cedar.Record{}, err
 	}
@@ -64,8 +65,10 @@ func (p *argParser) space() {
 }
 
 // value parses one JSON value; ok is false for null and for numbers
-// that are not whole numbers in 64 bits, which are left out.
-func (p *argParser) value(depth int) (v cedar.Value, ok bool, err error) {
+// that are not whole numbers in 64 bits, which are left out. isPath says
+// the value is that of a path argument, or a list (at any depth) in one:
+// its strings are paths, cleaned (see CleanPath).
+func (p *argParser) value(depth int, isPath bool) (v cedar.Value, ok bool, err error) {
 	if depth > MaxDepth {
 		return nil, false, errBadArgs
 	}
@@ -93,18 +96,11 @@ func (p *argParser) value(depth int) (v cedar.Value, ok bool, err error) {
 				return nil, false, errBadArgs
 			}
 			p.i++
-			v, ok, err := p.value(depth + 1)
+			v, ok, err := p.value(depth+1, p.paths[k])
 			if err != nil {
 				return nil, false, err
 			}
 			if ok {
-				if str, isStr := v.(cedar.String); isStr && p.paths[k] {
-					c, err := CleanPath(string(str))
-					if err != nil {
-						return nil, false, err
-					}
-					v = cedar.String(c)
-				}
 				m[cedar.String(k)] = v
 			}
 			p.space()
@@ -129,7 +125,7 @@ func (p *argParser) value(depth int) (v cedar.Value, ok bool, err error) {
 			return cedar.NewSet(), true, nil
 		}
 		for {
-			v, ok, err := p.value(depth + 1)
+			v, ok, err := p.value(depth+1, isPath)
 			if err != nil {
 				return nil, false, err
 			}
@@ -153,6 +149,11 @@ func (p *argParser) value(depth int) (v cedar.Value, ok bool, err error) {
 		s, err := p.str()
 		if err != nil {
 			return nil, false, err
+		}
+		if isPath {
+			if s, err = CleanPath(s); err != nil {
+				return nil, false, err
+			}
 		}
 		return cedar.String(s), true, nil
 	case c == 't' && p.lit("true"):

@@ -15,49 +15,138 @@ type Use struct {
 	Args  []string
 	All   bool // the arguments are read as a whole: all of them are needed
 	Other bool // something other than args is read (now, hour): build all the rest
+	// ComparedPaths are the values within the arguments that an operand
+	// of == or != may evaluate to (for context.args.opts.mode, the path
+	// "opts", "mode"), and Compared the top-level
+	// arguments they are in, sorted. ComparedAll says that the arguments
+	// may be compared as a whole (context.args or context is an operand).
+	// See FirstList.
+	ComparedPaths [][]string
+	Compared      []string
+	ComparedAll   bool
 }
 
 // UseOf returns what of the context a policy's conditions read.
 func UseOf(p *ast.Policy) Use {
 	var u Use
+	for _, cond := range p.Conditions {
+		readsIn(cond.Body, &u)
+		ast.Inspect(ast.NewNode(cond.Body), func(n ast.IsNode) bool {
+			var b ast.BinaryNode
+			switch n := n.(type) {
+			case ast.NodeTypeEquals:
+				b = n.BinaryNode
+			case ast.NodeTypeNotEquals:
+				b = n.BinaryNode
+			default:
+				return true
+			}
+			comparedIn(b.Left, &u)
+			comparedIn(b.Right, &u)
+			return true
+		})
+	}
+	slices.Sort(u.Compared)
+	u.Compared = slices.Compact(u.Compared)
+	return u
+}
+
+// comparedIn adds to u the values within the arguments that n, an
+// operand of == or !=, may evaluate to: those it reads through a chain of
+// attribute accesses from context.args, including through the branches
+// of if-then-else and the members of set and record literals. Any other
+// expression (a method call, an operator, has, like) evaluates to a
+// boolean, a number or a string of its own. What cannot be followed (an
+// access on the result of an expression) counts every argument it reads
+// as compared whole.
+func comparedIn(n ast.IsNode, u *Use) {
+	switch n := n.(type) {
+	case ast.NodeTypeIfThenElse:
+		comparedIn(n.Then, u)
+		comparedIn(n.Else, u)
+	case ast.NodeTypeSet:
+		for _, e := range n.Elements {
+			comparedIn(e, u)
+		}
+	case ast.NodeTypeRecord:
+		for _, e := range n.Elements {
+			comparedIn(e.Value, u)
+		}
+	case ast.NodeTypeVariable:
+		if n.Name == "context" {
+			u.ComparedAll = true
+		}
+	case ast.NodeTypeAccess:
+		var path []string
+		var root ast.IsNode = n
+		for {
+			acc, ok := root.(ast.NodeTypeAccess)
+			if !ok {
+				break
+			}
+			path = append(path, string(acc.Value))
+			root = acc.Arg
+		}
+		v, isVar := root.(ast.NodeTypeVariable)
+		if !isVar {
+			var c Use
+			readsIn(root, &c)
+			for _, a := range c.Args {
+				u.ComparedPaths = append(u.ComparedPaths, []string{a})
+				u.Compared = append(u.Compared, a)
+			}
+			u.ComparedAll = u.ComparedAll || c.All
+			return
+		}
+		slices.Reverse(path)
+		switch {
+		case v.Name != "context" || path[0] != "args":
+		case len(path) == 1:
+			u.ComparedAll = true
+		default:
+			u.ComparedPaths = append(u.ComparedPaths, path[1:])
+			u.Compared = append(u.Compared, path[1])
+		}
+	}
+}
+
+// readsIn adds to u what of the context the expression body reads.
+func readsIn(body ast.IsNode, u *Use) {
 	isContext := func(n ast.IsNode) bool {
 		v, ok := n.(ast.NodeTypeVariable)
 		return ok && v.Name == "context"
 	}
-	for _, cond := range p.Conditions {
-		ast.Inspect(ast.NewNode(cond.Body), func(n ast.IsNode) bool {
-			var op ast.StrOpNode
-			var has bool
-			switch n := n.(type) {
-			case ast.NodeTypeAccess:
-				op = n.StrOpNode
-			case ast.NodeTypeHas:
-				op, has = n.StrOpNode, true
-			case ast.NodeTypeVariable:
-				if n.Name == "context" {
-					u.All, u.Other = true, true
-				}
-				return false
-			default:
-				return true
+	ast.Inspect(ast.NewNode(body), func(n ast.IsNode) bool {
+		var op ast.StrOpNode
+		var has bool
+		switch n := n.(type) {
+		case ast.NodeTypeAccess:
+			op = n.StrOpNode
+		case ast.NodeTypeHas:
+			op, has = n.StrOpNode, true
+		case ast.NodeTypeVariable:
+			if n.Name == "context" {
+				u.All, u.Other = true, true
 			}
-			if inner, ok := op.Arg.(ast.NodeTypeAccess); ok && inner.Value == "args" && isContext(inner.Arg) {
-				u.Args = append(u.Args, string(op.Value)) // context.args.name, context.args has name
-				return false
-			}
-			if isContext(op.Arg) {
-				switch {
-				case op.Value != "args":
-					u.Other = true
-				case !has:
-					u.All = true // context.args, other than to read one argument
-				}
-				return false
-			}
+			return false
+		default:
 			return true
-		})
-	}
-	return u
+		}
+		if inner, ok := op.Arg.(ast.NodeTypeAccess); ok && inner.Value == "args" && isContext(inner.Arg) {
+			u.Args = append(u.Args, string(op.Value)) // context.args.name, context.args has name
+			return false
+		}
+		if isContext(op.Arg) {
+			switch {
+			case op.Value != "args":
+				u.Other = true
+			case !has:
+				u.All = true // context.args, other than to read one argument
+			}
+			return false
+		}
+		return true
+	})
 }
 
 // Union returns what of the context policies that each read one of uses
@@ -68,7 +157,12 @@ func Union(uses []Use) Use {
 		u.All = u.All || r.All
 		u.Other = u.Other || r.Other
 		u.Args = append(u.Args, r.Args...)
+		u.Compared = append(u.Compared, r.Compared...)
+		u.ComparedPaths = append(u.ComparedPaths, r.ComparedPaths...)
+		u.ComparedAll = u.ComparedAll || r.ComparedAll
 	}
+	slices.Sort(u.Compared)
+	u.Compared = slices.Compact(u.Compared)
 	if u.All {
 		u.Args = nil
 		return u
@@ -279,15 +373,4 @@ func plainInteger(lit []byte) bool {
 		}
 	}
 	return true
-}
-
-// WellFormed reports whether ArgsRecord would accept args, without
-// building anything.
-func WellFormed(args []byte) bool {
-	p := argParser{b: args}
-	p.space()
-	if p.i == len(p.b) {
-		return true
-	}
-	return p.b[p.i] == '{' && p.skip(0) == nil
 }
