@@ -46,6 +46,10 @@ const (
 //     RegisterTools functions that clawtool gen writes, and MCP import
 //     (mcptool) all use RegisterUnique and report [ErrDuplicate] naming
 //     the tool. Tools added before the refused one stay registered.
+//     RegisterUnique also refuses a name that differs from a registered
+//     one only in ASCII case ("Read_File" beside "read_file"): a model
+//     told of both could call the one it did not mean, and a server
+//     imported without a prefix could pass its tool off as a built-in.
 //
 // To replace a tool on purpose, [Registry.Remove] it first or call
 // Register with the new one.
@@ -54,9 +58,10 @@ type Registry struct {
 
 	mu       sync.RWMutex
 	tools    map[string]*entry
-	sorted   []*entry // name order; nil when stale; never modified in place
-	order    []*entry // a sorted list whose names are still the registry's (only replacements since); nil when unknown
-	patches  []patch  // the replacements since order, while few; nil with order, or when too many to patch
+	folded   map[string]int // lower-case name → how many registered names fold to it
+	sorted   []*entry       // name order; nil when stale; never modified in place
+	order    []*entry       // a sorted list whose names are still the registry's (only replacements since); nil when unknown
+	patches  []patch        // the replacements since order, while few; nil with order, or when too many to patch
 	watchers map[int]func(string)
 	nextID   int
 
@@ -173,7 +178,8 @@ func NewRegistry(opts ...RegistryOption) *Registry {
 			maxOutput: DefaultMaxOutput,
 			limits:    defaultLimits,
 		},
-		tools: make(map[string]*entry),
+		tools:  make(map[string]*entry),
+		folded: make(map[string]int),
 	}
 	for _, opt := range opts {
 		opt(&r.cfg)
@@ -230,6 +236,9 @@ func (r *Registry) Replace(t Tool) (replaced bool, err error) {
 	r.mu.Lock()
 	_, replaced = r.tools[e.name]
 	r.tools[e.name] = e
+	if !replaced {
+		r.folded[strings.ToLower(e.name)]++
+	}
 	if replaced {
 		r.replacedLocked(e)
 	} else {
@@ -242,9 +251,9 @@ func (r *Registry) Replace(t Tool) (replaced bool, err error) {
 }
 
 // RegisterUnique is like [Registry.Register] but returns an error wrapping
-// [ErrDuplicate], naming the tool, if a tool of the same name is already
-// registered, leaving that tool in place (see "Duplicate names" at
-// [Registry]).
+// [ErrDuplicate], naming the tool, if a tool of the same name, or of a
+// name that differs only in ASCII case, is already registered, leaving
+// that tool in place (see "Duplicate names" at [Registry]).
 func (r *Registry) RegisterUnique(t Tool) error {
 	e, err := r.entryFor(t)
 	if err != nil {
@@ -255,7 +264,13 @@ func (r *Registry) RegisterUnique(t Tool) error {
 		r.mu.Unlock()
 		return fmt.Errorf("register %q: %w", e.name, ErrDuplicate)
 	}
+	folded := strings.ToLower(e.name)
+	if r.folded[folded] > 0 {
+		r.mu.Unlock()
+		return fmt.Errorf("register %q: a tool whose name differs only in case is registered: %w", e.name, ErrDuplicate)
+	}
 	r.tools[e.name] = e
+	r.folded[folded]++
 	r.changedLocked()
 	watchers := r.watchersLocked()
 	r.mu.Unlock()
@@ -272,6 +287,11 @@ func (r *Registry) Remove(name string) bool {
 		return false
 	}
 	delete(r.tools, name)
+	if folded := strings.ToLower(name); r.folded[folded] > 1 {
+		r.folded[folded]--
+	} else {
+		delete(r.folded, folded)
+	}
 	r.changedLocked()
 	watchers := r.watchersLocked()
 	r.mu.Unlock()

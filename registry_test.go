@@ -317,3 +317,38 @@ func TestDefinitionsAfterManyReplacements(t *testing.T) {
 		})
 	}
 }
+
+// TestRegisterUniqueFoldsCase: RegisterUnique refuses a name that differs
+// from a registered one only in case, and takes it once that one is
+// removed; Register, the program's own choice, still adds it.
+func TestRegisterUniqueFoldsCase(t *testing.T) {
+	mk := func(name string) tool.Tool {
+		return tool.Must(tool.New(name, "A tool.", func(context.Context, struct{}) (string, error) { return "", nil }))
+	}
+	r := tool.NewRegistry()
+	if err := r.RegisterUnique(mk("read_file")); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"Read_File", "READ_FILE", "read_File"} {
+		if err := r.RegisterUnique(mk(name)); !errors.Is(err, tool.ErrDuplicate) || !strings.Contains(err.Error(), name) {
+			t.Errorf("RegisterUnique(%q) beside read_file: %v, want ErrDuplicate naming it", name, err)
+		}
+	}
+	if _, ok := r.Get("Read_File"); ok {
+		t.Error("a refused case variant is registered")
+	}
+	if err := r.RegisterUnique(mk("read_files")); err != nil {
+		t.Errorf("a name that differs in more than case: %v", err)
+	}
+	if err := r.Register(mk("Read_File")); err != nil {
+		t.Errorf("Register of a case variant: %v", err)
+	}
+	r.Remove("Read_File")
+	if err := r.RegisterUnique(mk("READ_FILE")); !errors.Is(err, tool.ErrDuplicate) {
+		t.Errorf("with read_file still there: %v, want ErrDuplicate", err)
+	}
+	r.Remove("read_file")
+	if err := r.RegisterUnique(mk("READ_FILE")); err != nil {
+		t.Errorf("once read_file is removed: %v", err)
+	}
+}

@@ -35,18 +35,35 @@ const (
 	// DefaultMaxDescriptionBytes bounds an imported tool's description,
 	// which is sent to the model with every request; a longer one is cut.
 	DefaultMaxDescriptionBytes = 16 << 10
+	// DefaultMaxListingBytes bounds what one listing of a server's tools
+	// keeps in all: the schemas and descriptions of the tools it imports.
+	// Without it, the cap of tools times the bound of a schema is
+	// gigabytes, and as many schemas compiled.
+	DefaultMaxListingBytes = 64 << 20
 	// DefaultTerminateDuration is how long closing a [Command] transport
 	// waits for the server process to exit after its standard input is
 	// closed, before it is sent SIGTERM (go-sdk's default is 5 s).
 	DefaultTerminateDuration = 200 * time.Millisecond
 	// resyncTimeout bounds one re-listing after notifications/tools/list_changed.
 	resyncTimeout = 30 * time.Second
+	// DefaultReimportGap is the least time between two re-imports after
+	// notifications/tools/list_changed: a server that sends them without
+	// end gets at most one listing of its tools a second.
+	DefaultReimportGap = time.Second
 )
 
 // URL returns a transport that speaks MCP Streamable HTTP to the endpoint
 // at url, such as "http://127.0.0.1:8080/mcp". It retries a broken
 // server-sent event stream at most twice. Input requests without params
 // in its results (see [Command]) are read as having empty params.
+//
+// [Connect] bounds what any Streamable HTTP transport reads from the
+// server: a JSON body to [MaxLineBytes], an event to go-sdk's
+// MaxEventSize, any other body (an HTTP error's text) to 1 MiB; and,
+// unless the transport's HTTPClient sets CheckRedirect, it follows a
+// redirect only within the origin (scheme, host and port) of the
+// request, at most 5 times: a redirect elsewhere fails the request, so
+// the request and its credentials never reach another address.
 func URL(url string) mcp.Transport {
 	return &mcp.StreamableClientTransport{
 		Endpoint:   url,
@@ -82,7 +99,7 @@ func URL(url string) mcp.Transport {
 // schema here, since go-sdk's client does not check it; content that does
 // not match, or is missing, gives an error Result. Progress the server
 // reports reaches the caller's [tool.ProgressFunc] (see
-// [tool.WithProgress]).
+// [tool.WithProgress]), its message cut to 1 KiB.
 //
 // # Reconnecting
 //
@@ -133,6 +150,7 @@ type clientConfig struct {
 	maxTools        int
 	maxPages        int
 	maxDescription  int
+	maxListing      int // DefaultMaxListingBytes unless set (tests)
 	onReimport      func(Reimport)
 	noTasks         bool          // WithoutTasks
 	pollFloor       time.Duration // WithTaskPolling
@@ -140,6 +158,8 @@ type clientConfig struct {
 	elicit          ElicitationHandler
 	relay           bool            // WithElicitationRelay
 	approver        policy.Approver // WithElicitationApprover
+	reimportGap     time.Duration   // DefaultReimportGap unless gapSet (tests)
+	gapSet          bool
 }
 
 // A ClientOption configures a [Client] made by [Connect].
@@ -309,6 +329,7 @@ func Connect(ctx context.Context, t mcp.Transport, opts ...ClientOption) (*Clien
 		maxTools:       DefaultMaxTools,
 		maxPages:       DefaultMaxPages,
 		maxDescription: DefaultMaxDescriptionBytes,
+		maxListing:     DefaultMaxListingBytes,
 		pollFloor:      DefaultMinPollInterval,
 		pollCeiling:    DefaultMaxPollInterval,
 	}
@@ -316,6 +337,9 @@ func Connect(ctx context.Context, t mcp.Transport, opts ...ClientOption) (*Clien
 		opt(&cfg)
 	}
 	cfg.pollCeiling = max(cfg.pollCeiling, cfg.pollFloor)
+	if !cfg.gapSet {
+		cfg.reimportGap = DefaultReimportGap
+	}
 	c := &Client{cfg: cfg, done: make(chan struct{}), dirty: make(chan struct{}, 1)}
 	t, c.filtered = filtered(t)
 	if ct, ok := t.(*commandTransport); ok {
@@ -450,9 +474,13 @@ func (c *Client) onProgress(_ context.Context, req *mcp.ProgressNotificationClie
 	}
 	if v, ok := c.progress.Load(tok); ok {
 		p := req.Params
-		tool.ReportProgress(v.(context.Context), p.Progress, p.Total, p.Message)
+		tool.ReportProgress(v.(context.Context), p.Progress, p.Total, shortText(p.Message, maxProgressMessage))
 	}
 }
+
+// maxProgressMessage bounds the message of a progress notification passed
+// on to the caller: a server may send many, each as long as a message.
+const maxProgressMessage = 1 << 10
 
 // progressToken returns a fresh progress token bound to ctx until release
 // is called.

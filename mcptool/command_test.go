@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 
 	"github.com/miniopenclaw/tool"
@@ -114,5 +115,30 @@ func TestCommandLeavesNoGoroutine(t *testing.T) {
 	}
 	if err := c.Close(); err != nil {
 		t.Errorf("Close: %v", err)
+	}
+}
+
+// TestCommandKillsStubbornServer: a server ignores the end of its input
+// and SIGTERM. Close still ends it (SIGKILL) and reaps it: no process is
+// left running, none left a zombie.
+func TestCommandKillsStubbornServer(t *testing.T) {
+	cmd := fixtureCmd(t, "stubborn")
+	ctx, cancel := context.WithTimeout(t.Context(), wait)
+	defer cancel()
+	c, err := mcptool.Connect(ctx, mcptool.CommandTransport(cmd))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Close(); err != nil {
+		t.Errorf("Close: %v", err)
+	}
+	if cmd.ProcessState == nil {
+		t.Fatal("Close returned before the server was reaped")
+	}
+	// The control is the server itself: it exited by SIGKILL only, so it
+	// outlived both the closed input and SIGTERM.
+	ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus)
+	if !ok || !ws.Signaled() || ws.Signal() != syscall.SIGKILL {
+		t.Errorf("the server ended with %v, want killed by SIGKILL after ignoring its input's end and SIGTERM", cmd.ProcessState)
 	}
 }

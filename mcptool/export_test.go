@@ -1,6 +1,13 @@
 package mcptool
 
-import "net/http"
+import (
+	"context"
+	"io"
+	"net/http"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
 
 // ServeHTTPViaSDK serves r through go-sdk's handlers alone, without the
 // direct path, so tests can compare the two.
@@ -12,6 +19,34 @@ func (s *Server) ServeHTTPViaSDK(w http.ResponseWriter, r *http.Request) {
 // sealed request states and held rounds, for the controls of the attack
 // tests.
 func WithoutRoundDefences(s *Server) { s.rounds.off = true }
+
+// WithReimportGap sets the least time between two re-imports after
+// notifications/tools/list_changed; 0 takes none, for the control of the
+// list_changed storm attack.
+func WithReimportGap(d time.Duration) ClientOption {
+	return func(c *clientConfig) { c.reimportGap = d; c.gapSet = true }
+}
+
+// clientPipe is the client side of the stdio transport ([Command]'s
+// connection) over r and w, closing both on Close.
+type clientPipe struct {
+	r io.ReadCloser
+	w io.WriteCloser
+}
+
+func (t *clientPipe) Connect(context.Context) (mcp.Connection, error) {
+	return newStreamConn(t.r, t.w, func() error { t.w.Close(); return t.r.Close() }, false, nil), nil
+}
+
+// ClientPipe returns [Command]'s transport over in-memory pipes, for the
+// attack tests' hand-written servers.
+func ClientPipe(r io.ReadCloser, w io.WriteCloser) mcp.Transport { return &clientPipe{r, w} }
+
+// WithListingBytes sets the bound of DefaultMaxListingBytes, for the
+// attack test of a listing of many large schemas at a small scale.
+func WithListingBytes(n int) ClientOption {
+	return func(c *clientConfig) { c.maxListing = n }
+}
 
 // SDKSessionsHandler returns go-sdk's handler of 2025-11-25 sessions for
 // s alone, without this package's bounds, for the controls of the

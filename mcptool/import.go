@@ -9,6 +9,7 @@ import (
 	"hash/fnv"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/miniopenclaw/tool"
 	"github.com/miniopenclaw/tool/internal/jsonschema"
@@ -28,7 +29,9 @@ import (
 // tools are returned, and those past the cap are counted, not built,
 // and reported with a [*ToolCapError]; the listing stops after
 // [DefaultMaxPages] pages, or when the server repeats a cursor, and
-// returns what it has with an error that says so. Both errors wrap
+// returns what it has with an error that says so; and it builds no more
+// tools once those it built hold [DefaultMaxListingBytes] of schemas and
+// descriptions, counting those it leaves out. These errors wrap
 // [ErrImportLimit]. A description longer than
 // [DefaultMaxDescriptionBytes] is cut, with a notice, and so reported.
 func (c *Client) Tools(ctx context.Context) ([]tool.Tool, error) {
@@ -36,10 +39,14 @@ func (c *Client) Tools(ctx context.Context) ([]tool.Tool, error) {
 	var errs []error
 	seen := make(map[string]string) // local name → remote name
 	cursors := make(map[string]bool)
-	kept := 0 // tools the filter keeps, the cap's count
+	count := 0 // tools the filter keeps, the cap's count
 	params := &mcp.ListToolsParams{}
 	var capped *ToolCapError // set once the cap is reached
+	held, over := 0, 0       // bytes the tools hold; tools left out past maxListing
 	done := func() ([]tool.Tool, error) {
+		if over > 0 {
+			errs = append(errs, fmt.Errorf("mcptool: tools/list: %d tools left out: the schemas and descriptions of the tools imported reach the bound of %d bytes for one listing: %w", over, c.cfg.maxListing, ErrImportLimit))
+		}
 		if capped != nil {
 			errs = append(errs, capped)
 		}
@@ -59,11 +66,15 @@ func (c *Client) Tools(ctx context.Context) ([]tool.Tool, error) {
 			if st == nil || c.cfg.filter != nil && !c.cfg.filter(st.Name) {
 				continue
 			}
-			if kept++; kept > c.cfg.maxTools {
+			if count++; count > c.cfg.maxTools {
 				if capped == nil {
 					capped = &ToolCapError{Max: c.cfg.maxTools}
 				}
 				capped.LeftOut++
+				continue
+			}
+			if held >= c.cfg.maxListing {
+				over++
 				continue
 			}
 			t, err := c.newRemoteTool(st)
@@ -71,6 +82,7 @@ func (c *Client) Tools(ctx context.Context) ([]tool.Tool, error) {
 				errs = append(errs, err)
 				continue
 			}
+			held += t.size()
 			if t.cut {
 				errs = append(errs, &ToolError{Tool: st.Name, Err: fmt.Errorf("its description of %d bytes is cut to %d: %w", len(st.Description), c.cfg.maxDescription, ErrImportLimit)})
 			}
@@ -101,6 +113,12 @@ func (c *Client) Tools(ctx context.Context) ([]tool.Tool, error) {
 		cursors[next] = true
 		params = &mcp.ListToolsParams{Cursor: next}
 	}
+}
+
+// size is roughly what t holds in bytes: its schemas, description and
+// fingerprint.
+func (t *remoteTool) size() int {
+	return len(t.params) + len(t.opts.OutputSchema) + len(t.description) + len(t.fingerprint)
 }
 
 // Import registers the server's tools (see [Client.Tools]) in reg and
@@ -203,8 +221,9 @@ func (c *Client) sync(ctx context.Context, st *importState) (syncCounts, error) 
 }
 
 // resyncLoop re-imports after each notifications/tools/list_changed until
-// ctx ends. Notifications that arrive during a re-import are folded into
-// one more. Each re-import of a registry logs one line: what it added,
+// ctx ends. Notifications that arrive during a re-import, or within
+// DefaultReimportGap after it ends, are folded into one more, made when
+// the gap has passed. Each re-import of a registry logs one line: what it added,
 // changed and removed, at level info, or at warn with the error when
 // something was left out; or, with WithReimportFunc, is given to its
 // function instead.
@@ -238,6 +257,18 @@ func (c *Client) resyncLoop(ctx context.Context) {
 				c.cfg.logger.Warn("mcptool: re-import after tools/list_changed", append(attrs, "error", err)...)
 			} else {
 				c.cfg.logger.Info("mcptool: re-import after tools/list_changed", attrs...)
+			}
+		}
+		if c.cfg.reimportGap > 0 {
+			gap := time.NewTimer(c.cfg.reimportGap)
+			select {
+			case <-ctx.Done():
+				gap.Stop()
+				return
+			case <-c.done:
+				gap.Stop()
+				return
+			case <-gap.C:
 			}
 		}
 	}

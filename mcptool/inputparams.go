@@ -4,9 +4,13 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"io"
 	"mime"
+	"net"
 	"net/http"
+	"net/url"
+	"strings"
 )
 
 // fillInputParams works around go-sdk v1.8.0, which fails a whole call
@@ -80,6 +84,9 @@ func (t inputParamsTransport) RoundTrip(req *http.Request) (*http.Response, erro
 		if err != nil {
 			return nil, err
 		}
+		if len(body) > MaxLineBytes {
+			return nil, fmt.Errorf("MCP server: %s: a JSON response body longer than %d bytes", req.URL.Redacted(), MaxLineBytes)
+		}
 		body = filterMessage(body)
 		resp.Body = io.NopCloser(bytes.NewReader(body))
 		resp.ContentLength = int64(len(body))
@@ -88,8 +95,46 @@ func (t inputParamsTransport) RoundTrip(req *http.Request) (*http.Response, erro
 		pr, pw := io.Pipe()
 		go filterEvents(resp.Body, pw)
 		resp.Body = eventBody{pr, resp.Body}
+	default:
+		// An HTTP error's text, or a body of a type MCP does not use:
+		// go-sdk reads an error's body whole, looking for a JSON-RPC
+		// error in it.
+		resp.Body = &boundedBody{ReadCloser: resp.Body, left: maxOtherBodyBytes, url: req.URL.Redacted()}
 	}
 	return resp, nil
+}
+
+// maxOtherBodyBytes bounds a response body that is neither JSON nor an
+// event stream, such as the text of an HTTP error.
+const maxOtherBodyBytes = 1 << 20
+
+// boundedBody reads at most left bytes of a body; a longer body reads as
+// an error after them.
+type boundedBody struct {
+	io.ReadCloser
+	left int64
+	over bool
+	url  string
+}
+
+func (b *boundedBody) Read(p []byte) (int, error) {
+	if b.over {
+		return 0, b.tooLong()
+	}
+	if int64(len(p)) > b.left+1 {
+		p = p[:b.left+1]
+	}
+	n, err := b.ReadCloser.Read(p)
+	if int64(n) > b.left {
+		b.over = true
+		return int(b.left), b.tooLong()
+	}
+	b.left -= int64(n)
+	return n, err
+}
+
+func (b *boundedBody) tooLong() error {
+	return fmt.Errorf("MCP server: %s: a response body longer than %d bytes", b.url, maxOtherBodyBytes)
 }
 
 // filterEvents copies an event stream, line by line, applying
@@ -131,4 +176,43 @@ type eventBody struct {
 func (b eventBody) Close() error {
 	b.PipeReader.Close()
 	return b.orig.Close()
+}
+
+// maxRedirects bounds the redirects one request to an MCP server follows.
+const maxRedirects = 5
+
+// sameOriginRedirect is the redirect policy of the HTTP transports of a
+// [Client]: a redirect is followed only within the origin (scheme, host
+// and port) of the request that met it, at most maxRedirects times. A
+// server redirecting elsewhere would have the request, its body and the
+// credentials sent with it (Authorization, or headers a host adds below
+// http.Client, which Go's redirect rules do not strip) replayed at an
+// address of its choosing: an internal one, another port of a shared
+// host, or plain http.
+func sameOriginRedirect(req *http.Request, via []*http.Request) error {
+	if len(via) >= maxRedirects {
+		return fmt.Errorf("MCP server: more than %d redirects", maxRedirects)
+	}
+	from := via[0].URL
+	if origin(req.URL) != origin(from) {
+		return fmt.Errorf("MCP server: refused a redirect from %s to another origin, %s: an MCP endpoint that moved is configured anew",
+			shortText(origin(from), 200), shortText(origin(req.URL), 200))
+	}
+	return nil
+}
+
+// origin returns u's scheme, host and port, with the scheme's default
+// port made explicit and the host in lower case.
+func origin(u *url.URL) string {
+	scheme := strings.ToLower(u.Scheme)
+	port := u.Port()
+	if port == "" {
+		switch scheme {
+		case "http":
+			port = "80"
+		case "https":
+			port = "443"
+		}
+	}
+	return scheme + "://" + net.JoinHostPort(strings.ToLower(u.Hostname()), port)
 }

@@ -7,7 +7,10 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"os/signal"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/miniopenclaw/tool"
 	"github.com/miniopenclaw/tool/mcptool"
@@ -50,6 +53,8 @@ func fixtureCmd(t *testing.T, mode string) *exec.Cmd {
 //   - crash: serves echo and crash, which writes to standard error and
 //     exits with status 3;
 //   - tasks: serves echo and echo_task, whose calls run only as tasks;
+//   - stubborn: serves echo, ignores SIGTERM, and stays after its input
+//     ends;
 //   - roots: a hand-written server whose tool "roots" asks the client for
 //     roots/list without params (as mcp-go servers do) and returns the
 //     answer.
@@ -70,6 +75,11 @@ func stdioFixture(mode string) int {
 		reg.Register(crash)
 	case "roots":
 		return rootsServer()
+	case "stubborn":
+		signal.Ignore(syscall.SIGTERM)
+		mcptool.NewServer(reg).ServeStdio(context.Background())
+		time.Sleep(time.Hour)
+		return 0
 	case "tasks":
 		reg.Register(tool.Must(tool.New("echo_task", "Echoes, as a task.", func(ctx context.Context, in struct {
 			Text string `json:"text"`

@@ -569,7 +569,7 @@ func (r *taskRun) follow(ctx context.Context, h Task) (*mcp.CallToolResult, *too
 		if p, ok := next.Meta[ProgressMeta]; ok {
 			progress = decodeProgress(p)
 			if progress != nil {
-				tool.ReportProgress(ctx, progress.Progress, progress.Total, progress.Message)
+				tool.ReportProgress(ctx, progress.Progress, progress.Total, shortText(progress.Message, maxProgressMessage))
 			}
 		}
 		r.report(next.Task, progress)
@@ -913,7 +913,8 @@ func filterMessage(msg []byte) []byte {
 // filtered returns t with the client's message filter in place, and
 // whether it is: the stdio transports of this package apply it
 // themselves; an HTTP transport gets its client's transport wrapped (a
-// copy of t, whose own client is left as it is). Over any other
+// copy of t, whose own client is left as it is), and, unless its client
+// has a CheckRedirect of its own, sameOriginRedirect. Over any other
 // transport the client does not ask for tasks, since it would not see a
 // task handle.
 func filtered(t mcp.Transport) (mcp.Transport, bool) {
@@ -932,6 +933,9 @@ func filtered(t mcp.Transport) (mcp.Transport, bool) {
 		}
 		if _, ok := base.(inputParamsTransport); !ok {
 			hc.Transport = inputParamsTransport{base}
+		}
+		if hc.CheckRedirect == nil {
+			hc.CheckRedirect = sameOriginRedirect
 		}
 		cp.HTTPClient = &hc
 		return &cp, true
