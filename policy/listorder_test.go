@@ -16,7 +16,8 @@ import (
 // permits one exact command line with == (argv == ["cp","a","b"]) would
 // then permit ["cp","b","a"] too, which copies the other way, and
 // ["git","status","status"]. A call whose list of two or more values a
-// policy that may apply compares with == or != is refused, saying so,
+// policy that may apply compares with == or != (or as an element that
+// contains, containsAll or containsAny compares) is refused, saying so,
 // the exact list too, since the policies cannot tell it from the others.
 // One-value lists, lists the policies read only as sets (contains,
 // containsAll, containsAny) and scalars compared beside a list are
@@ -35,9 +36,9 @@ func TestListComparedAsSet(t *testing.T) {
 		t.Fatal("control: Cedar tells the lists apart; the attack needs no defence")
 	}
 	type argv struct {
-		Argv []string         `json:"argv"`
-		Opts map[string]any   `json:"opts,omitempty"`
-		More []map[string]any `json:"more,omitempty"`
+		Argv []string       `json:"argv"`
+		Opts map[string]any `json:"opts,omitempty"`
+		More [][]string     `json:"more,omitempty"`
 	}
 	const src = `
 @id("copy-notes") permit (principal, action, resource == Tool::"run") when { context.args.argv == ["cp", "notes.txt", "backup/notes.txt"] };
@@ -45,6 +46,8 @@ func TestListComparedAsSet(t *testing.T) {
 @id("ls") permit (principal, action, resource == Tool::"run") when { !(context.args.argv != ["ls"]) };
 @id("echo") permit (principal, action, resource == Tool::"echo") when { context.args.argv.contains("echo") && ["echo", "a", "b"].containsAll(context.args.argv) };
 @id("mode") permit (principal, action, resource == Tool::"sync") when { context.args has opts && context.args.opts.mode == "dry" };
+@id("in-set") permit (principal, action, resource == Tool::"pick") when { [["cp", "notes.txt", "backup/notes.txt"], ["ls"]].contains(context.args.argv) };
+@id("any-of") permit (principal, action, resource == Tool::"batch") when { [["cp", "notes.txt", "backup/notes.txt"]].containsAll(context.args.more) };
 @id("nested") permit (principal, action, resource == Tool::"deep") when { (if context.args has opts then context.args.opts else {}) == {"paths": ["a", "b"]} };
 `
 	for _, cache := range []int{0, 1000} {
@@ -54,7 +57,7 @@ func TestListComparedAsSet(t *testing.T) {
 		}
 		reg := tool.NewRegistry(tool.WithAuthorizer(a))
 		var ran [][]string
-		for _, name := range []string{"run", "echo", "sync", "deep"} {
+		for _, name := range []string{"run", "echo", "sync", "deep", "pick", "batch"} {
 			reg.Register(tool.Must(tool.New(name, "Runs a command.", func(ctx context.Context, in argv) (string, error) {
 				ran = append(ran, in.Argv)
 				return "ran " + strings.Join(in.Argv, " "), nil
@@ -68,8 +71,11 @@ func TestListComparedAsSet(t *testing.T) {
 			{"run", `{"argv":["cp","backup/notes.txt","notes.txt"]}`, false}, // the attack: the other way
 			{"run", `{"argv":["git","status","status"]}`, false},             // a repeat
 			{"run", `{"argv":["status","git"]}`, false},
-			{"run", `{"argv":["cp","notes.txt","backup/notes.txt"]}`, false},                     // the exact list: the policies cannot tell it apart
-			{"deep", `{"argv":[],"opts":{"paths":["b","a"]}}`, false},                            // a list inside a compared record
+			{"run", `{"argv":["cp","notes.txt","backup/notes.txt"]}`, false},               // the exact list: the policies cannot tell it apart
+			{"deep", `{"argv":[],"opts":{"paths":["b","a"]}}`, false},                      // a list inside a compared record
+			{"pick", `{"argv":["cp","backup/notes.txt","notes.txt"]}`, false},              // a list as the element contains compares
+			{"batch", `{"argv":[],"more":[["cp","backup/notes.txt","notes.txt"]]}`, false}, // lists as the elements containsAll compares
+			{"pick", `{"argv":["ls"]}`, true},
 			{"run", `{"argv":["ls"]}`, true},                                                     // one value: a set says all a list does
 			{"echo", `{"argv":["echo","b","a"]}`, true},                                          // read as a set, on purpose
 			{"sync", `{"argv":["rsync","a","b"],"opts":{"mode":"dry","paths":["x","y"]}}`, true}, // a scalar compared beside lists

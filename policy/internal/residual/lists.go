@@ -50,26 +50,40 @@ func FirstList(args []byte, use Use) *ListError {
 		return nil
 	}
 	for _, path := range use.ComparedPaths {
-		var v any = m
-		at := ""
-		for _, k := range path {
-			obj, ok := v.(map[string]any)
-			if !ok {
-				v = nil // an access Cedar refuses: the policy fails
-				break
-			}
-			v = obj[k]
-			if at != "" {
-				at += "."
-			}
-			at += ArgName(k)
-		}
-		if e := listIn(v, at, len(path)-1); e != nil {
-			e.Top = path[0]
+		if e := listAt(m, path, "", 0); e != nil {
+			e.Top = path[0].Key
 			return e
 		}
 	}
 	return nil
+}
+
+// listAt is FirstList at the end of path from v, at the path at.
+func listAt(v any, path []Step, at string, depth int) *ListError {
+	if len(path) == 0 {
+		return listIn(v, at, depth)
+	}
+	if depth > MaxDepth {
+		return nil // ArgsRecord refuses it
+	}
+	st := path[0]
+	if st.Elems {
+		list, _ := v.([]any)
+		for i, x := range list {
+			if e := listAt(x, path[1:], fmt.Sprintf("%s[%d]", at, i), depth+1); e != nil {
+				return e
+			}
+		}
+		return nil
+	}
+	obj, ok := v.(map[string]any)
+	if !ok {
+		return nil // an access Cedar refuses: the policy fails
+	}
+	if at != "" {
+		at += "."
+	}
+	return listAt(obj[st.Key], path[1:], at+ArgName(st.Key), depth+1)
 }
 
 // listIn is FirstList within one value, at the path at.

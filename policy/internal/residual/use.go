@@ -21,9 +21,16 @@ type Use struct {
 	// arguments they are in, sorted. ComparedAll says that the arguments
 	// may be compared as a whole (context.args or context is an operand).
 	// See FirstList.
-	ComparedPaths [][]string
+	ComparedPaths [][]Step
 	Compared      []string
 	ComparedAll   bool
+}
+
+// A Step is one step of a path into the arguments: into the member Key
+// of an object, or, with Elems, into each element of a list.
+type Step struct {
+	Key   string
+	Elems bool
 }
 
 // UseOf returns what of the context a policy's conditions read.
@@ -32,17 +39,24 @@ func UseOf(p *ast.Policy) Use {
 	for _, cond := range p.Conditions {
 		readsIn(cond.Body, &u)
 		ast.Inspect(ast.NewNode(cond.Body), func(n ast.IsNode) bool {
-			var b ast.BinaryNode
 			switch n := n.(type) {
 			case ast.NodeTypeEquals:
-				b = n.BinaryNode
+				comparedIn(n.Left, &u, false)
+				comparedIn(n.Right, &u, false)
 			case ast.NodeTypeNotEquals:
-				b = n.BinaryNode
-			default:
-				return true
+				comparedIn(n.Left, &u, false)
+				comparedIn(n.Right, &u, false)
+			case ast.NodeTypeContains:
+				// set.contains(x): x is compared with each element.
+				comparedIn(n.Left, &u, true)
+				comparedIn(n.Right, &u, false)
+			case ast.NodeTypeContainsAll:
+				comparedIn(n.Left, &u, true)
+				comparedIn(n.Right, &u, true)
+			case ast.NodeTypeContainsAny:
+				comparedIn(n.Left, &u, true)
+				comparedIn(n.Right, &u, true)
 			}
-			comparedIn(b.Left, &u)
-			comparedIn(b.Right, &u)
 			return true
 		})
 	}
@@ -52,25 +66,26 @@ func UseOf(p *ast.Policy) Use {
 }
 
 // comparedIn adds to u the values within the arguments that n, an
-// operand of == or !=, may evaluate to: those it reads through a chain of
-// attribute accesses from context.args, including through the branches
-// of if-then-else and the members of set and record literals. Any other
-// expression (a method call, an operator, has, like) evaluates to a
-// boolean, a number or a string of its own. What cannot be followed (an
-// access on the result of an expression) counts every argument it reads
-// as compared whole.
-func comparedIn(n ast.IsNode, u *Use) {
+// operand of == or != (or, with elems, a set whose elements contains,
+// containsAll or containsAny compare), may evaluate to: those it reads
+// through a chain of attribute accesses from context.args, including
+// through the branches of if-then-else and the members of set and record
+// literals. Any other expression (a method call, an operator, has, like)
+// evaluates to a boolean, a number or a string of its own. What cannot be
+// followed (an access on the result of an expression) counts every
+// argument it reads as compared whole.
+func comparedIn(n ast.IsNode, u *Use, elems bool) {
 	switch n := n.(type) {
 	case ast.NodeTypeIfThenElse:
-		comparedIn(n.Then, u)
-		comparedIn(n.Else, u)
+		comparedIn(n.Then, u, elems)
+		comparedIn(n.Else, u, elems)
 	case ast.NodeTypeSet:
 		for _, e := range n.Elements {
-			comparedIn(e, u)
+			comparedIn(e, u, false) // a member: compared whole, with elems or not
 		}
 	case ast.NodeTypeRecord:
 		for _, e := range n.Elements {
-			comparedIn(e.Value, u)
+			comparedIn(e.Value, u, false)
 		}
 	case ast.NodeTypeVariable:
 		if n.Name == "context" {
@@ -92,7 +107,7 @@ func comparedIn(n ast.IsNode, u *Use) {
 			var c Use
 			readsIn(root, &c)
 			for _, a := range c.Args {
-				u.ComparedPaths = append(u.ComparedPaths, []string{a})
+				u.ComparedPaths = append(u.ComparedPaths, []Step{{Key: a}})
 				u.Compared = append(u.Compared, a)
 			}
 			u.ComparedAll = u.ComparedAll || c.All
@@ -104,7 +119,14 @@ func comparedIn(n ast.IsNode, u *Use) {
 		case len(path) == 1:
 			u.ComparedAll = true
 		default:
-			u.ComparedPaths = append(u.ComparedPaths, path[1:])
+			steps := make([]Step, 0, len(path))
+			for _, k := range path[1:] {
+				steps = append(steps, Step{Key: k})
+			}
+			if elems {
+				steps = append(steps, Step{Elems: true})
+			}
+			u.ComparedPaths = append(u.ComparedPaths, steps)
 			u.Compared = append(u.Compared, path[1])
 		}
 	}
