@@ -267,3 +267,29 @@ func TestHostileListingOfLargeSchemas(t *testing.T) {
 		t.Errorf("Import: %v, want %q", err, want)
 	}
 }
+
+// TestHostileJSONBodyOverBound: a server answers with a JSON body over
+// MaxLineBytes. The client reads no more than the bound and fails the
+// request saying why (it used to pass the cut body on, for go-sdk to
+// fail on as JSON that ends too early).
+func TestHostileJSONBodyOverBound(t *testing.T) {
+	hostile := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, io.LimitReader(r.Body, 1<<20))
+		w.Header().Set("Content-Type", "application/json")
+		chunk := []byte(strings.Repeat(" ", 64<<10))
+		for written := 0; written <= 2*mcptool.MaxLineBytes; {
+			n, err := w.Write(chunk)
+			written += n
+			if err != nil {
+				return
+			}
+		}
+	}))
+	defer hostile.Close()
+	ctx, cancel := context.WithTimeout(t.Context(), wait)
+	defer cancel()
+	_, err := mcptool.Connect(ctx, mcptool.URL(hostile.URL))
+	if err == nil || !strings.Contains(err.Error(), "JSON response body longer than") {
+		t.Errorf("Connect: %v, want an error for the body's length", err)
+	}
+}
