@@ -169,13 +169,5 @@ func approvalMessage(req policy.ApprovalRequest) string {
 // escapes them, cut to n bytes (between UTF-8 sequences) with "…".
 func graphicText(s string, n int) string {
 	q := strconv.QuoteToGraphic(s)
-	q = q[1 : len(q)-1]
-	if len(q) > n {
-		cut := n
-		for cut > 0 && q[cut]&0xC0 == 0x80 {
-			cut-- // not inside a UTF-8 sequence
-		}
-		q = q[:cut] + "…"
-	}
-	return q
+	return shortText(q[1:len(q)-1], n)
 }

@@ -12,6 +12,8 @@ import (
 	"io"
 	"math"
 	"net/http"
+	"net/netip"
+	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
@@ -298,6 +300,47 @@ type OpenAIEmbedder struct {
 	Dimensions int
 	// Client makes the requests; nil means http.DefaultClient.
 	Client *http.Client
+}
+
+// NewOpenAIEmbedder returns an [OpenAIEmbedder] for the API whose base URL
+// is base, asking for model, with apiKey (may be empty) as its bearer
+// token, after checking what a user typed: base must be an http or https
+// URL with a host and no credentials, query or fragment, and a key is
+// refused over plain http to anything but a loopback address, where it
+// would cross the network in clear. The embedder follows no redirect: an
+// embeddings API has no reason to send one, and following it could carry
+// the key where these checks did not look (another host, or plain http on
+// the same host, to which Go's client keeps the Authorization header).
+func NewOpenAIEmbedder(base, model, apiKey string) (*OpenAIEmbedder, error) {
+	u, err := url.Parse(base)
+	switch {
+	case err != nil:
+		return nil, fmt.Errorf("toolsearch: embeddings API: %v", err)
+	case u.Scheme != "http" && u.Scheme != "https" || u.Host == "":
+		return nil, fmt.Errorf("toolsearch: embeddings API %q: want the http or https base URL of an OpenAI-compatible embeddings API", base)
+	case u.User != nil:
+		return nil, errors.New("toolsearch: embeddings API: a URL with credentials in it is refused; give the key apart")
+	case u.RawQuery != "" || u.Fragment != "":
+		return nil, fmt.Errorf("toolsearch: embeddings API %q: want a base URL without query or fragment (\"/embeddings\" is appended)", base)
+	case strings.TrimSpace(model) == "":
+		return nil, errors.New("toolsearch: embeddings API: no model named")
+	case apiKey != "" && u.Scheme == "http" && !loopbackHost(u.Hostname()):
+		return nil, fmt.Errorf("toolsearch: embeddings API %q: the key would cross the network in clear; use https, or a loopback address", base)
+	}
+	client := &http.Client{CheckRedirect: func(req *http.Request, via []*http.Request) error {
+		return fmt.Errorf("the embeddings API at %s redirected to %s; redirects are not followed", base, req.URL.Redacted())
+	}}
+	return &OpenAIEmbedder{BaseURL: base, ModelName: model, APIKey: apiKey, Client: client}, nil
+}
+
+// loopbackHost reports whether host (without a port) names this machine:
+// localhost, or a loopback IP address.
+func loopbackHost(host string) bool {
+	if strings.EqualFold(strings.TrimSuffix(host, "."), "localhost") {
+		return true
+	}
+	ip, err := netip.ParseAddr(host)
+	return err == nil && ip.IsLoopback()
 }
 
 // maxEmbedResponseBytes bounds a response of the embeddings API.

@@ -6,9 +6,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"net/http"
-	"net/netip"
-	"net/url"
 	"os"
 	"strings"
 	"sync"
@@ -141,42 +138,17 @@ func (f semanticFlags) options(ctx context.Context, o toolsearch.Options, getenv
 }
 
 // embeddingsAPI checks --embeddings and --embeddings-model and returns the
-// embedder they name. It refuses a URL that is not http or https, one
-// carrying credentials (they would show in the process list), and a key
-// that plain http would carry across the network.
+// embedder they name (see toolsearch.NewOpenAIEmbedder for what it
+// refuses).
 func embeddingsAPI(base, model, key string) (*toolsearch.OpenAIEmbedder, error) {
-	u, err := url.Parse(base)
-	switch {
-	case err != nil:
-		return nil, fmt.Errorf("--embeddings: %v", err)
-	case u.Scheme != "http" && u.Scheme != "https" || u.Host == "":
-		return nil, fmt.Errorf("--embeddings %q: want the http or https base URL of an OpenAI-compatible embeddings API", base)
-	case u.User != nil:
-		return nil, fmt.Errorf("--embeddings: a URL with credentials in it is refused; give the key in $%s", embeddingsKeyEnv)
-	case u.RawQuery != "" || u.Fragment != "":
-		return nil, fmt.Errorf("--embeddings %q: want a base URL without query or fragment (\"/embeddings\" is appended)", base)
-	case strings.TrimSpace(model) == "":
+	if strings.TrimSpace(model) == "" {
 		return nil, errors.New("--embeddings needs --embeddings-model MODEL")
-	case key != "" && u.Scheme == "http" && !loopbackHost(u.Hostname()):
-		return nil, fmt.Errorf("--embeddings %q: $%s would cross the network in clear; use https, or a loopback address", base, embeddingsKeyEnv)
 	}
-	// No redirect is followed: an embeddings API has no reason to send
-	// one, and following it could carry the key where the checks above
-	// did not look (another host, or plain http on the same host).
-	client := &http.Client{CheckRedirect: func(req *http.Request, via []*http.Request) error {
-		return fmt.Errorf("the embeddings API at %s redirected to %s; redirects are not followed", base, req.URL.Redacted())
-	}}
-	return &toolsearch.OpenAIEmbedder{BaseURL: base, ModelName: model, APIKey: key, Client: client}, nil
-}
-
-// loopbackHost reports whether host is a loopback IP address or
-// "localhost".
-func loopbackHost(host string) bool {
-	if strings.EqualFold(host, "localhost") {
-		return true
+	emb, err := toolsearch.NewOpenAIEmbedder(base, model, key)
+	if err != nil {
+		return nil, fmt.Errorf("--embeddings: %w (a key, if the API needs one, comes from $%s)", err, embeddingsKeyEnv)
 	}
-	ip, err := netip.ParseAddr(host)
-	return err == nil && ip.IsLoopback()
+	return emb, nil
 }
 
 // warnEmbedder passes calls to its Embedder and writes the first failure
