@@ -421,9 +421,11 @@ type Policy struct {
 	// open no socket at all.
 	DenyUnixSockets bool
 	// Env is the run's whole environment as NAME=value pairs; the caller's
-	// environment is never inherited. Nil means [DefaultEnv]. A name
-	// containing KEY, SECRET, TOKEN or PASSWORD (in any case) is refused
-	// unless Secrets names it.
+	// environment is never inherited. Nil means [DefaultEnv]. A variable
+	// whose name looks like a secret's (see [SecretWord]: KEY, SECRET,
+	// TOKEN, PASSWORD ... in any case) or whose value holds a URL with
+	// credentials (scheme://user:password@host, scheme://token@host) is
+	// refused unless Secrets names it.
 	Env []string
 	// Secrets names the variables of Env the caller passes knowingly
 	// although their names look like secrets (see [SecretWord]): the run
@@ -455,8 +457,16 @@ type Policy struct {
 // is root and Policy.UID is zero.
 const DefaultUID = 65534
 
-// secretWords are the name fragments that mark a variable as a secret.
-var secretWords = []string{"KEY", "SECRET", "TOKEN", "PASSWORD"}
+// secretWords are the name fragments that mark a variable as a secret
+// wherever they appear in its name.
+var secretWords = []string{"KEY", "SECRET", "TOKEN", "PASSWORD", "PASSWD", "PASSPHRASE", "CREDENTIAL"}
+
+// secretSegments mark a variable as a secret when one of the parts of its
+// name between non-alphanumeric characters is exactly one of them
+// (SMTP_PASS, MYSQL_PWD, NPM_CONFIG__AUTH, GH_PAT), but not as part of a
+// longer word (GIT_AUTHOR_NAME, COMPASS_DIR, PATH) nor as the whole name
+// (PWD, the shell's working directory).
+var secretSegments = []string{"PASS", "PWD", "AUTH", "PAT", "CREDS", "COOKIE"}
 
 // Validate reports the first problem that makes p unusable: relative or
 // overlapping paths, protected paths that escape the workspace, unknown
@@ -601,6 +611,9 @@ func (p Policy) environ() ([]string, error) {
 		if w, bad := secretName(name); bad && !slices.Contains(p.Secrets, name) {
 			return nil, fmt.Errorf("sandbox: environment variable %s is refused: a name containing %s is passed to a sandbox only when Policy.Secrets names it", name, w)
 		}
+		if _, value, _ := strings.Cut(kv, "="); urlCredentials(value) && !slices.Contains(p.Secrets, name) {
+			return nil, fmt.Errorf("sandbox: environment variable %s is refused: its value holds credentials in a URL (user:password@ or token@); it is passed to a sandbox only when Policy.Secrets names it", name)
+		}
 		out = append(out, kv)
 	}
 	for _, name := range p.Secrets {
@@ -611,10 +624,13 @@ func (p Policy) environ() ([]string, error) {
 	return out, nil
 }
 
-// SecretWord returns the fragment (KEY, SECRET, TOKEN or PASSWORD, in
-// any case) that makes the variable name look like a secret, which a
-// policy refuses in its environment unless Policy.Secrets names it, or
-// "" for a name that does not.
+// SecretWord returns the fragment that makes the variable name look like
+// a secret, which a policy refuses in its environment unless
+// Policy.Secrets names it, or "" for a name that does not: KEY, SECRET,
+// TOKEN, PASSWORD, PASSWD, PASSPHRASE or CREDENTIAL anywhere in the name,
+// or PASS, PWD, AUTH, PAT, CREDS or COOKIE as a whole part of a name of
+// several parts (SMTP_PASS, MYSQL_PWD; not GIT_AUTHOR_NAME nor PWD), in
+// any case.
 func SecretWord(name string) string {
 	w, _ := secretName(name)
 	return w
@@ -627,7 +643,39 @@ func secretName(name string) (string, bool) {
 			return w, true
 		}
 	}
+	parts := strings.FieldsFunc(up, func(r rune) bool { return !('A' <= r && r <= 'Z' || '0' <= r && r <= '9') })
+	if len(parts) > 1 {
+		for _, part := range parts {
+			if slices.Contains(secretSegments, part) {
+				return part, true
+			}
+		}
+	}
 	return "", false
+}
+
+// urlCredentials reports whether value holds a URL with a user part
+// (scheme://user:password@host, scheme://token@host) anywhere in it: a
+// database or proxy URL carries its password there, and a token is often
+// given as the user.
+func urlCredentials(value string) bool {
+	for {
+		i := strings.Index(value, "://")
+		if i < 0 {
+			return false
+		}
+		value = value[i+3:]
+		end := strings.IndexFunc(value, func(r rune) bool {
+			return strings.ContainsRune("/?#,; \t\n\"'<>", r)
+		})
+		authority := value
+		if end >= 0 {
+			authority = value[:end]
+		}
+		if at := strings.LastIndexByte(authority, '@'); at > 0 {
+			return true
+		}
+	}
 }
 
 // A LayerError reports that a run was refused because the host lacks a

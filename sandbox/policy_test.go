@@ -52,6 +52,26 @@ func TestPolicyValidate(t *testing.T) {
 		{"a named secret not set", Policy{Env: []string{"PATH=/bin"}, Secrets: []string{"GITHUB_TOKEN"}}, `names "GITHUB_TOKEN", which the environment does not set`},
 		{"a named secret not set by the default env", Policy{Secrets: []string{"GITHUB_TOKEN"}}, "does not set"},
 		{"a prefix of a set name", Policy{Env: []string{"GITHUB_TOKEN_2=x"}, Secrets: []string{"GITHUB_TOKEN", "GITHUB_TOKEN_2"}}, `names "GITHUB_TOKEN", which`},
+		// Secrets under names without KEY, SECRET, TOKEN or PASSWORD
+		// (each passes once named in Secrets, below).
+		{"a password as PASSWD", Policy{Env: []string{"LDAP_PASSWD=x"}}, "LDAP_PASSWD is refused"},
+		{"a password as _PWD", Policy{Env: []string{"MYSQL_PWD=x"}}, "MYSQL_PWD is refused"},
+		{"a password as _PASS", Policy{Env: []string{"SMTP_PASS=x"}}, "SMTP_PASS is refused"},
+		{"a passphrase", Policy{Env: []string{"GPG_PASSPHRASE=x"}}, "GPG_PASSPHRASE is refused"},
+		{"credentials", Policy{Env: []string{"REGISTRY_CREDENTIALS=x"}}, "REGISTRY_CREDENTIALS is refused"},
+		{"creds", Policy{Env: []string{"CI_CREDS=x"}}, "CI_CREDS is refused"},
+		{"an auth value", Policy{Env: []string{"NPM_CONFIG__AUTH=x"}}, "NPM_CONFIG__AUTH is refused"},
+		{"a personal access token", Policy{Env: []string{"GH_PAT=x"}}, "GH_PAT is refused"},
+		{"a cookie", Policy{Env: []string{"SESSION_COOKIE=x"}}, "SESSION_COOKIE is refused"},
+		{"a password in a URL", Policy{Env: []string{"DATABASE_URL=postgres://app:hunter2@db.internal/app"}}, "DATABASE_URL is refused: its value holds credentials in a URL"},
+		{"a proxy with a password", Policy{Env: []string{"HTTPS_PROXY=http://me:pw@proxy.example:3128"}}, "HTTPS_PROXY is refused"},
+		{"a token as a URL's user", Policy{Env: []string{"REPO=https://ghp_abc123@git.example/x.git"}}, "REPO is refused"},
+		{"a second URL with a password", Policy{Env: []string{"MIRRORS=https://a.example/,https://u:p@b.example/"}}, "MIRRORS is refused"},
+		{"a URL password named", Policy{Env: []string{"DATABASE_URL=postgres://app:hunter2@db/app"}, Secrets: []string{"DATABASE_URL"}}, ""},
+		{"a PWD-named secret named", Policy{Env: []string{"MYSQL_PWD=x"}, Secrets: []string{"MYSQL_PWD"}}, ""},
+		// Controls: names and values that only look close.
+		{"not secrets", Policy{Env: []string{"PWD=/w", "OLDPWD=/", "GIT_AUTHOR_NAME=a", "GIT_AUTHOR_EMAIL=a@b.example", "COMPASS_DIR=/c", "PATH_INFO=/x", "PASSAGE=1", "XDG_SESSION_ID=3",
+			"URL=https://a.example/p?who=a@b", "MAIL=user@example.org", "REMOTE=git@git.example:x.git", "HTTP_PROXY=http://proxy.example:3128"}}, ""},
 		{"malformed env", Policy{Env: []string{"NOEQUALS"}}, "not NAME=value"},
 		{"allowed env", Policy{Env: []string{"PATH=/bin", "LANG=C"}}, ""},
 		// The run writes its workspace as the owner: a system directory
