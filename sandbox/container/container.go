@@ -670,7 +670,9 @@ func (c *Backend) run(ctx context.Context, p sandbox.Policy, argv []string, stdi
 	)
 	if p.Workspace != "" {
 		ws = filepath.Clean(p.Workspace)
-		paths = protected.Git(ws, p.ProtectedPaths())
+		if paths, err = protected.Git(ws, p.ProtectedPaths()); err != nil {
+			return nil, protected.Refusal(err)
+		}
 		// Repositories nested in the workspace, searched before every
 		// call: a warm container's mounts are part of its key, so one
 		// made before a repository appeared is not used for it.

@@ -166,7 +166,10 @@ func (ts *Toolset) protectedBy(rel string) (string, bool, error) {
 				return ".git", true, nil
 			}
 		}
-		clean = protected.Git(ts.policy.Workspace, clean)
+		var err error
+		if clean, err = protected.Git(ts.policy.Workspace, clean); err != nil {
+			return "", false, err
+		}
 	}
 	for _, p := range clean[:len(clean):len(clean)] {
 		r, err := ts.resolve(p, whereLeads)
