@@ -98,7 +98,7 @@ func TestHostileEndlessEventStream(t *testing.T) {
 		stream func(w io.Writer, id json.RawMessage, after string)
 		// bounds that the stream passes, and that it does not.
 		tight, loose [3]int64 // events, bytes, resumptions
-		want          string
+		want         string
 	}{
 		{"many events", func(w io.Writer, id json.RawMessage, _ string) {
 			for range events {
