@@ -225,6 +225,9 @@ var defaultProtected = []string{
 	".bashrc", ".bash_profile", ".zshrc", ".profile",
 	".mcp.json", ".ripgreprc", ".vscode", ".idea",
 	".claude/commands", ".claude/agents",
+	// Agents' settings that run commands when an agent starts in the
+	// directory: Claude Code's hooks, Gemini's and Cursor's MCP servers.
+	".claude/settings.json", ".claude/settings.local.json", ".gemini/settings.json", ".cursor/mcp.json",
 }
 
 // SystemReadOnly returns the host paths a run may read and execute besides
