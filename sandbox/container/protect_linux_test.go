@@ -227,7 +227,9 @@ func TestContainerGitConfiguredHooks(t *testing.T) {
 					must(t, os.MkdirAll(filepath.Join(ws, ".husky"), 0o755))
 					must(t, os.WriteFile(filepath.Join(ws, ".husky", "pre-commit"), []byte("#!/bin/sh\n"), 0o755))
 					must(t, os.WriteFile(filepath.Join(ws, "shared.gitconfig"), []byte("[alias]\n"), 0o644))
-					filepath.Walk(ws, func(p string, _ os.FileInfo, _ error) error { return os.Lchown(p, sandbox.DefaultUID, sandbox.DefaultUID) })
+					filepath.Walk(ws, func(p string, _ os.FileInfo, _ error) error {
+						return os.Lchown(p, sandbox.DefaultUID, sandbox.DefaultUID)
+					})
 					p := sandbox.Policy{Workspace: ws, Protected: tc.protected}
 					r, err := c.Run(context.Background(), p, []string{"sh", "-c", "echo pwned >> .husky/pre-commit; echo pwned >> shared.gitconfig"}, nil)
 					if err != nil {
