@@ -339,6 +339,21 @@ var attacks = map[string]func(args []string) (string, error){
 		}
 		return "", fmt.Errorf("all denied: %s: %w", strings.Join(denied, ","), unix.EPERM)
 	},
+	"mountapi": func([]string) (string, error) {
+		// open_tree_attr (Linux 6.15, 467 on every architecture) is
+		// open_tree with mount_setattr in one call; without
+		// OPEN_TREE_CLONE it opens a path as open_tree does, so the
+		// kernel answers it with a descriptor unless the filter denies
+		// it.
+		dirfd := unix.AT_FDCWD
+		path := []byte("/\x00")
+		fd, _, e := unix.Syscall6(467, uintptr(dirfd), uintptr(unsafe.Pointer(&path[0])), uintptr(unix.OPEN_TREE_CLOEXEC), 0, 0, 0)
+		if e != 0 {
+			return "", fmt.Errorf("open_tree_attr: %w", e)
+		}
+		unix.Close(int(fd))
+		return "open_tree_attr opened /", nil
+	},
 	"tty": func([]string) (string, error) {
 		f, err := os.OpenFile("/dev/tty", os.O_RDWR, 0)
 		if err != nil {

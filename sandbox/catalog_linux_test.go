@@ -596,6 +596,7 @@ func catalog() []catalogRow {
 		{id: "A50", name: "read through a descriptor the supervisor holds without close-on-exec", noContainer: noStrayFD, setup: strayFDSetup,
 			want: []string{"no descriptor beyond 0, 1 and 2"}},
 		{id: "A43", name: "kernel attack surface (io_uring, bpf, userfaultfd, perf, keyctl, setns, kexec)", noContainer: engineSeccomp, setup: fixed("syscalls"), want: wantEPERM},
+		{id: "A43", name: "the mount API's newer open_tree_attr", noContainer: engineSeccomp, setup: fixed("mountapi"), want: wantEPERM},
 		{id: "A44", name: "open the controlling terminal", control: noControl, setup: fixed("tty"), want: []string{"no such file", "no such device"}, container: inContainer},
 	}
 }

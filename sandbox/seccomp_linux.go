@@ -19,7 +19,7 @@ var deniedSyscalls = []string{
 	"bpf", "perf_event_open", "userfaultfd", "fanotify_init",
 	"keyctl", "add_key", "request_key",
 	"mount", "umount2", "pivot_root", "chroot", "fsopen", "fsmount", "fsconfig", "fspick",
-	"open_tree", "move_mount", "mount_setattr",
+	"open_tree", "open_tree_attr", "move_mount", "mount_setattr",
 	"unshare", "setns",
 	"init_module", "finit_module", "delete_module", "kexec_load", "kexec_file_load",
 	"acct", "swapon", "swapoff", "reboot", "syslog", "quotactl", "quotactl_fd",
