@@ -326,6 +326,7 @@ var attacks = map[string]func(args []string) (string, error){
 			{"setns", func() syscall.Errno { _, _, e := unix.Syscall(unix.SYS_SETNS, ^uintptr(0), 0, 0); return e }},
 			{"kexec_load", func() syscall.Errno { _, _, e := unix.Syscall6(unix.SYS_KEXEC_LOAD, 0, 0, 0, 1<<30, 0, 0); return e }},
 		}
+		calls = append(calls, legacySyscalls(&p)...)
 		var reached, denied []string
 		for _, c := range calls {
 			if e := c.fn(); e == unix.EPERM {
