@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net/netip"
+	"path"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -550,8 +551,9 @@ func systemDirOf(w string) string {
 }
 
 // ProtectedPaths returns the workspace paths p keeps read-only: Protected,
-// or [DefaultProtected] when Protected is nil. A backend reads them here;
-// the slice is a fresh copy.
+// or [DefaultProtected] when Protected is nil, each in its clean form
+// (".git/hooks/" and "./.git/hooks" are ".git/hooks"). A backend reads
+// them here; the slice is a fresh copy.
 func (p Policy) ProtectedPaths() []string { return slices.Clone(p.protected()) }
 
 // Environ returns the run's whole environment: Env, or [DefaultEnv] when
@@ -559,9 +561,22 @@ func (p Policy) ProtectedPaths() []string { return slices.Clone(p.protected()) }
 // as [Policy.Validate] refuses them. The slice is a fresh copy.
 func (p Policy) Environ() ([]string, error) { return p.environ() }
 
+// protected returns the protected paths, each in its clean form
+// (path.Clean): every check compares them with names such as ".git/hooks",
+// and ".git/hooks/" or "./.git/hooks" written in a policy must protect
+// what the clean name does.
 func (p Policy) protected() []string {
 	if p.Protected == nil {
 		return defaultProtected
+	}
+	for i, pr := range p.Protected {
+		if path.Clean(pr) != pr {
+			out := slices.Clone(p.Protected)
+			for j := i; j < len(out); j++ {
+				out[j] = path.Clean(out[j])
+			}
+			return out
+		}
 	}
 	return p.Protected
 }
