@@ -63,3 +63,6 @@ func BoundedURL(url string, events, bytes, resumes int64) mcp.Transport {
 		streams: newStreamLedger(streamBounds{events, bytes, resumes})}}
 	return t
 }
+
+// LiveSessions returns how many 2025-11-25 HTTP sessions s keeps.
+func LiveSessions(s *Server) int { return s.sessions.len() }
