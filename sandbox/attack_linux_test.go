@@ -92,6 +92,25 @@ var attacks = map[string]func(args []string) (string, error){
 		}
 		return "created " + a[0], nil
 	},
+	"fifos": func(a []string) (string, error) {
+		// fifos N: N fifos with 200-byte names, 10 directories of
+		// 200-byte names deep in the working directory: what the apply
+		// step refuses, each listed with its long path.
+		n, _ := strconv.Atoi(a[0])
+		dir := "."
+		for i := range 10 {
+			dir += "/" + strings.Repeat(string(rune('a'+i)), 200)
+		}
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return "", err
+		}
+		for i := range n {
+			if err := syscall.Mkfifo(fmt.Sprintf("%s/%0200d", dir, i), 0o644); err != nil {
+				return "", fmt.Errorf("after %d fifos: %w", i, err)
+			}
+		}
+		return "made " + a[0] + " fifos", nil
+	},
 	"openmany": func(a []string) (string, error) {
 		n, _ := strconv.Atoi(a[0])
 		var fs []*os.File

@@ -406,7 +406,7 @@ func (r *nativeRun) classify(ctx context.Context) (*Result, error) {
 				res.NotApplied = append(res.NotApplied, ".: "+err.Error())
 			}
 			refusedProtected = applied.protected
-			res.NotApplied = append(res.NotApplied, applied.notApplied...)
+			res.NotApplied = append(res.NotApplied, applied.list()...)
 		}
 	}
 	res.ProtectedChanged = r.before.Changed(cfg.Workspace, cfg.Protected)
