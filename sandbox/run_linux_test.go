@@ -284,7 +284,7 @@ func TestProtectedChangedIsReported(t *testing.T) {
 	}{
 		{"untouched", []string{"write", filepath.Join(f.ws, ".git", "objects", "o1")}, nil},
 		{"replaced", []string{"replace", filepath.Join(f.ws, ".git"), "hooks/pre-commit", plantedHook, "config", plantedConfig}, underGit},
-		{"claude", []string{"replace", filepath.Join(f.ws, ".claude"), "commands/x.md", "x"}, []string{".claude/commands", ".claude/agents"}},
+		{"claude", []string{"replace", filepath.Join(f.ws, ".claude"), "commands/x.md", "x"}, []string{".claude/commands", ".claude/agents", ".claude/settings.json", ".claude/settings.local.json"}},
 		{"gitfile", []string{"append", filepath.Join(f.ws, ".git")}, underGit},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
