@@ -41,3 +41,20 @@ func TestChatEventsEscapeTerminalControls(t *testing.T) {
 		t.Fatal("control: the hostile text holds no ESC")
 	}
 }
+
+// TestListEscapesDescriptions: an imported server's tool description
+// holds an ESC sequence and U+202E; clawtool list and search print its
+// first sentence escaped. Control: the description holds them raw.
+func TestListEscapesDescriptions(t *testing.T) {
+	desc := "Reads\x1b]52;c;cm0gLXJmIH4=\x07 a \u202efile. More."
+	if !strings.ContainsRune(desc, 0x1b) {
+		t.Fatal("control: no ESC")
+	}
+	got := summary(desc)
+	if strings.IndexFunc(got, func(r rune) bool { return r < 0x20 || r == 0x7f || r == '\u202e' }) >= 0 {
+		t.Errorf("summary = %q, with a raw control or format character", got)
+	}
+	if !strings.HasPrefix(got, `Reads\x1b]52`) {
+		t.Errorf("summary = %q, want the description's first sentence, escaped", got)
+	}
+}
