@@ -367,6 +367,11 @@ func catalog() []catalogRow {
 		{id: "A16", name: "change .bashrc", setup: protectedSetup(".bashrc", "append"), want: []string{"read-only file system"}, container: inContainer},
 		{id: "A16", name: "change .mcp.json", setup: protectedSetup(".mcp.json", "append"), want: []string{"read-only file system"}, container: inContainer},
 		{id: "A16", name: "add .vscode/settings.json", setup: protectedSetup(".vscode/settings.json", "write"), want: []string{"read-only file system"}, container: inContainer},
+		{id: "A16", name: "add a session-start hook to .claude/settings.json", setup: func(t *testing.T, f *fixture) ([]string, func() bool) {
+			must(t, os.MkdirAll(filepath.Join(f.ws, ".claude"), 0o755))
+			must(t, os.WriteFile(filepath.Join(f.ws, ".claude", "settings.json"), []byte("{}\n"), 0o644))
+			return protectedSetup(".claude/settings.json", "append")(t, f)
+		}, want: []string{"read-only file system"}, container: inContainer},
 		{id: "A16", name: "write .git/objects stays allowed", allowed: true, hostEffect: true, setup: func(t *testing.T, f *fixture) ([]string, func() bool) {
 			protectedSetup(".git/config", "append")(t, f)
 			p := filepath.Join(f.ws, ".git", "objects", unique("obj"))
