@@ -427,9 +427,11 @@ type Policy struct {
 	// Env is the run's whole environment as NAME=value pairs; the caller's
 	// environment is never inherited. Nil means [DefaultEnv]. A variable
 	// whose name looks like a secret's (see [SecretWord]: KEY, SECRET,
-	// TOKEN, PASSWORD ... in any case) or whose value holds a URL with
-	// credentials (scheme://user:password@host, scheme://token@host) is
-	// refused unless Secrets names it.
+	// TOKEN, PASSWORD ... in any case), whose value holds a URL with
+	// credentials (scheme://user:password@host, scheme://token@host) or a
+	// credential of a well-known format (GitHub, GitLab, Slack and AWS
+	// tokens, sk- API keys, a bearer token, a PEM private key) is refused
+	// unless Secrets names it.
 	Env []string
 	// Secrets names the variables of Env the caller passes knowingly
 	// although their names look like secrets (see [SecretWord]): the run
@@ -629,8 +631,13 @@ func (p Policy) environ() ([]string, error) {
 		if w, bad := secretName(name); bad && !slices.Contains(p.Secrets, name) {
 			return nil, fmt.Errorf("sandbox: environment variable %s is refused: a name containing %s is passed to a sandbox only when Policy.Secrets names it", name, w)
 		}
-		if _, value, _ := strings.Cut(kv, "="); urlCredentials(value) && !slices.Contains(p.Secrets, name) {
-			return nil, fmt.Errorf("sandbox: environment variable %s is refused: its value holds credentials in a URL (user:password@ or token@); it is passed to a sandbox only when Policy.Secrets names it", name)
+		if _, value, _ := strings.Cut(kv, "="); !slices.Contains(p.Secrets, name) {
+			if urlCredentials(value) {
+				return nil, fmt.Errorf("sandbox: environment variable %s is refused: its value holds credentials in a URL (user:password@ or token@); it is passed to a sandbox only when Policy.Secrets names it", name)
+			}
+			if kind := secretValue(value); kind != "" {
+				return nil, fmt.Errorf("sandbox: environment variable %s is refused: its value holds %s; it is passed to a sandbox only when Policy.Secrets names it", name, kind)
+			}
 		}
 		out = append(out, kv)
 	}
@@ -670,6 +677,55 @@ func secretName(name string) (string, bool) {
 		}
 	}
 	return "", false
+}
+
+// secretFormats are credentials whose format tells them apart wherever
+// they appear in a value: a prefix at the start of a word (after a
+// character that is not a letter, digit, _ or -), followed by at least
+// min characters of the token's alphabet.
+var secretFormats = []struct {
+	prefix, kind string
+	min          int
+}{
+	{"ghp_", "a GitHub token", 30}, {"gho_", "a GitHub token", 30}, {"ghu_", "a GitHub token", 30},
+	{"ghs_", "a GitHub token", 30}, {"ghr_", "a GitHub token", 30}, {"github_pat_", "a GitHub token", 30},
+	{"glpat-", "a GitLab token", 16}, {"xoxb-", "a Slack token", 10}, {"xoxp-", "a Slack token", 10},
+	{"xoxa-", "a Slack token", 10}, {"xoxs-", "a Slack token", 10}, {"AKIA", "an AWS access key id", 16},
+	{"ASIA", "an AWS access key id", 16}, {"sk-", "an API key", 20}, {"Bearer ", "a bearer token", 16},
+}
+
+// secretValue names the kind of credential value holds (a token of a
+// well-known format, a PEM private key), or "".
+func secretValue(value string) string {
+	if strings.Contains(value, "-----BEGIN") && strings.Contains(value, "PRIVATE KEY") {
+		return "a private key"
+	}
+	word := func(c byte) bool { return isAlnumByte(c) || c == '_' || c == '-' }
+	for _, f := range secretFormats {
+		for i := 0; ; {
+			j := strings.Index(value[i:], f.prefix)
+			if j < 0 {
+				break
+			}
+			at := i + j
+			i = at + 1
+			if at > 0 && word(value[at-1]) {
+				continue
+			}
+			n := 0
+			for k := at + len(f.prefix); k < len(value) && word(value[k]); k++ {
+				n++
+			}
+			if n >= f.min {
+				return f.kind
+			}
+		}
+	}
+	return ""
+}
+
+func isAlnumByte(c byte) bool {
+	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9'
 }
 
 // urlCredentials reports whether value holds a URL with a user part

@@ -69,9 +69,20 @@ func TestPolicyValidate(t *testing.T) {
 		{"a second URL with a password", Policy{Env: []string{"MIRRORS=https://a.example/,https://u:p@b.example/"}}, "MIRRORS is refused"},
 		{"a URL password named", Policy{Env: []string{"DATABASE_URL=postgres://app:hunter2@db/app"}, Secrets: []string{"DATABASE_URL"}}, ""},
 		{"a PWD-named secret named", Policy{Env: []string{"MYSQL_PWD=x"}, Secrets: []string{"MYSQL_PWD"}}, ""},
+		// Tokens of well-known formats under innocent names.
+		{"a GitHub token as a value", Policy{Env: []string{"CONFIG=ghp_0123456789abcdefghijABCDEFGHIJ012345"}}, "CONFIG is refused: its value holds a GitHub token"},
+		{"a fine-grained GitHub token", Policy{Env: []string{"X=github_pat_11ABCDEFG0123456789_abcdefghijklmnopqrstuvwxyz"}}, "a GitHub token"},
+		{"a GitLab token", Policy{Env: []string{"X=glpat-abcdefghij0123456789"}}, "a GitLab token"},
+		{"a Slack token", Policy{Env: []string{"HOOK=xoxb-1234-5678-abcdefghijkl"}}, "a Slack token"},
+		{"an AWS access key id", Policy{Env: []string{"ID=AKIAABCDEFGHIJKLMNOP"}}, "an AWS access key"},
+		{"an API key in sk- form", Policy{Env: []string{"LLM=sk-proj-abcdefghijklmnopqrstuvwxyz0123"}}, "an API key"},
+		{"a private key", Policy{Env: []string{"DEPLOY=-----BEGIN OPENSSH PRIVATE KEY-----\nb3Blbn\n"}}, "a private key"},
+		{"a bearer header", Policy{Env: []string{"CURL_HEADER=Authorization: Bearer abcdefghijklmnop0123"}}, "a bearer token"},
+		{"a token value named", Policy{Env: []string{"CONFIG=ghp_0123456789abcdefghijABCDEFGHIJ012345"}, Secrets: []string{"CONFIG"}}, ""},
 		// Controls: names and values that only look close.
 		{"not secrets", Policy{Env: []string{"PWD=/w", "OLDPWD=/", "GIT_AUTHOR_NAME=a", "GIT_AUTHOR_EMAIL=a@b.example", "COMPASS_DIR=/c", "PATH_INFO=/x", "PASSAGE=1", "XDG_SESSION_ID=3",
-			"URL=https://a.example/p?who=a@b", "MAIL=user@example.org", "REMOTE=git@git.example:x.git", "HTTP_PROXY=http://proxy.example:3128"}}, ""},
+			"URL=https://a.example/p?who=a@b", "MAIL=user@example.org", "REMOTE=git@git.example:x.git", "HTTP_PROXY=http://proxy.example:3128",
+			"TASK=ask-for-help", "DESK=desk-top", "MODE=sk-", "GREETING=ghp", "NOTE=BEGIN PRIVATE", "BRANCH=feature/xoxb", "TITLE=Bearer of news"}}, ""},
 		{"malformed env", Policy{Env: []string{"NOEQUALS"}}, "not NAME=value"},
 		{"allowed env", Policy{Env: []string{"PATH=/bin", "LANG=C"}}, ""},
 		// The run writes its workspace as the owner: a system directory
