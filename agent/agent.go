@@ -45,6 +45,14 @@ import (
 // DefaultMaxSteps is how many model turns [Agent.Run] allows by default.
 const DefaultMaxSteps = 10
 
+// MaxStepCalls bounds the tool calls of one model turn: a turn of more
+// ends the run with an error before any of them runs. A model led astray
+// (by text it read in a tool's result) could otherwise ask for as many
+// calls as a response's bytes hold, tens of thousands, each to run and
+// each result to go back to the model. It is the bound of the calls of a
+// step a paused run keeps ([MaxRunStateCalls]).
+const MaxStepCalls = MaxRunStateCalls
+
 // ErrMaxSteps is wrapped by the error [Agent.Run] returns when the model
 // was still calling tools after the step limit.
 var ErrMaxSteps = errors.New("step limit reached")
@@ -333,6 +341,9 @@ func (a *Agent) loop(ctx context.Context, s *Session, first int) (string, error)
 		if err != nil {
 			return "", fmt.Errorf("step %d: %w", step, err)
 		}
+		if len(calls) > MaxStepCalls {
+			return "", fmt.Errorf("step %d: the model asked for %d tool calls in one turn, more than %d (agent.MaxStepCalls): none was run", step, len(calls), MaxStepCalls)
+		}
 		if stream && !streamed && text != "" {
 			a.cfg.onText(text) // the server did not stream: all at once
 		}
@@ -583,19 +594,20 @@ func (a *Agent) resumeStep(ctx context.Context, s *Session, p *pausePoint) (stri
 // model wrote, say) still has an error result per call, which goes back to
 // the model; only the end of ctx stops the loop.
 func (a *Agent) runBatch(ctx context.Context, calls []tool.Call, search *deferral) ([]tool.Outcome, error) {
-	var searches []int // indexes of calls of the search tool
+	searches := 0 // calls of the search tool
 	if search != nil && search.reg != nil {
-		for i, c := range calls {
+		for _, c := range calls {
 			if c.Name == toolsearch.ToolName {
-				searches = append(searches, i)
+				searches++
 			}
 		}
 	}
+	isSearch := func(c tool.Call) bool { return searches > 0 && c.Name == toolsearch.ToolName }
 	rest := calls
-	if len(searches) > 0 {
-		rest = make([]tool.Call, 0, len(calls)-len(searches))
-		for i, c := range calls {
-			if !slices.Contains(searches, i) {
+	if searches > 0 {
+		rest = make([]tool.Call, 0, len(calls)-searches)
+		for _, c := range calls {
+			if !isSearch(c) {
 				rest = append(rest, c)
 			}
 		}
@@ -608,12 +620,12 @@ func (a *Agent) runBatch(ctx context.Context, calls []tool.Call, search *deferra
 			return nil, err
 		}
 	}
-	if len(searches) == 0 {
+	if searches == 0 {
 		return outcomes, nil
 	}
 	all := make([]tool.Outcome, 0, len(calls))
-	for i, c := range calls {
-		if slices.Contains(searches, i) {
+	for _, c := range calls {
+		if isSearch(c) {
 			all = append(all, tool.Outcome{ID: c.ID, Result: search.reg.Execute(ctx, c.Name, c.Args)})
 		} else {
 			all = append(all, outcomes[0])

@@ -48,7 +48,10 @@ type Model struct {
 type ModelOption func(*Model)
 
 // WithHTTPClient sets the HTTP client. The default is a client with a
-// 10-minute timeout per request.
+// 10-minute timeout per request that follows a redirect only within the
+// endpoint's origin (scheme, host and port), at most 5 times: a redirect
+// elsewhere fails the request, so the API key never reaches another
+// address. A client of your own keeps its own redirect policy.
 func WithHTTPClient(c *http.Client) ModelOption {
 	return func(m *Model) { m.client = c }
 }
@@ -106,9 +109,31 @@ func (m *Model) apply(opts []ModelOption) *Model {
 		opt(m)
 	}
 	if m.client == nil {
-		m.client = &http.Client{Timeout: 10 * time.Minute}
+		m.client = &http.Client{Timeout: 10 * time.Minute, CheckRedirect: sameOriginRedirect}
 	}
 	return m
+}
+
+// maxRedirects bounds the redirects one request to the model follows.
+const maxRedirects = 5
+
+// sameOriginRedirect is the redirect policy of the default client: a
+// redirect is followed only within the origin (scheme, host and port) of
+// the endpoint, at most maxRedirects times. Go's client replays a
+// request at a redirect's target with every header but Authorization and
+// Cookie, and keeps Authorization for the same host on another port or
+// over plain http: the API key (x-api-key, or the bearer token) and the
+// conversation would go wherever the endpoint's redirect names.
+func sameOriginRedirect(req *http.Request, via []*http.Request) error {
+	if len(via) >= maxRedirects {
+		return fmt.Errorf("model API: more than %d redirects", maxRedirects)
+	}
+	from, to := via[0].URL, req.URL
+	if !strings.EqualFold(from.Scheme, to.Scheme) || !strings.EqualFold(from.Host, to.Host) {
+		return fmt.Errorf("model API: refused a redirect from %s://%s to another origin, %s://%s: the API key goes only to the configured endpoint",
+			from.Scheme, from.Host, to.Scheme, to.Host)
+	}
+	return nil
 }
 
 // API returns the protocol the model speaks.

@@ -10,6 +10,8 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+
+	"github.com/miniopenclaw/tool/internal/jsontext"
 )
 
 // WithCallAs lets the page make a call as a chosen principal: POST
@@ -134,7 +136,10 @@ func (h *Handler) audit(w http.ResponseWriter, r *http.Request) {
 	}
 	out := make([]map[string]any, 0, min(limit, len(rows)))
 	for i := len(rows) - 1; i >= 0 && len(out) < limit; i-- {
-		out = append(out, rows[i])
+		// Every text is shown with the characters that hide or
+		// reorder text escaped, as the approvals are: a principal
+		// named "mallory\u202Enimda" must not read as another.
+		out = append(out, visibleValue(rows[i]).(map[string]any))
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"records": out, "matched": len(rows)})
 }
@@ -147,4 +152,25 @@ func matches(rec map[string]any, want map[string]string) bool {
 		}
 	}
 	return true
+}
+
+// visibleValue returns v, a decoded JSON value, with its strings (keys
+// included) passed through jsontext.Visible.
+func visibleValue(v any) any {
+	switch v := v.(type) {
+	case string:
+		return jsontext.Visible(v)
+	case []any:
+		for i, e := range v {
+			v[i] = visibleValue(e)
+		}
+		return v
+	case map[string]any:
+		out := make(map[string]any, len(v))
+		for k, e := range v {
+			out[jsontext.Visible(k)] = visibleValue(e)
+		}
+		return out
+	}
+	return v
 }

@@ -59,7 +59,10 @@ const (
 //
 // [Connect] bounds what any Streamable HTTP transport reads from the
 // server: a JSON body to [MaxLineBytes], an event to go-sdk's
-// MaxEventSize, any other body (an HTTP error's text) to 1 MiB; and,
+// MaxEventSize, the whole event stream of one request, its resumptions
+// together, to [DefaultMaxStreamEvents], [DefaultMaxStreamBytes] and
+// [DefaultMaxStreamResumes] (past one, the call fails saying so), any
+// other body (an HTTP error's text) to 1 MiB; and,
 // unless the transport's HTTPClient sets CheckRedirect, it follows a
 // redirect only within the origin (scheme, host and port) of the
 // request, at most 5 times: a redirect elsewhere fails the request, so
@@ -68,7 +71,7 @@ func URL(url string) mcp.Transport {
 	return &mcp.StreamableClientTransport{
 		Endpoint:   url,
 		MaxRetries: 2,
-		HTTPClient: &http.Client{Transport: inputParamsTransport{http.DefaultTransport}},
+		HTTPClient: &http.Client{Transport: newInputParamsTransport(http.DefaultTransport)},
 	}
 }
 

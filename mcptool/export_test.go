@@ -54,3 +54,15 @@ func WithListingBytes(n int) ClientOption {
 func (s *Server) SDKSessionsHandler() http.Handler {
 	return newHTTPHandlers(s.sdk, s.cfg.jsonResponse).sessions
 }
+
+// BoundedURL is [URL] with the bounds of one request's event stream
+// (events, bytes, resumptions) set, for the attack tests' controls.
+func BoundedURL(url string, events, bytes, resumes int64) mcp.Transport {
+	t := URL(url).(*mcp.StreamableClientTransport)
+	t.HTTPClient = &http.Client{Transport: inputParamsTransport{base: http.DefaultTransport,
+		streams: newStreamLedger(streamBounds{events, bytes, resumes})}}
+	return t
+}
+
+// LiveSessions returns how many 2025-11-25 HTTP sessions s keeps.
+func LiveSessions(s *Server) int { return s.sessions.len() }

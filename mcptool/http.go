@@ -234,8 +234,16 @@ func (s *Server) callerContext(next mcp.MethodHandler) mcp.MethodHandler {
 		if ss, ok := req.GetSession().(*mcp.ServerSession); ok && method == "initialize" && ss.ID() != "" {
 			if _, loaded := s.bound.LoadOrStore(ss.ID(), c.key); !loaded {
 				s.live.Store(ss.ID(), &liveSession{ss: ss, key: c.key})
+				// Past a bound of WithSessionLimits, an older session
+				// ends: from now on its requests get 404.
+				for _, old := range s.sessions.admit(ss.ID(), c.key, ss) {
+					s.live.Delete(old.id)
+					s.bound.Delete(old.id)
+					go old.ss.Close()
+				}
 				go func() {
 					_ = ss.Wait()
+					s.sessions.forget(ss.ID())
 					s.live.Delete(ss.ID())
 					s.bound.Delete(ss.ID())
 				}()

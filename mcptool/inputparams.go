@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"sync"
 )
 
 // fillInputParams works around go-sdk v1.8.0, which fails a whole call
@@ -54,16 +55,47 @@ func fillInputParams(msg []byte) []byte {
 }
 
 // inputParamsTransport applies fillInputParams to the JSON-RPC messages
-// of HTTP responses, plain JSON or server-sent events.
-type inputParamsTransport struct{ base http.RoundTripper }
+// of HTTP responses, plain JSON or server-sent events, and bounds the
+// whole event stream of each request (see streamLedger).
+type inputParamsTransport struct {
+	base    http.RoundTripper
+	streams *streamLedger // nil: each stream is bounded alone, by the defaults
+}
+
+// newInputParamsTransport wraps base with a ledger of its own.
+func newInputParamsTransport(base http.RoundTripper) inputParamsTransport {
+	return inputParamsTransport{base: base, streams: newStreamLedger(defaultStreamBounds)}
+}
 
 func (t inputParamsTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	ledger := t.streams
+	if ledger == nil {
+		ledger = newStreamLedger(defaultStreamBounds)
+	}
+	// use is the budget of the stream this request's response may be:
+	// a request's own (a POST; its JSON-RPC id, once known, lets the
+	// client end the call when the budget is spent), or the one a
+	// resumption (a GET with Last-Event-ID) continues. The session's
+	// standalone stream (a GET without one) has none: it lasts the
+	// session and carries no call's response.
+	var use *streamUse
+	if req.Method == http.MethodPost {
+		use = &streamUse{}
+	} else if last := req.Header.Get("Last-Event-ID"); req.Method == http.MethodGet && last != "" {
+		if use = ledger.resume(last); use != nil {
+			use.resumes++
+			if use.resumes > ledger.bounds.resumes {
+				return ledger.stop(req, use, fmt.Sprintf("was resumed more than %d times", ledger.bounds.resumes)), nil
+			}
+		}
+	}
 	if req.Body != nil && req.Method == http.MethodPost && req.ContentLength > 0 && req.ContentLength <= MaxLineBytes {
 		body, err := io.ReadAll(req.Body)
 		req.Body.Close()
 		if err != nil {
 			return nil, err
 		}
+		use.id = callID(body)
 		if out := augmentTasks(body); len(out) != len(body) {
 			req = req.Clone(req.Context())
 			body = out
@@ -93,7 +125,7 @@ func (t inputParamsTransport) RoundTrip(req *http.Request) (*http.Response, erro
 		resp.Header.Del("Content-Length")
 	case "text/event-stream":
 		pr, pw := io.Pipe()
-		go filterEvents(resp.Body, pw)
+		go filterEvents(resp.Body, pw, ledger, use)
 		resp.Body = eventBody{pr, resp.Body}
 	default:
 		// An HTTP error's text, or a body of a type MCP does not use:
@@ -138,9 +170,15 @@ func (b *boundedBody) tooLong() error {
 }
 
 // filterEvents copies an event stream, line by line, applying
-// fillInputParams to the data lines.
-func filterEvents(src io.Reader, dst *io.PipeWriter) {
+// fillInputParams to the data lines, and counting them against use, if
+// any: past a bound of the ledger, it ends the stream (see
+// streamLedger.stop) and drops the rest. A stream the server ends is
+// recorded in the ledger under the ID of its last event, for the
+// resumption that may follow.
+func filterEvents(src io.Reader, dst *io.PipeWriter, ledger *streamLedger, use *streamUse) {
 	r := bufio.NewReaderSize(src, 64<<10)
+	var pending, last string // event IDs: of the event being read, of the last one ended
+	mid := false             // lines of an event not yet ended were passed on
 	for {
 		line, err := r.ReadSlice('\n')
 		if err == bufio.ErrBufferFull {
@@ -152,6 +190,29 @@ func filterEvents(src io.Reader, dst *io.PipeWriter) {
 			}
 			line = long
 		}
+		if use != nil {
+			use.bytes += int64(len(line))
+			switch field := bytes.TrimRight(line, "\r\n"); {
+			case len(field) == 0 && len(line) > 0:
+				use.events++
+				if pending != "" {
+					last, pending = pending, ""
+				}
+			case bytes.HasPrefix(field, []byte("id:")):
+				pending = string(bytes.TrimSpace(field[3:]))
+			}
+			what := ""
+			if use.events > ledger.bounds.events {
+				what = fmt.Sprintf("passed %d events", ledger.bounds.events)
+			} else if use.bytes > ledger.bounds.bytes {
+				what = fmt.Sprintf("passed %d bytes", ledger.bounds.bytes)
+			}
+			if what != "" {
+				stopStream(dst, use, mid, what)
+				return
+			}
+			mid = len(bytes.TrimRight(line, "\r\n")) > 0
+		}
 		if data, ok := bytes.CutPrefix(line, []byte("data:")); ok && (bytes.Contains(data, []byte(`"inputRequests"`)) ||
 			bytes.Contains(data, []byte(`"task"`)) || bytes.Contains(data, []byte(`"execution"`))) {
 			trimmed := bytes.TrimSpace(data)
@@ -161,6 +222,12 @@ func filterEvents(src io.Reader, dst *io.PipeWriter) {
 			return
 		}
 		if err != nil {
+			if use != nil {
+				// go-sdk resumes after the last event it read whole,
+				// or, at the end of the body, after the one it was
+				// reading: either may be asked for.
+				ledger.end(use, last, pending)
+			}
 			dst.CloseWithError(err)
 			return
 		}
@@ -215,4 +282,140 @@ func origin(u *url.URL) string {
 		}
 	}
 	return scheme + "://" + net.JoinHostPort(strings.ToLower(u.Hostname()), port)
+}
+
+// Bounds of the event stream of one request to an MCP server over
+// Streamable HTTP, all its resumptions (GET with Last-Event-ID) together:
+// past any of them, the call fails saying which was passed, and the rest
+// of the stream is not read. go-sdk bounds each event (MaxEventSize), not
+// how many come: a server could otherwise keep a call reading small
+// events, or ending the stream after each one and having it resumed at
+// once, for the whole of the call's time limit (its only bound in time),
+// or for ever when the call has none.
+const (
+	// DefaultMaxStreamEvents bounds the events of one request's stream:
+	// progress and log notifications, requests to the client, and the
+	// response.
+	DefaultMaxStreamEvents = 100_000
+	// DefaultMaxStreamBytes bounds the bytes of one request's stream.
+	DefaultMaxStreamBytes = 256 << 20
+	// DefaultMaxStreamResumes bounds the resumptions of one request's
+	// stream.
+	DefaultMaxStreamResumes = 100
+)
+
+// streamBounds are the bounds a streamLedger applies.
+type streamBounds struct{ events, bytes, resumes int64 }
+
+var defaultStreamBounds = streamBounds{DefaultMaxStreamEvents, DefaultMaxStreamBytes, DefaultMaxStreamResumes}
+
+// A streamUse is what one request's event stream has spent.
+type streamUse struct {
+	id                     json.RawMessage // the request's JSON-RPC id; nil if unknown
+	events, bytes, resumes int64
+}
+
+// maxEndedStreams bounds the ended streams a ledger remembers for their
+// resumption; the oldest is forgotten first.
+const maxEndedStreams = 1024
+
+// A streamLedger carries the budget of each request's event stream
+// across its resumptions: a stream the server ended is recorded under
+// the ID of its last event, and the GET that resumes after that ID
+// takes its budget on. It is safe for concurrent use.
+type streamLedger struct {
+	bounds streamBounds
+
+	mu    sync.Mutex
+	ended map[string]*streamUse
+	order []string // keys of ended, oldest first
+}
+
+func newStreamLedger(b streamBounds) *streamLedger {
+	return &streamLedger{bounds: b, ended: map[string]*streamUse{}}
+}
+
+// end records use under each non-empty key.
+func (l *streamLedger) end(use *streamUse, keys ...string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for _, k := range keys {
+		if k == "" {
+			continue
+		}
+		if _, ok := l.ended[k]; !ok {
+			l.order = append(l.order, k)
+		}
+		l.ended[k] = use
+	}
+	for len(l.order) > maxEndedStreams {
+		delete(l.ended, l.order[0])
+		l.order = l.order[1:]
+	}
+}
+
+// resume returns the budget of the stream that ended after event ID
+// last, or nil if none is known (the standalone stream's, or forgotten).
+func (l *streamLedger) resume(last string) *streamUse {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	use := l.ended[last]
+	if use != nil {
+		for k, u := range l.ended {
+			if u == use {
+				delete(l.ended, k)
+			}
+		}
+	}
+	return use
+}
+
+// stopEvent is what ends a stream that passed a bound: with the
+// request's id known, an error response to it, which ends the call and
+// no more; without, a line no event stream may hold, which go-sdk takes
+// for a broken connection.
+func stopEvent(use *streamUse, what string) []byte {
+	msg := "the MCP server's event stream for this request " + what + " without the response"
+	if len(use.id) == 0 {
+		return []byte("mcptool - " + msg + "\n\n") // no colon: not a field
+	}
+	msg = "mcptool: " + msg
+	e, _ := json.Marshal(map[string]any{"code": -32603, "message": msg})
+	return []byte("data: {\"jsonrpc\":\"2.0\",\"id\":" + string(use.id) + ",\"error\":" + string(e) + "}\n\n")
+}
+
+// stopStream writes the end of a stream that passed a bound, and closes
+// it. An event of which some lines were passed on (mid) is ended first,
+// under a name go-sdk does not read: it is dropped whole.
+func stopStream(dst *io.PipeWriter, use *streamUse, mid bool, what string) {
+	if mid {
+		dst.Write([]byte("event: mcptool-cut\n\n"))
+	}
+	dst.Write(stopEvent(use, what))
+	dst.Close()
+}
+
+// stop answers a resumption past the bound without sending it.
+func (l *streamLedger) stop(req *http.Request, use *streamUse, what string) *http.Response {
+	body := stopEvent(use, what)
+	return &http.Response{
+		Status: "200 OK", StatusCode: http.StatusOK, Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1,
+		Header:        http.Header{"Content-Type": {"text/event-stream"}},
+		Body:          io.NopCloser(bytes.NewReader(body)),
+		ContentLength: int64(len(body)),
+		Request:       req,
+	}
+}
+
+// callID returns the id of the JSON-RPC request body, or nil if it is
+// not one.
+func callID(body []byte) json.RawMessage {
+	var m struct {
+		ID     json.RawMessage `json:"id"`
+		Method string          `json:"method"`
+	}
+	if json.Unmarshal(body, &m) != nil || m.Method == "" || !validID(m.ID) {
+		return nil
+	}
+	return m.ID
 }

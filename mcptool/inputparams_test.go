@@ -43,7 +43,7 @@ func TestInputParamsTransport(t *testing.T) {
 		{"text/event-stream; charset=utf-8", "data: {\"jsonrpc\":\"2.0\",\"id\":2,\"result\":{}}\n\n", "data: {\"jsonrpc\":\"2.0\",\"id\":2,\"result\":{}}\n\n"},
 	} {
 		req, _ := http.NewRequest("POST", "http://127.0.0.1/mcp", nil)
-		resp, err := inputParamsTransport{fixedResponse{tt.contentType, tt.body}}.RoundTrip(req)
+		resp, err := inputParamsTransport{base: fixedResponse{tt.contentType, tt.body}}.RoundTrip(req)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -67,6 +67,8 @@ type Server struct {
 	tasks   *taskStore // the in-memory tasks, and the tasks/get rate limit (taskserver.go)
 	rounds  *rounds    // sealed requestStates and held rounds (mrtr.go)
 	store   TaskStore  // where tasks are kept: memTasks over tasks, or WithTaskStore's
+	// sessions bounds the live 2025-11-25 HTTP sessions (sessionlimit.go).
+	sessions *sessionLedger
 }
 
 type serverConfig struct {
@@ -81,6 +83,8 @@ type serverConfig struct {
 	store        TaskStore
 	rounds       InputRoundLimits
 	taskDecide   func(tool.Tool) bool
+
+	sessionsPerCaller, sessionsTotal int // WithSessionLimits
 }
 
 // A ServerOption configures a [Server] made by [NewServer].
@@ -153,7 +157,8 @@ func NewServer(reg *tool.Registry, opts ...ServerOption) *Server {
 			}
 		}
 	}
-	s := &Server{reg: reg, cfg: cfg, tasks: newTaskStore(cfg.tasks), store: cfg.store, rounds: newRounds(cfg.rounds)}
+	s := &Server{reg: reg, cfg: cfg, tasks: newTaskStore(cfg.tasks), store: cfg.store, rounds: newRounds(cfg.rounds),
+		sessions: newSessionLedger(cfg.sessionsPerCaller, cfg.sessionsTotal)}
 	if s.store == nil {
 		s.store = memTasks{s.tasks}
 	}

@@ -31,6 +31,7 @@ permit (principal in Role::"writer", action == Action::"call", resource == Tool:
 // principal's tools ran.
 type authServer struct {
 	url    string
+	srv    *mcptool.Server
 	secret []byte
 	mu     sync.Mutex
 	ran    map[string]int // "tool principal" → calls that ran
@@ -64,7 +65,7 @@ func newAuthServer(t *testing.T, opts ...mcptool.ServerOption) *authServer {
 	v := &bearer.JWTVerifier{Keys: map[string]any{"": s.secret}, Issuer: "https://issuer.test", Audience: "mcp"}
 	hs := httptest.NewServer(bearer.RequireToken(v, "http://metadata.test")(srv))
 	t.Cleanup(hs.Close)
-	s.url = hs.URL
+	s.url, s.srv = hs.URL, srv
 	return s
 }
 

@@ -932,7 +932,7 @@ func filtered(t mcp.Transport) (mcp.Transport, bool) {
 			base = http.DefaultTransport
 		}
 		if _, ok := base.(inputParamsTransport); !ok {
-			hc.Transport = inputParamsTransport{base}
+			hc.Transport = newInputParamsTransport(base)
 		}
 		if hc.CheckRedirect == nil {
 			hc.CheckRedirect = sameOriginRedirect

@@ -676,6 +676,9 @@ func (im *Importer) newRemoteTool(service string, protocol int, d remoteDef) (*r
 	if !tool.ValidName(name) {
 		return nil, fmt.Errorf("natstool: tool %q of service %s: %q is not a valid tool name: %w", d.Name, service, name, tool.ErrInvalidName)
 	}
+	if err := checkSubject(d.subject, service, d.Name); err != nil {
+		return nil, fmt.Errorf("natstool: tool %q of service %q: %w", d.Name, service, err)
+	}
 	if len(d.InputSchema) > MaxSchemaBytes || len(d.OutputSchema) > MaxSchemaBytes {
 		return nil, fmt.Errorf("natstool: tool %q of service %s: its schema is larger than %d bytes: %w", d.Name, service, MaxSchemaBytes, tool.ErrInvalidSchema)
 	}
@@ -855,4 +858,32 @@ func (t *remoteTool) fetchObject(ctx context.Context, bucket, key string) ([]byt
 		return fail(fmt.Errorf("%d bytes, more than the limit of %d", info.Size, t.im.cfg.maxResultBytes))
 	}
 	return store.GetBytes(ctx, key)
+}
+
+// checkSubject refuses a tool's subject, as a $SRV.INFO reply gives it,
+// unless it is where a service of that name serves that tool: tokens
+// ending in service and the tool's name (Serve's prefix.service.tool),
+// each a plain token (not empty, no wildcard, no space or control
+// character), the service's name one of letters, digits, '-' and '_'.
+// Whoever answers $SRV.INFO chooses the subject: a service could
+// otherwise list a tool the host's policy allows whose calls reach
+// another service's endpoint, or a wildcard.
+func checkSubject(subject, service, name string) error {
+	if service == "" || strings.IndexFunc(service, func(r rune) bool {
+		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '_')
+	}) >= 0 {
+		return fmt.Errorf("the service's name is not one of letters, digits, '-' and '_'")
+	}
+	if len(subject) > 1024 {
+		return fmt.Errorf("a subject of %d bytes", len(subject))
+	}
+	for tok := range strings.SplitSeq(subject, ".") {
+		if tok == "" || tok == "*" || tok == ">" || strings.IndexFunc(tok, func(r rune) bool { return r <= ' ' || r == 0x7f }) >= 0 {
+			return fmt.Errorf("subject %q is not a subject to call (an empty token, a wildcard, a space or a control character)", subject)
+		}
+	}
+	if !strings.HasSuffix(subject, "."+service+"."+name) {
+		return fmt.Errorf("subject %q is not where a service of that name serves the tool (it must end in %q): refused, since its calls would reach another endpoint", subject, "."+service+"."+name)
+	}
+	return nil
 }

@@ -125,6 +125,9 @@ func (c *verdicts) len() int {
 // on who as well, so that a principal calling one tool again finds it
 // without the cache's lookup; only when the cache keeps verdicts.
 func (a *Authorizer) verdict(c *compiled, who *carried, name string, ann tool.Annotations) *verdict {
+	if who.build(); who.refused != nil {
+		return who.refused
+	}
 	if v := who.last.Load(); v != nil && v.set == c && v.name == name && v.te.ann == ann {
 		return v
 	}

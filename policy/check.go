@@ -143,7 +143,9 @@ type Problem struct {
 	// comparison on a number that may not be a whole number in 64 bits,
 	// or on an argument whose schema gives it no single type, which
 	// fails at run time for some values, and a policy that fails refuses
-	// the call. The other problems are errors: the policy does not say
+	// the call; and a comparison with ==, != or as an element of
+	// contains, containsAll or containsAny of a value that may hold a
+	// list, which refuses calls with a list of two or more values there. The other problems are errors: the policy does not say
 	// what it seems to.
 	Warning bool
 }
@@ -170,8 +172,10 @@ func (p Problem) String() string {
 // (Problem.Warning) of a policy that reads an argument whose schema type
 // is number (a value such as 150.5 or 1e300 refuses the call when the
 // policy may apply to it) or that has no single type (a value of another
-// type than the policy expects makes it fail, which refuses the call). A
-// parse error is returned as the error.
+// type than the policy expects makes it fail, which refuses the call), and
+// of a policy that compares a value that may hold a list (a list of two or
+// more values there refuses the call, see [Authorizer]). A parse error is
+// returned as the error.
 func Check(name string, src []byte, tools []tool.Tool, principalAttrs string) ([]Problem, error) {
 	c, err := compile(name, src)
 	if err != nil {
@@ -212,7 +216,7 @@ func Check(name string, src []byte, tools []tool.Tool, principalAttrs string) ([
 		}
 		seen := map[string]bool{}
 		for _, t := range targets {
-			for _, w := range numberWarnings(r, t) {
+			for _, w := range append(numberWarnings(r, t), listWarnings(r, t)...) {
 				if !seen[w] {
 					seen[w] = true
 					problems = append(problems, Problem{Policy: string(r.id), Line: line, Tool: t.Name(), Message: w, Warning: true})
@@ -315,6 +319,74 @@ func numberWarnings(r *rule, t tool.Tool) []string {
 		}
 	}
 	return out
+}
+
+// listWarnings returns the warnings of a policy's comparisons (==, !=,
+// contains, containsAll, containsAny) of values of t's arguments that
+// may hold a list: a call with a list of two or more values where the
+// policy compares is refused (see residual.FirstList), since Cedar sees
+// a list as a set, without its order or repeats. One for each such top-level
+// argument; one for all of them when the policy compares the arguments
+// as a whole.
+func listWarnings(r *rule, t tool.Tool) []string {
+	var root jsonSchema
+	if json.Unmarshal(t.Parameters(), &root) != nil {
+		return nil
+	}
+	u := residual.UseOf(r.ast)
+	var out []string
+	add := func(top string) {
+		w := fmt.Sprintf("argument %s may hold a list that this policy compares with ==, != or as an element of contains, containsAll or containsAny: a call with a list of two or more values there is refused whenever this policy may apply (a policy sees a list as a set, without its order or repeats); read the list with contains, containsAll or containsAny instead", top)
+		if !slices.Contains(out, w) {
+			out = append(out, w)
+		}
+	}
+	if u.ComparedAll {
+		names := make([]string, 0, len(root.Properties))
+		for n := range root.Properties {
+			names = append(names, n)
+		}
+		slices.Sort(names)
+		for _, n := range names {
+			if holdsList(root.Properties[n], 0) {
+				add(n)
+			}
+		}
+		return out
+	}
+	for _, path := range u.ComparedPaths {
+		s := &root
+		for _, st := range path {
+			if st.Elems {
+				s = s.Items
+			} else {
+				s = s.Properties[st.Key]
+			}
+			if s == nil {
+				break
+			}
+		}
+		if s != nil && holdsList(s, 0) { // nil: not an argument of t, which the validator reports
+			add(path[0].Key)
+		}
+	}
+	return out
+}
+
+// holdsList reports whether s, or a part of it, has the JSON type array.
+func holdsList(s *jsonSchema, depth int) bool {
+	if s == nil || depth > residual.MaxDepth {
+		return false
+	}
+	if s.typeName() == "array" {
+		return true
+	}
+	for _, p := range s.Properties {
+		if holdsList(p, depth+1) {
+			return true
+		}
+	}
+	return false
 }
 
 // holdsNumber reports whether s, or a part of it, has the JSON type

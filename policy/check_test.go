@@ -121,3 +121,57 @@ func TestCheckWarnsOfNumbers(t *testing.T) {
 		})
 	}
 }
+
+// TestCheckWarnsOfLists: a policy that compares with == or != (or as an
+// element of contains, containsAll, containsAny) a value whose schema
+// allows a list passes Cedar's validation, yet every call with a list of
+// two or more values there is refused at run time (Cedar sees a list as
+// a set): Check warns of it, once per argument, and of nothing for a
+// list read as a set of scalars.
+func TestCheckWarnsOfLists(t *testing.T) {
+	tools := []tool.Tool{schemaTool{"run", `{"type":"object","required":["argv","mode","opts","groups"],"properties":{
+		"argv":{"type":"array","items":{"type":"string"}},
+		"mode":{"type":"string"},
+		"opts":{"type":"object","required":["paths","dry"],"properties":{"paths":{"type":"array","items":{"type":"string"}},"dry":{"type":"boolean"}}},
+		"groups":{"type":"array","items":{"type":"array","items":{"type":"string"}}}}}`}}
+	for _, tc := range []struct {
+		name, cond string
+		want       []string // substrings, one per warning
+	}{
+		{"list equals", `context.args.argv == ["cp", "a", "b"]`, []string{"argument argv may hold a list"}},
+		{"list not equals", `context.args.argv != ["rm"]`, []string{"argument argv may hold a list"}},
+		{"list as element", `[["cp", "a", "b"]].contains(context.args.argv)`, []string{"argument argv may hold a list"}},
+		{"if branch", `(if context.args.mode == "x" then context.args.argv else ["a"]) == ["a"]`, []string{"argument argv may hold a list"}},
+		{"record holding a list", `context.args.opts == {"paths": ["a"], "dry": true}`, []string{"argument opts may hold a list"}},
+		{"list inside elements", `context.args.groups.contains(["a", "b"])`, []string{"argument groups may hold a list"}},
+		{"whole context", `context.args == context.args`, []string{"argument argv may hold a list", "argument groups may hold a list", "argument opts may hold a list"}},
+		{"set of scalars", `context.args.argv.contains("rm")`, nil},
+		{"containsAny", `context.args.argv.containsAny(["rm", "dd"])`, nil},
+		{"scalar beside a list", `context.args.opts.dry == true && context.args.mode == "x"`, nil},
+		{"isEmpty", `context.args.argv.isEmpty()`, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			src := `@id("f") forbid (principal, action, resource == Tool::"run") when { ` + tc.cond + ` };`
+			problems, err := policy.Check("p.cedar", []byte(src), tools, "")
+			if err != nil {
+				t.Fatal(err)
+			}
+			var warnings []string
+			for _, p := range problems {
+				if !p.Warning {
+					t.Errorf("error %q", p)
+					continue
+				}
+				warnings = append(warnings, p.String())
+			}
+			if len(warnings) != len(tc.want) {
+				t.Fatalf("warnings %q, want %d", warnings, len(tc.want))
+			}
+			for i, w := range tc.want {
+				if !strings.Contains(warnings[i], w) || !strings.Contains(warnings[i], "warning: ") {
+					t.Errorf("warning %d = %q, want it to mention %q", i, warnings[i], w)
+				}
+			}
+		})
+	}
+}

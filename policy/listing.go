@@ -69,6 +69,9 @@ type toolListing struct {
 // the rules that forTool returns are c.scoped[name], c.byName and
 // c.byAttrs.
 func (a *Authorizer) listable(c *compiled, who *carried, name string, ann tool.Annotations) bool {
+	if who.build(); who.refused != nil {
+		return false
+	}
 	if a.perToolListing {
 		return a.verdict(c, who, name, ann).listable
 	}

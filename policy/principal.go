@@ -3,11 +3,13 @@ package policy
 import (
 	"context"
 	"crypto/sha256"
+	"fmt"
 	"slices"
 	"sync"
 	"sync/atomic"
 
 	"github.com/cedar-policy/cedar-go"
+	"github.com/miniopenclaw/tool/policy/internal/residual"
 )
 
 // A Principal is who a call is made for: a user, the roles it holds, and
@@ -22,8 +24,14 @@ type Principal struct {
 	// [WithRoleParents].
 	Roles []string
 	// Attrs are the user's attributes, principal.<name> in Cedar. Values
-	// are JSON-like: string, bool, integers, float64 (as decimal when it
-	// has at most four decimal places), []any, map[string]any.
+	// are JSON-like: string, bool, int, int64, json.Number, float64 (a
+	// whole number in 64 bits as a Long, else a decimal when it has at
+	// most four decimal places), []string, []any, map[string]any, and nil
+	// (absent). A principal any of whose attributes holds another value
+	// (another Go type, a number Cedar cannot hold, a value nested past
+	// 64 levels) is refused every call and listed no tool: left out, the
+	// value would read as absent, and a forbid guarded by has would not
+	// apply.
 	Attrs map[string]any
 }
 
@@ -51,12 +59,20 @@ type carried struct {
 	// plan is the principal's plan its latest listing used, which
 	// carried.planFor checks before the generation's plans.
 	plan atomic.Pointer[plan]
+	// refused, when not nil, is the verdict on every call of a
+	// principal an attribute of which the policies cannot read (see
+	// residual.Unmodelled).
+	refused *verdict
 }
 
 func (c *carried) build() {
 	c.once.Do(func() {
 		if c.ok {
 			c.entity = userEntity(c.p)
+			if path, typ := residual.Unmodelled(c.p.Attrs); path != "" {
+				c.refused = &verdict{static: true, effect: Deny,
+					reason: fmt.Sprintf("the call was refused: the caller's attribute %q holds a value the policies cannot read (%s)", path, typ)}
+			}
 		} else {
 			c.entity = anonymous
 		}

@@ -55,7 +55,11 @@ const maxTokenBytes = 16 << 10
 // (RFC 7515, section 4.1.11), and the verifier understands none. Keys
 // embedded in the token ("jwk", "jku", "x5c", "x5u") are never used.
 // The principal's ID is the "sub" claim, its roles the RolesClaim claim
-// (a list of strings), and its attributes the claims named in AttrClaims.
+// (a list of strings, or one string for one role; a claim of any other
+// shape refuses the token, since a role left out could be the one a
+// forbid names), and its attributes the claims named in AttrClaims (an
+// attribute the policies cannot read refuses the principal's calls: see
+// [policy.Principal]).
 // An error of Source wrapping [ErrKeysUnavailable] is passed on as such.
 type JWTVerifier struct {
 	Keys       map[string]any
@@ -151,12 +155,22 @@ func (v *JWTVerifier) VerifyTokenUntil(ctx context.Context, token string) (polic
 	if rc == "" {
 		rc = "roles"
 	}
-	if roles, ok := claims[rc].([]any); ok {
+	// A role left out could be the one a forbid names: a claim of
+	// another shape refuses the token.
+	switch roles := claims[rc].(type) {
+	case nil:
+	case string:
+		p.Roles = []string{roles}
+	case []any:
 		for _, r := range roles {
-			if s, ok := r.(string); ok {
-				p.Roles = append(p.Roles, s)
+			s, ok := r.(string)
+			if !ok {
+				return policy.Principal{}, time.Time{}, fmt.Errorf("%w: the %q claim holds a %s, not a role's name", ErrInvalidToken, rc, jsonType(r))
 			}
+			p.Roles = append(p.Roles, s)
 		}
+	default:
+		return policy.Principal{}, time.Time{}, fmt.Errorf("%w: the %q claim is a %s, not a list of roles", ErrInvalidToken, rc, jsonType(roles))
 	}
 	for _, name := range v.AttrClaims {
 		if val, ok := claims[name]; ok {
@@ -249,4 +263,23 @@ func (m ResourceMetadata) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	w.Header().Set("Content-Type", "application/json")
 	_ = json.NewEncoder(w).Encode(m)
+}
+
+// jsonType names the JSON type of a decoded claim, for a message.
+func jsonType(v any) string {
+	switch v.(type) {
+	case nil:
+		return "null"
+	case string:
+		return "string"
+	case bool:
+		return "boolean"
+	case float64, json.Number:
+		return "number"
+	case []any:
+		return "list"
+	case map[string]any:
+		return "object"
+	}
+	return fmt.Sprintf("%T", v)
 }

@@ -86,6 +86,17 @@ type Options struct {
 	// exec instead of the call server, as its fallback does: slower, but
 	// nothing of this program enters the container.
 	WarmExec bool
+	// MaxWarm is the most warm containers the Backend keeps at once (one
+	// per image, policy and workspace: a policy whose environment differs
+	// is another container). Zero means [DefaultMaxWarm]. A call that
+	// needs a warm container the Backend does not hold while it holds
+	// MaxWarm retires the least recently used one no call is using; when
+	// every one is in use, the call runs in a fresh container of its own
+	// and its Result.Fallback says why. Each warm container holds its
+	// memory, processes and /tmp until it is retired, so without a cap a
+	// caller that varies its policies (an environment value per call)
+	// would pile them up on the engine.
+	MaxWarm int
 	// Owner is the value of [LabelOwner] on every container. Empty means
 	// "clawtool". [Backend.Cleanup] removes only the owner's orphans.
 	Owner string
@@ -100,6 +111,10 @@ type Options struct {
 	// Result.NetworkDenials either way.
 	NetworkLog *slog.Logger
 }
+
+// DefaultMaxWarm is the number of warm containers a Backend keeps at once
+// when [Options.MaxWarm] is zero.
+const DefaultMaxWarm = 4
 
 // A Backend is a [sandbox.Backend] that runs each command in a container of a
 // Docker-compatible engine (Docker, or Podman's compatible socket).
@@ -153,6 +168,7 @@ type Backend struct {
 	live   map[string]bool      // containers made and not yet removed
 	images map[string]bool      // images found in the engine
 	warm   map[string]*warmSlot // warm containers by image and policy
+	tick   uint64               // counts slot uses, for least recently used
 }
 
 // A warmSlot is one warm container; its mutex is held for the whole of a
@@ -164,6 +180,13 @@ type warmSlot struct {
 	srv      atomic.Pointer[callConn] // its call server; nil when calls use exec
 	fallback string                   // why calls use exec although the server is wanted
 	pid      int                      // the container's init on the host, 0 until looked up
+
+	// Under Backend.mu: when the slot was last handed out, and whether it
+	// was evicted (removed from Backend.warm; set with the slot's mutex
+	// held too, so a caller that locked the slot after its eviction sees
+	// it and looks again).
+	used    uint64
+	evicted bool
 }
 
 // New connects to the engine, checks that it can enforce every
@@ -918,21 +941,80 @@ func (c *Backend) slot(p sandbox.Policy, opts client.ContainerCreateOptions) *wa
 	protectedList, _ := json.Marshal(p.ProtectedPaths())
 	key := warmKey(opts.Config.Image, base) + "\x00" + string(protectedList)
 	mounts := warmKey(opts.Config.Image, opts) + "\x00" + mountIdentity(opts)
-	c.mu.Lock()
-	s, ok := c.warm[key]
-	if !ok {
-		s = &warmSlot{}
-		c.warm[key] = s
-	}
-	c.mu.Unlock()
-	s.mu.Lock()
-	if s.mounts != mounts {
-		if s.id != "" {
-			c.retire(s)
+	for {
+		c.mu.Lock()
+		s, ok := c.warm[key]
+		var victim *warmSlot
+		if !ok {
+			if len(c.warm) >= c.maxWarm() {
+				if victim = c.evictLocked(); victim == nil {
+					c.mu.Unlock()
+					return nil
+				}
+			}
+			s = &warmSlot{}
+			c.warm[key] = s
 		}
-		s.mounts = mounts
+		c.tick++
+		s.used = c.tick
+		c.mu.Unlock()
+		if victim != nil {
+			// Removed before the new slot's container can start: the
+			// Backend never runs more than MaxWarm warm containers.
+			c.retire(victim)
+			victim.mu.Unlock()
+		}
+		s.mu.Lock()
+		c.mu.Lock()
+		evicted := s.evicted
+		c.mu.Unlock()
+		if evicted {
+			// Evicted between the lookup and the lock: its container is
+			// gone and the map no longer holds it.
+			s.mu.Unlock()
+			continue
+		}
+		if s.mounts != mounts {
+			if s.id != "" {
+				c.retire(s)
+			}
+			s.mounts = mounts
+		}
+		return s
 	}
-	return s
+}
+
+// maxWarm is Options.MaxWarm or its default.
+func (c *Backend) maxWarm() int {
+	if c.opts.MaxWarm > 0 {
+		return c.opts.MaxWarm
+	}
+	return DefaultMaxWarm
+}
+
+// evictLocked removes from c.warm the least recently used slot no call
+// holds and returns it locked, for the caller to retire and unlock; nil
+// when every slot is in use. c.mu is held.
+func (c *Backend) evictLocked() *warmSlot {
+	var victim *warmSlot
+	var victimKey string
+	for k, s := range c.warm {
+		if victim != nil && s.used >= victim.used {
+			continue
+		}
+		if !s.mu.TryLock() {
+			continue
+		}
+		if victim != nil {
+			victim.mu.Unlock()
+		}
+		victim, victimKey = s, k
+	}
+	if victim != nil {
+		victim.evicted = true
+		delete(c.warm, victimKey)
+	}
+	return victim
 }
 
 // conn returns the slot's server connection for Close, which does not
@@ -1068,6 +1150,13 @@ func (c *Backend) runWarm(ctx context.Context, p sandbox.Policy, paths []string,
 		return nil, err
 	}
 	s := c.slot(p, opts)
+	if s == nil {
+		r, err := c.runFresh(ctx, p, paths, img, env, argv, stdin, streams{})
+		if r != nil {
+			r.Fallback = fmt.Sprintf("the backend holds its %d warm containers (Options.MaxWarm), every one in use by a call, so this call got a fresh container of its own", c.maxWarm())
+		}
+		return r, err
+	}
 	defer s.mu.Unlock()
 	for attempt := 0; ; attempt++ {
 		if s.id != "" && !c.protectHeld(ctx, s, opts) {

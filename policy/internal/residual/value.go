@@ -26,6 +26,65 @@ const MaxDepth = 64
 // cedarValue does; ok is false for a value Cedar cannot hold.
 func CedarValue(v any) (cedar.Value, bool) { return cedarValue(v, 0) }
 
+// Unmodelled returns the path (such as org.teams[2]) of the first value
+// in attrs, keys in sorted order, that CedarValue would leave out
+// although it is not null: a number with more than four decimal places
+// or beyond what Cedar holds, a Go type it has no conversion for, or a
+// value nested past MaxDepth; and the value's Go type. It returns ""
+// when there is none. Left out, such a value would read as absent, and
+// a forbid guarded by has would not apply.
+func Unmodelled(attrs map[string]any) (path, typ string) {
+	for _, k := range slices.Sorted(maps.Keys(attrs)) {
+		if p, t := unmodelled(attrs[k], k, 1); p != "" {
+			return p, t
+		}
+	}
+	return "", ""
+}
+
+func unmodelled(v any, path string, depth int) (string, string) {
+	if depth > MaxDepth {
+		return path, "a value nested past depth " + strconv.Itoa(MaxDepth)
+	}
+	switch v := v.(type) {
+	case nil, string, bool, int, int64, []string:
+		return "", ""
+	case json.Number:
+		if _, ok := numberValue(string(v)); !ok {
+			return path, "number " + shortNumber(string(v))
+		}
+		return "", ""
+	case float64:
+		if _, ok := numberValue(strconv.FormatFloat(v, 'f', -1, 64)); !ok {
+			return path, "number " + shortNumber(strconv.FormatFloat(v, 'g', -1, 64))
+		}
+		return "", ""
+	case []any:
+		for i, e := range v {
+			if p, t := unmodelled(e, path+"["+strconv.Itoa(i)+"]", depth+1); p != "" {
+				return p, t
+			}
+		}
+		return "", ""
+	case map[string]any:
+		for _, k := range slices.Sorted(maps.Keys(v)) {
+			if p, t := unmodelled(v[k], path+"."+k, depth+1); p != "" {
+				return p, t
+			}
+		}
+		return "", ""
+	}
+	return path, fmt.Sprintf("%T", v)
+}
+
+// shortNumber cuts a number's text for a message.
+func shortNumber(s string) string {
+	if len(s) > 32 {
+		return s[:32] + "…"
+	}
+	return s
+}
+
 // cedarValue converts a JSON-like Go value to a Cedar value. Cedar has no
 // null and no floating point: null and absent values are left out of
 // records and sets (a policy tests them with has), and a non-integer

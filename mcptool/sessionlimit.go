@@ -1,0 +1,121 @@
+package mcptool
+
+import (
+	"container/list"
+	"sync"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// Bounds of the 2025-11-25 sessions a [Server] keeps over HTTP (see
+// [WithSessionLimits]).
+const (
+	// DefaultMaxSessionsPerCaller bounds the sessions of one caller (one
+	// principal; every anonymous client is one caller).
+	DefaultMaxSessionsPerCaller = 64
+	// DefaultMaxSessions bounds the sessions of all callers together.
+	DefaultMaxSessions = 10_000
+)
+
+// WithSessionLimits bounds the 2025-11-25 sessions [Server.ServeHTTP]
+// keeps: at most perCaller of one caller (the key sessions are bound to:
+// the principal, or anonymous) and total in all. A session lives until
+// its client ends it (DELETE) or the server closes; a client that
+// initializes sessions without ending them would otherwise have the
+// server keep each, with its goroutines, for ever. An initialize past a
+// bound is served, and the oldest session of that caller (past
+// perCaller) or of any caller (past total) is ended: a request on it gets
+// 404, and its client starts a new session, as the specification says.
+// So one caller's flood ends only its own sessions until total is
+// reached. Zero or a negative value keeps the default
+// ([DefaultMaxSessionsPerCaller], [DefaultMaxSessions]).
+func WithSessionLimits(perCaller, total int) ServerOption {
+	return func(c *serverConfig) { c.sessionsPerCaller, c.sessionsTotal = perCaller, total }
+}
+
+// A sessionLedger keeps the order the live sessions began in, in all and
+// per caller, for the bounds of WithSessionLimits. It is safe for
+// concurrent use.
+type sessionLedger struct {
+	perCaller, total int
+
+	mu    sync.Mutex
+	all   list.List             // *sessionEntry, oldest first
+	byKey map[string]*list.List // caller key → its *sessionEntry, oldest first
+	byID  map[string]*sessionEntry
+}
+
+type sessionEntry struct {
+	id, key    string
+	ss         *mcp.ServerSession
+	inAll, inK *list.Element
+}
+
+func newSessionLedger(perCaller, total int) *sessionLedger {
+	if perCaller <= 0 {
+		perCaller = DefaultMaxSessionsPerCaller
+	}
+	if total <= 0 {
+		total = DefaultMaxSessions
+	}
+	return &sessionLedger{perCaller: perCaller, total: total, byKey: map[string]*list.List{}, byID: map[string]*sessionEntry{}}
+}
+
+// admit records session id of caller key and returns the sessions the
+// bounds end to make room for it, which it has forgotten.
+func (l *sessionLedger) admit(id, key string, ss *mcp.ServerSession) (ended []*sessionEntry) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if _, ok := l.byID[id]; ok {
+		return nil
+	}
+	e := &sessionEntry{id: id, key: key, ss: ss}
+	kl := l.byKey[key]
+	if kl == nil {
+		kl = list.New()
+		l.byKey[key] = kl
+	}
+	for kl.Len() >= l.perCaller {
+		old := kl.Front().Value.(*sessionEntry)
+		l.remove(old)
+		ended = append(ended, old)
+	}
+	for l.all.Len() >= l.total {
+		old := l.all.Front().Value.(*sessionEntry)
+		l.remove(old)
+		ended = append(ended, old)
+	}
+	if l.byKey[key] == nil { // removed with its last entry
+		l.byKey[key] = kl
+	}
+	e.inAll, e.inK = l.all.PushBack(e), kl.PushBack(e)
+	l.byID[id] = e
+	return ended
+}
+
+// forget removes session id, if it is recorded.
+func (l *sessionLedger) forget(id string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if e, ok := l.byID[id]; ok {
+		l.remove(e)
+	}
+}
+
+// remove removes e; the caller holds l.mu.
+func (l *sessionLedger) remove(e *sessionEntry) {
+	delete(l.byID, e.id)
+	l.all.Remove(e.inAll)
+	if kl := l.byKey[e.key]; kl != nil {
+		kl.Remove(e.inK)
+		if kl.Len() == 0 {
+			delete(l.byKey, e.key)
+		}
+	}
+}
+
+func (l *sessionLedger) len() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return len(l.byID)
+}
