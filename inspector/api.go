@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/miniopenclaw/tool"
+	"github.com/miniopenclaw/tool/internal/jsontext"
 )
 
 //go:embed page.html
@@ -57,7 +58,11 @@ func (h *Handler) tools(w http.ResponseWriter, r *http.Request) {
 			}
 		}
 		out = append(out, toolInfo{
-			Name: t.Name(), Title: a.Title, Description: t.Description(), Badges: badges,
+			// An imported server writes the title and description:
+			// they are shown with the characters that hide or
+			// reorder text escaped, as approvals and audit records
+			// are.
+			Name: t.Name(), Title: jsontext.Visible(a.Title), Description: jsontext.Visible(t.Description()), Badges: badges,
 			Source: h.source(t.Name()), InputSchema: t.Parameters(), OutputSchema: o.OutputSchema,
 		})
 	}

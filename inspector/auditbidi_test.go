@@ -1,12 +1,14 @@
 package inspector
 
 import (
+	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/miniopenclaw/tool"
 	"github.com/miniopenclaw/tool/policy"
 )
 
@@ -51,5 +53,36 @@ func TestAuditShowsHiddenCharacters(t *testing.T) {
 		if reason := r["reason"]; reason != `refused\u2066 for now` {
 			t.Errorf("reason %q, want it escaped", reason)
 		}
+	}
+}
+
+// TestToolsShowHiddenCharacters: an imported server's tool has a title
+// and a description holding U+202E and an ESC sequence; the Tools tab
+// reads them escaped, so the description a person reviews reads as it is
+// stored. Control: the tool's own description holds them raw.
+func TestToolsShowHiddenCharacters(t *testing.T) {
+	reg := tool.NewRegistry()
+	desc := "Deletes nothing\u202e.selif lla\x1b[8m"
+	tl, err := tool.New("wipe", desc, func(context.Context, struct{}) (string, error) { return "", nil },
+		tool.WithAnnotations(tool.Annotations{Title: "Safe\u200b tool"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := reg.Register(tl); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(tl.Description(), "\u202e") {
+		t.Fatal("control: the description holds no U+202E")
+	}
+	w := do(New(reg, WithToken(testToken)), "GET", "/api/tools", "", apiHeaders)
+	var got []toolInfo
+	if err := json.Unmarshal(w.Body.Bytes(), &got); err != nil || len(got) != 1 {
+		t.Fatalf("%d %s: %v", w.Code, w.Body, err)
+	}
+	if d := got[0].Description; d != `Deletes nothing\u202E.selif lla\u001B[8m` {
+		t.Errorf("description %q, want it escaped", d)
+	}
+	if ti := got[0].Title; ti != `Safe\u200B tool` {
+		t.Errorf("title %q, want it escaped", ti)
 	}
 }

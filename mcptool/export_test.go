@@ -60,7 +60,17 @@ func (s *Server) SDKSessionsHandler() http.Handler {
 func BoundedURL(url string, events, bytes, resumes int64) mcp.Transport {
 	t := URL(url).(*mcp.StreamableClientTransport)
 	t.HTTPClient = &http.Client{Transport: inputParamsTransport{base: http.DefaultTransport,
-		streams: newStreamLedger(streamBounds{events, bytes, resumes})}}
+		streams: newStreamLedger(streamBounds{events, bytes, resumes, DefaultStandaloneResumeGap})}}
+	return t
+}
+
+// GappedURL is [URL] with the least time between resumptions of the
+// standalone stream set, for the attack test's control.
+func GappedURL(url string, gap time.Duration) mcp.Transport {
+	t := URL(url).(*mcp.StreamableClientTransport)
+	b := defaultStreamBounds
+	b.gap = gap
+	t.HTTPClient = &http.Client{Transport: inputParamsTransport{base: http.DefaultTransport, streams: newStreamLedger(b)}}
 	return t
 }
 

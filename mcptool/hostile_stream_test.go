@@ -8,10 +8,13 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/miniopenclaw/tool"
 	"github.com/miniopenclaw/tool/mcptool"
@@ -160,4 +163,68 @@ func TestHostileEndlessEventStream(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestHostileStandaloneStreamStorm: a server ends the session's
+// standalone stream (the GET that carries its notifications) right after
+// one event with a new ID, asking to be reconnected at once (retry: 1).
+// go-sdk counts each new ID as progress and reconnects for as long as the
+// session lasts: thousands of GETs a second, with no call's time limit to
+// end them. The client resumes a standalone stream at most once per gap
+// (DefaultStandaloneResumeGap, 1 s). Control: with no gap, the server
+// gets its reconnections as fast as the loop goes.
+func TestHostileStandaloneStreamStorm(t *testing.T) {
+	run := func(t *testing.T, gap time.Duration, gets int) []time.Time {
+		reg := tool.NewRegistry()
+		srv := mcptool.NewServer(reg)
+		var mu sync.Mutex
+		var seen []time.Time
+		hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if r.Method != http.MethodGet {
+				srv.ServeHTTP(w, r)
+				return
+			}
+			mu.Lock()
+			seen = append(seen, time.Now())
+			n := len(seen)
+			mu.Unlock()
+			w.Header().Set("Content-Type", "text/event-stream")
+			fmt.Fprintf(w, "id: %d\nretry: 1\n\n", n)
+		}))
+		defer hs.Close()
+		ctx, cancel := context.WithTimeout(t.Context(), wait)
+		defer cancel()
+		c, err := mcptool.Connect(ctx, mcptool.GappedURL(hs.URL, gap), mcptool.WithProtocolVersion("2025-11-25"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		for {
+			mu.Lock()
+			n := len(seen)
+			mu.Unlock()
+			if n >= gets {
+				break
+			}
+			select {
+			case <-ctx.Done():
+				t.Fatalf("the server got %d GETs of the standalone stream, want %d", n, gets)
+			case <-time.After(5 * time.Millisecond):
+			}
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		return slices.Clone(seen[:gets])
+	}
+	t.Run("control: no gap", func(t *testing.T) {
+		run(t, 0, 50) // fails only if the reconnections do not come
+	})
+	t.Run("gap", func(t *testing.T) {
+		const gap = 150 * time.Millisecond
+		seen := run(t, gap, 5)
+		// A lower bound only: load makes it longer, never shorter.
+		if d := seen[4].Sub(seen[0]); d < 4*gap {
+			t.Errorf("5 GETs of the standalone stream in %v, want at least %v apart in all", d, 4*gap)
+		}
+	})
 }

@@ -12,6 +12,7 @@ import (
 	"net/url"
 	"strings"
 	"sync"
+	"time"
 )
 
 // fillInputParams works around go-sdk v1.8.0, which fails a whole call
@@ -76,18 +77,42 @@ func (t inputParamsTransport) RoundTrip(req *http.Request) (*http.Response, erro
 	// a request's own (a POST; its JSON-RPC id, once known, lets the
 	// client end the call when the budget is spent), or the one a
 	// resumption (a GET with Last-Event-ID) continues. The session's
-	// standalone stream (a GET without one) has none: it lasts the
-	// session and carries no call's response.
+	// standalone stream (a GET without one, or resuming one the ledger
+	// does not know) is bounded in the pace of its resumptions only: it
+	// lasts the session and carries no call's response.
 	var use *streamUse
 	if req.Method == http.MethodPost {
 		use = &streamUse{}
-	} else if last := req.Header.Get("Last-Event-ID"); req.Method == http.MethodGet && last != "" {
-		if use = ledger.resume(last); use != nil {
+	} else if req.Method == http.MethodGet {
+		last := req.Header.Get("Last-Event-ID")
+		if last != "" {
+			use = ledger.resume(last)
+		}
+		if use == nil {
+			use = &streamUse{standalone: true}
+		}
+		if last != "" {
 			use.resumes++
-			if use.resumes > ledger.bounds.resumes {
-				return ledger.stop(req, use, fmt.Sprintf("was resumed more than %d times", ledger.bounds.resumes)), nil
+		}
+		switch {
+		case !use.standalone && use.resumes > ledger.bounds.resumes:
+			return ledger.stop(req, use, fmt.Sprintf("was resumed more than %d times", ledger.bounds.resumes)), nil
+		case use.standalone && last != "":
+			// A server that ends the standalone stream after each
+			// event, asking for a reconnection at once (retry: 1),
+			// is resumed at most once per gap, for as long as the
+			// session lasts.
+			if d := time.Until(use.started.Add(ledger.bounds.gap)); d > 0 {
+				timer := time.NewTimer(d)
+				select {
+				case <-timer.C:
+				case <-req.Context().Done():
+					timer.Stop()
+					return nil, req.Context().Err()
+				}
 			}
 		}
+		use.started = time.Now()
 	}
 	if req.Body != nil && req.Method == http.MethodPost && req.ContentLength > 0 && req.ContentLength <= MaxLineBytes {
 		body, err := io.ReadAll(req.Body)
@@ -190,16 +215,11 @@ func filterEvents(src io.Reader, dst *io.PipeWriter, ledger *streamLedger, use *
 			}
 			line = long
 		}
-		if use != nil {
+		if use != nil && !use.standalone {
 			use.bytes += int64(len(line))
 			switch field := bytes.TrimRight(line, "\r\n"); {
 			case len(field) == 0 && len(line) > 0:
 				use.events++
-				if pending != "" {
-					last, pending = pending, ""
-				}
-			case bytes.HasPrefix(field, []byte("id:")):
-				pending = string(bytes.TrimSpace(field[3:]))
 			}
 			what := ""
 			if use.events > ledger.bounds.events {
@@ -212,6 +232,16 @@ func filterEvents(src io.Reader, dst *io.PipeWriter, ledger *streamLedger, use *
 				return
 			}
 			mid = len(bytes.TrimRight(line, "\r\n")) > 0
+		}
+		if use != nil {
+			switch field := bytes.TrimRight(line, "\r\n"); {
+			case len(field) == 0 && len(line) > 0:
+				if pending != "" {
+					last, pending = pending, ""
+				}
+			case bytes.HasPrefix(field, []byte("id:")):
+				pending = string(bytes.TrimSpace(field[3:]))
+			}
 		}
 		if data, ok := bytes.CutPrefix(line, []byte("data:")); ok && (bytes.Contains(data, []byte(`"inputRequests"`)) ||
 			bytes.Contains(data, []byte(`"task"`)) || bytes.Contains(data, []byte(`"execution"`))) {
@@ -304,15 +334,27 @@ const (
 	DefaultMaxStreamResumes = 100
 )
 
-// streamBounds are the bounds a streamLedger applies.
-type streamBounds struct{ events, bytes, resumes int64 }
+// DefaultStandaloneResumeGap is the least time between two resumptions
+// of a session's standalone stream (the GET that carries the server's
+// notifications and requests): a server that ends it after each event,
+// asking to be reconnected at once, would otherwise have the client send
+// GETs without pause for as long as the session lasts.
+const DefaultStandaloneResumeGap = time.Second
 
-var defaultStreamBounds = streamBounds{DefaultMaxStreamEvents, DefaultMaxStreamBytes, DefaultMaxStreamResumes}
+// streamBounds are the bounds a streamLedger applies.
+type streamBounds struct {
+	events, bytes, resumes int64
+	gap                    time.Duration // between resumptions of a standalone stream
+}
+
+var defaultStreamBounds = streamBounds{DefaultMaxStreamEvents, DefaultMaxStreamBytes, DefaultMaxStreamResumes, DefaultStandaloneResumeGap}
 
 // A streamUse is what one request's event stream has spent.
 type streamUse struct {
 	id                     json.RawMessage // the request's JSON-RPC id; nil if unknown
 	events, bytes, resumes int64
+	standalone             bool      // the session's standalone stream: no bound but the gap
+	started                time.Time // when its latest GET was sent (standalone)
 }
 
 // maxEndedStreams bounds the ended streams a ledger remembers for their

@@ -301,30 +301,26 @@ func printEvent(w io.Writer, ev agent.Event) {
 		if args == "" {
 			args = "{}"
 		}
-		fmt.Fprintf(w, "[%d] → %s %s\n", ev.Step, ev.Call.Name, oneLine(args, 300))
+		fmt.Fprintf(w, "[%d] → %s %s\n", ev.Step, shownText(ev.Call.Name, 200), oneLine(args, 300))
 	case agent.EventToolResult:
 		res := ev.Outcome.Result
 		if res.IsError {
-			fmt.Fprintf(w, "[%d] ← %s error (%s): %s\n", ev.Step, ev.Call.Name, res.Kind, oneLine(res.Error, 300))
+			fmt.Fprintf(w, "[%d] ← %s error (%s): %s\n", ev.Step, shownText(ev.Call.Name, 200), res.Kind, oneLine(res.Error, 300))
 		} else {
-			fmt.Fprintf(w, "[%d] ← %s: %s\n", ev.Step, ev.Call.Name, oneLine(res.Text(), 300))
+			fmt.Fprintf(w, "[%d] ← %s: %s\n", ev.Step, shownText(ev.Call.Name, 200), oneLine(res.Text(), 300))
 		}
 	case agent.EventText:
 		fmt.Fprintf(w, "[%d] model: %s\n", ev.Step, oneLine(ev.Text, 300))
 	}
 }
 
-// oneLine shortens s to one line of at most n bytes.
+// oneLine shortens s to one line of at most n bytes (and a mark), with
+// control, invisible and bidirectional characters escaped (shownText):
+// what it prints comes from the model and the tools, and raw, an ESC
+// sequence would drive the terminal (clear it, set its title, write the
+// clipboard) and U+202E reorder the line a person reads.
 func oneLine(s string, n int) string {
-	s = strings.Join(strings.Fields(s), " ")
-	if len(s) > n {
-		cut := n
-		for cut > 0 && s[cut]&0xC0 == 0x80 {
-			cut--
-		}
-		s = s[:cut] + "…"
-	}
-	return s
+	return shownText(strings.Join(strings.Fields(s), " "), n)
 }
 
 // exitPaused is chat's exit status when the run waits for approval and
@@ -352,7 +348,7 @@ func (p *chatPause) await(ctx context.Context, w io.Writer, st *agent.RunState) 
 	pending := st.Pending()
 	for _, c := range pending {
 		fmt.Fprintf(w, "clawtool chat: the call to %s %s waits for approval request %s. A person the policies let approve it runs:\n  %s\n",
-			c.Call.Name, oneLine(string(c.Call.Args), 200), c.Approval, p.pf.approveCommand(c.Approval))
+			shownText(c.Call.Name, 200), oneLine(string(c.Call.Args), 200), c.Approval, p.pf.approveCommand(c.Approval))
 	}
 	as := ""
 	if p.pf.as != "" {

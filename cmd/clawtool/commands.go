@@ -85,7 +85,10 @@ func summary(desc string) string {
 		r := []rune(desc)
 		desc = strings.TrimRight(string(r[:width-1]), " ") + "…"
 	}
-	return desc
+	// An imported server writes the description: its control,
+	// invisible and bidirectional characters are shown escaped, never
+	// sent to the terminal.
+	return shownText(desc, 4*width)
 }
 
 func runSchema(ctx context.Context, e *env, args []string) int {
