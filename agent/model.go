@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/netip"
+	"net/url"
 	"strings"
 	"time"
 )
@@ -236,6 +238,9 @@ func (m *Model) send(ctx context.Context, body []byte) (*http.Response, error) {
 	if m.api == Messages {
 		path = "/v1/messages"
 	}
+	if err := keyInClear(m.baseURL, m.apiKey); err != nil {
+		return nil, err
+	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, m.baseURL+path, bytes.NewReader(body))
 	if err != nil {
 		return nil, err
@@ -285,3 +290,27 @@ func (m *Model) post(ctx context.Context, body []byte) ([]byte, error) {
 
 // errTooLarge is the error for a response larger than maxResponse.
 var errTooLarge = fmt.Errorf("the model's response is larger than %d MiB", maxResponse>>20)
+
+// keyInClear refuses to send apiKey to base over plain http unless base
+// names this machine (localhost, a loopback address): the key would
+// cross the network in clear. Without a key there is nothing to keep.
+func keyInClear(base, apiKey string) error {
+	if apiKey == "" {
+		return nil
+	}
+	u, err := url.Parse(base)
+	if err != nil {
+		return fmt.Errorf("model API base URL %q: %w", base, err)
+	}
+	if !strings.EqualFold(u.Scheme, "http") {
+		return nil
+	}
+	host := strings.TrimSuffix(u.Hostname(), ".")
+	if strings.EqualFold(host, "localhost") {
+		return nil
+	}
+	if ip, err := netip.ParseAddr(host); err == nil && ip.IsLoopback() {
+		return nil
+	}
+	return fmt.Errorf("model API at %s: the API key would cross the network in clear; use https, or a loopback address", u.Redacted())
+}

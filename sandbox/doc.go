@@ -46,9 +46,11 @@
 // time the Go runtime takes to start. The helpers are cloned by a forker,
 // the binary re-executed in its forker mode, one per backend while it
 // starts helpers (it stops after the backend's idle time): its clone
-// into a new user namespace copies the page tables of a freshly started
-// process, not those of the large program running the sandbox (see
-// [NativeOptions] Helper).
+// into a new user namespace shares the forker's memory on amd64 (the
+// child waits on a pipe for its id maps, with raw calls on a stack of its
+// own, until its exec) and elsewhere copies the page tables of a freshly
+// started process; never those of the large program running the sandbox
+// (see [NativeOptions] Helper).
 //
 // The helper applies, in this order: user, mount, PID, network, IPC and UTS
 // namespaces, with the namespace root mapped to an unprivileged host user

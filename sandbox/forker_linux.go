@@ -23,10 +23,12 @@ import (
 // helper.ForkerMode), to start the helpers of a [Native]: the program
 // NativeOptions.Helper names, or, by default, this program re-executed
 // (freshly exec'd, its address space is a fraction of this one's however
-// large this one has grown). A helper in a new user namespace cannot be
-// cloned sharing its parent's memory, so the clone copies the parent's
-// page tables, and the forker's are a fraction of those of a large
-// program running the sandbox. The helpers it starts are this process's
+// large this one has grown). Go's os/exec clones a helper into a new
+// user namespace without sharing the parent's memory, copying its page
+// tables, which from a large program running the sandbox cost more than
+// the rest of the clone; the forker's are a fraction of those, and on
+// amd64 the forker copies none (its clone shares its memory, see
+// helper.startHelper). The helpers it starts are this process's
 // children (CLONE_PARENT): they are waited for, reaped, killed and
 // charged as the helpers started here are.
 //

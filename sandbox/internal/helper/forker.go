@@ -8,10 +8,13 @@ package helper
 // helper is the supervisor's child: the supervisor waits for it, reaps it
 // and is charged its CPU, as for a helper it started itself), writes the
 // user namespace's id maps and execs its own program as the helper. The
-// point is the clone: a clone into a new user namespace cannot share the
-// parent's memory (the parent writes the id maps while the child waits),
-// so it copies the page tables of whoever makes it, and the forker's are
-// a fraction of a large supervisor's.
+// point is the clone: Go's os/exec and syscall.ForkExec clone a child
+// into a new user namespace without sharing the parent's memory (they
+// share it only with CLONE_VFORK, which suspends the parent, and the
+// parent must write the id maps while the child waits), so they copy the
+// page tables of whoever makes the clone; the forker's are a fraction of
+// a large supervisor's, and on amd64 it copies none: its clone shares its
+// memory without suspending it (see startHelper).
 //
 // The conversation: the forker first sends ForkerHello followed by its
 // protocol (see SameProtocol); then, for each ForkRequest the supervisor

@@ -99,27 +99,13 @@ func serveFork(b []byte, fds []int, flags int) []byte {
 	if r.Bits&ForkTraceFD != 0 {
 		files = append(files, uintptr(fds[next]))
 	}
-	attr := &syscall.SysProcAttr{
-		Setsid:    true,
-		Pdeathsig: syscall.SIGKILL,
-		// The helper is the supervisor's child, not the forker's.
-		Cloneflags:  uintptr(r.Flags) | syscall.CLONE_PARENT,
-		UidMappings: []syscall.SysProcIDMap{{ContainerID: 0, HostID: int(r.UID), Size: 1}},
-		GidMappings: []syscall.SysProcIDMap{{ContainerID: 0, HostID: int(r.GID), Size: 1}},
-		Credential:  &syscall.Credential{Uid: 0, Gid: 0, Groups: []uint32{}},
-	}
-	if r.Bits&ForkSetgroups != 0 {
-		attr.GidMappingsEnableSetgroups = true
-	} else {
-		attr.Credential.NoSetGroups = true
-	}
 	env := HelperEnv(r.Bits&ForkMounts != 0, r.Bits&ForkFork != 0)
 	restore, err := nameClone(CloneName(r.Tag))
 	if err != nil {
 		// Unnamed, a clone whose exec failed could not be found.
 		return refuse("name the clone: " + err.Error())
 	}
-	pid, err := syscall.ForkExec("/proc/self/exe", []string{"clawtool-sandbox"}, &syscall.ProcAttr{Env: env, Files: files, Sys: attr})
+	pid, err := startHelper(r, files, env)
 	restore()
 	if err != nil {
 		return refuse("start the helper: " + err.Error())

@@ -4,4 +4,4 @@ package helper
 
 // protocol identifies the sources of this package (a digest of its Go
 // files); see SameProtocol.
-var protocol = "faeaa76c9b977551b56c1dd8638781aa"
+var protocol = "4dadbbaf4fc9fb7d11179ee5d586755e"
