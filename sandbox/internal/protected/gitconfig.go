@@ -20,7 +20,7 @@ const (
 	maxIncludeDeep = 10
 )
 
-// Configured adds to out what git's configuration makes code or
+// configured adds to out what git's configuration makes code or
 // configuration of the repository gitDir (absolute) whose working tree is
 // worktree ("" when not known): the directory core.hooksPath names (git
 // runs the hooks there instead of gitDir/hooks: husky and similar tools

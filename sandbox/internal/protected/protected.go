@@ -33,7 +33,7 @@ const (
 // ("gitdir: ...", worktrees and submodules), when it lies inside ws, and
 // the submodules' repositories under a repository's modules directory;
 // and what git's configuration makes hooks or configuration inside ws
-// (see [Configured]). A path reached through a symbolic link is left for
+// (see configured). A path reached through a symbolic link is left for
 // the helper, which refuses it. It returns an error, and the run must
 // not start, when it could not look at everything: more submodule
 // repositories or entries under a modules directory than it reads, a
