@@ -76,3 +76,7 @@ func GappedURL(url string, gap time.Duration) mcp.Transport {
 
 // LiveSessions returns how many 2025-11-25 HTTP sessions s keeps.
 func LiveSessions(s *Server) int { return s.sessions.len() }
+
+// LiveListens returns how many 2026-07-28 subscriptions/listen streams s
+// serves.
+func LiveListens(s *Server) int { return s.listens.len() }

@@ -105,6 +105,8 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 					if r.Method == http.MethodDelete && r.Header.Get(headerSessionID) != "" {
 						w = s.ending(w, r.Header.Get(headerSessionID))
 					}
+					r, done := s.bounded(r)
+					defer done()
 					h.route(w, r)
 				}
 			}
@@ -236,10 +238,13 @@ func (s *Server) callerContext(next mcp.MethodHandler) mcp.MethodHandler {
 				s.live.Store(ss.ID(), &liveSession{ss: ss, key: c.key})
 				// Past a bound of WithSessionLimits, an older session
 				// ends: from now on its requests get 404.
-				for _, old := range s.sessions.admit(ss.ID(), c.key, ss) {
-					s.live.Delete(old.id)
-					s.bound.Delete(old.id)
-					go old.ss.Close()
+				end := func() {
+					s.live.Delete(ss.ID())
+					s.bound.Delete(ss.ID())
+					go ss.Close()
+				}
+				for _, old := range s.sessions.admit(ss.ID(), c.key, end) {
+					old.end()
 				}
 				go func() {
 					_ = ss.Wait()

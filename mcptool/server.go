@@ -69,6 +69,9 @@ type Server struct {
 	store   TaskStore  // where tasks are kept: memTasks over tasks, or WithTaskStore's
 	// sessions bounds the live 2025-11-25 HTTP sessions (sessionlimit.go).
 	sessions *sessionLedger
+	// listens bounds the 2026-07-28 subscriptions/listen streams served
+	// at once, alike (sessionlimit.go).
+	listens *sessionLedger
 }
 
 type serverConfig struct {
@@ -158,7 +161,8 @@ func NewServer(reg *tool.Registry, opts ...ServerOption) *Server {
 		}
 	}
 	s := &Server{reg: reg, cfg: cfg, tasks: newTaskStore(cfg.tasks), store: cfg.store, rounds: newRounds(cfg.rounds),
-		sessions: newSessionLedger(cfg.sessionsPerCaller, cfg.sessionsTotal)}
+		sessions: newSessionLedger(cfg.sessionsPerCaller, cfg.sessionsTotal),
+		listens:  newSessionLedger(cfg.sessionsPerCaller, cfg.sessionsTotal)}
 	if s.store == nil {
 		s.store = memTasks{s.tasks}
 	}

@@ -2,9 +2,14 @@ package mcptool
 
 import (
 	"container/list"
+	"context"
+	"encoding/json"
+	"net/http"
+	"strconv"
 	"sync"
+	"sync/atomic"
 
-	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/modelcontextprotocol/go-sdk/auth"
 )
 
 // Bounds of the 2025-11-25 sessions a [Server] keeps over HTTP (see
@@ -19,7 +24,9 @@ const (
 
 // WithSessionLimits bounds the 2025-11-25 sessions [Server.ServeHTTP]
 // keeps: at most perCaller of one caller (the key sessions are bound to:
-// the principal, or anonymous) and total in all. A session lives until
+// the principal, or anonymous) and total in all; and, alike, the
+// 2026-07-28 subscriptions/listen streams it serves at once, each of
+// which lasts until its client goes. A session lives until
 // its client ends it (DELETE) or the server closes; a client that
 // initializes sessions without ending them would otherwise have the
 // server keep each, with its goroutines, for ever. An initialize past a
@@ -27,7 +34,9 @@ const (
 // perCaller) or of any caller (past total) is ended: a request on it gets
 // 404, and its client starts a new session, as the specification says.
 // So one caller's flood ends only its own sessions until total is
-// reached. Zero or a negative value keeps the default
+// reached. A listen stream past a bound is served, and the oldest stream
+// of that caller (or of any caller) ends, as a stream whose client went
+// does; its client listens anew. Zero or a negative value keeps the default
 // ([DefaultMaxSessionsPerCaller], [DefaultMaxSessions]).
 func WithSessionLimits(perCaller, total int) ServerOption {
 	return func(c *serverConfig) { c.sessionsPerCaller, c.sessionsTotal = perCaller, total }
@@ -47,7 +56,7 @@ type sessionLedger struct {
 
 type sessionEntry struct {
 	id, key    string
-	ss         *mcp.ServerSession
+	end        func() // ends the session or stream; called once, by whoever removed the entry
 	inAll, inK *list.Element
 }
 
@@ -61,15 +70,16 @@ func newSessionLedger(perCaller, total int) *sessionLedger {
 	return &sessionLedger{perCaller: perCaller, total: total, byKey: map[string]*list.List{}, byID: map[string]*sessionEntry{}}
 }
 
-// admit records session id of caller key and returns the sessions the
-// bounds end to make room for it, which it has forgotten.
-func (l *sessionLedger) admit(id, key string, ss *mcp.ServerSession) (ended []*sessionEntry) {
+// admit records session id of caller key, which end ends, and returns
+// the sessions the bounds end to make room for it, which it has
+// forgotten: the caller calls their end.
+func (l *sessionLedger) admit(id, key string, end func()) (ended []*sessionEntry) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if _, ok := l.byID[id]; ok {
 		return nil
 	}
-	e := &sessionEntry{id: id, key: key, ss: ss}
+	e := &sessionEntry{id: id, key: key, end: end}
 	kl := l.byKey[key]
 	if kl == nil {
 		kl = list.New()
@@ -118,4 +128,51 @@ func (l *sessionLedger) len() int {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return len(l.byID)
+}
+
+// listenSeq numbers the listen streams of all servers, for their ledger.
+var listenSeq atomic.Uint64
+
+// bounded returns r as it is to be served when it opens a 2026-07-28
+// subscriptions/listen stream: with a context that ends when the bounds
+// of WithSessionLimits end the stream, which done forgets. For any other
+// request it returns r and a done that does nothing. r has passed
+// withCaller.
+func (s *Server) bounded(r *http.Request) (*http.Request, func()) {
+	if !listenRequest(r) {
+		return r, func() {}
+	}
+	key := "anonymous"
+	if ti := auth.TokenInfoFromContext(r.Context()); ti != nil {
+		if c, ok := ti.Extra[callerExtra].(*caller); ok {
+			key = c.key
+		}
+	}
+	ctx, cancel := context.WithCancel(r.Context())
+	id := strconv.FormatUint(listenSeq.Add(1), 10)
+	for _, old := range s.listens.admit(id, key, cancel) {
+		old.end()
+	}
+	return r.WithContext(ctx), func() { s.listens.forget(id); cancel() }
+}
+
+// listenRequest reports whether r asks for a subscriptions/listen
+// stream: by its Mcp-Method header, which go-sdk requires to match the
+// body of a request it serves statelessly, or, without the header, by
+// its body's method.
+func listenRequest(r *http.Request) bool {
+	if r.Method != http.MethodPost || r.Header.Get(headerSessionID) != "" {
+		return false
+	}
+	if m := r.Header.Get(headerMethod); m != "" {
+		return m == "subscriptions/listen"
+	}
+	body, ok := readBody(r)
+	if !ok {
+		return false
+	}
+	var msg struct {
+		Method string `json:"method"`
+	}
+	return json.Unmarshal(body, &msg) == nil && msg.Method == "subscriptions/listen"
 }
