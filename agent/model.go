@@ -7,10 +7,11 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"net/netip"
 	"net/url"
 	"strings"
 	"time"
+
+	"github.com/miniopenclaw/tool/internal/loopback"
 )
 
 // Defaults used when a Model is made without the corresponding setting.
@@ -302,14 +303,7 @@ func keyInClear(base, apiKey string) error {
 	if err != nil {
 		return fmt.Errorf("model API base URL %q: %w", base, err)
 	}
-	if !strings.EqualFold(u.Scheme, "http") {
-		return nil
-	}
-	host := strings.TrimSuffix(u.Hostname(), ".")
-	if strings.EqualFold(host, "localhost") {
-		return nil
-	}
-	if ip, err := netip.ParseAddr(host); err == nil && ip.IsLoopback() {
+	if !loopback.Cleartext(u) {
 		return nil
 	}
 	return fmt.Errorf("model API at %s: the API key would cross the network in clear; use https, or a loopback address", u.Redacted())

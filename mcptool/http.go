@@ -135,7 +135,7 @@ const callerExtra = "github.com/miniopenclaw/tool/mcptool.caller"
 // and the user ID of a go-sdk TokenInfo a host's middleware set. Quoting
 // keeps it unambiguous.
 func callerKey(p policy.Principal, ok bool, tokenUser string) string {
-	key := "anonymous"
+	key := anonymousKey
 	if ok {
 		key = "user " + strconv.Quote(p.ID)
 	}

@@ -16,7 +16,8 @@ import (
 // [WithSessionLimits]).
 const (
 	// DefaultMaxSessionsPerCaller bounds the sessions of one caller (one
-	// principal; every anonymous client is one caller).
+	// principal); anonymous clients, all one caller, have the total
+	// bound only.
 	DefaultMaxSessionsPerCaller = 64
 	// DefaultMaxSessions bounds the sessions of all callers together.
 	DefaultMaxSessions = 10_000
@@ -24,7 +25,8 @@ const (
 
 // WithSessionLimits bounds the 2025-11-25 sessions [Server.ServeHTTP]
 // keeps: at most perCaller of one caller (the key sessions are bound to:
-// the principal, or anonymous) and total in all; and, alike, the
+// the principal; anonymous clients, all one caller, have only the total
+// bound) and total in all; and, alike, the
 // 2026-07-28 subscriptions/listen streams it serves at once, each of
 // which lasts until its client goes. A session lives until
 // its client ends it (DELETE) or the server closes; a client that
@@ -85,7 +87,9 @@ func (l *sessionLedger) admit(id, key string, end func()) (ended []*sessionEntry
 		kl = list.New()
 		l.byKey[key] = kl
 	}
-	for kl.Len() >= l.perCaller {
+	// Every anonymous client is one caller: a bound per caller would
+	// bound them all together, so they have the total only.
+	for key != anonymousKey && kl.Len() >= l.perCaller {
 		old := kl.Front().Value.(*sessionEntry)
 		l.remove(old)
 		ended = append(ended, old)
@@ -142,7 +146,7 @@ func (s *Server) bounded(r *http.Request) (*http.Request, func()) {
 	if !listenRequest(r) {
 		return r, func() {}
 	}
-	key := "anonymous"
+	key := anonymousKey
 	if ti := auth.TokenInfoFromContext(r.Context()); ti != nil {
 		if c, ok := ti.Extra[callerExtra].(*caller); ok {
 			key = c.key
@@ -176,3 +180,7 @@ func listenRequest(r *http.Request) bool {
 	}
 	return json.Unmarshal(body, &msg) == nil && msg.Method == "subscriptions/listen"
 }
+
+// anonymousKey is the caller key of a request without a principal (see
+// callerKey).
+const anonymousKey = "anonymous"

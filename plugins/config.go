@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/url"
 	"os"
 	"path"
 	"path/filepath"
@@ -16,6 +17,7 @@ import (
 
 	"github.com/miniopenclaw/tool"
 	"github.com/miniopenclaw/tool/internal/jsonduration"
+	"github.com/miniopenclaw/tool/internal/loopback"
 	"github.com/miniopenclaw/tool/mcptool"
 	"github.com/miniopenclaw/tool/sandbox"
 )
@@ -83,7 +85,10 @@ type Server struct {
 	Cwd string `json:"cwd,omitempty"`
 	// URL is the server's Streamable HTTP endpoint, instead of a command.
 	URL string `json:"url,omitempty"`
-	// Headers are sent with every HTTP request to URL.
+	// Headers are sent with every HTTP request to URL. An entry with
+	// headers whose URL is plain http to another machine (not localhost
+	// or a loopback address) is refused: they would cross the network
+	// in clear.
 	Headers map[string]string `json:"headers,omitempty"`
 	// Type is the hosts' transport hint ("stdio", "http",
 	// "streamable-http" or "sse"); Command or URL decides in the end.
@@ -399,6 +404,15 @@ func (s *Server) check() error {
 		return errors.New(`"url" is not an http:// or https:// URL`)
 	case s.Type == "sse":
 		return errors.New(`"type": "sse" (the old HTTP+SSE transport) is not supported; use the server's Streamable HTTP endpoint`)
+	}
+	if len(s.Headers) > 0 {
+		u, err := url.Parse(s.URL)
+		if err != nil {
+			return fmt.Errorf(`"url": %w`, err)
+		}
+		if loopback.Cleartext(u) {
+			return fmt.Errorf(`"headers" would cross the network in clear: "url" is plain http to %s, another machine; use https, or a loopback address`, u.Hostname())
+		}
 	}
 	if err := checkPrefix(s.Prefix); err != nil {
 		return err

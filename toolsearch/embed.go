@@ -12,7 +12,6 @@ import (
 	"io"
 	"math"
 	"net/http"
-	"net/netip"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -20,6 +19,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/miniopenclaw/tool/internal/loopback"
 )
 
 // An Embedder turns texts into vectors whose cosine similarity says how
@@ -324,23 +325,13 @@ func NewOpenAIEmbedder(base, model, apiKey string) (*OpenAIEmbedder, error) {
 		return nil, fmt.Errorf("toolsearch: embeddings API %q: want a base URL without query or fragment (\"/embeddings\" is appended)", base)
 	case strings.TrimSpace(model) == "":
 		return nil, errors.New("toolsearch: embeddings API: no model named")
-	case apiKey != "" && u.Scheme == "http" && !loopbackHost(u.Hostname()):
+	case apiKey != "" && loopback.Cleartext(u):
 		return nil, fmt.Errorf("toolsearch: embeddings API %q: the key would cross the network in clear; use https, or a loopback address", base)
 	}
 	client := &http.Client{CheckRedirect: func(req *http.Request, via []*http.Request) error {
 		return fmt.Errorf("the embeddings API at %s redirected to %s; redirects are not followed", base, req.URL.Redacted())
 	}}
 	return &OpenAIEmbedder{BaseURL: base, ModelName: model, APIKey: apiKey, Client: client}, nil
-}
-
-// loopbackHost reports whether host (without a port) names this machine:
-// localhost, or a loopback IP address.
-func loopbackHost(host string) bool {
-	if strings.EqualFold(strings.TrimSuffix(host, "."), "localhost") {
-		return true
-	}
-	ip, err := netip.ParseAddr(host)
-	return err == nil && ip.IsLoopback()
 }
 
 // maxEmbedResponseBytes bounds a response of the embeddings API.

@@ -8,12 +8,13 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"net/netip"
 	"net/url"
 	"reflect"
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/miniopenclaw/tool/internal/loopback"
 )
 
 // Bounds of what the authorization's HTTP exchanges read.
@@ -206,7 +207,7 @@ func checkURL(name, raw string, issuer bool) (*url.URL, error) {
 		return nil, fmt.Errorf("%s %q is not an https URL", name, shortText(raw))
 	case u.Host == "" || u.Opaque != "":
 		return nil, fmt.Errorf("%s %q has no host", name, shortText(raw))
-	case u.Scheme == "http" && !loopbackHost(u.Hostname()):
+	case u.Scheme == "http" && !loopback.Host(u.Hostname()):
 		return nil, fmt.Errorf("%s %q is plain http to a host that is not loopback; OAuth needs https", name, shortText(raw))
 	case u.User != nil:
 		return nil, fmt.Errorf("%s %q carries user information", name, shortText(raw))
@@ -216,17 +217,6 @@ func checkURL(name, raw string, issuer bool) (*url.URL, error) {
 		return nil, fmt.Errorf("%s %q has a query", name, shortText(raw))
 	}
 	return u, nil
-}
-
-// loopbackHost reports whether host (without a port) names this machine:
-// localhost, or a loopback IP address.
-func loopbackHost(host string) bool {
-	h := strings.ToLower(strings.TrimSuffix(host, "."))
-	if h == "localhost" {
-		return true
-	}
-	ip, err := netip.ParseAddr(strings.Trim(h, "[]"))
-	return err == nil && ip.IsLoopback()
 }
 
 // resourceURLs lists where a protected resource's metadata may be, in

@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"golang.org/x/oauth2"
+
+	"github.com/miniopenclaw/tool/internal/loopback"
 )
 
 // Token endpoint client authentication methods.
@@ -96,7 +98,7 @@ func (h *Handler) registerDynamic(ctx context.Context, meta *ServerMetadata, red
 		name = "clawtool"
 	}
 	appType := "web"
-	if u, err := url.Parse(redirect); err == nil && loopbackHost(u.Hostname()) {
+	if u, err := url.Parse(redirect); err == nil && loopback.Host(u.Hostname()) {
 		appType = "native"
 	}
 	body, _ := json.Marshal(map[string]any{
