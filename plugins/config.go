@@ -130,8 +130,9 @@ type Server struct {
 	// server may write, and its working directory.
 	Workspace string `json:"workspace,omitempty"`
 	// Secrets names the variables of Env a confined server gets although
-	// their names look like secrets (they contain KEY, SECRET, TOKEN or
-	// PASSWORD; see sandbox.SecretWord): the sandbox refuses such a
+	// their names look like secrets (they contain KEY, SECRET, TOKEN,
+	// PASSWORD ...; see sandbox.SecretWord) or their values hold a URL with
+	// credentials (scheme://user:password@host): the sandbox refuses such a
 	// variable unless the entry names it here, so a token reaches the one
 	// server whose entry says so, knowingly. Each must be set in Env; its
 	// value is redacted like an expanded reference (even when written

@@ -206,17 +206,28 @@ func (e *entry) configureProxy(p *sandbox.Proxy) {
 	}
 }
 
-// recordDenial keeps d for Status and logs it.
+// recordDenial keeps d for Status and logs it: the first
+// sandbox.MaxNetworkDenials of the entry's denials, then one record
+// saying the rest are counted (Status.NetworkDenied), not logged, so that
+// a server opening denied connections in a loop cannot fill the host's
+// log.
 func (e *entry) recordDenial(d sandbox.NetworkDenial) {
 	e.mu.Lock()
 	e.denied++
+	n := e.denied
 	if len(e.denials) == MaxStatusDenials {
 		e.denials = append(e.denials[:0], e.denials[1:]...)
 	}
 	e.denials = append(e.denials, d)
 	e.mu.Unlock()
-	e.log.Warn("plugins: "+e.what()+": network denied", "event", EventNetworkDenied, "server", e.name,
-		"host", e.redact(d.Host), "port", d.Port, "addr", d.Addr, "reason", e.redact(d.Reason))
+	switch {
+	case n <= sandbox.MaxNetworkDenials:
+		e.log.Warn("plugins: "+e.what()+": network denied", "event", EventNetworkDenied, "server", e.name,
+			"host", e.redact(d.Host), "port", d.Port, "addr", d.Addr, "reason", e.redact(d.Reason))
+	case n == sandbox.MaxNetworkDenials+1:
+		e.log.Warn(fmt.Sprintf("plugins: %s: more than %d network denials; the rest are counted in its status, not logged", e.what(), sandbox.MaxNetworkDenials),
+			"event", EventNetworkDenied, "server", e.name)
+	}
 }
 
 // denialMarks are how programs report a refusal of the sandbox: Landlock

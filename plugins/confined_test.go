@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -190,15 +191,28 @@ func TestConfinedPolicyReloads(t *testing.T) {
 
 // TestRecordDenialKeepsLatest: an entry keeps the latest
 // MaxStatusDenials network denials for Status and counts them all.
+//
+// The log is bounded: a server that opens denied connections in a loop
+// wrote one record each to the host's log. It gets the first
+// sandbox.MaxNetworkDenials and one record saying the rest are counted.
 func TestRecordDenialKeepsLatest(t *testing.T) {
-	e := NewHost(tool.NewRegistry()).newEntry("s", KindServer, &Config{}, "", nil)
-	for i := range MaxStatusDenials + 5 {
+	var records []string
+	log := slog.New(slog.NewTextHandler(writerFunc(func(b []byte) (int, error) {
+		records = append(records, string(b))
+		return len(b), nil
+	}), nil))
+	e := NewHost(tool.NewRegistry(), WithLogger(log)).newEntry("s", KindServer, &Config{}, "", nil)
+	const n = sandbox.MaxNetworkDenials + 40
+	for i := range n {
 		e.recordDenial(sandbox.NetworkDenial{Host: "h", Port: i + 1})
 	}
 	st := e.status()
-	if st.NetworkDenied != MaxStatusDenials+5 || len(st.NetworkDenials) != MaxStatusDenials ||
-		st.NetworkDenials[0].Port != 6 || st.NetworkDenials[MaxStatusDenials-1].Port != MaxStatusDenials+5 {
+	if st.NetworkDenied != n || len(st.NetworkDenials) != MaxStatusDenials ||
+		st.NetworkDenials[0].Port != n-MaxStatusDenials+1 || st.NetworkDenials[MaxStatusDenials-1].Port != n {
 		t.Fatalf("%d denied, kept %+v", st.NetworkDenied, st.NetworkDenials)
+	}
+	if len(records) != sandbox.MaxNetworkDenials+1 || !strings.Contains(records[len(records)-1], "counted") {
+		t.Errorf("%d log records for %d denials, want %d, the last saying the rest are counted", len(records), n, sandbox.MaxNetworkDenials+1)
 	}
 }
 

@@ -92,6 +92,25 @@ var attacks = map[string]func(args []string) (string, error){
 		}
 		return "created " + a[0], nil
 	},
+	"fifos": func(a []string) (string, error) {
+		// fifos N: N fifos with 200-byte names, 10 directories of
+		// 200-byte names deep in the working directory: what the apply
+		// step refuses, each listed with its long path.
+		n, _ := strconv.Atoi(a[0])
+		dir := "."
+		for i := range 10 {
+			dir += "/" + strings.Repeat(string(rune('a'+i)), 200)
+		}
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return "", err
+		}
+		for i := range n {
+			if err := syscall.Mkfifo(fmt.Sprintf("%s/%0200d", dir, i), 0o644); err != nil {
+				return "", fmt.Errorf("after %d fifos: %w", i, err)
+			}
+		}
+		return "made " + a[0] + " fifos", nil
+	},
 	"openmany": func(a []string) (string, error) {
 		n, _ := strconv.Atoi(a[0])
 		var fs []*os.File
@@ -326,6 +345,7 @@ var attacks = map[string]func(args []string) (string, error){
 			{"setns", func() syscall.Errno { _, _, e := unix.Syscall(unix.SYS_SETNS, ^uintptr(0), 0, 0); return e }},
 			{"kexec_load", func() syscall.Errno { _, _, e := unix.Syscall6(unix.SYS_KEXEC_LOAD, 0, 0, 0, 1<<30, 0, 0); return e }},
 		}
+		calls = append(calls, legacySyscalls(&p)...)
 		var reached, denied []string
 		for _, c := range calls {
 			if e := c.fn(); e == unix.EPERM {
@@ -338,6 +358,21 @@ var attacks = map[string]func(args []string) (string, error){
 			return "reached " + strings.Join(reached, ","), nil
 		}
 		return "", fmt.Errorf("all denied: %s: %w", strings.Join(denied, ","), unix.EPERM)
+	},
+	"mountapi": func([]string) (string, error) {
+		// open_tree_attr (Linux 6.15, 467 on every architecture) is
+		// open_tree with mount_setattr in one call; without
+		// OPEN_TREE_CLONE it opens a path as open_tree does, so the
+		// kernel answers it with a descriptor unless the filter denies
+		// it.
+		dirfd := unix.AT_FDCWD
+		path := []byte("/\x00")
+		fd, _, e := unix.Syscall6(467, uintptr(dirfd), uintptr(unsafe.Pointer(&path[0])), uintptr(unix.OPEN_TREE_CLOEXEC), 0, 0, 0)
+		if e != 0 {
+			return "", fmt.Errorf("open_tree_attr: %w", e)
+		}
+		unix.Close(int(fd))
+		return "open_tree_attr opened /", nil
 	},
 	"tty": func([]string) (string, error) {
 		f, err := os.OpenFile("/dev/tty", os.O_RDWR, 0)

@@ -90,10 +90,30 @@ const (
 	maxApplyDepth   = 256
 )
 
+// Bounds of Result.NotApplied: the supervisor holds it outside the run's
+// memory limit and the exec tool shows it, so a run that makes tens of
+// thousands of entries the apply step refuses (fifos with kilobyte paths)
+// must not make it megabytes. Entries past maxNotApplied are counted in
+// one last entry; a path over maxNotAppliedPath bytes keeps its start and
+// its length.
+const (
+	maxNotApplied     = 64
+	maxNotAppliedPath = 512
+)
+
 // An applyResult is what applying an upper layer did not do.
 type applyResult struct {
 	protected  []string // protected paths a change was refused under
-	notApplied []string // "path: reason"
+	notApplied []string // "path: reason", at most maxNotApplied
+	more       int      // refusals past maxNotApplied
+}
+
+// list returns notApplied with one entry counting the refusals past it.
+func (r applyResult) list() []string {
+	if r.more == 0 {
+		return r.notApplied
+	}
+	return append(slices.Clone(r.notApplied), fmt.Sprintf("... and %d more changes not applied (the first %d are listed)", r.more, maxNotApplied))
 }
 
 // applyUpper applies the upper layer of a run's workspace overlay (upper,
@@ -138,6 +158,17 @@ type applier struct {
 }
 
 func (a *applier) refuse(rel, why string) {
+	if len(a.res.notApplied) >= maxNotApplied {
+		a.res.more++
+		return
+	}
+	if len(rel) > maxNotAppliedPath {
+		rel = fmt.Sprintf("%s... (%d bytes)", strings.ToValidUTF8(rel[:maxNotAppliedPath], ""), len(rel))
+	}
+	if len(why) > maxNotAppliedPath {
+		// An error's text may hold the path again.
+		why = strings.ToValidUTF8(why[:maxNotAppliedPath], "") + "..."
+	}
 	a.res.notApplied = append(a.res.notApplied, rel+": "+why)
 }
 

@@ -367,6 +367,11 @@ func catalog() []catalogRow {
 		{id: "A16", name: "change .bashrc", setup: protectedSetup(".bashrc", "append"), want: []string{"read-only file system"}, container: inContainer},
 		{id: "A16", name: "change .mcp.json", setup: protectedSetup(".mcp.json", "append"), want: []string{"read-only file system"}, container: inContainer},
 		{id: "A16", name: "add .vscode/settings.json", setup: protectedSetup(".vscode/settings.json", "write"), want: []string{"read-only file system"}, container: inContainer},
+		{id: "A16", name: "add a session-start hook to .claude/settings.json", setup: func(t *testing.T, f *fixture) ([]string, func() bool) {
+			must(t, os.MkdirAll(filepath.Join(f.ws, ".claude"), 0o755))
+			must(t, os.WriteFile(filepath.Join(f.ws, ".claude", "settings.json"), []byte("{}\n"), 0o644))
+			return protectedSetup(".claude/settings.json", "append")(t, f)
+		}, want: []string{"read-only file system"}, container: inContainer},
 		{id: "A16", name: "write .git/objects stays allowed", allowed: true, hostEffect: true, setup: func(t *testing.T, f *fixture) ([]string, func() bool) {
 			protectedSetup(".git/config", "append")(t, f)
 			p := filepath.Join(f.ws, ".git", "objects", unique("obj"))
@@ -596,6 +601,7 @@ func catalog() []catalogRow {
 		{id: "A50", name: "read through a descriptor the supervisor holds without close-on-exec", noContainer: noStrayFD, setup: strayFDSetup,
 			want: []string{"no descriptor beyond 0, 1 and 2"}},
 		{id: "A43", name: "kernel attack surface (io_uring, bpf, userfaultfd, perf, keyctl, setns, kexec)", noContainer: engineSeccomp, setup: fixed("syscalls"), want: wantEPERM},
+		{id: "A43", name: "the mount API's newer open_tree_attr", noContainer: engineSeccomp, setup: fixed("mountapi"), want: wantEPERM},
 		{id: "A44", name: "open the controlling terminal", control: noControl, setup: fixed("tty"), want: []string{"no such file", "no such device"}, container: inContainer},
 	}
 }

@@ -59,7 +59,9 @@ type Proxy struct {
 	// Dial connects to a checked address; nil means a [net.Dialer] with a
 	// 10s timeout. Tests set it to reach their loopback servers.
 	Dial func(ctx context.Context, addr netip.AddrPort) (net.Conn, error)
-	// Log receives one record per refusal; nil means no log.
+	// Log receives one record per refusal, for the first
+	// [MaxNetworkDenials] refusals, and then one record saying the rest
+	// are counted, not logged (see [Proxy.Denials]); nil means no log.
 	Log *slog.Logger
 	// OnDenial, when set, is called with each refusal as it happens (on
 	// the connection's goroutine, so it must not block): the way a
@@ -222,14 +224,22 @@ func (p *Proxy) deny(host string, port int, addr, reason string) *NetworkDenial 
 	}
 	d := NetworkDenial{Host: host, Port: port, Addr: addr, Reason: reason, Client: p.Client}
 	p.mu.Lock()
-	if len(p.denials) < MaxNetworkDenials {
+	kept := len(p.denials) < MaxNetworkDenials
+	if kept {
 		p.denials = append(p.denials, d)
 	} else {
 		p.dropped++
 	}
+	firstDropped := p.dropped == 1 && !kept
 	p.mu.Unlock()
-	if p.Log != nil {
+	// The log gets what Denials keeps, and one record when the rest
+	// begins: the proxy runs on the host, and a command that opens
+	// denied connections in a loop would otherwise write the host's log
+	// as fast as it connects.
+	if p.Log != nil && kept {
 		p.Log.Warn("sandbox: network denied", "host", host, "port", port, "addr", addr, "reason", reason, "client", p.Client)
+	} else if p.Log != nil && firstDropped {
+		p.Log.Warn(fmt.Sprintf("sandbox: more than %d network denials; the rest are counted (Result.NetworkDenialsDropped), not logged", MaxNetworkDenials), "client", p.Client)
 	}
 	if p.OnDenial != nil {
 		p.OnDenial(d)

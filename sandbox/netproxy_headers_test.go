@@ -4,9 +4,11 @@ import (
 	"bufio"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -152,5 +154,46 @@ func TestProxyDenialHostBounded(t *testing.T) {
 		if len(x.Host) > 2*maxDenialHost || !strings.Contains(x.Host, "bytes") {
 			t.Errorf("denial host of %d bytes (%.40q...), want a prefix of about %d with the length", len(x.Host), x.Host, maxDenialHost)
 		}
+	}
+}
+
+// TestProxyDenialLogBounded: the proxy runs on the host, and a command
+// that opens denied connections in a loop wrote one warning to the host's
+// log per connection, as fast as it connected, for as long as it ran.
+// Every refusal is still answered 403 and counted (the control: Denials
+// keeps MaxNetworkDenials and counts the rest), but the log gets one
+// record per kept denial and one saying the rest are counted.
+func TestProxyDenialLogBounded(t *testing.T) {
+	var records atomic.Int64
+	var mu sync.Mutex
+	var last string
+	log := slog.New(slog.NewTextHandler(writerFunc(func(b []byte) (int, error) {
+		records.Add(1)
+		mu.Lock()
+		last = string(b)
+		mu.Unlock()
+		return len(b), nil
+	}), nil))
+	f := newProxyFixture(t, &Proxy{Rules: testRules(), Client: "flood", Log: log})
+	const n = MaxNetworkDenials + 50
+	for i := range n {
+		if code, _ := f.connect(t, "unlisted.test:80"); code != http.StatusForbidden {
+			t.Fatalf("denial %d answered %d, want 403", i, code)
+		}
+	}
+	kept, dropped := f.proxy.Denials()
+	if len(kept) != MaxNetworkDenials || dropped != n-MaxNetworkDenials {
+		t.Fatalf("control: %d denials kept, %d dropped; want %d and %d", len(kept), dropped, MaxNetworkDenials, n-MaxNetworkDenials)
+	}
+	if got := records.Load(); got != MaxNetworkDenials+1 {
+		t.Errorf("%d log records for %d denials, want %d (one per kept denial and one for the rest)", got, n, MaxNetworkDenials+1)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if !strings.Contains(last, "counted") || !strings.Contains(last, "client=flood") {
+		t.Errorf("last record %q, want the one saying the rest are counted", last)
+	}
+	if f.unlistHits.Load() != 0 {
+		t.Error("the unlisted server was reached")
 	}
 }

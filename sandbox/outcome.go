@@ -90,7 +90,9 @@ type Result struct {
 	// one "path: reason" each: a fifo, socket or device, a setuid or setgid
 	// file, an entry past the apply step's bounds, or one it failed to
 	// write. A change under a protected path is not applied either; it is
-	// listed in ProtectedChanged instead.
+	// listed in ProtectedChanged instead. At most 64 entries are listed
+	// (a path over 512 bytes cut, with its length), and one more counts
+	// the rest.
 	NotApplied []string
 	// NetworkDenials lists the connections the proxy of a [NetworkAllow]
 	// run refused, in the order it refused them (at most

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net/netip"
+	"path"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -225,6 +226,9 @@ var defaultProtected = []string{
 	".bashrc", ".bash_profile", ".zshrc", ".profile",
 	".mcp.json", ".ripgreprc", ".vscode", ".idea",
 	".claude/commands", ".claude/agents",
+	// Agents' settings that run commands when an agent starts in the
+	// directory: Claude Code's hooks, Gemini's and Cursor's MCP servers.
+	".claude/settings.json", ".claude/settings.local.json", ".gemini/settings.json", ".cursor/mcp.json",
 }
 
 // SystemReadOnly returns the host paths a run may read and execute besides
@@ -421,8 +425,12 @@ type Policy struct {
 	// open no socket at all.
 	DenyUnixSockets bool
 	// Env is the run's whole environment as NAME=value pairs; the caller's
-	// environment is never inherited. Nil means [DefaultEnv]. A name
-	// containing KEY, SECRET, TOKEN or PASSWORD (in any case) is refused
+	// environment is never inherited. Nil means [DefaultEnv]. A variable
+	// whose name looks like a secret's (see [SecretWord]: KEY, SECRET,
+	// TOKEN, PASSWORD ... in any case), whose value holds a URL with
+	// credentials (scheme://user:password@host, scheme://token@host) or a
+	// credential of a well-known format (GitHub, GitLab, Slack and AWS
+	// tokens, sk- API keys, a bearer token, a PEM private key) is refused
 	// unless Secrets names it.
 	Env []string
 	// Secrets names the variables of Env the caller passes knowingly
@@ -455,8 +463,16 @@ type Policy struct {
 // is root and Policy.UID is zero.
 const DefaultUID = 65534
 
-// secretWords are the name fragments that mark a variable as a secret.
-var secretWords = []string{"KEY", "SECRET", "TOKEN", "PASSWORD"}
+// secretWords are the name fragments that mark a variable as a secret
+// wherever they appear in its name.
+var secretWords = []string{"KEY", "SECRET", "TOKEN", "PASSWORD", "PASSWD", "PASSPHRASE", "CREDENTIAL"}
+
+// secretSegments mark a variable as a secret when one of the parts of its
+// name between non-alphanumeric characters is exactly one of them
+// (SMTP_PASS, MYSQL_PWD, NPM_CONFIG__AUTH, GH_PAT), but not as part of a
+// longer word (GIT_AUTHOR_NAME, COMPASS_DIR, PATH) nor as the whole name
+// (PWD, the shell's working directory).
+var secretSegments = []string{"PASS", "PWD", "AUTH", "PAT", "CREDS", "COOKIE"}
 
 // Validate reports the first problem that makes p unusable: relative or
 // overlapping paths, protected paths that escape the workspace, unknown
@@ -537,8 +553,9 @@ func systemDirOf(w string) string {
 }
 
 // ProtectedPaths returns the workspace paths p keeps read-only: Protected,
-// or [DefaultProtected] when Protected is nil. A backend reads them here;
-// the slice is a fresh copy.
+// or [DefaultProtected] when Protected is nil, each in its clean form
+// (".git/hooks/" and "./.git/hooks" are ".git/hooks"). A backend reads
+// them here; the slice is a fresh copy.
 func (p Policy) ProtectedPaths() []string { return slices.Clone(p.protected()) }
 
 // Environ returns the run's whole environment: Env, or [DefaultEnv] when
@@ -546,9 +563,22 @@ func (p Policy) ProtectedPaths() []string { return slices.Clone(p.protected()) }
 // as [Policy.Validate] refuses them. The slice is a fresh copy.
 func (p Policy) Environ() ([]string, error) { return p.environ() }
 
+// protected returns the protected paths, each in its clean form
+// (path.Clean): every check compares them with names such as ".git/hooks",
+// and ".git/hooks/" or "./.git/hooks" written in a policy must protect
+// what the clean name does.
 func (p Policy) protected() []string {
 	if p.Protected == nil {
 		return defaultProtected
+	}
+	for i, pr := range p.Protected {
+		if path.Clean(pr) != pr {
+			out := slices.Clone(p.Protected)
+			for j := i; j < len(out); j++ {
+				out[j] = path.Clean(out[j])
+			}
+			return out
+		}
 	}
 	return p.Protected
 }
@@ -601,6 +631,14 @@ func (p Policy) environ() ([]string, error) {
 		if w, bad := secretName(name); bad && !slices.Contains(p.Secrets, name) {
 			return nil, fmt.Errorf("sandbox: environment variable %s is refused: a name containing %s is passed to a sandbox only when Policy.Secrets names it", name, w)
 		}
+		if _, value, _ := strings.Cut(kv, "="); !slices.Contains(p.Secrets, name) {
+			if urlCredentials(value) {
+				return nil, fmt.Errorf("sandbox: environment variable %s is refused: its value holds credentials in a URL (user:password@ or token@); it is passed to a sandbox only when Policy.Secrets names it", name)
+			}
+			if kind := secretValue(value); kind != "" {
+				return nil, fmt.Errorf("sandbox: environment variable %s is refused: its value holds %s; it is passed to a sandbox only when Policy.Secrets names it", name, kind)
+			}
+		}
 		out = append(out, kv)
 	}
 	for _, name := range p.Secrets {
@@ -611,10 +649,13 @@ func (p Policy) environ() ([]string, error) {
 	return out, nil
 }
 
-// SecretWord returns the fragment (KEY, SECRET, TOKEN or PASSWORD, in
-// any case) that makes the variable name look like a secret, which a
-// policy refuses in its environment unless Policy.Secrets names it, or
-// "" for a name that does not.
+// SecretWord returns the fragment that makes the variable name look like
+// a secret, which a policy refuses in its environment unless
+// Policy.Secrets names it, or "" for a name that does not: KEY, SECRET,
+// TOKEN, PASSWORD, PASSWD, PASSPHRASE or CREDENTIAL anywhere in the name,
+// or PASS, PWD, AUTH, PAT, CREDS or COOKIE as a whole part of a name of
+// several parts (SMTP_PASS, MYSQL_PWD; not GIT_AUTHOR_NAME nor PWD), in
+// any case.
 func SecretWord(name string) string {
 	w, _ := secretName(name)
 	return w
@@ -627,7 +668,88 @@ func secretName(name string) (string, bool) {
 			return w, true
 		}
 	}
+	parts := strings.FieldsFunc(up, func(r rune) bool { return !('A' <= r && r <= 'Z' || '0' <= r && r <= '9') })
+	if len(parts) > 1 {
+		for _, part := range parts {
+			if slices.Contains(secretSegments, part) {
+				return part, true
+			}
+		}
+	}
 	return "", false
+}
+
+// secretFormats are credentials whose format tells them apart wherever
+// they appear in a value: a prefix at the start of a word (after a
+// character that is not a letter, digit, _ or -), followed by at least
+// min characters of the token's alphabet.
+var secretFormats = []struct {
+	prefix, kind string
+	min          int
+}{
+	{"ghp_", "a GitHub token", 30}, {"gho_", "a GitHub token", 30}, {"ghu_", "a GitHub token", 30},
+	{"ghs_", "a GitHub token", 30}, {"ghr_", "a GitHub token", 30}, {"github_pat_", "a GitHub token", 30},
+	{"glpat-", "a GitLab token", 16}, {"xoxb-", "a Slack token", 10}, {"xoxp-", "a Slack token", 10},
+	{"xoxa-", "a Slack token", 10}, {"xoxs-", "a Slack token", 10}, {"AKIA", "an AWS access key id", 16},
+	{"ASIA", "an AWS access key id", 16}, {"sk-", "an API key", 20}, {"Bearer ", "a bearer token", 16},
+}
+
+// secretValue names the kind of credential value holds (a token of a
+// well-known format, a PEM private key), or "".
+func secretValue(value string) string {
+	if strings.Contains(value, "-----BEGIN") && strings.Contains(value, "PRIVATE KEY") {
+		return "a private key"
+	}
+	word := func(c byte) bool { return isAlnumByte(c) || c == '_' || c == '-' }
+	for _, f := range secretFormats {
+		for i := 0; ; {
+			j := strings.Index(value[i:], f.prefix)
+			if j < 0 {
+				break
+			}
+			at := i + j
+			i = at + 1
+			if at > 0 && word(value[at-1]) {
+				continue
+			}
+			n := 0
+			for k := at + len(f.prefix); k < len(value) && word(value[k]); k++ {
+				n++
+			}
+			if n >= f.min {
+				return f.kind
+			}
+		}
+	}
+	return ""
+}
+
+func isAlnumByte(c byte) bool {
+	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9'
+}
+
+// urlCredentials reports whether value holds a URL with a user part
+// (scheme://user:password@host, scheme://token@host) anywhere in it: a
+// database or proxy URL carries its password there, and a token is often
+// given as the user.
+func urlCredentials(value string) bool {
+	for {
+		i := strings.Index(value, "://")
+		if i < 0 {
+			return false
+		}
+		value = value[i+3:]
+		end := strings.IndexFunc(value, func(r rune) bool {
+			return strings.ContainsRune("/?#,; \t\n\"'<>", r)
+		})
+		authority := value
+		if end >= 0 {
+			authority = value[:end]
+		}
+		if at := strings.LastIndexByte(authority, '@'); at > 0 {
+			return true
+		}
+	}
 }
 
 // A LayerError reports that a run was refused because the host lacks a

@@ -406,7 +406,7 @@ func (r *nativeRun) classify(ctx context.Context) (*Result, error) {
 				res.NotApplied = append(res.NotApplied, ".: "+err.Error())
 			}
 			refusedProtected = applied.protected
-			res.NotApplied = append(res.NotApplied, applied.notApplied...)
+			res.NotApplied = append(res.NotApplied, applied.list()...)
 		}
 	}
 	res.ProtectedChanged = r.before.Changed(cfg.Workspace, cfg.Protected)
@@ -474,8 +474,11 @@ func helperConfig(p Policy, argv, env []string, layers []Layer, limits Limits, t
 	}
 	if p.Workspace != "" {
 		cfg.Workspace = filepath.Clean(p.Workspace)
-		cfg.Protected = protected.Git(cfg.Workspace, cfg.Protected)
-		nested, err := protected.Nested(cfg.Workspace, cfg.Protected, protected.Bounds{Entries: limits.GitSearch, Depth: GitSearchDepth})
+		own, err := protected.Git(cfg.Workspace, cfg.Protected)
+		if err != nil {
+			return nil, protected.Refusal(err)
+		}
+		nested, err := protected.Nested(cfg.Workspace, own, protected.Bounds{Entries: limits.GitSearch, Depth: GitSearchDepth})
 		if err != nil {
 			return nil, protected.Refusal(err)
 		}

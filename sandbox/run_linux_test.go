@@ -284,7 +284,7 @@ func TestProtectedChangedIsReported(t *testing.T) {
 	}{
 		{"untouched", []string{"write", filepath.Join(f.ws, ".git", "objects", "o1")}, nil},
 		{"replaced", []string{"replace", filepath.Join(f.ws, ".git"), "hooks/pre-commit", plantedHook, "config", plantedConfig}, underGit},
-		{"claude", []string{"replace", filepath.Join(f.ws, ".claude"), "commands/x.md", "x"}, []string{".claude/commands", ".claude/agents"}},
+		{"claude", []string{"replace", filepath.Join(f.ws, ".claude"), "commands/x.md", "x"}, []string{".claude/commands", ".claude/agents", ".claude/settings.json", ".claude/settings.local.json"}},
 		{"gitfile", []string{"append", filepath.Join(f.ws, ".git")}, underGit},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -314,7 +314,7 @@ func TestGitProtected(t *testing.T) {
 	gitdirLayout(t, filepath.Join(ws, ".git", "modules", "a", "b"))
 	gitdirLayout(t, filepath.Join(ws, ".git", "modules", "a", "b", "modules", "c"))
 	must(t, os.MkdirAll(filepath.Join(ws, ".git", "modules", "notrepo"), 0o755))
-	got := protected.Git(ws, []string{".git/hooks", ".git/config"})
+	got := mustGit(t, ws, []string{".git/hooks", ".git/config"})
 	var want []string
 	for _, repo := range []string{".git/modules/a/b", ".git/modules/a/b/modules/c"} {
 		want = append(want, repoLeaves(repo)...)
@@ -332,7 +332,7 @@ func TestGitProtected(t *testing.T) {
 		{"not a gitdir\n", ""},
 	} {
 		must(t, os.WriteFile(filepath.Join(ws, ".git"), []byte(tc.gitdir), 0o644))
-		got := protected.Git(ws, []string{".git/hooks"})
+		got := mustGit(t, ws, []string{".git/hooks"})
 		want := []string{".git/hooks"}
 		if tc.want != "" {
 			want = append(want, repoLeaves(tc.want)...)
@@ -341,15 +341,25 @@ func TestGitProtected(t *testing.T) {
 			t.Errorf("%q: %q, want %q", tc.gitdir, got, want)
 		}
 	}
-	if got := protected.Git(ws, []string{".bashrc"}); !slices.Equal(got, []string{".bashrc"}) {
+	if got := mustGit(t, ws, []string{".bashrc"}); !slices.Equal(got, []string{".bashrc"}) {
 		t.Errorf("without git's paths: %q", got)
 	}
 	// A list of its own that names .git/hooks gets what git reads in
 	// place of the hooks and config too, in a workspace without .git.
 	must(t, os.RemoveAll(filepath.Join(ws, ".git")))
-	if got, want := protected.Git(ws, []string{".git/hooks"}), append([]string{".git/hooks"}, repoLeaves(".git")[1:]...); !slices.Equal(got, want) {
+	if got, want := mustGit(t, ws, []string{".git/hooks"}), append([]string{".git/hooks"}, repoLeaves(".git")[1:]...); !slices.Equal(got, want) {
 		t.Errorf("no .git, a list of its own: %q, want %q", got, want)
 	}
+}
+
+// mustGit is protected.Git, failing the test on its error.
+func mustGit(t *testing.T, ws string, list []string) []string {
+	t.Helper()
+	got, err := protected.Git(ws, list)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return got
 }
 
 // repoLeaves is what protected.Git protects of the repository repo.

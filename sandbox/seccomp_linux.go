@@ -2,6 +2,7 @@ package sandbox
 
 import (
 	"encoding/binary"
+	"slices"
 	"sync"
 
 	seccomp "github.com/elastic/go-seccomp-bpf"
@@ -19,12 +20,29 @@ var deniedSyscalls = []string{
 	"bpf", "perf_event_open", "userfaultfd", "fanotify_init",
 	"keyctl", "add_key", "request_key",
 	"mount", "umount2", "pivot_root", "chroot", "fsopen", "fsmount", "fsconfig", "fspick",
-	"open_tree", "move_mount", "mount_setattr",
+	"open_tree", "open_tree_attr", "move_mount", "mount_setattr",
 	"unshare", "setns",
 	"init_module", "finit_module", "delete_module", "kexec_load", "kexec_file_load",
 	"acct", "swapon", "swapoff", "reboot", "syslog", "quotactl", "quotactl_fd",
 	"settimeofday", "clock_settime", "clock_adjtime", "adjtimex", "sethostname", "setdomainname",
 	"name_to_handle_at", "open_by_handle_at", "lookup_dcookie", "vhangup", "personality",
+	// Legacy interfaces with a history of kernel bugs, which the
+	// container engines' default profiles deny too (x86 only; left out
+	// where the architecture lacks them, see archNames).
+	"modify_ldt", "uselib", "vm86", "vm86old",
+}
+
+// archNames keeps the names the running architecture has: a filter naming
+// a call the architecture lacks would not assemble.
+func archNames(names []string) []string {
+	info, err := arch.GetInfo("")
+	if err != nil {
+		return names // Assemble reports the architecture
+	}
+	return slices.DeleteFunc(slices.Clone(names), func(n string) bool {
+		_, ok := info.SyscallNames[n]
+		return !ok
+	})
 }
 
 // seccompPolicy is the sandbox's filter. Everything not listed is allowed;
@@ -41,7 +59,7 @@ func seccompPolicy(denyUnix bool, network Network) seccomp.Policy {
 			seccomp.Condition{Argument: 0, Operation: seccomp.NotEqual, Value: unix.AF_INET},
 			seccomp.Condition{Argument: 0, Operation: seccomp.NotEqual, Value: unix.AF_INET6})
 	}
-	deny := seccomp.SyscallGroup{Action: seccomp.ActionErrno, Names: deniedSyscalls}
+	deny := seccomp.SyscallGroup{Action: seccomp.ActionErrno, Names: archNames(deniedSyscalls)}
 	var conditional seccomp.SyscallGroup
 	conditional.Action = seccomp.ActionErrno
 	conditional.NamesWithCondtions = []seccomp.NameWithConditions{

@@ -126,7 +126,7 @@ const DefaultMaxWarm = 4
 // changed all the same, compared on the host before and after it);
 // Policy.ReadOnly bound read-only at the same paths; a read-only root
 // file system with a tmpfs /tmp of the smaller of Limits.Tmp
-// and Limits.WriteBytes; no network (only a
+// and Limits.WriteBytes, and a /dev/shm of the same size; no network (only a
 // loopback interface) unless the policy asks for the host's; every
 // capability dropped (a warm container's call server keeps three, which no
 // call gets: see Options.Warm); no_new_privs; the engine's
@@ -539,6 +539,10 @@ func (c *Backend) create(p sandbox.Policy, paths []string, img string, env, cmd 
 			Init:           &initProc,
 			LogConfig:      mcontainer.LogConfig{Type: "none"},
 			IpcMode:        "private",
+			// /dev/shm, the private IPC namespace's tmpfs, is bounded as
+			// /tmp is: the engine's default (64 MiB) let a call write
+			// past the budget there.
+			ShmSize: tmp,
 			Resources: mcontainer.Resources{
 				Memory:     l.Memory,
 				MemorySwap: l.Memory,
@@ -670,7 +674,9 @@ func (c *Backend) run(ctx context.Context, p sandbox.Policy, argv []string, stdi
 	)
 	if p.Workspace != "" {
 		ws = filepath.Clean(p.Workspace)
-		paths = protected.Git(ws, p.ProtectedPaths())
+		if paths, err = protected.Git(ws, p.ProtectedPaths()); err != nil {
+			return nil, protected.Refusal(err)
+		}
 		// Repositories nested in the workspace, searched before every
 		// call: a warm container's mounts are part of its key, so one
 		// made before a repository appeared is not used for it.

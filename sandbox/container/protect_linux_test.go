@@ -200,3 +200,52 @@ func TestProtectMounts(t *testing.T) {
 		})
 	}
 }
+
+// TestContainerGitConfiguredHooks: the repository's own configuration
+// moves its hooks (core.hooksPath, as husky sets it) or part of its
+// configuration (include.path) into the working tree, and the container
+// binds those read-only as it binds .git/hooks: a call cannot plant a
+// hook git runs as the user. The control runs the same call with git's
+// paths out of the protected list and finds the hook written on the host.
+func TestContainerGitConfiguredHooks(t *testing.T) {
+	t.Setenv("GIT_CONFIG_SYSTEM", os.DevNull)
+	t.Setenv("GIT_CONFIG_GLOBAL", os.DevNull)
+	for _, mode := range containerModes {
+		t.Run(mode.name, func(t *testing.T) {
+			c := requireEngineWith(t, mode.opts)
+			for _, tc := range []struct {
+				name      string
+				protected []string
+				planted   bool
+			}{
+				{"control: git's paths not protected", []string{".bashrc"}, true},
+				{"default", nil, false},
+			} {
+				t.Run(tc.name, func(t *testing.T) {
+					ws := protectWorkspace(t, true)
+					must(t, os.WriteFile(filepath.Join(ws, ".git", "config"), []byte("[core]\n\thooksPath = .husky\n[include]\n\tpath = ../shared.gitconfig\n"), 0o644))
+					must(t, os.MkdirAll(filepath.Join(ws, ".husky"), 0o755))
+					must(t, os.WriteFile(filepath.Join(ws, ".husky", "pre-commit"), []byte("#!/bin/sh\n"), 0o755))
+					must(t, os.WriteFile(filepath.Join(ws, "shared.gitconfig"), []byte("[alias]\n"), 0o644))
+					filepath.Walk(ws, func(p string, _ os.FileInfo, _ error) error {
+						return os.Lchown(p, sandbox.DefaultUID, sandbox.DefaultUID)
+					})
+					p := sandbox.Policy{Workspace: ws, Protected: tc.protected}
+					r, err := c.Run(context.Background(), p, []string{"sh", "-c", "echo pwned >> .husky/pre-commit; echo pwned >> shared.gitconfig"}, nil)
+					if err != nil {
+						t.Fatal(err)
+					}
+					for _, f := range []string{".husky/pre-commit", "shared.gitconfig"} {
+						b, _ := os.ReadFile(filepath.Join(ws, f))
+						if got := strings.Contains(string(b), "pwned"); got != tc.planted {
+							t.Errorf("%s written on the host: %v, want %v (stderr %q)", f, got, tc.planted, r.Stderr)
+						}
+					}
+					if !tc.planted && !strings.Contains(strings.ToLower(string(r.Stderr)), "read-only file system") {
+						t.Errorf("stderr %q, want read-only file system", r.Stderr)
+					}
+				})
+			}
+		})
+	}
+}

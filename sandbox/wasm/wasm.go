@@ -133,8 +133,10 @@ func (r *Runtime) Compile(ctx context.Context, bin []byte) (*Module, error) {
 type Config struct {
 	// Args are the module's arguments; Args[0] is its name by convention.
 	Args []string
-	// Env is the module's whole environment as NAME=value pairs; names
-	// containing KEY, SECRET, TOKEN or PASSWORD are refused.
+	// Env is the module's whole environment as NAME=value pairs; a
+	// variable [sandbox.Policy.Env] refuses (a secret-looking name, see
+	// [sandbox.SecretWord], or a URL with credentials in its value) is
+	// refused.
 	Env []string
 	// Workspace is a host directory the module sees read-only at "/".
 	// Empty means none.

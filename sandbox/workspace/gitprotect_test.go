@@ -129,6 +129,25 @@ func TestCatalogGitThroughFileTools(t *testing.T) {
 		}, tool: "write_file", args: WriteArgs{Path: "lib/.git", Content: "gitdir: ../evil\n"}, target: "lib/.git"},
 		{id: "A52-files-4", name: "write into .GIT, .git in another case (the same directory where case is ignored)", setup: func(t *testing.T, ws string) { gitRepo(t, filepath.Join(ws, ".git")) },
 			tool: "write_file", args: WriteArgs{Path: ".GIT/objects/info/alternates", Content: "/srv/evil/objects\n"}, target: ".GIT/objects/info/alternates"},
+		{id: "A52-files-5", name: "plant a hook in the repository a nested checkout's .git file names inside the workspace", setup: func(t *testing.T, ws string) {
+			gitRepo(t, filepath.Join(ws, "store", "lib.git"))
+			writeHost(t, ws, "vendor/lib/.git", "gitdir: ../../store/lib.git\n")
+		}, tool: "write_file", args: WriteArgs{Path: "store/lib.git/hooks/pre-commit", Content: hook}, target: "store/lib.git/hooks/pre-commit"},
+		{id: "A53-files-3", name: "plant a hook where a nested repository's core.hooksPath leads", setup: func(t *testing.T, ws string) {
+			gitRepo(t, filepath.Join(ws, "vendor", "lib", ".git"))
+			writeHost(t, ws, "vendor/lib/.git/config", "[core]\n\thooksPath = .husky\n")
+			writeHost(t, ws, "vendor/lib/.husky/pre-commit", "#!/bin/sh\nnpm test\n")
+		}, tool: "write_file", args: WriteArgs{Path: "vendor/lib/.husky/pre-commit", Content: hook}, target: "vendor/lib/.husky/pre-commit"},
+		{id: "A53-files-1", name: "plant a hook where the repository's core.hooksPath leads (husky's .husky)", setup: func(t *testing.T, ws string) {
+			gitRepo(t, filepath.Join(ws, ".git"))
+			writeHost(t, ws, ".git/config", "[core]\n\thooksPath = .husky\n")
+			writeHost(t, ws, ".husky/pre-commit", "#!/bin/sh\nnpm test\n")
+		}, tool: "write_file", args: WriteArgs{Path: ".husky/pre-commit", Content: hook}, target: ".husky/pre-commit"},
+		{id: "A53-files-2", name: "plant core.fsmonitor in a file the repository's config includes", setup: func(t *testing.T, ws string) {
+			gitRepo(t, filepath.Join(ws, ".git"))
+			writeHost(t, ws, ".git/config", "[include]\n\tpath = ../team.gitconfig\n")
+			writeHost(t, ws, "team.gitconfig", "[core]\n")
+		}, tool: "edit_file", args: EditArgs{Path: "team.gitconfig", Old: "[core]", New: "[core]\n\tfsmonitor = touch PWNED"}, target: "team.gitconfig"},
 		{id: "A49-files-1", name: "write a .git file naming a repository in a workspace without .git", setup: func(t *testing.T, ws string) {
 			gitRepo(t, filepath.Join(ws, "modules", "evil"))
 			writeHost(t, ws, "modules/evil/hooks/pre-commit", hook)

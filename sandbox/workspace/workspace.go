@@ -141,7 +141,8 @@ func (ts *Toolset) Close() error {
 // not, refusing .GIT/hooks too costs nothing. When git's hooks or config
 // are protected, so are those of every repository git would use in the
 // workspace, as the sandbox protects them (the one a .git file names,
-// the submodules' under .git/modules), and every .git entry and what it
+// the submodules' under .git/modules, every nested repository's and what
+// their configuration makes hooks or configuration), and every .git entry and what it
 // holds, at any depth: a .git file written, or rewritten, would lead git
 // to a repository of the model's making, and a nested repository's
 // hooks and config run when git is used in it. A protected path that is, or passes through, a
@@ -166,7 +167,18 @@ func (ts *Toolset) protectedBy(rel string) (string, bool, error) {
 				return ".git", true, nil
 			}
 		}
-		clean = protected.Git(ts.policy.Workspace, clean)
+		var err error
+		if clean, err = protected.Git(ts.policy.Workspace, clean); err != nil {
+			return "", false, fmt.Errorf("git's paths cannot be judged, so nothing is written: %w", err)
+		}
+		// Nested repositories, as a sandboxed run finds them: what their
+		// .git files name inside the workspace and what their
+		// configuration makes hooks (core.hooksPath) or configuration
+		// (include.path) lie outside any .git.
+		bounds := protected.Bounds{Entries: ts.policy.Limits.WithDefaults().GitSearch, Depth: sandbox.GitSearchDepth}
+		if clean, err = protected.Nested(ts.policy.Workspace, clean, bounds); err != nil {
+			return "", false, fmt.Errorf("nested git repositories cannot be judged, so nothing is written: %w", err)
+		}
 	}
 	for _, p := range clean[:len(clean):len(clean)] {
 		r, err := ts.resolve(p, whereLeads)

@@ -13,14 +13,16 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 )
 
 // Bounds of the supervisor's look at the protected paths before and after
 // a run, which costs every run: repositories found under a repository's
 // modules directory, and entries compared.
 const (
-	maxGitRepositories  = 64
-	maxGitWalk          = 1024
+	maxGitRepositories  = 256
+	maxGitWalk          = 4096
+	maxGitModulesDepth  = 16
 	maxProtectedEntries = 4096
 )
 
@@ -29,27 +31,43 @@ const (
 // repositories git would use in ws, when protected names git's own
 // (.git/hooks or .git/config): the repository a .git file names
 // ("gitdir: ...", worktrees and submodules), when it lies inside ws, and
-// the submodules' repositories under a repository's modules directory.
-// A path reached through a symbolic link is left for the helper, which
-// refuses it.
-func Git(ws string, protected []string) []string {
+// the submodules' repositories under a repository's modules directory;
+// and what git's configuration makes hooks or configuration inside ws
+// (see configured). A path reached through a symbolic link is left for
+// the helper, which refuses it. It returns an error, and the run must
+// not start, when it could not look at everything: more submodule
+// repositories or entries under a modules directory than it reads, a
+// configuration it cannot read or past its bounds.
+func Git(ws string, protected []string) ([]string, error) {
 	if ws == "" || !slices.Contains(protected, ".git/hooks") && !slices.Contains(protected, ".git/config") {
-		return protected
+		return protected, nil
 	}
 	out := slices.Clone(protected)
-	gitRepo(ws, "", &out)
-	return out
+	if err := gitRepo(ws, "", &out); err != nil {
+		return nil, err
+	}
+	return out, nil
 }
 
 // leaves are what git reads of a repository to run code: its hooks and
 // config, and what it reads in their place.
 var leaves = []string{"hooks", "config", "commondir", "config.worktree", "worktrees"}
 
+// A BoundError says the look at a repository's submodules or
+// configuration stopped at one of its bounds or could not read what it
+// needed: something it did not see could be left writable.
+type BoundError struct {
+	What string
+}
+
+func (e *BoundError) Error() string { return e.What }
+
 // gitRepo adds to out the git paths of the working tree at root (relative
 // to ws, "" for ws itself): its .git, the repository a .git file names
-// when that lies inside ws, and the submodules' repositories under that
-// repository's modules directory.
-func gitRepo(ws, root string, out *[]string) {
+// when that lies inside ws, the submodules' repositories under that
+// repository's modules directory, and what its configuration makes hooks
+// or configuration inside ws.
+func gitRepo(ws, root string, out *[]string) error {
 	add := func(repo string) {
 		for _, leaf := range leaves {
 			if p := repo + "/" + leaf; !slices.Contains(*out, p) {
@@ -61,7 +79,8 @@ func gitRepo(ws, root string, out *[]string) {
 	if root != "" {
 		repo = root + "/.git"
 	}
-	st, err := os.Lstat(filepath.Join(ws, repo))
+	gitDir := filepath.Join(ws, repo) // the repository, wherever it is
+	st, err := os.Lstat(gitDir)
 	if err != nil || st.IsDir() || root != "" {
 		// The workspace's own repository, or the one a run may make:
 		// what git reads in place of its hooks and config too, whatever
@@ -71,47 +90,71 @@ func gitRepo(ws, root string, out *[]string) {
 		add(repo)
 	}
 	if err == nil && st.Mode().IsRegular() {
-		repo = ""
+		repo, gitDir = "", ""
 		if dir, ok := readGitdir(filepath.Join(ws, root, ".git")); ok {
 			if !filepath.IsAbs(dir) {
 				dir = filepath.Join(ws, root, dir)
 			}
+			gitDir = filepath.Clean(dir)
 			if rel, err := filepath.Rel(ws, dir); err == nil && filepath.IsLocal(rel) {
 				repo = filepath.ToSlash(rel)
 				add(repo)
 			}
 		}
 	}
+	if gitDir != "" {
+		if err := configured(ws, filepath.Join(ws, root), gitDir, out); err != nil {
+			return err
+		}
+	}
 	if repo == "" {
-		return
+		return nil
 	}
 	// Submodules' repositories: any directory under modules holding a
-	// HEAD, at any depth (a submodule's name may contain slashes).
+	// HEAD, at any depth (a submodule's name may contain slashes). Past
+	// its bounds the walk is an error: a submodule's repository it did
+	// not reach would keep writable hooks and config.
 	found, seen := 0, 0
-	var walk func(rel string, depth int)
-	walk = func(rel string, depth int) {
+	var walk func(rel string, depth int) error
+	walk = func(rel string, depth int) error {
 		ents, err := os.ReadDir(filepath.Join(ws, rel))
-		if err != nil || depth > 8 {
-			return
+		if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) {
+			return nil
+		}
+		if err != nil {
+			return &BoundError{fmt.Sprintf("reading %s for submodules' repositories: %v", rel, err)}
+		}
+		if depth > maxGitModulesDepth {
+			return &BoundError{fmt.Sprintf("%s is more than %d directories below the modules directory that holds submodules' repositories", rel, maxGitModulesDepth)}
 		}
 		for _, e := range ents {
-			if seen++; seen > maxGitWalk || found >= maxGitRepositories {
-				return
+			if seen++; seen > maxGitWalk {
+				return &BoundError{fmt.Sprintf("more than %d entries under %s/modules, which holds submodules' repositories", maxGitWalk, repo)}
 			}
 			if !e.IsDir() {
 				continue
 			}
 			sub := rel + "/" + e.Name()
 			if st, err := os.Lstat(filepath.Join(ws, sub, "HEAD")); err == nil && st.Mode().IsRegular() {
-				found++
+				if found++; found > maxGitRepositories {
+					return &BoundError{fmt.Sprintf("more than %d submodules' repositories under %s/modules", maxGitRepositories, repo)}
+				}
 				add(sub)
-				walk(sub+"/modules", depth+1)
+				if err := configured(ws, "", filepath.Join(ws, sub), out); err != nil {
+					return err
+				}
+				if err := walk(sub+"/modules", depth+1); err != nil {
+					return err
+				}
 				continue
 			}
-			walk(sub, depth+1)
+			if err := walk(sub, depth+1); err != nil {
+				return err
+			}
 		}
+		return nil
 	}
-	walk(repo+"/modules", 0)
+	return walk(repo+"/modules", 0)
 }
 
 // Bounds of the search for nested repositories (Nested).
@@ -180,7 +223,9 @@ func Nested(ws string, protected []string, b Bounds) ([]string, error) {
 	}
 	out := slices.Clone(protected)
 	for _, root := range repos {
-		gitRepo(ws, root, &out)
+		if err := gitRepo(ws, root, &out); err != nil {
+			return nil, err
+		}
 	}
 	return out, nil
 }

@@ -1,0 +1,259 @@
+package sandbox
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/miniopenclaw/tool/sandbox/internal/protected"
+)
+
+// gitHome gives git, and the protected paths' look at git's
+// configuration, a home of the test's own with no global or system
+// configuration, so that the host's does not change what is protected.
+func gitHome(t *testing.T) {
+	t.Helper()
+	home := t.TempDir()
+	t.Setenv("HOME", home)
+	t.Setenv("XDG_CONFIG_HOME", filepath.Join(home, ".config"))
+	t.Setenv("GIT_CONFIG_SYSTEM", os.DevNull)
+	t.Setenv("GIT_CONFIG_GLOBAL", filepath.Join(home, ".gitconfig"))
+}
+
+func gitIn(t *testing.T, dir string, args ...string) string {
+	t.Helper()
+	out, err := exec.Command("git", append([]string{"-c", "safe.directory=*", "-C", dir}, args...)...).CombinedOutput()
+	if err != nil {
+		t.Fatalf("git %v: %v: %s", args, err, out)
+	}
+	return strings.TrimSpace(string(out))
+}
+
+// TestGitConfiguredHooksAttack: the user's own repository configuration
+// moves git's hooks or configuration into the working tree, where the
+// protected list did not look: core.hooksPath (husky and its kind set it
+// to a directory of the working tree; git then runs the hooks there, not
+// .git/hooks) and include.path (a file of the working tree whose
+// settings, core.fsmonitor included, are the repository's). A run that
+// writes a hook there, or core.fsmonitor into the included file, has its
+// code run by git as the user. The control, with git's paths out of the
+// protected list, shows the attack reaching the host; with the default
+// list it is refused, through the write budget's overlay and through a
+// workspace bound directly.
+func TestGitConfiguredHooksAttack(t *testing.T) {
+	gitHome(t)
+	f := newFixture(t)
+	layouts := []struct {
+		name   string
+		config func(t *testing.T)
+		target string // the file the run writes, relative to the workspace
+	}{
+		{"core.hooksPath", func(t *testing.T) {
+			gitIn(t, f.ws, "config", "core.hooksPath", ".husky")
+			must(t, os.MkdirAll(filepath.Join(f.ws, ".husky"), 0o755))
+			must(t, os.WriteFile(filepath.Join(f.ws, ".husky", "pre-commit"), []byte("#!/bin/sh\nnpm test\n"), 0o755))
+		}, ".husky/pre-commit"},
+		{"core.hooksPath, absolute, hook not there yet", func(t *testing.T) {
+			gitIn(t, f.ws, "config", "core.hooksPath", filepath.Join(f.ws, "tools", "hooks"))
+			must(t, os.MkdirAll(filepath.Join(f.ws, "tools", "hooks"), 0o755))
+		}, "tools/hooks/post-checkout"},
+		{"include.path", func(t *testing.T) {
+			gitIn(t, f.ws, "config", "include.path", "../shared.gitconfig")
+			must(t, os.WriteFile(filepath.Join(f.ws, "shared.gitconfig"), []byte("[alias]\n\tst = status\n"), 0o644))
+		}, "shared.gitconfig"},
+		{"includeIf.path in an included file", func(t *testing.T) {
+			gitIn(t, f.ws, "config", "include.path", "../a.gitconfig")
+			must(t, os.WriteFile(filepath.Join(f.ws, "a.gitconfig"), []byte("[includeIf \"gitdir:/\"]\n\tpath = conf/b.gitconfig ; a comment\n"), 0o644))
+			must(t, os.MkdirAll(filepath.Join(f.ws, "conf"), 0o755))
+			must(t, os.WriteFile(filepath.Join(f.ws, "conf", "b.gitconfig"), []byte("[alias]\n\tst = status\n"), 0o644))
+		}, "conf/b.gitconfig"},
+	}
+	for _, l := range layouts {
+		for _, tc := range []struct {
+			name    string
+			policy  func(*Policy)
+			planted bool
+		}{
+			{"control: git's paths not protected", func(p *Policy) { p.Protected = []string{".bashrc"} }, true},
+			{"default", func(*Policy) {}, false},
+			{"default, workspace bound directly", func(p *Policy) { p.Without = []Layer{LayerWriteBudget} }, false},
+		} {
+			t.Run(l.name+"/"+tc.name, func(t *testing.T) {
+				for _, e := range []string{".git", ".husky", "tools", "shared.gitconfig", "a.gitconfig", "conf"} {
+					must(t, os.RemoveAll(filepath.Join(f.ws, e)))
+				}
+				gitInit(t, f.ws, f.ws)
+				l.config(t)
+				chownAll(t, f.ws)
+				target := filepath.Join(f.ws, l.target)
+				attack := "write"
+				if _, err := os.Stat(target); err == nil {
+					attack = "append"
+				}
+				p := f.policy()
+				tc.policy(&p)
+				r := f.sandboxed(t, context.Background(), DefaultNative(), p, attack, target)
+				out := string(r.Stdout)
+				if tc.planted && !strings.HasPrefix(out, "OK") {
+					t.Fatalf("the control's run could not write %s: %q %q", l.target, out, trim(r.Stderr))
+				}
+				if !tc.planted && (!strings.HasPrefix(out, "BLOCKED") || !strings.Contains(strings.ToLower(out), "read-only file system")) {
+					t.Errorf("%s: %q (stderr %q), want BLOCKED read-only file system", l.target, out, trim(r.Stderr))
+				}
+				if got := fileHas(target, "pwned")(); got != tc.planted {
+					t.Errorf("%s planted on the host: %v, want %v", l.target, got, tc.planted)
+				}
+			})
+		}
+	}
+}
+
+// TestGitConfiguredPaths checks the paths the look at git's configuration
+// adds against git's own answer: where `git rev-parse --git-path hooks`
+// says the hooks are, and each file `git config --list --show-origin`
+// read inside the workspace, must be protected; and the refusals: a
+// relative hooks path of a repository whose working tree is not known, a
+// hooks path naming the workspace itself, an include loop is read once.
+func TestGitConfiguredPaths(t *testing.T) {
+	gitHome(t)
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Fatal("git, which this test compares with, is not installed:", err)
+	}
+	for _, tc := range []struct {
+		name   string
+		config string // the repository's .git/config, after [core]
+		files  map[string]string
+		global string // the global configuration
+	}{
+		{name: "relative hooks path", config: "\thooksPath = .husky/_\n"},
+		{name: "quoted, with a comment", config: "\thooksPath = \"dev hooks\" # where husky puts them\n"},
+		{name: "escaped and continued", config: "\thooksPath = ho\\\noks\\\\x\n"},
+		{name: "in the global configuration", global: "[core]\n\thooksPath = .githooks\n"},
+		{name: "global, through ~", global: "[core]\n\thooksPath = ~/hooks\n"},
+		{name: "include chain", config: "[include]\n\tpath = ../i1\n", files: map[string]string{"i1": "[include]\n\tpath = sub/i2\n", "sub/i2": "[core]\n\thooksPath = from-i2\n"}},
+		{name: "section and key in any case", config: "[CORE]\n\tHOOKSPATH = upper\n"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ws := t.TempDir()
+			gitIn(t, ws, "init", "-q")
+			b, err := os.ReadFile(filepath.Join(ws, ".git", "config"))
+			must(t, err)
+			must(t, os.WriteFile(filepath.Join(ws, ".git", "config"), []byte(strings.Replace(string(b), "[core]\n", "[core]\n"+tc.config, 1)), 0o644))
+			for name, text := range tc.files {
+				must(t, os.MkdirAll(filepath.Dir(filepath.Join(ws, name)), 0o755))
+				must(t, os.WriteFile(filepath.Join(ws, name), []byte(text), 0o644))
+			}
+			if tc.global != "" {
+				// The home is the workspace here, so that ~/hooks lies in it.
+				t.Setenv("HOME", ws)
+				t.Setenv("GIT_CONFIG_GLOBAL", filepath.Join(ws, "global.gitconfig"))
+				must(t, os.WriteFile(filepath.Join(ws, "global.gitconfig"), []byte(tc.global), 0o644))
+			}
+			got := mustGit(t, ws, DefaultProtected())
+			hooks := gitIn(t, ws, "rev-parse", "--git-path", "hooks")
+			if !filepath.IsAbs(hooks) {
+				hooks = filepath.Join(ws, hooks)
+			}
+			rel, err := filepath.Rel(ws, hooks)
+			must(t, err)
+			if !slices.Contains(got, filepath.ToSlash(rel)) {
+				t.Errorf("git runs hooks from %s, not protected: %q", rel, got)
+			}
+			for line := range strings.Lines(gitIn(t, ws, "config", "--list", "--show-origin", "--includes")) {
+				origin, _, _ := strings.Cut(line, "\t")
+				file, ok := strings.CutPrefix(origin, "file:")
+				if !ok {
+					continue
+				}
+				if !filepath.IsAbs(file) {
+					file = filepath.Join(ws, file)
+				}
+				rel, err := filepath.Rel(ws, file)
+				if err != nil || !filepath.IsLocal(rel) || rel == ".git/config" || tc.global != "" && rel == "global.gitconfig" {
+					continue
+				}
+				if !slices.Contains(got, filepath.ToSlash(rel)) {
+					t.Errorf("git reads configuration from %s, not protected: %q", rel, got)
+				}
+			}
+		})
+	}
+	t.Run("refused", func(t *testing.T) {
+		for _, tc := range []struct {
+			name, config, want string
+		}{
+			{"the workspace as hooks path", "[core]\n\thooksPath = .\n", "the workspace itself"},
+			{"a submodule's relative hooks path, no working tree", "", "relative to a working tree"},
+			{"a configuration over its bound", "", "over"},
+		} {
+			t.Run(tc.name, func(t *testing.T) {
+				ws := t.TempDir()
+				gitdirLayout(t, filepath.Join(ws, ".git"))
+				switch tc.name {
+				case "the workspace as hooks path":
+					must(t, os.WriteFile(filepath.Join(ws, ".git", "config"), []byte(tc.config), 0o644))
+				case "a submodule's relative hooks path, no working tree":
+					gitdirLayout(t, filepath.Join(ws, ".git", "modules", "m"))
+					must(t, os.WriteFile(filepath.Join(ws, ".git", "modules", "m", "config"), []byte("[core]\n\thooksPath = h\n"), 0o644))
+				case "a configuration over its bound":
+					must(t, os.WriteFile(filepath.Join(ws, ".git", "config"), []byte("#"+strings.Repeat("x", 1<<20)+"\n"), 0o644))
+				}
+				_, err := protected.Git(ws, DefaultProtected())
+				if err == nil || !strings.Contains(err.Error(), tc.want) {
+					t.Errorf("%v, want an error saying %q", err, tc.want)
+				}
+			})
+		}
+	})
+}
+
+// TestGitSubmoduleBoundAttack: the look for submodules' repositories under
+// .git/modules stopped quietly at its bound (64 repositories), so the
+// hooks and config of every submodule past it were left writable. Past
+// the bound the run must be refused; within it a submodule's hooks are
+// protected; the control, with git's paths out of the protected list,
+// shows the write reaching the host.
+func TestGitSubmoduleBoundAttack(t *testing.T) {
+	gitHome(t)
+	f := newFixture(t)
+	layout := func(t *testing.T, n int) string {
+		t.Helper()
+		must(t, os.RemoveAll(filepath.Join(f.ws, ".git")))
+		gitdirLayout(t, filepath.Join(f.ws, ".git"))
+		for i := range n {
+			gitdirLayout(t, filepath.Join(f.ws, ".git", "modules", fmt.Sprintf("m%04d", i)))
+		}
+		chownAll(t, f.ws)
+		return filepath.Join(f.ws, ".git", "modules", fmt.Sprintf("m%04d", n-1), "hooks", "post-checkout")
+	}
+	t.Run("control: git's paths not protected", func(t *testing.T) {
+		hook := layout(t, 300)
+		p := f.policy()
+		p.Protected = []string{".bashrc"}
+		if r := f.sandboxed(t, context.Background(), DefaultNative(), p, "write", hook); !strings.HasPrefix(string(r.Stdout), "OK") || !fileHas(hook, "pwned")() {
+			t.Fatalf("the control could not plant the hook: %q %q", r.Stdout, trim(r.Stderr))
+		}
+	})
+	t.Run("within the bound", func(t *testing.T) {
+		hook := layout(t, 200)
+		r := f.sandboxed(t, context.Background(), DefaultNative(), f.policy(), "write", hook)
+		if !strings.Contains(strings.ToLower(string(r.Stdout)), "read-only file system") || exists(hook)() {
+			t.Errorf("the 200th submodule's hook: %q (stderr %q), want BLOCKED read-only file system", r.Stdout, trim(r.Stderr))
+		}
+	})
+	t.Run("past the bound", func(t *testing.T) {
+		hook := layout(t, 300)
+		_, err := DefaultNative().Run(context.Background(), f.policy(), []string{f.attacker, "write", hook}, nil)
+		if err == nil || !strings.Contains(err.Error(), "submodules' repositories") || !strings.Contains(err.Error(), "refusing to run") {
+			t.Errorf("%v, want the run refused naming the submodules' bound", err)
+		}
+		if exists(hook)() {
+			t.Error("the hook past the bound was planted")
+		}
+	})
+}

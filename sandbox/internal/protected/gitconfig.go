@@ -1,0 +1,366 @@
+package protected
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+)
+
+// Bounds of the look at git's configuration: bytes of one file, files
+// read for one repository (the system and global files, the repository's
+// own, and what they include), and include depth (git's own limit is 10).
+const (
+	maxConfigBytes = 1 << 20
+	maxConfigFiles = 64
+	maxIncludeDeep = 10
+)
+
+// configured adds to out what git's configuration makes code or
+// configuration of the repository gitDir (absolute) whose working tree is
+// worktree ("" when not known): the directory core.hooksPath names (git
+// runs the hooks there instead of gitDir/hooks: husky and similar tools
+// set it to a directory of the working tree, which a run could otherwise
+// fill with hooks), and every file an include.path or includeIf.*.path
+// names (its settings, core.fsmonitor and core.pager included, are the
+// repository's), each when it lies inside ws. It reads the system and
+// global files ($GIT_CONFIG_SYSTEM or /etc/gitconfig, $GIT_CONFIG_GLOBAL
+// or ~/.gitconfig and $XDG_CONFIG_HOME/git/config, as this process's
+// environment names them), gitDir's config and config.worktree, the
+// common directory's config when gitDir has a commondir file, and what
+// they include, with every include followed whatever its condition. A
+// relative hooks path is relative to the working tree; with none known
+// it is an error, as is a hooks path naming ws itself, a file it cannot
+// read (other than a missing one) and any bound passed.
+func configured(ws, worktree, gitDir string, out *[]string) error {
+	c := &configLook{ws: ws, worktree: worktree, out: out, read: map[string]bool{}}
+	if cw, err := c.coreWorktree(gitDir); err != nil {
+		return err
+	} else if cw != "" && c.worktree == "" {
+		c.worktree = cw
+	}
+	home, _ := os.UserHomeDir()
+	var files []string
+	if sys := os.Getenv("GIT_CONFIG_SYSTEM"); sys != "" {
+		files = append(files, sys)
+	} else {
+		files = append(files, "/etc/gitconfig")
+	}
+	if g := os.Getenv("GIT_CONFIG_GLOBAL"); g != "" {
+		files = append(files, g)
+	} else {
+		if home != "" {
+			files = append(files, filepath.Join(home, ".gitconfig"))
+		}
+		if xdg := os.Getenv("XDG_CONFIG_HOME"); filepath.IsAbs(xdg) {
+			files = append(files, filepath.Join(xdg, "git", "config"))
+		} else if home != "" {
+			files = append(files, filepath.Join(home, ".config", "git", "config"))
+		}
+	}
+	files = append(files, filepath.Join(gitDir, "config"), filepath.Join(gitDir, "config.worktree"))
+	if b, err := readBounded(filepath.Join(gitDir, "commondir")); err == nil {
+		common := strings.TrimSpace(string(b))
+		if common != "" {
+			if !filepath.IsAbs(common) {
+				common = filepath.Join(gitDir, common)
+			}
+			files = append(files, filepath.Join(common, "config"))
+		}
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	c.home = home
+	for _, f := range files {
+		if err := c.file(f, 0); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+type configLook struct {
+	ws, worktree, home string
+	out                *[]string
+	read               map[string]bool
+}
+
+// coreWorktree returns the working tree gitDir's config names with
+// core.worktree (a submodule's repository names its checkout so), made
+// absolute, or "".
+func (c *configLook) coreWorktree(gitDir string) (string, error) {
+	b, err := readBounded(filepath.Join(gitDir, "config"))
+	if errors.Is(err, fs.ErrNotExist) {
+		return "", nil
+	}
+	if err != nil {
+		return "", err
+	}
+	wt := ""
+	parseConfig(b, func(section, key, value string) {
+		if section == "core" && key == "worktree" && value != "" {
+			wt = value
+		}
+	})
+	if wt != "" && !filepath.IsAbs(wt) {
+		wt = filepath.Join(gitDir, wt)
+	}
+	return wt, nil
+}
+
+func (c *configLook) file(name string, depth int) error {
+	name = filepath.Clean(name)
+	if c.read[name] {
+		return nil
+	}
+	if len(c.read) >= maxConfigFiles {
+		return &BoundError{fmt.Sprintf("more than %d git configuration files to read (through include.path)", maxConfigFiles)}
+	}
+	c.read[name] = true
+	b, err := readBounded(name)
+	if errors.Is(err, fs.ErrNotExist) || errors.Is(err, fs.ErrPermission) && !c.inside(name) {
+		// A file git would not find either; one outside the workspace
+		// this process may not read, no run can write.
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	var hooks, includes []string
+	parseConfig(b, func(section, key, value string) {
+		switch {
+		case section == "core" && key == "hookspath":
+			hooks = append(hooks, value)
+		case (section == "include" || section == "includeif") && key == "path":
+			includes = append(includes, value)
+		}
+	})
+	for _, h := range hooks {
+		if h == "" {
+			continue
+		}
+		h = c.expand(h)
+		if !filepath.IsAbs(h) {
+			if c.worktree == "" {
+				return &BoundError{fmt.Sprintf("%s sets core.hooksPath %q, relative to a working tree the sandbox does not know", name, h)}
+			}
+			h = filepath.Join(c.worktree, h)
+		}
+		if err := c.protect(h, "core.hooksPath in "+name); err != nil {
+			return err
+		}
+	}
+	for _, inc := range includes {
+		if inc == "" {
+			continue
+		}
+		inc = c.expand(inc)
+		if !filepath.IsAbs(inc) {
+			inc = filepath.Join(filepath.Dir(name), inc)
+		}
+		if err := c.protect(inc, "include.path in "+name); err != nil {
+			return err
+		}
+		if depth+1 > maxIncludeDeep {
+			return &BoundError{fmt.Sprintf("git configuration includes nested more than %d deep (%s)", maxIncludeDeep, inc)}
+		}
+		if err := c.file(inc, depth+1); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// expand replaces a leading ~/ with the home directory, as git does.
+func (c *configLook) expand(p string) string {
+	if rest, ok := strings.CutPrefix(p, "~/"); ok && c.home != "" {
+		return filepath.Join(c.home, rest)
+	}
+	return p
+}
+
+// inside reports whether p lies in ws, as written or through links.
+func (c *configLook) inside(p string) bool {
+	_, ok := c.rel(p)
+	return ok
+}
+
+// rel returns p relative to ws when p lies in ws, as written or, for the
+// part of it that exists, through symbolic links.
+func (c *configLook) rel(p string) (string, bool) {
+	p = filepath.Clean(p)
+	if rel, err := filepath.Rel(c.ws, p); err == nil && filepath.IsLocal(rel) {
+		return filepath.ToSlash(rel), true
+	}
+	if rel, err := filepath.Rel(c.ws, p); err == nil && rel == "." {
+		return ".", true
+	}
+	// Through links: the deepest existing directory above p, resolved.
+	dir, tail := p, ""
+	for {
+		if real, err := filepath.EvalSymlinks(dir); err == nil {
+			realWS, err := filepath.EvalSymlinks(c.ws)
+			if err != nil {
+				return "", false
+			}
+			full := filepath.Join(real, tail)
+			if rel, err := filepath.Rel(realWS, full); err == nil && (filepath.IsLocal(rel) || rel == ".") {
+				return filepath.ToSlash(rel), true
+			}
+			return "", false
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return "", false
+		}
+		tail = filepath.Join(filepath.Base(dir), tail)
+		dir = parent
+	}
+}
+
+// protect adds p to the protected paths when it lies in ws.
+func (c *configLook) protect(p, why string) error {
+	rel, ok := c.rel(p)
+	if !ok {
+		return nil
+	}
+	if rel == "." {
+		return &BoundError{fmt.Sprintf("%s names the workspace itself, which cannot be protected read-only", why)}
+	}
+	if !slices.Contains(*c.out, rel) {
+		*c.out = append(*c.out, rel)
+	}
+	return nil
+}
+
+// readBounded reads a file of at most maxConfigBytes; a larger one is an
+// error.
+func readBounded(name string) ([]byte, error) {
+	f, err := os.Open(name)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, maxConfigBytes+1))
+	if err != nil {
+		return nil, err
+	}
+	if len(b) > maxConfigBytes {
+		return nil, &BoundError{fmt.Sprintf("git configuration %s is over %d bytes", name, maxConfigBytes)}
+	}
+	return b, nil
+}
+
+// parseConfig calls fn with each variable of the git configuration text
+// b: its section (lower case, without subsection), its key (lower case)
+// and its value (quotes and escapes undone, comments and surrounding
+// blanks removed; "" for a key without "="). Text it cannot read is
+// skipped, as a superset: git refuses such a file outright.
+func parseConfig(b []byte, fn func(section, key, value string)) {
+	s := string(b)
+	section := ""
+	i := 0
+	for i < len(s) {
+		// Start of a line.
+		for i < len(s) && (s[i] == ' ' || s[i] == '\t' || s[i] == '\r' || s[i] == '\n') {
+			i++
+		}
+		if i >= len(s) {
+			return
+		}
+		switch c := s[i]; {
+		case c == '#' || c == ';':
+			for i < len(s) && s[i] != '\n' {
+				i++
+			}
+		case c == '[':
+			end := strings.IndexByte(s[i:], ']')
+			if end < 0 {
+				return
+			}
+			head := s[i+1 : i+end]
+			i += end + 1
+			name, _, _ := strings.Cut(strings.TrimSpace(head), " ")
+			name, _, _ = strings.Cut(name, "\t")
+			name, _, _ = strings.Cut(name, ".") // [section.subsection]
+			section = strings.ToLower(name)
+			// The rest of the line may hold a variable (git allows
+			// "[core] hooksPath = x").
+		default:
+			start := i
+			for i < len(s) && (isAlnum(s[i]) || s[i] == '-') {
+				i++
+			}
+			key := strings.ToLower(s[start:i])
+			if key == "" {
+				// Not a variable: skip the line.
+				for i < len(s) && s[i] != '\n' {
+					i++
+				}
+				continue
+			}
+			for i < len(s) && (s[i] == ' ' || s[i] == '\t') {
+				i++
+			}
+			if i >= len(s) || s[i] != '=' {
+				fn(section, key, "")
+				continue
+			}
+			i++
+			var v strings.Builder
+			quoted := false
+			keep := 0 // length of v up to its last character that is not trailing blank
+		value:
+			for i < len(s) {
+				c := s[i]
+				switch {
+				case c == '\n' && !quoted:
+					break value
+				case c == '\\' && i+1 < len(s):
+					i++
+					switch e := s[i]; e {
+					case '\n':
+					case '\r':
+						if i+1 < len(s) && s[i+1] == '\n' {
+							i++
+						}
+					case 'n':
+						v.WriteByte('\n')
+					case 't':
+						v.WriteByte('\t')
+					case 'b':
+						v.WriteByte('\b')
+					default:
+						v.WriteByte(e)
+					}
+					keep = v.Len()
+				case c == '"':
+					quoted = !quoted
+					keep = v.Len()
+				case (c == '#' || c == ';') && !quoted:
+					for i < len(s) && s[i] != '\n' {
+						i++
+					}
+					break value
+				case (c == ' ' || c == '\t' || c == '\r') && !quoted:
+					if v.Len() > 0 {
+						v.WriteByte(c)
+					}
+				default:
+					v.WriteByte(c)
+					keep = v.Len()
+				}
+				i++
+			}
+			fn(section, key, v.String()[:keep])
+		}
+	}
+}
+
+func isAlnum(c byte) bool {
+	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9'
+}
