@@ -237,15 +237,7 @@ func TestHostileStrayResponses(t *testing.T) {
 	})
 	ctx, cancel := context.WithTimeout(t.Context(), wait)
 	defer cancel()
-	c, err := mcptool.Connect(ctx, tr, mcptool.WithProtocolVersion("2025-11-25"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	reg := tool.NewRegistry()
-	if err := c.Import(ctx, reg); err != nil {
-		t.Fatal(err)
-	}
+	reg := importHostile(t, ctx, tr)
 	for _, want := range []string{"first", "again"} {
 		res := reg.Execute(ctx, "t", []byte(`{}`))
 		if res.IsError || res.Output != want {
@@ -281,15 +273,7 @@ func TestHostileProgressFlood(t *testing.T) {
 	})
 	ctx, cancel := context.WithTimeout(t.Context(), wait)
 	defer cancel()
-	c, err := mcptool.Connect(ctx, tr, mcptool.WithProtocolVersion("2025-11-25"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	reg := tool.NewRegistry()
-	if err := c.Import(ctx, reg); err != nil {
-		t.Fatal(err)
-	}
+	reg := importHostile(t, ctx, tr)
 	var seen, longest atomic.Int64
 	pctx := tool.WithProgress(ctx, func(_, _ float64, message string) {
 		seen.Add(1)
@@ -338,15 +322,7 @@ func TestHostileResourceLinks(t *testing.T) {
 	})
 	ctx, cancel := context.WithTimeout(t.Context(), wait)
 	defer cancel()
-	c, err := mcptool.Connect(ctx, tr, mcptool.WithProtocolVersion("2025-11-25"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	reg := tool.NewRegistry()
-	if err := c.Import(ctx, reg); err != nil {
-		t.Fatal(err)
-	}
+	reg := importHostile(t, ctx, tr)
 	res := reg.Execute(ctx, "t", []byte(`{}`))
 	if res.IsError || len(res.Parts) != 3 {
 		t.Fatalf("call: %+v, want three parts", res)
@@ -362,4 +338,21 @@ func TestHostileResourceLinks(t *testing.T) {
 	if !strings.Contains(text, "file:///etc/passwd") || !strings.Contains(text, "what the server says") {
 		t.Errorf("the result does not describe the links and the embedded text: %s", text)
 	}
+}
+
+// importHostile connects to the server tr reaches, speaking 2025-11-25,
+// and imports its tools into a new registry, which it returns; the client
+// is closed when the test ends.
+func importHostile(t *testing.T, ctx context.Context, tr mcp.Transport) *tool.Registry {
+	t.Helper()
+	c, err := mcptool.Connect(ctx, tr, mcptool.WithProtocolVersion("2025-11-25"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	reg := tool.NewRegistry()
+	if err := c.Import(ctx, reg); err != nil {
+		t.Fatal(err)
+	}
+	return reg
 }
