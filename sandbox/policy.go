@@ -499,6 +499,12 @@ func (p Policy) Validate() error {
 			return fmt.Errorf("sandbox: read-only path %q is not absolute", ro)
 		}
 	}
+	for _, pr := range p.Protected {
+		if pr == "" {
+			// Its clean form would be "."; an empty entry is a mistake.
+			return errors.New("sandbox: protected path \"\" is empty")
+		}
+	}
 	for _, pr := range p.protected() {
 		if !filepath.IsLocal(pr) {
 			return fmt.Errorf("sandbox: protected path %q is not inside the workspace", pr)

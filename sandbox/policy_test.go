@@ -40,6 +40,8 @@ func TestPolicyValidate(t *testing.T) {
 		{"relative read-only", Policy{ReadOnly: []string{"usr"}}, "not absolute"},
 		{"protected escapes", Policy{Workspace: "/w", Protected: []string{"../x"}}, "not inside the workspace"},
 		{"protected absolute", Policy{Workspace: "/w", Protected: []string{"/etc"}}, "not inside the workspace"},
+		{"protected empty", Policy{Workspace: "/w", Protected: []string{".bashrc", ""}}, "is empty"},
+		{"protected escapes once cleaned", Policy{Workspace: "/w", Protected: []string{"a/../../x"}}, "not inside the workspace"},
 		{"unknown network", Policy{Network: "bridge"}, "unknown network"},
 		{"unknown layer", Policy{Without: []Layer{"magic"}}, "unknown layer"},
 		{"api key refused", Policy{Env: []string{"OPENAI_API_KEY=x"}}, "OPENAI_API_KEY is refused"},
