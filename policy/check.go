@@ -302,7 +302,7 @@ func numberWarnings(r *rule, t tool.Tool) []string {
 		}
 	}
 	for _, path := range argReads(r.ast) {
-		if holdsNumber(root.Properties[path[0]], 0) {
+		if holds(root.Properties[path[0]], "number", 0) {
 			add(fmt.Sprintf("argument %s holds a JSON number: a value that is not a whole number from %d to %d (150.5, 1e300) refuses the call whenever this policy may apply",
 				path[0], math.MinInt64, math.MaxInt64))
 			continue
@@ -348,7 +348,7 @@ func listWarnings(r *rule, t tool.Tool) []string {
 		}
 		slices.Sort(names)
 		for _, n := range names {
-			if holdsList(root.Properties[n], 0) {
+			if holds(root.Properties[n], "array", 0) {
 				add(n)
 			}
 		}
@@ -366,44 +366,28 @@ func listWarnings(r *rule, t tool.Tool) []string {
 				break
 			}
 		}
-		if s != nil && holdsList(s, 0) { // nil: not an argument of t, which the validator reports
+		if s != nil && holds(s, "array", 0) { // nil: not an argument of t, which the validator reports
 			add(path[0].Key)
 		}
 	}
 	return out
 }
 
-// holdsList reports whether s, or a part of it, has the JSON type array.
-func holdsList(s *jsonSchema, depth int) bool {
+// holds reports whether s, or a part of it (a property, the items), has
+// the JSON type typ.
+func holds(s *jsonSchema, typ string, depth int) bool {
 	if s == nil || depth > residual.MaxDepth {
 		return false
 	}
-	if s.typeName() == "array" {
+	if s.typeName() == typ {
 		return true
 	}
 	for _, p := range s.Properties {
-		if holdsList(p, depth+1) {
+		if holds(p, typ, depth+1) {
 			return true
 		}
 	}
-	return false
-}
-
-// holdsNumber reports whether s, or a part of it, has the JSON type
-// number.
-func holdsNumber(s *jsonSchema, depth int) bool {
-	if s == nil || depth > residual.MaxDepth {
-		return false
-	}
-	if s.typeName() == "number" {
-		return true
-	}
-	for _, p := range s.Properties {
-		if holdsNumber(p, depth+1) {
-			return true
-		}
-	}
-	return holdsNumber(s.Items, depth+1)
+	return holds(s.Items, typ, depth+1)
 }
 
 // argReads returns the arguments a policy's conditions read, each as the
