@@ -39,14 +39,15 @@ func approverServer(t *testing.T, ap policy.Approver) (*mcptool.Server, *policy.
 	return srv, a, &ran
 }
 
-// removeTool is the tool approverServer serves, counting its runs in ran.
-func removeTool(ran *atomic.Int32) tool.Tool {
+// removeTool is the tool approverServer (and the task tests, with
+// tool.WithTask) serve, counting its runs in ran.
+func removeTool(ran *atomic.Int32, opts ...tool.Option) tool.Tool {
 	return tool.Must(tool.New("remove", "Removes a file.", func(ctx context.Context, in struct {
 		Path string `json:"path"`
 	}) (string, error) {
 		ran.Add(1)
 		return "removed " + in.Path, nil
-	}))
+	}, opts...))
 }
 
 // removeRequest is the access request of a call of approverServer's

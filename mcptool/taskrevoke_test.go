@@ -2,7 +2,6 @@ package mcptool_test
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
@@ -37,12 +36,7 @@ func TestTaskResumeDecidedForItsRequest(t *testing.T) {
 	}
 	var ran atomic.Int32
 	r := tool.NewRegistry(tool.WithAuthorizer(a))
-	r.Register(tool.Must(tool.New("remove", "Removes a file.", func(_ context.Context, in struct {
-		Path string `json:"path"`
-	}) (string, error) {
-		ran.Add(1)
-		return "removed " + in.Path, nil
-	}, tool.WithTask(tool.TaskOptional))))
+	r.Register(removeTool(&ran, tool.WithTask(tool.TaskOptional)))
 	srv := mcptool.NewServer(r)
 	t.Cleanup(func() { srv.Close() })
 	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {

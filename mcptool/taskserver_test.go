@@ -134,12 +134,7 @@ func TestTaskApprovalEndToEnd(t *testing.T) {
 	}
 	var ran atomic.Int32
 	r := tool.NewRegistry(tool.WithAuthorizer(a))
-	r.Register(tool.Must(tool.New("remove", "Removes a file.", func(_ context.Context, in struct {
-		Path string `json:"path"`
-	}) (string, error) {
-		ran.Add(1)
-		return "removed " + in.Path, nil
-	}, tool.WithTask(tool.TaskOptional))))
+	r.Register(removeTool(&ran, tool.WithTask(tool.TaskOptional)))
 	c := taskClient{t: t, url: taskServer(t, r), user: "alice", caps: withTasks}
 
 	for _, tc := range []struct {

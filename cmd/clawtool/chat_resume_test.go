@@ -217,9 +217,7 @@ func TestChatResumeRefusesADamagedRun(t *testing.T) {
 	os.MkdirAll(dir, 0o700)
 	const run = "0123456789abcdef01234567"
 	os.WriteFile(filepath.Join(dir, run+".json"), []byte(`{"format":"clawtool.agent.run","version":1,`), 0o600)
-	getenv := func(k string) string {
-		return map[string]string{"OPENAI_BASE_URL": "http://127.0.0.1:1/v1", "OPENAI_MODEL": "local"}[k]
-	}
+	getenv := localModelEnv("http://127.0.0.1:1")
 	for _, tc := range []struct {
 		id, want string
 	}{

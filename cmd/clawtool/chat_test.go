@@ -53,9 +53,7 @@ func TestChatRunsTheLoop(t *testing.T) {
 		io.WriteString(w, `{"choices":[{"message":{"role":"assistant","content":"It is 5."},"finish_reason":"stop"}]}`)
 	}))
 	defer srv.Close()
-	getenv := func(k string) string {
-		return map[string]string{"OPENAI_BASE_URL": srv.URL + "/v1", "OPENAI_MODEL": "local"}[k]
-	}
+	getenv := localModelEnv(srv.URL)
 	var stdout, stderr bytes.Buffer
 	e := &env{stdin: strings.NewReader("What is 2+3?"), stdout: &stdout, stderr: &stderr}
 	if code := chat(context.Background(), e, []string{"-"}, getenv); code != exitOK {
@@ -207,9 +205,7 @@ func TestChatSessionGoesOnAfterAFailure(t *testing.T) {
 		io.WriteString(w, `{"choices":[{"message":{"role":"assistant","content":"Hi."},"finish_reason":"stop"}]}`)
 	}))
 	defer srv.Close()
-	getenv := func(k string) string {
-		return map[string]string{"OPENAI_BASE_URL": srv.URL + "/v1", "OPENAI_MODEL": "local"}[k]
-	}
+	getenv := localModelEnv(srv.URL)
 	var stdout, stderr bytes.Buffer
 	e := &env{stdin: strings.NewReader("one\ntwo\n"), stdout: &stdout, stderr: &stderr}
 	if code := chat(context.Background(), e, []string{"-stream=false"}, getenv); code != exitToolError {
@@ -224,15 +220,9 @@ func TestChatSessionGoesOnAfterAFailure(t *testing.T) {
 // that is not word vectors is a usage error that says so, and the small
 // table of toolsearch's tests lets the conversation run.
 func TestChatWordVectors(t *testing.T) {
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		io.Copy(io.Discard, r.Body)
-		w.Header().Set("Content-Type", "application/json")
-		io.WriteString(w, `{"choices":[{"message":{"role":"assistant","content":"Done."},"finish_reason":"stop"}]}`)
-	}))
+	srv := httptest.NewServer(answersDone())
 	defer srv.Close()
-	getenv := func(k string) string {
-		return map[string]string{"OPENAI_BASE_URL": srv.URL + "/v1", "OPENAI_MODEL": "local"}[k]
-	}
+	getenv := localModelEnv(srv.URL)
 	for _, c := range []struct {
 		file   string
 		code   int
@@ -251,4 +241,22 @@ func TestChatWordVectors(t *testing.T) {
 			t.Errorf("chat --word-vectors %s: stdout %q", c.file, stdout.String())
 		}
 	}
+}
+
+// localModelEnv is the environment of a chat whose model is the
+// OpenAI-compatible server at url, named "local".
+func localModelEnv(url string) func(string) string {
+	return func(k string) string {
+		return map[string]string{"OPENAI_BASE_URL": url + "/v1", "OPENAI_MODEL": "local"}[k]
+	}
+}
+
+// answersDone is a model server that answers every request "Done."
+// without tool calls.
+func answersDone() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, `{"choices":[{"message":{"role":"assistant","content":"Done."},"finish_reason":"stop"}]}`)
+	})
 }

@@ -207,9 +207,7 @@ func TestWarnEmbedder(t *testing.T) {
 // TestChatEmbeddingsFlags checks that chat refuses what search refuses,
 // before the conversation starts.
 func TestChatEmbeddingsFlags(t *testing.T) {
-	getenv := func(k string) string {
-		return map[string]string{"OPENAI_BASE_URL": "http://127.0.0.1:1/v1", "OPENAI_MODEL": "local"}[k]
-	}
+	getenv := localModelEnv("http://127.0.0.1:1")
 	var stdout, stderr bytes.Buffer
 	e := &env{stdin: strings.NewReader(""), stdout: &stdout, stderr: &stderr}
 	if code := chat(context.Background(), e, []string{"--embeddings", "ftp://127.0.0.1/v1", "--embeddings-model", "m", "hello"}, getenv); code != exitUsage || !strings.Contains(stderr.String(), "http or https") {

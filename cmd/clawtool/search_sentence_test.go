@@ -3,8 +3,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"io"
-	"net/http"
 	"net/http/httptest"
 	"os"
 	"os/exec"
@@ -69,15 +67,9 @@ func TestSearchSentenceEncoder(t *testing.T) {
 func TestChatSentenceEncoder(t *testing.T) {
 	modules := sentenceEncoder(t)
 	t.Setenv("XDG_CACHE_HOME", t.TempDir())
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		io.Copy(io.Discard, r.Body)
-		w.Header().Set("Content-Type", "application/json")
-		io.WriteString(w, `{"choices":[{"message":{"role":"assistant","content":"Done."},"finish_reason":"stop"}]}`)
-	}))
+	srv := httptest.NewServer(answersDone())
 	defer srv.Close()
-	getenv := func(k string) string {
-		return map[string]string{"OPENAI_BASE_URL": srv.URL + "/v1", "OPENAI_MODEL": "local"}[k]
-	}
+	getenv := localModelEnv(srv.URL)
 	var stdout, stderr bytes.Buffer
 	e := &env{stdin: strings.NewReader(""), stdout: &stdout, stderr: &stderr}
 	if code := chat(context.Background(), e, []string{"--sentence-encoder", modules, "hello"}, getenv); code != exitOK || stdout.String() != "Done.\n" {
