@@ -40,21 +40,53 @@ const plantNested = `echo pwned > vendor/lib/.git/hooks/pre-commit; a=$?; ` +
 // a warm one — including a warm container made before the nested
 // repository existed.
 func TestContainerNestedRepositoryAttack(t *testing.T) {
+	runNested(t, []nestedRow{
+		{"control: git's paths not protected", gitUnprotected, false, true},
+		{"default", defaultPolicy, false, false},
+		{"default, repository made after a first call", defaultPolicy, true, false},
+	}, func(t *testing.T, c *Backend, ws string, p sandbox.Policy, planted bool) {
+		nestedRepo(t, ws, filepath.Join(ws, "vendor", "lib"))
+		r, err := c.Run(context.Background(), p, []string{"sh", "-c", plantNested}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.OK() != planted {
+			t.Errorf("the attack's run: %s %q, want ok %v", r.Summary(), r.Stderr, planted)
+		}
+		hook, _ := os.ReadFile(filepath.Join(ws, "vendor", "lib", ".git", "hooks", "pre-commit"))
+		config, _ := os.ReadFile(filepath.Join(ws, "vendor", "lib", ".git", "config"))
+		got := strings.Contains(string(hook), "pwned") || strings.Contains(string(config), "fsmonitor")
+		if got != planted {
+			t.Errorf("hook or config planted on the host: %v, want %v", got, planted)
+		}
+	})
+}
+
+// A nestedRow is one row of the nested-repository attacks: the policy,
+// whether a first call comes before the nested repositories exist (so
+// that a warm container predates them), and whether the attack must land.
+type nestedRow struct {
+	name    string
+	p       func(ws string) sandbox.Policy
+	early   bool
+	planted bool
+}
+
+// gitUnprotected is the controls' policy: git's paths out of the
+// protected list.
+func gitUnprotected(ws string) sandbox.Policy {
+	return sandbox.Policy{Workspace: ws, Protected: []string{".bashrc"}}
+}
+
+func defaultPolicy(ws string) sandbox.Policy { return sandbox.Policy{Workspace: ws} }
+
+// runNested runs attack for each row in every container mode, in a fresh
+// workspace, after the row's first call if it has one.
+func runNested(t *testing.T, rows []nestedRow, attack func(t *testing.T, c *Backend, ws string, p sandbox.Policy, planted bool)) {
 	for _, mode := range containerModes {
 		t.Run(mode.name, func(t *testing.T) {
 			c := requireEngineWith(t, mode.opts)
-			for _, tc := range []struct {
-				name    string
-				p       func(ws string) sandbox.Policy
-				early   bool // a first call before the nested repository exists
-				planted bool
-			}{
-				{"control: git's paths not protected", func(ws string) sandbox.Policy {
-					return sandbox.Policy{Workspace: ws, Protected: []string{".bashrc"}}
-				}, false, true},
-				{"default", func(ws string) sandbox.Policy { return sandbox.Policy{Workspace: ws} }, false, false},
-				{"default, repository made after a first call", func(ws string) sandbox.Policy { return sandbox.Policy{Workspace: ws} }, true, false},
-			} {
+			for _, tc := range rows {
 				t.Run(tc.name, func(t *testing.T) {
 					ws := protectWorkspace(t, true)
 					p := tc.p(ws)
@@ -63,20 +95,7 @@ func TestContainerNestedRepositoryAttack(t *testing.T) {
 							t.Fatalf("first call: %v %v", r, err)
 						}
 					}
-					nestedRepo(t, ws, filepath.Join(ws, "vendor", "lib"))
-					r, err := c.Run(context.Background(), p, []string{"sh", "-c", plantNested}, nil)
-					if err != nil {
-						t.Fatal(err)
-					}
-					if r.OK() != tc.planted {
-						t.Errorf("the attack's run: %s %q, want ok %v", r.Summary(), r.Stderr, tc.planted)
-					}
-					hook, _ := os.ReadFile(filepath.Join(ws, "vendor", "lib", ".git", "hooks", "pre-commit"))
-					config, _ := os.ReadFile(filepath.Join(ws, "vendor", "lib", ".git", "config"))
-					got := strings.Contains(string(hook), "pwned") || strings.Contains(string(config), "fsmonitor")
-					if got != tc.planted {
-						t.Errorf("hook or config planted on the host: %v, want %v", got, tc.planted)
-					}
+					attack(t, c, ws, p, tc.planted)
 				})
 			}
 		})
@@ -166,49 +185,26 @@ func plantEach(targets []string) []string {
 // is, and the run says which it could not write — in a fresh container,
 // a warm one, and a warm one made before the repositories existed.
 func TestContainerNestedRepositoryLayouts(t *testing.T) {
-	for _, mode := range containerModes {
-		t.Run(mode.name, func(t *testing.T) {
-			c := requireEngineWith(t, mode.opts)
-			for _, tc := range []struct {
-				name    string
-				p       func(ws string) sandbox.Policy
-				early   bool // a first call before the nested repositories exist
-				planted bool
-			}{
-				{"control: git's paths not protected", func(ws string) sandbox.Policy {
-					return sandbox.Policy{Workspace: ws, Protected: []string{".bashrc"}}
-				}, false, true},
-				{"control: git's paths not protected, warm container made first", func(ws string) sandbox.Policy {
-					return sandbox.Policy{Workspace: ws, Protected: []string{".bashrc"}}
-				}, true, true},
-				{"default", func(ws string) sandbox.Policy { return sandbox.Policy{Workspace: ws} }, false, false},
-				{"default, repositories made after a first call", func(ws string) sandbox.Policy { return sandbox.Policy{Workspace: ws} }, true, false},
-			} {
-				t.Run(tc.name, func(t *testing.T) {
-					ws := protectWorkspace(t, true)
-					p := tc.p(ws)
-					if tc.early {
-						if r, err := c.Run(context.Background(), p, []string{"true"}, nil); err != nil || !r.OK() {
-							t.Fatalf("first call: %v %v", r, err)
-						}
-					}
-					targets := nestedLayouts(t, ws)
-					r, err := c.Run(context.Background(), p, plantEach(targets), nil)
-					if err != nil {
-						t.Fatal(err)
-					}
-					wrote := strings.Fields(string(r.Stdout))
-					for _, target := range targets {
-						b, _ := os.ReadFile(filepath.Join(ws, filepath.FromSlash(target)))
-						host := strings.Contains(string(b), "pwned")
-						if host != tc.planted || slices.Contains(wrote, target) != tc.planted {
-							t.Errorf("%s: written in the container %v, on the host %v; want %v (stderr %q)", target, slices.Contains(wrote, target), host, tc.planted, r.Stderr)
-						}
-					}
-				})
+	runNested(t, []nestedRow{
+		{"control: git's paths not protected", gitUnprotected, false, true},
+		{"control: git's paths not protected, warm container made first", gitUnprotected, true, true},
+		{"default", defaultPolicy, false, false},
+		{"default, repositories made after a first call", defaultPolicy, true, false},
+	}, func(t *testing.T, c *Backend, ws string, p sandbox.Policy, planted bool) {
+		targets := nestedLayouts(t, ws)
+		r, err := c.Run(context.Background(), p, plantEach(targets), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		wrote := strings.Fields(string(r.Stdout))
+		for _, target := range targets {
+			b, _ := os.ReadFile(filepath.Join(ws, filepath.FromSlash(target)))
+			host := strings.Contains(string(b), "pwned")
+			if host != planted || slices.Contains(wrote, target) != planted {
+				t.Errorf("%s: written in the container %v, on the host %v; want %v (stderr %q)", target, slices.Contains(wrote, target), host, planted, r.Stderr)
 			}
-		})
-	}
+		}
+	})
 }
 
 // TestContainerNestedRepositoryDepth checks that a container run whose
