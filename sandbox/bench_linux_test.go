@@ -134,7 +134,7 @@ func percentile(ds []time.Duration, q float64) float64 {
 // subreaper for the loop (see subreap), so that child becomes its own and
 // is reaped after each bubblewrap run (bwrap-orphans, per run);
 // bwrap-unreaped-cpu-ms is bubblewrap's CPU without it, as runs before
-// 2026-12-07 16:00 UTC counted it. After the loop no process of any run
+// 2026-12-07 15:50 UTC counted it. After the loop no process of any run
 // may be left unreaped.
 //
 // The default backends (n, coldN) start their helpers from their forker
