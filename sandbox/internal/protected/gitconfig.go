@@ -131,14 +131,26 @@ func (c *configLook) file(name string, depth int) error {
 		return err
 	}
 	var hooks, includes []string
+	type command struct {
+		key, value string
+		kind       commandKind
+	}
+	var commands []command
 	parseConfig(b, func(section, key, value string) {
 		switch {
 		case section == "core" && key == "hookspath":
 			hooks = append(hooks, value)
 		case (section == "include" || section == "includeif") && key == "path":
 			includes = append(includes, value)
+		case runsCommand(section, key, value) != notCommand:
+			commands = append(commands, command{section + "." + key, value, runsCommand(section, key, value)})
 		}
 	})
+	for _, cmd := range commands {
+		if err := c.command(cmd.kind, cmd.key, cmd.value, name); err != nil {
+			return err
+		}
+	}
 	for _, h := range hooks {
 		if h == "" {
 			continue
@@ -363,4 +375,308 @@ func parseConfig(b []byte, fn func(section, key, value string)) {
 
 func isAlnum(c byte) bool {
 	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9'
+}
+
+// How git runs a configuration value (runsCommand).
+type commandKind int
+
+const (
+	notCommand   commandKind = iota
+	shellCommand             // a command line, run through the shell
+	programPath              // the path of a program, run as it is
+)
+
+// runsCommand says whether git runs the value of section.key (section
+// without its subsection, both lower case) as a program. The list, from
+// git's documentation of each setting: core.fsmonitor (unless a
+// boolean), core.sshCommand, core.gitProxy, core.pager, pager.* (unless
+// a boolean), core.editor, sequence.editor, core.askPass, diff.external,
+// diff.*.command, diff.*.textconv, interactive.diffFilter,
+// merge.*.driver, filter.*.clean, smudge and process, credential.helper
+// and credential.*.helper, gpg.program and gpg.*.program,
+// gpg.ssh.defaultKeyCommand, alias.* and submodule.*.update starting with
+// "!", remote.*.uploadpack and receivepack (run here for a repository on
+// this machine), uploadpack.packObjectsHook, tar.*.command,
+// trailer.*.command and cmd, imap.tunnel, sendemail.sendmailCmd,
+// sendemail.toCmd and ccCmd, difftool.*.cmd, mergetool.*.cmd, man.*.cmd,
+// browser.*.cmd, guitool.*.cmd; and as a program's path difftool.*.path,
+// mergetool.*.path, man.*.path, browser.*.path and sendemail.smtpServer.
+func runsCommand(section, key, value string) commandKind {
+	switch section + "." + key {
+	case "core.fsmonitor":
+		if _, ok := gitBool(value); ok {
+			return notCommand
+		}
+		return shellCommand
+	case "core.sshcommand", "core.gitproxy", "core.pager", "core.editor", "sequence.editor", "core.askpass",
+		"diff.external", "diff.command", "diff.textconv", "interactive.difffilter", "merge.driver",
+		"filter.clean", "filter.smudge", "filter.process", "credential.helper", "gpg.program",
+		"gpg.defaultkeycommand", "remote.uploadpack", "remote.receivepack", "uploadpack.packobjectshook",
+		"tar.command", "trailer.command", "trailer.cmd", "imap.tunnel", "sendemail.sendmailcmd",
+		"sendemail.tocmd", "sendemail.cccmd", "difftool.cmd", "mergetool.cmd", "man.cmd", "browser.cmd",
+		"guitool.cmd":
+		return shellCommand
+	case "difftool.path", "mergetool.path", "man.path", "browser.path", "sendemail.smtpserver":
+		return programPath
+	}
+	switch section {
+	case "pager":
+		if _, ok := gitBool(value); ok {
+			return notCommand
+		}
+		return shellCommand
+	case "alias":
+		if strings.HasPrefix(value, "!") {
+			return shellCommand
+		}
+	case "submodule":
+		if key == "update" && strings.HasPrefix(value, "!") {
+			return shellCommand
+		}
+	}
+	return notCommand
+}
+
+// gitBool reads a git boolean.
+func gitBool(v string) (bool, bool) {
+	switch strings.ToLower(v) {
+	case "true", "yes", "on", "1":
+		return true, true
+	case "", "false", "no", "off", "0":
+		return false, true
+	}
+	return false, false
+}
+
+// command protects the files inside ws that the command value of key,
+// read from the file from, runs or hands to what it runs: every word
+// that is a path (holds a slash, or starts with "." or "~"), and every
+// other word but the program's name that names an existing file at the
+// top of the working tree, where git runs such commands. A path after
+// "=" (an option's value, or an assignment such as LD_PRELOAD=./x.so) is
+// a path too. A command line the sandbox cannot read word by word (an
+// expansion other than $1..$9, $@, $* and $#, a substitution, a
+// redirection, a subshell, a function, a glob, a backslash) is an error:
+// what it runs cannot be judged.
+func (c *configLook) command(kind commandKind, key, value, from string) error {
+	why := key + " in " + from
+	if kind == programPath {
+		if value == "" {
+			return nil
+		}
+		return c.commandWord(value, why)
+	}
+	segments, err := shellWords(strings.TrimPrefix(value, "!"))
+	if err != nil {
+		return &BoundError{fmt.Sprintf("%s runs %q, which the sandbox cannot judge (%v): refusing rather than leave what it runs writable; protect the files it runs in the policy and set the command without shell syntax, or run with a git configuration without it", why, value, err)}
+	}
+	for _, words := range segments {
+		program := true
+		for _, w := range words {
+			if w == "" || positional(w) {
+				program = false
+				continue
+			}
+			if strings.HasPrefix(w, "-") {
+				// An option; its value after "=" when it is a path.
+				if _, v, ok := strings.Cut(w, "="); ok && pathLike(v) {
+					if err := c.commandWord(v, why); err != nil {
+						return err
+					}
+				}
+				program = false
+				continue
+			}
+			if name, v, ok := strings.Cut(w, "="); ok && program && validEnvName(name) {
+				// An assignment before the program (LD_PRELOAD=./x.so).
+				if pathLike(v) {
+					if err := c.commandWord(v, why); err != nil {
+						return err
+					}
+				}
+				continue
+			}
+			if program && !strings.Contains(w, "/") {
+				// The program's name, looked up in PATH.
+				program = false
+				continue
+			}
+			program = false
+			if pathLike(w) {
+				if err := c.commandWord(w, why); err != nil {
+					return err
+				}
+				continue
+			}
+			// A plain word: a file of that name at the top of the
+			// working tree is what an interpreter given it would open.
+			if c.worktree != "" {
+				if _, err := os.Lstat(filepath.Join(c.worktree, w)); err == nil {
+					if err := c.protect(filepath.Join(c.worktree, w), why); err != nil {
+						return err
+					}
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// commandWord protects the path w a command names (absolute, under the
+// home directory, or relative to the top of the working tree).
+func (c *configLook) commandWord(w, why string) error {
+	w = c.expand(w)
+	if !filepath.IsAbs(w) {
+		if c.worktree == "" {
+			return &BoundError{fmt.Sprintf("%s names %q, relative to a working tree the sandbox does not know", why, w)}
+		}
+		w = filepath.Join(c.worktree, w)
+	}
+	return c.protect(w, why)
+}
+
+// pathLike reports whether a word of a command is a path: it holds a
+// slash or starts with "." or "~".
+func pathLike(w string) bool {
+	return strings.Contains(w, "/") || strings.HasPrefix(w, ".") || strings.HasPrefix(w, "~")
+}
+
+// positional reports whether w is one of the shell's positional
+// parameters, which git's caller supplies ($1..$9, $@, $*, $#).
+func positional(w string) bool {
+	return len(w) == 2 && w[0] == '$' && strings.IndexByte("123456789@*#", w[1]) >= 0
+}
+
+func validEnvName(n string) bool {
+	if n == "" || '0' <= n[0] && n[0] <= '9' {
+		return false
+	}
+	for i := 0; i < len(n); i++ {
+		if !isAlnum(n[i]) && n[i] != '_' {
+			return false
+		}
+	}
+	return true
+}
+
+// maxCommandWords bounds the words of one command value.
+const maxCommandWords = 1024
+
+// shellWords splits a command line into simple commands (separated by
+// ";", "|", "&", "&&", "||" and newlines) and their words, with single
+// and double quotes undone. It refuses what it does not model: a
+// backslash, a backquote, "$" other than a whole positional parameter
+// ("$1", "\"$@\""), redirections, parentheses, braces, glob characters,
+// "#", and an unterminated quote.
+func shellWords(s string) ([][]string, error) {
+	var (
+		segments [][]string
+		words    []string
+		cur      strings.Builder
+		inWord   bool
+		n        int
+	)
+	endWord := func() error {
+		if inWord {
+			if n++; n > maxCommandWords {
+				return fmt.Errorf("more than %d words", maxCommandWords)
+			}
+			words = append(words, cur.String())
+			cur.Reset()
+			inWord = false
+		}
+		return nil
+	}
+	endSegment := func() error {
+		if err := endWord(); err != nil {
+			return err
+		}
+		if len(words) > 0 {
+			segments = append(segments, words)
+			words = nil
+		}
+		return nil
+	}
+	dollar := func(i int, quoted bool) (int, error) {
+		// s[i] is '$': only a whole positional parameter.
+		if i+1 < len(s) && strings.IndexByte("123456789@*#", s[i+1]) >= 0 {
+			end := i + 2
+			closeQ := end
+			if quoted {
+				if closeQ >= len(s) || s[closeQ] != '"' || cur.Len() > 0 {
+					return 0, fmt.Errorf("an expansion inside a word")
+				}
+			} else if end < len(s) && !strings.ContainsRune(" \t\n;|&", rune(s[end])) || cur.Len() > 0 {
+				return 0, fmt.Errorf("an expansion inside a word")
+			}
+			cur.WriteString(s[i:end])
+			inWord = true
+			return end, nil
+		}
+		return 0, fmt.Errorf("an expansion (%q)", "$")
+	}
+	for i := 0; i < len(s); {
+		switch ch := s[i]; ch {
+		case ' ', '\t':
+			if err := endWord(); err != nil {
+				return nil, err
+			}
+			i++
+		case '\n', ';', '|', '&':
+			if err := endSegment(); err != nil {
+				return nil, err
+			}
+			i++
+		case '\'':
+			end := strings.IndexByte(s[i+1:], '\'')
+			if end < 0 {
+				return nil, fmt.Errorf("an unterminated quote")
+			}
+			cur.WriteString(s[i+1 : i+1+end])
+			inWord = true
+			i += end + 2
+		case '"':
+			i++
+			for {
+				if i >= len(s) {
+					return nil, fmt.Errorf("an unterminated quote")
+				}
+				c := s[i]
+				if c == '"' {
+					i++
+					break
+				}
+				switch c {
+				case '\\', '`':
+					return nil, fmt.Errorf("%q inside double quotes", c)
+				case '$':
+					j, err := dollar(i, true)
+					if err != nil {
+						return nil, err
+					}
+					i = j
+					continue
+				}
+				cur.WriteByte(c)
+				i++
+			}
+			inWord = true
+		case '$':
+			j, err := dollar(i, false)
+			if err != nil {
+				return nil, err
+			}
+			i = j
+		case '\\', '`', '<', '>', '(', ')', '{', '}', '*', '?', '[', ']', '#':
+			return nil, fmt.Errorf("%q", ch)
+		default:
+			cur.WriteByte(ch)
+			inWord = true
+			i++
+		}
+	}
+	if err := endSegment(); err != nil {
+		return nil, err
+	}
+	return segments, nil
 }
