@@ -58,6 +58,9 @@ func TestGitConfiguredHooksAttack(t *testing.T) {
 			must(t, os.MkdirAll(filepath.Join(f.ws, ".husky"), 0o755))
 			must(t, os.WriteFile(filepath.Join(f.ws, ".husky", "pre-commit"), []byte("#!/bin/sh\nnpm test\n"), 0o755))
 		}, ".husky/pre-commit"},
+		{"core.hooksPath .husky/_ (husky 9: its shims run the parent's scripts)", func(t *testing.T) {
+			huskyLayout(t, f.ws)
+		}, ".husky/pre-commit"},
 		{"core.hooksPath, absolute, hook not there yet", func(t *testing.T) {
 			gitIn(t, f.ws, "config", "core.hooksPath", filepath.Join(f.ws, "tools", "hooks"))
 			must(t, os.MkdirAll(filepath.Join(f.ws, "tools", "hooks"), 0o755))
@@ -444,4 +447,41 @@ func gitTry(ws string, args ...string) {
 	cmd := exec.Command("git", append([]string{"-c", "safe.directory=*", "-C", ws}, args...)...)
 	cmd.Stdin = strings.NewReader("")
 	cmd.Run()
+}
+
+// huskyLayout gives the repository at ws husky 9's layout: core.hooksPath
+// is .husky/_, whose hooks are shims that run the script of the same
+// name in .husky (when there is one), and .husky/pre-commit is the
+// project's hook.
+func huskyLayout(t *testing.T, ws string) {
+	t.Helper()
+	gitIn(t, ws, "config", "core.hooksPath", ".husky/_")
+	must(t, os.MkdirAll(filepath.Join(ws, ".husky", "_"), 0o755))
+	must(t, os.WriteFile(filepath.Join(ws, ".husky", "_", "h"), []byte("#!/bin/sh\ns=\"$(dirname \"$(dirname \"$0\")\")/$(basename \"$0\")\"\n[ -f \"$s\" ] || exit 0\nexec sh -e \"$s\" \"$@\"\n"), 0o755))
+	for _, hook := range []string{"pre-commit", "post-checkout"} {
+		must(t, os.WriteFile(filepath.Join(ws, ".husky", "_", hook), []byte("#!/bin/sh\n. \"$(dirname \"$0\")/h\"\n"), 0o755))
+	}
+	must(t, os.WriteFile(filepath.Join(ws, ".husky", "pre-commit"), []byte("#!/bin/sh\nnpm test\n"), 0o755))
+}
+
+// TestHuskyRunsParentScripts holds the husky rule to git: with husky 9's
+// layout a commit runs .husky/pre-commit (through the shim in
+// .husky/_), and that script is protected, as a hook is.
+func TestHuskyRunsParentScripts(t *testing.T) {
+	gitHome(t)
+	ws := t.TempDir()
+	gitIn(t, ws, "init", "-q")
+	gitIn(t, ws, "config", "user.name", "t")
+	gitIn(t, ws, "config", "user.email", "t@example.invalid")
+	huskyLayout(t, ws)
+	marker := filepath.Join(t.TempDir(), "ran")
+	must(t, os.WriteFile(filepath.Join(ws, ".husky", "pre-commit"), []byte("#!/bin/sh\ntouch "+marker+"\n"), 0o755))
+	gitTry(ws, "commit", "--allow-empty", "-q", "-m", "x")
+	if _, err := os.Stat(marker); err != nil {
+		t.Fatal("git did not run .husky/pre-commit through the husky 9 shim: the layout does not show what git runs")
+	}
+	got := mustGit(t, ws, DefaultProtected())
+	if !slices.ContainsFunc(got, func(p string) bool { return p == ".husky" || p == ".husky/pre-commit" }) {
+		t.Errorf("git runs .husky/pre-commit, not protected: %q", got)
+	}
 }

@@ -165,6 +165,14 @@ func (c *configLook) file(name string, depth int) error {
 		if err := c.protect(h, "core.hooksPath in "+name); err != nil {
 			return err
 		}
+		if filepath.Base(filepath.Clean(h)) == "_" {
+			// husky 9's layout: the hooks in .husky/_ are shims that run
+			// the script of the same name in the parent directory, the
+			// project's real hooks.
+			if err := c.protect(filepath.Dir(filepath.Clean(h)), "core.hooksPath in "+name+" (a hooks directory named _ runs its parent's scripts, as husky's does)"); err != nil {
+				return err
+			}
+		}
 	}
 	for _, inc := range includes {
 		if inc == "" {
