@@ -485,3 +485,70 @@ func TestHuskyRunsParentScripts(t *testing.T) {
 		t.Errorf("git runs .husky/pre-commit, not protected: %q", got)
 	}
 }
+
+// TestGitEnclosingRepositoryAttack: the workspace is a directory of a
+// larger repository (a package of a monorepo), whose configuration, out
+// of the run's reach, names hooks, an include or a command inside the
+// workspace (husky installed for a subdirectory sets core.hooksPath to
+// frontend/.husky/_). Git run anywhere in the repository, the workspace
+// included, uses them; the look read only the repositories inside the
+// workspace. The control, with git's paths out of the protected list,
+// shows the write reaching the host; with the default list the files are
+// protected.
+func TestGitEnclosingRepositoryAttack(t *testing.T) {
+	gitHome(t)
+	f := newFixture(t)
+	parent := filepath.Dir(f.ws)
+	t.Cleanup(func() { os.RemoveAll(filepath.Join(parent, ".git")) })
+	layouts := []struct {
+		name, key, value, target string
+	}{
+		{"core.hooksPath", "core.hooksPath", "ws/hooks", "hooks/pre-commit"},
+		{"core.fsmonitor", "core.fsmonitor", "./ws/tools/watch.sh", "tools/watch.sh"},
+		{"include.path", "include.path", "../ws/shared.gitconfig", "shared.gitconfig"},
+		{"a .git file above naming a repository inside", "", "", "inner.git/hooks/pre-commit"},
+	}
+	for _, l := range layouts {
+		for _, tc := range []struct {
+			name    string
+			policy  func(*Policy)
+			planted bool
+		}{
+			{"control: git's paths not protected", func(p *Policy) { p.Protected = []string{".bashrc"} }, true},
+			{"default", func(*Policy) {}, false},
+			{"default, workspace bound directly", func(p *Policy) { p.Without = []Layer{LayerWriteBudget} }, false},
+		} {
+			t.Run(l.name+"/"+tc.name, func(t *testing.T) {
+				must(t, os.RemoveAll(filepath.Join(parent, ".git")))
+				ents, _ := os.ReadDir(f.ws)
+				for _, e := range ents {
+					must(t, os.RemoveAll(filepath.Join(f.ws, e.Name())))
+				}
+				target := filepath.Join(f.ws, l.target)
+				must(t, os.MkdirAll(filepath.Dir(target), 0o755))
+				if l.key == "" {
+					gitdirLayout(t, filepath.Join(f.ws, "inner.git"))
+					must(t, os.WriteFile(filepath.Join(parent, ".git"), []byte("gitdir: ws/inner.git\n"), 0o644))
+				} else {
+					gitIn(t, parent, "init", "-q")
+					gitIn(t, parent, "config", l.key, l.value)
+				}
+				must(t, os.WriteFile(target, []byte("#!/bin/sh\nexit 0\n"), 0o755))
+				chownAll(t, f.ws)
+				p := f.policy()
+				tc.policy(&p)
+				r := f.sandboxed(t, context.Background(), DefaultNative(), p, "append", target)
+				out := string(r.Stdout)
+				if tc.planted && !strings.HasPrefix(out, "OK") {
+					t.Fatalf("the control's run could not write %s: %q %q", l.target, out, trim(r.Stderr))
+				}
+				if !tc.planted && (!strings.HasPrefix(out, "BLOCKED") || !strings.Contains(strings.ToLower(out), "read-only file system")) {
+					t.Errorf("%s: %q (stderr %q), want BLOCKED read-only file system", l.target, out, trim(r.Stderr))
+				}
+				if got := fileHas(target, "pwned")(); got != tc.planted {
+					t.Errorf("%s planted on the host: %v, want %v", l.target, got, tc.planted)
+				}
+			})
+		}
+	}
+}

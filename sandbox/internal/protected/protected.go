@@ -46,7 +46,62 @@ func Git(ws string, protected []string) ([]string, error) {
 	if err := gitRepo(ws, "", &out); err != nil {
 		return nil, err
 	}
+	if err := enclosing(ws, &out); err != nil {
+		return nil, err
+	}
 	return out, nil
+}
+
+// enclosing adds to out what the configuration of every repository whose
+// working tree holds ws (a workspace that is a directory of a larger
+// repository: a package of a monorepo) makes hooks, configuration or
+// commands inside ws: git run in the workspace uses that repository, and
+// its configuration, out of the run's reach, may name files the run can
+// write (core.hooksPath = frontend/.husky/_). It looks at every
+// directory above ws, as written and through links, not only the
+// nearest repository git would find, and past filesystem boundaries.
+func enclosing(ws string, out *[]string) error {
+	starts := []string{filepath.Clean(ws)}
+	if real, err := filepath.EvalSymlinks(ws); err == nil && real != starts[0] {
+		starts = append(starts, real)
+	}
+	seen := map[string]bool{}
+	for _, start := range starts {
+		for dir := filepath.Dir(start); ; dir = filepath.Dir(dir) {
+			if !seen[dir] {
+				seen[dir] = true
+				dotgit := filepath.Join(dir, ".git")
+				gitDir := ""
+				if st, err := os.Stat(dotgit); err == nil && st.IsDir() {
+					gitDir = dotgit
+				} else if err == nil && st.Mode().IsRegular() {
+					if d, ok := readGitdir(dotgit); ok {
+						if !filepath.IsAbs(d) {
+							d = filepath.Join(dir, d)
+						}
+						gitDir = filepath.Clean(d)
+					}
+				}
+				if gitDir != "" {
+					// A .git file above the workspace may name a
+					// repository inside it: its own hooks and config.
+					c := &configLook{ws: ws, out: out}
+					for _, leaf := range leaves {
+						if err := c.protect(filepath.Join(gitDir, leaf), "the repository of "+dotgit); err != nil {
+							return err
+						}
+					}
+					if err := configured(ws, dir, gitDir, out); err != nil {
+						return err
+					}
+				}
+			}
+			if parent := filepath.Dir(dir); parent == dir {
+				break
+			}
+		}
+	}
+	return nil
 }
 
 // leaves are what git reads of a repository to run code: its hooks and
