@@ -340,6 +340,31 @@ func Snapshot(ws string, paths []string) State {
 	return s
 }
 
+// HardLinked returns an error naming the first regular file among the
+// protected paths of ws (each path's tree, as Snapshot reads it) that has
+// more than one name: another name of it in the workspace is the same
+// file, writable where the read-only bind covers only the protected
+// name. A backend that binds the workspace directly (no write budget's
+// overlay, which copies a name up and renames a new file onto it) must
+// not run then.
+func HardLinked(ws string, paths []string) error {
+	for _, p := range paths {
+		for _, e := range entriesOf(ws, p) {
+			if e.parent || !e.mode.IsRegular() {
+				continue
+			}
+			st, err := os.Lstat(filepath.Join(ws, e.rel))
+			if err != nil {
+				continue // gone since: the comparison after the run reports it
+			}
+			if n := links(st); n > 1 {
+				return &BoundError{fmt.Sprintf("the protected file %s has %d names (hard links): a run writing the workspace directly could change it through another; give it one name, or run with the write budget", e.rel, n)}
+			}
+		}
+	}
+	return nil
+}
+
 // Changed lists the protected paths whose state differs from s now: made,
 // removed, replaced (their own inode or that of a directory above them
 // inside the workspace) or changed in any entry of their tree.
