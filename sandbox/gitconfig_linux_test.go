@@ -383,6 +383,7 @@ func TestGitConfiguredCommands(t *testing.T) {
 			gitTry(ws, "diff")
 		}},
 		{"a plain word given to an interpreter", "alias.p", "!sh p.sh", "p.sh", func(t *testing.T, ws string) { gitTry(ws, "p") }},
+		{"a function alias", "alias.fn", "!f() { sh ./fn/run.sh \"$@\"; }; f", "fn/run.sh", func(t *testing.T, ws string) { gitTry(ws, "fn", "x") }},
 		{"a gpg program at a signed commit", "gpg.program", "./g/gpg", "g/gpg", func(t *testing.T, ws string) { gitTry(ws, "commit", "--allow-empty", "-S", "-m", "x", "-q") }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -411,7 +412,8 @@ func TestGitConfiguredCommands(t *testing.T) {
 			"sh `cat x`",
 			"sh < tools/in.sh",
 			"sh tools/*.sh",
-			"f() { ./x.sh; }; f",
+			"f() ( ./x.sh ); f",
+			"sh x.sh{a,b}",
 			"sh tools\\/x.sh",
 			"sh 'unterminated",
 		} {
@@ -429,7 +431,8 @@ func TestGitConfiguredCommands(t *testing.T) {
 		gitIn(t, ws, "init", "-q")
 		before := mustGit(t, ws, DefaultProtected())
 		for _, kv := range [][2]string{{"core.fsmonitor", "true"}, {"core.pager", "less -FRX"}, {"alias.st", "status -sb"},
-			{"credential.helper", "cache --timeout=3600"}, {"filter.lfs.clean", "git-lfs clean -- %f"}, {"alias.l", "!git log \"$@\""}} {
+			{"credential.helper", "cache --timeout=3600"}, {"filter.lfs.clean", "git-lfs clean -- %f"}, {"alias.l", "!git log \"$@\""},
+			{"alias.c", "!f() { git commit -m \"$1\"; }; f"}, {"core.sshCommand", "ssh -o ControlPath=~/.ssh/%C"}} {
 			gitIn(t, ws, "config", kv[0], kv[1])
 		}
 		got := mustGit(t, ws, DefaultProtected())

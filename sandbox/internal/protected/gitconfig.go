@@ -495,13 +495,21 @@ func (c *configLook) command(kind commandKind, key, value, from string) error {
 				program = false
 				continue
 			}
-			if name, v, ok := strings.Cut(w, "="); ok && program && validEnvName(name) {
-				// An assignment before the program (LD_PRELOAD=./x.so).
+			if name, v, ok := strings.Cut(w, "="); ok && validEnvName(name) {
+				// An assignment before the program (LD_PRELOAD=./x.so),
+				// or a name=value argument (ssh's -o ControlPath=...):
+				// its value when it is a path.
 				if pathLike(v) {
 					if err := c.commandWord(v, why); err != nil {
 						return err
 					}
 				}
+				continue
+			}
+			if w == "{" || w == "}" || strings.HasSuffix(w, "()") {
+				// A function's definition (f() { ...; }; f): its body's
+				// commands are judged as any others.
+				program = true
 				continue
 			}
 			if program && !strings.Contains(w, "/") {
@@ -572,10 +580,12 @@ const maxCommandWords = 1024
 
 // shellWords splits a command line into simple commands (separated by
 // ";", "|", "&", "&&", "||" and newlines) and their words, with single
-// and double quotes undone. It refuses what it does not model: a
-// backslash, a backquote, "$" other than a whole positional parameter
-// ("$1", "\"$@\""), redirections, parentheses, braces, glob characters,
-// "#", and an unterminated quote.
+// and double quotes undone; a function's definition (f() { ...; }) gives
+// the words "f()", "{" and "}", each a command of its own. It refuses
+// what it does not model: a backslash, a backquote, "$" other than a
+// whole positional parameter ("$1", "\"$@\""), redirections, other
+// parentheses and braces, glob characters, "#", and an unterminated
+// quote.
 func shellWords(s string) ([][]string, error) {
 	var (
 		segments [][]string
@@ -675,7 +685,28 @@ func shellWords(s string) ([][]string, error) {
 				return nil, err
 			}
 			i = j
-		case '\\', '`', '<', '>', '(', ')', '{', '}', '*', '?', '[', ']', '#':
+		case '(':
+			// Only a function's name: f().
+			if !inWord || !validEnvName(cur.String()) || i+1 >= len(s) || s[i+1] != ')' {
+				return nil, fmt.Errorf("%q", ch)
+			}
+			cur.WriteString("()")
+			if err := endSegment(); err != nil {
+				return nil, err
+			}
+			i += 2
+		case '{', '}':
+			// Only a word of its own: a function's body.
+			if inWord || i+1 < len(s) && !strings.ContainsRune(" \t\n;", rune(s[i+1])) {
+				return nil, fmt.Errorf("%q", ch)
+			}
+			cur.WriteByte(ch)
+			inWord = true
+			if err := endSegment(); err != nil {
+				return nil, err
+			}
+			i++
+		case '\\', '`', '<', '>', ')', '*', '?', '[', ']', '#':
 			return nil, fmt.Errorf("%q", ch)
 		default:
 			cur.WriteByte(ch)
