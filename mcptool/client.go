@@ -119,7 +119,7 @@ type Client struct {
 	session *mcp.ClientSession
 	done    chan struct{}
 
-	progress sync.Map // progress token (string) → context of the call
+	progress sync.Map // progress token (string) → *callProgress of the call
 	awaiting sync.Map // task ID (string) → context of the call awaiting it (WithElicitationRelay)
 	nextTok  atomic.Uint64
 
@@ -139,30 +139,32 @@ type Client struct {
 }
 
 type clientConfig struct {
-	impl            mcp.Implementation
-	prefix          string
-	filter          func(name string) bool
-	timeout         time.Duration
-	logger          *slog.Logger
-	protocolVersion string
-	maxSchemaBytes  int
-	maxSchemaDepth  int
-	assertFormat    bool
-	resources       map[string]json.RawMessage
-	maxInFlight     int
-	maxTools        int
-	maxPages        int
-	maxDescription  int
-	maxListing      int // DefaultMaxListingBytes unless set (tests)
-	onReimport      func(Reimport)
-	noTasks         bool          // WithoutTasks
-	pollFloor       time.Duration // WithTaskPolling
-	pollCeiling     time.Duration
-	elicit          ElicitationHandler
-	relay           bool            // WithElicitationRelay
-	approver        policy.Approver // WithElicitationApprover
-	reimportGap     time.Duration   // DefaultReimportGap unless gapSet (tests)
-	gapSet          bool
+	impl             mcp.Implementation
+	prefix           string
+	filter           func(name string) bool
+	timeout          time.Duration
+	logger           *slog.Logger
+	protocolVersion  string
+	maxSchemaBytes   int
+	maxSchemaDepth   int
+	assertFormat     bool
+	resources        map[string]json.RawMessage
+	maxInFlight      int
+	maxTools         int
+	maxPages         int
+	maxDescription   int
+	maxListing       int // DefaultMaxListingBytes unless set (tests)
+	maxProgress      int // DefaultMaxCallProgress; 0: no bound (tests)
+	maxProgressBytes int // DefaultMaxCallProgressBytes; 0: no bound (tests)
+	onReimport       func(Reimport)
+	noTasks          bool          // WithoutTasks
+	pollFloor        time.Duration // WithTaskPolling
+	pollCeiling      time.Duration
+	elicit           ElicitationHandler
+	relay            bool            // WithElicitationRelay
+	approver         policy.Approver // WithElicitationApprover
+	reimportGap      time.Duration   // DefaultReimportGap unless gapSet (tests)
+	gapSet           bool
 }
 
 // A ClientOption configures a [Client] made by [Connect].
@@ -326,15 +328,17 @@ func WithReimportFunc(fn func(Reimport)) ClientOption {
 // closed.
 func Connect(ctx context.Context, t mcp.Transport, opts ...ClientOption) (*Client, error) {
 	cfg := clientConfig{
-		impl:           mcp.Implementation{Name: "clawtool", Version: "dev"},
-		maxSchemaBytes: DefaultMaxSchemaBytes,
-		maxSchemaDepth: DefaultMaxSchemaDepth,
-		maxTools:       DefaultMaxTools,
-		maxPages:       DefaultMaxPages,
-		maxDescription: DefaultMaxDescriptionBytes,
-		maxListing:     DefaultMaxListingBytes,
-		pollFloor:      DefaultMinPollInterval,
-		pollCeiling:    DefaultMaxPollInterval,
+		impl:             mcp.Implementation{Name: "clawtool", Version: "dev"},
+		maxSchemaBytes:   DefaultMaxSchemaBytes,
+		maxSchemaDepth:   DefaultMaxSchemaDepth,
+		maxTools:         DefaultMaxTools,
+		maxPages:         DefaultMaxPages,
+		maxDescription:   DefaultMaxDescriptionBytes,
+		maxListing:       DefaultMaxListingBytes,
+		maxProgress:      DefaultMaxCallProgress,
+		maxProgressBytes: DefaultMaxCallProgressBytes,
+		pollFloor:        DefaultMinPollInterval,
+		pollCeiling:      DefaultMaxPollInterval,
 	}
 	for _, opt := range opts {
 		opt(&cfg)
@@ -466,7 +470,9 @@ func (c *Client) Close() error {
 	return err
 }
 
-// onProgress relays notifications/progress to the call that asked for it.
+// onProgress relays notifications/progress to the call that asked for it,
+// and counts them against the call's bounds: past one, the call fails
+// naming it (see [DefaultMaxCallProgress]).
 func (c *Client) onProgress(_ context.Context, req *mcp.ProgressNotificationClientRequest) {
 	if req.Params == nil {
 		return
@@ -475,20 +481,70 @@ func (c *Client) onProgress(_ context.Context, req *mcp.ProgressNotificationClie
 	if !ok {
 		return
 	}
-	if v, ok := c.progress.Load(tok); ok {
-		p := req.Params
-		tool.ReportProgress(v.(context.Context), p.Progress, p.Total, shortText(p.Message, maxProgressMessage))
+	v, ok := c.progress.Load(tok)
+	if !ok {
+		return
 	}
+	call := v.(*callProgress)
+	p := req.Params
+	if !call.count(len(p.Message), c.cfg.maxProgress, c.cfg.maxProgressBytes) {
+		return
+	}
+	tool.ReportProgress(call.ctx, p.Progress, p.Total, shortText(p.Message, maxProgressMessage))
 }
 
 // maxProgressMessage bounds the message of a progress notification passed
 // on to the caller: a server may send many, each as long as a message.
 const maxProgressMessage = 1 << 10
 
-// progressToken returns a fresh progress token bound to ctx until release
-// is called.
-func (c *Client) progressToken(ctx context.Context) (tok string, release func()) {
+// A callProgress is the progress one call has taken, and how to end the
+// call when it takes too much.
+type callProgress struct {
+	ctx    context.Context
+	cancel context.CancelCauseFunc
+
+	mu        sync.Mutex
+	n, bytes  int
+	overBound bool
+}
+
+// count takes one progress notification with a message of size bytes and
+// reports whether it is passed on; the first past a bound (maxN
+// notifications, maxBytes of messages; 0: none) ends the call, its cause
+// naming the bound.
+func (p *callProgress) count(size, maxN, maxBytes int) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.overBound {
+		return false
+	}
+	p.n++
+	p.bytes += size
+	var what string
+	switch {
+	case maxN > 0 && p.n > maxN:
+		what = fmt.Sprintf("more than %d progress notifications", maxN)
+	case maxBytes > 0 && p.bytes > maxBytes:
+		what = fmt.Sprintf("more than %d bytes of progress messages", maxBytes)
+	default:
+		return true
+	}
+	p.overBound = true
+	p.cancel(fmt.Errorf("%w: the MCP server sent %s for this call", ErrNotificationFlood, what))
+	return false
+}
+
+// ErrNotificationFlood is wrapped by the error of a call to an imported
+// tool that ended because the server sent it more notifications than its
+// bounds ([DefaultMaxCallProgress], [DefaultMaxCallProgressBytes]).
+var ErrNotificationFlood = errors.New("mcptool: notification bound passed")
+
+// progressToken returns a fresh progress token bound until release is
+// called to a context derived from ctx, which the call is to use: it
+// ends when the server sends the call more progress than its bounds.
+func (c *Client) progressToken(ctx context.Context) (tok string, callCtx context.Context, release func()) {
 	tok = "clawtool-" + strconv.FormatUint(c.nextTok.Add(1), 10)
-	c.progress.Store(tok, ctx)
-	return tok, func() { c.progress.Delete(tok) }
+	callCtx, cancel := context.WithCancelCause(ctx)
+	c.progress.Store(tok, &callProgress{ctx: callCtx, cancel: cancel})
+	return tok, callCtx, func() { c.progress.Delete(tok); cancel(nil) }
 }

@@ -2,6 +2,7 @@ package mcptool
 
 import (
 	"context"
+	"errors"
 	"io"
 	"net/http"
 	"time"
@@ -30,17 +31,56 @@ func WithReimportGap(d time.Duration) ClientOption {
 // clientPipe is the client side of the stdio transport ([Command]'s
 // connection) over r and w, closing both on Close.
 type clientPipe struct {
-	r io.ReadCloser
-	w io.WriteCloser
+	r      io.ReadCloser
+	w      io.WriteCloser
+	bounds *floodBounds
 }
 
 func (t *clientPipe) Connect(context.Context) (mcp.Connection, error) {
-	return newStreamConn(t.r, t.w, func() error { t.w.Close(); return t.r.Close() }, false, nil), nil
+	c := newStreamConn(t.r, t.w, func() error { t.w.Close(); return t.r.Close() }, false, nil)
+	c.bound(t.bounds)
+	return c, nil
 }
 
 // ClientPipe returns [Command]'s transport over in-memory pipes, for the
 // attack tests' hand-written servers.
-func ClientPipe(r io.ReadCloser, w io.WriteCloser) mcp.Transport { return &clientPipe{r, w} }
+func ClientPipe(r io.ReadCloser, w io.WriteCloser) mcp.Transport { return &clientPipe{r: r, w: w} }
+
+// FloodBounds are a connection's bounds of what the other side sends
+// that is not an answer (DefaultNotificationRate and the rest); zero
+// Burst or InFlight is no bound, for the attack tests' controls.
+type FloodBounds struct {
+	Rate, Burst float64
+	InFlight    int
+}
+
+func (b FloodBounds) bounds() *floodBounds {
+	return &floodBounds{rate: b.Rate, burst: b.Burst, byteRate: DefaultNotificationByteRate, byteBurst: DefaultNotificationByteBurst, inFlight: b.InFlight}
+}
+
+// BoundedClientPipe is [ClientPipe] with the connection's flood bounds
+// set.
+func BoundedClientPipe(r io.ReadCloser, w io.WriteCloser, b FloodBounds) mcp.Transport {
+	return &clientPipe{r: r, w: w, bounds: b.bounds()}
+}
+
+// ServeIOBounded is [Server.ServeIO] with the connection's flood bounds
+// set.
+func (s *Server) ServeIOBounded(ctx context.Context, r io.Reader, w io.Writer, b FloodBounds) error {
+	t := legacyTransport{Transport: &ioTransport{r: r, w: w, logger: s.cfg.logger, bounds: b.bounds()}, s: s}
+	err := s.sdk.Run(ctx, t)
+	if errors.Is(err, io.EOF) {
+		return nil
+	}
+	return err
+}
+
+// WithCallProgressBounds sets the bounds of the progress one call takes
+// (DefaultMaxCallProgress, DefaultMaxCallProgressBytes); 0 is no bound,
+// for the attack tests' controls.
+func WithCallProgressBounds(n, bytes int) ClientOption {
+	return func(c *clientConfig) { c.maxProgress, c.maxProgressBytes = n, bytes }
+}
 
 // WithListingBytes sets the bound of DefaultMaxListingBytes, for the
 // attack test of a listing of many large schemas at a small scale.
@@ -80,3 +120,13 @@ func LiveSessions(s *Server) int { return s.sessions.len() }
 // LiveListens returns how many 2026-07-28 subscriptions/listen streams s
 // serves.
 func LiveListens(s *Server) int { return s.listens.len() }
+
+// GatedURL is [URL] with the flood bounds of the standalone stream's
+// events set, for the attack test.
+func GatedURL(url string, b FloodBounds) mcp.Transport {
+	t := URL(url).(*mcp.StreamableClientTransport)
+	l := newStreamLedger(defaultStreamBounds)
+	l.gate = newFloodGate(*b.bounds())
+	t.HTTPClient = &http.Client{Transport: inputParamsTransport{base: http.DefaultTransport, streams: l}}
+	return t
+}

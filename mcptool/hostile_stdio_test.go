@@ -49,6 +49,13 @@ func startPipeServer(t *testing.T, flood func(s *pipeServer)) (*pipeServer, mcp.
 }
 
 func newPipeServer(flood func(s *pipeServer), onCall func(s *pipeServer, id json.RawMessage, line []byte)) (*pipeServer, mcp.Transport) {
+	s, cr, cw := newPipeServerPipes(flood, onCall)
+	return s, mcptool.ClientPipe(cr, cw)
+}
+
+// newPipeServerPipes is newPipeServer, returning the client's ends of
+// the pipes rather than a transport over them.
+func newPipeServerPipes(flood func(s *pipeServer), onCall func(s *pipeServer, id json.RawMessage, line []byte)) (*pipeServer, io.ReadCloser, io.WriteCloser) {
 	cr, sw := io.Pipe() // server → client
 	sr, cw := io.Pipe() // client → server
 	s := &pipeServer{w: sw, replies: make(chan string, 64)}
@@ -94,7 +101,7 @@ func newPipeServer(flood func(s *pipeServer), onCall func(s *pipeServer, id json
 		}
 		sr.Close()
 	}()
-	return s, mcptool.ClientPipe(cr, cw)
+	return s, cr, cw
 }
 
 // TestHostileListChangedStorm: a server sends

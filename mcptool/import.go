@@ -430,7 +430,7 @@ func (t *remoteTool) Execute(ctx context.Context, args json.RawMessage) (tool.Re
 		}
 		return tool.Result{IsError: true, Kind: tool.KindInvalidArguments, Error: ae.Error()}, ae
 	}
-	tok, release := t.c.progressToken(ctx)
+	tok, ctx, release := t.c.progressToken(ctx)
 	defer release()
 	params := &mcp.CallToolParams{Name: t.remote, Arguments: json.RawMessage(checked)}
 	params.SetProgressToken(tok)

@@ -198,11 +198,24 @@ func (b *boundedBody) tooLong() error {
 // any: past a bound of the ledger, it ends the stream (see
 // streamLedger.stop) and drops the rest. A stream the server ends is
 // recorded in the ledger under the ID of its last event, for the
-// resumption that may follow.
+// resumption that may follow. The events of the session's standalone
+// stream, which no call's bound covers, are held whole (up to
+// MaxLineBytes) and passed on within the ledger's flood gate: past it,
+// an event is dropped before go-sdk reads it.
 func filterEvents(src io.Reader, dst *io.PipeWriter, ledger *streamLedger, use *streamUse) {
 	r := bufio.NewReaderSize(src, 64<<10)
 	var pending, last string // event IDs: of the event being read, of the last one ended
 	mid := false             // lines of an event not yet ended were passed on
+	gate := (*floodGate)(nil)
+	if use != nil && use.standalone {
+		gate = ledger.gate
+	}
+	var held []byte  // the standalone stream's event being read, when gated
+	passing := false // the event is over MaxLineBytes: passed on as it comes
+	write := func(p []byte) bool {
+		_, werr := dst.Write(p)
+		return werr == nil
+	}
 	for {
 		line, err := r.ReadSlice('\n')
 		if err == bufio.ErrBufferFull {
@@ -247,10 +260,32 @@ func filterEvents(src io.Reader, dst *io.PipeWriter, ledger *streamLedger, use *
 			trimmed := bytes.TrimSpace(data)
 			line = append(append([]byte("data: "), filterMessage(trimmed)...), '\n')
 		}
-		if _, werr := dst.Write(line); werr != nil {
+		ok := true
+		switch blank := len(bytes.TrimRight(line, "\r\n")) == 0 && len(line) > 0; {
+		case gate == nil || passing && !blank:
+			ok = write(line)
+		case passing: // the end of an event passed on as it came
+			passing = false
+			ok = write(line)
+		case !blank:
+			held = append(held, line...)
+			if len(held) > MaxLineBytes {
+				passing, ok = true, write(held)
+				held = held[:0]
+			}
+		default: // the end of a held event
+			if pass, _ := gate.admit(len(held)); pass && len(held) > 0 {
+				ok = write(held) && write(line)
+			}
+			held = held[:0]
+		}
+		if !ok {
 			return
 		}
 		if err != nil {
+			if pass, _ := gate.admit(len(held)); pass && len(held) > 0 && !write(held) {
+				return
+			}
 			if use != nil {
 				// go-sdk resumes after the last event it read whole,
 				// or, at the end of the body, after the one it was

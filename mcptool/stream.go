@@ -58,7 +58,12 @@ type streamConn struct {
 	orphans    []jsonrpc.ID        // asked after the input ended: answered by drain
 	wake       chan struct{}       // cap 1: something drain waits for happened
 	skipped    int                 // lines skipped and logged
-	writeEnd   error               // how the server ended, when a write found it gone first (client only)
+	theirs     map[jsonrpc.ID]bool // the server's requests read, not yet answered (client only)
+	busyDrops  int64               // the server's requests dropped past maxInFlight
+
+	gate        *floodGate // the other side's notifications (and a server's requests); nil: no bound
+	maxInFlight int        // the other side's requests read and not answered; 0: no bound
+	writeEnd    error      // how the server ended, when a write found it gone first (client only)
 
 	closeOnce sync.Once
 	closed    chan struct{}
@@ -85,8 +90,12 @@ func newStreamConn(r io.Reader, w io.Writer, closer func() error, server bool, l
 		closer:   closer,
 		pending:  make(map[jsonrpc.ID]bool),
 		asked:    make(map[jsonrpc.ID]bool),
+		theirs:   make(map[jsonrpc.ID]bool),
 		wake:     make(chan struct{}, 1),
 		closed:   make(chan struct{}),
+
+		gate:        newFloodGate(defaultFloodBounds),
+		maxInFlight: defaultFloodBounds.inFlight,
 	}
 	// Reads block until the other side writes or hangs up, so they run on
 	// their own goroutine, which Close cannot interrupt when r is not
@@ -187,6 +196,9 @@ func (c *streamConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 		}
 		switch m := msg.(type) {
 		case *jsonrpc.Request:
+			if !c.admit(m, len(line)) {
+				continue
+			}
 			if len(m.Params) == 0 || string(m.Params) == "null" {
 				m.Params = json.RawMessage("{}")
 			}
@@ -204,6 +216,62 @@ func (c *streamConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 		}
 		return msg, nil
 	}
+}
+
+// admit applies the connection's flood bounds to a request or
+// notification of size bytes just read, and reports whether it is passed
+// on. A served connection passes a client's calls up to maxInFlight not
+// yet answered, and answers one past it with an error at once (a write
+// that waits while the client does not read, which holds the reading
+// back); it passes notifications within the gate's rate. A client passes
+// a server's notifications and requests within the gate's rate, and
+// requests up to maxInFlight not yet answered; it drops the others, which
+// it logs (the first, then each power of ten).
+func (c *streamConn) admit(m *jsonrpc.Request, size int) bool {
+	if c.server && m.IsCall() {
+		c.mu.Lock()
+		busy := c.maxInFlight > 0 && len(c.pending) >= c.maxInFlight && m.Method != "subscriptions/listen"
+		c.mu.Unlock()
+		if busy {
+			c.answerError(m.ID, fmt.Sprintf("mcptool: more than %d requests of this connection in flight; send it again when one has been answered", c.maxInFlight))
+			return false
+		}
+		return true
+	}
+	ok, dropped := c.gate.admit(size)
+	what := "notifications"
+	if ok && m.IsCall() {
+		c.mu.Lock()
+		if c.maxInFlight > 0 && len(c.theirs) >= c.maxInFlight {
+			ok, what = false, "requests past the bound of requests in flight"
+			c.busyDrops++
+			dropped = c.busyDrops
+		} else {
+			c.theirs[m.ID] = true
+		}
+		c.mu.Unlock()
+	}
+	if !ok && logDrop(dropped) {
+		who := "server"
+		if c.server {
+			who = "client"
+		}
+		c.logger.Warn("mcptool: dropped "+what+" of a "+who+" that sends more than the connection's bounds",
+			"dropped", dropped, "method", shortText(m.Method, 100), "rate", c.gate.b.rate, "burst", c.gate.b.burst, "inFlight", c.maxInFlight)
+	}
+	return ok
+}
+
+// answerError answers request id with a JSON-RPC error (a served
+// connection's refusal of a request it will not pass on).
+func (c *streamConn) answerError(id jsonrpc.ID, message string) {
+	data, err := jsonrpc.EncodeMessage(&jsonrpc.Response{ID: id, Error: &jsonrpc.Error{Code: -32000, Message: message}})
+	if err != nil {
+		return
+	}
+	c.writeMu.Lock()
+	defer c.writeMu.Unlock()
+	_, _ = c.w.Write(append(data, '\n'))
 }
 
 // drain is Read after the input ended: it answers the server's requests
@@ -324,6 +392,11 @@ func (c *streamConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 	_, err = c.w.Write(data)
 	c.writeMu.Unlock()
 	if !c.server {
+		if resp, ok := msg.(*jsonrpc.Response); ok {
+			c.mu.Lock()
+			delete(c.theirs, resp.ID)
+			c.mu.Unlock()
+		}
 		if err != nil && c.ended != nil {
 			select {
 			case <-c.closed: // closed by us: the write error says enough
@@ -371,10 +444,21 @@ type ioTransport struct {
 	r      io.Reader
 	w      io.Writer
 	logger *slog.Logger
+	bounds *floodBounds // nil: defaultFloodBounds
 }
 
 func (t *ioTransport) Connect(context.Context) (mcp.Connection, error) {
-	return newStreamConn(t.r, t.w, nil, true, t.logger), nil
+	c := newStreamConn(t.r, t.w, nil, true, t.logger)
+	c.bound(t.bounds)
+	return c, nil
+}
+
+// bound sets the connection's flood bounds to b, if not nil; it is
+// called before the connection is read.
+func (c *streamConn) bound(b *floodBounds) {
+	if b != nil {
+		c.gate, c.maxInFlight = newFloodGate(*b), b.inFlight
+	}
 }
 
 // isResponse reports whether a message go-sdk decoded as a response has

@@ -62,6 +62,7 @@ const maxEndedStreams = 1024
 // takes its budget on. It is safe for concurrent use.
 type streamLedger struct {
 	bounds streamBounds
+	gate   *floodGate // the events of the standalone stream; nil: no bound
 
 	mu    sync.Mutex
 	ended map[string]*streamUse
@@ -69,7 +70,7 @@ type streamLedger struct {
 }
 
 func newStreamLedger(b streamBounds) *streamLedger {
-	return &streamLedger{bounds: b, ended: map[string]*streamUse{}}
+	return &streamLedger{bounds: b, ended: map[string]*streamUse{}, gate: newFloodGate(defaultFloodBounds)}
 }
 
 // end records use under each non-empty key.

@@ -1,0 +1,454 @@
+package mcptool_test
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"runtime"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/miniopenclaw/tool"
+	"github.com/miniopenclaw/tool/mcptool"
+)
+
+// floodCall is a tools/call handler of a pipeServer that sends n
+// progress notifications for the call's token, then answers only when the
+// client cancels the call.
+func floodCall(n int) func(s *pipeServer, id json.RawMessage, line []byte) {
+	return func(s *pipeServer, id json.RawMessage, line []byte) {
+		var req struct {
+			Params struct {
+				Meta struct {
+					Token json.RawMessage `json:"progressToken"`
+				} `json:"_meta"`
+			} `json:"params"`
+		}
+		json.Unmarshal(line, &req)
+		if strings.Contains(string(req.Params.Meta.Token), "-2") { // the second call: answered at once
+			s.send(`{"jsonrpc":"2.0","id":` + string(id) + `,"result":{"content":[{"type":"text","text":"after"}]}}`)
+			return
+		}
+		go func() {
+			for i := range n {
+				if s.send(fmt.Sprintf(`{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":%s,"progress":%d}}`, req.Params.Meta.Token, i+1)) != nil {
+					return
+				}
+			}
+		}()
+	}
+}
+
+// TestHostileCallNotificationFlood: during one call over stdio, the server
+// sends 30,000 small progress notifications for the call's token and never
+// answers. Bounded per message and by the call's time limit only, every
+// one reached the caller's progress function (a relay to a remote caller,
+// the inspector's stream) until the time limit. Now the call takes at most
+// DefaultMaxCallProgress of them; the next one fails the call naming the
+// bound (ErrNotificationFlood), the server is told to cancel, and the
+// connection goes on: the next call works.
+func TestHostileCallNotificationFlood(t *testing.T) {
+	const flood = 30_000
+	run := func(t *testing.T, limit time.Duration, opts ...mcptool.ClientOption) (tool.Result, int64, *tool.Registry) {
+		_, cr, cw := newPipeServerPipes(func(*pipeServer) {}, floodCall(flood))
+		tr := mcptool.ClientPipe(cr, cw)
+		if len(opts) > 0 { // the control: no connection bounds either
+			tr = mcptool.BoundedClientPipe(cr, cw, mcptool.FloodBounds{})
+		}
+		ctx, cancel := context.WithTimeout(t.Context(), 4*wait)
+		defer cancel()
+		c, err := mcptool.Connect(ctx, tr, append(opts, mcptool.WithProtocolVersion("2025-11-25"))...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { c.Close() })
+		reg := tool.NewRegistry()
+		if err := c.Import(ctx, reg); err != nil {
+			t.Fatal(err)
+		}
+		var seen atomic.Int64
+		cctx, ccancel := context.WithTimeout(tool.WithProgress(ctx, func(float64, float64, string) { seen.Add(1) }), limit)
+		defer ccancel()
+		res := reg.Execute(cctx, "t", []byte(`{}`))
+		return res, seen.Load(), reg
+	}
+	// Control: without the call's bounds, the flood reaches the caller
+	// whole, and only the time limit ends the call.
+	res, n, _ := run(t, wait/2, mcptool.WithCallProgressBounds(0, 0))
+	t.Logf("control: %d progress reports, %v", n, res.Error)
+	if n <= mcptool.DefaultMaxCallProgress || !res.IsError {
+		t.Fatalf("control: %d progress reports reached the caller (want more than %d) and the call gave %+v", n, mcptool.DefaultMaxCallProgress, res)
+	}
+	res, n, reg := run(t, 4*wait)
+	t.Logf("defended: %d progress reports, %v", n, res.Error)
+	if n > mcptool.DefaultMaxCallProgress {
+		t.Errorf("%d progress reports reached the caller, want at most %d", n, mcptool.DefaultMaxCallProgress)
+	}
+	if !res.IsError || !strings.Contains(res.Error, "more than 10000 progress notifications") {
+		t.Errorf("call: %+v, want an error naming the bound", res)
+	}
+	if res := reg.Execute(t.Context(), "t", []byte(`{}`)); res.IsError || res.Output != "after" {
+		t.Errorf("the next call: %+v, want the server's answer (the connection goes on)", res)
+	}
+}
+
+// TestHostileServerRequestFlood: during a call, a server sends 3,000 ping
+// requests and stops reading its input. go-sdk answers each request on a
+// goroutine of its own that lives until its answer is written, and
+// writing waits for a server that does not read: the goroutines piled up,
+// one per request, for as long as the call lasted. Now a connection holds
+// at most DefaultMaxRequestsInFlight of the server's requests unanswered
+// and drops the rest (logged).
+func TestHostileServerRequestFlood(t *testing.T) {
+	const flood = 3000
+	run := func(t *testing.T, bounded bool) int {
+		sent := make(chan struct{})
+		_, cr, cw := newPipeServerPipes(func(*pipeServer) {}, func(s *pipeServer, id json.RawMessage, _ []byte) {
+			// Runs on the server's reading goroutine: it reads nothing
+			// more until the client hangs up.
+			for i := range flood {
+				if s.send(fmt.Sprintf(`{"jsonrpc":"2.0","id":"p%d","method":"ping"}`, i)) != nil {
+					break
+				}
+			}
+			close(sent)
+		})
+		tr := mcptool.ClientPipe(cr, cw)
+		if !bounded {
+			tr = mcptool.BoundedClientPipe(cr, cw, mcptool.FloodBounds{})
+		}
+		ctx, cancel := context.WithTimeout(t.Context(), wait)
+		defer cancel()
+		c, err := mcptool.Connect(ctx, tr, mcptool.WithProtocolVersion("2025-11-25"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		reg := tool.NewRegistry()
+		if err := c.Import(ctx, reg); err != nil {
+			t.Fatal(err)
+		}
+		before := runtime.NumGoroutine()
+		cctx, ccancel := context.WithCancel(ctx)
+		done := make(chan struct{})
+		go func() { reg.Execute(cctx, "t", []byte(`{}`)); close(done) }()
+		defer func() { ccancel(); <-done }()
+		select {
+		case <-sent:
+		case <-ctx.Done():
+			t.Fatal("the client did not read the server's requests")
+		}
+		most := 0
+		for deadline := time.Now().Add(time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+			most = max(most, runtime.NumGoroutine()-before)
+		}
+		return most
+	}
+	n := run(t, false)
+	t.Logf("control: %d more goroutines", n)
+	if n < flood/2 {
+		t.Fatalf("control: %d more goroutines while %d requests wait for their answers to be written, want about one each", n, flood)
+	}
+	n = run(t, true)
+	t.Logf("defended: %d more goroutines", n)
+	if most := mcptool.DefaultMaxRequestsInFlight + 50; n > most {
+		t.Errorf("%d more goroutines, want at most %d (the requests in flight and the call's own)", n, most)
+	}
+}
+
+// TestHostileClientCallFlood: a client of a served registry (stdio) sends
+// 2,000 tools/call requests at once for a tool that takes its time. Each
+// ran at once, on a goroutine of its own: a client could start as many
+// calls as it could write lines. Now a connection runs at most
+// DefaultMaxRequestsInFlight of its client's requests at once and answers
+// each one past it with an error at once; the session goes on.
+func TestHostileClientCallFlood(t *testing.T) {
+	const flood = 2000
+	run := func(t *testing.T, bounded bool) (int64, int) {
+		var running, most atomic.Int64
+		refused := 0
+		release := make(chan struct{})
+		slow, err := tool.New("slow", "waits", func(ctx context.Context, _ struct{}) (string, error) {
+			n := running.Add(1)
+			for m := most.Load(); n > m && !most.CompareAndSwap(m, n); m = most.Load() {
+			}
+			defer running.Add(-1)
+			select {
+			case <-release:
+			case <-ctx.Done():
+			}
+			return "ok", nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		reg := tool.NewRegistry()
+		if err := reg.Register(slow); err != nil {
+			t.Fatal(err)
+		}
+		srv := mcptool.NewServer(reg)
+		defer srv.Close()
+		inR, inW := io.Pipe()
+		outR, outW := io.Pipe()
+		ctx, cancel := context.WithTimeout(t.Context(), 3*wait)
+		defer cancel()
+		served := make(chan error, 1)
+		go func() {
+			if bounded {
+				served <- srv.ServeIO(ctx, inR, outW)
+			} else {
+				served <- srv.ServeIOBounded(ctx, inR, outW, mcptool.FloodBounds{})
+			}
+			outW.Close()
+		}()
+		answers := make(chan string, flood+16)
+		go func() {
+			sc := bufio.NewScanner(outR)
+			sc.Buffer(nil, 1<<20)
+			for sc.Scan() {
+				answers <- sc.Text()
+			}
+			close(answers)
+		}()
+		write := func(s string) {
+			if _, err := io.WriteString(inW, s+"\n"); err != nil {
+				t.Fatal(err)
+			}
+		}
+		write(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"flood","version":"0"}}}`)
+		<-answers
+		write(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+		go func() {
+			for i := 1; i <= flood; i++ {
+				if _, err := io.WriteString(inW, fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"slow","arguments":{}}}`+"\n", i)); err != nil {
+					return
+				}
+			}
+		}()
+		got := 0
+		for got < flood {
+			select {
+			case a := <-answers:
+				got++
+				if strings.Contains(a, "in flight") {
+					refused++
+				}
+			case <-time.After(time.Second):
+				if running.Load()+int64(refused) >= flood {
+					got = flood // every call runs or was refused
+				}
+			case <-ctx.Done():
+				t.Fatalf("%d answers, %d calls running", got, running.Load())
+			}
+		}
+		close(release)
+		inW.Close()
+		if err := <-served; err != nil {
+			t.Fatal(err)
+		}
+		return most.Load(), refused
+	}
+	most, refused := run(t, false)
+	t.Logf("control: %d calls at once, %d refused", most, refused)
+	if most < flood/2 {
+		t.Fatalf("control: %d calls ran at once, want about %d", most, flood)
+	}
+	most, refused = run(t, true)
+	t.Logf("defended: %d calls at once, %d refused", most, refused)
+	if most > mcptool.DefaultMaxRequestsInFlight || refused < flood-mcptool.DefaultMaxRequestsInFlight {
+		t.Errorf("%d calls ran at once and %d were refused, want at most %d and the rest refused", most, refused, mcptool.DefaultMaxRequestsInFlight)
+	}
+}
+
+// TestHostileNotificationRate: a server sends 3,000 ping requests one
+// after the other, reading the answers. Each was decoded, queued and
+// answered: a server could keep a client busy as fast as it can write.
+// A connection now passes a server's notifications and requests at
+// DefaultNotificationRate after a burst of DefaultNotificationBurst, and
+// drops the rest before go-sdk sees them (here at a burst of 100 and
+// next to no rate, for a small test).
+func TestHostileNotificationRate(t *testing.T) {
+	const flood = 3000
+	run := func(t *testing.T, b mcptool.FloodBounds) int {
+		s, cr, cw := newPipeServerPipes(func(s *pipeServer) {
+			for i := range flood {
+				if s.send(fmt.Sprintf(`{"jsonrpc":"2.0","id":"p%d","method":"ping"}`, i)) != nil {
+					return
+				}
+			}
+			s.send(`{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}`)
+		}, nil)
+		ctx, cancel := context.WithTimeout(t.Context(), wait)
+		defer cancel()
+		c, err := mcptool.Connect(ctx, mcptool.BoundedClientPipe(cr, cw, b), mcptool.WithProtocolVersion("2025-11-25"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		answers := 0
+		for {
+			select {
+			case <-s.replies:
+				answers++
+				continue
+			case <-time.After(500 * time.Millisecond):
+			}
+			return answers
+		}
+	}
+	n := run(t, mcptool.FloodBounds{})
+	t.Logf("control: %d answers", n)
+	if n < flood-64 { // the server keeps 64 answers unread at most
+		t.Fatalf("control: %d pings answered, want %d", n, flood)
+	}
+	n = run(t, mcptool.FloodBounds{Rate: 1e-9, Burst: 100, InFlight: mcptool.DefaultMaxRequestsInFlight})
+	t.Logf("defended: %d answers", n)
+	if n > 100 {
+		t.Errorf("%d pings answered, want at most the burst of 100", n)
+	}
+}
+
+// TestHostileStandaloneFlood: over HTTP, a server sends 3,000 ping
+// requests on the session's standalone stream (the GET that lasts the
+// session, which no call's bound covers), as fast as it can write them.
+// Each was read and answered with a POST of its own. The client now
+// passes that stream's events within the connection's flood gate
+// (DefaultNotificationRate after DefaultNotificationBurst; here a burst of
+// 100 and next to no rate) and drops the rest unread by go-sdk.
+func TestHostileStandaloneFlood(t *testing.T) {
+	const flood = 3000
+	run := func(t *testing.T, b mcptool.FloodBounds) int64 {
+		srv := mcptool.NewServer(tool.NewRegistry())
+		defer srv.Close()
+		var answers atomic.Int64
+		var once sync.Once
+		hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if r.Method == http.MethodGet {
+				first := false
+				once.Do(func() { first = true })
+				w.Header().Set("Content-Type", "text/event-stream")
+				w.WriteHeader(http.StatusOK)
+				if !first {
+					return
+				}
+				for i := range flood {
+					fmt.Fprintf(w, "event: message\ndata: {\"jsonrpc\":\"2.0\",\"id\":\"p%d\",\"method\":\"ping\"}\n\n", i)
+				}
+				w.(http.Flusher).Flush()
+				<-r.Context().Done()
+				return
+			}
+			if r.Method == http.MethodPost {
+				body, _ := io.ReadAll(io.LimitReader(r.Body, 1<<20))
+				if strings.Contains(string(body), `"id":"p`) && strings.Contains(string(body), `"result"`) {
+					answers.Add(1)
+					w.WriteHeader(http.StatusAccepted)
+					return
+				}
+				r.Body = io.NopCloser(strings.NewReader(string(body)))
+			}
+			srv.ServeHTTP(w, r)
+		}))
+		defer hs.Close()
+		ctx, cancel := context.WithTimeout(t.Context(), wait)
+		defer cancel()
+		c, err := mcptool.Connect(ctx, mcptool.GatedURL(hs.URL, b), mcptool.WithProtocolVersion("2025-11-25"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		for last := int64(-1); ; {
+			select {
+			case <-ctx.Done():
+				return answers.Load()
+			case <-time.After(time.Second):
+			}
+			if n := answers.Load(); n == last {
+				return n
+			} else {
+				last = n
+			}
+		}
+	}
+	n := run(t, mcptool.FloodBounds{})
+	t.Logf("control: %d answers", n)
+	if n < flood {
+		t.Fatalf("control: %d pings of the standalone stream answered, want %d", n, flood)
+	}
+	n = run(t, mcptool.FloodBounds{Rate: 1e-9, Burst: 100})
+	t.Logf("defended: %d answers", n)
+	if n > 100 {
+		t.Errorf("%d pings answered, want at most the burst of 100", n)
+	}
+}
+
+// TestHostileClientNotificationFlood: a client of a served registry
+// (stdio) sends 30,000 notifications/roots/list_changed as fast as it can
+// write. go-sdk queued and handled every one. A connection now passes a
+// client's notifications at DefaultNotificationRate after
+// DefaultNotificationBurst and drops the rest, logged, and the session
+// goes on: a ping after the flood is answered.
+func TestHostileClientNotificationFlood(t *testing.T) {
+	const flood = 30_000
+	run := func(t *testing.T, b *mcptool.FloodBounds) (dropped int64) {
+		var logs syncBuffer
+		srv := mcptool.NewServer(tool.NewRegistry(), mcptool.WithServerLogger(slog.New(slog.NewJSONHandler(&logs, nil))))
+		defer srv.Close()
+		var in strings.Builder
+		in.WriteString(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"flood","version":"0"}}}` + "\n")
+		in.WriteString(`{"jsonrpc":"2.0","method":"notifications/initialized"}` + "\n")
+		for range flood {
+			in.WriteString(`{"jsonrpc":"2.0","method":"notifications/roots/list_changed"}` + "\n")
+		}
+		in.WriteString(`{"jsonrpc":"2.0","id":"last","method":"ping"}` + "\n")
+		var out syncBuffer
+		ctx, cancel := context.WithTimeout(t.Context(), 3*wait)
+		defer cancel()
+		var err error
+		if b == nil {
+			err = srv.ServeIO(ctx, strings.NewReader(in.String()), &out)
+		} else {
+			err = srv.ServeIOBounded(ctx, strings.NewReader(in.String()), &out, *b)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(out.String(), `"id":"last","result":{}`) {
+			t.Fatalf("the ping after the flood was not answered: %s", shortOut(out.String()))
+		}
+		for _, line := range strings.Split(logs.String(), "\n") {
+			var rec struct {
+				Msg     string `json:"msg"`
+				Dropped int64  `json:"dropped"`
+			}
+			if json.Unmarshal([]byte(line), &rec) == nil && strings.Contains(rec.Msg, "dropped notifications of a client") {
+				dropped = max(dropped, rec.Dropped)
+			}
+		}
+		return dropped
+	}
+	n := run(t, &mcptool.FloodBounds{})
+	if n != 0 {
+		t.Fatalf("control: %d notifications dropped without bounds", n)
+	}
+	n = run(t, nil)
+	t.Logf("defended: at least %d notifications dropped", n)
+	if n < (flood-mcptool.DefaultNotificationBurst)/2 {
+		t.Errorf("%d notifications dropped, want most of the %d past the burst of %d", n, flood-mcptool.DefaultNotificationBurst, mcptool.DefaultNotificationBurst)
+	}
+}
+
+func shortOut(s string) string {
+	if len(s) > 500 {
+		return s[len(s)-500:]
+	}
+	return s
+}
