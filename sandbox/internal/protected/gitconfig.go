@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 )
 
 // Bounds of the look at git's configuration: bytes of one file, files
@@ -80,13 +81,110 @@ func configured(ws, worktree, gitDir string, out *[]string) error {
 			return err
 		}
 	}
+	for _, dir := range append([]string{filepath.Join(gitDir, "hooks")}, c.hookDirs...) {
+		if err := c.hookManagers(dir); err != nil {
+			return err
+		}
+	}
 	return nil
+}
+
+// Bounds of the look at a hooks directory's shims: entries, and bytes
+// read of each.
+const (
+	maxHookEntries = 256
+	maxHookBytes   = 16 << 10
+)
+
+// lefthookFiles are what lefthook reads at the top of the working tree:
+// its configuration in every format it takes, the local override, and
+// the directories of scripts it runs (source_dir and source_dir_local).
+var lefthookFiles = []string{
+	"lefthook.yml", ".lefthook.yml", "lefthook.yaml", ".lefthook.yaml", "lefthook.json", ".lefthook.json",
+	"lefthook.jsonc", ".lefthook.jsonc", "lefthook.toml", ".lefthook.toml",
+	"lefthook-local.yml", ".lefthook-local.yml", "lefthook-local.yaml", ".lefthook-local.yaml",
+	"lefthook-local.json", ".lefthook-local.json", "lefthook-local.jsonc", ".lefthook-local.jsonc",
+	"lefthook-local.toml", ".lefthook-local.toml", ".lefthook", ".lefthook-local",
+}
+
+// hookManagers protects what a hook manager's shims in the hooks
+// directory dir run from the working tree: a shim of the pre-commit
+// framework (its ARGS hold "hook-impl") reads the file its --config
+// names (.pre-commit-config.yaml unless it names another), whose hooks
+// are any commands; a shim of lefthook reads lefthook.yml (lefthookFiles)
+// and runs the scripts under .lefthook. A hook that is neither is a
+// program of its own, protected as the hooks directory is; what it runs
+// of the project (npm test, make) is the project's code.
+func (c *configLook) hookManagers(dir string) error {
+	f, err := os.Open(dir)
+	if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) || errors.Is(err, fs.ErrPermission) && !c.inside(dir) {
+		return nil
+	}
+	if err != nil {
+		return &BoundError{fmt.Sprintf("reading the hooks in %s: %v", dir, err)}
+	}
+	names, err := f.Readdirnames(maxHookEntries + 1)
+	f.Close()
+	if err != nil && !errors.Is(err, io.EOF) {
+		return &BoundError{fmt.Sprintf("reading the hooks in %s: %v", dir, err)}
+	}
+	if len(names) > maxHookEntries {
+		return &BoundError{fmt.Sprintf("more than %d entries in the hooks directory %s", maxHookEntries, dir)}
+	}
+	slices.Sort(names)
+	for _, name := range names {
+		b, err := readPrefix(filepath.Join(dir, name), maxHookBytes)
+		if err != nil {
+			continue // a directory, a dangling link: git runs neither
+		}
+		why := "the hook " + filepath.Join(dir, name)
+		text := string(b)
+		if strings.Contains(text, "hook-impl") {
+			config := ".pre-commit-config.yaml"
+			if _, rest, ok := strings.Cut(text, "--config="); ok {
+				config = rest[:strings.IndexFunc(rest+" ", func(r rune) bool { return strings.ContainsRune(" \t\n)'\"", r) })]
+				config = strings.Trim(config, "'\"")
+			}
+			if config != "" {
+				if err := c.commandWord(config, why+" (the pre-commit framework's configuration)"); err != nil {
+					return err
+				}
+			}
+		}
+		if strings.Contains(text, "lefthook") {
+			for _, lf := range lefthookFiles {
+				if err := c.commandWord(lf, why+" (lefthook's configuration)"); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// readPrefix reads at most n bytes of the regular file name (following
+// links); anything else is an error.
+func readPrefix(name string, n int64) ([]byte, error) {
+	f, err := os.Open(name)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if !st.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s is not a regular file", name)
+	}
+	return io.ReadAll(io.LimitReader(f, n))
 }
 
 type configLook struct {
 	ws, worktree, home string
 	out                *[]string
 	read               map[string]bool
+	hookDirs           []string // the directories core.hooksPath names
 }
 
 // coreWorktree returns the working tree gitDir's config names with
@@ -165,6 +263,7 @@ func (c *configLook) file(name string, depth int) error {
 		if err := c.protect(h, "core.hooksPath in "+name); err != nil {
 			return err
 		}
+		c.hookDirs = append(c.hookDirs, h)
 		if filepath.Base(filepath.Clean(h)) == "_" {
 			// husky 9's layout: the hooks in .husky/_ are shims that run
 			// the script of the same name in the parent directory, the
