@@ -37,8 +37,8 @@ const (
 // relative hooks path is relative to the working tree; with none known
 // it is an error, as is a hooks path naming ws itself, a file it cannot
 // read (other than a missing one) and any bound passed.
-func configured(ws, worktree, gitDir string, out *[]string) error {
-	c := &configLook{ws: ws, worktree: worktree, out: out, read: map[string]bool{}}
+func configured(ws, worktree, gitDir string, out *[]string, b *budget) error {
+	c := &configLook{ws: ws, worktree: worktree, out: out, read: map[string]bool{}, budget: b}
 	if cw, err := c.coreWorktree(gitDir); err != nil {
 		return err
 	} else if cw != "" && c.worktree == "" {
@@ -137,6 +137,9 @@ func (c *configLook) hookManagers(dir string) error {
 		if err != nil {
 			continue // a directory, a dangling link: git runs neither
 		}
+		if err := c.budget.spend(len(b), filepath.Join(dir, name)); err != nil {
+			return err
+		}
 		why := "the hook " + filepath.Join(dir, name)
 		text := string(b)
 		if strings.Contains(text, "hook-impl") {
@@ -185,6 +188,59 @@ type configLook struct {
 	out                *[]string
 	read               map[string]bool
 	hookDirs           []string // the directories core.hooksPath names
+	budget             *budget
+}
+
+// Bounds of one look (Git, or Nested) over every repository it reads:
+// bytes of configuration and of hooks read, and paths in the protected
+// list. Before, a repository a run made (git init vendor/x, whose
+// config is the run's) holding 1 MiB of aliases naming files gave 59,000
+// protected paths and took the supervisor 5 s per configuration file,
+// outside the run's limits, before every later run.
+const (
+	maxLookBytes      = 16 << 20
+	maxProtectedPaths = 16384
+)
+
+// A budget is what one look has spent, and the paths its list holds
+// (so that adding one costs no scan of the list).
+type budget struct {
+	bytes int64
+	seen  map[string]bool
+}
+
+// add appends p to out unless it is there, failing past
+// maxProtectedPaths; b may be nil (a look of its own).
+func (b *budget) add(out *[]string, p, why string) error {
+	if b == nil {
+		b = &budget{}
+	}
+	if b.seen == nil {
+		b.seen = make(map[string]bool, len(*out))
+		for _, q := range *out {
+			b.seen[q] = true
+		}
+	}
+	if b.seen[p] {
+		return nil
+	}
+	if len(*out) >= maxProtectedPaths {
+		return &BoundError{fmt.Sprintf("more than %d protected paths (at %s, from %s)", maxProtectedPaths, p, why)}
+	}
+	b.seen[p] = true
+	*out = append(*out, p)
+	return nil
+}
+
+// spend charges n bytes read to b, or fails past maxLookBytes.
+func (b *budget) spend(n int, what string) error {
+	if b == nil {
+		return nil
+	}
+	if b.bytes += int64(n); b.bytes > maxLookBytes {
+		return &BoundError{fmt.Sprintf("more than %d bytes of git configuration and hooks to read (at %s)", maxLookBytes, what)}
+	}
+	return nil
 }
 
 // coreWorktree returns the working tree gitDir's config names with
@@ -226,6 +282,9 @@ func (c *configLook) file(name string, depth int) error {
 		return nil
 	}
 	if err != nil {
+		return err
+	}
+	if err := c.budget.spend(len(b), name); err != nil {
 		return err
 	}
 	var hooks, includes []string
@@ -350,10 +409,10 @@ func (c *configLook) protect(p, why string) error {
 	if rel == "." {
 		return &BoundError{fmt.Sprintf("%s names the workspace itself, which cannot be protected read-only", why)}
 	}
-	if !slices.Contains(*c.out, rel) {
-		*c.out = append(*c.out, rel)
+	if c.budget == nil {
+		c.budget = &budget{}
 	}
-	return nil
+	return c.budget.add(c.out, rel, why)
 }
 
 // readBounded reads a file of at most maxConfigBytes; a larger one is an

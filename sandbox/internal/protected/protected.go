@@ -43,10 +43,11 @@ func Git(ws string, protected []string) ([]string, error) {
 		return protected, nil
 	}
 	out := slices.Clone(protected)
-	if err := gitRepo(ws, "", &out); err != nil {
+	b := &budget{}
+	if err := gitRepo(ws, "", &out, b); err != nil {
 		return nil, err
 	}
-	if err := enclosing(ws, &out); err != nil {
+	if err := enclosing(ws, &out, b); err != nil {
 		return nil, err
 	}
 	return out, nil
@@ -60,7 +61,7 @@ func Git(ws string, protected []string) ([]string, error) {
 // write (core.hooksPath = frontend/.husky/_). It looks at every
 // directory above ws, as written and through links, not only the
 // nearest repository git would find, and past filesystem boundaries.
-func enclosing(ws string, out *[]string) error {
+func enclosing(ws string, out *[]string, b *budget) error {
 	starts := []string{filepath.Clean(ws)}
 	if real, err := filepath.EvalSymlinks(ws); err == nil && real != starts[0] {
 		starts = append(starts, real)
@@ -85,13 +86,13 @@ func enclosing(ws string, out *[]string) error {
 				if gitDir != "" {
 					// A .git file above the workspace may name a
 					// repository inside it: its own hooks and config.
-					c := &configLook{ws: ws, out: out}
+					c := &configLook{ws: ws, out: out, budget: b}
 					for _, leaf := range leaves {
 						if err := c.protect(filepath.Join(gitDir, leaf), "the repository of "+dotgit); err != nil {
 							return err
 						}
 					}
-					if err := configured(ws, dir, gitDir, out); err != nil {
+					if err := configured(ws, dir, gitDir, out, b); err != nil {
 						return err
 					}
 				}
@@ -122,11 +123,15 @@ func (e *BoundError) Error() string { return e.What }
 // when that lies inside ws, the submodules' repositories under that
 // repository's modules directory, and what its configuration makes hooks
 // or configuration inside ws.
-func gitRepo(ws, root string, out *[]string) error {
+func gitRepo(ws, root string, out *[]string, b *budget) error {
+	if len(*out) >= maxProtectedPaths {
+		return &BoundError{fmt.Sprintf("more than %d protected paths (at the repository in %s)", maxProtectedPaths, orDot(root))}
+	}
+	var addErr error
 	add := func(repo string) {
 		for _, leaf := range leaves {
-			if p := repo + "/" + leaf; !slices.Contains(*out, p) {
-				*out = append(*out, p)
+			if err := b.add(out, repo+"/"+leaf, "the repository "+repo); err != nil && addErr == nil {
+				addErr = err
 			}
 		}
 	}
@@ -157,8 +162,11 @@ func gitRepo(ws, root string, out *[]string) error {
 			}
 		}
 	}
+	if addErr != nil {
+		return addErr
+	}
 	if gitDir != "" {
-		if err := configured(ws, filepath.Join(ws, root), gitDir, out); err != nil {
+		if err := configured(ws, filepath.Join(ws, root), gitDir, out, b); err != nil {
 			return err
 		}
 	}
@@ -194,8 +202,10 @@ func gitRepo(ws, root string, out *[]string) error {
 				if found++; found > maxGitRepositories {
 					return &BoundError{fmt.Sprintf("more than %d submodules' repositories under %s/modules", maxGitRepositories, repo)}
 				}
-				add(sub)
-				if err := configured(ws, "", filepath.Join(ws, sub), out); err != nil {
+				if add(sub); addErr != nil {
+					return addErr
+				}
+				if err := configured(ws, "", filepath.Join(ws, sub), out, b); err != nil {
 					return err
 				}
 				if err := walk(sub+"/modules", depth+1); err != nil {
@@ -277,8 +287,9 @@ func Nested(ws string, protected []string, b Bounds) ([]string, error) {
 		return nil, err
 	}
 	out := slices.Clone(protected)
+	spent := &budget{}
 	for _, root := range repos {
-		if err := gitRepo(ws, root, &out); err != nil {
+		if err := gitRepo(ws, root, &out, spent); err != nil {
 			return nil, err
 		}
 	}
