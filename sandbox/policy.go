@@ -386,8 +386,10 @@ type Policy struct {
 	// ReadOnly are further absolute host paths the run may read and
 	// execute, besides [SystemReadOnly]. A path that is a unix socket,
 	// or that is, lies in or holds a directory the sandbox hides (/run,
-	// /var/run, $XDG_RUNTIME_DIR: "/" holds them), as written or through
-	// links, is refused: a read-only bind does not stop a connect.
+	// /var/run, $XDG_RUNTIME_DIR: "/" holds them) or /proc, /sys or /dev
+	// (of which a run gets views of its own), as written or through
+	// links, is refused: a read-only bind does not stop a connect, and
+	// the host's views show its processes and devices.
 	ReadOnly []string
 	// Protected are paths relative to Workspace that stay read-only. Nil
 	// means [DefaultProtected]; an empty non-nil slice protects nothing.
@@ -821,6 +823,20 @@ func exposesDaemons(ro string) string {
 				case within(hf, rf):
 					return "holds " + h + ", which the sandbox hides"
 				}
+			}
+		}
+	}
+	// The views the sandbox makes of its own: the host's would show
+	// every process (/proc: their command lines, and the environment of
+	// those of the sandbox user's id, other runs'), its devices (/dev)
+	// and its kernel's state (/sys).
+	for _, v := range []string{"/proc", "/sys", "/dev"} {
+		for _, rf := range forms(ro) {
+			switch {
+			case within(rf, v):
+				return "is or lies in " + v + ", of which the sandbox makes a view of its own"
+			case within(v, rf):
+				return "holds " + v + ", of which the sandbox makes a view of its own"
 			}
 		}
 	}

@@ -133,6 +133,9 @@ func (m *Module) moduleConfig(c Config) (wazero.ModuleConfig, []*os.Root, error)
 		return nil
 	}
 	if c.Workspace != "" {
+		if why := hostView(c.Workspace); why != "" {
+			return nil, nil, fmt.Errorf("wasm: workspace %q %s", c.Workspace, why)
+		}
 		if err := mount(c.Workspace, "/"); err != nil {
 			closeAll(roots)
 			return nil, nil, fmt.Errorf("wasm: workspace: %w", err)
@@ -159,6 +162,9 @@ func (m *Module) moduleConfig(c Config) (wazero.ModuleConfig, []*os.Root, error)
 func checkMount(dir string) error {
 	if !filepath.IsAbs(dir) {
 		return fmt.Errorf("wasm: read-only path %q is not absolute", dir)
+	}
+	if why := hostView(dir); why != "" {
+		return fmt.Errorf("wasm: read-only path %q %s", dir, why)
 	}
 	fi, err := os.Stat(dir)
 	if err != nil {
@@ -270,4 +276,30 @@ func (i *Instance) closeLocked() {
 func (i *Instance) closeRoots() {
 	closeAll(i.roots)
 	i.roots = nil
+}
+
+// hostViews are the host's views of its processes, kernel and devices. A
+// module runs inside this process: /proc/self is this program, its
+// command line, its environment (the program's secrets) and its memory.
+var hostViews = []string{"/proc", "/sys", "/dev"}
+
+// hostView says why a module may not see dir, or "": it is, lies in or
+// holds one of hostViews, as written or through links.
+func hostView(dir string) string {
+	forms := []string{filepath.Clean(dir)}
+	if real, err := filepath.EvalSymlinks(dir); err == nil && real != forms[0] {
+		forms = append(forms, real)
+	}
+	within := func(p, d string) bool { return p == d || d == "/" || strings.HasPrefix(p, d+"/") }
+	for _, v := range hostViews {
+		for _, f := range forms {
+			switch {
+			case within(f, v):
+				return "is or lies in " + v + ", the host's view of its processes, kernel or devices (this program's own memory and environment among them)"
+			case within(v, f):
+				return "holds " + v + ", the host's view of its processes, kernel or devices (this program's own memory and environment among them)"
+			}
+		}
+	}
+	return ""
 }
