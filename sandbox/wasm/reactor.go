@@ -4,11 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
+	"syscall"
 
 	"github.com/miniopenclaw/tool/sandbox"
 	"github.com/tetratelabs/wazero"
@@ -129,7 +131,7 @@ func (m *Module) moduleConfig(c Config) (wazero.ModuleConfig, []*os.Root, error)
 			return err
 		}
 		roots = append(roots, root)
-		fsc = fsc.WithFSMount(root.FS(), guest)
+		fsc = fsc.WithFSMount(regularFS{root}, guest)
 		return nil
 	}
 	if c.Workspace != "" {
@@ -302,4 +304,43 @@ func hostView(dir string) string {
 		}
 	}
 	return ""
+}
+
+// regularFS is a root's file system that opens regular files and
+// directories only, without blocking: a fifo opened for reading blocks
+// until a writer comes, past the module's deadline, in a thread nothing
+// interrupts (a device could do anything). It opens with O_NONBLOCK and
+// looks at what it opened, so a name swapped for a fifo after a look
+// does not block either.
+type regularFS struct{ r *os.Root }
+
+// Open opens name for reading, refusing what is neither a regular file
+// nor a directory.
+func (f regularFS) Open(name string) (fs.File, error) {
+	if !fs.ValidPath(name) {
+		return nil, &fs.PathError{Op: "open", Path: name, Err: fs.ErrInvalid}
+	}
+	file, err := f.r.OpenFile(name, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, err
+	}
+	st, err := file.Stat()
+	if err != nil {
+		file.Close()
+		return nil, err
+	}
+	if !st.Mode().IsRegular() && !st.IsDir() {
+		file.Close()
+		return nil, &fs.PathError{Op: "open", Path: name, Err: fs.ErrPermission}
+	}
+	return file, nil
+}
+
+// Stat describes name, following links inside the root, without opening
+// it.
+func (f regularFS) Stat(name string) (fs.FileInfo, error) {
+	if !fs.ValidPath(name) {
+		return nil, &fs.PathError{Op: "stat", Path: name, Err: fs.ErrInvalid}
+	}
+	return f.r.Stat(name)
 }
