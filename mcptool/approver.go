@@ -68,6 +68,9 @@ const approvalInputID = "clawtool_approval"
 
 // Approve implements [policy.Approver].
 func (e ElicitApprover) Approve(ctx context.Context, req policy.ApprovalRequest) (bool, error) {
+	if _, whole := shownArgs(req); !whole {
+		return e.fallback(ctx, req, fmt.Errorf("the call's arguments are longer than the %d bytes a question shows whole (MaxApprovalArgsShown): the client's user would approve what they cannot read", MaxApprovalArgsShown))
+	}
 	ss := Session(ctx)
 	var init *mcp.InitializeParams
 	if ss != nil {
@@ -161,8 +164,29 @@ func approvalMessage(req policy.ApprovalRequest) string {
 	if req.Principal != "" {
 		who = graphicText(req.Principal, 200)
 	}
+	args, _ := shownArgs(req)
 	return fmt.Sprintf("Approve a tool call? %s asks to call %q with %s. Approving lets this call, with exactly these arguments, run once.",
-		who, req.Tool, graphicText(string(req.Args), maxSummaryBytes))
+		who, req.Tool, args)
+}
+
+// MaxApprovalArgsShown bounds the arguments, escaped, that the question
+// of an [ElicitApprover] shows. It shows them whole or does not ask: a
+// question that showed the start of longer arguments would have the
+// user approve what follows unread (canonical arguments sort their keys,
+// so a field named "a…" full of harmless text put the rest of a call out
+// of sight). Longer arguments go to Fallback, or the call is refused with
+// an approval request the host may grant where they are shown.
+const MaxApprovalArgsShown = 8 << 10
+
+// shownArgs returns req's arguments as a question shows them, and
+// whether that is the whole of them.
+func shownArgs(req policy.ApprovalRequest) (string, bool) {
+	q := strconv.QuoteToGraphic(string(req.Args))
+	q = q[1 : len(q)-1]
+	if len(q) > MaxApprovalArgsShown {
+		return shortText(q, MaxApprovalArgsShown), false
+	}
+	return q, true
 }
 
 // graphicText is s with control and invisible characters escaped as Go

@@ -218,3 +218,47 @@ func TestElicitApproverRoundTripBound(t *testing.T) {
 		t.Errorf("call: %v %+v (ran %d, asked %q)", err, res, ran.Load(), asked)
 	}
 }
+
+// TestApprovalQuestionShowsWholeArguments: the question an ElicitApprover
+// put to the client's user showed the call's arguments cut to 500 bytes,
+// so a model that padded an argument ("notes/a.txt", 600 spaces, then
+// "/../../secrets") had the user approve the start of it while the call
+// ran with the whole (canonical arguments sort their keys, so a padding
+// field named "a…" does the same to every argument after it). The
+// control is that cut: the end is out of sight. Now the question shows
+// the arguments whole, up to MaxApprovalArgsShown, and longer ones are
+// not put to the user at all: the call is refused with an approval
+// request the host may grant where the arguments are shown, and nothing
+// runs.
+func TestApprovalQuestionShowsWholeArguments(t *testing.T) {
+	const tail = "/../../secrets"
+	padded := "notes/a.txt" + strings.Repeat(" ", 600) + tail
+	args, _ := json.Marshal(map[string]string{"path": padded})
+	if control := string(args[:500]); strings.Contains(control, tail) {
+		t.Fatalf("control: the first 500 bytes of the arguments show their end: %q", control)
+	}
+	for _, era := range eras {
+		srv, _, ran := approverServer(t, mcptool.ElicitApprover{})
+		var asked []string
+		cs := connectRaw(t, srv, era, &mcp.ClientOptions{
+			ElicitationHandler: func(_ context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+				asked = append(asked, req.Params.Message)
+				return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"approve": true}}, nil
+			},
+		})
+		res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "remove", Arguments: map[string]any{"path": padded}})
+		if err != nil || res.IsError || ran.Load() != 1 {
+			t.Fatalf("%s: approved call: %v %+v (ran %d)", era, err, res, ran.Load())
+		}
+		if len(asked) != 1 || !strings.Contains(asked[0], tail+`\"}`) {
+			t.Errorf("%s: the question does not show the arguments to their end: %q", era, asked)
+		}
+		huge := "notes/a.txt" + strings.Repeat(" ", mcptool.MaxApprovalArgsShown) + tail
+		res, err = cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "remove", Arguments: map[string]any{"path": huge}})
+		if err != nil || !res.IsError || ran.Load() != 1 || len(asked) != 1 {
+			t.Errorf("%s: a call whose arguments a question cannot show whole: %v %+v (ran %d, asked %d times)", era, err, res, ran.Load(), len(asked))
+		} else if text := res.Content[0].(*mcp.TextContent).Text; !strings.Contains(text, "approval request") {
+			t.Errorf("%s: refused without naming the approval request: %q", era, text)
+		}
+	}
+}

@@ -116,6 +116,11 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			rest(w, r)
 		}))
 	})
+	release, ok := s.admitRequest(w, r)
+	if !ok {
+		return
+	}
+	defer release()
 	s.http.ServeHTTP(w, canonicalHost(r))
 }
 

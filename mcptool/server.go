@@ -72,6 +72,8 @@ type Server struct {
 	// listens bounds the 2026-07-28 subscriptions/listen streams served
 	// at once, alike (sessionlimit.go).
 	listens *sessionLedger
+	// requests bounds the POST requests served at once (requestlimit.go).
+	requests *requestGate
 }
 
 type serverConfig struct {
@@ -88,6 +90,7 @@ type serverConfig struct {
 	taskDecide   func(tool.Tool) bool
 
 	sessionsPerCaller, sessionsTotal int // WithSessionLimits
+	requestsPerCaller, requestsTotal int // WithRequestLimits
 }
 
 // A ServerOption configures a [Server] made by [NewServer].
@@ -162,7 +165,8 @@ func NewServer(reg *tool.Registry, opts ...ServerOption) *Server {
 	}
 	s := &Server{reg: reg, cfg: cfg, tasks: newTaskStore(cfg.tasks), store: cfg.store, rounds: newRounds(cfg.rounds),
 		sessions: newSessionLedger(cfg.sessionsPerCaller, cfg.sessionsTotal),
-		listens:  newSessionLedger(cfg.sessionsPerCaller, cfg.sessionsTotal)}
+		listens:  newSessionLedger(cfg.sessionsPerCaller, cfg.sessionsTotal),
+		requests: newRequestGate(cfg.requestsPerCaller, cfg.requestsTotal)}
 	if s.store == nil {
 		s.store = memTasks{s.tasks}
 	}

@@ -11,7 +11,6 @@ import (
 	"hash"
 	"iter"
 	"log/slog"
-	"os"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -365,7 +364,7 @@ func New(name string, src []byte, opts ...Option) (*Authorizer, error) {
 
 // Load returns an Authorizer for the Cedar policy file at path.
 func Load(path string, opts ...Option) (*Authorizer, error) {
-	src, err := os.ReadFile(path)
+	src, err := readPolicyFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("policy: %w", err)
 	}
@@ -388,7 +387,7 @@ func (a *Authorizer) Reload(name string, src []byte) error {
 
 // ReloadFile is [Authorizer.Reload] from a file.
 func (a *Authorizer) ReloadFile(path string) error {
-	src, err := os.ReadFile(path)
+	src, err := readPolicyFile(path)
 	if err != nil {
 		return fmt.Errorf("policy: %w", err)
 	}
@@ -465,6 +464,9 @@ func (s ruleSet) All() iter.Seq2[cedar.PolicyID, *cedar.Policy] {
 }
 
 func compile(name string, src []byte) (*compiled, error) {
+	if err := checkSource(name, src); err != nil {
+		return nil, err
+	}
 	list, err := cedar.NewPolicyListFromBytes(name, src)
 	if err != nil {
 		return nil, fmt.Errorf("policy %s: %w", name, err)

@@ -331,7 +331,7 @@ func runPolicyCheck(ctx context.Context, e *env, args []string) int {
 	if fs.NArg() != 1 {
 		return usageError(fs, "want one POLICY file")
 	}
-	src, err := os.ReadFile(fs.Arg(0))
+	src, err := readSmallFile(fs.Arg(0), policy.MaxPolicyBytes)
 	if err != nil {
 		fmt.Fprintf(e.stderr, "clawtool policy check: %v\n", err)
 		return exitUsage

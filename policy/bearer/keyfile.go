@@ -7,6 +7,7 @@ import (
 	"encoding/pem"
 	"errors"
 	"fmt"
+	"io"
 	"net/url"
 	"os"
 )
@@ -14,13 +15,26 @@ import (
 // minSecretBytes is the least length of an HMAC secret [ParseKey] takes.
 const minSecretBytes = 32
 
+// MaxKeyFileBytes bounds a key file [ReadKeyFile] reads: a longer one
+// (or one without end, such as /dev/zero or a pipe that is never
+// closed) is refused after that many bytes.
+const MaxKeyFileBytes = 1 << 20
+
 // ReadKeyFile reads the file name and returns the key in it, as
 // [ParseKey] reads it, for a [JWTVerifier]'s Keys. A parse error names
 // the file.
 func ReadKeyFile(name string) (any, error) {
-	data, err := os.ReadFile(name)
+	f, err := os.Open(name)
 	if err != nil {
 		return nil, err
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, MaxKeyFileBytes+1))
+	if err != nil {
+		return nil, err
+	}
+	if len(data) > MaxKeyFileBytes {
+		return nil, fmt.Errorf("%s: longer than %d bytes (MaxKeyFileBytes): not a key file", name, MaxKeyFileBytes)
 	}
 	key, err := ParseKey(data)
 	if err != nil {

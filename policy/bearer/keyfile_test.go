@@ -8,6 +8,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"encoding/pem"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -95,5 +96,25 @@ func TestNewJWKS(t *testing.T) {
 		if s, err := bearer.NewJWKS(u); err != nil || s.URL != u {
 			t.Errorf("%q: %v", u, err)
 		}
+	}
+}
+
+// TestReadKeyFileBounded: --auth-key named a file read whole, so
+// /dev/zero (or a pipe that is never closed) kept `clawtool serve` reading
+// into memory without end. The control reads past the bound from
+// /dev/zero, which never ends; ReadKeyFile now stops at MaxKeyFileBytes
+// and says why.
+func TestReadKeyFileBounded(t *testing.T) {
+	f, err := os.Open("/dev/zero")
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, err := io.ReadFull(f, make([]byte, bearer.MaxKeyFileBytes+1))
+	f.Close()
+	if err != nil || n != bearer.MaxKeyFileBytes+1 {
+		t.Fatalf("control: /dev/zero gave %d bytes: %v", n, err)
+	}
+	if _, err := bearer.ReadKeyFile("/dev/zero"); err == nil || !strings.Contains(err.Error(), "MaxKeyFileBytes") {
+		t.Errorf("ReadKeyFile(/dev/zero) = %v, want refused past the bound", err)
 	}
 }
