@@ -386,10 +386,10 @@ type Policy struct {
 	// ReadOnly are further absolute host paths the run may read and
 	// execute, besides [SystemReadOnly]. A path that is a unix socket,
 	// or that is, lies in or holds a directory the sandbox hides (/run,
-	// /var/run, $XDG_RUNTIME_DIR: "/" holds them) or /proc, /sys or /dev
-	// (of which a run gets views of its own), as written or through
-	// links, is refused: a read-only bind does not stop a connect, and
-	// the host's views show its processes and devices.
+	// /var/run, $XDG_RUNTIME_DIR: "/" holds them) or /proc or /dev (of
+	// which a run gets views of its own), as written or through links, is
+	// refused: a read-only bind does not stop a connect, and the host's
+	// views show its processes and devices.
 	ReadOnly []string
 	// Protected are paths relative to Workspace that stay read-only. Nil
 	// means [DefaultProtected]; an empty non-nil slice protects nothing.
@@ -828,9 +828,10 @@ func exposesDaemons(ro string) string {
 	}
 	// The views the sandbox makes of its own: the host's would show
 	// every process (/proc: their command lines, and the environment of
-	// those of the sandbox user's id, other runs'), its devices (/dev)
-	// and its kernel's state (/sys).
-	for _, v := range []string{"/proc", "/sys", "/dev"} {
+	// those of the sandbox user's id, other runs') and its devices
+	// (/dev). /sys may be read (the cgroup files): the run is the
+	// sandbox user there.
+	for _, v := range []string{"/proc", "/dev"} {
 		for _, rf := range forms(ro) {
 			switch {
 			case within(rf, v):
