@@ -3,9 +3,11 @@ package policy
 import (
 	"cmp"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 	"unicode/utf8"
@@ -38,9 +40,12 @@ type ApprovalRecord struct {
 	// Digest binds the request to the call (see [Decision.Digest]): the
 	// answer is used by exactly the call with this digest.
 	Digest string `json:"digest"`
-	// Preview is the start of the call's canonical arguments, at most
-	// [MaxApprovalPreview] bytes, cut on a character boundary with "…"
-	// when longer. It is for the person deciding; the digest binds.
+	// Preview is the call's canonical arguments as the person deciding
+	// reads them, at most [MaxApprovalPreview] bytes: whole when they
+	// fit; else every argument's name, each value whole or cut with the
+	// count of bytes not shown ("…(+N bytes)"), and past as many names as
+	// fit the count of those left out. It is for the person deciding; the
+	// digest binds.
 	Preview string `json:"preview"`
 	// Args are the whole canonical arguments. Only the in-memory store
 	// keeps them; a [FileApprovalStore] keeps the preview.
@@ -167,16 +172,96 @@ func printable(s string) string {
 	return s
 }
 
-// preview returns the start of args, at most MaxApprovalPreview bytes.
+// preview returns what a person deciding reads of args: the whole when
+// it fits in MaxApprovalPreview bytes. A longer object shows every
+// argument's name, in order, and each value whole or, when it is long,
+// its start and how many bytes are not shown ("…(+N bytes)"): the
+// budget goes first to the short values, then in equal shares to the
+// long ones. A byte prefix of the canonical arguments, which sort their
+// keys, hid every argument after a long one: write_file's path after its
+// content, or anything after a padding field named "a…". Past as many
+// names as fit, it says how many arguments it leaves out. Anything but
+// an object is cut at the end, with the count.
 func preview(args []byte) string {
 	if len(args) <= MaxApprovalPreview {
 		return string(args)
 	}
-	cut := MaxApprovalPreview - len("…")
-	for cut > 0 && !utf8.RuneStart(args[cut]) {
+	var obj map[string]json.RawMessage
+	if json.Unmarshal(args, &obj) != nil || len(obj) == 0 {
+		return cutShown(string(args), MaxApprovalPreview-len("…(+0000000000 bytes)"))
+	}
+	keys := make([]string, 0, len(obj))
+	for k := range obj {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	const maxKey = 64
+	names := make([]string, len(keys))
+	for i, k := range keys {
+		kb, _ := json.Marshal(k)
+		names[i] = cutShown(string(kb), maxKey) + ":"
+	}
+	budget := MaxApprovalPreview - len("{}") - len("…(+00000 more arguments)")
+	// Each name shown keeps room for at least a cut value.
+	const minVal = len("…(+0000000000 bytes)")
+	shown := 0
+	for shown < len(keys) && budget-len(names[shown])-len(",")-minVal >= 0 {
+		budget -= len(names[shown]) + len(",") + minVal
+		shown++
+	}
+	budget += shown * minVal
+	// Water-fill the rest among the shown values.
+	vals := make([]string, shown)
+	long := []int{}
+	for i := range shown {
+		long = append(long, i)
+	}
+	for len(long) > 0 {
+		share := budget / len(long)
+		var still []int
+		for _, i := range long {
+			if v := obj[keys[i]]; len(v) <= share {
+				vals[i] = string(v)
+				budget -= len(v)
+			} else {
+				still = append(still, i)
+			}
+		}
+		if len(still) == len(long) {
+			for _, i := range still {
+				vals[i] = cutShown(string(obj[keys[i]]), max(share, minVal)-minVal)
+			}
+			break
+		}
+		long = still
+	}
+	var b strings.Builder
+	b.WriteByte('{')
+	for i := range shown {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString(names[i])
+		b.WriteString(vals[i])
+	}
+	if shown < len(keys) {
+		fmt.Fprintf(&b, ",…(+%d more arguments)", len(keys)-shown)
+	}
+	b.WriteByte('}')
+	return b.String()
+}
+
+// cutShown is s cut to at most n bytes on a character boundary, followed,
+// when cut, by how many bytes are not shown.
+func cutShown(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	cut := max(n, 0)
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
 		cut--
 	}
-	return string(args[:cut]) + "…"
+	return s[:cut] + fmt.Sprintf("…(+%d bytes)", len(s)-cut)
 }
 
 // answerRecord applies ans to the pending r, in place.
