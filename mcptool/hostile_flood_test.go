@@ -452,3 +452,110 @@ func shortOut(s string) string {
 	}
 	return s
 }
+
+// TestHostileCallStreamRequests: over HTTP, a server answers a call with
+// an event stream of 3,000 ping requests, and holds every POST that
+// answers one. go-sdk answers each request on a goroutine of its own
+// that waits for its POST: they piled up, one per request, bounded only
+// by the call's stream (100,000 events). A connection now holds at most
+// DefaultMaxRequestsInFlight of the server's requests unanswered over
+// HTTP too, and passes a call stream's requests and notifications within
+// the flood gate, as the standalone stream's; the rest are dropped. And
+// Client.Close waited for every answer still being sent (go-sdk's Close
+// waits for the handlers): a server that held them held Close for ever
+// (this test hung at its time limit); Close now ends them.
+func TestHostileCallStreamRequests(t *testing.T) {
+	const flood = 3000
+	run := func(t *testing.T, b mcptool.FloodBounds) int {
+		hold := make(chan struct{})
+		var held atomic.Int64
+		var callID atomic.Value
+		reg := tool.NewRegistry()
+		tl, _ := tool.New("t", "a tool", func(context.Context, struct{}) (string, error) { return "real", nil })
+		reg.Register(tl)
+		real := mcptool.NewServer(reg)
+		defer real.Close()
+		hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if r.Method == http.MethodPost {
+				body, _ := io.ReadAll(io.LimitReader(r.Body, 1<<20))
+				var m struct {
+					ID     json.RawMessage `json:"id"`
+					Method string          `json:"method"`
+				}
+				json.Unmarshal(body, &m)
+				switch {
+				case m.Method == "tools/call":
+					callID.Store(m.ID)
+					w.Header().Set("Content-Type", "text/event-stream")
+					w.WriteHeader(http.StatusOK)
+					for i := range flood {
+						fmt.Fprintf(w, "data: {\"jsonrpc\":\"2.0\",\"id\":\"p%d\",\"method\":\"ping\"}\n\n", i)
+					}
+					w.(http.Flusher).Flush()
+					select {
+					case <-r.Context().Done():
+					case <-hold:
+					}
+					return
+				case m.Method == "" && strings.HasPrefix(string(m.ID), `"p`):
+					held.Add(1)
+					select { // the answer to a ping: held
+					case <-r.Context().Done():
+					case <-hold:
+					}
+					return
+				}
+				r.Body = io.NopCloser(strings.NewReader(string(body)))
+			}
+			real.ServeHTTP(w, r)
+		}))
+		defer hs.Close()
+		defer close(hold)             // before Close, which waits for the held requests
+		closed := make(chan struct{}) // the client's Close returned, the answers held still
+		ctx, cancel := context.WithTimeout(t.Context(), wait)
+		defer cancel()
+		c, err := mcptool.Connect(ctx, mcptool.GatedURL(hs.URL, b), mcptool.WithProtocolVersion("2025-11-25"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer func() {
+			go func() { c.Close(); close(closed) }()
+			select {
+			case <-closed:
+			case <-time.After(wait):
+				t.Errorf("Client.Close waited %v for the answers the server holds", wait)
+			}
+		}()
+		imported := tool.NewRegistry()
+		if err := c.Import(ctx, imported); err != nil {
+			t.Fatal(err)
+		}
+		cctx, ccancel := context.WithCancel(ctx)
+		done := make(chan struct{})
+		go func() { imported.Execute(cctx, "t", []byte(`{}`)); close(done) }()
+		defer func() { ccancel(); <-done }()
+		// Wait until the answers held stop growing.
+		for last := int64(-1); ; {
+			select {
+			case <-ctx.Done():
+				t.Fatalf("%d answers held", held.Load())
+			case <-time.After(500 * time.Millisecond):
+			}
+			if n := held.Load(); n == last {
+				return int(n)
+			} else {
+				last = n
+			}
+		}
+	}
+	n := run(t, mcptool.FloodBounds{})
+	t.Logf("control: %d answers waiting at once", n)
+	if n < flood/2 {
+		t.Fatalf("control: %d answers to the server's requests waited at once, want about %d", n, flood)
+	}
+	n = run(t, mcptool.FloodBounds{Rate: mcptool.DefaultNotificationRate, Burst: mcptool.DefaultNotificationBurst, InFlight: mcptool.DefaultMaxRequestsInFlight})
+	t.Logf("defended: %d answers waiting at once", n)
+	if n > mcptool.DefaultMaxRequestsInFlight {
+		t.Errorf("%d answers waited at once, want at most %d", n, mcptool.DefaultMaxRequestsInFlight)
+	}
+}
