@@ -359,6 +359,38 @@ var attacks = map[string]func(args []string) (string, error){
 		}
 		return "", fmt.Errorf("all denied: %s: %w", strings.Join(denied, ","), unix.EPERM)
 	},
+	"inotifyhold": func(a []string) (string, error) {
+		// Takes as many inotify instances as the kernel gives, says how
+		// many on stdout, and holds them for the duration a[0].
+		d, err := time.ParseDuration(a[0])
+		if err != nil {
+			return "", err
+		}
+		n := 0
+		var last error
+		for ; n < 4096; n++ {
+			if _, err := unix.InotifyInit1(0); err != nil {
+				last = err
+				break
+			}
+		}
+		fmt.Printf("held %d (%v)\n", n, last)
+		time.Sleep(d)
+		return fmt.Sprintf("held %d inotify instances", n), nil
+	},
+	"newsyscall": func([]string) (string, error) {
+		// The first number above the filter's table (file_getattr on
+		// Linux 6.17 with a table that ends at 467): a call the kernel
+		// knows and the filter did not model. An invalid descriptor and
+		// no path make the kernel answer EBADF, EFAULT or EINVAL, never
+		// ENOSYS, when the call reaches it.
+		nr := uintptr(seccompTableMax() + 1)
+		_, _, e := unix.Syscall6(nr, ^uintptr(0), 0, 0, 0, 0, 0)
+		if e == unix.ENOSYS {
+			return "", fmt.Errorf("system call %d: %w", nr, e)
+		}
+		return fmt.Sprintf("system call %d reached the kernel (%v)", nr, e), nil
+	},
 	"mountapi": func([]string) (string, error) {
 		// open_tree_attr (Linux 6.15, 467 on every architecture) is
 		// open_tree with mount_setattr in one call; without

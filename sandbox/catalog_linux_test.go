@@ -312,7 +312,7 @@ var (
 
 func catalog() []catalogRow {
 	pid := strconv.Itoa(os.Getpid())
-	return []catalogRow{
+	return append([]catalogRow{
 		{id: "A1", name: "read /etc/shadow", setup: fixed("read", "/etc/shadow"), want: []string{"permission denied"}, container: &containerCase{want: []string{"no such file"}}},
 		{id: "A2", name: "read a world-readable file outside the policy", setup: func(t *testing.T, f *fixture) ([]string, func() bool) {
 			p := filepath.Join(f.outside, unique("ww"))
@@ -603,7 +603,8 @@ func catalog() []catalogRow {
 		{id: "A43", name: "kernel attack surface (io_uring, bpf, userfaultfd, perf, keyctl, setns, kexec)", noContainer: engineSeccomp, setup: fixed("syscalls"), want: wantEPERM},
 		{id: "A43", name: "the mount API's newer open_tree_attr", noContainer: engineSeccomp, setup: fixed("mountapi"), want: wantEPERM},
 		{id: "A44", name: "open the controlling terminal", control: noControl, setup: fixed("tty"), want: []string{"no such file", "no such device"}, container: inContainer},
-	}
+		{id: "A54", name: "a system call newer than the filter's table (the first number above it)", noContainer: engineSeccomp, setup: fixed("newsyscall"), want: []string{"function not implemented"}},
+	}, archCatalogRows()...)
 }
 
 // strayFDSetup opens a secret file outside the workspace in this process

@@ -3,7 +3,9 @@ package sandbox
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"net/netip"
+	"os"
 	"path"
 	"path/filepath"
 	"slices"
@@ -382,7 +384,12 @@ type Policy struct {
 	// caller that is not root must be able to reach the workspace.
 	Workspace string
 	// ReadOnly are further absolute host paths the run may read and
-	// execute, besides [SystemReadOnly].
+	// execute, besides [SystemReadOnly]. A path that is a unix socket,
+	// or that is, lies in or holds a directory the sandbox hides (/run,
+	// /var/run, $XDG_RUNTIME_DIR: "/" holds them) or /proc or /dev (of
+	// which a run gets views of its own), as written or through links, is
+	// refused: a read-only bind does not stop a connect, and the host's
+	// views show its processes and devices.
 	ReadOnly []string
 	// Protected are paths relative to Workspace that stay read-only. Nil
 	// means [DefaultProtected]; an empty non-nil slice protects nothing.
@@ -497,6 +504,9 @@ func (p Policy) Validate() error {
 	for _, ro := range p.ReadOnly {
 		if !filepath.IsAbs(ro) {
 			return fmt.Errorf("sandbox: read-only path %q is not absolute", ro)
+		}
+		if why := exposesDaemons(ro); why != "" {
+			return fmt.Errorf("sandbox: read-only path %q %s: a read-only bind stops writes, not a connect to a daemon's socket; name the files the run needs instead", ro, why)
 		}
 	}
 	for _, pr := range p.Protected {
@@ -771,3 +781,65 @@ func (e *LayerError) Error() string {
 
 // ErrUnsupported is returned on platforms without a sandbox backend.
 var ErrUnsupported = errors.New("sandbox: no sandbox backend for this platform")
+
+// hiddenDirs are the directories every backend hides from a run (the
+// native one under a tmpfs, a container has its own), because the
+// daemons' sockets live there: the system's, and the caller's
+// $XDG_RUNTIME_DIR.
+func hiddenDirs() []string {
+	dirs := []string{"/run", "/var/run"}
+	if xdg := os.Getenv("XDG_RUNTIME_DIR"); filepath.IsAbs(xdg) {
+		dirs = append(dirs, filepath.Clean(xdg))
+	}
+	return dirs
+}
+
+// exposesDaemons says why the read-only path ro would give a run the
+// daemons' sockets, or "": it is a unix socket, or it is, lies in or
+// holds a directory the sandbox hides (hiddenDirs), judged as written
+// and through links, on both sides. A read-only bind does not stop a
+// connect: neither the mount, nor Landlock, nor the seccomp filter looks
+// at a connect to a named socket.
+func exposesDaemons(ro string) string {
+	if st, err := os.Stat(ro); err == nil && st.Mode()&fs.ModeSocket != 0 {
+		return "is a unix socket"
+	}
+	forms := func(p string) []string {
+		out := []string{filepath.Clean(p)}
+		if real, err := filepath.EvalSymlinks(p); err == nil && real != out[0] {
+			out = append(out, real)
+		}
+		return out
+	}
+	within := func(p, dir string) bool {
+		return p == dir || dir == "/" || strings.HasPrefix(p, dir+"/")
+	}
+	for _, h := range hiddenDirs() {
+		for _, hf := range forms(h) {
+			for _, rf := range forms(ro) {
+				switch {
+				case within(rf, hf):
+					return "is or lies in " + h + ", which the sandbox hides"
+				case within(hf, rf):
+					return "holds " + h + ", which the sandbox hides"
+				}
+			}
+		}
+	}
+	// The views the sandbox makes of its own: the host's would show
+	// every process (/proc: their command lines, and the environment of
+	// those of the sandbox user's id, other runs') and its devices
+	// (/dev). /sys may be read (the cgroup files): the run is the
+	// sandbox user there.
+	for _, v := range []string{"/proc", "/dev"} {
+		for _, rf := range forms(ro) {
+			switch {
+			case within(rf, v):
+				return "is or lies in " + v + ", of which the sandbox makes a view of its own"
+			case within(v, rf):
+				return "holds " + v + ", of which the sandbox makes a view of its own"
+			}
+		}
+	}
+	return ""
+}

@@ -190,6 +190,12 @@ func (n *Native) prepare(ctx context.Context, p Policy, argv []string, stdin io.
 	if cfg.Workspace != "" && cfg.Has(helper.MountNS) && !streamed && !slices.Contains(p.Without, LayerWriteBudget) {
 		cfg.Budget = uint64(r.limits.WriteBytes)
 		layers = append(layers, LayerWriteBudget)
+	} else if cfg.Workspace != "" {
+		// Bound directly: a protected file's other name would be the
+		// protected file, writable.
+		if err := protected.HardLinked(cfg.Workspace, cfg.Protected); err != nil {
+			return nil, protected.Refusal(err)
+		}
 	}
 	r.layers = layers
 	r.raw = cfg.Encode()

@@ -2,6 +2,7 @@ package sandbox
 
 import (
 	"encoding/binary"
+	"fmt"
 	"slices"
 	"sync"
 
@@ -104,6 +105,15 @@ func seccompProgram(denyUnix bool, network Network) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
+	info, err := arch.GetInfo("")
+	if err != nil {
+		return nil, err
+	}
+	fence, err := seccompFence(info)
+	if err != nil {
+		return nil, err
+	}
+	insts = append(fence, insts...)
 	raw, err := bpf.Assemble(insts)
 	if err != nil {
 		return nil, err
@@ -158,4 +168,52 @@ func setIDModes() []seccomp.NameWithConditions {
 		}
 	}
 	return out
+}
+
+// seccompTableMax returns the highest system call number the filter's
+// table knows on this architecture (-1 when it knows none).
+func seccompTableMax() int {
+	info, err := arch.GetInfo("")
+	if err != nil {
+		return -1
+	}
+	return tableMax(info)
+}
+
+func tableMax(info *arch.Info) int {
+	m := -1
+	for nr := range info.SyscallNumbers {
+		m = max(m, nr)
+	}
+	return m
+}
+
+// seccompFence is the filter's prologue, placed in front of the program
+// the library assembles. The library's program allows what it does not
+// list (its DefaultAction), and it lists by name from a table of one
+// architecture: a call of another ABI (i386 through int $0x80 on amd64,
+// aarch32 on arm64: their numbers mean other calls, and the library's
+// program allowed every one of them, ptrace and bpf included) and a call
+// newer than the table (file_getattr, listns, any later one: the table
+// knows nothing of them) would pass. The fence refuses both: another
+// architecture with ENOSYS for every call, and every number above the
+// table's highest (the x32 ABI's included, which set bit 30) with
+// ENOSYS, so that C libraries take their fallbacks. Its jumps are
+// forward and its last falls through to the library's first
+// instruction, which loads what it needs again, so the library's jump
+// offsets are untouched.
+func seccompFence(info *arch.Info) ([]bpf.Instruction, error) {
+	top := tableMax(info)
+	if top < 0 {
+		return nil, fmt.Errorf("seccomp: no system call table for %s", info.Name)
+	}
+	enosys := bpf.RetConstant{Val: uint32(seccomp.ActionErrno) | uint32(unix.ENOSYS)}
+	return []bpf.Instruction{
+		bpf.LoadAbsolute{Off: 4, Size: 4}, // seccomp_data.arch
+		bpf.JumpIf{Cond: bpf.JumpEqual, Val: uint32(info.ID), SkipTrue: 1},
+		enosys,
+		bpf.LoadAbsolute{Off: 0, Size: 4}, // seccomp_data.nr
+		bpf.JumpIf{Cond: bpf.JumpLessOrEqual, Val: uint32(top), SkipTrue: 1},
+		enosys,
+	}, nil
 }

@@ -684,6 +684,11 @@ func (c *Backend) run(ctx context.Context, p sandbox.Policy, argv []string, stdi
 		if err != nil {
 			return nil, protected.Refusal(err)
 		}
+		// A container binds the workspace directly: a protected file's
+		// other name would be the protected file, writable.
+		if err := protected.HardLinked(ws, paths); err != nil {
+			return nil, protected.Refusal(err)
+		}
 		before = protected.Snapshot(ws, paths)
 	}
 	var r *sandbox.Result

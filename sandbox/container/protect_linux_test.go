@@ -249,3 +249,47 @@ func TestContainerGitConfiguredHooks(t *testing.T) {
 		})
 	}
 }
+
+// TestContainerProtectedHardLink: a container binds the workspace
+// directly, so a second name of a protected file (a hard link in the
+// workspace) is the protected file, writable where the read-only bind
+// covers only its protected name. The control protects nothing and the
+// write through the other name reaches .git/config; with the default list
+// the run is refused before any container starts.
+func TestContainerProtectedHardLink(t *testing.T) {
+	t.Setenv("GIT_CONFIG_SYSTEM", os.DevNull)
+	t.Setenv("GIT_CONFIG_GLOBAL", os.DevNull)
+	for _, mode := range containerModes {
+		t.Run(mode.name, func(t *testing.T) {
+			c := requireEngineWith(t, mode.opts)
+			for _, tc := range []struct {
+				name      string
+				protected []string
+				planted   bool
+			}{
+				{"control: git's paths not protected", []string{".bashrc"}, true},
+				{"default", nil, false},
+			} {
+				t.Run(tc.name, func(t *testing.T) {
+					ws := protectWorkspace(t, true)
+					must(t, os.Link(filepath.Join(ws, ".git", "config"), filepath.Join(ws, "notes.txt")))
+					filepath.Walk(ws, func(p string, _ os.FileInfo, _ error) error {
+						return os.Lchown(p, sandbox.DefaultUID, sandbox.DefaultUID)
+					})
+					p := sandbox.Policy{Workspace: ws, Protected: tc.protected}
+					r, err := c.Run(context.Background(), p, []string{"sh", "-c", "echo pwned >> notes.txt"}, nil)
+					b, _ := os.ReadFile(filepath.Join(ws, ".git", "config"))
+					if got := strings.Contains(string(b), "pwned"); got != tc.planted {
+						t.Errorf(".git/config changed on the host: %v, want %v (%v)", got, tc.planted, err)
+					}
+					if tc.planted && err != nil {
+						t.Fatalf("the control's run failed: %v", err)
+					}
+					if !tc.planted && (err == nil || !strings.Contains(err.Error(), "hard link")) {
+						t.Errorf("run: %v (result %+v); want it refused naming the hard link", err, r)
+					}
+				})
+			}
+		})
+	}
+}

@@ -4,11 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
+	"syscall"
 
 	"github.com/miniopenclaw/tool/sandbox"
 	"github.com/tetratelabs/wazero"
@@ -129,10 +131,13 @@ func (m *Module) moduleConfig(c Config) (wazero.ModuleConfig, []*os.Root, error)
 			return err
 		}
 		roots = append(roots, root)
-		fsc = fsc.WithFSMount(root.FS(), guest)
+		fsc = fsc.WithFSMount(regularFS{root}, guest)
 		return nil
 	}
 	if c.Workspace != "" {
+		if why := hostView(c.Workspace); why != "" {
+			return nil, nil, fmt.Errorf("wasm: workspace %q %s", c.Workspace, why)
+		}
 		if err := mount(c.Workspace, "/"); err != nil {
 			closeAll(roots)
 			return nil, nil, fmt.Errorf("wasm: workspace: %w", err)
@@ -159,6 +164,9 @@ func (m *Module) moduleConfig(c Config) (wazero.ModuleConfig, []*os.Root, error)
 func checkMount(dir string) error {
 	if !filepath.IsAbs(dir) {
 		return fmt.Errorf("wasm: read-only path %q is not absolute", dir)
+	}
+	if why := hostView(dir); why != "" {
+		return fmt.Errorf("wasm: read-only path %q %s", dir, why)
 	}
 	fi, err := os.Stat(dir)
 	if err != nil {
@@ -270,4 +278,69 @@ func (i *Instance) closeLocked() {
 func (i *Instance) closeRoots() {
 	closeAll(i.roots)
 	i.roots = nil
+}
+
+// hostViews are the host's views of its processes, kernel and devices. A
+// module runs inside this process: /proc/self is this program, its
+// command line, its environment (the program's secrets) and its memory.
+var hostViews = []string{"/proc", "/sys", "/dev"}
+
+// hostView says why a module may not see dir, or "": it is, lies in or
+// holds one of hostViews, as written or through links.
+func hostView(dir string) string {
+	forms := []string{filepath.Clean(dir)}
+	if real, err := filepath.EvalSymlinks(dir); err == nil && real != forms[0] {
+		forms = append(forms, real)
+	}
+	within := func(p, d string) bool { return p == d || d == "/" || strings.HasPrefix(p, d+"/") }
+	for _, v := range hostViews {
+		for _, f := range forms {
+			switch {
+			case within(f, v):
+				return "is or lies in " + v + ", the host's view of its processes, kernel or devices (this program's own memory and environment among them)"
+			case within(v, f):
+				return "holds " + v + ", the host's view of its processes, kernel or devices (this program's own memory and environment among them)"
+			}
+		}
+	}
+	return ""
+}
+
+// regularFS is a root's file system that opens regular files and
+// directories only, without blocking: a fifo opened for reading blocks
+// until a writer comes, past the module's deadline, in a thread nothing
+// interrupts (a device could do anything). It opens with O_NONBLOCK and
+// looks at what it opened, so a name swapped for a fifo after a look
+// does not block either.
+type regularFS struct{ r *os.Root }
+
+// Open opens name for reading, refusing what is neither a regular file
+// nor a directory.
+func (f regularFS) Open(name string) (fs.File, error) {
+	if !fs.ValidPath(name) {
+		return nil, &fs.PathError{Op: "open", Path: name, Err: fs.ErrInvalid}
+	}
+	file, err := f.r.OpenFile(name, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, err
+	}
+	st, err := file.Stat()
+	if err != nil {
+		file.Close()
+		return nil, err
+	}
+	if !st.Mode().IsRegular() && !st.IsDir() {
+		file.Close()
+		return nil, &fs.PathError{Op: "open", Path: name, Err: fs.ErrPermission}
+	}
+	return file, nil
+}
+
+// Stat describes name, following links inside the root, without opening
+// it.
+func (f regularFS) Stat(name string) (fs.FileInfo, error) {
+	if !fs.ValidPath(name) {
+		return nil, &fs.PathError{Op: "stat", Path: name, Err: fs.ErrInvalid}
+	}
+	return f.r.Stat(name)
 }

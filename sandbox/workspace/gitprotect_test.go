@@ -148,6 +148,27 @@ func TestCatalogGitThroughFileTools(t *testing.T) {
 			writeHost(t, ws, ".git/config", "[include]\n\tpath = ../team.gitconfig\n")
 			writeHost(t, ws, "team.gitconfig", "[core]\n")
 		}, tool: "edit_file", args: EditArgs{Path: "team.gitconfig", Old: "[core]", New: "[core]\n\tfsmonitor = touch PWNED"}, target: "team.gitconfig"},
+		{id: "A55-files-1", name: "rewrite the script core.fsmonitor runs", setup: func(t *testing.T, ws string) {
+			gitRepo(t, filepath.Join(ws, ".git"))
+			writeHost(t, ws, ".git/config", "[core]\n\tfsmonitor = ./tools/watch.sh\n")
+			writeHost(t, ws, "tools/watch.sh", "#!/bin/sh\n")
+		}, tool: "write_file", args: WriteArgs{Path: "tools/watch.sh", Content: hook}, target: "tools/watch.sh"},
+		{id: "A55-files-2", name: "rewrite a husky 9 hook (core.hooksPath .husky/_ runs .husky/pre-commit)", setup: func(t *testing.T, ws string) {
+			gitRepo(t, filepath.Join(ws, ".git"))
+			writeHost(t, ws, ".git/config", "[core]\n\thooksPath = .husky/_\n")
+			writeHost(t, ws, ".husky/_/pre-commit", "#!/bin/sh\n. \"$(dirname \"$0\")/h\"\n")
+			writeHost(t, ws, ".husky/pre-commit", "npm test\n")
+		}, tool: "write_file", args: WriteArgs{Path: ".husky/pre-commit", Content: hook}, target: ".husky/pre-commit"},
+		{id: "A55-files-3", name: "add a local hook to the pre-commit framework's configuration", setup: func(t *testing.T, ws string) {
+			gitRepo(t, filepath.Join(ws, ".git"))
+			writeHost(t, ws, ".git/hooks/pre-commit", "#!/usr/bin/env bash\nARGS=(hook-impl --config=.pre-commit-config.yaml --hook-type=pre-commit)\n")
+			writeHost(t, ws, ".pre-commit-config.yaml", "repos: []\n")
+		}, tool: "edit_file", args: EditArgs{Path: ".pre-commit-config.yaml", Old: "repos: []", New: "repos: [{repo: local, hooks: [{id: x, name: x, entry: touch PWNED, language: system}]}]"}, target: ".pre-commit-config.yaml"},
+		{id: "A55-files-4", name: "plant a hook where the enclosing repository's core.hooksPath leads into the workspace", setup: func(t *testing.T, ws string) {
+			gitRepo(t, filepath.Join(filepath.Dir(ws), ".git"))
+			writeHost(t, filepath.Dir(ws), ".git/config", "[core]\n\thooksPath = ws/hooks\n")
+			writeHost(t, ws, "hooks/pre-commit", "#!/bin/sh\n")
+		}, tool: "write_file", args: WriteArgs{Path: "hooks/pre-commit", Content: hook}, target: "hooks/pre-commit"},
 		{id: "A49-files-1", name: "write a .git file naming a repository in a workspace without .git", setup: func(t *testing.T, ws string) {
 			gitRepo(t, filepath.Join(ws, "modules", "evil"))
 			writeHost(t, ws, "modules/evil/hooks/pre-commit", hook)

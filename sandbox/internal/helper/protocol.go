@@ -4,4 +4,4 @@ package helper
 
 // protocol identifies the sources of this package (a digest of its Go
 // files); see SameProtocol.
-var protocol = "4dadbbaf4fc9fb7d11179ee5d586755e"
+var protocol = "0e39d9443781e8acd5140cd1686d21c9"

@@ -43,10 +43,66 @@ func Git(ws string, protected []string) ([]string, error) {
 		return protected, nil
 	}
 	out := slices.Clone(protected)
-	if err := gitRepo(ws, "", &out); err != nil {
+	b := &budget{}
+	if err := gitRepo(ws, "", &out, b); err != nil {
+		return nil, err
+	}
+	if err := enclosing(ws, &out, b); err != nil {
 		return nil, err
 	}
 	return out, nil
+}
+
+// enclosing adds to out what the configuration of every repository whose
+// working tree holds ws (a workspace that is a directory of a larger
+// repository: a package of a monorepo) makes hooks, configuration or
+// commands inside ws: git run in the workspace uses that repository, and
+// its configuration, out of the run's reach, may name files the run can
+// write (core.hooksPath = frontend/.husky/_). It looks at every
+// directory above ws, as written and through links, not only the
+// nearest repository git would find, and past filesystem boundaries.
+func enclosing(ws string, out *[]string, b *budget) error {
+	starts := []string{filepath.Clean(ws)}
+	if real, err := filepath.EvalSymlinks(ws); err == nil && real != starts[0] {
+		starts = append(starts, real)
+	}
+	seen := map[string]bool{}
+	for _, start := range starts {
+		for dir := filepath.Dir(start); ; dir = filepath.Dir(dir) {
+			if !seen[dir] {
+				seen[dir] = true
+				dotgit := filepath.Join(dir, ".git")
+				gitDir := ""
+				if st, err := os.Stat(dotgit); err == nil && st.IsDir() {
+					gitDir = dotgit
+				} else if err == nil && st.Mode().IsRegular() {
+					if d, ok := readGitdir(dotgit); ok {
+						if !filepath.IsAbs(d) {
+							d = filepath.Join(dir, d)
+						}
+						gitDir = filepath.Clean(d)
+					}
+				}
+				if gitDir != "" {
+					// A .git file above the workspace may name a
+					// repository inside it: its own hooks and config.
+					c := &configLook{ws: ws, out: out, budget: b}
+					for _, leaf := range leaves {
+						if err := c.protect(filepath.Join(gitDir, leaf), "the repository of "+dotgit); err != nil {
+							return err
+						}
+					}
+					if err := configured(ws, dir, gitDir, out, b); err != nil {
+						return err
+					}
+				}
+			}
+			if parent := filepath.Dir(dir); parent == dir {
+				break
+			}
+		}
+	}
+	return nil
 }
 
 // leaves are what git reads of a repository to run code: its hooks and
@@ -67,11 +123,15 @@ func (e *BoundError) Error() string { return e.What }
 // when that lies inside ws, the submodules' repositories under that
 // repository's modules directory, and what its configuration makes hooks
 // or configuration inside ws.
-func gitRepo(ws, root string, out *[]string) error {
+func gitRepo(ws, root string, out *[]string, b *budget) error {
+	if len(*out) >= maxProtectedPaths {
+		return &BoundError{fmt.Sprintf("more than %d protected paths (at the repository in %s)", maxProtectedPaths, orDot(root))}
+	}
+	var addErr error
 	add := func(repo string) {
 		for _, leaf := range leaves {
-			if p := repo + "/" + leaf; !slices.Contains(*out, p) {
-				*out = append(*out, p)
+			if err := b.add(out, repo+"/"+leaf, "the repository "+repo); err != nil && addErr == nil {
+				addErr = err
 			}
 		}
 	}
@@ -102,8 +162,11 @@ func gitRepo(ws, root string, out *[]string) error {
 			}
 		}
 	}
+	if addErr != nil {
+		return addErr
+	}
 	if gitDir != "" {
-		if err := configured(ws, filepath.Join(ws, root), gitDir, out); err != nil {
+		if err := configured(ws, filepath.Join(ws, root), gitDir, out, b); err != nil {
 			return err
 		}
 	}
@@ -139,8 +202,10 @@ func gitRepo(ws, root string, out *[]string) error {
 				if found++; found > maxGitRepositories {
 					return &BoundError{fmt.Sprintf("more than %d submodules' repositories under %s/modules", maxGitRepositories, repo)}
 				}
-				add(sub)
-				if err := configured(ws, "", filepath.Join(ws, sub), out); err != nil {
+				if add(sub); addErr != nil {
+					return addErr
+				}
+				if err := configured(ws, "", filepath.Join(ws, sub), out, b); err != nil {
 					return err
 				}
 				if err := walk(sub+"/modules", depth+1); err != nil {
@@ -222,8 +287,9 @@ func Nested(ws string, protected []string, b Bounds) ([]string, error) {
 		return nil, err
 	}
 	out := slices.Clone(protected)
+	spent := &budget{}
 	for _, root := range repos {
-		if err := gitRepo(ws, root, &out); err != nil {
+		if err := gitRepo(ws, root, &out, spent); err != nil {
 			return nil, err
 		}
 	}
@@ -283,6 +349,31 @@ func Snapshot(ws string, paths []string) State {
 		s[p] = entriesOf(ws, p)
 	}
 	return s
+}
+
+// HardLinked returns an error naming the first regular file among the
+// protected paths of ws (each path's tree, as Snapshot reads it) that has
+// more than one name: another name of it in the workspace is the same
+// file, writable where the read-only bind covers only the protected
+// name. A backend that binds the workspace directly (no write budget's
+// overlay, which copies a name up and renames a new file onto it) must
+// not run then.
+func HardLinked(ws string, paths []string) error {
+	for _, p := range paths {
+		for _, e := range entriesOf(ws, p) {
+			if e.parent || !e.mode.IsRegular() {
+				continue
+			}
+			st, err := os.Lstat(filepath.Join(ws, e.rel))
+			if err != nil {
+				continue // gone since: the comparison after the run reports it
+			}
+			if n := links(st); n > 1 {
+				return &BoundError{fmt.Sprintf("the protected file %s has %d names (hard links): a run writing the workspace directly could change it through another; give it one name, or run with the write budget", e.rel, n)}
+			}
+		}
+	}
+	return nil
 }
 
 // Changed lists the protected paths whose state differs from s now: made,

@@ -12,3 +12,11 @@ func identity(st fs.FileInfo) (dev, ino uint64, ctime int64) {
 	}
 	return 0, 0, 0
 }
+
+// links is the number of names of the file st describes.
+func links(st fs.FileInfo) uint64 {
+	if sys, ok := st.Sys().(*syscall.Stat_t); ok {
+		return uint64(sys.Nlink)
+	}
+	return 1
+}
