@@ -559,3 +559,62 @@ func TestHostileCallStreamRequests(t *testing.T) {
 		t.Errorf("%d answers waited at once, want at most %d", n, mcptool.DefaultMaxRequestsInFlight)
 	}
 }
+
+// TestHostileClientListenFlood: a client of a registry served over stdio
+// sends 2,000 subscriptions/listen requests. Each stream lasts as long as
+// the session and was left out of the requests in flight, so each held
+// its goroutines for the whole session. A connection now keeps at most
+// DefaultMaxSessionsPerCaller of them at once and answers one past it
+// with an error at once.
+func TestHostileClientListenFlood(t *testing.T) {
+	const flood = 2000
+	run := func(t *testing.T, bounded bool) (grew, refused int) {
+		srv := mcptool.NewServer(tool.NewRegistry())
+		defer srv.Close()
+		inR, inW := io.Pipe()
+		outR, outW := io.Pipe()
+		ctx, cancel := context.WithTimeout(t.Context(), 3*wait)
+		defer cancel()
+		served := make(chan error, 1)
+		go func() {
+			if bounded {
+				served <- srv.ServeIO(ctx, inR, outW)
+			} else {
+				served <- srv.ServeIOBounded(ctx, inR, outW, mcptool.FloodBounds{})
+			}
+			outW.Close()
+		}()
+		var refusals atomic.Int64
+		go func() {
+			sc := bufio.NewScanner(outR)
+			sc.Buffer(nil, 1<<20)
+			for sc.Scan() {
+				if strings.Contains(sc.Text(), "subscriptions/listen streams") {
+					refusals.Add(1)
+				}
+			}
+		}()
+		before := runtime.NumGoroutine()
+		for i := 1; i <= flood; i++ {
+			fmt.Fprintf(inW, `{"jsonrpc":"2.0","id":%d,"method":"subscriptions/listen","params":{"notifications":{"toolsListChanged":true},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientInfo":{"name":"x","version":"0"},"io.modelcontextprotocol/clientCapabilities":{}}}}`+"\n", i)
+		}
+		most := 0
+		for deadline := time.Now().Add(time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+			most = max(most, runtime.NumGoroutine()-before)
+		}
+		inW.Close()
+		cancel()
+		<-served
+		return most, int(refusals.Load())
+	}
+	grew, refused := run(t, false)
+	t.Logf("control: %d more goroutines, %d refused", grew, refused)
+	if grew < flood/2 {
+		t.Fatalf("control: %d more goroutines for %d listen streams, want about one each", grew, flood)
+	}
+	grew, refused = run(t, true)
+	t.Logf("defended: %d more goroutines, %d refused", grew, refused)
+	if grew > 4*mcptool.DefaultMaxSessionsPerCaller || refused < flood-mcptool.DefaultMaxSessionsPerCaller {
+		t.Errorf("%d more goroutines and %d refused, want the streams bounded by %d and the rest refused", grew, refused, mcptool.DefaultMaxSessionsPerCaller)
+	}
+}

@@ -59,6 +59,7 @@ type streamConn struct {
 	wake       chan struct{}       // cap 1: something drain waits for happened
 	skipped    int                 // lines skipped and logged
 	theirs     map[jsonrpc.ID]bool // the server's requests read, not yet answered (client only)
+	listens    map[jsonrpc.ID]bool // subscriptions/listen streams open (server only)
 	busyDrops  int64               // the server's requests dropped past maxInFlight
 
 	gate        *floodGate // the other side's notifications (and a server's requests); nil: no bound
@@ -91,6 +92,7 @@ func newStreamConn(r io.Reader, w io.Writer, closer func() error, server bool, l
 		pending:  make(map[jsonrpc.ID]bool),
 		asked:    make(map[jsonrpc.ID]bool),
 		theirs:   make(map[jsonrpc.ID]bool),
+		listens:  make(map[jsonrpc.ID]bool),
 		wake:     make(chan struct{}, 1),
 		closed:   make(chan struct{}),
 
@@ -229,11 +231,21 @@ func (c *streamConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 // it logs (the first, then each power of ten).
 func (c *streamConn) admit(m *jsonrpc.Request, size int) bool {
 	if c.server && m.IsCall() {
+		var refuse string
 		c.mu.Lock()
-		busy := c.maxInFlight > 0 && len(c.pending) >= c.maxInFlight && m.Method != "subscriptions/listen"
+		switch {
+		case m.Method == "subscriptions/listen" && c.maxInFlight > 0 && len(c.listens) >= DefaultMaxSessionsPerCaller:
+			// A listen stream lasts the session: it is not in flight,
+			// and is bounded as an HTTP caller's are.
+			refuse = fmt.Sprintf("mcptool: more than %d subscriptions/listen streams of this connection at once", DefaultMaxSessionsPerCaller)
+		case m.Method == "subscriptions/listen":
+			c.listens[m.ID] = true
+		case c.maxInFlight > 0 && len(c.pending) >= c.maxInFlight:
+			refuse = fmt.Sprintf("mcptool: more than %d requests of this connection in flight; send it again when one has been answered", c.maxInFlight)
+		}
 		c.mu.Unlock()
-		if busy {
-			c.answerError(m.ID, fmt.Sprintf("mcptool: more than %d requests of this connection in flight; send it again when one has been answered", c.maxInFlight))
+		if refuse != "" {
+			c.answerError(m.ID, refuse)
 			return false
 		}
 		return true
@@ -418,6 +430,7 @@ func (c *streamConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 	if resp, ok := msg.(*jsonrpc.Response); ok {
 		c.mu.Lock()
 		delete(c.pending, resp.ID)
+		delete(c.listens, resp.ID)
 		c.mu.Unlock()
 	}
 	select {

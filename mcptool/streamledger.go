@@ -184,6 +184,11 @@ func (l *streamLedger) pass(event []byte) bool {
 			data = append(data, bytes.TrimRight(d, "\r\n")...)
 		}
 	}
+	if !containsFold(data, "method") && !bytes.Contains(data, []byte(`\u`)) {
+		// No member named method, in any case (encoding/json matches
+		// names without regard to case) or escape: a response.
+		return true
+	}
 	var m struct {
 		ID     json.RawMessage `json:"id"`
 		Method *string         `json:"method"`
@@ -254,4 +259,15 @@ func (b cancelBody) Close() error {
 	err := b.ReadCloser.Close()
 	b.cancel()
 	return err
+}
+
+// containsFold reports whether s holds word (ASCII lower case) in any
+// case.
+func containsFold(s []byte, word string) bool {
+	for i := 0; i+len(word) <= len(s); i++ {
+		if s[i]|0x20 == word[0] && bytes.EqualFold(s[i:i+len(word)], []byte(word)) {
+			return true
+		}
+	}
+	return false
 }
