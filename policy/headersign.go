@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"bytes"
 	"context"
 	"crypto/hmac"
 	"crypto/rand"
@@ -9,6 +10,8 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"io"
+	"os"
 	"strconv"
 	"strings"
 	"sync"
@@ -277,4 +280,44 @@ func (s *HeaderSigner) remember(nonce string, forget, now time.Time) error {
 	}
 	s.nonces[nonce] = forget
 	return nil
+}
+
+// MaxSignerKeyFileBytes bounds a key file [ReadSignerKeyFile] reads.
+const MaxSignerKeyFileBytes = 4 << 10
+
+// ReadSignerKeyFile reads the shared key of a [HeaderSigner] from the
+// file name: its bytes, less one trailing newline ("\n" or "\r\n"), at
+// least [MinSignerKeyBytes] of them. It refuses a file that is not a
+// regular file, longer than [MaxSignerKeyFileBytes], or that users other
+// than its owner may read or write (mode & 0o077): anyone who can read
+// the key can sign any principal.
+func ReadSignerKeyFile(name string) ([]byte, error) {
+	f, err := os.Open(name)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s: not a regular file", name)
+	}
+	if m := fi.Mode().Perm(); m&0o077 != 0 {
+		return nil, fmt.Errorf("%s may be read or written by other users (mode %04o): chmod 600 %s", name, m, name)
+	}
+	data, err := io.ReadAll(io.LimitReader(f, MaxSignerKeyFileBytes+1))
+	if err != nil {
+		return nil, err
+	}
+	if len(data) > MaxSignerKeyFileBytes {
+		return nil, fmt.Errorf("%s: longer than %d bytes: not a key file", name, MaxSignerKeyFileBytes)
+	}
+	data = bytes.TrimSuffix(data, []byte("\n"))
+	data = bytes.TrimSuffix(data, []byte("\r"))
+	if len(data) < MinSignerKeyBytes {
+		return nil, fmt.Errorf("%s: %d bytes, want at least %d (e.g. head -c 32 /dev/urandom | base64 > %s)", name, len(data), MinSignerKeyBytes, name)
+	}
+	return data, nil
 }
