@@ -135,7 +135,10 @@ type Client struct {
 	filtered  bool                  // the transport applies filterMessage: tasks can be asked for
 	resources *jsonschema.Resources // WithSchemaResources; nil if none
 	endErr    error                 // why the session ended; read after done
-	ended     func() error          // a Command transport's end, if any
+	// closeAnswers ends the answers to the server's requests still being
+	// sent over HTTP, which go-sdk's Close would wait for; nil if none.
+	closeAnswers context.CancelFunc
+	ended        func() error // a Command transport's end, if any
 }
 
 type clientConfig struct {
@@ -349,6 +352,11 @@ func Connect(ctx context.Context, t mcp.Transport, opts ...ClientOption) (*Clien
 	}
 	c := &Client{cfg: cfg, done: make(chan struct{}), dirty: make(chan struct{}, 1)}
 	t, c.filtered = filtered(t)
+	if st, ok := t.(*mcp.StreamableClientTransport); ok && st.HTTPClient != nil {
+		if ip, ok := st.HTTPClient.Transport.(inputParamsTransport); ok && ip.streams != nil {
+			c.closeAnswers = ip.streams.closeAnswers
+		}
+	}
 	if ct, ok := t.(*commandTransport); ok {
 		if ct.logger == nil {
 			ct.logger = cfg.logger
@@ -462,6 +470,9 @@ func (c *Client) Close() error {
 	c.closed = true
 	c.mu.Unlock()
 	c.stop()
+	if c.closeAnswers != nil {
+		c.closeAnswers()
+	}
 	err := c.session.Close()
 	c.wg.Wait()
 	if errors.Is(err, context.Canceled) {

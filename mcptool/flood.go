@@ -19,8 +19,8 @@ const (
 	// DefaultNotificationRate is how many notifications (and, from a
 	// server, requests) per second one connection passes on, once its
 	// burst of DefaultNotificationBurst is spent. Past it they are dropped
-	// before go-sdk decodes them, the connection goes on, and the drop is
-	// logged.
+	// before go-sdk queues them and the connection goes on; over stdio the
+	// drop is logged.
 	DefaultNotificationRate = 1000
 	// DefaultNotificationBurst is how many notifications one connection
 	// passes on at once before DefaultNotificationRate applies.
@@ -30,10 +30,16 @@ const (
 	DefaultNotificationByteRate  = 16 << 20
 	DefaultNotificationByteBurst = 64 << 20
 	// DefaultMaxRequestsInFlight bounds the requests of the other side
-	// one stdio connection has read and not yet answered: a server's
-	// requests to the client past it are dropped, a client's calls to a
-	// served registry past it are answered with an error at once.
+	// one connection has read and not yet answered: a server's requests
+	// to the client past it (stdio or HTTP) are dropped, a client's calls
+	// to a registry served over stdio past it are answered with an error
+	// at once (over HTTP, see [WithRequestLimits]).
 	DefaultMaxRequestsInFlight = 256
+	// DefaultMaxRequestBytesInFlight bounds the bytes of a client's
+	// requests one stdio connection holds while they are being answered
+	// (256 requests of 16 MiB, each held until its tool returns, would
+	// be 4 GiB); one past it is answered with an error at once.
+	DefaultMaxRequestBytesInFlight = 64 << 20
 	// DefaultMaxCallProgress bounds the progress notifications one call
 	// to an imported tool takes (over any transport), and
 	// DefaultMaxCallProgressBytes the bytes of their messages, counted
@@ -50,12 +56,13 @@ type floodBounds struct {
 	rate, burst         float64 // messages
 	byteRate, byteBurst float64 // their bytes
 	inFlight            int     // the other side's requests not yet answered
+	inFlightBytes       int     // their bytes (a client's, served over stdio)
 }
 
 var defaultFloodBounds = floodBounds{
 	DefaultNotificationRate, DefaultNotificationBurst,
 	DefaultNotificationByteRate, DefaultNotificationByteBurst,
-	DefaultMaxRequestsInFlight,
+	DefaultMaxRequestsInFlight, DefaultMaxRequestBytesInFlight,
 }
 
 // A floodGate is a token bucket, in messages and in bytes, over the

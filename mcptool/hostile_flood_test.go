@@ -294,15 +294,16 @@ func TestHostileNotificationRate(t *testing.T) {
 		}
 		defer c.Close()
 		answers := 0
-		for {
+		for answers < flood { // or until they stop coming for 2 s
 			select {
 			case <-s.replies:
 				answers++
 				continue
-			case <-time.After(500 * time.Millisecond):
+			case <-time.After(2 * time.Second):
 			}
-			return answers
+			break
 		}
+		return answers
 	}
 	n := run(t, mcptool.FloodBounds{})
 	t.Logf("control: %d answers", n)
@@ -365,13 +366,13 @@ func TestHostileStandaloneFlood(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer c.Close()
-		for last := int64(-1); ; {
+		for last := int64(-1); ; { // until all came, or none for 2 s
 			select {
 			case <-ctx.Done():
 				return answers.Load()
-			case <-time.After(time.Second):
+			case <-time.After(2 * time.Second):
 			}
-			if n := answers.Load(); n == last {
+			if n := answers.Load(); n == last || n >= flood {
 				return n
 			} else {
 				last = n
@@ -451,4 +452,252 @@ func shortOut(s string) string {
 		return s[len(s)-500:]
 	}
 	return s
+}
+
+// TestHostileCallStreamRequests: over HTTP, a server answers a call with
+// an event stream of 3,000 ping requests, and holds every POST that
+// answers one. go-sdk answers each request on a goroutine of its own
+// that waits for its POST: they piled up, one per request, bounded only
+// by the call's stream (100,000 events). A connection now holds at most
+// DefaultMaxRequestsInFlight of the server's requests unanswered over
+// HTTP too, and passes a call stream's requests and notifications within
+// the flood gate, as the standalone stream's; the rest are dropped. And
+// Client.Close waited for every answer still being sent (go-sdk's Close
+// waits for the handlers): a server that held them held Close for ever
+// (this test hung at its time limit); Close now ends them.
+func TestHostileCallStreamRequests(t *testing.T) {
+	const flood = 3000
+	run := func(t *testing.T, b mcptool.FloodBounds) int {
+		hold := make(chan struct{})
+		var held atomic.Int64
+		var callID atomic.Value
+		reg := tool.NewRegistry()
+		tl, _ := tool.New("t", "a tool", func(context.Context, struct{}) (string, error) { return "real", nil })
+		reg.Register(tl)
+		real := mcptool.NewServer(reg)
+		defer real.Close()
+		hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if r.Method == http.MethodPost {
+				body, _ := io.ReadAll(io.LimitReader(r.Body, 1<<20))
+				var m struct {
+					ID     json.RawMessage `json:"id"`
+					Method string          `json:"method"`
+				}
+				json.Unmarshal(body, &m)
+				switch {
+				case m.Method == "tools/call":
+					callID.Store(m.ID)
+					w.Header().Set("Content-Type", "text/event-stream")
+					w.WriteHeader(http.StatusOK)
+					for i := range flood {
+						fmt.Fprintf(w, "data: {\"jsonrpc\":\"2.0\",\"id\":\"p%d\",\"method\":\"ping\"}\n\n", i)
+					}
+					w.(http.Flusher).Flush()
+					select {
+					case <-r.Context().Done():
+					case <-hold:
+					}
+					return
+				case m.Method == "" && strings.HasPrefix(string(m.ID), `"p`):
+					held.Add(1)
+					select { // the answer to a ping: held
+					case <-r.Context().Done():
+					case <-hold:
+					}
+					return
+				}
+				r.Body = io.NopCloser(strings.NewReader(string(body)))
+			}
+			real.ServeHTTP(w, r)
+		}))
+		defer hs.Close()
+		defer close(hold)             // before Close, which waits for the held requests
+		closed := make(chan struct{}) // the client's Close returned, the answers held still
+		ctx, cancel := context.WithTimeout(t.Context(), wait)
+		defer cancel()
+		c, err := mcptool.Connect(ctx, mcptool.GatedURL(hs.URL, b), mcptool.WithProtocolVersion("2025-11-25"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer func() {
+			go func() { c.Close(); close(closed) }()
+			select {
+			case <-closed:
+			case <-time.After(wait):
+				t.Errorf("Client.Close waited %v for the answers the server holds", wait)
+			}
+		}()
+		imported := tool.NewRegistry()
+		if err := c.Import(ctx, imported); err != nil {
+			t.Fatal(err)
+		}
+		cctx, ccancel := context.WithCancel(ctx)
+		done := make(chan struct{})
+		go func() { imported.Execute(cctx, "t", []byte(`{}`)); close(done) }()
+		defer func() { ccancel(); <-done }()
+		// Wait until the answers held stop growing.
+		for last := int64(-1); ; { // until all came, or none for 2 s
+			select {
+			case <-ctx.Done():
+				t.Fatalf("%d answers held", held.Load())
+			case <-time.After(2 * time.Second):
+			}
+			if n := held.Load(); n == last || n >= flood {
+				return int(n)
+			} else {
+				last = n
+			}
+		}
+	}
+	n := run(t, mcptool.FloodBounds{})
+	t.Logf("control: %d answers waiting at once", n)
+	if n < flood/2 {
+		t.Fatalf("control: %d answers to the server's requests waited at once, want about %d", n, flood)
+	}
+	n = run(t, mcptool.FloodBounds{Rate: mcptool.DefaultNotificationRate, Burst: mcptool.DefaultNotificationBurst, InFlight: mcptool.DefaultMaxRequestsInFlight})
+	t.Logf("defended: %d answers waiting at once", n)
+	if n > mcptool.DefaultMaxRequestsInFlight {
+		t.Errorf("%d answers waited at once, want at most %d", n, mcptool.DefaultMaxRequestsInFlight)
+	}
+}
+
+// TestHostileClientListenFlood: a client of a registry served over stdio
+// sends 2,000 subscriptions/listen requests. Each stream lasts as long as
+// the session and was left out of the requests in flight, so each held
+// its goroutines for the whole session. A connection now keeps at most
+// DefaultMaxSessionsPerCaller of them at once and answers one past it
+// with an error at once.
+func TestHostileClientListenFlood(t *testing.T) {
+	const flood = 2000
+	run := func(t *testing.T, bounded bool) (grew, refused int) {
+		srv := mcptool.NewServer(tool.NewRegistry())
+		defer srv.Close()
+		inR, inW := io.Pipe()
+		outR, outW := io.Pipe()
+		ctx, cancel := context.WithTimeout(t.Context(), 3*wait)
+		defer cancel()
+		served := make(chan error, 1)
+		go func() {
+			if bounded {
+				served <- srv.ServeIO(ctx, inR, outW)
+			} else {
+				served <- srv.ServeIOBounded(ctx, inR, outW, mcptool.FloodBounds{})
+			}
+			outW.Close()
+		}()
+		var refusals atomic.Int64
+		go func() {
+			sc := bufio.NewScanner(outR)
+			sc.Buffer(nil, 1<<20)
+			for sc.Scan() {
+				if strings.Contains(sc.Text(), "subscriptions/listen streams") {
+					refusals.Add(1)
+				}
+			}
+		}()
+		before := runtime.NumGoroutine()
+		for i := 1; i <= flood; i++ {
+			fmt.Fprintf(inW, `{"jsonrpc":"2.0","id":%d,"method":"subscriptions/listen","params":{"notifications":{"toolsListChanged":true},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientInfo":{"name":"x","version":"0"},"io.modelcontextprotocol/clientCapabilities":{}}}}`+"\n", i)
+		}
+		most := 0
+		for deadline := time.Now().Add(time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+			most = max(most, runtime.NumGoroutine()-before)
+		}
+		inW.Close()
+		cancel()
+		<-served
+		return most, int(refusals.Load())
+	}
+	grew, refused := run(t, false)
+	t.Logf("control: %d more goroutines, %d refused", grew, refused)
+	if grew < flood/2 {
+		t.Fatalf("control: %d more goroutines for %d listen streams, want about one each", grew, flood)
+	}
+	grew, refused = run(t, true)
+	t.Logf("defended: %d more goroutines, %d refused", grew, refused)
+	if grew > 4*mcptool.DefaultMaxSessionsPerCaller || refused < flood-mcptool.DefaultMaxSessionsPerCaller {
+		t.Errorf("%d more goroutines and %d refused, want the streams bounded by %d and the rest refused", grew, refused, mcptool.DefaultMaxSessionsPerCaller)
+	}
+}
+
+// TestHostileClientLargeRequests: a client of a registry served over
+// stdio sends 20 calls of a tool that takes its time, each with an id of
+// 1 MiB. Each request is held whole until its tool returns: within the
+// bound of 256 requests in flight, 16 MiB lines could hold 4 GiB. A
+// connection now holds at most DefaultMaxRequestBytesInFlight (64 MiB)
+// of them and answers one past it with an error at once (here a bound of
+// 8 MiB, for a small test).
+func TestHostileClientLargeRequests(t *testing.T) {
+	const calls, idBytes, bound = 20, 1 << 20, 8 << 20
+	run := func(t *testing.T, bounded bool) (ran, refused int64) {
+		var running, refusals atomic.Int64
+		release := make(chan struct{})
+		slow := tool.Must(tool.New("slow", "waits", func(ctx context.Context, _ struct{}) (string, error) {
+			running.Add(1)
+			select {
+			case <-release:
+			case <-ctx.Done():
+			}
+			return "ok", nil
+		}))
+		reg := tool.NewRegistry()
+		if err := reg.Register(slow); err != nil {
+			t.Fatal(err)
+		}
+		srv := mcptool.NewServer(reg)
+		defer srv.Close()
+		inR, inW := io.Pipe()
+		outR, outW := io.Pipe()
+		ctx, cancel := context.WithTimeout(t.Context(), 3*wait)
+		defer cancel()
+		served := make(chan error, 1)
+		go func() {
+			b := mcptool.FloodBounds{}
+			if bounded {
+				b = mcptool.FloodBounds{InFlight: mcptool.DefaultMaxRequestsInFlight, InFlightBytes: bound}
+			}
+			served <- srv.ServeIOBounded(ctx, inR, outW, b)
+			outW.Close()
+		}()
+		go func() {
+			r := bufio.NewReaderSize(outR, 1<<20)
+			for {
+				line, err := r.ReadString('\n')
+				if strings.Contains(line, "bytes of requests of this connection in flight") {
+					refusals.Add(1)
+				}
+				if err != nil {
+					return
+				}
+			}
+		}()
+		io.WriteString(inW, `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"big","version":"0"}}}`+"\n")
+		io.WriteString(inW, `{"jsonrpc":"2.0","method":"notifications/initialized"}`+"\n")
+		for i := range calls {
+			id := fmt.Sprintf("%d-%s", i, strings.Repeat("i", idBytes))
+			fmt.Fprintf(inW, `{"jsonrpc":"2.0","id":%q,"method":"tools/call","params":{"name":"slow","arguments":{}}}`+"\n", id)
+		}
+		for running.Load()+refusals.Load() < calls {
+			select {
+			case <-ctx.Done():
+				t.Fatalf("%d calls running, %d refused", running.Load(), refusals.Load())
+			case <-time.After(10 * time.Millisecond):
+			}
+		}
+		ran, refused = running.Load(), refusals.Load()
+		close(release)
+		inW.Close()
+		<-served
+		return ran, refused
+	}
+	ran, refused := run(t, false)
+	t.Logf("control: %d calls held (%d MiB of requests), %d refused", ran, ran*idBytes>>20, refused)
+	if ran != calls {
+		t.Fatalf("control: %d of %d calls held", ran, calls)
+	}
+	ran, refused = run(t, true)
+	t.Logf("defended: %d calls held (%d MiB of requests), %d refused", ran, ran*idBytes>>20, refused)
+	if ran*idBytes > bound || ran+refused != calls {
+		t.Errorf("%d calls held and %d refused, want at most %d MiB held and the rest refused", ran, refused, bound>>20)
+	}
 }

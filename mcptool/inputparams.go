@@ -3,6 +3,7 @@ package mcptool
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -120,6 +121,9 @@ func (t inputParamsTransport) RoundTrip(req *http.Request) (*http.Response, erro
 			return nil, err
 		}
 		use.id = callID(body)
+		if id := responseID(body); id != "" {
+			req = req.WithContext(context.WithValue(req.Context(), answerKey{}, id))
+		}
 		if out := augmentTasks(body); len(out) != len(body) {
 			req = req.Clone(req.Context())
 			body = out
@@ -127,6 +131,22 @@ func (t inputParamsTransport) RoundTrip(req *http.Request) (*http.Response, erro
 		}
 		req.Body = io.NopCloser(bytes.NewReader(body))
 		req.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(body)), nil }
+	}
+	if answer := answerID(req); answer != "" {
+		// The client's answer to one of the server's requests: it is
+		// in flight until this POST ends, which Close does not wait
+		// for (a server that holds the POST would hold Close).
+		ctx, cancel := context.WithCancel(req.Context())
+		stop := context.AfterFunc(ledger.closing, cancel)
+		resp, err := t.base.RoundTrip(req.WithContext(ctx))
+		stop()
+		ledger.answered(answer)
+		if err != nil || resp.Body == nil {
+			cancel()
+			return resp, err
+		}
+		resp.Body = cancelBody{resp.Body, cancel}
+		return resp, nil
 	}
 	resp, err := t.base.RoundTrip(req)
 	if err != nil || resp.Body == nil {
@@ -199,18 +219,19 @@ func (b *boundedBody) tooLong() error {
 // streamLedger.stop) and drops the rest. A stream the server ends is
 // recorded in the ledger under the ID of its last event, for the
 // resumption that may follow. The events of the session's standalone
-// stream, which no call's bound covers, are held whole (up to
-// MaxLineBytes) and passed on within the ledger's flood gate: past it,
-// an event is dropped before go-sdk reads it.
+// stream and of each call's are held whole (up to MaxLineBytes) and
+// passed on as streamLedger.pass says: a server's notifications and
+// requests past the flood gate, and requests past those in flight, are
+// dropped before go-sdk reads them.
 func filterEvents(src io.Reader, dst *io.PipeWriter, ledger *streamLedger, use *streamUse) {
 	r := bufio.NewReaderSize(src, 64<<10)
 	var pending, last string // event IDs: of the event being read, of the last one ended
 	mid := false             // lines of an event not yet ended were passed on
 	gate := (*floodGate)(nil)
-	if use != nil && use.standalone {
+	if use != nil {
 		gate = ledger.gate
 	}
-	var held []byte  // the standalone stream's event being read, when gated
+	var held []byte  // the event being read, when gated
 	passing := false // the event is over MaxLineBytes: passed on as it comes
 	write := func(p []byte) bool {
 		_, werr := dst.Write(p)
@@ -240,7 +261,7 @@ func filterEvents(src io.Reader, dst *io.PipeWriter, ledger *streamLedger, use *
 				what = fmt.Sprintf("passed %d bytes", ledger.bounds.bytes)
 			}
 			if what != "" {
-				stopStream(dst, use, mid, what)
+				stopStream(dst, use, mid && gate == nil || passing, what)
 				return
 			}
 			mid = len(bytes.TrimRight(line, "\r\n")) > 0
@@ -274,7 +295,7 @@ func filterEvents(src io.Reader, dst *io.PipeWriter, ledger *streamLedger, use *
 				held = held[:0]
 			}
 		default: // the end of a held event
-			if pass, _ := gate.admit(len(held)); pass && len(held) > 0 {
+			if len(held) > 0 && ledger.pass(held) {
 				ok = write(held) && write(line)
 			}
 			held = held[:0]
@@ -283,7 +304,7 @@ func filterEvents(src io.Reader, dst *io.PipeWriter, ledger *streamLedger, use *
 			return
 		}
 		if err != nil {
-			if pass, _ := gate.admit(len(held)); pass && len(held) > 0 && !write(held) {
+			if len(held) > 0 && ledger.pass(held) && !write(held) {
 				return
 			}
 			if use != nil {

@@ -2,6 +2,7 @@ package mcptool
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -62,15 +63,22 @@ const maxEndedStreams = 1024
 // takes its budget on. It is safe for concurrent use.
 type streamLedger struct {
 	bounds streamBounds
-	gate   *floodGate // the events of the standalone stream; nil: no bound
+	gate   *floodGate // the server's notifications and requests; nil: no bound
+	// closing ends the client's answers to the server's requests still
+	// being sent, when the client closes (closeAnswers).
+	closing      context.Context
+	closeAnswers context.CancelFunc
 
-	mu    sync.Mutex
-	ended map[string]*streamUse
-	order []string // keys of ended, oldest first
+	mu     sync.Mutex
+	ended  map[string]*streamUse
+	order  []string        // keys of ended, oldest first
+	theirs map[string]bool // the server's requests passed on, not yet answered (by id)
 }
 
 func newStreamLedger(b streamBounds) *streamLedger {
-	return &streamLedger{bounds: b, ended: map[string]*streamUse{}, gate: newFloodGate(defaultFloodBounds)}
+	closing, closeAnswers := context.WithCancel(context.Background())
+	return &streamLedger{bounds: b, ended: map[string]*streamUse{}, gate: newFloodGate(defaultFloodBounds),
+		closing: closing, closeAnswers: closeAnswers, theirs: map[string]bool{}}
 }
 
 // end records use under each non-empty key.
@@ -156,4 +164,110 @@ func callID(body []byte) json.RawMessage {
 		return nil
 	}
 	return m.ID
+}
+
+// pass reports whether an event the server sent (its lines, held whole)
+// is passed on to go-sdk: a response always; a notification within the
+// flood gate; a request within the gate and while fewer than the gate's
+// inFlight of the server's requests wait for their answers (go-sdk
+// answers each on a goroutine of its own, which lives until its answer
+// is sent). An event that is not one JSON-RPC message is passed on, for
+// go-sdk to refuse.
+func (l *streamLedger) pass(event []byte) bool {
+	var data []byte
+	for line := range bytes.Lines(event) {
+		if d, ok := bytes.CutPrefix(line, []byte("data:")); ok {
+			d = bytes.TrimPrefix(d, []byte(" "))
+			if data != nil {
+				data = append(data, '\n')
+			}
+			data = append(data, bytes.TrimRight(d, "\r\n")...)
+		}
+	}
+	if !containsFold(data, "method") && !bytes.Contains(data, []byte(`\u`)) {
+		// No member named method, in any case (encoding/json matches
+		// names without regard to case) or escape: a response.
+		return true
+	}
+	var m struct {
+		ID     json.RawMessage `json:"id"`
+		Method *string         `json:"method"`
+	}
+	if len(data) == 0 || json.Unmarshal(data, &m) != nil || m.Method == nil {
+		return true
+	}
+	if ok, _ := l.gate.admit(len(event)); !ok {
+		return false
+	}
+	if len(m.ID) == 0 || string(m.ID) == "null" {
+		return true
+	}
+	key, ok := requestKey(m.ID)
+	if !ok {
+		return true // go-sdk refuses it
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if n := l.gate.b.inFlight; n > 0 && len(l.theirs) >= n {
+		return false
+	}
+	l.theirs[key] = true
+	return true
+}
+
+// answered forgets the server's request id, whose answer was sent.
+func (l *streamLedger) answered(id string) {
+	l.mu.Lock()
+	delete(l.theirs, id)
+	l.mu.Unlock()
+}
+
+// answerKey carries, on a POST's context, the request key of the
+// server's request the POST answers.
+type answerKey struct{}
+
+// answerID returns the request key of the server's request that req
+// answers, or "".
+func answerID(req *http.Request) string {
+	id, _ := req.Context().Value(answerKey{}).(string)
+	return id
+}
+
+// responseID returns the request key of the JSON-RPC response body, or ""
+// if it is not one.
+func responseID(body []byte) string {
+	var m struct {
+		ID     json.RawMessage `json:"id"`
+		Method *string         `json:"method"`
+		Result json.RawMessage `json:"result"`
+		Error  json.RawMessage `json:"error"`
+	}
+	if json.Unmarshal(body, &m) != nil || m.Method != nil || m.Result == nil && m.Error == nil {
+		return ""
+	}
+	key, _ := requestKey(m.ID)
+	return key
+}
+
+// cancelBody cancels its request's context when it is closed.
+type cancelBody struct {
+	io.ReadCloser
+	cancel context.CancelFunc
+}
+
+func (b cancelBody) Close() error {
+	err := b.ReadCloser.Close()
+	b.cancel()
+	return err
+}
+
+// containsFold reports whether s holds word (ASCII lower case) in any
+// case.
+func containsFold(s []byte, word string) bool {
+	for i := 0; i+len(word) <= len(s); i++ {
+		if s[i]|0x20 == word[0] && bytes.EqualFold(s[i:i+len(word)], []byte(word)) {
+			return true
+		}
+	}
+	return false
 }

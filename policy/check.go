@@ -177,6 +177,11 @@ func (p Problem) String() string {
 // more values there refuses the call, see [Authorizer]). A parse error is
 // returned as the error.
 func Check(name string, src []byte, tools []tool.Tool, principalAttrs string) ([]Problem, error) {
+	// The attributes go into the schema Cedar parses, with the bounds of
+	// a policy's text (cedar-go's schema parser recurses per level too).
+	if err := checkSource("principal attributes", []byte(principalAttrs)); err != nil {
+		return nil, err
+	}
 	c, err := compile(name, src)
 	if err != nil {
 		return nil, err

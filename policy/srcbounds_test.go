@@ -1,6 +1,7 @@
 package policy_test
 
 import (
+	"context"
 	"os"
 	"os/exec"
 	"runtime/debug"
@@ -8,6 +9,8 @@ import (
 	"testing"
 
 	"github.com/cedar-policy/cedar-go"
+	"github.com/cedar-policy/cedar-go/x/exp/schema"
+	"github.com/miniopenclaw/tool"
 	"github.com/miniopenclaw/tool/policy"
 )
 
@@ -82,4 +85,34 @@ func lastLines(s string) string {
 		return s[len(s)-2000:]
 	}
 	return s
+}
+
+// TestDeepPrincipalAttrsIsAnError: `clawtool policy check
+// --principal-attrs` put its text into the Cedar schema the check parses,
+// and cedar-go's schema parser recursed per level of "{a: {a: …" until
+// the Go stack overflowed, ending the process. The control parses that
+// schema with cedar-go alone in a child process and watches it die; Check
+// now refuses the text, naming the bound.
+func TestDeepPrincipalAttrsIsAnError(t *testing.T) {
+	tl := tool.Must(tool.New("t", "a tool", func(context.Context, struct{}) (string, error) { return "", nil }))
+	deep := func(n int) string { return strings.Repeat("a: {", n) + "b: Long" + strings.Repeat("}", n) }
+	if os.Getenv("CLAWTOOL_DEEP_ATTRS_CHILD") != "" {
+		debug.SetMaxStack(32 << 20)
+		var s schema.Schema
+		err := s.UnmarshalCedar([]byte(policy.Schema(tl, deep(1<<20))))
+		t.Logf("parsed: %v", err)
+		return
+	}
+	cmd := exec.Command(os.Args[0], "-test.run=^TestDeepPrincipalAttrsIsAnError$", "-test.v")
+	cmd.Env = append(os.Environ(), "CLAWTOOL_DEEP_ATTRS_CHILD=1")
+	if out, err := cmd.CombinedOutput(); err == nil || !strings.Contains(string(out), "stack overflow") {
+		t.Fatalf("control: cedar-go parsed the schema without overflowing its stack: %v\n%s", err, lastLines(string(out)))
+	}
+	src := []byte(`permit(principal, action, resource);`)
+	if _, err := policy.Check("p.cedar", src, []tool.Tool{tl}, deep(1<<18)); err == nil || !strings.Contains(err.Error(), "MaxPolicyNesting") {
+		t.Errorf("Check with attributes nested 2^18 deep: %v, want refused naming the bound", err)
+	}
+	if _, err := policy.Check("p.cedar", src, []tool.Tool{tl}, deep(8)); err != nil {
+		t.Errorf("Check with attributes nested 8 deep: %v", err)
+	}
 }

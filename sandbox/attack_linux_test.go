@@ -595,6 +595,13 @@ func init() {
 	// <spare>" once both run, and waits to be killed.
 	attacks["forkersupervisor"] = func(a []string) (string, error) {
 		n := NewNative(NativeOptions{Helper: a[0], Spares: 1})
+		// Every claim starts the next spare at once: without it, a
+		// sleeping run that claims a spare already waiting leaves the
+		// next one to its end (refill), which never comes, and whether
+		// the spare was still starting or already waiting at the claim
+		// is a matter of scheduling (the test failed so on a loaded
+		// machine).
+		n.pool.hooks = &nativeHooks{eager: true}
 		p := Policy{Env: append(DefaultEnv(), markEnv+"="+a[1])}
 		if r, err := n.Run(context.Background(), p, []string{"true"}, nil); err != nil || !r.OK() {
 			return "", fmt.Errorf("first run: %v %+v: %w", err, r, errAttack)
