@@ -50,12 +50,14 @@ func ClientPipe(r io.ReadCloser, w io.WriteCloser) mcp.Transport { return &clien
 // that is not an answer (DefaultNotificationRate and the rest); zero
 // Burst or InFlight is no bound, for the attack tests' controls.
 type FloodBounds struct {
-	Rate, Burst float64
-	InFlight    int
+	Rate, Burst   float64
+	InFlight      int
+	InFlightBytes int
 }
 
 func (b FloodBounds) bounds() *floodBounds {
-	return &floodBounds{rate: b.Rate, burst: b.Burst, byteRate: DefaultNotificationByteRate, byteBurst: DefaultNotificationByteBurst, inFlight: b.InFlight}
+	return &floodBounds{rate: b.Rate, burst: b.Burst, byteRate: DefaultNotificationByteRate, byteBurst: DefaultNotificationByteBurst,
+		inFlight: b.InFlight, inFlightBytes: b.InFlightBytes}
 }
 
 // BoundedClientPipe is [ClientPipe] with the connection's flood bounds

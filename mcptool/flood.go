@@ -35,6 +35,11 @@ const (
 	// to a registry served over stdio past it are answered with an error
 	// at once (over HTTP, see [WithRequestLimits]).
 	DefaultMaxRequestsInFlight = 256
+	// DefaultMaxRequestBytesInFlight bounds the bytes of a client's
+	// requests one stdio connection holds while they are being answered
+	// (256 requests of 16 MiB, each held until its tool returns, would
+	// be 4 GiB); one past it is answered with an error at once.
+	DefaultMaxRequestBytesInFlight = 64 << 20
 	// DefaultMaxCallProgress bounds the progress notifications one call
 	// to an imported tool takes (over any transport), and
 	// DefaultMaxCallProgressBytes the bytes of their messages, counted
@@ -51,12 +56,13 @@ type floodBounds struct {
 	rate, burst         float64 // messages
 	byteRate, byteBurst float64 // their bytes
 	inFlight            int     // the other side's requests not yet answered
+	inFlightBytes       int     // their bytes (a client's, served over stdio)
 }
 
 var defaultFloodBounds = floodBounds{
 	DefaultNotificationRate, DefaultNotificationBurst,
 	DefaultNotificationByteRate, DefaultNotificationByteBurst,
-	DefaultMaxRequestsInFlight,
+	DefaultMaxRequestsInFlight, DefaultMaxRequestBytesInFlight,
 }
 
 // A floodGate is a token bucket, in messages and in bytes, over the

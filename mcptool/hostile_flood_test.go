@@ -619,3 +619,85 @@ func TestHostileClientListenFlood(t *testing.T) {
 		t.Errorf("%d more goroutines and %d refused, want the streams bounded by %d and the rest refused", grew, refused, mcptool.DefaultMaxSessionsPerCaller)
 	}
 }
+
+// TestHostileClientLargeRequests: a client of a registry served over
+// stdio sends 20 calls of a tool that takes its time, each with an id of
+// 1 MiB. Each request is held whole until its tool returns: within the
+// bound of 256 requests in flight, 16 MiB lines could hold 4 GiB. A
+// connection now holds at most DefaultMaxRequestBytesInFlight (64 MiB)
+// of them and answers one past it with an error at once (here a bound of
+// 8 MiB, for a small test).
+func TestHostileClientLargeRequests(t *testing.T) {
+	const calls, idBytes, bound = 20, 1 << 20, 8 << 20
+	run := func(t *testing.T, bounded bool) (ran, refused int64) {
+		var running, refusals atomic.Int64
+		release := make(chan struct{})
+		slow := tool.Must(tool.New("slow", "waits", func(ctx context.Context, _ struct{}) (string, error) {
+			running.Add(1)
+			select {
+			case <-release:
+			case <-ctx.Done():
+			}
+			return "ok", nil
+		}))
+		reg := tool.NewRegistry()
+		if err := reg.Register(slow); err != nil {
+			t.Fatal(err)
+		}
+		srv := mcptool.NewServer(reg)
+		defer srv.Close()
+		inR, inW := io.Pipe()
+		outR, outW := io.Pipe()
+		ctx, cancel := context.WithTimeout(t.Context(), 3*wait)
+		defer cancel()
+		served := make(chan error, 1)
+		go func() {
+			b := mcptool.FloodBounds{}
+			if bounded {
+				b = mcptool.FloodBounds{InFlight: mcptool.DefaultMaxRequestsInFlight, InFlightBytes: bound}
+			}
+			served <- srv.ServeIOBounded(ctx, inR, outW, b)
+			outW.Close()
+		}()
+		go func() {
+			r := bufio.NewReaderSize(outR, 1<<20)
+			for {
+				line, err := r.ReadString('\n')
+				if strings.Contains(line, "bytes of requests of this connection in flight") {
+					refusals.Add(1)
+				}
+				if err != nil {
+					return
+				}
+			}
+		}()
+		io.WriteString(inW, `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"big","version":"0"}}}`+"\n")
+		io.WriteString(inW, `{"jsonrpc":"2.0","method":"notifications/initialized"}`+"\n")
+		for i := range calls {
+			id := fmt.Sprintf("%d-%s", i, strings.Repeat("i", idBytes))
+			fmt.Fprintf(inW, `{"jsonrpc":"2.0","id":%q,"method":"tools/call","params":{"name":"slow","arguments":{}}}`+"\n", id)
+		}
+		for running.Load()+refusals.Load() < calls {
+			select {
+			case <-ctx.Done():
+				t.Fatalf("%d calls running, %d refused", running.Load(), refusals.Load())
+			case <-time.After(10 * time.Millisecond):
+			}
+		}
+		ran, refused = running.Load(), refusals.Load()
+		close(release)
+		inW.Close()
+		<-served
+		return ran, refused
+	}
+	ran, refused := run(t, false)
+	t.Logf("control: %d calls held (%d MiB of requests), %d refused", ran, ran*idBytes>>20, refused)
+	if ran != calls {
+		t.Fatalf("control: %d of %d calls held", ran, calls)
+	}
+	ran, refused = run(t, true)
+	t.Logf("defended: %d calls held (%d MiB of requests), %d refused", ran, ran*idBytes>>20, refused)
+	if ran*idBytes > bound || ran+refused != calls {
+		t.Errorf("%d calls held and %d refused, want at most %d MiB held and the rest refused", ran, refused, bound>>20)
+	}
+}

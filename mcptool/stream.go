@@ -52,7 +52,8 @@ type streamConn struct {
 	inputErr error // how the input ended; read and set by Read only
 
 	mu         sync.Mutex
-	pending    map[jsonrpc.ID]bool // requests read and not yet answered (server only)
+	pending    map[jsonrpc.ID]int  // requests read and not yet answered, their sizes (server only)
+	pendingSum int                 // the sizes in pending
 	asked      map[jsonrpc.ID]bool // the server's requests to the client, unanswered
 	inputEnded bool                // the input ended: nothing more will come
 	orphans    []jsonrpc.ID        // asked after the input ended: answered by drain
@@ -64,6 +65,7 @@ type streamConn struct {
 
 	gate        *floodGate // the other side's notifications (and a server's requests); nil: no bound
 	maxInFlight int        // the other side's requests read and not answered; 0: no bound
+	maxBytes    int        // the bytes of a client's requests read and not answered; 0: no bound
 	writeEnd    error      // how the server ended, when a write found it gone first (client only)
 
 	closeOnce sync.Once
@@ -89,7 +91,7 @@ func newStreamConn(r io.Reader, w io.Writer, closer func() error, server bool, l
 		incoming: make(chan lineOrErr),
 		w:        w,
 		closer:   closer,
-		pending:  make(map[jsonrpc.ID]bool),
+		pending:  make(map[jsonrpc.ID]int),
 		asked:    make(map[jsonrpc.ID]bool),
 		theirs:   make(map[jsonrpc.ID]bool),
 		listens:  make(map[jsonrpc.ID]bool),
@@ -98,6 +100,7 @@ func newStreamConn(r io.Reader, w io.Writer, closer func() error, server bool, l
 
 		gate:        newFloodGate(defaultFloodBounds),
 		maxInFlight: defaultFloodBounds.inFlight,
+		maxBytes:    defaultFloodBounds.inFlightBytes,
 	}
 	// Reads block until the other side writes or hangs up, so they run on
 	// their own goroutine, which Close cannot interrupt when r is not
@@ -208,7 +211,8 @@ func (c *streamConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 			// its answer is not awaited.
 			if c.server && m.IsCall() && m.Method != "subscriptions/listen" {
 				c.mu.Lock()
-				c.pending[m.ID] = true
+				c.pendingSum += len(line) - c.pending[m.ID]
+				c.pending[m.ID] = len(line)
 				c.mu.Unlock()
 			}
 		case *jsonrpc.Response:
@@ -242,6 +246,8 @@ func (c *streamConn) admit(m *jsonrpc.Request, size int) bool {
 			c.listens[m.ID] = true
 		case c.maxInFlight > 0 && len(c.pending) >= c.maxInFlight:
 			refuse = fmt.Sprintf("mcptool: more than %d requests of this connection in flight; send it again when one has been answered", c.maxInFlight)
+		case c.maxBytes > 0 && c.pendingSum+size > c.maxBytes:
+			refuse = fmt.Sprintf("mcptool: more than %d bytes of requests of this connection in flight; send it again when one has been answered", c.maxBytes)
 		}
 		c.mu.Unlock()
 		if refuse != "" {
@@ -429,6 +435,7 @@ func (c *streamConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 	}
 	if resp, ok := msg.(*jsonrpc.Response); ok {
 		c.mu.Lock()
+		c.pendingSum -= c.pending[resp.ID]
 		delete(c.pending, resp.ID)
 		delete(c.listens, resp.ID)
 		c.mu.Unlock()
@@ -470,7 +477,7 @@ func (t *ioTransport) Connect(context.Context) (mcp.Connection, error) {
 // called before the connection is read.
 func (c *streamConn) bound(b *floodBounds) {
 	if b != nil {
-		c.gate, c.maxInFlight = newFloodGate(*b), b.inFlight
+		c.gate, c.maxInFlight, c.maxBytes = newFloodGate(*b), b.inFlight, b.inFlightBytes
 	}
 }
 

@@ -274,6 +274,7 @@ type stdioSession struct {
 	lines   chan map[string]any
 	done    chan int
 	changed int // notifications/tools/list_changed seen
+	awaited int // of those, the ones a waitChanged has returned for
 }
 
 // startServe runs clawtool serve with args over pipes.
@@ -340,10 +341,15 @@ func (s *stdioSession) roundTrip(req string) map[string]any {
 	return s.next()
 }
 
-// waitChanged waits for a notifications/tools/list_changed.
+// waitChanged waits for a notifications/tools/list_changed that no
+// waitChanged has returned for yet: one that came while a request waited
+// for its answer (next counts it) returns at once. The callers list the
+// tools, then wait for a change: the change may come before the answer to
+// that list, which then was the list before it.
 func (s *stdioSession) waitChanged() {
 	s.t.Helper()
-	for seen := s.changed; s.changed == seen; {
+	defer func() { s.awaited = s.changed }()
+	for s.changed == s.awaited {
 		select {
 		case m, ok := <-s.lines:
 			if !ok {
