@@ -613,3 +613,38 @@ func TestHookManagerConfigAttack(t *testing.T) {
 		}
 	}
 }
+
+// TestGitGlobalConfigInWorkspace: git reads its global configuration
+// from $GIT_CONFIG_GLOBAL (or ~/.gitconfig, ~/.config/git/config), and a
+// workspace may hold that file: a home directory as the workspace, or a
+// program that points GIT_CONFIG_GLOBAL at a file of the project. A run
+// that wrote core.fsmonitor there had it run by the user's git
+// everywhere. The control protects only .bashrc; with git's paths
+// protected the file is.
+func TestGitGlobalConfigInWorkspace(t *testing.T) {
+	gitHome(t)
+	f := newFixture(t)
+	global := filepath.Join(f.ws, "tools", "team.gitconfig")
+	t.Setenv("GIT_CONFIG_GLOBAL", global)
+	for _, tc := range []struct {
+		name      string
+		protected []string
+		planted   bool
+	}{
+		{"control: git's paths not protected", []string{".bashrc"}, true},
+		{"default", nil, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			resetGit(t, f)
+			must(t, os.MkdirAll(filepath.Dir(global), 0o755))
+			must(t, os.WriteFile(global, []byte("[user]\n\tname = t\n"), 0o644))
+			chownAll(t, f.ws)
+			p := f.policy()
+			p.Protected = tc.protected
+			r := f.sandboxed(t, context.Background(), DefaultNative(), p, "append", global)
+			if got := fileHas(global, "pwned")(); got != tc.planted {
+				t.Errorf("the global configuration changed: %v, want %v (%q %q)", got, tc.planted, r.Stdout, trim(r.Stderr))
+			}
+		})
+	}
+}

@@ -226,6 +226,16 @@ var defaultProtected = []string{
 	// linked worktrees' gitdirs (their commondir and config).
 	".git/commondir", ".git/config.worktree", ".git/worktrees",
 	".bashrc", ".bash_profile", ".zshrc", ".profile",
+	// The rest of what runs code on the host when the workspace is a
+	// home directory (or holds dotfiles): the other shells' startup and
+	// logout files, ssh's (authorized_keys lets in, config and rc run
+	// commands), git's XDG configuration, ~/.local/bin (ahead of
+	// /usr/bin in a user's PATH), the user's systemd units and
+	// autostart entries, and configurations whose credential helpers are
+	// commands.
+	".bash_login", ".bash_logout", ".zshenv", ".zprofile", ".zlogin", ".pam_environment",
+	".ssh", ".config/git", ".config/fish", ".config/systemd", ".config/autostart", ".local/bin",
+	".kube", ".aws/config", ".docker/config.json",
 	".mcp.json", ".ripgreprc", ".vscode", ".idea",
 	".claude/commands", ".claude/agents",
 	// Agents' settings that run commands when an agent starts in the

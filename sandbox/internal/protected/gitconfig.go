@@ -275,6 +275,15 @@ func (c *configLook) file(name string, depth int) error {
 		return &BoundError{fmt.Sprintf("more than %d git configuration files to read (through include.path)", maxConfigFiles)}
 	}
 	c.read[name] = true
+	if depth == 0 {
+		// The system and global files, and the repository's own: one in
+		// the workspace (a home directory as the workspace holds
+		// .config/git/config; $GIT_CONFIG_GLOBAL may name any file) is
+		// git's configuration, there or not yet.
+		if err := c.protect(name, "git's configuration"); err != nil {
+			return err
+		}
+	}
 	b, err := readBounded(name)
 	if errors.Is(err, fs.ErrNotExist) || errors.Is(err, fs.ErrPermission) && !c.inside(name) {
 		// A file git would not find either; one outside the workspace
