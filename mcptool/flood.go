@@ -38,7 +38,9 @@ const (
 	// DefaultMaxRequestBytesInFlight bounds the bytes of a client's
 	// requests one stdio connection holds while they are being answered
 	// (256 requests of 16 MiB, each held until its tool returns, would
-	// be 4 GiB); one past it is answered with an error at once.
+	// be 4 GiB); one past it is answered with an error at once. Over
+	// HTTP it bounds the bytes of one caller's request bodies held at
+	// once (see [RequestLimits]).
 	DefaultMaxRequestBytesInFlight = 64 << 20
 	// DefaultMaxCallProgress bounds the progress notifications one call
 	// to an imported tool takes (over any transport), and

@@ -116,7 +116,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			rest(w, r)
 		}))
 	})
-	release, ok := s.admitRequest(w, r)
+	r, release, ok := s.admitRequest(w, r)
 	if !ok {
 		return
 	}

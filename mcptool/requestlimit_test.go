@@ -92,7 +92,7 @@ func TestHTTPCallFlood(t *testing.T) {
 		wg.Wait()
 		return peak.Load(), refused.Load()
 	}
-	most, refused := run(t, mcptool.WithRequestLimits(-1, -1))
+	most, refused := run(t, mcptool.WithRequestLimits(mcptool.RequestLimits{PerCaller: -1, Total: -1}))
 	t.Logf("control: %d calls at once, %d refused", most, refused)
 	if most < flood {
 		t.Fatalf("control: %d calls ran at once, want %d", most, flood)

@@ -89,8 +89,8 @@ type serverConfig struct {
 	rounds       InputRoundLimits
 	taskDecide   func(tool.Tool) bool
 
-	sessionsPerCaller, sessionsTotal int // WithSessionLimits
-	requestsPerCaller, requestsTotal int // WithRequestLimits
+	sessionsPerCaller, sessionsTotal int           // WithSessionLimits
+	requestLimits                    RequestLimits // WithRequestLimits
 }
 
 // A ServerOption configures a [Server] made by [NewServer].
@@ -166,7 +166,7 @@ func NewServer(reg *tool.Registry, opts ...ServerOption) *Server {
 	s := &Server{reg: reg, cfg: cfg, tasks: newTaskStore(cfg.tasks), store: cfg.store, rounds: newRounds(cfg.rounds),
 		sessions: newSessionLedger(cfg.sessionsPerCaller, cfg.sessionsTotal),
 		listens:  newSessionLedger(cfg.sessionsPerCaller, cfg.sessionsTotal),
-		requests: newRequestGate(cfg.requestsPerCaller, cfg.requestsTotal)}
+		requests: newRequestGate(cfg.requestLimits)}
 	if s.store == nil {
 		s.store = memTasks{s.tasks}
 	}

@@ -41,7 +41,7 @@
 // [JobsOptions.Headers] puts the submitter's principal (policy.Headers) on the
 // job, and [JobsOptions.Context], or the service's [ServeOptions.CallContext], restores
 // it on the worker, so that the worker's policy decides the job for whoever
-// submitted it. A job is its submitter's ([JobsOptions.Owner]): an idempotency
+// submitted it; that claim is not signed (see [SignedHeaders] for calls). A job is its submitter's ([JobsOptions.Owner]): an idempotency
 // key is scoped to the owner, and another owner's Wait and Job get
 // [ErrJobNotFound]. A job whose tool the worker lacks is handed back to the
 // others, and after its last delivery ends as unavailable.
@@ -73,4 +73,13 @@
 // sends ([ImportOptions.CallHeaders]) travel as headers. A deadline a
 // worker cannot read ends the call with an error of kind
 // invalid_arguments, and the tool does not run.
+//
+// # Who calls
+//
+// A principal header (policy.Headers) is a claim anyone who can publish
+// on a tool's subject can write. [SignedHeaders] signs it with a shared
+// key (policy.HeaderSigner), bound to the call's [Request]: its subject,
+// reply subject and arguments; [VerifiedContext] on the worker refuses,
+// as denied, every call whose claim is not signed with that key for that
+// very call, is stale, or was already taken.
 package natstool

@@ -88,7 +88,9 @@ type ImportOptions struct {
 	Retry *tool.RetryPolicy
 	// CallHeaders, when set, gives headers added to every call's request:
 	// for example the principal the call is made for, which the worker
-	// restores with [ServeOptions.CallContext].
+	// restores with [ServeOptions.CallContext]. Its context carries the
+	// call's [Request] ([RequestFrom]), to which [SignedHeaders] binds a
+	// signed claim.
 	CallHeaders func(ctx context.Context) nats.Header
 	// Logger receives tools left out and scans that failed ([slog.Default]
 	// when nil).
@@ -768,7 +770,7 @@ func (t *remoteTool) Execute(ctx context.Context, args json.RawMessage) (tool.Re
 	}
 	var hdr nats.Header
 	if im.cfg.headers != nil {
-		hdr = im.cfg.headers(ctx)
+		hdr = im.cfg.headers(withRequest(ctx, Request{Subject: t.subject, Reply: reply, Data: args}))
 	}
 	if len(hdr) == 0 {
 		hdr = nil // no headers at all: the worker parses none

@@ -140,8 +140,10 @@ type JobsOptions struct {
 	// job's outcome, a result of kind denied with the error's message,
 	// recorded like any other. A [Service] given these jobs
 	// ([ServeOptions.Jobs]) uses its [ServeOptions.CallContext] for the
-	// jobs it takes when Context is nil. The headers are a claim: see
-	// policy.Headers for when a worker may trust them.
+	// jobs it takes when Context is nil. The headers are a claim, and
+	// not signed: see policy.Headers for when a worker may trust them.
+	// [VerifiedContext] refuses every job, since [SignedHeaders] signs
+	// calls only.
 	Context func(ctx context.Context, h nats.Header) (context.Context, error)
 	// Logger receives workers' job events ([slog.Default] when nil).
 	Logger *slog.Logger

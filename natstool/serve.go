@@ -69,8 +69,10 @@ type ServeOptions struct {
 	ObjectStore jetstream.ObjectStore
 	// CallContext, when set, derives each call's context from its request
 	// headers: for example, to restore the principal an importer set with
-	// [ImportOptions.CallHeaders]. An error refuses the call with that
-	// error's message (kind denied).
+	// [ImportOptions.CallHeaders]. Its context carries the call's
+	// [Request] ([RequestFrom]), which [VerifiedContext] checks a signed
+	// claim against. An error refuses the call with that error's message
+	// (kind denied).
 	CallContext func(ctx context.Context, h nats.Header) (context.Context, error)
 	// Jobs, when set, makes the service also take jobs from that queue,
 	// running up to the service's in-flight limit of them at once, besides
@@ -594,7 +596,7 @@ func (c *call) abandoned(res tool.Result) {
 // was answered by c.abandoned, and res means nothing.
 func (s *Service) run(ctx context.Context, c *call, name string, args []byte, h nats.Header) (res tool.Result, kept bool) {
 	if s.cfg.callContext != nil {
-		cctx, err := s.cfg.callContext(ctx, h)
+		cctx, err := s.cfg.callContext(withRequest(ctx, Request{Subject: c.req.Subject(), Reply: c.reply, Data: args}), h)
 		if err != nil {
 			return tool.Result{IsError: true, Kind: tool.KindDenied, Error: err.Error()}, true
 		}

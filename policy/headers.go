@@ -33,7 +33,9 @@ type wirePrincipal struct {
 // The headers are a claim, not a proof: a receiver must trust them only
 // when it trusts every sender that can reach it, such as the clients of
 // a NATS server that authenticates its connections and lets only trusted
-// accounts publish on the receiver's subjects.
+// accounts publish on the receiver's subjects. Otherwise sign them with
+// a [HeaderSigner], whose FromHeaders refuses a claim not signed with
+// the shared key for the call it travels with.
 func Headers(ctx context.Context) map[string][]string {
 	p, ok := PrincipalFrom(ctx)
 	if !ok {

@@ -81,12 +81,13 @@ func TestProcessApprovalOverNATS(t *testing.T) {
 	os.WriteFile(counter, []byte("|"), 0o600)
 	// The state directories differ from the test's: nothing is shared on
 	// this machine but the NATS server.
+	key := writePrincipalKey(t)
 	for i := range 2 {
 		startCLI(t, "serving", []string{"XDG_STATE_HOME=" + filepath.Join(tmp, "state", string(rune('a'+i)))},
-			"worker", "--nats", url, "--policy", pol, "--workspace", ws, "--name", "edits")
+			"worker", "--nats", url, "--policy", pol, "--principal-key", key, "--workspace", ws, "--name", "edits")
 	}
 	t.Setenv("XDG_STATE_HOME", filepath.Join(tmp, "state", "cli"))
-	edit := []string{"call", "--nats", url, "--as", "bob", "edit_file", `{"path":"count","old":"|","new":"x|"}`}
+	edit := []string{"call", "--nats", url, "--as", "bob", "--principal-key", key, "edit_file", `{"path":"count","old":"|","new":"x|"}`}
 	askedFor := func(out string) string {
 		t.Helper()
 		var res struct {

@@ -26,12 +26,19 @@ type natsFlags struct {
 	url     string
 	prefix  string
 	headers func(context.Context) nats.Header // set by the other flags, such as --as (natspolicy.go)
+	// principal applies --as to a call's context (natspolicy.go), for
+	// the signed headers of --principal-key.
+	principal func(context.Context) context.Context
+	// keyFile is --principal-key: the key principal claims are signed
+	// (by callers) or verified (by a worker) with.
+	keyFile string
 }
 
 func addNATSFlags(fs *flag.FlagSet) *natsFlags {
 	n := &natsFlags{}
 	fs.StringVar(&n.url, "nats", "", "add the tools every clawtool worker serves on the NATS server at `URL` (nats://127.0.0.1:4222)")
 	fs.StringVar(&n.prefix, "nats-prefix", "", "put `PREFIX` before the names of tools imported with --nats")
+	fs.StringVar(&n.keyFile, "principal-key", "", "with --nats, sign the principal of each call with the shared key in `FILE` (at least 32 bytes, mode 0600), for workers that verify with the same key")
 	return n
 }
 
@@ -96,6 +103,9 @@ var discardLogger = slog.New(slog.DiscardHandler)
 // importInto imports the bus's tools into r. Tools whose names are taken
 // by local tools are left out, and reported in one line.
 func (n *natsFlags) importInto(ctx context.Context, e *env, r *tool.Registry) (cleanup func(), err error) {
+	if n.url == "" && n.keyFile != "" {
+		return nil, errors.New("--principal-key needs --nats: it signs the calls sent to NATS workers")
+	}
 	if n.url == "" {
 		return func() {}, nil
 	}
@@ -103,7 +113,22 @@ func (n *natsFlags) importInto(ctx context.Context, e *env, r *tool.Registry) (c
 	if err != nil {
 		return nil, fmt.Errorf("NATS %s: %w", n.url, err)
 	}
-	im, err := natstool.Import(ctx, nc, r, &natstool.ImportOptions{Prefix: n.prefix, Logger: discardLogger, CallHeaders: n.headers})
+	headers := n.headers
+	if n.keyFile != "" {
+		signer, err := readPrincipalKey(n.keyFile)
+		if err != nil {
+			nc.Close()
+			return nil, err
+		}
+		sign, withAs := natstool.SignedHeaders(signer), n.principal
+		headers = func(ctx context.Context) nats.Header {
+			if withAs != nil {
+				ctx = withAs(ctx)
+			}
+			return sign(ctx)
+		}
+	}
+	im, err := natstool.Import(ctx, nc, r, &natstool.ImportOptions{Prefix: n.prefix, Logger: discardLogger, CallHeaders: headers})
 	if err != nil {
 		nc.Close()
 		return nil, fmt.Errorf("NATS %s: %w", n.url, err)
@@ -137,8 +162,10 @@ interrupted.`)
 	inFlight := fs.Int("max-in-flight", natstool.DefaultMaxInFlight, "run at most `N` calls at once")
 	jobs := fs.Bool("jobs", false, "also take durable jobs from the JetStream work queue (the server needs JetStream)")
 	ackWait := fs.Duration("jobs-ack-wait", natstool.DefaultAckWait, "with --jobs: give a job to another worker when its worker has been silent for `D`")
+	trust := fs.Bool("trust-principal-header", false, "with --policy and without --principal-key, believe the principal every caller claims, unsigned: anyone who can publish on the service's subjects can then claim to be anyone (only for a NATS server that lets only trusted accounts publish there)")
 	rf := addRegistryFlags(fs)
 	fs.Lookup("nats").Usage = "serve on the NATS server at `URL` (required), e.g. nats://127.0.0.1:4222"
+	fs.Lookup("principal-key").Usage = "decide only calls whose principal claim is signed with the shared key in `FILE` (at least 32 bytes, mode 0600); every other call is refused"
 	fs.Lookup("nats-prefix").Usage = "not for worker: a worker serves its tools under their own names"
 	if code := parseFlags(fs, args, e.stdout); code >= 0 {
 		return code
@@ -152,6 +179,11 @@ interrupted.`)
 	if rf.nats.prefix != "" {
 		return usageError(fs, "--nats-prefix is for importing tools; a worker serves its tools under their own names")
 	}
+	callContext, code := workerCallContext(fs, e, rf, *trust, *jobs)
+	if code >= 0 {
+		return code
+	}
+	rf.nats.keyFile = ""          // read: the worker verifies with it, and imports nothing to sign for
 	rf.policy.approvalsNATS = url // its policy's approvals are the bus's
 	r, cleanup, ok := rf.open(ctx, e, "worker")
 	if !ok {
@@ -164,7 +196,7 @@ interrupted.`)
 		return exitToolError
 	}
 	defer nc.Close()
-	serveOpts := &natstool.ServeOptions{Name: *name, MaxInFlight: *inFlight, CallContext: rf.policy.callContext()}
+	serveOpts := &natstool.ServeOptions{Name: *name, MaxInFlight: *inFlight, CallContext: callContext}
 	if *jobs {
 		jctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 		j, err := natstool.OpenJobs(jctx, nc, &natstool.JobsOptions{AckWait: *ackWait})

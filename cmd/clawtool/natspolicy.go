@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"sync"
 	"time"
@@ -17,11 +18,14 @@ import (
 // decides each call for the principal that header names, falling back to
 // its own --as, then to the anonymous principal.
 //
-// Trust: the worker believes the header. Anyone who can publish on the
-// worker's subjects can claim any principal, so run workers with --policy
-// only on a NATS server that authenticates every connection and lets only
-// trusted accounts publish on the service's subjects; the NATS server
-// `clawtool nats-server` runs has no authentication and is for one machine.
+// Trust: a claim is only a claim. A worker with --policy refuses to start
+// unless it is given --principal-key FILE, and then decides only calls
+// whose claim is signed with that shared key for that very call
+// (policy.HeaderSigner, natstool.VerifiedContext), callers signing with
+// --principal-key too; or --trust-principal-header, which believes any
+// claim and is only for a NATS server that lets only trusted accounts
+// publish on the service's subjects. Durable jobs carry no signed claims
+// yet, so --jobs does not go with --principal-key.
 
 // forwardPrincipal prepares the flags for calls that leave the process:
 // with --nats, --as is allowed without --policy, and the imported tools
@@ -33,6 +37,60 @@ func (rf *registryFlags) forwardPrincipal() {
 	rf.policy.approvalsNATS = rf.nats.url
 	rf.policy.forward = true
 	rf.nats.headers = rf.policy.callHeaders()
+	rf.nats.principal = rf.policy.callPrincipal()
+}
+
+// callPrincipal returns the function that gives a call's context the
+// principal it is sent for: the one it carries, else --as.
+func (pf *policyFlags) callPrincipal() func(context.Context) context.Context {
+	as, hasAs, err := pf.principal()
+	if err != nil {
+		hasAs = false // reported when the registry is built
+	}
+	return func(ctx context.Context) context.Context {
+		if _, ok := policy.PrincipalFrom(ctx); !ok && hasAs {
+			ctx = policy.WithPrincipal(ctx, as)
+		}
+		return ctx
+	}
+}
+
+// readPrincipalKey reads --principal-key into a signer.
+func readPrincipalKey(name string) (*policy.HeaderSigner, error) {
+	key, err := policy.ReadSignerKeyFile(name)
+	if err != nil {
+		return nil, fmt.Errorf("--principal-key: %w", err)
+	}
+	return policy.NewHeaderSigner(key, nil)
+}
+
+// workerCallContext returns the worker's natstool.ServeOptions.CallContext
+// for its flags, or an exit code (>= 0) after reporting why the flags do
+// not go together. The default refuses: a worker with --policy needs
+// --principal-key or, naming the risk, --trust-principal-header.
+func workerCallContext(fs *flag.FlagSet, e *env, rf *registryFlags, trust, jobs bool) (func(context.Context, nats.Header) (context.Context, error), int) {
+	key, hasPolicy := rf.nats.keyFile, rf.policy.file != ""
+	switch {
+	case key != "" && trust:
+		return nil, usageError(fs, "--principal-key and --trust-principal-header: give one (the key verifies claims; the flag believes them)")
+	case trust && !hasPolicy:
+		return nil, usageError(fs, "--trust-principal-header needs --policy: without one, no call is decided for its principal")
+	case key != "" && jobs:
+		return nil, usageError(fs, "--jobs with --principal-key: durable jobs carry no signed principal claims yet, so every job would be refused; serve jobs from a worker without --principal-key")
+	case hasPolicy && key == "" && !trust:
+		return nil, usageError(fs, "--policy decides each call for the principal its caller claims, and a claim is not a proof: give --principal-key FILE to take only claims signed with that shared key (callers sign with --principal-key FILE), or --trust-principal-header to believe any claim (anyone who can publish on the service's subjects can then claim to be anyone)")
+	case key != "":
+		signer, err := readPrincipalKey(key)
+		if err != nil {
+			fmt.Fprintf(e.stderr, "clawtool worker: %v\n", err)
+			return nil, exitToolError
+		}
+		return natstool.VerifiedContext(signer), -1
+	case trust:
+		fmt.Fprintln(e.stderr, "clawtool: warning: --trust-principal-header: this worker believes the principal every caller claims; anyone who can publish on its subjects can claim to be anyone")
+		return func(ctx context.Context, h nats.Header) (context.Context, error) { return policy.FromHeaders(ctx, h) }, -1
+	}
+	return nil, -1 // no --policy: no call is decided for its principal
 }
 
 // callHeaders returns the function that makes imported NATS tools send

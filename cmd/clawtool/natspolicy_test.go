@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -38,17 +39,26 @@ func startNATS(t *testing.T) string {
 	return natstest.Start(t, false).ClientURL()
 }
 
-// TestNATSPrincipal runs a worker with --policy and calls its tools over
-// NATS as different principals: the worker's policy decides for the
-// caller's --as.
-func TestNATSPrincipal(t *testing.T) {
-	url := startNATS(t)
-	roles := filepath.Join("testdata", "policy", "roles.cedar")
+// writePrincipalKey writes a shared principal key, mode 0600, and
+// returns its path.
+func writePrincipalKey(t *testing.T) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "principal.key")
+	if err := os.WriteFile(p, []byte("0123456789abcdef0123456789abcdef\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// startWorker runs clawtool worker with args until the test ends, and
+// waits until it serves.
+func startWorker(t *testing.T, args ...string) {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	var workerErr lockedBuffer
 	done := make(chan int)
 	go func() {
-		done <- run(ctx, []string{"worker", "--nats", url, "--policy", roles}, strings.NewReader(""), &bytes.Buffer{}, &workerErr)
+		done <- run(ctx, append([]string{"worker"}, args...), strings.NewReader(""), &bytes.Buffer{}, &workerErr)
 	}()
 	t.Cleanup(func() {
 		cancel()
@@ -62,6 +72,17 @@ func TestNATSPrincipal(t *testing.T) {
 		}
 		time.Sleep(25 * time.Millisecond)
 	}
+}
+
+// TestNATSPrincipal runs a worker with --policy and --principal-key and
+// calls its tools over NATS as different principals: the worker's policy
+// decides for the caller's --as when the caller signs it with the same
+// key, and refuses every call that is not signed with it.
+func TestNATSPrincipal(t *testing.T) {
+	url := startNATS(t)
+	roles := filepath.Join("testdata", "policy", "roles.cedar")
+	key := writePrincipalKey(t)
+	startWorker(t, "--nats", url, "--policy", roles, "--principal-key", key)
 	call := func(as ...string) (int, string) {
 		var stdout, stderr bytes.Buffer
 		args := append([]string{"call", "--no-builtins", "--nats", url}, as...)
@@ -69,16 +90,20 @@ func TestNATSPrincipal(t *testing.T) {
 		code := run(context.Background(), args, strings.NewReader(""), &stdout, &stderr)
 		return code, stdout.String() + stderr.String()
 	}
+	other := filepath.Join(t.TempDir(), "other.key")
+	os.WriteFile(other, []byte("another key, also 32 bytes long!"), 0o600)
 	tests := []struct {
 		name string
 		as   []string
 		code int
 		want string
 	}{
-		{"analyst allowed", []string{"--as", "bob:analyst"}, exitOK, `"output": "42"`},
-		{"guest denied", []string{"--as", "eve:guest"}, exitToolError, `"kind": "denied"`},
-		{"anonymous denied", nil, exitToolError, `"kind": "denied"`},
-		{"empty user refused", []string{"--as", ":analyst"}, exitToolError, "the user is empty"},
+		{"analyst allowed", []string{"--as", "bob:analyst", "--principal-key", key}, exitOK, `"output": "42"`},
+		{"guest denied", []string{"--as", "eve:guest", "--principal-key", key}, exitToolError, `"kind": "denied"`},
+		{"anonymous denied", []string{"--principal-key", key}, exitToolError, `"kind": "denied"`},
+		{"empty user refused", []string{"--as", ":analyst", "--principal-key", key}, exitToolError, "the user is empty"},
+		{"unsigned analyst refused", []string{"--as", "bob:analyst"}, exitToolError, "principal claim refused: header Clawtool-Principal-Signature is missing"},
+		{"another key refused", []string{"--as", "bob:analyst", "--principal-key", other}, exitToolError, "principal claim refused: the signature does not match"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -87,5 +112,53 @@ func TestNATSPrincipal(t *testing.T) {
 				t.Errorf("exit %d (want %d), output lacks %q or differs:\n%s", code, tt.code, tt.want, out)
 			}
 		})
+	}
+}
+
+// TestNATSPrincipalTrustHeader: --trust-principal-header names the risk
+// and believes unsigned claims, as workers did before signing.
+func TestNATSPrincipalTrustHeader(t *testing.T) {
+	url := startNATS(t)
+	startWorker(t, "--nats", url, "--policy", filepath.Join("testdata", "policy", "roles.cedar"), "--trust-principal-header")
+	var stdout, stderr bytes.Buffer
+	code := run(context.Background(), []string{"call", "--no-builtins", "--nats", url, "--as", "bob:analyst", "calc", `{"expression":"20+22"}`}, strings.NewReader(""), &stdout, &stderr)
+	if code != exitOK || !strings.Contains(stdout.String(), `"output": "42"`) {
+		t.Fatalf("exit %d: %s%s", code, stdout.String(), stderr.String())
+	}
+}
+
+// TestWorkerPrincipalFlags: the worker's default refuses to decide by
+// unsigned claims; flags that do not go together, and a key file others
+// may read, are refused before it serves.
+func TestWorkerPrincipalFlags(t *testing.T) {
+	roles := filepath.Join("testdata", "policy", "roles.cedar")
+	key := writePrincipalKey(t)
+	open := filepath.Join(t.TempDir(), "open.key")
+	os.WriteFile(open, []byte("0123456789abcdef0123456789abcdef"), 0o644)
+	os.Chmod(open, 0o644)
+	url := "nats://127.0.0.1:1" // never reached: every case fails first
+	for _, tc := range []struct {
+		name string
+		args []string
+		code int
+		want string
+	}{
+		{"policy without key or trust", []string{"--policy", roles}, exitUsage, "give --principal-key FILE"},
+		{"key and trust", []string{"--policy", roles, "--principal-key", key, "--trust-principal-header"}, exitUsage, "give one"},
+		{"trust without policy", []string{"--trust-principal-header"}, exitUsage, "needs --policy"},
+		{"key with jobs", []string{"--policy", roles, "--principal-key", key, "--jobs"}, exitUsage, "durable jobs carry no signed"},
+		{"key others may read", []string{"--policy", roles, "--principal-key", open}, exitToolError, "other users"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var stderr bytes.Buffer
+			code := run(context.Background(), append([]string{"worker", "--nats", url}, tc.args...), strings.NewReader(""), &bytes.Buffer{}, &stderr)
+			if code != tc.code || !strings.Contains(stderr.String(), tc.want) {
+				t.Errorf("exit %d (want %d), stderr lacks %q:\n%s", code, tc.code, tc.want, stderr.String())
+			}
+		})
+	}
+	var stderr bytes.Buffer
+	if code := run(context.Background(), []string{"call", "--principal-key", key, "calc", `{"expression":"1"}`}, strings.NewReader(""), &bytes.Buffer{}, &stderr); code == exitOK || !strings.Contains(stderr.String(), "needs --nats") {
+		t.Errorf("call --principal-key without --nats: exit %d, %s", code, stderr.String())
 	}
 }
