@@ -648,3 +648,71 @@ func TestGitGlobalConfigInWorkspace(t *testing.T) {
 		})
 	}
 }
+
+// TestGitConfigFromEnvironment: git takes configuration from its
+// environment too (GIT_CONFIG_COUNT with GIT_CONFIG_KEY_n and
+// GIT_CONFIG_VALUE_n, and GIT_CONFIG_PARAMETERS, which "git -c" passes
+// on), and the look read only files: a hooks path or a command set there
+// named a file of the workspace that git runs and a run could write.
+// Each row shows git running the file through the environment's setting
+// (a marker), then wants it protected; the control, without the
+// variables, protects nothing of the kind; what cannot be read is
+// refused.
+func TestGitConfigFromEnvironment(t *testing.T) {
+	gitHome(t)
+	for _, tc := range []struct {
+		name   string
+		env    map[string]string
+		script string
+		run    []string
+	}{
+		{"GIT_CONFIG_COUNT", map[string]string{"GIT_CONFIG_COUNT": "1", "GIT_CONFIG_KEY_0": "core.fsmonitor", "GIT_CONFIG_VALUE_0": "./tools/watch.sh"}, "tools/watch.sh", []string{"status"}},
+		{"GIT_CONFIG_PARAMETERS", map[string]string{"GIT_CONFIG_PARAMETERS": "'alias.t'='!sh ./bin/t.sh' 'user.name'='it'\\''s'"}, "bin/t.sh", []string{"t"}},
+		{"GIT_CONFIG_PARAMETERS, a hooks path", map[string]string{"GIT_CONFIG_PARAMETERS": "'core.hooksPath'='.githooks'"}, ".githooks/pre-commit", []string{"commit", "--allow-empty", "-q", "-m", "x"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ws := t.TempDir()
+			gitIn(t, ws, "init", "-q")
+			gitIn(t, ws, "config", "user.name", "t")
+			gitIn(t, ws, "config", "user.email", "t@example.invalid")
+			marker := filepath.Join(t.TempDir(), "ran")
+			script := filepath.Join(ws, tc.script)
+			must(t, os.MkdirAll(filepath.Dir(script), 0o755))
+			must(t, os.WriteFile(script, []byte("#!/bin/sh\ntouch "+marker+"\n"), 0o755))
+			control := mustGit(t, ws, DefaultProtected())
+			if slices.ContainsFunc(control, func(p string) bool { return strings.HasPrefix(tc.script, p) }) {
+				t.Fatalf("control: %s protected without the environment's setting: %q", tc.script, control)
+			}
+			for k, v := range tc.env {
+				t.Setenv(k, v)
+			}
+			gitTry(ws, tc.run...)
+			if _, err := os.Stat(marker); err != nil {
+				t.Fatalf("git did not run %s through the environment's setting: the row shows nothing", tc.script)
+			}
+			got := mustGit(t, ws, DefaultProtected())
+			if !slices.ContainsFunc(got, func(p string) bool { return tc.script == p || strings.HasPrefix(tc.script, p+"/") }) {
+				t.Errorf("git runs %s through the environment, not protected: %q", tc.script, got)
+			}
+		})
+	}
+	t.Run("refused", func(t *testing.T) {
+		ws := t.TempDir()
+		gitIn(t, ws, "init", "-q")
+		for _, env := range []map[string]string{
+			{"GIT_CONFIG_COUNT": "x"},
+			{"GIT_CONFIG_COUNT": "2", "GIT_CONFIG_KEY_0": "a.b"},
+			{"GIT_CONFIG_PARAMETERS": "'unterminated"},
+			{"GIT_CONFIG_PARAMETERS": "'include.path'='relative'"},
+		} {
+			t.Run(fmt.Sprint(env), func(t *testing.T) {
+				for k, v := range env {
+					t.Setenv(k, v)
+				}
+				if _, err := protected.Git(ws, DefaultProtected()); err == nil {
+					t.Errorf("%v: no error", env)
+				}
+			})
+		}
+	})
+}

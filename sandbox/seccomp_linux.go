@@ -194,10 +194,10 @@ func tableMax(info *arch.Info) int {
 // architecture: a call of another ABI (i386 through int $0x80 on amd64,
 // aarch32 on arm64: their numbers mean other calls, and the library's
 // program allowed every one of them, ptrace and bpf included) and a call
-// newer than the table (file_getattr, listns, any later one: the table
-// knows nothing of them) would pass. The fence refuses both: another
-// architecture with ENOSYS for every call, and every number above the
-// table's highest (the x32 ABI's included, which set bit 30) with
+// the table does not know (file_getattr, listns, any later one, or one
+// in a range the table skips) would pass. The fence refuses both:
+// another architecture with ENOSYS for every call, and every number the
+// table does not name (the x32 ABI's included, which set bit 30) with
 // ENOSYS, so that C libraries take their fallbacks. Its jumps are
 // forward and its last falls through to the library's first
 // instruction, which loads what it needs again, so the library's jump
@@ -208,12 +208,36 @@ func seccompFence(info *arch.Info) ([]bpf.Instruction, error) {
 		return nil, fmt.Errorf("seccomp: no system call table for %s", info.Name)
 	}
 	enosys := bpf.RetConstant{Val: uint32(seccomp.ActionErrno) | uint32(unix.ENOSYS)}
-	return []bpf.Instruction{
+	insts := []bpf.Instruction{
 		bpf.LoadAbsolute{Off: 4, Size: 4}, // seccomp_data.arch
 		bpf.JumpIf{Cond: bpf.JumpEqual, Val: uint32(info.ID), SkipTrue: 1},
 		enosys,
 		bpf.LoadAbsolute{Off: 0, Size: 4}, // seccomp_data.nr
+	}
+	for _, g := range tableGaps(info, top) {
+		insts = append(insts,
+			bpf.JumpIf{Cond: bpf.JumpGreaterOrEqual, Val: uint32(g[0]), SkipFalse: 2},
+			bpf.JumpIf{Cond: bpf.JumpGreaterThan, Val: uint32(g[1]), SkipTrue: 1},
+			enosys)
+	}
+	return append(insts,
 		bpf.JumpIf{Cond: bpf.JumpLessOrEqual, Val: uint32(top), SkipTrue: 1},
-		enosys,
-	}, nil
+		enosys), nil
+}
+
+// tableGaps returns the ranges of numbers below top that the table does
+// not name, each [first, last].
+func tableGaps(info *arch.Info, top int) [][2]int {
+	var gaps [][2]int
+	for nr := 0; nr <= top; nr++ {
+		if _, ok := info.SyscallNumbers[nr]; ok {
+			continue
+		}
+		if n := len(gaps); n > 0 && gaps[n-1][1] == nr-1 {
+			gaps[n-1][1] = nr
+		} else {
+			gaps = append(gaps, [2]int{nr, nr})
+		}
+	}
+	return gaps
 }

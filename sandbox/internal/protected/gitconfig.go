@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 )
@@ -78,6 +79,18 @@ func configured(ws, worktree, gitDir string, out *[]string, b *budget) error {
 	c.home = home
 	for _, f := range files {
 		if err := c.file(f, 0); err != nil {
+			return err
+		}
+	}
+	if vars, err := envConfigVars(); err != nil {
+		return err
+	} else if len(vars) > 0 {
+		err := c.entries(envConfig, 0, func(fn func(section, key, value string)) {
+			for _, v := range vars {
+				fn(v[0], v[1], v[2])
+			}
+		})
+		if err != nil {
 			return err
 		}
 	}
@@ -296,13 +309,20 @@ func (c *configLook) file(name string, depth int) error {
 	if err := c.budget.spend(len(b), name); err != nil {
 		return err
 	}
+	return c.entries(name, depth, func(fn func(section, key, value string)) { parseConfig(b, fn) })
+}
+
+// entries judges the variables each gives, read from name (a file, or
+// the environment) at include depth depth: hooks paths, includes and
+// commands.
+func (c *configLook) entries(name string, depth int, each func(fn func(section, key, value string))) error {
 	var hooks, includes []string
 	type command struct {
 		key, value string
 		kind       commandKind
 	}
 	var commands []command
-	parseConfig(b, func(section, key, value string) {
+	each(func(section, key, value string) {
 		switch {
 		case section == "core" && key == "hookspath":
 			hooks = append(hooks, value)
@@ -347,6 +367,9 @@ func (c *configLook) file(name string, depth int) error {
 		}
 		inc = c.expand(inc)
 		if !filepath.IsAbs(inc) {
+			if name == envConfig {
+				return &BoundError{fmt.Sprintf("%s includes %q, a relative path with no file to be relative to", name, inc)}
+			}
 			inc = filepath.Join(filepath.Dir(name), inc)
 		}
 		if err := c.protect(inc, "include.path in "+name); err != nil {
@@ -885,4 +908,93 @@ func shellWords(s string) ([][]string, error) {
 		return nil, err
 	}
 	return segments, nil
+}
+
+// envConfig names the configuration git takes from its environment.
+const envConfig = "the environment's git configuration (GIT_CONFIG_COUNT, GIT_CONFIG_PARAMETERS)"
+
+// maxEnvConfig bounds the variables read from the environment.
+const maxEnvConfig = 1024
+
+// envConfigVars returns the variables git reads from this process's
+// environment, as git run in it would (GIT_CONFIG_COUNT with
+// GIT_CONFIG_KEY_n and GIT_CONFIG_VALUE_n, and GIT_CONFIG_PARAMETERS,
+// what "git -c" passes on), each as section (without its subsection),
+// key and value, lower case but the value. What it cannot read is an
+// error, as git refuses it too.
+func envConfigVars() ([][3]string, error) {
+	var out [][3]string
+	add := func(k, v string) error {
+		first, rest, ok := strings.Cut(k, ".")
+		if !ok {
+			return &BoundError{fmt.Sprintf("%s: %q is not section.key", envConfig, k)}
+		}
+		key := rest[strings.LastIndexByte(rest, '.')+1:]
+		if len(out) >= maxEnvConfig {
+			return &BoundError{fmt.Sprintf("%s: more than %d variables", envConfig, maxEnvConfig)}
+		}
+		out = append(out, [3]string{strings.ToLower(first), strings.ToLower(key), v})
+		return nil
+	}
+	if n := os.Getenv("GIT_CONFIG_COUNT"); n != "" {
+		count, err := strconv.Atoi(n)
+		if err != nil || count < 0 || count > maxEnvConfig {
+			return nil, &BoundError{fmt.Sprintf("%s: GIT_CONFIG_COUNT %q", envConfig, n)}
+		}
+		for i := range count {
+			k, ok := os.LookupEnv("GIT_CONFIG_KEY_" + strconv.Itoa(i))
+			if !ok || k == "" {
+				return nil, &BoundError{fmt.Sprintf("%s: GIT_CONFIG_KEY_%d missing", envConfig, i)}
+			}
+			if err := add(k, os.Getenv("GIT_CONFIG_VALUE_"+strconv.Itoa(i))); err != nil {
+				return nil, err
+			}
+		}
+	}
+	if ps := os.Getenv("GIT_CONFIG_PARAMETERS"); ps != "" {
+		// 'key'='value' 'key' ..., each part single-quoted with '\''
+		// for a quote.
+		rest := ps
+		word := func() (string, bool) {
+			if !strings.HasPrefix(rest, "'") {
+				return "", false
+			}
+			var b strings.Builder
+			rest = rest[1:]
+			for {
+				i := strings.IndexByte(rest, '\'')
+				if i < 0 {
+					return "", false
+				}
+				b.WriteString(rest[:i])
+				rest = rest[i+1:]
+				if strings.HasPrefix(rest, "\\''") {
+					b.WriteByte('\'')
+					rest = rest[3:]
+					continue
+				}
+				return b.String(), true
+			}
+		}
+		for rest = strings.TrimLeft(rest, " "); rest != ""; rest = strings.TrimLeft(rest, " ") {
+			k, ok := word()
+			if !ok {
+				return nil, &BoundError{fmt.Sprintf("%s: GIT_CONFIG_PARAMETERS cannot be read", envConfig)}
+			}
+			v := ""
+			if strings.HasPrefix(rest, "=") {
+				rest = rest[1:]
+				if v, ok = word(); !ok {
+					return nil, &BoundError{fmt.Sprintf("%s: GIT_CONFIG_PARAMETERS cannot be read", envConfig)}
+				}
+			} else if kk, vv, ok := strings.Cut(k, "="); ok {
+				// The older form: 'key=value'.
+				k, v = kk, vv
+			}
+			if err := add(k, v); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return out, nil
 }
