@@ -18,8 +18,13 @@ type Request struct {
 	Subject string
 	// Reply is the subject the result goes to.
 	Reply string
-	// Data is the call's arguments as sent. It must not be modified.
+	// Data is the call's arguments as sent (for a job, its message's
+	// body). It must not be modified.
 	Data []byte
+	// Job is set for the message of a durable job: made by [Jobs.Submit],
+	// [Jobs.Answer] or [Jobs.Resume] for [JobsOptions.Headers], and read
+	// by a worker for [JobsOptions.Context] (Reply is then empty).
+	Job bool
 }
 
 type requestKey struct{}
@@ -30,23 +35,24 @@ func withRequest(ctx context.Context, r Request) context.Context {
 }
 
 // RequestFrom returns the request of the call whose headers are being
-// made ([ImportOptions.CallHeaders]) or read ([ServeOptions.CallContext]);
-// ok is false in any other context, such as that of a job
-// ([JobsOptions.Headers], [JobsOptions.Context]).
+// made ([ImportOptions.CallHeaders], [JobsOptions.Headers]) or read
+// ([ServeOptions.CallContext], [JobsOptions.Context]); ok is false in
+// any other context, such as the one [JobsOptions.Owner] or
+// [JobsOptions.Headers] get to tell a job's owner.
 func RequestFrom(ctx context.Context) (r Request, ok bool) {
 	r, ok = ctx.Value(requestKey{}).(Request)
 	return r, ok
 }
 
-// SignedHeaders returns an [ImportOptions.CallHeaders] that sends the
-// principal of each call, if any, with a signature made with s and bound
-// to the call's request (policy.HeaderSigner.Headers): a worker that
-// verifies with the same key ([VerifiedContext]) decides the call for
-// that principal, and refuses the claim on any other call. Outside a
-// call's context (a job's, for one) it gives the unsigned claim, as
-// policy.Headers does, so that a job's owner ([JobsOptions.Owner]) is
-// still its principal; [VerifiedContext] refuses such a claim: signed
-// claims for jobs are not made.
+// SignedHeaders returns an [ImportOptions.CallHeaders] or
+// [JobsOptions.Headers] that sends the principal of each call or job, if
+// any, with a signature made with s and bound to its message
+// (policy.HeaderSigner.Headers): a worker that verifies with the same key
+// ([VerifiedContext] for calls, [VerifiedJobContext] for jobs) decides it
+// for that principal, and refuses the claim on any other message.
+// Outside a message's context (the one a job's owner is told by) it
+// gives the unsigned claim, as policy.Headers does, so that a job's owner
+// is still its principal.
 func SignedHeaders(s *policy.HeaderSigner) func(ctx context.Context) nats.Header {
 	return func(ctx context.Context) nats.Header {
 		r, ok := RequestFrom(ctx)
@@ -61,14 +67,32 @@ func SignedHeaders(s *policy.HeaderSigner) func(ctx context.Context) nats.Header
 // call for the principal its caller claims only when the claim is signed
 // with s's key for that very call (policy.HeaderSigner.FromHeaders):
 // every call without a valid signature, including one that claims no
-// principal, is refused as denied, saying why. Outside a call's context
-// (a job's) it refuses too: jobs carry no signed claims.
+// principal, is refused as denied, saying why. It refuses jobs too:
+// give a queue's jobs [VerifiedJobContext] as [JobsOptions.Context].
 func VerifiedContext(s *policy.HeaderSigner) func(ctx context.Context, h nats.Header) (context.Context, error) {
 	return func(ctx context.Context, h nats.Header) (context.Context, error) {
 		r, ok := RequestFrom(ctx)
-		if !ok {
-			return ctx, fmt.Errorf("%w: not a call (a job?): only calls carry signed claims", policy.ErrPrincipalSignature)
+		if !ok || r.Job {
+			return ctx, fmt.Errorf("%w: not a call (a job?): jobs are verified by natstool.VerifiedJobContext", policy.ErrPrincipalSignature)
 		}
 		return s.FromHeaders(ctx, policy.SignedCall{Subject: r.Subject, Reply: r.Reply, Body: r.Data}, h)
+	}
+}
+
+// VerifiedJobContext returns a [JobsOptions.Context] that runs each job
+// for the principal its submitter claims only when the claim is signed
+// with s's key for that job's message ([SignedHeaders] as the
+// submitter's [JobsOptions.Headers]); any other job is recorded as
+// denied, saying why. A job waits in its queue and is delivered again
+// when its worker dies, so make s with a MaxAge of at least the queue's
+// TTL ([JobsOptions.TTL]) and with Repeats; the job's record keeps a job
+// that is done from running again. It refuses calls.
+func VerifiedJobContext(s *policy.HeaderSigner) func(ctx context.Context, h nats.Header) (context.Context, error) {
+	return func(ctx context.Context, h nats.Header) (context.Context, error) {
+		r, ok := RequestFrom(ctx)
+		if !ok || !r.Job {
+			return ctx, fmt.Errorf("%w: not a job: calls are verified by natstool.VerifiedContext", policy.ErrPrincipalSignature)
+		}
+		return s.FromHeaders(ctx, policy.SignedCall{Subject: r.Subject, Body: r.Data}, h)
 	}
 }

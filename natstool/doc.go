@@ -41,7 +41,7 @@
 // [JobsOptions.Headers] puts the submitter's principal (policy.Headers) on the
 // job, and [JobsOptions.Context], or the service's [ServeOptions.CallContext], restores
 // it on the worker, so that the worker's policy decides the job for whoever
-// submitted it; that claim is not signed (see [SignedHeaders] for calls). A job is its submitter's ([JobsOptions.Owner]): an idempotency
+// submitted it ([SignedHeaders] and [VerifiedJobContext] sign and verify that claim). A job is its submitter's ([JobsOptions.Owner]): an idempotency
 // key is scoped to the owner, and another owner's Wait and Job get
 // [ErrJobNotFound]. A job whose tool the worker lacks is handed back to the
 // others, and after its last delivery ends as unavailable.

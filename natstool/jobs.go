@@ -115,7 +115,8 @@ type JobsOptions struct {
 	// takes effect when they are created or updated.
 	Replicas int
 	// Headers, when set, gives the headers [Jobs.Submit] puts on each
-	// job's message, given Submit's context: for example the principal the
+	// job's message, given Submit's context, which carries the message's
+	// [Request] ([RequestFrom]; [SignedHeaders] signs it): for example the principal the
 	// job is submitted for (policy.Headers), which workers restore with
 	// Context. The headers travel with the job to whichever worker takes
 	// it, however long it waits.
@@ -140,10 +141,10 @@ type JobsOptions struct {
 	// job's outcome, a result of kind denied with the error's message,
 	// recorded like any other. A [Service] given these jobs
 	// ([ServeOptions.Jobs]) uses its [ServeOptions.CallContext] for the
-	// jobs it takes when Context is nil. The headers are a claim, and
-	// not signed: see policy.Headers for when a worker may trust them.
-	// [VerifiedContext] refuses every job, since [SignedHeaders] signs
-	// calls only.
+	// jobs it takes when Context is nil. The headers are a claim: see
+	// policy.Headers for when a worker may trust them, and
+	// [VerifiedJobContext] for jobs whose claims [SignedHeaders] signed.
+	// Its context carries the job message's [Request] ([RequestFrom]).
 	Context func(ctx context.Context, h nats.Header) (context.Context, error)
 	// Logger receives workers' job events ([slog.Default] when nil).
 	Logger *slog.Logger
@@ -383,7 +384,7 @@ func (j *Jobs) Submit(ctx context.Context, name string, args json.RawMessage, op
 	req, _ := json.Marshal(jobRequest{ID: id, Tool: name, Args: args, TimeoutMs: sc.Timeout.Milliseconds()})
 	msg := &nats.Msg{Subject: j.cfg.subject + ".run." + name, Data: req}
 	if j.cfg.headers != nil {
-		msg.Header = maps.Clone(j.cfg.headers(ctx))
+		msg.Header = maps.Clone(j.cfg.headers(withRequest(ctx, Request{Subject: msg.Subject, Data: req, Job: true})))
 	}
 	// The message id lets JetStream drop a publish retried after a lost ack.
 	if _, err := j.js.PublishMsg(ctx, msg, jetstream.WithMsgID(id)); err != nil {
@@ -513,7 +514,7 @@ func (j *Jobs) Answer(ctx context.Context, id string, answers map[string]json.Ra
 		if size > MaxJobInputBytes {
 			return Job{}, fmt.Errorf("natstool: job %s: the answers are %d bytes, more than %d", id, size, MaxJobInputBytes)
 		}
-		j.runAs(ctx, &in)
+		j.runAs(ctx, job, &in)
 		job.Input, job.Updated = &in, time.Now().UTC()
 		complete := len(in.Pending()) == 0
 		if complete {
@@ -572,7 +573,7 @@ func (j *Jobs) Resume(ctx context.Context, id string, round int) (Job, error) {
 			return job, nil
 		}
 		in := *job.Input
-		j.runAs(ctx, &in)
+		j.runAs(ctx, job, &in)
 		job.Input, job.State, job.Updated = &in, JobQueued, time.Now().UTC()
 		rec, _ := json.Marshal(job)
 		if _, err := j.kv.Update(ctx, id, rec, e.Revision()); err != nil {
@@ -591,10 +592,19 @@ func (j *Jobs) Resume(ctx context.Context, id string, round int) (Job, error) {
 // the request that answered, or resumed, the job: the owner's, with the
 // roles of its own credential) replace those of the message that asked,
 // so a role the owner lost since the job was submitted is not used.
-func (j *Jobs) runAs(ctx context.Context, in *JobInput) {
+func (j *Jobs) runAs(ctx context.Context, job Job, in *JobInput) {
 	if j.cfg.headers != nil {
-		in.Header = maps.Clone(j.cfg.headers(ctx))
+		subject, data := j.roundMessage(job.ID, job.Tool, in)
+		in.Header = maps.Clone(j.cfg.headers(withRequest(ctx, Request{Subject: subject, Data: data, Job: true})))
 	}
+}
+
+// roundMessage is the subject and body of the message that runs round
+// in of job id of tool: the message publishRound sends, and whose body a
+// signed claim made by runAs covers.
+func (j *Jobs) roundMessage(id, tool string, in *JobInput) (subject string, data []byte) {
+	data, _ = json.Marshal(jobRequest{ID: id, Tool: tool, Args: in.Args, TimeoutMs: in.TimeoutMs, Round: in.Round})
+	return j.cfg.subject + ".run." + tool, data
 }
 
 // publishRound queues the run of job with the answers of its latest
@@ -602,8 +612,8 @@ func (j *Jobs) runAs(ctx context.Context, in *JobInput) {
 // one message.
 func (j *Jobs) publishRound(ctx context.Context, job Job) error {
 	in := job.Input
-	req, _ := json.Marshal(jobRequest{ID: job.ID, Tool: job.Tool, Args: in.Args, TimeoutMs: in.TimeoutMs, Round: in.Round})
-	msg := &nats.Msg{Subject: j.cfg.subject + ".run." + job.Tool, Data: req, Header: maps.Clone(in.Header)}
+	subject, req := j.roundMessage(job.ID, job.Tool, in)
+	msg := &nats.Msg{Subject: subject, Data: req, Header: maps.Clone(in.Header)}
 	_, err := j.js.PublishMsg(ctx, msg, jetstream.WithMsgID(fmt.Sprintf("%s.r%d", job.ID, in.Round)))
 	return err
 }
@@ -941,7 +951,7 @@ func (w *JobWorker) execute(ctx context.Context, msg jetstream.Msg, req jobReque
 		defer sub.Unsubscribe()
 	}
 	if w.jobContext != nil {
-		c, err := w.jobContext(runCtx, nats.Header(msg.Headers()))
+		c, err := w.jobContext(withRequest(runCtx, Request{Subject: msg.Subject(), Data: msg.Data(), Job: true}), nats.Header(msg.Headers()))
 		if err != nil {
 			return tool.Result{IsError: true, Kind: tool.KindDenied, Error: err.Error()}, nil
 		}

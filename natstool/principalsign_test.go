@@ -161,31 +161,67 @@ func TestForgedPrincipalClaim(t *testing.T) {
 	})
 }
 
-// TestVerifiedContextRefusesJobs: jobs carry no signed claims, so a
-// service that verifies claims refuses every job, as denied, saying why,
-// and the tool does not run; SignedHeaders as the queue's Headers keeps
-// each job its submitter's (a job is not found for another principal).
-func TestVerifiedContextRefusesJobs(t *testing.T) {
-	s := startServer(t, true)
+// TestSignedJobs: a job's claim is signed at submit and verified when a
+// worker takes it (VerifiedJobContext): alice's signed job runs; a job
+// submitted without the key claiming alice (the forgery) is recorded as
+// denied and does not run; and a service that verifies calls
+// (VerifiedContext) refuses jobs rather than take them for calls.
+// SignedHeaders as the queue's Headers keeps each job its submitter's.
+func TestSignedJobs(t *testing.T) {
 	signer, err := policy.NewHeaderSigner(testSignerKey, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var n atomic.Int64
-	wnc := connect(t, s)
-	serve(t, wnc, aliceOnlyWorker(t, &n), natstool.ServeOptions{CallContext: natstool.VerifiedContext(signer), Jobs: openJobs(t, wnc)})
-	jobs := openJobs(t, connect(t, s), natstool.JobsOptions{Headers: natstool.SignedHeaders(signer)})
-	alice := policy.WithPrincipal(context.Background(), policy.Principal{ID: "alice"})
-	id, err := jobs.Submit(alice, "add", json.RawMessage(`{"a":40,"b":2}`), nil)
+	jobVerifier, err := policy.NewHeaderSigner(testSignerKey, &policy.HeaderSignerOptions{MaxAge: natstool.DefaultJobTTL, Repeats: true})
 	if err != nil {
 		t.Fatal(err)
 	}
-	res := waitJob(t, jobs, alice, id)
-	if res.Kind != tool.KindDenied || !strings.Contains(res.Error, "only calls carry signed claims") || n.Load() != 0 {
-		t.Fatalf("alice's job: %+v, %d runs", res, n.Load())
+	alice := policy.WithPrincipal(context.Background(), policy.Principal{ID: "alice"})
+	args := json.RawMessage(`{"a":40,"b":2}`)
+	for _, tc := range []struct {
+		name     string
+		jobCtx   func(context.Context, nats.Header) (context.Context, error)
+		headers  func(context.Context) nats.Header
+		wantKind tool.ErrorKind
+		want     string
+	}{
+		{"signed job runs", natstool.VerifiedJobContext(jobVerifier), natstool.SignedHeaders(signer), "", "42"},
+		{"unsigned claim refused", natstool.VerifiedJobContext(jobVerifier), func(ctx context.Context) nats.Header { return policy.Headers(ctx) }, tool.KindDenied, "Clawtool-Principal-Signature is missing"},
+		{"another key refused", natstool.VerifiedJobContext(jobVerifier), natstool.SignedHeaders(mustSigner(t, []byte("another key, also 32 bytes long!"))), tool.KindDenied, "does not match"},
+		{"call verifier refuses jobs", nil, natstool.SignedHeaders(signer), tool.KindDenied, "jobs are verified by natstool.VerifiedJobContext"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := startServer(t, true)
+			var n atomic.Int64
+			wnc := connect(t, s)
+			serve(t, wnc, aliceOnlyWorker(t, &n), natstool.ServeOptions{CallContext: natstool.VerifiedContext(signer),
+				Jobs: openJobs(t, wnc, natstool.JobsOptions{Context: tc.jobCtx})})
+			jobs := openJobs(t, connect(t, s), natstool.JobsOptions{Headers: tc.headers})
+			id, err := jobs.Submit(alice, "add", args, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			res := waitJob(t, jobs, alice, id)
+			if tc.wantKind == "" {
+				if res.IsError || res.Output != tc.want || n.Load() != 1 {
+					t.Fatalf("job: %+v, %d runs", res, n.Load())
+				}
+			} else if res.Kind != tc.wantKind || !strings.Contains(res.Error, tc.want) || n.Load() != 0 {
+				t.Fatalf("job: %+v, %d runs; want %s saying %q", res, n.Load(), tc.wantKind, tc.want)
+			}
+			bob := policy.WithPrincipal(context.Background(), policy.Principal{ID: "bob"})
+			if _, err := jobs.Job(bob, id); !errors.Is(err, natstool.ErrJobNotFound) {
+				t.Fatalf("bob finds alice's job: %v", err)
+			}
+		})
 	}
-	bob := policy.WithPrincipal(context.Background(), policy.Principal{ID: "bob"})
-	if _, err := jobs.Job(bob, id); !errors.Is(err, natstool.ErrJobNotFound) {
-		t.Fatalf("bob finds alice's job: %v", err)
+}
+
+func mustSigner(t *testing.T, key []byte) *policy.HeaderSigner {
+	t.Helper()
+	s, err := policy.NewHeaderSigner(key, nil)
+	if err != nil {
+		t.Fatal(err)
 	}
+	return s
 }

@@ -79,6 +79,11 @@ type HeaderSignerOptions struct {
 	// are remembered, new calls are refused (fail closed) until some
 	// expire.
 	MaxNonces int
+	// Repeats, when set, takes the same signature more than once: no
+	// nonce is remembered. For the claims of durable jobs, whose message
+	// is delivered again after its worker dies, and whose job record
+	// stops a run of a job already done; never for calls.
+	Repeats bool
 	// Now is the clock (time.Now when nil).
 	Now func() time.Time
 }
@@ -93,6 +98,7 @@ type HeaderSigner struct {
 	key            []byte
 	maxAge, skew   time.Duration
 	maxNonces      int
+	repeats        bool
 	now            func() time.Time
 	mu             sync.Mutex
 	nonces         map[string]time.Time // nonce -> when it may be forgotten
@@ -123,6 +129,7 @@ func NewHeaderSigner(key []byte, o *HeaderSignerOptions) (*HeaderSigner, error) 
 		if o.Now != nil {
 			s.now = o.Now
 		}
+		s.repeats = o.Repeats
 	}
 	return s, nil
 }
@@ -179,7 +186,8 @@ func (s *HeaderSigner) mac(claim string, call SignedCall, t int64, nonce []byte)
 // with an error wrapping [ErrPrincipalSignature], a signature that is
 // missing, repeated, malformed, made with another key or for another
 // claim or call, older than the maximum age, dated further ahead than
-// the allowed skew, or whose nonce this signer already took.
+// the allowed skew, or whose nonce this signer already took (unless
+// made with Repeats).
 func (s *HeaderSigner) FromHeaders(ctx context.Context, call SignedCall, h map[string][]string) (context.Context, error) {
 	refuse := func(format string, a ...any) (context.Context, error) {
 		return ctx, fmt.Errorf("%w: %s", ErrPrincipalSignature, fmt.Sprintf(format, a...))
@@ -219,8 +227,10 @@ func (s *HeaderSigner) FromHeaders(ctx context.Context, call SignedCall, h map[s
 	if now.Sub(issued) > s.maxAge {
 		return refuse("the signature is %s old, more than the %s allowed", now.Sub(issued).Round(time.Millisecond), s.maxAge)
 	}
-	if err := s.remember(string(nonce), issued.Add(s.maxAge), now); err != nil {
-		return refuse("%v", err)
+	if !s.repeats {
+		if err := s.remember(string(nonce), issued.Add(s.maxAge), now); err != nil {
+			return refuse("%v", err)
+		}
 	}
 	if len(claims) == 0 {
 		return ctx, nil

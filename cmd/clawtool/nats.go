@@ -38,7 +38,7 @@ func addNATSFlags(fs *flag.FlagSet) *natsFlags {
 	n := &natsFlags{}
 	fs.StringVar(&n.url, "nats", "", "add the tools every clawtool worker serves on the NATS server at `URL` (nats://127.0.0.1:4222)")
 	fs.StringVar(&n.prefix, "nats-prefix", "", "put `PREFIX` before the names of tools imported with --nats")
-	fs.StringVar(&n.keyFile, "principal-key", "", "with --nats, sign the principal of each call with the shared key in `FILE` (at least 32 bytes, mode 0600), for workers that verify with the same key")
+	fs.StringVar(&n.keyFile, "principal-key", "", "with --nats, sign the principal of each call (and of serve's durable tasks) with the shared key in `FILE` (at least 32 bytes, mode 0600), for workers that verify with the same key")
 	return n
 }
 
@@ -70,8 +70,16 @@ func (n *natsFlags) durableTasks(ctx context.Context, e *env, r *tool.Registry, 
 	defer cancel()
 	// A task waiting for a policy's approval resumes when the request is
 	// answered in the store the policy keeps it in (clawtool approvals).
-	store, err := mcptasks.Open(octx, nc, &mcptasks.Options{Jobs: natstool.JobsOptions{
-		Headers: pf.callHeaders(), Context: pf.callContext(), Logger: discardLogger}, Approvals: pf.approvals})
+	jo := natstool.JobsOptions{Headers: pf.callHeaders(), Context: pf.callContext(), Logger: discardLogger}
+	if n.keyFile != "" {
+		// The tasks' claims are signed and verified with --principal-key,
+		// as the calls of workers are.
+		if jo.Headers, jo.Context, err = signedJobs(n.keyFile, pf.callPrincipal()); err != nil {
+			nc.Close()
+			return nil, nil, err
+		}
+	}
+	store, err := mcptasks.Open(octx, nc, &mcptasks.Options{Jobs: jo, Approvals: pf.approvals})
 	if errors.Is(err, jetstream.ErrJetStreamNotEnabled) || errors.Is(err, jetstream.ErrJetStreamNotEnabledForAccount) ||
 		errors.Is(err, nats.ErrNoResponders) { // a server without JetStream does not answer its API
 		nc.Close()
@@ -165,7 +173,7 @@ interrupted.`)
 	trust := fs.Bool("trust-principal-header", false, "with --policy and without --principal-key, believe the principal every caller claims, unsigned: anyone who can publish on the service's subjects can then claim to be anyone (only for a NATS server that lets only trusted accounts publish there)")
 	rf := addRegistryFlags(fs)
 	fs.Lookup("nats").Usage = "serve on the NATS server at `URL` (required), e.g. nats://127.0.0.1:4222"
-	fs.Lookup("principal-key").Usage = "decide only calls whose principal claim is signed with the shared key in `FILE` (at least 32 bytes, mode 0600); every other call is refused"
+	fs.Lookup("principal-key").Usage = "decide only calls (and, with --jobs, jobs) whose principal claim is signed with the shared key in `FILE` (at least 32 bytes, mode 0600); every other one is refused"
 	fs.Lookup("nats-prefix").Usage = "not for worker: a worker serves its tools under their own names"
 	if code := parseFlags(fs, args, e.stdout); code >= 0 {
 		return code
@@ -179,10 +187,11 @@ interrupted.`)
 	if rf.nats.prefix != "" {
 		return usageError(fs, "--nats-prefix is for importing tools; a worker serves its tools under their own names")
 	}
-	callContext, code := workerCallContext(fs, e, rf, *trust, *jobs)
+	callContext, code := workerCallContext(fs, e, rf, *trust)
 	if code >= 0 {
 		return code
 	}
+	keyFile := rf.nats.keyFile
 	rf.nats.keyFile = ""          // read: the worker verifies with it, and imports nothing to sign for
 	rf.policy.approvalsNATS = url // its policy's approvals are the bus's
 	r, cleanup, ok := rf.open(ctx, e, "worker")
@@ -199,7 +208,15 @@ interrupted.`)
 	serveOpts := &natstool.ServeOptions{Name: *name, MaxInFlight: *inFlight, CallContext: callContext}
 	if *jobs {
 		jctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-		j, err := natstool.OpenJobs(jctx, nc, &natstool.JobsOptions{AckWait: *ackWait})
+		jo := &natstool.JobsOptions{AckWait: *ackWait}
+		if keyFile != "" {
+			if _, jo.Context, err = signedJobs(keyFile, nil); err != nil {
+				cancel()
+				fmt.Fprintf(e.stderr, "clawtool worker: %v\n", err)
+				return exitToolError
+			}
+		}
+		j, err := natstool.OpenJobs(jctx, nc, jo)
 		cancel()
 		if err != nil {
 			fmt.Fprintf(e.stderr, "clawtool worker: --jobs: %v\n", err)

@@ -24,8 +24,9 @@ import (
 // (policy.HeaderSigner, natstool.VerifiedContext), callers signing with
 // --principal-key too; or --trust-principal-header, which believes any
 // claim and is only for a NATS server that lets only trusted accounts
-// publish on the service's subjects. Durable jobs carry no signed claims
-// yet, so --jobs does not go with --principal-key.
+// publish on the service's subjects. With --principal-key, durable jobs
+// (worker --jobs, and the tasks of serve --nats) are signed and verified
+// too, with the age bound of the job queue's TTL (signedJobs).
 
 // forwardPrincipal prepares the flags for calls that leave the process:
 // with --nats, --as is allowed without --policy, and the imported tools
@@ -55,6 +56,36 @@ func (pf *policyFlags) callPrincipal() func(context.Context) context.Context {
 	}
 }
 
+// signedJobs returns the Headers and Context of a job queue whose claims
+// are signed and verified with the key in keyFile: the principal of a
+// job is withAs's (when set) of the submitter's context. A job waits in
+// the queue and is delivered again when its worker dies, so its claim is
+// good for the queue's longest wait (natstool.DefaultJobTTL) and more
+// than once; the job's record keeps a job that is done from running
+// again.
+func signedJobs(keyFile string, withAs func(context.Context) context.Context) (func(context.Context) nats.Header, func(context.Context, nats.Header) (context.Context, error), error) {
+	key, err := policy.ReadSignerKeyFile(keyFile)
+	if err != nil {
+		return nil, nil, fmt.Errorf("--principal-key: %w", err)
+	}
+	signer, err := policy.NewHeaderSigner(key, nil)
+	if err != nil {
+		return nil, nil, err
+	}
+	verifier, err := policy.NewHeaderSigner(key, &policy.HeaderSignerOptions{MaxAge: natstool.DefaultJobTTL, Repeats: true})
+	if err != nil {
+		return nil, nil, err
+	}
+	sign := natstool.SignedHeaders(signer)
+	headers := func(ctx context.Context) nats.Header {
+		if withAs != nil {
+			ctx = withAs(ctx)
+		}
+		return sign(ctx)
+	}
+	return headers, natstool.VerifiedJobContext(verifier), nil
+}
+
 // readPrincipalKey reads --principal-key into a signer.
 func readPrincipalKey(name string) (*policy.HeaderSigner, error) {
 	key, err := policy.ReadSignerKeyFile(name)
@@ -68,15 +99,13 @@ func readPrincipalKey(name string) (*policy.HeaderSigner, error) {
 // for its flags, or an exit code (>= 0) after reporting why the flags do
 // not go together. The default refuses: a worker with --policy needs
 // --principal-key or, naming the risk, --trust-principal-header.
-func workerCallContext(fs *flag.FlagSet, e *env, rf *registryFlags, trust, jobs bool) (func(context.Context, nats.Header) (context.Context, error), int) {
+func workerCallContext(fs *flag.FlagSet, e *env, rf *registryFlags, trust bool) (func(context.Context, nats.Header) (context.Context, error), int) {
 	key, hasPolicy := rf.nats.keyFile, rf.policy.file != ""
 	switch {
 	case key != "" && trust:
 		return nil, usageError(fs, "--principal-key and --trust-principal-header: give one (the key verifies claims; the flag believes them)")
 	case trust && !hasPolicy:
 		return nil, usageError(fs, "--trust-principal-header needs --policy: without one, no call is decided for its principal")
-	case key != "" && jobs:
-		return nil, usageError(fs, "--jobs with --principal-key: durable jobs carry no signed principal claims yet, so every job would be refused; serve jobs from a worker without --principal-key")
 	case hasPolicy && key == "" && !trust:
 		return nil, usageError(fs, "--policy decides each call for the principal its caller claims, and a claim is not a proof: give --principal-key FILE to take only claims signed with that shared key (callers sign with --principal-key FILE), or --trust-principal-header to believe any claim (anyone who can publish on the service's subjects can then claim to be anyone)")
 	case key != "":

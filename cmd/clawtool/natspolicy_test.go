@@ -146,7 +146,6 @@ func TestWorkerPrincipalFlags(t *testing.T) {
 		{"policy without key or trust", []string{"--policy", roles}, exitUsage, "give --principal-key FILE"},
 		{"key and trust", []string{"--policy", roles, "--principal-key", key, "--trust-principal-header"}, exitUsage, "give one"},
 		{"trust without policy", []string{"--trust-principal-header"}, exitUsage, "needs --policy"},
-		{"key with jobs", []string{"--policy", roles, "--principal-key", key, "--jobs"}, exitUsage, "durable jobs carry no signed"},
 		{"key others may read", []string{"--policy", roles, "--principal-key", open}, exitToolError, "other users"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

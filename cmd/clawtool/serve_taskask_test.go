@@ -57,12 +57,19 @@ func taskRPC(t *testing.T, url, method, name string, params map[string]any) (res
 // it there; the next tasks/get resumes the task, which completes (the
 // call ran), the request is no longer listed, and the client's own answer
 // afterwards is refused as for a task not waiting.
+// With --principal-key, the task's job carries a signed claim, verified
+// when it runs and signed again by the request that resumes it.
 func TestServeNATSTaskAskInApprovals(t *testing.T) {
+	t.Run("unsigned", func(t *testing.T) { testServeNATSTaskAskInApprovals(t) })
+	t.Run("signed", func(t *testing.T) { testServeNATSTaskAskInApprovals(t, "--principal-key", writePrincipalKey(t)) })
+}
+
+func testServeNATSTaskAskInApprovals(t *testing.T, extra ...string) {
 	tmp := t.TempDir()
 	_, nurl := startNATSServer(t, filepath.Join(tmp, "js"))
 	pol := writeAskPolicy(t, tmp, "wait", "wait", "waiting needs a person")
 	_, line := startCLI(t, "serving MCP at", []string{"XDG_STATE_HOME=" + filepath.Join(tmp, "state", "serve")},
-		"serve", "--http", "127.0.0.1:0", "--nats", nurl, "--policy", pol, "--as", "bob", "--approve-by-client")
+		append([]string{"serve", "--http", "127.0.0.1:0", "--nats", nurl, "--policy", pol, "--as", "bob", "--approve-by-client"}, extra...)...)
 	url := line[strings.Index(line, "http://"):]
 	t.Setenv("XDG_STATE_HOME", filepath.Join(tmp, "state", "cli"))
 

@@ -64,12 +64,18 @@ func askingRegistry(dir string, apv policy.ApprovalStore) (*tool.Registry, error
 	return r, nil
 }
 
-// principalJobs carries the request's principal to the worker, as
-// clawtool serve --nats does.
+// principalJobs carries the request's principal to the worker, signed
+// with a shared key (natstool.SignedHeaders, VerifiedJobContext): the
+// resumed rounds of the tests that use it are signed again, for their
+// own message, by whoever answers.
 func principalJobs() natstool.JobsOptions {
-	return natstool.JobsOptions{AckWait: ackWait,
-		Headers: func(ctx context.Context) nats.Header { return policy.Headers(ctx) },
-		Context: func(ctx context.Context, h nats.Header) (context.Context, error) { return policy.FromHeaders(ctx, h) }}
+	key := []byte("0123456789abcdef0123456789abcdef")
+	signer, err1 := policy.NewHeaderSigner(key, nil)
+	verifier, err2 := policy.NewHeaderSigner(key, &policy.HeaderSignerOptions{MaxAge: natstool.DefaultJobTTL, Repeats: true})
+	if err1 != nil || err2 != nil {
+		panic("principalJobs: a 32-byte key refused")
+	}
+	return natstool.JobsOptions{AckWait: ackWait, Headers: natstool.SignedHeaders(signer), Context: natstool.VerifiedJobContext(verifier)}
 }
 
 // elicitCaps declares the tasks extension and elicitation.

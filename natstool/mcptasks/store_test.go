@@ -332,7 +332,7 @@ func TestDurableTaskWorkerKilled(t *testing.T) {
 	nc := connect(t, ns)
 	dir := t.TempDir()
 	ctx := context.Background()
-	store, err := mcptasks.Open(ctx, nc, &mcptasks.Options{Jobs: natstool.JobsOptions{AckWait: ackWait}})
+	store, err := mcptasks.Open(ctx, nc, &mcptasks.Options{Jobs: principalJobs()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -492,7 +492,7 @@ func TestDurableTaskCancelRunning(t *testing.T) {
 	nc := connect(t, ns)
 	dir := t.TempDir()
 	ctx := context.Background()
-	store, err := mcptasks.Open(ctx, nc, &mcptasks.Options{Jobs: natstool.JobsOptions{AckWait: ackWait}})
+	store, err := mcptasks.Open(ctx, nc, &mcptasks.Options{Jobs: principalJobs()})
 	if err != nil {
 		t.Fatal(err)
 	}
