@@ -2,6 +2,7 @@ package natstool
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/miniopenclaw/tool/policy"
 	"github.com/nats-io/nats.go"
@@ -41,14 +42,16 @@ func RequestFrom(ctx context.Context) (r Request, ok bool) {
 // principal of each call, if any, with a signature made with s and bound
 // to the call's request (policy.HeaderSigner.Headers): a worker that
 // verifies with the same key ([VerifiedContext]) decides the call for
-// that principal, and refuses the claim on any other call. It gives no
-// headers outside a call's context (a job's, for one): signed claims for
-// jobs are not made.
+// that principal, and refuses the claim on any other call. Outside a
+// call's context (a job's, for one) it gives the unsigned claim, as
+// policy.Headers does, so that a job's owner ([JobsOptions.Owner]) is
+// still its principal; [VerifiedContext] refuses such a claim: signed
+// claims for jobs are not made.
 func SignedHeaders(s *policy.HeaderSigner) func(ctx context.Context) nats.Header {
 	return func(ctx context.Context) nats.Header {
 		r, ok := RequestFrom(ctx)
 		if !ok {
-			return nil
+			return policy.Headers(ctx)
 		}
 		return s.Headers(ctx, policy.SignedCall{Subject: r.Subject, Reply: r.Reply, Body: r.Data})
 	}
@@ -64,7 +67,7 @@ func VerifiedContext(s *policy.HeaderSigner) func(ctx context.Context, h nats.He
 	return func(ctx context.Context, h nats.Header) (context.Context, error) {
 		r, ok := RequestFrom(ctx)
 		if !ok {
-			return ctx, policy.ErrPrincipalSignature
+			return ctx, fmt.Errorf("%w: not a call (a job?): only calls carry signed claims", policy.ErrPrincipalSignature)
 		}
 		return s.FromHeaders(ctx, policy.SignedCall{Subject: r.Subject, Reply: r.Reply, Body: r.Data}, h)
 	}

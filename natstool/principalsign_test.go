@@ -3,6 +3,7 @@ package natstool_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -158,4 +159,33 @@ func TestForgedPrincipalClaim(t *testing.T) {
 			}
 		}
 	})
+}
+
+// TestVerifiedContextRefusesJobs: jobs carry no signed claims, so a
+// service that verifies claims refuses every job, as denied, saying why,
+// and the tool does not run; SignedHeaders as the queue's Headers keeps
+// each job its submitter's (a job is not found for another principal).
+func TestVerifiedContextRefusesJobs(t *testing.T) {
+	s := startServer(t, true)
+	signer, err := policy.NewHeaderSigner(testSignerKey, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var n atomic.Int64
+	wnc := connect(t, s)
+	serve(t, wnc, aliceOnlyWorker(t, &n), natstool.ServeOptions{CallContext: natstool.VerifiedContext(signer), Jobs: openJobs(t, wnc)})
+	jobs := openJobs(t, connect(t, s), natstool.JobsOptions{Headers: natstool.SignedHeaders(signer)})
+	alice := policy.WithPrincipal(context.Background(), policy.Principal{ID: "alice"})
+	id, err := jobs.Submit(alice, "add", json.RawMessage(`{"a":40,"b":2}`), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := waitJob(t, jobs, alice, id)
+	if res.Kind != tool.KindDenied || !strings.Contains(res.Error, "only calls carry signed claims") || n.Load() != 0 {
+		t.Fatalf("alice's job: %+v, %d runs", res, n.Load())
+	}
+	bob := policy.WithPrincipal(context.Background(), policy.Principal{ID: "bob"})
+	if _, err := jobs.Job(bob, id); !errors.Is(err, natstool.ErrJobNotFound) {
+		t.Fatalf("bob finds alice's job: %v", err)
+	}
 }

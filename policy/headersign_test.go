@@ -262,3 +262,44 @@ func ExampleHeaderSigner() {
 	// root [admin] <nil>
 	// principal claim refused: the signature does not match the claim and the call (another key, or the claim, tool, or arguments changed)
 }
+
+// FuzzHeaderSignerFromHeaders: whatever signature and principal headers
+// a sender writes, verification ends without panic, and it accepts only
+// the exact headers the signer made for that call (each at most once).
+// The seeds run as a test.
+func FuzzHeaderSignerFromHeaders(f *testing.F) {
+	clock := &fixedClock{time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)}
+	o := &policy.HeaderSignerOptions{Now: clock.now}
+	signer, err := policy.NewHeaderSigner(signKey, o)
+	if err != nil {
+		f.Fatal(err)
+	}
+	policy.FixedSignerNonces(signer) // the same seeds in every fuzzing process
+	call := policy.SignedCall{Subject: "clawtool.tool.clawtool.drop", Reply: "_INBOX.a.1", Body: []byte(`{}`)}
+	h := signer.Headers(policy.WithPrincipal(context.Background(), policy.Principal{ID: "root", Roles: []string{"admin"}}), call)
+	sig, claim := h[policy.HeaderPrincipalSignature][0], h[policy.HeaderPrincipal][0]
+	f.Add(sig, claim)
+	f.Add(sig, `{"id":"root","roles":["admin"]}`)
+	f.Add(sig, "")
+	f.Add(strings.Replace(sig, "v1", "v0", 1), claim)
+	f.Add("v1 t=1 n=AAAAAAAAAAAAAAAAAAAAAA s=AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", claim)
+	f.Add("v1 t=99999999999999999999 n= s=", claim)
+	f.Add("v1  t=1 n=x s=y", "{")
+	f.Fuzz(func(t *testing.T, sigIn, claimIn string) {
+		verifier, err := policy.NewHeaderSigner(signKey, o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		in := map[string][]string{policy.HeaderPrincipalSignature: {sigIn}}
+		if claimIn != "" {
+			in[policy.HeaderPrincipal] = []string{claimIn}
+		}
+		_, err = verifier.FromHeaders(context.Background(), call, in)
+		if err == nil && (sigIn != sig || claimIn != claim) {
+			t.Fatalf("accepted headers the signer did not make: %q %q", sigIn, claimIn)
+		}
+		if err != nil && !errors.Is(err, policy.ErrPrincipalSignature) && (sigIn != sig || claimIn != claim) {
+			t.Fatalf("refused without ErrPrincipalSignature: %v", err)
+		}
+	})
+}
