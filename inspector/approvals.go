@@ -31,7 +31,10 @@ func NewApprovals(store policy.ApprovalStore, a *policy.Authorizer, as policy.Pr
 
 // WithApprovals adds the Approvals tab: GET /api/approvals answers the
 // pending requests (who asked, the tool, a preview of the arguments, why
-// and until when) and the principal the page answers as; POST
+// and until when) and the principal the page answers as; GET
+// /api/approvals/{id} answers one request, pending or answered, with its
+// whole arguments in args (escaped as the preview is; args_kept false
+// for a record made before stores kept them); POST
 // /api/approvals/{id}/approve and /deny, with the body {"note": TEXT},
 // answer one. A refusal comes back with its reason: 403 when the
 // policies do not let the principal answer, 404 for an unknown or
@@ -54,6 +57,9 @@ type pendingView struct {
 	Policies  []string `json:"policies"`
 	Created   string   `json:"created"`
 	Expires   string   `json:"expires"`
+	// Args (whole) and ArgsKept are set by GET /api/approvals/{id} only.
+	Args     *string `json:"args,omitempty"`
+	ArgsKept *bool   `json:"args_kept,omitempty"`
 }
 
 // view is r as the page shows it. The person who approves judges the
@@ -84,6 +90,33 @@ func (h *Handler) pending(w http.ResponseWriter, r *http.Request) {
 		out = append(out, view(rec))
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"pending": out, "total": len(recs), "as": ap.as.ID})
+}
+
+// one answers GET /api/approvals/{id}: the request with its whole
+// arguments.
+func (h *Handler) one(w http.ResponseWriter, r *http.Request) {
+	ap := h.approvals
+	if ap == nil {
+		writeError(w, http.StatusNotFound, "no approvals: start with --policy")
+		return
+	}
+	rec, err := ap.store.Get(r.Context(), r.PathValue("id"), time.Now())
+	switch {
+	case errors.Is(err, policy.ErrUnknownApproval), errors.Is(err, policy.ErrExpiredApproval):
+		writeError(w, http.StatusNotFound, err.Error())
+		return
+	case err != nil:
+		writeError(w, http.StatusServiceUnavailable, "reading the approval request: "+err.Error())
+		return
+	}
+	v := view(rec)
+	kept := rec.Args != nil
+	v.ArgsKept = &kept
+	if kept {
+		args := jsontext.Visible(string(rec.Args))
+		v.Args = &args
+	}
+	writeJSON(w, http.StatusOK, v)
 }
 
 // answer answers POST /api/approvals/{id}/{verb}.

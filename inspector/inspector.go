@@ -115,6 +115,7 @@ func New(r *tool.Registry, opts ...Option) *Handler {
 	h.mux.HandleFunc("GET /api/audit", h.audit)
 	h.mux.HandleFunc("GET /api/sources", h.sourcesOf)
 	h.mux.HandleFunc("GET /api/approvals", h.pending)
+	h.mux.HandleFunc("GET /api/approvals/{id}", h.one)
 	h.mux.HandleFunc("POST /api/approvals/{id}/{verb}", h.answer)
 	return h
 }

@@ -53,8 +53,8 @@ type ApprovalsOptions struct {
 // (clawtool approvals --nats, the inspector), and the call it is for
 // runs once, on whichever worker makes it again.
 //
-// Each record is one key, r.ID, whose value is the record's JSON (only
-// the preview of the arguments, as [policy.FileApprovalStore] keeps),
+// Each record is one key, r.ID, whose value is the record's JSON (with
+// the whole arguments, as [policy.FileApprovalStore] keeps them),
 // and each digest one key, d.SHA256(digest), naming the request of that
 // call. Every change is a compare-and-swap on the key's last revision,
 // so of two answers racing on one request one is kept and the other
@@ -342,13 +342,16 @@ func (s *Approvals) room(ctx context.Context, now time.Time) error {
 	return nil
 }
 
-// Put implements [policy.ApprovalStore]. It keeps rec.Preview, not
-// rec.Args.
+// Put implements [policy.ApprovalStore]. It keeps rec.Args whole (at
+// most [policy.MaxApprovalArgs] bytes) and rec.Preview.
 func (s *Approvals) Put(ctx context.Context, rec policy.ApprovalRecord, now time.Time) (policy.ApprovalRecord, error) {
 	if err := checkID(rec.ID); err != nil {
 		return policy.ApprovalRecord{}, err
 	}
-	rec.Args, rec.State = nil, policy.ApprovalPending
+	if err := policy.CheckApprovalArgs(rec.Args); err != nil {
+		return policy.ApprovalRecord{}, err
+	}
+	rec.State = policy.ApprovalPending
 	data, err := json.Marshal(rec)
 	if err != nil || len(data) > policy.MaxApprovalRecord {
 		return policy.ApprovalRecord{}, fmt.Errorf("approvals: a request of %d bytes: %w (at most %d)", len(data), policy.ErrApprovalTooLarge, policy.MaxApprovalRecord)

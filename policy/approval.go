@@ -181,6 +181,8 @@ func (a *Authorizer) storeFailed(ctx context.Context, d *Decision, err error) er
 	switch {
 	case errors.Is(err, ErrApprovalQuota):
 		d.Reason = fmt.Sprintf("call to tool %q needs a person's approval, and %v; wait for answers before asking more", d.Tool, err)
+	case errors.Is(err, ErrApprovalTooLarge) && len(d.Args) > MaxApprovalArgs:
+		d.Reason = fmt.Sprintf("call to tool %q needs a person's approval, and its arguments are %d bytes, more than the %d a person is asked to approve (MaxApprovalArgs); the call was refused: make it with smaller arguments", d.Tool, len(d.Args), MaxApprovalArgs)
 	case errors.Is(err, ErrApprovalStoreFull):
 		d.Reason = fmt.Sprintf("call to tool %q needs a person's approval, and too many requests are waiting; try again later", d.Tool)
 	default:
@@ -216,6 +218,9 @@ func (a *Authorizer) pend(ctx context.Context, d *Decision, req ApprovalRequest,
 // put keeps req pending in the store, or returns the request already
 // waiting for the same call.
 func (a *Authorizer) put(ctx context.Context, d *Decision, req ApprovalRequest, an tool.Annotations, now time.Time) (ApprovalRecord, error) {
+	if err := CheckApprovalArgs(req.Args); err != nil {
+		return ApprovalRecord{}, err
+	}
 	if err := a.quota(ctx, req, now); err != nil {
 		return ApprovalRecord{}, err
 	}
@@ -283,8 +288,8 @@ func (a *Authorizer) waiting(d *Decision, req ApprovalRequest) error {
 }
 
 // Pending returns the approval request with the given id if it is
-// waiting and unexpired. From a store that keeps only a preview of the
-// arguments ([FileApprovalStore]), its Args are nil.
+// waiting and unexpired. Its Args are nil for a record written before
+// stores kept the whole arguments.
 func (a *Authorizer) Pending(id string) (ApprovalRequest, bool) {
 	r, err := a.store.Get(context.Background(), id, a.now())
 	if err != nil || r.State != ApprovalPending {

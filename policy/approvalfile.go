@@ -31,8 +31,9 @@ const approvalFileVersion = 1
 // may write is refused. It keeps at most Max records (pending, answered
 // and not yet used, or used and not yet expired; used ones are dropped
 // first when a new request needs room), each of at most
-// [MaxApprovalRecord] bytes, and only a preview of the arguments (see
-// [ApprovalRecord.Preview]). A store file that cannot be read as one
+// [MaxApprovalRecord] bytes, with the whole arguments (see
+// [ApprovalRecord.Args]; records written before it kept them have their
+// preview only, and still work). A store file that cannot be read as one
 // (not JSON, another version, a record without a valid id, two records
 // with one id, larger than Max records could be) makes every method
 // return an error wrapping [ErrApprovalStoreCorrupt] that names the file:
@@ -192,12 +193,16 @@ func (s *FileApprovalStore) write(recs []ApprovalRecord) error {
 	return nil
 }
 
-// Put implements [ApprovalStore]. It keeps rec.Preview, not rec.Args.
+// Put implements [ApprovalStore]. It keeps rec.Args whole (at most
+// [MaxApprovalArgs] bytes) and rec.Preview.
 func (s *FileApprovalStore) Put(ctx context.Context, rec ApprovalRecord, now time.Time) (ApprovalRecord, error) {
 	if err := checkApprovalID(rec.ID); err != nil {
 		return ApprovalRecord{}, err
 	}
-	rec.Args, rec.State = nil, ApprovalPending
+	if err := CheckApprovalArgs(rec.Args); err != nil {
+		return ApprovalRecord{}, err
+	}
+	rec.State = ApprovalPending
 	if b, err := json.Marshal(rec); err != nil || len(b) > MaxApprovalRecord {
 		return ApprovalRecord{}, fmt.Errorf("approvals: a request of %d bytes: %w (at most %d)", len(b), ErrApprovalTooLarge, MaxApprovalRecord)
 	}

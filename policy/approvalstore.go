@@ -47,9 +47,13 @@ type ApprovalRecord struct {
 	// fit the count of those left out. It is for the person deciding; the
 	// digest binds.
 	Preview string `json:"preview"`
-	// Args are the whole canonical arguments. Only the in-memory store
-	// keeps them; a [FileApprovalStore] keeps the preview.
-	Args []byte `json:"-"`
+	// Args are the whole canonical arguments, at most [MaxApprovalArgs]
+	// bytes, which every store keeps (written as base64), so that the
+	// person deciding can read all of what the approval lets run
+	// (clawtool approvals show --args, the inspector's ?args=1): the
+	// preview cuts long values. A record written before stores kept them
+	// has none: it is shown by its preview alone, and says so.
+	Args []byte `json:"args,omitempty"`
 	// Policies are the ids of the policies that asked, and Reason why
 	// (the first asking policy's @reason, or a generic message).
 	Policies []string `json:"policies"`
@@ -89,9 +93,17 @@ const (
 	MaxApprovalPreview = 512
 	// MaxApprovalNote bounds an answer's note.
 	MaxApprovalNote = 1024
-	// MaxApprovalRecord bounds one record as a [FileApprovalStore]
-	// writes it; a larger one is refused with [ErrApprovalTooLarge].
-	MaxApprovalRecord = 4096
+	// MaxApprovalArgs bounds [ApprovalRecord.Args]: a call whose
+	// canonical arguments are longer is not put to a person (a store
+	// refuses it with [ErrApprovalTooLarge], and the [Authorizer] denies
+	// the call saying so), since no one could read all of what they
+	// would approve.
+	MaxApprovalArgs = 64 << 10
+	// MaxApprovalRecord bounds one record as a [FileApprovalStore] (and
+	// natstool's store) writes it: the fields other than Args in 4 KiB,
+	// and Args in base64; a larger one is refused with
+	// [ErrApprovalTooLarge].
+	MaxApprovalRecord = 4096 + (MaxApprovalArgs+2)/3*4
 )
 
 // Errors of an [ApprovalStore]. [ErrUnknownApproval] and
@@ -171,6 +183,10 @@ func printable(s string) string {
 	}
 	return s
 }
+
+// Preview returns what a person deciding reads of the canonical
+// arguments args, as [ApprovalRecord.Preview] holds it (see preview).
+func Preview(args []byte) string { return preview(args) }
 
 // preview returns what a person deciding reads of args: the whole when
 // it fits in MaxApprovalPreview bytes. A longer object shows every
@@ -264,6 +280,16 @@ func cutShown(s string, n int) string {
 	return s[:cut] + fmt.Sprintf("…(+%d bytes)", len(s)-cut)
 }
 
+// CheckApprovalArgs returns an error wrapping [ErrApprovalTooLarge] for
+// arguments longer than [MaxApprovalArgs]: every [ApprovalStore]'s Put
+// refuses such a record.
+func CheckApprovalArgs(args []byte) error {
+	if len(args) > MaxApprovalArgs {
+		return fmt.Errorf("approvals: the call's arguments are %d bytes, more than the %d an approval request keeps whole for the person deciding (MaxApprovalArgs): %w", len(args), MaxApprovalArgs, ErrApprovalTooLarge)
+	}
+	return nil
+}
+
 // answerRecord applies ans to the pending r, in place.
 func answerRecord(r *ApprovalRecord, ans ApprovalAnswer, now time.Time) error {
 	if len(ans.Note) > MaxApprovalNote {
@@ -319,6 +345,9 @@ func (s *MemoryApprovalStore) removeLocked(id string, r *ApprovalRecord) {
 // Put implements [ApprovalStore].
 func (s *MemoryApprovalStore) Put(_ context.Context, rec ApprovalRecord, now time.Time) (ApprovalRecord, error) {
 	if err := checkApprovalID(rec.ID); err != nil {
+		return ApprovalRecord{}, err
+	}
+	if err := CheckApprovalArgs(rec.Args); err != nil {
 		return ApprovalRecord{}, err
 	}
 	s.mu.Lock()

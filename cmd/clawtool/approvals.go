@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -85,14 +86,14 @@ func runApprovals(ctx context.Context, e *env, args []string) int {
 
 func runApprovalsSub(ctx context.Context, e *env, sub string, args []string) int {
 	synopsis := map[string]string{
-		"list":    "[--nats URL] [--json]",
-		"show":    "[--nats URL] [--json] ID",
+		"list":    "[--nats URL] [--json] [--args]",
+		"show":    "[--nats URL] [--json] [--args] ID",
 		"approve": "--policy FILE --as USER[:ROLE,...] [--nats URL] [--note TEXT] [--json] ID",
 		"deny":    "--policy FILE --as USER[:ROLE,...] [--nats URL] [--note TEXT] [--json] ID",
 	}[sub]
 	about := map[string]string{
-		"list":    "List prints the pending approval requests, oldest first: id, who asked, the tool,\nwhen the request expires and why it was asked, then a preview of the arguments;\nthen the interrupted ones: approved, used by a process that died before the call\nwas recorded as run (it may or may not have run), which a person may answer again.",
-		"show":    "Show prints one approval request, pending or answered.",
+		"list":    "List prints the pending approval requests, oldest first: id, who asked, the tool,\nwhen the request expires and why it was asked, then a preview of the arguments\n(with --args, the whole arguments);\nthen the interrupted ones: approved, used by a process that died before the call\nwas recorded as run (it may or may not have run), which a person may answer again.",
+		"show":    "Show prints one approval request, pending or answered; with --args, its whole\narguments rather than the preview, which cuts long values.",
 		"approve": "Approve approves the pending or interrupted request ID as the --as principal, when\nthe policies let it: the call then runs once, when it is made again unchanged.",
 		"deny":    "Deny denies the pending request ID as the --as principal, when the policies let\nit: the call is then told who denied it, and the note.",
 	}[sub]
@@ -101,6 +102,10 @@ func runApprovalsSub(ctx context.Context, e *env, sub string, args []string) int
 	var pf policyFlags
 	fs.StringVar(&pf.approvalsNATS, "nats", "", "use the approval requests kept on the NATS server at `URL` (its JetStream bucket), not this machine's")
 	answering := sub == "approve" || sub == "deny"
+	whole := new(bool)
+	if !answering {
+		whole = fs.Bool("args", false, "print the whole arguments of each request (control characters escaped), not the preview, which cuts long values")
+	}
 	var note *string
 	if answering {
 		fs.StringVar(&pf.file, "policy", "", "the Cedar policies in `FILE` that say who may answer")
@@ -131,7 +136,7 @@ func runApprovalsSub(ctx context.Context, e *env, sub string, args []string) int
 		if *asJSON {
 			out := make([]shownApproval, 0, len(recs))
 			for _, r := range recs {
-				out = append(out, shown(r))
+				out = append(out, shown(r, *whole))
 			}
 			writeJSON(e.stdout, out)
 			return exitOK
@@ -147,7 +152,7 @@ func runApprovalsSub(ctx context.Context, e *env, sub string, args []string) int
 				fmt.Fprintf(e.stdout, "%s  %s calls %s, INTERRUPTED: %s by %s, used at %s by process %d, which died; the call may or may not have run (approve or deny it again)\n",
 					r.ID, shownWho(r.Principal), shownName(r.Tool), r.State, shownName(r.AnsweredBy), r.Used.UTC().Format(time.RFC3339), r.Claim.PID)
 			}
-			fmt.Fprintf(e.stdout, "    arguments: %s\n    reason:    %s\n", shownText(r.Preview, 2*policy.MaxApprovalPreview), shownText(r.Reason, 500))
+			fmt.Fprintf(e.stdout, "    arguments: %s\n    reason:    %s\n", shownArgs(r, *whole), shownText(r.Reason, 500))
 		}
 		return exitOK
 	}
@@ -162,10 +167,10 @@ func runApprovalsSub(ctx context.Context, e *env, sub string, args []string) int
 			return exitToolError
 		}
 		if *asJSON {
-			writeJSON(e.stdout, shown(r))
+			writeJSON(e.stdout, shown(r, *whole))
 			return exitOK
 		}
-		printApproval(e.stdout, r)
+		printApproval(e.stdout, r, *whole)
 		return exitOK
 	}
 	if pf.file == "" || pf.as == "" {
@@ -213,7 +218,7 @@ func shownWho(id string) string { return shownText(orAnonymous(id), 200) }
 func shownName(s string) string { return shownText(s, 200) }
 
 // printApproval prints one record as aligned fields.
-func printApproval(w io.Writer, r policy.ApprovalRecord) {
+func printApproval(w io.Writer, r policy.ApprovalRecord, whole bool) {
 	field := func(k, v string) { fmt.Fprintf(w, "%-10s %s\n", k+":", v) }
 	field("id", r.ID)
 	state := string(r.State)
@@ -243,7 +248,7 @@ func printApproval(w io.Writer, r policy.ApprovalRecord) {
 	}
 	field("principal", shownWho(r.Principal))
 	field("tool", shownName(r.Tool))
-	field("arguments", shownText(r.Preview, 2*policy.MaxApprovalPreview))
+	field("arguments", shownArgs(r, whole))
 	field("digest", r.Digest)
 	field("policies", strings.Join(r.Policies, ", "))
 	field("reason", shownText(r.Reason, 500))
@@ -300,14 +305,40 @@ func shownText(s string, n int) string {
 }
 
 // shownApproval is a record as --json prints it: with whether its use
-// was interrupted (see policy.ApprovalRecord.Interrupted).
+// was interrupted (see policy.ApprovalRecord.Interrupted), and, with
+// --args, its whole arguments as JSON (the record's own base64 is never
+// printed).
 type shownApproval struct {
 	policy.ApprovalRecord
-	Interrupted bool `json:"interrupted,omitempty"`
+	Args        json.RawMessage `json:"args,omitempty"`
+	ArgsKept    *bool           `json:"args_kept,omitempty"`
+	Interrupted bool            `json:"interrupted,omitempty"`
 }
 
-func shown(r policy.ApprovalRecord) shownApproval {
-	return shownApproval{r, r.Interrupted()}
+func shown(r policy.ApprovalRecord, whole bool) shownApproval {
+	out := shownApproval{ApprovalRecord: r, Interrupted: r.Interrupted()}
+	if whole {
+		kept := r.Args != nil && json.Valid(r.Args)
+		out.ArgsKept = &kept
+		if kept {
+			out.Args = json.RawMessage(r.Args)
+		}
+	}
+	return out
+}
+
+// shownArgs is r's arguments as a person reads them: the preview, or with
+// whole the whole arguments, control and invisible characters escaped;
+// a record written before stores kept whole arguments says so and
+// shows its preview.
+func shownArgs(r policy.ApprovalRecord, whole bool) string {
+	switch {
+	case !whole:
+		return shownText(r.Preview, 2*policy.MaxApprovalPreview)
+	case r.Args == nil:
+		return "(not kept: the request was made before approval stores kept whole arguments; the preview) " + shownText(r.Preview, 2*policy.MaxApprovalPreview)
+	}
+	return shownText(string(r.Args), 10*policy.MaxApprovalArgs)
 }
 
 // interrupted returns the records of store whose answer was used by a
