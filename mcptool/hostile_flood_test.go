@@ -173,42 +173,14 @@ func TestHostileServerRequestFlood(t *testing.T) {
 func TestHostileClientCallFlood(t *testing.T) {
 	const flood = 2000
 	run := func(t *testing.T, bounded bool) (int64, int) {
-		var running, most atomic.Int64
 		refused := 0
-		release := make(chan struct{})
-		slow, err := tool.New("slow", "waits", func(ctx context.Context, _ struct{}) (string, error) {
-			n := running.Add(1)
-			for m := most.Load(); n > m && !most.CompareAndSwap(m, n); m = most.Load() {
-			}
-			defer running.Add(-1)
-			select {
-			case <-release:
-			case <-ctx.Done():
-			}
-			return "ok", nil
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
-		reg := tool.NewRegistry()
-		if err := reg.Register(slow); err != nil {
-			t.Fatal(err)
-		}
-		srv := mcptool.NewServer(reg)
+		h := newHeldTool(t)
+		running := &h.running
+		srv := mcptool.NewServer(h.reg)
 		defer srv.Close()
-		inR, inW := io.Pipe()
-		outR, outW := io.Pipe()
 		ctx, cancel := context.WithTimeout(t.Context(), 3*wait)
 		defer cancel()
-		served := make(chan error, 1)
-		go func() {
-			if bounded {
-				served <- srv.ServeIO(ctx, inR, outW)
-			} else {
-				served <- srv.ServeIOBounded(ctx, inR, outW, mcptool.FloodBounds{})
-			}
-			outW.Close()
-		}()
+		inW, outR, served := serveStdio(ctx, srv, defaultOrNone(bounded))
 		answers := make(chan string, flood+16)
 		go func() {
 			sc := bufio.NewScanner(outR)
@@ -249,12 +221,12 @@ func TestHostileClientCallFlood(t *testing.T) {
 				t.Fatalf("%d answers, %d calls running", got, running.Load())
 			}
 		}
-		close(release)
+		close(h.release)
 		inW.Close()
 		if err := <-served; err != nil {
 			t.Fatal(err)
 		}
-		return most.Load(), refused
+		return h.peak.Load(), refused
 	}
 	most, refused := run(t, false)
 	t.Logf("control: %d calls at once, %d refused", most, refused)
@@ -572,19 +544,9 @@ func TestHostileClientListenFlood(t *testing.T) {
 	run := func(t *testing.T, bounded bool) (grew, refused int) {
 		srv := mcptool.NewServer(tool.NewRegistry())
 		defer srv.Close()
-		inR, inW := io.Pipe()
-		outR, outW := io.Pipe()
 		ctx, cancel := context.WithTimeout(t.Context(), 3*wait)
 		defer cancel()
-		served := make(chan error, 1)
-		go func() {
-			if bounded {
-				served <- srv.ServeIO(ctx, inR, outW)
-			} else {
-				served <- srv.ServeIOBounded(ctx, inR, outW, mcptool.FloodBounds{})
-			}
-			outW.Close()
-		}()
+		inW, outR, served := serveStdio(ctx, srv, defaultOrNone(bounded))
 		var refusals atomic.Int64
 		go func() {
 			sc := bufio.NewScanner(outR)
@@ -630,35 +592,18 @@ func TestHostileClientListenFlood(t *testing.T) {
 func TestHostileClientLargeRequests(t *testing.T) {
 	const calls, idBytes, bound = 20, 1 << 20, 8 << 20
 	run := func(t *testing.T, bounded bool) (ran, refused int64) {
-		var running, refusals atomic.Int64
-		release := make(chan struct{})
-		slow := tool.Must(tool.New("slow", "waits", func(ctx context.Context, _ struct{}) (string, error) {
-			running.Add(1)
-			select {
-			case <-release:
-			case <-ctx.Done():
-			}
-			return "ok", nil
-		}))
-		reg := tool.NewRegistry()
-		if err := reg.Register(slow); err != nil {
-			t.Fatal(err)
-		}
-		srv := mcptool.NewServer(reg)
+		var refusals atomic.Int64
+		h := newHeldTool(t)
+		running := &h.running // the calls wait until the count is taken
+		srv := mcptool.NewServer(h.reg)
 		defer srv.Close()
-		inR, inW := io.Pipe()
-		outR, outW := io.Pipe()
 		ctx, cancel := context.WithTimeout(t.Context(), 3*wait)
 		defer cancel()
-		served := make(chan error, 1)
-		go func() {
-			b := mcptool.FloodBounds{}
-			if bounded {
-				b = mcptool.FloodBounds{InFlight: mcptool.DefaultMaxRequestsInFlight, InFlightBytes: bound}
-			}
-			served <- srv.ServeIOBounded(ctx, inR, outW, b)
-			outW.Close()
-		}()
+		b := &mcptool.FloodBounds{}
+		if bounded {
+			b = &mcptool.FloodBounds{InFlight: mcptool.DefaultMaxRequestsInFlight, InFlightBytes: bound}
+		}
+		inW, outR, served := serveStdio(ctx, srv, b)
 		go func() {
 			r := bufio.NewReaderSize(outR, 1<<20)
 			for {
@@ -685,7 +630,7 @@ func TestHostileClientLargeRequests(t *testing.T) {
 			}
 		}
 		ran, refused = running.Load(), refusals.Load()
-		close(release)
+		close(h.release)
 		inW.Close()
 		<-served
 		return ran, refused
@@ -700,4 +645,61 @@ func TestHostileClientLargeRequests(t *testing.T) {
 	if ran*idBytes > bound || ran+refused != calls {
 		t.Errorf("%d calls held and %d refused, want at most %d MiB held and the rest refused", ran, refused, bound>>20)
 	}
+}
+
+// heldTool is a registry with one tool, "slow", whose calls wait until
+// release is closed or their context ends, counting the calls running
+// and the most that ran at once.
+type heldTool struct {
+	reg           *tool.Registry
+	release       chan struct{}
+	running, peak atomic.Int64
+}
+
+func newHeldTool(t *testing.T) *heldTool {
+	t.Helper()
+	h := &heldTool{reg: tool.NewRegistry(), release: make(chan struct{})}
+	slow := tool.Must(tool.New("slow", "waits", func(ctx context.Context, _ struct{}) (string, error) {
+		n := h.running.Add(1)
+		defer h.running.Add(-1)
+		for m := h.peak.Load(); n > m && !h.peak.CompareAndSwap(m, n); m = h.peak.Load() {
+		}
+		select {
+		case <-h.release:
+		case <-ctx.Done():
+		}
+		return "ok", nil
+	}))
+	if err := h.reg.Register(slow); err != nil {
+		t.Fatal(err)
+	}
+	return h
+}
+
+// defaultOrNone is the flood bounds of a defended run (nil: ServeIO's
+// defaults) or of a control (none).
+func defaultOrNone(defended bool) *mcptool.FloodBounds {
+	if defended {
+		return nil
+	}
+	return &mcptool.FloodBounds{}
+}
+
+// serveStdio serves srv over a pair of pipes until ctx ends or the
+// client's end (in) is closed: with its default flood bounds when b is
+// nil, else with *b. out is what the server writes; served gets
+// ServeIO's error once it returns.
+func serveStdio(ctx context.Context, srv *mcptool.Server, b *mcptool.FloodBounds) (in *io.PipeWriter, out *io.PipeReader, served chan error) {
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	served = make(chan error, 1)
+	go func() {
+		if b == nil {
+			served <- srv.ServeIO(ctx, inR, outW)
+		} else {
+			served <- srv.ServeIOBounded(ctx, inR, outW, *b)
+		}
+		outW.Close()
+	}()
+	return inW, outR, served
 }

@@ -12,7 +12,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/miniopenclaw/tool"
 	"github.com/miniopenclaw/tool/mcptool"
 	"github.com/miniopenclaw/tool/policy"
 )
@@ -28,27 +27,8 @@ func TestHTTPCallFlood(t *testing.T) {
 	const flood = 600
 	run := func(t *testing.T, opts ...mcptool.ServerOption) (int64, int64) {
 		var refused atomic.Int64
-		var running, peak atomic.Int64
-		release := make(chan struct{})
-		slow, err := tool.New("slow", "waits", func(ctx context.Context, _ struct{}) (string, error) {
-			n := running.Add(1)
-			defer running.Add(-1)
-			for m := peak.Load(); n > m && !peak.CompareAndSwap(m, n); m = peak.Load() {
-			}
-			select {
-			case <-release:
-			case <-ctx.Done():
-			}
-			return "ok", nil
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
-		reg := tool.NewRegistry()
-		if err := reg.Register(slow); err != nil {
-			t.Fatal(err)
-		}
-		srv := mcptool.NewServer(reg, opts...)
+		h := newHeldTool(t)
+		srv := mcptool.NewServer(h.reg, opts...)
 		defer srv.Close()
 		hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			srv.ServeHTTP(w, r.WithContext(policy.WithPrincipal(r.Context(), policy.Principal{ID: "mallory"})))
@@ -81,16 +61,16 @@ func TestHTTPCallFlood(t *testing.T) {
 			})
 		}
 		// Every call either runs or was refused; then let them end.
-		for running.Load()+refused.Load() < flood {
+		for h.running.Load()+refused.Load() < flood {
 			select {
 			case <-ctx.Done():
-				t.Fatalf("%d calls running, %d refused, of %d", running.Load(), refused.Load(), flood)
+				t.Fatalf("%d calls running, %d refused, of %d", h.running.Load(), refused.Load(), flood)
 			case <-time.After(10 * time.Millisecond):
 			}
 		}
-		close(release)
+		close(h.release)
 		wg.Wait()
-		return peak.Load(), refused.Load()
+		return h.peak.Load(), refused.Load()
 	}
 	most, refused := run(t, mcptool.WithRequestLimits(mcptool.RequestLimits{PerCaller: -1, Total: -1}))
 	t.Logf("control: %d calls at once, %d refused", most, refused)

@@ -233,6 +233,27 @@ func exists(path string) func() bool {
 	return func() bool { _, err := os.Lstat(path); return err == nil }
 }
 
+// plantAttempt runs the attack ("write" or "append") on target in a
+// sandboxed run of p and checks what came of it. With planted (a
+// control) the run must write and the host's file hold the run's mark (a
+// run that could not write ends the test); otherwise the run must meet a
+// read-only file system and the host's file stay unmarked. name labels
+// the errors.
+func (f *fixture) plantAttempt(t *testing.T, p Policy, attack, target, name string, planted bool) {
+	t.Helper()
+	r := f.sandboxed(t, context.Background(), DefaultNative(), p, attack, target)
+	out := string(r.Stdout)
+	if planted && !strings.HasPrefix(out, "OK") {
+		t.Fatalf("the control's run could not write %s: %q %q", name, out, trim(r.Stderr))
+	}
+	if !planted && (!strings.HasPrefix(out, "BLOCKED") || !strings.Contains(strings.ToLower(out), "read-only file system")) {
+		t.Errorf("%s: %q (stderr %q), want BLOCKED read-only file system", name, out, trim(r.Stderr))
+	}
+	if got := fileHas(target, "pwned")(); got != planted {
+		t.Errorf("%s planted on the host: %v, want %v", name, got, planted)
+	}
+}
+
 func fileHas(path, s string) func() bool {
 	return func() bool { b, _ := os.ReadFile(path); return strings.Contains(string(b), s) }
 }

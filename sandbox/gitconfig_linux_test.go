@@ -100,17 +100,7 @@ func TestGitConfiguredHooksAttack(t *testing.T) {
 				}
 				p := f.policy()
 				tc.policy(&p)
-				r := f.sandboxed(t, context.Background(), DefaultNative(), p, attack, target)
-				out := string(r.Stdout)
-				if tc.planted && !strings.HasPrefix(out, "OK") {
-					t.Fatalf("the control's run could not write %s: %q %q", l.target, out, trim(r.Stderr))
-				}
-				if !tc.planted && (!strings.HasPrefix(out, "BLOCKED") || !strings.Contains(strings.ToLower(out), "read-only file system")) {
-					t.Errorf("%s: %q (stderr %q), want BLOCKED read-only file system", l.target, out, trim(r.Stderr))
-				}
-				if got := fileHas(target, "pwned")(); got != tc.planted {
-					t.Errorf("%s planted on the host: %v, want %v", l.target, got, tc.planted)
-				}
+				f.plantAttempt(t, p, attack, target, l.target, tc.planted)
 			})
 		}
 	}
@@ -540,17 +530,7 @@ func TestGitEnclosingRepositoryAttack(t *testing.T) {
 				chownAll(t, f.ws)
 				p := f.policy()
 				tc.policy(&p)
-				r := f.sandboxed(t, context.Background(), DefaultNative(), p, "append", target)
-				out := string(r.Stdout)
-				if tc.planted && !strings.HasPrefix(out, "OK") {
-					t.Fatalf("the control's run could not write %s: %q %q", l.target, out, trim(r.Stderr))
-				}
-				if !tc.planted && (!strings.HasPrefix(out, "BLOCKED") || !strings.Contains(strings.ToLower(out), "read-only file system")) {
-					t.Errorf("%s: %q (stderr %q), want BLOCKED read-only file system", l.target, out, trim(r.Stderr))
-				}
-				if got := fileHas(target, "pwned")(); got != tc.planted {
-					t.Errorf("%s planted on the host: %v, want %v", l.target, got, tc.planted)
-				}
+				f.plantAttempt(t, p, "append", target, l.target, tc.planted)
 			})
 		}
 	}
@@ -598,17 +578,7 @@ func TestHookManagerConfigAttack(t *testing.T) {
 				chownAll(t, f.ws)
 				p := f.policy()
 				tc.policy(&p)
-				r := f.sandboxed(t, context.Background(), DefaultNative(), p, "append", target)
-				out := string(r.Stdout)
-				if tc.planted && !strings.HasPrefix(out, "OK") {
-					t.Fatalf("the control's run could not write %s: %q %q", l.target, out, trim(r.Stderr))
-				}
-				if !tc.planted && (!strings.HasPrefix(out, "BLOCKED") || !strings.Contains(strings.ToLower(out), "read-only file system")) {
-					t.Errorf("%s: %q (stderr %q), want BLOCKED read-only file system", l.target, out, trim(r.Stderr))
-				}
-				if got := fileHas(target, "pwned")(); got != tc.planted {
-					t.Errorf("%s planted on the host: %v, want %v", l.target, got, tc.planted)
-				}
+				f.plantAttempt(t, p, "append", target, l.target, tc.planted)
 			})
 		}
 	}

@@ -32,6 +32,15 @@ type natsFlags struct {
 	// keyFile is --principal-key: the key principal claims are signed
 	// (by callers) or verified (by a worker) with.
 	keyFile string
+	// trust is --trust-principal-header (serve and worker): believe
+	// unsigned principal claims.
+	trust bool
+}
+
+// addTrustFlag adds --trust-principal-header, for the commands that
+// decide calls or jobs for the principal a message claims.
+func (n *natsFlags) addTrustFlag(fs *flag.FlagSet, what string) {
+	fs.BoolVar(&n.trust, "trust-principal-header", false, "with --policy and without --principal-key, believe the principal every "+what+" claims, unsigned: anyone who can publish on its subjects can then claim to be anyone (only for a NATS server that lets only trusted accounts publish there)")
 }
 
 func addNATSFlags(fs *flag.FlagSet) *natsFlags {
@@ -89,6 +98,16 @@ func (n *natsFlags) durableTasks(ctx context.Context, e *env, r *tool.Registry, 
 	if err != nil {
 		nc.Close()
 		return nil, nil, fmt.Errorf("NATS %s: %w", n.url, err)
+	}
+	if jo.Context != nil && n.keyFile == "" {
+		// The tasks' jobs would be decided for the principal their
+		// message claims: fail closed unless told how to trust it.
+		if !n.trust {
+			store.Close()
+			nc.Close()
+			return nil, nil, fmt.Errorf("NATS %s keeps tasks as durable jobs, each decided by --policy for the principal its message claims, and a claim is not a proof: give --principal-key FILE to sign and verify the claims, or --trust-principal-header to believe them (anyone who can publish on %s.> can then claim to be anyone)", n.url, mcptasks.DefaultSubject)
+		}
+		fmt.Fprintln(e.stderr, "clawtool: warning: --trust-principal-header: durable tasks are decided for the principal their job message claims; anyone who can publish on their subjects can claim to be anyone")
 	}
 	host, _ := os.Hostname()
 	w, err := store.Jobs().Work(r, fmt.Sprintf("serve-%s-%d", host, os.Getpid()), natstool.DefaultMaxInFlight)
@@ -170,8 +189,8 @@ interrupted.`)
 	inFlight := fs.Int("max-in-flight", natstool.DefaultMaxInFlight, "run at most `N` calls at once")
 	jobs := fs.Bool("jobs", false, "also take durable jobs from the JetStream work queue (the server needs JetStream)")
 	ackWait := fs.Duration("jobs-ack-wait", natstool.DefaultAckWait, "with --jobs: give a job to another worker when its worker has been silent for `D`")
-	trust := fs.Bool("trust-principal-header", false, "with --policy and without --principal-key, believe the principal every caller claims, unsigned: anyone who can publish on the service's subjects can then claim to be anyone (only for a NATS server that lets only trusted accounts publish there)")
 	rf := addRegistryFlags(fs)
+	rf.nats.addTrustFlag(fs, "caller")
 	fs.Lookup("nats").Usage = "serve on the NATS server at `URL` (required), e.g. nats://127.0.0.1:4222"
 	fs.Lookup("principal-key").Usage = "decide only calls (and, with --jobs, jobs) whose principal claim is signed with the shared key in `FILE` (at least 32 bytes, mode 0600); every other one is refused"
 	fs.Lookup("nats-prefix").Usage = "not for worker: a worker serves its tools under their own names"
@@ -187,7 +206,7 @@ interrupted.`)
 	if rf.nats.prefix != "" {
 		return usageError(fs, "--nats-prefix is for importing tools; a worker serves its tools under their own names")
 	}
-	callContext, code := workerCallContext(fs, e, rf, *trust)
+	callContext, code := workerCallContext(fs, e, rf, rf.nats.trust)
 	if code >= 0 {
 		return code
 	}

@@ -129,16 +129,8 @@ func workerCallContext(fs *flag.FlagSet, e *env, rf *registryFlags, trust bool) 
 // supply --as, so the default is applied here, to the outgoing header
 // only (the worker decides).
 func (pf *policyFlags) callHeaders() func(context.Context) nats.Header {
-	as, hasAs, err := pf.principal()
-	if err != nil {
-		hasAs = false // reported when the registry is built
-	}
-	return func(ctx context.Context) nats.Header {
-		if _, ok := policy.PrincipalFrom(ctx); !ok && hasAs {
-			ctx = policy.WithPrincipal(ctx, as)
-		}
-		return policy.Headers(ctx)
-	}
+	withAs := pf.callPrincipal()
+	return func(ctx context.Context) nats.Header { return policy.Headers(withAs(ctx)) }
 }
 
 // callContext returns the function that makes a worker with --policy

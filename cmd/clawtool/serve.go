@@ -32,6 +32,7 @@ client with notifications/tools/list_changed as they arrive.`)
 	jsonResponse := fs.Bool("json-response", false, "with --http, answer every request with one JSON body, never an event stream (progress is then not streamed)")
 	tasksOver := fs.Duration("tasks-over", 0, "also run calls of tools whose own timeout is at least `D` as MCP tasks, for clients that support tasks (others get plain calls); tools that declare task support always may")
 	rf := addRegistryFlags(fs)
+	rf.nats.addTrustFlag(fs, "durable task (--nats)")
 	rf.mcp.relay = true // the servers' questions go to this server's clients
 	fs.BoolVar(&rf.policy.byClient, "approve-by-client", false, "with --policy, ask the MCP client's user (an elicitation) whether to run a call that needs an approval, when the client declared elicitation; else --approve's terminal, else the call waits for a grant")
 	af := addAuthFlags(fs)

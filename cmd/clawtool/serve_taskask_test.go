@@ -59,9 +59,21 @@ func taskRPC(t *testing.T, url, method, name string, params map[string]any) (res
 // afterwards is refused as for a task not waiting.
 // With --principal-key, the task's job carries a signed claim, verified
 // when it runs and signed again by the request that resumes it.
+// Without either --principal-key or --trust-principal-header, serve
+// refuses to keep tasks decided by unsigned claims, saying why.
 func TestServeNATSTaskAskInApprovals(t *testing.T) {
-	t.Run("unsigned", func(t *testing.T) { testServeNATSTaskAskInApprovals(t) })
+	t.Run("trusted header", func(t *testing.T) { testServeNATSTaskAskInApprovals(t, "--trust-principal-header") })
 	t.Run("signed", func(t *testing.T) { testServeNATSTaskAskInApprovals(t, "--principal-key", writePrincipalKey(t)) })
+	t.Run("neither: refused", func(t *testing.T) {
+		tmp := t.TempDir()
+		_, nurl := startNATSServer(t, filepath.Join(tmp, "js"))
+		pol := writeAskPolicy(t, tmp, "wait", "wait", "waiting needs a person")
+		t.Setenv("XDG_STATE_HOME", filepath.Join(tmp, "state"))
+		code, _, errOut := runCLI("serve", "--http", "127.0.0.1:0", "--nats", nurl, "--policy", pol, "--as", "bob")
+		if code != exitToolError || !strings.Contains(errOut, "give --principal-key FILE") {
+			t.Fatalf("exit %d: %s", code, errOut)
+		}
+	})
 }
 
 func testServeNATSTaskAskInApprovals(t *testing.T, extra ...string) {

@@ -666,7 +666,7 @@ func (c *configLook) command(kind commandKind, key, value, from string) error {
 	}
 	segments, err := shellWords(strings.TrimPrefix(value, "!"))
 	if err != nil {
-		return &BoundError{fmt.Sprintf("%s runs %q, which the sandbox cannot judge (%v): refusing rather than leave what it runs writable; protect the files it runs in the policy and set the command without shell syntax, or run with a git configuration without it", why, value, err)}
+		return &BoundError{fmt.Sprintf("%s runs %q, which the sandbox cannot judge (%v): refusing rather than leave what it runs writable; write the setting without shell syntax (the shell code in a script outside the workspace, named by its path), or give this program a git configuration without it (GIT_CONFIG_GLOBAL, GIT_CONFIG_SYSTEM)", why, value, err)}
 	}
 	for _, words := range segments {
 		program := true
