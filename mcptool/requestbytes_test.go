@@ -1,6 +1,7 @@
 package mcptool_test
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -210,5 +211,129 @@ func TestHTTPBodyLargerThanBound(t *testing.T) {
 				t.Errorf("%d calls ran; answer %.300s, want none and the bound named", ran, got)
 			}
 		})
+	}
+}
+
+// recordingWriter keeps the status and the start of the body of an
+// answer.
+type recordingWriter struct {
+	http.ResponseWriter
+	code int
+	body bytes.Buffer
+}
+
+func (w *recordingWriter) WriteHeader(code int) {
+	w.code = code
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *recordingWriter) Write(p []byte) (int, error) {
+	if w.body.Len() < 1024 {
+		w.body.Write(p[:min(len(p), 1024)])
+	}
+	return w.ResponseWriter.Write(p)
+}
+
+// countingBody counts the bytes the server has read of the bodies being
+// served into held, and keeps the peak.
+type countingBody struct {
+	io.ReadCloser
+	held, peak *atomic.Int64
+	n          int64
+}
+
+func (b *countingBody) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	b.n += int64(n)
+	h := b.held.Add(int64(n))
+	for m := b.peak.Load(); h > m && !b.peak.CompareAndSwap(m, h); m = b.peak.Load() {
+	}
+	return n, err
+}
+
+// TestHTTPStalledBodiesCounted: one caller starts 12 POSTs of 512 KiB
+// each and sends half of every body, then stalls. A body is counted as it
+// is read, not once whole: the server refuses the POSTs whose bytes pass
+// the caller's bound while their bodies are still coming (429 naming the
+// bound), and the bytes it holds stay within it. Control: without the
+// byte bounds it reads and holds every half body at once.
+func TestHTTPStalledBodiesCounted(t *testing.T) {
+	const (
+		n     = 12
+		half  = 256 << 10
+		bound = 1 << 20
+	)
+	// run returns the bytes of the bodies being read once every POST has
+	// been refused or read as far as it was sent, and how many were
+	// refused.
+	run := func(t *testing.T, limits mcptool.RequestLimits) (peak int64, refused int) {
+		var held, top atomic.Int64
+		var refusedN atomic.Int64
+		reg := tool.NewRegistry()
+		srv := mcptool.NewServer(reg, mcptool.WithRequestLimits(limits))
+		defer srv.Close()
+		hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			body := &countingBody{ReadCloser: r.Body, held: &held, peak: &top}
+			r.Body = body
+			defer func() { held.Add(-body.n) }()
+			rw := &recordingWriter{ResponseWriter: w}
+			srv.ServeHTTP(rw, r.WithContext(policy.WithPrincipal(r.Context(), policy.Principal{ID: "mallory"})))
+			if rw.code == http.StatusTooManyRequests && strings.Contains(rw.body.String(), "bytes of request bodies of this caller at once") {
+				refusedN.Add(1)
+			}
+		}))
+		defer hs.Close()
+		client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: n}}
+		ctx, cancel := context.WithTimeout(t.Context(), 3*wait)
+		defer cancel()
+		var wg sync.WaitGroup
+		pipes := make([]*io.PipeWriter, n)
+		for i := range n {
+			pr, pw := io.Pipe()
+			pipes[i] = pw
+			go func() {
+				pw.Write([]byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x","arguments":{"pad":"` + strings.Repeat("x", half-80)))
+			}()
+			wg.Go(func() {
+				req, _ := http.NewRequestWithContext(ctx, http.MethodPost, hs.URL, pr)
+				req.ContentLength = 2 * half
+				req.Header.Set("Content-Type", "application/json")
+				req.Header.Set("Accept", "application/json, text/event-stream")
+				req.Header.Set("MCP-Protocol-Version", "2026-07-28")
+				// The refusals are counted by the server's handler: a
+				// client whose body is cut short may see the connection
+				// reset before it reads the answer.
+				if resp, err := client.Do(req); err == nil {
+					io.Copy(io.Discard, resp.Body)
+					resp.Body.Close()
+				}
+			})
+		}
+		// Every POST is refused, or the server has read its half body.
+		for int64(n-refusedN.Load())*(half-80) > held.Load() {
+			select {
+			case <-ctx.Done():
+				t.Fatalf("%d bytes held, %d refused, of %d", held.Load(), refusedN.Load(), n)
+			case <-time.After(10 * time.Millisecond):
+			}
+		}
+		peak, refused = held.Load(), int(refusedN.Load())
+		for _, pw := range pipes {
+			pw.CloseWithError(io.ErrUnexpectedEOF)
+		}
+		wg.Wait()
+		return peak, refused
+	}
+	t.Run("control", func(t *testing.T) {
+		peak, refused := run(t, mcptool.RequestLimits{BytesPerCaller: -1, BytesTotal: -1})
+		t.Logf("control: %d bytes of stalled bodies held at once, %d refused", peak, refused)
+		if peak < n*(half-80) || refused != 0 {
+			t.Fatalf("control: %d bytes held at once and %d refused, want all %d half bodies held", peak, refused, n)
+		}
+	})
+	peak, refused := run(t, mcptool.RequestLimits{BytesPerCaller: bound})
+	t.Logf("defended: %d bytes of stalled bodies held at once, %d refused", peak, refused)
+	if peak > bound || refused < n-bound/(half-80) {
+		t.Errorf("%d bytes held at once and %d refused, want at most %d and the rest refused", peak, refused, bound)
 	}
 }

@@ -36,9 +36,11 @@ type RequestLimits struct {
 	PerCaller, Total int
 	// BytesPerCaller and BytesTotal bound the bytes of the bodies of
 	// those requests ([DefaultMaxRequestBytesInFlight],
-	// [DefaultMaxHTTPRequestBytes]). A body is counted as it is read,
-	// before any of it is handled, and held until its request has been
-	// answered.
+	// [DefaultMaxHTTPRequestBytes]). A body is counted as it is read
+	// (the room for each read before the read), before any of it is
+	// handled, and held until its request has been answered; a body
+	// sent without a declared length is refused once it reaches the
+	// bound alone.
 	BytesPerCaller, BytesTotal int64
 }
 
@@ -189,8 +191,13 @@ func (s *Server) admitRequest(w http.ResponseWriter, r *http.Request) (_ *http.R
 	// (sending it again cannot help), and unread when its length is
 	// declared.
 	most := s.requests.largest(key)
+	// The rest of a body refused is not read: the connection is closed
+	// after the answer, which otherwise net/http would send only once it
+	// had read (and thrown away) up to 256 KiB more of a body its client
+	// may be holding back.
 	tooLarge := func() {
 		release()
+		w.Header().Set("Connection", "close")
 		refuseRequest(w, http.StatusRequestEntityTooLarge, "a request body of more than "+strconv.FormatInt(most, 10)+
 			" bytes, more than this server holds of one caller at once")
 	}
@@ -205,22 +212,39 @@ func (s *Server) admitRequest(w http.ResponseWriter, r *http.Request) (_ *http.R
 	chunk := make([]byte, size)
 	var body []byte
 	var err error
+	// Each read's room is counted before the read, so that what has
+	// been read is never more than what is counted, whatever number of
+	// bodies are being read at once; what a read leaves unused is given
+	// back.
 	for len(body) <= maxPeekBytes {
-		var n int
-		n, err = r.Body.Read(chunk[:min(size, maxPeekBytes+1-len(body))])
-		if n > 0 {
-			if most >= 0 && held+int64(n) > most {
+		want := min(size, maxPeekBytes+1-len(body))
+		if r.ContentLength >= 0 {
+			if left := r.ContentLength - int64(len(body)); left <= 0 {
+				break // the declared length is read: the rest is EOF
+			} else if left < int64(want) {
+				want = int(left)
+			}
+		}
+		if most >= 0 && held+int64(want) > most {
+			// Only a body without a declared length gets here (a longer
+			// declared one was refused unread): it is refused once it
+			// has as many bytes as the bound.
+			if want = int(most - held); want <= 0 {
 				tooLarge()
 				return nil, nil, false
 			}
-			if over := s.requests.grow(key, int64(n)); over != "" {
-				release()
-				refuseRequest(w, http.StatusTooManyRequests, over+"; send it again when one has been answered")
-				return nil, nil, false
-			}
-			held += int64(n)
-			body = append(body, chunk[:n]...)
 		}
+		if over := s.requests.grow(key, int64(want)); over != "" {
+			release()
+			w.Header().Set("Connection", "close")
+			refuseRequest(w, http.StatusTooManyRequests, over+"; send it again when one has been answered")
+			return nil, nil, false
+		}
+		var n int
+		n, err = r.Body.Read(chunk[:want])
+		s.requests.shrink(key, int64(want-n))
+		held += int64(n)
+		body = append(body, chunk[:n]...)
 		if err != nil {
 			break
 		}
