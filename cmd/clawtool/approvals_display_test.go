@@ -3,12 +3,14 @@ package main
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/miniopenclaw/tool/mcptool"
 	"github.com/miniopenclaw/tool/policy"
 )
 
@@ -96,4 +98,58 @@ func TestApprovalDisplaysEscapeStrangers(t *testing.T) {
 	if forged(shown.String()) || !strings.Contains(shown.String(), `mallory\r`) || strings.Count(shown.String(), "\n") != 1 {
 		t.Errorf("the prompt printed the attack's characters, or not the principal escaped:\n%q", shown.String())
 	}
+}
+
+// TestTerminalPromptShowsWholeArguments: the --approve prompt showed the
+// first 2,000 bytes of the call's canonical arguments, whose keys are
+// sorted: write_file's "content" (2,400 harmless bytes) put its "path"
+// (.ssh/authorized_keys) out of sight, and the person approved a call
+// they could not read. The prompt now shows the arguments whole, or, when
+// they are longer than mcptool.MaxApprovalArgsShown, asks nothing: the
+// call waits for an answer given where they are shown whole (clawtool
+// approvals show --args). The first case is the control's too: the
+// padded call with its path.
+func TestTerminalPromptShowsWholeArguments(t *testing.T) {
+	old := openTerminal
+	defer func() { openTerminal = old }()
+	for _, tc := range []struct {
+		name    string
+		content int
+		asked   bool
+	}{
+		{"padded past the old cut", 2400, true},
+		{"longer than any prompt shows", mcptool.MaxApprovalArgsShown + 100, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			shown := &bytes.Buffer{}
+			openTerminal = func() (io.ReadWriteCloser, error) { return fakeTerminal{strings.NewReader("y\n"), shown}, nil }
+			args := fmt.Sprintf(`{"content":%q,"path":".ssh/authorized_keys"}`, strings.Repeat("a", tc.content))
+			ok, err := (terminalApprover{}).Approve(context.Background(), policy.ApprovalRequest{
+				ID: "apr-1", Principal: "alice", Tool: "write_file", Args: []byte(args),
+			})
+			if !tc.asked {
+				if ok || !errors.Is(err, policy.ErrApprovalUnavailable) {
+					t.Fatalf("Approve = %v, %v; want no question (ErrApprovalUnavailable)", ok, err)
+				}
+				if strings.Contains(shown.String(), "[y/N]") || !strings.Contains(shown.String(), "clawtool approvals show --args apr-1") {
+					t.Errorf("the terminal showed %q; want no question and where to see the call whole", shortForLog(shown.String()))
+				}
+				return
+			}
+			if !ok || err != nil {
+				t.Fatalf("Approve = %v, %v; want the answer y", ok, err)
+			}
+			if !strings.Contains(shown.String(), `.ssh/authorized_keys`) {
+				t.Errorf("the prompt hid the path the call writes: %q", shortForLog(shown.String()))
+			}
+		})
+	}
+}
+
+// shortForLog is s cut for an error message: its start and end.
+func shortForLog(s string) string {
+	if len(s) <= 300 {
+		return s
+	}
+	return s[:150] + " … " + s[len(s)-150:]
 }

@@ -271,8 +271,18 @@ func (terminalApprover) Approve(ctx context.Context, req policy.ApprovalRequest)
 		return false, fmt.Errorf("%w: no terminal to ask on (%v)", policy.ErrApprovalUnavailable, err)
 	}
 	defer tty.Close()
+	// The arguments whole, or no question: the start of longer ones would
+	// have the person approve what follows unread (canonical arguments
+	// sort their keys, so a long "content" hides the "path" after it).
+	args := strconv.QuoteToGraphic(string(req.Args))
+	args = args[1 : len(args)-1]
+	if len(args) > mcptool.MaxApprovalArgsShown {
+		fmt.Fprintf(tty, "clawtool: %s asks to call %s with arguments of %d bytes, too long to show whole here; see them with `clawtool approvals show --args %s`, then answer with clawtool approvals approve or deny\n",
+			shownWho(req.Principal), shownName(req.Tool), len(req.Args), req.ID)
+		return false, fmt.Errorf("%w: arguments too long to show whole on the terminal (%d bytes escaped, at most %d)", policy.ErrApprovalUnavailable, len(args), mcptool.MaxApprovalArgsShown)
+	}
 	fmt.Fprintf(tty, "clawtool: %s asks to call %s with %s\nclawtool: allow this call once? [y/N] ",
-		shownWho(req.Principal), shownName(req.Tool), visibleText(string(req.Args), 2000))
+		shownWho(req.Principal), shownName(req.Tool), args)
 	line, err := bufio.NewReader(io.LimitReader(tty, 1024)).ReadString('\n')
 	if err != nil && line == "" {
 		return false, fmt.Errorf("reading the answer: %w", err)
