@@ -83,7 +83,10 @@ type Result struct {
 	// for the program to inspect or undo. The comparison covers the path, the identity of
 	// each directory above it inside the workspace, and the first 4096
 	// entries of its tree (type, inode, size, modification and change
-	// times). The native and the container backends fill it in.
+	// times), at most 131,072 entries over all the paths: a workspace past
+	// that is refused before the run, and after a run the path being
+	// compared when the bound was reached and every one after it are
+	// listed, not judged. The native and the container backends fill it in.
 	ProtectedChanged []string
 	// NotApplied lists what the run changed in its workspace that the
 	// supervisor did not apply to the host workspace ([LayerWriteBudget]),

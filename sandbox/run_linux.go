@@ -153,7 +153,11 @@ func (n *Native) prepare(ctx context.Context, p Policy, argv []string, stdin io.
 		return nil, err
 	}
 	r.cfg = cfg
-	r.before = protected.Snapshot(cfg.Workspace, cfg.Protected)
+	// Bounded in total over the protected paths: past the bounds the run
+	// does not start, as nothing after it could judge them.
+	if r.before, err = protected.Snapshot(cfg.Workspace, cfg.Protected, n.pool.hooks.snapshotLimits()); err != nil {
+		return nil, fmt.Errorf("sandbox: refusing to run: %w", err)
+	}
 	if cg := hostCgroups(); cg.version != 0 && !slices.Contains(p.Without, LayerCgroup) {
 		// The probe found the cgroup usable: failing to make the leaf now
 		// fails the run rather than running without it.
@@ -193,7 +197,7 @@ func (n *Native) prepare(ctx context.Context, p Policy, argv []string, stdin io.
 	} else if cfg.Workspace != "" {
 		// Bound directly: a protected file's other name would be the
 		// protected file, writable.
-		if err := protected.HardLinked(cfg.Workspace, cfg.Protected); err != nil {
+		if err := protected.HardLinked(cfg.Workspace, cfg.Protected, n.pool.hooks.snapshotLimits()); err != nil {
 			return nil, protected.Refusal(err)
 		}
 	}
@@ -544,11 +548,22 @@ type nativeHooks struct {
 	// helper program, or another name of its file (a hard link), as
 	// before runs refused it (a test's control).
 	allowHelperInWorkspace bool
+	// snapshot bounds the look at the protected paths before and after
+	// each run (zero: the defaults), so that a test need not make 131,072
+	// entries to pass them.
+	snapshot protected.Limits
 }
 
 func (k *nativeHooks) noForker() bool { return k != nil && k.directStart }
 
 func (k *nativeHooks) helperInWorkspace() bool { return k != nil && k.allowHelperInWorkspace }
+
+func (k *nativeHooks) snapshotLimits() protected.Limits {
+	if k == nil {
+		return protected.Limits{}
+	}
+	return k.snapshot
+}
 
 // maxLinks bounds the symbolic links reachesInto follows, as the kernel's
 // own limit does (40).

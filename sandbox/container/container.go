@@ -686,10 +686,13 @@ func (c *Backend) run(ctx context.Context, p sandbox.Policy, argv []string, stdi
 		}
 		// A container binds the workspace directly: a protected file's
 		// other name would be the protected file, writable.
-		if err := protected.HardLinked(ws, paths); err != nil {
+		if err := protected.HardLinked(ws, paths, protected.Limits{}); err != nil {
 			return nil, protected.Refusal(err)
 		}
-		before = protected.Snapshot(ws, paths)
+		// Bounded in total: past the bounds the call does not start.
+		if before, err = protected.Snapshot(ws, paths, protected.Limits{}); err != nil {
+			return nil, fmt.Errorf("sandbox: refusing to run: %w", err)
+		}
 	}
 	var r *sandbox.Result
 	fallback := ""

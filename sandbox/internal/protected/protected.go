@@ -24,6 +24,9 @@ const (
 	maxGitWalk          = 4096
 	maxGitModulesDepth  = 16
 	maxProtectedEntries = 4096
+	// In total, over all the protected paths (see Limits).
+	maxSnapshotEntries = 1 << 17
+	maxSnapshotBytes   = 32 << 20
 )
 
 // Git adds to protected the hooks and config (and what git reads in
@@ -327,7 +330,10 @@ func readGitdir(path string) (string, bool) {
 // A State is what the protected paths of a workspace were: for each path,
 // the identity of each directory above it inside the workspace, and every
 // entry of the path's own tree (type, identity, size, times).
-type State map[string][]entryState
+type State struct {
+	paths map[string][]entryState
+	lim   Limits
+}
 
 type entryState struct {
 	rel          string
@@ -338,17 +344,70 @@ type entryState struct {
 	parent       bool // a directory above the protected path: identity only
 }
 
-// Snapshot records the protected paths of ws as they are; nil when ws is
-// empty.
-func Snapshot(ws string, paths []string) State {
+// entryCost is what one entry counts against Limits.Bytes besides its
+// name: about its size in memory.
+const entryCost = 96
+
+// Limits bound one look at the protected paths of a workspace (a
+// [Snapshot], the comparison after the run, [HardLinked]) in total, over
+// all the paths: it runs on the host, outside the run's limits, over files
+// a run may have written, and each path's tree is bounded only to 4096
+// entries. Zero fields take the defaults (131,072 entries, 32 MiB).
+type Limits struct {
+	// Entries is the number of entries (the directories above each path
+	// and the entries of its tree) the look may read.
+	Entries int
+	// Bytes is the memory the look may keep: each entry's name and about
+	// 96 bytes more.
+	Bytes int
+}
+
+func (l Limits) withDefaults() Limits {
+	if l.Entries <= 0 {
+		l.Entries = maxSnapshotEntries
+	}
+	if l.Bytes <= 0 {
+		l.Bytes = maxSnapshotBytes
+	}
+	return l
+}
+
+// snapBudget counts one look's entries and bytes against its Limits.
+type snapBudget struct {
+	lim            Limits
+	entries, bytes int
+}
+
+// take counts the entry rel; false when it is past the bounds.
+func (b *snapBudget) take(rel string) bool {
+	b.entries++
+	b.bytes += entryCost + len(rel)
+	return b.entries <= b.lim.Entries && b.bytes <= b.lim.Bytes
+}
+
+func (b *snapBudget) err(p string) error {
+	return &BoundError{fmt.Sprintf("the protected paths hold more than %d entries or %d bytes of names to compare before and after the run (reached at %s); run with fewer protected paths, or with less under them", b.lim.Entries, b.lim.Bytes, p)}
+}
+
+// Snapshot records the protected paths of ws as they are; the zero State
+// when ws is empty. Past l (in total over all the paths, counted as it
+// reads) it stops and returns a *BoundError: the run must not start, as
+// the comparison after it could not judge what it did not record.
+func Snapshot(ws string, paths []string, l Limits) (State, error) {
+	l = l.withDefaults()
 	if ws == "" {
-		return nil
+		return State{lim: l}, nil
 	}
-	s := make(State, len(paths))
+	s := State{paths: make(map[string][]entryState, len(paths)), lim: l}
+	b := &snapBudget{lim: l}
 	for _, p := range paths {
-		s[p] = entriesOf(ws, p)
+		es, ok := entriesOf(ws, p, b)
+		if !ok {
+			return State{}, b.err(p)
+		}
+		s.paths[p] = es
 	}
-	return s
+	return s, nil
 }
 
 // HardLinked returns an error naming the first regular file among the
@@ -357,10 +416,15 @@ func Snapshot(ws string, paths []string) State {
 // file, writable where the read-only bind covers only the protected
 // name. A backend that binds the workspace directly (no write budget's
 // overlay, which copies a name up and renames a new file onto it) must
-// not run then.
-func HardLinked(ws string, paths []string) error {
+// not run then. Past l it returns a *BoundError, as [Snapshot] does.
+func HardLinked(ws string, paths []string, l Limits) error {
+	b := &snapBudget{lim: l.withDefaults()}
 	for _, p := range paths {
-		for _, e := range entriesOf(ws, p) {
+		es, ok := entriesOf(ws, p, b)
+		if !ok {
+			return b.err(p)
+		}
+		for _, e := range es {
 			if e.parent || !e.mode.IsRegular() {
 				continue
 			}
@@ -378,11 +442,22 @@ func HardLinked(ws string, paths []string) error {
 
 // Changed lists the protected paths whose state differs from s now: made,
 // removed, replaced (their own inode or that of a directory above them
-// inside the workspace) or changed in any entry of their tree.
+// inside the workspace) or changed in any entry of their tree. The look
+// now is bounded by the Limits of s, in total: past them, the path it was
+// reading and every one after it are listed, not judged (changed, as far
+// as anyone can tell).
 func (s State) Changed(ws string, paths []string) []string {
+	if ws == "" {
+		return nil
+	}
 	var out []string
-	for _, p := range paths {
-		was, now := s[p], entriesOf(ws, p)
+	b := &snapBudget{lim: s.lim.withDefaults()}
+	for i, p := range paths {
+		now, ok := entriesOf(ws, p, b)
+		if !ok {
+			return append(out, paths[i:]...)
+		}
+		was := s.paths[p]
 		wasUp, wasTree := splitParents(was)
 		nowUp, nowTree := splitParents(now)
 		// A directory above the path made by the run, with the path still
@@ -403,42 +478,80 @@ func splitParents(es []entryState) (parents, tree []entryState) {
 	return es[:n], es[n:]
 }
 
-func entriesOf(ws, p string) []entryState {
+// entriesOf reads the entries of p in ws, each counted in b; false as soon
+// as b is past its bounds.
+func entriesOf(ws, p string, b *snapBudget) ([]entryState, bool) {
 	var out []entryState
 	elems := strings.Split(p, "/")
 	for i := 1; i < len(elems); i++ {
 		rel := strings.Join(elems[:i], "/")
 		st, err := os.Lstat(filepath.Join(ws, rel))
 		if err != nil {
-			return out
+			return out, true
+		}
+		if !b.take(rel) {
+			return nil, false
 		}
 		e := stateOf(rel, st)
 		e.parent = true
 		if !st.IsDir() {
 			// A file where a directory is expected (a .git file): the
 			// helper protects it read-only, its contents count.
-			return append(out, e)
+			return append(out, e), true
 		}
 		e.size, e.mtime, e.ctime = 0, 0, 0
 		out = append(out, e)
 	}
+	over := false
 	var walk func(rel string, depth int)
 	walk = func(rel string, depth int) {
+		if over || len(out) >= maxProtectedEntries {
+			return
+		}
 		st, err := os.Lstat(filepath.Join(ws, rel))
-		if err != nil || len(out) >= maxProtectedEntries {
+		if err != nil {
+			return
+		}
+		if !b.take(rel) {
+			over = true
 			return
 		}
 		out = append(out, stateOf(rel, st))
 		if !st.IsDir() || depth > 16 {
 			return
 		}
-		ents, _ := os.ReadDir(filepath.Join(ws, rel)) // sorted by name
-		for _, e := range ents {
-			walk(rel+"/"+e.Name(), depth+1)
+		// At most one name past what the bounds leave: a directory of
+		// millions of names is not read whole.
+		names, ok := readNames(filepath.Join(ws, rel), b.lim.Entries-b.entries+1)
+		if !ok {
+			over = true
+			return
+		}
+		for _, name := range names {
+			walk(rel+"/"+name, depth+1)
 		}
 	}
 	walk(p, 0)
-	return out
+	if over {
+		return nil, false
+	}
+	return out, true
+}
+
+// readNames returns the names in dir, sorted, reading at most n; false
+// when dir holds n or more.
+func readNames(dir string, n int) ([]string, bool) {
+	f, err := os.Open(dir)
+	if err != nil {
+		return nil, true
+	}
+	defer f.Close()
+	names, _ := f.Readdirnames(n)
+	if len(names) >= n {
+		return nil, false
+	}
+	slices.Sort(names)
+	return names, true
 }
 
 func stateOf(rel string, st fs.FileInfo) entryState {
