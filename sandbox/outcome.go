@@ -81,11 +81,11 @@ type Result struct {
 	// run from doing when it wrote the workspace directly: a protected path
 	// missing when the run started can be created, see Policy.Protected),
 	// for the program to inspect or undo. The comparison covers the path, the identity of
-	// each directory above it inside the workspace, and the first 4096
-	// entries of its tree (type, inode, size, modification and change
+	// each directory above it inside the workspace, and every entry of
+	// its tree to 16 levels (type, inode, size, modification and change
 	// times), at most 131,072 entries over all the paths: a workspace past
-	// that is refused before the run, and after a run the path being
-	// compared when the bound was reached and every one after it are
+	// that (or deeper) is refused before the run, and after a run the path
+	// being compared when the bound was reached and every one after it are
 	// listed, not judged. The native and the container backends fill it in.
 	ProtectedChanged []string
 	// NotApplied lists what the run changed in its workspace that the

@@ -20,10 +20,12 @@ import (
 // a run, which costs every run: repositories found under a repository's
 // modules directory, and entries compared.
 const (
-	maxGitRepositories  = 256
-	maxGitWalk          = 4096
-	maxGitModulesDepth  = 16
-	maxProtectedEntries = 4096
+	maxGitRepositories = 256
+	maxGitWalk         = 4096
+	maxGitModulesDepth = 16
+	// A protected path's tree is read this many levels down; a deeper one
+	// is not judged (refused before a run, listed after it).
+	maxProtectedDepth = 16
 	// In total, over all the protected paths (see Limits).
 	maxSnapshotEntries = 1 << 17
 	maxSnapshotBytes   = 32 << 20
@@ -351,8 +353,8 @@ const entryCost = 96
 // Limits bound one look at the protected paths of a workspace (a
 // [Snapshot], the comparison after the run, [HardLinked]) in total, over
 // all the paths: it runs on the host, outside the run's limits, over files
-// a run may have written, and each path's tree is bounded only to 4096
-// entries. Zero fields take the defaults (131,072 entries, 32 MiB).
+// a run may have written. A path's tree is read whole within them, to 16
+// levels (deeper is past the bounds too). Zero fields take the defaults (131,072 entries, 32 MiB).
 type Limits struct {
 	// Entries is the number of entries (the directories above each path
 	// and the entries of its tree) the look may read.
@@ -376,6 +378,7 @@ func (l Limits) withDefaults() Limits {
 type snapBudget struct {
 	lim            Limits
 	entries, bytes int
+	deep           string // a directory at maxProtectedDepth, not read
 }
 
 // take counts the entry rel; false when it is past the bounds.
@@ -386,6 +389,9 @@ func (b *snapBudget) take(rel string) bool {
 }
 
 func (b *snapBudget) err(p string) error {
+	if b.deep != "" {
+		return &BoundError{fmt.Sprintf("the protected path %s holds directories more than %d levels deep (%s), below which the sandbox does not compare what a run changed; remove them, or protect less", p, maxProtectedDepth, b.deep)}
+	}
 	return &BoundError{fmt.Sprintf("the protected paths hold more than %d entries or %d bytes of names to compare before and after the run (reached at %s); run with fewer protected paths, or with less under them", b.lim.Entries, b.lim.Bytes, p)}
 }
 
@@ -505,7 +511,7 @@ func entriesOf(ws, p string, b *snapBudget) ([]entryState, bool) {
 	over := false
 	var walk func(rel string, depth int)
 	walk = func(rel string, depth int) {
-		if over || len(out) >= maxProtectedEntries {
+		if over {
 			return
 		}
 		st, err := os.Lstat(filepath.Join(ws, rel))
@@ -517,7 +523,12 @@ func entriesOf(ws, p string, b *snapBudget) ([]entryState, bool) {
 			return
 		}
 		out = append(out, stateOf(rel, st))
-		if !st.IsDir() || depth > 16 {
+		if !st.IsDir() {
+			return
+		}
+		if depth >= maxProtectedDepth {
+			// What lies below is not read, so it cannot be judged.
+			b.deep, over = rel, true
 			return
 		}
 		// At most one name past what the bounds leave: a directory of

@@ -106,18 +106,67 @@ func TestSnapshotBoundedInTotal(t *testing.T) {
 }
 
 // TestSnapshotHugeDirectory: a protected directory of more names than the
-// bounds leave is not read whole, and the snapshot is refused; the control,
-// the same directory under a bound past it, is read (each path's first 4096
-// entries, as before). A run makes such a directory where a protected path
-// was missing.
+// bounds leave is not read whole, and the snapshot is refused; under a
+// bound past it, it is read whole (before, a path's tree stopped quietly
+// at its first 4096 entries: see TestChangePastThePathCut).
 func TestSnapshotHugeDirectory(t *testing.T) {
 	ws, paths := manyProtected(t, 1, 5000)
 	s, err := Snapshot(ws, paths, Limits{Entries: 1 << 20, Bytes: 1 << 30})
-	if err != nil || size(s) != maxProtectedEntries {
-		t.Fatalf("control: %d entries, %v; want %d", size(s), err, maxProtectedEntries)
+	if want := 2 + 1 + 5000; err != nil || size(s) != want { // r0 and r0/.git above, the hooks directory, its 5000 files
+		t.Fatalf("control: %d entries, %v; want %d", size(s), err, want)
 	}
 	var be *BoundError
 	if _, err := Snapshot(ws, paths, Limits{Entries: 1000, Bytes: 1 << 30}); !errors.As(err, &be) {
 		t.Fatalf("%v; want a *BoundError", err)
+	}
+}
+
+// TestChangePastThePathCut: each protected path's tree was compared for
+// its first 4096 entries only, cut quietly: a run that changed a hook past
+// them (here h999, the last of 5000 in name order) changed a protected
+// file and ProtectedChanged said nothing (this test failed so). The
+// control is the change itself, seen on the host. A tree is now read
+// whole within the look's bounds in total, and past them is not judged.
+func TestChangePastThePathCut(t *testing.T) {
+	ws, paths := manyProtected(t, 1, 5000)
+	s, err := Snapshot(ws, paths, Limits{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	last := filepath.Join(ws, paths[0], "h999")
+	if err := os.WriteFile(last, []byte("planted"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if b, err := os.ReadFile(last); err != nil || string(b) != "planted" {
+		t.Fatalf("control: the change is not on the host: %q %v", b, err)
+	}
+	if got := s.Changed(ws, paths); !slices.Equal(got, paths) {
+		t.Errorf("changed %v; want %v", got, paths)
+	}
+}
+
+// TestSnapshotTooDeep: a protected tree deeper than the look descends
+// (a run can nest directories under a protected path it made) was cut
+// quietly at 16 levels; what lies below is not judged now: the snapshot
+// is refused before a run, and after one the path is listed.
+func TestSnapshotTooDeep(t *testing.T) {
+	ws, paths := manyProtected(t, 1, 1)
+	deep := filepath.Join(ws, paths[0])
+	for range maxProtectedDepth + 2 {
+		deep = filepath.Join(deep, "d")
+	}
+	s, err := Snapshot(ws, paths, Limits{})
+	if err != nil {
+		t.Fatalf("control, shallow: %v", err)
+	}
+	if err := os.MkdirAll(deep, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if got := s.Changed(ws, paths); !slices.Equal(got, paths) {
+		t.Errorf("changed %v; want %v", got, paths)
+	}
+	var be *BoundError
+	if _, err := Snapshot(ws, paths, Limits{}); !errors.As(err, &be) || !strings.Contains(err.Error(), "levels") {
+		t.Errorf("snapshot of the deep tree: %v; want a *BoundError naming the levels", err)
 	}
 }
