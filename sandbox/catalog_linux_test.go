@@ -233,6 +233,19 @@ func exists(path string) func() bool {
 	return func() bool { _, err := os.Lstat(path); return err == nil }
 }
 
+// plantCases are the runs of a planting attack: the control, with git's
+// paths out of the protected list, plants; the default list does not,
+// through the write budget or with the workspace bound directly.
+var plantCases = []struct {
+	name    string
+	policy  func(*Policy)
+	planted bool
+}{
+	{"control: git's paths not protected", func(p *Policy) { p.Protected = []string{".bashrc"} }, true},
+	{"default", func(*Policy) {}, false},
+	{"default, workspace bound directly", func(p *Policy) { p.Without = []Layer{LayerWriteBudget} }, false},
+}
+
 // plantAttempt runs the attack ("write" or "append") on target in a
 // sandboxed run of p and checks what came of it. With planted (a
 // control) the run must write and the host's file hold the run's mark (a

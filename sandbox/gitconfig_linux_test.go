@@ -77,15 +77,7 @@ func TestGitConfiguredHooksAttack(t *testing.T) {
 		}, "conf/b.gitconfig"},
 	}
 	for _, l := range layouts {
-		for _, tc := range []struct {
-			name    string
-			policy  func(*Policy)
-			planted bool
-		}{
-			{"control: git's paths not protected", func(p *Policy) { p.Protected = []string{".bashrc"} }, true},
-			{"default", func(*Policy) {}, false},
-			{"default, workspace bound directly", func(p *Policy) { p.Without = []Layer{LayerWriteBudget} }, false},
-		} {
+		for _, tc := range plantCases {
 			t.Run(l.name+"/"+tc.name, func(t *testing.T) {
 				for _, e := range []string{".git", ".husky", "tools", "shared.gitconfig", "a.gitconfig", "conf"} {
 					must(t, os.RemoveAll(filepath.Join(f.ws, e)))
@@ -278,15 +270,7 @@ func TestGitConfiguredCommandsAttack(t *testing.T) {
 		{"a gpg program's path", "gpg.program", "tools/gpg", "tools/gpg", true},
 	}
 	for _, l := range layouts {
-		for _, tc := range []struct {
-			name    string
-			policy  func(*Policy)
-			planted bool
-		}{
-			{"control: git's paths not protected", func(p *Policy) { p.Protected = []string{".bashrc"} }, true},
-			{"default", func(*Policy) {}, false},
-			{"default, workspace bound directly", func(p *Policy) { p.Without = []Layer{LayerWriteBudget} }, false},
-		} {
+		for _, tc := range plantCases {
 			t.Run(l.name+"/"+tc.name, func(t *testing.T) {
 				ents, _ := os.ReadDir(f.ws)
 				for _, e := range ents {
@@ -502,15 +486,7 @@ func TestGitEnclosingRepositoryAttack(t *testing.T) {
 		{"a .git file above naming a repository inside", "", "", "inner.git/hooks/pre-commit"},
 	}
 	for _, l := range layouts {
-		for _, tc := range []struct {
-			name    string
-			policy  func(*Policy)
-			planted bool
-		}{
-			{"control: git's paths not protected", func(p *Policy) { p.Protected = []string{".bashrc"} }, true},
-			{"default", func(*Policy) {}, false},
-			{"default, workspace bound directly", func(p *Policy) { p.Without = []Layer{LayerWriteBudget} }, false},
-		} {
+		for _, tc := range plantCases {
 			t.Run(l.name+"/"+tc.name, func(t *testing.T) {
 				must(t, os.RemoveAll(filepath.Join(parent, ".git")))
 				ents, _ := os.ReadDir(f.ws)
@@ -556,15 +532,7 @@ func TestHookManagerConfigAttack(t *testing.T) {
 		{"lefthook's scripts", "#!/bin/sh\nlefthook run \"pre-commit\" \"$@\"\n", ".lefthook/pre-commit/lint.sh"},
 	}
 	for _, l := range layouts {
-		for _, tc := range []struct {
-			name    string
-			policy  func(*Policy)
-			planted bool
-		}{
-			{"control: git's paths not protected", func(p *Policy) { p.Protected = []string{".bashrc"} }, true},
-			{"default", func(*Policy) {}, false},
-			{"default, workspace bound directly", func(p *Policy) { p.Without = []Layer{LayerWriteBudget} }, false},
-		} {
+		for _, tc := range plantCases {
 			t.Run(l.name+"/"+tc.name, func(t *testing.T) {
 				ents, _ := os.ReadDir(f.ws)
 				for _, e := range ents {

@@ -40,15 +40,7 @@ func TestNestedRepositoryAttack(t *testing.T) {
 	repo := filepath.Join(f.ws, "vendor", "lib")
 	hook := filepath.Join(repo, ".git", "hooks", "pre-commit")
 	config := filepath.Join(repo, ".git", "config")
-	for _, tc := range []struct {
-		name    string
-		policy  func(*Policy)
-		planted bool
-	}{
-		{"control: git's paths not protected", func(p *Policy) { p.Protected = []string{".bashrc"} }, true},
-		{"default", func(*Policy) {}, false},
-		{"default, workspace bound directly", func(p *Policy) { p.Without = []Layer{LayerWriteBudget} }, false},
-	} {
+	for _, tc := range plantCases {
 		t.Run(tc.name, func(t *testing.T) {
 			must(t, os.RemoveAll(filepath.Join(f.ws, "vendor")))
 			gitInit(t, f.ws, repo)
