@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"strings"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -282,4 +283,49 @@ func TestTaskExpiresUnwatched(t *testing.T) {
 			})
 		})
 	}
+}
+
+// TestTaskAnswersBounded is an attack on the memory a task's answers
+// hold: a task waiting for several input requests keeps the answers
+// given so far until the last comes, and each tasks/update could bring
+// an answer as large as a request body may be, so one principal's
+// tasks could hold gigabytes (16 requests a task, 64 tasks). The answers
+// a task keeps are bounded by MaxAnswerBytes together; an update past it
+// is refused and keeps nothing. The control is answers within the bound,
+// kept and resumed with.
+func TestTaskAnswersBounded(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s := newTaskStore(TaskLimits{MaxAnswerBytes: 1000})
+		tk, _ := s.create("a", noCancel)
+		got := make(chan map[string]json.RawMessage, 1)
+		go func() {
+			ans, err := s.ask(context.Background(), tk, map[string]json.RawMessage{
+				"x": json.RawMessage(`{"method":"elicitation/create"}`), "y": json.RawMessage(`{"method":"elicitation/create"}`), "z": json.RawMessage(`{"method":"elicitation/create"}`)})
+			if err != nil {
+				t.Error(err)
+			}
+			got <- ans.answers
+		}()
+		synctest.Wait()
+		answer := func(n int) json.RawMessage { return json.RawMessage(`"` + strings.Repeat("a", n-2) + `"`) }
+		if err := s.update(context.Background(), "a", tk.id, map[string]json.RawMessage{"x": answer(600)}); err != nil {
+			t.Fatalf("an answer within the bound (control): %v", err)
+		}
+		err := s.update(context.Background(), "a", tk.id, map[string]json.RawMessage{"y": answer(500)})
+		if !errors.Is(err, errAnswersTooLarge) {
+			t.Fatalf("answers of 1100 bytes with a bound of 1000: %v, want errAnswersTooLarge", err)
+		}
+		if err := s.update(context.Background(), "a", tk.id, map[string]json.RawMessage{"x": answer(5000)}); !errors.Is(err, errAnswersTooLarge) {
+			t.Fatalf("an answer of 5000 bytes replacing one: %v, want errAnswersTooLarge", err)
+		}
+		if sn, _ := s.get("a", tk.id); sn.Status != StatusInputRequired || len(sn.inputs) != 2 {
+			t.Fatalf("after the refused answers: %s with %d pending, want y and z pending", sn.Status, len(sn.inputs))
+		}
+		if err := s.update(context.Background(), "a", tk.id, map[string]json.RawMessage{"y": answer(200), "z": answer(200)}); err != nil {
+			t.Fatalf("the last answers within the bound (control): %v", err)
+		}
+		if ans := <-got; len(ans) != 3 || len(ans["x"]) != 600 {
+			t.Errorf("resumed with %d answers, x of %d bytes", len(ans), len(ans["x"]))
+		}
+	})
 }
