@@ -25,7 +25,7 @@ var testSignerKey = []byte("0123456789abcdef0123456789abcdef")
 
 // guardedWorker serves "drop" (counting its runs in drops) and "echo"
 // under adminOnly, with restore as the service's CallContext.
-func guardedWorker(t *testing.T, s *server.Server, drops *atomic.Int64, restore func(context.Context, nats.Header) (context.Context, error)) {
+func guardedWorker(t *testing.T, s *server.Server, drops *atomic.Int64, restore func(context.Context, nats.Header) (context.Context, error)) *natstool.Service {
 	t.Helper()
 	a, err := policy.New("admin.cedar", []byte(adminOnly))
 	if err != nil {
@@ -43,7 +43,7 @@ func guardedWorker(t *testing.T, s *server.Server, drops *atomic.Int64, restore 
 	}) (string, error) {
 		return in.Table, nil
 	})))
-	serve(t, connect(t, s), worker, natstool.ServeOptions{CallContext: restore})
+	return serve(t, connect(t, s), worker, natstool.ServeOptions{CallContext: restore})
 }
 
 // rawCall publishes msg as a caller without natstool would, and returns
