@@ -42,12 +42,12 @@ func TestHeaderSignerRefuses(t *testing.T) {
 		name string
 		// change alters the signed headers, the call, or the clock before
 		// verification.
-		change  func(h map[string][]string, c *policy.SignedCall, clock *fixedClock)
-		key     []byte // verifier's key; signKey when nil
+		change func(h map[string][]string, c *policy.SignedCall, clock *fixedClock)
+		key    []byte // verifier's key; signKey when nil
 		// verifierID is the verifier's key id (KeyID of its key when "").
 		verifierID string
 		want       string // "" for accepted
-		wantWho string
+		wantWho    string
 	}{
 		{name: "control: untouched", change: func(map[string][]string, *policy.SignedCall, *fixedClock) {}, wantWho: "root"},
 		{name: "tampered principal", change: func(h map[string][]string, _ *policy.SignedCall, _ *fixedClock) {
