@@ -26,7 +26,31 @@ import (
 //
 // Control: each worker keeps its own nonces (the default), so the other
 // worker has never seen the nonce and runs the call a second time.
+// Defence: the workers' verifiers share a JetStream bucket of nonces
+// (natstool.OpenNonces, each on its own connection, as separate
+// processes would): the other worker refuses the copy as already used,
+// and the call ran once.
 func TestCrossWorkerReplay(t *testing.T) {
+	t.Run("shared nonces: the other worker refuses the replay", func(t *testing.T) {
+		s := startServer(t, true)
+		verifiers := func() *policy.HeaderSigner {
+			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+			defer cancel()
+			nonces, err := natstool.OpenNonces(ctx, connect(t, s), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			v, err := policy.NewHeaderSigner(testSignerKey, &policy.HeaderSignerOptions{Nonces: nonces})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return v
+		}
+		runs := replayToTheOtherWorker(t, s, verifiers, "principal claim refused: the signature was already used")
+		if runs != 1 {
+			t.Fatalf("%d runs of the call, want 1", runs)
+		}
+	})
 	t.Run("control: per-worker nonces run the replay on the other worker", func(t *testing.T) {
 		s := startServer(t, false)
 		verifiers := func() *policy.HeaderSigner { return mustSigner(t, testSignerKey) }
