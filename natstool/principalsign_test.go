@@ -187,7 +187,7 @@ func TestSignedJobs(t *testing.T) {
 	}{
 		{"signed job runs", natstool.VerifiedJobContext(jobVerifier), natstool.SignedHeaders(signer), "", "42"},
 		{"unsigned claim refused", natstool.VerifiedJobContext(jobVerifier), func(ctx context.Context) nats.Header { return policy.Headers(ctx) }, tool.KindDenied, "Clawtool-Principal-Signature is missing"},
-		{"another key refused", natstool.VerifiedJobContext(jobVerifier), natstool.SignedHeaders(mustSigner(t, []byte("another key, also 32 bytes long!"))), tool.KindDenied, "does not match"},
+		{"another key refused", natstool.VerifiedJobContext(jobVerifier), natstool.SignedHeaders(mustSigner(t, []byte("another key, also 32 bytes long!"))), tool.KindDenied, "which this worker does not hold"},
 		{"call verifier refuses jobs", nil, natstool.SignedHeaders(signer), tool.KindDenied, "jobs are verified by natstool.VerifiedJobContext"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
