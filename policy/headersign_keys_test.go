@@ -3,6 +3,7 @@ package policy_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
@@ -223,4 +224,22 @@ func TestHeaderSignerSharedNonces(t *testing.T) {
 			t.Fatalf("err = %v, want refused saying why", err)
 		}
 	})
+}
+
+// A worker in the middle of a key rotation takes calls signed with the
+// new key and with the old one, found by the key id each signature names.
+func ExampleHeaderSignerOptions_acceptKeys() {
+	oldKey := []byte("the old key, at least 32 bytes..")
+	newKey := []byte("the new key, at least 32 bytes..")
+	worker, _ := policy.NewHeaderSigner(newKey, &policy.HeaderSignerOptions{AcceptKeys: []policy.SignerKey{{Secret: oldKey}}})
+	call := policy.SignedCall{Subject: "clawtool.tool.clawtool.calc", Body: []byte(`{"expression":"6*7"}`)}
+	for _, key := range [][]byte{oldKey, newKey, []byte("a key the worker does not hold..")} {
+		caller, _ := policy.NewHeaderSigner(key, nil)
+		_, err := worker.FromHeaders(context.Background(), call, caller.Headers(context.Background(), call))
+		fmt.Println(caller.KeyID(), err)
+	}
+	// Output:
+	// M3_vUUbTb51_LNQz <nil>
+	// b8FQas9GI-Z7La6g <nil>
+	// qxCkDOJxF9iOmPYG principal claim refused: the signature is made with key id qxCkDOJxF9iOmPYG, which this worker does not hold
 }
