@@ -242,3 +242,44 @@ func TestTaskStoreClose(t *testing.T) {
 		t.Errorf("create after close: %v", err)
 	}
 }
+
+// TestTaskExpiresUnwatched is an attack on the TTL: a live task was
+// cancelled when it expired only if a request then looked it up (or a
+// new task swept the store), so a task no one polled went on past its
+// TTL (a tool still at work, a question still waiting) for as long as
+// the server ran. Its run's context must end at the TTL by itself. The
+// control is a task polled at the TTL, which always ended.
+func TestTaskExpiresUnwatched(t *testing.T) {
+	for _, polled := range []bool{true, false} {
+		name := map[bool]string{true: "polled at the TTL (control)", false: "never polled"}[polled]
+		t.Run(name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				st := newTaskStore(TaskLimits{TTL: time.Minute})
+				defer st.close()
+				ended := make(chan time.Duration, 1)
+				start := time.Now()
+				rec, err := memTasks{st}.Create(context.Background(), TaskCall{Owner: "a", Tool: "t",
+					run: func(ctx context.Context, tk *task) {
+						<-ctx.Done()
+						ended <- time.Since(start)
+					}})
+				if err != nil {
+					t.Fatal(err)
+				}
+				time.Sleep(time.Minute)
+				if polled {
+					st.get("a", rec.TaskID)
+				}
+				synctest.Wait()
+				select {
+				case after := <-ended:
+					if after != time.Minute {
+						t.Errorf("the task's run ended %v after it was made, want at its TTL (%v)", after, time.Minute)
+					}
+				default:
+					t.Error("the task's run goes on past its TTL")
+				}
+			})
+		})
+	}
+}
