@@ -173,11 +173,16 @@ fetch(%q, {mode: "no-cors", credentials: "include"}).finally(() => { document.bo
 	}
 	// A GET in no-cors mode carries no Origin; Sec-Fetch-Site refuses it.
 	if got := strings.Join(log.find("GET /api/tools"), ", "); got != "GET /api/tools same-origin 200, GET /api/tools same-site 403" {
-		t.Errorf("GET /api/tools: %s; want the page's 200, then the other origin's 403 (though the cookie went with it)", got)
+		t.Errorf("GET /api/tools: %s; want the page's 200, then the other origin's 403", got)
 	}
 
-	// The page, after the first visit: the cookie is enough to load it.
-	run("reopen", chromedp.Navigate(srv.URL+"/"), chromedp.WaitVisible(chromedp.CSS(`#tools li[data-name="order"]`)))
+	// The page without the token in its URL is refused; with it, it
+	// opens again.
+	run("reopen without the token", chromedp.Navigate(srv.URL+"/"), chromedp.WaitVisible(chromedp.CSS("body")))
+	if got := text("body"); !strings.Contains(got, "missing or wrong token") {
+		t.Errorf("page without the token, after a visit with it, shows %q", got)
+	}
+	run("reopen", chromedp.Navigate(h.URL(srv.URL+"/")), chromedp.WaitVisible(chromedp.CSS(`#tools li[data-name="order"]`)))
 	var n int
 	run("search", chromedp.SendKeys(chromedp.CSS("#search"), "pizza"))
 	eval(`document.querySelectorAll("#tools li").length`, &n)

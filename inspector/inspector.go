@@ -8,10 +8,11 @@
 // access beyond the inspector itself.
 //
 // A [Handler] is meant for one person on one machine. Every request must
-// carry the handler's random token: in the URL of the first visit (which
-// sets a cookie), and in the X-Clawtool-Token header on every request that
-// runs a tool, so that another web page cannot make the browser run one
-// (no tool runs on GET). Requests whose Host is not a loopback name or
+// carry the handler's random token: in the URL of the page, and in the
+// X-Clawtool-Token header on every request of the page's script, so that
+// another web page cannot make the browser run a tool (no tool runs on
+// GET). No cookie holds it: a browser sends a cookie of 127.0.0.1 to
+// every server on 127.0.0.1, whatever its port. Requests whose Host is not a loopback name or
 // address, or whose Origin is not the Host they were sent to, are refused,
 // which stops DNS rebinding. Serve it on 127.0.0.1.
 package inspector
@@ -32,9 +33,6 @@ import (
 
 // TokenHeader is the request header that carries the token on API calls.
 const TokenHeader = "X-Clawtool-Token"
-
-// cookieName is the cookie the first visit sets.
-const cookieName = "clawtool_inspector"
 
 // A Handler serves the inspector. Make one with [New].
 type Handler struct {
@@ -146,17 +144,19 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "inspector: refused: "+s+" request", http.StatusForbidden)
 		return
 	}
+	// No cookie carries the token: browsers send a cookie of 127.0.0.1
+	// to every port of 127.0.0.1, so any other local server the user
+	// visits would be handed it. The page's URL holds the token, and
+	// the page sends it in the header.
 	switch {
 	case r.Method == http.MethodGet && r.URL.Query().Has("token"):
 		if !h.tokenOK(r.URL.Query().Get("token")) {
 			http.Error(w, "inspector: wrong token: use the URL printed when the inspector started", http.StatusForbidden)
 			return
 		}
-		http.SetCookie(w, &http.Cookie{Name: cookieName, Value: h.token, Path: "/", HttpOnly: true, SameSite: http.SameSiteStrictMode})
 	case r.Method == http.MethodGet || r.Method == http.MethodHead:
-		c, err := r.Cookie(cookieName)
-		if (err != nil || !h.tokenOK(c.Value)) && !h.tokenOK(r.Header.Get(TokenHeader)) {
-			http.Error(w, "inspector: missing or wrong token: open the URL printed when the inspector started", http.StatusForbidden)
+		if !h.tokenOK(r.Header.Get(TokenHeader)) {
+			http.Error(w, "inspector: missing or wrong token: open the URL printed when the inspector started (it holds the token)", http.StatusForbidden)
 			return
 		}
 	default:

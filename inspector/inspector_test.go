@@ -52,7 +52,9 @@ var apiHeaders = map[string]string{TokenHeader: testToken, "Content-Type": "appl
 
 func TestSafety(t *testing.T) {
 	h := newTestHandler(t)
-	cookie := "clawtool_inspector=" + testToken
+	cookie := "clawtool_inspector=" + testToken // what an earlier inspector set
+	tok := map[string]string{TokenHeader: testToken}
+	with := func(k, v string) map[string]string { return map[string]string{TokenHeader: testToken, k: v} }
 	tests := []struct {
 		name, method, target, body string
 		hdr                        map[string]string
@@ -62,23 +64,23 @@ func TestSafety(t *testing.T) {
 		{"page with token", "GET", "/?token=" + testToken, "", nil, 200, "clawtool inspector"},
 		{"page with wrong token", "GET", "/?token=nope", "", nil, 403, "wrong token"},
 		{"page without token", "GET", "/", "", nil, 403, "missing or wrong token"},
-		{"page with cookie", "GET", "/", "", map[string]string{"Cookie": cookie}, 200, "clawtool inspector"},
-		{"page with wrong cookie", "GET", "/", "", map[string]string{"Cookie": "clawtool_inspector=x"}, 403, "token"},
+		{"page with the cookie an earlier inspector set", "GET", "/", "", map[string]string{"Cookie": cookie}, 403, "missing or wrong token"},
+		{"tools with that cookie", "GET", "/api/tools", "", map[string]string{"Cookie": cookie, "Sec-Fetch-Site": "same-origin"}, 403, "missing or wrong token"},
 		{"rebinding Host", "GET", "/?token=" + testToken, "", map[string]string{"Host": "evil.example:7777"}, 403, "Host"},
 		{"localhost Host", "GET", "/?token=" + testToken, "", map[string]string{"Host": "localhost:7777"}, 200, ""},
 		{"IPv6 loopback Host", "GET", "/?token=" + testToken, "", map[string]string{"Host": "[::1]:7777"}, 200, ""},
-		{"other Origin", "GET", "/api/tools", "", map[string]string{"Cookie": cookie, "Origin": "http://evil.example"}, 403, "origin"},
-		{"Origin on another port", "GET", "/api/tools", "", map[string]string{"Cookie": cookie, "Origin": "http://127.0.0.1:9999"}, 403, "origin"},
-		{"cross-site fetch", "GET", "/api/tools", "", map[string]string{"Cookie": cookie, "Sec-Fetch-Site": "cross-site"}, 403, "cross-site"},
-		{"same-site fetch", "GET", "/api/tools", "", map[string]string{"Cookie": cookie, "Sec-Fetch-Site": "same-site"}, 403, "same-site"},
-		{"same-origin fetch", "GET", "/api/tools", "", map[string]string{"Cookie": cookie, "Sec-Fetch-Site": "same-origin"}, 200, "order"},
+		{"other Origin", "GET", "/api/tools", "", with("Origin", "http://evil.example"), 403, "origin"},
+		{"Origin on another port", "GET", "/api/tools", "", with("Origin", "http://127.0.0.1:9999"), 403, "origin"},
+		{"cross-site fetch", "GET", "/api/tools", "", with("Sec-Fetch-Site", "cross-site"), 403, "cross-site"},
+		{"same-site fetch", "GET", "/api/tools", "", with("Sec-Fetch-Site", "same-site"), 403, "same-site"},
+		{"same-origin fetch", "GET", "/api/tools", "", with("Sec-Fetch-Site", "same-origin"), 200, "order"},
 		{"tools without token", "GET", "/api/tools", "", nil, 403, "token"},
 		{"call with cookie only", "POST", "/api/call", `{"name":"slow"}`, map[string]string{"Cookie": cookie, "Content-Type": "application/json"}, 403, TokenHeader},
 		{"call from other Origin", "POST", "/api/call", `{"name":"slow"}`, map[string]string{TokenHeader: testToken, "Content-Type": "application/json", "Origin": "http://evil.example"}, 403, "origin"},
-		{"call on GET", "GET", "/api/call?name=slow", "", map[string]string{"Cookie": cookie}, 405, ""},
-		{"batch on GET", "GET", "/api/batch", "", map[string]string{"Cookie": cookie}, 405, ""},
+		{"call on GET", "GET", "/api/call?name=slow", "", tok, 405, ""},
+		{"batch on GET", "GET", "/api/batch", "", tok, 405, ""},
 		{"call as a form post", "POST", "/api/call", `name=slow`, map[string]string{TokenHeader: testToken, "Content-Type": "application/x-www-form-urlencoded"}, 415, "application/json"},
-		{"unknown path", "GET", "/api/nothing", "", map[string]string{"Cookie": cookie}, 404, ""},
+		{"unknown path", "GET", "/api/nothing", "", tok, 404, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -97,12 +99,14 @@ func shorten(s string) string {
 	return s
 }
 
-func TestFirstVisitSetsCookie(t *testing.T) {
+// TestFirstVisitSetsNoCookie: the token stays out of cookies, which the
+// browser would send to every port of the host (see
+// TestBrowserTokenStaysOnItsPort).
+func TestFirstVisitSetsNoCookie(t *testing.T) {
 	h := newTestHandler(t)
 	w := do(h, "GET", "/?token="+testToken, "", nil)
-	c := w.Result().Cookies()
-	if len(c) != 1 || c[0].Value != testToken || !c[0].HttpOnly || c[0].SameSite != http.SameSiteStrictMode {
-		t.Fatalf("cookies = %+v, want one HttpOnly SameSite=Strict cookie holding the token", c)
+	if c := w.Result().Cookies(); len(c) != 0 {
+		t.Fatalf("cookies = %+v, want none", c)
 	}
 	if csp := w.Header().Get("Content-Security-Policy"); !strings.Contains(csp, "default-src 'none'") {
 		t.Errorf("Content-Security-Policy = %q", csp)

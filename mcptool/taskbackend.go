@@ -125,7 +125,13 @@ func (m memTasks) Create(ctx context.Context, call TaskCall) (TaskRecord, error)
 	tk.tool = call.Tool // before anyone can list it
 	m.st.mu.Unlock()
 	sn, _ := m.st.get(tk.owner, tk.id)
-	go call.run(rctx, tk)
+	// The run ends at the TTL by itself: dropping an expired task also
+	// cancels it, but only when a request comes to look.
+	rctx, stop := context.WithDeadline(rctx, tk.created.Add(m.st.lim.TTL))
+	go func() {
+		defer stop()
+		call.run(rctx, tk)
+	}()
 	return sn.record(), nil
 }
 

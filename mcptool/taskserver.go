@@ -227,7 +227,7 @@ func taskErrorCode(err error) int {
 	switch {
 	case errors.Is(err, errPollLimit):
 		return CodeRateLimited
-	case errors.Is(err, ErrTaskNotFound), errors.Is(err, ErrTaskNotWaiting):
+	case errors.Is(err, ErrTaskNotFound), errors.Is(err, ErrTaskNotWaiting), errors.Is(err, errAnswersTooLarge):
 		return CodeInvalidParams
 	}
 	return -32603 // too many tasks, a store that cannot be reached

@@ -39,6 +39,10 @@ type TaskLimits struct {
 	// MaxInputRequests bounds the input requests a task may wait for at
 	// once (default 16).
 	MaxInputRequests int
+	// MaxAnswerBytes bounds the answers to a task's pending input
+	// requests it keeps together (their JSON); a tasks/update that would
+	// pass it is refused and keeps nothing. Default 1 MiB.
+	MaxAnswerBytes int
 }
 
 // WithDefaults returns l with each zero or negative field set to its
@@ -65,6 +69,7 @@ func (l TaskLimits) withDefaults() TaskLimits {
 	def(&l.MaxResultBytes, 1<<20)
 	def(&l.PollBurst, 40)
 	def(&l.MaxInputRequests, 16)
+	def(&l.MaxAnswerBytes, 1<<20)
 	return l
 }
 
@@ -78,6 +83,8 @@ var (
 	errTooManyTasks = ErrTooManyTasks
 	// errPollLimit: tasks/get beyond the principal's rate.
 	errPollLimit = errors.New("tasks/get rate limit exceeded")
+	// errAnswersTooLarge: tasks/update past TaskLimits.MaxAnswerBytes.
+	errAnswersTooLarge = errors.New("the answers are larger than this server keeps for a task")
 )
 
 // task is one task of the store. Its fields are guarded by the store's
@@ -392,6 +399,22 @@ func (s *taskStore) update(ctx context.Context, owner, id string, answers map[st
 	}
 	if t.status != StatusInputRequired {
 		return errTaskNotWaiting
+	}
+	// The answers kept until the last comes are bounded together: an
+	// update that would pass the bound keeps nothing.
+	size := 0
+	for k, v := range t.answers {
+		if _, replaced := answers[k]; !replaced {
+			size += len(v)
+		}
+	}
+	for k, v := range answers {
+		if _, pending := t.inputs[k]; pending {
+			size += len(v)
+		}
+	}
+	if size > s.lim.MaxAnswerBytes {
+		return fmt.Errorf("%w: %d bytes, more than %d", errAnswersTooLarge, size, s.lim.MaxAnswerBytes)
 	}
 	for k, v := range answers {
 		if _, pending := t.inputs[k]; pending {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"strings"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -241,4 +242,90 @@ func TestTaskStoreClose(t *testing.T) {
 	if _, err := s.create("a", noCancel); !errors.Is(err, errTooManyTasks) {
 		t.Errorf("create after close: %v", err)
 	}
+}
+
+// TestTaskExpiresUnwatched is an attack on the TTL: a live task was
+// cancelled when it expired only if a request then looked it up (or a
+// new task swept the store), so a task no one polled went on past its
+// TTL (a tool still at work, a question still waiting) for as long as
+// the server ran. Its run's context must end at the TTL by itself. The
+// control is a task polled at the TTL, which always ended.
+func TestTaskExpiresUnwatched(t *testing.T) {
+	for _, polled := range []bool{true, false} {
+		name := map[bool]string{true: "polled at the TTL (control)", false: "never polled"}[polled]
+		t.Run(name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				st := newTaskStore(TaskLimits{TTL: time.Minute})
+				defer st.close()
+				ended := make(chan time.Duration, 1)
+				start := time.Now()
+				rec, err := memTasks{st}.Create(context.Background(), TaskCall{Owner: "a", Tool: "t",
+					run: func(ctx context.Context, tk *task) {
+						<-ctx.Done()
+						ended <- time.Since(start)
+					}})
+				if err != nil {
+					t.Fatal(err)
+				}
+				time.Sleep(time.Minute)
+				if polled {
+					st.get("a", rec.TaskID)
+				}
+				synctest.Wait()
+				select {
+				case after := <-ended:
+					if after != time.Minute {
+						t.Errorf("the task's run ended %v after it was made, want at its TTL (%v)", after, time.Minute)
+					}
+				default:
+					t.Error("the task's run goes on past its TTL")
+				}
+			})
+		})
+	}
+}
+
+// TestTaskAnswersBounded is an attack on the memory a task's answers
+// hold: a task waiting for several input requests keeps the answers
+// given so far until the last comes, and each tasks/update could bring
+// an answer as large as a request body may be, so one principal's
+// tasks could hold gigabytes (16 requests a task, 64 tasks). The answers
+// a task keeps are bounded by MaxAnswerBytes together; an update past it
+// is refused and keeps nothing. The control is answers within the bound,
+// kept and resumed with.
+func TestTaskAnswersBounded(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s := newTaskStore(TaskLimits{MaxAnswerBytes: 1000})
+		tk, _ := s.create("a", noCancel)
+		got := make(chan map[string]json.RawMessage, 1)
+		go func() {
+			ans, err := s.ask(context.Background(), tk, map[string]json.RawMessage{
+				"x": json.RawMessage(`{"method":"elicitation/create"}`), "y": json.RawMessage(`{"method":"elicitation/create"}`), "z": json.RawMessage(`{"method":"elicitation/create"}`)})
+			if err != nil {
+				t.Error(err)
+			}
+			got <- ans.answers
+		}()
+		synctest.Wait()
+		answer := func(n int) json.RawMessage { return json.RawMessage(`"` + strings.Repeat("a", n-2) + `"`) }
+		if err := s.update(context.Background(), "a", tk.id, map[string]json.RawMessage{"x": answer(600)}); err != nil {
+			t.Fatalf("an answer within the bound (control): %v", err)
+		}
+		err := s.update(context.Background(), "a", tk.id, map[string]json.RawMessage{"y": answer(500)})
+		if !errors.Is(err, errAnswersTooLarge) {
+			t.Fatalf("answers of 1100 bytes with a bound of 1000: %v, want errAnswersTooLarge", err)
+		}
+		if err := s.update(context.Background(), "a", tk.id, map[string]json.RawMessage{"x": answer(5000)}); !errors.Is(err, errAnswersTooLarge) {
+			t.Fatalf("an answer of 5000 bytes replacing one: %v, want errAnswersTooLarge", err)
+		}
+		if sn, _ := s.get("a", tk.id); sn.Status != StatusInputRequired || len(sn.inputs) != 2 {
+			t.Fatalf("after the refused answers: %s with %d pending, want y and z pending", sn.Status, len(sn.inputs))
+		}
+		if err := s.update(context.Background(), "a", tk.id, map[string]json.RawMessage{"y": answer(200), "z": answer(200)}); err != nil {
+			t.Fatalf("the last answers within the bound (control): %v", err)
+		}
+		if ans := <-got; len(ans) != 3 || len(ans["x"]) != 600 {
+			t.Errorf("resumed with %d answers, x of %d bytes", len(ans), len(ans["x"]))
+		}
+	})
 }

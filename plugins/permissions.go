@@ -2,9 +2,9 @@ package plugins
 
 import (
 	"bytes"
-	"io"
-	"os"
 	"sync"
+
+	"github.com/miniopenclaw/tool/internal/boundedfile"
 )
 
 // maxPermissionsBytes bounds the permissions file a Permissions reads to
@@ -83,13 +83,8 @@ func (p *Permissions) Next(c *Config) (PermissionsChange, string) {
 // readPermissions returns the text of file, or nil when it cannot be
 // read or is longer than maxPermissionsBytes.
 func readPermissions(file string) []byte {
-	f, err := os.Open(file)
+	b, err := boundedfile.Read(file, maxPermissionsBytes)
 	if err != nil {
-		return nil
-	}
-	defer f.Close()
-	b, err := io.ReadAll(io.LimitReader(f, maxPermissionsBytes+1))
-	if err != nil || len(b) > maxPermissionsBytes {
 		return nil
 	}
 	return b

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/miniopenclaw/tool"
+	"github.com/miniopenclaw/tool/internal/boundedfile"
 	"github.com/miniopenclaw/tool/sandbox"
 	"github.com/miniopenclaw/tool/sandbox/wasm"
 )
@@ -46,7 +47,7 @@ func (e *entry) startModule(ctx context.Context, m Module, policy *sandbox.Polic
 	if err != nil {
 		return err
 	}
-	bin, err := readBounded(m.Path, maxModuleBytes)
+	bin, err := boundedfile.Read(m.Path, maxModuleBytes)
 	if err != nil {
 		return err
 	}
@@ -121,22 +122,6 @@ func moduleABI(abi string, exports []string) (string, error) {
 		return "", fmt.Errorf(`"abi": %q, but the module does not export _start (a reactor, built with -buildmode=c-shared, exports %s and %s)`, ABICommand, exportAlloc, exportCall)
 	}
 	return "", fmt.Errorf("the module exports neither _start (a WASI command) nor %s and %s (a reactor)", exportAlloc, exportCall)
-}
-
-func readBounded(name string, max int64) ([]byte, error) {
-	f, err := os.Open(name)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	b, err := io.ReadAll(io.LimitReader(f, max+1))
-	if err != nil {
-		return nil, err
-	}
-	if int64(len(b)) > max {
-		return nil, fmt.Errorf("%s: larger than %d bytes", name, max)
-	}
-	return b, nil
 }
 
 func copyN(h hash.Hash, f *os.File, n int64) (int64, error) {

@@ -11,6 +11,7 @@ import (
 	"os"
 
 	"github.com/miniopenclaw/tool/internal/atomicfile"
+	"github.com/miniopenclaw/tool/internal/boundedfile"
 )
 
 // ErrAuditCut is wrapped by [VerifyAuditHead] when a log does not hold
@@ -66,14 +67,9 @@ func (l *AuditLog) keptHead() (AuditSummary, error) {
 
 // readHeadFile reads at most maxHeadFile bytes of path.
 func readHeadFile(path string) ([]byte, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, maxHeadFile+1))
-	if err == nil && len(data) > maxHeadFile {
-		err = fmt.Errorf("head file %s: longer than %d bytes", path, maxHeadFile)
+	data, err := boundedfile.Read(path, maxHeadFile)
+	if _, ok := errors.AsType[*boundedfile.TooLargeError](err); ok {
+		return nil, fmt.Errorf("head file %w", err)
 	}
 	return data, err
 }

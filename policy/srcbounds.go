@@ -1,9 +1,10 @@
 package policy
 
 import (
+	"errors"
 	"fmt"
-	"io"
-	"os"
+
+	"github.com/miniopenclaw/tool/internal/boundedfile"
 )
 
 // Bounds of a policy file's text, checked before Cedar parses it.
@@ -93,17 +94,9 @@ func isIdent(c byte) bool {
 // MaxPolicyBytes and one byte more: a longer file is refused while it is
 // read.
 func readPolicyFile(path string) ([]byte, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
+	src, err := boundedfile.Read(path, MaxPolicyBytes)
+	if _, ok := errors.AsType[*boundedfile.TooLargeError](err); ok {
+		return nil, fmt.Errorf("%w (MaxPolicyBytes)", err)
 	}
-	defer f.Close()
-	src, err := io.ReadAll(io.LimitReader(f, MaxPolicyBytes+1))
-	if err != nil {
-		return nil, err
-	}
-	if len(src) > MaxPolicyBytes {
-		return nil, fmt.Errorf("%s: longer than %d bytes (MaxPolicyBytes)", path, MaxPolicyBytes)
-	}
-	return src, nil
+	return src, err
 }

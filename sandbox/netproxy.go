@@ -27,7 +27,10 @@ import (
 // internal range (see [HostRule]) unless a rule names that IP literal, and
 // connects to the very address it checked: a name is resolved once per
 // connection, so a DNS answer that changes between check and connect
-// (rebinding) changes nothing. Every refusal is recorded (see
+// (rebinding) changes nothing. Inside a CONNECT tunnel it judges the
+// client's first bytes, since one address may serve many sites: a TLS
+// server name or an HTTP Host must be the CONNECT host (see
+// tunnelStart). Every refusal is recorded (see
 // [Proxy.Denials]) and logged. A request's line and headers together
 // may be at most 64 KiB; more is answered 431 and refused.
 //
@@ -307,12 +310,28 @@ func (p *Proxy) serveConn(c net.Conn) {
 		if _, err := io.WriteString(c, "HTTP/1.1 200 Connection established\r\n\r\n"); err != nil {
 			return
 		}
-		p.relay(c, br, up, p.maxBytes(), true)
+		src, inner, d := p.tunnelStart(c, br, host, port, target)
+		if d != nil {
+			if inner != nil {
+				reply(c, http.StatusForbidden, fmt.Sprintf("%s port %d refused: %s", host, port, d.Reason))
+			}
+			return
+		}
+		if inner != nil {
+			p.forwardOne(c, inner, up)
+			return
+		}
+		p.relay(c, src, up, p.maxBytes(), true)
 		return
 	}
-	// Plain HTTP: one request per connection, sent in origin form, so
-	// that a second request on the same connection cannot name another
-	// host without being checked.
+	p.forwardOne(c, req, up)
+}
+
+// forwardOne sends req, a plain HTTP request whose host was checked, to
+// up and relays the answer: one request per connection, sent in origin
+// form with Connection: close, so that a second request on the same
+// connection cannot name another host without being checked.
+func (p *Proxy) forwardOne(c net.Conn, req *http.Request, up net.Conn) {
 	req.Close = true
 	req.Header.Del("Proxy-Connection")
 	req.Header.Del("Proxy-Authorization")
@@ -519,7 +538,7 @@ var errBudget = errors.New("sandbox proxy: byte budget spent")
 // relay copies between the client c (whose buffered reader br may hold
 // bytes already read) and up, within the idle, total and byte bounds;
 // both ways when both is set, else from up to c only.
-func (p *Proxy) relay(c net.Conn, br *bufio.Reader, up net.Conn, budget int64, both bool) {
+func (p *Proxy) relay(c net.Conn, br io.Reader, up net.Conn, budget int64, both bool) {
 	idle := orDuration(p.IdleTimeout, DefaultProxyIdle)
 	end := time.Now().Add(orDuration(p.MaxDuration, DefaultProxyTotal))
 	var mu sync.Mutex

@@ -6,10 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"time"
 
+	"github.com/miniopenclaw/tool/internal/boundedfile"
 	"github.com/miniopenclaw/tool/internal/jsonduration"
 )
 
@@ -44,17 +44,9 @@ type policyJSON struct {
 // [ParsePolicy], relative paths relative to the file's directory. Its
 // errors name the file.
 func ReadPolicyFile(name string) (*Policy, error) {
-	f, err := os.Open(name)
+	b, err := boundedfile.Read(name, MaxPolicyBytes)
 	if err != nil {
 		return nil, err
-	}
-	defer f.Close()
-	b, err := io.ReadAll(io.LimitReader(f, MaxPolicyBytes+1))
-	if err != nil {
-		return nil, err
-	}
-	if len(b) > MaxPolicyBytes {
-		return nil, fmt.Errorf("%s: larger than %d bytes", name, MaxPolicyBytes)
 	}
 	dir, err := filepath.Abs(filepath.Dir(name))
 	if err != nil {

@@ -67,7 +67,7 @@ func TestReadPolicyFile(t *testing.T) {
 			t.Errorf("%s: error %v, want %q in it, after the file's name", text, err, want)
 		}
 	}
-	if _, err := sandbox.ReadPolicyFile(write(`{"env": ["A=` + strings.Repeat("x", sandbox.MaxPolicyBytes) + `"]}`)); err == nil || !strings.Contains(err.Error(), "larger than") {
+	if _, err := sandbox.ReadPolicyFile(write(`{"env": ["A=` + strings.Repeat("x", sandbox.MaxPolicyBytes) + `"]}`)); err == nil || !strings.Contains(err.Error(), "longer than") {
 		t.Errorf("a file past MaxPolicyBytes: %v, want it refused", err)
 	}
 }

@@ -8,13 +8,13 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"os"
 	"slices"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/miniopenclaw/tool"
+	"github.com/miniopenclaw/tool/internal/boundedfile"
 )
 
 // batchFlags are the flags of "clawtool call" that run a batch of calls.
@@ -90,19 +90,11 @@ const maxBatchBytes = 64 << 20
 // readBatchFile reads a batch from the named file, refusing more than
 // maxBatchBytes.
 func readBatchFile(name string) ([]byte, error) {
-	f, err := os.Open(name)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	b, err := io.ReadAll(io.LimitReader(f, maxBatchBytes+1))
-	if err != nil {
-		return nil, err
-	}
-	if len(b) > maxBatchBytes {
+	b, err := boundedfile.Read(name, maxBatchBytes)
+	if _, ok := errors.AsType[*boundedfile.TooLargeError](err); ok {
 		return nil, fmt.Errorf("%s holds more than %s, the most a batch may hold", name, byteSize(maxBatchBytes))
 	}
-	return b, nil
+	return b, err
 }
 
 // batchOutcome is the JSON form of one outcome: the call's ID, then the

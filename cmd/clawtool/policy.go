@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/miniopenclaw/tool"
+	"github.com/miniopenclaw/tool/internal/boundedfile"
 	"github.com/miniopenclaw/tool/mcptool"
 	"github.com/miniopenclaw/tool/plugins"
 	"github.com/miniopenclaw/tool/policy"
@@ -562,14 +563,9 @@ func storyLine(r policy.AuditRecord) string {
 
 // readSmallFile reads path, refusing one longer than limit bytes.
 func readSmallFile(path string, limit int64) ([]byte, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	b, err := io.ReadAll(io.LimitReader(f, limit+1))
-	if err == nil && int64(len(b)) > limit {
-		err = fmt.Errorf("%s: longer than %s", path, byteSize(limit))
+	b, err := boundedfile.Read(path, limit)
+	if _, ok := errors.AsType[*boundedfile.TooLargeError](err); ok {
+		return nil, fmt.Errorf("%s: longer than %s", path, byteSize(limit))
 	}
 	return b, err
 }

@@ -300,7 +300,8 @@ func readBounded(r io.Reader) ([]byte, error) {
 // based on base (http.DefaultClient when nil), with a time limit per
 // request, at most maxRedirects redirects, none of which leaves https
 // for plain http to a host that is not loopback, and response bodies cut
-// at MaxResponseBytes (a longer body reads as an error).
+// at MaxResponseBytes (a longer body reads as an error). A redirect to
+// another origin (scheme, host and port) is refused.
 func newHTTPClient(base *http.Client) *http.Client {
 	if base == nil {
 		base = http.DefaultClient
@@ -320,6 +321,13 @@ func newHTTPClient(base *http.Client) *http.Client {
 		}
 		if _, err := checkURL("a redirect", req.URL.String(), false); err != nil {
 			return err
+		}
+		// A redirect to another origin would carry a token request's
+		// body (a code and its verifier, a refresh token, a client
+		// secret) there, or take a token response or a metadata
+		// document, whose issuer check then means nothing, from there.
+		if from := via[0].URL; !sameOrigin(from, req.URL) {
+			return fmt.Errorf("a redirect from %s to another origin, %s: refused", origin(from), origin(req.URL))
 		}
 		return nil
 	}
@@ -380,6 +388,11 @@ func shortText(s string) string {
 // (ports included), without regard to case.
 func sameOrigin(a, b *url.URL) bool {
 	return strings.EqualFold(a.Scheme, b.Scheme) && strings.EqualFold(hostPort(a), hostPort(b))
+}
+
+// origin returns u's scheme and host, for messages.
+func origin(u *url.URL) string {
+	return shortText(u.Scheme + "://" + u.Host)
 }
 
 // hostPort returns u's host with its port, the default port of the

@@ -87,6 +87,36 @@ const capsHeader = "Clawtool-Task-Capabilities"
 
 type capsKey struct{}
 
+// expiresHeader carries the time a task expires (RFC 3339, nanoseconds)
+// to its worker, whose run of the call ends then: past it, tasks/*
+// answer as for an unknown task, so no client could cancel the run.
+const expiresHeader = "Clawtool-Task-Expires"
+
+type expiresKey struct{}
+
+// withExpiry returns ctx saying that the task whose job's headers are
+// made with it expires at t.
+func withExpiry(ctx context.Context, t time.Time) context.Context {
+	return context.WithValue(ctx, expiresKey{}, t)
+}
+
+// errExpired ends the run of a task whose TTL has passed.
+var errExpired = errors.New("mcptasks: the task expired (its TTL passed), so its run ended")
+
+// untilExpiry returns ctx ending when the task of a job message with
+// headers h expires, and its cancel function. Headers that do not say
+// when (a job message of another writer) end it at once: a run that
+// could outlive its task is not started.
+func untilExpiry(ctx context.Context, h nats.Header) (context.Context, context.CancelFunc) {
+	at, err := time.Parse(time.RFC3339Nano, h.Get(expiresHeader))
+	if err != nil {
+		c, cancel := context.WithCancelCause(ctx)
+		cancel(fmt.Errorf("mcptasks: the job's message does not say when its task expires (header %s), so it is not run", expiresHeader))
+		return c, func() {}
+	}
+	return context.WithDeadlineCause(ctx, at, errExpired)
+}
+
 // resumeGrace is how long a task answered in full may stay queued before
 // a read queues its run again (the process that recorded the answers may
 // have died before it queued the run; a second copy within JetStream's
@@ -150,12 +180,19 @@ func Open(ctx context.Context, nc *nats.Conn, opts *Options) (*Store, error) {
 		if userHeaders != nil {
 			h = userHeaders(ctx)
 		}
-		if caps, _ := ctx.Value(capsKey{}).(string); caps != "" {
+		caps, _ := ctx.Value(capsKey{}).(string)
+		exp, hasExp := ctx.Value(expiresKey{}).(time.Time)
+		if caps != "" || hasExp {
 			h = maps.Clone(h)
 			if h == nil {
 				h = nats.Header{}
 			}
+		}
+		if caps != "" {
 			h.Set(capsHeader, caps)
+		}
+		if hasExp {
+			h.Set(expiresHeader, exp.UTC().Format(time.RFC3339Nano))
 		}
 		return h
 	}
@@ -165,8 +202,10 @@ func Open(ctx context.Context, nc *nats.Conn, opts *Options) (*Store, error) {
 		if answered != nil {
 			answers, state = answered.Answers, answered.State
 		}
+		ctx, stop := untilExpiry(ctx, h)
 		c, asked := mcptool.TaskInput(ctx, json.RawMessage(h.Get(capsHeader)), answers, state)
 		return c, func() (*natstool.JobQuestion, error) {
+			defer stop()
 			q, err := asked()
 			if q == nil || err != nil {
 				return nil, err
@@ -321,6 +360,9 @@ func (s *Store) Create(ctx context.Context, call mcptool.TaskCall) (mcptool.Task
 	}()
 	var key [16]byte
 	rand.Read(key[:]) // never fails (crypto/rand)
+	// Taken before the job's record is: the run ends no later than the
+	// TTL from the record's Submitted, which tasks/* go by.
+	octx = withExpiry(octx, time.Now().Add(s.lim.TTL))
 	if caps := compactCaps(call.Capabilities); caps != "" {
 		octx = context.WithValue(octx, capsKey{}, caps)
 	}
@@ -383,7 +425,7 @@ func (s *Store) Get(ctx context.Context, owner, id string) (mcptool.TaskRecord, 
 	}
 	if in := job.Input; in != nil && (job.State == natstool.JobInputRequired && s.settled(ctx, in.Approval) ||
 		job.State == natstool.JobQueued && time.Since(job.Updated) > resumeGrace) {
-		if resumed, err := s.jobs.Resume(as(ctx, owner), id, in.Round); err == nil {
+		if resumed, err := s.jobs.Resume(withExpiry(as(ctx, owner), job.Submitted.Add(s.lim.TTL)), id, in.Round); err == nil {
 			job = resumed
 		}
 	}
@@ -421,10 +463,11 @@ func (s *Store) Job(ctx context.Context, owner, id string) (natstool.Job, error)
 // update, as for a task that is not input_required. Once every question
 // is answered the task works again.
 func (s *Store) Update(ctx context.Context, owner, id string, answers map[string]json.RawMessage) error {
-	if _, err := s.job(ctx, owner, id); err != nil {
+	job, err := s.job(ctx, owner, id)
+	if err != nil {
 		return err
 	}
-	_, err := s.jobs.Answer(as(ctx, owner), id, answers)
+	_, err = s.jobs.Answer(withExpiry(as(ctx, owner), job.Submitted.Add(s.lim.TTL)), id, answers)
 	switch {
 	case errors.Is(err, natstool.ErrJobNotFound):
 		return mcptool.ErrTaskNotFound

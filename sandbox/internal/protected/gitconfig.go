@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+
+	"github.com/miniopenclaw/tool/internal/boundedfile"
 )
 
 // Bounds of the look at git's configuration: bytes of one file, files
@@ -450,19 +452,11 @@ func (c *configLook) protect(p, why string) error {
 // readBounded reads a file of at most maxConfigBytes; a larger one is an
 // error.
 func readBounded(name string) ([]byte, error) {
-	f, err := os.Open(name)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	b, err := io.ReadAll(io.LimitReader(f, maxConfigBytes+1))
-	if err != nil {
-		return nil, err
-	}
-	if len(b) > maxConfigBytes {
+	b, err := boundedfile.Read(name, maxConfigBytes)
+	if _, ok := errors.AsType[*boundedfile.TooLargeError](err); ok {
 		return nil, &BoundError{fmt.Sprintf("git configuration %s is over %d bytes", name, maxConfigBytes)}
 	}
-	return b, nil
+	return b, err
 }
 
 // parseConfig calls fn with each variable of the git configuration text
