@@ -3,7 +3,9 @@ package oauth
 import (
 	"context"
 	"crypto/rand"
+	"crypto/sha256"
 	"encoding/base64"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -615,6 +617,14 @@ func (h *Handler) authorize(ctx context.Context, d *discovery, cur *Record, want
 	if _, err := checkURL("the redirect URI", redirect, false); err != nil {
 		return fmt.Errorf("oauth: %w", err)
 	}
+	if _, ok := h.cfg.Authorizer.(*Loopback); ok && h.cfg.ClientID == "" && !(h.cfg.ClientMetadataURL != "" && d.meta.ClientIDMetadataDocumentSupported) {
+		// A client this Handler registers gets a redirect path per
+		// authorization server (RFC 9700 §4.4.2), which the Loopback
+		// holds to: a server that sends the user on to another one (a
+		// mix-up) gets that one's answer, at that one's path, refused,
+		// even where neither sends iss.
+		redirect = strings.TrimSuffix(redirect, "/") + "/" + issuerTag(d.meta.Issuer)
+	}
 	client, err := h.register(ctx, d.meta, cur, redirect)
 	if err != nil {
 		return err
@@ -668,6 +678,12 @@ func (h *Handler) authorize(ctx context.Context, d *discovery, cur *Record, want
 	}
 	h.log.Info("oauth: authorized", "server", h.cfg.Server, "issuer", rec.Issuer, "scopes", strings.Join(rec.Scopes, " "), "expiry", rec.Expiry)
 	return h.set(ctx, rec)
+}
+
+// issuerTag names an authorization server in a redirect path.
+func issuerTag(issuer string) string {
+	sum := sha256.Sum256([]byte(issuer))
+	return "as-" + hex.EncodeToString(sum[:8])
 }
 
 // scopes chooses the scopes to ask for: the challenge's (authoritative
