@@ -80,6 +80,7 @@
 // on a tool's subject can write. [SignedHeaders] signs it with a shared
 // key (policy.HeaderSigner), bound to the call's [Request]: its subject,
 // reply subject and arguments; [VerifiedContext] on the worker refuses,
-// as denied, every call whose claim is not signed with that key for that
-// very call, is stale, or was already taken.
+// as denied, every call whose claim is not signed with a key of its
+// keyring for that very call, is stale, or was already taken: by this
+// worker, or, when the workers' verifiers share [Nonces], by any.
 package natstool

@@ -25,7 +25,7 @@ var testSignerKey = []byte("0123456789abcdef0123456789abcdef")
 
 // guardedWorker serves "drop" (counting its runs in drops) and "echo"
 // under adminOnly, with restore as the service's CallContext.
-func guardedWorker(t *testing.T, s *server.Server, drops *atomic.Int64, restore func(context.Context, nats.Header) (context.Context, error)) {
+func guardedWorker(t *testing.T, s *server.Server, drops *atomic.Int64, restore func(context.Context, nats.Header) (context.Context, error)) *natstool.Service {
 	t.Helper()
 	a, err := policy.New("admin.cedar", []byte(adminOnly))
 	if err != nil {
@@ -43,7 +43,7 @@ func guardedWorker(t *testing.T, s *server.Server, drops *atomic.Int64, restore 
 	}) (string, error) {
 		return in.Table, nil
 	})))
-	serve(t, connect(t, s), worker, natstool.ServeOptions{CallContext: restore})
+	return serve(t, connect(t, s), worker, natstool.ServeOptions{CallContext: restore})
 }
 
 // rawCall publishes msg as a caller without natstool would, and returns
@@ -187,7 +187,7 @@ func TestSignedJobs(t *testing.T) {
 	}{
 		{"signed job runs", natstool.VerifiedJobContext(jobVerifier), natstool.SignedHeaders(signer), "", "42"},
 		{"unsigned claim refused", natstool.VerifiedJobContext(jobVerifier), func(ctx context.Context) nats.Header { return policy.Headers(ctx) }, tool.KindDenied, "Clawtool-Principal-Signature is missing"},
-		{"another key refused", natstool.VerifiedJobContext(jobVerifier), natstool.SignedHeaders(mustSigner(t, []byte("another key, also 32 bytes long!"))), tool.KindDenied, "does not match"},
+		{"another key refused", natstool.VerifiedJobContext(jobVerifier), natstool.SignedHeaders(mustSigner(t, []byte("another key, also 32 bytes long!"))), tool.KindDenied, "which this worker does not hold"},
 		{"call verifier refuses jobs", nil, natstool.SignedHeaders(signer), tool.KindDenied, "jobs are verified by natstool.VerifiedJobContext"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -262,7 +262,7 @@ func reuseRedirectPort(ctx context.Context, h *oauth.Handler, lb *oauth.Loopback
 		return
 	}
 	u, err := url.Parse(rec.RedirectURI)
-	if err != nil || u.Scheme != "http" || u.Hostname() != "127.0.0.1" || u.Path != "/callback" {
+	if err != nil || u.Scheme != "http" || u.Hostname() != "127.0.0.1" || (u.Path != "/callback" && !strings.HasPrefix(u.Path, "/callback/")) {
 		return
 	}
 	port, err := strconv.Atoi(u.Port())

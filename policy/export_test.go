@@ -1,5 +1,11 @@
 package policy
 
+import (
+	"context"
+	"encoding/base64"
+	"strconv"
+)
+
 // CedarOnly turns off the residual fast path, so that every call whose
 // decision depends on its arguments is evaluated by Cedar: the baseline
 // of the fast path in benchmarks.
@@ -14,4 +20,19 @@ func PerToolListing() Option { return func(a *Authorizer) { a.perToolListing = t
 // signatures are the same in every process (the fuzz target's seeds).
 func FixedSignerNonces(s *HeaderSigner) {
 	s.randRead = func(b []byte) (int, error) { clear(b); return len(b), nil }
+}
+
+// SignV1 returns the headers s.Headers makes, with the signature in the
+// key-less v1 form an older signer made.
+func SignV1(s *HeaderSigner, ctx context.Context, call SignedCall) map[string][]string {
+	h := s.Headers(ctx, call)
+	sig, _ := s.parse(h[HeaderPrincipalSignature][0])
+	claim := ""
+	if c := h[HeaderPrincipal]; len(c) == 1 {
+		claim = c[0]
+	}
+	h[HeaderPrincipalSignature] = []string{"v1 t=" + strconv.FormatInt(sig.t, 10) +
+		" n=" + base64.RawURLEncoding.EncodeToString(sig.nonce) +
+		" s=" + base64.RawURLEncoding.EncodeToString(macV1(s.key, claim, call, sig.t, sig.nonce))}
+	return h
 }

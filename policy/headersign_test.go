@@ -42,10 +42,12 @@ func TestHeaderSignerRefuses(t *testing.T) {
 		name string
 		// change alters the signed headers, the call, or the clock before
 		// verification.
-		change  func(h map[string][]string, c *policy.SignedCall, clock *fixedClock)
-		key     []byte // verifier's key; signKey when nil
-		want    string // "" for accepted
-		wantWho string
+		change func(h map[string][]string, c *policy.SignedCall, clock *fixedClock)
+		key    []byte // verifier's key; signKey when nil
+		// verifierID is the verifier's key id (KeyID of its key when "").
+		verifierID string
+		want       string // "" for accepted
+		wantWho    string
 	}{
 		{name: "control: untouched", change: func(map[string][]string, *policy.SignedCall, *fixedClock) {}, wantWho: "root"},
 		{name: "tampered principal", change: func(h map[string][]string, _ *policy.SignedCall, _ *fixedClock) {
@@ -63,7 +65,12 @@ func TestHeaderSignerRefuses(t *testing.T) {
 		{name: "result sent elsewhere", change: func(_ map[string][]string, c *policy.SignedCall, _ *fixedClock) {
 			c.Reply = "_INBOX.mallory.1"
 		}, want: "does not match"},
-		{name: "wrong key", key: []byte("another key, also 32 bytes long!"), change: func(map[string][]string, *policy.SignedCall, *fixedClock) {}, want: "does not match"},
+		{name: "unknown key id", key: []byte("another key, also 32 bytes long!"), change: func(map[string][]string, *policy.SignedCall, *fixedClock) {}, want: "which this worker does not hold"},
+		{name: "wrong key under the signer's key id", key: []byte("another key, also 32 bytes long!"), verifierID: policy.KeyID(signKey),
+			change: func(map[string][]string, *policy.SignedCall, *fixedClock) {}, want: "does not match"},
+		{name: "key id changed", change: func(h map[string][]string, _ *policy.SignedCall, _ *fixedClock) {
+			h[policy.HeaderPrincipalSignature] = []string{strings.Replace(h[policy.HeaderPrincipalSignature][0], "k="+policy.KeyID(signKey), "k=other", 1)}
+		}, want: "which this worker does not hold"},
 		{name: "expired", change: func(_ map[string][]string, _ *policy.SignedCall, clock *fixedClock) {
 			clock.t = clock.t.Add(policy.DefaultSignatureMaxAge + time.Millisecond)
 		}, want: "old, more than"},
@@ -93,8 +100,20 @@ func TestHeaderSignerRefuses(t *testing.T) {
 		{name: "oversized principal", change: func(h map[string][]string, _ *policy.SignedCall, _ *fixedClock) {
 			h[policy.HeaderPrincipal] = []string{`{"id":"` + strings.Repeat("a", policy.MaxPrincipalHeader) + `"}`}
 		}, want: "more than 8192"},
-		{name: "malformed: no version", change: func(h map[string][]string, _ *policy.SignedCall, _ *fixedClock) {
-			h[policy.HeaderPrincipalSignature] = []string{strings.Replace(h[policy.HeaderPrincipalSignature][0], "v1 ", "v2 ", 1)}
+		{name: "malformed: unknown version", change: func(h map[string][]string, _ *policy.SignedCall, _ *fixedClock) {
+			h[policy.HeaderPrincipalSignature] = []string{strings.Replace(h[policy.HeaderPrincipalSignature][0], "v2 ", "v3 ", 1)}
+		}, want: "malformed"},
+		{name: "malformed: v1 with a key id", change: func(h map[string][]string, _ *policy.SignedCall, _ *fixedClock) {
+			h[policy.HeaderPrincipalSignature] = []string{strings.Replace(h[policy.HeaderPrincipalSignature][0], "v2 ", "v1 ", 1)}
+		}, want: "malformed"},
+		{name: "malformed: no key id", change: func(h map[string][]string, _ *policy.SignedCall, _ *fixedClock) {
+			h[policy.HeaderPrincipalSignature] = []string{strings.Replace(h[policy.HeaderPrincipalSignature][0], "k="+policy.KeyID(signKey), "k=", 1)}
+		}, want: "malformed"},
+		{name: "malformed: key id with a wildcard", change: func(h map[string][]string, _ *policy.SignedCall, _ *fixedClock) {
+			h[policy.HeaderPrincipalSignature] = []string{strings.Replace(h[policy.HeaderPrincipalSignature][0], "k="+policy.KeyID(signKey), "k=a*", 1)}
+		}, want: "malformed"},
+		{name: "malformed: key id too long", change: func(h map[string][]string, _ *policy.SignedCall, _ *fixedClock) {
+			h[policy.HeaderPrincipalSignature] = []string{strings.Replace(h[policy.HeaderPrincipalSignature][0], "k="+policy.KeyID(signKey), "k="+strings.Repeat("a", policy.MaxSignerKeyID+1), 1)}
 		}, want: "malformed"},
 		{name: "malformed: signature cut", change: func(h map[string][]string, _ *policy.SignedCall, _ *fixedClock) {
 			v := h[policy.HeaderPrincipalSignature][0]
@@ -114,7 +133,7 @@ func TestHeaderSignerRefuses(t *testing.T) {
 			if key == nil {
 				key = signKey
 			}
-			verifier := newSigner(t, key, clock, policy.HeaderSignerOptions{})
+			verifier := newSigner(t, key, clock, policy.HeaderSignerOptions{KeyID: tc.verifierID})
 			h := signer.Headers(admin, call)
 			c := call
 			tc.change(h, &c, clock)
@@ -265,7 +284,8 @@ func ExampleHeaderSigner() {
 
 // FuzzHeaderSignerFromHeaders: whatever signature and principal headers
 // a sender writes, verification ends without panic, and it accepts only
-// the exact headers the signer made for that call (each at most once).
+// the exact headers the signer made for that call (in the v2 form, or the
+// v1 form of an older signer: the verifier holds one key).
 // The seeds run as a test.
 func FuzzHeaderSignerFromHeaders(f *testing.F) {
 	clock := &fixedClock{time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)}
@@ -281,8 +301,11 @@ func FuzzHeaderSignerFromHeaders(f *testing.F) {
 	f.Add(sig, claim)
 	f.Add(sig, `{"id":"root","roles":["admin"]}`)
 	f.Add(sig, "")
-	f.Add(strings.Replace(sig, "v1", "v0", 1), claim)
+	f.Add(strings.Replace(sig, "v2", "v0", 1), claim)
+	sigV1 := policy.SignV1(signer, policy.WithPrincipal(context.Background(), policy.Principal{ID: "root", Roles: []string{"admin"}}), call)[policy.HeaderPrincipalSignature][0]
+	f.Add(sigV1, claim)
 	f.Add("v1 t=1 n=AAAAAAAAAAAAAAAAAAAAAA s=AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", claim)
+	f.Add("v2 k=x t=1 n=AAAAAAAAAAAAAAAAAAAAAA s=AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", claim)
 	f.Add("v1 t=99999999999999999999 n= s=", claim)
 	f.Add("v1  t=1 n=x s=y", "{")
 	f.Fuzz(func(t *testing.T, sigIn, claimIn string) {
@@ -295,10 +318,11 @@ func FuzzHeaderSignerFromHeaders(f *testing.F) {
 			in[policy.HeaderPrincipal] = []string{claimIn}
 		}
 		_, err = verifier.FromHeaders(context.Background(), call, in)
-		if err == nil && (sigIn != sig || claimIn != claim) {
+		made := (sigIn == sig || sigIn == sigV1) && claimIn == claim
+		if err == nil && !made {
 			t.Fatalf("accepted headers the signer did not make: %q %q", sigIn, claimIn)
 		}
-		if err != nil && !errors.Is(err, policy.ErrPrincipalSignature) && (sigIn != sig || claimIn != claim) {
+		if err != nil && !errors.Is(err, policy.ErrPrincipalSignature) && !made {
 			t.Fatalf("refused without ErrPrincipalSignature: %v", err)
 		}
 	})

@@ -310,18 +310,21 @@ func (p *Proxy) serveConn(c net.Conn) {
 		if _, err := io.WriteString(c, "HTTP/1.1 200 Connection established\r\n\r\n"); err != nil {
 			return
 		}
-		src, inner, d := p.tunnelStart(c, br, host, port, target)
-		if d != nil {
-			if inner != nil {
+		t, d := p.tunnelStart(c, br, host, port, target)
+		switch {
+		case d != nil:
+			if t.inner != nil {
 				reply(c, http.StatusForbidden, fmt.Sprintf("%s port %d refused: %s", host, port, d.Reason))
 			}
-			return
+		case t.inner != nil:
+			p.forwardOne(c, t.inner, up)
+		case t.hello != nil:
+			if p.tlsStart(c, br, up, t.hello, t.sni, host, port, target.Addr().String()) {
+				p.relay(c, br, up, p.maxBytes(), true)
+			}
+		default:
+			p.relay(c, br, up, p.maxBytes(), true)
 		}
-		if inner != nil {
-			p.forwardOne(c, inner, up)
-			return
-		}
-		p.relay(c, src, up, p.maxBytes(), true)
 		return
 	}
 	p.forwardOne(c, req, up)

@@ -32,6 +32,9 @@ type natsFlags struct {
 	// keyFile is --principal-key: the key principal claims are signed
 	// (by callers) or verified (by a worker) with.
 	keyFile string
+	// acceptKeys are --accept-principal-key (serve and worker): keys
+	// claims are verified with besides keyFile, while keys are rotated.
+	acceptKeys []string
 	// trust is --trust-principal-header (serve and worker): believe
 	// unsigned principal claims.
 	trust bool
@@ -41,6 +44,18 @@ type natsFlags struct {
 // decide calls or jobs for the principal a message claims.
 func (n *natsFlags) addTrustFlag(fs *flag.FlagSet, what string) {
 	fs.BoolVar(&n.trust, "trust-principal-header", false, "with --policy and without --principal-key, believe the principal every "+what+" claims, unsigned: anyone who can publish on its subjects can then claim to be anyone (only for a NATS server that lets only trusted accounts publish there)")
+}
+
+// addAcceptKeyFlag adds --accept-principal-key, for the commands that
+// verify signed claims.
+func (n *natsFlags) addAcceptKeyFlag(fs *flag.FlagSet) {
+	fs.Func("accept-principal-key", "with --principal-key, also take claims signed with the key in `FILE` (while keys are rotated: every verifier accepts the new key, then every caller signs with it, then the old one goes); repeatable", func(s string) error {
+		if s == "" {
+			return errors.New("a file name, please")
+		}
+		n.acceptKeys = append(n.acceptKeys, s)
+		return nil
+	})
 }
 
 func addNATSFlags(fs *flag.FlagSet) *natsFlags {
@@ -83,7 +98,7 @@ func (n *natsFlags) durableTasks(ctx context.Context, e *env, r *tool.Registry, 
 	if n.keyFile != "" {
 		// The tasks' claims are signed and verified with --principal-key,
 		// as the calls of workers are.
-		if jo.Headers, jo.Context, err = signedJobs(n.keyFile, pf.callPrincipal()); err != nil {
+		if jo.Headers, jo.Context, err = signedJobs(n.keyFile, n.acceptKeys, pf.callPrincipal()); err != nil {
 			nc.Close()
 			return nil, nil, err
 		}
@@ -142,7 +157,7 @@ func (n *natsFlags) importInto(ctx context.Context, e *env, r *tool.Registry) (c
 	}
 	headers := n.headers
 	if n.keyFile != "" {
-		signer, err := readPrincipalKey(n.keyFile)
+		signer, err := readKeyring(n.keyFile, nil, nil)
 		if err != nil {
 			nc.Close()
 			return nil, err
@@ -191,6 +206,8 @@ interrupted.`)
 	ackWait := fs.Duration("jobs-ack-wait", natstool.DefaultAckWait, "with --jobs: give a job to another worker when its worker has been silent for `D`")
 	rf := addRegistryFlags(fs)
 	rf.nats.addTrustFlag(fs, "caller")
+	rf.nats.addAcceptKeyFlag(fs)
+	sharedNonces := fs.Bool("shared-nonces", false, "with --principal-key, record the nonce of each signed call in the bus's JetStream bucket "+natstool.DefaultNonceBucket+", shared by every worker given this flag, so that a signed call captured on the bus runs once across the service, not once per worker (the server needs JetStream; a call whose nonce cannot be recorded is refused)")
 	fs.Lookup("nats").Usage = "serve on the NATS server at `URL` (required), e.g. nats://127.0.0.1:4222"
 	fs.Lookup("principal-key").Usage = "decide only calls (and, with --jobs, jobs) whose principal claim is signed with the shared key in `FILE` (at least 32 bytes, mode 0600); every other one is refused"
 	fs.Lookup("nats-prefix").Usage = "not for worker: a worker serves its tools under their own names"
@@ -206,13 +223,16 @@ interrupted.`)
 	if rf.nats.prefix != "" {
 		return usageError(fs, "--nats-prefix is for importing tools; a worker serves its tools under their own names")
 	}
+	if *sharedNonces && rf.nats.keyFile == "" {
+		return usageError(fs, "--shared-nonces needs --principal-key: it records the nonces of signed calls")
+	}
 	callContext, code := workerCallContext(fs, e, rf, rf.nats.trust)
 	if code >= 0 {
 		return code
 	}
-	keyFile := rf.nats.keyFile
-	rf.nats.keyFile = ""          // read: the worker verifies with it, and imports nothing to sign for
-	rf.policy.approvalsNATS = url // its policy's approvals are the bus's
+	keyFile, acceptKeys := rf.nats.keyFile, rf.nats.acceptKeys
+	rf.nats.keyFile, rf.nats.acceptKeys = "", nil // read: the worker verifies with them, and imports nothing to sign for
+	rf.policy.approvalsNATS = url                 // its policy's approvals are the bus's
 	r, cleanup, ok := rf.open(ctx, e, "worker")
 	if !ok {
 		return exitToolError
@@ -224,12 +244,25 @@ interrupted.`)
 		return exitToolError
 	}
 	defer nc.Close()
+	if *sharedNonces {
+		nctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+		nonces, err := natstool.OpenNonces(nctx, nc, nil)
+		cancel()
+		if err != nil {
+			fmt.Fprintf(e.stderr, "clawtool worker: --shared-nonces (the server needs JetStream): %v\n", err)
+			return exitToolError
+		}
+		if callContext, err = verifiedCalls(keyFile, acceptKeys, nonces); err != nil {
+			fmt.Fprintf(e.stderr, "clawtool worker: %v\n", err)
+			return exitToolError
+		}
+	}
 	serveOpts := &natstool.ServeOptions{Name: *name, MaxInFlight: *inFlight, CallContext: callContext}
 	if *jobs {
 		jctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 		jo := &natstool.JobsOptions{AckWait: *ackWait}
 		if keyFile != "" {
-			if _, jo.Context, err = signedJobs(keyFile, nil); err != nil {
+			if _, jo.Context, err = signedJobs(keyFile, acceptKeys, nil); err != nil {
 				cancel()
 				fmt.Fprintf(e.stderr, "clawtool worker: %v\n", err)
 				return exitToolError

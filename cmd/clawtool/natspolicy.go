@@ -26,7 +26,12 @@ import (
 // claim and is only for a NATS server that lets only trusted accounts
 // publish on the service's subjects. With --principal-key, durable jobs
 // (worker --jobs, and the tasks of serve --nats) are signed and verified
-// too, with the age bound of the job queue's TTL (signedJobs).
+// too, with the age bound of the job queue's TTL (signedJobs). Verifiers
+// (worker, and serve for its tasks) also take claims signed with the keys
+// of --accept-principal-key, each found by the key id a signature names,
+// so that keys rotate without stopping anything; a worker given
+// --shared-nonces records the nonces of the calls it takes in the bus's
+// JetStream bucket, so that a captured call runs once across the service.
 
 // forwardPrincipal prepares the flags for calls that leave the process:
 // with --nats, --as is allowed without --policy, and the imported tools
@@ -63,16 +68,12 @@ func (pf *policyFlags) callPrincipal() func(context.Context) context.Context {
 // good for the queue's longest wait (natstool.DefaultJobTTL) and more
 // than once; the job's record keeps a job that is done from running
 // again.
-func signedJobs(keyFile string, withAs func(context.Context) context.Context) (func(context.Context) nats.Header, func(context.Context, nats.Header) (context.Context, error), error) {
-	key, err := policy.ReadSignerKeyFile(keyFile)
-	if err != nil {
-		return nil, nil, fmt.Errorf("--principal-key: %w", err)
-	}
-	signer, err := policy.NewHeaderSigner(key, nil)
+func signedJobs(keyFile string, acceptKeys []string, withAs func(context.Context) context.Context) (func(context.Context) nats.Header, func(context.Context, nats.Header) (context.Context, error), error) {
+	signer, err := readKeyring(keyFile, nil, nil)
 	if err != nil {
 		return nil, nil, err
 	}
-	verifier, err := policy.NewHeaderSigner(key, &policy.HeaderSignerOptions{MaxAge: natstool.DefaultJobTTL, Repeats: true})
+	verifier, err := readKeyring(keyFile, acceptKeys, &policy.HeaderSignerOptions{MaxAge: natstool.DefaultJobTTL, Repeats: true})
 	if err != nil {
 		return nil, nil, err
 	}
@@ -86,13 +87,42 @@ func signedJobs(keyFile string, withAs func(context.Context) context.Context) (f
 	return headers, natstool.VerifiedJobContext(verifier), nil
 }
 
-// readPrincipalKey reads --principal-key into a signer.
-func readPrincipalKey(name string) (*policy.HeaderSigner, error) {
-	key, err := policy.ReadSignerKeyFile(name)
+// readKeyring reads --principal-key (the key signatures are made with)
+// and the keys of --accept-principal-key (taken besides it) into a signer
+// with the options o (nil for the defaults). Each key's id is
+// policy.KeyID of its bytes.
+func readKeyring(keyFile string, acceptKeys []string, o *policy.HeaderSignerOptions) (*policy.HeaderSigner, error) {
+	key, err := policy.ReadSignerKeyFile(keyFile)
 	if err != nil {
 		return nil, fmt.Errorf("--principal-key: %w", err)
 	}
-	return policy.NewHeaderSigner(key, nil)
+	opts := policy.HeaderSignerOptions{}
+	if o != nil {
+		opts = *o
+	}
+	for _, name := range acceptKeys {
+		k, err := policy.ReadSignerKeyFile(name)
+		if err != nil {
+			return nil, fmt.Errorf("--accept-principal-key: %w", err)
+		}
+		opts.AcceptKeys = append(opts.AcceptKeys, policy.SignerKey{Secret: k})
+	}
+	s, err := policy.NewHeaderSigner(key, &opts)
+	if err != nil {
+		return nil, fmt.Errorf("--principal-key, --accept-principal-key: %w", err)
+	}
+	return s, nil
+}
+
+// verifiedCalls returns the worker's CallContext that verifies calls with
+// the keyring of keyFile and acceptKeys, recording nonces in nonces (the
+// verifier's memory when nil).
+func verifiedCalls(keyFile string, acceptKeys []string, nonces policy.NonceStore) (func(context.Context, nats.Header) (context.Context, error), error) {
+	v, err := readKeyring(keyFile, acceptKeys, &policy.HeaderSignerOptions{Nonces: nonces})
+	if err != nil {
+		return nil, err
+	}
+	return natstool.VerifiedContext(v), nil
 }
 
 // workerCallContext returns the worker's natstool.ServeOptions.CallContext
@@ -102,6 +132,8 @@ func readPrincipalKey(name string) (*policy.HeaderSigner, error) {
 func workerCallContext(fs *flag.FlagSet, e *env, rf *registryFlags, trust bool) (func(context.Context, nats.Header) (context.Context, error), int) {
 	key, hasPolicy := rf.nats.keyFile, rf.policy.file != ""
 	switch {
+	case len(rf.nats.acceptKeys) > 0 && key == "":
+		return nil, usageError(fs, "--accept-principal-key needs --principal-key: the key this process signs with, accepted too")
 	case key != "" && trust:
 		return nil, usageError(fs, "--principal-key and --trust-principal-header: give one (the key verifies claims; the flag believes them)")
 	case trust && !hasPolicy:
@@ -109,12 +141,12 @@ func workerCallContext(fs *flag.FlagSet, e *env, rf *registryFlags, trust bool) 
 	case hasPolicy && key == "" && !trust:
 		return nil, usageError(fs, "--policy decides each call for the principal its caller claims, and a claim is not a proof: give --principal-key FILE to take only claims signed with that shared key (callers sign with --principal-key FILE), or --trust-principal-header to believe any claim (anyone who can publish on the service's subjects can then claim to be anyone)")
 	case key != "":
-		signer, err := readPrincipalKey(key)
+		verify, err := verifiedCalls(key, rf.nats.acceptKeys, nil)
 		if err != nil {
 			fmt.Fprintf(e.stderr, "clawtool worker: %v\n", err)
 			return nil, exitToolError
 		}
-		return natstool.VerifiedContext(signer), -1
+		return verify, -1
 	case trust:
 		fmt.Fprintln(e.stderr, "clawtool: warning: --trust-principal-header: this worker believes the principal every caller claims; anyone who can publish on its subjects can claim to be anyone")
 		return func(ctx context.Context, h nats.Header) (context.Context, error) { return policy.FromHeaders(ctx, h) }, -1

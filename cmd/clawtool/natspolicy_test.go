@@ -103,7 +103,7 @@ func TestNATSPrincipal(t *testing.T) {
 		{"anonymous denied", []string{"--principal-key", key}, exitToolError, `"kind": "denied"`},
 		{"empty user refused", []string{"--as", ":analyst", "--principal-key", key}, exitToolError, "the user is empty"},
 		{"unsigned analyst refused", []string{"--as", "bob:analyst"}, exitToolError, "principal claim refused: header Clawtool-Principal-Signature is missing"},
-		{"another key refused", []string{"--as", "bob:analyst", "--principal-key", other}, exitToolError, "principal claim refused: the signature does not match"},
+		{"another key refused", []string{"--as", "bob:analyst", "--principal-key", other}, exitToolError, "principal claim refused: the signature is made with key id"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -147,6 +147,10 @@ func TestWorkerPrincipalFlags(t *testing.T) {
 		{"key and trust", []string{"--policy", roles, "--principal-key", key, "--trust-principal-header"}, exitUsage, "give one"},
 		{"trust without policy", []string{"--trust-principal-header"}, exitUsage, "needs --policy"},
 		{"key others may read", []string{"--policy", roles, "--principal-key", open}, exitToolError, "other users"},
+		{"accepted key without a key", []string{"--policy", roles, "--trust-principal-header", "--accept-principal-key", key}, exitUsage, "--accept-principal-key needs --principal-key"},
+		{"accepted key others may read", []string{"--policy", roles, "--principal-key", key, "--accept-principal-key", open}, exitToolError, "--accept-principal-key: " + open + " may be read or written by other users"},
+		{"the key accepted twice", []string{"--policy", roles, "--principal-key", key, "--accept-principal-key", key}, exitToolError, "given twice"},
+		{"shared nonces without a key", []string{"--policy", roles, "--trust-principal-header", "--shared-nonces"}, exitUsage, "--shared-nonces needs --principal-key"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var stderr bytes.Buffer

@@ -366,7 +366,7 @@ func TestOAuthE2E(t *testing.T) {
 			if r.code != 0 || !strings.Contains(r.stdout, "logged in to remote at "+as.issuer) {
 				t.Fatalf("clawtool auth login: exit %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
 			}
-			if !strings.HasPrefix(ended, "http://127.0.0.1:") || !strings.Contains(ended, "/callback?") {
+			if !strings.HasPrefix(ended, "http://127.0.0.1:") || !(strings.Contains(ended, "/callback?") || strings.Contains(ended, "/callback/as-")) {
 				t.Errorf("the browser ended at %s, not at clawtool's loopback redirect", ended)
 			}
 			store := &oauth.FileStore{Dir: filepath.Join(state, "clawtool", "oauth")}

@@ -33,6 +33,7 @@ client with notifications/tools/list_changed as they arrive.`)
 	tasksOver := fs.Duration("tasks-over", 0, "also run calls of tools whose own timeout is at least `D` as MCP tasks, for clients that support tasks (others get plain calls); tools that declare task support always may")
 	rf := addRegistryFlags(fs)
 	rf.nats.addTrustFlag(fs, "durable task (--nats)")
+	rf.nats.addAcceptKeyFlag(fs)
 	rf.mcp.relay = true // the servers' questions go to this server's clients
 	fs.BoolVar(&rf.policy.byClient, "approve-by-client", false, "with --policy, ask the MCP client's user (an elicitation) whether to run a call that needs an approval, when the client declared elicitation; else --approve's terminal, else the call waits for a grant")
 	af := addAuthFlags(fs)
@@ -44,6 +45,9 @@ client with notifications/tools/list_changed as they arrive.`)
 	}
 	if *tasksOver < 0 {
 		return usageError(fs, "--tasks-over %s: a duration below zero", *tasksOver)
+	}
+	if len(rf.nats.acceptKeys) > 0 && rf.nats.keyFile == "" {
+		return usageError(fs, "--accept-principal-key needs --principal-key: the key this process signs with, accepted too")
 	}
 	if *addr == "" && af.set() {
 		return usageError(fs, "--auth-key, --auth-jwks, --auth-issuer and --auth-audience need --http")

@@ -67,12 +67,17 @@ func checkID(id string) error {
 
 func (s Store) file(id string) string { return filepath.Join(s.Dir, id+".json") }
 
-func (s Store) dir() error {
+// dir makes the store's directory if create is set, and refuses one
+// that others could plant runs in: not a directory, writable by others,
+// or another user's (who may write it or change its mode).
+func (s Store) dir(create bool) error {
 	if s.Dir == "" {
 		return errors.New("saved runs: the store has no directory")
 	}
-	if err := os.MkdirAll(s.Dir, 0o700); err != nil {
-		return fmt.Errorf("saved runs: %w", err)
+	if create {
+		if err := os.MkdirAll(s.Dir, 0o700); err != nil {
+			return fmt.Errorf("saved runs: %w", err)
+		}
 	}
 	fi, err := os.Lstat(s.Dir)
 	if err != nil {
@@ -80,6 +85,9 @@ func (s Store) dir() error {
 	}
 	if !fi.IsDir() || fi.Mode().Perm()&0o022 != 0 {
 		return fmt.Errorf("saved runs: %s is not a directory only its owner may write (chmod 700 it)", s.Dir)
+	}
+	if uid, other := otherOwner(fi); other {
+		return fmt.Errorf("saved runs: %s belongs to another user (uid %d), who could put runs in it; use a directory of your own", s.Dir, uid)
 	}
 	return nil
 }
@@ -93,7 +101,7 @@ func (s Store) Save(id string, st *agent.RunState) error {
 	if err != nil {
 		return err
 	}
-	if err := s.dir(); err != nil {
+	if err := s.dir(true); err != nil {
 		return err
 	}
 	if _, err := os.Lstat(s.file(id)); errors.Is(err, os.ErrNotExist) {
@@ -142,6 +150,12 @@ func (s Store) Load(id string) (*agent.RunState, error) {
 	if err := checkID(id); err != nil {
 		return nil, err
 	}
+	if err := s.dir(false); err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return nil, fmt.Errorf("saved runs: %w %s in %s", ErrNotFound, id, s.Dir)
+		}
+		return nil, err
+	}
 	fi, err := os.Lstat(s.file(id))
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, fmt.Errorf("saved runs: %w %s in %s", ErrNotFound, id, s.Dir)
@@ -157,6 +171,17 @@ func (s Store) Load(id string) (*agent.RunState, error) {
 		return nil, fmt.Errorf("saved runs: %w", err)
 	}
 	defer f.Close()
+	// The file opened, not the name looked at: a run others could have
+	// written is not resumed.
+	if fi, err = f.Stat(); err != nil {
+		return nil, fmt.Errorf("saved runs: %w", err)
+	}
+	if !fi.Mode().IsRegular() || modesSayWho && fi.Mode().Perm()&0o022 != 0 {
+		return nil, fmt.Errorf("saved runs: %s is not a regular file only its owner may write, which other users could have written (remove it)", s.file(id))
+	}
+	if uid, other := otherOwner(fi); other {
+		return nil, fmt.Errorf("saved runs: %s belongs to another user (uid %d); it is not resumed (remove it)", s.file(id), uid)
+	}
 	data, err := io.ReadAll(io.LimitReader(f, agent.MaxRunStateBytes+1))
 	if err != nil {
 		return nil, fmt.Errorf("saved runs: %w", err)

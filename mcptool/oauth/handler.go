@@ -3,7 +3,9 @@ package oauth
 import (
 	"context"
 	"crypto/rand"
+	"crypto/sha256"
 	"encoding/base64"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -47,10 +49,11 @@ type Config struct {
 	// default account.
 	Principal string
 	// ClientID and ClientSecret are a client registered in advance with
-	// the server's authorization server; ClientSecret is empty for a
-	// public client. When ClientID is set it is used first, as the MCP
-	// specification orders; else a client ID metadata document, then
-	// dynamic client registration.
+	// the server's authorization server, named by Issuer, which they
+	// need (MCP 2026-07-28: authorization server binding); ClientSecret
+	// is empty for a public client. When ClientID is set it is used
+	// first, as the MCP specification orders; else a client ID metadata
+	// document, then dynamic client registration.
 	ClientID     string
 	ClientSecret string
 	// Issuer, if set, is the only authorization server the Handler
@@ -161,7 +164,8 @@ var _ auth.OAuthHandler = (*Handler)(nil)
 
 // New returns a Handler for cfg. It refuses a server URL that is not
 // https (or plain http on a loopback host), a client metadata URL that
-// is not https with a path, and scopes that are not scope tokens.
+// is not https with a path, scopes that are not scope tokens, and a
+// client ID without an Issuer.
 func New(cfg Config) (*Handler, error) {
 	u, err := checkURL("the server URL", cfg.Server, false)
 	if err != nil {
@@ -183,6 +187,12 @@ func New(cfg Config) (*Handler, error) {
 	}
 	if cfg.ClientSecret != "" && cfg.ClientID == "" {
 		return nil, errors.New("oauth: a client secret needs its client ID")
+	}
+	if cfg.ClientID != "" && cfg.Issuer == "" {
+		// Unbound, the client (its secret at the token endpoint, its
+		// code and verifier in a mix-up) went to whichever authorization
+		// server the server named at the first login.
+		return nil, errors.New(`oauth: a client registered in advance belongs to one authorization server: set its Issuer ("issuer" in a configuration entry's "oauth")`)
 	}
 	h := &Handler{
 		cfg:      cfg,
@@ -615,6 +625,14 @@ func (h *Handler) authorize(ctx context.Context, d *discovery, cur *Record, want
 	if _, err := checkURL("the redirect URI", redirect, false); err != nil {
 		return fmt.Errorf("oauth: %w", err)
 	}
+	if _, ok := h.cfg.Authorizer.(*Loopback); ok && h.cfg.ClientID == "" && !(h.cfg.ClientMetadataURL != "" && d.meta.ClientIDMetadataDocumentSupported) {
+		// A client this Handler registers gets a redirect path per
+		// authorization server (RFC 9700 §4.4.2), which the Loopback
+		// holds to: a server that sends the user on to another one (a
+		// mix-up) gets that one's answer, at that one's path, refused,
+		// even where neither sends iss.
+		redirect = strings.TrimSuffix(redirect, "/") + "/" + issuerTag(d.meta.Issuer)
+	}
 	client, err := h.register(ctx, d.meta, cur, redirect)
 	if err != nil {
 		return err
@@ -668,6 +686,12 @@ func (h *Handler) authorize(ctx context.Context, d *discovery, cur *Record, want
 	}
 	h.log.Info("oauth: authorized", "server", h.cfg.Server, "issuer", rec.Issuer, "scopes", strings.Join(rec.Scopes, " "), "expiry", rec.Expiry)
 	return h.set(ctx, rec)
+}
+
+// issuerTag names an authorization server in a redirect path.
+func issuerTag(issuer string) string {
+	sum := sha256.Sum256([]byte(issuer))
+	return "as-" + hex.EncodeToString(sum[:8])
 }
 
 // scopes chooses the scopes to ask for: the challenge's (authoritative

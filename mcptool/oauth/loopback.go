@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"runtime"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 )
@@ -22,8 +23,11 @@ const maxStrayRedirects = 16
 // Loopback is an [Authorizer] for programs on the user's machine (RFC
 // 8252 §7.3): it receives the authorization response on a port of
 // 127.0.0.1 (never another address) and shows the user the authorization
-// URL with Open. A request to its port that is not the redirect it waits
-// for (another path, another state) is answered 400 or 404 and ignored;
+// URL with Open. It takes the redirect at the path the authorization
+// URL's redirect_uri names (its Path, or below it: a [Handler] gives each
+// authorization server of a dynamically registered client a path of its
+// own). A request to its port that is not the redirect it waits for
+// (another path, another state) is answered 400 or 404 and ignored;
 // the page it shows comes from nowhere but itself (it never redirects
 // and never echoes what it was sent). Close it when done.
 type Loopback struct {
@@ -40,6 +44,7 @@ type Loopback struct {
 	ln      net.Listener
 	srv     *http.Server
 	state   string // the state the redirect must carry
+	want    string // the path it must come to
 	results chan url.Values
 	strays  int
 }
@@ -71,9 +76,11 @@ func (l *Loopback) path() string {
 
 // Authorize implements [Authorizer].
 func (l *Loopback) Authorize(ctx context.Context, authURL string) (url.Values, error) {
-	if _, err := l.RedirectURI(ctx); err != nil {
+	base, err := l.RedirectURI(ctx)
+	if err != nil {
 		return nil, err
 	}
+	own, _ := url.Parse(base)
 	u, err := url.Parse(authURL)
 	if err != nil {
 		return nil, err
@@ -81,8 +88,16 @@ func (l *Loopback) Authorize(ctx context.Context, authURL string) (url.Values, e
 	if _, err := checkURL("the authorization URL", authURL, false); err != nil {
 		return nil, err // never hand a file: or custom-scheme URL to a browser
 	}
+	// The redirect taken is the one this request names, path and all: a
+	// Handler gives each authorization server a path of its own, so an
+	// answer sent to another server's path is not taken for this one's.
+	want, err := url.Parse(u.Query().Get("redirect_uri"))
+	if err != nil || want.Scheme != "http" || want.Host != own.Host ||
+		(want.Path != l.path() && !strings.HasPrefix(want.Path, strings.TrimSuffix(l.path(), "/")+"/")) {
+		return nil, fmt.Errorf("the authorization URL's redirect_uri %q is not this Loopback's", shortText(u.Query().Get("redirect_uri")))
+	}
 	l.mu.Lock()
-	l.state, l.strays = u.Query().Get("state"), 0
+	l.state, l.want, l.strays = u.Query().Get("state"), want.Path, 0
 	results := l.results
 	for len(results) > 0 { // a response to an earlier request
 		<-results
@@ -109,15 +124,15 @@ func (l *Loopback) serve(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Cache-Control", "no-store")
 	w.Header().Set("Referrer-Policy", "no-referrer")
 	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-	if r.URL.Path != l.path() || r.Method != http.MethodGet {
+	l.mu.Lock()
+	want, path := l.state, l.want
+	l.mu.Unlock()
+	if r.URL.Path != path || r.Method != http.MethodGet {
 		http.Error(w, "not found", http.StatusNotFound)
 		l.stray()
 		return
 	}
 	q := r.URL.Query()
-	l.mu.Lock()
-	want := l.state
-	l.mu.Unlock()
 	if want == "" || q.Get("state") != want {
 		http.Error(w, "this is not the authorization response clawtool is waiting for", http.StatusBadRequest)
 		l.stray()

@@ -22,7 +22,9 @@ const MaxKeyFileBytes = 1 << 20
 
 // ReadKeyFile reads the file name and returns the key in it, as
 // [ParseKey] reads it, for a [JWTVerifier]'s Keys. A parse error names
-// the file.
+// the file. On Unix an HMAC secret is refused unless its file is the
+// process's user's and no other user may read or write it (mode 0600 or
+// 0400): anyone who can read the secret can sign tokens with it.
 func ReadKeyFile(name string) (any, error) {
 	f, err := os.Open(name)
 	if err != nil {
@@ -39,6 +41,13 @@ func ReadKeyFile(name string) (any, error) {
 	key, err := ParseKey(data)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	if _, secret := key.([]byte); secret {
+		// A secret signs tokens as well as it verifies them: one that
+		// others may read or write lets them sign for anyone.
+		if err := checkSecretFile(f); err != nil {
+			return nil, fmt.Errorf("%s: %w", name, err)
+		}
 	}
 	return key, nil
 }

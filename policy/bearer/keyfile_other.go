@@ -1,0 +1,9 @@
+//go:build !unix
+
+package bearer
+
+import "os"
+
+// checkSecretFile accepts any file outside Unix, where file modes do not
+// say who may read a file.
+func checkSecretFile(*os.File) error { return nil }
