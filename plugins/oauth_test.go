@@ -17,7 +17,7 @@ func TestParseOAuth(t *testing.T) {
 	env := map[string]string{"GH_SECRET": "s3cret-value", "GH_ID": "Iv1.abc"}
 	lookup := func(k string) (string, bool) { v, ok := env[k]; return v, ok }
 	c, err := Parse([]byte(`{"mcpServers": {"gh": {"url": "https://mcp.example/mcp",
-		"oauth": {"clientId": "${GH_ID}", "clientSecret": "${GH_SECRET}", "scopes": ["repo"], "redirectPort": 8976}}}}`), lookup)
+		"oauth": {"clientId": "${GH_ID}", "clientSecret": "${GH_SECRET}", "issuer": "https://auth.example", "scopes": ["repo"], "redirectPort": 8976}}}}`), lookup)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -34,6 +34,7 @@ func TestParseOAuth(t *testing.T) {
 		{`{"url": "http://m.example/mcp", "oauth": {}}`, "plain http"},
 		{`{"url": "https://m.example/mcp", "oauth": {"redirectPort": 70000}}`, "redirectPort"},
 		{`{"url": "https://m.example/mcp", "oauth": {"clientSecret": "${GH_SECRET}"}}`, "client ID"},
+		{`{"url": "https://m.example/mcp", "oauth": {"clientId": "${GH_ID}", "clientSecret": "${GH_SECRET}"}}`, `"issuer"`},
 		{`{"url": "https://m.example/mcp", "oauth": {"clientMetadataUrl": "http://x/"}}`, "https URL with a path"},
 		{`{"url": "https://m.example/mcp", "oauth": {"scopes": ["a b"]}}`, "scope"},
 	} {

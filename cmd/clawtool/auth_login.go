@@ -25,7 +25,7 @@ server whose tokens no longer do fails to load, saying to log in.
 them; "status" shows what is stored, never the tokens themselves.
 
 A server's "oauth" object may name a pre-registered "clientId" and
-"clientSecret", the "issuer" they belong to, "scopes", a
+"clientSecret" with the "issuer" they belong to (required), "scopes", a
 "redirectPort" and a "principal" (see docs/plugins.md); without one,
 clawtool registers itself with the authorization server.`)
 	file := fs.String("config", "", "the configuration `FILE`")

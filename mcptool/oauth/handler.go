@@ -49,10 +49,11 @@ type Config struct {
 	// default account.
 	Principal string
 	// ClientID and ClientSecret are a client registered in advance with
-	// the server's authorization server; ClientSecret is empty for a
-	// public client. When ClientID is set it is used first, as the MCP
-	// specification orders; else a client ID metadata document, then
-	// dynamic client registration.
+	// the server's authorization server, named by Issuer, which they
+	// need (MCP 2026-07-28: authorization server binding); ClientSecret
+	// is empty for a public client. When ClientID is set it is used
+	// first, as the MCP specification orders; else a client ID metadata
+	// document, then dynamic client registration.
 	ClientID     string
 	ClientSecret string
 	// Issuer, if set, is the only authorization server the Handler
@@ -163,7 +164,8 @@ var _ auth.OAuthHandler = (*Handler)(nil)
 
 // New returns a Handler for cfg. It refuses a server URL that is not
 // https (or plain http on a loopback host), a client metadata URL that
-// is not https with a path, and scopes that are not scope tokens.
+// is not https with a path, scopes that are not scope tokens, and a
+// client ID without an Issuer.
 func New(cfg Config) (*Handler, error) {
 	u, err := checkURL("the server URL", cfg.Server, false)
 	if err != nil {
@@ -185,6 +187,12 @@ func New(cfg Config) (*Handler, error) {
 	}
 	if cfg.ClientSecret != "" && cfg.ClientID == "" {
 		return nil, errors.New("oauth: a client secret needs its client ID")
+	}
+	if cfg.ClientID != "" && cfg.Issuer == "" {
+		// Unbound, the client (its secret at the token endpoint, its
+		// code and verifier in a mix-up) went to whichever authorization
+		// server the server named at the first login.
+		return nil, errors.New(`oauth: a client registered in advance belongs to one authorization server: set its Issuer ("issuer" in a configuration entry's "oauth")`)
 	}
 	h := &Handler{
 		cfg:      cfg,

@@ -354,13 +354,19 @@ func TestPreregisteredClient(t *testing.T) {
 		{"unlisted means basic", "sec-" + secretMark, nil, "basic"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			s := newSetup(t, func(cfg *oauth.Config) { cfg.ClientID, cfg.ClientSecret = "pre", c.secret })
+			s := newSetup(t, nil)
+			h, err := oauth.New(oauth.Config{Server: s.rs.url(), Authorizer: s.lb, Logger: s.logs.logger(),
+				ClientID: "pre", ClientSecret: c.secret, Issuer: s.as.url()})
+			if err != nil {
+				t.Fatal(err)
+			}
+			s.h = h
 			s.as.meta["registration_endpoint"] = nil
 			s.as.meta["token_endpoint_auth_methods_supported"] = c.methods
 			if c.methods == nil {
 				s.as.meta["token_endpoint_auth_methods_supported"] = nil
 			}
-			err := call(ctxTimeout(t), s.h, s.rs.url())
+			err = call(ctxTimeout(t), s.h, s.rs.url())
 			if err != nil {
 				t.Fatal(err)
 			}
