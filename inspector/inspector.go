@@ -34,6 +34,9 @@ import (
 // TokenHeader is the request header that carries the token on API calls.
 const TokenHeader = "X-Clawtool-Token"
 
+// oldCookie is the cookie earlier inspectors kept the token in.
+const oldCookie = "clawtool_inspector"
+
 // A Handler serves the inspector. Make one with [New].
 type Handler struct {
 	reg       *tool.Registry
@@ -154,6 +157,10 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			http.Error(w, "inspector: wrong token: use the URL printed when the inspector started", http.StatusForbidden)
 			return
 		}
+		// Earlier inspectors kept the token in this cookie: have the
+		// browser forget it, since it goes to every local port (and a
+		// host's fixed token, WithToken, would still be in it).
+		http.SetCookie(w, &http.Cookie{Name: oldCookie, Path: "/", MaxAge: -1, HttpOnly: true, SameSite: http.SameSiteStrictMode})
 	case r.Method == http.MethodGet || r.Method == http.MethodHead:
 		if !h.tokenOK(r.Header.Get(TokenHeader)) {
 			http.Error(w, "inspector: missing or wrong token: open the URL printed when the inspector started (it holds the token)", http.StatusForbidden)

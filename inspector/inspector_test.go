@@ -105,8 +105,13 @@ func shorten(s string) string {
 func TestFirstVisitSetsNoCookie(t *testing.T) {
 	h := newTestHandler(t)
 	w := do(h, "GET", "/?token="+testToken, "", nil)
-	if c := w.Result().Cookies(); len(c) != 0 {
-		t.Fatalf("cookies = %+v, want none", c)
+	for _, c := range w.Result().Cookies() {
+		if c.Value != "" || c.MaxAge >= 0 {
+			t.Fatalf("cookie %+v set, want none but the removal of the one earlier inspectors set", c)
+		}
+	}
+	if c := w.Result().Cookies(); len(c) != 1 || c[0].Name != "clawtool_inspector" {
+		t.Errorf("cookies %+v: want the earlier inspectors' cookie removed", c)
 	}
 	if csp := w.Header().Get("Content-Security-Policy"); !strings.Contains(csp, "default-src 'none'") {
 		t.Errorf("Content-Security-Policy = %q", csp)

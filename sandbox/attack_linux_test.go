@@ -7,6 +7,7 @@ import (
 	"net"
 	"os"
 	"os/exec"
+	"runtime"
 	"strconv"
 	"strings"
 	"syscall"
@@ -359,24 +360,43 @@ var attacks = map[string]func(args []string) (string, error){
 		}
 		return "", fmt.Errorf("all denied: %s: %w", strings.Join(denied, ","), unix.EPERM)
 	},
-	"inotifyhold": func(a []string) (string, error) {
-		// Takes as many inotify instances as the kernel gives, says how
-		// many on stdout, and holds them for the duration a[0].
-		d, err := time.ParseDuration(a[0])
-		if err != nil {
-			return "", err
+	"counthold": func(a []string) (string, error) {
+		// Takes as much of one per-user count as the kernel gives (a[0]:
+		// inotify instances, queued real-time signals, or POSIX message
+		// queues of the default size), says how much on stdout ("held N
+		// (why it stopped)"), and holds it until the file a[1] exists,
+		// at most a minute, taking every few milliseconds whatever other
+		// processes of the count's user gave back meanwhile.
+		var take func(int) (int, error)
+		switch a[0] {
+		case "inotify":
+			take = func(max int) (int, error) {
+				for n := 0; n < max; n++ {
+					if _, err := unix.InotifyInit1(0); err != nil {
+						return n, err
+					}
+				}
+				return max, nil
+			}
+		case "signals":
+			runtime.LockOSThread() // the signals are queued to this thread
+			take = queueSignals
+		case "queues":
+			take = openQueues
+		default:
+			return "", fmt.Errorf("no count %q", a[0])
 		}
-		n := 0
-		var last error
-		for ; n < 4096; n++ {
-			if _, err := unix.InotifyInit1(0); err != nil {
-				last = err
+		const max = 1 << 20
+		n, err := take(max)
+		fmt.Printf("held %d (%v)\n", n, err)
+		for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline) && n < max; time.Sleep(5 * time.Millisecond) {
+			if _, err := os.Stat(a[1]); err == nil {
 				break
 			}
+			more, _ := take(max - n)
+			n += more
 		}
-		fmt.Printf("held %d (%v)\n", n, last)
-		time.Sleep(d)
-		return fmt.Sprintf("held %d inotify instances", n), nil
+		return fmt.Sprintf("held %d %s", n, a[0]), nil
 	},
 	"newsyscall": func([]string) (string, error) {
 		// The first number above the filter's table (file_getattr on
@@ -649,4 +669,53 @@ func init() {
 		}
 		return "", fmt.Errorf("no descriptor beyond 0, 1 and 2: %w", errAttack)
 	}
+}
+
+// queueSeq numbers the queues openQueues makes (the attacker's alone).
+var queueSeq int
+
+// queueSignal is the real-time signal queueSignals queues.
+const queueSignal = 40
+
+// queueSignals blocks queueSignal on this thread (the caller keeps its
+// goroutine locked to it) and queues it to the thread, as sigqueue(3)
+// would, until the kernel refuses or max are queued: each is charged to
+// the user's pending signals (RLIMIT_SIGPENDING). It returns how many were
+// queued and why it stopped.
+func queueSignals(max int) (int, error) {
+	var set unix.Sigset_t
+	set.Val[(queueSignal-1)/64] |= 1 << ((queueSignal - 1) % 64)
+	if err := unix.PthreadSigmask(unix.SIG_BLOCK, &set, nil); err != nil {
+		return 0, err
+	}
+	var info [128]byte // siginfo_t: si_signo, si_errno, si_code
+	*(*int32)(unsafe.Pointer(&info[0])) = queueSignal
+	*(*int32)(unsafe.Pointer(&info[8])) = -1 // SI_QUEUE
+	pid, tid := os.Getpid(), unix.Gettid()
+	for n := 0; n < max; n++ {
+		_, _, e := unix.RawSyscall6(unix.SYS_RT_TGSIGQUEUEINFO, uintptr(pid), uintptr(tid), queueSignal, uintptr(unsafe.Pointer(&info[0])), 0, 0)
+		if e != 0 {
+			return n, e
+		}
+	}
+	return max, nil
+}
+
+// openQueues makes POSIX message queues of the kernel's default size,
+// named for this process, until the kernel refuses or max are made (each
+// is charged to the user's RLIMIT_MSGQUEUE bytes) and unlinks none. It
+// returns how many were made and why it stopped.
+func openQueues(max int) (int, error) {
+	for n := 0; n < max; n++ {
+		queueSeq++
+		name, err := unix.BytePtrFromString(fmt.Sprintf("clawtool-%d-%d", os.Getpid(), queueSeq))
+		if err != nil {
+			return n, err
+		}
+		_, _, e := unix.Syscall6(unix.SYS_MQ_OPEN, uintptr(unsafe.Pointer(name)), unix.O_CREAT|unix.O_EXCL|unix.O_RDWR, 0o600, 0, 0, 0)
+		if e != 0 {
+			return n, e
+		}
+	}
+	return max, nil
 }

@@ -155,6 +155,16 @@ func percentile(ds []time.Duration, q float64) float64 {
 // forker-cpu-ms is that share alone); so is the default backends'
 // (sandbox-cpu-ms and cold-cpu-ms include it; default-forker-cpu-ms is
 // coldN's share alone).
+//
+// clawtool-cold-* is the default's cold run in a program as large as a
+// user's: the clawtool command, built here as go build builds it, is the
+// program its forker and helpers re-execute (NativeOptions.Helper names
+// it, with its forker, as the default names its own program). A Go
+// program's start grows with the program (the runtime enters every
+// interface table the binary holds, and faults in more of it), so the
+// test binary the other default rows re-execute is a small program's
+// case; this row is the clawtool command's, its forker's CPU counted as
+// the default's is.
 func BenchmarkSpawn(b *testing.B) {
 	requireSandbox(b)
 	bwrap := lookBwrap(b)
@@ -176,10 +186,11 @@ func BenchmarkSpawn(b *testing.B) {
 	progColdN := newTestNative(b, NativeOptions{Helper: program}, direct)
 	forkN := newTestNative(b, NativeOptions{Spares: DefaultSpares, Helper: program}, nil)
 	forkColdN := newTestNative(b, NativeOptions{Helper: program}, nil)
-	var ours, theirs, floor, cold, leaf, directCold, prog, progCold, fork, forkCold []time.Duration
+	bigColdN := newTestNative(b, NativeOptions{Helper: BuildClawtool(b)}, nil)
+	var ours, theirs, floor, cold, leaf, directCold, prog, progCold, fork, forkCold, bigCold []time.Duration
 	var orphans int
 	var theirsUnreaped int64 // bubblewrap's CPU without its orphan's, as counted before
-	var oursCPU, theirsCPU, floorCPU, coldCPU, directColdCPU, progCPU, progColdCPU, forkCPU, forkColdCPU int64
+	var oursCPU, theirsCPU, floorCPU, coldCPU, directColdCPU, progCPU, progColdCPU, forkCPU, forkColdCPU, bigColdCPU int64
 	cpu := func() int64 {
 		self, children := cpuTimes()
 		return self + children
@@ -231,7 +242,7 @@ func BenchmarkSpawn(b *testing.B) {
 			n     *Native
 			times *[]time.Duration
 			cpu   *int64
-		}{{directColdN, &directCold, &directColdCPU}, {progN, &prog, &progCPU}, {progColdN, &progCold, &progColdCPU}, {forkN, &fork, &forkCPU}, {forkColdN, &forkCold, &forkColdCPU}} {
+		}{{directColdN, &directCold, &directColdCPU}, {progN, &prog, &progCPU}, {progColdN, &progCold, &progColdCPU}, {forkN, &fork, &forkCPU}, {forkColdN, &forkCold, &forkColdCPU}, {bigColdN, &bigCold, &bigColdCPU}} {
 			c0 := cpu()
 			start := time.Now()
 			r, err := runOn(v.n, ctx, noCgroup, "/bin/true")
@@ -261,7 +272,7 @@ func BenchmarkSpawn(b *testing.B) {
 	}
 	// The forkers' CPU, counted when Close reaps them (with, for n and
 	// forkN, their idle spares': counted against them too).
-	for _, fn := range []*Native{n, coldN, forkN, forkColdN} {
+	for _, fn := range []*Native{n, coldN, forkN, forkColdN, bigColdN} {
 		if fn.forkerPid() == 0 {
 			b.Fatal("a forker backend has no forker: its runs were not started by one")
 		}
@@ -277,6 +288,7 @@ func BenchmarkSpawn(b *testing.B) {
 	forkCPU += closed(forkN)
 	forkerCPU := closed(forkColdN)
 	forkColdCPU += forkerCPU
+	bigColdCPU += closed(bigColdN)
 	// Counted the same way: no run of the sandbox's (nor unshare's) left
 	// a process it did not reap, whose CPU would go uncounted.
 	if left := children(); len(left) > 0 {
@@ -311,6 +323,11 @@ func BenchmarkSpawn(b *testing.B) {
 	reportHelperRow(b, "prog", prog, progCold, theirs, progCPU, progColdCPU, theirsCPU)
 	reportHelperRow(b, "fork", fork, forkCold, theirs, forkCPU, forkColdCPU, theirsCPU)
 	b.ReportMetric(float64(forkerCPU)/runs, "forker-cpu-ms")
+	b.ReportMetric(percentile(bigCold, 0.5), "clawtool-cold-p50-ms")
+	b.ReportMetric(percentile(bigCold, 0.9), "clawtool-cold-p90-ms")
+	b.ReportMetric(percentile(bigCold, 0.5)/percentile(theirs, 0.5), "clawtool-cold-p50-ratio")
+	b.ReportMetric(float64(bigColdCPU)/runs, "clawtool-cold-cpu-ms")
+	b.ReportMetric(float64(bigColdCPU)/float64(theirsCPU), "clawtool-cold-cpu-ratio")
 	if withCgroup {
 		b.ReportMetric(percentile(leaf, 0.5), "cgroup-p50-ms")
 		b.ReportMetric(percentile(leaf, 0.9), "cgroup-p90-ms")

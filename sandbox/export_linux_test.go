@@ -105,14 +105,31 @@ func (n *Native) spareShapes() int {
 // command it fails in CI and skips elsewhere.
 func BuildHelperProgram(tb testing.TB, ldflags string) string {
 	tb.Helper()
+	return buildCommand(tb, "./cmd/clawtool-sandbox-helper", ldflags, false)
+}
+
+// BuildClawtool builds the clawtool command of this module as go build
+// does by default (cgo as the toolchain has it), into a directory of tb's,
+// and returns its path: a program as large as a user's, whose own binary
+// the default backend re-executes for its forker and helpers.
+func BuildClawtool(tb testing.TB) string {
+	tb.Helper()
+	return buildCommand(tb, "../cmd/clawtool", "", true)
+}
+
+// buildCommand builds the command in the package pkg (relative to this
+// package's directory), with ldflags (empty for none) and cgo only when
+// withCgo is set, as BuildHelperProgram says.
+func buildCommand(tb testing.TB, pkg, ldflags string, withCgo bool) string {
+	tb.Helper()
 	gocmd, err := exec.LookPath("go")
 	if err != nil {
 		gocmd = filepath.Join(runtime.GOROOT(), "bin", "go")
 		if _, err = os.Stat(gocmd); err != nil {
 			if os.Getenv("CI") == "true" {
-				tb.Fatal("the go command is needed to build clawtool-sandbox-helper")
+				tb.Fatal("the go command is needed to build " + pkg)
 			}
-			tb.Skip("no go command to build clawtool-sandbox-helper")
+			tb.Skip("no go command to build " + pkg)
 		}
 	}
 	// A directory of its own (a test's TempDir is under one only its
@@ -126,15 +143,18 @@ func BuildHelperProgram(tb testing.TB, ldflags string) string {
 	if err := os.Chmod(dir, 0o755); err != nil {
 		tb.Fatal(err)
 	}
-	out := filepath.Join(dir, "clawtool-sandbox-helper")
+	out := filepath.Join(dir, filepath.Base(pkg))
 	args := []string{"build", "-o", out}
 	if ldflags != "" {
 		args = append(args, "-ldflags="+ldflags)
 	}
-	cmd := exec.Command(gocmd, append(args, "./cmd/clawtool-sandbox-helper")...)
-	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+	cmd := exec.Command(gocmd, append(args, pkg)...)
+	cmd.Env = os.Environ()
+	if !withCgo {
+		cmd.Env = append(cmd.Env, "CGO_ENABLED=0")
+	}
 	if b, err := cmd.CombinedOutput(); err != nil {
-		tb.Fatalf("go build clawtool-sandbox-helper: %v\n%s", err, b)
+		tb.Fatalf("go build %s: %v\n%s", pkg, err, b)
 	}
 	return out
 }

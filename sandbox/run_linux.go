@@ -59,6 +59,10 @@ type nativeRun struct {
 	// helper at its clone.
 	stdinFile *os.File
 	undo      []func() // release runs them last first
+	// giveBack returns the run's shares of its owner's per-user counts
+	// (see shareLedger) once every process of the run has ended; nil
+	// without a user namespace.
+	giveBack func()
 
 	// start
 	h          *helperProc
@@ -153,6 +157,23 @@ func (n *Native) prepare(ctx context.Context, p Policy, argv []string, stdin io.
 		return nil, err
 	}
 	r.cfg = cfg
+	if cfg.Has(helper.UserNS) {
+		// The run's share of its owner's per-user counts, given back once
+		// every process of the run has ended: after the helper is reaped,
+		// which for a helper in fork mode is in the background.
+		got, giveBack, err := n.pool.hooks.shares(&processShares)
+		if err != nil {
+			return nil, err
+		}
+		r.giveBack = giveBack
+		r.later(func() {
+			if !r.forked {
+				giveBack()
+			}
+		})
+		cfg.InotifyInstances, cfg.InotifyWatches = got[shareInotifyInstances], got[shareInotifyWatches]
+		cfg.SigPending, cfg.MsgQueue = got[shareSigPending], got[shareMsgQueue]
+	}
 	// Bounded in total over the protected paths: past the bounds the run
 	// does not start, as nothing after it could judge them.
 	if r.before, err = protected.Snapshot(cfg.Workspace, cfg.Protected, n.pool.hooks.snapshotLimits()); err != nil {
@@ -323,7 +344,7 @@ func (r *nativeRun) wait(ctx context.Context) {
 			r.oom, r.pidsMax = r.lf.outcome()
 		}
 		r.forked = true
-		r.n.pool.reapForked(h, r.lf)
+		r.n.pool.reapForked(h, r.lf, r.giveBack)
 		r.ws, r.cpu = syscall.WaitStatus(r.exit.Status), time.Duration(r.exit.User+r.exit.Sys)
 		await(r.limits.WaitDelay)
 	} else {
@@ -552,6 +573,24 @@ type nativeHooks struct {
 	// each run (zero: the defaults), so that a test need not make 131,072
 	// entries to pass them.
 	snapshot protected.Limits
+	// ledger, when set, replaces the process's ledger of shares (a test's
+	// own, so that other tests' runs hold none of it); userCounts, when
+	// set, skips the ledger and gives every run what it says, as
+	// the backend did before it had one (a test's control).
+	ledger     *shareLedger
+	userCounts func() userShares
+}
+
+// shares takes a run's shares of its owner's per-user counts from l,
+// unless the hooks say otherwise.
+func (k *nativeHooks) shares(l *shareLedger) (userShares, func(), error) {
+	if k != nil && k.userCounts != nil {
+		return k.userCounts(), func() {}, nil
+	}
+	if k != nil && k.ledger != nil {
+		l = k.ledger
+	}
+	return l.take()
 }
 
 func (k *nativeHooks) noForker() bool { return k != nil && k.directStart }

@@ -581,10 +581,10 @@ func (p *sparePool) settleLocked() {
 
 // reapForked kills and reaps, in the background, a helper in fork mode
 // that has reported how its command ended, then removes the run's leaf
-// (when not nil): the helper's exit and the teardown of its namespaces
-// are not the run's. Counted in the pool's busy, so Native.Close waits
-// for it.
-func (p *sparePool) reapForked(h *helperProc, lf *leaf) {
+// (when not nil) and calls giveBack (when not nil): the helper's exit and
+// the teardown of its namespaces are not the run's. Counted in the pool's
+// busy, so Native.Close waits for it.
+func (p *sparePool) reapForked(h *helperProc, lf *leaf, giveBack func()) {
 	p.lockInit()
 	defer p.mu.Unlock()
 	p.backgroundLocked(func() {
@@ -592,6 +592,9 @@ func (p *sparePool) reapForked(h *helperProc, lf *leaf) {
 		h.wait()
 		if lf != nil {
 			lf.remove()
+		}
+		if giveBack != nil {
+			giveBack()
 		}
 	})
 }

@@ -239,6 +239,13 @@ type Config struct {
 	// is received), before the command starts: the supervisor accepts
 	// there and relays to its allow-list proxy.
 	ProxyPort uint64
+	// With UserNS, the run's share of what the kernel counts per user
+	// and charges to the namespace's owner too (see shareUserCounts):
+	// InotifyInstances and InotifyWatches are written to the namespace's
+	// /proc/sys/user limits, SigPending and MsgQueue set as the soft and
+	// hard RLIMIT_SIGPENDING and RLIMIT_MSGQUEUE. Zero is a share of
+	// nothing, not an unset limit.
+	InotifyInstances, InotifyWatches, SigPending, MsgQueue uint64
 }
 
 // Stages name the timestamps a tracing helper writes, in order; in fork
@@ -251,8 +258,9 @@ var (
 // Has reports whether c asks for the layer bit l.
 func (c *Config) Has(l uint64) bool { return c.Layers&l != 0 }
 
-// configVersion is the encoding's version; 5 added the protocol after it.
-const configVersion = 5
+// configVersion is the encoding's version; 5 added the protocol after it,
+// 6 the user namespace's shares.
+const configVersion = 6
 
 // Encode returns c in the form Decode reads. It starts with this package's
 // protocol (see SameProtocol).
@@ -277,6 +285,9 @@ func (c *Config) Encode() []byte {
 	e.flag(c.WorkspaceTree)
 	e.num(c.ProxyPort)
 	e.num(c.Budget)
+	for _, v := range []uint64{c.InotifyInstances, c.InotifyWatches, c.SigPending, c.MsgQueue} {
+		e.num(v)
+	}
 	return e.b
 }
 
@@ -315,6 +326,9 @@ func Decode(b []byte) (*Config, bool) {
 	c.WorkspaceTree = d.num() == 1
 	c.ProxyPort = d.num()
 	c.Budget = d.num()
+	for _, v := range []*uint64{&c.InotifyInstances, &c.InotifyWatches, &c.SigPending, &c.MsgQueue} {
+		*v = d.num()
+	}
 	if d.bad || len(d.b) != 0 {
 		return nil, false
 	}

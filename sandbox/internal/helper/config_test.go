@@ -11,6 +11,7 @@ func TestConfigRoundTrip(t *testing.T) {
 		ReadOnly: []string{"/a", ""}, Protected: []string{".git/hooks"}, HideDirs: []string{"/run"},
 		Layers: UserNS | Seccomp, LandlockRead: []string{"/usr"}, NoTCP: true, Seccomp: []byte{1, 2, 3, 4, 5, 6, 7, 8},
 		CPU: 30, FileSize: 1 << 40, OpenFiles: 256, NProc: 0, Data: 512 << 20, Tmp: 64 << 20, Trace: true, ProxyPort: 3128, Budget: 256 << 20,
+		InotifyInstances: 16, InotifyWatches: 0, SigPending: 12045, MsgQueue: 102400,
 	}
 	b := c.Encode()
 	got, ok := Decode(b)

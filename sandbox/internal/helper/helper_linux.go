@@ -196,8 +196,8 @@ func run() error {
 		}
 	}
 	if c.Has(UserNS) {
-		if err := shareUserLimits(); err != nil {
-			return fail("bound the user namespace's inotify share", err)
+		if err := shareUserCounts(c); err != nil {
+			return fail("bound the user namespace's share of its owner's counts", err)
 		}
 		if err := dropCapabilities(); err != nil {
 			return fail("drop capabilities", err)
@@ -692,7 +692,11 @@ func applyRlimits(c *Config) error {
 	return nil
 }
 
-const rlimitNproc = 6
+const (
+	rlimitNproc      = 6
+	rlimitSigPending = 11
+	rlimitMsgQueue   = 12
+)
 
 const closeRangeCloexec = 1 << 2
 
@@ -749,59 +753,53 @@ func proxyListener(port int) error {
 	return sendFD(MountFD, 1, int(l))
 }
 
-// userShareDivisor is the part of the host's per-user inotify limits a
-// run's user namespace may take: an eighth.
-const userShareDivisor = 8
-
-// shareUserLimits bounds the inotify instances and watches of the run's
-// user namespace to an eighth of what the host allows a user: what a
-// user namespace's processes take is charged to the user who made it
-// too, root (the supervisor), so a run that took every instance the host
-// allows a user left root's processes, the supervisor among them, none
-// while it lived. A new user namespace's own limits are unbounded (the
-// host's, in /proc/sys/fs/inotify, are the initial namespace's); it
-// writes the namespace's own /proc/sys/user limits, as its root
-// (CAP_SYS_RESOURCE there), before the capabilities are dropped.
-func shareUserLimits() error {
-	for _, l := range [][2]string{
-		{"/proc/sys/fs/inotify/max_user_instances", "/proc/sys/user/max_inotify_instances"},
-		{"/proc/sys/fs/inotify/max_user_watches", "/proc/sys/user/max_inotify_watches"},
+// shareUserCounts gives the run's user namespace the shares of c (see
+// Config.InotifyInstances): what the namespace's processes take of the
+// counts the kernel keeps per user is charged to the user who made the
+// namespace too, root (the supervisor), and each level of that charge is
+// checked against the level's own limit. The namespace's own inotify
+// limits start unbounded (its /proc/sys/user values; the host's, in
+// /proc/sys/fs/inotify, are the initial namespace's): they are written as
+// its root (CAP_SYS_RESOURCE there), before the capabilities are dropped.
+// The queued signals and message queue bytes of the namespace's user are
+// checked against the process's own RLIMIT_SIGPENDING and RLIMIT_MSGQUEUE,
+// which start as the supervisor's: lowered here, soft and hard, which no
+// process of the run can raise again (that takes CAP_SYS_RESOURCE in the
+// initial namespace).
+func shareUserCounts(c *Config) error {
+	for _, l := range []struct {
+		name string
+		v    uint64
+	}{
+		{"/proc/sys/user/max_inotify_instances", c.InotifyInstances},
+		{"/proc/sys/user/max_inotify_watches", c.InotifyWatches},
 	} {
-		host, name := l[0], l[1]
-		hfd, err := openat(atFDCWD, host, syscall.O_RDONLY, 0)
+		fd, err := openat(atFDCWD, l.name, syscall.O_WRONLY, 0)
 		if err != nil {
-			return fail(host, err)
+			return fail(l.name, err)
 		}
-		var b [32]byte
-		n, err := read(hfd, b[:])
-		closeFD(hfd)
-		if err != nil {
-			return fail(host, err)
+		var d [20]byte
+		i := len(d)
+		for v := l.v; v > 0 || i == len(d); v /= 10 {
+			i--
+			d[i] = byte('0' + v%10)
 		}
-		fd, err := openat(atFDCWD, name, syscall.O_WRONLY, 0)
-		if err != nil {
-			return fail(name, err)
-		}
-		v := uint64(0)
-		for i := 0; err == nil && i < n && b[i] >= '0' && b[i] <= '9'; i++ {
-			v = v*10 + uint64(b[i]-'0')
-		}
-		if err == nil && v == 0 {
-			err = textError("no limit in " + host)
-		}
-		if err == nil {
-			v = max(v/userShareDivisor, 1)
-			var d [20]byte
-			i := len(d)
-			for ; v > 0 || i == len(d); v /= 10 {
-				i--
-				d[i] = byte('0' + v%10)
-			}
-			_, err = sys(syscall.SYS_PWRITE64, uintptr(fd), uintptr(unsafe.Pointer(&d[i])), uintptr(len(d)-i), 0)
-		}
+		_, err = sys(syscall.SYS_PWRITE64, uintptr(fd), uintptr(unsafe.Pointer(&d[i])), uintptr(len(d)-i), 0)
 		closeFD(fd)
 		if err != nil {
-			return fail(name, err)
+			return fail(l.name, err)
+		}
+	}
+	for _, r := range []struct {
+		name string
+		res  int
+		v    uint64
+	}{
+		{"sigpending", rlimitSigPending, c.SigPending},
+		{"msgqueue", rlimitMsgQueue, c.MsgQueue},
+	} {
+		if err := syscall.Setrlimit(r.res, &syscall.Rlimit{Cur: r.v, Max: r.v}); err != nil {
+			return fail("rlimits: "+r.name, err)
 		}
 	}
 	return nil

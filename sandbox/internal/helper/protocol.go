@@ -4,4 +4,4 @@ package helper
 
 // protocol identifies the sources of this package (a digest of its Go
 // files); see SameProtocol.
-var protocol = "0e39d9443781e8acd5140cd1686d21c9"
+var protocol = "cff134924949a94a0b820b9fd18b3de7"
