@@ -59,6 +59,13 @@ type Proxy struct {
 	// Resolve returns the addresses of a host name; nil means the
 	// system's resolver. Tests set it to map names of their own.
 	Resolve func(ctx context.Context, host string) ([]netip.Addr, error)
+	// LocalAddrs returns the addresses of the machine the proxy runs on,
+	// which a name may not resolve to (unless a rule names the address):
+	// from the host, the proxy would reach the host's own services
+	// listening on all addresses, whatever range the address is in. nil
+	// means the addresses of the host's interfaces; an error refuses the
+	// connection. Tests set it to stand for the host's interfaces.
+	LocalAddrs func() ([]netip.Addr, error)
 	// Dial connects to a checked address; nil means a [net.Dialer] with a
 	// 10s timeout. Tests set it to reach their loopback servers.
 	Dial func(ctx context.Context, addr netip.AddrPort) (net.Conn, error)
@@ -431,7 +438,44 @@ func (p *Proxy) check(ctx context.Context, host string, port int) (netip.AddrPor
 			return netip.AddrPort{}, p.deny(asked, port, a.String(), "resolves to "+why+" "+a.String())
 		}
 	}
+	own, err := p.localAddrs()
+	if err != nil {
+		return netip.AddrPort{}, p.deny(asked, port, "", "the machine's own addresses cannot be read: "+err.Error())
+	}
+	for _, a := range addrs {
+		if slices.Contains(own, a.Unmap()) && !p.literalListed(a, port) {
+			return netip.AddrPort{}, p.deny(asked, port, a.String(), "resolves to this machine's own address "+a.Unmap().String())
+		}
+	}
 	return netip.AddrPortFrom(addrs[0].Unmap(), uint16(port)), nil
+}
+
+// localAddrs returns the machine's own addresses, unmapped.
+func (p *Proxy) localAddrs() ([]netip.Addr, error) {
+	var own []netip.Addr
+	if p.LocalAddrs != nil {
+		got, err := p.LocalAddrs()
+		if err != nil {
+			return nil, err
+		}
+		own = slices.Clone(got)
+	} else {
+		ifs, err := net.InterfaceAddrs()
+		if err != nil {
+			return nil, err
+		}
+		for _, a := range ifs {
+			pr, err := netip.ParsePrefix(a.String())
+			if err != nil {
+				return nil, fmt.Errorf("interface address %q: %w", a.String(), err)
+			}
+			own = append(own, pr.Addr())
+		}
+	}
+	for i, a := range own {
+		own[i] = a.Unmap().WithZone("")
+	}
+	return own, nil
 }
 
 func rulePorts(r HostRule) []int {
