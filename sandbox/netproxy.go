@@ -59,13 +59,15 @@ type Proxy struct {
 	// Resolve returns the addresses of a host name; nil means the
 	// system's resolver. Tests set it to map names of their own.
 	Resolve func(ctx context.Context, host string) ([]netip.Addr, error)
-	// LocalAddrs returns the addresses of the machine the proxy runs on,
-	// which a name may not resolve to (unless a rule names the address):
-	// from the host, the proxy would reach the host's own services
-	// listening on all addresses, whatever range the address is in. nil
-	// means the addresses of the host's interfaces; an error refuses the
-	// connection. Tests set it to stand for the host's interfaces.
-	LocalAddrs func() ([]netip.Addr, error)
+	// LocalNets returns the networks the machine the proxy runs on is
+	// on: each interface's address with its prefix. A name may not
+	// resolve into one (unless a rule names the address): from the host,
+	// the proxy would reach the host's own services listening on all
+	// addresses, or its neighbours on the local network, whatever range
+	// the addresses are in. nil means the host's interfaces; an error
+	// refuses the connection. Tests set it to stand for the host's
+	// interfaces.
+	LocalNets func() ([]netip.Prefix, error)
 	// Dial connects to a checked address; nil means a [net.Dialer] with a
 	// 10s timeout. Tests set it to reach their loopback servers.
 	Dial func(ctx context.Context, addr netip.AddrPort) (net.Conn, error)
@@ -438,27 +440,34 @@ func (p *Proxy) check(ctx context.Context, host string, port int) (netip.AddrPor
 			return netip.AddrPort{}, p.deny(asked, port, a.String(), "resolves to "+why+" "+a.String())
 		}
 	}
-	own, err := p.localAddrs()
+	nets, err := p.localNets()
 	if err != nil {
-		return netip.AddrPort{}, p.deny(asked, port, "", "the machine's own addresses cannot be read: "+err.Error())
+		return netip.AddrPort{}, p.deny(asked, port, "", "the machine's own networks cannot be read: "+err.Error())
 	}
 	for _, a := range addrs {
-		if slices.Contains(own, a.Unmap()) && !p.literalListed(a, port) {
-			return netip.AddrPort{}, p.deny(asked, port, a.String(), "resolves to this machine's own address "+a.Unmap().String())
+		for _, n := range nets {
+			if n.Contains(a.Unmap()) && !p.literalListed(a, port) {
+				what := "the network " + n.Masked().String() + " of this machine"
+				if n.Addr() == a.Unmap() {
+					what = "this machine's own address"
+				}
+				return netip.AddrPort{}, p.deny(asked, port, a.String(), "resolves to "+what+" "+a.Unmap().String())
+			}
 		}
 	}
 	return netip.AddrPortFrom(addrs[0].Unmap(), uint16(port)), nil
 }
 
-// localAddrs returns the machine's own addresses, unmapped.
-func (p *Proxy) localAddrs() ([]netip.Addr, error) {
-	var own []netip.Addr
-	if p.LocalAddrs != nil {
-		got, err := p.LocalAddrs()
+// localNets returns the networks of the machine's interfaces, their
+// addresses unmapped and without zones.
+func (p *Proxy) localNets() ([]netip.Prefix, error) {
+	var nets []netip.Prefix
+	if p.LocalNets != nil {
+		got, err := p.LocalNets()
 		if err != nil {
 			return nil, err
 		}
-		own = slices.Clone(got)
+		nets = slices.Clone(got)
 	} else {
 		ifs, err := net.InterfaceAddrs()
 		if err != nil {
@@ -469,13 +478,20 @@ func (p *Proxy) localAddrs() ([]netip.Addr, error) {
 			if err != nil {
 				return nil, fmt.Errorf("interface address %q: %w", a.String(), err)
 			}
-			own = append(own, pr.Addr())
+			nets = append(nets, pr)
 		}
 	}
-	for i, a := range own {
-		own[i] = a.Unmap().WithZone("")
+	for i, n := range nets {
+		a, bits := n.Addr(), n.Bits()
+		if a.Is4In6() {
+			a, bits = a.Unmap(), max(bits-96, 0)
+		}
+		nets[i] = netip.PrefixFrom(a.WithZone(""), bits)
+		if !nets[i].IsValid() {
+			return nil, fmt.Errorf("interface network %v is not one", n)
+		}
 	}
-	return own, nil
+	return nets, nil
 }
 
 func rulePorts(r HostRule) []int {

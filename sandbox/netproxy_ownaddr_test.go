@@ -9,29 +9,40 @@ import (
 	"testing"
 )
 
-// TestProxyOwnAddress is row N40: a listed name resolves to an address of
-// the machine the proxy runs on that is in no internal range (a global
-// or documentation address on an interface: this test machine's eth0 has
-// 192.0.2.2). The proxy, on the host, would reach the host's own
-// services listening on all addresses. The test's LocalAddrs stands for
-// the host's interfaces and names the listed server's address: the
-// control (another address as the host's) reaches it; as the host's
-// own, it is refused, and so is any name when the host's addresses
-// cannot be read.
-func TestProxyOwnAddress(t *testing.T) {
+// TestProxyOwnNetworks is rows N40 and N41: a listed name resolves to an
+// address of the machine the proxy runs on (N40), or of its local
+// network (N41), that is in no internal range: a global or documentation
+// address on an interface (this test machine's eth0 is 192.0.2.2/24).
+// The proxy, on the host, would reach the host's own services listening
+// on all addresses, or its neighbours. The test's LocalNets stands for
+// the host's interfaces: the control (the host on another network)
+// reaches the listed server; with its address as the host's, or in the
+// host's network, it is refused, and so is any name when the host's
+// networks cannot be read.
+func TestProxyOwnNetworks(t *testing.T) {
+	nets := func(p ...string) func() ([]netip.Prefix, error) {
+		return func() ([]netip.Prefix, error) {
+			var out []netip.Prefix
+			for _, s := range p {
+				out = append(out, netip.MustParsePrefix(s))
+			}
+			return out, nil
+		}
+	}
 	for _, tc := range []struct {
-		name  string
-		local func() ([]netip.Addr, error)
-		code  int
-		why   string
+		row, name string
+		local     func() ([]netip.Prefix, error)
+		code      int
+		why       string
 	}{
-		{"control: another address is the host's", func() ([]netip.Addr, error) { return []netip.Addr{unlistedIP}, nil }, 200, ""},
-		{"the listed name's address is the host's", func() ([]netip.Addr, error) { return []netip.Addr{listedIP}, nil }, 403, "this machine's own address 203.0.113.10"},
-		{"the host's, IPv4-mapped", func() ([]netip.Addr, error) { return []netip.Addr{netip.AddrFrom16(listedIP.As16())}, nil }, 403, "this machine's own address"},
-		{"the host's addresses cannot be read", func() ([]netip.Addr, error) { return nil, errors.New("netlink: no") }, 403, "cannot be read"},
+		{"", "control: the host is on another network", nets("127.0.0.1/8", "198.51.100.7/24", "2001:db8::7/64"), 200, ""},
+		{"N40", "the listed name's address is the host's", nets("203.0.113.10/32"), 403, "this machine's own address 203.0.113.10"},
+		{"N40", "the host's, IPv4-mapped", nets("::ffff:203.0.113.10/128"), 403, "this machine's own address 203.0.113.10"},
+		{"N41", "the listed name's address is on the host's network", nets("203.0.113.2/24"), 403, "the network 203.0.113.0/24 of this machine"},
+		{"N40", "the host's networks cannot be read", func() ([]netip.Prefix, error) { return nil, errors.New("netlink: no") }, 403, "cannot be read"},
 	} {
-		t.Run(tc.name, func(t *testing.T) {
-			f := newProxyFixture(t, &Proxy{Rules: testRules(), LocalAddrs: tc.local})
+		t.Run(tc.row+" "+tc.name, func(t *testing.T) {
+			f := newProxyFixture(t, &Proxy{Rules: testRules(), LocalNets: tc.local})
 			code, body := f.connect(t, "listed.test:80")
 			if code != tc.code || !strings.Contains(body, tc.why) {
 				t.Fatalf("CONNECT listed.test:80 = %d %q, want %d naming %q", code, body, tc.code, tc.why)
@@ -43,10 +54,10 @@ func TestProxyOwnAddress(t *testing.T) {
 	}
 }
 
-// TestLocalAddrsDefault: without LocalAddrs the proxy takes every
-// address of the host's interfaces.
-func TestLocalAddrsDefault(t *testing.T) {
-	got, err := (&Proxy{}).localAddrs()
+// TestLocalNetsDefault: without LocalNets the proxy takes the network of
+// every address of the host's interfaces.
+func TestLocalNetsDefault(t *testing.T) {
+	got, err := (&Proxy{}).localNets()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -61,10 +72,10 @@ func TestLocalAddrsDefault(t *testing.T) {
 		}
 		found := false
 		for _, g := range got {
-			found = found || g == p.Addr().Unmap()
+			found = found || g.Addr() == p.Addr().Unmap().WithZone("") && g.Contains(p.Addr().Unmap().WithZone(""))
 		}
 		if !found {
-			t.Errorf("the host's address %v is not among %v", p.Addr(), got)
+			t.Errorf("the host's network %v is not among %v", p, got)
 		}
 	}
 }
