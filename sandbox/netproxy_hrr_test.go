@@ -17,7 +17,7 @@ import (
 
 // helloBytes returns the TLS 1.3 ClientHello a Go client sends naming
 // sni, as its records.
-func helloBytes(t *testing.T, sni string) []byte {
+func helloBytes(t testing.TB, sni string) []byte {
 	t.Helper()
 	a, b := net.Pipe()
 	go tls.Client(a, &tls.Config{ServerName: sni, InsecureSkipVerify: true, MinVersion: tls.VersionTLS13}).Handshake()
@@ -221,4 +221,31 @@ func TestProxyTunnelHelloBounded(t *testing.T) {
 	if len(denials) != 1 || !strings.Contains(denials[0].Reason, "over 65536 bytes") {
 		t.Fatalf("denials %+v, want one for the hello's size", denials)
 	}
+}
+
+// FuzzClientHello: whatever a tunnel's client sends, reading its hello
+// ends (no panic, no read past maxClientHello) and a hello it accepts
+// is exactly the records it read.
+func FuzzClientHello(f *testing.F) {
+	hello := helloBytes(f, "front.test")
+	f.Add(hello)
+	f.Add(hello[:len(hello)/2])
+	f.Add(append(append([]byte{}, hello...), hello...))
+	f.Add([]byte{0x16, 0x03, 0x01, 0x00, 0x04, 0x01, 0xff, 0xff, 0xff})
+	f.Add([]byte{0x16, 0x03, 0x01, 0x00, 0x01, 0x01})
+	f.Add(hrrRecord())
+	f.Fuzz(func(t *testing.T, b []byte) {
+		r := &countingReader{r: io.NopCloser(bytes.NewReader(b)), left: 1 << 40}
+		raw, err := readHandshakeRecords(r)
+		if read := 1<<40 - r.left; read > maxClientHello+5+maxRecord {
+			t.Fatalf("read %d bytes", read)
+		}
+		if err != nil {
+			return
+		}
+		if !bytes.HasPrefix(b, raw) {
+			t.Fatalf("the records returned are not the bytes read")
+		}
+		parseClientHello(raw)
+	})
 }
