@@ -222,9 +222,12 @@ func TestHostileStandaloneStreamStorm(t *testing.T) {
 	t.Run("gap", func(t *testing.T) {
 		const gap = 150 * time.Millisecond
 		seen := run(t, gap, 5)
-		// A lower bound only: load makes it longer, never shorter.
-		if d := seen[4].Sub(seen[0]); d < 4*gap {
-			t.Errorf("5 GETs of the standalone stream in %v, want at least %v apart in all", d, 4*gap)
+		// The gaps are kept by the client and seen here when each GET
+		// is handled, so a first GET handled late makes the span look
+		// shorter by its delay (599.6 ms once, at load 10): half a gap
+		// is left for that, against the control's milliseconds.
+		if d := seen[4].Sub(seen[0]); d < 4*gap-gap/2 {
+			t.Errorf("5 GETs of the standalone stream in %v, want at least %v apart in all", d, 4*gap-gap/2)
 		}
 	})
 }
