@@ -612,31 +612,37 @@ func (h *Handler) discover(ctx context.Context, hint string) (*discovery, error)
 }
 
 // notThisMachine refuses raw, a URL the server's discovery named (name
-// says which), when it is on this machine (a loopback or unspecified
-// address, localhost or a name under .localhost) and the server is not:
-// a remote server's discovery would have the client (and the user's
-// browser) send requests, a registration or a code to services that
-// listen only on this machine. A server on this machine may name them.
+// says which), when it is on this machine or its local network (a
+// loopback, unspecified, private or link-local address, localhost or a
+// name under .localhost) and the server is not: a remote server's
+// discovery would have the client (and the user's browser) send
+// requests, a registration or a code to services that listen only there.
+// A server there may name them.
 func (h *Handler) notThisMachine(name, raw string) error {
 	if raw == "" || thisMachine(h.server.Hostname()) {
 		return nil
 	}
 	u, err := url.Parse(raw)
 	if err != nil || thisMachine(u.Hostname()) {
-		return fmt.Errorf("oauth: %s %q is on this machine, and %s is not: refused", name, shortText(raw), h.cfg.Server)
+		return fmt.Errorf("oauth: %s %q is on this machine or its local network, and %s is not: refused", name, shortText(raw), h.cfg.Server)
 	}
 	return nil
 }
 
-// thisMachine reports a host that names this machine: localhost, a name
-// under .localhost (RFC 6761), a loopback or an unspecified address.
+// thisMachine reports a host that names this machine or its local
+// network: localhost, a name under .localhost (RFC 6761), a loopback,
+// unspecified, private or link-local address.
 func thisMachine(host string) bool {
 	h := strings.ToLower(strings.TrimSuffix(host, "."))
 	if loopback.Host(h) || strings.HasSuffix(h, ".localhost") {
 		return true
 	}
 	ip, err := netip.ParseAddr(strings.Trim(h, "[]"))
-	return err == nil && (ip.Unmap().IsUnspecified() || ip.Unmap().IsLoopback())
+	if err != nil {
+		return false
+	}
+	ip = ip.Unmap()
+	return ip.IsUnspecified() || ip.IsLoopback() || ip.IsPrivate() || ip.IsLinkLocalUnicast()
 }
 
 // canonicalServer is the server URL as a resource indicator: no

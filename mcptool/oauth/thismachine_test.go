@@ -85,8 +85,9 @@ func (r *remote) call(ctx context.Context, h *oauth.Handler) error {
 }
 
 // TestRemoteServerCannotNameThisMachine: a server that is not on this
-// machine names, in its discovery, a URL on this machine (a loopback
-// address, localhost, 0.0.0.0): its challenge's resource_metadata, an
+// machine names, in its discovery, a URL on this machine or its local
+// network (a loopback, private or link-local address, localhost,
+// 0.0.0.0): its challenge's resource_metadata, an
 // authorization server, or an endpoint of its authorization server's
 // metadata. Followed, the client (and, for the authorization endpoint,
 // the user's browser) sends requests to services that listen only on
@@ -121,6 +122,12 @@ func TestRemoteServerCannotNameThisMachine(t *testing.T) {
 		{"token endpoint on 0.0.0.0 over https", func(r *remote) {
 			r.as.meta["token_endpoint"] = fmt.Sprintf("https://0.0.0.0:%d/token", port)
 		}, "token_endpoint"},
+		{"token endpoint on a private address", func(r *remote) {
+			r.as.meta["token_endpoint"] = "https://192.168.0.1/token"
+		}, "token_endpoint"},
+		{"revocation endpoint on the cloud metadata address", func(r *remote) {
+			r.as.meta["revocation_endpoint"] = "https://169.254.169.254/revoke"
+		}, "revocation_endpoint"},
 		{"authorization endpoint on this machine", func(r *remote) {
 			r.as.meta["authorization_endpoint"] = svc.URL + "/authorize"
 		}, "authorization_endpoint"},
@@ -155,7 +162,7 @@ func TestRemoteServerCannotNameThisMachine(t *testing.T) {
 				}
 				return
 			}
-			if err == nil || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), "on this machine") {
+			if err == nil || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), "on this machine or its local network") {
 				t.Errorf("error %v, want a refusal of the %s on this machine", err, tc.want)
 			}
 			if n := local.Load(); n != 0 {
