@@ -305,3 +305,48 @@ func TestProxyTunnelSSH(t *testing.T) {
 		t.Fatalf("SSH line through the tunnel: %v %v, want the front's 400 relayed", resp, err)
 	}
 }
+
+// TestTunnelNameComparison: a name sent inside a tunnel matches the
+// CONNECT host in ASCII case only; Unicode folding (which takes "ſ" for
+// "s" and the Kelvin sign for "k") would pass names a server reads as
+// others.
+func TestTunnelNameComparison(t *testing.T) {
+	lit := netip.MustParseAddr("2001:db8::50")
+	for _, tc := range []struct {
+		sent, host string
+		want       bool
+	}{
+		{"front.test", "front.test", true},
+		{"FRONT.Test", "front.test", true},
+		{"front.teſt", "front.test", false},
+		{"\u212aafka.test", "kafka.test", false},
+		{"front.test.", "front.test", false}, // an SNI may not end in a dot
+		{"other.test", "front.test", false},
+		{"", "front.test", false},
+	} {
+		if got := sameName(tc.sent, tc.host); got != tc.want {
+			t.Errorf("sameName(%q, %q) = %v, want %v", tc.sent, tc.host, got, tc.want)
+		}
+	}
+	for _, tc := range []struct {
+		header string
+		want   bool
+	}{
+		{"front.test", true}, {"front.test:80", true}, {"Front.Test.:80", true},
+		{"front.test:81", false}, {"front.teſt", false}, {"\u212aafka.test", false}, {"front.test:x", false},
+	} {
+		if got := sameHost(tc.header, "front.test", netip.Addr{}, false, 80); got != tc.want {
+			t.Errorf("sameHost(%q) = %v, want %v", tc.header, got, tc.want)
+		}
+	}
+	for _, tc := range []struct {
+		header string
+		want   bool
+	}{
+		{"[2001:db8::50]", true}, {"[2001:DB8::50]:80", true}, {"[2001:db8::51]", false}, {"front.test", false},
+	} {
+		if got := sameHost(tc.header, "2001:db8::50", lit, true, 80); got != tc.want {
+			t.Errorf("sameHost(%q) on a literal = %v, want %v", tc.header, got, tc.want)
+		}
+	}
+}
