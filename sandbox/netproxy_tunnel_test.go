@@ -350,3 +350,32 @@ func TestTunnelNameComparison(t *testing.T) {
 		}
 	}
 }
+
+// TestProxyNameFolding is row N42: a name asked with a character that
+// lower-cases to ASCII (the Kelvin sign to "k") was taken for the listed
+// name it became. The control: the listed name in ASCII, upper case
+// included, is reached.
+func TestProxyNameFolding(t *testing.T) {
+	f := newProxyFixture(t, &Proxy{Rules: []HostRule{{Host: "kafka.test", Ports: []int{80}}}})
+	f.resolveFunc = func(host string, _ int) []netip.Addr {
+		if host == "kafka.test" {
+			return []netip.Addr{listedIP}
+		}
+		return nil
+	}
+	for _, target := range []string{"kafka.test:80", "KAFKA.test:80"} {
+		if code, body := f.connect(t, target); code != 200 || !strings.HasPrefix(body, "listed") {
+			t.Fatalf("control %s: %d %q", target, code, body)
+		}
+	}
+	hits := f.listedHits.Load()
+	if code, body := f.connect(t, "\u212aafka.test:80"); code != http.StatusForbidden || !strings.Contains(body, "not a host name") {
+		t.Fatalf("the Kelvin sign: %d %q, want 403, not a host name", code, body)
+	}
+	if code, body := f.get(t, "http://\u212aafka.test/"); code != http.StatusForbidden || !strings.Contains(body, "not a host name") {
+		t.Fatalf("the Kelvin sign in plain HTTP: %d %q, want 403, not a host name", code, body)
+	}
+	if f.listedHits.Load() != hits {
+		t.Fatalf("the listed server got %d requests for the folded name", f.listedHits.Load()-hits)
+	}
+}
