@@ -80,13 +80,7 @@ func newFrontFixture(t *testing.T, p *Proxy) *frontFixture {
 		var d net.Dialer
 		return d.DialContext(ctx, "tcp", to)
 	}
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	go p.Serve(l)
-	t.Cleanup(func() { l.Close(); p.Close() })
-	f.addr = l.Addr().String()
+	f.addr = serveTestProxy(t, p)
 	return f
 }
 
