@@ -140,6 +140,10 @@ type Store struct {
 	prog  *nats.Subscription
 	done  chan struct{} // closed when the watch loop ends
 
+	// afterSubmit, when set (by a test), is called by Create once the
+	// job is submitted.
+	afterSubmit func()
+
 	mu       sync.Mutex
 	closed   bool
 	index    map[string]*entry // job id → what the bounds need
@@ -366,16 +370,19 @@ func (s *Store) Create(ctx context.Context, call mcptool.TaskCall) (mcptool.Task
 	if caps := compactCaps(call.Capabilities); caps != "" {
 		octx = context.WithValue(octx, capsKey{}, caps)
 	}
-	id, err := s.jobs.Submit(octx, call.Tool, call.Args, &natstool.SubmitOptions{IdempotencyKey: hex.EncodeToString(key[:])})
+	// The record comes back from the submission itself: a second step
+	// (a read of it) could fail, or end with the request, after the job
+	// was queued, and the client would be told of no task while its
+	// call ran. A Submit that fails leaves no job to run.
+	job, err := s.jobs.SubmitJob(octx, call.Tool, call.Args, &natstool.SubmitOptions{IdempotencyKey: hex.EncodeToString(key[:])})
 	if err != nil {
 		return mcptool.TaskRecord{}, fmt.Errorf("mcptasks: %w", err)
 	}
-	job, err := s.jobs.Job(octx, id)
-	if err != nil {
-		return mcptool.TaskRecord{}, fmt.Errorf("mcptasks: %w", err)
+	if s.afterSubmit != nil {
+		s.afterSubmit()
 	}
 	s.mu.Lock()
-	s.addLocked(id, owner, job.Submitted)
+	s.addLocked(job.ID, owner, job.Submitted)
 	s.mu.Unlock()
 	return s.record(job), nil
 }
