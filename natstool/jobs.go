@@ -151,6 +151,14 @@ type JobsOptions struct {
 	// Ask, when set, lets a job's call ask for input instead of ending:
 	// see [JobAsk]. Without it every run ends the job.
 	Ask JobAsk
+	// CoveredHeaders names headers of a job's message, besides the
+	// principal's claim, that a signed claim covers: headers the worker
+	// acts on (a task's expiry), which Headers puts on the message and
+	// passes to the signer with [WithCoveredHeaders]. A worker reads
+	// their values from each message it takes into its [Request]
+	// (Headers), which [VerifiedJobContext] checks against the
+	// signature.
+	CoveredHeaders []string
 }
 
 // A JobAsk lets the calls of jobs ask for input and be run again with
@@ -233,6 +241,7 @@ type jobsConfig struct {
 	owner                   func(context.Context) string
 	jobContext              func(context.Context, nats.Header) (context.Context, error)
 	ask                     JobAsk
+	covered                 []string
 }
 
 // config is o with its defaults filled in.
@@ -252,6 +261,7 @@ func (o *JobsOptions) config() jobsConfig {
 	positive(&cfg.ttl, o.TTL)
 	positive(&cfg.replicas, o.Replicas)
 	cfg.headers, cfg.owner, cfg.jobContext, cfg.logger, cfg.ask = o.Headers, o.Owner, o.Context, o.Logger, o.Ask
+	cfg.covered = slices.Clone(o.CoveredHeaders)
 	return cfg
 }
 
@@ -1009,7 +1019,14 @@ func (w *JobWorker) execute(ctx context.Context, msg jetstream.Msg, req jobReque
 		defer sub.Unsubscribe()
 	}
 	if w.jobContext != nil {
-		c, err := w.jobContext(withRequest(runCtx, Request{Subject: msg.Subject(), Data: msg.Data(), Job: true}), nats.Header(msg.Headers()))
+		r := Request{Subject: msg.Subject(), Data: msg.Data(), Job: true}
+		if len(j.cfg.covered) > 0 {
+			r.Headers = nats.Header{}
+			for _, name := range j.cfg.covered {
+				r.Headers[name] = msg.Headers()[name]
+			}
+		}
+		c, err := w.jobContext(withRequest(runCtx, r), nats.Header(msg.Headers()))
 		if err != nil {
 			return tool.Result{IsError: true, Kind: tool.KindDenied, Error: err.Error()}, nil
 		}

@@ -179,24 +179,35 @@ func Open(ctx context.Context, nc *nats.Conn, opts *Options) (*Store, error) {
 		return o
 	}
 	userHeaders := jo.Headers
+	// The task's headers are covered by a signed claim (SignedHeaders):
+	// a publisher who resends the job's message cannot extend the run or
+	// change the capabilities its call believes.
+	jo.CoveredHeaders = append(slices.Clone(jo.CoveredHeaders), capsHeader, expiresHeader)
 	jo.Headers = func(ctx context.Context) nats.Header {
+		task := nats.Header{capsHeader: nil, expiresHeader: nil} // nil: absent
+		if caps, _ := ctx.Value(capsKey{}).(string); caps != "" {
+			task.Set(capsHeader, caps)
+		}
+		if exp, ok := ctx.Value(expiresKey{}).(time.Time); ok {
+			task.Set(expiresHeader, exp.UTC().Format(time.RFC3339Nano))
+		}
 		var h nats.Header
 		if userHeaders != nil {
-			h = userHeaders(ctx)
+			h = userHeaders(natstool.WithCoveredHeaders(ctx, task))
 		}
-		caps, _ := ctx.Value(capsKey{}).(string)
-		exp, hasExp := ctx.Value(expiresKey{}).(time.Time)
-		if caps != "" || hasExp {
-			h = maps.Clone(h)
-			if h == nil {
-				h = nats.Header{}
+		h = maps.Clone(h)
+		if h == nil {
+			h = nats.Header{}
+		}
+		for k, v := range task {
+			if v == nil {
+				delete(h, k) // absent, as signed
+			} else {
+				h[k] = v
 			}
 		}
-		if caps != "" {
-			h.Set(capsHeader, caps)
-		}
-		if hasExp {
-			h.Set(expiresHeader, exp.UTC().Format(time.RFC3339Nano))
+		if len(h) == 0 {
+			return nil
 		}
 		return h
 	}
