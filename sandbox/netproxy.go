@@ -402,7 +402,8 @@ func (p *Proxy) dial(ctx context.Context, a netip.AddrPort) (net.Conn, error) {
 // address. It resolves a name at most once.
 func (p *Proxy) check(ctx context.Context, host string, port int) (netip.AddrPort, *NetworkDenial) {
 	asked := host
-	host = strings.ToLower(strings.TrimSuffix(strings.TrimSuffix(strings.TrimPrefix(host, "["), "]"), "."))
+	trimmed := strings.TrimSuffix(strings.TrimSuffix(strings.TrimPrefix(host, "["), "]"), ".")
+	host = strings.ToLower(trimmed)
 	if ip, err := netip.ParseAddr(host); err == nil || strings.Contains(host, "%") {
 		if err != nil || ip.Zone() != "" {
 			return netip.AddrPort{}, p.deny(asked, port, "", "an IP literal with a zone")
@@ -412,7 +413,9 @@ func (p *Proxy) check(ctx context.Context, host string, port int) (netip.AddrPor
 		}
 		return netip.AddrPortFrom(ip.Unmap(), uint16(port)), nil
 	}
-	if !validHostName(host) {
+	if !validHostName(trimmed) {
+		// Judged before lower-casing, which turns the Kelvin sign into
+		// "k": the name asked must be the name listed, in ASCII.
 		return netip.AddrPort{}, p.deny(asked, port, "", "not a host name")
 	}
 	if numericName(host) {

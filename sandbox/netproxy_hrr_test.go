@@ -140,13 +140,8 @@ func TestProxyTunnelHelloRetry(t *testing.T) {
 			return d.DialContext(ctx, "tcp", front.ln.Addr().String())
 		},
 	}
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	go p.Serve(l)
-	t.Cleanup(func() { l.Close(); p.Close() })
-	ff := &frontFixture{addr: l.Addr().String(), tlsAddr: front.ln.Addr().String()}
+	proxyAddr := serveTestProxy(t, p)
+	ff := &frontFixture{addr: proxyAddr, tlsAddr: front.ln.Addr().String()}
 
 	first := helloBytes(t, "front.test")
 	exchange := func(c net.Conn, second string) string {

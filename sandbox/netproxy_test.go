@@ -114,13 +114,7 @@ func newProxyFixture(t testing.TB, p *Proxy) *proxyFixture {
 		var d net.Dialer
 		return d.DialContext(ctx, "tcp", to)
 	}
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	go p.Serve(l)
-	t.Cleanup(func() { l.Close(); p.Close() })
-	f.addr = l.Addr().String()
+	f.addr = serveTestProxy(t, p)
 	f.listedAddr = listed.Listener.Addr().String()
 	return f
 }
@@ -515,4 +509,17 @@ func TestProxyCloseEndsServing(t *testing.T) {
 	if f.listedHits.Load() != 1 {
 		t.Errorf("the listed server got %d requests, want the control's 1", f.listedHits.Load())
 	}
+}
+
+// serveTestProxy serves p on a loopback port until the test ends, when p
+// and its listener are closed, and returns the port's address.
+func serveTestProxy(t testing.TB, p *Proxy) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go p.Serve(l)
+	t.Cleanup(func() { l.Close(); p.Close() })
+	return l.Addr().String()
 }

@@ -82,7 +82,7 @@ func (p *Proxy) tunnelStart(c net.Conn, br *bufio.Reader, host string, port int,
 			return tunnel{}, denyTunnel(fmt.Sprintf("a TLS server name %q in a tunnel to an IP literal", clip(sni)))
 		case !isLiteral && sni == "":
 			return tunnel{}, denyTunnel("a TLS hello without a server name")
-		case !isLiteral && !strings.EqualFold(sni, name):
+		case !isLiteral && !sameName(sni, name):
 			return tunnel{}, denyTunnel(fmt.Sprintf("a TLS server name %q that is not the tunnel's host", clip(sni)))
 		}
 		return tunnel{hello: raw, sni: sni}, nil
@@ -119,6 +119,14 @@ type tunnel struct {
 	sni   string
 }
 
+// sameName reports whether a, a name the client sent, is the host name
+// b: letters, digits, hyphens and underscores only, compared in ASCII
+// lower case (strings.EqualFold would take "ſ" for "s" and the Kelvin
+// sign for "k", which a server reads as other names).
+func sameName(a, b string) bool {
+	return validHostName(a) && !strings.HasSuffix(a, ".") && strings.ToLower(a) == strings.ToLower(b)
+}
+
 // sameHost reports whether an HTTP Host names the tunnel's host (and its
 // port, if it names one).
 func sameHost(hostHeader, name string, literal netip.Addr, isLiteral bool, port int) bool {
@@ -131,12 +139,12 @@ func sameHost(hostHeader, name string, literal netip.Addr, isLiteral bool, port 
 			return false
 		}
 	}
-	h = strings.ToLower(strings.TrimSuffix(strings.TrimSuffix(strings.TrimPrefix(h, "["), "]"), "."))
+	h = strings.TrimSuffix(strings.TrimSuffix(strings.TrimPrefix(h, "["), "]"), ".")
 	if isLiteral {
 		a, err := netip.ParseAddr(h)
 		return err == nil && a.Zone() == "" && a.Unmap() == literal.Unmap()
 	}
-	return h != "" && h == name
+	return sameName(h, name)
 }
 
 // helloRetryRandom is the random of a ServerHello that is a
@@ -313,7 +321,7 @@ func (p *Proxy) tlsStart(c net.Conn, br *bufio.Reader, up net.Conn, hello []byte
 	case containsUint16(exts, extensionECH):
 		p.deny(host, port, addr, "an encrypted second TLS hello (ECH)")
 		return false
-	case !strings.EqualFold(sni2, sni):
+	case !sameName(sni2, sni):
 		p.deny(host, port, addr, fmt.Sprintf("a second TLS hello naming %q, not %q as the first", clip(sni2), clip(sni)))
 		return false
 	}

@@ -80,13 +80,7 @@ func newFrontFixture(t *testing.T, p *Proxy) *frontFixture {
 		var d net.Dialer
 		return d.DialContext(ctx, "tcp", to)
 	}
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	go p.Serve(l)
-	t.Cleanup(func() { l.Close(); p.Close() })
-	f.addr = l.Addr().String()
+	f.addr = serveTestProxy(t, p)
 	return f
 }
 
@@ -303,5 +297,79 @@ func TestProxyTunnelSSH(t *testing.T) {
 	resp, err := http.ReadResponse(bufio.NewReader(c), nil)
 	if err != nil || resp.StatusCode != http.StatusBadRequest {
 		t.Fatalf("SSH line through the tunnel: %v %v, want the front's 400 relayed", resp, err)
+	}
+}
+
+// TestTunnelNameComparison: a name sent inside a tunnel matches the
+// CONNECT host in ASCII case only; Unicode folding (which takes "ſ" for
+// "s" and the Kelvin sign for "k") would pass names a server reads as
+// others.
+func TestTunnelNameComparison(t *testing.T) {
+	lit := netip.MustParseAddr("2001:db8::50")
+	for _, tc := range []struct {
+		sent, host string
+		want       bool
+	}{
+		{"front.test", "front.test", true},
+		{"FRONT.Test", "front.test", true},
+		{"front.teſt", "front.test", false},
+		{"\u212aafka.test", "kafka.test", false},
+		{"front.test.", "front.test", false}, // an SNI may not end in a dot
+		{"other.test", "front.test", false},
+		{"", "front.test", false},
+	} {
+		if got := sameName(tc.sent, tc.host); got != tc.want {
+			t.Errorf("sameName(%q, %q) = %v, want %v", tc.sent, tc.host, got, tc.want)
+		}
+	}
+	for _, tc := range []struct {
+		header string
+		want   bool
+	}{
+		{"front.test", true}, {"front.test:80", true}, {"Front.Test.:80", true},
+		{"front.test:81", false}, {"front.teſt", false}, {"\u212aafka.test", false}, {"front.test:x", false},
+	} {
+		if got := sameHost(tc.header, "front.test", netip.Addr{}, false, 80); got != tc.want {
+			t.Errorf("sameHost(%q) = %v, want %v", tc.header, got, tc.want)
+		}
+	}
+	for _, tc := range []struct {
+		header string
+		want   bool
+	}{
+		{"[2001:db8::50]", true}, {"[2001:DB8::50]:80", true}, {"[2001:db8::51]", false}, {"front.test", false},
+	} {
+		if got := sameHost(tc.header, "2001:db8::50", lit, true, 80); got != tc.want {
+			t.Errorf("sameHost(%q) on a literal = %v, want %v", tc.header, got, tc.want)
+		}
+	}
+}
+
+// TestProxyNameFolding is row N42: a name asked with a character that
+// lower-cases to ASCII (the Kelvin sign to "k") was taken for the listed
+// name it became. The control: the listed name in ASCII, upper case
+// included, is reached.
+func TestProxyNameFolding(t *testing.T) {
+	f := newProxyFixture(t, &Proxy{Rules: []HostRule{{Host: "kafka.test", Ports: []int{80}}}})
+	f.resolveFunc = func(host string, _ int) []netip.Addr {
+		if host == "kafka.test" {
+			return []netip.Addr{listedIP}
+		}
+		return nil
+	}
+	for _, target := range []string{"kafka.test:80", "KAFKA.test:80"} {
+		if code, body := f.connect(t, target); code != 200 || !strings.HasPrefix(body, "listed") {
+			t.Fatalf("control %s: %d %q", target, code, body)
+		}
+	}
+	hits := f.listedHits.Load()
+	if code, body := f.connect(t, "\u212aafka.test:80"); code != http.StatusForbidden || !strings.Contains(body, "not a host name") {
+		t.Fatalf("the Kelvin sign: %d %q, want 403, not a host name", code, body)
+	}
+	if code, body := f.get(t, "http://\u212aafka.test/"); code != http.StatusForbidden || !strings.Contains(body, "not a host name") {
+		t.Fatalf("the Kelvin sign in plain HTTP: %d %q, want 403, not a host name", code, body)
+	}
+	if f.listedHits.Load() != hits {
+		t.Fatalf("the listed server got %d requests for the folded name", f.listedHits.Load()-hits)
 	}
 }

@@ -35,21 +35,40 @@ func StableID(prefix string, index int, name string, args []byte) string {
 // so that every call of the batch has an id of its own. It changes calls
 // in place and returns it.
 func AssignIDs(calls []tool.Call, prefix string) []tool.Call {
+	assignIDs(calls, prefix, nil)
+	return calls
+}
+
+// assignIDs is AssignIDs, counting in *probes (when not nil) the ids it
+// tried, so that a test can hold its work to the size of the batch.
+func assignIDs(calls []tool.Call, prefix string, probes *int) {
 	seen := make(map[string]bool, len(calls))
+	// next[base] is the first suffix not yet tried for base: every
+	// smaller one was seen, and seen only grows, so starting there gives
+	// the same id as starting from 2, and a response that repeats one id
+	// n times costs n tries, not n²/2.
+	var next map[string]int
 	for i := range calls {
 		c := &calls[i]
 		if c.ID == "" {
 			c.ID = StableID(prefix, i, c.Name, c.Args)
 		}
 		if seen[c.ID] {
+			if next == nil {
+				next = make(map[string]int)
+			}
 			base := c.ID
-			for n := 2; seen[c.ID]; n++ {
+			n := max(next[base], 2)
+			for ; seen[c.ID]; n++ {
+				if probes != nil {
+					*probes++
+				}
 				c.ID = base + "_" + strconv.Itoa(n)
 			}
+			next[base] = n
 		}
 		seen[c.ID] = true
 	}
-	return calls
 }
 
 // CheckIDs returns an error naming the first call whose id is empty or

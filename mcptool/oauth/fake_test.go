@@ -28,7 +28,8 @@ const secretMark = "SECRETVALUE"
 // approves at once (redirecting the user agent to the redirect URI) and
 // a token endpoint. Its hooks let a test make it misbehave.
 type fakeAS struct {
-	srv *httptest.Server
+	srv  *httptest.Server
+	name string // the origin it is known by, when not its listener's (https://NAME)
 
 	mu        sync.Mutex
 	meta      map[string]any // metadata overrides; nil values delete
@@ -70,7 +71,12 @@ func newFakeAS(t *testing.T) *fakeAS {
 	return as
 }
 
-func (as *fakeAS) url() string { return as.srv.URL }
+func (as *fakeAS) url() string {
+	if as.name != "" {
+		return as.name
+	}
+	return as.srv.URL
+}
 
 func (as *fakeAS) metadata() map[string]any {
 	m := map[string]any{
@@ -215,8 +221,9 @@ func writeJSON(w http.ResponseWriter, code int, v any) {
 
 // fakeRS is a protected MCP endpoint at /mcp that wants tokens of its AS.
 type fakeRS struct {
-	srv *httptest.Server
-	as  *fakeAS
+	srv  *httptest.Server
+	as   *fakeAS
+	name string // the origin it is known by, when not its listener's
 
 	mu        sync.Mutex
 	prm       func(base string) any // the protected resource metadata
@@ -235,7 +242,7 @@ func newFakeRS(t *testing.T, as *fakeAS) *fakeRS {
 			writeJSON(w, 200, map[string]any{"resource": rs.url(), "authorization_servers": []string{as.url()}})
 			return
 		}
-		writeJSON(w, 200, rs.prm(rs.srv.URL))
+		writeJSON(w, 200, rs.prm(rs.base()))
 	})
 	mux.HandleFunc("/mcp", rs.serve)
 	rs.srv = httptest.NewServer(mux)
@@ -243,16 +250,24 @@ func newFakeRS(t *testing.T, as *fakeAS) *fakeRS {
 	return rs
 }
 
-func (rs *fakeRS) url() string { return rs.srv.URL + "/mcp" }
+func (rs *fakeRS) url() string { return rs.base() + "/mcp" }
+
+// base is the origin the resource is known by.
+func (rs *fakeRS) base() string {
+	if rs.name != "" {
+		return rs.name
+	}
+	return rs.srv.URL
+}
 
 func (rs *fakeRS) serve(w http.ResponseWriter, r *http.Request) {
 	rs.mu.Lock()
 	rs.calls++
 	rs.mu.Unlock()
 	tok, _ := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
-	challenge := fmt.Sprintf(`Bearer resource_metadata="%s/.well-known/oauth-protected-resource/mcp"`, rs.srv.URL)
+	challenge := fmt.Sprintf(`Bearer resource_metadata="%s/.well-known/oauth-protected-resource/mcp"`, rs.base())
 	if rs.challenge != nil {
-		challenge = rs.challenge(rs.srv.URL)
+		challenge = rs.challenge(rs.base())
 	}
 	if tok == "" || !rs.as.valid(tok) {
 		w.Header().Set("WWW-Authenticate", challenge)
@@ -261,7 +276,7 @@ func (rs *fakeRS) serve(w http.ResponseWriter, r *http.Request) {
 	}
 	if rs.need != nil {
 		if s := rs.need(tok); s != "" {
-			w.Header().Set("WWW-Authenticate", fmt.Sprintf(`Bearer error="insufficient_scope", scope=%q, resource_metadata="%s/.well-known/oauth-protected-resource/mcp"`, s, rs.srv.URL))
+			w.Header().Set("WWW-Authenticate", fmt.Sprintf(`Bearer error="insufficient_scope", scope=%q, resource_metadata="%s/.well-known/oauth-protected-resource/mcp"`, s, rs.base()))
 			http.Error(w, "forbidden", 403)
 			return
 		}

@@ -12,12 +12,14 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"net/netip"
 	"net/url"
 	"slices"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/miniopenclaw/tool/internal/loopback"
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	"golang.org/x/oauth2"
 )
@@ -531,6 +533,9 @@ func (h *Handler) discover(ctx context.Context, hint string) (*discovery, error)
 		if _, err := checkURL("the challenge's resource_metadata", hint, false); err != nil {
 			return nil, fmt.Errorf("oauth: %s: %w", h.cfg.Server, err)
 		}
+		if err := h.notThisMachine("the challenge's resource_metadata", hint); err != nil {
+			return nil, err
+		}
 		urls = append([]string{hint}, urls...)
 	}
 	var prm *ResourceMetadata
@@ -567,6 +572,9 @@ func (h *Handler) discover(ctx context.Context, hint string) (*discovery, error)
 	if err != nil {
 		return nil, fmt.Errorf("oauth: %w", err)
 	}
+	if err := h.notThisMachine("the authorization server", issuer); err != nil {
+		return nil, err
+	}
 	for _, u := range serverMetadataURLs(iu) {
 		data, err := getDocument(ctx, h.http, u)
 		if errors.Is(err, errNotFound) {
@@ -577,6 +585,14 @@ func (h *Handler) discover(ctx context.Context, hint string) (*discovery, error)
 		}
 		if d.meta, err = DecodeServerMetadata(data, issuer); err != nil {
 			return nil, fmt.Errorf("%w (from %s)", err, u)
+		}
+		for _, e := range []struct{ name, url string }{
+			{"authorization_endpoint", d.meta.AuthorizationEndpoint}, {"token_endpoint", d.meta.TokenEndpoint},
+			{"registration_endpoint", d.meta.RegistrationEndpoint}, {"revocation_endpoint", d.meta.RevocationEndpoint},
+		} {
+			if err := h.notThisMachine(e.name, e.url); err != nil {
+				return nil, err
+			}
 		}
 		return d, nil
 	}
@@ -593,6 +609,40 @@ func (h *Handler) discover(ctx context.Context, hint string) (*discovery, error)
 	}
 	h.log.Info("oauth: no authorization metadata; using the default endpoints of the 2025-03-26 revision", "server", h.cfg.Server, "issuer", origin)
 	return d, nil
+}
+
+// notThisMachine refuses raw, a URL the server's discovery named (name
+// says which), when it is on this machine or its local network (a
+// loopback, unspecified, private or link-local address, localhost or a
+// name under .localhost) and the server is not: a remote server's
+// discovery would have the client (and the user's browser) send
+// requests, a registration or a code to services that listen only there.
+// A server there may name them.
+func (h *Handler) notThisMachine(name, raw string) error {
+	if raw == "" || thisMachine(h.server.Hostname()) {
+		return nil
+	}
+	u, err := url.Parse(raw)
+	if err != nil || thisMachine(u.Hostname()) {
+		return fmt.Errorf("oauth: %s %q is on this machine or its local network, and %s is not: refused", name, shortText(raw), h.cfg.Server)
+	}
+	return nil
+}
+
+// thisMachine reports a host that names this machine or its local
+// network: localhost, a name under .localhost (RFC 6761), a loopback,
+// unspecified, private or link-local address.
+func thisMachine(host string) bool {
+	h := strings.ToLower(strings.TrimSuffix(host, "."))
+	if loopback.Host(h) || strings.HasSuffix(h, ".localhost") {
+		return true
+	}
+	ip, err := netip.ParseAddr(strings.Trim(h, "[]"))
+	if err != nil {
+		return false
+	}
+	ip = ip.Unmap()
+	return ip.IsUnspecified() || ip.IsLoopback() || ip.IsPrivate() || ip.IsLinkLocalUnicast()
 }
 
 // canonicalServer is the server URL as a resource indicator: no
