@@ -589,25 +589,28 @@ func (a *Agent) resumeStep(ctx context.Context, s *Session, p *pausePoint) (stri
 }
 
 // runBatch runs one turn's calls through the executor, and calls of the
-// tool_search tool, when tools are deferred, through search. A batch the
-// executor refuses as a whole (a cycle among "$output" references the
-// model wrote, say) still has an error result per call, which goes back to
-// the model; only the end of ctx stops the loop.
+// tool_search tool, when tools are deferred, through search. A call to a
+// deferred tool that no search has found yet does not run: it gets a
+// not_found result telling the model to search first (the tool was kept
+// out of its request; a model that guessed the name would otherwise run
+// it). A batch the executor refuses as a whole (a cycle among "$output"
+// references the model wrote, say) still has an error result per call,
+// which goes back to the model; only the end of ctx stops the loop.
 func (a *Agent) runBatch(ctx context.Context, calls []tool.Call, search *deferral) ([]tool.Outcome, error) {
-	searches := 0 // calls of the search tool
+	// own reports whether the loop answers c itself, instead of the
+	// executor.
+	own := func(tool.Call) bool { return false }
 	if search != nil && search.reg != nil {
-		for _, c := range calls {
-			if c.Name == toolsearch.ToolName {
-				searches++
-			}
+		own = func(c tool.Call) bool {
+			_, hidden := search.deferred[c.Name]
+			return hidden || c.Name == toolsearch.ToolName
 		}
 	}
-	isSearch := func(c tool.Call) bool { return searches > 0 && c.Name == toolsearch.ToolName }
 	rest := calls
-	if searches > 0 {
-		rest = make([]tool.Call, 0, len(calls)-searches)
+	if slices.ContainsFunc(calls, own) {
+		rest = make([]tool.Call, 0, len(calls))
 		for _, c := range calls {
-			if !isSearch(c) {
+			if !own(c) {
 				rest = append(rest, c)
 			}
 		}
@@ -620,19 +623,37 @@ func (a *Agent) runBatch(ctx context.Context, calls []tool.Call, search *deferra
 			return nil, err
 		}
 	}
-	if searches == 0 {
+	if len(rest) == len(calls) {
 		return outcomes, nil
 	}
 	all := make([]tool.Outcome, 0, len(calls))
 	for _, c := range calls {
-		if isSearch(c) {
-			all = append(all, tool.Outcome{ID: c.ID, Result: search.reg.Execute(ctx, c.Name, c.Args)})
-		} else {
+		switch {
+		case !own(c):
 			all = append(all, outcomes[0])
 			outcomes = outcomes[1:]
+		case c.Name == toolsearch.ToolName:
+			all = append(all, tool.Outcome{ID: c.ID, Result: search.reg.Execute(ctx, c.Name, c.Args)})
+		default:
+			all = append(all, notLoaded(c))
 		}
 	}
 	return all, nil
+}
+
+// notLoaded is the outcome of a call to a deferred tool that no search
+// has found: the tool did not run.
+func notLoaded(c tool.Call) tool.Outcome {
+	return tool.Outcome{
+		ID: c.ID,
+		Result: tool.Result{
+			Error: fmt.Sprintf("tool %q is not loaded: call %s to find it, then call it in a later turn",
+				c.Name, toolsearch.ToolName),
+			IsError: true,
+			Kind:    tool.KindNotFound,
+		},
+		Err: fmt.Errorf("%w: %q is deferred and no %s call has found it", tool.ErrNotFound, c.Name, toolsearch.ToolName),
+	}
 }
 
 // plan returns the tools to send from the start of a Session, and, when

@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/miniopenclaw/tool"
+	"github.com/miniopenclaw/tool/internal/providercall"
 )
 
 // counter is a tool that counts its calls.
@@ -91,7 +92,10 @@ func TestModelTurnOfManyCalls(t *testing.T) {
 					}
 					return
 				}
-				if err == nil || !strings.Contains(err.Error(), fmt.Sprintf("more than %d", MaxStepCalls)) {
+				// Past providercall.MaxElements the parser refuses the
+				// response before the loop counts calls.
+				if err == nil || !strings.Contains(err.Error(), fmt.Sprintf("more than %d", MaxStepCalls)) &&
+					!strings.Contains(err.Error(), fmt.Sprintf("more than %d elements", providercall.MaxElements)) {
 					t.Fatalf("Run: %q, %v; want the turn refused for more than %d calls", answer, err, MaxStepCalls)
 				}
 				if n := ran.Load(); n != 0 {
@@ -100,4 +104,59 @@ func TestModelTurnOfManyCalls(t *testing.T) {
 			})
 		}
 	}
+}
+
+// TestStreamOfManyCallsBounded is an attack: a streamed reply whose
+// deltas each start a call at a new index (or a content block at a new
+// index), a dozen bytes each, so that the 32 MiB bound of a stream
+// gathered millions of calls, each with its builders, before the reply
+// was parsed and its calls counted. Gathering stops with an error past
+// providercall.MaxElements calls or blocks. Control: MaxElements are
+// gathered.
+func TestStreamOfManyCallsBounded(t *testing.T) {
+	const many = 100_000
+	chunk := func(from, to int) []byte {
+		var b strings.Builder
+		b.WriteString(`{"choices":[{"index":0,"delta":{"tool_calls":[`)
+		for i := from; i < to; i++ {
+			if i > from {
+				b.WriteByte(',')
+			}
+			fmt.Fprintf(&b, `{"index":%d}`, i)
+		}
+		b.WriteString(`]}}]}`)
+		return []byte(b.String())
+	}
+	t.Run("chat", func(t *testing.T) {
+		var c chatStream
+		if _, err := c.event("", chunk(0, providercall.MaxElements)); err != nil || len(c.calls) != providercall.MaxElements {
+			t.Fatalf("control: %d calls gathered, %v", len(c.calls), err)
+		}
+		var err error
+		for i := providercall.MaxElements; i < many && err == nil; i += 1000 {
+			_, err = c.event("", chunk(i, i+1000))
+		}
+		if err == nil || !strings.Contains(err.Error(), "more than") {
+			t.Errorf("%d streamed calls gathered, error %v; want the stream refused past %d", len(c.calls), err, providercall.MaxElements)
+		}
+		if len(c.calls) > providercall.MaxElements {
+			t.Errorf("%d calls gathered, want at most %d", len(c.calls), providercall.MaxElements)
+		}
+	})
+	t.Run("messages", func(t *testing.T) {
+		var m messagesStream
+		var err error
+		for i := 0; i < many && err == nil; i++ {
+			_, err = m.event("", []byte(fmt.Sprintf(`{"type":"content_block_start","index":%d,"content_block":{"type":"tool_use"}}`, i)))
+			if i == providercall.MaxElements-1 && (err != nil || len(m.blocks) != providercall.MaxElements) {
+				t.Fatalf("control: %d blocks gathered, %v", len(m.blocks), err)
+			}
+		}
+		if err == nil || !strings.Contains(err.Error(), "more than") {
+			t.Errorf("%d streamed blocks gathered, error %v; want the stream refused past %d", len(m.blocks), err, providercall.MaxElements)
+		}
+		if len(m.blocks) > providercall.MaxElements {
+			t.Errorf("%d blocks gathered, want at most %d", len(m.blocks), providercall.MaxElements)
+		}
+	})
 }

@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/miniopenclaw/tool/internal/jsonobj"
+	"github.com/miniopenclaw/tool/internal/providercall"
 )
 
 // errCutShort is the error for a stream that ends before the model's reply
@@ -200,7 +201,11 @@ func (c *chatStream) event(_ string, data []byte) (bool, error) {
 			}
 		}
 		for _, tc := range ch.Delta.ToolCalls {
-			c.call(tc.Index, tc.ID).add(tc.Function.Name, tc.Function.Arguments)
+			sc, err := c.call(tc.Index, tc.ID)
+			if err != nil {
+				return false, err
+			}
+			sc.add(tc.Function.Name, tc.Function.Arguments)
 		}
 		if ch.FinishReason != nil && *ch.FinishReason != "" {
 			c.finish = *ch.FinishReason
@@ -211,13 +216,18 @@ func (c *chatStream) event(_ string, data []byte) (bool, error) {
 
 // call finds the call a tool_calls delta continues: the one at index,
 // unless the delta starts a call with a new id there (some servers give
-// every call index 0).
-func (c *chatStream) call(index int, id string) *streamedCall {
+// every call index 0). A stream that starts more calls than a response
+// may hold (providercall.MaxElements) is refused there, before the calls
+// it gathered are parsed and counted.
+func (c *chatStream) call(index int, id string) (*streamedCall, error) {
 	if c.byIndex == nil {
 		c.byIndex = make(map[int]*streamedCall)
 	}
 	sc := c.byIndex[index]
 	if sc == nil || id != "" && sc.id != "" && sc.id != id {
+		if len(c.calls) == providercall.MaxElements {
+			return nil, fmt.Errorf("the model's stream starts more than %d tool calls", providercall.MaxElements)
+		}
 		sc = &streamedCall{}
 		c.byIndex[index] = sc
 		c.calls = append(c.calls, sc)
@@ -225,7 +235,7 @@ func (c *chatStream) call(index int, id string) *streamedCall {
 	if id != "" {
 		sc.id = id
 	}
-	return sc
+	return sc, nil
 }
 
 func (sc *streamedCall) add(name, args string) {
@@ -315,6 +325,9 @@ func (m *messagesStream) event(name string, data []byte) (bool, error) {
 	case "error":
 		return false, streamError(data)
 	case "content_block_start":
+		if len(m.blocks) == providercall.MaxElements {
+			return false, fmt.Errorf("the model's stream starts more than %d content blocks", providercall.MaxElements)
+		}
 		b := &streamedBlock{}
 		if err := json.Unmarshal(ev.ContentBlock, &b.fields); err != nil || b.fields == nil {
 			return false, fmt.Errorf("the model's stream starts a content block that is not an object: %s", providerText(ev.ContentBlock))

@@ -146,7 +146,8 @@ var ErrMalformed = errors.New("malformed response")
 // result; a missing input counts as {}; a block without an id gets a
 // stable one ([StableID]); a repeated id gets a suffix so that the ids of
 // one batch are unique. Calls returns an error wrapping [ErrMalformed]
-// only when data as a whole cannot be read.
+// only when data as a whole cannot be read, or holds more than 8,192
+// content blocks: it stops reading there.
 func Calls(data []byte) ([]tool.Call, error) {
 	blocks, err := contentOf(data)
 	if err != nil {
@@ -171,10 +172,10 @@ func Calls(data []byte) ([]tool.Call, error) {
 // contentOf finds the content array in a response, a message, or data
 // itself.
 func contentOf(data []byte) ([]json.RawMessage, error) {
-	var blocks []json.RawMessage
 	switch jsonobj.Kind(data) {
 	case "array":
-		if err := json.Unmarshal(data, &blocks); err != nil {
+		blocks, err := providercall.Elements(data, providercall.MaxElements)
+		if err != nil {
 			return nil, fmt.Errorf("%w: %v", ErrMalformed, err)
 		}
 		return blocks, nil
@@ -193,7 +194,8 @@ func contentOf(data []byte) ([]json.RawMessage, error) {
 		if jsonobj.Kind(content) == "string" {
 			return nil, nil // a plain text message
 		}
-		if err := json.Unmarshal(content, &blocks); err != nil {
+		blocks, err := providercall.Elements(content, providercall.MaxElements)
+		if err != nil {
 			return nil, fmt.Errorf("%w: content: %v", ErrMalformed, err)
 		}
 		return blocks, nil

@@ -138,7 +138,8 @@ func StableID(index int, name string, args []byte) string {
 // gives the model an invalid-arguments error result; missing args count
 // as {}. Calls never panics, and returns an error wrapping [ErrMalformed]
 // only when data as a whole cannot be read (not JSON, cut off, no
-// candidates, a prompt blocked by safety settings).
+// candidates, a prompt blocked by safety settings), or holds more than
+// 8,192 parts or candidates: it stops reading there.
 func Calls(data []byte) ([]tool.Call, error) {
 	parts, err := partsOf(data)
 	if err != nil {
@@ -165,10 +166,10 @@ func Calls(data []byte) ([]tool.Call, error) {
 
 // partsOf finds the parts in a response, a content or data itself.
 func partsOf(data []byte) ([]json.RawMessage, error) {
-	var parts []json.RawMessage
 	switch jsonobj.Kind(data) {
 	case "array":
-		if err := json.Unmarshal(data, &parts); err != nil {
+		parts, err := providercall.Elements(data, providercall.MaxElements)
+		if err != nil {
 			return nil, fmt.Errorf("%w: %v", ErrMalformed, err)
 		}
 		return parts, nil
@@ -182,16 +183,20 @@ func partsOf(data []byte) ([]json.RawMessage, error) {
 	}
 	content := json.RawMessage(data)
 	if cands, ok := o.Get("candidates"); ok {
-		var list []struct {
-			Content json.RawMessage `json:"content"`
-		}
-		if err := json.Unmarshal(cands, &list); err != nil {
+		list, err := providercall.Elements(cands, providercall.MaxElements)
+		if err != nil {
 			return nil, fmt.Errorf("%w: candidates: %v", ErrMalformed, err)
 		}
 		if len(list) == 0 {
 			return nil, fmt.Errorf("%w: no candidates", ErrMalformed)
 		}
-		content = list[0].Content
+		var first struct {
+			Content json.RawMessage `json:"content"`
+		}
+		if err := json.Unmarshal(list[0], &first); err != nil {
+			return nil, fmt.Errorf("%w: candidates: %v", ErrMalformed, err)
+		}
+		content = first.Content
 		if jsonobj.Kind(content) != "object" {
 			return nil, nil // e.g. finishReason MALFORMED_FUNCTION_CALL: no content
 		}
@@ -205,12 +210,16 @@ func partsOf(data []byte) ([]json.RawMessage, error) {
 		return nil, fmt.Errorf("%w: neither a response nor a content", ErrMalformed)
 	}
 	var c struct {
-		Parts []json.RawMessage `json:"parts"`
+		Parts json.RawMessage `json:"parts"`
 	}
 	if err := json.Unmarshal(content, &c); err != nil {
 		return nil, fmt.Errorf("%w: parts: %v", ErrMalformed, err)
 	}
-	return c.Parts, nil
+	parts, err := providercall.Elements(c.Parts, providercall.MaxElements)
+	if err != nil {
+		return nil, fmt.Errorf("%w: parts: %v", ErrMalformed, err)
+	}
+	return parts, nil
 }
 
 // Text returns the text parts of a response body or content, joined.

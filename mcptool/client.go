@@ -40,6 +40,15 @@ const (
 	// Without it, the cap of tools times the bound of a schema is
 	// gigabytes, and as many schemas compiled.
 	DefaultMaxListingBytes = 64 << 20
+	// DefaultMaxNameBytes bounds an imported tool's name as the server
+	// spells it (MCP asks for at most 128 characters): a tool with a
+	// longer name is left out. The name goes back to the server with each
+	// call and into each error about the tool.
+	DefaultMaxNameBytes = 1 << 10
+	// DefaultMaxCursorBytes bounds a tools/list cursor: a listing whose
+	// server gives a longer one ends there, with the tools it has. Each
+	// cursor is sent back and kept, to find one the server repeats.
+	DefaultMaxCursorBytes = 16 << 10
 	// DefaultTerminateDuration is how long closing a [Command] transport
 	// waits for the server process to exit after its standard input is
 	// closed, before it is sent SIGTERM (go-sdk's default is 5 s).
@@ -157,6 +166,8 @@ type clientConfig struct {
 	maxPages         int
 	maxDescription   int
 	maxListing       int // DefaultMaxListingBytes unless set (tests)
+	maxName          int // DefaultMaxNameBytes unless set (tests)
+	maxCursor        int // DefaultMaxCursorBytes unless set (tests)
 	maxProgress      int // DefaultMaxCallProgress; 0: no bound (tests)
 	maxProgressBytes int // DefaultMaxCallProgressBytes; 0: no bound (tests)
 	onReimport       func(Reimport)
@@ -338,6 +349,8 @@ func Connect(ctx context.Context, t mcp.Transport, opts ...ClientOption) (*Clien
 		maxPages:         DefaultMaxPages,
 		maxDescription:   DefaultMaxDescriptionBytes,
 		maxListing:       DefaultMaxListingBytes,
+		maxName:          DefaultMaxNameBytes,
+		maxCursor:        DefaultMaxCursorBytes,
 		maxProgress:      DefaultMaxCallProgress,
 		maxProgressBytes: DefaultMaxCallProgressBytes,
 		pollFloor:        DefaultMinPollInterval,

@@ -132,3 +132,15 @@ func GatedURL(url string, b FloodBounds) mcp.Transport {
 	t.HTTPClient = &http.Client{Transport: inputParamsTransport{base: http.DefaultTransport, streams: l}}
 	return t
 }
+
+// WithNameBytes sets the bound of DefaultMaxNameBytes, for the control of
+// the attack test of long tool names.
+func WithNameBytes(n int) ClientOption {
+	return func(c *clientConfig) { c.maxName = n }
+}
+
+// WithCursorBytes sets the bound of DefaultMaxCursorBytes, for the
+// control of the attack test of long cursors.
+func WithCursorBytes(n int) ClientOption {
+	return func(c *clientConfig) { c.maxCursor = n }
+}

@@ -34,6 +34,10 @@ import (
 // descriptions, counting those it leaves out. These errors wrap
 // [ErrImportLimit]. A description longer than
 // [DefaultMaxDescriptionBytes] is cut, with a notice, and so reported.
+// A tool whose name is longer than [DefaultMaxNameBytes] is left out,
+// and the errors of the tools left out count toward the listing's bytes.
+// A cursor longer than [DefaultMaxCursorBytes] ends the listing, with an
+// error wrapping [ErrImportLimit].
 func (c *Client) Tools(ctx context.Context) ([]tool.Tool, error) {
 	var tools []tool.Tool
 	var errs []error
@@ -45,7 +49,7 @@ func (c *Client) Tools(ctx context.Context) ([]tool.Tool, error) {
 	held, over := 0, 0       // bytes the tools hold; tools left out past maxListing
 	done := func() ([]tool.Tool, error) {
 		if over > 0 {
-			errs = append(errs, fmt.Errorf("mcptool: tools/list: %d tools left out: the schemas and descriptions of the tools imported reach the bound of %d bytes for one listing: %w", over, c.cfg.maxListing, ErrImportLimit))
+			errs = append(errs, fmt.Errorf("mcptool: tools/list: %d tools left out: the schemas and descriptions of the tools imported (and the errors of those left out) reach the bound of %d bytes for one listing: %w", over, c.cfg.maxListing, ErrImportLimit))
 		}
 		if capped != nil {
 			errs = append(errs, capped)
@@ -77,8 +81,17 @@ func (c *Client) Tools(ctx context.Context) ([]tool.Tool, error) {
 				over++
 				continue
 			}
+			if len(st.Name) > c.cfg.maxName {
+				err := &ToolError{Tool: shortText(st.Name, 100), Err: fmt.Errorf("its name of %d bytes is longer than the limit of %d: %w", len(st.Name), c.cfg.maxName, ErrImportLimit)}
+				held += len(err.Error())
+				errs = append(errs, err)
+				continue
+			}
 			t, err := c.newRemoteTool(st)
 			if err != nil {
+				// What is kept of a tool left out counts, as a tool
+				// built does.
+				held += len(err.Error())
 				errs = append(errs, err)
 				continue
 			}
@@ -96,6 +109,12 @@ func (c *Client) Tools(ctx context.Context) ([]tool.Tool, error) {
 		next := res.NextCursor
 		switch {
 		case next == "":
+			return done()
+		case len(next) > c.cfg.maxCursor:
+			errs = append(errs, fmt.Errorf("mcptool: tools/list: the server gave a cursor of %d bytes, longer than the limit of %d; the listing stops there: %w", len(next), c.cfg.maxCursor, ErrImportLimit))
+			if capped != nil {
+				capped.AtLeast = true
+			}
 			return done()
 		case cursors[next]:
 			errs = append(errs, fmt.Errorf("mcptool: tools/list: the server repeated the cursor %q; the listing stops there: %w", shortText(next, 60), ErrImportLimit))
@@ -152,7 +171,7 @@ func (c *Client) Import(ctx context.Context, reg *tool.Registry) error {
 // A ToolError reports one tool of a server that [Client.Tools] or
 // [Client.Import] left out, or imported in part (a cut description).
 type ToolError struct {
-	Tool string // the server's name for the tool
+	Tool string // the server's name for the tool, cut to 100 bytes when over DefaultMaxNameBytes
 	Err  error  // why; errors.Is finds the causes listed on Import
 }
 

@@ -57,20 +57,25 @@ type ChatFunctionCall struct {
 // that the ids of one batch are unique. Missing arguments count as {}.
 //
 // ChatCalls returns an error wrapping [ErrMalformed] only when data as a
-// whole is not a response or message (not JSON, cut off, no choices).
+// whole is not a response or message (not JSON, cut off, no choices), or
+// holds more than 8,192 tool calls or choices: it stops reading there.
 func ChatCalls(data []byte) ([]tool.Call, error) {
 	msg, err := chatMessage(data)
 	if err != nil {
 		return nil, err
 	}
 	var raw struct {
-		ToolCalls []json.RawMessage `json:"tool_calls"`
+		ToolCalls json.RawMessage `json:"tool_calls"`
 	}
 	if err := json.Unmarshal(msg, &raw); err != nil {
 		return nil, fmt.Errorf("%w: tool_calls: %v", ErrMalformed, err)
 	}
-	calls := make([]tool.Call, 0, len(raw.ToolCalls))
-	for _, tc := range raw.ToolCalls {
+	toolCalls, err := providercall.Elements(raw.ToolCalls, providercall.MaxElements)
+	if err != nil {
+		return nil, fmt.Errorf("%w: tool_calls: %v", ErrMalformed, err)
+	}
+	calls := make([]tool.Call, 0, len(toolCalls))
+	for _, tc := range toolCalls {
 		var c struct {
 			ID       json.RawMessage `json:"id"`
 			Function struct {
@@ -102,16 +107,22 @@ func chatMessage(data []byte) (json.RawMessage, error) {
 		}
 		return nil, fmt.Errorf("%w: neither a chat completion nor a message", ErrMalformed)
 	}
-	var list []struct {
-		Message json.RawMessage `json:"message"`
-	}
-	if err := json.Unmarshal(choices, &list); err != nil {
+	list, err := providercall.Elements(choices, providercall.MaxElements)
+	if err != nil {
 		return nil, fmt.Errorf("%w: choices: %v", ErrMalformed, err)
 	}
-	if len(list) == 0 || jsonobj.Kind(list[0].Message) != "object" {
+	var first struct {
+		Message json.RawMessage `json:"message"`
+	}
+	if len(list) > 0 {
+		if err := json.Unmarshal(list[0], &first); err != nil {
+			return nil, fmt.Errorf("%w: choices: %v", ErrMalformed, err)
+		}
+	}
+	if jsonobj.Kind(first.Message) != "object" {
 		return nil, fmt.Errorf("%w: no message in choices", ErrMalformed)
 	}
-	return list[0].Message, nil
+	return first.Message, nil
 }
 
 // ResponseItem is an item of a Responses API request's "input" or a

@@ -123,11 +123,12 @@ func outputItems(data []byte) ([]json.RawMessage, error) {
 			}
 			return nil, fmt.Errorf("%w: no output in the response", ErrMalformed)
 		}
-		if err := json.Unmarshal(out, &items); err != nil {
+		if items, err = providercall.Elements(out, providercall.MaxElements); err != nil {
 			return nil, fmt.Errorf("%w: output: %v", ErrMalformed, err)
 		}
 	case "array":
-		if err := json.Unmarshal(data, &items); err != nil {
+		var err error
+		if items, err = providercall.Elements(data, providercall.MaxElements); err != nil {
 			return nil, fmt.Errorf("%w: %v", ErrMalformed, err)
 		}
 	default:

@@ -59,7 +59,7 @@ func (r recorder) events() (events []string, taken []string) {
 // taken too; an added server that does not check fails alone; the
 // configuration's sandbox policy confines the added stdio servers.
 func TestAddedServers(t *testing.T) {
-	defer goleak.VerifyNone(t)
+	defer goleak.VerifyNone(t, ignoreSpawnThread)
 	first, second, bad := newRecorder(), newRecorder(), newRecorder()
 	var hostLog bytes.Buffer
 	reg := tool.NewRegistry()

@@ -46,7 +46,7 @@ func eventually(t *testing.T, what string, cond func() bool) {
 }
 
 func TestApplyLoadsEachEntryOnItsOwn(t *testing.T) {
-	defer goleak.VerifyNone(t)
+	defer goleak.VerifyNone(t, ignoreSpawnThread)
 	dir := t.TempDir()
 	log := filepath.Join(dir, "starts")
 	junk := filepath.Join(dir, "junk.wasm")
@@ -158,7 +158,7 @@ func writeConfig(t *testing.T, file string, c any) {
 // server over the registry: a server is added, one changed and one
 // removed (with a call in flight on it), then a malformed edit is made.
 func TestWatchReloads(t *testing.T) {
-	defer goleak.VerifyNone(t)
+	defer goleak.VerifyNone(t, ignoreSpawnThread)
 	dir := t.TempDir()
 	file := filepath.Join(dir, "config.json")
 	log := filepath.Join(dir, "starts")
@@ -473,3 +473,8 @@ func (l *lockedBuilder) Len() int {
 	defer l.mu.Unlock()
 	return l.b.Len()
 }
+
+// ignoreSpawnThread leaves out of the leak checks the sandbox's spawning
+// thread, which lives as long as the forker it started: the default
+// backend keeps its forker for the program's life.
+var ignoreSpawnThread = goleak.IgnoreTopFunction("github.com/miniopenclaw/tool/sandbox.spawnLoop")

@@ -117,7 +117,7 @@ func TestSandboxPolicyMemory(t *testing.T) {
 // under the configuration's sandbox policy, and outside it only when it
 // is marked unsandboxed; Status says which, with the network policy.
 func TestSandboxPolicyServers(t *testing.T) {
-	defer goleak.VerifyNone(t)
+	defer goleak.VerifyNone(t, ignoreSpawnThread)
 	requireSandbox(t)
 	dir := t.TempDir()
 	policy := filepath.Join(dir, "policy.json")

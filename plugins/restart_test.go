@@ -59,7 +59,7 @@ func (c *fakeClock) wait(t *testing.T) time.Duration {
 }
 
 func TestRestartExitedServer(t *testing.T) {
-	defer goleak.VerifyNone(t)
+	defer goleak.VerifyNone(t, ignoreSpawnThread)
 	log := filepath.Join(t.TempDir(), "starts")
 	srv := withPrefix(fixture(t, log, "echo"), "s_")
 	srv.Env[exitAfterEnv] = "1" // each process answers one call
@@ -155,7 +155,7 @@ func TestRestartExitedServer(t *testing.T) {
 }
 
 func TestRestartGivesUp(t *testing.T) {
-	defer goleak.VerifyNone(t)
+	defer goleak.VerifyNone(t, ignoreSpawnThread)
 	log := filepath.Join(t.TempDir(), "starts")
 	srv := withPrefix(fixture(t, log, "echo"), "s_")
 	srv.Env[exitAfterEnv] = "0" // the first call ends it

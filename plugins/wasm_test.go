@@ -52,7 +52,7 @@ func moduleHost(t *testing.T) *tool.Registry {
 }
 
 func TestModuleTools(t *testing.T) {
-	defer goleak.VerifyNone(t)
+	defer goleak.VerifyNone(t, ignoreSpawnThread)
 	reg := moduleHost(t)
 	host, err := os.ReadFile("/etc/hostname")
 	if err != nil || len(strings.TrimSpace(string(host))) == 0 {
@@ -121,7 +121,7 @@ func call(t *testing.T, reg *tool.Registry, name, args string) tool.Result {
 }
 
 func TestReactorModule(t *testing.T) {
-	defer goleak.VerifyNone(t)
+	defer goleak.VerifyNone(t, ignoreSpawnThread)
 	reg, h := loadConfig(t, `{
 	  "defaults": {"maxOutput": 4096},
 	  "wasmModules": {
@@ -207,7 +207,7 @@ func TestReactorRecycled(t *testing.T) {
 // exist at once, a call beyond them waits (and gives up when its context
 // ends), and a released instance serves the next call.
 func TestReactorPool(t *testing.T) {
-	defer goleak.VerifyNone(t)
+	defer goleak.VerifyNone(t, ignoreSpawnThread)
 	rt, err := wasm.NewRuntime(t.Context(), wasm.Options{CacheDir: compileCache(t), MemoryPages: DefaultModulePages})
 	if err != nil {
 		t.Fatal(err)

@@ -360,6 +360,17 @@ var attacks = map[string]func(args []string) (string, error){
 		}
 		return "", fmt.Errorf("all denied: %s: %w", strings.Join(denied, ","), unix.EPERM)
 	},
+	"waitfor": func(a []string) (string, error) {
+		// Says "waiting" on stdout and waits until the file a[0]
+		// exists, at most a minute.
+		fmt.Println("waiting")
+		for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+			if _, err := os.Stat(a[0]); err == nil {
+				return "the file appeared", nil
+			}
+		}
+		return "", errors.New("the file never appeared")
+	},
 	"counthold": func(a []string) (string, error) {
 		// Takes as much of one per-user count as the kernel gives (a[0]:
 		// inotify instances, queued real-time signals, or POSIX message

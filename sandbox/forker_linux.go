@@ -64,11 +64,18 @@ type forker struct {
 	// after arms the idle timer: it calls fn after d and returns what
 	// stops it. nil means time.AfterFunc; a test sets its own clock.
 	after func(d time.Duration, fn func()) (stop func() bool)
+	// startHere starts the forker from the calling goroutine's thread,
+	// as before it was started from the spawning thread (a test's
+	// control; see onSpawnThread).
+	startHere bool
 
-	mu     sync.Mutex
-	cmd    *exec.Cmd // nil when none runs
-	conn   *net.UnixConn
-	closed bool // by Native.Close: start no more forkers
+	mu   sync.Mutex
+	cmd  *exec.Cmd // nil when none runs
+	conn *net.UnixConn
+	// release gives up the spawning thread's hold for the forker that
+	// runs (see spawn); nil when none runs or it was started here.
+	release func()
+	closed  bool // by Native.Close: start no more forkers
 	// stopIdle stops the idle timer armed after the last request, if
 	// any; idleGen tells that timer from those armed before it.
 	stopIdle func() bool
@@ -96,20 +103,22 @@ func (f *forker) limit() time.Duration {
 var errForkerClosed = errors.New("the forker was closed")
 
 // start asks the forker for a helper of shape sh with the descriptors
-// fds (see helper.ForkRequest) and returns the helper's process.
-func (f *forker) start(sh helperShape, bits uint8, uid, gid int, fds []*os.File) (*os.Process, error) {
+// fds (see helper.ForkRequest) and returns the helper's process, and the
+// function that gives up the spawning thread's hold for it (see
+// holdSpawnThread), to be called once it has been reaped.
+func (f *forker) start(sh helperShape, bits uint8, uid, gid int, fds []*os.File) (*os.Process, func(), error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	defer f.armIdleLocked()
 	if f.closed {
-		return nil, errForkerClosed
+		return nil, nil, errForkerClosed
 	}
 	if f.cmd != nil && exited(f.cmd.Process.Pid) {
 		f.stopLocked()
 	}
 	if f.cmd == nil {
 		if err := f.launchLocked(); err != nil {
-			return nil, fmt.Errorf("start the forker: %w", err)
+			return nil, nil, fmt.Errorf("start the forker: %w", err)
 		}
 	}
 	var tag [8]byte
@@ -124,26 +133,36 @@ func (f *forker) start(sh helperShape, bits uint8, uid, gid int, fds []*os.File)
 	cfg := fds[2] // the configuration pipe's read end, see helper.ForkRequest
 	if err != nil {
 		f.failLocked(cfg, name)
-		return nil, fmt.Errorf("the forker failed (it was killed; the next run starts another): %w", err)
+		return nil, nil, fmt.Errorf("the forker failed (it was killed; the next run starts another): %w", err)
 	}
 	switch {
 	case len(reply) == 5 && reply[0] == helper.ForkStarted:
 		pid := int(uint32(reply[1]) | uint32(reply[2])<<8 | uint32(reply[3])<<16 | uint32(reply[4])<<24)
 		if pid <= 0 || !isChild(pid) {
 			f.failLocked(cfg, name)
-			return nil, fmt.Errorf("the forker answered process %d, which is not a helper of this program's (it was killed; the next run starts another)", pid)
+			return nil, nil, fmt.Errorf("the forker answered process %d, which is not a helper of this program's (it was killed; the next run starts another)", pid)
 		}
 		// Not reaped by anyone else, the child keeps its id until it is
 		// waited for: FindProcess finds this one.
-		return os.FindProcess(pid)
+		proc, err := os.FindProcess(pid)
+		if err != nil {
+			return nil, nil, err
+		}
+		// The helper is the child of the thread that started the forker
+		// (CLONE_PARENT): held while the forker is, so the same thread.
+		release := func() {}
+		if f.release != nil {
+			release = holdSpawnThread()
+		}
+		return proc, release, nil
 	case len(reply) > 0 && reply[0] == helper.ForkRefused:
 		// A clone that failed (on the id maps, at its exec) is this
 		// process's child, which the forker cannot reap.
 		reapOrphans(f.cmd.Process.Pid, cfg, name)
-		return nil, fmt.Errorf("the forker refused: %s", reply[1:])
+		return nil, nil, fmt.Errorf("the forker refused: %s", reply[1:])
 	}
 	f.failLocked(cfg, name)
-	return nil, errors.New("the forker answered other than its protocol says (it was killed; the next run starts another)")
+	return nil, nil, errors.New("the forker answered other than its protocol says (it was killed; the next run starts another)")
 }
 
 // failLocked kills and reaps the forker that failed a request whose
@@ -285,7 +304,13 @@ func (f *forker) launchLocked() (err error) {
 	// Its own session, out of reach of a terminal's signals to this
 	// program's group; killed with this program.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Pdeathsig: syscall.SIGKILL}
-	err = cmd.Start()
+	// From the spawning thread: the forker and the helpers it starts die
+	// with the thread that started it.
+	if f.startHere {
+		err = cmd.Start()
+	} else {
+		f.release, err = spawn(cmd.Start)
+	}
 	// The forker's end is the forker's alone: its death then ends the
 	// socket here.
 	theirs.Close()
@@ -316,7 +341,10 @@ func (f *forker) stopLocked() {
 	f.conn.Close()
 	f.cmd.Process.Kill()
 	f.cmd.Wait()
-	f.cmd, f.conn = nil, nil
+	if f.release != nil {
+		f.release()
+	}
+	f.cmd, f.conn, f.release = nil, nil, nil
 }
 
 // armIdleLocked stops the idle timer armed before and, when a forker

@@ -653,7 +653,7 @@ func testForkerReapsFailedClones(t *testing.T, program string) {
 	fds[1], fds[2] = fds[2], fds[1] // stdout, stderr, then a read end as the configuration's
 	for i := range 3 {
 		before := children()
-		_, err := f.start(sh, forkerBits(sh, false, false, false), -1, DefaultUID, fds)
+		_, _, err := f.start(sh, forkerBits(sh, false, false, false), -1, DefaultUID, fds)
 		if err == nil || !strings.Contains(err.Error(), "refused") {
 			t.Fatalf("start %d with an unmappable host id: %v; want a refusal", i, err)
 		}
@@ -968,7 +968,7 @@ func testForkerReapsCloneFailedAtExec(t *testing.T, program string) {
 	}
 	for i := range 3 {
 		before := children()
-		_, err := f.start(sh, forkerBits(sh, false, false, false), uid, gid, fds)
+		_, _, err := f.start(sh, forkerBits(sh, false, false, false), uid, gid, fds)
 		if err == nil || !strings.Contains(err.Error(), "permission denied") {
 			t.Fatalf("start %d of a program without execute bits: %v; want a refusal saying so", i, err)
 		}
@@ -1220,7 +1220,7 @@ func testForkerIdleExits(t *testing.T, program string) {
 	// An unmappable host id: the forker answers with a refusal and stays;
 	// a refusal is a request it served.
 	ask := func() error {
-		_, err := f.start(sh, forkerBits(sh, false, false, false), -1, DefaultUID, fds)
+		_, _, err := f.start(sh, forkerBits(sh, false, false, false), -1, DefaultUID, fds)
 		if err == nil || !strings.Contains(err.Error(), "the forker refused") {
 			return fmt.Errorf("a start: %v; want the forker's refusal", err)
 		}
@@ -1282,7 +1282,7 @@ func testForkerIdleExits(t *testing.T, program string) {
 	if f.pid() != 0 {
 		t.Fatalf("a forker runs after Close: %d", f.pid())
 	}
-	if _, err := f.start(sh, 0, -1, DefaultUID, fds); !errors.Is(err, errForkerClosed) {
+	if _, _, err := f.start(sh, 0, -1, DefaultUID, fds); !errors.Is(err, errForkerClosed) {
 		t.Fatalf("a start after Close: %v", err)
 	}
 

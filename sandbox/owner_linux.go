@@ -82,11 +82,12 @@ func idmapNamespace(uid, gid, to int) (int, error) {
 		GidMappings: []syscall.SysProcIDMap{{ContainerID: gid, HostID: to, Size: 1}},
 		Pdeathsig:   syscall.SIGKILL,
 	}
-	err = cmd.Start()
+	release, err := spawn(cmd.Start) // it dies with the thread that started it
 	r.Close()
 	if err != nil {
 		return -1, fmt.Errorf("idmap namespace: %w", err)
 	}
+	defer release() // after the Wait below
 	fd, err := unix.Open(fmt.Sprintf("/proc/%d/ns/user", cmd.Process.Pid), unix.O_RDONLY|unix.O_CLOEXEC, 0)
 	w.Close()
 	cmd.Wait()

@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"bytes"
 	"fmt"
 	"os"
 	"os/exec"
@@ -64,12 +65,18 @@ func probeNamespaces() (fork bool, err error) {
 	cmd.Args = []string{"clawtool-sandbox-probe"}
 	cmd.Env = []string{helperEnv + "=probe"}
 	cmd.SysProcAttr = sysProcAttr(namespaceFlags(NetworkNone), sandboxUID(0))
-	out, err := cmd.CombinedOutput()
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	release, err := spawn(cmd.Start) // it dies with the thread that started it
+	if err == nil {
+		err = cmd.Wait()
+		release()
+	}
 	if ee, ok := err.(*exec.ExitError); ok && ee.ExitCode() == helper.ExitProbeNoFork {
 		return false, nil
 	}
 	if err != nil {
-		return false, fmt.Errorf("cannot create the sandbox namespaces: %v %s", err, strings.TrimSpace(string(out)))
+		return false, fmt.Errorf("cannot create the sandbox namespaces: %v %s", err, strings.TrimSpace(out.String()))
 	}
 	return true, nil
 }

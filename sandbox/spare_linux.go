@@ -53,7 +53,10 @@ type helperProc struct {
 	cmd   *exec.Cmd
 	proc  *os.Process
 	state *os.ProcessState
-	cfgW  *os.File // nil once the configuration was sent
+	// release gives up the spawning thread's hold for the helper once it
+	// is reaped (see spawn); nil for none.
+	release func()
+	cfgW    *os.File // nil once the configuration was sent
 	// mountW is the supervisor's end of the socket the workspace tree is
 	// passed on (helper.MountFD); nil for a helper that builds no root.
 	mountW *os.File
@@ -150,7 +153,7 @@ func startHelper(p *sparePool, sh helperShape, stdin *os.File) (h *helperProc, e
 		}
 		uid, gid := sandboxIDs(sh.uid)
 		h.t0 = monotonic()
-		h.proc, err = p.fk.start(sh, forkerBits(sh, stdin != nil, mountR != nil, traceW != nil), uid, gid, fds)
+		h.proc, h.release, err = p.fk.start(sh, forkerBits(sh, stdin != nil, mountR != nil, traceW != nil), uid, gid, fds)
 		h.t1 = monotonic()
 		if err == nil {
 			h.readyCh = make(chan struct{})
@@ -181,7 +184,9 @@ func startHelper(p *sparePool, sh helperShape, stdin *os.File) (h *helperProc, e
 	cmd.SysProcAttr = sysProcAttr(sh.flags, sh.uid)
 	h.cmd = cmd
 	h.t0 = monotonic()
-	err = cmd.Start()
+	// From the spawning thread: the helper dies with the thread that
+	// started it (its Pdeathsig).
+	h.release, err = spawn(cmd.Start)
 	h.t1 = monotonic()
 	if err != nil {
 		return nil, err
@@ -232,6 +237,9 @@ func (h *helperProc) kill() {
 // wait waits for the helper to end, reaps it and sets h.state; the error
 // is os/exec's for a helper that did not exit 0.
 func (h *helperProc) wait() error {
+	if h.release != nil {
+		defer h.release() // reaped
+	}
 	if h.cmd != nil {
 		err := h.cmd.Wait()
 		h.state = h.cmd.ProcessState

@@ -35,21 +35,40 @@ func StableID(prefix string, index int, name string, args []byte) string {
 // so that every call of the batch has an id of its own. It changes calls
 // in place and returns it.
 func AssignIDs(calls []tool.Call, prefix string) []tool.Call {
+	assignIDs(calls, prefix, nil)
+	return calls
+}
+
+// assignIDs is AssignIDs, counting in *probes (when not nil) the ids it
+// tried, so that a test can hold its work to the size of the batch.
+func assignIDs(calls []tool.Call, prefix string, probes *int) {
 	seen := make(map[string]bool, len(calls))
+	// next[base] is the first suffix not yet tried for base: every
+	// smaller one was seen, and seen only grows, so starting there gives
+	// the same id as starting from 2, and a response that repeats one id
+	// n times costs n tries, not n²/2.
+	var next map[string]int
 	for i := range calls {
 		c := &calls[i]
 		if c.ID == "" {
 			c.ID = StableID(prefix, i, c.Name, c.Args)
 		}
 		if seen[c.ID] {
+			if next == nil {
+				next = make(map[string]int)
+			}
 			base := c.ID
-			for n := 2; seen[c.ID]; n++ {
+			n := max(next[base], 2)
+			for ; seen[c.ID]; n++ {
+				if probes != nil {
+					*probes++
+				}
 				c.ID = base + "_" + strconv.Itoa(n)
 			}
+			next[base] = n
 		}
 		seen[c.ID] = true
 	}
-	return calls
 }
 
 // CheckIDs returns an error naming the first call whose id is empty or
@@ -96,4 +115,49 @@ func Shorten(s string, n int) string {
 		return s
 	}
 	return s[:n] + "…"
+}
+
+// MaxElements bounds the elements the adapters read from the array of a
+// response that holds its calls (tool_calls, output items, content
+// blocks, parts) and from its choices or candidates. A response of the
+// agent's 32 MiB bound held eleven million "{}" calls, which took
+// 10 GiB of allocations and 27 s to parse before any bound on the
+// number of calls could look at them.
+const MaxElements = 8192
+
+// Elements returns the elements of the JSON array raw, reading them one
+// at a time and stopping with an error after max of them, so that the
+// work is bounded by max and not by the array's length. null or a
+// missing value gives no elements.
+func Elements(raw json.RawMessage, max int) ([]json.RawMessage, error) {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || string(raw) == "null" {
+		return nil, nil
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	tok, err := dec.Token()
+	if err != nil {
+		return nil, err
+	}
+	if tok != json.Delim('[') {
+		return nil, fmt.Errorf("not an array")
+	}
+	var out []json.RawMessage
+	for dec.More() {
+		if len(out) == max {
+			return nil, fmt.Errorf("more than %d elements", max)
+		}
+		var el json.RawMessage
+		if err := dec.Decode(&el); err != nil {
+			return nil, err
+		}
+		out = append(out, el)
+	}
+	if _, err := dec.Token(); err != nil { // the closing bracket
+		return nil, err
+	}
+	if dec.More() {
+		return nil, fmt.Errorf("text after the array")
+	}
+	return out, nil
 }

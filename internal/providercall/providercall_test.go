@@ -2,6 +2,7 @@ package providercall
 
 import (
 	"encoding/json"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -105,5 +106,43 @@ func TestCheckIDs(t *testing.T) {
 		if err := CheckIDs(calls); (err == nil) != tt.ok {
 			t.Errorf("%s: CheckIDs(%q) = %v, want ok %v", tt.name, tt.ids, err, tt.ok)
 		}
+	}
+}
+
+// TestAssignIDsRepeatedIDBounded is an attack: a model response whose
+// calls all carry the same id. Each repeat looked for its suffix from
+// "_2" on, so n repeats tried n²/2 ids: 8,000 calls (88 KB of response)
+// took seconds, and a response of the agent's 32 MiB bound would not
+// finish. The ids tried must stay linear in the batch, whatever mix of
+// repeats and ids that look like suffixes the model sends.
+func TestAssignIDsRepeatedIDBounded(t *testing.T) {
+	const n = 20000
+	for _, tt := range []struct {
+		name string
+		id   func(i int) string
+	}{
+		{"one id", func(int) string { return "a" }},
+		{"suffixes taken first", func(i int) string {
+			if i < n/2 {
+				return "a_" + strconv.Itoa(i+2)
+			}
+			return "a"
+		}},
+		{"two bases interleaved", func(i int) string { return []string{"a", "b", "a_2"}[i%3] }},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			calls := make([]tool.Call, n)
+			for i := range calls {
+				calls[i] = tool.Call{ID: tt.id(i), Name: "f"}
+			}
+			probes := 0
+			assignIDs(calls, "p_", &probes)
+			if err := CheckIDs(calls); err != nil {
+				t.Fatal(err)
+			}
+			if probes > 2*n {
+				t.Errorf("%d calls: %d ids tried, want at most %d (linear in the batch)", n, probes, 2*n)
+			}
+		})
 	}
 }
