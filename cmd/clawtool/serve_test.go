@@ -89,6 +89,9 @@ func TestMain(m *testing.M) {
 		fmt.Fprintf(os.Stderr, "\x1b[31mfatal:\x1b[0m cannot log in with token %s\n", os.Getenv("CRASH_TOKEN"))
 		os.Exit(3)
 	}
+	if mode := os.Getenv(hostileTextEnv); mode != "" {
+		serveHostileText(mode)
+	}
 	if n, err := strconv.Atoi(os.Getenv(manyEnv)); err == nil {
 		s := mcp.NewServer(&mcp.Implementation{Name: "test-many", Version: "0"}, &mcp.ServerOptions{PageSize: 100})
 		for i := range n {
