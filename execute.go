@@ -538,6 +538,7 @@ func (r *Registry) finish(ctx, callCtx context.Context, e *entry, timeout time.D
 		if res.Error == "" {
 			res.Error = fmt.Sprintf("tool %q failed without a message", e.name)
 		}
+		res = r.budgetFailure(e, res)
 		if err == nil {
 			err = toolFailure{msg: res.Error}
 		}
@@ -602,12 +603,53 @@ func (r *Registry) returned(e *entry) {
 	r.logger().LogAttrs(context.Background(), slog.LevelInfo, "abandoned tool call returned", slog.String("tool", e.name))
 }
 
+// outputLimit is the tool's result budget, <= 0 for none.
+func (r *Registry) outputLimit(e *entry) int {
+	if e.opts.MaxOutputBytes != 0 {
+		return e.opts.MaxOutputBytes
+	}
+	return r.cfg.maxOutput
+}
+
+// budgetFailure cuts the message and the output of a failed result to
+// the tool's result budget: a failure reaches the model like an output,
+// and a tool that failed with megabytes of message (an error that quotes
+// its input, a server's whole error body) would otherwise put them all
+// into its context.
+func (r *Registry) budgetFailure(e *entry, res Result) Result {
+	limit := r.outputLimit(e)
+	if limit <= 0 {
+		return res
+	}
+	if len(res.Error) > limit {
+		cut := runeCut(res.Error, limit)
+		res.Error = res.Error[:cut] + fmt.Sprintf("\n[message truncated: it had %d bytes and only the first %d are shown]", len(res.Error), cut)
+	}
+	if len(res.Structured) > limit {
+		res.Structured = nil
+		res.Metadata = withMeta(res.Metadata, "structured_dropped", true)
+	}
+	if len(res.Output) > limit {
+		cut := runeCut(res.Output, limit)
+		res.Metadata = withMeta(res.Metadata, "truncated_bytes", len(res.Output)-cut)
+		res.Output = res.Output[:cut] + fmt.Sprintf("\n[output truncated: the tool returned %d bytes and only the first %d are shown]", len(res.Output), cut)
+	}
+	return res
+}
+
+// runeCut returns the largest n <= limit at which s can be cut without
+// splitting a UTF-8 sequence; s is longer than limit.
+func runeCut(s string, limit int) int {
+	cut := limit
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return cut
+}
+
 // budget cuts Output to the tool's result budget.
 func (r *Registry) budget(e *entry, res Result) Result {
-	limit := e.opts.MaxOutputBytes
-	if limit == 0 {
-		limit = r.cfg.maxOutput
-	}
+	limit := r.outputLimit(e)
 	if limit <= 0 {
 		return res
 	}
