@@ -60,11 +60,7 @@ func serverPolicy(p *sandbox.Policy, s Server) (*sandbox.Policy, error) {
 	if path, err := exec.LookPath(s.Command); c.Image == "" && err == nil && filepath.IsAbs(path) {
 		real, err := filepath.EvalSymlinks(path)
 		if err == nil && !inside(real, append(sandbox.SystemReadOnly(), c.ReadOnly...)) {
-			dir := filepath.Dir(real)
-			if filepath.Base(dir) == "bin" {
-				dir = filepath.Dir(dir) // the installation's prefix: its lib beside bin
-			}
-			c.ReadOnly = append(c.ReadOnly, dir)
+			c.ReadOnly = append(c.ReadOnly, commandReadable(real))
 			pathVar := "/usr/local/bin:/usr/bin:/bin"
 			for _, kv := range env {
 				if v, ok := strings.CutPrefix(kv, "PATH="); ok {
@@ -79,6 +75,35 @@ func serverPolicy(p *sandbox.Policy, s Server) (*sandbox.Policy, error) {
 		return nil, fmt.Errorf("sandboxPolicy: %w", err)
 	}
 	return &c, nil
+}
+
+// commandReadable is what of the command at real (a path without links,
+// outside the system paths) a confined server may read: the
+// installation's prefix (the parent of its bin directory, for a lib
+// beside it), or else the command's directory, or else the command
+// alone; never the home directory or a directory that holds it (a command
+// installed as ~/bin/server or ~/server would make the whole home
+// readable). Without a home directory known, the command alone.
+func commandReadable(real string) string {
+	home, err := os.UserHomeDir()
+	if err != nil || home == "" || !filepath.IsAbs(home) {
+		return real
+	}
+	homes := []string{filepath.Clean(home)}
+	if r, err := filepath.EvalSymlinks(home); err == nil {
+		homes = append(homes, r)
+	}
+	holdsHome := func(dir string) bool {
+		return slices.ContainsFunc(homes, func(h string) bool { return inside(h, []string{dir}) })
+	}
+	dir := filepath.Dir(real)
+	if filepath.Base(dir) == "bin" && !holdsHome(filepath.Dir(dir)) {
+		return filepath.Dir(dir)
+	}
+	if !holdsHome(dir) {
+		return dir
+	}
+	return real
 }
 
 // confinedTransport starts the stdio server s under p, in the native
