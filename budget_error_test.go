@@ -62,3 +62,51 @@ func TestExecuteBudgetCutsFailures(t *testing.T) {
 		}
 	}
 }
+
+// TestExecuteBudgetCountsTextResources is an attack: the budget bounds the
+// text a model reads, but a text resource part is text too, and it was not
+// counted. A tool (an imported MCP server, say) that returned its 2 MiB
+// answer as a text resource instead of as Output sent all of it: OpenAI and
+// Gemini results carry Result.Text(), the parts' text included. The text
+// of text resources now shares the budget with Output, cut in order with a
+// notice. Control: without a budget the part keeps its text.
+func TestExecuteBudgetCountsTextResources(t *testing.T) {
+	const budget = 1000
+	long := strings.Repeat("é", 1<<20) // 2 MiB
+	r := tool.NewRegistry(tool.WithDefaultMaxOutput(budget))
+	for _, tl := range []tool.Tool{
+		tool.Must(tool.New("resources", "Answers in text resources.", func(context.Context, struct{}) (tool.Result, error) {
+			return tool.Result{Output: "see the files", Parts: []tool.Part{
+				tool.TextResource("file:///a", "text/plain", long),
+				tool.Image("image/png", []byte("png")),
+				tool.TextResource("file:///b", "text/plain", long),
+			}}, nil
+		})),
+		tool.Must(tool.New("unbudgeted", "Answers in a text resource.", func(context.Context, struct{}) (tool.Result, error) {
+			return tool.Result{Parts: []tool.Part{tool.TextResource("file:///a", "text/plain", long)}}, nil
+		}, tool.WithMaxOutput(-1))),
+	} {
+		if err := r.Register(tl); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if res := r.Execute(context.Background(), "unbudgeted", nil); len(res.Parts) != 1 || res.Parts[0].Text != long {
+		t.Fatalf("control: a tool without a budget: %d parts, first with %d bytes of text", len(res.Parts), len(res.Parts[0].Text))
+	}
+	res := r.Execute(context.Background(), "resources", nil)
+	if res.IsError || len(res.Parts) != 3 {
+		t.Fatalf("result %+v with %d parts, want a success with its 3 parts", res.Kind, len(res.Parts))
+	}
+	if text := res.Text(); len(text) > budget+600 {
+		t.Errorf("Result.Text() has %d bytes, want about the budget of %d", len(text), budget)
+	}
+	if !strings.HasPrefix(res.Parts[0].Text, "éé") || !strings.Contains(res.Parts[0].Text, "truncated") {
+		t.Errorf("first resource = %.60q…, want its start and a notice that it was cut", res.Parts[0].Text)
+	}
+	if string(res.Parts[1].Data) != "png" {
+		t.Errorf("the image part was changed: %+v", res.Parts[1])
+	}
+	if err := res.Parts[2].Validate(); err != nil {
+		t.Errorf("the last resource, past the budget, is malformed: %v", err)
+	}
+}

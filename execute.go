@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"math/rand/v2"
 	"runtime/debug"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -647,7 +648,8 @@ func runeCut(s string, limit int) int {
 	return cut
 }
 
-// budget cuts Output to the tool's result budget.
+// budget cuts Output, then the text of the text resource parts, to the
+// tool's result budget: they are all text the model reads (Result.Text).
 func (r *Registry) budget(e *entry, res Result) Result {
 	limit := r.outputLimit(e)
 	if limit <= 0 {
@@ -657,18 +659,36 @@ func (r *Registry) budget(e *entry, res Result) Result {
 		res.Structured = nil
 		res.Metadata = withMeta(res.Metadata, "structured_dropped", true)
 	}
-	if len(res.Output) <= limit {
-		return res
+	left := limit - min(len(res.Output), limit)
+	if len(res.Output) > limit {
+		cut := runeCut(res.Output, limit)
+		total := len(res.Output)
+		res.Output = res.Output[:cut] + fmt.Sprintf(
+			"\n[output truncated: the tool returned %d bytes and only the first %d are shown; ask for less, for example with a narrower query, a filter or a smaller page]",
+			total, cut)
+		res.Metadata = withMeta(res.Metadata, "truncated_bytes", total-cut)
 	}
-	cut := limit
-	for cut > 0 && !utf8.RuneStart(res.Output[cut]) {
-		cut--
+	return budgetParts(res, left)
+}
+
+// budgetParts cuts the text of res's text resources to left bytes in all,
+// in order, each cut one keeping a notice (so that it stays well formed).
+// The parts are copied before any is changed: they are the tool's.
+func budgetParts(res Result, left int) Result {
+	copied := false
+	for i, p := range res.Parts {
+		if p.Type != PartResource || len(p.Text) <= left {
+			left -= min(len(p.Text), left)
+			continue
+		}
+		if !copied {
+			res.Parts, copied = slices.Clone(res.Parts), true
+		}
+		cut := runeCut(p.Text, left)
+		res.Parts[i].Text = p.Text[:cut] + fmt.Sprintf(
+			"\n[text truncated: the resource had %d bytes and only the first %d are shown; the result budget is spent]", len(p.Text), cut)
+		left = 0
 	}
-	total := len(res.Output)
-	res.Output = res.Output[:cut] + fmt.Sprintf(
-		"\n[output truncated: the tool returned %d bytes and only the first %d are shown; ask for less, for example with a narrower query, a filter or a smaller page]",
-		total, cut)
-	res.Metadata = withMeta(res.Metadata, "truncated_bytes", total-cut)
 	return res
 }
 
