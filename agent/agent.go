@@ -33,6 +33,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 
 	"github.com/miniopenclaw/tool"
@@ -894,12 +895,14 @@ func contentText(raw json.RawMessage) string {
 		return s
 	}
 	var parts []struct{ Type, Text string }
-	if json.Unmarshal(raw, &parts) == nil {
-		for _, p := range parts {
-			s += p.Text
-		}
+	if json.Unmarshal(raw, &parts) != nil {
+		return ""
 	}
-	return s
+	var b strings.Builder // += copied the text so far for each part
+	for _, p := range parts {
+		b.WriteString(p.Text)
+	}
+	return b.String()
 }
 
 func (c *chatConv) results(_ []tool.Call, outcomes []tool.Outcome) error {
