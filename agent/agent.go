@@ -623,6 +623,9 @@ func (a *Agent) runBatch(ctx context.Context, calls []tool.Call, search *deferra
 		if err != nil && (ctx.Err() != nil || len(outcomes) != len(rest)) {
 			return nil, err
 		}
+		if err := answers(rest, outcomes); err != nil {
+			return nil, err
+		}
 	}
 	if len(rest) == len(calls) {
 		return outcomes, nil
@@ -640,6 +643,21 @@ func (a *Agent) runBatch(ctx context.Context, calls []tool.Call, search *deferra
 		}
 	}
 	return all, nil
+}
+
+// answers checks that outcomes answer calls, one each and in order, as
+// [tool.Executor.Run] promises: an executor whose batch middleware drops,
+// adds or reorders outcomes would give results to the wrong calls.
+func answers(calls []tool.Call, outcomes []tool.Outcome) error {
+	if len(outcomes) != len(calls) {
+		return fmt.Errorf("the executor returned %d outcomes for %d calls", len(outcomes), len(calls))
+	}
+	for i, o := range outcomes {
+		if o.ID != calls[i].ID {
+			return fmt.Errorf("the executor's outcome %d is for call %s, not %s", i, printable(o.ID), printable(calls[i].ID))
+		}
+	}
+	return nil
 }
 
 // notLoaded is the outcome of a call to a deferred tool that no search
