@@ -35,6 +35,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"unicode/utf8"
 
 	"github.com/miniopenclaw/tool"
 	"github.com/miniopenclaw/tool/anthropictool"
@@ -53,6 +54,12 @@ const DefaultMaxSteps = 10
 // each result to go back to the model. It is the bound of the calls of a
 // step a paused run keeps ([MaxRunStateCalls]).
 const MaxStepCalls = MaxRunStateCalls
+
+// MaxStepResultBytes bounds the text of the results of one step together
+// (outputs, failures' messages and text resources), which go back to the
+// model in the next request and in every later one. When a step's results
+// are over it, each is cut to an equal share of it, with a notice.
+const MaxStepResultBytes = 4 << 20
 
 // ErrMaxSteps is wrapped by the error [Agent.Run] returns when the model
 // was still calling tools after the step limit.
@@ -628,7 +635,7 @@ func (a *Agent) runBatch(ctx context.Context, calls []tool.Call, search *deferra
 		}
 	}
 	if len(rest) == len(calls) {
-		return outcomes, nil
+		return shareResults(outcomes), nil
 	}
 	all := make([]tool.Outcome, 0, len(calls))
 	for _, c := range calls {
@@ -642,7 +649,71 @@ func (a *Agent) runBatch(ctx context.Context, calls []tool.Call, search *deferra
 			all = append(all, notLoaded(c))
 		}
 	}
-	return all, nil
+	return shareResults(all), nil
+}
+
+// shareResults cuts the results of one step to MaxStepResultBytes of
+// text in all, each to an equal share, when they are over it: each result
+// is bounded by its tool's budget, but a turn of many calls times that
+// budget would go back to the model in every later request.
+func shareResults(outcomes []tool.Outcome) []tool.Outcome {
+	total := 0
+	for _, o := range outcomes {
+		total += resultText(o.Result)
+	}
+	if total <= MaxStepResultBytes {
+		return outcomes
+	}
+	share := MaxStepResultBytes / len(outcomes)
+	notice := func(s string, kept int) string {
+		return s[:kept] + fmt.Sprintf("\n[cut: %d bytes, of which the first %d are shown; this step's results share %d bytes; ask for less in fewer calls]",
+			len(s), kept, MaxStepResultBytes)
+	}
+	for i := range outcomes {
+		r := &outcomes[i].Result
+		if resultText(*r) <= share {
+			continue
+		}
+		left := share
+		cut := func(s string) string {
+			if len(s) <= left {
+				left -= len(s)
+				return s
+			}
+			kept := left
+			for kept > 0 && !utf8.RuneStart(s[kept]) {
+				kept--
+			}
+			left = 0
+			return notice(s, kept)
+		}
+		if r.Output != "" {
+			r.Output = cut(r.Output)
+		}
+		if r.Error != "" {
+			r.Error = cut(r.Error)
+		}
+		if len(r.Structured) > share {
+			r.Structured = nil
+		}
+		parts := slices.Clone(r.Parts)
+		for k, p := range parts {
+			if p.Type == tool.PartResource && p.Text != "" {
+				parts[k].Text = cut(p.Text)
+			}
+		}
+		r.Parts = parts
+	}
+	return outcomes
+}
+
+// resultText is the bytes of text of r that go to the model.
+func resultText(r tool.Result) int {
+	n := len(r.Output) + len(r.Error) + len(r.Structured)
+	for _, p := range r.Parts {
+		n += len(p.Text)
+	}
+	return n
 }
 
 // answers checks that outcomes answer calls, one each and in order, as
