@@ -1,7 +1,6 @@
 package tool
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -206,7 +205,7 @@ func (e *Executor) run(ctx context.Context, calls []Call) ([]Outcome, error) {
 	if n == 0 {
 		return out, nil
 	}
-	if n == 1 && len(calls[0].DependsOn) == 0 && !bytes.Contains(calls[0].Args, refKey) && ctx.Err() == nil {
+	if n == 1 && len(calls[0].DependsOn) == 0 && !mayHoldRef(calls[0].Args) && ctx.Err() == nil {
 		// A lone call needs no graph and no scheduler: run it here.
 		e.exec(ctx, &plan{calls: calls}, 0, out)
 		return out, nil
@@ -243,7 +242,7 @@ func (e *Executor) planInto(p *plan, calls []Call, buf []limits, idBuf []string)
 	maxArgs := e.reg.cfg.limits.maxBytes
 	// mayRefer reports whether c's arguments may hold references. Arguments
 	// over the limit are refused when the call runs; they are not searched.
-	mayRefer := func(c *Call) bool { return len(c.Args) <= maxArgs && bytes.Contains(c.Args, refKey) }
+	mayRefer := func(c *Call) bool { return len(c.Args) <= maxArgs && mayHoldRef(c.Args) }
 	needGraph := n > 32
 	for i := 0; i < n && !needGraph; i++ {
 		needGraph = len(calls[i].DependsOn) > 0 || mayRefer(&calls[i])

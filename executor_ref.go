@@ -15,6 +15,13 @@ import (
 // refKey is the key that marks a reference to another call's output.
 var refKey = []byte(`"$output"`)
 
+// mayHoldRef reports whether args may hold a reference: they hold the
+// key as it is, or a \u escape, which could spell it ("\u0024output" is
+// the same key once decoded, and must not slip past the reservation).
+func mayHoldRef(args []byte) bool {
+	return bytes.Contains(args, refKey) || bytes.Contains(args, []byte(`\u`))
+}
+
 // A ref is a reference to another call's output inside a call's Args.
 type ref struct {
 	start, end int // byte span of the reference object in Args
