@@ -194,6 +194,9 @@ type plan struct {
 	refErr []error   // a malformed reference, per call; nil for most calls
 	graph  dag.Graph // dependencies and dependents per call; no edges without dependencies
 	lims   []limits  // per call
+	// maxDepth is the registry's argument depth limit, to which
+	// arguments are read for references.
+	maxDepth int
 }
 
 func (e *Executor) run(ctx context.Context, calls []Call) ([]Outcome, error) {
@@ -240,6 +243,7 @@ func (e *Executor) planInto(p *plan, calls []Call, buf []limits, idBuf []string)
 		p.lims = make([]limits, n)
 	}
 	maxArgs := e.reg.cfg.limits.maxBytes
+	p.maxDepth = e.reg.cfg.limits.maxDepth
 	// mayRefer reports whether c's arguments may hold references. Arguments
 	// over the limit are refused when the call runs; they are not searched.
 	mayRefer := func(c *Call) bool { return len(c.Args) <= maxArgs && mayHoldRef(c.Args) }
@@ -286,7 +290,7 @@ func (e *Executor) planInto(p *plan, calls []Call, buf []limits, idBuf []string)
 			if !mayRefer(c) {
 				continue
 			}
-			refs, err := findRefs(c.Args)
+			refs, err := findRefs(c.Args, p.maxDepth)
 			if err != nil {
 				if p.refErr == nil {
 					p.refErr = make([]error, n)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/miniopenclaw/tool"
@@ -41,5 +42,26 @@ func TestEscapedReferenceKey(t *testing.T) {
 				t.Errorf("a reference to b gave %q, %v; want b's value substituted", out[0].Result.Output, err)
 			}
 		})
+	}
+}
+
+// TestDeepReferenceKey is an attack: references were read to 64 levels
+// whatever the registry accepted, so under a raised depth limit
+// (WithArgumentLimits) a reference nested deeper reached the tool as a
+// literal, neither substituted nor refused. Arguments are now read for
+// references as deep as the registry accepts them. Control: at 62 levels
+// the reference was always read.
+func TestDeepReferenceKey(t *testing.T) {
+	r := tool.NewRegistry(tool.WithArgumentLimits(0, 200))
+	if err := r.Register(tool.Must(tool.New("echo", "Echoes its arguments.",
+		func(_ context.Context, in map[string]any) (map[string]any, error) { return in, nil }))); err != nil {
+		t.Fatal(err)
+	}
+	for _, depth := range []int{62, 63, 100, 190} {
+		args := `{"x":` + strings.Repeat(`[`, depth) + `{"$output":"nowhere"}` + strings.Repeat(`]`, depth) + `}`
+		out, err := tool.NewExecutor(r).Run(context.Background(), []tool.Call{{ID: "a", Name: "echo", Args: json.RawMessage(args)}})
+		if !errors.Is(err, tool.ErrInvalidBatch) || !out[0].Result.IsError {
+			t.Errorf("depth %d: a reference to a missing call ran: %.60q…, %v", depth, out[0].Result.Output, err)
+		}
 	}
 }
