@@ -7,6 +7,8 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
+	"time"
 
 	"github.com/miniopenclaw/tool"
 	"github.com/miniopenclaw/tool/mcptool"
@@ -143,5 +145,68 @@ func TestHostileListingLongCursor(t *testing.T) {
 	}
 	if sent.Load() != 0 || reg.Len() != 1 {
 		t.Errorf("%d bytes of cursors sent back, %d tools imported; want none sent and the first page's tool", sent.Load(), reg.Len())
+	}
+}
+
+// TestHostileSlowListingStorm: a server sends
+// notifications/tools/list_changed without end and takes 10 s to answer
+// each listing (as one of a thousand pages of 16 MiB would take a client
+// to read). The client re-imported one second after each listing ended:
+// it spent more than nine tenths of its time reading that server's
+// listings. The gap after a re-import is now at least as long as the
+// re-import took, so at most half of the time goes to them.
+func TestHostileSlowListingStorm(t *testing.T) {
+	const storm, every, slow = 120 * time.Second, 50 * time.Millisecond, 10 * time.Second
+	run := func(t *testing.T, opts ...mcptool.ClientOption) int64 {
+		var listings atomic.Int64
+		synctest.Test(t, func(t *testing.T) {
+			s := listingServer(func(int64, string) *mcp.ListToolsResult {
+				listings.Add(1)
+				time.Sleep(slow)
+				return &mcp.ListToolsResult{Tools: []*mcp.Tool{{Name: "t", InputSchema: map[string]any{"type": "object"}}}}
+			}, nil)
+			noop := func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+				return &mcp.CallToolResult{}, nil
+			}
+			s.AddTool(&mcp.Tool{Name: "t", InputSchema: map[string]any{"type": "object"}}, noop)
+			ct, st := mcp.NewInMemoryTransports()
+			ss, err := s.Connect(t.Context(), st, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer ss.Close()
+			c, err := mcptool.Connect(t.Context(), ct, opts...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.Close()
+			if err := c.Import(t.Context(), tool.NewRegistry()); err != nil {
+				t.Fatal(err)
+			}
+			listings.Store(0)
+			// Each change of the server's tools sends list_changed.
+			for i := range storm / every {
+				if i%2 == 0 {
+					s.AddTool(&mcp.Tool{Name: "u", InputSchema: map[string]any{"type": "object"}}, noop)
+				} else {
+					s.RemoveTools("u")
+				}
+				time.Sleep(every)
+			}
+			synctest.Wait()
+		})
+		return listings.Load()
+	}
+	// Control: with the old gap (one second after each re-import), the
+	// client lists back to back.
+	n := run(t, mcptool.WithReimportGap(time.Second), mcptool.WithFixedReimportGap())
+	t.Logf("control: %d listings", n)
+	if n < int64(storm/(slow+time.Second))-1 {
+		t.Fatalf("control: %d listings of %v each in %v, want about %d", n, slow, storm, storm/(slow+time.Second))
+	}
+	n = run(t)
+	t.Logf("defended: %d listings", n)
+	if most := int64(storm/(2*slow)) + 1; n > most {
+		t.Errorf("%d listings of %v each in %v, want at most %d (half the time)", n, slow, storm, most)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -37,7 +38,7 @@ func serveHostileText(mode string) {
 			if json.Unmarshal(in.Bytes(), &m) != nil || len(m.ID) == 0 {
 				continue
 			}
-			msg, _ := json.Marshal("no " + m.Method + " today" + osc52 + "\x1b[2J")
+			msg, _ := json.Marshal("no " + m.Method + " today" + osc52 + "\x1b[2J \u202edeliaf")
 			answer := `"error":{"code":-32000,"message":` + string(msg) + `}`
 			if m.Method == "initialize" {
 				answer = `"result":{"protocolVersion":"2025-11-25","capabilities":{"tools":{},"tasks":{"list":{},"cancel":{},"requests":{"tools":{"call":{}}}}},"serverInfo":{"name":"hostile","version":"0"}}`
@@ -75,7 +76,7 @@ func TestHostileServerTextEscaped(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	raw := func(s string) bool { return strings.ContainsAny(s, "\x1b\x07") }
+	raw := func(s string) bool { return strings.ContainsAny(s, "\x1b\x07\u202e") }
 	if !raw(osc52) {
 		t.Fatal("control: the attack holds no escape")
 	}
@@ -88,10 +89,26 @@ func TestHostileServerTextEscaped(t *testing.T) {
 		{"fail", "fail", `no tools/list today`, []string{"list", "--no-builtins"}, exitToolError},
 		{"tasks get", "fail", `no tasks/get today`, []string{"tasks", "get", "t1"}, exitToolError},
 		{"tasks cancel", "fail", `no tasks/cancel today`, []string{"tasks", "cancel", "t1"}, exitToolError},
+		{"plugins", "fail", `no tools/list today`, []string{"plugins"}, exitToolError},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			var out, errOut bytes.Buffer
-			code := run(t.Context(), append(tt.args, "--mcp", fmt.Sprintf("env %s=%s '%s' -test.run=^$", hostileTextEnv, tt.mode, exe)), nil, &out, &errOut)
+			server := []string{"--mcp", fmt.Sprintf("env %s=%s '%s' -test.run=^$", hostileTextEnv, tt.mode, exe)}
+			if tt.name == "plugins" {
+				file := filepath.Join(t.TempDir(), "config.json")
+				b, _ := json.Marshal(map[string]any{"mcpServers": map[string]any{
+					"hostile": map[string]any{"command": exe, "args": []string{"-test.run=^$"}, "env": map[string]string{hostileTextEnv: tt.mode}},
+				}})
+				if err := os.WriteFile(file, b, 0o600); err != nil {
+					t.Fatal(err)
+				}
+				server = []string{"--config", file}
+			}
+			code := run(t.Context(), append(tt.args, server...), nil, &out, &errOut)
+			if tt.name == "plugins" {
+				// clawtool plugins reports the entry's error on stdout.
+				out, errOut = errOut, out
+			}
 			if code != tt.code || !strings.Contains(errOut.String(), tt.want) || !strings.Contains(errOut.String(), "52;c;cm0gLXJmIH4=") {
 				t.Fatalf("exit %d, want %d; stderr:\n%q\nwant it to report the server's text", code, tt.code, errOut.String())
 			}
