@@ -2,6 +2,7 @@ package mcptool_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -208,5 +209,42 @@ func TestHostileSlowListingStorm(t *testing.T) {
 	t.Logf("defended: %d listings", n)
 	if most := int64(storm/(2*slow)) + 1; n > most {
 		t.Errorf("%d listings of %v each in %v, want at most %d (half the time)", n, slow, storm, most)
+	}
+}
+
+// TestHostileMalformedContent: a server answers calls with content blocks
+// that are not what they claim: image data that is not base64, a block of
+// a type MCP does not have. Each call fails or describes the block, and
+// the connection goes on: the next call works.
+func TestHostileMalformedContent(t *testing.T) {
+	answers := []string{
+		`{"content":[{"type":"image","mimeType":"image/png","data":"%%% not base64 %%%"}]}`,
+		`{"content":[{"type":"hologram","data":"x"}]}`,
+		`{"content":[{"type":"text","text":"ok"}]}`,
+	}
+	var n atomic.Int32
+	_, tr := newPipeServer(func(*pipeServer) {}, func(s *pipeServer, id json.RawMessage, _ []byte) {
+		s.send(`{"jsonrpc":"2.0","id":` + string(id) + `,"result":` + answers[int(n.Add(1)-1)%len(answers)] + `}`)
+	})
+	ctx, cancel := context.WithTimeout(t.Context(), wait)
+	defer cancel()
+	reg := importHostile(t, ctx, tr)
+	for i := range answers {
+		res := reg.Execute(ctx, "t", []byte(`{}`))
+		t.Logf("call %d: %+v", i, res)
+		switch i {
+		case 0:
+			if !res.IsError || !strings.Contains(res.Error, "base64") {
+				t.Errorf("call %d: %+v, want an error saying the data is not base64", i, res)
+			}
+		case 1:
+			if !res.IsError && !strings.Contains(res.Output, "hologram") {
+				t.Errorf("call %d: %+v, want the unknown block refused or described", i, res)
+			}
+		case 2:
+			if res.IsError || res.Output != "ok" {
+				t.Errorf("call %d: %+v, want ok: the connection goes on", i, res)
+			}
+		}
 	}
 }
