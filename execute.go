@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"math/rand/v2"
 	"runtime/debug"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -538,6 +539,7 @@ func (r *Registry) finish(ctx, callCtx context.Context, e *entry, timeout time.D
 		if res.Error == "" {
 			res.Error = fmt.Sprintf("tool %q failed without a message", e.name)
 		}
+		res = r.budgetFailure(e, res)
 		if err == nil {
 			err = toolFailure{msg: res.Error}
 		}
@@ -602,12 +604,54 @@ func (r *Registry) returned(e *entry) {
 	r.logger().LogAttrs(context.Background(), slog.LevelInfo, "abandoned tool call returned", slog.String("tool", e.name))
 }
 
-// budget cuts Output to the tool's result budget.
-func (r *Registry) budget(e *entry, res Result) Result {
-	limit := e.opts.MaxOutputBytes
-	if limit == 0 {
-		limit = r.cfg.maxOutput
+// outputLimit is the tool's result budget, <= 0 for none.
+func (r *Registry) outputLimit(e *entry) int {
+	if e.opts.MaxOutputBytes != 0 {
+		return e.opts.MaxOutputBytes
 	}
+	return r.cfg.maxOutput
+}
+
+// budgetFailure cuts the message and the output of a failed result to
+// the tool's result budget: a failure reaches the model like an output,
+// and a tool that failed with megabytes of message (an error that quotes
+// its input, a server's whole error body) would otherwise put them all
+// into its context.
+func (r *Registry) budgetFailure(e *entry, res Result) Result {
+	limit := r.outputLimit(e)
+	if limit <= 0 {
+		return res
+	}
+	if len(res.Error) > limit {
+		cut := runeCut(res.Error, limit)
+		res.Error = res.Error[:cut] + fmt.Sprintf("\n[message truncated: it had %d bytes and only the first %d are shown]", len(res.Error), cut)
+	}
+	if len(res.Structured) > limit {
+		res.Structured = nil
+		res.Metadata = withMeta(res.Metadata, "structured_dropped", true)
+	}
+	if len(res.Output) > limit {
+		cut := runeCut(res.Output, limit)
+		res.Metadata = withMeta(res.Metadata, "truncated_bytes", len(res.Output)-cut)
+		res.Output = res.Output[:cut] + fmt.Sprintf("\n[output truncated: the tool returned %d bytes and only the first %d are shown]", len(res.Output), cut)
+	}
+	return res
+}
+
+// runeCut returns the largest n <= limit at which s can be cut without
+// splitting a UTF-8 sequence; s is longer than limit.
+func runeCut(s string, limit int) int {
+	cut := limit
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return cut
+}
+
+// budget cuts Output, then the text of the text resource parts, to the
+// tool's result budget: they are all text the model reads (Result.Text).
+func (r *Registry) budget(e *entry, res Result) Result {
+	limit := r.outputLimit(e)
 	if limit <= 0 {
 		return res
 	}
@@ -615,18 +659,36 @@ func (r *Registry) budget(e *entry, res Result) Result {
 		res.Structured = nil
 		res.Metadata = withMeta(res.Metadata, "structured_dropped", true)
 	}
-	if len(res.Output) <= limit {
-		return res
+	left := limit - min(len(res.Output), limit)
+	if len(res.Output) > limit {
+		cut := runeCut(res.Output, limit)
+		total := len(res.Output)
+		res.Output = res.Output[:cut] + fmt.Sprintf(
+			"\n[output truncated: the tool returned %d bytes and only the first %d are shown; ask for less, for example with a narrower query, a filter or a smaller page]",
+			total, cut)
+		res.Metadata = withMeta(res.Metadata, "truncated_bytes", total-cut)
 	}
-	cut := limit
-	for cut > 0 && !utf8.RuneStart(res.Output[cut]) {
-		cut--
+	return budgetParts(res, left)
+}
+
+// budgetParts cuts the text of res's text resources to left bytes in all,
+// in order, each cut one keeping a notice (so that it stays well formed).
+// The parts are copied before any is changed: they are the tool's.
+func budgetParts(res Result, left int) Result {
+	copied := false
+	for i, p := range res.Parts {
+		if p.Type != PartResource || len(p.Text) <= left {
+			left -= min(len(p.Text), left)
+			continue
+		}
+		if !copied {
+			res.Parts, copied = slices.Clone(res.Parts), true
+		}
+		cut := runeCut(p.Text, left)
+		res.Parts[i].Text = p.Text[:cut] + fmt.Sprintf(
+			"\n[text truncated: the resource had %d bytes and only the first %d are shown; the result budget is spent]", len(p.Text), cut)
+		left = 0
 	}
-	total := len(res.Output)
-	res.Output = res.Output[:cut] + fmt.Sprintf(
-		"\n[output truncated: the tool returned %d bytes and only the first %d are shown; ask for less, for example with a narrower query, a filter or a smaller page]",
-		total, cut)
-	res.Metadata = withMeta(res.Metadata, "truncated_bytes", total-cut)
 	return res
 }
 

@@ -1,7 +1,6 @@
 package tool
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -195,6 +194,9 @@ type plan struct {
 	refErr []error   // a malformed reference, per call; nil for most calls
 	graph  dag.Graph // dependencies and dependents per call; no edges without dependencies
 	lims   []limits  // per call
+	// maxDepth is the registry's argument depth limit, to which
+	// arguments are read for references.
+	maxDepth int
 }
 
 func (e *Executor) run(ctx context.Context, calls []Call) ([]Outcome, error) {
@@ -206,7 +208,7 @@ func (e *Executor) run(ctx context.Context, calls []Call) ([]Outcome, error) {
 	if n == 0 {
 		return out, nil
 	}
-	if n == 1 && len(calls[0].DependsOn) == 0 && !bytes.Contains(calls[0].Args, refKey) && ctx.Err() == nil {
+	if n == 1 && len(calls[0].DependsOn) == 0 && !mayHoldRef(calls[0].Args) && ctx.Err() == nil {
 		// A lone call needs no graph and no scheduler: run it here.
 		e.exec(ctx, &plan{calls: calls}, 0, out)
 		return out, nil
@@ -241,9 +243,10 @@ func (e *Executor) planInto(p *plan, calls []Call, buf []limits, idBuf []string)
 		p.lims = make([]limits, n)
 	}
 	maxArgs := e.reg.cfg.limits.maxBytes
+	p.maxDepth = e.reg.cfg.limits.maxDepth
 	// mayRefer reports whether c's arguments may hold references. Arguments
 	// over the limit are refused when the call runs; they are not searched.
-	mayRefer := func(c *Call) bool { return len(c.Args) <= maxArgs && bytes.Contains(c.Args, refKey) }
+	mayRefer := func(c *Call) bool { return len(c.Args) <= maxArgs && mayHoldRef(c.Args) }
 	needGraph := n > 32
 	for i := 0; i < n && !needGraph; i++ {
 		needGraph = len(calls[i].DependsOn) > 0 || mayRefer(&calls[i])
@@ -287,7 +290,7 @@ func (e *Executor) planInto(p *plan, calls []Call, buf []limits, idBuf []string)
 			if !mayRefer(c) {
 				continue
 			}
-			refs, err := findRefs(c.Args)
+			refs, err := findRefs(c.Args, p.maxDepth)
 			if err != nil {
 				if p.refErr == nil {
 					p.refErr = make([]error, n)

@@ -15,6 +15,13 @@ import (
 // refKey is the key that marks a reference to another call's output.
 var refKey = []byte(`"$output"`)
 
+// mayHoldRef reports whether args may hold a reference: they hold the
+// key as it is, or a \u escape, which could spell it ("\u0024output" is
+// the same key once decoded, and must not slip past the reservation).
+func mayHoldRef(args []byte) bool {
+	return bytes.Contains(args, refKey) || bytes.Contains(args, []byte(`\u`))
+}
+
 // A ref is a reference to another call's output inside a call's Args.
 type ref struct {
 	start, end int // byte span of the reference object in Args
@@ -29,13 +36,16 @@ type refError struct{ v Violation }
 
 func (e refError) Error() string { return e.v.String() }
 
+// refDepth is the least depth to which arguments are read for
+// references; a registry that accepts deeper arguments has them read to
+// its own limit, so that no reference it would accept is left unread.
 const refDepth = 64
 
 // findRefs returns the references in args in document order. Malformed
 // JSON gives no references and no error: the registry reports it. It
 // reads args once, whatever their nesting.
-func findRefs(args []byte) ([]ref, error) {
-	f := refFinder{data: args, target: -1}
+func findRefs(args []byte, maxDepth int) ([]ref, error) {
+	f := refFinder{data: args, target: -1, maxDepth: max(maxDepth, refDepth)}
 	if n := bytes.Count(args, refKey); n > 0 {
 		f.refs = make([]ref, 0, n) // an upper bound: one slice, not a growing one
 	}
@@ -54,8 +64,8 @@ func findRefs(args []byte) ([]ref, error) {
 
 // pointerTo returns the JSON pointer of the object that starts at
 // args[target], for messages. args are arguments findRefs accepted.
-func pointerTo(args []byte, target int) string {
-	f := refFinder{data: args, target: target}
+func pointerTo(args []byte, target, maxDepth int) string {
+	f := refFinder{data: args, target: target, maxDepth: max(maxDepth, refDepth)}
 	f.value(0, 0)
 	return f.at
 }
@@ -68,6 +78,8 @@ type refFinder struct {
 	path   []pathSegment
 	target int    // pointerTo's object; -1 for findRefs
 	at     string // the pointer to target, once found
+	// maxDepth is how deep the arguments are read, at least refDepth.
+	maxDepth int
 }
 
 // A pathSegment is a step on the path from the root: an object member's
@@ -100,8 +112,8 @@ func (f *refFinder) value(i, depth int) (int, error) {
 	if i >= len(d) {
 		return i, jsontext.UnexpectedEnd(i)
 	}
-	if depth >= refDepth {
-		return jsontext.SkipValue(d, i, depth, refDepth)
+	if depth >= f.maxDepth {
+		return jsontext.SkipValue(d, i, depth, f.maxDepth)
 	}
 	switch d[i] {
 	case '{':
@@ -133,7 +145,7 @@ func (f *refFinder) value(i, depth int) (int, error) {
 			i++
 		}
 	default:
-		return jsontext.SkipValue(d, i, depth, refDepth)
+		return jsontext.SkipValue(d, i, depth, f.maxDepth)
 	}
 }
 
@@ -248,7 +260,7 @@ func substitute(i int, p *plan, out []Outcome, limit int) ([]byte, error) {
 	c := p.calls[i]
 	fail := func(at int, v Violation) error {
 		if at >= 0 {
-			v.Pointer = pointerTo(c.Args, at)
+			v.Pointer = pointerTo(c.Args, at, p.maxDepth)
 		}
 		return &ArgumentError{Tool: c.Name, Args: shortenArgs(c.Args), Violations: []Violation{v}}
 	}

@@ -15,7 +15,9 @@ import (
 // carrying the given parts after the text "look:".
 func partsTool(t *testing.T, parts ...tool.Part) *tool.Registry {
 	t.Helper()
-	r := tool.NewRegistry(tool.WithDefaultMaxOutput(8))
+	// A budget of 16 bytes: more than "look:" and the text resources
+	// below (which share it), less than the image.
+	r := tool.NewRegistry(tool.WithDefaultMaxOutput(16))
 	must(t, r.Register(tool.Must(tool.New("show", "Shows things.",
 		func(context.Context, struct{}) (tool.Result, error) {
 			return tool.Result{Output: "look:", Parts: parts}, nil
@@ -24,7 +26,8 @@ func partsTool(t *testing.T, parts ...tool.Part) *tool.Registry {
 }
 
 // TestExecuteParts checks that well-formed parts pass Execute as they are,
-// uncut by the result budget, and that a malformed part turns the call
+// binary ones uncut by the result budget (text resources within it share
+// it: TestExecuteBudgetCountsTextResources), and that a malformed part turns the call
 // into a tool_error naming the part and what it lacks.
 func TestExecuteParts(t *testing.T) {
 	png := []byte("\x89PNG\r\n\x1a\n-pretend-this-is-a-long-image")

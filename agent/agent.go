@@ -33,7 +33,9 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
+	"unicode/utf8"
 
 	"github.com/miniopenclaw/tool"
 	"github.com/miniopenclaw/tool/anthropictool"
@@ -52,6 +54,12 @@ const DefaultMaxSteps = 10
 // each result to go back to the model. It is the bound of the calls of a
 // step a paused run keeps ([MaxRunStateCalls]).
 const MaxStepCalls = MaxRunStateCalls
+
+// MaxStepResultBytes bounds the text of the results of one step together
+// (outputs, failures' messages and text resources), which go back to the
+// model in the next request and in every later one. When a step's results
+// are over it, each is cut to an equal share of it, with a notice.
+const MaxStepResultBytes = 4 << 20
 
 // ErrMaxSteps is wrapped by the error [Agent.Run] returns when the model
 // was still calling tools after the step limit.
@@ -622,9 +630,12 @@ func (a *Agent) runBatch(ctx context.Context, calls []tool.Call, search *deferra
 		if err != nil && (ctx.Err() != nil || len(outcomes) != len(rest)) {
 			return nil, err
 		}
+		if err := answers(rest, outcomes); err != nil {
+			return nil, err
+		}
 	}
 	if len(rest) == len(calls) {
-		return outcomes, nil
+		return shareResults(outcomes), nil
 	}
 	all := make([]tool.Outcome, 0, len(calls))
 	for _, c := range calls {
@@ -638,7 +649,86 @@ func (a *Agent) runBatch(ctx context.Context, calls []tool.Call, search *deferra
 			all = append(all, notLoaded(c))
 		}
 	}
-	return all, nil
+	return shareResults(all), nil
+}
+
+// shareResults cuts the results of one step to MaxStepResultBytes of
+// text in all, each to an equal share, when they are over it: each result
+// is bounded by its tool's budget, but a turn of many calls times that
+// budget would go back to the model in every later request.
+func shareResults(outcomes []tool.Outcome) []tool.Outcome {
+	total := 0
+	for _, o := range outcomes {
+		total += resultText(o.Result)
+	}
+	if total <= MaxStepResultBytes {
+		return outcomes
+	}
+	share := MaxStepResultBytes / len(outcomes)
+	notice := func(s string, kept int) string {
+		return s[:kept] + fmt.Sprintf("\n[cut: %d bytes, of which the first %d are shown; this step's results share %d bytes; ask for less in fewer calls]",
+			len(s), kept, MaxStepResultBytes)
+	}
+	for i := range outcomes {
+		r := &outcomes[i].Result
+		if resultText(*r) <= share {
+			continue
+		}
+		left := share
+		cut := func(s string) string {
+			if len(s) <= left {
+				left -= len(s)
+				return s
+			}
+			kept := left
+			for kept > 0 && !utf8.RuneStart(s[kept]) {
+				kept--
+			}
+			left = 0
+			return notice(s, kept)
+		}
+		if r.Output != "" {
+			r.Output = cut(r.Output)
+		}
+		if r.Error != "" {
+			r.Error = cut(r.Error)
+		}
+		if len(r.Structured) > share {
+			r.Structured = nil
+		}
+		parts := slices.Clone(r.Parts)
+		for k, p := range parts {
+			if p.Type == tool.PartResource && p.Text != "" {
+				parts[k].Text = cut(p.Text)
+			}
+		}
+		r.Parts = parts
+	}
+	return outcomes
+}
+
+// resultText is the bytes of text of r that go to the model.
+func resultText(r tool.Result) int {
+	n := len(r.Output) + len(r.Error) + len(r.Structured)
+	for _, p := range r.Parts {
+		n += len(p.Text)
+	}
+	return n
+}
+
+// answers checks that outcomes answer calls, one each and in order, as
+// [tool.Executor.Run] promises: an executor whose batch middleware drops,
+// adds or reorders outcomes would give results to the wrong calls.
+func answers(calls []tool.Call, outcomes []tool.Outcome) error {
+	if len(outcomes) != len(calls) {
+		return fmt.Errorf("the executor returned %d outcomes for %d calls", len(outcomes), len(calls))
+	}
+	for i, o := range outcomes {
+		if o.ID != calls[i].ID {
+			return fmt.Errorf("the executor's outcome %d is for call %s, not %s", i, printable(o.ID), printable(calls[i].ID))
+		}
+	}
+	return nil
 }
 
 // notLoaded is the outcome of a call to a deferred tool that no search
@@ -894,12 +984,14 @@ func contentText(raw json.RawMessage) string {
 		return s
 	}
 	var parts []struct{ Type, Text string }
-	if json.Unmarshal(raw, &parts) == nil {
-		for _, p := range parts {
-			s += p.Text
-		}
+	if json.Unmarshal(raw, &parts) != nil {
+		return ""
 	}
-	return s
+	var b strings.Builder // += copied the text so far for each part
+	for _, p := range parts {
+		b.WriteString(p.Text)
+	}
+	return b.String()
 }
 
 func (c *chatConv) results(_ []tool.Call, outcomes []tool.Outcome) error {

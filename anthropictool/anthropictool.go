@@ -28,6 +28,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/miniopenclaw/tool"
 	"github.com/miniopenclaw/tool/internal/jsonobj"
@@ -206,14 +207,14 @@ func contentOf(data []byte) ([]json.RawMessage, error) {
 // Text returns the text blocks of a response body or message, joined.
 func Text(data []byte) string {
 	blocks, _ := contentOf(data)
-	var s string
+	var s strings.Builder // += copied the text so far for each block
 	for _, b := range blocks {
 		var blk struct{ Type, Text string }
 		if json.Unmarshal(b, &blk) == nil && blk.Type == "text" {
-			s += blk.Text
+			s.WriteString(blk.Text)
 		}
 	}
-	return s
+	return s.String()
 }
 
 // StableID returns the id given to a tool_use that came without one:

@@ -57,7 +57,9 @@ const (
 	resyncTimeout = 30 * time.Second
 	// DefaultReimportGap is the least time between two re-imports after
 	// notifications/tools/list_changed: a server that sends them without
-	// end gets at most one listing of its tools a second.
+	// end gets at most one listing of its tools a second. After a
+	// re-import that took longer, the gap is as long as it took: reading a
+	// server's listings takes at most half the client's time.
 	DefaultReimportGap = time.Second
 )
 
@@ -179,6 +181,7 @@ type clientConfig struct {
 	approver         policy.Approver // WithElicitationApprover
 	reimportGap      time.Duration   // DefaultReimportGap unless gapSet (tests)
 	gapSet           bool
+	fixedGap         bool // the gap is reimportGap, not also as long as the re-import (tests)
 }
 
 // A ClientOption configures a [Client] made by [Connect].

@@ -11,6 +11,7 @@ import (
 	"sync"
 	"syscall"
 	"time"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -237,8 +238,10 @@ func (t *tailBuffer) lastLines(n int) string {
 	return strings.Join(lines, "\n")
 }
 
-// printable writes the control characters of s (but tab) and its
-// invalid UTF-8 as Go escapes (\x1b, \u009b).
+// printable writes the control characters of s (but tab), its format
+// characters (U+202E and the other bidirectional controls, zero-width
+// characters) and its invalid UTF-8 as Go escapes (\x1b, \u009b,
+// \u202e).
 func printable(s string) string {
 	var b strings.Builder
 	for i, r := range s {
@@ -247,7 +250,7 @@ func printable(s string) string {
 			fmt.Fprintf(&b, "\\x%02x", s[i])
 		case r < 0x20 && r != '\t' || r == 0x7f:
 			fmt.Fprintf(&b, "\\x%02x", r)
-		case r >= 0x80 && r < 0xa0:
+		case r >= 0x80 && r < 0xa0 || unicode.Is(unicode.Cf, r):
 			fmt.Fprintf(&b, "\\u%04x", r)
 		default:
 			b.WriteRune(r)

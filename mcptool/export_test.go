@@ -144,3 +144,10 @@ func WithNameBytes(n int) ClientOption {
 func WithCursorBytes(n int) ClientOption {
 	return func(c *clientConfig) { c.maxCursor = n }
 }
+
+// WithFixedReimportGap makes the gap after a re-import the set gap alone,
+// however long the re-import took, for the control of the attack test of
+// slow listings.
+func WithFixedReimportGap() ClientOption {
+	return func(c *clientConfig) { c.fixedGap = true }
+}

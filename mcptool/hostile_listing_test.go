@@ -2,11 +2,14 @@ package mcptool_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
+	"time"
 
 	"github.com/miniopenclaw/tool"
 	"github.com/miniopenclaw/tool/mcptool"
@@ -143,5 +146,105 @@ func TestHostileListingLongCursor(t *testing.T) {
 	}
 	if sent.Load() != 0 || reg.Len() != 1 {
 		t.Errorf("%d bytes of cursors sent back, %d tools imported; want none sent and the first page's tool", sent.Load(), reg.Len())
+	}
+}
+
+// TestHostileSlowListingStorm: a server sends
+// notifications/tools/list_changed without end and takes 10 s to answer
+// each listing (as one of a thousand pages of 16 MiB would take a client
+// to read). The client re-imported one second after each listing ended:
+// it spent more than nine tenths of its time reading that server's
+// listings. The gap after a re-import is now at least as long as the
+// re-import took, so at most half of the time goes to them.
+func TestHostileSlowListingStorm(t *testing.T) {
+	const storm, every, slow = 120 * time.Second, 50 * time.Millisecond, 10 * time.Second
+	run := func(t *testing.T, opts ...mcptool.ClientOption) int64 {
+		var listings atomic.Int64
+		synctest.Test(t, func(t *testing.T) {
+			s := listingServer(func(int64, string) *mcp.ListToolsResult {
+				listings.Add(1)
+				time.Sleep(slow)
+				return &mcp.ListToolsResult{Tools: []*mcp.Tool{{Name: "t", InputSchema: map[string]any{"type": "object"}}}}
+			}, nil)
+			noop := func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+				return &mcp.CallToolResult{}, nil
+			}
+			s.AddTool(&mcp.Tool{Name: "t", InputSchema: map[string]any{"type": "object"}}, noop)
+			ct, st := mcp.NewInMemoryTransports()
+			ss, err := s.Connect(t.Context(), st, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer ss.Close()
+			c, err := mcptool.Connect(t.Context(), ct, opts...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.Close()
+			if err := c.Import(t.Context(), tool.NewRegistry()); err != nil {
+				t.Fatal(err)
+			}
+			listings.Store(0)
+			// Each change of the server's tools sends list_changed.
+			for i := range storm / every {
+				if i%2 == 0 {
+					s.AddTool(&mcp.Tool{Name: "u", InputSchema: map[string]any{"type": "object"}}, noop)
+				} else {
+					s.RemoveTools("u")
+				}
+				time.Sleep(every)
+			}
+			synctest.Wait()
+		})
+		return listings.Load()
+	}
+	// Control: with the old gap (one second after each re-import), the
+	// client lists back to back.
+	n := run(t, mcptool.WithReimportGap(time.Second), mcptool.WithFixedReimportGap())
+	t.Logf("control: %d listings", n)
+	if n < int64(storm/(slow+time.Second))-1 {
+		t.Fatalf("control: %d listings of %v each in %v, want about %d", n, slow, storm, storm/(slow+time.Second))
+	}
+	n = run(t)
+	t.Logf("defended: %d listings", n)
+	if most := int64(storm/(2*slow)) + 1; n > most {
+		t.Errorf("%d listings of %v each in %v, want at most %d (half the time)", n, slow, storm, most)
+	}
+}
+
+// TestHostileMalformedContent: a server answers calls with content blocks
+// that are not what they claim: image data that is not base64, a block of
+// a type MCP does not have. Each call fails or describes the block, and
+// the connection goes on: the next call works.
+func TestHostileMalformedContent(t *testing.T) {
+	answers := []string{
+		`{"content":[{"type":"image","mimeType":"image/png","data":"%%% not base64 %%%"}]}`,
+		`{"content":[{"type":"hologram","data":"x"}]}`,
+		`{"content":[{"type":"text","text":"ok"}]}`,
+	}
+	var n atomic.Int32
+	_, tr := newPipeServer(func(*pipeServer) {}, func(s *pipeServer, id json.RawMessage, _ []byte) {
+		s.send(`{"jsonrpc":"2.0","id":` + string(id) + `,"result":` + answers[int(n.Add(1)-1)%len(answers)] + `}`)
+	})
+	ctx, cancel := context.WithTimeout(t.Context(), wait)
+	defer cancel()
+	reg := importHostile(t, ctx, tr)
+	for i := range answers {
+		res := reg.Execute(ctx, "t", []byte(`{}`))
+		t.Logf("call %d: %+v", i, res)
+		switch i {
+		case 0:
+			if !res.IsError || !strings.Contains(res.Error, "base64") {
+				t.Errorf("call %d: %+v, want an error saying the data is not base64", i, res)
+			}
+		case 1:
+			if !res.IsError && !strings.Contains(res.Output, "hologram") {
+				t.Errorf("call %d: %+v, want the unknown block refused or described", i, res)
+			}
+		case 2:
+			if res.IsError || res.Output != "ok" {
+				t.Errorf("call %d: %+v, want ok: the connection goes on", i, res)
+			}
+		}
 	}
 }

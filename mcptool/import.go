@@ -241,8 +241,8 @@ func (c *Client) sync(ctx context.Context, st *importState) (syncCounts, error) 
 
 // resyncLoop re-imports after each notifications/tools/list_changed until
 // ctx ends. Notifications that arrive during a re-import, or within
-// DefaultReimportGap after it ends, are folded into one more, made when
-// the gap has passed. Each re-import of a registry logs one line: what it added,
+// DefaultReimportGap after it ends (or as long as the re-import took, if
+// longer), are folded into one more, made when the gap has passed. Each re-import of a registry logs one line: what it added,
 // changed and removed, at level info, or at warn with the error when
 // something was left out; or, with WithReimportFunc, is given to its
 // function instead.
@@ -258,6 +258,7 @@ func (c *Client) resyncLoop(ctx context.Context) {
 		c.mu.Lock()
 		imports := slices.Clone(c.imports)
 		c.mu.Unlock()
+		began := time.Now()
 		for _, st := range imports {
 			sctx, cancel := context.WithTimeout(ctx, resyncTimeout)
 			c.syncMu.Lock()
@@ -278,8 +279,15 @@ func (c *Client) resyncLoop(ctx context.Context) {
 				c.cfg.logger.Info("mcptool: re-import after tools/list_changed", attrs...)
 			}
 		}
-		if c.cfg.reimportGap > 0 {
-			gap := time.NewTimer(c.cfg.reimportGap)
+		// A server whose listings are slow to read (many large pages)
+		// would otherwise hold the client reading them nearly all the
+		// time: the gap is at least as long as the re-import took.
+		wait := c.cfg.reimportGap
+		if took := time.Since(began); !c.cfg.fixedGap && c.cfg.reimportGap > 0 && took > wait {
+			wait = took
+		}
+		if wait > 0 {
+			gap := time.NewTimer(wait)
 			select {
 			case <-ctx.Done():
 				gap.Stop()

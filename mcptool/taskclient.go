@@ -322,14 +322,16 @@ func (c *Client) CancelTask(ctx context.Context, id string) error {
 }
 
 // A ServerError is a JSON-RPC error a server answered a tasks/* request
-// with.
+// with. Message is as the server wrote it; Error writes its control
+// characters as escapes (\x1b), so that printing the error cannot drive
+// a terminal.
 type ServerError struct {
 	Code    int64
 	Message string
 }
 
 func (e *ServerError) Error() string {
-	return fmt.Sprintf("the server says: %s (code %d)", shortText(e.Message, 2000), e.Code)
+	return fmt.Sprintf("the server says: %s (code %d)", printable(shortText(e.Message, 2000)), e.Code)
 }
 
 // serverError returns the server's JSON-RPC error in err, if there is

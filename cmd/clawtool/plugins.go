@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"text/tabwriter"
+	"unicode"
 
 	"github.com/miniopenclaw/tool"
 	"github.com/miniopenclaw/tool/inspector"
@@ -391,11 +392,13 @@ func indentBounded(s string, maxLines, maxBytes int) string {
 	return b.String()
 }
 
-// terminalSafe writes the control characters of s but newline and tab as
-// escapes, so that what a server wrote cannot drive the terminal.
+// terminalSafe writes the control characters of s but newline and tab,
+// and its format characters (bidirectional overrides, zero-width
+// characters), as '?', so that what a server wrote cannot drive the
+// terminal or reorder the text shown.
 func terminalSafe(s string) string {
 	return strings.Map(func(r rune) rune {
-		if r < 0x20 && r != '\n' && r != '\t' || r >= 0x7f && r < 0xa0 {
+		if r < 0x20 && r != '\n' && r != '\t' || r >= 0x7f && r < 0xa0 || unicode.Is(unicode.Cf, r) {
 			return '?'
 		}
 		return r
