@@ -3,6 +3,7 @@ package natstool
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	"github.com/miniopenclaw/tool/policy"
 	"github.com/nats-io/nats.go"
@@ -25,6 +26,13 @@ type Request struct {
 	// [Jobs.Answer] or [Jobs.Resume] for [JobsOptions.Headers], and read
 	// by a worker for [JobsOptions.Context] (Reply is then empty).
 	Job bool
+	// Headers are the job message's headers, besides the principal's
+	// claim, that a signed claim covers (policy.SignedCall.Headers): the
+	// values [WithCoveredHeaders] gave when the message was made, and
+	// the values of the names in [JobsOptions.CoveredHeaders] the
+	// worker received (nil for a name absent). Nil for calls, and for
+	// jobs that cover none.
+	Headers nats.Header
 }
 
 type requestKey struct{}
@@ -32,6 +40,31 @@ type requestKey struct{}
 // withRequest returns ctx carrying r.
 func withRequest(ctx context.Context, r Request) context.Context {
 	return context.WithValue(ctx, requestKey{}, r)
+}
+
+// WithCoveredHeaders returns ctx, the context [JobsOptions.Headers] is
+// given to make a job message's headers, with h added to the headers its
+// [Request] says the message carries besides the claim (a name with no
+// values: absent), so that [SignedHeaders] binds their values into its
+// signature. A Headers that puts headers of its own on the message, for
+// a worker to act on, calls it with them before it calls the signer,
+// and names them in [JobsOptions.CoveredHeaders], where the worker reads
+// them for [VerifiedJobContext]. Outside a message's context it returns
+// ctx unchanged.
+func WithCoveredHeaders(ctx context.Context, h nats.Header) context.Context {
+	r, ok := RequestFrom(ctx)
+	if !ok {
+		return ctx
+	}
+	merged := nats.Header{}
+	for k, v := range r.Headers {
+		merged[k] = slices.Clone(v)
+	}
+	for k, v := range h {
+		merged[k] = slices.Clone(v)
+	}
+	r.Headers = merged
+	return withRequest(ctx, r)
 }
 
 // RequestFrom returns the request of the call whose headers are being
@@ -59,7 +92,7 @@ func SignedHeaders(s *policy.HeaderSigner) func(ctx context.Context) nats.Header
 		if !ok {
 			return policy.Headers(ctx)
 		}
-		return s.Headers(ctx, policy.SignedCall{Subject: r.Subject, Reply: r.Reply, Body: r.Data})
+		return s.Headers(ctx, policy.SignedCall{Subject: r.Subject, Reply: r.Reply, Body: r.Data, Headers: r.Headers})
 	}
 }
 
@@ -86,13 +119,16 @@ func VerifiedContext(s *policy.HeaderSigner) func(ctx context.Context, h nats.He
 // denied, saying why. A job waits in its queue and is delivered again
 // when its worker dies, so make s with a MaxAge of at least the queue's
 // TTL ([JobsOptions.TTL]) and with Repeats; the job's record keeps a job
-// that is done from running again. It refuses calls.
+// that is done from running again. It refuses calls. The headers of
+// [JobsOptions.CoveredHeaders] must be as signed: a job message whose
+// covered headers were changed, or whose signature (an older signer's)
+// covers none, is refused.
 func VerifiedJobContext(s *policy.HeaderSigner) func(ctx context.Context, h nats.Header) (context.Context, error) {
 	return func(ctx context.Context, h nats.Header) (context.Context, error) {
 		r, ok := RequestFrom(ctx)
 		if !ok || !r.Job {
 			return ctx, fmt.Errorf("%w: not a job: calls are verified by natstool.VerifiedContext", policy.ErrPrincipalSignature)
 		}
-		return s.FromHeaders(ctx, policy.SignedCall{Subject: r.Subject, Body: r.Data}, h)
+		return s.FromHeaders(ctx, policy.SignedCall{Subject: r.Subject, Body: r.Data, Headers: r.Headers}, h)
 	}
 }

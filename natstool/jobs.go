@@ -151,6 +151,14 @@ type JobsOptions struct {
 	// Ask, when set, lets a job's call ask for input instead of ending:
 	// see [JobAsk]. Without it every run ends the job.
 	Ask JobAsk
+	// CoveredHeaders names headers of a job's message, besides the
+	// principal's claim, that a signed claim covers: headers the worker
+	// acts on (a task's expiry), which Headers puts on the message and
+	// passes to the signer with [WithCoveredHeaders]. A worker reads
+	// their values from each message it takes into its [Request]
+	// (Headers), which [VerifiedJobContext] checks against the
+	// signature.
+	CoveredHeaders []string
 }
 
 // A JobAsk lets the calls of jobs ask for input and be run again with
@@ -233,6 +241,7 @@ type jobsConfig struct {
 	owner                   func(context.Context) string
 	jobContext              func(context.Context, nats.Header) (context.Context, error)
 	ask                     JobAsk
+	covered                 []string
 }
 
 // config is o with its defaults filled in.
@@ -252,6 +261,7 @@ func (o *JobsOptions) config() jobsConfig {
 	positive(&cfg.ttl, o.TTL)
 	positive(&cfg.replicas, o.Replicas)
 	cfg.headers, cfg.owner, cfg.jobContext, cfg.logger, cfg.ask = o.Headers, o.Owner, o.Context, o.Logger, o.Ask
+	cfg.covered = slices.Clone(o.CoveredHeaders)
 	return cfg
 }
 
@@ -310,6 +320,10 @@ type Jobs struct {
 	stream jetstream.Stream
 	kv     jetstream.KeyValue
 	cfg    jobsConfig
+
+	// publish, when set (by a test), queues a job's message instead of
+	// JetStream's PublishMsg with the job's id as the message id.
+	publish func(ctx context.Context, msg *nats.Msg, id string) error
 }
 
 // OpenJobs creates the jobs' stream and bucket on nc's JetStream, or binds
@@ -355,17 +369,33 @@ type SubmitOptions struct {
 
 // Submit queues a call of the tool name with args and returns its job id.
 // The worker's registry validates the arguments when it runs the call; an
-// invalid call is a job whose result says so.
+// invalid call is a job whose result says so. A Submit that returns an
+// error leaves no job to run: when the queue's message may have been
+// stored (its acknowledgement lost, or ctx ended while waiting for it),
+// the job's record is removed unless a worker took the job meanwhile, in
+// which case the job was submitted after all and Submit returns its id.
+// Only when that removal fails too (the server away) does the error say
+// the job may still run.
 func (j *Jobs) Submit(ctx context.Context, name string, args json.RawMessage, opts *SubmitOptions) (string, error) {
+	job, err := j.SubmitJob(ctx, name, args, opts)
+	return job.ID, err
+}
+
+// SubmitJob is [Jobs.Submit] returning the job's record as it is once
+// submitted: as Submit wrote it, or, for an idempotency key submitted
+// before, as it is now. With no read after the submission, a caller
+// that needs the record (its Submitted time) has no second step whose
+// failure would leave a job it cannot tell its client of.
+func (j *Jobs) SubmitJob(ctx context.Context, name string, args json.RawMessage, opts *SubmitOptions) (Job, error) {
 	var sc SubmitOptions
 	if opts != nil {
 		sc = *opts
 	}
 	if !tool.ValidName(name) {
-		return "", fmt.Errorf("natstool: submit: %q is not a valid tool name: %w", name, tool.ErrInvalidName)
+		return Job{}, fmt.Errorf("natstool: submit: %q is not a valid tool name: %w", name, tool.ErrInvalidName)
 	}
 	if len(sc.IdempotencyKey) > MaxIdempotencyKeyBytes {
-		return "", fmt.Errorf("natstool: submit: the idempotency key is %d bytes, more than %d", len(sc.IdempotencyKey), MaxIdempotencyKeyBytes)
+		return Job{}, fmt.Errorf("natstool: submit: the idempotency key is %d bytes, more than %d", len(sc.IdempotencyKey), MaxIdempotencyKeyBytes)
 	}
 	owner := j.ownerOf(ctx)
 	id := "j" + nuid.Next()
@@ -374,24 +404,62 @@ func (j *Jobs) Submit(ctx context.Context, name string, args json.RawMessage, op
 		id = "k" + hex.EncodeToString(sum[:16])
 	}
 	now := time.Now().UTC()
-	rec, _ := json.Marshal(Job{ID: id, Tool: name, State: JobQueued, Owner: owner, Submitted: now, Updated: now})
-	if _, err := j.kv.Create(ctx, id, rec); err != nil {
+	job := Job{ID: id, Tool: name, State: JobQueued, Owner: owner, Submitted: now, Updated: now}
+	rec, _ := json.Marshal(job)
+	rev, err := j.kv.Create(ctx, id, rec)
+	if err != nil {
 		if sc.IdempotencyKey != "" && errors.Is(err, jetstream.ErrKeyExists) {
-			return id, nil // submitted before: the first job stands
+			return j.Job(ctx, id) // submitted before: the first job stands
 		}
-		return "", fmt.Errorf("natstool: submit: %w", err)
+		return Job{}, fmt.Errorf("natstool: submit: %w", err)
 	}
 	req, _ := json.Marshal(jobRequest{ID: id, Tool: name, Args: args, TimeoutMs: sc.Timeout.Milliseconds()})
 	msg := &nats.Msg{Subject: j.cfg.subject + ".run." + name, Data: req}
 	if j.cfg.headers != nil {
 		msg.Header = maps.Clone(j.cfg.headers(withRequest(ctx, Request{Subject: msg.Subject, Data: req, Job: true})))
 	}
-	// The message id lets JetStream drop a publish retried after a lost ack.
-	if _, err := j.js.PublishMsg(ctx, msg, jetstream.WithMsgID(id)); err != nil {
-		j.kv.Delete(context.WithoutCancel(ctx), id)
-		return "", fmt.Errorf("natstool: submit: %w", err)
+	publish := j.publish
+	if publish == nil {
+		publish = func(ctx context.Context, msg *nats.Msg, id string) error {
+			// The message id lets JetStream drop a publish retried after a lost ack.
+			_, err := j.js.PublishMsg(ctx, msg, jetstream.WithMsgID(id))
+			return err
+		}
 	}
-	return id, nil
+	if err := publish(ctx, msg, id); err != nil {
+		return j.unsubmit(ctx, job, rev, err)
+	}
+	return job, nil
+}
+
+// unsubmit settles a submission whose message perr says was not queued,
+// though it may have been (its acknowledgement lost, or ctx ended while
+// waiting for it): it removes the job's record at the revision Submit
+// wrote, so that a worker given the message finds no job and drops it.
+// A worker that took the job first moved the revision: the job runs, so
+// it was submitted after all.
+func (j *Jobs) unsubmit(ctx context.Context, job Job, rev uint64, perr error) (Job, error) {
+	dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	defer cancel()
+	err := j.kv.Delete(dctx, job.ID, jetstream.LastRevision(rev))
+	switch {
+	case err == nil:
+		return Job{}, fmt.Errorf("natstool: submit: %w", perr)
+	case wrongRevision(err):
+		if now, gerr := j.Job(dctx, job.ID); gerr == nil {
+			return now, nil
+		}
+		return job, nil // taken by a worker: it runs
+	}
+	return Job{}, fmt.Errorf("natstool: submit: %w; job %s may still run: its record could not be removed: %v", perr, job.ID, err)
+}
+
+// wrongRevision reports a conditional write refused because the key's
+// revision moved (code 10071, or 10164 on replicated streams).
+func wrongRevision(err error) bool {
+	var apiErr *jetstream.APIError
+	return errors.As(err, &apiErr) && (apiErr.ErrorCode == jetstream.JSErrCodeStreamWrongLastSequence ||
+		apiErr.ErrorCode == jetstream.JSErrCodeStreamWrongLastSequenceConstant)
 }
 
 // Job returns the record of the job id of ctx's owner ([JobsOptions.Owner]),
@@ -951,7 +1019,14 @@ func (w *JobWorker) execute(ctx context.Context, msg jetstream.Msg, req jobReque
 		defer sub.Unsubscribe()
 	}
 	if w.jobContext != nil {
-		c, err := w.jobContext(withRequest(runCtx, Request{Subject: msg.Subject(), Data: msg.Data(), Job: true}), nats.Header(msg.Headers()))
+		r := Request{Subject: msg.Subject(), Data: msg.Data(), Job: true}
+		if len(j.cfg.covered) > 0 {
+			r.Headers = nats.Header{}
+			for _, name := range j.cfg.covered {
+				r.Headers[name] = msg.Headers()[name]
+			}
+		}
+		c, err := w.jobContext(withRequest(runCtx, r), nats.Header(msg.Headers()))
 		if err != nil {
 			return tool.Result{IsError: true, Kind: tool.KindDenied, Error: err.Error()}, nil
 		}

@@ -12,7 +12,9 @@ import (
 	"fmt"
 	"hash"
 	"io"
+	"maps"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -28,6 +30,13 @@ import (
 // call's subject and reply subject, the SHA-256 of its body, the issue
 // time and the nonce, so that a signed claim is only ever good for the
 // call it was made for, and only under the key it names.
+//
+// A call that gives headers to cover ([SignedCall].Headers) is signed in
+// the form "v3 k=KEYID t=MILLIS n=NONCE s=MAC", whose MAC covers those
+// headers' values too, under another domain label: a verifier that
+// relies on such headers takes only a v3 signature over the values it
+// got, and refuses the v2 and v1 forms of an older signer, which cover
+// none (see [HeaderSigner.FromHeaders]).
 //
 // The earlier form "v1 t=MILLIS n=NONCE s=MAC" (no key id, a MAC over the
 // same fields less the key id, under another domain label) is still
@@ -131,6 +140,14 @@ type SignedCall struct {
 	Reply string
 	// Body is the call's request body (its arguments) as sent.
 	Body []byte
+	// Headers, when not nil, are message headers the signature covers
+	// besides the claim, by name, with their values as sent: headers
+	// the receiver acts on (a durable task's expiry). A name with no
+	// values is absent, and a header covered must be as signed, present
+	// or absent. The signer and the verifier give the same names: the
+	// signer the values it sends, the verifier those it received. A
+	// signature over headers is the v3 form; with Headers nil, v2.
+	Headers map[string][]string
 }
 
 // HeaderSignerOptions configure a [HeaderSigner]. A nil
@@ -267,8 +284,11 @@ func (s *HeaderSigner) Headers(ctx context.Context, call SignedCall) map[string]
 		return nil
 	}
 	t := s.now().UnixMilli()
-	mac := macV2(s.key, s.keyID, claim, call, t, nonce[:])
-	h[HeaderPrincipalSignature] = []string{"v2 k=" + string(s.keyID) + " t=" + strconv.FormatInt(t, 10) +
+	form, mac := "v2", macV2(s.key, s.keyID, claim, call, t, nonce[:])
+	if call.Headers != nil {
+		form, mac = "v3", macV3(s.key, s.keyID, claim, call, t, nonce[:])
+	}
+	h[HeaderPrincipalSignature] = []string{form + " k=" + string(s.keyID) + " t=" + strconv.FormatInt(t, 10) +
 		" n=" + base64.RawURLEncoding.EncodeToString(nonce[:]) +
 		" s=" + base64.RawURLEncoding.EncodeToString(mac)}
 	return h
@@ -281,6 +301,26 @@ func macV2(key, keyID []byte, claim string, call SignedCall, t int64, nonce []by
 	m, field := macFields(key, "clawtool principal v2")
 	field(keyID)
 	callFields(field, claim, call, t, nonce)
+	return m.Sum(nil)
+}
+
+// macV3 is macV2 over the headers the call covers too: each name that
+// has values, in sorted order, with its number of values and each value.
+func macV3(key, keyID []byte, claim string, call SignedCall, t int64, nonce []byte) []byte {
+	m, field := macFields(key, "clawtool principal v3")
+	field(keyID)
+	callFields(field, claim, call, t, nonce)
+	for _, name := range slices.Sorted(maps.Keys(call.Headers)) {
+		vs := call.Headers[name]
+		if len(vs) == 0 {
+			continue // absent
+		}
+		field([]byte(name))
+		field(strconv.AppendInt(nil, int64(len(vs)), 10))
+		for _, v := range vs {
+			field([]byte(v))
+		}
+	}
 	return m.Sum(nil)
 }
 
@@ -326,6 +366,13 @@ func callFields(field func([]byte), claim string, call SignedCall, t int64, nonc
 // further ahead than the allowed skew, or whose nonce the signer's
 // [NonceStore] already holds or cannot record (unless made with
 // Repeats). The store is asked only once everything else verified.
+//
+// When call.Headers is not nil (the receiver acts on those headers), only
+// a v3 signature over their values verifies: the v2 and v1 forms of an
+// older signer cover no header, so any publisher who can resend the
+// message could have changed them, and they are refused, saying so
+// (upgrade the signers). A v3 signature is refused where call.Headers is
+// nil: the verifier could not check what it covers.
 func (s *HeaderSigner) FromHeaders(ctx context.Context, call SignedCall, h map[string][]string) (context.Context, error) {
 	refuse := func(format string, a ...any) (context.Context, error) {
 		return ctx, fmt.Errorf("%w: %s", ErrPrincipalSignature, fmt.Sprintf(format, a...))
@@ -354,8 +401,14 @@ func (s *HeaderSigner) FromHeaders(ctx context.Context, call SignedCall, h map[s
 	if !ok {
 		return refuse(`header %s is malformed (want "v2 k=KEYID t=MILLIS n=NONCE s=MAC")`, HeaderPrincipalSignature)
 	}
+	switch {
+	case call.Headers != nil && sig.form != "v3":
+		return refuse("the signature (the %s form of an older signer) does not cover the headers %s, which this worker acts on: sign with a current clawtool", sig.form, strings.Join(slices.Sorted(maps.Keys(call.Headers)), ", "))
+	case call.Headers == nil && sig.form == "v3":
+		return refuse("the signature covers headers this worker was not told to check")
+	}
 	var want []byte
-	if sig.v1 {
+	if sig.form == "v1" {
 		if len(s.keys) != 1 {
 			return refuse("the signature names no key (the v1 form of an older signer) and this worker holds %d keys: sign with a current clawtool", len(s.keys))
 		}
@@ -366,9 +419,12 @@ func (s *HeaderSigner) FromHeaders(ctx context.Context, call SignedCall, h map[s
 			return refuse("the signature is made with key id %s, which this worker does not hold", sig.keyID)
 		}
 		want = macV2(key, []byte(sig.keyID), claim, call, sig.t, sig.nonce)
+		if sig.form == "v3" {
+			want = macV3(key, []byte(sig.keyID), claim, call, sig.t, sig.nonce)
+		}
 	}
 	if !hmac.Equal(sig.mac, want) {
-		return refuse("the signature does not match the claim and the call (another key, or the claim, tool, or arguments changed)")
+		return refuse("the signature does not match the claim and the call (another key, or the claim, tool, arguments or covered headers changed)")
 	}
 	now := s.now()
 	issued := time.UnixMilli(sig.t)
@@ -391,26 +447,27 @@ func (s *HeaderSigner) FromHeaders(ctx context.Context, call SignedCall, h map[s
 
 // signature is a parsed signature header.
 type signature struct {
-	v1         bool
+	form       string // "v1", "v2" or "v3"
 	keyID      string
 	t          int64
 	nonce, mac []byte
 }
 
 // parse splits a signature header; ok is false unless it is exactly
-// "v2 k=KEYID t=MILLIS n=NONCE s=MAC" (or "v1 t=MILLIS n=NONCE s=MAC")
-// with a valid key id, a 16-byte nonce and a 32-byte MAC.
+// "v2 k=KEYID t=MILLIS n=NONCE s=MAC" (or the same with "v3", or "v1
+// t=MILLIS n=NONCE s=MAC") with a valid key id, a 16-byte nonce and a
+// 32-byte MAC.
 func (s *HeaderSigner) parse(v string) (sig signature, ok bool) {
 	f := strings.Split(v, " ")
 	switch {
-	case len(f) == 5 && f[0] == "v2":
+	case len(f) == 5 && (f[0] == "v2" || f[0] == "v3"):
 		id, ok := strings.CutPrefix(f[1], "k=")
 		if !ok || !validKeyID(id) {
 			return sig, false
 		}
-		sig.keyID, f = id, f[2:]
+		sig.form, sig.keyID, f = f[0], id, f[2:]
 	case len(f) == 4 && f[0] == "v1":
-		sig.v1, f = true, f[1:]
+		sig.form, f = "v1", f[1:]
 	default:
 		return sig, false
 	}

@@ -7,6 +7,7 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -101,8 +102,14 @@ func TestHeaderSignerRefuses(t *testing.T) {
 			h[policy.HeaderPrincipal] = []string{`{"id":"` + strings.Repeat("a", policy.MaxPrincipalHeader) + `"}`}
 		}, want: "more than 8192"},
 		{name: "malformed: unknown version", change: func(h map[string][]string, _ *policy.SignedCall, _ *fixedClock) {
-			h[policy.HeaderPrincipalSignature] = []string{strings.Replace(h[policy.HeaderPrincipalSignature][0], "v2 ", "v3 ", 1)}
+			h[policy.HeaderPrincipalSignature] = []string{strings.Replace(h[policy.HeaderPrincipalSignature][0], "v2 ", "v4 ", 1)}
 		}, want: "malformed"},
+		{name: "v2 relabelled v3", change: func(h map[string][]string, _ *policy.SignedCall, _ *fixedClock) {
+			h[policy.HeaderPrincipalSignature] = []string{strings.Replace(h[policy.HeaderPrincipalSignature][0], "v2 ", "v3 ", 1)}
+		}, want: "not told to check"},
+		{name: "v2 where headers are covered", change: func(_ map[string][]string, c *policy.SignedCall, _ *fixedClock) {
+			c.Headers = map[string][]string{"Task-Expires": {"2030-01-01T00:00:00Z"}}
+		}, want: "older signer"},
 		{name: "malformed: v1 with a key id", change: func(h map[string][]string, _ *policy.SignedCall, _ *fixedClock) {
 			h[policy.HeaderPrincipalSignature] = []string{strings.Replace(h[policy.HeaderPrincipalSignature][0], "v2 ", "v1 ", 1)}
 		}, want: "malformed"},
@@ -279,7 +286,7 @@ func ExampleHeaderSigner() {
 	fmt.Println(err)
 	// Output:
 	// root [admin] <nil>
-	// principal claim refused: the signature does not match the claim and the call (another key, or the claim, tool, or arguments changed)
+	// principal claim refused: the signature does not match the claim and the call (another key, or the claim, tool, arguments or covered headers changed)
 }
 
 // FuzzHeaderSignerFromHeaders: whatever signature and principal headers
@@ -326,4 +333,59 @@ func FuzzHeaderSignerFromHeaders(f *testing.F) {
 			t.Fatalf("refused without ErrPrincipalSignature: %v", err)
 		}
 	})
+}
+
+// TestHeaderSignerCoveredHeaders: a signature made over headers
+// (SignedCall.Headers, the v3 form) verifies only for the values signed:
+// a header changed, added, removed, given twice or renamed is refused, as
+// is a verifier that checks other names. The control is the message as
+// signed, and one whose headers not covered changed.
+func TestHeaderSignerCoveredHeaders(t *testing.T) {
+	start := time.UnixMilli(1_700_000_000_000)
+	signed := map[string][]string{"Task-Expires": {"2030-01-01T00:00:00Z"}, "Task-Caps": nil}
+	rows := []struct {
+		name   string
+		change func(got map[string][]string)
+		ok     bool
+	}{
+		{"as signed (control)", func(map[string][]string) {}, true},
+		{"expiry changed", func(g map[string][]string) { g["Task-Expires"] = []string{"2099-01-01T00:00:00Z"} }, false},
+		{"expiry given twice", func(g map[string][]string) { g["Task-Expires"] = append(g["Task-Expires"], "2099-01-01T00:00:00Z") }, false},
+		{"expiry removed", func(g map[string][]string) { g["Task-Expires"] = nil }, false},
+		{"absent header added", func(g map[string][]string) { g["Task-Caps"] = []string{`{"elicitation":{}}`} }, false},
+		{"absent header added empty", func(g map[string][]string) { g["Task-Caps"] = []string{""} }, false},
+		{"value moved to another name", func(g map[string][]string) {
+			g["Task-Caps"], g["Task-Expires"] = g["Task-Expires"], nil
+		}, false},
+		{"another name checked, absent", func(g map[string][]string) { g["Other"] = nil }, true},
+		{"another name checked, present", func(g map[string][]string) { g["Other"] = []string{"x"} }, false},
+	}
+	for _, r := range rows {
+		t.Run(r.name, func(t *testing.T) {
+			clock := &fixedClock{start}
+			signer := newSigner(t, signKey, clock, policy.HeaderSignerOptions{})
+			verifier := newSigner(t, signKey, clock, policy.HeaderSignerOptions{Repeats: true})
+			call := policy.SignedCall{Subject: "clawtool.task.run.x", Body: []byte("{}"), Headers: signed}
+			h := signer.Headers(policy.WithPrincipal(context.Background(), policy.Principal{ID: "alice"}), call)
+			if !strings.HasPrefix(h[policy.HeaderPrincipalSignature][0], "v3 ") {
+				t.Fatalf("signature %q, want the v3 form", h[policy.HeaderPrincipalSignature][0])
+			}
+			got := map[string][]string{}
+			for k, v := range signed {
+				got[k] = slices.Clone(v)
+			}
+			r.change(got)
+			call.Headers = got
+			ctx, err := verifier.FromHeaders(context.Background(), call, h)
+			if r.ok {
+				if p, ok := policy.PrincipalFrom(ctx); err != nil || !ok || p.ID != "alice" {
+					t.Fatalf("FromHeaders = %v %v, want alice", p, err)
+				}
+				return
+			}
+			if !errors.Is(err, policy.ErrPrincipalSignature) || !strings.Contains(err.Error(), "covered headers") {
+				t.Fatalf("err = %v, want the covered headers refused", err)
+			}
+		})
+	}
 }

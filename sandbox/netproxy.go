@@ -56,8 +56,11 @@ type Proxy struct {
 	// MaxBytes bounds the bytes one connection relays, both ways
 	// together; the connection is closed at the bound. Zero means 1 GiB.
 	MaxBytes int64
-	// Resolve returns the addresses of a host name; nil means the
-	// system's resolver. Tests set it to map names of their own.
+	// Resolve returns the addresses of a host name (as listed: lower
+	// case, no trailing dot); nil means the system's resolver, asked for
+	// the name fully qualified (with a trailing dot) so that none of the
+	// host's search domains applies. A Resolve that asks a DNS resolver
+	// must do the same. Tests set it to map names of their own.
 	Resolve func(ctx context.Context, host string) ([]netip.Addr, error)
 	// LocalNets returns the networks the machine the proxy runs on is
 	// on: each interface's address with its prefix. A name may not
@@ -80,6 +83,10 @@ type Proxy struct {
 	// long-running client's owner (an MCP server's host) reports denials
 	// while the run goes on, before any Result exists.
 	OnDenial func(NetworkDenial)
+
+	// lookup stands for the system's resolver when Resolve is nil (a
+	// test's); nil means net.DefaultResolver.
+	lookup func(ctx context.Context, host string) ([]netip.Addr, error)
 
 	once      sync.Once
 	slots     chan struct{}
@@ -428,8 +435,20 @@ func (p *Proxy) check(ctx context.Context, host string, port int) (netip.AddrPor
 	}
 	resolve := p.Resolve
 	if resolve == nil {
+		lookup := p.lookup
+		if lookup == nil {
+			lookup = func(ctx context.Context, h string) ([]netip.Addr, error) {
+				return net.DefaultResolver.LookupNetIP(ctx, "ip", h)
+			}
+		}
 		resolve = func(ctx context.Context, h string) ([]netip.Addr, error) {
-			return net.DefaultResolver.LookupNetIP(ctx, "ip", h)
+			// Fully qualified: with a trailing dot the resolver applies
+			// none of the host's search domains, which would make a
+			// listed "api" (or a name that does not resolve as it is,
+			// or any name under ndots) the company's api.corp.internal,
+			// a host no rule names. A single label reaches here only
+			// when a rule names it exactly (a wildcard needs a dot).
+			return lookup(ctx, h+".")
 		}
 	}
 	addrs, err := resolve(ctx, host)

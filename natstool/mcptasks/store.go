@@ -140,6 +140,10 @@ type Store struct {
 	prog  *nats.Subscription
 	done  chan struct{} // closed when the watch loop ends
 
+	// afterSubmit, when set (by a test), is called by Create once the
+	// job is submitted.
+	afterSubmit func()
+
 	mu       sync.Mutex
 	closed   bool
 	index    map[string]*entry // job id → what the bounds need
@@ -175,24 +179,35 @@ func Open(ctx context.Context, nc *nats.Conn, opts *Options) (*Store, error) {
 		return o
 	}
 	userHeaders := jo.Headers
+	// The task's headers are covered by a signed claim (SignedHeaders):
+	// a publisher who resends the job's message cannot extend the run or
+	// change the capabilities its call believes.
+	jo.CoveredHeaders = append(slices.Clone(jo.CoveredHeaders), capsHeader, expiresHeader)
 	jo.Headers = func(ctx context.Context) nats.Header {
+		task := nats.Header{capsHeader: nil, expiresHeader: nil} // nil: absent
+		if caps, _ := ctx.Value(capsKey{}).(string); caps != "" {
+			task.Set(capsHeader, caps)
+		}
+		if exp, ok := ctx.Value(expiresKey{}).(time.Time); ok {
+			task.Set(expiresHeader, exp.UTC().Format(time.RFC3339Nano))
+		}
 		var h nats.Header
 		if userHeaders != nil {
-			h = userHeaders(ctx)
+			h = userHeaders(natstool.WithCoveredHeaders(ctx, task))
 		}
-		caps, _ := ctx.Value(capsKey{}).(string)
-		exp, hasExp := ctx.Value(expiresKey{}).(time.Time)
-		if caps != "" || hasExp {
-			h = maps.Clone(h)
-			if h == nil {
-				h = nats.Header{}
+		h = maps.Clone(h)
+		if h == nil {
+			h = nats.Header{}
+		}
+		for k, v := range task {
+			if v == nil {
+				delete(h, k) // absent, as signed
+			} else {
+				h[k] = v
 			}
 		}
-		if caps != "" {
-			h.Set(capsHeader, caps)
-		}
-		if hasExp {
-			h.Set(expiresHeader, exp.UTC().Format(time.RFC3339Nano))
+		if len(h) == 0 {
+			return nil
 		}
 		return h
 	}
@@ -366,16 +381,19 @@ func (s *Store) Create(ctx context.Context, call mcptool.TaskCall) (mcptool.Task
 	if caps := compactCaps(call.Capabilities); caps != "" {
 		octx = context.WithValue(octx, capsKey{}, caps)
 	}
-	id, err := s.jobs.Submit(octx, call.Tool, call.Args, &natstool.SubmitOptions{IdempotencyKey: hex.EncodeToString(key[:])})
+	// The record comes back from the submission itself: a second step
+	// (a read of it) could fail, or end with the request, after the job
+	// was queued, and the client would be told of no task while its
+	// call ran. A Submit that fails leaves no job to run.
+	job, err := s.jobs.SubmitJob(octx, call.Tool, call.Args, &natstool.SubmitOptions{IdempotencyKey: hex.EncodeToString(key[:])})
 	if err != nil {
 		return mcptool.TaskRecord{}, fmt.Errorf("mcptasks: %w", err)
 	}
-	job, err := s.jobs.Job(octx, id)
-	if err != nil {
-		return mcptool.TaskRecord{}, fmt.Errorf("mcptasks: %w", err)
+	if s.afterSubmit != nil {
+		s.afterSubmit()
 	}
 	s.mu.Lock()
-	s.addLocked(id, owner, job.Submitted)
+	s.addLocked(job.ID, owner, job.Submitted)
 	s.mu.Unlock()
 	return s.record(job), nil
 }
