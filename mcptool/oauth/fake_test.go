@@ -311,6 +311,11 @@ func userAgent(opened *int) func(ctx context.Context, authURL string) error {
 // call sends a request to rs the way the go-sdk transport does: the
 // token source's token, and on 401 or 403 one Authorize and one retry.
 func call(ctx context.Context, h *oauth.Handler, target string) error {
+	return callWith(ctx, h, http.DefaultClient, target)
+}
+
+// callWith is call through client.
+func callWith(ctx context.Context, h *oauth.Handler, client *http.Client, target string) error {
 	do := func() (*http.Request, *http.Response, error) {
 		req, _ := http.NewRequestWithContext(ctx, http.MethodPost, target, bytes.NewReader([]byte("{}")))
 		ts, err := h.TokenSource(ctx)
@@ -324,7 +329,7 @@ func call(ctx context.Context, h *oauth.Handler, target string) error {
 		if tok != nil {
 			req.Header.Set("Authorization", "Bearer "+tok.AccessToken)
 		}
-		resp, err := http.DefaultClient.Do(req)
+		resp, err := client.Do(req)
 		return req, resp, err
 	}
 	req, resp, err := do()

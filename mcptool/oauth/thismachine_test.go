@@ -1,7 +1,6 @@
 package oauth_test
 
 import (
-	"bytes"
 	"context"
 	"crypto/tls"
 	"fmt"
@@ -52,36 +51,7 @@ func newRemote(t *testing.T) *remote {
 
 // call is the test package's call, through the remote's client.
 func (r *remote) call(ctx context.Context, h *oauth.Handler) error {
-	do := func() (*http.Request, *http.Response, error) {
-		req, _ := http.NewRequestWithContext(ctx, http.MethodPost, r.rs.url(), bytes.NewReader([]byte("{}")))
-		ts, _ := h.TokenSource(ctx)
-		tok, err := ts.Token()
-		if err != nil {
-			return nil, nil, err
-		}
-		if tok != nil {
-			req.Header.Set("Authorization", "Bearer "+tok.AccessToken)
-		}
-		resp, err := r.client.Do(req)
-		return req, resp, err
-	}
-	req, resp, err := do()
-	if err != nil {
-		return err
-	}
-	if resp.StatusCode == 401 {
-		if err := h.Authorize(ctx, req, resp); err != nil {
-			return err
-		}
-		if _, resp, err = do(); err != nil {
-			return err
-		}
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != 200 {
-		return fmt.Errorf("status %s", resp.Status)
-	}
-	return nil
+	return callWith(ctx, h, r.client, r.rs.url())
 }
 
 // TestRemoteServerCannotNameThisMachine: a server that is not on this
