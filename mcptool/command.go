@@ -11,10 +11,10 @@ import (
 	"sync"
 	"syscall"
 	"time"
-	"unicode"
-	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/miniopenclaw/tool/internal/showtext"
 )
 
 // Bounds of what a [Command] transport reports about a server that ended.
@@ -233,28 +233,7 @@ func (t *tailBuffer) lastLines(n int) string {
 		lines = lines[len(lines)-n:]
 	}
 	for i, l := range lines {
-		lines[i] = "  " + shortText(printable(strings.TrimRight(l, "\r")), 300)
+		lines[i] = "  " + shortText(showtext.Text(strings.TrimRight(l, "\r")), 300)
 	}
 	return strings.Join(lines, "\n")
-}
-
-// printable writes the control characters of s (but tab), its format
-// characters (U+202E and the other bidirectional controls, zero-width
-// characters) and its invalid UTF-8 as Go escapes (\x1b, \u009b,
-// \u202e).
-func printable(s string) string {
-	var b strings.Builder
-	for i, r := range s {
-		switch {
-		case r == utf8.RuneError && !strings.HasPrefix(s[i:], "\uFFFD"):
-			fmt.Fprintf(&b, "\\x%02x", s[i])
-		case r < 0x20 && r != '\t' || r == 0x7f:
-			fmt.Fprintf(&b, "\\x%02x", r)
-		case r >= 0x80 && r < 0xa0 || unicode.Is(unicode.Cf, r):
-			fmt.Fprintf(&b, "\\u%04x", r)
-		default:
-			b.WriteRune(r)
-		}
-	}
-	return b.String()
 }

@@ -28,6 +28,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/miniopenclaw/tool"
+	"github.com/miniopenclaw/tool/internal/showtext"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -331,7 +332,7 @@ type ServerError struct {
 }
 
 func (e *ServerError) Error() string {
-	return fmt.Sprintf("the server says: %s (code %d)", printable(shortText(e.Message, 2000)), e.Code)
+	return fmt.Sprintf("the server says: %s (code %d)", showtext.Text(shortText(e.Message, 2000)), e.Code)
 }
 
 // serverError returns the server's JSON-RPC error in err, if there is

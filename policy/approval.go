@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/cedar-policy/cedar-go"
@@ -382,11 +383,18 @@ func (a *Authorizer) Answer(ctx context.Context, id string, approve bool, note s
 // any action, such as permit (principal, action, resource), was written
 // for calls and decides no answer, so policies written before approvals
 // existed make no one an approver. An asking permit never permits
-// answering. The anonymous principal never may.
+// answering. The anonymous principal never may, nor a principal one of
+// whose attributes the policies cannot read (see [Principal]).
 func (a *Authorizer) MayAnswer(ctx context.Context, rec ApprovalRecord) error {
 	who := a.subject(ctx)
 	if !who.ok {
 		return fmt.Errorf("approval %s: %w: the anonymous principal answers nothing", rec.ID, ErrNotApprover)
+	}
+	// An attribute the policies cannot read would be left out of the
+	// entity and read as absent, so a forbid guarded by has would not
+	// apply: such a principal answers nothing, as it calls nothing.
+	if who.build(); who.refused != nil {
+		return fmt.Errorf("approval %s: %w: %s", rec.ID, ErrNotApprover, strings.TrimPrefix(who.refused.reason, "the call was refused: "))
 	}
 	action := approveAction
 	if who.p.ID == rec.Principal {

@@ -89,6 +89,17 @@ const defaultIdle = 30 * time.Second
 // [NewNative] keeps what its options say.
 const SpareEnv = "CLAWTOOL_SANDBOX_SPARE"
 
+// HelperEnv names, at the first use of [DefaultNative], the helper program
+// that backend starts for each run ([NativeOptions.Helper]): the absolute
+// path of the command clawtool-sandbox-helper built from the same version
+// of this module. Unset or empty means the program itself, re-executed. A
+// path that is not absolute, cannot be started, or names a program built
+// from other sources fails every run of that backend: it never runs a
+// command with fewer layers. It configures only that backend, as
+// [SpareEnv] does; a Native made with [NewNative] keeps what its options
+// say.
+const HelperEnv = "CLAWTOOL_SANDBOX_HELPER"
+
 // Native is the Linux sandbox as a [Backend]: it runs each command in a
 // helper of its own, under namespaces, Landlock, a seccomp filter, limits
 // and a cgroup leaf (see the package documentation). It refuses a policy
@@ -127,13 +138,17 @@ func NewNative(o NativeOptions) *Native {
 // closing it only makes later runs start cold.
 func DefaultNative() *Native { return defaultNative() }
 
-var defaultNative = sync.OnceValue(func() *Native {
-	o := NativeOptions{Spares: DefaultSpares}
-	if os.Getenv(SpareEnv) == "0" {
+var defaultNative = sync.OnceValue(func() *Native { return NewNative(defaultNativeOptions(os.Getenv)) })
+
+// defaultNativeOptions returns the options of [DefaultNative] under the
+// environment getenv reads.
+func defaultNativeOptions(getenv func(string) string) NativeOptions {
+	o := NativeOptions{Spares: DefaultSpares, Helper: getenv(HelperEnv)}
+	if getenv(SpareEnv) == "0" {
 		o.Spares = 0
 	}
-	return NewNative(o)
-})
+	return o
+}
 
 // Run runs argv under p with stdin (nil means empty) and waits for it, with
 // the contract of the package-level [Run]. It refuses a policy that names

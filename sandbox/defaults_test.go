@@ -64,3 +64,28 @@ func TestDefaultAllowPortsIsACopy(t *testing.T) {
 		t.Fatalf("CONNECT listed.test:22 = %d after spoiling DefaultAllowPorts, want 403", code)
 	}
 }
+
+// TestDefaultNativeOptions: the environment DefaultNative reads at its
+// first use sets its spares and its helper program, and nothing else.
+func TestDefaultNativeOptions(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		env  map[string]string
+		want NativeOptions
+	}{
+		{"unset", nil, NativeOptions{Spares: DefaultSpares}},
+		{"spares off", map[string]string{SpareEnv: "0"}, NativeOptions{}},
+		{"spares other value", map[string]string{SpareEnv: "7"}, NativeOptions{Spares: DefaultSpares}},
+		{"helper program", map[string]string{HelperEnv: "/opt/clawtool/clawtool-sandbox-helper"}, NativeOptions{Spares: DefaultSpares, Helper: "/opt/clawtool/clawtool-sandbox-helper"}},
+		// Kept as given: NewNative's contract fails every run of a
+		// relative path rather than resolving it.
+		{"relative helper kept", map[string]string{HelperEnv: "clawtool-sandbox-helper", SpareEnv: "0"}, NativeOptions{Helper: "clawtool-sandbox-helper"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := defaultNativeOptions(func(k string) string { return tc.env[k] })
+			if got != tc.want {
+				t.Errorf("defaultNativeOptions = %+v, want %+v", got, tc.want)
+			}
+		})
+	}
+}

@@ -2,10 +2,10 @@ package sandbox
 
 import (
 	"fmt"
+	"github.com/miniopenclaw/tool/internal/showtext"
 	"github.com/miniopenclaw/tool/sandbox/internal/outcome"
 	"strings"
 	"time"
-	"unicode/utf8"
 )
 
 // An Outcome classifies how a run ended.
@@ -200,33 +200,14 @@ func (r *Result) Text() string {
 }
 
 // Sanitize turns command output into plain text that is safe to show to a
-// model or a terminal: newlines and tabs stay, every other control
-// character (ANSI escape sequences included, since they start with ESC)
-// becomes a visible \xNN escape, a carriage return becomes \r, and invalid
-// UTF-8 becomes U+FFFD.
+// model or a terminal: newlines and tabs stay, and every other character
+// that is not graphic (controls, ANSI escape sequences included since they
+// start with ESC, format characters such as U+202E and U+200B, line
+// separators, private-use and unassigned code points) becomes a visible
+// escape in Go's syntax (\x1b, \r, \u202e), as does every byte that is not
+// valid UTF-8 (\xff).
 func Sanitize(b []byte) string {
-	var sb strings.Builder
-	sb.Grow(len(b))
-	for len(b) > 0 {
-		r, n := utf8.DecodeRune(b)
-		switch {
-		case r == utf8.RuneError && n <= 1:
-			sb.WriteRune(utf8.RuneError)
-		case r == '\n' || r == '\t':
-			sb.WriteRune(r)
-		case r == '\r':
-			sb.WriteString(`\r`)
-		case r < 0x20 || r == 0x7f:
-			fmt.Fprintf(&sb, `\x%02x`, r)
-		case r >= 0x80 && r < 0xa0, r == 0x2028, r == 0x2029, r >= 0x202a && r <= 0x202e, r >= 0x2066 && r <= 0x2069:
-			// C1 controls, line separators and bidirectional overrides.
-			fmt.Fprintf(&sb, `\u%04x`, r)
-		default:
-			sb.WriteRune(r)
-		}
-		b = b[n:]
-	}
-	return sb.String()
+	return showtext.Text(string(b))
 }
 
 // classify decides how a finished run ended, the same way for every

@@ -7,11 +7,10 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"strconv"
 	"strings"
-	"unicode"
 
 	"github.com/miniopenclaw/tool"
+	"github.com/miniopenclaw/tool/internal/showtext"
 	"github.com/miniopenclaw/tool/mcptool"
 	"github.com/miniopenclaw/tool/plugins"
 )
@@ -152,7 +151,7 @@ func (m *mcpFlags) failure(h *plugins.Host, added []plugins.AddedServer) error {
 	for i, a := range added {
 		for _, s := range st {
 			if s.Name == a.Name && s.State == plugins.Failed {
-				return fmt.Errorf("MCP server %s: %s", m.servers[i].desc(), serverText(s.Err))
+				return fmt.Errorf("MCP server %s: %s", m.servers[i].desc(), showtext.Text(s.Err))
 			}
 		}
 	}
@@ -182,7 +181,7 @@ func (f flagReport) Handle(ctx context.Context, r slog.Record) error {
 		case "event":
 			event = a.Value.String()
 		case "error":
-			msg = serverText(a.Value.String())
+			msg = showtext.Text(a.Value.String())
 		case "taken":
 			taken, _ = a.Value.Any().([]string)
 		case "leftOut":
@@ -288,22 +287,4 @@ func splitCommand(s string) ([]string, error) {
 		words = append(words, w.String())
 	}
 	return words, nil
-}
-
-// serverText is s, which holds what a server wrote (its errors, the
-// names in its schemas), with every character that is not graphic but
-// newline and tab written as an escape (\x1b, \u202e), so that printing
-// it cannot drive the terminal: clear it, set its title, write to the
-// clipboard (OSC 52), or reorder the text shown.
-func serverText(s string) string {
-	var b strings.Builder
-	for _, r := range s {
-		if r == '\n' || r == '\t' || unicode.IsGraphic(r) {
-			b.WriteRune(r)
-			continue
-		}
-		q := strconv.QuoteRune(r)
-		b.WriteString(q[1 : len(q)-1])
-	}
-	return b.String()
 }

@@ -11,10 +11,10 @@ import (
 	"strings"
 	"sync/atomic"
 	"text/tabwriter"
-	"unicode"
 
 	"github.com/miniopenclaw/tool"
 	"github.com/miniopenclaw/tool/inspector"
+	"github.com/miniopenclaw/tool/internal/showtext"
 	"github.com/miniopenclaw/tool/plugins"
 )
 
@@ -299,7 +299,7 @@ changes.`)
 		if s.Err != "" {
 			var more bool
 			msg, _, more = strings.Cut(s.Err, "\n")
-			msg = terminalSafe(msg)
+			msg = showtext.Text(msg)
 			if more {
 				msg += " (in full below)"
 				long = append(long, s)
@@ -323,11 +323,11 @@ changes.`)
 	}
 	tw.Flush()
 	for _, s := range long {
-		fmt.Fprintf(e.stdout, "\n%s:\n%s", s.Name, indentBounded(terminalSafe(s.Err), maxErrorLines, maxErrorBytes))
+		fmt.Fprintf(e.stdout, "\n%s:\n%s", s.Name, indentBounded(showtext.Text(s.Err), maxErrorLines, maxErrorBytes))
 	}
 	for _, s := range st {
 		if s.NetworkDenied > 0 {
-			fmt.Fprintf(e.stdout, "\n%s: %s\n", s.Name, terminalSafe(denialsText(s)))
+			fmt.Fprintf(e.stdout, "\n%s: %s\n", s.Name, showtext.Text(denialsText(s)))
 		}
 	}
 	if c := h.Config(); c != nil && (c.SandboxPolicy != "" || c.Permissions != "") {
@@ -390,19 +390,6 @@ func indentBounded(s string, maxLines, maxBytes int) string {
 		b.WriteString("  " + l + "\n")
 	}
 	return b.String()
-}
-
-// terminalSafe writes the control characters of s but newline and tab,
-// and its format characters (bidirectional overrides, zero-width
-// characters), as '?', so that what a server wrote cannot drive the
-// terminal or reorder the text shown.
-func terminalSafe(s string) string {
-	return strings.Map(func(r rune) rune {
-		if r < 0x20 && r != '\n' && r != '\t' || r >= 0x7f && r < 0xa0 || unicode.Is(unicode.Cf, r) {
-			return '?'
-		}
-		return r
-	}, s)
 }
 
 func orDash(s string) string {

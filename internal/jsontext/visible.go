@@ -2,14 +2,17 @@ package jsontext
 
 import (
 	"strings"
-	"unicode"
 	"unicode/utf8"
+
+	"github.com/miniopenclaw/tool/internal/showtext"
 )
 
-// Visible returns s for showing in a message: control characters (NUL,
-// BEL, ESC, DEL, C1 controls...) and format characters that hide or
-// reorder text (U+202E RIGHT-TO-LEFT OVERRIDE, U+200B ZERO WIDTH SPACE...)
-// are written as \uXXXX, and invalid UTF-8 as U+FFFD. Text that needs
+// Visible returns s for showing in a message: every character that is not
+// graphic (see [showtext.Shown]: control characters such as NUL, BEL, ESC,
+// DEL and C1 controls, format characters that hide or reorder text such as
+// U+202E RIGHT-TO-LEFT OVERRIDE and U+200B ZERO WIDTH SPACE, line
+// separators, private-use and unassigned code points) is written as
+// \uXXXX, the way JSON spells it, and invalid UTF-8 as U+FFFD. Text that needs
 // none of this is returned as it is, without allocating.
 func Visible(s string) string {
 	for i, r := range s {
@@ -24,9 +27,9 @@ func Visible(s string) string {
 	return s
 }
 
-func hidden(r rune) bool {
-	return r < 0x20 || r == 0x7f || r >= 0x80 && (unicode.IsControl(r) || unicode.Is(unicode.Cf, r))
-}
+// hidden reports whether Visible escapes r: every character
+// [showtext.Shown] does not show, the one rule of what is safe to show.
+func hidden(r rune) bool { return !showtext.Shown(r) }
 
 func appendVisible(b *strings.Builder, s string) {
 	const hex = "0123456789ABCDEF"

@@ -15,6 +15,8 @@ func TestVisible(t *testing.T) {
 		{"zero\u200bwidth", `zero\u200Bwidth`},
 		{"c1\u0085", `c1\u0085`},
 		{"tag\U000E0041", `tag\U000E0041`},
+		{"line\u2028separator", `line\u2028separator`},
+		{"private\ue000use", `private\uE000use`},
 		{"bad \xff utf8", "bad \uFFFD utf8"},
 		{"ünïcödé ſ K", "ünïcödé ſ K"},
 	} {

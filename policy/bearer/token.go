@@ -1,10 +1,12 @@
 package bearer
 
 import (
+	"bytes"
 	"context"
 	"crypto/ecdsa"
 	"crypto/ed25519"
 	"crypto/rsa"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -15,6 +17,7 @@ import (
 	"github.com/golang-jwt/jwt/v5"
 
 	"github.com/miniopenclaw/tool/policy"
+	"github.com/miniopenclaw/tool/policy/internal/residual"
 )
 
 // ErrInvalidToken is wrapped by a [TokenVerifier] for a token it does
@@ -134,6 +137,16 @@ func (v *JWTVerifier) VerifyTokenUntil(ctx context.Context, token string) (polic
 	if errors.Is(err, ErrKeysUnavailable) {
 		return policy.Principal{}, time.Time{}, fmt.Errorf("%w: %v", ErrKeysUnavailable, err)
 	}
+	if err != nil {
+		return policy.Principal{}, time.Time{}, fmt.Errorf("%w: %v", ErrInvalidToken, err)
+	}
+	// The claims the principal is made of are read again from the bytes
+	// the issuer signed, exactly: encoding/json keeps the last of two
+	// equal keys (other parsers the first), reads invalid UTF-8 and lone
+	// surrogates as U+FFFD, and numbers as float64 (9007199254740993 as
+	// 9007199254740992), so the policies would judge another principal
+	// than the one signed.
+	claims, err = exactClaims(token)
 	if err != nil {
 		return policy.Principal{}, time.Time{}, fmt.Errorf("%w: %v", ErrInvalidToken, err)
 	}
@@ -263,6 +276,38 @@ func (m ResourceMetadata) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	w.Header().Set("Content-Type", "application/json")
 	_ = json.NewEncoder(w).Encode(m)
+}
+
+// exactClaims checks that the header and the claims of token, which
+// the parser has accepted, are strict JSON (see residual.Strict), and
+// returns the claims decoded with their numbers as written.
+func exactClaims(token string) (jwt.MapClaims, error) {
+	parts := strings.Split(token, ".")
+	if len(parts) != 3 {
+		return nil, errors.New("the token is not three segments")
+	}
+	var claims jwt.MapClaims
+	for i, what := range []string{"header", "claims"} {
+		seg, err := base64.RawURLEncoding.DecodeString(parts[i])
+		if err != nil {
+			return nil, fmt.Errorf("the token's %s: not base64url", what)
+		}
+		if err := residual.Strict(seg); err != nil {
+			msg := err.Error()
+			if se, ok := errors.AsType[*residual.StrictError](err); ok {
+				msg = se.Msg
+			}
+			return nil, fmt.Errorf("the token's %s: not JSON every parser reads alike: %s", what, msg)
+		}
+		if what == "claims" {
+			dec := json.NewDecoder(bytes.NewReader(seg))
+			dec.UseNumber()
+			if err := dec.Decode(&claims); err != nil || claims == nil {
+				return nil, fmt.Errorf("the token's claims: not a JSON object: %v", err)
+			}
+		}
+	}
+	return claims, nil
 }
 
 // jsonType names the JSON type of a decoded claim, for a message.
