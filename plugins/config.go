@@ -331,7 +331,8 @@ func resolve(dir, p string) string {
 // "$$" is a literal "$". A reference to a variable that is not set is an
 // error naming the variable, never its value. The values references in
 // env, headers, args and url expand to are secrets: [Config.Redact]
-// hides them, and Parse's errors never show them.
+// hides them, and Parse's errors never show them. The references of one
+// configuration expand to at most 4 MiB in all; past that, Parse fails.
 func Parse(data []byte, lookup func(string) (string, bool)) (*Config, error) {
 	var raw struct {
 		Config
@@ -495,8 +496,26 @@ func (s *Server) keeps(name string) bool {
 
 // expander expands ${NAME} references and collects the secrets.
 type expander struct {
-	lookup  func(string) (string, bool)
-	secrets []string
+	lookup   func(string) (string, bool)
+	secrets  []string
+	secret   map[string]bool // in secrets
+	expanded int             // bytes the references expanded to
+}
+
+// maxExpandedBytes bounds what the references of one configuration expand
+// to, in all: a file of 4 MiB holds 300,000 references, which a variable
+// of a kilobyte made 300 MB.
+const maxExpandedBytes = MaxConfigBytes
+
+// addSecret remembers v as a secret, once.
+func (x *expander) addSecret(v string) {
+	if x.secret == nil {
+		x.secret = make(map[string]bool)
+	}
+	if !x.secret[v] {
+		x.secret[v] = true
+		x.secrets = append(x.secrets, v)
+	}
 }
 
 func (x *expander) server(s *Server) error {
@@ -519,7 +538,7 @@ func (x *expander) server(s *Server) error {
 	}
 	for _, name := range s.Secrets {
 		if v := s.Env[name]; len(v) >= minSecret {
-			x.secrets = append(x.secrets, v)
+			x.addSecret(v)
 		}
 	}
 	if s.Headers, err = x.expandMap(s.Headers, "headers"); err != nil {
@@ -581,8 +600,11 @@ func (x *expander) expand(s string, secret bool) (string, error) {
 			if !ok {
 				return "", fmt.Errorf("environment variable %s is not set", name)
 			}
+			if x.expanded += len(v); x.expanded > maxExpandedBytes {
+				return "", fmt.Errorf("the references expand to more than %d bytes in all", maxExpandedBytes)
+			}
 			if secret && len(v) >= minSecret {
-				x.secrets = append(x.secrets, v)
+				x.addSecret(v)
 			}
 			b.WriteString(v)
 			i += end
