@@ -455,7 +455,11 @@ func (h *Host) serverEntry(name string, s Server, c *Config, policy *sandbox.Pol
 		sp = &sandbox.Policy{} // "image" alone confines: the default policy
 	}
 	if serr == nil && sp != nil && s.URL == "" && !s.Unsandboxed {
-		confine, serr = serverPolicy(sp, s)
+		var refs []secretRef
+		if a == nil && c != nil {
+			refs = c.secretRefs[name] // an added server's entry was not expanded
+		}
+		confine, serr = serverPolicy(sp, s, refs)
 	}
 	e := h.newEntry(name, KindServer, c, fingerprint(struct {
 		S Server
