@@ -285,13 +285,29 @@ func (c *Config) Redact(s string) string {
 }
 
 // ReadFile reads and parses a configuration file (see [Parse]); relative
-// paths in it are resolved against the file's directory.
+// paths in it are resolved against the file's directory. On Unix a file
+// that is not a regular file, that its group or others may write, or
+// that a user other than this process's or root owns is refused, and so
+// is such a sandbox policy file: another user could make the host run
+// their commands, or widen a confined server's sandbox.
 func ReadFile(name string) (*Config, error) {
 	f, err := os.Open(name)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
+	// Checked on the file opened, so a file swapped in after the check
+	// is not the one read.
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s is not a regular file", name)
+	}
+	if err := checkTrusted(name, fi); err != nil {
+		return nil, err
+	}
 	var buf bytes.Buffer
 	if _, err := buf.ReadFrom(io.LimitReader(f, MaxConfigBytes+1)); err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
@@ -309,6 +325,9 @@ func ReadFile(name string) (*Config, error) {
 	}
 	if c.SandboxPolicy != "" {
 		c.SandboxPolicy = resolve(dir, c.SandboxPolicy)
+		if err := checkTrustedFile(c.SandboxPolicy); err != nil {
+			return nil, fmt.Errorf("%s: sandboxPolicy: %w", name, err)
+		}
 		if c.Sandbox, err = sandbox.ReadPolicyFile(c.SandboxPolicy); err != nil {
 			return nil, fmt.Errorf("%s: sandboxPolicy: %w", name, err)
 		}

@@ -446,7 +446,9 @@ func (h *Host) serverEntry(name string, s Server, c *Config, policy *sandbox.Pol
 		serr = s.check()
 	}
 	if serr == nil && s.SandboxPolicy != "" && s.URL == "" {
-		if sp, serr = sandbox.ReadPolicyFile(s.SandboxPolicy); serr != nil {
+		if serr = checkTrustedFile(s.SandboxPolicy); serr != nil {
+			serr = fmt.Errorf("sandboxPolicy: %w", serr)
+		} else if sp, serr = sandbox.ReadPolicyFile(s.SandboxPolicy); serr != nil {
 			serr = fmt.Errorf("sandboxPolicy: %w", serr)
 		}
 	}
