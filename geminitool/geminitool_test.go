@@ -253,6 +253,7 @@ func FuzzSchema(f *testing.F) {
 		f.Add([]byte(tl.Parameters()))
 	}
 	f.Add([]byte(`{"type":"object","properties":{"a":{"$ref":"#/$defs/a"}},"$defs":{"a":{"$ref":"#/$defs/b"},"b":{"$ref":"#/$defs/a"}}}`))
+	f.Add([]byte(fanOutSchema(9, 200_000))) // TestInlinedReferencesBounded
 	f.Fuzz(func(t *testing.T, schema []byte) {
 		out, err := Schema(schema)
 		if err == nil && !json.Valid(out) {

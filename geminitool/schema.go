@@ -43,6 +43,11 @@ func (e *SchemaError) Error() string {
 const (
 	maxNodes = 100_000
 	maxDepth = 64
+	// maxInlinedBytes bounds the definitions inlined for one schema, in
+	// bytes of their text, counted each time one is inlined: references
+	// that fan out (three to a definition that holds three to the next…)
+	// made 256 KiB a schema of gigabytes.
+	maxInlinedBytes = 4 << 20
 )
 
 // Schema converts a JSON Schema (draft 2020-12, an object root) into
@@ -82,7 +87,8 @@ const (
 // without items, an enum that mixes strings with other values or holds
 // objects or arrays, an enum or const whose values do not fit the
 // schema's type, an object, array or null const, several non-null types
-// in one "type", or a schema that accepts any value.
+// in one "type", a schema that accepts any value, or references whose
+// inlining would copy more than 4 MiB of definitions.
 //
 // Schema is [Convert] without its report.
 func Schema(params json.RawMessage) (json.RawMessage, error) {
@@ -128,10 +134,11 @@ func Convert(params json.RawMessage) (schema json.RawMessage, lossy []string, er
 }
 
 type geminiConv struct {
-	defs   map[string]json.RawMessage
-	active map[string]bool // references being inlined: a repeat is recursion
-	nodes  int
-	lossy  []string
+	defs    map[string]json.RawMessage
+	active  map[string]bool // references being inlined: a repeat is recursion
+	nodes   int
+	inlined int // bytes of definitions inlined
+	lossy   []string
 }
 
 // lose records that the keyword at ptr was moved into the description.
@@ -206,6 +213,9 @@ func (c *geminiConv) node(raw json.RawMessage, ptr string, depth int, root bool)
 		}
 		if c.active[s] {
 			return nil, &SchemaError{Keyword: "$ref", Pointer: ptr, Reason: fmt.Sprintf("reference %q is recursive; the Gemini schema dialect has no references, so a recursive type cannot be inlined", s)}
+		}
+		if c.inlined += len(target); c.inlined > maxInlinedBytes {
+			return nil, &SchemaError{Keyword: "$ref", Pointer: ptr, Reason: fmt.Sprintf("inlining the references (the dialect has none) would copy more than %d bytes of definitions; refer to fewer, or to smaller ones", maxInlinedBytes)}
 		}
 		c.active[s] = true
 		inlined, err := c.node(target, ptr, depth+1, false)

@@ -12,6 +12,7 @@ import (
 	"iter"
 	"log/slog"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -474,6 +475,16 @@ func compile(name string, src []byte) (*compiled, error) {
 	c := &compiled{byID: map[cedar.PolicyID]*rule{}}
 	for i, p := range list {
 		ann := p.Annotations()
+		// Annotation names are case sensitive, and Cedar allows any:
+		// @Effect("ask") would be ignored, and the permit its author
+		// meant to ask would allow.
+		for k := range ann {
+			for _, known := range []string{"id", "effect", "reason"} {
+				if string(k) != known && strings.EqualFold(string(k), known) {
+					return nil, fmt.Errorf("policy %s: %s: @%s is not @%s, which is written in lower case (annotation names are case sensitive)", name, pos(p), k, known)
+				}
+			}
+		}
 		r := &rule{id: cedar.PolicyID(fmt.Sprintf("policy%d", i)), p: p, ast: (*ast.Policy)(p.AST()), forbid: p.Effect() == cedar.Forbid}
 		if id, ok := ann["id"]; ok {
 			r.id = cedar.PolicyID(id)

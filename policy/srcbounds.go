@@ -3,6 +3,7 @@ package policy
 import (
 	"errors"
 	"fmt"
+	"os"
 
 	"github.com/miniopenclaw/tool/internal/boundedfile"
 )
@@ -92,9 +93,23 @@ func isIdent(c byte) bool {
 
 // readPolicyFile reads the policy file at path, reading no more than
 // MaxPolicyBytes and one byte more: a longer file is refused while it is
-// read.
+// read. A file that other users may write, or that another user than
+// this process's or root owns, is refused (see checkPolicyFile), judged
+// on the file opened, so a symbolic link is judged by its target.
 func readPolicyFile(path string) ([]byte, error) {
-	src, err := boundedfile.Read(path, MaxPolicyBytes)
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if err := checkPolicyFile(path, fi); err != nil {
+		return nil, err
+	}
+	src, err := boundedfile.ReadAll(f, path, MaxPolicyBytes)
 	if _, ok := errors.AsType[*boundedfile.TooLargeError](err); ok {
 		return nil, fmt.Errorf("%w (MaxPolicyBytes)", err)
 	}

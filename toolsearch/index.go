@@ -30,6 +30,7 @@ import (
 
 	"github.com/miniopenclaw/tool"
 	"github.com/miniopenclaw/tool/internal/jsontext"
+	"github.com/miniopenclaw/tool/internal/recost"
 )
 
 // Limits on the work one query or one tool may cause.
@@ -42,6 +43,13 @@ const (
 	// MaxPatternBytes bounds a regular expression given to
 	// [Index.SearchRegexp].
 	MaxPatternBytes = 256
+	// MaxPatternInsts bounds the program such a regular expression
+	// compiles to, as estimated before it is built: a counted repetition
+	// makes a short pattern a large program ((?:…250 bytes…){1000} is a
+	// quarter of a million instructions, 27 MB), and matching works per
+	// byte of text for each instruction it tracks ([a-z]{1000}! takes
+	// about a thousand steps a byte over every tool's text).
+	MaxPatternInsts = 1024
 	// MaxResults bounds the matches one search returns.
 	MaxResults = 50
 	// maxDocTerms bounds the words of one tool that are indexed.
@@ -677,8 +685,8 @@ func (ix *Index) lexical(query string, limit int, visible func(string) bool, min
 // pattern (RE2 syntax; "(?i)" makes it ignore case). A match in the name
 // ranks first, then the title, the description and the parameters; ties
 // are broken by name. limit is capped at [MaxResults]; limit <= 0 means
-// 5. It fails for a pattern over [MaxPatternBytes] or one that does not
-// compile.
+// 5. It fails for a pattern over [MaxPatternBytes], one whose program
+// would pass [MaxPatternInsts] instructions, or one that does not compile.
 func (ix *Index) SearchRegexp(pattern string, limit int) ([]Match, error) {
 	return ix.searchRegexp(pattern, limit, nil)
 }
@@ -687,6 +695,14 @@ func (ix *Index) searchRegexp(pattern string, limit int, visible func(string) bo
 	limit = clampLimit(limit)
 	if len(pattern) > MaxPatternBytes {
 		return nil, &PatternError{Pattern: cutUTF8(pattern, 64) + "…", Reason: "longer than " + strconv.Itoa(MaxPatternBytes) + " bytes"}
+	}
+	parsed, err := syntax.Parse(pattern, syntax.Perl)
+	if err != nil {
+		return nil, &PatternError{Pattern: pattern, Reason: strings.TrimPrefix(err.Error(), "error parsing regexp: ")}
+	}
+	if recost.Insts(parsed, MaxPatternInsts) > MaxPatternInsts {
+		return nil, &PatternError{Pattern: pattern, Reason: "its program would hold more than " + strconv.Itoa(MaxPatternInsts) +
+			" instructions (a counted repetition such as {100} repeats what it applies to); repeat less, or search with words"}
 	}
 	re, err := regexp.Compile(pattern)
 	if err != nil {

@@ -238,6 +238,8 @@ func FuzzSearch(f *testing.F) {
 	f.Add(`{"type":"object","properties":{"a":{"description":"b"}}}`, "find a b", "a|b")
 	f.Add(`{"properties":{"x":{"items":{"properties":{"y":{}}}}}}`, "HTTPServer get_by_id", "(?i)x")
 	f.Add(`{`, "", "(")
+	f.Add(`{"type":"object"}`, "x", `[a-z]{1000}[!?]`) // a large program (TestSearchRegexpProgramBounded)
+	f.Add(`{"type":"object"}`, "x", `(?:abcdefghijklmnopqrstuvwxyz){1000}`)
 	f.Fuzz(func(t *testing.T, schema, query, pattern string) {
 		n := 0
 		eachParam([]byte(schema), func(string, string) { n++ })

@@ -1,6 +1,7 @@
 package jsonschema
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"strconv"
@@ -860,7 +861,8 @@ func (c *compiler) dependentSchemas(n *node, v *jval, loc string) error {
 
 // regexpCache keeps compiled patterns across Compile calls: registries
 // compile many schemas that share patterns, and a *regexp.Regexp is safe
-// for concurrent use. It keeps short patterns only and stops growing at
+// for concurrent use. It keeps short patterns with small programs only
+// (a 13-byte pattern can be a program of 16,000 instructions) and stops growing at
 // regexpCacheMax entries, so schemas from a hostile server cannot make it
 // hold much memory.
 var (
@@ -876,7 +878,9 @@ const (
 // regexp compiles pattern src, found at loc, after translating the
 // JavaScript syntax it may use (see translatePattern). A pattern that
 // cannot be translated is an error with StrictPatterns and otherwise
-// ignored: regexp records why and returns nil.
+// ignored: regexp records why and returns nil. A pattern whose program
+// would pass maxPatternInsts, or take the schema's programs past
+// maxTotalPatterns instructions, is always an error.
 func (c *compiler) regexp(src, loc string) (*pattern, error) {
 	if re, ok := regexpCache.Load(src); ok {
 		return re.(*pattern), nil
@@ -898,15 +902,26 @@ func (c *compiler) regexp(src, loc string) (*pattern, error) {
 	if err == nil {
 		re, err = t.compile(src)
 	}
+	if err == nil {
+		// The programs count against the bound too: a counted
+		// repetition makes a short pattern a large program.
+		c.reBytes += re.insts - min(re.insts, max(len(src), t.size()))
+		if c.reBytes > maxTotalPatterns {
+			return nil, c.errf(loc, "the patterns' programs add up to more than %d instructions", maxTotalPatterns)
+		}
+	}
 	if err != nil {
 		msg := fmt.Sprintf("pattern %s is not supported: %v", quote(shorten(src, 80)), err)
+		if errors.Is(err, errTooLarge) {
+			return nil, c.errf(loc, "pattern %s is not supported: %v", quote(shorten(src, 80)), err)
+		}
 		if c.opts.StrictPatterns {
 			return nil, c.errf(loc, "%s", msg)
 		}
 		c.res.ignore(loc, msg+"; the keyword is ignored")
 		return nil, nil
 	}
-	if len(src) <= regexpCacheMaxLen && regexpCached.Add(1) <= regexpCacheMax {
+	if len(src) <= regexpCacheMaxLen && re.insts <= 2*regexpCacheMaxLen && regexpCached.Add(1) <= regexpCacheMax {
 		regexpCache.Store(src, re)
 	}
 	return re, nil

@@ -31,6 +31,9 @@ func FuzzCompile(f *testing.F) {
 		`{"unevaluatedProperties":false,"properties":{"a":true},"anyOf":[{"properties":{"d":{}}}]}`,
 		`{"$dynamicAnchor":"m","items":{"$dynamicRef":"#m"}}`, `{"$ref":"https://json-schema.org/draft/2020-12/schema"}`,
 		`{"unevaluatedItems":{"pattern":"\u0041\s"},"prefixItems":[true]}`,
+		// patterns whose programs are large (TestHostilePatternPrograms)
+		`{"pattern":"[a-z]{1000}!"}`, `{"patternProperties":{"(?:abcdefghijklmnop){1000}":true}}`,
+		`{"pattern":"^(?=[a-z]{1000})(?:x{1000}){16}"}`, `{"pattern":"^[a-z0-9_-]{3,64}$"}`,
 	} {
 		f.Add([]byte(s))
 	}

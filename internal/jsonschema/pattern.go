@@ -4,8 +4,12 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"regexp/syntax"
 	"strconv"
 	"strings"
+	"unicode/utf8"
+
+	"github.com/miniopenclaw/tool/internal/recost"
 )
 
 // JSON Schema patterns are ECMA-262 regular expressions; Go's regexp
@@ -232,15 +236,33 @@ func unicodeProperty(prop string) (string, error) {
 type pattern struct {
 	src    string
 	re     *regexp.Regexp
+	cost   reCost
 	checks []check
+	insts  int // of every program, the checks' too
 }
 
 // A check is a lookahead after a leading ^ (re is ^(?:X)) or a lookbehind
 // before a final $ (re is (?:X)$); not for a negative one.
 type check struct {
-	re  *regexp.Regexp
-	not bool
+	re   *regexp.Regexp
+	cost reCost
+	not  bool
 }
+
+// reCost is what matching one compiled program costs: up to one step per
+// instruction for each byte it reads (Go's matcher tracks at most one
+// thread per instruction), and it reads at most span bytes of the input
+// when bounded (a pattern anchored at the start with a longest match).
+type reCost struct {
+	insts   int
+	span    int
+	bounded bool
+}
+
+// Bounds on one pattern's program (see recost): a counted repetition
+// makes a short pattern a large program, which costs memory to build and
+// work per byte to match.
+const maxPatternInsts = 1 << 14
 
 // Match reports whether b matches the pattern.
 func (p *pattern) Match(b []byte) bool {
@@ -306,20 +328,54 @@ func translateAll(src string) (*patternText, error) {
 	return t, nil
 }
 
+// compile compiles the pattern's programs; it refuses, with errTooLarge
+// in the chain, one whose programs hold more than maxPatternInsts
+// instructions, before building them.
 func (t *patternText) compile(src string) (*pattern, error) {
 	p := &pattern{src: src}
 	var err error
+	if p.cost, err = costRE2(t.core); err != nil {
+		return nil, err
+	}
+	p.insts = p.cost.insts
+	costs := make([]reCost, len(t.checks))
+	for i, c := range t.checks {
+		if costs[i], err = costRE2(c.re); err != nil {
+			return nil, err
+		}
+		p.insts += costs[i].insts
+	}
+	if p.insts > maxPatternInsts {
+		return nil, fmt.Errorf("%w: its program would hold more than %d instructions (a counted repetition such as {1000} repeats what it applies to)", errTooLarge, maxPatternInsts)
+	}
 	if p.re, err = compileRE2(t.core); err != nil {
 		return nil, err
 	}
-	for _, c := range t.checks {
+	for i, c := range t.checks {
 		re, err := compileRE2(c.re)
 		if err != nil {
 			return nil, err
 		}
-		p.checks = append(p.checks, check{re: re, not: c.not})
+		p.checks = append(p.checks, check{re: re, cost: costs[i], not: c.not})
 	}
 	return p, nil
+}
+
+// errTooLarge marks a pattern refused for its size: an error whatever
+// Options.StrictPatterns says, since ignoring it would pass what the
+// schema did not allow.
+var errTooLarge = errors.New("the pattern is too large")
+
+// costRE2 parses RE2 text t as regexp.Compile does and returns what its
+// program costs, without building it.
+func costRE2(t string) (reCost, error) {
+	re, err := syntax.Parse(t, syntax.Perl)
+	if err != nil {
+		return reCost{}, errors.New(strings.TrimPrefix(err.Error(), "error parsing regexp: "))
+	}
+	c := reCost{insts: recost.Insts(re, maxPatternInsts)}
+	c.span, c.bounded = recost.Span(re, maxPatternInsts*utf8.UTFMax)
+	return c, nil
 }
 
 type lookaround struct {

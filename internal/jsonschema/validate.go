@@ -3,6 +3,7 @@ package jsonschema
 import (
 	"errors"
 	"fmt"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -164,22 +165,35 @@ func (v *validator) spend(n int) bool {
 
 // Work of one regular expression match: a fixed cost for starting the
 // matcher, plus for each byte of input a cost that grows with the
-// pattern's length (Go's matchers do work per byte for each state they
-// track). Many patterns against many keys and one pattern against long
-// strings are both charged for what they cost.
+// pattern's length and with its program's size (Go's matchers do work per
+// byte for each instruction they track, and a counted repetition makes
+// the 12 bytes [a-z]{1000}x a program of a thousand: 1 MB matched against
+// it took 10^9 steps). Many patterns against many keys and one pattern
+// against long strings are both charged for what they cost.
 const (
 	matchSteps        = 8
 	matchPatternBytes = 32 // pattern bytes that add a step per byte of input
+	matchInsts        = 8  // instructions that add a step per byte of input
 )
 
 // matchWork is the work of matching p against n bytes: every regular
-// expression of the pattern (its lookaround checks too) reads them.
+// expression of the pattern (its lookaround checks too) reads them, or
+// the first span+1 of them for a program anchored at the start with a
+// longest match (Go's matchers stop there).
 func matchWork(p *pattern, n int) int {
-	size := len(p.re.String())
+	work := matchSteps + reWork(p.re, p.cost, n)
 	for _, c := range p.checks {
-		size += len(c.re.String())
+		work += reWork(c.re, c.cost, n)
 	}
-	return matchSteps + n*(1+len(p.checks)+size/matchPatternBytes)
+	return work
+}
+
+// reWork is the work of one program reading n bytes.
+func reWork(re *regexp.Regexp, c reCost, n int) int {
+	if c.bounded {
+		n = min(n, c.span+1)
+	}
+	return n * (1 + max(len(re.String())/matchPatternBytes, c.insts/matchInsts))
 }
 
 // match reports whether p matches s, charging the work to the budget. It
@@ -585,7 +599,11 @@ func (v *validator) stringOK(n *node, t *tnode) bool {
 	return true
 }
 
-// stringOKText is stringOK for a string that is not on the tape.
+// maxHintWork bounds the work of one match made for a hint.
+const maxHintWork = 1 << 12
+
+// stringOKText is stringOK for a string that is not on the tape, for a
+// hint: it reports false for a match costing more than maxHintWork.
 func (v *validator) stringOKText(n *node, s string) bool {
 	if n.minLen >= 0 || n.maxLen >= 0 {
 		l := int64(utf8.RuneCountInString(s))
@@ -593,7 +611,9 @@ func (v *validator) stringOKText(n *node, s string) bool {
 			return false
 		}
 	}
-	if n.pattern != nil && !n.pattern.MatchString(s) {
+	// A hint is not worth much work: a pattern whose program is large
+	// (not charged to the budget here) gives none.
+	if n.pattern != nil && (matchWork(n.pattern, len(s)) > maxHintWork || !n.pattern.MatchString(s)) {
 		return false
 	}
 	return n.format == fNone || checkFormat(n.format, []byte(s))

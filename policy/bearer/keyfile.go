@@ -24,7 +24,11 @@ const MaxKeyFileBytes = 1 << 20
 // [ParseKey] reads it, for a [JWTVerifier]'s Keys. A parse error names
 // the file. On Unix an HMAC secret is refused unless its file is the
 // process's user's and no other user may read or write it (mode 0600 or
-// 0400): anyone who can read the secret can sign tokens with it.
+// 0400): anyone who can read the secret can sign tokens with it. A public
+// key is refused when users other than its owner may write it, or its
+// owner is neither the process's user nor root: whoever may write it can
+// put their own key there. Both are judged on the file opened, so a
+// symbolic link is judged by its target.
 func ReadKeyFile(name string) (any, error) {
 	f, err := os.Open(name)
 	if err != nil {
@@ -42,12 +46,14 @@ func ReadKeyFile(name string) (any, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
+	check := checkPublicKeyFile
 	if _, secret := key.([]byte); secret {
 		// A secret signs tokens as well as it verifies them: one that
 		// others may read or write lets them sign for anyone.
-		if err := checkSecretFile(f); err != nil {
-			return nil, fmt.Errorf("%s: %w", name, err)
-		}
+		check = checkSecretFile
+	}
+	if err := check(f); err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
 	}
 	return key, nil
 }
