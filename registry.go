@@ -47,9 +47,10 @@ const (
 //     (mcptool) all use RegisterUnique and report [ErrDuplicate] naming
 //     the tool. Tools added before the refused one stay registered.
 //     RegisterUnique also refuses a name that differs from a registered
-//     one only in ASCII case ("Read_File" beside "read_file"): a model
-//     told of both could call the one it did not mean, and a server
-//     imported without a prefix could pass its tool off as a built-in.
+//     one only in ASCII case and in its '-' and '_' ("Read_File",
+//     "read-file" or "readfile" beside "read_file"): a model told of both
+//     could call the one it did not mean, and a server imported without a
+//     prefix could pass its tool off as a built-in.
 //
 // To replace a tool on purpose, [Registry.Remove] it first or call
 // Register with the new one.
@@ -58,7 +59,7 @@ type Registry struct {
 
 	mu       sync.RWMutex
 	tools    map[string]*entry
-	folded   map[string]int // lower-case name → how many registered names fold to it
+	folded   map[string]int // foldName of a name → how many registered names fold to it
 	sorted   []*entry       // name order; nil when stale; never modified in place
 	order    []*entry       // a sorted list whose names are still the registry's (only replacements since); nil when unknown
 	patches  []patch        // the replacements since order, while few; nil with order, or when too many to patch
@@ -237,7 +238,7 @@ func (r *Registry) Replace(t Tool) (replaced bool, err error) {
 	_, replaced = r.tools[e.name]
 	r.tools[e.name] = e
 	if !replaced {
-		r.folded[strings.ToLower(e.name)]++
+		r.folded[foldName(e.name)]++
 	}
 	if replaced {
 		r.replacedLocked(e)
@@ -252,7 +253,8 @@ func (r *Registry) Replace(t Tool) (replaced bool, err error) {
 
 // RegisterUnique is like [Registry.Register] but returns an error wrapping
 // [ErrDuplicate], naming the tool, if a tool of the same name, or of a
-// name that differs only in ASCII case, is already registered, leaving
+// name that differs only in ASCII case and in its '-' and '_' (read-file,
+// readfile, Read_File beside read_file), is already registered, leaving
 // that tool in place (see "Duplicate names" at [Registry]).
 func (r *Registry) RegisterUnique(t Tool) error {
 	e, err := r.entryFor(t)
@@ -264,10 +266,10 @@ func (r *Registry) RegisterUnique(t Tool) error {
 		r.mu.Unlock()
 		return fmt.Errorf("register %q: %w", e.name, ErrDuplicate)
 	}
-	folded := strings.ToLower(e.name)
+	folded := foldName(e.name)
 	if r.folded[folded] > 0 {
 		r.mu.Unlock()
-		return fmt.Errorf("register %q: a tool whose name differs only in case is registered: %w", e.name, ErrDuplicate)
+		return fmt.Errorf("register %q: a tool whose name differs only in case, '-' or '_' is registered: %w", e.name, ErrDuplicate)
 	}
 	r.tools[e.name] = e
 	r.folded[folded]++
@@ -287,7 +289,7 @@ func (r *Registry) Remove(name string) bool {
 		return false
 	}
 	delete(r.tools, name)
-	if folded := strings.ToLower(name); r.folded[folded] > 1 {
+	if folded := foldName(name); r.folded[folded] > 1 {
 		r.folded[folded]--
 	} else {
 		delete(r.folded, folded)
@@ -593,4 +595,21 @@ func definitionsOf(entries []*entry) []byte {
 		buf = append(buf, e.def...)
 	}
 	return append(buf, ']')
+}
+
+// foldName returns the form of a tool name that two names a model could
+// take for each other share: lower-case, without '-' and '_' (names are
+// ASCII letters, digits, '-' and '_').
+func foldName(name string) string {
+	b := make([]byte, 0, len(name))
+	for i := 0; i < len(name); i++ {
+		switch c := name[i]; {
+		case c == '-' || c == '_':
+		case 'A' <= c && c <= 'Z':
+			b = append(b, c+'a'-'A')
+		default:
+			b = append(b, c)
+		}
+	}
+	return string(b)
 }

@@ -319,8 +319,9 @@ func TestDefinitionsAfterManyReplacements(t *testing.T) {
 }
 
 // TestRegisterUniqueFoldsCase: RegisterUnique refuses a name that differs
-// from a registered one only in case, and takes it once that one is
-// removed; Register, the program's own choice, still adds it.
+// from a registered one only in case and in its '-' and '_', and takes it
+// once that one is removed; Register, the program's own choice, still
+// adds it.
 func TestRegisterUniqueFoldsCase(t *testing.T) {
 	mk := func(name string) tool.Tool {
 		return tool.Must(tool.New(name, "A tool.", func(context.Context, struct{}) (string, error) { return "", nil }))
@@ -329,7 +330,7 @@ func TestRegisterUniqueFoldsCase(t *testing.T) {
 	if err := r.RegisterUnique(mk("read_file")); err != nil {
 		t.Fatal(err)
 	}
-	for _, name := range []string{"Read_File", "READ_FILE", "read_File"} {
+	for _, name := range []string{"Read_File", "READ_FILE", "read_File", "read-file", "readfile", "READ__FILE", "_read-file_"} {
 		if err := r.RegisterUnique(mk(name)); !errors.Is(err, tool.ErrDuplicate) || !strings.Contains(err.Error(), name) {
 			t.Errorf("RegisterUnique(%q) beside read_file: %v, want ErrDuplicate naming it", name, err)
 		}
@@ -337,8 +338,10 @@ func TestRegisterUniqueFoldsCase(t *testing.T) {
 	if _, ok := r.Get("Read_File"); ok {
 		t.Error("a refused case variant is registered")
 	}
-	if err := r.RegisterUnique(mk("read_files")); err != nil {
-		t.Errorf("a name that differs in more than case: %v", err)
+	for _, name := range []string{"read_files", "read_file2", "reaf_file"} {
+		if err := r.RegisterUnique(mk(name)); err != nil {
+			t.Errorf("%q, a name that differs in more than case and separators: %v", name, err)
+		}
 	}
 	if err := r.Register(mk("Read_File")); err != nil {
 		t.Errorf("Register of a case variant: %v", err)

@@ -121,6 +121,8 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer release()
+	w, lift := boundWrites(w, s.cfg.writeTimeout)
+	defer lift()
 	s.http.ServeHTTP(w, canonicalHost(r))
 }
 

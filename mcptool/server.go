@@ -91,6 +91,7 @@ type serverConfig struct {
 
 	sessionsPerCaller, sessionsTotal int           // WithSessionLimits
 	requestLimits                    RequestLimits // WithRequestLimits
+	writeTimeout                     time.Duration // WithWriteTimeout
 }
 
 // A ServerOption configures a [Server] made by [NewServer].

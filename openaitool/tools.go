@@ -234,37 +234,71 @@ func (ts *Tools) Normalize(calls []tool.Call) []tool.Call {
 // the arguments fail the original schema, where leaving the properties
 // out might not (a maxProperties, say), it puts none back: the registry's
 // validator adds defaults by the same rule.
+//
+// Its work is bounded by the arguments' size (normalizeWork), and
+// arguments over 4 MiB are not read: past either bound, the arguments are
+// left as the model sent them, and the registry refuses their nulls (or
+// their size), saying so.
 func (r *strictResult) normalize(args json.RawMessage) (json.RawMessage, bool) {
-	out, changed := r.apply(r.plan, args, 0, false)
+	if len(args) > maxNormalizeBytes {
+		return args, false
+	}
+	work := normalizeWork(len(args))
+	out, changed := r.apply(r.plan, args, nil, 0, false, &work)
+	if work < 0 {
+		return args, false
+	}
 	if changed && r.check != nil {
 		if _, vs, err := r.check.Validate(out, jsonschema.Limits{}); err != nil || len(vs) > 0 {
-			return r.apply(r.plan, args, 0, true)
+			work = normalizeWork(len(args))
+			out, changed = r.apply(r.plan, args, nil, 0, true, &work)
+			if work < 0 {
+				return args, false
+			}
 		}
 	}
 	return out, changed
 }
 
+// maxNormalizeBytes bounds the arguments Normalize reads: four times the
+// registry's default argument limit (1 MiB), which refuses longer ones.
+const maxNormalizeBytes = 4 << 20
+
+// normalizeWork is the bytes Normalize may parse for arguments of n
+// bytes: each level of nesting parses what it holds again, so nested
+// arguments cost their size times their depth (a recursive plan from a
+// server's schema allows about 30 levels), and each anyOf branch tried
+// read the object again (66 KB took 1.2 GB). Sixteen levels are read.
+func normalizeWork(n int) int { return 16*n + 256<<10 }
+
 // apply undoes the nulls of p in v; with omit it removes every such
-// property rather than put its default back.
-func (r *strictResult) apply(p *plan, v json.RawMessage, depth int, omit bool) (json.RawMessage, bool) {
-	if p == nil || depth > maxSchemaDepth {
+// property rather than put its default back. o is v parsed, when v is an
+// object already parsed, else nil. It charges each value it parses to
+// work, and stops, leaving work negative, once it is spent.
+func (r *strictResult) apply(p *plan, v json.RawMessage, o jsonobj.Object, depth int, omit bool, work *int) (json.RawMessage, bool) {
+	if p == nil || depth > maxSchemaDepth || *work < 0 {
 		return v, false
 	}
 	if p.ref != "" {
-		return r.apply(r.defs[p.ref], v, depth+1, omit)
+		return r.apply(r.defs[p.ref], v, o, depth+1, omit, work)
 	}
 	switch jsonobj.Kind(v) {
 	case "object":
+		if o == nil {
+			if *work -= len(v); *work < 0 {
+				return v, false
+			}
+			var err error
+			if o, err = jsonobj.Parse(v); err != nil {
+				return v, false
+			}
+		}
 		if p.props == nil {
 			for _, b := range p.anyOf {
-				if b.matchesObject(r, v) {
-					return r.apply(b, v, depth+1, omit)
+				if b.matchesObject(r, o) {
+					return r.apply(b, v, o, depth+1, omit, work)
 				}
 			}
-			return v, false
-		}
-		o, err := jsonobj.Parse(v)
-		if err != nil {
 			return v, false
 		}
 		changed := false
@@ -282,11 +316,11 @@ func (r *strictResult) apply(p *plan, v json.RawMessage, depth int, omit bool) (
 				}
 				continue
 			}
-			nv, ch := r.apply(pp.child, m.Value, depth+1, omit)
+			nv, ch := r.apply(pp.child, m.Value, nil, depth+1, omit, work)
 			changed = changed || ch
 			out = append(out, jsonobj.Member{Key: m.Key, Value: nv})
 		}
-		if !changed {
+		if !changed || *work < 0 {
 			return v, false
 		}
 		b, err := out.MarshalJSON()
@@ -298,17 +332,20 @@ func (r *strictResult) apply(p *plan, v json.RawMessage, depth int, omit bool) (
 		if p.items == nil {
 			return v, false
 		}
+		if *work -= len(v); *work < 0 {
+			return v, false
+		}
 		var elems []json.RawMessage
 		if json.Unmarshal(v, &elems) != nil {
 			return v, false
 		}
 		changed := false
 		for i, e := range elems {
-			ne, ch := r.apply(p.items, e, depth+1, omit)
+			ne, ch := r.apply(p.items, e, nil, depth+1, omit, work)
 			elems[i] = ne
 			changed = changed || ch
 		}
-		if !changed {
+		if !changed || *work < 0 {
 			return v, false
 		}
 		return jsonobj.Array(elems), true
@@ -317,9 +354,9 @@ func (r *strictResult) apply(p *plan, v json.RawMessage, depth int, omit bool) (
 }
 
 // matchesObject reports whether p describes an object whose properties
-// include every key of v: how Normalize picks the anyOf branch an object
+// include every key of o: how Normalize picks the anyOf branch an object
 // belongs to.
-func (p *plan) matchesObject(r *strictResult, v json.RawMessage) bool {
+func (p *plan) matchesObject(r *strictResult, o jsonobj.Object) bool {
 	for range 8 {
 		if p == nil || p.ref == "" {
 			break
@@ -327,10 +364,6 @@ func (p *plan) matchesObject(r *strictResult, v json.RawMessage) bool {
 		p = r.defs[p.ref]
 	}
 	if p == nil || p.props == nil {
-		return false
-	}
-	o, err := jsonobj.Parse(v)
-	if err != nil {
 		return false
 	}
 	for _, m := range o {

@@ -10,6 +10,10 @@
 // batch gets a parent span named "tool_batch". Three instruments record
 // every call: the counters clawtool.tool.calls and clawtool.tool.errors
 // (by error.type) and the histogram clawtool.tool.duration, in seconds.
+// Their attributes take bounded sets of values: a call of a name no tool
+// has counts under the tool name "_OTHER", and an error kind the library
+// does not report under the error.type "_OTHER". Spans keep the name,
+// call ID and kind as sent, cut to 64 bytes.
 //
 // Use it through the executor's middleware options:
 //
@@ -28,6 +32,7 @@ import (
 	"context"
 	"errors"
 	"time"
+	"unicode/utf8"
 
 	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/attribute"
@@ -150,26 +155,32 @@ func New(opts ...Option) *Telemetry {
 // the hooks and retries inside it.
 func (t *Telemetry) Middleware(next tool.Step) tool.Step {
 	return func(ctx context.Context, c tool.Call) (tool.Result, error) {
-		attrs := []attribute.KeyValue{opExecuteTool, keyToolName.String(c.Name), keyCallID.String(c.ID), typeFunction}
+		name := spanName(c.Name)
+		attrs := []attribute.KeyValue{opExecuteTool, keyToolName.String(name), keyCallID.String(spanName(c.ID)), typeFunction}
 		if t.content {
 			attrs = append(attrs, keyArguments.String(string(c.Args)))
 		}
-		ctx, span := t.tracer.Start(ctx, "execute_tool "+c.Name,
+		ctx, span := t.tracer.Start(ctx, "execute_tool "+name,
 			trace.WithSpanKind(trace.SpanKindInternal), trace.WithAttributes(attrs...))
 		start := time.Now()
 		res, err := next(ctx, c)
 		elapsed := time.Since(start).Seconds()
 
-		metricAttrs := []attribute.KeyValue{opExecuteTool, keyToolName.String(c.Name)}
+		metricName := keyToolName.String(c.Name)
+		if res.Kind == tool.KindNotFound {
+			// No tool has the name: whatever a model invents would
+			// otherwise be a series of its own.
+			metricName = keyToolName.String(otherValue)
+		}
+		metricAttrs := []attribute.KeyValue{opExecuteTool, metricName}
 		if res.IsError || err != nil {
 			kind := string(res.Kind)
 			if kind == "" {
 				kind = string(tool.KindToolError)
 			}
-			et := keyErrorType.String(kind)
-			span.SetAttributes(et)
+			span.SetAttributes(keyErrorType.String(spanName(kind)))
 			span.SetStatus(codes.Error, res.Error)
-			metricAttrs = append(metricAttrs, et)
+			metricAttrs = append(metricAttrs, keyErrorType.String(metricKind(res.Kind)))
 			t.errors.Add(ctx, 1, metric.WithAttributes(metricAttrs...))
 		} else if t.content {
 			span.SetAttributes(keyResult.String(res.Text()))
@@ -242,4 +253,43 @@ func batchErrorType(err error) string {
 		return string(tool.KindTimeout)
 	}
 	return "_OTHER"
+}
+
+// otherValue is what the metrics say for a value outside the set they
+// model (OpenTelemetry's convention for error.type): a tool name no tool
+// has, an error kind the library does not report.
+const otherValue = "_OTHER"
+
+// maxNameBytes is how much of a call's tool name, ID or error kind a
+// span keeps; a registered tool's name is at most 64 bytes.
+const maxNameBytes = 64
+
+// spanName returns s cut to maxNameBytes (at a rune boundary), with "…"
+// when it was cut: a model's call names whatever it likes, a megabyte
+// long.
+func spanName(s string) string {
+	if len(s) <= maxNameBytes {
+		return s
+	}
+	n := maxNameBytes
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n] + "…"
+}
+
+// metricKind returns the error.type of a failed call for the metrics:
+// the kind when it is one the library reports (or empty: a tool error),
+// otherValue for any other. A result's kind may come from elsewhere (a
+// remote worker sets its own), and each distinct value would be a series
+// of its own.
+func metricKind(k tool.ErrorKind) string {
+	switch k {
+	case "":
+		return string(tool.KindToolError)
+	case tool.KindNotFound, tool.KindInvalidArguments, tool.KindToolError, tool.KindPanic,
+		tool.KindTimeout, tool.KindCanceled, tool.KindDenied, tool.KindUnavailable:
+		return string(k)
+	}
+	return otherValue
 }

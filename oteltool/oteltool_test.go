@@ -45,6 +45,12 @@ type setup struct {
 
 func newSetup(t *testing.T, opts ...oteltool.Option) setup {
 	t.Helper()
+	return newSetupOf(t, []tool.Tool{echoTool{}}, opts...)
+}
+
+// newSetupOf is newSetup with the registry holding tools.
+func newSetupOf(t *testing.T, tools []tool.Tool, opts ...oteltool.Option) setup {
+	t.Helper()
 	spans := tracetest.NewSpanRecorder()
 	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(spans))
 	reader := sdkmetric.NewManualReader()
@@ -55,8 +61,10 @@ func newSetup(t *testing.T, opts ...oteltool.Option) setup {
 	})
 	tel := oteltool.New(append([]oteltool.Option{oteltool.WithTracerProvider(tp), oteltool.WithMeterProvider(mp)}, opts...)...)
 	reg := tool.NewRegistry()
-	if err := reg.Register(echoTool{}); err != nil {
-		t.Fatal(err)
+	for _, tl := range tools {
+		if err := reg.Register(tl); err != nil {
+			t.Fatal(err)
+		}
 	}
 	ex := tool.NewExecutor(reg, tool.WithBatchMiddleware(tel.BatchMiddleware), tool.WithMiddleware(tel.Middleware))
 	return setup{spans: spans, reader: reader, ex: ex}

@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/miniopenclaw/tool/mcptool"
@@ -37,6 +38,14 @@ client with notifications/tools/list_changed as they arrive.`)
 	rf.mcp.relay = true // the servers' questions go to this server's clients
 	fs.BoolVar(&rf.policy.byClient, "approve-by-client", false, "with --policy, ask the MCP client's user (an elicitation) whether to run a call that needs an approval, when the client declared elicitation; else --approve's terminal, else the call waits for a grant")
 	af := addAuthFlags(fs)
+	var allowHosts []string
+	fs.Func("allow-host", "with --http and no --auth-key or --auth-jwks, also answer requests addressed to host `NAME` (repeatable); without authentication only localhost and IP addresses are answered, since a web page whose name resolves to this machine (DNS rebinding) could otherwise call every tool", func(s string) error {
+		if s = strings.TrimSuffix(strings.TrimSpace(s), "."); s == "" {
+			return errors.New("an empty host name")
+		}
+		allowHosts = append(allowHosts, s)
+		return nil
+	})
 	if code := parseFlags(fs, args, e.stdout); code >= 0 {
 		return code
 	}
@@ -104,6 +113,11 @@ client with notifications/tools/list_changed as they arrive.`)
 		fmt.Fprintf(e.stderr, "clawtool serve: %v\n", err)
 		return exitUsage
 	}
+	if af.key == "" && af.jwks == "" {
+		// No authentication: the Host is all that tells a web page that
+		// rebound its name to this machine from a client.
+		endpoint = guardHosts(endpoint, allowHosts)
+	}
 	mux.Handle(serveEndpoint, endpoint)
 	if *ui {
 		mountInspector(e, mux, r, ln.Addr(), append(rf.policy.inspectorOptions(), rf.config.inspectorOptions()...)...)
@@ -135,6 +149,35 @@ client with notifications/tools/list_changed as they arrive.`)
 	}
 	<-errc
 	return exitOK
+}
+
+// guardHosts refuses, with 403, a request whose Host is a name other
+// than localhost or one of allowed, compared without regard to case or a
+// trailing dot; an IP address passes. It guards serve --http without
+// authentication, where nothing but the Host tells a client from a web
+// page whose name its DNS server answers with this machine's address
+// (DNS rebinding): to the browser that page's requests are of its own
+// origin, so the Origin check passes them, and go-sdk's Host check
+// guards loopback listeners only.
+func guardHosts(h http.Handler, allowed []string) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		host := r.Host
+		if hh, _, err := net.SplitHostPort(host); err == nil {
+			host = hh
+		}
+		host = strings.TrimSuffix(strings.Trim(host, "[]"), ".")
+		ok := strings.EqualFold(host, "localhost") || net.ParseIP(host) != nil
+		for _, a := range allowed {
+			ok = ok || strings.EqualFold(host, a)
+		}
+		if !ok {
+			http.Error(w, fmt.Sprintf("clawtool serve: refused: the request is addressed to host %q, and this server has no authentication: "+
+				"a web page whose name resolves to this machine (DNS rebinding) must not call its tools. Use localhost or an IP address, "+
+				"or start serve with --allow-host %s", host, host), http.StatusForbidden)
+			return
+		}
+		h.ServeHTTP(w, r)
+	})
 }
 
 // loopbackDefault gives an address without a host the host 127.0.0.1.

@@ -240,11 +240,15 @@ func CompileWith(doc []byte, opts Options) (*Schema, error) {
 		if err != nil {
 			return nil, err
 		}
+		// Each pattern weighs what it reads a byte for: its program's
+		// size counts, as for this package's own matches (matchWork).
 		patterns := 0
 		for _, n := range c.nodes {
-			patterns += len(n.patternProps)
+			for _, pp := range n.patternProps {
+				patterns += extPatternWeight(pp.re)
+			}
 			if n.pattern != nil {
-				patterns++
+				patterns += extPatternWeight(n.pattern)
 			}
 		}
 		return &Schema{root: rn, ext: ext, extFanout: c.fanout, extPatterns: patterns, extNames: propertyNames(c.nodes), ignored: c.res.ignored}, nil

@@ -43,6 +43,18 @@ const (
 	extStepsPerValue = 16
 )
 
+// extPatternWeight is how many patterns of one instruction a byte p reads
+// costs as much as, for the external validator's estimate: a program's
+// size counts (the 12 bytes [a-z]{1000}! are a thousand instructions,
+// and matching tracks up to one thread per instruction), as in matchWork.
+// An ignored pattern (nil) matches everything and weighs one.
+func extPatternWeight(p *pattern) int {
+	if p == nil {
+		return 1
+	}
+	return max(1, p.insts/matchInsts)
+}
+
 // compileExternal compiles the schema for the external validator, giving it
 // the document and the registered documents it uses, and nothing else.
 func (c *compiler) compileExternal() (*santhosh.Schema, error) {
@@ -130,7 +142,8 @@ func (s *Schema) validateExternal(data []byte, lim Limits) ([]byte, []Violation,
 	}
 	// The external validator has no budget of its own: bound its work
 	// before it starts, by what the schema can apply to each value
-	// (Compile's growth bound) and the patterns' reading of the text.
+	// (Compile's growth bound) and the patterns' reading of the text
+	// (extPatterns weighs each by its program).
 	steps := float64(len(v.tape))*s.extFanout + float64(s.extPatterns)*float64(len(data))/64
 	if steps > float64(extBaseSteps+extStepsPerValue*len(v.tape)) {
 		return nil, nil, ErrTooComplex

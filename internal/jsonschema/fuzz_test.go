@@ -34,6 +34,7 @@ func FuzzCompile(f *testing.F) {
 		// patterns whose programs are large (TestHostilePatternPrograms)
 		`{"pattern":"[a-z]{1000}!"}`, `{"patternProperties":{"(?:abcdefghijklmnop){1000}":true}}`,
 		`{"pattern":"^(?=[a-z]{1000})(?:x{1000}){16}"}`, `{"pattern":"^[a-z0-9_-]{3,64}$"}`,
+		`{"properties":{"a":{"pattern":"[a-z]{1000}!"}},"patternProperties":{"(?<=x)$":true},"unevaluatedProperties":false}`,
 	} {
 		f.Add([]byte(s))
 	}

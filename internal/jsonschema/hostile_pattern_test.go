@@ -111,6 +111,29 @@ func TestHostilePatternPrograms(t *testing.T) {
 			t.Errorf("got %v, want ErrTooComplex", err)
 		}
 	})
+	t.Run("the external validator's estimate is by program", func(t *testing.T) {
+		// unevaluatedProperties: the external validator matches, after an
+		// estimate made before it starts; the estimate counted patterns.
+		s, err := Compile([]byte(`{"properties":{"a":{"pattern":"[a-z]{1000}!"}},"unevaluatedProperties":false}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if s.ext == nil {
+			t.Fatal("the schema is not evaluated by the external validator")
+		}
+		in := `{"a":"` + strings.Repeat("a", 1<<20-10) + `"}`
+		// Control: counted as one pattern it was within the budget, and
+		// reading 1 MB costs the matcher 10^9 steps (about 1,000 a byte).
+		if old := float64(len(in)) / 64; old > extBaseSteps {
+			t.Fatalf("control: the old estimate %g is over the budget %d", old, extBaseSteps)
+		}
+		if real := threadSteps(t, `[a-z]{1000}!`, strings.Repeat("a", 4<<10)); real < 900*(4<<10) {
+			t.Fatalf("control: %d steps over 4 KB", real)
+		}
+		if _, _, err := s.Validate([]byte(in), Limits{}); !errors.Is(err, ErrTooComplex) {
+			t.Errorf("got %v, want ErrTooComplex before the external validator starts", err)
+		}
+	})
 	t.Run("anchored patterns read a prefix", func(t *testing.T) {
 		// A pattern anchored at the start with a longest match reads a
 		// prefix only: a long string gets a violation, not a refusal.

@@ -151,7 +151,7 @@ type Schema struct {
 	ext           *santhosh.Schema
 	// For ext: the most schemas applied to one value, and the patterns.
 	extFanout   float64
-	extPatterns int
+	extPatterns int   // the patterns, each weighed by extPatternWeight
 	extNames    *node // every property name, for CaseSensitive
 	ignored     []*SchemaError
 }

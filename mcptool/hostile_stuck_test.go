@@ -1,0 +1,129 @@
+package mcptool_test
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"net"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/miniopenclaw/tool"
+	"github.com/miniopenclaw/tool/mcptool"
+)
+
+// smallSendBuffers gives each connection it accepts a small send buffer,
+// so that a client that does not read stops the server's writes after a
+// few KiB rather than the MiBs of a default buffer: the test needs fewer
+// notifications, the attack is the same.
+type smallSendBuffers struct{ net.Listener }
+
+func (l smallSendBuffers) Accept() (net.Conn, error) {
+	c, err := l.Listener.Accept()
+	if tc, ok := c.(*net.TCPConn); ok {
+		_ = tc.SetWriteBuffer(4096)
+	}
+	return c, err
+}
+
+// openStream opens the GET stream of session sid over a connection of its
+// own, with a receive buffer of rcvbuf bytes (0: the default), and
+// returns the connection and its reader past the response's headers.
+func openStream(t *testing.T, url, sid string, rcvbuf int) (net.Conn, *bufio.Reader) {
+	t.Helper()
+	host := strings.TrimPrefix(url, "http://")
+	c, err := net.DialTimeout("tcp", host, wait)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	if rcvbuf > 0 {
+		_ = c.(*net.TCPConn).SetReadBuffer(rcvbuf)
+	}
+	_ = c.SetReadDeadline(time.Now().Add(wait))
+	fmt.Fprintf(c, "GET / HTTP/1.1\r\nHost: %s\r\nAccept: text/event-stream\r\nMcp-Session-Id: %s\r\nMcp-Protocol-Version: 2025-11-25\r\n\r\n", host, sid)
+	br := bufio.NewReader(c)
+	status, err := br.ReadString('\n')
+	if err != nil || !strings.Contains(status, " 200 ") {
+		t.Fatalf("GET stream: %q %v", status, err)
+	}
+	for {
+		line, err := br.ReadString('\n')
+		if err != nil {
+			t.Fatalf("GET stream headers: %v", err)
+		}
+		if line == "\r\n" {
+			break
+		}
+	}
+	_ = c.SetReadDeadline(time.Time{})
+	return c, br
+}
+
+// stuckReaderStarves runs the attack on a server made with opts: Mallory
+// opens a session and its GET stream and never reads it; Ann's session,
+// opened after, reads hers. The registry changes up to changes times, and
+// after each change Ann waits up to patience for her
+// notifications/tools/list_changed. It returns the change Ann waited for
+// in vain, or 0 if she got every one.
+func stuckReaderStarves(t *testing.T, changes int, patience time.Duration, opts ...mcptool.ServerOption) int {
+	t.Helper()
+	reg := tool.NewRegistry()
+	noop := func(context.Context, struct{}) (string, error) { return "", nil }
+	reg.Register(tool.Must(tool.New("t0", "A tool.", noop)))
+	srv := mcptool.NewServer(reg, opts...)
+	t.Cleanup(func() { srv.Close() })
+	hs := httptest.NewUnstartedServer(srv)
+	hs.Listener = smallSendBuffers{hs.Listener}
+	hs.Start()
+	t.Cleanup(hs.Close)
+
+	mallory := openSession(t, hs.URL, "")
+	openStream(t, hs.URL, mallory, 1024) // never read
+	ann := openSession(t, hs.URL, "")
+	_, br := openStream(t, hs.URL, ann, 0)
+	got := make(chan struct{}, changes)
+	go func() {
+		for {
+			line, err := br.ReadString('\n')
+			if err != nil {
+				return
+			}
+			if strings.Contains(line, "notifications/tools/list_changed") {
+				got <- struct{}{}
+			}
+		}
+	}()
+	for i := 1; i <= changes; i++ {
+		reg.Register(tool.Must(tool.New(fmt.Sprintf("t%d", i), "A tool.", noop)))
+		select {
+		case <-got:
+		case <-time.After(patience):
+			return i
+		}
+	}
+	return 0
+}
+
+// TestHostileStuckStreamReader: a client that opens its session's GET
+// stream and never reads it must not stop the notifications of the other
+// sessions. go-sdk sends each tools/list_changed to the sessions one after
+// the other, and a write to a stream whose client does not read blocks
+// once the connection's buffers are full; without a bound on the write,
+// the sessions after the stuck one never got their notification again
+// (and each change left a goroutine blocked for ever). The control: with
+// the bound out of the way (an hour), Ann's notifications stop. With it
+// (WithWriteTimeout), Mallory's stream ends and Ann gets every one.
+func TestHostileStuckStreamReader(t *testing.T) {
+	const changes = 2000
+	stopped := stuckReaderStarves(t, changes, 2*time.Second, mcptool.WithWriteTimeout(time.Hour))
+	if stopped == 0 {
+		t.Fatalf("control: Ann got all %d notifications while Mallory's stream was stuck; the attack did not work", changes)
+	}
+	t.Logf("control: Ann's notifications stopped at change %d", stopped)
+	if n := stuckReaderStarves(t, stopped+50, wait, mcptool.WithWriteTimeout(100*time.Millisecond)); n != 0 {
+		t.Errorf("with the write bound, Ann got no notifications/tools/list_changed for change %d", n)
+	}
+}
