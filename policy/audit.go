@@ -149,10 +149,23 @@ func NewAuditLog(w io.Writer, opts ...AuditOption) *AuditLog {
 // a file that does not verify is not written to, and the error says why.
 // With [WithHeadFile], a head file that exists must name a record of the
 // log ([VerifyAuditHead]): a log cut short since is not written to
-// either. The head is then published at once.
+// either. The head is then published at once. A log file (as opened, so
+// a link by its target) or head file that users other than its owner
+// may write, or whose owner is neither this process's user nor root, is
+// refused (on Unix): whoever may write the log can rewrite it, chain and
+// all, and whoever may write the head file can make it name their log.
 func OpenAuditFile(path string, opts ...AuditOption) (*AuditLog, error) {
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_APPEND, 0o600)
 	if err != nil {
+		return nil, fmt.Errorf("audit: %w", err)
+	}
+	// The chain is not keyed: whoever may write the file can rewrite it
+	// whole, hashes and all, and it would verify.
+	if fi, err := f.Stat(); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("audit: %w", err)
+	} else if err := checkUnshared(path, fi, "rewrite its records, chain and all"); err != nil {
+		f.Close()
 		return nil, fmt.Errorf("audit: %w", err)
 	}
 	l := NewAuditLog(f, opts...)

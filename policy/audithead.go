@@ -65,9 +65,23 @@ func (l *AuditLog) keptHead() (AuditSummary, error) {
 	return ParseAuditHead(data)
 }
 
-// readHeadFile reads at most maxHeadFile bytes of path.
+// readHeadFile reads at most maxHeadFile bytes of path, refusing a file
+// that others may write or that another user owns (checkUnshared): they
+// could put the head of a log they rewrote there.
 func readHeadFile(path string) ([]byte, error) {
-	data, err := boundedfile.Read(path, maxHeadFile)
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if err := checkUnshared(path, fi, "replace the head kept to check the log with that of a log they rewrote"); err != nil {
+		return nil, err
+	}
+	data, err := boundedfile.ReadAll(f, path, maxHeadFile)
 	if _, ok := errors.AsType[*boundedfile.TooLargeError](err); ok {
 		return nil, fmt.Errorf("head file %w", err)
 	}

@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+
+	"github.com/miniopenclaw/tool/policy/internal/residual"
 )
 
 // HeaderPrincipal is the message header [Headers] writes and
@@ -52,7 +54,9 @@ func Headers(ctx context.Context) map[string][]string {
 // [HeaderPrincipal], as [Headers] wrote it. When h has no such header it
 // returns ctx unchanged: the call is decided for whatever principal ctx
 // already carries, or the anonymous one. A header that is repeated,
-// longer than [MaxPrincipalHeader], not the JSON object described, or
+// longer than [MaxPrincipalHeader], not the JSON object described, not
+// JSON every parser reads alike (two keys equal, or equal but for case,
+// invalid UTF-8, a lone surrogate escape, nesting past 64 levels), or
 // that names an empty user is an error, so that a malformed claim is
 // refused rather than decided as someone else.
 //
@@ -77,6 +81,17 @@ func FromHeaders(ctx context.Context, h map[string][]string) (context.Context, e
 	}
 	if dec.More() {
 		return ctx, fmt.Errorf("header %s: data after the JSON object", HeaderPrincipal)
+	}
+	// Read as every parser reads it, or not at all: encoding/json keeps
+	// the last of two equal keys, binds "ID" to id, and reads invalid
+	// UTF-8 as U+FFFD, where a gateway that inspected the header may have
+	// read another principal.
+	if err := residual.Strict([]byte(vs[0])); err != nil {
+		msg := err.Error()
+		if se, ok := errors.AsType[*residual.StrictError](err); ok {
+			msg = se.Msg
+		}
+		return ctx, fmt.Errorf("header %s: not JSON every parser reads alike: %s", HeaderPrincipal, msg)
 	}
 	if w.ID == "" {
 		return ctx, fmt.Errorf("header %s: %w", HeaderPrincipal, errors.New(`"id" is empty`))

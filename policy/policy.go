@@ -486,6 +486,9 @@ func compile(name string, src []byte) (*compiled, error) {
 			}
 		}
 		r := &rule{id: cedar.PolicyID(fmt.Sprintf("policy%d", i)), p: p, ast: (*ast.Policy)(p.AST()), forbid: p.Effect() == cedar.Forbid}
+		if why := unknownName(r.ast); why != "" {
+			return nil, fmt.Errorf("policy %s: %s: %s", name, pos(p), why)
+		}
 		if id, ok := ann["id"]; ok {
 			r.id = cedar.PolicyID(id)
 		}

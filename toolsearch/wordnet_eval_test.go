@@ -11,24 +11,33 @@ import (
 
 var wordnetDir = flag.String("wordnet", "/usr/share/wordnet", "TestWordNetSynonyms: the WordNet 3.0 database directory (Debian's package wordnet-base)")
 
+// wordnetRecords calls fn with the fields of each record of WordNet's
+// file name in dir (lines starting with two spaces are its licence).
+func wordnetRecords(t testing.TB, dir, name string, fn func(fields []string)) {
+	f, err := os.Open(filepath.Join(dir, name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	sc.Buffer(nil, 1<<20)
+	for sc.Scan() {
+		if l := sc.Text(); !strings.HasPrefix(l, "  ") {
+			fn(strings.Fields(l))
+		}
+	}
+	if err := sc.Err(); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // readWordNet returns, for every single-word lemma of WordNet's nouns,
 // verbs and adjectives, the single-word lemmas that share one of its
 // first senses (senses are listed most frequent first), as terms.
 func readWordNet(t testing.TB, dir string, senses int) map[string][]string {
 	synsets := make(map[string][]string) // pos+offset -> lemmas
 	for _, pos := range []string{"noun", "verb", "adj"} {
-		f, err := os.Open(filepath.Join(dir, "data."+pos))
-		if err != nil {
-			t.Fatal(err)
-		}
-		sc := bufio.NewScanner(f)
-		sc.Buffer(nil, 1<<20)
-		for sc.Scan() {
-			l := sc.Text()
-			if strings.HasPrefix(l, "  ") {
-				continue
-			}
-			fs := strings.Fields(l)
+		wordnetRecords(t, dir, "data."+pos, func(fs []string) {
 			var n int
 			for _, c := range fs[3] {
 				n = n*16 + strings.IndexRune("0123456789abcdef", c)
@@ -38,30 +47,18 @@ func readWordNet(t testing.TB, dir string, senses int) map[string][]string {
 				words = append(words, strings.ToLower(fs[4+2*i]))
 			}
 			synsets[pos+fs[0]] = words
-		}
-		f.Close()
+		})
 	}
 	m := make(map[string][]string)
 	for _, pos := range []string{"noun", "verb", "adj"} {
-		f, err := os.Open(filepath.Join(dir, "index."+pos))
-		if err != nil {
-			t.Fatal(err)
-		}
-		sc := bufio.NewScanner(f)
-		sc.Buffer(nil, 1<<20)
-		for sc.Scan() {
-			l := sc.Text()
-			if strings.HasPrefix(l, "  ") {
-				continue
-			}
-			fs := strings.Fields(l)
+		wordnetRecords(t, dir, "index."+pos, func(fs []string) {
 			lemma := fs[0]
 			if strings.ContainsAny(lemma, "_-") {
-				continue
+				return
 			}
 			lt := term(lemma)
 			if lt == "" {
-				continue
+				return
 			}
 			var pointers int
 			for _, c := range fs[3] {
@@ -86,8 +83,7 @@ func readWordNet(t testing.TB, dir string, senses int) map[string][]string {
 					}
 				}
 			}
-		}
-		f.Close()
+		})
 	}
 	return m
 }

@@ -14,10 +14,13 @@ import (
 	"log/slog"
 	"math/big"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/miniopenclaw/tool/policy/internal/residual"
 )
 
 // A KeySource supplies the keys a [JWTVerifier] does not hold in its
@@ -94,9 +97,10 @@ var ErrKeysUnavailable = errors.New("the signing keys cannot be fetched")
 // authorization server has dropped stops being accepted even when its
 // set cannot be fetched.
 // Keys that cannot be used are skipped, each with the reason ([JWKS.Skipped]):
-// a "use" other than "sig", symmetric ("oct") keys, which have no place
-// in a published set, RSA keys under 2048 bits, points not on their
-// curve, unknown key types, repeated kids. A key whose "alg" is set is
+// a "use" other than "sig", a "key_ops" without "verify", members that
+// JSON parsers read apart (two equal, or equal but for case), symmetric
+// ("oct") keys, which have no place in a published set, RSA keys under
+// 2048 bits, points not on their curve, unknown key types, repeated kids. A key whose "alg" is set is
 // used only for tokens signed with that algorithm.
 type JWKS struct {
 	URL        string
@@ -303,6 +307,8 @@ func (s *JWKS) ttl(cacheControl string) time.Duration {
 type rawJWK struct {
 	Kty, Kid, Use, Alg, Crv string
 	N, E, X, Y, K           string
+	// KeyOps is nil when the key has no "key_ops".
+	KeyOps []string `json:"key_ops"`
 }
 
 // parseJWKS reads a key set, keeping the keys it can use.
@@ -325,6 +331,17 @@ func parseJWKS(body []byte) (map[string]jwk, []string, error) {
 			continue
 		}
 		name := fmt.Sprintf("key %d (kid %q)", i, r.Kid)
+		// A member two parsers read apart ("use":"enc" beside "USE":"sig",
+		// which encoding/json reads case-insensitively, keeping the
+		// last) says nothing sure about the key.
+		if err := residual.Strict(raw); err != nil {
+			msg := err.Error()
+			if se, ok := errors.AsType[*residual.StrictError](err); ok {
+				msg = se.Msg
+			}
+			skipped = append(skipped, fmt.Sprintf("%s: not JSON every parser reads alike: %s", name, msg))
+			continue
+		}
 		if len(keys) >= maxJWKSKeys {
 			skipped = append(skipped, fmt.Sprintf("%s: more than %d keys", name, maxJWKSKeys))
 			continue
@@ -335,6 +352,10 @@ func parseJWKS(body []byte) (map[string]jwk, []string, error) {
 		}
 		if r.Use != "" && r.Use != "sig" {
 			skipped = append(skipped, fmt.Sprintf("%s: use %q is not sig", name, r.Use))
+			continue
+		}
+		if r.KeyOps != nil && !slices.Contains(r.KeyOps, "verify") {
+			skipped = append(skipped, fmt.Sprintf("%s: key_ops %q does not hold verify", name, r.KeyOps))
 			continue
 		}
 		k, err := r.key()
