@@ -163,6 +163,10 @@ func (v *validator) spend(n int) bool {
 	return !v.tooMuch
 }
 
+// listNamesPerStep is how many names of a required or dependency list
+// checking one object costs a step for.
+const listNamesPerStep = 32
+
 // Work of one regular expression match: a fixed cost for starting the
 // matcher, plus for each byte of input a cost that grows with the
 // pattern's length and with its program's size (Go's matchers do work per
@@ -660,6 +664,13 @@ func (v *validator) object(n *node, i int32, rep bool) bool {
 		}
 		ok = false
 	}
+	// The lists of required names and dependencies are read whole for
+	// each object, whatever it holds: an array of empty objects against
+	// 25,000 required names was 30,000 × 25,000 checks, charged as one
+	// step an object.
+	if !v.spend((len(n.required) + len(n.depRequired) + len(n.depSchemas)) / listNamesPerStep) {
+		return false
+	}
 	members := n.props != nil || n.patternProps != nil || n.additional != nil || n.propNames != nil
 	var found uint64
 	var foundBig []bool
@@ -783,7 +794,9 @@ func (v *validator) object(n *node, i int32, rep bool) bool {
 			if !rep {
 				return false
 			}
-			v.missing(n, i, name, "required property "+quote(name))
+			if v.room() { // the message is made only when it is kept
+				v.missing(n, i, name, "required property "+quote(name))
+			}
 			ok = false
 		}
 	}
@@ -796,7 +809,9 @@ func (v *validator) object(n *node, i int32, rep bool) bool {
 				if !rep {
 					return false
 				}
-				v.missing(n, i, r, "required property "+quote(r)+" (because "+quote(d.prop)+" is present)")
+				if v.room() {
+					v.missing(n, i, r, "required property "+quote(r)+" (because "+quote(d.prop)+" is present)")
+				}
 				ok = false
 			}
 		}
