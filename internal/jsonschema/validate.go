@@ -163,6 +163,10 @@ func (v *validator) spend(n int) bool {
 	return !v.tooMuch
 }
 
+// stringBytesPerStep is how many bytes of a string counting its
+// characters or checking its format costs a step for.
+const stringBytesPerStep = 32
+
 // listNamesPerStep is how many names of a required or dependency list
 // checking one object costs a step for.
 const listNamesPerStep = 32
@@ -588,6 +592,13 @@ func deref(n *node) *node {
 
 func (v *validator) stringOK(n *node, t *tnode) bool {
 	s := v.str(t)
+	// Counting characters and checking a format read the whole string,
+	// each time a schema applies: 4,900 schemas applied to 1 MB (a $ref
+	// repeated in an allOf) took 21 s for "format":"uri", charged a step
+	// each.
+	if (n.minLen >= 0 || n.maxLen >= 0 || n.format != fNone) && !v.spend(len(s)/stringBytesPerStep) {
+		return false
+	}
 	if n.minLen >= 0 || n.maxLen >= 0 {
 		l := int64(utf8.RuneCount(s))
 		if n.minLen >= 0 && l < n.minLen || n.maxLen >= 0 && l > n.maxLen {
