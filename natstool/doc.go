@@ -61,7 +61,9 @@
 // heartbeats and progress reports (header [HeaderKind]), then the JSON
 // [tool.Result], without headers. A result larger than the server's max
 // payload goes through a JetStream object store ([ServeOptions.ObjectStore]); the
-// reply then names the object ([HeaderObject], [HeaderBucket]).
+// reply then names the object ([HeaderObject], [HeaderBucket]), whose
+// metadata names the call's reply subject ([HeaderResultFor]): the
+// importer reads and deletes no other object.
 //
 // The milliseconds the caller has left travel with the request, at the end
 // of the reply subject's last token, after [ReplyTimeoutMark], as in

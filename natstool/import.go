@@ -827,7 +827,7 @@ func (t *remoteTool) finish(ctx context.Context, m *nats.Msg) (tool.Result, erro
 	body := m.Data
 	if key := m.Header.Get(HeaderObject); key != "" {
 		var err error
-		if body, err = t.fetchObject(ctx, m.Header.Get(HeaderBucket), key); err != nil {
+		if body, err = t.fetchObject(ctx, m.Header.Get(HeaderBucket), key, m.Subject); err != nil {
 			return tool.Result{}, err
 		}
 	}
@@ -838,8 +838,13 @@ func (t *remoteTool) finish(ctx context.Context, m *nats.Msg) (tool.Result, erro
 	return res, nil
 }
 
-// fetchObject reads, then deletes, a large result from the object store.
-func (t *remoteTool) fetchObject(ctx context.Context, bucket, key string) ([]byte, error) {
+// fetchObject reads, then deletes, a large result from the object store:
+// only an object that says it is the result of the call whose reply
+// subject is reply (HeaderResultFor, which the worker sets). A reply
+// naming any other object (of another bucket, or another call's result)
+// could otherwise have the importer read it, with its own rights, into
+// this call's result, and delete it.
+func (t *remoteTool) fetchObject(ctx context.Context, bucket, key, reply string) ([]byte, error) {
 	fail := func(err error) ([]byte, error) {
 		return nil, fmt.Errorf("service %s, tool %q: reading the large result %s/%s: %w", t.service, t.name, bucket, key, err)
 	}
@@ -851,11 +856,14 @@ func (t *remoteTool) fetchObject(ctx context.Context, bucket, key string) ([]byt
 	if err != nil {
 		return fail(err)
 	}
-	defer store.Delete(context.WithoutCancel(ctx), key)
 	info, err := store.GetInfo(ctx, key)
 	if err != nil {
 		return fail(err)
 	}
+	if got := info.Headers.Values(HeaderResultFor); len(got) != 1 || got[0] != reply {
+		return fail(fmt.Errorf("the object is not this call's result (its %s header does not name this call's reply subject; a worker older than this importer sets none): refused, neither read nor deleted", HeaderResultFor))
+	}
+	defer store.Delete(context.WithoutCancel(ctx), key)
 	if int64(info.Size) > t.im.cfg.maxResultBytes {
 		return fail(fmt.Errorf("%d bytes, more than the limit of %d", info.Size, t.im.cfg.maxResultBytes))
 	}

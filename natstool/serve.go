@@ -716,7 +716,7 @@ func (s *Service) result(req micro.Request, name string, res tool.Result) {
 	var opts []micro.RespondOpt
 	if limit := s.maxPayload() - 1024; len(body) > limit {
 		var hdr micro.Headers
-		body, hdr = s.largeResult(name, body, limit)
+		body, hdr = s.largeResult(name, req.Reply(), body, limit)
 		opts = append(opts, micro.WithHeaders(hdr))
 	}
 	// Publishing copies body into the connection's buffer, so the
@@ -761,8 +761,9 @@ func (e *resultEncoder) release() {
 }
 
 // largeResult puts an encoded result that does not fit in a message into
-// the object store, and returns the reply that points at it.
-func (s *Service) largeResult(name string, body []byte, limit int) ([]byte, micro.Headers) {
+// the object store, bound to the call's reply subject (HeaderResultFor),
+// and returns the reply that points at it.
+func (s *Service) largeResult(name, reply string, body []byte, limit int) ([]byte, micro.Headers) {
 	hdr := micro.Headers{HeaderKind: []string{kindResult}}
 	fail := func(why string) ([]byte, micro.Headers) {
 		b, _ := json.Marshal(tool.Result{IsError: true, Kind: tool.KindToolError,
@@ -775,7 +776,8 @@ func (s *Service) largeResult(name string, body []byte, limit int) ([]byte, micr
 	key := "result-" + nuid.Next()
 	ctx, cancel := context.WithTimeout(s.base, 30*time.Second)
 	defer cancel()
-	if _, err := s.cfg.store.PutBytes(ctx, key, body); err != nil {
+	meta := jetstream.ObjectMeta{Name: key, Headers: nats.Header{HeaderResultFor: {reply}}}
+	if _, err := s.cfg.store.Put(ctx, meta, bytes.NewReader(body)); err != nil {
 		return fail("storing it failed: " + strings.TrimSpace(err.Error()))
 	}
 	hdr[HeaderObject] = []string{key}

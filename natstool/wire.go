@@ -24,6 +24,12 @@ const (
 	// HeaderBucket names the JetStream object store bucket of
 	// HeaderObject.
 	HeaderBucket = "Clawtool-Result-Bucket"
+
+	// HeaderResultFor is a header of the object that holds a large
+	// result (its ObjectMeta's): the reply subject of the call it is the
+	// result of. An importer reads, and then deletes, only an object
+	// that names the reply subject of its own call.
+	HeaderResultFor = "Clawtool-Result-For"
 )
 
 // ReplyTimeoutMark ends the last token of a call's reply subject, and is

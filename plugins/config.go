@@ -69,6 +69,20 @@ type Config struct {
 	// secrets are the values environment references expanded to in env,
 	// headers, args and url; Redact hides them.
 	secrets []string
+	// secretRefs are, by server, the references to secret-named
+	// variables of the host's environment in its Command, Cwd,
+	// Workspace, Args and Env, as Parse expanded them.
+	secretRefs map[string][]secretRef
+}
+
+// A secretRef is a reference to a variable of the host's environment
+// whose name looks like a secret (sandbox.SecretWord), in a field of a
+// stdio server's entry that reaches the server's process: a confined
+// server may have it only with its entry's consent (see serverPolicy).
+type secretRef struct {
+	where string // the field: command, cwd, workspace, args[i], env "NAME"
+	env   string // the env variable it is in; "" outside env
+	name  string // the variable referenced
 }
 
 // A Server is one MCP server: a command to start (stdio) or a URL
@@ -271,13 +285,29 @@ func (c *Config) Redact(s string) string {
 }
 
 // ReadFile reads and parses a configuration file (see [Parse]); relative
-// paths in it are resolved against the file's directory.
+// paths in it are resolved against the file's directory. On Unix a file
+// that is not a regular file, that its group or others may write, or
+// that a user other than this process's or root owns is refused, and so
+// is such a sandbox policy file: another user could make the host run
+// their commands, or widen a confined server's sandbox.
 func ReadFile(name string) (*Config, error) {
 	f, err := os.Open(name)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
+	// Checked on the file opened, so a file swapped in after the check
+	// is not the one read.
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s is not a regular file", name)
+	}
+	if err := checkTrusted(name, fi); err != nil {
+		return nil, err
+	}
 	var buf bytes.Buffer
 	if _, err := buf.ReadFrom(io.LimitReader(f, MaxConfigBytes+1)); err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
@@ -295,6 +325,9 @@ func ReadFile(name string) (*Config, error) {
 	}
 	if c.SandboxPolicy != "" {
 		c.SandboxPolicy = resolve(dir, c.SandboxPolicy)
+		if err := checkTrustedFile(c.SandboxPolicy); err != nil {
+			return nil, fmt.Errorf("%s: sandboxPolicy: %w", name, err)
+		}
 		if c.Sandbox, err = sandbox.ReadPolicyFile(c.SandboxPolicy); err != nil {
 			return nil, fmt.Errorf("%s: sandboxPolicy: %w", name, err)
 		}
@@ -331,7 +364,8 @@ func resolve(dir, p string) string {
 // "$$" is a literal "$". A reference to a variable that is not set is an
 // error naming the variable, never its value. The values references in
 // env, headers, args and url expand to are secrets: [Config.Redact]
-// hides them, and Parse's errors never show them.
+// hides them, and Parse's errors never show them. The references of one
+// configuration expand to at most 4 MiB in all; past that, Parse fails.
 func Parse(data []byte, lookup func(string) (string, bool)) (*Config, error) {
 	var raw struct {
 		Config
@@ -359,12 +393,19 @@ func Parse(data []byte, lookup func(string) (string, bool)) (*Config, error) {
 	var errs []error
 	for _, n := range sortedKeys(c.Servers) {
 		s := c.Servers[n]
-		if err := x.server(&s); err != nil {
+		var refs []secretRef
+		if err := x.server(&s, &refs); err != nil {
 			errs = append(errs, fmt.Errorf("server %q: %w", n, err))
 			continue
 		}
 		if err := s.check(); err != nil {
 			errs = append(errs, fmt.Errorf("server %q: %w", n, err))
+		}
+		if len(refs) > 0 {
+			if c.secretRefs == nil {
+				c.secretRefs = map[string][]secretRef{}
+			}
+			c.secretRefs[n] = refs
 		}
 		c.Servers[n] = s
 	}
@@ -495,14 +536,58 @@ func (s *Server) keeps(name string) bool {
 
 // expander expands ${NAME} references and collects the secrets.
 type expander struct {
-	lookup  func(string) (string, bool)
-	secrets []string
+	lookup   func(string) (string, bool)
+	secrets  []string
+	secret   map[string]bool // in secrets
+	expanded int             // bytes the references expanded to
+	// refs, when not nil, collects the references to secret-named
+	// variables, each in the field at.
+	refs *[]secretRef
+	at   secretRef
 }
 
-func (x *expander) server(s *Server) error {
+// maxExpandedBytes bounds what the references of one configuration expand
+// to, in all: a file of 4 MiB holds 300,000 references, which a variable
+// of a kilobyte made 300 MB.
+const maxExpandedBytes = MaxConfigBytes
+
+// addSecret remembers v as a secret, once.
+func (x *expander) addSecret(v string) {
+	if x.secret == nil {
+		x.secret = make(map[string]bool)
+	}
+	if !x.secret[v] {
+		x.secret[v] = true
+		x.secrets = append(x.secrets, v)
+	}
+}
+
+// tracked runs f with the references to secret-named variables it
+// expands recorded in refs as made in the field at.
+func (x *expander) tracked(refs *[]secretRef, at secretRef, f func() error) error {
+	x.refs, x.at = refs, at
+	defer func() { x.refs = nil }()
+	return f()
+}
+
+// server expands s's references, recording those to secret-named
+// variables in refs.
+func (x *expander) server(s *Server, refs *[]secretRef) error {
 	var err error
-	for _, p := range []*string{&s.Command, &s.Cwd, &s.SandboxPolicy, &s.Workspace, &s.Image} {
-		if *p, err = x.expand(*p, false); err != nil {
+	for _, f := range []struct {
+		p     *string
+		where string
+	}{{&s.Command, "command"}, {&s.Cwd, "cwd"}, {&s.SandboxPolicy, ""}, {&s.Workspace, "workspace"}, {&s.Image, ""}} {
+		at := secretRef{where: f.where}
+		if f.where == "" {
+			// The policy file and the image name do not reach the
+			// server's process.
+			if *f.p, err = x.expand(*f.p, false); err != nil {
+				return err
+			}
+			continue
+		}
+		if err = x.tracked(refs, at, func() (err error) { *f.p, err = x.expand(*f.p, false); return err }); err != nil {
 			return err
 		}
 	}
@@ -510,16 +595,22 @@ func (x *expander) server(s *Server) error {
 		return err
 	}
 	for i := range s.Args {
-		if s.Args[i], err = x.expand(s.Args[i], true); err != nil {
+		if err = x.tracked(refs, secretRef{where: fmt.Sprintf("args[%d]", i)}, func() (err error) { s.Args[i], err = x.expand(s.Args[i], true); return err }); err != nil {
 			return err
 		}
 	}
-	if s.Env, err = x.expandMap(s.Env, "env"); err != nil {
-		return err
+	if s.Env != nil {
+		env := make(map[string]string, len(s.Env))
+		for _, k := range sortedKeys(s.Env) {
+			if err = x.tracked(refs, secretRef{where: fmt.Sprintf("env %q", k), env: k}, func() (err error) { env[k], err = x.expand(s.Env[k], true); return err }); err != nil {
+				return fmt.Errorf("env %q: %w", k, err)
+			}
+		}
+		s.Env = env
 	}
 	for _, name := range s.Secrets {
 		if v := s.Env[name]; len(v) >= minSecret {
-			x.secrets = append(x.secrets, v)
+			x.addSecret(v)
 		}
 	}
 	if s.Headers, err = x.expandMap(s.Headers, "headers"); err != nil {
@@ -581,8 +672,16 @@ func (x *expander) expand(s string, secret bool) (string, error) {
 			if !ok {
 				return "", fmt.Errorf("environment variable %s is not set", name)
 			}
+			if x.expanded += len(v); x.expanded > maxExpandedBytes {
+				return "", fmt.Errorf("the references expand to more than %d bytes in all", maxExpandedBytes)
+			}
+			if x.refs != nil && sandbox.SecretWord(name) != "" {
+				r := x.at
+				r.name = name
+				*x.refs = append(*x.refs, r)
+			}
 			if secret && len(v) >= minSecret {
-				x.secrets = append(x.secrets, v)
+				x.addSecret(v)
 			}
 			b.WriteString(v)
 			i += end

@@ -22,8 +22,10 @@ import (
 // the entry's workspace instead of p's, p's environment allowlist plus
 // the entry's variables, and the directory of a command found outside
 // the system paths (node under a version manager in the home directory)
-// readable, without the rest of the home directory.
-func serverPolicy(p *sandbox.Policy, s Server) (*sandbox.Policy, error) {
+// readable, without the rest of the home directory. refs are the
+// references to secret-named variables of the host's environment that
+// the entry's fields expanded (Config.secretRefs).
+func serverPolicy(p *sandbox.Policy, s Server, refs []secretRef) (*sandbox.Policy, error) {
 	c := *p
 	c.ReadOnly = slices.Clone(p.ReadOnly)
 	if s.Workspace != "" {
@@ -45,6 +47,21 @@ func serverPolicy(p *sandbox.Policy, s Server) (*sandbox.Policy, error) {
 			return nil, fmt.Errorf(`env %q looks like a secret (its name contains %s): the sandbox passes it only to a server whose entry names it in "secrets"`, k, w)
 		}
 		set(k, s.Env[k])
+	}
+	// A secret of the host's environment reaches a confined server only
+	// through an env variable its entry names in "secrets": not under
+	// another name (whose value the sandbox cannot tell from any other),
+	// nor in its arguments, command or directories, unless the
+	// variable itself is named there.
+	for _, r := range refs {
+		if slices.Contains(s.Secrets, r.env) || r.env == "" && slices.Contains(s.Secrets, r.name) {
+			continue
+		}
+		w := sandbox.SecretWord(r.name)
+		if r.env != "" {
+			return nil, fmt.Errorf(`%s expands ${%s}, a variable of this environment whose name looks like a secret (it contains %s): a confined server gets it only when its entry names %q in "secrets"`, r.where, r.name, w, r.env)
+		}
+		return nil, fmt.Errorf(`%s expands ${%s}, a variable of this environment whose name looks like a secret (it contains %s): a confined server gets it only through "env" and "secrets" (set "env": {%q: "${%s}"} and "secrets": [%q])`, r.where, r.name, w, r.name, r.name, r.name)
 	}
 	c.Secrets = slices.Clone(p.Secrets)
 	for _, k := range s.Secrets {

@@ -40,7 +40,7 @@ func TestConfinedCommandInHomeBin(t *testing.T) {
 			if err := os.WriteFile(tt.command, []byte("#!/bin/sh\n"), 0o755); err != nil {
 				t.Fatal(err)
 			}
-			p, err := serverPolicy(&sandbox.Policy{}, Server{Command: tt.command})
+			p, err := serverPolicy(&sandbox.Policy{}, Server{Command: tt.command}, nil)
 			if err != nil {
 				t.Fatal(err)
 			}

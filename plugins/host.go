@@ -446,7 +446,9 @@ func (h *Host) serverEntry(name string, s Server, c *Config, policy *sandbox.Pol
 		serr = s.check()
 	}
 	if serr == nil && s.SandboxPolicy != "" && s.URL == "" {
-		if sp, serr = sandbox.ReadPolicyFile(s.SandboxPolicy); serr != nil {
+		if serr = checkTrustedFile(s.SandboxPolicy); serr != nil {
+			serr = fmt.Errorf("sandboxPolicy: %w", serr)
+		} else if sp, serr = sandbox.ReadPolicyFile(s.SandboxPolicy); serr != nil {
 			serr = fmt.Errorf("sandboxPolicy: %w", serr)
 		}
 	}
@@ -455,7 +457,11 @@ func (h *Host) serverEntry(name string, s Server, c *Config, policy *sandbox.Pol
 		sp = &sandbox.Policy{} // "image" alone confines: the default policy
 	}
 	if serr == nil && sp != nil && s.URL == "" && !s.Unsandboxed {
-		confine, serr = serverPolicy(sp, s)
+		var refs []secretRef
+		if a == nil && c != nil {
+			refs = c.secretRefs[name] // an added server's entry was not expanded
+		}
+		confine, serr = serverPolicy(sp, s, refs)
 	}
 	e := h.newEntry(name, KindServer, c, fingerprint(struct {
 		S Server

@@ -110,6 +110,20 @@ func (l *AuditLog) publish() error {
 	return nil
 }
 
+// ReadAuditHeadFile reads the head kept in the file path (as
+// [WithHeadFile] writes it, or a bare head hash; see [ParseAuditHead]),
+// reading at most 4 KiB. On Unix a file that users other than its owner
+// may write, or whose owner is neither this process's user nor root, is
+// refused: whoever may write it could put there the head of a log they
+// cut or rewrote, and a check against it would prove nothing.
+func ReadAuditHeadFile(path string) (AuditSummary, error) {
+	data, err := readHeadFile(path)
+	if err != nil {
+		return AuditSummary{}, err
+	}
+	return ParseAuditHead(data)
+}
+
 // ParseAuditHead reads a head kept elsewhere: the JSON of an
 // [AuditSummary] as [WithHeadFile] writes it, or a bare head hash (64
 // lowercase hex digits, as clawtool audit verify prints it), whose

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/miniopenclaw/tool/internal/showtext"
 	"github.com/miniopenclaw/tool/mcptool/oauth"
 	"github.com/miniopenclaw/tool/plugins"
 )
@@ -85,8 +86,10 @@ clawtool registers itself with the authorization server.`)
 			fmt.Fprintf(e.stdout, "%s did not ask for an authorization; it lists %d tools\n", name, res.Tools)
 			return exitOK
 		}
+		// What the servers wrote is shown escaped (showtext): a record
+		// kept by an older clawtool may hold control characters.
 		fmt.Fprintf(e.stdout, "logged in to %s at %s (scopes: %s; %s); it lists %d tools\n",
-			name, res.Issuer, orDash(strings.Join(res.Scopes, " ")), expiryText(res.Expiry, res.Refreshable), res.Tools)
+			name, showtext.Line(res.Issuer), orDash(showtext.Line(strings.Join(res.Scopes, " "))), expiryText(res.Expiry, res.Refreshable), res.Tools)
 	case "logout":
 		res, err := plugins.Logout(ctx, c, name, nil)
 		if err != nil {
@@ -112,11 +115,12 @@ clawtool registers itself with the authorization server.`)
 			if rec == nil {
 				return exitToolError
 			}
-			fmt.Fprintf(e.stdout, "registered with %s as client %s (%s)\n", rec.Issuer, rec.ClientID, rec.Registration)
+			fmt.Fprintf(e.stdout, "registered with %s as client %s (%s)\n", showtext.Line(rec.Issuer), showtext.Line(rec.ClientID), showtext.Line(rec.Registration))
 			return exitToolError
 		}
 		fmt.Fprintf(e.stdout, "%s: logged in at %s as client %s (%s)\nresource: %s\nscopes: %s\ntoken: %s\n",
-			name, rec.Issuer, rec.ClientID, rec.Registration, rec.Resource, orDash(strings.Join(rec.Scopes, " ")), expiryText(rec.Expiry, rec.RefreshToken != ""))
+			name, showtext.Line(rec.Issuer), showtext.Line(rec.ClientID), showtext.Line(rec.Registration), showtext.Line(rec.Resource),
+			orDash(showtext.Line(strings.Join(rec.Scopes, " "))), expiryText(rec.Expiry, rec.RefreshToken != ""))
 	}
 	return exitOK
 }

@@ -99,3 +99,44 @@ func TestMCPURLBehindOAuth(t *testing.T) {
 		t.Errorf("auth status SERVER --mcp-url: exit %d, stderr %q; want a usage error", code, errOut.String())
 	}
 }
+
+// TestAuthStatusEscapesServerText: `clawtool auth status` shows what an
+// authorization server wrote (its client ID, the scopes it granted, the
+// issuer and resource) escaped, one line each: a record kept before the
+// oauth package refused control characters there (or written by another
+// program) holds them, and printed raw an escape sequence would clear
+// or retitle the user's terminal and print a line of the server's
+// choosing. The control is that the record, read back, still holds them.
+func TestAuthStatusEscapesServerText(t *testing.T) {
+	state := t.TempDir()
+	t.Setenv("XDG_STATE_HOME", state)
+	file := filepath.Join(t.TempDir(), "mcp.json")
+	os.WriteFile(file, []byte(`{"mcpServers": {"remote": {"url": "https://mcp.example/mcp"}}}`), 0o600)
+	dir, err := oauth.DefaultDir()
+	if err != nil {
+		t.Fatal(err)
+	}
+	store := &oauth.FileStore{Dir: dir}
+	const esc = "\x1b]0;pwned\x07\x1b[2J"
+	key := oauth.Key{Server: "https://mcp.example/mcp"}
+	rec := &oauth.Record{Resource: "https://mcp.example/mcp", Issuer: "https://as.example", Registration: "dynamic",
+		ClientID: "client" + esc + "\nlogged in at https://trusted.example", Scopes: []string{"read" + esc},
+		AccessToken: "at-kept", TokenEndpoint: "https://as.example/token", AuthMethod: "none"}
+	if err := store.Save(t.Context(), key, rec); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := store.Load(t.Context(), key); err != nil || !strings.Contains(got.ClientID, "\x1b") {
+		t.Fatalf("control: the record read back: %+v, %v", got, err)
+	}
+	var out, errOut bytes.Buffer
+	code := run(t.Context(), []string{"auth", "status", "remote", "--config", file}, nil, &out, &errOut)
+	if code != exitOK {
+		t.Fatalf("exit %d: %s %s", code, out.String(), errOut.String())
+	}
+	if strings.ContainsAny(out.String(), "\x1b\x07") || strings.Contains(out.String(), "\nlogged in at https://trusted") {
+		t.Errorf("the server's text reached the terminal raw: %q", out.String())
+	}
+	if !strings.Contains(out.String(), `\x1b`) {
+		t.Errorf("the escaped client ID is not shown: %q", out.String())
+	}
+}

@@ -7,12 +7,14 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	neturl "net/url"
 	"os"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/miniopenclaw/tool"
+	localhost "github.com/miniopenclaw/tool/internal/loopback"
 	"github.com/miniopenclaw/tool/mcptool"
 	"github.com/miniopenclaw/tool/natstool"
 	"github.com/miniopenclaw/tool/natstool/mcptasks"
@@ -68,14 +70,58 @@ func addNATSFlags(fs *flag.FlagSet) *natsFlags {
 
 // natsConnect connects to url as the named client, retrying while the
 // server is not up yet, and keeps reconnecting for as long as it runs.
-func natsConnect(url, name string) (*nats.Conn, error) {
-	return nats.Connect(url,
+// It refuses a URL whose credentials would cross the network in clear
+// (natsCredentials).
+func natsConnect(url, name string, extra ...nats.Option) (*nats.Conn, error) {
+	guard, err := natsCredentials(url)
+	if err != nil {
+		return nil, err
+	}
+	opts := []nats.Option{
 		nats.Name(name),
 		nats.RetryOnFailedConnect(true),
 		nats.MaxReconnects(-1),
-		nats.ReconnectWait(250*time.Millisecond),
-		nats.Timeout(5*time.Second),
-	)
+		nats.ReconnectWait(250 * time.Millisecond),
+		nats.Timeout(5 * time.Second),
+	}
+	opts = append(opts, guard...)
+	return nats.Connect(url, append(opts, extra...)...)
+}
+
+// natsCredentials keeps the credentials of urls (a comma-separated list
+// of NATS URLs) from crossing the network in clear: a URL with a user,
+// password or token over plain TCP or websocket (nats://, ws://) to a
+// host that is not this machine is an error (the client upgrades to TLS
+// only when the server asks, so whoever answers in its place would get
+// them); with such a URL to this machine, the servers a cluster names
+// are not used (the client would send them the same credentials, in
+// clear). A tls:// or wss:// URL requires TLS of every connection.
+func natsCredentials(urls string) ([]nats.Option, error) {
+	plainCreds := false
+	for _, raw := range strings.Split(urls, ",") {
+		raw = strings.TrimSpace(raw)
+		if raw == "" {
+			continue
+		}
+		if !strings.Contains(raw, "://") {
+			raw = "nats://" + raw
+		}
+		u, err := neturl.Parse(raw)
+		if err != nil {
+			return nil, errors.New("--nats: a URL of the list cannot be read")
+		}
+		if u.User == nil || u.Scheme == "tls" || u.Scheme == "wss" {
+			continue
+		}
+		if !localhost.Host(u.Hostname()) {
+			return nil, fmt.Errorf("--nats: the URL for %s carries credentials, which %s:// would send in clear to another machine: use tls://%s (the server must offer TLS)", u.Hostname(), u.Scheme, u.Host)
+		}
+		plainCreds = true
+	}
+	if plainCreds {
+		return []nats.Option{nats.IgnoreDiscoveredServers()}, nil
+	}
+	return nil, nil
 }
 
 // durableTasks keeps the tasks of serve --nats as durable jobs on the

@@ -195,7 +195,12 @@ func (n *natsApprovals) store(ctx context.Context) (*natstool.Approvals, error) 
 	if n.s != nil {
 		return n.s, nil
 	}
-	nc, err := nats.Connect(n.url, nats.Name("clawtool approvals"), nats.Timeout(5*time.Second), nats.MaxReconnects(-1), nats.ReconnectWait(250*time.Millisecond))
+	guard, err := natsCredentials(n.url)
+	if err != nil {
+		return nil, fmt.Errorf("approvals: %w", err)
+	}
+	opts := append([]nats.Option{nats.Name("clawtool approvals"), nats.Timeout(5 * time.Second), nats.MaxReconnects(-1), nats.ReconnectWait(250 * time.Millisecond)}, guard...)
+	nc, err := nats.Connect(n.url, opts...)
 	if err != nil {
 		return nil, fmt.Errorf("approvals: NATS %s: %w", n.url, err)
 	}

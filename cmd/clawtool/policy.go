@@ -602,12 +602,7 @@ The exit status is 0 when the log verifies, 1 when it does not, 2 for usage erro
 		}
 		want, from = &h, "--head"
 	case *headFile != "":
-		data, err := readSmallFile(*headFile, 4<<10)
-		if err != nil {
-			fmt.Fprintf(e.stderr, "clawtool audit verify: --head-file: %v\n", err)
-			return exitUsage
-		}
-		h, err := policy.ParseAuditHead(data)
+		h, err := policy.ReadAuditHeadFile(*headFile)
 		if err != nil {
 			fmt.Fprintf(e.stderr, "clawtool audit verify: --head-file %s: %v\n", *headFile, err)
 			return exitUsage

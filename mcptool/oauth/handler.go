@@ -791,7 +791,13 @@ func (h *Handler) apply(rec *Record, tok *oauth2.Token, asked []string) error {
 	rec.Expiry = tok.Expiry
 	rec.Scopes = asked
 	if granted, _ := tok.Extra("scope").(string); granted != "" {
-		rec.Scopes = strings.Fields(granted)
+		g := strings.Fields(granted)
+		if err := checkScopes(g); err != nil {
+			// RFC 6749 §3.3: space-separated scope tokens. The record
+			// keeps them and `clawtool auth` shows them.
+			return fmt.Errorf("oauth: %s granted a scope that is not a list of scope tokens: %v: refused", rec.Issuer, err)
+		}
+		rec.Scopes = g
 	}
 	return nil
 }

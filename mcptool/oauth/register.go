@@ -149,6 +149,11 @@ func (h *Handler) registerDynamic(ctx context.Context, meta *ServerMetadata, red
 		return clientInfo{}, fmt.Errorf("oauth: the client registration of %s: %w", meta.Issuer, decodeErr)
 	case r.ClientID == "" || len(r.ClientID) > 1024:
 		return clientInfo{}, fmt.Errorf("oauth: %s registered no usable client_id", meta.Issuer)
+	case strings.ContainsFunc(r.ClientID, func(c rune) bool { return c < 0x20 || c > 0x7e }):
+		// RFC 6749 A.1: client-id is VSCHAR; the record keeps it and
+		// `clawtool auth` shows it, so control characters would reach
+		// the user's terminal.
+		return clientInfo{}, fmt.Errorf("oauth: %s registered a client_id with characters a client ID cannot hold (RFC 6749 A.1: printable ASCII): refused", meta.Issuer)
 	case len(r.ClientSecret) > maxTokenBytes:
 		return clientInfo{}, fmt.Errorf("oauth: %s issued a client secret longer than %d bytes", meta.Issuer, maxTokenBytes)
 	case len(r.RedirectURIs) > 0 && !slices.Contains(r.RedirectURIs, redirect):

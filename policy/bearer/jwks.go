@@ -46,6 +46,9 @@ const (
 	DefaultJWKSMaxStale = time.Hour
 	// maxJWKSKeys bounds the keys kept from one set.
 	maxJWKSKeys = 100
+	// maxSkipped bounds the reasons kept (and logged) for the keys of a
+	// set skipped; one more line says how many others were.
+	maxSkipped = 2 * maxJWKSKeys
 )
 
 // jwksClient fetches key sets when a JWKS has no Client: it follows at
@@ -57,7 +60,7 @@ var jwksClient = &http.Client{CheckRedirect: func(req *http.Request, via []*http
 	if via[0].URL.Scheme == "https" && req.URL.Scheme != "https" {
 		return errors.New("a redirect from https to " + req.URL.Scheme)
 	}
-	return nil
+	return protectedURL(req.URL)
 }}
 
 // ErrUnknownKey is wrapped by [JWKS.Key] when the set has no usable key
@@ -84,6 +87,11 @@ var ErrKeysUnavailable = errors.New("the signing keys cannot be fetched")
 // a stream of tokens with made-up kids cannot make it fetch on each.
 // Concurrent callers share one fetch; while a set is being refreshed,
 // the keys it holds are used without waiting.
+//
+// The set is fetched over https, or plain http to this machine's
+// loopback only (a redirect too): over plain http to another machine,
+// whoever is on the path could answer with their own key, and the URL is
+// refused before anything is sent.
 //
 // A fetch reads at most MaxBytes of the body and gives up after Timeout
 // (or when the caller's context ends). A fetch that fails (the server
@@ -196,7 +204,8 @@ func (s *JWKS) Key(ctx context.Context, kid, alg string) (any, error) {
 	}
 }
 
-// Skipped returns why each key of the last set fetched was left out.
+// Skipped returns why each key of the last set fetched was left out:
+// the first 200 reasons, and then one saying how many more keys were.
 func (s *JWKS) Skipped() []string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -233,6 +242,9 @@ func (s *JWKS) fetch(ctx context.Context) error {
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, s.URL, nil)
 	if err != nil {
+		return err
+	}
+	if err := protectedURL(req.URL); err != nil {
 		return err
 	}
 	req.Header.Set("Accept", "application/jwk-set+json, application/json")
@@ -324,10 +336,18 @@ func parseJWKS(body []byte) (map[string]jwk, []string, error) {
 	}
 	keys := map[string]jwk{}
 	var skipped []string
+	more := 0
+	skip := func(why string) {
+		if len(skipped) < maxSkipped {
+			skipped = append(skipped, why)
+		} else {
+			more++
+		}
+	}
 	for i, raw := range set.Keys {
 		var r rawJWK
 		if err := json.Unmarshal(raw, &r); err != nil {
-			skipped = append(skipped, fmt.Sprintf("key %d: %v", i, err))
+			skip(fmt.Sprintf("key %d: %v", i, err))
 			continue
 		}
 		name := fmt.Sprintf("key %d (kid %q)", i, r.Kid)
@@ -339,31 +359,34 @@ func parseJWKS(body []byte) (map[string]jwk, []string, error) {
 			if se, ok := errors.AsType[*residual.StrictError](err); ok {
 				msg = se.Msg
 			}
-			skipped = append(skipped, fmt.Sprintf("%s: not JSON every parser reads alike: %s", name, msg))
+			skip(fmt.Sprintf("%s: not JSON every parser reads alike: %s", name, msg))
 			continue
 		}
 		if len(keys) >= maxJWKSKeys {
-			skipped = append(skipped, fmt.Sprintf("%s: more than %d keys", name, maxJWKSKeys))
+			skip(fmt.Sprintf("%s: more than %d keys", name, maxJWKSKeys))
 			continue
 		}
 		if _, dup := keys[r.Kid]; dup {
-			skipped = append(skipped, name+": the kid is repeated; the first key with it is used")
+			skip(name + ": the kid is repeated; the first key with it is used")
 			continue
 		}
 		if r.Use != "" && r.Use != "sig" {
-			skipped = append(skipped, fmt.Sprintf("%s: use %q is not sig", name, r.Use))
+			skip(fmt.Sprintf("%s: use %q is not sig", name, r.Use))
 			continue
 		}
 		if r.KeyOps != nil && !slices.Contains(r.KeyOps, "verify") {
-			skipped = append(skipped, fmt.Sprintf("%s: key_ops %q does not hold verify", name, r.KeyOps))
+			skip(fmt.Sprintf("%s: key_ops %q does not hold verify", name, r.KeyOps))
 			continue
 		}
 		k, err := r.key()
 		if err != nil {
-			skipped = append(skipped, fmt.Sprintf("%s: %v", name, err))
+			skip(fmt.Sprintf("%s: %v", name, err))
 			continue
 		}
 		keys[r.Kid] = jwk{key: k, alg: r.Alg}
+	}
+	if more > 0 {
+		skipped = append(skipped, fmt.Sprintf("%d more keys skipped", more))
 	}
 	return keys, skipped, nil
 }

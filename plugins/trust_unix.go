@@ -1,0 +1,29 @@
+//go:build unix
+
+package plugins
+
+import (
+	"fmt"
+	"io/fs"
+	"os"
+	"syscall"
+)
+
+// checkTrusted refuses a configuration or sandbox policy file fi (named
+// name) that another user may change: one whose group or others may
+// write it, or that a user other than this process's or root owns. Such
+// a file names the commands the host runs as its user, or what a
+// confined server may reach.
+func checkTrusted(name string, fi fs.FileInfo) error {
+	if m := fi.Mode().Perm(); m&0o022 != 0 {
+		return fmt.Errorf("%s may be written by other users (mode %04o), who could make this program run their commands or widen a sandbox: refused; chmod go-w %s", name, m, name)
+	}
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	if !ok {
+		return fmt.Errorf("%s: its owner cannot be read: refused", name)
+	}
+	if euid := os.Geteuid(); int64(st.Uid) != int64(euid) && st.Uid != 0 {
+		return fmt.Errorf("%s is owned by user %d, neither this process's user (%d) nor root, who could change it at any time: refused; chown %d %s", name, st.Uid, euid, euid, name)
+	}
+	return nil
+}
