@@ -46,6 +46,9 @@ const (
 	DefaultJWKSMaxStale = time.Hour
 	// maxJWKSKeys bounds the keys kept from one set.
 	maxJWKSKeys = 100
+	// maxSkipped bounds the reasons kept (and logged) for the keys of a
+	// set skipped; one more line says how many others were.
+	maxSkipped = 2 * maxJWKSKeys
 )
 
 // jwksClient fetches key sets when a JWKS has no Client: it follows at
@@ -201,7 +204,8 @@ func (s *JWKS) Key(ctx context.Context, kid, alg string) (any, error) {
 	}
 }
 
-// Skipped returns why each key of the last set fetched was left out.
+// Skipped returns why each key of the last set fetched was left out:
+// the first 200 reasons, and then one saying how many more keys were.
 func (s *JWKS) Skipped() []string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -332,10 +336,18 @@ func parseJWKS(body []byte) (map[string]jwk, []string, error) {
 	}
 	keys := map[string]jwk{}
 	var skipped []string
+	more := 0
+	skip := func(why string) {
+		if len(skipped) < maxSkipped {
+			skipped = append(skipped, why)
+		} else {
+			more++
+		}
+	}
 	for i, raw := range set.Keys {
 		var r rawJWK
 		if err := json.Unmarshal(raw, &r); err != nil {
-			skipped = append(skipped, fmt.Sprintf("key %d: %v", i, err))
+			skip(fmt.Sprintf("key %d: %v", i, err))
 			continue
 		}
 		name := fmt.Sprintf("key %d (kid %q)", i, r.Kid)
@@ -347,31 +359,34 @@ func parseJWKS(body []byte) (map[string]jwk, []string, error) {
 			if se, ok := errors.AsType[*residual.StrictError](err); ok {
 				msg = se.Msg
 			}
-			skipped = append(skipped, fmt.Sprintf("%s: not JSON every parser reads alike: %s", name, msg))
+			skip(fmt.Sprintf("%s: not JSON every parser reads alike: %s", name, msg))
 			continue
 		}
 		if len(keys) >= maxJWKSKeys {
-			skipped = append(skipped, fmt.Sprintf("%s: more than %d keys", name, maxJWKSKeys))
+			skip(fmt.Sprintf("%s: more than %d keys", name, maxJWKSKeys))
 			continue
 		}
 		if _, dup := keys[r.Kid]; dup {
-			skipped = append(skipped, name+": the kid is repeated; the first key with it is used")
+			skip(name + ": the kid is repeated; the first key with it is used")
 			continue
 		}
 		if r.Use != "" && r.Use != "sig" {
-			skipped = append(skipped, fmt.Sprintf("%s: use %q is not sig", name, r.Use))
+			skip(fmt.Sprintf("%s: use %q is not sig", name, r.Use))
 			continue
 		}
 		if r.KeyOps != nil && !slices.Contains(r.KeyOps, "verify") {
-			skipped = append(skipped, fmt.Sprintf("%s: key_ops %q does not hold verify", name, r.KeyOps))
+			skip(fmt.Sprintf("%s: key_ops %q does not hold verify", name, r.KeyOps))
 			continue
 		}
 		k, err := r.key()
 		if err != nil {
-			skipped = append(skipped, fmt.Sprintf("%s: %v", name, err))
+			skip(fmt.Sprintf("%s: %v", name, err))
 			continue
 		}
 		keys[r.Kid] = jwk{key: k, alg: r.Alg}
+	}
+	if more > 0 {
+		skipped = append(skipped, fmt.Sprintf("%d more keys skipped", more))
 	}
 	return keys, skipped, nil
 }
