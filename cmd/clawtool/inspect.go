@@ -28,6 +28,7 @@ someone who has it can use the page, and the page refuses requests from
 other web sites and other host names. It runs until it is interrupted.`)
 	addr := fs.String("addr", "127.0.0.1:0", "listen on `ADDR` (host:port; a bare port means 127.0.0.1)")
 	rf := addRegistryFlags(fs)
+	cf := addConnFlags(fs)
 	if code := parseFlags(fs, args, e.stdout); code >= 0 {
 		return code
 	}
@@ -39,7 +40,7 @@ other web sites and other host names. It runs until it is interrupted.`)
 		return exitToolError
 	}
 	defer cleanup()
-	ln, err := net.Listen("tcp", loopbackDefault(*addr))
+	ln, err := cf.listen(loopbackDefault(*addr))
 	if err != nil {
 		fmt.Fprintf(e.stderr, "clawtool inspect: %v\n", err)
 		return exitUsage

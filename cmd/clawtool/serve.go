@@ -38,6 +38,7 @@ client with notifications/tools/list_changed as they arrive.`)
 	rf.mcp.relay = true // the servers' questions go to this server's clients
 	fs.BoolVar(&rf.policy.byClient, "approve-by-client", false, "with --policy, ask the MCP client's user (an elicitation) whether to run a call that needs an approval, when the client declared elicitation; else --approve's terminal, else the call waits for a grant")
 	af := addAuthFlags(fs)
+	cf := addConnFlags(fs)
 	var allowHosts []string
 	fs.Func("allow-host", "with --http and no --auth-key or --auth-jwks, also answer requests addressed to host `NAME` (repeatable); without authentication only localhost and IP addresses are answered, since a web page whose name resolves to this machine (DNS rebinding) could otherwise call every tool", func(s string) error {
 		if s = strings.TrimSuffix(strings.TrimSpace(s), "."); s == "" {
@@ -101,7 +102,7 @@ client with notifications/tools/list_changed as they arrive.`)
 		return exitOK
 	}
 
-	ln, err := net.Listen("tcp", loopbackDefault(*addr))
+	ln, err := cf.listen(loopbackDefault(*addr))
 	if err != nil {
 		fmt.Fprintf(e.stderr, "clawtool serve: %v\n", err)
 		return exitUsage
