@@ -699,11 +699,12 @@ func (e *Executor) exec(ctx context.Context, p *plan, i int, out []Outcome) {
 	o := &out[i]
 	defer func() {
 		if v := recover(); v != nil {
-			pe := &PanicError{Tool: c.Name, Value: v, Stack: debug.Stack(), CorrelationID: correlationID()}
+			name := shorten(c.Name, 80)
+			pe := &PanicError{Tool: name, Value: v, Stack: debug.Stack(), CorrelationID: correlationID()}
 			e.reg.logger().LogAttrs(context.WithoutCancel(ctx), slog.LevelError, "executor middleware panicked",
-				slog.String("tool", c.Name), slog.String("call_id", c.ID), slog.String("correlation_id", pe.CorrelationID),
+				slog.String("tool", name), slog.String("call_id", shorten(c.ID, 80)), slog.String("correlation_id", pe.CorrelationID),
 				slog.Any("panic", v), slog.String("stack", string(pe.Stack)))
-			o.Result = errorResult(KindPanic, fmt.Sprintf("call to tool %q failed with an internal error (correlation id %s); the details were logged", c.Name, pe.CorrelationID))
+			o.Result = errorResult(KindPanic, fmt.Sprintf("call to tool %q failed with an internal error (correlation id %s); the details were logged", name, pe.CorrelationID))
 			o.Result.Metadata = map[string]any{"correlation_id": pe.CorrelationID}
 			o.Err = pe
 		}
@@ -729,7 +730,7 @@ func (e *Executor) exec(ctx context.Context, p *plan, i int, out []Outcome) {
 	o.Result, o.Err = e.step(ctx, c)
 	normalizeIn(c.Name, &o.Result, &o.Err)
 	if logged {
-		l.LogAttrs(ctx, slog.LevelDebug, "tool call finished", slog.String("tool", c.Name), slog.String("call_id", c.ID),
+		l.LogAttrs(ctx, slog.LevelDebug, "tool call finished", slog.String("tool", shorten(c.Name, 80)), slog.String("call_id", shorten(c.ID, 80)),
 			slog.Duration("duration", time.Since(start)), slog.String("kind", string(o.Result.Kind)))
 	}
 }

@@ -151,3 +151,14 @@ func WithCursorBytes(n int) ClientOption {
 func WithFixedReimportGap() ClientOption {
 	return func(c *clientConfig) { c.fixedGap = true }
 }
+
+// KeysCompared returns how many key comparisons reading the members of
+// the JSON object data takes, with at most most members (0: the bound of
+// the direct paths), and whether it read them all.
+func KeysCompared(data []byte, most int) (compared int, ok bool) {
+	if most == 0 {
+		most = maxMembers
+	}
+	ok = membersUpTo(data, most, func(string, []byte) bool { return true }, &compared)
+	return compared, ok
+}

@@ -57,13 +57,16 @@ func floodCall(n int) func(s *pipeServer, id json.RawMessage, line []byte) {
 // connection goes on: the next call works.
 func TestHostileCallNotificationFlood(t *testing.T) {
 	const flood = 30_000
-	run := func(t *testing.T, limit time.Duration, opts ...mcptool.ClientOption) (tool.Result, int64, *tool.Registry) {
+	// run makes the call with limit; stopAfter, when positive, cancels it
+	// once that many reports reached the caller (the control's, which
+	// needs no more, however slowly a loaded machine delivers them).
+	run := func(t *testing.T, limit time.Duration, stopAfter int64, opts ...mcptool.ClientOption) (tool.Result, int64, *tool.Registry) {
 		_, cr, cw := newPipeServerPipes(func(*pipeServer) {}, floodCall(flood))
 		tr := mcptool.ClientPipe(cr, cw)
 		if len(opts) > 0 { // the control: no connection bounds either
 			tr = mcptool.BoundedClientPipe(cr, cw, mcptool.FloodBounds{})
 		}
-		ctx, cancel := context.WithTimeout(t.Context(), 4*wait)
+		ctx, cancel := context.WithTimeout(t.Context(), 8*wait)
 		defer cancel()
 		c, err := mcptool.Connect(ctx, tr, append(opts, mcptool.WithProtocolVersion("2025-11-25"))...)
 		if err != nil {
@@ -75,19 +78,24 @@ func TestHostileCallNotificationFlood(t *testing.T) {
 			t.Fatal(err)
 		}
 		var seen atomic.Int64
-		cctx, ccancel := context.WithTimeout(tool.WithProgress(ctx, func(float64, float64, string) { seen.Add(1) }), limit)
+		cctx, ccancel := context.WithTimeout(ctx, limit)
 		defer ccancel()
+		cctx = tool.WithProgress(cctx, func(float64, float64, string) {
+			if n := seen.Add(1); stopAfter > 0 && n >= stopAfter {
+				ccancel()
+			}
+		})
 		res := reg.Execute(cctx, "t", []byte(`{}`))
 		return res, seen.Load(), reg
 	}
 	// Control: without the call's bounds, the flood reaches the caller
-	// whole, and only the time limit ends the call.
-	res, n, _ := run(t, wait/2, mcptool.WithCallProgressBounds(0, 0))
+	// past the bound, and only the caller ends the call.
+	res, n, _ := run(t, 6*wait, mcptool.DefaultMaxCallProgress+1000, mcptool.WithCallProgressBounds(0, 0))
 	t.Logf("control: %d progress reports, %v", n, res.Error)
 	if n <= mcptool.DefaultMaxCallProgress || !res.IsError {
 		t.Fatalf("control: %d progress reports reached the caller (want more than %d) and the call gave %+v", n, mcptool.DefaultMaxCallProgress, res)
 	}
-	res, n, reg := run(t, 4*wait)
+	res, n, reg := run(t, 6*wait, 0)
 	t.Logf("defended: %d progress reports, %v", n, res.Error)
 	if n > mcptool.DefaultMaxCallProgress {
 		t.Errorf("%d progress reports reached the caller, want at most %d", n, mcptool.DefaultMaxCallProgress)
@@ -496,7 +504,7 @@ func TestHostileCallStreamRequests(t *testing.T) {
 		defer hs.Close()
 		defer close(hold)             // before Close, which waits for the held requests
 		closed := make(chan struct{}) // the client's Close returned, the answers held still
-		ctx, cancel := context.WithTimeout(t.Context(), wait)
+		ctx, cancel := context.WithTimeout(t.Context(), 6*wait)
 		defer cancel()
 		c, err := mcptool.Connect(ctx, mcptool.GatedURL(hs.URL, b), mcptool.WithProtocolVersion("2025-11-25"))
 		if err != nil {
@@ -518,18 +526,20 @@ func TestHostileCallStreamRequests(t *testing.T) {
 		done := make(chan struct{})
 		go func() { imported.Execute(cctx, "t", []byte(`{}`)); close(done) }()
 		defer func() { ccancel(); <-done }()
-		// Wait until the answers held stop growing.
-		for last := int64(-1); ; { // until all came, or none for 2 s
+		// Wait until the answers held stop growing: until all came, or
+		// none for 2 s; unbounded (the control), until half came, however
+		// slowly a loaded machine sends them.
+		for last := int64(-1); ; {
 			select {
 			case <-ctx.Done():
 				t.Fatalf("%d answers held", held.Load())
 			case <-time.After(2 * time.Second):
 			}
-			if n := held.Load(); n == last || n >= flood {
+			n := held.Load()
+			if n >= flood || b.InFlight == 0 && n >= flood/2 || b.InFlight > 0 && n == last {
 				return int(n)
-			} else {
-				last = n
 			}
+			last = n
 		}
 	}
 	n := run(t, mcptool.FloodBounds{})

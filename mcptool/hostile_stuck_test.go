@@ -62,13 +62,51 @@ func openStream(t *testing.T, url, sid string, rcvbuf int) (net.Conn, *bufio.Rea
 	return c, br
 }
 
+// listenBody is a 2026-07-28 subscriptions/listen for tools/list_changed.
+const listenBody = `{"jsonrpc":"2.0","id":7,"method":"subscriptions/listen","params":{"notifications":{"toolsListChanged":true},` +
+	`"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientInfo":{"name":"x","version":"0"},"io.modelcontextprotocol/clientCapabilities":{}}}}`
+
+// openListen opens a subscriptions/listen stream over a connection of
+// its own, as openStream does.
+func openListen(t *testing.T, url string, rcvbuf int) (net.Conn, *bufio.Reader) {
+	t.Helper()
+	host := strings.TrimPrefix(url, "http://")
+	c, err := net.DialTimeout("tcp", host, wait)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	if rcvbuf > 0 {
+		_ = c.(*net.TCPConn).SetReadBuffer(rcvbuf)
+	}
+	_ = c.SetReadDeadline(time.Now().Add(wait))
+	fmt.Fprintf(c, "POST / HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\n"+
+		"Mcp-Protocol-Version: 2026-07-28\r\nMcp-Method: subscriptions/listen\r\nContent-Length: %d\r\n\r\n%s", host, len(listenBody), listenBody)
+	br := bufio.NewReader(c)
+	status, err := br.ReadString('\n')
+	if err != nil || !strings.Contains(status, " 200 ") {
+		t.Fatalf("listen: %q %v", status, err)
+	}
+	for {
+		line, err := br.ReadString('\n')
+		if err != nil {
+			t.Fatalf("listen headers: %v", err)
+		}
+		if line == "\r\n" {
+			break
+		}
+	}
+	_ = c.SetReadDeadline(time.Time{})
+	return c, br
+}
+
 // stuckReaderStarves runs the attack on a server made with opts: Mallory
 // opens a session and its GET stream and never reads it; Ann's session,
 // opened after, reads hers. The registry changes up to changes times, and
 // after each change Ann waits up to patience for her
 // notifications/tools/list_changed. It returns the change Ann waited for
 // in vain, or 0 if she got every one.
-func stuckReaderStarves(t *testing.T, changes int, patience time.Duration, opts ...mcptool.ServerOption) int {
+func stuckReaderStarves(t *testing.T, listen bool, changes int, patience time.Duration, opts ...mcptool.ServerOption) int {
 	t.Helper()
 	reg := tool.NewRegistry()
 	noop := func(context.Context, struct{}) (string, error) { return "", nil }
@@ -80,10 +118,16 @@ func stuckReaderStarves(t *testing.T, changes int, patience time.Duration, opts 
 	hs.Start()
 	t.Cleanup(hs.Close)
 
-	mallory := openSession(t, hs.URL, "")
-	openStream(t, hs.URL, mallory, 1024) // never read
-	ann := openSession(t, hs.URL, "")
-	_, br := openStream(t, hs.URL, ann, 0)
+	var br *bufio.Reader
+	if listen {
+		openListen(t, hs.URL, 1024) // never read
+		_, br = openListen(t, hs.URL, 0)
+	} else {
+		mallory := openSession(t, hs.URL, "")
+		openStream(t, hs.URL, mallory, 1024) // never read
+		ann := openSession(t, hs.URL, "")
+		_, br = openStream(t, hs.URL, ann, 0)
+	}
 	got := make(chan struct{}, changes)
 	go func() {
 		for {
@@ -108,8 +152,8 @@ func stuckReaderStarves(t *testing.T, changes int, patience time.Duration, opts 
 }
 
 // TestHostileStuckStreamReader: a client that opens its session's GET
-// stream and never reads it must not stop the notifications of the other
-// sessions. go-sdk sends each tools/list_changed to the sessions one after
+// stream (or a 2026-07-28 subscriptions/listen stream) and never reads it
+// must not stop the notifications of the other sessions. go-sdk sends each tools/list_changed to the sessions one after
 // the other, and a write to a stream whose client does not read blocks
 // once the connection's buffers are full; without a bound on the write,
 // the sessions after the stuck one never got their notification again
@@ -118,12 +162,19 @@ func stuckReaderStarves(t *testing.T, changes int, patience time.Duration, opts 
 // (WithWriteTimeout), Mallory's stream ends and Ann gets every one.
 func TestHostileStuckStreamReader(t *testing.T) {
 	const changes = 2000
-	stopped := stuckReaderStarves(t, changes, 2*time.Second, mcptool.WithWriteTimeout(time.Hour))
-	if stopped == 0 {
-		t.Fatalf("control: Ann got all %d notifications while Mallory's stream was stuck; the attack did not work", changes)
-	}
-	t.Logf("control: Ann's notifications stopped at change %d", stopped)
-	if n := stuckReaderStarves(t, stopped+50, wait, mcptool.WithWriteTimeout(100*time.Millisecond)); n != 0 {
-		t.Errorf("with the write bound, Ann got no notifications/tools/list_changed for change %d", n)
+	for _, tt := range []struct {
+		name   string
+		listen bool
+	}{{"session GET stream", false}, {"subscriptions/listen", true}} {
+		t.Run(tt.name, func(t *testing.T) {
+			stopped := stuckReaderStarves(t, tt.listen, changes, 2*time.Second, mcptool.WithWriteTimeout(time.Hour))
+			if stopped == 0 {
+				t.Fatalf("control: Ann got all %d notifications while Mallory's stream was stuck; the attack did not work", changes)
+			}
+			t.Logf("control: Ann's notifications stopped at change %d", stopped)
+			if n := stuckReaderStarves(t, tt.listen, stopped+50, wait, mcptool.WithWriteTimeout(100*time.Millisecond)); n != 0 {
+				t.Errorf("with the write bound, Ann got no notifications/tools/list_changed for change %d", n)
+			}
+		})
 	}
 }

@@ -366,7 +366,8 @@ func resolve(dir, p string) string {
 // "$$" is a literal "$". A reference to a variable that is not set is an
 // error naming the variable, never its value. The values references in
 // env, headers, args and url expand to are secrets: [Config.Redact]
-// hides them, and Parse's errors never show them.
+// hides them, and Parse's errors never show them. The references of one
+// configuration expand to at most 4 MiB in all; past that, Parse fails.
 func Parse(data []byte, lookup func(string) (string, bool)) (*Config, error) {
 	var raw struct {
 		Config
@@ -544,12 +545,30 @@ func (s *Server) keeps(name string) bool {
 
 // expander expands ${NAME} references and collects the secrets.
 type expander struct {
-	lookup  func(string) (string, bool)
-	secrets []string
+	lookup   func(string) (string, bool)
+	secrets  []string
+	secret   map[string]bool // in secrets
+	expanded int             // bytes the references expanded to
 	// refs, when not nil, collects the references to secret-named
 	// variables, each in the field at.
 	refs *[]secretRef
 	at   secretRef
+}
+
+// maxExpandedBytes bounds what the references of one configuration expand
+// to, in all: a file of 4 MiB holds 300,000 references, which a variable
+// of a kilobyte made 300 MB.
+const maxExpandedBytes = MaxConfigBytes
+
+// addSecret remembers v as a secret, once.
+func (x *expander) addSecret(v string) {
+	if x.secret == nil {
+		x.secret = make(map[string]bool)
+	}
+	if !x.secret[v] {
+		x.secret[v] = true
+		x.secrets = append(x.secrets, v)
+	}
 }
 
 // tracked runs f with the references to secret-named variables it
@@ -600,7 +619,7 @@ func (x *expander) server(s *Server, refs *[]secretRef) error {
 	}
 	for _, name := range s.Secrets {
 		if v := s.Env[name]; len(v) >= minSecret {
-			x.secrets = append(x.secrets, v)
+			x.addSecret(v)
 		}
 	}
 	if s.Headers, err = x.expandMap(s.Headers, "headers"); err != nil {
@@ -672,13 +691,16 @@ func (x *expander) expand(s string, secret bool) (string, error) {
 			if !ok {
 				return "", fmt.Errorf("environment variable %s is not set", name)
 			}
+			if x.expanded += len(v); x.expanded > maxExpandedBytes {
+				return "", fmt.Errorf("the references expand to more than %d bytes in all", maxExpandedBytes)
+			}
 			if x.refs != nil && sandbox.SecretWord(name) != "" {
 				r := x.at
 				r.name = name
 				*x.refs = append(*x.refs, r)
 			}
 			if secret && len(v) >= minSecret {
-				x.secrets = append(x.secrets, v)
+				x.addSecret(v)
 			}
 			b.WriteString(v)
 			i += end

@@ -17,6 +17,8 @@ func FuzzParse(f *testing.F) {
 		`{"mcpServers": {"a": {"command": "x", "env": {"K": "${SECRET"}}}}`,
 		`{"servers": {"a": {"command": "x"}}, "defaults": {"timeout": 5}}`,
 		`[]`, `{`, `{"mcpServers": null}`,
+		manyRefs(1000), // TestExpansionBounded, with SECRET unset: an error
+		`{"mcpServers": {"a": {"command": "x", "args": [` + strings.TrimSuffix(strings.Repeat(`"${SECRET}${SECRET}",`, 500), ",") + `]}}}`,
 	} {
 		f.Add(seed)
 	}

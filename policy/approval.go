@@ -378,11 +378,15 @@ func (a *Authorizer) Answer(ctx context.Context, id string, approve bool, note s
 // The call's arguments are not in the context: a policy that reads
 // context.args fails, which refuses. Only the policies whose action
 // scope names that action decide (action == Action::"approve", or in a
-// list holding it): it is permitted when such a permit applies and no
-// such forbid applies, nor any such policy fails. A policy written for
+// list holding it), and the forbids written for any action that do not
+// read the context: it is permitted when such a permit applies and no
+// such forbid applies, nor any such policy fails. A permit written for
 // any action, such as permit (principal, action, resource), was written
 // for calls and decides no answer, so policies written before approvals
-// existed make no one an approver. An asking permit never permits
+// existed make no one an approver; a forbid written for any action, such
+// as forbid (principal in Role::"suspended", action, resource), forbids
+// answering too, unless it reads the context (it was written for calls'
+// arguments, which an answer's context lacks). An asking permit never permits
 // answering. The anonymous principal never may, nor a principal one of
 // whose attributes the policies cannot read (see [Principal]).
 func (a *Authorizer) MayAnswer(ctx context.Context, rec ApprovalRecord) error {
@@ -412,11 +416,15 @@ func (a *Authorizer) MayAnswer(ctx context.Context, rec ApprovalRecord) error {
 			"hour":      cedar.Long(now.UTC().Hour()),
 		}),
 	}
-	// Only the policies that name the action decide: one written for any
-	// action was written for calls.
+	// Only the policies that name the action decide: a permit written
+	// for any action was written for calls. A forbid written for any
+	// action forbids answers too (a suspended principal answers nothing),
+	// unless it reads the context, which an answer's lacks (the call's
+	// arguments): it was written for calls.
 	var rules ruleSet
 	for _, r := range c.forTool(rec.Tool) {
-		if namesAction(r.ast.Action, action) {
+		_, anyAction := r.ast.Action.(ast.ScopeTypeAll)
+		if namesAction(r.ast.Action, action) || r.forbid && anyAction && !r.context {
 			rules = append(rules, r)
 		}
 	}

@@ -714,6 +714,16 @@ func catalogReloadRows() []catalogRow {
 		row("P70", "a reload that does not parse", badReload(`permit (principal, action, resource`), "payments are closed", "no-pay"),
 		row("P71", "a reload with a policy the Authorizer refuses", badReload(catalogPermitAll+`@effect("ask") forbid (principal, action, resource);`), "payments are closed", "no-pay"),
 		row("P72", "a reload of a file that is not there", missing, "payments are closed", "no-pay"),
+		// Round 4: names the Authorizer never makes would match nothing, so
+		// the forbid of each reload below was dead and pay ran under the
+		// permit for all; @Effect was not @effect, and the permit allowed
+		// without asking. Each reload now fails, and the forbid in force
+		// stays (TestUnknownEntityNamesAreErrors,
+		// TestAnnotationCaseVariantIsAnError).
+		row("P79", "a reload whose forbid names tool::\"pay\"", badReload(catalogPermitAll+`forbid (principal, action, resource == tool::"pay");`), "payments are closed", "no-pay"),
+		row("P80", "a reload whose forbid names Action::\"Call\"", badReload(catalogPermitAll+`forbid (principal, action == Action::"Call", resource == Tool::"pay");`), "payments are closed", "no-pay"),
+		row("P81", "a reload whose forbid names role::\"payer\" in a condition", badReload(catalogPermitAll+`forbid (principal, action, resource == Tool::"pay") when { principal in role::"payer" };`), "payments are closed", "no-pay"),
+		row("P82", "a reload whose asking permit says @Effect", badReload(`@Effect("ask") permit (principal, action, resource);`), "payments are closed", "no-pay"),
 		{id: "P73", name: "a reload to an empty policy set denies all", policies: catalogPermitAll, as: catAnn, tool: "pay", args: `{"amount":5}`,
 			before: func(t *testing.T, e *catalogEnv) { payOnce(t, e); e.reload(t, "") },
 			kind:   tool.KindDenied, want: []string{"no permission covers this call"}},

@@ -26,6 +26,10 @@ const (
 	kvMaxValueChars = 16384   // characters in a value
 	kvMaxBytes      = 1 << 20 // bytes of all keys and values together
 	kvMaxListed     = 200     // keys shown by one list
+	// A KV of NewKVPerCaller keeps at most kvMaxCallers stores, and
+	// kvMaxAllBytes of keys and values in all of them together.
+	kvMaxCallers  = 256
+	kvMaxAllBytes = 64 << 20
 )
 
 // kvSchema is written by hand: the interface way of defining a tool. It
@@ -68,16 +72,55 @@ var kvSchema = json.RawMessage(`{
 // long-running server (clawtool serving MCP, say) keeps it across calls and
 // a one-shot clawtool call starts empty. It holds at most 1000 keys and
 // 1 MiB of keys and values; keys have 1 to 256 characters and values up
-// to 16384. A KV is safe for concurrent use. Make one with [NewKV].
+// to 16384. A KV is safe for concurrent use. Make one with [NewKV], whose
+// one store every caller shares, or [NewKVPerCaller], which keeps a store
+// for each caller: a server of several users needs the latter, or each
+// reads, overwrites and fills the others' notes.
 type KV struct {
-	mu    sync.Mutex
+	caller func(context.Context) string // nil: one store for every call
+	mu     sync.Mutex
+	stores map[string]*kvStore // by caller
+	bytes  int                 // of every store together
+}
+
+// A kvStore is the store of one caller.
+type kvStore struct {
 	data  map[string]string
 	bytes int // len of every key and value in data
 }
 
-// NewKV returns a KV with an empty store.
+// NewKV returns a KV with one empty store, which every caller shares.
 func NewKV() *KV {
-	return &KV{data: make(map[string]string)}
+	return &KV{stores: map[string]*kvStore{"": {data: map[string]string{}}}}
+}
+
+// NewKVPerCaller returns a KV that keeps a store for each caller: caller
+// names the caller of a call from its context (the ID of the principal
+// the call is made for, say), and calls of one name share a store, with
+// the limits of [KV]. A store is made at its caller's first set and
+// dropped when its last key is deleted; at most 256 callers keep one, and
+// all stores together hold at most 64 MiB, past which a set is refused
+// with an error saying so.
+func NewKVPerCaller(caller func(ctx context.Context) string) *KV {
+	return &KV{caller: caller, stores: map[string]*kvStore{}}
+}
+
+// store returns the store of ctx's caller, made when create is set and
+// there is room; nil when it has none.
+func (kv *KV) store(ctx context.Context, create bool) (*kvStore, error) {
+	name := ""
+	if kv.caller != nil {
+		name = kv.caller(ctx)
+	}
+	st := kv.stores[name]
+	if st == nil && create {
+		if len(kv.stores) >= kvMaxCallers {
+			return nil, fmt.Errorf("no room for a store of yours: %d callers keep one", kvMaxCallers)
+		}
+		st = &kvStore{data: map[string]string{}}
+		kv.stores[name] = st
+	}
+	return st, nil
 }
 
 // Name returns "kv".
@@ -126,19 +169,21 @@ func (kv *KV) Execute(ctx context.Context, args json.RawMessage) (tool.Result, e
 	if err != nil {
 		return tool.Result{}, err
 	}
+	kv.mu.Lock()
+	defer kv.mu.Unlock()
 	switch *in.Op {
 	case "set":
-		return kv.set(*in.Key, *in.Value)
+		return kv.set(ctx, *in.Key, *in.Value)
 	case "get":
-		return kv.get(*in.Key)
+		return kv.get(ctx, *in.Key)
 	case "delete":
-		return kv.delete(*in.Key), nil
+		return kv.delete(ctx, *in.Key), nil
 	default: // "list"
 		prefix := ""
 		if in.Prefix != nil {
 			prefix = *in.Prefix
 		}
-		return kv.list(prefix), nil
+		return kv.list(ctx, prefix), nil
 	}
 }
 
@@ -189,21 +234,30 @@ func decodeKVArgs(args json.RawMessage) (kvArgs, error) {
 	return in, nil
 }
 
-func (kv *KV) set(key, value string) (tool.Result, error) {
-	kv.mu.Lock()
-	defer kv.mu.Unlock()
-	old, replacing := kv.data[key]
-	size := kv.bytes + len(key) + len(value)
+// set, get, delete and list run with kv.mu held.
+
+func (kv *KV) set(ctx context.Context, key, value string) (tool.Result, error) {
+	st, err := kv.store(ctx, true)
+	if err != nil {
+		return tool.Result{}, err
+	}
+	old, replacing := st.data[key]
+	size := st.bytes + len(key) + len(value)
 	if replacing {
 		size -= len(key) + len(old)
-	} else if len(kv.data) >= kvMaxKeys {
+	} else if len(st.data) >= kvMaxKeys {
 		return tool.Result{}, fmt.Errorf("the store is full (%d keys); delete keys you no longer need, then set %q again", kvMaxKeys, shorten(key, 60))
 	}
 	if size > kvMaxBytes {
 		return tool.Result{}, fmt.Errorf("the store would hold %d bytes, over its limit of %d; delete keys you no longer need or store less", size, kvMaxBytes)
 	}
-	kv.data[key] = value
-	kv.bytes = size
+	if all := kv.bytes - st.bytes + size; kv.caller != nil && all > kvMaxAllBytes {
+		kv.dropIfEmpty(ctx, st)
+		return tool.Result{}, fmt.Errorf("the stores of all callers would hold %d bytes, over their limit of %d; store less", all, kvMaxAllBytes)
+	}
+	st.data[key] = value
+	kv.bytes += size - st.bytes
+	st.bytes = size
 	verb := "stored"
 	if replacing {
 		verb = "replaced"
@@ -211,37 +265,53 @@ func (kv *KV) set(key, value string) (tool.Result, error) {
 	return tool.Result{Output: fmt.Sprintf("%s %q (%s)", verb, key, count(utf8.RuneCountInString(value), "character"))}, nil
 }
 
-func (kv *KV) get(key string) (tool.Result, error) {
-	kv.mu.Lock()
-	defer kv.mu.Unlock()
-	value, ok := kv.data[key]
+func (kv *KV) get(ctx context.Context, key string) (tool.Result, error) {
+	st, _ := kv.store(ctx, false)
+	if st == nil {
+		return tool.Result{}, fmt.Errorf("no key %q; the store is empty", key)
+	}
+	value, ok := st.data[key]
 	if !ok {
-		return tool.Result{}, fmt.Errorf("no key %q; the store has %s (see them with {\"op\":\"list\"})", key, count(len(kv.data), "key"))
+		return tool.Result{}, fmt.Errorf("no key %q; the store has %s (see them with {\"op\":\"list\"})", key, count(len(st.data), "key"))
 	}
 	return tool.Result{Output: value}, nil
 }
 
-func (kv *KV) delete(key string) tool.Result {
-	kv.mu.Lock()
-	defer kv.mu.Unlock()
-	old, ok := kv.data[key]
+func (kv *KV) delete(ctx context.Context, key string) tool.Result {
+	st, _ := kv.store(ctx, false)
+	old, ok := "", false
+	if st != nil {
+		old, ok = st.data[key]
+	}
 	if !ok {
 		return tool.Result{Output: fmt.Sprintf("no key %q; nothing to delete", key)}
 	}
-	delete(kv.data, key)
+	delete(st.data, key)
+	st.bytes -= len(key) + len(old)
 	kv.bytes -= len(key) + len(old)
+	kv.dropIfEmpty(ctx, st)
 	return tool.Result{Output: fmt.Sprintf("deleted %q", key)}
 }
 
-func (kv *KV) list(prefix string) tool.Result {
-	kv.mu.Lock()
-	keys := make([]string, 0, len(kv.data))
-	for k := range kv.data {
-		if strings.HasPrefix(k, prefix) {
-			keys = append(keys, k)
+// dropIfEmpty forgets st, the store of ctx's caller, when it is empty and
+// kv keeps a store per caller.
+func (kv *KV) dropIfEmpty(ctx context.Context, st *kvStore) {
+	if kv.caller != nil && len(st.data) == 0 {
+		delete(kv.stores, kv.caller(ctx))
+	}
+}
+
+func (kv *KV) list(ctx context.Context, prefix string) tool.Result {
+	st, _ := kv.store(ctx, false)
+	var keys []string
+	if st != nil {
+		keys = make([]string, 0, len(st.data))
+		for k := range st.data {
+			if strings.HasPrefix(k, prefix) {
+				keys = append(keys, k)
+			}
 		}
 	}
-	kv.mu.Unlock()
 	if len(keys) == 0 {
 		if prefix != "" {
 			return tool.Result{Output: fmt.Sprintf("no keys start with %q", prefix)}

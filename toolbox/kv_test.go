@@ -167,15 +167,31 @@ func TestKVConcurrent(t *testing.T) {
 		})
 	}
 	wg.Wait()
+	if err := kv.counted(); err != nil {
+		t.Error(err)
+	}
+}
+
+// counted checks that kv's byte counts are what its stores hold, and
+// within the limits.
+func (kv *KV) counted() error {
 	kv.mu.Lock()
 	defer kv.mu.Unlock()
-	total := 0
-	for k, v := range kv.data {
-		total += len(k) + len(v)
+	all := 0
+	for name, st := range kv.stores {
+		total := 0
+		for k, v := range st.data {
+			total += len(k) + len(v)
+		}
+		if total != st.bytes || len(st.data) > kvMaxKeys || st.bytes > kvMaxBytes {
+			return fmt.Errorf("store %q: %d keys, %d bytes counted, %d held", name, len(st.data), st.bytes, total)
+		}
+		all += total
 	}
-	if total != kv.bytes {
-		t.Errorf("the store counts %d bytes, holds %d", kv.bytes, total)
+	if all != kv.bytes || len(kv.stores) > max(1, kvMaxCallers) {
+		return fmt.Errorf("%d stores, %d bytes counted, %d held", len(kv.stores), kv.bytes, all)
 	}
+	return nil
 }
 
 func TestKVCanceled(t *testing.T) {
@@ -200,12 +216,109 @@ func FuzzKVExecute(f *testing.F) {
 		kv := NewKV()
 		_, _ = kv.Execute(context.Background(), json.RawMessage(`{"op":"set","key":"k","value":"v"}`))
 		_, _ = kv.Execute(context.Background(), json.RawMessage(args))
-		total := 0
-		for k, v := range kv.data {
-			total += len(k) + len(v)
-		}
-		if total != kv.bytes || len(kv.data) > kvMaxKeys || kv.bytes > kvMaxBytes {
-			t.Errorf("after Execute(%q): %d keys, %d bytes counted, %d held", args, len(kv.data), kv.bytes, total)
+		if err := kv.counted(); err != nil {
+			t.Errorf("after Execute(%q): %v", args, err)
 		}
 	})
+}
+
+// callerKey carries the caller's name for NewKVPerCaller in tests.
+type callerKey struct{}
+
+func asCaller(name string) context.Context {
+	return context.WithValue(context.Background(), callerKey{}, name)
+}
+
+func callerOf(ctx context.Context) string { s, _ := ctx.Value(callerKey{}).(string); return s }
+
+// TestKVPerCaller: each caller has a store of its own (Bob neither lists
+// nor reads nor deletes Ann's key); a store goes when its last key does;
+// past 256 callers a new one is refused, and so is a set past 64 MiB of
+// all stores. Control: NewKV's one store is every caller's.
+func TestKVPerCaller(t *testing.T) {
+	do := func(kv *KV, who, args string) (string, error) {
+		r, err := kv.Execute(asCaller(who), json.RawMessage(args))
+		if err == nil && r.IsError {
+			err = errors.New(r.Error)
+		}
+		return r.Output, err
+	}
+	kv := NewKVPerCaller(callerOf)
+	if _, err := do(kv, "ann", `{"op":"set","key":"secret","value":"hunter2"}`); err != nil {
+		t.Fatal(err)
+	}
+	if out, _ := do(kv, "bob", `{"op":"list"}`); out != "the store is empty" {
+		t.Errorf("Bob's list = %q", out)
+	}
+	if out, err := do(kv, "bob", `{"op":"get","key":"secret"}`); err == nil || strings.Contains(out, "hunter2") {
+		t.Errorf("Bob's get = %q, %v", out, err)
+	}
+	if out, _ := do(kv, "bob", `{"op":"delete","key":"secret"}`); !strings.Contains(out, "nothing to delete") {
+		t.Errorf("Bob's delete = %q", out)
+	}
+	if out, err := do(kv, "ann", `{"op":"get","key":"secret"}`); err != nil || out != "hunter2" {
+		t.Errorf("Ann's get = %q, %v", out, err)
+	}
+	do(kv, "ann", `{"op":"delete","key":"secret"}`)
+	if n := len(kv.stores); n != 0 {
+		t.Errorf("%d stores after the last key went, want 0", n)
+	}
+
+	for i := range kvMaxCallers {
+		if _, err := do(kv, fmt.Sprint("u", i), `{"op":"set","key":"k","value":"v"}`); err != nil {
+			t.Fatalf("caller %d: %v", i, err)
+		}
+	}
+	if _, err := do(kv, "one-more", `{"op":"set","key":"k","value":"v"}`); err == nil || !strings.Contains(err.Error(), "no room") {
+		t.Errorf("caller %d: %v, want no room", kvMaxCallers+1, err)
+	}
+	if err := kv.counted(); err != nil {
+		t.Error(err)
+	}
+
+	big := NewKVPerCaller(callerOf)
+	value := `"` + strings.Repeat("v", kvMaxValueChars) + `"`
+	var refused error
+	for i := 0; refused == nil && i < kvMaxAllBytes/kvMaxValueChars+kvMaxCallers; i++ {
+		who := fmt.Sprint("u", i/(kvMaxBytes/(kvMaxValueChars+8)))
+		_, refused = do(big, who, fmt.Sprintf(`{"op":"set","key":"k%d","value":%s}`, i, value))
+	}
+	if refused == nil || !strings.Contains(refused.Error(), "all callers") {
+		t.Errorf("filling the stores: %v, want a refusal past 64 MiB of all stores", refused)
+	}
+	if err := big.counted(); err != nil || big.bytes > kvMaxAllBytes {
+		t.Errorf("%v; %d bytes held", err, big.bytes)
+	}
+
+	shared := NewKV()
+	do(shared, "ann", `{"op":"set","key":"secret","value":"hunter2"}`)
+	if out, _ := do(shared, "bob", `{"op":"get","key":"secret"}`); out != "hunter2" {
+		t.Errorf("control: NewKV's store is not shared: Bob got %q", out)
+	}
+}
+
+// TestRegisterPerCaller: the kv RegisterPerCaller registers keeps a store
+// for each caller; Register's is shared (the control).
+func TestRegisterPerCaller(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		register func(*tool.Registry) error
+		shared   bool
+	}{
+		{"per caller", func(r *tool.Registry) error { return RegisterPerCaller(r, callerOf) }, false},
+		{"control: shared", Register, true},
+	} {
+		r := tool.NewRegistry()
+		if err := tc.register(r); err != nil {
+			t.Fatal(err)
+		}
+		r.Execute(asCaller("ann"), "kv", json.RawMessage(`{"op":"set","key":"secret","value":"hunter2"}`))
+		got := r.Execute(asCaller("bob"), "kv", json.RawMessage(`{"op":"get","key":"secret"}`))
+		if shared := got.Output == "hunter2"; shared != tc.shared {
+			t.Errorf("%s: Bob's get = %+v", tc.name, got)
+		}
+		if r.Len() != len(Tools()) {
+			t.Errorf("%s: %d tools registered, want %d", tc.name, r.Len(), len(Tools()))
+		}
+	}
 }

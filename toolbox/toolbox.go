@@ -13,6 +13,7 @@
 package toolbox
 
 import (
+	"context"
 	"fmt"
 
 	"github.com/miniopenclaw/tool"
@@ -34,8 +35,23 @@ func Tools() []tool.Tool {
 // [tool.ErrDuplicate] (the rule is set out at [tool.Registry]). It stops at
 // the first error, which names the tool; the tools registered before it
 // stay.
-func Register(r *tool.Registry) error {
-	for _, t := range Tools() {
+func Register(r *tool.Registry) error { return register(r, Tools()) }
+
+// RegisterPerCaller is [Register] with a kv store for each caller (see
+// [NewKVPerCaller]): what a program serving several users registers, so
+// that none reads, overwrites or fills the notes of another.
+func RegisterPerCaller(r *tool.Registry, caller func(ctx context.Context) string) error {
+	tools := Tools()
+	for i, t := range tools {
+		if t.Name() == "kv" {
+			tools[i] = NewKVPerCaller(caller)
+		}
+	}
+	return register(r, tools)
+}
+
+func register(r *tool.Registry, tools []tool.Tool) error {
+	for _, t := range tools {
 		if err := r.RegisterUnique(t); err != nil {
 			return fmt.Errorf("toolbox: %w", err)
 		}

@@ -21,7 +21,7 @@ type authFlags struct {
 func addAuthFlags(fs *flag.FlagSet) *authFlags {
 	af := &authFlags{}
 	fs.StringVar(&af.key, "auth-key", "", "with --http, require JWT bearer tokens signed with the key in `FILE` (a PEM public key, or the raw HMAC secret); the token's sub and roles claims are the principal")
-	fs.StringVar(&af.jwks, "auth-jwks", "", "with --http, require JWT bearer tokens signed with a key of the JSON Web Key Set at `URL` (the authorization server's jwks_uri; fetched when needed, refreshed hourly or as its Cache-Control says, and at once, at most once a minute, for a token naming a new kid)")
+	fs.StringVar(&af.jwks, "auth-jwks", "", "with --http, require JWT bearer tokens signed with a key of the JSON Web Key Set at `URL` (the authorization server's jwks_uri, https, or http to this machine's loopback only; fetched when needed, refreshed hourly or as its Cache-Control says, and at once, at most once a minute, for a token naming a new kid)")
 	fs.StringVar(&af.issuer, "auth-issuer", "", "with --auth-key or --auth-jwks, the `ISSUER` tokens must name (iss); also listed as the authorization server")
 	fs.StringVar(&af.audience, "auth-audience", "", "with --auth-key or --auth-jwks, the `AUDIENCE` tokens must name (aud)")
 	return af

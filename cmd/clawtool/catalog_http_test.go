@@ -116,6 +116,24 @@ func (f *hFix) signWith(c jwt.MapClaims, method jwt.SigningMethod, key any, head
 	return s
 }
 
+// signAppended signs claims by RS256 with the server's key, with the
+// raw JSON members extra appended to them: members a map cannot hold
+// (a second "sub"), or numbers as written.
+func (f *hFix) signAppended(c jwt.MapClaims, extra string) string {
+	f.t.Helper()
+	b, err := json.Marshal(c)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	enc := base64.RawURLEncoding.EncodeToString
+	signing := enc([]byte(`{"alg":"RS256","typ":"JWT"}`)) + "." + enc([]byte(strings.TrimSuffix(string(b), "}")+","+extra+"}"))
+	sig, err := jwt.SigningMethodRS256.Sign(signing, f.priv)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	return signing + "." + enc(sig)
+}
+
 // token returns a good token for sub.
 func (f *hFix) token(sub string) string {
 	return f.signWith(f.claims(sub, nil), jwt.SigningMethodRS256, f.priv, nil)
@@ -395,6 +413,16 @@ func catalogH() []hRow {
 		{id: "H32", name: "two bearer tokens in one Authorization header", status: 401, challenge: invalid,
 			attack: func(f *hFix, e era, path string) hReq {
 				return f.with(e, path, [2]string{"Authorization", "Bearer " + f.token("ann") + ", Bearer " + f.token("bob")})
+			}},
+		// Round 4 of the permissions layer (policy/bearer): claims JSON
+		// parsers read apart, and dates past what a time holds.
+		{id: "H36", name: "two subs: ann's token ends with \"sub\":\"bob\" (encoding/json kept the last)", status: 401, challenge: invalid,
+			attack: func(f *hFix, e era, path string) hReq {
+				return f.with(e, path, authHeader(f.signAppended(f.claims("ann", nil), `"sub":"bob"`)))
+			}},
+		{id: "H37", name: "nbf of 1e19, the distant past to amd64's float conversion", status: 401, challenge: invalid,
+			attack: func(f *hFix, e era, path string) hReq {
+				return f.with(e, path, authHeader(f.signAppended(f.claims("ann", nil), `"nbf":1e19`)))
 			}},
 		{id: "H28", name: "the key set cannot be fetched", eras: []era{eraStateless}, jwks: true, status: 503, header: "Retry-After",
 			attack: jwksToken, control: jwksToken},

@@ -156,12 +156,13 @@ type node struct {
 	mark uint8 // checkInPlace: 1 while visiting, 2 when done
 
 	// Where defaults can apply, so that Validate skips the rest.
-	reachMark  uint8 // markDefaults: 1 while visiting, 2 when done
-	defHere    bool  // a property schema has a default
-	childReach bool  // a property or item schema has defReach
-	defReach   bool  // defHere or childReach, here or in place
-	fan        int32 // checkInPlace: subschemas applied at one location
-	id         int32 // checkInPlace: index in the order it returns
+	reachMark  uint8   // markDefaults: 1 while visiting, 2 when done
+	defHere    bool    // a property schema has a default
+	defProps   []int32 // the props whose schema has a default
+	childReach bool    // a property or item schema has defReach
+	defReach   bool    // defHere or childReach, here or in place
+	fan        int32   // checkInPlace: subschemas applied at one location
+	id         int32   // checkInPlace: index in the order it returns
 }
 
 func (n *node) prop(key []byte) *node {
@@ -678,9 +679,10 @@ func markDefaults(n *node, depth int) bool {
 		return true
 	}
 	n.reachMark = 1
-	for _, p := range n.props {
+	for j, p := range n.props {
 		if defaultOf(p.n) != nil {
 			n.defHere = true
+			n.defProps = append(n.defProps, int32(j))
 		}
 		if markDefaults(p.n, depth+1) {
 			n.childReach = true

@@ -163,6 +163,14 @@ func (v *validator) spend(n int) bool {
 	return !v.tooMuch
 }
 
+// stringBytesPerStep is how many bytes of a string counting its
+// characters or checking its format costs a step for.
+const stringBytesPerStep = 32
+
+// listNamesPerStep is how many names of a required or dependency list
+// checking one object costs a step for.
+const listNamesPerStep = 32
+
 // Work of one regular expression match: a fixed cost for starting the
 // matcher, plus for each byte of input a cost that grows with the
 // pattern's length and with its program's size (Go's matchers do work per
@@ -584,6 +592,13 @@ func deref(n *node) *node {
 
 func (v *validator) stringOK(n *node, t *tnode) bool {
 	s := v.str(t)
+	// Counting characters and checking a format read the whole string,
+	// each time a schema applies: 4,900 schemas applied to 1 MB (a $ref
+	// repeated in an allOf) took 21 s for "format":"uri", charged a step
+	// each.
+	if (n.minLen >= 0 || n.maxLen >= 0 || n.format != fNone) && !v.spend(len(s)/stringBytesPerStep) {
+		return false
+	}
 	if n.minLen >= 0 || n.maxLen >= 0 {
 		l := int64(utf8.RuneCount(s))
 		if n.minLen >= 0 && l < n.minLen || n.maxLen >= 0 && l > n.maxLen {
@@ -659,6 +674,13 @@ func (v *validator) object(n *node, i int32, rep bool) bool {
 			v.add(i, "an object with "+countPhrase(n.minProps, n.maxProps, "property", "properties"), plural(int64(t.n), "property", "properties"), "")
 		}
 		ok = false
+	}
+	// The lists of required names and dependencies are read whole for
+	// each object, whatever it holds: an array of empty objects against
+	// 25,000 required names was 30,000 × 25,000 checks, charged as one
+	// step an object.
+	if !v.spend((len(n.required) + len(n.depRequired) + len(n.depSchemas)) / listNamesPerStep) {
+		return false
 	}
 	members := n.props != nil || n.patternProps != nil || n.additional != nil || n.propNames != nil
 	var found uint64
@@ -783,7 +805,9 @@ func (v *validator) object(n *node, i int32, rep bool) bool {
 			if !rep {
 				return false
 			}
-			v.missing(n, i, name, "required property "+quote(name))
+			if v.room() { // the message is made only when it is kept
+				v.missing(n, i, name, "required property "+quote(name))
+			}
 			ok = false
 		}
 	}
@@ -796,7 +820,9 @@ func (v *validator) object(n *node, i int32, rep bool) bool {
 				if !rep {
 					return false
 				}
-				v.missing(n, i, r, "required property "+quote(r)+" (because "+quote(d.prop)+" is present)")
+				if v.room() {
+					v.missing(n, i, r, "required property "+quote(r)+" (because "+quote(d.prop)+" is present)")
+				}
 				ok = false
 			}
 		}

@@ -57,7 +57,7 @@ var jwksClient = &http.Client{CheckRedirect: func(req *http.Request, via []*http
 	if via[0].URL.Scheme == "https" && req.URL.Scheme != "https" {
 		return errors.New("a redirect from https to " + req.URL.Scheme)
 	}
-	return nil
+	return protectedURL(req.URL)
 }}
 
 // ErrUnknownKey is wrapped by [JWKS.Key] when the set has no usable key
@@ -84,6 +84,11 @@ var ErrKeysUnavailable = errors.New("the signing keys cannot be fetched")
 // a stream of tokens with made-up kids cannot make it fetch on each.
 // Concurrent callers share one fetch; while a set is being refreshed,
 // the keys it holds are used without waiting.
+//
+// The set is fetched over https, or plain http to this machine's
+// loopback only (a redirect too): over plain http to another machine,
+// whoever is on the path could answer with their own key, and the URL is
+// refused before anything is sent.
 //
 // A fetch reads at most MaxBytes of the body and gives up after Timeout
 // (or when the caller's context ends). A fetch that fails (the server
@@ -233,6 +238,9 @@ func (s *JWKS) fetch(ctx context.Context) error {
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, s.URL, nil)
 	if err != nil {
+		return err
+	}
+	if err := protectedURL(req.URL); err != nil {
 		return err
 	}
 	req.Header.Set("Accept", "application/jwk-set+json, application/json")

@@ -38,7 +38,7 @@ func TestJWKSStaleSetIsBounded(t *testing.T) {
 				pub, priv, _ := ed25519.GenerateKey(nil)
 				srv := &jwksServer{}
 				srv.set(keySet(edJWK("a", pub)))
-				src := &bearer.JWKS{URL: "http://jwks.test/keys", Client: &http.Client{Transport: handlerTransport{srv}},
+				src := &bearer.JWKS{URL: "https://jwks.test/keys", Client: &http.Client{Transport: handlerTransport{srv}},
 					Refresh: time.Hour, MaxStale: tc.maxStale}
 				bound := tc.maxStale
 				if bound == 0 {

@@ -308,7 +308,7 @@ func TestJWKSRefreshInterval(t *testing.T) {
 		pub, _, _ := ed25519.GenerateKey(nil)
 		srv := &jwksServer{header: http.Header{}}
 		srv.set(keySet(edJWK("a", pub)))
-		src := &bearer.JWKS{URL: "http://jwks.test/keys", Client: &http.Client{Transport: handlerTransport{srv}}, Refresh: 10 * time.Minute}
+		src := &bearer.JWKS{URL: "https://jwks.test/keys", Client: &http.Client{Transport: handlerTransport{srv}}, Refresh: 10 * time.Minute}
 		ctx := context.Background()
 		get := func(kid string) error { _, err := src.Key(ctx, kid, "EdDSA"); return err }
 		if err := get("a"); err != nil {
@@ -380,7 +380,7 @@ func TestJWKSStaleKeyDuringRefresh(t *testing.T) {
 			}
 			srv.ServeHTTP(w, r)
 		})
-		src := &bearer.JWKS{URL: "http://jwks.test/keys", Client: &http.Client{Transport: handlerTransport{slow}}, Refresh: time.Hour}
+		src := &bearer.JWKS{URL: "https://jwks.test/keys", Client: &http.Client{Transport: handlerTransport{slow}}, Refresh: time.Hour}
 		ctx := context.Background()
 		if _, err := src.Key(ctx, "a", "EdDSA"); err != nil {
 			t.Fatal(err)

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/url"
 	"os"
 )
@@ -107,11 +108,29 @@ func publicMaterial(data []byte) string {
 }
 
 // NewJWKS returns a [JWKS] that fetches the key set at rawURL, or an
-// error when rawURL is not an absolute http or https URL with a host.
+// error when rawURL is not an absolute https URL with a host, or an http
+// URL of this machine's loopback (see [JWKS]).
 func NewJWKS(rawURL string) (*JWKS, error) {
 	u, err := url.Parse(rawURL)
 	if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
 		return nil, errors.New("not an http or https URL")
 	}
+	if err := protectedURL(u); err != nil {
+		return nil, err
+	}
 	return &JWKS{URL: rawURL}, nil
+}
+
+// protectedURL refuses a key set URL whose answer could be changed on
+// its way: one that is neither https nor http to this machine's
+// loopback. Over plain http, whoever is on the path answers with a set
+// holding their own key.
+func protectedURL(u *url.URL) error {
+	if u.Scheme == "https" {
+		return nil
+	}
+	if h := u.Hostname(); u.Scheme == "http" && (h == "localhost" || net.ParseIP(h).IsLoopback()) {
+		return nil
+	}
+	return fmt.Errorf("%s is fetched without protection: whoever is on its path could answer with their own key; use https (plain http only to this machine's loopback)", u.Redacted())
 }

@@ -63,6 +63,13 @@ const maxTokenBytes = 16 << 10
 // forbid names), and its attributes the claims named in AttrClaims (an
 // attribute the policies cannot read refuses the principal's calls: see
 // [policy.Principal]).
+// A token whose header or claims are not JSON every parser reads alike is
+// refused: two keys of one object equal (or equal but for case), a string
+// that is not valid UTF-8 or holds a lone surrogate escape, nesting past
+// 64 levels. Numbers are read exactly, as written: a claim of
+// 9007199254740993 is that number, never the float64 9007199254740992.
+// A date ("exp", "nbf", "iat") must be a number from 0 to the end of year
+// 9999.
 // An error of Source wrapping [ErrKeysUnavailable] is passed on as such.
 type JWTVerifier struct {
 	Keys       map[string]any
@@ -307,8 +314,26 @@ func exactClaims(token string) (jwt.MapClaims, error) {
 			}
 		}
 	}
+	// A date past 2^63 seconds becomes an int64 by a float conversion
+	// whose result depends on the processor (on amd64, an nbf of 1e19
+	// was the distant past): dates are bounded to years 1970 to 9999.
+	for _, name := range []string{"exp", "nbf", "iat"} {
+		v, ok := claims[name]
+		if !ok {
+			continue
+		}
+		n, isNum := v.(json.Number)
+		f, err := n.Float64()
+		if !isNum || err != nil || f < 0 || f > maxNumericDate {
+			return nil, fmt.Errorf("the token's %q claim is not a date from 0 to %d seconds", name, maxNumericDate)
+		}
+	}
 	return claims, nil
 }
+
+// maxNumericDate is the last second of year 9999, the latest date a
+// token may name.
+const maxNumericDate = 253402300799
 
 // jsonType names the JSON type of a decoded claim, for a message.
 func jsonType(v any) string {
