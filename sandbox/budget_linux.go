@@ -133,12 +133,20 @@ func (r applyResult) list() []string {
 // maxApplyEntries and maxBytes of file data. The workspace root's own
 // attributes are left as they are.
 func applyUpper(upper int, ws string, protected []string, owner *[2]int, maxBytes int64) (applyResult, error) {
-	root, err := os.OpenRoot(ws)
+	return applyUpperRacing(upper, ws, protected, owner, maxBytes, nil)
+}
+
+// applyUpperRacing is applyUpper calling before, when not nil, with each
+// entry's path before the entry is applied: a test's stand-in for a
+// writer changing the workspace while the step applies.
+func applyUpperRacing(upper int, ws string, protected []string, owner *[2]int, maxBytes int64, before func(string)) (applyResult, error) {
+	wsfd, err := unix.Open(ws, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	if err != nil {
-		return applyResult{}, err
+		return applyResult{}, &os.PathError{Op: "open", Path: ws, Err: err}
 	}
-	defer root.Close()
-	a := &applier{root: root, protected: protected, owner: owner, maxBytes: maxBytes, links: map[uint64]string{}}
+	root := &noFollowRoot{ws: wsfd, dirFD: -1}
+	defer root.close()
+	a := &applier{root: root, protected: protected, owner: owner, maxBytes: maxBytes, links: map[uint64]string{}, before: before}
 	a.walk(upper, "", 0)
 	slices.Sort(a.res.protected)
 	a.res.protected = slices.Compact(a.res.protected)
@@ -146,7 +154,7 @@ func applyUpper(upper int, ws string, protected []string, owner *[2]int, maxByte
 }
 
 type applier struct {
-	root      *os.Root
+	root      *noFollowRoot
 	protected []string
 	owner     *[2]int
 	maxBytes  int64
@@ -155,6 +163,7 @@ type applier struct {
 	links     map[uint64]string // upper inode → the name applied for it
 	res       applyResult
 	stop      error // a bound reached: nothing more is applied
+	before    func(string)
 }
 
 func (a *applier) refuse(rel, why string) {
@@ -214,6 +223,9 @@ func (a *applier) walk(dirfd int, rel string, depth int) {
 		if depth >= maxApplyDepth {
 			a.refuse(p, fmt.Sprintf("deeper than %d levels", maxApplyDepth))
 			continue
+		}
+		if a.before != nil {
+			a.before(p)
 		}
 		a.entry(dirfd, name, p, depth)
 	}
@@ -308,6 +320,12 @@ func (a *applier) entry(dirfd int, name, p string, depth int) {
 		}
 	}
 	host, hostErr := a.root.Lstat(p)
+	if hostErr != nil && !errors.Is(hostErr, fs.ErrNotExist) {
+		// The way to p is not the workspace's own directories (a link
+		// swapped in while this step applies): nothing is written there.
+		a.refuse(p, hostErr.Error())
+		return
+	}
 	exists := hostErr == nil
 	switch typ {
 	case unix.S_IFDIR:
@@ -333,7 +351,7 @@ func (a *applier) entry(dirfd int, name, p string, depth int) {
 				a.refuse(p, "mkdir: "+err.Error())
 				return
 			}
-			a.chown(p, false)
+			a.chown(p)
 		}
 		// The mode is set after the directory's entries are written: a
 		// supervisor that is not root needs to write and search it until
@@ -412,7 +430,7 @@ func (a *applier) entry(dirfd int, name, p string, depth int) {
 			a.refuse(p, "symlink: "+err.Error())
 			return
 		}
-		a.chown(p, true)
+		a.chown(p)
 	case unix.S_IFIFO:
 		a.refuse(p, "a fifo is not applied")
 	case unix.S_IFSOCK:
@@ -449,23 +467,22 @@ func (a *applier) writeFile(dirfd int, name, p string, st *unix.Stat_t, dirInThe
 	if len(path.Base(tmp)) > 255 {
 		tmp = path.Join(path.Dir(p), ".clawtool-apply-"+strconv.FormatUint(st.Ino, 36))
 	}
-	out, err := a.root.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	out, err := a.root.Create(tmp)
 	if err != nil {
 		return "create: " + err.Error()
 	}
 	_, err = io.Copy(out, io.LimitReader(in, st.Size))
+	if err == nil {
+		err = out.Chmod(fileMode(st.Mode))
+	}
+	if err == nil && a.owner != nil {
+		err = out.Chown(a.owner[0], a.owner[1])
+	}
 	if cerr := out.Close(); err == nil {
 		err = cerr
 	}
 	if err == nil {
-		err = a.root.Chmod(tmp, fileMode(st.Mode))
-	}
-	if err == nil {
-		mtime := time.Unix(st.Mtim.Unix())
-		err = a.root.Chtimes(tmp, mtime, mtime)
-	}
-	if err == nil && a.owner != nil {
-		err = a.root.Lchown(tmp, a.owner[0], a.owner[1])
+		err = a.root.Chtimes(tmp, time.Unix(st.Mtim.Unix()))
 	}
 	if err == nil && dirInTheWay {
 		err = a.root.RemoveAll(p)
@@ -480,19 +497,275 @@ func (a *applier) writeFile(dirfd int, name, p string, st *unix.Stat_t, dirInThe
 	return ""
 }
 
-func (a *applier) chown(p string, link bool) {
+// chown gives p, a directory or symbolic link the step made, to the
+// workspace's owner when the step writes as one.
+func (a *applier) chown(p string) {
 	if a.owner == nil {
 		return
 	}
-	var err error
-	if link {
-		err = a.root.Lchown(p, a.owner[0], a.owner[1])
-	} else {
-		err = a.root.Chown(p, a.owner[0], a.owner[1])
-	}
-	if err != nil {
+	if err := a.root.Lchown(p, a.owner[0], a.owner[1]); err != nil {
 		a.refuse(p, "chown: "+err.Error())
 	}
+}
+
+// A noFollowRoot is the workspace as the apply step writes it: each
+// operation opens the directory holding its path from the workspace's
+// descriptor following no symbolic link (openat2, RESOLVE_BENEATH and
+// RESOLVE_NO_SYMLINKS) and acts on the last name relative to that
+// directory, never following a link there either. An os.Root follows a
+// link that stays inside it, so a directory the step had checked,
+// swapped for a link to .git/hooks by another writer of the workspace
+// while the step applied, led its writes into a protected path
+// (TestApplyRaceSymlinkSwap); now such a write fails (ELOOP) and is
+// listed as not applied. The directory last opened is kept for the next
+// operation in it (the step applies a directory's entries one after
+// another); it is held by descriptor, so a swap after it was opened
+// sends nothing elsewhere.
+type noFollowRoot struct {
+	ws      int // the workspace's directory
+	dirPath string
+	dirFD   int // the directory of dirPath, or -1
+}
+
+func (r *noFollowRoot) close() {
+	r.drop()
+	unix.Close(r.ws)
+}
+
+func (r *noFollowRoot) drop() {
+	if r.dirFD >= 0 {
+		unix.Close(r.dirFD)
+	}
+	r.dirPath, r.dirFD = "", -1
+}
+
+// openDir opens dir (relative to the workspace, "" for itself) following
+// no link; the caller closes what is not r.ws.
+func (r *noFollowRoot) openDir(dir string) (int, error) {
+	if dir == "" || dir == "." {
+		return r.ws, nil
+	}
+	for {
+		fd, err := unix.Openat2(r.ws, dir, &unix.OpenHow{
+			Flags:   unix.O_RDONLY | unix.O_DIRECTORY | unix.O_NOFOLLOW | unix.O_CLOEXEC,
+			Resolve: unix.RESOLVE_BENEATH | unix.RESOLVE_NO_SYMLINKS | unix.RESOLVE_NO_MAGICLINKS,
+		})
+		if err == unix.EINTR || err == unix.EAGAIN {
+			continue
+		}
+		if err != nil {
+			if err == unix.ELOOP || err == unix.ENOTDIR || err == unix.EXDEV {
+				err = fmt.Errorf("%w: a symbolic link or a file is in the way, not followed", err)
+			}
+			return -1, &os.PathError{Op: "open", Path: dir, Err: err}
+		}
+		return fd, nil
+	}
+}
+
+// at returns the directory holding p and p's last name.
+func (r *noFollowRoot) at(p string) (int, string, error) {
+	dir, name := path.Split(p)
+	dir = strings.TrimSuffix(dir, "/")
+	if dir == "" {
+		return r.ws, name, nil
+	}
+	if r.dirFD >= 0 && r.dirPath == dir {
+		return r.dirFD, name, nil
+	}
+	fd, err := r.openDir(dir)
+	if err != nil {
+		return -1, "", err
+	}
+	r.drop()
+	r.dirPath, r.dirFD = dir, fd
+	return fd, name, nil
+}
+
+func pathErr(op, p string, err error) error {
+	if err == nil {
+		return nil
+	}
+	return &os.PathError{Op: op, Path: p, Err: err}
+}
+
+// Lstat returns p's own attributes.
+func (r *noFollowRoot) Lstat(p string) (fs.FileInfo, error) {
+	d, name, err := r.at(p)
+	if err != nil {
+		return nil, err
+	}
+	var st unix.Stat_t
+	if err := unix.Fstatat(d, name, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
+		return nil, pathErr("lstat", p, err)
+	}
+	return statInfo{name: name, st: st}, nil
+}
+
+// RemoveAll removes p and what it holds, following no link.
+func (r *noFollowRoot) RemoveAll(p string) error {
+	if r.dirFD >= 0 && (r.dirPath == p || strings.HasPrefix(r.dirPath, p+"/")) {
+		r.drop()
+	}
+	d, name, err := r.at(p)
+	if err != nil {
+		return err
+	}
+	// An os.Root of the directory holding p: its RemoveAll follows no
+	// link, and the root, opened from the descriptor, is that directory
+	// whatever its path has become.
+	dr, err := os.OpenRoot("/proc/self/fd/" + strconv.Itoa(d))
+	if err != nil {
+		return err
+	}
+	defer dr.Close()
+	return dr.RemoveAll(name)
+}
+
+// Mkdir makes the directory p.
+func (r *noFollowRoot) Mkdir(p string, mode uint32) error {
+	d, name, err := r.at(p)
+	if err != nil {
+		return err
+	}
+	return pathErr("mkdir", p, unix.Mkdirat(d, name, mode))
+}
+
+// Chmod sets the mode of the directory p.
+func (r *noFollowRoot) Chmod(p string, mode fs.FileMode) error {
+	d, name, err := r.at(p)
+	if err != nil {
+		return err
+	}
+	fd, err := unix.Openat(d, name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return pathErr("chmod", p, err)
+	}
+	defer unix.Close(fd)
+	return pathErr("chmod", p, unix.Fchmod(fd, unixMode(mode)))
+}
+
+// Create makes the new file p (O_EXCL: never through a link), mode 0600.
+func (r *noFollowRoot) Create(p string) (*os.File, error) {
+	d, name, err := r.at(p)
+	if err != nil {
+		return nil, err
+	}
+	fd, err := unix.Openat(d, name, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o600)
+	if err != nil {
+		return nil, pathErr("open", p, err)
+	}
+	return os.NewFile(uintptr(fd), p), nil
+}
+
+// Chtimes sets p's access and modification times to t, following no link.
+func (r *noFollowRoot) Chtimes(p string, t time.Time) error {
+	d, name, err := r.at(p)
+	if err != nil {
+		return err
+	}
+	ts := unix.NsecToTimespec(t.UnixNano())
+	return pathErr("chtimes", p, unix.UtimesNanoAt(d, name, []unix.Timespec{ts, ts}, unix.AT_SYMLINK_NOFOLLOW))
+}
+
+// Lchown gives p itself (a link is not followed) to uid and gid.
+func (r *noFollowRoot) Lchown(p string, uid, gid int) error {
+	d, name, err := r.at(p)
+	if err != nil {
+		return err
+	}
+	return pathErr("lchown", p, unix.Fchownat(d, name, uid, gid, unix.AT_SYMLINK_NOFOLLOW))
+}
+
+// Rename renames from to to, both in the directory holding to.
+func (r *noFollowRoot) Rename(from, to string) error {
+	if path.Dir(from) != path.Dir(to) {
+		return pathErr("rename", from, unix.EXDEV)
+	}
+	d, name, err := r.at(to)
+	if err != nil {
+		return err
+	}
+	return pathErr("rename", to, unix.Renameat(d, path.Base(from), d, name))
+}
+
+// Remove removes the file p.
+func (r *noFollowRoot) Remove(p string) error {
+	d, name, err := r.at(p)
+	if err != nil {
+		return err
+	}
+	return pathErr("remove", p, unix.Unlinkat(d, name, 0))
+}
+
+// Link makes to another name of the file from (a link is not followed).
+func (r *noFollowRoot) Link(from, to string) error {
+	fd, err := r.openDir(path.Dir(from))
+	if err != nil {
+		return err
+	}
+	if fd != r.ws {
+		defer unix.Close(fd)
+	}
+	d, name, err := r.at(to)
+	if err != nil {
+		return err
+	}
+	return pathErr("link", to, unix.Linkat(fd, path.Base(from), d, name, 0))
+}
+
+// Symlink makes p a symbolic link to target.
+func (r *noFollowRoot) Symlink(target, p string) error {
+	d, name, err := r.at(p)
+	if err != nil {
+		return err
+	}
+	return pathErr("symlink", p, unix.Symlinkat(target, d, name))
+}
+
+// statInfo is an fs.FileInfo of a unix.Stat_t.
+type statInfo struct {
+	name string
+	st   unix.Stat_t
+}
+
+func (s statInfo) Name() string       { return s.name }
+func (s statInfo) Size() int64        { return s.st.Size }
+func (s statInfo) ModTime() time.Time { return time.Unix(s.st.Mtim.Unix()) }
+func (s statInfo) IsDir() bool        { return s.st.Mode&unix.S_IFMT == unix.S_IFDIR }
+func (s statInfo) Sys() any           { return &s.st }
+func (s statInfo) Mode() fs.FileMode {
+	m := fileMode(s.st.Mode)
+	if s.st.Mode&unix.S_ISUID != 0 {
+		m |= fs.ModeSetuid
+	}
+	switch s.st.Mode & unix.S_IFMT {
+	case unix.S_IFDIR:
+		m |= fs.ModeDir
+	case unix.S_IFLNK:
+		m |= fs.ModeSymlink
+	case unix.S_IFIFO:
+		m |= fs.ModeNamedPipe
+	case unix.S_IFSOCK:
+		m |= fs.ModeSocket
+	case unix.S_IFCHR:
+		m |= fs.ModeDevice | fs.ModeCharDevice
+	case unix.S_IFBLK:
+		m |= fs.ModeDevice
+	}
+	return m
+}
+
+// unixMode converts fileMode's bits back to a stat mode's.
+func unixMode(m fs.FileMode) uint32 {
+	u := uint32(m.Perm())
+	if m&fs.ModeSticky != 0 {
+		u |= unix.S_ISVTX
+	}
+	if m&fs.ModeSetgid != 0 {
+		u |= unix.S_ISGID
+	}
+	return u
 }
 
 // fileMode converts a stat mode's permission, sticky and setgid bits (a

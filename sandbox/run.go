@@ -31,8 +31,14 @@ type Cmd struct {
 	// Args holds the command name followed by its arguments.
 	Args []string
 	// Stdin is the command's standard input; nil means empty. An
-	// *os.File (a pipe's read end) is handed to the command as it is, so
-	// the command reads it as the caller writes, for as long as it runs.
+	// *os.File that is a pipe or a regular file open read-only (a pipe's
+	// read end) is handed to the command as it is, so the command reads
+	// it as the caller writes, for as long as it runs. On the native
+	// backend a regular file open for writing is copied in as any reader
+	// is, /dev/null is an empty input, and any other *os.File (a
+	// terminal, a socket, a device, a pipe open for writing), which the
+	// command could write to or change with ioctls, makes the run fail
+	// before anything starts.
 	Stdin io.Reader
 	// Stdout and Stderr, when set, receive the command's standard output
 	// and standard error as it writes them, for a command that runs as

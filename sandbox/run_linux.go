@@ -109,6 +109,12 @@ func (n *Native) prepare(ctx context.Context, p Policy, argv []string, stdin io.
 	if err := p.Validate(); err != nil {
 		return nil, err
 	}
+	if !n.pool.hooks.stdinAsIs() {
+		var err error
+		if stdin, err = stdinForCommand(stdin); err != nil {
+			return nil, err
+		}
+	}
 	if prog := n.pool.program; prog != "" && p.Workspace != "" && !n.pool.hooks.helperInWorkspace() && reachesInto(prog, p.Workspace) {
 		// The run could replace the program, and the next forker (this
 		// program's user, the host's namespaces) would run what it wrote.
@@ -565,6 +571,9 @@ type nativeHooks struct {
 	// forker, as every backend did before it had one: what the
 	// benchmarks compare the forker with.
 	directStart bool
+	// anyStdinFile hands the command whatever *os.File is its standard
+	// input, as runs did before stdinForCommand (a test's control).
+	anyStdinFile bool
 	// allowHelperInWorkspace lets a run's workspace hold the backend's
 	// helper program, or another name of its file (a hard link), as
 	// before runs refused it (a test's control).
@@ -594,6 +603,8 @@ func (k *nativeHooks) shares(l *shareLedger) (userShares, func(), error) {
 }
 
 func (k *nativeHooks) noForker() bool { return k != nil && k.directStart }
+
+func (k *nativeHooks) stdinAsIs() bool { return k != nil && k.anyStdinFile }
 
 func (k *nativeHooks) helperInWorkspace() bool { return k != nil && k.allowHelperInWorkspace }
 
@@ -721,4 +732,58 @@ func monotonic() uint64 {
 // because a large write or fallocate fails whole and leaves the rest free.
 func writeBudgetSpent(e helper.Exit) bool {
 	return e.TmpSize > 0 && (e.TmpFree < e.TmpSize/16 || e.TmpInodes == 0)
+}
+
+// stdinForCommand returns the standard input to give a run's command for
+// the caller's stdin. An *os.File is handed to the command as it is, its
+// open file description shared, so the command can do with it whatever
+// its mode allows: write to it, and ioctl it. Only a pipe or a regular
+// file open read-only is handed over; a regular file open for writing is
+// read by the supervisor and copied in, as any other reader is, and
+// /dev/null is taken for an empty input. Anything else (a terminal, a
+// socket, another device, a pipe open for writing) is refused: a command
+// given the caller's terminal wrote escape sequences to it past
+// Result.Text's escaping and turned its echo off (TestStdinFileHandOver),
+// and copying from it would leave the supervisor blocked in a read of the
+// user's next line after the run. A file whose kind or mode cannot be
+// read is refused too.
+func stdinForCommand(stdin io.Reader) (io.Reader, error) {
+	f, ok := stdin.(*os.File)
+	if !ok {
+		return stdin, nil
+	}
+	if f == nil {
+		return nil, nil
+	}
+	fd := int(f.Fd())
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		return nil, fmt.Errorf("sandbox: standard input %s: %w", f.Name(), err)
+	}
+	fl, err := unix.FcntlInt(uintptr(fd), unix.F_GETFL, 0)
+	if err != nil {
+		return nil, fmt.Errorf("sandbox: standard input %s: %w", f.Name(), err)
+	}
+	readOnly := fl&unix.O_ACCMODE == unix.O_RDONLY
+	switch typ := st.Mode & unix.S_IFMT; {
+	case (typ == unix.S_IFIFO || typ == unix.S_IFREG) && readOnly:
+		return f, nil
+	case typ == unix.S_IFREG:
+		return struct{ io.Reader }{f}, nil // copied: the command gets a pipe
+	case typ == unix.S_IFCHR && st.Rdev == unix.Mkdev(1, 3):
+		return nil, nil // /dev/null: an empty input
+	}
+	what := "a file of another kind"
+	switch st.Mode & unix.S_IFMT {
+	case unix.S_IFCHR:
+		what = "a device"
+		if _, err := unix.IoctlGetTermios(fd, unix.TCGETS); err == nil {
+			what = "a terminal"
+		}
+	case unix.S_IFSOCK:
+		what = "a socket"
+	case unix.S_IFIFO:
+		what = "a pipe open for writing"
+	}
+	return nil, fmt.Errorf("sandbox: standard input %s is %s, which the command would share (write to it, or change it with ioctls); pass a pipe or a file open read-only, or a reader that is not an *os.File", f.Name(), what)
 }
