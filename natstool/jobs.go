@@ -324,6 +324,10 @@ type Jobs struct {
 	// publish, when set (by a test), queues a job's message instead of
 	// JetStream's PublishMsg with the job's id as the message id.
 	publish func(ctx context.Context, msg *nats.Msg, id string) error
+	// cancelChecked, when set (by a test), is told of each message on a
+	// running job's cancel subject a worker checked, and whether the
+	// job's record said it was cancelled.
+	cancelChecked func(id string, honored bool)
 }
 
 // OpenJobs creates the jobs' stream and bucket on nc's JetStream, or binds
@@ -1014,10 +1018,37 @@ func (w *JobWorker) execute(ctx context.Context, msg jetstream.Msg, req jobReque
 		runCtx, c = context.WithTimeoutCause(runCtx, time.Duration(req.TimeoutMs)*time.Millisecond, fmt.Errorf("%w: the job's time ran out", tool.ErrTimeout))
 		defer c()
 	}
-	// A Cancel of the job ends its run here.
-	if sub, err := j.nc.Subscribe(j.CancelSubject(req.ID), func(*nats.Msg) { cancel() }); err == nil {
+	// A Cancel of the job ends its run here: the message on its cancel
+	// subject is a signal to look, not a proof, since anyone who may
+	// publish there sends one; the run ends only once the job's record,
+	// which Cancel changes for the job's owner alone, says it is
+	// cancelled. Messages that come while one is checked are one check.
+	look := make(chan struct{}, 1)
+	if sub, err := j.nc.Subscribe(j.CancelSubject(req.ID), func(*nats.Msg) {
+		select {
+		case look <- struct{}{}:
+		default:
+		}
+	}); err == nil {
 		defer sub.Unsubscribe()
 	}
+	go func(ctx context.Context) {
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-look:
+			}
+			honored := j.cancelled(ctx, req.ID)
+			if j.cancelChecked != nil {
+				j.cancelChecked(req.ID, honored)
+			}
+			if honored {
+				cancel()
+				return
+			}
+		}
+	}(runCtx)
 	if w.jobContext != nil {
 		r := Request{Subject: msg.Subject(), Data: msg.Data(), Job: true}
 		if len(j.cfg.covered) > 0 {
@@ -1079,6 +1110,18 @@ func (w *JobWorker) execute(ctx context.Context, msg jetstream.Msg, req jobReque
 		}
 	}
 	return res, nil
+}
+
+// cancelled reports whether the record of job id says it is cancelled;
+// a record that cannot be read says nothing (the run goes on, and its
+// outcome is not recorded over a cancellation: see JobWorker.run).
+func (j *Jobs) cancelled(ctx context.Context, id string) bool {
+	e, err := j.kv.Get(ctx, id)
+	if err != nil {
+		return false
+	}
+	var job Job
+	return json.Unmarshal(e.Value(), &job) == nil && job.State == JobCancelled
 }
 
 // deliveries is how many times the job was delivered, as far as known.

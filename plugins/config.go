@@ -69,9 +69,10 @@ type Config struct {
 	// secrets are the values environment references expanded to in env,
 	// headers, args and url; Redact hides them.
 	secrets []string
-	// secretRefs are, by server, the references to secret-named
-	// variables of the host's environment in its Command, Cwd,
-	// Workspace, Args and Env, as Parse expanded them.
+	// secretRefs are, by server or module, the references to
+	// secret-named variables of the host's environment in a server's
+	// Command, Cwd, Workspace, Args and Env, or a module's Env, as Parse
+	// expanded them.
 	secretRefs map[string][]secretRef
 }
 
@@ -186,7 +187,8 @@ type Module struct {
 	// Prefix is prepended to the names of the module's tools.
 	Prefix string `json:"prefix,omitempty"`
 	// Env is the module's whole environment (names containing KEY,
-	// SECRET, TOKEN or PASSWORD are refused).
+	// SECRET, TOKEN or PASSWORD are refused, and so is a reference to a
+	// host variable with such a name, ${DB_PASSWORD}, under any name).
 	Env map[string]string `json:"env,omitempty"`
 	// Workspace is a directory, relative to the configuration file, that
 	// the module sees read-only at "/"; empty means no file system.
@@ -414,12 +416,19 @@ func Parse(data []byte, lookup func(string) (string, bool)) (*Config, error) {
 			errs = append(errs, fmt.Errorf("module %q: a server has the same name", n))
 		}
 		m := c.Modules[n]
-		if err := x.module(&m); err != nil {
+		var refs []secretRef
+		if err := x.module(&m, &refs); err != nil {
 			errs = append(errs, fmt.Errorf("module %q: %w", n, err))
 			continue
 		}
 		if err := m.check(); err != nil {
 			errs = append(errs, fmt.Errorf("module %q: %w", n, err))
+		}
+		if len(refs) > 0 {
+			if c.secretRefs == nil {
+				c.secretRefs = map[string][]secretRef{}
+			}
+			c.secretRefs[n] = refs // a module's name is no server's
 		}
 		c.Modules[n] = m
 	}
@@ -619,15 +628,25 @@ func (x *expander) server(s *Server, refs *[]secretRef) error {
 	return x.oauth(s.OAuth)
 }
 
-func (x *expander) module(m *Module) error {
+// module expands m's references, recording those to secret-named
+// variables in its env in refs.
+func (x *expander) module(m *Module, refs *[]secretRef) error {
 	var err error
 	for _, p := range []*string{&m.Path, &m.Workspace} {
 		if *p, err = x.expand(*p, false); err != nil {
 			return err
 		}
 	}
-	m.Env, err = x.expandMap(m.Env, "env")
-	return err
+	if m.Env != nil {
+		env := make(map[string]string, len(m.Env))
+		for _, k := range sortedKeys(m.Env) {
+			if err = x.tracked(refs, secretRef{where: fmt.Sprintf("env %q", k), env: k}, func() (err error) { env[k], err = x.expand(m.Env[k], true); return err }); err != nil {
+				return fmt.Errorf("env %q: %w", k, err)
+			}
+		}
+		m.Env = env
+	}
+	return nil
 }
 
 func (x *expander) expandMap(m map[string]string, what string) (map[string]string, error) {

@@ -375,6 +375,9 @@ func (h *Host) Apply(ctx context.Context, c *Config) {
 				if perr != nil {
 					return perr
 				}
+				if err := moduleSecretRefs(c.secretRefs[name]); err != nil {
+					return err
+				}
 				return e.startModule(ctx, m, policy)
 			})
 		}

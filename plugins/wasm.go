@@ -33,6 +33,18 @@ const (
 	maxStderrQuoted = 2 << 10
 )
 
+// moduleSecretRefs refuses a module whose env expanded a reference to a
+// secret-named variable of the host's environment (refs): a module's
+// environment takes no secret, and renamed ("DB": "${DB_PASSWORD}") its
+// opaque value is not told from any other.
+func moduleSecretRefs(refs []secretRef) error {
+	if len(refs) > 0 {
+		r := refs[0]
+		return fmt.Errorf(`%s expands ${%s}, a variable of this environment whose name looks like a secret (it contains %s): a WebAssembly module's environment takes no secret`, r.where, r.name, sandbox.SecretWord(r.name))
+	}
+	return nil
+}
+
 // startModule compiles the module and registers its tools.
 func (e *entry) startModule(ctx context.Context, m Module, policy *sandbox.Policy) error {
 	if m.MemoryPages == 0 {

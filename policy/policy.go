@@ -215,6 +215,30 @@ func WithClock(now func() time.Time) Option {
 	return func(a *Authorizer) { a.now = now }
 }
 
+// WithTrustedHints makes the policies see the annotations of a tool whose
+// definition was written elsewhere ([tool.Options].ForeignSchema: a tool
+// imported from an MCP server, a WebAssembly plugin's) as that tool's
+// server states them. Without it, such a tool's readOnly, destructive,
+// idempotent and openWorld attributes are the worst case (false, true,
+// false, true), whatever its server says: a server's annotations are
+// claims, and a server that calls its wipe tool read-only would get it
+// past a permit on resource.readOnly. Give it when every server whose
+// tools the registry imports is trusted to describe them truly.
+func WithTrustedHints() Option {
+	return func(a *Authorizer) { a.trustHints = true }
+}
+
+// hints returns the annotations the policies see of a tool with opts:
+// its own, or, for a tool whose definition was written elsewhere, the
+// worst case unless WithTrustedHints (see there). The title is kept: it
+// is only a name.
+func (a *Authorizer) hints(opts tool.Options) tool.Annotations {
+	if !opts.ForeignSchema || a.trustHints {
+		return opts.Annotations
+	}
+	return tool.Annotations{Title: opts.Annotations.Title, Destructive: true, OpenWorld: true}
+}
+
 // WithDefaultPrincipal makes p the principal of every call whose context
 // carries none ([PrincipalFrom] reports none, as after [WithoutPrincipal]):
 // its decisions, its approvals and answers, its audit records and what it
@@ -330,6 +354,9 @@ type Authorizer struct {
 	secret     map[string]bool
 	cacheSize  int
 	cedarOnly  bool // tests and benchmarks: never the fast path
+	// trustHints makes the annotations of tools whose definitions were
+	// written elsewhere (WithTrustedHints) count as stated.
+	trustHints bool
 	// perToolListing (tests and benchmarks) lists each tool through its
 	// verdict, judged and cached per tool: the baseline of listings
 	// planned per principal.
@@ -615,7 +642,7 @@ func (a *Authorizer) Decide(ctx context.Context, req tool.AccessRequest) Decisio
 func (a *Authorizer) decide(ctx context.Context, req *tool.AccessRequest, d *Decision) {
 	who := a.subject(ctx)
 	c := a.set.Load()
-	a.decideFor(c, who, a.verdict(c, who, req.Name, req.Options.Annotations), req, d, nil)
+	a.decideFor(c, who, a.verdict(c, who, req.Name, a.hints(req.Options)), req, d, nil)
 }
 
 // decideFor is decide with the generation, the principal and the verdict
@@ -1024,7 +1051,7 @@ func (a *Authorizer) Authorize(ctx context.Context, req tool.AccessRequest) erro
 	}
 	who := a.subject(ctx)
 	c := a.set.Load()
-	v := a.verdict(c, who, req.Name, req.Options.Annotations)
+	v := a.verdict(c, who, req.Name, a.hints(req.Options))
 	// A call the policies allow is answered without a Decision when
 	// nothing (audit log, logger, rate limit, path arguments) would read
 	// one; any other call is decided as Decide decides it.
@@ -1063,7 +1090,7 @@ func (a *Authorizer) Authorize(ctx context.Context, req tool.AccessRequest) erro
 			// arguments are encoded before the tool may change them.
 			_, _ = req.Arguments()
 		}
-		err = a.ask(ctx, &d, req.Options.Annotations)
+		err = a.ask(ctx, &d, a.hints(req.Options))
 	}
 	if err == nil && a.limits.active() {
 		if wait, limited := a.limits.take(d.Principal.ID, d.Tool, a.now()); limited {
@@ -1156,7 +1183,7 @@ func (a *Authorizer) record(ctx context.Context, d Decision, took time.Duration)
 // permit may apply to some arguments, and no forbid applies, nor any
 // policy fails, whatever the arguments.
 func (a *Authorizer) CanList(ctx context.Context, name string, opts tool.Options) bool {
-	return a.listable(a.set.Load(), a.subject(ctx), name, opts.Annotations)
+	return a.listable(a.set.Load(), a.subject(ctx), name, a.hints(opts))
 }
 
 // View returns the tools of reg the principal in ctx may see (see
@@ -1166,6 +1193,6 @@ func (a *Authorizer) CanList(ctx context.Context, name string, opts tool.Options
 func (a *Authorizer) View(ctx context.Context, reg *tool.Registry) *tool.View {
 	who := a.subject(ctx)
 	return reg.View(func(name string, opts tool.Options) bool {
-		return a.listable(a.set.Load(), who, name, opts.Annotations)
+		return a.listable(a.set.Load(), who, name, a.hints(opts))
 	})
 }

@@ -19,17 +19,22 @@ import (
 
 // permissionsFromConfig sets --policy from the configuration file's
 // "permissions" when --policy is not given. A configuration file that
-// cannot be read is left to the plugins host, which reports it.
-func (rf *registryFlags) permissionsFromConfig() {
+// cannot be read is an error: it cannot say whether it names
+// permissions, and the command's other tools would run decided by none.
+func (rf *registryFlags) permissionsFromConfig() error {
 	if rf.config.file == "" || rf.policy.file != "" {
-		return
+		return nil
 	}
 	c, err := plugins.ReadFile(rf.config.file)
-	if err == nil && c.Permissions != "" {
+	if err != nil {
+		return fmt.Errorf("--config: %w (a configuration that cannot be read cannot say which permissions it names: nothing runs without them)", err)
+	}
+	if c.Permissions != "" {
 		rf.policy.file = c.Permissions // resolved by plugins.ReadFile
 	}
 	rf.policy.follow = plugins.FollowPermissions(rf.policy.file)
 	rf.config.reloaded = rf.permissionsReloaded
+	return nil
 }
 
 // permissionsReloaded follows a reload of the configuration file: it

@@ -32,6 +32,9 @@ type policyFlags struct {
 	// auditHead is --audit-head: where the audit log publishes its head.
 	auditHead string
 	approve   bool
+	// trustHints is --trust-hints: the policies read imported tools'
+	// annotations as their servers state them.
+	trustHints bool
 	// byClient is serve's --approve-by-client: ask the MCP client's user.
 	byClient bool
 	// forward is set when calls may leave the process (--nats): then --as
@@ -61,6 +64,7 @@ func addPolicyFlags(fs *flag.FlagSet) *policyFlags {
 	fs.StringVar(&pf.audit, "audit", "", "with --policy, append every decision to the hash-chained audit log `FILE`")
 	fs.StringVar(&pf.auditHead, "audit-head", "", "with --audit, write the log's head to `FILE` after each record, atomically, and refuse to continue a log that lacks the head FILE holds; clawtool audit verify --head-file FILE detects records cut from the log's end")
 	fs.BoolVar(&pf.approve, "approve", false, "with --policy, ask on the terminal whether to run a call that needs an approval")
+	fs.BoolVar(&pf.trustHints, "trust-hints", false, "with --policy, let the policies read the annotations (readOnly, destructive, idempotent, openWorld) of tools imported from MCP servers and plugins as their servers state them; without it they count as the worst case (not read-only, destructive)")
 	return pf
 }
 
@@ -94,8 +98,8 @@ func (pf *policyFlags) authorizerWith(extra ...policy.Option) (*policy.Authorize
 			_, _, err := pf.principal()
 			return nil, err
 		}
-		if pf.as != "" || pf.audit != "" || pf.rolesIn != "" || pf.approve || pf.byClient {
-			return nil, errors.New("--as, --roles-in, --audit and --approve need --policy (--as alone also works with --nats)")
+		if pf.as != "" || pf.audit != "" || pf.rolesIn != "" || pf.approve || pf.byClient || pf.trustHints {
+			return nil, errors.New("--as, --roles-in, --audit, --approve and --trust-hints need --policy (--as alone also works with --nats)")
 		}
 	}
 	if pf.auditHead != "" && pf.audit == "" {
@@ -122,6 +126,9 @@ func (pf *policyFlags) authorizerWith(extra ...policy.Option) (*policy.Authorize
 		policy.WithApprovalHint(func(req policy.ApprovalRequest) string {
 			return fmt.Sprintf("A person the policies let approve it answers with: %s (or in the Approvals tab of clawtool inspect --policy %s --as USER)", pf.approveCommand(req.ID), pf.file)
 		})}
+	if pf.trustHints {
+		opts = append(opts, policy.WithTrustedHints())
+	}
 	if hasP {
 		// Over stdio the principal comes from the command line.
 		opts = append(opts, policy.WithDefaultPrincipal(p))

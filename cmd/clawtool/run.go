@@ -205,7 +205,9 @@ func (rf *registryFlags) build(ctx context.Context, e *env) (r *tool.Registry, c
 // the built-in tools (unless --no-builtins) and the workspace tools.
 func (rf *registryFlags) start(undo *cleanups) (*tool.Registry, error) {
 	rf.forwardPrincipal()
-	rf.permissionsFromConfig()
+	if err := rf.permissionsFromConfig(); err != nil {
+		return nil, err
+	}
 	undo.add(rf.policy.closeApprovals, nil)
 	r, err := rf.mcp.base(rf.policy)
 	if err == nil {

@@ -139,7 +139,15 @@ func (v *validator) hashTape(i int32) uint64 {
 // i, or -1, -1.
 func (v *validator) duplicateItems(i int32) (int, int) {
 	t := &v.tape[i]
+	// Comparing and hashing read the items' text, at each application
+	// of uniqueItems: charged by its length as well as by the values
+	// (4,900 applications to 100 strings of 10 KB took 0.5 s within the
+	// budget, and the values' hashing cost 4 steps each).
+	span := int(t.end - t.start)
 	if t.n <= 16 {
+		if !v.spend(int(t.n) * span / stringBytesPerStep) { // each item read against each other
+			return -1, -1
+		}
 		a := 0
 		for x := i + 1; x < t.next; x = v.tape[x].next {
 			b := a + 1
@@ -157,7 +165,7 @@ func (v *validator) duplicateItems(i int32) (int, int) {
 		at  int32
 		idx int
 	}
-	if !v.spend(int(t.next - i)) { // hashing visits every value once
+	if !v.spend(4*int(t.next-i) + span/stringBytesPerStep) { // hashing visits every value once
 		return -1, -1
 	}
 	seen := make(map[uint64][]item, t.n)

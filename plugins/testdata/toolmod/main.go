@@ -1,12 +1,14 @@
 // Command toolmod is a WebAssembly tool module for the plugins tests and
 // the example of the module ABI: it is run as "toolmod TOOL", reads the
 // call's arguments as JSON on standard input and writes its result to
-// standard output. It serves three tools:
+// standard output. It serves four tools:
 //
 //   - upper {"text": string}: the text in upper case;
 //   - spin {}: never returns, to be stopped at the deadline;
 //   - read {"path": string}: the contents of a file, which the sandbox
-//     denies unless the configuration grants a workspace.
+//     denies unless the configuration grants a workspace;
+//   - getenv {"name": string}: "=" and the value of the module's
+//     environment variable name.
 //
 // Build it with:
 //
@@ -27,6 +29,7 @@ func main() {
 	var args struct {
 		Text string `json:"text"`
 		Path string `json:"path"`
+		Name string `json:"name"`
 	}
 	if err := json.NewDecoder(os.Stdin).Decode(&args); err != nil {
 		fail("arguments: " + err.Error())
@@ -44,6 +47,8 @@ func main() {
 			fail(err.Error())
 		}
 		os.Stdout.Write(b)
+	case "getenv":
+		fmt.Print("=" + os.Getenv(args.Name))
 	default:
 		fail("unknown tool " + os.Args[1])
 	}
