@@ -114,8 +114,9 @@ func PrincipalFrom(ctx context.Context) (Principal, bool) {
 }
 
 // WithoutPrincipal returns a context that carries no principal, whatever
-// ctx carries: calls made with it are decided for the anonymous principal,
-// and [PrincipalFrom] reports none. A transport whose connection outlives
+// ctx carries: calls made with it are decided for the anonymous principal
+// (or for the Authorizer's default principal, when [WithDefaultPrincipal]
+// set one), and [PrincipalFrom] reports none. A transport whose connection outlives
 // the request that opened it (an MCP session) gives the connection such a
 // context, so that each later request is decided for its own credentials
 // and never for the first request's.

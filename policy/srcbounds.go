@@ -97,6 +97,16 @@ func isIdent(c byte) bool {
 // this process's or root owns, is refused (see checkPolicyFile), judged
 // on the file opened, so a symbolic link is judged by its target.
 func readPolicyFile(path string) ([]byte, error) {
+	return readPolicyFileWhile(path, nil)
+}
+
+// readPolicyFileWhile is readPolicyFile, calling during (when not nil)
+// once the file is open and judged, before it is read: the tests' way to
+// change it at that moment. A regular file whose size or modification
+// time changed while it was read is refused: it was being rewritten in
+// place, and what was read may be cut between two policies, which
+// parses (a forbid at its end lost).
+func readPolicyFileWhile(path string, during func()) ([]byte, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
@@ -109,9 +119,24 @@ func readPolicyFile(path string) ([]byte, error) {
 	if err := checkPolicyFile(path, fi); err != nil {
 		return nil, err
 	}
+	if during != nil {
+		during()
+	}
 	src, err := boundedfile.ReadAll(f, path, MaxPolicyBytes)
 	if _, ok := errors.AsType[*boundedfile.TooLargeError](err); ok {
 		return nil, fmt.Errorf("%w (MaxPolicyBytes)", err)
 	}
-	return src, err
+	if err != nil {
+		return nil, err
+	}
+	if fi.Mode().IsRegular() {
+		after, err := f.Stat()
+		if err != nil {
+			return nil, err
+		}
+		if after.Size() != fi.Size() || !after.ModTime().Equal(fi.ModTime()) {
+			return nil, fmt.Errorf("%s changed while it was read (it is being written in place): not loaded; write a new file and rename it over the old one", path)
+		}
+	}
+	return src, nil
 }
