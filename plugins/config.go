@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"net/url"
 	"os"
 	"path"
@@ -290,8 +291,9 @@ func (c *Config) Redact(s string) string {
 // paths in it are resolved against the file's directory. On Unix a file
 // that is not a regular file, that its group or others may write, or
 // that a user other than this process's or root owns is refused, and so
-// is such a sandbox policy file: another user could make the host run
-// their commands, or widen a confined server's sandbox.
+// is such a sandbox policy or permissions file: another user could make
+// the host run their commands, widen a confined server's sandbox, or
+// rewrite the permissions calls are decided by.
 func ReadFile(name string) (*Config, error) {
 	f, err := os.Open(name)
 	if err != nil {
@@ -324,6 +326,12 @@ func ReadFile(name string) (*Config, error) {
 	dir := filepath.Dir(name)
 	if c.Permissions != "" {
 		c.Permissions = resolve(dir, c.Permissions)
+		// Others who may write the permissions would write what every
+		// call is decided by. A missing file is left to the program that
+		// loads it, which refuses it.
+		if err := checkTrustedFile(c.Permissions); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return nil, fmt.Errorf("%s: permissions: %w", name, err)
+		}
 	}
 	if c.SandboxPolicy != "" {
 		c.SandboxPolicy = resolve(dir, c.SandboxPolicy)

@@ -33,7 +33,8 @@ func TestConfigWritableByOthers(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	const cfg = `{"sandboxPolicy": "sandbox.json", "mcpServers": {"s": {"command": "srv"}}}`
+	perm := filepath.Join(dir, "perm.cedar")
+	const cfg = `{"sandboxPolicy": "sandbox.json", "permissions": "perm.cedar", "mcpServers": {"s": {"command": "srv"}}}`
 	write(policy, `{"network": "none"}`, 0o600)
 	for _, c := range []struct {
 		name             string
@@ -45,10 +46,16 @@ func TestConfigWritableByOthers(t *testing.T) {
 		{"config world-writable", 0o666, 0o600, "config.json may be written by other users (mode 0666)"},
 		{"config group-writable", 0o620, 0o600, "config.json may be written by other users (mode 0620)"},
 		{"policy world-writable", 0o600, 0o602, "sandbox.json may be written by other users (mode 0602)"},
+		{"permissions group-writable", 0o600, 0o600, "perm.cedar may be written by other users (mode 0660)"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			write(config, cfg, c.cfgMode)
 			write(policy, `{"network": "none"}`, c.polMode)
+			permMode := os.FileMode(0o600)
+			if strings.HasPrefix(c.name, "permissions") {
+				permMode = 0o660
+			}
+			write(perm, "permit (principal, action, resource);\n", permMode)
 			_, err := ReadFile(config)
 			switch {
 			case c.want == "" && err != nil:
@@ -58,6 +65,7 @@ func TestConfigWritableByOthers(t *testing.T) {
 			}
 		})
 	}
+	write(perm, "permit (principal, action, resource);\n", 0o600)
 	// The per-server policy an entry names is held to the same.
 	write(config, `{"mcpServers": {"s": {"command": "srv", "sandboxPolicy": "sandbox.json"}}}`, 0o600)
 	write(policy, `{"network": "none"}`, 0o666)

@@ -9,14 +9,14 @@ import (
 	"syscall"
 )
 
-// checkTrusted refuses a configuration or sandbox policy file fi (named
-// name) that another user may change: one whose group or others may
+// checkTrusted refuses a configuration, sandbox policy or permissions
+// file fi (named name) that another user may change: one whose group or others may
 // write it, or that a user other than this process's or root owns. Such
-// a file names the commands the host runs as its user, or what a
-// confined server may reach.
+// a file names the commands the host runs as its user, what a confined
+// server may reach, or what calls are allowed.
 func checkTrusted(name string, fi fs.FileInfo) error {
 	if m := fi.Mode().Perm(); m&0o022 != 0 {
-		return fmt.Errorf("%s may be written by other users (mode %04o), who could make this program run their commands or widen a sandbox: refused; chmod go-w %s", name, m, name)
+		return fmt.Errorf("%s may be written by other users (mode %04o), who could make this program run their commands, widen a sandbox or rewrite its permissions: refused; chmod go-w %s", name, m, name)
 	}
 	st, ok := fi.Sys().(*syscall.Stat_t)
 	if !ok {
