@@ -399,7 +399,11 @@ type Policy struct {
 	// /var/run, $XDG_RUNTIME_DIR: "/" holds them) or /proc or /dev (of
 	// which a run gets views of its own), as written or through links, is
 	// refused: a read-only bind does not stop a connect, and the host's
-	// views show its processes and devices.
+	// views show its processes and devices. So is a path that lies in
+	// the workspace or is reached through it (a link on its way, or its
+	// target, there), the workspace itself as written aside: a run could
+	// make it a link to any host path, which the next run's bind would
+	// follow.
 	ReadOnly []string
 	// Protected are paths relative to Workspace that stay read-only. Nil
 	// means [DefaultProtected]; an empty non-nil slice protects nothing.
@@ -517,6 +521,15 @@ func (p Policy) Validate() error {
 		}
 		if why := exposesDaemons(ro); why != "" {
 			return fmt.Errorf("sandbox: read-only path %q %s: a read-only bind stops writes, not a connect to a daemon's socket; name the files the run needs instead", ro, why)
+		}
+		// The workspace itself is no name a run can change (a climb, "..",
+		// is: the kernel climbs from where a link led).
+		itself := filepath.Clean(ro) == filepath.Clean(p.Workspace) && !slices.Contains(strings.Split(ro, "/"), "..")
+		if p.Workspace != "" && !itself && reachesInto(ro, p.Workspace) {
+			// The run writes the workspace: it could make the name a link
+			// to any host path, which the next run's bind (the engine's,
+			// as root) or Landlock rule would follow and grant it.
+			return fmt.Errorf("sandbox: read-only path %q lies in the workspace %q or is reached through it, where a run could make it a link to any host path the next run would then be given; the workspace is readable already, name paths outside it", ro, p.Workspace)
 		}
 	}
 	for _, pr := range p.Protected {
