@@ -6,7 +6,8 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"syscall"
+
+	"github.com/miniopenclaw/tool/internal/fileowner"
 )
 
 // checkTrusted refuses a configuration, sandbox policy or permissions
@@ -18,12 +19,13 @@ func checkTrusted(name string, fi fs.FileInfo) error {
 	if m := fi.Mode().Perm(); m&0o022 != 0 {
 		return fmt.Errorf("%s may be written by other users (mode %04o), who could make this program run their commands, widen a sandbox or rewrite its permissions: refused; chmod go-w %s", name, m, name)
 	}
-	st, ok := fi.Sys().(*syscall.Stat_t)
-	if !ok {
+	uid, ok := fileowner.Trusted(fi)
+	switch {
+	case uid < 0:
 		return fmt.Errorf("%s: its owner cannot be read: refused", name)
-	}
-	if euid := os.Geteuid(); int64(st.Uid) != int64(euid) && st.Uid != 0 {
-		return fmt.Errorf("%s is owned by user %d, neither this process's user (%d) nor root, who could change it at any time: refused; chown %d %s", name, st.Uid, euid, euid, name)
+	case !ok:
+		euid := os.Geteuid()
+		return fmt.Errorf("%s is owned by user %d, neither this process's user (%d) nor root, who could change it at any time: refused; chown %d %s", name, uid, euid, euid, name)
 	}
 	return nil
 }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/miniopenclaw/tool/internal/atomicfile"
+	"github.com/miniopenclaw/tool/internal/fileowner"
 	"github.com/miniopenclaw/tool/internal/statedir"
 )
 
@@ -91,7 +92,7 @@ func (s *FileApprovalStore) with(ctx context.Context, now time.Time, f func(recs
 	if !fi.IsDir() || fi.Mode().Perm()&0o022 != 0 {
 		return fmt.Errorf("approvals: %s is not a directory only its owner may write (chmod 700 it)", s.Dir)
 	}
-	if uid, other := otherOwner(fi); other {
+	if uid, other := fileowner.Other(fi); other {
 		return fmt.Errorf("approvals: %s belongs to another user (uid %d), who could write answers into it; use a directory of your own", s.Dir, uid)
 	}
 	unlock, err := lockFile(ctx, filepath.Join(s.Dir, "approvals.lock"))

@@ -5,7 +5,8 @@ package policy
 import (
 	"fmt"
 	"os"
-	"syscall"
+
+	"github.com/miniopenclaw/tool/internal/fileowner"
 )
 
 // checkPolicyFile refuses a policy file, as opened, that users other
@@ -23,11 +24,12 @@ func checkUnshared(name string, fi os.FileInfo, harm string) error {
 	if m := fi.Mode().Perm(); m&0o022 != 0 {
 		return fmt.Errorf("%s: other users may write it (mode %04o), and so %s: chmod go-w %s", name, m, harm, name)
 	}
-	st, ok := fi.Sys().(*syscall.Stat_t)
-	if !ok {
+	uid, ok := fileowner.Trusted(fi)
+	switch {
+	case uid < 0:
 		return fmt.Errorf("%s: its owner cannot be read: refused", name)
-	}
-	if uid, euid := int64(st.Uid), int64(os.Geteuid()); uid != euid && uid != 0 {
+	case !ok:
+		euid := os.Geteuid()
 		return fmt.Errorf("%s is owned by user %d, neither this process's user (%d) nor root, who could %s: chown %d %s", name, uid, euid, harm, euid, name)
 	}
 	return nil

@@ -16,6 +16,7 @@ import (
 
 	"github.com/miniopenclaw/tool/agent"
 	"github.com/miniopenclaw/tool/internal/atomicfile"
+	"github.com/miniopenclaw/tool/internal/fileowner"
 	"github.com/miniopenclaw/tool/internal/statedir"
 )
 
@@ -86,7 +87,7 @@ func (s Store) dir(create bool) error {
 	if !fi.IsDir() || fi.Mode().Perm()&0o022 != 0 {
 		return fmt.Errorf("saved runs: %s is not a directory only its owner may write (chmod 700 it)", s.Dir)
 	}
-	if uid, other := otherOwner(fi); other {
+	if uid, other := fileowner.Other(fi); other {
 		return fmt.Errorf("saved runs: %s belongs to another user (uid %d), who could put runs in it; use a directory of your own", s.Dir, uid)
 	}
 	return nil
@@ -176,10 +177,10 @@ func (s Store) Load(id string) (*agent.RunState, error) {
 	if fi, err = f.Stat(); err != nil {
 		return nil, fmt.Errorf("saved runs: %w", err)
 	}
-	if !fi.Mode().IsRegular() || modesSayWho && fi.Mode().Perm()&0o022 != 0 {
+	if !fi.Mode().IsRegular() || fileowner.ModesSayWho && fi.Mode().Perm()&0o022 != 0 {
 		return nil, fmt.Errorf("saved runs: %s is not a regular file only its owner may write, which other users could have written (remove it)", s.file(id))
 	}
-	if uid, other := otherOwner(fi); other {
+	if uid, other := fileowner.Other(fi); other {
 		return nil, fmt.Errorf("saved runs: %s belongs to another user (uid %d); it is not resumed (remove it)", s.file(id), uid)
 	}
 	data, err := io.ReadAll(io.LimitReader(f, agent.MaxRunStateBytes+1))

@@ -5,7 +5,8 @@ package bearer
 import (
 	"fmt"
 	"os"
-	"syscall"
+
+	"github.com/miniopenclaw/tool/internal/fileowner"
 )
 
 // checkSecretFile refuses the open file of an HMAC secret that other
@@ -19,12 +20,12 @@ func checkSecretFile(f *os.File) error {
 	if m := fi.Mode().Perm(); m&0o077 != 0 {
 		return fmt.Errorf("an HMAC secret that other users may read or write (mode %04o) lets them sign tokens; chmod 600 it", m)
 	}
-	st, ok := fi.Sys().(*syscall.Stat_t)
-	if !ok {
+	uid, other := fileowner.Other(fi)
+	if uid < 0 {
 		return fmt.Errorf("the HMAC secret's owner cannot be read, so the secret is not used")
 	}
-	if int(st.Uid) != os.Geteuid() {
-		return fmt.Errorf("the HMAC secret's file belongs to another user (uid %d), who may read it or change it; make it this user's own", st.Uid)
+	if other {
+		return fmt.Errorf("the HMAC secret's file belongs to another user (uid %d), who may read it or change it; make it this user's own", uid)
 	}
 	return nil
 }
@@ -42,12 +43,12 @@ func checkPublicKeyFile(f *os.File) error {
 	if m := fi.Mode().Perm(); m&0o022 != 0 {
 		return fmt.Errorf("a public key file that other users may write (mode %04o) lets them put their own key there and sign tokens; chmod go-w it", m)
 	}
-	st, ok := fi.Sys().(*syscall.Stat_t)
-	if !ok {
+	uid, ok := fileowner.Trusted(fi)
+	if uid < 0 {
 		return fmt.Errorf("the public key's owner cannot be read, so the key is not used")
 	}
-	if uid := int(st.Uid); uid != os.Geteuid() && uid != 0 {
-		return fmt.Errorf("the public key's file belongs to another user (uid %d), who may put their own key there; make it this user's own or root's", st.Uid)
+	if !ok {
+		return fmt.Errorf("the public key's file belongs to another user (uid %d), who may put their own key there; make it this user's own or root's", uid)
 	}
 	return nil
 }
