@@ -33,33 +33,9 @@ func (l smallSendBuffers) Accept() (net.Conn, error) {
 // returns the connection and its reader past the response's headers.
 func openStream(t *testing.T, url, sid string, rcvbuf int) (net.Conn, *bufio.Reader) {
 	t.Helper()
-	host := strings.TrimPrefix(url, "http://")
-	c, err := net.DialTimeout("tcp", host, wait)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { c.Close() })
-	if rcvbuf > 0 {
-		_ = c.(*net.TCPConn).SetReadBuffer(rcvbuf)
-	}
-	_ = c.SetReadDeadline(time.Now().Add(wait))
-	fmt.Fprintf(c, "GET / HTTP/1.1\r\nHost: %s\r\nAccept: text/event-stream\r\nMcp-Session-Id: %s\r\nMcp-Protocol-Version: 2025-11-25\r\n\r\n", host, sid)
-	br := bufio.NewReader(c)
-	status, err := br.ReadString('\n')
-	if err != nil || !strings.Contains(status, " 200 ") {
-		t.Fatalf("GET stream: %q %v", status, err)
-	}
-	for {
-		line, err := br.ReadString('\n')
-		if err != nil {
-			t.Fatalf("GET stream headers: %v", err)
-		}
-		if line == "\r\n" {
-			break
-		}
-	}
-	_ = c.SetReadDeadline(time.Time{})
-	return c, br
+	return openRaw(t, url, rcvbuf, "GET stream", func(host string) string {
+		return fmt.Sprintf("GET / HTTP/1.1\r\nHost: %s\r\nAccept: text/event-stream\r\nMcp-Session-Id: %s\r\nMcp-Protocol-Version: 2025-11-25\r\n\r\n", host, sid)
+	})
 }
 
 // listenBody is a 2026-07-28 subscriptions/listen for tools/list_changed.
@@ -69,6 +45,18 @@ const listenBody = `{"jsonrpc":"2.0","id":7,"method":"subscriptions/listen","par
 // openListen opens a subscriptions/listen stream over a connection of
 // its own, as openStream does.
 func openListen(t *testing.T, url string, rcvbuf int) (net.Conn, *bufio.Reader) {
+	t.Helper()
+	return openRaw(t, url, rcvbuf, "listen", func(host string) string {
+		return fmt.Sprintf("POST / HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\n"+
+			"Mcp-Protocol-Version: 2026-07-28\r\nMcp-Method: subscriptions/listen\r\nContent-Length: %d\r\n\r\n%s", host, len(listenBody), listenBody)
+	})
+}
+
+// openRaw sends the request request(host) over a connection of its own
+// with a receive buffer of rcvbuf bytes (0: the default), and returns the
+// connection and its reader past the response's headers, which must say
+// 200; what names the stream in failures.
+func openRaw(t *testing.T, url string, rcvbuf int, what string, request func(host string) string) (net.Conn, *bufio.Reader) {
 	t.Helper()
 	host := strings.TrimPrefix(url, "http://")
 	c, err := net.DialTimeout("tcp", host, wait)
@@ -80,17 +68,16 @@ func openListen(t *testing.T, url string, rcvbuf int) (net.Conn, *bufio.Reader) 
 		_ = c.(*net.TCPConn).SetReadBuffer(rcvbuf)
 	}
 	_ = c.SetReadDeadline(time.Now().Add(wait))
-	fmt.Fprintf(c, "POST / HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\n"+
-		"Mcp-Protocol-Version: 2026-07-28\r\nMcp-Method: subscriptions/listen\r\nContent-Length: %d\r\n\r\n%s", host, len(listenBody), listenBody)
+	fmt.Fprint(c, request(host))
 	br := bufio.NewReader(c)
 	status, err := br.ReadString('\n')
 	if err != nil || !strings.Contains(status, " 200 ") {
-		t.Fatalf("listen: %q %v", status, err)
+		t.Fatalf("%s: %q %v", what, status, err)
 	}
 	for {
 		line, err := br.ReadString('\n')
 		if err != nil {
-			t.Fatalf("listen headers: %v", err)
+			t.Fatalf("%s headers: %v", what, err)
 		}
 		if line == "\r\n" {
 			break

@@ -243,30 +243,7 @@ func TestConfinedServerSecrets(t *testing.T) {
 	const hostSecret, given = "host-secret-value-4711", "ghp-literal-value-0815"
 	t.Setenv("CLAWTOOL_TEST_API_KEY", hostSecret)
 	t.Setenv("CLAWTOOL_TEST_GH", given)
-	dir := t.TempDir()
-	work := filepath.Join(dir, "work")
-	if err := os.Mkdir(work, 0o777); err != nil {
-		t.Fatal(err)
-	}
-	fx := confinedFixture(t, "echo")
-	if err := os.WriteFile(filepath.Join(dir, "sandbox.json"), []byte(`{"readOnly": [`+jsonString(filepath.Dir(fx.Command))+`]}`), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	entry := func(prefix string, env map[string]any, more map[string]any) map[string]any {
-		e := map[string]any{"command": fx.Command, "args": fx.Args, "prefix": prefix}
-		envs := map[string]any{getenvEnv: "1"}
-		for k, v := range fx.Env {
-			envs[k] = v
-		}
-		for k, v := range env {
-			envs[k] = v
-		}
-		e["env"] = envs
-		for k, v := range more {
-			e[k] = v
-		}
-		return e
-	}
+	dir, work, entry := getenvSetup(t)
 	startLog := filepath.Join(work, "starts.log")
 	b, _ := json.Marshal(map[string]any{"sandboxPolicy": "sandbox.json", "mcpServers": map[string]any{
 		"refused": entry("refused_", map[string]any{"GITHUB_TOKEN": "${CLAWTOOL_TEST_GH}", startLogEnv: startLog}, map[string]any{"workspace": work}),
@@ -316,4 +293,38 @@ func TestConfinedServerSecrets(t *testing.T) {
 	if got := getenv("control_getenv", "CLAWTOOL_TEST_API_KEY"); got != hostSecret {
 		t.Errorf("control: the unconfined server does not inherit the host's secret: %q", got)
 	}
+}
+
+// getenvSetup makes what the confined tests of a server's environment
+// share: a directory holding a work directory and a sandbox.json that
+// grants the fixture's command, and entry, which writes a server entry of
+// the fixture with its getenv tool on, env added to its environment and
+// more to the entry.
+func getenvSetup(t *testing.T) (dir, work string, entry func(prefix string, env, more map[string]any) map[string]any) {
+	t.Helper()
+	dir = t.TempDir()
+	work = filepath.Join(dir, "work")
+	if err := os.Mkdir(work, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	fx := confinedFixture(t, "echo")
+	if err := os.WriteFile(filepath.Join(dir, "sandbox.json"), []byte(`{"readOnly": [`+jsonString(filepath.Dir(fx.Command))+`]}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	entry = func(prefix string, env, more map[string]any) map[string]any {
+		e := map[string]any{"command": fx.Command, "args": fx.Args, "prefix": prefix}
+		envs := map[string]any{getenvEnv: "1"}
+		for k, v := range fx.Env {
+			envs[k] = v
+		}
+		for k, v := range env {
+			envs[k] = v
+		}
+		e["env"] = envs
+		for k, v := range more {
+			e[k] = v
+		}
+		return e
+	}
+	return dir, work, entry
 }

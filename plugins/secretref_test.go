@@ -25,30 +25,7 @@ func TestConfinedServerSecretReference(t *testing.T) {
 	requireSandbox(t)
 	const password = "opaque-db-password-90210"
 	t.Setenv("CLAWTOOL_TEST_DB_PASSWORD", password)
-	dir := t.TempDir()
-	work := filepath.Join(dir, "work")
-	if err := os.Mkdir(work, 0o777); err != nil {
-		t.Fatal(err)
-	}
-	fx := confinedFixture(t, "echo")
-	if err := os.WriteFile(filepath.Join(dir, "sandbox.json"), []byte(`{"readOnly": [`+jsonString(filepath.Dir(fx.Command))+`]}`), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	entry := func(prefix string, env map[string]any, more map[string]any) map[string]any {
-		e := map[string]any{"command": fx.Command, "args": fx.Args, "prefix": prefix}
-		envs := map[string]any{getenvEnv: "1"}
-		for k, v := range fx.Env {
-			envs[k] = v
-		}
-		for k, v := range env {
-			envs[k] = v
-		}
-		e["env"] = envs
-		for k, v := range more {
-			e[k] = v
-		}
-		return e
-	}
+	dir, work, entry := getenvSetup(t)
 	startLog := filepath.Join(work, "starts.log")
 	b, _ := json.Marshal(map[string]any{"sandboxPolicy": "sandbox.json", "mcpServers": map[string]any{
 		"renamed": entry("renamed_", map[string]any{"DB": "${CLAWTOOL_TEST_DB_PASSWORD}", startLogEnv: startLog}, map[string]any{"workspace": work}),

@@ -77,12 +77,7 @@ func startHTTP(t *testing.T, args ...string) string {
 // guard, which only keeps a broken server from hanging the test).
 func closedByServer(t *testing.T, conn net.Conn) bool {
 	t.Helper()
-	conn.SetReadDeadline(time.Now().Add(wait))
-	_, err := io.Copy(io.Discard, conn)
-	if ne, ok := err.(net.Error); ok && ne.Timeout() {
-		return false
-	}
-	return true
+	return closedWithin(conn, wait)
 }
 
 func TestServeHTTPDeadlines(t *testing.T) {
