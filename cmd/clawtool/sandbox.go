@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/miniopenclaw/tool"
@@ -111,6 +112,12 @@ func runSandboxRun(ctx context.Context, e *env, args []string) int {
 	fmt.Fprintf(e.stderr, "clawtool sandbox: %s (outcome %s, mode %s, %s, layers %v)\n", r.Summary(), r.Outcome, r.Mode, r.Duration.Round(time.Millisecond), r.Layers)
 	for _, d := range r.NetworkDenials {
 		fmt.Fprintf(e.stderr, "clawtool sandbox: network denied: %s port %d (asked by %s): %s\n", sandbox.Sanitize([]byte(d.Host)), d.Port, sandbox.Sanitize([]byte(d.Client)), d.Reason)
+	}
+	if len(r.ProtectedChanged) > 0 {
+		fmt.Fprintf(e.stderr, "clawtool sandbox: the run created or changed protected paths (not applied): %s\n", sandbox.Sanitize([]byte(strings.Join(r.ProtectedChanged, ", "))))
+	}
+	if len(r.NotApplied) > 0 {
+		fmt.Fprintf(e.stderr, "clawtool sandbox: changes not applied to the workspace: %s\n", sandbox.Sanitize([]byte(strings.Join(r.NotApplied, "; "))))
 	}
 	if r.NetworkDenialsDropped > 0 {
 		fmt.Fprintf(e.stderr, "clawtool sandbox: %d more network denials not listed\n", r.NetworkDenialsDropped)

@@ -47,6 +47,9 @@ func TestSandboxCommand(t *testing.T) {
 		{"run allow-host netns", []string{"sandbox", "run", "--allow-host", "listed.invalid", "--", "sh", "-c", "tail -n +3 /proc/net/dev | cut -d: -f1 | tr -d ' '; echo $HTTPS_PROXY"}, exitOK, "lo\nhttp://127.0.0.1:3128\n", "", "eth"},
 		{"run allow-host bad rule", []string{"sandbox", "run", "--allow-host", "a.*.example", "--", "true"}, exitUsage, "", "wildcard", ""},
 		{"run allow-host with host net", []string{"sandbox", "run", "--net", "host", "--allow-host", "a.example", "--", "true"}, exitToolError, "", "needs network", ""},
+		// What the run changed but was not applied is said, escaped: a
+		// user reading only the exit status would think the hook landed.
+		{"run protected path", []string{"sandbox", "run", "--workspace", ws, "--", "sh", "-c", "mkdir -p .git/hooks && echo x > .git/hooks/pre-commit"}, exitOK, "", "protected paths (not applied): .git/hooks", ""},
 		{"run missing command", []string{"sandbox", "run", "--", "no-such-command-xyz"}, exitToolError, "", "not found", ""},
 		{"run no command", []string{"sandbox", "run"}, exitUsage, "", "no command", ""},
 		{"unknown", []string{"sandbox", "frob"}, exitUsage, "", "unknown subcommand", ""},
