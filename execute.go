@@ -17,6 +17,7 @@ import (
 
 	"github.com/miniopenclaw/tool/internal/jsonschema"
 	"github.com/miniopenclaw/tool/internal/jsontext"
+	"github.com/miniopenclaw/tool/internal/showtext"
 	"github.com/miniopenclaw/tool/internal/suggest"
 )
 
@@ -776,16 +777,7 @@ func shortenArgs(args []byte) string {
 func visible(s string) string { return jsontext.Visible(s) }
 
 // shorten cuts s to at most n bytes at a rune boundary, marking the cut.
-func shorten(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	cut := n
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut--
-	}
-	return s[:cut] + "…"
-}
+func shorten(s string, n int) string { return showtext.Cut(s, n) }
 
 func correlationID() string {
 	return fmt.Sprintf("%016x", rand.Uint64())

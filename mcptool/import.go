@@ -14,6 +14,7 @@ import (
 	"github.com/miniopenclaw/tool"
 	"github.com/miniopenclaw/tool/internal/jsonschema"
 	"github.com/miniopenclaw/tool/internal/jsontext"
+	"github.com/miniopenclaw/tool/internal/showtext"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -605,12 +606,4 @@ func isNameByte(c byte) bool {
 }
 
 // shortText cuts s to at most n bytes at a rune boundary.
-func shortText(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && s[n]&0xC0 == 0x80 {
-		n--
-	}
-	return s[:n] + "…"
-}
+func shortText(s string, n int) string { return showtext.Cut(s, n) }

@@ -32,7 +32,6 @@ import (
 	"context"
 	"errors"
 	"time"
-	"unicode/utf8"
 
 	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/attribute"
@@ -42,6 +41,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/miniopenclaw/tool"
+	"github.com/miniopenclaw/tool/internal/showtext"
 )
 
 // scope is the instrumentation scope name of the tracer and the meter.
@@ -267,16 +267,7 @@ const maxNameBytes = 64
 // spanName returns s cut to maxNameBytes (at a rune boundary), with "…"
 // when it was cut: a model's call names whatever it likes, a megabyte
 // long.
-func spanName(s string) string {
-	if len(s) <= maxNameBytes {
-		return s
-	}
-	n := maxNameBytes
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n] + "…"
-}
+func spanName(s string) string { return showtext.Cut(s, maxNameBytes) }
 
 // metricKind returns the error.type of a failed call for the metrics:
 // the kind when it is one the library reports (or empty: a tool error),

@@ -616,14 +616,8 @@ func (x *expander) server(s *Server, refs *[]secretRef) error {
 			return err
 		}
 	}
-	if s.Env != nil {
-		env := make(map[string]string, len(s.Env))
-		for _, k := range sortedKeys(s.Env) {
-			if err = x.tracked(refs, secretRef{where: fmt.Sprintf("env %q", k), env: k}, func() (err error) { env[k], err = x.expand(s.Env[k], true); return err }); err != nil {
-				return fmt.Errorf("env %q: %w", k, err)
-			}
-		}
-		s.Env = env
+	if s.Env, err = x.env(s.Env, refs); err != nil {
+		return err
 	}
 	for _, name := range s.Secrets {
 		if v := s.Env[name]; len(v) >= minSecret {
@@ -645,16 +639,24 @@ func (x *expander) module(m *Module, refs *[]secretRef) error {
 			return err
 		}
 	}
-	if m.Env != nil {
-		env := make(map[string]string, len(m.Env))
-		for _, k := range sortedKeys(m.Env) {
-			if err = x.tracked(refs, secretRef{where: fmt.Sprintf("env %q", k), env: k}, func() (err error) { env[k], err = x.expand(m.Env[k], true); return err }); err != nil {
-				return fmt.Errorf("env %q: %w", k, err)
-			}
-		}
-		m.Env = env
+	m.Env, err = x.env(m.Env, refs)
+	return err
+}
+
+// env returns a copy of env with its values' references expanded, in
+// key order, recording those to secret-named variables in refs; nil
+// stays nil.
+func (x *expander) env(env map[string]string, refs *[]secretRef) (map[string]string, error) {
+	if env == nil {
+		return nil, nil
 	}
-	return nil
+	out := make(map[string]string, len(env))
+	for _, k := range sortedKeys(env) {
+		if err := x.tracked(refs, secretRef{where: fmt.Sprintf("env %q", k), env: k}, func() (err error) { out[k], err = x.expand(env[k], true); return err }); err != nil {
+			return nil, fmt.Errorf("env %q: %w", k, err)
+		}
+	}
+	return out, nil
 }
 
 func (x *expander) expandMap(m map[string]string, what string) (map[string]string, error) {

@@ -250,16 +250,7 @@ func TestConfinedServerSecrets(t *testing.T) {
 		"named":   entry("named_", map[string]any{"GITHUB_TOKEN": given}, map[string]any{"secrets": []string{"GITHUB_TOKEN"}}),
 		"control": entry("control_", nil, map[string]any{"unsandboxed": true}),
 	}})
-	file := filepath.Join(dir, "config.json")
-	if err := os.WriteFile(file, b, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	reg := tool.NewRegistry()
-	h := NewHost(reg)
-	defer h.Close()
-	if err := h.Reload(t.Context(), file); err != nil {
-		t.Fatal(err)
-	}
+	reg, h := reloadIn(t, dir, b)
 	getenv := func(name, variable string) string {
 		t.Helper()
 		res := reg.Execute(t.Context(), name, json.RawMessage(`{"name": `+jsonString(variable)+`}`))
@@ -327,4 +318,21 @@ func getenvSetup(t *testing.T) (dir, work string, entry func(prefix string, env,
 		return e
 	}
 	return dir, work, entry
+}
+
+// reloadIn writes the configuration b as config.json in dir and returns
+// a host that loaded it, closed when the test ends, and its registry.
+func reloadIn(t *testing.T, dir string, b []byte) (*tool.Registry, *Host) {
+	t.Helper()
+	file := filepath.Join(dir, "config.json")
+	if err := os.WriteFile(file, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	reg := tool.NewRegistry()
+	h := NewHost(reg)
+	t.Cleanup(func() { h.Close() })
+	if err := h.Reload(t.Context(), file); err != nil {
+		t.Fatal(err)
+	}
+	return reg, h
 }

@@ -7,7 +7,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/miniopenclaw/tool"
 	"github.com/miniopenclaw/tool/sandbox"
 )
 
@@ -31,16 +30,7 @@ func TestConfinedServerSecretReference(t *testing.T) {
 		"renamed": entry("renamed_", map[string]any{"DB": "${CLAWTOOL_TEST_DB_PASSWORD}", startLogEnv: startLog}, map[string]any{"workspace": work}),
 		"control": entry("control_", map[string]any{"DB": "${CLAWTOOL_TEST_DB_PASSWORD}"}, map[string]any{"secrets": []string{"DB"}}),
 	}})
-	file := filepath.Join(dir, "config.json")
-	if err := os.WriteFile(file, b, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	reg := tool.NewRegistry()
-	h := NewHost(reg)
-	defer h.Close()
-	if err := h.Reload(t.Context(), file); err != nil {
-		t.Fatal(err)
-	}
+	reg, h := reloadIn(t, dir, b)
 	st := map[string]Status{}
 	for _, s := range h.Status() {
 		st[s.Name] = s

@@ -110,3 +110,16 @@ func writeHex(sb *strings.Builder, kind byte, v uint32, digits int) {
 		sb.WriteByte(hexDigits[v>>uint(shift)&0xf])
 	}
 }
+
+// Cut returns s cut to at most n bytes at a rune boundary, with "…" after
+// it when it was cut: for quoting a name or a value someone else sent,
+// which may be a megabyte long, in a message or a record.
+func Cut(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n] + "…"
+}

@@ -77,3 +77,22 @@ func FuzzText(f *testing.F) {
 		}
 	})
 }
+
+func TestCut(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		n    int
+		want string
+	}{
+		{"short", 10, "short"},
+		{"exactly", 7, "exactly"},
+		{"abcdef", 3, "abc…"},
+		{"aé", 2, "a…"}, // é is two bytes: the cut backs off to a rune start
+		{"ééé", 4, "éé…"},
+		{"é", 0, "…"},
+	} {
+		if got := Cut(tc.in, tc.n); got != tc.want {
+			t.Errorf("Cut(%q, %d) = %q, want %q", tc.in, tc.n, got, tc.want)
+		}
+	}
+}
