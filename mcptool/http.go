@@ -105,8 +105,13 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 					if r.Method == http.MethodDelete && r.Header.Get(headerSessionID) != "" {
 						w = s.ending(w, r.Header.Get(headerSessionID))
 					}
-					r, done := s.bounded(r)
+					r, listen, done := s.bounded(r)
 					defer done()
+					if (listen || r.Method == http.MethodGet) && !s.cfg.noStreamQueue {
+						var drain func()
+						w, r, drain = queueStream(w, r, s.logger())
+						defer drain()
+					}
 					h.route(w, r)
 				}
 			}
