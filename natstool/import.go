@@ -3,6 +3,8 @@ package natstool
 import (
 	"cmp"
 	"context"
+	"crypto/rand"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -177,6 +179,9 @@ type Importer struct {
 	cfg importConfig
 
 	inbox   string // prefix of reply subjects, ends with '.'
+	// cancelKey derives each call's cancel secret (callCancelSecret):
+	// random, and never sent.
+	cancelKey [32]byte
 	replies *nats.Subscription
 	// queued receives every message on a reply subject, straight from the
 	// connection's reader (a channel subscription). The callers waiting
@@ -251,6 +256,7 @@ func Import(ctx context.Context, nc *nats.Conn, reg *tool.Registry, opts *Import
 		kick:      make(chan string, 64),
 		done:      make(chan struct{}),
 	}
+	rand.Read(im.cancelKey[:]) // never fails (crypto/rand)
 	var err error
 	if im.replies, err = nc.ChanSubscribe(im.inbox+"*", im.queued); err != nil {
 		return nil, fmt.Errorf("natstool: %w", err)
@@ -749,8 +755,11 @@ func (t *remoteTool) Execute(ctx context.Context, args json.RawMessage) (tool.Re
 	// The token is the reply subject's last token, whole: onReply finds
 	// the call by it without reading the deadline back.
 	// The reply subject is made in one allocation, the token a part of it.
-	var buf [96]byte
+	secret := callCancelSecret(&im.cancelKey, im.seq)
+	sum := cancelDigest(secret[:])
+	var buf [128]byte
 	b := strconv.AppendUint(append(buf[:0], im.inbox...), im.seq, 36)
+	b = base64.RawURLEncoding.AppendEncode(append(b, CancelMark...), sum[:])
 	b = strconv.AppendInt(append(b, ReplyTimeoutMark...), left, 10)
 	reply := string(b)
 	token := reply[len(im.inbox):]
@@ -786,8 +795,11 @@ func (t *remoteTool) Execute(ctx context.Context, args json.RawMessage) (tool.Re
 	for {
 		select {
 		case <-ctx.Done():
-			// Tell the worker, so that it stops too.
-			im.nc.Publish(cancelSubject(t.subject[:strings.LastIndexByte(t.subject, '.')]), []byte(msg.Reply))
+			// Tell the worker, so that it stops too: the reply subject
+			// and the secret whose digest it carries prove the cancel is
+			// the caller's.
+			body := base64.RawURLEncoding.AppendEncode(append([]byte(msg.Reply), ' '), secret[:])
+			im.nc.Publish(cancelSubject(t.subject[:strings.LastIndexByte(t.subject, '.')]), body)
 			return tool.Result{}, context.Cause(ctx)
 		case m := <-im.queued:
 			// A reply to this call or to another: route it, and take

@@ -3,6 +3,8 @@ package natstool
 import (
 	"bytes"
 	"context"
+	"crypto/subtle"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -624,14 +626,40 @@ func (s *Service) run(ctx context.Context, c *call, name string, args []byte, h 
 }
 
 // onCancel cancels the call whose reply subject the message names, if
-// this worker runs it.
+// this worker runs it and the message gives the call's cancel secret
+// (see [CancelMark]): the reply subject alone is no proof, since anyone
+// who sees the call sees it. Any other cancel of a call of this worker
+// is ignored and logged.
 func (s *Service) onCancel(m *nats.Msg) {
-	s.mu.Lock()
-	c := s.inFlight[string(m.Data)]
-	s.mu.Unlock()
-	if c != nil {
-		c.cancel(errCallerCanceled)
+	data := m.Data
+	sp := bytes.LastIndexByte(data, ' ')
+	reply, secret := data, []byte(nil)
+	if sp >= 0 {
+		reply, secret = data[:sp], data[sp+1:]
 	}
+	s.mu.Lock()
+	c := s.inFlight[string(reply)]
+	s.mu.Unlock()
+	if c == nil {
+		return // not a call of this worker
+	}
+	want, ok := parseCancelDigest(c.reply)
+	var got [cancelSecretBytes]byte
+	if len(secret) != cancelDigestChars {
+		ok = false // checked before decoding: got holds no more
+	} else if n, err := base64.RawURLEncoding.Decode(got[:], secret); err != nil || n != cancelSecretBytes {
+		ok = false
+	}
+	sum := cancelDigest(got[:])
+	if !ok || subtle.ConstantTimeCompare(sum[:], want[:]) != 1 {
+		why := "the message does not give the call's cancel secret (sent by someone other than its caller)"
+		if _, has := parseCancelDigest(c.reply); !has {
+			why = "the call's reply subject carries no cancel digest (a caller older than this worker): it ends at its deadline"
+		}
+		s.logger().Warn("natstool: cancel refused: "+why, "tool", c.name)
+		return
+	}
+	c.cancel(errCallerCanceled)
 }
 
 // cancelAll cancels every call in flight, and those about to start.
