@@ -97,6 +97,14 @@ type ImportOptions struct {
 	// Logger receives tools left out and scans that failed ([slog.Default]
 	// when nil).
 	Logger *slog.Logger
+	// ReplyKey, when set, takes only results and progress reports signed
+	// for the call by a worker with the same key ([ServeOptions.ReplyKey];
+	// see [ReplyKey]): others are dropped and logged, and the call waits
+	// on for its worker's. A call whose worker sent only unsigned results
+	// (a worker without the key, or older than reply signatures) fails,
+	// once the worker falls silent, with an error that says so. Without
+	// it, whoever can publish on the caller's inbox can answer its calls.
+	ReplyKey *ReplyKey
 }
 
 type importConfig struct {
@@ -110,6 +118,7 @@ type importConfig struct {
 	headers        func(context.Context) nats.Header
 	retry          tool.RetryPolicy
 	logger         *slog.Logger
+	replyKey       *ReplyKey
 }
 
 // config is o with its defaults filled in.
@@ -123,6 +132,7 @@ func (o *ImportOptions) config() importConfig {
 		return cfg
 	}
 	cfg.prefix, cfg.filter, cfg.headers, cfg.logger = o.Prefix, o.Filter, o.CallHeaders, o.Logger
+	cfg.replyKey = o.ReplyKey
 	positive(&cfg.wait, o.DiscoveryWait)
 	positive(&cfg.quiet, o.DiscoveryQuiet)
 	if o.Resync != 0 {
@@ -227,6 +237,23 @@ type pendingCall struct {
 	// heard is the watchdog tick at which the worker was last heard
 	// from. A heartbeat only sets it: it wakes nobody.
 	heard atomic.Uint64
+
+	// With a reply key: what the call's result is bound to (its subject
+	// and arguments), the sequence number of the latest progress report
+	// taken, and the replies refused (their count, and the latest
+	// reason).
+	subject string
+	args    []byte
+	seq     atomic.Int64
+	refused atomic.Int64
+	why     atomic.Value // error
+}
+
+// refuse drops a reply of pc that is not signed for it, and logs why.
+func (im *Importer) refuse(pc *pendingCall, err error) {
+	pc.refused.Add(1)
+	pc.why.Store(err)
+	im.logger().Warn("natstool: reply refused", "subject", pc.subject, "err", err)
 }
 
 // Messages that end a call without a word from its worker.
@@ -648,8 +675,30 @@ func (im *Importer) onReply(m *nats.Msg) {
 	if pc == nil {
 		return // the call is over
 	}
+	kind := m.Header.Get(HeaderKind)
+	if k := im.cfg.replyKey; k != nil && kind != kindHeartbeat && kind != kindBusy && m.Header.Get("Status") == "" {
+		// Checked here, before the message takes a place in pc.msgs, so
+		// that forged replies cannot crowd out the worker's. A large
+		// result is checked once its object is read (finish).
+		switch {
+		case kind == kindProgress:
+			seq, _, err := k.verify(m.Header, signProgress, []byte(m.Subject), m.Data)
+			if err != nil {
+				im.refuse(pc, err)
+				return
+			}
+			if last := pc.seq.Load(); seq <= last || !pc.seq.CompareAndSwap(last, seq) {
+				return // an older report, or one seen already
+			}
+		case m.Header.Get(HeaderObject) == "":
+			if _, _, err := k.verify(m.Header, signResult, resultFields(pc.subject, m.Subject, pc.args, m.Data)...); err != nil {
+				im.refuse(pc, err)
+				return
+			}
+		}
+	}
 	pc.heard.Store(im.tick.Load())
-	switch m.Header.Get(HeaderKind) {
+	switch kind {
 	case kindHeartbeat:
 		return
 	case kindProgress:
@@ -746,6 +795,9 @@ func (t *remoteTool) Execute(ctx context.Context, args json.RawMessage) (tool.Re
 	deadline, _ := ctx.Deadline()
 	left := timeoutMs(time.Until(deadline))
 	pc := &pendingCall{msgs: make(chan *nats.Msg, 3)}
+	if im.cfg.replyKey != nil {
+		pc.subject, pc.args = t.subject, args
+	}
 	im.mu.Lock()
 	if im.closed {
 		im.mu.Unlock()
@@ -814,40 +866,62 @@ func (t *remoteTool) Execute(ctx context.Context, args json.RawMessage) (tool.Re
 				}
 				continue
 			}
-			return t.finish(ctx, m)
+			if m == silentMsg && pc.refused.Load() > 0 {
+				why, _ := pc.why.Load().(error)
+				return tool.Result{}, fmt.Errorf("service %s, tool %q: %d replies to the call were refused and its worker fell silent: %v (is the worker serving without the reply key, --principal-key, or older than reply signatures?)", t.service, t.name, pc.refused.Load(), why)
+			}
+			res, err, forged := t.finish(ctx, m, args)
+			if forged != nil {
+				im.refuse(pc, forged)
+				continue
+			}
+			return res, err
 		}
 	}
 }
 
-// finish reads the message that ends a call.
-func (t *remoteTool) finish(ctx context.Context, m *nats.Msg) (tool.Result, error) {
+// finish reads the message that ends a call. forged is set, and nothing
+// else, for a large result not signed for the call (with a reply key),
+// which is dropped: the call waits on for its worker's.
+func (t *remoteTool) finish(ctx context.Context, m *nats.Msg, args []byte) (res tool.Result, err error, forged error) {
 	switch {
 	case m == closedMsg:
-		return t.unavailable("tool %q is no longer imported", t.name)
+		res, err = t.unavailable("tool %q is no longer imported", t.name)
+		return res, err, nil
 	case m == silentMsg:
 		if !t.im.nc.IsConnected() {
-			return t.unavailable("the connection to the NATS server was lost during the call to tool %q (nothing heard for %s); whether the worker finished it is unknown", t.name, t.im.cfg.workerTimeout)
+			res, err = t.unavailable("the connection to the NATS server was lost during the call to tool %q (nothing heard for %s); whether the worker finished it is unknown", t.name, t.im.cfg.workerTimeout)
+			return res, err, nil
 		}
-		return t.unavailable("the worker running tool %q stopped answering (nothing heard for %s); it may have died", t.name, t.im.cfg.workerTimeout)
+		res, err = t.unavailable("the worker running tool %q stopped answering (nothing heard for %s); it may have died", t.name, t.im.cfg.workerTimeout)
+		return res, err, nil
 	case m.Header.Get("Status") == "503":
-		return t.unavailable("no worker of service %s is serving tool %q right now; try again later", t.service, t.name)
+		res, err = t.unavailable("no worker of service %s is serving tool %q right now; try again later", t.service, t.name)
+		return res, err, nil
 	case m.Header.Get(HeaderKind) == kindBusy:
-		return t.unavailable("every worker of service %s that received the call to tool %q was busy; try again later", t.service, t.name)
+		res, err = t.unavailable("every worker of service %s that received the call to tool %q was busy; try again later", t.service, t.name)
+		return res, err, nil
 	case m.Header.Get(micro.ErrorCodeHeader) != "":
-		return tool.Result{}, fmt.Errorf("service %s, tool %q: %s %s", t.service, t.name, m.Header.Get(micro.ErrorCodeHeader), m.Header.Get(micro.ErrorHeader))
+		return tool.Result{}, fmt.Errorf("service %s, tool %q: %s %s", t.service, t.name, m.Header.Get(micro.ErrorCodeHeader), m.Header.Get(micro.ErrorHeader)), nil
 	}
 	body := m.Data
 	if key := m.Header.Get(HeaderObject); key != "" {
-		var err error
-		if body, err = t.fetchObject(ctx, m.Header.Get(HeaderBucket), key, m.Subject); err != nil {
-			return tool.Result{}, err
+		var verify func([]byte) error
+		if k := t.im.cfg.replyKey; k != nil {
+			verify = func(b []byte) error {
+				_, _, err := k.verify(m.Header, signResult, resultFields(t.subject, m.Subject, args, b)...)
+				return err
+			}
+		}
+		if body, err, forged = t.fetchObject(ctx, m.Header.Get(HeaderBucket), key, m.Subject, verify); err != nil || forged != nil {
+			return tool.Result{}, err, forged
 		}
 	}
-	res, err := decodeResult(body)
+	res, err = decodeResult(body)
 	if err != nil {
-		return tool.Result{}, fmt.Errorf("service %s, tool %q: the worker's result cannot be read: %v", t.service, t.name, err)
+		return tool.Result{}, fmt.Errorf("service %s, tool %q: the worker's result cannot be read: %v", t.service, t.name, err), nil
 	}
-	return res, nil
+	return res, nil, nil
 }
 
 // fetchObject reads, then deletes, a large result from the object store:
@@ -856,9 +930,13 @@ func (t *remoteTool) finish(ctx context.Context, m *nats.Msg) (tool.Result, erro
 // naming any other object (of another bucket, or another call's result)
 // could otherwise have the importer read it, with its own rights, into
 // this call's result, and delete it.
-func (t *remoteTool) fetchObject(ctx context.Context, bucket, key, reply string) ([]byte, error) {
-	fail := func(err error) ([]byte, error) {
-		return nil, fmt.Errorf("service %s, tool %q: reading the large result %s/%s: %w", t.service, t.name, bucket, key, err)
+//
+// With verify, the bytes read must pass it before the object is deleted:
+// a forged pointer to the call's genuine object (whose own pointer is
+// on its way) neither ends the call nor deletes it; forged is then why.
+func (t *remoteTool) fetchObject(ctx context.Context, bucket, key, reply string, verify func([]byte) error) (body []byte, err error, forged error) {
+	fail := func(err error) ([]byte, error, error) {
+		return nil, fmt.Errorf("service %s, tool %q: reading the large result %s/%s: %w", t.service, t.name, bucket, key, err), nil
 	}
 	js, err := jetstream.New(t.im.nc)
 	if err != nil {
@@ -875,11 +953,23 @@ func (t *remoteTool) fetchObject(ctx context.Context, bucket, key, reply string)
 	if got := info.Headers.Values(HeaderResultFor); len(got) != 1 || got[0] != reply {
 		return fail(fmt.Errorf("the object is not this call's result (its %s header does not name this call's reply subject; a worker older than this importer sets none): refused, neither read nor deleted", HeaderResultFor))
 	}
-	defer store.Delete(context.WithoutCancel(ctx), key)
 	if int64(info.Size) > t.im.cfg.maxResultBytes {
+		if verify == nil {
+			store.Delete(context.WithoutCancel(ctx), key)
+		}
 		return fail(fmt.Errorf("%d bytes, more than the limit of %d", info.Size, t.im.cfg.maxResultBytes))
 	}
-	return store.GetBytes(ctx, key)
+	body, err = store.GetBytes(ctx, key)
+	if err != nil {
+		return fail(err)
+	}
+	if verify != nil {
+		if err := verify(body); err != nil {
+			return nil, nil, fmt.Errorf("the large result %s/%s: %w", bucket, key, err)
+		}
+	}
+	store.Delete(context.WithoutCancel(ctx), key)
+	return body, nil, nil
 }
 
 // checkSubject refuses a tool's subject, as a $SRV.INFO reply gives it,

@@ -84,6 +84,12 @@ type ServeOptions struct {
 	// Logger receives events such as a failed resync of the service's
 	// endpoints ([slog.Default] when nil).
 	Logger *slog.Logger
+	// ReplyKey, when set, signs each call's result and progress reports
+	// (see [ReplyKey]), for callers that take only signed replies
+	// ([ImportOptions.ReplyKey]). Heartbeats and busy replies are not
+	// signed: they can only keep a call waiting until its deadline, or
+	// end it as unavailable.
+	ReplyKey *ReplyKey
 }
 
 type serveConfig struct {
@@ -96,6 +102,7 @@ type serveConfig struct {
 	callContext                func(context.Context, nats.Header) (context.Context, error)
 	logger                     *slog.Logger
 	jobs                       *Jobs
+	replyKey                   *ReplyKey
 }
 
 // config is o with its defaults filled in.
@@ -119,6 +126,7 @@ func (o *ServeOptions) config() serveConfig {
 	}
 	positive(&cfg.heartbeat, o.Heartbeat)
 	cfg.store, cfg.callContext, cfg.jobs, cfg.logger = o.ObjectStore, o.CallContext, o.Jobs, o.Logger
+	cfg.replyKey = o.ReplyKey
 	return cfg
 }
 
@@ -190,8 +198,9 @@ type call struct {
 	slot     deadline.Slot // in s.deadlines; guarded by s.mu
 	expired  atomic.Bool   // the deadline timer ended the call
 
-	mu   sync.Mutex // guards last
+	mu   sync.Mutex // guards last and seq
 	last time.Time  // of the latest progress report sent
+	seq  int64      // of the latest progress report sent
 }
 
 // Deadline returns the caller's deadline, if it set one.
@@ -709,8 +718,17 @@ func (c *call) progress(progress, total float64, message string) {
 		return
 	}
 	c.last = now
+	c.seq++
+	seq := c.seq
 	c.mu.Unlock()
 	b, _ := json.Marshal(progressReport{Progress: progress, Total: total, Message: message})
+	if k := c.s.cfg.replyKey; k != nil {
+		msg := &nats.Msg{Subject: c.reply, Data: b, Header: signedHeader(kindProgress, k.sign(signProgress, seq, 0, []byte(c.reply), b))}
+		if err := c.s.nc.PublishMsg(msg); err != nil && !errors.Is(err, nats.ErrConnectionClosed) {
+			c.s.logger().Debug("natstool: could not reply", "kind", kindProgress, "err", err)
+		}
+		return
+	}
 	c.s.reply(c.reply, kindProgress, b)
 }
 
@@ -742,9 +760,13 @@ func (s *Service) result(req micro.Request, name string, res tool.Result) {
 	// A result that fits goes without headers: a reply without
 	// HeaderKind is a result, and headers cost both sides a parse.
 	var opts []micro.RespondOpt
+	var hdr micro.Headers
 	if limit := s.maxPayload() - 1024; len(body) > limit {
-		var hdr micro.Headers
-		body, hdr = s.largeResult(name, req.Reply(), body, limit)
+		body, hdr = s.largeResult(req, name, body, limit)
+	} else if k := s.cfg.replyKey; k != nil {
+		hdr = micro.Headers{HeaderReplySignature: {k.sign(signResult, 0, 0, resultFields(req.Subject(), req.Reply(), req.Data(), body)...)}}
+	}
+	if hdr != nil {
 		opts = append(opts, micro.WithHeaders(hdr))
 	}
 	// Publishing copies body into the connection's buffer, so the
@@ -790,12 +812,20 @@ func (e *resultEncoder) release() {
 
 // largeResult puts an encoded result that does not fit in a message into
 // the object store, bound to the call's reply subject (HeaderResultFor),
-// and returns the reply that points at it.
-func (s *Service) largeResult(name, reply string, body []byte, limit int) ([]byte, micro.Headers) {
+// and returns the reply that points at it. With a reply key, the reply
+// is signed over the object's bytes (or the error that replaces it).
+func (s *Service) largeResult(req micro.Request, name string, body []byte, limit int) ([]byte, micro.Headers) {
+	reply := req.Reply()
 	hdr := micro.Headers{HeaderKind: []string{kindResult}}
+	if k := s.cfg.replyKey; k != nil {
+		defer func() {
+			hdr[HeaderReplySignature] = []string{k.sign(signResult, 0, 0, resultFields(req.Subject(), reply, req.Data(), body)...)}
+		}()
+	}
 	fail := func(why string) ([]byte, micro.Headers) {
 		b, _ := json.Marshal(tool.Result{IsError: true, Kind: tool.KindToolError,
 			Error: fmt.Sprintf("the result of tool %q is %d bytes, more than one NATS message carries (%d bytes), and %s", name, len(body), limit, why)})
+		body = b
 		return b, hdr
 	}
 	if s.cfg.store == nil {
