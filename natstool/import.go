@@ -188,11 +188,11 @@ type Importer struct {
 	reg *tool.Registry
 	cfg importConfig
 
-	inbox   string // prefix of reply subjects, ends with '.'
+	inbox string // prefix of reply subjects, ends with '.'
 	// cancelKey derives each call's cancel secret (callCancelSecret):
 	// random, and never sent.
 	cancelKey [32]byte
-	replies *nats.Subscription
+	replies   *nats.Subscription
 	// queued receives every message on a reply subject, straight from the
 	// connection's reader (a channel subscription). The callers waiting
 	// for their calls take them and route each to its call (onReply),
