@@ -159,6 +159,14 @@ type JobsOptions struct {
 	// (Headers), which [VerifiedJobContext] checks against the
 	// signature.
 	CoveredHeaders []string
+	// ReplyKey, when set, has workers sign each job's progress reports,
+	// bound to the job's progress subject and the time they were sent
+	// (see [ReplyKey]), and has [Jobs.Wait] and [Jobs.VerifyProgress]
+	// drop and log every report that is not so signed, is older than
+	// [ProgressMaxAge] or dated more than [ProgressSkew] ahead. Without
+	// it, whoever can publish on the jobs' subjects can put text in any
+	// job's progress.
+	ReplyKey *ReplyKey
 }
 
 // A JobAsk lets the calls of jobs ask for input and be run again with
@@ -242,6 +250,7 @@ type jobsConfig struct {
 	jobContext              func(context.Context, nats.Header) (context.Context, error)
 	ask                     JobAsk
 	covered                 []string
+	replyKey                *ReplyKey
 }
 
 // config is o with its defaults filled in.
@@ -262,6 +271,7 @@ func (o *JobsOptions) config() jobsConfig {
 	positive(&cfg.replicas, o.Replicas)
 	cfg.headers, cfg.owner, cfg.jobContext, cfg.logger, cfg.ask = o.Headers, o.Owner, o.Context, o.Logger, o.Ask
 	cfg.covered = slices.Clone(o.CoveredHeaders)
+	cfg.replyKey = o.ReplyKey
 	return cfg
 }
 
@@ -495,6 +505,31 @@ func (j *Jobs) ownRecord(ctx context.Context, id string, data []byte) (Job, erro
 // on, as JSON {"progress","total","message"}, at most one every 20 ms.
 func (j *Jobs) ProgressSubject(id string) string { return j.cfg.subject + ".progress." + id }
 
+// VerifyProgress checks a message on a job's progress subject. With a
+// [JobsOptions.ReplyKey], it returns the time the worker signed it at,
+// or an error wrapping [ErrReplySignature], which it logs, for a report
+// not signed for this subject with a key of the jobs', or outside the
+// window of [ProgressMaxAge] and [ProgressSkew]; a reader that keeps
+// the latest report drops one older than it holds (a replay). Without
+// a key it returns the zero time and no error: nothing can be
+// authenticated. The report's body is the JSON {"progress", "total",
+// "message"}.
+func (j *Jobs) VerifyProgress(m *nats.Msg) (time.Time, error) {
+	k := j.cfg.replyKey
+	if k == nil {
+		return time.Time{}, nil
+	}
+	_, millis, err := k.verify(m.Header, signJobProgress, []byte(m.Subject), m.Data)
+	if err == nil {
+		err = checkTime(millis, time.Now())
+	}
+	if err != nil {
+		j.logger().Warn("natstool: job progress refused", "subject", m.Subject, "err", err)
+		return time.Time{}, err
+	}
+	return time.UnixMilli(millis), nil
+}
+
 // CancelSubject is the subject a job's cancellation is announced on, to
 // the worker that runs it.
 func (j *Jobs) CancelSubject(id string) string { return j.cfg.subject + ".cancel." + id }
@@ -707,7 +742,13 @@ func (j *Jobs) Wait(ctx context.Context, id string) (tool.Result, error) {
 	if _, err := j.Job(ctx, id); err != nil {
 		return tool.Result{}, err
 	}
+	var last time.Time // of the latest report relayed: older ones are replays
 	sub, err := j.nc.Subscribe(j.ProgressSubject(id), func(m *nats.Msg) {
+		at, err := j.VerifyProgress(m)
+		if err != nil || at.Before(last) {
+			return
+		}
+		last = at
 		var p progressReport
 		if json.Unmarshal(m.Data, &p) == nil {
 			tool.ReportProgress(ctx, p.Progress, p.Total, p.Message)
@@ -1080,7 +1121,11 @@ func (w *JobWorker) execute(ctx context.Context, msg jetstream.Msg, req jobReque
 		lastReport = now
 		progressMu.Unlock()
 		b, _ := json.Marshal(progressReport{Progress: progress, Total: total, Message: message})
-		j.nc.Publish(j.ProgressSubject(req.ID), b)
+		msg := &nats.Msg{Subject: j.ProgressSubject(req.ID), Data: b}
+		if k := j.cfg.replyKey; k != nil {
+			msg.Header = signedHeader("", k.sign(signJobProgress, 0, now.UnixMilli(), []byte(msg.Subject), b))
+		}
+		j.nc.PublishMsg(msg)
 	})
 	stopBeats := make(chan struct{})
 	beatsDone := make(chan struct{})

@@ -157,6 +157,9 @@ type entry struct {
 	owner     string
 	submitted time.Time
 	progress  *mcptool.TaskProgress
+	// progressAt is when the worker signed progress (zero without a
+	// reply key): an older report is a replay.
+	progressAt time.Time
 }
 
 type ownerKey struct{}
@@ -258,14 +261,20 @@ func Open(ctx context.Context, nc *nats.Conn, opts *Options) (*Store, error) {
 	}
 	prefix := strings.TrimSuffix(jobs.ProgressSubject("*"), "*")
 	s.prog, err = nc.Subscribe(prefix+"*", func(m *nats.Msg) {
+		// With the jobs' ReplyKey, only reports a worker signed for this
+		// task, and newer than the one kept (not a replay).
+		at, err := jobs.VerifyProgress(m)
+		if err != nil {
+			return
+		}
 		var p mcptool.TaskProgress
 		if json.Unmarshal(m.Data, &p) != nil {
 			return
 		}
 		id := strings.TrimPrefix(m.Subject, prefix)
 		s.mu.Lock()
-		if e := s.index[id]; e != nil {
-			e.progress = &p
+		if e := s.index[id]; e != nil && !at.Before(e.progressAt) {
+			e.progress, e.progressAt = &p, at
 		}
 		s.mu.Unlock()
 	})
