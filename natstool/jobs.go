@@ -1123,7 +1123,7 @@ func (w *JobWorker) execute(ctx context.Context, msg jetstream.Msg, req jobReque
 		b, _ := json.Marshal(progressReport{Progress: progress, Total: total, Message: message})
 		msg := &nats.Msg{Subject: j.ProgressSubject(req.ID), Data: b}
 		if k := j.cfg.replyKey; k != nil {
-			msg.Header = signedHeader("", k.sign(signJobProgress, 0, now.UnixMilli(), []byte(msg.Subject), b))
+			msg.Header = signedHeader("", k.sign(k.id, signJobProgress, 0, now.UnixMilli(), []byte(msg.Subject), b))
 		}
 		j.nc.PublishMsg(msg)
 	})

@@ -119,11 +119,33 @@ func digest(b []byte) []byte {
 	return s[:]
 }
 
-// sign returns the header value that signs a message of kind.
-func (k *ReplyKey) sign(kind string, seq, millis int64, fields ...[]byte) string {
-	mac := replyMAC(k.keys[k.id], kind, seq, millis, fields...)
-	return "v1 k=" + k.id + " q=" + strconv.FormatInt(seq, 10) + " t=" + strconv.FormatInt(millis, 10) +
+// sign returns the header value that signs a message of kind with the
+// key id (see keyFor).
+func (k *ReplyKey) sign(id, kind string, seq, millis int64, fields ...[]byte) string {
+	mac := replyMAC(k.keys[id], kind, seq, millis, fields...)
+	return "v1 k=" + id + " q=" + strconv.FormatInt(seq, 10) + " t=" + strconv.FormatInt(millis, 10) +
 		" s=" + base64.RawURLEncoding.EncodeToString(mac)
+}
+
+// keyFor returns the id of the key a reply to a request with headers h
+// is signed with: the key its caller signed its principal claim with
+// (policy.HeaderPrincipalSignature names it), when this key holds it,
+// so that a caller still on the old key of a rotation (the worker
+// accepting it) can read the reply; else the signing key.
+func (k *ReplyKey) keyFor(h nats.Header) string {
+	v := h.Get(policy.HeaderPrincipalSignature)
+	if len(v) > maxReplySignature {
+		return k.id
+	}
+	for _, f := range strings.Fields(v) {
+		if id, ok := strings.CutPrefix(f, "k="); ok {
+			if _, held := k.keys[id]; held {
+				return id
+			}
+			break
+		}
+	}
+	return k.id
 }
 
 // verify checks h's signature of a message of kind bound to fields, and
@@ -150,7 +172,11 @@ func (k *ReplyKey) verify(h nats.Header, kind string, fields ...[]byte) (seq, mi
 	}
 	key := k.keys[f[1][2:]]
 	if key == nil {
-		return bad("signed with a key this reader does not hold")
+		id := f[1][2:]
+		if !validID(id) {
+			return bad("signed with a key id that is not one")
+		}
+		return bad("signed with key id " + id + ", which this reader does not hold (the worker and this process hold different keys: give both the same --principal-key)")
 	}
 	seq, err1 := strconv.ParseInt(f[2][2:], 10, 64)
 	millis, err2 := strconv.ParseInt(f[3][2:], 10, 64)
@@ -162,6 +188,21 @@ func (k *ReplyKey) verify(h nats.Header, kind string, fields ...[]byte) (seq, mi
 		return bad("the signature is not for this message (forged, or for another call)")
 	}
 	return seq, millis, nil
+}
+
+// validID reports whether id may be a key id (policy.SignerKey.ID):
+// what an error may show of it.
+func validID(id string) bool {
+	if id == "" || len(id) > policy.MaxSignerKeyID {
+		return false
+	}
+	for i := 0; i < len(id); i++ {
+		c := id[i]
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '-' || c == '_' || c == '.') {
+			return false
+		}
+	}
+	return true
 }
 
 // signedHeader returns a header holding only the signature sig, and the

@@ -723,7 +723,7 @@ func (c *call) progress(progress, total float64, message string) {
 	c.mu.Unlock()
 	b, _ := json.Marshal(progressReport{Progress: progress, Total: total, Message: message})
 	if k := c.s.cfg.replyKey; k != nil {
-		msg := &nats.Msg{Subject: c.reply, Data: b, Header: signedHeader(kindProgress, k.sign(signProgress, seq, 0, []byte(c.reply), b))}
+		msg := &nats.Msg{Subject: c.reply, Data: b, Header: signedHeader(kindProgress, k.sign(k.keyFor(nats.Header(c.req.Headers())), signProgress, seq, 0, []byte(c.reply), b))}
 		if err := c.s.nc.PublishMsg(msg); err != nil && !errors.Is(err, nats.ErrConnectionClosed) {
 			c.s.logger().Debug("natstool: could not reply", "kind", kindProgress, "err", err)
 		}
@@ -764,7 +764,8 @@ func (s *Service) result(req micro.Request, name string, res tool.Result) {
 	if limit := s.maxPayload() - 1024; len(body) > limit {
 		body, hdr = s.largeResult(req, name, body, limit)
 	} else if k := s.cfg.replyKey; k != nil {
-		hdr = micro.Headers{HeaderReplySignature: {k.sign(signResult, 0, 0, resultFields(req.Subject(), req.Reply(), req.Data(), body)...)}}
+		id := k.keyFor(nats.Header(req.Headers()))
+		hdr = micro.Headers{HeaderReplySignature: {k.sign(id, signResult, 0, 0, resultFields(req.Subject(), req.Reply(), req.Data(), body)...)}}
 	}
 	if hdr != nil {
 		opts = append(opts, micro.WithHeaders(hdr))
@@ -819,7 +820,8 @@ func (s *Service) largeResult(req micro.Request, name string, body []byte, limit
 	hdr := micro.Headers{HeaderKind: []string{kindResult}}
 	if k := s.cfg.replyKey; k != nil {
 		defer func() {
-			hdr[HeaderReplySignature] = []string{k.sign(signResult, 0, 0, resultFields(req.Subject(), reply, req.Data(), body)...)}
+			id := k.keyFor(nats.Header(req.Headers()))
+			hdr[HeaderReplySignature] = []string{k.sign(id, signResult, 0, 0, resultFields(req.Subject(), reply, req.Data(), body)...)}
 		}()
 	}
 	fail := func(why string) ([]byte, micro.Headers) {
