@@ -540,6 +540,20 @@ func (j *Jobs) CancelSubject(id string) string { return j.cfg.subject + ".cancel
 // worker, and whatever it returns is not recorded. A job that is not
 // ctx's owner's is an error wrapping [ErrJobNotFound].
 func (j *Jobs) Cancel(ctx context.Context, id string) (Job, error) {
+	return j.cancel(ctx, id, true)
+}
+
+// Expire ends the job id whatever its owner, as [Jobs.Cancel] does, for
+// the keeper of the jobs' records when a job outlived its time on the
+// keeper's clock (a durable task past its TTL): it is recorded
+// cancelled, and a worker running it ends the run. A job done or
+// cancelled already is left as it is.
+func (j *Jobs) Expire(ctx context.Context, id string) (Job, error) {
+	return j.cancel(ctx, id, false)
+}
+
+// cancel records the job id cancelled, for ctx's owner only when owned.
+func (j *Jobs) cancel(ctx context.Context, id string, owned bool) (Job, error) {
 	for range 8 { // each round loses only to a worker's update
 		e, err := j.kv.Get(ctx, id)
 		if errors.Is(err, jetstream.ErrKeyNotFound) || errors.Is(err, jetstream.ErrInvalidKey) {
@@ -548,7 +562,12 @@ func (j *Jobs) Cancel(ctx context.Context, id string) (Job, error) {
 		if err != nil {
 			return Job{}, fmt.Errorf("natstool: job %s: %w", id, err)
 		}
-		job, err := j.ownRecord(ctx, id, e.Value())
+		var job Job
+		if owned {
+			job, err = j.ownRecord(ctx, id, e.Value())
+		} else if err = json.Unmarshal(e.Value(), &job); err != nil {
+			err = fmt.Errorf("natstool: job %s: the record cannot be read: %w", id, err)
+		}
 		if err != nil || job.State.Terminal() {
 			return job, err
 		}
