@@ -97,10 +97,12 @@ type ImportOptions struct {
 	// Logger receives tools left out and scans that failed ([slog.Default]
 	// when nil).
 	Logger *slog.Logger
-	// ReplyKey, when set, takes only results and progress reports signed
-	// for the call by a worker with the same key ([ServeOptions.ReplyKey];
-	// see [ReplyKey]): others are dropped and logged, and the call waits
-	// on for its worker's. A call whose worker sent only unsigned results
+	// ReplyKey, when set, imports only services whose definitions a
+	// worker with the same key signed ([ServeOptions.ReplyKey],
+	// [MetadataSignature]; others are left out and logged), and takes
+	// only results and progress reports signed for the call by such a
+	// worker (see [ReplyKey]): others are dropped and logged, and the
+	// call waits on for its worker's. A call whose worker sent only unsigned results
 	// (a worker without the key, or older than reply signatures) fails,
 	// once the worker falls silent, with an error that says so. Without
 	// it, whoever can publish on the caller's inbox can answer its calls.
@@ -348,7 +350,7 @@ func (im *Importer) Close() error {
 // [tool.ErrDuplicate], [tool.ErrInvalidSchema] or [tool.ErrInvalidName]),
 // or the error that stopped the scan.
 func (im *Importer) Sync(ctx context.Context) error {
-	found, err := im.scan(ctx)
+	found, refused, err := im.scan(ctx)
 	if err != nil {
 		return err
 	}
@@ -357,7 +359,7 @@ func (im *Importer) Sync(ctx context.Context) error {
 	im.mu.Lock()
 	im.instances = found
 	im.mu.Unlock()
-	return im.reconcile()
+	return errors.Join(append(refused, im.reconcile())...)
 }
 
 // loop handles announcements and periodic scans.
@@ -461,7 +463,7 @@ func (im *Importer) announced(ctx context.Context, payload string) error {
 	msg, err := im.nc.RequestWithContext(rctx, subject, nil)
 	var inst *instance
 	if err == nil {
-		inst, _ = im.parseInfo(msg.Data)
+		inst, err = im.parseInfo(msg.Data)
 	}
 	im.syncMu.Lock()
 	defer im.syncMu.Unlock()
@@ -480,49 +482,70 @@ func (im *Importer) announced(ctx context.Context, payload string) error {
 }
 
 // scan asks every service for its INFO and returns the clawtool services.
-func (im *Importer) scan(ctx context.Context) (map[string]*instance, error) {
+// Services refused (not signed, with a reply key) are returned as
+// errors, one per instance.
+func (im *Importer) scan(ctx context.Context) (found map[string]*instance, refused []error, err error) {
 	inbox := im.nc.NewRespInbox()
 	ch := make(chan *nats.Msg, 256)
 	sub, err := im.nc.ChanSubscribe(inbox, ch)
 	if err != nil {
-		return nil, fmt.Errorf("natstool: scan: %w", err)
+		return nil, nil, fmt.Errorf("natstool: scan: %w", err)
 	}
 	defer sub.Unsubscribe()
 	subject, _ := micro.ControlSubject(micro.InfoVerb, "", "")
 	if err := im.nc.PublishRequest(subject, inbox, nil); err != nil {
-		return nil, fmt.Errorf("natstool: scan: %w", err)
+		return nil, nil, fmt.Errorf("natstool: scan: %w", err)
 	}
-	found := make(map[string]*instance)
+	found = make(map[string]*instance)
 	total := time.NewTimer(im.cfg.wait)
 	defer total.Stop()
 	var quiet <-chan time.Time
 	for n := 0; n < MaxServices; n++ {
 		select {
 		case <-ctx.Done():
-			return nil, fmt.Errorf("natstool: scan: %w", context.Cause(ctx))
+			return nil, nil, fmt.Errorf("natstool: scan: %w", context.Cause(ctx))
 		case <-total.C:
-			return found, nil
+			return found, refused, nil
 		case <-quiet:
-			return found, nil
+			return found, refused, nil
 		case m := <-ch:
 			if m.Header.Get("Status") == "503" {
-				return found, nil // no service at all
+				return found, refused, nil // no service at all
 			}
-			if inst, ok := im.parseInfo(m.Data); ok {
+			inst, err := im.parseInfo(m.Data)
+			if err != nil && len(refused) < 64 {
+				refused = append(refused, err)
+			}
+			if inst != nil {
 				found[inst.id] = inst
 			}
 			quiet = time.After(im.cfg.quiet)
 		}
 	}
-	return found, nil
+	return found, refused, nil
 }
 
-// parseInfo reads a $SRV.INFO reply; ok is false for services that are
-// not clawtool services.
-func (im *Importer) parseInfo(data []byte) (*instance, bool) {
+// parseInfo reads a $SRV.INFO reply; nil for services that are not
+// clawtool services, and with an error for those refused (with a reply
+// key, not signed by a worker holding it).
+func (im *Importer) parseInfo(data []byte) (*instance, error) {
 	var info micro.Info
 	if json.Unmarshal(data, &info) != nil || info.Metadata[MetadataProtocol] == "" || info.ID == "" {
-		return nil, false
+		return nil, nil
+	}
+	if k := im.cfg.replyKey; k != nil {
+		defs := make([]endpointDef, len(info.Endpoints))
+		for i, ep := range info.Endpoints {
+			defs[i] = endpointDef{ep.Name, ep.Subject, ep.Metadata[MetadataTool]}
+		}
+		h := nats.Header{HeaderReplySignature: nil}
+		if sig, ok := info.Metadata[MetadataSignature]; ok {
+			h[HeaderReplySignature] = []string{sig}
+		}
+		if _, _, err := k.verify(h, signDefinitions, definitionFields(info.Name, info.Version, defs)...); err != nil {
+			im.logger().Warn("natstool: service refused: its definitions are not signed by a worker holding the key", "service", info.Name, "id", info.ID, "err", err)
+			return nil, fmt.Errorf("natstool: service %q instance %q refused, its tools not imported: its definitions are not signed by a worker holding the key (a worker without --principal-key, or older than signed definitions?): %w", showName(info.Name), showName(info.ID), err)
+		}
 	}
 	inst := &instance{service: info.Name, version: info.Version, id: info.ID, protocol: protocolOf(info.Metadata[MetadataProtocol])}
 	for _, ep := range info.Endpoints {
@@ -537,7 +560,16 @@ func (im *Importer) parseInfo(data []byte) (*instance, bool) {
 		}
 		inst.tools = append(inst.tools, remoteDef{Definition: d, subject: ep.Subject})
 	}
-	return inst, true
+	return inst, nil
+}
+
+// showName is a name a service gave, for an error: cut, and quoted by
+// the caller's %q.
+func showName(s string) string {
+	if len(s) > 64 {
+		return s[:64] + "…"
+	}
+	return s
 }
 
 // reconcile makes the registry hold the tools of the known instances.

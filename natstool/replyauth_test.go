@@ -2,7 +2,6 @@ package natstool_test
 
 import (
 	"context"
-	"encoding/json"
 	"log/slog"
 	"slices"
 	"strings"
@@ -286,21 +285,46 @@ func TestForgedRepliesRefused(t *testing.T) {
 	}
 }
 
-// TestUnsignedWorkerRefused: a caller holding a ReplyKey takes no result
-// from a worker without one (a worker older than the signatures, or one
-// started without --principal-key): the call fails saying why, and not
-// as a transient error, since the worker did run the call.
+// TestUnsignedWorkerRefused: an importer holding a ReplyKey imports
+// nothing from a worker without one (a worker older than the
+// signatures, or one started without --principal-key), saying why; and
+// a call whose only result was refused fails, once its worker falls
+// silent, not as a transient error (the worker may have run the call)
+// but saying the replies were refused.
 func TestUnsignedWorkerRefused(t *testing.T) {
 	s := startServer(t, false)
 	var n atomic.Int64
-	serve(t, connect(t, s), counting(t, &n), natstool.ServeOptions{Heartbeat: 20 * time.Millisecond})
+	serve(t, connect(t, s), counting(t, &n), natstool.ServeOptions{Name: "unsigned"})
 	local := tool.NewRegistry(tool.WithLogger(quiet))
-	importInto(t, connect(t, s), local, natstool.ImportOptions{ReplyKey: testReplyKey(t), WorkerTimeout: 300 * time.Millisecond})
-	res := local.Execute(context.Background(), "add", json.RawMessage(`{"a":1,"b":2}`))
-	if !res.IsError || !strings.Contains(res.Error, "not signed") || res.Kind == tool.KindUnavailable {
-		t.Fatalf("a call answered by an unsigned worker: %+v", res)
+	im := importInto(t, connect(t, s), local, natstool.ImportOptions{ReplyKey: testReplyKey(t), WorkerTimeout: 300 * time.Millisecond})
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	if err := im.Sync(ctx); err == nil || !strings.Contains(err.Error(), `service "unsigned"`) || !strings.Contains(err.Error(), "not signed") {
+		t.Errorf("Sync = %v, want the unsigned service refused", err)
 	}
-	if n.Load() != 1 {
-		t.Errorf("the tool ran %d times, want once", n.Load())
+	if _, ok := local.Get("add"); ok {
+		t.Fatal("the unsigned worker's tool was imported")
+	}
+
+	// A keyed worker whose call got only a forged result, then died.
+	started, release, ended := make(chan struct{}, 1), make(chan struct{}), make(chan error, 1)
+	wnc := connect(t, s)
+	serve(t, wnc, holdTool(started, release, ended), natstool.ServeOptions{ReplyKey: testReplyKey(t), Heartbeat: 20 * time.Millisecond})
+	im.Sync(ctx) // imports hold; the unsigned service is still refused
+	attacker := connect(t, s)
+	seen := spy(t, attacker)
+	done := make(chan tool.Result, 1)
+	go func() { done <- local.Execute(ctx, "hold", nil) }()
+	<-started
+	reply := <-seen
+	if err := attacker.Publish(reply, []byte(`{"output":"forged"}`)); err != nil {
+		t.Fatal(err)
+	}
+	attacker.Flush()
+	wnc.Close() // the worker dies: the forged result stays the only one
+
+	res := <-done
+	if !res.IsError || !strings.Contains(res.Error, "refused") || res.Kind == tool.KindUnavailable || res.Output == "forged" {
+		t.Fatalf("a call whose only result was forged: %+v", res)
 	}
 }

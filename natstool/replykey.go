@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"hash"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -90,7 +91,25 @@ const (
 	signResult      = "result"
 	signProgress    = "progress"
 	signJobProgress = "job-progress"
+	signDefinitions = "definitions"
 )
+
+// endpointDef is what a service's signature covers of one endpoint.
+type endpointDef struct{ name, subject, meta string }
+
+// definitionFields are what a service's signature covers: its name and
+// version, and each endpoint's name, subject and definition, in the
+// order of their names.
+func definitionFields(service, version string, eps []endpointDef) [][]byte {
+	eps = slices.Clone(eps)
+	slices.SortFunc(eps, func(a, b endpointDef) int { return strings.Compare(a.name, b.name) })
+	f := make([][]byte, 0, 2+3*len(eps))
+	f = append(f, []byte(service), []byte(version))
+	for _, ep := range eps {
+		f = append(f, []byte(ep.name), []byte(ep.subject), []byte(ep.meta))
+	}
+	return f
+}
 
 // mac is the HMAC under key of kind, seq, millis and fields, each
 // length-prefixed.

@@ -414,12 +414,20 @@ func (s *Service) build() (micro.Service, error) {
 	if limit := s.maxPayload(); size > limit-4096 {
 		return nil, fmt.Errorf("natstool: the definitions of %d tools take about %d bytes, more than fits in one $SRV.INFO reply (the server's max payload is %d bytes): serve them as several services", len(eps), size, limit)
 	}
+	meta := map[string]string{MetadataProtocol: protocolVersion}
+	if k := s.cfg.replyKey; k != nil {
+		defs := make([]endpointDef, len(eps))
+		for i, ep := range eps {
+			defs[i] = endpointDef{ep.name, ep.subject, ep.meta}
+		}
+		meta[MetadataSignature] = k.sign(k.id, signDefinitions, 0, 0, definitionFields(s.cfg.name, s.cfg.version, defs)...)
+	}
 	svc, err := micro.AddService(s.nc, micro.Config{
 		Name:        s.cfg.name,
 		Version:     s.cfg.version,
 		Description: s.cfg.description,
 		QueueGroup:  s.cfg.name,
-		Metadata:    map[string]string{MetadataProtocol: protocolVersion},
+		Metadata:    meta,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("natstool: %w", err)

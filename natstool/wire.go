@@ -73,6 +73,13 @@ const (
 	MetadataProtocol = "clawtool.protocol"
 
 	protocolVersion = "2"
+
+	// MetadataSignature holds, on a service whose worker has a
+	// [ReplyKey], the signature of the service's name, version and every
+	// endpoint's name, subject and [MetadataTool] (in the form of
+	// [HeaderReplySignature]): an importer holding the key imports only
+	// services so signed ([ImportOptions.ReplyKey]).
+	MetadataSignature = "clawtool.signature"
 )
 
 // protocolOf reads a service's MetadataProtocol; a value that is not a
