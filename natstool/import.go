@@ -538,11 +538,7 @@ func (im *Importer) parseInfo(data []byte) (*instance, error) {
 		for i, ep := range info.Endpoints {
 			defs[i] = endpointDef{ep.Name, ep.Subject, ep.Metadata[MetadataTool]}
 		}
-		h := nats.Header{HeaderReplySignature: nil}
-		if sig, ok := info.Metadata[MetadataSignature]; ok {
-			h[HeaderReplySignature] = []string{sig}
-		}
-		if _, _, err := k.verify(h, signDefinitions, definitionFields(info.Name, info.Version, defs)...); err != nil {
+		if err := k.verifyAny(info.Metadata[MetadataSignature], signDefinitions, definitionFields(info.Name, info.Version, defs)...); err != nil {
 			im.logger().Warn("natstool: service refused: its definitions are not signed by a worker holding the key", "service", info.Name, "id", info.ID, "err", err)
 			return nil, fmt.Errorf("natstool: service %q instance %q refused, its tools not imported: its definitions are not signed by a worker holding the key (a worker without --principal-key, or older than signed definitions?): %w", showName(info.Name), showName(info.ID), err)
 		}

@@ -92,6 +92,7 @@ const (
 	signProgress    = "progress"
 	signJobProgress = "job-progress"
 	signDefinitions = "definitions"
+	signJobRecord   = "job-record"
 )
 
 // endpointDef is what a service's signature covers of one endpoint.
@@ -144,6 +145,53 @@ func (k *ReplyKey) sign(id, kind string, seq, millis int64, fields ...[]byte) st
 	mac := replyMAC(k.keys[id], kind, seq, millis, fields...)
 	return "v1 k=" + id + " q=" + strconv.FormatInt(seq, 10) + " t=" + strconv.FormatInt(millis, 10) +
 		" s=" + base64.RawURLEncoding.EncodeToString(mac)
+}
+
+// maxSignatures bounds the signatures of one value signAll makes that
+// verifyAny reads.
+const maxSignatures = 8
+
+// signAll returns the signatures of a message of kind with each key k
+// holds (at most maxSignatures, the signing key's first), joined by
+// ';': what a reader holding any one of the keys verifies (verifyAny),
+// so that during a rotation a caller on the old key or the new one
+// reads it.
+func (k *ReplyKey) signAll(kind string, fields ...[]byte) string {
+	ids := []string{k.id}
+	for id := range k.keys {
+		if id != k.id {
+			ids = append(ids, id)
+		}
+	}
+	slices.Sort(ids[1:])
+	sigs := make([]string, 0, min(len(ids), maxSignatures))
+	for _, id := range ids[:min(len(ids), maxSignatures)] {
+		sigs = append(sigs, k.sign(id, kind, 0, 0, fields...))
+	}
+	return strings.Join(sigs, ";")
+}
+
+// verifyAny verifies the signature, among those of v (signAll's), made
+// with a key k holds; the first it holds decides.
+func (k *ReplyKey) verifyAny(v, kind string, fields ...[]byte) error {
+	parts := strings.SplitN(v, ";", maxSignatures+1)
+	if len(parts) > maxSignatures {
+		return fmt.Errorf("%w: more than %d signatures", ErrReplySignature, maxSignatures)
+	}
+	for _, p := range parts {
+		id, _, _ := strings.Cut(strings.TrimPrefix(p, "v1 k="), " ")
+		if _, held := k.keys[id]; held {
+			_, _, err := k.verify(nats.Header{HeaderReplySignature: {p}}, kind, fields...)
+			return err
+		}
+	}
+	// None made with a key held: verify the first, for its error.
+	var h nats.Header
+	if v != "" {
+		h = nats.Header{HeaderReplySignature: {parts[0]}}
+	}
+	_, _, err := k.verify(h, kind, fields...)
+	return err
 }
 
 // keyFor returns the id of the key a reply to a request with headers h

@@ -420,7 +420,9 @@ func (s *Service) build() (micro.Service, error) {
 		for i, ep := range eps {
 			defs[i] = endpointDef{ep.name, ep.subject, ep.meta}
 		}
-		meta[MetadataSignature] = k.sign(k.id, signDefinitions, 0, 0, definitionFields(s.cfg.name, s.cfg.version, defs)...)
+		// Signed with every key held: a caller on either key of a
+		// rotation imports the tools.
+		meta[MetadataSignature] = k.signAll(signDefinitions, definitionFields(s.cfg.name, s.cfg.version, defs)...)
 	}
 	svc, err := micro.AddService(s.nc, micro.Config{
 		Name:        s.cfg.name,

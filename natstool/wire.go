@@ -76,9 +76,10 @@ const (
 
 	// MetadataSignature holds, on a service whose worker has a
 	// [ReplyKey], the signature of the service's name, version and every
-	// endpoint's name, subject and [MetadataTool] (in the form of
-	// [HeaderReplySignature]): an importer holding the key imports only
-	// services so signed ([ImportOptions.ReplyKey]).
+	// endpoint's name, subject and [MetadataTool], one signature (in the
+	// form of [HeaderReplySignature]) per key the worker holds, joined by
+	// ';': an importer holding one of the keys imports only services so
+	// signed ([ImportOptions.ReplyKey]).
 	MetadataSignature = "clawtool.signature"
 )
 
