@@ -1,6 +1,7 @@
 package natstool
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -419,7 +420,7 @@ func (j *Jobs) SubmitJob(ctx context.Context, name string, args json.RawMessage,
 	}
 	now := time.Now().UTC()
 	job := Job{ID: id, Tool: name, State: JobQueued, Owner: owner, Submitted: now, Updated: now}
-	rec, _ := json.Marshal(job)
+	rec, _ := j.encodeRecord(job)
 	rev, err := j.kv.Create(ctx, id, rec)
 	if err != nil {
 		if sc.IdempotencyKey != "" && errors.Is(err, jetstream.ErrKeyExists) {
@@ -491,12 +492,62 @@ func (j *Jobs) Job(ctx context.Context, id string) (Job, error) {
 
 // ownRecord decodes the record of job id for the owner of ctx.
 func (j *Jobs) ownRecord(ctx context.Context, id string, data []byte) (Job, error) {
-	var job Job
-	if err := json.Unmarshal(data, &job); err != nil {
-		return Job{}, fmt.Errorf("natstool: job %s: the record cannot be read: %w", id, err)
+	job, err := j.decodeRecord(id, data)
+	if err != nil {
+		return Job{}, err
 	}
 	if job.Owner != j.ownerOf(ctx) {
 		return Job{}, fmt.Errorf("natstool: job %s: %w", id, ErrJobNotFound)
+	}
+	return job, nil
+}
+
+// recordSigMark opens the signature a record of jobs with a ReplyKey
+// ends with, as its last JSON field.
+const recordSigMark = `,"signature":"`
+
+// encodeRecord returns job's record as stored: its JSON and, with a
+// [JobsOptions.ReplyKey], the signature of that JSON bound to the job's
+// id, as the last field. A reader without the key ignores the field.
+func (j *Jobs) encodeRecord(job Job) ([]byte, error) {
+	rec, err := json.Marshal(job)
+	k := j.cfg.replyKey
+	if err != nil || k == nil {
+		return rec, err
+	}
+	sig := k.sign(k.id, signJobRecord, 0, 0, []byte(job.ID), rec)
+	out := make([]byte, 0, len(rec)+len(recordSigMark)+len(sig)+2)
+	out = append(out, rec[:len(rec)-1]...)
+	out = append(out, recordSigMark...)
+	out = append(out, sig...)
+	return append(out, '"', '}'), nil
+}
+
+// ReadRecord decodes data, a record of job id as the jobs' bucket holds
+// it. With a [JobsOptions.ReplyKey], only a record signed for job id
+// with a key of the jobs' is read: any other (written by a process
+// without the key, or by someone else, or another job's copied) is an
+// error wrapping [ErrReplySignature]. Without a key any record is read:
+// whoever may write to the bucket can write them.
+func (j *Jobs) ReadRecord(id string, data []byte) (Job, error) { return j.decodeRecord(id, data) }
+
+// decodeRecord is ReadRecord.
+func (j *Jobs) decodeRecord(id string, data []byte) (Job, error) {
+	if k := j.cfg.replyKey; k != nil {
+		i := bytes.LastIndex(data, []byte(recordSigMark))
+		if i < 0 || !bytes.HasSuffix(data, []byte(`"}`)) || i+len(recordSigMark) > len(data)-2 {
+			return Job{}, fmt.Errorf("natstool: job %s: %w: the record carries no signature (written by a process without the key, or by someone else)", id, ErrReplySignature)
+		}
+		sig := string(data[i+len(recordSigMark) : len(data)-2])
+		body := append(data[:i:i], '}') // a copy: data is not changed
+		if _, _, err := k.verify(nats.Header{HeaderReplySignature: {sig}}, signJobRecord, []byte(id), body); err != nil {
+			return Job{}, fmt.Errorf("natstool: job %s: the record: %w", id, err)
+		}
+		data = body
+	}
+	var job Job
+	if err := json.Unmarshal(data, &job); err != nil {
+		return Job{}, fmt.Errorf("natstool: job %s: the record cannot be read: %w", id, err)
 	}
 	return job, nil
 }
@@ -565,14 +616,14 @@ func (j *Jobs) cancel(ctx context.Context, id string, owned bool) (Job, error) {
 		var job Job
 		if owned {
 			job, err = j.ownRecord(ctx, id, e.Value())
-		} else if err = json.Unmarshal(e.Value(), &job); err != nil {
-			err = fmt.Errorf("natstool: job %s: the record cannot be read: %w", id, err)
+		} else {
+			job, err = j.decodeRecord(id, e.Value())
 		}
 		if err != nil || job.State.Terminal() {
 			return job, err
 		}
 		job.State, job.Updated = JobCancelled, time.Now().UTC()
-		rec, _ := json.Marshal(job)
+		rec, _ := j.encodeRecord(job)
 		if _, err := j.kv.Update(ctx, id, rec, e.Revision()); err != nil {
 			if errors.Is(err, jetstream.ErrKeyExists) {
 				continue // a worker updated it meanwhile: look again
@@ -646,7 +697,7 @@ func (j *Jobs) Answer(ctx context.Context, id string, answers map[string]json.Ra
 		if complete {
 			job.State = JobQueued
 		}
-		rec, _ := json.Marshal(job)
+		rec, _ := j.encodeRecord(job)
 		if len(rec) > int(j.nc.MaxPayload())-1024 {
 			return Job{}, fmt.Errorf("natstool: job %s: with the answers the record is %d bytes, more than it holds", id, len(rec))
 		}
@@ -701,7 +752,7 @@ func (j *Jobs) Resume(ctx context.Context, id string, round int) (Job, error) {
 		in := *job.Input
 		j.runAs(ctx, job, &in)
 		job.Input, job.State, job.Updated = &in, JobQueued, time.Now().UTC()
-		rec, _ := json.Marshal(job)
+		rec, _ := j.encodeRecord(job)
 		if _, err := j.kv.Update(ctx, id, rec, e.Revision()); err != nil {
 			if errors.Is(err, jetstream.ErrKeyExists) {
 				continue
@@ -797,7 +848,7 @@ func (j *Jobs) Wait(ctx context.Context, id string) (tool.Result, error) {
 				return tool.Result{}, fmt.Errorf("natstool: job %s: the record was removed", id)
 			}
 			job, err := j.ownRecord(ctx, id, e.Value())
-			if errors.Is(err, ErrJobNotFound) {
+			if errors.Is(err, ErrJobNotFound) || errors.Is(err, ErrReplySignature) {
 				return tool.Result{}, err
 			}
 			if err == nil && job.State == JobDone && job.Result != nil {
@@ -932,8 +983,11 @@ func (w *JobWorker) run(ctx context.Context, msg jetstream.Msg) {
 		}
 		return // otherwise it comes back after the ack wait
 	}
-	var job Job
-	if json.Unmarshal(e.Value(), &job) != nil {
+	job, err := j.decodeRecord(req.ID, e.Value())
+	if err != nil {
+		// Unreadable, or (with a reply key) not signed for this job:
+		// written by someone else. Not run.
+		j.logger().Warn("natstool: a job's record refused: the job is not run", "job", req.ID, "err", err)
 		msg.Term()
 		return
 	}
@@ -972,7 +1026,7 @@ func (w *JobWorker) run(ctx context.Context, msg jetstream.Msg) {
 	// Take the job: the revision makes sure that of two workers that
 	// both believe they hold it, only the later one can record it.
 	job.State, job.Worker, job.Attempts, job.Updated = JobRunning, w.name, job.Attempts+1, time.Now().UTC()
-	rec, _ := json.Marshal(job)
+	rec, _ := j.encodeRecord(job)
 	rev, err := j.kv.Update(ctx, req.ID, rec, e.Revision())
 	if err != nil {
 		return // another worker took it meanwhile, or the server is away
@@ -995,18 +1049,17 @@ func (w *JobWorker) run(ctx context.Context, msg jetstream.Msg) {
 			req.ID, req.Tool, deliveries(meta))}
 	}
 	job.State, job.Result, job.Updated = JobDone, &res, time.Now().UTC()
-	rec, err = json.Marshal(job)
+	rec, err = j.encodeRecord(job)
 	if err == nil && len(rec) > int(j.nc.MaxPayload())-1024 {
 		err = fmt.Errorf("the result is %d bytes, more than a job record holds", len(rec))
 	}
 	if err != nil {
 		job.Result = &tool.Result{IsError: true, Kind: tool.KindToolError, Error: fmt.Sprintf("tool %q: %v", req.Tool, err)}
-		rec, _ = json.Marshal(job)
+		rec, _ = j.encodeRecord(job)
 	}
 	if _, err := j.kv.Update(context.WithoutCancel(ctx), req.ID, rec, rev); err != nil {
 		if e, gerr := j.kv.Get(context.WithoutCancel(ctx), req.ID); gerr == nil {
-			var now Job
-			if json.Unmarshal(e.Value(), &now) == nil && now.State == JobCancelled {
+			if now, err := j.decodeRecord(req.ID, e.Value()); err == nil && now.State == JobCancelled {
 				msg.Ack() // cancelled while it ran: nothing to record
 				return
 			}
@@ -1027,7 +1080,7 @@ func (w *JobWorker) wait(ctx context.Context, msg jetstream.Msg, req jobRequest,
 	in := &JobInput{Round: req.Round + 1, Requests: q.Requests, State: q.State, Approval: q.Approval,
 		Asked: time.Now().UTC(), Args: req.Args, Header: maps.Clone(nats.Header(msg.Headers())), TimeoutMs: req.TimeoutMs}
 	job.State, job.Input, job.Result, job.Updated = JobInputRequired, in, nil, time.Now().UTC()
-	rec, _ := json.Marshal(job)
+	rec, _ := j.encodeRecord(job)
 	size := len(q.State)
 	for _, v := range q.Requests {
 		size += len(v)
@@ -1046,12 +1099,11 @@ func (w *JobWorker) wait(ctx context.Context, msg jetstream.Msg, req jobRequest,
 	if why != "" {
 		res := tool.Result{IsError: true, Kind: tool.KindToolError, Error: fmt.Sprintf("tool %q asked for input this job cannot keep: %s", req.Tool, why)}
 		job.State, job.Input, job.Result = JobDone, nil, &res
-		rec, _ = json.Marshal(job)
+		rec, _ = j.encodeRecord(job)
 	}
 	if _, err := j.kv.Update(context.WithoutCancel(ctx), req.ID, rec, rev); err != nil {
 		if e, gerr := j.kv.Get(context.WithoutCancel(ctx), req.ID); gerr == nil {
-			var now Job
-			if json.Unmarshal(e.Value(), &now) == nil && now.State == JobCancelled {
+			if now, err := j.decodeRecord(req.ID, e.Value()); err == nil && now.State == JobCancelled {
 				msg.Ack()
 				return
 			}
@@ -1184,8 +1236,8 @@ func (j *Jobs) cancelled(ctx context.Context, id string) bool {
 	if err != nil {
 		return false
 	}
-	var job Job
-	return json.Unmarshal(e.Value(), &job) == nil && job.State == JobCancelled
+	job, err := j.decodeRecord(id, e.Value())
+	return err == nil && job.State == JobCancelled
 }
 
 // deliveries is how many times the job was delivered, as far as known.

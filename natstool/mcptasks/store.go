@@ -364,8 +364,9 @@ func (s *Store) follow(loaded chan struct{}) {
 		}
 		s.mu.Lock()
 		if e.Operation() == jetstream.KeyValuePut {
-			var job natstool.Job
-			if json.Unmarshal(e.Value(), &job) == nil {
+			// With the jobs' ReplyKey, only records signed for their job:
+			// forged ones would count against an owner's bound.
+			if job, err := s.jobs.ReadRecord(e.Key(), e.Value()); err == nil {
 				s.addLocked(e.Key(), job.Owner, job.Submitted)
 				s.index[e.Key()].terminal = job.State.Terminal()
 			}
