@@ -447,12 +447,21 @@ func (im *Importer) announced(ctx context.Context, payload string) error {
 		return im.Sync(ctx)
 	}
 	if a.Stopped {
+		if im.stillAnswers(ctx, a.ID) {
+			im.logger().Info("natstool: announcement ignored: the instance it says stopped still answers (forged?)", "id", showName(a.ID))
+			return nil
+		}
 		im.syncMu.Lock()
 		defer im.syncMu.Unlock()
 		im.mu.Lock()
 		delete(im.instances, a.ID)
 		im.mu.Unlock()
 		return im.reconcile()
+	}
+	replaces := a.Replaces
+	if replaces != "" && im.stillAnswers(ctx, replaces) {
+		im.logger().Info("natstool: announcement ignored: the instance it says was replaced still answers (forged?)", "id", showName(replaces))
+		replaces = ""
 	}
 	subject, err := micro.ControlSubject(micro.InfoVerb, a.Service, a.ID)
 	if err != nil {
@@ -468,7 +477,7 @@ func (im *Importer) announced(ctx context.Context, payload string) error {
 	im.syncMu.Lock()
 	defer im.syncMu.Unlock()
 	im.mu.Lock()
-	delete(im.instances, a.Replaces)
+	delete(im.instances, replaces)
 	if inst != nil {
 		im.instances[inst.id] = inst
 	}
@@ -479,6 +488,29 @@ func (im *Importer) announced(ctx context.Context, payload string) error {
 		err = fmt.Errorf("natstool: info of service %s instance %s: %w", a.Service, a.ID, err)
 	}
 	return err
+}
+
+// stillAnswers reports whether the known instance id still answers its
+// $SRV.PING: an announcement that it stopped, or was replaced, comes
+// from anyone who may publish on ChangeSubject, and an instance id is no
+// secret. An instance this importer does not know has nothing to remove;
+// one that does not answer within the discovery quiet time, or at all,
+// is taken as gone.
+func (im *Importer) stillAnswers(ctx context.Context, id string) bool {
+	im.mu.Lock()
+	inst := im.instances[id]
+	im.mu.Unlock()
+	if inst == nil {
+		return false
+	}
+	subject, err := micro.ControlSubject(micro.PingVerb, inst.service, inst.id)
+	if err != nil {
+		return false
+	}
+	pctx, cancel := context.WithTimeout(ctx, im.cfg.quiet)
+	defer cancel()
+	_, err = im.nc.RequestWithContext(pctx, subject, nil)
+	return err == nil
 }
 
 // scan asks every service for its INFO and returns the clawtool services.
