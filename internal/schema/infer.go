@@ -11,6 +11,7 @@ import (
 	"encoding"
 	"encoding/json"
 	"fmt"
+	"math/big"
 	"reflect"
 	"sort"
 	"strings"
@@ -38,6 +39,16 @@ var (
 	timeType            = reflect.TypeFor[time.Time]()
 	numberType          = reflect.TypeFor[json.Number]()
 	rawMessageType      = reflect.TypeFor[json.RawMessage]()
+
+	// A type that has math/big's SetString, its own or promoted from an
+	// embedded field, decodes its text through math/big's conversion.
+	bigIntType = reflect.TypeFor[interface {
+		SetString(string, int) (*big.Int, bool)
+	}]()
+	bigFloatType = reflect.TypeFor[interface {
+		SetString(string) (*big.Float, bool)
+	}]()
+	bigRatType = reflect.TypeFor[interface{ SetString(string) (*big.Rat, bool) }]()
 )
 
 type kind uint8
@@ -79,6 +90,7 @@ type node struct {
 	enum   []json.RawMessage // from the Enum hook
 	custom json.RawMessage   // from the JSONSchema hook
 	check  customChecker     // compiled custom schema, if any
+	bigNum bigKind           // a math/big number: its text is bounded before conversion
 
 	ref       string // "$ref" target when the struct is recursive
 	recursive bool
@@ -281,6 +293,7 @@ func (b *builder) node(t reflect.Type, path string) (*node, error) {
 	}
 	n := &node{typ: t}
 	tf := factsOf(t)
+	n.bigNum = tf.bigNum
 	switch {
 	case t == timeType:
 		n.kind = kTime
@@ -411,7 +424,20 @@ type facts struct {
 	jsonUnmarshaler, textUnmarshaler bool
 	jsonMarshaler, textMarshaler     bool
 	schemer, enumer, describer       bool
+	bigNum                           bigKind
 }
+
+// bigKind says whether a type decodes through math/big's conversion of
+// decimal text, whose work grows faster than the text (a million digits
+// into a big.Int took 1.5 s of CPU): such text is bounded before it is
+// converted (MaxBigNumberText).
+type bigKind uint8
+
+const (
+	notBig      bigKind = iota
+	bigNumber           // big.Int, big.Float: the text's length is bounded
+	bigRational         // big.Rat: its exponent too, which it expands into digits
+)
 
 // typeFacts caches facts by type: they never change, and looking up
 // method sets is the largest cost of New otherwise.
@@ -432,6 +458,12 @@ func factsOf(t reflect.Type) facts {
 			jsonUnmarshaler: has(jsonUnmarshalerType), textUnmarshaler: has(textUnmarshalerType),
 			jsonMarshaler: has(jsonMarshalerType), textMarshaler: has(textMarshalerType),
 			schemer: has(schemerType), enumer: has(enumerType), describer: has(describerType),
+		}
+		switch {
+		case has(bigRatType):
+			f.bigNum = bigRational
+		case has(bigIntType), has(bigFloatType):
+			f.bigNum = bigNumber
 		}
 	}
 	typeFacts.Store(t, f)

@@ -1,0 +1,98 @@
+package tool_test
+
+import (
+	"context"
+	"math/big"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	tool "github.com/miniopenclaw/tool"
+)
+
+// bigBoundDigits is the bound a typed tool puts on the text it decodes
+// into a math/big value (internal/schema.MaxBigNumberText).
+const bigBoundDigits = 10_000
+
+// TestBigNumberTextBounded: a typed tool's *big.Int, *big.Float and
+// *big.Rat fields were converted from whatever text the model sent, and
+// math/big's decimal conversion costs more than linear work (a million
+// digits took 1.5 s of CPU per call; a big.Rat expands "1e999999" into a
+// million digits from 10 bytes). The attack is refused as
+// invalid_arguments naming the field and the bound, and the function does
+// not run. Controls: math/big itself takes text past the bound (so
+// without the bound the decoder hands the attack to the conversion), and
+// a number of exactly the bound's digits decodes whole.
+func TestBigNumberTextBounded(t *testing.T) {
+	type Embedded struct{ big.Int }
+	type In struct {
+		I *big.Int   `json:"i,omitempty"`
+		F *big.Float `json:"f,omitempty"`
+		R *big.Rat   `json:"r,omitempty"`
+		L []big.Int  `json:"l,omitempty"`
+		E *Embedded  `json:"e,omitempty"`
+	}
+	var ran atomic.Int32
+	var got In
+	reg := tool.NewRegistry()
+	if err := reg.Register(tool.Must(tool.New("big", "Takes big numbers.", func(_ context.Context, in In) (string, error) {
+		ran.Add(1)
+		got = in
+		return "ok", nil
+	}))); err != nil {
+		t.Fatal(err)
+	}
+	million := strings.Repeat("7", 1_000_000)
+	past := million[:2*bigBoundDigits] // the controls' text: past the bound, cheap to convert
+	for _, c := range []struct {
+		name, args, field, bound string
+		control                  func() bool // math/big takes such text
+	}{
+		{"int", `{"i":` + million + `}`, "/i", "10000 digits",
+			func() bool { return new(big.Int).UnmarshalJSON([]byte(past)) == nil }},
+		{"float", `{"f":"` + million + `"}`, "/f", "10000 digits",
+			func() bool { return new(big.Float).UnmarshalText([]byte(past)) == nil }},
+		{"rat", `{"r":"` + million + `"}`, "/r", "10000 digits",
+			func() bool { return new(big.Rat).UnmarshalText([]byte(past)) == nil }},
+		{"rat fraction", `{"r":"1/` + million + `"}`, "/r", "10000 digits",
+			func() bool { return new(big.Rat).UnmarshalText([]byte("1/"+past)) == nil }},
+		{"rat exponent", `{"r":"1e999999"}`, "/r", "exponent is at most 10000",
+			func() bool { return new(big.Rat).UnmarshalText([]byte("1e999999")) == nil }},
+		{"rat escaped exponent", `{"r":"1\u0065999999"}`, "/r", "exponent is at most 10000",
+			func() bool { return new(big.Rat).UnmarshalText([]byte("1e999999")) == nil }},
+		{"rat binary exponent", `{"r":"0x1p-999999"}`, "/r", "exponent is at most 10000",
+			func() bool { return new(big.Rat).UnmarshalText([]byte("0x1p-999999")) == nil }},
+		{"slice element", `{"l":[1,` + million + `]}`, "/l/1", "10000 digits",
+			func() bool { return new(big.Int).UnmarshalJSON([]byte(past)) == nil }},
+		{"embedded", `{"e":` + million + `}`, "/e", "10000 digits",
+			func() bool { return new(big.Int).UnmarshalJSON([]byte(past)) == nil }},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			if !c.control() {
+				t.Fatal("control: math/big refuses the attack text itself")
+			}
+			ran.Store(0)
+			res := reg.Execute(context.Background(), "big", []byte(c.args))
+			if res.Kind != tool.KindInvalidArguments || ran.Load() != 0 {
+				t.Fatalf("kind %q, ran %d times: %.300s", res.Kind, ran.Load(), res.Text())
+			}
+			if !strings.Contains(res.Error, c.field) || !strings.Contains(res.Error, c.bound) {
+				t.Errorf("the error names neither the field %s nor the bound %q: %.400s", c.field, c.bound, res.Error)
+			}
+		})
+	}
+	// At the bound, the number decodes whole.
+	edge := "9" + strings.Repeat("8", bigBoundDigits-1)
+	for _, args := range []string{`{"i":` + edge + `}`, `{"r":"1e` + "10000" + `"}`, `{"f":"` + edge[:bigBoundDigits-2] + `"}`} {
+		ran.Store(0)
+		got = In{}
+		if res := reg.Execute(context.Background(), "big", []byte(args)); res.IsError || ran.Load() != 1 {
+			t.Fatalf("control at the bound: %.300s", res.Text())
+		}
+	}
+	ran.Store(0)
+	reg.Execute(context.Background(), "big", []byte(`{"i":`+edge+`}`))
+	if got.I == nil || got.I.String() != edge {
+		t.Errorf("the number at the bound did not decode whole")
+	}
+}
