@@ -2,6 +2,7 @@ package tool_test
 
 import (
 	"context"
+	"errors"
 	"math/big"
 	"strings"
 	"sync/atomic"
@@ -96,3 +97,84 @@ func TestBigNumberTextBounded(t *testing.T) {
 		t.Errorf("the number at the bound did not decode whole")
 	}
 }
+
+// TestTagPatternsCharged: a typed tool's pattern tags were matched with no
+// work budget, though a hand-written schema's patterns are charged by
+// their program's size: the tag pattern:"[a-z]{1000}!" (a program of
+// thousands of instructions) matched against 1 MB of a model's letters
+// ran for more than ten minutes. The match is now charged as a schema's
+// is, within the budget Validate allows for arguments of that size, and
+// past it the call is refused as invalid_arguments saying why; a tag whose
+// program would pass 16,384 instructions is refused by New. Controls: the
+// same pattern in a hand-written schema is refused the same way (the rule
+// the tags now follow), the expensive tag still checks short strings, and
+// a cheap tag checks the whole megabyte.
+func TestTagPatternsCharged(t *testing.T) {
+	type One struct {
+		S string `json:"s" pattern:"[a-z]{1000}!"`
+	}
+	type Item struct {
+		S string `json:"s" pattern:"[a-z]{1000}!"`
+	}
+	type Many struct {
+		S []Item `json:"s"`
+	}
+	type Cheap struct {
+		S string `json:"s" pattern:"^[a-z]+$"`
+	}
+	var ran atomic.Int32
+	schemaTool := newRaw("schema", `{"type":"object","properties":{"s":{"type":"string","pattern":"[a-z]{1000}!"}}}`)
+	reg := tool.NewRegistry()
+	for _, tl := range []tool.Tool{
+		tool.Must(tool.New("one", "One string.", func(_ context.Context, in One) (string, error) { ran.Add(1); return "ok", nil })),
+		tool.Must(tool.New("many", "Many strings.", func(_ context.Context, in Many) (string, error) { ran.Add(1); return "ok", nil })),
+		tool.Must(tool.New("cheap", "A cheap pattern.", func(_ context.Context, in Cheap) (string, error) { ran.Add(1); return "ok", nil })),
+		schemaTool,
+	} {
+		if err := reg.Register(tl); err != nil {
+			t.Fatal(err)
+		}
+	}
+	letters := strings.Repeat("a", 1<<20-16)
+	// Each item matches: nothing is refused but the work.
+	many := `{"s":[` + strings.Repeat(`{"s":"`+strings.Repeat("a", 2000)+`!"},`, 500) + `{"s":"` + strings.Repeat("a", 1000) + `!"}]}`
+	for _, c := range []struct{ name, tool, args string }{
+		{"one string", "one", `{"s":"` + letters + `"}`},
+		{"many strings", "many", many},
+		{"control: the schema's pattern", "schema", `{"s":"` + letters + `"}`},
+	} {
+		ran.Store(0)
+		res := reg.Execute(context.Background(), c.tool, []byte(c.args))
+		if res.Kind != tool.KindInvalidArguments || ran.Load() != 0 || schemaTool.calls != 0 {
+			t.Fatalf("%s: kind %q, ran %d times: %.300s", c.name, res.Kind, ran.Load(), res.Text())
+		}
+		if !strings.Contains(res.Error, "work limit") {
+			t.Errorf("%s: the error does not say the work limit refused it: %.400s", c.name, res.Error)
+		}
+	}
+	for _, c := range []struct {
+		tool, args string
+		ok         bool
+	}{
+		{"one", `{"s":"` + strings.Repeat("b", 1000) + `!"}`, true},
+		{"one", `{"s":"` + strings.Repeat("b", 999) + `!"}`, false},
+		{"many", `{"s":[{"s":"` + strings.Repeat("b", 1000) + `!"}]}`, true},
+		{"cheap", `{"s":"` + letters + `"}`, true},
+	} {
+		ran.Store(0)
+		res := reg.Execute(context.Background(), c.tool, []byte(c.args))
+		if res.IsError == c.ok || (ran.Load() == 1) != c.ok {
+			t.Errorf("control %s (%d bytes): want ok=%v, got %.300s", c.tool, len(c.args), c.ok, res.Text())
+		}
+	}
+	// A tag whose program would be too large is refused by New.
+	type Huge struct {
+		S string `json:"s" pattern:"[a-z]{1000}[a-z]{1000}[a-z]{1000}[a-z]{1000}[a-z]{1000}[a-z]{1000}"`
+	}
+	_, err := tool.New("huge", "A huge pattern.", func(_ context.Context, in Huge) (string, error) { return "", nil })
+	if !errors.Is(err, tool.ErrInvalidSchema) || !strings.Contains(err.Error(), "16384 instructions") {
+		t.Errorf("New with a pattern of a huge program: %v", err)
+	}
+}
+
+

@@ -61,6 +61,9 @@ type decoder struct {
 	path     []segment
 	buf      []byte
 
+	steps   int  // work charged so far (pattern matches)
+	tooMuch bool // the work passed its budget; one violation says so
+
 	maxBytes     int  // bound on the arguments with defaults; 0 for none
 	defaultBytes int  // bytes of the defaults applied so far
 	defaultsOver bool // a default was left out for passing maxBytes
@@ -80,6 +83,28 @@ func (d *decoder) full() bool {
 type segment struct {
 	key   string
 	index int // -1 for keys
+}
+
+// spend charges n steps of work to the decoding, whose budget is what
+// jsonschema's Validate allows for data of its size, and reports whether
+// it is still within it. The first charge past it records a violation;
+// every check that charges after fails without one.
+func (d *decoder) spend(n int) bool {
+	if d.tooMuch {
+		return false
+	}
+	d.steps += n
+	if d.steps <= jsonschema.Budget(len(d.data)) {
+		return true
+	}
+	d.tooMuch = true
+	if !d.full() {
+		d.viol = append(d.viol, Violation{Pointer: d.pointer(""),
+			Expected: "arguments this tool can check within its work limit",
+			Got:      "strings its patterns would take more work than that to check",
+			Hint:     "send shorter or fewer strings"})
+	}
+	return false
 }
 
 // pointer returns the JSON pointer (RFC 6901) of the current value, with
@@ -719,9 +744,14 @@ func (d *decoder) checkString(u *use, s []byte, i, next int) bool {
 			return false
 		}
 	}
-	if c.pattern != nil && !c.pattern.Match(s) {
-		d.violate(expect(u), value(d.data[i:next]), "")
-		return false
+	if c.pattern != nil {
+		if !d.spend(c.pattern.Work(len(s))) {
+			return false
+		}
+		if !c.pattern.Regexp().Match(s) {
+			d.violate(expect(u), value(d.data[i:next]), "")
+			return false
+		}
 	}
 	if c.format != "" {
 		if known, ok := jsontext.CheckFormat(c.format, s); known && !ok {
