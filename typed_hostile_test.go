@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	tool "github.com/miniopenclaw/tool"
 )
@@ -178,3 +179,84 @@ func TestTagPatternsCharged(t *testing.T) {
 }
 
 
+// TestMisfitKeywordTagsRefused: a keyword tag on a field whose kind it
+// does not apply to was dropped without a word: pattern:"^[a-z]+$" on a
+// []string checked none of its strings, so a tool that trusted it got
+// "../../etc/passwd" from the model; minimum on a string, maxLength on a
+// number, format on a []string, maxItems on a map were dropped alike.
+// New now refuses such a tool naming the field and the tag. Control: the
+// same tag on a string field refuses the same argument, and the attack
+// ran before (the first subtest is the attack as it was: it must now fail
+// at New).
+func TestMisfitKeywordTagsRefused(t *testing.T) {
+	type Paths struct {
+		Paths []string `json:"paths" pattern:"^[a-z]+$"`
+	}
+	_, err := tool.New("read", "Reads files.", func(_ context.Context, in Paths) (string, error) { return "read", nil })
+	if !errors.Is(err, tool.ErrInvalidSchema) || !strings.Contains(err.Error(), "Paths") || !strings.Contains(err.Error(), "pattern tag does not apply") {
+		t.Fatalf("a pattern tag on a []string: New = %v, want ErrInvalidSchema naming the field and the tag", err)
+	}
+	// Control: on a string, the tag refuses the model's path.
+	type Path struct {
+		Path string `json:"path" pattern:"^[a-z]+$"`
+	}
+	reg := tool.NewRegistry()
+	if err := reg.Register(tool.Must(tool.New("read", "Reads a file.", func(_ context.Context, in Path) (string, error) { return "read", nil }))); err != nil {
+		t.Fatal(err)
+	}
+	if res := reg.Execute(context.Background(), "read", []byte(`{"path":"../../etc/passwd"}`)); res.Kind != tool.KindInvalidArguments {
+		t.Fatalf("control: the pattern on a string did not refuse the path: %s", res.Text())
+	}
+	for _, c := range []struct {
+		name string
+		fn   func() error
+		tag  string
+	}{
+		{"minimum on a string", func() error {
+			type In struct {
+				N string `json:"n" minimum:"1"`
+			}
+			_, err := tool.New("x", "d", func(_ context.Context, in In) (string, error) { return "", nil })
+			return err
+		}, "minimum"},
+		{"maxLength on an int", func() error {
+			type In struct {
+				N *int `json:"n" maxLength:"3"`
+			}
+			_, err := tool.New("x", "d", func(_ context.Context, in In) (string, error) { return "", nil })
+			return err
+		}, "maxLength"},
+		{"format on a []string", func() error {
+			type In struct {
+				E []string `json:"e" format:"email"`
+			}
+			_, err := tool.New("x", "d", func(_ context.Context, in In) (string, error) { return "", nil })
+			return err
+		}, "format"},
+		{"maxItems on a map", func() error {
+			type In struct {
+				M map[string]int `json:"m" maxItems:"3"`
+			}
+			_, err := tool.New("x", "d", func(_ context.Context, in In) (string, error) { return "", nil })
+			return err
+		}, "maxItems"},
+		{"maxLength on a big.Int", func() error {
+			type In struct {
+				I *big.Int `json:"i" maxLength:"30"`
+			}
+			_, err := tool.New("x", "d", func(_ context.Context, in In) (string, error) { return "", nil })
+			return err
+		}, "maxLength"},
+	} {
+		if err := c.fn(); !errors.Is(err, tool.ErrInvalidSchema) || !strings.Contains(err.Error(), "the "+c.tag+" tag does not apply") {
+			t.Errorf("%s: New = %v, want ErrInvalidSchema naming the tag", c.name, err)
+		}
+	}
+	// A date-time format on a time.Time says what the type says already.
+	type When struct {
+		At time.Time `json:"at" format:"date-time"`
+	}
+	if _, err := tool.New("x", "d", func(_ context.Context, in When) (string, error) { return "", nil }); err != nil {
+		t.Errorf("format date-time on a time.Time: %v", err)
+	}
+}

@@ -725,6 +725,9 @@ func (b *builder) structFields(n *node, t reflect.Type, path string) error {
 		if err != nil {
 			return err
 		}
+		if tag, kind := unusedKeyword(cp, derefUse(u).n); tag != "" {
+			return errorf(fpath, "the %s tag does not apply to %s (a JSON %s), so it would check nothing; drop it, or state it where it applies (on an element's own type, with a JSONSchema method)", tag, ft, kind)
+		}
 		if arr := derefUse(u); arr.n.kind == kArray && (cons.minItems >= 0 && cons.minItems != arr.n.length || cons.maxItems >= 0 && cons.maxItems != arr.n.length) {
 			return errorf(fpath, "minItems and maxItems tags cannot change the length of a fixed-size array of %d items; drop them or use a slice", arr.n.length)
 		}
@@ -813,6 +816,61 @@ func joinPath(path, name string) string {
 }
 
 // derefUse returns the use a pointer use points to, through every pointer.
+// unusedKeyword returns the first keyword tag of c that a value of n's
+// kind does not carry, and what n's values are in JSON; "" when every tag
+// applies. Such a tag was dropped: a pattern on a []string checked none of
+// its strings, a minimum on a string nothing.
+func unusedKeyword(c *constraints, n *node) (tag, kind string) {
+	if c == &noConstraints {
+		return "", ""
+	}
+	num, str, arr, obj := false, false, false, false
+	kind = "value"
+	switch n.kind {
+	case kInt, kUint, kFloat, kNumber:
+		num, kind = true, "number"
+	case kString:
+		str, kind = true, "string"
+	case kSlice, kArray:
+		arr, kind = true, "array"
+	case kMap:
+		obj, kind = true, "object"
+	case kStruct:
+		kind = "object"
+	case kBool:
+		kind = "boolean"
+	case kBytes, kTime, kText:
+		kind = "string"
+	}
+	switch {
+	case !num && c.min != nil:
+		return boundKey("minimum", c.min.exclusive), kind
+	case !num && c.max != nil:
+		return boundKey("maximum", c.max.exclusive), kind
+	case !num && c.multipleOf > 0:
+		return "multipleOf", kind
+	case !str && c.minLength >= 0:
+		return "minLength", kind
+	case !str && c.maxLength >= 0:
+		return "maxLength", kind
+	case !str && c.pattern != nil:
+		return "pattern", kind
+	case !str && c.format != "" && !(n.kind == kTime && c.format == "date-time"):
+		return "format", kind
+	case !arr && c.minItems >= 0:
+		return "minItems", kind
+	case !arr && c.maxItems >= 0:
+		return "maxItems", kind
+	case !arr && c.uniqueItems:
+		return "uniqueItems", kind
+	case !obj && c.minProps >= 0:
+		return "minProperties", kind
+	case !obj && c.maxProps >= 0:
+		return "maxProperties", kind
+	}
+	return "", ""
+}
+
 func derefUse(u *use) *use {
 	for u.n.kind == kPointer {
 		u = u.n.elem
