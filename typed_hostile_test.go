@@ -178,7 +178,6 @@ func TestTagPatternsCharged(t *testing.T) {
 	}
 }
 
-
 // TestMisfitKeywordTagsRefused: a keyword tag on a field whose kind it
 // does not apply to was dropped without a word: pattern:"^[a-z]+$" on a
 // []string checked none of its strings, so a tool that trusted it got
