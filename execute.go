@@ -676,13 +676,15 @@ func (r *Registry) budget(e *entry, res Result) Result {
 // in order, each cut one keeping a notice (so that it stays well formed).
 // The rest of what Result.Text writes of the parts (a line for each, its
 // MIME type, a resource's URI, a link's name and description, the
-// notices) is charged to an allowance of limit bytes of its own: a part
+// notices) is charged to an allowance of limit bytes of its own, at
+// least minPartsAllowance (so that a small budget still passes a few
+// binary parts, which it does not cut): a part
 // past it is dropped with every part after it, counted in
 // Metadata["parts_dropped"] and named after Output (a link's 2 MiB
 // description, or 100,000 one-byte images, went whole past the budget).
 // The parts are copied before any is changed: they are the tool's.
 func budgetParts(res Result, limit, left int) Result {
-	meta := limit
+	meta := max(limit, minPartsAllowance)
 	copied := false
 	for i, p := range res.Parts {
 		cost := partOverhead + len(p.Type) + len(p.MIMEType) + len(p.URI) + len(p.Name) + len(p.Description)
@@ -714,6 +716,9 @@ func budgetParts(res Result, limit, left int) Result {
 // partOverhead is what Result.Text writes for a part besides its fields:
 // the line break, the brackets and words around them, a byte count.
 const partOverhead = 32
+
+// minPartsAllowance is the least allowance for what the parts write.
+const minPartsAllowance = 4 << 10
 
 func withMeta(m map[string]any, k string, v any) map[string]any {
 	if m == nil {
