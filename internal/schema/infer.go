@@ -460,6 +460,7 @@ func factsOf(t reflect.Type) facts {
 			schemer: has(schemerType), enumer: has(enumerType), describer: has(describerType),
 		}
 		switch {
+		case !f.jsonUnmarshaler && !f.textUnmarshaler:
 		case has(bigRatType):
 			f.bigNum = bigRational
 		case has(bigIntType), has(bigFloatType):
