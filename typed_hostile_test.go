@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"math/big"
+	"regexp"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -307,5 +308,46 @@ func TestUniqueItemsChargedPerLevel(t *testing.T) {
 	half = half[:strings.LastIndex(half, `,`)] + `]}`
 	if res := reg.Execute(context.Background(), "tree", []byte(`{"kids":[`+half+`,`+half+`]}`)); res.Kind != tool.KindInvalidArguments || !strings.Contains(res.Error, "items 0 and 1 are equal") {
 		t.Fatalf("control: duplicates one level down: %.300s", res.Error)
+	}
+}
+
+// TestRegexpFieldProgramBounded: a typed tool's *regexp.Regexp field
+// compiled the model's text as it came: within 800 bytes, \pL{999}
+// repeated 100 times is a program of hundreds of thousands of
+// instructions, built (45 ms, megabytes) and handed to the function, which
+// then pays for each byte it matches with each of them. The program is
+// now estimated before it is built, as a schema's pattern is, and past
+// 16,384 instructions the call is refused as invalid_arguments naming the
+// field. Controls: regexp itself compiles the attack, and an ordinary
+// pattern decodes.
+func TestRegexpFieldProgramBounded(t *testing.T) {
+	type Embedded struct{ regexp.Regexp }
+	type In struct {
+		Re *regexp.Regexp `json:"re,omitempty"`
+		E  *Embedded      `json:"e,omitempty"`
+	}
+	var ran atomic.Int32
+	var got In
+	reg := tool.NewRegistry()
+	if err := reg.Register(tool.Must(tool.New("search", "Searches with a pattern.", func(_ context.Context, in In) (string, error) {
+		ran.Add(1)
+		got = in
+		return "ok", nil
+	}))); err != nil {
+		t.Fatal(err)
+	}
+	attack := strings.Repeat(`\\pL{999}`, 100)
+	if _, err := regexp.Compile(strings.ReplaceAll(attack, `\\`, `\`)); err != nil {
+		t.Fatalf("control: regexp refuses the attack itself: %v", err)
+	}
+	for _, field := range []string{"re", "e"} {
+		ran.Store(0)
+		res := reg.Execute(context.Background(), "search", []byte(`{"`+field+`":"`+attack+`"}`))
+		if res.Kind != tool.KindInvalidArguments || ran.Load() != 0 || !strings.Contains(res.Error, "/"+field) || !strings.Contains(res.Error, "16384 instructions") {
+			t.Errorf("%s: kind %q, ran %d: %.300s", field, res.Kind, ran.Load(), res.Error)
+		}
+	}
+	if res := reg.Execute(context.Background(), "search", []byte(`{"re":"^[a-z]{3,64}\\.go$"}`)); res.IsError || got.Re == nil || !got.Re.MatchString("main.go") {
+		t.Errorf("control: an ordinary pattern: %.300s", res.Text())
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"math"
 	"reflect"
+	"regexp/syntax"
 	"slices"
 	"strconv"
 	"strings"
@@ -15,6 +16,7 @@ import (
 
 	"github.com/miniopenclaw/tool/internal/jsonschema"
 	"github.com/miniopenclaw/tool/internal/jsontext"
+	"github.com/miniopenclaw/tool/internal/recost"
 	suggestpkg "github.com/miniopenclaw/tool/internal/suggest"
 )
 
@@ -385,10 +387,28 @@ func (d *decoder) decode(i int, u *use, v reflect.Value, depth int) (int, error)
 // the field, and nothing is converted.
 const MaxBigNumberText = 10_000
 
+// MaxRegexpInsts bounds the program a regular expression decoded into a
+// regexp.Regexp (or a type embedding one) compiles to, estimated before
+// it is built, as a schema's pattern is bounded.
+const MaxRegexpInsts = 1 << 14
+
 // bigTextOK reports whether raw, the JSON text of a value decoded into a
 // math/big type, and text, what its conversion reads, are within
-// MaxBigNumberText; if not, it records a violation saying so.
+// MaxBigNumberText (for a regexp.Regexp, whether text's program is within
+// MaxRegexpInsts); if not, it records a violation saying so.
 func (d *decoder) bigTextOK(k bigKind, raw, text []byte) bool {
+	if k == regexpProgram {
+		// A regular expression's text is compiled: a counted repetition
+		// makes a short text a large program (\pL{999} repeated 100
+		// times, 800 bytes, is hundreds of thousands of instructions).
+		parsed, err := syntax.Parse(string(text), syntax.Perl)
+		if err == nil && recost.Insts(parsed, MaxRegexpInsts) > MaxRegexpInsts {
+			d.violate(fmt.Sprintf("a regular expression whose program holds at most %d instructions", MaxRegexpInsts),
+				value(raw), "a counted repetition such as {999} repeats what it applies to; repeat less")
+			return false
+		}
+		return true // a syntax error is the conversion's to report
+	}
 	if len(raw) > MaxBigNumberText+2 {
 		d.violate(fmt.Sprintf("a number of at most %d digits", MaxBigNumberText),
 			fmt.Sprintf("%d characters", len(raw)),
