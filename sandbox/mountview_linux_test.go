@@ -1,0 +1,97 @@
+package sandbox
+
+import (
+	"context"
+	"os"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/miniopenclaw/tool/sandbox/internal/helper"
+)
+
+// ungrantedMounts returns the mount points of a mountinfo text that lie
+// outside every path of granted (and are not "/" itself): what a run's
+// mount table tells it about the host beyond what it was given.
+func ungrantedMounts(mountinfo string, granted []string) []string {
+	var out []string
+	for _, line := range strings.Split(mountinfo, "\n") {
+		f := strings.Fields(line)
+		if len(f) < 5 {
+			continue
+		}
+		point := unescapeMount(f[4])
+		if point == "/" {
+			continue
+		}
+		if slices.ContainsFunc(granted, func(g string) bool {
+			return point == g || strings.HasPrefix(point, strings.TrimSuffix(g, "/")+"/")
+		}) {
+			continue
+		}
+		out = append(out, point)
+	}
+	return out
+}
+
+// TestMountTableShowsOnlyGrants is the attack of reading the run's own
+// mount table (/proc/self/mountinfo, and the same tree through
+// listmount/statmount): before, the run's root was a read-only copy of
+// the host's whole mount tree, so the table listed every mount point of
+// the host (/sys and its cgroups, /var/lib/docker, what /run and /dev
+// covered, a container engine's network namespaces), where Landlock
+// already refused to read. Now the root is a tmpfs holding the system
+// paths and what the policy grants, nothing else: the table lists only
+// those. The control runs the same detector on this process's own table,
+// which holds /sys on any Linux host, so the detector can fail; the run
+// still works (a shell, a library, a read of /etc).
+func TestMountTableShowsOnlyGrants(t *testing.T) {
+	requireSandbox(t)
+	ws := t.TempDir()
+	ro := reachableDir(t)
+	if err := os.WriteFile(ro+"/f", []byte("ro\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	granted := append(SystemReadOnly(), "/tmp", "/proc", "/dev", ws, ro)
+
+	// Control: the host's table has mount points outside the grants.
+	host, err := os.ReadFile("/proc/self/mountinfo")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := ungrantedMounts(string(host), granted); !slices.Contains(got, "/sys") {
+		t.Fatalf("control: the detector did not find /sys in this process's mount table (found %q)", got)
+	}
+
+	for _, p := range []Policy{
+		{Workspace: ws, ReadOnly: []string{ro}},
+		{Workspace: ws, ReadOnly: []string{ro}, Without: []Layer{LayerWriteBudget}},
+		{Workspace: ws, ReadOnly: []string{ro}, Without: []Layer{LayerLandlock}},
+	} {
+		r, err := Run(context.Background(), p, "sh", "-c", "cat /proc/self/mountinfo && echo --- && cat "+ro+"/f && head -c 4 /etc/passwd && echo")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !r.OK() {
+			t.Fatalf("without %v: %s: %s", p.Without, r.Summary(), r.Stderr)
+		}
+		table, rest, _ := strings.Cut(string(r.Stdout), "---\n")
+		if got := ungrantedMounts(table, granted); len(got) != 0 {
+			t.Errorf("without %v: the run's mount table shows host mount points it was not given: %q", p.Without, got)
+		}
+		if !strings.HasPrefix(rest, "ro\nroot\n") {
+			t.Errorf("without %v: the run could not read its grants: %q %s", p.Without, rest, r.Stderr)
+		}
+	}
+}
+
+// TestRootDirsAreTheSystemPaths keeps the helper's list of the root's
+// directories the same as the paths Landlock grants: a system path bound
+// but not granted would be visible and unreadable, one granted but not
+// bound missing.
+func TestRootDirsAreTheSystemPaths(t *testing.T) {
+	if !slices.Equal(helper.RootDirs, SystemReadOnly()) {
+		t.Fatalf("helper.RootDirs %q, SystemReadOnly %q", helper.RootDirs, SystemReadOnly())
+	}
+}
+
