@@ -95,3 +95,43 @@ func TestRootDirsAreTheSystemPaths(t *testing.T) {
 	}
 }
 
+// hostCgroupPaths returns the lines of a /proc/PID/cgroup text whose path
+// is not the root of the reader's cgroup namespace: where the host's
+// cgroup tree (and the leaf's name, which holds the supervisor's process
+// id) shows through.
+func hostCgroupPaths(text string) []string {
+	var out []string
+	for _, line := range strings.Split(strings.TrimSpace(text), "\n") {
+		parts := strings.SplitN(line, ":", 3)
+		if len(parts) != 3 || parts[2] != "/" {
+			out = append(out, line)
+		}
+	}
+	return out
+}
+
+// TestCgroupPathHidden is the attack of reading the run's own cgroup
+// (/proc/self/cgroup): before, the run saw the host's path of its leaf
+// ("4:memory:/process_api/0516…/clawtool-sandbox-22341-1": the host's
+// cgroup tree and the supervisor's process id). The helper now unshares
+// a cgroup namespace once it is in the leaf, whose root the run's paths
+// are relative to. The control gives the detector the line a run printed
+// before.
+func TestCgroupPathHidden(t *testing.T) {
+	requireSandbox(t)
+	if got := hostCgroupPaths("4:memory:/process_api/0516476d/clawtool-sandbox-22341-1\n0::/\n"); len(got) != 1 {
+		t.Fatalf("control: the detector found %q", got)
+	}
+	for _, p := range []Policy{{}, {Without: []Layer{LayerCgroup}}} {
+		r, err := Run(context.Background(), p, "cat", "/proc/self/cgroup")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !r.OK() {
+			t.Fatalf("without %v: %s: %s", p.Without, r.Summary(), r.Stderr)
+		}
+		if got := hostCgroupPaths(string(r.Stdout)); len(got) != 0 {
+			t.Errorf("without %v (cgroup leaf %v): the run sees the host's cgroup paths: %q", p.Without, r.Cgroup, got)
+		}
+	}
+}

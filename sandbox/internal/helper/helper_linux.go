@@ -199,6 +199,14 @@ func run() error {
 		if err := shareUserCounts(c); err != nil {
 			return fail("bound the user namespace's share of its owner's counts", err)
 		}
+		// The run's cgroup paths are relative to where it is now (its
+		// leaf, which the supervisor moved the helper into before it sent
+		// the configuration): before, /proc/self/cgroup showed the
+		// host's cgroup tree and the leaf's name, which holds the
+		// supervisor's process id.
+		if _, err := sys(syscall.SYS_UNSHARE, syscall.CLONE_NEWCGROUP); err != nil {
+			return fail("new cgroup namespace", err)
+		}
 		if err := dropCapabilities(); err != nil {
 			return fail("drop capabilities", err)
 		}
