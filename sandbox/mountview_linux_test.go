@@ -2,7 +2,9 @@ package sandbox
 
 import (
 	"context"
+	"net"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -133,5 +135,40 @@ func TestCgroupPathHidden(t *testing.T) {
 		if got := hostCgroupPaths(string(r.Stdout)); len(got) != 0 {
 			t.Errorf("without %v (cgroup leaf %v): the run sees the host's cgroup paths: %q", p.Without, r.Cgroup, got)
 		}
+	}
+}
+
+// TestDaemonSocketOutsideGrants is the attack of connecting to a daemon's
+// named unix socket in a directory the sandbox neither grants nor hides
+// (a rootless engine's under a home directory, an agent's under /var):
+// neither Landlock nor the seccomp filter looks at a connect to a named
+// socket, and before, the run's root was the host's whole tree, so the
+// connect went through. The root now holds only the system paths and the
+// policy's grants: the socket is not there. The control grants the
+// socket's directory read-only, and the connect goes through: the attack
+// is stopped by the socket's absence, not by anything else.
+func TestDaemonSocketOutsideGrants(t *testing.T) {
+	f := newFixture(t)
+	dir := filepath.Join(f.outside, unique("daemon"))
+	must(t, os.Mkdir(dir, 0o755))
+	sock := filepath.Join(dir, "d.sock")
+	l, err := net.Listen("unix", sock)
+	must(t, err)
+	t.Cleanup(func() { l.Close(); os.Remove(sock) })
+	must(t, os.Chmod(sock, 0o777))
+	accepted := acceptedAny(l)
+
+	p := f.policy()
+	r := f.sandboxed(t, context.Background(), DefaultNative(), p, "unix", sock)
+	if strings.HasPrefix(string(r.Stdout), "OK") || accepted() {
+		t.Errorf("the run connected to a socket outside its grants: %q %q", r.Stdout, trim(r.Stderr))
+	} else if !strings.Contains(string(r.Stdout), "no such file") {
+		t.Errorf("the connect failed otherwise than by the socket's absence: %q", r.Stdout)
+	}
+
+	p.ReadOnly = append(p.ReadOnly, dir)
+	r = f.sandboxed(t, context.Background(), DefaultNative(), p, "unix", sock)
+	if !strings.HasPrefix(string(r.Stdout), "OK") || !accepted() {
+		t.Fatalf("control: the run did not connect through the read-only grant: %q %q", r.Stdout, trim(r.Stderr))
 	}
 }
