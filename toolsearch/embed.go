@@ -158,7 +158,7 @@ func (v *vectors) get(ctx context.Context, texts []string) ([][]float32, error) 
 	v.mu.Unlock()
 	for i := range texts {
 		if out[i] == nil && v.dir != "" {
-			if vec, err := readVector(v.path(ids[i])); err == nil {
+			if vec, err := readVector(v.dir, v.path(ids[i])); err == nil {
 				out[i] = vec
 				v.put(ids[i], vec, false)
 			}
@@ -199,7 +199,7 @@ func (v *vectors) put(id string, vec []float32, toDisk bool) {
 	if toDisk && v.dir != "" {
 		// The cache is an optimization: a write that fails costs a
 		// later embedding, nothing else.
-		_ = writeVector(v.path(id), vec)
+		_ = writeVector(v.dir, v.path(id), vec)
 	}
 }
 
@@ -258,9 +258,10 @@ func dot(a, b []float32) float64 {
 	return float64((s0 + s1) + (s2 + s3))
 }
 
-// readVector reads a cached vector: little-endian float32s.
-func readVector(path string) ([]float32, error) {
-	data, err := os.ReadFile(path)
+// readVector reads a cached vector of the cache directory root:
+// little-endian float32s.
+func readVector(root, path string) ([]float32, error) {
+	data, err := readCached(root, path, 4*maxEmbedDims)
 	if err != nil {
 		return nil, err
 	}
@@ -274,14 +275,14 @@ func readVector(path string) ([]float32, error) {
 	return normalize(vec)
 }
 
-// writeVector writes a vector atomically: a reader sees all of it or
-// none.
-func writeVector(path string, vec []float32) error {
+// writeVector writes a vector of the cache directory root atomically: a
+// reader sees all of it or none.
+func writeVector(root, path string, vec []float32) error {
 	data := make([]byte, 4*len(vec))
 	for i, x := range vec {
 		binary.LittleEndian.PutUint32(data[4*i:], math.Float32bits(x))
 	}
-	return writeFileAtomic(path, data)
+	return writeCached(root, path, data)
 }
 
 // OpenAIEmbedder is an [Embedder] for any service that speaks the

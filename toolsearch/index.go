@@ -184,7 +184,11 @@ type Options struct {
 	// CacheDir, when set with Embedder, keeps the vectors of tool
 	// definitions on disk, one file per definition keyed by the SHA-256
 	// of the model and the embedded text, so a restart embeds nothing
-	// that did not change.
+	// that did not change. A file is read only when no one but this
+	// process's user or root may change it, nor the directories from
+	// CacheDir down to it (whoever may write a vector decides where its
+	// tool ranks); any other file is a miss and the definition is
+	// embedded again.
 	CacheDir string
 	// EmbedTimeout bounds the embedding work of one search; zero means
 	// 30 seconds.

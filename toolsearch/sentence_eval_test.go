@@ -306,6 +306,9 @@ func TestEmbedServer(t *testing.T) {
 		{"wrong method", "GET", "/embeddings", "", 405},
 	} {
 		req, _ := http.NewRequest(c.method, emb.BaseURL+c.path, strings.NewReader(c.body))
+		// Declared JSON, as the server requires (415 otherwise:
+		// embedserver's TestStandaloneServerRefusesPages).
+		req.Header.Set("Content-Type", "application/json")
 		resp, err := http.DefaultClient.Do(req)
 		if err != nil {
 			t.Errorf("%s: %v", c.name, err)

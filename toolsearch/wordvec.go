@@ -19,8 +19,6 @@ import (
 	"strings"
 	"unicode/utf16"
 	"unicode/utf8"
-
-	"github.com/miniopenclaw/tool/internal/atomicfile"
 )
 
 // Limits on a word-vector file.
@@ -168,7 +166,8 @@ func (wv *WordVectors) lookup(w string) (int, bool) {
 // JSON again. An empty cacheDir converts in memory on every load. A
 // malformed or oversized file is an error that says where it went wrong.
 func LoadWordVectors(path, cacheDir string) (*WordVectors, error) {
-	f, err := os.Open(path)
+	// Without waiting: a FIFO is refused below, not waited on.
+	f, err := os.OpenFile(path, wordVectorsOpenFlags, 0)
 	if err != nil {
 		return nil, fmt.Errorf("toolsearch: word vectors: %w", err)
 	}
@@ -186,9 +185,12 @@ func LoadWordVectors(path, cacheDir string) (*WordVectors, error) {
 	head := make([]byte, len(wvMagic))
 	n, _ := io.ReadFull(f, head)
 	if string(head[:n]) == wvMagic {
-		data, err := readAllFrom(f, path)
+		if _, err := f.Seek(0, io.SeekStart); err != nil {
+			return nil, fmt.Errorf("toolsearch: word vectors: %w", err)
+		}
+		data, err := readSized(f, fi, path, MaxWordVectorFileBytes)
 		if err != nil {
-			return nil, err
+			return nil, fmt.Errorf("toolsearch: word vectors: %w", err)
 		}
 		wv, err := decodeWordVectors(data)
 		if err != nil {
@@ -204,8 +206,8 @@ func LoadWordVectors(path, cacheDir string) (*WordVectors, error) {
 		abs, _ := filepath.Abs(path)
 		h := sha256.Sum256(fmt.Appendf(nil, "%s\x00%d\x00%d", abs, fi.Size(), fi.ModTime().UnixNano()))
 		stamp = filepath.Join(cacheDir, "stamps", hex.EncodeToString(h[:]))
-		if d, err := os.ReadFile(stamp); err == nil && len(d) == 64 {
-			if wv, err := loadCompact(filepath.Join(cacheDir, string(d)+".wv"), string(d)); err == nil {
+		if d, err := readCached(cacheDir, stamp, 64); err == nil && len(d) == 64 {
+			if wv, err := loadCompact(cacheDir, filepath.Join(cacheDir, string(d)+".wv"), string(d)); err == nil {
 				return wv, nil
 			}
 		}
@@ -221,22 +223,17 @@ func LoadWordVectors(path, cacheDir string) (*WordVectors, error) {
 		// next load a conversion, nothing else.
 		dst := filepath.Join(cacheDir, wv.digest+".wv")
 		if _, err := os.Stat(dst); err != nil {
-			_ = writeFileAtomic(dst, wv.encode())
+			_ = writeCached(cacheDir, dst, wv.encode())
 		}
-		_ = writeFileAtomic(stamp, []byte(wv.digest))
+		_ = writeCached(cacheDir, stamp, []byte(wv.digest))
 	}
 	return wv, nil
 }
 
-// loadCompact reads a converted table and checks it came from the source
-// of digest.
-func loadCompact(path, digest string) (*WordVectors, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	data, err := readAllFrom(f, path)
+// loadCompact reads a converted table of the cache directory root and
+// checks it came from the source of digest.
+func loadCompact(root, path, digest string) (*WordVectors, error) {
+	data, err := readCached(root, path, MaxWordVectorFileBytes)
 	if err != nil {
 		return nil, err
 	}
@@ -248,32 +245,6 @@ func loadCompact(path, digest string) (*WordVectors, error) {
 		return nil, fmt.Errorf("%s: converted from another file", path)
 	}
 	return wv, nil
-}
-
-// readAllFrom reads f from its start, in one buffer of its size: the
-// heap holds the table once, not the copies a growing buffer leaves.
-func readAllFrom(f *os.File, path string) ([]byte, error) {
-	fi, err := f.Stat()
-	if err != nil {
-		return nil, fmt.Errorf("toolsearch: word vectors: %w", err)
-	}
-	if fi.Size() > MaxWordVectorFileBytes {
-		return nil, fmt.Errorf("toolsearch: word vectors: %s over %d bytes", path, MaxWordVectorFileBytes)
-	}
-	data := make([]byte, fi.Size())
-	if _, err := f.ReadAt(data, 0); err != nil {
-		return nil, fmt.Errorf("toolsearch: word vectors: %w", err)
-	}
-	return data, nil
-}
-
-// writeFileAtomic writes data to path so that a reader sees all of it or
-// none (a cache: not synced); the directory is made if missing.
-func writeFileAtomic(path string, data []byte) error {
-	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
-		return err
-	}
-	return atomicfile.Write(path, data)
 }
 
 // The compact form, little-endian: wvMagic; dims, n, word bytes (uint32

@@ -12,7 +12,9 @@ package embedserver
 
 import (
 	"context"
+	"crypto/rand"
 	_ "embed"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -67,6 +69,7 @@ type Server struct {
 	BaseURL string
 
 	key    string // the cache key of its vectors
+	apiKey string // what its requests must carry
 	cmd    *exec.Cmd
 	stdin  io.Closer
 	exited chan struct{} // closed when the process has been waited for
@@ -116,7 +119,14 @@ func Start(ctx context.Context, modules string, o Options) (*Server, error) {
 	}
 
 	s := &Server{key: fmt.Sprintf("embedserver %s %s@%s", Model, modelPackage, version), exited: make(chan struct{}), stderr: &tailBuffer{max: maxStderr}}
+	// A key per run, by the environment (which only this user and root
+	// may read; an argument would show in the process list): the server
+	// answers no one else on the machine.
+	var k [32]byte
+	rand.Read(k[:])
+	s.apiKey = hex.EncodeToString(k[:])
 	s.cmd = exec.Command(node, path, "--listen", "127.0.0.1:0", "--modules", abs, "--stdin-close")
+	s.cmd.Env = append(withoutKey(os.Environ()), keyEnv+"="+s.apiKey)
 	s.cmd.Stderr = s.stderr
 	stdin, err := s.cmd.StdinPipe()
 	if err != nil {
@@ -200,11 +210,12 @@ func modelVersion(modules string) (string, error) {
 	return pkg.Version, nil
 }
 
-// Embedder returns the Embedder that asks the server. Its Model names the
+// Embedder returns the Embedder that asks the server, with the key the
+// server requires of every request (Start gives it one per run). Its Model names the
 // model and the version of its package, not the port, so that the
 // vectors cached by one run of the server serve the next.
 func (s *Server) Embedder() toolsearch.Embedder {
-	return keyed{&toolsearch.OpenAIEmbedder{BaseURL: s.BaseURL, ModelName: Model}, s.key}
+	return keyed{&toolsearch.OpenAIEmbedder{BaseURL: s.BaseURL, ModelName: Model, APIKey: s.apiKey}, s.key}
 }
 
 // Close stops the server: it closes its standard input, which makes it
@@ -299,4 +310,19 @@ func (t *tailBuffer) String() string {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	return t.b.String()
+}
+
+// keyEnv names the environment variable that gives the server its key.
+const keyEnv = "CLAWTOOL_EMBEDSERVER_KEY"
+
+// withoutKey returns env without keyEnv: a key in this process's own
+// environment is not passed on to a server it starts.
+func withoutKey(env []string) []string {
+	out := make([]string, 0, len(env)+1)
+	for _, kv := range env {
+		if !strings.HasPrefix(kv, keyEnv+"=") {
+			out = append(out, kv)
+		}
+	}
+	return out
 }

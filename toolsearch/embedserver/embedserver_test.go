@@ -95,7 +95,8 @@ func TestStartFails(t *testing.T) {
 // standard input.
 func TestStartAndClose(t *testing.T) {
 	args := filepath.Join(t.TempDir(), "args")
-	node := fakeNode(t, `printf '%s\n' "$@" >"`+args+`"; echo "listening http://127.0.0.1:4321/v1"; exec cat >/dev/null`)
+	key := filepath.Join(t.TempDir(), "key")
+	node := fakeNode(t, `printf '%s\n' "$@" >"`+args+`"; printf %s "$CLAWTOOL_EMBEDSERVER_KEY" >"`+key+`"; echo "listening http://127.0.0.1:4321/v1"; exec cat >/dev/null`)
 	modules := fakeModules(t)
 	s, err := Start(context.Background(), modules, Options{Node: node})
 	if err != nil {
@@ -108,6 +109,15 @@ func TestStartAndClose(t *testing.T) {
 	a := strings.Split(strings.TrimSpace(string(got)), "\n")
 	if len(a) != 6 || filepath.Base(a[0]) != "server.mjs" || strings.Join(a[1:], " ") != "--listen 127.0.0.1:0 --modules "+modules+" --stdin-close" {
 		t.Errorf("arguments %q", a)
+	}
+	// The key reaches the server by its environment, not its arguments
+	// (which the process list shows), and the Embedder carries it.
+	k, _ := os.ReadFile(key)
+	if len(k) != 64 || strings.Trim(string(k), "0123456789abcdef") != "" {
+		t.Errorf("the server's key %q, want 64 hex digits", k)
+	}
+	if e := s.Embedder().(keyed).OpenAIEmbedder; e.APIKey != string(k) {
+		t.Errorf("the Embedder's key %q, want the server's", e.APIKey)
 	}
 	if _, err := os.Stat(a[0]); !os.IsNotExist(err) {
 		t.Errorf("the script %s is still there: %v", a[0], err)

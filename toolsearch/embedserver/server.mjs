@@ -14,11 +14,23 @@
 // input closes if --stdin-close is given (a parent that dies takes the
 // server with it).
 //
+// Who may ask: with CLAWTOOL_EMBEDSERVER_KEY in its environment (64 hex
+// digits; embedserver.Start gives it one per run, and the variable is
+// removed from the environment once read), only requests carrying
+// "Authorization: Bearer KEY" (401 otherwise): any process of any user
+// on the machine can reach a loopback port. With or without a key, a
+// request must be addressed to a loopback address or localhost (421
+// otherwise: a web page whose name was made to resolve here) and declare
+// its body application/json (415 otherwise: a web page's form may POST
+// without the server's leave, a JSON body may not, and the server never
+// gives it).
+//
 // Every request gets bounded work: a body of at most 1 MiB, at most 128
 // texts of 1 to 8,192 bytes each, one request embedded at a time and at
 // most 16 waiting (more are answered 503), 30 s to receive a request.
 // Anything else is a 4xx answer with an OpenAI-style error object.
 
+import { timingSafeEqual } from "node:crypto";
 import { createServer } from "node:http";
 import { createRequire } from "node:module";
 import { dirname, join, resolve } from "node:path";
@@ -50,6 +62,31 @@ for (let i = 2; i < process.argv.length; i++) {
 const m = /^(127(?:\.\d{1,3}){3}|\[::1\]|localhost):(\d{1,5})$/.exec(opts.listen);
 if (!m || Number(m[2]) > 65535) usage(`--listen must be a loopback HOST:PORT, not ${JSON.stringify(opts.listen)}`);
 const host = m[1].replace(/^\[|\]$/g, "");
+
+const KEY = process.env.CLAWTOOL_EMBEDSERVER_KEY ?? "";
+delete process.env.CLAWTOOL_EMBEDSERVER_KEY;
+if (KEY !== "" && !/^[0-9a-f]{64}$/.test(KEY)) usage("CLAWTOOL_EMBEDSERVER_KEY must be 64 lower-case hex digits");
+const WANT_AUTH = Buffer.from(`Bearer ${KEY}`);
+
+// authorized reports whether req carries the key (always, without one),
+// compared in time independent of where it differs.
+function authorized(req) {
+  if (KEY === "") return true;
+  const got = Buffer.from(req.headers.authorization ?? "");
+  return got.length === WANT_AUTH.length && timingSafeEqual(got, WANT_AUTH);
+}
+
+// loopbackHost reports whether a Host header names a loopback address or
+// localhost, with or without a port.
+function loopbackHost(h) {
+  return typeof h === "string" && /^(?:127(?:\.\d{1,3}){3}|\[::1\]|localhost)(?::\d{1,5})?$/i.test(h);
+}
+
+// jsonBody reports whether req declares an application/json body.
+function jsonBody(req) {
+  const t = (req.headers["content-type"] ?? "").split(";")[0].trim().toLowerCase();
+  return t === "application/json";
+}
 const port = Number(m[2]);
 
 // The packages are CommonJS; resolve them from the named node_modules.
@@ -104,6 +141,12 @@ const server = createServer((req, res) => {
   const path = req.url.split("?")[0];
   if (path !== "/v1/embeddings") return fail(res, 404, `no such path ${JSON.stringify(path)}`);
   if (req.method !== "POST") return fail(res, 405, "use POST");
+  if (!loopbackHost(req.headers.host)) return fail(res, 421, "the request is not addressed to a loopback address or localhost");
+  if (!authorized(req)) {
+    res.setHeader("WWW-Authenticate", "Bearer");
+    return fail(res, 401, "missing or wrong key: this server answers the program that started it", "authentication_error");
+  }
+  if (!jsonBody(req)) return fail(res, 415, "the body must be declared Content-Type: application/json");
   let size = 0;
   const chunks = [];
   let over = false;
