@@ -110,3 +110,70 @@ func TestExecuteBudgetCountsTextResources(t *testing.T) {
 		t.Errorf("the last resource, past the budget, is malformed: %v", err)
 	}
 }
+
+// TestExecuteBudgetCountsPartMetadata: the result budget cut Output and
+// the text of text resources, but not the rest of what Result.Text puts
+// before the model: a resource link's description, name and URI, each
+// part's MIME type, and a line per part. One link with a 2 MiB
+// description, 100,000 one-byte images (2.6 MB of "[image …]" lines) or
+// 100,000 small text resources (each past the budget given its own
+// notice: 13 MB) all went whole past a 1,000-byte budget. Now the parts'
+// own text is charged to a second allowance of the budget's size (at
+// least 4 KiB), and the
+// parts past it are dropped, counted in Metadata["parts_dropped"] and
+// named in a notice after Output. Controls: the same tools without a
+// budget return every byte.
+func TestExecuteBudgetCountsPartMetadata(t *testing.T) {
+	const budget = 1000
+	many := func(p tool.Part) []tool.Part {
+		ps := make([]tool.Part, 100_000)
+		for i := range ps {
+			ps[i] = p
+		}
+		return ps
+	}
+	cases := []struct {
+		name  string
+		parts []tool.Part
+	}{
+		{"long link description", []tool.Part{{Type: tool.PartResourceLink, URI: "file:///a", Name: "a", Description: strings.Repeat("d", 2<<20)}}},
+		{"long link name and URI", []tool.Part{tool.ResourceLink("file:///"+strings.Repeat("u", 1<<20), strings.Repeat("n", 1<<20))}},
+		{"many images", many(tool.Image("image/png", []byte("p")))},
+		{"many text resources", many(tool.TextResource("file:///r", "text/plain", strings.Repeat("r", 1000)))},
+		{"long MIME type", []tool.Part{tool.Image("image/"+strings.Repeat("m", 1<<20), []byte("p"))}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			fn := func(context.Context, struct{}) (tool.Result, error) {
+				return tool.Result{Output: "see the parts", Parts: c.parts}, nil
+			}
+			r := tool.NewRegistry(tool.WithDefaultMaxOutput(budget))
+			if err := r.Register(tool.Must(tool.New("parts", "Answers in parts.", fn))); err != nil {
+				t.Fatal(err)
+			}
+			if err := r.Register(tool.Must(tool.New("unbudgeted", "Answers in parts.", fn, tool.WithMaxOutput(-1)))); err != nil {
+				t.Fatal(err)
+			}
+			if res := r.Execute(context.Background(), "unbudgeted", nil); len(res.Text()) < 1<<20 {
+				t.Fatalf("control: without a budget the parts read as %d bytes", len(res.Text()))
+			}
+			res := r.Execute(context.Background(), "parts", nil)
+			if res.IsError {
+				t.Fatalf("the call failed: %s", res.Error)
+			}
+			// The budget, and the parts' allowance: the budget's size, at
+			// least 4 KiB.
+			if n := len(res.Text()); n > budget+4<<10+300 {
+				t.Errorf("Result.Text() has %d bytes, want at most the budget of %d and the parts' 4 KiB", n, budget)
+			}
+			for i, p := range res.Parts {
+				if err := p.Validate(); err != nil {
+					t.Fatalf("part %d kept malformed: %v", i, err)
+				}
+			}
+			if dropped, _ := res.Metadata["parts_dropped"].(int); dropped == 0 || !strings.Contains(res.Output, "not shown") {
+				t.Errorf("parts_dropped = %v, output %q: want the dropped parts counted and named", res.Metadata["parts_dropped"], res.Output)
+			}
+		})
+	}
+}

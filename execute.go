@@ -669,15 +669,33 @@ func (r *Registry) budget(e *entry, res Result) Result {
 			total, cut)
 		res.Metadata = withMeta(res.Metadata, "truncated_bytes", total-cut)
 	}
-	return budgetParts(res, left)
+	return budgetParts(res, limit, left)
 }
 
 // budgetParts cuts the text of res's text resources to left bytes in all,
 // in order, each cut one keeping a notice (so that it stays well formed).
+// The rest of what Result.Text writes of the parts (a line for each, its
+// MIME type, a resource's URI, a link's name and description, the
+// notices) is charged to an allowance of limit bytes of its own, at
+// least minPartsAllowance (so that a small budget still passes a few
+// binary parts, which it does not cut): a part
+// past it is dropped with every part after it, counted in
+// Metadata["parts_dropped"] and named after Output (a link's 2 MiB
+// description, or 100,000 one-byte images, went whole past the budget).
 // The parts are copied before any is changed: they are the tool's.
-func budgetParts(res Result, left int) Result {
+func budgetParts(res Result, limit, left int) Result {
+	meta := max(limit, minPartsAllowance)
 	copied := false
 	for i, p := range res.Parts {
+		cost := partOverhead + len(p.Type) + len(p.MIMEType) + len(p.URI) + len(p.Name) + len(p.Description)
+		if cost > meta {
+			dropped := len(res.Parts) - i
+			res.Parts = res.Parts[:i:i] // an append cannot write into the tool's slice
+			res.Metadata = withMeta(res.Metadata, "parts_dropped", dropped)
+			res.Output += fmt.Sprintf("\n[%d of the result's %d parts not shown: the result budget is spent; ask for less]", dropped, i+dropped)
+			break
+		}
+		meta -= cost
 		if p.Type != PartResource || len(p.Text) <= left {
 			left -= min(len(p.Text), left)
 			continue
@@ -686,12 +704,21 @@ func budgetParts(res Result, left int) Result {
 			res.Parts, copied = slices.Clone(res.Parts), true
 		}
 		cut := runeCut(p.Text, left)
-		res.Parts[i].Text = p.Text[:cut] + fmt.Sprintf(
+		notice := fmt.Sprintf(
 			"\n[text truncated: the resource had %d bytes and only the first %d are shown; the result budget is spent]", len(p.Text), cut)
+		res.Parts[i].Text = p.Text[:cut] + notice
+		meta = max(meta-len(notice), 0)
 		left = 0
 	}
 	return res
 }
+
+// partOverhead is what Result.Text writes for a part besides its fields:
+// the line break, the brackets and words around them, a byte count.
+const partOverhead = 32
+
+// minPartsAllowance is the least allowance for what the parts write.
+const minPartsAllowance = 4 << 10
 
 func withMeta(m map[string]any, k string, v any) map[string]any {
 	if m == nil {

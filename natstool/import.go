@@ -3,6 +3,8 @@ package natstool
 import (
 	"cmp"
 	"context"
+	"crypto/rand"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -95,6 +97,16 @@ type ImportOptions struct {
 	// Logger receives tools left out and scans that failed ([slog.Default]
 	// when nil).
 	Logger *slog.Logger
+	// ReplyKey, when set, imports only services whose definitions a
+	// worker with the same key signed ([ServeOptions.ReplyKey],
+	// [MetadataSignature]; others are left out and logged), and takes
+	// only results and progress reports signed for the call by such a
+	// worker (see [ReplyKey]): others are dropped and logged, and the
+	// call waits on for its worker's. A call whose worker sent only unsigned results
+	// (a worker without the key, or older than reply signatures) fails,
+	// once the worker falls silent, with an error that says so. Without
+	// it, whoever can publish on the caller's inbox can answer its calls.
+	ReplyKey *ReplyKey
 }
 
 type importConfig struct {
@@ -108,6 +120,7 @@ type importConfig struct {
 	headers        func(context.Context) nats.Header
 	retry          tool.RetryPolicy
 	logger         *slog.Logger
+	replyKey       *ReplyKey
 }
 
 // config is o with its defaults filled in.
@@ -121,6 +134,7 @@ func (o *ImportOptions) config() importConfig {
 		return cfg
 	}
 	cfg.prefix, cfg.filter, cfg.headers, cfg.logger = o.Prefix, o.Filter, o.CallHeaders, o.Logger
+	cfg.replyKey = o.ReplyKey
 	positive(&cfg.wait, o.DiscoveryWait)
 	positive(&cfg.quiet, o.DiscoveryQuiet)
 	if o.Resync != 0 {
@@ -176,8 +190,11 @@ type Importer struct {
 	reg *tool.Registry
 	cfg importConfig
 
-	inbox   string // prefix of reply subjects, ends with '.'
-	replies *nats.Subscription
+	inbox string // prefix of reply subjects, ends with '.'
+	// cancelKey derives each call's cancel secret (callCancelSecret):
+	// random, and never sent.
+	cancelKey [32]byte
+	replies   *nats.Subscription
 	// queued receives every message on a reply subject, straight from the
 	// connection's reader (a channel subscription). The callers waiting
 	// for their calls take them and route each to its call (onReply),
@@ -222,6 +239,23 @@ type pendingCall struct {
 	// heard is the watchdog tick at which the worker was last heard
 	// from. A heartbeat only sets it: it wakes nobody.
 	heard atomic.Uint64
+
+	// With a reply key: what the call's result is bound to (its subject
+	// and arguments), the sequence number of the latest progress report
+	// taken, and the replies refused (their count, and the latest
+	// reason).
+	subject string
+	args    []byte
+	seq     atomic.Int64
+	refused atomic.Int64
+	why     atomic.Value // error
+}
+
+// refuse drops a reply of pc that is not signed for it, and logs why.
+func (im *Importer) refuse(pc *pendingCall, err error) {
+	pc.refused.Add(1)
+	pc.why.Store(err)
+	im.logger().Warn("natstool: reply refused", "subject", pc.subject, "err", err)
 }
 
 // Messages that end a call without a word from its worker.
@@ -251,6 +285,7 @@ func Import(ctx context.Context, nc *nats.Conn, reg *tool.Registry, opts *Import
 		kick:      make(chan string, 64),
 		done:      make(chan struct{}),
 	}
+	rand.Read(im.cancelKey[:]) // never fails (crypto/rand)
 	var err error
 	if im.replies, err = nc.ChanSubscribe(im.inbox+"*", im.queued); err != nil {
 		return nil, fmt.Errorf("natstool: %w", err)
@@ -315,7 +350,7 @@ func (im *Importer) Close() error {
 // [tool.ErrDuplicate], [tool.ErrInvalidSchema] or [tool.ErrInvalidName]),
 // or the error that stopped the scan.
 func (im *Importer) Sync(ctx context.Context) error {
-	found, err := im.scan(ctx)
+	found, refused, err := im.scan(ctx)
 	if err != nil {
 		return err
 	}
@@ -324,7 +359,7 @@ func (im *Importer) Sync(ctx context.Context) error {
 	im.mu.Lock()
 	im.instances = found
 	im.mu.Unlock()
-	return im.reconcile()
+	return errors.Join(append(refused, im.reconcile())...)
 }
 
 // loop handles announcements and periodic scans.
@@ -412,12 +447,21 @@ func (im *Importer) announced(ctx context.Context, payload string) error {
 		return im.Sync(ctx)
 	}
 	if a.Stopped {
+		if im.stillAnswers(ctx, a.ID) {
+			im.logger().Info("natstool: announcement ignored: the instance it says stopped still answers (forged?)", "id", showName(a.ID))
+			return nil
+		}
 		im.syncMu.Lock()
 		defer im.syncMu.Unlock()
 		im.mu.Lock()
 		delete(im.instances, a.ID)
 		im.mu.Unlock()
 		return im.reconcile()
+	}
+	replaces := a.Replaces
+	if replaces != "" && im.stillAnswers(ctx, replaces) {
+		im.logger().Info("natstool: announcement ignored: the instance it says was replaced still answers (forged?)", "id", showName(replaces))
+		replaces = ""
 	}
 	subject, err := micro.ControlSubject(micro.InfoVerb, a.Service, a.ID)
 	if err != nil {
@@ -428,12 +472,12 @@ func (im *Importer) announced(ctx context.Context, payload string) error {
 	msg, err := im.nc.RequestWithContext(rctx, subject, nil)
 	var inst *instance
 	if err == nil {
-		inst, _ = im.parseInfo(msg.Data)
+		inst, err = im.parseInfo(msg.Data)
 	}
 	im.syncMu.Lock()
 	defer im.syncMu.Unlock()
 	im.mu.Lock()
-	delete(im.instances, a.Replaces)
+	delete(im.instances, replaces)
 	if inst != nil {
 		im.instances[inst.id] = inst
 	}
@@ -446,50 +490,90 @@ func (im *Importer) announced(ctx context.Context, payload string) error {
 	return err
 }
 
+// stillAnswers reports whether the known instance id still answers its
+// $SRV.PING: an announcement that it stopped, or was replaced, comes
+// from anyone who may publish on ChangeSubject, and an instance id is no
+// secret. An instance this importer does not know has nothing to remove;
+// one that does not answer within the discovery quiet time, or at all,
+// is taken as gone.
+func (im *Importer) stillAnswers(ctx context.Context, id string) bool {
+	im.mu.Lock()
+	inst := im.instances[id]
+	im.mu.Unlock()
+	if inst == nil {
+		return false
+	}
+	subject, err := micro.ControlSubject(micro.PingVerb, inst.service, inst.id)
+	if err != nil {
+		return false
+	}
+	pctx, cancel := context.WithTimeout(ctx, im.cfg.quiet)
+	defer cancel()
+	_, err = im.nc.RequestWithContext(pctx, subject, nil)
+	return err == nil
+}
+
 // scan asks every service for its INFO and returns the clawtool services.
-func (im *Importer) scan(ctx context.Context) (map[string]*instance, error) {
+// Services refused (not signed, with a reply key) are returned as
+// errors, one per instance.
+func (im *Importer) scan(ctx context.Context) (found map[string]*instance, refused []error, err error) {
 	inbox := im.nc.NewRespInbox()
 	ch := make(chan *nats.Msg, 256)
 	sub, err := im.nc.ChanSubscribe(inbox, ch)
 	if err != nil {
-		return nil, fmt.Errorf("natstool: scan: %w", err)
+		return nil, nil, fmt.Errorf("natstool: scan: %w", err)
 	}
 	defer sub.Unsubscribe()
 	subject, _ := micro.ControlSubject(micro.InfoVerb, "", "")
 	if err := im.nc.PublishRequest(subject, inbox, nil); err != nil {
-		return nil, fmt.Errorf("natstool: scan: %w", err)
+		return nil, nil, fmt.Errorf("natstool: scan: %w", err)
 	}
-	found := make(map[string]*instance)
+	found = make(map[string]*instance)
 	total := time.NewTimer(im.cfg.wait)
 	defer total.Stop()
 	var quiet <-chan time.Time
 	for n := 0; n < MaxServices; n++ {
 		select {
 		case <-ctx.Done():
-			return nil, fmt.Errorf("natstool: scan: %w", context.Cause(ctx))
+			return nil, nil, fmt.Errorf("natstool: scan: %w", context.Cause(ctx))
 		case <-total.C:
-			return found, nil
+			return found, refused, nil
 		case <-quiet:
-			return found, nil
+			return found, refused, nil
 		case m := <-ch:
 			if m.Header.Get("Status") == "503" {
-				return found, nil // no service at all
+				return found, refused, nil // no service at all
 			}
-			if inst, ok := im.parseInfo(m.Data); ok {
+			inst, err := im.parseInfo(m.Data)
+			if err != nil && len(refused) < 64 {
+				refused = append(refused, err)
+			}
+			if inst != nil {
 				found[inst.id] = inst
 			}
 			quiet = time.After(im.cfg.quiet)
 		}
 	}
-	return found, nil
+	return found, refused, nil
 }
 
-// parseInfo reads a $SRV.INFO reply; ok is false for services that are
-// not clawtool services.
-func (im *Importer) parseInfo(data []byte) (*instance, bool) {
+// parseInfo reads a $SRV.INFO reply; nil for services that are not
+// clawtool services, and with an error for those refused (with a reply
+// key, not signed by a worker holding it).
+func (im *Importer) parseInfo(data []byte) (*instance, error) {
 	var info micro.Info
 	if json.Unmarshal(data, &info) != nil || info.Metadata[MetadataProtocol] == "" || info.ID == "" {
-		return nil, false
+		return nil, nil
+	}
+	if k := im.cfg.replyKey; k != nil {
+		defs := make([]endpointDef, len(info.Endpoints))
+		for i, ep := range info.Endpoints {
+			defs[i] = endpointDef{ep.Name, ep.Subject, ep.Metadata[MetadataTool]}
+		}
+		if err := k.verifyAny(info.Metadata[MetadataSignature], signDefinitions, definitionFields(info.Name, info.Version, defs)...); err != nil {
+			im.logger().Warn("natstool: service refused: its definitions are not signed by a worker holding the key", "service", info.Name, "id", info.ID, "err", err)
+			return nil, fmt.Errorf("natstool: service %q instance %q refused, its tools not imported: its definitions are not signed by a worker holding the key (a worker without --principal-key, or older than signed definitions?): %w", showName(info.Name), showName(info.ID), err)
+		}
 	}
 	inst := &instance{service: info.Name, version: info.Version, id: info.ID, protocol: protocolOf(info.Metadata[MetadataProtocol])}
 	for _, ep := range info.Endpoints {
@@ -504,7 +588,16 @@ func (im *Importer) parseInfo(data []byte) (*instance, bool) {
 		}
 		inst.tools = append(inst.tools, remoteDef{Definition: d, subject: ep.Subject})
 	}
-	return inst, true
+	return inst, nil
+}
+
+// showName is a name a service gave, for an error: cut, and quoted by
+// the caller's %q.
+func showName(s string) string {
+	if len(s) > 64 {
+		return s[:64] + "…"
+	}
+	return s
 }
 
 // reconcile makes the registry hold the tools of the known instances.
@@ -642,8 +735,30 @@ func (im *Importer) onReply(m *nats.Msg) {
 	if pc == nil {
 		return // the call is over
 	}
+	kind := m.Header.Get(HeaderKind)
+	if k := im.cfg.replyKey; k != nil && kind != kindHeartbeat && kind != kindBusy && m.Header.Get("Status") == "" {
+		// Checked here, before the message takes a place in pc.msgs, so
+		// that forged replies cannot crowd out the worker's. A large
+		// result is checked once its object is read (finish).
+		switch {
+		case kind == kindProgress:
+			seq, _, err := k.verify(m.Header, signProgress, []byte(m.Subject), m.Data)
+			if err != nil {
+				im.refuse(pc, err)
+				return
+			}
+			if last := pc.seq.Load(); seq <= last || !pc.seq.CompareAndSwap(last, seq) {
+				return // an older report, or one seen already
+			}
+		case m.Header.Get(HeaderObject) == "":
+			if _, _, err := k.verify(m.Header, signResult, resultFields(pc.subject, m.Subject, pc.args, m.Data)...); err != nil {
+				im.refuse(pc, err)
+				return
+			}
+		}
+	}
 	pc.heard.Store(im.tick.Load())
-	switch m.Header.Get(HeaderKind) {
+	switch kind {
 	case kindHeartbeat:
 		return
 	case kindProgress:
@@ -740,6 +855,9 @@ func (t *remoteTool) Execute(ctx context.Context, args json.RawMessage) (tool.Re
 	deadline, _ := ctx.Deadline()
 	left := timeoutMs(time.Until(deadline))
 	pc := &pendingCall{msgs: make(chan *nats.Msg, 3)}
+	if im.cfg.replyKey != nil {
+		pc.subject, pc.args = t.subject, args
+	}
 	im.mu.Lock()
 	if im.closed {
 		im.mu.Unlock()
@@ -749,8 +867,11 @@ func (t *remoteTool) Execute(ctx context.Context, args json.RawMessage) (tool.Re
 	// The token is the reply subject's last token, whole: onReply finds
 	// the call by it without reading the deadline back.
 	// The reply subject is made in one allocation, the token a part of it.
-	var buf [96]byte
+	secret := callCancelSecret(&im.cancelKey, im.seq)
+	sum := cancelDigest(secret[:])
+	var buf [128]byte
 	b := strconv.AppendUint(append(buf[:0], im.inbox...), im.seq, 36)
+	b = base64.RawURLEncoding.AppendEncode(append(b, CancelMark...), sum[:])
 	b = strconv.AppendInt(append(b, ReplyTimeoutMark...), left, 10)
 	reply := string(b)
 	token := reply[len(im.inbox):]
@@ -786,8 +907,11 @@ func (t *remoteTool) Execute(ctx context.Context, args json.RawMessage) (tool.Re
 	for {
 		select {
 		case <-ctx.Done():
-			// Tell the worker, so that it stops too.
-			im.nc.Publish(cancelSubject(t.subject[:strings.LastIndexByte(t.subject, '.')]), []byte(msg.Reply))
+			// Tell the worker, so that it stops too: the reply subject
+			// and the secret whose digest it carries prove the cancel is
+			// the caller's.
+			body := base64.RawURLEncoding.AppendEncode(append([]byte(msg.Reply), ' '), secret[:])
+			im.nc.Publish(cancelSubject(t.subject[:strings.LastIndexByte(t.subject, '.')]), body)
 			return tool.Result{}, context.Cause(ctx)
 		case m := <-im.queued:
 			// A reply to this call or to another: route it, and take
@@ -802,40 +926,62 @@ func (t *remoteTool) Execute(ctx context.Context, args json.RawMessage) (tool.Re
 				}
 				continue
 			}
-			return t.finish(ctx, m)
+			if m == silentMsg && pc.refused.Load() > 0 {
+				why, _ := pc.why.Load().(error)
+				return tool.Result{}, fmt.Errorf("service %s, tool %q: %d replies to the call were refused and its worker fell silent: %v (is the worker serving without the reply key, --principal-key, or older than reply signatures?)", t.service, t.name, pc.refused.Load(), why)
+			}
+			res, err, forged := t.finish(ctx, m, args)
+			if forged != nil {
+				im.refuse(pc, forged)
+				continue
+			}
+			return res, err
 		}
 	}
 }
 
-// finish reads the message that ends a call.
-func (t *remoteTool) finish(ctx context.Context, m *nats.Msg) (tool.Result, error) {
+// finish reads the message that ends a call. forged is set, and nothing
+// else, for a large result not signed for the call (with a reply key),
+// which is dropped: the call waits on for its worker's.
+func (t *remoteTool) finish(ctx context.Context, m *nats.Msg, args []byte) (res tool.Result, err error, forged error) {
 	switch {
 	case m == closedMsg:
-		return t.unavailable("tool %q is no longer imported", t.name)
+		res, err = t.unavailable("tool %q is no longer imported", t.name)
+		return res, err, nil
 	case m == silentMsg:
 		if !t.im.nc.IsConnected() {
-			return t.unavailable("the connection to the NATS server was lost during the call to tool %q (nothing heard for %s); whether the worker finished it is unknown", t.name, t.im.cfg.workerTimeout)
+			res, err = t.unavailable("the connection to the NATS server was lost during the call to tool %q (nothing heard for %s); whether the worker finished it is unknown", t.name, t.im.cfg.workerTimeout)
+			return res, err, nil
 		}
-		return t.unavailable("the worker running tool %q stopped answering (nothing heard for %s); it may have died", t.name, t.im.cfg.workerTimeout)
+		res, err = t.unavailable("the worker running tool %q stopped answering (nothing heard for %s); it may have died", t.name, t.im.cfg.workerTimeout)
+		return res, err, nil
 	case m.Header.Get("Status") == "503":
-		return t.unavailable("no worker of service %s is serving tool %q right now; try again later", t.service, t.name)
+		res, err = t.unavailable("no worker of service %s is serving tool %q right now; try again later", t.service, t.name)
+		return res, err, nil
 	case m.Header.Get(HeaderKind) == kindBusy:
-		return t.unavailable("every worker of service %s that received the call to tool %q was busy; try again later", t.service, t.name)
+		res, err = t.unavailable("every worker of service %s that received the call to tool %q was busy; try again later", t.service, t.name)
+		return res, err, nil
 	case m.Header.Get(micro.ErrorCodeHeader) != "":
-		return tool.Result{}, fmt.Errorf("service %s, tool %q: %s %s", t.service, t.name, m.Header.Get(micro.ErrorCodeHeader), m.Header.Get(micro.ErrorHeader))
+		return tool.Result{}, fmt.Errorf("service %s, tool %q: %s %s", t.service, t.name, m.Header.Get(micro.ErrorCodeHeader), m.Header.Get(micro.ErrorHeader)), nil
 	}
 	body := m.Data
 	if key := m.Header.Get(HeaderObject); key != "" {
-		var err error
-		if body, err = t.fetchObject(ctx, m.Header.Get(HeaderBucket), key, m.Subject); err != nil {
-			return tool.Result{}, err
+		var verify func([]byte) error
+		if k := t.im.cfg.replyKey; k != nil {
+			verify = func(b []byte) error {
+				_, _, err := k.verify(m.Header, signResult, resultFields(t.subject, m.Subject, args, b)...)
+				return err
+			}
+		}
+		if body, err, forged = t.fetchObject(ctx, m.Header.Get(HeaderBucket), key, m.Subject, verify); err != nil || forged != nil {
+			return tool.Result{}, err, forged
 		}
 	}
-	res, err := decodeResult(body)
+	res, err = decodeResult(body)
 	if err != nil {
-		return tool.Result{}, fmt.Errorf("service %s, tool %q: the worker's result cannot be read: %v", t.service, t.name, err)
+		return tool.Result{}, fmt.Errorf("service %s, tool %q: the worker's result cannot be read: %v", t.service, t.name, err), nil
 	}
-	return res, nil
+	return res, nil, nil
 }
 
 // fetchObject reads, then deletes, a large result from the object store:
@@ -844,9 +990,13 @@ func (t *remoteTool) finish(ctx context.Context, m *nats.Msg) (tool.Result, erro
 // naming any other object (of another bucket, or another call's result)
 // could otherwise have the importer read it, with its own rights, into
 // this call's result, and delete it.
-func (t *remoteTool) fetchObject(ctx context.Context, bucket, key, reply string) ([]byte, error) {
-	fail := func(err error) ([]byte, error) {
-		return nil, fmt.Errorf("service %s, tool %q: reading the large result %s/%s: %w", t.service, t.name, bucket, key, err)
+//
+// With verify, the bytes read must pass it before the object is deleted:
+// a forged pointer to the call's genuine object (whose own pointer is
+// on its way) neither ends the call nor deletes it; forged is then why.
+func (t *remoteTool) fetchObject(ctx context.Context, bucket, key, reply string, verify func([]byte) error) (body []byte, err error, forged error) {
+	fail := func(err error) ([]byte, error, error) {
+		return nil, fmt.Errorf("service %s, tool %q: reading the large result %s/%s: %w", t.service, t.name, bucket, key, err), nil
 	}
 	js, err := jetstream.New(t.im.nc)
 	if err != nil {
@@ -863,11 +1013,23 @@ func (t *remoteTool) fetchObject(ctx context.Context, bucket, key, reply string)
 	if got := info.Headers.Values(HeaderResultFor); len(got) != 1 || got[0] != reply {
 		return fail(fmt.Errorf("the object is not this call's result (its %s header does not name this call's reply subject; a worker older than this importer sets none): refused, neither read nor deleted", HeaderResultFor))
 	}
-	defer store.Delete(context.WithoutCancel(ctx), key)
 	if int64(info.Size) > t.im.cfg.maxResultBytes {
+		if verify == nil {
+			store.Delete(context.WithoutCancel(ctx), key)
+		}
 		return fail(fmt.Errorf("%d bytes, more than the limit of %d", info.Size, t.im.cfg.maxResultBytes))
 	}
-	return store.GetBytes(ctx, key)
+	body, err = store.GetBytes(ctx, key)
+	if err != nil {
+		return fail(err)
+	}
+	if verify != nil {
+		if err := verify(body); err != nil {
+			return nil, nil, fmt.Errorf("the large result %s/%s: %w", bucket, key, err)
+		}
+	}
+	store.Delete(context.WithoutCancel(ctx), key)
+	return body, nil, nil
 }
 
 // checkSubject refuses a tool's subject, as a $SRV.INFO reply gives it,

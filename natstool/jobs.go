@@ -1,6 +1,7 @@
 package natstool
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -159,6 +160,14 @@ type JobsOptions struct {
 	// (Headers), which [VerifiedJobContext] checks against the
 	// signature.
 	CoveredHeaders []string
+	// ReplyKey, when set, has workers sign each job's progress reports,
+	// bound to the job's progress subject and the time they were sent
+	// (see [ReplyKey]), and has [Jobs.Wait] and [Jobs.VerifyProgress]
+	// drop and log every report that is not so signed, is older than
+	// [ProgressMaxAge] or dated more than [ProgressSkew] ahead. Without
+	// it, whoever can publish on the jobs' subjects can put text in any
+	// job's progress.
+	ReplyKey *ReplyKey
 }
 
 // A JobAsk lets the calls of jobs ask for input and be run again with
@@ -242,6 +251,7 @@ type jobsConfig struct {
 	jobContext              func(context.Context, nats.Header) (context.Context, error)
 	ask                     JobAsk
 	covered                 []string
+	replyKey                *ReplyKey
 }
 
 // config is o with its defaults filled in.
@@ -262,6 +272,7 @@ func (o *JobsOptions) config() jobsConfig {
 	positive(&cfg.replicas, o.Replicas)
 	cfg.headers, cfg.owner, cfg.jobContext, cfg.logger, cfg.ask = o.Headers, o.Owner, o.Context, o.Logger, o.Ask
 	cfg.covered = slices.Clone(o.CoveredHeaders)
+	cfg.replyKey = o.ReplyKey
 	return cfg
 }
 
@@ -409,7 +420,7 @@ func (j *Jobs) SubmitJob(ctx context.Context, name string, args json.RawMessage,
 	}
 	now := time.Now().UTC()
 	job := Job{ID: id, Tool: name, State: JobQueued, Owner: owner, Submitted: now, Updated: now}
-	rec, _ := json.Marshal(job)
+	rec, _ := j.encodeRecord(job)
 	rev, err := j.kv.Create(ctx, id, rec)
 	if err != nil {
 		if sc.IdempotencyKey != "" && errors.Is(err, jetstream.ErrKeyExists) {
@@ -481,9 +492,9 @@ func (j *Jobs) Job(ctx context.Context, id string) (Job, error) {
 
 // ownRecord decodes the record of job id for the owner of ctx.
 func (j *Jobs) ownRecord(ctx context.Context, id string, data []byte) (Job, error) {
-	var job Job
-	if err := json.Unmarshal(data, &job); err != nil {
-		return Job{}, fmt.Errorf("natstool: job %s: the record cannot be read: %w", id, err)
+	job, err := j.decodeRecord(id, data)
+	if err != nil {
+		return Job{}, err
 	}
 	if job.Owner != j.ownerOf(ctx) {
 		return Job{}, fmt.Errorf("natstool: job %s: %w", id, ErrJobNotFound)
@@ -491,9 +502,84 @@ func (j *Jobs) ownRecord(ctx context.Context, id string, data []byte) (Job, erro
 	return job, nil
 }
 
+// recordSigMark opens the signature a record of jobs with a ReplyKey
+// ends with, as its last JSON field.
+const recordSigMark = `,"signature":"`
+
+// encodeRecord returns job's record as stored: its JSON and, with a
+// [JobsOptions.ReplyKey], the signature of that JSON bound to the job's
+// id, as the last field. A reader without the key ignores the field.
+func (j *Jobs) encodeRecord(job Job) ([]byte, error) {
+	rec, err := json.Marshal(job)
+	k := j.cfg.replyKey
+	if err != nil || k == nil {
+		return rec, err
+	}
+	sig := k.sign(k.id, signJobRecord, 0, 0, []byte(job.ID), rec)
+	out := make([]byte, 0, len(rec)+len(recordSigMark)+len(sig)+2)
+	out = append(out, rec[:len(rec)-1]...)
+	out = append(out, recordSigMark...)
+	out = append(out, sig...)
+	return append(out, '"', '}'), nil
+}
+
+// ReadRecord decodes data, a record of job id as the jobs' bucket holds
+// it. With a [JobsOptions.ReplyKey], only a record signed for job id
+// with a key of the jobs' is read: any other (written by a process
+// without the key, or by someone else, or another job's copied) is an
+// error wrapping [ErrReplySignature]. Without a key any record is read:
+// whoever may write to the bucket can write them.
+func (j *Jobs) ReadRecord(id string, data []byte) (Job, error) { return j.decodeRecord(id, data) }
+
+// decodeRecord is ReadRecord.
+func (j *Jobs) decodeRecord(id string, data []byte) (Job, error) {
+	if k := j.cfg.replyKey; k != nil {
+		i := bytes.LastIndex(data, []byte(recordSigMark))
+		if i < 0 || !bytes.HasSuffix(data, []byte(`"}`)) || i+len(recordSigMark) > len(data)-2 {
+			return Job{}, fmt.Errorf("natstool: job %s: %w: the record carries no signature (written by a process without the key, or by someone else)", id, ErrReplySignature)
+		}
+		sig := string(data[i+len(recordSigMark) : len(data)-2])
+		body := append(data[:i:i], '}') // a copy: data is not changed
+		if _, _, err := k.verify(nats.Header{HeaderReplySignature: {sig}}, signJobRecord, []byte(id), body); err != nil {
+			return Job{}, fmt.Errorf("natstool: job %s: the record: %w", id, err)
+		}
+		data = body
+	}
+	var job Job
+	if err := json.Unmarshal(data, &job); err != nil {
+		return Job{}, fmt.Errorf("natstool: job %s: the record cannot be read: %w", id, err)
+	}
+	return job, nil
+}
+
 // ProgressSubject is the subject the job's progress reports are published
 // on, as JSON {"progress","total","message"}, at most one every 20 ms.
 func (j *Jobs) ProgressSubject(id string) string { return j.cfg.subject + ".progress." + id }
+
+// VerifyProgress checks a message on a job's progress subject. With a
+// [JobsOptions.ReplyKey], it returns the time the worker signed it at,
+// or an error wrapping [ErrReplySignature], which it logs, for a report
+// not signed for this subject with a key of the jobs', or outside the
+// window of [ProgressMaxAge] and [ProgressSkew]; a reader that keeps
+// the latest report drops one older than it holds (a replay). Without
+// a key it returns the zero time and no error: nothing can be
+// authenticated. The report's body is the JSON {"progress", "total",
+// "message"}.
+func (j *Jobs) VerifyProgress(m *nats.Msg) (time.Time, error) {
+	k := j.cfg.replyKey
+	if k == nil {
+		return time.Time{}, nil
+	}
+	_, millis, err := k.verify(m.Header, signJobProgress, []byte(m.Subject), m.Data)
+	if err == nil {
+		err = checkTime(millis, time.Now())
+	}
+	if err != nil {
+		j.logger().Warn("natstool: job progress refused", "subject", m.Subject, "err", err)
+		return time.Time{}, err
+	}
+	return time.UnixMilli(millis), nil
+}
 
 // CancelSubject is the subject a job's cancellation is announced on, to
 // the worker that runs it.
@@ -505,6 +591,20 @@ func (j *Jobs) CancelSubject(id string) string { return j.cfg.subject + ".cancel
 // worker, and whatever it returns is not recorded. A job that is not
 // ctx's owner's is an error wrapping [ErrJobNotFound].
 func (j *Jobs) Cancel(ctx context.Context, id string) (Job, error) {
+	return j.cancel(ctx, id, true)
+}
+
+// Expire ends the job id whatever its owner, as [Jobs.Cancel] does, for
+// the keeper of the jobs' records when a job outlived its time on the
+// keeper's clock (a durable task past its TTL): it is recorded
+// cancelled, and a worker running it ends the run. A job done or
+// cancelled already is left as it is.
+func (j *Jobs) Expire(ctx context.Context, id string) (Job, error) {
+	return j.cancel(ctx, id, false)
+}
+
+// cancel records the job id cancelled, for ctx's owner only when owned.
+func (j *Jobs) cancel(ctx context.Context, id string, owned bool) (Job, error) {
 	for range 8 { // each round loses only to a worker's update
 		e, err := j.kv.Get(ctx, id)
 		if errors.Is(err, jetstream.ErrKeyNotFound) || errors.Is(err, jetstream.ErrInvalidKey) {
@@ -513,12 +613,17 @@ func (j *Jobs) Cancel(ctx context.Context, id string) (Job, error) {
 		if err != nil {
 			return Job{}, fmt.Errorf("natstool: job %s: %w", id, err)
 		}
-		job, err := j.ownRecord(ctx, id, e.Value())
+		var job Job
+		if owned {
+			job, err = j.ownRecord(ctx, id, e.Value())
+		} else {
+			job, err = j.decodeRecord(id, e.Value())
+		}
 		if err != nil || job.State.Terminal() {
 			return job, err
 		}
 		job.State, job.Updated = JobCancelled, time.Now().UTC()
-		rec, _ := json.Marshal(job)
+		rec, _ := j.encodeRecord(job)
 		if _, err := j.kv.Update(ctx, id, rec, e.Revision()); err != nil {
 			if errors.Is(err, jetstream.ErrKeyExists) {
 				continue // a worker updated it meanwhile: look again
@@ -592,7 +697,7 @@ func (j *Jobs) Answer(ctx context.Context, id string, answers map[string]json.Ra
 		if complete {
 			job.State = JobQueued
 		}
-		rec, _ := json.Marshal(job)
+		rec, _ := j.encodeRecord(job)
 		if len(rec) > int(j.nc.MaxPayload())-1024 {
 			return Job{}, fmt.Errorf("natstool: job %s: with the answers the record is %d bytes, more than it holds", id, len(rec))
 		}
@@ -647,7 +752,7 @@ func (j *Jobs) Resume(ctx context.Context, id string, round int) (Job, error) {
 		in := *job.Input
 		j.runAs(ctx, job, &in)
 		job.Input, job.State, job.Updated = &in, JobQueued, time.Now().UTC()
-		rec, _ := json.Marshal(job)
+		rec, _ := j.encodeRecord(job)
 		if _, err := j.kv.Update(ctx, id, rec, e.Revision()); err != nil {
 			if errors.Is(err, jetstream.ErrKeyExists) {
 				continue
@@ -707,7 +812,13 @@ func (j *Jobs) Wait(ctx context.Context, id string) (tool.Result, error) {
 	if _, err := j.Job(ctx, id); err != nil {
 		return tool.Result{}, err
 	}
+	var last time.Time // of the latest report relayed: older ones are replays
 	sub, err := j.nc.Subscribe(j.ProgressSubject(id), func(m *nats.Msg) {
+		at, err := j.VerifyProgress(m)
+		if err != nil || at.Before(last) {
+			return
+		}
+		last = at
 		var p progressReport
 		if json.Unmarshal(m.Data, &p) == nil {
 			tool.ReportProgress(ctx, p.Progress, p.Total, p.Message)
@@ -737,7 +848,7 @@ func (j *Jobs) Wait(ctx context.Context, id string) (tool.Result, error) {
 				return tool.Result{}, fmt.Errorf("natstool: job %s: the record was removed", id)
 			}
 			job, err := j.ownRecord(ctx, id, e.Value())
-			if errors.Is(err, ErrJobNotFound) {
+			if errors.Is(err, ErrJobNotFound) || errors.Is(err, ErrReplySignature) {
 				return tool.Result{}, err
 			}
 			if err == nil && job.State == JobDone && job.Result != nil {
@@ -872,8 +983,11 @@ func (w *JobWorker) run(ctx context.Context, msg jetstream.Msg) {
 		}
 		return // otherwise it comes back after the ack wait
 	}
-	var job Job
-	if json.Unmarshal(e.Value(), &job) != nil {
+	job, err := j.decodeRecord(req.ID, e.Value())
+	if err != nil {
+		// Unreadable, or (with a reply key) not signed for this job:
+		// written by someone else. Not run.
+		j.logger().Warn("natstool: a job's record refused: the job is not run", "job", req.ID, "err", err)
 		msg.Term()
 		return
 	}
@@ -912,7 +1026,7 @@ func (w *JobWorker) run(ctx context.Context, msg jetstream.Msg) {
 	// Take the job: the revision makes sure that of two workers that
 	// both believe they hold it, only the later one can record it.
 	job.State, job.Worker, job.Attempts, job.Updated = JobRunning, w.name, job.Attempts+1, time.Now().UTC()
-	rec, _ := json.Marshal(job)
+	rec, _ := j.encodeRecord(job)
 	rev, err := j.kv.Update(ctx, req.ID, rec, e.Revision())
 	if err != nil {
 		return // another worker took it meanwhile, or the server is away
@@ -935,18 +1049,17 @@ func (w *JobWorker) run(ctx context.Context, msg jetstream.Msg) {
 			req.ID, req.Tool, deliveries(meta))}
 	}
 	job.State, job.Result, job.Updated = JobDone, &res, time.Now().UTC()
-	rec, err = json.Marshal(job)
+	rec, err = j.encodeRecord(job)
 	if err == nil && len(rec) > int(j.nc.MaxPayload())-1024 {
 		err = fmt.Errorf("the result is %d bytes, more than a job record holds", len(rec))
 	}
 	if err != nil {
 		job.Result = &tool.Result{IsError: true, Kind: tool.KindToolError, Error: fmt.Sprintf("tool %q: %v", req.Tool, err)}
-		rec, _ = json.Marshal(job)
+		rec, _ = j.encodeRecord(job)
 	}
 	if _, err := j.kv.Update(context.WithoutCancel(ctx), req.ID, rec, rev); err != nil {
 		if e, gerr := j.kv.Get(context.WithoutCancel(ctx), req.ID); gerr == nil {
-			var now Job
-			if json.Unmarshal(e.Value(), &now) == nil && now.State == JobCancelled {
+			if now, err := j.decodeRecord(req.ID, e.Value()); err == nil && now.State == JobCancelled {
 				msg.Ack() // cancelled while it ran: nothing to record
 				return
 			}
@@ -967,7 +1080,7 @@ func (w *JobWorker) wait(ctx context.Context, msg jetstream.Msg, req jobRequest,
 	in := &JobInput{Round: req.Round + 1, Requests: q.Requests, State: q.State, Approval: q.Approval,
 		Asked: time.Now().UTC(), Args: req.Args, Header: maps.Clone(nats.Header(msg.Headers())), TimeoutMs: req.TimeoutMs}
 	job.State, job.Input, job.Result, job.Updated = JobInputRequired, in, nil, time.Now().UTC()
-	rec, _ := json.Marshal(job)
+	rec, _ := j.encodeRecord(job)
 	size := len(q.State)
 	for _, v := range q.Requests {
 		size += len(v)
@@ -986,12 +1099,11 @@ func (w *JobWorker) wait(ctx context.Context, msg jetstream.Msg, req jobRequest,
 	if why != "" {
 		res := tool.Result{IsError: true, Kind: tool.KindToolError, Error: fmt.Sprintf("tool %q asked for input this job cannot keep: %s", req.Tool, why)}
 		job.State, job.Input, job.Result = JobDone, nil, &res
-		rec, _ = json.Marshal(job)
+		rec, _ = j.encodeRecord(job)
 	}
 	if _, err := j.kv.Update(context.WithoutCancel(ctx), req.ID, rec, rev); err != nil {
 		if e, gerr := j.kv.Get(context.WithoutCancel(ctx), req.ID); gerr == nil {
-			var now Job
-			if json.Unmarshal(e.Value(), &now) == nil && now.State == JobCancelled {
+			if now, err := j.decodeRecord(req.ID, e.Value()); err == nil && now.State == JobCancelled {
 				msg.Ack()
 				return
 			}
@@ -1080,7 +1192,11 @@ func (w *JobWorker) execute(ctx context.Context, msg jetstream.Msg, req jobReque
 		lastReport = now
 		progressMu.Unlock()
 		b, _ := json.Marshal(progressReport{Progress: progress, Total: total, Message: message})
-		j.nc.Publish(j.ProgressSubject(req.ID), b)
+		msg := &nats.Msg{Subject: j.ProgressSubject(req.ID), Data: b}
+		if k := j.cfg.replyKey; k != nil {
+			msg.Header = signedHeader("", k.sign(k.id, signJobProgress, 0, now.UnixMilli(), []byte(msg.Subject), b))
+		}
+		j.nc.PublishMsg(msg)
 	})
 	stopBeats := make(chan struct{})
 	beatsDone := make(chan struct{})
@@ -1120,8 +1236,8 @@ func (j *Jobs) cancelled(ctx context.Context, id string) bool {
 	if err != nil {
 		return false
 	}
-	var job Job
-	return json.Unmarshal(e.Value(), &job) == nil && job.State == JobCancelled
+	job, err := j.decodeRecord(id, e.Value())
+	return err == nil && job.State == JobCancelled
 }
 
 // deliveries is how many times the job was delivered, as far as known.

@@ -414,6 +414,17 @@ func TestLargeResults(t *testing.T) {
 			t.Errorf("%d objects left in the store", n)
 		}
 	})
+	t.Run("object store, signed", func(t *testing.T) {
+		// The pointer's signature covers the object's bytes.
+		svc := serve(t, wnc, worker, natstool.ServeOptions{Name: "signedstore", ObjectStore: store, ReplyKey: testReplyKey(t)})
+		defer svc.Stop()
+		local := tool.NewRegistry(tool.WithLogger(quiet), tool.WithDefaultMaxOutput(-1))
+		importInto(t, connect(t, s), local, natstool.ImportOptions{ReplyKey: testReplyKey(t), Filter: func(service, _ string) bool { return service == "signedstore" }})
+		res := local.Execute(ctx, "blob", nil)
+		if res.IsError || len(res.Output) != len(big) {
+			t.Fatalf("got %d bytes, error %q; want %d bytes", len(res.Output), res.Error, len(big))
+		}
+	})
 	t.Run("no object store", func(t *testing.T) {
 		svc := serve(t, wnc, worker, natstool.ServeOptions{Name: "nostore"})
 		defer svc.Stop()

@@ -3,6 +3,8 @@ package natstool
 import (
 	"bytes"
 	"context"
+	"crypto/subtle"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -82,6 +84,12 @@ type ServeOptions struct {
 	// Logger receives events such as a failed resync of the service's
 	// endpoints ([slog.Default] when nil).
 	Logger *slog.Logger
+	// ReplyKey, when set, signs each call's result and progress reports
+	// (see [ReplyKey]), for callers that take only signed replies
+	// ([ImportOptions.ReplyKey]). Heartbeats and busy replies are not
+	// signed: they can only keep a call waiting until its deadline, or
+	// end it as unavailable.
+	ReplyKey *ReplyKey
 }
 
 type serveConfig struct {
@@ -94,6 +102,7 @@ type serveConfig struct {
 	callContext                func(context.Context, nats.Header) (context.Context, error)
 	logger                     *slog.Logger
 	jobs                       *Jobs
+	replyKey                   *ReplyKey
 }
 
 // config is o with its defaults filled in.
@@ -117,6 +126,7 @@ func (o *ServeOptions) config() serveConfig {
 	}
 	positive(&cfg.heartbeat, o.Heartbeat)
 	cfg.store, cfg.callContext, cfg.jobs, cfg.logger = o.ObjectStore, o.CallContext, o.Jobs, o.Logger
+	cfg.replyKey = o.ReplyKey
 	return cfg
 }
 
@@ -188,8 +198,9 @@ type call struct {
 	slot     deadline.Slot // in s.deadlines; guarded by s.mu
 	expired  atomic.Bool   // the deadline timer ended the call
 
-	mu   sync.Mutex // guards last
+	mu   sync.Mutex // guards last and seq
 	last time.Time  // of the latest progress report sent
+	seq  int64      // of the latest progress report sent
 }
 
 // Deadline returns the caller's deadline, if it set one.
@@ -403,12 +414,22 @@ func (s *Service) build() (micro.Service, error) {
 	if limit := s.maxPayload(); size > limit-4096 {
 		return nil, fmt.Errorf("natstool: the definitions of %d tools take about %d bytes, more than fits in one $SRV.INFO reply (the server's max payload is %d bytes): serve them as several services", len(eps), size, limit)
 	}
+	meta := map[string]string{MetadataProtocol: protocolVersion}
+	if k := s.cfg.replyKey; k != nil {
+		defs := make([]endpointDef, len(eps))
+		for i, ep := range eps {
+			defs[i] = endpointDef{ep.name, ep.subject, ep.meta}
+		}
+		// Signed with every key held: a caller on either key of a
+		// rotation imports the tools.
+		meta[MetadataSignature] = k.signAll(signDefinitions, definitionFields(s.cfg.name, s.cfg.version, defs)...)
+	}
 	svc, err := micro.AddService(s.nc, micro.Config{
 		Name:        s.cfg.name,
 		Version:     s.cfg.version,
 		Description: s.cfg.description,
 		QueueGroup:  s.cfg.name,
-		Metadata:    map[string]string{MetadataProtocol: protocolVersion},
+		Metadata:    meta,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("natstool: %w", err)
@@ -538,6 +559,17 @@ func (s *Service) serveCall(name string, req micro.Request) bool {
 		c.slot.At = c.deadline
 	}
 	s.mu.Lock()
+	if _, taken := s.inFlight[reply]; taken {
+		// Another call with the reply subject of one in flight: sent by
+		// someone who saw that call, for its result to reach the
+		// caller's inbox in place of the caller's. Dropped, unanswered:
+		// any answer would go to that inbox.
+		s.mu.Unlock()
+		c.cancel(errCallDone)
+		s.logger().Warn("natstool: call dropped: its reply subject is that of a call this worker is running (sent by someone other than that call's caller)", "tool", name)
+		s.done(req, name, nil)
+		return true
+	}
 	s.inFlight[reply] = c
 	if ok {
 		s.deadlines.Add(c)
@@ -624,14 +656,40 @@ func (s *Service) run(ctx context.Context, c *call, name string, args []byte, h 
 }
 
 // onCancel cancels the call whose reply subject the message names, if
-// this worker runs it.
+// this worker runs it and the message gives the call's cancel secret
+// (see [CancelMark]): the reply subject alone is no proof, since anyone
+// who sees the call sees it. Any other cancel of a call of this worker
+// is ignored and logged.
 func (s *Service) onCancel(m *nats.Msg) {
-	s.mu.Lock()
-	c := s.inFlight[string(m.Data)]
-	s.mu.Unlock()
-	if c != nil {
-		c.cancel(errCallerCanceled)
+	data := m.Data
+	sp := bytes.LastIndexByte(data, ' ')
+	reply, secret := data, []byte(nil)
+	if sp >= 0 {
+		reply, secret = data[:sp], data[sp+1:]
 	}
+	s.mu.Lock()
+	c := s.inFlight[string(reply)]
+	s.mu.Unlock()
+	if c == nil {
+		return // not a call of this worker
+	}
+	want, ok := parseCancelDigest(c.reply)
+	var got [cancelSecretBytes]byte
+	if len(secret) != cancelDigestChars {
+		ok = false // checked before decoding: got holds no more
+	} else if n, err := base64.RawURLEncoding.Decode(got[:], secret); err != nil || n != cancelSecretBytes {
+		ok = false
+	}
+	sum := cancelDigest(got[:])
+	if !ok || subtle.ConstantTimeCompare(sum[:], want[:]) != 1 {
+		why := "the message does not give the call's cancel secret (sent by someone other than its caller)"
+		if _, has := parseCancelDigest(c.reply); !has {
+			why = "the call's reply subject carries no cancel digest (a caller older than this worker): it ends at its deadline"
+		}
+		s.logger().Warn("natstool: cancel refused: "+why, "tool", c.name)
+		return
+	}
+	c.cancel(errCallerCanceled)
 }
 
 // cancelAll cancels every call in flight, and those about to start.
@@ -681,8 +739,17 @@ func (c *call) progress(progress, total float64, message string) {
 		return
 	}
 	c.last = now
+	c.seq++
+	seq := c.seq
 	c.mu.Unlock()
 	b, _ := json.Marshal(progressReport{Progress: progress, Total: total, Message: message})
+	if k := c.s.cfg.replyKey; k != nil {
+		msg := &nats.Msg{Subject: c.reply, Data: b, Header: signedHeader(kindProgress, k.sign(k.keyFor(nats.Header(c.req.Headers())), signProgress, seq, 0, []byte(c.reply), b))}
+		if err := c.s.nc.PublishMsg(msg); err != nil && !errors.Is(err, nats.ErrConnectionClosed) {
+			c.s.logger().Debug("natstool: could not reply", "kind", kindProgress, "err", err)
+		}
+		return
+	}
 	c.s.reply(c.reply, kindProgress, b)
 }
 
@@ -714,9 +781,14 @@ func (s *Service) result(req micro.Request, name string, res tool.Result) {
 	// A result that fits goes without headers: a reply without
 	// HeaderKind is a result, and headers cost both sides a parse.
 	var opts []micro.RespondOpt
+	var hdr micro.Headers
 	if limit := s.maxPayload() - 1024; len(body) > limit {
-		var hdr micro.Headers
-		body, hdr = s.largeResult(name, req.Reply(), body, limit)
+		body, hdr = s.largeResult(req, name, body, limit)
+	} else if k := s.cfg.replyKey; k != nil {
+		id := k.keyFor(nats.Header(req.Headers()))
+		hdr = micro.Headers{HeaderReplySignature: {k.sign(id, signResult, 0, 0, resultFields(req.Subject(), req.Reply(), req.Data(), body)...)}}
+	}
+	if hdr != nil {
 		opts = append(opts, micro.WithHeaders(hdr))
 	}
 	// Publishing copies body into the connection's buffer, so the
@@ -762,12 +834,21 @@ func (e *resultEncoder) release() {
 
 // largeResult puts an encoded result that does not fit in a message into
 // the object store, bound to the call's reply subject (HeaderResultFor),
-// and returns the reply that points at it.
-func (s *Service) largeResult(name, reply string, body []byte, limit int) ([]byte, micro.Headers) {
+// and returns the reply that points at it. With a reply key, the reply
+// is signed over the object's bytes (or the error that replaces it).
+func (s *Service) largeResult(req micro.Request, name string, body []byte, limit int) ([]byte, micro.Headers) {
+	reply := req.Reply()
 	hdr := micro.Headers{HeaderKind: []string{kindResult}}
+	if k := s.cfg.replyKey; k != nil {
+		defer func() {
+			id := k.keyFor(nats.Header(req.Headers()))
+			hdr[HeaderReplySignature] = []string{k.sign(id, signResult, 0, 0, resultFields(req.Subject(), reply, req.Data(), body)...)}
+		}()
+	}
 	fail := func(why string) ([]byte, micro.Headers) {
 		b, _ := json.Marshal(tool.Result{IsError: true, Kind: tool.KindToolError,
 			Error: fmt.Sprintf("the result of tool %q is %d bytes, more than one NATS message carries (%d bytes), and %s", name, len(body), limit, why)})
+		body = b
 		return b, hdr
 	}
 	if s.cfg.store == nil {

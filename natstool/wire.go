@@ -1,6 +1,9 @@
 package natstool
 
 import (
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/binary"
 	"encoding/json"
 	"fmt"
 	"strconv"
@@ -70,6 +73,14 @@ const (
 	MetadataProtocol = "clawtool.protocol"
 
 	protocolVersion = "2"
+
+	// MetadataSignature holds, on a service whose worker has a
+	// [ReplyKey], the signature of the service's name, version and every
+	// endpoint's name, subject and [MetadataTool], one signature (in the
+	// form of [HeaderReplySignature]) per key the worker holds, joined by
+	// ';': an importer holding one of the keys imports only services so
+	// signed ([ImportOptions.ReplyKey]).
+	MetadataSignature = "clawtool.signature"
 )
 
 // protocolOf reads a service's MetadataProtocol; a value that is not a
@@ -84,8 +95,60 @@ func protocolOf(v string) int {
 
 // cancelSubject is where the workers of the service whose subjects start
 // with base hear of calls whose callers gave up; the message is the call's
-// reply subject. "$" cannot appear in a tool's name.
+// reply subject, a space, and the call's cancel secret (see
+// [CancelMark]). "$" cannot appear in a tool's name.
 func cancelSubject(base string) string { return base + ".$cancel" }
+
+// CancelMark goes, in the last token of a call's reply subject, before
+// [ReplyTimeoutMark], and is followed by the digest of a secret only the
+// caller holds, in 22 characters of unpadded base64url (16 bytes of the
+// SHA-256 of a label and the secret): _INBOX.k3Xz.7f~cDIGEST~t30000. A
+// worker ends a call on its service's cancel subject only for a message
+// that gives the secret whose digest the call's reply subject carries,
+// so that seeing a call's reply subject (any subscriber to the tool's
+// subject sees it) is not enough to cancel it. A call whose reply
+// subject carries no digest (a caller older than the mark) cannot be
+// canceled by a message: it ends at its deadline.
+const CancelMark = "~c"
+
+// cancelSecretBytes is the length of a call's cancel secret.
+const cancelSecretBytes = 16
+
+// callCancelSecret is the cancel secret of the call seq of an importer
+// whose own random secret is key.
+func callCancelSecret(key *[32]byte, seq uint64) [cancelSecretBytes]byte {
+	var b [40]byte
+	copy(b[:], key[:])
+	binary.BigEndian.PutUint64(b[32:], seq)
+	sum := sha256.Sum256(b[:])
+	return [cancelSecretBytes]byte(sum[:cancelSecretBytes])
+}
+
+// cancelDigest is the digest of a cancel secret that a reply subject
+// carries.
+func cancelDigest(secret []byte) [cancelSecretBytes]byte {
+	h := sha256.New()
+	h.Write([]byte("clawtool cancel v1\x00"))
+	h.Write(secret)
+	var sum [sha256.Size]byte
+	return [cancelSecretBytes]byte(h.Sum(sum[:0])[:cancelSecretBytes])
+}
+
+// cancelDigestChars is the length of an encoded cancel digest.
+var cancelDigestChars = base64.RawURLEncoding.EncodedLen(cancelSecretBytes)
+
+// parseCancelDigest reads the cancel digest of a reply subject: after
+// the last CancelMark of its last token, up to its ReplyTimeoutMark.
+func parseCancelDigest(reply string) (d [cancelSecretBytes]byte, ok bool) {
+	last := reply[strings.LastIndexByte(reply, '.')+1:]
+	i := strings.LastIndex(last, CancelMark)
+	j := strings.LastIndex(last, ReplyTimeoutMark)
+	if i < 0 || j != i+len(CancelMark)+cancelDigestChars {
+		return d, false
+	}
+	n, err := base64.RawURLEncoding.Decode(d[:], []byte(last[i+len(CancelMark):j]))
+	return d, err == nil && n == cancelSecretBytes
+}
 
 // ChangeSubject is where a [Service] announces that it started, changed
 // its tools, or stopped, so that importers resync at once rather than at

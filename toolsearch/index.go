@@ -50,6 +50,13 @@ const (
 	// byte of text for each instruction it tracks ([a-z]{1000}! takes
 	// about a thousand steps a byte over every tool's text).
 	MaxPatternInsts = 1024
+	// MaxPatternWork bounds the work of matching one regular expression
+	// against the tools' text, in steps charged as a schema's pattern is
+	// (for each byte read, one step and one more for each 8 instructions
+	// of the program or 32 bytes of the pattern): [a-z ]{300}[0-9],
+	// within MaxPatternInsts, over 1,000 tools of 8 KB took a minute of
+	// CPU. A search that would pass it fails with a [PatternError].
+	MaxPatternWork = 1 << 25
 	// MaxResults bounds the matches one search returns.
 	MaxResults = 50
 	// maxDocTerms bounds the words of one tool that are indexed.
@@ -704,7 +711,8 @@ func (ix *Index) searchRegexp(pattern string, limit int, visible func(string) bo
 	if err != nil {
 		return nil, &PatternError{Pattern: pattern, Reason: strings.TrimPrefix(err.Error(), "error parsing regexp: ")}
 	}
-	if recost.Insts(parsed, MaxPatternInsts) > MaxPatternInsts {
+	insts := recost.Insts(parsed, MaxPatternInsts)
+	if insts > MaxPatternInsts {
 		return nil, &PatternError{Pattern: pattern, Reason: "its program would hold more than " + strconv.Itoa(MaxPatternInsts) +
 			" instructions (a counted repetition such as {100} repeats what it applies to); repeat less, or search with words"}
 	}
@@ -713,6 +721,9 @@ func (ix *Index) searchRegexp(pattern string, limit int, visible func(string) bo
 		return nil, &PatternError{Pattern: pattern, Reason: strings.TrimPrefix(err.Error(), "error parsing regexp: ")}
 	}
 	lit, fold := requiredLiteral(pattern)
+	perByte := 1 + max(len(pattern)/32, insts/8)
+	span, bounded := recost.Span(parsed, MaxPatternInsts*utf8.UTFMax)
+	work := 0
 	ix.mu.RLock()
 	defer ix.mu.RUnlock()
 	var matches []Match
@@ -728,7 +739,18 @@ func (ix *Index) searchRegexp(pattern string, limit int, visible func(string) bo
 		}{{d.name, 8}, {d.title, 4}, {d.desc, 2}, {d.params, 1}} {
 			// A text without the literal every match contains cannot
 			// match: skip the regular expression, the slow part.
-			if f.text != "" && (lit == "" || contains(f.text, lit, fold)) && re.MatchString(f.text) {
+			if f.text == "" || lit != "" && !contains(f.text, lit, fold) {
+				continue
+			}
+			n := len(f.text)
+			if bounded {
+				n = min(n, span+1) // the matcher stops there
+			}
+			if work += n * perByte; work > MaxPatternWork {
+				return nil, &PatternError{Pattern: pattern, Reason: "matching it against the tools' text would take more than " +
+					strconv.Itoa(MaxPatternWork) + " steps (each byte costs more the larger its program: repeat less), or search with words"}
+			}
+			if re.MatchString(f.text) {
 				score += f.score
 			}
 		}

@@ -2,12 +2,15 @@ package toolsearch
 
 import (
 	"errors"
+	"fmt"
 	"regexp"
 	"regexp/syntax"
 	"runtime"
 	"strings"
 	"testing"
 
+	"github.com/miniopenclaw/tool"
+	"github.com/miniopenclaw/tool/internal/echotool"
 	"github.com/miniopenclaw/tool/internal/recost"
 )
 
@@ -62,5 +65,48 @@ func TestSearchRegexpProgramBounded(t *testing.T) {
 	// Counted repetitions that stay small still work.
 	if got, err := ix.SearchRegexp(`^[a-z]{3,20}_`, 10); err != nil || len(got) == 0 {
 		t.Errorf("SearchRegexp(^[a-z]{3,20}_) = %v, %v", got, err)
+	}
+}
+
+// TestSearchRegexpWorkBounded: within MaxPatternInsts, a model's regular
+// expression still cost its program's size in matcher steps for every
+// byte of every tool's text, with no bound on the total: [a-z ]{300}[0-9]
+// over 1,000 tools of 8 KB took a minute of CPU per tool_search call,
+// holding the index's read lock. The work is charged as it goes and the
+// search fails with a PatternError past MaxPatternWork. The control
+// counts the matcher's steps over the same text, never time; cheap
+// patterns over the same index still answer.
+func TestSearchRegexpWorkBounded(t *testing.T) {
+	desc := strings.Repeat("lorem ipsum dolor sit amet ", 8<<10/27)
+	var tools []tool.Tool
+	for i := range 400 {
+		tools = append(tools, echotool.New(fmt.Sprintf("tool_%d", i), desc, `{"type":"object"}`))
+	}
+	ix := New(testRegistry(t, tools...))
+	defer ix.Close()
+	const attack = `[a-z ]{250}[0-9]`
+	parsed, err := syntax.Parse(attack, syntax.Perl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := recost.Insts(parsed, MaxPatternInsts); n > MaxPatternInsts {
+		t.Fatalf("the attack's program (%d instructions) is over MaxPatternInsts", n)
+	}
+	prog, err := syntax.Compile(parsed.Simplify())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if steps := recost.PikeSteps(prog, desc) * len(tools); steps < 20*MaxPatternWork {
+		t.Fatalf("control: the attack takes %d matcher steps over the index, want over %d", steps, 20*MaxPatternWork)
+	}
+	_, err = ix.SearchRegexp(attack, 5)
+	var pe *PatternError
+	if !errors.As(err, &pe) || !strings.Contains(pe.Reason, "steps") {
+		t.Fatalf("SearchRegexp(%s) = %v, want a PatternError naming the work bound", attack, err)
+	}
+	for _, p := range []string{`lorem`, `(?i)DOLOR\s+sit`, `^tool_1[0-9]*$`, `sit amet`} {
+		if got, err := ix.SearchRegexp(p, 5); err != nil || len(got) == 0 {
+			t.Errorf("SearchRegexp(%s) = %d matches, %v; want matches", p, len(got), err)
+		}
 	}
 }

@@ -148,6 +148,11 @@ func (n *natsFlags) durableTasks(ctx context.Context, e *env, r *tool.Registry, 
 			nc.Close()
 			return nil, nil, err
 		}
+		// Their progress is taken only when a worker signed it.
+		if jo.ReplyKey, err = replyKey(n.keyFile, n.acceptKeys); err != nil {
+			nc.Close()
+			return nil, nil, err
+		}
 	}
 	store, err := mcptasks.Open(octx, nc, &mcptasks.Options{Jobs: jo, Approvals: pf.approvals})
 	if errors.Is(err, jetstream.ErrJetStreamNotEnabled) || errors.Is(err, jetstream.ErrJetStreamNotEnabledForAccount) ||
@@ -202,9 +207,16 @@ func (n *natsFlags) importInto(ctx context.Context, e *env, r *tool.Registry) (c
 		return nil, fmt.Errorf("NATS %s: %w", n.url, err)
 	}
 	headers := n.headers
+	var replies *natstool.ReplyKey
 	if n.keyFile != "" {
 		signer, err := readKeyring(n.keyFile, nil, nil)
 		if err != nil {
+			nc.Close()
+			return nil, err
+		}
+		// Results and progress are taken only when a worker with the
+		// key signed them for the call.
+		if replies, err = replyKey(n.keyFile, nil); err != nil {
 			nc.Close()
 			return nil, err
 		}
@@ -216,7 +228,7 @@ func (n *natsFlags) importInto(ctx context.Context, e *env, r *tool.Registry) (c
 			return sign(ctx)
 		}
 	}
-	im, err := natstool.Import(ctx, nc, r, &natstool.ImportOptions{Prefix: n.prefix, Logger: discardLogger, CallHeaders: headers})
+	im, err := natstool.Import(ctx, nc, r, &natstool.ImportOptions{Prefix: n.prefix, Logger: discardLogger, CallHeaders: headers, ReplyKey: replies})
 	if err != nil {
 		nc.Close()
 		return nil, fmt.Errorf("NATS %s: %w", n.url, err)
@@ -304,9 +316,16 @@ interrupted.`)
 		}
 	}
 	serveOpts := &natstool.ServeOptions{Name: *name, MaxInFlight: *inFlight, CallContext: callContext}
+	if keyFile != "" {
+		// Results and progress are signed for the callers that hold the key.
+		if serveOpts.ReplyKey, err = replyKey(keyFile, acceptKeys); err != nil {
+			fmt.Fprintf(e.stderr, "clawtool worker: %v\n", err)
+			return exitToolError
+		}
+	}
 	if *jobs {
 		jctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-		jo := &natstool.JobsOptions{AckWait: *ackWait}
+		jo := &natstool.JobsOptions{AckWait: *ackWait, ReplyKey: serveOpts.ReplyKey}
 		if keyFile != "" {
 			if _, jo.Context, err = signedJobs(keyFile, acceptKeys, nil); err != nil {
 				cancel()

@@ -38,7 +38,10 @@ func natsCall(url string, flags ...string) (int, string) {
 // --accept-principal-key OLD decides the calls of callers signing with
 // either key, so callers move to the new key one by one without a
 // refused call; a key it does not hold is refused. Control: a worker
-// with the new key alone refuses the old one.
+// with the new key alone refuses the old one. The worker signs its reply
+// with the key the call's claim names, when it holds it, so a caller
+// still on the old key reads it; a caller whose key the worker does not
+// hold cannot authenticate the refusal either, and says so.
 func TestNATSPrincipalKeyRotation(t *testing.T) {
 	roles := filepath.Join("testdata", "policy", "roles.cedar")
 	oldKey := writeKey(t, "old.key", "the old key, at least 32 bytes..")
@@ -54,8 +57,10 @@ func TestNATSPrincipalKeyRotation(t *testing.T) {
 	}{
 		{"rotating worker, old key", rotating, oldKey, exitOK, `"output": "42"`},
 		{"rotating worker, new key", rotating, newKey, exitOK, `"output": "42"`},
-		{"rotating worker, a key it does not hold", rotating, otherKey, exitToolError, "which this worker does not hold"},
-		{"control: new key alone, old key", newOnly, oldKey, exitToolError, "which this worker does not hold"},
+		// The worker's refusal is signed with a key the caller does not
+		// hold: the caller cannot authenticate it, and says so.
+		{"rotating worker, a key it does not hold", rotating, otherKey, exitToolError, "which this reader does not hold"},
+		{"control: new key alone, old key", newOnly, oldKey, exitToolError, "which this reader does not hold"},
 		{"new key alone, new key", newOnly, newKey, exitOK, `"output": "42"`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

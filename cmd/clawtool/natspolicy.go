@@ -114,6 +114,27 @@ func readKeyring(keyFile string, acceptKeys []string, o *policy.HeaderSignerOpti
 	return s, nil
 }
 
+// replyKey returns the key that signs (worker) and verifies (caller)
+// what workers send back, results and progress (natstool.ReplyKey),
+// derived from --principal-key and, to verify, the keys of
+// --accept-principal-key: a process that signs or verifies claims with
+// the key also authenticates the replies.
+func replyKey(keyFile string, acceptKeys []string) (*natstool.ReplyKey, error) {
+	key, err := policy.ReadSignerKeyFile(keyFile)
+	if err != nil {
+		return nil, fmt.Errorf("--principal-key: %w", err)
+	}
+	var accept [][]byte
+	for _, name := range acceptKeys {
+		k, err := policy.ReadSignerKeyFile(name)
+		if err != nil {
+			return nil, fmt.Errorf("--accept-principal-key: %w", err)
+		}
+		accept = append(accept, k)
+	}
+	return natstool.NewReplyKey(key, accept...)
+}
+
 // verifiedCalls returns the worker's CallContext that verifies calls with
 // the keyring of keyFile and acceptKeys, recording nonces in nonces (the
 // verifier's memory when nil).

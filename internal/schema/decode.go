@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"math"
 	"reflect"
+	"regexp/syntax"
 	"slices"
 	"strconv"
 	"strings"
@@ -15,6 +16,7 @@ import (
 
 	"github.com/miniopenclaw/tool/internal/jsonschema"
 	"github.com/miniopenclaw/tool/internal/jsontext"
+	"github.com/miniopenclaw/tool/internal/recost"
 	suggestpkg "github.com/miniopenclaw/tool/internal/suggest"
 )
 
@@ -61,6 +63,9 @@ type decoder struct {
 	path     []segment
 	buf      []byte
 
+	steps   int  // work charged so far (pattern matches)
+	tooMuch bool // the work passed its budget; one violation says so
+
 	maxBytes     int  // bound on the arguments with defaults; 0 for none
 	defaultBytes int  // bytes of the defaults applied so far
 	defaultsOver bool // a default was left out for passing maxBytes
@@ -80,6 +85,28 @@ func (d *decoder) full() bool {
 type segment struct {
 	key   string
 	index int // -1 for keys
+}
+
+// spend charges n steps of work to the decoding, whose budget is what
+// jsonschema's Validate allows for data of its size, and reports whether
+// it is still within it. The first charge past it records a violation;
+// every check that charges after fails without one.
+func (d *decoder) spend(n int) bool {
+	if d.tooMuch {
+		return false
+	}
+	d.steps += n
+	if d.steps <= jsonschema.Budget(len(d.data)) {
+		return true
+	}
+	d.tooMuch = true
+	if !d.full() {
+		d.viol = append(d.viol, Violation{Pointer: d.pointer(""),
+			Expected: "arguments this tool can check within its work limit",
+			Got:      "values its patterns or uniqueItems would take more work than that to check",
+			Hint:     "send shorter, fewer or less deeply nested values"})
+	}
+	return false
 }
 
 // pointer returns the JSON pointer (RFC 6901) of the current value, with
@@ -312,6 +339,9 @@ func (d *decoder) decode(i int, u *use, v reflect.Value, depth int) (int, error)
 		if err != nil {
 			return next, err
 		}
+		if n.bigNum != notBig && !d.bigTextOK(n.bigNum, data[i:next], s) {
+			return next, nil
+		}
 		if err := unmarshaler[encoding.TextUnmarshaler](v).UnmarshalText(s); err != nil {
 			d.violate(expect(u), value(data[i:next]), shortMessage(err))
 		}
@@ -329,12 +359,99 @@ func (d *decoder) decode(i int, u *use, v reflect.Value, depth int) (int, error)
 				return next, nil
 			}
 		}
+		if n.bigNum != notBig {
+			text := raw
+			if c == '"' && len(raw) <= MaxBigNumberText+2 {
+				if text, _, err = jsontext.ReadString(data, i, d.buf); err != nil {
+					return next, err
+				}
+			}
+			if !d.bigTextOK(n.bigNum, raw, text) {
+				return next, nil
+			}
+		}
 		if err := unmarshaler[json.Unmarshaler](v).UnmarshalJSON(raw); err != nil {
 			d.violate(expect(u), value(raw), shortMessage(err))
 		}
 		return next, nil
 	}
 	return i, fmt.Errorf("internal error: no decoder for kind %d", n.kind)
+}
+
+// MaxBigNumberText is the most characters of the JSON text (a number, or
+// a string's quotes and contents) decoded into a math/big value (big.Int,
+// big.Float, big.Rat, or a type that embeds one), and the largest
+// exponent a big.Rat's text may have (a big.Rat expands 1e999999 into a
+// million digits). Converting decimal text costs more than linear work:
+// a million digits took 1.5 s of CPU. Longer text is a violation naming
+// the field, and nothing is converted.
+const MaxBigNumberText = 10_000
+
+// MaxRegexpInsts bounds the program a regular expression decoded into a
+// regexp.Regexp (or a type embedding one) compiles to, estimated before
+// it is built, as a schema's pattern is bounded.
+const MaxRegexpInsts = 1 << 14
+
+// bigTextOK reports whether raw, the JSON text of a value decoded into a
+// math/big type, and text, what its conversion reads, are within
+// MaxBigNumberText (for a regexp.Regexp, whether text's program is within
+// MaxRegexpInsts); if not, it records a violation saying so.
+func (d *decoder) bigTextOK(k bigKind, raw, text []byte) bool {
+	if k == regexpProgram {
+		// A regular expression's text is compiled: a counted repetition
+		// makes a short text a large program (\pL{999} repeated 100
+		// times, 800 bytes, is hundreds of thousands of instructions).
+		parsed, err := syntax.Parse(string(text), syntax.Perl)
+		if err == nil && recost.Insts(parsed, MaxRegexpInsts) > MaxRegexpInsts {
+			d.violate(fmt.Sprintf("a regular expression whose program holds at most %d instructions", MaxRegexpInsts),
+				value(raw), "a counted repetition such as {999} repeats what it applies to; repeat less")
+			return false
+		}
+		return true // a syntax error is the conversion's to report
+	}
+	if len(raw) > MaxBigNumberText+2 {
+		d.violate(fmt.Sprintf("a number of at most %d digits", MaxBigNumberText),
+			fmt.Sprintf("%d characters", len(raw)),
+			"numbers decoded into math/big values are bounded so that converting them stays cheap; send fewer digits")
+		return false
+	}
+	if k == bigRational {
+		if e, ok := ratExponent(text); ok && e > MaxBigNumberText {
+			d.violate(fmt.Sprintf("a number whose exponent is at most %d", MaxBigNumberText),
+				value(raw),
+				"its exponent would expand into that many digits; send a smaller exponent")
+			return false
+		}
+	}
+	return true
+}
+
+// ratExponent returns the magnitude of the exponent of big.Rat text
+// (decimal e or E, binary p or P; a hexadecimal mantissa has only p),
+// saturated at MaxBigNumberText+1, and whether it has one.
+func ratExponent(t []byte) (int, bool) {
+	i := 0
+	for i < len(t) && (t[i] == '+' || t[i] == '-' || t[i] == ' ') {
+		i++
+	}
+	hex := len(t) >= i+2 && t[i] == '0' && (t[i+1] == 'x' || t[i+1] == 'X')
+	at := -1
+	for j := i; j < len(t); j++ {
+		if c := t[j] | 0x20; c == 'p' || c == 'e' && !hex {
+			at = j
+			break
+		}
+	}
+	if at < 0 {
+		return 0, false
+	}
+	e := 0
+	for _, c := range t[at+1:] {
+		if c >= '0' && c <= '9' {
+			e = min(e*10+int(c-'0'), MaxBigNumberText+1)
+		}
+	}
+	return e, true
 }
 
 // unmarshaler returns v's implementation of I, through its address when
@@ -647,9 +764,14 @@ func (d *decoder) checkString(u *use, s []byte, i, next int) bool {
 			return false
 		}
 	}
-	if c.pattern != nil && !c.pattern.Match(s) {
-		d.violate(expect(u), value(d.data[i:next]), "")
-		return false
+	if c.pattern != nil {
+		if !d.spend(c.pattern.Work(len(s))) {
+			return false
+		}
+		if !c.pattern.Regexp().Match(s) {
+			d.violate(expect(u), value(d.data[i:next]), "")
+			return false
+		}
 	}
 	if c.format != "" {
 		if known, ok := jsontext.CheckFormat(c.format, s); known && !ok {
@@ -859,6 +981,14 @@ func (d *decoder) checkItems(u *use, count int, spans []int, start, end int) boo
 		return false
 	}
 	if c.uniqueItems {
+		// Comparing reads the items' text as values, at each array's
+		// level: a recursive type's nested arrays were read again at
+		// every level (31 levels around 900 KB took 2.4 s), so the
+		// bytes read are charged to the work budget, uniqueBytesStep
+		// steps each.
+		if !d.spend(uniqueBytesStep * (end - start)) {
+			return false
+		}
 		if j, k, dup := duplicateItems(d.data, spans); dup {
 			d.violate(expect(u), value(d.data[start:end]), fmt.Sprintf("items %d and %d are equal", j, k))
 			return false
@@ -866,6 +996,12 @@ func (d *decoder) checkItems(u *use, count int, spans []int, start, end int) boo
 	}
 	return true
 }
+
+// uniqueBytesStep is the steps of work charged for each byte of an array
+// whose items are compared for uniqueItems: they are decoded as values
+// and written in a canonical form, which costs about as much as a pattern
+// match of a program of 64 instructions.
+const uniqueBytesStep = 8
 
 // duplicateItems finds two equal items as JSON Schema compares them: as
 // written, with objects compared regardless of key order and numbers by

@@ -11,6 +11,8 @@ import (
 	"encoding"
 	"encoding/json"
 	"fmt"
+	"io"
+	"math/big"
 	"reflect"
 	"sort"
 	"strings"
@@ -38,6 +40,21 @@ var (
 	timeType            = reflect.TypeFor[time.Time]()
 	numberType          = reflect.TypeFor[json.Number]()
 	rawMessageType      = reflect.TypeFor[json.RawMessage]()
+
+	// A type that has math/big's SetString, its own or promoted from an
+	// embedded field, decodes its text through math/big's conversion.
+	bigIntType = reflect.TypeFor[interface {
+		SetString(string, int) (*big.Int, bool)
+	}]()
+	bigFloatType = reflect.TypeFor[interface {
+		SetString(string) (*big.Float, bool)
+	}]()
+	bigRatType = reflect.TypeFor[interface{ SetString(string) (*big.Rat, bool) }]()
+	// A type with regexp.Regexp's methods compiles its text.
+	regexpType = reflect.TypeFor[interface {
+		SubexpNames() []string
+		FindReaderIndex(io.RuneReader) []int
+	}]()
 )
 
 type kind uint8
@@ -79,6 +96,7 @@ type node struct {
 	enum   []json.RawMessage // from the Enum hook
 	custom json.RawMessage   // from the JSONSchema hook
 	check  customChecker     // compiled custom schema, if any
+	bigNum bigKind           // a math/big number: its text is bounded before conversion
 
 	ref       string // "$ref" target when the struct is recursive
 	recursive bool
@@ -281,6 +299,7 @@ func (b *builder) node(t reflect.Type, path string) (*node, error) {
 	}
 	n := &node{typ: t}
 	tf := factsOf(t)
+	n.bigNum = tf.bigNum
 	switch {
 	case t == timeType:
 		n.kind = kTime
@@ -411,7 +430,22 @@ type facts struct {
 	jsonUnmarshaler, textUnmarshaler bool
 	jsonMarshaler, textMarshaler     bool
 	schemer, enumer, describer       bool
+	bigNum                           bigKind
 }
+
+// bigKind says whether a type decodes through math/big's conversion of
+// decimal text, whose work grows faster than the text (a million digits
+// into a big.Int took 1.5 s of CPU), or through regexp's compiler, whose
+// program grows with counted repetitions: such text is bounded before it
+// is converted (MaxBigNumberText, MaxRegexpInsts).
+type bigKind uint8
+
+const (
+	notBig        bigKind = iota
+	bigNumber             // big.Int, big.Float: the text's length is bounded
+	bigRational           // big.Rat: its exponent too, which it expands into digits
+	regexpProgram         // regexp.Regexp: the program the text compiles to is bounded
+)
 
 // typeFacts caches facts by type: they never change, and looking up
 // method sets is the largest cost of New otherwise.
@@ -432,6 +466,15 @@ func factsOf(t reflect.Type) facts {
 			jsonUnmarshaler: has(jsonUnmarshalerType), textUnmarshaler: has(textUnmarshalerType),
 			jsonMarshaler: has(jsonMarshalerType), textMarshaler: has(textMarshalerType),
 			schemer: has(schemerType), enumer: has(enumerType), describer: has(describerType),
+		}
+		switch {
+		case !f.jsonUnmarshaler && !f.textUnmarshaler:
+		case has(bigRatType):
+			f.bigNum = bigRational
+		case has(regexpType):
+			f.bigNum = regexpProgram
+		case has(bigIntType), has(bigFloatType):
+			f.bigNum = bigNumber
 		}
 	}
 	typeFacts.Store(t, f)
@@ -693,6 +736,9 @@ func (b *builder) structFields(n *node, t reflect.Type, path string) error {
 		if err != nil {
 			return err
 		}
+		if tag, kind := unusedKeyword(cp, derefUse(u).n); tag != "" {
+			return errorf(fpath, "the %s tag does not apply to %s (a JSON %s), so it would check nothing; drop it, or state it where it applies (on an element's own type, with a JSONSchema method)", tag, ft, kind)
+		}
 		if arr := derefUse(u); arr.n.kind == kArray && (cons.minItems >= 0 && cons.minItems != arr.n.length || cons.maxItems >= 0 && cons.maxItems != arr.n.length) {
 			return errorf(fpath, "minItems and maxItems tags cannot change the length of a fixed-size array of %d items; drop them or use a slice", arr.n.length)
 		}
@@ -781,6 +827,61 @@ func joinPath(path, name string) string {
 }
 
 // derefUse returns the use a pointer use points to, through every pointer.
+// unusedKeyword returns the first keyword tag of c that a value of n's
+// kind does not carry, and what n's values are in JSON; "" when every tag
+// applies. Such a tag was dropped: a pattern on a []string checked none of
+// its strings, a minimum on a string nothing.
+func unusedKeyword(c *constraints, n *node) (tag, kind string) {
+	if c == &noConstraints {
+		return "", ""
+	}
+	num, str, arr, obj := false, false, false, false
+	kind = "value"
+	switch n.kind {
+	case kInt, kUint, kFloat, kNumber:
+		num, kind = true, "number"
+	case kString:
+		str, kind = true, "string"
+	case kSlice, kArray:
+		arr, kind = true, "array"
+	case kMap:
+		obj, kind = true, "object"
+	case kStruct:
+		kind = "object"
+	case kBool:
+		kind = "boolean"
+	case kBytes, kTime, kText:
+		kind = "string"
+	}
+	switch {
+	case !num && c.min != nil:
+		return boundKey("minimum", c.min.exclusive), kind
+	case !num && c.max != nil:
+		return boundKey("maximum", c.max.exclusive), kind
+	case !num && c.multipleOf > 0:
+		return "multipleOf", kind
+	case !str && c.minLength >= 0:
+		return "minLength", kind
+	case !str && c.maxLength >= 0:
+		return "maxLength", kind
+	case !str && c.pattern != nil:
+		return "pattern", kind
+	case !str && c.format != "" && !(n.kind == kTime && c.format == "date-time"):
+		return "format", kind
+	case !arr && c.minItems >= 0:
+		return "minItems", kind
+	case !arr && c.maxItems >= 0:
+		return "maxItems", kind
+	case !arr && c.uniqueItems:
+		return "uniqueItems", kind
+	case !obj && c.minProps >= 0:
+		return "minProperties", kind
+	case !obj && c.maxProps >= 0:
+		return "maxProperties", kind
+	}
+	return "", ""
+}
+
 func derefUse(u *use) *use {
 	for u.n.kind == kPointer {
 		u = u.n.elem

@@ -152,6 +152,7 @@ type fshape struct {
 	omit     string // "omitempty", "omitzero" or ""
 	strTag   bool   // the tag has ,string, whether or not it applies
 	minTag   bool   // a minimum tag was written, whether or not it applies
+	misfit   bool   // a keyword tag was written that does not apply to the kind
 	c        cons
 	required bool
 }
@@ -482,7 +483,8 @@ func (g *typeGen) constraints(f *fshape, in *shape) []string {
 		tags = append(tags, tagKV("description", pick(e, "a field", "quotes \" and ` inside", "日本語")))
 	}
 	if chance(e, 3) {
-		// A keyword that does not apply to the kind: both judges ignore it.
+		// A keyword that does not apply to the kind: For refuses it (it
+		// was ignored, so a pattern on a []string checked nothing).
 		switch in.k {
 		case gInt, gUint, gFloat, gNumber:
 			tags = append(tags, pick(e, tagKV("minLength", "2"), tagKV("minItems", "1"), tagKV("pattern", "^x$")))
@@ -494,6 +496,7 @@ func (g *typeGen) constraints(f *fshape, in *shape) []string {
 			tags = append(tags, pick(e, tagKV("minimum", "3"), tagKV("maxLength", "0"), tagKV("maxItems", "0")))
 		}
 		f.minTag = strings.Contains(tags[len(tags)-1], "minimum")
+		f.misfit = true
 		return tags
 	}
 	if !chance(e, 60) {
@@ -1971,7 +1974,8 @@ func remarshalSafe(sh *shape, seen map[*shape]bool) bool {
 
 // refusalExpected reports whether For must refuse a generated type: the
 // ,string option on a string or json.Number, or with minimum, maximum or
-// multipleOf (no schema can state those on a number held in a string).
+// multipleOf (no schema can state those on a number held in a string); a
+// keyword tag on a kind it does not apply to.
 func refusalExpected(sh *shape) bool {
 	return refused(sh, map[*shape]bool{})
 }
@@ -1995,6 +1999,9 @@ func refused(sh *shape, seen map[*shape]bool) bool {
 				return true
 			}
 			if f.str && (f.c.lo != nil || f.c.hi != nil || f.c.mult != "" || f.minTag) {
+				return true
+			}
+			if f.misfit {
 				return true
 			}
 			if refused(f.sh, seen) {

@@ -5,12 +5,12 @@ import (
 	"fmt"
 	"math"
 	"reflect"
-	"regexp"
 	"strconv"
 	"strings"
 	"sync"
 	"unicode/utf8"
 
+	"github.com/miniopenclaw/tool/internal/jsonschema"
 	"github.com/miniopenclaw/tool/internal/jsontext"
 )
 
@@ -40,7 +40,7 @@ type constraints struct {
 	multipleOfLit  string // exact, as JSON: the tag when it is JSON, else multipleOfText
 
 	minLength, maxLength int // -1: unset
-	pattern              *regexp.Regexp
+	pattern              *jsonschema.Charged
 	patternText          string
 	format               string
 
@@ -175,14 +175,18 @@ func (ts *tagSet) Get(key string) string {
 }
 
 // patterns caches compiled pattern tags: tags are fixed source text, so
-// the cache is bounded by the program's own types.
-var patterns sync.Map // string -> *regexp.Regexp
+// the cache is bounded by the program's own types. A tag's pattern is
+// bounded and its matches charged as a schema's are (a tag's
+// [a-z]{1000}! matched against 1 MB of a model's text ran for more than
+// ten minutes): one whose program would pass 16,384 instructions is
+// refused.
+var patterns sync.Map // string -> *jsonschema.Charged
 
-func compilePattern(p string) (*regexp.Regexp, error) {
+func compilePattern(p string) (*jsonschema.Charged, error) {
 	if re, ok := patterns.Load(p); ok {
-		return re.(*regexp.Regexp), nil
+		return re.(*jsonschema.Charged), nil
 	}
-	re, err := regexp.Compile(p)
+	re, err := jsonschema.CompileCharged(p)
 	if err != nil {
 		return nil, err
 	}

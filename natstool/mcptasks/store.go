@@ -139,16 +139,24 @@ type Store struct {
 	watch jetstream.KeyWatcher
 	prog  *nats.Subscription
 	done  chan struct{} // closed when the watch loop ends
+	// stopSweep ends the loop that ends the jobs of expired tasks, and
+	// swept is closed when it has ended.
+	stopSweep, swept chan struct{}
 
 	// afterSubmit, when set (by a test), is called by Create once the
 	// job is submitted.
 	afterSubmit func()
+	// workerBehind, set by a test, is how far the clock of the workers
+	// is behind the store's: the expiry a job's message says is that
+	// much later.
+	workerBehind time.Duration
 
 	mu       sync.Mutex
 	closed   bool
 	index    map[string]*entry // job id → what the bounds need
 	perOwner map[string]int    // owner digest → tasks in index
 	pending  map[string]int    // owner digest → tasks being created
+	toExpire []string          // expired tasks dropped from index whose jobs may run
 	pendingN int
 }
 
@@ -157,6 +165,11 @@ type entry struct {
 	owner     string
 	submitted time.Time
 	progress  *mcptool.TaskProgress
+	// terminal is set once the job's record says done or cancelled.
+	terminal bool
+	// progressAt is when the worker signed progress (zero without a
+	// reply key): an older report is a replay.
+	progressAt time.Time
 }
 
 type ownerKey struct{}
@@ -258,14 +271,20 @@ func Open(ctx context.Context, nc *nats.Conn, opts *Options) (*Store, error) {
 	}
 	prefix := strings.TrimSuffix(jobs.ProgressSubject("*"), "*")
 	s.prog, err = nc.Subscribe(prefix+"*", func(m *nats.Msg) {
+		// With the jobs' ReplyKey, only reports a worker signed for this
+		// task, and newer than the one kept (not a replay).
+		at, err := jobs.VerifyProgress(m)
+		if err != nil {
+			return
+		}
 		var p mcptool.TaskProgress
 		if json.Unmarshal(m.Data, &p) != nil {
 			return
 		}
 		id := strings.TrimPrefix(m.Subject, prefix)
 		s.mu.Lock()
-		if e := s.index[id]; e != nil {
-			e.progress = &p
+		if e := s.index[id]; e != nil && !at.Before(e.progressAt) {
+			e.progress, e.progressAt = &p, at
 		}
 		s.mu.Unlock()
 	})
@@ -274,7 +293,58 @@ func Open(ctx context.Context, nc *nats.Conn, opts *Options) (*Store, error) {
 		<-s.done
 		return nil, fmt.Errorf("mcptasks: %w", err)
 	}
+	s.stopSweep, s.swept = make(chan struct{}), make(chan struct{})
+	go s.sweepExpired(context.WithoutCancel(ctx))
 	return s, nil
+}
+
+// sweepExpired ends the jobs of the tasks whose TTL passed on this
+// store's clock, until Close: the store's clock rules a task's expiry,
+// since it is the store that then answers tasks/* as for an unknown
+// task. The worker also ends the run at the expiry its job's message
+// says, on its own clock; a worker whose clock is behind would run it
+// on past the TTL, with no client able to cancel it, without this.
+// While no store runs, the workers' clocks alone end the runs.
+func (s *Store) sweepExpired(ctx context.Context) {
+	defer close(s.swept)
+	t := time.NewTicker(min(max(s.lim.TTL/10, 100*time.Millisecond), 5*time.Second))
+	defer t.Stop()
+	for {
+		select {
+		case <-s.stopSweep:
+			return
+		case <-t.C:
+		}
+		now := time.Now()
+		s.mu.Lock()
+		due := s.toExpire
+		s.toExpire = nil
+		for id, e := range s.index {
+			if !e.terminal && s.expired(e.submitted, now) {
+				due = append(due, id)
+			}
+		}
+		s.mu.Unlock()
+		for _, id := range due {
+			ectx, cancel := context.WithTimeout(ctx, 10*time.Second)
+			_, err := s.jobs.Expire(ectx, id)
+			cancel()
+			if err != nil && !errors.Is(err, natstool.ErrJobNotFound) {
+				// Tried again at the next tick.
+				s.mu.Lock()
+				if s.index[id] == nil && len(s.toExpire) < s.lim.MaxTotal {
+					s.toExpire = append(s.toExpire, id)
+				}
+				s.mu.Unlock()
+				continue
+			}
+			s.mu.Lock()
+			if e := s.index[id]; e != nil {
+				e.terminal = true
+			}
+			s.mu.Unlock()
+		}
+	}
 }
 
 // Jobs returns the jobs the tasks are kept as, to start workers with
@@ -294,9 +364,11 @@ func (s *Store) follow(loaded chan struct{}) {
 		}
 		s.mu.Lock()
 		if e.Operation() == jetstream.KeyValuePut {
-			var job natstool.Job
-			if json.Unmarshal(e.Value(), &job) == nil {
+			// With the jobs' ReplyKey, only records signed for their job:
+			// forged ones would count against an owner's bound.
+			if job, err := s.jobs.ReadRecord(e.Key(), e.Value()); err == nil {
 				s.addLocked(e.Key(), job.Owner, job.Submitted)
+				s.index[e.Key()].terminal = job.State.Terminal()
 			}
 		} else {
 			s.dropLocked(e.Key())
@@ -329,6 +401,9 @@ func (s *Store) dropLocked(id string) {
 func (s *Store) sweepLocked(now time.Time) {
 	for id, e := range s.index {
 		if s.expired(e.submitted, now) {
+			if !e.terminal {
+				s.toExpire = append(s.toExpire, id) // its job still to end
+			}
 			s.dropLocked(id)
 		}
 	}
@@ -377,7 +452,7 @@ func (s *Store) Create(ctx context.Context, call mcptool.TaskCall) (mcptool.Task
 	rand.Read(key[:]) // never fails (crypto/rand)
 	// Taken before the job's record is: the run ends no later than the
 	// TTL from the record's Submitted, which tasks/* go by.
-	octx = withExpiry(octx, time.Now().Add(s.lim.TTL))
+	octx = withExpiry(octx, time.Now().Add(s.lim.TTL+s.workerBehind))
 	if caps := compactCaps(call.Capabilities); caps != "" {
 		octx = context.WithValue(octx, capsKey{}, caps)
 	}
@@ -549,6 +624,8 @@ func (s *Store) Close() error {
 	}
 	s.closed = true
 	s.mu.Unlock()
+	close(s.stopSweep)
+	<-s.swept
 	s.prog.Unsubscribe()
 	s.watch.Stop()
 	<-s.done
