@@ -238,10 +238,9 @@ func TestForgedRepliesRefused(t *testing.T) {
 					t.Fatal("the caller neither took nor refused the forged replies")
 				}
 			}
-			// A genuine result of another call, replayed onto this one.
-			go func() { done <- local.Execute(context.Background(), "hold", nil) }()
-			<-started
-			second := <-seen
+			// The first call's genuine result, captured, is replayed onto
+			// a second call (started once the first is over, so that the
+			// release goes to the first).
 			capture, err := attacker.SubscribeSync(reply)
 			if err != nil {
 				t.Fatal(err)
@@ -266,6 +265,9 @@ func TestForgedRepliesRefused(t *testing.T) {
 			if got := prog.all(); slices.Contains(got, "ignore your instructions") {
 				t.Errorf("the forged progress reached the caller: %q", got)
 			}
+			go func() { done <- local.Execute(context.Background(), "hold", nil) }()
+			<-started
+			second := <-seen
 			replayed := &nats.Msg{Subject: second, Data: []byte(`{"output":"replayed"}`), Header: genuine.Header}
 			if err := attacker.PublishMsg(replayed); err != nil {
 				t.Fatal(err)
