@@ -36,6 +36,7 @@ const MaxBatchMessages = 64
 type httpHandlers struct {
 	stateless http.Handler // 2026-07-28 and later: no sessions
 	sessions  http.Handler // 2025-11-25 and earlier: initialize, Mcp-Session-Id
+	checkIDs  bool         // refuse ids go-sdk does not echo exactly (exactIDs)
 }
 
 func newHTTPHandlers(sdk *mcp.Server, jsonResponse bool) *httpHandlers {
@@ -99,14 +100,20 @@ func newHTTPHandlers(sdk *mcp.Server, jsonResponse bool) *httpHandlers {
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s.httpOnce.Do(func() {
 		h := newHTTPHandlers(s.sdk, s.cfg.jsonResponse)
+		h.checkIDs = true
 		s.http = http.NewCrossOriginProtection().Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			rest := func(w http.ResponseWriter, r *http.Request) {
 				if r, ok := s.withCaller(w, r); ok {
 					if r.Method == http.MethodDelete && r.Header.Get(headerSessionID) != "" {
 						w = s.ending(w, r.Header.Get(headerSessionID))
 					}
-					r, done := s.bounded(r)
+					r, listen, done := s.bounded(r)
 					defer done()
+					if (listen || r.Method == http.MethodGet) && !s.cfg.noStreamQueue {
+						var drain func()
+						w, r, drain = queueStream(w, r, s.logger())
+						defer drain()
+					}
 					h.route(w, r)
 				}
 			}
@@ -319,7 +326,12 @@ func (w *endingWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 // route sends r to the handler of its protocol era.
 func (h *httpHandlers) route(w http.ResponseWriter, r *http.Request) {
 	if r.Method == http.MethodPost {
-		if body, ok := readBody(r); ok && !batch(body) {
+		body, ok := readBody(r)
+		if ok && h.checkIDs && !exactIDs(body) {
+			refuseInvalid(w, errInexactID)
+			return
+		}
+		if ok && !batch(body) {
 			w = &finalFlushWriter{ResponseWriter: w}
 		} else if ok {
 			if n := batchLen(body); n > MaxBatchMessages {
@@ -392,7 +404,12 @@ func batchLen(body []byte) int {
 // refuseBatch answers a batch of n messages, more than MaxBatchMessages,
 // with 400 and a JSON-RPC Invalid Request error.
 func refuseBatch(w http.ResponseWriter, n int) {
-	msg := fmt.Sprintf("Invalid Request: a JSON-RPC batch of %d messages; this server takes at most %d in one batch (MCP removed batches in 2025-06-18: send one message per request)", n, MaxBatchMessages)
+	refuseInvalid(w, fmt.Sprintf("Invalid Request: a JSON-RPC batch of %d messages; this server takes at most %d in one batch (MCP removed batches in 2025-06-18: send one message per request)", n, MaxBatchMessages))
+}
+
+// refuseInvalid answers 400 with a JSON-RPC Invalid Request error (-32600)
+// saying msg, under a null id.
+func refuseInvalid(w http.ResponseWriter, msg string) {
 	data, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": nil, "error": map[string]any{"code": -32600, "message": msg}})
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(http.StatusBadRequest)

@@ -95,6 +95,9 @@ func (a *Authorizer) ask(ctx context.Context, d *Decision, an tool.Annotations) 
 	if ok {
 		d.Approval, d.answer = rec.ID, &rec
 		if rec.State == ApprovalApproved {
+			if err := a.answerStands(ctx, d, rec); err != nil {
+				return err
+			}
 			d.Effect, d.Approved = Allow, true
 			return nil
 		}
@@ -131,7 +134,7 @@ func (a *Authorizer) ask(ctx context.Context, d *Decision, an tool.Annotations) 
 	// The approver decided now: its answer is kept and used at once, so
 	// that the request does not linger for someone to answer later. An
 	// answer given meanwhile from elsewhere stands instead.
-	if _, err := a.store.Answer(ctx, req.ID, ApprovalAnswer{Approved: err == nil && ok, By: "the approver"}, now); err != nil && !errors.Is(err, ErrApprovalAnswered) {
+	if _, err := a.store.Answer(ctx, req.ID, ApprovalAnswer{Approved: err == nil && ok, By: byApprover}, now); err != nil && !errors.Is(err, ErrApprovalAnswered) {
 		return a.storeFailed(ctx, d, err)
 	}
 	used, found, cerr := a.consume(ctx, d.Digest, now)
@@ -140,12 +143,15 @@ func (a *Authorizer) ask(ctx context.Context, d *Decision, an tool.Annotations) 
 	}
 	d.Approval = req.ID
 	if found && used.State == ApprovalApproved {
+		if err := a.answerStands(ctx, d, used); err != nil {
+			return err
+		}
 		d.Effect, d.Approved, d.Approval = Allow, true, used.ID
 		return nil
 	}
 	d.Effect = Deny
 	switch {
-	case found && used.AnsweredBy != "the approver":
+	case found && used.AnsweredBy != byApprover:
 		d.Approval, d.answer = used.ID, &used
 		d.Reason = deniedBy(d.Tool, used)
 	case err != nil:
@@ -157,6 +163,53 @@ func (a *Authorizer) ask(ctx context.Context, d *Decision, an tool.Annotations) 
 		d.Reason = fmt.Sprintf("call to tool %q was not approved by the person asked; do not retry it unchanged", d.Tool)
 	}
 	return &DeniedError{Decision: *d, msg: d.Reason, meta: map[string]any{"effect": string(Deny)}}
+}
+
+// The names the Authorizer answers under itself: an [Approver]'s answer,
+// used at once, and the host's [Authorizer.Grant]. No principal so named
+// answers (it would read as the host's answer).
+const (
+	byApprover = "the approver"
+	byHost     = "the host"
+)
+
+// answerStands judges again, under the policies in force now, whether
+// the answerer of rec, the approved answer the call d has just used, may
+// give it: a reload may have forbidden the answerer, or taken its permit
+// away, since it answered. It returns nil when the answer stands, and
+// else the refusal of the call (the answer is used up: the call asks
+// anew when it is made again). An answer with no answerer kept is the
+// host's own when it is named as the host's, and is otherwise judged as
+// its id alone, without roles or attributes (a record answered before
+// stores kept the answerer): a policy that permits by role refuses it.
+func (a *Authorizer) answerStands(ctx context.Context, d *Decision, rec ApprovalRecord) error {
+	var who Principal
+	switch {
+	case rec.Answerer != nil && rec.Answerer.ID == rec.AnsweredBy:
+		who = rec.Answerer.principal()
+	case rec.Answerer != nil:
+		return a.answerFell(ctx, d, rec, fmt.Sprintf("the record names %q as its answerer but was answered by %q", printable(rec.Answerer.ID), printable(rec.AnsweredBy)))
+	case rec.AnsweredBy == byHost || rec.AnsweredBy == byApprover:
+		return nil
+	default:
+		who = Principal{ID: rec.AnsweredBy}
+	}
+	if err := a.mayAnswer(&carried{p: who, ok: true}, rec); err != nil {
+		_, why, _ := strings.Cut(err.Error(), ErrNotApprover.Error()+": ")
+		return a.answerFell(ctx, d, rec, why)
+	}
+	return nil
+}
+
+// answerFell refuses the call d whose approval rec no longer stands, for
+// why, and ends this process's claim of it: the call did not run.
+func (a *Authorizer) answerFell(ctx context.Context, d *Decision, rec ApprovalRecord, why string) error {
+	if a.claimer {
+		a.complete(ctx, d.Digest)
+	}
+	d.Effect, d.Approved = Deny, false
+	d.Reason = fmt.Sprintf("call to tool %q was approved by %s, who may no longer approve it under the policies in force (%s); the approval is withdrawn: make the call again to ask anew", d.Tool, orAnonymousID(rec.AnsweredBy), why)
+	return &DeniedError{Decision: *d, msg: d.Reason, meta: map[string]any{"effect": string(Deny), "approval": rec}}
 }
 
 // deniedBy is what the model reads of a call a person denied.
@@ -307,7 +360,7 @@ func (a *Authorizer) Pending(id string) (ApprovalRequest, bool) {
 // wraps [ErrApprovalAnswered]) and [ErrExpiredApproval] for one that
 // expired.
 func (a *Authorizer) Grant(id string) error {
-	_, err := a.store.Answer(context.Background(), id, ApprovalAnswer{Approved: true, By: "the host"}, a.now())
+	_, err := a.store.Answer(context.Background(), id, ApprovalAnswer{Approved: true, By: byHost}, a.now())
 	if errors.Is(err, ErrApprovalAnswered) {
 		return fmt.Errorf("grant %q: %w: %w", id, ErrUnknownApproval, err)
 	}
@@ -360,7 +413,10 @@ func (a *Authorizer) Answer(ctx context.Context, id string, approve bool, note s
 		return rec, err
 	}
 	who := a.subject(ctx)
-	ans := ApprovalAnswer{Approved: approve, By: who.p.ID, Note: note}
+	ans := ApprovalAnswer{Approved: approve, By: who.p.ID, Note: note, Answerer: &ApprovalAnswerer{ID: who.p.ID, Roles: who.p.Roles, Attrs: who.p.Attrs}}
+	if b, err := json.Marshal(ans.Answerer); err != nil || len(b) > MaxApprovalAnswerer {
+		return rec, fmt.Errorf("approval %s: %w: %s's roles and attributes are %d bytes, more than the %d an answer keeps to be judged again when it is used (MaxApprovalAnswerer)", id, ErrNotApprover, who.p.ID, len(b), MaxApprovalAnswerer)
+	}
 	if rearm {
 		return c.Rearm(ctx, id, ans, now)
 	}
@@ -390,7 +446,11 @@ func (a *Authorizer) Answer(ctx context.Context, id string, approve bool, note s
 // answering. The anonymous principal never may, nor a principal one of
 // whose attributes the policies cannot read (see [Principal]).
 func (a *Authorizer) MayAnswer(ctx context.Context, rec ApprovalRecord) error {
-	who := a.subject(ctx)
+	return a.mayAnswer(a.subject(ctx), rec)
+}
+
+// mayAnswer is MayAnswer for the principal who.
+func (a *Authorizer) mayAnswer(who *carried, rec ApprovalRecord) error {
 	if !who.ok {
 		return fmt.Errorf("approval %s: %w: the anonymous principal answers nothing", rec.ID, ErrNotApprover)
 	}
@@ -399,6 +459,9 @@ func (a *Authorizer) MayAnswer(ctx context.Context, rec ApprovalRecord) error {
 	// apply: such a principal answers nothing, as it calls nothing.
 	if who.build(); who.refused != nil {
 		return fmt.Errorf("approval %s: %w: %s", rec.ID, ErrNotApprover, strings.TrimPrefix(who.refused.reason, "the call was refused: "))
+	}
+	if who.p.ID == byHost || who.p.ID == byApprover {
+		return fmt.Errorf("approval %s: %w: the name %q is the one the host's own answers carry; a principal so named answers nothing", rec.ID, ErrNotApprover, who.p.ID)
 	}
 	action := approveAction
 	if who.p.ID == rec.Principal {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/miniopenclaw/tool/internal/regularfile"
 	"io"
 	"os"
 	"path/filepath"
@@ -142,7 +143,10 @@ func (s *FileApprovalStore) read() ([]ApprovalRecord, error) {
 	if !fi.Mode().IsRegular() {
 		return nil, s.corrupt("not a regular file")
 	}
-	f, err := os.Open(s.File())
+	f, _, err := regularfile.Open(s.File()) // judged as opened too
+	if regularfile.IsNotRegular(err) {
+		return nil, s.corrupt("not a regular file")
+	}
 	if err != nil {
 		return nil, fmt.Errorf("approvals: %w", err)
 	}

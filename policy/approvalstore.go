@@ -1,11 +1,13 @@
 package policy
 
 import (
+	"bytes"
 	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"sync"
@@ -71,6 +73,13 @@ type ApprovalRecord struct {
 	Note       string    `json:"note,omitempty"`
 	Answered   time.Time `json:"answered,omitzero"`
 	Used       time.Time `json:"used,omitzero"`
+	// Answerer is who answered as the policies judged them, for an
+	// answer given through [Authorizer.Answer]: the answer is judged
+	// again, under the policies then in force, when it is used. Nil for
+	// the host's own answers ([Authorizer.Grant], an [Approver]'s) and
+	// for a record answered before stores kept it, which is judged by
+	// AnsweredBy alone (no roles, no attributes).
+	Answerer *ApprovalAnswerer `json:"answerer,omitempty"`
 	// Claim is the process that used the answer, and Done when it
 	// recorded that the call ran, in a store that claims (see
 	// [ApprovalClaimer]); nil and zero otherwise. Interrupts counts how
@@ -85,6 +94,40 @@ type ApprovalAnswer struct {
 	Approved bool
 	By       string // who answered
 	Note     string // at most [MaxApprovalNote] bytes
+	// Answerer is the principal who answered, as [Authorizer.Answer]
+	// judged it; every store keeps it in [ApprovalRecord.Answerer].
+	Answerer *ApprovalAnswerer
+}
+
+// An ApprovalAnswerer is the principal who answered an approval request
+// as the policies judged it when it answered: its id, roles and
+// attributes (see [Principal]), kept with the answer so that the answer
+// is judged again when it is used. Its JSON form, with its attributes,
+// is at most [MaxApprovalAnswerer] bytes.
+type ApprovalAnswerer struct {
+	ID    string         `json:"id"`
+	Roles []string       `json:"roles,omitempty"`
+	Attrs map[string]any `json:"attrs,omitempty"`
+}
+
+// UnmarshalJSON reads a kept answerer with its numbers as written
+// (json.Number), so that an attribute is judged again as the whole
+// number it was, not as a float64.
+func (w *ApprovalAnswerer) UnmarshalJSON(data []byte) error {
+	type plain ApprovalAnswerer
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	var p plain
+	if err := dec.Decode(&p); err != nil {
+		return err
+	}
+	*w = ApprovalAnswerer(p)
+	return nil
+}
+
+// principal returns the answerer as a [Principal].
+func (w *ApprovalAnswerer) principal() Principal {
+	return Principal{ID: w.ID, Roles: w.Roles, Attrs: w.Attrs}
 }
 
 // Bounds of what an [ApprovalStore] keeps.
@@ -99,11 +142,15 @@ const (
 	// the call saying so), since no one could read all of what they
 	// would approve.
 	MaxApprovalArgs = 64 << 10
+	// MaxApprovalAnswerer bounds [ApprovalRecord.Answerer] as JSON: a
+	// principal whose roles and attributes are longer answers nothing,
+	// since its answer could not be judged again when used.
+	MaxApprovalAnswerer = 4096
 	// MaxApprovalRecord bounds one record as a [FileApprovalStore] (and
-	// natstool's store) writes it: the fields other than Args in 4 KiB,
-	// and Args in base64; a larger one is refused with
-	// [ErrApprovalTooLarge].
-	MaxApprovalRecord = 4096 + (MaxApprovalArgs+2)/3*4
+	// natstool's store) writes it: the fields other than Args and
+	// Answerer in 4 KiB, Answerer in [MaxApprovalAnswerer], and Args in
+	// base64; a larger one is refused with [ErrApprovalTooLarge].
+	MaxApprovalRecord = 4096 + MaxApprovalAnswerer + (MaxApprovalArgs+2)/3*4
 )
 
 // Errors of an [ApprovalStore]. [ErrUnknownApproval] and
@@ -303,8 +350,20 @@ func answerRecord(r *ApprovalRecord, ans ApprovalAnswer, now time.Time) error {
 		r.State = ApprovalApproved
 	}
 	r.AnsweredBy, r.Note, r.Answered = ans.By, ans.Note, now
+	r.Answerer = ans.Answerer.clone()
 	r.Expires = now.Add(r.TTL)
 	return nil
+}
+
+// clone returns a copy of w that shares nothing it may change.
+func (w *ApprovalAnswerer) clone() *ApprovalAnswerer {
+	if w == nil {
+		return nil
+	}
+	c := *w
+	c.Roles = slices.Clone(w.Roles)
+	c.Attrs = maps.Clone(w.Attrs)
+	return &c
 }
 
 // MemoryApprovalStore is the [ApprovalStore] an [Authorizer] uses when

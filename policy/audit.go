@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/miniopenclaw/tool/internal/regularfile"
 	"io"
 	"log/slog"
 	"os"
@@ -155,16 +156,15 @@ func NewAuditLog(w io.Writer, opts ...AuditOption) *AuditLog {
 // refused (on Unix): whoever may write the log can rewrite it, chain and
 // all, and whoever may write the head file can make it name their log.
 func OpenAuditFile(path string, opts ...AuditOption) (*AuditLog, error) {
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_APPEND, 0o600)
+	// A named pipe blocked reading the chain, or every call once its
+	// buffer was full: only a regular file is a log, judged as opened.
+	f, fi, err := regularfile.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_APPEND, 0o600)
 	if err != nil {
 		return nil, fmt.Errorf("audit: %w", err)
 	}
 	// The chain is not keyed: whoever may write the file can rewrite it
 	// whole, hashes and all, and it would verify.
-	if fi, err := f.Stat(); err != nil {
-		f.Close()
-		return nil, fmt.Errorf("audit: %w", err)
-	} else if err := checkUnshared(path, fi, "rewrite its records, chain and all"); err != nil {
+	if err := checkUnshared(path, fi, "rewrite its records, chain and all"); err != nil {
 		f.Close()
 		return nil, fmt.Errorf("audit: %w", err)
 	}

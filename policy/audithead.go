@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/miniopenclaw/tool/internal/regularfile"
 	"io"
 	"log/slog"
 	"os"
@@ -69,15 +70,12 @@ func (l *AuditLog) keptHead() (AuditSummary, error) {
 // that others may write or that another user owns (checkUnshared): they
 // could put the head of a log they rewrote there.
 func readHeadFile(path string) ([]byte, error) {
-	f, err := os.Open(path)
+	// Opened without waiting on a named pipe, and judged as opened.
+	f, fi, err := regularfile.Open(path)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
 	if err := checkUnshared(path, fi, "replace the head kept to check the log with that of a log they rewrote"); err != nil {
 		return nil, err
 	}

@@ -10,10 +10,10 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"github.com/miniopenclaw/tool/internal/regularfile"
 	"hash"
 	"io"
 	"maps"
-	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -540,18 +540,12 @@ const MaxSignerKeyFileBytes = 4 << 10
 // Unix owners, every file): anyone who can read the key can sign any
 // principal, and the file's owner can read or replace it.
 func ReadSignerKeyFile(name string) ([]byte, error) {
-	f, err := os.Open(name)
+	// Opened without waiting on a named pipe, and judged as opened.
+	f, fi, err := regularfile.Open(name)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
-	if !fi.Mode().IsRegular() {
-		return nil, fmt.Errorf("%s: not a regular file", name)
-	}
 	if m := fi.Mode().Perm(); m&0o077 != 0 {
 		return nil, fmt.Errorf("%s may be read or written by other users (mode %04o): chmod 600 %s", name, m, name)
 	}

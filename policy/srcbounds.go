@@ -3,9 +3,9 @@ package policy
 import (
 	"errors"
 	"fmt"
-	"os"
 
 	"github.com/miniopenclaw/tool/internal/boundedfile"
+	"github.com/miniopenclaw/tool/internal/regularfile"
 )
 
 // Bounds of a policy file's text, checked before Cedar parses it.
@@ -107,15 +107,15 @@ func readPolicyFile(path string) ([]byte, error) {
 // place, and what was read may be cut between two policies, which
 // parses (a forbid at its end lost).
 func readPolicyFileWhile(path string, during func()) ([]byte, error) {
-	f, err := os.Open(path)
+	// A named pipe blocked the open (and so a reload) until someone
+	// wrote to it, and then loaded what they wrote; a device could be
+	// read without end. Only a regular file is a policy file, judged as
+	// opened.
+	f, fi, err := regularfile.Open(path)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
 	if err := checkPolicyFile(path, fi); err != nil {
 		return nil, err
 	}
@@ -129,14 +129,12 @@ func readPolicyFileWhile(path string, during func()) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	if fi.Mode().IsRegular() {
-		after, err := f.Stat()
-		if err != nil {
-			return nil, err
-		}
-		if after.Size() != fi.Size() || !after.ModTime().Equal(fi.ModTime()) {
-			return nil, fmt.Errorf("%s changed while it was read (it is being written in place): not loaded; write a new file and rename it over the old one", path)
-		}
+	after, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if after.Size() != fi.Size() || !after.ModTime().Equal(fi.ModTime()) {
+		return nil, fmt.Errorf("%s changed while it was read (it is being written in place): not loaded; write a new file and rename it over the old one", path)
 	}
 	return src, nil
 }

@@ -2,8 +2,8 @@ package main
 
 import (
 	"context"
+	"github.com/miniopenclaw/tool/internal/regularfile"
 	"io"
-	"os"
 
 	"github.com/miniopenclaw/tool/inspector"
 	"github.com/miniopenclaw/tool/policy"
@@ -24,7 +24,15 @@ func (pf *policyFlags) inspectorOptions() []inspector.Option {
 	as, _, _ := pf.principal() // the zero Principal without --as; an error was reported when loaded was made
 	opts = append(opts, inspector.WithApprovals(inspector.NewApprovals(pf.approvalStore(), pf.loaded, as)))
 	if file := pf.audit; file != "" {
-		opts = append(opts, inspector.WithAuditLog(func() (io.ReadSeekCloser, error) { return os.Open(file) }))
+		// Reopened for each request: a named pipe put in its place would
+		// block the page's handler, so only a regular file is read.
+		opts = append(opts, inspector.WithAuditLog(func() (io.ReadSeekCloser, error) {
+			f, _, err := regularfile.Open(file)
+			if err != nil {
+				return nil, err
+			}
+			return f, nil
+		}))
 	}
 	return opts
 }

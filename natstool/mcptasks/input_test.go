@@ -25,12 +25,15 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 )
 
-// askCedar asks a person about every call of "remove" and permits the
-// other tools.
+// askCedar asks a person about every call of "remove", lets bob answer
+// (an approval is judged again when it is used), and permits the other
+// tools.
 const askCedar = `
 @id("ask-remove")
 @effect("ask")
 permit (principal, action == Action::"call", resource == Tool::"remove");
+@id("bob-approves")
+permit (principal == User::"bob", action == Action::"approve", resource == Tool::"remove");
 @id("others")
 permit (principal, action == Action::"call", resource) unless { resource == Tool::"remove" };
 `

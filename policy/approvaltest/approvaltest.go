@@ -7,6 +7,7 @@ package approvaltest
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -30,6 +31,20 @@ func Record(id, digest string) policy.ApprovalRecord {
 		ID: id, Principal: "bob", Tool: "kv", Digest: digest, Preview: `{"op":"delete"}`,
 		Policies: []string{"ask"}, Reason: "deletes need a person", Created: T0, Expires: T0.Add(time.Minute), TTL: time.Minute,
 	}
+}
+
+// Answerer returns the answerer the checks answer as: roles, and
+// attributes holding a whole number a float64 cannot hold.
+func Answerer() *policy.ApprovalAnswerer {
+	return &policy.ApprovalAnswerer{ID: "ann", Roles: []string{"admin", "lead"},
+		Attrs: map[string]any{"big": json.Number("1152921504606846977"), "team": "ops", "tags": []any{"a", "b"}}}
+}
+
+// sameAnswerer reports whether w is [Answerer], its numbers read whole.
+func sameAnswerer(w *policy.ApprovalAnswerer) bool {
+	want := Answerer()
+	return w != nil && w.ID == want.ID && fmt.Sprint(w.Roles) == fmt.Sprint(want.Roles) &&
+		fmt.Sprint(w.Attrs) == fmt.Sprint(want.Attrs)
 }
 
 // ID returns the n-th approval id: 24 hexadecimal digits.
@@ -232,7 +247,7 @@ func TestClaims(t *testing.T, open Open) {
 	var wg sync.WaitGroup
 	for i := range n {
 		wg.Go(func() {
-			r, err := two[i%2].Rearm(ctx, ID(4), policy.ApprovalAnswer{Approved: true, By: fmt.Sprint("approver", i), Note: "checked"}, at)
+			r, err := two[i%2].Rearm(ctx, ID(4), policy.ApprovalAnswer{Approved: true, By: fmt.Sprint("approver", i), Note: "checked", Answerer: Answerer()}, at)
 			switch {
 			case err == nil:
 				rearmed.Add(1)
@@ -246,7 +261,7 @@ func TestClaims(t *testing.T, open Open) {
 		t.Fatalf("%d approvers answered the interrupted claim again, want 1", rearmed.Load())
 	}
 	r, err = s.Get(ctx, ID(4), at)
-	if err != nil || r.State != policy.ApprovalApproved || r.Interrupts != 1 || !r.Used.IsZero() || r.Claim != nil || r.Note != "checked" {
+	if err != nil || r.State != policy.ApprovalApproved || r.Interrupts != 1 || !r.Used.IsZero() || r.Claim != nil || r.Note != "checked" || !sameAnswerer(r.Answerer) {
 		t.Errorf("re-armed record = %+v, %v", r, err)
 	}
 	if r, ok, err := other.Claim(ctx, "d4", me, at); !ok || err != nil || r.ID != ID(4) {
@@ -288,9 +303,14 @@ func contract(t *testing.T, open Open) {
 	if _, err := other.Answer(ctx, ID(1), long, at); !errors.Is(err, policy.ErrApprovalTooLarge) {
 		t.Errorf("Answer with a long note = %v, want ErrApprovalTooLarge", err)
 	}
-	r, err = other.Answer(ctx, ID(1), policy.ApprovalAnswer{Approved: true, By: "ann", Note: "ok"}, at)
+	r, err = other.Answer(ctx, ID(1), policy.ApprovalAnswer{Approved: true, By: "ann", Note: "ok", Answerer: Answerer()}, at)
 	if err != nil || r.State != policy.ApprovalApproved || r.AnsweredBy != "ann" || r.Note != "ok" || !r.Expires.Equal(at.Add(time.Minute)) {
 		t.Fatalf("Answer = %+v, %v", r, err)
+	}
+	// Who answered as what is kept, numbers whole, so that the answer is
+	// judged again when it is used.
+	if r, err := s.Get(ctx, ID(1), at); err != nil || !sameAnswerer(r.Answerer) {
+		t.Errorf("answerer read back = %+v, %v; want %+v", r.Answerer, err, Answerer())
 	}
 	if r, err := s.Answer(ctx, ID(1), policy.ApprovalAnswer{By: "cid"}, at); !errors.Is(err, policy.ErrApprovalAnswered) || r.AnsweredBy != "ann" {
 		t.Errorf("second Answer = %+v, %v, want ErrApprovalAnswered saying ann", r, err)
@@ -304,7 +324,7 @@ func contract(t *testing.T, open Open) {
 	if _, ok, _ := s.Consume(ctx, "d2", at); ok {
 		t.Error("another digest used the answer")
 	}
-	if r, ok, err := s.Consume(ctx, "d1", at); !ok || err != nil || r.State != policy.ApprovalApproved || r.Used.IsZero() || r.ID != ID(1) {
+	if r, ok, err := s.Consume(ctx, "d1", at); !ok || err != nil || r.State != policy.ApprovalApproved || r.Used.IsZero() || r.ID != ID(1) || !sameAnswerer(r.Answerer) {
 		t.Fatalf("Consume = %+v, %v, %v", r, ok, err)
 	}
 	if _, ok, _ := other.Consume(ctx, "d1", at); ok {

@@ -7,10 +7,10 @@ import (
 	"encoding/pem"
 	"errors"
 	"fmt"
+	"github.com/miniopenclaw/tool/internal/regularfile"
 	"io"
 	"net"
 	"net/url"
-	"os"
 )
 
 // minSecretBytes is the least length of an HMAC secret [ParseKey] takes.
@@ -29,9 +29,14 @@ const MaxKeyFileBytes = 1 << 20
 // key is refused when users other than its owner may write it, or its
 // owner is neither the process's user nor root: whoever may write it can
 // put their own key there. Both are judged on the file opened, so a
-// symbolic link is judged by its target.
+// symbolic link is judged by its target. A file that is not a regular
+// file (a named pipe, a device, a socket) is refused without waiting on
+// it, and one longer than [MaxKeyFileBytes] without reading further.
 func ReadKeyFile(name string) (any, error) {
-	f, err := os.Open(name)
+	// A named pipe blocked serve's start until someone wrote a key into
+	// it; a device was read to the bound. Only a regular file holds a key,
+	// opened without waiting and judged as opened.
+	f, _, err := regularfile.Open(name)
 	if err != nil {
 		return nil, err
 	}

@@ -1,6 +1,7 @@
 package bearer_test
 
 import (
+	"bytes"
 	"crypto/ed25519"
 	"crypto/rand"
 	"crypto/rsa"
@@ -102,8 +103,8 @@ func TestNewJWKS(t *testing.T) {
 // TestReadKeyFileBounded: --auth-key named a file read whole, so
 // /dev/zero (or a pipe that is never closed) kept `clawtool serve` reading
 // into memory without end. The control reads past the bound from
-// /dev/zero, which never ends; ReadKeyFile now stops at MaxKeyFileBytes
-// and says why.
+// /dev/zero, which never ends; ReadKeyFile now refuses it as a device
+// before reading, and stops a regular file at MaxKeyFileBytes, saying why.
 func TestReadKeyFileBounded(t *testing.T) {
 	f, err := os.Open("/dev/zero")
 	if err != nil {
@@ -114,7 +115,14 @@ func TestReadKeyFileBounded(t *testing.T) {
 	if err != nil || n != bearer.MaxKeyFileBytes+1 {
 		t.Fatalf("control: /dev/zero gave %d bytes: %v", n, err)
 	}
-	if _, err := bearer.ReadKeyFile("/dev/zero"); err == nil || !strings.Contains(err.Error(), "MaxKeyFileBytes") {
-		t.Errorf("ReadKeyFile(/dev/zero) = %v, want refused past the bound", err)
+	if _, err := bearer.ReadKeyFile("/dev/zero"); err == nil || !strings.Contains(err.Error(), "not a regular file") {
+		t.Errorf("ReadKeyFile(/dev/zero) = %v, want refused as a device", err)
+	}
+	long := filepath.Join(t.TempDir(), "long.key")
+	if err := os.WriteFile(long, bytes.Repeat([]byte("k"), bearer.MaxKeyFileBytes+1), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := bearer.ReadKeyFile(long); err == nil || !strings.Contains(err.Error(), "MaxKeyFileBytes") {
+		t.Errorf("ReadKeyFile of %d bytes = %v, want refused past the bound", bearer.MaxKeyFileBytes+1, err)
 	}
 }
