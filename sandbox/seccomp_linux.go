@@ -72,7 +72,11 @@ func seccompPolicy(denyUnix bool, network Network) seccomp.Policy {
 	if len(socket.Conditions) == 0 {
 		deny.Names = append(deny.Names, "socket", "socketpair")
 	} else {
-		conditional.NamesWithCondtions = append(conditional.NamesWithCondtions, socket)
+		// socketpair reaches the kernel's lookup of its family as socket
+		// does (which loads the family's module on demand): only unix
+		// sockets come in pairs here.
+		conditional.NamesWithCondtions = append(conditional.NamesWithCondtions, socket,
+			seccomp.NameWithConditions{Name: "socketpair", Conditions: seccomp.ArgumentConditions{{Argument: 0, Operation: seccomp.NotEqual, Value: unix.AF_UNIX}}})
 	}
 	// clone3 passes its flags in memory a filter cannot read: make it look
 	// absent, so that C libraries fall back to clone, which is filtered.
