@@ -80,6 +80,10 @@ type ApprovalRecord struct {
 	// for a record answered before stores kept it, which is judged by
 	// AnsweredBy alone (no roles, no attributes).
 	Answerer *ApprovalAnswerer `json:"answerer,omitempty"`
+	// Seal is the answer's MAC under the approvals key, made by an
+	// Authorizer given [WithApprovalKey], which uses only answers whose
+	// seal verifies; empty otherwise.
+	Seal string `json:"seal,omitempty"`
 	// Claim is the process that used the answer, and Done when it
 	// recorded that the call ran, in a store that claims (see
 	// [ApprovalClaimer]); nil and zero otherwise. Interrupts counts how
@@ -97,6 +101,9 @@ type ApprovalAnswer struct {
 	// Answerer is the principal who answered, as [Authorizer.Answer]
 	// judged it; every store keeps it in [ApprovalRecord.Answerer].
 	Answerer *ApprovalAnswerer
+	// Seal is the answer's seal (see [WithApprovalKey]); every store
+	// keeps it in [ApprovalRecord.Seal].
+	Seal string
 }
 
 // An ApprovalAnswerer is the principal who answered an approval request
@@ -350,7 +357,7 @@ func answerRecord(r *ApprovalRecord, ans ApprovalAnswer, now time.Time) error {
 		r.State = ApprovalApproved
 	}
 	r.AnsweredBy, r.Note, r.Answered = ans.By, ans.Note, now
-	r.Answerer = ans.Answerer.clone()
+	r.Answerer, r.Seal = ans.Answerer.clone(), ans.Seal
 	r.Expires = now.Add(r.TTL)
 	return nil
 }
