@@ -63,7 +63,9 @@ func TestApprovalSealRefusesForgedAnswers(t *testing.T) {
 		}, "does not match"},
 		{"attack: an answer given another answerer", []policy.Option{policy.WithApprovalKey(key)}, func(t *testing.T, dir, id string) {
 			answerAs(t, dir, id, policy.WithApprovalKey(key))
-			tamper(t, dir, func(r map[string]any) { r["answered_by"], r["answerer"] = "root", map[string]any{"id": "root", "roles": []any{"admin"}} })
+			tamper(t, dir, func(r map[string]any) {
+				r["answered_by"], r["answerer"] = "root", map[string]any{"id": "root", "roles": []any{"admin"}}
+			})
 		}, "does not match"},
 		{"attack: a seal cut short", []policy.Option{policy.WithApprovalKey(key)}, func(t *testing.T, dir, id string) {
 			answerAs(t, dir, id, policy.WithApprovalKey(key))
