@@ -253,8 +253,10 @@ func printApproval(w io.Writer, r policy.ApprovalRecord, whole bool) {
 	field("principal", shownWho(r.Principal))
 	field("tool", shownName(r.Tool))
 	field("arguments", shownArgs(r, whole))
-	field("digest", r.Digest)
-	field("policies", strings.Join(r.Policies, ", "))
+	// A shared store's record is anyone's who may write it: every field
+	// is shown escaped, the digest and policy ids too.
+	field("digest", shownText(r.Digest, 200))
+	field("policies", shownText(strings.Join(r.Policies, ", "), 2000))
 	field("reason", shownText(r.Reason, 500))
 	field("created", r.Created.UTC().Format(time.RFC3339))
 	field("expires", r.Expires.UTC().Format(time.RFC3339))
