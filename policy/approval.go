@@ -472,8 +472,8 @@ func (a *Authorizer) MayAnswer(ctx context.Context, rec ApprovalRecord) error {
 
 // mayAnswer is MayAnswer for the principal who.
 func (a *Authorizer) mayAnswer(who *carried, rec ApprovalRecord) error {
-	if !who.ok {
-		return fmt.Errorf("approval %s: %w: the anonymous principal answers nothing", rec.ID, ErrNotApprover)
+	if !who.ok || who.p.ID == "" {
+		return fmt.Errorf("approval %s: %w: the anonymous principal (or one with an empty id) answers nothing", rec.ID, ErrNotApprover)
 	}
 	// An attribute the policies cannot read would be left out of the
 	// entity and read as absent, so a forbid guarded by has would not
