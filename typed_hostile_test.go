@@ -3,7 +3,10 @@ package tool_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math/big"
+	"regexp"
+	"runtime"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -307,5 +310,107 @@ func TestUniqueItemsChargedPerLevel(t *testing.T) {
 	half = half[:strings.LastIndex(half, `,`)] + `]}`
 	if res := reg.Execute(context.Background(), "tree", []byte(`{"kids":[`+half+`,`+half+`]}`)); res.Kind != tool.KindInvalidArguments || !strings.Contains(res.Error, "items 0 and 1 are equal") {
 		t.Fatalf("control: duplicates one level down: %.300s", res.Error)
+	}
+}
+
+// TestRegexpFieldProgramBounded: a typed tool's *regexp.Regexp field
+// compiled the model's text as it came: within 800 bytes, \pL{999}
+// repeated 100 times is a program of hundreds of thousands of
+// instructions, built (45 ms, megabytes) and handed to the function, which
+// then pays for each byte it matches with each of them. The program is
+// now estimated before it is built, as a schema's pattern is, and past
+// 16,384 instructions the call is refused as invalid_arguments naming the
+// field. Controls: regexp itself compiles the attack, and an ordinary
+// pattern decodes.
+func TestRegexpFieldProgramBounded(t *testing.T) {
+	type Embedded struct{ regexp.Regexp }
+	type In struct {
+		Re *regexp.Regexp `json:"re,omitempty"`
+		E  *Embedded      `json:"e,omitempty"`
+	}
+	var ran atomic.Int32
+	var got In
+	reg := tool.NewRegistry()
+	if err := reg.Register(tool.Must(tool.New("search", "Searches with a pattern.", func(_ context.Context, in In) (string, error) {
+		ran.Add(1)
+		got = in
+		return "ok", nil
+	}))); err != nil {
+		t.Fatal(err)
+	}
+	attack := strings.Repeat(`\\pL{999}`, 100)
+	if _, err := regexp.Compile(strings.ReplaceAll(attack, `\\`, `\`)); err != nil {
+		t.Fatalf("control: regexp refuses the attack itself: %v", err)
+	}
+	for _, field := range []string{"re", "e"} {
+		ran.Store(0)
+		res := reg.Execute(context.Background(), "search", []byte(`{"`+field+`":"`+attack+`"}`))
+		if res.Kind != tool.KindInvalidArguments || ran.Load() != 0 || !strings.Contains(res.Error, "/"+field) || !strings.Contains(res.Error, "16384 instructions") {
+			t.Errorf("%s: kind %q, ran %d: %.300s", field, res.Kind, ran.Load(), res.Error)
+		}
+	}
+	if res := reg.Execute(context.Background(), "search", []byte(`{"re":"^[a-z]{3,64}\\.go$"}`)); res.IsError || got.Re == nil || !got.Re.MatchString("main.go") {
+		t.Errorf("control: an ordinary pattern: %.300s", res.Text())
+	}
+}
+
+// manyZones is a named string type with a long list of values, as a time
+// zone or a currency is.
+type manyZones string
+
+// Enum lists 600 values.
+func (manyZones) Enum() []any {
+	out := make([]any, 600)
+	for i := range out {
+		out[i] = fmt.Sprintf("Region/City_Number_%03d", i)
+	}
+	return out
+}
+
+// oneZone is manyZones with one value.
+type oneZone string
+
+// Enum lists one value.
+func (oneZone) Enum() []any { return []any{"Region/City_Number_000"} }
+
+// TestViolationsPastTheListAreNotDescribed: a typed tool lists 20
+// violations and counts the rest, but described what each value should
+// have been before it knew whether the violation would be listed: an
+// array of 250,000 empty strings for a type of 600 enum values built the
+// list of 600 values (and looked for a close one among them) 250,000
+// times, 487 MiB and 1.2 s for 750 KB of arguments. Now a violation is
+// described only when it is listed. The control is the same arguments
+// against a type of one value: the attack must cost no more than a few
+// times it, counted in bytes allocated, never time.
+func TestViolationsPastTheListAreNotDescribed(t *testing.T) {
+	type Many struct {
+		Z []manyZones `json:"z"`
+	}
+	type One struct {
+		Z []oneZone `json:"z"`
+	}
+	reg := tool.NewRegistry()
+	for _, tl := range []tool.Tool{
+		tool.Must(tool.New("many", "Many zones.", func(_ context.Context, in Many) (string, error) { return "ok", nil })),
+		tool.Must(tool.New("one", "One zone.", func(_ context.Context, in One) (string, error) { return "ok", nil })),
+	} {
+		if err := reg.Register(tl); err != nil {
+			t.Fatal(err)
+		}
+	}
+	args := []byte(`{"z":[` + strings.Repeat(`"",`, 250_000) + `""]}`)
+	allocated := func(name string) uint64 {
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		res := reg.Execute(context.Background(), name, args)
+		runtime.ReadMemStats(&after)
+		if res.Kind != tool.KindInvalidArguments || !strings.Contains(res.Error, "(21 problems)") {
+			t.Fatalf("%s: %s", name, res.Error[max(0, len(res.Error)-600):])
+		}
+		return after.TotalAlloc - before.TotalAlloc
+	}
+	one, many := allocated("one"), allocated("many")
+	if many > 3*one+(4<<20) {
+		t.Errorf("250,000 values outside an enum of 600 allocated %d MiB, %d MiB against an enum of one", many>>20, one>>20)
 	}
 }

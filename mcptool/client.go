@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"net/url"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/miniopenclaw/tool"
 	"github.com/miniopenclaw/tool/internal/jsonschema"
+	iloopback "github.com/miniopenclaw/tool/internal/loopback"
 	"github.com/miniopenclaw/tool/policy"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -77,7 +79,9 @@ const (
 // unless the transport's HTTPClient sets CheckRedirect, it follows a
 // redirect only within the origin (scheme, host and port) of the
 // request, at most 5 times: a redirect elsewhere fails the request, so
-// the request and its credentials never reach another address.
+// the request and its credentials never reach another address. Connect
+// refuses an endpoint URL that holds a user or password and is plain http
+// to another machine: they would go with every request, in clear.
 func URL(url string) mcp.Transport {
 	return &mcp.StreamableClientTransport{
 		Endpoint:   url,
@@ -344,6 +348,9 @@ func WithReimportFunc(fn func(Reimport)) ClientOption {
 // protocol handshake, which ctx bounds. The returned Client must be
 // closed.
 func Connect(ctx context.Context, t mcp.Transport, opts ...ClientOption) (*Client, error) {
+	if err := userinfoInClear(t); err != nil {
+		return nil, err
+	}
 	cfg := clientConfig{
 		impl:             mcp.Implementation{Name: "clawtool", Version: "dev"},
 		maxSchemaBytes:   DefaultMaxSchemaBytes,
@@ -574,4 +581,21 @@ func (c *Client) progressToken(ctx context.Context) (tok string, callCtx context
 	callCtx, cancel := context.WithCancelCause(ctx)
 	c.progress.Store(tok, &callProgress{ctx: callCtx, cancel: cancel})
 	return tok, callCtx, func() { c.progress.Delete(tok); cancel(nil) }
+}
+
+// userinfoInClear refuses an HTTP transport whose endpoint holds a user
+// or password (http://bob:pw@host/mcp) and is plain http to another
+// machine: Go's HTTP client sends them with every request, as Basic
+// authorization, so they would cross the network in clear
+// (TestEndpointUserinfoNotSentInClear).
+func userinfoInClear(t mcp.Transport) error {
+	st, ok := t.(*mcp.StreamableClientTransport)
+	if !ok {
+		return nil
+	}
+	u, err := url.Parse(st.Endpoint)
+	if err != nil || u.User == nil || !iloopback.Cleartext(u) {
+		return nil // an endpoint that does not parse fails in go-sdk
+	}
+	return fmt.Errorf("mcptool: the user and password in the endpoint URL would cross the network in clear: it is plain http to %s, another machine; use https, or a loopback address", u.Hostname())
 }

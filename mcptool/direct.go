@@ -337,20 +337,12 @@ func membersUpTo(data []byte, most int, f func(key string, value []byte) bool, c
 	}
 }
 
-// validID reports whether v is a JSON-RPC id go-sdk accepts: a string or
-// an integer that fits in 64 bits.
+// validID reports whether v is a JSON-RPC id the server answers with
+// exactly: a string, or an integer of magnitude at most 2^53 in its
+// shortest form (see exactID); another is left to the path that refuses
+// it.
 func validID(v []byte) bool {
-	if len(v) == 0 {
-		return false
-	}
-	if v[0] == '"' {
-		return true // checked by members
-	}
-	if !jsontext.IsInteger(v) {
-		return false
-	}
-	_, err := strconv.ParseInt(string(v), 10, 64)
-	return err == nil
+	return len(v) > 0 && string(v) != "null" && exactID(v)
 }
 
 // stringValue decodes the JSON string v.

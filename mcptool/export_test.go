@@ -162,3 +162,10 @@ func KeysCompared(data []byte, most int) (compared int, ok bool) {
 	ok = membersUpTo(data, most, func(string, []byte) bool { return true }, &compared)
 	return compared, ok
 }
+
+// WithoutStreamQueue makes s write its long-lived event streams from the
+// writer's goroutine, as before each had a queue of its own, for the
+// controls of the stuck reader attacks.
+func WithoutStreamQueue() ServerOption {
+	return func(c *serverConfig) { c.noStreamQueue = true }
+}

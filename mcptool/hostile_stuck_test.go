@@ -2,11 +2,14 @@ package mcptool_test
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"fmt"
+	"log/slog"
 	"net"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -95,6 +98,13 @@ func openRaw(t *testing.T, url string, rcvbuf int, what string, request func(hos
 // in vain, or 0 if she got every one.
 func stuckReaderStarves(t *testing.T, listen bool, changes int, patience time.Duration, opts ...mcptool.ServerOption) int {
 	t.Helper()
+	return stuckReadersStarve(t, listen, 1, changes, patience, opts...)
+}
+
+// stuckReadersStarve is stuckReaderStarves with stuck of Mallory's
+// streams, each of a session of its own, opened before Ann's.
+func stuckReadersStarve(t *testing.T, listen bool, stuck, changes int, patience time.Duration, opts ...mcptool.ServerOption) int {
+	t.Helper()
 	reg := tool.NewRegistry()
 	noop := func(context.Context, struct{}) (string, error) { return "", nil }
 	reg.Register(tool.Must(tool.New("t0", "A tool.", noop)))
@@ -107,11 +117,15 @@ func stuckReaderStarves(t *testing.T, listen bool, changes int, patience time.Du
 
 	var br *bufio.Reader
 	if listen {
-		openListen(t, hs.URL, 1024) // never read
+		for range stuck {
+			openListen(t, hs.URL, 1024) // never read
+		}
 		_, br = openListen(t, hs.URL, 0)
 	} else {
-		mallory := openSession(t, hs.URL, "")
-		openStream(t, hs.URL, mallory, 1024) // never read
+		for range stuck {
+			mallory := openSession(t, hs.URL, "")
+			openStream(t, hs.URL, mallory, 1024) // never read
+		}
 		ann := openSession(t, hs.URL, "")
 		_, br = openStream(t, hs.URL, ann, 0)
 	}
@@ -154,14 +168,69 @@ func TestHostileStuckStreamReader(t *testing.T) {
 		listen bool
 	}{{"session GET stream", false}, {"subscriptions/listen", true}} {
 		t.Run(tt.name, func(t *testing.T) {
-			stopped := stuckReaderStarves(t, tt.listen, changes, 2*time.Second, mcptool.WithWriteTimeout(time.Hour))
+			// The streams' queues out of the way: this is the write bound's test.
+			stopped := stuckReaderStarves(t, tt.listen, changes, 2*time.Second, mcptool.WithoutStreamQueue(), mcptool.WithWriteTimeout(time.Hour))
 			if stopped == 0 {
 				t.Fatalf("control: Ann got all %d notifications while Mallory's stream was stuck; the attack did not work", changes)
 			}
 			t.Logf("control: Ann's notifications stopped at change %d", stopped)
-			if n := stuckReaderStarves(t, tt.listen, stopped+50, wait, mcptool.WithWriteTimeout(100*time.Millisecond)); n != 0 {
+			if n := stuckReaderStarves(t, tt.listen, stopped+50, wait, mcptool.WithoutStreamQueue(), mcptool.WithWriteTimeout(100*time.Millisecond)); n != 0 {
 				t.Errorf("with the write bound, Ann got no notifications/tools/list_changed for change %d", n)
 			}
 		})
 	}
+}
+
+// TestHostileStuckReadersCostOthersNothing: with the write bound alone,
+// each stuck stream still held the fan-out of every
+// notifications/tools/list_changed for the whole bound (30 s by default)
+// before the sessions after it got theirs, one stuck stream after the
+// other: Mallory with four sessions delayed everyone's by two minutes,
+// each time. Each long-lived stream now has a queue written by a
+// goroutine of its own, so the fan-out never waits for a client. The
+// control: without the queues and with a write bound of an hour, Ann's
+// notifications stop behind Mallory's four streams. With the queues and
+// the same hour, Ann gets every one, and Mallory's streams are ended once
+// their queues are full.
+func TestHostileStuckReadersCostOthersNothing(t *testing.T) {
+	const stuck = 4
+	for _, tt := range []struct {
+		name   string
+		listen bool
+	}{{"session GET stream", false}, {"subscriptions/listen", true}} {
+		t.Run(tt.name, func(t *testing.T) {
+			stopped := stuckReadersStarve(t, tt.listen, stuck, 2000, 2*time.Second, mcptool.WithoutStreamQueue(), mcptool.WithWriteTimeout(time.Hour))
+			if stopped == 0 {
+				t.Fatal("control: Ann got every notification behind Mallory's stuck streams without the queues; the attack did not work")
+			}
+			t.Logf("control: Ann's notifications stopped at change %d", stopped)
+			changes := stopped + 2*mcptool.StreamQueueWrites
+			var log lockedBuffer
+			logger := slog.New(slog.NewTextHandler(&log, nil))
+			if n := stuckReadersStarve(t, tt.listen, stuck, changes, wait, mcptool.WithWriteTimeout(time.Hour), mcptool.WithServerLogger(logger)); n != 0 {
+				t.Errorf("with the queues, Ann got no notifications/tools/list_changed for change %d of %d", n, changes)
+			}
+			if n := strings.Count(log.String(), "event stream ended"); n != stuck {
+				t.Errorf("%d of Mallory's %d stuck streams were ended for a full queue:\n%s", n, stuck, log.String())
+			}
+		})
+	}
+}
+
+// lockedBuffer is a bytes.Buffer that a server's goroutines may log to.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/miniopenclaw/tool/internal/jsontext"
 	"github.com/miniopenclaw/tool/policy"
 	"github.com/modelcontextprotocol/go-sdk/auth"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -36,6 +37,7 @@ const MaxBatchMessages = 64
 type httpHandlers struct {
 	stateless http.Handler // 2026-07-28 and later: no sessions
 	sessions  http.Handler // 2025-11-25 and earlier: initialize, Mcp-Session-Id
+	checkIDs  bool         // refuse ids go-sdk does not echo exactly (exactIDs)
 }
 
 func newHTTPHandlers(sdk *mcp.Server, jsonResponse bool) *httpHandlers {
@@ -99,14 +101,20 @@ func newHTTPHandlers(sdk *mcp.Server, jsonResponse bool) *httpHandlers {
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s.httpOnce.Do(func() {
 		h := newHTTPHandlers(s.sdk, s.cfg.jsonResponse)
+		h.checkIDs = true
 		s.http = http.NewCrossOriginProtection().Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			rest := func(w http.ResponseWriter, r *http.Request) {
 				if r, ok := s.withCaller(w, r); ok {
 					if r.Method == http.MethodDelete && r.Header.Get(headerSessionID) != "" {
 						w = s.ending(w, r.Header.Get(headerSessionID))
 					}
-					r, done := s.bounded(r)
+					r, listen, done := s.bounded(r)
 					defer done()
+					if (listen || r.Method == http.MethodGet) && !s.cfg.noStreamQueue {
+						var drain func()
+						w, r, drain = queueStream(w, r, s.logger())
+						defer drain()
+					}
 					h.route(w, r)
 				}
 			}
@@ -319,7 +327,12 @@ func (w *endingWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 // route sends r to the handler of its protocol era.
 func (h *httpHandlers) route(w http.ResponseWriter, r *http.Request) {
 	if r.Method == http.MethodPost {
-		if body, ok := readBody(r); ok && !batch(body) {
+		body, ok := readBody(r)
+		if ok && h.checkIDs && !exactIDs(body) {
+			writeDirectError(w, []byte("null"), &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: errInexactID})
+			return
+		}
+		if ok && !batch(body) {
 			w = &finalFlushWriter{ResponseWriter: w}
 		} else if ok {
 			if n := batchLen(body); n > MaxBatchMessages {

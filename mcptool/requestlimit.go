@@ -32,7 +32,10 @@ const DefaultMaxHTTPRequestBytes = 256 << 20
 type RequestLimits struct {
 	// PerCaller and Total bound the POST requests being served, of one
 	// caller and of all ([DefaultMaxRequestsInFlight],
-	// [DefaultMaxHTTPRequests]).
+	// [DefaultMaxHTTPRequests]). With both set, the last quarter of
+	// Total is kept for callers that hold fewer than PerCaller/16 (the
+	// byte bounds alike), so a few callers at their own bound cannot
+	// deny every other one; anonymous clients have the total only.
 	PerCaller, Total int
 	// BytesPerCaller and BytesTotal bound the bytes of the bodies of
 	// those requests ([DefaultMaxRequestBytesInFlight],
@@ -65,6 +68,7 @@ func WithRequestLimits(l RequestLimits) ServerOption {
 type requestGate struct {
 	perCaller, total           int   // <= 0: no bound
 	bytesPerCaller, bytesTotal int64 // <= 0: no bound
+	noShare                    bool  // the last quarter not kept, for the attack test's control
 
 	mu       sync.Mutex
 	all      int
@@ -100,6 +104,9 @@ func (g *requestGate) take(key string) (release func(), over string) {
 		return nil, "more than " + strconv.Itoa(g.total) + " requests of all callers at once"
 	case key != anonymousKey && g.perCaller > 0 && g.byKey[key] >= g.perCaller:
 		return nil, "more than " + strconv.Itoa(g.perCaller) + " requests of this caller at once"
+	case g.share(key) && g.all >= g.total-g.total/4 && g.byKey[key] >= max(1, g.perCaller/16):
+		return nil, "more than " + strconv.Itoa(g.total-g.total/4) + " requests of all callers at once, the rest kept for callers with fewer than " +
+			strconv.Itoa(max(1, g.perCaller/16)) + " (this caller has " + strconv.Itoa(g.byKey[key]) + ")"
 	}
 	g.all++
 	g.byKey[key]++
@@ -111,6 +118,23 @@ func (g *requestGate) take(key string) (release func(), over string) {
 			delete(g.byKey, key)
 		}
 	}, ""
+}
+
+// share reports whether the last quarter of the total of requests is
+// kept from the caller key when it holds a sixteenth of its own bound:
+// the first 3/4 of the total go to whoever asks first, the rest only to
+// callers holding few, so that a few principals at their own bound
+// cannot deny every other one (16 of 256 filled 4,096). Anonymous
+// clients, all one caller, have the total only, as before; so does a
+// gate without both bounds.
+func (g *requestGate) share(key string) bool {
+	return !g.noShare && key != anonymousKey && g.perCaller > 0 && g.total > 0
+}
+
+// shareBytes is share for the bytes of bodies (4 callers of 64 MiB
+// filled 256 MiB).
+func (g *requestGate) shareBytes(key string) bool {
+	return !g.noShare && key != anonymousKey && g.bytesPerCaller > 0 && g.bytesTotal > 0
 }
 
 // largest returns the most bytes one body of the caller key can hold
@@ -136,6 +160,9 @@ func (g *requestGate) grow(key string, n int64) (over string) {
 		return "more than " + strconv.FormatInt(g.bytesTotal, 10) + " bytes of request bodies of all callers at once"
 	case key != anonymousKey && g.bytesPerCaller > 0 && g.keyBytes[key]+n > g.bytesPerCaller:
 		return "more than " + strconv.FormatInt(g.bytesPerCaller, 10) + " bytes of request bodies of this caller at once"
+	case g.shareBytes(key) && g.allBytes+n > g.bytesTotal-g.bytesTotal/4 && g.keyBytes[key]+n > max(1, g.bytesPerCaller/16):
+		return "more than " + strconv.FormatInt(g.bytesTotal-g.bytesTotal/4, 10) + " bytes of request bodies of all callers at once, the rest kept for callers with at most " +
+			strconv.FormatInt(max(1, g.bytesPerCaller/16), 10)
 	}
 	g.allBytes += n
 	g.keyBytes[key] += n

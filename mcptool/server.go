@@ -92,6 +92,7 @@ type serverConfig struct {
 	sessionsPerCaller, sessionsTotal int           // WithSessionLimits
 	requestLimits                    RequestLimits // WithRequestLimits
 	writeTimeout                     time.Duration // WithWriteTimeout
+	noStreamQueue                    bool          // streams written by their writer, for the attack tests' controls
 }
 
 // A ServerOption configures a [Server] made by [NewServer].

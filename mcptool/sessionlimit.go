@@ -139,12 +139,12 @@ var listenSeq atomic.Uint64
 
 // bounded returns r as it is to be served when it opens a 2026-07-28
 // subscriptions/listen stream: with a context that ends when the bounds
-// of WithSessionLimits end the stream, which done forgets. For any other
-// request it returns r and a done that does nothing. r has passed
-// withCaller.
-func (s *Server) bounded(r *http.Request) (*http.Request, func()) {
+// of WithSessionLimits end the stream, which done forgets, and true. For
+// any other request it returns r, false and a done that does nothing. r
+// has passed withCaller.
+func (s *Server) bounded(r *http.Request) (*http.Request, bool, func()) {
 	if !listenRequest(r) {
-		return r, func() {}
+		return r, false, func() {}
 	}
 	key := anonymousKey
 	if ti := auth.TokenInfoFromContext(r.Context()); ti != nil {
@@ -157,7 +157,7 @@ func (s *Server) bounded(r *http.Request) (*http.Request, func()) {
 	for _, old := range s.listens.admit(id, key, cancel) {
 		old.end()
 	}
-	return r.WithContext(ctx), func() { s.listens.forget(id); cancel() }
+	return r.WithContext(ctx), true, func() { s.listens.forget(id); cancel() }
 }
 
 // listenRequest reports whether r asks for a subscriptions/listen

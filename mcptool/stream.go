@@ -191,6 +191,10 @@ func (c *streamConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 		if !c.server {
 			line = filterMessage(line)
 		}
+		if c.server && !exactIDs(line) {
+			c.refuse(nil, jsonrpc.CodeInvalidRequest, errInexactID, line)
+			continue
+		}
 		msg, err := jsonrpc.DecodeMessage(line)
 		if _, ok := msg.(*jsonrpc.Response); ok && err == nil && !isResponse(line) {
 			err = errors.New("a message needs a method, a result or an error")

@@ -22,8 +22,10 @@ type TaskLimits struct {
 	TTL time.Duration
 	// MaxTasks bounds the tasks of one principal that are live or kept
 	// (default 64); MaxTotal bounds those of all principals (default
-	// 1024). A tools/call beyond either runs synchronously if the tool
-	// allows it and is refused otherwise; expired tasks are dropped first.
+	// 1024), and the last quarter is kept for principals that hold few
+	// (see [TaskLimits.Admits]). A tools/call beyond them runs
+	// synchronously if the tool allows it and is refused otherwise;
+	// expired tasks are dropped first.
 	MaxTasks, MaxTotal int
 	// MaxResultBytes bounds a kept result's JSON; a larger result fails
 	// the task with an error that says so. Default 1 MiB.
@@ -43,6 +45,24 @@ type TaskLimits struct {
 	// requests it keeps together (their JSON); a tasks/update that would
 	// pass it is refused and keeps nothing. Default 1 MiB.
 	MaxAnswerBytes int
+}
+
+// Admits reports whether a principal that holds held tasks may have one
+// more in a store that holds total. It may while it holds fewer than
+// MaxTasks, the store fewer than MaxTotal, and more tasks are free than
+// it holds; and the last quarter of MaxTotal is kept for principals that
+// hold fewer than a sixteenth of MaxTasks (at least one). With the
+// defaults: 64 tasks of one principal, 1,024 in all, the last 256 for
+// principals with fewer than 4. With the first two bounds alone, 16
+// principals filled the store and every other one was refused until
+// their tasks expired; now any principal still gets 4 until some 80
+// principals hold tasks. l's zero fields are not defaulted here: call
+// it on [TaskLimits.WithDefaults].
+func (l TaskLimits) Admits(held, total int) bool {
+	if held >= l.MaxTasks || total >= l.MaxTotal || l.MaxTotal-total <= held {
+		return false
+	}
+	return total < l.MaxTotal-l.MaxTotal/4 || held < max(1, l.MaxTasks/16)
 }
 
 // WithDefaults returns l with each zero or negative field set to its
@@ -128,7 +148,8 @@ func (r resumed) context(ctx context.Context) context.Context {
 // taskStore keeps tasks in memory, bound to the principal (owner key) that
 // created them.
 type taskStore struct {
-	lim TaskLimits
+	lim     TaskLimits
+	noShare bool // Admits' share not applied, for the attack test's control
 
 	mu      sync.Mutex
 	tasks   map[string]*task
@@ -153,15 +174,22 @@ func newTaskID() string {
 	return base64.RawURLEncoding.EncodeToString(b[:])
 }
 
+func (s *taskStore) admits(held, total int) bool {
+	if s.noShare {
+		return held < s.lim.MaxTasks && total < s.lim.MaxTotal
+	}
+	return s.lim.Admits(held, total)
+}
+
 // create adds a working task for owner whose run is ended by cancel.
 func (s *taskStore) create(owner string, cancel context.CancelFunc) (*task, error) {
 	now := time.Now()
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.perUser[owner] >= s.lim.MaxTasks || len(s.tasks) >= s.lim.MaxTotal {
+	if !s.admits(s.perUser[owner], len(s.tasks)) {
 		s.sweepLocked(now)
 	}
-	if s.perUser[owner] >= s.lim.MaxTasks || len(s.tasks) >= s.lim.MaxTotal {
+	if !s.admits(s.perUser[owner], len(s.tasks)) {
 		return nil, errTooManyTasks // after close, MaxTotal is 0
 	}
 	t := &task{id: newTaskID(), owner: owner, status: StatusWorking, created: now, updated: now,

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"testing/synctest"
@@ -328,4 +329,46 @@ func TestTaskAnswersBounded(t *testing.T) {
 			t.Errorf("resumed with %d answers, x of %d bytes", len(ans), len(ans["x"]))
 		}
 	})
+}
+
+// TestTaskShareLeavesRoomForOthers: with the bounds alone (64 tasks of
+// one principal, 1,024 of all), 16 principals filled the store, and every
+// other principal's task was refused until theirs expired. Now the last
+// quarter is kept for principals that hold fewer than 4: one principal
+// alone still gets its 64, and a newcomer still gets 4 behind 16 or 64
+// principals that took all they could, one after the other. The control:
+// without the share, the 17th principal gets none.
+func TestTaskShareLeavesRoomForOthers(t *testing.T) {
+	fill := func(s *taskStore, principals int) (newcomer int) {
+		for p := range principals {
+			for {
+				if _, err := s.create(fmt.Sprintf("mallory%d", p), noCancel); err != nil {
+					break
+				}
+			}
+		}
+		for newcomer < 64 {
+			if _, err := s.create("ann", noCancel); err != nil {
+				if !errors.Is(err, errTooManyTasks) {
+					t.Fatal(err)
+				}
+				break
+			}
+			newcomer++
+		}
+		return newcomer
+	}
+	control := newTaskStore(TaskLimits{})
+	control.noShare = true
+	if n := fill(control, 16); n != 0 {
+		t.Fatalf("control: Ann got %d tasks behind 16 principals without the share; the attack did not work", n)
+	}
+	for _, principals := range []int{16, 64} {
+		if n := fill(newTaskStore(TaskLimits{}), principals); n < 4 {
+			t.Errorf("Ann got %d tasks behind %d principals, want at least 4", n, principals)
+		}
+	}
+	if n := fill(newTaskStore(TaskLimits{}), 0); n != 64 {
+		t.Errorf("Ann alone got %d tasks, want MaxTasks (64)", n)
+	}
 }

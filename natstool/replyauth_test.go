@@ -328,3 +328,53 @@ func TestUnsignedWorkerRefused(t *testing.T) {
 		t.Fatalf("a call whose only result was forged: %+v", res)
 	}
 }
+
+// TestReplySubjectTakenOnce is an attack through the worker itself: a
+// publisher who saw a call's reply subject sent a call of its own (here
+// of "add") with that reply subject. The worker ran it, and the
+// result, genuine and, with a key, signed, went to the first caller's
+// inbox, which took it as its own call's result when it held no key;
+// and the second call took the first one's place in the worker's
+// calls in flight, so the first call lost its heartbeats and its
+// cancel once the second ended. Now a worker runs no call whose reply
+// subject is one of a call it is running: it drops it, sends nothing,
+// and logs why. The control is the first call, which ends with its own
+// result.
+func TestReplySubjectTakenOnce(t *testing.T) {
+	s := startServer(t, false)
+	started, release, ended := make(chan struct{}, 2), make(chan struct{}), make(chan error, 2)
+	reg := holdTool(started, release, ended)
+	var n atomic.Int64
+	reg.Register(tool.Must(tool.New("add", "Adds two integers.", func(ctx context.Context, in AddArgs) (int, error) {
+		n.Add(1)
+		return in.A + in.B, nil
+	})))
+	watch := newLogWatch("call dropped")
+	serve(t, connect(t, s), reg, natstool.ServeOptions{Logger: slog.New(watch)})
+	local := tool.NewRegistry(tool.WithLogger(quiet))
+	importInto(t, connect(t, s), local)
+	attacker := connect(t, s)
+	seen := spy(t, attacker)
+
+	done := make(chan tool.Result, 1)
+	go func() { done <- local.Execute(context.Background(), "hold", nil) }()
+	<-started
+	reply := <-seen
+	if err := attacker.PublishRequest(natstool.DefaultSubjectPrefix+"."+natstool.DefaultServiceName+".add", reply, []byte(`{"a":20,"b":22}`)); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case res := <-done:
+		t.Fatalf("the caller took the result of a call it did not make: %+v", res)
+	case <-watch.hits:
+	case <-time.After(20 * time.Second):
+		t.Fatal("the worker neither answered nor dropped the second call")
+	}
+	if n.Load() != 0 {
+		t.Errorf("the second call ran")
+	}
+	release <- struct{}{}
+	if res := <-done; res.IsError || res.Output != "held" {
+		t.Fatalf("the first call: %+v", res)
+	}
+}

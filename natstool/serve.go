@@ -559,6 +559,17 @@ func (s *Service) serveCall(name string, req micro.Request) bool {
 		c.slot.At = c.deadline
 	}
 	s.mu.Lock()
+	if _, taken := s.inFlight[reply]; taken {
+		// Another call with the reply subject of one in flight: sent by
+		// someone who saw that call, for its result to reach the
+		// caller's inbox in place of the caller's. Dropped, unanswered:
+		// any answer would go to that inbox.
+		s.mu.Unlock()
+		c.cancel(errCallDone)
+		s.logger().Warn("natstool: call dropped: its reply subject is that of a call this worker is running (sent by someone other than that call's caller)", "tool", name)
+		s.done(req, name, nil)
+		return true
+	}
 	s.inFlight[reply] = c
 	if ok {
 		s.deadlines.Add(c)

@@ -463,13 +463,23 @@ func (s *Server) check() error {
 	case s.Type == "sse":
 		return errors.New(`"type": "sse" (the old HTTP+SSE transport) is not supported; use the server's Streamable HTTP endpoint`)
 	}
-	if len(s.Headers) > 0 {
+	if s.URL != "" {
 		u, err := url.Parse(s.URL)
 		if err != nil {
-			return fmt.Errorf(`"url": %w`, err)
+			// The parse error quotes the URL, which may hold a password.
+			var ue *url.Error
+			if errors.As(err, &ue) {
+				err = ue.Err
+			}
+			return fmt.Errorf(`"url" is not a URL: %v`, err)
 		}
-		if loopback.Cleartext(u) {
+		// Go's HTTP client sends a URL's user and password with every
+		// request, as Basic authorization: a credential as "headers" are.
+		switch {
+		case len(s.Headers) > 0 && loopback.Cleartext(u):
 			return fmt.Errorf(`"headers" would cross the network in clear: "url" is plain http to %s, another machine; use https, or a loopback address`, u.Hostname())
+		case u.User != nil && loopback.Cleartext(u):
+			return fmt.Errorf(`the user and password in "url" would cross the network in clear: it is plain http to %s, another machine; use https, or a loopback address`, u.Hostname())
 		}
 	}
 	if err := checkPrefix(s.Prefix); err != nil {

@@ -11,6 +11,7 @@ import (
 	"encoding"
 	"encoding/json"
 	"fmt"
+	"io"
 	"math/big"
 	"reflect"
 	"sort"
@@ -49,6 +50,11 @@ var (
 		SetString(string) (*big.Float, bool)
 	}]()
 	bigRatType = reflect.TypeFor[interface{ SetString(string) (*big.Rat, bool) }]()
+	// A type with regexp.Regexp's methods compiles its text.
+	regexpType = reflect.TypeFor[interface {
+		SubexpNames() []string
+		FindReaderIndex(io.RuneReader) []int
+	}]()
 )
 
 type kind uint8
@@ -429,14 +435,16 @@ type facts struct {
 
 // bigKind says whether a type decodes through math/big's conversion of
 // decimal text, whose work grows faster than the text (a million digits
-// into a big.Int took 1.5 s of CPU): such text is bounded before it is
-// converted (MaxBigNumberText).
+// into a big.Int took 1.5 s of CPU), or through regexp's compiler, whose
+// program grows with counted repetitions: such text is bounded before it
+// is converted (MaxBigNumberText, MaxRegexpInsts).
 type bigKind uint8
 
 const (
-	notBig      bigKind = iota
-	bigNumber           // big.Int, big.Float: the text's length is bounded
-	bigRational         // big.Rat: its exponent too, which it expands into digits
+	notBig        bigKind = iota
+	bigNumber             // big.Int, big.Float: the text's length is bounded
+	bigRational           // big.Rat: its exponent too, which it expands into digits
+	regexpProgram         // regexp.Regexp: the program the text compiles to is bounded
 )
 
 // typeFacts caches facts by type: they never change, and looking up
@@ -463,6 +471,8 @@ func factsOf(t reflect.Type) facts {
 		case !f.jsonUnmarshaler && !f.textUnmarshaler:
 		case has(bigRatType):
 			f.bigNum = bigRational
+		case has(regexpType):
+			f.bigNum = regexpProgram
 		case has(bigIntType), has(bigFloatType):
 			f.bigNum = bigNumber
 		}

@@ -11,11 +11,13 @@ import (
 	"os"
 	"path"
 	"regexp"
+	"regexp/syntax"
 	"strings"
 	"syscall"
 	"unicode/utf8"
 
 	"github.com/miniopenclaw/tool"
+	"github.com/miniopenclaw/tool/internal/recost"
 )
 
 // ReadArgs are read_file's arguments.
@@ -282,6 +284,27 @@ func (ts *Toolset) globMatches(ctx context.Context, pattern string, limit int) (
 	return out, w, nil
 }
 
+// compileGrep compiles a grep pattern, refusing one whose program would
+// hold more than MaxGrepInsts instructions before building it, and
+// returns the matcher steps each byte it reads is charged: one, and one
+// more for each 8 instructions or 32 bytes of the pattern, as a schema's
+// pattern is charged.
+func compileGrep(pattern string) (*regexp.Regexp, int, error) {
+	parsed, err := syntax.Parse(pattern, syntax.Perl)
+	if err != nil {
+		return nil, 0, fmt.Errorf("bad pattern: %v", err)
+	}
+	insts := recost.Insts(parsed, MaxGrepInsts)
+	if insts > MaxGrepInsts {
+		return nil, 0, fmt.Errorf("bad pattern: its program would hold more than %d instructions (a counted repetition such as {999} repeats what it applies to); repeat less", MaxGrepInsts)
+	}
+	re, err := regexp.Compile(pattern)
+	if err != nil {
+		return nil, 0, fmt.Errorf("bad pattern: %v", err)
+	}
+	return re, 1 + max(len(pattern)/32, insts/8), nil
+}
+
 // GrepArgs are grep's arguments.
 type GrepArgs struct {
 	Pattern string `json:"pattern" minLength:"1" maxLength:"1024" description:"A regular expression (RE2 syntax)."`
@@ -293,10 +316,11 @@ func (ts *Toolset) grep() tool.Tool {
 	return tool.Must(tool.New("grep",
 		fmt.Sprintf("Searches workspace text files for a regular expression and lists matching lines as path:line:text. At most %d matches.", MaxMatches),
 		func(ctx context.Context, in GrepArgs) (string, error) {
-			re, err := regexp.Compile(in.Pattern)
+			re, perByte, err := compileGrep(in.Pattern)
 			if err != nil {
-				return "", fmt.Errorf("bad pattern: %v", err)
+				return "", err
 			}
+			work := 0 // matcher steps charged, up to MaxGrepWork
 			if in.Include != "" {
 				if _, err := path.Match(in.Include, ""); err != nil {
 					return "", fmt.Errorf("bad include pattern %q: %v", in.Include, err)
@@ -322,6 +346,10 @@ func (ts *Toolset) grep() tool.Tool {
 					read += len(line) + 1
 					if bytes.IndexByte(line, 0) >= 0 {
 						return true // binary file
+					}
+					if work += (len(line) + 1) * perByte; work > MaxGrepWork {
+						note = fmt.Sprintf("[search stopped at the pattern's work limit (%d matcher steps: each byte costs more the larger its program); use a simpler pattern or a narrower path]", MaxGrepWork)
+						return false
 					}
 					if !re.Match(line) {
 						continue

@@ -48,6 +48,14 @@ const (
 	// MaxGrepBytes and MaxGrepFiles bound what one grep reads.
 	MaxGrepBytes = 64 << 20
 	MaxGrepFiles = 20000
+	// MaxGrepInsts bounds the program of a grep pattern, estimated before
+	// it is built (16,384, as a schema's pattern), and MaxGrepWork the
+	// matcher steps one grep is charged (each byte read costs one, and
+	// one more for each 8 instructions or 32 bytes of the pattern): a
+	// 1,024-byte pattern could be a program of hundreds of thousands of
+	// instructions, and [a-z]{300}[0-9] over 8 MB took minutes.
+	MaxGrepInsts = 1 << 14
+	MaxGrepWork  = 1 << 25
 )
 
 // A Toolset is the tools of one workspace. It holds the workspace open;
