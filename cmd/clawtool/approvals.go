@@ -112,9 +112,13 @@ func runApprovalsSub(ctx context.Context, e *env, sub string, args []string) int
 		fs.StringVar(&pf.as, "as", "", "answer as `USER[:ROLE,...]`")
 		fs.StringVar(&pf.rolesIn, "roles-in", "", "role inheritance as `ROLE:PARENT,...` (admin:editor,editor:viewer)")
 		note = fs.String("note", "", "a note for the caller, such as why a call is denied (`TEXT`)")
+		fs.StringVar(&pf.approvalKey, "principal-key", "", "with --nats, seal the answer with the shared key in `FILE` that the workers and serve --nats were given: with --principal-key they use only answers sealed with it")
 	}
 	if code := parseFlags(fs, args, e.stdout); code >= 0 {
 		return code
+	}
+	if pf.approvalKey != "" && pf.approvalsNATS == "" {
+		return usageError(fs, "--principal-key needs --nats: it seals answers kept in the NATS bucket")
 	}
 	store := pf.approvalStore()
 	defer pf.closeApprovals()
@@ -249,8 +253,10 @@ func printApproval(w io.Writer, r policy.ApprovalRecord, whole bool) {
 	field("principal", shownWho(r.Principal))
 	field("tool", shownName(r.Tool))
 	field("arguments", shownArgs(r, whole))
-	field("digest", r.Digest)
-	field("policies", strings.Join(r.Policies, ", "))
+	// A shared store's record is anyone's who may write it: every field
+	// is shown escaped, the digest and policy ids too.
+	field("digest", shownText(r.Digest, 200))
+	field("policies", shownText(strings.Join(r.Policies, ", "), 2000))
 	field("reason", shownText(r.Reason, 500))
 	field("created", r.Created.UTC().Format(time.RFC3339))
 	field("expires", r.Expires.UTC().Format(time.RFC3339))
@@ -262,6 +268,9 @@ func (pf *policyFlags) approveCommand(id string) string {
 	cmd := fmt.Sprintf("clawtool approvals approve %s --policy %s --as USER[:ROLE,...]", id, pf.file)
 	if pf.approvalsNATS != "" {
 		cmd += " --nats " + withoutCredentials(pf.approvalsNATS)
+		if pf.approvalKey != "" {
+			cmd += " --principal-key FILE" // the key's path is not the model's to read
+		}
 	}
 	return cmd
 }
