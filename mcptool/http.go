@@ -13,7 +13,6 @@ import (
 	"github.com/miniopenclaw/tool/internal/jsontext"
 	"github.com/miniopenclaw/tool/policy"
 	"github.com/modelcontextprotocol/go-sdk/auth"
-	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -329,7 +328,7 @@ func (h *httpHandlers) route(w http.ResponseWriter, r *http.Request) {
 	if r.Method == http.MethodPost {
 		body, ok := readBody(r)
 		if ok && h.checkIDs && !exactIDs(body) {
-			writeDirectError(w, []byte("null"), &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: errInexactID})
+			refuseInvalid(w, errInexactID)
 			return
 		}
 		if ok && !batch(body) {
@@ -405,7 +404,12 @@ func batchLen(body []byte) int {
 // refuseBatch answers a batch of n messages, more than MaxBatchMessages,
 // with 400 and a JSON-RPC Invalid Request error.
 func refuseBatch(w http.ResponseWriter, n int) {
-	msg := fmt.Sprintf("Invalid Request: a JSON-RPC batch of %d messages; this server takes at most %d in one batch (MCP removed batches in 2025-06-18: send one message per request)", n, MaxBatchMessages)
+	refuseInvalid(w, fmt.Sprintf("Invalid Request: a JSON-RPC batch of %d messages; this server takes at most %d in one batch (MCP removed batches in 2025-06-18: send one message per request)", n, MaxBatchMessages))
+}
+
+// refuseInvalid answers 400 with a JSON-RPC Invalid Request error (-32600)
+// saying msg, under a null id.
+func refuseInvalid(w http.ResponseWriter, msg string) {
 	data, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": nil, "error": map[string]any{"code": -32600, "message": msg}})
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(http.StatusBadRequest)

@@ -3,6 +3,7 @@ package mcptool_test
 import (
 	"bytes"
 	"context"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -34,7 +35,7 @@ func TestRequestIDsEchoedExactly(t *testing.T) {
 
 	sid := openSession25(t, srv, "", `{}`)
 	const meta = `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}`
-	send := func(h func(http.ResponseWriter, *http.Request), era, id string) string {
+	ask := func(h func(http.ResponseWriter, *http.Request), era, id string) string {
 		body := `{"jsonrpc":"2.0","id":` + id + `,"method":"tools/list","params":{` + meta + `}}`
 		if era == "2025-11-25" {
 			// A progress token takes the call past the direct path, to go-sdk.
@@ -61,7 +62,7 @@ func TestRequestIDsEchoedExactly(t *testing.T) {
 		t.Run(era, func(t *testing.T) {
 			wrong := 0
 			for _, id := range inexactIDs {
-				if out := send(srv.ServeHTTPViaSDK, era, id); !exact(out, id) && !refused(out) {
+				if out := ask(srv.ServeHTTPViaSDK, era, id); !exact(out, id) && !refused(out) {
 					wrong++
 				}
 			}
@@ -70,12 +71,12 @@ func TestRequestIDsEchoedExactly(t *testing.T) {
 			}
 			t.Logf("control: go-sdk answered %d of %d ids with another id", wrong, len(inexactIDs))
 			for _, id := range inexactIDs {
-				if out := send(srv.ServeHTTP, era, id); !refused(out) {
+				if out := ask(srv.ServeHTTP, era, id); !refused(out) {
 					t.Errorf("id %s: %.300s, want -32600 with a null id", id, out)
 				}
 			}
 			for _, id := range []string{`9007199254740992`, `-9007199254740992`, `0`, `"1.5"`} {
-				if out := send(srv.ServeHTTP, era, id); !exact(out, id) {
+				if out := ask(srv.ServeHTTP, era, id); !exact(out, id) {
 					t.Errorf("id %s: %.300s, want it echoed", id, out)
 				}
 			}
@@ -100,6 +101,39 @@ func TestRequestIDsEchoedExactly(t *testing.T) {
 		}
 		if out := call("9007199254740992"); !exact(out, "9007199254740992") || !strings.Contains(out, `"ok"`) {
 			t.Errorf("direct call, id 2^53: %.300s, want it answered", out)
+		}
+	})
+	t.Run("batch", func(t *testing.T) {
+		// A 2025-03-26 session may send a batch: each of its ids counts.
+		batch := `[{"jsonrpc":"2.0","id":5,"method":"ping"},{"jsonrpc":"2.0","id":9007199254740993,"method":"ping"}]`
+		run := func(h http.Handler) (int, string) {
+			hs := httptest.NewServer(h)
+			defer hs.Close()
+			init := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-03-26","capabilities":{},"clientInfo":{"name":"t","version":"0"}}}`
+			status, msg, hd := send(t, hs.URL, rawCall{body: init})
+			sid := hd.Get("Mcp-Session-Id")
+			if status != http.StatusOK || sid == "" {
+				t.Fatalf("initialize: %d %q", status, msg)
+			}
+			send(t, hs.URL, rawCall{session: sid, version: "2025-03-26", body: `{"jsonrpc":"2.0","method":"notifications/initialized"}`})
+			req, _ := http.NewRequestWithContext(t.Context(), http.MethodPost, hs.URL, strings.NewReader(batch))
+			for k, v := range map[string]string{"Content-Type": "application/json", "Accept": "application/json, text/event-stream",
+				"Mcp-Session-Id": sid, "Mcp-Protocol-Version": "2025-03-26"} {
+				req.Header.Set(k, v)
+			}
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer resp.Body.Close()
+			all, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+			return resp.StatusCode, string(all)
+		}
+		if _, msg := run(srv.SDKSessionsHandler()); !strings.Contains(msg, "9007199254740992") {
+			t.Fatalf("control: go-sdk answered the batch %.300s, not with the id made another; the attack did not work", msg)
+		}
+		if status, msg := run(srv); status != http.StatusBadRequest || !refused(msg) {
+			t.Errorf("batch with an inexact id: %d %.300s, want 400 and -32600 with a null id", status, msg)
 		}
 	})
 	t.Run("stdio", func(t *testing.T) {

@@ -247,12 +247,19 @@ type pendingCall struct {
 	subject string
 	args    []byte
 	seq     atomic.Int64
+	beat    atomic.Int64 // of the latest heartbeat taken
 	refused atomic.Int64
 	why     atomic.Value // error
 }
 
 // refuse drops a reply of pc that is not signed for it, and logs why.
-func (im *Importer) refuse(pc *pendingCall, err error) {
+// Only refused results count toward the error of a call whose worker
+// then falls silent.
+func (im *Importer) refuse(pc *pendingCall, err error, result bool) {
+	if !result {
+		im.logger().Debug("natstool: reply refused", "subject", pc.subject, "err", err)
+		return
+	}
 	pc.refused.Add(1)
 	pc.why.Store(err)
 	im.logger().Warn("natstool: reply refused", "subject", pc.subject, "err", err)
@@ -736,15 +743,29 @@ func (im *Importer) onReply(m *nats.Msg) {
 		return // the call is over
 	}
 	kind := m.Header.Get(HeaderKind)
-	if k := im.cfg.replyKey; k != nil && kind != kindHeartbeat && kind != kindBusy && m.Header.Get("Status") == "" {
+	if k := im.cfg.replyKey; k != nil && m.Header.Get("Status") == "" {
 		// Checked here, before the message takes a place in pc.msgs, so
 		// that forged replies cannot crowd out the worker's. A large
 		// result is checked once its object is read (finish).
 		switch {
+		case kind == kindHeartbeat:
+			beat, _, err := k.verify(m.Header, signHeartbeat, []byte(m.Subject))
+			if err != nil {
+				im.refuse(pc, err, false)
+				return
+			}
+			if last := pc.beat.Load(); beat <= last || !pc.beat.CompareAndSwap(last, beat) {
+				return // an older beat, or one seen already: a replay
+			}
+		case kind == kindBusy:
+			if _, _, err := k.verify(m.Header, signBusy, []byte(pc.subject), []byte(m.Subject)); err != nil {
+				im.refuse(pc, err, false)
+				return
+			}
 		case kind == kindProgress:
 			seq, _, err := k.verify(m.Header, signProgress, []byte(m.Subject), m.Data)
 			if err != nil {
-				im.refuse(pc, err)
+				im.refuse(pc, err, false)
 				return
 			}
 			if last := pc.seq.Load(); seq <= last || !pc.seq.CompareAndSwap(last, seq) {
@@ -752,7 +773,7 @@ func (im *Importer) onReply(m *nats.Msg) {
 			}
 		case m.Header.Get(HeaderObject) == "":
 			if _, _, err := k.verify(m.Header, signResult, resultFields(pc.subject, m.Subject, pc.args, m.Data)...); err != nil {
-				im.refuse(pc, err)
+				im.refuse(pc, err, true)
 				return
 			}
 		}
@@ -932,7 +953,7 @@ func (t *remoteTool) Execute(ctx context.Context, args json.RawMessage) (tool.Re
 			}
 			res, err, forged := t.finish(ctx, m, args)
 			if forged != nil {
-				im.refuse(pc, forged)
+				im.refuse(pc, forged, true)
 				continue
 			}
 			return res, err

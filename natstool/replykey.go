@@ -51,6 +51,9 @@ const maxReplySignature = 256
 //     arguments and the result's bytes (for a large result, the object's);
 //   - each call's progress report, bound to the reply subject and a
 //     sequence number that grows within the call;
+//   - each call's heartbeat, bound to the reply subject and the number
+//     of the beat, which grows; and a busy reply, bound to the call's
+//     subject and reply subject;
 //   - each job's progress report, bound to its subject (which names the
 //     job), and to the time it was sent.
 //
@@ -93,6 +96,8 @@ const (
 	signJobProgress = "job-progress"
 	signDefinitions = "definitions"
 	signJobRecord   = "job-record"
+	signHeartbeat   = "heartbeat"
+	signBusy        = "busy"
 )
 
 // endpointDef is what a service's signature covers of one endpoint.

@@ -84,11 +84,10 @@ type ServeOptions struct {
 	// Logger receives events such as a failed resync of the service's
 	// endpoints ([slog.Default] when nil).
 	Logger *slog.Logger
-	// ReplyKey, when set, signs each call's result and progress reports
-	// (see [ReplyKey]), for callers that take only signed replies
-	// ([ImportOptions.ReplyKey]). Heartbeats and busy replies are not
-	// signed: they can only keep a call waiting until its deadline, or
-	// end it as unavailable.
+	// ReplyKey, when set, signs the service's definitions and each
+	// call's result, progress reports, heartbeats and busy reply (see
+	// [ReplyKey]), for callers that take only signed replies
+	// ([ImportOptions.ReplyKey]).
 	ReplyKey *ReplyKey
 }
 
@@ -197,6 +196,8 @@ type call struct {
 	deadline time.Time     // the caller's; zero when it set none
 	slot     deadline.Slot // in s.deadlines; guarded by s.mu
 	expired  atomic.Bool   // the deadline timer ended the call
+
+	keyID string // of the reply key this call's replies are signed with
 
 	mu   sync.Mutex // guards last and seq
 	last time.Time  // of the latest progress report sent
@@ -478,6 +479,11 @@ func (s *Service) handler(name string) micro.Handler {
 		select {
 		case s.waiting <- struct{}{}:
 		default:
+			if k := s.cfg.replyKey; k != nil {
+				sig := k.sign(k.keyFor(nats.Header(req.Headers())), signBusy, 0, 0, []byte(req.Subject()), []byte(req.Reply()))
+				s.publish(&nats.Msg{Subject: req.Reply(), Header: signedHeader(kindBusy, sig)}, kindBusy)
+				return
+			}
 			s.reply(req.Reply(), kindBusy, nil)
 			return
 		}
@@ -553,6 +559,9 @@ func (s *Service) serveCall(name string, req micro.Request) bool {
 	// context costs every call a turn at its lock. Stop cancels the calls
 	// one by one instead (cancelAll).
 	c := &call{s: s, reply: reply, name: name, req: req}
+	if k := s.cfg.replyKey; k != nil {
+		c.keyID = k.keyFor(h)
+	}
 	c.Context, c.cancel = context.WithCancelCause(context.Background())
 	if ok {
 		c.deadline = time.Now().Add(left)
@@ -714,14 +723,22 @@ func (s *Service) heartbeats() {
 	defer close(s.beatsDone)
 	t := time.NewTicker(s.cfg.heartbeat)
 	defer t.Stop()
+	var beat int64 // beats so far, the number a signed heartbeat carries
 	for {
 		select {
 		case <-s.base.Done():
 			return
 		case <-t.C:
 		}
+		beat++
 		s.mu.Lock()
-		for reply := range s.inFlight {
+		for reply, c := range s.inFlight {
+			if k := s.cfg.replyKey; k != nil {
+				// Signed, bound to the reply subject and the beat's number:
+				// a caller takes only newer ones.
+				s.publish(&nats.Msg{Subject: reply, Header: signedHeader(kindHeartbeat, k.sign(c.keyID, signHeartbeat, beat, 0, []byte(reply)))}, kindHeartbeat)
+				continue
+			}
 			s.reply(reply, kindHeartbeat, nil)
 		}
 		s.mu.Unlock()
@@ -744,7 +761,7 @@ func (c *call) progress(progress, total float64, message string) {
 	c.mu.Unlock()
 	b, _ := json.Marshal(progressReport{Progress: progress, Total: total, Message: message})
 	if k := c.s.cfg.replyKey; k != nil {
-		msg := &nats.Msg{Subject: c.reply, Data: b, Header: signedHeader(kindProgress, k.sign(k.keyFor(nats.Header(c.req.Headers())), signProgress, seq, 0, []byte(c.reply), b))}
+		msg := &nats.Msg{Subject: c.reply, Data: b, Header: signedHeader(kindProgress, k.sign(c.keyID, signProgress, seq, 0, []byte(c.reply), b))}
 		if err := c.s.nc.PublishMsg(msg); err != nil && !errors.Is(err, nats.ErrConnectionClosed) {
 			c.s.logger().Debug("natstool: could not reply", "kind", kindProgress, "err", err)
 		}
@@ -763,7 +780,11 @@ var kindHeaders = map[string]nats.Header{
 
 // reply publishes a message of the given kind on a call's reply subject.
 func (s *Service) reply(subject, kind string, body []byte) {
-	msg := &nats.Msg{Subject: subject, Data: body, Header: kindHeaders[kind]}
+	s.publish(&nats.Msg{Subject: subject, Data: body, Header: kindHeaders[kind]}, kind)
+}
+
+// publish sends msg, a reply of kind.
+func (s *Service) publish(msg *nats.Msg, kind string) {
 	if err := s.nc.PublishMsg(msg); err != nil && !errors.Is(err, nats.ErrConnectionClosed) {
 		s.logger().Debug("natstool: could not reply", "kind", kind, "err", err)
 	}

@@ -208,6 +208,12 @@ func describeEnd(err error, stderr string) string {
 	}
 	if len(refused) > 0 {
 		msg += "; the sandbox refused it:\n  " + strings.Join(refused, "\n  ")
+		if slices.ContainsFunc(refused, func(l string) bool {
+			l = strings.ToLower(l)
+			return strings.Contains(l, "no such file") || strings.Contains(l, "enoent")
+		}) {
+			msg += "\n  " + absentNote
+		}
 	}
 	if len(last) > 0 {
 		msg += "\nthe end of its standard error:\n  " + strings.Join(last, "\n  ")
@@ -274,12 +280,18 @@ func (e *entry) recordDenial(d sandbox.NetworkDenial) {
 
 // denialMarks are how programs report a refusal of the sandbox: Landlock
 // and the read-only mounts give EACCES, EPERM and EROFS, seccomp EPERM
-// or EAFNOSUPPORT, a missing network ENETUNREACH.
+// or EAFNOSUPPORT, a missing network ENETUNREACH, and a path outside the
+// policy's grants ENOENT (the native sandbox's root holds only the
+// system paths and the grants; see absentNote).
 var denialMarks = []string{
-	"EACCES", "EPERM", "EROFS", "ENETUNREACH", "EAFNOSUPPORT",
+	"EACCES", "EPERM", "EROFS", "ENETUNREACH", "EAFNOSUPPORT", "ENOENT",
 	"permission denied", "operation not permitted", "read-only file system",
-	"network is unreachable", "address family not supported",
+	"network is unreachable", "address family not supported", "no such file or directory",
 }
+
+// absentNote follows the refusals when one of them is a missing path,
+// which may be missing on the host too.
+const absentNote = "(a path outside the policy's grants is not in the sandbox at all: \"no such file\" may mean it is not granted)"
 
 func denial(line string) bool {
 	l := strings.ToLower(line)

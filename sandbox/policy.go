@@ -486,7 +486,12 @@ const DefaultUID = 65534
 
 // secretWords are the name fragments that mark a variable as a secret
 // wherever they appear in its name.
-var secretWords = []string{"KEY", "SECRET", "TOKEN", "PASSWORD", "PASSWD", "PASSPHRASE", "CREDENTIAL"}
+// (WEBHOOK: a webhook's URL is its credential, in its path.)
+var secretWords = []string{"KEY", "SECRET", "TOKEN", "PASSWORD", "PASSWD", "PASSPHRASE", "CREDENTIAL", "WEBHOOK"}
+
+// secretNames are whole names of secrets that none of the words or parts
+// mark: sshpass(1) reads its password from SSHPASS.
+var secretNames = []string{"SSHPASS"}
 
 // secretSegments mark a variable as a secret when one of the parts of its
 // name between non-alphanumeric characters is exactly one of them
@@ -691,10 +696,10 @@ func (p Policy) environ() ([]string, error) {
 // SecretWord returns the fragment that makes the variable name look like
 // a secret, which a policy refuses in its environment unless
 // Policy.Secrets names it, or "" for a name that does not: KEY, SECRET,
-// TOKEN, PASSWORD, PASSWD, PASSPHRASE or CREDENTIAL anywhere in the name,
-// or PASS, PWD, AUTH, PAT, CREDS or COOKIE as a whole part of a name of
-// several parts (SMTP_PASS, MYSQL_PWD; not GIT_AUTHOR_NAME nor PWD), in
-// any case.
+// TOKEN, PASSWORD, PASSWD, PASSPHRASE, CREDENTIAL or WEBHOOK anywhere in
+// the name, PASS, PWD, AUTH, PAT, CREDS or COOKIE as a whole part of a
+// name of several parts (SMTP_PASS, MYSQL_PWD; not GIT_AUTHOR_NAME nor
+// PWD), or the whole name SSHPASS, in any case.
 func SecretWord(name string) string {
 	w, _ := secretName(name)
 	return w
@@ -706,6 +711,9 @@ func secretName(name string) (string, bool) {
 		if strings.Contains(up, w) {
 			return w, true
 		}
+	}
+	if slices.Contains(secretNames, up) {
+		return up, true
 	}
 	parts := strings.FieldsFunc(up, func(r rune) bool { return !('A' <= r && r <= 'Z' || '0' <= r && r <= '9') })
 	if len(parts) > 1 {
@@ -731,6 +739,9 @@ var secretFormats = []struct {
 	{"glpat-", "a GitLab token", 16}, {"xoxb-", "a Slack token", 10}, {"xoxp-", "a Slack token", 10},
 	{"xoxa-", "a Slack token", 10}, {"xoxs-", "a Slack token", 10}, {"AKIA", "an AWS access key id", 16},
 	{"ASIA", "an AWS access key id", 16}, {"sk-", "an API key", 20}, {"Bearer ", "a bearer token", 16},
+	{"sk_live_", "a Stripe key", 20}, {"rk_live_", "a Stripe key", 20}, {"sk_test_", "a Stripe key", 20},
+	{"hf_", "a Hugging Face token", 30}, {"AIza", "a Google API key", 30}, {"npm_", "an npm token", 30},
+	{"pypi-", "a PyPI token", 50}, {"hvs.", "a Vault token", 20}, {"AGE-SECRET-KEY-1", "an age secret key", 50},
 }
 
 // secretValue names the kind of credential value holds (a token of a
@@ -740,6 +751,15 @@ func secretValue(value string) string {
 		return "a private key"
 	}
 	word := func(c byte) bool { return isAlnumByte(c) || c == '_' || c == '-' }
+	if jsonWebToken(value, word) {
+		return "a JSON web token"
+	}
+	if userPassword(value) {
+		return "credentials (user:password@, a connection string)"
+	}
+	if passwordField(value) {
+		return "a password (password=, pwd=: a connection string)"
+	}
 	for _, f := range secretFormats {
 		for i := 0; ; {
 			j := strings.Index(value[i:], f.prefix)
@@ -761,6 +781,75 @@ func secretValue(value string) string {
 		}
 	}
 	return ""
+}
+
+// jsonWebToken reports whether value holds a JSON web token: "eyJ" (a
+// base64 JSON object) at the start of a word, at least 10 characters of
+// base64url, a dot and "eyJ" again (the claims).
+func jsonWebToken(value string, word func(byte) bool) bool {
+	for i := 0; ; {
+		j := strings.Index(value[i:], "eyJ")
+		if j < 0 {
+			return false
+		}
+		at := i + j
+		i = at + 1
+		if at > 0 && word(value[at-1]) {
+			continue
+		}
+		k := at + 3
+		for k < len(value) && word(value[k]) {
+			k++
+		}
+		if k-at >= 13 && strings.HasPrefix(value[k:], ".eyJ") {
+			return true
+		}
+	}
+}
+
+// userPassword reports whether value holds user:password@ outside a URL's
+// authority (which urlCredentials judges): Go's MySQL connection strings
+// (app:pw@tcp(db:3306)/app, app:pw@/app). The part before each @, back
+// to a separator, holding a colon with text on both sides counts.
+func userPassword(value string) bool {
+	for at := strings.IndexByte(value, '@'); at >= 0; {
+		start := strings.LastIndexFunc(value[:at], func(r rune) bool {
+			return strings.ContainsRune(" \t\n,;\"'<>()/=?&@", r)
+		}) + 1
+		if user, pass, ok := strings.Cut(value[start:at], ":"); ok && user != "" && pass != "" {
+			return true
+		}
+		next := strings.IndexByte(value[at+1:], '@')
+		if next < 0 {
+			return false
+		}
+		at += 1 + next
+	}
+	return false
+}
+
+// passwordField reports whether value holds a password as a key=value
+// field of a connection string or query (libpq's password=, ODBC's
+// Pwd=, ?password=), in any case, with a value.
+func passwordField(value string) bool {
+	low := strings.ToLower(value)
+	for _, key := range []string{"password=", "passwd=", "pwd=", "pass="} {
+		for i := 0; ; {
+			j := strings.Index(low[i:], key)
+			if j < 0 {
+				break
+			}
+			at := i + j
+			i = at + 1
+			if at > 0 && !strings.ContainsRune(" \t\n;&?,", rune(low[at-1])) {
+				continue
+			}
+			if end := at + len(key); end < len(low) && !strings.ContainsRune(" \t\n;&,", rune(low[end])) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 func isAlnumByte(c byte) bool {

@@ -68,6 +68,7 @@ func seccompPolicy(denyUnix bool, network Network) seccomp.Policy {
 		{Name: "clone", Conditions: seccomp.ArgumentConditions{{Argument: 0, Operation: seccomp.BitsSet, Value: unix.CLONE_NEWUSER}}},
 	}
 	conditional.NamesWithCondtions = append(conditional.NamesWithCondtions, setIDModes()...)
+	conditional.NamesWithCondtions = append(conditional.NamesWithCondtions, coreLimitCalls()...)
 	if len(socket.Conditions) == 0 {
 		deny.Names = append(deny.Names, "socket", "socketpair")
 	} else {
@@ -156,6 +157,33 @@ func setIDModes() []seccomp.NameWithConditions {
 		{Name: "openat", Conditions: seccomp.ArgumentConditions{flags(2), mode(3)}},
 		{Name: "mknod", Conditions: seccomp.ArgumentConditions{mode(1)}},
 		{Name: "mknodat", Conditions: seccomp.ArgumentConditions{mode(2)}},
+	}
+	info, err := arch.GetInfo("")
+	if err != nil {
+		return all // Assemble reports the architecture
+	}
+	out := all[:0]
+	for _, nc := range all {
+		if _, ok := info.SyscallNames[nc.Name]; ok {
+			out = append(out, nc)
+		}
+	}
+	return out
+}
+
+// coreLimitCalls are the conditions that deny (EPERM) setting
+// RLIMIT_CORE: setrlimit of it, and prlimit64 of it with a new value
+// (reading it stays allowed). The helper sets it to 1, the only value
+// that keeps a crash from a pipe core handler (see applyRlimits in the
+// helper); a run lowering it to 0 would hand its next crash to the host's
+// handler again. Names this architecture lacks are left out.
+func coreLimitCalls() []seccomp.NameWithConditions {
+	all := []seccomp.NameWithConditions{
+		{Name: "setrlimit", Conditions: seccomp.ArgumentConditions{{Argument: 0, Operation: seccomp.Equal, Value: unix.RLIMIT_CORE}}},
+		{Name: "prlimit64", Conditions: seccomp.ArgumentConditions{
+			{Argument: 1, Operation: seccomp.Equal, Value: unix.RLIMIT_CORE},
+			{Argument: 2, Operation: seccomp.NotEqual, Value: 0},
+		}},
 	}
 	info, err := arch.GetInfo("")
 	if err != nil {

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -241,6 +242,14 @@ grep -E "$1" /proc/self/cgroup >&2`
 		case <-time.After(30 * time.Second): // ok-wallclock: bounds a wait that only fails when no spare comes
 			t.Fatalf("run %d: no next spare", i)
 		}
+		if withCgroup {
+			// Seen from here: inside, the run's cgroup namespace is
+			// rooted at its leaf, so its own paths are "/" (checked
+			// below, and by TestCgroupPathHidden).
+			if got := cgroupsOfCommand(t, "earlier-run"); strings.Count(got, leafPrefix) < len(regexp.MustCompile(pattern).FindAllString(got, -1)) || !strings.Contains(got, leafPrefix) {
+				t.Errorf("run %d: the command is not in the run's leaf: %q", i, got)
+			}
+		}
 		w.Close()
 		o := <-done
 		out, err := o.b, o.err
@@ -260,14 +269,43 @@ grep -E "$1" /proc/self/cgroup >&2`
 		prev = ns
 		if withCgroup {
 			stderr := string(cmd.Result.Stderr)
-			if strings.Count(stderr, leafPrefix) < strings.Count(stderr, "\n") || !strings.Contains(stderr, leafPrefix) {
-				t.Errorf("run %d: the command is not in the run's leaf: %q", i, stderr)
+			if strings.Count(stderr, ":/\n") != strings.Count(stderr, "\n") || stderr == "" {
+				t.Errorf("run %d: the command's cgroups are not the roots of its cgroup namespace: %q", i, stderr)
 			}
 		}
 	}
 	if want := []bool{false, true, true}; !equalBools(*served, want) {
 		t.Errorf("served by a spare: %v, want %v", *served, want)
 	}
+}
+
+// cgroupsOfCommand returns, as this process sees them, the cgroup lines
+// (/proc/PID/cgroup) of the processes whose command line holds marker,
+// waiting up to 30 s for one to appear.
+func cgroupsOfCommand(t *testing.T, marker string) string {
+	t.Helper()
+	for range 3000 {
+		var out strings.Builder
+		dirs, _ := os.ReadDir("/proc")
+		for _, d := range dirs {
+			if _, err := strconv.Atoi(d.Name()); err != nil {
+				continue
+			}
+			cmdline, err := os.ReadFile("/proc/" + d.Name() + "/cmdline")
+			if err != nil || !strings.Contains(string(cmdline), marker) || d.Name() == strconv.Itoa(os.Getpid()) {
+				continue
+			}
+			if b, err := os.ReadFile("/proc/" + d.Name() + "/cgroup"); err == nil {
+				out.Write(b)
+			}
+		}
+		if out.Len() > 0 {
+			return out.String()
+		}
+		time.Sleep(10 * time.Millisecond) // ok-wallclock: bounds a wait that only fails when the command never starts
+	}
+	t.Fatalf("no process with %q in its command line", marker)
+	return ""
 }
 
 func equalBools(a, b []bool) bool {

@@ -29,6 +29,13 @@ const Env = "CLAWTOOL_SANDBOX_HELPER"
 // rest is added after. A spare so does that work before it is claimed.
 const PrepareRootEnv = "CLAWTOOL_SANDBOX_PREPARE_ROOT"
 
+// RootDirs are the host paths the sandbox's root holds besides what a
+// policy grants (the system paths programs and their dynamic linker
+// need; the sandbox package's SystemReadOnly): each a read-only copy of
+// the host's tree there, or the same symbolic link. Paths missing on the
+// host are left out.
+var RootDirs = []string{"/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/etc"}
+
 // ForkEnv, set to "1" beside PrepareRootEnv, makes the helper start the
 // command as its child instead of becoming it (fork mode): the helper
 // moves its children into a PID namespace of their own and mounts that

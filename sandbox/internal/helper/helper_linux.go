@@ -199,6 +199,14 @@ func run() error {
 		if err := shareUserCounts(c); err != nil {
 			return fail("bound the user namespace's share of its owner's counts", err)
 		}
+		// The run's cgroup paths are relative to where it is now (its
+		// leaf, which the supervisor moved the helper into before it sent
+		// the configuration): before, /proc/self/cgroup showed the
+		// host's cgroup tree and the leaf's name, which holds the
+		// supervisor's process id.
+		if _, err := sys(syscall.SYS_UNSHARE, syscall.CLONE_NEWCGROUP); err != nil {
+			return fail("new cgroup namespace", err)
+		}
 		if err := dropCapabilities(); err != nil {
 			return fail("drop capabilities", err)
 		}
@@ -213,6 +221,17 @@ func run() error {
 		}
 	}
 	trace()
+	if c.Has(Rlimits) {
+		// 1, not 0: the kernel ignores the core limit when
+		// kernel.core_pattern is a pipe (apport, systemd-coredump: a
+		// root handler in the initial namespaces), except the value 1,
+		// its guard against recursive crashes; below a page it makes
+		// no core file either. Set before the seccomp filter, which
+		// keeps the run (and so the helper after it) from setting it.
+		if err := syscall.Setrlimit(syscall.RLIMIT_CORE, &syscall.Rlimit{Cur: 1, Max: 1}); err != nil {
+			return fail("rlimits: core", err)
+		}
+	}
 	if c.Has(Seccomp) {
 		if err := applySeccomp(c.Seccomp); err != nil {
 			return fail("seccomp", err)
@@ -675,7 +694,6 @@ func applyRlimits(c *Config) error {
 		{"cpu", syscall.RLIMIT_CPU, c.CPU},
 		{"fsize", syscall.RLIMIT_FSIZE, c.FileSize},
 		{"nofile", syscall.RLIMIT_NOFILE, c.OpenFiles},
-		{"core", syscall.RLIMIT_CORE, 0},
 		{"nproc", rlimitNproc, c.NProc},
 		{"data", syscall.RLIMIT_DATA, c.Data},
 	} {

@@ -117,8 +117,9 @@ type preparedRoot struct {
 }
 
 // prepareRoot assembles everything of the root that is the same for every
-// run, so that a spare does it before it is claimed: a read-only, nosuid,
-// nodev copy of the host root at newRoot; tmpfs over AlwaysHidden; a
+// run, so that a spare does it before it is claimed: the root's tmpfs at
+// newRoot with a read-only, nosuid, nodev copy of each of RootDirs (see
+// systemRoot); tmpfs over AlwaysHidden where the root has them; a
 // minimal /dev; a fresh /proc. It also keeps a copy of the host's tree at
 // hostCopy, since the staging tmpfs covers the host's /tmp, where a
 // workspace may live. Nothing of a run has been read yet: the copies are of
@@ -156,14 +157,7 @@ func prepareRoot(fork bool) (*preparedRoot, error) {
 	if err := mkdir(newRoot, stagingDirectoryMode); err != nil {
 		return nil, fail("staging directory", err)
 	}
-	if err := mount("/", newRoot, "", syscall.MS_BIND|syscall.MS_REC, ""); err != nil {
-		return nil, fail("bind root", err)
-	}
-	if err := mountSetattr(atFDCWD, newRoot, atRecursive, mountAttrRdonly|mountAttrNosuid|mountAttrNodev); err != nil {
-		return nil, fail("make root read-only", err)
-	}
-	// Attached after the bind above, so that the new root holds no copy of
-	// it; detached with the old root by finishRoot's pivot.
+	// Detached with the old root by finishRoot's pivot.
 	if err := mkdir(hostCopy, stagingDirectoryMode); err != nil {
 		return nil, fail("staging directory", err)
 	}
@@ -175,6 +169,10 @@ func prepareRoot(fork bool) (*preparedRoot, error) {
 		return nil, fail("open the host's mount tree", err)
 	}
 	pr := &preparedRoot{host: hostFD, childNS: -1}
+	if err := systemRoot(); err != nil {
+		pr.close()
+		return nil, err
+	}
 	if err := hideDirs(AlwaysHidden); err != nil {
 		pr.close()
 		return nil, err
@@ -205,6 +203,52 @@ func prepareRoot(fork bool) (*preparedRoot, error) {
 		}
 	}
 	return pr, nil
+}
+
+// systemRoot makes the root at newRoot: a tmpfs holding RootDirs, each a
+// read-only, nosuid, nodev copy of the host's tree there (or the same
+// symbolic link, as /bin is on a merged /usr), and the mount points of
+// /tmp, /proc and /dev. finishRoot makes the policy's mount points on it
+// and then makes it read-only. Before, the root was a read-only copy of
+// the host's whole mount tree: a run's /proc/self/mountinfo (and
+// listmount) listed every mount point of the host, where Landlock
+// already refused to read, and a run without Landlock could read it all.
+func systemRoot() error {
+	if err := mount("tmpfs", newRoot, "tmpfs", syscall.MS_NOSUID|syscall.MS_NODEV, "size=64k,nr_inodes=1024,mode=0755"); err != nil {
+		return fail("mount the root's tmpfs", err)
+	}
+	for _, d := range RootDirs {
+		var st syscall.Stat_t
+		if err := stat(hostCopy+d, &st, true); err == syscall.ENOENT {
+			continue
+		} else if err != nil {
+			return fail("look at "+d, err)
+		}
+		switch st.Mode & syscall.S_IFMT {
+		case syscall.S_IFLNK:
+			target, err := readlink(hostCopy + d)
+			if err != nil {
+				return fail("read the link "+d, err)
+			}
+			if err := symlink(target, newRoot+d); err != nil {
+				return fail("link "+d, err)
+			}
+		case syscall.S_IFDIR:
+			tree, err := cloneTree(atFDCWD, hostCopy+d, d, mountAttrRdonly|mountAttrNosuid|mountAttrNodev)
+			if err != nil {
+				return err
+			}
+			if err := attachTree(tree, d); err != nil {
+				return err
+			}
+		}
+	}
+	for _, d := range []string{"/tmp", "/proc", "/dev"} {
+		if err := mkdir(newRoot+d, mountPointDirMode); err != nil {
+			return fail("mount point for "+d, err)
+		}
+	}
+	return nil
 }
 
 // close closes the descriptor of the host's tree; childNS stays open for
@@ -404,6 +448,11 @@ func finishRoot(c *Config, pr *preparedRoot, tree, budget int) error {
 		if err := protect(newRoot+c.Workspace, c.Protected); err != nil {
 			return err
 		}
+	}
+	// The root's tmpfs holds the mount points made above; nothing may be
+	// added to it now (its mounts keep their own attributes).
+	if err := mountSetattr(atFDCWD, newRoot, 0, mountAttrRdonly); err != nil {
+		return fail("make the root read-only", err)
 	}
 	if err := chdir(newRoot); err != nil {
 		return fail("enter new root", err)

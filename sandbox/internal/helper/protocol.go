@@ -4,4 +4,4 @@ package helper
 
 // protocol identifies the sources of this package (a digest of its Go
 // files); see SameProtocol.
-var protocol = "cff134924949a94a0b820b9fd18b3de7"
+var protocol = "0893f6958988466eae643240af0aa950"

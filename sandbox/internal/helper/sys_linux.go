@@ -102,6 +102,20 @@ func symlink(target, link string) error {
 	return err
 }
 
+// readlink returns the target of the symbolic link at path.
+func readlink(path string) (string, error) {
+	s, err := ptr(path)
+	if err != nil {
+		return "", err
+	}
+	var buf [4096]byte
+	n, err := sys(syscall.SYS_READLINKAT, cwdArg(), p(s), uintptr(unsafe.Pointer(&buf[0])), uintptr(len(buf)))
+	if err != nil {
+		return "", err
+	}
+	return string(buf[:n]), nil
+}
+
 func mount(source, target, fstype string, flags uintptr, data string) error {
 	var src, typ, dat *byte
 	var err error
