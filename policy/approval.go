@@ -293,11 +293,15 @@ func (a *Authorizer) put(ctx context.Context, d *Decision, req ApprovalRequest, 
 	if err := a.quota(ctx, req, now); err != nil {
 		return ApprovalRecord{}, err
 	}
-	rec, err := a.store.Put(ctx, ApprovalRecord{
+	r := ApprovalRecord{
 		ID: req.ID, State: ApprovalPending, Principal: req.Principal, Tool: req.Tool, Annotations: an,
 		Digest: req.Digest, Preview: preview(req.Args), Args: req.Args, Policies: req.Policies,
 		Reason: a.askingReason(d), Created: now, Expires: req.Expires, TTL: a.approvalTTL,
-	}, now)
+	}
+	if err := a.sealRequest(&r); err != nil {
+		return ApprovalRecord{}, err
+	}
+	rec, err := a.store.Put(ctx, r, now)
 	if err == nil {
 		d.Reason = rec.Reason // the audit record says why it asked, as the request does
 	}
@@ -437,6 +441,11 @@ func (a *Authorizer) Answer(ctx context.Context, id string, approve bool, note s
 	}
 	if err := a.MayAnswer(ctx, rec); err != nil {
 		return rec, err
+	}
+	// What the person was shown must be what was asked: a store others
+	// may write could show other arguments than those the digest binds.
+	if err := a.VerifyRequest(rec); err != nil {
+		return rec, fmt.Errorf("approval %s: not answered: %w", id, err)
 	}
 	who := a.subject(ctx)
 	ans := ApprovalAnswer{Approved: approve, By: who.p.ID, Note: note, Answerer: &ApprovalAnswerer{ID: who.p.ID, Roles: who.p.Roles, Attrs: who.p.Attrs}}

@@ -128,3 +128,74 @@ func (a *Authorizer) checkSeal(rec ApprovalRecord, now time.Time) error {
 	}
 	return fmt.Errorf("the answer is sealed with key %q, which this process does not hold", printable(kid))
 }
+
+// requestMAC is the MAC a request's seal carries.
+func requestMAC(key []byte, r ApprovalRecord) ([]byte, error) {
+	an, err := json.Marshal(r.Annotations)
+	if err != nil {
+		return nil, err
+	}
+	pol, err := json.Marshal(r.Policies)
+	if err != nil {
+		return nil, err
+	}
+	m := hmac.New(sha256.New, key)
+	for _, s := range []string{"clawtool approval request " + sealVersion, r.ID, r.Principal, r.Tool, string(an), r.Digest,
+		r.Preview, string(r.Args), string(pol), r.Reason, fmt.Sprint(r.Created.UnixNano()), fmt.Sprint(int64(r.TTL))} {
+		var n [8]byte
+		binary.BigEndian.PutUint64(n[:], uint64(len(s)))
+		m.Write(n[:])
+		m.Write([]byte(s))
+	}
+	return m.Sum(nil), nil
+}
+
+// sealRequest sets r.RequestSeal when a holds approval keys.
+func (a *Authorizer) sealRequest(r *ApprovalRecord) error {
+	if len(a.approvalKeys) == 0 {
+		return nil
+	}
+	if len(a.approvalKeys[0]) < MinApprovalKeyBytes {
+		return fmt.Errorf("the approvals key is %d bytes, fewer than %d", len(a.approvalKeys[0]), MinApprovalKeyBytes)
+	}
+	mac, err := requestMAC(a.approvalKeys[0], *r)
+	if err != nil {
+		return err
+	}
+	r.RequestSeal = sealVersion + " k=" + KeyID(a.approvalKeys[0]) + " s=" + base64.RawURLEncoding.EncodeToString(mac)
+	return nil
+}
+
+// VerifyRequest returns nil when a holds no approval keys (see
+// [WithApprovalKey]), or when rec's request seal verifies under one of
+// them: what rec shows of the call (principal, tool, arguments, reason…)
+// is what was asked. Else it says why not: a store others may write
+// held a request whose arguments shown were not the call's.
+func (a *Authorizer) VerifyRequest(rec ApprovalRecord) error {
+	if len(a.approvalKeys) == 0 {
+		return nil
+	}
+	if rec.RequestSeal == "" {
+		return errors.New("the request carries no seal, and this process takes only requests sealed with the approvals key: it was written by one that does not hold the key")
+	}
+	rest, ok := strings.CutPrefix(rec.RequestSeal, sealVersion+" k=")
+	kid, sig, ok2 := strings.Cut(rest, " s=")
+	mac, err := base64.RawURLEncoding.DecodeString(sig)
+	if !ok || !ok2 || err != nil || len(mac) != sha256.Size {
+		return fmt.Errorf("the request's seal %q is malformed", printable(rec.RequestSeal))
+	}
+	for _, k := range a.approvalKeys {
+		if len(k) < MinApprovalKeyBytes || KeyID(k) != kid {
+			continue
+		}
+		want, err := requestMAC(k, rec)
+		if err != nil {
+			return fmt.Errorf("the request's seal cannot be checked: %v", err)
+		}
+		if !hmac.Equal(mac, want) {
+			return errors.New("the request's seal does not match it: what it shows (arguments, principal, tool, reason) was changed by one that does not hold the approvals key")
+		}
+		return nil
+	}
+	return fmt.Errorf("the request is sealed with key %q, which this process does not hold", printable(kid))
+}

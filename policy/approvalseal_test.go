@@ -2,6 +2,7 @@ package policy_test
 
 import (
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"os"
 	"strings"
@@ -47,7 +48,7 @@ func TestApprovalSealRefusesForgedAnswers(t *testing.T) {
 		{"control: an answer sealed with the key", []policy.Option{policy.WithApprovalKey(key)},
 			func(t *testing.T, dir, id string) { answerAs(t, dir, id, policy.WithApprovalKey(key)) }, ""},
 		{"control: an answer sealed with a key rotated in", []policy.Option{policy.WithApprovalKey(key, other)},
-			func(t *testing.T, dir, id string) { answerAs(t, dir, id, policy.WithApprovalKey(other)) }, ""},
+			func(t *testing.T, dir, id string) { answerAs(t, dir, id, policy.WithApprovalKey(other, key)) }, ""},
 		{"control: the host's grant", []policy.Option{policy.WithApprovalKey(key)}, func(t *testing.T, dir, id string) {
 			p := newApprovalProcess(t, approvalPolicies, &policy.FileApprovalStore{Dir: dir}, policy.WithApprovalKey(key))
 			if err := p.a.Grant(id); err != nil {
@@ -56,7 +57,7 @@ func TestApprovalSealRefusesForgedAnswers(t *testing.T) {
 		}, ""},
 		{"attack: a forged answer", []policy.Option{policy.WithApprovalKey(key)}, func(t *testing.T, dir, id string) { forge(t, &policy.FileApprovalStore{Dir: dir}, id) }, "carries no seal"},
 		{"attack: an answer sealed with another key", []policy.Option{policy.WithApprovalKey(key)},
-			func(t *testing.T, dir, id string) { answerAs(t, dir, id, policy.WithApprovalKey(other)) }, "does not hold"},
+			func(t *testing.T, dir, id string) { answerAs(t, dir, id, policy.WithApprovalKey(other, key)) }, "does not hold"},
 		{"attack: an answer made to last longer", []policy.Option{policy.WithApprovalKey(key)}, func(t *testing.T, dir, id string) {
 			answerAs(t, dir, id, policy.WithApprovalKey(key))
 			tamper(t, dir, func(r map[string]any) { r["ttl"] = float64(24 * time.Hour) })
@@ -114,5 +115,57 @@ func tamper(t *testing.T, dir string, f func(map[string]any)) {
 	}
 	if err := os.WriteFile(file, data, 0o600); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestApprovalRequestSealShowsWhatWasAsked: whoever may write an
+// approvals store could change what a waiting request shows (its
+// arguments, preview, principal, reason) while its digest still bound
+// the call asked: a person approving "delete notes/old" let "delete
+// notes/a" run. Under WithApprovalKey the request is sealed when asked,
+// and Answer refuses one whose seal does not verify, saying why. The
+// control: without the key the person answers the rewritten request, and
+// the call it hid runs.
+func TestApprovalRequestSealShowsWhatWasAsked(t *testing.T) {
+	key := []byte(strings.Repeat("k", 32))
+	const del = `{"op":"delete","key":"notes/a"}`
+	shown := func(r map[string]any) {
+		harmless := `{"key":"notes/old","op":"delete"}`
+		r["preview"], r["args"] = harmless, base64.StdEncoding.EncodeToString([]byte(harmless))
+	}
+	for _, tc := range []struct {
+		name    string
+		opts    []policy.Option
+		tamper  func(map[string]any)
+		refused string // "": answered and the call runs
+	}{
+		{"control: without the key", nil, shown, ""},
+		{"control: the request as asked", []policy.Option{policy.WithApprovalKey(key)}, func(map[string]any) {}, ""},
+		{"attack: other arguments shown", []policy.Option{policy.WithApprovalKey(key)}, shown, "does not match"},
+		{"attack: another reason shown", []policy.Option{policy.WithApprovalKey(key)}, func(r map[string]any) { r["reason"] = "a routine cleanup" }, "does not match"},
+		{"attack: the seal removed", []policy.Option{policy.WithApprovalKey(key)}, func(r map[string]any) { delete(r, "request_seal") }, "carries no seal"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			p := newApprovalProcess(t, approvalPolicies, &policy.FileApprovalStore{Dir: dir}, tc.opts...)
+			req := wantRequest(t, p.call(otto, del))
+			tamper(t, dir, tc.tamper)
+			_, err := p.a.Answer(policy.WithPrincipal(context.Background(), ann), req.ID, true, "old notes")
+			if tc.refused != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.refused) {
+					t.Fatalf("Answer: %v, want refused saying %q", err, tc.refused)
+				}
+				if res := p.call(otto, del); !res.IsError || p.ran.Load() != 0 {
+					t.Fatalf("the call ran: %+v", res)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("Answer: %v", err)
+			}
+			if res := p.call(otto, del); res.IsError || p.ran.Load() != 1 {
+				t.Fatalf("the call: %+v, ran %d; want it run once", res, p.ran.Load())
+			}
+		})
 	}
 }

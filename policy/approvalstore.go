@@ -84,6 +84,13 @@ type ApprovalRecord struct {
 	// Authorizer given [WithApprovalKey], which uses only answers whose
 	// seal verifies; empty otherwise.
 	Seal string `json:"seal,omitempty"`
+	// RequestSeal is the request's MAC under the approvals key, made
+	// when it was asked by an Authorizer given [WithApprovalKey], over
+	// what a person reads of it (principal, tool, annotations, digest,
+	// preview, arguments, policies, reason, created, TTL): such an
+	// Authorizer answers only a request whose seal verifies, so that
+	// what was shown is what was asked. Empty otherwise.
+	RequestSeal string `json:"request_seal,omitempty"`
 	// Claim is the process that used the answer, and Done when it
 	// recorded that the call ran, in a store that claims (see
 	// [ApprovalClaimer]); nil and zero otherwise. Interrupts counts how
