@@ -175,6 +175,17 @@ func (a *Authorizer) VerifyRequest(rec ApprovalRecord) error {
 	if len(a.approvalKeys) == 0 {
 		return nil
 	}
+	return VerifyApprovalRequest(rec, a.approvalKeys...)
+}
+
+// VerifyApprovalRequest returns nil when rec's request seal verifies
+// under one of keys (see [WithApprovalKey]), and else why not; with no
+// keys, an error. It is what a display holding the key checks before a
+// person reads a request.
+func VerifyApprovalRequest(rec ApprovalRecord, keys ...[]byte) error {
+	if len(keys) == 0 {
+		return errors.New("no approvals key to check the request's seal with")
+	}
 	if rec.RequestSeal == "" {
 		return errors.New("the request carries no seal, and this process takes only requests sealed with the approvals key: it was written by one that does not hold the key")
 	}
@@ -184,7 +195,7 @@ func (a *Authorizer) VerifyRequest(rec ApprovalRecord) error {
 	if !ok || !ok2 || err != nil || len(mac) != sha256.Size {
 		return fmt.Errorf("the request's seal %q is malformed", printable(rec.RequestSeal))
 	}
-	for _, k := range a.approvalKeys {
+	for _, k := range keys {
 		if len(k) < MinApprovalKeyBytes || KeyID(k) != kid {
 			continue
 		}

@@ -105,6 +105,7 @@ func runApprovalsSub(ctx context.Context, e *env, sub string, args []string) int
 	whole := new(bool)
 	if !answering {
 		whole = fs.Bool("args", false, "print the whole arguments of each request (control characters escaped), not the preview, which cuts long values")
+		fs.StringVar(&pf.approvalKey, "principal-key", "", "with --nats, check each request's seal with the shared key in `FILE` the workers were given, and say of one that does not verify that what it shows may not be what was asked")
 	}
 	var note *string
 	if answering {
@@ -119,6 +120,21 @@ func runApprovalsSub(ctx context.Context, e *env, sub string, args []string) int
 	}
 	if pf.approvalKey != "" && pf.approvalsNATS == "" {
 		return usageError(fs, "--principal-key needs --nats: it seals answers kept in the NATS bucket")
+	}
+	// sealed says of a request whose seal does not verify under
+	// --principal-key that it may show another call than the one asked.
+	sealed := func(policy.ApprovalRecord) string { return "" }
+	if pf.approvalKey != "" && !answering {
+		key, err := policy.ReadSignerKeyFile(pf.approvalKey)
+		if err != nil {
+			return usageError(fs, "--principal-key: %v", err)
+		}
+		sealed = func(r policy.ApprovalRecord) string {
+			if err := policy.VerifyApprovalRequest(r, key); err != nil {
+				return "NOT VERIFIED, what it shows may not be the call asked: " + shownText(err.Error(), 300)
+			}
+			return "verified"
+		}
 	}
 	store := pf.approvalStore()
 	defer pf.closeApprovals()
@@ -157,6 +173,9 @@ func runApprovalsSub(ctx context.Context, e *env, sub string, args []string) int
 					r.ID, shownWho(r.Principal), shownName(r.Tool), r.State, shownName(r.AnsweredBy), r.Used.UTC().Format(time.RFC3339), r.Claim.PID)
 			}
 			fmt.Fprintf(e.stdout, "    arguments: %s\n    reason:    %s\n", shownArgs(r, *whole), shownText(r.Reason, 500))
+			if s := sealed(r); s != "" {
+				fmt.Fprintf(e.stdout, "    seal:      %s\n", s)
+			}
 		}
 		return exitOK
 	}
@@ -175,6 +194,9 @@ func runApprovalsSub(ctx context.Context, e *env, sub string, args []string) int
 			return exitOK
 		}
 		printApproval(e.stdout, r, *whole)
+		if s := sealed(r); s != "" {
+			fmt.Fprintf(e.stdout, "%-10s %s\n", "seal:", s)
+		}
 		return exitOK
 	}
 	if pf.file == "" || pf.as == "" {
