@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -189,6 +190,13 @@ const (
 func (a *Authorizer) answerStands(ctx context.Context, d *Decision, rec ApprovalRecord) error {
 	if err := a.checkSeal(rec, a.now()); err != nil {
 		return a.answerFell(ctx, d, rec, err.Error())
+	}
+	// The person approved what the record showed them; the digest binds
+	// the answer to the call, not to what was shown. A record whose
+	// arguments or preview are not the call's was rewritten in the store
+	// after the call asked (TestApprovalShownArgumentsAreTheCalls).
+	if len(rec.Args) > 0 && !bytes.Equal(rec.Args, d.Args) || rec.Preview != preview(d.Args) {
+		return a.answerFell(ctx, d, rec, "the arguments the person was shown are not the call's (the request was rewritten in the approval store after the call asked)")
 	}
 	var who Principal
 	switch {

@@ -125,7 +125,9 @@ func tamper(t *testing.T, dir string, f func(map[string]any)) {
 // notes/a" run. Under WithApprovalKey the request is sealed when asked,
 // and Answer refuses one whose seal does not verify, saying why. The
 // control: without the key the person answers the rewritten request, and
-// the call it hid runs.
+// the call it hid ran; it is now refused when used, since what the
+// request shows is not the call's (TestApprovalShownArgumentsAreTheCalls,
+// whose control is its record as the worker wrote it).
 func TestApprovalRequestSealShowsWhatWasAsked(t *testing.T) {
 	key := []byte(strings.Repeat("k", 32))
 	const del = `{"op":"delete","key":"notes/a"}`
@@ -138,12 +140,15 @@ func TestApprovalRequestSealShowsWhatWasAsked(t *testing.T) {
 		opts    []policy.Option
 		tamper  func(map[string]any)
 		refused string // "": answered and the call runs
+		// useRefused, when set: answered, and the call refused when it
+		// uses the answer, saying so.
+		useRefused string
 	}{
-		{"control: without the key", nil, shown, ""},
-		{"control: the request as asked", []policy.Option{policy.WithApprovalKey(key)}, func(map[string]any) {}, ""},
-		{"attack: other arguments shown", []policy.Option{policy.WithApprovalKey(key)}, shown, "does not match"},
-		{"attack: another reason shown", []policy.Option{policy.WithApprovalKey(key)}, func(r map[string]any) { r["reason"] = "a routine cleanup" }, "does not match"},
-		{"attack: the seal removed", []policy.Option{policy.WithApprovalKey(key)}, func(r map[string]any) { delete(r, "request_seal") }, "carries no seal"},
+		{"without the key: answered, refused when used", nil, shown, "", "not the call's"},
+		{"control: the request as asked", []policy.Option{policy.WithApprovalKey(key)}, func(map[string]any) {}, "", ""},
+		{"attack: other arguments shown", []policy.Option{policy.WithApprovalKey(key)}, shown, "does not match", ""},
+		{"attack: another reason shown", []policy.Option{policy.WithApprovalKey(key)}, func(r map[string]any) { r["reason"] = "a routine cleanup" }, "does not match", ""},
+		{"attack: the seal removed", []policy.Option{policy.WithApprovalKey(key)}, func(r map[string]any) { delete(r, "request_seal") }, "carries no seal", ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()
@@ -162,6 +167,12 @@ func TestApprovalRequestSealShowsWhatWasAsked(t *testing.T) {
 			}
 			if err != nil {
 				t.Fatalf("Answer: %v", err)
+			}
+			if tc.useRefused != "" {
+				if res := p.call(otto, del); !res.IsError || p.ran.Load() != 0 || !strings.Contains(res.Error, tc.useRefused) {
+					t.Fatalf("the call: %+v, ran %d; want it refused saying %q", res, p.ran.Load(), tc.useRefused)
+				}
+				return
 			}
 			if res := p.call(otto, del); res.IsError || p.ran.Load() != 1 {
 				t.Fatalf("the call: %+v, ran %d; want it run once", res, p.ran.Load())
