@@ -1,14 +1,10 @@
 package inspector
 
 import (
-	"context"
-	"encoding/json"
 	"net/http"
 	"strings"
-	"sync/atomic"
 	"testing"
 
-	"github.com/miniopenclaw/tool"
 	"github.com/miniopenclaw/tool/policy"
 )
 
@@ -30,42 +26,28 @@ func TestApprovalsAnsweredSealed(t *testing.T) {
 		{"control: it does not", nil, false},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			store := policy.NewMemoryApprovalStore()
-			worker, err := policy.New("deploys.cedar", []byte(approvalPolicies), policy.WithApprovalStore(store), policy.WithApprovalKey(key))
+			w := newApprovalWorld(t, policy.WithApprovalKey(key)) // the worker's Authorizer
+			page, err := policy.New("deploys.cedar", []byte(approvalPolicies), append([]policy.Option{policy.WithApprovalStore(w.store)}, c.inspector...)...)
 			if err != nil {
 				t.Fatal(err)
 			}
-			page, err := policy.New("deploys.cedar", []byte(approvalPolicies), append([]policy.Option{policy.WithApprovalStore(store)}, c.inspector...)...)
-			if err != nil {
-				t.Fatal(err)
-			}
-			var runs atomic.Int64
-			reg := tool.NewRegistry(tool.WithAuthorizer(worker))
-			reg.Register(tool.Must(tool.New("deploy", "Deploys a version.", func(ctx context.Context, in struct {
-				Version string `json:"version"`
-			}) (string, error) {
-				runs.Add(1)
-				return "deployed " + in.Version, nil
-			})))
-			bob := policy.WithPrincipal(context.Background(), policy.Principal{ID: "bob"})
-			call := func() tool.Result { return reg.Execute(bob, "deploy", json.RawMessage(`{"version":"2.0.0"}`)) }
-			req, ok := call().Metadata["approval_request"].(policy.ApprovalRequest)
-			if !ok {
+			id, _ := w.ask(t, "2.0.0")
+			if id == "" {
 				t.Fatal("the call did not ask")
 			}
-			h := New(reg, WithToken(testToken), WithApprovals(NewApprovals(store, page, policy.Principal{ID: "ann", Roles: []string{"lead"}})))
-			if resp := do(h, "POST", "/api/approvals/"+req.ID+"/approve", `{}`, apiHeaders); resp.Code != http.StatusOK {
+			h := New(w.reg, WithToken(testToken), WithApprovals(NewApprovals(w.store, page, policy.Principal{ID: "ann", Roles: []string{"lead"}})))
+			if resp := do(h, "POST", "/api/approvals/"+id+"/approve", `{}`, apiHeaders); resp.Code != http.StatusOK {
 				t.Fatalf("approve = %d %s", resp.Code, resp.Body)
 			}
-			res := call()
+			_, res := w.ask(t, "2.0.0")
 			if c.runs {
-				if res.IsError || runs.Load() != 1 {
-					t.Fatalf("the call after the page's sealed answer: %+v, %d runs", res, runs.Load())
+				if res.IsError || w.runs.Load() != 1 {
+					t.Fatalf("the call after the page's sealed answer: %+v, %d runs", res, w.runs.Load())
 				}
 				return
 			}
-			if !res.IsError || runs.Load() != 0 || !strings.Contains(res.Error, "seal") {
-				t.Fatalf("control: the call after an unsealed answer: %+v, %d runs; want it refused for want of a seal", res, runs.Load())
+			if !res.IsError || w.runs.Load() != 0 || !strings.Contains(res.Error, "seal") {
+				t.Fatalf("control: the call after an unsealed answer: %+v, %d runs; want it refused for want of a seal", res, w.runs.Load())
 			}
 		})
 	}
