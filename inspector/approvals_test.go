@@ -21,7 +21,8 @@ permit (principal in Role::"lead", action == Action::"approve", resource == Tool
 `
 
 // approvalWorld is a registry whose deploy tool asks, counting its runs,
-// and an inspector over it that answers as as.
+// and an inspector over it that answers as as; newApprovalWorld's opts
+// are the Authorizer's beyond its store.
 type approvalWorld struct {
 	reg   *tool.Registry
 	store policy.ApprovalStore
@@ -29,10 +30,10 @@ type approvalWorld struct {
 	runs  *atomic.Int64
 }
 
-func newApprovalWorld(t *testing.T) approvalWorld {
+func newApprovalWorld(t *testing.T, opts ...policy.Option) approvalWorld {
 	t.Helper()
 	store := policy.NewMemoryApprovalStore()
-	a, err := policy.New("deploys.cedar", []byte(approvalPolicies), policy.WithApprovalStore(store))
+	a, err := policy.New("deploys.cedar", []byte(approvalPolicies), append([]policy.Option{policy.WithApprovalStore(store)}, opts...)...)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -435,7 +435,7 @@ func (s *Approvals) Answer(ctx context.Context, id string, ans policy.ApprovalAn
 			r.State = policy.ApprovalApproved
 		}
 		r.AnsweredBy, r.Note, r.Answered, r.Expires = ans.By, ans.Note, now, now.Add(r.TTL)
-		r.Answerer = ans.Answerer // judged again when the answer is used
+		r.Answerer, r.Seal = ans.Answerer, ans.Seal // judged and checked again when the answer is used
 		data, err := json.Marshal(r)
 		if err != nil || len(data) > policy.MaxApprovalRecord {
 			return r, fmt.Errorf("approval %s: the answered record is %d bytes: %w (at most %d)", id, len(data), policy.ErrApprovalTooLarge, policy.MaxApprovalRecord)
@@ -614,7 +614,7 @@ func (s *Approvals) Rearm(ctx context.Context, id string, ans policy.ApprovalAns
 			r.State = policy.ApprovalApproved
 		}
 		r.AnsweredBy, r.Note, r.Answered, r.Expires = ans.By, ans.Note, now, now.Add(r.TTL)
-		r.Answerer = ans.Answerer // judged again when the answer is used
+		r.Answerer, r.Seal = ans.Answerer, ans.Seal // judged and checked again when the answer is used
 		r.Interrupts++
 		return true, nil
 	})

@@ -145,6 +145,28 @@ func BenchmarkRemoteCall(b *testing.B) {
 	b.ReportMetric(allocsRemote, "allocs-remote")
 }
 
+// interleaved times each of calls b.N times, taking turns in an order that
+// rotates each round (no call always runs first, so a drift of the
+// machine falls on all of them alike), between b.ResetTimer and
+// b.StopTimer, and returns the times of each.
+func interleaved(b *testing.B, calls ...func()) [][]time.Duration {
+	times := make([][]time.Duration, len(calls))
+	for k := range times {
+		times[k] = make([]time.Duration, 0, b.N)
+	}
+	b.ResetTimer()
+	for i := range b.N {
+		for k := range calls {
+			j := (i + k) % len(calls)
+			t := time.Now()
+			calls[j]()
+			times[j] = append(times[j], time.Since(t))
+		}
+	}
+	b.StopTimer()
+	return times
+}
+
 // median returns the median of d, which it sorts.
 func median(d []time.Duration) time.Duration {
 	slices.Sort(d)

@@ -59,23 +59,8 @@ func BenchmarkSharedNonces(b *testing.B) {
 		memory()
 		shared()
 	}
-	memoryT := make([]time.Duration, 0, b.N)
-	sharedT := make([]time.Duration, 0, b.N)
-	variants := [...]struct {
-		call  func()
-		times *[]time.Duration
-	}{{memory, &memoryT}, {shared, &sharedT}}
-	b.ResetTimer()
-	for i := range b.N {
-		for k := range variants {
-			v := variants[(i+k)%len(variants)]
-			t := time.Now()
-			v.call()
-			*v.times = append(*v.times, time.Since(t))
-		}
-	}
-	b.StopTimer()
-	memoryP, sharedP := median(memoryT), median(sharedT)
+	times := interleaved(b, memory, shared)
+	memoryP, sharedP := median(times[0]), median(times[1])
 	b.ReportMetric(float64(memoryP.Nanoseconds()), "memory-p50-ns")
 	b.ReportMetric(float64(sharedP.Nanoseconds()), "shared-p50-ns")
 	b.ReportMetric(float64(sharedP)/float64(memoryP), "x-memory")

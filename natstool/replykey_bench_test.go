@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"sync/atomic"
 	"testing"
-	"time"
 
 	"github.com/miniopenclaw/tool"
 	"github.com/miniopenclaw/tool/natstool"
@@ -42,23 +41,8 @@ func BenchmarkSignedReplies(b *testing.B) {
 		call(plain)()
 		call(signed)()
 	}
-	plainT := make([]time.Duration, 0, b.N)
-	signedT := make([]time.Duration, 0, b.N)
-	variants := [...]struct {
-		call  func()
-		times *[]time.Duration
-	}{{call(plain), &plainT}, {call(signed), &signedT}}
-	b.ResetTimer()
-	for i := range b.N {
-		for k := range variants {
-			v := variants[(i+k)%len(variants)]
-			t := time.Now()
-			v.call()
-			*v.times = append(*v.times, time.Since(t))
-		}
-	}
-	b.StopTimer()
-	pp, sp := median(plainT), median(signedT)
+	times := interleaved(b, call(plain), call(signed))
+	pp, sp := median(times[0]), median(times[1])
 	b.ReportMetric(float64(pp.Nanoseconds()), "unsigned-p50-ns")
 	b.ReportMetric(float64(sp.Nanoseconds()), "signed-p50-ns")
 	b.ReportMetric(float64(sp)/float64(pp), "x-unsigned")

@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -134,7 +135,11 @@ func (a *Authorizer) ask(ctx context.Context, d *Decision, an tool.Annotations) 
 	// The approver decided now: its answer is kept and used at once, so
 	// that the request does not linger for someone to answer later. An
 	// answer given meanwhile from elsewhere stands instead.
-	if _, err := a.store.Answer(ctx, req.ID, ApprovalAnswer{Approved: err == nil && ok, By: byApprover}, now); err != nil && !errors.Is(err, ErrApprovalAnswered) {
+	ans := ApprovalAnswer{Approved: err == nil && ok, By: byApprover}
+	if serr := a.seal(kept, &ans, now); serr != nil {
+		return a.storeFailed(ctx, d, serr)
+	}
+	if _, err := a.store.Answer(ctx, req.ID, ans, now); err != nil && !errors.Is(err, ErrApprovalAnswered) {
 		return a.storeFailed(ctx, d, err)
 	}
 	used, found, cerr := a.consume(ctx, d.Digest, now)
@@ -183,12 +188,22 @@ const (
 // its id alone, without roles or attributes (a record answered before
 // stores kept the answerer): a policy that permits by role refuses it.
 func (a *Authorizer) answerStands(ctx context.Context, d *Decision, rec ApprovalRecord) error {
+	if err := a.checkSeal(rec, a.now()); err != nil {
+		return a.answerFell(ctx, d, rec, err.Error())
+	}
+	// The person approved what the record showed them; the digest binds
+	// the answer to the call, not to what was shown. A record whose
+	// arguments or preview are not the call's was rewritten in the store
+	// after the call asked (TestApprovalShownArgumentsAreTheCalls).
+	if len(rec.Args) > 0 && !bytes.Equal(rec.Args, d.Args) || rec.Preview != preview(d.Args) {
+		return a.answerFell(ctx, d, rec, "the arguments the person was shown are not the call's (the request was rewritten in the approval store after the call asked)")
+	}
 	var who Principal
 	switch {
 	case rec.Answerer != nil && rec.Answerer.ID == rec.AnsweredBy:
 		who = rec.Answerer.principal()
 	case rec.Answerer != nil:
-		return a.answerFell(ctx, d, rec, fmt.Sprintf("the record names %q as its answerer but was answered by %q", printable(rec.Answerer.ID), printable(rec.AnsweredBy)))
+		return a.answerFell(ctx, d, rec, fmt.Sprintf("the record names %q as its answerer but %q as who answered", printable(rec.Answerer.ID), printable(rec.AnsweredBy)))
 	case rec.AnsweredBy == byHost || rec.AnsweredBy == byApprover:
 		return nil
 	default:
@@ -196,7 +211,7 @@ func (a *Authorizer) answerStands(ctx context.Context, d *Decision, rec Approval
 	}
 	if err := a.mayAnswer(&carried{p: who, ok: true}, rec); err != nil {
 		_, why, _ := strings.Cut(err.Error(), ErrNotApprover.Error()+": ")
-		return a.answerFell(ctx, d, rec, why)
+		return a.answerFell(ctx, d, rec, "the policies in force no longer let them approve it ("+why+")")
 	}
 	return nil
 }
@@ -208,7 +223,7 @@ func (a *Authorizer) answerFell(ctx context.Context, d *Decision, rec ApprovalRe
 		a.complete(ctx, d.Digest)
 	}
 	d.Effect, d.Approved = Deny, false
-	d.Reason = fmt.Sprintf("call to tool %q was approved by %s, who may no longer approve it under the policies in force (%s); the approval is withdrawn: make the call again to ask anew", d.Tool, orAnonymousID(rec.AnsweredBy), why)
+	d.Reason = fmt.Sprintf("call to tool %q was approved by %s, but the approval does not stand: %s; it is withdrawn: make the call again to ask anew", d.Tool, orAnonymousID(rec.AnsweredBy), why)
 	return &DeniedError{Decision: *d, msg: d.Reason, meta: map[string]any{"effect": string(Deny), "approval": rec}}
 }
 
@@ -278,11 +293,15 @@ func (a *Authorizer) put(ctx context.Context, d *Decision, req ApprovalRequest, 
 	if err := a.quota(ctx, req, now); err != nil {
 		return ApprovalRecord{}, err
 	}
-	rec, err := a.store.Put(ctx, ApprovalRecord{
+	r := ApprovalRecord{
 		ID: req.ID, State: ApprovalPending, Principal: req.Principal, Tool: req.Tool, Annotations: an,
 		Digest: req.Digest, Preview: preview(req.Args), Args: req.Args, Policies: req.Policies,
 		Reason: a.askingReason(d), Created: now, Expires: req.Expires, TTL: a.approvalTTL,
-	}, now)
+	}
+	if err := a.sealRequest(&r); err != nil {
+		return ApprovalRecord{}, err
+	}
+	rec, err := a.store.Put(ctx, r, now)
 	if err == nil {
 		d.Reason = rec.Reason // the audit record says why it asked, as the request does
 	}
@@ -360,7 +379,18 @@ func (a *Authorizer) Pending(id string) (ApprovalRequest, bool) {
 // wraps [ErrApprovalAnswered]) and [ErrExpiredApproval] for one that
 // expired.
 func (a *Authorizer) Grant(id string) error {
-	_, err := a.store.Answer(context.Background(), id, ApprovalAnswer{Approved: true, By: byHost}, a.now())
+	ctx, now := context.Background(), a.now()
+	ans := ApprovalAnswer{Approved: true, By: byHost}
+	if len(a.approvalKeys) > 0 {
+		rec, err := a.store.Get(ctx, id, now)
+		if err != nil {
+			return fmt.Errorf("grant %q: %w", id, err)
+		}
+		if err := a.seal(rec, &ans, now); err != nil {
+			return fmt.Errorf("grant %q: the answer cannot be sealed: %w", id, err)
+		}
+	}
+	_, err := a.store.Answer(ctx, id, ans, now)
 	if errors.Is(err, ErrApprovalAnswered) {
 		return fmt.Errorf("grant %q: %w: %w", id, ErrUnknownApproval, err)
 	}
@@ -412,10 +442,18 @@ func (a *Authorizer) Answer(ctx context.Context, id string, approve bool, note s
 	if err := a.MayAnswer(ctx, rec); err != nil {
 		return rec, err
 	}
+	// What the person was shown must be what was asked: a store others
+	// may write could show other arguments than those the digest binds.
+	if err := a.VerifyRequest(rec); err != nil {
+		return rec, fmt.Errorf("approval %s: not answered: %w", id, err)
+	}
 	who := a.subject(ctx)
 	ans := ApprovalAnswer{Approved: approve, By: who.p.ID, Note: note, Answerer: &ApprovalAnswerer{ID: who.p.ID, Roles: who.p.Roles, Attrs: who.p.Attrs}}
 	if b, err := json.Marshal(ans.Answerer); err != nil || len(b) > MaxApprovalAnswerer {
 		return rec, fmt.Errorf("approval %s: %w: %s's roles and attributes are %d bytes, more than the %d an answer keeps to be judged again when it is used (MaxApprovalAnswerer)", id, ErrNotApprover, who.p.ID, len(b), MaxApprovalAnswerer)
+	}
+	if err := a.seal(rec, &ans, now); err != nil {
+		return rec, fmt.Errorf("approval %s: the answer cannot be sealed, so it is not given: %w", id, err)
 	}
 	if rearm {
 		return c.Rearm(ctx, id, ans, now)
@@ -451,8 +489,8 @@ func (a *Authorizer) MayAnswer(ctx context.Context, rec ApprovalRecord) error {
 
 // mayAnswer is MayAnswer for the principal who.
 func (a *Authorizer) mayAnswer(who *carried, rec ApprovalRecord) error {
-	if !who.ok {
-		return fmt.Errorf("approval %s: %w: the anonymous principal answers nothing", rec.ID, ErrNotApprover)
+	if !who.ok || who.p.ID == "" {
+		return fmt.Errorf("approval %s: %w: the anonymous principal (or one with an empty id) answers nothing", rec.ID, ErrNotApprover)
 	}
 	// An attribute the policies cannot read would be left out of the
 	// entity and read as absent, so a forbid guarded by has would not

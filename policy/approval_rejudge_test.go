@@ -116,13 +116,15 @@ func TestAnswerWithoutAnswererJudgedByID(t *testing.T) {
 // TestAnswererNamedAsTheHost: a principal named "the host" or "the
 // approver" (a token's sub is whatever its issuer wrote) answered as any
 // admin, and its answer read as the host's own everywhere it is shown,
-// and stood unjudged in a store that drops the answerer. Such a principal
-// answers nothing; the control is an admin of another name.
+// and stood unjudged in a store that drops the answerer; one of an empty
+// id (User::"", which a host's WithPrincipal may carry) answered as
+// "the anonymous caller", whom no one may hold to account. Such a
+// principal answers nothing; the control is an admin of another name.
 func TestAnswererNamedAsTheHost(t *testing.T) {
 	for _, tc := range []struct {
 		id     string
 		refuse bool
-	}{{"ann", false}, {"the host", true}, {"the approver", true}} {
+	}{{"ann", false}, {"the host", true}, {"the approver", true}, {"", true}} {
 		t.Run(tc.id, func(t *testing.T) {
 			p := newApprovalProcess(t, approvalPolicies, policy.NewMemoryApprovalStore())
 			req := wantRequest(t, p.call(otto, `{"op":"delete","key":"notes/a"}`))

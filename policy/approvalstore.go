@@ -80,6 +80,17 @@ type ApprovalRecord struct {
 	// for a record answered before stores kept it, which is judged by
 	// AnsweredBy alone (no roles, no attributes).
 	Answerer *ApprovalAnswerer `json:"answerer,omitempty"`
+	// Seal is the answer's MAC under the approvals key, made by an
+	// Authorizer given [WithApprovalKey], which uses only answers whose
+	// seal verifies; empty otherwise.
+	Seal string `json:"seal,omitempty"`
+	// RequestSeal is the request's MAC under the approvals key, made
+	// when it was asked by an Authorizer given [WithApprovalKey], over
+	// what a person reads of it (principal, tool, annotations, digest,
+	// preview, arguments, policies, reason, created, TTL): such an
+	// Authorizer answers only a request whose seal verifies, so that
+	// what was shown is what was asked. Empty otherwise.
+	RequestSeal string `json:"request_seal,omitempty"`
 	// Claim is the process that used the answer, and Done when it
 	// recorded that the call ran, in a store that claims (see
 	// [ApprovalClaimer]); nil and zero otherwise. Interrupts counts how
@@ -97,6 +108,9 @@ type ApprovalAnswer struct {
 	// Answerer is the principal who answered, as [Authorizer.Answer]
 	// judged it; every store keeps it in [ApprovalRecord.Answerer].
 	Answerer *ApprovalAnswerer
+	// Seal is the answer's seal (see [WithApprovalKey]); every store
+	// keeps it in [ApprovalRecord.Seal].
+	Seal string
 }
 
 // An ApprovalAnswerer is the principal who answered an approval request
@@ -350,7 +364,7 @@ func answerRecord(r *ApprovalRecord, ans ApprovalAnswer, now time.Time) error {
 		r.State = ApprovalApproved
 	}
 	r.AnsweredBy, r.Note, r.Answered = ans.By, ans.Note, now
-	r.Answerer = ans.Answerer.clone()
+	r.Answerer, r.Seal = ans.Answerer.clone(), ans.Seal
 	r.Expires = now.Add(r.TTL)
 	return nil
 }
@@ -366,21 +380,31 @@ func (w *ApprovalAnswerer) clone() *ApprovalAnswerer {
 	return &c
 }
 
+// MaxMemoryApprovalBytes bounds the bytes of arguments a
+// [MemoryApprovalStore] keeps in all: a thousand requests of
+// [MaxApprovalArgs] each.
+const MaxMemoryApprovalBytes = 1000 * MaxApprovalArgs
+
 // MemoryApprovalStore is the [ApprovalStore] an [Authorizer] uses when
 // none is given: it keeps records in memory, for one process, and loses
-// them when the process ends. It keeps at most 10000 records. The zero
-// value is not ready; use [NewMemoryApprovalStore].
+// them when the process ends. It keeps at most 10000 records, holding at
+// most [MaxMemoryApprovalBytes] of arguments in all (10000 records of
+// [MaxApprovalArgs] were 640 MiB); past either, Put refuses with
+// [ErrApprovalStoreFull]. The zero value is not ready; use
+// [NewMemoryApprovalStore].
 type MemoryApprovalStore struct {
 	mu       sync.Mutex
 	byID     map[string]*ApprovalRecord
 	pending  map[string]string // digest → id of its pending request
 	answered map[string]string // digest → id of its unused answer
 	max      int
+	maxBytes int // of Args in all; 0: unbounded (the tests' control)
+	bytes    int // of Args kept
 }
 
 // NewMemoryApprovalStore returns an empty in-memory store.
 func NewMemoryApprovalStore() *MemoryApprovalStore {
-	return &MemoryApprovalStore{byID: map[string]*ApprovalRecord{}, pending: map[string]string{}, answered: map[string]string{}, max: maxApprovals}
+	return &MemoryApprovalStore{byID: map[string]*ApprovalRecord{}, pending: map[string]string{}, answered: map[string]string{}, max: maxApprovals, maxBytes: MaxMemoryApprovalBytes}
 }
 
 func (s *MemoryApprovalStore) sweepLocked(now time.Time) {
@@ -392,6 +416,9 @@ func (s *MemoryApprovalStore) sweepLocked(now time.Time) {
 }
 
 func (s *MemoryApprovalStore) removeLocked(id string, r *ApprovalRecord) {
+	if _, ok := s.byID[id]; ok {
+		s.bytes -= len(r.Args)
+	}
 	delete(s.byID, id)
 	if s.pending[r.Digest] == id {
 		delete(s.pending, r.Digest)
@@ -416,15 +443,23 @@ func (s *MemoryApprovalStore) Put(_ context.Context, rec ApprovalRecord, now tim
 			return *r, nil
 		}
 	}
-	if len(s.byID) >= s.max {
+	over := func() bool { return s.maxBytes > 0 && s.bytes+len(rec.Args) > s.maxBytes }
+	if len(s.byID) >= s.max || over() {
 		s.sweepLocked(now)
 		if len(s.byID) >= s.max {
 			return ApprovalRecord{}, fmt.Errorf("%w (%d kept)", ErrApprovalStoreFull, s.max)
 		}
+		if over() {
+			return ApprovalRecord{}, fmt.Errorf("%w (%d bytes of arguments kept, at most %d)", ErrApprovalStoreFull, s.bytes, s.maxBytes)
+		}
+	}
+	if _, taken := s.byID[rec.ID]; taken {
+		return ApprovalRecord{}, fmt.Errorf("approvals: %s is taken", rec.ID)
 	}
 	rec.State = ApprovalPending
 	r := rec
 	s.byID[rec.ID] = &r
+	s.bytes += len(r.Args)
 	s.pending[rec.Digest] = rec.ID
 	return rec, nil
 }

@@ -36,3 +36,14 @@ func SignV1(s *HeaderSigner, ctx context.Context, call SignedCall) map[string][]
 		" s=" + base64.RawURLEncoding.EncodeToString(macV1(s.key, claim, call, sig.t, sig.nonce))}
 	return h
 }
+
+// UnboundedBytes turns off s's bound on the bytes of arguments it keeps:
+// the control of the attack that fills memory.
+func UnboundedBytes(s *MemoryApprovalStore) { s.maxBytes = 0 }
+
+// KeptBytes returns the bytes of arguments s keeps.
+func KeptBytes(s *MemoryApprovalStore) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.bytes
+}

@@ -341,6 +341,9 @@ type Authorizer struct {
 	claims  claims
 	// approvalTTL is how long a request, then its answer, holds.
 	approvalTTL time.Duration
+	// approvalKeys seal answers (the first) and verify them (any); nil:
+	// answers are neither sealed nor checked (see WithApprovalKey).
+	approvalKeys [][]byte
 	// maxPending bounds one principal's waiting requests (see
 	// WithMaxPendingApprovals); 0 means the default, < 0 none.
 	maxPending int

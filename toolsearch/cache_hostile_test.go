@@ -186,15 +186,7 @@ func containsWord(s, w string) bool { return slices.Contains(splitWords(s), w) }
 // stamp naming one; and a FIFO given as the table is refused, not waited
 // on.
 func TestWordVectorsCacheOthersMayWrite(t *testing.T) {
-	dir := t.TempDir()
-	src := filepath.Join(dir, "v.json")
-	data, err := os.ReadFile("testdata/wordvec/small.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(src, data, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	src, _ := copySmallVectors(t, t.TempDir())
 	for _, c := range []struct {
 		name  string
 		alter func(t *testing.T, cache, compact string)

@@ -135,14 +135,7 @@ func TestWordVectorsGolden(t *testing.T) {
 // answered from the old cache.
 func TestLoadWordVectorsCache(t *testing.T) {
 	dir := t.TempDir()
-	src := filepath.Join(dir, "v.json")
-	data, err := os.ReadFile("testdata/wordvec/small.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(src, data, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	src, data := copySmallVectors(t, dir)
 	cache := filepath.Join(dir, "cache")
 	first, err := LoadWordVectors(src, cache)
 	if err != nil {
@@ -303,4 +296,19 @@ func FuzzDecodeWordVectors(f *testing.F) {
 			wv.Embed(context.Background(), []string{"send the file"})
 		}
 	})
+}
+
+// copySmallVectors copies testdata/wordvec/small.json into dir as v.json,
+// a file the test may change, and returns its path and bytes.
+func copySmallVectors(t *testing.T, dir string) (string, []byte) {
+	t.Helper()
+	src := filepath.Join(dir, "v.json")
+	data, err := os.ReadFile("testdata/wordvec/small.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(src, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return src, data
 }

@@ -105,6 +105,7 @@ func runApprovalsSub(ctx context.Context, e *env, sub string, args []string) int
 	whole := new(bool)
 	if !answering {
 		whole = fs.Bool("args", false, "print the whole arguments of each request (control characters escaped), not the preview, which cuts long values")
+		fs.StringVar(&pf.approvalKey, "principal-key", "", "with --nats, check each request's seal with the shared key in `FILE` the workers were given, and say of one that does not verify that what it shows may not be what was asked")
 	}
 	var note *string
 	if answering {
@@ -112,9 +113,28 @@ func runApprovalsSub(ctx context.Context, e *env, sub string, args []string) int
 		fs.StringVar(&pf.as, "as", "", "answer as `USER[:ROLE,...]`")
 		fs.StringVar(&pf.rolesIn, "roles-in", "", "role inheritance as `ROLE:PARENT,...` (admin:editor,editor:viewer)")
 		note = fs.String("note", "", "a note for the caller, such as why a call is denied (`TEXT`)")
+		fs.StringVar(&pf.approvalKey, "principal-key", "", "with --nats, seal the answer with the shared key in `FILE` that the workers and serve --nats were given: with --principal-key they use only answers sealed with it")
 	}
 	if code := parseFlags(fs, args, e.stdout); code >= 0 {
 		return code
+	}
+	if pf.approvalKey != "" && pf.approvalsNATS == "" {
+		return usageError(fs, "--principal-key needs --nats: it seals answers kept in the NATS bucket")
+	}
+	// sealed says of a request whose seal does not verify under
+	// --principal-key that it may show another call than the one asked.
+	sealed := func(policy.ApprovalRecord) string { return "" }
+	if pf.approvalKey != "" && !answering {
+		key, err := policy.ReadSignerKeyFile(pf.approvalKey)
+		if err != nil {
+			return usageError(fs, "--principal-key: %v", err)
+		}
+		sealed = func(r policy.ApprovalRecord) string {
+			if err := policy.VerifyApprovalRequest(r, key); err != nil {
+				return "NOT VERIFIED, what it shows may not be the call asked: " + shownText(err.Error(), 300)
+			}
+			return "verified"
+		}
 	}
 	store := pf.approvalStore()
 	defer pf.closeApprovals()
@@ -153,6 +173,9 @@ func runApprovalsSub(ctx context.Context, e *env, sub string, args []string) int
 					r.ID, shownWho(r.Principal), shownName(r.Tool), r.State, shownName(r.AnsweredBy), r.Used.UTC().Format(time.RFC3339), r.Claim.PID)
 			}
 			fmt.Fprintf(e.stdout, "    arguments: %s\n    reason:    %s\n", shownArgs(r, *whole), shownText(r.Reason, 500))
+			if s := sealed(r); s != "" {
+				fmt.Fprintf(e.stdout, "    seal:      %s\n", s)
+			}
 		}
 		return exitOK
 	}
@@ -171,6 +194,9 @@ func runApprovalsSub(ctx context.Context, e *env, sub string, args []string) int
 			return exitOK
 		}
 		printApproval(e.stdout, r, *whole)
+		if s := sealed(r); s != "" {
+			fmt.Fprintf(e.stdout, "%-10s %s\n", "seal:", s)
+		}
 		return exitOK
 	}
 	if pf.file == "" || pf.as == "" {
@@ -249,8 +275,10 @@ func printApproval(w io.Writer, r policy.ApprovalRecord, whole bool) {
 	field("principal", shownWho(r.Principal))
 	field("tool", shownName(r.Tool))
 	field("arguments", shownArgs(r, whole))
-	field("digest", r.Digest)
-	field("policies", strings.Join(r.Policies, ", "))
+	// A shared store's record is anyone's who may write it: every field
+	// is shown escaped, the digest and policy ids too.
+	field("digest", shownText(r.Digest, 200))
+	field("policies", shownText(strings.Join(r.Policies, ", "), 2000))
 	field("reason", shownText(r.Reason, 500))
 	field("created", r.Created.UTC().Format(time.RFC3339))
 	field("expires", r.Expires.UTC().Format(time.RFC3339))
@@ -262,6 +290,9 @@ func (pf *policyFlags) approveCommand(id string) string {
 	cmd := fmt.Sprintf("clawtool approvals approve %s --policy %s --as USER[:ROLE,...]", id, pf.file)
 	if pf.approvalsNATS != "" {
 		cmd += " --nats " + withoutCredentials(pf.approvalsNATS)
+		if pf.approvalKey != "" {
+			cmd += " --principal-key FILE" // the key's path is not the model's to read
+		}
 	}
 	return cmd
 }

@@ -153,3 +153,36 @@ func shortForLog(s string) string {
 	}
 	return s[:150] + " … " + s[len(s)-150:]
 }
+
+// TestApprovalShowEscapesEveryField: clawtool approvals show printed a
+// record's policy ids and digest as the store held them, and a record of
+// a shared (NATS) store is written by whoever may write the bucket: a
+// digest or policy id carrying control characters rewrote the lines the
+// person deciding reads (here, the principal's and arguments' lines
+// forged below a cleared screen). Every field is now shown escaped. The
+// control prints the fields as show printed them.
+func TestApprovalShowEscapesEveryField(t *testing.T) {
+	s := seedApprovals(t)
+	now := approvalsNow()
+	const id = "0000000000000000000000ac"
+	rec := policy.ApprovalRecord{
+		ID: id, Principal: "mallory", Tool: "kv", Digest: "d\x1b[2J\x1b[H" + forgedPrincipal,
+		Policies: []string{"ask\r\x1b[1A\x1b[2Kprincipal: alice\u202e"}, Preview: `{"path":"/etc/shadow"}`,
+		Reason: "reading needs approval", Created: now.Add(-time.Minute), Expires: now.Add(9 * time.Minute), TTL: 10 * time.Minute,
+	}
+	if _, err := s.Put(context.Background(), rec, now); err != nil {
+		t.Fatal(err)
+	}
+	var raw bytes.Buffer
+	fmt.Fprintf(&raw, "%-10s %s\n%-10s %s\n", "digest:", rec.Digest, "policies:", strings.Join(rec.Policies, ", "))
+	if !forged(raw.String()) {
+		t.Fatalf("control: the raw fields do not rewrite the display:\n%q", raw.String())
+	}
+	var stdout, stderr bytes.Buffer
+	if code := run(context.Background(), []string{"approvals", "show", id}, strings.NewReader(""), &stdout, &stderr); code != exitOK {
+		t.Fatalf("approvals show: exit %d\n%s%s", code, stdout.String(), stderr.String())
+	}
+	if out := stdout.String(); forged(out) || !strings.Contains(out, `d\x1b[2J`) || !strings.Contains(out, `ask\r\x1b[1A`) {
+		t.Errorf("approvals show printed the attack's characters, or not the fields escaped:\n%q", out)
+	}
+}

@@ -119,7 +119,9 @@ func TestProcessApprovalOverNATS(t *testing.T) {
 	if code, _, errOut := runCLI("approvals", "approve", id, "--nats", url, "--policy", pol, "--as", "bob:lead"); code != exitToolError || !strings.Contains(errOut, "not permitted") {
 		t.Errorf("bob approving his own call: exit %d: %s", code, errOut)
 	}
-	if code, out, errOut := runCLI("approvals", "approve", id, "--nats", url, "--policy", pol, "--as", "ann:lead", "--note", "once"); code != exitOK || !strings.Contains(out, "approved "+id) {
+	// The workers verify with --principal-key, so they use only answers
+	// sealed with it: the lead's answer is sealed with the same key.
+	if code, out, errOut := runCLI("approvals", "approve", id, "--nats", url, "--policy", pol, "--as", "ann:lead", "--note", "once", "--principal-key", key); code != exitOK || !strings.Contains(out, "approved "+id) {
 		t.Fatalf("approvals approve --nats: exit %d\n%s%s", code, out, errOut)
 	}
 	if code, out, errOut := runCLI(edit...); code != exitOK {

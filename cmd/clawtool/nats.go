@@ -289,8 +289,9 @@ interrupted.`)
 		return code
 	}
 	keyFile, acceptKeys := rf.nats.keyFile, rf.nats.acceptKeys
-	rf.nats.keyFile, rf.nats.acceptKeys = "", nil // read: the worker verifies with them, and imports nothing to sign for
-	rf.policy.approvalsNATS = url                 // its policy's approvals are the bus's
+	rf.nats.keyFile, rf.nats.acceptKeys = "", nil                         // read: the worker verifies with them, and imports nothing to sign for
+	rf.policy.approvalsNATS = url                                         // its policy's approvals are the bus's
+	rf.policy.approvalKey, rf.policy.approvalAccept = keyFile, acceptKeys // and answers there are sealed with the key
 	r, cleanup, ok := rf.open(ctx, e, "worker")
 	if !ok {
 		return exitToolError

@@ -41,6 +41,7 @@ func (rf *registryFlags) forwardPrincipal() {
 		return
 	}
 	rf.policy.approvalsNATS = rf.nats.url
+	rf.policy.approvalKey, rf.policy.approvalAccept = rf.nats.keyFile, rf.nats.acceptKeys
 	rf.policy.forward = true
 	rf.nats.headers = rf.policy.callHeaders()
 	rf.nats.principal = rf.policy.callPrincipal()

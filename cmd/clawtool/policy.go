@@ -51,6 +51,13 @@ type policyFlags struct {
 	// store. approvals is the store, once made.
 	approvalsNATS string
 	approvals     policy.ApprovalStore
+	// approvalKey and approvalAccept are --principal-key and
+	// --accept-principal-key when approvals are on NATS: answers are
+	// sealed with the key and used only when sealed with one of them
+	// (policy.WithApprovalKey), since any account that may write the
+	// bucket could otherwise approve anything waiting there.
+	approvalKey    string
+	approvalAccept []string
 	// ws is the command's --workspace, whose file tools resolve their
 	// path arguments before the policies see them.
 	ws *workspaceFlags
@@ -128,6 +135,21 @@ func (pf *policyFlags) authorizerWith(extra ...policy.Option) (*policy.Authorize
 		})}
 	if pf.trustHints {
 		opts = append(opts, policy.WithTrustedHints())
+	}
+	if pf.approvalsNATS != "" && pf.approvalKey != "" {
+		key, err := policy.ReadSignerKeyFile(pf.approvalKey)
+		if err != nil {
+			return nil, fmt.Errorf("--principal-key: %w", err)
+		}
+		var accept [][]byte
+		for _, name := range pf.approvalAccept {
+			k, err := policy.ReadSignerKeyFile(name)
+			if err != nil {
+				return nil, fmt.Errorf("--accept-principal-key: %w", err)
+			}
+			accept = append(accept, k)
+		}
+		opts = append(opts, policy.WithApprovalKey(key, accept...))
 	}
 	if hasP {
 		// Over stdio the principal comes from the command line.

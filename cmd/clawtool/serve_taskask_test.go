@@ -62,8 +62,18 @@ func taskRPC(t *testing.T, url, method, name string, params map[string]any) (res
 // Without either --principal-key or --trust-principal-header, serve
 // refuses to keep tasks decided by unsigned claims, saying why.
 func TestServeNATSTaskAskInApprovals(t *testing.T) {
-	t.Run("trusted header", func(t *testing.T) { testServeNATSTaskAskInApprovals(t, "--trust-principal-header") })
-	t.Run("signed", func(t *testing.T) { testServeNATSTaskAskInApprovals(t, "--principal-key", writePrincipalKey(t)) })
+	t.Run("trusted header", func(t *testing.T) { testServeNATSTaskAskInApprovals(t, nil, "--trust-principal-header") })
+	t.Run("signed", func(t *testing.T) {
+		key := writePrincipalKey(t)
+		testServeNATSTaskAskInApprovals(t, []string{"--principal-key", key}, "--principal-key", key)
+	})
+	// Anyone who may write the bucket answered as anyone: under
+	// --principal-key serve takes only answers sealed with the key, and
+	// one written without it is withdrawn when the task runs, saying so
+	// (before the fix the task ran the call).
+	t.Run("signed: an answer written without the key", func(t *testing.T) {
+		testServeNATSTaskAskInApprovals(t, nil, "--principal-key", writePrincipalKey(t))
+	})
 	t.Run("neither: refused", func(t *testing.T) {
 		tmp := t.TempDir()
 		_, nurl := startNATSServer(t, filepath.Join(tmp, "js"))
@@ -76,7 +86,12 @@ func TestServeNATSTaskAskInApprovals(t *testing.T) {
 	})
 }
 
-func testServeNATSTaskAskInApprovals(t *testing.T, extra ...string) {
+// testServeNATSTaskAskInApprovals serves with the flags extra, and
+// answers the task's approval with clawtool approvals approve given the
+// flags answer: when serve has --principal-key and answer lacks it, the
+// answer is not sealed, and the task must end refused.
+func testServeNATSTaskAskInApprovals(t *testing.T, answer []string, extra ...string) {
+	unsealed := extra[0] == "--principal-key" && len(answer) == 0
 	tmp := t.TempDir()
 	_, nurl := startNATSServer(t, filepath.Join(tmp, "js"))
 	pol := writeAskPolicy(t, tmp, "wait", "wait", "waiting needs a person")
@@ -120,13 +135,19 @@ func testServeNATSTaskAskInApprovals(t *testing.T, extra ...string) {
 	if code != exitOK || id == "" || !strings.Contains(out, "bob calls wait") || !strings.Contains(out, "waiting needs a person") {
 		t.Fatalf("approvals list --nats: exit %d\n%s%s", code, out, errOut)
 	}
-	if code, out, errOut := runCLI("approvals", "approve", id, "--nats", nurl, "--policy", pol, "--as", "ann:lead"); code != exitOK || !strings.Contains(out, "approved "+id) {
+	if code, out, errOut := runCLI(append([]string{"approvals", "approve", id, "--nats", nurl, "--policy", pol, "--as", "ann:lead"}, answer...)...); code != exitOK || !strings.Contains(out, "approved "+id) {
 		t.Fatalf("approvals approve --nats: exit %d\n%s%s", code, out, errOut)
 	}
 	until(t, "the task completes", func() bool {
 		d = get()
 		return d.Status == "completed" || d.Status == "failed" || d.Status == "cancelled"
 	})
+	if unsealed {
+		if !d.Result.IsError || len(d.Result.Content) == 0 || !strings.Contains(d.Result.Content[0].Text, "carries no seal") || strings.Contains(d.Result.Content[0].Text, "aited") {
+			t.Fatalf("the task ran on an answer not sealed with the key: %+v", d)
+		}
+		return
+	}
 	if d.Status != "completed" || d.Result.IsError || len(d.Result.Content) == 0 || !strings.Contains(d.Result.Content[0].Text, "aited") {
 		t.Fatalf("the task: %+v", d)
 	}

@@ -247,7 +247,7 @@ func TestClaims(t *testing.T, open Open) {
 	var wg sync.WaitGroup
 	for i := range n {
 		wg.Go(func() {
-			r, err := two[i%2].Rearm(ctx, ID(4), policy.ApprovalAnswer{Approved: true, By: fmt.Sprint("approver", i), Note: "checked", Answerer: Answerer()}, at)
+			r, err := two[i%2].Rearm(ctx, ID(4), policy.ApprovalAnswer{Approved: true, By: fmt.Sprint("approver", i), Note: "checked", Answerer: Answerer(), Seal: "v1 k=key s=again"}, at)
 			switch {
 			case err == nil:
 				rearmed.Add(1)
@@ -261,7 +261,7 @@ func TestClaims(t *testing.T, open Open) {
 		t.Fatalf("%d approvers answered the interrupted claim again, want 1", rearmed.Load())
 	}
 	r, err = s.Get(ctx, ID(4), at)
-	if err != nil || r.State != policy.ApprovalApproved || r.Interrupts != 1 || !r.Used.IsZero() || r.Claim != nil || r.Note != "checked" || !sameAnswerer(r.Answerer) {
+	if err != nil || r.State != policy.ApprovalApproved || r.Interrupts != 1 || !r.Used.IsZero() || r.Claim != nil || r.Note != "checked" || !sameAnswerer(r.Answerer) || r.Seal != "v1 k=key s=again" {
 		t.Errorf("re-armed record = %+v, %v", r, err)
 	}
 	if r, ok, err := other.Claim(ctx, "d4", me, at); !ok || err != nil || r.ID != ID(4) {
@@ -303,14 +303,14 @@ func contract(t *testing.T, open Open) {
 	if _, err := other.Answer(ctx, ID(1), long, at); !errors.Is(err, policy.ErrApprovalTooLarge) {
 		t.Errorf("Answer with a long note = %v, want ErrApprovalTooLarge", err)
 	}
-	r, err = other.Answer(ctx, ID(1), policy.ApprovalAnswer{Approved: true, By: "ann", Note: "ok", Answerer: Answerer()}, at)
+	r, err = other.Answer(ctx, ID(1), policy.ApprovalAnswer{Approved: true, By: "ann", Note: "ok", Answerer: Answerer(), Seal: "v1 k=key s=seal"}, at)
 	if err != nil || r.State != policy.ApprovalApproved || r.AnsweredBy != "ann" || r.Note != "ok" || !r.Expires.Equal(at.Add(time.Minute)) {
 		t.Fatalf("Answer = %+v, %v", r, err)
 	}
 	// Who answered as what is kept, numbers whole, so that the answer is
 	// judged again when it is used.
-	if r, err := s.Get(ctx, ID(1), at); err != nil || !sameAnswerer(r.Answerer) {
-		t.Errorf("answerer read back = %+v, %v; want %+v", r.Answerer, err, Answerer())
+	if r, err := s.Get(ctx, ID(1), at); err != nil || !sameAnswerer(r.Answerer) || r.Seal != "v1 k=key s=seal" {
+		t.Errorf("answerer read back = %+v, seal %q, %v; want %+v and the seal", r.Answerer, r.Seal, err, Answerer())
 	}
 	if r, err := s.Answer(ctx, ID(1), policy.ApprovalAnswer{By: "cid"}, at); !errors.Is(err, policy.ErrApprovalAnswered) || r.AnsweredBy != "ann" {
 		t.Errorf("second Answer = %+v, %v, want ErrApprovalAnswered saying ann", r, err)

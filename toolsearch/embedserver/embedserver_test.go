@@ -4,7 +4,6 @@ import (
 	"context"
 	"math"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -146,17 +145,7 @@ func TestStartAndClose(t *testing.T) {
 // vectors, paraphrases nearer than unrelated sentences, and stops on
 // Close.
 func TestServer(t *testing.T) {
-	modules := os.Getenv(sentenceEncoderEnv)
-	if modules == "" {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("%s is not set: CI must install the sentence encoder (.ci/sentence-encoder.sh)", sentenceEncoderEnv)
-		}
-		t.Skipf("%s is not set (see .ci/sentence-encoder.sh)", sentenceEncoderEnv)
-	}
-	if _, err := exec.LookPath("node"); err != nil {
-		t.Fatalf("%s is set but node is not on PATH: %v", sentenceEncoderEnv, err)
-	}
-	s, err := Start(context.Background(), modules, Options{})
+	s, err := Start(context.Background(), realModules(t), Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
