@@ -182,6 +182,27 @@ var attacks = map[string]func(args []string) (string, error){
 		l.Close()
 		return "listening", nil
 	},
+	"socket": func(a []string) (string, error) {
+		family, _ := strconv.Atoi(a[0])
+		typ, _ := strconv.Atoi(a[1])
+		proto, _ := strconv.Atoi(a[2])
+		fd, err := unix.Socket(family, typ, proto)
+		if err != nil {
+			return "", err
+		}
+		unix.Close(fd)
+		return "a socket " + strings.Join(a, " "), nil
+	},
+	"socketpair": func(a []string) (string, error) {
+		family, _ := strconv.Atoi(a[0])
+		fds, err := unix.Socketpair(family, unix.SOCK_STREAM, 0)
+		if err != nil {
+			return "", err
+		}
+		unix.Close(fds[0])
+		unix.Close(fds[1])
+		return "a socket pair of family " + a[0], nil
+	},
 	"unix": func(a []string) (string, error) {
 		c, err := net.Dial("unix", a[0])
 		if err != nil {

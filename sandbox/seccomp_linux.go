@@ -69,10 +69,17 @@ func seccompPolicy(denyUnix bool, network Network) seccomp.Policy {
 	}
 	conditional.NamesWithCondtions = append(conditional.NamesWithCondtions, setIDModes()...)
 	conditional.NamesWithCondtions = append(conditional.NamesWithCondtions, coreLimitCalls()...)
+	if network != NetworkNone {
+		conditional.NamesWithCondtions = append(conditional.NamesWithCondtions, ipProtocols()...)
+	}
 	if len(socket.Conditions) == 0 {
 		deny.Names = append(deny.Names, "socket", "socketpair")
 	} else {
-		conditional.NamesWithCondtions = append(conditional.NamesWithCondtions, socket)
+		// socketpair reaches the kernel's lookup of its family as socket
+		// does (which loads the family's module on demand): only unix
+		// sockets come in pairs here.
+		conditional.NamesWithCondtions = append(conditional.NamesWithCondtions, socket,
+			seccomp.NameWithConditions{Name: "socketpair", Conditions: seccomp.ArgumentConditions{{Argument: 0, Operation: seccomp.NotEqual, Value: unix.AF_UNIX}}})
 	}
 	// clone3 passes its flags in memory a filter cannot read: make it look
 	// absent, so that C libraries fall back to clone, which is filtered.
@@ -167,6 +174,31 @@ func setIDModes() []seccomp.NameWithConditions {
 		if _, ok := info.SyscallNames[nc.Name]; ok {
 			out = append(out, nc)
 		}
+	}
+	return out
+}
+
+// ipProtocols are the conditions that deny (EPERM) an IP socket the
+// network modes do not model, where IP sockets are allowed (host, allow):
+// a type other than a stream or a datagram (with SOCK_NONBLOCK and
+// SOCK_CLOEXEC; SOCK_RAW, both bits, needs CAP_NET_RAW, which the run
+// lacks), or a protocol other than 0, TCP, UDP, UDP-Lite, ICMP, ICMPv6
+// and MPTCP. The kernel looks the others up by loading their modules on
+// demand (DCCP, SCTP, L2TP: net-pf-2-proto-33-type-6 …) at an
+// unprivileged request.
+func ipProtocols() []seccomp.NameWithConditions {
+	types := uint64(0xffffffff) &^ uint64(unix.SOCK_STREAM|unix.SOCK_DGRAM|unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC)
+	var out []seccomp.NameWithConditions
+	for _, family := range []uint64{unix.AF_INET, unix.AF_INET6} {
+		out = append(out, seccomp.NameWithConditions{Name: "socket", Conditions: seccomp.ArgumentConditions{
+			{Argument: 0, Operation: seccomp.Equal, Value: family},
+			{Argument: 1, Operation: seccomp.BitsSet, Value: types},
+		}})
+		protocols := seccomp.ArgumentConditions{{Argument: 0, Operation: seccomp.Equal, Value: family}}
+		for _, p := range []uint64{0, unix.IPPROTO_TCP, unix.IPPROTO_UDP, unix.IPPROTO_UDPLITE, unix.IPPROTO_ICMP, unix.IPPROTO_ICMPV6, unix.IPPROTO_MPTCP} {
+			protocols = append(protocols, seccomp.Condition{Argument: 2, Operation: seccomp.NotEqual, Value: p})
+		}
+		out = append(out, seccomp.NameWithConditions{Name: "socket", Conditions: protocols})
 	}
 	return out
 }
