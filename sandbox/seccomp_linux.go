@@ -165,9 +165,16 @@ func setIDModes() []seccomp.NameWithConditions {
 		{Name: "mknod", Conditions: seccomp.ArgumentConditions{mode(1)}},
 		{Name: "mknodat", Conditions: seccomp.ArgumentConditions{mode(2)}},
 	}
+	return onThisArch(all)
+}
+
+// onThisArch returns the calls of all that this architecture has: names
+// it lacks are left out. All of them when the architecture cannot be
+// read (Assemble reports it).
+func onThisArch(all []seccomp.NameWithConditions) []seccomp.NameWithConditions {
 	info, err := arch.GetInfo("")
 	if err != nil {
-		return all // Assemble reports the architecture
+		return all
 	}
 	out := all[:0]
 	for _, nc := range all {
@@ -217,17 +224,7 @@ func coreLimitCalls() []seccomp.NameWithConditions {
 			{Argument: 2, Operation: seccomp.NotEqual, Value: 0},
 		}},
 	}
-	info, err := arch.GetInfo("")
-	if err != nil {
-		return all // Assemble reports the architecture
-	}
-	out := all[:0]
-	for _, nc := range all {
-		if _, ok := info.SyscallNames[nc.Name]; ok {
-			out = append(out, nc)
-		}
-	}
-	return out
+	return onThisArch(all)
 }
 
 // seccompTableMax returns the highest system call number the filter's
