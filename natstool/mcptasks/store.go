@@ -68,8 +68,9 @@ type Options struct {
 	// natstool.JobsOptions). Its TTL and Owner are the store's: TTL is
 	// Limits.TTL, and the owner is the task's.
 	Jobs natstool.JobsOptions
-	// Limits bound the tasks: TTL, MaxTasks, MaxTotal and PollInterval
-	// are applied here (the defaults of mcptool.TaskLimits when zero).
+	// Limits bound the tasks: TTL, MaxTasks, MaxTotal (with the share of
+	// mcptool.TaskLimits.Admits) and PollInterval are applied here (the
+	// defaults of mcptool.TaskLimits when zero).
 	// MaxResultBytes and the polling rate are the Server's to apply.
 	Limits mcptool.TaskLimits
 	// Approvals, when set, is the approval store of the policy that
@@ -420,8 +421,10 @@ func as(ctx context.Context, owner string) context.Context {
 
 // Create submits call as a job and returns its task, working (queued).
 // The job's ID is derived from 128 random bits, so task IDs are
-// unguessable. Beyond MaxTasks of the owner or MaxTotal in all it returns
-// an error wrapping mcptool.ErrTooManyTasks.
+// unguessable. When mcptool.TaskLimits.Admits refuses (beyond MaxTasks of
+// the owner or MaxTotal in all, or into the last quarter of MaxTotal, kept
+// for owners holding few) it returns an error wrapping
+// mcptool.ErrTooManyTasks.
 func (s *Store) Create(ctx context.Context, call mcptool.TaskCall) (mcptool.TaskRecord, error) {
 	octx := as(ctx, call.Owner)
 	owner := s.jobs.OwnerOf(octx)
@@ -430,10 +433,14 @@ func (s *Store) Create(ctx context.Context, call mcptool.TaskCall) (mcptool.Task
 		s.mu.Unlock()
 		return mcptool.TaskRecord{}, fmt.Errorf("mcptasks: the store is closed: %w", mcptool.ErrTooManyTasks)
 	}
-	if s.perOwner[owner]+s.pending[owner] >= s.lim.MaxTasks || len(s.index)+s.pendingN >= s.lim.MaxTotal {
+	// mcptool's share: the per-owner and total bounds, and the last
+	// quarter of the total kept for owners holding few, so that a few
+	// owners cannot take every slot (TestDurableTaskShareLeavesRoomForOthers).
+	admits := func() bool { return s.lim.Admits(s.perOwner[owner]+s.pending[owner], len(s.index)+s.pendingN) }
+	if !admits() {
 		s.sweepLocked(time.Now())
 	}
-	if s.perOwner[owner]+s.pending[owner] >= s.lim.MaxTasks || len(s.index)+s.pendingN >= s.lim.MaxTotal {
+	if !admits() {
 		s.mu.Unlock()
 		return mcptool.TaskRecord{}, mcptool.ErrTooManyTasks
 	}
