@@ -1143,6 +1143,11 @@ func (w *JobWorker) execute(ctx context.Context, msg jetstream.Msg, req jobReque
 		}
 	}); err == nil {
 		defer sub.Unsubscribe()
+		// The subscription is the server's before the run starts: a
+		// cancel published after that, from any connection, reaches it
+		// (unflushed, the owner's Cancel right after the start could
+		// reach the server first and be lost, and the run went on).
+		j.nc.FlushTimeout(5 * time.Second)
 	}
 	go func(ctx context.Context) {
 		for {
