@@ -12,6 +12,7 @@ import (
 	"github.com/miniopenclaw/tool/internal/atomicfile"
 	"github.com/miniopenclaw/tool/internal/boundedfile"
 	"github.com/miniopenclaw/tool/internal/fileowner"
+	"github.com/miniopenclaw/tool/internal/regularfile"
 )
 
 // The caches of this package (embeddings of tool definitions, converted
@@ -77,16 +78,12 @@ func readCached(root, path string, max int64) ([]byte, error) {
 	if err := privateDirs(root, filepath.Dir(path)); err != nil {
 		return nil, err
 	}
-	f, err := os.OpenFile(path, cacheOpenFlags, 0)
+	f, fi, err := regularfile.OpenFile(path, os.O_RDONLY|noFollow, 0)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
-	if !fi.Mode().IsRegular() || !private(fi) {
+	if !private(fi) {
 		return nil, errNotPrivate
 	}
 	return readSized(f, fi, path, max)

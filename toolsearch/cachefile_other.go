@@ -2,10 +2,5 @@
 
 package toolsearch
 
-import "os"
-
-// cacheOpenFlags opens a cache file for reading.
-const cacheOpenFlags = os.O_RDONLY
-
-// wordVectorsOpenFlags opens a word-vector file for reading.
-const wordVectorsOpenFlags = os.O_RDONLY
+// noFollow is nothing where links are not followed by open.
+const noFollow = 0

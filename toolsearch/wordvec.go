@@ -19,6 +19,8 @@ import (
 	"strings"
 	"unicode/utf16"
 	"unicode/utf8"
+
+	"github.com/miniopenclaw/tool/internal/regularfile"
 )
 
 // Limits on a word-vector file.
@@ -166,19 +168,12 @@ func (wv *WordVectors) lookup(w string) (int, bool) {
 // JSON again. An empty cacheDir converts in memory on every load. A
 // malformed or oversized file is an error that says where it went wrong.
 func LoadWordVectors(path, cacheDir string) (*WordVectors, error) {
-	// Without waiting: a FIFO is refused below, not waited on.
-	f, err := os.OpenFile(path, wordVectorsOpenFlags, 0)
+	// A FIFO or device is refused, not waited on or read without end.
+	f, fi, err := regularfile.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("toolsearch: word vectors: %w", err)
 	}
 	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return nil, fmt.Errorf("toolsearch: word vectors: %w", err)
-	}
-	if !fi.Mode().IsRegular() {
-		return nil, fmt.Errorf("toolsearch: word vectors: %s is not a regular file", path)
-	}
 	if fi.Size() > MaxWordVectorFileBytes {
 		return nil, fmt.Errorf("toolsearch: word vectors: %s has %d bytes, over the limit of %d", path, fi.Size(), MaxWordVectorFileBytes)
 	}
